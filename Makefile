@@ -1,0 +1,128 @@
+# xdnn — one strict GNU Makefile for the library, the CLI, the generated
+# parser and the tests.
+#
+#   make              build build/libxdnn.a, build/libxdnn.so and build/xdnn
+#   make test         unit tests + bats suites (CPU only; what CI runs)
+#   make test-gpu     GPU differential tester (needs a GPU; no flex/bison/bats)
+#   make SAN=1        AddressSanitizer + UBSan build (in build-san/)
+#   make CUDA=0       build without the CUDA toolkit (CPU reference only)
+
+.SUFFIXES:
+.DELETE_ON_ERROR:
+SHELL := /bin/bash
+
+CUDA_HOME ?= /usr/local/cuda
+ifeq ($(origin CUDA),undefined)
+CUDA := $(if $(wildcard $(CUDA_HOME)/bin/nvcc),1,0)
+endif
+
+ifeq ($(SAN),1)
+BUILD ?= build-san
+else
+BUILD ?= build
+endif
+
+CC      ?= cc
+NVCC    ?= $(CUDA_HOME)/bin/nvcc
+FLEX    ?= flex
+BISON   ?= bison
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith \
+        -Wcast-qual -Wwrite-strings -Wundef -Wformat=2 -Wvla -Wnull-dereference \
+        -Wdouble-promotion -Wno-unused-parameter -Wimplicit-fallthrough
+OPT     ?= -O2 -g
+CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -fopenmp -fvisibility=hidden \
+              -Iinclude -Isrc -I$(BUILD)/gen $(CFLAGS)
+LDLIBS_ALL := -lcjson -lm -fopenmp $(LDLIBS)
+
+ifeq ($(SAN),1)
+CFLAGS_ALL += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDLIBS_ALL += -fsanitize=address,undefined
+endif
+
+# Library sources: everything under src/ except the GPU folder, which is built
+# only with CUDA=1 (src/gpu_none/ stands in for it otherwise).
+LIB_SRC := $(filter-out src/gpu/% src/gpu_none/%,$(wildcard src/*/*.c src/*.c))
+ifeq ($(CUDA),1)
+LIB_SRC += $(wildcard src/gpu/*.c)
+CU_SRC  := $(wildcard kernels/*.cu)
+CFLAGS_ALL += -DXDNN_HAVE_CUDA=1 -I$(CUDA_HOME)/include
+# cudart is static so the binary starts without a driver; cuBLAS and NVRTC are
+# shared (the toolkit ships no static NVRTC here) and found through the rpath.
+LDLIBS_ALL += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lnvrtc \
+              -lcudart_static -lstdc++ -ldl -lpthread -lrt
+NVFLAGS := -O3 -std=c++17 -Xcompiler -fPIC -Iinclude -Isrc -lineinfo \
+           -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=sm_90 \
+           -gencode=arch=compute_90,code=compute_90
+else
+LIB_SRC += $(wildcard src/gpu_none/*.c)
+CU_SRC  :=
+CFLAGS_ALL += -DXDNN_HAVE_CUDA=0
+endif
+
+GEN_C   := $(BUILD)/gen/parser.c $(BUILD)/gen/lexer.c
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(GEN_C:$(BUILD)/gen/%.c=$(BUILD)/obj/gen/%.o) \
+           $(CU_SRC:%.cu=$(BUILD)/obj/%.cu.o)
+CLI_SRC := $(wildcard cli/*.c)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+UNIT_LIB_SRC := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
+
+.PHONY: all test test-unit test-bats test-gpu fuzz valgrind clean
+all: $(BUILD)/libxdnn.a $(BUILD)/libxdnn.so $(BUILD)/xdnn
+
+$(BUILD)/gen/parser.c $(BUILD)/gen/parser.h: grammar/parser.y
+	@mkdir -p $(dir $@)
+	$(BISON) -Wall -Werror --defines=$(BUILD)/gen/parser.h -o $(BUILD)/gen/parser.c $<
+
+$(BUILD)/gen/lexer.c $(BUILD)/gen/lexer.h: grammar/lexer.l $(BUILD)/gen/parser.h
+	@mkdir -p $(dir $@)
+	$(FLEX) --header-file=$(BUILD)/gen/lexer.h -o $(BUILD)/gen/lexer.c $<
+
+# Generated code is not ours to warn about beyond the basics.
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out $(WARN),$(CFLAGS_ALL)) -Wall -Wno-unused-function -Wno-sign-compare -Isrc/lang -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%.cu.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -c $< -o $@
+
+$(BUILD)/libxdnn.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libxdnn.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/xdnn: $(CLI_OBJ) $(BUILD)/libxdnn.a
+	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libxdnn.a $(LDLIBS_ALL)
+
+# Unit tests see internal headers and link the static library.
+$(BUILD)/tests/%: tests/unit/%.c $(UNIT_LIB_SRC) $(BUILD)/libxdnn.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fvisibility=default -o $@ $< $(UNIT_LIB_SRC) $(BUILD)/libxdnn.a $(LDLIBS_ALL)
+
+test-unit: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
+
+test-bats: $(BUILD)/xdnn
+	XDNN=$(abspath $(BUILD)/xdnn) bats tests/bats
+
+test: all test-unit test-bats
+
+test-gpu: all
+	@tests/gpu/run.sh $(BUILD)
+
+valgrind: all
+	XDNN_VALGRIND=1 XDNN=$(abspath $(BUILD)/xdnn) bats tests/bats
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,90 @@
+/* tensor.c — host tensors and the gather/scatter through strides that lets
+ * every reference op ignore layouts (see tensor.h). */
+#include "tensor.h"
+
+#include "data/data.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+xdnn_status host_tensor_alloc(host_tensor *t, xdnn_dtype dtype, int rank, const int64_t *dims,
+                              const int64_t *strides)
+{
+    memset(t, 0, sizeof *t);
+    t->dtype = dtype;
+    t->rank = rank;
+    int64_t numel = 1, span = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        t->dims[i] = dims[i];
+        t->strides[i] = strides ? strides[i] : numel;
+        numel *= dims[i];
+        if (dims[i] > 0)
+            span += (dims[i] - 1) * t->strides[i];
+    }
+    t->numel = numel;
+    if (numel == 0)
+        span = 0;
+    t->bytes = (size_t)span * xdnn_dtype_size(dtype);
+    t->data = malloc(t->bytes ? t->bytes : 1);
+    if (!t->data)
+        return XDNN_ERR_NOMEM;
+    if (dtype_is_float(dtype)) {
+        for (int64_t i = 0; i < span; i++)
+            dtype_store(dtype, t->data, i, NAN);
+    } else {
+        memset(t->data, 0x5A, t->bytes);
+    }
+    return XDNN_OK;
+}
+
+void host_tensor_free(host_tensor *t)
+{
+    if (!t)
+        return;
+    free(t->data);
+    t->data = NULL;
+}
+
+int64_t host_tensor_offset(const host_tensor *t, const int64_t *idx)
+{
+    int64_t off = 0;
+    for (int i = 0; i < t->rank; i++)
+        off += idx[i] * t->strides[i];
+    return off;
+}
+
+/* Walk logical order, mapping each element to its storage offset. */
+#define FOR_EACH_LOGICAL(t, k, off, body)                                        \
+    do {                                                                         \
+        int64_t idx_[XDNN_MAX_RANK] = {0};                                       \
+        for (int64_t k = 0; k < (t)->numel; k++) {                               \
+            int64_t off = host_tensor_offset((t), idx_);                         \
+            body;                                                                \
+            for (int d_ = (t)->rank - 1; d_ >= 0; d_--) {                        \
+                if (++idx_[d_] < (t)->dims[d_])                                  \
+                    break;                                                       \
+                idx_[d_] = 0;                                                    \
+            }                                                                    \
+        }                                                                        \
+    } while (0)
+
+void tensor_gather(const host_tensor *t, double *out)
+{
+    FOR_EACH_LOGICAL(t, k, off, out[k] = dtype_load(t->dtype, t->data, off));
+}
+
+void tensor_scatter(host_tensor *t, const double *in)
+{
+    FOR_EACH_LOGICAL(t, k, off, dtype_store(t->dtype, t->data, off, in[k]));
+}
+
+void tensor_convert(const host_tensor *src, host_tensor *dst)
+{
+    double *tmp = malloc((size_t)(src->numel ? src->numel : 1) * sizeof *tmp);
+    if (!tmp)
+        return;
+    tensor_gather(src, tmp);
+    tensor_scatter(dst, tmp);
+    free(tmp);
+}

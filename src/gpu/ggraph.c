@@ -1,0 +1,107 @@
+/* ggraph.c — building the GPU backend's flat graph (see ggraph.h). */
+#include "gpu/ggraph.h"
+
+#include <string.h>
+
+ggraph *gg_create(arena *ar)
+{
+    ggraph *g = arena_alloc(ar, sizeof *g);
+    g->ar = ar;
+    return g;
+}
+
+int gg_tensor(ggraph *g, const char *name, xdnn_dtype dt, int rank, const int64_t *dims,
+              const int64_t *strides)
+{
+    gtensor t = {0};
+    t.name = arena_strdup(g->ar, name ? name : "?");
+    t.dtype = dt;
+    t.rank = rank;
+    t.numel = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        t.dims[i] = dims[i];
+        t.strides[i] = strides ? strides[i] : t.numel;
+        t.numel *= dims[i];
+    }
+    /* A size-1 dim is never stepped over: treat it as broadcast everywhere. */
+    for (int i = 0; i < rank; i++)
+        if (t.dims[i] == 1)
+            t.strides[i] = 0;
+    t.producer = -1;
+    t.ir_index = -1;
+    VEC_PUSH(g->ar, g->t, g->nt, g->capt, t);
+    return g->nt - 1;
+}
+
+int gg_scalar(ggraph *g, double v)
+{
+    int i = gg_tensor(g, "scalar", XDNN_F32, 0, NULL, NULL);
+    g->t[i].is_scalar = true;
+    g->t[i].scalar = v;
+    return i;
+}
+
+int gg_node(ggraph *g, gnode_kind kind, const char *name, const char *op, int nin, const int *in, int out)
+{
+    gnode n = {0};
+    n.name = arena_strdup(g->ar, name ? name : "?");
+    n.op = arena_strdup(g->ar, op ? op : "?");
+    n.kind = kind;
+    n.nin = nin < GG_MAX_IN ? nin : GG_MAX_IN;
+    for (int i = 0; i < n.nin; i++)
+        n.in[i] = in[i];
+    n.out = out;
+    n.axis = -1;
+    VEC_PUSH(g->ar, g->n, g->nn, g->capn, n);
+    return g->nn - 1;
+}
+
+void gg_finish(ggraph *g)
+{
+    for (int i = 0; i < g->nt; i++)
+        g->t[i].nconsumers = 0;
+    for (int k = 0; k < g->nn; k++) {
+        gnode *n = &g->n[k];
+        if (n->out >= 0)
+            g->t[n->out].producer = k;
+        for (int j = 0; j < n->nin; j++)
+            if (n->in[j] >= 0)
+                g->t[n->in[j]].nconsumers++;
+    }
+}
+
+size_t gg_span_bytes(const gtensor *t)
+{
+    if (t->is_scalar || t->numel == 0)
+        return 0;
+    int64_t span = 1;
+    for (int i = 0; i < t->rank; i++)
+        span += (t->dims[i] - 1) * t->strides[i];
+    return (size_t)span * gg_dtype_bytes(t->dtype);
+}
+
+size_t gg_dtype_bytes(xdnn_dtype dt)
+{
+    switch (dt) {
+    case XDNN_F32: case XDNN_I32: return 4;
+    case XDNN_F16: case XDNN_BF16: return 2;
+    case XDNN_I64: case XDNN_F64: return 8;
+    default: return 1; /* fp8, i8, bool */
+    }
+}
+
+bool gg_same_dims(const gtensor *a, const gtensor *b)
+{
+    if (a->rank != b->rank)
+        return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    return true;
+}
+
+const char *gg_kind_name(gnode_kind k)
+{
+    static const char *const names[] = {"pointwise", "reduce", "softmax", "matmul", "other"};
+    return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
+}

@@ -1,0 +1,43 @@
+/* gpu.h — the GPU backend's entry points, as the CLI sees them.
+ * Implemented in src/gpu/ (CUDA=1) or src/gpu_none/ (CUDA=0). */
+#ifndef XDNN_GPU_H
+#define XDNN_GPU_H
+
+#include "core/exec.h"
+
+#include <stdio.h>
+
+/* True when a CUDA device is usable; otherwise `why` says what is missing
+ * (no driver, no device, built without CUDA). */
+bool gpu_available(char *why, size_t len);
+
+typedef struct gpu_run_opts {
+    int warmup, iters;            /* timing loop per partition */
+    bool cuda_graph;              /* replay the whole plan as a CUDA graph */
+    const char *const *force;     /* "PART=ENGINE" or "OP=ENGINE" strings */
+    int nforce;
+    int verbose;                  /* -v: candidates and rejection reasons */
+    FILE *log;                    /* where -v output goes (stderr) */
+} gpu_run_opts;
+
+typedef struct gpu_partition_report {
+    const char *name;             /* partition name: its nodes, e.g. "y.0+y.1+y" */
+    const char *engine;           /* the engine that ran */
+    double ms_median, ms_min, ms_max;
+    double flops, bytes;          /* the partition's own counts */
+} gpu_partition_report;
+
+typedef struct gpu_report {
+    char device[256];
+    gpu_partition_report *parts;
+    int nparts;
+    double plan_ms, compile_ms, total_ms;
+} gpu_report;
+
+/* Upload st's inputs/weights, plan, run and time every partition, download the
+ * outputs into st (which must have results allocated). */
+xdnn_status gpu_run(run_state *st, const gpu_run_opts *opts, gpu_report *rep, xdnn_diags_t *d);
+void gpu_report_free(gpu_report *rep);
+void gpu_print_engines(FILE *f);
+
+#endif

@@ -1,0 +1,68 @@
+/* partition.h — grouping a ggraph's nodes into partitions, each run by one
+ * engine, and deciding which tensors live in device memory.
+ *
+ * Rules (partition.c):
+ *  - matmul + its single-consumer pointwise epilogue chain of the same shape
+ *    (bias add, activation, scale, residual add, cast);
+ *  - connected pointwise nodes of the same output shape (any broadcasting of
+ *    their outside operands, mixed dtypes), merged only when no other
+ *    partition sits on a path between them (no cycles);
+ *  - reduce / softmax with the pointwise partition that feeds it when that
+ *    partition exists only to feed it;
+ *  - every other node alone.
+ * A tensor is materialized when it is an input/weight, a graph output, or is
+ * read by a partition other than its producer's; the rest stay in registers.
+ */
+#ifndef XDNN_GPU_PARTITION_H
+#define XDNN_GPU_PARTITION_H
+
+#include "gpu/ggraph.h"
+
+#include <stdio.h>
+
+typedef enum gpart_kind { GP_POINTWISE, GP_REDUCE, GP_MATMUL, GP_SINGLE } gpart_kind;
+
+struct gpu_engine;
+
+typedef struct gpart {
+    int id;
+    const char *name;       /* its nodes joined by '+', in order */
+    gpart_kind kind;
+    int *nodes;             /* topological order */
+    int nnodes;
+    int anchor;             /* the reduce/softmax/matmul node, or -1 */
+    int *ins;               /* materialized tensors it reads (no scalars) */
+    int nins;
+    int *outs;              /* materialized tensors it writes */
+    int nouts;
+    double flops, bytes;    /* cost-model counts */
+    /* filled by the engine selection and planner */
+    const struct gpu_engine *engine;
+    void *priv;             /* engine state */
+    size_t ws_bytes, ws_offset;
+} gpart;
+
+typedef struct gplan {
+    ggraph *g;
+    gpart *parts;           /* in execution order */
+    int nparts;
+    int *part_of;           /* per node: its partition */
+    bool *materialized;     /* per tensor */
+    /* workspace (plan.c) */
+    size_t *offset;         /* per tensor: offset in the workspace, or SIZE_MAX */
+    size_t ws_total;
+} gplan;
+
+/* Partition g (which must be gg_finish'ed); everything lives in g->ar.
+ * `no_fusion` puts every node alone (for bisecting). */
+gplan *gpu_partition(ggraph *g, bool no_fusion);
+const char *gpart_kind_name(gpart_kind k);
+void gpu_print_partitions(const gplan *p, FILE *f);
+
+/* Liveness-based workspace layout (plan.c): every materialized tensor that is
+ * neither an input/weight nor an output, plus each partition's engine
+ * workspace (ws_bytes, live only during that partition), gets an offset in one
+ * buffer, 256-byte aligned; buffers whose lifetimes overlap never overlap. */
+void gpu_plan_workspace(gplan *p);
+
+#endif

@@ -1,0 +1,17 @@
+/* json.h — the JSON form of a module (read and written with cJSON) and the
+ * canonical .dnn writer.  See man/dnn.5, "JSON FORM". */
+#ifndef XDNN_JSON_H
+#define XDNN_JSON_H
+
+#include "../core/ir.h"
+
+/* Read a JSON module.  Syntax errors give line:col; semantic errors give a
+ * JSON pointer (/graphs/0/nodes/3/attrs/stride) and line:col of the value. */
+xdnn_status json_read_into(xdnn_module_t *m, const char *file, const char *text, size_t len,
+                           xdnn_diags_t *d);
+/* Serialize; malloc'ed NUL-terminated text, caller frees.  NULL on OOM. */
+char *json_write_module(const xdnn_module_t *m);
+/* Canonical .dnn text of the (flattened) module. */
+char *dnn_write_module(const xdnn_module_t *m);
+
+#endif

@@ -1,0 +1,342 @@
+/* sdpa.c — scaled dot-product attention: the forward op, and the checks, mask
+ * rule and dropout decision it shares with sdpa_bwd (see sdpa.h for the
+ * layouts, the mask rule and the dropout stream).
+ *
+ *   o[, stats] = sdpa(q, k, v, bias=, seq_len_q=, seq_len_kv=)
+ *
+ * Math, per batch b, query head h (kv head hk = h / (Hq/Hk)) and row i:
+ *   s_j     = scale * sum_d q[b,h,i,d] k[b,hk,j,d] + bias[b,h,i,j]   (visible j)
+ *   stats_i = log sum_j exp(s_j)                                      (visible j)
+ *   p_j     = exp(s_j - stats_i) * dropout_factor(b,h,i,j)
+ *   o[b,h,i,:] = sum_j p_j v[b,hk,j,:]
+ * scale defaults to 1/sqrt(D).  Sums are in double; the row maximum is
+ * subtracted before exponentiating.
+ */
+#include "sdpa.h"
+
+#include "data/data.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const attr_spec sdpa_attrs[SDPA_NATTRS] = {
+    {"scale", AT_FLOAT, NULL, NULL, "multiplies q·kᵀ; none = 1/sqrt(D)"},
+    {"causal", AT_BOOL, "false", NULL, "mask keys right of the diagonal (window right bound 0)"},
+    {"window", AT_INTS, NULL, NULL, "[left, right] inclusive band around the diagonal; -1 = unbounded side"},
+    {"align", AT_STRING, "\"top_left\"", "top_left|bottom_right",
+     "diagonal of causal/window: row i at key i, or at key i + Lkv - Lq"},
+    {"dropout", AT_FLOAT, "0.0", NULL, "probability of dropping an attention weight, in [0, 1)"},
+    {"seed", AT_INT, "0", NULL, "Philox key of the dropout mask"},
+};
+
+static bool is_float_dtype(xdnn_dtype t)
+{
+    switch (t) {
+    case XDNN_F32: case XDNN_F16: case XDNN_BF16: case XDNN_FP8_E4M3: case XDNN_FP8_E5M2: case XDNN_F64:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static xdnn_status check_qkv_tensor(op_infer_ctx *c, const char *name, const tinfo *t)
+{
+    char sh[128];
+    if (!t)
+        return op_error(c, "missing input '%s'", name);
+    if (t->rank != 4)
+        return op_error(c, "%s must have rank 4 [B, H, S, D], got %s", name, shape_str(sh, sizeof sh, t->rank, t->dims));
+    if (!is_float_dtype(t->dtype))
+        return op_error(c, "%s must be a floating-point tensor, got %s", name, xdnn_dtype_name(t->dtype));
+    return XDNN_OK;
+}
+
+static xdnn_status check_seq_len(op_infer_ctx *c, int port, int64_t B)
+{
+    const tinfo *t = port >= 0 && port < c->nin ? c->in[port] : NULL;
+    if (!t)
+        return XDNN_OK;
+    bool ok = (t->rank == 1 || t->rank == 4) && t->dims[0] == B && shape_numel(t->rank, t->dims) == B;
+    if (!ok) {
+        char sh[128];
+        return op_error(c, "%s must be [B] or [B, 1, 1, 1] with B=%lld, got %s", c->desc->ports[port], (long long)B,
+                        shape_str(sh, sizeof sh, t->rank, t->dims));
+    }
+    return XDNN_OK;
+}
+
+xdnn_status sdpa_check(op_infer_ctx *c, int bias_port, int len_q_port, int len_kv_port, sdpa_dims *n)
+{
+    const tinfo *q = c->in[SDPA_Q], *k = c->in[SDPA_K], *v = c->in[SDPA_V];
+    xdnn_status st;
+    if ((st = check_qkv_tensor(c, "q", q)) || (st = check_qkv_tensor(c, "k", k)) ||
+        (st = check_qkv_tensor(c, "v", v)))
+        return st;
+    *n = (sdpa_dims){.B = q->dims[0], .Hq = q->dims[1], .Hk = k->dims[1], .Sq = q->dims[2], .Skv = k->dims[2],
+                     .D = q->dims[3], .Dv = v->dims[3]};
+    if (k->dims[0] != n->B || v->dims[0] != n->B)
+        return op_error(c, "batch differs: q has B=%lld, k has B=%lld, v has B=%lld", (long long)n->B,
+                        (long long)k->dims[0], (long long)v->dims[0]);
+    if (k->dims[3] != n->D)
+        return op_error(c, "q has head dim %lld but k has head dim %lld", (long long)n->D, (long long)k->dims[3]);
+    if (v->dims[1] != n->Hk)
+        return op_error(c, "k has %lld heads but v has %lld heads", (long long)n->Hk, (long long)v->dims[1]);
+    if (v->dims[2] != n->Skv)
+        return op_error(c, "k has sequence length %lld but v has %lld", (long long)n->Skv, (long long)v->dims[2]);
+    if (n->Hk == 0 || n->Hq % n->Hk != 0)
+        return op_error(c, "q has %lld heads, not a multiple of the %lld heads of k and v (GQA/MQA)",
+                        (long long)n->Hq, (long long)n->Hk);
+
+    const tinfo *bias = bias_port < c->nin ? c->in[bias_port] : NULL;
+    if (bias) {
+        int64_t full[4] = {n->B, n->Hq, n->Sq, n->Skv};
+        bool ok = bias->rank <= 4;
+        for (int d = 0; ok && d < bias->rank; d++) {
+            int64_t want = full[4 - bias->rank + d];
+            ok = bias->dims[d] == want || bias->dims[d] == 1;
+        }
+        if (!ok) {
+            char sh[128], want[128];
+            return op_error(c, "bias %s does not broadcast to [B, Hq, Sq, Skv] = %s",
+                            shape_str(sh, sizeof sh, bias->rank, bias->dims), shape_str(want, sizeof want, 4, full));
+        }
+    }
+    if ((st = check_seq_len(c, len_q_port, n->B)) || (st = check_seq_len(c, len_kv_port, n->B)))
+        return st;
+
+    double p = op_attr_float(c->node, c->desc, "dropout");
+    if (!(p >= 0.0 && p < 1.0))
+        return op_error(c, "attribute 'dropout' must be in [0, 1), got %g", p);
+    if (op_attr_present(c->node, c->desc, "window")) {
+        int64_t w[2];
+        if (!op_attr_ints(c, "window", 2, w))
+            return XDNN_ERR_SEMANTIC;
+        if (w[0] < -1 || w[1] < -1)
+            return op_error(c, "attribute 'window' bounds must be >= -1 (-1 = unbounded), got [%lld, %lld]",
+                            (long long)w[0], (long long)w[1]);
+    }
+    if (op_attr_present(c->node, c->desc, "scale")) {
+        double s = op_attr_float(c->node, c->desc, "scale");
+        if (!isfinite(s))
+            return op_error(c, "attribute 'scale' must be finite, got %g", s);
+    }
+    return XDNN_OK;
+}
+
+/* Sequence lengths from a [B] tensor of integers (any dtype), or `full`. */
+static xdnn_status read_lengths(op_ref_ctx *c, int port, int64_t B, int64_t full, int64_t **out)
+{
+    int64_t *len = malloc((size_t)(B > 0 ? B : 1) * sizeof *len);
+    if (!len)
+        return op_ref_error(c, XDNN_ERR_NOMEM, "out of memory for sequence lengths");
+    const ref_tensor *t = port < c->nin ? c->in[port] : NULL;
+    for (int64_t b = 0; b < B; b++) {
+        if (!t) {
+            len[b] = full;
+            continue;
+        }
+        double x = t->data[b];
+        if (!(x >= 0 && x <= (double)full && x == floor(x))) {
+            free(len);
+            return op_ref_error(c, XDNN_ERR_SEMANTIC, "%s[%lld] = %g is not an integer in [0, %lld]",
+                                c->desc->ports[port], (long long)b, x, (long long)full);
+        }
+        len[b] = (int64_t)x;
+    }
+    *out = len;
+    return XDNN_OK;
+}
+
+xdnn_status sdpa_config(op_ref_ctx *c, int bias_port, int len_q_port, int len_kv_port, sdpa_cfg *cfg)
+{
+    const ref_tensor *q = c->in[SDPA_Q], *k = c->in[SDPA_K], *v = c->in[SDPA_V];
+    memset(cfg, 0, sizeof *cfg);
+    cfg->n = (sdpa_dims){.B = q->dims[0], .Hq = q->dims[1], .Hk = k->dims[1], .Sq = q->dims[2],
+                         .Skv = k->dims[2], .D = q->dims[3], .Dv = v->dims[3]};
+    const xnode *node = c->node;
+    const op_desc *d = c->desc;
+    cfg->scale = op_attr_present(node, d, "scale") ? op_attr_float(node, d, "scale") : 1.0 / sqrt((double)cfg->n.D);
+    cfg->left = cfg->right = -1;
+    int64_t w[2];
+    if (op_attr_present(node, d, "window") && op_attr_ints_n(node, d, "window", 2, w)) {
+        cfg->left = w[0];
+        cfg->right = w[1];
+    }
+    if (op_attr_bool(node, d, "causal"))
+        cfg->right = 0; /* the intersection of "j <= diag" with any right bound >= 0 */
+    const char *align = op_attr_str(node, d, "align");
+    cfg->bottom_right = align && strcmp(align, "bottom_right") == 0;
+    cfg->dropout = op_attr_float(node, d, "dropout");
+    cfg->seed = (uint64_t)op_attr_int(node, d, "seed");
+    cfg->bias = bias_port < c->nin ? c->in[bias_port] : NULL;
+    xdnn_status st = read_lengths(c, len_q_port, cfg->n.B, cfg->n.Sq, &cfg->len_q);
+    if (!st)
+        st = read_lengths(c, len_kv_port, cfg->n.B, cfg->n.Skv, &cfg->len_kv);
+    if (st)
+        sdpa_config_free(cfg);
+    return st;
+}
+
+void sdpa_config_free(sdpa_cfg *cfg)
+{
+    free(cfg->len_q);
+    free(cfg->len_kv);
+    cfg->len_q = cfg->len_kv = NULL;
+}
+
+bool sdpa_visible(const sdpa_cfg *cfg, int64_t b, int64_t i, int64_t j)
+{
+    int64_t lq = cfg->len_q[b], lkv = cfg->len_kv[b];
+    if (i >= lq || j >= lkv)
+        return false;
+    int64_t diag = cfg->bottom_right ? i + lkv - lq : i;
+    if (cfg->left >= 0 && j < diag - cfg->left)
+        return false;
+    if (cfg->right >= 0 && j > diag + cfg->right)
+        return false;
+    return true;
+}
+
+double sdpa_row_logits(const sdpa_cfg *cfg, const double *q, const double *k, int64_t b, int64_t h, int64_t i,
+                       double *s)
+{
+    const sdpa_dims *n = &cfg->n;
+    int64_t hk = h / (n->Hq / n->Hk);
+    const double *qrow = q + ((b * n->Hq + h) * n->Sq + i) * n->D;
+    double m = SDPA_NEG_INF;
+    for (int64_t j = 0; j < n->Skv; j++) {
+        if (!sdpa_visible(cfg, b, i, j)) {
+            s[j] = SDPA_NEG_INF;
+            continue;
+        }
+        const double *krow = k + ((b * n->Hk + hk) * n->Skv + j) * n->D;
+        double dot = 0;
+        for (int64_t d = 0; d < n->D; d++)
+            dot += qrow[d] * krow[d];
+        double x = cfg->scale * dot;
+        if (cfg->bias) {
+            int64_t idx[4] = {b, h, i, j};
+            x += cfg->bias->data[ref_broadcast_offset(cfg->bias, 4, idx)];
+        }
+        s[j] = x;
+        if (x > m)
+            m = x;
+    }
+    return m;
+}
+
+double sdpa_dropout_factor(const sdpa_cfg *cfg, int64_t b, int64_t h, int64_t i, int64_t j)
+{
+    if (cfg->dropout <= 0)
+        return 1.0;
+    const sdpa_dims *n = &cfg->n;
+    uint64_t index = (uint64_t)(((b * n->Hq + h) * n->Sq + i) * n->Skv + j);
+    double u = rng_uniform01(cfg->seed, SDPA_DROPOUT_STREAM, index);
+    return u >= cfg->dropout ? 1.0 / (1.0 - cfg->dropout) : 0.0;
+}
+
+double sdpa_flops_of(const xgraph *g, const xnode *n, bool backward)
+{
+    if (n->inputs[SDPA_Q].tensor < 0 || n->inputs[SDPA_V].tensor < 0 || n->inputs[SDPA_K].tensor < 0)
+        return 0;
+    const xtensor *q = &g->tensors[n->inputs[SDPA_Q].tensor];
+    const xtensor *k = &g->tensors[n->inputs[SDPA_K].tensor];
+    const xtensor *v = &g->tensors[n->inputs[SDPA_V].tensor];
+    double rows = (double)q->rdims[0] * (double)q->rdims[1] * (double)q->rdims[2] * (double)k->rdims[2];
+    double D = (double)q->rdims[3], Dv = (double)v->rdims[3];
+    /* forward: q·kᵀ and p·v; backward: q·kᵀ again, dO·vᵀ, pᵀ·dO, dS·k and dSᵀ·q */
+    return backward ? 2 * rows * (3 * D + 2 * Dv) : 2 * rows * (D + Dv);
+}
+
+/* ---- the forward op */
+
+enum { SDPA_BIAS = 3, SDPA_LEN_Q = 4, SDPA_LEN_KV = 5 };
+
+static xdnn_status sdpa_infer(op_infer_ctx *c)
+{
+    sdpa_dims n;
+    xdnn_status st = sdpa_check(c, SDPA_BIAS, SDPA_LEN_Q, SDPA_LEN_KV, &n);
+    if (st)
+        return st;
+    c->out[0] = (tinfo){.dtype = c->in[SDPA_Q]->dtype, .rank = 4, .dims = {n.B, n.Hq, n.Sq, n.Dv}};
+    if (c->nresults > 1)
+        c->out[1] = (tinfo){.dtype = XDNN_F32, .rank = 4, .dims = {n.B, n.Hq, n.Sq, 1}};
+    return XDNN_OK;
+}
+
+static xdnn_status sdpa_reference(op_ref_ctx *c)
+{
+    sdpa_cfg cfg;
+    xdnn_status st = sdpa_config(c, SDPA_BIAS, SDPA_LEN_Q, SDPA_LEN_KV, &cfg);
+    if (st)
+        return st;
+    const sdpa_dims n = cfg.n;
+    const double *q = c->in[SDPA_Q]->data, *k = c->in[SDPA_K]->data, *v = c->in[SDPA_V]->data;
+    double *o = c->out[0]->data;
+    double *stats = c->nresults > 1 && c->out[1] ? c->out[1]->data : NULL;
+    /* one row of logits per (b, h): rows of one head run on one thread */
+    double *scratch = malloc((size_t)(n.B * n.Hq * n.Skv > 0 ? n.B * n.Hq * n.Skv : 1) * sizeof *scratch);
+    if (!scratch) {
+        sdpa_config_free(&cfg);
+        return op_ref_error(c, XDNN_ERR_NOMEM, "out of memory for the logits");
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t bh = 0; bh < n.B * n.Hq; bh++) {
+        int64_t b = bh / n.Hq, h = bh % n.Hq, hk = h / (n.Hq / n.Hk);
+        double *s = scratch + bh * n.Skv;
+        for (int64_t i = 0; i < n.Sq; i++) {
+            double *orow = o + (bh * n.Sq + i) * n.Dv;
+            for (int64_t d = 0; d < n.Dv; d++)
+                orow[d] = 0;
+            double m = sdpa_row_logits(&cfg, q, k, b, h, i, s);
+            if (m == SDPA_NEG_INF) { /* fully masked row */
+                if (stats)
+                    stats[bh * n.Sq + i] = SDPA_NEG_INF;
+                continue;
+            }
+            double sum = 0;
+            for (int64_t j = 0; j < n.Skv; j++)
+                sum += exp(s[j] - m);
+            double lse = m + log(sum);
+            if (stats)
+                stats[bh * n.Sq + i] = lse;
+            for (int64_t j = 0; j < n.Skv; j++) {
+                if (s[j] == SDPA_NEG_INF)
+                    continue;
+                double p = exp(s[j] - lse) * sdpa_dropout_factor(&cfg, b, h, i, j);
+                const double *vrow = v + ((b * n.Hk + hk) * n.Skv + j) * n.Dv;
+                for (int64_t d = 0; d < n.Dv; d++)
+                    orow[d] += p * vrow[d];
+            }
+        }
+    }
+    free(scratch);
+    sdpa_config_free(&cfg);
+    return XDNN_OK;
+}
+
+static double sdpa_flops(const xgraph *g, const xnode *n) { return sdpa_flops_of(g, n, false); }
+
+static const char *const sdpa_ports[] = {"q", "k", "v", "bias", "seq_len_q", "seq_len_kv"};
+static const char *const sdpa_results[] = {"o", "stats"};
+
+const op_desc op_sdpa_desc = {
+    .name = "sdpa",
+    .summary = "scaled dot-product attention: o[, stats] = softmax(scale*q·kᵀ + bias + mask)·v; "
+               "q [B,Hq,Sq,D], k [B,Hk,Skv,D], v [B,Hk,Skv,Dv] (GQA: Hq % Hk == 0); "
+               "stats = f32 logsumexp [B,Hq,Sq,1]; seq_len_q/seq_len_kv [B] pad rows/keys; "
+               "fully masked rows give o = 0, stats = -inf",
+    .ports = sdpa_ports,
+    .nports = 6,
+    .nrequired = 3,
+    .results = sdpa_results,
+    .nresults = 2,
+    .result_counts = (1u << 1) | (1u << 2),
+    .attrs = sdpa_attrs,
+    .nattrs = SDPA_NATTRS,
+    .infer = sdpa_infer,
+    .reference = sdpa_reference,
+    .flops = sdpa_flops,
+};

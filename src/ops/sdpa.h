@@ -1,0 +1,89 @@
+/* sdpa.h — what sdpa (sdpa.c) and sdpa_bwd (sdpa_bwd.c) share: shape checks,
+ * the attribute set, the one mask rule, the logits of a row and the dropout
+ * keep decision.  Forward and backward must agree on all of these, so they
+ * live in exactly one place.
+ *
+ * Conventions (logical BHSD; the executor handles memory layouts):
+ *   q [B, Hq, Sq, D]   k [B, Hk, Skv, D]   v [B, Hk, Skv, Dv]   o [B, Hq, Sq, Dv]
+ *   stats [B, Hq, Sq, 1] (f32): logsumexp of the masked, scaled, biased logits.
+ *   GQA/MQA: Hq % Hk == 0; query head h reads kv head h / (Hq / Hk).
+ *
+ * Mask rule (sdpa_visible): key j is visible from query row i of batch b iff
+ *   i < Lq(b) and j < Lkv(b)                       (padding: seq_len_q/seq_len_kv, else Sq/Skv)
+ *   and (left  < 0 or j >= diag - left)            (window=[left, right]; -1 = unbounded side)
+ *   and (right < 0 or j <= diag + right)           (causal=true sets right = 0)
+ * with diag = i for align="top_left" (PyTorch is_causal, cuDNN causal_mask) or
+ * diag = i + Lkv(b) - Lq(b) for align="bottom_right" (FlashAttention >= 2.1,
+ * cuDNN causal_mask_bottom_right; the diagonal ends at the last valid key).
+ * The window bounds are inclusive: row i sees [diag - left, diag + right].
+ *
+ * Fully masked rows (no visible key, including padded rows i >= Lq(b), or
+ * every visible logit -inf through the bias) produce o = 0 and stats = -inf;
+ * the backward gives them no gradient.
+ *
+ * Dropout (p = attribute dropout, key = attribute seed):
+ *   u = rng_uniform01(seed, SDPA_DROPOUT_STREAM, ((b*Hq + h)*Sq + i)*Skv + j)
+ *   keep iff u >= p; kept probabilities are scaled by 1/(1 - p).
+ * It is applied to the softmax probabilities after the stats are taken, so
+ * stats never depend on dropout.
+ */
+#ifndef XDNN_OPS_SDPA_H
+#define XDNN_OPS_SDPA_H
+
+#include "op.h"
+
+#include <math.h>
+
+/* -inf as a double (INFINITY is a float constant). */
+#define SDPA_NEG_INF (-(double)INFINITY)
+
+/* "sdpa" in ASCII: the Philox stream of the attention dropout mask. */
+#define SDPA_DROPOUT_STREAM UINT64_C(0x73647061)
+
+/* Port indices shared by both ops (sdpa_bwd inserts o, do, stats after v). */
+enum { SDPA_Q = 0, SDPA_K = 1, SDPA_V = 2 };
+
+typedef struct sdpa_dims {
+    int64_t B, Hq, Hk, Sq, Skv, D, Dv;
+} sdpa_dims;
+
+/* Everything the reference needs besides the data of q, k, v. */
+typedef struct sdpa_cfg {
+    sdpa_dims n;
+    double scale;
+    int64_t left, right;      /* -1 = unbounded; causal already folded into right */
+    bool bottom_right;
+    double dropout;
+    uint64_t seed;
+    const ref_tensor *bias;   /* NULL = none; broadcast to [B, Hq, Sq, Skv] */
+    int64_t *len_q, *len_kv;  /* [B], malloc'ed by sdpa_config, freed by sdpa_config_free */
+} sdpa_cfg;
+
+/* The attributes of sdpa and sdpa_bwd (identical lists). */
+enum { SDPA_NATTRS = 6 };
+extern const attr_spec sdpa_attrs[SDPA_NATTRS];
+
+/* Check q, k, v, bias, seq_len_q, seq_len_kv (at the given ports) and the
+ * attributes; fill *n.  Reports the first problem and returns its status. */
+xdnn_status sdpa_check(op_infer_ctx *c, int bias_port, int len_q_port, int len_kv_port, sdpa_dims *n);
+
+/* Read dims, attributes and sequence lengths for the reference. */
+xdnn_status sdpa_config(op_ref_ctx *c, int bias_port, int len_q_port, int len_kv_port, sdpa_cfg *cfg);
+void sdpa_config_free(sdpa_cfg *cfg);
+
+/* The one mask rule (see the header comment). */
+bool sdpa_visible(const sdpa_cfg *cfg, int64_t b, int64_t i, int64_t j);
+
+/* Logits of query row (b, h, i): s[j] = scale * q·k_j + bias, or -inf where
+ * key j is not visible.  Returns the row maximum (-inf: fully masked). */
+double sdpa_row_logits(const sdpa_cfg *cfg, const double *q, const double *k, int64_t b, int64_t h,
+                       int64_t i, double *s);
+
+/* Dropout factor of probability (b, h, i, j): 0 (dropped), 1/(1-p) (kept), or
+ * 1 when dropout is 0. */
+double sdpa_dropout_factor(const sdpa_cfg *cfg, int64_t b, int64_t h, int64_t i, int64_t j);
+
+/* Multiply-adds of the two (forward) or five (backward) matrix products. */
+double sdpa_flops_of(const xgraph *g, const xnode *n, bool backward);
+
+#endif
