@@ -1,10 +1,51 @@
-/* main.c — placeholder entry point (the CLI is being written). */
-#include "xdnn.h"
+/* main.c — the xdnn command: dispatch to a subcommand. */
+#include "cli.h"
 
 #include <stdio.h>
+#include <string.h>
 
-int main(void)
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"check", cmd_check, "parse, infer and validate a graph; print every tensor's dtype, shape, strides"},
+    {"run", cmd_run, "run a graph on the CPU reference or the GPU; print outputs, engines, timings"},
+    {"convert", cmd_convert, "convert between .dnn and JSON (optionally specialized)"},
+    {"dot", cmd_dot, "print the graph as Graphviz DOT"},
+    {"ops", cmd_ops, "list the op catalogue: ports, results, attributes and defaults"},
+    {"engines", cmd_engines, "list the GPU engines and what they support"},
+};
+
+static void usage(FILE *f)
 {
-    printf("xdnn %s\n", XDNN_VERSION_STRING);
-    return 0;
+    fprintf(f, "usage: xdnn <command> [options] [graph.dnn|graph.json]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'xdnn <command> --help' describes a command; 'man xdnn' has the exit codes.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return XDNN_ERR_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return XDNN_OK;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("xdnn %s\n", XDNN_VERSION_STRING);
+        return XDNN_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (strcmp(cmd, commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "xdnn: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return XDNN_ERR_USAGE;
 }

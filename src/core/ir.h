@@ -63,6 +63,7 @@ typedef struct xtensor {
     const char *name;
     tensor_kind kind;
     bool is_output;       /* materialized graph output */
+    bool keep;            /* reported and materialized on request (run --keep) */
     bool has_dtype;       /* declared or annotated dtype */
     xdnn_dtype dtype;
     expr **dims;          /* declared dims (inputs/weights); NULL for virtuals */

@@ -77,6 +77,7 @@ typedef struct ast_stmt {
     ast_list fparams;       /* fragment: ast_fparam * */
     ast_list results;       /* fragment: ast_target * (names only) */
     ast_list body;          /* graph/fragment: ast_stmt * */
+    bool bad;               /* fragment: invalid definition (calls report nothing more) */
 } ast_stmt;
 
 /* What the grammar was asked to parse (the first token the lexer returns). */

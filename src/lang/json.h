@@ -11,6 +11,9 @@ xdnn_status json_read_into(xdnn_module_t *m, const char *file, const char *text,
                            xdnn_diags_t *d);
 /* Serialize; malloc'ed NUL-terminated text, caller frees.  NULL on OOM. */
 char *json_write_module(const xdnn_module_t *m);
+/* Flags for json_write_module_ex. */
+enum { JSON_WRITE_NO_LOCS = 1 }; /* leave out "loc" and "origin" (round-trip tests, diffs) */
+char *json_write_module_ex(const xdnn_module_t *m, unsigned flags);
 /* Canonical .dnn text of the (flattened) module. */
 char *dnn_write_module(const xdnn_module_t *m);
 

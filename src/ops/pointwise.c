@@ -16,15 +16,15 @@
 
 /* ---- the double evaluators, one per mode (K(x) is a plain double literal) */
 #define K(x) (x)
-#define PW_MODE(name, arity, out, grp, summary, expr)                                                     \
-    static double pw_eval_##name(double a, double b, double c, double p0, double p1, double p2)            \
-    {                                                                                                       \
-        return expr;                                                                                        \
+#define PW_MODE(name, arity, out, grp, summary, expr)                                           \
+    static double pw_eval_##name(double a, double b, double c, double p0, double p1, double p2) \
+    {                                                                                           \
+        return expr;                                                                            \
     }
-#define PW_BWD(name, grp, expr)                                                                           \
-    static double pw_eval_##name##_bwd(double dy, double a, double c, double p0, double p1, double p2)     \
-    {                                                                                                       \
-        return expr;                                                                                        \
+#define PW_BWD(name, grp, expr)                                                                        \
+    static double pw_eval_##name##_bwd(double dy, double a, double c, double p0, double p1, double p2) \
+    {                                                                                                  \
+        return expr;                                                                                   \
     }
 #include "pointwise_modes.def"
 #undef PW_MODE
@@ -32,11 +32,10 @@
 #undef K
 
 /* ---- mode records (desc->family) */
-#define PW_MODE(name, arity, out, grp, summary, expr)                                                     \
+#define PW_MODE(name, arity, out, grp, summary, expr) \
     static const pw_mode pw_mode_##name = {#name, arity, PW_OUT_##out, false, #expr, pw_eval_##name};
-#define PW_BWD(name, grp, expr)                                                                           \
-    static const pw_mode pw_mode_##name##_bwd = {#name "_bwd", 2, PW_OUT_SAME, true, #expr,                \
-                                                 pw_eval_##name##_bwd};
+#define PW_BWD(name, grp, expr) \
+    static const pw_mode pw_mode_##name##_bwd = {#name "_bwd", 2, PW_OUT_SAME, true, #expr, pw_eval_##name##_bwd};
 #include "pointwise_modes.def"
 #undef PW_MODE
 #undef PW_BWD
@@ -246,35 +245,35 @@ static xdnn_status pw_reference(op_ref_ctx *c)
 }
 
 /* ---- descriptors */
-#define PW_MODE(id, arity, out, grp, summ, expr)                                                          \
-    const op_desc op_##id##_desc = {                                                                        \
-        .name = #id,                                                                                        \
-        .summary = summ,                                                                                    \
-        .ports = pw_ports_##arity,                                                                          \
-        .nports = arity,                                                                                    \
-        .nrequired = arity,                                                                                 \
-        .results = pw_results_fwd,                                                                          \
-        .nresults = 1,                                                                                      \
-        .attrs = pw_attrs_##grp,                                                                          \
-        .nattrs = pw_nattrs_##grp,                                                                        \
-        .infer = pw_infer,                                                                                  \
-        .reference = pw_reference,                                                                          \
-        .family = &pw_mode_##id,                                                                            \
+#define PW_MODE(id, arity, out, grp, summ, expr) \
+    const op_desc op_##id##_desc = {             \
+        .name = #id,                             \
+        .summary = summ,                         \
+        .ports = pw_ports_##arity,               \
+        .nports = arity,                         \
+        .nrequired = arity,                      \
+        .results = pw_results_fwd,               \
+        .nresults = 1,                           \
+        .attrs = pw_attrs_##grp,                 \
+        .nattrs = pw_nattrs_##grp,               \
+        .infer = pw_infer,                       \
+        .reference = pw_reference,               \
+        .family = &pw_mode_##id,                 \
     };
-#define PW_BWD(id, grp, expr)                                                                             \
-    const op_desc op_##id##_bwd_desc = {                                                                    \
-        .name = #id "_bwd",                                                                                 \
-        .summary = "gradient of " #id ": dx = dy * d" #id "(x)/dx",                                        \
-        .ports = pw_ports_bwd,                                                                              \
-        .nports = 2,                                                                                        \
-        .nrequired = 2,                                                                                     \
-        .results = pw_results_bwd,                                                                          \
-        .nresults = 1,                                                                                      \
-        .attrs = pw_attrs_##grp,                                                                          \
-        .nattrs = pw_nattrs_##grp,                                                                        \
-        .infer = pw_infer,                                                                                  \
-        .reference = pw_reference,                                                                          \
-        .family = &pw_mode_##id##_bwd,                                                                      \
+#define PW_BWD(id, grp, expr)                                       \
+    const op_desc op_##id##_bwd_desc = {                            \
+        .name = #id "_bwd",                                         \
+        .summary = "gradient of " #id ": dx = dy * d" #id "(x)/dx", \
+        .ports = pw_ports_bwd,                                      \
+        .nports = 2,                                                \
+        .nrequired = 2,                                             \
+        .results = pw_results_bwd,                                  \
+        .nresults = 1,                                              \
+        .attrs = pw_attrs_##grp,                                    \
+        .nattrs = pw_nattrs_##grp,                                  \
+        .infer = pw_infer,                                          \
+        .reference = pw_reference,                                  \
+        .family = &pw_mode_##id##_bwd,                              \
     };
 #include "pointwise_modes.def"
 #undef PW_MODE

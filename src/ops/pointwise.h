@@ -1,7 +1,8 @@
-/* pointwise.h — the pointwise family as data, for the reference (pointwise.c)
- * and the GPU code generator: every pointwise op's descriptor carries a
- * pw_mode in desc->family with the mode's expression text (see
- * pointwise_modes.def for the variables it uses) and its double evaluator. */
+/* pointwise.h — the pointwise, reduce and softmax families as data, for the
+ * reference (pointwise.c, reduce.c, softmax.c) and the GPU code generator:
+ * every pointwise op's descriptor carries a pw_mode in desc->family with the
+ * mode's expression text (see pointwise_modes.def for the variables it uses)
+ * and its double evaluator. */
 #ifndef XDNN_POINTWISE_H
 #define XDNN_POINTWISE_H
 
@@ -20,11 +21,11 @@ typedef enum pw_out {
 typedef double (*pw_eval_fn)(double in0, double in1, double in2, double p0, double p1, double p2);
 
 typedef struct pw_mode {
-    const char *name;   /* the op name: "relu", "relu_bwd" */
-    int arity;          /* tensor inputs: 1..3 (backward: 2) */
+    const char *name; /* the op name: "relu", "relu_bwd" */
+    int arity;        /* tensor inputs: 1..3 (backward: 2) */
     pw_out out;
-    bool backward;      /* inputs are (dy, x); expr uses dy and a */
-    const char *expr;   /* the C expression text, as written in pointwise_modes.def */
+    bool backward;    /* inputs are (dy, x); expr uses dy and a */
+    const char *expr; /* the C expression text, as written in pointwise_modes.def */
     pw_eval_fn eval;
 } pw_mode;
 
@@ -36,5 +37,9 @@ const pw_mode *pw_mode_of(const op_desc *d);
  * strings with choices as the index of the value, dtypes skipped.  Unused
  * slots are 0.  Returns the number filled. */
 int pw_params(const xnode *n, const op_desc *d, double p[PW_MAX_PARAMS]);
+
+/* reduce: mask[i] = axis i is reduced, from the node's bound `axes` (absent =
+ * all).  False with a reason in `why` if an axis is out of range or repeated. */
+bool reduce_axes_mask(const xnode *n, const op_desc *d, int rank, bool *mask, char *why, size_t why_len);
 
 #endif

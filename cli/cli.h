@@ -1,0 +1,48 @@
+/* cli.h — what the xdnn subcommands share: loading and binding a graph from
+ * the command line, --set parsing, and the exit-code convention (an exit code
+ * is the xdnn_status of the first error; see man/xdnn.1, EXIT STATUS). */
+#ifndef XDNN_CLI_H
+#define XDNN_CLI_H
+
+#include "xdnn.h"
+
+#include <stdio.h>
+
+enum { CLI_MAX_LIST = 64 };
+
+/* Options every graph-taking subcommand understands. */
+typedef struct graph_opts {
+    const char *path;
+    const char *graph;                       /* --graph NAME */
+    xdnn_binding sets[CLI_MAX_LIST];         /* --set P=v */
+    int nsets;
+    const char *includes[CLI_MAX_LIST + 1];  /* -I DIR, NULL-terminated */
+    int nincludes;
+} graph_opts;
+
+/* Handle --set/--graph/-I; returns 1 if `opt` was one of them, 0 if not,
+ * -1 on a malformed value (message printed). */
+int graph_opts_take(graph_opts *o, int opt, const char *arg);
+
+/* Load, select and bind.  On failure prints diagnostics and returns the status;
+ * *m must be destroyed by the caller in every case. */
+xdnn_status cli_load_bound(const graph_opts *o, xdnn_module_t **m, xdnn_graph_t **g, bool bind);
+
+/* Print a usage error ("xdnn run: ...") and return XDNN_ERR_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Long-option ids shared between subcommands (above the ASCII range). */
+enum {
+    OPT_SET = 1000, OPT_GRAPH, OPT_HELP, OPT_SPECIALIZE, OPT_FORMAT, OPT_DEVICE, OPT_INPUT, OPT_SEED,
+    OPT_SAVE, OPT_SAVE_INPUTS, OPT_KEEP, OPT_PRINT_FULL, OPT_CHECK, OPT_EXPECT, OPT_ITERS, OPT_WARMUP,
+    OPT_CUDA_GRAPH, OPT_ENGINE, OPT_OUTPUT
+};
+
+int cmd_check(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_dot(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_ops(int argc, char **argv);
+int cmd_engines(int argc, char **argv);
+
+#endif

@@ -1,0 +1,133 @@
+/* cmd_check.c — `xdnn check` (typed graph), `xdnn dot` (Graphviz) and
+ * `xdnn ops` (the op catalogue): commands that load and show. */
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct option graph_long_opts[] = {
+    {"set", required_argument, NULL, OPT_SET},
+    {"graph", required_argument, NULL, OPT_GRAPH},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+static const char check_help[] =
+    "usage: xdnn check [--set P=V]... [--graph NAME] [-I DIR]... GRAPH\n"
+    "\n"
+    "Parse GRAPH (.dnn or .json), bind its params, run shape and dtype inference\n"
+    "and validate every node.  Prints the typed graph: each tensor's kind, dtype,\n"
+    "shape, layout and strides, and each node with its attributes (defaults filled).\n"
+    "\n"
+    "  --set P=V     override param P (repeatable)\n"
+    "  --graph NAME  pick a graph when the file has several\n"
+    "  -I DIR        add DIR to the include search path\n"
+    "Exit status: 0 ok, 1 usage, 2 syntax, 3 semantic/shape, 5 file I/O.\n";
+
+static const char dot_help[] =
+    "usage: xdnn dot [--set P=V]... [--graph NAME] [-I DIR]... GRAPH\n"
+    "\n"
+    "Print the bound graph as Graphviz DOT: inputs and outputs as ellipses, ops as\n"
+    "boxes, edges labelled with dtype and shape.  Render with: xdnn dot g.dnn | dot -Tsvg > g.svg\n";
+
+static const char ops_help[] =
+    "usage: xdnn ops [NAME]\n"
+    "\n"
+    "List every op of the catalogue with its ports, results and attributes (type,\n"
+    "default, allowed values); with NAME, only ops whose name contains NAME.\n";
+
+/* Parse the shared graph options; returns -1 to continue, else an exit code. */
+static int parse_graph_cmd(const char *cmd, const char *help, int argc, char **argv, graph_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "I:", graph_long_opts, NULL)) != -1) {
+        if (c == OPT_HELP) {
+            fputs(help, stdout);
+            return XDNN_OK;
+        }
+        int r = graph_opts_take(o, c, optarg);
+        if (r < 0)
+            return XDNN_ERR_USAGE;
+        if (r == 0)
+            return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+    }
+    if (optind != argc - 1)
+        return cli_usage_error(cmd, optind == argc ? "missing GRAPH file" : "expected one GRAPH file, got %d",
+                               argc - optind);
+    o->path = argv[optind];
+    return -1;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    graph_opts o;
+    int r = parse_graph_cmd("check", check_help, argc, argv, &o);
+    if (r >= 0)
+        return r;
+    xdnn_module_t *m;
+    xdnn_graph_t *g;
+    xdnn_status s = cli_load_bound(&o, &m, &g, true);
+    if (s == XDNN_OK)
+        xdnn_graph_print_typed(g, stdout);
+    xdnn_module_destroy(m);
+    return s;
+}
+
+int cmd_dot(int argc, char **argv)
+{
+    graph_opts o;
+    int r = parse_graph_cmd("dot", dot_help, argc, argv, &o);
+    if (r >= 0)
+        return r;
+    xdnn_module_t *m;
+    xdnn_graph_t *g;
+    xdnn_status s = cli_load_bound(&o, &m, &g, true);
+    if (s == XDNN_OK)
+        xdnn_graph_print_dot(g, stdout);
+    xdnn_module_destroy(m);
+    return s;
+}
+
+int cmd_ops(int argc, char **argv)
+{
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(ops_help, stdout);
+        return XDNN_OK;
+    }
+    if (argc > 2)
+        return cli_usage_error("ops", "expected at most one NAME");
+    if (argc == 1) {
+        xdnn_ops_print(stdout);
+        return XDNN_OK;
+    }
+    /* Filter by printing to memory and keeping the matching entries. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem)
+        return XDNN_ERR_NOMEM;
+    xdnn_ops_print(mem);
+    fclose(mem);
+    bool keep = false, any = false;
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+        if (line[0] != ' ') {
+            char *paren = strchr(line, '(');
+            size_t n = paren ? (size_t)(paren - line) : strlen(line);
+            char name[128];
+            snprintf(name, sizeof name, "%.*s", (int)(n < 127 ? n : 127), line);
+            keep = strstr(name, argv[1]) != NULL;
+            any |= keep;
+        }
+        if (keep)
+            puts(line);
+    }
+    free(buf);
+    if (!any) {
+        fprintf(stderr, "xdnn ops: no op matches '%s'\n", argv[1]);
+        return XDNN_ERR_USAGE;
+    }
+    return XDNN_OK;
+}

@@ -1,0 +1,24 @@
+/* run_output.h — how `xdnn run` reports: outputs with statistics and first
+ * values, per-op or per-partition timings, comparisons; text or JSON. */
+#ifndef XDNN_RUN_OUTPUT_H
+#define XDNN_RUN_OUTPUT_H
+
+#include "core/exec.h"
+#include "gpu/gpu.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+/* One reported tensor: its index in the graph. */
+void print_tensor_text(FILE *f, const run_state *st, int tensor, bool full);
+cJSON *tensor_json(const run_state *st, int tensor, bool full);
+void print_cpu_times_text(FILE *f, const run_state *st);
+cJSON *cpu_times_json(const run_state *st);
+void print_gpu_report_text(FILE *f, const gpu_report *rep);
+cJSON *gpu_report_json(const gpu_report *rep);
+/* Print a failed comparison: counts, norms and the worst elements. */
+void print_compare_text(FILE *f, const char *what, const char *name, const compare_result *r, int rank,
+                        double rtol, double atol);
+cJSON *compare_json(const char *what, const char *name, const compare_result *r, int rank);
+
+#endif

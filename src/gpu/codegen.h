@@ -1,0 +1,46 @@
+/* codegen.h — CUDA C source for one partition, compiled at run time by NVRTC.
+ *
+ * Generated kernels are specialized on shapes, strides and dtypes (all become
+ * literals, so index division is by constants) and use a grid-stride loop.
+ * Values are computed in f32; each tensor is loaded and stored in its own
+ * dtype (f16/bf16 through cvt instructions, so no headers are needed).
+ *
+ *  pointwise:  one thread per output element of the partition's shape; each
+ *              input read through its own strides with NumPy broadcasting.
+ *  reduce:     one block per output element ("row"), threads stride over the
+ *              reduced elements (contiguous for the last-axis case), f32
+ *              accumulation, warp-shuffle + shared-memory block reduction.
+ *  softmax:    one block per row: max, sum of exp, write (log_softmax too).
+ * Pointwise producers in the same partition are evaluated inline, in registers.
+ */
+#ifndef XDNN_GPU_CODEGEN_H
+#define XDNN_GPU_CODEGEN_H
+
+#include "gpu/partition.h"
+
+enum { CG_BLOCK = 256 };
+
+typedef struct cg_kernel {
+    const char *name;      /* extern "C" kernel name */
+    char *src;             /* arena-owned source */
+    int *params;           /* tensor index per kernel pointer parameter, in order */
+    int nparams;
+    int64_t work;          /* elements (pointwise) or rows (reduce): grid sizing */
+    bool per_row;          /* one block per unit of work */
+} cg_kernel;
+
+/* Why a tensor cannot be handled by generated code (fp8), or NULL. */
+const char *cg_unsupported_dtype(const ggraph *g, const int *tensors, int n);
+
+/* Pointwise kernel over `nodes` (all pointwise, same output shape).  Tensors
+ * not produced by `nodes` are loaded from memory; `outs` are stored. */
+xdnn_status cg_pointwise(const ggraph *g, const int *nodes, int nnodes, const int *outs, int nouts,
+                         const char *kname, cg_kernel *k);
+/* Reduce or softmax kernel: `anchor` with its pointwise prologue `nodes`. */
+xdnn_status cg_reduce(const ggraph *g, int anchor, const int *nodes, int nnodes, const char *kname,
+                      cg_kernel *k);
+/* Replace whole-word identifiers a, b, c, d in a pointwise expression by the
+ * given names (exposed for unit tests).  Arena-owned result. */
+char *cg_subst_operands(arena *ar, const char *expr, const char *const *names, int n);
+
+#endif

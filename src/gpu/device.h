@@ -1,0 +1,62 @@
+/* device.h — the CUDA device as the GPU backend sees it, and the checks that
+ * turn every CUDA runtime, cuBLAS(Lt) and NVRTC failure into an xdnn_status
+ * plus a diagnostic naming the call and its file:line.  Never aborts. */
+#ifndef XDNN_GPU_DEVICE_H
+#define XDNN_GPU_DEVICE_H
+
+#include "core/diag.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+#include <nvrtc.h>
+#include <stddef.h>
+
+typedef struct gpu_device {
+    int ordinal;
+    char name[256];
+    int sm_count, cc_major, cc_minor;
+    size_t mem_total, l2_bytes, smem_optin;
+    char arch[16];           /* "sm_90": what NVRTC compiles for */
+} gpu_device;
+
+/* Count devices without crashing when there is no driver; false with the
+ * reason (the CUDA error's name and text) when none is usable. */
+bool gpu_probe(char *why, size_t len);
+/* Select device 0 and read its properties. */
+xdnn_status gpu_device_open(gpu_device *dev, xdnn_diags_t *d);
+/* "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB, L2 50 MiB)" */
+void gpu_device_describe(const gpu_device *dev, char *buf, size_t len);
+
+/* Each returns XDNN_OK, or reports "<call> failed: <name>: <text> (file:line)". */
+xdnn_status gpu_check_cuda(cudaError_t e, const char *call, const char *file, int line, xdnn_diags_t *d);
+xdnn_status gpu_check_cublas(cublasStatus_t e, const char *call, const char *file, int line, xdnn_diags_t *d);
+xdnn_status gpu_check_nvrtc(nvrtcResult e, const char *call, const char *file, int line, xdnn_diags_t *d);
+
+/* Evaluate `call`; on failure report it and `return` its status from the
+ * enclosing function (which must have an xdnn_diags_t *d in scope). */
+#define CUDA_TRY(call)                                                                      \
+    do {                                                                                    \
+        xdnn_status st_ = gpu_check_cuda((call), #call, __FILE__, __LINE__, d);             \
+        if (st_ != XDNN_OK)                                                                 \
+            return st_;                                                                     \
+    } while (0)
+#define CUBLAS_TRY(call)                                                                    \
+    do {                                                                                    \
+        xdnn_status st_ = gpu_check_cublas((call), #call, __FILE__, __LINE__, d);           \
+        if (st_ != XDNN_OK)                                                                 \
+            return st_;                                                                     \
+    } while (0)
+#define NVRTC_TRY(call)                                                                     \
+    do {                                                                                    \
+        xdnn_status st_ = gpu_check_nvrtc((call), #call, __FILE__, __LINE__, d);            \
+        if (st_ != XDNN_OK)                                                                 \
+            return st_;                                                                     \
+    } while (0)
+/* The same, but jump to `label` after storing the status in `st`. */
+#define CUDA_GOTO(call, st, label)                                                          \
+    do {                                                                                    \
+        if (((st) = gpu_check_cuda((call), #call, __FILE__, __LINE__, d)) != XDNN_OK)       \
+            goto label;                                                                     \
+    } while (0)
+
+#endif

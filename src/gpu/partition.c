@@ -1,0 +1,326 @@
+/* partition.c — grouping nodes into engine-sized partitions (rules in
+ * partition.h).  Graphs are small (hundreds of nodes), so groups are kept as a
+ * plain "group of node" array and merges relabel it: clarity over asymptotics. */
+#include "gpu/partition.h"
+
+#include <string.h>
+
+typedef struct pstate {
+    ggraph *g;
+    int *grp;      /* group id (a node index) per node */
+    char *seen;    /* DFS marks per group id */
+} pstate;
+
+static int producer_group(const pstate *s, int tensor)
+{
+    if (tensor < 0)
+        return -1;
+    int p = s->g->t[tensor].producer;
+    return p >= 0 ? s->grp[p] : -1;
+}
+
+/* Does group `to` lie upstream of group `from`? (DFS over node inputs.) */
+static bool reaches(pstate *s, int from, int to)
+{
+    if (from == to)
+        return true;
+    if (s->seen[from])
+        return false;
+    s->seen[from] = 1;
+    for (int k = 0; k < s->g->nn; k++) {
+        if (s->grp[k] != from)
+            continue;
+        for (int j = 0; j < s->g->n[k].nin; j++) {
+            int q = producer_group(s, s->g->n[k].in[j]);
+            if (q >= 0 && q != from && reaches(s, q, to))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* True when some third group sits on a path from a up to b. */
+static bool path_through_other(pstate *s, int a, int b)
+{
+    memset(s->seen, 0, (size_t)s->g->nn);
+    for (int k = 0; k < s->g->nn; k++) {
+        if (s->grp[k] != a)
+            continue;
+        for (int j = 0; j < s->g->n[k].nin; j++) {
+            int q = producer_group(s, s->g->n[k].in[j]);
+            if (q >= 0 && q != a && q != b && reaches(s, q, b))
+                return true;
+        }
+    }
+    return false;
+}
+
+static bool can_merge(pstate *s, int a, int b)
+{
+    return a != b && !path_through_other(s, a, b) && !path_through_other(s, b, a);
+}
+
+static void merge(pstate *s, int into, int from)
+{
+    for (int k = 0; k < s->g->nn; k++)
+        if (s->grp[k] == from)
+            s->grp[k] = into;
+}
+
+static bool group_is_pointwise(const pstate *s, int grp)
+{
+    for (int k = 0; k < s->g->nn; k++)
+        if (s->grp[k] == grp && s->g->n[k].kind != GN_POINTWISE)
+            return false;
+    return true;
+}
+
+static int only_consumer(const ggraph *g, int tensor)
+{
+    for (int k = 0; k < g->nn; k++)
+        for (int j = 0; j < g->n[k].nin; j++)
+            if (g->n[k].in[j] == tensor)
+                return k;
+    return -1;
+}
+
+/* matmul + single-consumer pointwise chain of the matmul's output shape. */
+static void fuse_matmul_epilogues(pstate *s)
+{
+    ggraph *g = s->g;
+    for (int m = 0; m < g->nn; m++) {
+        if (g->n[m].kind != GN_MATMUL)
+            continue;
+        int cur = g->n[m].out;
+        for (;;) {
+            const gtensor *t = &g->t[cur];
+            if (t->is_output || t->nconsumers != 1)
+                break;
+            int c = only_consumer(g, cur);
+            if (c < 0 || g->n[c].kind != GN_POINTWISE || s->grp[c] != c ||
+                !gg_same_dims(&g->t[g->n[c].out], &g->t[g->n[m].out]))
+                break;
+            merge(s, m, c);
+            cur = g->n[c].out;
+        }
+    }
+}
+
+static void fuse_pointwise(pstate *s)
+{
+    ggraph *g = s->g;
+    for (int k = 0; k < g->nn; k++) {
+        if (g->n[k].kind != GN_POINTWISE || !group_is_pointwise(s, s->grp[k]))
+            continue;
+        for (int j = 0; j < g->n[k].nin; j++) {
+            int t = g->n[k].in[j];
+            if (t < 0 || g->t[t].producer < 0)
+                continue;
+            int p = g->t[t].producer;
+            if (g->n[p].kind != GN_POINTWISE || !gg_same_dims(&g->t[t], &g->t[g->n[k].out]))
+                continue;
+            int gp = s->grp[p], gk = s->grp[k];
+            if (gp == gk || !group_is_pointwise(s, gp))
+                continue;
+            /* Every node of the merged group must share the iteration shape. */
+            bool same = true;
+            for (int q = 0; q < g->nn && same; q++)
+                if (s->grp[q] == gp)
+                    same = gg_same_dims(&g->t[g->n[q].out], &g->t[g->n[k].out]);
+            if (same && can_merge(s, gk, gp))
+                merge(s, gk, gp);
+        }
+    }
+}
+
+/* A reduce/softmax absorbs the pointwise group that only feeds it. */
+static void fuse_reduce_prologues(pstate *s)
+{
+    ggraph *g = s->g;
+    for (int r = 0; r < g->nn; r++) {
+        if ((g->n[r].kind != GN_REDUCE && g->n[r].kind != GN_SOFTMAX) || g->n[r].nin < 1)
+            continue;
+        int x = g->n[r].in[0];
+        if (x < 0 || g->t[x].producer < 0 || g->t[x].nconsumers != 1)
+            continue;
+        int gp = s->grp[g->t[x].producer];
+        if (!group_is_pointwise(s, gp))
+            continue;
+        bool ok = true;
+        for (int q = 0; q < g->nn && ok; q++) {
+            if (s->grp[q] != gp)
+                continue;
+            int o = g->n[q].out;
+            ok = !g->t[o].is_output && gg_same_dims(&g->t[o], &g->t[x]);
+            for (int c = 0; c < g->nn && ok; c++)
+                for (int j = 0; j < g->n[c].nin; j++)
+                    if (g->n[c].in[j] == o && s->grp[c] != gp && c != r)
+                        ok = false;
+        }
+        if (ok)
+            merge(s, s->grp[r], gp);
+    }
+}
+
+const char *gpart_kind_name(gpart_kind k)
+{
+    static const char *const names[] = {"pointwise", "reduce", "matmul", "single"};
+    return (unsigned)k < 4 ? names[k] : "?";
+}
+
+static void add_unique(arena *ar, int **arr, int *n, int v, int cap)
+{
+    for (int i = 0; i < *n; i++)
+        if ((*arr)[i] == v)
+            return;
+    if (!*arr)
+        *arr = arena_alloc(ar, (size_t)cap * sizeof **arr);
+    (*arr)[(*n)++] = v;
+}
+
+static void fill_part(gplan *pl, gpart *p, int grp, const int *grp_of)
+{
+    ggraph *g = pl->g;
+    arena *ar = g->ar;
+    p->anchor = -1;
+    p->nodes = arena_alloc(ar, (size_t)g->nn * sizeof *p->nodes);
+    bool all_pw = true;
+    size_t namelen = 1;
+    for (int k = 0; k < g->nn; k++) {
+        if (grp_of[k] != grp)
+            continue;
+        p->nodes[p->nnodes++] = k;
+        namelen += strlen(g->n[k].name) + 1;
+        gnode_kind nk = g->n[k].kind;
+        if (nk != GN_POINTWISE) {
+            all_pw = false;
+            p->anchor = k;
+            p->kind = nk == GN_MATMUL ? GP_MATMUL : nk == GN_OTHER ? GP_SINGLE : GP_REDUCE;
+        }
+    }
+    if (all_pw)
+        p->kind = GP_POINTWISE;
+    char *name = arena_alloc(ar, namelen);
+    for (int i = 0; i < p->nnodes; i++) {
+        if (i)
+            strcat(name, "+");
+        strcat(name, g->n[p->nodes[i]].name);
+    }
+    p->name = name;
+    int cap = g->nt;
+    for (int i = 0; i < p->nnodes; i++) {
+        const gnode *n = &g->n[p->nodes[i]];
+        for (int j = 0; j < n->nin; j++) {
+            int t = n->in[j];
+            if (t >= 0 && !g->t[t].is_scalar && pl->materialized[t] &&
+                (g->t[t].producer < 0 || grp_of[g->t[t].producer] != grp))
+                add_unique(ar, &p->ins, &p->nins, t, cap);
+        }
+        if (n->out >= 0 && pl->materialized[n->out])
+            add_unique(ar, &p->outs, &p->nouts, n->out, cap);
+        /* Cost model: the descriptor's count, else one op per output element
+         * (2*M*N*K for matmul, input elements for reductions). */
+        double f = n->flops;
+        if (f <= 0 && n->out >= 0) {
+            const gtensor *o = &g->t[n->out];
+            f = (double)o->numel;
+            if (n->kind == GN_MATMUL && n->nin >= 1 && g->t[n->in[0]].rank >= 2) {
+                const gtensor *a = &g->t[n->in[0]];
+                f = 2.0 * (double)o->numel * (double)a->dims[a->rank - (n->trans_a ? 2 : 1)];
+            } else if ((n->kind == GN_REDUCE || n->kind == GN_SOFTMAX) && n->nin >= 1) {
+                f = (double)g->t[n->in[0]].numel * (n->kind == GN_SOFTMAX ? 5 : 1);
+            }
+        }
+        p->flops += f;
+    }
+    for (int i = 0; i < p->nins; i++)
+        p->bytes += (double)gg_span_bytes(&g->t[p->ins[i]]);
+    for (int i = 0; i < p->nouts; i++)
+        p->bytes += (double)gg_span_bytes(&g->t[p->outs[i]]);
+}
+
+gplan *gpu_partition(ggraph *g, bool no_fusion)
+{
+    arena *ar = g->ar;
+    gplan *pl = arena_alloc(ar, sizeof *pl);
+    pl->g = g;
+    int nn = g->nn;
+    pstate s = {g, arena_alloc(ar, (size_t)(nn + 1) * sizeof(int)), arena_alloc(ar, (size_t)nn + 1)};
+    for (int k = 0; k < nn; k++)
+        s.grp[k] = k;
+    if (!no_fusion) {
+        fuse_matmul_epilogues(&s);
+        fuse_pointwise(&s);
+        fuse_reduce_prologues(&s);
+    }
+
+    /* Materialized: inputs, outputs, dead ends, and tensors crossing groups. */
+    pl->materialized = arena_alloc(ar, (size_t)g->nt + 1);
+    for (int t = 0; t < g->nt; t++) {
+        const gtensor *x = &g->t[t];
+        pl->materialized[t] = !x->is_scalar && (x->is_input || x->is_output || x->nconsumers == 0);
+    }
+    for (int k = 0; k < nn; k++)
+        for (int j = 0; j < g->n[k].nin; j++) {
+            int t = g->n[k].in[j];
+            int p = t >= 0 ? g->t[t].producer : -1;
+            if (p >= 0 && s.grp[p] != s.grp[k])
+                pl->materialized[t] = true;
+        }
+
+    /* Order groups topologically (Kahn), ties broken by first node. */
+    int ngroups = 0;
+    int *groups = arena_alloc(ar, (size_t)(nn + 1) * sizeof(int));
+    for (int k = 0; k < nn; k++)
+        if (s.grp[k] == k)
+            groups[ngroups++] = k;
+    pl->parts = arena_alloc(ar, (size_t)(ngroups + 1) * sizeof *pl->parts);
+    pl->part_of = arena_alloc(ar, (size_t)(nn + 1) * sizeof(int));
+    char *done = arena_alloc(ar, (size_t)nn + 1);
+    for (int placed = 0; placed < ngroups; placed++) {
+        int pick = -1;
+        for (int i = 0; i < ngroups && pick < 0; i++) {
+            int gr = groups[i];
+            if (done[gr])
+                continue;
+            bool ready = true;
+            for (int k = 0; k < nn && ready; k++) {
+                if (s.grp[k] != gr)
+                    continue;
+                for (int j = 0; j < g->n[k].nin; j++) {
+                    int q = producer_group(&s, g->n[k].in[j]);
+                    if (q >= 0 && q != gr && !done[q])
+                        ready = false;
+                }
+            }
+            if (ready)
+                pick = gr;
+        }
+        if (pick < 0) /* a cycle: cannot happen after can_merge; keep going safely */
+            for (int i = 0; i < ngroups && pick < 0; i++)
+                if (!done[groups[i]])
+                    pick = groups[i];
+        done[pick] = 1;
+        gpart *p = &pl->parts[pl->nparts];
+        p->id = pl->nparts++;
+        fill_part(pl, p, pick, s.grp);
+        for (int i = 0; i < p->nnodes; i++)
+            pl->part_of[p->nodes[i]] = p->id;
+    }
+    return pl;
+}
+
+void gpu_print_partitions(const gplan *p, FILE *f)
+{
+    const ggraph *g = p->g;
+    for (int i = 0; i < p->nparts; i++) {
+        const gpart *q = &p->parts[i];
+        fprintf(f, "partition %d [%s] %s: reads", i, gpart_kind_name(q->kind), q->name);
+        for (int j = 0; j < q->nins; j++)
+            fprintf(f, " %s", g->t[q->ins[j]].name);
+        fprintf(f, "; writes");
+        for (int j = 0; j < q->nouts; j++)
+            fprintf(f, " %s", g->t[q->outs[j]].name);
+        fprintf(f, "\n");
+    }
+}

@@ -1,0 +1,75 @@
+/* plan.c — the device workspace layout: one buffer for every materialized
+ * intermediate and every partition's engine scratch, offsets chosen by
+ * liveness (greedy first fit, largest first), so execution makes no cudaMalloc.
+ * Inputs, weights and outputs have their own buffers and are never aliased. */
+#include "gpu/partition.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+enum { WS_ALIGN = 256 };
+
+typedef struct ws_item {
+    size_t bytes;
+    int first, last;   /* partitions during which it is live, inclusive */
+    size_t *offset;    /* where to write the result */
+    size_t off;
+} ws_item;
+
+static int by_size_desc(const void *a, const void *b)
+{
+    const ws_item *x = a, *y = b;
+    return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : x->first - y->first;
+}
+
+static size_t align_up(size_t v) { return (v + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN; }
+
+void gpu_plan_workspace(gplan *p)
+{
+    ggraph *g = p->g;
+    p->offset = arena_alloc(g->ar, ((size_t)g->nt + 1) * sizeof *p->offset);
+    for (int t = 0; t < g->nt; t++)
+        p->offset[t] = SIZE_MAX;
+    ws_item *items = arena_alloc(g->ar, ((size_t)g->nt + (size_t)p->nparts + 1) * sizeof *items);
+    int n = 0;
+    for (int t = 0; t < g->nt; t++) {
+        const gtensor *x = &g->t[t];
+        if (!p->materialized[t] || x->is_input || x->is_output || x->is_scalar || x->producer < 0)
+            continue;
+        int first = p->part_of[x->producer], last = first;
+        for (int k = 0; k < g->nn; k++)
+            for (int j = 0; j < g->n[k].nin; j++)
+                if (g->n[k].in[j] == t && p->part_of[k] > last)
+                    last = p->part_of[k];
+        items[n++] = (ws_item){align_up(gg_span_bytes(x)), first, last, &p->offset[t], 0};
+    }
+    for (int i = 0; i < p->nparts; i++)
+        if (p->parts[i].ws_bytes)
+            items[n++] = (ws_item){align_up(p->parts[i].ws_bytes), i, i, &p->parts[i].ws_offset, 0};
+    qsort(items, (size_t)n, sizeof *items, by_size_desc);
+
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        /* Lowest offset clear of every placed item whose lifetime overlaps:
+         * try 0 and the end of each such item. */
+        size_t best = SIZE_MAX;
+        for (int c = -1; c < i; c++) {
+            size_t cand = c < 0 ? 0 : items[c].off + items[c].bytes;
+            if (c >= 0 && (items[c].last < items[i].first || items[c].first > items[i].last))
+                continue;
+            bool clear = true;
+            for (int j = 0; j < i && clear; j++) {
+                bool live = !(items[j].last < items[i].first || items[j].first > items[i].last);
+                if (live && cand < items[j].off + items[j].bytes && items[j].off < cand + items[i].bytes)
+                    clear = false;
+            }
+            if (clear && cand < best)
+                best = cand;
+        }
+        items[i].off = best;
+        *items[i].offset = best;
+        if (best + items[i].bytes > total)
+            total = best + items[i].bytes;
+    }
+    p->ws_total = total;
+}
