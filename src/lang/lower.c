@@ -19,17 +19,35 @@
 
 /* ---------------------------------------------------------------- reporting */
 
+static void lvreport(lower_ctx *cx, xdnn_status st, xloc loc, const char *fmt, va_list ap)
+{
+    diag_vreport(cx->d, XDNN_SEV_ERROR, st, loc, NULL, fmt, ap);
+    if (!cx->first_status)
+        cx->first_status = st;
+    cx->errors++;
+}
+
+void lerr_only(lower_ctx *cx, xdnn_status st, xloc loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    lvreport(cx, st, loc, fmt, ap);
+    va_end(ap);
+}
+
+void lframes(lower_ctx *cx, const scope *sc)
+{
+    for (const frame *f = sc ? sc->fr : NULL; f; f = f->parent)
+        diag_note(cx->d, f->call_loc, "in fragment '%s' called from here", f->frag->name);
+}
+
 void lerr(lower_ctx *cx, const scope *sc, xdnn_status st, xloc loc, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    diag_vreport(cx->d, XDNN_SEV_ERROR, st, loc, NULL, fmt, ap);
+    lvreport(cx, st, loc, fmt, ap);
     va_end(ap);
-    if (!cx->first_status)
-        cx->first_status = st;
-    cx->errors++;
-    for (const frame *f = sc ? sc->fr : NULL; f; f = f->parent)
-        diag_note(cx->d, f->call_loc, "in fragment '%s' called from here", f->frag->name);
+    lframes(cx, sc);
 }
 
 static bool too_many(const lower_ctx *cx) { return cx->errors >= DIAG_MAX_ERRORS || diag_too_many(cx->d); }
@@ -96,14 +114,10 @@ int lower_define_tensor(lower_ctx *cx, const scope *sc, const char *name, tensor
     xgraph *g = sc->g;
     int prev = ir_find_tensor(g, name);
     if (prev >= 0) {
-        diag_error(cx->d, XDNN_ERR_SEMANTIC, loc, "tensor '%s' is already defined", name);
-        if (!cx->first_status)
-            cx->first_status = XDNN_ERR_SEMANTIC;
-        cx->errors++;
+        lerr_only(cx, XDNN_ERR_SEMANTIC, loc, "tensor '%s' is already defined", name);
         if (g->tensors[prev].loc.file)
             diag_note(cx->d, g->tensors[prev].loc, "'%s' was first defined here", name);
-        for (const frame *f = sc->fr; f; f = f->parent)
-            diag_note(cx->d, f->call_loc, "in fragment '%s' called from here", f->frag->name);
+        lframes(cx, sc);
         return -1;
     }
     return ir_add_tensor(g, name, kind, loc, cx->d);

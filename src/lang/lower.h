@@ -47,7 +47,8 @@ typedef struct scope {
     binding *b;
     size_t nb, capb;
     const char *prefix;      /* "<call-site>/" for fragment locals, "" in a graph */
-    const char **result_names; /* fragment results -> call-site names (NULL = discarded) */
+    const char *const *result_names; /* fragment results -> call-site names (NULL = discarded) */
+    const xloc *result_locs;
     int *result_tensors;
     const char *origin;      /* node->origin for nodes made here */
 } scope;
@@ -56,16 +57,22 @@ typedef struct scope {
 typedef struct operand {
     int tensor;
     expr *scalar;
+    bool wrote_root;         /* the outermost node wrote the statement's target */
 } operand;
 
 /* Generates `<base>.<k>` names for the temporaries of one statement. */
 typedef struct namer {
     const char *base;
     int k;
+    xloc root_loc;           /* where the statement's (first) target is written */
 } namer;
 
 /* ---- lower.c */
 void lower_file(lower_ctx *cx, const char *file, const char *text, size_t len, xloc included_at);
+/* Report an error (no fragment notes) / the fragment notes of scope sc. */
+void lerr_only(lower_ctx *cx, xdnn_status st, xloc loc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void lframes(lower_ctx *cx, const scope *sc);
+/* Report an error followed by the notes of the fragment calls that led here. */
 void lerr(lower_ctx *cx, const scope *sc, xdnn_status st, xloc loc, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 /* Create or fetch the tensor a target names; -1 after a redefinition error. */
@@ -77,14 +84,14 @@ bool lower_annotate(lower_ctx *cx, scope *sc, const ast_target *tg, int ti);
 char *lower_suggest(arena *a, const char *name, const char *const *cands, size_t n);
 
 /* ---- lower_expr.c */
-/* Resolve `e` as a tensor or a compile-time value; makes nodes for tensor
- * subexpressions.  `result` names the outermost node (NULL: generated). */
-bool lower_value(lower_ctx *cx, scope *sc, namer *nm, const expr *e, operand *out);
+/* Resolve `e` as a tensor or a compile-time value; makes nodes (named by nm)
+ * for tensor subexpressions. */
+bool lower_value(lower_ctx *cx, scope *sc, namer *nm, expr *e, operand *out);
 /* An assignment `targets = e`. */
 bool lower_assign(lower_ctx *cx, scope *sc, const ast_stmt *st);
 /* A compile-time expression in scope (fragment values substituted); NULL
  * after an error naming `what` ("attribute 'stride' of conv"). */
-expr *lower_ct(lower_ctx *cx, const scope *sc, const expr *e, const char *what);
+expr *lower_ct(lower_ctx *cx, const scope *sc, expr *e, const char *what);
 /* Look a name up in a fragment's bindings. */
 const binding *scope_find(const scope *sc, const char *name);
 /* Report a name that is not visible (unknown, or used before its definition). */
@@ -96,7 +103,7 @@ const ast_stmt *lower_find_fragment(const lower_ctx *cx, const char *name);
 /* Expand a call; results[i] receive the tensors of the fragment's results
  * (names[i]: call-site names; NULL = discarded). */
 bool lower_fragment_call(lower_ctx *cx, scope *sc, namer *nm, const expr *call, const ast_stmt *frag,
-                         int nnames, const char *const *names, int *results);
+                         int nnames, const char *const *names, const xloc *locs, int *results);
 
 /* ---- parse.c */
 /* Turn a call expression into an initializer; `errors` counts reports (may be NULL). */

@@ -1,0 +1,241 @@
+/* nvrtc.c — compiling generated CUDA C at run time, with a memory and a disk
+ * cache (see nvrtc.h).  The arch is the device's own (sm_90 on Hopper) when
+ * this NVRTC knows it; otherwise PTX for the newest virtual arch it knows,
+ * which the driver compiles on load. */
+#include "gpu/nvrtc.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct cache_entry {
+    uint64_t key;
+    cudaLibrary_t lib;
+    struct cache_entry *next;
+} cache_entry;
+
+static cache_entry *g_cache;
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= s[i];
+        h *= 1099511628211ull;
+    }
+    /* A separator so ("ab","c") and ("a","bc") differ. */
+    h ^= 0xff;
+    h *= 1099511628211ull;
+    return h;
+}
+
+uint64_t gpu_nvrtc_key(const char *src, const char *arch, const char *const *opts, int nopts,
+                       int nvrtc_major, int nvrtc_minor)
+{
+    uint64_t h = 14695981039346656037ull;
+    h = fnv(h, src, strlen(src));
+    h = fnv(h, arch, strlen(arch));
+    for (int i = 0; i < nopts; i++)
+        h = fnv(h, opts[i], strlen(opts[i]));
+    int v[2] = {nvrtc_major, nvrtc_minor};
+    return fnv(h, v, sizeof v);
+}
+
+bool gpu_cache_dir(char *buf, size_t len)
+{
+    const char *env = getenv("XDNN_CACHE_DIR");
+    if (env && strcmp(env, "off") == 0)
+        return false;
+    if (env && *env) {
+        snprintf(buf, len, "%s", env);
+        return true;
+    }
+    const char *home = getenv("HOME");
+    if (!home || !*home)
+        return false;
+    snprintf(buf, len, "%s/.cache/xdnn", home);
+    return true;
+}
+
+static void mkdirs(const char *path)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(tmp, 0755);
+            *p = '/';
+        }
+    mkdir(tmp, 0755);
+}
+
+static void *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    void *buf = NULL;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long n = ftell(f);
+        if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n)) &&
+            fread(buf, 1, (size_t)n, f) != (size_t)n) {
+            free(buf);
+            buf = NULL;
+        }
+        *len = n > 0 ? (size_t)n : 0;
+    }
+    fclose(f);
+    return buf;
+}
+
+/* Atomic: a partial file is never seen under the final name. */
+static void write_file(const char *dir, const char *path, const void *data, size_t len)
+{
+    mkdirs(dir);
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return;
+    bool ok = fwrite(data, 1, len, f) == len;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0)
+        remove(tmp);
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* "sm_90" when NVRTC supports 90, else "compute_<newest>" (PTX). */
+static void pick_arch(const gpu_device *dev, char *arch, size_t len, bool *cubin)
+{
+    int want = dev->cc_major * 10 + dev->cc_minor, n = 0, best = 0;
+    *cubin = false;
+    if (nvrtcGetNumSupportedArchs(&n) == NVRTC_SUCCESS && n > 0 && n < 256) {
+        int archs[256];
+        if (nvrtcGetSupportedArchs(archs) == NVRTC_SUCCESS)
+            for (int i = 0; i < n; i++) {
+                if (archs[i] == want)
+                    *cubin = true;
+                if (archs[i] <= want && archs[i] > best)
+                    best = archs[i];
+            }
+    }
+    if (*cubin)
+        snprintf(arch, len, "sm_%d", want);
+    else
+        snprintf(arch, len, "compute_%d", best ? best : want);
+}
+
+static xdnn_status compile(const char *src, const char *name, const char *const *opts, int nopts,
+                           bool cubin, char **code, size_t *code_len, xdnn_diags_t *d)
+{
+    nvrtcProgram prog;
+    NVRTC_TRY(nvrtcCreateProgram(&prog, src, name, 0, NULL, NULL));
+    nvrtcResult r = nvrtcCompileProgram(prog, nopts, opts);
+    if (r != NVRTC_SUCCESS) {
+        size_t loglen = 0;
+        char *log = NULL;
+        if (nvrtcGetProgramLogSize(prog, &loglen) == NVRTC_SUCCESS && (log = malloc(loglen + 1)))
+            if (nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS)
+                log[0] = '\0';
+        diag_error(d, XDNN_ERR_DEVICE, xloc_none(), "NVRTC could not compile generated kernel '%s': %s\n%s", name,
+                   nvrtcGetErrorString(r), log ? log : "(no log)");
+        diag_note(d, xloc_none(), "generated source of '%s':\n%s", name, src);
+        free(log);
+        nvrtcDestroyProgram(&prog);
+        return XDNN_ERR_DEVICE;
+    }
+    size_t n = 0;
+    xdnn_status st = gpu_check_nvrtc(cubin ? nvrtcGetCUBINSize(prog, &n) : nvrtcGetPTXSize(prog, &n),
+                                     "nvrtcGetCUBINSize/PTXSize", __FILE__, __LINE__, d);
+    if (st == XDNN_OK) {
+        *code = malloc(n ? n : 1);
+        *code_len = n;
+        if (!*code)
+            st = XDNN_ERR_NOMEM;
+        else
+            st = gpu_check_nvrtc(cubin ? nvrtcGetCUBIN(prog, *code) : nvrtcGetPTX(prog, *code),
+                                 "nvrtcGetCUBIN/PTX", __FILE__, __LINE__, d);
+    }
+    nvrtcDestroyProgram(&prog);
+    return st;
+}
+
+xdnn_status gpu_nvrtc_get(const gpu_device *dev, const char *src, const char *name, gpu_kernel *out,
+                          gpu_compile_stats *stats, xdnn_diags_t *d)
+{
+    char arch[32], archopt[64];
+    bool cubin;
+    pick_arch(dev, arch, sizeof arch, &cubin);
+    snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
+    const char *opts[] = {archopt, "--std=c++17", "-lineinfo"};
+    int nopts = 2; /* -lineinfo only under XDNN_LINEINFO (sanitizer runs) */
+    if (getenv("XDNN_LINEINFO"))
+        nopts = 3;
+    int maj = 0, min = 0;
+    nvrtcVersion(&maj, &min);
+    uint64_t key = gpu_nvrtc_key(src, arch, opts, nopts, maj, min);
+
+    cudaLibrary_t lib = NULL;
+    for (cache_entry *e = g_cache; e; e = e->next)
+        if (e->key == key) {
+            lib = e->lib;
+            stats->mem_hits++;
+            break;
+        }
+    if (!lib) {
+        char dir[900], path[1024];
+        bool use_disk = gpu_cache_dir(dir, sizeof dir);
+        snprintf(path, sizeof path, "%s/%016" PRIx64 ".%s", dir, key, cubin ? "cubin" : "ptx");
+        size_t len = 0;
+        char *code = use_disk ? read_file(path, &len) : NULL;
+        if (code && len) {
+            stats->disk_hits++;
+        } else {
+            free(code);
+            code = NULL;
+            double t0 = now_ms();
+            xdnn_status st = compile(src, name, opts, nopts, cubin, &code, &len, d);
+            stats->compile_ms += now_ms() - t0;
+            stats->compiled++;
+            if (st != XDNN_OK)
+                return st;
+            if (use_disk)
+                write_file(dir, path, code, len);
+        }
+        cudaError_t e = cudaLibraryLoadData(&lib, code, NULL, NULL, 0, NULL, NULL, 0);
+        free(code);
+        CUDA_TRY(e);
+        cache_entry *ce = malloc(sizeof *ce);
+        if (!ce) {
+            cudaLibraryUnload(lib);
+            return XDNN_ERR_NOMEM;
+        }
+        *ce = (cache_entry){key, lib, g_cache};
+        g_cache = ce;
+    }
+    out->lib = lib;
+    CUDA_TRY(cudaLibraryGetKernel(&out->fn, lib, name));
+    return XDNN_OK;
+}
+
+void gpu_nvrtc_cache_clear(void)
+{
+    while (g_cache) {
+        cache_entry *e = g_cache;
+        g_cache = e->next;
+        cudaLibraryUnload(e->lib);
+        free(e);
+    }
+}
