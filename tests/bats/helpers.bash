@@ -1,0 +1,14 @@
+# helpers.bash — shared by the bats suites: where the binary is, and a
+# valgrind mode (XDNN_VALGRIND=1, `make valgrind`) that runs every xdnn call
+# under memcheck and fails on any leak or error.
+XDNN=${XDNN:-$BATS_TEST_DIRNAME/../../build/xdnn}
+ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+
+xdnn() {
+    if [ -n "${XDNN_VALGRIND:-}" ]; then
+        valgrind -q --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
+            --error-exitcode=99 "$XDNN" "$@"
+    else
+        "$XDNN" "$@"
+    fi
+}

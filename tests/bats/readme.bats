@@ -1,0 +1,22 @@
+#!/usr/bin/env bats
+# Every ```sh block of the README's tour runs and exits 0 (docs are executed).
+load helpers
+
+@test "README tour commands run" {
+    cd "$ROOT"
+    cmds=$(awk '/^## A short tour/{on=1} /^## Layout/{on=0} on && /^```sh$/{inb=1; next} inb && /^```$/{inb=0} inb' README.md)
+    [ -n "$cmds" ]
+    while IFS= read -r line; do
+        line=${line//.\/build\/xdnn/xdnn}
+        echo "+ $line"
+        eval "$line"
+    done <<< "$cmds"
+}
+
+@test "README error example is real" {
+    cd "$ROOT"
+    run xdnn check graphs/conv_bias_relu.dnn --set C=0
+    [ "$status" -eq 3 ]
+    expected=$(grep -A1 '^\$ ./build/xdnn check graphs/conv_bias_relu.dnn --set C=0' README.md | tail -1)
+    [[ "$output" == *"$expected"* ]]
+}
