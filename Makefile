@@ -72,11 +72,11 @@ UNIT_LIB_SRC := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
 .PHONY: all test test-unit test-bats test-gpu fuzz valgrind clean
 all: $(BUILD)/libxdnn.a $(BUILD)/libxdnn.so $(BUILD)/xdnn
 
-$(BUILD)/gen/parser.c $(BUILD)/gen/parser.h: grammar/parser.y
+$(BUILD)/gen/parser.c $(BUILD)/gen/parser.h &: grammar/parser.y
 	@mkdir -p $(dir $@)
 	$(BISON) -Wall -Werror --defines=$(BUILD)/gen/parser.h -o $(BUILD)/gen/parser.c $<
 
-$(BUILD)/gen/lexer.c $(BUILD)/gen/lexer.h: grammar/lexer.l $(BUILD)/gen/parser.h
+$(BUILD)/gen/lexer.c $(BUILD)/gen/lexer.h &: grammar/lexer.l $(BUILD)/gen/parser.h
 	@mkdir -p $(dir $@)
 	$(FLEX) --header-file=$(BUILD)/gen/lexer.h -o $(BUILD)/gen/lexer.c $<
 
@@ -126,3 +126,45 @@ clean:
 	rm -rf build build-san
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# ---------------------------------------------------------------- fuzz (owner: docs)
+# `make fuzz` builds every tests/fuzz/fuzz_*.c as a libFuzzer harness with
+# clang (-fsanitize=fuzzer,address,undefined) against a CPU-only copy of the
+# library in $(FUZZ_BUILD)/, then runs each for FUZZ_TIME seconds on a seed
+# corpus: the files under graphs/ and tests/ whose extension is the harness's
+# suffix (fuzz_dnn -> *.dnn, fuzz_json -> *.json, fuzz_npy -> *.npy ...).
+# New corpus entries go to $(FUZZ_BUILD)/corpus/NAME, crashes to
+# $(FUZZ_BUILD)/crash-NAME-*.  Needs clang (apt-get install clang); nothing
+# else depends on this target, so `make test` never needs clang.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_TIME  ?= 20
+FUZZ_CC    ?= clang
+FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
+
+.PHONY: fuzz fuzz-build
+fuzz-build:
+	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz needs $(FUZZ_CC) (apt-get install clang)"; exit 1; }
+	$(MAKE) BUILD=$(FUZZ_BUILD) CUDA=0 CC=$(FUZZ_CC) OPT="-g -O1" \
+	    CFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" LDLIBS="$(FUZZ_SAN)" $(FUZZ_BUILD)/libxdnn.a
+	$(MAKE) FUZZ_BUILD=$(FUZZ_BUILD) $(FUZZ_BIN)
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libxdnn.a
+	$(FUZZ_CC) -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer -Iinclude -Isrc -I$(FUZZ_BUILD)/gen $< \
+	    $(FUZZ_BUILD)/libxdnn.a -lcjson -lm -fopenmp -o $@
+
+fuzz: fuzz-build
+	@set -e; fail=0; for bin in $(FUZZ_BIN); do \
+	    name=$$(basename $$bin); ext=$${name#fuzz_}; \
+	    seeds=$(FUZZ_BUILD)/seeds/$$name; corpus=$(FUZZ_BUILD)/corpus/$$name; \
+	    rm -rf $$seeds; mkdir -p $$seeds $$corpus; \
+	    find graphs tests -name "*.$$ext" -size -64k -exec cp -t $$seeds {} + 2>/dev/null || true; \
+	    echo "== $$name: $(FUZZ_TIME) s, $$(ls $$seeds | wc -l) seeds"; \
+	    ASAN_OPTIONS=detect_leaks=1 $$bin -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=2048 \
+	        -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/crash-$$name- $$corpus $$seeds \
+	        > $(FUZZ_BUILD)/$$name.log 2>&1 || { fail=1; echo "$$name FAILED: see $(FUZZ_BUILD)/$$name.log"; \
+	        grep -m1 -A25 'ERROR\|==ERROR\|runtime error\|deadly signal' $(FUZZ_BUILD)/$$name.log || true; }; \
+	    grep -m1 '^stat::number_of_executed_units' $(FUZZ_BUILD)/$$name.log || true; \
+	done; exit $$fail
+# ---------------------------------------------------------------- end fuzz

@@ -22,7 +22,7 @@ typedef struct graph_opts {
 
 /* Handle --set/--graph/-I; returns 1 if `opt` was one of them, 0 if not,
  * -1 on a malformed value (message printed). */
-int graph_opts_take(graph_opts *o, int opt, const char *arg);
+int graph_opts_take(graph_opts *o, int opt, char *arg);
 
 /* Load, select and bind.  On failure prints diagnostics and returns the status;
  * *m must be destroyed by the caller in every case. */

@@ -16,7 +16,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     return XDNN_ERR_USAGE;
 }
 
-int graph_opts_take(graph_opts *o, int opt, const char *arg)
+int graph_opts_take(graph_opts *o, int opt, char *arg)
 {
     switch (opt) {
     case OPT_SET: {
@@ -30,9 +30,8 @@ int graph_opts_take(graph_opts *o, int opt, const char *arg)
             return -1;
         }
         /* argv strings live as long as the process: split in place. */
-        char *name = (char *)arg;
-        name[eq - arg] = 0;
-        o->sets[o->nsets++] = (xdnn_binding){name, eq + 1};
+        arg[eq - arg] = 0;
+        o->sets[o->nsets++] = (xdnn_binding){arg, eq + 1};
         return 1;
     }
     case OPT_GRAPH:

@@ -17,14 +17,11 @@
 %parse-param {pstate *ps}
 
 %code requires {
-#include "ast.h"
+#include "lang/ast.h"
 }
 
 %code provides {
 int dnnlex(DNNSTYPE *lval, DNNLTYPE *lloc, void *scanner);
-/* Wrap a token's name so diagnostics can point at a keyword's name later. */
-const char *ast_kwname(arena *a, const char *name, xloc loc);
-xloc ast_kwname_loc(const char *kwname);
 }
 
 %code {

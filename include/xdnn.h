@@ -22,6 +22,13 @@ extern "C" {
 #endif
 
 #define XDNN_VERSION_STRING "0.1.0"
+
+/* Only the xdnn_ API is exported from libxdnn.so (built -fvisibility=hidden). */
+#if defined(__GNUC__)
+#define XDNN_API __attribute__((visibility("default")))
+#else
+#define XDNN_API
+#endif
 #define XDNN_MAX_RANK 8
 
 /* Status codes double as the CLI exit codes (see man/xdnn.1, EXIT STATUS). */
@@ -38,7 +45,7 @@ typedef enum xdnn_status {
     XDNN_ERR_INTERNAL = 9     /* a broken internal invariant (a bug) */
 } xdnn_status;
 
-const char *xdnn_status_name(xdnn_status s);
+XDNN_API const char *xdnn_status_name(xdnn_status s);
 
 /* Element types.  The order is ABI; names match the .dnn spelling. */
 typedef enum xdnn_dtype {
@@ -55,9 +62,9 @@ typedef enum xdnn_dtype {
     XDNN_DTYPE_COUNT
 } xdnn_dtype;
 
-const char *xdnn_dtype_name(xdnn_dtype t);             /* "f16" */
-bool xdnn_dtype_from_name(const char *name, xdnn_dtype *out);
-size_t xdnn_dtype_size(xdnn_dtype t);                   /* bytes per element */
+XDNN_API const char *xdnn_dtype_name(xdnn_dtype t);             /* "f16" */
+XDNN_API bool xdnn_dtype_from_name(const char *name, xdnn_dtype *out);
+XDNN_API size_t xdnn_dtype_size(xdnn_dtype t);                   /* bytes per element */
 
 /* ---------------------------------------------------------------- diagnostics */
 
@@ -76,15 +83,15 @@ typedef struct xdnn_diag {
 
 typedef struct xdnn_diags xdnn_diags_t;
 
-xdnn_diags_t *xdnn_diags_create(void);
-void xdnn_diags_destroy(xdnn_diags_t *d);
-size_t xdnn_diags_count(const xdnn_diags_t *d);
-const xdnn_diag *xdnn_diags_get(const xdnn_diags_t *d, size_t i);   /* borrowed */
-size_t xdnn_diags_error_count(const xdnn_diags_t *d);
+XDNN_API xdnn_diags_t *xdnn_diags_create(void);
+XDNN_API void xdnn_diags_destroy(xdnn_diags_t *d);
+XDNN_API size_t xdnn_diags_count(const xdnn_diags_t *d);
+XDNN_API const xdnn_diag *xdnn_diags_get(const xdnn_diags_t *d, size_t i);   /* borrowed */
+XDNN_API size_t xdnn_diags_error_count(const xdnn_diags_t *d);
 /* The status of the first error, or XDNN_OK when there is none. */
-xdnn_status xdnn_diags_status(const xdnn_diags_t *d);
+XDNN_API xdnn_status xdnn_diags_status(const xdnn_diags_t *d);
 /* Print gcc-style: "file:line:col: error: msg", the source line and a caret. */
-void xdnn_diags_print(const xdnn_diags_t *d, FILE *f);
+XDNN_API void xdnn_diags_print(const xdnn_diags_t *d, FILE *f);
 
 /* ---------------------------------------------------------------- modules and graphs */
 
@@ -95,27 +102,27 @@ typedef struct xgraph xdnn_graph_t;
 /* Load a .dnn or .json file (chosen by extension, else by sniffing '{').
  * `include_dirs` is a NULL-terminated list (may be NULL).  On failure returns
  * the error class and fills `diags`; *out is NULL. */
-xdnn_status xdnn_module_load(const char *path, const char *const *include_dirs,
+XDNN_API xdnn_status xdnn_module_load(const char *path, const char *const *include_dirs,
                              xdnn_diags_t *diags, xdnn_module_t **out);
 /* Parse from memory; `name` is used in diagnostics. */
-xdnn_status xdnn_module_parse(const char *name, const char *text, size_t len, bool is_json,
+XDNN_API xdnn_status xdnn_module_parse(const char *name, const char *text, size_t len, bool is_json,
                               xdnn_diags_t *diags, xdnn_module_t **out);
-xdnn_module_t *xdnn_module_create(void);
-void xdnn_module_destroy(xdnn_module_t *m);
+XDNN_API xdnn_module_t *xdnn_module_create(void);
+XDNN_API void xdnn_module_destroy(xdnn_module_t *m);
 
-size_t xdnn_module_graph_count(const xdnn_module_t *m);
-xdnn_graph_t *xdnn_module_graph(xdnn_module_t *m, size_t i);            /* borrowed */
+XDNN_API size_t xdnn_module_graph_count(const xdnn_module_t *m);
+XDNN_API xdnn_graph_t *xdnn_module_graph(xdnn_module_t *m, size_t i);            /* borrowed */
 /* Find a graph by name; NULL name selects the default graph (the only one, or
  * the last one of the main file). */
-xdnn_graph_t *xdnn_module_find_graph(xdnn_module_t *m, const char *name);
+XDNN_API xdnn_graph_t *xdnn_module_find_graph(xdnn_module_t *m, const char *name);
 
 /* Write the module as JSON or as canonical .dnn text.  Files are written
  * atomically (temp file + rename); "-" writes to stdout. */
-xdnn_status xdnn_module_write_json(const xdnn_module_t *m, const char *path, xdnn_diags_t *diags);
-xdnn_status xdnn_module_write_dnn(const xdnn_module_t *m, const char *path, xdnn_diags_t *diags);
+XDNN_API xdnn_status xdnn_module_write_json(const xdnn_module_t *m, const char *path, xdnn_diags_t *diags);
+XDNN_API xdnn_status xdnn_module_write_dnn(const xdnn_module_t *m, const char *path, xdnn_diags_t *diags);
 /* Return a malloc'ed string; caller frees. */
-char *xdnn_module_to_json(const xdnn_module_t *m);
-char *xdnn_module_to_dnn(const xdnn_module_t *m);
+XDNN_API char *xdnn_module_to_json(const xdnn_module_t *m);
+XDNN_API char *xdnn_module_to_dnn(const xdnn_module_t *m);
 
 /* ---------------------------------------------------------------- building by hand */
 
@@ -127,34 +134,34 @@ typedef enum xdnn_tensor_kind {
 
 /* Define a param (int or float).  A derived param is given as .dnn text via
  * xdnn_module_add_param_expr. */
-xdnn_status xdnn_module_add_param_int(xdnn_module_t *m, const char *name, int64_t value);
-xdnn_status xdnn_module_add_param_float(xdnn_module_t *m, const char *name, double value);
-xdnn_status xdnn_module_add_param_expr(xdnn_module_t *m, const char *name, const char *expr_text,
+XDNN_API xdnn_status xdnn_module_add_param_int(xdnn_module_t *m, const char *name, int64_t value);
+XDNN_API xdnn_status xdnn_module_add_param_float(xdnn_module_t *m, const char *name, double value);
+XDNN_API xdnn_status xdnn_module_add_param_expr(xdnn_module_t *m, const char *name, const char *expr_text,
                                        xdnn_diags_t *diags);
 
-xdnn_graph_t *xdnn_module_add_graph(xdnn_module_t *m, const char *name);
+XDNN_API xdnn_graph_t *xdnn_module_add_graph(xdnn_module_t *m, const char *name);
 /* Graph context: io, compute, intermediate dtypes and the seed. */
-void xdnn_graph_set_context(xdnn_graph_t *g, xdnn_dtype io, xdnn_dtype compute,
+XDNN_API void xdnn_graph_set_context(xdnn_graph_t *g, xdnn_dtype io, xdnn_dtype compute,
                             xdnn_dtype intermediate, uint64_t seed);
 
 /* Declare an input or weight with concrete dims and a packed row-major layout.
  * `init_text` is an initializer in .dnn syntax ("randn(std=0.5)") or NULL for
  * the default (uniform).  Returns the tensor index or -1 (see diags). */
-int xdnn_graph_add_tensor(xdnn_graph_t *g, const char *name, xdnn_tensor_kind kind,
+XDNN_API int xdnn_graph_add_tensor(xdnn_graph_t *g, const char *name, xdnn_tensor_kind kind,
                           xdnn_dtype dtype, int rank, const int64_t *dims,
                           const char *init_text, xdnn_diags_t *diags);
 /* Set the layout of a declared tensor: a named tag ("nhwc") or NULL + perm. */
-xdnn_status xdnn_graph_set_layout(xdnn_graph_t *g, const char *tensor, const char *tag,
+XDNN_API xdnn_status xdnn_graph_set_layout(xdnn_graph_t *g, const char *tensor, const char *tag,
                                   int rank, const int64_t *perm, xdnn_diags_t *diags);
 
 /* Add a node.  `inputs` are tensor names in port order (NULL = absent optional
  * port); `results` are target names (NULL or "_" = discarded); the number of
  * results selects the op's variant.  `attrs` is .dnn keyword text such as
  * "stride=2, pad=[1,1]" or NULL.  Returns the node index or -1. */
-int xdnn_graph_add_node(xdnn_graph_t *g, const char *op, int n_inputs, const char *const *inputs,
+XDNN_API int xdnn_graph_add_node(xdnn_graph_t *g, const char *op, int n_inputs, const char *const *inputs,
                         int n_results, const char *const *results, const char *attrs,
                         xdnn_diags_t *diags);
-xdnn_status xdnn_graph_mark_output(xdnn_graph_t *g, const char *tensor, xdnn_diags_t *diags);
+XDNN_API xdnn_status xdnn_graph_mark_output(xdnn_graph_t *g, const char *tensor, xdnn_diags_t *diags);
 
 /* ---------------------------------------------------------------- binding and inference */
 
@@ -168,25 +175,25 @@ typedef struct xdnn_binding {
 /* Evaluate params (with overrides), asserts, dims and attributes; infer every
  * tensor's dtype, shape and strides; validate every node.  May be called again
  * with other bindings. */
-xdnn_status xdnn_graph_bind(xdnn_graph_t *g, const xdnn_binding *bindings, size_t n_bindings,
+XDNN_API xdnn_status xdnn_graph_bind(xdnn_graph_t *g, const xdnn_binding *bindings, size_t n_bindings,
                             xdnn_diags_t *diags);
 
 /* Print the typed graph (after bind): every tensor's dtype, shape, strides. */
-void xdnn_graph_print_typed(const xdnn_graph_t *g, FILE *f);
+XDNN_API void xdnn_graph_print_typed(const xdnn_graph_t *g, FILE *f);
 /* Graphviz DOT of the (bound) graph. */
-void xdnn_graph_print_dot(const xdnn_graph_t *g, FILE *f);
+XDNN_API void xdnn_graph_print_dot(const xdnn_graph_t *g, FILE *f);
 
 /* Introspection of a bound graph. */
-size_t xdnn_graph_tensor_count(const xdnn_graph_t *g);
-size_t xdnn_graph_node_count(const xdnn_graph_t *g);
-const char *xdnn_graph_name(const xdnn_graph_t *g);
+XDNN_API size_t xdnn_graph_tensor_count(const xdnn_graph_t *g);
+XDNN_API size_t xdnn_graph_node_count(const xdnn_graph_t *g);
+XDNN_API const char *xdnn_graph_name(const xdnn_graph_t *g);
 
 /* ---------------------------------------------------------------- op catalogue */
 
-size_t xdnn_op_count(void);
-const char *xdnn_op_name(size_t i);
+XDNN_API size_t xdnn_op_count(void);
+XDNN_API const char *xdnn_op_name(size_t i);
 /* Print the catalogue (ports, results, attributes with defaults) as text. */
-void xdnn_ops_print(FILE *f);
+XDNN_API void xdnn_ops_print(FILE *f);
 
 #ifdef __cplusplus
 }

@@ -592,7 +592,6 @@ xdnn_status xdnn_graph_bind(xdnn_graph_t *g, const xdnn_binding *bindings, size_
         if (!apply_binding(&c, &bindings[i]))
             return xdnn_diags_status(d);
     check_asserts(&c, g->module->asserts, g->module->nasserts);
-    check_asserts(&c, g->asserts, g->nasserts);
     bind_context(&c);
     for (size_t i = 0; i < g->nnodes; i++)
         for (int r = 0; r < g->nodes[i].nresults; r++)
@@ -606,6 +605,8 @@ xdnn_status xdnn_graph_bind(xdnn_graph_t *g, const xdnn_binding *bindings, size_
     }
     for (size_t i = 0; i < g->nnodes && !diag_too_many(d); i++)
         bind_node(&c, &g->nodes[i]);
+    /* Graph asserts may use dim(t, i), so they run once shapes are known. */
+    check_asserts(&c, g->asserts, g->nasserts);
     bind_checks(&c);
     if (g->noutputs == 0)
         diag_error(d, XDNN_ERR_SEMANTIC, g->loc, "graph '%s' has no outputs (add an 'output' statement)", g->name);

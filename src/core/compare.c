@@ -57,12 +57,12 @@ void compare_tensors(const host_tensor *got, const host_tensor *ref, double rtol
     int64_t idx[XDNN_MAX_RANK] = {0};
     for (int64_t i = 0; i < n; i++) {
         double ae = fabs(g[i] - e[i]);
-        double re = e[i] != 0 ? ae / fabs(e[i]) : (ae == 0 ? 0 : INFINITY);
+        double re = e[i] != 0 ? ae / fabs(e[i]) : (ae == 0 ? 0 : (double)INFINITY);
         bool bad;
         if (!isfinite(e[i]) || !isfinite(g[i])) {
             bad = !same_nonfinite(g[i], e[i]);
-            ae = bad ? NAN : 0;
-            re = bad ? NAN : 0;
+            ae = bad ? (double)NAN : 0;
+            re = bad ? (double)NAN : 0;
         } else {
             bad = !(ae <= atol + rtol * fabs(e[i]));
             diff2 += ae * ae;

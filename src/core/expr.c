@@ -529,7 +529,7 @@ bool expr_eval(const expr *e, const eval_env *env, value *out)
         if (failed)
             return false;
         if (strcmp(e->s, "inf") == 0) {
-            *out = (value){.kind = VAL_FLOAT, .f = INFINITY};
+            *out = (value){.kind = VAL_FLOAT, .f = (double)INFINITY};
             return true;
         }
         EVAL_FAIL(env, e, "unknown name '%s' (not a param)", e->s);

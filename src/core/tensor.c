@@ -31,7 +31,7 @@ xdnn_status host_tensor_alloc(host_tensor *t, xdnn_dtype dtype, int rank, const 
         return XDNN_ERR_NOMEM;
     if (dtype_is_float(dtype)) {
         for (int64_t i = 0; i < span; i++)
-            dtype_store(dtype, t->data, i, NAN);
+            dtype_store(dtype, t->data, i, (double)NAN);
     } else {
         memset(t->data, 0x5A, t->bytes);
     }

@@ -24,8 +24,9 @@ uint8_t f32_to_e5m2_bits(float f);
 float e5m2_bits_to_f32(uint8_t b);
 
 /* ---- RNG (philox.c).  Philox-4x32-10 keyed by a 64-bit seed; element i of a
- * tensor uses counter (i, stream, 0, 0), so values do not depend on layout,
- * thread count or device.  The GPU kernels use the same function. */
+ * tensor uses counter (i lo, i hi, stream lo, stream hi), key (seed lo, seed hi)
+ * (recipe in philox.c), so values do not depend on layout, thread count or
+ * device.  The GPU kernels use the same function. */
 void philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
 /* fnv1a64 of the graph seed and the tensor name: a tensor's default seed. */
 uint64_t rng_tensor_seed(uint64_t graph_seed, const char *name);

@@ -41,7 +41,6 @@
 #error "xdnn assumes a little-endian host"
 #endif
 
-#define XDNN_EXPORT __attribute__((visibility("default")))
 
 /* ---------------------------------------------------------------- names and sizes */
 
@@ -58,12 +57,12 @@ static const unsigned char dtype_sizes[XDNN_DTYPE_COUNT] = {
     [XDNN_I8] = 1,  [XDNN_I32] = 4, [XDNN_BOOL] = 1, [XDNN_I64] = 8,      [XDNN_F64] = 8,
 };
 
-XDNN_EXPORT const char *xdnn_dtype_name(xdnn_dtype t)
+const char *xdnn_dtype_name(xdnn_dtype t)
 {
     return (unsigned)t < XDNN_DTYPE_COUNT ? dtype_names[t] : "?";
 }
 
-XDNN_EXPORT bool xdnn_dtype_from_name(const char *name, xdnn_dtype *out)
+bool xdnn_dtype_from_name(const char *name, xdnn_dtype *out)
 {
     if (!name)
         return false;
@@ -84,7 +83,7 @@ XDNN_EXPORT bool xdnn_dtype_from_name(const char *name, xdnn_dtype *out)
     return false;
 }
 
-XDNN_EXPORT size_t xdnn_dtype_size(xdnn_dtype t)
+size_t xdnn_dtype_size(xdnn_dtype t)
 {
     return (unsigned)t < XDNN_DTYPE_COUNT ? dtype_sizes[t] : 0;
 }

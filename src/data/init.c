@@ -462,7 +462,7 @@ xdnn_status init_fill(xgraph *g, const xtensor *t, const char *base_dir, double 
     if (strcmp(fn, "uniform") == 0 || strcmp(fn, "randn") == 0) {
         bool uniform = fn[0] == 'u';
         double a, b;
-        uint64_t seed;
+        uint64_t seed = 0;
         if ((st = arg_number(&c, uniform ? "lo" : "mean", uniform ? -1.0 : 0.0, false, &a)) != XDNN_OK ||
             (st = arg_number(&c, uniform ? "hi" : "std", 1.0, false, &b)) != XDNN_OK ||
             (st = arg_seed(&c, &seed)) != XDNN_OK)

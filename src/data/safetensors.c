@@ -358,8 +358,9 @@ xdnn_status safetensors_write(const char *path, int n, const char *const *names,
     qsort(order, (size_t)n, sizeof *order, st_by_index_name);
     for (int i = 0; i < n; i++) {
         if ((i && strcmp(order[i - 1].name, order[i].name) == 0) || strcmp(order[i].name, "__metadata__") == 0) {
+            st_error(d, path, "safetensors: tensor name '%s' is used twice or reserved", order[i].name);
             free(order);
-            return st_error(d, path, "safetensors: tensor name '%s' is used twice or reserved", order[i].name);
+            return XDNN_ERR_IO;
         }
     }
     bytes hdr = {0}, data = {0};

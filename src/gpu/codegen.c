@@ -65,14 +65,14 @@ static const char *storage_type(xdnn_dtype t)
     }
 }
 
-const char *cg_unsupported_dtype(const ggraph *g, const int *tensors, int n)
+int cg_unsupported_dtype(const ggraph *g, const int *tensors, int n)
 {
     for (int i = 0; i < n; i++) {
         const gtensor *t = &g->t[tensors[i]];
         if (!t->is_scalar && !storage_type(t->dtype))
-            return t->name;
+            return tensors[i];
     }
-    return NULL;
+    return -1;
 }
 
 static void load_expr(sbuf *b, xdnn_dtype t, const char *ref)
@@ -105,26 +105,27 @@ static const char prelude[] =
     "#define INFINITY __int_as_float(0x7f800000)\n"
     "#define NAN __int_as_float(0x7fffffff)\n"
     "#define M_PI 3.14159265358979323846\n"
+    "#define K(x) ((float)(x))\n"
     "#define M_SQRT2 1.41421356237309504880\n"
     "#define M_SQRT1_2 0.70710678118654752440\n"
     "#define M_2_SQRTPI 1.12837916709551257390\n"
-    "static __device__ __forceinline__ float xd_h2f(unsigned short h)"
+    "__device__ __forceinline__ float xd_h2f(unsigned short h)"
     " { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
-    "static __device__ __forceinline__ unsigned short xd_f2h(float f)"
+    "__device__ __forceinline__ unsigned short xd_f2h(float f)"
     " { unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n"
-    "static __device__ __forceinline__ float xd_b2f(unsigned short h)"
+    "__device__ __forceinline__ float xd_b2f(unsigned short h)"
     " { return __uint_as_float(((unsigned)h) << 16); }\n"
-    "static __device__ __forceinline__ unsigned short xd_f2b(float f)"
+    "__device__ __forceinline__ unsigned short xd_f2b(float f)"
     " { unsigned short h; asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n"
-    "static __device__ __forceinline__ int xd_f2i32(float v)"
+    "__device__ __forceinline__ int xd_f2i32(float v)"
     " { v = rintf(v); return v != v ? 0 : v >= 2147483647.0f ? 2147483647 : v <= -2147483648.0f ? (-2147483647 - 1) : (int)v; }\n"
-    "static __device__ __forceinline__ long long xd_f2i64(float v)"
+    "__device__ __forceinline__ long long xd_f2i64(float v)"
     " { v = rintf(v); return v != v ? 0 : (long long)v; }\n"
-    "static __device__ __forceinline__ signed char xd_f2i8(float v)"
+    "__device__ __forceinline__ signed char xd_f2i8(float v)"
     " { v = rintf(v); return v != v ? 0 : v >= 127.0f ? 127 : v <= -128.0f ? -128 : (signed char)v; }\n"
-    "static __device__ __forceinline__ unsigned char xd_f2bool(float v) { return v != 0.0f; }\n"
+    "__device__ __forceinline__ unsigned char xd_f2bool(float v) { return v != 0.0f; }\n"
     "#define XD_RED(NAME, OP, ID) \\\n"
-    "static __device__ __forceinline__ float NAME(float v, float *sh) { \\\n"
+    "__device__ __forceinline__ float NAME(float v, float *sh) { \\\n"
     "  for (int o = 16; o > 0; o >>= 1) { float w = __shfl_xor_sync(0xffffffffu, v, o); v = OP; } \\\n"
     "  int wid = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = (blockDim.x + 31) >> 5; \\\n"
     "  __syncthreads(); if (lane == 0) sh[wid] = v; __syncthreads(); \\\n"
@@ -133,10 +134,11 @@ static const char prelude[] =
     "  return v; }\n"
     "XD_RED(xd_block_sum, v + w, 0.0f)\n"
     "XD_RED(xd_block_max, fmaxf(v, w), -INFINITY)\n"
-    "XD_RED(xd_block_min, fminf(v, w), INFINITY)\n";
+    "XD_RED(xd_block_min, fminf(v, w), INFINITY)\n"
+    "XD_RED(xd_block_prod, v * w, 1.0f)\n";
 
 /* ---- expressions */
-char *cg_subst_operands(arena *ar, const char *expr, const char *const *names, int n)
+char *cg_subst(arena *ar, const char *expr, const char *const *from, const char *const *to, int n)
 {
     sbuf b = {0};
     const char *p = expr;
@@ -146,8 +148,12 @@ char *cg_subst_operands(arena *ar, const char *expr, const char *const *names, i
             while (isalnum((unsigned char)*p) || *p == '_')
                 p++;
             size_t len = (size_t)(p - s);
-            if (len == 1 && *s >= 'a' && *s < 'a' + n)
-                sb_printf(&b, "%s", names[*s - 'a']);
+            int hit = -1;
+            for (int i = 0; i < n && hit < 0; i++)
+                if (strlen(from[i]) == len && strncmp(from[i], s, len) == 0)
+                    hit = i;
+            if (hit >= 0)
+                sb_printf(&b, "%s", to[hit]);
             else
                 sb_printf(&b, "%.*s", (int)len, s);
         } else if (isdigit((unsigned char)*p) || (*p == '.' && isdigit((unsigned char)p[1]))) {
@@ -229,9 +235,19 @@ static void emit_value(body *bd, int t, const char *ind)
             snprintf(buf[j], sizeof buf[j], "v%d", n->in[j]);
             names[j] = buf[j];
         }
-        arena *ar = g->ar;
-        char *e = cg_subst_operands(ar, n->expr ? n->expr : "a", names, n->nin);
-        sb_printf(bd->b, "%sconst float v%d = (float)(%s); // %s = %s\n", ind, t, e ? e : "0", n->name, n->op);
+        static const char *const operand[GG_MAX_IN] = {"a", "b", "c", "d"};
+        char *e = cg_subst(g->ar, n->expr ? n->expr : "a", operand, names, n->nin);
+        /* A stored intermediate of a narrower dtype is rounded as the CPU
+         * reference rounds it when it writes the tensor. */
+        char val[96];
+        snprintf(val, sizeof val, "%s(v%d_)", store_fn(x->dtype), t);
+        sb_printf(bd->b, "%sconst float v%d_ = (float)(%s); // %s = %s\n", ind, t, e ? e : "0", n->name, n->op);
+        sb_printf(bd->b, "%sconst float v%d = ", ind, t);
+        if (x->dtype == XDNN_F32 || x->dtype == XDNN_F64)
+            sb_printf(bd->b, "v%d_", t);
+        else
+            load_expr(bd->b, x->dtype, val);
+        sb_printf(bd->b, ";\n");
     } else {
         int k = param_for(bd, t);
         char ref[256];
@@ -301,6 +317,7 @@ static void emit_signature(sbuf *hdr, const ggraph *g, const body *bd, const int
 
 static void body_init(body *bd, const ggraph *g, const int *nodes, int nnodes, int rank, sbuf *b)
 {
+    memset(bd, 0, sizeof *bd);
     bd->g = g;
     bd->nodes = nodes;
     bd->nnodes = nnodes;
@@ -365,7 +382,7 @@ xdnn_status cg_pointwise(const ggraph *g, const int *nodes, int nnodes, const in
 
 static const char *red_init(gred_op r)
 {
-    return r == RED_MAX ? "-INFINITY" : r == RED_MIN ? "INFINITY" : "0.0f";
+    return r == RED_MAX ? "-INFINITY" : r == RED_MIN ? "INFINITY" : r == RED_PROD ? "1.0f" : "0.0f";
 }
 
 xdnn_status cg_reduce(const ggraph *g, int anchor, const int *nodes, int nnodes, const char *kname,
@@ -412,12 +429,14 @@ xdnn_status cg_reduce(const ggraph *g, int anchor, const int *nodes, int nnodes,
         case RED_MIN: sb_printf(&b, "fminf(acc, v%d)", x); break;
         case RED_AMAX: sb_printf(&b, "fmaxf(acc, fabsf(v%d))", x); break;
         case RED_NORM1: sb_printf(&b, "acc + fabsf(v%d)", x); break;
+        case RED_PROD: sb_printf(&b, "acc * v%d", x); break;
         case RED_NORM2: sb_printf(&b, "acc + v%d * v%d", x, x); break;
         default: sb_printf(&b, "acc + v%d", x); break;
         }
         sb_printf(&b, ";\n    }\n");
         sb_printf(&b, "    acc = %s(acc, xd_sh);\n",
-                  r == RED_MAX || r == RED_AMAX ? "xd_block_max" : r == RED_MIN ? "xd_block_min" : "xd_block_sum");
+                  r == RED_MAX || r == RED_AMAX ? "xd_block_max" : r == RED_MIN ? "xd_block_min"
+                  : r == RED_PROD ? "xd_block_prod" : "xd_block_sum");
         if (r == RED_MEAN)
             sb_printf(&b, "    acc = acc / (float)%" PRId64 ";\n", rlen);
         if (r == RED_NORM2)

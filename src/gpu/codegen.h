@@ -29,8 +29,8 @@ typedef struct cg_kernel {
     bool per_row;          /* one block per unit of work */
 } cg_kernel;
 
-/* Why a tensor cannot be handled by generated code (fp8), or NULL. */
-const char *cg_unsupported_dtype(const ggraph *g, const int *tensors, int n);
+/* The first tensor whose dtype generated code cannot load/store (fp8), or -1. */
+int cg_unsupported_dtype(const ggraph *g, const int *tensors, int n);
 
 /* Pointwise kernel over `nodes` (all pointwise, same output shape).  Tensors
  * not produced by `nodes` are loaded from memory; `outs` are stored. */
@@ -39,8 +39,8 @@ xdnn_status cg_pointwise(const ggraph *g, const int *nodes, int nnodes, const in
 /* Reduce or softmax kernel: `anchor` with its pointwise prologue `nodes`. */
 xdnn_status cg_reduce(const ggraph *g, int anchor, const int *nodes, int nnodes, const char *kname,
                       cg_kernel *k);
-/* Replace whole-word identifiers a, b, c, d in a pointwise expression by the
- * given names (exposed for unit tests).  Arena-owned result. */
-char *cg_subst_operands(arena *ar, const char *expr, const char *const *names, int n);
+/* Replace whole-word identifiers from[i] by to[i] in one pass (so a -> b,
+ * b -> c swaps cleanly); numbers such as 1e-5 are left alone.  Arena-owned. */
+char *cg_subst(arena *ar, const char *expr, const char *const *from, const char *const *to, int n);
 
 #endif

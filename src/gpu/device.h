@@ -6,9 +6,7 @@
 
 #include "core/diag.h"
 
-#include <cublasLt.h>
-#include <cuda_runtime.h>
-#include <nvrtc.h>
+#include "gpu/cuda_sys.h"
 #include <stddef.h>
 
 typedef struct gpu_device {

@@ -105,3 +105,9 @@ const char *gg_kind_name(gnode_kind k)
     static const char *const names[] = {"pointwise", "reduce", "softmax", "matmul", "other"};
     return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
 }
+
+const char *gg_dtype_name(xdnn_dtype dt)
+{
+    static const char *const names[] = {"f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2", "i8", "i32", "bool", "i64", "f64"};
+    return (unsigned)dt < sizeof names / sizeof names[0] ? names[dt] : "?";
+}

@@ -32,7 +32,7 @@ typedef enum gnode_kind {
 /* Pointwise patterns the matmul engine can hand to cuBLASLt epilogues. */
 typedef enum gpw_tag { PWT_OTHER = 0, PWT_ADD, PWT_RELU, PWT_GELU_TANH, PWT_CAST } gpw_tag;
 
-typedef enum gred_op { RED_SUM, RED_MEAN, RED_MAX, RED_MIN, RED_AMAX, RED_NORM1, RED_NORM2 } gred_op;
+typedef enum gred_op { RED_SUM, RED_MEAN, RED_MAX, RED_MIN, RED_AMAX, RED_PROD, RED_NORM1, RED_NORM2 } gred_op;
 
 typedef struct gtensor {
     const char *name;
@@ -94,6 +94,7 @@ void gg_finish(ggraph *g);
 size_t gg_span_bytes(const gtensor *t);
 /* Bytes per element (kept here so src/gpu needs nothing beyond core). */
 size_t gg_dtype_bytes(xdnn_dtype dt);
+const char *gg_dtype_name(xdnn_dtype dt);
 bool gg_same_dims(const gtensor *a, const gtensor *b);
 const char *gg_kind_name(gnode_kind k);
 

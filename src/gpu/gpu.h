@@ -25,6 +25,7 @@ typedef struct gpu_partition_report {
     const char *engine;           /* the engine that ran */
     double ms_median, ms_min, ms_max;
     double flops, bytes;          /* the partition's own counts */
+    const char *detail;           /* engine's choice, e.g. the cuBLASLt algorithm (may be "") */
 } gpu_partition_report;
 
 typedef struct gpu_report {
@@ -39,5 +40,7 @@ typedef struct gpu_report {
 xdnn_status gpu_run(run_state *st, const gpu_run_opts *opts, gpu_report *rep, xdnn_diags_t *d);
 void gpu_report_free(gpu_report *rep);
 void gpu_print_engines(FILE *f);
+/* Unload the compiled-kernel cache (process end; keeps valgrind quiet). */
+void gpu_release_caches(void);
 
 #endif

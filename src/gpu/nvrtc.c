@@ -143,6 +143,8 @@ static xdnn_status compile(const char *src, const char *name, const char *const 
     nvrtcProgram prog;
     NVRTC_TRY(nvrtcCreateProgram(&prog, src, name, 0, NULL, NULL));
     nvrtcResult r = nvrtcCompileProgram(prog, nopts, opts);
+    if (getenv("XDNN_DUMP_SRC"))
+        fprintf(stderr, "---- %s\n%s\n", name, src);
     if (r != NVRTC_SUCCESS) {
         size_t loglen = 0;
         char *log = NULL;
@@ -228,6 +230,18 @@ xdnn_status gpu_nvrtc_get(const gpu_device *dev, const char *src, const char *na
     out->lib = lib;
     CUDA_TRY(cudaLibraryGetKernel(&out->fn, lib, name));
     return XDNN_OK;
+}
+
+xdnn_status gpu_nvrtc_check(const char *src, const char *name, const char *arch, xdnn_diags_t *d)
+{
+    char archopt[64];
+    snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
+    const char *opts[] = {archopt, "--std=c++17"};
+    char *code = NULL;
+    size_t len = 0;
+    xdnn_status st = compile(src, name, opts, 2, strncmp(arch, "sm_", 3) == 0, &code, &len, d);
+    free(code);
+    return st;
 }
 
 void gpu_nvrtc_cache_clear(void)

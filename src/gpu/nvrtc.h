@@ -29,6 +29,9 @@ bool gpu_cache_dir(char *buf, size_t len);
  * error reports the NVRTC log and the first lines of the source. */
 xdnn_status gpu_nvrtc_get(const gpu_device *dev, const char *src, const char *name, gpu_kernel *out,
                           gpu_compile_stats *stats, xdnn_diags_t *d);
+/* Compile only (no device needed): checks generated source in CPU CI.
+ * `arch` is e.g. "sm_90". */
+xdnn_status gpu_nvrtc_check(const char *src, const char *name, const char *arch, xdnn_diags_t *d);
 /* Unload every cached library (end of process or tests). */
 void gpu_nvrtc_cache_clear(void);
 

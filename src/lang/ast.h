@@ -98,6 +98,12 @@ typedef struct pstate {
     ast_list kwargs;        /* PARSE_KWARGS: ast_arg * */
 } pstate;
 
+/* A keyword argument's name that remembers where it was written, so lowering
+ * can underline `stride` in `stride=x` (an expr keeps only the name).
+ * ast_kwname_loc accepts only names made by ast_kwname. */
+const char *ast_kwname(arena *a, const char *name, xloc loc);
+xloc ast_kwname_loc(const char *kwname);
+
 /* Run the grammar over text (parse.c).  Returns the number of errors. */
 int ast_parse(pstate *ps, const char *text, size_t len);
 

@@ -38,7 +38,7 @@ char *loc_to_text(arena *a, xloc loc);
  * Returns a static string or one written into buf. */
 const char *port_name(const op_desc *d, int i, char *buf, size_t len);
 /* Result name of result slot k (variadic results are y0, y1, ...). */
-const char *result_name(const op_desc *d, int k, char *buf, size_t len);
+const char *result_name(const op_desc *d, int k);
 
 /* A float literal as a number both JSON and .dnn read back exactly (keeps
  * the original spelling `text` when that is valid in both).  False for

@@ -1,7 +1,7 @@
 /* json_read.h — internal interface of the JSON reader: where each cJSON item
  * sits in the text (json_scan.c), and the reader state with its error,
  * path and value helpers (json_value.c) used by the schema walk
- * (json_read.c, json_read_graph.c). */
+ * (json_read.c, json_read_graph.c, json_read_node.c). */
 #ifndef XDNN_JSON_READ_H
 #define XDNN_JSON_READ_H
 
@@ -28,6 +28,10 @@ typedef struct jposmap {
 bool jpos_build(jposmap *pm, const char *text, size_t len, const cJSON *root);
 void jpos_free(jposmap *pm);
 const jspan *jpos_get(const jposmap *pm, const cJSON *item);
+
+/* Strict RFC 8259 syntax check (json_syntax.c).  On an error returns false
+ * with the byte offset and a message (written into buf). */
+bool json_syntax_check(const char *text, size_t len, size_t *err_off, const char **msg, char *buf, size_t buflen);
 
 /* ---------------------------------------------------------------- reader state */
 
@@ -80,6 +84,8 @@ expr *jr_value(jreader *r, const cJSON *item, bool dtype_names, const char *what
 /* A .dnn expression held in a JSON string (`item`), parsed with the .dnn
  * grammar; NULL after an error. */
 expr *jr_expr_text(jreader *r, const cJSON *item);
+/* A JSON number written without fraction or exponent. */
+bool jr_is_int_json(jreader *r, const cJSON *j);
 /* An int literal: a JSON number without fraction or exponent. */
 bool jr_int(jreader *r, const cJSON *item, const char *what, int64_t *out);
 /* "file:line:col" into *out (file interned); false after an error. */
@@ -91,6 +97,8 @@ xinit *jr_init(jreader *r, const cJSON *item);
 
 /* json_read_graph.c */
 void jr_graph(jreader *r, const cJSON *item);
+/* json_read_node.c: one node of graph g */
+void jr_node(jreader *r, xgraph *g, const cJSON *item);
 /* Params ({name: {...}}) appended to a scope's vector; json_read.c. */
 void jr_params(jreader *r, const cJSON *item, xgraph *g);
 void jr_asserts(jreader *r, const cJSON *item, xgraph *g);

@@ -121,13 +121,10 @@ const char *port_name(const op_desc *d, int i, char *buf, size_t len)
     return i < d->nports ? d->ports[i] : "?";
 }
 
-const char *result_name(const op_desc *d, int k, char *buf, size_t len)
+const char *result_name(const op_desc *d, int k)
 {
-    if (d->variadic_results) {
-        snprintf(buf, len, "%s%d", d->results[0], k);
-        return buf;
-    }
-    return k < d->nresults ? d->results[k] : "?";
+    /* variadic results (split) list all OP_MAX_RESULTS names: y0, y1, ... */
+    return k >= 0 && k < d->nresults && d->results[k] ? d->results[k] : "?";
 }
 
 /* ---------------------------------------------------------------- numbers */

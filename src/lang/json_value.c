@@ -157,19 +157,43 @@ static bool in_list(const char *k, const char *const *list)
     return false;
 }
 
+typedef struct keyref {
+    const cJSON *item;
+    size_t order;
+} keyref;
+
+static int keyref_cmp(const void *a, const void *b)
+{
+    const keyref *x = a, *y = b;
+    int c = strcmp(x->item->string, y->item->string);
+    return c ? c : (x->order > y->order) - (x->order < y->order);
+}
+
+/* Sorting keeps this O(n log n) for objects with many tensors. */
 bool jr_no_duplicate_keys(jreader *r, const cJSON *obj)
 {
+    size_t n = (size_t)cJSON_GetArraySize(obj), i = 0;
+    if (n < 2)
+        return true;
+    keyref *keys = malloc(n * sizeof *keys);
+    if (!keys)
+        return true; /* duplicates then surface as "defined twice" further on */
+    for (const cJSON *c = obj->child; c; c = c->next, i++)
+        keys[i] = (keyref){c, i};
+    qsort(keys, n, sizeof *keys, keyref_cmp);
     bool ok = true;
-    for (const cJSON *c = obj->child; c; c = c->next)
-        for (const cJSON *p = obj->child; p != c; p = p->next)
-            if (strcmp(p->string, c->string) == 0) {
-                size_t mark = jr_push_key(r, c->string);
-                xloc first = jr_loc(r, p, true);
-                ok = jr_err(r, c, true, XDNN_ERR_SYNTAX, "duplicate key \"%s\" (first at line %d)", c->string,
-                            first.line);
-                jr_pop(r, mark);
-                break;
-            }
+    for (i = 1; i < n && !jr_too_many(r); i++) {
+        if (strcmp(keys[i].item->string, keys[i - 1].item->string) != 0)
+            continue;
+        size_t first = i - 1;
+        while (first > 0 && strcmp(keys[first - 1].item->string, keys[i].item->string) == 0)
+            first--;
+        size_t mark = jr_push_key(r, keys[i].item->string);
+        ok = jr_err(r, keys[i].item, true, XDNN_ERR_SYNTAX, "duplicate key \"%s\" (first at line %d)",
+                    keys[i].item->string, jr_loc(r, keys[first].item, true).line);
+        jr_pop(r, mark);
+    }
+    free(keys);
     return ok;
 }
 
@@ -264,6 +288,20 @@ static expr *number_expr(jreader *r, const cJSON *item)
     expr *e = expr_float(r->ar, f, loc);
     e->text = lx;
     return e;
+}
+
+/* An int literal is a JSON number without '.' or exponent. */
+bool jr_is_int_json(jreader *r, const cJSON *j)
+{
+    if (!cJSON_IsNumber(j))
+        return false;
+    const jspan *sp = jpos_get(&r->pos, j);
+    if (!sp)
+        return j->valuedouble == (double)(int64_t)j->valuedouble;
+    for (long i = 0; i < sp->val_len; i++)
+        if (strchr(".eE", r->text[sp->val_off + i]))
+            return false;
+    return true;
 }
 
 bool jr_int(jreader *r, const cJSON *item, const char *what, int64_t *out)

@@ -302,7 +302,7 @@ static cJSON *node_json(jwriter *w, const xgraph *g, const xnode *n)
     for (int k = 0; k < n->nresults; k++) {
         if (n->results[k] < 0)
             continue;
-        jw_add(w, out, result_name(d, k, buf, sizeof buf), jw_str(w, tensor_name(g, n->results[k])));
+        jw_add(w, out, result_name(d, k), jw_str(w, tensor_name(g, n->results[k])));
         last = k;
     }
     jw_add(w, o, "outputs", out);
@@ -393,7 +393,7 @@ static cJSON *module_json(jwriter *w, const xdnn_module_t *m)
 
 /* ---------------------------------------------------------------- printing */
 
-enum { LINE_WIDTH = 100 };
+enum { LINE_WIDTH = 120 };
 
 static void put_json_string(sbuf *b, const char *s)
 {

@@ -91,7 +91,7 @@ char *lower_suggest(arena *a, const char *name, const char *const *cands, size_t
             best = cands[i];
         }
     }
-    return best ? arena_sprintf(a, "; did you mean '%s'?", best) : arena_strdup(a, "");
+    return best ? arena_sprintf(a, " (did you mean '%s'?)", best) : arena_strdup(a, "");
 }
 
 bool lower_dtype(lower_ctx *cx, const scope *sc, const char *name, xloc loc, xdnn_dtype *out)
@@ -494,7 +494,7 @@ static void lower_include(lower_ctx *cx, const char *from_file, const ast_stmt *
         for (size_t j = i; j < cx->nstack; j++)
             chain = chain ? arena_sprintf(a, "%s -> %s", chain, cx->stack_names[j])
                           : arena_strdup(a, cx->stack_names[j]);
-        lerr(cx, NULL, XDNN_ERR_SEMANTIC, st->name_loc, "include cycle: %s -> %s", chain, found);
+        lerr(cx, NULL, XDNN_ERR_SEMANTIC, st->name_loc, "include cycle: %s -> %s", chain, cx->stack_names[i]);
         return;
     }
     for (size_t i = 0; i < cx->nseen; i++)

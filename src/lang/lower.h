@@ -80,7 +80,7 @@ int lower_define_tensor(lower_ctx *cx, const scope *sc, const char *name, tensor
 bool lower_dtype(lower_ctx *cx, const scope *sc, const char *name, xloc loc, xdnn_dtype *out);
 /* Apply a target's `: dtype @layout` annotation to tensor ti (-1: check only). */
 bool lower_annotate(lower_ctx *cx, scope *sc, const ast_target *tg, int ti);
-/* "; did you mean 'x'?" for the closest candidate, or "". */
+/* " (did you mean 'x'?)" for the closest candidate, or "". */
 char *lower_suggest(arena *a, const char *name, const char *const *cands, size_t n);
 
 /* ---- lower_expr.c */

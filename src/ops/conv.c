@@ -58,7 +58,10 @@ static xdnn_status conv_reference(op_ref_ctx *c)
                 for (int64_t oh = 0; oh < yd[3]; oh++)
                     for (int64_t ow = 0; ow < yd[4]; ow++) {
                         double acc = 0;
-                        for (int64_t ci = 0; ci < Cg; ci++)
+                        for (int64_t ci = 0; ci < Cg; ci++) {
+                            /* plane and row pointers hoisted (2x faster; same terms, same order) */
+                            const double *xc = x->data + conv_at5(xd, n, grp * Cg + ci, 0, 0, 0);
+                            const double *wc = w->data + conv_at5(wd, k, ci, 0, 0, 0);
                             for (int64_t rd = 0; rd < wd[2]; rd++) {
                                 int64_t id = od * s[0] - pad[0] + rd * dil[0];
                                 if (id < 0 || id >= xd[2])
@@ -67,15 +70,16 @@ static xdnn_status conv_reference(op_ref_ctx *c)
                                     int64_t ih = oh * s[1] - pad[1] + rh * dil[1];
                                     if (ih < 0 || ih >= xd[3])
                                         continue;
+                                    const double *xrow = xc + (id * xd[3] + ih) * xd[4];
+                                    const double *wrow = wc + (rd * wd[3] + rh) * wd[4];
                                     for (int64_t rw = 0; rw < wd[4]; rw++) {
                                         int64_t iw = ow * s[2] - pad[2] + rw * dil[2];
-                                        if (iw < 0 || iw >= xd[4])
-                                            continue;
-                                        acc += x->data[conv_at5(xd, n, grp * Cg + ci, id, ih, iw)] *
-                                               w->data[conv_at5(wd, k, ci, rd, rh, rw)];
+                                        if (iw >= 0 && iw < xd[4])
+                                            acc += xrow[iw] * wrow[rw];
                                     }
                                 }
                             }
+                        }
                         y->data[conv_at5(yd, n, k, od, oh, ow)] = acc;
                     }
         }

@@ -190,7 +190,9 @@ static xdnn_status wgrad_reference(op_ref_ctx *c)
                 for (int64_t rh = 0; rh < wd[3]; rh++)
                     for (int64_t rw = 0; rw < wd[4]; rw++) {
                         double acc = 0;
-                        for (int64_t n = 0; n < N; n++)
+                        for (int64_t n = 0; n < N; n++) {
+                            const double *dyk = dy->data + conv_at5(yd, n, k, 0, 0, 0);
+                            const double *xc = x->data + conv_at5(xd, n, ch, 0, 0, 0);
                             for (int64_t od = 0; od < yd[2]; od++) {
                                 int64_t id = od * s[0] - pad[0] + rd * dil[0];
                                 if (id < 0 || id >= xd[2])
@@ -199,15 +201,16 @@ static xdnn_status wgrad_reference(op_ref_ctx *c)
                                     int64_t ih = oh * s[1] - pad[1] + rh * dil[1];
                                     if (ih < 0 || ih >= xd[3])
                                         continue;
+                                    const double *dyrow = dyk + (od * yd[3] + oh) * yd[4];
+                                    const double *xrow = xc + (id * xd[3] + ih) * xd[4];
                                     for (int64_t ow = 0; ow < yd[4]; ow++) {
                                         int64_t iw = ow * s[2] - pad[2] + rw * dil[2];
-                                        if (iw < 0 || iw >= xd[4])
-                                            continue;
-                                        acc += dy->data[conv_at5(yd, n, k, od, oh, ow)] *
-                                               x->data[conv_at5(xd, n, ch, id, ih, iw)];
+                                        if (iw >= 0 && iw < xd[4])
+                                            acc += dyrow[ow] * xrow[iw];
                                     }
                                 }
                             }
+                        }
                         dw->data[conv_at5(wd, k, ci, rd, rh, rw)] = acc;
                     }
         }

@@ -49,7 +49,7 @@ static xdnn_status layernorm_infer(op_infer_ctx *c)
     if (!infer_need(c, LN_X))
         return XDNN_ERR_SEMANTIC;
     const tinfo *x = c->in[LN_X];
-    int k = norm_infer_trailing_axes(c, x->rank);
+    int k = norm_infer_trailing_axes(c, x);
     if (k < 0 || !norm_check_eps(c, NULL) || !norm_check_feature_param(c, LN_SCALE, x, k) ||
         !norm_check_feature_param(c, LN_BIAS, x, k))
         return XDNN_ERR_SEMANTIC;
@@ -113,7 +113,7 @@ static xdnn_status layernorm_bwd_infer(op_infer_ctx *c)
     if (!infer_need(c, LNB_X))
         return XDNN_ERR_SEMANTIC;
     const tinfo *x = c->in[LNB_X];
-    int k = norm_infer_trailing_axes(c, x->rank);
+    int k = norm_infer_trailing_axes(c, x);
     if (k < 0)
         return XDNN_ERR_SEMANTIC;
     tinfo stats;
@@ -183,7 +183,7 @@ static xdnn_status rmsnorm_infer(op_infer_ctx *c)
     if (!infer_need(c, LN_X))
         return XDNN_ERR_SEMANTIC;
     const tinfo *x = c->in[LN_X];
-    int k = norm_infer_trailing_axes(c, x->rank);
+    int k = norm_infer_trailing_axes(c, x);
     if (k < 0 || !norm_check_eps(c, NULL) || !norm_check_feature_param(c, LN_SCALE, x, k))
         return XDNN_ERR_SEMANTIC;
     if (c->nin > LN_BIAS && c->in[LN_BIAS] && !norm_check_feature_param(c, LN_BIAS, x, k))
@@ -238,7 +238,7 @@ static xdnn_status rmsnorm_bwd_infer(op_infer_ctx *c)
     if (!infer_need(c, RMB_X))
         return XDNN_ERR_SEMANTIC;
     const tinfo *x = c->in[RMB_X];
-    int k = norm_infer_trailing_axes(c, x->rank);
+    int k = norm_infer_trailing_axes(c, x);
     if (k < 0)
         return XDNN_ERR_SEMANTIC;
     tinfo stats;

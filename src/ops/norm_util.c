@@ -129,9 +129,9 @@ int norm_trailing_axes(const xnode *n, const op_desc *d, int rank)
     return na;
 }
 
-int norm_infer_trailing_axes(op_infer_ctx *c, int rank)
+int norm_infer_trailing_axes(op_infer_ctx *c, const tinfo *x)
 {
-    int k = norm_trailing_axes(c->node, c->desc, rank);
+    int k = norm_trailing_axes(c->node, c->desc, x->rank);
     if (k >= 0)
         return k;
     const value *v = op_attr(c->node, c->desc, "axes");
@@ -141,7 +141,6 @@ int norm_infer_trailing_axes(op_infer_ctx *c, int rank)
         snprintf(got, sizeof got, "%s", value_to_text(a, v));
         arena_destroy(a);
     }
-    const tinfo *x = c->in[0];
     char xs[128];
     op_error(c, "attribute 'axes' must name distinct trailing axes of x %s (e.g. [-1] or [-2, -1]), got %s",
              tinfo_str(xs, sizeof xs, x), got);

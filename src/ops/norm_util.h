@@ -37,8 +37,8 @@ bool norm_check_nc(op_infer_ctx *c, const tinfo *x);
 /* Number of trailing axes named by the `axes` attribute, which must name the
  * last k axes of a rank-`rank` tensor in any order; -1 otherwise. */
 int norm_trailing_axes(const xnode *n, const op_desc *d, int rank);
-/* The same with an error report. */
-int norm_infer_trailing_axes(op_infer_ctx *c, int rank);
+/* The same with an error report naming x. */
+int norm_infer_trailing_axes(op_infer_ctx *c, const tinfo *x);
 
 /* Index into a parameter that is either per-channel/feature or one element. */
 static inline int64_t norm_pidx(const ref_tensor *p, int64_t i) { return p->numel == 1 ? 0 : i; }

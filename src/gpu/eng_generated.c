@@ -1,0 +1,163 @@
+/* eng_generated.c — the two NVRTC engines:
+ *   pointwise_nvrtc  one generated kernel per pointwise partition;
+ *   reduce_nvrtc     reduce over axes or softmax/log_softmax over an axis,
+ *                    with its pointwise prologue inline (codegen.h). */
+#include "gpu/engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct gen_priv {
+    cg_kernel k;
+    gpu_kernel kern;
+    int block;
+} gen_priv;
+
+static bool dtypes_ok(const gplan *pl, const gpart *p, char *why, size_t len)
+{
+    int bad = cg_unsupported_dtype(pl->g, p->ins, p->nins);
+    if (bad < 0)
+        bad = cg_unsupported_dtype(pl->g, p->outs, p->nouts);
+    if (bad >= 0) {
+        snprintf(why, len, "tensor '%s' has dtype %s, which generated kernels do not load or store",
+                 pl->g->t[bad].name, gg_dtype_name(pl->g->t[bad].dtype));
+        return false;
+    }
+    return true;
+}
+
+static bool pw_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    if (p->kind != GP_POINTWISE) {
+        snprintf(why, len, "needs a pointwise partition, got %s", gpart_kind_name(p->kind));
+        return false;
+    }
+    if (p->nouts < 1) {
+        snprintf(why, len, "partition writes no materialized tensor");
+        return false;
+    }
+    return dtypes_ok(pl, p, why, len);
+}
+
+static bool red_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    if (p->kind != GP_REDUCE) {
+        snprintf(why, len, "needs a reduce/softmax partition, got %s", gpart_kind_name(p->kind));
+        return false;
+    }
+    const gnode *n = &pl->g->n[p->anchor];
+    if (n->nin < 1 || n->in[0] < 0) {
+        snprintf(why, len, "%s has no input", n->name);
+        return false;
+    }
+    if (n->kind == GN_SOFTMAX && (n->axis < 0 || n->axis >= pl->g->t[n->in[0]].rank)) {
+        snprintf(why, len, "softmax axis %d out of range for rank %d", n->axis, pl->g->t[n->in[0]].rank);
+        return false;
+    }
+    return dtypes_ok(pl, p, why, len);
+}
+
+double gpu_roofline_us(const gpart *p, double tflops)
+{
+    /* Nominal Hopper-class rates; only the ranking between engines matters. */
+    double mem = p->bytes / 3.0e12, math = p->flops / (tflops * 1e12);
+    return 1e6 * (mem > math ? mem : math) + 3.0; /* + launch overhead */
+}
+
+static double gen_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    return gpu_roofline_us(p, 50.0);
+}
+
+static size_t no_workspace(const gplan *pl, const gpart *p, const gpu_device *dev) { return 0; }
+
+static xdnn_status gen_build(gpu_ctx *c, gpart *p, bool reduce, xdnn_diags_t *d)
+{
+    gen_priv *gp = calloc(1, sizeof *gp);
+    if (!gp)
+        return XDNN_ERR_NOMEM;
+    p->priv = gp;
+    const ggraph *g = c->plan->g;
+    char kname[64];
+    snprintf(kname, sizeof kname, "xdnn_%s_p%d", reduce ? "reduce" : "pw", p->id);
+    char *name = arena_strdup(g->ar, kname);
+    xdnn_status st;
+    if (reduce) {
+        int *pro = arena_alloc(g->ar, (size_t)p->nnodes * sizeof(int) + 1);
+        int npro = 0;
+        for (int i = 0; i < p->nnodes; i++)
+            if (p->nodes[i] != p->anchor)
+                pro[npro++] = p->nodes[i];
+        st = cg_reduce(g, p->anchor, pro, npro, name, &gp->k);
+        /* Small rows get a smaller block (all threads must take part in the
+         * block reduction, so it stays a multiple of 32). */
+        const gnode *n = &g->n[p->anchor];
+        int64_t rlen = g->t[n->in[0]].numel / (gp->k.work ? gp->k.work : 1);
+        gp->block = 32;
+        while (gp->block < CG_BLOCK && gp->block < rlen)
+            gp->block *= 2;
+    } else {
+        st = cg_pointwise(g, p->nodes, p->nnodes, p->outs, p->nouts, name, &gp->k);
+        gp->block = CG_BLOCK;
+    }
+    if (st != XDNN_OK)
+        return st;
+    return gpu_nvrtc_get(&c->dev, gp->k.src, gp->k.name, &gp->kern, &c->cstats, d);
+}
+
+static xdnn_status pw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d) { return gen_build(c, p, false, d); }
+static xdnn_status red_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d) { return gen_build(c, p, true, d); }
+
+xdnn_status gpu_launch_generated(gpu_ctx *c, const gpu_kernel *kern, const cg_kernel *k, int block,
+                                 cudaStream_t s, xdnn_diags_t *d)
+{
+    if (k->work <= 0)
+        return XDNN_OK;
+    void *args[2 * GG_MAX_IN * 8];
+    if (k->nparams > (int)(sizeof args / sizeof args[0])) {
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "generated kernel %s has %d parameters (max %zu)",
+                   k->name, k->nparams, sizeof args / sizeof args[0]);
+        return XDNN_ERR_UNSUPPORTED;
+    }
+    for (int i = 0; i < k->nparams; i++)
+        args[i] = &c->dptr[k->params[i]];
+    int64_t blocks = k->per_row ? k->work : (k->work + block - 1) / block;
+    int64_t cap = (int64_t)c->dev.sm_count * (k->per_row ? 32 : 16);
+    if (blocks > cap)
+        blocks = cap;
+    if (blocks < 1)
+        blocks = 1;
+    dim3 grid = {(unsigned)blocks, 1, 1}, threads = {(unsigned)block, 1, 1};
+    CUDA_TRY(cudaLaunchKernel((const void *)kern->fn, grid, threads, args, 0, s));
+    CUDA_TRY(cudaGetLastError());
+    return XDNN_OK;
+}
+
+static xdnn_status gen_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
+{
+    gen_priv *gp = p->priv;
+    return gpu_launch_generated(c, &gp->kern, &gp->k, gp->block, s, d);
+}
+
+static void gen_release(gpart *p)
+{
+    free(p->priv);
+    p->priv = NULL;
+}
+
+static const char *gen_detail(const gpart *p)
+{
+    const gen_priv *gp = p->priv;
+    return gp ? gp->k.name : "";
+}
+
+const gpu_engine gpu_engine_pointwise_nvrtc = {
+    "pointwise_nvrtc", "one generated kernel per pointwise partition (NVRTC, f32 math, grid-stride)",
+    pw_supports, gen_cost, no_workspace, pw_build, gen_execute, gen_release, gen_detail,
+};
+
+const gpu_engine gpu_engine_reduce_nvrtc = {
+    "reduce_nvrtc", "reduce over axes / softmax over an axis, one block per row, pointwise prologue inline",
+    red_supports, gen_cost, no_workspace, red_build, gen_execute, gen_release, gen_detail,
+};

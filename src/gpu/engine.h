@@ -1,0 +1,85 @@
+/* engine.h — engines as data.  Every way of running a partition is one
+ * gpu_engine registered in engine_table.c; heuristics rank the engines that
+ * support a partition by their cost; `--engine OP=ENGINE` or
+ * `PARTNAME=ENGINE` forces one (an error naming the engine and its reason when
+ * it cannot run the partition). */
+#ifndef XDNN_GPU_ENGINE_H
+#define XDNN_GPU_ENGINE_H
+
+#include "gpu/codegen.h"
+#include "gpu/nvrtc.h"
+#include "gpu/partition.h"
+
+#include <stdio.h>
+
+/* Everything one execution of a plan needs. */
+typedef struct gpu_ctx {
+    gpu_device dev;
+    cudaStream_t stream;
+    cublasLtHandle_t lt;
+    gplan *plan;
+    void **dptr;               /* per tensor: device address, NULL if in registers */
+    char *ws;                  /* workspace base (plan->ws_total bytes) */
+    gpu_compile_stats cstats;
+} gpu_ctx;
+
+typedef struct gpu_engine {
+    const char *name;
+    const char *summary;
+    /* Can it run p?  If not, a one-line reason in why. */
+    bool (*supports)(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len);
+    /* Estimated microseconds (lower wins). */
+    double (*cost)(const gplan *pl, const gpart *p, const gpu_device *dev);
+    /* Scratch bytes needed during the partition (planned by liveness). */
+    size_t (*workspace)(const gplan *pl, const gpart *p, const gpu_device *dev);
+    /* Compile / query libraries once device pointers are known. */
+    xdnn_status (*build)(gpu_ctx *c, gpart *p, xdnn_diags_t *d);
+    /* Enqueue the partition on stream s (no allocation, no sync). */
+    xdnn_status (*execute)(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d);
+    void (*release)(gpart *p);
+    /* A line about the choice made in build (e.g. the cuBLASLt algorithm). */
+    const char *(*detail)(const gpart *p);
+} gpu_engine;
+
+extern const gpu_engine *const gpu_engines[];
+extern const int gpu_nengines;
+
+const gpu_engine *gpu_engine_find(const char *name);
+/* Choose an engine for every partition (forced ones first).  -v prints each
+ * partition with every engine considered, its cost or why it was rejected. */
+xdnn_status gpu_select_engines(gplan *pl, const gpu_device *dev, const char *const *force, int nforce,
+                               int verbose, FILE *log, xdnn_diags_t *d);
+/* Roofline estimate in microseconds from nominal device rates. */
+double gpu_roofline_us(const gpart *p, double tflops);
+
+/* Launch a generated kernel with the context's device pointers. */
+xdnn_status gpu_launch_generated(gpu_ctx *c, const gpu_kernel *kern, const cg_kernel *k, int block,
+                                 cudaStream_t s, xdnn_diags_t *d);
+
+/* ---- matmul analysis (eng_matmul.c), host-only so unit tests can check it */
+typedef struct mm_mat {
+    int64_t rows, cols, ld;   /* the stored column-major matrix cuBLASLt sees */
+    bool trans;               /* op applied to it */
+    int64_t bstride;          /* inner batch stride, elements */
+} mm_mat;
+
+typedef struct mm_shape {
+    int first, second;        /* tensor ids of cuBLASLt's A and B */
+    mm_mat a, b, d;
+    int64_t m, n, k, batch;
+    int nouter;               /* leading batch dims looped on the host */
+    int64_t outer_dims[XDNN_MAX_RANK];
+    int64_t outer_stride[3][XDNN_MAX_RANK]; /* first, second, D; elements */
+    bool row_major_out;       /* D computed as C^T = B^T A^T */
+    int c_tensor;             /* the matmul node's own output */
+    int d_tensor;             /* where the GEMM writes (final output with an lt epilogue) */
+    int lt_epilogue;          /* cublasLtEpilogue_t */
+    int bias;                 /* bias tensor for the lt epilogue, or -1 */
+    bool need_kernel;         /* GEMM into scratch + generated epilogue */
+    int *epi_nodes;           /* the chain (everything but the matmul) */
+    int nepi;
+} mm_shape;
+
+bool gpu_matmul_analyze(const gplan *pl, const gpart *p, bool tf32, mm_shape *s, char *why, size_t len);
+
+#endif

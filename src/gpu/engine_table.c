@@ -1,0 +1,110 @@
+/* engine_table.c — THE table of GPU engines, and choosing one per partition:
+ * forced (--engine) first, else the supporting engine of lowest cost. */
+#include "gpu/engine.h"
+#include "gpu/gpu.h"
+
+#include <string.h>
+
+extern const gpu_engine gpu_engine_pointwise_nvrtc, gpu_engine_reduce_nvrtc, gpu_engine_matmul_cublaslt;
+
+const gpu_engine *const gpu_engines[] = {
+    &gpu_engine_pointwise_nvrtc,
+    &gpu_engine_reduce_nvrtc,
+    &gpu_engine_matmul_cublaslt,
+};
+const int gpu_nengines = (int)(sizeof gpu_engines / sizeof gpu_engines[0]);
+
+const gpu_engine *gpu_engine_find(const char *name)
+{
+    for (int i = 0; i < gpu_nengines; i++)
+        if (strcmp(gpu_engines[i]->name, name) == 0)
+            return gpu_engines[i];
+    return NULL;
+}
+
+void gpu_print_engines(FILE *f)
+{
+    for (int i = 0; i < gpu_nengines; i++)
+        fprintf(f, "%-18s %s\n", gpu_engines[i]->name, gpu_engines[i]->summary);
+}
+
+/* Does "KEY=ENGINE" name this partition (by its name or any node's op or name)? */
+static bool force_matches(const gplan *pl, const gpart *p, const char *key, size_t klen)
+{
+    if (strlen(p->name) == klen && strncmp(p->name, key, klen) == 0)
+        return true;
+    for (int i = 0; i < p->nnodes; i++) {
+        const gnode *n = &pl->g->n[p->nodes[i]];
+        if ((strlen(n->op) == klen && strncmp(n->op, key, klen) == 0) ||
+            (strlen(n->name) == klen && strncmp(n->name, key, klen) == 0))
+            return true;
+    }
+    return false;
+}
+
+xdnn_status gpu_select_engines(gplan *pl, const gpu_device *dev, const char *const *force, int nforce,
+                               int verbose, FILE *log, xdnn_diags_t *d)
+{
+    for (int i = 0; i < nforce; i++) {
+        const char *eq = strchr(force[i], '=');
+        if (!eq || eq == force[i] || !gpu_engine_find(eq + 1)) {
+            diag_error(d, XDNN_ERR_USAGE, xloc_none(),
+                       "--engine '%s': expected OP=ENGINE or PARTITION=ENGINE with ENGINE one of the GPU engines "
+                       "(xdnn engines lists them)", force[i]);
+            return XDNN_ERR_USAGE;
+        }
+    }
+    xdnn_status result = XDNN_OK;
+    for (int pi = 0; pi < pl->nparts; pi++) {
+        gpart *p = &pl->parts[pi];
+        const gpu_engine *forced = NULL;
+        for (int i = 0; i < nforce; i++) {
+            const char *eq = strchr(force[i], '=');
+            if (force_matches(pl, p, force[i], (size_t)(eq - force[i])))
+                forced = gpu_engine_find(eq + 1);
+        }
+        if (verbose && log)
+            fprintf(log, "partition %d [%s] %s\n", p->id, gpart_kind_name(p->kind), p->name);
+        const gpu_engine *best = NULL;
+        double best_cost = 0;
+        char reasons[2048] = "";
+        for (int e = 0; e < gpu_nengines; e++) {
+            const gpu_engine *eng = gpu_engines[e];
+            char why[512] = "";
+            bool ok = eng->supports(pl, p, dev, why, sizeof why);
+            double cost = ok ? eng->cost(pl, p, dev) : 0;
+            if (verbose && log) {
+                if (ok)
+                    fprintf(log, "  candidate %-18s cost %.1f us%s\n", eng->name, cost, eng == forced ? " (forced)" : "");
+                else
+                    fprintf(log, "  rejected  %-18s %s\n", eng->name, why);
+            }
+            if (!ok) {
+                size_t n = strlen(reasons);
+                snprintf(reasons + n, sizeof reasons - n, "%s%s: %s", n ? "; " : "", eng->name, why);
+                if (eng == forced) {
+                    diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(),
+                               "forced engine %s cannot run partition %s: %s", eng->name, p->name, why);
+                    return XDNN_ERR_UNSUPPORTED;
+                }
+                continue;
+            }
+            if (forced ? eng == forced : (!best || cost < best_cost)) {
+                best = eng;
+                best_cost = cost;
+            }
+        }
+        if (!best) {
+            const gnode *n = &pl->g->n[p->nodes[0]];
+            diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "no GPU engine can run partition %s (op %s): %s", p->name,
+                       p->anchor >= 0 ? pl->g->n[p->anchor].op : n->op, reasons);
+            result = XDNN_ERR_UNSUPPORTED;
+            continue;
+        }
+        p->engine = best;
+        p->ws_bytes = best->workspace(pl, p, dev);
+        if (verbose && log)
+            fprintf(log, "  chosen    %s\n", best->name);
+    }
+    return result;
+}

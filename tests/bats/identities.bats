@@ -1,0 +1,70 @@
+#!/usr/bin/env bats
+# The language reference proved by identities: every graph in tests/identities/
+# computes the same quantity two ways (an op and its definition written with
+# smaller ops) and ends in `check` statements, so `xdnn run --device cpu`
+# exits 0 only if the identity holds.  A deliberately broken identity must
+# fail with exit code 6.
+load helpers
+
+ID="$ROOT/tests/identities"
+
+run_identity() {
+    run xdnn run --device cpu "$ID/$1"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    # every check ran and passed; none failed
+    [[ "$output" == *"check "*": ok"* ]]
+    ! grep -q 'FAILED' <<< "$output"
+}
+
+@test "softmax rows sum to 1; log_softmax == log(softmax)" { run_identity softmax_rows_sum_to_one.dnn; }
+@test "layernorm output has row mean 0 and variance 1; stats are mean and 1/sqrt(var+eps)" {
+    run_identity layernorm_moments.dnn
+}
+@test "1x1 conv == matmul after permute/reshape" { run_identity conv1x1_is_matmul.dnn; }
+@test "causal sdpa == softmax(QKᵀ·scale + mask)·V" { run_identity sdpa_causal_explicit.dnn; }
+@test "batchnorm_infer with the batch stats == batchnorm training output" {
+    run_identity batchnorm_infer_matches_train.dnn
+}
+@test "one LSTM step == its gate equations" { run_identity lstm_one_step.dnn; }
+@test "@nchw, @nhwc, @perm, padded @strides and @col give the same logical result" {
+    run_identity layouts_same_logical.dnn
+}
+
+@test "every identity graph has checks and converts through JSON unchanged in meaning" {
+    for g in "$ID"/*.dnn; do
+        grep -q '^ *check ' "$g"
+        b=$(basename "$g" .dnn)
+        xdnn convert "$g" -o "$BATS_TEST_TMPDIR/$b.json"
+        run xdnn run --device cpu "$BATS_TEST_TMPDIR/$b.json"
+        [ "$status" -eq 0 ] || { echo "$b.json: $output"; false; }
+    done
+}
+
+@test "a broken identity fails with exit 6 (sdpa without the causal mask)" {
+    run xdnn run --device cpu "$ID/sdpa_causal_explicit.dnn" --set CAUSAL=false
+    echo "$output"
+    [ "$status" -eq 6 ]
+    [[ "$output" == *"check err: FAILED"* ]]
+}
+
+@test "a too-tight tolerance fails with exit 6" {
+    sed 's/atol=1e-5, rtol=0;/atol=0, rtol=0;/' "$ID/batchnorm_infer_matches_train.dnn" > "$BATS_TEST_TMPDIR/tight.dnn"
+    run xdnn run --device cpu "$BATS_TEST_TMPDIR/tight.dnn"
+    echo "$output"
+    [ "$status" -eq 6 ]
+    [[ "$output" == *"FAILED"* ]]
+}
+
+@test "the same graph with an @nhwc input instead of @nchw gives the same checksum (two runs)" {
+    g="$ROOT/graphs/conv_bias_relu.dnn"
+    grep -q '@nhwc' "$g"
+    sed 's/@nhwc/@nchw/g' "$g" > "$BATS_TEST_TMPDIR/nchw.dnn"
+    a=$(xdnn run --device cpu --set N=1 --set H=6 --set W=6 "$g" --format json)
+    b=$(xdnn run --device cpu --set N=1 --set H=6 --set W=6 "$BATS_TEST_TMPDIR/nchw.dnn" --format json)
+    sums() { python3 -c 'import json,sys; print(" ".join(o["checksum"] for o in json.load(sys.stdin)["outputs"]))'; }
+    ca=$(sums <<< "$a"); cb=$(sums <<< "$b")
+    echo "nhwc: $ca / nchw: $cb"
+    [ -n "$ca" ]
+    [ "$ca" = "$cb" ]
+}

@@ -1,0 +1,161 @@
+#!/usr/bin/env bats
+# `xdnn run` on the CPU reference: every option, its files and its exit codes.
+# Small --set sizes keep the whole file well under a minute on 2 cores.
+load helpers
+
+G="$ROOT/graphs/mlp_gelu.dnn"
+SMALL=(--set T=8 --set D=16)
+INPUTS=(x w1 b1 w2 b2)
+
+# checksums of the outputs of a --format json run, space separated, in order
+checksums() { python3 -c 'import json,sys; print(" ".join(o["name"] + "=" + o["checksum"] for o in json.load(sys.stdin)["outputs"]))'; }
+
+@test "--format json is one valid JSON object with outputs, ops and checksums" {
+    run xdnn run --device cpu "$G" "${SMALL[@]}" --format json
+    [ "$status" -eq 0 ]
+    python3 -c 'import json,sys; d = json.load(sys.stdin); assert d["device"] == "cpu", d; assert [o["name"] for o in d["outputs"]] == ["y", "y_tanh"]; assert d["outputs"][0]["shape"] == [8, 16]; assert len(d["ops"]) > 0' <<< "$output"
+}
+
+@test "--set changes the shapes; a derived param follows" {
+    run xdnn run --device cpu "$G" --set T=3 --set D=4 --keep h
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"output y: f16[3, 4] @row"* ]]
+    [[ "$output" == *"output h: f32[3, 16] @row"* ]]      # F = 4 * D
+}
+
+@test "--seed: same seed gives the same checksum, another seed a different one" {
+    a=$(xdnn run --device cpu "$G" "${SMALL[@]}" --seed 5 --format json | checksums)
+    b=$(xdnn run --device cpu "$G" "${SMALL[@]}" --seed 5 --format json | checksums)
+    c=$(xdnn run --device cpu "$G" "${SMALL[@]}" --seed 6 --format json | checksums)
+    echo "a=$a b=$b c=$c"
+    [ -n "$a" ]
+    [ "$a" = "$b" ]
+    [ "$a" != "$c" ]
+}
+
+@test "--save writes NAME.npy per output; loading them back with --input reproduces the checksum" {
+    # h.0 ([T, F]) is fed back as an input of a second graph that only adds b2 after w2
+    xdnn run --device cpu "$G" "${SMALL[@]}" --save "$BATS_TEST_TMPDIR/out" --keep h
+    [ -f "$BATS_TEST_TMPDIR/out/y.npy" ]
+    [ -f "$BATS_TEST_TMPDIR/out/y_tanh.npy" ]
+    [ -f "$BATS_TEST_TMPDIR/out/h.npy" ]
+    head -c 6 "$BATS_TEST_TMPDIR/out/y.npy" | grep -q 'NUMPY'
+    cat > "$BATS_TEST_TMPDIR/copy.dnn" <<'G2'
+dnn 1;
+graph copy {
+  input t: f16[8, 16];
+  y = identity(t);
+  output y;
+}
+G2
+    want=$(xdnn run --device cpu "$G" "${SMALL[@]}" --format json | checksums | cut -d' ' -f1)
+    got=$(xdnn run --device cpu "$BATS_TEST_TMPDIR/copy.dnn" --input "t=$BATS_TEST_TMPDIR/out/y.npy" --format json | checksums)
+    echo "want $want got $got"
+    [ "$want" = "$got" ]
+}
+
+@test "--save-inputs, then every input given by --input, reproduces the outputs (even under another seed)" {
+    a=$(xdnn run --device cpu "$G" "${SMALL[@]}" --save-inputs "$BATS_TEST_TMPDIR/in" --format json | checksums)
+    args=()
+    for t in "${INPUTS[@]}"; do
+        [ -f "$BATS_TEST_TMPDIR/in/$t.npy" ]
+        args+=(--input "$t=$BATS_TEST_TMPDIR/in/$t.npy")
+    done
+    b=$(xdnn run --device cpu "$G" "${SMALL[@]}" --seed 1234 "${args[@]}" --format json | checksums)
+    echo "a=$a b=$b"
+    [ -n "$a" ]
+    [ "$a" = "$b" ]
+}
+
+@test "--expect: a golden passes; a golden with one changed element fails (6) naming its coordinates" {
+    xdnn run --device cpu "$G" "${SMALL[@]}" --save "$BATS_TEST_TMPDIR/gold" >/dev/null
+    run xdnn run --device cpu "$G" "${SMALL[@]}" --expect "$BATS_TEST_TMPDIR/gold"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"expect y: ok"* ]]
+    [[ "$output" == *"expect y_tanh: ok"* ]]
+    python3 - "$BATS_TEST_TMPDIR/gold/y.npy" <<'PY'
+import struct, sys
+p = sys.argv[1]
+b = bytearray(open(p, 'rb').read())
+assert b[:6] == b'\x93NUMPY'
+hlen = struct.unpack('<H', b[8:10])[0]
+head = b[10:10 + hlen].decode()
+assert "'<f2'" in head and '(8, 16)' in head, head
+off = 10 + hlen + 2 * (3 * 16 + 5)          # element [3, 5] of an f16 [8, 16]
+b[off:off + 2] = struct.pack('<e', 7.0)
+open(p, 'wb').write(b)
+PY
+    run xdnn run --device cpu "$G" "${SMALL[@]}" --expect "$BATS_TEST_TMPDIR/gold"
+    echo "$output"
+    [ "$status" -eq 6 ]
+    [[ "$output" == *"expect y: FAILED"* ]]
+    [[ "$output" == *"at [3, 5]:"*"expected 7"* ]]
+    [[ "$output" == *"expect y_tanh: ok"* ]]
+}
+
+@test "--keep reports intermediate tensors; an unknown name is a usage error; --print-full prints every value" {
+    run xdnn run --device cpu "$G" "${SMALL[@]}" --keep h,h.0
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"output h: f32[8, 64]"* ]]
+    [[ "$output" == *"output h.0: f32[8, 64]"* ]]
+    line=$(grep -m1 '^  values' <<< "$output")
+    [ "$(tr -cd ',' <<< "$line" | wc -c)" -eq 8 ]     # the first 8 values, then ", ..."
+    [[ "$line" == *"..."* ]]
+    run xdnn run --device cpu "$G" "${SMALL[@]}" --keep nope
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"no intermediate tensor 'nope'"* ]]
+    run xdnn run --device cpu "$G" "${SMALL[@]}" --print-full
+    line=$(grep -m1 '^  values' <<< "$output")
+    [ "$(tr -cd ',' <<< "$line" | wc -c)" -eq 127 ]   # 128 values
+    [[ "$line" != *"..."* ]]
+}
+
+@test "a failing --input leaves no output file behind" {
+    xdnn run --device cpu "$G" "${SMALL[@]}" --save-inputs "$BATS_TEST_TMPDIR/in" >/dev/null
+    head -c 150 "$BATS_TEST_TMPDIR/in/x.npy" > "$BATS_TEST_TMPDIR/trunc.npy"
+    run xdnn run --device cpu "$G" "${SMALL[@]}" --input "x=$BATS_TEST_TMPDIR/trunc.npy" --save "$BATS_TEST_TMPDIR/o"
+    echo "$output"
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"trunc.npy: error: truncated .npy data: expected 256 bytes"* ]]
+    [ ! -e "$BATS_TEST_TMPDIR/o/y.npy" ]
+    [ ! -e "$BATS_TEST_TMPDIR/o/y_tanh.npy" ]
+}
+
+@test "--save where a file cannot be created is an I/O error (5), and no half-written file remains" {
+    touch "$BATS_TEST_TMPDIR/blocker"
+    run xdnn run --device cpu "$G" "${SMALL[@]}" --save "$BATS_TEST_TMPDIR/blocker"
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"blocker/y.npy: error: cannot create"* ]]
+    # y.npy can be written, y_tanh.npy cannot: what exists must be complete
+    mkdir -p "$BATS_TEST_TMPDIR/o/y_tanh.npy"
+    run xdnn run --device cpu "$G" "${SMALL[@]}" --save "$BATS_TEST_TMPDIR/o"
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"y_tanh.npy: error: cannot write"* ]]
+    for f in "$BATS_TEST_TMPDIR"/o/*; do
+        [ -d "$f" ] && continue
+        [[ "$f" == *.npy ]] || { echo "stray file $f"; false; }
+        [ "$(stat -c %s "$f")" -eq $((128 + 2 * 8 * 16)) ]
+    done
+}
+
+@test "a truncated .npy via --input is exit 5 with a clear message" {
+    printf '\x93NUMPY\x01\x00' > "$BATS_TEST_TMPDIR/short.npy"
+    run xdnn run --device cpu "$G" "${SMALL[@]}" --input "x=$BATS_TEST_TMPDIR/short.npy"
+    echo "$output"
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"short.npy: error:"* ]]
+}
+
+@test "--device gpu without a usable GPU exits 7 with 'no usable GPU'" {
+    if nvidia-smi >/dev/null 2>&1; then skip "this machine has a GPU"; fi
+    run xdnn run --device gpu "$G" "${SMALL[@]}"
+    [ "$status" -eq 7 ]
+    [[ "$output" == *"no usable GPU"* ]]
+}
+
+@test "--device auto without a GPU falls back to the CPU reference with a note" {
+    if nvidia-smi >/dev/null 2>&1; then skip "this machine has a GPU"; fi
+    run xdnn run "$G" "${SMALL[@]}" --format json
+    [ "$status" -eq 0 ]
+    python3 -c 'import json,sys; t = sys.stdin.read(); d = json.loads(t[t.index("{"):]); assert d["device"] == "cpu"' <<< "$output"
+}

@@ -1,0 +1,490 @@
+/* difftest.c — the GPU differential tester: for every engine it sweeps shapes
+ * (1, primes, tails, batch 1, broadcasting), dtypes and layouts (col,
+ * permuted, strided outputs), builds each case as a tiny .dnn graph, runs the
+ * CPU reference and the GPU on the same Philox inputs, and compares every
+ * output with the per-dtype tolerances of METHOD.md.  One line per case:
+ *
+ *   PASS pw/chain/f16/[17,33]/col  engines=pointwise_nvrtc  max_abs=... rel_norm=...
+ *
+ * then "N passed, N failed".  A failure prints the graph text, the seed and
+ * the worst elements.  Usage:
+ *   difftest [--quick] [--bench] [--list] [--dry] [FILTER]
+ * --quick: a reduced sweep (compute-sanitizer runs); --bench: time large
+ * cases on the GPU only (no CPU reference) and print a table; --dry: no GPU
+ * needed, check the CPU reference, the plan and that every kernel compiles. */
+#include "core/exec.h"
+#include "data/data.h"
+#include "gpu/engine.h"
+#include "gpu/gpu.h"
+#include "gpu/lower.h"
+#include "ops/op.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_CASES = 2048, TEXT_MAX = 2048 };
+
+typedef struct tcase {
+    char id[160];
+    char text[TEXT_MAX];
+    double tol_scale;   /* widen the default tolerance (tf32, long K) */
+} tcase;
+
+static tcase *cases;
+static int ncases;
+typedef struct outcome {
+    bool ok;
+    char msg[1024];
+    char engines[256];
+} outcome;
+
+static bool quick, dry;
+
+/* --dry (no GPU): lower, partition, choose engines and NVRTC-compile every
+ * generated kernel for sm_90, so a sweep can be checked before device time. */
+static xdnn_status dry_run(xgraph *g, char *engines, size_t len, xdnn_diags_t *d)
+{
+    arena *ar = arena_create();
+    ggraph *gg = gpu_lower(g, ar);
+    gplan *pl = gpu_partition(gg, false);
+    gpu_device dev = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
+    xdnn_status s = gpu_select_engines(pl, &dev, NULL, 0, 0, NULL, d);
+    for (int i = 0; i < pl->nparts && s == XDNN_OK; i++) {
+        gpart *p = &pl->parts[i];
+        size_t n = strlen(engines);
+        snprintf(engines + n, len - n, "%s%s", i ? "," : "", p->engine->name);
+        cg_kernel k = {0};
+        if (p->kind == GP_POINTWISE) {
+            s = cg_pointwise(gg, p->nodes, p->nnodes, p->outs, p->nouts, "k", &k);
+        } else if (p->kind == GP_REDUCE) {
+            int pro[64], npro = 0;
+            for (int j = 0; j < p->nnodes && npro < 64; j++)
+                if (p->nodes[j] != p->anchor)
+                    pro[npro++] = p->nodes[j];
+            s = cg_reduce(gg, p->anchor, pro, npro, "k", &k);
+        } else if (p->kind == GP_MATMUL) {
+            mm_shape ms;
+            char why[256];
+            if (!gpu_matmul_analyze(pl, p, gg->tf32, &ms, why, sizeof why))
+                s = XDNN_ERR_UNSUPPORTED;
+            else if (ms.need_kernel)
+                s = cg_pointwise(gg, ms.epi_nodes, ms.nepi, p->outs, p->nouts, "k", &k);
+            n = strlen(engines);
+            snprintf(engines + n, len - n, "(%s)", ms.lt_epilogue ? "lt-epilogue" : ms.need_kernel ? "kernel-epilogue" : "plain");
+        }
+        if (s == XDNN_OK && k.src)
+            s = gpu_nvrtc_check(k.src, "k", "sm_90", d);
+    }
+    arena_destroy(ar);
+    return s;
+}
+
+
+__attribute__((format(printf, 3, 4))) static void add_case(const char *id, double tol_scale, const char *fmt, ...)
+{
+    if (ncases >= MAX_CASES)
+        return;
+    tcase *c = &cases[ncases++];
+    snprintf(c->id, sizeof c->id, "%s", id);
+    c->tol_scale = tol_scale;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->text, sizeof c->text, fmt, ap);
+    va_end(ap);
+}
+
+static const char *dims_str(char *buf, size_t len, int rank, const int *d)
+{
+    size_t n = 0;
+    buf[n++] = '[';
+    for (int i = 0; i < rank && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%d", i ? ", " : "", d[i]);
+    snprintf(buf + n, len - n, "]");
+    return buf;
+}
+
+static const char *id_dims(char *buf, size_t len, int rank, const int *d)
+{
+    size_t n = 0;
+    for (int i = 0; i < rank && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%d", i ? "x" : "", d[i]);
+    return buf;
+}
+
+/* ---- the sweeps */
+static void pointwise_cases(void)
+{
+    static const int shapes[][5] = {{1, 1}, {1, 7}, {2, 3, 5}, {2, 17, 33}, {2, 1, 64}, {4, 2, 3, 5, 7}, {1, 1000003}};
+    static const char *const dts[] = {"f32", "f16", "bf16"};
+    int nshapes = quick ? 4 : 7;
+    for (int si = 0; si < nshapes; si++) {
+        int rank = shapes[si][0];
+        const int *d = &shapes[si][1];
+        char sd[64], last[32], idd[64], lead1[64];
+        dims_str(sd, sizeof sd, rank, d);
+        snprintf(last, sizeof last, "[%d]", d[rank - 1]);
+        id_dims(idd, sizeof idd, rank, d);
+        /* [d0, 1, ..., 1] for a leading-dim broadcast */
+        int l1[4];
+        for (int i = 0; i < rank; i++)
+            l1[i] = i == 0 ? d[0] : 1;
+        dims_str(lead1, sizeof lead1, rank, l1);
+        for (int ti = 0; ti < 3; ti++) {
+            const char *t = dts[ti];
+            char id[160];
+            snprintf(id, sizeof id, "pw/chain/%s/%s", t, idd);
+            add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input a: %s%s;\n  input b: %s%s;\n  input c: f32%s;\n"
+                            "  y = relu(a * b + 0.5, slope=0.125) - tanh(c);\n  output y: %s;\n}\n",
+                     si * 7 + ti, t, sd, t, last, lead1, t);
+            if (quick && si > 1)
+                continue;
+            snprintf(id, sizeof id, "pw/act/%s/%s", t, idd);
+            add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input a: %s%s;\n  input b: %s%s;\n"
+                            "  y = gelu(a) + sigmoid(b) * exp(a * 0.5);\n  z = select(gt(a, b), silu(a), gelu(b, approx=\"tanh\"));\n"
+                            "  output y, z;\n}\n",
+                     si * 11 + ti, t, sd, t, sd);
+            snprintf(id, sizeof id, "pw/bwd/%s/%s", t, idd);
+            add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s%s;\n  input x: %s%s;\n"
+                            "  dx = gelu_bwd(dy, x) + tanh_bwd(dy, x) * 0.5;\n  output dx;\n}\n",
+                     si * 13 + ti, t, sd, t, sd);
+        }
+        if (rank == 2) {
+            char id[160];
+            snprintf(id, sizeof id, "pw/layout/col-in-out/f16/%s", idd);
+            add_case(id, 1, "dnn 1;\ngraph g(seed=5) {\n  input a: f16%s @col;\n  input b: f32%s;\n"
+                            "  y = a * b + 1.0;\n  output y: f32 @col;\n}\n", sd, sd);
+            snprintf(id, sizeof id, "pw/cast/f32-to-bf16-i8/%s", idd);
+            add_case(id, 1, "dnn 1;\ngraph g(seed=9) {\n  input a: f32%s;\n"
+                            "  y = cast(a * 100.0, dtype=i8);\n  z = cast(a, dtype=bf16);\n  output y, z;\n}\n", sd);
+        }
+        if (rank == 4) {
+            char id[160];
+            snprintf(id, sizeof id, "pw/layout/nhwc/f16/%s", idd);
+            add_case(id, 1, "dnn 1;\ngraph g(seed=6) {\n  input a: f16%s @nhwc;\n  input b: f16[%d, 1, 1];\n"
+                            "  y = relu(a + b);\n  output y: f16 @nhwc;\n}\n", sd, d[1]);
+            snprintf(id, sizeof id, "pw/layout/perm-out/bf16/%s", idd);
+            add_case(id, 1, "dnn 1;\ngraph g(seed=8) {\n  input a: bf16%s;\n"
+                            "  y = a * a;\n  output y: bf16 @perm(3, 1, 0, 2);\n}\n", sd);
+        }
+    }
+}
+
+static void reduce_cases(void)
+{
+    static const int shapes[][4] = {{2, 1, 1}, {2, 7, 13}, {2, 3, 1000}, {2, 64, 4097}, {3, 5, 6, 7}, {3, 2, 33, 130}};
+    static const char *const ops[] = {"sum", "mean", "max", "min", "amax", "norm1", "norm2"};
+    static const char *const dts[] = {"f32", "f16", "bf16"};
+    int nshapes = quick ? 3 : 6;
+    for (int si = 0; si < nshapes; si++) {
+        int rank = shapes[si][0];
+        const int *d = &shapes[si][1];
+        char sd[64], idd[64];
+        dims_str(sd, sizeof sd, rank, d);
+        id_dims(idd, sizeof idd, rank, d);
+        for (int oi = 0; oi < 7; oi++) {
+            const char *t = dts[oi % 3];
+            char id[160];
+            snprintf(id, sizeof id, "reduce/%s/last/%s/%s", ops[oi], t, idd);
+            add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n"
+                            "  y = reduce(x, op=\"%s\", axes=[-1]);\n  output y: f32;\n}\n",
+                     si * 17 + oi, t, sd, ops[oi]);
+            if (quick)
+                continue;
+            snprintf(id, sizeof id, "reduce/%s/axis0-nokeep/%s/%s", ops[oi], t, idd);
+            add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n"
+                            "  y = reduce(x, op=\"%s\", axes=[0], keepdims=false);\n  output y: f32;\n}\n",
+                     si * 19 + oi, t, sd, ops[oi]);
+        }
+        char id[160];
+        snprintf(id, sizeof id, "reduce/sum/all+prologue/f16/%s", idd);
+        add_case(id, 1, "dnn 1;\ngraph g(seed=3) {\n  input x: f16%s;\n  y = reduce(x * x + 0.25, op=\"sum\");\n"
+                        "  output y: f32;\n}\n", sd);
+        if (rank == 3) {
+            snprintf(id, sizeof id, "reduce/mean/axes02/bf16/%s", idd);
+            add_case(id, 1, "dnn 1;\ngraph g(seed=4) {\n  input x: bf16%s;\n"
+                            "  y = reduce(x, op=\"mean\", axes=[0, 2]);\n  output y;\n}\n", sd);
+            snprintf(id, sizeof id, "softmax/mid-axis/f32/%s", idd);
+            add_case(id, 1, "dnn 1;\ngraph g(seed=2) {\n  input x: f32%s;\n  y = softmax(x, axis=1);\n"
+                            "  output y;\n}\n", sd);
+        }
+        /* softmax over the last axis with a prologue (scale + mask), and log_softmax */
+        for (int ti = 0; ti < 3; ti++) {
+            const char *t = dts[ti];
+            snprintf(id, sizeof id, "softmax/last+prologue/%s/%s", t, idd);
+            add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  input m: f32[%d];\n"
+                            "  y = softmax(x * 2.5 + m);\n  output y: %s;\n}\n",
+                     si * 23 + ti, t, sd, d[rank - 1], t);
+            if (quick)
+                continue;
+            snprintf(id, sizeof id, "log_softmax/axis0/%s/%s", t, idd);
+            add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  y = log_softmax(x, axis=0);\n"
+                            "  output y: f32;\n}\n", si * 29 + ti, t, sd);
+        }
+    }
+}
+
+static void matmul_cases(void)
+{
+    static const int mnk[][3] = {{1, 1, 1}, {7, 13, 5}, {64, 48, 32}, {127, 129, 65}, {256, 512, 384}};
+    static const char *const dts[] = {"f32", "f32-tf32", "f16", "bf16"};
+    int nsh = quick ? 3 : 5;
+    for (int si = 0; si < nsh; si++) {
+        int M = mnk[si][0], N = mnk[si][1], K = mnk[si][2];
+        for (int ti = 0; ti < 4; ti++) {
+            bool tf32 = ti == 1;
+            const char *t = tf32 ? "f32" : dts[ti];
+            /* tf32 rounds inputs to 10 bits: ~1e-3 relative (METHOD.md). */
+            double tol = tf32 ? 20 : 1;
+            char id[160];
+            snprintf(id, sizeof id, "matmul/plain/%s/%dx%dx%d", dts[ti], M, N, K);
+            add_case(id, tol, "dnn 1;\ngraph g(seed=%d, tf32=%s) {\n  input a: %s[%d, %d];\n  input b: %s[%d, %d];\n"
+                              "  c = matmul(a, b);\n  output c;\n}\n",
+                     si * 31 + ti, tf32 ? "true" : "false", t, M, K, t, K, N);
+            if (quick && si > 1)
+                continue;
+            snprintf(id, sizeof id, "matmul/transab+bias-relu/%s/%dx%dx%d", dts[ti], M, N, K);
+            add_case(id, tol, "dnn 1;\ngraph g(seed=%d, tf32=%s) {\n  input a: %s[%d, %d];\n  weight w: %s[%d, %d];\n"
+                              "  weight b: %s[%d];\n  h = relu(matmul(a, w, trans_a=true, trans_b=true) + b);\n"
+                              "  output h: %s;\n}\n",
+                     si * 37 + ti, tf32 ? "true" : "false", t, K, M, t, N, K, t, N, t);
+            snprintf(id, sizeof id, "matmul/bias-gelu-tanh/%s/%dx%dx%d", dts[ti], M, N, K);
+            add_case(id, tol, "dnn 1;\ngraph g(seed=%d, tf32=%s) {\n  input a: %s[%d, %d];\n  weight w: %s[%d, %d];\n"
+                              "  weight b: %s[%d];\n  h = gelu(matmul(a, w) + b, approx=\"tanh\");\n"
+                              "  output h: %s;\n}\n",
+                     si * 41 + ti, tf32 ? "true" : "false", t, M, K, t, K, N, t, N, t);
+            snprintf(id, sizeof id, "matmul/epilogue-kernel/%s/%dx%dx%d", dts[ti], M, N, K);
+            add_case(id, tol, "dnn 1;\ngraph g(seed=%d, tf32=%s) {\n  input a: %s[%d, %d] @col;\n  input b: %s[%d, %d];\n"
+                              "  input r: f32[%d, %d];\n  y = gelu(matmul(a, b) * 0.5) + r;\n  output y: f32 @col;\n}\n",
+                     si * 43 + ti, tf32 ? "true" : "false", t, M, K, t, K, N, M, N);
+            snprintf(id, sizeof id, "matmul/batched/%s/3x%dx%dx%d", dts[ti], M, N, K);
+            add_case(id, tol, "dnn 1;\ngraph g(seed=%d, tf32=%s) {\n  input a: %s[3, %d, %d];\n  input b: %s[3, %d, %d];\n"
+                              "  c = matmul(a, b);\n  output c;\n}\n",
+                     si * 47 + ti, tf32 ? "true" : "false", t, M, K, t, K, N);
+            snprintf(id, sizeof id, "matmul/broadcast-batch/%s/2x3x%dx%dx%d", dts[ti], M, N, K);
+            add_case(id, tol, "dnn 1;\ngraph g(seed=%d, tf32=%s) {\n  input a: %s[2, 1, %d, %d];\n  input b: %s[3, %d, %d];\n"
+                              "  c = matmul(a, b, trans_b=false);\n  output c;\n}\n",
+                     si * 53 + ti, tf32 ? "true" : "false", t, M, K, t, K, N);
+        }
+    }
+}
+
+/* A small graph mixing every engine: MLP block with a softmax head. */
+static void graph_cases(void)
+{
+    add_case("graph/mlp-softmax/f16", 1,
+             "dnn 1;\ngraph g(seed=11) {\n  input x: f16[33, 64];\n  weight w1: f16[64, 96];\n  weight b1: f16[96];\n"
+             "  weight w2: f16[96, 10];\n  h = relu(matmul(x, w1) + b1);\n  l = matmul(h, w2);\n"
+             "  p = softmax(l * 0.5);\n  s = reduce(p, op=\"sum\", axes=[-1]);\n  output p, s: f32;\n}\n");
+}
+
+/* ---- running one case */
+
+static double tensor_absmax(const host_tensor *t)
+{
+    double *v = malloc((size_t)(t->numel ? t->numel : 1) * sizeof *v), m = 0;
+    if (!v)
+        return 0;
+    tensor_gather(t, v);
+    for (int64_t i = 0; i < t->numel; i++)
+        if (fabs(v[i]) > m)
+            m = fabs(v[i]);
+    free(v);
+    return m;
+}
+
+static void run_case(const tcase *c, bool bench, outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    xdnn_diags_t *d = xdnn_diags_create();
+    xdnn_module_t *m = NULL;
+    run_state cpu = {0}, gpu = {0};
+    gpu_report rep = {0};
+    xdnn_status s = xdnn_module_parse(c->id, c->text, strlen(c->text), false, d, &m);
+    xgraph *g = s == XDNN_OK ? xdnn_module_find_graph(m, NULL) : NULL;
+    if (g)
+        s = xdnn_graph_bind(g, NULL, 0, d);
+    if (s == XDNN_OK)
+        s = run_state_init(&cpu, g, ".");
+    if (s == XDNN_OK)
+        s = run_state_init(&gpu, g, ".");
+    if (s == XDNN_OK)
+        s = exec_load_inputs(&cpu, NULL, 0, d);
+    if (s == XDNN_OK)
+        s = run_state_copy_inputs(&gpu, &cpu);
+    if (s == XDNN_OK)
+        s = run_state_alloc_results(&gpu, d);
+    if (s == XDNN_OK && !bench)
+        s = run_state_alloc_results(&cpu, d);
+    if (s == XDNN_OK && !bench)
+        s = exec_cpu_run(&cpu, d);
+    if (s == XDNN_OK && dry) {
+        s = dry_run(g, out->engines, sizeof out->engines, d);
+        out->ok = s == XDNN_OK;
+        snprintf(out->msg, sizeof out->msg, "(dry: planned and compiled, not run)");
+        goto done;
+    }
+    if (s != XDNN_OK) {
+        snprintf(out->msg, sizeof out->msg, "setup or CPU reference failed (%s)", xdnn_status_name(s));
+        goto done;
+    }
+    gpu_run_opts o = {.warmup = bench ? 3 : 0, .iters = bench ? 20 : 1, .log = stderr,
+                      .verbose = getenv("DIFFTEST_VERBOSE") ? 1 : 0};
+    s = gpu_run(&gpu, &o, &rep, d);
+    for (int i = 0; i < rep.nparts; i++) {
+        size_t n = strlen(out->engines);
+        snprintf(out->engines + n, sizeof out->engines - n, "%s%s", i ? "," : "", rep.parts[i].engine);
+    }
+    if (s != XDNN_OK) {
+        snprintf(out->msg, sizeof out->msg, "gpu_run failed (%s)", xdnn_status_name(s));
+        goto done;
+    }
+    if (bench) {
+        size_t n = 0;
+        for (int i = 0; i < rep.nparts && n < sizeof out->msg; i++) {
+            const gpu_partition_report *p = &rep.parts[i];
+            double sec = p->ms_median * 1e-3;
+            n += (size_t)snprintf(out->msg + n, sizeof out->msg - n,
+                                  "\n    %-24s %-16s median %.4f ms (min %.4f max %.4f) %.1f GB/s %.1f TFLOP/s %s",
+                                  p->name, p->engine, p->ms_median, p->ms_min, p->ms_max,
+                                  sec > 0 ? p->bytes / sec * 1e-9 : 0, sec > 0 ? p->flops / sec * 1e-12 : 0,
+                                  p->detail ? p->detail : "");
+        }
+        snprintf(out->msg + n, sizeof out->msg - n, "\n    total %.4f ms, plan %.1f ms, compile %.1f ms", rep.total_ms,
+                 rep.plan_ms, rep.compile_ms);
+        out->ok = true;
+        /* Even unchecked, every output must be written and finite. */
+        for (size_t k = 0; k < g->noutputs; k++) {
+            tensor_stats ts;
+            tensor_compute_stats(&gpu.tensors[g->outputs[k]], &ts);
+            if (ts.nan || ts.inf)
+                out->ok = false;
+        }
+        goto done;
+    }
+    out->ok = true;
+    size_t n = 0;
+    for (size_t k = 0; k < g->noutputs; k++) {
+        int t = g->outputs[k];
+        const xtensor *xt = &g->tensors[t];
+        double rtol, atol;
+        compare_default_tolerance(xt->rdtype, xt->producer >= 0 ? g->nodes[xt->producer].op : -1, &rtol, &atol);
+        rtol *= c->tol_scale;
+        atol *= c->tol_scale;
+        compare_result r;
+        compare_tensors(&gpu.tensors[t], &cpu.tensors[t], rtol, atol, &r);
+        bool nonzero = tensor_absmax(&cpu.tensors[t]) > 0;
+        bool ok = r.ok && r.count > 0 && r.count == gpu.tensors[t].numel && nonzero;
+        n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, " %s: max_abs=%.3g max_rel=%.3g rel_norm=%.3g%s",
+                              xt->name, r.max_abs, r.max_rel, r.rel_norm,
+                              !nonzero ? " (reference is all zeros: compares nothing)" : "");
+        if (!ok) {
+            for (int w = 0; w < r.nworst && n < sizeof out->msg; w++) {
+                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      at [");
+                for (int j = 0; j < xt->rrank; j++)
+                    n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "%s%lld", j ? "," : "",
+                                          (long long)r.worst[w].index[j]);
+                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "] got %.8g expected %.8g (abs %.3g rel %.3g)",
+                                      r.worst[w].got, r.worst[w].ref, r.worst[w].abs_err, r.worst[w].rel_err);
+            }
+            n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      %lld of %lld mismatch (rtol %g atol %g)",
+                                  (long long)r.mismatches, (long long)r.count, rtol, atol);
+        }
+        out->ok &= ok;
+    }
+done:
+    if (!out->ok && xdnn_diags_count(d)) {
+        fprintf(stdout, "  diagnostics for %s:\n", c->id);
+        xdnn_diags_print(d, stdout);
+    }
+    gpu_report_free(&rep);
+    run_state_free(&cpu);
+    run_state_free(&gpu);
+    xdnn_module_destroy(m);
+    xdnn_diags_destroy(d);
+}
+
+static void bench_cases(void)
+{
+    add_case("bench/pw/chain/f16/16Mi", 1,
+             "dnn 1;\ngraph g(seed=1) {\n  input a: f16[4096, 4096];\n  input b: f16[4096];\n"
+             "  y = relu(a * b + 0.5);\n  output y: f16;\n}\n");
+    add_case("bench/pw/unfused-3x/f16/16Mi", 1,
+             "dnn 1;\ngraph g(seed=1) {\n  input a: f16[4096, 4096];\n  input b: f16[4096];\n"
+             "  t = a * b;\n  u = t + 0.5;\n  y = relu(u);\n  output t: f16, u: f16, y: f16;\n}\n");
+    add_case("bench/softmax/f16/4096x4096", 1,
+             "dnn 1;\ngraph g(seed=2) {\n  input x: f16[4096, 4096];\n  y = softmax(x);\n  output y: f16;\n}\n");
+    add_case("bench/reduce/sum-last/f32/8192x4096", 1,
+             "dnn 1;\ngraph g(seed=3) {\n  input x: f32[8192, 4096];\n  y = reduce(x, axes=[-1]);\n  output y;\n}\n");
+    add_case("bench/matmul/bf16/4096^3", 1,
+             "dnn 1;\ngraph g(seed=4) {\n  input a: bf16[4096, 4096];\n  input b: bf16[4096, 4096];\n"
+             "  c = matmul(a, b);\n  output c: bf16;\n}\n");
+    add_case("bench/matmul/f16+bias+relu/4096^3", 1,
+             "dnn 1;\ngraph g(seed=5) {\n  input a: f16[4096, 4096];\n  weight w: f16[4096, 4096];\n"
+             "  weight b: f16[4096];\n  h = relu(matmul(a, w, trans_b=true) + b);\n  output h: f16;\n}\n");
+    add_case("bench/matmul/tf32/4096^3", 1,
+             "dnn 1;\ngraph g(seed=6, tf32=true) {\n  input a: f32[4096, 4096];\n  input b: f32[4096, 4096];\n"
+             "  c = matmul(a, b);\n  output c;\n}\n");
+    add_case("bench/matmul/f32/4096^3", 1,
+             "dnn 1;\ngraph g(seed=7) {\n  input a: f32[4096, 4096];\n  input b: f32[4096, 4096];\n"
+             "  c = matmul(a, b);\n  output c;\n}\n");
+}
+
+int main(int argc, char **argv)
+{
+    bool bench = false, list = false;
+    const char *filter = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = true;
+        else if (strcmp(argv[i], "--bench") == 0)
+            bench = true;
+        else if (strcmp(argv[i], "--list") == 0)
+            list = true;
+        else if (strcmp(argv[i], "--dry") == 0)
+            dry = true;
+        else
+            filter = argv[i];
+    }
+    cases = calloc(MAX_CASES, sizeof *cases);
+    if (!cases)
+        return 2;
+    if (bench) {
+        bench_cases();
+    } else {
+        pointwise_cases();
+        reduce_cases();
+        matmul_cases();
+        graph_cases();
+    }
+    char why[512];
+    if (!list && !dry && !gpu_available(why, sizeof why)) {
+        printf("difftest: no GPU: %s\n0 passed, 0 failed (not run)\n", why);
+        free(cases);
+        return 77;
+    }
+    int passed = 0, failed = 0;
+    for (int i = 0; i < ncases; i++) {
+        const tcase *c = &cases[i];
+        if (filter && !strstr(c->id, filter))
+            continue;
+        if (list) {
+            printf("%s\n", c->id);
+            continue;
+        }
+        outcome o;
+        run_case(c, bench, &o);
+        printf("%s %s  engines=%s %s\n", o.ok ? "PASS" : "FAIL", c->id, o.engines, o.msg);
+        if (!o.ok)
+            printf("  graph:\n%s", c->text);
+        fflush(stdout);
+        o.ok ? passed++ : failed++;
+    }
+    if (!list)
+        printf("%d passed, %d failed\n", passed, failed);
+    gpu_release_caches();
+    free(cases);
+    return failed ? 1 : 0;
+}
