@@ -132,9 +132,11 @@ clean:
 # clang (-fsanitize=fuzzer,address,undefined) against a CPU-only copy of the
 # library in $(FUZZ_BUILD)/, then runs each for FUZZ_TIME seconds on a seed
 # corpus: the files under graphs/ and tests/ whose extension is the harness's
-# suffix (fuzz_dnn -> *.dnn, fuzz_json -> *.json, fuzz_npy -> *.npy ...).
-# New corpus entries go to $(FUZZ_BUILD)/corpus/NAME, crashes to
-# $(FUZZ_BUILD)/crash-NAME-*.  Needs clang (apt-get install clang); nothing
+# suffix (fuzz_dnn -> *.dnn, fuzz_json -> *.json, fuzz_npy -> *.npy ...),
+# plus, for JSON, every .dnn there converted to JSON.  Runs in fork mode and
+# goes on after a finding, so one run reports several; new corpus entries go
+# to $(FUZZ_BUILD)/corpus/NAME, findings to $(FUZZ_BUILD)/crash-NAME-* (and
+# the target fails).  Needs clang (apt-get install clang); nothing
 # else depends on this target, so `make test` never needs clang.
 FUZZ_BUILD ?= build-fuzz
 FUZZ_TIME  ?= 20
@@ -147,7 +149,7 @@ FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
 fuzz-build:
 	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz needs $(FUZZ_CC) (apt-get install clang)"; exit 1; }
 	$(MAKE) BUILD=$(FUZZ_BUILD) CUDA=0 CC=$(FUZZ_CC) OPT="-g -O1" \
-	    CFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" LDLIBS="$(FUZZ_SAN)" $(FUZZ_BUILD)/libxdnn.a
+	    CFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" LDLIBS="$(FUZZ_SAN)" $(FUZZ_BUILD)/libxdnn.a $(FUZZ_BUILD)/xdnn
 	$(MAKE) FUZZ_BUILD=$(FUZZ_BUILD) $(FUZZ_BIN)
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_BUILD)/libxdnn.a
@@ -160,11 +162,22 @@ fuzz: fuzz-build
 	    seeds=$(FUZZ_BUILD)/seeds/$$name; corpus=$(FUZZ_BUILD)/corpus/$$name; \
 	    rm -rf $$seeds; mkdir -p $$seeds $$corpus; \
 	    find graphs tests -name "*.$$ext" -size -64k -exec cp -t $$seeds {} + 2>/dev/null || true; \
+	    if [ $$ext = json ]; then for g in $$(find graphs tests -name '*.dnn'); do \
+	        ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BUILD)/xdnn convert $$g -o $$seeds/$$(echo $$g | tr / _).json \
+	            >/dev/null 2>&1 || true; done; fi; \
 	    echo "== $$name: $(FUZZ_TIME) s, $$(ls $$seeds | wc -l) seeds"; \
+	    rm -f $(FUZZ_BUILD)/crash-$$name-*; \
 	    ASAN_OPTIONS=detect_leaks=1 $$bin -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=2048 \
-	        -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/crash-$$name- $$corpus $$seeds \
-	        > $(FUZZ_BUILD)/$$name.log 2>&1 || { fail=1; echo "$$name FAILED: see $(FUZZ_BUILD)/$$name.log"; \
-	        grep -m1 -A25 'ERROR\|==ERROR\|runtime error\|deadly signal' $(FUZZ_BUILD)/$$name.log || true; }; \
-	    grep -m1 '^stat::number_of_executed_units' $(FUZZ_BUILD)/$$name.log || true; \
+	        -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+	        -artifact_prefix=$(FUZZ_BUILD)/crash-$$name- $$corpus $$seeds > $(FUZZ_BUILD)/$$name.log 2>&1 || true; \
+	    found=$$(ls $(FUZZ_BUILD)/crash-$$name-* 2>/dev/null | wc -l); \
+	    echo "   $$(grep -o 'exec/s: [0-9]*' $(FUZZ_BUILD)/$$name.log | tail -1), $$found finding(s)"; \
+	    if [ $$found -gt 0 ]; then fail=1; ls $(FUZZ_BUILD)/crash-$$name-*; \
+	        grep -m3 -A12 'ERROR:\|runtime error\|deadly signal' $(FUZZ_BUILD)/$$name.log || true; fi; \
 	done; exit $$fail
+
+.PHONY: fuzz-clean
+fuzz-clean:
+	rm -rf build-fuzz
+clean: fuzz-clean
 # ---------------------------------------------------------------- end fuzz

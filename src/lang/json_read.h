@@ -35,6 +35,15 @@ bool json_syntax_check(const char *text, size_t len, size_t *err_off, const char
 
 /* ---------------------------------------------------------------- reader state */
 
+/* Which tensors an expression in a graph may name in dim(t, i), mirroring
+ * what the .dnn front end allows at the statement the writer emits. */
+typedef enum ct_scope {
+    CT_NO_TENSORS, /* graph params and context: before any declaration */
+    CT_BEFORE,     /* a declaration: tensors earlier in "tensors" */
+    CT_DEFINED,    /* a node: inputs, weights and results of earlier nodes */
+    CT_ALL         /* asserts and checks: after everything */
+} ct_scope;
+
 typedef struct jreader {
     xdnn_module_t *m;
     arena *ar;               /* the module arena: everything the IR keeps */
@@ -47,6 +56,9 @@ typedef struct jreader {
     int errors;
     xdnn_status first;
     const char *last_loc_file; /* cache for interning "loc" file names */
+    xgraph *g;               /* graph being read; NULL at module level */
+    ct_scope scope;          /* for expressions in g */
+    size_t scope_limit;      /* CT_BEFORE: tensors [0, limit) are visible */
 } jreader;
 
 /* JSON pointer segments (RFC 6901 escaping).  Each push returns a mark to

@@ -136,6 +136,7 @@ static void jr_tensor(jreader *r, xgraph *g, const cJSON *item)
     if (ti < 0)
         return;
     xtensor t = g->tensors[ti];
+    r->scope_limit = (size_t)ti; /* dims, layout and init see earlier tensors only */
     bool ok = jr_loc_field(r, item, &t.loc);
     const cJSON *out = jr_get(item, "output"), *dt = jr_get(item, "dtype"), *dims = jr_get(item, "dims"),
                 *init = jr_get(item, "init");
@@ -285,6 +286,7 @@ void jr_graph(jreader *r, const cJSON *item)
         return;
     int before = r->errors;
     xgraph *g = ir_add_graph(r->m, name->valuestring, jr_loc(r, item, false));
+    r->g = g;
     jr_loc_field(r, item, &g->loc);
     static const char *const parts[] = {"context", "params", "asserts", "tensors", "nodes", "outputs", "checks"};
     for (int p = 0; p < 7 && !jr_too_many(r); p++) {
@@ -292,6 +294,9 @@ void jr_graph(jreader *r, const cJSON *item)
         if (!v)
             continue;
         mark = jr_push_key(r, parts[p]);
+        static const ct_scope scopes[] = {CT_NO_TENSORS, CT_NO_TENSORS, CT_ALL, CT_BEFORE,
+                                          CT_DEFINED,    CT_ALL,        CT_ALL};
+        r->scope = scopes[p];
         switch (p) {
         case 0: jr_context(r, g, v); break;
         case 1: jr_params(r, v, g); break;
@@ -312,6 +317,7 @@ void jr_graph(jreader *r, const cJSON *item)
         }
         jr_pop(r, mark);
     }
+    r->g = NULL;
     if (r->errors != before)
         return; /* the checks below would repeat earlier errors */
     /* No errors: every entry of "tensors" became g->tensors[i], in order. */

@@ -327,7 +327,8 @@ void jr_node(jreader *r, xgraph *g, const cJSON *item)
             ok = false;
         jr_pop(r, mark);
     }
-    static const char *const parts[] = {"inputs", "outputs", "attrs"};
+    /* attrs before outputs: dim() in an attribute cannot name the node's own results */
+    static const char *const parts[] = {"inputs", "attrs", "outputs"};
     for (int p = 0; p < 3; p++) {
         const cJSON *v = jr_get(item, parts[p]);
         if (!v && p == 0)
@@ -338,9 +339,9 @@ void jr_node(jreader *r, xgraph *g, const cJSON *item)
         if (p == 0)
             ok &= jr_node_inputs(r, g, n, d, v);
         else if (p == 1)
-            ok &= jr_node_outputs(r, g, n, ni, d, v);
-        else
             ok &= jr_node_attrs(r, n, d, v);
+        else
+            ok &= jr_node_outputs(r, g, n, ni, d, v);
         jr_pop(r, mark);
     }
     if (ok)

@@ -318,6 +318,53 @@ bool jr_int(jreader *r, const cJSON *item, const char *what, int64_t *out)
     return r->errors == before;
 }
 
+static bool tensor_visible(const jreader *r, int ti)
+{
+    const xtensor *t = &r->g->tensors[ti];
+    switch (r->scope) {
+    case CT_NO_TENSORS: return false;
+    case CT_BEFORE: return (size_t)ti < r->scope_limit;
+    case CT_DEFINED: return t->kind != TK_VIRTUAL || t->producer >= 0;
+    case CT_ALL: return true;
+    }
+    return false;
+}
+
+/* What the .dnn front end checks in a compile-time expression of a graph
+ * (lower_ct): names of tensors only inside dim(t, i), of a tensor defined
+ * by then, and only the built-in functions. */
+static bool ct_check(jreader *r, const cJSON *at, const expr *e)
+{
+    static const char *const builtins[] = {"sqrt", "exp", "log", "min", "max", "abs", "ceil", "floor", "dim"};
+    if (e->kind == EX_IDENT && ir_find_tensor(r->g, e->s) >= 0)
+        return jr_err(r, at, false, XDNN_ERR_SEMANTIC, "'%s' is a tensor; a compile-time value is expected here",
+                      e->s);
+    if (e->kind == EX_CALL) {
+        bool known = false;
+        for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+            known |= strcmp(builtins[i], e->s) == 0;
+        if (!known)
+            return jr_err(r, at, false, XDNN_ERR_SEMANTIC,
+                          "unknown function '%s'; the compile-time functions are sqrt, exp, log, min, max, abs, "
+                          "ceil, floor and dim",
+                          e->s);
+        if (strcmp(e->s, "dim") == 0) {
+            bool named = e->names && (e->names[0] || (e->nargs > 1 && e->names[1]));
+            if (e->nargs != 2 || named || e->args[0]->kind != EX_IDENT)
+                return jr_err(r, at, false, XDNN_ERR_SEMANTIC, "dim takes a tensor and an axis: dim(x, 0)");
+            int ti = ir_find_tensor(r->g, e->args[0]->s);
+            if (ti < 0 || !tensor_visible(r, ti))
+                return jr_err(r, at, false, XDNN_ERR_SEMANTIC, "dim(): '%s' is not a tensor defined before this point",
+                              e->args[0]->s);
+            return ct_check(r, at, e->args[1]);
+        }
+    }
+    for (int i = 0; i < e->nargs; i++)
+        if (!ct_check(r, at, e->args[i]))
+            return false;
+    return true;
+}
+
 expr *jr_expr_text(jreader *r, const cJSON *item)
 {
     xloc base = jr_loc(r, item, false);
@@ -336,6 +383,8 @@ expr *jr_expr_text(jreader *r, const cJSON *item)
                 r->first = XDNN_ERR_SYNTAX;
         }
     }
+    if (e && r->g && !ct_check(r, item, e))
+        return NULL;
     return e;
 }
 
