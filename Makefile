@@ -165,13 +165,17 @@ fuzz: fuzz-build
 	    if [ $$ext = json ]; then for g in $$(find graphs tests -name '*.dnn'); do \
 	        ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BUILD)/xdnn convert $$g -o $$seeds/$$(echo $$g | tr / _).json \
 	            >/dev/null 2>&1 || true; done; fi; \
+	    if [ $$ext = npy ]; then for g in tests/identities/*.dnn; do \
+	        ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BUILD)/xdnn run --device cpu $$g --save-inputs $$seeds/$$(basename $$g) \
+	            >/dev/null 2>&1 || true; done; find $$seeds -mindepth 2 -name '*.npy' | \
+	        while read f; do mv $$f $$seeds/$$(echo $$f | tr / _); done; fi; \
 	    echo "== $$name: $(FUZZ_TIME) s, $$(ls $$seeds | wc -l) seeds"; \
 	    rm -f $(FUZZ_BUILD)/crash-$$name-*; \
 	    ASAN_OPTIONS=detect_leaks=1 $$bin -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=2048 \
 	        -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
 	        -artifact_prefix=$(FUZZ_BUILD)/crash-$$name- $$corpus $$seeds > $(FUZZ_BUILD)/$$name.log 2>&1 || true; \
 	    found=$$(ls $(FUZZ_BUILD)/crash-$$name-* 2>/dev/null | wc -l); \
-	    echo "   $$(grep -o 'exec/s: [0-9]*' $(FUZZ_BUILD)/$$name.log | tail -1), $$found finding(s)"; \
+	    echo "   $$(grep '^#[0-9]*: cov:' $(FUZZ_BUILD)/$$name.log | tail -1); $$found finding(s)"; \
 	    if [ $$found -gt 0 ]; then fail=1; ls $(FUZZ_BUILD)/crash-$$name-*; \
 	        grep -m3 -A12 'ERROR:\|runtime error\|deadly signal' $(FUZZ_BUILD)/$$name.log || true; fi; \
 	done; exit $$fail

@@ -188,6 +188,32 @@ XDNN_API size_t xdnn_graph_tensor_count(const xdnn_graph_t *g);
 XDNN_API size_t xdnn_graph_node_count(const xdnn_graph_t *g);
 XDNN_API const char *xdnn_graph_name(const xdnn_graph_t *g);
 
+/* ---------------------------------------------------------------- plans */
+
+/* An execution plan: a bound graph specialized to its param values, with the
+ * engine (and knobs) of every partition, the workspace layout and compiled GPU
+ * modules, for one device and one xdnn version.  Format: man/xdnn-plan.5. */
+typedef struct xdnn_plan xdnn_plan_t;
+
+/* Plan bound graph g (borrowed, not modified) for the GPU (use_gpu) or the CPU
+ * reference.  tune: time every engine that supports each partition, keep the
+ * fastest and store it in the tune cache ($XDNN_CACHE_DIR); otherwise cached
+ * choices, then heuristics. */
+XDNN_API xdnn_status xdnn_plan_create(xdnn_graph_t *g, bool use_gpu, bool tune, xdnn_diags_t *diags,
+                                      xdnn_plan_t **out);
+/* The plan as bytes: *data is malloc'ed (free() it). */
+XDNN_API xdnn_status xdnn_plan_serialize(const xdnn_plan_t *p, void **data, size_t *len, xdnn_diags_t *diags);
+/* Flags of xdnn_plan_deserialize. */
+enum { XDNN_PLAN_ANY_DEVICE = 1 }; /* accept another device's or xdnn version's plan (to inspect or replan) */
+/* Verify (checksum, structure) and load a plan; its graph is parsed and bound.
+ * Another device's or version's plan is refused (XDNN_ERR_UNSUPPORTED) unless
+ * XDNN_PLAN_ANY_DEVICE; corrupt or truncated bytes give XDNN_ERR_IO. */
+XDNN_API xdnn_status xdnn_plan_deserialize(const void *data, size_t len, unsigned flags, xdnn_diags_t *diags,
+                                           xdnn_plan_t **out);
+/* The plan's bound graph (borrowed; lives as long as the plan). */
+XDNN_API xdnn_graph_t *xdnn_plan_graph(xdnn_plan_t *p);
+XDNN_API void xdnn_plan_destroy(xdnn_plan_t *p);
+
 /* ---------------------------------------------------------------- op catalogue */
 
 XDNN_API size_t xdnn_op_count(void);

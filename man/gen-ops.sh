@@ -88,10 +88,13 @@ case "$MODE" in
     gen=$(mktemp)
     trap 'rm -f "$tmp" "$gen"' EXIT
     generate > "$gen"
-    awk -v b="$BEGIN_MARK" -v e="$END_MARK" -v gen="$gen" '
-        $0 == b { while ((getline l < gen) > 0) print l; skip = 1; next }
-        $0 == e { skip = 0; next }
-        !skip { print }' "$PAGE" > "$tmp"
+    # markers through the environment: awk -v would eat their backslashes
+    B="$BEGIN_MARK" E="$END_MARK" GEN="$gen" awk '
+        $0 == ENVIRON["B"] { while ((getline l < ENVIRON["GEN"]) > 0) print l; skip = 1; replaced++; next }
+        $0 == ENVIRON["E"] { skip = 0; next }
+        !skip { print }
+        END { if (replaced != 1) { print "gen-ops.sh: markers not found once" > "/dev/stderr"; exit 1 } }' \
+        "$PAGE" > "$tmp"
     if [ "$MODE" = --check ]; then
         if ! diff -u "$PAGE" "$tmp"; then
             echo "$PAGE: the op catalogue is stale; run: man/gen-ops.sh $XDNN --update $PAGE" >&2

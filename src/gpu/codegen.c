@@ -454,16 +454,18 @@ xdnn_status cg_reduce(const ggraph *g, int anchor, const int *nodes, int nnodes,
         }
         sb_printf(&b, "%s] = %s(acc); // %s\n", any ? "" : "0", store_fn(ys->dtype), ys->name);
     } else {
-        /* softmax: three passes over the row; the prologue is recomputed. */
-        sb_printf(&b, "    float mx = -INFINITY;\n%s", loop);
+        /* softmax: an online pass for the row's max and sum of exp (the sum
+         * is rescaled whenever the max grows), then a pass that writes; the
+         * prologue is recomputed in each. */
+        sb_printf(&b, "    float mx = -INFINITY, sum = 0.0f;\n%s", loop);
         emit_decompose(&b, "e", xs->dims, red, nr, ind);
         emit_value(&bd, x, ind);
-        sb_printf(&b, "%smx = fmaxf(mx, v%d);\n    }\n    mx = xd_block_max(mx, xd_sh);\n", ind, x);
-        sb_printf(&b, "    float sum = 0.0f;\n%s", loop);
+        sb_printf(&b, "%sif (v%d > mx) { sum = sum * expf(mx - v%d) + 1.0f; mx = v%d; }\n", ind, x, x, x);
+        sb_printf(&b, "%selse if (v%d != -INFINITY) sum += expf(v%d - mx); // NaN propagates\n    }\n", ind, x, x);
+        sb_printf(&b, "    const float rmx = xd_block_max(mx, xd_sh);\n");
+        sb_printf(&b, "    sum = mx == -INFINITY ? 0.0f : sum * expf(mx - rmx);\n");
+        sb_printf(&b, "    sum = xd_block_sum(sum, xd_sh);\n    mx = rmx;\n");
         memset(bd.done, 0, (size_t)g->nt);
-        emit_decompose(&b, "e", xs->dims, red, nr, ind);
-        emit_value(&bd, x, ind);
-        sb_printf(&b, "%ssum += expf(v%d - mx);\n    }\n    sum = xd_block_sum(sum, xd_sh);\n", ind, x);
         sb_printf(&b, "    const float lse = logf(sum);\n%s", loop);
         memset(bd.done, 0, (size_t)g->nt);
         emit_decompose(&b, "e", xs->dims, red, nr, ind);

@@ -125,6 +125,7 @@ bool gpu_matmul_analyze(const gplan *pl, const gpart *p, bool tf32, mm_shape *s,
 {
     memset(s, 0, sizeof *s);
     s->bias = -1;
+    s->lt_epilogue = CUBLASLT_EPILOGUE_DEFAULT; /* == 1: zero is no epilogue at all */
     const ggraph *g = pl->g;
     if (p->kind != GP_MATMUL || p->anchor < 0) {
         snprintf(why, len, "needs a matmul partition, got %s", gpart_kind_name(p->kind));
@@ -360,7 +361,8 @@ static xdnn_status mm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     cublasLtMatmulAlgoConfigGetAttribute(&mp->algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &w);
     cublasLtMatmulAlgoConfigGetAttribute(&mp->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
     snprintf(mp->detail, sizeof mp->detail, "cublasLt algo=%d tile=%d stages=%d splitk=%d epilogue=%s%s%s", algo_id,
-             tile, stages, splitk, s->lt_epilogue ? "lt" : s->need_kernel ? "kernel" : "none",
+             tile, stages, splitk,
+             s->lt_epilogue != CUBLASLT_EPILOGUE_DEFAULT ? "lt" : s->need_kernel ? "kernel" : "none",
              ct == CUBLAS_COMPUTE_32F_FAST_TF32 ? " tf32" : "", s->batch > 1 || s->nouter ? " batched" : "");
     if (s->need_kernel) {
         char kname[64];

@@ -6,11 +6,13 @@
 #include <string.h>
 
 extern const gpu_engine gpu_engine_pointwise_nvrtc, gpu_engine_reduce_nvrtc, gpu_engine_matmul_cublaslt;
+extern const gpu_engine gpu_engine_conv_direct, gpu_engine_conv_igemm, gpu_engine_pool_direct; /* gpuconv */
 
 const gpu_engine *const gpu_engines[] = {
     &gpu_engine_pointwise_nvrtc,
     &gpu_engine_reduce_nvrtc,
     &gpu_engine_matmul_cublaslt,
+    &gpu_engine_conv_direct, &gpu_engine_conv_igemm, &gpu_engine_pool_direct, /* gpuconv */
 };
 const int gpu_nengines = (int)(sizeof gpu_engines / sizeof gpu_engines[0]);
 

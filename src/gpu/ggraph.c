@@ -64,6 +64,9 @@ void gg_finish(ggraph *g)
         gnode *n = &g->n[k];
         if (n->out >= 0)
             g->t[n->out].producer = k;
+        for (int r = 0; r < n->nouts; r++)
+            if (n->outs[r] >= 0)
+                g->t[n->outs[r]].producer = k;
         for (int j = 0; j < n->nin; j++)
             if (n->in[j] >= 0)
                 g->t[n->in[j]].nconsumers++;

@@ -19,7 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum { GG_MAX_IN = 4 };
+/* 12 inputs, 8 results: enough for sdpa_bwd (9 ports) and lstm_bwd (10 ports, 7 results). */
+enum { GG_MAX_IN = 12, GG_MAX_OUT = 8 };
 
 typedef enum gnode_kind {
     GN_POINTWISE,  /* expr over a, b, c */
@@ -69,6 +70,13 @@ typedef struct gnode {
     /* matmul */
     bool trans_a, trans_b;
     double flops;      /* from the op descriptor; 0 = estimate */
+    /* every result of a multi-result op (GN_OTHER), -1 where discarded;
+     * outs[0] == out.  nouts = 0 in hand-built single-result nodes. */
+    int outs[GG_MAX_OUT];
+    int nouts;
+    /* the IR node it was lowered from (NULL in hand-built graphs): engines of
+     * GN_OTHER ops read their attributes through ops/op.h */
+    const struct xnode *ir;
 } gnode;
 
 typedef struct ggraph {
@@ -78,6 +86,7 @@ typedef struct ggraph {
     gnode *n;
     int nn, capn;
     bool tf32;
+    uint64_t seed;     /* the graph's bound seed (dropout / rng keys) */
 } ggraph;
 
 ggraph *gg_create(arena *ar);

@@ -82,6 +82,9 @@ static void lower_node(ggraph *gg, const xgraph *g, const xnode *n)
     gnode *gn = &gg->n[k];
     if (out < 0)
         gn->out = -1;
+    gn->ir = n;
+    for (int r = 0; r < n->nresults && r < GG_MAX_OUT; r++)
+        gn->outs[gn->nouts++] = n->results[r];
     gn->flops = desc->flops ? desc->flops(g, n) : 0;
     int rank = kind != GN_OTHER && nin > 0 ? gg->t[in[0]].rank : 0;
     switch (kind) {
@@ -171,6 +174,7 @@ ggraph *gpu_lower(const xgraph *g, arena *ar)
 {
     ggraph *gg = gg_create(ar);
     gg->tf32 = g->rtf32;
+    gg->seed = g->rseed;
     for (size_t i = 0; i < g->ntensors; i++) {
         const xtensor *t = &g->tensors[i];
         int k = gg_tensor(gg, t->name, t->rdtype, t->rdefined ? t->rrank : 0, t->rdims,

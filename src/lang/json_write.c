@@ -28,7 +28,10 @@
  *   - variadic ports/results are numbered: x0, x1, ...
  *   - "loc": "file:line:col" on params, asserts, graphs, tensors, inits,
  *               nodes and checks (left out with JSON_WRITE_NO_LOCS)
- * Unknown keys are errors for the reader, except keys starting with "x-".
+ * Unknown keys are errors for the reader, except keys starting with "x-" in
+ * objects of fixed shape; the keys of name maps ("params", "tensors",
+ * "inputs", "outputs", "attrs") are always names.  A JSON number must be
+ * strict RFC 8259 (no 01, 1. or .5).
  */
 #include "json.h"
 

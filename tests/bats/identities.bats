@@ -68,3 +68,7 @@ run_identity() {
     [ -n "$ca" ]
     [ "$ca" = "$cb" ]
 }
+
+@test "3x3 conv (and dilated 2x2) == sum over taps of shifted channel matmuls" {
+    run_identity conv3x3_shifted_matmuls.dnn
+}

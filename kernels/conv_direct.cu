@@ -1,0 +1,193 @@
+/* conv_direct.cu — direct convolution kernels (fwd, dgrad, wgrad) of the
+ * conv_direct engine: the fallback that is correct for every configuration
+ * the conv ops allow (1-3 spatial dims, stride, asymmetric pad, dilation,
+ * groups incl. depthwise, any strides, any f32/f16/bf16 mix).  Semantics are
+ * those of src/ops/conv.c and conv_grad.c; see kern_conv.h for the 5-slot
+ * view.  f32 accumulation everywhere.
+ *
+ * fwd:   one thread per y element; each thread computes KCD_KB consecutive
+ *        output channels of one group so an x tap is loaded once for all of
+ *        them.  Thread order follows y's layout (K innermost when K is
+ *        y's contiguous dim, else W) so neighbouring threads touch
+ *        neighbouring memory.
+ * dgrad: one thread per dx element, gathering over the taps r whose output
+ *        position o = (i + pad - r*dil) / stride is exact and inside dy.
+ * wgrad: one 256-thread block per dw element reducing over N x out positions
+ *        (warp shuffles, then shared memory); no atomics, deterministic. */
+#include "kern_common.cuh"
+
+enum { KCD_KB = 4, KCD_THREADS = 256 };
+
+extern "C" {
+
+/* Split a flat index over dims d[0..4] (row-major) into idx[0..4]. */
+static __device__ __forceinline__ void split5(int64_t i, const int64_t *d, int64_t *idx)
+{
+    for (int k = 4; k >= 0; k--) {
+        idx[k] = i % d[k];
+        i /= d[k];
+    }
+}
+
+__global__ void __launch_bounds__(KCD_THREADS) kconv_direct_fwd_kernel(kconv_params p, const void *x, const void *w,
+                                                                        void *y, int k_inner)
+{
+    const int64_t Kg = p.K / p.G, Cg = p.C / p.G;
+    const int64_t kblocks_per_group = (Kg + KCD_KB - 1) / KCD_KB;
+    const int64_t KB = p.G * kblocks_per_group; /* k-blocks across all groups */
+    /* work dims in y-layout order */
+    int64_t d[5];
+    if (k_inner) {
+        d[0] = p.N; d[1] = p.out[0]; d[2] = p.out[1]; d[3] = p.out[2]; d[4] = KB;
+    } else {
+        d[0] = p.N; d[1] = KB; d[2] = p.out[0]; d[3] = p.out[1]; d[4] = p.out[2];
+    }
+    const int64_t total = p.N * KB * p.out[0] * p.out[1] * p.out[2];
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
+        int64_t ix[5], n, kb, o0, o1, o2;
+        split5(t, d, ix);
+        if (k_inner) {
+            n = ix[0]; o0 = ix[1]; o1 = ix[2]; o2 = ix[3]; kb = ix[4];
+        } else {
+            n = ix[0]; kb = ix[1]; o0 = ix[2]; o1 = ix[3]; o2 = ix[4];
+        }
+        const int64_t grp = kb / kblocks_per_group;
+        const int64_t k0 = grp * Kg + (kb % kblocks_per_group) * KCD_KB;
+        const int64_t kend = min(k0 + KCD_KB, (grp + 1) * Kg);
+        float acc[KCD_KB] = {0.f, 0.f, 0.f, 0.f};
+        const int64_t i0b = o0 * p.stride[0] - p.pad[0], i1b = o1 * p.stride[1] - p.pad[1],
+                      i2b = o2 * p.stride[2] - p.pad[2];
+        for (int64_t ci = 0; ci < Cg; ci++) {
+            const int64_t xc = n * p.sx[0] + (grp * Cg + ci) * p.sx[1];
+            for (int64_t r0 = 0; r0 < p.win[0]; r0++) {
+                const int64_t i0 = i0b + r0 * p.dil[0];
+                if (i0 < 0 || i0 >= p.in[0])
+                    continue;
+                for (int64_t r1 = 0; r1 < p.win[1]; r1++) {
+                    const int64_t i1 = i1b + r1 * p.dil[1];
+                    if (i1 < 0 || i1 >= p.in[1])
+                        continue;
+                    for (int64_t r2 = 0; r2 < p.win[2]; r2++) {
+                        const int64_t i2 = i2b + r2 * p.dil[2];
+                        if (i2 < 0 || i2 >= p.in[2])
+                            continue;
+                        const float xv = kld(x, p.dt_x, xc + i0 * p.sx[2] + i1 * p.sx[3] + i2 * p.sx[4]);
+                        const int64_t wo = ci * p.sw[1] + r0 * p.sw[2] + r1 * p.sw[3] + r2 * p.sw[4];
+#pragma unroll
+                        for (int j = 0; j < KCD_KB; j++)
+                            if (k0 + j < kend)
+                                acc[j] += xv * kld(w, p.dt_w, (k0 + j) * p.sw[0] + wo);
+                    }
+                }
+            }
+        }
+        const int64_t yo = n * p.sy[0] + o0 * p.sy[2] + o1 * p.sy[3] + o2 * p.sy[4];
+#pragma unroll
+        for (int j = 0; j < KCD_KB; j++)
+            if (k0 + j < kend)
+                kst(y, p.dt_y, yo + (k0 + j) * p.sy[1], acc[j]);
+    }
+}
+
+__global__ void __launch_bounds__(KCD_THREADS) kconv_direct_dgrad_kernel(kconv_params p, void *dx, const void *w,
+                                                                          const void *dy)
+{
+    const int64_t Kg = p.K / p.G, Cg = p.C / p.G;
+    const int64_t d[5] = {p.N, p.C, p.in[0], p.in[1], p.in[2]};
+    const int64_t total = p.N * p.C * p.in[0] * p.in[1] * p.in[2];
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
+        int64_t ix[5];
+        split5(t, d, ix);
+        const int64_t n = ix[0], ch = ix[1], grp = ch / Cg, ci = ch % Cg;
+        float acc = 0.f;
+        for (int64_t r0 = 0; r0 < p.win[0]; r0++) {
+            const int64_t t0 = ix[2] + p.pad[0] - r0 * p.dil[0];
+            if (t0 < 0 || t0 % p.stride[0] || t0 / p.stride[0] >= p.out[0])
+                continue;
+            for (int64_t r1 = 0; r1 < p.win[1]; r1++) {
+                const int64_t t1 = ix[3] + p.pad[1] - r1 * p.dil[1];
+                if (t1 < 0 || t1 % p.stride[1] || t1 / p.stride[1] >= p.out[1])
+                    continue;
+                for (int64_t r2 = 0; r2 < p.win[2]; r2++) {
+                    const int64_t t2 = ix[4] + p.pad[2] - r2 * p.dil[2];
+                    if (t2 < 0 || t2 % p.stride[2] || t2 / p.stride[2] >= p.out[2])
+                        continue;
+                    const int64_t yo = n * p.sy[0] + t0 / p.stride[0] * p.sy[2] + t1 / p.stride[1] * p.sy[3] +
+                                       t2 / p.stride[2] * p.sy[4];
+                    const int64_t wo = ci * p.sw[1] + r0 * p.sw[2] + r1 * p.sw[3] + r2 * p.sw[4];
+                    for (int64_t kk = 0; kk < Kg; kk++) {
+                        const int64_t k = grp * Kg + kk;
+                        acc += kld(dy, p.dt_y, yo + k * p.sy[1]) * kld(w, p.dt_w, wo + k * p.sw[0]);
+                    }
+                }
+            }
+        }
+        kst(dx, p.dt_x, n * p.sx[0] + ch * p.sx[1] + ix[2] * p.sx[2] + ix[3] * p.sx[3] + ix[4] * p.sx[4], acc);
+    }
+}
+
+__global__ void __launch_bounds__(KCD_THREADS) kconv_direct_wgrad_kernel(kconv_params p, const void *x, void *dw,
+                                                                          const void *dy)
+{
+    __shared__ float partial[KCD_THREADS / 32];
+    const int64_t Kg = p.K / p.G, Cg = p.C / p.G;
+    const int64_t wd[5] = {p.K, Cg, p.win[0], p.win[1], p.win[2]};
+    const int64_t od[5] = {p.N, 1, p.out[0], p.out[1], p.out[2]};
+    const int64_t nw = p.K * Cg * p.win[0] * p.win[1] * p.win[2];
+    const int64_t red = p.N * p.out[0] * p.out[1] * p.out[2];
+    for (int64_t e = blockIdx.x; e < nw; e += gridDim.x) {
+        int64_t ix[5];
+        split5(e, wd, ix);
+        const int64_t k = ix[0], ci = ix[1], ch = (k / Kg) * Cg + ci;
+        float acc = 0.f;
+        for (int64_t j = threadIdx.x; j < red; j += blockDim.x) {
+            int64_t o[5];
+            split5(j, od, o);
+            const int64_t i0 = o[2] * p.stride[0] - p.pad[0] + ix[2] * p.dil[0];
+            const int64_t i1 = o[3] * p.stride[1] - p.pad[1] + ix[3] * p.dil[1];
+            const int64_t i2 = o[4] * p.stride[2] - p.pad[2] + ix[4] * p.dil[2];
+            if (i0 < 0 || i0 >= p.in[0] || i1 < 0 || i1 >= p.in[1] || i2 < 0 || i2 >= p.in[2])
+                continue;
+            acc += kld(dy, p.dt_y, o[0] * p.sy[0] + k * p.sy[1] + o[2] * p.sy[2] + o[3] * p.sy[3] + o[4] * p.sy[4]) *
+                   kld(x, p.dt_x, o[0] * p.sx[0] + ch * p.sx[1] + i0 * p.sx[2] + i1 * p.sx[3] + i2 * p.sx[4]);
+        }
+        for (int off = 16; off > 0; off >>= 1)
+            acc += __shfl_down_sync(0xffffffffu, acc, off);
+        if ((threadIdx.x & 31) == 0)
+            partial[threadIdx.x >> 5] = acc;
+        __syncthreads();
+        if (threadIdx.x < 32) {
+            float v = threadIdx.x < KCD_THREADS / 32 ? partial[threadIdx.x] : 0.f;
+            for (int off = 16; off > 0; off >>= 1)
+                v += __shfl_down_sync(0xffffffffu, v, off);
+            if (threadIdx.x == 0)
+                kst(dw, p.dt_w, k * p.sw[0] + ci * p.sw[1] + ix[2] * p.sw[2] + ix[3] * p.sw[3] + ix[4] * p.sw[4], v);
+        }
+        __syncthreads(); /* partial[] is reused by the next element */
+    }
+}
+
+int kconv_direct_fwd(const kconv_params *p, const void *x, const void *w, void *y, void *stream)
+{
+    const int64_t KB = p->G * ((p->K / p->G + KCD_KB - 1) / KCD_KB);
+    const int64_t total = p->N * KB * p->out[0] * p->out[1] * p->out[2];
+    const int k_inner = p->sy[1] == 1;
+    kconv_direct_fwd_kernel<<<kgrid(total, KCD_THREADS), KCD_THREADS, 0, (cudaStream_t)stream>>>(*p, x, w, y, k_inner);
+    return (int)cudaGetLastError();
+}
+
+int kconv_direct_dgrad(const kconv_params *p, void *dx, const void *w, const void *dy, void *stream)
+{
+    const int64_t total = p->N * p->C * p->in[0] * p->in[1] * p->in[2];
+    kconv_direct_dgrad_kernel<<<kgrid(total, KCD_THREADS), KCD_THREADS, 0, (cudaStream_t)stream>>>(*p, dx, w, dy);
+    return (int)cudaGetLastError();
+}
+
+int kconv_direct_wgrad(const kconv_params *p, const void *x, void *dw, const void *dy, void *stream)
+{
+    const int64_t nw = p->K * (p->C / p->G) * p->win[0] * p->win[1] * p->win[2];
+    kconv_direct_wgrad_kernel<<<kgrid(nw, 1), KCD_THREADS, 0, (cudaStream_t)stream>>>(*p, x, dw, dy);
+    return (int)cudaGetLastError();
+}
+
+} /* extern "C" */

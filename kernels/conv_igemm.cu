@@ -1,0 +1,327 @@
+/* conv_igemm.cu — implicit-GEMM forward convolution on tensor cores (the
+ * conv_igemm engine).
+ *
+ * The conv is the GEMM  Y[m, k] = sum_j A[m, j] * B[j, k]  with
+ *   m = (n, p, q) over N*P*Q output positions,   k over K output channels,
+ *   j = (r, s, c) over R*S*C filter taps (c fastest),
+ *   A[m, j] = x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c] (0 in the padding),
+ *   B[j, k] = w[k, r, s, c].
+ * x is NHWC-like (channel stride 1), w KRSC-like (channel stride 1); A and B
+ * are never materialized: every 16-byte chunk (8 halves / 4 floats of one
+ * (r, s) tap, hence C % 8 == 0 for f16/bf16 and C % 4 == 0 for f32) is fetched
+ * by cp.async straight into shared memory, zero-filled when it falls in the
+ * padding or past a tail.
+ *
+ * Tiles (knobs in kern_conv.h: KIG_BM, KIG_BN, KIG_BK16/KIG_BK32, KIG_STAGES):
+ *   CTA tile  BM x BN = 128 x 128 of Y, 256 threads = 8 warps as 2 (M) x 4 (N);
+ *   warp tile 64 x 32 = 4 x 4 mma tiles of 16 x 8;
+ *   k slice   BK = 32 halves (f16/bf16: 2 mma k-steps of 16, m16n8k16)
+ *             or 16 floats (tf32: 2 k-steps of 8, m16n8k8), 64 bytes per row;
+ *   pipeline  STAGES = 3 shared-memory buffers, cp.async groups
+ *             (prefetch STAGES-1 slices ahead, one __syncthreads per slice);
+ *   shared    rows padded to 80 bytes: ldmatrix / fragment loads hit 32
+ *             distinct banks; 3 * 256 * 80 B = 60 KiB dynamic.
+ * f32 accumulation; the epilogue converts and stores through y's own strides
+ * (two halves at once when K is y's contiguous dim).  Offsets are 32-bit:
+ * the engine rejects tensors spanning 2^31 elements or more. */
+#include "kern_common.cuh"
+
+extern "C" {
+
+typedef struct kig_geom {
+    int N, H, W, C, K, R, S, P, Q;
+    int sh, sw, ph, pw, dh, dw;
+    int xN, xH, xW;     /* x strides (elements); channel stride 1 */
+    int wK, wR, wS;     /* w strides; channel stride 1 */
+    int yN, yK, yP, yQ; /* y strides */
+    int M, Kred;        /* N*P*Q, R*S*C */
+    int dt_y;
+} kig_geom;
+
+} /* extern "C" */
+
+namespace {
+
+constexpr int BM = KIG_BM, BN = KIG_BN, STAGES = KIG_STAGES, NT = KIG_THREADS;
+
+template <typename T> struct kig_cfg {
+    static constexpr int BK = sizeof(T) == 2 ? KIG_BK16 : KIG_BK32; /* elements per slice row */
+    static constexpr int EPC = 16 / (int)sizeof(T);                 /* elements per 16-byte chunk */
+    static constexpr int LDS = BK + EPC;                            /* padded row, elements */
+    static constexpr int SMEM = STAGES * (BM + BN) * LDS * (int)sizeof(T);
+};
+
+__device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ void cp_async16(void *dst, const void *src, bool valid)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+                 "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned *r, const void *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(p)));
+}
+
+template <typename T> __device__ __forceinline__ void mma16816(float *c, const unsigned *a, const unsigned *b);
+template <> __device__ __forceinline__ void mma16816<__half>(float *c, const unsigned *a, const unsigned *b)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+template <> __device__ __forceinline__ void mma16816<__nv_bfloat16>(float *c, const unsigned *a, const unsigned *b)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+__device__ __forceinline__ unsigned to_tf32(float f)
+{
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(f));
+    return r;
+}
+
+__device__ __forceinline__ void mma1688_tf32(float *c, const unsigned *a, const unsigned *b)
+{
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* Per-thread loader state: two A rows and two B rows (the same chunk column
+ * cc of each), and the (r, s, c) position of that chunk in the current slice. */
+struct kig_loader {
+    const char *xrow[2];
+    int ih0[2], iw0[2];
+    bool mvalid[2];
+    const char *wrow[2];
+    bool kvalid[2];
+    int c, s, r, kk;
+};
+
+template <typename T>
+__device__ __forceinline__ void load_slice(const kig_geom &g, const T *x, kig_loader &L, T *As, T *Bs, int row0)
+{
+    typedef kig_cfg<T> cf;
+    const int cc = threadIdx.x % 4;
+    const bool kin = L.kk < g.Kred;
+    const int dr = L.r * g.dh, ds = L.s * g.dw;
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        const int row = row0 + i * (NT / 4);
+        const int ih = L.ih0[i] + dr, iw = L.iw0[i] + ds;
+        const bool va = kin && L.mvalid[i] && ih >= 0 && ih < g.H && iw >= 0 && iw < g.W;
+        const void *srca = va ? (const void *)(L.xrow[i] + ((size_t)ih * g.xH + (size_t)iw * g.xW + L.c) * sizeof(T))
+                              : (const void *)x;
+        cp_async16(As + row * cf::LDS + cc * cf::EPC, srca, va);
+        const bool vb = kin && L.kvalid[i];
+        const void *srcb = vb ? (const void *)(L.wrow[i] + ((size_t)L.r * g.wR + (size_t)L.s * g.wS + L.c) * sizeof(T))
+                              : (const void *)x;
+        cp_async16(Bs + row * cf::LDS + cc * cf::EPC, srcb, vb);
+    }
+    /* advance the chunk by one slice: kk += BK, carrying c into s and r */
+    L.kk += cf::BK;
+    L.c += cf::BK;
+    while (L.c >= g.C) {
+        L.c -= g.C;
+        if (++L.s == g.S) {
+            L.s = 0;
+            ++L.r;
+        }
+    }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(NT, 1) kig_fwd_kernel(kig_geom g, const T *__restrict__ x, const T *__restrict__ w,
+                                                         void *__restrict__ y)
+{
+    typedef kig_cfg<T> cf;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T *As = reinterpret_cast<T *>(smem_raw);
+    T *Bs = As + STAGES * BM * cf::LDS;
+    const int tid = threadIdx.x, lane = tid % 32, wid = tid / 32;
+    const int wm = wid % 2, wn = wid / 2;
+    const int bm = blockIdx.x * BM, bn = blockIdx.y * BN;
+
+    kig_loader L;
+    const int row0 = tid / 4;
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        const int m = bm + row0 + i * (NT / 4);
+        L.mvalid[i] = m < g.M;
+        const int mm = L.mvalid[i] ? m : 0;
+        const int q = mm % g.Q, p = (mm / g.Q) % g.P, n = mm / (g.P * g.Q);
+        L.xrow[i] = reinterpret_cast<const char *>(x) + (size_t)n * g.xN * sizeof(T);
+        L.ih0[i] = p * g.sh - g.ph;
+        L.iw0[i] = q * g.sw - g.pw;
+        const int k = bn + row0 + i * (NT / 4);
+        L.kvalid[i] = k < g.K;
+        L.wrow[i] = reinterpret_cast<const char *>(w) + (size_t)(L.kvalid[i] ? k : 0) * g.wK * sizeof(T);
+    }
+    L.kk = (tid % 4) * cf::EPC;
+    L.c = L.kk % g.C;
+    L.s = (L.kk / g.C) % g.S;
+    L.r = L.kk / (g.C * g.S);
+
+    float acc[4][4][4];
+#pragma unroll
+    for (int a = 0; a < 4; a++)
+#pragma unroll
+        for (int b = 0; b < 4; b++)
+#pragma unroll
+            for (int c = 0; c < 4; c++)
+                acc[a][b][c] = 0.f;
+
+    const int KT = (g.Kred + cf::BK - 1) / cf::BK;
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < KT)
+            load_slice<T>(g, x, L, As + s * BM * cf::LDS, Bs + s * BN * cf::LDS, row0);
+        cp_async_commit();
+    }
+    for (int kt = 0; kt < KT; kt++) {
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();
+        const int nk = kt + STAGES - 1;
+        if (nk < KT)
+            load_slice<T>(g, x, L, As + (nk % STAGES) * BM * cf::LDS, Bs + (nk % STAGES) * BN * cf::LDS, row0);
+        cp_async_commit();
+        const T *A = As + (kt % STAGES) * BM * cf::LDS + wm * 64 * cf::LDS;
+        const T *B = Bs + (kt % STAGES) * BN * cf::LDS + wn * 32 * cf::LDS;
+        if constexpr (sizeof(T) == 2) {
+#pragma unroll
+            for (int ks = 0; ks < cf::BK; ks += 16) {
+                unsigned af[4][4], bf[4][2];
+#pragma unroll
+                for (int mi = 0; mi < 4; mi++)
+                    ldmatrix_x4(af[mi], A + (mi * 16 + lane % 16) * cf::LDS + ks + (lane / 16) * 8);
+#pragma unroll
+                for (int nj = 0; nj < 2; nj++) {
+                    unsigned r4[4];
+                    const int mid = lane / 8;
+                    ldmatrix_x4(r4, B + (nj * 16 + lane % 8 + (mid / 2) * 8) * cf::LDS + ks + (mid % 2) * 8);
+                    bf[2 * nj][0] = r4[0];
+                    bf[2 * nj][1] = r4[1];
+                    bf[2 * nj + 1][0] = r4[2];
+                    bf[2 * nj + 1][1] = r4[3];
+                }
+#pragma unroll
+                for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+                    for (int ni = 0; ni < 4; ni++)
+                        mma16816<T>(acc[mi][ni], af[mi], bf[ni]);
+            }
+        } else {
+            const float *Af = reinterpret_cast<const float *>(A), *Bf = reinterpret_cast<const float *>(B);
+            const int fr = lane / 4, fc = lane % 4;
+#pragma unroll
+            for (int ks = 0; ks < cf::BK; ks += 8) {
+                unsigned af[4][4], bf[4][2];
+#pragma unroll
+                for (int mi = 0; mi < 4; mi++) {
+                    const float *a = Af + (mi * 16 + fr) * cf::LDS + ks + fc;
+                    af[mi][0] = to_tf32(a[0]);
+                    af[mi][1] = to_tf32(a[8 * cf::LDS]);
+                    af[mi][2] = to_tf32(a[4]);
+                    af[mi][3] = to_tf32(a[8 * cf::LDS + 4]);
+                }
+#pragma unroll
+                for (int ni = 0; ni < 4; ni++) {
+                    const float *b = Bf + (ni * 8 + fr) * cf::LDS + ks + fc;
+                    bf[ni][0] = to_tf32(b[0]);
+                    bf[ni][1] = to_tf32(b[4]);
+                }
+#pragma unroll
+                for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+                    for (int ni = 0; ni < 4; ni++)
+                        mma1688_tf32(acc[mi][ni], af[mi], bf[ni]);
+            }
+        }
+    }
+    cp_async_wait<0>();
+
+    /* epilogue: c0,c1 at (row, col..col+1), c2,c3 at (row+8, col..col+1) */
+#pragma unroll
+    for (int mi = 0; mi < 4; mi++) {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int m = bm + wm * 64 + mi * 16 + lane / 4 + h * 8;
+            if (m >= g.M)
+                continue;
+            const int q = m % g.Q, p = (m / g.Q) % g.P, n = m / (g.P * g.Q);
+            const int64_t yrow = (int64_t)n * g.yN + (int64_t)p * g.yP + (int64_t)q * g.yQ;
+#pragma unroll
+            for (int ni = 0; ni < 4; ni++) {
+                const int k = bn + wn * 32 + ni * 8 + (lane % 4) * 2;
+                const float v0 = acc[mi][ni][2 * h], v1 = acc[mi][ni][2 * h + 1];
+                const int64_t o = yrow + (int64_t)k * g.yK;
+                if (g.yK == 1 && k + 1 < g.K && g.dt_y != KDT_F32 && (o & 1) == 0) {
+                    if (g.dt_y == KDT_F16)
+                        *reinterpret_cast<__half2 *>(static_cast<__half *>(y) + o) = __floats2half2_rn(v0, v1);
+                    else
+                        *reinterpret_cast<__nv_bfloat162 *>(static_cast<__nv_bfloat16 *>(y) + o) =
+                            __floats2bfloat162_rn(v0, v1);
+                    continue;
+                }
+                if (k < g.K)
+                    kst(y, g.dt_y, o, v0);
+                if (k + 1 < g.K)
+                    kst(y, g.dt_y, o + g.yK, v1);
+            }
+        }
+    }
+}
+
+template <typename T> int launch(const kig_geom &g, const void *x, const void *w, void *y, cudaStream_t s)
+{
+    typedef kig_cfg<T> cf;
+    static bool attr_set = false; /* the attribute is per function, set once per process */
+    if (!attr_set) {
+        cudaError_t e = cudaFuncSetAttribute(kig_fwd_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, cf::SMEM);
+        if (e != cudaSuccess)
+            return (int)e;
+        attr_set = true;
+    }
+    dim3 grid((unsigned)((g.M + BM - 1) / BM), (unsigned)((g.K + BN - 1) / BN));
+    kig_fwd_kernel<T><<<grid, NT, cf::SMEM, s>>>(g, static_cast<const T *>(x), static_cast<const T *>(w), y);
+    return (int)cudaGetLastError();
+}
+
+} /* namespace */
+
+extern "C" int kconv_igemm_fwd(const kconv_params *p, const void *x, const void *w, void *y, void *stream)
+{
+    /* 2-D problems use slots 1 (H) and 2 (W) of the 5-slot view. */
+    kig_geom g;
+    g.N = (int)p->N; g.C = (int)p->C; g.K = (int)p->K;
+    g.H = (int)p->in[1]; g.W = (int)p->in[2];
+    g.R = (int)p->win[1]; g.S = (int)p->win[2];
+    g.P = (int)p->out[1]; g.Q = (int)p->out[2];
+    g.sh = (int)p->stride[1]; g.sw = (int)p->stride[2];
+    g.ph = (int)p->pad[1]; g.pw = (int)p->pad[2];
+    g.dh = (int)p->dil[1]; g.dw = (int)p->dil[2];
+    g.xN = (int)p->sx[0]; g.xH = (int)p->sx[3]; g.xW = (int)p->sx[4];
+    g.wK = (int)p->sw[0]; g.wR = (int)p->sw[3]; g.wS = (int)p->sw[4];
+    g.yN = (int)p->sy[0]; g.yK = (int)p->sy[1]; g.yP = (int)p->sy[3]; g.yQ = (int)p->sy[4];
+    g.M = g.N * g.P * g.Q;
+    g.Kred = g.R * g.S * g.C;
+    g.dt_y = p->dt_y;
+    cudaStream_t s = (cudaStream_t)stream;
+    switch (p->dt_x) {
+    case KDT_F16: return launch<__half>(g, x, w, y, s);
+    case KDT_BF16: return launch<__nv_bfloat16>(g, x, w, y, s);
+    default: return launch<float>(g, x, w, y, s);
+    }
+}

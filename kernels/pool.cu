@@ -1,0 +1,164 @@
+/* pool.cu — max / average pooling forward and backward for the pool_direct
+ * engine, 1-3 spatial dims (5-slot view of kern_conv.h), any strides, any
+ * f32/f16/bf16 mix.  Semantics are src/ops/pool.c exactly:
+ *  - maxpool: taps in padding are skipped; the winner is the first maximum in
+ *    row-major window order, replaced only by a strictly larger value or the
+ *    first NaN (so NaN propagates); a window of only padding gives -inf.
+ *  - avgpool: sum of the taps inside x / divisor; the divisor counts taps
+ *    inside x, or (include_pad) inside [-pad_lo, in + pad_hi).
+ *  - backward: one thread per dx element gathers from every window that
+ *    covers it (o = (i + pad - r*dil) / stride exact and inside dy): maxpool
+ *    adds dy[o] when this element is o's winning tap (the same tie rule),
+ *    avgpool adds dy[o] / divisor(o).  No atomics; deterministic. */
+#include "kern_common.cuh"
+
+#include <math.h>
+
+enum { KP_THREADS = 256 };
+
+extern "C" {
+
+/* Plane-relative offset (x strides) of o's winning tap, or -1: max_tap of pool.c. */
+static __device__ int64_t kp_max_tap(const kpool_params &p, const void *x, int64_t xbase, int64_t o0, int64_t o1,
+                                     int64_t o2, float *best_val)
+{
+    int64_t best = -1;
+    float bv = 0.f;
+    for (int64_t r0 = 0; r0 < p.win[0]; r0++) {
+        const int64_t i0 = o0 * p.stride[0] - p.pad_lo[0] + r0 * p.dil[0];
+        if (i0 < 0 || i0 >= p.in[0])
+            continue;
+        for (int64_t r1 = 0; r1 < p.win[1]; r1++) {
+            const int64_t i1 = o1 * p.stride[1] - p.pad_lo[1] + r1 * p.dil[1];
+            if (i1 < 0 || i1 >= p.in[1])
+                continue;
+            for (int64_t r2 = 0; r2 < p.win[2]; r2++) {
+                const int64_t i2 = o2 * p.stride[2] - p.pad_lo[2] + r2 * p.dil[2];
+                if (i2 < 0 || i2 >= p.in[2])
+                    continue;
+                const int64_t off = i0 * p.sx[2] + i1 * p.sx[3] + i2 * p.sx[4];
+                const float v = kld(x, p.dt_x, xbase + off);
+                if (best < 0 || (!isnan(bv) && (v > bv || isnan(v)))) {
+                    best = off;
+                    bv = v;
+                }
+            }
+        }
+    }
+    *best_val = bv;
+    return best;
+}
+
+/* The avgpool divisor at o: avg_divisor of pool.c. */
+static __device__ int64_t kp_divisor(const kpool_params &p, const int64_t *o)
+{
+    int64_t count = 1;
+    for (int s = 0; s < KCONV_SP; s++) {
+        const int64_t lo = p.include_pad ? -p.pad_lo[s] : 0;
+        const int64_t hi = p.include_pad ? p.in[s] + p.pad_hi[s] : p.in[s];
+        int64_t taps = 0;
+        for (int64_t r = 0; r < p.win[s]; r++) {
+            const int64_t i = o[s] * p.stride[s] - p.pad_lo[s] + r;
+            taps += i >= lo && i < hi;
+        }
+        count *= taps;
+    }
+    return count;
+}
+
+__global__ void __launch_bounds__(KP_THREADS) kpool_fwd_kernel(kpool_params p, const void *x, void *y)
+{
+    const int64_t total = p.N * p.C * p.out[0] * p.out[1] * p.out[2];
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
+        int64_t r = t;
+        const int64_t o2 = r % p.out[2]; r /= p.out[2];
+        const int64_t o1 = r % p.out[1]; r /= p.out[1];
+        const int64_t o0 = r % p.out[0]; r /= p.out[0];
+        const int64_t c = r % p.C, n = r / p.C;
+        const int64_t xbase = n * p.sx[0] + c * p.sx[1];
+        float v;
+        if (p.is_max) {
+            float bv;
+            v = kp_max_tap(p, x, xbase, o0, o1, o2, &bv) < 0 ? -INFINITY : bv;
+        } else {
+            float sum = 0.f;
+            for (int64_t r0 = 0; r0 < p.win[0]; r0++) {
+                const int64_t i0 = o0 * p.stride[0] - p.pad_lo[0] + r0;
+                if (i0 < 0 || i0 >= p.in[0])
+                    continue;
+                for (int64_t r1 = 0; r1 < p.win[1]; r1++) {
+                    const int64_t i1 = o1 * p.stride[1] - p.pad_lo[1] + r1;
+                    if (i1 < 0 || i1 >= p.in[1])
+                        continue;
+                    for (int64_t r2 = 0; r2 < p.win[2]; r2++) {
+                        const int64_t i2 = o2 * p.stride[2] - p.pad_lo[2] + r2;
+                        if (i2 >= 0 && i2 < p.in[2])
+                            sum += kld(x, p.dt_x, xbase + i0 * p.sx[2] + i1 * p.sx[3] + i2 * p.sx[4]);
+                    }
+                }
+            }
+            const int64_t o[3] = {o0, o1, o2};
+            const int64_t div = kp_divisor(p, o);
+            v = div > 0 ? sum / (float)div : 0.f;
+        }
+        kst(y, p.dt_y, n * p.sy[0] + c * p.sy[1] + o0 * p.sy[2] + o1 * p.sy[3] + o2 * p.sy[4], v);
+    }
+}
+
+__global__ void __launch_bounds__(KP_THREADS) kpool_bwd_kernel(kpool_params p, const void *x, const void *dy, void *dx)
+{
+    const int64_t total = p.N * p.C * p.in[0] * p.in[1] * p.in[2];
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
+        int64_t r = t, i[3];
+        i[2] = r % p.in[2]; r /= p.in[2];
+        i[1] = r % p.in[1]; r /= p.in[1];
+        i[0] = r % p.in[0]; r /= p.in[0];
+        const int64_t c = r % p.C, n = r / p.C;
+        const int64_t xbase = n * p.sx[0] + c * p.sx[1], ybase = n * p.sy[0] + c * p.sy[1];
+        const int64_t my_off = i[0] * p.sx[2] + i[1] * p.sx[3] + i[2] * p.sx[4];
+        float acc = 0.f;
+        for (int64_t r0 = 0; r0 < p.win[0]; r0++) {
+            const int64_t t0 = i[0] + p.pad_lo[0] - r0 * p.dil[0];
+            if (t0 < 0 || t0 % p.stride[0] || t0 / p.stride[0] >= p.out[0])
+                continue;
+            for (int64_t r1 = 0; r1 < p.win[1]; r1++) {
+                const int64_t t1 = i[1] + p.pad_lo[1] - r1 * p.dil[1];
+                if (t1 < 0 || t1 % p.stride[1] || t1 / p.stride[1] >= p.out[1])
+                    continue;
+                for (int64_t r2 = 0; r2 < p.win[2]; r2++) {
+                    const int64_t t2 = i[2] + p.pad_lo[2] - r2 * p.dil[2];
+                    if (t2 < 0 || t2 % p.stride[2] || t2 / p.stride[2] >= p.out[2])
+                        continue;
+                    const int64_t o[3] = {t0 / p.stride[0], t1 / p.stride[1], t2 / p.stride[2]};
+                    const float g = kld(dy, p.dt_y, ybase + o[0] * p.sy[2] + o[1] * p.sy[3] + o[2] * p.sy[4]);
+                    if (p.is_max) {
+                        float bv;
+                        if (kp_max_tap(p, x, xbase, o[0], o[1], o[2], &bv) == my_off)
+                            acc += g;
+                    } else {
+                        const int64_t div = kp_divisor(p, o);
+                        if (div > 0)
+                            acc += g / (float)div;
+                    }
+                }
+            }
+        }
+        kst(dx, p.dt_dx, n * p.sdx[0] + c * p.sdx[1] + i[0] * p.sdx[2] + i[1] * p.sdx[3] + i[2] * p.sdx[4], acc);
+    }
+}
+
+int kpool_fwd(const kpool_params *p, const void *x, void *y, void *stream)
+{
+    const int64_t total = p->N * p->C * p->out[0] * p->out[1] * p->out[2];
+    kpool_fwd_kernel<<<kgrid(total, KP_THREADS), KP_THREADS, 0, (cudaStream_t)stream>>>(*p, x, y);
+    return (int)cudaGetLastError();
+}
+
+int kpool_bwd(const kpool_params *p, const void *x, const void *dy, void *dx, void *stream)
+{
+    const int64_t total = p->N * p->C * p->in[0] * p->in[1] * p->in[2];
+    kpool_bwd_kernel<<<kgrid(total, KP_THREADS), KP_THREADS, 0, (cudaStream_t)stream>>>(*p, x, dy, dx);
+    return (int)cudaGetLastError();
+}
+
+} /* extern "C" */

@@ -1,0 +1,132 @@
+/* eng_conv.c — the convolution engines.
+ *
+ * conv_direct: conv, conv_dgrad and conv_wgrad by the direct kernels of
+ *   kernels/conv_direct.cu; every configuration the ops allow (1-3 spatial
+ *   dims, stride, asymmetric / "same" pad, dilation, groups incl. depthwise,
+ *   any strides, any f32/f16/bf16 mix).  The fallback: no conv needs the CPU.
+ * conv_igemm: the forward conv as an implicit GEMM on tensor cores
+ *   (kernels/conv_igemm.cu) for 2-D NHWC x with KRSC w, groups 1: f16/bf16
+ *   through mma m16n8k16, f32 through tf32 m16n8k8 when the graph allows tf32.
+ *   gpu_conv_igemm_check (conv_analyze.c) lists its rules.
+ * Both run a lone conv node (GP_SINGLE); epilogue fusion is the partitioner's
+ * (see /work/notes/gpuconv-to-gpu.md for the hook conv_igemm would take). */
+#include "gpu/conv_analyze.h"
+#include "gpu/engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct conv_priv {
+    gconv_problem cp;
+    char detail[160];
+} conv_priv;
+
+static bool direct_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    gconv_problem cp;
+    return gpu_conv_analyze(pl, p, &cp, why, len);
+}
+
+/* The direct kernels reach a few TFLOP/s on large convs (no data reuse
+ * beyond registers and L1); small ones are launch-bound. */
+static double direct_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    return gpu_roofline_us(p, 4.0);
+}
+
+static bool igemm_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    gconv_problem cp;
+    if (!gpu_conv_analyze(pl, p, &cp, why, len))
+        return false;
+    if (dev->cc_major < 8) {
+        snprintf(why, len, "conv_igemm needs sm_80 or newer (mma.sync, cp.async), device is sm_%d%d", dev->cc_major,
+                 dev->cc_minor);
+        return false;
+    }
+    return gpu_conv_igemm_check(pl->g, &cp, pl->g->tf32, why, len);
+}
+
+static double igemm_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    gconv_problem cp;
+    char why[256];
+    bool f32 = gpu_conv_analyze(pl, p, &cp, why, sizeof why) && cp.kp.dt_x == KDT_F32;
+    return gpu_roofline_us(p, f32 ? 150.0 : 300.0);
+}
+
+static size_t no_workspace(const gplan *pl, const gpart *p, const gpu_device *dev) { return 0; }
+
+static xdnn_status conv_build(gpu_ctx *c, gpart *p, bool igemm, xdnn_diags_t *d)
+{
+    conv_priv *cv = calloc(1, sizeof *cv);
+    if (!cv)
+        return XDNN_ERR_NOMEM;
+    p->priv = cv;
+    char why[512];
+    const char *eng = igemm ? "conv_igemm" : "conv_direct";
+    if (!gpu_conv_analyze(c->plan, p, &cv->cp, why, sizeof why) ||
+        (igemm && !gpu_conv_igemm_check(c->plan->g, &cv->cp, c->plan->g->tf32, why, sizeof why))) {
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "%s: %s: %s", eng, p->name, why);
+        return XDNN_ERR_UNSUPPORTED;
+    }
+    static const char *const dirs[] = {"fwd", "dgrad", "wgrad"};
+    const kconv_params *k = &cv->cp.kp;
+    if (igemm) {
+        bool f32 = k->dt_x == KDT_F32;
+        snprintf(cv->detail, sizeof cv->detail, "implicit GEMM M=%lld N=%lld K=%lld, tile %dx%dx%d, %d stages, %s",
+                 (long long)(k->N * k->out[1] * k->out[2]), (long long)k->K,
+                 (long long)(k->C * k->win[1] * k->win[2]), KIG_BM, KIG_BN, f32 ? KIG_BK32 : KIG_BK16, KIG_STAGES,
+                 f32 ? "tf32 mma m16n8k8" : "mma m16n8k16");
+    } else {
+        snprintf(cv->detail, sizeof cv->detail, "direct %s, %d-D, groups %lld", dirs[cv->cp.dir], cv->cp.nsp,
+                 (long long)k->G);
+    }
+    return XDNN_OK;
+}
+
+static xdnn_status direct_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d) { return conv_build(c, p, false, d); }
+static xdnn_status igemm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d) { return conv_build(c, p, true, d); }
+
+static xdnn_status direct_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
+{
+    const conv_priv *cv = p->priv;
+    const gconv_problem *cp = &cv->cp;
+    void *x = c->dptr[cp->x], *w = c->dptr[cp->w], *y = c->dptr[cp->y];
+    int e = 0;
+    switch (cp->dir) {
+    case GCONV_FWD: e = kconv_direct_fwd(&cp->kp, x, w, y, s); break;
+    case GCONV_DGRAD: e = kconv_direct_dgrad(&cp->kp, x, w, y, s); break;
+    case GCONV_WGRAD: e = kconv_direct_wgrad(&cp->kp, x, w, y, s); break;
+    }
+    return gpu_check_cuda((cudaError_t)e, "kconv_direct launch", __FILE__, __LINE__, d);
+}
+
+static xdnn_status igemm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
+{
+    const gconv_problem *cp = &((const conv_priv *)p->priv)->cp;
+    int e = kconv_igemm_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], s);
+    return gpu_check_cuda((cudaError_t)e, "kconv_igemm_fwd launch", __FILE__, __LINE__, d);
+}
+
+static void conv_release(gpart *p)
+{
+    free(p->priv);
+    p->priv = NULL;
+}
+
+static const char *conv_detail(const gpart *p)
+{
+    const conv_priv *cv = p->priv;
+    return cv ? cv->detail : "";
+}
+
+const gpu_engine gpu_engine_conv_direct = {
+    "conv_direct", "direct conv / conv_dgrad / conv_wgrad: 1-3-D, any stride/pad/dilation/groups/layout, f32/f16/bf16",
+    direct_supports, direct_cost, no_workspace, direct_build, direct_execute, conv_release, conv_detail,
+};
+
+const gpu_engine gpu_engine_conv_igemm = {
+    "conv_igemm", "implicit-GEMM forward conv on tensor cores: 2-D NHWC x, KRSC w, groups 1, f16/bf16 (tf32 for f32)",
+    igemm_supports, igemm_cost, no_workspace, igemm_build, igemm_execute, conv_release, conv_detail,
+};

@@ -1,0 +1,79 @@
+/* kern_conv.h — launchers of the precompiled convolution and pooling kernels
+ * (kernels/conv_direct.cu, kernels/conv_igemm.cu, kernels/pool.cu), callable
+ * from C.  Plain C on both sides: the .cu files include it inside extern "C".
+ *
+ * Every tensor is described by its element strides in the 5-slot logical view
+ * of conv_util.h: [N, C, D, H, W] (activations) or [K, C/groups, R_d, R_h, R_w]
+ * (filters).  An op with fewer spatial dims uses the trailing slots; the
+ * leading ones have size 1 and stride 0.  Geometry slots follow the same rule
+ * (identity: in = win = out = stride = dil = 1, pad 0).
+ *
+ * Element types are KDT_* codes; loads convert to f32 and every sum is
+ * accumulated in f32.  Launchers return 0 or a cudaError_t value. */
+#ifndef XDNN_GPU_KERN_CONV_H
+#define XDNN_GPU_KERN_CONV_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { KDT_F32 = 0, KDT_F16 = 1, KDT_BF16 = 2 };
+enum { KCONV_SP = 3 };
+
+/* One convolution problem (fwd, dgrad and wgrad share it): x [N, C, in...],
+ * w [K, C/G, win...], y [N, K, out...]; which of them is written depends on
+ * the direction.  dt_* are the stored types of the three tensors. */
+typedef struct kconv_params {
+    int dt_x, dt_w, dt_y;
+    int64_t N, C, K, G;
+    int64_t in[KCONV_SP], win[KCONV_SP], out[KCONV_SP];
+    int64_t stride[KCONV_SP], dil[KCONV_SP], pad[KCONV_SP]; /* pad = the leading (lo) pad */
+    int64_t sx[5], sw[5], sy[5];
+} kconv_params;
+
+/* Direct kernels: correct for every configuration (any strides, groups,
+ * dilation, pads, 1-3 spatial dims, any mix of f32/f16/bf16).
+ * fwd:   y  = conv(x, w), one thread per y element.
+ * dgrad: x  = dx from y = dy and w, one thread per dx element (gather).
+ * wgrad: w  = dw from y = dy and x, one block per dw element (block reduce). */
+int kconv_direct_fwd(const kconv_params *p, const void *x, const void *w, void *y, void *stream);
+int kconv_direct_dgrad(const kconv_params *p, void *dx, const void *w, const void *dy, void *stream);
+int kconv_direct_wgrad(const kconv_params *p, const void *x, void *dw, const void *dy, void *stream);
+
+/* Implicit-GEMM forward on tensor cores (kernels/conv_igemm.cu): 2-D, groups
+ * 1, x channel-contiguous (NHWC), w channel-contiguous (KRSC), dt_x == dt_w:
+ * f16/bf16 with mma m16n8k16, or f32 with tf32 mma m16n8k8.  The caller has
+ * checked the alignment rules (gpu_conv_igemm_check in eng_conv.c).  y: any
+ * strides and type. */
+int kconv_igemm_fwd(const kconv_params *p, const void *x, const void *w, void *y, void *stream);
+
+/* The igemm tile knobs (one compiled variant per input type).  A CTA of
+ * KIG_THREADS threads (8 warps, 2 along M x 4 along N, each warp 64 x 32)
+ * computes a KIG_BM x KIG_BN tile of Y[M = N*P*Q, K]; the reduction over
+ * R*S*C advances KIG_BK elements at a time (32 halves or 16 floats = 64
+ * bytes of every row) through a KIG_STAGES-deep cp.async pipeline.  Shared
+ * memory: STAGES * (BM + BN) * (BK + pad) elements, rows padded by 16 bytes
+ * so ldmatrix is bank-conflict free. */
+enum { KIG_BM = 128, KIG_BN = 128, KIG_BK16 = 32, KIG_BK32 = 16, KIG_STAGES = 3, KIG_THREADS = 256 };
+
+/* Pooling.  x [N, C, in...], y / dy [N, C, out...], dx like x. */
+typedef struct kpool_params {
+    int dt_x, dt_y, dt_dx; /* y = y (fwd) or dy (bwd) */
+    int is_max, include_pad;
+    int64_t N, C;
+    int64_t in[KCONV_SP], win[KCONV_SP], out[KCONV_SP];
+    int64_t stride[KCONV_SP], dil[KCONV_SP], pad_lo[KCONV_SP], pad_hi[KCONV_SP];
+    int64_t sx[5], sy[5], sdx[5];
+} kpool_params;
+
+int kpool_fwd(const kpool_params *p, const void *x, void *y, void *stream);
+/* One thread per dx element gathering from the windows that cover it. */
+int kpool_bwd(const kpool_params *p, const void *x, const void *dy, void *dx, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,111 @@
+/* kern_norm.h — the precompiled normalization kernels (kernels/norm.cu) as the
+ * host sees them: plain C structs passed by value and extern "C" launchers.
+ *
+ * Every normalization (batch, layer, rms, group, instance; forward and
+ * backward) and softmax_bwd is described by "canonical dims": x's dims, with
+ * the channel dim of group norm split into [G, C/G], each marked as a ROW dim
+ * (one statistic per row index) or a reduced dim, and each carrying one
+ * element stride per operand (NG_* below; 0 = the operand does not vary along
+ * it).  Pseudo-operands NG_ROW and NG_PAR carry the row-major coefficients of
+ * the flat row index and the flat parameter index.  The kernels are:
+ *   reduce   partial sums over the inner dims for every outer index, split
+ *            into `nsplit` chunks (Welford for statistics), written to
+ *            part[split][O][4];
+ *   finalize one thread per outer index: combine the chunks, write per-row
+ *            workspace arrays and the user-visible statistics / running
+ *            statistics / parameter gradients;
+ *   apply    elementwise y (forward), dx (backward) from the row arrays.
+ * Dtype codes are xdnn_dtype values (0 f32, 1 f16, 2 bf16, 9 f64 for stats).
+ */
+#ifndef XDNN_GPU_KERN_NORM_H
+#define XDNN_GPU_KERN_NORM_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { NG_MAXD = 8 };
+
+typedef enum ng_operand {
+    NG_X,      /* x (softmax_bwd: y) */
+    NG_Y,      /* forward output y */
+    NG_DY,     /* incoming gradient */
+    NG_DX,     /* backward output dx */
+    NG_ROW,    /* flat row index (workspace arrays) */
+    NG_PAR,    /* flat parameter index (parameter-gradient reduction) */
+    NG_SC,     /* scale */
+    NG_BI,     /* bias */
+    NG_MEAN,   /* statistics tensors: forward outputs or backward inputs */
+    NG_INV,
+    NG_RM,     /* batchnorm running statistics in and out */
+    NG_RV,
+    NG_RMO,
+    NG_RVO,
+    NG_DSC,    /* parameter gradients */
+    NG_DBI,
+    NG_NOPS
+} ng_operand;
+
+typedef struct ng_dims {
+    int n;                                 /* innermost last */
+    int64_t size[NG_MAXD];
+    int64_t stride[NG_NOPS][NG_MAXD];      /* elements */
+} ng_dims;
+
+/* Device pointers and dtypes of every operand (NULL = absent). */
+typedef struct ng_ptrs {
+    void *p[NG_NOPS];
+    int dt[NG_NOPS];
+} ng_ptrs;
+
+typedef enum ng_red_mode {
+    NGR_WELFORD,   /* x: count, mean, M2 */
+    NGR_SQUARES,   /* x: sum x^2 (rms) */
+    NGR_BWD,       /* sum g, sum g xhat, sum dy, sum dy xhat (g = dy * scale) */
+    NGR_SMB        /* softmax_bwd: sum dy * y, sum dy */
+} ng_red_mode;
+
+typedef enum ng_fin_mode {
+    NGF_STATS,     /* -> mean, inv (+ outputs, running statistics) */
+    NGF_SUMS,      /* -> a, b, c, e arrays (+ dscale/dbias from c/e when `write_pgrad`) */
+    NGF_LOAD       /* backward: mean/inv input tensors -> mean, inv arrays */
+} ng_fin_mode;
+
+typedef struct ng_job {
+    ng_dims outer, inner;          /* reduce / finalize geometry */
+    ng_dims all;                   /* apply geometry (every dim, output-coalesced order) */
+    ng_ptrs t;
+    int64_t O, Q;                  /* outer count, inner count */
+    int64_t chunk;                 /* inner elements per split */
+    int nsplit;
+    int col;                       /* reduce with threads across outer indices */
+    int mode;                      /* ng_red_mode */
+    int fin;                       /* ng_fin_mode */
+    int rms;                       /* no mean: rmsnorm */
+    int log_softmax;               /* softmax_bwd of log_softmax */
+    int write_pgrad;               /* NGF_SUMS writes dscale/dbias (rows are the channels) */
+    float eps, momentum, D;        /* D: elements per row (as float) */
+    float unbias;                  /* M / (M - 1) for running_var */
+    float *part;                   /* workspace: nsplit * O * 4 */
+    float *mean, *inv, *a, *b, *c, *e; /* workspace row arrays (length rows) */
+} ng_job;
+
+/* Launchers (return a cudaError_t value; 0 = success).  `stream` is a
+ * cudaStream_t.  `index64` selects 64-bit index arithmetic. */
+int ng_launch_reduce(const ng_job *j, int index64, void *stream);
+int ng_launch_finalize(const ng_job *j, void *stream);
+int ng_launch_apply(const ng_job *j, int apply_mode, int index64, int64_t numel, void *stream);
+/* One block per row, the row held in registers (layernorm / rmsnorm forward,
+ * inner dims one contiguous run of D <= NG_ROW_MAX elements). */
+enum { NG_ROW_MAX = 8192 };
+int ng_launch_row_fwd(const ng_job *j, int64_t rows, int64_t D, void *stream);
+
+typedef enum ng_apply_mode { NGA_FWD, NGA_BWD, NGA_SMB } ng_apply_mode;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,52 @@
+/* kern_sdpa.h — the launchers of the precompiled attention kernels
+ * (kernels/sdpa.cu) and the one parameter block they share with the host
+ * engine (eng_sdpa.c).  Plain C on both sides: fixed-width fields only.
+ *
+ * Tensors are described by a base pointer, a dtype code (XK_*) and four
+ * element strides in the logical order of the op (q/k/v/o/do/dq/dk/dv:
+ * [B, H, S, D]; bias broadcast to [B, Hq, Sq, Skv] with stride 0 on broadcast
+ * dims; stats [B, Hq, Sq]; seq lens [B]).  Semantics: src/ops/sdpa.h. */
+#ifndef XDNN_GPU_KERN_SDPA_H
+#define XDNN_GPU_KERN_SDPA_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* dtype codes understood by the kernels' loads and stores */
+enum { XK_F32 = 0, XK_F16 = 1, XK_BF16 = 2, XK_I32 = 3, XK_I64 = 4, XK_F64 = 5 };
+
+typedef struct xk_tensor {
+    const void *p;        /* NULL = absent (optional input or discarded result) */
+    int32_t dtype;
+    int32_t pad_;
+    int64_t st[4];        /* element strides */
+} xk_tensor;
+
+typedef struct xk_sdpa {
+    int32_t B, Hq, Hk, Sq, Skv, D, Dv;
+    int32_t left, right;          /* -1 = unbounded; causal already folded into right */
+    int32_t bottom_right;
+    float scale;
+    uint32_t drop_threshold;      /* keep iff (philox_out0 >> 8) >= threshold; 0 = no dropout */
+    float drop_scale;             /* 1 / (1 - p) */
+    int32_t pad_;
+    uint64_t seed;
+    xk_tensor q, k, v, bias, len_q, len_kv;
+    xk_tensor o, stats;           /* forward results; bwd: o is an input, stats the logsumexp input */
+    xk_tensor dout, dq, dk, dv;   /* backward only */
+    float *delta;                 /* backward scratch [B*Hq*Sq] f32 */
+} xk_sdpa;
+
+/* Each returns a cudaError_t as int (0 = launched). */
+int xk_sdpa_fwd_rows(const xk_sdpa *p, void *stream);  /* any D, Dv <= 256, any float dtypes */
+int xk_sdpa_fwd_mma(const xk_sdpa *p, void *stream);   /* f16/bf16, D == Dv in {64, 128} */
+int xk_sdpa_bwd_rows(const xk_sdpa *p, void *stream);  /* any D, Dv <= 256; needs p->delta */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,64 @@
+/* fingerprint.c — device fingerprints (CPU model + thread count, or what the
+ * GPU backend reports) and FNV-1a 64, the hash of cache keys and plan checksums. */
+#include "plan/fingerprint.h"
+
+#include "plan/plan_gpu_hooks.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+
+uint64_t fnv1a64(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
+/* "model name : Intel(R) Xeon(R) ..." from /proc/cpuinfo; the machine type
+ * when there is none (e.g. some ARM kernels). */
+static void cpu_model(char *buf, size_t len)
+{
+    snprintf(buf, len, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) != 0 && strncmp(line, "Model", 5) != 0)
+            continue;
+        const char *colon = strchr(line, ':');
+        if (!colon)
+            continue;
+        colon++;
+        while (*colon == ' ' || *colon == '\t')
+            colon++;
+        snprintf(buf, len, "%s", colon);
+        buf[strcspn(buf, "\r\n")] = 0;
+        /* ';' separates fingerprint fields: keep it out of the model name */
+        for (char *c = buf; *c; c++)
+            if (*c == ';')
+                *c = ',';
+        break;
+    }
+    fclose(f);
+}
+
+void fingerprint_cpu(char *buf, size_t len)
+{
+    char model[256];
+    cpu_model(model, sizeof model);
+    snprintf(buf, len, "cpu; model=%s; threads=%d", model, omp_get_max_threads());
+}
+
+xdnn_status fingerprint_device(bool use_gpu, char *buf, size_t len)
+{
+    if (!use_gpu) {
+        fingerprint_cpu(buf, len);
+        return XDNN_OK;
+    }
+    return plan_gpu_fingerprint(buf, len);
+}

@@ -1,0 +1,53 @@
+/* plan_gpu_hooks.h — what plans and --tune need from the GPU backend.
+ *
+ * src/plan/plan_gpu_hooks.c defines every function here as a weak stub that
+ * says "not available", so the CPU build (and a CUDA build whose backend has
+ * not implemented them yet) links and behaves honestly.  The GPU backend
+ * overrides them with strong definitions; they must live in an object file
+ * that is always linked (e.g. next to gpu_run in src/gpu/run.c), because a
+ * strong definition in an otherwise unreferenced archive member is never
+ * pulled in.  /work/notes/bench-to-gpu.md describes each one. */
+#ifndef XDNN_PLAN_GPU_HOOKS_H
+#define XDNN_PLAN_GPU_HOOKS_H
+
+#include "core/exec.h"
+
+#include <stddef.h>
+
+/* "gpu; name=<name>; sm=<SM count>; cc=<major.minor>; driver=<cudaDriverGetVersion>"
+ * of the device gpu_run uses.  Stub: XDNN_ERR_DEVICE and a reason in buf. */
+xdnn_status plan_gpu_fingerprint(char *buf, size_t len);
+
+/* One way to run one partition: an engine with one of its knob variants. */
+typedef struct plan_gpu_choice {
+    char partition[128];   /* as gpu_partition_report.name */
+    char engine[64];
+    char knobs[128];       /* "" or e.g. "tile=128x128x32,stages=3" */
+    bool supported;
+    char why[200];         /* the engine's reason when !supported */
+    double ms;             /* median of `iters` timed runs; -1 when not timed */
+} plan_gpu_choice;
+
+/* Partition st's bound graph for the GPU and list every (partition, engine,
+ * knob variant); when time_them, time each supported one on st's inputs.
+ * *out is malloc'ed (caller frees).  Stub: XDNN_ERR_UNSUPPORTED. */
+xdnn_status plan_gpu_candidates(run_state *st, bool time_them, int warmup, int iters, plan_gpu_choice **out,
+                                int *n, xdnn_diags_t *d);
+
+/* A compiled module (cubin) a plan carries. */
+typedef struct plan_blob {
+    char name[128];        /* the key the backend's kernel cache uses */
+    unsigned char *data;   /* malloc'ed */
+    size_t size;
+} plan_blob;
+
+/* After a gpu_run with the given forces on st, every compiled module its
+ * partitions use.  *out malloc'ed (free each data, then the array).
+ * Stub: XDNN_OK with *n = 0 (nothing compiled to carry). */
+xdnn_status plan_gpu_export_blobs(run_state *st, const char *const *force, int nforce, plan_blob **out, int *n,
+                                  xdnn_diags_t *d);
+/* Preload blobs into the kernel cache so the next gpu_run compiles nothing.
+ * Stub: XDNN_OK for n == 0, else XDNN_ERR_UNSUPPORTED. */
+xdnn_status plan_gpu_import_blobs(const plan_blob *blobs, int n, xdnn_diags_t *d);
+
+#endif

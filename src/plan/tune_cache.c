@@ -1,0 +1,379 @@
+/* tune_cache.c — the persistent autotune cache (format in tune.h): lookup,
+ * atomic store, list and clear.  A file that cannot be parsed is reported
+ * (store, list) or treated as a miss (lookup); it never crashes a run. */
+#include "plan/tune.h"
+
+#include "core/fileio.h"
+#include "plan/fingerprint.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+void tune_entry_free(tune_entry *e)
+{
+    if (!e)
+        return;
+    free(e->sig);
+    free(e->ranking);
+    e->sig = NULL;
+    e->ranking = NULL;
+}
+
+void tune_cache_dir(char *buf, size_t len)
+{
+    const char *env = getenv("XDNN_CACHE_DIR");
+    if (env && *env) {
+        snprintf(buf, len, "%s", env);
+        return;
+    }
+    const char *home = getenv("HOME");
+    snprintf(buf, len, "%s/.cache/xdnn", home && *home ? home : ".");
+}
+
+static void cache_file(const char *fp, char *buf, size_t len)
+{
+    char dir[1024];
+    tune_cache_dir(dir, sizeof dir);
+    uint64_t h = fnv1a64(FNV64_INIT, fp, strlen(fp));
+    h = fnv1a64(h, "\n", 1);
+    h = fnv1a64(h, XDNN_VERSION_STRING, strlen(XDNN_VERSION_STRING));
+    snprintf(buf, len, "%s/tune-%016" PRIx64 ".jsonl", dir, h);
+}
+
+static void copy_str(char *dst, size_t len, const cJSON *j)
+{
+    snprintf(dst, len, "%s", cJSON_IsString(j) ? j->valuestring : "");
+}
+
+/* One entry line; false if it is not a valid entry. */
+static bool entry_from_json(const cJSON *j, tune_entry *e)
+{
+    memset(e, 0, sizeof *e);
+    const cJSON *sig = cJSON_GetObjectItemCaseSensitive(j, "sig");
+    const cJSON *eng = cJSON_GetObjectItemCaseSensitive(j, "engine");
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(j, "ms");
+    if (!cJSON_IsString(sig) || !cJSON_IsString(eng) || !cJSON_IsNumber(ms))
+        return false;
+    e->sig = strdup(sig->valuestring);
+    copy_str(e->engine, sizeof e->engine, eng);
+    copy_str(e->knobs, sizeof e->knobs, cJSON_GetObjectItemCaseSensitive(j, "knobs"));
+    copy_str(e->when, sizeof e->when, cJSON_GetObjectItemCaseSensitive(j, "when"));
+    e->ms = ms->valuedouble;
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "candidates");
+    e->candidates = cJSON_IsNumber(c) ? c->valueint : 1;
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "ranking"), *it;
+    int n = cJSON_IsArray(r) ? cJSON_GetArraySize(r) : 0;
+    if (n > 0 && (e->ranking = calloc((size_t)n, sizeof *e->ranking)) != NULL) {
+        cJSON_ArrayForEach(it, r)
+        {
+            tune_rank *k = &e->ranking[e->nranking++];
+            copy_str(k->engine, sizeof k->engine, cJSON_GetObjectItemCaseSensitive(it, "engine"));
+            copy_str(k->knobs, sizeof k->knobs, cJSON_GetObjectItemCaseSensitive(it, "knobs"));
+            const cJSON *kms = cJSON_GetObjectItemCaseSensitive(it, "ms");
+            k->ms = cJSON_IsNumber(kms) ? kms->valuedouble : -1;
+        }
+    }
+    return e->sig != NULL;
+}
+
+static cJSON *entry_to_json(const tune_entry *e)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "sig", e->sig);
+    cJSON_AddStringToObject(j, "engine", e->engine);
+    cJSON_AddStringToObject(j, "knobs", e->knobs);
+    cJSON_AddNumberToObject(j, "ms", e->ms);
+    cJSON_AddNumberToObject(j, "candidates", e->candidates);
+    cJSON *r = cJSON_AddArrayToObject(j, "ranking");
+    for (int i = 0; i < e->nranking; i++) {
+        cJSON *k = cJSON_CreateObject();
+        cJSON_AddStringToObject(k, "engine", e->ranking[i].engine);
+        cJSON_AddStringToObject(k, "knobs", e->ranking[i].knobs);
+        cJSON_AddNumberToObject(k, "ms", e->ranking[i].ms);
+        cJSON_AddItemToArray(r, k);
+    }
+    cJSON_AddStringToObject(j, "when", e->when);
+    return j;
+}
+
+/* A parsed cache file: its header and entries. */
+typedef struct cache_doc {
+    char device[FINGERPRINT_MAX];
+    char version[64];
+    tune_entry *e;
+    int n, cap;
+} cache_doc;
+
+static void doc_free(cache_doc *c)
+{
+    for (int i = 0; i < c->n; i++)
+        tune_entry_free(&c->e[i]);
+    free(c->e);
+    memset(c, 0, sizeof *c);
+}
+
+static bool doc_push(cache_doc *c, tune_entry *e)
+{
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 16;
+        tune_entry *ne = realloc(c->e, (size_t)cap * sizeof *ne);
+        if (!ne)
+            return false;
+        c->e = ne;
+        c->cap = cap;
+    }
+    c->e[c->n++] = *e;
+    return true;
+}
+
+/* Read `path`; a missing file is an empty doc.  *why set when it is damaged. */
+static xdnn_status doc_read(const char *path, cache_doc *c, char *why, size_t whylen)
+{
+    memset(c, 0, sizeof *c);
+    why[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return errno == ENOENT ? XDNN_OK : XDNN_ERR_IO;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    int lineno = 0;
+    xdnn_status s = XDNN_OK;
+    while ((got = getline(&line, &cap, f)) > 0) {
+        lineno++;
+        cJSON *j = cJSON_Parse(line);
+        if (lineno == 1) {
+            const cJSON *dev = cJSON_GetObjectItemCaseSensitive(j, "device");
+            const cJSON *ver = cJSON_GetObjectItemCaseSensitive(j, "xdnn");
+            if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "xdnn_tune_cache")) || !cJSON_IsString(dev) ||
+                !cJSON_IsString(ver)) {
+                snprintf(why, whylen, "line 1 is not a tune-cache header");
+                s = XDNN_ERR_IO;
+            } else {
+                copy_str(c->device, sizeof c->device, dev);
+                copy_str(c->version, sizeof c->version, ver);
+            }
+        } else {
+            tune_entry e;
+            if (!j || !entry_from_json(j, &e)) {
+                if (j)
+                    tune_entry_free(&e);
+                snprintf(why, whylen, "line %d is not a tune-cache entry", lineno);
+                s = XDNN_ERR_IO;
+            } else if (!doc_push(c, &e)) {
+                tune_entry_free(&e);
+                s = XDNN_ERR_NOMEM;
+            }
+        }
+        cJSON_Delete(j);
+        if (s != XDNN_OK)
+            break;
+    }
+    free(line);
+    fclose(f);
+    if (s == XDNN_OK && lineno == 0) {
+        snprintf(why, whylen, "empty file");
+        s = XDNN_ERR_IO;
+    }
+    if (s != XDNN_OK)
+        doc_free(c);
+    return s;
+}
+
+bool tune_cache_lookup(const char *fp, const char *sig, tune_entry *out)
+{
+    char path[1200], why[128];
+    cache_file(fp, path, sizeof path);
+    cache_doc c;
+    if (doc_read(path, &c, why, sizeof why) != XDNN_OK)
+        return false;
+    bool found = false;
+    /* the header must name this device and version: a hash collision or a
+     * hand-copied file is a miss, not a wrong answer */
+    if (strcmp(c.device, fp) == 0 && strcmp(c.version, XDNN_VERSION_STRING) == 0)
+        for (int i = 0; i < c.n && !found; i++)
+            if (strcmp(c.e[i].sig, sig) == 0) {
+                *out = c.e[i];
+                c.e[i] = (tune_entry){0};
+                found = true;
+            }
+    doc_free(&c);
+    return found;
+}
+
+static xdnn_status make_dirs(const char *dir, xdnn_diags_t *d)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+            break;
+        *p = '/';
+    }
+    if (mkdir(tmp, 0777) != 0 && errno != EEXIST) {
+        diag_error(d, XDNN_ERR_IO, xloc_none(), "cannot create the tune cache directory '%s': %s", dir,
+                   strerror(errno));
+        return XDNN_ERR_IO;
+    }
+    return XDNN_OK;
+}
+
+xdnn_status tune_cache_store(const char *fp, const tune_entry *entries, int n, xdnn_diags_t *d)
+{
+    char dir[1024], path[1200], why[128];
+    tune_cache_dir(dir, sizeof dir);
+    xdnn_status s = make_dirs(dir, d);
+    if (s != XDNN_OK)
+        return s;
+    cache_file(fp, path, sizeof path);
+    cache_doc c;
+    if (doc_read(path, &c, why, sizeof why) != XDNN_OK || (c.n && strcmp(c.device, fp) != 0)) {
+        diag_warning(d, xloc_none(), "tune cache '%s' is damaged (%s); starting it again", path,
+                     why[0] ? why : "another device's header");
+        doc_free(&c);
+    }
+    cJSON *head = cJSON_CreateObject();
+    cJSON_AddNumberToObject(head, "xdnn_tune_cache", 1);
+    cJSON_AddStringToObject(head, "device", fp);
+    cJSON_AddStringToObject(head, "xdnn", XDNN_VERSION_STRING);
+    char *text = cJSON_PrintUnformatted(head);
+    cJSON_Delete(head);
+    size_t len = text ? strlen(text) : 0, cap = len + 2;
+    char *buf = malloc(cap);
+    if (!text || !buf) {
+        free(text), free(buf), doc_free(&c);
+        return XDNN_ERR_NOMEM;
+    }
+    memcpy(buf, text, len);
+    buf[len++] = '\n';
+    free(text);
+    /* old entries not replaced, then the new ones */
+    for (int pass = 0; pass < 2; pass++) {
+        int count = pass ? n : c.n;
+        for (int i = 0; i < count; i++) {
+            const tune_entry *e = pass ? &entries[i] : &c.e[i];
+            bool replaced = false;
+            for (int k = 0; !pass && k < n && !replaced; k++)
+                replaced = strcmp(entries[k].sig, e->sig) == 0;
+            if (replaced)
+                continue;
+            cJSON *j = entry_to_json(e);
+            char *line = cJSON_PrintUnformatted(j);
+            cJSON_Delete(j);
+            size_t ll = line ? strlen(line) : 0;
+            char *nb = line ? realloc(buf, len + ll + 2) : NULL;
+            if (!nb) {
+                free(line), free(buf), doc_free(&c);
+                return XDNN_ERR_NOMEM;
+            }
+            buf = nb;
+            memcpy(buf + len, line, ll);
+            len += ll;
+            buf[len++] = '\n';
+            free(line);
+        }
+    }
+    s = file_write_atomic(path, buf, len, d);
+    free(buf);
+    doc_free(&c);
+    return s;
+}
+
+static bool is_cache_file(const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(name, "tune-", 5) == 0 && n > 11 && strcmp(name + n - 6, ".jsonl") == 0;
+}
+
+xdnn_status tune_cache_list(FILE *f, bool verbose, xdnn_diags_t *d)
+{
+    char dir[1024];
+    tune_cache_dir(dir, sizeof dir);
+    DIR *dp = opendir(dir);
+    fprintf(f, "tune cache: %s\n", dir);
+    if (!dp) {
+        fprintf(f, "0 entries\n");
+        return XDNN_OK;
+    }
+    struct dirent *de;
+    int total = 0, files = 0;
+    while ((de = readdir(dp)) != NULL) {
+        if (!is_cache_file(de->d_name))
+            continue;
+        char path[1400], why[128];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        cache_doc c;
+        if (doc_read(path, &c, why, sizeof why) != XDNN_OK) {
+            diag_warning(d, xloc_none(), "tune cache file '%s' is damaged (%s); 'xdnn cache clear' removes it", path,
+                         why);
+            continue;
+        }
+        files++;
+        fprintf(f, "\n%s\n  device: %s\n  xdnn:   %s%s\n", de->d_name, c.device, c.version,
+                strcmp(c.version, XDNN_VERSION_STRING) ? " (another version: not used)" : "");
+        for (int i = 0; i < c.n; i++) {
+            const tune_entry *e = &c.e[i];
+            const char *paren = strchr(e->sig, '(');
+            int oplen = paren ? (int)(paren - e->sig) : (int)strlen(e->sig);
+            fprintf(f, "  %-10.*s %-16s%s%s %10.4f ms  %d candidate%s  %s\n", oplen, e->sig, e->engine,
+                    e->knobs[0] ? ":" : "", e->knobs, e->ms, e->candidates, e->candidates == 1 ? " " : "s",
+                    e->when);
+            if (verbose)
+                fprintf(f, "      %s\n", e->sig);
+        }
+        total += c.n;
+        doc_free(&c);
+    }
+    closedir(dp);
+    fprintf(f, "%s%d entr%s in %d file%s\n", files ? "\n" : "", total, total == 1 ? "y" : "ies", files,
+            files == 1 ? "" : "s");
+    return XDNN_OK;
+}
+
+xdnn_status tune_cache_clear(int *files, int *entries, xdnn_diags_t *d)
+{
+    char dir[1024];
+    tune_cache_dir(dir, sizeof dir);
+    *files = *entries = 0;
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return XDNN_OK;
+    struct dirent *de;
+    xdnn_status s = XDNN_OK;
+    while ((de = readdir(dp)) != NULL) {
+        if (!is_cache_file(de->d_name))
+            continue;
+        char path[1400], why[128];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        cache_doc c;
+        if (doc_read(path, &c, why, sizeof why) == XDNN_OK)
+            *entries += c.n;
+        doc_free(&c);
+        if (unlink(path) != 0) {
+            diag_error(d, XDNN_ERR_IO, xloc_none(), "cannot remove '%s': %s", path, strerror(errno));
+            s = XDNN_ERR_IO;
+        } else {
+            (*files)++;
+        }
+    }
+    closedir(dp);
+    return s;
+}
+
+void tune_now(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
