@@ -133,11 +133,13 @@ clean:
 # library in $(FUZZ_BUILD)/, then runs each for FUZZ_TIME seconds on a seed
 # corpus: the files under graphs/ and tests/ whose extension is the harness's
 # suffix (fuzz_dnn -> *.dnn, fuzz_json -> *.json, fuzz_npy -> *.npy ...),
-# plus, for JSON, every .dnn there converted to JSON.  Runs in fork mode and
-# goes on after a finding, so one run reports several; new corpus entries go
-# to $(FUZZ_BUILD)/corpus/NAME, findings to $(FUZZ_BUILD)/crash-NAME-* (and
-# the target fails).  Needs clang (apt-get install clang); nothing
-# else depends on this target, so `make test` never needs clang.
+# plus every .dnn converted to JSON for fuzz_json and the inputs of
+# tests/identities/ for fuzz_npy; tests/fuzz/NAME.dict is passed as -dict=
+# when it exists.  Runs in fork mode and goes on after a finding, so one run
+# reports several; new corpus entries go to $(FUZZ_BUILD)/corpus/NAME,
+# findings to $(FUZZ_BUILD)/crash-NAME-* (and the target fails).  Needs clang
+# (apt-get install clang); nothing else depends on this target, so
+# `make test` never needs clang.
 FUZZ_BUILD ?= build-fuzz
 FUZZ_TIME  ?= 20
 FUZZ_CC    ?= clang
@@ -173,6 +175,7 @@ fuzz: fuzz-build
 	    rm -f $(FUZZ_BUILD)/crash-$$name-*; \
 	    ASAN_OPTIONS=detect_leaks=1 $$bin -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=2048 \
 	        -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+	        $$([ -f tests/fuzz/$$name.dict ] && echo -dict=tests/fuzz/$$name.dict) \
 	        -artifact_prefix=$(FUZZ_BUILD)/crash-$$name- $$corpus $$seeds > $(FUZZ_BUILD)/$$name.log 2>&1 || true; \
 	    found=$$(ls $(FUZZ_BUILD)/crash-$$name-* 2>/dev/null | wc -l); \
 	    echo "   $$(grep '^#[0-9]*: cov:' $(FUZZ_BUILD)/$$name.log | tail -1); $$found finding(s)"; \

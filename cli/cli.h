@@ -35,7 +35,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 enum {
     OPT_SET = 1000, OPT_GRAPH, OPT_HELP, OPT_SPECIALIZE, OPT_FORMAT, OPT_DEVICE, OPT_INPUT, OPT_SEED,
     OPT_SAVE, OPT_SAVE_INPUTS, OPT_KEEP, OPT_PRINT_FULL, OPT_CHECK, OPT_EXPECT, OPT_ITERS, OPT_WARMUP,
-    OPT_CUDA_GRAPH, OPT_ENGINE, OPT_OUTPUT
+    OPT_CUDA_GRAPH, OPT_ENGINE, OPT_OUTPUT, OPT_PARTITIONS
 };
 
 int cmd_check(int argc, char **argv);
@@ -44,5 +44,20 @@ int cmd_dot(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_engines(int argc, char **argv);
+/* bench, compare, plan and cache (owner: bench) */
+int cmd_bench(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
+/* `xdnn run PLAN.xplan`: true when path names a plan file (by its .xplan
+ * extension or its XDNNPLAN magic). */
+bool plan_path_is_plan(const char *path);
+/* Load a plan for `xdnn run` instead of cli_load_bound: verify it, refuse
+ * another device's or version's plan, parse and bind its graph, print the
+ * engines loaded and the load time on `info`, and append the plan's engine
+ * choices to force[] (GPU: "PART=ENGINE[:knobs]"; nothing on the CPU).
+ * *m must be destroyed by the caller in every case. */
+xdnn_status plan_load_for_run(const graph_opts *o, bool use_gpu, FILE *info, const char **force, int *nforce,
+                              int maxforce, xdnn_module_t **m, xdnn_graph_t **g);
 
 #endif

@@ -2,6 +2,8 @@
  * `xdnn ops` (the op catalogue): commands that load and show. */
 #include "cli.h"
 
+#include "gpu/gpu.h"
+
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@ static const struct option graph_long_opts[] = {
     {"set", required_argument, NULL, OPT_SET},
     {"graph", required_argument, NULL, OPT_GRAPH},
     {"help", no_argument, NULL, OPT_HELP},
+    {"partitions", no_argument, NULL, OPT_PARTITIONS},
     {NULL, 0, NULL, 0},
 };
 
@@ -26,10 +29,14 @@ static const char check_help[] =
     "Exit status: 0 ok, 1 usage, 2 syntax, 3 semantic/shape, 5 file I/O.\n";
 
 static const char dot_help[] =
-    "usage: xdnn dot [--set P=V]... [--graph NAME] [-I DIR]... GRAPH\n"
+    "usage: xdnn dot [--partitions] [--set P=V]... [--graph NAME] [-I DIR]... GRAPH\n"
     "\n"
     "Print the bound graph as Graphviz DOT: inputs and outputs as ellipses, ops as\n"
-    "boxes, edges labelled with dtype and shape.  Render with: xdnn dot g.dnn | dot -Tsvg > g.svg\n";
+    "boxes, edges labelled with dtype and shape.  Render with: xdnn dot g.dnn | dot -Tsvg > g.svg\n"
+    "\n"
+    "  --partitions  draw the GPU backend's partitions as clusters; tensors kept in\n"
+    "                device memory are nodes, register-resident ones dashed edges\n"
+    "                (needs a CUDA build, not a GPU)\n";
 
 static const char ops_help[] =
     "usage: xdnn ops [NAME]\n"
@@ -38,7 +45,8 @@ static const char ops_help[] =
     "default, allowed values); with NAME, only ops whose name contains NAME.\n";
 
 /* Parse the shared graph options; returns -1 to continue, else an exit code. */
-static int parse_graph_cmd(const char *cmd, const char *help, int argc, char **argv, graph_opts *o)
+static int parse_graph_cmd(const char *cmd, const char *help, int argc, char **argv, graph_opts *o,
+                           bool *partitions)
 {
     memset(o, 0, sizeof *o);
     int c;
@@ -47,6 +55,10 @@ static int parse_graph_cmd(const char *cmd, const char *help, int argc, char **a
         if (c == OPT_HELP) {
             fputs(help, stdout);
             return XDNN_OK;
+        }
+        if (c == OPT_PARTITIONS && partitions) {
+            *partitions = true;
+            continue;
         }
         int r = graph_opts_take(o, c, optarg);
         if (r < 0)
@@ -64,7 +76,7 @@ static int parse_graph_cmd(const char *cmd, const char *help, int argc, char **a
 int cmd_check(int argc, char **argv)
 {
     graph_opts o;
-    int r = parse_graph_cmd("check", check_help, argc, argv, &o);
+    int r = parse_graph_cmd("check", check_help, argc, argv, &o, NULL);
     if (r >= 0)
         return r;
     xdnn_module_t *m;
@@ -79,14 +91,21 @@ int cmd_check(int argc, char **argv)
 int cmd_dot(int argc, char **argv)
 {
     graph_opts o;
-    int r = parse_graph_cmd("dot", dot_help, argc, argv, &o);
+    bool partitions = false;
+    int r = parse_graph_cmd("dot", dot_help, argc, argv, &o, &partitions);
     if (r >= 0)
         return r;
     xdnn_module_t *m;
     xdnn_graph_t *g;
     xdnn_status s = cli_load_bound(&o, &m, &g, true);
-    if (s == XDNN_OK)
+    if (s == XDNN_OK && partitions) {
+        xdnn_diags_t *d = xdnn_diags_create();
+        s = gpu_print_partitions_dot(g, stdout, d);
+        xdnn_diags_print(d, stderr);
+        xdnn_diags_destroy(d);
+    } else if (s == XDNN_OK) {
         xdnn_graph_print_dot(g, stdout);
+    }
     xdnn_module_destroy(m);
     return s;
 }

@@ -375,7 +375,10 @@ int cmd_run(int argc, char **argv)
 
     xdnn_module_t *m;
     xdnn_graph_t *g;
-    xdnn_status s = cli_load_bound(&o.g, &m, &g, true);
+    xdnn_status s = plan_path_is_plan(o.g.path) /* `xdnn run g.xplan` (cmd_plan.c) */
+                        ? plan_load_for_run(&o.g, use_gpu, o.json ? stderr : stdout, o.engines, &o.nengines,
+                                            CLI_MAX_LIST, &m, &g)
+                        : cli_load_bound(&o.g, &m, &g, true);
     if (s != XDNN_OK) {
         xdnn_module_destroy(m);
         return s;
@@ -469,6 +472,8 @@ int cmd_run(int argc, char **argv)
     xdnn_diags_print(d, stderr);
     xdnn_diags_destroy(d);
     gpu_report_free(&rep);
+    if (use_gpu)
+        gpu_release_caches(); /* compiled kernels, handles: keep valgrind runs clean */
     run_state_free(&st);
     free(base);
     xdnn_module_destroy(m);

@@ -17,6 +17,10 @@ static const command commands[] = {
     {"dot", cmd_dot, "print the graph as Graphviz DOT"},
     {"ops", cmd_ops, "list the op catalogue: ports, results, attributes and defaults"},
     {"engines", cmd_engines, "list the GPU engines and what they support"},
+    {"bench", cmd_bench, "time sweeps, problem shorthands or batch files; table, CSV or JSON lines"},
+    {"compare", cmd_compare, "compare two bench --format jsonl runs; exit 6 on a regression"},
+    {"plan", cmd_plan, "write an execution plan (.xplan) of a graph; --info describes one"},
+    {"cache", cmd_cache, "list or clear the autotune cache"},
 };
 
 static void usage(FILE *f)

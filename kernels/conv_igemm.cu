@@ -13,14 +13,15 @@
  * padding or past a tail.
  *
  * Tiles (knobs in kern_conv.h: KIG_BM, KIG_BN, KIG_BK16/KIG_BK32, KIG_STAGES):
- *   CTA tile  BM x BN = 128 x 128 of Y, 256 threads = 8 warps as 2 (M) x 4 (N);
- *   warp tile 64 x 32 = 4 x 4 mma tiles of 16 x 8;
+ *   CTA tile  BM x BN = 128 x 128 of Y, 256 threads = 8 warps as 2 (M) x 4 (N),
+ *             warp tile 64 x 32 = 4 x 4 mma tiles of 16 x 8; for K <= 64 the
+ *             variant BN = 64: warps 4 (M) x 2 (N), warp tile 32 x 32;
  *   k slice   BK = 32 halves (f16/bf16: 2 mma k-steps of 16, m16n8k16)
  *             or 16 floats (tf32: 2 k-steps of 8, m16n8k8), 64 bytes per row;
  *   pipeline  STAGES = 3 shared-memory buffers, cp.async groups
  *             (prefetch STAGES-1 slices ahead, one __syncthreads per slice);
  *   shared    rows padded to 80 bytes: ldmatrix / fragment loads hit 32
- *             distinct banks; 3 * 256 * 80 B = 60 KiB dynamic.
+ *             distinct banks; 3 * (128 + BN) * 80 B = 60 or 45 KiB dynamic.
  * f32 accumulation; the epilogue converts and stores through y's own strides
  * (two halves at once when K is y's contiguous dim).  Offsets are 32-bit:
  * the engine rejects tensors spanning 2^31 elements or more. */
@@ -42,13 +43,18 @@ typedef struct kig_geom {
 
 namespace {
 
-constexpr int BM = KIG_BM, BN = KIG_BN, STAGES = KIG_STAGES, NT = KIG_THREADS;
+constexpr int BM = KIG_BM, STAGES = KIG_STAGES, NT = KIG_THREADS;
 
-template <typename T> struct kig_cfg {
+/* BN_ is KIG_BN (128: warps 2 x 4, warp tile 64 x 32) or KIG_BN_SMALL (64:
+ * warps 4 x 2, warp tile 32 x 32) — the latter for K <= 64, where a 128-wide
+ * tile would spend half its MMAs on padding channels. */
+template <typename T, int BN_> struct kig_cfg {
     static constexpr int BK = sizeof(T) == 2 ? KIG_BK16 : KIG_BK32; /* elements per slice row */
     static constexpr int EPC = 16 / (int)sizeof(T);                 /* elements per 16-byte chunk */
     static constexpr int LDS = BK + EPC;                            /* padded row, elements */
-    static constexpr int SMEM = STAGES * (BM + BN) * LDS * (int)sizeof(T);
+    static constexpr int WARPS_N = BN_ / 32, WARPS_M = (NT / 32) / WARPS_N;
+    static constexpr int MI = BM / WARPS_M / 16;                    /* 16-row mma tiles per warp */
+    static constexpr int SMEM = STAGES * (BM + BN_) * LDS * (int)sizeof(T);
 };
 
 __device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
@@ -110,10 +116,10 @@ struct kig_loader {
     int c, s, r, kk;
 };
 
-template <typename T>
+template <typename T, int BN_>
 __device__ __forceinline__ void load_slice(const kig_geom &g, const T *x, kig_loader &L, T *As, T *Bs, int row0)
 {
-    typedef kig_cfg<T> cf;
+    typedef kig_cfg<T, BN_> cf;
     const int cc = threadIdx.x % 4;
     const bool kin = L.kk < g.Kred;
     const int dr = L.r * g.dh, ds = L.s * g.dw;
@@ -125,6 +131,8 @@ __device__ __forceinline__ void load_slice(const kig_geom &g, const T *x, kig_lo
         const void *srca = va ? (const void *)(L.xrow[i] + ((size_t)ih * g.xH + (size_t)iw * g.xW + L.c) * sizeof(T))
                               : (const void *)x;
         cp_async16(As + row * cf::LDS + cc * cf::EPC, srca, va);
+        if (i * (NT / 4) >= BN_) /* compile-time: BN = 64 loads one B row per thread */
+            continue;
         const bool vb = kin && L.kvalid[i];
         const void *srcb = vb ? (const void *)(L.wrow[i] + ((size_t)L.r * g.wR + (size_t)L.s * g.wS + L.c) * sizeof(T))
                               : (const void *)x;
@@ -142,16 +150,17 @@ __device__ __forceinline__ void load_slice(const kig_geom &g, const T *x, kig_lo
     }
 }
 
-template <typename T>
+template <typename T, int BN_>
 __global__ void __launch_bounds__(NT, 1) kig_fwd_kernel(kig_geom g, const T *__restrict__ x, const T *__restrict__ w,
                                                          void *__restrict__ y)
 {
-    typedef kig_cfg<T> cf;
+    typedef kig_cfg<T, BN_> cf;
+    constexpr int BN = BN_, MI = cf::MI;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *As = reinterpret_cast<T *>(smem_raw);
     T *Bs = As + STAGES * BM * cf::LDS;
     const int tid = threadIdx.x, lane = tid % 32, wid = tid / 32;
-    const int wm = wid % 2, wn = wid / 2;
+    const int wm = wid % cf::WARPS_M, wn = wid / cf::WARPS_M;
     const int bm = blockIdx.x * BM, bn = blockIdx.y * BN;
 
     kig_loader L;
@@ -174,9 +183,9 @@ __global__ void __launch_bounds__(NT, 1) kig_fwd_kernel(kig_geom g, const T *__r
     L.s = (L.kk / g.C) % g.S;
     L.r = L.kk / (g.C * g.S);
 
-    float acc[4][4][4];
+    float acc[MI][4][4];
 #pragma unroll
-    for (int a = 0; a < 4; a++)
+    for (int a = 0; a < MI; a++)
 #pragma unroll
         for (int b = 0; b < 4; b++)
 #pragma unroll
@@ -187,7 +196,7 @@ __global__ void __launch_bounds__(NT, 1) kig_fwd_kernel(kig_geom g, const T *__r
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         if (s < KT)
-            load_slice<T>(g, x, L, As + s * BM * cf::LDS, Bs + s * BN * cf::LDS, row0);
+            load_slice<T, BN_>(g, x, L, As + s * BM * cf::LDS, Bs + s * BN * cf::LDS, row0);
         cp_async_commit();
     }
     for (int kt = 0; kt < KT; kt++) {
@@ -195,16 +204,16 @@ __global__ void __launch_bounds__(NT, 1) kig_fwd_kernel(kig_geom g, const T *__r
         __syncthreads();
         const int nk = kt + STAGES - 1;
         if (nk < KT)
-            load_slice<T>(g, x, L, As + (nk % STAGES) * BM * cf::LDS, Bs + (nk % STAGES) * BN * cf::LDS, row0);
+            load_slice<T, BN_>(g, x, L, As + (nk % STAGES) * BM * cf::LDS, Bs + (nk % STAGES) * BN * cf::LDS, row0);
         cp_async_commit();
-        const T *A = As + (kt % STAGES) * BM * cf::LDS + wm * 64 * cf::LDS;
+        const T *A = As + (kt % STAGES) * BM * cf::LDS + wm * (MI * 16) * cf::LDS;
         const T *B = Bs + (kt % STAGES) * BN * cf::LDS + wn * 32 * cf::LDS;
         if constexpr (sizeof(T) == 2) {
 #pragma unroll
             for (int ks = 0; ks < cf::BK; ks += 16) {
-                unsigned af[4][4], bf[4][2];
+                unsigned af[MI][4], bf[4][2];
 #pragma unroll
-                for (int mi = 0; mi < 4; mi++)
+                for (int mi = 0; mi < MI; mi++)
                     ldmatrix_x4(af[mi], A + (mi * 16 + lane % 16) * cf::LDS + ks + (lane / 16) * 8);
 #pragma unroll
                 for (int nj = 0; nj < 2; nj++) {
@@ -217,7 +226,7 @@ __global__ void __launch_bounds__(NT, 1) kig_fwd_kernel(kig_geom g, const T *__r
                     bf[2 * nj + 1][1] = r4[3];
                 }
 #pragma unroll
-                for (int mi = 0; mi < 4; mi++)
+                for (int mi = 0; mi < MI; mi++)
 #pragma unroll
                     for (int ni = 0; ni < 4; ni++)
                         mma16816<T>(acc[mi][ni], af[mi], bf[ni]);
@@ -227,9 +236,9 @@ __global__ void __launch_bounds__(NT, 1) kig_fwd_kernel(kig_geom g, const T *__r
             const int fr = lane / 4, fc = lane % 4;
 #pragma unroll
             for (int ks = 0; ks < cf::BK; ks += 8) {
-                unsigned af[4][4], bf[4][2];
+                unsigned af[MI][4], bf[4][2];
 #pragma unroll
-                for (int mi = 0; mi < 4; mi++) {
+                for (int mi = 0; mi < MI; mi++) {
                     const float *a = Af + (mi * 16 + fr) * cf::LDS + ks + fc;
                     af[mi][0] = to_tf32(a[0]);
                     af[mi][1] = to_tf32(a[8 * cf::LDS]);
@@ -243,7 +252,7 @@ __global__ void __launch_bounds__(NT, 1) kig_fwd_kernel(kig_geom g, const T *__r
                     bf[ni][1] = to_tf32(b[4]);
                 }
 #pragma unroll
-                for (int mi = 0; mi < 4; mi++)
+                for (int mi = 0; mi < MI; mi++)
 #pragma unroll
                     for (int ni = 0; ni < 4; ni++)
                         mma1688_tf32(acc[mi][ni], af[mi], bf[ni]);
@@ -254,10 +263,10 @@ __global__ void __launch_bounds__(NT, 1) kig_fwd_kernel(kig_geom g, const T *__r
 
     /* epilogue: c0,c1 at (row, col..col+1), c2,c3 at (row+8, col..col+1) */
 #pragma unroll
-    for (int mi = 0; mi < 4; mi++) {
+    for (int mi = 0; mi < MI; mi++) {
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            const int m = bm + wm * 64 + mi * 16 + lane / 4 + h * 8;
+            const int m = bm + wm * (MI * 16) + mi * 16 + lane / 4 + h * 8;
             if (m >= g.M)
                 continue;
             const int q = m % g.Q, p = (m / g.Q) % g.P, n = m / (g.P * g.Q);
@@ -284,19 +293,25 @@ __global__ void __launch_bounds__(NT, 1) kig_fwd_kernel(kig_geom g, const T *__r
     }
 }
 
-template <typename T> int launch(const kig_geom &g, const void *x, const void *w, void *y, cudaStream_t s)
+template <typename T, int BN_> int launch_bn(const kig_geom &g, const void *x, const void *w, void *y, cudaStream_t s)
 {
-    typedef kig_cfg<T> cf;
+    typedef kig_cfg<T, BN_> cf;
     static bool attr_set = false; /* the attribute is per function, set once per process */
     if (!attr_set) {
-        cudaError_t e = cudaFuncSetAttribute(kig_fwd_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, cf::SMEM);
+        cudaError_t e =
+            cudaFuncSetAttribute(kig_fwd_kernel<T, BN_>, cudaFuncAttributeMaxDynamicSharedMemorySize, cf::SMEM);
         if (e != cudaSuccess)
             return (int)e;
         attr_set = true;
     }
-    dim3 grid((unsigned)((g.M + BM - 1) / BM), (unsigned)((g.K + BN - 1) / BN));
-    kig_fwd_kernel<T><<<grid, NT, cf::SMEM, s>>>(g, static_cast<const T *>(x), static_cast<const T *>(w), y);
+    dim3 grid((unsigned)((g.M + BM - 1) / BM), (unsigned)((g.K + BN_ - 1) / BN_));
+    kig_fwd_kernel<T, BN_><<<grid, NT, cf::SMEM, s>>>(g, static_cast<const T *>(x), static_cast<const T *>(w), y);
     return (int)cudaGetLastError();
+}
+
+template <typename T> int launch(const kig_geom &g, const void *x, const void *w, void *y, cudaStream_t s)
+{
+    return g.K <= KIG_BN_SMALL ? launch_bn<T, KIG_BN_SMALL>(g, x, w, y, s) : launch_bn<T, KIG_BN>(g, x, w, y, s);
 }
 
 } /* namespace */

@@ -66,15 +66,33 @@ static __device__ int64_t kp_divisor(const kpool_params &p, const int64_t *o)
     return count;
 }
 
-__global__ void __launch_bounds__(KP_THREADS) kpool_fwd_kernel(kpool_params p, const void *x, void *y)
+/* Split flat work index t over [N, C, sp0, sp1, sp2] into (n, c, i[3]), in
+ * the order of the tensor's layout: C innermost when channels are contiguous
+ * (NHWC: neighbouring threads read neighbouring channels), else W innermost. */
+static __device__ __forceinline__ void kp_split(int64_t t, const kpool_params &p, const int64_t *sp, int c_inner,
+                                                int64_t *n, int64_t *c, int64_t *i)
+{
+    if (c_inner) {
+        *c = t % p.C;
+        t /= p.C;
+    }
+    i[2] = t % sp[2]; t /= sp[2];
+    i[1] = t % sp[1]; t /= sp[1];
+    i[0] = t % sp[0]; t /= sp[0];
+    if (!c_inner) {
+        *c = t % p.C;
+        t /= p.C;
+    }
+    *n = t;
+}
+
+__global__ void __launch_bounds__(KP_THREADS) kpool_fwd_kernel(kpool_params p, const void *x, void *y, int c_inner)
 {
     const int64_t total = p.N * p.C * p.out[0] * p.out[1] * p.out[2];
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
-        int64_t r = t;
-        const int64_t o2 = r % p.out[2]; r /= p.out[2];
-        const int64_t o1 = r % p.out[1]; r /= p.out[1];
-        const int64_t o0 = r % p.out[0]; r /= p.out[0];
-        const int64_t c = r % p.C, n = r / p.C;
+        int64_t n, c, o[3];
+        kp_split(t, p, p.out, c_inner, &n, &c, o);
+        const int64_t o0 = o[0], o1 = o[1], o2 = o[2];
         const int64_t xbase = n * p.sx[0] + c * p.sx[1];
         float v;
         if (p.is_max) {
@@ -97,7 +115,6 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_fwd_kernel(kpool_params p, c
                     }
                 }
             }
-            const int64_t o[3] = {o0, o1, o2};
             const int64_t div = kp_divisor(p, o);
             v = div > 0 ? sum / (float)div : 0.f;
         }
@@ -105,15 +122,13 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_fwd_kernel(kpool_params p, c
     }
 }
 
-__global__ void __launch_bounds__(KP_THREADS) kpool_bwd_kernel(kpool_params p, const void *x, const void *dy, void *dx)
+__global__ void __launch_bounds__(KP_THREADS) kpool_bwd_kernel(kpool_params p, const void *x, const void *dy, void *dx,
+                                                               int c_inner)
 {
     const int64_t total = p.N * p.C * p.in[0] * p.in[1] * p.in[2];
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
-        int64_t r = t, i[3];
-        i[2] = r % p.in[2]; r /= p.in[2];
-        i[1] = r % p.in[1]; r /= p.in[1];
-        i[0] = r % p.in[0]; r /= p.in[0];
-        const int64_t c = r % p.C, n = r / p.C;
+        int64_t n, c, i[3];
+        kp_split(t, p, p.in, c_inner, &n, &c, i);
         const int64_t xbase = n * p.sx[0] + c * p.sx[1], ybase = n * p.sy[0] + c * p.sy[1];
         const int64_t my_off = i[0] * p.sx[2] + i[1] * p.sx[3] + i[2] * p.sx[4];
         float acc = 0.f;
@@ -150,14 +165,14 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_bwd_kernel(kpool_params p, c
 int kpool_fwd(const kpool_params *p, const void *x, void *y, void *stream)
 {
     const int64_t total = p->N * p->C * p->out[0] * p->out[1] * p->out[2];
-    kpool_fwd_kernel<<<kgrid(total, KP_THREADS), KP_THREADS, 0, (cudaStream_t)stream>>>(*p, x, y);
+    kpool_fwd_kernel<<<kgrid(total, KP_THREADS), KP_THREADS, 0, (cudaStream_t)stream>>>(*p, x, y, p->sy[1] == 1);
     return (int)cudaGetLastError();
 }
 
 int kpool_bwd(const kpool_params *p, const void *x, const void *dy, void *dx, void *stream)
 {
     const int64_t total = p->N * p->C * p->in[0] * p->in[1] * p->in[2];
-    kpool_bwd_kernel<<<kgrid(total, KP_THREADS), KP_THREADS, 0, (cudaStream_t)stream>>>(*p, x, dy, dx);
+    kpool_bwd_kernel<<<kgrid(total, KP_THREADS), KP_THREADS, 0, (cudaStream_t)stream>>>(*p, x, dy, dx, p->sdx[1] == 1);
     return (int)cudaGetLastError();
 }
 

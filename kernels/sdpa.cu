@@ -345,7 +345,7 @@ template <> struct mma_t<__half> {
         __half2 v = __floats2half2_rn(lo, hi);
         return *reinterpret_cast<uint32_t *>(&v);
     }
-    static __device__ __forceinline__ T from(float x) { return __float2half_rn(x); }
+    static __device__ __forceinline__ __half from(float x) { return __float2half_rn(x); }
 };
 template <> struct mma_t<__nv_bfloat16> {
     static __device__ __forceinline__ void run(float *c, const uint32_t *a, const uint32_t *b)
@@ -360,7 +360,7 @@ template <> struct mma_t<__nv_bfloat16> {
         __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
         return *reinterpret_cast<uint32_t *>(&v);
     }
-    static __device__ __forceinline__ T from(float x) { return __float2bfloat16_rn(x); }
+    static __device__ __forceinline__ __nv_bfloat16 from(float x) { return __float2bfloat16_rn(x); }
 };
 
 // Copy rows [r0, r0 + R) x [0, D) of (b, h) into shared memory (row stride

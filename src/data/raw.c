@@ -69,6 +69,18 @@ bool file_shape_bytes(int rank, const int64_t *dims, size_t elem, int64_t *numel
     return true;
 }
 
+/* Store an integer read from a narrower or unsigned file element as the
+ * i32 or i64 xdnn reads it into (out_size 4 or 8); the value fits exactly. */
+static void store_widened(unsigned char *o, size_t out_size, int64_t v)
+{
+    if (out_size == 4) {
+        int32_t w = (int32_t)v;
+        memcpy(o, &w, 4);
+    } else {
+        memcpy(o, &v, 8);
+    }
+}
+
 xdnn_status file_elems_decode(const char *name, file_elem e, bool swap, bool fortran, int rank,
                               const int64_t *dims, const unsigned char *data, host_tensor *out,
                               xdnn_diags_t *d)
@@ -103,30 +115,23 @@ xdnn_status file_elems_decode(const char *name, file_elem e, bool swap, bool for
         unsigned char *o = dst + (size_t)k * out_size;
         switch (e) {
         case FE_BOOL: o[0] = el[0] != 0; break;
+        case FE_U8: store_widened(o, out_size, el[0]); break;
         case FE_I16: {
             int16_t v;
             memcpy(&v, el, 2);
-            int32_t w = v;
-            memcpy(o, &w, 4);
-            break;
-        }
-        case FE_U8: {
-            int32_t w = el[0];
-            memcpy(o, &w, 4);
+            store_widened(o, out_size, v);
             break;
         }
         case FE_U16: {
             uint16_t v;
             memcpy(&v, el, 2);
-            int32_t w = v;
-            memcpy(o, &w, 4);
+            store_widened(o, out_size, v);
             break;
         }
         case FE_U32: {
             uint32_t v;
             memcpy(&v, el, 4);
-            int64_t w = v;
-            memcpy(o, &w, 8);
+            store_widened(o, out_size, v);
             break;
         }
         case FE_U64: {

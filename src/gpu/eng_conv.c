@@ -76,7 +76,8 @@ static xdnn_status conv_build(gpu_ctx *c, gpart *p, bool igemm, xdnn_diags_t *d)
         bool f32 = k->dt_x == KDT_F32;
         snprintf(cv->detail, sizeof cv->detail, "implicit GEMM M=%lld N=%lld K=%lld, tile %dx%dx%d, %d stages, %s",
                  (long long)(k->N * k->out[1] * k->out[2]), (long long)k->K,
-                 (long long)(k->C * k->win[1] * k->win[2]), KIG_BM, KIG_BN, f32 ? KIG_BK32 : KIG_BK16, KIG_STAGES,
+                 (long long)(k->C * k->win[1] * k->win[2]), KIG_BM, k->K <= KIG_BN_SMALL ? KIG_BN_SMALL : KIG_BN,
+                 f32 ? KIG_BK32 : KIG_BK16, KIG_STAGES,
                  f32 ? "tf32 mma m16n8k8" : "mma m16n8k16");
     } else {
         snprintf(cv->detail, sizeof cv->detail, "direct %s, %d-D, groups %lld", dirs[cv->cp.dir], cv->cp.nsp,

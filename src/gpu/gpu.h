@@ -40,6 +40,10 @@ typedef struct gpu_report {
 xdnn_status gpu_run(run_state *st, const gpu_run_opts *opts, gpu_report *rep, xdnn_diags_t *d);
 void gpu_report_free(gpu_report *rep);
 void gpu_print_engines(FILE *f);
+/* Graphviz DOT of g (bound) as the GPU backend partitions it: one cluster per
+ * partition, materialized tensors as nodes, register-resident ones as dashed
+ * edges.  Needs no device. */
+xdnn_status gpu_print_partitions_dot(const xgraph *g, FILE *f, xdnn_diags_t *d);
 /* Unload the compiled-kernel cache (process end; keeps valgrind quiet). */
 void gpu_release_caches(void);
 

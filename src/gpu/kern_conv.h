@@ -55,8 +55,9 @@ int kconv_igemm_fwd(const kconv_params *p, const void *x, const void *w, void *y
  * R*S*C advances KIG_BK elements at a time (32 halves or 16 floats = 64
  * bytes of every row) through a KIG_STAGES-deep cp.async pipeline.  Shared
  * memory: STAGES * (BM + BN) * (BK + pad) elements, rows padded by 16 bytes
- * so ldmatrix is bank-conflict free. */
-enum { KIG_BM = 128, KIG_BN = 128, KIG_BK16 = 32, KIG_BK32 = 16, KIG_STAGES = 3, KIG_THREADS = 256 };
+ * so ldmatrix is bank-conflict free.
+ * K <= KIG_BN_SMALL runs a BN = 64 variant (8 warps as 4 x 2, warp 32 x 32). */
+enum { KIG_BM = 128, KIG_BN = 128, KIG_BN_SMALL = 64, KIG_BK16 = 32, KIG_BK32 = 16, KIG_STAGES = 3, KIG_THREADS = 256 };
 
 /* Pooling.  x [N, C, in...], y / dy [N, C, out...], dx like x. */
 typedef struct kpool_params {

@@ -155,8 +155,11 @@ xdnn_status gpu_run_ggraph(ggraph *g, void *const *host, const gpu_run_opts *o, 
 
     c.plan = gpu_partition(g, getenv("XDNN_NO_FUSION") != NULL);
     gplan *pl = c.plan;
-    if (o->verbose)
-        fprintf(log, "gpu: %s, %d partitions\n", rep->device, pl->nparts);
+    if (o->verbose) {
+        fprintf(log, "gpu: %s, %d partitions (materialized tensors they read and write):\n", rep->device,
+                pl->nparts);
+        gpu_print_partitions(pl, log);
+    }
     st = gpu_select_engines(pl, &c.dev, o->force, o->nforce, o->verbose, log, d);
     if (st != XDNN_OK)
         return st;

@@ -27,3 +27,11 @@ void gpu_print_engines(FILE *f)
 void gpu_report_free(gpu_report *rep) { (void)rep; }
 
 void gpu_release_caches(void) {}
+
+xdnn_status gpu_print_partitions_dot(const xgraph *g, FILE *f, xdnn_diags_t *d)
+{
+    (void)g;
+    (void)f;
+    diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "--partitions needs the GPU backend; xdnn was built without CUDA");
+    return XDNN_ERR_UNSUPPORTED;
+}

@@ -262,18 +262,23 @@ static xdnn_status infer_common(op_infer_ctx *c, rnn_cell base, const rnn_ports 
     return XDNN_OK;
 }
 
-static const double *in_data(const op_ref_ctx *c, int port)
+const double *rnn_in_data(const op_ref_ctx *c, int port)
 {
     return port >= 0 && port < c->nin && c->in[port] ? c->in[port]->data : NULL;
+}
+
+rnn_inputs rnn_inputs_ref(const op_ref_ctx *c, const rnn_ports *p)
+{
+    return (rnn_inputs){.x = rnn_in_data(c, p->x), .h0 = rnn_in_data(c, p->h0), .c0 = rnn_in_data(c, p->c0),
+                        .w_ih = rnn_in_data(c, p->w_ih), .w_hh = rnn_in_data(c, p->w_hh),
+                        .b_ih = rnn_in_data(c, p->b_ih), .b_hh = rnn_in_data(c, p->b_hh)};
 }
 
 static xdnn_status reference_common(op_ref_ctx *c, rnn_cell base, const rnn_ports *p)
 {
     rnn_dims n;
     rnn_dims_ref(c, base, p, &n);
-    rnn_inputs in = {.x = in_data(c, p->x), .h0 = in_data(c, p->h0), .c0 = in_data(c, p->c0),
-                     .w_ih = in_data(c, p->w_ih), .w_hh = in_data(c, p->w_hh), .b_ih = in_data(c, p->b_ih),
-                     .b_hh = in_data(c, p->b_hh)};
+    rnn_inputs in = rnn_inputs_ref(c, p);
     rnn_tape tp;
     if (rnn_forward(&n, &in, &tp))
         return op_ref_error(c, XDNN_ERR_NOMEM, "out of memory for the recurrence");

@@ -71,6 +71,11 @@ typedef struct rnn_tape {
 /* Run the forward pass into a fresh tape.  XDNN_ERR_NOMEM (nothing kept) when
  * the tape cannot be allocated. */
 xdnn_status rnn_forward(const rnn_dims *n, const rnn_inputs *in, rnn_tape *tape);
+/* The data of input `port` of a reference call: NULL when the op has no such
+ * port (port < 0) or it was not given. */
+const double *rnn_in_data(const op_ref_ctx *c, int port);
+/* The forward inputs of a reference call, by the port numbers in p. */
+rnn_inputs rnn_inputs_ref(const op_ref_ctx *c, const rnn_ports *p);
 void rnn_tape_free(rnn_tape *tape);
 
 /* Helpers for indexing a tape. */

@@ -207,25 +207,18 @@ static xdnn_status bwd_infer(op_infer_ctx *c, rnn_cell base, const rnn_ports *p)
     return XDNN_OK;
 }
 
-static const double *in_data(const op_ref_ctx *c, int port)
-{
-    return port >= 0 && port < c->nin && c->in[port] ? c->in[port]->data : NULL;
-}
-
 static xdnn_status bwd_reference(op_ref_ctx *c, rnn_cell base, const rnn_ports *p)
 {
     rnn_dims n;
     rnn_dims_ref(c, base, p, &n);
-    rnn_inputs in = {.x = in_data(c, p->x), .h0 = in_data(c, p->h0), .c0 = in_data(c, p->c0),
-                     .w_ih = in_data(c, p->w_ih), .w_hh = in_data(c, p->w_hh), .b_ih = in_data(c, p->b_ih),
-                     .b_hh = in_data(c, p->b_hh)};
+    rnn_inputs in = rnn_inputs_ref(c, p);
     double *outs[7];
     for (int r = 0; r < c->nresults; r++) {
         outs[r] = c->out[r]->data;
         memset(outs[r], 0, (size_t)c->out[r]->numel * sizeof(double));
     }
     int r = 0;
-    rnn_grads g = {.dy = in_data(c, p->dy), .dh_n = in_data(c, p->dh_n), .dc_n = in_data(c, p->dc_n)};
+    rnn_grads g = {.dy = rnn_in_data(c, p->dy), .dh_n = rnn_in_data(c, p->dh_n), .dc_n = rnn_in_data(c, p->dc_n)};
     g.dx = outs[r++];
     g.dh0 = outs[r++];
     g.dc0 = p->c0 >= 0 ? outs[r++] : NULL;

@@ -265,6 +265,8 @@ xdnn_status tune_cache_store(const char *fp, const tune_entry *entries, int n, x
             bool replaced = false;
             for (int k = 0; !pass && k < n && !replaced; k++)
                 replaced = strcmp(entries[k].sig, e->sig) == 0;
+            for (int k = 0; pass && k < i && !replaced; k++) /* the same work twice in one graph */
+                replaced = strcmp(entries[k].sig, e->sig) == 0;
             if (replaced)
                 continue;
             cJSON *j = entry_to_json(e);

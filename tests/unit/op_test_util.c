@@ -1,6 +1,7 @@
-/* op_test_util.c — hand-made nodes with bound attributes for op unit tests
- * (see op_test_util.h). */
+/* op_test_util.c — hand-made nodes with bound attributes, runs, inference
+ * checks and deterministic test data for op unit tests (see op_test_util.h). */
 #include "op_test_util.h"
+#include "test_util.h"
 
 #include "lang/parse.h"
 
@@ -84,7 +85,8 @@ bool optest_unset(xnode *n, const op_desc *d, const char *name)
     return optest_set_value(n, d, name, &(value){.kind = VAL_NONE});
 }
 
-bool optest_set_ints(xnode *n, const op_desc *d, const char *name, int k, const int64_t *vals)
+/* The attribute becomes a list of the k values (copied to its list storage). */
+static bool set_list(xnode *n, const op_desc *d, const char *name, int k, const value *vals)
 {
     int i;
     value *s = slot(n, d, name, &i);
@@ -92,22 +94,25 @@ bool optest_set_ints(xnode *n, const op_desc *d, const char *name, int k, const 
         return false;
     value *items = list_storage(n, d, i);
     for (int j = 0; j < k; j++)
-        items[j] = (value){.kind = VAL_INT, .i = vals[j]};
+        items[j] = vals[j];
     *s = (value){.kind = VAL_LIST, .items = items, .n = k};
     return true;
 }
 
+bool optest_set_ints(xnode *n, const op_desc *d, const char *name, int k, const int64_t *vals)
+{
+    value items[XDNN_MAX_RANK];
+    for (int j = 0; j < k && j < XDNN_MAX_RANK; j++)
+        items[j] = (value){.kind = VAL_INT, .i = vals[j]};
+    return set_list(n, d, name, k, items);
+}
+
 bool optest_set_floats(xnode *n, const op_desc *d, const char *name, int k, const double *vals)
 {
-    int i;
-    value *s = slot(n, d, name, &i);
-    if (!s || k < 0 || k > XDNN_MAX_RANK)
-        return false;
-    value *items = list_storage(n, d, i);
-    for (int j = 0; j < k; j++)
+    value items[XDNN_MAX_RANK];
+    for (int j = 0; j < k && j < XDNN_MAX_RANK; j++)
         items[j] = (value){.kind = VAL_FLOAT, .f = vals[j]};
-    *s = (value){.kind = VAL_LIST, .items = items, .n = k};
-    return true;
+    return set_list(n, d, name, k, items);
 }
 
 bool optest_set_pads(xnode *n, const op_desc *d, const char *name, int k, const int64_t *lo_hi)
@@ -203,4 +208,99 @@ const char *optest_first_error(const xdnn_diags_t *diags)
             return g->message;
     }
     return "";
+}
+
+xdnn_status optest_infer_msg(const op_desc *d, const xnode *n, int nin, const tinfo *const *in, int nout, tinfo *out,
+                             char *msg, size_t cap)
+{
+    xdnn_diags_t *diags = xdnn_diags_create();
+    xdnn_status st = optest_infer(d, n, nin, in, nout, out, diags);
+    snprintf(msg, cap, "%s", optest_first_error(diags));
+    xdnn_diags_destroy(diags);
+    return st;
+}
+
+const char *optest_infer_error(const op_desc *d, const xnode *n, int nin, const tinfo *const *in, int nout)
+{
+    static char msg[512];
+    tinfo out[OP_MAX_RESULTS];
+    xdnn_status st = optest_infer_msg(d, n, nin, in, nout, out, msg, sizeof msg);
+    CHECK(st == XDNN_OK || st == XDNN_ERR_SEMANTIC, "%s: infer returned status %d: %s", d->name, (int)st, msg);
+    if (st == XDNN_OK)
+        snprintf(msg, sizeof msg, "(no error)");
+    return msg;
+}
+
+void optest_expect_infer_error(const op_desc *d, const xnode *n, int nin, const tinfo *const *in, int nout,
+                               const char *want)
+{
+    char msg[512];
+    tinfo out[OP_MAX_RESULTS];
+    xdnn_status st = optest_infer_msg(d, n, nin, in, nout, out, msg, sizeof msg);
+    CHECK(st == XDNN_ERR_SEMANTIC, "%s: status %d, want a semantic error for: %s", d->name, (int)st, want);
+    CHECK_STR(msg, want, "%s", d->name);
+}
+
+const op_desc *optest_op_named(const char *name)
+{
+    int i = op_lookup(name);
+    CHECK(i >= 0, "op '%s' is not registered", name);
+    return i >= 0 ? op_get(i) : NULL;
+}
+
+double optest_flops(const op_desc *d, xnode *n, int nin, const tinfo *in, int nout, const tinfo *out)
+{
+    xtensor t[OP_MAX_PORTS + OP_MAX_RESULTS] = {0};
+    xport ports[OP_MAX_PORTS];
+    int results[OP_MAX_RESULTS];
+    for (int i = 0; i < nin + nout; i++) {
+        const tinfo *ti = i < nin ? &in[i] : &out[i - nin];
+        t[i].rdtype = ti->dtype;
+        t[i].rrank = ti->rank;
+        for (int k = 0; k < ti->rank; k++)
+            t[i].rdims[k] = ti->dims[k];
+        shape_strides(ti->rank, ti->dims, t[i].rstrides);
+        t[i].rnumel = shape_numel(ti->rank, ti->dims);
+        t[i].rdefined = true;
+    }
+    for (int i = 0; i < nin; i++)
+        ports[i] = (xport){.tensor = i};
+    for (int i = 0; i < nout; i++)
+        results[i] = nin + i;
+    xgraph g = {.tensors = t, .ntensors = (size_t)(nin + nout)};
+    n->inputs = ports;
+    n->ninputs = nin;
+    n->results = results;
+    n->nresults = nout;
+    double f = d->flops(&g, n);
+    n->inputs = NULL; /* the ports were local */
+    n->ninputs = 0;
+    n->results = NULL;
+    n->nresults = 0;
+    return f;
+}
+
+double optest_rand(uint64_t *state)
+{
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    return (double)((*state * 2685821657736338717ull) >> 11) / 4503599627370496.0 - 1.0;
+}
+
+ref_tensor optest_ref_of(int rank, const int64_t *dims, const double *vals, uint64_t *rng)
+{
+    ref_tensor t = optest_ref_alloc(rank, dims);
+    for (int64_t i = 0; i < t.numel; i++)
+        t.data[i] = vals ? vals[i] : rng ? optest_rand(rng) : (double)NAN;
+    return t;
+}
+
+void optest_fill_lcg(ref_tensor *t, uint64_t seed, double lo, double hi)
+{
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (int64_t i = 0; i < t->numel; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        t->data[i] = lo + (hi - lo) * (double)(s >> 11) / 9007199254740992.0;
+    }
 }

@@ -14,6 +14,7 @@
  *
  * Setters return false (and print to stderr) when the attribute is unknown
  * to the descriptor, so a typo fails the test instead of being ignored.
+ * The checking helpers below count and report through test_util.h.
  */
 #ifndef XDNN_OP_TEST_UTIL_H
 #define XDNN_OP_TEST_UTIL_H
@@ -59,6 +60,27 @@ xdnn_status optest_infer(const op_desc *d, const xnode *n, int nin, const tinfo 
 /* Message of the first error in diags, or "" when there is none. */
 const char *optest_first_error(const xdnn_diags_t *diags);
 
+/* optest_infer, with the first error's message copied to msg ("" when none). */
+xdnn_status optest_infer_msg(const op_desc *d, const xnode *n, int nin, const tinfo *const *in, int nout, tinfo *out,
+                             char *msg, size_t cap);
+/* The first error message of inferring d, or "(no error)" when inference
+ * succeeds; CHECKs that the status is XDNN_OK or XDNN_ERR_SEMANTIC (anything
+ * else is a crash-class bug, not a message to compare).  The text lives in a
+ * static buffer that the next call overwrites. */
+const char *optest_infer_error(const op_desc *d, const xnode *n, int nin, const tinfo *const *in, int nout);
+/* CHECKs that inferring d fails with XDNN_ERR_SEMANTIC and that the first
+ * error message is exactly `want`. */
+void optest_expect_infer_error(const op_desc *d, const xnode *n, int nin, const tinfo *const *in, int nout,
+                               const char *want);
+
+/* The registered op called name; CHECKs that there is one (NULL if not). */
+const op_desc *optest_op_named(const char *name);
+
+/* d->flops on a one-node graph whose bound tensors are in[0..nin) then
+ * out[0..nout) (dtype, dims, strides, numel from the tinfos); n keeps its
+ * attributes, its ports point at those tensors only during the call. */
+double optest_flops(const op_desc *d, xnode *n, int nin, const tinfo *in, int nout, const tinfo *out);
+
 /* A tinfo from a dims list. */
 tinfo optest_tinfo(xdnn_dtype dt, int rank, const int64_t *dims);
 
@@ -66,5 +88,16 @@ tinfo optest_tinfo(xdnn_dtype dt, int rank, const int64_t *dims);
  * optest_ref_free. */
 ref_tensor optest_ref_alloc(int rank, const int64_t *dims);
 void optest_ref_free(ref_tensor *t);
+
+/* Deterministic test data, independent of the library's Philox (so a bug
+ * there cannot hide in both the data and the answer).
+ * optest_rand: xorshift64*, the next value uniform in [-1, 1) from *state
+ * (nonzero).  optest_ref_of: optest_ref_alloc filled with vals, or with
+ * optest_rand(rng) draws when vals is NULL.  optest_fill_lcg: t's values
+ * become lo + (hi - lo) * u, u uniform in [0, 1) from a 64-bit LCG seeded
+ * with seed. */
+double optest_rand(uint64_t *state);
+ref_tensor optest_ref_of(int rank, const int64_t *dims, const double *vals, uint64_t *rng);
+void optest_fill_lcg(ref_tensor *t, uint64_t seed, double lo, double hi);
 
 #endif

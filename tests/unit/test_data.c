@@ -2,6 +2,7 @@
  * hand-picked edge cases, an independent _Float16 oracle), Philox known-answer
  * vectors, the uniform/normal generators' moments, and tensor statistics. */
 #include "data/data.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -9,21 +10,6 @@
 #include <string.h>
 
 #define DNAN ((double)NAN)
-
-static int failures, checks;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        checks++;                                                              \
-        if (!(cond)) {                                                         \
-            failures++;                                                        \
-            if (failures < 40) {                                               \
-                fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond); \
-                fprintf(stderr, __VA_ARGS__);                                  \
-                fputc('\n', stderr);                                           \
-            }                                                                  \
-        }                                                                      \
-    } while (0)
 
 static uint32_t fbits(float f)
 {
@@ -432,6 +418,5 @@ int main(void)
     test_philox();
     test_moments();
     test_stats();
-    printf("test_data: %d checks, %d failures\n", checks, failures);
-    return failures != 0;
+    return test_summary("test_data");
 }

@@ -3,25 +3,13 @@
  * arange, values, and load() from npy/raw/safetensors with layout= and dtype
  * conversion; errors name the tensor, the initializer and the argument. */
 #include "data/data.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int failures, checks;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        checks++;                                                              \
-        if (!(cond)) {                                                         \
-            failures++;                                                        \
-            fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond);    \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
 
 static char tmpdir[64];
 static xdnn_module_t *mod;
@@ -238,21 +226,14 @@ static void test_load(void)
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/xdnn_init_XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
+    if (!test_tmpdir_make(tmpdir, sizeof tmpdir, "xdnn_init"))
         return 1;
-    }
     mod = xdnn_module_create();
     graph = xdnn_module_add_graph(mod, "g");
     graph->rseed = 1234;
     test_generators();
     test_load();
     xdnn_module_destroy(mod);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
-    printf("test_data_init: %d checks, %d failures\n", checks, failures);
-    return failures != 0;
+    test_tmpdir_remove(tmpdir);
+    return test_summary("test_data_init");
 }

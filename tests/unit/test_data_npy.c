@@ -3,25 +3,13 @@
  * conventions, widened unsigned types), two files written by NumPy itself,
  * and corrupt or truncated files that must each give their own error. */
 #include "data/data.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int failures, checks;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        checks++;                                                              \
-        if (!(cond)) {                                                         \
-            failures++;                                                        \
-            fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond);    \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
 
 static char tmpdir[64];
 
@@ -456,21 +444,14 @@ static void test_raw(void)
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/xdnn_npy_XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
+    if (!test_tmpdir_make(tmpdir, sizeof tmpdir, "xdnn_npy"))
         return 1;
-    }
     test_write_read_every_dtype();
     test_writer_format();
     test_numpy_files();
     test_hand_made();
     test_corrupt();
     test_raw();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
-    printf("test_data_npy: %d checks, %d failures\n", checks, failures);
-    return failures != 0;
+    test_tmpdir_remove(tmpdir);
+    return test_summary("test_data_npy");
 }

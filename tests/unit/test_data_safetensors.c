@@ -2,25 +2,13 @@
  * bit for bit, the writer's exact header, hand-made files (metadata, widened
  * types, scalars), and corrupt files that must each give their own error. */
 #include "data/data.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int failures, checks;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        checks++;                                                              \
-        if (!(cond)) {                                                         \
-            failures++;                                                        \
-            fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond);    \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-        }                                                                      \
-    } while (0)
 
 static char tmpdir[64];
 
@@ -256,19 +244,12 @@ static void test_corrupt(void)
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/xdnn_st_XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
+    if (!test_tmpdir_make(tmpdir, sizeof tmpdir, "xdnn_st"))
         return 1;
-    }
     test_round_trip_every_dtype();
     test_writer_header();
     test_hand_made();
     test_corrupt();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
-    printf("test_data_safetensors: %d checks, %d failures\n", checks, failures);
-    return failures != 0;
+    test_tmpdir_remove(tmpdir);
+    return test_summary("test_data_safetensors");
 }

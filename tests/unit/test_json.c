@@ -9,6 +9,7 @@
  *  - a module built with the C API (no parser) written and read back.
  * Run from the repository root (the examples are read from tests/unit/data). */
 #include "core/ir.h"
+#include "test_util.h"
 #include "lang/json.h"
 #include "ops/op.h"
 #include "xdnn.h"
@@ -17,21 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures, checks;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        checks++;                                                              \
-        if (!(cond)) {                                                         \
-            failures++;                                                        \
-            if (failures < 60) {                                               \
-                fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond); \
-                fprintf(stderr, __VA_ARGS__);                                  \
-                fputc('\n', stderr);                                           \
-            }                                                                  \
-        }                                                                      \
-    } while (0)
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -482,6 +468,5 @@ int main(void)
     test_every_construct();
     test_c_api();
     test_errors();
-    printf("test_json: %d checks, %d failures\n", checks, failures);
-    return failures ? 1 : 0;
+    return test_summary("test_json");
 }

@@ -3,6 +3,7 @@
  * <conv(x,w), dy> = <x, dgrad(dy,w)> = <w, wgrad(dy,x)>, and inference errors
  * with their exact messages. */
 #include "op_test_util.h"
+#include "test_util.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -11,32 +12,12 @@
 
 extern const op_desc op_conv_desc, op_conv_dgrad_desc, op_conv_wgrad_desc, op_matmul_desc;
 
-static int failures;
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            failures++;                                                                                                \
-            fprintf(stderr, "%s:%d: FAIL (%s): ", __FILE__, __LINE__, #cond);                                          \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fputc('\n', stderr);                                                                                       \
-        }                                                                                                              \
-    } while (0)
-
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static double rnd(void) /* xorshift64*: uniform in [-1, 1) */
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return (double)((rng_state * 2685821657736338717ull) >> 11) / 4503599627370496.0 - 1.0;
-}
 
+/* vals, or random values in [-1, 1) when vals is NULL. */
 static ref_tensor tensor_of(int rank, const int64_t *dims, const double *vals)
 {
-    ref_tensor t = optest_ref_alloc(rank, dims);
-    for (int64_t i = 0; i < t.numel; i++)
-        t.data[i] = vals ? vals[i] : rnd();
-    return t;
+    return optest_ref_of(rank, dims, vals, &rng_state);
 }
 
 static double dot(const ref_tensor *a, const ref_tensor *b)
@@ -422,13 +403,9 @@ static void test_adjoint(arena *a, const conv_case *cc, int index)
 static void expect_error(const op_desc *d, const xnode *n, int rank_a, const int64_t *a, int rank_b,
                          const int64_t *b, const char *msg)
 {
-    tinfo ta = optest_tinfo(XDNN_F32, rank_a, a), tb = optest_tinfo(XDNN_F32, rank_b, b), out;
+    tinfo ta = optest_tinfo(XDNN_F32, rank_a, a), tb = optest_tinfo(XDNN_F32, rank_b, b);
     const tinfo *in[2] = {&ta, &tb};
-    xdnn_diags_t *dg = xdnn_diags_create();
-    xdnn_status st = optest_infer(d, n, 2, in, 1, &out, dg);
-    CHECK(st == XDNN_ERR_SEMANTIC, "%s: status %d, want semantic error for: %s", d->name, (int)st, msg);
-    CHECK(strcmp(optest_first_error(dg), msg) == 0, "\n  got:  %s\n  want: %s", optest_first_error(dg), msg);
-    xdnn_diags_destroy(dg);
+    optest_expect_infer_error(d, n, 2, in, 1, msg);
 }
 
 static void test_errors(arena *a)
@@ -524,23 +501,7 @@ static void test_infer_and_flops(arena *a)
     CHECK(out.dtype == XDNN_F16, "conv output dtype follows x");
 
     /* flops: 2 * N*K*prod(out) * C/g * prod(window) */
-    xgraph g = {0};
-    xtensor t[3] = {0};
-    t[1].rrank = 4;
-    memcpy(t[1].rdims, w.dims, sizeof(int64_t) * 4);
-    t[1].rnumel = 4 * 6 * 9;
-    t[2].rrank = 4;
-    memcpy(t[2].rdims, out.dims, sizeof(int64_t) * 4);
-    t[2].rnumel = 2 * 4 * 8 * 8;
-    g.tensors = t;
-    g.ntensors = 3;
-    xport ports[2] = {{.tensor = 0}, {.tensor = 1}};
-    int results[1] = {2};
-    n.inputs = ports;
-    n.ninputs = 2;
-    n.results = results;
-    n.nresults = 1;
-    double f = op_conv_desc.flops(&g, &n);
+    double f = optest_flops(&op_conv_desc, &n, 2, (tinfo[]){x, w}, 1, &out);
     CHECK(f == 2.0 * 2 * 4 * 64 * 6 * 9, "conv flops %g", f);
     xdnn_diags_destroy(dg);
 }
@@ -561,10 +522,8 @@ int main(void)
     test_errors(a);
     test_infer_and_flops(a);
     arena_destroy(a);
-    if (failures) {
-        fprintf(stderr, "test_op_conv: %d failure(s) (rng seed 0x9E3779B97F4A7C15)\n", failures);
-        return 1;
-    }
-    printf("test_op_conv: ok (%d sweep cases)\n", ncases);
-    return 0;
+    printf("test_op_conv: %d sweep cases\n", ncases);
+    if (test_failures())
+        fprintf(stderr, "test_op_conv: rng seed 0x9E3779B97F4A7C15\n");
+    return test_summary("test_op_conv");
 }

@@ -2,6 +2,7 @@
  * combination, batched and broadcast batches against a direct sum, and the
  * inference errors with their exact messages (including the trans hint). */
 #include "op_test_util.h"
+#include "test_util.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -11,32 +12,12 @@
 extern const op_desc op_matmul_desc;
 static const op_desc *const MM = &op_matmul_desc;
 
-static int failures;
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            failures++;                                                                                                \
-            fprintf(stderr, "%s:%d: FAIL (%s): ", __FILE__, __LINE__, #cond);                                          \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fputc('\n', stderr);                                                                                       \
-        }                                                                                                              \
-    } while (0)
-
 static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
-static double rnd(void) /* xorshift64*: uniform in [-1, 1) */
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return (double)((rng_state * 2685821657736338717ull) >> 11) / 4503599627370496.0 - 1.0;
-}
 
+/* vals, or random values in [-1, 1) when vals is NULL. */
 static ref_tensor tensor_of(int rank, const int64_t *dims, const double *vals)
 {
-    ref_tensor t = optest_ref_alloc(rank, dims);
-    for (int64_t i = 0; i < t.numel; i++)
-        t.data[i] = vals ? vals[i] : rnd();
-    return t;
+    return optest_ref_of(rank, dims, vals, &rng_state);
 }
 
 /* matmul(a, b) with the given flags; compares with want (NULL: skip). */
@@ -157,13 +138,9 @@ static void expect_error(arena *ar, bool ta, bool tb, int ra, const int64_t *a, 
     optest_node(ar, &n, MM);
     optest_set_bool(&n, MM, "trans_a", ta);
     optest_set_bool(&n, MM, "trans_b", tb);
-    tinfo ta_ = optest_tinfo(XDNN_F32, ra, a), tb_ = optest_tinfo(XDNN_F32, rb, b), out;
+    tinfo ta_ = optest_tinfo(XDNN_F32, ra, a), tb_ = optest_tinfo(XDNN_F32, rb, b);
     const tinfo *in[2] = {&ta_, &tb_};
-    xdnn_diags_t *dg = xdnn_diags_create();
-    xdnn_status st = optest_infer(MM, &n, 2, in, 1, &out, dg);
-    CHECK(st == XDNN_ERR_SEMANTIC, "status %d for: %s", (int)st, msg);
-    CHECK(strcmp(optest_first_error(dg), msg) == 0, "\n  got:  %s\n  want: %s", optest_first_error(dg), msg);
-    xdnn_diags_destroy(dg);
+    optest_expect_infer_error(MM, &n, 2, in, 1, msg);
 }
 
 static void test_errors(arena *ar)
@@ -208,19 +185,8 @@ static void test_infer_and_flops(arena *ar)
           c.dims[2], c.dims[3]);
     xdnn_diags_destroy(dg);
 
-    /* flops = 2 * numel(c) * K, K = 64 (a is [.., K, M] with trans_a) */
-    xtensor t[3] = {0};
-    t[0].rrank = 3;
-    memcpy(t[0].rdims, a.dims, sizeof(int64_t) * 3);
-    t[2].rnumel = 2 * 4 * 32 * 16;
-    xgraph g = {.tensors = t, .ntensors = 3};
-    xport ports[2] = {{.tensor = 0}, {.tensor = 1}};
-    int results[1] = {2};
-    n.inputs = ports;
-    n.ninputs = 2;
-    n.results = results;
-    n.nresults = 1;
-    double f = MM->flops(&g, &n);
+    /* flops = 2 * numel(c) * K, K = 64 (a is [.., K, M] with trans_a); c is [2, 4, 32, 16] */
+    double f = optest_flops(MM, &n, 2, (tinfo[]){a, b}, 1, &c);
     CHECK(f == 2.0 * 2 * 4 * 32 * 16 * 64, "flops %g", f);
 }
 
@@ -232,10 +198,7 @@ int main(void)
     test_errors(ar);
     test_infer_and_flops(ar);
     arena_destroy(ar);
-    if (failures) {
-        fprintf(stderr, "test_op_matmul: %d failure(s) (rng seed 0x2545F4914F6CDD1D)\n", failures);
-        return 1;
-    }
-    printf("test_op_matmul: ok\n");
-    return 0;
+    if (test_failures())
+        fprintf(stderr, "test_op_matmul: rng seed 0x2545F4914F6CDD1D\n");
+    return test_summary("test_op_matmul");
 }

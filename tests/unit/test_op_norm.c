@@ -3,6 +3,7 @@
  * output, the running-statistics update, every backward op against central
  * finite differences of its forward (in double), and exact error messages. */
 #include "op_test_util.h"
+#include "test_util.h"
 
 #include "data/data.h"
 
@@ -15,35 +16,6 @@
 X(batchnorm) X(batchnorm_infer) X(batchnorm_bwd) X(layernorm) X(layernorm_bwd) X(rmsnorm) X(rmsnorm_bwd)
 X(groupnorm) X(groupnorm_bwd) X(instancenorm) X(instancenorm_bwd)
 #undef X
-
-static int failures;
-
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                               \
-        }                                                                             \
-    } while (0)
-
-#define CHECK_NEAR(got, want, tol)                                                                          \
-    do {                                                                                                    \
-        double g_ = (got), w_ = (want);                                                                     \
-        if (!(fabs(g_ - w_) <= (tol))) {                                                                    \
-            fprintf(stderr, "%s:%d: %s = %.12g, want %.12g (tol %g)\n", __FILE__, __LINE__, #got, g_, w_, \
-                    (double)(tol));                                                                         \
-            failures++;                                                                                     \
-        }                                                                                                   \
-    } while (0)
-
-#define CHECK_STR(got, want)                                                                                \
-    do {                                                                                                    \
-        const char *g_ = (got), *w_ = (want);                                                               \
-        if (strcmp(g_, w_) != 0) {                                                                          \
-            fprintf(stderr, "%s:%d: got message\n  \"%s\"\nwant\n  \"%s\"\n", __FILE__, __LINE__, g_, w_); \
-            failures++;                                                                                     \
-        }                                                                                                   \
-    } while (0)
 
 /* A packed tensor of dims holding vals (or deterministic pseudo-random values
  * in [-1, 1) when vals is NULL, drawn from Philox with `seed`). */
@@ -70,10 +42,7 @@ static double fd_loss(const op_desc *d, const xnode *n, int nin, const ref_tenso
     ref_tensor out[OP_MAX_RESULTS];
     xdnn_diags_t *diags = xdnn_diags_create();
     xdnn_status st = optest_run(d, n, nin, in, nout, out, diags);
-    if (st != XDNN_OK) {
-        xdnn_diags_print(diags, stderr);
-        failures++;
-    }
+    CHECK(st == XDNN_OK, "%s forward failed: %s", d->name, optest_first_error(diags));
     double L = 0;
     for (int64_t i = 0; st == XDNN_OK && i < out[0].numel; i++)
         L += w[i] * out[0].data[i];
@@ -107,17 +76,13 @@ static void check_grad(const char *what, const ref_tensor *analytic, const doubl
         scale = fmax(scale, fabs(numeric[i]));
     for (int64_t i = 0; i < analytic->numel; i++)
         worst = fmax(worst, fabs(analytic->data[i] - numeric[i]));
-    if (!(worst <= 1e-6 * scale)) {
-        fprintf(stderr, "%s: analytic vs finite-difference gradient differ by %g (scale %g)\n", what, worst, scale);
-        failures++;
-    }
+    CHECK(worst <= 1e-6 * scale, "%s: analytic vs finite-difference gradient differ by %g (scale %g)", what, worst,
+          scale);
     bool nonzero = false;
     for (int64_t i = 0; i < analytic->numel; i++)
         nonzero = nonzero || fabs(numeric[i]) > 1e-3;
-    if (!nonzero) { /* a gradient check that compares zeros compares nothing */
-        fprintf(stderr, "%s: numeric gradient is all zero\n", what);
-        failures++;
-    }
+    /* a gradient check that compares zeros compares nothing */
+    CHECK(nonzero, "%s: numeric gradient is all zero", what);
 }
 
 /* ---- layernorm */
@@ -455,19 +420,6 @@ static void test_scalar_scale_bwd(arena *a)
 
 /* ---- inference errors, exact text */
 
-static const char *infer_error(arena *a, const op_desc *d, xnode *n, int nin, const tinfo *const *in, int nout)
-{
-    static char msg[512];
-    xdnn_diags_t *diags = xdnn_diags_create();
-    tinfo out[OP_MAX_RESULTS];
-    xdnn_status st = optest_infer(d, n, nin, in, nout, out, diags);
-    snprintf(msg, sizeof msg, "%s", st == XDNN_OK ? "(no error)" : optest_first_error(diags));
-    CHECK(st == XDNN_OK || st == XDNN_ERR_SEMANTIC);
-    xdnn_diags_destroy(diags);
-    (void)a;
-    return msg;
-}
-
 static void test_errors(arena *a)
 {
     tinfo x = optest_tinfo(XDNN_F32, 4, (int64_t[]){2, 3, 4, 4});
@@ -476,46 +428,46 @@ static void test_errors(arena *a)
     xnode n;
 
     optest_node(a, &n, &op_batchnorm_desc);
-    CHECK_STR(infer_error(a, &op_batchnorm_desc, &n, 3, (const tinfo *[]){&x, &c3, &c3}, 5),
+    CHECK_STR(optest_infer_error(&op_batchnorm_desc, &n, 3, (const tinfo *[]){&x, &c3, &c3}, 5),
               "batchnorm: 5 targets (y, mean, inv_var, running_mean_next, running_var_next) need both "
               "running_mean= and running_var=");
-    CHECK_STR(infer_error(a, &op_batchnorm_desc, &n, 5, (const tinfo *[]){&x, &c3, &c3, &c3, &c3}, 3),
+    CHECK_STR(optest_infer_error(&op_batchnorm_desc, &n, 5, (const tinfo *[]){&x, &c3, &c3, &c3, &c3}, 3),
               "batchnorm: running_mean/running_var are given but only 3 targets are written; write 5 targets "
               "(y, mean, inv_var, running_mean_next, running_var_next) to update them");
-    CHECK_STR(infer_error(a, &op_batchnorm_desc, &n, 3, (const tinfo *[]){&x, &c4, &c3}, 3),
+    CHECK_STR(optest_infer_error(&op_batchnorm_desc, &n, 3, (const tinfo *[]){&x, &c4, &c3}, 3),
               "batchnorm: scale must be [3] or [1, 3, 1, 1] (one value per channel of x [2, 3, 4, 4]), got [4]");
-    CHECK_STR(infer_error(a, &op_batchnorm_desc, &n, 3, (const tinfo *[]){&x, &c3, &bad}, 3),
+    CHECK_STR(optest_infer_error(&op_batchnorm_desc, &n, 3, (const tinfo *[]){&x, &c3, &bad}, 3),
               "batchnorm: bias must be [3] or [1, 3, 1, 1] (one value per channel of x [2, 3, 4, 4]), got [1, 3, 1, 2]");
-    CHECK_STR(infer_error(a, &op_batchnorm_desc, &n, 3, (const tinfo *[]){&x, &c3, &c3}, 3), "(no error)");
+    CHECK_STR(optest_infer_error(&op_batchnorm_desc, &n, 3, (const tinfo *[]){&x, &c3, &c3}, 3), "(no error)");
     optest_set_float(&n, &op_batchnorm_desc, "momentum", 1.5);
-    CHECK_STR(infer_error(a, &op_batchnorm_desc, &n, 3, (const tinfo *[]){&x, &c3, &c3}, 3),
+    CHECK_STR(optest_infer_error(&op_batchnorm_desc, &n, 3, (const tinfo *[]){&x, &c3, &c3}, 3),
               "batchnorm: attribute 'momentum' must be in [0, 1], got 1.5");
 
     optest_node(a, &n, &op_layernorm_desc);
-    CHECK_STR(infer_error(a, &op_layernorm_desc, &n, 3, (const tinfo *[]){&x, &c3, &c3}, 1),
+    CHECK_STR(optest_infer_error(&op_layernorm_desc, &n, 3, (const tinfo *[]){&x, &c3, &c3}, 1),
               "layernorm: scale must be [4] (the normalized trailing dims of x [2, 3, 4, 4], optionally with "
               "leading 1s), got [3]");
     optest_set_ints(&n, &op_layernorm_desc, "axes", 1, (int64_t[]){1});
-    CHECK_STR(infer_error(a, &op_layernorm_desc, &n, 3, (const tinfo *[]){&x, &c4, &c4}, 1),
+    CHECK_STR(optest_infer_error(&op_layernorm_desc, &n, 3, (const tinfo *[]){&x, &c4, &c4}, 1),
               "layernorm: attribute 'axes' must name distinct trailing axes of x [2, 3, 4, 4] (e.g. [-1] or "
               "[-2, -1]), got [1]");
     optest_set_ints(&n, &op_layernorm_desc, "axes", 1, (int64_t[]){-1});
     optest_set_float(&n, &op_layernorm_desc, "eps", -1);
-    CHECK_STR(infer_error(a, &op_layernorm_desc, &n, 3, (const tinfo *[]){&x, &c4, &c4}, 1),
+    CHECK_STR(optest_infer_error(&op_layernorm_desc, &n, 3, (const tinfo *[]){&x, &c4, &c4}, 1),
               "layernorm: attribute 'eps' must be a finite number >= 0, got -1");
 
     optest_node(a, &n, &op_groupnorm_desc);
-    CHECK_STR(infer_error(a, &op_groupnorm_desc, &n, 3, (const tinfo *[]){&x, &c3, &c3}, 1),
+    CHECK_STR(optest_infer_error(&op_groupnorm_desc, &n, 3, (const tinfo *[]){&x, &c3, &c3}, 1),
               "groupnorm: attribute 'groups' is required (a divisor of C = 3)");
     optest_set_int(&n, &op_groupnorm_desc, "groups", 2);
-    CHECK_STR(infer_error(a, &op_groupnorm_desc, &n, 3, (const tinfo *[]){&x, &c3, &c3}, 1),
+    CHECK_STR(optest_infer_error(&op_groupnorm_desc, &n, 3, (const tinfo *[]){&x, &c3, &c3}, 1),
               "groupnorm: attribute 'groups' must divide the channels C = 3 of x [2, 3, 4, 4], got 2");
 
     tinfo st = optest_tinfo(XDNN_F32, 2, (int64_t[]){2, 4});
     optest_node(a, &n, &op_layernorm_bwd_desc);
-    CHECK_STR(infer_error(a, &op_layernorm_bwd_desc, &n, 5, (const tinfo *[]){&x, &x, &c4, &st, &st}, 3),
+    CHECK_STR(optest_infer_error(&op_layernorm_bwd_desc, &n, 5, (const tinfo *[]){&x, &x, &c4, &st, &st}, 3),
               "layernorm_bwd: mean must have 24 elements (shape [2, 3, 4, 1]), got [2, 4]");
-    CHECK_STR(infer_error(a, &op_layernorm_bwd_desc, &n, 5, (const tinfo *[]){&bad, &x, &c4, &st, &st}, 3),
+    CHECK_STR(optest_infer_error(&op_layernorm_bwd_desc, &n, 5, (const tinfo *[]){&bad, &x, &c4, &st, &st}, 3),
               "layernorm_bwd: dy must have the shape of x [2, 3, 4, 4], got [1, 3, 1, 2]");
 }
 
@@ -535,10 +487,5 @@ int main(void)
     test_group_bwd(a, &op_instancenorm_desc, &op_instancenorm_bwd_desc, 0);
     test_errors(a);
     arena_destroy(a);
-    if (failures) {
-        fprintf(stderr, "test_op_norm: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_op_norm: ok\n");
-    return 0;
+    return test_summary("test_op_norm");
 }

@@ -5,25 +5,13 @@
  * every *_bwd op against central finite differences of its forward op, and
  * the GPU contract of pointwise_modes.def (only portable identifiers). */
 #include "op_test_util.h"
+#include "test_util.h"
 #include "ops/pointwise.h"
 
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static int failures, checks;
-
-#define CHECK(cond, ...)                                                             \
-    do {                                                                             \
-        checks++;                                                                    \
-        if (!(cond)) {                                                               \
-            failures++;                                                              \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                            \
-            fputc('\n', stderr);                                                     \
-        }                                                                            \
-    } while (0)
 
 static bool near(double got, double want, double rtol)
 {
@@ -32,26 +20,6 @@ static bool near(double got, double want, double rtol)
     if (isinf(want))
         return got == want;
     return fabs(got - want) <= rtol * fmax(1.0, fabs(want));
-}
-
-static const op_desc *op_named(const char *name)
-{
-    int i = op_lookup(name);
-    if (i < 0) {
-        fprintf(stderr, "op '%s' is not registered\n", name);
-        failures++;
-        return NULL;
-    }
-    return op_get(i);
-}
-
-/* A packed ref tensor holding `vals`. */
-static ref_tensor ref_of(int rank, const int64_t *dims, const double *vals)
-{
-    ref_tensor t = optest_ref_alloc(rank, dims);
-    for (int64_t i = 0; i < t.numel; i++)
-        t.data[i] = vals[i];
-    return t;
 }
 
 /* Run op `name` (attributes already on n) on nin tensors; the output is in
@@ -112,13 +80,13 @@ static const known known_pos[] = {
 
 static void check_known(const known *k, const double *xs, arena *a)
 {
-    const op_desc *d = op_named(k->op);
+    const op_desc *d = optest_op_named(k->op);
     if (!d)
         return;
     xnode n;
     optest_node(a, &n, d);
     int64_t dims[] = {4};
-    ref_tensor x = ref_of(1, dims, xs), y;
+    ref_tensor x = optest_ref_of(1, dims, xs, NULL), y;
     if (run(d, &n, 1, &x, &y) == XDNN_OK) {
         CHECK(y.rank == 1 && y.dims[0] == 4, "%s: shape", k->op);
         for (int i = 0; i < 4; i++)
@@ -135,7 +103,7 @@ static void check_known(const known *k, const double *xs, arena *a)
 static void check_unary_attr(arena *a, const char *op, const char *attr1, double v1, const char *attr2,
                              double v2, const double want[4])
 {
-    const op_desc *d = op_named(op);
+    const op_desc *d = optest_op_named(op);
     if (!d)
         return;
     xnode n;
@@ -145,7 +113,7 @@ static void check_unary_attr(arena *a, const char *op, const char *attr1, double
     if (attr2)
         CHECK(optest_set_float(&n, d, attr2, v2), "set %s", attr2);
     int64_t dims[] = {4};
-    ref_tensor x = ref_of(1, dims, xs_mixed), y;
+    ref_tensor x = optest_ref_of(1, dims, xs_mixed, NULL), y;
     if (run(d, &n, 1, &x, &y) == XDNN_OK) {
         for (int i = 0; i < 4; i++)
             CHECK(near(y.data[i], want[i], 1e-14), "%s(%g; %s=%g) = %.17g, want %.17g", op, xs_mixed[i],
@@ -176,12 +144,12 @@ static void test_forward_known(arena *a)
         (const double[]){0.02429367578687098, 0.15663084375911143, 0.48703849209005334, 2.0090749639589047});
 
     /* gelu both forms at +-1: 0.5 x (1 + erf(x/sqrt2)) and the tanh approximation */
-    const op_desc *gelu = op_named("gelu");
+    const op_desc *gelu = optest_op_named("gelu");
     if (gelu) {
         xnode n;
         optest_node(a, &n, gelu);
         int64_t dims[] = {2};
-        ref_tensor x = ref_of(1, dims, (const double[]){1.0, -1.0}), y;
+        ref_tensor x = optest_ref_of(1, dims, (const double[]){1.0, -1.0}, NULL), y;
         if (run(gelu, &n, 1, &x, &y) == XDNN_OK) {
             CHECK(near(y.data[0], 0.8413447460685429, 1e-15), "gelu(1) = %.17g", y.data[0]);
             CHECK(near(y.data[1], -0.15865525393145707, 1e-15), "gelu(-1) = %.17g", y.data[1]);
@@ -197,12 +165,12 @@ static void test_forward_known(arena *a)
     }
 
     /* softplus must not overflow: softplus(1000) = 1000, softplus(-1000) ~ e^-1000 = 0 */
-    const op_desc *sp = op_named("softplus");
+    const op_desc *sp = optest_op_named("softplus");
     if (sp) {
         xnode n;
         optest_node(a, &n, sp);
         int64_t dims[] = {2};
-        ref_tensor x = ref_of(1, dims, (const double[]){1000.0, -1000.0}), y;
+        ref_tensor x = optest_ref_of(1, dims, (const double[]){1000.0, -1000.0}, NULL), y;
         if (run(sp, &n, 1, &x, &y) == XDNN_OK) {
             CHECK(y.data[0] == 1000.0, "softplus(1000) = %.17g", y.data[0]);
             CHECK(y.data[1] == 0.0, "softplus(-1000) = %.17g", y.data[1]);
@@ -217,12 +185,12 @@ static void test_forward_known(arena *a)
 static void check_binary(arena *a, const char *op, int ra, const int64_t *da, const double *va, int rb,
                          const int64_t *db, const double *vb, int ry, const int64_t *dy, const double *want)
 {
-    const op_desc *d = op_named(op);
+    const op_desc *d = optest_op_named(op);
     if (!d)
         return;
     xnode n;
     optest_node(a, &n, d);
-    ref_tensor in[2] = {ref_of(ra, da, va), ref_of(rb, db, vb)}, y;
+    ref_tensor in[2] = {optest_ref_of(ra, da, va, NULL), optest_ref_of(rb, db, vb, NULL)}, y;
     if (run(d, &n, 2, in, &y) == XDNN_OK) {
         CHECK(y.rank == ry, "%s: rank %d, want %d", op, y.rank, ry);
         for (int i = 0; i < ry && i < y.rank; i++)
@@ -277,12 +245,12 @@ static void test_binary(arena *a)
     check_binary(a, "logical_or", 1, d3, p, 1, d3, q, 1, d3, (const double[]){0, 1, 1});
 
     /* select(cond [2,1], a [2,3], b scalar) */
-    const op_desc *sel = op_named("select");
+    const op_desc *sel = optest_op_named("select");
     if (sel) {
         xnode n;
         optest_node(a, &n, sel);
-        ref_tensor in[3] = {ref_of(2, d21, (const double[]){1, 0}), ref_of(2, d23, m),
-                            ref_of(0, NULL, (const double[]){-1})};
+        ref_tensor in[3] = {optest_ref_of(2, d21, (const double[]){1, 0}, NULL), optest_ref_of(2, d23, m, NULL),
+                            optest_ref_of(0, NULL, (const double[]){-1}, NULL)};
         ref_tensor y;
         if (run(sel, &n, 3, in, &y) == XDNN_OK) {
             const double want[] = {1, 2, 3, -1, -1, -1};
@@ -314,9 +282,9 @@ static void test_infer(arena *a)
     char msg[512];
     tinfo y;
     const int64_t d23[] = {2, 3}, d4[] = {4}, d3[] = {3};
-    const op_desc *add = op_named("add"), *lt = op_named("lt"), *mul = op_named("mul"),
-                  *cast = op_named("cast");
-    const op_desc *relu = op_named("relu"), *softplus = op_named("softplus"), *sel = op_named("select");
+    const op_desc *add = optest_op_named("add"), *lt = optest_op_named("lt"), *mul = optest_op_named("mul"),
+                  *cast = optest_op_named("cast");
+    const op_desc *relu = optest_op_named("relu"), *softplus = optest_op_named("softplus"), *sel = optest_op_named("select");
     if (!add || !lt || !mul || !cast || !relu || !softplus || !sel)
         return;
 
@@ -402,7 +370,7 @@ static void test_infer(arena *a)
     optest_node(a, &nr2, relu);
     CHECK(pw_params(&nr2, relu, p) == 3 && p[0] == 0 && isinf(p[1]) && p[1] > 0 && p[2] == 0,
           "relu params %g %g %g", p[0], p[1], p[2]);
-    const op_desc *gelu = op_named("gelu");
+    const op_desc *gelu = optest_op_named("gelu");
     if (gelu) {
         xnode ng;
         optest_node(a, &ng, gelu);
@@ -432,7 +400,7 @@ static int check_bwd(arena *a, const op_desc *bwd, attr_setter set, const char *
 {
     char fwd_name[64];
     snprintf(fwd_name, sizeof fwd_name, "%.*s", (int)(strlen(bwd->name) - 4), bwd->name);
-    const op_desc *fwd = op_named(fwd_name);
+    const op_desc *fwd = optest_op_named(fwd_name);
     if (!fwd)
         return 0;
     xnode nf, nb;
@@ -446,7 +414,7 @@ static int check_bwd(arena *a, const op_desc *bwd, attr_setter set, const char *
     const double *xs = positive_domain(fwd_name) ? pos : mixed;
     const double dyv = 1.3, h = 1e-6;
     int64_t dims[] = {5};
-    ref_tensor in[2] = {ref_of(1, dims, (const double[]){dyv, dyv, dyv, dyv, dyv}), ref_of(1, dims, xs)}, dx;
+    ref_tensor in[2] = {optest_ref_of(1, dims, (const double[]){dyv, dyv, dyv, dyv, dyv}, NULL), optest_ref_of(1, dims, xs, NULL)}, dx;
     int compared = 0;
     if (run(bwd, &nb, 2, in, &dx) == XDNN_OK) {
         for (int i = 0; i < 5; i++) {
@@ -496,9 +464,9 @@ static void test_backward(arena *a)
         compared += check_bwd(a, op_get(i), NULL, "");
     }
     CHECK(ops >= 21 && compared == 5 * ops, "compared %d points over %d backward ops", compared, ops);
-    const op_desc *relu_bwd = op_named("relu_bwd"), *elu_bwd = op_named("elu_bwd");
-    const op_desc *swish_bwd = op_named("swish_bwd"), *softplus_bwd = op_named("softplus_bwd");
-    const op_desc *gelu_bwd = op_named("gelu_bwd");
+    const op_desc *relu_bwd = optest_op_named("relu_bwd"), *elu_bwd = optest_op_named("elu_bwd");
+    const op_desc *swish_bwd = optest_op_named("swish_bwd"), *softplus_bwd = optest_op_named("softplus_bwd");
+    const op_desc *gelu_bwd = optest_op_named("gelu_bwd");
     if (relu_bwd && elu_bwd && swish_bwd && softplus_bwd && gelu_bwd) {
         CHECK(check_bwd(a, relu_bwd, set_leaky_clipped, " (slope 0.1, upper 1.5)") == 5, "leaky");
         CHECK(check_bwd(a, relu_bwd, set_relu_lower, " (lower -1, slope 0.25)") == 5, "lower");
@@ -514,8 +482,8 @@ static void test_backward(arena *a)
         optest_node(a, &n, relu_bwd);
         set_leaky_clipped(&n, relu_bwd);
         int64_t dims[] = {3};
-        ref_tensor in[2] = {ref_of(1, dims, (const double[]){2, 2, 2}),
-                            ref_of(1, dims, (const double[]){-1, 1, 3})},
+        ref_tensor in[2] = {optest_ref_of(1, dims, (const double[]){2, 2, 2}, NULL),
+                            optest_ref_of(1, dims, (const double[]){-1, 1, 3}, NULL)},
                    dx;
         if (run(relu_bwd, &n, 2, in, &dx) == XDNN_OK) {
             CHECK(near(dx.data[0], 0.2, 1e-15) && dx.data[1] == 2 && dx.data[2] == 0, "relu_bwd = %g %g %g",
@@ -592,10 +560,5 @@ int main(void)
     test_backward(a);
     test_mode_table();
     arena_destroy(a);
-    if (failures) {
-        fprintf(stderr, "test_op_pointwise: %d of %d checks failed\n", failures, checks);
-        return 1;
-    }
-    printf("test_op_pointwise: %d checks passed\n", checks);
-    return 0;
+    return test_summary("test_op_pointwise");
 }

@@ -3,6 +3,7 @@
  * ceil_mode, dilation, "same", 1-D to 3-D), gradients against finite
  * differences, the maxpool tie rule, and inference errors with exact text. */
 #include "op_test_util.h"
+#include "test_util.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -13,32 +14,12 @@ extern const op_desc op_maxpool_desc, op_avgpool_desc, op_maxpool_bwd_desc, op_a
 static const op_desc *const MAXP = &op_maxpool_desc, *const AVGP = &op_avgpool_desc;
 static const op_desc *const MAXB = &op_maxpool_bwd_desc, *const AVGB = &op_avgpool_bwd_desc;
 
-static int failures;
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            failures++;                                                                                                \
-            fprintf(stderr, "%s:%d: FAIL (%s): ", __FILE__, __LINE__, #cond);                                          \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fputc('\n', stderr);                                                                                       \
-        }                                                                                                              \
-    } while (0)
-
 static uint64_t rng_state = 0xD1B54A32D192ED03ull;
-static double rnd(void) /* xorshift64*: uniform in [-1, 1) */
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return (double)((rng_state * 2685821657736338717ull) >> 11) / 4503599627370496.0 - 1.0;
-}
 
+/* vals, or random values in [-1, 1) when vals is NULL. */
 static ref_tensor tensor_of(int rank, const int64_t *dims, const double *vals)
 {
-    ref_tensor t = optest_ref_alloc(rank, dims);
-    for (int64_t i = 0; i < t.numel; i++)
-        t.data[i] = vals ? vals[i] : rnd();
-    return t;
+    return optest_ref_of(rank, dims, vals, &rng_state);
 }
 
 /* Run op d on 1 or 2 inputs; compare with want_dims/want when given. */
@@ -322,44 +303,34 @@ static void test_grad_fd(arena *a, const pool_case *pc, int index)
     optest_ref_free(&dx);
 }
 
-static void expect_error(const op_desc *d, const xnode *n, int nin, const tinfo *const *in, const char *msg)
-{
-    tinfo out;
-    xdnn_diags_t *dg = xdnn_diags_create();
-    xdnn_status st = optest_infer(d, n, nin, in, 1, &out, dg);
-    CHECK(st == XDNN_ERR_SEMANTIC, "status %d for: %s", (int)st, msg);
-    CHECK(strcmp(optest_first_error(dg), msg) == 0, "\n  got:  %s\n  want: %s", optest_first_error(dg), msg);
-    xdnn_diags_destroy(dg);
-}
-
 static void test_errors(arena *a)
 {
     xnode n;
     tinfo x2 = optest_tinfo(XDNN_F32, 4, (int64_t[]){1, 3, 4, 4}), x1 = optest_tinfo(XDNN_F32, 3, (int64_t[]){1, 3, 4});
     const tinfo *in2[1] = {&x2}, *in1[1] = {&x1};
     optest_node(a, &n, MAXP);
-    expect_error(MAXP, &n, 1, in2,
+    optest_expect_infer_error(MAXP, &n, 1, in2, 1,
                  "maxpool: attribute 'window' is required (an int or a list of 2 ints) (x is [1, 3, 4, 4])");
     tinfo bad = optest_tinfo(XDNN_F32, 2, (int64_t[]){3, 4});
     const tinfo *inbad[1] = {&bad};
     optest_set_int(&n, MAXP, "window", 2);
-    expect_error(MAXP, &n, 1, inbad,
+    optest_expect_infer_error(MAXP, &n, 1, inbad, 1,
                  "maxpool: x must have rank 3 to 5 ([N, C, W], [N, C, H, W] or [N, C, D, H, W]), got rank 2: x is [3, 4]");
     optest_set_ints(&n, MAXP, "window", 3, (int64_t[]){2, 2, 2});
-    expect_error(MAXP, &n, 1, in2,
+    optest_expect_infer_error(MAXP, &n, 1, in2, 1,
                  "maxpool: attribute 'window' must be an int or a list of 2 ints (one per spatial dim), got [2, 2, 2] "
                  "(x is [1, 3, 4, 4])");
     optest_set_int(&n, MAXP, "window", 0);
-    expect_error(MAXP, &n, 1, in1,
+    optest_expect_infer_error(MAXP, &n, 1, in1, 1,
                  "maxpool: attribute 'window' must be >= 1 along every spatial dim, got 0 along W (x is [1, 3, 4])");
     optest_set_int(&n, MAXP, "window", 2);
     optest_set_pads(&n, MAXP, "pad", 1, (int64_t[]){0, 2});
-    expect_error(MAXP, &n, 1, in1,
+    optest_expect_infer_error(MAXP, &n, 1, in1, 1,
                  "maxpool: attribute 'pad' is too large along W: pad [0, 2] must be smaller than the window extent 2, "
                  "or a window would see only padding (x is [1, 3, 4])");
     optest_node(a, &n, AVGP);
     optest_set_int(&n, AVGP, "window", 5);
-    expect_error(AVGP, &n, 1, in1,
+    optest_expect_infer_error(AVGP, &n, 1, in1, 1,
                  "avgpool: output size along W would be < 1: input 4 + pad 0+0 = 4 is smaller than the window extent 5 "
                  "(window 5, dilation 1) (x is [1, 3, 4])");
     /* the bwd ops check dy against the forward output */
@@ -367,13 +338,13 @@ static void test_errors(arena *a)
     optest_set_int(&n, MAXB, "window", 2);
     tinfo dy = optest_tinfo(XDNN_F32, 3, (int64_t[]){1, 3, 3});
     const tinfo *inb[2] = {&dy, &x1};
-    expect_error(MAXB, &n, 2, inb,
+    optest_expect_infer_error(MAXB, &n, 2, inb, 1,
                  "maxpool_bwd: dy is [1, 3, 3] but maxpool of x [1, 3, 4] (window [2], stride [2], pad [[0, 0]], "
                  "dilation [1]) gives [1, 3, 2]");
     optest_node(a, &n, AVGB);
     optest_set_int(&n, AVGB, "window", 3);
     optest_set_int(&n, AVGB, "pad", 1);
-    expect_error(AVGB, &n, 2, inb,
+    optest_expect_infer_error(AVGB, &n, 2, inb, 1,
                  "avgpool_bwd: dy is [1, 3, 3] but avgpool of x [1, 3, 4] (window [3], stride [3], pad [[1, 1]], "
                  "dilation [1]) gives [1, 3, 2]");
 }
@@ -401,17 +372,9 @@ static void test_infer_and_flops(arena *a)
 
     optest_node(a, &n, MAXP);
     optest_set_ints(&n, MAXP, "window", 2, (int64_t[]){3, 2});
-    xtensor t[2] = {0};
-    t[1].rrank = 4;
-    t[1].rnumel = 2 * 8 * 5 * 5;
-    xgraph g = {.tensors = t, .ntensors = 2};
-    xport ports[1] = {{.tensor = 0}};
-    int results[1] = {1};
-    n.inputs = ports;
-    n.ninputs = 1;
-    n.results = results;
-    n.nresults = 1;
-    double f = MAXP->flops(&g, &n);
+    /* window 3x2 (stride = window) over x [2, 8, 15, 10]: y is [2, 8, 5, 5], 6 taps per output */
+    tinfo px = optest_tinfo(XDNN_F32, 4, (int64_t[]){2, 8, 15, 10}), py = optest_tinfo(XDNN_F32, 4, (int64_t[]){2, 8, 5, 5});
+    double f = optest_flops(MAXP, &n, 1, &px, 1, &py);
     CHECK(f == 2.0 * 8 * 5 * 5 * 6, "maxpool flops %g", f);
 }
 
@@ -426,10 +389,8 @@ int main(void)
     test_errors(a);
     test_infer_and_flops(a);
     arena_destroy(a);
-    if (failures) {
-        fprintf(stderr, "test_op_pool: %d failure(s) (rng seed 0xD1B54A32D192ED03)\n", failures);
-        return 1;
-    }
-    printf("test_op_pool: ok (%d gradient cases)\n", ncases);
-    return 0;
+    printf("test_op_pool: %d gradient cases\n", ncases);
+    if (test_failures())
+        fprintf(stderr, "test_op_pool: rng seed 0xD1B54A32D192ED03\n");
+    return test_summary("test_op_pool");
 }

@@ -2,6 +2,7 @@
  * the expectation on 1e5 elements, the documented key and stream (so the GPU
  * can reproduce them), sample statistics of rng, and inference errors. */
 #include "op_test_util.h"
+#include "test_util.h"
 
 #include "data/data.h"
 
@@ -11,26 +12,6 @@
 #include <string.h>
 
 extern const op_desc op_dropout_desc, op_rng_desc;
-
-static int failures;
-
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                               \
-        }                                                                             \
-    } while (0)
-
-#define CHECK_NEAR(got, want, tol)                                                                          \
-    do {                                                                                                    \
-        double g_ = (got), w_ = (want);                                                                     \
-        if (!(fabs(g_ - w_) <= (tol))) {                                                                    \
-            fprintf(stderr, "%s:%d: %s = %.12g, want %.12g (tol %g)\n", __FILE__, __LINE__, #got, g_, w_, \
-                    (double)(tol));                                                                         \
-            failures++;                                                                                     \
-        }                                                                                                   \
-    } while (0)
 
 enum { BIG = 100000 };
 
@@ -202,10 +183,5 @@ int main(void)
     test_dropout(a);
     test_rng(a);
     arena_destroy(a);
-    if (failures) {
-        fprintf(stderr, "test_op_random: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_op_random: ok\n");
-    return 0;
+    return test_summary("test_op_random");
 }

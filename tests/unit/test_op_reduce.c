@@ -5,46 +5,15 @@
  * log(softmax), the backward ops against central finite differences, and
  * the inference errors. */
 #include "op_test_util.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-static int failures, checks;
-
-#define CHECK(cond, ...)                                                             \
-    do {                                                                             \
-        checks++;                                                                    \
-        if (!(cond)) {                                                               \
-            failures++;                                                              \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                            \
-            fputc('\n', stderr);                                                     \
-        }                                                                            \
-    } while (0)
-
 static bool near(double got, double want, double rtol)
 {
     return fabs(got - want) <= rtol * fmax(1.0, fabs(want));
-}
-
-static const op_desc *op_named(const char *name)
-{
-    int i = op_lookup(name);
-    if (i < 0) {
-        fprintf(stderr, "op '%s' is not registered\n", name);
-        failures++;
-        return NULL;
-    }
-    return op_get(i);
-}
-
-static ref_tensor ref_of(int rank, const int64_t *dims, const double *vals)
-{
-    ref_tensor t = optest_ref_alloc(rank, dims);
-    for (int64_t i = 0; i < t.numel; i++)
-        t.data[i] = vals[i];
-    return t;
 }
 
 /* Run d on nin inputs; on failure the first error message goes to msg. */
@@ -75,14 +44,14 @@ static void check_shape(const ref_tensor *y, int rank, const int64_t *dims, cons
 /* x[i][j][k] = 12 i + 4 j + k over [2, 3, 4] (0..23). */
 static void test_reduce_axes(arena *a)
 {
-    const op_desc *d = op_named("reduce");
+    const op_desc *d = optest_op_named("reduce");
     if (!d)
         return;
     double xv[24];
     for (int i = 0; i < 24; i++)
         xv[i] = i;
     const int64_t xd[] = {2, 3, 4};
-    ref_tensor x = ref_of(3, xd, xv), y;
+    ref_tensor x = optest_ref_of(3, xd, xv, NULL), y;
     char msg[512];
     xnode n;
 
@@ -148,7 +117,7 @@ static void test_reduce_axes(arena *a)
 /* Every op on rows of [[3, -4, 1, 2], [-0.5, 2, -6, 1]] along axis 1, keepdims=false. */
 static void test_reduce_ops(arena *a)
 {
-    const op_desc *d = op_named("reduce");
+    const op_desc *d = optest_op_named("reduce");
     if (!d)
         return;
     static const struct {
@@ -161,7 +130,7 @@ static void test_reduce_ops(arena *a)
         {"norm1", 10, 9.5}, {"norm2", 5.477225575051661, 6.422616289332565}, /* sqrt(30), sqrt(41.25) */
     };
     const int64_t xd[] = {2, 4};
-    ref_tensor x = ref_of(2, xd, (const double[]){3, -4, 1, 2, -0.5, 2, -6, 1}), y;
+    ref_tensor x = optest_ref_of(2, xd, (const double[]){3, -4, 1, 2, -0.5, 2, -6, 1}, NULL), y;
     char msg[512];
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         xnode n;
@@ -218,7 +187,7 @@ static void set_sm_axis_2(xnode *n, const op_desc *d) { optest_set_int(n, d, "ax
 
 static void test_infer_errors(arena *a)
 {
-    const op_desc *r = op_named("reduce"), *sm = op_named("softmax"), *smb = op_named("softmax_bwd");
+    const op_desc *r = optest_op_named("reduce"), *sm = optest_op_named("softmax"), *smb = optest_op_named("softmax_bwd");
     if (!r || !sm || !smb)
         return;
     tinfo x = optest_tinfo(XDNN_F32, 2, (const int64_t[]){2, 4});
@@ -252,7 +221,7 @@ static void test_infer_errors(arena *a)
 
 static void test_softmax(arena *a)
 {
-    const op_desc *sm = op_named("softmax"), *lsm = op_named("log_softmax");
+    const op_desc *sm = optest_op_named("softmax"), *lsm = optest_op_named("log_softmax");
     if (!sm || !lsm)
         return;
     char msg[512];
@@ -261,7 +230,7 @@ static void test_softmax(arena *a)
     optest_node(a, &nl, lsm);
     /* softmax([1,2,3]) and the same shifted by 1000 (overflows without max-subtraction) */
     const int64_t xd[] = {2, 3};
-    ref_tensor x = ref_of(2, xd, (const double[]){1, 2, 3, 1001, 1002, 1003}), y, ly;
+    ref_tensor x = optest_ref_of(2, xd, (const double[]){1, 2, 3, 1001, 1002, 1003}, NULL), y, ly;
     const double want[] = {0.09003057317038046, 0.24472847105479767, 0.6652409557748219};
     if (run(sm, &n, 1, &x, &y, msg, sizeof msg) == XDNN_OK) {
         check_shape(&y, 2, xd, "softmax");
@@ -287,7 +256,7 @@ static void test_softmax(arena *a)
     /* axis 0 of a [3, 2]: columns are the rows; column 1 is constant -> 1/3 each */
     optest_set_int(&n, sm, "axis", 0);
     const int64_t cd[] = {3, 2};
-    x = ref_of(2, cd, (const double[]){1, 5, 2, 5, 3, 5});
+    x = optest_ref_of(2, cd, (const double[]){1, 5, 2, 5, 3, 5}, NULL);
     if (run(sm, &n, 1, &x, &y, msg, sizeof msg) == XDNN_OK) {
         for (int k = 0; k < 3; k++) {
             CHECK(near(y.data[k * 2], want[k], 1e-15), "softmax axis0 [%d][0] = %.17g", k, y.data[k * 2]);
@@ -303,7 +272,7 @@ static void test_softmax(arena *a)
  * the bwd op given (dy, f(x)) must equal dL/dx by central differences. */
 static void check_softmax_grad(arena *a, const char *fwd_name, const char *bwd_name)
 {
-    const op_desc *fwd = op_named(fwd_name), *bwd = op_named(bwd_name);
+    const op_desc *fwd = optest_op_named(fwd_name), *bwd = optest_op_named(bwd_name);
     if (!fwd || !bwd)
         return;
     char msg[512];
@@ -313,7 +282,7 @@ static void check_softmax_grad(arena *a, const char *fwd_name, const char *bwd_n
     const int64_t xd[] = {2, 4};
     const double xv[] = {0.3, -1.2, 2.0, 0.7, -0.4, 0.1, 1.5, -2.2};
     const double dyv[] = {1.0, -0.5, 0.25, 2.0, -1.5, 0.3, 0.8, 1.1};
-    ref_tensor x = ref_of(2, xd, xv), dy = ref_of(2, xd, dyv), y, dx, yp, ym;
+    ref_tensor x = optest_ref_of(2, xd, xv, NULL), dy = optest_ref_of(2, xd, dyv, NULL), y, dx, yp, ym;
     if (run(fwd, &nf, 1, &x, &y, msg, sizeof msg) != XDNN_OK) {
         CHECK(false, "%s: %s", fwd_name, msg);
         return;
@@ -359,10 +328,5 @@ int main(void)
     check_softmax_grad(a, "softmax", "softmax_bwd");
     check_softmax_grad(a, "log_softmax", "log_softmax_bwd");
     arena_destroy(a);
-    if (failures) {
-        fprintf(stderr, "test_op_reduce: %d of %d checks failed\n", failures, checks);
-        return 1;
-    }
-    printf("test_op_reduce: %d checks passed\n", checks);
-    return 0;
+    return test_summary("test_op_reduce");
 }

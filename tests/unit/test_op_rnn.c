@@ -5,6 +5,7 @@
  * central finite differences of <dy, y> + <dh_n, h_n> (+ <dc_n, c_n>) on
  * T=3, N=2, I=3, H=2, L=2, bidirectional; inference shapes and exact errors. */
 #include "op_test_util.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,26 +13,6 @@
 #include <string.h>
 
 extern const op_desc op_rnn_desc, op_lstm_desc, op_gru_desc, op_rnn_bwd_desc, op_lstm_bwd_desc, op_gru_bwd_desc;
-
-static int failures;
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            failures++;                                                                                                \
-            fprintf(stderr, "%s:%d: FAIL: ", __FILE__, __LINE__);                                                      \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fputc('\n', stderr);                                                                                       \
-        }                                                                                                              \
-    } while (0)
-
-static void fill(ref_tensor *t, uint64_t seed, double lo, double hi)
-{
-    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
-    for (int64_t i = 0; i < t->numel; i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        t->data[i] = lo + (hi - lo) * (double)(s >> 11) / 9007199254740992.0;
-    }
-}
 
 static double sigm(double v) { return 1 / (1 + exp(-v)); }
 
@@ -78,7 +59,7 @@ static void set_make(const rnn_case *cs, rnn_set *s, uint64_t seed)
     }
     for (int r = 0; r < NROLE; r++)
         if (s->t[r].data)
-            fill(&s->t[r], seed + (uint64_t)r, -0.9, 0.9);
+            optest_fill_lcg(&s->t[r], seed + (uint64_t)r, -0.9, 0.9);
 }
 
 static void set_free(rnn_set *s)
@@ -328,13 +309,13 @@ static void check_bwd(const rnn_case *cs)
     int64_t LD = cs->L * cs->D;
     loss_grads lg = {0};
     lg.dy = optest_ref_alloc(3, (int64_t[]){cs->T, cs->N, cs->D * cs->H});
-    fill(&lg.dy, 7, -1, 1);
+    optest_fill_lcg(&lg.dy, 7, -1, 1);
     if (cs->dh_n) {
         lg.dh_n = optest_ref_alloc(3, (int64_t[]){LD, cs->N, cs->H});
-        fill(&lg.dh_n, 8, -1, 1);
+        optest_fill_lcg(&lg.dh_n, 8, -1, 1);
         if (cs->k == K_LSTM) {
             lg.dc_n = optest_ref_alloc(3, (int64_t[]){LD, cs->N, cs->H});
-            fill(&lg.dc_n, 9, -1, 1);
+            optest_fill_lcg(&lg.dc_n, 9, -1, 1);
         }
     }
     /* results in order: dx, dh0, [dc0], dw_ih, dw_hh, db_ih, db_hh */
@@ -432,32 +413,6 @@ static void test_backward(void)
 
 /* ---- inference */
 
-static xdnn_status infer(const op_desc *d, const xnode *n, const tinfo *const *ins, int nin, int nres, tinfo *out,
-                         char *msg, size_t msglen)
-{
-    xdnn_diags_t *diags = xdnn_diags_create();
-    op_infer_ctx c = {.desc = d, .node = n, .nin = nin, .nresults = nres, .diags = diags};
-    for (int i = 0; i < nin; i++)
-        c.in[i] = ins[i];
-    xdnn_status st = d->infer(&c);
-    msg[0] = 0;
-    if (xdnn_diags_count(diags))
-        snprintf(msg, msglen, "%s", xdnn_diags_get(diags, 0)->message);
-    for (int r = 0; r < nres; r++)
-        out[r] = c.out[r];
-    xdnn_diags_destroy(diags);
-    return st;
-}
-
-static void expect_error(const op_desc *d, const xnode *n, const tinfo *const *ins, int nin, const char *want)
-{
-    char msg[512];
-    tinfo out[8];
-    xdnn_status st = infer(d, n, ins, nin, 1, out, msg, sizeof msg);
-    CHECK(st == XDNN_ERR_SEMANTIC && strcmp(msg, want) == 0, "expected error \"%s\", got status %d \"%s\"", want,
-          (int)st, msg);
-}
-
 static bool dims_are(const tinfo *t, int rank, const int64_t *dims)
 {
     if (t->rank != rank)
@@ -482,7 +437,7 @@ static void test_infer(void)
     tinfo wih = optest_tinfo(XDNN_F16, 3, (int64_t[]){4, 24, 12});
     tinfo whh = optest_tinfo(XDNN_F16, 3, (int64_t[]){4, 24, 6});
     tinfo b = optest_tinfo(XDNN_F16, 2, (int64_t[]){4, 24});
-    CHECK(infer(&op_lstm_desc, &n, (const tinfo *[]){&x, &h0, &h0, &wih, &whh, &b, &b}, 7, 3, out, msg, sizeof msg) ==
+    CHECK(optest_infer_msg(&op_lstm_desc, &n, 7, (const tinfo *[]){&x, &h0, &h0, &wih, &whh, &b, &b}, 3, out, msg, sizeof msg) ==
               XDNN_OK,
           "valid lstm rejected: %s", msg);
     CHECK(dims_are(&out[0], 3, (int64_t[]){5, 4, 12}) && out[0].dtype == XDNN_F16, "lstm y shape");
@@ -490,19 +445,19 @@ static void test_infer(void)
               out[1].dtype == XDNN_F32,
           "lstm h_n/c_n shape");
     tinfo h0_bad = optest_tinfo(XDNN_F32, 3, (int64_t[]){2, 4, 6});
-    expect_error(&op_lstm_desc, &n, (const tinfo *[]){&x, &h0_bad, &h0, &wih, &whh}, 5,
+    optest_expect_infer_error(&op_lstm_desc, &n, 5, (const tinfo *[]){&x, &h0_bad, &h0, &wih, &whh}, 1,
                  "lstm: h0 must be [4, 4, H] = [layers*directions, N, H], got [2, 4, 6]");
     tinfo c0_bad = optest_tinfo(XDNN_F32, 3, (int64_t[]){4, 4, 5});
-    expect_error(&op_lstm_desc, &n, (const tinfo *[]){&x, &h0, &c0_bad, &wih, &whh}, 5,
+    optest_expect_infer_error(&op_lstm_desc, &n, 5, (const tinfo *[]){&x, &h0, &c0_bad, &wih, &whh}, 1,
                  "lstm: c0 must be [4, 4, 6] = [layers*directions, N, H], got [4, 4, 5]");
     tinfo wih_bad = optest_tinfo(XDNN_F16, 3, (int64_t[]){4, 24, 3});
-    expect_error(&op_lstm_desc, &n, (const tinfo *[]){&x, &h0, &h0, &wih_bad, &whh}, 5,
+    optest_expect_infer_error(&op_lstm_desc, &n, 5, (const tinfo *[]){&x, &h0, &h0, &wih_bad, &whh}, 1,
                  "lstm: w_ih must be [4, 24, 12] = [layers*directions, 4*H, max(I, directions*H)], got [4, 24, 3]");
     tinfo b_bad = optest_tinfo(XDNN_F16, 2, (int64_t[]){4, 6});
-    expect_error(&op_lstm_desc, &n, (const tinfo *[]){&x, &h0, &h0, &wih, &whh, NULL, &b_bad}, 7,
+    optest_expect_infer_error(&op_lstm_desc, &n, 7, (const tinfo *[]){&x, &h0, &h0, &wih, &whh, NULL, &b_bad}, 1,
                  "lstm: b_hh must be [4, 24] = [layers*directions, 4*H], got [4, 6]");
     tinfo x2 = optest_tinfo(XDNN_F16, 2, (int64_t[]){5, 3});
-    expect_error(&op_lstm_desc, &n, (const tinfo *[]){&x2, &h0, &h0, &wih, &whh}, 5,
+    optest_expect_infer_error(&op_lstm_desc, &n, 5, (const tinfo *[]){&x2, &h0, &h0, &wih, &whh}, 1,
                  "lstm: x must have rank 3 [T, N, I], got [5, 3]");
 
     /* gru, 1 layer: w_ih [1, 3H, I]; the bwd results */
@@ -514,12 +469,12 @@ static void test_infer(void)
     tinfo gwih = optest_tinfo(XDNN_F32, 3, (int64_t[]){1, 12, 5});
     tinfo gwhh = optest_tinfo(XDNN_F32, 3, (int64_t[]){1, 12, 4});
     tinfo gwhh_bad = optest_tinfo(XDNN_F32, 3, (int64_t[]){1, 16, 4});
-    expect_error(&op_gru_desc, &ng, (const tinfo *[]){&gx, &gh0, &gwih, &gwhh_bad}, 4,
+    optest_expect_infer_error(&op_gru_desc, &ng, 4, (const tinfo *[]){&gx, &gh0, &gwih, &gwhh_bad}, 1,
                  "gru: w_hh must be [1, 12, 4] = [layers*directions, 3*H, H], got [1, 16, 4]");
     xnode ngb;
     node_make(a, &ngb, &op_gru_bwd_desc, &g1);
     tinfo gdy = optest_tinfo(XDNN_F32, 3, (int64_t[]){7, 2, 4});
-    CHECK(infer(&op_gru_bwd_desc, &ngb, (const tinfo *[]){&gx, &gh0, &gwih, &gwhh, &gdy}, 5, 6, out, msg,
+    CHECK(optest_infer_msg(&op_gru_bwd_desc, &ngb, 5, (const tinfo *[]){&gx, &gh0, &gwih, &gwhh, &gdy}, 6, out, msg,
                 sizeof msg) == XDNN_OK,
           "valid gru_bwd rejected: %s", msg);
     CHECK(dims_are(&out[0], 3, gx.dims) && dims_are(&out[1], 3, gh0.dims) && dims_are(&out[2], 3, gwih.dims) &&
@@ -527,7 +482,7 @@ static void test_infer(void)
               dims_are(&out[5], 2, (int64_t[]){1, 12}),
           "gru_bwd result shapes");
     tinfo gdy_bad = optest_tinfo(XDNN_F32, 3, (int64_t[]){7, 2, 8});
-    expect_error(&op_gru_bwd_desc, &ngb, (const tinfo *[]){&gx, &gh0, &gwih, &gwhh, &gdy_bad}, 5,
+    optest_expect_infer_error(&op_gru_bwd_desc, &ngb, 5, (const tinfo *[]){&gx, &gh0, &gwih, &gwhh, &gdy_bad}, 1,
                  "gru_bwd: dy must be [7, 2, 4] = [T, N, directions*H], got [7, 2, 8]");
 
     /* gru, 2 layers, I = 5 > D*H = 4: w_ih is [2, 3H, max(I, D*H)] = [2, 12, 5] */
@@ -537,12 +492,12 @@ static void test_infer(void)
     tinfo g2h0 = optest_tinfo(XDNN_F32, 3, (int64_t[]){2, 2, 4});
     tinfo g2wih = optest_tinfo(XDNN_F32, 3, (int64_t[]){2, 12, 5});
     tinfo g2whh = optest_tinfo(XDNN_F32, 3, (int64_t[]){2, 12, 4});
-    CHECK(infer(&op_gru_desc, &ng2, (const tinfo *[]){&gx, &g2h0, &g2wih, &g2whh}, 4, 2, out, msg, sizeof msg) ==
+    CHECK(optest_infer_msg(&op_gru_desc, &ng2, 4, (const tinfo *[]){&gx, &g2h0, &g2wih, &g2whh}, 2, out, msg, sizeof msg) ==
                   XDNN_OK &&
               dims_are(&out[1], 3, g2h0.dims),
           "valid 2-layer gru with I > D*H rejected: %s", msg);
     tinfo g2wih_bad = optest_tinfo(XDNN_F32, 3, (int64_t[]){2, 12, 4});
-    expect_error(&op_gru_desc, &ng2, (const tinfo *[]){&gx, &g2h0, &g2wih_bad, &g2whh}, 4,
+    optest_expect_infer_error(&op_gru_desc, &ng2, 4, (const tinfo *[]){&gx, &g2h0, &g2wih_bad, &g2whh}, 1,
                  "gru: w_ih must be [2, 12, 5] = [layers*directions, 3*H, max(I, directions*H)], got [2, 12, 4]");
 
     /* rnn: layers 0 */
@@ -551,10 +506,10 @@ static void test_infer(void)
     node_make(a, &nr, &op_rnn_desc, &r0);
     tinfo rwih = optest_tinfo(XDNN_F32, 3, (int64_t[]){1, 4, 5});
     tinfo rwhh = optest_tinfo(XDNN_F32, 3, (int64_t[]){1, 4, 4});
-    expect_error(&op_rnn_desc, &nr, (const tinfo *[]){&gx, &gh0, &rwih, &rwhh}, 4,
+    optest_expect_infer_error(&op_rnn_desc, &nr, 4, (const tinfo *[]){&gx, &gh0, &rwih, &rwhh}, 1,
                  "rnn: attribute 'layers' must be >= 1, got 0");
     optest_set_int(&nr, &op_rnn_desc, "layers", 1);
-    CHECK(infer(&op_rnn_desc, &nr, (const tinfo *[]){&gx, &gh0, &rwih, &rwhh}, 4, 2, out, msg, sizeof msg) ==
+    CHECK(optest_infer_msg(&op_rnn_desc, &nr, 4, (const tinfo *[]){&gx, &gh0, &rwih, &rwhh}, 2, out, msg, sizeof msg) ==
                   XDNN_OK &&
               dims_are(&out[0], 3, (int64_t[]){7, 2, 4}),
           "valid rnn rejected: %s", msg);
@@ -572,10 +527,5 @@ int main(void)
     test_structure(K_GRU);
     test_backward();
     test_infer();
-    if (failures) {
-        fprintf(stderr, "test_op_rnn: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_op_rnn: ok\n");
-    return 0;
+    return test_summary("test_op_rnn");
 }

@@ -4,6 +4,7 @@
  * broadcasting, dropout), central finite differences of <do, sdpa(q, k, v)>
  * for the backward, and exact inference error messages. */
 #include "op_test_util.h"
+#include "test_util.h"
 
 #include "data/data.h"
 
@@ -14,28 +15,7 @@
 
 extern const op_desc op_sdpa_desc, op_sdpa_bwd_desc;
 
-static int failures;
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            failures++;                                                                                                \
-            fprintf(stderr, "%s:%d: FAIL: ", __FILE__, __LINE__);                                                      \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fputc('\n', stderr);                                                                                       \
-        }                                                                                                              \
-    } while (0)
-
 static const double NEG_INF = -(double)INFINITY;
-
-/* Deterministic values in [lo, hi) from a 64-bit LCG (independent of Philox). */
-static void fill(ref_tensor *t, uint64_t seed, double lo, double hi)
-{
-    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
-    for (int64_t i = 0; i < t->numel; i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        t->data[i] = lo + (hi - lo) * (double)(s >> 11) / 9007199254740992.0;
-    }
-}
 
 typedef struct sdpa_case {
     const char *name;
@@ -62,12 +42,12 @@ static void inputs_make(const sdpa_case *cs, sdpa_inputs *in, uint64_t seed)
     in->t[0] = optest_ref_alloc(4, (int64_t[]){cs->B, cs->Hq, cs->Sq, cs->D});
     in->t[1] = optest_ref_alloc(4, (int64_t[]){cs->B, cs->Hk, cs->Skv, cs->D});
     in->t[2] = optest_ref_alloc(4, (int64_t[]){cs->B, cs->Hk, cs->Skv, cs->Dv});
-    fill(&in->t[0], seed + 1, -1.5, 1.5);
-    fill(&in->t[1], seed + 2, -1.5, 1.5);
-    fill(&in->t[2], seed + 3, -1, 1);
+    optest_fill_lcg(&in->t[0], seed + 1, -1.5, 1.5);
+    optest_fill_lcg(&in->t[1], seed + 2, -1.5, 1.5);
+    optest_fill_lcg(&in->t[2], seed + 3, -1, 1);
     if (cs->bias_rank) {
         in->t[3] = optest_ref_alloc(cs->bias_rank, cs->bias_dims);
-        fill(&in->t[3], seed + 4, -2, 2);
+        optest_fill_lcg(&in->t[3], seed + 4, -2, 2);
     }
     const double *lens[2] = {cs->len_q, cs->len_kv};
     for (int k = 0; k < 2; k++) {
@@ -439,7 +419,7 @@ static void check_bwd(const sdpa_case *cs)
     int64_t od[4] = {cs->B, cs->Hq, cs->Sq, cs->Dv}, sd[4] = {cs->B, cs->Hq, cs->Sq, 1};
     ref_tensor o = optest_ref_alloc(4, od), st = optest_ref_alloc(4, sd), dout = optest_ref_alloc(4, od);
     ref_tensor tmp = optest_ref_alloc(4, od);
-    fill(&dout, 77, -1, 1);
+    optest_fill_lcg(&dout, 77, -1, 1);
     run_fwd(&nf, &in, &o, &st);
     ref_tensor grads[3];
     for (int g = 0; g < 3; g++)
@@ -506,32 +486,6 @@ static void test_backward(void)
 
 /* ---- inference */
 
-static xdnn_status infer(const op_desc *d, const xnode *n, const tinfo *const *ins, int nin, int nres, tinfo *out,
-                         char *msg, size_t msglen)
-{
-    xdnn_diags_t *diags = xdnn_diags_create();
-    op_infer_ctx c = {.desc = d, .node = n, .nin = nin, .nresults = nres, .diags = diags};
-    for (int i = 0; i < nin; i++)
-        c.in[i] = ins[i];
-    xdnn_status st = d->infer(&c);
-    msg[0] = 0;
-    if (xdnn_diags_count(diags))
-        snprintf(msg, msglen, "%s", xdnn_diags_get(diags, 0)->message);
-    for (int r = 0; r < nres; r++)
-        out[r] = c.out[r];
-    xdnn_diags_destroy(diags);
-    return st;
-}
-
-static void expect_error(const op_desc *d, const xnode *n, const tinfo *const *ins, int nin, const char *want)
-{
-    char msg[512];
-    tinfo out[3];
-    xdnn_status st = infer(d, n, ins, nin, 1, out, msg, sizeof msg);
-    CHECK(st == XDNN_ERR_SEMANTIC && strcmp(msg, want) == 0, "expected error \"%s\", got status %d \"%s\"", want,
-          (int)st, msg);
-}
-
 static void test_infer(void)
 {
     arena *a = arena_create();
@@ -543,7 +497,7 @@ static void test_infer(void)
     char msg[512];
     tinfo out[3];
     const tinfo *ins[6] = {&q, &k, &v};
-    CHECK(infer(&op_sdpa_desc, &n, ins, 3, 2, out, msg, sizeof msg) == XDNN_OK, "valid GQA sdpa rejected: %s", msg);
+    CHECK(optest_infer_msg(&op_sdpa_desc, &n, 3, ins, 2, out, msg, sizeof msg) == XDNN_OK, "valid GQA sdpa rejected: %s", msg);
     CHECK(out[0].rank == 4 && out[0].dims[0] == 2 && out[0].dims[1] == 8 && out[0].dims[2] == 16 &&
               out[0].dims[3] == 128 && out[0].dtype == XDNN_BF16,
           "o shape/dtype wrong");
@@ -552,34 +506,34 @@ static void test_infer(void)
           "stats shape/dtype wrong");
 
     tinfo k_bad_d = optest_tinfo(XDNN_BF16, 4, (int64_t[]){2, 2, 32, 128});
-    expect_error(&op_sdpa_desc, &n, (const tinfo *[]){&q, &k_bad_d, &v}, 3,
+    optest_expect_infer_error(&op_sdpa_desc, &n, 3, (const tinfo *[]){&q, &k_bad_d, &v}, 1,
                  "sdpa: q has head dim 64 but k has head dim 128");
     tinfo k3 = optest_tinfo(XDNN_BF16, 4, (int64_t[]){2, 3, 32, 64});
     tinfo v3 = optest_tinfo(XDNN_BF16, 4, (int64_t[]){2, 3, 32, 64});
-    expect_error(&op_sdpa_desc, &n, (const tinfo *[]){&q, &k3, &v3}, 3,
+    optest_expect_infer_error(&op_sdpa_desc, &n, 3, (const tinfo *[]){&q, &k3, &v3}, 1,
                  "sdpa: q has 8 heads, not a multiple of the 3 heads of k and v (GQA/MQA)");
-    expect_error(&op_sdpa_desc, &n, (const tinfo *[]){&q, &k, &v3}, 3, "sdpa: k has 2 heads but v has 3 heads");
+    optest_expect_infer_error(&op_sdpa_desc, &n, 3, (const tinfo *[]){&q, &k, &v3}, 1, "sdpa: k has 2 heads but v has 3 heads");
     tinfo q3 = optest_tinfo(XDNN_BF16, 3, (int64_t[]){2, 16, 64});
-    expect_error(&op_sdpa_desc, &n, (const tinfo *[]){&q3, &k, &v}, 3,
+    optest_expect_infer_error(&op_sdpa_desc, &n, 3, (const tinfo *[]){&q3, &k, &v}, 1,
                  "sdpa: q must have rank 4 [B, H, S, D], got [2, 16, 64]");
     tinfo bias_bad = optest_tinfo(XDNN_F32, 2, (int64_t[]){16, 31});
-    expect_error(&op_sdpa_desc, &n, (const tinfo *[]){&q, &k, &v, &bias_bad}, 4,
+    optest_expect_infer_error(&op_sdpa_desc, &n, 4, (const tinfo *[]){&q, &k, &v, &bias_bad}, 1,
                  "sdpa: bias [16, 31] does not broadcast to [B, Hq, Sq, Skv] = [2, 8, 16, 32]");
     tinfo bias_ok = optest_tinfo(XDNN_F32, 4, (int64_t[]){1, 8, 1, 32});
-    CHECK(infer(&op_sdpa_desc, &n, (const tinfo *[]){&q, &k, &v, &bias_ok}, 4, 1, out, msg, sizeof msg) == XDNN_OK,
+    CHECK(optest_infer_msg(&op_sdpa_desc, &n, 4, (const tinfo *[]){&q, &k, &v, &bias_ok}, 1, out, msg, sizeof msg) == XDNN_OK,
           "bias [1, 8, 1, 32] rejected: %s", msg);
     tinfo len_bad = optest_tinfo(XDNN_I32, 1, (int64_t[]){3});
-    expect_error(&op_sdpa_desc, &n, (const tinfo *[]){&q, &k, &v, NULL, &len_bad}, 5,
+    optest_expect_infer_error(&op_sdpa_desc, &n, 5, (const tinfo *[]){&q, &k, &v, NULL, &len_bad}, 1,
                  "sdpa: seq_len_q must be [B] or [B, 1, 1, 1] with B=2, got [3]");
     tinfo len_ok = optest_tinfo(XDNN_I32, 4, (int64_t[]){2, 1, 1, 1});
-    CHECK(infer(&op_sdpa_desc, &n, (const tinfo *[]){&q, &k, &v, NULL, NULL, &len_ok}, 6, 1, out, msg, sizeof msg) ==
+    CHECK(optest_infer_msg(&op_sdpa_desc, &n, 6, (const tinfo *[]){&q, &k, &v, NULL, NULL, &len_ok}, 1, out, msg, sizeof msg) ==
               XDNN_OK,
           "seq_len_kv [2, 1, 1, 1] rejected: %s", msg);
     optest_set_float(&n, &op_sdpa_desc, "dropout", 1.0);
-    expect_error(&op_sdpa_desc, &n, ins, 3, "sdpa: attribute 'dropout' must be in [0, 1), got 1");
+    optest_expect_infer_error(&op_sdpa_desc, &n, 3, ins, 1, "sdpa: attribute 'dropout' must be in [0, 1), got 1");
     optest_set_float(&n, &op_sdpa_desc, "dropout", 0.0);
     optest_set_ints(&n, &op_sdpa_desc, "window", 2, (int64_t[]){-2, 0});
-    expect_error(&op_sdpa_desc, &n, ins, 3,
+    optest_expect_infer_error(&op_sdpa_desc, &n, 3, ins, 1,
                  "sdpa: attribute 'window' bounds must be >= -1 (-1 = unbounded), got [-2, 0]");
     optest_unset(&n, &op_sdpa_desc, "window");
 
@@ -589,13 +543,13 @@ static void test_infer(void)
     tinfo o = optest_tinfo(XDNN_BF16, 4, (int64_t[]){2, 8, 16, 128});
     tinfo st = optest_tinfo(XDNN_F32, 4, (int64_t[]){2, 8, 16, 1});
     tinfo o_bad = optest_tinfo(XDNN_BF16, 4, (int64_t[]){2, 8, 16, 64});
-    CHECK(infer(&op_sdpa_bwd_desc, &nb, (const tinfo *[]){&q, &k, &v, &o, &o, &st}, 6, 3, out, msg, sizeof msg) ==
+    CHECK(optest_infer_msg(&op_sdpa_bwd_desc, &nb, 6, (const tinfo *[]){&q, &k, &v, &o, &o, &st}, 3, out, msg, sizeof msg) ==
                   XDNN_OK &&
               out[0].dims[3] == 64 && out[1].dims[1] == 2 && out[2].dims[3] == 128 && out[1].dtype == XDNN_BF16,
           "sdpa_bwd infer: %s", msg);
-    expect_error(&op_sdpa_bwd_desc, &nb, (const tinfo *[]){&q, &k, &v, &o, &o_bad, &st}, 6,
+    optest_expect_infer_error(&op_sdpa_bwd_desc, &nb, 6, (const tinfo *[]){&q, &k, &v, &o, &o_bad, &st}, 1,
                  "sdpa_bwd: do must be [2, 8, 16, 128], got [2, 8, 16, 64]");
-    expect_error(&op_sdpa_bwd_desc, &nb, (const tinfo *[]){&q, &k, &v, &o, &o, &o}, 6,
+    optest_expect_infer_error(&op_sdpa_bwd_desc, &nb, 6, (const tinfo *[]){&q, &k, &v, &o, &o, &o}, 1,
                  "sdpa_bwd: stats must be [2, 8, 16, 1], got [2, 8, 16, 128]");
     arena_destroy(a);
 }
@@ -636,10 +590,5 @@ int main(void)
     test_backward();
     test_infer();
     test_bad_lengths();
-    if (failures) {
-        fprintf(stderr, "test_op_sdpa: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_op_sdpa: ok\n");
-    return 0;
+    return test_summary("test_op_sdpa");
 }

@@ -2,6 +2,7 @@
  * broadcast, slice, concat, split, pad) on small arange inputs, and their
  * inference errors with exact messages. */
 #include "op_test_util.h"
+#include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,25 +13,6 @@
 X(reshape) X(permute) X(broadcast) X(slice) X(concat) X(split) X(pad)
 #undef X
 
-static int failures;
-
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                               \
-        }                                                                             \
-    } while (0)
-
-#define CHECK_STR(got, want)                                                                                \
-    do {                                                                                                    \
-        const char *g_ = (got), *w_ = (want);                                                               \
-        if (strcmp(g_, w_) != 0) {                                                                          \
-            fprintf(stderr, "%s:%d: got message\n  \"%s\"\nwant\n  \"%s\"\n", __FILE__, __LINE__, g_, w_); \
-            failures++;                                                                                     \
-        }                                                                                                   \
-    } while (0)
-
 /* 0, 1, 2, ... in row-major order (plus `base`). */
 static ref_tensor arange(int rank, const int64_t *dims, double base)
 {
@@ -40,26 +22,22 @@ static ref_tensor arange(int rank, const int64_t *dims, double base)
     return t;
 }
 
-/* y must have dims `dims` and exactly the values `want`. */
+/* y must have dims `dims` and exactly the values `want` (two checks,
+ * reported at the caller's line; the first wrong element is named). */
 static void expect(int line, const ref_tensor *y, int rank, const int64_t *dims, const double *want)
 {
-    bool ok = y->rank == rank && y->data;
-    for (int i = 0; ok && i < rank; i++)
-        ok = y->dims[i] == dims[i];
-    if (!ok) {
-        char got[128], exp[128];
-        fprintf(stderr, "test_op_tensor.c:%d: shape %s, want %s\n", line, shape_str(got, sizeof got, y->rank, y->dims),
-                shape_str(exp, sizeof exp, rank, dims));
-        failures++;
+    bool shape_ok = y->rank == rank && y->data;
+    for (int i = 0; shape_ok && i < rank; i++)
+        shape_ok = y->dims[i] == dims[i];
+    char got[128], exp[128];
+    CHECK_AT(line, shape_ok, "shape %s, want %s", shape_str(got, sizeof got, y->rank, y->dims),
+             shape_str(exp, sizeof exp, rank, dims));
+    if (!shape_ok)
         return;
-    }
-    for (int64_t i = 0; i < y->numel; i++)
-        if (y->data[i] != want[i]) {
-            fprintf(stderr, "test_op_tensor.c:%d: element %lld = %g, want %g\n", line, (long long)i, y->data[i],
-                    want[i]);
-            failures++;
-            return;
-        }
+    int64_t bad = 0;
+    while (bad < y->numel && y->data[bad] == want[bad])
+        bad++;
+    CHECK_AT(line, bad == y->numel, "element %lld = %g, want %g", (long long)bad, y->data[bad], want[bad]);
 }
 
 /* Run a one-input, n-result op; returns the status. */
@@ -74,17 +52,6 @@ static xdnn_status run1(const op_desc *d, const xnode *n, const ref_tensor *x, i
     return st;
 }
 
-static const char *infer_error(const op_desc *d, const xnode *n, int nin, const tinfo *const *in, int nout)
-{
-    static char msg[512];
-    xdnn_diags_t *diags = xdnn_diags_create();
-    tinfo out[OP_MAX_RESULTS];
-    xdnn_status st = optest_infer(d, n, nin, in, nout, out, diags);
-    snprintf(msg, sizeof msg, "%s", st == XDNN_OK ? "(no error)" : optest_first_error(diags));
-    xdnn_diags_destroy(diags);
-    return msg;
-}
-
 static void test_reshape(arena *a)
 {
     xnode n;
@@ -97,16 +64,16 @@ static void test_reshape(arena *a)
 
     tinfo t = optest_tinfo(XDNN_F32, 2, (int64_t[]){2, 3});
     optest_set_ints(&n, &op_reshape_desc, "dims", 2, (int64_t[]){4, 2});
-    CHECK_STR(infer_error(&op_reshape_desc, &n, 1, (const tinfo *[]){&t}, 1),
+    CHECK_STR(optest_infer_error(&op_reshape_desc, &n, 1, (const tinfo *[]){&t}, 1),
               "reshape: cannot reshape x [2, 3] (6 elements) into [4, 2] (8 elements)");
     optest_set_ints(&n, &op_reshape_desc, "dims", 2, (int64_t[]){4, -1});
-    CHECK_STR(infer_error(&op_reshape_desc, &n, 1, (const tinfo *[]){&t}, 1),
+    CHECK_STR(optest_infer_error(&op_reshape_desc, &n, 1, (const tinfo *[]){&t}, 1),
               "reshape: cannot reshape x [2, 3] (6 elements) into [4, -1]: 6 is not a multiple of 4");
     optest_set_ints(&n, &op_reshape_desc, "dims", 2, (int64_t[]){-1, -1});
-    CHECK_STR(infer_error(&op_reshape_desc, &n, 1, (const tinfo *[]){&t}, 1),
+    CHECK_STR(optest_infer_error(&op_reshape_desc, &n, 1, (const tinfo *[]){&t}, 1),
               "reshape: attribute 'dims' [-1, -1] may contain only one -1");
     optest_set_ints(&n, &op_reshape_desc, "dims", 3, (int64_t[]){6, 0, 1});
-    CHECK_STR(infer_error(&op_reshape_desc, &n, 1, (const tinfo *[]){&t}, 1),
+    CHECK_STR(optest_infer_error(&op_reshape_desc, &n, 1, (const tinfo *[]){&t}, 1),
               "reshape: attribute 'dims' [6, 0, 1] must hold sizes >= 1 (or one -1), got 0 at index 1");
     optest_ref_free(&x);
 }
@@ -136,7 +103,7 @@ static void test_permute(arena *a)
 
     tinfo t = optest_tinfo(XDNN_F32, 3, (int64_t[]){2, 3, 4});
     optest_set_ints(&n, &op_permute_desc, "perm", 3, (int64_t[]){0, 1, 1});
-    CHECK_STR(infer_error(&op_permute_desc, &n, 1, (const tinfo *[]){&t}, 1),
+    CHECK_STR(optest_infer_error(&op_permute_desc, &n, 1, (const tinfo *[]){&t}, 1),
               "permute: attribute 'perm' must be a permutation of the 3 axes of x [2, 3, 4], got [0, 1, 1]");
     optest_ref_free(&x);
     optest_ref_free(&m);
@@ -153,7 +120,7 @@ static void test_broadcast(arena *a)
     optest_ref_free(&y);
     tinfo t = optest_tinfo(XDNN_F32, 2, (int64_t[]){3, 1});
     optest_set_ints(&n, &op_broadcast_desc, "dims", 2, (int64_t[]){2, 4});
-    CHECK_STR(infer_error(&op_broadcast_desc, &n, 1, (const tinfo *[]){&t}, 1),
+    CHECK_STR(optest_infer_error(&op_broadcast_desc, &n, 1, (const tinfo *[]){&t}, 1),
               "broadcast: cannot broadcast x [3, 1] to [2, 4] (dims align from the right; each must match or be 1)");
     optest_ref_free(&x);
 }
@@ -196,14 +163,14 @@ static void test_slice(arena *a)
     optest_set_int(&n, &op_slice_desc, "axis", 1);
     optest_set_int(&n, &op_slice_desc, "start", 4);
     optest_set_int(&n, &op_slice_desc, "end", -3);
-    CHECK_STR(infer_error(&op_slice_desc, &n, 1, (const tinfo *[]){&t}, 1),
+    CHECK_STR(optest_infer_error(&op_slice_desc, &n, 1, (const tinfo *[]){&t}, 1),
               "slice: slice start=4, end=-3, step=1 of axis 1 (size 6) of x [2, 6] is empty");
     optest_set_int(&n, &op_slice_desc, "axis", 2);
-    CHECK_STR(infer_error(&op_slice_desc, &n, 1, (const tinfo *[]){&t}, 1),
+    CHECK_STR(optest_infer_error(&op_slice_desc, &n, 1, (const tinfo *[]){&t}, 1),
               "slice: attribute 'axis' must be in [-2, 1] for x [2, 6], got 2");
     optest_set_int(&n, &op_slice_desc, "axis", 0);
     optest_set_int(&n, &op_slice_desc, "step", 0);
-    CHECK_STR(infer_error(&op_slice_desc, &n, 1, (const tinfo *[]){&t}, 1), "slice: attribute 'step' must not be 0");
+    CHECK_STR(optest_infer_error(&op_slice_desc, &n, 1, (const tinfo *[]){&t}, 1), "slice: attribute 'step' must not be 0");
     optest_ref_free(&x);
 }
 
@@ -235,9 +202,9 @@ static void test_concat(arena *a)
 
     tinfo t0 = optest_tinfo(XDNN_F32, 3, (int64_t[]){2, 3, 3}), t1 = optest_tinfo(XDNN_F32, 3, (int64_t[]){2, 5, 4});
     tinfo t2 = optest_tinfo(XDNN_F32, 2, (int64_t[]){2, 3});
-    CHECK_STR(infer_error(&op_concat_desc, &n, 2, (const tinfo *[]){&t0, &t1}, 1),
+    CHECK_STR(optest_infer_error(&op_concat_desc, &n, 2, (const tinfo *[]){&t0, &t1}, 1),
               "concat: input x1 [2, 5, 4] differs from x0 [2, 3, 3] in dim 2 (only axis 1 may differ)");
-    CHECK_STR(infer_error(&op_concat_desc, &n, 2, (const tinfo *[]){&t0, &t2}, 1),
+    CHECK_STR(optest_infer_error(&op_concat_desc, &n, 2, (const tinfo *[]){&t0, &t2}, 1),
               "concat: input x1 [2, 3] must have the rank of x0 [2, 3, 3]");
     optest_ref_free(&x0);
     optest_ref_free(&x1);
@@ -278,14 +245,14 @@ static void test_split(arena *a)
         optest_ref_free(&y[i]);
 
     tinfo t = optest_tinfo(XDNN_F32, 2, (int64_t[]){2, 6});
-    CHECK_STR(infer_error(&op_split_desc, &n, 1, (const tinfo *[]){&t}, 2),
+    CHECK_STR(optest_infer_error(&op_split_desc, &n, 1, (const tinfo *[]){&t}, 2),
               "split: attribute 'sizes' [1, 3, 2] must have one size >= 1 per target (2) and sum to the split dim 6");
     optest_unset(&n, &op_split_desc, "sizes");
     optest_set_int(&n, &op_split_desc, "parts", 3);
-    CHECK_STR(infer_error(&op_split_desc, &n, 1, (const tinfo *[]){&t}, 2),
+    CHECK_STR(optest_infer_error(&op_split_desc, &n, 1, (const tinfo *[]){&t}, 2),
               "split: attribute 'parts' is 3 but 2 targets are written");
     optest_set_int(&n, &op_split_desc, "parts", 4);
-    CHECK_STR(infer_error(&op_split_desc, &n, 1, (const tinfo *[]){&t}, 4),
+    CHECK_STR(optest_infer_error(&op_split_desc, &n, 1, (const tinfo *[]){&t}, 4),
               "split: the split dim 6 is not divisible into 4 equal parts");
     optest_ref_free(&x);
 }
@@ -335,14 +302,14 @@ static void test_pad(arena *a)
     tinfo t = optest_tinfo(XDNN_F32, 2, (int64_t[]){2, 3});
     optest_set_str(&n, &op_pad_desc, "mode", "reflect");
     optest_set_pads(&n, &op_pad_desc, "pads", 2, (int64_t[]){0, 0, 3, 0});
-    CHECK_STR(infer_error(&op_pad_desc, &n, 1, (const tinfo *[]){&t}, 1),
+    CHECK_STR(optest_infer_error(&op_pad_desc, &n, 1, (const tinfo *[]){&t}, 1),
               "pad: mode \"reflect\" allows pads of at most 2 on dim 1 (size 3) of x [2, 3], got [3, 0]");
     optest_set_ints(&n, &op_pad_desc, "pads", 3, (int64_t[]){1, 2, 3});
-    CHECK_STR(infer_error(&op_pad_desc, &n, 1, (const tinfo *[]){&t}, 1),
+    CHECK_STR(optest_infer_error(&op_pad_desc, &n, 1, (const tinfo *[]){&t}, 1),
               "pad: attribute 'pads' must be an int, 2 ints, 4 ints [before0, after0, ...] or 2 [before, after] "
               "pairs for x [2, 3], got [1, 2, 3]");
     optest_set_pads(&n, &op_pad_desc, "pads", 2, (int64_t[]){0, 0, -1, 0});
-    CHECK_STR(infer_error(&op_pad_desc, &n, 1, (const tinfo *[]){&t}, 1), "pad: pads of dim 1 must be >= 0, got [-1, 0]");
+    CHECK_STR(optest_infer_error(&op_pad_desc, &n, 1, (const tinfo *[]){&t}, 1), "pad: pads of dim 1 must be >= 0, got [-1, 0]");
     optest_ref_free(&x);
 }
 
@@ -357,10 +324,5 @@ int main(void)
     test_split(a);
     test_pad(a);
     arena_destroy(a);
-    if (failures) {
-        fprintf(stderr, "test_op_tensor: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_op_tensor: ok\n");
-    return 0;
+    return test_summary("test_op_tensor");
 }

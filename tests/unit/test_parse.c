@@ -3,6 +3,7 @@
  * JSON reader and bind, the C building API, and the four examples of
  * dsl-proposal §5.8 (tests/unit/data/).  Run from the repository root. */
 #include "xdnn.h"
+#include "test_util.h"
 
 #include "core/ir.h"
 #include "lang/parse.h"
@@ -13,24 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int failures;
-
-#define CHECK(cond)                                                                \
-    do {                                                                           \
-        if (!(cond)) {                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                            \
-        }                                                                          \
-    } while (0)
-#define CHECK_STR(a, b)                                                                              \
-    do {                                                                                             \
-        const char *a_ = (a), *b_ = (b);                                                             \
-        if (!a_ || !b_ || strcmp(a_, b_) != 0) {                                                     \
-            fprintf(stderr, "%s:%d: '%s' != '%s'\n", __FILE__, __LINE__, a_ ? a_ : "(null)", b_ ? b_ : "(null)"); \
-            failures++;                                                                              \
-        }                                                                                            \
-    } while (0)
 
 /* Parse text as a .dnn module; returns NULL (printing diags) on failure
  * unless `expect_fail`. */
@@ -490,9 +473,5 @@ int main(void)
     test_includes();
     test_building_api();
     test_round_trip();
-    if (failures)
-        fprintf(stderr, "test_parse: %d failures\n", failures);
-    else
-        printf("test_parse: ok\n");
-    return failures ? 1 : 0;
+    return test_summary("test_parse");
 }

@@ -1,0 +1,63 @@
+"""conv_peer.py — the PyTorch (cuDNN) side of tests/gpu/difftest_conv.c --bench:
+the same ResNet-50 conv shapes as /work/shared/anchors/torch_baseline.py (fwd in
+f16/bf16 NHWC and f32 NCHW, dgrad/wgrad f16 NHWC on three 3x3 layers, a tf32
+NHWC 3x3 layer) and its maxpool.  Timing as torch_baseline.py: cudnn.benchmark,
+warm-up 10, median of 50 CUDA-event timings.  One "PEER name shape ms" line each,
+the names matching the "BENCH name shape ..." lines of difftest_conv."""
+import torch
+import torch.nn.functional as F
+
+torch.backends.cudnn.benchmark = True
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
+dev = "cuda"
+
+
+def bench(fn, iters=50, warm=10):
+    for _ in range(warm):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(iters):
+        s = torch.cuda.Event(enable_timing=True)
+        e = torch.cuda.Event(enable_timing=True)
+        s.record(); fn(); e.record(); torch.cuda.synchronize()
+        ts.append(s.elapsed_time(e))
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def rep(name, shape, ms):
+    print(f"PEER {name} {shape} {ms:.4f}", flush=True)
+
+
+print("torch", torch.__version__, "cudnn", torch.backends.cudnn.version(), torch.cuda.get_device_name(), flush=True)
+R50 = [(32, 64, 56, 56, 64, 1, 1, 0), (32, 64, 56, 56, 64, 3, 1, 1), (32, 64, 56, 56, 256, 1, 1, 0),
+       (32, 256, 56, 56, 64, 1, 1, 0), (32, 128, 28, 28, 128, 3, 1, 1), (32, 256, 14, 14, 256, 3, 1, 1),
+       (32, 512, 7, 7, 512, 3, 1, 1), (32, 3, 224, 224, 64, 7, 2, 3), (32, 256, 56, 56, 512, 1, 2, 0),
+       (32, 1024, 14, 14, 256, 1, 1, 0)]
+for dt, cl, tag in ((torch.float16, True, "f16_nhwc"), (torch.float32, False, "f32_nchw"),
+                    (torch.bfloat16, True, "bf16_nhwc")):
+    for (N, C, H, W, K, Rk, s, p) in R50:
+        x = torch.randn(N, C, H, W, device=dev, dtype=dt)
+        w = torch.randn(K, C, Rk, Rk, device=dev, dtype=dt)
+        if cl:
+            x = x.to(memory_format=torch.channels_last); w = w.to(memory_format=torch.channels_last)
+        rep(f"conv_fwd_{tag}", f"n{N}c{C}h{H}k{K}r{Rk}s{s}p{p}", bench(lambda: F.conv2d(x, w, stride=s, padding=p)))
+for (N, C, H, W, K, Rk, s, p) in (R50[1], R50[4], R50[5]):
+    x = torch.randn(N, C, H, W, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+    w = torch.randn(K, C, Rk, Rk, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+    g = torch.randn_like(F.conv2d(x, w, stride=s, padding=p))
+    cb = torch.ops.aten.convolution_backward
+    rep("conv_dgrad_f16_nhwc", f"n{N}c{C}h{H}k{K}r{Rk}",
+        bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], 1, [True, False, False])))
+    rep("conv_wgrad_f16_nhwc", f"n{N}c{C}h{H}k{K}r{Rk}",
+        bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], 1, [False, True, False])))
+torch.backends.cudnn.allow_tf32 = True
+x = torch.randn(32, 64, 56, 56, device=dev).to(memory_format=torch.channels_last)
+w = torch.randn(64, 64, 3, 3, device=dev).to(memory_format=torch.channels_last)
+rep("conv_fwd_f32tf32_nhwc", "n32c64h56k64r3s1p1", bench(lambda: F.conv2d(x, w, padding=1)))
+torch.backends.cudnn.allow_tf32 = False
+for dt in (torch.float16, torch.float32):
+    xi = torch.randn(32, 256, 56, 56, device=dev, dtype=dt).to(memory_format=torch.channels_last)
+    rep(f"maxpool3s2_{str(dt)[6:]}_nhwc", "32x256x56x56", bench(lambda: F.max_pool2d(xi, 3, 2, 1)))

@@ -1,0 +1,133 @@
+/* bench.h — what the files of `xdnn bench` share: the options, one "spec"
+ * (a graph file or a problem shorthand with its --set lists and dtypes, from
+ * the command line or one --batch line), one expanded case and its result. */
+#ifndef XDNN_CLI_BENCH_H
+#define XDNN_CLI_BENCH_H
+
+#include "cli.h"
+
+#include "core/ir.h"
+
+#include <stdio.h>
+
+enum { BENCH_MAX_VALUES = 256, BENCH_MAX_CASES = 100000, BENCH_MAX_DTYPES = 8 };
+
+typedef enum { BENCH_TABLE, BENCH_CSV, BENCH_JSONL } bench_format;
+typedef enum { BENCH_DEV_AUTO, BENCH_DEV_CPU, BENCH_DEV_GPU } bench_device;
+
+/* One --set P=LIST: values as text, ranges already expanded. */
+typedef struct bench_set {
+    const char *name;
+    char **values;          /* malloc'ed strings */
+    int nvalues;
+} bench_set;
+
+/* What to run: a graph file, or a problem shorthand ("conv", "n2c4h8k4r3p1"). */
+typedef struct bench_spec {
+    const char *path;       /* graph file (NULL for a problem) */
+    const char *problem;    /* problem kind, e.g. "conv" */
+    const char *desc;       /* its descriptor, e.g. "dgrad:n2c4h8k4r3p1" */
+    const char *graph;      /* --graph NAME */
+    const char *includes[CLI_MAX_LIST + 1];
+    int nincludes;
+    bench_set sets[CLI_MAX_LIST];
+    int nsets;
+    const char *dtypes[BENCH_MAX_DTYPES];   /* --dtype list; none = as declared */
+    int ndtypes;
+    const char *layout;     /* problems only */
+    const char *where;      /* "batch.txt:3" for diagnostics, or NULL */
+    char *owned[2];         /* batch: the line's text and its location (freed with the spec) */
+} bench_spec;
+
+/* Option ids of bench/plan/compare/cache (above cli.h's range). */
+enum {
+    OPT_DTYPE = 2000, OPT_LAYOUT, OPT_MIN_TIME, OPT_TUNE, OPT_DUMP_GRAPH, OPT_BATCH, OPT_NO_PROGRESS,
+    OPT_THRESHOLD, OPT_INFO, OPT_REPLAN, OPT_VERBOSE
+};
+
+typedef struct bench_opts {
+    bench_device device;
+    const char *engine;     /* auto | all | NAME */
+    int warmup, iters;
+    bool iters_set;
+    double min_time_s;      /* 0 = not given */
+    bool check, tune, dump_graph, no_progress;
+    bench_format format;
+    const char *out_path;   /* -o */
+} bench_opts;
+
+/* One point of a spec: param values and a dtype. */
+typedef struct bench_case {
+    const bench_spec *spec;
+    xdnn_binding points[CLI_MAX_LIST]; /* name -> value text */
+    int npoints;
+    const char *dtype;      /* NULL = as declared */
+} bench_case;
+
+typedef struct bench_part_result {
+    char name[160], ops[96], engine[64], knobs[128];
+    bool from_cache;
+} bench_part_result;
+
+typedef struct bench_result {
+    char key[1024];
+    char graph[128];
+    char dtype[16];
+    char device[16];
+    char status[16];        /* passed | failed | skipped */
+    char error[512];        /* why, for failed/skipped */
+    char check[16];         /* "", "ok", "mismatch" */
+    char repro[2048];
+    bench_part_result *parts;
+    int nparts;
+    int iters;
+    double median_ms, min_ms, max_ms, p90_ms; /* p90 < 0: not measured */
+    double flops, bytes;
+    xdnn_status code;       /* failure class */
+} bench_result;
+
+/* ---- bench_sweep.c */
+/* Parse "1,8,32", "28:112:28" (inclusive, step > 0) or mixes; false after a message. */
+bool bench_parse_set(const char *cmd, char *arg, bench_set *out);
+void bench_set_free(bench_set *s);
+/* The cases of a spec: --set lists replace params' sweep lists, lists multiply
+ * (file order, the last param fastest), then dtypes.  Loads the graph once to
+ * read its params.  *cases malloc'ed.  Usage errors are printed. */
+xdnn_status bench_expand(const bench_spec *sp, bench_case **cases, int *ncases);
+/* Free the cases of bench_expand (their point names and values are owned). */
+void bench_cases_free(bench_case *cases, int n);
+/* Load a spec's module (graph file, or a problem's generated text) and select its graph. */
+xdnn_status bench_load_module(const bench_spec *sp, xdnn_module_t **m, xgraph **g, xdnn_diags_t *d);
+/* Rewrite the graph's io dtype to `to`: the graph's io context and every
+ * declared or annotated tensor dtype equal to the old io dtype. */
+xdnn_status bench_rewrite_dtype(xgraph *g, xdnn_dtype to, xdnn_diags_t *d);
+/* Load a case's module and graph, rewrite its dtype and bind its point. */
+xdnn_status bench_load_case(const bench_case *c, xdnn_module_t **m, xgraph **g, xdnn_diags_t *d);
+
+/* ---- bench_problem.c */
+bool bench_is_problem(const char *word);
+/* The generated .dnn text of a problem (malloc'ed) or NULL after a message. */
+char *bench_problem_text(const char *problem, const char *desc, const char *layout, char *err, size_t errlen);
+
+/* ---- bench_batch.c */
+/* Read a batch file (lines of specs; '#' comments; `include FILE`); each line
+ * starts from a copy of `base` (the command line's per-case options).
+ * *specs holds *nspecs cases, then entries that only own the files' text:
+ * free all *ntotal with bench_spec_free, then the array (also after errors). */
+xdnn_status bench_read_batch(const char *path, const bench_spec *base, bench_spec **specs, int *nspecs, int *ntotal);
+/* Parse spec arguments (GRAPH | PROBLEM DESC, and per-case options) of one
+ * batch line or of the command line's leftovers into sp. */
+int bench_spec_option(bench_spec *sp, int opt, char *arg, const char *cmd);
+/* Set the spec's positional arguments (GRAPH, or PROBLEM DESC); usage error otherwise. */
+int bench_spec_positional(bench_spec *sp, char **args, int nargs, const char *cmd);
+void bench_spec_free(bench_spec *sp);
+
+/* ---- bench_output.c */
+void bench_output_begin(FILE *f, const bench_opts *o);
+void bench_output_case(FILE *f, const bench_opts *o, const bench_result *r);
+void bench_summary(FILE *f, int passed, int failed, int skipped);
+
+/* ---- cmd_bench.c helpers used by the others */
+void bench_key(const bench_case *c, const xgraph *g, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,164 @@
+/* bench_output.c — how a bench case is printed: an aligned table (a row and
+ * an indented repro line per case), CSV (RFC 4180 quoting) or JSON lines (one
+ * object per case; the format `xdnn compare` reads).  Rates: GFLOP/s from the
+ * ops' own flop counts, GB/s from the bytes of the graph's inputs, weights
+ * and outputs (each touched once: a lower bound of the real traffic). */
+#include "bench.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "cpu_reference x3" or "a,b": the distinct engines that ran, with counts. */
+static void engines_summary(const bench_result *r, char *buf, size_t len)
+{
+    buf[0] = 0;
+    size_t at = 0;
+    for (int i = 0; i < r->nparts; i++) {
+        bool seen = false;
+        for (int k = 0; k < i && !seen; k++)
+            seen = strcmp(r->parts[k].engine, r->parts[i].engine) == 0;
+        if (seen)
+            continue;
+        int count = 0;
+        for (int k = i; k < r->nparts; k++)
+            count += strcmp(r->parts[k].engine, r->parts[i].engine) == 0;
+        int n = count > 1 ? snprintf(buf + at, len - at, "%s%s x%d", at ? "," : "", r->parts[i].engine, count)
+                          : snprintf(buf + at, len - at, "%s%s", at ? "," : "", r->parts[i].engine);
+        if (n < 0 || (size_t)n >= len - at)
+            break;
+        at += (size_t)n;
+    }
+    if (!buf[0])
+        snprintf(buf, len, "-");
+}
+
+static double rate(double amount, double ms, double unit) { return ms > 0 ? amount / (ms * 1e-3) / unit : 0; }
+
+void bench_output_begin(FILE *f, const bench_opts *o)
+{
+    if (o->format == BENCH_TABLE)
+        fprintf(f, "%-44s %-22s %10s %10s %10s %10s %9s %8s  %s\n", "case", "engine", "median_ms", "min_ms", "max_ms",
+                "p90_ms", "GFLOP/s", "GB/s", "status");
+    else if (o->format == BENCH_CSV)
+        fprintf(f, "key,status,device,engines,iters,median_ms,min_ms,max_ms,p90_ms,gflops,gbps,check,repro,error\n");
+}
+
+static void csv_field(FILE *f, const char *s, bool last)
+{
+    if (strpbrk(s, ",\"\n")) {
+        fputc('"', f);
+        for (; *s; s++) {
+            if (*s == '"')
+                fputc('"', f);
+            fputc(*s, f);
+        }
+        fputc('"', f);
+    } else {
+        fputs(s, f);
+    }
+    fputc(last ? '\n' : ',', f);
+}
+
+static cJSON *result_json(const bench_result *r)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "key", r->key);
+    cJSON_AddStringToObject(j, "graph", r->graph);
+    cJSON_AddStringToObject(j, "dtype", r->dtype);
+    cJSON_AddStringToObject(j, "device", r->device);
+    cJSON_AddStringToObject(j, "status", r->status);
+    if (r->error[0])
+        cJSON_AddStringToObject(j, "error", r->error);
+    cJSON *parts = cJSON_AddArrayToObject(j, "engines");
+    for (int i = 0; i < r->nparts; i++) {
+        cJSON *p = cJSON_CreateObject();
+        cJSON_AddStringToObject(p, "partition", r->parts[i].name);
+        cJSON_AddStringToObject(p, "ops", r->parts[i].ops);
+        cJSON_AddStringToObject(p, "engine", r->parts[i].engine);
+        cJSON_AddStringToObject(p, "knobs", r->parts[i].knobs);
+        cJSON_AddBoolToObject(p, "from_cache", r->parts[i].from_cache);
+        cJSON_AddItemToArray(parts, p);
+    }
+    bool timed = strcmp(r->status, "passed") == 0 || strcmp(r->check, "mismatch") == 0;
+    if (timed) {
+        cJSON_AddNumberToObject(j, "iters", r->iters);
+        cJSON_AddNumberToObject(j, "median_ms", r->median_ms);
+        cJSON_AddNumberToObject(j, "min_ms", r->min_ms);
+        cJSON_AddNumberToObject(j, "max_ms", r->max_ms);
+        if (r->p90_ms >= 0)
+            cJSON_AddNumberToObject(j, "p90_ms", r->p90_ms);
+        else
+            cJSON_AddNullToObject(j, "p90_ms");
+        cJSON_AddNumberToObject(j, "spread", r->median_ms > 0 ? (r->max_ms - r->min_ms) / r->median_ms : 0);
+        cJSON_AddNumberToObject(j, "flops", r->flops);
+        cJSON_AddNumberToObject(j, "bytes", r->bytes);
+        cJSON_AddNumberToObject(j, "gflops", rate(r->flops, r->median_ms, 1e9));
+        cJSON_AddNumberToObject(j, "gbps", rate(r->bytes, r->median_ms, 1e9));
+    }
+    if (r->check[0])
+        cJSON_AddStringToObject(j, "check", r->check);
+    else
+        cJSON_AddNullToObject(j, "check");
+    cJSON_AddStringToObject(j, "repro", r->repro);
+    return j;
+}
+
+void bench_output_case(FILE *f, const bench_opts *o, const bench_result *r)
+{
+    char eng[256];
+    engines_summary(r, eng, sizeof eng);
+    bool timed = strcmp(r->status, "passed") == 0 || strcmp(r->check, "mismatch") == 0;
+    char med[32] = "-", mn[32] = "-", mx[32] = "-", p90[32] = "-", gf[32] = "-", gb[32] = "-";
+    if (timed) {
+        snprintf(med, sizeof med, "%.4f", r->median_ms);
+        snprintf(mn, sizeof mn, "%.4f", r->min_ms);
+        snprintf(mx, sizeof mx, "%.4f", r->max_ms);
+        if (r->p90_ms >= 0)
+            snprintf(p90, sizeof p90, "%.4f", r->p90_ms);
+        snprintf(gf, sizeof gf, "%.2f", rate(r->flops, r->median_ms, 1e9));
+        snprintf(gb, sizeof gb, "%.2f", rate(r->bytes, r->median_ms, 1e9));
+    }
+    switch (o->format) {
+    case BENCH_TABLE:
+        fprintf(f, "%-44s %-22s %10s %10s %10s %10s %9s %8s  %s%s%s\n", r->key, eng, med, mn, mx, p90, gf, gb, r->status,
+                r->check[0] ? " check=" : "", r->check);
+        if (r->error[0])
+            fprintf(f, "    error: %s\n", r->error);
+        fprintf(f, "    repro: %s\n", r->repro);
+        break;
+    case BENCH_CSV: {
+        char iters[16];
+        snprintf(iters, sizeof iters, "%d", r->iters);
+        csv_field(f, r->key, false);
+        csv_field(f, r->status, false);
+        csv_field(f, r->device, false);
+        csv_field(f, eng, false);
+        csv_field(f, timed ? iters : "", false);
+        csv_field(f, timed ? med : "", false);
+        csv_field(f, timed ? mn : "", false);
+        csv_field(f, timed ? mx : "", false);
+        csv_field(f, timed && r->p90_ms >= 0 ? p90 : "", false);
+        csv_field(f, timed ? gf : "", false);
+        csv_field(f, timed ? gb : "", false);
+        csv_field(f, r->check, false);
+        csv_field(f, r->repro, false);
+        csv_field(f, r->error, true);
+        break;
+    }
+    case BENCH_JSONL: {
+        cJSON *j = result_json(r);
+        char *text = cJSON_PrintUnformatted(j);
+        if (text)
+            fprintf(f, "%s\n", text);
+        cJSON_free(text);
+        cJSON_Delete(j);
+        break;
+    }
+    }
+}
+
+void bench_summary(FILE *f, int passed, int failed, int skipped)
+{
+    fprintf(f, "%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+}

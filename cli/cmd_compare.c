@@ -1,0 +1,215 @@
+/* cmd_compare.c — `xdnn compare OLD.jsonl NEW.jsonl`: match the cases of two
+ * `xdnn bench --format jsonl` runs by key and say, per case, whether NEW is
+ * FASTER, SLOWER or the SAME, then the geometric mean of the ratios.
+ *
+ * Noise: a case only counts as changed when the ratio new/old leaves the band
+ * 1 ± max(threshold, mean of the two runs' relative spreads (max-min)/median),
+ * so a noisy measurement needs a larger change.  Exit status: 6 when a case
+ * is SLOWER or passed in OLD but not in NEW (a regression), 5 for an
+ * unreadable or malformed file, 1 for usage errors, else 0. */
+#include "bench.h"
+
+#include "core/fileio.h"
+
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char compare_help[] =
+    "usage: xdnn compare OLD.jsonl NEW.jsonl [--threshold PCT]\n"
+    "\n"
+    "Compare two `xdnn bench --format jsonl` runs case by case (matched by key):\n"
+    "ratio new/old of the median times, SAME / FASTER / SLOWER, and the geometric\n"
+    "mean of the ratios.  A change counts only beyond max(PCT, the measured\n"
+    "spread) (default PCT 5).  Exit status 6 when any case is SLOWER or no longer\n"
+    "passes; 5 for a malformed file.\n";
+
+typedef struct crow {
+    char *key;
+    char status[16];
+    double median, min, max;
+    bool timed;
+} crow;
+
+typedef struct cfile {
+    crow *rows;
+    int n;
+} cfile;
+
+static void cfile_free(cfile *f)
+{
+    for (int i = 0; i < f->n; i++)
+        free(f->rows[i].key);
+    free(f->rows);
+}
+
+static xdnn_status bad_line(const char *path, int line, const char *what)
+{
+    fprintf(stderr, "xdnn compare: %s:%d: %s\n", path, line, what);
+    return XDNN_ERR_IO;
+}
+
+static xdnn_status read_jsonl(const char *path, cfile *f)
+{
+    memset(f, 0, sizeof *f);
+    xdnn_diags_t *d = xdnn_diags_create();
+    char *text;
+    size_t len;
+    xdnn_status s = file_read_all(path, &text, &len, d);
+    xdnn_diags_print(d, stderr);
+    xdnn_diags_destroy(d);
+    if (s != XDNN_OK)
+        return s;
+    if (strlen(text) != len) {
+        free(text);
+        return bad_line(path, 1, "not a text file (NUL byte)");
+    }
+    int cap = 0, lineno;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line && s == XDNN_OK; line = strtok_r(NULL, "\n", &save)) {
+        /* strtok_r skips empty lines, so count them back from the pointer */
+        lineno = 1;
+        for (const char *c = text; c < line; c++)
+            lineno += *c == 0 || *c == '\n';
+        while (*line == ' ' || *line == '\t' || *line == '\r')
+            line++;
+        if (!*line)
+            continue;
+        cJSON *j = cJSON_Parse(line);
+        const cJSON *key = cJSON_GetObjectItemCaseSensitive(j, "key");
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "status");
+        if (!cJSON_IsObject(j))
+            s = bad_line(path, lineno, "not a JSON object (expected the output of xdnn bench --format jsonl)");
+        else if (!cJSON_IsString(key) || !cJSON_IsString(st))
+            s = bad_line(path, lineno, "a case needs string fields \"key\" and \"status\"");
+        if (s == XDNN_OK) {
+            const cJSON *med = cJSON_GetObjectItemCaseSensitive(j, "median_ms");
+            const cJSON *mn = cJSON_GetObjectItemCaseSensitive(j, "min_ms");
+            const cJSON *mx = cJSON_GetObjectItemCaseSensitive(j, "max_ms");
+            bool passed = strcmp(st->valuestring, "passed") == 0;
+            if (passed && (!cJSON_IsNumber(med) || !cJSON_IsNumber(mn) || !cJSON_IsNumber(mx) ||
+                           !(med->valuedouble > 0) || mn->valuedouble > med->valuedouble ||
+                           mx->valuedouble < med->valuedouble))
+                s = bad_line(path, lineno, "a passed case needs numbers min_ms <= median_ms <= max_ms, median_ms > 0");
+            for (int i = 0; i < f->n && s == XDNN_OK; i++)
+                if (strcmp(f->rows[i].key, key->valuestring) == 0)
+                    s = bad_line(path, lineno, "the same key appears twice (two runs in one file?)");
+            if (s == XDNN_OK && f->n == cap) {
+                cap = cap ? 2 * cap : 64;
+                crow *nr = realloc(f->rows, (size_t)cap * sizeof *nr);
+                if (!nr)
+                    s = XDNN_ERR_NOMEM;
+                else
+                    f->rows = nr;
+            }
+            if (s == XDNN_OK) {
+                crow *r = &f->rows[f->n++];
+                memset(r, 0, sizeof *r);
+                r->key = strdup(key->valuestring);
+                snprintf(r->status, sizeof r->status, "%s", st->valuestring);
+                r->timed = passed;
+                if (passed)
+                    r->median = med->valuedouble, r->min = mn->valuedouble, r->max = mx->valuedouble;
+            }
+        }
+        cJSON_Delete(j);
+    }
+    free(text);
+    if (s == XDNN_OK && f->n == 0)
+        s = bad_line(path, 1, "no cases (empty file)");
+    if (s != XDNN_OK)
+        cfile_free(f);
+    return s;
+}
+
+static const crow *find(const cfile *f, const char *key)
+{
+    for (int i = 0; i < f->n; i++)
+        if (strcmp(f->rows[i].key, key) == 0)
+            return &f->rows[i];
+    return NULL;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"threshold", required_argument, NULL, OPT_THRESHOLD},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    double thr = 5;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_HELP: fputs(compare_help, stdout); return XDNN_OK;
+        case OPT_THRESHOLD: {
+            char *end;
+            thr = strtod(optarg, &end);
+            if (!*optarg || *end || !(thr >= 0) || thr > 1000)
+                return cli_usage_error("compare", "--threshold needs a percentage in [0, 1000], got '%s'", optarg);
+            break;
+        }
+        case ':': return cli_usage_error("compare", "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage_error("compare", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 2)
+        return cli_usage_error("compare", "expected OLD.jsonl NEW.jsonl");
+    cfile a, b;
+    xdnn_status s = read_jsonl(argv[optind], &a);
+    if (s != XDNN_OK)
+        return s;
+    if ((s = read_jsonl(argv[optind + 1], &b)) != XDNN_OK) {
+        cfile_free(&a);
+        return s;
+    }
+    printf("%-44s %10s %10s %7s %7s  %s\n", "case", "old_ms", "new_ms", "ratio", "noise", "verdict");
+    int faster = 0, slower = 0, same = 0, broke = 0, added = 0, missing = 0, matched = 0;
+    double logsum = 0;
+    for (int i = 0; i < b.n; i++) {
+        const crow *n = &b.rows[i], *o = find(&a, n->key);
+        if (!o) {
+            printf("%-44s %10s %10s %7s %7s  NEW\n", n->key, "-", n->timed ? "" : "-", "-", "-");
+            added++;
+            continue;
+        }
+        if (o->timed && !n->timed) {
+            printf("%-44s %10.4f %10s %7s %7s  FAILED (now %s)\n", n->key, o->median, "-", "-", "-", n->status);
+            broke++;
+            continue;
+        }
+        if (!o->timed || !n->timed) {
+            printf("%-44s %10s %10s %7s %7s  NOT COMPARED (old %s, new %s)\n", n->key, "-", "-", "-", "-", o->status,
+                   n->status);
+            continue;
+        }
+        double ratio = n->median / o->median;
+        double spread = 0.5 * ((o->max - o->min) / o->median + (n->max - n->min) / n->median);
+        double noise = fmax(thr / 100, spread);
+        const char *verdict = ratio > 1 + noise ? "SLOWER" : ratio < 1 / (1 + noise) ? "FASTER" : "SAME";
+        slower += verdict[1] == 'L';
+        faster += verdict[0] == 'F';
+        same += verdict[1] == 'A';
+        logsum += log(ratio);
+        matched++;
+        printf("%-44s %10.4f %10.4f %7.3f %6.1f%%  %s\n", n->key, o->median, n->median, ratio, 100 * noise, verdict);
+    }
+    for (int i = 0; i < a.n; i++)
+        if (!find(&b, a.rows[i].key)) {
+            printf("%-44s %10s %10s %7s %7s  MISSING in new\n", a.rows[i].key, "-", "-", "-", "-");
+            missing++;
+        }
+    if (matched)
+        printf("geomean ratio %.3f over %d case%s: ", exp(logsum / matched), matched, matched == 1 ? "" : "s");
+    else
+        printf("no case timed in both runs: ");
+    printf("%d faster, %d slower, %d same, %d no longer passing, %d new, %d missing\n", faster, slower, same, broke,
+           added, missing);
+    cfile_free(&a);
+    cfile_free(&b);
+    return slower || broke ? XDNN_ERR_CHECK : XDNN_OK;
+}

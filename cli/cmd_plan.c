@@ -1,0 +1,295 @@
+/* cmd_plan.c — `xdnn plan`: make an execution plan (.xplan) of a bound graph,
+ * describe one (--info), rebuild one for this device (--replan); and the hook
+ * `xdnn run PLAN.xplan` uses to load one. */
+#include "bench.h"
+
+#include "core/fileio.h"
+#include "gpu/gpu.h"
+#include "plan/plan.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char plan_help[] =
+    "usage: xdnn plan [options] GRAPH -o OUT.xplan\n"
+    "       xdnn plan --info PLAN.xplan\n"
+    "       xdnn plan --replan PLAN.xplan -o OUT.xplan [--tune] [--device D]\n"
+    "\n"
+    "Write everything needed to run GRAPH again without planning, tuning or\n"
+    "compiling: the graph specialized to its param values, the engine and knobs of\n"
+    "every partition, the workspace layout, compiled GPU modules, the device\n"
+    "fingerprint, the xdnn version and a checksum (format: man xdnn-plan 5).\n"
+    "`xdnn run OUT.xplan` runs it; a plan from another device or xdnn version is\n"
+    "refused (--replan rebuilds it from the graph it carries).\n"
+    "\n"
+    "  --set P=V, --graph NAME, -I DIR   as in `xdnn run` (one value per param)\n"
+    "  --device auto|cpu|gpu  the device to plan for (auto: the GPU if there is one)\n"
+    "  --tune                 time every engine per partition and keep the fastest\n"
+    "                         (stored in the tune cache too)\n"
+    "  -o FILE                where to write the plan (atomically)\n"
+    "  --info                 describe a plan: versions, device, graph, partitions,\n"
+    "                         engines, workspace, compiled modules\n"
+    "  --replan               rebuild a plan (any device or version) for this one\n"
+    "\n"
+    "Exit status: 0 ok, 1 usage, 3 graph error, 4 plan refused (other device or\n"
+    "version), 5 unreadable, truncated or corrupt plan, 7 device error.\n";
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+bool plan_path_is_plan(const char *path)
+{
+    size_t n = strlen(path);
+    if (n > 6 && strcmp(path + n - 6, ".xplan") == 0)
+        return true;
+    FILE *f = fopen(path, "rb");
+    char magic[8] = {0};
+    bool is = f && fread(magic, 1, 8, f) == 8 && memcmp(magic, "XDNNPLAN", 8) == 0;
+    if (f)
+        fclose(f);
+    return is;
+}
+
+/* Read and verify a plan file (not its device). */
+static xdnn_status read_plan(const char *path, xdnn_diags_t *d, xdnn_plan_t **out)
+{
+    char *data;
+    size_t len;
+    xdnn_status s = file_read_all(path, &data, &len, d);
+    if (s != XDNN_OK)
+        return s;
+    s = plan_from_bytes(path, (const unsigned char *)data, len, d, out);
+    free(data);
+    return s;
+}
+
+/* The engines of a plan, one line: "y.0=cpu_reference y.1=cpu_reference ...". */
+static void print_engines(FILE *f, const xdnn_plan_t *p)
+{
+    fprintf(f, "engines loaded (%d):", p->nparts);
+    for (int i = 0; i < p->nparts; i++)
+        fprintf(f, " %s=%s%s%s", p->parts[i].name, p->parts[i].engine, p->parts[i].knobs[0] ? ":" : "",
+                p->parts[i].knobs);
+    fprintf(f, "\n");
+}
+
+xdnn_status plan_load_for_run(const graph_opts *o, bool use_gpu, FILE *info, const char **force, int *nforce,
+                              int maxforce, xdnn_module_t **m, xdnn_graph_t **g)
+{
+    /* force strings must outlive the run: kept here until the process ends */
+    static char *kept[CLI_MAX_LIST];
+    static int nkept;
+    *m = NULL;
+    *g = NULL;
+    if (o->nsets || o->graph || o->nincludes) {
+        fprintf(stderr, "xdnn run: %s is a plan, specialized when it was made: --set, --graph and -I do not apply "
+                        "(make another plan with xdnn plan --set ...)\n", o->path);
+        return XDNN_ERR_USAGE;
+    }
+    double t0 = now_ms();
+    xdnn_diags_t *d = xdnn_diags_create();
+    xdnn_plan_t *p = NULL;
+    xdnn_status s = read_plan(o->path, d, &p);
+    if (s == XDNN_OK)
+        s = plan_check_compatible(p, use_gpu, d);
+    if (s == XDNN_OK)
+        s = plan_parse_graph(p->module_json, p->graph_name, &p->m, &p->g, d);
+    if (s == XDNN_OK && use_gpu)
+        s = plan_gpu_import_blobs(p->blobs, p->nblobs, d);
+    if (s == XDNN_OK && !use_gpu) {
+        bool ok = (size_t)p->nparts == p->g->nnodes;
+        for (int i = 0; ok && i < p->nparts; i++)
+            ok = strcmp(p->parts[i].name, p->g->nodes[i].name) == 0 && strcmp(p->parts[i].engine, "cpu_reference") == 0;
+        if (!ok) {
+            diag_error(d, XDNN_ERR_IO, ((xloc){.file = o->path}),
+                       "corrupt plan: its %d partitions do not match the %zu nodes of graph '%s'", p->nparts,
+                       p->g->nnodes, p->graph_name);
+            s = XDNN_ERR_IO;
+        }
+    }
+    if (s == XDNN_OK && use_gpu)
+        for (int i = 0; i < p->nparts && *nforce < maxforce && nkept < CLI_MAX_LIST; i++) {
+            char **one = plan_force_strings(&p->parts[i], 1);
+            if (one && one[0]) {
+                kept[nkept++] = one[0]; /* still reachable at exit, never "lost" */
+                force[(*nforce)++] = one[0];
+            }
+            free(one);
+        }
+    double ms = now_ms() - t0;
+    (void)kept[0];
+    if (s == XDNN_OK) {
+        fprintf(info, "plan %s: graph %s, device %s\n", o->path, p->graph_name, p->device);
+        print_engines(info, p);
+        fprintf(info, "plan load: %.3f ms (%d compiled module%s)\n", ms, p->nblobs, p->nblobs == 1 ? "" : "s");
+        *m = p->m;
+        *g = p->g;
+        p->m = NULL;
+    }
+    xdnn_diags_print(d, stderr);
+    xdnn_diags_destroy(d);
+    xdnn_plan_destroy(p);
+    return s;
+}
+
+static xdnn_status write_plan(const xdnn_plan_t *p, const char *path, double ms)
+{
+    xdnn_diags_t *d = xdnn_diags_create();
+    unsigned char *bytes;
+    size_t len;
+    xdnn_status s = plan_to_bytes(p, &bytes, &len, d);
+    if (s == XDNN_OK) {
+        s = file_write_atomic(path, bytes, len, d);
+        free(bytes);
+    }
+    xdnn_diags_print(d, stderr);
+    xdnn_diags_destroy(d);
+    if (s == XDNN_OK && strcmp(path, "-") != 0) {
+        int tuned = 0, cached = 0;
+        for (int i = 0; i < p->nparts; i++) {
+            tuned += p->parts[i].tuned_ms >= 0 && !p->parts[i].from_cache;
+            cached += p->parts[i].from_cache;
+        }
+        printf("plan %s: graph %s, %d partition%s (%d tuned, %d from the tune cache), %zu bytes, planned in %.1f ms\n",
+               path, p->graph_name, p->nparts, p->nparts == 1 ? "" : "s", tuned, cached, len, ms);
+        printf("device: %s\n", p->device);
+    }
+    return s;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"set", required_argument, NULL, OPT_SET},
+        {"graph", required_argument, NULL, OPT_GRAPH},
+        {"device", required_argument, NULL, OPT_DEVICE},
+        {"tune", no_argument, NULL, OPT_TUNE},
+        {"output", required_argument, NULL, 'o'},
+        {"info", no_argument, NULL, OPT_INFO},
+        {"replan", no_argument, NULL, OPT_REPLAN},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    graph_opts go = {0};
+    const char *out = NULL, *device = "auto";
+    bool tune = false, info = false, replan = false;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":I:o:", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_HELP: fputs(plan_help, stdout); return XDNN_OK;
+        case OPT_DEVICE:
+            if (strcmp(optarg, "auto") && strcmp(optarg, "cpu") && strcmp(optarg, "gpu"))
+                return cli_usage_error("plan", "--device must be auto, cpu or gpu, got '%s'", optarg);
+            device = optarg;
+            break;
+        case OPT_TUNE: tune = true; break;
+        case 'o': out = optarg; break;
+        case OPT_INFO: info = true; break;
+        case OPT_REPLAN: replan = true; break;
+        case ':': return cli_usage_error("plan", "option '%s' needs a value", argv[optind - 1]);
+        case '?': return cli_usage_error("plan", "unknown option '%s'", argv[optind - 1]);
+        default: {
+            int r = graph_opts_take(&go, c, optarg);
+            if (r < 0)
+                return XDNN_ERR_USAGE;
+            if (r == 0)
+                return cli_usage_error("plan", "unknown option '%s'", argv[optind - 1]);
+        }
+        }
+    }
+    if (optind != argc - 1)
+        return cli_usage_error("plan", optind == argc ? "missing GRAPH (or PLAN) file" : "expected one file");
+    const char *path = argv[optind];
+    if (info && (replan || tune || out || go.nsets || go.graph || go.nincludes || strcmp(device, "auto")))
+        return cli_usage_error("plan", "--info only reads a plan: no other option applies");
+    if (replan && (go.nsets || go.graph || go.nincludes))
+        return cli_usage_error("plan", "--replan keeps the plan's graph and param values: --set, --graph and -I do "
+                                       "not apply");
+    if (info) {
+        xdnn_diags_t *d = xdnn_diags_create();
+        xdnn_plan_t *p = NULL;
+        xdnn_status s = read_plan(path, d, &p);
+        if (s == XDNN_OK) {
+            /* a foreign plan is still described; its graph is parsed if it can be */
+            xdnn_diags_t *quiet = xdnn_diags_create();
+            if (plan_parse_graph(p->module_json, p->graph_name, &p->m, &p->g, quiet) != XDNN_OK)
+                p->g = NULL;
+            xdnn_diags_destroy(quiet);
+            printf("plan: %s\n", path);
+            plan_print_info(p, stdout);
+            char here[FINGERPRINT_MAX];
+            bool gpu_plan = strncmp(p->device, "gpu", 3) == 0;
+            if (fingerprint_device(gpu_plan, here, sizeof here) == XDNN_OK)
+                printf("runs here:    %s\n", strcmp(here, p->device) == 0 &&
+                                                     strcmp(p->xdnn_version, XDNN_VERSION_STRING) == 0
+                                                 ? "yes"
+                                                 : "no (another device or xdnn version: use --replan)");
+            else
+                printf("runs here:    no (no such device here)\n");
+        }
+        xdnn_diags_print(d, stderr);
+        xdnn_diags_destroy(d);
+        xdnn_plan_destroy(p);
+        return s;
+    }
+    if (!out)
+        return cli_usage_error("plan", "missing -o OUT.xplan");
+    bool use_gpu = false;
+    char why[512];
+    if (strcmp(device, "cpu") != 0) {
+        use_gpu = gpu_available(why, sizeof why);
+        if (!use_gpu && strcmp(device, "gpu") == 0) {
+            fprintf(stderr, "xdnn plan: no usable GPU: %s\n", why);
+            return XDNN_ERR_DEVICE;
+        }
+        if (!use_gpu)
+            fprintf(stderr, "note: no GPU (%s); planning for the CPU reference\n", why);
+    }
+    char fp[FINGERPRINT_MAX];
+    if (fingerprint_device(use_gpu, fp, sizeof fp) != XDNN_OK) {
+        fprintf(stderr, "xdnn plan: cannot identify the device: %s\n", fp);
+        return XDNN_ERR_DEVICE;
+    }
+    double t0 = now_ms();
+    xdnn_module_t *m = NULL;
+    xdnn_graph_t *g = NULL;
+    xdnn_plan_t *old = NULL;
+    xdnn_status s;
+    xdnn_diags_t *d = xdnn_diags_create();
+    if (replan) {
+        s = read_plan(path, d, &old);
+        if (s == XDNN_OK) {
+            fprintf(stderr, "replanning %s (made by xdnn %s for '%s')\n", path, old->xdnn_version, old->device);
+            s = plan_parse_graph(old->module_json, old->graph_name, &old->m, &old->g, d);
+            g = old->g;
+        }
+        xdnn_diags_print(d, stderr);
+        xdnn_diags_destroy(d);
+        d = xdnn_diags_create();
+    } else {
+        go.path = path;
+        s = cli_load_bound(&go, &m, &g, true);
+    }
+    xdnn_plan_t *p = NULL;
+    if (s == XDNN_OK) {
+        select_opts so = {.use_gpu = use_gpu, .tune = tune, .warmup = 1, .iters = 5, .log = tune ? stderr : NULL,
+                          .fp = fp};
+        s = plan_build(g, &so, d, &p);
+    }
+    xdnn_diags_print(d, stderr);
+    xdnn_diags_destroy(d);
+    if (s == XDNN_OK)
+        s = write_plan(p, out, now_ms() - t0);
+    xdnn_plan_destroy(p);
+    xdnn_plan_destroy(old);
+    xdnn_module_destroy(m);
+    return s;
+}

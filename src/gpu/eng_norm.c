@@ -1,0 +1,596 @@
+/* eng_norm.c — the norm_welford engine: batchnorm (training with or without
+ * running statistics, inference, backward), layernorm, rmsnorm, groupnorm,
+ * instancenorm (forward and backward) and softmax_bwd / log_softmax_bwd, on
+ * the precompiled kernels of kernels/norm.cu (layouts in kern_norm.h).
+ *
+ * x's dims become canonical dims (group norm's channel dim split into
+ * [G, C/G]), each a ROW dim (one statistic per index) or a reduced dim, with
+ * one stride per operand; dims that every operand walks contiguously are
+ * merged.  Then:
+ *   forward   reduce (Welford, or sum of squares for rms) -> finalize (mean,
+ *             inv_var, running statistics) -> apply y; layernorm/rmsnorm rows
+ *             of <= 8192 contiguous elements instead use one block per row
+ *             with the row in registers (x read once);
+ *   backward  load saved mean/inv -> reduce the row sums (sum g, sum g xhat,
+ *             sum dy, sum dy xhat) -> apply dx; parameter gradients by a
+ *             second reduce over the parameter's dims (batchnorm: they are
+ *             the row sums already);
+ *   softmax_bwd  reduce sum dy*y (or sum dy) per row -> apply dx.
+ * The reduce runs with threads along the reduced dims, or, when the rows
+ * are the contiguous dim (batchnorm NHWC, softmax over a leading axis),
+ * 32 rows per block with threads along the rows (coalesced); long rows are
+ * split into chunks whose partial statistics are combined (Chan) in the
+ * finalize kernel.  All math in f32; any strides; f32/f16/bf16 tensors. */
+#include "gpu/eng_norm.h"
+
+#include "gpu/engine.h"
+#include "ops/norm_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(XDNN_F32 == 0 && XDNN_F16 == 1 && XDNN_BF16 == 2 && XDNN_F64 == 9,
+               "kernels/norm.cu hard-codes these dtype codes");
+
+static const struct {
+    const char *name;
+    norm_kind kind;
+} kinds[] = {
+    {"batchnorm", NK_BN},       {"batchnorm_infer", NK_BN_INFER}, {"batchnorm_bwd", NK_BN_BWD},
+    {"layernorm", NK_LN},       {"layernorm_bwd", NK_LN_BWD},     {"rmsnorm", NK_RMS},
+    {"rmsnorm_bwd", NK_RMS_BWD}, {"groupnorm", NK_GN},            {"groupnorm_bwd", NK_GN_BWD},
+    {"instancenorm", NK_IN},    {"instancenorm_bwd", NK_IN_BWD},  {"softmax_bwd", NK_SMB},
+    {"log_softmax_bwd", NK_LSMB},
+};
+
+norm_kind gpu_norm_kind(const char *op)
+{
+    for (size_t i = 0; op && i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strcmp(kinds[i].name, op) == 0)
+            return kinds[i].kind;
+    return NK_NONE;
+}
+
+static bool is_bwd(norm_kind k)
+{
+    return k == NK_BN_BWD || k == NK_LN_BWD || k == NK_RMS_BWD || k == NK_GN_BWD || k == NK_IN_BWD;
+}
+static bool is_bn(norm_kind k) { return k == NK_BN || k == NK_BN_INFER || k == NK_BN_BWD; }
+static bool is_group(norm_kind k) { return k == NK_GN || k == NK_GN_BWD || k == NK_IN || k == NK_IN_BWD; }
+static bool is_feature(norm_kind k) { return k == NK_LN || k == NK_LN_BWD || k == NK_RMS || k == NK_RMS_BWD; }
+static bool is_rms(norm_kind k) { return k == NK_RMS || k == NK_RMS_BWD; }
+static bool is_smb(norm_kind k) { return k == NK_SMB || k == NK_LSMB; }
+
+/* ---- canonical dims (before merging: up to rank + 1) */
+
+enum { CAN_MAX = XDNN_MAX_RANK + 2 };
+
+typedef struct canon {
+    int n;
+    int64_t size[CAN_MAX];
+    bool row[CAN_MAX];
+    int xdim[CAN_MAX];        /* the x dim it comes from */
+    int64_t st[NG_NOPS][CAN_MAX];
+} canon;
+
+/* Stride of the one dim of a per-channel tensor that holds C (0 if one element). */
+static int64_t chan_stride(const gtensor *t)
+{
+    if (t->numel <= 1)
+        return 0;
+    for (int i = 0; i < t->rank; i++)
+        if (t->dims[i] > 1)
+            return t->strides[i];
+    return 0;
+}
+
+/* Is t packed row-major (size-1 dims ignored)? */
+static bool dense_row_major(const gtensor *t)
+{
+    int64_t want = 1;
+    for (int i = t->rank - 1; i >= 0; i--) {
+        if (t->dims[i] == 1)
+            continue;
+        if (t->strides[i] != want)
+            return false;
+        want *= t->dims[i];
+    }
+    return true;
+}
+
+static bool dtype_ok(xdnn_dtype t, bool allow_f64)
+{
+    return t == XDNN_F32 || t == XDNN_F16 || t == XDNN_BF16 || (allow_f64 && t == XDNN_F64);
+}
+
+/* Build the ng_dims of the canonical dims selected by `want_row` (-1 = all),
+ * sorted by decreasing stride of operand `key`, size-1 dims dropped, and
+ * mergeable neighbours merged.  False when more than NG_MAXD dims remain. */
+static bool make_dims(const canon *c, int want_row, int par_only, int key, ng_dims *out)
+{
+    int idx[CAN_MAX], n = 0;
+    for (int i = 0; i < c->n; i++) {
+        if (c->size[i] == 1)
+            continue;
+        if (par_only == 1 && c->st[NG_PAR][i] == 0)
+            continue;
+        if (par_only == 0 && c->st[NG_PAR][i] != 0)
+            continue;
+        if (par_only < 0 && want_row >= 0 && (int)c->row[i] != want_row)
+            continue;
+        idx[n++] = i;
+    }
+    /* stable insertion sort: larger |stride of key| first */
+    for (int i = 1; i < n; i++) {
+        int v = idx[i], j = i - 1;
+        int64_t sv = llabs(c->st[key][v]);
+        while (j >= 0 && llabs(c->st[key][idx[j]]) < sv) {
+            idx[j + 1] = idx[j];
+            j--;
+        }
+        idx[j + 1] = v;
+    }
+    ng_dims d;
+    memset(&d, 0, sizeof d);
+    int m = 0;
+    int64_t size[CAN_MAX], st[NG_NOPS][CAN_MAX];
+    for (int i = 0; i < n; i++) {
+        int v = idx[i];
+        if (m > 0) {
+            bool merge = true;
+            for (int k = 0; k < NG_NOPS && merge; k++)
+                merge = st[k][m - 1] == c->st[k][v] * c->size[v];
+            if (merge) {
+                size[m - 1] *= c->size[v];
+                for (int k = 0; k < NG_NOPS; k++)
+                    st[k][m - 1] = c->st[k][v];
+                continue;
+            }
+        }
+        size[m] = c->size[v];
+        for (int k = 0; k < NG_NOPS; k++)
+            st[k][m] = c->st[k][v];
+        m++;
+    }
+    if (m > NG_MAXD)
+        return false;
+    d.n = m;
+    for (int i = 0; i < m; i++) {
+        d.size[i] = size[i];
+        for (int k = 0; k < NG_NOPS; k++)
+            d.stride[k][i] = st[k][i];
+    }
+    *out = d;
+    return true;
+}
+
+static int64_t dims_count(const ng_dims *d)
+{
+    int64_t n = 1;
+    for (int i = 0; i < d->n; i++)
+        n *= d->size[i];
+    return n;
+}
+
+/* Reduce geometry: threads along the rows when the rows are the
+ * contiguous dim; chunks so the grid fills the device. */
+static void plan_reduce(ng_job *j, int sm_count)
+{
+    j->O = dims_count(&j->outer);
+    j->Q = dims_count(&j->inner);
+    bool outer_unit = j->outer.n > 0 && llabs(j->outer.stride[NG_X][j->outer.n - 1]) == 1;
+    bool inner_unit = j->inner.n > 0 && llabs(j->inner.stride[NG_X][j->inner.n - 1]) == 1;
+    j->col = outer_unit && !inner_unit;
+    int64_t target = 8 * (int64_t)(sm_count > 0 ? sm_count : 132);
+    int64_t oblocks = j->col ? (j->O + 31) / 32 : j->O, minchunk = j->col ? 64 : 2048;
+    int64_t by_work = (j->Q + minchunk - 1) / minchunk, by_fill = (target + oblocks - 1) / oblocks;
+    int64_t ns = by_work < by_fill ? by_work : by_fill;
+    if (ns < 1)
+        ns = 1;
+    if (ns > 65535)
+        ns = 65535;
+    j->chunk = (j->Q + ns - 1) / ns;
+    if (j->chunk < 1)
+        j->chunk = 1;
+    j->nsplit = (int)((j->Q + j->chunk - 1) / j->chunk);
+    if (j->nsplit < 1)
+        j->nsplit = 1;
+}
+
+static size_t align256(size_t v) { return (v + 255) / 256 * 256; }
+
+#define FAIL(...)                                \
+    do {                                         \
+        snprintf(why, len, __VA_ARGS__);         \
+        return false;                            \
+    } while (0)
+
+bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *np, char *why, size_t len)
+{
+    memset(np, 0, sizeof *np);
+    for (int k = 0; k < NG_NOPS; k++)
+        np->tid[k] = -1;
+    if (p->kind != GP_SINGLE || p->nnodes != 1)
+        FAIL("needs a single-node partition, got %s with %d nodes", gpart_kind_name(p->kind), p->nnodes);
+    const ggraph *g = pl->g;
+    const gnode *n = &g->n[p->nodes[0]];
+    norm_kind kind = gpu_norm_kind(n->op);
+    np->kind = kind;
+    if (kind == NK_NONE)
+        FAIL("op %s is not a normalization or softmax_bwd", n->op);
+    if (!n->ir)
+        FAIL("%s: node %s has no IR node (attributes unknown)", n->op, n->name);
+    const op_desc *desc = op_get(n->ir->op);
+    int *tid = np->tid;
+    int nres = n->nouts > 0 ? n->nouts : 1;
+    int res0 = n->nouts > 0 ? n->outs[0] : n->out;
+#define IN(i) (n->nin > (i) ? n->in[i] : -1)
+#define RES(i) ((i) == 0 ? res0 : (n->nouts > (i) ? n->outs[i] : -1))
+    switch (kind) {
+    case NK_BN:
+        tid[NG_X] = IN(0), tid[NG_SC] = IN(1), tid[NG_BI] = IN(2);
+        tid[NG_Y] = RES(0), tid[NG_MEAN] = RES(1), tid[NG_INV] = RES(2);
+        if (nres == 5)
+            tid[NG_RM] = IN(3), tid[NG_RV] = IN(4), tid[NG_RMO] = RES(3), tid[NG_RVO] = RES(4);
+        break;
+    case NK_BN_INFER:
+        tid[NG_X] = IN(0), tid[NG_SC] = IN(1), tid[NG_BI] = IN(2), tid[NG_MEAN] = IN(3), tid[NG_INV] = IN(4);
+        tid[NG_Y] = RES(0);
+        break;
+    case NK_LN: case NK_GN: case NK_IN:
+        tid[NG_X] = IN(0), tid[NG_SC] = IN(1), tid[NG_BI] = IN(2);
+        tid[NG_Y] = RES(0), tid[NG_MEAN] = RES(1), tid[NG_INV] = RES(2);
+        break;
+    case NK_RMS:
+        tid[NG_X] = IN(0), tid[NG_SC] = IN(1), tid[NG_BI] = IN(2);
+        tid[NG_Y] = RES(0), tid[NG_INV] = RES(1);
+        break;
+    case NK_BN_BWD: case NK_LN_BWD: case NK_GN_BWD: case NK_IN_BWD:
+        tid[NG_DY] = IN(0), tid[NG_X] = IN(1), tid[NG_SC] = IN(2), tid[NG_MEAN] = IN(3), tid[NG_INV] = IN(4);
+        tid[NG_DX] = RES(0), tid[NG_DSC] = RES(1), tid[NG_DBI] = RES(2);
+        break;
+    case NK_RMS_BWD:
+        tid[NG_DY] = IN(0), tid[NG_X] = IN(1), tid[NG_SC] = IN(2), tid[NG_INV] = IN(3);
+        tid[NG_DX] = RES(0), tid[NG_DSC] = RES(1), tid[NG_DBI] = RES(2);
+        break;
+    case NK_SMB: case NK_LSMB:
+        tid[NG_DY] = IN(0), tid[NG_X] = IN(1), tid[NG_DX] = RES(0);
+        break;
+    case NK_NONE:
+        break;
+    }
+#undef IN
+#undef RES
+    if (tid[NG_X] < 0)
+        FAIL("%s: input x is missing", n->op);
+    const gtensor *x = &g->t[tid[NG_X]];
+    int out_main = is_bwd(kind) || is_smb(kind) ? tid[NG_DX] : tid[NG_Y];
+    if (out_main < 0)
+        FAIL("%s: the main result is discarded", n->op);
+    /* dtypes: x-shaped tensors f32/f16/bf16; parameters and statistics also f64 */
+    for (int k = 0; k < NG_NOPS; k++) {
+        if (tid[k] < 0)
+            continue;
+        const gtensor *t = &g->t[tid[k]];
+        bool xlike = k == NG_X || k == NG_Y || k == NG_DY || k == NG_DX;
+        if (t->is_scalar)
+            FAIL("%s: operand '%s' is a scalar; expected a tensor", n->op, t->name);
+        if (!dtype_ok(t->dtype, !xlike))
+            FAIL("%s: tensor '%s' has dtype %s; norm_welford takes f32, f16, bf16", n->op, t->name,
+                 gg_dtype_name(t->dtype));
+        if (xlike && !gg_same_dims(t, x))
+            FAIL("%s: tensor '%s' must have x's dims", n->op, t->name);
+    }
+    int r = x->rank;
+    np->numel = x->numel;
+    np->index64 = x->numel > 0x7fffffffLL;
+    if (x->numel == 0)
+        FAIL("%s: x is empty", n->op);
+
+    /* attributes */
+    double eps = 0, momentum = 0;
+    int k_trail = 0, axis = -1;
+    int64_t G = 1;
+    if (op_attr_index(desc, "eps") >= 0)
+        eps = op_attr_float(n->ir, desc, "eps");
+    if (kind == NK_BN)
+        momentum = op_attr_float(n->ir, desc, "momentum");
+    if (is_feature(kind)) {
+        k_trail = norm_trailing_axes(n->ir, desc, r);
+        if (k_trail < 1)
+            FAIL("%s: attribute 'axes' must name trailing axes of x (rank %d)", n->op, r);
+    }
+    if (is_bn(kind) || is_group(kind)) {
+        if (r < 2)
+            FAIL("%s: x must have rank >= 2, got %d", n->op, r);
+    }
+    if (is_group(kind)) {
+        int64_t C = x->dims[1];
+        G = op_attr_index(desc, "groups") >= 0 ? op_attr_int(n->ir, desc, "groups") : C;
+        if (G < 1 || C % G != 0)
+            FAIL("%s: attribute 'groups' must divide C = %lld, got %lld", n->op, (long long)C, (long long)G);
+    }
+    if (is_smb(kind)) {
+        if (!op_axis(r, op_attr_int(n->ir, desc, "axis"), &axis))
+            FAIL("%s: attribute 'axis' out of range for rank %d", n->op, r);
+    }
+
+    /* canonical dims */
+    canon c;
+    memset(&c, 0, sizeof c);
+    for (int d = 0; d < r; d++) {
+        bool split = is_group(kind) && d == 1;
+        int parts = split ? 2 : 1;
+        for (int s = 0; s < parts; s++) {
+            int i = c.n++;
+            c.xdim[i] = d;
+            int64_t mult = 1;
+            if (split) {
+                c.size[i] = s == 0 ? G : x->dims[1] / G;
+                mult = s == 0 ? x->dims[1] / G : 1;
+                c.row[i] = s == 0;
+            } else {
+                c.size[i] = x->dims[d];
+                c.row[i] = is_bn(kind) ? d == 1 : is_group(kind) ? d == 0 : is_feature(kind) ? d < r - k_trail : d != axis;
+            }
+            for (int k = NG_X; k <= NG_DX; k++)
+                if (tid[k] >= 0)
+                    c.st[k][i] = g->t[tid[k]].strides[d] * mult;
+            /* parameters: per channel (dim 1) or per feature (trailing dims) */
+            bool pdim = (is_bn(kind) || is_group(kind)) ? d == 1 : is_feature(kind) && d >= r - k_trail;
+            if (pdim) {
+                const int pk[] = {NG_SC, NG_BI, NG_DSC, NG_DBI, NG_PAR};
+                for (int q = 0; q < 5; q++) {
+                    int k = pk[q];
+                    int t = tid[k == NG_PAR ? NG_SC : k];
+                    if (t < 0)
+                        continue;
+                    const gtensor *pt = &g->t[t];
+                    if (pt->numel <= 1)
+                        continue; /* one element: every channel/feature reads it */
+                    if (k == NG_PAR) {
+                        c.st[k][i] = mult; /* feature dims get their row-major coefficients below */
+                    } else if (is_feature(kind)) {
+                        int pd = pt->rank - (r - d);
+                        c.st[k][i] = pd >= 0 ? pt->strides[pd] : 0;
+                    } else {
+                        c.st[k][i] = chan_stride(pt) * mult;
+                    }
+                }
+            }
+        }
+    }
+    if (is_feature(kind) && tid[NG_SC] >= 0 && g->t[tid[NG_SC]].numel > 1) {
+        int64_t coef = 1;
+        for (int i = c.n - 1; i >= 0; i--)
+            if (c.xdim[i] >= r - k_trail) {
+                c.st[NG_PAR][i] = coef;
+                coef *= c.size[i];
+            }
+    }
+    /* flat row index over the ROW dims */
+    np->rows = 1;
+    for (int i = c.n - 1; i >= 0; i--)
+        if (c.row[i]) {
+            c.st[NG_ROW][i] = np->rows;
+            np->rows *= c.size[i];
+        }
+    np->D = x->numel / np->rows;
+    /* per-row tensors: statistics and running statistics */
+    const int rk[] = {NG_MEAN, NG_INV, NG_RM, NG_RV, NG_RMO, NG_RVO};
+    for (int q = 0; q < 6; q++) {
+        int k = rk[q];
+        if (tid[k] < 0)
+            continue;
+        const gtensor *t = &g->t[tid[k]];
+        if (t->numel != np->rows && !(is_bn(kind) && t->numel == 1))
+            FAIL("%s: tensor '%s' has %lld elements, expected one per row (%lld)", n->op, t->name,
+                 (long long)t->numel, (long long)np->rows);
+        bool same_rank = t->rank == r;
+        for (int i = 0; i < c.n && same_rank; i++) {
+            int d = c.xdim[i];
+            int64_t want = is_group(kind) && d == 1 ? G : c.row[i] ? x->dims[d] : 1;
+            same_rank = t->dims[d] == want;
+        }
+        for (int i = 0; i < c.n; i++) {
+            if (!c.row[i])
+                continue;
+            if (is_bn(kind))
+                c.st[k][i] = chan_stride(t);
+            else if (same_rank)
+                c.st[k][i] = t->strides[c.xdim[i]];
+            else if (dense_row_major(t))
+                c.st[k][i] = c.st[NG_ROW][i];
+            else
+                FAIL("%s: statistics tensor '%s' is neither shaped like the rows nor packed", n->op, t->name);
+        }
+    }
+
+    /* jobs */
+    bool bwd = is_bwd(kind);
+    ng_job base;
+    memset(&base, 0, sizeof base);
+    base.rms = is_rms(kind);
+    base.log_softmax = kind == NK_LSMB;
+    base.eps = (float)eps;
+    base.momentum = (float)momentum;
+    base.D = (float)np->D;
+    base.unbias = np->D > 1 ? (float)((double)np->D / (double)(np->D - 1)) : 1.0f;
+    for (int k = 0; k < NG_NOPS; k++)
+        base.t.dt[k] = tid[k] >= 0 ? (int)g->t[tid[k]].dtype : 0;
+    int okey = bwd || is_smb(kind) ? NG_DX : NG_Y;
+    if (!make_dims(&c, -1, -1, okey, &base.all))
+        FAIL("%s: x has too many non-mergeable dims (max %d)", n->op, NG_MAXD);
+    ng_job rows = base;
+    if (!make_dims(&c, 1, -1, NG_X, &rows.outer) || !make_dims(&c, 0, -1, NG_X, &rows.inner))
+        FAIL("%s: x has too many non-mergeable dims (max %d)", n->op, NG_MAXD);
+    plan_reduce(&rows, sm_count);
+    np->apply_mode = bwd ? NGA_BWD : is_smb(kind) ? NGA_SMB : NGA_FWD;
+    if (kind == NK_BN_INFER || bwd) {
+        np->load = rows;
+        np->load.fin = NGF_LOAD;
+    }
+    np->stats = rows;
+    if (bwd) {
+        np->stats.mode = NGR_BWD;
+        np->stats.fin = NGF_SUMS;
+        np->has_pgrad = tid[NG_DSC] >= 0 || tid[NG_DBI] >= 0;
+        bool sc_full = tid[NG_SC] >= 0 && g->t[tid[NG_SC]].numel > 1;
+        np->pgrad_from_rows = kind == NK_BN_BWD && sc_full;
+        np->stats.write_pgrad = np->pgrad_from_rows;
+        if (np->has_pgrad && !np->pgrad_from_rows) {
+            np->pgrad = base;
+            if (!make_dims(&c, -1, 1, NG_X, &np->pgrad.outer) || !make_dims(&c, -1, 0, NG_X, &np->pgrad.inner))
+                FAIL("%s: x has too many non-mergeable dims (max %d)", n->op, NG_MAXD);
+            plan_reduce(&np->pgrad, sm_count);
+            np->pgrad.mode = NGR_BWD;
+            np->pgrad.fin = NGF_SUMS;
+            np->pgrad.write_pgrad = 1;
+        }
+    } else if (is_smb(kind)) {
+        np->stats.mode = NGR_SMB;
+        np->stats.fin = NGF_SUMS;
+    } else {
+        np->stats.mode = is_rms(kind) ? NGR_SQUARES : NGR_WELFORD;
+        np->stats.fin = NGF_STATS;
+    }
+    /* one block per row for layernorm / rmsnorm forward */
+    if ((kind == NK_LN || kind == NK_RMS) && rows.inner.n == 1 && rows.inner.stride[NG_X][0] == 1 &&
+        rows.inner.stride[NG_Y][0] == 1 && np->D <= NG_ROW_MAX && g->t[tid[NG_Y]].dtype == x->dtype &&
+        np->rows <= 0x7fffffffLL)
+        np->row_fast = true;
+
+    /* workspace: partial sums, then six per-row f32 arrays */
+    size_t part = (size_t)rows.nsplit * (size_t)rows.O * 4 * sizeof(float);
+    if (np->has_pgrad && !np->pgrad_from_rows) {
+        size_t p2 = (size_t)np->pgrad.nsplit * (size_t)np->pgrad.O * 4 * sizeof(float);
+        if (p2 > part)
+            part = p2;
+    }
+    size_t off = 0;
+    np->off_part = off;
+    off += align256(part);
+    for (int a = 0; a < 6; a++) {
+        np->off_rows[a] = off;
+        off += align256((size_t)np->rows * sizeof(float));
+    }
+    np->ws_bytes = np->row_fast ? 0 : off;
+    return true;
+}
+
+/* ---- engine */
+
+static bool norm_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    norm_plan np;
+    return gpu_norm_analyze(pl, p, dev->sm_count, &np, why, len);
+}
+
+static double norm_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    /* about one extra read of x for the statistics pass */
+    return gpu_roofline_us(p, 20.0) * 1.5;
+}
+
+static size_t norm_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    norm_plan np;
+    char why[256];
+    return gpu_norm_analyze(pl, p, dev->sm_count, &np, why, sizeof why) ? np.ws_bytes : 0;
+}
+
+static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
+{
+    norm_plan *np = calloc(1, sizeof *np);
+    if (!np)
+        return XDNN_ERR_NOMEM;
+    p->priv = np;
+    char why[512];
+    if (!gpu_norm_analyze(c->plan, p, c->dev.sm_count, np, why, sizeof why)) {
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "norm_welford: %s", why);
+        return XDNN_ERR_UNSUPPORTED;
+    }
+    return XDNN_OK;
+}
+
+static void bind(gpu_ctx *c, const gpart *p, const norm_plan *np, ng_job *j)
+{
+    for (int k = 0; k < NG_NOPS; k++)
+        j->t.p[k] = np->tid[k] >= 0 ? c->dptr[np->tid[k]] : NULL;
+    char *ws = c->ws ? c->ws + p->ws_offset : NULL;
+    float *arr[6] = {NULL};
+    for (int a = 0; a < 6; a++)
+        arr[a] = ws ? (float *)(void *)(ws + np->off_rows[a]) : NULL;
+    j->part = ws ? (float *)(void *)(ws + np->off_part) : NULL;
+    j->mean = arr[0], j->inv = arr[1], j->a = arr[2], j->b = arr[3], j->c = arr[4], j->e = arr[5];
+}
+
+#define KTRY(call, what)                                                                                   \
+    do {                                                                                                   \
+        int e_ = (call);                                                                                   \
+        if (e_ != 0) {                                                                                     \
+            diag_error(d, XDNN_ERR_DEVICE, xloc_none(), "norm_welford: %s launch for %s failed: %s", what,  \
+                       p->name, cudaGetErrorString((cudaError_t)e_));                                     \
+            return XDNN_ERR_DEVICE;                                                                          \
+        }                                                                                                  \
+    } while (0)
+
+static xdnn_status norm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
+{
+    norm_plan *np = p->priv;
+    void *st = (void *)s;
+    ng_job j = np->stats;
+    bind(c, p, np, &j);
+    if (np->row_fast) {
+        KTRY(ng_launch_row_fwd(&j, np->rows, np->D, st), "row");
+        return XDNN_OK;
+    }
+    if (np->kind == NK_BN_INFER || is_bwd(np->kind)) {
+        ng_job l = np->load;
+        bind(c, p, np, &l);
+        KTRY(ng_launch_finalize(&l, st), "load statistics");
+    }
+    if (np->kind != NK_BN_INFER) {
+        if (is_bwd(np->kind) && !np->pgrad_from_rows) {
+            /* the row sums need no c/e arrays unless batchnorm writes dscale/dbias from them */
+            j.c = j.e = NULL;
+        }
+        KTRY(ng_launch_reduce(&j, np->index64, st), "reduce");
+        KTRY(ng_launch_finalize(&j, st), "finalize");
+    }
+    ng_job a = np->stats;
+    bind(c, p, np, &a);
+    a.all = np->stats.all;
+    KTRY(ng_launch_apply(&a, np->apply_mode, np->index64, np->numel, st), "apply");
+    if (np->has_pgrad && !np->pgrad_from_rows) {
+        ng_job g = np->pgrad;
+        bind(c, p, np, &g);
+        g.a = g.b = g.c = g.e = NULL;
+        KTRY(ng_launch_reduce(&g, np->index64, st), "parameter-gradient reduce");
+        KTRY(ng_launch_finalize(&g, st), "parameter-gradient finalize");
+    }
+    return XDNN_OK;
+}
+
+static void norm_release(gpart *p)
+{
+    free(p->priv);
+    p->priv = NULL;
+}
+
+static const char *norm_detail(const gpart *p)
+{
+    const norm_plan *np = p->priv;
+    if (!np)
+        return "";
+    if (np->row_fast)
+        return "one block per row (row in registers)";
+    return np->stats.col ? "split reduce, threads across rows (coalesced columns)" : "split reduce, threads along rows";
+}
+
+const gpu_engine gpu_engine_norm_welford = {
+    "norm_welford",
+    "batch/layer/rms/group/instance norm fwd+bwd, softmax_bwd: Welford split reductions, f32 math, any strides",
+    norm_supports, norm_cost, norm_workspace, norm_build, norm_execute, norm_release, norm_detail,
+};

@@ -1,0 +1,43 @@
+/* eng_norm.h — the host-side analysis behind the norm_welford engine
+ * (eng_norm.c), exposed so unit tests can check it without a GPU: which ops
+ * it runs, how x's dims become canonical row / reduced dims with one stride
+ * per operand (kern_norm.h), and the launch geometry it picks. */
+#ifndef XDNN_GPU_ENG_NORM_H
+#define XDNN_GPU_ENG_NORM_H
+
+#include "gpu/kern_norm.h"
+#include "gpu/partition.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum norm_kind {
+    NK_BN, NK_BN_INFER, NK_BN_BWD, NK_LN, NK_LN_BWD, NK_RMS, NK_RMS_BWD,
+    NK_GN, NK_GN_BWD, NK_IN, NK_IN_BWD, NK_SMB, NK_LSMB, NK_NONE
+} norm_kind;
+
+/* The op name as a norm_kind (NK_NONE for other ops). */
+norm_kind gpu_norm_kind(const char *op);
+
+typedef struct norm_plan {
+    norm_kind kind;
+    int tid[NG_NOPS];          /* ggraph tensor of each operand, -1 = none */
+    int64_t numel;             /* elements of x */
+    int64_t rows, D;           /* statistics rows and elements per row */
+    bool index64;
+    bool row_fast;             /* one block per row, row in registers (forward) */
+    bool pgrad_from_rows;      /* batchnorm_bwd: dscale/dbias are the row sums */
+    bool has_pgrad;            /* a backward writing dscale/dbias */
+    ng_job stats;              /* reduce + finalize over the rows (or the loads of the backward) */
+    ng_job load;               /* backward: saved mean/inv -> workspace */
+    ng_job pgrad;              /* parameter-gradient reduce + finalize */
+    int apply_mode;            /* ng_apply_mode */
+    /* workspace layout, bytes from the partition's workspace base */
+    size_t off_part, off_rows[6], ws_bytes;
+} norm_plan;
+
+/* Analyze partition p (a single norm / softmax_bwd node) for a device with
+ * sm_count SMs.  False with a reason naming the op and attribute/tensor. */
+bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *np, char *why, size_t len);
+
+#endif

@@ -1,0 +1,340 @@
+/* eng_sdpa.c — the attention engines (kernels in kernels/sdpa.cu, semantics
+ * in src/ops/sdpa.h):
+ *   sdpa_flash  tensor-core (mma.sync) tiled online-softmax forward: q, k, v
+ *               and o in one of f16/bf16, D == Dv in {64, 128};
+ *   sdpa_naive  one warp per query row, f32 math: every forward the op allows
+ *               with D, Dv <= 256 and f32/f16/bf16 tensors;
+ *   sdpa_bwd    dq (one warp per query row) then dk, dv (one warp per key row,
+ *               summing its GQA group): no atomics, deterministic.
+ * All of them: scale, causal, window, top_left/bottom_right, seq_len_q/kv,
+ * additive bias of any broadcast shape, Philox dropout, stats, any strides.
+ * Attributes are read from the IR node (gnode.ir) exactly as sdpa_config does. */
+#include "gpu/eng_seq.h"
+#include "gpu/engine.h"
+#include "ops/op.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PORT_Q = 0, PORT_K = 1, PORT_V = 2 };
+enum { FWD_BIAS = 3, FWD_LEN_Q = 4, FWD_LEN_KV = 5 };
+enum { BWD_O = 3, BWD_DO = 4, BWD_STATS = 5, BWD_BIAS = 6, BWD_LEN_Q = 7, BWD_LEN_KV = 8 };
+enum { ROWS_MAX_D = 256 };
+
+static int xk_code(xdnn_dtype t)
+{
+    switch (t) {
+    case XDNN_F32: return XK_F32;
+    case XDNN_F16: return XK_F16;
+    case XDNN_BF16: return XK_BF16;
+    case XDNN_I32: return XK_I32;
+    case XDNN_I64: return XK_I64;
+    case XDNN_F64: return XK_F64;
+    default: return -1;
+    }
+}
+
+static bool is_float_io(xdnn_dtype t) { return t == XDNN_F32 || t == XDNN_F16 || t == XDNN_BF16; }
+
+static int port(const gnode *n, int i) { return i < n->nin ? n->in[i] : -1; }
+static int result(const gnode *n, int r) { return r < n->nouts ? n->outs[r] : (r == 0 ? n->out : -1); }
+
+/* The tensor as the kernels see it: logical dims right-aligned into 4, stride
+ * 0 on broadcast (size-1 or missing) dims. */
+static xk_tensor xk_of(const ggraph *g, int id)
+{
+    xk_tensor x;
+    memset(&x, 0, sizeof x);
+    if (id < 0)
+        return x;
+    const gtensor *t = &g->t[id];
+    x.dtype = xk_code(t->dtype);
+    for (int d = 0; d < 4; d++) {
+        int s = d - (4 - t->rank);
+        x.st[d] = s >= 0 && t->dims[s] != 1 ? t->strides[s] : 0;
+    }
+    return x;
+}
+
+/* A seq-len tensor [B] or [B, 1, 1, 1]: its stride along B. */
+static xk_tensor xk_len(const ggraph *g, int id)
+{
+    xk_tensor x;
+    memset(&x, 0, sizeof x);
+    if (id < 0)
+        return x;
+    const gtensor *t = &g->t[id];
+    x.dtype = xk_code(t->dtype);
+    x.st[0] = t->rank > 0 && t->dims[0] != 1 ? t->strides[0] : 0;
+    return x;
+}
+
+static bool fail(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool fail(char *why, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, len, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+static int32_t clamp_i32(int64_t v) { return v > INT32_MAX / 2 ? INT32_MAX / 2 : v < -1 ? -1 : (int32_t)v; }
+
+bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *kp, sdpa_ids *ids, char *why,
+                      size_t len)
+{
+    const ggraph *g = pl->g;
+    memset(kp, 0, sizeof *kp);
+    memset(ids, 0xff, sizeof *ids); /* every id -1 */
+    const bool bwd = kind == SDPA_K_BWD;
+    const char *want = bwd ? "sdpa_bwd" : "sdpa";
+    if (p->kind != GP_SINGLE || p->anchor < 0 || p->nnodes != 1)
+        return fail(why, len, "needs a single %s node, got a %s partition", want, gpart_kind_name(p->kind));
+    const gnode *n = &g->n[p->anchor];
+    if (strcmp(n->op, want) != 0)
+        return fail(why, len, "runs %s, not %s", want, n->op);
+    if (!n->ir)
+        return fail(why, len, "%s: node has no IR attributes (hand-built graph)", n->name);
+    ids->q = port(n, PORT_Q);
+    ids->k = port(n, PORT_K);
+    ids->v = port(n, PORT_V);
+    if (bwd) {
+        ids->o = port(n, BWD_O);
+        ids->dout = port(n, BWD_DO);
+        ids->stats = port(n, BWD_STATS);
+        ids->bias = port(n, BWD_BIAS);
+        ids->len_q = port(n, BWD_LEN_Q);
+        ids->len_kv = port(n, BWD_LEN_KV);
+        ids->dq = result(n, 0);
+        ids->dk = result(n, 1);
+        ids->dv = result(n, 2);
+    } else {
+        ids->bias = port(n, FWD_BIAS);
+        ids->len_q = port(n, FWD_LEN_Q);
+        ids->len_kv = port(n, FWD_LEN_KV);
+        ids->o = result(n, 0);
+        ids->stats = result(n, 1);
+    }
+    const int need[] = {ids->q, ids->k, ids->v, ids->o};
+    for (int i = 0; i < 4; i++)
+        if (need[i] < 0 || g->t[need[i]].is_scalar || g->t[need[i]].rank != 4)
+            return fail(why, len, "%s: q, k, v and o must be rank-4 tensors", n->name);
+    if (bwd && (ids->dout < 0 || ids->stats < 0 || ids->dq < 0 || ids->dk < 0 || ids->dv < 0))
+        return fail(why, len, "%s: sdpa_bwd needs do, stats and all three results", n->name);
+    const gtensor *q = &g->t[ids->q], *k = &g->t[ids->k], *v = &g->t[ids->v];
+    int64_t dims[7] = {q->dims[0], q->dims[1], k->dims[1], q->dims[2], k->dims[2], q->dims[3], v->dims[3]};
+    for (int i = 0; i < 7; i++)
+        if (dims[i] > INT32_MAX / 2)
+            return fail(why, len, "%s: dim %lld exceeds the kernels' 32-bit indexing", n->name, (long long)dims[i]);
+    kp->B = (int32_t)dims[0], kp->Hq = (int32_t)dims[1], kp->Hk = (int32_t)dims[2], kp->Sq = (int32_t)dims[3];
+    kp->Skv = (int32_t)dims[4], kp->D = (int32_t)dims[5], kp->Dv = (int32_t)dims[6];
+    if (kp->Hk < 1 || kp->Hq % kp->Hk != 0)
+        return fail(why, len, "%s: Hq=%d is not a multiple of Hk=%d", n->name, kp->Hq, kp->Hk);
+
+    /* dtypes */
+    const struct { int id; const char *name; } io[] = {
+        {ids->q, "q"}, {ids->k, "k"}, {ids->v, "v"}, {ids->o, "o"}, {ids->bias, "bias"}, {ids->dout, "do"},
+        {ids->dq, "dq"}, {ids->dk, "dk"}, {ids->dv, "dv"}, {ids->stats, "stats"}};
+    for (size_t i = 0; i < sizeof io / sizeof io[0]; i++)
+        if (io[i].id >= 0 && !is_float_io(g->t[io[i].id].dtype))
+            return fail(why, len, "%s: tensor %s has dtype %s (f32, f16 or bf16 supported)", want, io[i].name,
+                        gg_dtype_name(g->t[io[i].id].dtype));
+    const int lens[2] = {ids->len_q, ids->len_kv};
+    for (int i = 0; i < 2; i++)
+        if (lens[i] >= 0 && xk_code(g->t[lens[i]].dtype) < 0)
+            return fail(why, len, "%s: %s has dtype %s (i32, i64, f32, f16, bf16 or f64 supported)", want,
+                        i ? "seq_len_kv" : "seq_len_q", gg_dtype_name(g->t[lens[i]].dtype));
+
+    /* attributes, as sdpa_config reads them */
+    const xnode *ir = n->ir;
+    const op_desc *d = op_get(ir->op);
+    double scale = op_attr_present(ir, d, "scale") ? op_attr_float(ir, d, "scale") : 1.0 / sqrt((double)dims[5]);
+    int64_t w[2] = {-1, -1};
+    if (op_attr_present(ir, d, "window") && !op_attr_ints_n(ir, d, "window", 2, w))
+        w[0] = w[1] = -1;
+    if (op_attr_bool(ir, d, "causal"))
+        w[1] = 0;
+    const char *align = op_attr_str(ir, d, "align");
+    double drop = op_attr_float(ir, d, "dropout");
+    if (!(drop >= 0 && drop < 1))
+        return fail(why, len, "%s: attribute 'dropout' = %g is not in [0, 1)", want, drop);
+    kp->scale = (float)scale;
+    kp->left = clamp_i32(w[0]);
+    kp->right = clamp_i32(w[1]);
+    kp->bottom_right = align && strcmp(align, "bottom_right") == 0;
+    /* keep iff uniform01 = (word >> 8) * 2^-24 >= p  <=>  (word >> 8) >= ceil(p * 2^24) */
+    kp->drop_threshold = drop > 0 ? (uint32_t)ceil(drop * 16777216.0) : 0;
+    kp->drop_scale = drop > 0 ? (float)(1.0 / (1.0 - drop)) : 1.0f;
+    kp->seed = (uint64_t)op_attr_int(ir, d, "seed");
+
+    kp->q = xk_of(g, ids->q);
+    kp->k = xk_of(g, ids->k);
+    kp->v = xk_of(g, ids->v);
+    kp->o = xk_of(g, ids->o);
+    kp->bias = xk_of(g, ids->bias);
+    kp->len_q = xk_len(g, ids->len_q);
+    kp->len_kv = xk_len(g, ids->len_kv);
+    kp->stats = xk_of(g, ids->stats);
+    kp->stats.st[3] = 0;
+    kp->dout = xk_of(g, ids->dout);
+    kp->dq = xk_of(g, ids->dq);
+    kp->dk = xk_of(g, ids->dk);
+    kp->dv = xk_of(g, ids->dv);
+
+    if (kind == SDPA_K_MMA) {
+        xdnn_dtype t = q->dtype;
+        if (t != XDNN_F16 && t != XDNN_BF16)
+            return fail(why, len, "sdpa: sdpa_flash needs q in f16 or bf16 (tensor cores), got %s", gg_dtype_name(t));
+        if (k->dtype != t || v->dtype != t || g->t[ids->o].dtype != t)
+            return fail(why, len, "sdpa: sdpa_flash needs q, k, v and o of one dtype, got %s, %s, %s -> %s",
+                        gg_dtype_name(t), gg_dtype_name(k->dtype), gg_dtype_name(v->dtype),
+                        gg_dtype_name(g->t[ids->o].dtype));
+        if (kp->D != kp->Dv || (kp->D != 64 && kp->D != 128))
+            return fail(why, len, "sdpa: sdpa_flash has head dims 64 and 128 with D == Dv, got D=%d Dv=%d", kp->D,
+                        kp->Dv);
+        if ((int64_t)kp->B * kp->Hq > 65535)
+            return fail(why, len, "sdpa: sdpa_flash grid: B*Hq = %lld exceeds 65535", (long long)kp->B * kp->Hq);
+        return true;
+    }
+    if (kp->D > ROWS_MAX_D || kp->Dv > ROWS_MAX_D)
+        return fail(why, len, "%s: head dims up to %d (one warp holds 8 per lane), got D=%d Dv=%d", want, ROWS_MAX_D,
+                    kp->D, kp->Dv);
+    return true;
+}
+
+/* ---- the three engines */
+
+typedef struct sdpa_priv {
+    xk_sdpa kp;
+    sdpa_ids ids;
+    sdpa_kind kind;
+    char detail[160];
+} sdpa_priv;
+
+static bool supports_kind(const gplan *pl, const gpart *p, sdpa_kind kind, char *why, size_t len)
+{
+    xk_sdpa kp;
+    sdpa_ids ids;
+    return gpu_sdpa_analyze(pl, p, kind, &kp, &ids, why, len);
+}
+
+static bool flash_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    if (dev->cc_major < 8)
+        return fail(why, len, "sdpa_flash needs sm_80 or newer (mma.sync bf16), device is sm_%d%d", dev->cc_major,
+                    dev->cc_minor);
+    return supports_kind(pl, p, SDPA_K_MMA, why, len);
+}
+static bool naive_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    return supports_kind(pl, p, SDPA_K_ROWS, why, len);
+}
+static bool bwd_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    return supports_kind(pl, p, SDPA_K_BWD, why, len);
+}
+
+/* Rates the kernels reach, roughly: tensor cores vs f32 warp-per-row loops. */
+static double flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 150.0); }
+static double naive_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 4.0); }
+static double bwd_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 3.0); }
+
+static size_t no_ws(const gplan *pl, const gpart *p, const gpu_device *dev) { return 0; }
+static size_t bwd_ws(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    xk_sdpa kp;
+    sdpa_ids ids;
+    char why[256];
+    if (!gpu_sdpa_analyze(pl, p, SDPA_K_BWD, &kp, &ids, why, sizeof why))
+        return 0;
+    return (size_t)kp.B * (size_t)kp.Hq * (size_t)kp.Sq * sizeof(float) + 256;
+}
+
+static xdnn_status build_kind(gpu_ctx *c, gpart *p, sdpa_kind kind, const char *eng, xdnn_diags_t *d)
+{
+    sdpa_priv *sp = calloc(1, sizeof *sp);
+    if (!sp)
+        return XDNN_ERR_NOMEM;
+    p->priv = sp;
+    sp->kind = kind;
+    char why[512];
+    if (!gpu_sdpa_analyze(c->plan, p, kind, &sp->kp, &sp->ids, why, sizeof why)) {
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "%s: %s: %s", eng, p->name, why);
+        return XDNN_ERR_UNSUPPORTED;
+    }
+    const xk_sdpa *k = &sp->kp;
+    snprintf(sp->detail, sizeof sp->detail, "%s B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s%s%s%s%s", eng, k->B, k->Hq,
+             k->Hk, k->Sq, k->Skv, k->D, k->Dv, k->right == 0 ? " causal" : "",
+             k->left >= 0 || k->right > 0 ? " window" : "", sp->ids.bias >= 0 ? " bias" : "",
+             k->drop_threshold ? " dropout" : "", sp->ids.len_q >= 0 || sp->ids.len_kv >= 0 ? " seqlens" : "");
+    return XDNN_OK;
+}
+
+static xdnn_status flash_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d) { return build_kind(c, p, SDPA_K_MMA, "sdpa_flash", d); }
+static xdnn_status naive_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d) { return build_kind(c, p, SDPA_K_ROWS, "sdpa_naive", d); }
+static xdnn_status bwd_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d) { return build_kind(c, p, SDPA_K_BWD, "sdpa_bwd", d); }
+
+static const void *dev_ptr(const gpu_ctx *c, int id) { return id >= 0 ? c->dptr[id] : NULL; }
+
+static xdnn_status sdpa_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
+{
+    sdpa_priv *sp = p->priv;
+    xk_sdpa k = sp->kp;
+    const sdpa_ids *ids = &sp->ids;
+    k.q.p = dev_ptr(c, ids->q);
+    k.k.p = dev_ptr(c, ids->k);
+    k.v.p = dev_ptr(c, ids->v);
+    k.o.p = dev_ptr(c, ids->o);
+    k.bias.p = dev_ptr(c, ids->bias);
+    k.len_q.p = dev_ptr(c, ids->len_q);
+    k.len_kv.p = dev_ptr(c, ids->len_kv);
+    k.stats.p = dev_ptr(c, ids->stats);
+    k.dout.p = dev_ptr(c, ids->dout);
+    k.dq.p = dev_ptr(c, ids->dq);
+    k.dk.p = dev_ptr(c, ids->dk);
+    k.dv.p = dev_ptr(c, ids->dv);
+    int rc;
+    const char *call;
+    if (sp->kind == SDPA_K_BWD) {
+        k.delta = (float *)(void *)(((uintptr_t)(c->ws + p->ws_offset) + 255) & ~(uintptr_t)255);
+        rc = xk_sdpa_bwd_rows(&k, s);
+        call = "xk_sdpa_bwd_rows";
+    } else if (sp->kind == SDPA_K_MMA) {
+        rc = xk_sdpa_fwd_mma(&k, s);
+        call = "xk_sdpa_fwd_mma";
+    } else {
+        rc = xk_sdpa_fwd_rows(&k, s);
+        call = "xk_sdpa_fwd_rows";
+    }
+    return gpu_check_cuda((cudaError_t)rc, call, __FILE__, __LINE__, d);
+}
+
+static void sdpa_release(gpart *p)
+{
+    free(p->priv);
+    p->priv = NULL;
+}
+
+static const char *sdpa_detail(const gpart *p)
+{
+    const sdpa_priv *sp = p->priv;
+    return sp ? sp->detail : "";
+}
+
+const gpu_engine gpu_engine_sdpa_flash = {
+    "sdpa_flash", "attention forward on tensor cores (mma.sync f16/bf16, f32 accumulate), D=Dv in {64,128}",
+    flash_supports, flash_cost, no_ws, flash_build, sdpa_execute, sdpa_release, sdpa_detail,
+};
+const gpu_engine gpu_engine_sdpa_naive = {
+    "sdpa_naive", "attention forward, one warp per query row in f32: any D, Dv <= 256, f32/f16/bf16",
+    naive_supports, naive_cost, no_ws, naive_build, sdpa_execute, sdpa_release, sdpa_detail,
+};
+const gpu_engine gpu_engine_sdpa_bwd = {
+    "sdpa_bwd", "attention backward: dq per query row, dk/dv per key row (GQA sums), no atomics",
+    bwd_supports, bwd_cost, bwd_ws, bwd_build, sdpa_execute, sdpa_release, sdpa_detail,
+};

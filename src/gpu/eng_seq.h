@@ -1,0 +1,40 @@
+/* eng_seq.h — host-side analysis of the attention and recurrent engines
+ * (eng_sdpa.c, eng_rnn.c), exposed so unit tests can check the supports()
+ * decisions and the kernel parameters without a GPU. */
+#ifndef XDNN_GPU_ENG_SEQ_H
+#define XDNN_GPU_ENG_SEQ_H
+
+#include "gpu/kern_sdpa.h"
+#include "gpu/partition.h"
+
+#include <stddef.h>
+
+/* Tensor ids (ggraph) of one sdpa or sdpa_bwd node; -1 = absent. */
+typedef struct sdpa_ids {
+    int q, k, v, bias, len_q, len_kv;
+    int o, stats;          /* fwd results; bwd inputs */
+    int dout, dq, dk, dv;  /* bwd */
+} sdpa_ids;
+
+/* Which kernel family a partition would run on. */
+typedef enum sdpa_kind { SDPA_K_ROWS, SDPA_K_MMA, SDPA_K_BWD } sdpa_kind;
+
+/* Fill kp (all but the device pointers) and ids from partition p; false with
+ * a reason naming the op, attribute or tensor when `kind` cannot run it. */
+bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *kp, sdpa_ids *ids, char *why,
+                      size_t len);
+
+/* rnn / lstm / gru forward through cuBLASLt (eng_rnn.c). */
+typedef struct rnn_plan {
+    int cell;              /* rnn_cell of ops/rnn.h */
+    int64_t T, N, I, H, L, D, G, Iw;
+    int x, h0, c0, w_ih, w_hh, b_ih, b_hh;   /* tensor ids, -1 = absent */
+    int y, h_n, c_n;
+    /* workspace layout (bytes from the partition's workspace base) */
+    size_t off_x, off_wih, off_whh, off_bih, off_bhh, off_ys0, off_ys1, off_ain, off_hh, off_h, off_c, off_lt;
+    size_t ws_total;
+} rnn_plan;
+
+bool gpu_rnn_analyze(const gplan *pl, const gpart *p, rnn_plan *rp, char *why, size_t len);
+
+#endif

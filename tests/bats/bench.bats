@@ -1,0 +1,214 @@
+#!/usr/bin/env bats
+# `xdnn bench`, `xdnn compare` and `xdnn cache` on the CPU reference: sweep
+# expansion, ranges, dtypes, problems, batch files, formats, exit codes.
+# Tiny sizes and --iters 1 keep it fast; one OpenMP thread keeps timings calm.
+load helpers
+
+G="$ROOT/graphs/mlp_gelu.dnn"
+export OMP_NUM_THREADS=1
+
+setup() { export XDNN_CACHE_DIR="$BATS_TEST_TMPDIR/cache"; }
+
+# keys of the jsonl lines of $output (`run` mixes stderr in: notes, warnings, the summary)
+keys() { python3 -c 'import json,sys; print(" ".join(json.loads(l)["key"] for l in sys.stdin if l.startswith("{")))'; }
+
+@test "lists and ranges multiply in file order, the last param fastest; jsonl has one case per line" {
+    run xdnn bench "$G" --device cpu --iters 1 --set T=2,4 --set D=4:8:4 --format jsonl
+    [ "$status" -eq 0 ]
+    [ "$(keys <<< "$output")" = "mlp_gelu[T=2,D=4]:f16 mlp_gelu[T=2,D=8]:f16 mlp_gelu[T=4,D=4]:f16 mlp_gelu[T=4,D=8]:f16" ]
+    grep '^{' <<< "$output" | python3 -c '
+import json,sys
+for l in sys.stdin:
+    r = json.loads(l)
+    assert r["status"] == "passed" and r["device"] == "cpu", r
+    assert r["min_ms"] <= r["median_ms"] <= r["max_ms"] and r["iters"] == 1, r
+    assert len(r["engines"]) == 18 and all(e["engine"] == "cpu_reference" for e in r["engines"]), r
+    assert r["flops"] > 0 and r["repro"].startswith("xdnn run "), r' 
+}
+
+@test "a param's own sweep list is the default; --set replaces it" {
+    out=$(xdnn bench "$ROOT/graphs/sdpa_fwd_bwd.dnn" --device cpu --iters 1 --set S=2 --set D=2 --set HQ=2 --set HK=1 --format jsonl 2>/dev/null | keys)
+    [ "$out" = "sdpa_fwd_bwd[B=1,HQ=2,HK=1,S=2,D=2]:f16 sdpa_fwd_bwd[B=4,HQ=2,HK=1,S=2,D=2]:f16" ]
+}
+
+@test "table: header, a row and a repro line per case, summary last; the repro line reproduces the run" {
+    xdnn bench "$G" --device cpu --iters 2 --set T=2 --set D=4 > "$BATS_TEST_TMPDIR/out" 2>/dev/null
+    mapfile -t lines < "$BATS_TEST_TMPDIR/out"
+    [[ "${lines[0]}" == case*engine*median_ms*min_ms*max_ms*p90_ms*GFLOP/s*GB/s*status ]]
+    [[ "${lines[1]}" == "mlp_gelu[T=2,D=4]:f16 "*"cpu_reference x18"*passed ]]
+    [ "${lines[2]}" = "    repro: xdnn run $G --set T=2 --set D=4 --device cpu" ]
+    [ "${lines[-1]}" = "1 passed, 0 failed, 0 skipped" ]
+    xdnn run "$G" --set T=2 --set D=4 --device cpu >/dev/null
+}
+
+@test "csv: a header and quoted fields; -o writes the rows and prints the summary" {
+    run xdnn bench "$G" --device cpu --iters 1 --set T=2 --set D=4 --format csv -o "$BATS_TEST_TMPDIR/r.csv"
+    [ "$status" -eq 0 ]
+    [ "$output" = "1 passed, 0 failed, 0 skipped" ]
+    python3 -c '
+import csv,sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 1 and rows[0]["key"] == "mlp_gelu[T=2,D=4]:f16" and rows[0]["status"] == "passed", rows
+assert float(rows[0]["median_ms"]) > 0 and rows[0]["engines"] == "cpu_reference x18", rows' "$BATS_TEST_TMPDIR/r.csv"
+}
+
+@test "--dtype rewrites the io dtype: inputs and outputs follow, f32 stats stay; error without an io dtype" {
+    run xdnn bench "$G" --device cpu --dtype bf16 --set T=2 --set D=4 --dump-graph
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"io=bf16"* ]]
+    [[ "$output" == *"input x: bf16[T, D]"* ]]
+    [[ "$output" != *" f16["* ]]
+    out=$(xdnn bench "$G" --device cpu --iters 1 --set T=2 --set D=4 --dtype f32,bf16 --format jsonl 2>/dev/null | keys)
+    [ "$out" = "mlp_gelu[T=2,D=4]:f32 mlp_gelu[T=2,D=4]:bf16" ]
+    printf 'dnn 1;\ngraph g {\n  input x: f32[2];\n  y = relu(x);\n  output y;\n}\n' > "$BATS_TEST_TMPDIR/noio.dnn"
+    run xdnn bench "$BATS_TEST_TMPDIR/noio.dnn" --device cpu --dtype f16
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"graph 'g' declares no io dtype"* ]]
+    run xdnn bench "$G" --device cpu --dtype f17
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"unknown dtype 'f17'"* ]]
+}
+
+@test "problem shorthands: every kind runs, --dump-graph prints the generated graph" {
+    run xdnn bench conv dgrad:n1c2h4k2r3p1 --dump-graph --layout nhwc
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"dx = conv_dgrad(dy, w, x_dims=[1, 2, 4, 4], stride=1, pad=1, dilation=1, groups=1);"* ]]
+    [[ "$output" == *"input  dy: f32[1, 2, 4, 4] @nhwc;"* ]]
+    cat > "$BATS_TEST_TMPDIR/problems.txt" <<'B'
+conv n1c2h4k2r3p1
+conv wgrad:n1c2h5k2r3u2   # stride 2
+matmul b2m3n4k5
+sdpa b1h2s3d4c1
+sdpa bwd:b1h1s3d4
+layernorm n2c4
+softmax n2c4
+pool max:n1c2h4r2
+pool avg:n1c2h4r2p1 --layout nhwc
+B
+    run xdnn bench --batch "$BATS_TEST_TMPDIR/problems.txt" --device cpu --iters 1 --format csv
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"conv wgrad:n1c2h5k2r3u2:f32,passed"* ]]
+    [[ "$output" == *"pool avg:n1c2h4r2p1@nhwc:f32,passed"* ]]
+    [[ "$output" == *"9 passed, 0 failed, 0 skipped" ]]
+    run xdnn bench conv n1c2h4r3
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"conv needs key 'k'"* ]]
+    run xdnn bench matmul m2n2k2 --layout nhwc
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"--layout applies to conv, pool and sdpa problems"* ]]
+}
+
+@test "batch files: comments, includes relative to the file, per-line options, cycles are errors" {
+    mkdir -p "$BATS_TEST_TMPDIR/suite/sub"
+    cp "$G" "$BATS_TEST_TMPDIR/suite/"; cp -r "$ROOT/graphs/lib" "$BATS_TEST_TMPDIR/suite/"
+    cat > "$BATS_TEST_TMPDIR/suite/main.txt" <<'B'
+# the whole suite
+mlp_gelu.dnn --set T=2 --set D=4        # per-line --set
+include sub/more.txt
+B
+    printf 'softmax n2c4\n\n' > "$BATS_TEST_TMPDIR/suite/sub/more.txt"
+    run xdnn bench --batch "$BATS_TEST_TMPDIR/suite/main.txt" --device cpu --iters 1 --format jsonl
+    [ "$status" -eq 0 ]
+    [ "$(keys <<< "$output")" = "mlp_gelu[T=2,D=4]:f16 softmax n2c4:f32" ]
+    echo 'include ../main.txt' >> "$BATS_TEST_TMPDIR/suite/sub/more.txt"
+    run xdnn bench --batch "$BATS_TEST_TMPDIR/suite/main.txt" --device cpu --iters 1
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"includes itself"* ]]
+    echo 'softmax n2c4 --iters 3' > "$BATS_TEST_TMPDIR/bad.txt"
+    run xdnn bench --batch "$BATS_TEST_TMPDIR/bad.txt" --device cpu
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"bad.txt:1: option '--iters' is not allowed in a batch line"* ]]
+}
+
+@test "unknown options and options that apply to nothing are errors, before anything runs" {
+    run xdnn bench "$G" --device cpu --frobnicate
+    [ "$status" -eq 1 ]; [[ "$output" == *"unknown option '--frobnicate'"* ]]
+    run xdnn bench "$G" --device cpu --layout nhwc
+    [ "$status" -eq 1 ]; [[ "$output" == *"--layout applies to problem shorthands"* ]]
+    run xdnn bench "$G" --device cpu --check
+    [ "$status" -eq 1 ]; [[ "$output" == *"--check compares the GPU"* ]]
+    run xdnn bench "$G" --device cpu --engine cublaslt
+    [ "$status" -eq 1 ]; [[ "$output" == *"the only engine is cpu_reference"* ]]
+    run xdnn bench "$G" --device cpu --set Q=1
+    [ "$status" -eq 1 ]; [[ "$output" == *"has no param 'Q'; its params: T, D"* ]]
+    run xdnn bench "$G" --device cpu --set F=8
+    [ "$status" -eq 1 ]; [[ "$output" == *"'F' is derived"* ]]
+    run xdnn bench "$G" --device cpu --set T=8:2
+    [ "$status" -eq 1 ]; [[ "$output" == *"bad range '8:2'"* ]]
+    run xdnn bench softmax n2c4 --set T=1
+    [ "$status" -eq 1 ]; [[ "$output" == *"apply to graph files, not to problem shorthands"* ]]
+    run xdnn bench "$G" --dump-graph --iters 3
+    [ "$status" -eq 1 ]
+    run xdnn bench "$G" --device gpu
+    [ "$status" -eq 7 ]
+}
+
+@test "a failing case is reported, the others still run, and the exit status is the failure's" {
+    run xdnn bench "$G" --device cpu --iters 1 --set T=2 --set D=4,0 --format jsonl
+    [ "$status" -eq 3 ]
+    [[ "$output" == *'"key":"mlp_gelu[T=2,D=4]:f16"'*'"status":"passed"'* ]]
+    [[ "$output" == *'"status":"failed"'* ]]
+    [[ "$output" == *"1 passed, 1 failed, 0 skipped"* ]]
+}
+
+@test "--min-time runs until the time is spent; --tune records 1 candidate per op in the cache" {
+    run xdnn bench softmax n2c4 --device cpu --min-time 0.05 --format jsonl
+    [ "$status" -eq 0 ]
+    grep '^{' <<< "$output" | python3 -c 'import json,sys; r = json.loads(sys.stdin.readline()); assert r["iters"] > 3, r' 
+    run xdnn bench softmax n2c4 --device cpu --iters 2 --tune
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"tune y (softmax): 1 candidate (the CPU has one engine per op): cpu_reference"*"kept"* ]]
+    ls "$XDNN_CACHE_DIR"/tune-*.jsonl
+    run xdnn cache list
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"softmax    cpu_reference"*"1 candidate"* ]]
+    [[ "$output" == *"1 entry in 1 file" ]]
+    run xdnn bench softmax n2c4 --device cpu --iters 1 --format jsonl
+    [[ "$output" == *'"from_cache":true'* ]]
+    run xdnn cache clear
+    [ "$status" -eq 0 ]
+    [ "$output" = "removed 1 entry in 1 file from $XDNN_CACHE_DIR" ]
+    run xdnn cache list
+    [[ "$output" == *"0 entries in 0 files" ]]
+    run xdnn cache frob
+    [ "$status" -eq 1 ]
+}
+
+@test "compare: SAME on itself, SLOWER and exit 6 on a regression, FASTER, new and missing cases, malformed input" {
+    xdnn bench "$G" --device cpu --iters 3 --set T=2,4 --set D=4 --format jsonl -o "$BATS_TEST_TMPDIR/old.jsonl"
+    run xdnn compare "$BATS_TEST_TMPDIR/old.jsonl" "$BATS_TEST_TMPDIR/old.jsonl"
+    [ "$status" -eq 0 ]
+    [[ "${lines[-1]}" == "geomean ratio 1.000 over 2 cases: 0 faster, 0 slower, 2 same"* ]]
+    python3 - "$BATS_TEST_TMPDIR" <<'P'
+import json, sys
+d = sys.argv[1]
+rows = [json.loads(l) for l in open(d + "/old.jsonl")]
+def scaled(f):
+    out = []
+    for r in rows:
+        r = dict(r)
+        for k in ("median_ms", "min_ms", "max_ms"):
+            r[k] *= f
+        out.append(r)
+    return out
+open(d + "/slow.jsonl", "w").write("".join(json.dumps(r) + "\n" for r in scaled(50)))
+fast = scaled(0.01)[:1] + [dict(rows[1], key="other")]
+open(d + "/fast.jsonl", "w").write("".join(json.dumps(r) + "\n" for r in fast))
+P
+    run xdnn compare "$BATS_TEST_TMPDIR/old.jsonl" "$BATS_TEST_TMPDIR/slow.jsonl"
+    [ "$status" -eq 6 ]
+    [[ "$output" == *"50.000"*SLOWER* ]]
+    run xdnn compare "$BATS_TEST_TMPDIR/old.jsonl" "$BATS_TEST_TMPDIR/fast.jsonl"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"0.010"*FASTER* ]]
+    [[ "$output" == *"other"*NEW* ]]
+    [[ "$output" == *"mlp_gelu[T=4,D=4]:f16"*"MISSING in new"* ]]
+    echo '{"key": "x"}' > "$BATS_TEST_TMPDIR/bad.jsonl"
+    run xdnn compare "$BATS_TEST_TMPDIR/old.jsonl" "$BATS_TEST_TMPDIR/bad.jsonl"
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"bad.jsonl:1: a case needs string fields \"key\" and \"status\""* ]]
+    run xdnn compare "$BATS_TEST_TMPDIR/old.jsonl"
+    [ "$status" -eq 1 ]
+    run xdnn compare "$BATS_TEST_TMPDIR/old.jsonl" "$BATS_TEST_TMPDIR/old.jsonl" --threshold abc
+    [ "$status" -eq 1 ]
+}

@@ -1,0 +1,617 @@
+/* difftest_conv.c — differential tester of the conv_direct, conv_igemm and
+ * pool_direct engines: each case is a tiny .dnn graph run on the CPU
+ * reference and on the GPU with the same Philox inputs, every output compared
+ * with the METHOD.md tolerances (compare_default_tolerance; x20 for tf32).
+ * The sweep: 1-D / 2-D / 3-D, odd sizes, batch 1, stride 2, asymmetric and
+ * "same" pads, dilation 2, groups and depthwise, NCHW and NHWC (inputs and
+ * outputs), f32 / f16 / bf16, conv fwd / dgrad / wgrad, max / avg pooling fwd
+ * and bwd (ceil_mode, include_pad, ties).  One line per case, then
+ * "N passed, N failed".
+ *
+ *   difftest_conv [--quick] [--bench] [--list] [--dry] [FILTER]
+ * --dry: no GPU needed: CPU reference, plan and engine choice only;
+ * --quick: the reduced sweep for compute-sanitizer; --bench: the ResNet-50
+ * conv shapes of anchors/torch_baseline.py (and its maxpool) on the GPU only,
+ * one "BENCH name shape engine median_ms" line each (bench/conv_peer.py
+ * prints the PyTorch side with the same names).
+ * Built and run by tests/gpu/run_conv.sh. */
+#include "core/exec.h"
+#include "data/data.h"
+#include "gpu/engine.h"
+#include "gpu/gpu.h"
+#include "gpu/lower.h"
+#include "ops/op.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_CASES = 1024, TEXT_MAX = 1536 };
+
+typedef struct tcase {
+    char id[192];
+    char text[TEXT_MAX];
+    double tol_scale;
+    const char *want_engine; /* the engine that must run it (NULL = any) */
+    bool tf32;               /* compare with the tf32 error model (see run_case) */
+} tcase;
+
+static tcase *cases;
+static int ncases;
+static bool quick, dry;
+
+/* --dry (no GPU): lower, partition and choose engines with a nominal sm_90
+ * device, so the sweep's graphs and engine choices are checked before any
+ * device time is spent. */
+static xdnn_status dry_run(xgraph *g, char *engines, size_t len, xdnn_diags_t *d)
+{
+    arena *ar = arena_create();
+    ggraph *gg = gpu_lower(g, ar);
+    gplan *pl = gpu_partition(gg, false);
+    gpu_device dev = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
+    xdnn_status s = gpu_select_engines(pl, &dev, NULL, 0, 0, NULL, d);
+    for (int i = 0; i < pl->nparts && s == XDNN_OK; i++) {
+        size_t n = strlen(engines);
+        snprintf(engines + n, len - n, "%s%s", i ? "," : "", pl->parts[i].engine->name);
+    }
+    arena_destroy(ar);
+    return s;
+}
+
+__attribute__((format(printf, 4, 5))) static tcase *add_case(const char *id, double tol, const char *want,
+                                                             const char *fmt, ...)
+{
+    if (ncases >= MAX_CASES)
+        return NULL;
+    tcase *c = &cases[ncases++];
+    snprintf(c->id, sizeof c->id, "%s", id);
+    c->tol_scale = tol;
+    c->want_engine = want;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->text, sizeof c->text, fmt, ap);
+    va_end(ap);
+    return c;
+}
+
+/* ---- geometry helpers (the formulas of conv_util.h, to write dy shapes) */
+typedef struct win_cfg {
+    int nsp;
+    int n, c, k, groups;
+    int in[3], win[3], stride[3], dil[3], lo[3], hi[3];
+    bool same, ceil;
+} win_cfg;
+
+static int out_size(const win_cfg *w, int i)
+{
+    int ext = w->dil[i] * (w->win[i] - 1) + 1;
+    if (w->same)
+        return (w->in[i] + w->stride[i] - 1) / w->stride[i];
+    int span = w->in[i] + w->lo[i] + w->hi[i] - ext;
+    if (!w->ceil)
+        return span / w->stride[i] + 1;
+    int o = (span + w->stride[i] - 1) / w->stride[i] + 1;
+    if ((o - 1) * w->stride[i] >= w->in[i] + w->lo[i])
+        o--;
+    return o;
+}
+
+static void list_str(char *buf, size_t len, int n, const int *v)
+{
+    size_t k = (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < n && k < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%d", i ? ", " : "", v[i]);
+    snprintf(buf + k, len - k, "]");
+}
+
+/* [a, b, spatial...] */
+static void dims_str(char *buf, size_t len, int a, int b, int nsp, const int *sp)
+{
+    int d[5] = {a, b};
+    for (int i = 0; i < nsp; i++)
+        d[2 + i] = sp[i];
+    list_str(buf, len, 2 + nsp, d);
+}
+
+static void pad_str(char *buf, size_t len, const win_cfg *w)
+{
+    if (w->same) {
+        snprintf(buf, len, "\"same\"");
+        return;
+    }
+    size_t k = (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < w->nsp && k < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, "%s[%d, %d]", i ? ", " : "", w->lo[i], w->hi[i]);
+    snprintf(buf + k, len - k, "]");
+}
+
+static const char *layout_tag(int nsp, bool last)
+{
+    static const char *const tags[2][3] = {{"ncw", "nchw", "ncdhw"}, {"nwc", "nhwc", "ndhwc"}};
+    return tags[last][nsp - 1];
+}
+
+/* ---- conv sweeps */
+static void conv_case(const char *name, const win_cfg *w, const char *dt, bool chlast, int dir, bool tf32,
+                      const char *want, double tol)
+{
+    char xs[96], ws[96], ys[96], attrs[320], stride[48], dil[48], pad[96], id[192], wsp[48];
+    int out[3];
+    for (int i = 0; i < w->nsp; i++)
+        out[i] = out_size(w, i);
+    dims_str(xs, sizeof xs, w->n, w->c, w->nsp, w->in);
+    dims_str(ws, sizeof ws, w->k, w->c / w->groups, w->nsp, w->win);
+    dims_str(ys, sizeof ys, w->n, w->k, w->nsp, out);
+    list_str(stride, sizeof stride, w->nsp, w->stride);
+    list_str(dil, sizeof dil, w->nsp, w->dil);
+    list_str(wsp, sizeof wsp, w->nsp, w->win);
+    pad_str(pad, sizeof pad, w);
+    snprintf(attrs, sizeof attrs, "stride=%s, pad=%s, dilation=%s, groups=%d", stride, pad, dil, w->groups);
+    const char *lay = layout_tag(w->nsp, chlast);
+    static const char *const dirs[] = {"fwd", "dgrad", "wgrad"};
+    snprintf(id, sizeof id, "conv/%s/%s/%s%s/%s/%dd/%s", dirs[dir], name, dt, tf32 ? "-tf32" : "", lay, w->nsp, xs);
+    for (char *p = id; *p; p++)
+        if (*p == ' ')
+            *p = '_';
+    int seed = ncases * 7 + 1;
+    tcase *tc;
+    if (dir == 0)
+        tc = add_case(id, tol, want,
+                 "dnn 1;\ngraph g(seed=%d, tf32=%s) {\n  input x: %s%s @%s;\n  weight w: %s%s @%s;\n"
+                 "  y = conv(x, w, %s);\n  output y: %s @%s;\n}\n",
+                 seed, tf32 ? "true" : "false", dt, xs, lay, dt, ws, lay, attrs, dt, lay);
+    else if (dir == 1)
+        tc = add_case(id, tol, want,
+                 "dnn 1;\ngraph g(seed=%d, tf32=%s) {\n  input dy: %s%s @%s;\n  weight w: %s%s @%s;\n"
+                 "  dx = conv_dgrad(dy, w, x_dims=%s, %s);\n  output dx: %s @%s;\n}\n",
+                 seed, tf32 ? "true" : "false", dt, ys, lay, dt, ws, lay, xs, attrs, dt, lay);
+    else
+        tc = add_case(id, tol, want,
+                      "dnn 1;\ngraph g(seed=%d, tf32=%s) {\n  input dy: %s%s @%s;\n  input x: %s%s @%s;\n"
+                      "  dw = conv_wgrad(dy, x, w_dims=%s, %s);\n  output dw: %s @%s;\n}\n",
+                      seed, tf32 ? "true" : "false", dt, ys, lay, dt, xs, lay, ws, attrs, dt, lay);
+    if (tc)
+        tc->tf32 = tf32;
+}
+
+static win_cfg cfg(int nsp, int n, int c, int k, int groups, const int *in, const int *win, const int *stride,
+                   const int *dil, const int *lo, const int *hi, bool same)
+{
+    win_cfg w = {.nsp = nsp, .n = n, .c = c, .k = k, .groups = groups, .same = same};
+    for (int i = 0; i < nsp; i++) {
+        w.in[i] = in[i];
+        w.win[i] = win[i];
+        w.stride[i] = stride ? stride[i] : 1;
+        w.dil[i] = dil ? dil[i] : 1;
+        w.lo[i] = lo ? lo[i] : 0;
+        w.hi[i] = hi ? hi[i] : 0;
+    }
+    return w;
+}
+
+static void conv_direct_cases(void)
+{
+    static const char *const dts[] = {"f32", "f16", "bf16"};
+    struct { const char *name; win_cfg w; } cfgs[] = {
+        {"3x3-pad1", cfg(2, 2, 3, 5, 1, (int[]){11, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1}, (int[]){1, 1}, false)},
+        {"s2-asym-pad", cfg(2, 2, 4, 6, 1, (int[]){13, 10}, (int[]){3, 2}, (int[]){2, 2}, NULL, (int[]){1, 0},
+                            (int[]){0, 2}, false)},
+        {"dil2", cfg(2, 1, 5, 3, 1, (int[]){12, 11}, (int[]){3, 3}, (int[]){1, 2}, (int[]){2, 2}, (int[]){2, 1},
+                     (int[]){2, 1}, false)},
+        {"groups2", cfg(2, 2, 6, 4, 2, (int[]){7, 9}, (int[]){3, 3}, (int[]){2, 1}, NULL, (int[]){1, 1},
+                        (int[]){1, 1}, false)},
+        {"depthwise", cfg(2, 2, 8, 8, 8, (int[]){9, 9}, (int[]){3, 3}, (int[]){1, 1}, NULL, (int[]){1, 1},
+                          (int[]){1, 1}, false)},
+        {"depthwise-x2-s2", cfg(2, 1, 4, 8, 4, (int[]){10, 7}, (int[]){5, 3}, (int[]){2, 2}, NULL, (int[]){2, 1},
+                                (int[]){2, 1}, false)},
+        {"same-s2", cfg(2, 1, 3, 4, 1, (int[]){10, 7}, (int[]){4, 3}, (int[]){2, 2}, NULL, NULL, NULL, true)},
+        {"1x1", cfg(2, 3, 7, 9, 1, (int[]){5, 6}, (int[]){1, 1}, NULL, NULL, NULL, NULL, false)},
+        {"1d-s2-dil2", cfg(1, 2, 4, 3, 1, (int[]){17}, (int[]){5}, (int[]){2}, (int[]){2}, (int[]){3}, (int[]){1},
+                           false)},
+        {"1d-same-groups", cfg(1, 1, 6, 9, 3, (int[]){13}, (int[]){4}, NULL, NULL, NULL, NULL, true)},
+        {"3d", cfg(3, 1, 3, 4, 1, (int[]){5, 6, 7}, (int[]){2, 3, 3}, (int[]){1, 2, 1}, NULL, (int[]){1, 1, 0},
+                   (int[]){0, 1, 2}, false)},
+        {"3d-dil-groups", cfg(3, 2, 4, 6, 2, (int[]){6, 5, 7}, (int[]){3, 2, 3}, (int[]){2, 1, 2}, (int[]){1, 2, 2},
+                              (int[]){1, 0, 2}, (int[]){1, 1, 2}, false)},
+    };
+    int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]);
+    for (int ci = 0; ci < ncfg; ci++) {
+        for (int ti = 0; ti < 3; ti++) {
+            for (int dir = 0; dir < 3; dir++) {
+                bool chlast = (ci + ti + dir) % 2 == 1; /* both layouts over the sweep */
+                if (quick && (ti != (ci % 3) || ci % 2))
+                    continue;
+                /* f32 channels-last fwd with C % 4 == 0 and tf32 off: still direct */
+                conv_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], chlast, dir, false,
+                          dir == 0 && ti > 0 && chlast && cfgs[ci].w.nsp == 2 && cfgs[ci].w.groups == 1 &&
+                                  cfgs[ci].w.c % 8 == 0
+                              ? "conv_igemm"
+                              : "conv_direct",
+                          1);
+            }
+        }
+    }
+}
+
+static void conv_igemm_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16", "f32"};
+    struct { const char *name; win_cfg w; } cfgs[] = {
+        {"c8-k24-3x3", cfg(2, 2, 8, 24, 1, (int[]){11, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1}, (int[]){1, 1},
+                           false)},
+        {"c16-s2-asym", cfg(2, 1, 16, 13, 1, (int[]){15, 12}, (int[]){3, 3}, (int[]){2, 2}, NULL, (int[]){1, 0},
+                            (int[]){2, 1}, false)},
+        {"c24-dil2", cfg(2, 2, 24, 40, 1, (int[]){13, 14}, (int[]){3, 3}, NULL, (int[]){2, 2}, (int[]){2, 2},
+                         (int[]){2, 2}, false)},
+        {"c64-k136-tails", cfg(2, 3, 64, 136, 1, (int[]){17, 15}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                               (int[]){1, 1}, false)},
+        {"c72-1x1-s2", cfg(2, 2, 72, 130, 1, (int[]){15, 16}, (int[]){1, 1}, (int[]){2, 2}, NULL, NULL, NULL, false)},
+        {"c8-7x7-s2-same", cfg(2, 1, 8, 16, 1, (int[]){23, 19}, (int[]){7, 7}, (int[]){2, 2}, NULL, NULL, NULL, true)},
+        {"c256-k64-1x1", cfg(2, 1, 256, 64, 1, (int[]){14, 14}, (int[]){1, 1}, NULL, NULL, NULL, NULL, false)},
+    };
+    int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]);
+    for (int ci = 0; ci < ncfg; ci++) {
+        for (int ti = 0; ti < 3; ti++) {
+            if (quick && ci % 3)
+                continue;
+            bool f32 = ti == 2;
+            /* tf32 rounds inputs to 10 bits: ~1e-3 relative (METHOD.md), as difftest.c's matmul. */
+            conv_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, 0, f32, "conv_igemm", 1);
+        }
+    }
+    /* f32 without tf32 must fall back to direct; NCHW f16 too. */
+    conv_case("c16-s2-asym", &cfgs[1].w, "f32", true, 0, false, "conv_direct", 1);
+    conv_case("c16-s2-asym", &cfgs[1].w, "f16", false, 0, false, "conv_direct", 1);
+}
+
+/* ---- pooling sweeps */
+static void pool_case(const char *name, const win_cfg *w, bool max, bool include_pad, const char *dt, bool chlast,
+                      bool bwd, bool ties)
+{
+    char xs[96], ys[96], attrs[320], stride[48], dil[48], pad[96], id[192], win[48];
+    int out[3];
+    for (int i = 0; i < w->nsp; i++)
+        out[i] = out_size(w, i);
+    dims_str(xs, sizeof xs, w->n, w->c, w->nsp, w->in);
+    dims_str(ys, sizeof ys, w->n, w->c, w->nsp, out);
+    list_str(stride, sizeof stride, w->nsp, w->stride);
+    list_str(dil, sizeof dil, w->nsp, w->dil);
+    list_str(win, sizeof win, w->nsp, w->win);
+    pad_str(pad, sizeof pad, w);
+    size_t k = (size_t)snprintf(attrs, sizeof attrs, "window=%s, stride=%s, pad=%s, ceil_mode=%s", win, stride, pad,
+                                w->ceil ? "true" : "false");
+    if (max)
+        snprintf(attrs + k, sizeof attrs - k, ", dilation=%s", dil);
+    else
+        snprintf(attrs + k, sizeof attrs - k, ", include_pad=%s", include_pad ? "true" : "false");
+    const char *lay = layout_tag(w->nsp, chlast), *op = max ? "maxpool" : "avgpool";
+    snprintf(id, sizeof id, "pool/%s%s/%s%s%s/%s/%s/%dd/%s", op, bwd ? "_bwd" : "", name, include_pad ? "-incpad" : "",
+             ties ? "-ties" : "", dt, lay, w->nsp, xs);
+    for (char *p = id; *p; p++)
+        if (*p == ' ')
+            *p = '_';
+    int seed = ncases * 5 + 3;
+    /* ties: x quantized to a few levels so windows hold equal maxima */
+    const char *xexpr = ties ? "floor(x * 2.0)" : "x";
+    if (!bwd)
+        add_case(id, 1, "pool_direct",
+                 "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s @%s;\n  y = %s(%s, %s);\n"
+                 "  output y: %s @%s;\n}\n",
+                 seed, dt, xs, lay, op, xexpr, attrs, dt, lay);
+    else
+        add_case(id, 1, "pool_direct",
+                 "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s%s @%s;\n  input x: %s%s @%s;\n"
+                 "  dx = %s_bwd(dy, %s, %s);\n  output dx: %s @%s;\n}\n",
+                 seed, dt, ys, lay, dt, xs, lay, op, xexpr, attrs, dt, lay);
+}
+
+static void pool_cases(void)
+{
+    static const char *const dts[] = {"f32", "f16", "bf16"};
+    struct { const char *name; win_cfg w; } cfgs[] = {
+        {"3x3-s2-p1", cfg(2, 2, 3, 3, 1, (int[]){11, 9}, (int[]){3, 3}, (int[]){2, 2}, NULL, (int[]){1, 1},
+                          (int[]){1, 1}, false)},
+        {"2x2", cfg(2, 1, 4, 4, 1, (int[]){8, 7}, (int[]){2, 2}, (int[]){2, 2}, NULL, NULL, NULL, false)},
+        {"asym-pad-s1", cfg(2, 2, 2, 2, 1, (int[]){7, 10}, (int[]){3, 4}, (int[]){1, 2}, NULL, (int[]){0, 2},
+                            (int[]){2, 1}, false)},
+        {"same", cfg(2, 1, 3, 3, 1, (int[]){9, 8}, (int[]){3, 2}, (int[]){2, 3}, NULL, NULL, NULL, true)},
+        {"1d", cfg(1, 2, 3, 3, 1, (int[]){19}, (int[]){4}, (int[]){3}, NULL, (int[]){1}, (int[]){2}, false)},
+        {"3d", cfg(3, 1, 2, 2, 1, (int[]){6, 7, 5}, (int[]){2, 3, 2}, (int[]){2, 2, 1}, NULL, (int[]){1, 1, 0},
+                   (int[]){0, 1, 1}, false)},
+    };
+    int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]);
+    for (int ci = 0; ci < ncfg; ci++) {
+        for (int ti = 0; ti < 3; ti++) {
+            if (quick && ti != ci % 3)
+                continue;
+            bool chlast = (ci + ti) % 2 == 1;
+            for (int bwd = 0; bwd < 2; bwd++) {
+                pool_case(cfgs[ci].name, &cfgs[ci].w, true, false, dts[ti], chlast, bwd, false);
+                pool_case(cfgs[ci].name, &cfgs[ci].w, false, ci % 2 == 0, dts[ti], chlast, bwd, false);
+                if (ti == 0)
+                    pool_case(cfgs[ci].name, &cfgs[ci].w, true, false, dts[ti], !chlast, bwd, true);
+            }
+        }
+    }
+    /* ceil_mode, dilation 2 (maxpool), include_pad with ceil_mode */
+    win_cfg c1 = cfg(2, 2, 3, 3, 1, (int[]){10, 11}, (int[]){3, 3}, (int[]){2, 2}, NULL, (int[]){1, 0},
+                     (int[]){1, 1}, false);
+    c1.ceil = true;
+    win_cfg c2 = cfg(2, 1, 2, 2, 1, (int[]){13, 12}, (int[]){3, 3}, (int[]){2, 1}, (int[]){2, 2}, (int[]){2, 1},
+                     (int[]){1, 3}, false);
+    win_cfg c3 = c2;
+    c3.ceil = true;
+    for (int bwd = 0; bwd < 2; bwd++) {
+        pool_case("ceil", &c1, true, false, "f32", false, bwd, false);
+        pool_case("ceil", &c1, false, true, "f16", true, bwd, false);
+        pool_case("ceil", &c1, false, false, "bf16", false, bwd, false);
+        pool_case("dil2", &c2, true, false, "f32", true, bwd, false);
+        pool_case("dil2-ceil", &c3, true, false, "f16", false, bwd, true);
+    }
+}
+
+/* ---- benchmarks: torch_baseline.py's ResNet-50 layers (N, C, H, W, K, R, stride, pad) */
+static const int r50[][8] = {{32, 64, 56, 56, 64, 1, 1, 0},   {32, 64, 56, 56, 64, 3, 1, 1},
+                             {32, 64, 56, 56, 256, 1, 1, 0},  {32, 256, 56, 56, 64, 1, 1, 0},
+                             {32, 128, 28, 28, 128, 3, 1, 1}, {32, 256, 14, 14, 256, 3, 1, 1},
+                             {32, 512, 7, 7, 512, 3, 1, 1},   {32, 3, 224, 224, 64, 7, 2, 3},
+                             {32, 256, 56, 56, 512, 1, 2, 0}, {32, 1024, 14, 14, 256, 1, 1, 0}};
+
+static void bench_cases(void)
+{
+    static const struct { const char *tag, *dt, *lay; } kinds[] = {
+        {"f16_nhwc", "f16", "nhwc"}, {"f32_nchw", "f32", "nchw"}, {"bf16_nhwc", "bf16", "nhwc"}};
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < 10; i++) {
+            const int *s = r50[i];
+            char id[192];
+            snprintf(id, sizeof id, "conv_fwd_%s n%dc%dh%dk%dr%ds%dp%d", kinds[k].tag, s[0], s[1], s[2], s[4], s[5],
+                     s[6], s[7]);
+            add_case(id, 1, NULL,
+                     "dnn 1;\ngraph g(seed=1) {\n  input x: %s[%d, %d, %d, %d] @%s;\n"
+                     "  weight w: %s[%d, %d, %d, %d] @%s;\n  y = conv(x, w, stride=%d, pad=%d);\n"
+                     "  output y: %s @%s;\n}\n",
+                     kinds[k].dt, s[0], s[1], s[2], s[3], kinds[k].lay, kinds[k].dt, s[4], s[1], s[5], s[5],
+                     kinds[k].lay, s[6], s[7], kinds[k].dt, kinds[k].lay);
+        }
+    }
+    static const int bwd_layers[] = {1, 4, 5};
+    for (int j = 0; j < 3; j++) {
+        const int *s = r50[bwd_layers[j]];
+        int P = (s[2] + 2 * s[7] - s[5]) / s[6] + 1;
+        char id[192];
+        snprintf(id, sizeof id, "conv_dgrad_f16_nhwc n%dc%dh%dk%dr%d", s[0], s[1], s[2], s[4], s[5]);
+        add_case(id, 1, NULL,
+                 "dnn 1;\ngraph g(seed=2) {\n  input dy: f16[%d, %d, %d, %d] @nhwc;\n  weight w: f16[%d, %d, %d, %d] @nhwc;\n"
+                 "  dx = conv_dgrad(dy, w, x_dims=[%d, %d, %d, %d], stride=%d, pad=%d);\n  output dx: f16 @nhwc;\n}\n",
+                 s[0], s[4], P, P, s[4], s[1], s[5], s[5], s[0], s[1], s[2], s[3], s[6], s[7]);
+        snprintf(id, sizeof id, "conv_wgrad_f16_nhwc n%dc%dh%dk%dr%d", s[0], s[1], s[2], s[4], s[5]);
+        add_case(id, 1, NULL,
+                 "dnn 1;\ngraph g(seed=3) {\n  input dy: f16[%d, %d, %d, %d] @nhwc;\n  input x: f16[%d, %d, %d, %d] @nhwc;\n"
+                 "  dw = conv_wgrad(dy, x, w_dims=[%d, %d, %d, %d], stride=%d, pad=%d);\n  output dw: f16 @nhwc;\n}\n",
+                 s[0], s[4], P, P, s[0], s[1], s[2], s[3], s[4], s[1], s[5], s[5], s[6], s[7]);
+    }
+    add_case("conv_fwd_f32tf32_nhwc n32c64h56k64r3s1p1", 1, NULL,
+             "dnn 1;\ngraph g(seed=4, tf32=true) {\n  input x: f32[32, 64, 56, 56] @nhwc;\n"
+             "  weight w: f32[64, 64, 3, 3] @nhwc;\n  y = conv(x, w, pad=1);\n  output y: f32 @nhwc;\n}\n");
+    add_case("maxpool3s2_float16_nhwc 32x256x56x56", 1, NULL,
+             "dnn 1;\ngraph g(seed=5) {\n  input x: f16[32, 256, 56, 56] @nhwc;\n"
+             "  y = maxpool(x, window=3, stride=2, pad=1);\n  output y: f16 @nhwc;\n}\n");
+    add_case("maxpool3s2_float32_nhwc 32x256x56x56", 1, NULL,
+             "dnn 1;\ngraph g(seed=5) {\n  input x: f32[32, 256, 56, 56] @nhwc;\n"
+             "  y = maxpool(x, window=3, stride=2, pad=1);\n  output y: f32 @nhwc;\n}\n");
+}
+
+/* ---- running one case (as tests/gpu/difftest.c) */
+typedef struct outcome {
+    bool ok;
+    char msg[2048];
+    char engines[256];
+    double ms;
+} outcome;
+
+static double tensor_rms(const host_tensor *t)
+{
+    double *v = malloc((size_t)(t->numel ? t->numel : 1) * sizeof *v), ss = 0;
+    if (!v)
+        return 0;
+    tensor_gather(t, v);
+    for (int64_t i = 0; i < t->numel; i++)
+        ss += v[i] * v[i];
+    free(v);
+    return t->numel ? sqrt(ss / (double)t->numel) : 0;
+}
+
+static double tensor_absmax(const host_tensor *t)
+{
+    double *v = malloc((size_t)(t->numel ? t->numel : 1) * sizeof *v), m = 0;
+    if (!v)
+        return 0;
+    tensor_gather(t, v);
+    for (int64_t i = 0; i < t->numel; i++)
+        if (fabs(v[i]) > m)
+            m = fabs(v[i]);
+    free(v);
+    return m;
+}
+
+static void run_case(const tcase *c, bool bench, outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    xdnn_diags_t *d = xdnn_diags_create();
+    xdnn_module_t *m = NULL;
+    run_state cpu = {0}, gpu = {0};
+    gpu_report rep = {0};
+    xdnn_status s = xdnn_module_parse(c->id, c->text, strlen(c->text), false, d, &m);
+    xgraph *g = s == XDNN_OK ? xdnn_module_find_graph(m, NULL) : NULL;
+    if (g)
+        s = xdnn_graph_bind(g, NULL, 0, d);
+    if (s == XDNN_OK)
+        s = run_state_init(&cpu, g, ".");
+    if (s == XDNN_OK)
+        s = run_state_init(&gpu, g, ".");
+    if (s == XDNN_OK)
+        s = exec_load_inputs(&cpu, NULL, 0, d);
+    if (s == XDNN_OK)
+        s = run_state_copy_inputs(&gpu, &cpu);
+    if (s == XDNN_OK)
+        s = run_state_alloc_results(&gpu, d);
+    if (s == XDNN_OK && !bench)
+        s = run_state_alloc_results(&cpu, d);
+    if (s == XDNN_OK && !bench)
+        s = exec_cpu_run(&cpu, d);
+    if (s == XDNN_OK && dry) {
+        s = dry_run(g, out->engines, sizeof out->engines, d);
+        out->ok = s == XDNN_OK && (!c->want_engine || strstr(out->engines, c->want_engine));
+        snprintf(out->msg, sizeof out->msg, "(dry: planned, not run)%s%s", out->ok ? "" : " expected engine ",
+                 out->ok ? "" : c->want_engine);
+        goto done;
+    }
+    if (s != XDNN_OK) {
+        snprintf(out->msg, sizeof out->msg, "setup or CPU reference failed (%s)", xdnn_status_name(s));
+        goto done;
+    }
+    gpu_run_opts o = {.warmup = bench ? 2 : 0, .iters = bench ? 10 : 1, .log = stderr,
+                      .verbose = getenv("DIFFTEST_VERBOSE") ? 1 : 0};
+    s = gpu_run(&gpu, &o, &rep, d);
+    bool engine_ok = !c->want_engine;
+    for (int i = 0; i < rep.nparts; i++) {
+        size_t n = strlen(out->engines);
+        snprintf(out->engines + n, sizeof out->engines - n, "%s%s", i ? "," : "", rep.parts[i].engine);
+        if (c->want_engine && strcmp(rep.parts[i].engine, c->want_engine) == 0)
+            engine_ok = true;
+    }
+    if (s != XDNN_OK) {
+        snprintf(out->msg, sizeof out->msg, "gpu_run failed (%s)", xdnn_status_name(s));
+        goto done;
+    }
+    if (bench) {
+        /* the conv / pool partition: the last one (the graphs have one) */
+        const gpu_partition_report *p = &rep.parts[rep.nparts - 1];
+        out->ms = p->ms_median;
+        snprintf(out->msg, sizeof out->msg, "median %.4f ms (min %.4f max %.4f) %.1f TFLOP/s  %s", p->ms_median,
+                 p->ms_min, p->ms_max, p->ms_median > 0 ? p->flops / (p->ms_median * 1e-3) * 1e-12 : 0,
+                 p->detail ? p->detail : "");
+        out->ok = true;
+        for (size_t k = 0; k < g->noutputs; k++) {
+            tensor_stats ts;
+            tensor_compute_stats(&gpu.tensors[g->outputs[k]], &ts);
+            if (ts.nan || ts.inf)
+                out->ok = false;
+        }
+        goto done;
+    }
+    out->ok = engine_ok;
+    size_t n = 0;
+    if (!engine_ok)
+        n += (size_t)snprintf(out->msg, sizeof out->msg, " expected engine %s", c->want_engine);
+    for (size_t k = 0; k < g->noutputs; k++) {
+        int t = g->outputs[k];
+        const xtensor *xt = &g->tensors[t];
+        double rtol, atol;
+        compare_default_tolerance(xt->rdtype, xt->producer >= 0 ? g->nodes[xt->producer].op : -1, &rtol, &atol);
+        rtol *= c->tol_scale;
+        atol *= c->tol_scale;
+        if (c->tf32) {
+            /* tf32 rounds every input to 10 mantissa bits (2^-11 relative), so
+             * each product errs by ~2^-11 of itself and a sum of R*S*C products
+             * by ~2^-11 * rms(y) — independent of the element's own size: an
+             * output that cancels to ~0 keeps the absolute error of its terms.
+             * Per element: |err| <= 2e-3 |ref| + 4e-3 rms(ref) (8 sigma of that
+             * model); overall: rel_norm <= 1e-3 (METHOD.md's tf32 figure). */
+            rtol = 2e-3;
+            atol = 4e-3 * tensor_rms(&cpu.tensors[t]);
+        }
+        compare_result r;
+        compare_tensors(&gpu.tensors[t], &cpu.tensors[t], rtol, atol, &r);
+        bool nonzero = tensor_absmax(&cpu.tensors[t]) > 0;
+        bool ok = r.ok && r.count > 0 && r.count == gpu.tensors[t].numel && nonzero && (!c->tf32 || r.rel_norm <= 1e-3);
+        n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, " %s: max_abs=%.3g max_rel=%.3g rel_norm=%.3g%s",
+                              xt->name, r.max_abs, r.max_rel, r.rel_norm,
+                              !nonzero ? " (reference is all zeros: compares nothing)" : "");
+        if (!ok) {
+            for (int w = 0; w < r.nworst && n < sizeof out->msg; w++) {
+                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      at [");
+                for (int j = 0; j < xt->rrank; j++)
+                    n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "%s%lld", j ? "," : "",
+                                          (long long)r.worst[w].index[j]);
+                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "] got %.8g expected %.8g (abs %.3g rel %.3g)",
+                                      r.worst[w].got, r.worst[w].ref, r.worst[w].abs_err, r.worst[w].rel_err);
+            }
+            n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      %lld of %lld mismatch (rtol %g atol %g)",
+                                  (long long)r.mismatches, (long long)r.count, rtol, atol);
+        }
+        out->ok &= ok;
+    }
+done:
+    if (!out->ok && xdnn_diags_count(d)) {
+        fprintf(stdout, "  diagnostics for %s:\n", c->id);
+        xdnn_diags_print(d, stdout);
+    }
+    gpu_report_free(&rep);
+    run_state_free(&cpu);
+    run_state_free(&gpu);
+    xdnn_module_destroy(m);
+    xdnn_diags_destroy(d);
+}
+
+int main(int argc, char **argv)
+{
+    bool bench = false, list = false;
+    const char *filter = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = true;
+        else if (strcmp(argv[i], "--bench") == 0)
+            bench = true;
+        else if (strcmp(argv[i], "--list") == 0)
+            list = true;
+        else if (strcmp(argv[i], "--dry") == 0)
+            dry = true;
+        else
+            filter = argv[i];
+    }
+    cases = calloc(MAX_CASES, sizeof *cases);
+    if (!cases)
+        return 2;
+    if (bench) {
+        bench_cases();
+    } else {
+        conv_direct_cases();
+        conv_igemm_cases();
+        pool_cases();
+    }
+    char why[512];
+    if (!list && !dry && !gpu_available(why, sizeof why)) {
+        printf("difftest_conv: no GPU: %s\n0 passed, 0 failed (not run)\n", why);
+        free(cases);
+        return 77;
+    }
+    int passed = 0, failed = 0;
+    for (int i = 0; i < ncases; i++) {
+        const tcase *c = &cases[i];
+        if (filter && !strstr(c->id, filter))
+            continue;
+        if (list) {
+            printf("%s\n", c->id);
+            continue;
+        }
+        outcome o;
+        run_case(c, bench, &o);
+        if (bench)
+            printf("BENCH %s %s %.4f %s  %s\n", c->id, o.engines, o.ok ? o.ms : -1.0, o.ok ? "ok" : "FAILED", o.msg);
+        else
+            printf("%s %s  engines=%s %s\n", o.ok ? "PASS" : "FAIL", c->id, o.engines, o.msg);
+        if (!o.ok && !bench)
+            printf("  graph:\n%s", c->text);
+        fflush(stdout);
+        o.ok ? passed++ : failed++;
+    }
+    if (!list)
+        printf("%d passed, %d failed\n", passed, failed);
+    gpu_release_caches();
+    free(cases);
+    return failed ? 1 : 0;
+}

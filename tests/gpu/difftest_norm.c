@@ -1,0 +1,556 @@
+/* difftest_norm.c — the differential tester for the gpunorm engines:
+ * norm_welford (batch/layer/rms/group/instance norm fwd+bwd, softmax_bwd),
+ * copy_strided (reshape/permute/broadcast/slice/concat/split/pad) and
+ * rng_philox (dropout, rng).  Each case is a tiny .dnn graph run by the CPU
+ * reference and the GPU on the same Philox inputs; every output is compared
+ * with METHOD.md's per-dtype tolerances.  One line per case, then
+ * "N passed, N failed".  Sweeps: odd sizes, batch 1, NCHW and NHWC, @col /
+ * @perm / padded @strides inputs and outputs, f32/f16/bf16.
+ * Usage: difftest_norm [--quick] [--bench] [--list] [--dry] [FILTER]
+ *   --quick  reduced sweep (for compute-sanitizer)
+ *   --bench  time the torch_baseline shapes on the GPU only (median of 50)
+ *   --dry    no GPU: CPU reference + engine selection only
+ * Built and run by tests/gpu/run_norm.sh. */
+#include "core/exec.h"
+#include "data/data.h"
+#include "gpu/engine.h"
+#include "gpu/gpu.h"
+#include "gpu/lower.h"
+#include "ops/op.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_CASES = 4096, TEXT_MAX = 3072 };
+
+typedef struct tcase {
+    char id[192];
+    char text[TEXT_MAX];
+    double tol_scale;
+} tcase;
+
+static tcase *cases;
+static int ncases;
+static bool quick, dry;
+
+typedef struct outcome {
+    bool ok;
+    char msg[2048];
+    char engines[512];
+} outcome;
+
+__attribute__((format(printf, 3, 4))) static void add_case(const char *id, double tol_scale, const char *fmt, ...)
+{
+    if (ncases >= MAX_CASES)
+        return;
+    tcase *c = &cases[ncases++];
+    snprintf(c->id, sizeof c->id, "%s", id);
+    c->tol_scale = tol_scale;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->text, sizeof c->text, fmt, ap);
+    va_end(ap);
+}
+
+static const char *const dts[] = {"f32", "f16", "bf16"};
+
+/* "[2, 3, 5]" and "2x3x5" */
+static void shp(char *buf, size_t len, int rank, const int *d)
+{
+    size_t n = (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < rank; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%d", i ? ", " : "", d[i]);
+    snprintf(buf + n, len - n, "]");
+}
+static void sid(char *buf, size_t len, int rank, const int *d)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    for (int i = 0; i < rank; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%d", i ? "x" : "", d[i]);
+}
+
+/* ---- norms */
+
+static void layer_cases(void)
+{
+    static const int shapes[][4] = {{2, 1, 7}, {2, 3, 17}, {3, 2, 5, 64}, {2, 33, 1000}, {2, 2, 9000}, {3, 1, 4, 4096}};
+    int nsh = quick ? 3 : 6;
+    for (int si = 0; si < nsh; si++) {
+        int r = shapes[si][0];
+        const int *d = &shapes[si][1];
+        char s[64], id[64], last[32];
+        shp(s, sizeof s, r, d);
+        sid(id, sizeof id, r, d);
+        snprintf(last, sizeof last, "[%d]", d[r - 1]);
+        for (int ti = 0; ti < 3; ti++) {
+            const char *t = dts[ti];
+            char name[192];
+            snprintf(name, sizeof name, "layernorm/infer/%s/%s", t, id);
+            add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  weight s: %s%s;\n  weight b: %s%s;\n"
+                              "  y = layernorm(x, s, b, eps=1e-5);\n  output y: %s;\n}\n", si * 3 + ti, t, s, t, last, t, last, t);
+            snprintf(name, sizeof name, "layernorm/train+bwd/%s/%s", t, id);
+            add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  input dy: %s%s;\n  weight s: %s%s;\n"
+                              "  weight b: %s%s;\n  y, m, iv = layernorm(x, s, b);\n"
+                              "  dx, ds, db = layernorm_bwd(dy, x, s, m, iv);\n  output y: %s, m, iv, dx: %s, ds: f32, db: f32;\n}\n",
+                     si * 5 + ti, t, s, t, s, t, last, t, last, t, t);
+            snprintf(name, sizeof name, "rmsnorm/train+bwd/%s/%s", t, id);
+            add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  input dy: %s%s;\n  weight s: %s%s;\n"
+                              "  y, ir = rmsnorm(x, s);\n  dx, ds = rmsnorm_bwd(dy, x, s, ir);\n"
+                              "  output y: %s, ir, dx: %s, ds: f32;\n}\n",
+                     si * 7 + ti, t, s, t, s, t, last, t, t);
+            if (quick)
+                continue;
+            snprintf(name, sizeof name, "rmsnorm/bias+bwd3/%s/%s", t, id);
+            add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  input dy: %s%s;\n  weight s: %s%s;\n"
+                              "  weight b: %s%s;\n  y, ir = rmsnorm(x, s, b, eps=1e-3);\n  dx, ds, db = rmsnorm_bwd(dy, x, s, ir);\n"
+                              "  output y: %s, dx: %s, ds: f32, db: f32;\n}\n",
+                     si * 11 + ti, t, s, t, s, t, last, t, last, t, t);
+        }
+        if (r >= 3 && !quick) {
+            /* two trailing axes, a strided (@col-like permuted) input, one-element scale */
+            char two[32], name[192];
+            snprintf(two, sizeof two, "[%d, %d]", d[r - 2], d[r - 1]);
+            snprintf(name, sizeof name, "layernorm/axes2+perm-in/f32/%s", id);
+            char perm[64];
+            snprintf(perm, sizeof perm, r == 3 ? "@perm(2, 0, 1)" : "@perm(3, 2, 0, 1)");
+            add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: f32%s %s;\n  input dy: f32%s %s;\n"
+                              "  weight s: f32%s;\n  weight b: f32[1];\n  y, m, iv = layernorm(x, s, b, axes=[-2, -1]);\n"
+                              "  dx, ds, db = layernorm_bwd(dy, x, s, m, iv, axes=[-1, -2]);\n"
+                              "  output y: f32 @perm(%s), m, iv, dx, ds, db;\n}\n",
+                     si, s, perm, s, perm, two, r == 3 ? "1, 2, 0" : "0, 3, 1, 2");
+            snprintf(name, sizeof name, "layernorm/scalar-scale/bf16/%s", id);
+            add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: bf16%s;\n  input dy: bf16%s;\n  weight s: f32[1];\n"
+                              "  weight b: f32[1];\n  y, m, iv = layernorm(x, s, b);\n"
+                              "  dx, ds, db = layernorm_bwd(dy, x, s, m, iv);\n  output y: bf16, dx: bf16, ds, db;\n}\n",
+                     si + 40, s, s);
+        }
+    }
+}
+
+static void batch_cases(void)
+{
+    static const int shapes[][6] = {{4, 1, 3, 5, 7}, {4, 4, 16, 9, 9}, {2, 6, 5}, {4, 2, 64, 33, 7}, {5, 2, 3, 4, 5, 3}};
+    int nsh = quick ? 2 : 5;
+    for (int si = 0; si < nsh; si++) {
+        int r = shapes[si][0];
+        const int *d = &shapes[si][1];
+        int r5 = r == 5 ? 1 : 0;
+        (void)r5;
+        char s[64], id[64], ch[32], ch4[48];
+        shp(s, sizeof s, r, d);
+        sid(id, sizeof id, r, d);
+        snprintf(ch, sizeof ch, "[%d]", d[1]);
+        if (r == 4)
+            snprintf(ch4, sizeof ch4, "[1, %d, 1, 1]", d[1]);
+        else
+            snprintf(ch4, sizeof ch4, "[%d]", d[1]);
+        const char *layouts[] = {"", r == 4 ? "@nhwc" : r == 5 ? "@perm(0, 2, 3, 4, 1)" : "@col"};
+        for (int li = 0; li < 2; li++) {
+            const char *lay = layouts[li];
+            const char *lname = li ? "cl" : "cf";
+            for (int ti = 0; ti < 3; ti++) {
+                const char *t = dts[ti];
+                if (quick && ti == 2)
+                    continue;
+                char name[192];
+                snprintf(name, sizeof name, "batchnorm/train5+bwd/%s/%s/%s", lname, t, id);
+                add_case(name, 2,
+                         "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s %s;\n  input dy: %s%s %s;\n  weight s: f32%s;\n"
+                         "  weight b: f32%s;\n  weight rm: f32%s;\n  weight rv: f32%s = uniform(0.5, 2.0);\n"
+                         "  y, m, iv, rmn, rvn = batchnorm(x, s, b, running_mean=rm, running_var=rv, momentum=0.25);\n"
+                         "  dx, ds, db = batchnorm_bwd(dy, x, s, m, iv);\n"
+                         "  output y: %s %s, m, iv, rmn, rvn, dx: %s, ds, db;\n}\n",
+                         si * 13 + ti + li, t, s, lay, t, s, lay, ch4, ch4, ch, ch, t, lay, t);
+                if (quick)
+                    continue;
+                snprintf(name, sizeof name, "batchnorm/train3+infer/%s/%s/%s", lname, t, id);
+                add_case(name, 2,
+                         "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s %s;\n  weight s: f32%s;\n  weight b: %s%s;\n"
+                         "  y, m, iv = batchnorm(x, s, b, eps=1e-3);\n  z = batchnorm_infer(x, s, b, m, iv);\n"
+                         "  output y: %s, m, iv, z: f32;\n}\n",
+                         si * 17 + ti + li, t, s, lay, ch, t, ch, t);
+            }
+        }
+        if (!quick) {
+            char name[192];
+            snprintf(name, sizeof name, "batchnorm/scalar-scale+bwd/f32/%s", id);
+            add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: f32%s;\n  input dy: f32%s;\n  weight s: f32[1];\n"
+                              "  weight b: f32[1];\n  y, m, iv = batchnorm(x, s, b);\n"
+                              "  dx, ds, db = batchnorm_bwd(dy, x, s, m, iv);\n  output y, m, iv, dx, ds, db;\n}\n",
+                     si + 70, s, s);
+        }
+    }
+}
+
+static void group_cases(void)
+{
+    static const int shapes[][5] = {{4, 1, 4, 5, 7}, {4, 2, 6, 9, 9}, {3, 3, 8, 31, 0}, {4, 2, 32, 16, 16}};
+    static const int groups[] = {2, 3, 4, 8};
+    int nsh = quick ? 2 : 4;
+    for (int si = 0; si < nsh; si++) {
+        int r = shapes[si][0];
+        const int *d = &shapes[si][1];
+        char s[64], id[64], ch[32];
+        shp(s, sizeof s, r, d);
+        sid(id, sizeof id, r, d);
+        snprintf(ch, sizeof ch, "[%d]", d[1]);
+        const char *lay = r == 4 && si % 2 ? "@nhwc" : "";
+        for (int ti = 0; ti < 3; ti++) {
+            const char *t = dts[ti];
+            char name[192];
+            snprintf(name, sizeof name, "groupnorm/g%d+bwd/%s/%s%s", groups[si], t, id, *lay ? "/nhwc" : "");
+            add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s %s;\n  input dy: %s%s %s;\n  weight s: f32%s;\n"
+                              "  weight b: f32%s;\n  y, m, iv = groupnorm(x, s, b, groups=%d);\n"
+                              "  dx, ds, db = groupnorm_bwd(dy, x, s, m, iv, groups=%d);\n"
+                              "  output y: %s, m, iv, dx: %s, ds, db;\n}\n",
+                     si * 19 + ti, t, s, lay, t, s, lay, ch, ch, groups[si], groups[si], t, t);
+            if (quick)
+                continue;
+            snprintf(name, sizeof name, "instancenorm/fwd1+train+bwd/%s/%s%s", t, id, *lay ? "/nhwc" : "");
+            add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s %s;\n  input dy: %s%s;\n  weight s: f32%s;\n"
+                              "  weight b: f32%s;\n  z = instancenorm(x, s, b);\n  y, m, iv = instancenorm(x, s, b);\n"
+                              "  dx, ds, db = instancenorm_bwd(dy, x, s, m, iv);\n"
+                              "  output z: %s %s, m, iv, dx: %s, ds, db;\n}\n",
+                     si * 23 + ti, t, s, lay, t, s, ch, ch, t, r == 4 ? "@nhwc" : "", t);
+        }
+    }
+}
+
+static void softmax_bwd_cases(void)
+{
+    static const int shapes[][4] = {{2, 1, 7}, {2, 33, 130}, {3, 4, 5, 6}, {2, 64, 4097}};
+    int nsh = quick ? 2 : 4;
+    for (int si = 0; si < nsh; si++) {
+        int r = shapes[si][0];
+        const int *d = &shapes[si][1];
+        char s[64], id[64];
+        shp(s, sizeof s, r, d);
+        sid(id, sizeof id, r, d);
+        for (int ti = 0; ti < 3; ti++) {
+            const char *t = dts[ti];
+            for (int ax = 0; ax < 2; ax++) {
+                int axis = ax ? 0 : -1;
+                char name[192];
+                snprintf(name, sizeof name, "softmax_bwd/axis%d/%s/%s", axis, t, id);
+                add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  input dy: %s%s;\n"
+                                  "  y = softmax(x, axis=%d);\n  dx = softmax_bwd(dy, y, axis=%d);\n"
+                                  "  l = log_softmax(x, axis=%d);\n  dl = log_softmax_bwd(dy, l, axis=%d);\n"
+                                  "  output dx: %s, dl: %s;\n}\n",
+                         si * 29 + ti + ax, t, s, t, s, axis, axis, axis, axis, t, t);
+            }
+        }
+    }
+}
+
+/* ---- tensor copies */
+
+static void copy_cases(void)
+{
+    for (int ti = 0; ti < 3; ti++) {
+        const char *t = dts[ti];
+        char name[192];
+        snprintf(name, sizeof name, "copy/permute+reshape/%s", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[2, 3, 5, 7];\n"
+                          "  p = permute(x, perm=[0, 2, 3, 1]);\n  r = reshape(p, dims=[10, -1]);\n"
+                          "  q = reshape(x, dims=[6, 35]);\n  output p: %s, r: %s, q: %s @col;\n}\n",
+                 ti, t, t, t, t);
+        snprintf(name, sizeof name, "copy/reshape-strided/%s", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[3, 4, 6] @strides(40, 8, 1);\n"
+                          "  r = reshape(x, dims=[2, 36]);\n  output r: %s @col;\n}\n", ti + 3, t, t);
+        snprintf(name, sizeof name, "copy/slice+broadcast/%s", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[5, 9, 4];\n  input v: %s[1, 4];\n"
+                          "  a = slice(x, axis=1, start=1, end=8, step=2);\n  b = slice(x, axis=0, step=-2);\n"
+                          "  c = slice(x, axis=-1, start=-3);\n  d = broadcast(v, dims=[3, 5, 4]);\n"
+                          "  output a: %s, b: %s @perm(2, 0, 1), c: %s, d: %s;\n}\n",
+                 ti + 6, t, t, t, t, t, t);
+        snprintf(name, sizeof name, "copy/concat+split/%s", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input a: %s[2, 3, 8];\n  input b: %s[2, 5, 8] @col;\n"
+                          "  input c: %s[2, 1, 8];\n  y = concat(a, b, c, axis=1);\n"
+                          "  s0, s1, s2 = split(y, axis=1, sizes=[4, 3, 2]);\n  e0, e1 = split(a, axis=-1);\n"
+                          "  output y: %s, s0: %s, s1: %s @col, s2: %s, e0: %s, e1: %s;\n}\n",
+                 ti + 9, t, t, t, t, t, t, t, t, t);
+        const char *modes[] = {"constant", "reflect", "replicate", "circular"};
+        for (int mi = 0; mi < 4; mi++) {
+            snprintf(name, sizeof name, "copy/pad-%s/%s", modes[mi], t);
+            add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[2, 3, 5, 4] @nhwc;\n"
+                              "  y = pad(x, pads=[[0, 0], [1, 2], [2, 1], [3, 3]], mode=\"%s\", value=0.75);\n"
+                              "  z = pad(x, pads=1, mode=\"%s\");\n  output y: %s, z: %s @nhwc;\n}\n",
+                     ti * 4 + mi, t, modes[mi], modes[mi], t, t);
+        }
+    }
+    add_case("copy/convert-f32-to-bf16+big", 1, "dnn 1;\ngraph g(seed=3) {\n  input x: f32[64, 257, 33];\n"
+                                                "  y = permute(x, perm=[2, 0, 1]);\n  z = slice(x, axis=2, start=1);\n"
+                                                "  output y: bf16, z: f16;\n}\n");
+    add_case("copy/i32+bool", 1, "dnn 1;\ngraph g(seed=4) {\n  input x: f32[6, 10];\n  m = gt(x, 0.0);\n"
+                                 "  i = cast(x * 100.0, dtype=i32);\n  a = permute(m, perm=[1, 0]);\n"
+                                 "  b = concat(i, i, axis=0);\n  output a, b;\n}\n");
+    add_case("copy/vector-16B/f16", 1, "dnn 1;\ngraph g(seed=5) {\n  input x: f16[4, 64, 96];\n"
+                                       "  y = concat(x, x, axis=1);\n  z = slice(x, axis=2, start=8, end=72);\n"
+                                       "  output y, z;\n}\n");
+}
+
+/* ---- dropout / rng */
+
+static void rng_cases(void)
+{
+    static const int shapes[][4] = {{1, 1}, {2, 17, 33}, {3, 4, 5, 67}, {1, 100003}};
+    int nsh = quick ? 2 : 4;
+    for (int si = 0; si < nsh; si++) {
+        int r = shapes[si][0];
+        const int *d = &shapes[si][1];
+        char s[64], id[64];
+        shp(s, sizeof s, r, d);
+        sid(id, sizeof id, r, d);
+        for (int ti = 0; ti < 3; ti++) {
+            const char *t = dts[ti];
+            char name[192];
+            snprintf(name, sizeof name, "dropout/y+mask/%s/%s", t, id);
+            add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  y, m = dropout(x, p=0.3);\n"
+                              "  z = dropout(x, p=0.5, seed=1234);\n  output y: %s%s, m, z: %s;\n}\n",
+                     si * 31 + ti, t, s, t, r == 2 ? " @col" : "", t);
+            snprintf(name, sizeof name, "rng/uniform+normal/%s/%s", t, id);
+            add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  u = rng(shape=%s, lo=-2, hi=3);\n"
+                              "  n = rng(shape=%s, dist=\"normal\", mean=0.5, std=2, seed=77);\n"
+                              "  output u: %s, n: %s;\n}\n",
+                     si * 37 + ti, s, s, t, t);
+        }
+    }
+}
+
+/* ---- bench: the torch_baseline shapes */
+
+static void bench_cases(void)
+{
+    add_case("bench/layernorm/f16/8192x8192", 1,
+             "dnn 1;\ngraph g(seed=1) {\n  input x: f16[8192, 8192];\n  weight s: f16[8192];\n  weight b: f16[8192];\n"
+             "  y = layernorm(x, s, b);\n  output y: f16;\n}\n");
+    add_case("bench/layernorm/f32/8192x8192", 1,
+             "dnn 1;\ngraph g(seed=1) {\n  input x: f32[8192, 8192];\n  weight s: f32[8192];\n  weight b: f32[8192];\n"
+             "  y = layernorm(x, s, b);\n  output y: f32;\n}\n");
+    add_case("bench/softmax/f16/8192x8192", 1,
+             "dnn 1;\ngraph g(seed=2) {\n  input x: f16[8192, 8192];\n  y = softmax(x);\n  output y: f16;\n}\n");
+    add_case("bench/softmax/f32/8192x8192", 1,
+             "dnn 1;\ngraph g(seed=2) {\n  input x: f32[8192, 8192];\n  y = softmax(x);\n  output y: f32;\n}\n");
+    add_case("bench/batchnorm_train/f32/nhwc/32x256x56x56", 1,
+             "dnn 1;\ngraph g(seed=3) {\n  input x: f32[32, 256, 56, 56] @nhwc;\n  weight s: f32[256] = fill(1.0);\n"
+             "  weight b: f32[256] = fill(0.0);\n  weight rm: f32[256] = fill(0.0);\n  weight rv: f32[256] = fill(1.0);\n"
+             "  y, m, iv, rmn, rvn = batchnorm(x, s, b, running_mean=rm, running_var=rv);\n"
+             "  output y: f32 @nhwc, rmn, rvn;\n}\n");
+    add_case("bench/batchnorm_train/f16/nhwc/32x256x56x56", 1,
+             "dnn 1;\ngraph g(seed=3) {\n  input x: f16[32, 256, 56, 56] @nhwc;\n  weight s: f32[256] = fill(1.0);\n"
+             "  weight b: f32[256] = fill(0.0);\n  weight rm: f32[256] = fill(0.0);\n  weight rv: f32[256] = fill(1.0);\n"
+             "  y, m, iv, rmn, rvn = batchnorm(x, s, b, running_mean=rm, running_var=rv);\n"
+             "  output y: f16 @nhwc, rmn, rvn;\n}\n");
+    add_case("bench/layernorm_bwd/f16/8192x8192", 1,
+             "dnn 1;\ngraph g(seed=4) {\n  input x: f16[8192, 8192];\n  input dy: f16[8192, 8192];\n"
+             "  weight s: f16[8192];\n  input m: f32[8192, 1];\n  input iv: f32[8192, 1] = uniform(0.5, 2);\n"
+             "  dx, ds, db = layernorm_bwd(dy, x, s, m, iv);\n  output dx: f16, ds: f32, db: f32;\n}\n");
+    add_case("bench/dropout/f16/8192x8192", 1,
+             "dnn 1;\ngraph g(seed=5) {\n  input x: f16[8192, 8192];\n  y, m = dropout(x, p=0.1);\n"
+             "  output y: f16, m;\n}\n");
+    add_case("bench/permute/f16/32x256x56x56->nhwc", 1,
+             "dnn 1;\ngraph g(seed=6) {\n  input x: f16[32, 256, 56, 56];\n  y = permute(x, perm=[0, 2, 3, 1]);\n"
+             "  output y: f16;\n}\n");
+    add_case("bench/concat/f16/2x[8192,4096]", 1,
+             "dnn 1;\ngraph g(seed=7) {\n  input a: f16[8192, 4096];\n  input b: f16[8192, 4096];\n"
+             "  y = concat(a, b, axis=1);\n  output y: f16;\n}\n");
+}
+
+/* ---- running one case (as tests/gpu/difftest.c) */
+
+static double tensor_absmax(const host_tensor *t)
+{
+    double *v = malloc((size_t)(t->numel ? t->numel : 1) * sizeof *v), m = 0;
+    if (!v)
+        return 0;
+    tensor_gather(t, v);
+    for (int64_t i = 0; i < t->numel; i++)
+        if (fabs(v[i]) > m)
+            m = fabs(v[i]);
+    free(v);
+    return m;
+}
+
+static xdnn_status dry_run(xgraph *g, char *engines, size_t len, xdnn_diags_t *d)
+{
+    arena *ar = arena_create();
+    ggraph *gg = gpu_lower(g, ar);
+    gplan *pl = gpu_partition(gg, false);
+    gpu_device dev = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
+    xdnn_status s = gpu_select_engines(pl, &dev, NULL, 0, getenv("DIFFTEST_VERBOSE") ? 1 : 0, stderr, d);
+    for (int i = 0; i < pl->nparts && s == XDNN_OK; i++) {
+        size_t n = strlen(engines);
+        snprintf(engines + n, len - n, "%s%s", i ? "," : "", pl->parts[i].engine->name);
+    }
+    arena_destroy(ar);
+    return s;
+}
+
+static void run_case(const tcase *c, bool bench, outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    xdnn_diags_t *d = xdnn_diags_create();
+    xdnn_module_t *m = NULL;
+    run_state cpu = {0}, gpu = {0};
+    gpu_report rep = {0};
+    xdnn_status s = xdnn_module_parse(c->id, c->text, strlen(c->text), false, d, &m);
+    xgraph *g = s == XDNN_OK ? xdnn_module_find_graph(m, NULL) : NULL;
+    if (g)
+        s = xdnn_graph_bind(g, NULL, 0, d);
+    if (s == XDNN_OK)
+        s = run_state_init(&cpu, g, ".");
+    if (s == XDNN_OK)
+        s = run_state_init(&gpu, g, ".");
+    if (s == XDNN_OK)
+        s = exec_load_inputs(&cpu, NULL, 0, d);
+    if (s == XDNN_OK)
+        s = run_state_copy_inputs(&gpu, &cpu);
+    if (s == XDNN_OK)
+        s = run_state_alloc_results(&gpu, d);
+    if (s == XDNN_OK && !bench)
+        s = run_state_alloc_results(&cpu, d);
+    if (s == XDNN_OK && !bench)
+        s = exec_cpu_run(&cpu, d);
+    if (s == XDNN_OK && dry) {
+        s = dry_run(g, out->engines, sizeof out->engines, d);
+        out->ok = s == XDNN_OK;
+        snprintf(out->msg, sizeof out->msg, "(dry: planned, not run)");
+        goto done;
+    }
+    if (s != XDNN_OK) {
+        snprintf(out->msg, sizeof out->msg, "setup or CPU reference failed (%s)", xdnn_status_name(s));
+        goto done;
+    }
+    gpu_run_opts o = {.warmup = bench ? 10 : 0, .iters = bench ? 50 : 1, .log = stderr,
+                      .verbose = getenv("DIFFTEST_VERBOSE") ? 1 : 0};
+    s = gpu_run(&gpu, &o, &rep, d);
+    for (int i = 0; i < rep.nparts; i++) {
+        size_t n = strlen(out->engines);
+        snprintf(out->engines + n, sizeof out->engines - n, "%s%s", i ? "," : "", rep.parts[i].engine);
+    }
+    if (s != XDNN_OK) {
+        snprintf(out->msg, sizeof out->msg, "gpu_run failed (%s)", xdnn_status_name(s));
+        goto done;
+    }
+    if (bench) {
+        size_t n = 0;
+        for (int i = 0; i < rep.nparts && n < sizeof out->msg; i++) {
+            const gpu_partition_report *p = &rep.parts[i];
+            double sec = p->ms_median * 1e-3;
+            n += (size_t)snprintf(out->msg + n, sizeof out->msg - n,
+                                  "\n    BENCH %s | %s | %s | median %.4f ms (min %.4f max %.4f) | %.1f GB/s | %s",
+                                  c->id, p->name, p->engine, p->ms_median, p->ms_min, p->ms_max,
+                                  sec > 0 ? p->bytes / sec * 1e-9 : 0, p->detail ? p->detail : "");
+        }
+        out->ok = true;
+        for (size_t k = 0; k < g->noutputs; k++) {
+            tensor_stats ts;
+            tensor_compute_stats(&gpu.tensors[g->outputs[k]], &ts);
+            if (ts.nan || ts.inf)
+                out->ok = false;
+        }
+        goto done;
+    }
+    out->ok = true;
+    size_t n = 0;
+    for (size_t k = 0; k < g->noutputs; k++) {
+        int t = g->outputs[k];
+        const xtensor *xt = &g->tensors[t];
+        double rtol, atol;
+        compare_default_tolerance(xt->rdtype, xt->producer >= 0 ? g->nodes[xt->producer].op : -1, &rtol, &atol);
+        rtol *= c->tol_scale;
+        atol *= c->tol_scale;
+        compare_result r;
+        compare_tensors(&gpu.tensors[t], &cpu.tensors[t], rtol, atol, &r);
+        bool nonzero = tensor_absmax(&cpu.tensors[t]) > 0;
+        bool ok = r.ok && r.count > 0 && r.count == gpu.tensors[t].numel && nonzero;
+        n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, " %s: max_abs=%.3g rel_norm=%.3g%s", xt->name,
+                              r.max_abs, r.rel_norm, !nonzero ? " (reference is all zeros: compares nothing)" : "");
+        if (!ok) {
+            for (int w = 0; w < r.nworst && n < sizeof out->msg; w++) {
+                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      at [");
+                for (int j = 0; j < xt->rrank; j++)
+                    n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "%s%lld", j ? "," : "",
+                                          (long long)r.worst[w].index[j]);
+                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "] got %.8g expected %.8g", r.worst[w].got,
+                                      r.worst[w].ref);
+            }
+            n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      %lld of %lld mismatch (rtol %g atol %g)",
+                                  (long long)r.mismatches, (long long)r.count, rtol, atol);
+        }
+        out->ok &= ok;
+    }
+done:
+    if (!out->ok && xdnn_diags_count(d)) {
+        fprintf(stdout, "  diagnostics for %s:\n", c->id);
+        xdnn_diags_print(d, stdout);
+    }
+    gpu_report_free(&rep);
+    run_state_free(&cpu);
+    run_state_free(&gpu);
+    xdnn_module_destroy(m);
+    xdnn_diags_destroy(d);
+}
+
+int main(int argc, char **argv)
+{
+    bool bench = false, list = false;
+    const char *filter = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = true;
+        else if (strcmp(argv[i], "--bench") == 0)
+            bench = true;
+        else if (strcmp(argv[i], "--list") == 0)
+            list = true;
+        else if (strcmp(argv[i], "--dry") == 0)
+            dry = true;
+        else
+            filter = argv[i];
+    }
+    cases = calloc(MAX_CASES, sizeof *cases);
+    if (!cases)
+        return 2;
+    if (bench) {
+        bench_cases();
+    } else {
+        layer_cases();
+        batch_cases();
+        group_cases();
+        softmax_bwd_cases();
+        copy_cases();
+        rng_cases();
+    }
+    char why[512];
+    if (!list && !dry && !gpu_available(why, sizeof why)) {
+        printf("difftest_norm: no GPU: %s\n0 passed, 0 failed (not run)\n", why);
+        free(cases);
+        return 77;
+    }
+    int passed = 0, failed = 0;
+    for (int i = 0; i < ncases; i++) {
+        const tcase *c = &cases[i];
+        if (filter && !strstr(c->id, filter))
+            continue;
+        if (list) {
+            printf("%s\n", c->id);
+            continue;
+        }
+        outcome o;
+        run_case(c, bench, &o);
+        printf("%s %s  engines=%s %s\n", o.ok ? "PASS" : "FAIL", c->id, o.engines, o.msg);
+        if (!o.ok)
+            printf("  graph:\n%s", c->text);
+        fflush(stdout);
+        o.ok ? passed++ : failed++;
+    }
+    if (!list)
+        printf("%d passed, %d failed\n", passed, failed);
+    gpu_release_caches();
+    free(cases);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,427 @@
+/* difftest_seq.c — the differential tester of the attention and recurrent
+ * engines (sdpa_flash, sdpa_naive, sdpa_bwd, rnn_cublas): each case is a tiny
+ * .dnn graph run by the CPU reference and by the GPU with one engine forced,
+ * every output compared with the METHOD.md tolerances of its dtype.  One line
+ * per case, then "N passed, N failed".  Usage:
+ *   difftest_seq [--quick] [--bench] [--list] [--dry] [FILTER]
+ * --quick: reduced sweep (compute-sanitizer); --bench: the SDPA shapes of
+ * anchors/torch_baseline.py on the GPU only, one line per timed partition
+ * (DIFFTEST_ITERS, default 10).  Built by tests/gpu/run_seq.sh. */
+#include "core/exec.h"
+#include "data/data.h"
+#include "gpu/engine.h"
+#include "gpu/gpu.h"
+#include "gpu/lower.h"
+#include "ops/op.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_CASES = 1024, TEXT_MAX = 2048 };
+
+typedef struct tcase {
+    char id[200];
+    char text[TEXT_MAX];
+    char force[2][48];   /* "OP=ENGINE" */
+    int nforce;
+} tcase;
+
+static tcase *cases;
+static int ncases;
+static bool quick, dry;
+
+/* --dry (no GPU): lower, partition and select engines (forced ones must
+ * accept) on a pretend sm_90, so the sweep is checked before device time. */
+static xdnn_status dry_run(xgraph *g, const char *const *force, int nforce, char *engines, size_t len,
+                           xdnn_diags_t *d)
+{
+    arena *ar = arena_create();
+    ggraph *gg = gpu_lower(g, ar);
+    gplan *pl = gpu_partition(gg, false);
+    gpu_device dev = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
+    xdnn_status s = gpu_select_engines(pl, &dev, force, nforce, 0, NULL, d);
+    for (int i = 0; i < pl->nparts && s == XDNN_OK; i++) {
+        size_t n = strlen(engines);
+        snprintf(engines + n, len - n, "%s%s(ws %zu)", i ? "," : "", pl->parts[i].engine->name, pl->parts[i].ws_bytes);
+    }
+    arena_destroy(ar);
+    return s;
+}
+
+__attribute__((format(printf, 4, 5))) static void add_case(const char *id, const char *f0, const char *f1,
+                                                           const char *fmt, ...)
+{
+    if (ncases >= MAX_CASES)
+        return;
+    tcase *c = &cases[ncases++];
+    snprintf(c->id, sizeof c->id, "%s", id);
+    c->nforce = 0;
+    if (f0)
+        snprintf(c->force[c->nforce++], sizeof c->force[0], "%s", f0);
+    if (f1)
+        snprintf(c->force[c->nforce++], sizeof c->force[0], "%s", f1);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->text, sizeof c->text, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- SDPA sweeps */
+typedef struct sshape {
+    int B, Hq, Hk, Sq, Skv, D, Dv;
+} sshape;
+
+typedef struct sopt {
+    const char *tag;
+    const char *attrs;   /* extra attribute text, starts with ", " or empty */
+    int bias;            /* 0 none, 1 [Sq, Skv], 2 [B, 1, 1, Skv] */
+    bool lens;
+} sopt;
+
+static const sopt sopts[] = {
+    {"plain", "", 0, false},
+    {"causal", ", causal=true", 0, false},
+    {"causal-br", ", causal=true, align=\"bottom_right\"", 0, false},
+    {"window8-4", ", window=[8, 4]", 0, false},
+    {"window-1+3-br", ", window=[-1, 3], align=\"bottom_right\"", 0, false},
+    {"seqlens-causal", ", causal=true", 0, true},
+    {"bias-2d", ", scale=0.3", 1, false},
+    {"bias-b11s+causal", ", causal=true", 2, false},
+    {"dropout", ", dropout=0.2, seed=7", 0, false},
+    {"all", ", window=[16, 0], align=\"bottom_right\", dropout=0.1, seed=3", 1, true},
+};
+enum { NSOPTS = sizeof sopts / sizeof sopts[0] };
+
+static void lens_text(char *buf, size_t len, const sshape *s, const char *name, int full)
+{
+    size_t n = (size_t)snprintf(buf, len, "  input %s: i32[%d] = values(data=[", name, s->B);
+    for (int b = 0; b < s->B && n < len; b++) {
+        int v = b == 0 ? full : (full * (b + 1)) / (s->B + 2); /* batch 0 full, others shorter (maybe 0) */
+        n += (size_t)snprintf(buf + n, len - n, "%s%d", b ? ", " : "", v);
+    }
+    snprintf(buf + n, len - n, "]);\n");
+}
+
+/* One graph: forward (and backward when bwd) with the given option. */
+static void sdpa_case(const sshape *s, const sopt *o, const char *dt, const char *layout, const char *fwd_engine,
+                      bool bwd)
+{
+    char id[200], lq[256] = "", lkv[256] = "", bias[128] = "", ports[128] = "";
+    snprintf(id, sizeof id, "sdpa%s/%s/%s/%s/%s/b%dh%dk%dq%dkv%dd%dv%d", bwd ? "_bwd" : "", fwd_engine, o->tag, dt,
+             layout[0] ? layout + 1 : "bhsd", s->B, s->Hq, s->Hk, s->Sq, s->Skv, s->D, s->Dv);
+    if (o->bias == 1)
+        snprintf(bias, sizeof bias, "  input bias: %s[%d, %d];\n", dt, s->Sq, s->Skv);
+    else if (o->bias == 2)
+        snprintf(bias, sizeof bias, "  input bias: f32[%d, 1, 1, %d];\n", s->B, s->Skv);
+    if (o->lens) {
+        lens_text(lq, sizeof lq, s, "lq", s->Sq);
+        lens_text(lkv, sizeof lkv, s, "lkv", s->Skv);
+    }
+    snprintf(ports, sizeof ports, "%s%s", o->bias ? ", bias=bias" : "", o->lens ? ", seq_len_q=lq, seq_len_kv=lkv" : "");
+    char force0[48];
+    snprintf(force0, sizeof force0, "sdpa=%s", fwd_engine);
+    if (!bwd) {
+        add_case(id, force0, NULL,
+                 "dnn 1;\ngraph g(seed=%d) {\n  input q: %s[%d, %d, %d, %d]%s;\n  input k: %s[%d, %d, %d, %d]%s;\n"
+                 "  input v: %s[%d, %d, %d, %d]%s;\n%s%s%s"
+                 "  o, stats = sdpa(q, k, v%s%s);\n  output o, stats;\n}\n",
+                 ncases + 1, dt, s->B, s->Hq, s->Sq, s->D, layout, dt, s->B, s->Hk, s->Skv, s->D, layout, dt, s->B,
+                 s->Hk, s->Skv, s->Dv, layout, bias, lq, lkv, ports, o->attrs);
+    } else {
+        add_case(id, force0, "sdpa_bwd=sdpa_bwd",
+                 "dnn 1;\ngraph g(seed=%d) {\n  input q: %s[%d, %d, %d, %d]%s;\n  input k: %s[%d, %d, %d, %d]%s;\n"
+                 "  input v: %s[%d, %d, %d, %d]%s;\n  input do: %s[%d, %d, %d, %d]%s;\n%s%s%s"
+                 "  o, stats = sdpa(q, k, v%s%s);\n"
+                 "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats%s%s);\n  output o, stats, dq, dk, dv;\n}\n",
+                 ncases + 1, dt, s->B, s->Hq, s->Sq, s->D, layout, dt, s->B, s->Hk, s->Skv, s->D, layout, dt, s->B,
+                 s->Hk, s->Skv, s->Dv, layout, dt, s->B, s->Hq, s->Sq, s->Dv, layout, bias, lq, lkv, ports, o->attrs,
+                 ports, o->attrs);
+    }
+}
+
+static void sdpa_cases(void)
+{
+    static const sshape mma_shapes[] = {
+        {1, 1, 1, 1, 1, 64, 64},     {2, 4, 4, 17, 33, 64, 64},  {1, 2, 2, 100, 77, 128, 128},
+        {2, 8, 2, 65, 130, 64, 64},  {1, 4, 1, 64, 64, 128, 128}, {3, 2, 1, 129, 200, 64, 64},
+    };
+    static const sshape gen_shapes[] = {
+        {1, 2, 2, 31, 47, 40, 24}, {2, 6, 3, 9, 5, 256, 200}, {1, 1, 1, 70, 70, 16, 80},
+    };
+    static const char *const half[] = {"f16", "bf16"};
+    int nm = quick ? 3 : 6;
+    for (int si = 0; si < nm; si++) {
+        for (int oi = 0; oi < NSOPTS; oi++) {
+            if (quick && oi % 3 != si % 3)
+                continue;
+            const char *dt = half[(si + oi) % 2];
+            const char *lay = (si + oi) % 3 == 0 ? " @bshd" : "";
+            sdpa_case(&mma_shapes[si], &sopts[oi], dt, lay, "sdpa_flash", false);
+            sdpa_case(&mma_shapes[si], &sopts[oi], (si + oi) % 2 ? "f32" : dt, lay, "sdpa_naive", false);
+            if (!quick || oi == 0)
+                sdpa_case(&mma_shapes[si], &sopts[oi], (si + oi) % 2 ? "f32" : dt, lay, "sdpa_naive", true);
+        }
+    }
+    int ng = quick ? 1 : 3;
+    for (int si = 0; si < ng; si++)
+        for (int oi = 0; oi < NSOPTS; oi += quick ? 4 : 1) {
+            const char *dt = oi % 3 == 0 ? "f32" : half[oi % 2];
+            sdpa_case(&gen_shapes[si], &sopts[oi], dt, oi % 2 ? " @bshd" : "", "sdpa_naive", false);
+            sdpa_case(&gen_shapes[si], &sopts[oi], dt, oi % 2 ? " @bshd" : "", "sdpa_naive", true);
+        }
+    /* the shipped graph's shape: GQA 8/2, causal, f16 io, bshd, f32 intermediates */
+    sshape g = {2, 8, 2, 64, 64, 64, 64};
+    sdpa_case(&g, &sopts[1], "f16", " @bshd", "sdpa_flash", true);
+}
+
+/* ---- RNN sweeps */
+static void rnn_cases(void)
+{
+    static const char *const ops[] = {"rnn", "rnn-relu", "lstm", "gru"};
+    static const int tnih[][4] = {{1, 1, 5, 8}, {7, 3, 16, 33}, {12, 2, 9, 20}};
+    int ns = quick ? 2 : 3;
+    for (int si = 0; si < ns; si++)
+        for (int oi = 0; oi < 4; oi++)
+            for (int L = 1; L <= 2; L++)
+                for (int bidir = 0; bidir <= 1; bidir++) {
+                    if (quick && (L + bidir + oi) % 2)
+                        continue;
+                    int T = tnih[si][0], N = tnih[si][1], I = tnih[si][2], H = tnih[si][3], D = bidir ? 2 : 1;
+                    int G = oi == 2 ? 4 : oi == 3 ? 3 : 1, Iw = L > 1 && D * H > I ? D * H : I;
+                    bool lstm = oi == 2, biases = (si + oi) % 3 != 1;
+                    const char *dt = (si + L + oi) % 3 == 2 ? "f16" : "f32";
+                    const char *op = oi < 2 ? "rnn" : ops[oi];
+                    char id[200], extra[160] = "", ins[128], c0[96] = "";
+                    if (lstm)
+                        snprintf(c0, sizeof c0, "  input c0: %s[%d, %d, %d];\n", dt, L * D, N, H);
+                    snprintf(id, sizeof id, "%s/%s/L%d%s/%s/T%dN%dI%dH%d", ops[oi], biases ? "bias" : "nobias", L,
+                             bidir ? "-bidir" : "", dt, T, N, I, H);
+                    snprintf(extra, sizeof extra, ", layers=%d, bidirectional=%s%s%s", L, bidir ? "true" : "false",
+                             oi == 1 ? ", nonlinearity=\"relu\"" : "", biases ? ", b_ih=b_ih, b_hh=b_hh" : "");
+                    snprintf(ins, sizeof ins, "x, h0%s, w_ih, w_hh", lstm ? ", c0" : "");
+                    add_case(id, oi < 2 ? "rnn=rnn_cublas" : lstm ? "lstm=rnn_cublas" : "gru=rnn_cublas", NULL,
+                             "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d, %d];\n  input h0: %s[%d, %d, %d];\n"
+                             "%s  weight w_ih: %s[%d, %d, %d] = uniform(lo=-0.3, hi=0.3);\n"
+                             "  weight w_hh: %s[%d, %d, %d] = uniform(lo=-0.3, hi=0.3);\n"
+                             "  weight b_ih: %s[%d, %d];\n  weight b_hh: %s[%d, %d];\n"
+                             "  y, hn%s = %s(%s%s);\n  output y, hn%s;\n}\n",
+                             ncases + 100, dt, T, N, I, dt, L * D, N, H,
+                             c0, dt, L * D, G * H, Iw, dt, L * D, G * H, H, dt, L * D,
+                             G * H, dt, L * D, G * H, lstm ? ", cn" : "", op, ins, extra, lstm ? ", cn" : "");
+                }
+}
+
+/* ---- bench: torch_baseline.py's SDPA shapes, bf16, bhsd.  The forward runs
+ * alone at every shape; the backward (sdpa_bwd, CUDA-core f32) only where it
+ * finishes in well under a second. */
+static void bench_cases(void)
+{
+    static const int shapes[][4] = {{4, 16, 4096, 128}, {16, 16, 1024, 64}, {1, 32, 16384, 128}};
+    for (int causal = 0; causal <= 1; causal++)
+        for (int si = 0; si < 3; si++) {
+            const int *s = shapes[si];
+            const char *cz = causal ? "true" : "false";
+            char id[200];
+            snprintf(id, sizeof id, "bench/sdpa_fwd_bf16%s/b%dh%ds%dd%d", causal ? "_causal" : "", s[0], s[1], s[2],
+                     s[3]);
+            add_case(id, "sdpa=sdpa_flash", NULL,
+                     "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, %d, %d, %d];\n  input k: bf16[%d, %d, %d, %d];\n"
+                     "  input v: bf16[%d, %d, %d, %d];\n  o = sdpa(q, k, v, causal=%s);\n  output o;\n}\n",
+                     s[0], s[1], s[2], s[3], s[0], s[1], s[2], s[3], s[0], s[1], s[2], s[3], cz);
+            if (si == 2)
+                continue;
+            snprintf(id, sizeof id, "bench/sdpa_fwd_bwd_bf16%s/b%dh%ds%dd%d", causal ? "_causal" : "", s[0], s[1],
+                     s[2], s[3]);
+            add_case(id, "sdpa=sdpa_flash", "sdpa_bwd=sdpa_bwd",
+                     "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, %d, %d, %d];\n  input k: bf16[%d, %d, %d, %d];\n"
+                     "  input v: bf16[%d, %d, %d, %d];\n  input do: bf16[%d, %d, %d, %d];\n"
+                     "  o, stats = sdpa(q, k, v, causal=%s);\n"
+                     "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=%s);\n  output dq, dk, dv;\n}\n",
+                     s[0], s[1], s[2], s[3], s[0], s[1], s[2], s[3], s[0], s[1], s[2], s[3], s[0], s[1], s[2], s[3],
+                     cz, cz);
+        }
+}
+
+/* ---- running one case (as tests/gpu/difftest.c) */
+typedef struct outcome {
+    bool ok;
+    char msg[2048];
+    char engines[256];
+} outcome;
+
+static double tensor_absmax(const host_tensor *t)
+{
+    double *v = malloc((size_t)(t->numel ? t->numel : 1) * sizeof *v), m = 0;
+    if (!v)
+        return 0;
+    tensor_gather(t, v);
+    for (int64_t i = 0; i < t->numel; i++)
+        if (fabs(v[i]) > m)
+            m = fabs(v[i]);
+    free(v);
+    return m;
+}
+
+static void run_case(const tcase *c, bool bench, outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    xdnn_diags_t *d = xdnn_diags_create();
+    xdnn_module_t *m = NULL;
+    run_state cpu = {0}, gpu = {0};
+    gpu_report rep = {0};
+    xdnn_status s = xdnn_module_parse(c->id, c->text, strlen(c->text), false, d, &m);
+    xgraph *g = s == XDNN_OK ? xdnn_module_find_graph(m, NULL) : NULL;
+    if (g)
+        s = xdnn_graph_bind(g, NULL, 0, d);
+    if (s == XDNN_OK)
+        s = run_state_init(&cpu, g, ".");
+    if (s == XDNN_OK)
+        s = run_state_init(&gpu, g, ".");
+    if (s == XDNN_OK)
+        s = exec_load_inputs(&cpu, NULL, 0, d);
+    if (s == XDNN_OK)
+        s = run_state_copy_inputs(&gpu, &cpu);
+    if (s == XDNN_OK)
+        s = run_state_alloc_results(&gpu, d);
+    if (s == XDNN_OK && !bench)
+        s = run_state_alloc_results(&cpu, d);
+    if (s == XDNN_OK && !bench)
+        s = exec_cpu_run(&cpu, d);
+    if (s != XDNN_OK) {
+        snprintf(out->msg, sizeof out->msg, "setup or CPU reference failed (%s)", xdnn_status_name(s));
+        goto done;
+    }
+    const char *force[2] = {c->force[0], c->force[1]};
+    if (dry) {
+        s = dry_run(g, force, c->nforce, out->engines, sizeof out->engines, d);
+        out->ok = s == XDNN_OK;
+        snprintf(out->msg, sizeof out->msg, "(dry: reference ran, engines planned, not run on a GPU)");
+        goto done;
+    }
+    const char *it = getenv("DIFFTEST_ITERS");
+    gpu_run_opts o = {.warmup = bench ? 2 : 0, .iters = bench ? (it ? atoi(it) : 10) : 1, .log = stderr,
+                      .verbose = getenv("DIFFTEST_VERBOSE") ? 1 : 0, .force = force, .nforce = c->nforce};
+    s = gpu_run(&gpu, &o, &rep, d);
+    for (int i = 0; i < rep.nparts; i++) {
+        size_t n = strlen(out->engines);
+        snprintf(out->engines + n, sizeof out->engines - n, "%s%s", i ? "," : "", rep.parts[i].engine);
+    }
+    if (s != XDNN_OK) {
+        snprintf(out->msg, sizeof out->msg, "gpu_run failed (%s)", xdnn_status_name(s));
+        goto done;
+    }
+    if (bench) {
+        size_t n = 0;
+        for (int i = 0; i < rep.nparts && n < sizeof out->msg; i++) {
+            const gpu_partition_report *p = &rep.parts[i];
+            double sec = p->ms_median * 1e-3;
+            n += (size_t)snprintf(out->msg + n, sizeof out->msg - n,
+                                  "\n    TIME %-10s %-12s median %.4f ms (min %.4f max %.4f) %.1f TFLOP/s  %s", p->name,
+                                  p->engine, p->ms_median, p->ms_min, p->ms_max, sec > 0 ? p->flops / sec * 1e-12 : 0,
+                                  p->detail ? p->detail : "");
+        }
+        out->ok = true;
+        for (size_t k = 0; k < g->noutputs; k++) {
+            tensor_stats ts;
+            tensor_compute_stats(&gpu.tensors[g->outputs[k]], &ts);
+            if (ts.nan || ts.inf)
+                out->ok = false;
+        }
+        goto done;
+    }
+    out->ok = true;
+    size_t n = 0;
+    for (size_t k = 0; k < g->noutputs; k++) {
+        int t = g->outputs[k];
+        const xtensor *xt = &g->tensors[t];
+        double rtol, atol;
+        compare_default_tolerance(xt->rdtype, xt->producer >= 0 ? g->nodes[xt->producer].op : -1, &rtol, &atol);
+        compare_result r;
+        compare_tensors(&gpu.tensors[t], &cpu.tensors[t], rtol, atol, &r);
+        bool nonzero = tensor_absmax(&cpu.tensors[t]) > 0;
+        bool ok = r.ok && r.count > 0 && r.count == gpu.tensors[t].numel && nonzero;
+        n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, " %s: max_abs=%.3g rel_norm=%.3g%s", xt->name,
+                              r.max_abs, r.rel_norm, !nonzero ? " (reference is all zeros: compares nothing)" : "");
+        if (!ok) {
+            for (int w = 0; w < r.nworst && n < sizeof out->msg; w++) {
+                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      at [");
+                for (int j = 0; j < xt->rrank; j++)
+                    n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "%s%lld", j ? "," : "",
+                                          (long long)r.worst[w].index[j]);
+                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "] got %.8g expected %.8g", r.worst[w].got,
+                                      r.worst[w].ref);
+            }
+            n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      %lld of %lld mismatch (rtol %g atol %g)",
+                                  (long long)r.mismatches, (long long)r.count, rtol, atol);
+        }
+        out->ok &= ok;
+    }
+done:
+    if (!out->ok && xdnn_diags_count(d)) {
+        fprintf(stdout, "  diagnostics for %s:\n", c->id);
+        xdnn_diags_print(d, stdout);
+    }
+    gpu_report_free(&rep);
+    run_state_free(&cpu);
+    run_state_free(&gpu);
+    xdnn_module_destroy(m);
+    xdnn_diags_destroy(d);
+}
+
+int main(int argc, char **argv)
+{
+    bool bench = false, list = false;
+    const char *filter = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = true;
+        else if (strcmp(argv[i], "--bench") == 0)
+            bench = true;
+        else if (strcmp(argv[i], "--list") == 0)
+            list = true;
+        else if (strcmp(argv[i], "--dry") == 0)
+            dry = true;
+        else
+            filter = argv[i];
+    }
+    cases = calloc(MAX_CASES, sizeof *cases);
+    if (!cases)
+        return 2;
+    if (bench) {
+        bench_cases();
+    } else {
+        sdpa_cases();
+        rnn_cases();
+    }
+    char why[512];
+    if (!list && !dry && !gpu_available(why, sizeof why)) {
+        printf("difftest_seq: no GPU: %s\n0 passed, 0 failed (not run)\n", why);
+        free(cases);
+        return 77;
+    }
+    int passed = 0, failed = 0;
+    for (int i = 0; i < ncases; i++) {
+        const tcase *c = &cases[i];
+        if (filter && !strstr(c->id, filter))
+            continue;
+        if (list) {
+            printf("%s\n", c->id);
+            continue;
+        }
+        outcome o;
+        run_case(c, bench, &o);
+        printf("%s %s  engines=%s %s\n", o.ok ? "PASS" : "FAIL", c->id, o.engines, o.msg);
+        if (!o.ok)
+            printf("  graph:\n%s", c->text);
+        fflush(stdout);
+        o.ok ? passed++ : failed++;
+    }
+    if (!list)
+        printf("%d passed, %d failed\n", passed, failed);
+    gpu_release_caches();
+    free(cases);
+    return failed ? 1 : 0;
+}

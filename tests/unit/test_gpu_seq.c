@@ -1,0 +1,229 @@
+/* test_gpu_seq.c — host-side logic of the attention and recurrent GPU engines,
+ * no GPU needed: which engine accepts which sdpa (dtypes, head dims), the
+ * kernel parameters read from the attributes (causal/window/align folding,
+ * the dropout threshold, default scale, bias broadcast strides, bshd strides,
+ * GQA), and the rnn_cublas dims and workspace layout.  CUDA=0: a no-op. */
+#include <stdio.h>
+#include <string.h>
+
+#if XDNN_HAVE_CUDA
+#include "gpu/eng_seq.h"
+#include "gpu/engine.h"
+#include "gpu/lower.h"
+
+#include <math.h>
+
+static int failures;
+
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);     \
+            failures++;                                                                  \
+        }                                                                                \
+    } while (0)
+
+typedef struct fixture {
+    xdnn_module_t *m;
+    xdnn_diags_t *d;
+    arena *ar;
+    ggraph *g;
+    gplan *pl;
+} fixture;
+
+static bool setup(fixture *f, const char *text)
+{
+    memset(f, 0, sizeof *f);
+    f->d = xdnn_diags_create();
+    if (xdnn_module_parse("test.dnn", text, strlen(text), false, f->d, &f->m) != XDNN_OK ||
+        xdnn_graph_bind(xdnn_module_find_graph(f->m, NULL), NULL, 0, f->d) != XDNN_OK) {
+        xdnn_diags_print(f->d, stderr);
+        failures++;
+        return false;
+    }
+    f->ar = arena_create();
+    f->g = gpu_lower(xdnn_module_find_graph(f->m, NULL), f->ar);
+    f->pl = gpu_partition(f->g, false);
+    return true;
+}
+
+static void teardown(fixture *f)
+{
+    if (f->ar)
+        arena_destroy(f->ar);
+    xdnn_module_destroy(f->m);
+    xdnn_diags_destroy(f->d);
+}
+
+static const gpart *part_of_op(const gplan *p, const char *op)
+{
+    for (int i = 0; i < p->nparts; i++)
+        if (p->parts[i].anchor >= 0 && strcmp(p->g->n[p->parts[i].anchor].op, op) == 0)
+            return &p->parts[i];
+    fprintf(stderr, "no partition for op %s\n", op);
+    failures++;
+    return NULL;
+}
+
+static bool accepts(const char *engine, const gplan *pl, const gpart *p, char *why, size_t len)
+{
+    const gpu_engine *e = gpu_engine_find(engine);
+    gpu_device dev = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
+    why[0] = 0;
+    return e && p && e->supports(pl, p, &dev, why, len);
+}
+
+/* bf16 GQA causal with bottom_right, bias [B,1,1,Skv], dropout, bshd q. */
+static void test_sdpa_params(void)
+{
+    fixture f;
+    if (!setup(&f, "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[2, 8, 33, 64] @bshd;\n  input k: bf16[2, 2, 40, 64];\n"
+                   "  input v: bf16[2, 2, 40, 64];\n  input bias: f32[2, 1, 1, 40];\n  input lq: i32[2];\n"
+                   "  o, stats = sdpa(q, k, v, bias=bias, seq_len_q=lq, causal=true, window=[5, 7],\n"
+                   "                  align=\"bottom_right\", dropout=0.2, seed=11);\n  output o, stats;\n}\n"))
+        return;
+    const gpart *p = part_of_op(f.pl, "sdpa");
+    xk_sdpa kp;
+    sdpa_ids ids;
+    char why[512];
+    CHECK(p && gpu_sdpa_analyze(f.pl, p, SDPA_K_MMA, &kp, &ids, why, sizeof why));
+    CHECK(kp.B == 2 && kp.Hq == 8 && kp.Hk == 2 && kp.Sq == 33 && kp.Skv == 40 && kp.D == 64 && kp.Dv == 64);
+    CHECK(kp.left == 5 && kp.right == 0 && kp.bottom_right == 1); /* causal wins over right = 7 */
+    CHECK(fabsf(kp.scale - 0.125f) < 1e-7f);
+    CHECK(kp.drop_threshold == 3355444u); /* ceil(0.2 * 2^24) */
+    CHECK(fabsf(kp.drop_scale - 1.25f) < 1e-6f && kp.seed == 11);
+    /* q is bshd: [B, H, S, D] strides = [S*H*D, D, H*D, 1] */
+    CHECK(kp.q.st[0] == 33 * 8 * 64 && kp.q.st[1] == 64 && kp.q.st[2] == 8 * 64 && kp.q.st[3] == 1);
+    CHECK(kp.k.st[0] == 2 * 40 * 64 && kp.k.st[1] == 40 * 64 && kp.k.st[2] == 64);
+    /* bias [2, 1, 1, 40]: broadcast over heads and rows */
+    CHECK(kp.bias.dtype == XK_F32 && kp.bias.st[0] == 40 && kp.bias.st[1] == 0 && kp.bias.st[2] == 0 &&
+          kp.bias.st[3] == 1);
+    CHECK(kp.len_q.dtype == XK_I32 && kp.len_q.st[0] == 1 && ids.len_q >= 0 && ids.len_kv == -1);
+    CHECK(ids.stats >= 0 && kp.stats.st[3] == 0 && kp.stats.st[2] == 1);
+    CHECK(accepts("sdpa_flash", f.pl, p, why, sizeof why));
+    CHECK(accepts("sdpa_naive", f.pl, p, why, sizeof why));
+    CHECK(!accepts("sdpa_bwd", f.pl, p, why, sizeof why) && strstr(why, "sdpa_bwd"));
+    teardown(&f);
+}
+
+/* flash takes f16/bf16 with D == Dv in {64, 128}; the rest falls to naive. */
+static void test_sdpa_choices(void)
+{
+    static const struct {
+        const char *dt;
+        int D, Dv;
+        bool flash, naive;
+        const char *reason;
+    } cases[] = {
+        {"f16", 128, 128, true, true, NULL},
+        {"f32", 64, 64, false, true, "f16 or bf16"},
+        {"bf16", 96, 96, false, true, "head dims 64 and 128"},
+        {"f16", 64, 32, false, true, "D == Dv"},
+        {"f16", 320, 320, false, false, "head dims up to 256"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "dnn 1;\ngraph g(seed=2) {\n  input q: %s[1, 2, 5, %d];\n  input k: %s[1, 2, 7, %d];\n"
+                 "  input v: %s[1, 2, 7, %d];\n  o = sdpa(q, k, v);\n  output o;\n}\n",
+                 cases[i].dt, cases[i].D, cases[i].dt, cases[i].D, cases[i].dt, cases[i].Dv);
+        fixture f;
+        if (!setup(&f, text))
+            continue;
+        const gpart *p = part_of_op(f.pl, "sdpa");
+        char why[512];
+        bool fl = accepts("sdpa_flash", f.pl, p, why, sizeof why);
+        CHECK(fl == cases[i].flash);
+        if (!fl && cases[i].reason && !cases[i].naive)
+            CHECK(strstr(why, "sdpa") != NULL);
+        if (!fl && cases[i].reason && cases[i].naive) {
+            CHECK(strstr(why, cases[i].reason) != NULL);
+            if (!strstr(why, cases[i].reason))
+                fprintf(stderr, "  reason was: %s\n", why);
+        }
+        bool nv = accepts("sdpa_naive", f.pl, p, why, sizeof why);
+        CHECK(nv == cases[i].naive);
+        if (!nv && cases[i].reason)
+            CHECK(strstr(why, cases[i].reason) != NULL);
+        /* the cheapest supporting engine wins */
+        gpu_device dev = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
+        if (cases[i].naive && gpu_select_engines(f.pl, &dev, NULL, 0, 0, NULL, f.d) == XDNN_OK)
+            CHECK(strcmp(p->engine->name, cases[i].flash ? "sdpa_flash" : "sdpa_naive") == 0);
+        teardown(&f);
+    }
+}
+
+/* sdpa_bwd: all nine ports seen (do, stats beyond the old four-input limit),
+ * three results, a delta workspace of B*Hq*Sq floats. */
+static void test_sdpa_bwd(void)
+{
+    fixture f;
+    if (!setup(&f, "dnn 1;\ngraph g(seed=3) {\n  input q: f16[2, 4, 9, 64];\n  input k: f16[2, 2, 11, 64];\n"
+                   "  input v: f16[2, 2, 11, 32];\n  input do: f16[2, 4, 9, 32];\n"
+                   "  o, stats = sdpa(q, k, v, causal=true);\n"
+                   "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=true);\n  output dq, dk, dv;\n}\n"))
+        return;
+    const gpart *p = part_of_op(f.pl, "sdpa_bwd");
+    xk_sdpa kp;
+    sdpa_ids ids;
+    char why[512];
+    CHECK(p && gpu_sdpa_analyze(f.pl, p, SDPA_K_BWD, &kp, &ids, why, sizeof why));
+    CHECK(ids.dout >= 0 && ids.stats >= 0 && ids.o >= 0 && ids.dq >= 0 && ids.dk >= 0 && ids.dv >= 0);
+    CHECK(kp.Dv == 32 && kp.right == 0 && kp.left == -1 && kp.drop_threshold == 0);
+    /* stats is an intermediate read by another partition: materialized, produced by sdpa */
+    CHECK(f.pl->materialized[ids.stats] && f.g->t[ids.stats].producer >= 0);
+    const gpu_engine *e = gpu_engine_find("sdpa_bwd");
+    gpu_device dev = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
+    CHECK(e && e->workspace(f.pl, p, &dev) >= 2 * 4 * 9 * sizeof(float));
+    teardown(&f);
+}
+
+/* rnn_cublas: dims from the attributes, Iw packing, workspace offsets. */
+static void test_rnn(void)
+{
+    fixture f;
+    if (!setup(&f, "dnn 1;\ngraph g(seed=4) {\n  input x: f16[7, 3, 5];\n  input h0: f32[4, 3, 6];\n"
+                   "  input c0: f32[4, 3, 6];\n  weight w_ih: f32[4, 24, 12];\n  weight w_hh: f32[4, 24, 6];\n"
+                   "  y, hn, cn = lstm(x, h0, c0, w_ih, w_hh, layers=2, bidirectional=true);\n"
+                   "  output y, hn, cn;\n}\n"))
+        return;
+    const gpart *p = part_of_op(f.pl, "lstm");
+    rnn_plan rp;
+    char why[512];
+    CHECK(p && gpu_rnn_analyze(f.pl, p, &rp, why, sizeof why));
+    CHECK(rp.T == 7 && rp.N == 3 && rp.I == 5 && rp.H == 6 && rp.L == 2 && rp.D == 2 && rp.G == 4 && rp.Iw == 12);
+    CHECK(rp.b_ih == -1 && rp.b_hh == -1 && rp.c0 >= 0 && rp.h_n >= 0 && rp.c_n >= 0);
+    /* x is 7*3*5 floats = 420 bytes, rounded up to 512 */
+    CHECK(rp.off_x == 0 && rp.off_wih == 512 && rp.off_lt % 256 == 0 && rp.ws_total > rp.off_lt + (4u << 20));
+    /* buffers never overlap: each offset is past the previous one's size */
+    CHECK(rp.off_ain + 7 * 3 * 2 * 24 * sizeof(float) <= rp.off_hh);
+    teardown(&f);
+
+    if (!setup(&f, "dnn 1;\ngraph g(seed=5) {\n  input x: i32[2, 1, 3];\n  input h0: f32[1, 1, 4];\n"
+                   "  weight w_ih: f32[1, 4, 3];\n  weight w_hh: f32[1, 4, 4];\n  y = rnn(x, h0, w_ih, w_hh);\n"
+                   "  output y: f32;\n}\n"))
+        return;
+    p = part_of_op(f.pl, "rnn");
+    CHECK(p && !gpu_rnn_analyze(f.pl, p, &rp, why, sizeof why) && strstr(why, "x has dtype i32"));
+    teardown(&f);
+}
+
+int main(void)
+{
+    test_sdpa_params();
+    test_sdpa_choices();
+    test_sdpa_bwd();
+    test_rnn();
+    if (failures)
+        fprintf(stderr, "test_gpu_seq: %d failures\n", failures);
+    else
+        printf("test_gpu_seq: all passed\n");
+    return failures ? 1 : 0;
+}
+#else
+int main(void)
+{
+    printf("test_gpu_seq: skipped (built without CUDA)\n");
+    return 0;
+}
+#endif
