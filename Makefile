@@ -47,9 +47,10 @@ ifeq ($(CUDA),1)
 LIB_SRC += $(wildcard src/gpu/*.c)
 CU_SRC  := $(wildcard kernels/*.cu)
 CFLAGS_ALL += -DXDNN_HAVE_CUDA=1 -I$(CUDA_HOME)/include
-# cudart is static so the binary starts without a driver; cuBLAS and NVRTC are
-# shared (the toolkit ships no static NVRTC here) and found through the rpath.
-LDLIBS_ALL += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lnvrtc \
+# cudart is static so the binary starts without a driver; cuBLASLt and NVRTC
+# are dlopen'ed on first use (src/gpu/dl.h) so startup loads neither; the
+# rpath (a RUNPATH, which dlopen from our own code honours) is where it looks first.
+LDLIBS_ALL += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
               -lcudart_static -lstdc++ -ldl -lpthread -lrt
 NVFLAGS := -O3 -std=c++17 -Xcompiler -fPIC -Iinclude -Isrc -lineinfo \
            -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=sm_90 \

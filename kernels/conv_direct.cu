@@ -167,6 +167,23 @@ __global__ void __launch_bounds__(KCD_THREADS) kconv_direct_wgrad_kernel(kconv_p
     }
 }
 
+__global__ void __launch_bounds__(KCD_THREADS) kconv_flip_kernel(kconv_params p, const void *w, void *wt, int dt_wt)
+{
+    /* wt packed [C][R][S][K]: t = ((c*R + r)*S + s)*K + k */
+    const int64_t R = p.win[1], S = p.win[2], total = p.C * R * S * p.K;
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t k = t % p.K, s = (t / p.K) % S, r = (t / (p.K * S)) % R, c = t / (p.K * S * R);
+        kst(wt, dt_wt, t, kld(w, p.dt_w, k * p.sw[0] + c * p.sw[1] + (R - 1 - r) * p.sw[3] + (S - 1 - s) * p.sw[4]));
+    }
+}
+
+int kconv_flip_weights(const kconv_params *p, const void *w, void *wt, int dt_wt, void *stream)
+{
+    const int64_t total = p->C * p->win[1] * p->win[2] * p->K;
+    kconv_flip_kernel<<<kgrid(total, KCD_THREADS), KCD_THREADS, 0, (cudaStream_t)stream>>>(*p, w, wt, dt_wt);
+    return (int)cudaGetLastError();
+}
+
 int kconv_direct_fwd(const kconv_params *p, const void *x, const void *w, void *y, void *stream)
 {
     const int64_t KB = p->G * ((p->K / p->G + KCD_KB - 1) / KCD_KB);

@@ -151,7 +151,7 @@ __device__ __forceinline__ void load_slice(const kig_geom &g, const T *x, kig_lo
 }
 
 template <typename T, int BN_>
-__global__ void __launch_bounds__(NT, 1) kig_fwd_kernel(kig_geom g, const T *__restrict__ x, const T *__restrict__ w,
+__global__ void __launch_bounds__(NT, 2) kig_fwd_kernel(kig_geom g, const T *__restrict__ x, const T *__restrict__ w,
                                                          void *__restrict__ y)
 {
     typedef kig_cfg<T, BN_> cf;

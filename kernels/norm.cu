@@ -91,11 +91,16 @@ template <int MODE>
 __device__ __forceinline__ void acc_add(acc4 &a, const ng_job &j, const int64_t (&o)[NG_NOPS])
 {
     if (MODE == NGR_WELFORD) {
+        /* per thread: count, shift (its first value), sum and sum of squares
+         * of x - shift; turned into (count, mean, M2) by acc_to_welford
+         * before the Chan combination (no division per element) */
         float x = ldf(j.t.p[NG_X], o[NG_X], j.t.dt[NG_X]);
+        if (a.v[0] == 0.f)
+            a.v[1] = x;
+        float d = x - a.v[1];
         a.v[0] += 1.f;
-        float delta = x - a.v[1];
-        a.v[1] += delta / a.v[0];
-        a.v[2] += delta * (x - a.v[1]);
+        a.v[2] += d;
+        a.v[3] += d * d;
     } else if (MODE == NGR_SQUARES) {
         float x = ldf(j.t.p[NG_X], o[NG_X], j.t.dt[NG_X]);
         a.v[0] += x * x;
@@ -116,6 +121,17 @@ __device__ __forceinline__ void acc_add(acc4 &a, const ng_job &j, const int64_t 
         a.v[0] += dy * y;
         a.v[2] += dy;
     }
+}
+
+__device__ __forceinline__ void acc_to_welford(acc4 &a)
+{
+    float n = a.v[0];
+    if (n > 0.f) {
+        float s1 = a.v[2], m2 = a.v[3] - s1 * s1 / n;
+        a.v[1] += s1 / n;
+        a.v[2] = m2 > 0.f ? m2 : 0.f;
+    }
+    a.v[3] = 0.f;
 }
 
 template <int MODE>
@@ -152,6 +168,8 @@ __global__ void __launch_bounds__(256) k_reduce(const ng_job j)
             acc_add<MODE>(a, j, off);
         }
     }
+    if (MODE == NGR_WELFORD)
+        acc_to_welford(a);
     if (!COL) {
         for (int m = 16; m > 0; m >>= 1)
             acc_shfl<MODE>(a, m);
@@ -251,7 +269,9 @@ __global__ void k_finalize(const ng_job j)
     }
 }
 
-template <int AM, typename IT>
+// V = 4: the host divided the innermost dim by 4 (strides times 4); each
+// thread handles 4 consecutive innermost elements from one decomposition.
+template <int AM, int V, typename IT>
 __global__ void k_apply(const ng_job j, IT numel)
 {
     constexpr unsigned M = AM == NGA_FWD ? OPBIT(NG_X) | OPBIT(NG_Y) | OPBIT(NG_ROW) | OPBIT(NG_SC) | OPBIT(NG_BI)
@@ -259,8 +279,14 @@ __global__ void k_apply(const ng_job j, IT numel)
                                          : OPBIT(NG_X) | OPBIT(NG_DY) | OPBIT(NG_DX) | OPBIT(NG_ROW);
     const ng_ptrs &t = j.t;
     for (IT i = (IT)blockIdx.x * blockDim.x + threadIdx.x; i < numel; i += (IT)gridDim.x * blockDim.x) {
+        int64_t base[NG_NOPS];
+        decomp<M, IT>(j.all, i, base);
+#pragma unroll
+        for (int v = 0; v < V; v++) {
         int64_t off[NG_NOPS];
-        decomp<M, IT>(j.all, i, off);
+#pragma unroll
+        for (int k = 0; k < NG_NOPS; k++)
+            off[k] = base[k] + (V > 1 ? (int64_t)v * (j.all.stride[k][j.all.n - 1] / V) : 0);
         int64_t r = off[NG_ROW];
         float x = ldf(t.p[NG_X], off[NG_X], t.dt[NG_X]);
         if (AM == NGA_FWD) {
@@ -278,6 +304,7 @@ __global__ void k_apply(const ng_job j, IT numel)
             float dy = ldf(t.p[NG_DY], off[NG_DY], t.dt[NG_DY]);
             float dx = j.log_softmax ? dy - expf(x) * j.c[r] : x * (dy - j.a[r]);
             stf(t.p[NG_DX], off[NG_DX], t.dt[NG_DX], dx);
+        }
         }
     }
 }
@@ -390,14 +417,15 @@ void launch_reduce_mode(const ng_job *j, cudaStream_t s)
     }
 }
 
-template <typename IT>
+template <int V, typename IT>
 void launch_apply(const ng_job *j, int am, int64_t numel, cudaStream_t s)
 {
+    numel /= V;
     int blocks = blocks_for(numel, 256);
     switch (am) {
-    case NGA_FWD: k_apply<NGA_FWD, IT><<<blocks, 256, 0, s>>>(*j, (IT)numel); break;
-    case NGA_BWD: k_apply<NGA_BWD, IT><<<blocks, 256, 0, s>>>(*j, (IT)numel); break;
-    default: k_apply<NGA_SMB, IT><<<blocks, 256, 0, s>>>(*j, (IT)numel); break;
+    case NGA_FWD: k_apply<NGA_FWD, V, IT><<<blocks, 256, 0, s>>>(*j, (IT)numel); break;
+    case NGA_BWD: k_apply<NGA_BWD, V, IT><<<blocks, 256, 0, s>>>(*j, (IT)numel); break;
+    default: k_apply<NGA_SMB, V, IT><<<blocks, 256, 0, s>>>(*j, (IT)numel); break;
     }
 }
 
@@ -434,10 +462,14 @@ extern "C" int ng_launch_apply(const ng_job *j, int apply_mode, int index64, int
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (numel <= 0)
         return 0;
-    if (index64)
-        launch_apply<uint64_t>(j, apply_mode, numel, s);
+    if (j->vec4 && index64)
+        launch_apply<4, uint64_t>(j, apply_mode, numel, s);
+    else if (j->vec4)
+        launch_apply<4, uint32_t>(j, apply_mode, numel, s);
+    else if (index64)
+        launch_apply<1, uint64_t>(j, apply_mode, numel, s);
     else
-        launch_apply<uint32_t>(j, apply_mode, numel, s);
+        launch_apply<1, uint32_t>(j, apply_mode, numel, s);
     return (int)cudaGetLastError();
 }
 

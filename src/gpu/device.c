@@ -2,6 +2,8 @@
  * by every CUDA, cuBLAS(Lt) and NVRTC call (see device.h). */
 #include "gpu/device.h"
 
+#include "gpu/dl.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -26,6 +28,11 @@ xdnn_status gpu_check_cublas(cublasStatus_t e, const char *call, const char *fil
 {
     if (e == CUBLAS_STATUS_SUCCESS)
         return XDNN_OK;
+    if (!gpu_dl_available(GPU_DL_CUBLASLT)) { /* the call never ran: say why */
+        diag_error(d, XDNN_ERR_DEVICE, xloc_none(), "%s failed: %s (%s:%d)", call, gpu_dl_error(GPU_DL_CUBLASLT),
+                   base_name(file), line);
+        return XDNN_ERR_DEVICE;
+    }
     xdnn_status st = e == CUBLAS_STATUS_ALLOC_FAILED ? XDNN_ERR_NOMEM
                    : e == CUBLAS_STATUS_NOT_SUPPORTED ? XDNN_ERR_UNSUPPORTED : XDNN_ERR_DEVICE;
     diag_error(d, st, xloc_none(), "%s failed: %s: %s (%s:%d)", call, cublasLtGetStatusName(e),
@@ -37,6 +44,11 @@ xdnn_status gpu_check_nvrtc(nvrtcResult e, const char *call, const char *file, i
 {
     if (e == NVRTC_SUCCESS)
         return XDNN_OK;
+    if (!gpu_dl_available(GPU_DL_NVRTC)) { /* the call never ran: say why */
+        diag_error(d, XDNN_ERR_DEVICE, xloc_none(), "%s failed: %s (%s:%d)", call, gpu_dl_error(GPU_DL_NVRTC),
+                   base_name(file), line);
+        return XDNN_ERR_DEVICE;
+    }
     diag_error(d, XDNN_ERR_DEVICE, xloc_none(), "%s failed: %s (%s:%d)", call, nvrtcGetErrorString(e),
                base_name(file), line);
     return XDNN_ERR_DEVICE;

@@ -25,7 +25,9 @@ xdnn_status gpu_device_open(gpu_device *dev, xdnn_diags_t *d);
 /* "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB, L2 50 MiB)" */
 void gpu_device_describe(const gpu_device *dev, char *buf, size_t len);
 
-/* Each returns XDNN_OK, or reports "<call> failed: <name>: <text> (file:line)". */
+/* Each returns XDNN_OK, or reports "<call> failed: <name>: <text> (file:line)"
+ * (for cuBLASLt / NVRTC, when the library could not be loaded, the loader's
+ * "cannot load ..." text from dl.h instead of <name>: <text>). */
 xdnn_status gpu_check_cuda(cudaError_t e, const char *call, const char *file, int line, xdnn_diags_t *d);
 xdnn_status gpu_check_cublas(cublasStatus_t e, const char *call, const char *file, int line, xdnn_diags_t *d);
 xdnn_status gpu_check_nvrtc(nvrtcResult e, const char *call, const char *file, int line, xdnn_diags_t *d);

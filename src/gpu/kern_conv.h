@@ -48,6 +48,11 @@ int kconv_direct_wgrad(const kconv_params *p, const void *x, void *dw, const voi
  * checked the alignment rules (gpu_conv_igemm_check in eng_conv.c).  y: any
  * strides and type. */
 int kconv_igemm_fwd(const kconv_params *p, const void *x, const void *w, void *y, void *stream);
+/* dgrad through the same kernel (stride 1, groups 1): wt[c, r, s, k] =
+ * w[k, c, R-1-r, S-1-s] packed (k fastest) in type dt_wt, from the dgrad
+ * problem p (p->sw: w's strides, 2-D slots).  Then dx = conv(dy, wt) with
+ * pad' = dil*(R-1) - pad (gpu_conv_dgrad_as_fwd builds those params). */
+int kconv_flip_weights(const kconv_params *p, const void *w, void *wt, int dt_wt, void *stream);
 
 /* The igemm tile knobs (one compiled variant per input type).  A CTA of
  * KIG_THREADS threads (8 warps, 2 along M x 4 along N, each warp 64 x 32)
@@ -56,7 +61,8 @@ int kconv_igemm_fwd(const kconv_params *p, const void *x, const void *w, void *y
  * bytes of every row) through a KIG_STAGES-deep cp.async pipeline.  Shared
  * memory: STAGES * (BM + BN) * (BK + pad) elements, rows padded by 16 bytes
  * so ldmatrix is bank-conflict free.
- * K <= KIG_BN_SMALL runs a BN = 64 variant (8 warps as 4 x 2, warp 32 x 32). */
+ * K <= KIG_BN_SMALL runs a BN = 64 variant (8 warps as 4 x 2, warp 32 x 32).
+ * <= 128 registers per thread (no spills on sm_90): 2 CTAs per SM. */
 enum { KIG_BM = 128, KIG_BN = 128, KIG_BN_SMALL = 64, KIG_BK16 = 32, KIG_BK32 = 16, KIG_STAGES = 3, KIG_THREADS = 256 };
 
 /* Pooling.  x [N, C, in...], y / dy [N, C, out...], dx like x. */

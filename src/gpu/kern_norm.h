@@ -90,6 +90,8 @@ typedef struct ng_job {
     float unbias;                  /* M / (M - 1) for running_var */
     float *part;                   /* workspace: nsplit * O * 4 */
     float *mean, *inv, *a, *b, *c, *e; /* workspace row arrays (length rows) */
+    int vec4;                      /* row kernels: rows 4-element aligned, vector loads;
+                                      apply: 4 consecutive innermost elements per thread */
 } ng_job;
 
 /* Launchers (return a cudaError_t value; 0 = success).  `stream` is a
@@ -101,6 +103,9 @@ int ng_launch_apply(const ng_job *j, int apply_mode, int index64, int64_t numel,
  * inner dims one contiguous run of D <= NG_ROW_MAX elements). */
 enum { NG_ROW_MAX = 8192 };
 int ng_launch_row_fwd(const ng_job *j, int64_t rows, int64_t D, void *stream);
+/* The same for the backward dx of layernorm / rmsnorm (mean/inv from the
+ * workspace arrays, filled by a NGF_LOAD finalize first). */
+int ng_launch_row_bwd(const ng_job *j, int64_t rows, int64_t D, void *stream);
 
 typedef enum ng_apply_mode { NGA_FWD, NGA_BWD, NGA_SMB } ng_apply_mode;
 

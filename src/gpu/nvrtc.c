@@ -4,6 +4,8 @@
  * which the driver compiles on load. */
 #include "gpu/nvrtc.h"
 
+#include "gpu/dl.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -177,6 +179,10 @@ static xdnn_status compile(const char *src, const char *name, const char *const 
 xdnn_status gpu_nvrtc_get(const gpu_device *dev, const char *src, const char *name, gpu_kernel *out,
                           gpu_compile_stats *stats, xdnn_diags_t *d)
 {
+    /* NVRTC is needed even on a cache hit: the arch and the key depend on it. */
+    xdnn_status dl = gpu_dl_require(GPU_DL_NVRTC, d);
+    if (dl != XDNN_OK)
+        return dl;
     char arch[32], archopt[64];
     bool cubin;
     pick_arch(dev, arch, sizeof arch, &cubin);
@@ -234,6 +240,9 @@ xdnn_status gpu_nvrtc_get(const gpu_device *dev, const char *src, const char *na
 
 xdnn_status gpu_nvrtc_check(const char *src, const char *name, const char *arch, xdnn_diags_t *d)
 {
+    xdnn_status dl = gpu_dl_require(GPU_DL_NVRTC, d);
+    if (dl != XDNN_OK)
+        return dl;
     char archopt[64];
     snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
     const char *opts[] = {archopt, "--std=c++17"};

@@ -284,7 +284,8 @@ static void test_infer(arena *a)
     const int64_t d23[] = {2, 3}, d4[] = {4}, d3[] = {3};
     const op_desc *add = optest_op_named("add"), *lt = optest_op_named("lt"), *mul = optest_op_named("mul"),
                   *cast = optest_op_named("cast");
-    const op_desc *relu = optest_op_named("relu"), *softplus = optest_op_named("softplus"), *sel = optest_op_named("select");
+    const op_desc *relu = optest_op_named("relu"), *softplus = optest_op_named("softplus");
+    const op_desc *sel = optest_op_named("select");
     if (!add || !lt || !mul || !cast || !relu || !softplus || !sel)
         return;
 
@@ -414,7 +415,9 @@ static int check_bwd(arena *a, const op_desc *bwd, attr_setter set, const char *
     const double *xs = positive_domain(fwd_name) ? pos : mixed;
     const double dyv = 1.3, h = 1e-6;
     int64_t dims[] = {5};
-    ref_tensor in[2] = {optest_ref_of(1, dims, (const double[]){dyv, dyv, dyv, dyv, dyv}, NULL), optest_ref_of(1, dims, xs, NULL)}, dx;
+    ref_tensor in[2] = {optest_ref_of(1, dims, (const double[]){dyv, dyv, dyv, dyv, dyv}, NULL),
+                        optest_ref_of(1, dims, xs, NULL)},
+               dx;
     int compared = 0;
     if (run(bwd, &nb, 2, in, &dx) == XDNN_OK) {
         for (int i = 0; i < 5; i++) {

@@ -373,7 +373,8 @@ static void test_infer_and_flops(arena *a)
     optest_node(a, &n, MAXP);
     optest_set_ints(&n, MAXP, "window", 2, (int64_t[]){3, 2});
     /* window 3x2 (stride = window) over x [2, 8, 15, 10]: y is [2, 8, 5, 5], 6 taps per output */
-    tinfo px = optest_tinfo(XDNN_F32, 4, (int64_t[]){2, 8, 15, 10}), py = optest_tinfo(XDNN_F32, 4, (int64_t[]){2, 8, 5, 5});
+    tinfo px = optest_tinfo(XDNN_F32, 4, (int64_t[]){2, 8, 15, 10});
+    tinfo py = optest_tinfo(XDNN_F32, 4, (int64_t[]){2, 8, 5, 5});
     double f = optest_flops(MAXP, &n, 1, &px, 1, &py);
     CHECK(f == 2.0 * 8 * 5 * 5 * 6, "maxpool flops %g", f);
 }

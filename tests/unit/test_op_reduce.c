@@ -187,7 +187,8 @@ static void set_sm_axis_2(xnode *n, const op_desc *d) { optest_set_int(n, d, "ax
 
 static void test_infer_errors(arena *a)
 {
-    const op_desc *r = optest_op_named("reduce"), *sm = optest_op_named("softmax"), *smb = optest_op_named("softmax_bwd");
+    const op_desc *r = optest_op_named("reduce"), *sm = optest_op_named("softmax");
+    const op_desc *smb = optest_op_named("softmax_bwd");
     if (!r || !sm || !smb)
         return;
     tinfo x = optest_tinfo(XDNN_F32, 2, (const int64_t[]){2, 4});

@@ -437,8 +437,8 @@ static void test_infer(void)
     tinfo wih = optest_tinfo(XDNN_F16, 3, (int64_t[]){4, 24, 12});
     tinfo whh = optest_tinfo(XDNN_F16, 3, (int64_t[]){4, 24, 6});
     tinfo b = optest_tinfo(XDNN_F16, 2, (int64_t[]){4, 24});
-    CHECK(optest_infer_msg(&op_lstm_desc, &n, 7, (const tinfo *[]){&x, &h0, &h0, &wih, &whh, &b, &b}, 3, out, msg, sizeof msg) ==
-              XDNN_OK,
+    CHECK(optest_infer_msg(&op_lstm_desc, &n, 7, (const tinfo *[]){&x, &h0, &h0, &wih, &whh, &b, &b}, 3, out, msg,
+                           sizeof msg) == XDNN_OK,
           "valid lstm rejected: %s", msg);
     CHECK(dims_are(&out[0], 3, (int64_t[]){5, 4, 12}) && out[0].dtype == XDNN_F16, "lstm y shape");
     CHECK(dims_are(&out[1], 3, (int64_t[]){4, 4, 6}) && dims_are(&out[2], 3, (int64_t[]){4, 4, 6}) &&
@@ -492,8 +492,8 @@ static void test_infer(void)
     tinfo g2h0 = optest_tinfo(XDNN_F32, 3, (int64_t[]){2, 2, 4});
     tinfo g2wih = optest_tinfo(XDNN_F32, 3, (int64_t[]){2, 12, 5});
     tinfo g2whh = optest_tinfo(XDNN_F32, 3, (int64_t[]){2, 12, 4});
-    CHECK(optest_infer_msg(&op_gru_desc, &ng2, 4, (const tinfo *[]){&gx, &g2h0, &g2wih, &g2whh}, 2, out, msg, sizeof msg) ==
-                  XDNN_OK &&
+    CHECK(optest_infer_msg(&op_gru_desc, &ng2, 4, (const tinfo *[]){&gx, &g2h0, &g2wih, &g2whh}, 2, out, msg,
+                           sizeof msg) == XDNN_OK &&
               dims_are(&out[1], 3, g2h0.dims),
           "valid 2-layer gru with I > D*H rejected: %s", msg);
     tinfo g2wih_bad = optest_tinfo(XDNN_F32, 3, (int64_t[]){2, 12, 4});

@@ -497,7 +497,8 @@ static void test_infer(void)
     char msg[512];
     tinfo out[3];
     const tinfo *ins[6] = {&q, &k, &v};
-    CHECK(optest_infer_msg(&op_sdpa_desc, &n, 3, ins, 2, out, msg, sizeof msg) == XDNN_OK, "valid GQA sdpa rejected: %s", msg);
+    CHECK(optest_infer_msg(&op_sdpa_desc, &n, 3, ins, 2, out, msg, sizeof msg) == XDNN_OK, "valid GQA sdpa rejected: %s",
+          msg);
     CHECK(out[0].rank == 4 && out[0].dims[0] == 2 && out[0].dims[1] == 8 && out[0].dims[2] == 16 &&
               out[0].dims[3] == 128 && out[0].dtype == XDNN_BF16,
           "o shape/dtype wrong");
@@ -512,7 +513,8 @@ static void test_infer(void)
     tinfo v3 = optest_tinfo(XDNN_BF16, 4, (int64_t[]){2, 3, 32, 64});
     optest_expect_infer_error(&op_sdpa_desc, &n, 3, (const tinfo *[]){&q, &k3, &v3}, 1,
                  "sdpa: q has 8 heads, not a multiple of the 3 heads of k and v (GQA/MQA)");
-    optest_expect_infer_error(&op_sdpa_desc, &n, 3, (const tinfo *[]){&q, &k, &v3}, 1, "sdpa: k has 2 heads but v has 3 heads");
+    optest_expect_infer_error(&op_sdpa_desc, &n, 3, (const tinfo *[]){&q, &k, &v3}, 1,
+                              "sdpa: k has 2 heads but v has 3 heads");
     tinfo q3 = optest_tinfo(XDNN_BF16, 3, (int64_t[]){2, 16, 64});
     optest_expect_infer_error(&op_sdpa_desc, &n, 3, (const tinfo *[]){&q3, &k, &v}, 1,
                  "sdpa: q must have rank 4 [B, H, S, D], got [2, 16, 64]");
@@ -520,14 +522,15 @@ static void test_infer(void)
     optest_expect_infer_error(&op_sdpa_desc, &n, 4, (const tinfo *[]){&q, &k, &v, &bias_bad}, 1,
                  "sdpa: bias [16, 31] does not broadcast to [B, Hq, Sq, Skv] = [2, 8, 16, 32]");
     tinfo bias_ok = optest_tinfo(XDNN_F32, 4, (int64_t[]){1, 8, 1, 32});
-    CHECK(optest_infer_msg(&op_sdpa_desc, &n, 4, (const tinfo *[]){&q, &k, &v, &bias_ok}, 1, out, msg, sizeof msg) == XDNN_OK,
+    CHECK(optest_infer_msg(&op_sdpa_desc, &n, 4, (const tinfo *[]){&q, &k, &v, &bias_ok}, 1, out, msg, sizeof msg) ==
+              XDNN_OK,
           "bias [1, 8, 1, 32] rejected: %s", msg);
     tinfo len_bad = optest_tinfo(XDNN_I32, 1, (int64_t[]){3});
     optest_expect_infer_error(&op_sdpa_desc, &n, 5, (const tinfo *[]){&q, &k, &v, NULL, &len_bad}, 1,
                  "sdpa: seq_len_q must be [B] or [B, 1, 1, 1] with B=2, got [3]");
     tinfo len_ok = optest_tinfo(XDNN_I32, 4, (int64_t[]){2, 1, 1, 1});
-    CHECK(optest_infer_msg(&op_sdpa_desc, &n, 6, (const tinfo *[]){&q, &k, &v, NULL, NULL, &len_ok}, 1, out, msg, sizeof msg) ==
-              XDNN_OK,
+    CHECK(optest_infer_msg(&op_sdpa_desc, &n, 6, (const tinfo *[]){&q, &k, &v, NULL, NULL, &len_ok}, 1, out, msg,
+                           sizeof msg) == XDNN_OK,
           "seq_len_kv [2, 1, 1, 1] rejected: %s", msg);
     optest_set_float(&n, &op_sdpa_desc, "dropout", 1.0);
     optest_expect_infer_error(&op_sdpa_desc, &n, 3, ins, 1, "sdpa: attribute 'dropout' must be in [0, 1), got 1");
@@ -543,8 +546,8 @@ static void test_infer(void)
     tinfo o = optest_tinfo(XDNN_BF16, 4, (int64_t[]){2, 8, 16, 128});
     tinfo st = optest_tinfo(XDNN_F32, 4, (int64_t[]){2, 8, 16, 1});
     tinfo o_bad = optest_tinfo(XDNN_BF16, 4, (int64_t[]){2, 8, 16, 64});
-    CHECK(optest_infer_msg(&op_sdpa_bwd_desc, &nb, 6, (const tinfo *[]){&q, &k, &v, &o, &o, &st}, 3, out, msg, sizeof msg) ==
-                  XDNN_OK &&
+    CHECK(optest_infer_msg(&op_sdpa_bwd_desc, &nb, 6, (const tinfo *[]){&q, &k, &v, &o, &o, &st}, 3, out, msg,
+                           sizeof msg) == XDNN_OK &&
               out[0].dims[3] == 64 && out[1].dims[1] == 2 && out[2].dims[3] == 128 && out[1].dtype == XDNN_BF16,
           "sdpa_bwd infer: %s", msg);
     optest_expect_infer_error(&op_sdpa_bwd_desc, &nb, 6, (const tinfo *[]){&q, &k, &v, &o, &o_bad, &st}, 1,

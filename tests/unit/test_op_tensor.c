@@ -170,7 +170,8 @@ static void test_slice(arena *a)
               "slice: attribute 'axis' must be in [-2, 1] for x [2, 6], got 2");
     optest_set_int(&n, &op_slice_desc, "axis", 0);
     optest_set_int(&n, &op_slice_desc, "step", 0);
-    CHECK_STR(optest_infer_error(&op_slice_desc, &n, 1, (const tinfo *[]){&t}, 1), "slice: attribute 'step' must not be 0");
+    CHECK_STR(optest_infer_error(&op_slice_desc, &n, 1, (const tinfo *[]){&t}, 1),
+              "slice: attribute 'step' must not be 0");
     optest_ref_free(&x);
 }
 
@@ -309,7 +310,8 @@ static void test_pad(arena *a)
               "pad: attribute 'pads' must be an int, 2 ints, 4 ints [before0, after0, ...] or 2 [before, after] "
               "pairs for x [2, 3], got [1, 2, 3]");
     optest_set_pads(&n, &op_pad_desc, "pads", 2, (int64_t[]){0, 0, -1, 0});
-    CHECK_STR(optest_infer_error(&op_pad_desc, &n, 1, (const tinfo *[]){&t}, 1), "pad: pads of dim 1 must be >= 0, got [-1, 0]");
+    CHECK_STR(optest_infer_error(&op_pad_desc, &n, 1, (const tinfo *[]){&t}, 1),
+              "pad: pads of dim 1 must be >= 0, got [-1, 0]");
     optest_ref_free(&x);
 }
 

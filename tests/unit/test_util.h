@@ -12,9 +12,10 @@
  *
  * Every macro takes an optional printf-style context after its fixed
  * arguments (a string literal first); its arguments are evaluated only when
- * the check fails, so they may be costly or meaningful only then.  Only the first
- * TEST_MAX_REPORTS failures are printed (a systematic bug in a sweep of
- * millions of checks would otherwise flood the log); all are counted.
+ * the check fails, so they may be costly or meaningful only then.  Only the
+ * first TEST_MAX_REPORTS failures are printed (a systematic bug in a sweep
+ * of millions of checks would otherwise flood the log); all are counted.
+ * The implementation is harness.c.
  */
 #ifndef XDNN_TEST_UTIL_H
 #define XDNN_TEST_UTIL_H

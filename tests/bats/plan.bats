@@ -1,0 +1,145 @@
+#!/usr/bin/env bats
+# `xdnn plan` and `xdnn run PLAN.xplan` on the CPU reference: round trip,
+# --info, --tune, corrupt / truncated / foreign plans, --replan, exit codes.
+load helpers
+
+G="$ROOT/graphs/mlp_gelu.dnn"
+SMALL=(--set T=4 --set D=8)
+export OMP_NUM_THREADS=1
+
+setup() { export XDNN_CACHE_DIR="$BATS_TEST_TMPDIR/cache"; }
+
+checksums() { python3 -c 'import json,sys; print(" ".join(o["name"] + "=" + o["checksum"] for o in json.load(sys.stdin)["outputs"]))'; }
+
+# Rewrite section TAG of plan $1 into $2 with the text $3 and a fresh checksum
+# (the format of man/xdnn-plan.5), so only the content is "foreign".
+rewrite_section() {
+    python3 - "$@" <<'P'
+import struct, sys
+src, dst, tag, text = sys.argv[1], sys.argv[2], sys.argv[3].encode(), sys.argv[4].encode()
+b = open(src, "rb").read()
+assert b[:8] == b"XDNNPLAN"
+n = struct.unpack_from("<I", b, 12)[0]
+at, out = 16, bytearray(b[:16])
+for _ in range(n):
+    t, ln = b[at:at + 4], struct.unpack_from("<Q", b, at + 4)[0]
+    body = b[at + 12:at + 12 + ln]
+    if t == tag:
+        body = text
+    out += t + struct.pack("<Q", len(body)) + body
+    at += 12 + ln
+h = 0xcbf29ce484222325
+for c in out:
+    h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+out += b"CSUM" + struct.pack("<QQ", 8, h)
+open(dst, "wb").write(out)
+P
+}
+
+@test "plan, then run the plan: same outputs as running the graph; engines and load time printed" {
+    run xdnn plan "$G" "${SMALL[@]}" --device cpu -o "$BATS_TEST_TMPDIR/g.xplan"
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == "plan $BATS_TEST_TMPDIR/g.xplan: graph mlp_gelu, 18 partitions (0 tuned, 0 from the tune cache),"* ]]
+    head -c 8 "$BATS_TEST_TMPDIR/g.xplan" | grep -q XDNNPLAN
+    want=$(xdnn run "$G" "${SMALL[@]}" --device cpu --format json | checksums)
+    got=$(xdnn run "$BATS_TEST_TMPDIR/g.xplan" --device cpu --format json 2>/dev/null | checksums)
+    echo "want $want got $got"
+    [ -n "$want" ] && [ "$want" = "$got" ]
+    run xdnn run "$BATS_TEST_TMPDIR/g.xplan" --device cpu
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == "plan $BATS_TEST_TMPDIR/g.xplan: graph mlp_gelu, device cpu; model="* ]]
+    [[ "${lines[1]}" == "engines loaded (18): h.0/y.0=cpu_reference h.0=cpu_reference"* ]]
+    [[ "${lines[2]}" == "plan load: "*" ms (0 compiled modules)" ]]
+    [[ "$output" == *"output y: f16[4, 8] @row"* ]]
+    run xdnn run "$BATS_TEST_TMPDIR/g.xplan" --device cpu --set T=8
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"is a plan, specialized when it was made"* ]]
+}
+
+@test "--info describes versions, device, params, partitions, workspace and compiled modules" {
+    xdnn plan "$G" "${SMALL[@]}" --device cpu -o "$BATS_TEST_TMPDIR/g.xplan"
+    run xdnn plan --info "$BATS_TEST_TMPDIR/g.xplan"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"plan format:  1"* ]]
+    [[ "$output" == *"xdnn:         0.1.0"* ]]
+    [[ "$output" == *"device:       cpu; model="*"; threads=1"* ]]
+    [[ "$output" == *"graph:        mlp_gelu (23 tensors, 18 nodes; inputs: x: f16[4, 8])"* ]]
+    [[ "$output" == *"params:       T=4 D=8 F=32"* ]]
+    [[ "$output" == *"h.0/y.0              matmul           cpu_reference     1 candidate, heuristic"* ]]
+    [[ "$output" == *"workspace:    0 bytes in 0 buffers"* ]]
+    [[ "$output" == *"compiled:     0 modules, 0 bytes"* ]]
+    [[ "$output" == *"runs here:    yes"* ]]
+    run xdnn plan --info "$BATS_TEST_TMPDIR/g.xplan" --tune
+    [ "$status" -eq 1 ]
+}
+
+@test "--tune times every node, stores it, and the next plan takes it from the cache" {
+    run xdnn plan "$G" "${SMALL[@]}" --device cpu --tune -o "$BATS_TEST_TMPDIR/t.xplan"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"tune h (gelu): 1 candidate (the CPU has one engine per op): cpu_reference "*" ms, kept"* ]]
+    [[ "$output" == *"18 partitions (18 tuned, 0 from the tune cache)"* ]]
+    run xdnn plan "$G" "${SMALL[@]}" --device cpu -o "$BATS_TEST_TMPDIR/c.xplan"
+    [[ "$output" == *"18 partitions (0 tuned, 18 from the tune cache)"* ]]
+    run xdnn plan --info "$BATS_TEST_TMPDIR/c.xplan"
+    [[ "$output" == *"gelu             cpu_reference     1 candidate, cached "*" ms"* ]]
+}
+
+@test "truncated and corrupt plans are clear errors (exit 5); a non-plan is named as such" {
+    xdnn plan "$G" "${SMALL[@]}" --device cpu -o "$BATS_TEST_TMPDIR/g.xplan"
+    size=$(stat -c %s "$BATS_TEST_TMPDIR/g.xplan")
+    head -c $((size - 7)) "$BATS_TEST_TMPDIR/g.xplan" > "$BATS_TEST_TMPDIR/trunc.xplan"
+    run xdnn run "$BATS_TEST_TMPDIR/trunc.xplan" --device cpu
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"trunc.xplan: error: corrupt plan: truncated: the checksum trailer is missing ($((size - 7)) bytes)"* ]]
+    cp "$BATS_TEST_TMPDIR/g.xplan" "$BATS_TEST_TMPDIR/flip.xplan"
+    printf 'Q' | dd of="$BATS_TEST_TMPDIR/flip.xplan" bs=1 seek=300 conv=notrunc 2>/dev/null
+    run xdnn plan --info "$BATS_TEST_TMPDIR/flip.xplan"
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"corrupt plan: checksum mismatch (stored "* ]]
+    echo "hello" > "$BATS_TEST_TMPDIR/not.xplan"
+    run xdnn run "$BATS_TEST_TMPDIR/not.xplan" --device cpu
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"not an xdnn plan (no XDNNPLAN magic"* ]]
+    # a consistent checksum over a broken section is still caught
+    rewrite_section "$BATS_TEST_TMPDIR/g.xplan" "$BATS_TEST_TMPDIR/parts.xplan" PART '{"x": 1}'
+    run xdnn run "$BATS_TEST_TMPDIR/parts.xplan" --device cpu
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"corrupt plan: the PART section is not a JSON array"* ]]
+}
+
+@test "a plan from another device or xdnn version is refused naming both; --replan rebuilds it" {
+    xdnn plan "$G" "${SMALL[@]}" --device cpu -o "$BATS_TEST_TMPDIR/g.xplan"
+    rewrite_section "$BATS_TEST_TMPDIR/g.xplan" "$BATS_TEST_TMPDIR/dev.xplan" DEVI "cpu; model=Imaginary 9000; threads=64"
+    run xdnn run "$BATS_TEST_TMPDIR/dev.xplan" --device cpu
+    [ "$status" -eq 4 ]
+    [[ "$output" == *"plan refused: it was made for device 'cpu; model=Imaginary 9000; threads=64', this device is 'cpu; model="*"; threads=1'"* ]]
+    [[ "$output" == *"xdnn plan --replan"* ]]
+    run xdnn plan --info "$BATS_TEST_TMPDIR/dev.xplan"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"runs here:    no (another device or xdnn version: use --replan)"* ]]
+    rewrite_section "$BATS_TEST_TMPDIR/g.xplan" "$BATS_TEST_TMPDIR/ver.xplan" VERS "0.0.9"
+    run xdnn run "$BATS_TEST_TMPDIR/ver.xplan" --device cpu
+    [ "$status" -eq 4 ]
+    [[ "$output" == *"plan refused: it was made by xdnn 0.0.9, this is xdnn 0.1.0"* ]]
+    run xdnn plan --replan "$BATS_TEST_TMPDIR/dev.xplan" --device cpu -o "$BATS_TEST_TMPDIR/re.xplan"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"replanning"*"made by xdnn 0.1.0 for 'cpu; model=Imaginary 9000; threads=64'"* ]]
+    want=$(xdnn run "$G" "${SMALL[@]}" --device cpu --format json | checksums)
+    got=$(xdnn run "$BATS_TEST_TMPDIR/re.xplan" --device cpu --format json 2>/dev/null | checksums)
+    [ "$want" = "$got" ]
+}
+
+@test "plan usage errors: missing -o, unknown options, --replan with --set, no GPU" {
+    run xdnn plan "$G" --device cpu
+    [ "$status" -eq 1 ]; [[ "$output" == *"missing -o OUT.xplan"* ]]
+    run xdnn plan "$G" --device cpu --bogus -o x.xplan
+    [ "$status" -eq 1 ]; [[ "$output" == *"unknown option '--bogus'"* ]]
+    run xdnn plan --replan "$G" --set T=2 -o x.xplan
+    [ "$status" -eq 1 ]
+    run xdnn plan "$G" --device gpu -o "$BATS_TEST_TMPDIR/x.xplan"
+    [ "$status" -eq 7 ]
+    [ ! -e "$BATS_TEST_TMPDIR/x.xplan" ]
+    run xdnn plan "$G" --set T=0 --device cpu -o "$BATS_TEST_TMPDIR/x.xplan"
+    [ "$status" -eq 3 ]
+    [ ! -e "$BATS_TEST_TMPDIR/x.xplan" ]
+}
