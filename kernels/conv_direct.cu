@@ -12,8 +12,10 @@
  *        neighbouring memory.
  * dgrad: one thread per dx element, gathering over the taps r whose output
  *        position o = (i + pad - r*dil) / stride is exact and inside dy.
- * wgrad: one 256-thread block per dw element reducing over N x out positions
- *        (warp shuffles, then shared memory); no atomics, deterministic. */
+ * wgrad: groups 1: the tiled split reduction kconv_tiled_wgrad (below);
+ *        groups > 1: one 256-thread block per dw element reducing over
+ *        N x out positions (warp shuffles, then shared memory).  Neither uses
+ *        atomics: deterministic. */
 #include "kern_common.cuh"
 
 enum { KCD_KB = 4, KCD_THREADS = 256 };
@@ -165,6 +167,111 @@ __global__ void __launch_bounds__(KCD_THREADS) kconv_direct_wgrad_kernel(kconv_p
         }
         __syncthreads(); /* partial[] is reused by the next element */
     }
+}
+
+/* Tiled wgrad (groups 1): dW[k, j] = sum_m dY[m, k] * X[m, j] with m = (n, o)
+ * and j = (r, c) (c fastest).  A CTA owns a 32 x 32 tile of (k, j) and one
+ * slice of m (split z of gridDim.z); per 32-m step it stages dY and the
+ * gathered X in shared memory (each m split once into (n, o) for both) and
+ * every thread accumulates a 2 x 2 block.  Partials go to ws[z][k][j] (f32);
+ * kconv_wgrad_reduce_kernel sums the splits in order: deterministic. */
+enum { KTW = 32 };
+
+__global__ void __launch_bounds__(KCD_THREADS) kconv_wgrad_tiled_kernel(kconv_params p, const void *x, const void *dy,
+                                                                         float *ws, int64_t mchunk)
+{
+    __shared__ float sdy[KTW][KTW + 1];
+    __shared__ float sx[KTW][KTW + 1];
+    const int64_t J = p.C * p.win[0] * p.win[1] * p.win[2];
+    const int64_t Mtot = p.N * p.out[0] * p.out[1] * p.out[2];
+    const int64_t k0 = (int64_t)blockIdx.y * KTW, j0 = (int64_t)blockIdx.x * KTW;
+    const int64_t mbeg = (int64_t)blockIdx.z * mchunk, mend = min(Mtot, mbeg + mchunk);
+    const int t = threadIdx.x, tx = t % 16, ty = t / 16;
+    float acc[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
+    for (int64_t m0 = mbeg; m0 < mend; m0 += KTW) {
+#pragma unroll
+        for (int i = 0; i < KTW * KTW / KCD_THREADS; i++) {
+            const int e = t + i * KCD_THREADS, mm = e / KTW, cc = e % KTW;
+            const int64_t m = m0 + mm;
+            float vdy = 0.f, vx = 0.f;
+            if (m < mend) {
+                int64_t r = m;
+                const int64_t o2 = r % p.out[2]; r /= p.out[2];
+                const int64_t o1 = r % p.out[1]; r /= p.out[1];
+                const int64_t o0 = r % p.out[0], n = r / p.out[0];
+                const int64_t k = k0 + cc, j = j0 + cc;
+                if (k < p.K)
+                    vdy = kld(dy, p.dt_y, n * p.sy[0] + k * p.sy[1] + o0 * p.sy[2] + o1 * p.sy[3] + o2 * p.sy[4]);
+                if (j < J) {
+                    int64_t q = j;
+                    const int64_t c = q % p.C; q /= p.C;
+                    const int64_t r2 = q % p.win[2]; q /= p.win[2];
+                    const int64_t r1 = q % p.win[1], r0 = q / p.win[1];
+                    const int64_t i0 = o0 * p.stride[0] - p.pad[0] + r0 * p.dil[0];
+                    const int64_t i1 = o1 * p.stride[1] - p.pad[1] + r1 * p.dil[1];
+                    const int64_t i2 = o2 * p.stride[2] - p.pad[2] + r2 * p.dil[2];
+                    if (i0 >= 0 && i0 < p.in[0] && i1 >= 0 && i1 < p.in[1] && i2 >= 0 && i2 < p.in[2])
+                        vx = kld(x, p.dt_x, n * p.sx[0] + c * p.sx[1] + i0 * p.sx[2] + i1 * p.sx[3] + i2 * p.sx[4]);
+                }
+            }
+            sdy[mm][cc] = vdy;
+            sx[mm][cc] = vx;
+        }
+        __syncthreads();
+#pragma unroll 8
+        for (int mm = 0; mm < KTW; mm++) {
+            const float a0 = sdy[mm][ty * 2], a1 = sdy[mm][ty * 2 + 1];
+            const float b0 = sx[mm][tx * 2], b1 = sx[mm][tx * 2 + 1];
+            acc[0][0] += a0 * b0;
+            acc[0][1] += a0 * b1;
+            acc[1][0] += a1 * b0;
+            acc[1][1] += a1 * b1;
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int a = 0; a < 2; a++)
+#pragma unroll
+        for (int b = 0; b < 2; b++) {
+            const int64_t k = k0 + ty * 2 + a, j = j0 + tx * 2 + b;
+            if (k < p.K && j < J)
+                ws[((int64_t)blockIdx.z * p.K + k) * J + j] = acc[a][b];
+        }
+}
+
+__global__ void __launch_bounds__(KCD_THREADS) kconv_wgrad_reduce_kernel(kconv_params p, const float *ws, int splits,
+                                                                          void *dw)
+{
+    const int64_t J = p.C * p.win[0] * p.win[1] * p.win[2], total = p.K * J;
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
+        float sum = 0.f;
+        for (int z = 0; z < splits; z++)
+            sum += ws[z * total + t];
+        const int64_t k = t / J;
+        int64_t q = t % J;
+        const int64_t c = q % p.C; q /= p.C;
+        const int64_t r2 = q % p.win[2]; q /= p.win[2];
+        const int64_t r1 = q % p.win[1], r0 = q / p.win[1];
+        kst(dw, p.dt_w, k * p.sw[0] + c * p.sw[1] + r0 * p.sw[2] + r1 * p.sw[3] + r2 * p.sw[4], sum);
+    }
+}
+
+int kconv_tiled_wgrad(const kconv_params *p, const void *x, void *dw, const void *dy, float *ws, int splits,
+                      void *stream)
+{
+    const int64_t J = p->C * p->win[0] * p->win[1] * p->win[2];
+    const int64_t Mtot = p->N * p->out[0] * p->out[1] * p->out[2];
+    int64_t mchunk = (Mtot + splits - 1) / splits;
+    mchunk = (mchunk + KTW - 1) / KTW * KTW;
+    const int zs = (int)((Mtot + mchunk - 1) / mchunk);
+    dim3 grid((unsigned)((J + KTW - 1) / KTW), (unsigned)((p->K + KTW - 1) / KTW), (unsigned)zs);
+    cudaStream_t s = (cudaStream_t)stream;
+    kconv_wgrad_tiled_kernel<<<grid, KCD_THREADS, 0, s>>>(*p, x, dy, ws, mchunk);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return (int)e;
+    kconv_wgrad_reduce_kernel<<<kgrid(p->K * J, KCD_THREADS), KCD_THREADS, 0, s>>>(*p, ws, zs, dw);
+    return (int)cudaGetLastError();
 }
 
 __global__ void __launch_bounds__(KCD_THREADS) kconv_flip_kernel(kconv_params p, const void *w, void *wt, int dt_wt)

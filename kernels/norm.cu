@@ -309,9 +309,23 @@ __global__ void k_apply(const ng_job j, IT numel)
     }
 }
 
-// ---- one block per row: layernorm / rmsnorm forward with the row in
-// registers (x read once).  Inner dims: one run, stride 1 in x and y.
-enum { ROW_THREADS = 256, ROW_PER_THREAD = NG_ROW_MAX / ROW_THREADS };
+// ---- one block per row: layernorm / rmsnorm forward and the backward dx,
+// the row held in registers (x, dy read once).  Inner dims: one run, stride
+// 1 in x/y (dy/dx).  VEC: every row starts 4-element aligned and D % 4 == 0,
+// so each thread moves 4 consecutive elements per access.
+// Up to 1024 threads per row, 8 elements each (the block is sized to the row).
+enum { ROW_THREADS = 1024, ROW_PER_THREAD = NG_ROW_MAX / ROW_THREADS, ROW_CHUNKS = ROW_PER_THREAD / 4 };
+
+template <typename T>
+struct dt_of;
+template <> struct dt_of<float> { static constexpr int v = DT_F32; };
+template <> struct dt_of<__half> { static constexpr int v = DT_F16; };
+template <> struct dt_of<__nv_bfloat16> { static constexpr int v = DT_BF16; };
+
+template <typename T>
+struct __align__(4 * sizeof(T)) pack4 {
+    T v[4];
+};
 
 template <typename T>
 __device__ __forceinline__ float to_f(T v);
@@ -321,6 +335,15 @@ template <>
 __device__ __forceinline__ float to_f<__half>(__half v) { return __half2float(v); }
 template <>
 __device__ __forceinline__ float to_f<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T>
+__device__ __forceinline__ T from_f(float v);
+template <>
+__device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 __device__ __forceinline__ float block_sum(float v, float *sh)
 {
@@ -341,32 +364,111 @@ __device__ __forceinline__ float block_sum(float v, float *sh)
     return sh[0];
 }
 
-template <typename T>
+// Element e of this thread: index (VEC) 4 * (threadIdx.x + (e / 4) * blockDim.x) + e % 4,
+// (scalar) threadIdx.x + e * blockDim.x.
+template <bool VEC>
+__device__ __forceinline__ int64_t row_index(int e)
+{
+    return VEC ? 4 * ((int64_t)threadIdx.x + (int64_t)(e >> 2) * blockDim.x) + (e & 3)
+               : (int64_t)threadIdx.x + (int64_t)e * blockDim.x;
+}
+
+template <typename T, bool VEC>
+__device__ __forceinline__ void row_load(const T *p, int64_t D, float (&v)[ROW_PER_THREAD])
+{
+    if (VEC) {
+#pragma unroll
+        for (int c = 0; c < ROW_CHUNKS; c++) {
+            int64_t i = 4 * ((int64_t)threadIdx.x + (int64_t)c * blockDim.x);
+            if (i < D) {
+                pack4<T> q = *reinterpret_cast<const pack4<T> *>(p + i);
+#pragma unroll
+                for (int k = 0; k < 4; k++)
+                    v[4 * c + k] = to_f<T>(q.v[k]);
+            } else {
+#pragma unroll
+                for (int k = 0; k < 4; k++)
+                    v[4 * c + k] = 0.f;
+            }
+        }
+    } else {
+#pragma unroll
+        for (int e = 0; e < ROW_PER_THREAD; e++) {
+            int64_t i = row_index<false>(e);
+            v[e] = i < D ? to_f<T>(p[i]) : 0.f;
+        }
+    }
+}
+
+template <typename T, bool VEC>
+__device__ __forceinline__ void row_store(T *p, int64_t D, const float (&v)[ROW_PER_THREAD])
+{
+    if (VEC) {
+#pragma unroll
+        for (int c = 0; c < ROW_CHUNKS; c++) {
+            int64_t i = 4 * ((int64_t)threadIdx.x + (int64_t)c * blockDim.x);
+            if (i < D) {
+                pack4<T> q;
+#pragma unroll
+                for (int k = 0; k < 4; k++)
+                    q.v[k] = from_f<T>(v[4 * c + k]);
+                *reinterpret_cast<pack4<T> *>(p + i) = q;
+            }
+        }
+    } else {
+#pragma unroll
+        for (int e = 0; e < ROW_PER_THREAD; e++) {
+            int64_t i = row_index<false>(e);
+            if (i < D)
+                p[i] = from_f<T>(v[e]);
+        }
+    }
+}
+
+// A per-feature parameter (scale or bias) at element indices of this thread:
+// vector loads when it is contiguous and of x's dtype.
+template <typename T, bool VEC>
+__device__ __forceinline__ void row_param(const void *p, int dt, int64_t stride, int64_t D, float dflt,
+                                          float (&v)[ROW_PER_THREAD])
+{
+    if (!p) {
+#pragma unroll
+        for (int e = 0; e < ROW_PER_THREAD; e++)
+            v[e] = dflt;
+        return;
+    }
+    if (VEC && stride == 1 && dt == dt_of<T>::v) {
+        row_load<T, true>(static_cast<const T *>(p), D, v);
+        return;
+    }
+#pragma unroll
+    for (int e = 0; e < ROW_PER_THREAD; e++) {
+        int64_t i = row_index<VEC>(e);
+        v[e] = i < D ? ldf(p, i * stride, dt) : 0.f;
+    }
+}
+
+template <typename T, bool VEC>
 __global__ void __launch_bounds__(ROW_THREADS) k_row_fwd(const ng_job j, int64_t D)
 {
     __shared__ float sh[32];
     int64_t row = blockIdx.x;
-    constexpr unsigned M = OPBIT(NG_X) | OPBIT(NG_Y) | OPBIT(NG_ROW) | OPBIT(NG_MEAN) | OPBIT(NG_INV);
+    constexpr unsigned M = OPBIT(NG_X) | OPBIT(NG_Y) | OPBIT(NG_MEAN) | OPBIT(NG_INV);
     int64_t base[NG_NOPS];
     decomp<M, int64_t>(j.outer, row, base);
-    const T *x = static_cast<const T *>(j.t.p[NG_X]) + base[NG_X];
-    const int64_t scs = j.inner.stride[NG_SC][0], bis = j.inner.stride[NG_BI][0];
     float v[ROW_PER_THREAD];
+    row_load<T, VEC>(static_cast<const T *>(j.t.p[NG_X]) + base[NG_X], D, v);
     float sum = 0.f;
 #pragma unroll
-    for (int k = 0; k < ROW_PER_THREAD; k++) {
-        int64_t i = threadIdx.x + (int64_t)k * blockDim.x;
-        v[k] = i < D ? to_f<T>(x[i]) : 0.f;
-        sum += v[k];
-    }
+    for (int e = 0; e < ROW_PER_THREAD; e++)
+        sum += v[e];
     float mean = 0.f;
     if (!j.rms)
         mean = block_sum(sum, sh) / (float)D;
     float sq = 0.f;
 #pragma unroll
-    for (int k = 0; k < ROW_PER_THREAD; k++) {
-        int64_t i = threadIdx.x + (int64_t)k * blockDim.x;
-        float d = i < D ? v[k] - mean : 0.f;
+    for (int e = 0; e < ROW_PER_THREAD; e++) {
+        float d = row_index<VEC>(e) < D ? v[e] - mean : 0.f;
         sq += d * d;
     }
     float inv = rsqrtf(block_sum(sq, sh) / (float)D + j.eps);
@@ -376,15 +478,54 @@ __global__ void __launch_bounds__(ROW_THREADS) k_row_fwd(const ng_job j, int64_t
         if (j.t.p[NG_INV])
             stf(j.t.p[NG_INV], base[NG_INV], j.t.dt[NG_INV], inv);
     }
+    float w[ROW_PER_THREAD];
+    row_param<T, VEC>(j.t.p[NG_SC], j.t.dt[NG_SC], j.inner.stride[NG_SC][0], D, 1.f, w);
 #pragma unroll
-    for (int k = 0; k < ROW_PER_THREAD; k++) {
-        int64_t i = threadIdx.x + (int64_t)k * blockDim.x;
-        if (i < D) {
-            float sc = j.t.p[NG_SC] ? ldf(j.t.p[NG_SC], i * scs, j.t.dt[NG_SC]) : 1.f;
-            float bi = j.t.p[NG_BI] ? ldf(j.t.p[NG_BI], i * bis, j.t.dt[NG_BI]) : 0.f;
-            stf(j.t.p[NG_Y], base[NG_Y] + i, j.t.dt[NG_Y], (v[k] - mean) * inv * sc + bi);
+    for (int e = 0; e < ROW_PER_THREAD; e++)
+        v[e] = (v[e] - mean) * inv * w[e];
+    row_param<T, VEC>(j.t.p[NG_BI], j.t.dt[NG_BI], j.inner.stride[NG_BI][0], D, 0.f, w);
+#pragma unroll
+    for (int e = 0; e < ROW_PER_THREAD; e++)
+        v[e] += w[e];
+    row_store<T, VEC>(static_cast<T *>(j.t.p[NG_Y]) + base[NG_Y], D, v);
+}
+
+// dx = inv / D * (D g - sum g - xhat sum g xhat), g = dy * scale (rms: no
+// mean, no sum g); mean/inv from the workspace arrays.
+template <typename T, bool VEC>
+__global__ void __launch_bounds__(ROW_THREADS) k_row_bwd(const ng_job j, int64_t D)
+{
+    __shared__ float sh[32];
+    int64_t row = blockIdx.x;
+    constexpr unsigned M = OPBIT(NG_X) | OPBIT(NG_DY) | OPBIT(NG_DX) | OPBIT(NG_ROW);
+    int64_t base[NG_NOPS];
+    decomp<M, int64_t>(j.outer, row, base);
+    float mean = j.rms ? 0.f : j.mean[base[NG_ROW]], inv = j.inv[base[NG_ROW]];
+    float xh[ROW_PER_THREAD], g[ROW_PER_THREAD];
+    row_load<T, VEC>(static_cast<const T *>(j.t.p[NG_X]) + base[NG_X], D, xh);
+    row_load<T, VEC>(static_cast<const T *>(j.t.p[NG_DY]) + base[NG_DY], D, g);
+    {
+        float w[ROW_PER_THREAD];
+        row_param<T, VEC>(j.t.p[NG_SC], j.t.dt[NG_SC], j.inner.stride[NG_SC][0], D, 1.f, w);
+#pragma unroll
+        for (int e = 0; e < ROW_PER_THREAD; e++) {
+            g[e] *= w[e];
+            xh[e] = row_index<VEC>(e) < D ? (xh[e] - mean) * inv : 0.f;
         }
     }
+    float sa = 0.f, sb = 0.f;
+#pragma unroll
+    for (int e = 0; e < ROW_PER_THREAD; e++) {
+        sa += g[e];
+        sb += g[e] * xh[e];
+    }
+    sa = j.rms ? 0.f : block_sum(sa, sh);
+    sb = block_sum(sb, sh);
+    float fD = (float)D;
+#pragma unroll
+    for (int e = 0; e < ROW_PER_THREAD; e++)
+        g[e] = inv / fD * (fD * g[e] - sa - xh[e] * sb);
+    row_store<T, VEC>(static_cast<T *>(j.t.p[NG_DX]) + base[NG_DX], D, g);
 }
 
 int blocks_for(int64_t n, int threads)
@@ -473,16 +614,40 @@ extern "C" int ng_launch_apply(const ng_job *j, int apply_mode, int index64, int
     return (int)cudaGetLastError();
 }
 
+#define ROW_LAUNCH(kern)                                                                         \
+    switch (j->t.dt[NG_X]) {                                                                     \
+    case DT_F16:                                                                                 \
+        if (j->vec4) kern<__half, true><<<(unsigned)rows, threads, 0, s>>>(*j, D);            \
+        else kern<__half, false><<<(unsigned)rows, threads, 0, s>>>(*j, D);                   \
+        break;                                                                                   \
+    case DT_BF16:                                                                                \
+        if (j->vec4) kern<__nv_bfloat16, true><<<(unsigned)rows, threads, 0, s>>>(*j, D);     \
+        else kern<__nv_bfloat16, false><<<(unsigned)rows, threads, 0, s>>>(*j, D);            \
+        break;                                                                                   \
+    default:                                                                                     \
+        if (j->vec4) kern<float, true><<<(unsigned)rows, threads, 0, s>>>(*j, D);             \
+        else kern<float, false><<<(unsigned)rows, threads, 0, s>>>(*j, D);                    \
+        break;                                                                                   \
+    }
+
 extern "C" int ng_launch_row_fwd(const ng_job *j, int64_t rows, int64_t D, void *stream)
 {
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (rows <= 0)
         return 0;
-    int threads = ROW_THREADS;
-    switch (j->t.dt[NG_X]) {
-    case DT_F16: k_row_fwd<__half><<<(unsigned)rows, threads, 0, s>>>(*j, D); break;
-    case DT_BF16: k_row_fwd<__nv_bfloat16><<<(unsigned)rows, threads, 0, s>>>(*j, D); break;
-    default: k_row_fwd<float><<<(unsigned)rows, threads, 0, s>>>(*j, D); break;
-    }
+    int threads = (int)((D + ROW_PER_THREAD - 1) / ROW_PER_THREAD + 31) / 32 * 32;
+    threads = threads < 32 ? 32 : threads > ROW_THREADS ? ROW_THREADS : threads;
+    ROW_LAUNCH(k_row_fwd)
+    return (int)cudaGetLastError();
+}
+
+extern "C" int ng_launch_row_bwd(const ng_job *j, int64_t rows, int64_t D, void *stream)
+{
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (rows <= 0)
+        return 0;
+    int threads = (int)((D + ROW_PER_THREAD - 1) / ROW_PER_THREAD + 31) / 32 * 32;
+    threads = threads < 32 ? 32 : threads > ROW_THREADS ? ROW_THREADS : threads;
+    ROW_LAUNCH(k_row_bwd)
     return (int)cudaGetLastError();
 }

@@ -346,6 +346,7 @@ template <> struct mma_t<__half> {
         return *reinterpret_cast<uint32_t *>(&v);
     }
     static __device__ __forceinline__ __half from(float x) { return __float2half_rn(x); }
+    static __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
 };
 template <> struct mma_t<__nv_bfloat16> {
     static __device__ __forceinline__ void run(float *c, const uint32_t *a, const uint32_t *b)
@@ -361,6 +362,7 @@ template <> struct mma_t<__nv_bfloat16> {
         return *reinterpret_cast<uint32_t *>(&v);
     }
     static __device__ __forceinline__ __nv_bfloat16 from(float x) { return __float2bfloat16_rn(x); }
+    static __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 };
 
 // Copy rows [r0, r0 + R) x [0, D) of (b, h) into shared memory (row stride
@@ -402,7 +404,9 @@ __device__ __forceinline__ void load_tile(T *sm, int lds, const xk_tensor &t, in
 
 constexpr int kBM = 64, kBN = 64;
 
-template <typename T, int D>
+// SPLIT: P goes to the tensor cores as hi + lo 16-bit parts (two P V
+// products) so an f32 o keeps ~16 bits of P instead of 8 or 11.
+template <typename T, int D, bool SPLIT>
 __global__ void __launch_bounds__(128) sdpa_fwd_mma(xk_sdpa p, int vec_q, int vec_k, int vec_v)
 {
     constexpr int LDK = D + 8, LDV = kBN + 8; // +8 halves: rows start on different banks
@@ -498,7 +502,7 @@ __global__ void __launch_bounds__(128) sdpa_fwd_mma(xk_sdpa p, int vec_q, int ve
             o[dt][3] *= corr[1];
         }
         // probabilities: row sums without dropout, P V with it
-        uint32_t pa[kBN / 16][4];
+        uint32_t pa[kBN / 16][4], pl[SPLIT ? kBN / 16 : 1][4];
 #pragma unroll
         for (int nt = 0; nt < kBN / 8; nt++) {
             float pe[4];
@@ -514,6 +518,14 @@ __global__ void __launch_bounds__(128) sdpa_fwd_mma(xk_sdpa p, int vec_q, int ve
             }
             pa[nt >> 1][(nt & 1) * 2 + 0] = mma_t<T>::pack(pe[0], pe[1]);
             pa[nt >> 1][(nt & 1) * 2 + 1] = mma_t<T>::pack(pe[2], pe[3]);
+            if (SPLIT) {
+                float r[4];
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    r[e] = pe[e] - mma_t<T>::to_float(mma_t<T>::from(pe[e]));
+                pl[SPLIT ? nt >> 1 : 0][(nt & 1) * 2 + 0] = mma_t<T>::pack(r[0], r[1]);
+                pl[SPLIT ? nt >> 1 : 0][(nt & 1) * 2 + 1] = mma_t<T>::pack(r[2], r[3]);
+            }
         }
 #pragma unroll
         for (int dt = 0; dt < D / 8; dt++) {
@@ -524,6 +536,8 @@ __global__ void __launch_bounds__(128) sdpa_fwd_mma(xk_sdpa p, int vec_q, int ve
                 bf[0] = *reinterpret_cast<const uint32_t *>(vr);
                 bf[1] = *reinterpret_cast<const uint32_t *>(vr + 8);
                 mma_t<T>::run(o[dt], pa[jj], bf);
+                if (SPLIT)
+                    mma_t<T>::run(o[dt], pl[SPLIT ? jj : 0], bf);
             }
         }
     }
@@ -590,20 +604,22 @@ extern "C" int xk_sdpa_fwd_mma(const xk_sdpa *p, void *stream)
         return 0;
     dim3 grid((unsigned)((p->Sq + kBM - 1) / kBM), (unsigned)(p->B * p->Hq));
     int vq = vec_ok(p->q, p->D), vk = vec_ok(p->k, p->D), vv = vec_ok(p->v, p->Dv);
-    bool bf = p->q.dtype == XK_BF16;
+    const bool bf = p->q.dtype == XK_BF16, split = p->o.dtype == XK_F32;
+#define XK_MMA(T, D, S) sdpa_fwd_mma<T, D, S><<<grid, 128, 0, s>>>(*p, vq, vk, vv)
     if (p->D == 64) {
         if (bf)
-            sdpa_fwd_mma<__nv_bfloat16, 64><<<grid, 128, 0, s>>>(*p, vq, vk, vv);
+            split ? XK_MMA(__nv_bfloat16, 64, true) : XK_MMA(__nv_bfloat16, 64, false);
         else
-            sdpa_fwd_mma<__half, 64><<<grid, 128, 0, s>>>(*p, vq, vk, vv);
+            split ? XK_MMA(__half, 64, true) : XK_MMA(__half, 64, false);
     } else if (p->D == 128) {
         if (bf)
-            sdpa_fwd_mma<__nv_bfloat16, 128><<<grid, 128, 0, s>>>(*p, vq, vk, vv);
+            split ? XK_MMA(__nv_bfloat16, 128, true) : XK_MMA(__nv_bfloat16, 128, false);
         else
-            sdpa_fwd_mma<__half, 128><<<grid, 128, 0, s>>>(*p, vq, vk, vv);
+            split ? XK_MMA(__half, 128, true) : XK_MMA(__half, 128, false);
     } else {
         return (int)cudaErrorInvalidValue;
     }
+#undef XK_MMA
     return (int)cudaGetLastError();
 }
 

@@ -158,18 +158,49 @@ static int64_t span_elems(const gtensor *t)
 
 static const char *kdt_name(int dt) { return dt == KDT_F32 ? "f32" : dt == KDT_F16 ? "f16" : "bf16"; }
 
-bool gpu_conv_igemm_check(const ggraph *g, const gconv_problem *cp, bool tf32, char *why, size_t len)
+bool gpu_conv_dgrad_as_fwd(const gconv_problem *cp, kconv_params *f, char *why, size_t len)
 {
     const kconv_params *k = &cp->kp;
-    const char *op = cp->node->op;
-    if (cp->dir != GCONV_FWD) {
-        snprintf(why, len, "conv_igemm runs the forward conv only, got %s", op);
+    if (cp->dir != GCONV_DGRAD || cp->nsp != 2 || k->G != 1) {
+        snprintf(why, len, "conv_igemm runs conv_dgrad only in 2-D with groups 1, got %d-D groups=%" PRId64, cp->nsp,
+                 k->G);
         return false;
     }
-    if (cp->nsp != 2) {
-        snprintf(why, len, "conv_igemm needs 2 spatial dims, got %d", cp->nsp);
+    if (k->stride[1] != 1 || k->stride[2] != 1) {
+        snprintf(why, len, "conv_igemm runs conv_dgrad only with stride 1, got stride [%" PRId64 ", %" PRId64 "]",
+                 k->stride[1], k->stride[2]);
         return false;
     }
+    /* dx[h] = sum_r dy[h + pad - r*dil] w[r] = sum_r' dy[h - pad' + r'*dil] wt[r']
+     * with r' = R-1-r and pad' = dil*(R-1) - pad: a stride-1 forward conv. */
+    memset(f, 0, sizeof *f);
+    f->dt_x = k->dt_y;
+    f->dt_w = k->dt_y; /* the flipped copy is written in dy's type */
+    f->dt_y = k->dt_x;
+    f->N = k->N;
+    f->C = k->K;
+    f->K = k->C;
+    f->G = 1;
+    for (int s = 0; s < KCONV_SP; s++) {
+        f->in[s] = k->out[s];
+        f->out[s] = k->in[s];
+        f->win[s] = k->win[s];
+        f->stride[s] = 1;
+        f->dil[s] = k->dil[s];
+        f->pad[s] = k->dil[s] * (k->win[s] - 1) - k->pad[s];
+    }
+    memcpy(f->sx, k->sy, sizeof f->sx);
+    memcpy(f->sy, k->sx, sizeof f->sy);
+    /* wt packed [C][R][S][K] viewed as [K' = C, C' = K, 1, R, S] */
+    const int64_t R = k->win[1], S = k->win[2];
+    const int64_t sw[5] = {R * S * k->K, 1, 0, S * k->K, k->K};
+    memcpy(f->sw, sw, sizeof sw);
+    return true;
+}
+
+/* The kernel's rules on a forward problem (its own or a dgrad's). */
+static bool igemm_params_ok(const kconv_params *k, bool tf32, char *why, size_t len)
+{
     if (k->G != 1) {
         snprintf(why, len, "conv_igemm needs groups == 1, got groups=%" PRId64, k->G);
         return false;
@@ -201,14 +232,6 @@ bool gpu_conv_igemm_check(const ggraph *g, const gconv_problem *cp, bool tf32, c
             return false;
         }
     }
-    const int ids[3] = {cp->x, cp->w, cp->y};
-    for (int i = 0; i < 3; i++) {
-        if (span_elems(&g->t[ids[i]]) >= ((int64_t)1 << 31)) {
-            snprintf(why, len, "conv_igemm needs tensors spanning < 2^31 elements, %s spans %" PRId64,
-                     g->t[ids[i]].name, span_elems(&g->t[ids[i]]));
-            return false;
-        }
-    }
     int64_t m = k->N * k->out[1] * k->out[2];
     int64_t big = (int64_t)1 << 31;
     if (m >= big || k->C * k->win[1] * k->win[2] >= big) {
@@ -217,6 +240,56 @@ bool gpu_conv_igemm_check(const ggraph *g, const gconv_problem *cp, bool tf32, c
         return false;
     }
     return true;
+}
+
+bool gpu_conv_igemm_check(const ggraph *g, const gconv_problem *cp, bool tf32, char *why, size_t len)
+{
+    if (cp->dir == GCONV_WGRAD) {
+        snprintf(why, len, "conv_igemm runs conv and stride-1 conv_dgrad, not %s", cp->node->op);
+        return false;
+    }
+    if (cp->nsp != 2) {
+        snprintf(why, len, "conv_igemm needs 2 spatial dims, got %d", cp->nsp);
+        return false;
+    }
+    kconv_params f;
+    if (cp->dir == GCONV_DGRAD) {
+        if (!gpu_conv_dgrad_as_fwd(cp, &f, why, len))
+            return false;
+    } else {
+        f = cp->kp;
+    }
+    if (!igemm_params_ok(&f, tf32, why, len))
+        return false;
+    const int ids[3] = {cp->x, cp->w, cp->y};
+    for (int i = 0; i < 3; i++) {
+        if (span_elems(&g->t[ids[i]]) >= ((int64_t)1 << 31)) {
+            snprintf(why, len, "conv_igemm needs tensors spanning < 2^31 elements, %s spans %" PRId64,
+                     g->t[ids[i]].name, span_elems(&g->t[ids[i]]));
+            return false;
+        }
+    }
+    return true;
+}
+
+int gpu_conv_wgrad_splits(const kconv_params *k)
+{
+    const int64_t J = k->C * k->win[0] * k->win[1] * k->win[2];
+    const int64_t M = k->N * k->out[0] * k->out[1] * k->out[2];
+    const int64_t tiles = ((k->K + 31) / 32) * ((J + 31) / 32);
+    int64_t s = (2048 + tiles - 1) / tiles, most = M / (32 * 8);
+    if (s > most)
+        s = most;
+    if (s > 256)
+        s = 256;
+    return s < 1 ? 1 : (int)s;
+}
+
+size_t gpu_conv_wgrad_ws_bytes(const kconv_params *k)
+{
+    const int64_t J = k->C * k->win[0] * k->win[1] * k->win[2];
+    size_t bytes = (size_t)gpu_conv_wgrad_splits(k) * (size_t)(k->K * J) * sizeof(float);
+    return (bytes + 255) / 256 * 256;
 }
 
 bool gpu_pool_analyze(const gplan *pl, const gpart *p, gpool_problem *pp, char *why, size_t len)

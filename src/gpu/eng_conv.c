@@ -7,7 +7,10 @@
  * conv_igemm: the forward conv as an implicit GEMM on tensor cores
  *   (kernels/conv_igemm.cu) for 2-D NHWC x with KRSC w, groups 1: f16/bf16
  *   through mma m16n8k16, f32 through tf32 m16n8k8 when the graph allows tf32.
- *   gpu_conv_igemm_check (conv_analyze.c) lists its rules.
+ *   A stride-1 conv_dgrad runs through the same kernel as the conv of dy with
+ *   the flipped, K/C-transposed weights (written to the engine's workspace by
+ *   a small kernel first).  gpu_conv_igemm_check (conv_analyze.c) lists the
+ *   rules.
  * Both run a lone conv node (GP_SINGLE); epilogue fusion is the partitioner's
  * (see /work/notes/gpuconv-to-gpu.md for the hook conv_igemm would take). */
 #include "gpu/conv_analyze.h"
@@ -15,10 +18,12 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct conv_priv {
     gconv_problem cp;
-    char detail[160];
+    kconv_params fwd;   /* conv_igemm on a conv_dgrad: the forward problem it runs */
+    char detail[192];
 } conv_priv;
 
 static bool direct_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
@@ -32,6 +37,16 @@ static bool direct_supports(const gplan *pl, const gpart *p, const gpu_device *d
 static double direct_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
     return gpu_roofline_us(p, 4.0);
+}
+
+/* The tiled wgrad (groups 1) keeps per-slice f32 partials. */
+static size_t direct_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    gconv_problem cp;
+    char why[256];
+    if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why) || cp.dir != GCONV_WGRAD || cp.kp.G != 1)
+        return 0;
+    return gpu_conv_wgrad_ws_bytes(&cp.kp);
 }
 
 static bool igemm_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
@@ -57,6 +72,18 @@ static double igemm_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 
 static size_t no_workspace(const gplan *pl, const gpart *p, const gpu_device *dev) { return 0; }
 
+/* conv_igemm on a conv_dgrad keeps the flipped, transposed weights here. */
+static size_t igemm_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    gconv_problem cp;
+    char why[256];
+    if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why) || cp.dir != GCONV_DGRAD)
+        return 0;
+    const kconv_params *k = &cp.kp;
+    size_t bytes = (size_t)(k->K * k->C * k->win[1] * k->win[2]) * (k->dt_y == KDT_F32 ? 4 : 2);
+    return (bytes + 255) / 256 * 256;
+}
+
 static xdnn_status conv_build(gpu_ctx *c, gpart *p, bool igemm, xdnn_diags_t *d)
 {
     conv_priv *cv = calloc(1, sizeof *cv);
@@ -73,15 +100,27 @@ static xdnn_status conv_build(gpu_ctx *c, gpart *p, bool igemm, xdnn_diags_t *d)
     static const char *const dirs[] = {"fwd", "dgrad", "wgrad"};
     const kconv_params *k = &cv->cp.kp;
     if (igemm) {
+        cv->fwd = cv->cp.kp;
+        if (cv->cp.dir == GCONV_DGRAD && !gpu_conv_dgrad_as_fwd(&cv->cp, &cv->fwd, why, sizeof why)) {
+            diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "%s: %s: %s", eng, p->name, why);
+            return XDNN_ERR_UNSUPPORTED;
+        }
+        k = &cv->fwd;
         bool f32 = k->dt_x == KDT_F32;
-        snprintf(cv->detail, sizeof cv->detail, "implicit GEMM M=%lld N=%lld K=%lld, tile %dx%dx%d, %d stages, %s",
+        snprintf(cv->detail, sizeof cv->detail, "%simplicit GEMM M=%lld N=%lld K=%lld, tile %dx%dx%d, %d stages, %s",
+                 cv->cp.dir == GCONV_DGRAD ? "dgrad as flipped-weight conv, " : "",
                  (long long)(k->N * k->out[1] * k->out[2]), (long long)k->K,
                  (long long)(k->C * k->win[1] * k->win[2]), KIG_BM, k->K <= KIG_BN_SMALL ? KIG_BN_SMALL : KIG_BN,
                  f32 ? KIG_BK32 : KIG_BK16, KIG_STAGES,
                  f32 ? "tf32 mma m16n8k8" : "mma m16n8k16");
     } else {
-        snprintf(cv->detail, sizeof cv->detail, "direct %s, %d-D, groups %lld", dirs[cv->cp.dir], cv->cp.nsp,
-                 (long long)k->G);
+        bool tiled = cv->cp.dir == GCONV_WGRAD && k->G == 1;
+        snprintf(cv->detail, sizeof cv->detail, "direct %s%s, %d-D, groups %lld", dirs[cv->cp.dir],
+                 tiled ? " (tiled, split reduction)" : "", cv->cp.nsp, (long long)k->G);
+        if (tiled) {
+            size_t n = strlen(cv->detail);
+            snprintf(cv->detail + n, sizeof cv->detail - n, ", %d splits", gpu_conv_wgrad_splits(k));
+        }
     }
     return XDNN_OK;
 }
@@ -98,14 +137,26 @@ static xdnn_status direct_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_dia
     switch (cp->dir) {
     case GCONV_FWD: e = kconv_direct_fwd(&cp->kp, x, w, y, s); break;
     case GCONV_DGRAD: e = kconv_direct_dgrad(&cp->kp, x, w, y, s); break;
-    case GCONV_WGRAD: e = kconv_direct_wgrad(&cp->kp, x, w, y, s); break;
+    case GCONV_WGRAD:
+        e = cp->kp.G == 1 ? kconv_tiled_wgrad(&cp->kp, x, w, y, (float *)(void *)(c->ws + p->ws_offset),
+                                              gpu_conv_wgrad_splits(&cp->kp), s)
+                          : kconv_direct_wgrad(&cp->kp, x, w, y, s);
+        break;
     }
     return gpu_check_cuda((cudaError_t)e, "kconv_direct launch", __FILE__, __LINE__, d);
 }
 
 static xdnn_status igemm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
 {
-    const gconv_problem *cp = &((const conv_priv *)p->priv)->cp;
+    const conv_priv *cv = p->priv;
+    const gconv_problem *cp = &cv->cp;
+    if (cp->dir == GCONV_DGRAD) {
+        void *wt = c->ws + p->ws_offset;
+        int e = kconv_flip_weights(&cp->kp, c->dptr[cp->w], wt, cv->fwd.dt_w, s);
+        if (e == 0)
+            e = kconv_igemm_fwd(&cv->fwd, c->dptr[cp->y], wt, c->dptr[cp->x], s);
+        return gpu_check_cuda((cudaError_t)e, "kconv_igemm dgrad launch", __FILE__, __LINE__, d);
+    }
     int e = kconv_igemm_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], s);
     return gpu_check_cuda((cudaError_t)e, "kconv_igemm_fwd launch", __FILE__, __LINE__, d);
 }
@@ -124,10 +175,10 @@ static const char *conv_detail(const gpart *p)
 
 const gpu_engine gpu_engine_conv_direct = {
     "conv_direct", "direct conv / conv_dgrad / conv_wgrad: 1-3-D, any stride/pad/dilation/groups/layout, f32/f16/bf16",
-    direct_supports, direct_cost, no_workspace, direct_build, direct_execute, conv_release, conv_detail,
+    direct_supports, direct_cost, direct_workspace, direct_build, direct_execute, conv_release, conv_detail,
 };
 
 const gpu_engine gpu_engine_conv_igemm = {
-    "conv_igemm", "implicit-GEMM forward conv on tensor cores: 2-D NHWC x, KRSC w, groups 1, f16/bf16 (tf32 for f32)",
-    igemm_supports, igemm_cost, no_workspace, igemm_build, igemm_execute, conv_release, conv_detail,
+    "conv_igemm", "implicit-GEMM conv (and stride-1 dgrad) on tensor cores: 2-D NHWC, KRSC w, groups 1, f16/bf16/tf32",
+    igemm_supports, igemm_cost, igemm_workspace, igemm_build, igemm_execute, conv_release, conv_detail,
 };

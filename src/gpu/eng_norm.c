@@ -455,11 +455,32 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
         np->stats.mode = is_rms(kind) ? NGR_SQUARES : NGR_WELFORD;
         np->stats.fin = NGF_STATS;
     }
-    /* one block per row for layernorm / rmsnorm forward */
-    if ((kind == NK_LN || kind == NK_RMS) && rows.inner.n == 1 && rows.inner.stride[NG_X][0] == 1 &&
-        rows.inner.stride[NG_Y][0] == 1 && np->D <= NG_ROW_MAX && g->t[tid[NG_Y]].dtype == x->dtype &&
-        np->rows <= 0x7fffffffLL)
-        np->row_fast = true;
+    /* one block per row for layernorm / rmsnorm forward and backward dx:
+     * the reduced dims are one contiguous run of x, y (dy, dx) of x's dtype */
+    bool fwd_row = kind == NK_LN || kind == NK_RMS, bwd_row = kind == NK_LN_BWD || kind == NK_RMS_BWD;
+    if ((fwd_row || bwd_row) && rows.inner.n == 1 && np->D <= NG_ROW_MAX && np->rows <= 0x7fffffffLL &&
+        !getenv("XDNN_NORM_GENERIC")) {
+        const int ops_fwd[] = {NG_X, NG_Y}, ops_bwd[] = {NG_X, NG_DY, NG_DX};
+        const int *ops = fwd_row ? ops_fwd : ops_bwd;
+        int nops = fwd_row ? 2 : 3;
+        bool ok = true, vec = np->D % 4 == 0;
+        for (int q = 0; q < nops && ok; q++) {
+            ok = rows.inner.stride[ops[q]][0] == 1 && g->t[tid[ops[q]]].dtype == x->dtype;
+            for (int i = 0; i < rows.outer.n; i++)
+                vec = vec && rows.outer.stride[ops[q]][i] % 4 == 0;
+        }
+        np->row_fast = ok;
+        if (ok)
+            np->stats.vec4 = vec;
+    }
+    /* apply: 4 consecutive innermost elements per thread when they divide */
+    if (!np->row_fast && np->stats.all.n > 0 && np->stats.all.size[np->stats.all.n - 1] % 4 == 0) {
+        ng_dims *a = &np->stats.all;
+        a->size[a->n - 1] /= 4;
+        for (int k = 0; k < NG_NOPS; k++)
+            a->stride[k][a->n - 1] *= 4;
+        np->stats.vec4 = 1;
+    }
 
     /* workspace: partial sums, then six per-row f32 arrays */
     size_t part = (size_t)rows.nsplit * (size_t)rows.O * 4 * sizeof(float);
@@ -475,7 +496,7 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
         np->off_rows[a] = off;
         off += align256((size_t)np->rows * sizeof(float));
     }
-    np->ws_bytes = np->row_fast ? 0 : off;
+    np->ws_bytes = np->row_fast && !bwd ? 0 : off;
     return true;
 }
 
@@ -542,7 +563,7 @@ static xdnn_status norm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags
     void *st = (void *)s;
     ng_job j = np->stats;
     bind(c, p, np, &j);
-    if (np->row_fast) {
+    if (np->row_fast && !is_bwd(np->kind)) {
         KTRY(ng_launch_row_fwd(&j, np->rows, np->D, st), "row");
         return XDNN_OK;
     }
@@ -551,7 +572,9 @@ static xdnn_status norm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags
         bind(c, p, np, &l);
         KTRY(ng_launch_finalize(&l, st), "load statistics");
     }
-    if (np->kind != NK_BN_INFER) {
+    if (np->row_fast) { /* layernorm / rmsnorm backward dx */
+        KTRY(ng_launch_row_bwd(&j, np->rows, np->D, st), "row backward");
+    } else if (np->kind != NK_BN_INFER) {
         if (is_bwd(np->kind) && !np->pgrad_from_rows) {
             /* the row sums need no c/e arrays unless batchnorm writes dscale/dbias from them */
             j.c = j.e = NULL;
@@ -559,10 +582,11 @@ static xdnn_status norm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags
         KTRY(ng_launch_reduce(&j, np->index64, st), "reduce");
         KTRY(ng_launch_finalize(&j, st), "finalize");
     }
-    ng_job a = np->stats;
-    bind(c, p, np, &a);
-    a.all = np->stats.all;
-    KTRY(ng_launch_apply(&a, np->apply_mode, np->index64, np->numel, st), "apply");
+    if (!np->row_fast) {
+        ng_job a = np->stats;
+        bind(c, p, np, &a);
+        KTRY(ng_launch_apply(&a, np->apply_mode, np->index64, np->numel, st), "apply");
+    }
     if (np->has_pgrad && !np->pgrad_from_rows) {
         ng_job g = np->pgrad;
         bind(c, p, np, &g);
@@ -585,7 +609,7 @@ static const char *norm_detail(const gpart *p)
     if (!np)
         return "";
     if (np->row_fast)
-        return "one block per row (row in registers)";
+        return np->stats.vec4 ? "one block per row (row in registers, 4-wide loads)" : "one block per row (row in registers)";
     return np->stats.col ? "split reduce, threads across rows (coalesced columns)" : "split reduce, threads along rows";
 }
 

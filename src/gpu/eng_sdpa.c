@@ -1,7 +1,8 @@
 /* eng_sdpa.c — the attention engines (kernels in kernels/sdpa.cu, semantics
  * in src/ops/sdpa.h):
  *   sdpa_flash  tensor-core (mma.sync) tiled online-softmax forward: q, k, v
- *               and o in one of f16/bf16, D == Dv in {64, 128};
+ *               in one of f16/bf16, o in it or f32 (then P enters the tensor
+ *               cores as hi + lo halves), D == Dv in {64, 128};
  *   sdpa_naive  one warp per query row, f32 math: every forward the op allows
  *               with D, Dv <= 256 and f32/f16/bf16 tensors;
  *   sdpa_bwd    dq (one warp per query row) then dk, dv (one warp per key row,
@@ -190,8 +191,10 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
         xdnn_dtype t = q->dtype;
         if (t != XDNN_F16 && t != XDNN_BF16)
             return fail(why, len, "sdpa: sdpa_flash needs q in f16 or bf16 (tensor cores), got %s", gg_dtype_name(t));
-        if (k->dtype != t || v->dtype != t || g->t[ids->o].dtype != t)
-            return fail(why, len, "sdpa: sdpa_flash needs q, k, v and o of one dtype, got %s, %s, %s -> %s",
+        xdnn_dtype to = g->t[ids->o].dtype;
+        if (k->dtype != t || v->dtype != t || (to != t && to != XDNN_F32))
+            return fail(why, len,
+                        "sdpa: sdpa_flash needs q, k, v of one dtype and o of it or f32, got %s, %s, %s -> %s",
                         gg_dtype_name(t), gg_dtype_name(k->dtype), gg_dtype_name(v->dtype),
                         gg_dtype_name(g->t[ids->o].dtype));
         if (kp->D != kp->Dv || (kp->D != 64 && kp->D != 128))

@@ -41,6 +41,11 @@ typedef struct kconv_params {
 int kconv_direct_fwd(const kconv_params *p, const void *x, const void *w, void *y, void *stream);
 int kconv_direct_dgrad(const kconv_params *p, void *dx, const void *w, const void *dy, void *stream);
 int kconv_direct_wgrad(const kconv_params *p, const void *x, void *dw, const void *dy, void *stream);
+/* wgrad for groups 1 as a tiled GEMM over m = (n, out position), split in
+ * `splits` slices whose f32 partials ([splits][K][C*R*S], ws) are summed in
+ * order by a second kernel.  gpu_conv_wgrad_splits picks splits. */
+int kconv_tiled_wgrad(const kconv_params *p, const void *x, void *dw, const void *dy, float *ws, int splits,
+                      void *stream);
 
 /* Implicit-GEMM forward on tensor cores (kernels/conv_igemm.cu): 2-D, groups
  * 1, x channel-contiguous (NHWC), w channel-contiguous (KRSC), dt_x == dt_w:

@@ -235,6 +235,26 @@ static void conv_direct_cases(void)
     }
 }
 
+/* conv_direct's tiled wgrad: reductions long enough for several splits, K and
+ * C*R*S past the 32 x 32 tile with tails. */
+static void conv_wgrad_tiled_cases(void)
+{
+    static const char *const dts[] = {"f32", "f16", "bf16"};
+    struct { const char *name; win_cfg w; } cfgs[] = {
+        {"tiled-c20-k40", cfg(2, 2, 20, 40, 1, (int[]){19, 19}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                              (int[]){1, 1}, false)},
+        {"tiled-s2-asym", cfg(2, 4, 8, 36, 1, (int[]){21, 23}, (int[]){3, 3}, (int[]){2, 2}, NULL, (int[]){1, 0},
+                              (int[]){0, 1}, false)},
+        {"tiled-1d-dil2", cfg(1, 2, 12, 34, 1, (int[]){700}, (int[]){5}, NULL, (int[]){2}, NULL, NULL, false)},
+    };
+    for (int ci = 0; ci < 3; ci++)
+        for (int ti = 0; ti < 3; ti++) {
+            if (quick && ti != ci)
+                continue;
+            conv_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], (ci + ti) % 2 == 1, 2, false, "conv_direct", 1);
+        }
+}
+
 static void conv_igemm_cases(void)
 {
     static const char *const dts[] = {"f16", "bf16", "f32"};
@@ -250,15 +270,21 @@ static void conv_igemm_cases(void)
         {"c72-1x1-s2", cfg(2, 2, 72, 130, 1, (int[]){15, 16}, (int[]){1, 1}, (int[]){2, 2}, NULL, NULL, NULL, false)},
         {"c8-7x7-s2-same", cfg(2, 1, 8, 16, 1, (int[]){23, 19}, (int[]){7, 7}, (int[]){2, 2}, NULL, NULL, NULL, true)},
         {"c256-k64-1x1", cfg(2, 1, 256, 64, 1, (int[]){14, 14}, (int[]){1, 1}, NULL, NULL, NULL, NULL, false)},
+        {"c16-k32-asym-s1", cfg(2, 2, 16, 32, 1, (int[]){9, 12}, (int[]){3, 3}, NULL, NULL, (int[]){2, 0},
+                                (int[]){0, 1}, false)},
     };
     int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]);
     for (int ci = 0; ci < ncfg; ci++) {
         for (int ti = 0; ti < 3; ti++) {
-            if (quick && ci % 3)
-                continue;
-            bool f32 = ti == 2;
-            /* tf32 rounds inputs to 10 bits: ~1e-3 relative (METHOD.md), as difftest.c's matmul. */
-            conv_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, 0, f32, "conv_igemm", 1);
+            for (int dir = 0; dir < 2; dir++) {
+                if (quick && (ci % 3 || (dir && ti == 2)))
+                    continue;
+                bool f32 = ti == 2;
+                /* dgrad runs on the igemm kernel only with stride 1 (K % 8 holds in all of these) */
+                bool igemm = dir == 0 || (cfgs[ci].w.stride[0] == 1 && cfgs[ci].w.stride[1] == 1 && !f32);
+                conv_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, dir, f32 && igemm,
+                          igemm ? "conv_igemm" : "conv_direct", 1);
+            }
         }
     }
     /* f32 without tf32 must fall back to direct; NCHW f16 too. */
@@ -580,6 +606,7 @@ int main(int argc, char **argv)
         bench_cases();
     } else {
         conv_direct_cases();
+        conv_wgrad_tiled_cases();
         conv_igemm_cases();
         pool_cases();
     }

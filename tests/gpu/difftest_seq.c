@@ -107,10 +107,11 @@ static void lens_text(char *buf, size_t len, const sshape *s, const char *name, 
 
 /* One graph: forward (and backward when bwd) with the given option. */
 static void sdpa_case(const sshape *s, const sopt *o, const char *dt, const char *layout, const char *fwd_engine,
-                      bool bwd)
+                      bool bwd, bool o_f32)
 {
     char id[200], lq[256] = "", lkv[256] = "", bias[128] = "", ports[128] = "";
-    snprintf(id, sizeof id, "sdpa%s/%s/%s/%s/%s/b%dh%dk%dq%dkv%dd%dv%d", bwd ? "_bwd" : "", fwd_engine, o->tag, dt,
+    snprintf(id, sizeof id, "sdpa%s/%s/%s/%s%s/%s/b%dh%dk%dq%dkv%dd%dv%d", bwd ? "_bwd" : "", fwd_engine, o->tag, dt,
+             o_f32 ? "-o32" : "",
              layout[0] ? layout + 1 : "bhsd", s->B, s->Hq, s->Hk, s->Sq, s->Skv, s->D, s->Dv);
     if (o->bias == 1)
         snprintf(bias, sizeof bias, "  input bias: %s[%d, %d];\n", dt, s->Sq, s->Skv);
@@ -127,9 +128,9 @@ static void sdpa_case(const sshape *s, const sopt *o, const char *dt, const char
         add_case(id, force0, NULL,
                  "dnn 1;\ngraph g(seed=%d) {\n  input q: %s[%d, %d, %d, %d]%s;\n  input k: %s[%d, %d, %d, %d]%s;\n"
                  "  input v: %s[%d, %d, %d, %d]%s;\n%s%s%s"
-                 "  o, stats = sdpa(q, k, v%s%s);\n  output o, stats;\n}\n",
+                 "  o, stats = sdpa(q, k, v%s%s);\n  output o%s, stats;\n}\n",
                  ncases + 1, dt, s->B, s->Hq, s->Sq, s->D, layout, dt, s->B, s->Hk, s->Skv, s->D, layout, dt, s->B,
-                 s->Hk, s->Skv, s->Dv, layout, bias, lq, lkv, ports, o->attrs);
+                 s->Hk, s->Skv, s->Dv, layout, bias, lq, lkv, ports, o->attrs, o_f32 ? ": f32" : "");
     } else {
         add_case(id, force0, "sdpa_bwd=sdpa_bwd",
                  "dnn 1;\ngraph g(seed=%d) {\n  input q: %s[%d, %d, %d, %d]%s;\n  input k: %s[%d, %d, %d, %d]%s;\n"
@@ -159,22 +160,31 @@ static void sdpa_cases(void)
                 continue;
             const char *dt = half[(si + oi) % 2];
             const char *lay = (si + oi) % 3 == 0 ? " @bshd" : "";
-            sdpa_case(&mma_shapes[si], &sopts[oi], dt, lay, "sdpa_flash", false);
-            sdpa_case(&mma_shapes[si], &sopts[oi], (si + oi) % 2 ? "f32" : dt, lay, "sdpa_naive", false);
+            sdpa_case(&mma_shapes[si], &sopts[oi], dt, lay, "sdpa_flash", false, false);
+            if (!quick && (si + oi) % 3 == 1) /* f32 o: P as hi + lo halves */
+                sdpa_case(&mma_shapes[si], &sopts[oi], dt, lay, "sdpa_flash", false, true);
+            sdpa_case(&mma_shapes[si], &sopts[oi], (si + oi) % 2 ? "f32" : dt, lay, "sdpa_naive", false, false);
             if (!quick || oi == 0)
-                sdpa_case(&mma_shapes[si], &sopts[oi], (si + oi) % 2 ? "f32" : dt, lay, "sdpa_naive", true);
+                sdpa_case(&mma_shapes[si], &sopts[oi], (si + oi) % 2 ? "f32" : dt, lay, "sdpa_naive", true, false);
         }
     }
     int ng = quick ? 1 : 3;
     for (int si = 0; si < ng; si++)
         for (int oi = 0; oi < NSOPTS; oi += quick ? 4 : 1) {
             const char *dt = oi % 3 == 0 ? "f32" : half[oi % 2];
-            sdpa_case(&gen_shapes[si], &sopts[oi], dt, oi % 2 ? " @bshd" : "", "sdpa_naive", false);
-            sdpa_case(&gen_shapes[si], &sopts[oi], dt, oi % 2 ? " @bshd" : "", "sdpa_naive", true);
+            sdpa_case(&gen_shapes[si], &sopts[oi], dt, oi % 2 ? " @bshd" : "", "sdpa_naive", false, false);
+            sdpa_case(&gen_shapes[si], &sopts[oi], dt, oi % 2 ? " @bshd" : "", "sdpa_naive", true, false);
         }
     /* the shipped graph's shape: GQA 8/2, causal, f16 io, bshd, f32 intermediates */
     sshape g = {2, 8, 2, 64, 64, 64, 64};
-    sdpa_case(&g, &sopts[1], "f16", " @bshd", "sdpa_flash", true);
+    sdpa_case(&g, &sopts[1], "f16", " @bshd", "sdpa_flash", true, false);
+    /* flash forward feeding the backward through an f32 intermediate o */
+    add_case("sdpa_bwd/sdpa_flash/intermediate-o/bf16/b2h4k2q50kv70d64", "sdpa=sdpa_flash", "sdpa_bwd=sdpa_bwd",
+             "dnn 1;\ngraph g(seed=77) {\n  input q: bf16[2, 4, 50, 64];\n  input k: bf16[2, 2, 70, 64];\n"
+             "  input v: bf16[2, 2, 70, 64];\n  input do: bf16[2, 4, 50, 64];\n"
+             "  o, stats = sdpa(q, k, v, causal=true, align=\"bottom_right\");\n"
+             "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=true, align=\"bottom_right\");\n"
+             "  output dq, dk, dv;\n}\n");
 }
 
 /* ---- RNN sweeps */
@@ -239,7 +249,7 @@ static void bench_cases(void)
                      "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, %d, %d, %d];\n  input k: bf16[%d, %d, %d, %d];\n"
                      "  input v: bf16[%d, %d, %d, %d];\n  input do: bf16[%d, %d, %d, %d];\n"
                      "  o, stats = sdpa(q, k, v, causal=%s);\n"
-                     "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=%s);\n  output dq, dk, dv;\n}\n",
+                     "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=%s);\n  output o, dq, dk, dv;\n}\n",
                      s[0], s[1], s[2], s[3], s[0], s[1], s[2], s[3], s[0], s[1], s[2], s[3], s[0], s[1], s[2], s[3],
                      cz, cz);
         }

@@ -15,5 +15,5 @@ if [ -d "$build/lib" ]; then extra_l=(-L"$build/lib" -Wl,-rpath,"$(cd "$build/li
     -I"$root/include" -I"$root/src" -I"$cuda/include" \
     -o "$build/difftest" "$root/tests/gpu/difftest.c" "$build/libxdnn.a" \
     "${extra_l[@]}" -lcjson -lm -fopenmp -L"$cuda/lib64" -Wl,-rpath,"$cuda/lib64" \
-    -lcublasLt -lcublas -lnvrtc -lcudart_static -lstdc++ -ldl -lpthread -lrt
+    -lcudart_static -lstdc++ -ldl -lpthread -lrt  # cuBLASLt, NVRTC: dlopen'ed (src/gpu/dl.h)
 exec "$build/difftest" "$@"

@@ -102,9 +102,13 @@ static void test_real_libraries(void)
     free(ptx);
     CHECK(nvrtcDestroyProgram(&prog) == NVRTC_SUCCESS);
 
-    cublasLtHandle_t lt = NULL;
-    CHECK(cublasLtCreate(&lt) == CUBLAS_STATUS_SUCCESS && lt); /* needs no GPU */
-    CHECK(cublasLtDestroy(lt) == CUBLAS_STATUS_SUCCESS);
+    /* cuBLASLt calls that need no GPU (cublasLtCreate does). */
+    cublasLtMatrixLayout_t layout = NULL;
+    int32_t batch = 3;
+    CHECK(cublasLtMatrixLayoutCreate(&layout, CUDA_R_32F, 4, 5, 4) == CUBLAS_STATUS_SUCCESS && layout);
+    CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch) ==
+          CUBLAS_STATUS_SUCCESS);
+    CHECK(cublasLtMatrixLayoutDestroy(layout) == CUBLAS_STATUS_SUCCESS);
     xdnn_diags_destroy(d);
 }
 

@@ -1,0 +1,61 @@
+#!/usr/bin/env bats
+# The error goldens of tests/errors/ at the command line: `xdnn check` prints
+# exactly the golden diagnostics on stderr (nothing on stdout) and exits with
+# the class of the error (man xdnn, EXIT STATUS): 2 syntax, 3 semantic or
+# shape, 5 file I/O.  tests/unit/test_errors.c pins the same text through the
+# library; this file pins what users see, exit codes included.
+load helpers
+
+# Goldens whose first error is a syntax error (exit 2) or an I/O error (exit 5);
+# every other golden is a semantic or shape error (exit 3).  A new golden
+# whose first error is a syntax or I/O error must be added here.
+SYNTAX="01-missing-semicolon 02-unexpected-paren 03-dims-without-comma 04-unterminated-string
+        05-stray-character 06-integer-literal-overflow 24-keyword-as-name 38-unsupported-version
+        39-several-syntax-errors 52-non-ascii 57-unexpected-end-of-file"
+IO="22-include-missing"
+
+expected_status() {
+    local b=$1
+    for s in $SYNTAX; do [ "$s" = "$b" ] && { echo 2; return; }; done
+    for s in $IO; do [ "$s" = "$b" ] && { echo 5; return; }; done
+    echo 3
+}
+
+@test "every error golden: exact stderr, empty stdout, exit code of its class" {
+    cd "$ROOT"
+    n=0
+    for f in tests/errors/*.dnn; do
+        b=$(basename "$f" .dnn)
+        want=$(expected_status "$b")
+        xdnn check "$f" > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err" && st=0 || st=$?
+        [ "$st" -eq "$want" ] || { echo "$b: exit $st, expected $want"; cat "$BATS_TEST_TMPDIR/err"; false; }
+        [ ! -s "$BATS_TEST_TMPDIR/out" ] || { echo "$b: stdout is not empty"; false; }
+        diff -u "tests/errors/$b.expected" "$BATS_TEST_TMPDIR/err" || { echo "$b: stderr differs from the golden"; false; }
+        n=$((n + 1))
+    done
+    [ "$n" -ge 40 ]
+}
+
+@test "every golden diagnostic starts with file:line:col: error: and shows a caret" {
+    cd "$ROOT"
+    for e in tests/errors/*.expected; do
+        head -1 "$e" | grep -Eq '^tests/errors/[^:]+\.dnn:[0-9]+:[0-9]+: error: ' ||
+            { echo "$e: $(head -1 "$e")"; false; }
+        grep -q '^ *| *\^' "$e" || { echo "$e: no caret line"; false; }
+    done
+}
+
+@test "the error goldens run and convert give the same exit codes as check" {
+    cd "$ROOT"
+    for b in 01-missing-semicolon 12-unknown-tensor 22-include-missing 40-matmul-inner-dims; do
+        want=$(expected_status "$b")
+        run xdnn run --device cpu "tests/errors/$b.dnn"
+        [ "$status" -eq "$want" ] || { echo "run $b: $status"; false; }
+    done
+    for b in 01-missing-semicolon 12-unknown-tensor 22-include-missing; do
+        want=$(expected_status "$b")
+        run xdnn convert "tests/errors/$b.dnn" -o "$BATS_TEST_TMPDIR/$b.json"
+        [ "$status" -eq "$want" ] || { echo "convert $b: $status"; false; }
+        [ ! -e "$BATS_TEST_TMPDIR/$b.json" ]
+    done
+}

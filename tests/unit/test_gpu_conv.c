@@ -1,0 +1,275 @@
+/* test_gpu_conv.c — host-side logic of the conv_direct, conv_igemm and
+ * pool_direct engines, no GPU needed: the geometry handed to the kernels
+ * (asymmetric and "same" pads, dilation, groups, 1-D slot placement, strides
+ * of NCHW / NHWC tensors, pooling ceil_mode and stride defaults), the
+ * conv_igemm accept / reject decisions with their exact reasons, the
+ * stride-1 dgrad rewrite, and engine selection.  Built with CUDA=1 only
+ * (else it just says so). */
+#include <stdio.h>
+#include <string.h>
+
+#if XDNN_HAVE_CUDA
+#include "gpu/conv_analyze.h"
+#include "gpu/engine.h"
+#include "gpu/lower.h"
+
+static int failures;
+
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);     \
+            failures++;                                                                  \
+        }                                                                                \
+    } while (0)
+
+typedef struct fixture {
+    xdnn_module_t *m;
+    xdnn_diags_t *d;
+    arena *ar;
+    ggraph *g;
+    gplan *pl;
+    gpart *p; /* the last partition: the conv / pool node in these graphs */
+} fixture;
+
+static bool setup(fixture *f, const char *body, bool tf32)
+{
+    char text[1024];
+    snprintf(text, sizeof text, "dnn 1;\ngraph g(seed=1, tf32=%s) {\n%s}\n", tf32 ? "true" : "false", body);
+    memset(f, 0, sizeof *f);
+    f->d = xdnn_diags_create();
+    if (xdnn_module_parse("test.dnn", text, strlen(text), false, f->d, &f->m) != XDNN_OK ||
+        xdnn_graph_bind(xdnn_module_find_graph(f->m, NULL), NULL, 0, f->d) != XDNN_OK) {
+        xdnn_diags_print(f->d, stderr);
+        failures++;
+        return false;
+    }
+    f->ar = arena_create();
+    f->g = gpu_lower(xdnn_module_find_graph(f->m, NULL), f->ar);
+    f->pl = gpu_partition(f->g, false);
+    f->p = &f->pl->parts[f->pl->nparts - 1];
+    return true;
+}
+
+static void teardown(fixture *f)
+{
+    if (f->ar)
+        arena_destroy(f->ar);
+    xdnn_module_destroy(f->m);
+    xdnn_diags_destroy(f->d);
+}
+
+static const gpu_device h100 = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
+
+/* conv_igemm's verdict on the fixture; its reason in why. */
+static bool igemm_ok(fixture *f, char *why, size_t len)
+{
+    why[0] = 0;
+    return gpu_engine_find("conv_igemm")->supports(f->pl, f->p, &h100, why, len);
+}
+
+static void test_geometry_nchw_asym_dil_groups(void)
+{
+    fixture f;
+    if (!setup(&f, "  input x: f32[2, 6, 13, 10];\n  weight w: f32[4, 3, 3, 2];\n"
+                   "  y = conv(x, w, stride=[2, 1], pad=[[1, 0], [0, 2]], dilation=[1, 2], groups=2);\n"
+                   "  output y;\n", false))
+        return;
+    gconv_problem cp;
+    char why[512];
+    CHECK(gpu_conv_analyze(f.pl, f.p, &cp, why, sizeof why));
+    const kconv_params *k = &cp.kp;
+    CHECK(cp.dir == GCONV_FWD && cp.nsp == 2);
+    CHECK(k->N == 2 && k->C == 6 && k->K == 4 && k->G == 2);
+    /* slot 0 (D) is identity; H: (13 + 1 + 0 - 3) / 2 + 1 = 6; W: (10 + 0 + 2 - 3) / 1 + 1 = 10 */
+    CHECK(k->in[0] == 1 && k->win[0] == 1 && k->out[0] == 1 && k->stride[0] == 1 && k->pad[0] == 0);
+    CHECK(k->out[1] == 6 && k->out[2] == 10);
+    CHECK(k->stride[1] == 2 && k->stride[2] == 1 && k->dil[1] == 1 && k->dil[2] == 2);
+    CHECK(k->pad[1] == 1 && k->pad[2] == 0);
+    /* NCHW x [2, 6, 13, 10]: strides 780, 130, -, 10, 1 */
+    CHECK(k->sx[0] == 780 && k->sx[1] == 130 && k->sx[2] == 0 && k->sx[3] == 10 && k->sx[4] == 1);
+    CHECK(k->dt_x == KDT_F32 && k->dt_w == KDT_F32 && k->dt_y == KDT_F32);
+    /* direct takes it; igemm says why not (groups first) */
+    CHECK(gpu_engine_find("conv_direct")->supports(f.pl, f.p, &h100, why, sizeof why));
+    CHECK(!igemm_ok(&f, why, sizeof why));
+    CHECK(strcmp(why, "conv_igemm needs groups == 1, got groups=2") == 0);
+    teardown(&f);
+}
+
+static void test_geometry_1d_same_nwc(void)
+{
+    fixture f;
+    if (!setup(&f, "  input x: f16[1, 6, 13] @nwc;\n  weight w: f16[9, 2, 4] @nwc;\n"
+                   "  y = conv(x, w, pad=\"same\", stride=2, groups=3);\n  output y: f16 @nwc;\n", false))
+        return;
+    gconv_problem cp;
+    char why[512];
+    CHECK(gpu_conv_analyze(f.pl, f.p, &cp, why, sizeof why));
+    const kconv_params *k = &cp.kp;
+    /* "same": out = ceil(13 / 2) = 7, total pad = (7-1)*2 + 4 - 13 = 3: lo 1, hi 2 */
+    CHECK(cp.nsp == 1 && k->out[2] == 7 && k->pad[2] == 1 && k->in[1] == 1 && k->win[1] == 1);
+    /* NWC x [1, 6, 13]: channel stride 1, W stride 6, N stride 0 (size 1) */
+    CHECK(k->sx[1] == 1 && k->sx[4] == 6 && k->sx[3] == 0 && k->sx[2] == 0);
+    CHECK(k->dt_x == KDT_F16);
+    CHECK(!igemm_ok(&f, why, sizeof why));
+    CHECK(strcmp(why, "conv_igemm needs 2 spatial dims, got 1") == 0);
+    teardown(&f);
+}
+
+static void test_igemm_accepts_nhwc_f16(void)
+{
+    fixture f;
+    if (!setup(&f, "  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[24, 16, 3, 3] @nhwc;\n"
+                   "  y = conv(x, w, pad=1);\n  output y: f16 @nhwc;\n", false))
+        return;
+    char why[512];
+    CHECK(igemm_ok(&f, why, sizeof why));
+    /* and the selection prefers it over direct */
+    CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK);
+    CHECK(f.p->engine && strcmp(f.p->engine->name, "conv_igemm") == 0);
+    CHECK(f.p->ws_bytes == 0);
+    /* an sm_75 device cannot run it */
+    gpu_device old = {.cc_major = 7, .cc_minor = 5};
+    CHECK(!gpu_engine_find("conv_igemm")->supports(f.pl, f.p, &old, why, sizeof why));
+    CHECK(strstr(why, "sm_80") != NULL);
+    teardown(&f);
+}
+
+static void test_igemm_rejections(void)
+{
+    static const struct {
+        const char *body;
+        bool tf32;
+        const char *reason;
+    } cases[] = {
+        {"  input x: f16[2, 3, 9, 9] @nhwc;\n  weight w: f16[8, 3, 3, 3] @nhwc;\n  y = conv(x, w);\n  output y;\n",
+         false, "conv_igemm needs C % 8 == 0, got C=3"},
+        {"  input x: f16[2, 16, 9, 9];\n  weight w: f16[8, 16, 3, 3];\n  y = conv(x, w);\n  output y;\n", false,
+         "conv_igemm needs channel-contiguous x and w (@nhwc), got channel strides x 81, w 9"},
+        {"  input x: f32[2, 16, 9, 9] @nhwc;\n  weight w: f32[8, 16, 3, 3] @nhwc;\n  y = conv(x, w);\n  output y;\n",
+         false, "conv_igemm runs f32 only as tf32, and the graph does not allow tf32 (tf32=false)"},
+        {"  input x: f32[2, 6, 9, 9] @nhwc;\n  weight w: f32[8, 6, 3, 3] @nhwc;\n  y = conv(x, w);\n  output y;\n",
+         true, "conv_igemm needs C % 4 == 0, got C=6"},
+        {"  input dy: f16[2, 8, 7, 7] @nhwc;\n  input x: f16[2, 16, 9, 9] @nhwc;\n"
+         "  dw = conv_wgrad(dy, x, w_dims=[8, 16, 3, 3]);\n  output dw;\n",
+         false, "conv_igemm runs conv and stride-1 conv_dgrad, not conv_wgrad"},
+        {"  input dy: f16[2, 8, 4, 4] @nhwc;\n  weight w: f16[8, 16, 3, 3] @nhwc;\n"
+         "  dx = conv_dgrad(dy, w, x_dims=[2, 16, 9, 9], stride=2);\n  output dx;\n",
+         false, "conv_igemm runs conv_dgrad only with stride 1, got stride [2, 2]"},
+        {"  input dy: f16[2, 12, 7, 7] @nhwc;\n  weight w: f16[12, 16, 3, 3] @nhwc;\n"
+         "  dx = conv_dgrad(dy, w, x_dims=[2, 16, 9, 9]);\n  output dx;\n",
+         false, "conv_igemm needs C % 8 == 0, got C=12"}, /* dgrad: the GEMM's C is dy's K */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fixture f;
+        if (!setup(&f, cases[i].body, cases[i].tf32))
+            continue;
+        char why[512];
+        CHECK(!igemm_ok(&f, why, sizeof why));
+        if (strcmp(why, cases[i].reason) != 0) {
+            fprintf(stderr, "case %zu: got reason '%s', want '%s'\n", i, why, cases[i].reason);
+            failures++;
+        }
+        /* conv_direct takes every one of them */
+        CHECK(gpu_engine_find("conv_direct")->supports(f.pl, f.p, &h100, why, sizeof why));
+        if (i == 4) { /* the wgrad: tiled, M = 2*7*7 = 98 < 256 -> 1 split, [8][16*3*3] f32 partials */
+            gconv_problem cp;
+            CHECK(gpu_conv_analyze(f.pl, f.p, &cp, why, sizeof why) && cp.dir == GCONV_WGRAD);
+            CHECK(gpu_conv_wgrad_splits(&cp.kp) == 1);
+            CHECK(gpu_engine_find("conv_direct")->workspace(f.pl, f.p, &h100) == (8 * 144 * 4 + 255) / 256 * 256);
+        }
+        teardown(&f);
+    }
+}
+
+static void test_dgrad_rewrite(void)
+{
+    fixture f;
+    if (!setup(&f, "  input dy: bf16[2, 24, 9, 9] @nhwc;\n  weight w: bf16[24, 16, 3, 3] @nhwc;\n"
+                   "  dx = conv_dgrad(dy, w, x_dims=[2, 16, 9, 12], pad=[[2, 0], [0, 1]], dilation=[1, 2]);\n"
+                   "  output dx: bf16 @nhwc;\n", false))
+        return;
+    gconv_problem cp;
+    kconv_params fw;
+    char why[512];
+    CHECK(gpu_conv_analyze(f.pl, f.p, &cp, why, sizeof why) && cp.dir == GCONV_DGRAD);
+    CHECK(gpu_conv_dgrad_as_fwd(&cp, &fw, why, sizeof why));
+    /* GEMM: C' = K = 24 in-channels (dy), K' = C = 16 out-channels (dx) */
+    CHECK(fw.C == 24 && fw.K == 16 && fw.G == 1);
+    /* dy spatial in, dx spatial out; pad' = dil*(R-1) - pad: H 1*2-2 = 0, W 2*2-0 = 4 */
+    CHECK(fw.in[1] == 9 && fw.in[2] == 9 && fw.out[1] == 9 && fw.out[2] == 12);
+    CHECK(fw.pad[1] == 0 && fw.pad[2] == 4 && fw.stride[1] == 1 && fw.dil[2] == 2);
+    /* packed [C][R][S][K] weights: strides R*S*K, 1, -, S*K, K */
+    CHECK(fw.sw[0] == 3 * 3 * 24 && fw.sw[1] == 1 && fw.sw[3] == 3 * 24 && fw.sw[4] == 24);
+    CHECK(fw.sx[1] == 1 && fw.sy[1] == 1);
+    CHECK(igemm_ok(&f, why, sizeof why));
+    CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK);
+    CHECK(strcmp(f.p->engine->name, "conv_igemm") == 0);
+    CHECK(f.p->ws_bytes == (24 * 16 * 9 * 2 + 255) / 256 * 256); /* the flipped weights */
+    teardown(&f);
+}
+
+static void test_wgrad_splits(void)
+{
+    /* ResNet 3x3 64 -> 64 at 56x56, batch 32: tiles 2 x 18 = 36, 2048/36 -> 57 splits */
+    kconv_params k = {.N = 32, .C = 64, .K = 64, .G = 1, .in = {1, 56, 56}, .win = {1, 3, 3}, .out = {1, 56, 56}};
+    CHECK(gpu_conv_wgrad_splits(&k) == 57);
+    CHECK(gpu_conv_wgrad_ws_bytes(&k) == 57 * 64 * 576 * 4);
+    /* a short reduction is never split below 8 steps of 32: M = 1000 -> 3 */
+    kconv_params s = {.N = 1, .C = 4, .K = 4, .G = 1, .in = {1, 1, 1000}, .win = {1, 1, 1}, .out = {1, 1, 1000}};
+    CHECK(gpu_conv_wgrad_splits(&s) == 3);
+}
+
+static void test_pool_geometry(void)
+{
+    fixture f;
+    if (!setup(&f, "  input x: f32[2, 3, 10, 11] @nhwc;\n"
+                   "  y = avgpool(x, window=3, stride=2, pad=[[1, 1], [0, 1]], ceil_mode=true, include_pad=true);\n"
+                   "  output y: f32 @nhwc;\n", false))
+        return;
+    gpool_problem pp;
+    char why[512];
+    CHECK(gpu_pool_analyze(f.pl, f.p, &pp, why, sizeof why));
+    const kpool_params *k = &pp.kp;
+    /* H: ceil((10+2-3)/2)+1 = 6, last start 10 < 10+1: keep 6; W: ceil((11+1-3)/2)+1 = 6, start 10 < 11: 6 */
+    CHECK(k->out[1] == 6 && k->out[2] == 6 && !k->is_max && k->include_pad);
+    CHECK(k->pad_lo[1] == 1 && k->pad_hi[1] == 1 && k->pad_lo[2] == 0 && k->pad_hi[2] == 1);
+    CHECK(k->sx[1] == 1 && k->sy[1] == 1 && !pp.bwd);
+    CHECK(gpu_engine_find("pool_direct")->supports(f.pl, f.p, &h100, why, sizeof why));
+    CHECK(!gpu_engine_find("conv_direct")->supports(f.pl, f.p, &h100, why, sizeof why));
+    CHECK(strcmp(why, "runs conv ops only, not avgpool") == 0);
+    teardown(&f);
+
+    if (!setup(&f, "  input dy: f16[1, 2, 3];\n  input x: f16[1, 2, 9];\n"
+                   "  dx = maxpool_bwd(dy, x, window=3, dilation=2, pad=1);\n  output dx: f16;\n", false))
+        return;
+    CHECK(gpu_pool_analyze(f.pl, f.p, &pp, why, sizeof why));
+    /* stride defaults to the window (3); extent 2*(3-1)+1 = 5; out = (9 + 2 - 5) / 3 + 1 = 3 */
+    CHECK(pp.bwd && pp.kp.is_max && pp.kp.stride[2] == 3 && pp.kp.dil[2] == 2 && pp.kp.out[2] == 3);
+    teardown(&f);
+}
+
+int main(void)
+{
+    test_geometry_nchw_asym_dil_groups();
+    test_geometry_1d_same_nwc();
+    test_igemm_accepts_nhwc_f16();
+    test_igemm_rejections();
+    test_dgrad_rewrite();
+    test_wgrad_splits();
+    test_pool_geometry();
+    gpu_release_caches();
+    if (failures) {
+        fprintf(stderr, "test_gpu_conv: %d failure(s)\n", failures);
+        return 1;
+    }
+    printf("test_gpu_conv: ok\n");
+    return 0;
+}
+#else
+int main(void)
+{
+    printf("test_gpu_conv: built without CUDA, nothing to test\n");
+    return 0;
+}
+#endif

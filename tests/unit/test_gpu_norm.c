@@ -1,0 +1,392 @@
+/* test_gpu_norm.c — host-side logic of the gpunorm engines, no GPU needed:
+ *  - norm_welford: which ops it takes, rows / elements per row, the chosen
+ *    path (one block per row, coalesced-column reduce, 4-wide apply),
+ *    parameter-gradient plans, rejection reasons;
+ *  - copy_strided: the jobs of every tensor op, replayed on the host with
+ *    the kernel's own index arithmetic and compared with the CPU reference
+ *    (pad in all modes, negative-step slice, concat/split with @col,
+ *    reshape of a strided input, converting copies, 16-byte vectorizing);
+ *  - rng_philox: key, stream and addressing, replayed on the host and
+ *    compared with the CPU reference bit for bit.
+ * Built with CUDA=1 only (else it just says so). */
+#include <stdio.h>
+#include <string.h>
+
+#if XDNN_HAVE_CUDA
+#include "core/exec.h"
+#include "data/data.h"
+#include "gpu/eng_copy.h"
+#include "gpu/eng_norm.h"
+#include "gpu/eng_rng.h"
+#include "gpu/engine.h"
+#include "gpu/lower.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+static int failures;
+
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);     \
+            failures++;                                                                  \
+        }                                                                                \
+    } while (0)
+
+typedef struct fixture {
+    xdnn_module_t *m;
+    xdnn_diags_t *d;
+    xgraph *xg;
+    arena *ar;
+    ggraph *g;
+    gplan *pl;
+    run_state cpu;
+} fixture;
+
+/* Parse, bind, lower and partition; with `run`, also the CPU reference. */
+static bool setup(fixture *f, const char *text, bool run)
+{
+    memset(f, 0, sizeof *f);
+    f->d = xdnn_diags_create();
+    if (xdnn_module_parse("test.dnn", text, strlen(text), false, f->d, &f->m) != XDNN_OK ||
+        xdnn_graph_bind(xdnn_module_find_graph(f->m, NULL), NULL, 0, f->d) != XDNN_OK) {
+        xdnn_diags_print(f->d, stderr);
+        failures++;
+        return false;
+    }
+    f->xg = xdnn_module_find_graph(f->m, NULL);
+    f->ar = arena_create();
+    f->g = gpu_lower(f->xg, f->ar);
+    f->pl = gpu_partition(f->g, false);
+    if (run && (run_state_init(&f->cpu, f->xg, ".") != XDNN_OK || exec_load_inputs(&f->cpu, NULL, 0, f->d) != XDNN_OK ||
+                run_state_alloc_results(&f->cpu, f->d) != XDNN_OK || exec_cpu_run(&f->cpu, f->d) != XDNN_OK)) {
+        xdnn_diags_print(f->d, stderr);
+        failures++;
+        return false;
+    }
+    return true;
+}
+
+static void teardown(fixture *f)
+{
+    run_state_free(&f->cpu);
+    if (f->ar)
+        arena_destroy(f->ar);
+    xdnn_module_destroy(f->m);
+    xdnn_diags_destroy(f->d);
+}
+
+/* The partition whose first node writes tensor `name`. */
+static const gpart *part_of(const fixture *f, const char *name)
+{
+    for (int i = 0; i < f->pl->nparts; i++) {
+        const gnode *n = &f->g->n[f->pl->parts[i].nodes[0]];
+        if (strcmp(n->name, name) == 0)
+            return &f->pl->parts[i];
+    }
+    return NULL;
+}
+
+static bool norm_plan_of(const fixture *f, const char *name, norm_plan *np, char *why, size_t len)
+{
+    const gpart *p = part_of(f, name);
+    return p && gpu_norm_analyze(f->pl, p, 132, np, why, len);
+}
+
+/* ---- norm_welford */
+
+static void test_norm_paths(void)
+{
+    fixture f;
+    norm_plan np;
+    char why[512];
+    if (setup(&f, "dnn 1;\ngraph g {\n  input x: f32[4, 6, 10];\n  input h: f16[3, 8];\n  weight s: f32[10];\n"
+                  "  weight b: f32[10];\n  weight s8: f16[8];\n  y = layernorm(x, s, b);\n"
+                  "  z, m, iv = layernorm(h, s8, s8);\n  output y, z, m, iv;\n}\n", false)) {
+        CHECK(gpu_norm_kind("layernorm") == NK_LN && gpu_norm_kind("matmul") == NK_NONE);
+        CHECK(norm_plan_of(&f, "y", &np, why, sizeof why));
+        CHECK(np.kind == NK_LN && np.rows == 24 && np.D == 10 && np.row_fast && !np.stats.vec4);
+        CHECK(np.ws_bytes == 0);
+        CHECK(norm_plan_of(&f, "z", &np, why, sizeof why));
+        CHECK(np.rows == 3 && np.D == 8 && np.row_fast && np.stats.vec4);
+        CHECK(np.tid[NG_MEAN] >= 0 && np.tid[NG_INV] >= 0);
+    }
+    teardown(&f);
+
+    /* batchnorm: NHWC reduces with threads across channels, NCHW along rows */
+    if (setup(&f, "dnn 1;\ngraph g {\n  input a: f32[2, 8, 3, 5] @nhwc;\n  input c: f32[2, 8, 3, 5];\n"
+                  "  weight s: f32[8];\n  weight b: f32[8];\n  weight rm: f32[8];\n  weight rv: f32[8];\n"
+                  "  y, m, iv, rmn, rvn = batchnorm(a, s, b, running_mean=rm, running_var=rv);\n"
+                  "  u, m2, iv2 = batchnorm(c, s, b);\n  output y: f32 @nhwc, m, iv, rmn, rvn, u;\n}\n", false)) {
+        CHECK(norm_plan_of(&f, "y", &np, why, sizeof why));
+        CHECK(np.kind == NK_BN && np.rows == 8 && np.D == 30 && !np.row_fast);
+        CHECK(np.stats.col == 1 && np.stats.mode == NGR_WELFORD && np.stats.fin == NGF_STATS);
+        CHECK(np.stats.outer.n == 1 && np.stats.inner.n == 1 && np.stats.inner.stride[NG_X][0] == 8);
+        CHECK(np.tid[NG_RMO] >= 0 && np.tid[NG_RVO] >= 0 && fabsf(np.stats.unbias - 30.0f / 29.0f) < 1e-6f);
+        /* apply: innermost dim C = 8 -> 2 groups of 4 */
+        CHECK(np.stats.vec4 && np.stats.all.size[np.stats.all.n - 1] == 2);
+        CHECK(np.ws_bytes > 0 && np.off_rows[0] >= np.off_part);
+        CHECK(norm_plan_of(&f, "u", &np, why, sizeof why));
+        CHECK(np.stats.col == 0 && np.stats.inner.n == 2); /* [N (stride 120), HW (stride 1)] */
+    }
+    teardown(&f);
+
+    /* backward plans: batchnorm takes dscale/dbias from its row sums unless the
+     * scale is one element; group norm reduces them over (N, spatial) */
+    if (setup(&f, "dnn 1;\ngraph g {\n  input x: f32[2, 6, 4, 4];\n  input dy: f32[2, 6, 4, 4];\n"
+                  "  weight s: f32[6];\n  weight s1: f32[1];\n  weight b: f32[6];\n"
+                  "  y, m, iv = batchnorm(x, s, b);\n  dx, ds, db = batchnorm_bwd(dy, x, s, m, iv);\n"
+                  "  dx1, ds1, db1 = batchnorm_bwd(dy, x, s1, m, iv);\n"
+                  "  z, gm, giv = groupnorm(x, s, b, groups=3);\n"
+                  "  gx, gs, gb = groupnorm_bwd(dy, x, s, gm, giv, groups=3);\n"
+                  "  output dx, ds, db, dx1, ds1, db1, gx, gs, gb;\n}\n", false)) {
+        CHECK(norm_plan_of(&f, "dx", &np, why, sizeof why));
+        CHECK(np.kind == NK_BN_BWD && np.has_pgrad && np.pgrad_from_rows && np.stats.write_pgrad);
+        CHECK(norm_plan_of(&f, "dx1", &np, why, sizeof why));
+        CHECK(np.has_pgrad && !np.pgrad_from_rows && np.pgrad.O == 1 && np.pgrad.Q == 2 * 6 * 16);
+        CHECK(norm_plan_of(&f, "gx", &np, why, sizeof why));
+        CHECK(np.kind == NK_GN_BWD && np.rows == 6 && np.D == 32 && np.pgrad.O == 6 && np.pgrad.Q == 32);
+        CHECK(np.apply_mode == NGA_BWD && np.stats.mode == NGR_BWD);
+    }
+    teardown(&f);
+
+    /* softmax_bwd over axis 0: rows are the other dims, threads across them */
+    if (setup(&f, "dnn 1;\ngraph g {\n  input x: f32[5, 64];\n  input dy: f32[5, 64];\n"
+                  "  y = softmax(x, axis=0);\n  dx = softmax_bwd(dy, y, axis=0);\n  output dx;\n}\n", false)) {
+        CHECK(norm_plan_of(&f, "dx", &np, why, sizeof why));
+        CHECK(np.kind == NK_SMB && np.rows == 64 && np.D == 5 && np.stats.col == 1 && np.apply_mode == NGA_SMB);
+    }
+    teardown(&f);
+
+    /* rejections name the op, the tensor and the dtype */
+    if (setup(&f, "dnn 1;\ngraph g {\n  input x: f64[4, 6];\n  weight s: f64[6];\n  weight b: f64[6];\n"
+                  "  y = layernorm(x, s, b);\n  z = relu(x);\n  output y, z;\n}\n", false)) {
+        CHECK(!norm_plan_of(&f, "y", &np, why, sizeof why));
+        CHECK(strstr(why, "layernorm") && strstr(why, "f64"));
+        CHECK(!norm_plan_of(&f, "z", &np, why, sizeof why) && strstr(why, "single-node"));
+    }
+    teardown(&f);
+}
+
+/* ---- copy_strided: replay the jobs with the kernel's index arithmetic */
+
+static bool job_offsets(const cp_job *j, int64_t i, int64_t *io, int64_t *oo)
+{
+    *io = j->ibase;
+    *oo = j->obase;
+    if (j->kind == CPK_RESHAPE) {
+        int64_t fi = i;
+        for (int d = j->n - 1; d >= 0; d--) {
+            *oo += fi % j->size[d] * j->ost[d];
+            fi /= j->size[d];
+        }
+        fi = i;
+        for (int d = j->in_n - 1; d >= 0; d--) {
+            *io += fi % j->in_size[d] * j->in_st[d];
+            fi /= j->in_size[d];
+        }
+        return true;
+    }
+    bool inside = true;
+    for (int d = j->n - 1; d >= 0; d--) {
+        int64_t r = i % j->size[d];
+        i /= j->size[d];
+        *oo += r * j->ost[d];
+        if (j->kind == CPK_PAD) {
+            int64_t L = j->ilen[d], v = r - j->before[d];
+            if (v < 0 || v >= L) {
+                switch (j->pad_mode) {
+                case CPP_REFLECT: v = v < 0 ? -v : 2 * (L - 1) - v; break;
+                case CPP_REPLICATE: v = v < 0 ? 0 : L - 1; break;
+                case CPP_CIRCULAR: v = ((v % L) + L) % L; break;
+                default: inside = false; v = 0; break;
+                }
+            }
+            *io += v * j->ist[d];
+        } else {
+            *io += r * j->ist[d];
+        }
+    }
+    return inside;
+}
+
+/* Run every copy partition on the host and compare with the reference. */
+static void replay_copies(fixture *f, int *njobs_out, int *max_esize)
+{
+    *njobs_out = 0;
+    *max_esize = 0;
+    for (int pi = 0; pi < f->pl->nparts; pi++) {
+        const gpart *p = &f->pl->parts[pi];
+        if (!gpu_copy_op(f->g->n[p->nodes[0]].op))
+            continue;
+        cp_plan *cp = calloc(1, sizeof *cp);
+        char why[512];
+        CHECK(cp && gpu_copy_analyze(f->pl, p, cp, why, sizeof why));
+        /* sim holds every destination in its own layout */
+        host_tensor sim[CP_MAX_JOBS];
+        int ndst = 0, dsts[CP_MAX_JOBS];
+        for (int k = 0; cp && k < cp->njobs; k++) {
+            int dt = cp->dst[k], slot = -1;
+            for (int q = 0; q < ndst; q++)
+                if (dsts[q] == dt)
+                    slot = q;
+            if (slot < 0) {
+                const host_tensor *ref = &f->cpu.tensors[f->g->t[dt].ir_index];
+                slot = ndst++;
+                dsts[slot] = dt;
+                CHECK(host_tensor_alloc(&sim[slot], ref->dtype, ref->rank, ref->dims, ref->strides) == XDNN_OK);
+            }
+            const cp_job *j = &cp->jobs[k];
+            const host_tensor *src = &f->cpu.tensors[f->g->t[cp->src[k]].ir_index];
+            char *out = sim[slot].data;
+            const char *in = src->data;
+            for (int64_t i = 0; i < j->numel; i++) {
+                int64_t io, oo;
+                bool inside = job_offsets(j, i, &io, &oo);
+                if (j->idt != j->odt) {
+                    double v = inside ? dtype_load((xdnn_dtype)j->idt, in, io) : 0;
+                    if (inside)
+                        dtype_store((xdnn_dtype)j->odt, out, oo, v);
+                    else
+                        memcpy(out + oo * (int64_t)xdnn_dtype_size((xdnn_dtype)j->odt), j->fill,
+                               xdnn_dtype_size((xdnn_dtype)j->odt));
+                } else {
+                    memcpy(out + oo * j->esize, inside ? in + io * j->esize : (const char *)j->fill, (size_t)j->esize);
+                }
+            }
+            (*njobs_out)++;
+            if (j->esize > *max_esize && j->idt == j->odt)
+                *max_esize = j->esize;
+        }
+        for (int q = 0; q < ndst; q++) {
+            const host_tensor *ref = &f->cpu.tensors[f->g->t[dsts[q]].ir_index];
+            compare_result r;
+            compare_tensors(&sim[q], ref, 0, 0, &r);
+            if (!(r.ok && r.count == ref->numel))
+                fprintf(stderr, "copy %s: %lld of %lld differ\n", f->g->t[dsts[q]].name, (long long)r.mismatches,
+                        (long long)r.count);
+            CHECK(r.ok && r.count == ref->numel);
+            host_tensor_free(&sim[q]);
+        }
+        free(cp);
+    }
+}
+
+static void test_copies(void)
+{
+    static const char *const graphs[] = {
+        /* pad, every mode, NHWC in and out */
+        "dnn 1;\ngraph g(seed=1) {\n  input x: f16[2, 3, 5, 4] @nhwc;\n"
+        "  a = pad(x, pads=[[0, 0], [1, 2], [2, 1], [3, 3]], value=0.75);\n"
+        "  b = pad(x, pads=[0, 0, 1, 2, 4, 4, 3, 3], mode=\"reflect\");\n"
+        "  c = pad(x, pads=2, mode=\"replicate\");\n  e = pad(x, pads=[1, 3, 5, 4], mode=\"circular\");\n"
+        "  output a, b: f16 @nhwc, c, e;\n}\n",
+        /* slices (negative step), broadcast, permute, reshape of a strided input */
+        "dnn 1;\ngraph g(seed=2) {\n  input x: f32[5, 9, 4];\n  input v: f32[1, 4];\n  input s: f32[3, 4, 6] @strides(40, 8, 1);\n"
+        "  a = slice(x, axis=1, start=1, end=8, step=2);\n  b = slice(x, axis=0, step=-2);\n"
+        "  c = slice(x, axis=-1, start=-3);\n  d = broadcast(v, dims=[3, 5, 4]);\n"
+        "  p = permute(x, perm=[2, 0, 1]);\n  r = reshape(s, dims=[2, 36]);\n"
+        "  output a, b: f32 @perm(2, 0, 1), c, d, p, r: f32 @col;\n}\n",
+        /* concat / split with @col pieces, a discarded piece, converting copies */
+        "dnn 1;\ngraph g(seed=3) {\n  input a: f32[2, 3, 8];\n  input b: f32[2, 5, 8] @col;\n  input c: f32[2, 1, 8];\n"
+        "  y = concat(a, b, c, axis=1);\n  s0, s1, s2 = split(y, axis=1, sizes=[4, 3, 2]);\n"
+        "  e0, e1 = split(a, axis=-1);\n  h = permute(a, perm=[1, 0, 2]);\n"
+        "  output y, s0, s1: f32 @col, s2, e1, h: bf16;\n}\n",
+        /* 16-byte units: f16 rows of 96 */
+        "dnn 1;\ngraph g(seed=4) {\n  input x: f16[4, 8, 96];\n  y = concat(x, x, axis=1);\n"
+        "  z = slice(x, axis=2, start=8, end=72);\n  output y, z;\n}\n",
+    };
+    for (size_t gi = 0; gi < sizeof graphs / sizeof graphs[0]; gi++) {
+        fixture f;
+        if (setup(&f, graphs[gi], true)) {
+            int njobs, esize;
+            replay_copies(&f, &njobs, &esize);
+            CHECK(njobs >= 3);
+            if (gi == 3)
+                CHECK(esize == 16);
+        }
+        teardown(&f);
+    }
+    /* a dtype change that is not a float conversion is refused with a reason */
+    fixture f;
+    if (setup(&f, "dnn 1;\ngraph g {\n  input x: f32[4, 6];\n  y = permute(x, perm=[1, 0]);\n  output y: i32;\n}\n",
+              false)) {
+        cp_plan *cp = calloc(1, sizeof *cp);
+        char why[512] = "";
+        const gpart *p = part_of(&f, "y");
+        CHECK(cp && p && !gpu_copy_analyze(f.pl, p, cp, why, sizeof why));
+        CHECK(strstr(why, "permute") && strstr(why, "i32"));
+        free(cp);
+    }
+    teardown(&f);
+}
+
+/* ---- rng_philox: replay the job on the host (the same Philox function) */
+
+static void test_rng(void)
+{
+    fixture f;
+    if (setup(&f, "dnn 1;\ngraph g(seed=42) {\n  input x: f32[5, 7];\n  y, m = dropout(x, p=0.25);\n"
+                  "  u = rng(shape=[5, 7], lo=-2, hi=3, seed=77);\n  output y: f32 @col, m, u: f16 @col;\n}\n", true)) {
+        rg_job j;
+        int t[3];
+        char why[256];
+        const gpart *p = part_of(&f, "y");
+        CHECK(p && gpu_rng_analyze(f.pl, p, &j, t, why, sizeof why));
+        CHECK(j.kind == RGK_DROPOUT && j.stream == 1 && j.key == rng_tensor_seed(42, "y") && t[2] >= 0);
+        CHECK(fabs(j.keep_scale - 1.0 / 0.75) < 1e-15);
+        /* the y offsets of the job, element i = logical index */
+        const host_tensor *yref = &f.cpu.tensors[f.g->t[t[1]].ir_index], *xin = &f.cpu.tensors[f.g->t[t[0]].ir_index];
+        int bad = 0;
+        for (int64_t i = 0; i < j.numel; i++) {
+            int64_t fi = i, xo = 0, yo = 0;
+            for (int d = j.n - 1; d >= 0; d--) {
+                xo += fi % j.size[d] * j.xst[d];
+                yo += fi % j.size[d] * j.yst[d];
+                fi /= j.size[d];
+            }
+            bool keep = rng_uniform01(j.key, j.stream, (uint64_t)i) >= j.p;
+            double want = keep ? dtype_load(XDNN_F32, xin->data, xo) * j.keep_scale : 0;
+            bad += dtype_load(XDNN_F32, yref->data, yo) != dtype_round(XDNN_F32, want);
+        }
+        CHECK(bad == 0);
+        p = part_of(&f, "u");
+        CHECK(p && gpu_rng_analyze(f.pl, p, &j, t, why, sizeof why));
+        CHECK(j.kind == RGK_UNIFORM && j.stream == 0 && j.key == 77 && j.a == -2 && j.b == 5 && t[0] < 0);
+        const host_tensor *uref = &f.cpu.tensors[f.g->t[t[1]].ir_index];
+        bad = 0;
+        for (int64_t i = 0; i < j.numel; i++) {
+            int64_t fi = i, yo = 0;
+            for (int d = j.n - 1; d >= 0; d--) {
+                yo += fi % j.size[d] * j.yst[d];
+                fi /= j.size[d];
+            }
+            double want = j.a + j.b * rng_uniform01(j.key, j.stream, (uint64_t)i);
+            bad += dtype_load(XDNN_F16, uref->data, yo) != dtype_round(XDNN_F16, want);
+        }
+        CHECK(bad == 0);
+    }
+    teardown(&f);
+}
+
+int main(void)
+{
+    test_norm_paths();
+    test_copies();
+    test_rng();
+    if (failures) {
+        fprintf(stderr, "test_gpu_norm: %d failure(s)\n", failures);
+        return 1;
+    }
+    printf("test_gpu_norm: all passed\n");
+    return 0;
+}
+#else
+int main(void)
+{
+    printf("test_gpu_norm: built without CUDA, nothing to test\n");
+    return 0;
+}
+#endif
