@@ -37,7 +37,8 @@ typedef struct kconv_params {
  * dilation, pads, 1-3 spatial dims, any mix of f32/f16/bf16).
  * fwd:   y  = conv(x, w), one thread per y element.
  * dgrad: x  = dx from y = dy and w, one thread per dx element (gather).
- * wgrad: w  = dw from y = dy and x, one block per dw element (block reduce). */
+ * wgrad: w  = dw from y = dy and x, one block per dw element (block reduce);
+ *        for groups 1 the engine uses kconv_tiled_wgrad instead. */
 int kconv_direct_fwd(const kconv_params *p, const void *x, const void *w, void *y, void *stream);
 int kconv_direct_dgrad(const kconv_params *p, void *dx, const void *w, const void *dy, void *stream);
 int kconv_direct_wgrad(const kconv_params *p, const void *x, void *dw, const void *dy, void *stream);

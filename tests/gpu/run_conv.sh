@@ -18,6 +18,6 @@ if [ ! -x "$build/difftest_conv" ] || [ "$root/tests/gpu/difftest_conv.c" -nt "$
         -I"$root/include" -I"$root/src" -I"$cuda/include" \
         -o "$build/difftest_conv" "$root/tests/gpu/difftest_conv.c" "$build/libxdnn.a" \
         "${extra_l[@]}" -lcjson -lm -fopenmp -L"$cuda/lib64" -Wl,-rpath,"$cuda/lib64" \
-        -lcublasLt -lcublas -lnvrtc -lcudart_static -lstdc++ -ldl -lpthread -lrt
+        -lcudart_static -lstdc++ -ldl -lpthread -lrt  # cuBLASLt, NVRTC: dlopen'ed (src/gpu/dl.h)
 fi
 exec "$build/difftest_conv" "$@"
