@@ -390,7 +390,7 @@ static xdnn_status time_gpu(run_state *st, const bench_opts *o, bench_result *r,
     if (s == XDNN_OK) {
         r->iters = go.iters;
         r->median_ms = r->min_ms = r->max_ms = 0;
-        r->p90_ms = -1; /* the backend reports per-partition median/min/max only */
+        r->p90_ms = 0; /* summed over partitions, as the median */
         free(r->parts);
         r->parts = calloc((size_t)rep.nparts + 1, sizeof *r->parts);
         r->nparts = r->parts ? rep.nparts : 0;
@@ -400,6 +400,7 @@ static xdnn_status time_gpu(run_state *st, const bench_opts *o, bench_result *r,
             r->median_ms += rep.parts[i].ms_median;
             r->min_ms += rep.parts[i].ms_min;
             r->max_ms += rep.parts[i].ms_max;
+            r->p90_ms += rep.parts[i].ms_p90;
         }
     }
     gpu_report_free(&rep);

@@ -110,6 +110,19 @@ static expr *binop(pstate *ps, int op, expr *a, expr *b, DNNLTYPE loc)
 {
     return expr_binary(ps->ar, op, a, b, L(ps, loc));
 }
+
+/* Refuse a tree deeper than EXPR_MAX_DEPTH where it is built, at its operator
+ * (or call, or '[').  Left-associative chains (`x + x + ...`) reduce at once,
+ * so bison's stack limit never sees them, while every later pass (lowering,
+ * folding, printing, the JSON expression strings) recurses once per level.
+ * YYERROR recovers at the statement, like any syntax error. */
+#define DEPTH_CHECK(e, loc)                                                                                      \
+    do {                                                                                                         \
+        if ((e)->depth > EXPR_MAX_DEPTH) {                                                                       \
+            ps_error(ps, L(ps, loc), "expression nests too deeply (more than %d levels)", EXPR_MAX_DEPTH);      \
+            YYERROR;                                                                                             \
+        }                                                                                                        \
+    } while (0)
 }
 
 %union {
@@ -380,21 +393,21 @@ idlist
     ;
 
 expr
-    : expr OR expr              { $$ = binop(ps, EXPR_OP_OR, $1, $3, @2); }
-    | expr AND expr             { $$ = binop(ps, EXPR_OP_AND, $1, $3, @2); }
-    | expr EQ expr              { $$ = binop(ps, EXPR_OP_EQ, $1, $3, @2); }
-    | expr NE expr              { $$ = binop(ps, EXPR_OP_NE, $1, $3, @2); }
-    | expr '<' expr             { $$ = binop(ps, '<', $1, $3, @2); }
-    | expr '>' expr             { $$ = binop(ps, '>', $1, $3, @2); }
-    | expr LE expr              { $$ = binop(ps, EXPR_OP_LE, $1, $3, @2); }
-    | expr GE expr              { $$ = binop(ps, EXPR_OP_GE, $1, $3, @2); }
-    | expr '+' expr             { $$ = binop(ps, '+', $1, $3, @2); }
-    | expr '-' expr             { $$ = binop(ps, '-', $1, $3, @2); }
-    | expr '*' expr             { $$ = binop(ps, '*', $1, $3, @2); }
-    | expr '/' expr             { $$ = binop(ps, '/', $1, $3, @2); }
-    | expr '%' expr             { $$ = binop(ps, '%', $1, $3, @2); }
-    | '-' expr %prec UMINUS     { $$ = expr_unary(ps->ar, '-', $2, L(ps, @1)); }
-    | '!' expr                  { $$ = expr_unary(ps->ar, '!', $2, L(ps, @1)); }
+    : expr OR expr              { $$ = binop(ps, EXPR_OP_OR, $1, $3, @2); DEPTH_CHECK($$, @2); }
+    | expr AND expr             { $$ = binop(ps, EXPR_OP_AND, $1, $3, @2); DEPTH_CHECK($$, @2); }
+    | expr EQ expr              { $$ = binop(ps, EXPR_OP_EQ, $1, $3, @2); DEPTH_CHECK($$, @2); }
+    | expr NE expr              { $$ = binop(ps, EXPR_OP_NE, $1, $3, @2); DEPTH_CHECK($$, @2); }
+    | expr '<' expr             { $$ = binop(ps, '<', $1, $3, @2); DEPTH_CHECK($$, @2); }
+    | expr '>' expr             { $$ = binop(ps, '>', $1, $3, @2); DEPTH_CHECK($$, @2); }
+    | expr LE expr              { $$ = binop(ps, EXPR_OP_LE, $1, $3, @2); DEPTH_CHECK($$, @2); }
+    | expr GE expr              { $$ = binop(ps, EXPR_OP_GE, $1, $3, @2); DEPTH_CHECK($$, @2); }
+    | expr '+' expr             { $$ = binop(ps, '+', $1, $3, @2); DEPTH_CHECK($$, @2); }
+    | expr '-' expr             { $$ = binop(ps, '-', $1, $3, @2); DEPTH_CHECK($$, @2); }
+    | expr '*' expr             { $$ = binop(ps, '*', $1, $3, @2); DEPTH_CHECK($$, @2); }
+    | expr '/' expr             { $$ = binop(ps, '/', $1, $3, @2); DEPTH_CHECK($$, @2); }
+    | expr '%' expr             { $$ = binop(ps, '%', $1, $3, @2); DEPTH_CHECK($$, @2); }
+    | '-' expr %prec UMINUS     { $$ = expr_unary(ps->ar, '-', $2, L(ps, @1)); DEPTH_CHECK($$, @1); }
+    | '!' expr                  { $$ = expr_unary(ps->ar, '!', $2, L(ps, @1)); DEPTH_CHECK($$, @1); }
     | primary
     ;
 
@@ -412,10 +425,13 @@ primary
         $$ = expr_dtype(ps->ar, dt, L(ps, @1));
       }
     | IDENT '(' ')'             { $$ = call_new(ps, $1, @1, NULL); }
-    | IDENT '(' args ')'        { $$ = call_new(ps, $1, @1, &$3); }
+    | IDENT '(' args ')'        { $$ = call_new(ps, $1, @1, &$3); DEPTH_CHECK($$, @1); }
     | '(' expr ')'              { $$ = $2; }
     | '[' ']'                   { $$ = expr_list(ps->ar, NULL, 0, L(ps, @$)); }
-    | '[' exprs ']'             { $$ = expr_list(ps->ar, list_exprs(&$2), $2.n, L(ps, @$)); }
+    | '[' exprs ']'             {
+        $$ = expr_list(ps->ar, list_exprs(&$2), $2.n, L(ps, @$));
+        DEPTH_CHECK($$, @1);
+      }
     ;
 
 exprs

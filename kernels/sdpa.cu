@@ -4,10 +4,12 @@
 //  sdpa_fwd_rows  one warp per query row, f32 math, online softmax over the
 //                 visible key range; any D, Dv <= 256 and any float dtypes.
 //  sdpa_fwd_mma   flash-attention-2 style: a block of 4 warps owns 64 query
-//                 rows, streams 64-key tiles of K and V (V stored transposed in
-//                 shared memory), S = Q K^T and O += P V on mma.sync m16n8k16
-//                 tensor cores (f16/bf16 in, f32 accumulate), online softmax in
-//                 registers; D == Dv in {64, 128}.
+//                 rows, streams 64-key tiles of K and V through two cp.async
+//                 stages, S = Q K^T and O += P V on mma.sync m16n8k16 tensor
+//                 cores (f16/bf16 in, f32 accumulate; V fragments by
+//                 ldmatrix.trans), online softmax in registers (exp2 domain),
+//                 per-element masks only on tiles that cross a boundary;
+//                 D == Dv in {64, 128}.
 //  sdpa_bwd_rows  two passes, no atomics: (1) one warp per query row: Delta =
 //                 do.o and dq; (2) one warp per key row: dk, dv summed over
 //                 every query head of its kv group and every visible row.
@@ -366,9 +368,19 @@ template <> struct mma_t<__nv_bfloat16> {
 };
 
 // Copy rows [r0, r0 + R) x [0, D) of (b, h) into shared memory (row stride
-// lds), zero-filling rows >= nrows.  When the last dim is contiguous and rows
-// are 16-byte aligned, 8 elements move per load.
-template <typename T, int R, int D, bool TRANSPOSE>
+// lds), zero-filling rows >= nrows.  `vec` (contiguous last dim, 16-byte
+// aligned rows): 16-byte cp.async copies that complete at the next
+// cp_async_wait(); otherwise plain element loads and stores.
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, bool valid)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    int n = valid ? 16 : 0; // 0: no global read, the 16 bytes are zero-filled
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group 0;\n" ::); }
+
+template <typename T, int R, int D>
 __device__ __forceinline__ void load_tile(T *sm, int lds, const xk_tensor &t, int b, int h, int r0, int nrows,
                                           bool vec)
 {
@@ -377,62 +389,51 @@ __device__ __forceinline__ void load_tile(T *sm, int lds, const xk_tensor &t, in
     for (int idx = threadIdx.x; idx < R * CH; idx += blockDim.x) {
         int r = idx / CH, c8 = (idx % CH) * 8;
         int gr = r0 + r;
+        if (vec) {
+            const T *src = gr < nrows ? base + (int64_t)gr * t.st[2] + c8 : base;
+            cp_async16(sm + r * lds + c8, src, gr < nrows);
+            continue;
+        }
         T vals[8];
         if (gr < nrows) {
             const T *src = base + (int64_t)gr * t.st[2];
-            if (vec) {
-                *reinterpret_cast<uint4 *>(vals) = *reinterpret_cast<const uint4 *>(src + c8);
-            } else {
 #pragma unroll
-                for (int e = 0; e < 8; e++)
-                    vals[e] = src[(int64_t)(c8 + e) * t.st[3]];
-            }
+            for (int e = 0; e < 8; e++)
+                vals[e] = src[(int64_t)(c8 + e) * t.st[3]];
         } else {
 #pragma unroll
             for (int e = 0; e < 8; e++)
                 vals[e] = mma_t<T>::from(0.0f);
         }
-        if (TRANSPOSE) {
-#pragma unroll
-            for (int e = 0; e < 8; e++)
-                sm[(c8 + e) * lds + r] = vals[e];
-        } else {
-            *reinterpret_cast<uint4 *>(sm + r * lds + c8) = *reinterpret_cast<uint4 *>(vals);
-        }
+        *reinterpret_cast<uint4 *>(sm + r * lds + c8) = *reinterpret_cast<uint4 *>(vals);
     }
 }
 
 constexpr int kBM = 64, kBN = 64;
+constexpr float kLog2e = 1.4426950408889634f, kLn2 = 0.6931471805599453f;
 
+template <int D> constexpr int mma_smem_bytes() { return (kBM + 4 * kBN) * (D + 8) * 2; }
+
+// One block: 4 warps x 16 query rows.  Shared memory (dynamic): Q, then two
+// stages of K and V (row-major, rows padded by 8 elements so fragment reads
+// hit 32 different banks).  Tile n+1 streams in with cp.async while tile n
+// is multiplied.  Softmax runs in the log2 domain (exp2).
 // SPLIT: P goes to the tensor cores as hi + lo 16-bit parts (two P V
 // products) so an f32 o keeps ~16 bits of P instead of 8 or 11.
 template <typename T, int D, bool SPLIT>
 __global__ void __launch_bounds__(128) sdpa_fwd_mma(xk_sdpa p, int vec_q, int vec_k, int vec_v)
 {
-    constexpr int LDK = D + 8, LDV = kBN + 8; // +8 halves: rows start on different banks
-    __shared__ __align__(16) T Ks[kBN * LDK];
-    __shared__ __align__(16) T Vt[D * LDV];
+    constexpr int LD = D + 8;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T *Qs = reinterpret_cast<T *>(smem_raw);
+    // stage st: K at Qs + (kBM + st * kBN) * LD, V at Qs + (kBM + (2 + st) * kBN) * LD
+#define XK_KS(st) (Qs + (kBM + (st) * kBN) * LD)
+#define XK_VS(st) (Qs + (kBM + (2 + (st)) * kBN) * LD)
     const int bh = blockIdx.y, b = bh / p.Hq, h = bh % p.Hq, hk = h / (p.Hq / p.Hk);
     const int m0 = blockIdx.x * kBM;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
     const int lq = seq_len(p.len_q, b, p.Sq), lkv = seq_len(p.len_kv, b, p.Skv);
-
-    // Q tile through shared memory into A fragments (16 rows per warp).
-    load_tile<T, kBM, D, false>(Ks, LDK, p.q, b, h, m0, p.Sq, vec_q != 0);
-    __syncthreads();
-    uint32_t qf[D / 16][4];
-    {
-        const int r0 = warp * 16 + g;
-#pragma unroll
-        for (int kk = 0; kk < D / 16; kk++) {
-            const int c = kk * 16 + t4 * 2;
-            qf[kk][0] = *reinterpret_cast<const uint32_t *>(&Ks[r0 * LDK + c]);
-            qf[kk][1] = *reinterpret_cast<const uint32_t *>(&Ks[(r0 + 8) * LDK + c]);
-            qf[kk][2] = *reinterpret_cast<const uint32_t *>(&Ks[r0 * LDK + c + 8]);
-            qf[kk][3] = *reinterpret_cast<const uint32_t *>(&Ks[(r0 + 8) * LDK + c + 8]);
-        }
-    }
-    const int row[2] = {m0 + warp * 16 + g, m0 + warp * 16 + g + 8};
+    const float scale2 = p.scale * kLog2e;
 
     // Keys any row of this block may see.
     int jlo = p.Skv, jhi = 0;
@@ -446,17 +447,43 @@ __global__ void __launch_bounds__(128) sdpa_fwd_mma(xk_sdpa p, int vec_q, int ve
     }
     jlo = jlo / kBN * kBN;
 
+    load_tile<T, kBM, D>(Qs, LD, p.q, b, h, m0, p.Sq, vec_q != 0);
+    if (jlo < jhi) {
+        load_tile<T, kBN, D>(XK_KS(0), LD, p.k, b, hk, jlo, p.Skv, vec_k != 0);
+        load_tile<T, kBN, D>(XK_VS(0), LD, p.v, b, hk, jlo, p.Skv, vec_v != 0);
+    }
+    cp_async_commit();
+    cp_async_wait();
+    __syncthreads();
+    uint32_t qf[D / 16][4];
+    {
+        const int r0 = warp * 16 + g;
+#pragma unroll
+        for (int kk = 0; kk < D / 16; kk++) {
+            const int c = kk * 16 + t4 * 2;
+            qf[kk][0] = *reinterpret_cast<const uint32_t *>(&Qs[r0 * LD + c]);
+            qf[kk][1] = *reinterpret_cast<const uint32_t *>(&Qs[(r0 + 8) * LD + c]);
+            qf[kk][2] = *reinterpret_cast<const uint32_t *>(&Qs[r0 * LD + c + 8]);
+            qf[kk][3] = *reinterpret_cast<const uint32_t *>(&Qs[(r0 + 8) * LD + c + 8]);
+        }
+    }
+    const int row0 = m0 + warp * 16 + g; // and row0 + 8
+#define row(r) (row0 + 8 * (r))
+
     float o[D / 8][4];
 #pragma unroll
     for (int dt = 0; dt < D / 8; dt++)
         o[dt][0] = o[dt][1] = o[dt][2] = o[dt][3] = 0.0f;
     float mrow[2] = {-CUDART_INF_F, -CUDART_INF_F}, lrow[2] = {0.0f, 0.0f};
 
-    for (int n0 = jlo; n0 < jhi; n0 += kBN) {
-        __syncthreads(); // previous tile (or the Q staging) fully consumed
-        load_tile<T, kBN, D, false>(Ks, LDK, p.k, b, hk, n0, p.Skv, vec_k != 0);
-        load_tile<T, kBN, D, true>(Vt, LDV, p.v, b, hk, n0, p.Skv, vec_v != 0);
-        __syncthreads();
+    for (int n0 = jlo, it = 0; n0 < jhi; n0 += kBN, it++) {
+        const int cur = it & 1;
+        if (n0 + kBN < jhi) { // prefetch the next tile into the other stage
+            load_tile<T, kBN, D>(XK_KS(cur ^ 1), LD, p.k, b, hk, n0 + kBN, p.Skv, vec_k != 0);
+            load_tile<T, kBN, D>(XK_VS(cur ^ 1), LD, p.v, b, hk, n0 + kBN, p.Skv, vec_v != 0);
+        }
+        cp_async_commit();
+        const T *Kc = XK_KS(cur), *Vc = XK_VS(cur);
 
         float s[kBN / 8][4];
 #pragma unroll
@@ -465,23 +492,39 @@ __global__ void __launch_bounds__(128) sdpa_fwd_mma(xk_sdpa p, int vec_q, int ve
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++) {
                 uint32_t bf[2];
-                const T *kr = &Ks[(nt * 8 + g) * LDK + kk * 16 + t4 * 2];
+                const T *kr = &Kc[(nt * 8 + g) * LD + kk * 16 + t4 * 2];
                 bf[0] = *reinterpret_cast<const uint32_t *>(kr);
                 bf[1] = *reinterpret_cast<const uint32_t *>(kr + 8);
                 mma_t<T>::run(s[nt], qf[kk], bf);
             }
         }
-        // scale, bias, mask; row maxima
+        // Is every (row, key) of this tile visible?  Then no per-element mask.
+        bool full = n0 + kBN <= lkv && m0 + kBM <= lq;
+        if (full && p.right >= 0)
+            full = n0 + kBN - 1 <= diag_of(p, m0, lq, lkv) + p.right;
+        if (full && p.left >= 0)
+            full = n0 >= diag_of(p, m0 + kBM - 1, lq, lkv) - p.left;
         float mx[2] = {-CUDART_INF_F, -CUDART_INF_F};
+        if (full && !p.bias.p) {
 #pragma unroll
-        for (int nt = 0; nt < kBN / 8; nt++) {
+            for (int nt = 0; nt < kBN / 8; nt++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int i = row[e >> 1], j = n0 + nt * 8 + t4 * 2 + (e & 1);
-                float x = visible(p, lq, lkv, i, j) ? s[nt][e] * p.scale + bias_at(p, b, h, i, j) : -CUDART_INF_F;
-                s[nt][e] = x;
-                mx[e >> 1] = fmaxf(mx[e >> 1], x);
-            }
+                for (int e = 0; e < 4; e++) {
+                    s[nt][e] *= scale2;
+                    mx[e >> 1] = fmaxf(mx[e >> 1], s[nt][e]);
+                }
+        } else {
+#pragma unroll
+            for (int nt = 0; nt < kBN / 8; nt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int i = row(e >> 1), j = n0 + nt * 8 + t4 * 2 + (e & 1);
+                    float x = full || visible(p, lq, lkv, i, j)
+                                  ? s[nt][e] * scale2 + bias_at(p, b, h, i, j) * kLog2e
+                                  : -CUDART_INF_F;
+                    s[nt][e] = x;
+                    mx[e >> 1] = fmaxf(mx[e >> 1], x);
+                }
         }
         float corr[2], muse[2];
 #pragma unroll
@@ -490,7 +533,7 @@ __global__ void __launch_bounds__(128) sdpa_fwd_mma(xk_sdpa p, int vec_q, int ve
             mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
             float mn = fmaxf(mrow[r], mx[r]);
             muse[r] = mn == -CUDART_INF_F ? 0.0f : mn;
-            corr[r] = expf(mrow[r] - muse[r]);
+            corr[r] = exp2f(mrow[r] - muse[r]);
             mrow[r] = mn;
             lrow[r] *= corr[r];
         }
@@ -508,10 +551,10 @@ __global__ void __launch_bounds__(128) sdpa_fwd_mma(xk_sdpa p, int vec_q, int ve
             float pe[4];
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                float x = expf(s[nt][e] - muse[e >> 1]);
+                float x = exp2f(s[nt][e] - muse[e >> 1]);
                 lrow[e >> 1] += x;
                 if (p.drop_threshold) {
-                    const int i = row[e >> 1], j = n0 + nt * 8 + t4 * 2 + (e & 1);
+                    const int i = row(e >> 1), j = n0 + nt * 8 + t4 * 2 + (e & 1);
                     x *= (i < p.Sq && j < p.Skv) ? drop_factor(p, b, h, i, j) : 0.0f;
                 }
                 pe[e] = x;
@@ -527,19 +570,24 @@ __global__ void __launch_bounds__(128) sdpa_fwd_mma(xk_sdpa p, int vec_q, int ve
                 pl[SPLIT ? nt >> 1 : 0][(nt & 1) * 2 + 1] = mma_t<T>::pack(r[2], r[3]);
             }
         }
+        // O += P V; V's B fragments straight from row-major V by ldmatrix.trans:
+        // lanes 0-15 address keys jj*16 + lane, 8 dims from dt*8.
 #pragma unroll
         for (int dt = 0; dt < D / 8; dt++) {
 #pragma unroll
             for (int jj = 0; jj < kBN / 16; jj++) {
                 uint32_t bf[2];
-                const T *vr = &Vt[(dt * 8 + g) * LDV + jj * 16 + t4 * 2];
-                bf[0] = *reinterpret_cast<const uint32_t *>(vr);
-                bf[1] = *reinterpret_cast<const uint32_t *>(vr + 8);
+                unsigned addr = (unsigned)__cvta_generic_to_shared(&Vc[(jj * 16 + (lane & 15)) * LD + dt * 8]);
+                asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
+                             : "=r"(bf[0]), "=r"(bf[1])
+                             : "r"(addr));
                 mma_t<T>::run(o[dt], pa[jj], bf);
                 if (SPLIT)
                     mma_t<T>::run(o[dt], pl[SPLIT ? jj : 0], bf);
             }
         }
+        cp_async_wait();  // this thread's copies of the next tile landed
+        __syncthreads();  // everyone's landed, and nobody still reads this stage
     }
     // finish: quad sums, normalize, store
 #pragma unroll
@@ -549,7 +597,7 @@ __global__ void __launch_bounds__(128) sdpa_fwd_mma(xk_sdpa p, int vec_q, int ve
     }
 #pragma unroll
     for (int r = 0; r < 2; r++) {
-        const int i = row[r];
+        const int i = row(r);
         if (i >= p.Sq)
             continue;
         const bool empty = mrow[r] == -CUDART_INF_F || !(lrow[r] > 0.0f);
@@ -562,8 +610,28 @@ __global__ void __launch_bounds__(128) sdpa_fwd_mma(xk_sdpa p, int vec_q, int ve
         }
         if (t4 == 0 && p.stats.p)
             st_any(p.stats.p, p.stats.dtype, off4(p.stats, b, h, i, 0),
-                   empty ? -CUDART_INF_F : mrow[r] + logf(lrow[r]));
+                   empty ? -CUDART_INF_F : (mrow[r] + log2f(lrow[r])) * kLn2);
     }
+#undef XK_KS
+#undef XK_VS
+#undef row
+}
+
+// Launch with the dynamic shared memory it needs (opted in once).
+template <typename T, int D, bool SPLIT>
+cudaError_t launch_mma(const xk_sdpa &p, dim3 grid, cudaStream_t s, int vq, int vk, int vv)
+{
+    static bool opted = false;
+    const int bytes = mma_smem_bytes<D>();
+    if (!opted) {
+        cudaError_t e = cudaFuncSetAttribute(sdpa_fwd_mma<T, D, SPLIT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             bytes);
+        if (e != cudaSuccess)
+            return e;
+        opted = true;
+    }
+    sdpa_fwd_mma<T, D, SPLIT><<<grid, 128, bytes, s>>>(p, vq, vk, vv);
+    return cudaGetLastError();
 }
 
 bool vec_ok(const xk_tensor &t, int D)
@@ -605,22 +673,16 @@ extern "C" int xk_sdpa_fwd_mma(const xk_sdpa *p, void *stream)
     dim3 grid((unsigned)((p->Sq + kBM - 1) / kBM), (unsigned)(p->B * p->Hq));
     int vq = vec_ok(p->q, p->D), vk = vec_ok(p->k, p->D), vv = vec_ok(p->v, p->Dv);
     const bool bf = p->q.dtype == XK_BF16, split = p->o.dtype == XK_F32;
-#define XK_MMA(T, D, S) sdpa_fwd_mma<T, D, S><<<grid, 128, 0, s>>>(*p, vq, vk, vv)
-    if (p->D == 64) {
-        if (bf)
-            split ? XK_MMA(__nv_bfloat16, 64, true) : XK_MMA(__nv_bfloat16, 64, false);
-        else
-            split ? XK_MMA(__half, 64, true) : XK_MMA(__half, 64, false);
-    } else if (p->D == 128) {
-        if (bf)
-            split ? XK_MMA(__nv_bfloat16, 128, true) : XK_MMA(__nv_bfloat16, 128, false);
-        else
-            split ? XK_MMA(__half, 128, true) : XK_MMA(__half, 128, false);
-    } else {
-        return (int)cudaErrorInvalidValue;
-    }
+    cudaError_t e;
+#define XK_MMA(T, D) (split ? launch_mma<T, D, true>(*p, grid, s, vq, vk, vv) : launch_mma<T, D, false>(*p, grid, s, vq, vk, vv))
+    if (p->D == 64)
+        e = bf ? XK_MMA(__nv_bfloat16, 64) : XK_MMA(__half, 64);
+    else if (p->D == 128)
+        e = bf ? XK_MMA(__nv_bfloat16, 128) : XK_MMA(__half, 128);
+    else
+        e = cudaErrorInvalidValue;
 #undef XK_MMA
-    return (int)cudaGetLastError();
+    return (int)e;
 }
 
 extern "C" int xk_sdpa_bwd_rows(const xk_sdpa *p, void *stream)

@@ -1,5 +1,6 @@
-/* expr.c — compile-time expressions: construction, folding with overflow and
- * exactness checks, and printing back in .dnn syntax. */
+/* expr.c — compile-time expressions: construction (recording each tree's
+ * depth, which the builders bound by EXPR_MAX_DEPTH), folding with overflow,
+ * exactness and nesting checks, and printing back in .dnn syntax. */
 #include "expr.h"
 
 #include <inttypes.h>
@@ -13,7 +14,17 @@ static expr *expr_new(arena *a, expr_kind k, xloc loc)
     expr *e = arena_alloc(a, sizeof *e);
     e->kind = k;
     e->loc = loc;
+    e->depth = 1;
     return e;
+}
+
+void expr_refresh_depth(expr *e)
+{
+    int deepest = 0;
+    for (int i = 0; i < e->nargs; i++)
+        if (e->args[i] && e->args[i]->depth > deepest)
+            deepest = e->args[i]->depth;
+    e->depth = deepest + 1;
 }
 
 expr *expr_int(arena *a, int64_t v, xloc loc)
@@ -63,6 +74,7 @@ expr *expr_list(arena *a, expr **items, int n, xloc loc)
     expr *e = expr_new(a, EX_LIST, loc);
     e->args = items;
     e->nargs = n;
+    expr_refresh_depth(e);
     return e;
 }
 
@@ -73,6 +85,7 @@ expr *expr_unary(arena *a, int op, expr *x, xloc loc)
     e->args = arena_alloc(a, sizeof *e->args);
     e->args[0] = x;
     e->nargs = 1;
+    expr_refresh_depth(e);
     return e;
 }
 
@@ -84,6 +97,7 @@ expr *expr_binary(arena *a, int op, expr *l, expr *r, xloc loc)
     e->args[0] = l;
     e->args[1] = r;
     e->nargs = 2;
+    expr_refresh_depth(e);
     return e;
 }
 
@@ -94,6 +108,7 @@ expr *expr_call(arena *a, const char *fn, expr **args, const char **names, int n
     e->args = args;
     e->names = names;
     e->nargs = n;
+    expr_refresh_depth(e);
     return e;
 }
 
@@ -513,7 +528,26 @@ static bool eval_call(const expr *e, const eval_env *env, value *out)
     return true;
 }
 
+static bool eval_node(const expr *e, const eval_env *env, value *out);
+
+/* Levels of expr_eval active on this thread.  A param's value is folded when
+ * it is first looked up, from inside the expression that mentions it, so a
+ * chain of params nests folds beyond any one tree's depth. */
+static _Thread_local int eval_nesting;
+
 bool expr_eval(const expr *e, const eval_env *env, value *out)
+{
+    *out = (value){0};
+    if (eval_nesting >= EXPR_MAX_EVAL_NESTING)
+        EVAL_FAIL(env, e, "expression nests too deeply to fold (more than %d levels, counting the params it refers "
+                  "to)", EXPR_MAX_EVAL_NESTING);
+    eval_nesting++;
+    bool ok = eval_node(e, env, out);
+    eval_nesting--;
+    return ok;
+}
+
+static bool eval_node(const expr *e, const eval_env *env, value *out)
 {
     *out = (value){0};
     switch (e->kind) {

@@ -50,6 +50,13 @@ typedef enum expr_kind {
 
 enum { EXPR_OP_EQ = 256, EXPR_OP_NE, EXPR_OP_LE, EXPR_OP_GE, EXPR_OP_AND, EXPR_OP_OR };
 
+/* Every consumer of an expression (lowering, folding, printing) recurses once
+ * per level, so trees deeper than EXPR_MAX_DEPTH are refused where they are
+ * built (the parser; lowering, for fragment arguments substituted into a
+ * fragment's expressions).  Folding also follows param references, so it
+ * stops at EXPR_MAX_EVAL_NESTING levels counted across params. */
+enum { EXPR_MAX_DEPTH = 1000, EXPR_MAX_EVAL_NESTING = 5000 };
+
 typedef struct expr {
     expr_kind kind;
     xloc loc;
@@ -63,6 +70,7 @@ typedef struct expr {
     struct expr **args;  /* operands, list items or call arguments */
     const char **names;  /* call keyword names (NULL entries = positional); may be NULL */
     int nargs;
+    int depth;           /* levels of this tree (a leaf is 1); set by the constructors */
 } expr;
 
 /* Constructors (arena-owned). */
@@ -76,6 +84,8 @@ expr *expr_list(arena *a, expr **items, int n, xloc loc);
 expr *expr_unary(arena *a, int op, expr *x, xloc loc);
 expr *expr_binary(arena *a, int op, expr *l, expr *r, xloc loc);
 expr *expr_call(arena *a, const char *fn, expr **args, const char **names, int n, xloc loc);
+/* Recompute e->depth from its operands after they were replaced. */
+void expr_refresh_depth(expr *e);
 
 /* Name lookup during evaluation: params (and dim(t,i) for graphs). */
 typedef struct eval_env {
@@ -89,7 +99,8 @@ typedef struct eval_env {
 } eval_env;
 
 /* Fold `e`.  Errors (unknown name, inexact int division, overflow, type
- * mismatch) are reported with e's location and return false. */
+ * mismatch, nesting deeper than EXPR_MAX_EVAL_NESTING) are reported with e's
+ * location and return false. */
 bool expr_eval(const expr *e, const eval_env *env, value *out);
 
 /* Write `e` in .dnn syntax (minimal parentheses) into an arena string. */

@@ -1,4 +1,5 @@
-/* fileio.c — see fileio.h. */
+/* fileio.c — see fileio.h: bounded whole-file and stepwise reads (regular
+ * files, FIFOs and stdin only), atomic writes, path helpers. */
 #include "fileio.h"
 
 #include "arena.h"
@@ -7,50 +8,125 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-xdnn_status file_read_all(const char *path, char **data, size_t *len, xdnn_diags_t *d)
+/* NULL when `st` may be read to its end; else why not.  A terminal on stdin
+ * ends with ^D; other devices (/dev/zero, /dev/urandom) may never end. */
+static const char *refusal(const struct stat *st, bool is_stdin, int fd)
+{
+    if (S_ISDIR(st->st_mode))
+        return "is a directory";
+    if (S_ISREG(st->st_mode) || S_ISFIFO(st->st_mode))
+        return NULL;
+    if (is_stdin && (S_ISSOCK(st->st_mode) || isatty(fd)))
+        return NULL;
+    return "is not a regular file";
+}
+
+xdnn_status file_in_open(file_in *in, const char *path, xloc at, xdnn_diags_t *d)
+{
+    *in = (file_in){.path = path, .at = at.file ? at : (xloc){.file = path}};
+    bool is_stdin = strcmp(path, "-") == 0;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    if (!f) {
+        diag_error(d, XDNN_ERR_IO, in->at, "cannot open: %s", strerror(errno));
+        return XDNN_ERR_IO;
+    }
+    struct stat st;
+    const char *why = fstat(fileno(f), &st) != 0 ? strerror(errno) : refusal(&st, is_stdin, fileno(f));
+    if (why) {
+        if (is_stdin)
+            diag_error(d, XDNN_ERR_IO, in->at, "stdin %s", why);
+        else
+            diag_error(d, XDNN_ERR_IO, in->at, "'%s' %s", path, why);
+        if (!is_stdin)
+            fclose(f);
+        return XDNN_ERR_IO;
+    }
+    in->f = f;
+    in->regular = S_ISREG(st.st_mode);
+    in->size = in->regular && st.st_size > 0 ? (size_t)st.st_size : 0;
+    return XDNN_OK;
+}
+
+xdnn_status file_in_fill(file_in *in, size_t upto, xdnn_diags_t *d)
+{
+    while (!in->eof && in->len < upto) {
+        if (in->len + 1 >= in->cap) {
+            /* Regular files: room for the whole file at once (plus a byte to see
+             * that it ended); streams grow by doubling. */
+            size_t cap = in->cap ? in->cap * 2 : 1 << 16;
+            if (in->regular && in->size < upto && in->size + 2 > cap)
+                cap = in->size + 2;
+            char *nb = cap > in->cap ? realloc(in->data, cap) : NULL;
+            if (!nb) {
+                diag_error(d, XDNN_ERR_NOMEM, in->at, "out of memory reading '%s'", in->path);
+                return XDNN_ERR_NOMEM;
+            }
+            in->data = nb;
+            in->cap = cap;
+        }
+        size_t want = in->cap - in->len - 1;
+        if (want > upto - in->len)
+            want = upto - in->len;
+        size_t got = fread(in->data + in->len, 1, want, in->f);
+        in->len += got;
+        in->data[in->len] = 0;
+        if (got < want) {
+            if (ferror(in->f)) {
+                diag_error(d, XDNN_ERR_IO, in->at, "cannot read '%s': %s", in->path, strerror(errno));
+                return XDNN_ERR_IO;
+            }
+            in->eof = true;
+        }
+    }
+    if (!in->data) { /* an empty read still hands back a NUL-terminated buffer */
+        if (!(in->data = calloc(1, 1))) {
+            diag_error(d, XDNN_ERR_NOMEM, in->at, "out of memory reading '%s'", in->path);
+            return XDNN_ERR_NOMEM;
+        }
+        in->cap = 1;
+    }
+    return XDNN_OK;
+}
+
+void file_in_close(file_in *in)
+{
+    if (in->f && in->f != stdin)
+        fclose(in->f);
+    in->f = NULL;
+    free(in->data);
+    in->data = NULL;
+}
+
+xdnn_status file_read_all_at(const char *path, xloc at, char **data, size_t *len, xdnn_diags_t *d)
 {
     *data = NULL;
     *len = 0;
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) {
-        diag_error(d, XDNN_ERR_IO, ((xloc){.file = path}), "cannot open: %s", strerror(errno));
-        return XDNN_ERR_IO;
+    file_in in;
+    xdnn_status st = file_in_open(&in, path, at, d);
+    if (st != XDNN_OK)
+        return st;
+    /* A regular file ends; a stream gets a limit one past FILE_STREAM_MAX. */
+    st = file_in_fill(&in, in.regular ? SIZE_MAX - 1 : FILE_STREAM_MAX + 1, d);
+    if (st == XDNN_OK && !in.regular && in.len > FILE_STREAM_MAX) {
+        diag_error(d, XDNN_ERR_IO, in.at, "'%s' goes on past %zu bytes; stopped reading it",
+                   strcmp(path, "-") == 0 ? "stdin" : path, FILE_STREAM_MAX);
+        st = XDNN_ERR_IO;
     }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (!buf) {
-            if (f != stdin)
-                fclose(f);
-            diag_error(d, XDNN_ERR_NOMEM, ((xloc){.file = path}), "out of memory reading file");
-            return XDNN_ERR_NOMEM;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0)
-            break;
-        if (cap - n - 1 == 0) {
-            cap *= 2;
-            char *nb = realloc(buf, cap);
-            if (!nb)
-                free(buf);
-            buf = nb;
-        }
+    if (st == XDNN_OK) {
+        *data = in.data;
+        *len = in.len;
+        in.data = NULL;
     }
-    int err = ferror(f);
-    if (f != stdin)
-        fclose(f);
-    if (err) {
-        free(buf);
-        diag_error(d, XDNN_ERR_IO, ((xloc){.file = path}), "read error");
-        return XDNN_ERR_IO;
-    }
-    buf[n] = 0;
-    *data = buf;
-    *len = n;
-    return XDNN_OK;
+    file_in_close(&in);
+    return st;
+}
+
+xdnn_status file_read_all(const char *path, char **data, size_t *len, xdnn_diags_t *d)
+{
+    return file_read_all_at(path, xloc_none(), data, len, d);
 }
 
 xdnn_status file_write_atomic(const char *path, const void *data, size_t len, xdnn_diags_t *d)

@@ -47,6 +47,9 @@ xdnn_status npy_read(const char *path, host_tensor *out, xdnn_diags_t *d);
 xdnn_status npy_write(const char *path, const host_tensor *t, xdnn_diags_t *d);
 xdnn_status npy_parse(const char *name, const unsigned char *buf, size_t len, host_tensor *out, xdnn_diags_t *d);
 xdnn_status safetensors_read(const char *path, const char *key, host_tensor *out, xdnn_diags_t *d);
+/* Read a whole .safetensors file (malloc'ed); from a stream (FIFO, stdin) no
+ * more than its header says the file holds, plus one byte. */
+xdnn_status safetensors_read_bytes(const char *path, char **data, size_t *len, xdnn_diags_t *d);
 xdnn_status safetensors_write(const char *path, int n, const char *const *names,
                               const host_tensor *const *tensors, xdnn_diags_t *d);
 xdnn_status safetensors_parse(const char *name, const unsigned char *buf, size_t len, const char *key,

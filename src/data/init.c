@@ -300,7 +300,7 @@ static xdnn_status load_safetensors(init_ctx *c, const char *full, const char *k
         return safetensors_read(full, key, ft, c->d);
     char *buf;
     size_t len;
-    xdnn_status st = file_read_all(full, &buf, &len, c->d);
+    xdnn_status st = safetensors_read_bytes(full, &buf, &len, c->d);
     if (st != XDNN_OK)
         return st;
     /* No key: the tensor named like ours, else the only one (errors from the

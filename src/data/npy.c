@@ -325,16 +325,57 @@ xdnn_status npy_parse(const char *name, const unsigned char *buf, size_t len, ho
     return file_elems_decode(name, hd.elem, hd.swap, hd.fortran, hd.rank, hd.dims, buf + prefix + hlen, out, d);
 }
 
+/* How many bytes a .npy file starting with buf[0..len) holds in all, as far
+ * as those bytes tell: the preamble, then preamble + header, then the whole
+ * file once the header is complete.  0 when they cannot start a valid file
+ * (npy_parse then says why). */
+static size_t npy_expected_size(const unsigned char *buf, size_t len)
+{
+    if (len < 12)
+        return 12; /* the longest preamble; no valid file is shorter */
+    if (memcmp(buf, npy_magic, sizeof npy_magic) != 0 || buf[6] < 1 || buf[6] > 3)
+        return 0;
+    size_t prefix = buf[6] == 1 ? 10 : 12;
+    size_t hlen = buf[6] == 1 ? (size_t)buf[8] | (size_t)buf[9] << 8 : read_le32(buf + 8);
+    if (hlen > NPY_MAX_HEADER)
+        return 0;
+    if (len < prefix + hlen)
+        return prefix + hlen;
+    xdnn_diags_t *scratch = xdnn_diags_create();
+    npy_header hd = {0};
+    const char *htext = (const char *)buf + prefix;
+    hparser h = {"", htext, htext, htext + hlen, scratch};
+    int64_t numel;
+    size_t need = 0;
+    bool ok = scratch && parse_header_dict(&h, &hd) == XDNN_OK &&
+              file_shape_bytes(hd.rank, hd.dims, file_elem_size(hd.elem), &numel, &need) &&
+              need < SIZE_MAX - prefix - hlen;
+    xdnn_diags_destroy(scratch);
+    return ok ? prefix + hlen + need : 0;
+}
+
 xdnn_status npy_read(const char *path, host_tensor *out, xdnn_diags_t *d)
 {
     memset(out, 0, sizeof *out);
-    char *buf;
-    size_t len;
-    xdnn_status st = file_read_all(path, &buf, &len, d);
+    file_in in;
+    xdnn_status st = file_in_open(&in, path, xloc_none(), d);
     if (st != XDNN_OK)
         return st;
-    st = npy_parse(path, (const unsigned char *)buf, len, out, d);
-    free(buf);
+    if (in.regular) {
+        st = file_in_fill(&in, SIZE_MAX - 1, d); /* it ends; npy_parse prints its exact size */
+    } else {
+        /* A stream: read what the header says the file holds, plus one byte
+         * to tell trailing data, and never more. */
+        for (;;) {
+            size_t total = npy_expected_size((const unsigned char *)in.data, in.len);
+            if (st != XDNN_OK || total == 0 || in.len > total || in.eof || in.len > FILE_STREAM_MAX)
+                break;
+            st = file_in_fill(&in, total < FILE_STREAM_MAX ? total + 1 : FILE_STREAM_MAX + 1, d);
+        }
+    }
+    if (st == XDNN_OK)
+        st = npy_parse(path, (const unsigned char *)in.data, in.len, out, d);
+    file_in_close(&in);
     return st;
 }
 

@@ -163,11 +163,18 @@ xdnn_status raw_read(const char *path, xdnn_dtype dtype, int rank, const int64_t
         diag_error(d, XDNN_ERR_IO, ((xloc){.file = path}), "raw file: invalid or too large shape");
         return XDNN_ERR_IO;
     }
-    char *buf;
-    size_t len;
-    xdnn_status st = file_read_all(path, &buf, &len, d);
-    if (st != XDNN_OK)
+    /* One byte past the size needed tells a longer file, without reading all
+     * of it (or forever, from a stream). */
+    file_in in;
+    xdnn_status st = file_in_open(&in, path, xloc_none(), d);
+    if (st == XDNN_OK)
+        st = file_in_fill(&in, in.regular || need < FILE_STREAM_MAX ? need + 1 : FILE_STREAM_MAX + 1, d);
+    if (st != XDNN_OK) {
+        file_in_close(&in);
         return st;
+    }
+    const unsigned char *buf = (const unsigned char *)in.data;
+    size_t len = in.regular && in.size > in.len ? in.size : in.len;
     if (len != need) {
         char shape[XDNN_MAX_RANK * 24 + 4];
         size_t n = 0;
@@ -175,13 +182,12 @@ xdnn_status raw_read(const char *path, xdnn_dtype dtype, int rank, const int64_t
         for (int i = 0; i < rank; i++)
             n += (size_t)snprintf(shape + n, sizeof shape - n, "%s%" PRId64, i ? ", " : "", dims[i]);
         diag_error(d, XDNN_ERR_IO, ((xloc){.file = path}),
-                   "raw file has %zu bytes, but %s[%s] needs exactly %zu bytes", len, xdnn_dtype_name(dtype),
-                   shape, need);
-        free(buf);
+                   "raw file has %s%zu bytes, but %s[%s] needs exactly %zu bytes", in.regular || in.eof ? "" : "over ",
+                   in.regular || in.eof ? len : need, xdnn_dtype_name(dtype), shape, need);
+        file_in_close(&in);
         return XDNN_ERR_IO;
     }
-    st = file_elems_decode(path, file_elem_of_dtype(dtype), false, false, rank, dims,
-                           (const unsigned char *)buf, out, d);
-    free(buf);
+    st = file_elems_decode(path, file_elem_of_dtype(dtype), false, false, rank, dims, buf, out, d);
+    file_in_close(&in);
     return st;
 }

@@ -267,12 +267,68 @@ done:
     return st;
 }
 
+/* How many bytes a safetensors file starting with buf[0..len) holds in all,
+ * as far as those bytes tell: the length prefix, the header, then the header
+ * plus the data buffer (its size is the largest data_offsets end, since the
+ * tensors must tile it).  0 when they cannot start a valid file. */
+static size_t st_expected_size(const unsigned char *buf, size_t len)
+{
+    if (len < 8)
+        return 8;
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--)
+        hlen = hlen << 8 | buf[i];
+    if (hlen > ST_MAX_HEADER)
+        return 0;
+    if (len - 8 < hlen)
+        return 8 + (size_t)hlen;
+    cJSON *root = cJSON_ParseWithLength((const char *)buf + 8, (size_t)hlen);
+    uint64_t data = 0;
+    bool ok = cJSON_IsObject(root);
+    for (const cJSON *e = ok ? root->child : NULL; e; e = e->next) {
+        const cJSON *offs = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
+        uint64_t end;
+        if (cJSON_GetArraySize(offs) == 2 && st_uint(cJSON_GetArrayItem(offs, 1), &end) && end > data)
+            data = end;
+    }
+    cJSON_Delete(root);
+    return ok && data < SIZE_MAX - 8 - hlen ? 8 + (size_t)hlen + (size_t)data : 0;
+}
+
+xdnn_status safetensors_read_bytes(const char *path, char **data, size_t *len, xdnn_diags_t *d)
+{
+    *data = NULL;
+    *len = 0;
+    file_in in;
+    xdnn_status st = file_in_open(&in, path, xloc_none(), d);
+    if (st != XDNN_OK)
+        return st;
+    if (in.regular) {
+        st = file_in_fill(&in, SIZE_MAX - 1, d); /* it ends; the parser prints its exact size */
+    } else {
+        /* A stream: what the header says the file holds, plus one byte. */
+        for (;;) {
+            size_t total = st_expected_size((const unsigned char *)in.data, in.len);
+            if (st != XDNN_OK || total == 0 || in.len > total || in.eof || in.len > FILE_STREAM_MAX)
+                break;
+            st = file_in_fill(&in, total < FILE_STREAM_MAX ? total + 1 : FILE_STREAM_MAX + 1, d);
+        }
+    }
+    if (st == XDNN_OK) {
+        *data = in.data;
+        *len = in.len;
+        in.data = NULL;
+    }
+    file_in_close(&in);
+    return st;
+}
+
 xdnn_status safetensors_read(const char *path, const char *key, host_tensor *out, xdnn_diags_t *d)
 {
     memset(out, 0, sizeof *out);
     char *buf;
     size_t len;
-    xdnn_status st = file_read_all(path, &buf, &len, d);
+    xdnn_status st = safetensors_read_bytes(path, &buf, &len, d);
     if (st != XDNN_OK)
         return st;
     st = safetensors_parse(path, (const unsigned char *)buf, len, key, out, d);

@@ -103,7 +103,36 @@ static xdnn_status gen_build(gpu_ctx *c, gpart *p, bool reduce, xdnn_diags_t *d)
     }
     if (st != XDNN_OK)
         return st;
+    int forced = 0;
+    if (p->knobs && *p->knobs && sscanf(p->knobs, "block=%d", &forced) == 1)
+        gp->block = forced; /* checked by gen_knobs_valid; the kernels stride, so any multiple of 32 works */
     return gpu_nvrtc_get(&c->dev, gp->k.src, gp->k.name, &gp->kern, &c->cstats, d);
+}
+
+/* Knob: the thread-block size, "block=N" with N a multiple of 32 up to the
+ * generated kernels' __launch_bounds__ (CG_BLOCK). */
+static bool gen_knobs_valid(const char *knobs, char *why, size_t len)
+{
+    int n = 0, used = 0;
+    if (sscanf(knobs, "block=%d%n", &n, &used) != 1 || knobs[used] != '\0') {
+        snprintf(why, len, "expected block=N");
+        return false;
+    }
+    if (n < 32 || n > CG_BLOCK || n % 32) {
+        snprintf(why, len, "block=%d: N must be a multiple of 32 in [32, %d]", n, (int)CG_BLOCK);
+        return false;
+    }
+    return true;
+}
+
+static int gen_knob_variants(const gplan *pl, const gpart *p, const gpu_device *dev, char (*out)[GPU_KNOB_LEN],
+                             int max)
+{
+    static const int blocks[] = {64, 128, 256};
+    int n = 0;
+    for (int i = 0; i < (int)(sizeof blocks / sizeof blocks[0]) && n < max; i++)
+        snprintf(out[n++], GPU_KNOB_LEN, "block=%d", blocks[i]);
+    return n;
 }
 
 static xdnn_status pw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d) { return gen_build(c, p, false, d); }
@@ -156,8 +185,10 @@ const gpu_engine gpu_engine_pointwise_nvrtc = {
     "pointwise_nvrtc", "one generated kernel per pointwise partition (NVRTC, f32 math, grid-stride)",
     pw_supports, gen_cost, no_workspace, pw_build, gen_execute, gen_release, gen_detail,
 };
+const gpu_knobs gpu_knobs_pointwise_nvrtc = {&gpu_engine_pointwise_nvrtc, gen_knob_variants, gen_knobs_valid};
 
 const gpu_engine gpu_engine_reduce_nvrtc = {
     "reduce_nvrtc", "reduce over axes / softmax over an axis, one block per row, pointwise prologue inline",
     red_supports, gen_cost, no_workspace, red_build, gen_execute, gen_release, gen_detail,
 };
+const gpu_knobs gpu_knobs_reduce_nvrtc = {&gpu_engine_reduce_nvrtc, gen_knob_variants, gen_knobs_valid};

@@ -19,6 +19,7 @@
 #include <string.h>
 
 enum { MM_LT_WORKSPACE = 32 << 20 };
+enum { MM_ALGO_VARIANTS = 6 }; /* knob algo=0..5: that many of cuBLASLt's ranked algorithms are tuned */
 
 typedef struct mm_view {
     int64_t r, c, sr, sc;  /* logical rows, cols and their strides (elements) */
@@ -337,13 +338,17 @@ static xdnn_status mm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     cublasLtMatmulPreference_t pref;
     CUBLAS_TRY(cublasLtMatmulPreferenceCreate(&pref));
     uint64_t wsz = MM_LT_WORKSPACE;
-    cublasLtMatmulHeuristicResult_t res;
+    /* knob algo=K: the K-th of cuBLASLt's heuristic ranking (default 0) */
+    int want = 0;
+    if (p->knobs && *p->knobs)
+        sscanf(p->knobs, "algo=%d", &want);
+    cublasLtMatmulHeuristicResult_t res[MM_ALGO_VARIANTS];
     int nres = 0;
     cublasStatus_t e1 = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsz,
                                                              sizeof wsz);
     cublasStatus_t e2 = e1 != CUBLAS_STATUS_SUCCESS ? e1
-                      : cublasLtMatmulAlgoGetHeuristic(c->lt, mp->op, mp->la, mp->lb, mp->ld, mp->ld, pref, 1, &res,
-                                                       &nres);
+                      : cublasLtMatmulAlgoGetHeuristic(c->lt, mp->op, mp->la, mp->lb, mp->ld, mp->ld, pref, want + 1,
+                                                       res, &nres);
     cublasLtMatmulPreferenceDestroy(pref);
     CUBLAS_TRY(e2);
     if (nres < 1) {
@@ -353,7 +358,13 @@ static xdnn_status mm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
                    gg_dtype_name(ti), gg_dtype_name(to));
         return XDNN_ERR_UNSUPPORTED;
     }
-    mp->algo = res.algo;
+    if (want >= nres) {
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(),
+                   "matmul_cublaslt: %s: knob algo=%d: cuBLASLt offers only %d algorithm%s for this GEMM (algo=0..%d)",
+                   p->name, want, nres, nres == 1 ? "" : "s", nres - 1);
+        return XDNN_ERR_UNSUPPORTED;
+    }
+    mp->algo = res[want].algo;
     int algo_id = -1, tile = -1, splitk = -1, stages = -1;
     size_t w;
     cublasLtMatmulAlgoConfigGetAttribute(&mp->algo, CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof algo_id, &w);
@@ -432,7 +443,28 @@ static const char *mm_detail(const gpart *p)
     return mp ? mp->detail : "";
 }
 
+static bool mm_knobs_valid(const char *knobs, char *why, size_t len)
+{
+    int k = -1, used = 0;
+    if (sscanf(knobs, "algo=%d%n", &k, &used) != 1 || knobs[used] != '\0' || k < 0 || k >= MM_ALGO_VARIANTS) {
+        snprintf(why, len, "expected algo=K with K in 0..%d (the K-th of cuBLASLt's heuristic ranking)",
+                 MM_ALGO_VARIANTS - 1);
+        return false;
+    }
+    return true;
+}
+
+static int mm_knob_variants(const gplan *pl, const gpart *p, const gpu_device *dev, char (*out)[GPU_KNOB_LEN],
+                            int max)
+{
+    int n = 0;
+    for (int k = 0; k < MM_ALGO_VARIANTS && n < max; k++)
+        snprintf(out[n++], GPU_KNOB_LEN, "algo=%d", k);
+    return n;
+}
+
 const gpu_engine gpu_engine_matmul_cublaslt = {
     "matmul_cublaslt", "cuBLASLt GEMM (f32/tf32/f16/bf16, batched, bias/relu/gelu epilogues or a generated one)",
     mm_supports, mm_cost, mm_workspace, mm_build, mm_execute, mm_release, mm_detail,
 };
+const gpu_knobs gpu_knobs_matmul_cublaslt = {&gpu_engine_matmul_cublaslt, mm_knob_variants, mm_knobs_valid};

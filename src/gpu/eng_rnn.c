@@ -343,6 +343,8 @@ static const char *rnn_detail(const gpart *p)
 }
 
 const gpu_engine gpu_engine_rnn_cublas = {
-    "rnn_cublas", "rnn/lstm/gru forward: one cuBLASLt GEMM per layer for the inputs, per step a GEMM + fused gates",
-    rnn_supports, rnn_cost, rnn_workspace, rnn_build, rnn_execute, rnn_release, rnn_detail,
+    .name = "rnn_cublas",
+    .summary = "rnn/lstm/gru forward: one cuBLASLt GEMM per layer for the inputs, per step a GEMM + fused gates",
+    .supports = rnn_supports, .cost = rnn_cost, .workspace = rnn_workspace,
+    .build = rnn_build, .execute = rnn_execute, .release = rnn_release, .detail = rnn_detail,
 };

@@ -330,14 +330,20 @@ static const char *sdpa_detail(const gpart *p)
 }
 
 const gpu_engine gpu_engine_sdpa_flash = {
-    "sdpa_flash", "attention forward on tensor cores (mma.sync f16/bf16, f32 accumulate), D=Dv in {64,128}",
-    flash_supports, flash_cost, no_ws, flash_build, sdpa_execute, sdpa_release, sdpa_detail,
+    .name = "sdpa_flash",
+    .summary = "attention forward on tensor cores (mma.sync f16/bf16, f32 accumulate), D=Dv in {64,128}",
+    .supports = flash_supports, .cost = flash_cost, .workspace = no_ws,
+    .build = flash_build, .execute = sdpa_execute, .release = sdpa_release, .detail = sdpa_detail,
 };
 const gpu_engine gpu_engine_sdpa_naive = {
-    "sdpa_naive", "attention forward, one warp per query row in f32: any D, Dv <= 256, f32/f16/bf16",
-    naive_supports, naive_cost, no_ws, naive_build, sdpa_execute, sdpa_release, sdpa_detail,
+    .name = "sdpa_naive",
+    .summary = "attention forward, one warp per query row in f32: any D, Dv <= 256, f32/f16/bf16",
+    .supports = naive_supports, .cost = naive_cost, .workspace = no_ws,
+    .build = naive_build, .execute = sdpa_execute, .release = sdpa_release, .detail = sdpa_detail,
 };
 const gpu_engine gpu_engine_sdpa_bwd = {
-    "sdpa_bwd", "attention backward: dq per query row, dk/dv per key row (GQA sums), no atomics",
-    bwd_supports, bwd_cost, bwd_ws, bwd_build, sdpa_execute, sdpa_release, sdpa_detail,
+    .name = "sdpa_bwd",
+    .summary = "attention backward: dq per query row, dk/dv per key row (GQA sums), no atomics",
+    .supports = bwd_supports, .cost = bwd_cost, .workspace = bwd_ws,
+    .build = bwd_build, .execute = sdpa_execute, .release = sdpa_release, .detail = sdpa_detail,
 };

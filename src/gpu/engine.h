@@ -23,6 +23,8 @@ typedef struct gpu_ctx {
     gpu_compile_stats cstats;
 } gpu_ctx;
 
+enum { GPU_KNOB_LEN = 64 };
+
 typedef struct gpu_engine {
     const char *name;
     const char *summary;
@@ -40,6 +42,21 @@ typedef struct gpu_engine {
     /* A line about the choice made in build (e.g. the cuBLASLt algorithm). */
     const char *(*detail)(const gpart *p);
 } gpu_engine;
+
+/* Knobs of an engine that has them (registered beside the engine table, so
+ * the engine structs stay as they are; an engine without an entry has none
+ * and any knob text forced on it is an error).  variants writes up to `max`
+ * variant texts for p (e.g. "algo=2"; --tune times each) and returns how
+ * many; valid checks a forced "PART=ENGINE:KNOBS" text before anything is
+ * built.  build() reads the forced text from p->knobs ("" = its own choice). */
+typedef struct gpu_knobs {
+    const gpu_engine *engine;
+    int (*variants)(const gplan *pl, const gpart *p, const gpu_device *dev, char (*out)[GPU_KNOB_LEN], int max);
+    bool (*valid)(const char *knobs, char *why, size_t len);
+} gpu_knobs;
+
+/* NULL when the engine has no knobs. */
+const gpu_knobs *gpu_engine_knobs(const gpu_engine *e);
 
 extern const gpu_engine *const gpu_engines[];
 extern const int gpu_nengines;

@@ -20,6 +20,20 @@ const gpu_engine *const gpu_engines[] = {
 };
 const int gpu_nengines = (int)(sizeof gpu_engines / sizeof gpu_engines[0]);
 
+/* Engines with knobs (engine.h: gpu_knobs). */
+extern const gpu_knobs gpu_knobs_pointwise_nvrtc, gpu_knobs_reduce_nvrtc, gpu_knobs_matmul_cublaslt;
+static const gpu_knobs *const knob_table[] = {
+    &gpu_knobs_pointwise_nvrtc, &gpu_knobs_reduce_nvrtc, &gpu_knobs_matmul_cublaslt,
+};
+
+const gpu_knobs *gpu_engine_knobs(const gpu_engine *e)
+{
+    for (size_t i = 0; i < sizeof knob_table / sizeof knob_table[0]; i++)
+        if (knob_table[i]->engine == e)
+            return knob_table[i];
+    return NULL;
+}
+
 const gpu_engine *gpu_engine_find(const char *name)
 {
     for (int i = 0; i < gpu_nengines; i++)
@@ -48,15 +62,46 @@ static bool force_matches(const gplan *pl, const gpart *p, const char *key, size
     return false;
 }
 
+/* The engine of "KEY=ENGINE[:KNOBS]" (NULL when unknown); *knobs -> the knob
+ * text after ':' ("" when none). */
+static const gpu_engine *force_engine(const char *force, const char **knobs)
+{
+    const char *eq = strchr(force, '=');
+    if (!eq)
+        return NULL;
+    const char *colon = strchr(eq + 1, ':');
+    size_t n = colon ? (size_t)(colon - (eq + 1)) : strlen(eq + 1);
+    *knobs = colon ? colon + 1 : "";
+    char name[128];
+    if (n >= sizeof name)
+        return NULL;
+    memcpy(name, eq + 1, n);
+    name[n] = '\0';
+    return gpu_engine_find(name);
+}
+
 xdnn_status gpu_select_engines(gplan *pl, const gpu_device *dev, const char *const *force, int nforce,
                                int verbose, FILE *log, xdnn_diags_t *d)
 {
     for (int i = 0; i < nforce; i++) {
-        const char *eq = strchr(force[i], '=');
-        if (!eq || eq == force[i] || !gpu_engine_find(eq + 1)) {
+        const char *eq = strchr(force[i], '='), *knobs = "";
+        const gpu_engine *eng = force_engine(force[i], &knobs);
+        if (!eq || eq == force[i] || !eng) {
             diag_error(d, XDNN_ERR_USAGE, xloc_none(),
-                       "--engine '%s': expected OP=ENGINE or PARTITION=ENGINE with ENGINE one of the GPU engines "
-                       "(xdnn engines lists them)", force[i]);
+                       "--engine '%s': expected OP=ENGINE, PARTITION=ENGINE or PARTITION=ENGINE:KNOBS with ENGINE "
+                       "one of the GPU engines (xdnn engines lists them)", force[i]);
+            return XDNN_ERR_USAGE;
+        }
+        char why[256] = "";
+        const gpu_knobs *kn = gpu_engine_knobs(eng);
+        if (*knobs && !kn) {
+            diag_error(d, XDNN_ERR_USAGE, xloc_none(), "--engine '%s': engine %s has no knobs, so knob text '%s' "
+                       "cannot apply", force[i], eng->name, knobs);
+            return XDNN_ERR_USAGE;
+        }
+        if (*knobs && !kn->valid(knobs, why, sizeof why)) {
+            diag_error(d, XDNN_ERR_USAGE, xloc_none(), "--engine '%s': engine %s does not know knob text '%s': %s",
+                       force[i], eng->name, knobs, why);
             return XDNN_ERR_USAGE;
         }
     }
@@ -64,11 +109,16 @@ xdnn_status gpu_select_engines(gplan *pl, const gpu_device *dev, const char *con
     for (int pi = 0; pi < pl->nparts; pi++) {
         gpart *p = &pl->parts[pi];
         const gpu_engine *forced = NULL;
+        const char *forced_knobs = "";
         for (int i = 0; i < nforce; i++) {
-            const char *eq = strchr(force[i], '=');
-            if (force_matches(pl, p, force[i], (size_t)(eq - force[i])))
-                forced = gpu_engine_find(eq + 1);
+            const char *eq = strchr(force[i], '='), *knobs = "";
+            if (force_matches(pl, p, force[i], (size_t)(eq - force[i]))) {
+                forced = force_engine(force[i], &knobs);
+                forced_knobs = knobs;
+            }
         }
+        /* a copy: the force strings need not outlive the plan */
+        p->knobs = arena_strdup(pl->g->ar, forced_knobs);
         if (verbose && log)
             fprintf(log, "partition %d [%s] %s\n", p->id, gpart_kind_name(p->kind), p->name);
         const gpu_engine *best = NULL;
@@ -110,7 +160,7 @@ xdnn_status gpu_select_engines(gplan *pl, const gpu_device *dev, const char *con
         p->engine = best;
         p->ws_bytes = best->workspace(pl, p, dev);
         if (verbose && log)
-            fprintf(log, "  chosen    %s\n", best->name);
+            fprintf(log, "  chosen    %s%s%s\n", best->name, *p->knobs ? ":" : "", p->knobs);
     }
     return result;
 }

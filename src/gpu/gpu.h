@@ -11,6 +11,8 @@
  * (no driver, no device, built without CUDA). */
 bool gpu_available(char *why, size_t len);
 
+struct gpu_ctx;
+
 typedef struct gpu_run_opts {
     int warmup, iters;            /* timing loop per partition */
     bool cuda_graph;              /* replay the whole plan as a CUDA graph */
@@ -18,6 +20,11 @@ typedef struct gpu_run_opts {
     int nforce;
     int verbose;                  /* -v: candidates and rejection reasons */
     FILE *log;                    /* where -v output goes (stderr) */
+    /* Optional: called once after the first checked run, before the timing
+     * loops, with every partition built and every buffer valid (plan_hooks.c
+     * times engine candidates here); a non-OK status ends the run with it. */
+    xdnn_status (*after_first_run)(struct gpu_ctx *c, void *user, xdnn_diags_t *d);
+    void *user;
 } gpu_run_opts;
 
 typedef struct gpu_partition_report {
@@ -26,6 +33,7 @@ typedef struct gpu_partition_report {
     double ms_median, ms_min, ms_max;
     double flops, bytes;          /* the partition's own counts */
     const char *detail;           /* engine's choice, e.g. the cuBLASLt algorithm (may be "") */
+    double ms_p90;                /* 90th percentile of the timed runs (nearest rank) */
 } gpu_partition_report;
 
 typedef struct gpu_report {

@@ -19,9 +19,15 @@ typedef struct cache_entry {
     uint64_t key;
     cudaLibrary_t lib;
     struct cache_entry *next;
+    /* kept so a plan can carry it (plan_hooks.c): the cubin or PTX bytes */
+    char *code;
+    size_t len;
+    bool cubin;
+    unsigned last_use;   /* g_use_mark when it was last fetched */
 } cache_entry;
 
 static cache_entry *g_cache;
+static unsigned g_use_mark;
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
@@ -199,6 +205,7 @@ xdnn_status gpu_nvrtc_get(const gpu_device *dev, const char *src, const char *na
     for (cache_entry *e = g_cache; e; e = e->next)
         if (e->key == key) {
             lib = e->lib;
+            e->last_use = g_use_mark;
             stats->mem_hits++;
             break;
         }
@@ -223,14 +230,16 @@ xdnn_status gpu_nvrtc_get(const gpu_device *dev, const char *src, const char *na
                 write_file(dir, path, code, len);
         }
         cudaError_t e = cudaLibraryLoadData(&lib, code, NULL, NULL, 0, NULL, NULL, 0);
-        free(code);
+        if (e != cudaSuccess)
+            free(code);
         CUDA_TRY(e);
         cache_entry *ce = malloc(sizeof *ce);
         if (!ce) {
+            free(code);
             cudaLibraryUnload(lib);
             return XDNN_ERR_NOMEM;
         }
-        *ce = (cache_entry){key, lib, g_cache};
+        *ce = (cache_entry){key, lib, g_cache, code, len, cubin, g_use_mark};
         g_cache = ce;
     }
     out->lib = lib;
@@ -259,6 +268,73 @@ void gpu_nvrtc_cache_clear(void)
         cache_entry *e = g_cache;
         g_cache = e->next;
         cudaLibraryUnload(e->lib);
+        free(e->code);
         free(e);
     }
+}
+
+unsigned gpu_nvrtc_use_mark(void) { return ++g_use_mark; }
+
+static void entry_name(const cache_entry *e, char *buf, size_t len)
+{
+    snprintf(buf, len, "%016" PRIx64 ".%s", e->key, e->cubin ? "cubin" : "ptx");
+}
+
+int gpu_nvrtc_used_since(unsigned mark, gpu_nvrtc_module *out, int max)
+{
+    int n = 0;
+    for (cache_entry *e = g_cache; e; e = e->next)
+        if (e->last_use >= mark && e->code) {
+            if (n < max) {
+                entry_name(e, out[n].name, sizeof out[n].name);
+                out[n].code = e->code;
+                out[n].len = e->len;
+            }
+            n++;
+        }
+    return n;
+}
+
+xdnn_status gpu_nvrtc_preload(const char *name, const void *code, size_t len, xdnn_diags_t *d)
+{
+    /* the name is the one gpu_nvrtc_used_since gave: 16 hex digits of the key, then .cubin or .ptx */
+    char hex[17], ext[8];
+    int used = 0;
+    if (strlen(name) < 17 || sscanf(name, "%16[0-9a-f].%7[a-z]%n", hex, ext, &used) != 2 || name[used] != '\0' ||
+        strlen(hex) != 16 || (strcmp(ext, "cubin") != 0 && strcmp(ext, "ptx") != 0)) {
+        diag_error(d, XDNN_ERR_IO, xloc_none(), "compiled GPU module '%s': expected a name like "
+                   "0123456789abcdef.cubin (16 hex digits of the kernel-cache key, then .cubin or .ptx)", name);
+        return XDNN_ERR_IO;
+    }
+    uint64_t key = strtoull(hex, NULL, 16);
+    for (cache_entry *e = g_cache; e; e = e->next)
+        if (e->key == key)
+            return XDNN_OK; /* already loaded */
+    bool cubin = strcmp(ext, "cubin") == 0;
+    if (len == 0 || (!cubin && memchr(code, '\0', len) == NULL)) {
+        diag_error(d, XDNN_ERR_IO, xloc_none(), "compiled GPU module '%s': %s", name,
+                   len == 0 ? "empty" : "PTX text is not NUL-terminated");
+        return XDNN_ERR_IO;
+    }
+    char *copy = malloc(len);
+    cache_entry *ce = malloc(sizeof *ce);
+    if (!copy || !ce) {
+        free(copy);
+        free(ce);
+        return XDNN_ERR_NOMEM;
+    }
+    memcpy(copy, code, len);
+    cudaLibrary_t lib = NULL;
+    cudaError_t e = cudaLibraryLoadData(&lib, copy, NULL, NULL, 0, NULL, NULL, 0);
+    if (e != cudaSuccess) {
+        free(copy);
+        free(ce);
+        diag_error(d, XDNN_ERR_DEVICE, xloc_none(), "compiled GPU module '%s' (%zu bytes) does not load on this "
+                   "device: %s: %s (rebuild the plan with --replan)", name, len, cudaGetErrorName(e),
+                   cudaGetErrorString(e));
+        return XDNN_ERR_DEVICE;
+    }
+    *ce = (cache_entry){key, lib, g_cache, copy, len, cubin, g_use_mark};
+    g_cache = ce;
+    return XDNN_OK;
 }

@@ -35,4 +35,20 @@ xdnn_status gpu_nvrtc_check(const char *src, const char *name, const char *arch,
 /* Unload every cached library (end of process or tests). */
 void gpu_nvrtc_cache_clear(void);
 
+/* Carrying compiled kernels in a plan (plan_hooks.c).  A module is named by
+ * its cache key as on disk: "<16 hex digits>.cubin" (or ".ptx"). */
+typedef struct gpu_nvrtc_module {
+    char name[32];
+    const void *code;      /* borrowed from the cache */
+    size_t len;
+} gpu_nvrtc_module;
+/* Start a new use period; returns its mark. */
+unsigned gpu_nvrtc_use_mark(void);
+/* The modules fetched (compiled, loaded or hit) since `mark`: writes up to
+ * max, returns how many there are. */
+int gpu_nvrtc_used_since(unsigned mark, gpu_nvrtc_module *out, int max);
+/* Load a module under its name so gpu_nvrtc_get finds it without compiling;
+ * a malformed name or a module the device rejects is an error. */
+xdnn_status gpu_nvrtc_preload(const char *name, const void *code, size_t len, xdnn_diags_t *d);
+
 #endif

@@ -40,6 +40,7 @@ typedef struct gpart {
     const struct gpu_engine *engine;
     void *priv;             /* engine state */
     size_t ws_bytes, ws_offset;
+    const char *knobs;      /* forced knob text of the engine ("" = its own choice) */
 } gpart;
 
 typedef struct gplan {

@@ -65,16 +65,24 @@ out:
     return st;
 }
 
-static void summarize(float *ms, int n, double *med, double *mn, double *mx)
+static void summarize_p90(float *ms, int n, double *med, double *mn, double *mx, double *p90)
 {
     if (n <= 0) {
-        *med = *mn = *mx = 0;
+        *med = *mn = *mx = *p90 = 0;
         return;
     }
     qsort(ms, (size_t)n, sizeof *ms, cmp_float);
     *mn = ms[0];
     *mx = ms[n - 1];
     *med = n % 2 ? (double)ms[n / 2] : 0.5 * ((double)ms[n / 2 - 1] + (double)ms[n / 2]);
+    /* nearest rank, as bench's plan_time_stats: the smallest time at least 90% of the runs do not exceed */
+    *p90 = ms[(9 * n + 9) / 10 - 1];
+}
+
+static void summarize(float *ms, int n, double *med, double *mn, double *mx)
+{
+    double p90;
+    summarize_p90(ms, n, med, mn, mx, &p90);
 }
 
 /* Replay the whole plan as one CUDA graph; median time of a replay. */
@@ -216,6 +224,8 @@ xdnn_status gpu_run_ggraph(ggraph *g, void *const *host, const gpu_run_opts *o, 
     if ((st = run_plan(&c, c.stream, d)) != XDNN_OK)
         goto done;
     CUDA_GOTO(cudaStreamSynchronize(c.stream), st, done);
+    if (o->after_first_run && (st = o->after_first_run(&c, o->user, d)) != XDNN_OK)
+        goto done;
 
     rep->parts = calloc((size_t)pl->nparts + 1, sizeof *rep->parts);
     if (!rep->parts) {
@@ -233,7 +243,7 @@ xdnn_status gpu_run_ggraph(ggraph *g, void *const *host, const gpu_run_opts *o, 
         r->bytes = p->bytes;
         st = time_runs(&c, i, warmup, iters, ms, d);
         if (st == XDNN_OK)
-            summarize(ms, iters, &r->ms_median, &r->ms_min, &r->ms_max);
+            summarize_p90(ms, iters, &r->ms_median, &r->ms_min, &r->ms_max, &r->ms_p90);
     }
     if (st != XDNN_OK)
         goto done;

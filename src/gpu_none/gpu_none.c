@@ -1,6 +1,7 @@
 /* gpu_none.c — stands in for src/gpu when xdnn is built without CUDA (CUDA=0):
  * every GPU entry point says so clearly instead of failing at link time. */
 #include "gpu/gpu.h"
+#include "plan/plan_gpu_hooks.h"
 
 #include <stdio.h>
 
@@ -34,4 +35,42 @@ xdnn_status gpu_print_partitions_dot(const xgraph *g, FILE *f, xdnn_diags_t *d)
     (void)f;
     diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "--partitions needs the GPU backend; xdnn was built without CUDA");
     return XDNN_ERR_UNSUPPORTED;
+}
+
+/* ---- the plan/tune hooks (plan/plan_gpu_hooks.h); src/gpu/plan_hooks.c has the real ones */
+
+xdnn_status plan_gpu_fingerprint(char *buf, size_t len)
+{
+    snprintf(buf, len, "xdnn was built without CUDA: no GPU device fingerprint");
+    return XDNN_ERR_DEVICE;
+}
+
+xdnn_status plan_gpu_candidates(run_state *st, bool time_them, int warmup, int iters, plan_gpu_choice **out, int *n,
+                                xdnn_diags_t *d)
+{
+    (void)st, (void)time_them, (void)warmup, (void)iters;
+    *out = NULL;
+    *n = 0;
+    diag_error(d, XDNN_ERR_DEVICE, xloc_none(), "xdnn was built without CUDA: no GPU engines to list or tune");
+    return XDNN_ERR_DEVICE;
+}
+
+xdnn_status plan_gpu_export_blobs(run_state *st, const char *const *force, int nforce, plan_blob **out, int *n,
+                                  xdnn_diags_t *d)
+{
+    (void)st, (void)force, (void)nforce;
+    *out = NULL;
+    *n = 0;
+    diag_error(d, XDNN_ERR_DEVICE, xloc_none(), "xdnn was built without CUDA: no compiled GPU modules to export");
+    return XDNN_ERR_DEVICE;
+}
+
+xdnn_status plan_gpu_import_blobs(const plan_blob *blobs, int n, xdnn_diags_t *d)
+{
+    (void)blobs;
+    if (n == 0)
+        return XDNN_OK;
+    diag_error(d, XDNN_ERR_DEVICE, xloc_none(),
+               "this plan carries %d compiled GPU module%s, but xdnn was built without CUDA", n, n == 1 ? "" : "s");
+    return XDNN_ERR_DEVICE;
 }

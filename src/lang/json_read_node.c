@@ -1,6 +1,7 @@
 /* json_read_node.c — reading one node of the JSON form: its op, input ports
  * (tensors or by-value scalars; variadic ports x0, x1, ...), result ports
- * and variant, and attributes checked against the op's descriptor. */
+ * and variant, and attribute names checked against the op's descriptor
+ * (their values' types are checked at bind, as for .dnn text). */
 #include "json_read.h"
 
 #include "lower.h"
@@ -212,51 +213,6 @@ static const char *attr_expectation(const attr_spec *a)
     return "a value";
 }
 
-/* Literal JSON values of the wrong type; {"expr": ...} is checked at bind. */
-static bool attr_literal_fits(jreader *r, const cJSON *j, attr_type t, int depth)
-{
-    if (cJSON_IsObject(j))
-        return true;
-    switch (t) {
-    case AT_INT: return jr_is_int_json(r, j);
-    case AT_FLOAT: return cJSON_IsNumber(j);
-    case AT_BOOL: return cJSON_IsBool(j);
-    case AT_STRING:
-    case AT_DTYPE: return cJSON_IsString(j);
-    case AT_INTS:
-    case AT_FLOATS:
-    case AT_PADS:
-        if (cJSON_IsArray(j) && depth == 0) {
-            for (const cJSON *c = j->child; c; c = c->next)
-                if (!attr_literal_fits(r, c, t, depth + 1))
-                    return false;
-            return true;
-        }
-        if (t == AT_PADS && depth == 1 && cJSON_IsArray(j))
-            return cJSON_GetArraySize(j) == 2 && attr_literal_fits(r, j->child, AT_INT, 2) &&
-                   attr_literal_fits(r, j->child->next, AT_INT, 2);
-        if (t == AT_PADS && depth == 0 && cJSON_IsString(j))
-            return strcmp(j->valuestring, "same") == 0;
-        return t == AT_FLOATS ? cJSON_IsNumber(j) : jr_is_int_json(r, j);
-    }
-    return false;
-}
-
-static bool string_choice_ok(const attr_spec *a, const char *s)
-{
-    if (!a->choices)
-        return true;
-    size_t n = strlen(s);
-    for (const char *p = a->choices; *p;) {
-        const char *bar = strchr(p, '|');
-        size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        if (len == n && strncmp(p, s, n) == 0)
-            return true;
-        p += len + (bar ? 1 : 0);
-    }
-    return false;
-}
-
 static bool jr_node_attrs(jreader *r, xnode *n, const op_desc *d, const cJSON *item)
 {
     if (!jr_want_object(r, item, "an object of attributes") || !jr_no_duplicate_keys(r, item))
@@ -274,15 +230,16 @@ static bool jr_node_attrs(jreader *r, xnode *n, const op_desc *d, const cJSON *i
                               : arena_strdup(r->ar, d->attrs[i].name);
             ok = jr_err(r, c, true, XDNN_ERR_SEMANTIC, "%s has no attribute \"%s\" (attributes: %s)", d->name,
                         c->string, names ? names : "none");
-        } else if (!attr_literal_fits(r, c, d->attrs[ai].type, 0)) {
-            ok = jr_err(r, c, false, XDNN_ERR_SEMANTIC, "attribute \"%s\" of %s expects %s, got %s", c->string,
-                        d->name, attr_expectation(&d->attrs[ai]), jr_describe(r, c));
-        } else if (d->attrs[ai].type == AT_STRING && cJSON_IsString(c) &&
-                   !string_choice_ok(&d->attrs[ai], c->valuestring)) {
-            ok = jr_err(r, c, false, XDNN_ERR_SEMANTIC, "attribute \"%s\" of %s is one of %s, got \"%s\"",
-                        c->string, d->name, d->attrs[ai].choices, c->valuestring);
         } else {
-            expr *e = jr_value(r, c, d->attrs[ai].type == AT_DTYPE, attr_expectation(&d->attrs[ai]));
+            /* The value's type and choice are checked at bind, as for .dnn text
+             * (where they may depend on params), so every graph `convert`
+             * writes reads back and fails at bind with the same message.  In a
+             * dtype attribute a plain string names a dtype; any other string
+             * stays a string, for bind to refuse. */
+            const attr_spec *a = &d->attrs[ai];
+            xdnn_dtype dt;
+            bool dtype_name = a->type == AT_DTYPE && cJSON_IsString(c) && xdnn_dtype_from_name(c->valuestring, &dt);
+            expr *e = jr_value(r, c, dtype_name, attr_expectation(a));
             if (e)
                 n->attrs[n->nattrs++] = (xattr){d->attrs[ai].name, e, jr_loc(r, c, true)};
             ok &= e != NULL;

@@ -151,7 +151,12 @@ static cJSON *value_json(jwriter *w, const expr *e, bool dtype_names)
         return jw_raw(w, buf);
     switch (e->kind) {
     case EX_BOOL: return jw_check(w, cJSON_CreateBool(e->b));
-    case EX_STRING: return jw_str(w, e->s);
+    case EX_STRING:
+        /* In a dtype position a plain string reads back as a dtype name, so a
+         * string there (an error bind reports) is spelled as an expression. */
+        if (dtype_names)
+            return expr_object(w, e);
+        return jw_str(w, e->s);
     case EX_DTYPE:
         if (dtype_names)
             return jw_str(w, xdnn_dtype_name(e->dt));

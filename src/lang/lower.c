@@ -502,7 +502,7 @@ static void lower_include(lower_ctx *cx, const char *from_file, const ast_stmt *
             return; /* each file once */
     char *text = NULL;
     size_t len = 0;
-    xdnn_status s = file_read_all(found, &text, &len, cx->d);
+    xdnn_status s = file_read_all_at(found, st->name_loc, &text, &len, cx->d);
     if (s != XDNN_OK) {
         if (!cx->first_status)
             cx->first_status = s;

@@ -6,6 +6,10 @@
 
 #include "ast.h"
 
+/* Lowering recurses per expression level and per fragment call; these bound
+ * the stack it needs whatever the input (lower_value, lower_fragment_call). */
+enum { LOWER_MAX_NESTING = 10000, LOWER_MAX_FRAGMENT_DEPTH = 100 };
+
 /* State of one dnn_parse_into call, shared by every file it includes. */
 typedef struct lower_ctx {
     xdnn_module_t *m;
@@ -22,6 +26,8 @@ typedef struct lower_ctx {
     size_t nstack, capstack, capstack_names;
     ast_stmt **frags;        /* fragment definitions, file order */
     size_t nfrags, capfrags;
+    int nesting;             /* lower_value levels active */
+    bool nesting_reported;   /* LOWER_MAX_NESTING was reported (once is enough) */
 } lower_ctx;
 
 /* One call of a fragment being expanded (a chain up to the graph). */

@@ -115,6 +115,20 @@ static expr *expr_copy(arena *a, const expr *e)
     return c;
 }
 
+/* Substituting fragment arguments (`k=k+1` passed on through nested calls)
+ * can build a tree deeper than the parser allows; refuse it here, because
+ * bind and the writers recurse once per level.  `c` has new operands. */
+static bool depth_ok(lower_ctx *cx, const scope *sc, expr *c)
+{
+    expr_refresh_depth(c);
+    if (c->depth <= EXPR_MAX_DEPTH)
+        return true;
+    lerr(cx, sc, XDNN_ERR_SEMANTIC, c->loc,
+         "expression nests too deeply (more than %d levels) once fragment arguments are substituted",
+         EXPR_MAX_DEPTH);
+    return false;
+}
+
 static void tensor_in_ct(lower_ctx *cx, const scope *sc, const expr *e, const char *what)
 {
     lerr(cx, sc, XDNN_ERR_SEMANTIC, e->loc, "%s must be a compile-time value; '%s' is a tensor", what, e->s);
@@ -176,7 +190,7 @@ expr *lower_ct(lower_ctx *cx, const scope *sc, expr *e, const char *what)
             }
             if (!(c->args[1] = lower_ct(cx, sc, e->args[1], what)))
                 return NULL;
-            return c;
+            return depth_ok(cx, sc, c) ? c : NULL;
         }
         /* other built-ins fold their arguments, like any operator */
         __attribute__((fallthrough));
@@ -187,7 +201,7 @@ expr *lower_ct(lower_ctx *cx, const scope *sc, expr *e, const char *what)
         for (int i = 0; i < e->nargs; i++)
             if (!(c->args[i] = lower_ct(cx, sc, e->args[i], what)))
                 return NULL;
-        return c;
+        return depth_ok(cx, sc, c) ? c : NULL;
     }
     }
     return e;
@@ -497,7 +511,7 @@ static bool lower_call(lower_ctx *cx, scope *sc, namer *nm, expr *e, const targe
             for (int i = 0; i < e->nargs; i++)
                 c->args[i] = ops[i].scalar;
             out->scalar = c;
-            return true;
+            return depth_ok(cx, sc, c);
         }
         int opid = op_lookup(fn);
         if (opid < 0) {
@@ -622,7 +636,7 @@ static bool lower_value_root(lower_ctx *cx, scope *sc, namer *nm, expr *e, const
             return false;
         if (x.tensor < 0) {
             out->scalar = expr_unary(cx->ar, e->op, x.scalar, e->loc);
-            return true;
+            return depth_ok(cx, sc, out->scalar);
         }
         return operator_node(cx, sc, nm, e, e->op == '-' ? "neg" : "logical_not", e->op == '-' ? "-" : "!", &x, 1,
                              root, out);
@@ -635,7 +649,7 @@ static bool lower_value_root(lower_ctx *cx, scope *sc, namer *nm, expr *e, const
             return false;
         if (ops[0].tensor < 0 && ops[1].tensor < 0) {
             out->scalar = expr_binary(cx->ar, e->op, ops[0].scalar, ops[1].scalar, e->loc);
-            return true;
+            return depth_ok(cx, sc, out->scalar);
         }
         return operator_node(cx, sc, nm, e, infix_op_name(e->op), infix_op_text(e->op), ops, 2, root, out);
     }
@@ -649,9 +663,24 @@ static bool lower_value_root(lower_ctx *cx, scope *sc, namer *nm, expr *e, const
     return false;
 }
 
+/* Each tree is at most EXPR_MAX_DEPTH deep, but a call of a fragment nests
+ * the lowering of the fragment's expressions inside the caller's, so the
+ * levels are counted across calls too. */
 bool lower_value(lower_ctx *cx, scope *sc, namer *nm, expr *e, operand *out)
 {
-    return lower_value_root(cx, sc, nm, e, NULL, out);
+    if (cx->nesting >= LOWER_MAX_NESTING) {
+        *out = (operand){.tensor = -1};
+        if (!cx->nesting_reported)
+            lerr(cx, sc, XDNN_ERR_SEMANTIC, e->loc,
+                 "expressions nest too deeply (more than %d levels, counting the fragments they call)",
+                 LOWER_MAX_NESTING);
+        cx->nesting_reported = true;
+        return false;
+    }
+    cx->nesting++;
+    bool ok = lower_value_root(cx, sc, nm, e, NULL, out);
+    cx->nesting--;
+    return ok;
 }
 
 /* ---------------------------------------------------------------- assignments */

@@ -171,12 +171,19 @@ bool lower_fragment_call(lower_ctx *cx, scope *sc, namer *nm, const expr *call, 
              frag->name, nres, nres == 1 ? "" : "s", result_list(a, frag), nnames, nnames == 1 ? " is" : "s are");
         return false;
     }
-    for (const frame *f = sc->fr; f; f = f->parent) {
+    int depth = 0;
+    for (const frame *f = sc->fr; f; f = f->parent, depth++) {
         if (f->frag == frag) {
             lerr(cx, sc, XDNN_ERR_SEMANTIC, call->loc, "fragment '%s' calls itself; recursion is not allowed",
                  frag->name);
             return false;
         }
+    }
+    if (depth >= LOWER_MAX_FRAGMENT_DEPTH) {
+        /* No notes per frame: there would be a hundred. */
+        lerr_only(cx, XDNN_ERR_SEMANTIC, call->loc, "fragment calls nest too deeply (more than %d levels)",
+                  LOWER_MAX_FRAGMENT_DEPTH);
+        return false;
     }
 
     /* Bind the arguments, evaluated in the caller's scope, in written order. */

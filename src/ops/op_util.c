@@ -7,6 +7,9 @@
 #include <string.h>
 
 static xdnn_status op_vreport(xdnn_diags_t *d, xdnn_status st, const xnode *n, const op_desc *desc,
+                              const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+
+static xdnn_status op_vreport(xdnn_diags_t *d, xdnn_status st, const xnode *n, const op_desc *desc,
                               const char *fmt, va_list ap)
 {
     char msg[1024];

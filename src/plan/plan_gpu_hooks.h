@@ -1,12 +1,9 @@
 /* plan_gpu_hooks.h — what plans and --tune need from the GPU backend.
  *
- * src/plan/plan_gpu_hooks.c defines every function here as a weak stub that
- * says "not available", so the CPU build (and a CUDA build whose backend has
- * not implemented them yet) links and behaves honestly.  The GPU backend
- * overrides them with strong definitions; they must live in an object file
- * that is always linked (e.g. next to gpu_run in src/gpu/run.c), because a
- * strong definition in an otherwise unreferenced archive member is never
- * pulled in.  /work/notes/bench-to-gpu.md describes each one. */
+ * Implemented in src/gpu/plan_hooks.c (CUDA=1) and by honest "built without
+ * CUDA" stand-ins in src/gpu_none/gpu_none.c (CUDA=0), the same split as
+ * gpu.h: exactly one definition of each is linked, no weak symbols.
+ * /work/notes/bench-to-gpu.md describes each one. */
 #ifndef XDNN_PLAN_GPU_HOOKS_H
 #define XDNN_PLAN_GPU_HOOKS_H
 
@@ -15,7 +12,7 @@
 #include <stddef.h>
 
 /* "gpu; name=<name>; sm=<SM count>; cc=<major.minor>; driver=<cudaDriverGetVersion>"
- * of the device gpu_run uses.  Stub: XDNN_ERR_DEVICE and a reason in buf. */
+ * of the device gpu_run uses.  No GPU (or CUDA=0): XDNN_ERR_DEVICE and the reason in buf. */
 xdnn_status plan_gpu_fingerprint(char *buf, size_t len);
 
 /* One way to run one partition: an engine with one of its knob variants. */
@@ -30,7 +27,7 @@ typedef struct plan_gpu_choice {
 
 /* Partition st's bound graph for the GPU and list every (partition, engine,
  * knob variant); when time_them, time each supported one on st's inputs.
- * *out is malloc'ed (caller frees).  Stub: XDNN_ERR_UNSUPPORTED. */
+ * *out is malloc'ed (caller frees).  CUDA=0: XDNN_ERR_DEVICE. */
 xdnn_status plan_gpu_candidates(run_state *st, bool time_them, int warmup, int iters, plan_gpu_choice **out,
                                 int *n, xdnn_diags_t *d);
 
@@ -43,11 +40,11 @@ typedef struct plan_blob {
 
 /* After a gpu_run with the given forces on st, every compiled module its
  * partitions use.  *out malloc'ed (free each data, then the array).
- * Stub: XDNN_OK with *n = 0 (nothing compiled to carry). */
+ * CUDA=0: XDNN_ERR_DEVICE. */
 xdnn_status plan_gpu_export_blobs(run_state *st, const char *const *force, int nforce, plan_blob **out, int *n,
                                   xdnn_diags_t *d);
 /* Preload blobs into the kernel cache so the next gpu_run compiles nothing.
- * Stub: XDNN_OK for n == 0, else XDNN_ERR_UNSUPPORTED. */
+ * CUDA=0: XDNN_OK for n == 0, else XDNN_ERR_DEVICE. */
 xdnn_status plan_gpu_import_blobs(const plan_blob *blobs, int n, xdnn_diags_t *d);
 
 #endif

@@ -6,7 +6,8 @@
  *   difftest_seq [--quick] [--bench] [--list] [--dry] [FILTER]
  * --quick: reduced sweep (compute-sanitizer); --bench: the SDPA shapes of
  * anchors/torch_baseline.py on the GPU only, one line per timed partition
- * (DIFFTEST_ITERS, default 10).  Built by tests/gpu/run_seq.sh. */
+ * (DIFFTEST_ITERS, default 10); --dry: no GPU, run the reference and plan
+ * every case (forced engines must accept).  Built by tests/gpu/run_seq.sh. */
 #include "core/exec.h"
 #include "data/data.h"
 #include "gpu/engine.h"
@@ -146,7 +147,7 @@ static void sdpa_case(const sshape *s, const sopt *o, const char *dt, const char
 static void sdpa_cases(void)
 {
     static const sshape mma_shapes[] = {
-        {1, 1, 1, 1, 1, 64, 64},     {2, 4, 4, 17, 33, 64, 64},  {1, 2, 2, 100, 77, 128, 128},
+        {1, 1, 1, 2, 5, 64, 64},     {2, 4, 4, 17, 33, 64, 64},  {1, 2, 2, 100, 77, 128, 128},
         {2, 8, 2, 65, 130, 64, 64},  {1, 4, 1, 64, 64, 128, 128}, {3, 2, 1, 129, 200, 64, 64},
     };
     static const sshape gen_shapes[] = {
@@ -175,6 +176,9 @@ static void sdpa_cases(void)
             sdpa_case(&gen_shapes[si], &sopts[oi], dt, oi % 2 ? " @bshd" : "", "sdpa_naive", false, false);
             sdpa_case(&gen_shapes[si], &sopts[oi], dt, oi % 2 ? " @bshd" : "", "sdpa_naive", true, false);
         }
+    sshape one = {1, 1, 1, 1, 1, 64, 64}; /* one row, one key: o = v */
+    sdpa_case(&one, &sopts[0], "f16", "", "sdpa_flash", false, false);
+    sdpa_case(&one, &sopts[0], "bf16", "", "sdpa_naive", false, false);
     /* the shipped graph's shape: GQA 8/2, causal, f16 io, bshd, f32 intermediates */
     sshape g = {2, 8, 2, 64, 64, 64, 64};
     sdpa_case(&g, &sopts[1], "f16", " @bshd", "sdpa_flash", true, false);
@@ -230,29 +234,33 @@ static void rnn_cases(void)
 static void bench_cases(void)
 {
     static const int shapes[][4] = {{4, 16, 4096, 128}, {16, 16, 1024, 64}, {1, 32, 16384, 128}};
-    for (int causal = 0; causal <= 1; causal++)
-        for (int si = 0; si < 3; si++) {
-            const int *s = shapes[si];
-            const char *cz = causal ? "true" : "false";
-            char id[200];
-            snprintf(id, sizeof id, "bench/sdpa_fwd_bf16%s/b%dh%ds%dd%d", causal ? "_causal" : "", s[0], s[1], s[2],
-                     s[3]);
-            add_case(id, "sdpa=sdpa_flash", NULL,
-                     "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, %d, %d, %d];\n  input k: bf16[%d, %d, %d, %d];\n"
-                     "  input v: bf16[%d, %d, %d, %d];\n  o = sdpa(q, k, v, causal=%s);\n  output o;\n}\n",
-                     s[0], s[1], s[2], s[3], s[0], s[1], s[2], s[3], s[0], s[1], s[2], s[3], cz);
-            if (si == 2)
-                continue;
-            snprintf(id, sizeof id, "bench/sdpa_fwd_bwd_bf16%s/b%dh%ds%dd%d", causal ? "_causal" : "", s[0], s[1],
-                     s[2], s[3]);
-            add_case(id, "sdpa=sdpa_flash", "sdpa_bwd=sdpa_bwd",
-                     "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, %d, %d, %d];\n  input k: bf16[%d, %d, %d, %d];\n"
-                     "  input v: bf16[%d, %d, %d, %d];\n  input do: bf16[%d, %d, %d, %d];\n"
-                     "  o, stats = sdpa(q, k, v, causal=%s);\n"
-                     "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=%s);\n  output o, dq, dk, dv;\n}\n",
-                     s[0], s[1], s[2], s[3], s[0], s[1], s[2], s[3], s[0], s[1], s[2], s[3], s[0], s[1], s[2], s[3],
-                     cz, cz);
-        }
+    for (int bwd = 0; bwd <= 1; bwd++)
+        for (int causal = 0; causal <= 1; causal++)
+            for (int si = 0; si < 3; si++) {
+                const int *s = shapes[si];
+                const char *cz = causal ? "true" : "false";
+                char id[200];
+                if (bwd && si == 2) /* CUDA-core backward: many seconds there */
+                    continue;
+                /* "bench/large/": the backward at 4x16x4096x128 (seconds; run it on its own) */
+                snprintf(id, sizeof id, "bench/%ssdpa_fwd%s_bf16%s/b%dh%ds%dd%d", bwd && si == 0 ? "large/" : "",
+                         bwd ? "_bwd" : "", causal ? "_causal" : "", s[0], s[1], s[2], s[3]);
+                if (!bwd) {
+                    add_case(id, "sdpa=sdpa_flash", NULL,
+                             "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, %d, %d, %d];\n"
+                             "  input k: bf16[%d, %d, %d, %d];\n  input v: bf16[%d, %d, %d, %d];\n"
+                             "  o = sdpa(q, k, v, causal=%s);\n  output o;\n}\n",
+                             s[0], s[1], s[2], s[3], s[0], s[1], s[2], s[3], s[0], s[1], s[2], s[3], cz);
+                    continue;
+                }
+                add_case(id, "sdpa=sdpa_flash", "sdpa_bwd=sdpa_bwd",
+                         "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, %d, %d, %d];\n  input k: bf16[%d, %d, %d, %d];\n"
+                         "  input v: bf16[%d, %d, %d, %d];\n  input do: bf16[%d, %d, %d, %d];\n"
+                         "  o, stats = sdpa(q, k, v, causal=%s);\n"
+                         "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=%s);\n  output o, dq, dk, dv;\n}\n",
+                         s[0], s[1], s[2], s[3], s[0], s[1], s[2], s[3], s[0], s[1], s[2], s[3], s[0], s[1], s[2],
+                         s[3], cz, cz);
+            }
 }
 
 /* ---- running one case (as tests/gpu/difftest.c) */

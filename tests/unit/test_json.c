@@ -35,13 +35,18 @@ static xdnn_module_t *parse(const char *name, const char *text, bool is_json)
     return m;
 }
 
-/* "line:col: path: message" of the first diagnostic ("" if none). */
+/* "line:col: path: message" of the first diagnostic ("" if none) from
+ * reading `json` and, when that succeeds, binding its default graph (the
+ * reader leaves attribute types to bind, as the .dnn front end does). */
 static char *first_error(const char *json, xdnn_status *st)
 {
     static char buf[1024];
     xdnn_diags_t *d = xdnn_diags_create();
     xdnn_module_t *m = NULL;
     *st = xdnn_module_parse("t.json", json, strlen(json), true, d, &m);
+    xdnn_graph_t *g = *st == XDNN_OK ? xdnn_module_find_graph(m, NULL) : NULL;
+    if (g)
+        *st = xdnn_graph_bind(g, NULL, 0, d);
     const xdnn_diag *r = xdnn_diags_get(d, 0);
     if (r)
         snprintf(buf, sizeof buf, "%d:%d: %s: %s", r->line, r->col, r->json_path ? r->json_path : "-", r->message);
@@ -379,8 +384,7 @@ static void test_errors(void)
          "5:94: /graphs/0/nodes/0/attrs/uper: relu has no attribute \"uper\" (attributes: lower, upper, slope)"},
         {HEAD G_OPEN TENSORS "\"nodes\": [{\"name\": \"y\", \"op\": \"relu\", \"inputs\": {\"x\": \"x\"}, "
                              "\"outputs\": {\"y\": \"y\"}, \"attrs\": {\"upper\": \"6\"}}]," OUTPUTS,
-         XDNN_ERR_SEMANTIC, "5:103: /graphs/0/nodes/0/attrs/upper: attribute \"upper\" of relu expects a number, got "
-                            "string \"6\""},
+         XDNN_ERR_SEMANTIC, "5:103: -: relu: attribute 'upper' must be a number, got \"6\""},
         {HEAD G_OPEN TENSORS "\"nodes\": [{\"name\": \"y\", \"op\": \"relu\", \"inputs\": {\"x\": \"x\"}, "
                              "\"outputs\": {\"y\": \"y\"}, \"attrs\": {\"upper\": {\"expr\": \"6 *\"}}}]," OUTPUTS,
          XDNN_ERR_SYNTAX, "5:116: -: syntax error, unexpected end of file"},
@@ -462,11 +466,60 @@ static void test_errors(void)
     free(deep);
 }
 
+/* Message of the first error binding the default graph of `text`. */
+static char *bind_error(const char *name, const char *text, bool is_json)
+{
+    static char buf[512];
+    buf[0] = 0;
+    xdnn_diags_t *d = xdnn_diags_create();
+    xdnn_module_t *m = NULL;
+    xdnn_status st = xdnn_module_parse(name, text, strlen(text), is_json, d, &m);
+    xdnn_graph_t *g = st == XDNN_OK ? xdnn_module_find_graph(m, NULL) : NULL;
+    if (g)
+        st = xdnn_graph_bind(g, NULL, 0, d);
+    const xdnn_diag *r = xdnn_diags_get(d, 0);
+    snprintf(buf, sizeof buf, "%s%s", st == XDNN_OK ? "(bound) " : "", r ? r->message : "(no diagnostic)");
+    xdnn_module_destroy(m);
+    xdnn_diags_destroy(d);
+    return buf;
+}
+
+/* An attribute of the wrong type is a bind error in .dnn text; the JSON that
+ * convert writes for it must read back and fail at bind with the same
+ * message (a string in a dtype attribute must not turn into a dtype). */
+static void test_attribute_types_at_bind(void)
+{
+    static const struct {
+        const char *body, *want;
+    } cases[] = {
+        {"y = relu(x, upper=\"6\");", "relu: attribute 'upper' must be a number, got \"6\""},
+        {"y = cast(x, dtype=\"f16\");", "cast: attribute 'dtype' must be a dtype, got \"f16\""},
+        {"y = gelu(x, approx=\"tan\");", "gelu: attribute 'approx' must be one of none|tanh, got \"tan\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "graph g {\n  input x: f32[4];\n  %s\n  output y;\n}\n", cases[i].body);
+        char *dnn_msg = strdup(bind_error("t.dnn", text, false));
+        CHECK(strcmp(dnn_msg, cases[i].want) == 0, "case %zu .dnn: %s", i, dnn_msg);
+        xdnn_module_t *m = parse("t.dnn", text, false);
+        char *json = m ? json_write_module(m) : NULL;
+        CHECK(json != NULL, "case %zu: no JSON", i);
+        if (json) {
+            const char *json_msg = bind_error("t.json", json, true);
+            CHECK(strcmp(json_msg, cases[i].want) == 0, "case %zu JSON: %s\n%s", i, json_msg, json);
+        }
+        free(json);
+        free(dnn_msg);
+        xdnn_module_destroy(m);
+    }
+}
+
 int main(void)
 {
     test_examples();
     test_every_construct();
     test_c_api();
     test_errors();
+    test_attribute_types_at_bind();
     return test_summary("test_json");
 }
