@@ -455,8 +455,10 @@ static void run_case(const bench_case *c, const bench_opts *o, bool use_gpu, con
             r->parts[i].from_cache = parts[i].from_cache;
         }
         if (use_gpu && strcmp(o->engine, "auto") != 0 && strcmp(o->engine, "all") != 0)
-            for (int i = 0; i < r->nparts; i++) /* --engine NAME: force it everywhere */
+            for (int i = 0; i < r->nparts; i++) { /* --engine NAME: force it everywhere, with its own knobs */
                 snprintf(r->parts[i].engine, sizeof r->parts[i].engine, "%s", o->engine);
+                r->parts[i].knobs[0] = '\0';
+            }
     }
     plan_parts_free(parts, nparts);
     if (s == XDNN_OK)

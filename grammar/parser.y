@@ -6,6 +6,8 @@
  * are arena-owned (the module's arena), so nothing leaks when error recovery
  * discards them and no %destructor is needed for memory.  A syntax error in a
  * statement skips to its ';' (`error ';'`) so one run reports several errors.
+ * Expression trees are at most EXPR_MAX_DEPTH levels deep (DEPTH_CHECK), so
+ * no later pass can overflow the stack on them.
  */
 %define api.pure full
 %define api.prefix {dnn}

@@ -12,7 +12,8 @@
  * HEADER_LEN whatever the alignment (64 bytes since NumPy 1.14, 16 before),
  * caps it at 1 MiB, checks the shape for overflow and requires the data to be
  * exactly numel * itemsize bytes (a truncated or over-long file is an error
- * that prints both counts).
+ * that prints both counts).  From a stream (a FIFO, stdin) it reads only what
+ * the header announces, plus one byte to tell trailing data.
  *
  * Element types read (descr byte order '<', '>', '=' or '|'; big-endian data
  * is byte-swapped; Fortran-order data is transposed to row-major):

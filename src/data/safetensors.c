@@ -20,7 +20,9 @@
  * has a known dtype, a shape of non-negative integers (rank <= 8) and two
  * data_offsets with begin <= end; end - begin == numel * element size; sorted
  * by offset, the tensors tile the data buffer exactly (no overlap, no gap, no
- * byte left over).  "__metadata__" is skipped (it must be an object).
+ * byte left over).  "__metadata__" is skipped (it must be an object).  From a
+ * stream (a FIFO, stdin) it reads only what the header announces, plus one
+ * byte.
  *
  * The writer sorts tensors by name, stores them in that order, and pads the
  * header with spaces so the data buffer starts at a multiple of 8 bytes.

@@ -16,7 +16,8 @@
  *     {"expr": "inf"}, {"expr": "f16"} (a dtype in an untyped position)
  * So a JSON string is never parsed as an expression.  Fields whose type is
  * always a dtype (tensor "dtype", context "io"/"compute"/"intermediate", op
- * attributes of type dtype) hold the dtype name as a plain string instead.
+ * attributes of type dtype) hold the dtype name as a plain string instead
+ * (a string value there, which bind refuses, is {"expr": "\"f16\""}).
  * Positions with their own shape:
  *   - params:   {"value": <literal>} or, when not a literal, {"expr": "D / H"};
  *               optional "sweep": [values]

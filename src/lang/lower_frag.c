@@ -180,9 +180,14 @@ bool lower_fragment_call(lower_ctx *cx, scope *sc, namer *nm, const expr *call, 
         }
     }
     if (depth >= LOWER_MAX_FRAGMENT_DEPTH) {
-        /* No notes per frame: there would be a hundred. */
+        /* One note, for the outermost call: a note per frame would be a hundred. */
+        const frame *outermost = sc->fr;
+        while (outermost->parent)
+            outermost = outermost->parent;
         lerr_only(cx, XDNN_ERR_SEMANTIC, call->loc, "fragment calls nest too deeply (more than %d levels)",
                   LOWER_MAX_FRAGMENT_DEPTH);
+        diag_note(cx->d, outermost->call_loc, "the outermost of them calls fragment '%s' here",
+                  outermost->frag->name);
         return false;
     }
 

@@ -11,8 +11,9 @@ load helpers
 # whose first error is a syntax or I/O error must be added here.
 SYNTAX="01-missing-semicolon 02-unexpected-paren 03-dims-without-comma 04-unterminated-string
         05-stray-character 06-integer-literal-overflow 24-keyword-as-name 38-unsupported-version
-        39-several-syntax-errors 52-non-ascii 57-unexpected-end-of-file"
-IO="22-include-missing"
+        39-several-syntax-errors 52-non-ascii 57-unexpected-end-of-file 59-expression-too-deep
+        60-param-chain-too-deep"
+IO="22-include-missing 62-include-directory 63-include-device"
 
 expected_status() {
     local b=$1

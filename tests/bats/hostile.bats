@@ -1,0 +1,165 @@
+#!/usr/bin/env bats
+# Hostile inputs (tests/fuzz findings): inputs that used to crash xdnn or make
+# it read forever must end, quickly, with a diagnostic and the exit code of
+# their class (2 syntax, 3 semantic, 5 file I/O) — never a signal (exit 139)
+# or a hang.  Every call runs under `timeout 10`, so a regression fails (124)
+# instead of hanging the suite.  The big inputs are generated here, not kept.
+load helpers
+
+# `xdnn ...` under a time limit; sets $status and $output like `run`.
+run_limited() {
+    run timeout 10 "$XDNN" "$@"
+}
+
+chain() { # chain N TERM: "TERM + TERM + ..." with N terms, 20 to a line
+    python3 -c "import sys; n, t = int(sys.argv[1]), sys.argv[2]
+print(' +\n'.join(' + '.join([t] * min(20, n - i)) for i in range(0, n, 20)))" "$1" "$2"
+}
+
+@test "a 100000-term tensor chain is a syntax error, not a stack overflow" {
+    f=$BATS_TEST_TMPDIR/chain.dnn
+    { echo 'graph g {'; echo ' input x: f32[2];'; echo " y = $(chain 100000 x);"; echo ' output y;'; echo '}'; } > "$f"
+    run_limited check "$f"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"chain.dnn:52:79: error: expression nests too deeply (more than 1000 levels)"* ]]
+    [ "$(grep -c 'error:' <<< "$output")" -eq 1 ]
+}
+
+@test "a long chain with a compile-time tail, and a deep param chain, are refused" {
+    f=$BATS_TEST_TMPDIR/tail.dnn
+    { echo 'graph g {'; echo ' input x: f32[2];'; echo " y = relu(x) + $(chain 100000 1);"; echo ' output y;'; echo '}'; } > "$f"
+    run_limited check "$f"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"error: expression nests too deeply (more than 1000 levels)"* ]]
+    f=$BATS_TEST_TMPDIR/param.dnn
+    { echo "param P = $(chain 400000 1);"; echo 'graph g { input x: f32[P]; output x; }'; } > "$f"
+    run_limited check "$f"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"param.dnn:50:79: error: expression nests too deeply (more than 1000 levels)"* ]]
+    run_limited convert "$f" -o "$BATS_TEST_TMPDIR/param.json"
+    [ "$status" -eq 2 ]
+    [ ! -e "$BATS_TEST_TMPDIR/param.json" ]
+}
+
+@test "right-nested input stops at the depth limit too" {
+    f=$BATS_TEST_TMPDIR/neg.dnn
+    python3 -c "print('graph g { input x: f32[2]; y = ' + '-' * 5000 + 'x; output y; }')" > "$f"
+    run_limited check "$f"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"neg.dnn:1:4032: error: expression nests too deeply (more than 1000 levels)"* ]]
+    python3 -c "print('graph g { input x: f32[2]; y = ' + 'relu(' * 3000 + 'x' + ')' * 3000 + '; output y; }')" > "$f"
+    run_limited check "$f"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"error: expression nests too deeply (more than 1000 levels)"* ]]
+}
+
+@test "an expression string in JSON is bounded by the same limit" {
+    f=$BATS_TEST_TMPDIR/deep.json
+    python3 -c "import json; print(json.dumps({'format': 'xdnn-graph', 'version': 1,
+        'params': {'P': {'expr': ' + '.join(['1'] * 5000)}}, 'graphs': []}))" > "$f"
+    run_limited check "$f"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"error: expression nests too deeply (more than 1000 levels)"* ]]
+}
+
+@test "params that refer to params 6000 deep fold to an error, not a stack overflow" {
+    f=$BATS_TEST_TMPDIR/refs.dnn
+    python3 -c "
+print('param P0 = 1;')
+for i in range(1, 6000): print('param P%d = P%d;' % (i, i - 1))
+print('graph g { input x: f32[P5999]; output x; }')" > "$f"
+    run_limited check "$f"
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"refs.dnn:1001:15: error: expression nests too deeply to fold (more than 5000 levels, counting the params it refers to)"* ]]
+    [ "$(grep -c 'error:' <<< "$output")" -eq 1 ]
+}
+
+@test "fragments that nest deep expressions are refused, not a stack overflow" {
+    f=$BATS_TEST_TMPDIR/frag.dnn
+    python3 -c "
+print('fragment fr0(x) -> (y) { y = relu(x); }')
+for i in range(1, 60): print('fragment fr%d(x) -> (y) { y = fr%d(x)%s; }' % (i, i - 1, ' + x' * 900))
+print('graph g { input x: f32[2]; y = fr59(x); output y; }')" > "$f"
+    run_limited check "$f"
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"error: expressions nest too deeply (more than 10000 levels, counting the fragments they call)"* ]]
+    [ "$(grep -c 'error:' <<< "$output")" -eq 1 ]
+    python3 -c "
+print('fragment fr0(x, k: int) -> (y) { y = reshape(x, [k]); }')
+for i in range(1, 60): print('fragment fr%d(x, k: int) -> (y) { y = fr%d(x, k=k%s); }' % (i, i - 1, ' + 0' * 900))
+print('graph g { input x: f32[2]; y = fr59(x, k=2); output y; }')" > "$f"
+    run_limited check "$f"
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"frag.dnn:59:447: error: expression nests too deeply (more than 1000 levels) once fragment arguments are substituted"* ]]
+}
+
+@test "devices and directories are refused instead of read forever" {
+    run_limited check /dev/zero
+    [ "$status" -eq 5 ]
+    [ "$output" = "/dev/zero: error: '/dev/zero' is not a regular file" ]
+    run_limited check "$BATS_TEST_TMPDIR"
+    [ "$status" -eq 5 ]
+    [ "$output" = "$BATS_TEST_TMPDIR: error: '$BATS_TEST_TMPDIR' is a directory" ]
+    run timeout 10 "$XDNN" check - < /dev/zero
+    [ "$status" -eq 5 ]
+    [ "$output" = "-: error: stdin is not a regular file" ]
+}
+
+@test "include of a device or a directory: an error at the include statement" {
+    cd "$BATS_TEST_TMPDIR"
+    mkdir -p sub
+    printf 'graph g { input x: f32[4]; output x; }\ninclude "/dev/urandom";\n' > dev.dnn
+    run_limited check dev.dnn
+    [ "$status" -eq 5 ]
+    [[ "${lines[0]}" == "dev.dnn:2:9: error: '/dev/urandom' is not a regular file" ]]
+    printf 'include "sub";\n' > dir.dnn
+    run_limited check dir.dnn
+    [ "$status" -eq 5 ]
+    [[ "${lines[0]}" == "dir.dnn:1:9: error: './sub' is a directory" ]] || [[ "${lines[0]}" == "dir.dnn:1:9: error: 'sub' is a directory" ]]
+}
+
+@test "load() from a device is refused; raw data from a FIFO is read only as far as needed" {
+    cd "$BATS_TEST_TMPDIR"
+    for fmt in raw npy safetensors; do
+        printf 'graph g { input x: f32[4] = load(path="/dev/zero", format="%s"); output x; }\n' "$fmt" > z.dnn
+        run_limited run --device cpu z.dnn
+        [ "$status" -eq 5 ] || { echo "$fmt: $status"; false; }
+        [[ "$output" == *"/dev/zero: error: '/dev/zero' is not a regular file"* ]]
+    done
+    # A FIFO fed forever: raw reads 16 bytes + 1 and stops.
+    mkfifo endless
+    printf 'graph g { input x: f32[4] = load(path="endless", format="raw"); output x; }\n' > f.dnn
+    timeout 10 cat /dev/zero > endless 2>/dev/null 3>&- &
+    feeder=$!
+    run_limited run --device cpu f.dnn
+    kill "$feeder" 2>/dev/null || true
+    wait "$feeder" 2>/dev/null || true
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"endless: error: raw file has over 16 bytes, but f32[4] needs exactly 16 bytes"* ]]
+}
+
+@test "a .npy file from a FIFO is read; one followed by endless bytes stops at its header's size" {
+    cd "$BATS_TEST_TMPDIR"
+    python3 -c "
+import struct, sys
+h = \"{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }\"
+h += ' ' * (63 - (10 + len(h)) % 64) + '\n'
+sys.stdout.buffer.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(h)) + h.encode() + struct.pack('<4f', 1, -2, 3, 4))" > x.npy
+    mkfifo pipe.npy
+    printf 'graph g { input x: f32[4] = load(path="pipe.npy"); y = relu(x); output y; }\n' > p.dnn
+    timeout 10 cat x.npy > pipe.npy 2>/dev/null 3>&- &
+    feeder=$!
+    run_limited run --device cpu p.dnn
+    wait "$feeder" 2>/dev/null || true
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"values [1, 0, 3, 4]"* ]]
+    # The same file, then zeros forever: the reader takes the 80 bytes the
+    # header announces plus one, reports the trailing byte and stops.
+    timeout 10 cat x.npy /dev/zero > pipe.npy 2>/dev/null 3>&- &
+    feeder=$!
+    run_limited run --device cpu p.dnn
+    kill "$feeder" 2>/dev/null || true
+    wait "$feeder" 2>/dev/null || true
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"pipe.npy: error: trailing bytes after .npy data: expected 16 bytes (4 elements of 4 bytes), file has 17"* ]]
+}
