@@ -70,7 +70,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_LIB_SRC := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
 
-.PHONY: all test test-unit test-bats test-gpu fuzz valgrind clean
+.PHONY: all test test-unit test-bats test-valgrind test-gpu fuzz valgrind clean
 all: $(BUILD)/libxdnn.a $(BUILD)/libxdnn.so $(BUILD)/xdnn
 
 $(BUILD)/gen/parser.c $(BUILD)/gen/parser.h &: grammar/parser.y
@@ -115,7 +115,13 @@ test-unit: $(UNIT_BIN)
 test-bats: $(BUILD)/xdnn
 	XDNN=$(abspath $(BUILD)/xdnn) bats tests/bats
 
-test: all test-unit test-bats
+# The README's test command: unit tests, every bats suite, and the CLI suites
+# again under valgrind (leaks and memory errors fail them).
+test: all test-unit test-bats test-valgrind
+
+VALGRIND_SUITES := tests/bats/cli.bats tests/bats/run.bats tests/bats/errors.bats
+test-valgrind: $(BUILD)/xdnn
+	XDNN_VALGRIND=1 OMP_NUM_THREADS=1 XDNN=$(abspath $(BUILD)/xdnn) bats $(VALGRIND_SUITES)
 
 test-gpu: all
 	@tests/gpu/run.sh $(BUILD)

@@ -6,7 +6,7 @@ ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 
 xdnn() {
     if [ -n "${XDNN_VALGRIND:-}" ]; then
-        valgrind -q --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
+        valgrind -q --leak-check=full --show-leak-kinds=definite,indirect --show-possibly-lost=no --errors-for-leak-kinds=definite,indirect \
             --error-exitcode=99 "$XDNN" "$@"
     else
         "$XDNN" "$@"

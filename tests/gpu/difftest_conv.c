@@ -14,7 +14,7 @@
  * conv shapes of anchors/torch_baseline.py (and its maxpool) on the GPU only,
  * one "BENCH name shape engine median_ms" line each (bench/conv_peer.py
  * prints the PyTorch side with the same names).
- * Built and run by tests/gpu/run_conv.sh. */
+ * Built and run by tests/gpu/run.sh BUILD --only conv. */
 #include "core/exec.h"
 #include "data/data.h"
 #include "gpu/engine.h"

@@ -10,7 +10,7 @@
  *   --quick  reduced sweep (for compute-sanitizer)
  *   --bench  time the torch_baseline shapes on the GPU only (median of 50)
  *   --dry    no GPU: CPU reference + engine selection only
- * Built and run by tests/gpu/run_norm.sh. */
+ * Built and run by tests/gpu/run.sh BUILD --only norm. */
 #include "core/exec.h"
 #include "data/data.h"
 #include "gpu/engine.h"

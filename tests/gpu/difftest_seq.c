@@ -7,7 +7,7 @@
  * --quick: reduced sweep (compute-sanitizer); --bench: the SDPA shapes of
  * anchors/torch_baseline.py on the GPU only, one line per timed partition
  * (DIFFTEST_ITERS, default 10); --dry: no GPU, run the reference and plan
- * every case (forced engines must accept).  Built by tests/gpu/run_seq.sh. */
+ * every case (forced engines must accept).  Built by tests/gpu/run.sh BUILD --only seq. */
 #include "core/exec.h"
 #include "data/data.h"
 #include "gpu/engine.h"
