@@ -150,6 +150,11 @@ xdnn_status file_write_atomic(const char *path, const void *data, size_t len, xd
         free(tmp);
         return XDNN_ERR_IO;
     }
+    /* mkstemp creates 0600; an output file should get the mode any new file
+     * gets (0666 less the umask), so goldens saved by one user are readable. */
+    mode_t mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd, 0666 & ~mask);
     const char *p = data;
     size_t left = len;
     while (left) {
