@@ -341,12 +341,16 @@ def read_suite(path):
         if not line:
             continue
         f = line.split()
-        if len(f) != 7:
-            raise ValueError(f"{path}: expected 7 columns, got {len(f)}: {line}")
-        name, shape, graph, sets, timed, work, prec = f
+        if len(f) not in (7, 8):
+            raise ValueError(f"{path}: expected 7 or 8 columns, got {len(f)}: {line}")
+        name, shape, graph, sets, timed, work, prec = f[:7]
         params = dict(kv.split("=", 1) for kv in sets.split(",") if kv)
+        opts = dict(kv.split("=", 1) for kv in f[7].split(",")) if len(f) == 8 else {}
+        unknown = set(opts) - {"iters", "warmup", "timeout", "skip"}
+        if unknown:
+            raise ValueError(f"{path}: unknown case options {sorted(unknown)}: {line}")
         cases.append({"name": name, "shape": shape, "graph": graph, "sets": params, "time": timed,
-                      "work": work, "prec": prec})
+                      "work": work, "prec": prec, "opts": opts})
     return cases
 
 
@@ -427,6 +431,10 @@ def suite(args):
         if time.time() - t0 > args.budget_s:
             row["status"] = "not run (time budget)"
             continue
+        if "skip" in c["opts"]:
+            row["status"] = "skipped: " + c["opts"]["skip"].replace("_", " ")
+            print(f"{key}: {row['status']}", flush=True)
+            continue
         d = os.path.join(args.out, f"{i:02d}_{c['name']}_{c['shape']}")
         os.makedirs(d, exist_ok=True)
         sets = []
@@ -443,15 +451,19 @@ def suite(args):
             print(f"{key}: {row['status']}", flush=True)
             continue
         in_dir, out_dir = os.path.join(d, "in"), os.path.join(d, "out")
-        cmd = [args.xdnn, "run", c["graph"], "--device", "gpu" if args.device == "cuda" else "cpu", "--iters", str(args.iters), "--warmup",
-               str(args.warmup), "--format", "json", "--save", out_dir, "--save-inputs", in_dir] + sets
+        iters, warmup = int(c["opts"].get("iters", args.iters)), int(c["opts"].get("warmup", args.warmup))
+        case_timeout = float(c["opts"].get("timeout", args.case_timeout_s))
+        row["xdnn_iters"] = iters
+        cmd = [args.xdnn, "run", c["graph"], "--device", "gpu" if args.device == "cuda" else "cpu",
+               "--iters", str(iters), "--warmup", str(warmup), "--format", "json", "--save", out_dir,
+               "--save-inputs", in_dir] + sets
         row["repro"] = " ".join(cmd)
         tx = time.time()
         try:
-            r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.case_timeout_s)
+            r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=case_timeout)
             rc, out, err = r.returncode, r.stdout, r.stderr
-        except subprocess.TimeoutExpired as ex:
-            rc, out, err = 124, "", f"timed out after {args.case_timeout_s} s"
+        except subprocess.TimeoutExpired:
+            rc, out, err = 124, "", f"timed out after {case_timeout:.0f} s"
         row["xdnn_wall_s"] = round(time.time() - tx, 2)
         open(os.path.join(d, "xdnn.json"), "w").write(out)
         open(os.path.join(d, "xdnn.err"), "w").write(err)
@@ -461,6 +473,7 @@ def suite(args):
                 xj = json.loads(out)
                 row["xdnn_ms"], row["xdnn_p90"], row["engines"] = xdnn_time(xj, c["time"])
                 xdevice = xj.get("gpu", {}).get("device", xdevice)
+                row["xdnn_device"] = xdevice
             except ValueError as ex:
                 row["xdnn_error"] = f"bad JSON from xdnn: {ex}"
         else:
@@ -475,6 +488,7 @@ def suite(args):
                 row["check"] = pr["check"] if rc == 0 else "no xdnn output"
                 row["checks"] = pr["checks"]
                 device = device or f"{pr['device']} (torch {pr['torch']}, cuDNN {pr['cudnn']})"
+                row["peer_device"] = device
             except Exception as ex:  # a peer failure is a row, not the end of the suite
                 row["peer_error"] = f"{type(ex).__name__}: {str(ex)[:200]}"
         else:
@@ -538,6 +552,8 @@ def table(rows, device, xdevice, args, wall):
             chk = "xdnn: " + r["xdnn_error"].replace("|", "/")
         if r.get("peer_error"):
             chk += "; peer: " + r["peer_error"].replace("|", "/")
+        if r.get("xdnn_iters") not in (None, args.iters):
+            chk += f"; xdnn --iters {r['xdnn_iters']}"
         out.append(f"| {r['case']} | {r['shape']} | {fmt(r.get('xdnn_ms'), '.4f')} | {fmt(r.get('peer_ms'), '.4f')} "
                    f"| {fmt(r.get('ratio'), '.2f')} | {fmt(r.get('xdnn_roof_pct'), '.0f')} "
                    f"| {fmt(r.get('peer_roof_pct'), '.0f')} | {chk} | {r.get('engines', '')} |")
@@ -545,6 +561,30 @@ def table(rows, device, xdevice, args, wall):
                 f"{len(rows)} agree with the peer; "
                 f"{sum(1 for r in rows if r.get('status') != 'ran')} not run.", ""]
     return "\n".join(out)
+
+
+def report(args):
+    """One table from the suite.json of one or more runs (a later run's row replaces an earlier
+    one of the same case), in suite order; for a suite finished over several device calls."""
+    cases = read_suite(args.suite)
+    by_key = {}
+    for path in args.runs:
+        for r in json.load(open(path)):
+            k, old = (r["case"], r["shape"]), by_key.get((r["case"], r["shape"]))
+            if old is None or old.get("status") != "ran" or r.get("status") == "ran":
+                by_key[k] = r
+    rows = [by_key.get((c["name"], c["shape"]), {"case": c["name"], "shape": c["shape"], "status": "not run"})
+            for c in cases]
+    device = next((r["peer_device"] for r in rows if r.get("peer_device")), args.peer_device)
+    xdevice = next((r["xdnn_device"] for r in rows if r.get("xdnn_device")), args.xdnn_device)
+    section = table(rows, device, xdevice, args, args.wall_s)
+    if args.note:
+        section = section.rstrip("\n") + "\n\n" + args.note + "\n"
+    print(section)
+    if args.results:
+        with open(args.results, "a") as f:
+            f.write("\n" + section)
+    return 0
 
 
 def main():
@@ -575,7 +615,19 @@ def main():
                    help="cpu: xdnn's CPU reference and torch on the CPU, to try the suite without a GPU (tiny shapes)")
     s.add_argument("--set", action="append", default=[], metavar="P=V",
                    help="override a param of every case (with --device cpu: make the shapes tiny)")
+    r = sub.add_parser("report", help="one table from several runs' suite.json")
+    r.add_argument("runs", nargs="+")
+    r.add_argument("--suite", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "suite.txt"))
+    r.add_argument("--results")
+    r.add_argument("--note", help="a paragraph added under the table")
+    r.add_argument("--peer-device")
+    r.add_argument("--xdnn-device")
+    r.add_argument("--wall-s", type=float, default=0.0)
+    for k, v in (("--iters", 20), ("--warmup", 3), ("--peer-iters", 30), ("--peer-warmup", 10)):
+        r.add_argument(k, type=int, default=v)
     a = ap.parse_args()
+    if a.mode == "report":
+        return report(a)
     if a.mode == "case":
         print(json.dumps(run_case(a.graph_json, a.in_dir, a.out_dir, a.time, a.warmup, a.iters, a.device), indent=1))
         return 0
