@@ -1,0 +1,291 @@
+/* difftest_rnnbwd.c — the differential tester of the rnn_bwd_direct engine
+ * (rnn_bwd tanh/relu, lstm_bwd, gru_bwd): each case is a tiny .dnn graph run
+ * by the CPU reference (src/ops/rnn_bwd.c) and by the GPU with the engine
+ * forced; every result (dx, dh0, [dc0,] dw_ih, dw_hh, db_ih, db_hh) compared
+ * with the METHOD.md tolerances of its dtype.  Sweep: T 1..5, N 1..3, I != H
+ * (also I > D*H and I < D*H with L = 2, so w_ih has unused columns), L 1-2,
+ * uni/bidirectional, with/without biases and dh_n/dc_n, f32/f16/bf16, some
+ * inputs with permuted or padded strides.  One line per case, then
+ * "N passed, N failed".  Usage:
+ *   difftest_rnnbwd [--quick] [--list] [--dry] [FILTER]
+ * --quick: reduced sweep (compute-sanitizer); --dry: no GPU, run the
+ * reference and plan every case (the forced engine must accept).
+ * Built by tests/gpu/run.sh BUILD --only rnnbwd. */
+#include "core/exec.h"
+#include "data/data.h"
+#include "gpu/engine.h"
+#include "gpu/gpu.h"
+#include "gpu/lower.h"
+#include "ops/op.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_CASES = 512, TEXT_MAX = 2048 };
+
+typedef struct tcase {
+    char id[200];
+    char text[TEXT_MAX];
+    char force[48]; /* "OP=ENGINE" */
+} tcase;
+
+static tcase *cases;
+static int ncases;
+static bool quick, dry;
+
+/* --dry (no GPU): lower, partition and select engines (the forced one must
+ * accept) on a pretend sm_90. */
+static xdnn_status dry_run(xgraph *g, const char *force, char *engines, size_t len, xdnn_diags_t *d)
+{
+    arena *ar = arena_create();
+    ggraph *gg = gpu_lower(g, ar);
+    gplan *pl = gpu_partition(gg, false);
+    gpu_device dev = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
+    const char *const f[1] = {force};
+    xdnn_status s = gpu_select_engines(pl, &dev, f, 1, 0, NULL, d);
+    for (int i = 0; i < pl->nparts && s == XDNN_OK; i++) {
+        size_t n = strlen(engines);
+        snprintf(engines + n, len - n, "%s%s(ws %zu)", i ? "," : "", pl->parts[i].engine->name, pl->parts[i].ws_bytes);
+    }
+    arena_destroy(ar);
+    return s;
+}
+
+__attribute__((format(printf, 3, 4))) static void add_case(const char *id, const char *force, const char *fmt, ...)
+{
+    if (ncases >= MAX_CASES)
+        return;
+    tcase *c = &cases[ncases++];
+    snprintf(c->id, sizeof c->id, "%s", id);
+    snprintf(c->force, sizeof c->force, "%s", force);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->text, sizeof c->text, fmt, ap);
+    va_end(ap);
+}
+
+static void rnnbwd_cases(void)
+{
+    static const char *const ops[] = {"rnn", "rnn-relu", "lstm", "gru"};
+    static const int tnih[][4] = {{1, 1, 3, 4}, {3, 2, 5, 7}, {5, 3, 6, 4}, {4, 2, 9, 3}, {2, 3, 4, 6}};
+    static const char *const dts[] = {"f32", "f16", "f32", "bf16"};
+    int ns = quick ? 3 : 5, serial = 0;
+    for (int si = 0; si < ns; si++)
+        for (int oi = 0; oi < 4; oi++)
+            for (int L = 1; L <= 2; L++)
+                for (int bidir = 0; bidir <= 1; bidir++) {
+                    serial++;
+                    if (quick && (L + bidir + oi + si) % 2)
+                        continue;
+                    int T = tnih[si][0], N = tnih[si][1], I = tnih[si][2], H = tnih[si][3], D = bidir ? 2 : 1;
+                    int G = oi == 2 ? 4 : oi == 3 ? 3 : 1, Iw = L > 1 && D * H > I ? D * H : I, LD = L * D;
+                    bool lstm = oi == 2, biases = (si + oi + L) % 3 != 1, grads_n = (si + oi + bidir) % 2 == 0;
+                    bool strided = serial % 5 == 2; /* x batch-major, dy padded rows */
+                    const char *dt = dts[serial % 4];
+                    const char *op = lstm ? "lstm_bwd" : oi == 3 ? "gru_bwd" : "rnn_bwd";
+                    char id[200], c0[96] = "", gn[160] = "", xl[64] = "", dyl[64] = "", attrs[200], ins[160];
+                    snprintf(id, sizeof id, "%s/%s/%s/L%d%s/%s%s/T%dN%dI%dH%d", ops[oi], biases ? "bias" : "nobias",
+                             grads_n ? "dhn" : "nodhn", L, bidir ? "-bidir" : "", dt, strided ? "/strided" : "", T, N,
+                             I, H);
+                    if (lstm)
+                        snprintf(c0, sizeof c0, "  input c0: %s[%d, %d, %d];\n", dt, LD, N, H);
+                    if (grads_n && !lstm)
+                        snprintf(gn, sizeof gn, "  input dhn: %s[%d, %d, %d];\n", dt, LD, N, H);
+                    if (grads_n && lstm)
+                        snprintf(gn, sizeof gn, "  input dhn: %s[%d, %d, %d];\n  input dcn: %s[%d, %d, %d];\n", dt,
+                                 LD, N, H, dt, LD, N, H);
+                    if (strided) {
+                        snprintf(xl, sizeof xl, " @strides(%d, %d, 1)", I, T * I);
+                        snprintf(dyl, sizeof dyl, " @strides(%d, %d, 1)", N * (D * H + 3), D * H + 3);
+                    }
+                    snprintf(attrs, sizeof attrs, ", layers=%d, bidirectional=%s%s%s%s%s", L,
+                             bidir ? "true" : "false", oi == 1 ? ", nonlinearity=\"relu\"" : "",
+                             biases ? ", b_ih=b_ih, b_hh=b_hh" : "", grads_n ? ", dh_n=dhn" : "",
+                             grads_n && lstm ? ", dc_n=dcn" : "");
+                    snprintf(ins, sizeof ins, "x, h0%s, w_ih, w_hh, dy", lstm ? ", c0" : "");
+                    char force[48];
+                    snprintf(force, sizeof force, "%s=rnn_bwd_direct", op);
+                    add_case(id, force,
+                             "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d, %d]%s;\n  input h0: %s[%d, %d, %d];\n"
+                             "%s  weight w_ih: %s[%d, %d, %d] = uniform(lo=-0.4, hi=0.4);\n"
+                             "  weight w_hh: %s[%d, %d, %d] = uniform(lo=-0.4, hi=0.4);\n"
+                             "  weight b_ih: %s[%d, %d] = uniform(lo=%s, hi=0.3);\n"
+                             "  weight b_hh: %s[%d, %d] = uniform(lo=-0.3, hi=0.3);\n"
+                             "  input dy: %s[%d, %d, %d]%s;\n%s"
+                             "  dx, dh0%s, dwi, dwh, dbi, dbh = %s(%s%s);\n"
+                             "  output dx, dh0%s, dwi, dwh, dbi, dbh;\n}\n",
+                             serial + 300, dt, T, N, I, xl, dt, LD, N, H, c0, dt, LD, G * H, Iw, dt, LD, G * H, H, dt,
+                             LD, G * H, oi == 1 ? "0.1" : "-0.3", dt, LD, G * H, dt, T, N, D * H, dyl, gn, lstm ? ", dc0" : "", op, ins, attrs,
+                             lstm ? ", dc0" : "");
+                }
+}
+
+/* ---- running one case (as tests/gpu/difftest_seq.c) */
+typedef struct outcome {
+    bool ok;
+    char msg[4096];
+    char engines[256];
+} outcome;
+
+static double tensor_absmax(const host_tensor *t)
+{
+    double *v = malloc((size_t)(t->numel ? t->numel : 1) * sizeof *v), m = 0;
+    if (!v)
+        return 0;
+    tensor_gather(t, v);
+    for (int64_t i = 0; i < t->numel; i++)
+        if (fabs(v[i]) > m)
+            m = fabs(v[i]);
+    free(v);
+    return m;
+}
+
+static void run_case(const tcase *c, outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    xdnn_diags_t *d = xdnn_diags_create();
+    xdnn_module_t *m = NULL;
+    run_state cpu = {0}, gpu = {0};
+    gpu_report rep = {0};
+    xdnn_status s = xdnn_module_parse(c->id, c->text, strlen(c->text), false, d, &m);
+    xgraph *g = s == XDNN_OK ? xdnn_module_find_graph(m, NULL) : NULL;
+    if (g)
+        s = xdnn_graph_bind(g, NULL, 0, d);
+    if (s == XDNN_OK)
+        s = run_state_init(&cpu, g, ".");
+    if (s == XDNN_OK)
+        s = run_state_init(&gpu, g, ".");
+    if (s == XDNN_OK)
+        s = exec_load_inputs(&cpu, NULL, 0, d);
+    if (s == XDNN_OK)
+        s = run_state_copy_inputs(&gpu, &cpu);
+    if (s == XDNN_OK)
+        s = run_state_alloc_results(&gpu, d);
+    if (s == XDNN_OK)
+        s = run_state_alloc_results(&cpu, d);
+    if (s == XDNN_OK)
+        s = exec_cpu_run(&cpu, d);
+    if (s != XDNN_OK) {
+        snprintf(out->msg, sizeof out->msg, "setup or CPU reference failed (%s)", xdnn_status_name(s));
+        goto done;
+    }
+    const char *force[1] = {c->force};
+    if (dry) {
+        s = dry_run(g, c->force, out->engines, sizeof out->engines, d);
+        bool some = false; /* a case whose reference is all zeros would compare nothing */
+        for (size_t k = 0; k < g->noutputs; k++)
+            some |= tensor_absmax(&cpu.tensors[g->outputs[k]]) > 0;
+        out->ok = s == XDNN_OK && some && strstr(out->engines, "rnn_bwd_direct") != NULL;
+        snprintf(out->msg, sizeof out->msg, "(dry: reference ran%s, engines planned, not run on a GPU)",
+                 some ? "" : " but every result is zero");
+        goto done;
+    }
+    gpu_run_opts o = {.warmup = 0, .iters = 1, .log = stderr, .verbose = getenv("DIFFTEST_VERBOSE") ? 1 : 0,
+                      .force = force, .nforce = 1};
+    s = gpu_run(&gpu, &o, &rep, d);
+    for (int i = 0; i < rep.nparts; i++) {
+        size_t n = strlen(out->engines);
+        snprintf(out->engines + n, sizeof out->engines - n, "%s%s", i ? "," : "", rep.parts[i].engine);
+    }
+    if (s != XDNN_OK) {
+        snprintf(out->msg, sizeof out->msg, "gpu_run failed (%s)", xdnn_status_name(s));
+        goto done;
+    }
+    /* Every result must match; a result whose reference is all zeros (e.g. a
+     * relu cell that never fires) compares only zeros, so at least one result
+     * of the case must be nonzero. */
+    out->ok = true;
+    bool any_nonzero = false;
+    size_t n = 0;
+    for (size_t k = 0; k < g->noutputs; k++) {
+        int t = g->outputs[k];
+        const xtensor *xt = &g->tensors[t];
+        double rtol, atol;
+        compare_default_tolerance(xt->rdtype, xt->producer >= 0 ? g->nodes[xt->producer].op : -1, &rtol, &atol);
+        compare_result r;
+        compare_tensors(&gpu.tensors[t], &cpu.tensors[t], rtol, atol, &r);
+        bool nonzero = tensor_absmax(&cpu.tensors[t]) > 0;
+        any_nonzero |= nonzero;
+        bool ok = r.ok && r.count > 0 && r.count == gpu.tensors[t].numel;
+        n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, " %s: max_abs=%.3g rel_norm=%.3g%s", xt->name,
+                              r.max_abs, r.rel_norm, !nonzero ? " (reference all zeros)" : "");
+        if (!ok) {
+            for (int w = 0; w < r.nworst && n < sizeof out->msg; w++) {
+                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      at [");
+                for (int j = 0; j < xt->rrank; j++)
+                    n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "%s%lld", j ? "," : "",
+                                          (long long)r.worst[w].index[j]);
+                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "] got %.8g expected %.8g", r.worst[w].got,
+                                      r.worst[w].ref);
+            }
+            n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      %lld of %lld mismatch (rtol %g atol %g)",
+                                  (long long)r.mismatches, (long long)r.count, rtol, atol);
+        }
+        out->ok &= ok;
+    }
+    if (!any_nonzero) {
+        out->ok = false;
+        snprintf(out->msg + n, sizeof out->msg - n, " (every reference result is zero: compares nothing)");
+    }
+done:
+    if (!out->ok && xdnn_diags_count(d)) {
+        fprintf(stdout, "  diagnostics for %s:\n", c->id);
+        xdnn_diags_print(d, stdout);
+    }
+    gpu_report_free(&rep);
+    run_state_free(&cpu);
+    run_state_free(&gpu);
+    xdnn_module_destroy(m);
+    xdnn_diags_destroy(d);
+}
+
+int main(int argc, char **argv)
+{
+    bool list = false;
+    const char *filter = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = true;
+        else if (strcmp(argv[i], "--list") == 0)
+            list = true;
+        else if (strcmp(argv[i], "--dry") == 0)
+            dry = true;
+        else
+            filter = argv[i];
+    }
+    cases = calloc(MAX_CASES, sizeof *cases);
+    if (!cases)
+        return 2;
+    rnnbwd_cases();
+    char why[512];
+    if (!list && !dry && !gpu_available(why, sizeof why)) {
+        printf("difftest_rnnbwd: no GPU: %s\n0 passed, 0 failed (not run)\n", why);
+        free(cases);
+        return 77;
+    }
+    int passed = 0, failed = 0;
+    for (int i = 0; i < ncases; i++) {
+        const tcase *c = &cases[i];
+        if (filter && !strstr(c->id, filter))
+            continue;
+        if (list) {
+            printf("%s\n", c->id);
+            continue;
+        }
+        outcome o;
+        run_case(c, &o);
+        printf("%s %s  engines=%s %s\n", o.ok ? "PASS" : "FAIL", c->id, o.engines, o.msg);
+        if (!o.ok)
+            printf("  graph:\n%s", c->text);
+        fflush(stdout);
+        o.ok ? passed++ : failed++;
+    }
+    if (!list)
+        printf("%d passed, %d failed\n", passed, failed);
+    gpu_release_caches();
+    free(cases);
+    return failed ? 1 : 0;
+}
