@@ -12,6 +12,8 @@
  * --quick: a reduced sweep (compute-sanitizer runs); --bench: time large
  * cases on the GPU only (no CPU reference) and print a table; --dry: no GPU
  * needed, check the CPU reference, the plan and that every kernel compiles. */
+#include "diffharness.h"
+
 #include "core/exec.h"
 #include "data/data.h"
 #include "gpu/engine.h"
@@ -19,7 +21,6 @@
 #include "gpu/lower.h"
 #include "ops/op.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,13 +37,7 @@ typedef struct tcase {
 
 static tcase *cases;
 static int ncases;
-typedef struct outcome {
-    bool ok;
-    char msg[1024];
-    char engines[256];
-} outcome;
-
-static bool quick, dry;
+static dh_opts opts;
 
 /* --dry (no GPU): lower, partition, choose engines and NVRTC-compile every
  * generated kernel for sm_90, so a sweep can be checked before device time. */
@@ -120,7 +115,7 @@ static void pointwise_cases(void)
 {
     static const int shapes[][5] = {{1, 1}, {1, 7}, {2, 3, 5}, {2, 17, 33}, {2, 1, 64}, {4, 2, 3, 5, 7}, {1, 1000003}};
     static const char *const dts[] = {"f32", "f16", "bf16"};
-    int nshapes = quick ? 4 : 7;
+    int nshapes = opts.quick ? 4 : 7;
     for (int si = 0; si < nshapes; si++) {
         int rank = shapes[si][0];
         const int *d = &shapes[si][1];
@@ -140,7 +135,7 @@ static void pointwise_cases(void)
             add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input a: %s%s;\n  input b: %s%s;\n  input c: f32%s;\n"
                             "  y = relu(a * b + 0.5, slope=0.125) - tanh(c);\n  output y: %s;\n}\n",
                      si * 7 + ti, t, sd, t, last, lead1, t);
-            if (quick && si > 1)
+            if (opts.quick && si > 1)
                 continue;
             snprintf(id, sizeof id, "pw/act/%s/%s", t, idd);
             add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input a: %s%s;\n  input b: %s%s;\n"
@@ -178,7 +173,7 @@ static void reduce_cases(void)
     static const int shapes[][4] = {{2, 1, 1}, {2, 7, 13}, {2, 3, 1000}, {2, 64, 4097}, {3, 5, 6, 7}, {3, 2, 33, 130}};
     static const char *const ops[] = {"sum", "mean", "max", "min", "amax", "norm1", "norm2"};
     static const char *const dts[] = {"f32", "f16", "bf16"};
-    int nshapes = quick ? 3 : 6;
+    int nshapes = opts.quick ? 3 : 6;
     for (int si = 0; si < nshapes; si++) {
         int rank = shapes[si][0];
         const int *d = &shapes[si][1];
@@ -192,7 +187,7 @@ static void reduce_cases(void)
             add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n"
                             "  y = reduce(x, op=\"%s\", axes=[-1]);\n  output y: f32;\n}\n",
                      si * 17 + oi, t, sd, ops[oi]);
-            if (quick)
+            if (opts.quick)
                 continue;
             snprintf(id, sizeof id, "reduce/%s/axis0-nokeep/%s/%s", ops[oi], t, idd);
             add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n"
@@ -218,7 +213,7 @@ static void reduce_cases(void)
             add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  input m: f32[%d];\n"
                             "  y = softmax(x * 2.5 + m);\n  output y: %s;\n}\n",
                      si * 23 + ti, t, sd, d[rank - 1], t);
-            if (quick)
+            if (opts.quick)
                 continue;
             if (d[0] == 1) /* log_softmax over one element is all zeros: compares nothing */
                 continue;
@@ -233,7 +228,7 @@ static void matmul_cases(void)
 {
     static const int mnk[][3] = {{1, 1, 1}, {7, 13, 5}, {64, 48, 32}, {127, 129, 65}, {256, 512, 384}};
     static const char *const dts[] = {"f32", "f32-tf32", "f16", "bf16"};
-    int nsh = quick ? 3 : 5;
+    int nsh = opts.quick ? 3 : 5;
     for (int si = 0; si < nsh; si++) {
         int M = mnk[si][0], N = mnk[si][1], K = mnk[si][2];
         for (int ti = 0; ti < 4; ti++) {
@@ -246,7 +241,7 @@ static void matmul_cases(void)
             add_case(id, tol, "dnn 1;\ngraph g(seed=%d, tf32=%s) {\n  input a: %s[%d, %d];\n  input b: %s[%d, %d];\n"
                               "  c = matmul(a, b);\n  output c;\n}\n",
                      si * 31 + ti, tf32 ? "true" : "false", t, M, K, t, K, N);
-            if (quick && si > 1)
+            if (opts.quick && si > 1)
                 continue;
             snprintf(id, sizeof id, "matmul/transab+bias-relu/%s/%dx%dx%d", dts[ti], M, N, K);
             if (M * N > 1) /* a single relu output may well be 0: compares nothing */
@@ -284,71 +279,41 @@ static void graph_cases(void)
              "  p = softmax(l * 0.5);\n  s = reduce(p, op=\"sum\", axes=[-1]);\n  output p, s: f32;\n}\n");
 }
 
-/* ---- running one case */
-
-static double tensor_absmax(const host_tensor *t)
+/* ---- running one case (the shared part is tests/gpu/diffharness.c) */
+static const char *case_id(int i)
 {
-    double *v = malloc((size_t)(t->numel ? t->numel : 1) * sizeof *v), m = 0;
-    if (!v)
-        return 0;
-    tensor_gather(t, v);
-    for (int64_t i = 0; i < t->numel; i++)
-        if (fabs(v[i]) > m)
-            m = fabs(v[i]);
-    free(v);
-    return m;
+    return cases[i].id;
 }
 
-static void run_case(const tcase *c, bool bench, outcome *out)
+static const char *case_text(int i)
 {
-    memset(out, 0, sizeof *out);
-    xdnn_diags_t *d = xdnn_diags_create();
-    xdnn_module_t *m = NULL;
-    run_state cpu = {0}, gpu = {0};
-    gpu_report rep = {0};
-    xdnn_status s = xdnn_module_parse(c->id, c->text, strlen(c->text), false, d, &m);
-    xgraph *g = s == XDNN_OK ? xdnn_module_find_graph(m, NULL) : NULL;
-    if (g)
-        s = xdnn_graph_bind(g, NULL, 0, d);
-    if (s == XDNN_OK)
-        s = run_state_init(&cpu, g, ".");
-    if (s == XDNN_OK)
-        s = run_state_init(&gpu, g, ".");
-    if (s == XDNN_OK)
-        s = exec_load_inputs(&cpu, NULL, 0, d);
-    if (s == XDNN_OK)
-        s = run_state_copy_inputs(&gpu, &cpu);
-    if (s == XDNN_OK)
-        s = run_state_alloc_results(&gpu, d);
-    if (s == XDNN_OK && !bench)
-        s = run_state_alloc_results(&cpu, d);
-    if (s == XDNN_OK && !bench)
-        s = exec_cpu_run(&cpu, d);
-    if (s == XDNN_OK && dry) {
-        s = dry_run(g, out->engines, sizeof out->engines, d);
+    return cases[i].text;
+}
+
+static void run_case(int i, dh_outcome *out)
+{
+    const tcase *c = &cases[i];
+    bool bench = opts.bench;
+    dh_case_run r = {0};
+    xdnn_status s = dh_case_begin(&r, c->id, c->text, !bench, out);
+    xgraph *g = r.g;
+    if (s != XDNN_OK)
+        goto done;
+    if (opts.dry) {
+        s = dry_run(g, out->engines, sizeof out->engines, r.d);
         out->ok = s == XDNN_OK;
         snprintf(out->msg, sizeof out->msg, "(dry: planned and compiled, not run)");
         goto done;
     }
-    if (s != XDNN_OK) {
-        snprintf(out->msg, sizeof out->msg, "setup or CPU reference failed (%s)", xdnn_status_name(s));
-        goto done;
-    }
     gpu_run_opts o = {.warmup = bench ? 3 : 0, .iters = bench ? 20 : 1, .log = stderr, .cuda_graph = c->cuda_graph,
                       .verbose = getenv("DIFFTEST_VERBOSE") ? 1 : 0};
-    s = gpu_run(&gpu, &o, &rep, d);
-    for (int i = 0; i < rep.nparts; i++) {
-        size_t n = strlen(out->engines);
-        snprintf(out->engines + n, sizeof out->engines - n, "%s%s", i ? "," : "", rep.parts[i].engine);
-    }
-    if (s != XDNN_OK) {
-        snprintf(out->msg, sizeof out->msg, "gpu_run failed (%s)", xdnn_status_name(s));
+    s = dh_gpu_run(&r, &o, out);
+    if (s != XDNN_OK)
         goto done;
-    }
     if (bench) {
         size_t n = 0;
-        for (int i = 0; i < rep.nparts && n < sizeof out->msg; i++) {
-            const gpu_partition_report *p = &rep.parts[i];
+        for (int k = 0; k < r.rep.nparts && n < sizeof out->msg; k++) {
+            const gpu_partition_report *p = &r.rep.parts[k];
             double sec = p->ms_median * 1e-3;
             n += (size_t)snprintf(out->msg + n, sizeof out->msg - n,
                                   "\n    %-24s %-16s median %.4f ms (min %.4f max %.4f) %.1f GB/s %.1f TFLOP/s %s",
@@ -356,16 +321,11 @@ static void run_case(const tcase *c, bool bench, outcome *out)
                                   sec > 0 ? p->bytes / sec * 1e-9 : 0, sec > 0 ? p->flops / sec * 1e-12 : 0,
                                   p->detail ? p->detail : "");
         }
-        snprintf(out->msg + n, sizeof out->msg - n, "\n    total %.4f ms, plan %.1f ms, compile %.1f ms", rep.total_ms,
-                 rep.plan_ms, rep.compile_ms);
-        out->ok = true;
+        if (n < sizeof out->msg)
+            snprintf(out->msg + n, sizeof out->msg - n, "\n    total %.4f ms, plan %.1f ms, compile %.1f ms",
+                     r.rep.total_ms, r.rep.plan_ms, r.rep.compile_ms);
         /* Even unchecked, every output must be written and finite. */
-        for (size_t k = 0; k < g->noutputs; k++) {
-            tensor_stats ts;
-            tensor_compute_stats(&gpu.tensors[g->outputs[k]], &ts);
-            if (ts.nan || ts.inf)
-                out->ok = false;
-        }
+        out->ok = dh_outputs_finite(&r);
         goto done;
     }
     out->ok = true;
@@ -373,48 +333,21 @@ static void run_case(const tcase *c, bool bench, outcome *out)
     for (size_t k = 0; k < g->noutputs; k++) {
         int t = g->outputs[k];
         const xtensor *xt = &g->tensors[t];
-        double rtol, atol;
+        dh_rule rule = {.require_nonzero = true};
         /* Outputs of a matmul partition carry the GEMM's accumulation error
          * (and cuBLASLt's GELU epilogue), so they get matmul's tolerance. */
         int op = xt->producer >= 0 ? g->nodes[xt->producer].op : -1;
         if (strncmp(c->id, "matmul/", 7) == 0)
             op = op_lookup("matmul");
-        compare_default_tolerance(xt->rdtype, op, &rtol, &atol);
+        compare_default_tolerance(xt->rdtype, op, &rule.rtol, &rule.atol);
         if (c->tol_scale > 1) { /* tf32: 10-bit mantissa inputs, error grows with sqrt(K) */
-            rtol = 5e-3;
-            atol = 1e-2;
+            rule.rtol = 5e-3;
+            rule.atol = 1e-2;
         }
-        compare_result r;
-        compare_tensors(&gpu.tensors[t], &cpu.tensors[t], rtol, atol, &r);
-        bool nonzero = tensor_absmax(&cpu.tensors[t]) > 0;
-        bool ok = r.ok && r.count > 0 && r.count == gpu.tensors[t].numel && nonzero;
-        n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, " %s: max_abs=%.3g max_rel=%.3g rel_norm=%.3g%s",
-                              xt->name, r.max_abs, r.max_rel, r.rel_norm,
-                              !nonzero ? " (reference is all zeros: compares nothing)" : "");
-        if (!ok) {
-            for (int w = 0; w < r.nworst && n < sizeof out->msg; w++) {
-                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      at [");
-                for (int j = 0; j < xt->rrank; j++)
-                    n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "%s%lld", j ? "," : "",
-                                          (long long)r.worst[w].index[j]);
-                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "] got %.8g expected %.8g (abs %.3g rel %.3g)",
-                                      r.worst[w].got, r.worst[w].ref, r.worst[w].abs_err, r.worst[w].rel_err);
-            }
-            n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      %lld of %lld mismatch (rtol %g atol %g)",
-                                  (long long)r.mismatches, (long long)r.count, rtol, atol);
-        }
-        out->ok &= ok;
+        out->ok &= dh_compare_output(&r, t, &rule, out->msg, sizeof out->msg, &n, NULL);
     }
 done:
-    if (!out->ok && xdnn_diags_count(d)) {
-        fprintf(stdout, "  diagnostics for %s:\n", c->id);
-        xdnn_diags_print(d, stdout);
-    }
-    gpu_report_free(&rep);
-    run_state_free(&cpu);
-    run_state_free(&gpu);
-    xdnn_module_destroy(m);
-    xdnn_diags_destroy(d);
+    dh_case_end(&r, c->id, out->ok);
 }
 
 static void bench_cases(void)
@@ -452,24 +385,11 @@ static void bench_cases(void)
 
 int main(int argc, char **argv)
 {
-    bool bench = false, list = false;
-    const char *filter = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quick") == 0)
-            quick = true;
-        else if (strcmp(argv[i], "--bench") == 0)
-            bench = true;
-        else if (strcmp(argv[i], "--list") == 0)
-            list = true;
-        else if (strcmp(argv[i], "--dry") == 0)
-            dry = true;
-        else
-            filter = argv[i];
-    }
+    dh_parse_args(argc, argv, true, &opts);
     cases = calloc(MAX_CASES, sizeof *cases);
     if (!cases)
         return 2;
-    if (bench) {
+    if (opts.bench) {
         bench_cases();
     } else {
         pointwise_cases();
@@ -477,32 +397,9 @@ int main(int argc, char **argv)
         matmul_cases();
         graph_cases();
     }
-    char why[512];
-    if (!list && !dry && !gpu_available(why, sizeof why)) {
-        printf("difftest: no GPU: %s\n0 passed, 0 failed (not run)\n", why);
-        free(cases);
-        return 77;
-    }
-    int passed = 0, failed = 0;
-    for (int i = 0; i < ncases; i++) {
-        const tcase *c = &cases[i];
-        if (filter && !strstr(c->id, filter))
-            continue;
-        if (list) {
-            printf("%s\n", c->id);
-            continue;
-        }
-        outcome o;
-        run_case(c, bench, &o);
-        printf("%s %s  engines=%s %s\n", o.ok ? "PASS" : "FAIL", c->id, o.engines, o.msg);
-        if (!o.ok)
-            printf("  graph:\n%s", c->text);
-        fflush(stdout);
-        o.ok ? passed++ : failed++;
-    }
-    if (!list)
-        printf("%d passed, %d failed\n", passed, failed);
-    gpu_release_caches();
+    dh_tester t = {.name = "difftest", .ncases = ncases, .case_id = case_id, .case_text = case_text,
+                   .run_case = run_case};
+    int rc = dh_run(&t, &opts);
     free(cases);
-    return failed ? 1 : 0;
+    return rc;
 }

@@ -15,6 +15,8 @@
  * one "BENCH name shape engine median_ms" line each (bench/conv_peer.py
  * prints the PyTorch side with the same names).
  * Built and run by tests/gpu/run.sh BUILD --only conv. */
+#include "diffharness.h"
+
 #include "core/exec.h"
 #include "data/data.h"
 #include "gpu/engine.h"
@@ -22,7 +24,6 @@
 #include "gpu/lower.h"
 #include "ops/op.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,7 @@ typedef struct tcase {
 
 static tcase *cases;
 static int ncases;
-static bool quick, dry;
+static dh_opts opts;
 
 /* --dry (no GPU): lower, partition and choose engines with a nominal sm_90
  * device, so the sweep's graphs and engine choices are checked before any
@@ -221,7 +222,7 @@ static void conv_direct_cases(void)
         for (int ti = 0; ti < 3; ti++) {
             for (int dir = 0; dir < 3; dir++) {
                 bool chlast = (ci + ti + dir) % 2 == 1; /* both layouts over the sweep */
-                if (quick && (ti != (ci % 3) || ci % 2))
+                if (opts.quick && (ti != (ci % 3) || ci % 2))
                     continue;
                 /* f32 channels-last fwd with C % 4 == 0 and tf32 off: still direct */
                 conv_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], chlast, dir, false,
@@ -249,7 +250,7 @@ static void conv_wgrad_tiled_cases(void)
     };
     for (int ci = 0; ci < 3; ci++)
         for (int ti = 0; ti < 3; ti++) {
-            if (quick && ti != ci)
+            if (opts.quick && ti != ci)
                 continue;
             conv_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], (ci + ti) % 2 == 1, 2, false, "conv_direct", 1);
         }
@@ -277,7 +278,7 @@ static void conv_igemm_cases(void)
     for (int ci = 0; ci < ncfg; ci++) {
         for (int ti = 0; ti < 3; ti++) {
             for (int dir = 0; dir < 2; dir++) {
-                if (quick && (ci % 3 || (dir && ti == 2)))
+                if (opts.quick && (ci % 3 || (dir && ti == 2)))
                     continue;
                 bool f32 = ti == 2;
                 /* dgrad runs on the igemm kernel only with stride 1 (K % 8 holds in all of these) */
@@ -350,7 +351,7 @@ static void pool_cases(void)
     int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]);
     for (int ci = 0; ci < ncfg; ci++) {
         for (int ti = 0; ti < 3; ti++) {
-            if (quick && ti != ci % 3)
+            if (opts.quick && ti != ci % 3)
                 continue;
             bool chlast = (ci + ti) % 2 == 1;
             for (int bwd = 0; bwd < 2; bwd++) {
@@ -430,103 +431,81 @@ static void bench_cases(void)
              "  y = maxpool(x, window=3, stride=2, pad=1);\n  output y: f32 @nhwc;\n}\n");
 }
 
-/* ---- running one case (as tests/gpu/difftest.c) */
-typedef struct outcome {
-    bool ok;
-    char msg[2048];
-    char engines[256];
-    double ms;
-} outcome;
-
-static double tensor_rms(const host_tensor *t)
+/* ---- running one case (the shared part is tests/gpu/diffharness.c) */
+static const char *case_id(int i)
 {
-    double *v = malloc((size_t)(t->numel ? t->numel : 1) * sizeof *v), ss = 0;
-    if (!v)
-        return 0;
-    tensor_gather(t, v);
-    for (int64_t i = 0; i < t->numel; i++)
-        ss += v[i] * v[i];
-    free(v);
-    return t->numel ? sqrt(ss / (double)t->numel) : 0;
+    return cases[i].id;
 }
 
-static double tensor_absmax(const host_tensor *t)
+static const char *case_text(int i)
 {
-    double *v = malloc((size_t)(t->numel ? t->numel : 1) * sizeof *v), m = 0;
-    if (!v)
-        return 0;
-    tensor_gather(t, v);
-    for (int64_t i = 0; i < t->numel; i++)
-        if (fabs(v[i]) > m)
-            m = fabs(v[i]);
-    free(v);
-    return m;
+    return cases[i].text;
 }
 
-static void run_case(const tcase *c, bool bench, outcome *out)
+/* The tolerance of output t: METHOD.md's per-dtype default times the case's
+ * scale, with the f32 and tf32 error models below. */
+static dh_rule conv_rule(const tcase *c, const dh_case_run *r, int t)
 {
-    memset(out, 0, sizeof *out);
-    xdnn_diags_t *d = xdnn_diags_create();
-    xdnn_module_t *m = NULL;
-    run_state cpu = {0}, gpu = {0};
-    gpu_report rep = {0};
-    xdnn_status s = xdnn_module_parse(c->id, c->text, strlen(c->text), false, d, &m);
-    xgraph *g = s == XDNN_OK ? xdnn_module_find_graph(m, NULL) : NULL;
-    if (g)
-        s = xdnn_graph_bind(g, NULL, 0, d);
-    if (s == XDNN_OK)
-        s = run_state_init(&cpu, g, ".");
-    if (s == XDNN_OK)
-        s = run_state_init(&gpu, g, ".");
-    if (s == XDNN_OK)
-        s = exec_load_inputs(&cpu, NULL, 0, d);
-    if (s == XDNN_OK)
-        s = run_state_copy_inputs(&gpu, &cpu);
-    if (s == XDNN_OK)
-        s = run_state_alloc_results(&gpu, d);
-    if (s == XDNN_OK && !bench)
-        s = run_state_alloc_results(&cpu, d);
-    if (s == XDNN_OK && !bench)
-        s = exec_cpu_run(&cpu, d);
-    if (s == XDNN_OK && dry) {
-        s = dry_run(g, out->engines, sizeof out->engines, d);
+    dh_rule rule = {.require_nonzero = true};
+    dh_default_tolerance(r->g, t, &rule.rtol, &rule.atol);
+    rule.rtol *= c->tol_scale;
+    rule.atol *= c->tol_scale;
+    if (r->g->tensors[t].rdtype == XDNN_F32 && !c->tf32) {
+        /* An f32 sum of n products errs by ~sqrt(n) * 2^-24 * |product|,
+         * whatever the sum itself is: an output that cancels to ~0 keeps
+         * the absolute error of its terms.  The output's rms measures the
+         * terms' scale, so the absolute part of the tolerance scales with
+         * it (1e-5 * rms: ~100x the f32 rounding of a 1000-term sum). */
+        double rms = dh_tensor_rms(&r->cpu.tensors[t]);
+        rule.atol *= rms > 1 ? rms : 1;
+    }
+    if (c->tf32) {
+        /* tf32 rounds every input to 10 mantissa bits (2^-11 relative), so
+         * each product errs by ~2^-11 of itself and a sum of R*S*C products
+         * by ~2^-11 * rms(y) — independent of the element's own size: an
+         * output that cancels to ~0 keeps the absolute error of its terms.
+         * Per element: |err| <= 2e-3 |ref| + 4e-3 rms(ref) (8 sigma of that
+         * model); overall: rel_norm <= 1e-3 (METHOD.md's tf32 figure). */
+        rule.rtol = 2e-3;
+        rule.atol = 4e-3 * dh_tensor_rms(&r->cpu.tensors[t]);
+        rule.max_rel_norm = 1e-3;
+    }
+    return rule;
+}
+
+static void run_case(int i, dh_outcome *out)
+{
+    const tcase *c = &cases[i];
+    bool bench = opts.bench;
+    dh_case_run r = {0};
+    xdnn_status s = dh_case_begin(&r, c->id, c->text, !bench, out);
+    xgraph *g = r.g;
+    if (s != XDNN_OK)
+        goto done;
+    if (opts.dry) {
+        s = dry_run(g, out->engines, sizeof out->engines, r.d);
         out->ok = s == XDNN_OK && (!c->want_engine || strstr(out->engines, c->want_engine));
         snprintf(out->msg, sizeof out->msg, "(dry: planned, not run)%s%s", out->ok ? "" : " expected engine ",
                  out->ok ? "" : c->want_engine);
         goto done;
     }
-    if (s != XDNN_OK) {
-        snprintf(out->msg, sizeof out->msg, "setup or CPU reference failed (%s)", xdnn_status_name(s));
-        goto done;
-    }
     gpu_run_opts o = {.warmup = bench ? 2 : 0, .iters = bench ? 10 : 1, .log = stderr,
                       .verbose = getenv("DIFFTEST_VERBOSE") ? 1 : 0};
-    s = gpu_run(&gpu, &o, &rep, d);
+    s = dh_gpu_run(&r, &o, out);
     bool engine_ok = !c->want_engine;
-    for (int i = 0; i < rep.nparts; i++) {
-        size_t n = strlen(out->engines);
-        snprintf(out->engines + n, sizeof out->engines - n, "%s%s", i ? "," : "", rep.parts[i].engine);
-        if (c->want_engine && strcmp(rep.parts[i].engine, c->want_engine) == 0)
+    for (int k = 0; k < r.rep.nparts; k++)
+        if (c->want_engine && strcmp(r.rep.parts[k].engine, c->want_engine) == 0)
             engine_ok = true;
-    }
-    if (s != XDNN_OK) {
-        snprintf(out->msg, sizeof out->msg, "gpu_run failed (%s)", xdnn_status_name(s));
+    if (s != XDNN_OK)
         goto done;
-    }
     if (bench) {
         /* the conv / pool partition: the last one (the graphs have one) */
-        const gpu_partition_report *p = &rep.parts[rep.nparts - 1];
+        const gpu_partition_report *p = &r.rep.parts[r.rep.nparts - 1];
         out->ms = p->ms_median;
         snprintf(out->msg, sizeof out->msg, "median %.4f ms (min %.4f max %.4f) %.1f TFLOP/s  %s", p->ms_median,
                  p->ms_min, p->ms_max, p->ms_median > 0 ? p->flops / (p->ms_median * 1e-3) * 1e-12 : 0,
                  p->detail ? p->detail : "");
-        out->ok = true;
-        for (size_t k = 0; k < g->noutputs; k++) {
-            tensor_stats ts;
-            tensor_compute_stats(&gpu.tensors[g->outputs[k]], &ts);
-            if (ts.nan || ts.inf)
-                out->ok = false;
-        }
+        out->ok = dh_outputs_finite(&r);
         goto done;
     }
     out->ok = engine_ok;
@@ -534,84 +513,26 @@ static void run_case(const tcase *c, bool bench, outcome *out)
     if (!engine_ok)
         n += (size_t)snprintf(out->msg, sizeof out->msg, " expected engine %s", c->want_engine);
     for (size_t k = 0; k < g->noutputs; k++) {
-        int t = g->outputs[k];
-        const xtensor *xt = &g->tensors[t];
-        double rtol, atol;
-        compare_default_tolerance(xt->rdtype, xt->producer >= 0 ? g->nodes[xt->producer].op : -1, &rtol, &atol);
-        rtol *= c->tol_scale;
-        atol *= c->tol_scale;
-        if (xt->rdtype == XDNN_F32 && !c->tf32) {
-            /* An f32 sum of n products errs by ~sqrt(n) * 2^-24 * |product|,
-             * whatever the sum itself is: an output that cancels to ~0 keeps
-             * the absolute error of its terms.  The output's rms measures the
-             * terms' scale, so the absolute part of the tolerance scales with
-             * it (1e-5 * rms: ~100x the f32 rounding of a 1000-term sum). */
-            double rms = tensor_rms(&cpu.tensors[t]);
-            atol *= rms > 1 ? rms : 1;
-        }
-        if (c->tf32) {
-            /* tf32 rounds every input to 10 mantissa bits (2^-11 relative), so
-             * each product errs by ~2^-11 of itself and a sum of R*S*C products
-             * by ~2^-11 * rms(y) — independent of the element's own size: an
-             * output that cancels to ~0 keeps the absolute error of its terms.
-             * Per element: |err| <= 2e-3 |ref| + 4e-3 rms(ref) (8 sigma of that
-             * model); overall: rel_norm <= 1e-3 (METHOD.md's tf32 figure). */
-            rtol = 2e-3;
-            atol = 4e-3 * tensor_rms(&cpu.tensors[t]);
-        }
-        compare_result r;
-        compare_tensors(&gpu.tensors[t], &cpu.tensors[t], rtol, atol, &r);
-        bool nonzero = tensor_absmax(&cpu.tensors[t]) > 0;
-        bool ok = r.ok && r.count > 0 && r.count == gpu.tensors[t].numel && nonzero && (!c->tf32 || r.rel_norm <= 1e-3);
-        n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, " %s: max_abs=%.3g max_rel=%.3g rel_norm=%.3g%s",
-                              xt->name, r.max_abs, r.max_rel, r.rel_norm,
-                              !nonzero ? " (reference is all zeros: compares nothing)" : "");
-        if (!ok) {
-            for (int w = 0; w < r.nworst && n < sizeof out->msg; w++) {
-                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      at [");
-                for (int j = 0; j < xt->rrank; j++)
-                    n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "%s%lld", j ? "," : "",
-                                          (long long)r.worst[w].index[j]);
-                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "] got %.8g expected %.8g (abs %.3g rel %.3g)",
-                                      r.worst[w].got, r.worst[w].ref, r.worst[w].abs_err, r.worst[w].rel_err);
-            }
-            n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      %lld of %lld mismatch (rtol %g atol %g)",
-                                  (long long)r.mismatches, (long long)r.count, rtol, atol);
-        }
-        out->ok &= ok;
+        dh_rule rule = conv_rule(c, &r, g->outputs[k]);
+        out->ok &= dh_compare_output(&r, g->outputs[k], &rule, out->msg, sizeof out->msg, &n, NULL);
     }
 done:
-    if (!out->ok && xdnn_diags_count(d)) {
-        fprintf(stdout, "  diagnostics for %s:\n", c->id);
-        xdnn_diags_print(d, stdout);
-    }
-    gpu_report_free(&rep);
-    run_state_free(&cpu);
-    run_state_free(&gpu);
-    xdnn_module_destroy(m);
-    xdnn_diags_destroy(d);
+    dh_case_end(&r, c->id, out->ok);
+}
+
+static void bench_line(int i, const dh_outcome *o)
+{
+    printf("BENCH %s %s %.4f %s  %s\n", cases[i].id, o->engines, o->ok ? o->ms : -1.0, o->ok ? "ok" : "FAILED",
+           o->msg);
 }
 
 int main(int argc, char **argv)
 {
-    bool bench = false, list = false;
-    const char *filter = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quick") == 0)
-            quick = true;
-        else if (strcmp(argv[i], "--bench") == 0)
-            bench = true;
-        else if (strcmp(argv[i], "--list") == 0)
-            list = true;
-        else if (strcmp(argv[i], "--dry") == 0)
-            dry = true;
-        else
-            filter = argv[i];
-    }
+    dh_parse_args(argc, argv, true, &opts);
     cases = calloc(MAX_CASES, sizeof *cases);
     if (!cases)
         return 2;
-    if (bench) {
+    if (opts.bench) {
         bench_cases();
     } else {
         conv_direct_cases();
@@ -619,35 +540,9 @@ int main(int argc, char **argv)
         conv_igemm_cases();
         pool_cases();
     }
-    char why[512];
-    if (!list && !dry && !gpu_available(why, sizeof why)) {
-        printf("difftest_conv: no GPU: %s\n0 passed, 0 failed (not run)\n", why);
-        free(cases);
-        return 77;
-    }
-    int passed = 0, failed = 0;
-    for (int i = 0; i < ncases; i++) {
-        const tcase *c = &cases[i];
-        if (filter && !strstr(c->id, filter))
-            continue;
-        if (list) {
-            printf("%s\n", c->id);
-            continue;
-        }
-        outcome o;
-        run_case(c, bench, &o);
-        if (bench)
-            printf("BENCH %s %s %.4f %s  %s\n", c->id, o.engines, o.ok ? o.ms : -1.0, o.ok ? "ok" : "FAILED", o.msg);
-        else
-            printf("%s %s  engines=%s %s\n", o.ok ? "PASS" : "FAIL", c->id, o.engines, o.msg);
-        if (!o.ok && !bench)
-            printf("  graph:\n%s", c->text);
-        fflush(stdout);
-        o.ok ? passed++ : failed++;
-    }
-    if (!list)
-        printf("%d passed, %d failed\n", passed, failed);
-    gpu_release_caches();
+    dh_tester t = {.name = "difftest_conv", .ncases = ncases, .case_id = case_id, .case_text = case_text,
+                   .run_case = run_case, .bench_line = bench_line};
+    int rc = dh_run(&t, &opts);
     free(cases);
-    return failed ? 1 : 0;
+    return rc;
 }

@@ -11,6 +11,8 @@
  *   --bench  time the torch_baseline shapes on the GPU only (median of 50)
  *   --dry    no GPU: CPU reference + engine selection only
  * Built and run by tests/gpu/run.sh BUILD --only norm. */
+#include "diffharness.h"
+
 #include "core/exec.h"
 #include "data/data.h"
 #include "gpu/engine.h"
@@ -18,7 +20,6 @@
 #include "gpu/lower.h"
 #include "ops/op.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,13 +35,7 @@ typedef struct tcase {
 
 static tcase *cases;
 static int ncases;
-static bool quick, dry;
-
-typedef struct outcome {
-    bool ok;
-    char msg[2048];
-    char engines[512];
-} outcome;
+static dh_opts opts;
 
 __attribute__((format(printf, 3, 4))) static void add_case(const char *id, double tol_scale, const char *fmt, ...)
 {
@@ -78,7 +73,7 @@ static void sid(char *buf, size_t len, int rank, const int *d)
 static void layer_cases(void)
 {
     static const int shapes[][4] = {{2, 1, 7}, {2, 3, 17}, {3, 2, 5, 64}, {2, 33, 1000}, {2, 2, 9000}, {3, 1, 4, 4096}};
-    int nsh = quick ? 3 : 6;
+    int nsh = opts.quick ? 3 : 6;
     for (int si = 0; si < nsh; si++) {
         int r = shapes[si][0];
         const int *d = &shapes[si][1];
@@ -102,7 +97,7 @@ static void layer_cases(void)
                               "  y, ir = rmsnorm(x, s);\n  dx, ds = rmsnorm_bwd(dy, x, s, ir);\n"
                               "  output y: %s, ir, dx: %s, ds: f32;\n}\n",
                      si * 7 + ti, t, s, t, s, t, last, t, t);
-            if (quick)
+            if (opts.quick)
                 continue;
             snprintf(name, sizeof name, "rmsnorm/bias+bwd3/%s/%s", t, id);
             add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  input dy: %s%s;\n  weight s: %s%s;\n"
@@ -110,7 +105,7 @@ static void layer_cases(void)
                               "  output y: %s, dx: %s, ds: f32, db: f32;\n}\n",
                      si * 11 + ti, t, s, t, s, t, last, t, last, t, t);
         }
-        if (r >= 3 && !quick) {
+        if (r >= 3 && !opts.quick) {
             /* two trailing axes, a strided (@col-like permuted) input, one-element scale */
             char two[32], name[192];
             snprintf(two, sizeof two, "[%d, %d]", d[r - 2], d[r - 1]);
@@ -134,7 +129,7 @@ static void layer_cases(void)
 static void batch_cases(void)
 {
     static const int shapes[][6] = {{4, 1, 3, 5, 7}, {4, 4, 16, 9, 9}, {2, 6, 5}, {4, 2, 64, 33, 7}, {5, 2, 3, 4, 5, 3}};
-    int nsh = quick ? 2 : 5;
+    int nsh = opts.quick ? 2 : 5;
     for (int si = 0; si < nsh; si++) {
         int r = shapes[si][0];
         const int *d = &shapes[si][1];
@@ -154,7 +149,7 @@ static void batch_cases(void)
             const char *lname = li ? "cl" : "cf";
             for (int ti = 0; ti < 3; ti++) {
                 const char *t = dts[ti];
-                if (quick && ti == 2)
+                if (opts.quick && ti == 2)
                     continue;
                 char name[192];
                 snprintf(name, sizeof name, "batchnorm/train5+bwd/%s/%s/%s", lname, t, id);
@@ -165,7 +160,7 @@ static void batch_cases(void)
                          "  dx, ds, db = batchnorm_bwd(dy, x, s, m, iv);\n"
                          "  output y: %s %s, m, iv, rmn, rvn, dx: %s, ds, db;\n}\n",
                          si * 13 + ti + li, t, s, lay, t, s, lay, ch4, ch4, ch, ch, t, lay, t);
-                if (quick)
+                if (opts.quick)
                     continue;
                 snprintf(name, sizeof name, "batchnorm/train3+infer/%s/%s/%s", lname, t, id);
                 add_case(name, 2,
@@ -175,7 +170,7 @@ static void batch_cases(void)
                          si * 17 + ti + li, t, s, lay, ch, t, ch, t);
             }
         }
-        if (!quick) {
+        if (!opts.quick) {
             char name[192];
             snprintf(name, sizeof name, "batchnorm/scalar-scale+bwd/f32/%s", id);
             add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: f32%s;\n  input dy: f32%s;\n  weight s: f32[1];\n"
@@ -190,7 +185,7 @@ static void group_cases(void)
 {
     static const int shapes[][5] = {{4, 1, 4, 5, 7}, {4, 2, 6, 9, 9}, {3, 3, 8, 31, 0}, {4, 2, 32, 16, 16}};
     static const int groups[] = {2, 3, 4, 8};
-    int nsh = quick ? 2 : 4;
+    int nsh = opts.quick ? 2 : 4;
     for (int si = 0; si < nsh; si++) {
         int r = shapes[si][0];
         const int *d = &shapes[si][1];
@@ -208,7 +203,7 @@ static void group_cases(void)
                               "  dx, ds, db = groupnorm_bwd(dy, x, s, m, iv, groups=%d);\n"
                               "  output y: %s, m, iv, dx: %s, ds, db;\n}\n",
                      si * 19 + ti, t, s, lay, t, s, lay, ch, ch, groups[si], groups[si], t, t);
-            if (quick)
+            if (opts.quick)
                 continue;
             snprintf(name, sizeof name, "instancenorm/fwd1+train+bwd/%s/%s%s", t, id, *lay ? "/nhwc" : "");
             add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s %s;\n  input dy: %s%s;\n  weight s: f32%s;\n"
@@ -223,7 +218,7 @@ static void group_cases(void)
 static void softmax_bwd_cases(void)
 {
     static const int shapes[][4] = {{2, 1, 7}, {2, 33, 130}, {3, 4, 5, 6}, {2, 64, 4097}};
-    int nsh = quick ? 2 : 4;
+    int nsh = opts.quick ? 2 : 4;
     for (int si = 0; si < nsh; si++) {
         int r = shapes[si][0];
         const int *d = &shapes[si][1];
@@ -300,7 +295,7 @@ static void copy_cases(void)
 static void rng_cases(void)
 {
     static const int shapes[][4] = {{1, 1}, {2, 17, 33}, {3, 4, 5, 67}, {1, 100003}};
-    int nsh = quick ? 2 : 4;
+    int nsh = opts.quick ? 2 : 4;
     for (int si = 0; si < nsh; si++) {
         int r = shapes[si][0];
         const int *d = &shapes[si][1];
@@ -363,20 +358,7 @@ static void bench_cases(void)
              "  y = concat(a, b, axis=1);\n  output y: f16;\n}\n");
 }
 
-/* ---- running one case (as tests/gpu/difftest.c) */
-
-static double tensor_absmax(const host_tensor *t)
-{
-    double *v = malloc((size_t)(t->numel ? t->numel : 1) * sizeof *v), m = 0;
-    if (!v)
-        return 0;
-    tensor_gather(t, v);
-    for (int64_t i = 0; i < t->numel; i++)
-        if (fabs(v[i]) > m)
-            m = fabs(v[i]);
-    free(v);
-    return m;
-}
+/* ---- running one case (the shared part is tests/gpu/diffharness.c) */
 
 static xdnn_status dry_run(xgraph *g, char *engines, size_t len, xdnn_diags_t *d)
 {
@@ -393,132 +375,70 @@ static xdnn_status dry_run(xgraph *g, char *engines, size_t len, xdnn_diags_t *d
     return s;
 }
 
-static void run_case(const tcase *c, bool bench, outcome *out)
+static const char *case_id(int i)
 {
-    memset(out, 0, sizeof *out);
-    xdnn_diags_t *d = xdnn_diags_create();
-    xdnn_module_t *m = NULL;
-    run_state cpu = {0}, gpu = {0};
-    gpu_report rep = {0};
-    xdnn_status s = xdnn_module_parse(c->id, c->text, strlen(c->text), false, d, &m);
-    xgraph *g = s == XDNN_OK ? xdnn_module_find_graph(m, NULL) : NULL;
-    if (g)
-        s = xdnn_graph_bind(g, NULL, 0, d);
-    if (s == XDNN_OK)
-        s = run_state_init(&cpu, g, ".");
-    if (s == XDNN_OK)
-        s = run_state_init(&gpu, g, ".");
-    if (s == XDNN_OK)
-        s = exec_load_inputs(&cpu, NULL, 0, d);
-    if (s == XDNN_OK)
-        s = run_state_copy_inputs(&gpu, &cpu);
-    if (s == XDNN_OK)
-        s = run_state_alloc_results(&gpu, d);
-    if (s == XDNN_OK && !bench)
-        s = run_state_alloc_results(&cpu, d);
-    if (s == XDNN_OK && !bench)
-        s = exec_cpu_run(&cpu, d);
-    if (s == XDNN_OK && dry) {
-        s = dry_run(g, out->engines, sizeof out->engines, d);
+    return cases[i].id;
+}
+
+static const char *case_text(int i)
+{
+    return cases[i].text;
+}
+
+static void run_case(int i, dh_outcome *out)
+{
+    const tcase *c = &cases[i];
+    bool bench = opts.bench;
+    dh_case_run r = {0};
+    xdnn_status s = dh_case_begin(&r, c->id, c->text, !bench, out);
+    xgraph *g = r.g;
+    if (s != XDNN_OK)
+        goto done;
+    if (opts.dry) {
+        s = dry_run(g, out->engines, sizeof out->engines, r.d);
         out->ok = s == XDNN_OK;
         snprintf(out->msg, sizeof out->msg, "(dry: planned, not run)");
         goto done;
     }
-    if (s != XDNN_OK) {
-        snprintf(out->msg, sizeof out->msg, "setup or CPU reference failed (%s)", xdnn_status_name(s));
-        goto done;
-    }
     gpu_run_opts o = {.warmup = bench ? 10 : 0, .iters = bench ? 50 : 1, .log = stderr,
                       .verbose = getenv("DIFFTEST_VERBOSE") ? 1 : 0};
-    s = gpu_run(&gpu, &o, &rep, d);
-    for (int i = 0; i < rep.nparts; i++) {
-        size_t n = strlen(out->engines);
-        snprintf(out->engines + n, sizeof out->engines - n, "%s%s", i ? "," : "", rep.parts[i].engine);
-    }
-    if (s != XDNN_OK) {
-        snprintf(out->msg, sizeof out->msg, "gpu_run failed (%s)", xdnn_status_name(s));
+    s = dh_gpu_run(&r, &o, out);
+    if (s != XDNN_OK)
         goto done;
-    }
     if (bench) {
         size_t n = 0;
-        for (int i = 0; i < rep.nparts && n < sizeof out->msg; i++) {
-            const gpu_partition_report *p = &rep.parts[i];
+        for (int k = 0; k < r.rep.nparts && n < sizeof out->msg; k++) {
+            const gpu_partition_report *p = &r.rep.parts[k];
             double sec = p->ms_median * 1e-3;
             n += (size_t)snprintf(out->msg + n, sizeof out->msg - n,
                                   "\n    BENCH %s | %s | %s | median %.4f ms (min %.4f max %.4f) | %.1f GB/s | %s",
                                   c->id, p->name, p->engine, p->ms_median, p->ms_min, p->ms_max,
                                   sec > 0 ? p->bytes / sec * 1e-9 : 0, p->detail ? p->detail : "");
         }
-        out->ok = true;
-        for (size_t k = 0; k < g->noutputs; k++) {
-            tensor_stats ts;
-            tensor_compute_stats(&gpu.tensors[g->outputs[k]], &ts);
-            if (ts.nan || ts.inf)
-                out->ok = false;
-        }
+        out->ok = dh_outputs_finite(&r);
         goto done;
     }
     out->ok = true;
     size_t n = 0;
     for (size_t k = 0; k < g->noutputs; k++) {
-        int t = g->outputs[k];
-        const xtensor *xt = &g->tensors[t];
-        double rtol, atol;
-        compare_default_tolerance(xt->rdtype, xt->producer >= 0 ? g->nodes[xt->producer].op : -1, &rtol, &atol);
-        rtol *= c->tol_scale;
-        atol *= c->tol_scale;
-        compare_result r;
-        compare_tensors(&gpu.tensors[t], &cpu.tensors[t], rtol, atol, &r);
-        bool nonzero = tensor_absmax(&cpu.tensors[t]) > 0;
-        bool ok = r.ok && r.count > 0 && r.count == gpu.tensors[t].numel && nonzero;
-        n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, " %s: max_abs=%.3g rel_norm=%.3g%s", xt->name,
-                              r.max_abs, r.rel_norm, !nonzero ? " (reference is all zeros: compares nothing)" : "");
-        if (!ok) {
-            for (int w = 0; w < r.nworst && n < sizeof out->msg; w++) {
-                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      at [");
-                for (int j = 0; j < xt->rrank; j++)
-                    n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "%s%lld", j ? "," : "",
-                                          (long long)r.worst[w].index[j]);
-                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "] got %.8g expected %.8g", r.worst[w].got,
-                                      r.worst[w].ref);
-            }
-            n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      %lld of %lld mismatch (rtol %g atol %g)",
-                                  (long long)r.mismatches, (long long)r.count, rtol, atol);
-        }
-        out->ok &= ok;
+        /* METHOD.md's per-dtype tolerance, widened by the case's scale. */
+        dh_rule rule = {.require_nonzero = true};
+        dh_default_tolerance(g, g->outputs[k], &rule.rtol, &rule.atol);
+        rule.rtol *= c->tol_scale;
+        rule.atol *= c->tol_scale;
+        out->ok &= dh_compare_output(&r, g->outputs[k], &rule, out->msg, sizeof out->msg, &n, NULL);
     }
 done:
-    if (!out->ok && xdnn_diags_count(d)) {
-        fprintf(stdout, "  diagnostics for %s:\n", c->id);
-        xdnn_diags_print(d, stdout);
-    }
-    gpu_report_free(&rep);
-    run_state_free(&cpu);
-    run_state_free(&gpu);
-    xdnn_module_destroy(m);
-    xdnn_diags_destroy(d);
+    dh_case_end(&r, c->id, out->ok);
 }
 
 int main(int argc, char **argv)
 {
-    bool bench = false, list = false;
-    const char *filter = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quick") == 0)
-            quick = true;
-        else if (strcmp(argv[i], "--bench") == 0)
-            bench = true;
-        else if (strcmp(argv[i], "--list") == 0)
-            list = true;
-        else if (strcmp(argv[i], "--dry") == 0)
-            dry = true;
-        else
-            filter = argv[i];
-    }
+    dh_parse_args(argc, argv, true, &opts);
     cases = calloc(MAX_CASES, sizeof *cases);
     if (!cases)
         return 2;
-    if (bench) {
+    if (opts.bench) {
         bench_cases();
     } else {
         layer_cases();
@@ -528,32 +448,9 @@ int main(int argc, char **argv)
         copy_cases();
         rng_cases();
     }
-    char why[512];
-    if (!list && !dry && !gpu_available(why, sizeof why)) {
-        printf("difftest_norm: no GPU: %s\n0 passed, 0 failed (not run)\n", why);
-        free(cases);
-        return 77;
-    }
-    int passed = 0, failed = 0;
-    for (int i = 0; i < ncases; i++) {
-        const tcase *c = &cases[i];
-        if (filter && !strstr(c->id, filter))
-            continue;
-        if (list) {
-            printf("%s\n", c->id);
-            continue;
-        }
-        outcome o;
-        run_case(c, bench, &o);
-        printf("%s %s  engines=%s %s\n", o.ok ? "PASS" : "FAIL", c->id, o.engines, o.msg);
-        if (!o.ok)
-            printf("  graph:\n%s", c->text);
-        fflush(stdout);
-        o.ok ? passed++ : failed++;
-    }
-    if (!list)
-        printf("%d passed, %d failed\n", passed, failed);
-    gpu_release_caches();
+    dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
+                   .run_case = run_case};
+    int rc = dh_run(&t, &opts);
     free(cases);
-    return failed ? 1 : 0;
+    return rc;
 }

@@ -11,6 +11,8 @@
  * --quick: reduced sweep (compute-sanitizer); --dry: no GPU, run the
  * reference and plan every case (the forced engine must accept).
  * Built by tests/gpu/run.sh BUILD --only rnnbwd. */
+#include "diffharness.h"
+
 #include "core/exec.h"
 #include "data/data.h"
 #include "gpu/engine.h"
@@ -18,7 +20,6 @@
 #include "gpu/lower.h"
 #include "ops/op.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@ typedef struct tcase {
 
 static tcase *cases;
 static int ncases;
-static bool quick, dry;
+static dh_opts opts;
 
 /* --dry (no GPU): lower, partition and select engines (the forced one must
  * accept) on a pretend sm_90. */
@@ -72,13 +73,13 @@ static void rnnbwd_cases(void)
     static const char *const ops[] = {"rnn", "rnn-relu", "lstm", "gru"};
     static const int tnih[][4] = {{1, 1, 3, 4}, {3, 2, 5, 7}, {5, 3, 6, 4}, {4, 2, 9, 3}, {2, 3, 4, 6}};
     static const char *const dts[] = {"f32", "f16", "f32", "bf16"};
-    int ns = quick ? 3 : 5, serial = 0;
+    int ns = opts.quick ? 3 : 5, serial = 0;
     for (int si = 0; si < ns; si++)
         for (int oi = 0; oi < 4; oi++)
             for (int L = 1; L <= 2; L++)
                 for (int bidir = 0; bidir <= 1; bidir++) {
                     serial++;
-                    if (quick && (L + bidir + oi + si) % 2)
+                    if (opts.quick && (L + bidir + oi + si) % 2)
                         continue;
                     int T = tnih[si][0], N = tnih[si][1], I = tnih[si][2], H = tnih[si][3], D = bidir ? 2 : 1;
                     int G = oi == 2 ? 4 : oi == 3 ? 3 : 1, Iw = L > 1 && D * H > I ? D * H : I, LD = L * D;
@@ -124,60 +125,30 @@ static void rnnbwd_cases(void)
 }
 
 /* ---- running one case (as tests/gpu/difftest_seq.c) */
-typedef struct outcome {
-    bool ok;
-    char msg[4096];
-    char engines[256];
-} outcome;
-
-static double tensor_absmax(const host_tensor *t)
+static const char *case_id(int i)
 {
-    double *v = malloc((size_t)(t->numel ? t->numel : 1) * sizeof *v), m = 0;
-    if (!v)
-        return 0;
-    tensor_gather(t, v);
-    for (int64_t i = 0; i < t->numel; i++)
-        if (fabs(v[i]) > m)
-            m = fabs(v[i]);
-    free(v);
-    return m;
+    return cases[i].id;
 }
 
-static void run_case(const tcase *c, outcome *out)
+static const char *case_text(int i)
 {
-    memset(out, 0, sizeof *out);
-    xdnn_diags_t *d = xdnn_diags_create();
-    xdnn_module_t *m = NULL;
-    run_state cpu = {0}, gpu = {0};
-    gpu_report rep = {0};
-    xdnn_status s = xdnn_module_parse(c->id, c->text, strlen(c->text), false, d, &m);
-    xgraph *g = s == XDNN_OK ? xdnn_module_find_graph(m, NULL) : NULL;
-    if (g)
-        s = xdnn_graph_bind(g, NULL, 0, d);
-    if (s == XDNN_OK)
-        s = run_state_init(&cpu, g, ".");
-    if (s == XDNN_OK)
-        s = run_state_init(&gpu, g, ".");
-    if (s == XDNN_OK)
-        s = exec_load_inputs(&cpu, NULL, 0, d);
-    if (s == XDNN_OK)
-        s = run_state_copy_inputs(&gpu, &cpu);
-    if (s == XDNN_OK)
-        s = run_state_alloc_results(&gpu, d);
-    if (s == XDNN_OK)
-        s = run_state_alloc_results(&cpu, d);
-    if (s == XDNN_OK)
-        s = exec_cpu_run(&cpu, d);
-    if (s != XDNN_OK) {
-        snprintf(out->msg, sizeof out->msg, "setup or CPU reference failed (%s)", xdnn_status_name(s));
+    return cases[i].text;
+}
+
+static void run_case(int i, dh_outcome *out)
+{
+    const tcase *c = &cases[i];
+    dh_case_run r = {0};
+    xdnn_status s = dh_case_begin(&r, c->id, c->text, true, out);
+    xgraph *g = r.g;
+    if (s != XDNN_OK)
         goto done;
-    }
     const char *force[1] = {c->force};
-    if (dry) {
-        s = dry_run(g, c->force, out->engines, sizeof out->engines, d);
+    if (opts.dry) {
+        s = dry_run(g, c->force, out->engines, sizeof out->engines, r.d);
         bool some = false; /* a case whose reference is all zeros would compare nothing */
         for (size_t k = 0; k < g->noutputs; k++)
-            some |= tensor_absmax(&cpu.tensors[g->outputs[k]]) > 0;
+            some |= dh_tensor_absmax(&r.cpu.tensors[g->outputs[k]]) > 0;
         out->ok = s == XDNN_OK && some && strstr(out->engines, "rnn_bwd_direct") != NULL;
         snprintf(out->msg, sizeof out->msg, "(dry: reference ran%s, engines planned, not run on a GPU)",
                  some ? "" : " but every result is zero");
@@ -185,15 +156,9 @@ static void run_case(const tcase *c, outcome *out)
     }
     gpu_run_opts o = {.warmup = 0, .iters = 1, .log = stderr, .verbose = getenv("DIFFTEST_VERBOSE") ? 1 : 0,
                       .force = force, .nforce = 1};
-    s = gpu_run(&gpu, &o, &rep, d);
-    for (int i = 0; i < rep.nparts; i++) {
-        size_t n = strlen(out->engines);
-        snprintf(out->engines + n, sizeof out->engines - n, "%s%s", i ? "," : "", rep.parts[i].engine);
-    }
-    if (s != XDNN_OK) {
-        snprintf(out->msg, sizeof out->msg, "gpu_run failed (%s)", xdnn_status_name(s));
+    s = dh_gpu_run(&r, &o, out);
+    if (s != XDNN_OK)
         goto done;
-    }
     /* Every result must match; a result whose reference is all zeros (e.g. a
      * relu cell that never fires) compares only zeros, so at least one result
      * of the case must be nonzero. */
@@ -201,91 +166,30 @@ static void run_case(const tcase *c, outcome *out)
     bool any_nonzero = false;
     size_t n = 0;
     for (size_t k = 0; k < g->noutputs; k++) {
-        int t = g->outputs[k];
-        const xtensor *xt = &g->tensors[t];
-        double rtol, atol;
-        compare_default_tolerance(xt->rdtype, xt->producer >= 0 ? g->nodes[xt->producer].op : -1, &rtol, &atol);
-        compare_result r;
-        compare_tensors(&gpu.tensors[t], &cpu.tensors[t], rtol, atol, &r);
-        bool nonzero = tensor_absmax(&cpu.tensors[t]) > 0;
+        dh_rule rule = {0};
+        dh_default_tolerance(g, g->outputs[k], &rule.rtol, &rule.atol);
+        bool nonzero;
+        out->ok &= dh_compare_output(&r, g->outputs[k], &rule, out->msg, sizeof out->msg, &n, &nonzero);
         any_nonzero |= nonzero;
-        bool ok = r.ok && r.count > 0 && r.count == gpu.tensors[t].numel;
-        n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, " %s: max_abs=%.3g rel_norm=%.3g%s", xt->name,
-                              r.max_abs, r.rel_norm, !nonzero ? " (reference all zeros)" : "");
-        if (!ok) {
-            for (int w = 0; w < r.nworst && n < sizeof out->msg; w++) {
-                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      at [");
-                for (int j = 0; j < xt->rrank; j++)
-                    n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "%s%lld", j ? "," : "",
-                                          (long long)r.worst[w].index[j]);
-                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "] got %.8g expected %.8g", r.worst[w].got,
-                                      r.worst[w].ref);
-            }
-            n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      %lld of %lld mismatch (rtol %g atol %g)",
-                                  (long long)r.mismatches, (long long)r.count, rtol, atol);
-        }
-        out->ok &= ok;
     }
     if (!any_nonzero) {
         out->ok = false;
         snprintf(out->msg + n, sizeof out->msg - n, " (every reference result is zero: compares nothing)");
     }
 done:
-    if (!out->ok && xdnn_diags_count(d)) {
-        fprintf(stdout, "  diagnostics for %s:\n", c->id);
-        xdnn_diags_print(d, stdout);
-    }
-    gpu_report_free(&rep);
-    run_state_free(&cpu);
-    run_state_free(&gpu);
-    xdnn_module_destroy(m);
-    xdnn_diags_destroy(d);
+    dh_case_end(&r, c->id, out->ok);
 }
 
 int main(int argc, char **argv)
 {
-    bool list = false;
-    const char *filter = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quick") == 0)
-            quick = true;
-        else if (strcmp(argv[i], "--list") == 0)
-            list = true;
-        else if (strcmp(argv[i], "--dry") == 0)
-            dry = true;
-        else
-            filter = argv[i];
-    }
+    dh_parse_args(argc, argv, false, &opts);
     cases = calloc(MAX_CASES, sizeof *cases);
     if (!cases)
         return 2;
     rnnbwd_cases();
-    char why[512];
-    if (!list && !dry && !gpu_available(why, sizeof why)) {
-        printf("difftest_rnnbwd: no GPU: %s\n0 passed, 0 failed (not run)\n", why);
-        free(cases);
-        return 77;
-    }
-    int passed = 0, failed = 0;
-    for (int i = 0; i < ncases; i++) {
-        const tcase *c = &cases[i];
-        if (filter && !strstr(c->id, filter))
-            continue;
-        if (list) {
-            printf("%s\n", c->id);
-            continue;
-        }
-        outcome o;
-        run_case(c, &o);
-        printf("%s %s  engines=%s %s\n", o.ok ? "PASS" : "FAIL", c->id, o.engines, o.msg);
-        if (!o.ok)
-            printf("  graph:\n%s", c->text);
-        fflush(stdout);
-        o.ok ? passed++ : failed++;
-    }
-    if (!list)
-        printf("%d passed, %d failed\n", passed, failed);
-    gpu_release_caches();
+    dh_tester t = {.name = "difftest_rnnbwd", .ncases = ncases, .case_id = case_id, .case_text = case_text,
+                   .run_case = run_case};
+    int rc = dh_run(&t, &opts);
     free(cases);
-    return failed ? 1 : 0;
+    return rc;
 }

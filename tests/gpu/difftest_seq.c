@@ -8,6 +8,8 @@
  * anchors/torch_baseline.py on the GPU only, one line per timed partition
  * (DIFFTEST_ITERS, default 10); --dry: no GPU, run the reference and plan
  * every case (forced engines must accept).  Built by tests/gpu/run.sh BUILD --only seq. */
+#include "diffharness.h"
+
 #include "core/exec.h"
 #include "data/data.h"
 #include "gpu/engine.h"
@@ -15,7 +17,6 @@
 #include "gpu/lower.h"
 #include "ops/op.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,7 @@ typedef struct tcase {
 
 static tcase *cases;
 static int ncases;
-static bool quick, dry;
+static dh_opts opts;
 
 /* --dry (no GPU): lower, partition and select engines (forced ones must
  * accept) on a pretend sm_90, so the sweep is checked before device time. */
@@ -154,24 +155,24 @@ static void sdpa_cases(void)
         {1, 2, 2, 31, 47, 40, 24}, {2, 6, 3, 9, 5, 256, 200}, {1, 1, 1, 70, 70, 16, 80},
     };
     static const char *const half[] = {"f16", "bf16"};
-    int nm = quick ? 3 : 6;
+    int nm = opts.quick ? 3 : 6;
     for (int si = 0; si < nm; si++) {
         for (int oi = 0; oi < NSOPTS; oi++) {
-            if (quick && oi % 3 != si % 3)
+            if (opts.quick && oi % 3 != si % 3)
                 continue;
             const char *dt = half[(si + oi) % 2];
             const char *lay = (si + oi) % 3 == 0 ? " @bshd" : "";
             sdpa_case(&mma_shapes[si], &sopts[oi], dt, lay, "sdpa_flash", false, false);
-            if (!quick && (si + oi) % 3 == 1) /* f32 o: P as hi + lo halves */
+            if (!opts.quick && (si + oi) % 3 == 1) /* f32 o: P as hi + lo halves */
                 sdpa_case(&mma_shapes[si], &sopts[oi], dt, lay, "sdpa_flash", false, true);
             sdpa_case(&mma_shapes[si], &sopts[oi], (si + oi) % 2 ? "f32" : dt, lay, "sdpa_naive", false, false);
-            if (!quick || oi == 0)
+            if (!opts.quick || oi == 0)
                 sdpa_case(&mma_shapes[si], &sopts[oi], (si + oi) % 2 ? "f32" : dt, lay, "sdpa_naive", true, false);
         }
     }
-    int ng = quick ? 1 : 3;
+    int ng = opts.quick ? 1 : 3;
     for (int si = 0; si < ng; si++)
-        for (int oi = 0; oi < NSOPTS; oi += quick ? 4 : 1) {
+        for (int oi = 0; oi < NSOPTS; oi += opts.quick ? 4 : 1) {
             const char *dt = oi % 3 == 0 ? "f32" : half[oi % 2];
             sdpa_case(&gen_shapes[si], &sopts[oi], dt, oi % 2 ? " @bshd" : "", "sdpa_naive", false, false);
             sdpa_case(&gen_shapes[si], &sopts[oi], dt, oi % 2 ? " @bshd" : "", "sdpa_naive", true, false);
@@ -196,12 +197,12 @@ static void rnn_cases(void)
 {
     static const char *const ops[] = {"rnn", "rnn-relu", "lstm", "gru"};
     static const int tnih[][4] = {{1, 1, 5, 8}, {7, 3, 16, 33}, {12, 2, 9, 20}};
-    int ns = quick ? 2 : 3;
+    int ns = opts.quick ? 2 : 3;
     for (int si = 0; si < ns; si++)
         for (int oi = 0; oi < 4; oi++)
             for (int L = 1; L <= 2; L++)
                 for (int bidir = 0; bidir <= 1; bidir++) {
-                    if (quick && (L + bidir + oi) % 2)
+                    if (opts.quick && (L + bidir + oi) % 2)
                         continue;
                     int T = tnih[si][0], N = tnih[si][1], I = tnih[si][2], H = tnih[si][3], D = bidir ? 2 : 1;
                     int G = oi == 2 ? 4 : oi == 3 ? 3 : 1, Iw = L > 1 && D * H > I ? D * H : I;
@@ -263,58 +264,29 @@ static void bench_cases(void)
             }
 }
 
-/* ---- running one case (as tests/gpu/difftest.c) */
-typedef struct outcome {
-    bool ok;
-    char msg[2048];
-    char engines[256];
-} outcome;
-
-static double tensor_absmax(const host_tensor *t)
+/* ---- running one case (the shared part is tests/gpu/diffharness.c) */
+static const char *case_id(int i)
 {
-    double *v = malloc((size_t)(t->numel ? t->numel : 1) * sizeof *v), m = 0;
-    if (!v)
-        return 0;
-    tensor_gather(t, v);
-    for (int64_t i = 0; i < t->numel; i++)
-        if (fabs(v[i]) > m)
-            m = fabs(v[i]);
-    free(v);
-    return m;
+    return cases[i].id;
 }
 
-static void run_case(const tcase *c, bool bench, outcome *out)
+static const char *case_text(int i)
 {
-    memset(out, 0, sizeof *out);
-    xdnn_diags_t *d = xdnn_diags_create();
-    xdnn_module_t *m = NULL;
-    run_state cpu = {0}, gpu = {0};
-    gpu_report rep = {0};
-    xdnn_status s = xdnn_module_parse(c->id, c->text, strlen(c->text), false, d, &m);
-    xgraph *g = s == XDNN_OK ? xdnn_module_find_graph(m, NULL) : NULL;
-    if (g)
-        s = xdnn_graph_bind(g, NULL, 0, d);
-    if (s == XDNN_OK)
-        s = run_state_init(&cpu, g, ".");
-    if (s == XDNN_OK)
-        s = run_state_init(&gpu, g, ".");
-    if (s == XDNN_OK)
-        s = exec_load_inputs(&cpu, NULL, 0, d);
-    if (s == XDNN_OK)
-        s = run_state_copy_inputs(&gpu, &cpu);
-    if (s == XDNN_OK)
-        s = run_state_alloc_results(&gpu, d);
-    if (s == XDNN_OK && !bench)
-        s = run_state_alloc_results(&cpu, d);
-    if (s == XDNN_OK && !bench)
-        s = exec_cpu_run(&cpu, d);
-    if (s != XDNN_OK) {
-        snprintf(out->msg, sizeof out->msg, "setup or CPU reference failed (%s)", xdnn_status_name(s));
+    return cases[i].text;
+}
+
+static void run_case(int i, dh_outcome *out)
+{
+    const tcase *c = &cases[i];
+    bool bench = opts.bench;
+    dh_case_run r = {0};
+    xdnn_status s = dh_case_begin(&r, c->id, c->text, !bench, out);
+    xgraph *g = r.g;
+    if (s != XDNN_OK)
         goto done;
-    }
     const char *force[2] = {c->force[0], c->force[1]};
-    if (dry) {
-        s = dry_run(g, force, c->nforce, out->engines, sizeof out->engines, d);
+    if (opts.dry) {
+        s = dry_run(g, force, c->nforce, out->engines, sizeof out->engines, r.d);
         out->ok = s == XDNN_OK;
         snprintf(out->msg, sizeof out->msg, "(dry: reference ran, engines planned, not run on a GPU)");
         goto done;
@@ -322,124 +294,48 @@ static void run_case(const tcase *c, bool bench, outcome *out)
     const char *it = getenv("DIFFTEST_ITERS");
     gpu_run_opts o = {.warmup = bench ? 2 : 0, .iters = bench ? (it ? atoi(it) : 10) : 1, .log = stderr,
                       .verbose = getenv("DIFFTEST_VERBOSE") ? 1 : 0, .force = force, .nforce = c->nforce};
-    s = gpu_run(&gpu, &o, &rep, d);
-    for (int i = 0; i < rep.nparts; i++) {
-        size_t n = strlen(out->engines);
-        snprintf(out->engines + n, sizeof out->engines - n, "%s%s", i ? "," : "", rep.parts[i].engine);
-    }
-    if (s != XDNN_OK) {
-        snprintf(out->msg, sizeof out->msg, "gpu_run failed (%s)", xdnn_status_name(s));
+    s = dh_gpu_run(&r, &o, out);
+    if (s != XDNN_OK)
         goto done;
-    }
     if (bench) {
         size_t n = 0;
-        for (int i = 0; i < rep.nparts && n < sizeof out->msg; i++) {
-            const gpu_partition_report *p = &rep.parts[i];
+        for (int k = 0; k < r.rep.nparts && n < sizeof out->msg; k++) {
+            const gpu_partition_report *p = &r.rep.parts[k];
             double sec = p->ms_median * 1e-3;
             n += (size_t)snprintf(out->msg + n, sizeof out->msg - n,
                                   "\n    TIME %-10s %-12s median %.4f ms (min %.4f max %.4f) %.1f TFLOP/s  %s", p->name,
                                   p->engine, p->ms_median, p->ms_min, p->ms_max, sec > 0 ? p->flops / sec * 1e-12 : 0,
                                   p->detail ? p->detail : "");
         }
-        out->ok = true;
-        for (size_t k = 0; k < g->noutputs; k++) {
-            tensor_stats ts;
-            tensor_compute_stats(&gpu.tensors[g->outputs[k]], &ts);
-            if (ts.nan || ts.inf)
-                out->ok = false;
-        }
+        out->ok = dh_outputs_finite(&r);
         goto done;
     }
     out->ok = true;
     size_t n = 0;
     for (size_t k = 0; k < g->noutputs; k++) {
-        int t = g->outputs[k];
-        const xtensor *xt = &g->tensors[t];
-        double rtol, atol;
-        compare_default_tolerance(xt->rdtype, xt->producer >= 0 ? g->nodes[xt->producer].op : -1, &rtol, &atol);
-        compare_result r;
-        compare_tensors(&gpu.tensors[t], &cpu.tensors[t], rtol, atol, &r);
-        bool nonzero = tensor_absmax(&cpu.tensors[t]) > 0;
-        bool ok = r.ok && r.count > 0 && r.count == gpu.tensors[t].numel && nonzero;
-        n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, " %s: max_abs=%.3g rel_norm=%.3g%s", xt->name,
-                              r.max_abs, r.rel_norm, !nonzero ? " (reference is all zeros: compares nothing)" : "");
-        if (!ok) {
-            for (int w = 0; w < r.nworst && n < sizeof out->msg; w++) {
-                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      at [");
-                for (int j = 0; j < xt->rrank; j++)
-                    n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "%s%lld", j ? "," : "",
-                                          (long long)r.worst[w].index[j]);
-                n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "] got %.8g expected %.8g", r.worst[w].got,
-                                      r.worst[w].ref);
-            }
-            n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, "\n      %lld of %lld mismatch (rtol %g atol %g)",
-                                  (long long)r.mismatches, (long long)r.count, rtol, atol);
-        }
-        out->ok &= ok;
+        dh_rule rule = {.require_nonzero = true};
+        dh_default_tolerance(g, g->outputs[k], &rule.rtol, &rule.atol);
+        out->ok &= dh_compare_output(&r, g->outputs[k], &rule, out->msg, sizeof out->msg, &n, NULL);
     }
 done:
-    if (!out->ok && xdnn_diags_count(d)) {
-        fprintf(stdout, "  diagnostics for %s:\n", c->id);
-        xdnn_diags_print(d, stdout);
-    }
-    gpu_report_free(&rep);
-    run_state_free(&cpu);
-    run_state_free(&gpu);
-    xdnn_module_destroy(m);
-    xdnn_diags_destroy(d);
+    dh_case_end(&r, c->id, out->ok);
 }
 
 int main(int argc, char **argv)
 {
-    bool bench = false, list = false;
-    const char *filter = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quick") == 0)
-            quick = true;
-        else if (strcmp(argv[i], "--bench") == 0)
-            bench = true;
-        else if (strcmp(argv[i], "--list") == 0)
-            list = true;
-        else if (strcmp(argv[i], "--dry") == 0)
-            dry = true;
-        else
-            filter = argv[i];
-    }
+    dh_parse_args(argc, argv, true, &opts);
     cases = calloc(MAX_CASES, sizeof *cases);
     if (!cases)
         return 2;
-    if (bench) {
+    if (opts.bench) {
         bench_cases();
     } else {
         sdpa_cases();
         rnn_cases();
     }
-    char why[512];
-    if (!list && !dry && !gpu_available(why, sizeof why)) {
-        printf("difftest_seq: no GPU: %s\n0 passed, 0 failed (not run)\n", why);
-        free(cases);
-        return 77;
-    }
-    int passed = 0, failed = 0;
-    for (int i = 0; i < ncases; i++) {
-        const tcase *c = &cases[i];
-        if (filter && !strstr(c->id, filter))
-            continue;
-        if (list) {
-            printf("%s\n", c->id);
-            continue;
-        }
-        outcome o;
-        run_case(c, bench, &o);
-        printf("%s %s  engines=%s %s\n", o.ok ? "PASS" : "FAIL", c->id, o.engines, o.msg);
-        if (!o.ok)
-            printf("  graph:\n%s", c->text);
-        fflush(stdout);
-        o.ok ? passed++ : failed++;
-    }
-    if (!list)
-        printf("%d passed, %d failed\n", passed, failed);
-    gpu_release_caches();
+    dh_tester t = {.name = "difftest_seq", .ncases = ncases, .case_id = case_id, .case_text = case_text,
+                   .run_case = run_case};
+    int rc = dh_run(&t, &opts);
     free(cases);
-    return failed ? 1 : 0;
+    return rc;
 }

@@ -25,10 +25,12 @@ for src in "$root"/tests/gpu/difftest*.c; do
     family=${name#difftest}; family=${family#_}; family=${family:-core}
     [ -z "$only" ] || [ "$only" = "$family" ] || continue
     bin="$build/$name"
-    if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$build/libxdnn.a" -nt "$bin" ]; then
+    harness="$root/tests/gpu/diffharness.c"  # the testers' shared case loop and compare
+    if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$build/libxdnn.a" -nt "$bin" ] ||
+        [ "$harness" -nt "$bin" ] || [ "${harness%.c}.h" -nt "$bin" ]; then
         "$cc" -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -DXDNN_HAVE_CUDA=1 \
             -I"$root/include" -I"$root/src" -I"$cuda/include" \
-            -o "$bin" "$src" "$build/libxdnn.a" \
+            -o "$bin" "$src" "$harness" "$build/libxdnn.a" \
             "${extra_l[@]}" -lcjson -lm -fopenmp -L"$cuda/lib64" -Wl,-rpath,"$cuda/lib64" \
             -lcudart_static -lstdc++ -ldl -lpthread -lrt  # cuBLASLt, NVRTC: dlopen'ed (src/gpu/dl.h)
     fi

@@ -9,19 +9,11 @@
 #include <string.h>
 
 #if XDNN_HAVE_CUDA
+#include "test_util.h"
+
 #include "gpu/conv_analyze.h"
 #include "gpu/engine.h"
 #include "gpu/lower.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);     \
-            failures++;                                                                  \
-        }                                                                                \
-    } while (0)
 
 typedef struct fixture {
     xdnn_module_t *m;
@@ -41,7 +33,7 @@ static bool setup(fixture *f, const char *body, bool tf32)
     if (xdnn_module_parse("test.dnn", text, strlen(text), false, f->d, &f->m) != XDNN_OK ||
         xdnn_graph_bind(xdnn_module_find_graph(f->m, NULL), NULL, 0, f->d) != XDNN_OK) {
         xdnn_diags_print(f->d, stderr);
-        failures++;
+        CHECK(false, "the test graph sets up (diagnostics above)");
         return false;
     }
     f->ar = arena_create();
@@ -166,10 +158,7 @@ static void test_igemm_rejections(void)
             continue;
         char why[512];
         CHECK(!igemm_ok(&f, why, sizeof why));
-        if (strcmp(why, cases[i].reason) != 0) {
-            fprintf(stderr, "case %zu: got reason '%s', want '%s'\n", i, why, cases[i].reason);
-            failures++;
-        }
+        CHECK_STR(why, cases[i].reason, "case %zu", i);
         /* conv_direct takes every one of them */
         CHECK(gpu_engine_find("conv_direct")->supports(f.pl, f.p, &h100, why, sizeof why));
         if (i == 4) { /* the wgrad: tiled, M = 2*7*7 = 98 < 256 -> 1 split, [8][16*3*3] f32 partials */
@@ -259,12 +248,7 @@ int main(void)
     test_wgrad_splits();
     test_pool_geometry();
     gpu_release_caches();
-    if (failures) {
-        fprintf(stderr, "test_gpu_conv: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_gpu_conv: ok\n");
-    return 0;
+    return test_summary("test_gpu_conv");
 }
 #else
 int main(void)

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #if XDNN_HAVE_CUDA
+#include "test_util.h"
+
 #include "gpu/cuda_sys.h"
 #include "gpu/dl.h"
 
@@ -16,15 +18,6 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int failures;
-#define CHECK(c)                                                                                                  \
-    do {                                                                                                          \
-        if (!(c)) {                                                                                               \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);                                \
-            failures++;                                                                                           \
-        }                                                                                                         \
-    } while (0)
 
 /* Is a file whose name contains `needle` mapped into this process? */
 static bool mapped(const char *needle)
@@ -166,12 +159,7 @@ int main(void)
     test_real_libraries();
     test_missing_library_message();
     test_search_order();
-    if (failures) {
-        fprintf(stderr, "test_gpu_dl: %d failures\n", failures);
-        return 1;
-    }
-    printf("test_gpu_dl: ok\n");
-    return 0;
+    return test_summary("test_gpu_dl");
 }
 #else
 int main(void)

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #if XDNN_HAVE_CUDA
+#include "test_util.h"
+
 #include "core/exec.h"
 #include "data/data.h"
 #include "gpu/eng_copy.h"
@@ -24,16 +26,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
-
-static int failures;
-
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);     \
-            failures++;                                                                  \
-        }                                                                                \
-    } while (0)
 
 typedef struct fixture {
     xdnn_module_t *m;
@@ -53,7 +45,7 @@ static bool setup(fixture *f, const char *text, bool run)
     if (xdnn_module_parse("test.dnn", text, strlen(text), false, f->d, &f->m) != XDNN_OK ||
         xdnn_graph_bind(xdnn_module_find_graph(f->m, NULL), NULL, 0, f->d) != XDNN_OK) {
         xdnn_diags_print(f->d, stderr);
-        failures++;
+        CHECK(false, "the test graph sets up (diagnostics above)");
         return false;
     }
     f->xg = xdnn_module_find_graph(f->m, NULL);
@@ -63,7 +55,7 @@ static bool setup(fixture *f, const char *text, bool run)
     if (run && (run_state_init(&f->cpu, f->xg, ".") != XDNN_OK || exec_load_inputs(&f->cpu, NULL, 0, f->d) != XDNN_OK ||
                 run_state_alloc_results(&f->cpu, f->d) != XDNN_OK || exec_cpu_run(&f->cpu, f->d) != XDNN_OK)) {
         xdnn_diags_print(f->d, stderr);
-        failures++;
+        CHECK(false, "the test graph sets up (diagnostics above)");
         return false;
     }
     return true;
@@ -376,12 +368,7 @@ int main(void)
     test_norm_paths();
     test_copies();
     test_rng();
-    if (failures) {
-        fprintf(stderr, "test_gpu_norm: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_gpu_norm: all passed\n");
-    return 0;
+    return test_summary("test_gpu_norm");
 }
 #else
 int main(void)

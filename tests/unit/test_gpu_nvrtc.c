@@ -7,10 +7,12 @@
 #include <string.h>
 
 #if XDNN_HAVE_CUDA
+#include "test_util.h"
+
 #include "gpu/engine.h"
 #include "gpu/lower.h"
 
-static int failures, kernels;
+static int kernels; /* generated kernels compiled */
 
 static void compile_graph(const char *label, const char *text)
 {
@@ -18,9 +20,8 @@ static void compile_graph(const char *label, const char *text)
     xdnn_module_t *m = NULL;
     if (xdnn_module_parse(label, text, strlen(text), false, d, &m) != XDNN_OK ||
         xdnn_graph_bind(xdnn_module_find_graph(m, NULL), NULL, 0, d) != XDNN_OK) {
-        fprintf(stderr, "%s: graph did not bind:\n", label);
+        CHECK(false, "%s: graph did not bind (diagnostics below)", label);
         xdnn_diags_print(d, stderr);
-        failures++;
         xdnn_module_destroy(m);
         xdnn_diags_destroy(d);
         return;
@@ -44,8 +45,7 @@ static void compile_graph(const char *label, const char *text)
             mm_shape s;
             char why[256];
             if (!gpu_matmul_analyze(pl, p, false, &s, why, sizeof why)) {
-                fprintf(stderr, "%s: matmul analysis failed: %s\n", label, why);
-                failures++;
+                CHECK(false, "%s: matmul analysis failed: %s", label, why);
                 continue;
             }
             if (!s.need_kernel)
@@ -57,11 +57,9 @@ static void compile_graph(const char *label, const char *text)
         if (st == XDNN_OK)
             st = gpu_nvrtc_check(k.src, "k", "sm_90", d);
         kernels++;
-        if (st != XDNN_OK) {
-            fprintf(stderr, "%s: partition %s does not compile:\n", label, p->name);
+        CHECK(st == XDNN_OK, "%s: partition %s does not compile (diagnostics below)", label, p->name);
+        if (st != XDNN_OK)
             xdnn_diags_print(d, stderr);
-            failures++;
-        }
     }
     arena_destroy(ar);
     xdnn_module_destroy(m);
@@ -104,11 +102,8 @@ int main(void)
                   "dnn 1;\ngraph g {\n  input x: f16[2, 8, 16];\n  weight w: f16[16, 24];\n  weight r: f32[2, 8, 24];\n"
                   "  y = tanh(matmul(x, w)) * 0.5 + r;\n  output y: f16;\n}\n");
     gpu_release_caches();
-    if (failures)
-        fprintf(stderr, "test_gpu_nvrtc: %d failures (%d kernels)\n", failures, kernels);
-    else
-        printf("test_gpu_nvrtc: ok (%d kernels compiled)\n", kernels);
-    return failures != 0 || kernels < 12;
+    CHECK(kernels >= 12, "only %d kernels compiled", kernels);
+    return test_summary("test_gpu_nvrtc");
 }
 #else
 int main(void)

@@ -7,20 +7,12 @@
 #include <string.h>
 
 #if XDNN_HAVE_CUDA
+#include "test_util.h"
+
 #include "gpu/engine.h"
 #include "gpu/lower.h"
 
 #include <stdint.h>
-
-static int failures;
-
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);     \
-            failures++;                                                                  \
-        }                                                                                \
-    } while (0)
 
 typedef struct fixture {
     xdnn_module_t *m;
@@ -37,7 +29,7 @@ static bool setup(fixture *f, const char *text)
     if (xdnn_module_parse("test.dnn", text, strlen(text), false, f->d, &f->m) != XDNN_OK ||
         xdnn_graph_bind(xdnn_module_find_graph(f->m, NULL), NULL, 0, f->d) != XDNN_OK) {
         xdnn_diags_print(f->d, stderr);
-        failures++;
+        CHECK(false, "the test graph sets up (diagnostics above)");
         return false;
     }
     f->ar = arena_create();
@@ -269,11 +261,7 @@ int main(void)
     test_codegen();
     test_cache_key_and_no_gpu();
     gpu_release_caches();
-    if (failures)
-        fprintf(stderr, "test_gpu_plan: %d failures\n", failures);
-    else
-        printf("test_gpu_plan: ok\n");
-    return failures != 0;
+    return test_summary("test_gpu_plan");
 }
 #else
 int main(void)

@@ -7,21 +7,13 @@
 #include <string.h>
 
 #if XDNN_HAVE_CUDA
+#include "test_util.h"
+
 #include "gpu/eng_seq.h"
 #include "gpu/engine.h"
 #include "gpu/lower.h"
 
 #include <math.h>
-
-static int failures;
-
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);     \
-            failures++;                                                                  \
-        }                                                                                \
-    } while (0)
 
 typedef struct fixture {
     xdnn_module_t *m;
@@ -38,7 +30,7 @@ static bool setup(fixture *f, const char *text)
     if (xdnn_module_parse("test.dnn", text, strlen(text), false, f->d, &f->m) != XDNN_OK ||
         xdnn_graph_bind(xdnn_module_find_graph(f->m, NULL), NULL, 0, f->d) != XDNN_OK) {
         xdnn_diags_print(f->d, stderr);
-        failures++;
+        CHECK(false, "the test graph sets up (diagnostics above)");
         return false;
     }
     f->ar = arena_create();
@@ -60,8 +52,7 @@ static const gpart *part_of_op(const gplan *p, const char *op)
     for (int i = 0; i < p->nparts; i++)
         if (p->parts[i].anchor >= 0 && strcmp(p->g->n[p->parts[i].anchor].op, op) == 0)
             return &p->parts[i];
-    fprintf(stderr, "no partition for op %s\n", op);
-    failures++;
+    CHECK(false, "no partition for op %s", op);
     return NULL;
 }
 
@@ -214,11 +205,7 @@ int main(void)
     test_sdpa_choices();
     test_sdpa_bwd();
     test_rnn();
-    if (failures)
-        fprintf(stderr, "test_gpu_seq: %d failures\n", failures);
-    else
-        printf("test_gpu_seq: all passed\n");
-    return failures ? 1 : 0;
+    return test_summary("test_gpu_seq");
 }
 #else
 int main(void)
