@@ -14,18 +14,30 @@ xdnn_status host_tensor_alloc(host_tensor *t, xdnn_dtype dtype, int rank, const 
     memset(t, 0, sizeof *t);
     t->dtype = dtype;
     t->rank = rank;
-    int64_t numel = 1, span = 1;
+    /* Sizes come from files too: every product is checked, and an empty
+     * tensor (some dim 0) is empty whatever its other dims claim. */
+    bool empty = false;
+    for (int i = 0; i < rank; i++)
+        empty |= dims[i] == 0;
+    int64_t numel = 1, span = 1, bytes;
     for (int i = rank - 1; i >= 0; i--) {
+        if (dims[i] < 0)
+            return XDNN_ERR_USAGE;
         t->dims[i] = dims[i];
         t->strides[i] = strides ? strides[i] : numel;
-        numel *= dims[i];
-        if (dims[i] > 0)
-            span += (dims[i] - 1) * t->strides[i];
+        if (empty)
+            continue;
+        int64_t extent;
+        if (__builtin_mul_overflow(numel, dims[i], &numel) ||
+            __builtin_mul_overflow(dims[i] - 1, t->strides[i], &extent) || __builtin_add_overflow(span, extent, &span))
+            return XDNN_ERR_NOMEM;
     }
+    if (empty)
+        numel = span = 0;
     t->numel = numel;
-    if (numel == 0)
-        span = 0;
-    t->bytes = (size_t)span * xdnn_dtype_size(dtype);
+    if (__builtin_mul_overflow(span, (int64_t)xdnn_dtype_size(dtype), &bytes))
+        return XDNN_ERR_NOMEM;
+    t->bytes = (size_t)bytes;
     t->data = malloc(t->bytes ? t->bytes : 1);
     if (!t->data)
         return XDNN_ERR_NOMEM;

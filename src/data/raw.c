@@ -93,7 +93,8 @@ xdnn_status file_elems_decode(const char *name, file_elem e, bool swap, bool for
     size_t in_size = file_elems[e].size, out_size = xdnn_dtype_size(out->dtype);
     /* Fortran order: logical (row-major) element k sits at sum idx[i] * fstride[i]. */
     int64_t fstride[XDNN_MAX_RANK], idx[XDNN_MAX_RANK] = {0};
-    for (int i = 0; i < rank; i++)
+    /* Only a non-empty tensor's prefix products are known to fit in int64. */
+    for (int i = 0; i < rank && out->numel > 0; i++)
         fstride[i] = i == 0 ? 1 : fstride[i - 1] * dims[i - 1];
     unsigned char *dst = out->data;
     for (int64_t k = 0; k < out->numel; k++) {
