@@ -64,49 +64,6 @@ static void slice_resolve(const xnode *n, const op_desc *d, int64_t L, int64_t *
         *count = bound[1] < bound[0] ? (bound[0] - bound[1] - 1) / -st + 1 : 0;
 }
 
-/* `pads` as before/after per dim (the forms of tensor_pad.c). */
-static bool get_pads(const xnode *n, const op_desc *d, int rank, int64_t *before, int64_t *after)
-{
-    const value *v = op_attr(n, d, "pads");
-    if (!v)
-        return false;
-    if (v->kind == VAL_INT) {
-        for (int i = 0; i < rank; i++)
-            before[i] = after[i] = v->i;
-        return true;
-    }
-    if (v->kind != VAL_LIST)
-        return false;
-    if (v->n > 0 && v->items[0].kind == VAL_LIST) {
-        if (v->n != rank)
-            return false;
-        for (int i = 0; i < rank; i++) {
-            const value *p = &v->items[i];
-            if (p->kind != VAL_LIST || p->n != 2 || p->items[0].kind != VAL_INT || p->items[1].kind != VAL_INT)
-                return false;
-            before[i] = p->items[0].i;
-            after[i] = p->items[1].i;
-        }
-        return true;
-    }
-    for (int i = 0; i < v->n; i++)
-        if (v->items[i].kind != VAL_INT)
-            return false;
-    if (v->n == rank) {
-        for (int i = 0; i < rank; i++)
-            before[i] = after[i] = v->items[i].i;
-        return true;
-    }
-    if (v->n == 2 * rank) {
-        for (int i = 0; i < rank; i++) {
-            before[i] = v->items[2 * i].i;
-            after[i] = v->items[2 * i + 1].i;
-        }
-        return true;
-    }
-    return false;
-}
-
 static bool packed(const gtensor *t)
 {
     int64_t want = 1;
@@ -365,7 +322,7 @@ bool gpu_copy_analyze(const gplan *pl, const gpart *p, cp_plan *cp, char *why, s
             j->ist[axis] = step * x->strides[axis];
         } else { /* pad */
             int64_t before[XDNN_MAX_RANK], after[XDNN_MAX_RANK];
-            if (!get_pads(n->ir, desc, x->rank, before, after))
+            if (!pad_amounts(n->ir, desc, x->rank, before, after))
                 FAIL("pad: attribute 'pads' has an unknown form for rank %d", x->rank);
             const char *ms = op_attr_str(n->ir, desc, "mode");
             j->kind = CPK_PAD;

@@ -18,50 +18,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Decode `pads` for a rank-`rank` input; false if its form does not fit. */
-static bool get_pads(const xnode *n, const op_desc *d, int rank, int64_t *before, int64_t *after)
-{
-    const value *v = op_attr(n, d, "pads");
-    if (!v)
-        return false;
-    if (v->kind == VAL_INT) {
-        for (int i = 0; i < rank; i++)
-            before[i] = after[i] = v->i;
-        return true;
-    }
-    if (v->kind != VAL_LIST)
-        return false;
-    bool nested = v->n > 0 && v->items[0].kind == VAL_LIST;
-    if (nested) {
-        if (v->n != rank)
-            return false;
-        for (int i = 0; i < rank; i++) {
-            const value *p = &v->items[i];
-            if (p->kind != VAL_LIST || p->n != 2 || p->items[0].kind != VAL_INT || p->items[1].kind != VAL_INT)
-                return false;
-            before[i] = p->items[0].i;
-            after[i] = p->items[1].i;
-        }
-        return true;
-    }
-    for (int i = 0; i < v->n; i++)
-        if (v->items[i].kind != VAL_INT)
-            return false;
-    if (v->n == rank) {
-        for (int i = 0; i < rank; i++)
-            before[i] = after[i] = v->items[i].i;
-        return true;
-    }
-    if (v->n == 2 * rank) {
-        for (int i = 0; i < rank; i++) {
-            before[i] = v->items[2 * i].i;
-            after[i] = v->items[2 * i + 1].i;
-        }
-        return true;
-    }
-    return false;
-}
-
 static xdnn_status pad_infer(op_infer_ctx *c)
 {
     if (!infer_need(c, 0))
@@ -69,7 +25,7 @@ static xdnn_status pad_infer(op_infer_ctx *c)
     const tinfo *x = c->in[0];
     int64_t before[XDNN_MAX_RANK], after[XDNN_MAX_RANK];
     char xs[128];
-    if (!get_pads(c->node, c->desc, x->rank, before, after)) {
+    if (!pad_amounts(c->node, c->desc, x->rank, before, after)) {
         const value *v = op_attr(c->node, c->desc, "pads");
         char got[256] = "nothing";
         if (v && v->kind != VAL_NONE) {
@@ -127,7 +83,7 @@ static xdnn_status pad_ref(op_ref_ctx *c)
     const ref_tensor *x = c->in[0];
     ref_tensor *y = c->out[0];
     int64_t before[XDNN_MAX_RANK], after[XDNN_MAX_RANK], xstride[XDNN_MAX_RANK], idx[XDNN_MAX_RANK] = {0};
-    get_pads(c->node, c->desc, x->rank, before, after);
+    pad_amounts(c->node, c->desc, x->rank, before, after);
     shape_strides(x->rank, x->dims, xstride);
     const char *ms = op_attr_str(c->node, c->desc, "mode");
     pad_mode mode = !ms                             ? PAD_CONSTANT

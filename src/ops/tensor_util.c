@@ -68,3 +68,46 @@ int64_t node_result_numel(const xgraph *g, const xnode *n, int k)
         return 0;
     return g->tensors[n->results[k]].rnumel;
 }
+
+bool pad_amounts(const xnode *n, const op_desc *d, int rank, int64_t *before, int64_t *after)
+{
+    const value *v = op_attr(n, d, "pads");
+    if (!v)
+        return false;
+    if (v->kind == VAL_INT) {
+        for (int i = 0; i < rank; i++)
+            before[i] = after[i] = v->i;
+        return true;
+    }
+    if (v->kind != VAL_LIST)
+        return false;
+    bool nested = v->n > 0 && v->items[0].kind == VAL_LIST;
+    if (nested) {
+        if (v->n != rank)
+            return false;
+        for (int i = 0; i < rank; i++) {
+            const value *p = &v->items[i];
+            if (p->kind != VAL_LIST || p->n != 2 || p->items[0].kind != VAL_INT || p->items[1].kind != VAL_INT)
+                return false;
+            before[i] = p->items[0].i;
+            after[i] = p->items[1].i;
+        }
+        return true;
+    }
+    for (int i = 0; i < v->n; i++)
+        if (v->items[i].kind != VAL_INT)
+            return false;
+    if (v->n == rank) {
+        for (int i = 0; i < rank; i++)
+            before[i] = after[i] = v->items[i].i;
+        return true;
+    }
+    if (v->n == 2 * rank) {
+        for (int i = 0; i < rank; i++) {
+            before[i] = v->items[2 * i].i;
+            after[i] = v->items[2 * i + 1].i;
+        }
+        return true;
+    }
+    return false;
+}

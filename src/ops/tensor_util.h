@@ -19,4 +19,9 @@ int64_t node_port_numel(const xgraph *g, const xnode *n, int port);
 /* The numel of result `k` of `n` (0 when discarded or not bound). */
 int64_t node_result_numel(const xgraph *g, const xnode *n, int k);
 
+/* `pads` of a pad node as before/after amounts per dim, from any of its forms (int,
+ * rank ints, 2*rank ints [b0, a0, ...], rank [b, a] pairs); false if none fits.
+ * Shared by the CPU reference and the GPU copy engine. */
+bool pad_amounts(const xnode *n, const op_desc *d, int rank, int64_t *before, int64_t *after);
+
 #endif
