@@ -7,44 +7,13 @@
 #include <string.h>
 
 #if XDNN_HAVE_CUDA
+#include "gpu_fixture.h"
 #include "test_util.h"
 
 #include "gpu/engine.h"
 #include "gpu/lower.h"
 
 #include <stdint.h>
-
-typedef struct fixture {
-    xdnn_module_t *m;
-    xdnn_diags_t *d;
-    arena *ar;
-    ggraph *g;
-    gplan *pl;
-} fixture;
-
-static bool setup(fixture *f, const char *text)
-{
-    memset(f, 0, sizeof *f);
-    f->d = xdnn_diags_create();
-    if (xdnn_module_parse("test.dnn", text, strlen(text), false, f->d, &f->m) != XDNN_OK ||
-        xdnn_graph_bind(xdnn_module_find_graph(f->m, NULL), NULL, 0, f->d) != XDNN_OK) {
-        xdnn_diags_print(f->d, stderr);
-        CHECK(false, "the test graph sets up (diagnostics above)");
-        return false;
-    }
-    f->ar = arena_create();
-    f->g = gpu_lower(xdnn_module_find_graph(f->m, NULL), f->ar);
-    f->pl = gpu_partition(f->g, false);
-    return true;
-}
-
-static void teardown(fixture *f)
-{
-    if (f->ar)
-        arena_destroy(f->ar);
-    xdnn_module_destroy(f->m);
-    xdnn_diags_destroy(f->d);
-}
 
 static int tensor(const ggraph *g, const char *name)
 {
@@ -70,7 +39,7 @@ static const gpart *part_named(const gplan *p, const char *name)
 static void test_partitions(void)
 {
     fixture f;
-    if (!setup(&f, "dnn 1;\ngraph g(seed=7) {\n"
+    if (!fixture_setup(&f, "dnn 1;\ngraph g(seed=7) {\n"
                    "  input a: f16[3, 5] @col;\n  input b: f32[5];\n  input w: f16[4, 5, 7];\n"
                    "  y = relu(a * b + 1.5);\n  s = softmax(y, axis=0);\n"
                    "  r = reduce(y, op=\"max\", axes=[1], keepdims=false);\n"
@@ -102,20 +71,20 @@ static void test_partitions(void)
     /* a broadcasts over the batch: the batch loops on the host. */
     CHECK(s.batch == 1 && s.nouter == 1 && s.outer_dims[0] == 4);
     CHECK(s.outer_stride[0][0] == 35 && s.outer_stride[1][0] == 0 && s.outer_stride[2][0] == 21);
-    teardown(&f);
+    fixture_teardown(&f);
 }
 
 /* A pointwise group that only feeds a softmax becomes its prologue. */
 static void test_reduce_prologue(void)
 {
     fixture f;
-    if (!setup(&f, "dnn 1;\ngraph g {\n  input x: f32[6, 33];\n  input m: f32[33];\n"
+    if (!fixture_setup(&f, "dnn 1;\ngraph g {\n  input x: f32[6, 33];\n  input m: f32[33];\n"
                    "  s = softmax(x * 0.125 + m);\n  output s;\n}\n"))
         return;
     CHECK(f.pl->nparts == 1);
     CHECK(f.pl->parts[0].kind == GP_REDUCE && f.pl->parts[0].nnodes == 3);
     CHECK(f.pl->parts[0].nins == 2);
-    teardown(&f);
+    fixture_teardown(&f);
 }
 
 /* e feeds both the reduce and the final multiply: merging e with c would put
@@ -123,7 +92,7 @@ static void test_reduce_prologue(void)
 static void test_no_cycle(void)
 {
     fixture f;
-    if (!setup(&f, "dnn 1;\ngraph g {\n  input x: f32[4, 8];\n  e = exp(x);\n"
+    if (!fixture_setup(&f, "dnn 1;\ngraph g {\n  input x: f32[4, 8];\n  e = exp(x);\n"
                    "  n = reduce(e, axes=[1]);\n  c = e / n;\n  output c;\n}\n"))
         return;
     CHECK(f.pl->nparts == 3);
@@ -134,7 +103,7 @@ static void test_no_cycle(void)
             int t = f.pl->parts[i].ins[j], prod = f.g->t[t].producer;
             CHECK(prod < 0 || f.pl->part_of[prod] < i); /* producers run first */
         }
-    teardown(&f);
+    fixture_teardown(&f);
 }
 
 /* Bias + relu on a row-major matmul maps onto a cuBLASLt epilogue; forcing
@@ -142,7 +111,7 @@ static void test_no_cycle(void)
 static void test_matmul_epilogue_and_force(void)
 {
     fixture f;
-    if (!setup(&f, "dnn 1;\ngraph g {\n  input x: f16[64, 32];\n  weight w: f16[48, 32];\n"
+    if (!fixture_setup(&f, "dnn 1;\ngraph g {\n  input x: f16[64, 32];\n  weight w: f16[48, 32];\n"
                    "  weight b: f16[48];\n  h = relu(matmul(x, w, trans_b=true) + b);\n  output h: f16;\n}\n"))
         return;
     CHECK(f.pl->nparts == 1 && f.pl->parts[0].kind == GP_MATMUL);
@@ -173,14 +142,14 @@ static void test_matmul_epilogue_and_force(void)
     CHECK(f.pl->parts[0].engine == gpu_engine_find("matmul_cublaslt"));
     CHECK(f.pl->parts[0].ws_bytes >= (32u << 20));
     xdnn_diags_destroy(d);
-    teardown(&f);
+    fixture_teardown(&f);
 }
 
 /* Liveness: buffers alive at the same time never overlap; dead ones are reused. */
 static void test_workspace(void)
 {
     fixture f;
-    if (!setup(&f, "dnn 1;\ngraph g {\n  input x: f32[64, 64];\n"
+    if (!fixture_setup(&f, "dnn 1;\ngraph g {\n  input x: f32[64, 64];\n"
                    "  a = reduce(x, axes=[1]);\n  b = exp(x) * a;\n  c = reduce(b, axes=[0]);\n"
                    "  d = exp(b) * c;\n  e = reduce(d, axes=[1]);\n  f = d * e;\n  output f;\n}\n"))
         return;
@@ -202,14 +171,14 @@ static void test_workspace(void)
     CHECK(p->ws_total < 3 * bytes);
     for (int i = 0; i < f.g->nt; i++)
         CHECK(p->offset[i] == SIZE_MAX || p->offset[i] % 256 == 0);
-    teardown(&f);
+    fixture_teardown(&f);
 }
 
 /* Generated source: dtype conversions, strides, literals from the .def text. */
 static void test_codegen(void)
 {
     fixture f;
-    if (!setup(&f, "dnn 1;\ngraph g {\n  input a: f16[3, 5] @col;\n  input b: bf16[5];\n"
+    if (!fixture_setup(&f, "dnn 1;\ngraph g {\n  input a: f16[3, 5] @col;\n  input b: bf16[5];\n"
                    "  y = relu(a * b, slope=0.25);\n  output y: bf16;\n}\n"))
         return;
     const gpart *p = &f.pl->parts[0];
@@ -223,7 +192,7 @@ static void test_codegen(void)
     CHECK(k.src && strstr(k.src, "((float)0.25)"));   /* slope folded */
     CHECK(k.src && strstr(k.src, "typedef int xd_idx")); /* small: 32-bit index math */
     CHECK(k.nparams == 3 && k.work == 15);
-    teardown(&f);
+    fixture_teardown(&f);
 
     arena *ar = arena_create();
     const char *from[] = {"dy", "a"}, *to[] = {"a", "b"};

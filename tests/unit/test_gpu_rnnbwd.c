@@ -7,6 +7,7 @@
 #include <string.h>
 
 #if XDNN_HAVE_CUDA
+#include "gpu_fixture.h"
 #include "test_util.h"
 
 #include "gpu/eng_rnn_bwd.h"
@@ -14,60 +15,19 @@
 #include "gpu/lower.h"
 #include "ops/rnn.h"
 
-typedef struct fixture {
-    xdnn_module_t *m;
-    xdnn_diags_t *d;
-    arena *ar;
-    ggraph *g;
-    gplan *pl;
-} fixture;
-
-static bool setup(fixture *f, const char *text)
-{
-    memset(f, 0, sizeof *f);
-    f->d = xdnn_diags_create();
-    if (xdnn_module_parse("test.dnn", text, strlen(text), false, f->d, &f->m) != XDNN_OK ||
-        xdnn_graph_bind(xdnn_module_find_graph(f->m, NULL), NULL, 0, f->d) != XDNN_OK) {
-        xdnn_diags_print(f->d, stderr);
-        CHECK(false, "the test graph sets up (diagnostics above)");
-        return false;
-    }
-    f->ar = arena_create();
-    f->g = gpu_lower(xdnn_module_find_graph(f->m, NULL), f->ar);
-    f->pl = gpu_partition(f->g, false);
-    return true;
-}
-
-static void teardown(fixture *f)
-{
-    if (f->ar)
-        arena_destroy(f->ar);
-    xdnn_module_destroy(f->m);
-    xdnn_diags_destroy(f->d);
-}
-
-static const gpart *part_of_op(const gplan *p, const char *op)
-{
-    for (int i = 0; i < p->nparts; i++)
-        if (p->parts[i].anchor >= 0 && strcmp(p->g->n[p->parts[i].anchor].op, op) == 0)
-            return &p->parts[i];
-    CHECK(false, "no partition for op %s", op);
-    return NULL;
-}
-
 static const gpu_device dev = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
 
 /* lstm_bwd T=2 N=3 I=4 H=6, no biases, dh_n and dc_n given, f16. */
 static void test_lstm_plan(void)
 {
     fixture f;
-    if (!setup(&f, "dnn 1;\ngraph g(seed=1) {\n  input x: f16[2, 3, 4];\n  input h0: f16[1, 3, 6];\n"
+    if (!fixture_setup(&f, "dnn 1;\ngraph g(seed=1) {\n  input x: f16[2, 3, 4];\n  input h0: f16[1, 3, 6];\n"
                    "  input c0: f16[1, 3, 6];\n  weight w_ih: f16[1, 24, 4];\n  weight w_hh: f16[1, 24, 6];\n"
                    "  input dy: f16[2, 3, 6];\n  input dhn: f16[1, 3, 6];\n  input dcn: f16[1, 3, 6];\n"
                    "  dx, dh0, dc0, dwi, dwh, dbi, dbh = lstm_bwd(x, h0, c0, w_ih, w_hh, dy, dh_n=dhn, dc_n=dcn);\n"
                    "  output dx, dh0, dc0, dwi, dwh, dbi, dbh;\n}\n"))
         return;
-    const gpart *p = part_of_op(f.pl, "lstm_bwd");
+    const gpart *p = fixture_part_of_op(f.pl, "lstm_bwd");
     const gpu_engine *e = gpu_engine_find("rnn_bwd_direct");
     CHECK(e != NULL);
     rnnb_plan rp;
@@ -87,14 +47,14 @@ static void test_lstm_plan(void)
         CHECK(rp.ws_total == 14 * 256 + 2 * 512 + 5 * 768 + 256);
         CHECK(e->workspace(f.pl, p, &dev) == rp.ws_total);
     }
-    teardown(&f);
+    fixture_teardown(&f);
 }
 
 /* gru_bwd with two bidirectional layers: Iw = max(I, D*H); rnn relu cell. */
 static void test_gru_rnn_dims(void)
 {
     fixture f;
-    if (!setup(&f, "dnn 1;\ngraph g(seed=1) {\n  input x: f32[3, 2, 5];\n  input h0: f32[4, 2, 7];\n"
+    if (!fixture_setup(&f, "dnn 1;\ngraph g(seed=1) {\n  input x: f32[3, 2, 5];\n  input h0: f32[4, 2, 7];\n"
                    "  weight w_ih: f32[4, 21, 14];\n  weight w_hh: f32[4, 21, 7];\n  weight b: f32[4, 21];\n"
                    "  input dy: f32[3, 2, 14];\n"
                    "  dx, dh0, dwi, dwh, dbi, dbh = gru_bwd(x, h0, w_ih, w_hh, dy, b_ih=b, b_hh=b, layers=2, "
@@ -106,7 +66,7 @@ static void test_gru_rnn_dims(void)
         return;
     rnnb_plan rp;
     char why[256] = "";
-    const gpart *p = part_of_op(f.pl, "gru_bwd");
+    const gpart *p = fixture_part_of_op(f.pl, "gru_bwd");
     if (p && gpu_rnnb_analyze(f.pl, p, &rp, why, sizeof why)) {
         CHECK(rp.cell == RNN_CELL_GRU && rp.G == 3 && rp.L == 2 && rp.D == 2 && rp.Iw == 14 && rp.H == 7);
         CHECK(rp.b_ih >= 0 && rp.b_hh >= 0 && rp.dh_n < 0 && rp.dc_n < 0 && rp.c0 < 0 && rp.dc0 < 0);
@@ -115,21 +75,21 @@ static void test_gru_rnn_dims(void)
         CHECK(!"gru_bwd accepted");
         fprintf(stderr, "  why: %s\n", why);
     }
-    p = part_of_op(f.pl, "rnn_bwd");
+    p = fixture_part_of_op(f.pl, "rnn_bwd");
     if (p && gpu_rnnb_analyze(f.pl, p, &rp, why, sizeof why)) {
         CHECK(rp.cell == RNN_CELL_RELU && rp.G == 1 && rp.L == 1 && rp.D == 1 && rp.Iw == 5);
         CHECK(strcmp(f.g->t[rp.dw_hh].name, "ewh") == 0 && strcmp(f.g->t[rp.dy].name, "dy1") == 0);
     } else {
         CHECK(!"rnn_bwd accepted");
     }
-    teardown(&f);
+    fixture_teardown(&f);
 }
 
 /* Rejections name the op and the reason. */
 static void test_rejects(void)
 {
     fixture f;
-    if (!setup(&f, "dnn 1;\ngraph g(seed=1) {\n  input x: f64[2, 1, 3];\n  input h0: f64[1, 1, 4];\n"
+    if (!fixture_setup(&f, "dnn 1;\ngraph g(seed=1) {\n  input x: f64[2, 1, 3];\n  input h0: f64[1, 1, 4];\n"
                    "  weight w_ih: f64[1, 4, 3];\n  weight w_hh: f64[1, 4, 4];\n  input dy: f64[2, 1, 4];\n"
                    "  dx, dh0, dwi, dwh, dbi, dbh = rnn_bwd(x, h0, w_ih, w_hh, dy);\n"
                    "  input xf: f32[2, 1, 3];\n  input hf: f32[1, 1, 4];\n  weight wi: f32[1, 4, 3];\n"
@@ -138,18 +98,18 @@ static void test_rejects(void)
         return;
     const gpu_engine *e = gpu_engine_find("rnn_bwd_direct");
     char why[256] = "";
-    const gpart *p = part_of_op(f.pl, "rnn_bwd");
+    const gpart *p = fixture_part_of_op(f.pl, "rnn_bwd");
     if (p && e) {
         CHECK(!e->supports(f.pl, p, &dev, why, sizeof why));
         CHECK(strstr(why, "rnn_bwd") && strstr(why, "x") && strstr(why, "f64"));
     }
-    p = part_of_op(f.pl, "rnn");
+    p = fixture_part_of_op(f.pl, "rnn");
     why[0] = 0;
     if (p && e) {
         CHECK(!e->supports(f.pl, p, &dev, why, sizeof why));
         CHECK(strstr(why, "not rnn") != NULL);
     }
-    teardown(&f);
+    fixture_teardown(&f);
 }
 
 int main(void)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #if XDNN_HAVE_CUDA
+#include "gpu_fixture.h"
 #include "test_util.h"
 
 #include "gpu/eng_seq.h"
@@ -14,47 +15,6 @@
 #include "gpu/lower.h"
 
 #include <math.h>
-
-typedef struct fixture {
-    xdnn_module_t *m;
-    xdnn_diags_t *d;
-    arena *ar;
-    ggraph *g;
-    gplan *pl;
-} fixture;
-
-static bool setup(fixture *f, const char *text)
-{
-    memset(f, 0, sizeof *f);
-    f->d = xdnn_diags_create();
-    if (xdnn_module_parse("test.dnn", text, strlen(text), false, f->d, &f->m) != XDNN_OK ||
-        xdnn_graph_bind(xdnn_module_find_graph(f->m, NULL), NULL, 0, f->d) != XDNN_OK) {
-        xdnn_diags_print(f->d, stderr);
-        CHECK(false, "the test graph sets up (diagnostics above)");
-        return false;
-    }
-    f->ar = arena_create();
-    f->g = gpu_lower(xdnn_module_find_graph(f->m, NULL), f->ar);
-    f->pl = gpu_partition(f->g, false);
-    return true;
-}
-
-static void teardown(fixture *f)
-{
-    if (f->ar)
-        arena_destroy(f->ar);
-    xdnn_module_destroy(f->m);
-    xdnn_diags_destroy(f->d);
-}
-
-static const gpart *part_of_op(const gplan *p, const char *op)
-{
-    for (int i = 0; i < p->nparts; i++)
-        if (p->parts[i].anchor >= 0 && strcmp(p->g->n[p->parts[i].anchor].op, op) == 0)
-            return &p->parts[i];
-    CHECK(false, "no partition for op %s", op);
-    return NULL;
-}
 
 static bool accepts(const char *engine, const gplan *pl, const gpart *p, char *why, size_t len)
 {
@@ -68,12 +28,12 @@ static bool accepts(const char *engine, const gplan *pl, const gpart *p, char *w
 static void test_sdpa_params(void)
 {
     fixture f;
-    if (!setup(&f, "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[2, 8, 33, 64] @bshd;\n  input k: bf16[2, 2, 40, 64];\n"
+    if (!fixture_setup(&f, "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[2, 8, 33, 64] @bshd;\n  input k: bf16[2, 2, 40, 64];\n"
                    "  input v: bf16[2, 2, 40, 64];\n  input bias: f32[2, 1, 1, 40];\n  input lq: i32[2];\n"
                    "  o, stats = sdpa(q, k, v, bias=bias, seq_len_q=lq, causal=true, window=[5, 7],\n"
                    "                  align=\"bottom_right\", dropout=0.2, seed=11);\n  output o, stats;\n}\n"))
         return;
-    const gpart *p = part_of_op(f.pl, "sdpa");
+    const gpart *p = fixture_part_of_op(f.pl, "sdpa");
     xk_sdpa kp;
     sdpa_ids ids;
     char why[512];
@@ -94,7 +54,7 @@ static void test_sdpa_params(void)
     CHECK(accepts("sdpa_flash", f.pl, p, why, sizeof why));
     CHECK(accepts("sdpa_naive", f.pl, p, why, sizeof why));
     CHECK(!accepts("sdpa_bwd", f.pl, p, why, sizeof why) && strstr(why, "sdpa_bwd"));
-    teardown(&f);
+    fixture_teardown(&f);
 }
 
 /* flash takes f16/bf16 with D == Dv in {64, 128}; the rest falls to naive. */
@@ -119,9 +79,9 @@ static void test_sdpa_choices(void)
                  "  input v: %s[1, 2, 7, %d];\n  o = sdpa(q, k, v);\n  output o;\n}\n",
                  cases[i].dt, cases[i].D, cases[i].dt, cases[i].D, cases[i].dt, cases[i].Dv);
         fixture f;
-        if (!setup(&f, text))
+        if (!fixture_setup(&f, text))
             continue;
-        const gpart *p = part_of_op(f.pl, "sdpa");
+        const gpart *p = fixture_part_of_op(f.pl, "sdpa");
         char why[512];
         bool fl = accepts("sdpa_flash", f.pl, p, why, sizeof why);
         CHECK(fl == cases[i].flash);
@@ -140,7 +100,7 @@ static void test_sdpa_choices(void)
         gpu_device dev = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
         if (cases[i].naive && gpu_select_engines(f.pl, &dev, NULL, 0, 0, NULL, f.d) == XDNN_OK)
             CHECK(strcmp(p->engine->name, cases[i].flash ? "sdpa_flash" : "sdpa_naive") == 0);
-        teardown(&f);
+        fixture_teardown(&f);
     }
 }
 
@@ -149,12 +109,12 @@ static void test_sdpa_choices(void)
 static void test_sdpa_bwd(void)
 {
     fixture f;
-    if (!setup(&f, "dnn 1;\ngraph g(seed=3) {\n  input q: f16[2, 4, 9, 64];\n  input k: f16[2, 2, 11, 64];\n"
+    if (!fixture_setup(&f, "dnn 1;\ngraph g(seed=3) {\n  input q: f16[2, 4, 9, 64];\n  input k: f16[2, 2, 11, 64];\n"
                    "  input v: f16[2, 2, 11, 32];\n  input do: f16[2, 4, 9, 32];\n"
                    "  o, stats = sdpa(q, k, v, causal=true);\n"
                    "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=true);\n  output dq, dk, dv;\n}\n"))
         return;
-    const gpart *p = part_of_op(f.pl, "sdpa_bwd");
+    const gpart *p = fixture_part_of_op(f.pl, "sdpa_bwd");
     xk_sdpa kp;
     sdpa_ids ids;
     char why[512];
@@ -166,19 +126,19 @@ static void test_sdpa_bwd(void)
     const gpu_engine *e = gpu_engine_find("sdpa_bwd");
     gpu_device dev = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
     CHECK(e && e->workspace(f.pl, p, &dev) >= 2 * 4 * 9 * sizeof(float));
-    teardown(&f);
+    fixture_teardown(&f);
 }
 
 /* rnn_cublas: dims from the attributes, Iw packing, workspace offsets. */
 static void test_rnn(void)
 {
     fixture f;
-    if (!setup(&f, "dnn 1;\ngraph g(seed=4) {\n  input x: f16[7, 3, 5];\n  input h0: f32[4, 3, 6];\n"
+    if (!fixture_setup(&f, "dnn 1;\ngraph g(seed=4) {\n  input x: f16[7, 3, 5];\n  input h0: f32[4, 3, 6];\n"
                    "  input c0: f32[4, 3, 6];\n  weight w_ih: f32[4, 24, 12];\n  weight w_hh: f32[4, 24, 6];\n"
                    "  y, hn, cn = lstm(x, h0, c0, w_ih, w_hh, layers=2, bidirectional=true);\n"
                    "  output y, hn, cn;\n}\n"))
         return;
-    const gpart *p = part_of_op(f.pl, "lstm");
+    const gpart *p = fixture_part_of_op(f.pl, "lstm");
     rnn_plan rp;
     char why[512];
     CHECK(p && gpu_rnn_analyze(f.pl, p, &rp, why, sizeof why));
@@ -188,15 +148,15 @@ static void test_rnn(void)
     CHECK(rp.off_x == 0 && rp.off_wih == 512 && rp.off_lt % 256 == 0 && rp.ws_total > rp.off_lt + (4u << 20));
     /* buffers never overlap: each offset is past the previous one's size */
     CHECK(rp.off_ain + 7 * 3 * 2 * 24 * sizeof(float) <= rp.off_hh);
-    teardown(&f);
+    fixture_teardown(&f);
 
-    if (!setup(&f, "dnn 1;\ngraph g(seed=5) {\n  input x: i32[2, 1, 3];\n  input h0: f32[1, 1, 4];\n"
+    if (!fixture_setup(&f, "dnn 1;\ngraph g(seed=5) {\n  input x: i32[2, 1, 3];\n  input h0: f32[1, 1, 4];\n"
                    "  weight w_ih: f32[1, 4, 3];\n  weight w_hh: f32[1, 4, 4];\n  y = rnn(x, h0, w_ih, w_hh);\n"
                    "  output y: f32;\n}\n"))
         return;
-    p = part_of_op(f.pl, "rnn");
+    p = fixture_part_of_op(f.pl, "rnn");
     CHECK(p && !gpu_rnn_analyze(f.pl, p, &rp, why, sizeof why) && strstr(why, "x has dtype i32"));
-    teardown(&f);
+    fixture_teardown(&f);
 }
 
 int main(void)

@@ -1,0 +1,28 @@
+/* gpu_fixture.h — the set-up the host-side GPU unit tests share: parse a
+ * .dnn text, bind it, lower it to the GPU graph and partition it, all without
+ * a GPU.  Linked into every unit test; empty when built without CUDA. */
+#ifndef XDNN_TEST_GPU_FIXTURE_H
+#define XDNN_TEST_GPU_FIXTURE_H
+
+#if XDNN_HAVE_CUDA
+#include "gpu/partition.h"
+#include "xdnn.h"
+
+#include <stdbool.h>
+
+typedef struct fixture {
+    xdnn_module_t *m;
+    xdnn_diags_t *d;
+    arena *ar;
+    ggraph *g;
+    gplan *pl;
+} fixture;
+
+/* False (with a failed CHECK and the diagnostics printed) if the text does not bind. */
+bool fixture_setup(fixture *f, const char *text);
+void fixture_teardown(fixture *f);
+/* The partition anchored on the first node of `op`; a failed CHECK if none. */
+const gpart *fixture_part_of_op(const gplan *p, const char *op);
+#endif
+
+#endif
