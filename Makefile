@@ -6,6 +6,7 @@
 #   make test-gpu     GPU differential tester (needs a GPU; no flex/bison/bats)
 #   make SAN=1        AddressSanitizer + UBSan build (in build-san/)
 #   make CUDA=0       build without the CUDA toolkit (CPU reference only)
+#   make install      libraries, header, command, man pages, xdnn.pc (PREFIX, DESTDIR)
 
 .SUFFIXES:
 .DELETE_ON_ERROR:
@@ -52,7 +53,7 @@ CFLAGS_ALL += -DXDNN_HAVE_CUDA=1 -I$(CUDA_HOME)/include
 # rpath (a RUNPATH, which dlopen from our own code honours) is where it looks first.
 LDLIBS_ALL += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
               -lcudart_static -lstdc++ -ldl -lpthread -lrt
-NVFLAGS := -O3 -std=c++17 -Xcompiler -fPIC -Iinclude -Isrc -lineinfo \
+NVFLAGS := -O3 -std=c++17 -Xcompiler -fPIC -Xcompiler -fvisibility=hidden -Iinclude -Isrc -lineinfo \
            -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=sm_90 \
            -gencode=arch=compute_90,code=compute_90
 else
@@ -70,7 +71,11 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_LIB_SRC := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
 
-.PHONY: all test test-unit test-bats test-valgrind test-gpu fuzz valgrind clean
+# The version lives in one place, the header.
+VERSION := $(shell sed -n 's/^\#define XDNN_VERSION_STRING "\(.*\)"/\1/p' include/xdnn.h)
+SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
+
+.PHONY: all test test-unit test-bats test-valgrind test-gpu fuzz valgrind clean install uninstall
 all: $(BUILD)/libxdnn.a $(BUILD)/libxdnn.so $(BUILD)/xdnn
 
 $(BUILD)/gen/parser.c $(BUILD)/gen/parser.h &: grammar/parser.y
@@ -98,8 +103,11 @@ $(BUILD)/libxdnn.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libxdnn.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDLIBS_ALL)
+# Only xdnn_ symbols leave the shared library: the C code is built
+# -fvisibility=hidden (nvcc objects too, through NVFLAGS) and xdnn.map
+# localizes anything else (static cudart included).
+$(BUILD)/libxdnn.so: $(LIB_OBJ) xdnn.map
+	$(CC) -shared -Wl,-soname,libxdnn.so.$(SOMAJOR) -Wl,--version-script=xdnn.map -o $@ $(LIB_OBJ) $(LDLIBS_ALL)
 
 $(BUILD)/xdnn: $(CLI_OBJ) $(BUILD)/libxdnn.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libxdnn.a $(LDLIBS_ALL)
@@ -128,6 +136,42 @@ test-gpu: all
 
 valgrind: all
 	XDNN_VALGRIND=1 XDNN=$(abspath $(BUILD)/xdnn) bats tests/bats
+
+# `make install` (PREFIX=/usr/local, DESTDIR for staging): the shared library
+# as libxdnn.so.VERSION (soname libxdnn.so.SOMAJOR) with its two links, the
+# static library, the header, the command, the man pages and xdnn.pc, which
+# carries what a static link needs (pkg-config --static) in Libs.private.
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+INSTALL    ?= install
+PC_LIBS_PRIVATE := $(filter-out -fsanitize=%,$(LDLIBS_ALL))
+# under the prefix, xdnn.pc says ${prefix}/lib: --define-variable=prefix= relocates it
+PC_LIBDIR     = $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
+PC_INCLUDEDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
+MAN_PAGES  := $(wildcard man/*.[1-8])
+
+install: all
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
+	    $(addprefix $(DESTDIR)$(MANDIR)/man,$(sort $(subst .,,$(suffix $(MAN_PAGES)))))
+	$(INSTALL) -m 755 $(BUILD)/xdnn $(DESTDIR)$(BINDIR)/xdnn
+	$(INSTALL) -m 755 $(BUILD)/libxdnn.so $(DESTDIR)$(LIBDIR)/libxdnn.so.$(VERSION)
+	ln -sf libxdnn.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libxdnn.so.$(SOMAJOR)
+	ln -sf libxdnn.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libxdnn.so
+	$(INSTALL) -m 644 $(BUILD)/libxdnn.a $(DESTDIR)$(LIBDIR)/libxdnn.a
+	$(INSTALL) -m 644 include/xdnn.h $(DESTDIR)$(INCLUDEDIR)/xdnn.h
+	for p in $(MAN_PAGES); do $(INSTALL) -m 644 $$p $(DESTDIR)$(MANDIR)/man$${p##*.}/ || exit; done
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(PC_LIBDIR)|; s|@INCLUDEDIR@|$(PC_INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|; s|@LIBS_PRIVATE@|$(PC_LIBS_PRIVATE)|' \
+	    xdnn.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/xdnn.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/xdnn $(DESTDIR)$(INCLUDEDIR)/xdnn.h $(DESTDIR)$(LIBDIR)/pkgconfig/xdnn.pc \
+	    $(DESTDIR)$(LIBDIR)/libxdnn.so $(DESTDIR)$(LIBDIR)/libxdnn.so.$(SOMAJOR) \
+	    $(DESTDIR)$(LIBDIR)/libxdnn.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libxdnn.a \
+	    $(foreach p,$(MAN_PAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)))
 
 clean:
 	rm -rf build build-san
