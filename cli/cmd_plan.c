@@ -280,9 +280,11 @@ int cmd_plan(int argc, char **argv)
     }
     xdnn_plan_t *p = NULL;
     if (s == XDNN_OK) {
-        select_opts so = {.use_gpu = use_gpu, .tune = tune, .warmup = 1, .iters = 5, .log = tune ? stderr : NULL,
-                          .fp = fp};
-        s = plan_build(g, &so, d, &p);
+        xdnn_plan_options po;
+        xdnn_plan_options_init(&po);
+        po.backend = use_gpu ? XDNN_BACKEND_CUDA : XDNN_BACKEND_CPU;
+        po.heuristic = tune ? XDNN_HEUR_MEASURED : XDNN_HEUR_FAST;
+        s = plan_build(g, &po, tune ? stderr : NULL, d, &p);
     }
     xdnn_diags_print(d, stderr);
     xdnn_diags_destroy(d);

@@ -191,25 +191,156 @@ XDNN_API const char *xdnn_graph_name(const xdnn_graph_t *g);
 /* ---------------------------------------------------------------- plans */
 
 /* An execution plan: a bound graph specialized to its param values, with the
- * engine (and knobs) of every partition, the workspace layout and compiled GPU
- * modules, for one device and one xdnn version.  Format: man/xdnn-plan.5. */
+ * backend, the engine (and knobs) of every partition, the workspace size and
+ * compiled GPU modules, for one device and one xdnn version.  Build it once,
+ * execute it many times.  Format of its bytes: man/xdnn-plan.5.
+ *
+ * Threads: a plan is immutable once created; any number of host threads may
+ * call xdnn_plan_execute on one plan at the same time, each with its own
+ * workspace (and, on CUDA, its own stream or the same one).  Queries return
+ * strings that live as long as the plan. */
 typedef struct xdnn_plan xdnn_plan_t;
 
-/* Plan bound graph g (borrowed, not modified) for the GPU (use_gpu) or the CPU
- * reference.  tune: time every engine that supports each partition, keep the
- * fastest and store it in the tune cache ($XDNN_CACHE_DIR); otherwise cached
- * choices, then heuristics. */
+/* Where a plan runs.  AUTO: CUDA when a device is usable, else the CPU. */
+typedef enum xdnn_backend {
+    XDNN_BACKEND_AUTO = 0,
+    XDNN_BACKEND_CPU,         /* the CPU reference: host pointers, no workspace */
+    XDNN_BACKEND_CUDA         /* CUDA engines: device pointers, a stream */
+} xdnn_backend;
+
+XDNN_API const char *xdnn_backend_name(xdnn_backend b);                /* "cpu", "cuda" */
+/* True when backend b can run here; otherwise `why` (may be NULL) says what is missing. */
+XDNN_API bool xdnn_backend_available(xdnn_backend b, char *why, size_t len);
+
+/* How engines are chosen. */
+typedef enum xdnn_heuristic {
+    XDNN_HEUR_FAST = 0,       /* tune-cache entries, else the cost model: no GPU time spent */
+    XDNN_HEUR_MEASURED,       /* time every supported engine (default knobs) and keep the fastest */
+    XDNN_HEUR_EXHAUSTIVE      /* time every engine with every knob variant */
+} xdnn_heuristic;
+
+/* Options of xdnn_plan_build.  Always start from xdnn_plan_options_init (it
+ * fills struct_size, so a later xdnn with more fields still reads yours). */
+typedef struct xdnn_plan_options {
+    size_t struct_size;
+    xdnn_backend backend;            /* AUTO */
+    int device;                      /* CUDA device ordinal (0) */
+    xdnn_heuristic heuristic;        /* FAST */
+    const char *const *force;        /* "OP=ENGINE[:knobs]" or "PART=ENGINE[:knobs]" (NULL) */
+    size_t nforce;
+    uint64_t workspace_limit;        /* bytes; 0 = no limit.  A plan above it is refused. */
+    bool deterministic;              /* refuse engines whose results vary run to run (atomics) */
+    int tf32;                        /* -1: as the graph says (default), 0: never, 1: allowed */
+} xdnn_plan_options;
+
+XDNN_API void xdnn_plan_options_init(xdnn_plan_options *o);
+
+/* Plan bound graph g (borrowed, not modified: the plan keeps its own copy).
+ * Fails with XDNN_ERR_DEVICE when the CUDA backend is asked for and there is
+ * no usable device, and XDNN_ERR_UNSUPPORTED when some partition has no
+ * engine (diags name the op and why each engine declined). */
+XDNN_API xdnn_status xdnn_plan_build(xdnn_graph_t *g, const xdnn_plan_options *o, xdnn_diags_t *diags,
+                                     xdnn_plan_t **out);
+/* Older form: xdnn_plan_build with backend CUDA (use_gpu) or CPU, heuristic
+ * MEASURED when tune, and the choice stored in the tune cache ($XDNN_CACHE_DIR). */
 XDNN_API xdnn_status xdnn_plan_create(xdnn_graph_t *g, bool use_gpu, bool tune, xdnn_diags_t *diags,
                                       xdnn_plan_t **out);
+
+/* ---- queries */
+
+XDNN_API xdnn_backend xdnn_plan_backend(const xdnn_plan_t *p);
+/* Bytes of scratch an execute needs (0: pass NULL).  On CUDA it is device
+ * memory, 256-byte aligned at the start. */
+XDNN_API size_t xdnn_plan_workspace_size(const xdnn_plan_t *p);
+
+/* A tensor the caller binds: every input, weight and output of the graph
+ * (and tensors marked `keep`).  Dims are logical (the op's order); strides are
+ * in elements and give the physical layout the pointer must have. */
+typedef struct xdnn_tensor_info {
+    const char *name;
+    int id;                          /* index for xdnn_tensor_binding.id */
+    xdnn_tensor_kind kind;           /* INPUT, WEIGHT or VIRTUAL (an output) */
+    bool is_output;
+    xdnn_dtype dtype;
+    int rank;
+    int64_t dims[XDNN_MAX_RANK];
+    int64_t strides[XDNN_MAX_RANK];
+    size_t bytes;                    /* span of the layout: what to allocate */
+} xdnn_tensor_info;
+
+XDNN_API size_t xdnn_plan_tensor_count(const xdnn_plan_t *p);
+XDNN_API xdnn_status xdnn_plan_tensor(const xdnn_plan_t *p, size_t i, xdnn_tensor_info *out);
+/* XDNN_ERR_SEMANTIC when the plan has no bindable tensor of that name. */
+XDNN_API xdnn_status xdnn_plan_find_tensor(const xdnn_plan_t *p, const char *name, xdnn_tensor_info *out);
+
+/* One partition: nodes run by one engine. */
+typedef struct xdnn_partition_info {
+    const char *name;                /* its nodes joined by '+' */
+    const char *ops;                 /* "matmul+add+gelu" */
+    const char *engine;              /* "matmul_cublaslt", "cpu_reference" */
+    const char *knobs;               /* "" or "algo=2" */
+    double tuned_ms;                 /* measured time of the choice; -1: chosen by the cost model */
+    size_t ncandidates;
+} xdnn_partition_info;
+
+/* An engine considered for a partition. */
+typedef struct xdnn_candidate_info {
+    const char *engine;
+    bool supported;
+    bool chosen;
+    double cost_us;                  /* the cost model's estimate (supported ones) */
+    double measured_ms;              /* -1 when not timed */
+    const char *reason;              /* why it cannot run the partition ("" when supported) */
+} xdnn_candidate_info;
+
+XDNN_API size_t xdnn_plan_partition_count(const xdnn_plan_t *p);
+XDNN_API xdnn_status xdnn_plan_partition(const xdnn_plan_t *p, size_t i, xdnn_partition_info *out);
+XDNN_API xdnn_status xdnn_plan_candidate(const xdnn_plan_t *p, size_t part, size_t i, xdnn_candidate_info *out);
+
+/* ---- execution */
+
+/* One entry of the variant pack: a tensor by name, or by id when name is NULL. */
+typedef struct xdnn_tensor_binding {
+    const char *name;
+    int id;
+    void *ptr;                       /* device pointer on CUDA, host pointer on the CPU */
+} xdnn_tensor_binding;
+
+/* Run the plan once.  Every tensor of xdnn_plan_tensor must be bound exactly
+ * once (an error names the first missing or unknown one).  `workspace` holds at
+ * least xdnn_plan_workspace_size bytes.  `stream` is a cudaStream_t (NULL: the
+ * legacy default stream) and is ignored on the CPU.
+ * CUDA: the call only enqueues work: it allocates nothing on the device,
+ * compiles nothing, never synchronizes and copies nothing the graph does not
+ * ask for, so it may be captured into a CUDA graph; an error in a kernel
+ * surfaces at the caller's next synchronization.  CPU: runs to completion. */
+XDNN_API xdnn_status xdnn_plan_execute(const xdnn_plan_t *p, const xdnn_tensor_binding *bindings, size_t n,
+                                       void *workspace, void *stream, xdnn_diags_t *diags);
+
+/* Fill host buffer `host` (tensor's bytes, in its dtype and layout) with the
+ * values the graph's initializer gives tensor `name` (randn, load(...), ...):
+ * what `xdnn run` feeds when no file is given.  `base_dir` is where relative
+ * load() paths start (NULL: "."). */
+XDNN_API xdnn_status xdnn_plan_fill_tensor(const xdnn_plan_t *p, const char *name, void *host, size_t bytes,
+                                           const char *base_dir, xdnn_diags_t *diags);
+
+/* ---- bytes */
+
 /* The plan as bytes: *data is malloc'ed (free() it). */
 XDNN_API xdnn_status xdnn_plan_serialize(const xdnn_plan_t *p, void **data, size_t *len, xdnn_diags_t *diags);
 /* Flags of xdnn_plan_deserialize. */
-enum { XDNN_PLAN_ANY_DEVICE = 1 }; /* accept another device's or xdnn version's plan (to inspect or replan) */
-/* Verify (checksum, structure) and load a plan; its graph is parsed and bound.
- * Another device's or version's plan is refused (XDNN_ERR_UNSUPPORTED) unless
- * XDNN_PLAN_ANY_DEVICE; corrupt or truncated bytes give XDNN_ERR_IO. */
+enum {
+    XDNN_PLAN_ANY_DEVICE = 1,  /* accept another device's or xdnn version's plan (to inspect or replan; not executable) */
+};
+/* Verify (checksum, structure) and load a plan, ready to execute: its engine
+ * choices are restored as data (no re-planning) and its compiled kernels
+ * loaded.  Another device's or version's plan is refused (XDNN_ERR_UNSUPPORTED)
+ * unless XDNN_PLAN_ANY_DEVICE; corrupt or truncated bytes give XDNN_ERR_IO. */
 XDNN_API xdnn_status xdnn_plan_deserialize(const void *data, size_t len, unsigned flags, xdnn_diags_t *diags,
                                            xdnn_plan_t **out);
+/* Milliseconds the last deserialize spent (verify, parse, restore, load
+ * kernels), CUDA context creation excluded. */
+XDNN_API double xdnn_plan_load_ms(const xdnn_plan_t *p);
 /* The plan's bound graph (borrowed; lives as long as the plan). */
 XDNN_API xdnn_graph_t *xdnn_plan_graph(xdnn_plan_t *p);
 XDNN_API void xdnn_plan_destroy(xdnn_plan_t *p);

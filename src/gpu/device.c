@@ -73,7 +73,9 @@ bool gpu_probe(char *why, size_t len)
     return true;
 }
 
-xdnn_status gpu_device_open(gpu_device *dev, xdnn_diags_t *d)
+xdnn_status gpu_device_open(gpu_device *dev, xdnn_diags_t *d) { return gpu_device_open_at(dev, 0, d); }
+
+xdnn_status gpu_device_open_at(gpu_device *dev, int ordinal, xdnn_diags_t *d)
 {
     memset(dev, 0, sizeof *dev);
     char why[256];
@@ -81,9 +83,17 @@ xdnn_status gpu_device_open(gpu_device *dev, xdnn_diags_t *d)
         diag_error(d, XDNN_ERR_DEVICE, xloc_none(), "%s; use --device cpu", why);
         return XDNN_ERR_DEVICE;
     }
+    int count = 0;
+    CUDA_TRY(cudaGetDeviceCount(&count));
+    if (ordinal < 0 || ordinal >= count) {
+        diag_error(d, XDNN_ERR_DEVICE, xloc_none(), "device ordinal %d: this machine has %d CUDA device%s (0..%d)",
+                   ordinal, count, count == 1 ? "" : "s", count - 1);
+        return XDNN_ERR_DEVICE;
+    }
     struct cudaDeviceProp p;
-    CUDA_TRY(cudaSetDevice(0));
-    CUDA_TRY(cudaGetDeviceProperties(&p, 0));
+    CUDA_TRY(cudaSetDevice(ordinal));
+    CUDA_TRY(cudaGetDeviceProperties(&p, ordinal));
+    dev->ordinal = ordinal;
     snprintf(dev->name, sizeof dev->name, "%s", p.name);
     dev->sm_count = p.multiProcessorCount;
     dev->cc_major = p.major;

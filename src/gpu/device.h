@@ -20,8 +20,9 @@ typedef struct gpu_device {
 /* Count devices without crashing when there is no driver; false with the
  * reason (the CUDA error's name and text) when none is usable. */
 bool gpu_probe(char *why, size_t len);
-/* Select device 0 and read its properties. */
+/* Select device 0 (or `ordinal`) and read its properties. */
 xdnn_status gpu_device_open(gpu_device *dev, xdnn_diags_t *d);
+xdnn_status gpu_device_open_at(gpu_device *dev, int ordinal, xdnn_diags_t *d);
 /* "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB, L2 50 MiB)" */
 void gpu_device_describe(const gpu_device *dev, char *buf, size_t len);
 

@@ -14,6 +14,7 @@
  * GEMM into scratch + a generated pointwise kernel. */
 #include "gpu/engine.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,6 +261,7 @@ typedef struct mm_priv {
     cg_kernel epik;
     gpu_kernel epi;
     char detail[160];
+    pthread_mutex_t mu;       /* guards the bias pointer of `op` (mm_execute) */
 } mm_priv;
 
 static bool mm_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
@@ -308,6 +310,7 @@ static xdnn_status mm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     mm_priv *mp = calloc(1, sizeof *mp);
     if (!mp)
         return XDNN_ERR_NOMEM;
+    pthread_mutex_init(&mp->mu, NULL);
     p->priv = mp;
     const ggraph *g = c->plan->g;
     char why[256];
@@ -325,10 +328,7 @@ static xdnn_status mm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     if (s->lt_epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
         cublasLtEpilogue_t e = (cublasLtEpilogue_t)s->lt_epilogue;
         CUBLAS_TRY(cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof e));
-        if (s->bias >= 0) {
-            const void *bp = c->dptr[s->bias];
-            CUBLAS_TRY(cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp));
-        }
+        /* the bias pointer is set at execute: it is the caller's, per call */
     }
     xdnn_status st;
     if ((st = make_layout(&mp->la, ti, &s->a, s->batch, d)) != XDNN_OK ||
@@ -401,6 +401,19 @@ static xdnn_status mm_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_diag
     for (int i = 0; i < s->nouter; i++)
         total *= s->outer_dims[i];
     const float alpha = 1.0f, beta = 0.0f;
+    /* The descriptor is plan state shared by every thread executing the plan;
+     * its bias pointer is the caller's, so it is set and consumed (the
+     * enqueue reads it) under the partition's lock. */
+    bool locked = s->bias >= 0 && s->lt_epilogue != CUBLASLT_EPILOGUE_DEFAULT;
+    if (locked) {
+        pthread_mutex_lock(&mp->mu);
+        const void *bp = c->dptr[s->bias];
+        cublasStatus_t e = cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp);
+        if (e != CUBLAS_STATUS_SUCCESS) {
+            pthread_mutex_unlock(&mp->mu);
+            return gpu_check_cublas(e, "cublasLtMatmulDescSetAttribute(BIAS_POINTER)", __FILE__, __LINE__, d);
+        }
+    }
     for (int64_t o = 0; o < total; o++) {
         int64_t r = o, off[3] = {0, 0, 0};
         for (int i = s->nouter - 1; i >= 0; i--) {
@@ -412,9 +425,16 @@ static xdnn_status mm_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_diag
         const char *pa = (const char *)c->dptr[s->first] + off[0] * (int64_t)ea;
         const char *pb = (const char *)c->dptr[s->second] + off[1] * (int64_t)ea;
         char *pd = dbase + off[2] * (int64_t)ed;
-        CUBLAS_TRY(cublasLtMatmul(c->lt, mp->op, &alpha, pa, mp->la, pb, mp->lb, &beta, pd, mp->ld, pd, mp->ld,
-                                  &mp->algo, ws, MM_LT_WORKSPACE, strm));
+        cublasStatus_t e = cublasLtMatmul(c->lt, mp->op, &alpha, pa, mp->la, pb, mp->lb, &beta, pd, mp->ld, pd,
+                                          mp->ld, &mp->algo, ws, MM_LT_WORKSPACE, strm);
+        if (e != CUBLAS_STATUS_SUCCESS) {
+            if (locked)
+                pthread_mutex_unlock(&mp->mu);
+            return gpu_check_cublas(e, "cublasLtMatmul", __FILE__, __LINE__, d);
+        }
     }
+    if (locked)
+        pthread_mutex_unlock(&mp->mu);
     if (s->need_kernel)
         return gpu_launch_generated(c, &mp->epi, &mp->epik, CG_BLOCK, strm, d);
     return XDNN_OK;
@@ -433,6 +453,7 @@ static void mm_release(gpart *p)
         cublasLtMatrixLayoutDestroy(mp->ld);
     if (mp->op)
         cublasLtMatmulDescDestroy(mp->op);
+    pthread_mutex_destroy(&mp->mu);
     free(mp);
     p->priv = NULL;
 }

@@ -126,11 +126,14 @@ xdnn_status gpu_select_engines(gplan *pl, const gpu_device *dev, const char *con
         const gpu_engine *best = NULL;
         double best_cost = 0;
         char reasons[2048] = "";
+        p->cands = arena_alloc(pl->g->ar, (size_t)gpu_nengines * sizeof *p->cands);
+        p->ncands = 0;
         for (int e = 0; e < gpu_nengines; e++) {
             const gpu_engine *eng = gpu_engines[e];
             char why[512] = "";
             bool ok = eng->supports(pl, p, dev, why, sizeof why);
             double cost = ok ? eng->cost(pl, p, dev) : 0;
+            p->cands[p->ncands++] = (gcand){eng, ok, cost, arena_strdup(pl->g->ar, ok ? "" : why)};
             if (verbose && log) {
                 if (ok)
                     fprintf(log, "  candidate %-18s cost %.1f us%s\n", eng->name, cost, eng == forced ? " (forced)" : "");

@@ -24,6 +24,14 @@ typedef enum gpart_kind { GP_POINTWISE, GP_REDUCE, GP_MATMUL, GP_SINGLE } gpart_
 
 struct gpu_engine;
 
+/* One engine as the selection saw it for one partition. */
+typedef struct gcand {
+    const struct gpu_engine *engine;
+    bool ok;
+    double cost;            /* estimated microseconds (ok ones) */
+    const char *why;        /* reason it declined ("" when ok) */
+} gcand;
+
 typedef struct gpart {
     int id;
     const char *name;       /* its nodes joined by '+', in order */
@@ -41,6 +49,8 @@ typedef struct gpart {
     void *priv;             /* engine state */
     size_t ws_bytes, ws_offset;
     const char *knobs;      /* forced knob text of the engine ("" = its own choice) */
+    gcand *cands;           /* every engine asked, in table order (arena) */
+    int ncands;
 } gpart;
 
 typedef struct gplan {

@@ -1,6 +1,7 @@
 /* gpu_none.c — stands in for src/gpu when xdnn is built without CUDA (CUDA=0):
  * every GPU entry point says so clearly instead of failing at link time. */
 #include "gpu/gpu.h"
+#include "plan/backend.h"
 #include "plan/plan_gpu_hooks.h"
 
 #include <stdio.h>
@@ -74,3 +75,33 @@ xdnn_status plan_gpu_import_blobs(const plan_blob *blobs, int n, xdnn_diags_t *d
                "this plan carries %d compiled GPU module%s, but xdnn was built without CUDA", n, n == 1 ? "" : "s");
     return XDNN_ERR_DEVICE;
 }
+
+/* ---- the CUDA plan backend (plan/backend.h): never available in this build */
+
+static bool none_available(char *why, size_t len)
+{
+    if (why && len)
+        snprintf(why, len, "xdnn was built without CUDA (make CUDA=0); rebuild with the CUDA toolkit");
+    return false;
+}
+
+static xdnn_status none_prepare(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn_diags_t *d)
+{
+    (void)p;
+    (void)o;
+    diag_error(d, XDNN_ERR_DEVICE, xloc_none(), "xdnn was built without CUDA; use the CPU backend");
+    return XDNN_ERR_DEVICE;
+}
+
+static xdnn_status none_execute(const xdnn_plan_t *p, void *const *ptr, void *ws, void *stream, xdnn_diags_t *d)
+{
+    (void)p, (void)ptr, (void)ws, (void)stream;
+    diag_error(d, XDNN_ERR_DEVICE, xloc_none(), "xdnn was built without CUDA; use the CPU backend");
+    return XDNN_ERR_DEVICE;
+}
+
+static void none_release(xdnn_plan_t *p) { (void)p; }
+
+const plan_backend plan_backend_cuda = {
+    XDNN_BACKEND_CUDA, "cuda", none_available, none_prepare, none_execute, none_release,
+};

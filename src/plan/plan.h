@@ -17,6 +17,15 @@
 
 enum { PLAN_FORMAT_VERSION = 1 };
 
+/* An engine considered for a partition, as the selection saw it. */
+typedef struct plan_candidate {
+    char engine[64];
+    bool supported, chosen;
+    double cost_us;        /* cost model (supported ones) */
+    double ms;             /* measured; -1 when not timed */
+    char *reason;          /* why not ("" when supported); malloc'ed */
+} plan_candidate;
+
 /* One partition (on the CPU: one node) and the engine that runs it. */
 typedef struct plan_part {
     char *name;            /* node name, or "a+b+c" for a GPU partition */
@@ -27,6 +36,8 @@ typedef struct plan_part {
     int candidates;        /* ways that were (or could be) timed */
     double tuned_ms;       /* -1: chosen by heuristics */
     bool from_cache;       /* the choice came from the tune cache */
+    plan_candidate *cands; /* every engine asked (may be empty in a loaded plan) */
+    int ncands;
 } plan_part;
 
 void plan_parts_free(plan_part *parts, int n);
@@ -36,6 +47,12 @@ typedef struct plan_workspace {
     uint64_t total_bytes;
     int nbuffers;          /* the layout's named regions (GPU backend) */
 } plan_workspace;
+
+/* A tensor the caller binds (xdnn_tensor_info without the pointers into g). */
+typedef struct plan_tensor {
+    int ir;                /* index into g->tensors */
+    size_t bytes;
+} plan_tensor;
 
 struct xdnn_plan {
     uint32_t format_version;
@@ -51,7 +68,15 @@ struct xdnn_plan {
     /* the parsed, bound graph (owned) */
     xdnn_module_t *m;
     xgraph *g;
-    double load_ms;        /* deserialize: parse + bind time */
+    double load_ms;        /* deserialize: parse + bind + restore time, context creation excluded */
+    double context_ms;     /* of which the backend spent opening the device (CUDA context) */
+    /* execution (plan_exec.c, backend.h) */
+    const struct plan_backend *be;   /* NULL: not executable (a foreign plan loaded to inspect) */
+    void *exec;                      /* the backend's plan-time state */
+    int device_ordinal;
+    bool deterministic;
+    plan_tensor *tensors;            /* the bindable tensors, in graph order */
+    int ntensors;
 };
 
 /* ---- selection and tuning (plan_select.c) */
@@ -79,8 +104,9 @@ void plan_force_free(char **force, int n);
 char *plan_specialized_json(const xgraph *g, xdnn_diags_t *d);
 /* Parse module JSON and bind graph `name` with no overrides. */
 xdnn_status plan_parse_graph(const char *json, const char *name, xdnn_module_t **m, xgraph **g, xdnn_diags_t *d);
-/* Build a plan for bound graph g (not modified). */
-xdnn_status plan_build(const xgraph *g, const select_opts *o, xdnn_diags_t *d, xdnn_plan_t **out);
+/* Build an executable plan for bound graph g (not modified); the tune
+ * ranking of measured selection goes to `log` (NULL: quiet). */
+xdnn_status plan_build(const xgraph *g, const xdnn_plan_options *o, FILE *log, xdnn_diags_t *d, xdnn_plan_t **out);
 /* Plans stay compatible only with the same device and xdnn version. */
 xdnn_status plan_check_compatible(const xdnn_plan_t *p, bool use_gpu, xdnn_diags_t *d);
 /* `xdnn plan --info`. */

@@ -1,6 +1,8 @@
 /* plan_api.c — the public plan API of xdnn.h: create, serialize,
  * deserialize (verify, check device and version, parse and bind), destroy. */
-#include "plan/plan.h"
+#include "plan/backend.h"
+
+#include <stddef.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,21 +15,28 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-xdnn_status xdnn_plan_create(xdnn_graph_t *g, bool use_gpu, bool tune, xdnn_diags_t *diags, xdnn_plan_t **out)
+xdnn_status xdnn_plan_build(xdnn_graph_t *g, const xdnn_plan_options *o, xdnn_diags_t *diags, xdnn_plan_t **out)
 {
     if (!out)
         return XDNN_ERR_USAGE;
     *out = NULL;
-    if (!g)
+    xdnn_plan_options def;
+    xdnn_plan_options_init(&def);
+    if (!g || (o && o->struct_size < offsetof(xdnn_plan_options, tf32) + sizeof o->tf32)) {
+        diag_error(diags, XDNN_ERR_USAGE, xloc_none(),
+                   g ? "xdnn_plan_build: options not set up by xdnn_plan_options_init" : "xdnn_plan_build: graph is NULL");
         return XDNN_ERR_USAGE;
-    char fp[FINGERPRINT_MAX];
-    xdnn_status s = fingerprint_device(use_gpu, fp, sizeof fp);
-    if (s != XDNN_OK) {
-        diag_error(diags, s, xloc_none(), "cannot identify the device: %s", fp);
-        return s;
     }
-    select_opts o = {.use_gpu = use_gpu, .tune = tune, .warmup = 1, .iters = 5, .fp = fp};
-    return plan_build(g, &o, diags, out);
+    return plan_build(g, o ? o : &def, NULL, diags, out);
+}
+
+xdnn_status xdnn_plan_create(xdnn_graph_t *g, bool use_gpu, bool tune, xdnn_diags_t *diags, xdnn_plan_t **out)
+{
+    xdnn_plan_options o;
+    xdnn_plan_options_init(&o);
+    o.backend = use_gpu ? XDNN_BACKEND_CUDA : XDNN_BACKEND_CPU;
+    o.heuristic = tune ? XDNN_HEUR_MEASURED : XDNN_HEUR_FAST;
+    return xdnn_plan_build(g, &o, diags, out);
 }
 
 xdnn_status xdnn_plan_serialize(const xdnn_plan_t *p, void **data, size_t *len, xdnn_diags_t *diags)
@@ -54,10 +63,14 @@ xdnn_status xdnn_plan_deserialize(const void *data, size_t len, unsigned flags, 
     if (s != XDNN_OK)
         return s;
     bool gpu = strncmp(p->device, "gpu", 3) == 0;
+    /* a plan for another device or version can be inspected, not executed */
+    bool here = plan_check_compatible(p, gpu, NULL) == XDNN_OK;
     if (!(flags & XDNN_PLAN_ANY_DEVICE))
         s = plan_check_compatible(p, gpu, diags);
     if (s == XDNN_OK)
         s = plan_parse_graph(p->module_json, p->graph_name, &p->m, &p->g, diags);
+    if (s == XDNN_OK)
+        s = plan_collect_tensors(p);
     /* a CPU plan must name every node once, each run by the CPU reference */
     if (s == XDNN_OK && !gpu) {
         bool ok = (size_t)p->nparts == p->g->nnodes;
@@ -70,21 +83,35 @@ xdnn_status xdnn_plan_deserialize(const void *data, size_t len, unsigned flags, 
             s = XDNN_ERR_IO;
         }
     }
+    /* restore the choices as data and load the plan's kernels: ready to execute */
+    if (s == XDNN_OK && here) {
+        p->be = plan_backend_get(gpu ? XDNN_BACKEND_CUDA : XDNN_BACKEND_CPU);
+        if (gpu)
+            s = plan_gpu_import_blobs(p->blobs, p->nblobs, diags);
+        plan_prepare_opts po = {.restore = true};
+        if (s == XDNN_OK)
+            s = p->be->prepare(p, &po, diags);
+    }
     if (s != XDNN_OK) {
         xdnn_plan_destroy(p);
         return s;
     }
-    p->load_ms = now_ms() - t0;
+    p->load_ms = now_ms() - t0 - p->context_ms;
     *out = p;
     return XDNN_OK;
 }
 
 xdnn_graph_t *xdnn_plan_graph(xdnn_plan_t *p) { return p ? p->g : NULL; }
 
+double xdnn_plan_load_ms(const xdnn_plan_t *p) { return p ? p->load_ms : 0; }
+
 void xdnn_plan_destroy(xdnn_plan_t *p)
 {
     if (!p)
         return;
+    if (p->be)
+        p->be->release(p);
+    free(p->tensors);
     free(p->graph_name);
     free(p->module_json);
     plan_parts_free(p->parts, p->nparts);

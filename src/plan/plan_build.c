@@ -1,7 +1,8 @@
 /* plan_build.c — make a plan from a bound graph (specialize, select engines,
  * collect compiled modules), check that a loaded plan fits this device and
  * version, and describe a plan (`xdnn plan --info`). */
-#include "plan/plan.h"
+#include "plan/backend.h"
+#include "plan/tune.h"
 
 #include "lang/json.h"
 #include "ops/op.h"
@@ -87,48 +88,142 @@ xdnn_status plan_parse_graph(const char *json, const char *name, xdnn_module_t *
     return s;
 }
 
-xdnn_status plan_build(const xgraph *g, const select_opts *o, xdnn_diags_t *d, xdnn_plan_t **out)
+/* The tune cache's choice for a partition (plan_prepare_opts.cached). */
+typedef struct cache_ctx {
+    const xdnn_plan_t *p;
+    arena *a;
+} cache_ctx;
+
+static bool cached_choice(void *user, const char *partition, char *engine, size_t elen, char *knobs, size_t klen)
 {
-    *out = NULL;
-    if (!g->bound) {
-        diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_create: graph '%s' is not bound", g->name);
-        return XDNN_ERR_USAGE;
+    cache_ctx *cc = user;
+    tune_entry e;
+    const char *sig = tune_partition_signature(cc->p->g, partition, cc->a);
+    if (!sig || !tune_cache_lookup(cc->p->device, sig, &e))
+        return false;
+    snprintf(engine, elen, "%s", e.engine);
+    snprintf(knobs, klen, "%s", e.knobs);
+    tune_entry_free(&e);
+    return true;
+}
+
+/* Tune signatures of the parts, and what the cache says of each choice. */
+static xdnn_status sign_parts(xdnn_plan_t *p)
+{
+    arena *a = arena_create();
+    for (int i = 0; i < p->nparts; i++) {
+        plan_part *q = &p->parts[i];
+        if (!q->sig) {
+            const char *sig = tune_partition_signature(p->g, q->name, a);
+            if (!(q->sig = strdup(sig ? sig : ""))) {
+                arena_destroy(a);
+                return XDNN_ERR_NOMEM;
+            }
+        }
+        tune_entry e;
+        if (q->tuned_ms < 0 && q->sig[0] && tune_cache_lookup(p->device, q->sig, &e)) {
+            if (strcmp(e.engine, q->engine) == 0 && strcmp(e.knobs, q->knobs) == 0) {
+                q->tuned_ms = e.ms;
+                q->from_cache = true;
+            }
+            tune_entry_free(&e);
+        }
     }
-    xdnn_plan_t *p = calloc(1, sizeof *p);
-    if (!p)
-        return XDNN_ERR_NOMEM;
-    p->format_version = PLAN_FORMAT_VERSION;
-    snprintf(p->xdnn_version, sizeof p->xdnn_version, "%s", XDNN_VERSION_STRING);
-    snprintf(p->device, sizeof p->device, "%s", o->fp);
-    p->graph_name = strdup(g->name);
-    p->module_json = plan_specialized_json(g, d);
-    xdnn_status s = p->graph_name && p->module_json ? XDNN_OK : xdnn_diags_error_count(d) ? xdnn_diags_status(d)
-                                                                                           : XDNN_ERR_NOMEM;
-    /* everything below runs on the specialized graph the plan will carry */
-    if (s == XDNN_OK)
-        s = plan_parse_graph(p->module_json, p->graph_name, &p->m, &p->g, d);
+    arena_destroy(a);
+    return XDNN_OK;
+}
+
+/* tf32 as the options say: written into the specialized module, so a saved
+ * plan keeps it. */
+static xdnn_status apply_tf32(xdnn_plan_t *p, int tf32, xdnn_diags_t *d)
+{
+    if (tf32 < 0 || (bool)tf32 == p->g->rtf32)
+        return XDNN_OK;
+    p->g->ctx_tf32 = expr_bool(p->m->ar, tf32 != 0, xloc_none());
+    xdnn_status s = xdnn_graph_bind(p->g, NULL, 0, d);
+    if (s != XDNN_OK)
+        return s;
+    free(p->module_json);
+    p->module_json = json_write_module_ex(p->m, JSON_WRITE_NO_LOCS);
+    return p->module_json ? XDNN_OK : XDNN_ERR_NOMEM;
+}
+
+/* Measured selection (and every CPU plan): plan_select times or looks up
+ * each partition; the backend then restores that choice. */
+static xdnn_status select_measured(xdnn_plan_t *p, const xdnn_plan_options *o, FILE *log, xdnn_diags_t *d)
+{
     run_state st;
-    bool have_st = false;
-    if (s == XDNN_OK) {
-        s = run_state_init(&st, p->g, ".");
-        have_st = s == XDNN_OK;
-    }
-    /* inputs are needed only to time something or to run the GPU once */
-    if (s == XDNN_OK && (o->tune || o->use_gpu)) {
+    xdnn_status s = run_state_init(&st, p->g, ".");
+    if (s != XDNN_OK)
+        return s;
+    bool gpu = p->be->id == XDNN_BACKEND_CUDA, tune = o->heuristic != XDNN_HEUR_FAST;
+    if (tune || gpu) {
         s = exec_load_inputs(&st, NULL, 0, d);
         if (s == XDNN_OK)
             s = run_state_alloc_results(&st, d);
     }
+    select_opts so = {.use_gpu = gpu, .tune = tune, .warmup = 1, .iters = 5, .log = log, .fp = p->device};
     if (s == XDNN_OK)
-        s = plan_select(&st, o, &p->parts, &p->nparts, d);
-    if (s == XDNN_OK && o->use_gpu) {
-        char **force = plan_force_strings(p->parts, p->nparts);
-        s = force ? plan_gpu_export_blobs(&st, (const char *const *)force, p->nparts, &p->blobs, &p->nblobs, d)
-                  : XDNN_ERR_NOMEM;
-        plan_force_free(force, p->nparts);
+        s = plan_select(&st, &so, &p->parts, &p->nparts, d);
+    run_state_free(&st);
+    return s;
+}
+
+xdnn_status plan_build(const xgraph *g, const xdnn_plan_options *o, FILE *log, xdnn_diags_t *d, xdnn_plan_t **out)
+{
+    *out = NULL;
+    if (!g->bound) {
+        diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_build: graph '%s' is not bound", g->name);
+        return XDNN_ERR_USAGE;
     }
-    if (have_st)
-        run_state_free(&st);
+    const plan_backend *be = plan_backend_get(o->backend);
+    char why[256] = "";
+    if (!be || !be->available(why, sizeof why)) {
+        diag_error(d, XDNN_ERR_DEVICE, xloc_none(), "the %s backend cannot run here: %s", xdnn_backend_name(o->backend),
+                   be ? why : "unknown backend");
+        return XDNN_ERR_DEVICE;
+    }
+    xdnn_plan_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return XDNN_ERR_NOMEM;
+    p->be = be;
+    p->device_ordinal = o->device;
+    p->deterministic = o->deterministic;
+    p->format_version = PLAN_FORMAT_VERSION;
+    snprintf(p->xdnn_version, sizeof p->xdnn_version, "%s", XDNN_VERSION_STRING);
+    xdnn_status s = fingerprint_device(be->id == XDNN_BACKEND_CUDA, p->device, sizeof p->device);
+    if (s != XDNN_OK)
+        diag_error(d, s, xloc_none(), "cannot identify the device: %s", p->device);
+    if (s == XDNN_OK) {
+        p->graph_name = strdup(g->name);
+        p->module_json = plan_specialized_json(g, d);
+        s = p->graph_name && p->module_json ? XDNN_OK : xdnn_diags_error_count(d) ? xdnn_diags_status(d)
+                                                                                   : XDNN_ERR_NOMEM;
+    }
+    /* everything below works on the specialized graph the plan carries */
+    if (s == XDNN_OK)
+        s = plan_parse_graph(p->module_json, p->graph_name, &p->m, &p->g, d);
+    if (s == XDNN_OK)
+        s = apply_tf32(p, o->tf32, d);
+    if (s == XDNN_OK)
+        s = plan_collect_tensors(p);
+    bool measured = o->heuristic != XDNN_HEUR_FAST || be->id == XDNN_BACKEND_CPU;
+    if (s == XDNN_OK && measured)
+        s = select_measured(p, o, log, d);
+    cache_ctx cc = {p, arena_create()};
+    plan_prepare_opts po = {.force = o->force, .nforce = (int)o->nforce, .restore = measured,
+                            .cached = cached_choice, .user = &cc};
+    if (s == XDNN_OK)
+        s = be->prepare(p, &po, d);
+    arena_destroy(cc.a);
+    if (s == XDNN_OK)
+        s = sign_parts(p);
+    if (s == XDNN_OK && o->workspace_limit && p->ws.total_bytes > o->workspace_limit) {
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(),
+                   "plan of graph '%s' needs %llu bytes of workspace, above the limit of %llu", p->graph_name,
+                   (unsigned long long)p->ws.total_bytes, (unsigned long long)o->workspace_limit);
+        s = XDNN_ERR_UNSUPPORTED;
+    }
     if (s != XDNN_OK) {
         xdnn_plan_destroy(p);
         return s;

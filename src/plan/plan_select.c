@@ -22,6 +22,9 @@ void plan_parts_free(plan_part *parts, int n)
         free(parts[i].name);
         free(parts[i].ops);
         free(parts[i].sig);
+        for (int k = 0; k < parts[i].ncands; k++)
+            free(parts[i].cands[k].reason);
+        free(parts[i].cands);
     }
     free(parts);
 }

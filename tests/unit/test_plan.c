@@ -68,7 +68,10 @@ int main(void)
 
     /* an unbound graph cannot be planned */
     xdnn_plan_t *p = NULL;
-    CHECK(xdnn_plan_create(NULL, false, false, d, &p) == XDNN_ERR_USAGE && !p);
+    xdnn_diags_t *e0 = xdnn_diags_create();
+    CHECK(xdnn_plan_create(NULL, false, false, e0, &p) == XDNN_ERR_USAGE && !p);
+    CHECK(xdnn_diags_error_count(e0) == 1); /* a NULL graph is named in a diagnostic */
+    xdnn_diags_destroy(e0);
 
     CHECK(xdnn_plan_create(g, false, false, d, &p) == XDNN_OK && p);
     void *bytes = NULL;

@@ -1,0 +1,247 @@
+/* plan_exec.c — the executable side of the public plan API: options, the
+ * backend table, queries (workspace, tensors, partitions, candidates), the
+ * variant pack check and execute, and initializer fills for callers that
+ * want the graph's own inputs. */
+#include "plan/backend.h"
+
+#include "data/data.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *xdnn_backend_name(xdnn_backend b)
+{
+    switch (b) {
+    case XDNN_BACKEND_AUTO: return "auto";
+    case XDNN_BACKEND_CPU: return "cpu";
+    case XDNN_BACKEND_CUDA: return "cuda";
+    }
+    return "?";
+}
+
+const plan_backend *plan_backend_get(xdnn_backend b)
+{
+    switch (b) {
+    case XDNN_BACKEND_CPU: return &plan_backend_cpu;
+    case XDNN_BACKEND_CUDA: return &plan_backend_cuda;
+    case XDNN_BACKEND_AUTO: return plan_backend_cuda.available(NULL, 0) ? &plan_backend_cuda : &plan_backend_cpu;
+    }
+    return NULL;
+}
+
+bool xdnn_backend_available(xdnn_backend b, char *why, size_t len)
+{
+    const plan_backend *be = plan_backend_get(b);
+    if (!be) {
+        if (why && len)
+            snprintf(why, len, "unknown backend %d", (int)b);
+        return false;
+    }
+    return be->available(why, len);
+}
+
+void xdnn_plan_options_init(xdnn_plan_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->backend = XDNN_BACKEND_AUTO;
+    o->heuristic = XDNN_HEUR_FAST;
+    o->tf32 = -1;
+}
+
+/* ---------------------------------------------------------------- tensors */
+
+static size_t span_bytes(const xtensor *t)
+{
+    if (t->rnumel == 0)
+        return 0;
+    int64_t span = 1;
+    for (int i = 0; i < t->rrank; i++)
+        span += (t->rdims[i] - 1) * (t->rstrides[i] < 0 ? -t->rstrides[i] : t->rstrides[i]);
+    return (size_t)span * xdnn_dtype_size(t->rdtype);
+}
+
+xdnn_status plan_collect_tensors(xdnn_plan_t *p)
+{
+    free(p->tensors);
+    p->ntensors = 0;
+    p->tensors = calloc(p->g->ntensors + 1, sizeof *p->tensors);
+    if (!p->tensors)
+        return XDNN_ERR_NOMEM;
+    for (size_t i = 0; i < p->g->ntensors; i++) {
+        const xtensor *t = &p->g->tensors[i];
+        if (!t->rdefined || (t->kind == TK_VIRTUAL && !t->is_output && !t->keep))
+            continue;
+        p->tensors[p->ntensors++] = (plan_tensor){.ir = (int)i, .bytes = span_bytes(t)};
+    }
+    return XDNN_OK;
+}
+
+xdnn_backend xdnn_plan_backend(const xdnn_plan_t *p) { return p && p->be ? p->be->id : XDNN_BACKEND_AUTO; }
+
+size_t xdnn_plan_workspace_size(const xdnn_plan_t *p) { return p ? (size_t)p->ws.total_bytes : 0; }
+
+size_t xdnn_plan_tensor_count(const xdnn_plan_t *p) { return p ? (size_t)p->ntensors : 0; }
+
+xdnn_status xdnn_plan_tensor(const xdnn_plan_t *p, size_t i, xdnn_tensor_info *out)
+{
+    if (!p || !out || i >= (size_t)p->ntensors)
+        return XDNN_ERR_USAGE;
+    const xtensor *t = &p->g->tensors[p->tensors[i].ir];
+    memset(out, 0, sizeof *out);
+    out->name = t->name;
+    out->id = (int)i;
+    out->kind = t->kind == TK_INPUT ? XDNN_TENSOR_INPUT : t->kind == TK_WEIGHT ? XDNN_TENSOR_WEIGHT : XDNN_TENSOR_VIRTUAL;
+    out->is_output = t->kind == TK_VIRTUAL;
+    out->dtype = t->rdtype;
+    out->rank = t->rrank;
+    memcpy(out->dims, t->rdims, sizeof out->dims);
+    memcpy(out->strides, t->rstrides, sizeof out->strides);
+    out->bytes = p->tensors[i].bytes;
+    return XDNN_OK;
+}
+
+static int find_bindable(const xdnn_plan_t *p, const char *name)
+{
+    for (int i = 0; i < p->ntensors; i++)
+        if (strcmp(p->g->tensors[p->tensors[i].ir].name, name) == 0)
+            return i;
+    return -1;
+}
+
+xdnn_status xdnn_plan_find_tensor(const xdnn_plan_t *p, const char *name, xdnn_tensor_info *out)
+{
+    if (!p || !name || !out)
+        return XDNN_ERR_USAGE;
+    int i = find_bindable(p, name);
+    return i < 0 ? XDNN_ERR_SEMANTIC : xdnn_plan_tensor(p, (size_t)i, out);
+}
+
+/* ---------------------------------------------------------------- partitions */
+
+size_t xdnn_plan_partition_count(const xdnn_plan_t *p) { return p ? (size_t)p->nparts : 0; }
+
+xdnn_status xdnn_plan_partition(const xdnn_plan_t *p, size_t i, xdnn_partition_info *out)
+{
+    if (!p || !out || i >= (size_t)p->nparts)
+        return XDNN_ERR_USAGE;
+    const plan_part *q = &p->parts[i];
+    *out = (xdnn_partition_info){.name = q->name, .ops = q->ops ? q->ops : "", .engine = q->engine,
+                                 .knobs = q->knobs, .tuned_ms = q->tuned_ms, .ncandidates = (size_t)q->ncands};
+    return XDNN_OK;
+}
+
+xdnn_status xdnn_plan_candidate(const xdnn_plan_t *p, size_t part, size_t i, xdnn_candidate_info *out)
+{
+    if (!p || !out || part >= (size_t)p->nparts || i >= (size_t)p->parts[part].ncands)
+        return XDNN_ERR_USAGE;
+    const plan_candidate *c = &p->parts[part].cands[i];
+    *out = (xdnn_candidate_info){.engine = c->engine, .supported = c->supported, .chosen = c->chosen,
+                                 .cost_us = c->cost_us, .measured_ms = c->ms, .reason = c->reason ? c->reason : ""};
+    return XDNN_OK;
+}
+
+/* ---------------------------------------------------------------- execute */
+
+enum { STACK_TENSORS = 256 };
+
+xdnn_status xdnn_plan_execute(const xdnn_plan_t *p, const xdnn_tensor_binding *b, size_t n, void *workspace,
+                              void *stream, xdnn_diags_t *d)
+{
+    if (!p || (n && !b)) {
+        diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_execute: %s is NULL", p ? "bindings" : "plan");
+        return XDNN_ERR_USAGE;
+    }
+    if (!p->be || !p->exec) {
+        diag_error(d, XDNN_ERR_USAGE, xloc_none(),
+                   "xdnn_plan_execute: this plan is not executable here (loaded with XDNN_PLAN_ANY_DEVICE from "
+                   "device '%s')", p->device);
+        return XDNN_ERR_USAGE;
+    }
+    if (p->ws.total_bytes && !workspace) {
+        diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_execute: the plan needs a workspace of %llu bytes",
+                   (unsigned long long)p->ws.total_bytes);
+        return XDNN_ERR_USAGE;
+    }
+    /* one pointer per IR tensor; small graphs need no heap */
+    void *local[STACK_TENSORS];
+    size_t nt = p->g->ntensors;
+    void **ptr = nt <= STACK_TENSORS ? local : calloc(nt, sizeof *ptr);
+    if (!ptr)
+        return XDNN_ERR_NOMEM;
+    memset(ptr, 0, nt * sizeof *ptr);
+    xdnn_status s = XDNN_OK;
+    int bound = 0;
+    for (size_t k = 0; k < n && s == XDNN_OK; k++) {
+        int i = b[k].name ? find_bindable(p, b[k].name) : b[k].id >= 0 && b[k].id < p->ntensors ? b[k].id : -1;
+        if (i < 0) {
+            if (b[k].name)
+                diag_error(d, XDNN_ERR_USAGE, xloc_none(),
+                           "xdnn_plan_execute: binding %zu: graph '%s' has no input, weight or output '%s'", k,
+                           p->graph_name, b[k].name);
+            else
+                diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_execute: binding %zu: tensor id %d is not in 0..%d",
+                           k, b[k].id, p->ntensors - 1);
+            s = XDNN_ERR_USAGE;
+            break;
+        }
+        const xtensor *t = &p->g->tensors[p->tensors[i].ir];
+        if (ptr[p->tensors[i].ir]) {
+            diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_execute: '%s' is bound twice", t->name);
+            s = XDNN_ERR_USAGE;
+        } else if (!b[k].ptr && p->tensors[i].bytes) {
+            diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_execute: '%s' is bound to NULL", t->name);
+            s = XDNN_ERR_USAGE;
+        }
+        ptr[p->tensors[i].ir] = b[k].ptr;
+        bound++;
+    }
+    for (int i = 0; i < p->ntensors && s == XDNN_OK; i++)
+        if (!ptr[p->tensors[i].ir] && p->tensors[i].bytes) {
+            const xtensor *t = &p->g->tensors[p->tensors[i].ir];
+            diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_execute: %s '%s' is not bound",
+                       t->kind == TK_INPUT ? "input" : t->kind == TK_WEIGHT ? "weight" : "output", t->name);
+            s = XDNN_ERR_USAGE;
+        }
+    if (s == XDNN_OK)
+        s = p->be->execute(p, ptr, workspace, stream, d);
+    if (ptr != local)
+        free(ptr);
+    return s;
+}
+
+xdnn_status xdnn_plan_fill_tensor(const xdnn_plan_t *p, const char *name, void *host, size_t bytes,
+                                  const char *base_dir, xdnn_diags_t *d)
+{
+    if (!p || !name || (!host && bytes))
+        return XDNN_ERR_USAGE;
+    int i = find_bindable(p, name);
+    const xtensor *t = i >= 0 ? &p->g->tensors[p->tensors[i].ir] : NULL;
+    if (!t || t->kind == TK_VIRTUAL) {
+        diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_fill_tensor: graph '%s' has no input or weight '%s'",
+                   p->graph_name, name);
+        return XDNN_ERR_USAGE;
+    }
+    if (bytes < p->tensors[i].bytes) {
+        diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_fill_tensor: '%s' needs %zu bytes, the buffer has %zu",
+                   name, p->tensors[i].bytes, bytes);
+        return XDNN_ERR_USAGE;
+    }
+    double *vals = malloc((size_t)(t->rnumel ? t->rnumel : 1) * sizeof *vals);
+    if (!vals) {
+        diag_error(d, XDNN_ERR_NOMEM, t->loc, "cannot allocate %lld values to initialize '%s'", (long long)t->rnumel,
+                   t->name);
+        return XDNN_ERR_NOMEM;
+    }
+    xdnn_status s = init_fill(p->g, t, base_dir ? base_dir : ".", vals, d);
+    if (s == XDNN_OK) {
+        host_tensor h = {.dtype = t->rdtype, .rank = t->rrank, .numel = t->rnumel, .data = host, .bytes = bytes};
+        memcpy(h.dims, t->rdims, sizeof h.dims);
+        memcpy(h.strides, t->rstrides, sizeof h.strides);
+        tensor_scatter(&h, vals);
+    }
+    free(vals);
+    return s;
+}
