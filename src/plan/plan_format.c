@@ -7,7 +7,8 @@
  *         VERS  xdnn version (text)
  *         DEVI  device fingerprint (text)
  *         GRPH  graph name, NUL, specialized module JSON
- *         PART  JSON array of partitions {name, ops, sig, engine, knobs, candidates, tuned_ms, from_cache}
+ *         PART  JSON array of partitions {name, ops, sig, engine, knobs, candidates, tuned_ms, from_cache,
+ *               considered?: [{engine, supported, chosen, cost_us, ms, reason}]}
  *         WKSP  JSON object {total_bytes, buffers}
  *         BLOB  u32 count, then per blob: u32 name length, name, u64 size, bytes
  *   end "CSUM" u64 8 u64 FNV-1a 64 of every byte before "CSUM"
@@ -89,6 +90,20 @@ static char *parts_json(const xdnn_plan_t *p)
         cJSON_AddNumberToObject(j, "candidates", q->candidates);
         cJSON_AddNumberToObject(j, "tuned_ms", q->tuned_ms);
         cJSON_AddBoolToObject(j, "from_cache", q->from_cache);
+        if (q->ncands) {
+            cJSON *cs = cJSON_AddArrayToObject(j, "considered");
+            for (int k = 0; k < q->ncands; k++) {
+                const plan_candidate *c = &q->cands[k];
+                cJSON *o = cJSON_CreateObject();
+                cJSON_AddStringToObject(o, "engine", c->engine);
+                cJSON_AddBoolToObject(o, "supported", c->supported);
+                cJSON_AddBoolToObject(o, "chosen", c->chosen);
+                cJSON_AddNumberToObject(o, "cost_us", c->cost_us);
+                cJSON_AddNumberToObject(o, "ms", c->ms);
+                cJSON_AddStringToObject(o, "reason", c->reason ? c->reason : "");
+                cJSON_AddItemToArray(cs, o);
+            }
+        }
         cJSON_AddItemToArray(a, j);
     }
     char *s = cJSON_PrintUnformatted(a);
@@ -181,6 +196,35 @@ static const char *jstr(const cJSON *o, const char *key)
     return cJSON_IsString(j) ? j->valuestring : NULL;
 }
 
+/* The optional "considered" list of a partition: the engines its selection asked. */
+static xdnn_status read_considered(const char *name, const cJSON *cs, plan_part *q, xdnn_diags_t *d)
+{
+    if (!cs)
+        return XDNN_OK;
+    if (!cJSON_IsArray(cs))
+        return bad(d, name, "partition %s: \"considered\" is not an array", q->name);
+    q->cands = calloc((size_t)cJSON_GetArraySize(cs) + 1, sizeof *q->cands);
+    if (!q->cands)
+        return XDNN_ERR_NOMEM;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, cs)
+    {
+        const char *eng = jstr(o, "engine"), *why = jstr(o, "reason");
+        const cJSON *cost = cJSON_GetObjectItemCaseSensitive(o, "cost_us"), *ms = cJSON_GetObjectItemCaseSensitive(o, "ms");
+        if (!eng || !why || strlen(eng) >= 64 || !cJSON_IsNumber(cost) || !cJSON_IsNumber(ms))
+            return bad(d, name, "partition %s: an entry of \"considered\" lacks engine, reason, cost_us or ms", q->name);
+        plan_candidate *c = &q->cands[q->ncands++];
+        snprintf(c->engine, sizeof c->engine, "%s", eng);
+        c->supported = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "supported"));
+        c->chosen = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "chosen"));
+        c->cost_us = cost->valuedouble;
+        c->ms = ms->valuedouble;
+        if (!(c->reason = strdup(why)))
+            return XDNN_ERR_NOMEM;
+    }
+    return XDNN_OK;
+}
+
 static xdnn_status read_parts(const char *name, const unsigned char *p, size_t n, xdnn_plan_t *pl, xdnn_diags_t *d)
 {
     char *text = dup_text(p, n);
@@ -221,6 +265,8 @@ static xdnn_status read_parts(const char *name, const unsigned char *p, size_t n
             s = XDNN_ERR_NOMEM;
             break;
         }
+        if ((s = read_considered(name, cJSON_GetObjectItemCaseSensitive(it, "considered"), q, d)) != XDNN_OK)
+            break;
     }
     cJSON_Delete(a);
     return s;

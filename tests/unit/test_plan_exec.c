@@ -319,8 +319,8 @@ int main(void)
         for (size_t k = 0; k < n && bad_at == n; k++)
             if (!(fabsf(got[k] - want[k]) <= 1e-5f + 1e-4f * fabsf(want[k])))
                 bad_at = k;
-        CHECK(bad_at == n, "%s[%zu]: got %g, want %g", b.info[i].name, bad_at, bad_at < n ? got[bad_at] : 0.0,
-              bad_at < n ? want[bad_at] : 0.0);
+        CHECK(bad_at == n, "%s[%zu]: got %g, want %g", b.info[i].name, bad_at, bad_at < n ? (double)got[bad_at] : 0.0,
+              bad_at < n ? (double)want[bad_at] : 0.0);
     }
 
     /* executing again gives the same bits; so does a plan loaded from bytes */
@@ -339,7 +339,8 @@ int main(void)
         for (size_t i = 0; i < xdnn_plan_partition_count(q); i++) {
             xdnn_partition_info a, c;
             CHECK(xdnn_plan_partition(p, i, &a) == XDNN_OK && xdnn_plan_partition(q, i, &c) == XDNN_OK &&
-                  strcmp(a.engine, c.engine) == 0 && strcmp(a.knobs, c.knobs) == 0 && strcmp(a.name, c.name) == 0);
+                  strcmp(a.engine, c.engine) == 0 && strcmp(a.knobs, c.knobs) == 0 && strcmp(a.name, c.name) == 0 &&
+                  a.ncandidates == c.ncandidates);
         }
         buffers lb;
         CHECK(buffers_make(q, &lb) && run(q, &lb, NULL) == XDNN_OK && same_bits(&b, &lb));

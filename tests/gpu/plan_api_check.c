@@ -1,0 +1,226 @@
+/* plan_api_check.c — the public plan API on the GPU, graph by graph:
+ *  1. the outputs of xdnn_plan_execute are bit-identical to gpu_run's (the
+ *     run-and-time path `xdnn run` uses) on the same inputs;
+ *  2. plan build time, cold (first in the process: NVRTC or disk cache) and
+ *     warm (kernels in memory); plan load time (deserialize, context excluded);
+ *  3. host time per execute and per partition (enqueue only, no sync; the
+ *     best of 5 bursts of 10, so a full launch queue never blocks it), GPU
+ *     time per execute, and the same with the execute captured as a CUDA graph.
+ * Usage: plan_api_check GRAPH.dnn...   Exit 1 when an output differs. */
+#include "xdnn.h"
+
+#include "core/exec.h"
+#include "gpu/gpu.h"
+
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { REPS = 200, HOST_REPS = 10, MAXT = 64 };
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static xdnn_plan_t *build(xdnn_graph_t *g, double *ms, xdnn_diags_t *d)
+{
+    xdnn_plan_options o;
+    xdnn_plan_options_init(&o);
+    o.backend = XDNN_BACKEND_CUDA;
+    xdnn_plan_t *p = NULL;
+    double t0 = now_ms();
+    if (xdnn_plan_build(g, &o, d, &p) != XDNN_OK)
+        return NULL;
+    *ms = now_ms() - t0;
+    return p;
+}
+
+static int check_graph(const char *path)
+{
+    xdnn_diags_t *d = xdnn_diags_create();
+    xdnn_module_t *m = NULL;
+    int bad = 0;
+    if (xdnn_module_load(path, NULL, d, &m) != XDNN_OK) {
+        xdnn_diags_print(d, stderr);
+        return 1;
+    }
+    xdnn_graph_t *g = xdnn_module_find_graph(m, NULL);
+    if (xdnn_graph_bind(g, NULL, 0, d) != XDNN_OK) {
+        xdnn_diags_print(d, stderr);
+        return 1;
+    }
+    /* cold: the first build in this process (kernels from NVRTC or the disk cache) */
+    double cold, warm;
+    xdnn_plan_t *p = build(g, &cold, d);
+    /* the old path: gpu_run on seeded inputs */
+    run_state st;
+    gpu_report rep = {0};
+    gpu_run_opts go = {.warmup = 0, .iters = 1};
+    if (run_state_init(&st, g, ".") != XDNN_OK || exec_load_inputs(&st, NULL, 0, d) != XDNN_OK ||
+        run_state_alloc_results(&st, d) != XDNN_OK || gpu_run(&st, &go, &rep, d) != XDNN_OK) {
+        xdnn_diags_print(d, stderr);
+        return 1;
+    }
+    xdnn_plan_t *p2 = p ? build(g, &warm, d) : NULL;
+    if (!p || !p2) {
+        xdnn_diags_print(d, stderr);
+        return 1;
+    }
+    xdnn_plan_destroy(p2);
+    void *bytes;
+    size_t len;
+    xdnn_plan_t *q = NULL;
+    if (xdnn_plan_serialize(p, &bytes, &len, d) != XDNN_OK || xdnn_plan_deserialize(bytes, len, 0, d, &q) != XDNN_OK) {
+        xdnn_diags_print(d, stderr);
+        return 1;
+    }
+    free(bytes);
+
+    size_t n = xdnn_plan_tensor_count(q);
+    xdnn_tensor_binding bind[MAXT];
+    void *host_out[MAXT] = {0};
+    for (size_t i = 0; i < n && i < MAXT; i++) {
+        xdnn_tensor_info t;
+        xdnn_plan_tensor(q, i, &t);
+        void *dp = NULL;
+        cudaMalloc(&dp, t.bytes ? t.bytes : 1);
+        /* the run_state tensor of the same name holds gpu_run's input or output */
+        const host_tensor *h = NULL;
+        for (size_t k = 0; k < g->ntensors; k++)
+            if (strcmp(g->tensors[k].name, t.name) == 0)
+                h = &st.tensors[k];
+        if (!t.is_output && h && h->data)
+            cudaMemcpy(dp, h->data, t.bytes < h->bytes ? t.bytes : h->bytes, cudaMemcpyHostToDevice);
+        else
+            cudaMemset(dp, 0xff, t.bytes);
+        bind[i] = (xdnn_tensor_binding){.name = t.name, .id = -1, .ptr = dp};
+    }
+    void *ws = NULL;
+    if (xdnn_plan_workspace_size(q))
+        cudaMalloc(&ws, xdnn_plan_workspace_size(q));
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    xdnn_status rs = xdnn_plan_execute(q, bind, n, ws, s, d);
+    cudaStreamSynchronize(s);
+    for (size_t i = 0; rs == XDNN_OK && i < n; i++) {
+        xdnn_tensor_info t;
+        xdnn_plan_tensor(q, i, &t);
+        if (!t.is_output)
+            continue;
+        const host_tensor *h = NULL;
+        for (size_t k = 0; k < g->ntensors; k++)
+            if (strcmp(g->tensors[k].name, t.name) == 0)
+                h = &st.tensors[k];
+        host_out[i] = malloc(t.bytes ? t.bytes : 1);
+        cudaMemcpy(host_out[i], bind[i].ptr, t.bytes, cudaMemcpyDeviceToHost);
+        if (!h || memcmp(host_out[i], h->data, t.bytes) != 0) {
+            fprintf(stderr, "%s: output %s differs from gpu_run's\n", path, t.name);
+            bad = 1;
+        }
+    }
+    if (rs != XDNN_OK) {
+        xdnn_diags_print(d, stderr);
+        bad = 1;
+    }
+    /* host time per execute (enqueue only: few enough that the launch queue
+     * never fills and blocks the host), then GPU time per execute */
+    double host_us = 1e30;
+    for (int k = 0; k < 5; k++) {
+        cudaStreamSynchronize(s);
+        double t0 = now_ms();
+        for (int r = 0; r < HOST_REPS; r++)
+            xdnn_plan_execute(q, bind, n, ws, s, NULL);
+        double us = (now_ms() - t0) * 1e3 / HOST_REPS;
+        host_us = us < host_us ? us : host_us;
+    }
+    cudaStreamSynchronize(s);
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    cudaEventRecord(e0, s);
+    for (int r = 0; r < REPS; r++)
+        xdnn_plan_execute(q, bind, n, ws, s, NULL);
+    cudaEventRecord(e1, s);
+    cudaEventSynchronize(e1);
+    float gpu_ms;
+    cudaEventElapsedTime(&gpu_ms, e0, e1);
+    /* the same, captured once as a CUDA graph */
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+    xdnn_plan_execute(q, bind, n, ws, s, NULL);
+    cudaStreamEndCapture(s, &graph);
+    float graph_ms = -1;
+    double graph_host_us = -1;
+    if (graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
+        cudaGraphLaunch(exec, s);
+        cudaStreamSynchronize(s);
+        double t0 = now_ms();
+        cudaEventRecord(e0, s);
+        for (int r = 0; r < REPS; r++)
+            cudaGraphLaunch(exec, s);
+        graph_host_us = (now_ms() - t0) * 1e3 / REPS;
+        cudaEventRecord(e1, s);
+        cudaEventSynchronize(e1);
+        cudaEventElapsedTime(&graph_ms, e0, e1);
+        /* the replayed outputs are the same bits */
+        for (size_t i = 0; i < n; i++) {
+            xdnn_tensor_info t;
+            xdnn_plan_tensor(q, i, &t);
+            if (!t.is_output || !host_out[i])
+                continue;
+            void *back = malloc(t.bytes ? t.bytes : 1);
+            cudaMemcpy(back, bind[i].ptr, t.bytes, cudaMemcpyDeviceToHost);
+            if (memcmp(back, host_out[i], t.bytes) != 0) {
+                fprintf(stderr, "%s: output %s differs after CUDA-graph replay\n", path, t.name);
+                bad = 1;
+            }
+            free(back);
+        }
+    }
+    cudaError_t ce = cudaDeviceSynchronize();
+    if (ce != cudaSuccess) {
+        fprintf(stderr, "%s: CUDA error %s\n", path, cudaGetErrorString(ce));
+        bad = 1;
+    }
+    size_t np = xdnn_plan_partition_count(q);
+    printf("| %s | %zu | %.1f | %.1f | %.3f | %.1f | %.2f | %.4f | %.1f | %.4f | %s |\n", path, np, cold, warm,
+           xdnn_plan_load_ms(q), host_us, host_us / (double)(np ? np : 1), gpu_ms / REPS, graph_host_us,
+           graph_ms / REPS, bad ? "DIFFERS" : "bit-identical");
+    fflush(stdout);
+    if (exec)
+        cudaGraphExecDestroy(exec);
+    if (graph)
+        cudaGraphDestroy(graph);
+    for (size_t i = 0; i < n; i++) {
+        cudaFree(bind[i].ptr);
+        free(host_out[i]);
+    }
+    cudaFree(ws);
+    cudaStreamDestroy(s);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    xdnn_plan_destroy(q);
+    xdnn_plan_destroy(p);
+    gpu_report_free(&rep);
+    run_state_free(&st);
+    xdnn_module_destroy(m);
+    xdnn_diags_destroy(d);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    printf("| graph | partitions | build cold ms | build warm ms | load ms | host us/execute | host us/partition | "
+           "GPU ms/execute | graph-replay host us | graph-replay GPU ms | outputs vs gpu_run |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|\n");
+    int bad = 0;
+    for (int i = 1; i < argc; i++)
+        bad |= check_graph(argv[i]);
+    return bad;
+}
