@@ -1,6 +1,7 @@
 """conv_peer.py — the PyTorch (cuDNN) side of tests/gpu/difftest_conv.c --bench:
 the same ResNet-50 conv shapes as /work/shared/anchors/torch_baseline.py (fwd in
-f16/bf16 NHWC and f32 NCHW, dgrad/wgrad f16 NHWC on three 3x3 layers, a tf32
+f16/bf16 NHWC and f32 NCHW, dgrad/wgrad f16 NHWC on three 3x3 layers, the 1x1 256->64 layer and
+the 1x1 stride-2 projection, a tf32
 NHWC 3x3 layer) and its maxpool.  Timing as torch_baseline.py: cudnn.benchmark,
 warm-up 10, median of 50 CUDA-event timings.  One "PEER name shape ms" line each,
 the names matching the "BENCH name shape ..." lines of difftest_conv."""
@@ -44,7 +45,7 @@ for dt, cl, tag in ((torch.float16, True, "f16_nhwc"), (torch.float32, False, "f
         if cl:
             x = x.to(memory_format=torch.channels_last); w = w.to(memory_format=torch.channels_last)
         rep(f"conv_fwd_{tag}", f"n{N}c{C}h{H}k{K}r{Rk}s{s}p{p}", bench(lambda: F.conv2d(x, w, stride=s, padding=p)))
-for (N, C, H, W, K, Rk, s, p) in (R50[1], R50[4], R50[5]):
+for (N, C, H, W, K, Rk, s, p) in (R50[1], R50[4], R50[5], R50[3], R50[8]):
     x = torch.randn(N, C, H, W, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
     w = torch.randn(K, C, Rk, Rk, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
     g = torch.randn_like(F.conv2d(x, w, stride=s, padding=p))

@@ -274,20 +274,86 @@ int kconv_tiled_wgrad(const kconv_params *p, const void *x, void *dw, const void
     return (int)cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(KCD_THREADS) kconv_flip_kernel(kconv_params p, const void *w, void *wt, int dt_wt)
+/* wt packed [C][T0][T1][T2][K] (the phase's taps, flipped): t = (((c*T0 + i0)*T1 + i1)*T2 + i2)*K + k */
+typedef struct kpack_taps {
+    int64_t r0[KCONV_SP], rstep[KCONV_SP], taps[KCONV_SP];
+} kpack_taps;
+
+__global__ void __launch_bounds__(KCD_THREADS) kconv_pack_kernel(kconv_params p, kpack_taps tp, const void *w,
+                                                                  void *wt, int dt_wt)
 {
-    /* wt packed [C][R][S][K]: t = ((c*R + r)*S + s)*K + k */
-    const int64_t R = p.win[1], S = p.win[2], total = p.C * R * S * p.K;
+    const int64_t T0 = tp.taps[0], T1 = tp.taps[1], T2 = tp.taps[2], total = p.C * T0 * T1 * T2 * p.K;
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t k = t % p.K, s = (t / p.K) % S, r = (t / (p.K * S)) % R, c = t / (p.K * S * R);
-        kst(wt, dt_wt, t, kld(w, p.dt_w, k * p.sw[0] + c * p.sw[1] + (R - 1 - r) * p.sw[3] + (S - 1 - s) * p.sw[4]));
+        int64_t q = t;
+        const int64_t k = q % p.K; q /= p.K;
+        const int64_t i2 = q % T2; q /= T2;
+        const int64_t i1 = q % T1; q /= T1;
+        const int64_t i0 = q % T0, c = q / T0;
+        const int64_t r0 = tp.r0[0] + (T0 - 1 - i0) * tp.rstep[0], r1 = tp.r0[1] + (T1 - 1 - i1) * tp.rstep[1],
+                      r2 = tp.r0[2] + (T2 - 1 - i2) * tp.rstep[2];
+        kst(wt, dt_wt, t, kld(w, p.dt_w, k * p.sw[0] + c * p.sw[1] + r0 * p.sw[2] + r1 * p.sw[3] + r2 * p.sw[4]));
     }
 }
 
-int kconv_flip_weights(const kconv_params *p, const void *w, void *wt, int dt_wt, void *stream)
+int kconv_pack_phase(const kconv_params *p, const void *w, void *wt, int dt_wt, const int64_t *r0,
+                     const int64_t *rstep, const int64_t *taps, void *stream)
 {
-    const int64_t total = p->C * p->win[1] * p->win[2] * p->K;
-    kconv_flip_kernel<<<kgrid(total, KCD_THREADS), KCD_THREADS, 0, (cudaStream_t)stream>>>(*p, w, wt, dt_wt);
+    kpack_taps tp;
+    for (int d = 0; d < KCONV_SP; d++) {
+        tp.r0[d] = r0[d];
+        tp.rstep[d] = rstep[d];
+        tp.taps[d] = taps[d];
+    }
+    const int64_t total = p->C * taps[0] * taps[1] * taps[2] * p->K;
+    kconv_pack_kernel<<<kgrid(total, KCD_THREADS), KCD_THREADS, 0, (cudaStream_t)stream>>>(*p, tp, w, wt, dt_wt);
+    return (int)cudaGetLastError();
+}
+
+/* Channel innermost: neighbouring threads write neighbouring NHWC elements. */
+__global__ void __launch_bounds__(KCD_THREADS) kconv_zero_kernel(kconv_params f, void *y)
+{
+    const int64_t d[5] = {f.N, f.out[0], f.out[1], f.out[2], f.K};
+    const int64_t total = f.N * f.out[0] * f.out[1] * f.out[2] * f.K;
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
+        int64_t ix[5];
+        split5(t, d, ix);
+        kst(y, f.dt_y, ix[0] * f.sy[0] + ix[4] * f.sy[1] + ix[1] * f.sy[2] + ix[2] * f.sy[3] + ix[3] * f.sy[4], 0.f);
+    }
+}
+
+/* The same with one 16-byte store per thread: channel-contiguous y whose
+ * channel runs and pixel strides are 16-byte aligned, offsets < 2^31. */
+__global__ void __launch_bounds__(KCD_THREADS) kconv_zero16_kernel(kconv_params f, int vecs_per_px, int vec, void *y)
+{
+    const int o0 = (int)f.out[0], o1 = (int)f.out[1], o2 = (int)f.out[2];
+    const int total = (int)(f.N * f.out[0] * f.out[1] * f.out[2]) * vecs_per_px;
+    for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < total; t += gridDim.x * blockDim.x) {
+        int q = t / vecs_per_px;
+        const int v = t - q * vecs_per_px;
+        const int a2 = q % o2;
+        q /= o2;
+        const int a1 = q % o1;
+        q /= o1;
+        const int a0 = q % o0, n = q / o0;
+        const int64_t e = n * f.sy[0] + a0 * f.sy[2] + a1 * f.sy[3] + a2 * f.sy[4] + (int64_t)v * vec;
+        *reinterpret_cast<uint4 *>(static_cast<char *>(y) + e * (vec == 4 ? 4 : 2)) = make_uint4(0, 0, 0, 0);
+    }
+}
+
+int kconv_zero_lattice(const kconv_params *f, void *y, void *stream)
+{
+    const int64_t px = f->N * f->out[0] * f->out[1] * f->out[2], total = px * f->K;
+    const int vec = f->dt_y == KDT_F32 ? 4 : 8; /* elements per 16 bytes */
+    bool v16 = f->sy[1] == 1 && f->K % vec == 0 && ((uintptr_t)y & 15) == 0 && total < ((int64_t)1 << 30);
+    for (int i = 0; i < 5; i++)
+        v16 = v16 && (i == 1 || f->sy[i] % vec == 0);
+    if (v16) {
+        const int64_t nv = px * (f->K / vec);
+        kconv_zero16_kernel<<<kgrid(nv, KCD_THREADS), KCD_THREADS, 0, (cudaStream_t)stream>>>(*f, (int)(f->K / vec),
+                                                                                             vec, y);
+        return (int)cudaGetLastError();
+    }
+    kconv_zero_kernel<<<kgrid(total, KCD_THREADS), KCD_THREADS, 0, (cudaStream_t)stream>>>(*f, y);
     return (int)cudaGetLastError();
 }
 

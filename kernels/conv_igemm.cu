@@ -2,10 +2,13 @@
  * conv_igemm engine).
  *
  * The conv is the GEMM  Y[m, k] = sum_j A[m, j] * B[j, k]  with
- *   m = (n, p, q) over N*P*Q output positions,   k over K output channels,
- *   j = (r, s, c) over R*S*C filter taps (c fastest),
- *   A[m, j] = x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c] (0 in the padding),
- *   B[j, k] = w[k, r, s, c].
+ *   m = (n, o, p, q) over N*O*P*Q output positions,   k over K output channels,
+ *   j = (t, r, s, c) over T*R*S*C filter taps (c fastest),
+ *   A[m, j] = x[n, o*sd - pd + t*dd, p*sh - ph + r*dh, q*sw - pw + s*dw, c]
+ *             (0 in the padding),
+ *   B[j, k] = w[k, t, r, s, c].
+ * 1-D and 2-D convs are 3-D ones with unit depth (and height): the 5-slot
+ * view of kern_conv.h.
  * x is NHWC-like (channel stride 1), w KRSC-like (channel stride 1); A and B
  * are never materialized: every 16-byte chunk (8 halves / 4 floats of one
  * (r, s) tap, hence C % 8 == 0 for f16/bf16 and C % 4 == 0 for f32) is fetched
@@ -25,16 +28,16 @@
  * f32 accumulation; the epilogue converts and stores through y's own strides
  * (two halves at once when K is y's contiguous dim).  Offsets are 32-bit:
  * the engine rejects tensors spanning 2^31 elements or more. */
-#include "kern_common.cuh"
+#include "conv_mma.cuh"
 
 extern "C" {
 
 typedef struct kig_geom {
-    int N, H, W, C, K, R, S, P, Q;
-    int sh, sw, ph, pw, dh, dw;
-    int xN, xH, xW;     /* x strides (elements); channel stride 1 */
-    int wK, wR, wS;     /* w strides; channel stride 1 */
-    int yN, yK, yP, yQ; /* y strides */
+    int N, D, H, W, C, K, T, R, S, O, P, Q; /* depth D / T / O: 1 in 1-D and 2-D */
+    int sd, sh, sw, pd, ph, pw, dd, dh, dw;
+    int xN, xD, xH, xW;     /* x strides (elements); channel stride 1 */
+    int wK, wT, wR, wS;     /* w strides; channel stride 1 */
+    int yN, yK, yO, yP, yQ; /* y strides */
     int M, Kred;        /* N*P*Q, R*S*C */
     int dt_y;
 } kig_geom;
@@ -57,38 +60,7 @@ template <typename T, int BN_> struct kig_cfg {
     static constexpr int SMEM = STAGES * (BM + BN_) * LDS * (int)sizeof(T);
 };
 
-__device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void cp_async16(void *dst, const void *src, bool valid)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
-                 "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-
-__device__ __forceinline__ void ldmatrix_x4(unsigned *r, const void *p)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr(p)));
-}
-
-template <typename T> __device__ __forceinline__ void mma16816(float *c, const unsigned *a, const unsigned *b);
-template <> __device__ __forceinline__ void mma16816<__half>(float *c, const unsigned *a, const unsigned *b)
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-template <> __device__ __forceinline__ void mma16816<__nv_bfloat16>(float *c, const unsigned *a, const unsigned *b)
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
+using namespace kmma;
 
 __device__ __forceinline__ unsigned to_tf32(float f)
 {
@@ -109,11 +81,11 @@ __device__ __forceinline__ void mma1688_tf32(float *c, const unsigned *a, const 
  * cc of each), and the (r, s, c) position of that chunk in the current slice. */
 struct kig_loader {
     const char *xrow[2];
-    int ih0[2], iw0[2];
+    int id0[2], ih0[2], iw0[2];
     bool mvalid[2];
     const char *wrow[2];
     bool kvalid[2];
-    int c, s, r, kk;
+    int c, s, r, t, kk;
 };
 
 template <typename T, int BN_>
@@ -122,30 +94,37 @@ __device__ __forceinline__ void load_slice(const kig_geom &g, const T *x, kig_lo
     typedef kig_cfg<T, BN_> cf;
     const int cc = threadIdx.x % 4;
     const bool kin = L.kk < g.Kred;
-    const int dr = L.r * g.dh, ds = L.s * g.dw;
+    const int dt = L.t * g.dd, dr = L.r * g.dh, ds = L.s * g.dw;
 #pragma unroll
     for (int i = 0; i < 2; i++) {
         const int row = row0 + i * (NT / 4);
-        const int ih = L.ih0[i] + dr, iw = L.iw0[i] + ds;
-        const bool va = kin && L.mvalid[i] && ih >= 0 && ih < g.H && iw >= 0 && iw < g.W;
-        const void *srca = va ? (const void *)(L.xrow[i] + ((size_t)ih * g.xH + (size_t)iw * g.xW + L.c) * sizeof(T))
-                              : (const void *)x;
+        const int id = L.id0[i] + dt, ih = L.ih0[i] + dr, iw = L.iw0[i] + ds;
+        const bool va = kin && L.mvalid[i] && (unsigned)id < (unsigned)g.D && (unsigned)ih < (unsigned)g.H &&
+                        (unsigned)iw < (unsigned)g.W;
+        const void *srca =
+            va ? (const void *)(L.xrow[i] + ((size_t)id * g.xD + (size_t)ih * g.xH + (size_t)iw * g.xW + L.c) * sizeof(T))
+               : (const void *)x;
         cp_async16(As + row * cf::LDS + cc * cf::EPC, srca, va);
         if (i * (NT / 4) >= BN_) /* compile-time: BN = 64 loads one B row per thread */
             continue;
         const bool vb = kin && L.kvalid[i];
-        const void *srcb = vb ? (const void *)(L.wrow[i] + ((size_t)L.r * g.wR + (size_t)L.s * g.wS + L.c) * sizeof(T))
-                              : (const void *)x;
+        const void *srcb =
+            vb ? (const void *)(L.wrow[i] + ((size_t)L.t * g.wT + (size_t)L.r * g.wR + (size_t)L.s * g.wS + L.c) *
+                                                sizeof(T))
+               : (const void *)x;
         cp_async16(Bs + row * cf::LDS + cc * cf::EPC, srcb, vb);
     }
-    /* advance the chunk by one slice: kk += BK, carrying c into s and r */
+    /* advance the chunk by one slice: kk += BK, carrying c into s, r and t */
     L.kk += cf::BK;
     L.c += cf::BK;
     while (L.c >= g.C) {
         L.c -= g.C;
         if (++L.s == g.S) {
             L.s = 0;
-            ++L.r;
+            if (++L.r == g.R) {
+                L.r = 0;
+                ++L.t;
+            }
         }
     }
 }
@@ -170,8 +149,9 @@ __global__ void __launch_bounds__(NT, 2) kig_fwd_kernel(kig_geom g, const T *__r
         const int m = bm + row0 + i * (NT / 4);
         L.mvalid[i] = m < g.M;
         const int mm = L.mvalid[i] ? m : 0;
-        const int q = mm % g.Q, p = (mm / g.Q) % g.P, n = mm / (g.P * g.Q);
+        const int q = mm % g.Q, p = (mm / g.Q) % g.P, o = (mm / (g.P * g.Q)) % g.O, n = mm / (g.O * g.P * g.Q);
         L.xrow[i] = reinterpret_cast<const char *>(x) + (size_t)n * g.xN * sizeof(T);
+        L.id0[i] = o * g.sd - g.pd;
         L.ih0[i] = p * g.sh - g.ph;
         L.iw0[i] = q * g.sw - g.pw;
         const int k = bn + row0 + i * (NT / 4);
@@ -181,7 +161,8 @@ __global__ void __launch_bounds__(NT, 2) kig_fwd_kernel(kig_geom g, const T *__r
     L.kk = (tid % 4) * cf::EPC;
     L.c = L.kk % g.C;
     L.s = (L.kk / g.C) % g.S;
-    L.r = L.kk / (g.C * g.S);
+    L.r = (L.kk / (g.C * g.S)) % g.R;
+    L.t = L.kk / (g.C * g.S * g.R);
 
     float acc[MI][4][4];
 #pragma unroll
@@ -220,16 +201,9 @@ __global__ void __launch_bounds__(NT, 2) kig_fwd_kernel(kig_geom g, const T *__r
                     unsigned r4[4];
                     const int mid = lane / 8;
                     ldmatrix_x4(r4, B + (nj * 16 + lane % 8 + (mid / 2) * 8) * cf::LDS + ks + (mid % 2) * 8);
-                    bf[2 * nj][0] = r4[0];
-                    bf[2 * nj][1] = r4[1];
-                    bf[2 * nj + 1][0] = r4[2];
-                    bf[2 * nj + 1][1] = r4[3];
+                    b_pair(bf, nj, r4);
                 }
-#pragma unroll
-                for (int mi = 0; mi < MI; mi++)
-#pragma unroll
-                    for (int ni = 0; ni < 4; ni++)
-                        mma16816<T>(acc[mi][ni], af[mi], bf[ni]);
+                mma_warp_tile<T, MI>(acc, af, bf);
             }
         } else {
             const float *Af = reinterpret_cast<const float *>(A), *Bf = reinterpret_cast<const float *>(B);
@@ -269,14 +243,15 @@ __global__ void __launch_bounds__(NT, 2) kig_fwd_kernel(kig_geom g, const T *__r
             const int m = bm + wm * (MI * 16) + mi * 16 + lane / 4 + h * 8;
             if (m >= g.M)
                 continue;
-            const int q = m % g.Q, p = (m / g.Q) % g.P, n = m / (g.P * g.Q);
-            const int64_t yrow = (int64_t)n * g.yN + (int64_t)p * g.yP + (int64_t)q * g.yQ;
+            const int q = m % g.Q, p = (m / g.Q) % g.P, o = (m / (g.P * g.Q)) % g.O, n = m / (g.O * g.P * g.Q);
+            const int64_t yrow = (int64_t)n * g.yN + (int64_t)o * g.yO + (int64_t)p * g.yP + (int64_t)q * g.yQ;
 #pragma unroll
             for (int ni = 0; ni < 4; ni++) {
                 const int k = bn + wn * 32 + ni * 8 + (lane % 4) * 2;
                 const float v0 = acc[mi][ni][2 * h], v1 = acc[mi][ni][2 * h + 1];
                 const int64_t o = yrow + (int64_t)k * g.yK;
-                if (g.yK == 1 && k + 1 < g.K && g.dt_y != KDT_F32 && (o & 1) == 0) {
+                if (g.yK == 1 && k + 1 < g.K && g.dt_y != KDT_F32 &&
+                    ((reinterpret_cast<uintptr_t>(y) / 2 + (uint64_t)o) & 1) == 0) { /* 4-byte aligned pair */
                     if (g.dt_y == KDT_F16)
                         *reinterpret_cast<__half2 *>(static_cast<__half *>(y) + o) = __floats2half2_rn(v0, v1);
                     else
@@ -318,20 +293,20 @@ template <typename T> int launch(const kig_geom &g, const void *x, const void *w
 
 extern "C" int kconv_igemm_fwd(const kconv_params *p, const void *x, const void *w, void *y, void *stream)
 {
-    /* 2-D problems use slots 1 (H) and 2 (W) of the 5-slot view. */
+    /* slots 0, 1, 2 of the 5-slot view: D, H, W (unit in 1-D / 2-D) */
     kig_geom g;
     g.N = (int)p->N; g.C = (int)p->C; g.K = (int)p->K;
-    g.H = (int)p->in[1]; g.W = (int)p->in[2];
-    g.R = (int)p->win[1]; g.S = (int)p->win[2];
-    g.P = (int)p->out[1]; g.Q = (int)p->out[2];
-    g.sh = (int)p->stride[1]; g.sw = (int)p->stride[2];
-    g.ph = (int)p->pad[1]; g.pw = (int)p->pad[2];
-    g.dh = (int)p->dil[1]; g.dw = (int)p->dil[2];
-    g.xN = (int)p->sx[0]; g.xH = (int)p->sx[3]; g.xW = (int)p->sx[4];
-    g.wK = (int)p->sw[0]; g.wR = (int)p->sw[3]; g.wS = (int)p->sw[4];
-    g.yN = (int)p->sy[0]; g.yK = (int)p->sy[1]; g.yP = (int)p->sy[3]; g.yQ = (int)p->sy[4];
-    g.M = g.N * g.P * g.Q;
-    g.Kred = g.R * g.S * g.C;
+    g.D = (int)p->in[0]; g.H = (int)p->in[1]; g.W = (int)p->in[2];
+    g.T = (int)p->win[0]; g.R = (int)p->win[1]; g.S = (int)p->win[2];
+    g.O = (int)p->out[0]; g.P = (int)p->out[1]; g.Q = (int)p->out[2];
+    g.sd = (int)p->stride[0]; g.sh = (int)p->stride[1]; g.sw = (int)p->stride[2];
+    g.pd = (int)p->pad[0]; g.ph = (int)p->pad[1]; g.pw = (int)p->pad[2];
+    g.dd = (int)p->dil[0]; g.dh = (int)p->dil[1]; g.dw = (int)p->dil[2];
+    g.xN = (int)p->sx[0]; g.xD = (int)p->sx[2]; g.xH = (int)p->sx[3]; g.xW = (int)p->sx[4];
+    g.wK = (int)p->sw[0]; g.wT = (int)p->sw[2]; g.wR = (int)p->sw[3]; g.wS = (int)p->sw[4];
+    g.yN = (int)p->sy[0]; g.yK = (int)p->sy[1]; g.yO = (int)p->sy[2]; g.yP = (int)p->sy[3]; g.yQ = (int)p->sy[4];
+    g.M = g.N * g.O * g.P * g.Q;
+    g.Kred = g.T * g.R * g.S * g.C;
     g.dt_y = p->dt_y;
     cudaStream_t s = (cudaStream_t)stream;
     switch (p->dt_x) {

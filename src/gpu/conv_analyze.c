@@ -158,44 +158,88 @@ static int64_t span_elems(const gtensor *t)
 
 static const char *kdt_name(int dt) { return dt == KDT_F32 ? "f32" : dt == KDT_F16 ? "f16" : "bf16"; }
 
-bool gpu_conv_dgrad_as_fwd(const gconv_problem *cp, kconv_params *f, char *why, size_t len)
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* dx[i] = sum_r dy[(i + pad - r*dil) / s] w[r] over the r where the division
+ * is exact.  For i = s*a + phi the valid r are r0 + t*rstep (rstep =
+ * s/gcd(s, dil)) with dy index a + t0 - t*D (D = dil/gcd, t0 =
+ * (phi + pad - r0*dil)/s); flipping t' = taps-1-t gives the forward conv
+ * dx_phi[a] = sum_t' dy[a - pad' + t'*D] wt[t'], pad' = (taps-1)*D - t0. */
+int gpu_conv_dgrad_phases(const gconv_problem *cp, gconv_phase *ph, int max, char *why, size_t len)
 {
     const kconv_params *k = &cp->kp;
-    if (cp->dir != GCONV_DGRAD || cp->nsp != 2 || k->G != 1) {
-        snprintf(why, len, "conv_igemm runs conv_dgrad only in 2-D with groups 1, got %d-D groups=%" PRId64, cp->nsp,
-                 k->G);
-        return false;
+    if (cp->dir != GCONV_DGRAD || k->G != 1) {
+        snprintf(why, len, "conv_igemm runs conv_dgrad only with groups 1, got groups=%" PRId64, k->G);
+        return -1;
     }
-    if (k->stride[1] != 1 || k->stride[2] != 1) {
-        snprintf(why, len, "conv_igemm runs conv_dgrad only with stride 1, got stride [%" PRId64 ", %" PRId64 "]",
-                 k->stride[1], k->stride[2]);
-        return false;
+    const int64_t nph = k->stride[0] * k->stride[1] * k->stride[2];
+    if (nph > max) {
+        snprintf(why, len, "conv_igemm runs conv_dgrad with at most %d stride phases, got stride [%" PRId64
+                           ", %" PRId64 ", %" PRId64 "]", max, k->stride[0], k->stride[1], k->stride[2]);
+        return -1;
     }
-    /* dx[h] = sum_r dy[h + pad - r*dil] w[r] = sum_r' dy[h - pad' + r'*dil] wt[r']
-     * with r' = R-1-r and pad' = dil*(R-1) - pad: a stride-1 forward conv. */
-    memset(f, 0, sizeof *f);
-    f->dt_x = k->dt_y;
-    f->dt_w = k->dt_y; /* the flipped copy is written in dy's type */
-    f->dt_y = k->dt_x;
-    f->N = k->N;
-    f->C = k->K;
-    f->K = k->C;
-    f->G = 1;
-    for (int s = 0; s < KCONV_SP; s++) {
-        f->in[s] = k->out[s];
-        f->out[s] = k->in[s];
-        f->win[s] = k->win[s];
-        f->stride[s] = 1;
-        f->dil[s] = k->dil[s];
-        f->pad[s] = k->dil[s] * (k->win[s] - 1) - k->pad[s];
+    int64_t wt_off = 0;
+    for (int64_t pi = 0; pi < nph; pi++) {
+        gconv_phase *q = &ph[pi];
+        memset(q, 0, sizeof *q);
+        kconv_params *f = &q->f;
+        f->dt_x = k->dt_y;
+        f->dt_w = k->dt_y; /* the packed copy is written in dy's type */
+        f->dt_y = k->dt_x;
+        f->N = k->N;
+        f->C = k->K;
+        f->K = k->C;
+        f->G = 1;
+        int64_t rest = pi, phi[KCONV_SP];
+        for (int d = KCONV_SP - 1; d >= 0; d--) {
+            phi[d] = rest % k->stride[d];
+            rest /= k->stride[d];
+        }
+        int64_t ntaps = 1;
+        for (int d = 0; d < KCONV_SP; d++) {
+            const int64_t s = k->stride[d], dil = k->dil[d], g = gcd64(s, dil);
+            q->rstep[d] = s / g;
+            q->r0[d] = -1;
+            for (int64_t r = 0; r < k->win[d] && q->r0[d] < 0; r++)
+                if (((phi[d] + k->pad[d] - r * dil) % s + s) % s == 0)
+                    q->r0[d] = r;
+            q->taps[d] = q->r0[d] < 0 ? 0 : (k->win[d] - 1 - q->r0[d]) / q->rstep[d] + 1;
+            ntaps *= q->taps[d];
+            const int64_t D = dil / g, t0 = q->r0[d] < 0 ? 0 : (phi[d] + k->pad[d] - q->r0[d] * dil) / s;
+            f->in[d] = k->out[d];
+            f->out[d] = k->in[d] > phi[d] ? (k->in[d] - phi[d] + s - 1) / s : 0;
+            f->win[d] = q->taps[d] > 0 ? q->taps[d] : 1;
+            f->stride[d] = 1;
+            f->dil[d] = D;
+            f->pad[d] = (f->win[d] - 1) * D - t0;
+            f->sy[2 + d] = k->sx[2 + d] * s;
+            f->sx[2 + d] = k->sy[2 + d];
+            q->dx_off += phi[d] * k->sx[2 + d];
+            if (f->out[d] == 0)
+                q->none = true;
+        }
+        q->empty = ntaps == 0;
+        f->sx[0] = k->sy[0];
+        f->sx[1] = k->sy[1];
+        f->sy[0] = k->sx[0];
+        f->sy[1] = k->sx[1];
+        /* packed [C][taps0][taps1][taps2][K] viewed as [K' = C, C' = K, taps...] */
+        const int64_t T0 = f->win[0], T1 = f->win[1], T2 = f->win[2];
+        const int64_t sw[5] = {T0 * T1 * T2 * k->K, 1, T1 * T2 * k->K, T2 * k->K, k->K};
+        memcpy(f->sw, sw, sizeof sw);
+        q->wt_off = wt_off;
+        if (!q->empty)
+            wt_off += ntaps * k->K * k->C;
     }
-    memcpy(f->sx, k->sy, sizeof f->sx);
-    memcpy(f->sy, k->sx, sizeof f->sy);
-    /* wt packed [C][R][S][K] viewed as [K' = C, C' = K, 1, R, S] */
-    const int64_t R = k->win[1], S = k->win[2];
-    const int64_t sw[5] = {R * S * k->K, 1, 0, S * k->K, k->K};
-    memcpy(f->sw, sw, sizeof sw);
-    return true;
+    return (int)nph;
 }
 
 /* The kernel's rules on a forward problem (its own or a dgrad's). */
@@ -224,20 +268,32 @@ static bool igemm_params_ok(const kconv_params *k, bool tf32, char *why, size_t 
                            ", w %" PRId64, k->sx[1], k->sw[1]);
         return false;
     }
-    const int64_t xs[3] = {k->sx[0], k->sx[3], k->sx[4]}, ws[3] = {k->sw[0], k->sw[3], k->sw[4]};
-    for (int i = 0; i < 3; i++) {
+    const int64_t xs[4] = {k->sx[0], k->sx[2], k->sx[3], k->sx[4]}, ws[4] = {k->sw[0], k->sw[2], k->sw[3], k->sw[4]};
+    for (int i = 0; i < 4; i++) {
         if (xs[i] % vec || ws[i] % vec) {
             snprintf(why, len, "conv_igemm needs x and w strides that are multiples of %" PRId64
                                " elements (16-byte rows), got x %" PRId64 ", w %" PRId64, vec, xs[i], ws[i]);
             return false;
         }
     }
-    int64_t m = k->N * k->out[1] * k->out[2];
-    int64_t big = (int64_t)1 << 31;
-    if (m >= big || k->C * k->win[1] * k->win[2] >= big) {
-        snprintf(why, len, "conv_igemm needs N*P*Q and R*S*C < 2^31, got %" PRId64 " and %" PRId64, m,
-                 k->C * k->win[1] * k->win[2]);
+    const int64_t m = k->N * k->out[0] * k->out[1] * k->out[2], red = k->C * k->win[0] * k->win[1] * k->win[2];
+    const int64_t big = (int64_t)1 << 31;
+    if (m >= big || red >= big) {
+        snprintf(why, len, "conv_igemm needs N*out and taps*C < 2^31, got %" PRId64 " and %" PRId64, m, red);
         return false;
+    }
+    return true;
+}
+
+static bool spans_ok(const ggraph *g, const gconv_problem *cp, const char *eng, char *why, size_t len)
+{
+    const int ids[3] = {cp->x, cp->w, cp->y};
+    for (int i = 0; i < 3; i++) {
+        if (span_elems(&g->t[ids[i]]) >= ((int64_t)1 << 31)) {
+            snprintf(why, len, "%s needs tensors spanning < 2^31 elements, %s spans %" PRId64, eng,
+                     g->t[ids[i]].name, span_elems(&g->t[ids[i]]));
+            return false;
+        }
     }
     return true;
 }
@@ -245,31 +301,80 @@ static bool igemm_params_ok(const kconv_params *k, bool tf32, char *why, size_t 
 bool gpu_conv_igemm_check(const ggraph *g, const gconv_problem *cp, bool tf32, char *why, size_t len)
 {
     if (cp->dir == GCONV_WGRAD) {
-        snprintf(why, len, "conv_igemm runs conv and stride-1 conv_dgrad, not %s", cp->node->op);
+        snprintf(why, len, "conv_igemm runs conv and conv_dgrad, not %s", cp->node->op);
         return false;
     }
-    if (cp->nsp != 2) {
-        snprintf(why, len, "conv_igemm needs 2 spatial dims, got %d", cp->nsp);
-        return false;
-    }
-    kconv_params f;
     if (cp->dir == GCONV_DGRAD) {
-        if (!gpu_conv_dgrad_as_fwd(cp, &f, why, len))
+        gconv_phase ph[GCONV_MAX_PHASES];
+        int n = gpu_conv_dgrad_phases(cp, ph, GCONV_MAX_PHASES, why, len);
+        if (n < 0)
             return false;
-    } else {
-        f = cp->kp;
-    }
-    if (!igemm_params_ok(&f, tf32, why, len))
+        for (int i = 0; i < n; i++)
+            if (!ph[i].empty && !ph[i].none && !igemm_params_ok(&ph[i].f, tf32, why, len))
+                return false;
+        /* with every phase empty or none the rules still hold for dy and w */
+        if (!igemm_params_ok(&ph[0].f, tf32, why, len))
+            return false;
+    } else if (!igemm_params_ok(&cp->kp, tf32, why, len)) {
         return false;
-    const int ids[3] = {cp->x, cp->w, cp->y};
-    for (int i = 0; i < 3; i++) {
-        if (span_elems(&g->t[ids[i]]) >= ((int64_t)1 << 31)) {
-            snprintf(why, len, "conv_igemm needs tensors spanning < 2^31 elements, %s spans %" PRId64,
-                     g->t[ids[i]].name, span_elems(&g->t[ids[i]]));
-            return false;
-        }
     }
+    return spans_ok(g, cp, "conv_igemm", why, len);
+}
+
+bool gpu_conv_wgrad_mma_check(const ggraph *g, const gconv_problem *cp, bool *vec, char *why, size_t len)
+{
+    const kconv_params *k = &cp->kp;
+    if (cp->dir != GCONV_WGRAD) {
+        snprintf(why, len, "conv_wgrad_mma runs conv_wgrad only, not %s", cp->node->op);
+        return false;
+    }
+    if (k->G > 65535) {
+        snprintf(why, len, "conv_wgrad_mma needs groups <= 65535, got %" PRId64, k->G);
+        return false;
+    }
+    if (k->dt_x != k->dt_y || k->dt_x == KDT_F32) {
+        snprintf(why, len, "conv_wgrad_mma needs dy and x both f16 or both bf16, got %s and %s", kdt_name(k->dt_y),
+                 kdt_name(k->dt_x));
+        return false;
+    }
+    const int64_t m = k->N * k->out[0] * k->out[1] * k->out[2];
+    if (m >= ((int64_t)1 << 31) - 64) {
+        snprintf(why, len, "conv_wgrad_mma needs N*out < 2^31, got %" PRId64, m);
+        return false;
+    }
+    if (!spans_ok(g, cp, "conv_wgrad_mma", why, len))
+        return false;
+    const int64_t Kg = k->K / k->G, Cg = k->C / k->G;
+    bool v = k->sx[1] == 1 && k->sy[1] == 1 && Kg % 8 == 0 && Cg % 8 == 0;
+    for (int i = 0; i < 5; i++)
+        if (i != 1 && (k->sx[i] % 8 || k->sy[i] % 8))
+            v = false;
+    *vec = v;
     return true;
+}
+
+/* The kernel's tiles (kernels/conv_wgrad_mma.cu): k 64 or 128, j 128, m 32. */
+int gpu_conv_wgrad_mma_splits(const kconv_params *k, int sm_count)
+{
+    const int64_t Kg = k->K / k->G, J = (k->C / k->G) * k->win[0] * k->win[1] * k->win[2];
+    const int64_t bm = Kg <= 64 ? 64 : 128;
+    const int64_t tiles = k->G * ((Kg + bm - 1) / bm) * ((J + 127) / 128);
+    const int64_t steps = (k->N * k->out[0] * k->out[1] * k->out[2] + 31) / 32;
+    int64_t s = 2 * (int64_t)(sm_count > 0 ? sm_count : 132) / tiles;
+    if (s > steps / 8)
+        s = steps / 8;
+    if (s > 65535 / k->G)
+        s = 65535 / k->G;
+    if (s > 1024)
+        s = 1024;
+    return s < 1 ? 1 : (int)s;
+}
+
+size_t gpu_conv_wgrad_mma_ws_bytes(const kconv_params *k, int sm_count)
+{
+    const int64_t J = (k->C / k->G) * k->win[0] * k->win[1] * k->win[2];
+    size_t bytes = (size_t)gpu_conv_wgrad_mma_splits(k, sm_count) * (size_t)(k->K * J) * sizeof(float);
+    return (bytes + 255) / 256 * 256;
 }
 
 int gpu_conv_wgrad_splits(const kconv_params *k)

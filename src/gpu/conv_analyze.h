@@ -26,16 +26,47 @@ typedef struct gconv_problem {
  * false with a reason (naming op, tensor/attribute, expected and actual). */
 bool gpu_conv_analyze(const gplan *pl, const gpart *p, gconv_problem *cp, char *why, size_t len);
 
-/* The extra rules of the implicit-GEMM kernel: conv, or conv_dgrad with
- * stride 1 (run as the forward conv of gpu_conv_dgrad_as_fwd); 2-D, groups 1,
- * f16/bf16 (or f32 when the graph allows tf32), x and w channel-contiguous
- * with 16-byte aligned rows (C % 8 == 0, or C % 4 == 0 for f32; for dgrad
- * the channels of dy, K), 32-bit offsets.  False with the reason. */
+/* The extra rules of the implicit-GEMM kernel: conv, or conv_dgrad (run as
+ * the stride-phase forward convs of gpu_conv_dgrad_phases); 1-, 2- or 3-D,
+ * groups 1, f16/bf16 (or f32 when the graph allows tf32), x and w channel-
+ * contiguous with 16-byte aligned rows (C % 8 == 0, or C % 4 == 0 for f32;
+ * for dgrad the channels of dy, K), 32-bit offsets, at most GCONV_MAX_PHASES
+ * stride phases.  False with the reason. */
 bool gpu_conv_igemm_check(const ggraph *g, const gconv_problem *cp, bool tf32, char *why, size_t len);
-/* A stride-1, groups-1, 2-D conv_dgrad as the forward problem
- * dx = conv(dy, wt), wt = w flipped in R and S with K and C swapped, packed
- * [C, R, S, K] (kconv_flip_weights writes it).  False with the reason. */
-bool gpu_conv_dgrad_as_fwd(const gconv_problem *cp, kconv_params *f, char *why, size_t len);
+
+/* A conv_dgrad as stride-1 forward convs, one per stride phase
+ * phi = (i0 % s0, i1 % s1, i2 % s2) of dx: the dx positions of one phase
+ * take the taps r with (phi + pad - r*dil) % s == 0 (per dim r = r0 +
+ * i*rstep, i < taps, rstep = s / gcd(s, dil)), at dy offsets stepping by
+ * dil / gcd(s, dil).  Each phase is the forward problem f:
+ * dx_phase = conv(dy, wt_phase), stride 1, dilation dil/gcd, pad' =
+ * (taps-1)*dil/gcd - (phi + pad - r0*dil)/s, where wt_phase is w's taps of the
+ * phase flipped with K and C swapped, packed [C][taps0][taps1][taps2][K] at
+ * wt_off elements into the workspace (kconv_pack_phase writes it), and the
+ * output is dx's sub-lattice (start dx_off, strides s * dx's).  A phase
+ * with no tap (empty) is all zeros (kconv_zero_lattice); one with no dx
+ * position (out 0) is skipped.  Stride 1 is one phase: the flipped-weight
+ * conv.  Returns the phase count, or -1 with the reason. */
+enum { GCONV_MAX_PHASES = 64 };
+typedef struct gconv_phase {
+    kconv_params f;
+    int64_t dx_off, wt_off;
+    int64_t r0[KCONV_SP], rstep[KCONV_SP], taps[KCONV_SP];
+    bool empty;    /* no tap: the sub-lattice is zero */
+    bool none;     /* no dx position in this phase */
+} gconv_phase;
+int gpu_conv_dgrad_phases(const gconv_problem *cp, gconv_phase *ph, int max, char *why, size_t len);
+
+/* conv_wgrad_mma's rules: conv_wgrad with dy and x both f16 or both bf16,
+ * 32-bit offsets.  *vec: the 16-byte cp.async path applies (channel-
+ * contiguous dy and x, K/G and C/G multiples of 8, pixel strides too);
+ * otherwise elements are gathered one by one (any layout). */
+bool gpu_conv_wgrad_mma_check(const ggraph *g, const gconv_problem *cp, bool *vec, char *why, size_t len);
+/* Its split of the N x out reduction for a device of sm_count SMs (one
+ * wave of 2 CTAs per SM, at least 8 steps of 32 rows per split, at most
+ * 65535 CTAs along z), and the f32 workspace of the partials. */
+int gpu_conv_wgrad_mma_splits(const kconv_params *k, int sm_count);
+size_t gpu_conv_wgrad_mma_ws_bytes(const kconv_params *k, int sm_count);
 
 typedef struct gpool_problem {
     const gnode *node;

@@ -5,12 +5,15 @@
  *   dims, stride, asymmetric / "same" pad, dilation, groups incl. depthwise,
  *   any strides, any f32/f16/bf16 mix).  The fallback: no conv needs the CPU.
  * conv_igemm: the forward conv as an implicit GEMM on tensor cores
- *   (kernels/conv_igemm.cu) for 2-D NHWC x with KRSC w, groups 1: f16/bf16
- *   through mma m16n8k16, f32 through tf32 m16n8k8 when the graph allows tf32.
- *   A stride-1 conv_dgrad runs through the same kernel as the conv of dy with
- *   the flipped, K/C-transposed weights (written to the engine's workspace by
- *   a small kernel first).  gpu_conv_igemm_check (conv_analyze.c) lists the
- *   rules.
+ *   (kernels/conv_igemm.cu) for 1-, 2- and 3-D channels-last x with KRSC w,
+ *   groups 1: f16/bf16 through mma m16n8k16, f32 through tf32 m16n8k8 when
+ *   the graph allows tf32.  A conv_dgrad runs through the same kernel once
+ *   per stride phase of dx (gpu_conv_dgrad_phases): the conv of dy with the
+ *   phase's taps flipped and K/C-transposed (packed into the engine's
+ *   workspace by a small kernel first), written to dx's sub-lattice; phases
+ *   no tap reaches are zero-filled.  No scattered writes, no atomics.
+ *   gpu_conv_igemm_check (conv_analyze.c) lists the rules.
+ * conv_wgrad_mma (eng_conv_grad.c): the weight gradient on tensor cores.
  * Both run a lone conv node (GP_SINGLE); epilogue fusion is the partitioner's
  * (see /work/notes/gpuconv-to-gpu.md for the hook conv_igemm would take). */
 #include "gpu/conv_analyze.h"
@@ -22,7 +25,8 @@
 
 typedef struct conv_priv {
     gconv_problem cp;
-    kconv_params fwd;   /* conv_igemm on a conv_dgrad: the forward problem it runs */
+    int nph;            /* conv_igemm on a conv_dgrad: its stride phases */
+    gconv_phase ph[GCONV_MAX_PHASES];
     char detail[192];
 } conv_priv;
 
@@ -66,13 +70,17 @@ static double igemm_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
     gconv_problem cp;
     char why[256];
-    bool f32 = gpu_conv_analyze(pl, p, &cp, why, sizeof why) && cp.kp.dt_x == KDT_F32;
-    return gpu_roofline_us(p, f32 ? 150.0 : 300.0);
+    if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why))
+        return 1e30;
+    /* a strided dgrad launches a pack and a GEMM (or a zero fill) per phase: ~2 us each */
+    const double phases = cp.dir == GCONV_DGRAD ? (double)(cp.kp.stride[0] * cp.kp.stride[1] * cp.kp.stride[2]) : 0;
+    return gpu_roofline_us(p, cp.kp.dt_x == KDT_F32 ? 150.0 : 300.0) + 2.0 * (phases > 1 ? phases : 0);
 }
 
 static size_t no_workspace(const gplan *pl, const gpart *p, const gpu_device *dev) { return 0; }
 
-/* conv_igemm on a conv_dgrad keeps the flipped, transposed weights here. */
+/* conv_igemm on a conv_dgrad keeps the packed weights of every phase here
+ * (each tap lands in exactly one phase: K*C*taps elements in all). */
 static size_t igemm_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
     gconv_problem cp;
@@ -80,7 +88,7 @@ static size_t igemm_workspace(const gplan *pl, const gpart *p, const gpu_device 
     if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why) || cp.dir != GCONV_DGRAD)
         return 0;
     const kconv_params *k = &cp.kp;
-    size_t bytes = (size_t)(k->K * k->C * k->win[1] * k->win[2]) * (k->dt_y == KDT_F32 ? 4 : 2);
+    size_t bytes = (size_t)(k->K * k->C * k->win[0] * k->win[1] * k->win[2]) * (k->dt_y == KDT_F32 ? 4 : 2);
     return (bytes + 255) / 256 * 256;
 }
 
@@ -100,18 +108,24 @@ static xdnn_status conv_build(gpu_ctx *c, gpart *p, bool igemm, xdnn_diags_t *d)
     static const char *const dirs[] = {"fwd", "dgrad", "wgrad"};
     const kconv_params *k = &cv->cp.kp;
     if (igemm) {
-        cv->fwd = cv->cp.kp;
-        if (cv->cp.dir == GCONV_DGRAD && !gpu_conv_dgrad_as_fwd(&cv->cp, &cv->fwd, why, sizeof why)) {
-            diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "%s: %s: %s", eng, p->name, why);
-            return XDNN_ERR_UNSUPPORTED;
+        char dg[96] = "";
+        if (cv->cp.dir == GCONV_DGRAD) {
+            cv->nph = gpu_conv_dgrad_phases(&cv->cp, cv->ph, GCONV_MAX_PHASES, why, sizeof why);
+            if (cv->nph < 0) {
+                diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "%s: %s: %s", eng, p->name, why);
+                return XDNN_ERR_UNSUPPORTED;
+            }
+            k = &cv->ph[0].f;
+            int nempty = 0;
+            for (int i = 0; i < cv->nph; i++)
+                nempty += cv->ph[i].empty;
+            snprintf(dg, sizeof dg, "dgrad as %d flipped-weight phase conv(s) (%d zero), ", cv->nph, nempty);
         }
-        k = &cv->fwd;
         bool f32 = k->dt_x == KDT_F32;
         snprintf(cv->detail, sizeof cv->detail, "%simplicit GEMM M=%lld N=%lld K=%lld, tile %dx%dx%d, %d stages, %s",
-                 cv->cp.dir == GCONV_DGRAD ? "dgrad as flipped-weight conv, " : "",
-                 (long long)(k->N * k->out[1] * k->out[2]), (long long)k->K,
-                 (long long)(k->C * k->win[1] * k->win[2]), KIG_BM, k->K <= KIG_BN_SMALL ? KIG_BN_SMALL : KIG_BN,
-                 f32 ? KIG_BK32 : KIG_BK16, KIG_STAGES,
+                 dg, (long long)(k->N * k->out[0] * k->out[1] * k->out[2]), (long long)k->K,
+                 (long long)(k->C * k->win[0] * k->win[1] * k->win[2]), KIG_BM,
+                 k->K <= KIG_BN_SMALL ? KIG_BN_SMALL : KIG_BN, f32 ? KIG_BK32 : KIG_BK16, KIG_STAGES,
                  f32 ? "tf32 mma m16n8k8" : "mma m16n8k16");
     } else {
         bool tiled = cv->cp.dir == GCONV_WGRAD && k->G == 1;
@@ -151,10 +165,23 @@ static xdnn_status igemm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diag
     const conv_priv *cv = p->priv;
     const gconv_problem *cp = &cv->cp;
     if (cp->dir == GCONV_DGRAD) {
-        void *wt = c->ws + p->ws_offset;
-        int e = kconv_flip_weights(&cp->kp, c->dptr[cp->w], wt, cv->fwd.dt_w, s);
-        if (e == 0)
-            e = kconv_igemm_fwd(&cv->fwd, c->dptr[cp->y], wt, c->dptr[cp->x], s);
+        char *wt = c->ws + p->ws_offset, *dx = c->dptr[cp->x];
+        const size_t esz_w = cv->ph[0].f.dt_w == KDT_F32 ? 4 : 2, esz_x = cp->kp.dt_x == KDT_F32 ? 4 : 2;
+        int e = 0;
+        for (int i = 0; i < cv->nph && e == 0; i++) {
+            const gconv_phase *q = &cv->ph[i];
+            char *y = dx + (size_t)q->dx_off * esz_x;
+            if (q->none)
+                continue;
+            if (q->empty) {
+                e = kconv_zero_lattice(&q->f, y, s);
+                continue;
+            }
+            void *w = wt + (size_t)q->wt_off * esz_w;
+            e = kconv_pack_phase(&cp->kp, c->dptr[cp->w], w, q->f.dt_w, q->r0, q->rstep, q->taps, s);
+            if (e == 0)
+                e = kconv_igemm_fwd(&q->f, c->dptr[cp->y], w, y, s);
+        }
         return gpu_check_cuda((cudaError_t)e, "kconv_igemm dgrad launch", __FILE__, __LINE__, d);
     }
     int e = kconv_igemm_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], s);
@@ -179,6 +206,6 @@ const gpu_engine gpu_engine_conv_direct = {
 };
 
 const gpu_engine gpu_engine_conv_igemm = {
-    "conv_igemm", "implicit-GEMM conv (and stride-1 dgrad) on tensor cores: 2-D NHWC, KRSC w, groups 1, f16/bf16/tf32",
+    "conv_igemm", "implicit-GEMM conv and dgrad (stride phases) on tensor cores: 1-3-D channels-last, KRSC w, groups 1, f16/bf16/tf32",
     igemm_supports, igemm_cost, igemm_workspace, igemm_build, igemm_execute, conv_release, conv_detail,
 };

@@ -48,17 +48,31 @@ int kconv_direct_wgrad(const kconv_params *p, const void *x, void *dw, const voi
 int kconv_tiled_wgrad(const kconv_params *p, const void *x, void *dw, const void *dy, float *ws, int splits,
                       void *stream);
 
-/* Implicit-GEMM forward on tensor cores (kernels/conv_igemm.cu): 2-D, groups
- * 1, x channel-contiguous (NHWC), w channel-contiguous (KRSC), dt_x == dt_w:
- * f16/bf16 with mma m16n8k16, or f32 with tf32 mma m16n8k8.  The caller has
- * checked the alignment rules (gpu_conv_igemm_check in eng_conv.c).  y: any
- * strides and type. */
+/* Implicit-GEMM forward on tensor cores (kernels/conv_igemm.cu): 1-3-D,
+ * groups 1, x channel-contiguous (NHWC), w channel-contiguous (KRSC),
+ * dt_x == dt_w: f16/bf16 with mma m16n8k16, or f32 with tf32 mma m16n8k8.
+ * The caller has checked the alignment rules (gpu_conv_igemm_check in
+ * conv_analyze.c).  y: any strides and type. */
 int kconv_igemm_fwd(const kconv_params *p, const void *x, const void *w, void *y, void *stream);
-/* dgrad through the same kernel (stride 1, groups 1): wt[c, r, s, k] =
- * w[k, c, R-1-r, S-1-s] packed (k fastest) in type dt_wt, from the dgrad
- * problem p (p->sw: w's strides, 2-D slots).  Then dx = conv(dy, wt) with
- * pad' = dil*(R-1) - pad (gpu_conv_dgrad_as_fwd builds those params). */
-int kconv_flip_weights(const kconv_params *p, const void *w, void *wt, int dt_wt, void *stream);
+/* dgrad through the same kernel, one stride phase at a time
+ * (gpu_conv_dgrad_phases): wt[c][i0][i1][i2][k] = w[k, c, r...] with
+ * r_d = r0[d] + (taps[d]-1-i_d) * rstep[d] (the phase's taps, flipped),
+ * packed in type dt_wt from the dgrad problem p (p->sw: w's strides). */
+int kconv_pack_phase(const kconv_params *p, const void *w, void *wt, int dt_wt, const int64_t *r0,
+                     const int64_t *rstep, const int64_t *taps, void *stream);
+/* y[n, k, o...] = 0 over f's N x K x out through f's y strides (sy): a
+ * phase of dx that no tap reaches. */
+int kconv_zero_lattice(const kconv_params *f, void *y, void *stream);
+
+/* Weight gradient on tensor cores (kernels/conv_wgrad_mma.cu): 1-3-D, any
+ * stride / dilation / pad / groups, dy and x both f16 or both bf16, dw any
+ * type and strides.  The N x out reduction is cut into about `splits`
+ * slices whose f32 partials go to ws ([G][splits][K/G][taps*C/G], size
+ * gpu_conv_wgrad_mma_ws_bytes) and are summed in order by a second kernel:
+ * deterministic.  vec: the 16-byte cp.async loader (gpu_conv_wgrad_mma_check
+ * says when it applies); else elements are gathered one by one. */
+int kconv_wgrad_mma(const kconv_params *p, const void *x, void *dw, const void *dy, float *ws, int splits, int vec,
+                    void *stream);
 
 /* The igemm tile knobs (one compiled variant per input type).  A CTA of
  * KIG_THREADS threads (8 warps, 2 along M x 4 along N, each warp 64 x 32)

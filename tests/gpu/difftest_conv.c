@@ -37,6 +37,7 @@ typedef struct tcase {
     double tol_scale;
     const char *want_engine; /* the engine that must run it (NULL = any) */
     bool tf32;               /* compare with the tf32 error model (see run_case) */
+    const char *force;       /* op name: force want_engine on it even where the heuristics would not */
 } tcase;
 
 static tcase *cases;
@@ -46,13 +47,14 @@ static dh_opts opts;
 /* --dry (no GPU): lower, partition and choose engines with a nominal sm_90
  * device, so the sweep's graphs and engine choices are checked before any
  * device time is spent. */
-static xdnn_status dry_run(xgraph *g, char *engines, size_t len, xdnn_diags_t *d)
+static xdnn_status dry_run(xgraph *g, const char *const *force, int nforce, char *engines, size_t len,
+                           xdnn_diags_t *d)
 {
     arena *ar = arena_create();
     ggraph *gg = gpu_lower(g, ar);
     gplan *pl = gpu_partition(gg, false);
     gpu_device dev = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
-    xdnn_status s = gpu_select_engines(pl, &dev, NULL, 0, 0, NULL, d);
+    xdnn_status s = gpu_select_engines(pl, &dev, force, nforce, 0, NULL, d);
     for (int i = 0; i < pl->nparts && s == XDNN_OK; i++) {
         size_t n = strlen(engines);
         snprintf(engines + n, len - n, "%s%s", i ? "," : "", pl->parts[i].engine->name);
@@ -177,6 +179,17 @@ static void conv_case(const char *name, const win_cfg *w, const char *dt, bool c
         tc->tf32 = tf32;
 }
 
+/* conv_case with the engine forced (small shapes where the heuristics would
+ * still pick conv_direct for its single launch). */
+static void conv_case_forced(const char *name, const win_cfg *w, const char *dt, bool chlast, int dir, bool tf32,
+                             const char *want, double tol)
+{
+    static const char *const ops[] = {"conv", "conv_dgrad", "conv_wgrad"};
+    conv_case(name, w, dt, chlast, dir, tf32, want, tol);
+    if (ncases > 0)
+        cases[ncases - 1].force = ops[dir];
+}
+
 static win_cfg cfg(int nsp, int n, int c, int k, int groups, const int *in, const int *win, const int *stride,
                    const int *dil, const int *lo, const int *hi, bool same)
 {
@@ -281,16 +294,103 @@ static void conv_igemm_cases(void)
                 if (opts.quick && (ci % 3 || (dir && ti == 2)))
                     continue;
                 bool f32 = ti == 2;
-                /* dgrad runs on the igemm kernel only with stride 1 (K % 8 holds in all of these) */
-                bool igemm = dir == 0 || (cfgs[ci].w.stride[0] == 1 && cfgs[ci].w.stride[1] == 1 && !f32);
-                conv_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, dir, f32 && igemm,
-                          igemm ? "conv_igemm" : "conv_direct", 1);
+                /* dgrad runs on the igemm kernel by stride phases when dy's channels K % 8 == 0; f32
+                 * dgrad stays without tf32 here */
+                bool igemm = dir == 0 || (!f32 && cfgs[ci].w.k % 8 == 0);
+                /* strided dgrad (several phase launches) is forced: at these sizes direct ties */
+                bool strided = dir == 1 && cfgs[ci].w.stride[0] * cfgs[ci].w.stride[1] > 1;
+                (strided && igemm ? conv_case_forced : conv_case)(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, dir,
+                                                                  f32 && igemm, igemm ? "conv_igemm" : "conv_direct",
+                                                                  1);
             }
         }
     }
     /* f32 without tf32 must fall back to direct; NCHW f16 too. */
     conv_case("c16-s2-asym", &cfgs[1].w, "f32", true, 0, false, "conv_direct", 1);
     conv_case("c16-s2-asym", &cfgs[1].w, "f16", false, 0, false, "conv_direct", 1);
+}
+
+/* conv_wgrad_mma: vector (channels-last, K/G and C/G % 8) and element
+ * (NCHW, odd channel counts) loaders, 1-/2-/3-D, strides 2 and 3, dilation
+ * 2, asymmetric pads, groups, depthwise, N = 1, K past one 128 tile, and a
+ * reduction long enough for many splits.  The engine is forced: at these
+ * sizes the heuristics may prefer conv_direct's single launch. */
+static void conv_wgrad_mma_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    struct { const char *name; win_cfg w; bool chlast; } cfgs[] = {
+        {"c16-k24-3x3", cfg(2, 2, 16, 24, 1, (int[]){11, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1}, (int[]){1, 1},
+                            false), true},
+        {"c8-k40-s2-asym", cfg(2, 1, 8, 40, 1, (int[]){15, 12}, (int[]){3, 3}, (int[]){2, 2}, NULL, (int[]){1, 0},
+                               (int[]){2, 1}, false), true},
+        {"c24-k136-dil2", cfg(2, 2, 24, 136, 1, (int[]){13, 14}, (int[]){3, 3}, NULL, (int[]){2, 2}, (int[]){2, 2},
+                              (int[]){2, 2}, false), true},
+        {"c16-s3", cfg(2, 2, 16, 16, 1, (int[]){17, 16}, (int[]){3, 3}, (int[]){3, 3}, NULL, (int[]){1, 0},
+                       (int[]){0, 1}, false), true},
+        {"c3-k13-odd", cfg(2, 1, 3, 13, 1, (int[]){12, 11}, (int[]){3, 3}, (int[]){2, 1}, NULL, (int[]){1, 1},
+                           (int[]){0, 1}, false), true},
+        {"nchw-c16-k8", cfg(2, 2, 16, 8, 1, (int[]){9, 10}, (int[]){3, 3}, NULL, (int[]){1, 2}, (int[]){1, 2},
+                            (int[]){1, 2}, false), false},
+        {"groups2-c16-k32", cfg(2, 2, 16, 32, 2, (int[]){9, 9}, (int[]){3, 3}, (int[]){2, 2}, NULL, (int[]){1, 1},
+                                (int[]){1, 1}, false), true},
+        {"groups3-c9-k6", cfg(2, 1, 9, 6, 3, (int[]){10, 9}, (int[]){3, 2}, NULL, NULL, (int[]){1, 0},
+                              (int[]){1, 1}, false), true},
+        {"depthwise-c8", cfg(2, 2, 8, 8, 8, (int[]){9, 11}, (int[]){3, 3}, (int[]){2, 1}, NULL, (int[]){1, 1},
+                             (int[]){1, 1}, false), true},
+        {"1d-c8-k16-s2-dil2", cfg(1, 2, 8, 16, 1, (int[]){301}, (int[]){5}, (int[]){2}, (int[]){2}, (int[]){3},
+                                  (int[]){1}, false), true},
+        {"1d-c5-k7-same", cfg(1, 1, 5, 7, 1, (int[]){57}, (int[]){4}, NULL, NULL, NULL, NULL, true), true},
+        {"3d-c8-k16", cfg(3, 1, 8, 16, 1, (int[]){5, 6, 7}, (int[]){3, 3, 3}, (int[]){1, 2, 1}, NULL,
+                          (int[]){1, 1, 0}, (int[]){0, 1, 2}, false), true},
+        {"3d-c3-k5-dil", cfg(3, 2, 3, 5, 1, (int[]){6, 5, 7}, (int[]){2, 2, 3}, (int[]){2, 1, 2}, (int[]){1, 2, 1},
+                             (int[]){1, 0, 1}, (int[]){0, 1, 1}, false), false},
+        {"long-c32-k64", cfg(2, 4, 32, 64, 1, (int[]){40, 40}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                             (int[]){1, 1}, false), true},
+        {"1x1-c64-k128", cfg(2, 3, 64, 128, 1, (int[]){21, 19}, (int[]){1, 1}, (int[]){2, 2}, NULL, NULL, NULL,
+                             false), true},
+    };
+    int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]);
+    for (int ci = 0; ci < ncfg; ci++)
+        for (int ti = 0; ti < 2; ti++) {
+            if (opts.quick && ti != ci % 2)
+                continue;
+            conv_case_forced(cfgs[ci].name, &cfgs[ci].w, dts[ti], cfgs[ci].chlast, 2, false, "conv_wgrad_mma", 1);
+        }
+}
+
+/* conv_igemm beyond 2-D stride-1: strided dgrad by stride phases (strides 2
+ * and 3, dilation 2 with gcd(stride, dil) > 1 and = 1, phases no tap
+ * reaches, odd dx channel counts), and 1-D / 3-D fwd and dgrad. */
+static void conv_igemm_nd_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    struct { const char *name; win_cfg w; int dirs; } cfgs[] = {
+        {"dg-s3-dil2-c13", cfg(2, 2, 13, 16, 1, (int[]){20, 17}, (int[]){3, 3}, (int[]){3, 3}, (int[]){2, 2},
+                               (int[]){2, 1}, (int[]){0, 2}, false), 2},
+        {"dg-s2-dil2", cfg(2, 1, 8, 24, 1, (int[]){15, 14}, (int[]){3, 3}, (int[]){2, 2}, (int[]){2, 2},
+                           (int[]){2, 2}, (int[]){2, 1}, false), 2},
+        {"dg-1x1-s2-c21", cfg(2, 2, 21, 32, 1, (int[]){13, 12}, (int[]){1, 1}, (int[]){2, 2}, NULL, NULL, NULL,
+                              false), 2},
+        {"dg-1x1-s2-c24", cfg(2, 2, 24, 16, 1, (int[]){13, 12}, (int[]){1, 1}, (int[]){2, 2}, NULL, NULL, NULL,
+                              false), 2},
+        {"dg-s2x3-5x4", cfg(2, 1, 16, 8, 1, (int[]){19, 23}, (int[]){5, 4}, (int[]){2, 3}, NULL, (int[]){2, 1},
+                            (int[]){1, 2}, false), 2},
+        {"1d-c16-k24-s2-dil2", cfg(1, 2, 16, 24, 1, (int[]){37}, (int[]){5}, (int[]){2}, (int[]){2}, (int[]){3},
+                                   (int[]){1}, false), 3},
+        {"1d-c8-k8-same", cfg(1, 1, 8, 8, 1, (int[]){50}, (int[]){3}, NULL, NULL, NULL, NULL, true), 3},
+        {"3d-c8-k16", cfg(3, 1, 8, 16, 1, (int[]){5, 6, 7}, (int[]){3, 3, 3}, (int[]){1, 2, 1}, NULL,
+                          (int[]){1, 1, 0}, (int[]){0, 1, 2}, false), 3},
+        {"3d-c16-k8-dil", cfg(3, 2, 16, 8, 1, (int[]){6, 5, 7}, (int[]){2, 2, 3}, (int[]){2, 1, 2}, (int[]){1, 2, 1},
+                              (int[]){1, 0, 1}, (int[]){0, 1, 1}, false), 3},
+    };
+    int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]);
+    for (int ci = 0; ci < ncfg; ci++)
+        for (int ti = 0; ti < 2; ti++)
+            for (int dir = 0; dir < 2; dir++) {
+                if (!(cfgs[ci].dirs & (1 << dir)) || (opts.quick && ti != ci % 2))
+                    continue;
+                conv_case_forced(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, dir, false, "conv_igemm", 1);
+            }
 }
 
 /* ---- pooling sweeps */
@@ -404,8 +504,8 @@ static void bench_cases(void)
                      kinds[k].lay, s[6], s[7], kinds[k].dt, kinds[k].lay);
         }
     }
-    static const int bwd_layers[] = {1, 4, 5};
-    for (int j = 0; j < 3; j++) {
+    static const int bwd_layers[] = {1, 4, 5, 3, 8}; /* 3x3 layers, 1x1 256->64, 1x1 stride-2 projection */
+    for (int j = 0; j < 5; j++) {
         const int *s = r50[bwd_layers[j]];
         int P = (s[2] + 2 * s[7] - s[5]) / s[6] + 1;
         char id[192];
@@ -482,15 +582,18 @@ static void run_case(int i, dh_outcome *out)
     xgraph *g = r.g;
     if (s != XDNN_OK)
         goto done;
+    char force[96];
+    const char *forces[1] = {force};
+    snprintf(force, sizeof force, "%s=%s", c->force ? c->force : "", c->want_engine ? c->want_engine : "");
     if (opts.dry) {
-        s = dry_run(g, out->engines, sizeof out->engines, r.d);
+        s = dry_run(g, forces, c->force ? 1 : 0, out->engines, sizeof out->engines, r.d);
         out->ok = s == XDNN_OK && (!c->want_engine || strstr(out->engines, c->want_engine));
         snprintf(out->msg, sizeof out->msg, "(dry: planned, not run)%s%s", out->ok ? "" : " expected engine ",
                  out->ok ? "" : c->want_engine);
         goto done;
     }
     gpu_run_opts o = {.warmup = bench ? 2 : 0, .iters = bench ? 10 : 1, .log = stderr,
-                      .verbose = getenv("DIFFTEST_VERBOSE") ? 1 : 0};
+                      .verbose = getenv("DIFFTEST_VERBOSE") ? 1 : 0, .force = forces, .nforce = c->force ? 1 : 0};
     s = dh_gpu_run(&r, &o, out);
     bool engine_ok = !c->want_engine;
     for (int k = 0; k < r.rep.nparts; k++)
@@ -538,6 +641,8 @@ int main(int argc, char **argv)
         conv_direct_cases();
         conv_wgrad_tiled_cases();
         conv_igemm_cases();
+        conv_wgrad_mma_cases();
+        conv_igemm_nd_cases();
         pool_cases();
     }
     dh_tester t = {.name = "difftest_conv", .ncases = ncases, .case_id = case_id, .case_text = case_text,

@@ -104,7 +104,7 @@ static void test_geometry_1d_same_nwc(void)
     CHECK(k->sx[1] == 1 && k->sx[4] == 6 && k->sx[3] == 0 && k->sx[2] == 0);
     CHECK(k->dt_x == KDT_F16);
     CHECK(!igemm_ok(&f, why, sizeof why));
-    CHECK(strcmp(why, "conv_igemm needs 2 spatial dims, got 1") == 0);
+    CHECK_STR(why, "conv_igemm needs groups == 1, got groups=3", "1-D grouped");
     teardown(&f);
 }
 
@@ -144,10 +144,10 @@ static void test_igemm_rejections(void)
          true, "conv_igemm needs C % 4 == 0, got C=6"},
         {"  input dy: f16[2, 8, 7, 7] @nhwc;\n  input x: f16[2, 16, 9, 9] @nhwc;\n"
          "  dw = conv_wgrad(dy, x, w_dims=[8, 16, 3, 3]);\n  output dw;\n",
-         false, "conv_igemm runs conv and stride-1 conv_dgrad, not conv_wgrad"},
-        {"  input dy: f16[2, 8, 4, 4] @nhwc;\n  weight w: f16[8, 16, 3, 3] @nhwc;\n"
-         "  dx = conv_dgrad(dy, w, x_dims=[2, 16, 9, 9], stride=2);\n  output dx;\n",
-         false, "conv_igemm runs conv_dgrad only with stride 1, got stride [2, 2]"},
+         false, "conv_igemm runs conv and conv_dgrad, not conv_wgrad"},
+        {"  input dy: f16[2, 8, 4, 4] @nhwc;\n  weight w: f16[8, 8, 3, 3] @nhwc;\n"
+         "  dx = conv_dgrad(dy, w, x_dims=[2, 16, 9, 9], stride=2, groups=2);\n  output dx;\n",
+         false, "conv_igemm runs conv_dgrad only with groups 1, got groups=2"},
         {"  input dy: f16[2, 12, 7, 7] @nhwc;\n  weight w: f16[12, 16, 3, 3] @nhwc;\n"
          "  dx = conv_dgrad(dy, w, x_dims=[2, 16, 9, 9]);\n  output dx;\n",
          false, "conv_igemm needs C % 8 == 0, got C=12"}, /* dgrad: the GEMM's C is dy's K */
@@ -179,22 +179,90 @@ static void test_dgrad_rewrite(void)
                    "  output dx: bf16 @nhwc;\n", false))
         return;
     gconv_problem cp;
-    kconv_params fw;
+    gconv_phase ph[GCONV_MAX_PHASES];
     char why[512];
     CHECK(gpu_conv_analyze(f.pl, f.p, &cp, why, sizeof why) && cp.dir == GCONV_DGRAD);
-    CHECK(gpu_conv_dgrad_as_fwd(&cp, &fw, why, sizeof why));
+    CHECK(gpu_conv_dgrad_phases(&cp, ph, GCONV_MAX_PHASES, why, sizeof why) == 1); /* stride 1: one phase */
+    const kconv_params *fw = &ph[0].f;
     /* GEMM: C' = K = 24 in-channels (dy), K' = C = 16 out-channels (dx) */
-    CHECK(fw.C == 24 && fw.K == 16 && fw.G == 1);
+    CHECK(fw->C == 24 && fw->K == 16 && fw->G == 1 && !ph[0].empty && ph[0].dx_off == 0);
     /* dy spatial in, dx spatial out; pad' = dil*(R-1) - pad: H 1*2-2 = 0, W 2*2-0 = 4 */
-    CHECK(fw.in[1] == 9 && fw.in[2] == 9 && fw.out[1] == 9 && fw.out[2] == 12);
-    CHECK(fw.pad[1] == 0 && fw.pad[2] == 4 && fw.stride[1] == 1 && fw.dil[2] == 2);
-    /* packed [C][R][S][K] weights: strides R*S*K, 1, -, S*K, K */
-    CHECK(fw.sw[0] == 3 * 3 * 24 && fw.sw[1] == 1 && fw.sw[3] == 3 * 24 && fw.sw[4] == 24);
-    CHECK(fw.sx[1] == 1 && fw.sy[1] == 1);
+    CHECK(fw->in[1] == 9 && fw->in[2] == 9 && fw->out[1] == 9 && fw->out[2] == 12);
+    CHECK(fw->pad[1] == 0 && fw->pad[2] == 4 && fw->stride[1] == 1 && fw->dil[2] == 2);
+    /* packed [C][R][S][K] weights: strides R*S*K, 1, R*S*K... S*K, K */
+    CHECK(fw->sw[0] == 3 * 3 * 24 && fw->sw[1] == 1 && fw->sw[3] == 3 * 24 && fw->sw[4] == 24);
+    CHECK(fw->sx[1] == 1 && fw->sy[1] == 1);
     CHECK(igemm_ok(&f, why, sizeof why));
     CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK);
     CHECK(strcmp(f.p->engine->name, "conv_igemm") == 0);
     CHECK(f.p->ws_bytes == (24 * 16 * 9 * 2 + 255) / 256 * 256); /* the flipped weights */
+    teardown(&f);
+}
+
+/* Strided dgrad: one stride-1 conv per phase of dx. */
+static void test_dgrad_phases(void)
+{
+    fixture f;
+    /* 1x1 stride 2 (the ResNet projection): phase (0,0) has the tap, the other three are zero */
+    if (!setup(&f, "  input dy: f16[2, 16, 4, 5] @nhwc;\n  weight w: f16[16, 24, 1, 1] @nhwc;\n"
+                   "  dx = conv_dgrad(dy, w, x_dims=[2, 24, 8, 9], stride=2);\n  output dx: f16 @nhwc;\n", false))
+        return;
+    gconv_problem cp;
+    gconv_phase ph[GCONV_MAX_PHASES];
+    char why[512];
+    CHECK(gpu_conv_analyze(f.pl, f.p, &cp, why, sizeof why));
+    CHECK(gpu_conv_dgrad_phases(&cp, ph, GCONV_MAX_PHASES, why, sizeof why) == 4);
+    CHECK(!ph[0].empty && ph[1].empty && ph[2].empty && ph[3].empty);
+    /* phase (0, 1): dx rows 0, 2, 4, 6 and columns 1, 3, 5, 7: 4 x 4, offset one pixel (24 channels) */
+    CHECK(ph[1].f.out[1] == 4 && ph[1].f.out[2] == 4 && ph[1].dx_off == 24);
+    CHECK(ph[0].f.out[1] == 4 && ph[0].f.out[2] == 5 && ph[0].f.pad[1] == 0 && ph[0].f.sy[4] == 2 * 24);
+    CHECK(igemm_ok(&f, why, sizeof why));
+    teardown(&f);
+    /* 3x3 stride 2 pad 1: per dim phase 0 takes r = 1 (t0 = 0), phase 1 takes r = 0, 2 (t0 = 1, pad' = 1 - 1 = 0) */
+    if (!setup(&f, "  input dy: f16[1, 8, 5, 5] @nhwc;\n  weight w: f16[8, 8, 3, 3] @nhwc;\n"
+                   "  dx = conv_dgrad(dy, w, x_dims=[1, 8, 9, 10], stride=2, pad=1);\n  output dx: f16 @nhwc;\n",
+               false))
+        return;
+    CHECK(gpu_conv_analyze(f.pl, f.p, &cp, why, sizeof why));
+    CHECK(gpu_conv_dgrad_phases(&cp, ph, GCONV_MAX_PHASES, why, sizeof why) == 4);
+    CHECK(ph[0].taps[1] == 1 && ph[0].r0[1] == 1 && ph[0].f.pad[1] == 0);
+    CHECK(ph[3].taps[1] == 2 && ph[3].r0[1] == 0 && ph[3].rstep[1] == 2 && ph[3].f.pad[1] == 0);
+    CHECK(ph[3].f.dil[1] == 1 && ph[3].f.out[1] == 4 && ph[3].f.out[2] == 5);
+    /* packed weights: 1 + 2 + 2 + 4 taps of 8 x 8, in phase order */
+    CHECK(ph[1].wt_off == 64 && ph[2].wt_off == 64 * 3 && ph[3].wt_off == 64 * 5);
+    teardown(&f);
+}
+
+/* conv_wgrad_mma: accepts f16/bf16 in any layout; 16-byte loads only for
+ * channels-last with K/G, C/G % 8; rejects f32 and mixed types. */
+static void test_wgrad_mma(void)
+{
+    fixture f;
+    if (!setup(&f, "  input dy: f16[32, 64, 56, 56] @nhwc;\n  input x: f16[32, 64, 56, 56] @nhwc;\n"
+                   "  dw = conv_wgrad(dy, x, w_dims=[64, 64, 3, 3], pad=1);\n  output dw: f16 @nhwc;\n", false))
+        return;
+    gconv_problem cp;
+    char why[512];
+    bool vec = false;
+    CHECK(gpu_conv_analyze(f.pl, f.p, &cp, why, sizeof why));
+    CHECK(gpu_conv_wgrad_mma_check(f.g, &cp, &vec, why, sizeof why) && vec);
+    /* tiles 1 x 5 (k 64, j 576): 264 / 5 = 52 splits */
+    CHECK(gpu_conv_wgrad_mma_splits(&cp.kp, 132) == 52);
+    CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK);
+    CHECK(strcmp(f.p->engine->name, "conv_wgrad_mma") == 0);
+    CHECK(f.p->ws_bytes == (size_t)52 * 64 * 576 * 4);
+    teardown(&f);
+    if (!setup(&f, "  input dy: bf16[1, 13, 7, 7];\n  input x: bf16[1, 3, 9, 9];\n"
+                   "  dw = conv_wgrad(dy, x, w_dims=[13, 3, 3, 3]);\n  output dw;\n", false))
+        return;
+    CHECK(gpu_conv_analyze(f.pl, f.p, &cp, why, sizeof why));
+    CHECK(gpu_conv_wgrad_mma_check(f.g, &cp, &vec, why, sizeof why) && !vec); /* NCHW, odd: element loads */
+    teardown(&f);
+    if (!setup(&f, "  input dy: f32[1, 8, 7, 7] @nhwc;\n  input x: f32[1, 8, 9, 9] @nhwc;\n"
+                   "  dw = conv_wgrad(dy, x, w_dims=[8, 8, 3, 3]);\n  output dw;\n", false))
+        return;
+    CHECK(!gpu_engine_find("conv_wgrad_mma")->supports(f.pl, f.p, &h100, why, sizeof why));
+    CHECK_STR(why, "conv_wgrad_mma needs dy and x both f16 or both bf16, got f32 and f32", "f32 wgrad");
     teardown(&f);
 }
 
@@ -245,6 +313,8 @@ int main(void)
     test_igemm_accepts_nhwc_f16();
     test_igemm_rejections();
     test_dgrad_rewrite();
+    test_dgrad_phases();
+    test_wgrad_mma();
     test_wgrad_splits();
     test_pool_geometry();
     gpu_release_caches();
