@@ -1,5 +1,6 @@
-"""PyTorch peer for the xdnn SDPA bench (bench/RESULTS-sdpa.md): flash attention fwd/bwd, bf16, bhsd,
-the SDPA shapes of anchors/torch_baseline.py (same timing recipe)."""
+"""PyTorch peer for the xdnn SDPA bench (bench/RESULTS-sdpa.md): F.scaled_dot_product_attention fwd/bwd under the
+flash and the cuDNN backends, bf16, bhsd, the shapes of tests/gpu/difftest_seq.c --bench (same timing recipe as
+anchors/torch_baseline.py).  One JSON line per (backend, case); a backend that refuses a shape says so."""
 import torch, json
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
@@ -11,20 +12,37 @@ def bench(fn, iters=20, warm=5):
         s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
         s.record(); fn(); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
     ts.sort(); return ts[len(ts) // 2]
-print("torch", torch.__version__, torch.cuda.get_device_name(), flush=True)
-for causal in (False, True):
-    for (B, H, S, D) in ((4, 16, 4096, 128), (16, 16, 1024, 64), (1, 32, 16384, 128)):
-        q = torch.randn(B, H, S, D, device=dev, dtype=torch.bfloat16); k = torch.randn_like(q); v = torch.randn_like(q)
-        fl = 4 * B * H * S * S * D // (2 if causal else 1)
-        tag = f"b{B}h{H}s{S}d{D}"
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-            ms = bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
-            print(json.dumps({"name": f"sdpa_fwd_bf16_flash{'_causal' if causal else ''}", "shape": tag, "ms": round(ms, 4),
-                              "tflops": round(fl / ms / 1e9, 1)}), flush=True)
-            qq = q.clone().requires_grad_(); kk = k.clone().requires_grad_(); vv = v.clone().requires_grad_()
-            o = F.scaled_dot_product_attention(qq, kk, vv, is_causal=causal); go = torch.randn_like(o)
-            ms = bench(lambda: torch.autograd.grad(o, (qq, kk, vv), go, retain_graph=True), iters=10)
-            print(json.dumps({"name": f"sdpa_bwd_bf16_flash{'_causal' if causal else ''}", "shape": tag, "ms": round(ms, 4),
-                              "tflops": round(2.5 * fl / ms / 1e9, 1)}), flush=True)
-        del q, k, v, qq, kk, vv, o, go
+print("torch", torch.__version__, torch.cuda.get_device_name(), "cudnn", torch.backends.cudnn.version(), flush=True)
+# (B, Hq, Hk, S, D, backward too)
+SHAPES = ((4, 16, 16, 4096, 128, True), (4, 16, 16, 4096, 64, True), (16, 16, 16, 1024, 64, True),
+          (1, 32, 32, 16384, 128, False), (2, 8, 8, 4096, 40, True), (4, 16, 16, 4096, 80, True),
+          (4, 16, 16, 4096, 256, True), (1, 32, 8, 4096, 128, True))
+BACKENDS = (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION))
+for (B, Hq, Hk, S, D, with_bwd) in SHAPES:
+    for causal in (False, True):
+        q = torch.randn(B, Hq, S, D, device=dev, dtype=torch.bfloat16)
+        k = torch.randn(B, Hk, S, D, device=dev, dtype=torch.bfloat16); v = torch.randn_like(k)
+        fl = 4 * B * Hq * S * S * D // (2 if causal else 1)
+        tag = f"b{B}h{Hq}k{Hk}s{S}d{D}"
+        gqa = Hq != Hk
+        for bname, backend in BACKENDS:
+            name = f"sdpa_{{}}_bf16{'_causal' if causal else ''}"
+            try:
+                with sdpa_kernel(backend):
+                    ms = bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa))
+                    print(json.dumps({"peer": bname, "name": name.format("fwd"), "shape": tag, "ms": round(ms, 4),
+                                      "tflops": round(fl / ms / 1e9, 1)}), flush=True)
+                    if not with_bwd:
+                        continue
+                    qq = q.clone().requires_grad_(); kk = k.clone().requires_grad_(); vv = v.clone().requires_grad_()
+                    o = F.scaled_dot_product_attention(qq, kk, vv, is_causal=causal, enable_gqa=gqa)
+                    go = torch.randn_like(o)
+                    ms = bench(lambda: torch.autograd.grad(o, (qq, kk, vv), go, retain_graph=True), iters=10)
+                    print(json.dumps({"peer": bname, "name": name.format("bwd"), "shape": tag, "ms": round(ms, 4),
+                                      "tflops": round(2.5 * fl / ms / 1e9, 1)}), flush=True)
+                    del qq, kk, vv, o, go
+            except Exception as ex:  # the backend refuses this shape
+                print(json.dumps({"peer": bname, "name": name.format("fwd"), "shape": tag,
+                                  "error": str(ex).splitlines()[0][:160]}), flush=True)
+        del q, k, v
         torch.cuda.empty_cache()

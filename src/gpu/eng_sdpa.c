@@ -1,12 +1,19 @@
-/* eng_sdpa.c — the attention engines (kernels in kernels/sdpa.cu, semantics
+/* eng_sdpa.c — the attention engines (kernels in kernels/sdpa*.cu, semantics
  * in src/ops/sdpa.h):
- *   sdpa_flash  tensor-core (mma.sync) tiled online-softmax forward: q, k, v
- *               in one of f16/bf16, o in it or f32 (then P enters the tensor
- *               cores as hi + lo halves), D == Dv in {64, 128};
- *   sdpa_naive  one warp per query row, f32 math: every forward the op allows
- *               with D, Dv <= 256 and f32/f16/bf16 tensors;
- *   sdpa_bwd    dq (one warp per query row) then dk, dv (one warp per key row,
- *               summing its GQA group): no atomics, deterministic.
+ *   sdpa_flash       tensor-core (mma.sync m16n8k16) tiled online-softmax
+ *                    forward: q, k, v in one of f16/bf16, o in it or f32 (then
+ *                    P enters the tensor cores as hi + lo halves), any D, Dv
+ *                    <= 256 (padded to a bucket of 32..256 in shared memory);
+ *   sdpa_flash_tf32  the same forward for f32 graphs that allow tf32 (mma
+ *                    m16n8k8 tf32: ~1e-3 relative, not f32's 1e-5);
+ *   sdpa_naive       one warp per query row, f32 math: every forward the op
+ *                    allows with D, Dv <= 256 and f32/f16/bf16 tensors;
+ *   sdpa_bwd_flash   tensor-core backward (flash-attention-2 split: Delta,
+ *                    a dQ pass over query tiles, a dK/dV pass over key tiles
+ *                    that sums its GQA group): q, k, v, do in one of
+ *                    f16/bf16, any D, Dv <= 256; no atomics, deterministic;
+ *   sdpa_bwd         dq (one warp per query row) then dk, dv (one warp per key
+ *                    row, summing its GQA group): no atomics, deterministic.
  * All of them: scale, causal, window, top_left/bottom_right, seq_len_q/kv,
  * additive bias of any broadcast shape, Philox dropout, stats, any strides.
  * Attributes are read from the IR node (gnode.ir) exactly as sdpa_config does. */
@@ -92,7 +99,7 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
     const ggraph *g = pl->g;
     memset(kp, 0, sizeof *kp);
     memset(ids, 0xff, sizeof *ids); /* every id -1 */
-    const bool bwd = kind == SDPA_K_BWD;
+    const bool bwd = kind == SDPA_K_BWD || kind == SDPA_K_BWD_MMA;
     const char *want = bwd ? "sdpa_bwd" : "sdpa";
     if (p->kind != GP_SINGLE || p->anchor < 0 || p->nnodes != 1)
         return fail(why, len, "needs a single %s node, got a %s partition", want, gpart_kind_name(p->kind));
@@ -187,30 +194,37 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
     kp->dk = xk_of(g, ids->dk);
     kp->dv = xk_of(g, ids->dv);
 
-    if (kind == SDPA_K_MMA) {
+    if (kp->D > ROWS_MAX_D || kp->Dv > ROWS_MAX_D)
+        return fail(why, len, "%s: head dims up to %d, got D=%d Dv=%d", want, ROWS_MAX_D, kp->D, kp->Dv);
+    if (kind == SDPA_K_MMA || kind == SDPA_K_BWD_MMA) {
+        const char *eng = kind == SDPA_K_MMA ? "sdpa_flash" : "sdpa_bwd_flash";
         xdnn_dtype t = q->dtype;
         if (t != XDNN_F16 && t != XDNN_BF16)
-            return fail(why, len, "sdpa: sdpa_flash needs q in f16 or bf16 (tensor cores), got %s", gg_dtype_name(t));
+            return fail(why, len, "%s: %s needs q in f16 or bf16 (tensor cores), got %s", want, eng,
+                        gg_dtype_name(t));
         xdnn_dtype to = g->t[ids->o].dtype;
-        if (k->dtype != t || v->dtype != t || (to != t && to != XDNN_F32))
-            return fail(why, len,
-                        "sdpa: sdpa_flash needs q, k, v of one dtype and o of it or f32, got %s, %s, %s -> %s",
-                        gg_dtype_name(t), gg_dtype_name(k->dtype), gg_dtype_name(v->dtype),
-                        gg_dtype_name(g->t[ids->o].dtype));
-        if (kp->D != kp->Dv || (kp->D != 64 && kp->D != 128))
-            return fail(why, len, "sdpa: sdpa_flash has head dims 64 and 128 with D == Dv, got D=%d Dv=%d", kp->D,
-                        kp->Dv);
-        if ((int64_t)kp->B * kp->Hq > 65535)
-            return fail(why, len, "sdpa: sdpa_flash grid: B*Hq = %lld exceeds 65535", (long long)kp->B * kp->Hq);
-        return true;
+        if (k->dtype != t || v->dtype != t || (kind == SDPA_K_MMA && to != t && to != XDNN_F32))
+            return fail(why, len, "%s: %s needs q, k, v of one dtype%s, got %s, %s, %s -> %s", want, eng,
+                        kind == SDPA_K_MMA ? " and o of it or f32" : "", gg_dtype_name(t), gg_dtype_name(k->dtype),
+                        gg_dtype_name(v->dtype), gg_dtype_name(to));
+        if (kind == SDPA_K_BWD_MMA && g->t[ids->dout].dtype != t)
+            return fail(why, len, "sdpa_bwd: sdpa_bwd_flash needs do of q's dtype %s, got %s", gg_dtype_name(t),
+                        gg_dtype_name(g->t[ids->dout].dtype));
     }
-    if (kp->D > ROWS_MAX_D || kp->Dv > ROWS_MAX_D)
-        return fail(why, len, "%s: head dims up to %d (one warp holds 8 per lane), got D=%d Dv=%d", want, ROWS_MAX_D,
-                    kp->D, kp->Dv);
+    if (kind == SDPA_K_TF32) {
+        if (q->dtype != XDNN_F32 || k->dtype != XDNN_F32 || v->dtype != XDNN_F32)
+            return fail(why, len, "sdpa: sdpa_flash_tf32 needs q, k, v in f32, got %s, %s, %s",
+                        gg_dtype_name(q->dtype), gg_dtype_name(k->dtype), gg_dtype_name(v->dtype));
+        if (!g->tf32)
+            return fail(why, len, "sdpa: sdpa_flash_tf32 rounds f32 to tf32, and the graph does not allow tf32 "
+                                  "(tf32=false)");
+    }
+    if (kind != SDPA_K_ROWS && kind != SDPA_K_BWD &&
+        ((int64_t)kp->B * kp->Hq > 65535 || (kind == SDPA_K_BWD_MMA && (int64_t)kp->B * kp->Hk > 65535)))
+        return fail(why, len, "%s: tensor-core grid: B*Hq = %lld exceeds 65535", want, (long long)kp->B * kp->Hq);
     return true;
 }
-
-/* ---- the three engines */
+/* ---- the five engines */
 
 typedef struct sdpa_priv {
     xk_sdpa kp;
@@ -226,12 +240,45 @@ static bool supports_kind(const gplan *pl, const gpart *p, sdpa_kind kind, char 
     return gpu_sdpa_analyze(pl, p, kind, &kp, &ids, why, len);
 }
 
-static bool flash_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+/* Shared memory a block may opt into: the device's figure, else the
+ * architecture's (sm_80: 163 KiB, sm_90: 227 KiB). */
+static size_t smem_limit(const gpu_device *dev)
+{
+    if (dev->smem_optin)
+        return dev->smem_optin;
+    return dev->cc_major >= 9 ? 232448 : dev->cc_major == 8 && dev->cc_minor == 0 ? 166912 : 101376;
+}
+
+static bool mma_supports(const gplan *pl, const gpart *p, const gpu_device *dev, sdpa_kind kind, const char *eng,
+                         char *why, size_t len)
 {
     if (dev->cc_major < 8)
-        return fail(why, len, "sdpa_flash needs sm_80 or newer (mma.sync bf16), device is sm_%d%d", dev->cc_major,
+        return fail(why, len, "%s needs sm_80 or newer (mma.sync bf16/tf32), device is sm_%d%d", eng, dev->cc_major,
                     dev->cc_minor);
-    return supports_kind(pl, p, SDPA_K_MMA, why, len);
+    xk_sdpa kp;
+    sdpa_ids ids;
+    if (!gpu_sdpa_analyze(pl, p, kind, &kp, &ids, why, len))
+        return false;
+    int need = kind == SDPA_K_MMA ? xk_sdpa_fwd_mma_smem(kp.D, kp.Dv)
+               : kind == SDPA_K_TF32 ? xk_sdpa_fwd_tf32_smem(kp.D, kp.Dv)
+                                     : xk_sdpa_bwd_mma_smem(kp.D, kp.Dv);
+    if ((size_t)need > smem_limit(dev))
+        return fail(why, len, "%s: head dims D=%d Dv=%d need %d bytes of shared memory per block, the device "
+                              "gives %zu", eng, kp.D, kp.Dv, need, smem_limit(dev));
+    return true;
+}
+
+static bool flash_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    return mma_supports(pl, p, dev, SDPA_K_MMA, "sdpa_flash", why, len);
+}
+static bool tf32_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    return mma_supports(pl, p, dev, SDPA_K_TF32, "sdpa_flash_tf32", why, len);
+}
+static bool bwd_flash_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    return mma_supports(pl, p, dev, SDPA_K_BWD_MMA, "sdpa_bwd_flash", why, len);
 }
 static bool naive_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
 {
@@ -242,20 +289,28 @@ static bool bwd_supports(const gplan *pl, const gpart *p, const gpu_device *dev,
     return supports_kind(pl, p, SDPA_K_BWD, why, len);
 }
 
-/* Rates the kernels reach, roughly: tensor cores vs f32 warp-per-row loops. */
+/* Rates the kernels reach, roughly (TFLOP/s of the op's own flop count on an
+ * H100, bench/RESULTS-sdpa.md): tensor cores vs f32 warp-per-row loops. */
 static double flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 150.0); }
+static double tf32_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 60.0); }
 static double naive_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 4.0); }
+static double bwd_flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 80.0); }
 static double bwd_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 3.0); }
 
 static size_t no_ws(const gplan *pl, const gpart *p, const gpu_device *dev) { return 0; }
-static size_t bwd_ws(const gplan *pl, const gpart *p, const gpu_device *dev)
+static size_t bwd_ws_kind(const gplan *pl, const gpart *p, sdpa_kind kind)
 {
     xk_sdpa kp;
     sdpa_ids ids;
     char why[256];
-    if (!gpu_sdpa_analyze(pl, p, SDPA_K_BWD, &kp, &ids, why, sizeof why))
+    if (!gpu_sdpa_analyze(pl, p, kind, &kp, &ids, why, sizeof why))
         return 0;
     return (size_t)kp.B * (size_t)kp.Hq * (size_t)kp.Sq * sizeof(float) + 256;
+}
+static size_t bwd_ws(const gplan *pl, const gpart *p, const gpu_device *dev) { return bwd_ws_kind(pl, p, SDPA_K_BWD); }
+static size_t bwd_flash_ws(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    return bwd_ws_kind(pl, p, SDPA_K_BWD_MMA);
 }
 
 static xdnn_status build_kind(gpu_ctx *c, gpart *p, sdpa_kind kind, const char *eng, xdnn_diags_t *d)
@@ -281,6 +336,14 @@ static xdnn_status build_kind(gpu_ctx *c, gpart *p, sdpa_kind kind, const char *
 static xdnn_status flash_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d) { return build_kind(c, p, SDPA_K_MMA, "sdpa_flash", d); }
 static xdnn_status naive_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d) { return build_kind(c, p, SDPA_K_ROWS, "sdpa_naive", d); }
 static xdnn_status bwd_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d) { return build_kind(c, p, SDPA_K_BWD, "sdpa_bwd", d); }
+static xdnn_status tf32_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
+{
+    return build_kind(c, p, SDPA_K_TF32, "sdpa_flash_tf32", d);
+}
+static xdnn_status bwd_flash_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
+{
+    return build_kind(c, p, SDPA_K_BWD_MMA, "sdpa_bwd_flash", d);
+}
 
 static const void *dev_ptr(const gpu_ctx *c, int id) { return id >= 0 ? c->dptr[id] : NULL; }
 
@@ -303,10 +366,14 @@ static xdnn_status sdpa_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags
     k.dv.p = dev_ptr(c, ids->dv);
     int rc;
     const char *call;
-    if (sp->kind == SDPA_K_BWD) {
+    if (sp->kind == SDPA_K_BWD || sp->kind == SDPA_K_BWD_MMA) {
         k.delta = (float *)(void *)(((uintptr_t)(c->ws + p->ws_offset) + 255) & ~(uintptr_t)255);
-        rc = xk_sdpa_bwd_rows(&k, s);
-        call = "xk_sdpa_bwd_rows";
+        bool mma = sp->kind == SDPA_K_BWD_MMA;
+        rc = mma ? xk_sdpa_bwd_mma(&k, s) : xk_sdpa_bwd_rows(&k, s);
+        call = mma ? "xk_sdpa_bwd_mma" : "xk_sdpa_bwd_rows";
+    } else if (sp->kind == SDPA_K_TF32) {
+        rc = xk_sdpa_fwd_tf32(&k, s);
+        call = "xk_sdpa_fwd_tf32";
     } else if (sp->kind == SDPA_K_MMA) {
         rc = xk_sdpa_fwd_mma(&k, s);
         call = "xk_sdpa_fwd_mma";
@@ -331,15 +398,27 @@ static const char *sdpa_detail(const gpart *p)
 
 const gpu_engine gpu_engine_sdpa_flash = {
     .name = "sdpa_flash",
-    .summary = "attention forward on tensor cores (mma.sync f16/bf16, f32 accumulate), D=Dv in {64,128}",
+    .summary = "attention forward on tensor cores (mma.sync f16/bf16, f32 accumulate), any D, Dv <= 256",
     .supports = flash_supports, .cost = flash_cost, .workspace = no_ws,
     .build = flash_build, .execute = sdpa_execute, .release = sdpa_release, .detail = sdpa_detail,
+};
+const gpu_engine gpu_engine_sdpa_flash_tf32 = {
+    .name = "sdpa_flash_tf32",
+    .summary = "attention forward for f32 graphs allowing tf32 (mma.sync tf32, ~1e-3 rel), any D, Dv <= 256",
+    .supports = tf32_supports, .cost = tf32_cost, .workspace = no_ws,
+    .build = tf32_build, .execute = sdpa_execute, .release = sdpa_release, .detail = sdpa_detail,
 };
 const gpu_engine gpu_engine_sdpa_naive = {
     .name = "sdpa_naive",
     .summary = "attention forward, one warp per query row in f32: any D, Dv <= 256, f32/f16/bf16",
     .supports = naive_supports, .cost = naive_cost, .workspace = no_ws,
     .build = naive_build, .execute = sdpa_execute, .release = sdpa_release, .detail = sdpa_detail,
+};
+const gpu_engine gpu_engine_sdpa_bwd_flash = {
+    .name = "sdpa_bwd_flash",
+    .summary = "attention backward on tensor cores (f16/bf16): dQ pass + dK/dV pass (GQA sums), no atomics",
+    .supports = bwd_flash_supports, .cost = bwd_flash_cost, .workspace = bwd_flash_ws,
+    .build = bwd_flash_build, .execute = sdpa_execute, .release = sdpa_release, .detail = sdpa_detail,
 };
 const gpu_engine gpu_engine_sdpa_bwd = {
     .name = "sdpa_bwd",

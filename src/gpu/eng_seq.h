@@ -17,7 +17,13 @@ typedef struct sdpa_ids {
 } sdpa_ids;
 
 /* Which kernel family a partition would run on. */
-typedef enum sdpa_kind { SDPA_K_ROWS, SDPA_K_MMA, SDPA_K_BWD } sdpa_kind;
+typedef enum sdpa_kind {
+    SDPA_K_ROWS,     /* sdpa_naive */
+    SDPA_K_MMA,      /* sdpa_flash (f16/bf16) */
+    SDPA_K_TF32,     /* sdpa_flash_tf32 (f32 graphs that allow tf32) */
+    SDPA_K_BWD,      /* sdpa_bwd (CUDA cores) */
+    SDPA_K_BWD_MMA,  /* sdpa_bwd_flash (tensor cores) */
+} sdpa_kind;
 
 /* Fill kp (all but the device pointers) and ids from partition p; false with
  * a reason naming the op, attribute or tensor when `kind` cannot run it. */

@@ -8,7 +8,8 @@
 extern const gpu_engine gpu_engine_pointwise_nvrtc, gpu_engine_reduce_nvrtc, gpu_engine_matmul_cublaslt;
 extern const gpu_engine gpu_engine_conv_direct, gpu_engine_conv_igemm, gpu_engine_conv_wgrad_mma,
     gpu_engine_pool_direct; /* gpuconv */
-extern const gpu_engine gpu_engine_sdpa_flash, gpu_engine_sdpa_naive, gpu_engine_sdpa_bwd, gpu_engine_rnn_cublas; /* gpuseq */
+extern const gpu_engine gpu_engine_sdpa_flash, gpu_engine_sdpa_flash_tf32, gpu_engine_sdpa_naive,
+    gpu_engine_sdpa_bwd_flash, gpu_engine_sdpa_bwd, gpu_engine_rnn_cublas; /* gpuseq */
 extern const gpu_engine gpu_engine_norm_welford, gpu_engine_copy_strided, gpu_engine_rng_philox; /* gpunorm */
 extern const gpu_engine gpu_engine_rnn_bwd_direct; /* gpurnnbwd */
 
@@ -17,7 +18,8 @@ const gpu_engine *const gpu_engines[] = {
     &gpu_engine_reduce_nvrtc,
     &gpu_engine_matmul_cublaslt,
     &gpu_engine_conv_direct, &gpu_engine_conv_igemm, &gpu_engine_conv_wgrad_mma, &gpu_engine_pool_direct, /* gpuconv */
-    &gpu_engine_sdpa_flash, &gpu_engine_sdpa_naive, &gpu_engine_sdpa_bwd, &gpu_engine_rnn_cublas, /* gpuseq */
+    &gpu_engine_sdpa_flash, &gpu_engine_sdpa_flash_tf32, &gpu_engine_sdpa_naive, /* gpuseq */
+    &gpu_engine_sdpa_bwd_flash, &gpu_engine_sdpa_bwd, &gpu_engine_rnn_cublas, /* gpuseq */
     &gpu_engine_norm_welford, &gpu_engine_copy_strided, &gpu_engine_rng_philox, /* gpunorm */
     &gpu_engine_rnn_bwd_direct, /* gpurnnbwd */
 };

@@ -1,5 +1,5 @@
 /* kern_sdpa.h — the launchers of the precompiled attention kernels
- * (kernels/sdpa.cu) and the one parameter block they share with the host
+ * (kernels/sdpa.cu, sdpa_mma.cu, sdpa_tf32.cu, sdpa_bwd_mma.cu) and the one parameter block they share with the host
  * engine (eng_sdpa.c).  Plain C on both sides: fixed-width fields only.
  *
  * Tensors are described by a base pointer, a dtype code (XK_*) and four
@@ -42,8 +42,17 @@ typedef struct xk_sdpa {
 
 /* Each returns a cudaError_t as int (0 = launched). */
 int xk_sdpa_fwd_rows(const xk_sdpa *p, void *stream);  /* any D, Dv <= 256, any float dtypes */
-int xk_sdpa_fwd_mma(const xk_sdpa *p, void *stream);   /* f16/bf16, D == Dv in {64, 128} */
+int xk_sdpa_fwd_mma(const xk_sdpa *p, void *stream);   /* q, k, v f16/bf16 (one dtype), any D, Dv <= 256 */
+int xk_sdpa_fwd_tf32(const xk_sdpa *p, void *stream);  /* q, k, v f32 as tf32, any D, Dv <= 256 */
 int xk_sdpa_bwd_rows(const xk_sdpa *p, void *stream);  /* any D, Dv <= 256; needs p->delta */
+int xk_sdpa_bwd_mma(const xk_sdpa *p, void *stream);   /* q, k, v, do f16/bf16 (one dtype), any D, Dv <= 256;
+                                                           needs p->delta; deterministic (no atomics) */
+
+/* Dynamic shared memory (bytes per block) the tensor-core kernels need for
+ * these head dims: the engines refuse what the device cannot give. */
+int xk_sdpa_fwd_mma_smem(int D, int Dv);
+int xk_sdpa_fwd_tf32_smem(int D, int Dv);
+int xk_sdpa_bwd_mma_smem(int D, int Dv);
 
 #ifdef __cplusplus
 }

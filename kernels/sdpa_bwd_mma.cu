@@ -1,0 +1,426 @@
+// sdpa_bwd_mma.cu — the tensor-core attention backward (f16/bf16 q, k, v, do;
+// host side: src/gpu/eng_sdpa.c, semantics: src/ops/sdpa.h, helpers:
+// sdpa_common.cuh).  Flash-attention-2's algorithm without atomics, so the
+// result is deterministic (every output element is written by one thread,
+// summed in one fixed order):
+//
+//  sdpa_bwd_delta    one warp per query row: Delta_i = do_i . o_i (f32, into
+//                    the workspace p.delta).
+//  sdpa_bwd_dq_mma   one block of 4 warps per 64 query rows of one head,
+//                    streaming K/V tiles through two cp.async stages:
+//                    S = Q K^T and dP = dO V^T (mma m16n8k16), P recomputed
+//                    from the forward's logsumexp (stats), dS = P (f dP -
+//                    Delta), dQ += dS K (K fragments by ldmatrix.trans).
+//  sdpa_bwd_dkdv_mma one block of 4 warps per 64 keys of one kv head; loops
+//                    over every query head of its GQA group and the query
+//                    tiles that can see the keys (Q/dO/stats/Delta tiles
+//                    double-buffered): S^T = K Q^T, dP^T = V dO^T,
+//                    dV += (f P)^T dO, dK += dS^T Q.  GQA sums stay in
+//                    registers: no second pass over memory.
+// Head dims: D and Dv padded (zero-filled) to the bucket DP as in
+// sdpa_mma.cu; the accumulated head dim is split into chunks of DC <= 128
+// (blockIdx.z) so dK + dV (or dQ) fit in registers at DP = 256, at the price
+// of recomputing S and dP once per chunk.  f = dropout factor (0 or
+// 1/(1-p)), the same Philox decision as the forward; P and dS enter the
+// tensor cores rounded to the input type, everything accumulates in f32.
+#include "sdpa_common.cuh"
+
+namespace {
+
+template <int DP> struct bwd_cfg {
+    static constexpr int NCH = DP <= 128 ? 1 : 2;     // chunks of the accumulated head dim
+    static constexpr int DC = DP / NCH;               // 32..128, a multiple of 16
+    static constexpr int LD = DP + 8;
+    static constexpr int BN = DP <= 128 ? 64 : 32;    // dq: keys per tile
+    static constexpr int QB = DC <= 64 ? 64 : 32;     // dkdv: queries per tile
+    static constexpr int SMEM_DQ = (64 * 2 + 4 * BN) * LD * 2;
+    static constexpr int SMEM_KV = (64 * 2 + 4 * QB) * LD * 2 + 4 * QB * 4;
+};
+
+template <typename T> __device__ __forceinline__ void lds_a(uint32_t *a, const T *s, int ld, int r0, int c)
+{
+    a[0] = *reinterpret_cast<const uint32_t *>(&s[r0 * ld + c]);
+    a[1] = *reinterpret_cast<const uint32_t *>(&s[(r0 + 8) * ld + c]);
+    a[2] = *reinterpret_cast<const uint32_t *>(&s[r0 * ld + c + 8]);
+    a[3] = *reinterpret_cast<const uint32_t *>(&s[(r0 + 8) * ld + c + 8]);
+}
+
+// acc[nt] (+)= A(16 rows at r0 of As, K columns) * B^T where B is row-major
+// [n][K] in Bs (NT n-tiles of 8 rows); k-steps of 16 up to kmax.
+template <typename T, int NT, int KP>
+__device__ __forceinline__ void gemm_abt(float (&acc)[NT][4], const T *As, const T *Bs, int ld, int r0, int kmax)
+{
+    const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++)
+        acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < KP / 16; kk++) {
+        if (kk * 16 >= kmax)
+            break;
+        uint32_t a[4];
+        lds_a(a, As, ld, r0, kk * 16 + t4 * 2);
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++) {
+            uint32_t bf[2];
+            const T *br = &Bs[(nt * 8 + g) * ld + kk * 16 + t4 * 2];
+            bf[0] = *reinterpret_cast<const uint32_t *>(br);
+            bf[1] = *reinterpret_cast<const uint32_t *>(br + 8);
+            mma_t<T>::run(acc[nt], a, bf);
+        }
+    }
+}
+
+// acc[dt] += P * B where P is in C layout (NT n-tiles of 8 = NT/2 k-steps)
+// and B row-major [k][n] in Bs; output columns c0 + dt*8 below cmax.
+template <typename T, int NT, int NC>
+__device__ __forceinline__ void gemm_pb(float (&acc)[NC][4], const float (&pv)[NT][4], const T *Bs, int ld, int c0,
+                                        int cmax)
+{
+    const int lane = threadIdx.x & 31;
+    uint32_t pa[NT / 2][4];
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++) {
+        pa[nt >> 1][(nt & 1) * 2 + 0] = mma_t<T>::pack(pv[nt][0], pv[nt][1]);
+        pa[nt >> 1][(nt & 1) * 2 + 1] = mma_t<T>::pack(pv[nt][2], pv[nt][3]);
+    }
+#pragma unroll
+    for (int dt = 0; dt < NC; dt++) {
+        if (c0 + dt * 8 >= cmax)
+            break;
+#pragma unroll
+        for (int jj = 0; jj < NT / 2; jj++) {
+            uint32_t bf[2];
+            ldsm_t2(bf, Bs, ld, jj * 16, c0 + dt * 8, lane);
+            mma_t<T>::run(acc[dt], pa[jj], bf);
+        }
+    }
+}
+
+// Is every (query i in [i0, i0 + ni), key j in [j0, j0 + nj)) visible?
+__device__ __forceinline__ bool tile_full(const xk_sdpa &p, int lq, int lkv, int i0, int ni, int j0, int nj)
+{
+    bool full = j0 + nj <= lkv && i0 + ni <= lq;
+    if (full && p.right >= 0)
+        full = j0 + nj - 1 <= diag_of(p, i0, lq, lkv) + p.right;
+    if (full && p.left >= 0)
+        full = j0 >= diag_of(p, i0 + ni - 1, lq, lkv) - p.left;
+    return full;
+}
+
+// The probability (times log2e-domain inputs) and dS of one element: s2 is
+// the masked, scaled logit in the log2 domain, lse2 the row's logsumexp in
+// it.  Writes P*f (for dV) to *pf and returns dS = P (f dP - Delta).
+__device__ __forceinline__ float ds_of(const xk_sdpa &p, float s2, float lse2, float dp, float delta, int b, int h,
+                                       int i, int j, float *pf)
+{
+    if (s2 == -CUDART_INF_F) {
+        *pf = 0.0f;
+        return 0.0f;
+    }
+    float pr = exp2f(s2 - lse2);
+    float f = p.drop_threshold ? drop_factor(p, b, h, i, j) : 1.0f;
+    *pf = pr * f;
+    return pr * (f * dp - delta);
+}
+
+// ---------------------------------------------------------------- Delta
+
+__global__ void __launch_bounds__(128) sdpa_bwd_delta(xk_sdpa p)
+{
+    int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    int lane = threadIdx.x & 31;
+    if (row >= (int64_t)p.B * p.Hq * p.Sq)
+        return;
+    int i = (int)(row % p.Sq), h = (int)((row / p.Sq) % p.Hq), b = (int)(row / ((int64_t)p.Sq * p.Hq));
+    float part = 0.0f;
+    for (int d = lane; d < p.Dv; d += 32)
+        part += ld_any(p.dout.p, p.dout.dtype, off4(p.dout, b, h, i, d)) *
+                ld_any(p.o.p, p.o.dtype, off4(p.o, b, h, i, d));
+    float delta = warp_sum(part);
+    if (lane == 0)
+        p.delta[row] = delta;
+}
+
+// ---------------------------------------------------------------- dQ
+
+template <typename T, int DP>
+__global__ void __launch_bounds__(128) sdpa_bwd_dq_mma(xk_sdpa p, int vq, int vk, int vv, int vo)
+{
+    using C = bwd_cfg<DP>;
+    constexpr int BN = C::BN, LD = C::LD, NT = BN / 8, DC = C::DC;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T *Qs = reinterpret_cast<T *>(smem_raw), *dOs = Qs + 64 * LD;
+#define XK_KS(st) (Qs + (128 + (st) * BN) * LD)
+#define XK_VS(st) (Qs + (128 + (2 + (st)) * BN) * LD)
+    const int bh = blockIdx.y, b = bh / p.Hq, h = bh % p.Hq, hk = h / (p.Hq / p.Hk);
+    const int m0 = blockIdx.x * 64, c0 = blockIdx.z * DC;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+    const int lq = seq_len(p.len_q, b, p.Sq), lkv = seq_len(p.len_kv, b, p.Skv);
+    const float scale2 = p.scale * kLog2e;
+    const int r0 = warp * 16 + g, row0 = m0 + r0;
+
+    int jlo = p.Skv, jhi = 0;
+    for (int r = 0; r < 64; r++) {
+        int lo, hi;
+        key_range(p, lq, lkv, m0 + r, &lo, &hi);
+        if (lo < hi) {
+            jlo = min(jlo, lo);
+            jhi = max(jhi, hi);
+        }
+    }
+    jlo = jlo / BN * BN;
+
+    float lse2[2], dl[2];
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        const int i = row0 + 8 * r;
+        const bool in = i < p.Sq;
+        lse2[r] = in ? ld_any(p.stats.p, p.stats.dtype, off4(p.stats, b, h, i, 0)) * kLog2e : 0.0f;
+        dl[r] = in ? p.delta[((int64_t)b * p.Hq + h) * p.Sq + i] : 0.0f;
+    }
+    float dq[DC / 8][4];
+#pragma unroll
+    for (int dt = 0; dt < DC / 8; dt++)
+        dq[dt][0] = dq[dt][1] = dq[dt][2] = dq[dt][3] = 0.0f;
+
+    load_tile<T, 64, DP>(Qs, LD, p.q, b, h, m0, p.Sq, p.D, vq != 0);
+    load_tile<T, 64, DP>(dOs, LD, p.dout, b, h, m0, p.Sq, p.Dv, vo != 0);
+    if (jlo < jhi) {
+        load_tile<T, BN, DP>(XK_KS(0), LD, p.k, b, hk, jlo, p.Skv, p.D, vk != 0);
+        load_tile<T, BN, DP>(XK_VS(0), LD, p.v, b, hk, jlo, p.Skv, p.Dv, vv != 0);
+    }
+    cp_async_commit();
+    cp_async_wait();
+    __syncthreads();
+
+    for (int n0 = jlo, it = 0; n0 < jhi; n0 += BN, it++) {
+        const int cur = it & 1;
+        if (n0 + BN < jhi) {
+            load_tile<T, BN, DP>(XK_KS(cur ^ 1), LD, p.k, b, hk, n0 + BN, p.Skv, p.D, vk != 0);
+            load_tile<T, BN, DP>(XK_VS(cur ^ 1), LD, p.v, b, hk, n0 + BN, p.Skv, p.Dv, vv != 0);
+        }
+        cp_async_commit();
+        const T *Kc = XK_KS(cur), *Vc = XK_VS(cur);
+        float s[NT][4], dp[NT][4];
+        gemm_abt<T, NT, DP>(s, Qs, Kc, LD, r0, p.D);
+        gemm_abt<T, NT, DP>(dp, dOs, Vc, LD, r0, p.Dv);
+        const bool full = tile_full(p, lq, lkv, m0, 64, n0, BN) && !p.bias.p;
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int r = e >> 1, i = row0 + 8 * r, j = n0 + nt * 8 + t4 * 2 + (e & 1);
+                float x = full ? s[nt][e] * scale2
+                               : visible(p, lq, lkv, i, j) ? s[nt][e] * scale2 + bias_at(p, b, h, i, j) * kLog2e
+                                                           : -CUDART_INF_F;
+                float pf;
+                s[nt][e] = ds_of(p, x, lse2[r], dp[nt][e], dl[r], b, h, i, j, &pf);
+            }
+        gemm_pb<T, NT, DC / 8>(dq, s, Kc, LD, c0, p.D);
+        cp_async_wait();
+        __syncthreads();
+    }
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        const int i = row0 + 8 * r;
+        if (i >= p.Sq)
+            continue;
+#pragma unroll
+        for (int dt = 0; dt < DC / 8; dt++) {
+            const int d = c0 + dt * 8 + t4 * 2;
+            if (d < p.D)
+                st_any(p.dq.p, p.dq.dtype, off4(p.dq, b, h, i, d), dq[dt][r * 2] * p.scale);
+            if (d + 1 < p.D)
+                st_any(p.dq.p, p.dq.dtype, off4(p.dq, b, h, i, d + 1), dq[dt][r * 2 + 1] * p.scale);
+        }
+    }
+#undef XK_KS
+#undef XK_VS
+}
+
+// ---------------------------------------------------------------- dK, dV
+
+template <typename T, int DP>
+__global__ void __launch_bounds__(128) sdpa_bwd_dkdv_mma(xk_sdpa p, int vq, int vk, int vv, int vo)
+{
+    using C = bwd_cfg<DP>;
+    constexpr int QB = C::QB, LD = C::LD, NT = QB / 8, DC = C::DC;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T *Ks = reinterpret_cast<T *>(smem_raw), *Vs = Ks + 64 * LD;
+#define XK_QS(st) (Ks + (128 + (st) * QB) * LD)
+#define XK_OS(st) (Ks + (128 + (2 + (st)) * QB) * LD)
+    float *lse_s = reinterpret_cast<float *>(Ks + (128 + 4 * QB) * LD); // [2][QB], then delta [2][QB]
+    float *dl_s = lse_s + 2 * QB;
+    const int group = p.Hq / p.Hk;
+    const int bh = blockIdx.y, b = bh / p.Hk, hk = bh % p.Hk;
+    const int k0 = blockIdx.x * 64, c0 = blockIdx.z * DC;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+    const int lq = seq_len(p.len_q, b, p.Sq), lkv = seq_len(p.len_kv, b, p.Skv);
+    const float scale2 = p.scale * kLog2e;
+    const int r0 = warp * 16 + g, key0 = k0 + r0;
+
+    int ilo = p.Sq, ihi = 0;
+    for (int r = 0; r < 64; r++) {
+        int lo, hi;
+        row_range(p, lq, lkv, k0 + r, &lo, &hi);
+        if (lo < hi) {
+            ilo = min(ilo, lo);
+            ihi = max(ihi, hi);
+        }
+    }
+    ilo = ilo / QB * QB;
+    const int ntiles = ilo < ihi ? (ihi - ilo + QB - 1) / QB : 0, total = ntiles * group;
+
+    float dk[DC / 8][4], dv[DC / 8][4];
+#pragma unroll
+    for (int dt = 0; dt < DC / 8; dt++) {
+        dk[dt][0] = dk[dt][1] = dk[dt][2] = dk[dt][3] = 0.0f;
+        dv[dt][0] = dv[dt][1] = dv[dt][2] = dv[dt][3] = 0.0f;
+    }
+    // tile t: query head hk * group + t / ntiles, rows ilo + (t % ntiles) * QB
+    auto load_q = [&](int t, int st) {
+        const int h = hk * group + t / ntiles, q0 = ilo + (t % ntiles) * QB;
+        load_tile<T, QB, DP>(XK_QS(st), LD, p.q, b, h, q0, p.Sq, p.D, vq != 0);
+        load_tile<T, QB, DP>(XK_OS(st), LD, p.dout, b, h, q0, p.Sq, p.Dv, vo != 0);
+        for (int r = threadIdx.x; r < QB; r += blockDim.x) {
+            const int i = q0 + r;
+            const bool in = i < p.Sq;
+            lse_s[st * QB + r] = in ? ld_any(p.stats.p, p.stats.dtype, off4(p.stats, b, h, i, 0)) * kLog2e : 0.0f;
+            dl_s[st * QB + r] = in ? p.delta[((int64_t)b * p.Hq + h) * p.Sq + i] : 0.0f;
+        }
+    };
+    load_tile<T, 64, DP>(Ks, LD, p.k, b, hk, k0, p.Skv, p.D, vk != 0);
+    load_tile<T, 64, DP>(Vs, LD, p.v, b, hk, k0, p.Skv, p.Dv, vv != 0);
+    if (total > 0)
+        load_q(0, 0);
+    cp_async_commit();
+    cp_async_wait();
+    __syncthreads();
+
+    for (int t = 0; t < total; t++) {
+        const int cur = t & 1;
+        if (t + 1 < total)
+            load_q(t + 1, cur ^ 1);
+        cp_async_commit();
+        const int h = hk * group + t / ntiles, q0 = ilo + (t % ntiles) * QB;
+        const T *Qc = XK_QS(cur), *Oc = XK_OS(cur);
+        const float *lse_c = lse_s + cur * QB, *dl_c = dl_s + cur * QB;
+        float s[NT][4], dp[NT][4];
+        gemm_abt<T, NT, DP>(s, Ks, Qc, LD, r0, p.D);  // S^T: keys x queries
+        gemm_abt<T, NT, DP>(dp, Vs, Oc, LD, r0, p.Dv); // dP^T
+        const bool full = tile_full(p, lq, lkv, q0, QB, k0, 64) && !p.bias.p;
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int ci = nt * 8 + t4 * 2 + (e & 1), i = q0 + ci, j = key0 + 8 * (e >> 1);
+                float x = full ? s[nt][e] * scale2
+                               : visible(p, lq, lkv, i, j) ? s[nt][e] * scale2 + bias_at(p, b, h, i, j) * kLog2e
+                                                           : -CUDART_INF_F;
+                float pf;
+                s[nt][e] = ds_of(p, x, lse_c[ci], dp[nt][e], dl_c[ci], b, h, i, j, &pf);
+                dp[nt][e] = pf;
+            }
+        gemm_pb<T, NT, DC / 8>(dv, dp, Oc, LD, c0, p.Dv); // dV += (f P)^T dO
+        gemm_pb<T, NT, DC / 8>(dk, s, Qc, LD, c0, p.D);   // dK += dS^T Q
+        cp_async_wait();
+        __syncthreads();
+    }
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        const int j = key0 + 8 * r;
+        if (j >= p.Skv)
+            continue;
+#pragma unroll
+        for (int dt = 0; dt < DC / 8; dt++) {
+            const int d = c0 + dt * 8 + t4 * 2;
+            if (d < p.D)
+                st_any(p.dk.p, p.dk.dtype, off4(p.dk, b, hk, j, d), dk[dt][r * 2] * p.scale);
+            if (d + 1 < p.D)
+                st_any(p.dk.p, p.dk.dtype, off4(p.dk, b, hk, j, d + 1), dk[dt][r * 2 + 1] * p.scale);
+            if (d < p.Dv)
+                st_any(p.dv.p, p.dv.dtype, off4(p.dv, b, hk, j, d), dv[dt][r * 2]);
+            if (d + 1 < p.Dv)
+                st_any(p.dv.p, p.dv.dtype, off4(p.dv, b, hk, j, d + 1), dv[dt][r * 2 + 1]);
+        }
+    }
+#undef XK_QS
+#undef XK_OS
+}
+
+template <typename K> cudaError_t opt_in(K kern, int bytes, bool *opted)
+{
+    if (*opted)
+        return cudaSuccess;
+    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    if (e == cudaSuccess)
+        *opted = true;
+    return e;
+}
+
+template <typename T, int DP> cudaError_t launch_bwd(const xk_sdpa &p, cudaStream_t s)
+{
+    using C = bwd_cfg<DP>;
+    static bool opted_dq = false, opted_kv = false;
+    cudaError_t e = opt_in(sdpa_bwd_dq_mma<T, DP>, C::SMEM_DQ, &opted_dq);
+    if (e == cudaSuccess)
+        e = opt_in(sdpa_bwd_dkdv_mma<T, DP>, C::SMEM_KV, &opted_kv);
+    if (e != cudaSuccess)
+        return e;
+    const int vq = vec_ok(p.q, p.D, 2), vk = vec_ok(p.k, p.D, 2), vv = vec_ok(p.v, p.Dv, 2),
+              vo = vec_ok(p.dout, p.Dv, 2);
+    if (p.Sq > 0) {
+        dim3 g((unsigned)((p.Sq + 63) / 64), (unsigned)(p.B * p.Hq), C::NCH);
+        sdpa_bwd_dq_mma<T, DP><<<g, 128, C::SMEM_DQ, s>>>(p, vq, vk, vv, vo);
+    }
+    if (p.Skv > 0) {
+        dim3 g((unsigned)((p.Skv + 63) / 64), (unsigned)(p.B * p.Hk), C::NCH);
+        sdpa_bwd_dkdv_mma<T, DP><<<g, 128, C::SMEM_KV, s>>>(p, vq, vk, vv, vo);
+    }
+    return cudaGetLastError();
+}
+
+template <typename T> cudaError_t launch_bwd_t(const xk_sdpa &p, cudaStream_t s)
+{
+    switch (dp_bucket(p.D > p.Dv ? p.D : p.Dv)) {
+    case 32: return launch_bwd<T, 32>(p, s);
+    case 64: return launch_bwd<T, 64>(p, s);
+    case 96: return launch_bwd<T, 96>(p, s);
+    case 128: return launch_bwd<T, 128>(p, s);
+    case 160: return launch_bwd<T, 160>(p, s);
+    case 192: return launch_bwd<T, 192>(p, s);
+    default: return launch_bwd<T, 256>(p, s);
+    }
+}
+
+} // namespace
+
+extern "C" int xk_sdpa_bwd_mma_smem(int D, int Dv)
+{
+    int a, b;
+    switch (dp_bucket(D > Dv ? D : Dv)) {
+    case 32: a = bwd_cfg<32>::SMEM_DQ, b = bwd_cfg<32>::SMEM_KV; break;
+    case 64: a = bwd_cfg<64>::SMEM_DQ, b = bwd_cfg<64>::SMEM_KV; break;
+    case 96: a = bwd_cfg<96>::SMEM_DQ, b = bwd_cfg<96>::SMEM_KV; break;
+    case 128: a = bwd_cfg<128>::SMEM_DQ, b = bwd_cfg<128>::SMEM_KV; break;
+    case 160: a = bwd_cfg<160>::SMEM_DQ, b = bwd_cfg<160>::SMEM_KV; break;
+    case 192: a = bwd_cfg<192>::SMEM_DQ, b = bwd_cfg<192>::SMEM_KV; break;
+    default: a = bwd_cfg<256>::SMEM_DQ, b = bwd_cfg<256>::SMEM_KV; break;
+    }
+    return a > b ? a : b;
+}
+
+extern "C" int xk_sdpa_bwd_mma(const xk_sdpa *p, void *stream)
+{
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (p->D < 1 || p->Dv < 1 || p->D > 256 || p->Dv > 256)
+        return (int)cudaErrorInvalidValue;
+    int64_t qrows = (int64_t)p->B * p->Hq * p->Sq;
+    if (qrows > 0)
+        sdpa_bwd_delta<<<(unsigned)((qrows * 32 + 127) / 128), 128, 0, s>>>(*p);
+    if (p->B * p->Hq == 0)
+        return (int)cudaGetLastError();
+    cudaError_t e = p->q.dtype == XK_BF16 ? launch_bwd_t<__nv_bfloat16>(*p, s) : launch_bwd_t<__half>(*p, s);
+    return (int)e;
+}

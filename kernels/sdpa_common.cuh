@@ -1,0 +1,390 @@
+// sdpa_common.cuh — what the attention kernel files share (kernels/sdpa.cu,
+// sdpa_mma.cu, sdpa_tf32.cu, sdpa_bwd_mma.cu): typed loads and stores, the
+// mask rule, key and row ranges, the dropout decision (semantics:
+// src/ops/sdpa.h), the mma.sync wrappers, cp.async and the tile loader.
+// Everything sits in an unnamed namespace: each file gets its own copy.
+#ifndef XDNN_KERNELS_SDPA_COMMON_CUH
+#define XDNN_KERNELS_SDPA_COMMON_CUH
+
+#include "gpu/kern_sdpa.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <math_constants.h>
+#include <stdint.h>
+
+namespace {
+
+
+constexpr uint64_t kDropStream = 0x73647061ull;
+
+__device__ __forceinline__ float ld_any(const void *p, int dt, int64_t i)
+{
+    switch (dt) {
+    case XK_F16: return __half2float(static_cast<const __half *>(p)[i]);
+    case XK_BF16: return __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i]);
+    case XK_I32: return (float)static_cast<const int32_t *>(p)[i];
+    case XK_I64: return (float)static_cast<const long long *>(p)[i];
+    case XK_F64: return (float)static_cast<const double *>(p)[i];
+    default: return static_cast<const float *>(p)[i];
+    }
+}
+
+__device__ __forceinline__ void st_any(const void *p, int dt, int64_t i, float v)
+{
+    void *q = const_cast<void *>(p);
+    switch (dt) {
+    case XK_F16: static_cast<__half *>(q)[i] = __float2half_rn(v); break;
+    case XK_BF16: static_cast<__nv_bfloat16 *>(q)[i] = __float2bfloat16_rn(v); break;
+    case XK_F64: static_cast<double *>(q)[i] = (double)v; break;
+    default: static_cast<float *>(q)[i] = v; break;
+    }
+}
+
+__device__ __forceinline__ int64_t off4(const xk_tensor &t, int64_t a, int64_t b, int64_t c, int64_t d)
+{
+    return a * t.st[0] + b * t.st[1] + c * t.st[2] + d * t.st[3];
+}
+
+// Philox-4x32-10, first output word (src/data/philox.c has the recipe).
+__device__ __forceinline__ uint32_t philox_word0(uint64_t seed, uint64_t stream, uint64_t index)
+{
+    uint32_t c0 = (uint32_t)index, c1 = (uint32_t)(index >> 32), c2 = (uint32_t)stream, c3 = (uint32_t)(stream >> 32);
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+#pragma unroll
+    for (int r = 0; r < 10; r++) {
+        if (r > 0) {
+            k0 += 0x9E3779B9u;
+            k1 += 0xBB67AE85u;
+        }
+        uint32_t hi0 = __umulhi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
+        uint32_t hi1 = __umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
+        uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+        c0 = n0;
+        c1 = lo1;
+        c2 = n2;
+        c3 = lo0;
+    }
+    return c0;
+}
+
+// Dropout factor of probability (b, h, i, j): 0, 1/(1-p), or 1 without dropout.
+__device__ __forceinline__ float drop_factor(const xk_sdpa &p, int b, int h, int i, int j)
+{
+    if (p.drop_threshold == 0)
+        return 1.0f;
+    uint64_t idx = (((uint64_t)b * p.Hq + h) * p.Sq + i) * (uint64_t)p.Skv + j;
+    return (philox_word0(p.seed, kDropStream, idx) >> 8) >= p.drop_threshold ? p.drop_scale : 0.0f;
+}
+
+__device__ __forceinline__ int seq_len(const xk_tensor &t, int b, int full)
+{
+    if (!t.p)
+        return full;
+    int v = (int)ld_any(t.p, t.dtype, (int64_t)b * t.st[0]);
+    return v < 0 ? 0 : v > full ? full : v;
+}
+
+// The diagonal of row i (sdpa.h): i, or i + Lkv - Lq for bottom_right.
+__device__ __forceinline__ int diag_of(const xk_sdpa &p, int i, int lq, int lkv)
+{
+    return p.bottom_right ? i + lkv - lq : i;
+}
+
+__device__ __forceinline__ bool visible(const xk_sdpa &p, int lq, int lkv, int i, int j)
+{
+    if (i >= lq || j >= lkv || j < 0)
+        return false;
+    int diag = diag_of(p, i, lq, lkv);
+    if (p.left >= 0 && j < diag - p.left)
+        return false;
+    if (p.right >= 0 && j > diag + p.right)
+        return false;
+    return true;
+}
+
+// Keys [*lo, *hi) that row i may see.
+__device__ __forceinline__ void key_range(const xk_sdpa &p, int lq, int lkv, int i, int *lo, int *hi)
+{
+    *lo = 0;
+    *hi = i < lq ? lkv : 0;
+    if (i >= lq)
+        return;
+    int diag = diag_of(p, i, lq, lkv);
+    if (p.left >= 0)
+        *lo = max(*lo, diag - p.left);
+    if (p.right >= 0)
+        *hi = min(*hi, diag + p.right + 1);
+}
+
+// Rows [*lo, *hi) that may see key j.
+__device__ __forceinline__ void row_range(const xk_sdpa &p, int lq, int lkv, int j, int *lo, int *hi)
+{
+    *lo = 0;
+    *hi = j < lkv ? lq : 0;
+    if (j >= lkv)
+        return;
+    int off = p.bottom_right ? lkv - lq : 0; // diag = i + off; visible iff diag-left <= j <= diag+right
+    if (p.right >= 0)
+        *lo = max(*lo, j - p.right - off);
+    if (p.left >= 0)
+        *hi = min(*hi, j + p.left - off + 1);
+}
+
+__device__ __forceinline__ float bias_at(const xk_sdpa &p, int b, int h, int i, int j)
+{
+    return p.bias.p ? ld_any(p.bias.p, p.bias.dtype, off4(p.bias, b, h, i, j)) : 0.0f;
+}
+
+__device__ __forceinline__ float warp_sum(float v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return __shfl_sync(0xffffffffu, v, 0); // identical in every lane
+}
+
+
+template <typename T> struct mma_t;
+template <> struct mma_t<__half> {
+    static __device__ __forceinline__ void run(float *c, const uint32_t *a, const uint32_t *b)
+    {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+    static __device__ __forceinline__ uint32_t pack(float lo, float hi)
+    {
+        __half2 v = __floats2half2_rn(lo, hi);
+        return *reinterpret_cast<uint32_t *>(&v);
+    }
+    static __device__ __forceinline__ __half from(float x) { return __float2half_rn(x); }
+    static __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
+};
+template <> struct mma_t<__nv_bfloat16> {
+    static __device__ __forceinline__ void run(float *c, const uint32_t *a, const uint32_t *b)
+    {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+    static __device__ __forceinline__ uint32_t pack(float lo, float hi)
+    {
+        __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+        return *reinterpret_cast<uint32_t *>(&v);
+    }
+    static __device__ __forceinline__ __nv_bfloat16 from(float x) { return __float2bfloat16_rn(x); }
+    static __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+};
+
+
+// m16n8k8 tf32 (f32 accumulate); operands are tf32 bit patterns.
+__device__ __forceinline__ void mma_tf32(float *c, const uint32_t *a, const uint32_t *b)
+{
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ __forceinline__ uint32_t to_tf32(float x)
+{
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return r;
+}
+
+// B fragments of a row-major [k][n] 16-bit tile (V, dO, Q, K as the right
+// operand of P V, dS K, ...) by ldmatrix.trans: lanes 0-15 address rows
+// k0 + lane, 8 columns from n0.
+template <typename T>
+__device__ __forceinline__ void ldsm_t2(uint32_t *bf, const T *base, int ld, int k0, int n0, int lane)
+{
+    unsigned addr = (unsigned)__cvta_generic_to_shared(&base[(k0 + (lane & 15)) * ld + n0]);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
+                 : "=r"(bf[0]), "=r"(bf[1])
+                 : "r"(addr));
+}
+
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, bool valid)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    int n = valid ? 16 : 0; // 0: no global read, the 16 bytes are zero-filled
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(n));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group 0;\n" ::); }
+
+template <typename E> __device__ __forceinline__ E zero_of() { return E(0.0f); }
+template <> __device__ __forceinline__ __half zero_of<__half>() { return __float2half_rn(0.0f); }
+template <> __device__ __forceinline__ __nv_bfloat16 zero_of<__nv_bfloat16>() { return __float2bfloat16_rn(0.0f); }
+
+// Copy rows [r0, r0 + R) x [0, DP) of (b, h) into shared memory (row stride
+// lds), zero-filling rows >= nrows and columns >= ncols (the head dim padded
+// up to the kernel's DP).  `vec` (contiguous last dim, 16-byte aligned rows,
+// ncols a multiple of the chunk): 16-byte cp.async copies that complete at
+// the next cp_async_wait(); otherwise element loads and 16-byte stores.
+template <typename E, int R, int DP>
+__device__ __forceinline__ void load_tile(E *sm, int lds, const xk_tensor &t, int b, int h, int r0, int nrows,
+                                          int ncols, bool vec)
+{
+    constexpr int V = 16 / (int)sizeof(E); // elements per 16-byte chunk
+    constexpr int CH = DP / V;             // chunks per row
+    const E *base = static_cast<const E *>(t.p) + (int64_t)b * t.st[0] + (int64_t)h * t.st[1];
+    for (int idx = threadIdx.x; idx < R * CH; idx += blockDim.x) {
+        int r = idx / CH, c = (idx % CH) * V;
+        int gr = r0 + r;
+        bool ok = gr < nrows && c < ncols;
+        if (vec) {
+            const E *src = ok ? base + (int64_t)gr * t.st[2] + c : base;
+            cp_async16(sm + r * lds + c, src, ok);
+            continue;
+        }
+        E vals[V];
+        const E *src = base + (int64_t)gr * t.st[2];
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            vals[e] = ok && c + e < ncols ? src[(int64_t)(c + e) * t.st[3]] : zero_of<E>();
+        *reinterpret_cast<uint4 *>(sm + r * lds + c) = *reinterpret_cast<uint4 *>(vals);
+    }
+}
+
+// 16-byte loads of a tensor's rows: contiguous last dim, aligned rows and
+// base, and a head dim that is a whole number of chunks.
+inline bool vec_ok(const xk_tensor &t, int ncols, int elem_bytes)
+{
+    const int v = 16 / elem_bytes;
+    return t.st[3] == 1 && t.st[2] % v == 0 && t.st[1] % v == 0 && t.st[0] % v == 0 &&
+           (reinterpret_cast<uintptr_t>(t.p) & 15) == 0 && ncols % v == 0;
+}
+
+// The padded head-dim bucket of D (the kernels' template parameter).
+inline int dp_bucket(int d)
+{
+    return d <= 32 ? 32 : d <= 64 ? 64 : d <= 96 ? 96 : d <= 128 ? 128 : d <= 160 ? 160 : d <= 192 ? 192 : 256;
+}
+
+constexpr float kLog2e = 1.4426950408889634f, kLn2 = 0.6931471805599453f;
+
+// ---- the forwards' shared steps (sdpa_mma.cu, sdpa_tf32.cu): blocks of
+// kBM = 64 query rows, 4 warps x 16 rows, C-fragment layout of S and o.
+constexpr int kBM = 64;
+
+// The online-softmax step shared by the 16-bit and tf32 forwards: s holds the
+// raw Q K^T of rows row(0), row(1) and keys n0 + nt*8 + t4*2 + {0,1}; on
+// return it holds the probabilities (dropout applied), mrow/lrow are updated
+// and corr says how much to rescale o by.
+template <int NT>
+__device__ __forceinline__ void softmax_step(const xk_sdpa &p, float (&s)[NT][4], int b, int h, int m0, int row0,
+                                             int n0, int lq, int lkv, float scale2, float *mrow, float *lrow,
+                                             float *corr)
+{
+    constexpr int BN = NT * 8;
+    const int t4 = threadIdx.x & 3;
+    // Is every (row, key) of this tile visible?  Then no per-element mask.
+    bool full = n0 + BN <= lkv && m0 + kBM <= lq;
+    if (full && p.right >= 0)
+        full = n0 + BN - 1 <= diag_of(p, m0, lq, lkv) + p.right;
+    if (full && p.left >= 0)
+        full = n0 >= diag_of(p, m0 + kBM - 1, lq, lkv) - p.left;
+    float mx[2] = {-CUDART_INF_F, -CUDART_INF_F};
+    if (full && !p.bias.p) {
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                s[nt][e] *= scale2;
+                mx[e >> 1] = fmaxf(mx[e >> 1], s[nt][e]);
+            }
+    } else {
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = row0 + 8 * (e >> 1), j = n0 + nt * 8 + t4 * 2 + (e & 1);
+                float x = full || visible(p, lq, lkv, i, j) ? s[nt][e] * scale2 + bias_at(p, b, h, i, j) * kLog2e
+                                                            : -CUDART_INF_F;
+                s[nt][e] = x;
+                mx[e >> 1] = fmaxf(mx[e >> 1], x);
+            }
+    }
+    float muse[2];
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+        float mn = fmaxf(mrow[r], mx[r]);
+        muse[r] = mn == -CUDART_INF_F ? 0.0f : mn;
+        corr[r] = exp2f(mrow[r] - muse[r]);
+        mrow[r] = mn;
+        lrow[r] *= corr[r];
+    }
+    // probabilities: row sums without dropout, P V with it
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            float x = exp2f(s[nt][e] - muse[e >> 1]);
+            lrow[e >> 1] += x;
+            if (p.drop_threshold) {
+                const int i = row0 + 8 * (e >> 1), j = n0 + nt * 8 + t4 * 2 + (e & 1);
+                x *= (i < p.Sq && j < p.Skv) ? drop_factor(p, b, h, i, j) : 0.0f;
+            }
+            s[nt][e] = x;
+        }
+}
+
+// Keys [*jlo, *jhi) any row of the block may see; jlo rounded down to BN.
+__device__ __forceinline__ void block_keys(const xk_sdpa &p, int m0, int lq, int lkv, int bn, int *jlo, int *jhi)
+{
+    int lo_all = p.Skv, hi_all = 0;
+    for (int r = 0; r < kBM; r++) {
+        int lo, hi;
+        key_range(p, lq, lkv, m0 + r, &lo, &hi);
+        if (lo < hi) {
+            lo_all = min(lo_all, lo);
+            hi_all = max(hi_all, hi);
+        }
+    }
+    *jlo = lo_all / bn * bn;
+    *jhi = hi_all;
+}
+
+// Quad sums of l, normalize, store o (d < Dv) and the stats.
+template <int DP>
+__device__ __forceinline__ void finish_rows(const xk_sdpa &p, float (&o)[DP / 8][4], const float *mrow, float *lrow,
+                                            int b, int h, int row0)
+{
+    const int t4 = threadIdx.x & 3;
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 1);
+        lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 2);
+    }
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        const int i = row0 + 8 * r;
+        if (i >= p.Sq)
+            continue;
+        const bool empty = mrow[r] == -CUDART_INF_F || !(lrow[r] > 0.0f);
+        const float inv = empty ? 0.0f : 1.0f / lrow[r];
+#pragma unroll
+        for (int dt = 0; dt < DP / 8; dt++) {
+            const int d = dt * 8 + t4 * 2;
+            if (d < p.Dv)
+                st_any(p.o.p, p.o.dtype, off4(p.o, b, h, i, d), o[dt][r * 2] * inv);
+            if (d + 1 < p.Dv)
+                st_any(p.o.p, p.o.dtype, off4(p.o, b, h, i, d + 1), o[dt][r * 2 + 1] * inv);
+        }
+        if (t4 == 0 && p.stats.p)
+            st_any(p.stats.p, p.stats.dtype, off4(p.stats, b, h, i, 0),
+                   empty ? -CUDART_INF_F : (mrow[r] + log2f(lrow[r])) * kLn2);
+    }
+}
+
+
+} // namespace
+
+#endif
