@@ -2,6 +2,7 @@
  * describe one (--info), rebuild one for this device (--replan); and the hook
  * `xdnn run PLAN.xplan` uses to load one. */
 #include "bench.h"
+#include "plan_explain.h"
 
 #include "core/fileio.h"
 #include "gpu/gpu.h"
@@ -16,6 +17,7 @@ static const char plan_help[] =
     "usage: xdnn plan [options] GRAPH -o OUT.xplan\n"
     "       xdnn plan --info PLAN.xplan\n"
     "       xdnn plan --replan PLAN.xplan -o OUT.xplan [--tune] [--device D]\n"
+    "       xdnn plan --explain [--device-model M] [-v] GRAPH\n"
     "\n"
     "Write everything needed to run GRAPH again without planning, tuning or\n"
     "compiling: the graph specialized to its param values, the engine and knobs of\n"
@@ -32,6 +34,12 @@ static const char plan_help[] =
     "  --info                 describe a plan: versions, device, graph, partitions,\n"
     "                         engines, workspace, compiled modules\n"
     "  --replan               rebuild a plan (any device or version) for this one\n"
+    "  --explain              print every partition, the engine chosen, the other\n"
+    "                         engines that could run it with their estimated cost\n"
+    "                         (-v: also those that declined, and why); writes nothing\n"
+    "  --device-model M       plan for a described GPU (h100, h200, a100) instead of\n"
+    "                         the one here: works without a GPU (with --explain)\n"
+    "  --engine X=ENGINE      force an engine for partition or op X (repeatable)\n"
     "\n"
     "Exit status: 0 ok, 1 usage, 3 graph error, 4 plan refused (other device or\n"
     "version), 5 unreadable, truncated or corrupt plan, 7 device error.\n";
@@ -173,16 +181,21 @@ int cmd_plan(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},
         {"info", no_argument, NULL, OPT_INFO},
         {"replan", no_argument, NULL, OPT_REPLAN},
+        {"explain", no_argument, NULL, OPT_EXPLAIN},
+        {"device-model", required_argument, NULL, OPT_DEVICE_MODEL},
+        {"engine", required_argument, NULL, OPT_ENGINE},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
     graph_opts go = {0};
     const char *out = NULL, *device = "auto";
-    bool tune = false, info = false, replan = false;
+    bool tune = false, info = false, replan = false, explain = false, verbose = false;
+    const char *model = NULL, *engines[CLI_MAX_LIST];
+    size_t nengines = 0;
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":I:o:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":I:o:v", opts, NULL)) != -1) {
         switch (c) {
         case OPT_HELP: fputs(plan_help, stdout); return XDNN_OK;
         case OPT_DEVICE:
@@ -194,6 +207,14 @@ int cmd_plan(int argc, char **argv)
         case 'o': out = optarg; break;
         case OPT_INFO: info = true; break;
         case OPT_REPLAN: replan = true; break;
+        case OPT_EXPLAIN: explain = true; break;
+        case OPT_DEVICE_MODEL: model = optarg; break;
+        case OPT_ENGINE:
+            if (nengines == CLI_MAX_LIST)
+                return cli_usage_error("plan", "at most %d --engine options", CLI_MAX_LIST);
+            engines[nengines++] = optarg;
+            break;
+        case 'v': verbose = true; break;
         case ':': return cli_usage_error("plan", "option '%s' needs a value", argv[optind - 1]);
         case '?': return cli_usage_error("plan", "unknown option '%s'", argv[optind - 1]);
         default: {
@@ -213,6 +234,26 @@ int cmd_plan(int argc, char **argv)
     if (replan && (go.nsets || go.graph || go.nincludes))
         return cli_usage_error("plan", "--replan keeps the plan's graph and param values: --set, --graph and -I do "
                                        "not apply");
+    if ((model || nengines || verbose) && !explain)
+        return cli_usage_error("plan", "--device-model, --engine and -v go with --explain");
+    if (explain && (info || replan || tune || out))
+        return cli_usage_error("plan", "--explain plans and prints: --info, --replan, --tune and -o do not apply");
+    if (explain && model && strcmp(device, "cpu") == 0)
+        return cli_usage_error("plan", "--device-model describes a GPU: it does not go with --device cpu");
+    if (explain) {
+        go.path = path;
+        xdnn_module_t *m = NULL;
+        xdnn_graph_t *g = NULL;
+        xdnn_status s = cli_load_bound(&go, &m, &g, true);
+        explain_opts eo = {.backend = model || !strcmp(device, "gpu") ? XDNN_BACKEND_CUDA
+                                      : !strcmp(device, "cpu")        ? XDNN_BACKEND_CPU
+                                                                      : XDNN_BACKEND_AUTO,
+                           .device_model = model, .force = engines, .nforce = nengines, .verbose = verbose};
+        if (s == XDNN_OK)
+            s = plan_explain(g, &eo, stdout);
+        xdnn_module_destroy(m);
+        return s;
+    }
     if (info) {
         xdnn_diags_t *d = xdnn_diags_create();
         xdnn_plan_t *p = NULL;

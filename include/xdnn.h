@@ -231,6 +231,11 @@ typedef struct xdnn_plan_options {
     uint64_t workspace_limit;        /* bytes; 0 = no limit.  A plan above it is refused. */
     bool deterministic;              /* refuse engines whose results vary run to run (atomics) */
     int tf32;                        /* -1: as the graph says (default), 0: never, 1: allowed */
+    /* Plan for a described GPU instead of a present one: "h100", "h200" or
+     * "a100" (NULL: none).  Lowering, partitioning, engine selection and the
+     * workspace layout run on the host, with no GPU; such a plan can be
+     * queried (partitions, candidates, workspace) but not executed. */
+    const char *device_model;
 } xdnn_plan_options;
 
 XDNN_API void xdnn_plan_options_init(xdnn_plan_options *o);
@@ -249,6 +254,11 @@ XDNN_API xdnn_status xdnn_plan_create(xdnn_graph_t *g, bool use_gpu, bool tune, 
 /* ---- queries */
 
 XDNN_API xdnn_backend xdnn_plan_backend(const xdnn_plan_t *p);
+/* True when xdnn_plan_execute can run p here (false for a device-model plan
+ * or another device's plan loaded with XDNN_PLAN_ANY_DEVICE). */
+XDNN_API bool xdnn_plan_executable(const xdnn_plan_t *p);
+/* The device the plan is for: its fingerprint ("gpu; name=...; sm=...", "cpu; model=..."). */
+XDNN_API const char *xdnn_plan_device(const xdnn_plan_t *p);
 /* Bytes of scratch an execute needs (0: pass NULL).  On CUDA it is device
  * memory, 256-byte aligned at the start. */
 XDNN_API size_t xdnn_plan_workspace_size(const xdnn_plan_t *p);

@@ -28,7 +28,7 @@ static double now_ms(void)
 typedef struct cuda_plan {
     arena *ar;
     gpu_ctx c;            /* dev, lt, plan; no pointers, no stream */
-    bool built;
+    bool built;           /* prepared for a present device: execute may run */
 } cuda_plan;
 
 static bool cuda_available(char *why, size_t len)
@@ -208,13 +208,23 @@ static xdnn_status cuda_prepare(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn
     p->exec = cp;
     cp->ar = arena_create();
     gpu_ctx *c = &cp->c;
-    double t0 = now_ms();
-    xdnn_status s = gpu_device_open_at(&c->dev, p->device_ordinal, d);
-    if (s == XDNN_OK) /* the primary context is created lazily: make it now, so it is timed here */
-        s = gpu_check_cuda(cudaFree(NULL), "cudaFree(NULL)", __FILE__, __LINE__, d);
-    p->context_ms = now_ms() - t0;
-    if (s != XDNN_OK)
-        return s;
+    xdnn_status s = XDNN_OK;
+    if (o->model) {
+        if (!gpu_device_model(o->model, &c->dev)) {
+            char names[128];
+            gpu_device_model_names(names, sizeof names);
+            diag_error(d, XDNN_ERR_USAGE, xloc_none(), "unknown device model '%s' (known: %s)", o->model, names);
+            return XDNN_ERR_USAGE;
+        }
+    } else {
+        double t0 = now_ms();
+        s = gpu_device_open_at(&c->dev, p->device_ordinal, d);
+        if (s == XDNN_OK) /* the primary context is created lazily: make it now, so it is timed here */
+            s = gpu_check_cuda(cudaFree(NULL), "cudaFree(NULL)", __FILE__, __LINE__, d);
+        p->context_ms = now_ms() - t0;
+        if (s != XDNN_OK)
+            return s;
+    }
     ggraph *g = gpu_lower(p->g, cp->ar);
     c->plan = gpu_partition(g, getenv("XDNN_NO_FUSION") != NULL);
     gplan *pl = c->plan;
@@ -247,6 +257,8 @@ static xdnn_status cuda_prepare(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn
         p->ws.nbuffers += pl->parts[i].ws_bytes > 0;
     if (o->verbose)
         fprintf(log, "gpu: workspace %zu bytes\n", pl->ws_total);
+    if (o->model)
+        return XDNN_OK; /* a described device: nothing can be built for it here */
     if ((s = gpu_check_cublas(cublasLtCreate(&c->lt), "cublasLtCreate", __FILE__, __LINE__, d)) != XDNN_OK)
         return s;
     unsigned mark = gpu_nvrtc_use_mark();
@@ -261,7 +273,7 @@ static xdnn_status cuda_prepare(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn
                 c->cstats.compile_ms, c->cstats.mem_hits, c->cstats.disk_hits);
     if (s == XDNN_OK && p->nblobs == 0)
         s = keep_modules(p, mark);
-    cp->built = s == XDNN_OK;
+    cp->built = p->executable = s == XDNN_OK;
     return s;
 }
 

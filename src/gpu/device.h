@@ -23,6 +23,11 @@ bool gpu_probe(char *why, size_t len);
 /* Select device 0 (or `ordinal`) and read its properties. */
 xdnn_status gpu_device_open(gpu_device *dev, xdnn_diags_t *d);
 xdnn_status gpu_device_open_at(gpu_device *dev, int ordinal, xdnn_diags_t *d);
+/* A described GPU ("h100", "h200", "a100"; device_model.c): false when unknown.
+ * Its ordinal is -1: nothing can run on it. */
+bool gpu_device_model(const char *key, gpu_device *out);
+/* "h100, h200, a100" */
+void gpu_device_model_names(char *buf, size_t len);
 /* "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB, L2 50 MiB)" */
 void gpu_device_describe(const gpu_device *dev, char *buf, size_t len);
 

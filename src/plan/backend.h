@@ -17,6 +17,7 @@ typedef struct plan_prepare_opts {
     const char *const *force;  /* "OP=ENGINE[:knobs]" / "PART=ENGINE[:knobs]" */
     int nforce;
     bool restore;              /* p->parts holds the choices: restore them as data, choose nothing */
+    const char *model;         /* plan for this described device: select only, build nothing */
     int verbose;               /* -v: partitions and candidates to `log` */
     FILE *log;
     /* Optional: a remembered choice (the tune cache) for a partition, used
@@ -32,7 +33,7 @@ typedef struct plan_backend {
     bool (*available)(char *why, size_t len);
     /* Make p executable: choose an engine per partition (or restore p->parts),
      * lay out the workspace, compile and build.  Fills p->parts (when not
-     * restoring), p->ws and p->exec. */
+     * restoring), p->ws and p->exec, and sets p->executable when it built. */
     xdnn_status (*prepare)(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn_diags_t *d);
     /* Run once: ptr[i] is the address of IR tensor i (NULL for every tensor the
      * caller does not bind).  No allocation on the device, no synchronization. */

@@ -4,7 +4,6 @@
  * plan runs from several threads at once. */
 #include "plan/backend.h"
 
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,7 +47,7 @@ static xdnn_status cpu_prepare(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn_
     }
     p->ws.total_bytes = 0;
     p->ws.nbuffers = 0;
-    p->exec = (void *)(uintptr_t)&plan_backend_cpu; /* no state to keep: the row marks the plan ready */
+    p->executable = true; /* no state to keep */
     return XDNN_OK;
 }
 
@@ -79,7 +78,7 @@ static xdnn_status cpu_execute(const xdnn_plan_t *p, void *const *ptr, void *ws,
     return s;
 }
 
-static void cpu_release(xdnn_plan_t *p) { p->exec = NULL; }
+static void cpu_release(xdnn_plan_t *p) { p->executable = false; }
 
 const plan_backend plan_backend_cpu = {
     XDNN_BACKEND_CPU, "cpu", cpu_available, cpu_prepare, cpu_execute, cpu_release,

@@ -73,6 +73,7 @@ struct xdnn_plan {
     /* execution (plan_exec.c, backend.h) */
     const struct plan_backend *be;   /* NULL: not executable (a foreign plan loaded to inspect) */
     void *exec;                      /* the backend's plan-time state */
+    bool executable;                 /* prepared and built for a device here */
     int device_ordinal;
     bool deterministic;
     plan_tensor *tensors;            /* the bindable tensors, in graph order */

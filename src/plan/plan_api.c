@@ -20,14 +20,20 @@ xdnn_status xdnn_plan_build(xdnn_graph_t *g, const xdnn_plan_options *o, xdnn_di
     if (!out)
         return XDNN_ERR_USAGE;
     *out = NULL;
-    xdnn_plan_options def;
-    xdnn_plan_options_init(&def);
-    if (!g || (o && o->struct_size < offsetof(xdnn_plan_options, tf32) + sizeof o->tf32)) {
+    /* a caller built against an older header passes a shorter struct: the
+     * fields it does not know keep their defaults */
+    xdnn_plan_options full;
+    xdnn_plan_options_init(&full);
+    size_t known = offsetof(xdnn_plan_options, tf32) + sizeof full.tf32;
+    if (!g || (o && o->struct_size < known)) {
         diag_error(diags, XDNN_ERR_USAGE, xloc_none(),
                    g ? "xdnn_plan_build: options not set up by xdnn_plan_options_init" : "xdnn_plan_build: graph is NULL");
         return XDNN_ERR_USAGE;
     }
-    return plan_build(g, o ? o : &def, NULL, diags, out);
+    if (o)
+        memcpy(&full, o, o->struct_size < sizeof full ? o->struct_size : sizeof full);
+    full.struct_size = sizeof full;
+    return plan_build(g, &full, NULL, diags, out);
 }
 
 xdnn_status xdnn_plan_create(xdnn_graph_t *g, bool use_gpu, bool tune, xdnn_diags_t *diags, xdnn_plan_t **out)

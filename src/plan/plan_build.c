@@ -176,9 +176,16 @@ xdnn_status plan_build(const xgraph *g, const xdnn_plan_options *o, FILE *log, x
         diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_build: graph '%s' is not bound", g->name);
         return XDNN_ERR_USAGE;
     }
-    const plan_backend *be = plan_backend_get(o->backend);
+    const char *model = o->device_model;
+    if (model && (o->backend == XDNN_BACKEND_CPU || o->heuristic != XDNN_HEUR_FAST)) {
+        diag_error(d, XDNN_ERR_USAGE, xloc_none(), "device model '%s': %s", model,
+                   o->backend == XDNN_BACKEND_CPU ? "models describe GPUs; the CPU backend plans for this CPU"
+                                                  : "a described device cannot be timed: use the fast heuristic");
+        return XDNN_ERR_USAGE;
+    }
+    const plan_backend *be = plan_backend_get(model ? XDNN_BACKEND_CUDA : o->backend);
     char why[256] = "";
-    if (!be || !be->available(why, sizeof why)) {
+    if (!be || (!model && !be->available(why, sizeof why))) {
         diag_error(d, XDNN_ERR_DEVICE, xloc_none(), "the %s backend cannot run here: %s", xdnn_backend_name(o->backend),
                    be ? why : "unknown backend");
         return XDNN_ERR_DEVICE;
@@ -191,7 +198,11 @@ xdnn_status plan_build(const xgraph *g, const xdnn_plan_options *o, FILE *log, x
     p->deterministic = o->deterministic;
     p->format_version = PLAN_FORMAT_VERSION;
     snprintf(p->xdnn_version, sizeof p->xdnn_version, "%s", XDNN_VERSION_STRING);
-    xdnn_status s = fingerprint_device(be->id == XDNN_BACKEND_CUDA, p->device, sizeof p->device);
+    xdnn_status s = XDNN_OK;
+    if (model)
+        snprintf(p->device, sizeof p->device, "gpu; model=%s", model);
+    else
+        s = fingerprint_device(be->id == XDNN_BACKEND_CUDA, p->device, sizeof p->device);
     if (s != XDNN_OK)
         diag_error(d, s, xloc_none(), "cannot identify the device: %s", p->device);
     if (s == XDNN_OK) {
@@ -211,8 +222,8 @@ xdnn_status plan_build(const xgraph *g, const xdnn_plan_options *o, FILE *log, x
     if (s == XDNN_OK && measured)
         s = select_measured(p, o, log, d);
     cache_ctx cc = {p, arena_create()};
-    plan_prepare_opts po = {.force = o->force, .nforce = (int)o->nforce, .restore = measured,
-                            .cached = cached_choice, .user = &cc};
+    plan_prepare_opts po = {.force = o->force, .nforce = (int)o->nforce, .restore = measured, .model = model,
+                            .cached = model ? NULL : cached_choice, .user = &cc};
     if (s == XDNN_OK)
         s = be->prepare(p, &po, d);
     arena_destroy(cc.a);

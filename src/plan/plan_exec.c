@@ -81,6 +81,10 @@ xdnn_status plan_collect_tensors(xdnn_plan_t *p)
 
 xdnn_backend xdnn_plan_backend(const xdnn_plan_t *p) { return p && p->be ? p->be->id : XDNN_BACKEND_AUTO; }
 
+bool xdnn_plan_executable(const xdnn_plan_t *p) { return p && p->be && p->executable; }
+
+const char *xdnn_plan_device(const xdnn_plan_t *p) { return p ? p->device : ""; }
+
 size_t xdnn_plan_workspace_size(const xdnn_plan_t *p) { return p ? (size_t)p->ws.total_bytes : 0; }
 
 size_t xdnn_plan_tensor_count(const xdnn_plan_t *p) { return p ? (size_t)p->ntensors : 0; }
@@ -154,10 +158,9 @@ xdnn_status xdnn_plan_execute(const xdnn_plan_t *p, const xdnn_tensor_binding *b
         diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_execute: %s is NULL", p ? "bindings" : "plan");
         return XDNN_ERR_USAGE;
     }
-    if (!p->be || !p->exec) {
-        diag_error(d, XDNN_ERR_USAGE, xloc_none(),
-                   "xdnn_plan_execute: this plan is not executable here (loaded with XDNN_PLAN_ANY_DEVICE from "
-                   "device '%s')", p->device);
+    if (!p->be || !p->executable) {
+        diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_execute: this plan is for device '%s' and cannot run here "
+                   "(a device-model plan, or another device's loaded with XDNN_PLAN_ANY_DEVICE)", p->device);
         return XDNN_ERR_USAGE;
     }
     if (p->ws.total_bytes && !workspace) {

@@ -143,3 +143,59 @@ P
     [ "$status" -eq 3 ]
     [ ! -e "$BATS_TEST_TMPDIR/x.xplan" ]
 }
+
+# --explain: the host-side planner, through the public API, for a described GPU
+needs_cuda_build() { xdnn engines | grep -q "built without CUDA" && skip "built without CUDA" || true; }
+
+@test "--explain --device-model h100 plans the transformer block on a machine without a GPU" {
+    needs_cuda_build
+    run xdnn plan --explain --device-model h100 "$ROOT/graphs/transformer_block.dnn"
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == "plan of graph transformer_block for gpu; model=h100 (cuda backend, selection only: not executable here): "*" partitions, workspace "*" bytes" ]]
+    [[ "$output" == *"(layernorm)"$'\n'"  chosen    norm_welford"* ]]
+    [[ "$output" == *"(matmul)"$'\n'"  chosen    matmul_cublaslt"* ]]
+    [[ "$output" == *"(sdpa)"$'\n'"  chosen    sdpa_"* ]]
+    [[ "$output" == *"other engines declined; -v says why)"* ]]
+    [[ "$output" != *"declined  "* ]]
+}
+
+@test "--explain -v gives each engine that declined a partition with its reason" {
+    needs_cuda_build
+    run xdnn plan --explain --device-model a100 -v "$ROOT/graphs/conv_bias_relu.dnn"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"partition 0  y.0  (conv)"$'\n'"  chosen    conv_igemm "*"  candidate conv_direct "* ]]
+    [[ "$output" == *"  declined  matmul_cublaslt      needs a matmul partition, got single"* ]]
+    [[ "$output" == *"partition 1  y.1+y  (add+relu)"$'\n'"  chosen    pointwise_nvrtc "* ]]
+}
+
+@test "--explain --engine forces an engine; one that cannot run the partition is refused with its reason" {
+    needs_cuda_build
+    run xdnn plan --explain --device-model h100 --engine conv=conv_direct "$ROOT/graphs/conv_bias_relu.dnn"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"(conv)"$'\n'"  chosen    conv_direct "* ]]
+    run xdnn plan --explain --device-model h100 --engine conv=matmul_cublaslt "$ROOT/graphs/conv_bias_relu.dnn"
+    [ "$status" -eq 4 ]
+    [[ "$output" == *"forced engine matmul_cublaslt cannot run partition y.0: needs a matmul partition, got single"* ]]
+}
+
+@test "--explain on the CPU backend: one cpu_reference per node" {
+    run xdnn plan --explain --device cpu "$G" "${SMALL[@]}"
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == "plan of graph mlp_gelu for cpu; "*" (cpu backend): 18 partitions, workspace 0 bytes" ]]
+    [ "$(grep -c '  chosen    cpu_reference' <<<"$output")" -eq 18 ]
+}
+
+@test "--device-model: unknown models, the CPU and missing --explain are usage errors" {
+    run xdnn plan --explain --device-model z80 "$G"
+    [ "$status" -eq 1 ]
+    if ! xdnn engines | grep -q "built without CUDA"; then
+        [[ "$output" == *"unknown device model 'z80' (known: h100, h200, a100)"* ]]
+    fi
+    run xdnn plan --explain --device-model h100 --device cpu "$G"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"--device-model describes a GPU: it does not go with --device cpu"* ]]
+    run xdnn plan --device-model h100 "$G" -o "$BATS_TEST_TMPDIR/x.xplan"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"--device-model, --engine and -v go with --explain"* ]]
+    [ ! -e "$BATS_TEST_TMPDIR/x.xplan" ]
+}

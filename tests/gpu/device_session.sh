@@ -13,6 +13,14 @@ export XDNN_CACHE_DIR=/tmp/xdnn-cache
   /usr/local/cuda/bin/nvcc --version | tail -1; } > "$out/device.txt" 2>&1
 cat "$out/device.txt"
 for t in "$build"/tests/test_gpu_*; do echo "$(basename "$t"): $("$t" 2>&1 | tail -1)"; done | tee "$out/unit.log"
+# the public plan API on CUDA: queries, binding errors, save/load, threads, CUDA-graph capture
+[ -x "$build/tests/test_plan_exec" ] && XDNN_TEST_BACKEND=cuda "$build/tests/test_plan_exec" 2>&1 | tail -1 | tee -a "$out/unit.log"
+# every shipped graph through the public API: bits vs gpu_run, plan/load/execute overheads
+cc=${CC:-gcc}; cuda=${CUDA_HOME:-/usr/local/cuda}
+"$cc" -std=c11 -D_GNU_SOURCE -O2 -DXDNN_HAVE_CUDA=1 -Iinclude -Isrc -I"$cuda/include" -o "$build/plan_api_check" \
+    tests/gpu/plan_api_check.c "$build/libxdnn.a" -L"$build/lib" -lcjson -lm -fopenmp -L"$cuda/lib64" \
+    -lcudart_static -lstdc++ -ldl -lpthread -lrt && "$build/plan_api_check" graphs/*.dnn > "$out/plan_api.md" 2>&1
+echo "plan_api_check rc=$?"
 [ -n "${SKIP_SWEEP:-}" ] || timeout ${SWEEP_S:-360} tests/gpu/run.sh "$build" > "$out/difftest.log" 2>&1; echo "difftest rc=$?"
 grep -E "^==|^FAIL|passed," "$out/difftest.log" | tail -12
 [ -n "${SKIP_SAN:-}" ] || : > "$out/sanitizer.log"

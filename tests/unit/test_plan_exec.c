@@ -291,6 +291,31 @@ int main(void)
         CHECK(!cuda, "XDNN_TEST_BACKEND=cuda but no GPU: %s", why);
     }
 
+    /* a described GPU: selection on the host, queryable, not executable */
+    xdnn_plan_options mo = o;
+    mo.backend = XDNN_BACKEND_AUTO;
+    mo.device_model = "h100";
+    xdnn_plan_t *mp = NULL;
+    xdnn_status ms = xdnn_plan_build(g, &mo, d, &mp);
+#if XDNN_HAVE_CUDA
+    CHECK(ms == XDNN_OK && mp && !xdnn_plan_executable(mp) && xdnn_plan_backend(mp) == XDNN_BACKEND_CUDA);
+    CHECK(mp && strcmp(xdnn_plan_device(mp), "gpu; model=h100") == 0);
+    if (mp) {
+        check_queries(mp);
+        xdnn_diags_t *e = xdnn_diags_create();
+        CHECK(xdnn_plan_execute(mp, NULL, 0, NULL, NULL, e) == XDNN_ERR_USAGE);
+        CHECK(xdnn_diags_count(e) && strstr(xdnn_diags_get(e, 0)->message, "cannot run here"));
+        xdnn_diags_destroy(e);
+    }
+#else
+    CHECK(ms == XDNN_ERR_DEVICE && !mp);
+#endif
+    xdnn_plan_destroy(mp);
+    mo.device_model = "z80";
+    CHECK(xdnn_plan_build(g, &mo, d, &mp) != XDNN_OK && !mp);
+    xdnn_diags_destroy(d);
+    d = xdnn_diags_create();
+
     /* the reference: a CPU plan */
     o.backend = XDNN_BACKEND_CPU;
     xdnn_plan_t *ref = NULL;

@@ -1,0 +1,20 @@
+/* plan_explain.h — `xdnn plan --explain` (plan_explain.c). */
+#ifndef XDNN_CLI_PLAN_EXPLAIN_H
+#define XDNN_CLI_PLAN_EXPLAIN_H
+
+#include "xdnn.h"
+
+#include <stdio.h>
+
+typedef struct explain_opts {
+    xdnn_backend backend;
+    const char *device_model;   /* NULL: the device that is here */
+    const char *const *force;   /* --engine X=ENGINE */
+    size_t nforce;
+    bool verbose;               /* also the engines that declined, with their reason */
+} explain_opts;
+
+/* Plan bound graph g and print the partitions, chosen engines and candidates to f. */
+xdnn_status plan_explain(xdnn_graph_t *g, const explain_opts *o, FILE *f);
+
+#endif
