@@ -554,9 +554,62 @@ static void test_mode_table(void)
           "relu expression text");
 }
 
+/* ---- NaN and +-inf: IEEE and PyTorch semantics (NaN in, NaN out; the
+ * limits where PyTorch gives them).  relu once gave +inf for -inf and NaN
+ * (fmin(upper, NaN) drops the NaN); this table keeps that fixed. */
+
+typedef struct special {
+    const char *op, *attr;
+    double attr_value, x, want;   /* want NAN: the result must be NaN */
+} special;
+
+static void test_special_values(arena *a)
+{
+    static const special table[] = {
+        {"relu", NULL, 0, NAN, NAN},            {"relu", NULL, 0, -INFINITY, 0},
+        {"relu", NULL, 0, INFINITY, INFINITY},  {"relu", NULL, 0, -0.5, 0},
+        {"relu", "slope", 0.01, -INFINITY, -INFINITY}, {"relu", "slope", 0.01, NAN, NAN},
+        {"relu", "upper", 6, INFINITY, 6},      {"relu", "upper", 6, NAN, NAN},
+        {"relu", "upper", 6, -INFINITY, 0},
+        {"abs", NULL, 0, -INFINITY, INFINITY},  {"abs", NULL, 0, NAN, NAN},
+        {"neg", NULL, 0, INFINITY, -INFINITY},  {"exp", NULL, 0, -INFINITY, 0},
+        {"exp", NULL, 0, INFINITY, INFINITY},   {"exp", NULL, 0, NAN, NAN},
+        {"log", NULL, 0, 0, -INFINITY},         {"log", NULL, 0, -1, NAN},
+        {"sqrt", NULL, 0, INFINITY, INFINITY},  {"sqrt", NULL, 0, -1, NAN},
+        {"sigmoid", NULL, 0, -INFINITY, 0},     {"sigmoid", NULL, 0, INFINITY, 1},
+        {"sigmoid", NULL, 0, NAN, NAN},         {"tanh", NULL, 0, INFINITY, 1},
+        {"tanh", NULL, 0, -INFINITY, -1},       {"tanh", NULL, 0, NAN, NAN},
+        {"elu", NULL, 0, -INFINITY, -1},        {"elu", NULL, 0, NAN, NAN},
+        {"softplus", NULL, 0, INFINITY, INFINITY}, {"softplus", NULL, 0, -INFINITY, 0},
+        {"softplus", NULL, 0, NAN, NAN},        {"gelu", NULL, 0, INFINITY, INFINITY},
+        {"gelu", NULL, 0, NAN, NAN},            {"silu", NULL, 0, INFINITY, INFINITY},
+        {"silu", NULL, 0, NAN, NAN},            {"floor", NULL, 0, -INFINITY, -INFINITY},
+        {"ceil", NULL, 0, NAN, NAN},            {"erf", NULL, 0, INFINITY, 1},
+        {"erf", NULL, 0, -INFINITY, -1},        {"reciprocal", NULL, 0, INFINITY, 0},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        const special *t = &table[i];
+        const op_desc *d = optest_op_named(t->op);
+        if (!d)
+            continue;
+        xnode n;
+        optest_node(a, &n, d);
+        if (t->attr)
+            CHECK(optest_set_float(&n, d, t->attr, t->attr_value), "set %s", t->attr);
+        double y = eval_at(d, &n, t->x);
+        if (isnan(t->want))
+            CHECK(isnan(y), "%s(%g%s%s=%g) = %g, want nan", t->op, t->x, t->attr ? "; " : "", t->attr ? t->attr : "",
+                  t->attr_value, y);
+        else
+            CHECK(y == t->want, "%s(%g%s%s=%g) = %g, want %g", t->op, t->x, t->attr ? "; " : "",
+                  t->attr ? t->attr : "", t->attr_value, y, t->want);
+    }
+}
+
 int main(void)
 {
     arena *a = arena_create();
+    test_special_values(a);
     test_forward_known(a);
     test_binary(a);
     test_infer(a);
