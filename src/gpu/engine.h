@@ -9,6 +9,7 @@
 #include "gpu/codegen.h"
 #include "gpu/nvrtc.h"
 #include "gpu/partition.h"
+#include "ops/op.h"
 
 #include <stdio.h>
 
@@ -58,8 +59,21 @@ typedef struct gpu_knobs {
 /* NULL when the engine has no knobs. */
 const gpu_knobs *gpu_engine_knobs(const gpu_engine *e);
 
-extern const gpu_engine *const gpu_engines[];
+/* THE engine table (engine_table.c): each engine with the op classes it serves
+ * (bit OPC_x of `serves`, ops/op.h). */
+typedef struct gpu_engine_row {
+    const gpu_engine *engine;
+    unsigned serves;
+} gpu_engine_row;
+
+extern const gpu_engine_row gpu_engine_rows[];
 extern const int gpu_nengines;
+
+/* The op class of a partition (its kind, or its lone node's family); OPC_COUNT
+ * when unknown, which every engine serves. */
+op_class gpu_part_class(const gplan *pl, const gpart *p);
+/* Does engine row `row` serve class c? */
+bool gpu_engine_serves(int row, op_class c);
 
 const gpu_engine *gpu_engine_find(const char *name);
 /* Choose an engine for every partition (forced ones first).  -v prints each

@@ -2,6 +2,7 @@
  * forced (--engine) first, else the supporting engine of lowest cost. */
 #include "gpu/engine.h"
 #include "gpu/gpu.h"
+#include "ops/op.h"
 
 #include <string.h>
 
@@ -13,17 +14,52 @@ extern const gpu_engine gpu_engine_sdpa_flash, gpu_engine_sdpa_flash_tf32, gpu_e
 extern const gpu_engine gpu_engine_norm_welford, gpu_engine_copy_strided, gpu_engine_rng_philox; /* gpunorm */
 extern const gpu_engine gpu_engine_rnn_bwd_direct; /* gpurnnbwd */
 
-const gpu_engine *const gpu_engines[] = {
-    &gpu_engine_pointwise_nvrtc,
-    &gpu_engine_reduce_nvrtc,
-    &gpu_engine_matmul_cublaslt,
-    &gpu_engine_conv_direct, &gpu_engine_conv_igemm, &gpu_engine_conv_wgrad_mma, &gpu_engine_pool_direct, /* gpuconv */
-    &gpu_engine_sdpa_flash, &gpu_engine_sdpa_flash_tf32, &gpu_engine_sdpa_naive, /* gpuseq */
-    &gpu_engine_sdpa_bwd_flash, &gpu_engine_sdpa_bwd, &gpu_engine_rnn_cublas, /* gpuseq */
-    &gpu_engine_norm_welford, &gpu_engine_copy_strided, &gpu_engine_rng_philox, /* gpunorm */
-    &gpu_engine_rnn_bwd_direct, /* gpurnnbwd */
+/* Every engine and the op classes (ops.def families) it serves: selection
+ * asks an engine only about partitions of those classes, so `-v` and the
+ * plan's candidates list real candidates only.  A forced engine is always
+ * asked, so its own reason is what a refusal reports. */
+#define SERVES(c) (1u << OPC_##c)
+const gpu_engine_row gpu_engine_rows[] = {
+    {&gpu_engine_pointwise_nvrtc, SERVES(POINTWISE)},
+    {&gpu_engine_reduce_nvrtc, SERVES(REDUCE)},
+    {&gpu_engine_matmul_cublaslt, SERVES(MATMUL)},
+    {&gpu_engine_conv_direct, SERVES(CONV)}, /* gpuconv */
+    {&gpu_engine_conv_igemm, SERVES(CONV)},
+    {&gpu_engine_conv_wgrad_mma, SERVES(CONV)},
+    {&gpu_engine_pool_direct, SERVES(POOL)},
+    {&gpu_engine_sdpa_flash, SERVES(SDPA)}, /* gpuseq */
+    {&gpu_engine_sdpa_flash_tf32, SERVES(SDPA)},
+    {&gpu_engine_sdpa_naive, SERVES(SDPA)},
+    {&gpu_engine_sdpa_bwd_flash, SERVES(SDPA)},
+    {&gpu_engine_sdpa_bwd, SERVES(SDPA)},
+    {&gpu_engine_rnn_cublas, SERVES(RNN)},
+    {&gpu_engine_norm_welford, SERVES(NORM) | SERVES(REDUCE)}, /* gpunorm; REDUCE: softmax_bwd */
+    {&gpu_engine_copy_strided, SERVES(TENSOR)},
+    {&gpu_engine_rng_philox, SERVES(RANDOM)},
+    {&gpu_engine_rnn_bwd_direct, SERVES(RNN)}, /* gpurnnbwd */
 };
-const int gpu_nengines = (int)(sizeof gpu_engines / sizeof gpu_engines[0]);
+#undef SERVES
+const int gpu_nengines = (int)(sizeof gpu_engine_rows / sizeof gpu_engine_rows[0]);
+
+op_class gpu_part_class(const gplan *pl, const gpart *p)
+{
+    switch (p->kind) {
+    case GP_POINTWISE: return OPC_POINTWISE;
+    case GP_REDUCE: return OPC_REDUCE;
+    case GP_MATMUL: return OPC_MATMUL;
+    case GP_SINGLE: break;
+    }
+    const gnode *n = &pl->g->n[p->anchor >= 0 ? p->anchor : p->nodes[0]];
+    if (n->ir)
+        return op_class_of(n->ir->op);
+    /* a hand-built node (tests): its kind says what it is, else ask everyone */
+    return n->kind == GN_POINTWISE ? OPC_POINTWISE
+         : n->kind == GN_MATMUL    ? OPC_MATMUL
+         : n->kind == GN_REDUCE || n->kind == GN_SOFTMAX ? OPC_REDUCE
+                                   : OPC_COUNT;
+}
+
+bool gpu_engine_serves(int row, op_class c) { return c == OPC_COUNT || (gpu_engine_rows[row].serves >> c & 1u); }
 
 /* Engines with knobs (engine.h: gpu_knobs). */
 extern const gpu_knobs gpu_knobs_pointwise_nvrtc, gpu_knobs_reduce_nvrtc, gpu_knobs_matmul_cublaslt;
@@ -42,15 +78,21 @@ const gpu_knobs *gpu_engine_knobs(const gpu_engine *e)
 const gpu_engine *gpu_engine_find(const char *name)
 {
     for (int i = 0; i < gpu_nengines; i++)
-        if (strcmp(gpu_engines[i]->name, name) == 0)
-            return gpu_engines[i];
+        if (strcmp(gpu_engine_rows[i].engine->name, name) == 0)
+            return gpu_engine_rows[i].engine;
     return NULL;
 }
 
 void gpu_print_engines(FILE *f)
 {
-    for (int i = 0; i < gpu_nengines; i++)
-        fprintf(f, "%-18s %s\n", gpu_engines[i]->name, gpu_engines[i]->summary);
+    for (int i = 0; i < gpu_nengines; i++) {
+        char classes[128] = "";
+        size_t n = 0;
+        for (int c = 0; c < OPC_COUNT; c++)
+            if (gpu_engine_rows[i].serves >> c & 1u)
+                n += (size_t)snprintf(classes + n, sizeof classes - n, "%s%s", n ? "," : "", op_class_name((op_class)c));
+        fprintf(f, "%-18s %-16s %s\n", gpu_engine_rows[i].engine->name, classes, gpu_engine_rows[i].engine->summary);
+    }
 }
 
 /* Does "KEY=ENGINE" name this partition (by its name or any node's op or name)? */
@@ -131,8 +173,11 @@ xdnn_status gpu_select_engines(gplan *pl, const gpu_device *dev, const char *con
         char reasons[2048] = "";
         p->cands = arena_alloc(pl->g->ar, (size_t)gpu_nengines * sizeof *p->cands);
         p->ncands = 0;
+        op_class cls = gpu_part_class(pl, p);
         for (int e = 0; e < gpu_nengines; e++) {
-            const gpu_engine *eng = gpu_engines[e];
+            const gpu_engine *eng = gpu_engine_rows[e].engine;
+            if (eng != forced && !gpu_engine_serves(e, cls))
+                continue;
             char why[512] = "";
             bool ok = eng->supports(pl, p, dev, why, sizeof why);
             double cost = ok ? eng->cost(pl, p, dev) : 0;

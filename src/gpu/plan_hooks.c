@@ -114,8 +114,11 @@ static xdnn_status list_candidates(const gplan *pl, const gpu_device *dev, cand_
     char knobs[MAX_KNOB_VARIANTS][GPU_KNOB_LEN];
     for (int pi = 0; pi < pl->nparts; pi++) {
         const gpart *p = &pl->parts[pi];
+        op_class cls = gpu_part_class(pl, p);
         for (int e = 0; e < gpu_nengines; e++) {
-            const gpu_engine *eng = gpu_engines[e];
+            const gpu_engine *eng = gpu_engine_rows[e].engine;
+            if (!gpu_engine_serves(e, cls))
+                continue;
             char why[512] = "";
             bool ok = eng->supports(pl, p, dev, why, sizeof why);
             const gpu_knobs *kn = gpu_engine_knobs(eng);

@@ -19,6 +19,15 @@ typedef enum op_id {
     OP_COUNT
 } op_id;
 
+/* The family of an op in ops.def. */
+typedef enum op_class {
+    OPC_POINTWISE, OPC_REDUCE, OPC_MATMUL, OPC_CONV, OPC_POOL, OPC_NORM, OPC_SDPA, OPC_RNN, OPC_TENSOR,
+    OPC_RANDOM, OPC_COUNT
+} op_class;
+
+op_class op_class_of(int op);
+const char *op_class_name(op_class c);   /* "pointwise", "conv", ... */
+
 /* Attribute types.  Checked generically by bind before infer runs:
  *  AT_INT     int (bool not accepted)          AT_INTS   int or list of ints (an int broadcasts)
  *  AT_FLOAT   int or float                     AT_FLOATS number or list of numbers

@@ -15,6 +15,25 @@ const op_desc *const op_table[OP_COUNT] = {
 
 _Static_assert(sizeof op_table / sizeof op_table[0] == OP_COUNT, "op_table must match ops.def");
 
+/* Each op's class: XDNN_OP_CLASS as ops.def sets it around each family. */
+static const unsigned char op_classes[] = {
+#define XDNN_OP(id) XDNN_OP_CLASS,
+#include "ops.def"
+#undef XDNN_OP
+};
+
+_Static_assert(sizeof op_classes == OP_COUNT, "op_classes must match ops.def");
+
+op_class op_class_of(int op) { return op >= 0 && op < OP_COUNT ? (op_class)op_classes[op] : OPC_COUNT; }
+
+const char *op_class_name(op_class c)
+{
+    static const char *const names[] = {"pointwise", "reduce", "matmul", "conv", "pool",
+                                        "norm",      "sdpa",   "rnn",    "tensor", "random"};
+    _Static_assert(sizeof names / sizeof names[0] == OPC_COUNT, "one name per op class");
+    return c < OPC_COUNT ? names[c] : "any";
+}
+
 int op_lookup(const char *name)
 {
     for (int i = 0; i < OP_COUNT; i++)

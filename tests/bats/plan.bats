@@ -159,13 +159,18 @@ needs_cuda_build() { xdnn engines | grep -q "built without CUDA" && skip "built 
     [[ "$output" != *"declined  "* ]]
 }
 
-@test "--explain -v gives each engine that declined a partition with its reason" {
+@test "--explain -v: the engines of the partition's op class that declined, with their reason; no others" {
     needs_cuda_build
     run xdnn plan --explain --device-model a100 -v "$ROOT/graphs/conv_bias_relu.dnn"
     [ "$status" -eq 0 ]
     [[ "$output" == *"partition 0  y.0  (conv)"$'\n'"  chosen    conv_igemm "*"  candidate conv_direct "* ]]
-    [[ "$output" == *"  declined  matmul_cublaslt      needs a matmul partition, got single"* ]]
+    [[ "$output" == *"  declined  conv_wgrad_mma       "*"conv_wgrad"* ]]
     [[ "$output" == *"partition 1  y.1+y  (add+relu)"$'\n'"  chosen    pointwise_nvrtc "* ]]
+    # engines of other op classes are not asked: no matmul, sdpa or norm engine for a conv
+    [[ "$output" != *"matmul_cublaslt"* && "$output" != *"sdpa_"* && "$output" != *"norm_welford"* ]]
+    # the class each engine serves is listed by `xdnn engines`
+    run xdnn engines
+    [[ "$output" == *"conv_igemm         conv "* && "$output" == *"norm_welford       reduce,norm "* ]]
 }
 
 @test "--explain --engine forces an engine; one that cannot run the partition is refused with its reason" {
