@@ -37,18 +37,11 @@ template <int DP> struct bwd_cfg {
     static constexpr int SMEM_KV = (64 * 2 + 4 * QB) * LD * 2 + 4 * QB * 4;
 };
 
-template <typename T> __device__ __forceinline__ void lds_a(uint32_t *a, const T *s, int ld, int r0, int c)
-{
-    a[0] = *reinterpret_cast<const uint32_t *>(&s[r0 * ld + c]);
-    a[1] = *reinterpret_cast<const uint32_t *>(&s[(r0 + 8) * ld + c]);
-    a[2] = *reinterpret_cast<const uint32_t *>(&s[r0 * ld + c + 8]);
-    a[3] = *reinterpret_cast<const uint32_t *>(&s[(r0 + 8) * ld + c + 8]);
-}
-
 // acc[nt] (+)= A(16 rows at r0 of As, K columns) * B^T where B is row-major
-// [n][K] in Bs (NT n-tiles of 8 rows); k-steps of 16 up to kmax.
+// [n][K] in Bs (NT n-tiles of 8 rows); KP/16 k-steps (zero padding included:
+// a run-time bound breaks the unrolled loop).
 template <typename T, int NT, int KP>
-__device__ __forceinline__ void gemm_abt(float (&acc)[NT][4], const T *As, const T *Bs, int ld, int r0, int kmax)
+__device__ __forceinline__ void gemm_abt(float (&acc)[NT][4], const T *As, const T *Bs, int ld, int r0)
 {
     const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
 #pragma unroll
@@ -56,8 +49,6 @@ __device__ __forceinline__ void gemm_abt(float (&acc)[NT][4], const T *As, const
         acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
 #pragma unroll
     for (int kk = 0; kk < KP / 16; kk++) {
-        if (kk * 16 >= kmax)
-            break;
         uint32_t a[4];
         lds_a(a, As, ld, r0, kk * 16 + t4 * 2);
 #pragma unroll
@@ -72,10 +63,9 @@ __device__ __forceinline__ void gemm_abt(float (&acc)[NT][4], const T *As, const
 }
 
 // acc[dt] += P * B where P is in C layout (NT n-tiles of 8 = NT/2 k-steps)
-// and B row-major [k][n] in Bs; output columns c0 + dt*8 below cmax.
+// and B row-major [k][n] in Bs; output columns c0 + dt*8.
 template <typename T, int NT, int NC>
-__device__ __forceinline__ void gemm_pb(float (&acc)[NC][4], const float (&pv)[NT][4], const T *Bs, int ld, int c0,
-                                        int cmax)
+__device__ __forceinline__ void gemm_pb(float (&acc)[NC][4], const float (&pv)[NT][4], const T *Bs, int ld, int c0)
 {
     const int lane = threadIdx.x & 31;
     uint32_t pa[NT / 2][4];
@@ -86,8 +76,6 @@ __device__ __forceinline__ void gemm_pb(float (&acc)[NC][4], const float (&pv)[N
     }
 #pragma unroll
     for (int dt = 0; dt < NC; dt++) {
-        if (c0 + dt * 8 >= cmax)
-            break;
 #pragma unroll
         for (int jj = 0; jj < NT / 2; jj++) {
             uint32_t bf[2];
@@ -160,16 +148,8 @@ __global__ void __launch_bounds__(128) sdpa_bwd_dq_mma(xk_sdpa p, int vq, int vk
     const float scale2 = p.scale * kLog2e;
     const int r0 = warp * 16 + g, row0 = m0 + r0;
 
-    int jlo = p.Skv, jhi = 0;
-    for (int r = 0; r < 64; r++) {
-        int lo, hi;
-        key_range(p, lq, lkv, m0 + r, &lo, &hi);
-        if (lo < hi) {
-            jlo = min(jlo, lo);
-            jhi = max(jhi, hi);
-        }
-    }
-    jlo = jlo / BN * BN;
+    int jlo, jhi;
+    block_keys(p, m0, lq, lkv, BN, &jlo, &jhi);
 
     float lse2[2], dl[2];
 #pragma unroll
@@ -203,8 +183,8 @@ __global__ void __launch_bounds__(128) sdpa_bwd_dq_mma(xk_sdpa p, int vq, int vk
         cp_async_commit();
         const T *Kc = XK_KS(cur), *Vc = XK_VS(cur);
         float s[NT][4], dp[NT][4];
-        gemm_abt<T, NT, DP>(s, Qs, Kc, LD, r0, p.D);
-        gemm_abt<T, NT, DP>(dp, dOs, Vc, LD, r0, p.Dv);
+        gemm_abt<T, NT, DP>(s, Qs, Kc, LD, r0);
+        gemm_abt<T, NT, DP>(dp, dOs, Vc, LD, r0);
         const bool full = tile_full(p, lq, lkv, m0, 64, n0, BN) && !p.bias.p;
 #pragma unroll
         for (int nt = 0; nt < NT; nt++)
@@ -217,7 +197,7 @@ __global__ void __launch_bounds__(128) sdpa_bwd_dq_mma(xk_sdpa p, int vq, int vk
                 float pf;
                 s[nt][e] = ds_of(p, x, lse2[r], dp[nt][e], dl[r], b, h, i, j, &pf);
             }
-        gemm_pb<T, NT, DC / 8>(dq, s, Kc, LD, c0, p.D);
+        gemm_pb<T, NT, DC / 8>(dq, s, Kc, LD, c0);
         cp_async_wait();
         __syncthreads();
     }
@@ -307,8 +287,8 @@ __global__ void __launch_bounds__(128) sdpa_bwd_dkdv_mma(xk_sdpa p, int vq, int 
         const T *Qc = XK_QS(cur), *Oc = XK_OS(cur);
         const float *lse_c = lse_s + cur * QB, *dl_c = dl_s + cur * QB;
         float s[NT][4], dp[NT][4];
-        gemm_abt<T, NT, DP>(s, Ks, Qc, LD, r0, p.D);  // S^T: keys x queries
-        gemm_abt<T, NT, DP>(dp, Vs, Oc, LD, r0, p.Dv); // dP^T
+        gemm_abt<T, NT, DP>(s, Ks, Qc, LD, r0);  // S^T: keys x queries
+        gemm_abt<T, NT, DP>(dp, Vs, Oc, LD, r0); // dP^T
         const bool full = tile_full(p, lq, lkv, q0, QB, k0, 64) && !p.bias.p;
 #pragma unroll
         for (int nt = 0; nt < NT; nt++)
@@ -322,8 +302,8 @@ __global__ void __launch_bounds__(128) sdpa_bwd_dkdv_mma(xk_sdpa p, int vq, int 
                 s[nt][e] = ds_of(p, x, lse_c[ci], dp[nt][e], dl_c[ci], b, h, i, j, &pf);
                 dp[nt][e] = pf;
             }
-        gemm_pb<T, NT, DC / 8>(dv, dp, Oc, LD, c0, p.Dv); // dV += (f P)^T dO
-        gemm_pb<T, NT, DC / 8>(dk, s, Qc, LD, c0, p.D);   // dK += dS^T Q
+        gemm_pb<T, NT, DC / 8>(dv, dp, Oc, LD, c0); // dV += (f P)^T dO
+        gemm_pb<T, NT, DC / 8>(dk, s, Qc, LD, c0);   // dK += dS^T Q
         cp_async_wait();
         __syncthreads();
     }

@@ -196,6 +196,15 @@ __device__ __forceinline__ uint32_t to_tf32(float x)
     return r;
 }
 
+// A fragment of a row-major 16-bit tile: rows r0, r0 + 8, columns c, c + 8.
+template <typename T> __device__ __forceinline__ void lds_a(uint32_t *a, const T *s, int ld, int r0, int c)
+{
+    a[0] = *reinterpret_cast<const uint32_t *>(&s[r0 * ld + c]);
+    a[1] = *reinterpret_cast<const uint32_t *>(&s[(r0 + 8) * ld + c]);
+    a[2] = *reinterpret_cast<const uint32_t *>(&s[r0 * ld + c + 8]);
+    a[3] = *reinterpret_cast<const uint32_t *>(&s[(r0 + 8) * ld + c + 8]);
+}
+
 // B fragments of a row-major [k][n] 16-bit tile (V, dO, Q, K as the right
 // operand of P V, dS K, ...) by ldmatrix.trans: lanes 0-15 address rows
 // k0 + lane, 8 columns from n0.

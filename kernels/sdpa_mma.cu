@@ -9,8 +9,9 @@
 //      masks only on tiles that cross a boundary.
 //      v2 (2026-11-23): any D, Dv <= 256.  Both head dims are padded up to the
 //      bucket DP (32, 64, 96, 128, 160, 192, 256) in shared memory with zeros;
-//      the k-steps of Q K^T beyond D and the n-tiles of P V beyond Dv are
-//      skipped (warp-uniform), o is stored only for d < Dv.  DP <= 128: Q
+//      the padding is multiplied like data (a run-time skip of those k-steps
+//      and n-tiles broke the unrolled loops and cost 15% at D = 128), o is
+//      stored only for d < Dv.  DP <= 128: Q
 //      fragments live in registers, BN = 64; DP > 128: Q fragments are re-read
 //      from shared memory and BN = 32 so o (DP/2 registers) still fits.
 //      SPLIT (o in f32): P enters the tensor cores as hi + lo halves.
@@ -24,15 +25,6 @@ template <int DP> struct fwd_cfg {
     static constexpr int LD = DP + 8; // 16-bit elements; +8: fragment reads hit 32 banks
     static constexpr int SMEM = (kBM + 4 * BN) * LD * 2;
 };
-
-// A fragment of a row-major 16-bit tile: rows r0, r0 + 8, columns c, c + 8.
-template <typename T> __device__ __forceinline__ void lds_a(uint32_t *a, const T *s, int ld, int r0, int c)
-{
-    a[0] = *reinterpret_cast<const uint32_t *>(&s[r0 * ld + c]);
-    a[1] = *reinterpret_cast<const uint32_t *>(&s[(r0 + 8) * ld + c]);
-    a[2] = *reinterpret_cast<const uint32_t *>(&s[r0 * ld + c + 8]);
-    a[3] = *reinterpret_cast<const uint32_t *>(&s[(r0 + 8) * ld + c + 8]);
-}
 
 template <typename T, int DP, bool SPLIT>
 __global__ void __launch_bounds__(128) sdpa_fwd_mma(xk_sdpa p, int vec_q, int vec_k, int vec_v)
@@ -49,7 +41,6 @@ __global__ void __launch_bounds__(128) sdpa_fwd_mma(xk_sdpa p, int vec_q, int ve
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
     const int lq = seq_len(p.len_q, b, p.Sq), lkv = seq_len(p.len_kv, b, p.Skv);
     const float scale2 = p.scale * kLog2e;
-    const int nkq = (p.D + 15) / 16, ndv = (p.Dv + 7) / 8; // k-steps and o tiles that are not all padding
 
     int jlo, jhi;
     block_keys(p, m0, lq, lkv, BN, &jlo, &jhi);
@@ -92,8 +83,6 @@ __global__ void __launch_bounds__(128) sdpa_fwd_mma(xk_sdpa p, int vec_q, int ve
             s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
 #pragma unroll
         for (int kk = 0; kk < DP / 16; kk++) {
-            if (kk >= nkq)
-                break;
             uint32_t qa[4];
             if (!C::QREG)
                 lds_a(qa, Qs, LD, r0, kk * 16 + t4 * 2);
@@ -132,8 +121,6 @@ __global__ void __launch_bounds__(128) sdpa_fwd_mma(xk_sdpa p, int vec_q, int ve
         // O += P V
 #pragma unroll
         for (int dt = 0; dt < DP / 8; dt++) {
-            if (dt >= ndv)
-                break;
 #pragma unroll
             for (int jj = 0; jj < NT / 2; jj++) {
                 uint32_t bf[2];

@@ -38,7 +38,6 @@ __global__ void __launch_bounds__(128) sdpa_fwd_tf32(xk_sdpa p, int vec_q, int v
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
     const int lq = seq_len(p.len_q, b, p.Sq), lkv = seq_len(p.len_kv, b, p.Skv);
     const float scale2 = p.scale * kLog2e;
-    const int nkq = (p.D + 7) / 8, ndv = (p.Dv + 7) / 8;
 
     int jlo, jhi;
     block_keys(p, m0, lq, lkv, BN, &jlo, &jhi);
@@ -84,8 +83,6 @@ __global__ void __launch_bounds__(128) sdpa_fwd_tf32(xk_sdpa p, int vec_q, int v
             s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
 #pragma unroll
         for (int kk = 0; kk < DP / 8; kk++) {
-            if (kk >= nkq)
-                break;
             const int c = kk * 8 + t4;
             uint32_t a[4] = {Qb[r0 * LD + c], Qb[(r0 + 8) * LD + c], Qb[r0 * LD + c + 4], Qb[(r0 + 8) * LD + c + 4]};
 #pragma unroll
@@ -114,8 +111,6 @@ __global__ void __launch_bounds__(128) sdpa_fwd_tf32(xk_sdpa p, int vec_q, int v
         }
 #pragma unroll
         for (int dt = 0; dt < DP / 8; dt++) {
-            if (dt >= ndv)
-                break;
 #pragma unroll
             for (int nt = 0; nt < NT; nt++) {
                 const float *vr = &Vc[(nt * 8 + 2 * t4) * LD + dt * 8 + g];
