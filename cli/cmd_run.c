@@ -7,6 +7,7 @@
 #include "data/data.h"
 #include "gpu/gpu.h"
 #include "ops/op.h"
+#include "run_gpu.h"
 #include "run_output.h"
 
 #include <errno.h>
@@ -412,9 +413,9 @@ int cmd_run(int argc, char **argv)
     if (s == XDNN_OK)
         s = run_state_alloc_results(&st, d);
     if (s == XDNN_OK && use_gpu) {
-        gpu_run_opts go = {.warmup = o.warmup, .iters = o.iters, .cuda_graph = o.cuda_graph, .force = o.engines,
-                           .nforce = o.nengines, .verbose = o.verbose, .log = stderr};
-        s = gpu_run(&st, &go, &rep, d);
+        run_gpu_opts go = {.warmup = o.warmup, .iters = o.iters, .cuda_graph = o.cuda_graph, .force = o.engines,
+                           .nforce = (size_t)o.nengines, .verbose = o.verbose};
+        s = run_gpu(g, &st, &go, &rep, d);
     } else if (s == XDNN_OK) {
         s = exec_cpu_run(&st, d);
     }

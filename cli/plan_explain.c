@@ -5,6 +5,7 @@
  * a described GPU, so it runs on a machine without one.  Public header only. */
 #include "plan_explain.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,13 +59,19 @@ xdnn_status plan_explain(xdnn_graph_t *g, const explain_opts *o, FILE *f)
     xdnn_diags_destroy(d);
     if (s != XDNN_OK)
         return s;
+    plan_explain_print(p, o->verbose, f);
+    xdnn_plan_destroy(p);
+    return XDNN_OK;
+}
+
+void plan_explain_print(const xdnn_plan_t *p, bool verbose, FILE *f)
+{
     size_t np = xdnn_plan_partition_count(p);
-    fprintf(f, "plan of graph %s for %s (%s backend%s): %zu partition%s, workspace %zu bytes\n", xdnn_graph_name(g),
-            xdnn_plan_device(p), xdnn_backend_name(xdnn_plan_backend(p)),
+    fprintf(f, "plan of graph %s for %s (%s backend%s): %zu partition%s, workspace %zu bytes\n",
+            xdnn_graph_name(xdnn_plan_graph((xdnn_plan_t *)(uintptr_t)p)), xdnn_plan_device(p),
+            xdnn_backend_name(xdnn_plan_backend(p)),
             xdnn_plan_executable(p) ? "" : ", selection only: not executable here", np, np == 1 ? "" : "s",
             xdnn_plan_workspace_size(p));
     for (size_t i = 0; i < np; i++)
-        print_partition(p, i, o->verbose, f);
-    xdnn_plan_destroy(p);
-    return XDNN_OK;
+        print_partition(p, i, verbose, f);
 }

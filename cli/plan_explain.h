@@ -14,7 +14,10 @@ typedef struct explain_opts {
     bool verbose;               /* also the engines that declined, with their reason */
 } explain_opts;
 
-/* Plan bound graph g and print the partitions, chosen engines and candidates to f. */
+/* Print p's device, partitions, chosen engines and candidates (verbose: also
+ * the engines that declined, with their reason) to f. */
+void plan_explain_print(const xdnn_plan_t *p, bool verbose, FILE *f);
+/* Plan bound graph g and print it as plan_explain_print does. */
 xdnn_status plan_explain(xdnn_graph_t *g, const explain_opts *o, FILE *f);
 
 #endif

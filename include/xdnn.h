@@ -291,6 +291,7 @@ typedef struct xdnn_partition_info {
     const char *knobs;               /* "" or "algo=2" */
     double tuned_ms;                 /* measured time of the choice; -1: chosen by the cost model */
     size_t ncandidates;
+    double flops, bytes;             /* the cost model's counts (0 where it has none, as on the CPU) */
 } xdnn_partition_info;
 
 /* An engine considered for a partition. */
@@ -326,6 +327,26 @@ typedef struct xdnn_tensor_binding {
  * surfaces at the caller's next synchronization.  CPU: runs to completion. */
 XDNN_API xdnn_status xdnn_plan_execute(const xdnn_plan_t *p, const xdnn_tensor_binding *bindings, size_t n,
                                        void *workspace, void *stream, xdnn_diags_t *diags);
+
+/* Run partitions [first, first + count) only — to time one partition, or to
+ * rerun the tail of a graph.  Bindings as for xdnn_plan_execute.  What those
+ * partitions read from earlier ones must already be in `workspace`: a full
+ * execute with the same workspace leaves it there.  CUDA only (the CPU
+ * backend keeps no intermediates between calls: XDNN_ERR_UNSUPPORTED). */
+XDNN_API xdnn_status xdnn_plan_execute_partitions(const xdnn_plan_t *p, size_t first, size_t count,
+                                                  const xdnn_tensor_binding *bindings, size_t n, void *workspace,
+                                                  void *stream, xdnn_diags_t *diags);
+
+/* What building (or loading) the plan cost. */
+typedef struct xdnn_plan_stats {
+    double build_ms;                 /* xdnn_plan_build or xdnn_plan_deserialize, wall time */
+    double context_ms;               /* of which opening the device (CUDA context creation) */
+    double compile_ms;               /* of which NVRTC compilation */
+    int kernels_compiled;            /* NVRTC compilations */
+    int kernels_cached;              /* kernels found in memory, on disk or in the plan */
+} xdnn_plan_stats;
+
+XDNN_API xdnn_status xdnn_plan_get_stats(const xdnn_plan_t *p, xdnn_plan_stats *out);
 
 /* Fill host buffer `host` (tensor's bytes, in its dtype and layout) with the
  * values the graph's initializer gives tensor `name` (randn, load(...), ...):

@@ -88,6 +88,8 @@ static xdnn_status restore_choices(xdnn_plan_t *p, gplan *pl, const gpu_device *
         }
         g->engine = eng;
         g->knobs = arena_strdup(pl->g->ar, q->knobs);
+        p->parts[i].flops = g->flops;
+        p->parts[i].bytes = g->bytes;
         g->ws_bytes = eng->workspace(pl, g, dev);
     }
     return XDNN_OK;
@@ -150,6 +152,8 @@ static xdnn_status record_choices(xdnn_plan_t *p, const gplan *pl)
         q->name = strdup(g->name);
         q->ops = ops_of(pl, g);
         q->tuned_ms = -1;
+        q->flops = g->flops;
+        q->bytes = g->bytes;
         snprintf(q->engine, sizeof q->engine, "%s", g->engine->name);
         snprintf(q->knobs, sizeof q->knobs, "%s", g->knobs ? g->knobs : "");
         q->cands = calloc((size_t)g->ncands + 1, sizeof *q->cands);
@@ -273,13 +277,17 @@ static xdnn_status cuda_prepare(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn
                 c->cstats.compile_ms, c->cstats.mem_hits, c->cstats.disk_hits);
     if (s == XDNN_OK && p->nblobs == 0)
         s = keep_modules(p, mark);
+    p->compile_ms = c->cstats.compile_ms;
+    p->kernels_compiled = c->cstats.compiled;
+    p->kernels_cached = c->cstats.mem_hits + c->cstats.disk_hits;
     cp->built = p->executable = s == XDNN_OK;
     return s;
 }
 
 enum { STACK_PTRS = 512 };
 
-static xdnn_status cuda_execute(const xdnn_plan_t *p, void *const *ptr, void *ws, void *stream, xdnn_diags_t *d)
+static xdnn_status cuda_execute(const xdnn_plan_t *p, int first, int count, void *const *ptr, void *ws, void *stream,
+                                xdnn_diags_t *d)
 {
     const cuda_plan *cp = p->exec;
     if (!cp || !cp->built)
@@ -303,7 +311,7 @@ static xdnn_status cuda_execute(const xdnn_plan_t *p, void *const *ptr, void *ws
             c.dptr[t] = NULL;
     }
     xdnn_status s = XDNN_OK;
-    for (int i = 0; i < pl->nparts && s == XDNN_OK; i++)
+    for (int i = first; i < first + count && s == XDNN_OK; i++)
         s = pl->parts[i].engine->execute(&c, &pl->parts[i], c.stream, d);
     if (c.dptr != local)
         free(c.dptr);

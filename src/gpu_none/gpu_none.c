@@ -93,9 +93,10 @@ static xdnn_status none_prepare(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn
     return XDNN_ERR_DEVICE;
 }
 
-static xdnn_status none_execute(const xdnn_plan_t *p, void *const *ptr, void *ws, void *stream, xdnn_diags_t *d)
+static xdnn_status none_execute(const xdnn_plan_t *p, int first, int count, void *const *ptr, void *ws, void *stream,
+                                xdnn_diags_t *d)
 {
-    (void)p, (void)ptr, (void)ws, (void)stream;
+    (void)p, (void)first, (void)count, (void)ptr, (void)ws, (void)stream;
     diag_error(d, XDNN_ERR_DEVICE, xloc_none(), "xdnn was built without CUDA; use the CPU backend");
     return XDNN_ERR_DEVICE;
 }

@@ -35,9 +35,11 @@ typedef struct plan_backend {
      * lay out the workspace, compile and build.  Fills p->parts (when not
      * restoring), p->ws and p->exec, and sets p->executable when it built. */
     xdnn_status (*prepare)(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn_diags_t *d);
-    /* Run once: ptr[i] is the address of IR tensor i (NULL for every tensor the
-     * caller does not bind).  No allocation on the device, no synchronization. */
-    xdnn_status (*execute)(const xdnn_plan_t *p, void *const *ptr, void *ws, void *stream, xdnn_diags_t *d);
+    /* Run partitions [first, first + count): ptr[i] is the address of IR
+     * tensor i (NULL for every tensor the caller does not bind).  No
+     * allocation on the device, no synchronization. */
+    xdnn_status (*execute)(const xdnn_plan_t *p, int first, int count, void *const *ptr, void *ws, void *stream,
+                           xdnn_diags_t *d);
     void (*release)(xdnn_plan_t *p);
 } plan_backend;
 

@@ -51,8 +51,15 @@ static xdnn_status cpu_prepare(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn_
     return XDNN_OK;
 }
 
-static xdnn_status cpu_execute(const xdnn_plan_t *p, void *const *ptr, void *ws, void *stream, xdnn_diags_t *d)
+static xdnn_status cpu_execute(const xdnn_plan_t *p, int first, int count, void *const *ptr, void *ws, void *stream,
+                               xdnn_diags_t *d)
 {
+    if (first != 0 || count != p->nparts) {
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(),
+                   "the CPU backend runs whole plans (it keeps no intermediates between calls): partitions %d..%d "
+                   "of %d asked", first, first + count - 1, p->nparts);
+        return XDNN_ERR_UNSUPPORTED;
+    }
     run_state st;
     xdnn_status s = run_state_init(&st, p->g, ".");
     if (s != XDNN_OK)

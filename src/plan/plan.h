@@ -36,6 +36,7 @@ typedef struct plan_part {
     int candidates;        /* ways that were (or could be) timed */
     double tuned_ms;       /* -1: chosen by heuristics */
     bool from_cache;       /* the choice came from the tune cache */
+    double flops, bytes;   /* the cost model's counts (0: none) */
     plan_candidate *cands; /* every engine asked (may be empty in a loaded plan) */
     int ncands;
 } plan_part;
@@ -70,6 +71,9 @@ struct xdnn_plan {
     xgraph *g;
     double load_ms;        /* deserialize: parse + bind + restore time, context creation excluded */
     double context_ms;     /* of which the backend spent opening the device (CUDA context) */
+    double build_ms;       /* plan_build or deserialize, wall time */
+    double compile_ms;     /* NVRTC time in prepare */
+    int kernels_compiled, kernels_cached;
     /* execution (plan_exec.c, backend.h) */
     const struct plan_backend *be;   /* NULL: not executable (a foreign plan loaded to inspect) */
     void *exec;                      /* the backend's plan-time state */

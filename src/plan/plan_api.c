@@ -102,7 +102,8 @@ xdnn_status xdnn_plan_deserialize(const void *data, size_t len, unsigned flags, 
         xdnn_plan_destroy(p);
         return s;
     }
-    p->load_ms = now_ms() - t0 - p->context_ms;
+    p->build_ms = now_ms() - t0;
+    p->load_ms = p->build_ms - p->context_ms;
     *out = p;
     return XDNN_OK;
 }

@@ -133,13 +133,25 @@ static xdnn_status sign_parts(xdnn_plan_t *p)
     return XDNN_OK;
 }
 
-/* tf32 as the options say: written into the specialized module, so a saved
- * plan keeps it. */
-static xdnn_status apply_tf32(xdnn_plan_t *p, int tf32, xdnn_diags_t *d)
+/* What the caller set on the bound graph after binding (a seed override, the
+ * tensors to keep) and tf32 as the options say: the seed and tf32 are
+ * written into the specialized module, so a saved plan keeps them; `keep`
+ * (report an intermediate) is a property of this plan only. */
+static xdnn_status apply_overrides(xdnn_plan_t *p, const xgraph *src, int tf32, xdnn_diags_t *d)
 {
-    if (tf32 < 0 || (bool)tf32 == p->g->rtf32)
+    for (size_t i = 0; i < src->ntensors; i++)
+        if (src->tensors[i].keep) {
+            int t = ir_find_tensor(p->g, src->tensors[i].name);
+            if (t >= 0)
+                p->g->tensors[t].keep = true;
+        }
+    bool new_tf32 = tf32 >= 0 && (bool)tf32 != p->g->rtf32, new_seed = src->rseed != p->g->rseed;
+    if (!new_tf32 && !new_seed)
         return XDNN_OK;
-    p->g->ctx_tf32 = expr_bool(p->m->ar, tf32 != 0, xloc_none());
+    if (new_tf32)
+        p->g->ctx_tf32 = expr_bool(p->m->ar, tf32 != 0, xloc_none());
+    if (new_seed)
+        p->g->ctx_seed = expr_int(p->m->ar, (int64_t)src->rseed, xloc_none());
     xdnn_status s = xdnn_graph_bind(p->g, NULL, 0, d);
     if (s != XDNN_OK)
         return s;
@@ -190,6 +202,8 @@ xdnn_status plan_build(const xgraph *g, const xdnn_plan_options *o, FILE *log, x
                    be ? why : "unknown backend");
         return XDNN_ERR_DEVICE;
     }
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     xdnn_plan_t *p = calloc(1, sizeof *p);
     if (!p)
         return XDNN_ERR_NOMEM;
@@ -215,7 +229,7 @@ xdnn_status plan_build(const xgraph *g, const xdnn_plan_options *o, FILE *log, x
     if (s == XDNN_OK)
         s = plan_parse_graph(p->module_json, p->graph_name, &p->m, &p->g, d);
     if (s == XDNN_OK)
-        s = apply_tf32(p, o->tf32, d);
+        s = apply_overrides(p, g, o->tf32, d);
     if (s == XDNN_OK)
         s = plan_collect_tensors(p);
     bool measured = o->heuristic != XDNN_HEUR_FAST || be->id == XDNN_BACKEND_CPU;
@@ -239,6 +253,9 @@ xdnn_status plan_build(const xgraph *g, const xdnn_plan_options *o, FILE *log, x
         xdnn_plan_destroy(p);
         return s;
     }
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    p->build_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
     *out = p;
     return XDNN_OK;
 }

@@ -133,7 +133,8 @@ xdnn_status xdnn_plan_partition(const xdnn_plan_t *p, size_t i, xdnn_partition_i
         return XDNN_ERR_USAGE;
     const plan_part *q = &p->parts[i];
     *out = (xdnn_partition_info){.name = q->name, .ops = q->ops ? q->ops : "", .engine = q->engine,
-                                 .knobs = q->knobs, .tuned_ms = q->tuned_ms, .ncandidates = (size_t)q->ncands};
+                                 .knobs = q->knobs, .tuned_ms = q->tuned_ms, .ncandidates = (size_t)q->ncands,
+                                 .flops = q->flops, .bytes = q->bytes};
     return XDNN_OK;
 }
 
@@ -151,8 +152,8 @@ xdnn_status xdnn_plan_candidate(const xdnn_plan_t *p, size_t part, size_t i, xdn
 
 enum { STACK_TENSORS = 256 };
 
-xdnn_status xdnn_plan_execute(const xdnn_plan_t *p, const xdnn_tensor_binding *b, size_t n, void *workspace,
-                              void *stream, xdnn_diags_t *d)
+static xdnn_status execute_range(const xdnn_plan_t *p, size_t first, size_t count, const xdnn_tensor_binding *b,
+                                 size_t n, void *workspace, void *stream, xdnn_diags_t *d)
 {
     if (!p || (n && !b)) {
         diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_execute: %s is NULL", p ? "bindings" : "plan");
@@ -209,10 +210,37 @@ xdnn_status xdnn_plan_execute(const xdnn_plan_t *p, const xdnn_tensor_binding *b
             s = XDNN_ERR_USAGE;
         }
     if (s == XDNN_OK)
-        s = p->be->execute(p, ptr, workspace, stream, d);
+        s = p->be->execute(p, (int)first, (int)count, ptr, workspace, stream, d);
     if (ptr != local)
         free(ptr);
     return s;
+}
+
+xdnn_status xdnn_plan_execute(const xdnn_plan_t *p, const xdnn_tensor_binding *b, size_t n, void *workspace,
+                              void *stream, xdnn_diags_t *d)
+{
+    return execute_range(p, 0, p ? (size_t)p->nparts : 0, b, n, workspace, stream, d);
+}
+
+xdnn_status xdnn_plan_execute_partitions(const xdnn_plan_t *p, size_t first, size_t count,
+                                         const xdnn_tensor_binding *b, size_t n, void *workspace, void *stream,
+                                         xdnn_diags_t *d)
+{
+    if (p && (first > (size_t)p->nparts || count > (size_t)p->nparts - first)) {
+        diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_execute_partitions: partitions %zu..+%zu are not in "
+                   "0..%d", first, count, p->nparts - 1);
+        return XDNN_ERR_USAGE;
+    }
+    return execute_range(p, first, count, b, n, workspace, stream, d);
+}
+
+xdnn_status xdnn_plan_get_stats(const xdnn_plan_t *p, xdnn_plan_stats *out)
+{
+    if (!p || !out)
+        return XDNN_ERR_USAGE;
+    *out = (xdnn_plan_stats){.build_ms = p->build_ms, .context_ms = p->context_ms, .compile_ms = p->compile_ms,
+                             .kernels_compiled = p->kernels_compiled, .kernels_cached = p->kernels_cached};
+    return XDNN_OK;
 }
 
 xdnn_status xdnn_plan_fill_tensor(const xdnn_plan_t *p, const char *name, void *host, size_t bytes,

@@ -348,6 +348,31 @@ int main(void)
               bad_at < n ? (double)want[bad_at] : 0.0);
     }
 
+    /* partition by partition after a full execute: the same bits on CUDA; the
+     * CPU runs whole plans only */
+    {
+        xdnn_tensor_binding bind[MAXT];
+        bind_all(&b, bind);
+        size_t np = xdnn_plan_partition_count(p);
+        xdnn_diags_t *e = xdnn_diags_create();
+        CHECK(xdnn_plan_execute_partitions(p, np, 1, bind, b.n, b.ws, NULL, e) == XDNN_ERR_USAGE);
+        CHECK(xdnn_plan_execute_partitions(p, 0, np, bind, b.n, b.ws, NULL, e) == XDNN_OK);
+        xdnn_status one = XDNN_OK;
+        for (size_t i = 0; i < np && one == XDNN_OK; i++)
+            one = xdnn_plan_execute_partitions(p, i, 1, bind, b.n, b.ws, NULL, e);
+        CHECK(on_cuda(p) ? one == XDNN_OK : one == XDNN_ERR_UNSUPPORTED || np == 1);
+        xdnn_diags_destroy(e);
+        buffers once;
+        CHECK(buffers_make(p, &once));
+        for (size_t i = 0; i < b.n; i++)
+            if (b.info[i].is_output)
+                copy(p, once.host[i], b.ptr[i], b.info[i].bytes, false);
+        CHECK(same_bits(&b, &once));
+        buffers_free(p, &once);
+        xdnn_plan_stats st;
+        CHECK(xdnn_plan_get_stats(p, &st) == XDNN_OK && st.build_ms > 0 && st.compile_ms >= 0);
+    }
+
     /* executing again gives the same bits; so does a plan loaded from bytes */
     buffers again;
     CHECK(buffers_make(p, &again) && run(p, &again, NULL) == XDNN_OK && same_bits(&b, &again));

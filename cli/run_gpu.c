@@ -1,0 +1,229 @@
+/* run_gpu.c — `xdnn run --device gpu` as a client of the public plan API:
+ * build the plan once (forced engines; -v prints its partitions and
+ * candidates from the plan's records), copy the run state's inputs to the
+ * device, execute once and check it, time the whole execute and each
+ * partition alone (xdnn_plan_execute_partitions) with CUDA events, optionally
+ * replay the execute captured as a CUDA graph, and hand the first execute's
+ * outputs back to the run state. */
+#include "run_gpu.h"
+
+#include "plan_explain.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if XDNN_HAVE_CUDA
+#include <cuda_runtime.h>
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* median, min, max and p90 (nearest rank) of n times, sorted in place */
+static void summarize(float *ms, int n, gpu_partition_report *r)
+{
+    qsort(ms, (size_t)n, sizeof *ms, cmp_float);
+    r->ms_min = ms[0];
+    r->ms_max = ms[n - 1];
+    r->ms_median = n % 2 ? (double)ms[n / 2] : 0.5 * ((double)ms[n / 2 - 1] + (double)ms[n / 2]);
+    r->ms_p90 = ms[(9 * n + 9) / 10 - 1];
+}
+
+static xdnn_status cuda_error(cudaError_t e, const char *what, xdnn_diags_t *d)
+{
+    if (e == cudaSuccess)
+        return XDNN_OK;
+    fprintf(stderr, "xdnn run: %s failed: %s: %s\n", what, cudaGetErrorName(e), cudaGetErrorString(e));
+    (void)d;
+    return e == cudaErrorMemoryAllocation ? XDNN_ERR_NOMEM : XDNN_ERR_DEVICE;
+}
+#define CU(call, what)                                    \
+    do {                                                  \
+        if ((s = cuda_error((call), (what), d)) != XDNN_OK) \
+            goto done;                                    \
+    } while (0)
+
+typedef struct timing {
+    const xdnn_plan_t *p;
+    xdnn_tensor_binding *bind;
+    size_t n;
+    void *ws;
+    cudaStream_t stream;
+    cudaEvent_t ev[2];
+} timing;
+
+/* Time `iters` runs of partitions [first, first + count) (the whole plan when
+ * count is 0) after `warmup` untimed ones. */
+static xdnn_status time_runs(timing *t, size_t first, size_t count, int warmup, int iters, float *ms,
+                             xdnn_diags_t *d)
+{
+    xdnn_status s = XDNN_OK;
+    for (int it = 0; it < warmup + iters && s == XDNN_OK; it++) {
+        if (it >= warmup)
+            CU(cudaEventRecord(t->ev[0], t->stream), "cudaEventRecord");
+        s = count ? xdnn_plan_execute_partitions(t->p, first, count, t->bind, t->n, t->ws, t->stream, d)
+                  : xdnn_plan_execute(t->p, t->bind, t->n, t->ws, t->stream, d);
+        if (s == XDNN_OK && it >= warmup) {
+            CU(cudaEventRecord(t->ev[1], t->stream), "cudaEventRecord");
+            CU(cudaEventSynchronize(t->ev[1]), "cudaEventSynchronize");
+            CU(cudaEventElapsedTime(&ms[it - warmup], t->ev[0], t->ev[1]), "cudaEventElapsedTime");
+        }
+    }
+done:
+    return s;
+}
+
+/* The execute captured once as a CUDA graph, replayed `iters` times. */
+static xdnn_status time_graph(timing *t, int warmup, int iters, float *ms, xdnn_diags_t *d)
+{
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    xdnn_status s;
+    CU(cudaStreamBeginCapture(t->stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    s = xdnn_plan_execute(t->p, t->bind, t->n, t->ws, t->stream, d);
+    cudaError_t e = cudaStreamEndCapture(t->stream, &graph);
+    if (s != XDNN_OK)
+        goto done;
+    CU(e, "cudaStreamEndCapture");
+    CU(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    for (int it = 0; it < warmup + iters; it++) {
+        CU(cudaEventRecord(t->ev[0], t->stream), "cudaEventRecord");
+        CU(cudaGraphLaunch(exec, t->stream), "cudaGraphLaunch");
+        CU(cudaEventRecord(t->ev[1], t->stream), "cudaEventRecord");
+        CU(cudaEventSynchronize(t->ev[1]), "cudaEventSynchronize");
+        if (it >= warmup)
+            CU(cudaEventElapsedTime(&ms[it - warmup], t->ev[0], t->ev[1]), "cudaEventElapsedTime");
+    }
+done:
+    if (exec)
+        cudaGraphExecDestroy(exec);
+    if (graph)
+        cudaGraphDestroy(graph);
+    return s;
+}
+
+static char *dup_str(const char *s) { return strdup(s ? s : ""); }
+
+xdnn_status run_gpu(xdnn_graph_t *g, run_state *st, const run_gpu_opts *o, gpu_report *rep, xdnn_diags_t *d)
+{
+    memset(rep, 0, sizeof *rep);
+    xdnn_plan_options po;
+    xdnn_plan_options_init(&po);
+    po.backend = XDNN_BACKEND_CUDA;
+    po.force = o->force;
+    po.nforce = o->nforce;
+    xdnn_plan_t *p = NULL;
+    xdnn_status s = xdnn_plan_build(g, &po, d, &p);
+    if (s != XDNN_OK)
+        return s;
+    if (o->verbose)
+        plan_explain_print(p, true, stderr);
+    size_t n = xdnn_plan_tensor_count(p), np = xdnn_plan_partition_count(p);
+    int warmup = o->warmup > 0 ? o->warmup : 0, iters = o->iters > 0 ? o->iters : 1;
+    timing t = {.p = p, .n = n};
+    xdnn_tensor_binding *bind = calloc(n + 1, sizeof *bind);
+    host_tensor **host = calloc(n + 1, sizeof *host);
+    float *ms = calloc((size_t)iters, sizeof *ms);
+    t.bind = bind;
+    if (!bind || !host || !ms) {
+        s = XDNN_ERR_NOMEM;
+        goto done;
+    }
+    /* every bindable tensor on the device: inputs copied in, outputs poisoned
+     * (all-ones bytes are NaN in f32/f16/bf16) */
+    for (size_t i = 0; i < n; i++) {
+        xdnn_tensor_info ti;
+        xdnn_plan_tensor(p, i, &ti);
+        int ir = ir_find_tensor(st->g, ti.name);
+        host[i] = ir >= 0 ? &st->tensors[ir] : NULL;
+        bind[i] = (xdnn_tensor_binding){.name = ti.name, .id = -1};
+        if (!host[i] || !host[i]->data || host[i]->bytes < ti.bytes) {
+            fprintf(stderr, "xdnn run: internal error: no host buffer of %zu bytes for '%s'\n", ti.bytes, ti.name);
+            s = XDNN_ERR_INTERNAL;
+            goto done;
+        }
+        CU(cudaMalloc(&bind[i].ptr, ti.bytes ? ti.bytes : 1), "cudaMalloc");
+        if (ti.is_output)
+            CU(cudaMemset(bind[i].ptr, 0xff, ti.bytes), "cudaMemset");
+        else
+            CU(cudaMemcpy(bind[i].ptr, host[i]->data, ti.bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+    }
+    if (xdnn_plan_workspace_size(p))
+        CU(cudaMalloc(&t.ws, xdnn_plan_workspace_size(p)), "cudaMalloc (workspace)");
+    CU(cudaStreamCreateWithFlags(&t.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    CU(cudaEventCreate(&t.ev[0]), "cudaEventCreate");
+    CU(cudaEventCreate(&t.ev[1]), "cudaEventCreate");
+
+    /* one checked run first: errors surface here, not inside timing */
+    if ((s = xdnn_plan_execute(p, bind, n, t.ws, t.stream, d)) != XDNN_OK)
+        goto done;
+    CU(cudaStreamSynchronize(t.stream), "the first execute");
+    for (size_t i = 0; i < n; i++) {
+        xdnn_tensor_info ti;
+        xdnn_plan_tensor(p, i, &ti);
+        if (ti.is_output)
+            CU(cudaMemcpy(host[i]->data, bind[i].ptr, ti.bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    }
+
+    xdnn_plan_stats stats;
+    xdnn_plan_get_stats(p, &stats);
+    snprintf(rep->device, sizeof rep->device, "%s", xdnn_plan_device(p));
+    rep->plan_ms = stats.build_ms;
+    rep->compile_ms = stats.compile_ms;
+    rep->parts = calloc(np + 1, sizeof *rep->parts);
+    if (!rep->parts) {
+        s = XDNN_ERR_NOMEM;
+        goto done;
+    }
+    for (size_t i = 0; i < np && s == XDNN_OK; i++) {
+        xdnn_partition_info pi;
+        xdnn_plan_partition(p, i, &pi);
+        gpu_partition_report *r = &rep->parts[rep->nparts++];
+        r->name = dup_str(pi.name);
+        r->engine = dup_str(pi.engine);
+        r->detail = dup_str(pi.knobs);
+        r->flops = pi.flops;
+        r->bytes = pi.bytes;
+        if ((s = time_runs(&t, i, 1, warmup, iters, ms, d)) == XDNN_OK)
+            summarize(ms, iters, r);
+    }
+    if (s == XDNN_OK)
+        s = o->cuda_graph ? time_graph(&t, warmup, iters, ms, d) : time_runs(&t, 0, 0, warmup > 0, iters, ms, d);
+    if (s == XDNN_OK) {
+        gpu_partition_report total;
+        summarize(ms, iters, &total);
+        rep->total_ms = total.ms_median;
+    }
+done:
+    if (t.stream)
+        cudaStreamSynchronize(t.stream);
+    for (size_t i = 0; bind && i < n; i++)
+        cudaFree(bind[i].ptr);
+    cudaFree(t.ws);
+    if (t.ev[0])
+        cudaEventDestroy(t.ev[0]);
+    if (t.ev[1])
+        cudaEventDestroy(t.ev[1]);
+    if (t.stream)
+        cudaStreamDestroy(t.stream);
+    free(bind);
+    free(host);
+    free(ms);
+    xdnn_plan_destroy(p);
+    return s;
+}
+
+#else
+
+xdnn_status run_gpu(xdnn_graph_t *g, run_state *st, const run_gpu_opts *o, gpu_report *rep, xdnn_diags_t *d)
+{
+    (void)g, (void)st, (void)o;
+    memset(rep, 0, sizeof *rep);
+    fprintf(stderr, "xdnn run: xdnn was built without CUDA; use --device cpu\n");
+    (void)d;
+    return XDNN_ERR_DEVICE;
+}
+
+#endif
