@@ -363,31 +363,27 @@ template <typename T, int DP> cudaError_t launch_bwd(const xk_sdpa &p, cudaStrea
 
 template <typename T> cudaError_t launch_bwd_t(const xk_sdpa &p, cudaStream_t s)
 {
+#define XK_CASE(n) \
+    case n: return launch_bwd<T, n>(p, s);
     switch (dp_bucket(p.D > p.Dv ? p.D : p.Dv)) {
-    case 32: return launch_bwd<T, 32>(p, s);
-    case 64: return launch_bwd<T, 64>(p, s);
-    case 96: return launch_bwd<T, 96>(p, s);
-    case 128: return launch_bwd<T, 128>(p, s);
-    case 160: return launch_bwd<T, 160>(p, s);
-    case 192: return launch_bwd<T, 192>(p, s);
-    default: return launch_bwd<T, 256>(p, s);
+        XK_SDPA_BUCKETS(XK_CASE)
+    default: return cudaErrorInvalidValue;
     }
+#undef XK_CASE
 }
 
 } // namespace
 
 extern "C" int xk_sdpa_bwd_mma_smem(int D, int Dv)
 {
-    int a, b;
+    int a = 1 << 30, b = 0;
+#define XK_CASE(n) \
+    case n: a = bwd_cfg<n>::SMEM_DQ, b = bwd_cfg<n>::SMEM_KV; break;
     switch (dp_bucket(D > Dv ? D : Dv)) {
-    case 32: a = bwd_cfg<32>::SMEM_DQ, b = bwd_cfg<32>::SMEM_KV; break;
-    case 64: a = bwd_cfg<64>::SMEM_DQ, b = bwd_cfg<64>::SMEM_KV; break;
-    case 96: a = bwd_cfg<96>::SMEM_DQ, b = bwd_cfg<96>::SMEM_KV; break;
-    case 128: a = bwd_cfg<128>::SMEM_DQ, b = bwd_cfg<128>::SMEM_KV; break;
-    case 160: a = bwd_cfg<160>::SMEM_DQ, b = bwd_cfg<160>::SMEM_KV; break;
-    case 192: a = bwd_cfg<192>::SMEM_DQ, b = bwd_cfg<192>::SMEM_KV; break;
-    default: a = bwd_cfg<256>::SMEM_DQ, b = bwd_cfg<256>::SMEM_KV; break;
+        XK_SDPA_BUCKETS(XK_CASE)
+    default: break;
     }
+#undef XK_CASE
     return a > b ? a : b;
 }
 

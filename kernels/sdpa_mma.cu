@@ -8,7 +8,7 @@
 //      ldmatrix.trans), online softmax in registers (exp2 domain), per-element
 //      masks only on tiles that cross a boundary.
 //      v2 (2026-11-23): any D, Dv <= 256.  Both head dims are padded up to the
-//      bucket DP (32, 64, 96, 128, 160, 192, 256) in shared memory with zeros;
+//      bucket DP (32, 48, 64, 80, 96, 128, 160, 192, 256) in shared memory with zeros;
 //      the padding is multiplied like data (a run-time skip of those k-steps
 //      and n-tiles broke the unrolled loops and cost 15% at D = 128), o is
 //      stored only for d < Dv.  DP <= 128: Q
@@ -163,30 +163,26 @@ cudaError_t launch_dp(const xk_sdpa &p, dim3 grid, cudaStream_t s, bool split, i
 
 template <typename T> cudaError_t launch_t(const xk_sdpa &p, dim3 grid, cudaStream_t s, bool split, int vq, int vk, int vv)
 {
+#define XK_CASE(n) \
+    case n: return launch_dp<T, n>(p, grid, s, split, vq, vk, vv);
     switch (dp_bucket(p.D > p.Dv ? p.D : p.Dv)) {
-    case 32: return launch_dp<T, 32>(p, grid, s, split, vq, vk, vv);
-    case 64: return launch_dp<T, 64>(p, grid, s, split, vq, vk, vv);
-    case 96: return launch_dp<T, 96>(p, grid, s, split, vq, vk, vv);
-    case 128: return launch_dp<T, 128>(p, grid, s, split, vq, vk, vv);
-    case 160: return launch_dp<T, 160>(p, grid, s, split, vq, vk, vv);
-    case 192: return launch_dp<T, 192>(p, grid, s, split, vq, vk, vv);
-    default: return launch_dp<T, 256>(p, grid, s, split, vq, vk, vv);
+        XK_SDPA_BUCKETS(XK_CASE)
+    default: return cudaErrorInvalidValue;
     }
+#undef XK_CASE
 }
 
 } // namespace
 
 extern "C" int xk_sdpa_fwd_mma_smem(int D, int Dv)
 {
+#define XK_CASE(n) \
+    case n: return fwd_cfg<n>::SMEM;
     switch (dp_bucket(D > Dv ? D : Dv)) {
-    case 32: return fwd_cfg<32>::SMEM;
-    case 64: return fwd_cfg<64>::SMEM;
-    case 96: return fwd_cfg<96>::SMEM;
-    case 128: return fwd_cfg<128>::SMEM;
-    case 160: return fwd_cfg<160>::SMEM;
-    case 192: return fwd_cfg<192>::SMEM;
-    default: return fwd_cfg<256>::SMEM;
+        XK_SDPA_BUCKETS(XK_CASE)
+    default: return 1 << 30;
     }
+#undef XK_CASE
 }
 
 extern "C" int xk_sdpa_fwd_mma(const xk_sdpa *p, void *stream)

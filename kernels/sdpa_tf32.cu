@@ -12,7 +12,7 @@
 //      where A wants t4, t4+4, so the k order inside each 8-key step is
 //      permuted (k = t4 <-> key 2t4, k = t4 + 4 <-> key 2t4 + 1) and V's B
 //      fragment reads the same permuted rows: no shuffles.
-//      DP: the head dims padded (zero-filled) to 32..256; BN = 32 keys per
+//      DP: the head dims padded (zero-filled) to a bucket 32..256; BN = 32 keys per
 //      tile; rows padded by 4 floats so every fragment read hits 32 banks.
 #include "sdpa_common.cuh"
 
@@ -157,14 +157,12 @@ extern "C" int xk_sdpa_fwd_tf32(const xk_sdpa *p, void *stream)
     dim3 grid((unsigned)((p->Sq + kBM - 1) / kBM), (unsigned)(p->B * p->Hq));
     int vq = vec_ok(p->q, p->D, 4), vk = vec_ok(p->k, p->D, 4), vv = vec_ok(p->v, p->Dv, 4);
     cudaError_t e;
+#define XK_CASE(n) \
+    case n: e = launch_tf32<n>(*p, grid, s, vq, vk, vv); break;
     switch (dp_bucket(p->D > p->Dv ? p->D : p->Dv)) {
-    case 32: e = launch_tf32<32>(*p, grid, s, vq, vk, vv); break;
-    case 64: e = launch_tf32<64>(*p, grid, s, vq, vk, vv); break;
-    case 96: e = launch_tf32<96>(*p, grid, s, vq, vk, vv); break;
-    case 128: e = launch_tf32<128>(*p, grid, s, vq, vk, vv); break;
-    case 160: e = launch_tf32<160>(*p, grid, s, vq, vk, vv); break;
-    case 192: e = launch_tf32<192>(*p, grid, s, vq, vk, vv); break;
-    default: e = launch_tf32<256>(*p, grid, s, vq, vk, vv); break;
+        XK_SDPA_BUCKETS(XK_CASE)
+    default: e = cudaErrorInvalidValue; break;
     }
+#undef XK_CASE
     return (int)e;
 }

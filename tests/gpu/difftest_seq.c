@@ -377,6 +377,11 @@ static void run_case(int i, dh_outcome *out)
     for (size_t k = 0; k < g->noutputs; k++) {
         dh_rule rule = {.require_nonzero = true};
         dh_default_tolerance(g, g->outputs[k], &rule.rtol, &rule.atol);
+        /* atol alone would pass small outputs (dq, dk ~1e-3) wholesale: the
+         * norm must also hold METHOD.md's bound for 16-bit inputs with f32
+         * accumulation (worst seen on the H100: 3.8e-3, bf16 dq). */
+        if (strncmp(c->id, "sdpa", 4) == 0)
+            rule.max_rel_norm = 1e-2;
         if (strstr(c->id, "tf32")) { /* tf32: 10-bit mantissa q, k, v, P: ~1e-3 relative (METHOD.md) */
             rule.rtol = 5e-3;
             rule.atol = 1e-2;
