@@ -290,11 +290,13 @@ static bool bwd_supports(const gplan *pl, const gpart *p, const gpu_device *dev,
 }
 
 /* Rates the kernels reach, roughly (TFLOP/s of the op's own flop count on an
- * H100, bench/RESULTS-sdpa.md): tensor cores vs f32 warp-per-row loops. */
-static double flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 150.0); }
-static double tf32_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 60.0); }
+ * H100, bench/RESULTS-sdpa.md 2026-11-23: sdpa_flash 90-150, sdpa_bwd_flash
+ * 25-75; sdpa_flash_tf32 not timed yet: a guess at half of sdpa_flash's rate,
+ * still 10x the f32 warp-per-row loops). */
+static double flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 110.0); }
+static double tf32_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 50.0); }
 static double naive_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 4.0); }
-static double bwd_flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 80.0); }
+static double bwd_flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 50.0); }
 static double bwd_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 3.0); }
 
 static size_t no_ws(const gplan *pl, const gpart *p, const gpu_device *dev) { return 0; }
