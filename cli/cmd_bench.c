@@ -599,7 +599,7 @@ int cmd_bench(int argc, char **argv)
     if (status == XDNN_OK)
         bench_output_begin(out, &o);
     for (int i = 0; status == XDNN_OK && i < nspecs; i++)
-        for (int k = 0; k < ncases[i]; k++) {
+        for (int k = 0; status == XDNN_OK && k < ncases[i]; k++) {
             if (progress)
                 fprintf(stderr, "\r[%d/%d] %s\033[K", ++done_n, total, specs[i].path ? specs[i].path : specs[i].problem);
             bench_result res;
@@ -613,6 +613,10 @@ int cmd_bench(int argc, char **argv)
                         res.key, 100 * (res.max_ms - res.min_ms) / res.median_ms);
             bench_output_case(out, &o, &res);
             fflush(out);
+            /* Rows that cannot reach stdout make the rest of the sweep pointless:
+             * stop; main() reports the write error and exits 5. */
+            if (out == stdout && ferror(out) && status == XDNN_OK)
+                status = XDNN_ERR_IO;
             if (res.code == XDNN_OK)
                 passed++;
             else if (res.code == XDNN_ERR_UNSUPPORTED)

@@ -1,6 +1,7 @@
 /* main.c — the xdnn command: dispatch to a subcommand. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,7 +32,27 @@ static void usage(FILE *f)
     fprintf(f, "\n'xdnn <command> --help' describes a command; 'man xdnn' has the exit codes.\n");
 }
 
-int main(int argc, char **argv)
+/* Every byte a command printed must have reached stdout: a full disk, a closed
+ * descriptor or /dev/full turn a successful exit into XDNN_ERR_IO.  Checked once
+ * here, after the command returns, so no command can forget it; stdio keeps the
+ * error flag from a failed write in the middle of a large output, and the final
+ * flush catches one in the last buffer.  An exit code already set by the
+ * command stays (it names the first error). */
+static int finish_stdout(int rc)
+{
+    errno = 0;
+    bool flush_failed = fflush(stdout) != 0;
+    int err = errno;
+    if (!flush_failed && !ferror(stdout))
+        return rc;
+    if (flush_failed && err)
+        fprintf(stderr, "xdnn: error writing to stdout: %s\n", strerror(err));
+    else
+        fprintf(stderr, "xdnn: error writing to stdout (output was lost)\n");
+    return rc == XDNN_OK ? XDNN_ERR_IO : rc;
+}
+
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
@@ -52,4 +73,9 @@ int main(int argc, char **argv)
     fprintf(stderr, "xdnn: unknown command '%s'\n", cmd);
     usage(stderr);
     return XDNN_ERR_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    return finish_stdout(dispatch(argc, argv));
 }

@@ -133,7 +133,10 @@ xdnn_status file_write_atomic(const char *path, const void *data, size_t len, xd
 {
     if (strcmp(path, "-") == 0) {
         if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
-            diag_error(d, XDNN_ERR_IO, xloc_none(), "cannot write to stdout");
+            diag_error(d, XDNN_ERR_IO, xloc_none(), "cannot write to stdout: %s", strerror(errno));
+            /* Reported: the command-line's final check of stdout (cli/main.c)
+             * must not report it a second time. */
+            clearerr(stdout);
             return XDNN_ERR_IO;
         }
         return XDNN_OK;

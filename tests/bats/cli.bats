@@ -77,3 +77,50 @@ load helpers
     [ "$status" -eq 1 ]
     [[ "$output" == *"--to json|dnn"* ]]
 }
+
+# Output that cannot be written is an error (exit 5 with a message), never a
+# silent success: /dev/full fails every write with ENOSPC, a closed stdout
+# with EBADF.  cli/main.c checks stdout once after every command.
+xdnn_stdout_to() {
+    local out=$1
+    shift
+    if [ "$out" = closed ]; then xdnn "$@" >&-; else xdnn "$@" > "$out"; fi
+}
+
+full_stdout_fails() {
+    run xdnn_stdout_to /dev/full "$@"
+    [ "$status" -eq 5 ] || { echo "$*: exit $status"; echo "$output"; return 1; }
+    [[ "$output" == *"write to stdout: No space left on device"* || "$output" == *"error writing to stdout"* ]] ||
+        { echo "$*: $output"; return 1; }
+}
+
+@test "a full stdout fails every command with exit 5 and a message" {
+    cd "$ROOT"
+    export XDNN_CACHE_DIR="$BATS_TEST_TMPDIR/cache"
+    full_stdout_fails run --device cpu --format json graphs/classifier_head.dnn
+    full_stdout_fails run --device cpu graphs/classifier_head.dnn
+    full_stdout_fails check graphs/mlp_gelu.dnn
+    full_stdout_fails dot graphs/mlp_gelu.dnn
+    full_stdout_fails ops
+    full_stdout_fails ops conv
+    full_stdout_fails engines
+    full_stdout_fails bench graphs/mlp_gelu.dnn --device cpu --set T=8 --iters 1 --format jsonl
+    full_stdout_fails cache list
+    full_stdout_fails convert graphs/mlp_gelu.dnn --to json -o -
+    full_stdout_fails --help
+    full_stdout_fails --version
+    full_stdout_fails check --help
+}
+
+@test "a write error in the middle of a large output is not lost; a closed stdout fails too" {
+    cd "$ROOT"
+    # --print-full writes far more than one stdio buffer: the first failed
+    # write happens long before the final flush.
+    full_stdout_fails run --device cpu --print-full graphs/resnet_basic_block.dnn --set N=1
+    run xdnn_stdout_to closed check graphs/mlp_gelu.dnn
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"error writing to stdout: Bad file descriptor"* ]]
+    # a failing stdout does not hide the command's own error code
+    run xdnn_stdout_to /dev/full check tests/errors/12-unknown-tensor.dnn
+    [ "$status" -eq 3 ]
+}
