@@ -15,13 +15,7 @@ xgraph *ir_add_graph(xdnn_module_t *m, const char *name, xloc loc)
     return g;
 }
 
-int ir_find_tensor(const xgraph *g, const char *name)
-{
-    for (size_t i = 0; i < g->ntensors; i++)
-        if (strcmp(g->tensors[i].name, name) == 0)
-            return (int)i;
-    return -1;
-}
+int ir_find_tensor(const xgraph *g, const char *name) { return strmap_get(&g->tensor_index, name); }
 
 int ir_add_tensor(xgraph *g, const char *name, tensor_kind kind, xloc loc, xdnn_diags_t *d)
 {
@@ -39,6 +33,7 @@ int ir_add_tensor(xgraph *g, const char *name, tensor_kind kind, xloc loc, xdnn_
         .loc = loc,
     };
     VEC_PUSH(g->module->ar, g->tensors, g->ntensors, g->captensors, t);
+    strmap_put(&g->tensor_index, g->module->ar, t.name, (int)g->ntensors - 1);
     return (int)g->ntensors - 1;
 }
 
@@ -63,14 +58,23 @@ int ir_node_index(const xgraph *g, const xnode *n) { return (int)(n - g->nodes);
 
 xparam *ir_find_param(xdnn_module_t *m, const xgraph *g, const char *name)
 {
-    if (g)
-        for (size_t i = 0; i < g->nparams; i++)
-            if (strcmp(g->params[i].name, name) == 0)
-                return &g->params[i];
-    for (size_t i = 0; i < m->nparams; i++)
-        if (strcmp(m->params[i].name, name) == 0)
-            return &m->params[i];
-    return NULL;
+    int i = g ? strmap_get(&g->param_index, name) : -1;
+    if (i >= 0)
+        return &g->params[i];
+    i = strmap_get(&m->param_index, name);
+    return i >= 0 ? &m->params[i] : NULL;
+}
+
+xparam *ir_add_param(xdnn_module_t *m, xgraph *g, xparam p)
+{
+    if (g) {
+        VEC_PUSH(m->ar, g->params, g->nparams, g->capparams, p);
+        strmap_put(&g->param_index, m->ar, p.name, (int)g->nparams - 1);
+        return &g->params[g->nparams - 1];
+    }
+    VEC_PUSH(m->ar, m->params, m->nparams, m->capparams, p);
+    strmap_put(&m->param_index, m->ar, p.name, (int)m->nparams - 1);
+    return &m->params[m->nparams - 1];
 }
 
 /* Named layouts, major-to-minor lists of logical dims (see man/dnn.5). */

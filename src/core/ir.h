@@ -14,6 +14,7 @@
 #include "arena.h"
 #include "diag.h"
 #include "expr.h"
+#include "strmap.h"
 
 typedef struct xparam {
     const char *name;
@@ -124,6 +125,7 @@ typedef struct xgraph {
     expr *ctx_io, *ctx_compute, *ctx_intermediate, *ctx_seed, *ctx_tf32;
     xtensor *tensors;
     size_t ntensors, captensors;
+    strmap tensor_index;  /* name -> index into tensors (ir_add_tensor keeps it) */
     xnode *nodes;
     size_t nnodes, capnodes;
     int *outputs;         /* tensor indices, in `output` order */
@@ -132,6 +134,7 @@ typedef struct xgraph {
     size_t nchecks, capchecks;
     xparam *params;       /* graph-scoped params */
     size_t nparams, capparams;
+    strmap param_index;   /* name -> index into params (ir_add_param keeps it) */
     xassert *asserts;
     size_t nasserts, capasserts;
     /* bound */
@@ -148,6 +151,7 @@ struct xdnn_module {
     size_t nsources, capsources;
     xparam *params;
     size_t nparams, capparams;
+    strmap param_index;   /* name -> index into params (ir_add_param keeps it) */
     xassert *asserts;
     size_t nasserts, capasserts;
     xgraph **graphs;
@@ -162,7 +166,11 @@ int ir_add_tensor(xgraph *g, const char *name, tensor_kind kind, xloc loc, xdnn_
 int ir_find_tensor(const xgraph *g, const char *name);
 /* New node with `op`'s port and result arrays sized from its descriptor. */
 xnode *ir_add_node(xgraph *g, int op, const char *name, xloc loc);
+/* A graph's param (g may be NULL), else the module's; NULL when neither has it. */
 xparam *ir_find_param(xdnn_module_t *m, const xgraph *g, const char *name);
+/* Append p to g's params (g != NULL) or the module's; the caller has checked
+ * that the name is new.  Returns the stored param. */
+xparam *ir_add_param(xdnn_module_t *m, xgraph *g, xparam p);
 int ir_node_index(const xgraph *g, const xnode *n);
 
 /* Strides (elements) for a named layout, or false if the tag is unknown or the

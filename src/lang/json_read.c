@@ -81,10 +81,7 @@ static void jr_param(jreader *r, const cJSON *item, xgraph *g)
     }
     if (!ok)
         return;
-    if (g)
-        VEC_PUSH(r->ar, g->params, g->nparams, g->capparams, p);
-    else
-        VEC_PUSH(r->ar, r->m->params, r->m->nparams, r->m->capparams, p);
+    ir_add_param(r->m, g, p);
 }
 
 void jr_params(jreader *r, const cJSON *item, xgraph *g)
@@ -238,6 +235,24 @@ static void syntax_error(jreader *r, size_t off, const char *msg)
     r->first = XDNN_ERR_SYNTAX;
 }
 
+/* Where each line starts, so a location costs a binary search instead of a
+ * rescan from the top (80k located values took minutes).  Left NULL on OOM:
+ * offset_loc then falls back to scanning. */
+static void index_lines(jreader *r)
+{
+    size_t n = 1;
+    for (size_t i = 0; i < r->len; i++)
+        n += r->text[i] == '\n';
+    r->line_starts = malloc(n * sizeof *r->line_starts);
+    if (!r->line_starts)
+        return;
+    r->line_starts[0] = 0;
+    r->nlines = 1;
+    for (size_t i = 0; i < r->len; i++)
+        if (r->text[i] == '\n')
+            r->line_starts[r->nlines++] = (long)i + 1;
+}
+
 xdnn_status json_read_into(xdnn_module_t *m, const char *file, const char *text, size_t len,
                            xdnn_diags_t *d)
 {
@@ -252,6 +267,7 @@ xdnn_status json_read_into(xdnn_module_t *m, const char *file, const char *text,
     buf[len] = 0;
     r.text = buf;
     r.len = len;
+    index_lines(&r);
 
     size_t off = 0;
     const char *msg = NULL;
@@ -270,6 +286,7 @@ xdnn_status json_read_into(xdnn_module_t *m, const char *file, const char *text,
     }
     cJSON_Delete(root);
     jpos_free(&r.pos);
+    free(r.line_starts);
     free(r.path.s);
     free(buf);
     return r.errors ? r.first : XDNN_OK;

@@ -51,6 +51,8 @@ typedef struct jreader {
     const char *file;        /* interned in m->ar */
     const char *text;        /* NUL-terminated copy of the input */
     size_t len;
+    long *line_starts;       /* offset of each line's first byte (malloc'ed; NULL after OOM) */
+    size_t nlines;
     jposmap pos;
     sbuf path;               /* the JSON pointer of what is being read */
     int errors;

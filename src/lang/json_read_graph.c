@@ -200,13 +200,14 @@ static void jr_outputs(jreader *r, xgraph *g, const cJSON *item)
 {
     if (!jr_want_array(r, item, "a list of tensor names"))
         return;
+    /* listed[t]: t is in "outputs" already (a scan of g->outputs per entry was
+     * quadratic in the number of outputs) */
+    bool *listed = arena_alloc(r->ar, g->ntensors + 1);
     size_t i = 0;
     for (const cJSON *c = item->child; c; c = c->next, i++) {
         size_t mark = jr_push_index(r, i);
         int ti = jr_want_string(r, c, "a tensor name") ? ir_find_tensor(g, c->valuestring) : -2;
-        bool dup = false;
-        for (size_t k = 0; ti >= 0 && k < g->noutputs; k++)
-            dup |= g->outputs[k] == ti;
+        bool dup = ti >= 0 && listed[ti];
         if (ti == -1)
             jr_err(r, c, false, XDNN_ERR_SEMANTIC, "unknown tensor \"%s\"", c->valuestring);
         else if (dup)
@@ -214,8 +215,10 @@ static void jr_outputs(jreader *r, xgraph *g, const cJSON *item)
         else if (ti >= 0 && !g->tensors[ti].is_output)
             jr_err(r, c, false, XDNN_ERR_SEMANTIC, "tensor \"%s\" is listed in \"outputs\" but its entry lacks \"output\": true",
                    c->valuestring);
-        else if (ti >= 0)
+        else if (ti >= 0) {
             VEC_PUSH(r->ar, g->outputs, g->noutputs, g->capoutputs, ti);
+            listed[ti] = true;
+        }
         jr_pop(r, mark);
     }
 }
@@ -322,16 +325,16 @@ void jr_graph(jreader *r, const cJSON *item)
         return; /* the checks below would repeat earlier errors */
     /* No errors: every entry of "tensors" became g->tensors[i], in order. */
     const cJSON *entry = jr_get(item, "tensors") ? jr_get(item, "tensors")->child : NULL;
+    bool *listed = arena_alloc(r->ar, g->ntensors + 1);
+    for (size_t k = 0; k < g->noutputs; k++)
+        listed[g->outputs[k]] = true;
     for (size_t i = 0; i < g->ntensors && entry; i++, entry = entry->next) {
         const xtensor *t = &g->tensors[i];
         mark = jr_push_key(r, "tensors");
         size_t m2 = jr_push_key(r, t->name);
         if (t->kind == TK_VIRTUAL && t->producer < 0)
             jr_err(r, entry, true, XDNN_ERR_SEMANTIC, "virtual tensor \"%s\" is not produced by any node", t->name);
-        bool listed = false;
-        for (size_t k = 0; t->is_output && k < g->noutputs; k++)
-            listed |= g->outputs[k] == (int)i;
-        if (t->is_output && !listed)
+        if (t->is_output && !listed[i])
             jr_err(r, jr_get(entry, "output"), true, XDNN_ERR_SEMANTIC,
                    "tensor \"%s\" has \"output\": true but is not listed in \"outputs\"", t->name);
         jr_pop(r, m2);

@@ -51,11 +51,25 @@ static xloc offset_loc(const jreader *r, long off, long n)
         return (xloc){.file = r->file};
     int line = 1;
     long bol = 0;
-    for (long i = 0; i < off; i++)
-        if (r->text[i] == '\n') {
-            line++;
-            bol = i + 1;
+    if (r->line_starts) {
+        /* the last line starting at or before off (line_starts[0] == 0) */
+        size_t lo = 0, hi = r->nlines;
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (r->line_starts[mid] <= off)
+                lo = mid;
+            else
+                hi = mid;
         }
+        line = (int)lo + 1;
+        bol = r->line_starts[lo];
+    } else {
+        for (long i = 0; i < off; i++)
+            if (r->text[i] == '\n') {
+                line++;
+                bol = i + 1;
+            }
+    }
     int col = (int)(off - bol) + 1;
     int end = col;
     for (long i = off; i < off + n - 1 && r->text[i] && r->text[i] != '\n'; i++)

@@ -162,10 +162,7 @@ static void lower_param(lower_ctx *cx, xgraph *g, const ast_stmt *st)
         p.sweep = (expr **)st->sweep.items;
         p.nsweep = st->sweep.n;
     }
-    if (g)
-        VEC_PUSH(m->ar, g->params, g->nparams, g->capparams, p);
-    else
-        VEC_PUSH(m->ar, m->params, m->nparams, m->capparams, p);
+    ir_add_param(m, g, p);
 }
 
 static void lower_assert(lower_ctx *cx, scope *sc, const ast_stmt *st)
@@ -497,9 +494,8 @@ static void lower_include(lower_ctx *cx, const char *from_file, const ast_stmt *
         lerr(cx, NULL, XDNN_ERR_SEMANTIC, st->name_loc, "include cycle: %s -> %s", chain, cx->stack_names[i]);
         return;
     }
-    for (size_t i = 0; i < cx->nseen; i++)
-        if (strcmp(cx->seen[i], canon) == 0)
-            return; /* each file once */
+    if (strmap_get(&cx->seen, canon) >= 0)
+        return; /* each file once */
     char *text = NULL;
     size_t len = 0;
     xdnn_status s = file_read_all_at(found, st->name_loc, &text, &len, cx->d);
@@ -526,7 +522,7 @@ void lower_file(lower_ctx *cx, const char *file, const char *text, size_t len, x
     diag_add_source(cx->d, fname, text, len);
     VEC_PUSH(m->ar, m->sources, m->nsources, m->capsources, fname);
     const char *canon = canonical(cx->ar, file);
-    VEC_PUSH(cx->ar, cx->seen, cx->nseen, cx->capseen, canon);
+    strmap_put(&cx->seen, cx->ar, canon, 1);
     size_t depth = cx->nstack;
     VEC_PUSH(cx->ar, cx->stack_names, depth, cx->capstack_names, fname);
     VEC_PUSH(cx->ar, cx->stack, cx->nstack, cx->capstack, canon);

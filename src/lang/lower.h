@@ -19,13 +19,13 @@ typedef struct lower_ctx {
     int errors;
     xdnn_status first_status;
     /* includes: every canonical path read so far, and the chain being read */
-    const char **seen;
-    size_t nseen, capseen;
+    strmap seen;             /* canonical path -> 1 */
     const char **stack;      /* canonical paths, outermost first */
     const char **stack_names;/* display names */
     size_t nstack, capstack, capstack_names;
     ast_stmt **frags;        /* fragment definitions, file order */
     size_t nfrags, capfrags;
+    strmap frag_index;       /* name -> index into frags (the first definition) */
     int nesting;             /* lower_value levels active */
     bool nesting_reported;   /* LOWER_MAX_NESTING was reported (once is enough) */
 } lower_ctx;

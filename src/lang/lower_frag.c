@@ -20,10 +20,8 @@ static bool is_tensor_param(const ast_fparam *p) { return !p->type || strcmp(p->
 
 const ast_stmt *lower_find_fragment(const lower_ctx *cx, const char *name)
 {
-    for (size_t i = 0; i < cx->nfrags; i++)
-        if (strcmp(cx->frags[i]->name, name) == 0)
-            return cx->frags[i];
-    return NULL;
+    int i = strmap_get(&cx->frag_index, name);
+    return i >= 0 ? cx->frags[i] : NULL;
 }
 
 static int find_fparam(const ast_stmt *f, const char *name)
@@ -131,6 +129,8 @@ void lower_fragment_def(lower_ctx *cx, ast_stmt *st)
     }
     st->bad = cx->errors != before;
     VEC_PUSH(cx->ar, cx->frags, cx->nfrags, cx->capfrags, st);
+    if (strmap_get(&cx->frag_index, st->name) < 0)
+        strmap_put(&cx->frag_index, cx->ar, st->name, (int)cx->nfrags - 1);
 }
 
 static char *param_list(arena *a, const ast_stmt *f)

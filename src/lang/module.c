@@ -130,24 +130,16 @@ char *xdnn_module_to_dnn(const xdnn_module_t *m) { return m ? dnn_write_module(m
 
 /* ---------------------------------------------------------------- params */
 
-static bool param_exists(const xdnn_module_t *m, const char *name)
-{
-    for (size_t i = 0; i < m->nparams; i++)
-        if (strcmp(m->params[i].name, name) == 0)
-            return true;
-    return false;
-}
-
 static xdnn_status add_param(xdnn_module_t *m, const char *name, expr *v, bool derived, xdnn_diags_t *diags)
 {
     if (!m || !name || !v)
         return XDNN_ERR_USAGE;
-    if (param_exists(m, name)) {
+    if (ir_find_param(m, NULL, name)) {
         diag_error(diags, XDNN_ERR_SEMANTIC, xloc_none(), "param '%s' is already defined", name);
         return XDNN_ERR_SEMANTIC;
     }
     xparam p = {.name = arena_strdup(m->ar, name), .value = v, .derived = derived};
-    VEC_PUSH(m->ar, m->params, m->nparams, m->capparams, p);
+    ir_add_param(m, NULL, p);
     return XDNN_OK;
 }
 
