@@ -84,11 +84,15 @@ bool bench_parse_set(const char *cmd, char *arg, bench_set *out)
                             out->name, item);
             goto fail;
         }
-        for (long long v = a; v <= b; v += step) {
+        /* stops before v + step would pass STOP or overflow (v += step near
+         * LLONG_MAX was undefined behaviour that wrapped into a negative value) */
+        for (long long v = a;;) {
             char num[32];
             int n = snprintf(num, sizeof num, "%lld", v);
             if (!push_value(cmd, out, num, (size_t)n))
                 goto fail;
+            if (__builtin_add_overflow(v, step, &v) || v > b)
+                break;
         }
     }
     if (out->nvalues == 0) {

@@ -3,6 +3,8 @@
  * pooling ops.  The formulas are in conv_util.h. */
 #include "conv_util.h"
 
+#include "core/checked.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +57,7 @@ static bool read_positive(conv_geom *g, const xnode *n, const op_desc *d, const 
     return true;
 }
 
+/* Checked by conv_geom_init before anything uses it. */
 static int64_t extent(const conv_geom *g, int s) { return g->dilation[s] * (g->win[s] - 1) + 1; }
 
 /* AT_PADS: int | [p per dim] | [[lo, hi] per dim] | "same". */
@@ -74,8 +77,14 @@ static bool read_pads(conv_geom *g, const xnode *n, const op_desc *d, const char
             return false;
         }
         for (int s = g->first; s < CONV_MAX_SPATIAL; s++) {
-            int64_t out = (g->in[s] + g->stride[s] - 1) / g->stride[s];
-            int64_t total = (out - 1) * g->stride[s] + extent(g, s) - g->in[s];
+            /* ceil(in / stride), written so that a huge stride cannot overflow;
+             * then (out - 1) * stride < in, and only adding the extent can. */
+            int64_t out = (g->in[s] - 1) / g->stride[s] + 1, total;
+            if (!ck_add((out - 1) * g->stride[s] - g->in[s], extent(g, s), &total)) {
+                snprintf(err, errlen, "attribute '%s' = \"same\" needs a pad along %s that overflows 64 bits "
+                         "(window extent %" PRId64 ")", name, conv_dim_name(g->nsp, s - g->first), extent(g, s));
+                return false;
+            }
             if (total < 0)
                 total = 0;
             g->pad_lo[s] = total / 2;
@@ -135,23 +144,47 @@ bool conv_geom_init(conv_geom *g, const xnode *n, const op_desc *d, int nsp, con
         return false;
     if (dilation_attr && !read_positive(g, n, d, dilation_attr, NULL, g->dilation, err, errlen))
         return false;
+    for (int i = 0; i < nsp; i++) {
+        int s = g->first + i;
+        int64_t e;
+        if (!ck_extent(g->dilation[s], g->win[s], &e)) {
+            char got[256];
+            attr_text(n, d, dilation_attr ? dilation_attr : "dilation", got, sizeof got);
+            snprintf(err, errlen, "attribute '%s' = %s makes the window extent along %s overflow 64 bits "
+                     "(dilation %" PRId64 " * (window %" PRId64 " - 1) + 1)",
+                     dilation_attr ? dilation_attr : "dilation", got, conv_dim_name(nsp, i), g->dilation[s], g->win[s]);
+            return false;
+        }
+    }
     if (pad_attr && !read_pads(g, n, d, pad_attr, err, errlen))
         return false;
     for (int i = 0; i < nsp; i++) {
         int s = g->first + i;
-        int64_t span = g->in[s] + g->pad_lo[s] + g->pad_hi[s] - extent(g, s);
+        int64_t padded, span;
+        if (!ck_add(g->in[s], g->pad_lo[s], &padded) || !ck_add(padded, g->pad_hi[s], &padded)) {
+            char got[256];
+            attr_text(n, d, pad_attr ? pad_attr : "pad", got, sizeof got);
+            snprintf(err, errlen, "attribute '%s' = %s makes the padded size along %s overflow 64 bits "
+                     "(input %" PRId64 " + pad %" PRId64 " + %" PRId64 ")",
+                     pad_attr, got, conv_dim_name(nsp, i), g->in[s], g->pad_lo[s], g->pad_hi[s]);
+            return false;
+        }
+        span = padded - extent(g, s);
         if (span < 0) {
             snprintf(err, errlen,
                      "output size along %s would be < 1: input %" PRId64 " + pad %" PRId64 "+%" PRId64
                      " = %" PRId64 " is smaller than the window extent %" PRId64 " (window %" PRId64
                      ", dilation %" PRId64 ")",
-                     conv_dim_name(nsp, i), g->in[s], g->pad_lo[s], g->pad_hi[s],
-                     g->in[s] + g->pad_lo[s] + g->pad_hi[s], extent(g, s), g->win[s], g->dilation[s]);
+                     conv_dim_name(nsp, i), g->in[s], g->pad_lo[s], g->pad_hi[s], padded, extent(g, s),
+                     g->win[s], g->dilation[s]);
             return false;
         }
         if (ceil_mode) {
-            g->out[s] = (span + g->stride[s] - 1) / g->stride[s] + 1;
-            if ((g->out[s] - 1) * g->stride[s] >= g->in[s] + g->pad_lo[s])
+            /* ceil(span / stride) + 1 without span + stride - 1; a last window
+             * start past int64 is certainly past in + lo */
+            g->out[s] = span / g->stride[s] + (span % g->stride[s] != 0) + 1;
+            int64_t last;
+            if (!ck_mul(g->out[s] - 1, g->stride[s], &last) || last >= g->in[s] + g->pad_lo[s])
                 g->out[s]--;
         } else {
             g->out[s] = span / g->stride[s] + 1;

@@ -14,6 +14,8 @@
  */
 #include "tensor_util.h"
 
+#include "core/checked.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,7 +55,11 @@ static xdnn_status pad_infer(op_infer_ctx *c)
                      mode, limit, d, L, tinfo_str(xs, sizeof xs, x), before[d], after[d]);
             return XDNN_ERR_SEMANTIC;
         }
-        c->out[0].dims[d] = L + before[d] + after[d];
+        if (!ck_add(L, before[d], &c->out[0].dims[d]) || !ck_add(c->out[0].dims[d], after[d], &c->out[0].dims[d])) {
+            op_error(c, "attribute 'pads' makes dim %d of x %s overflow 64 bits: %" PRId64 " + %" PRId64 " + %" PRId64,
+                     d, tinfo_str(xs, sizeof xs, x), L, before[d], after[d]);
+            return XDNN_ERR_SEMANTIC;
+        }
     }
     return XDNN_OK;
 }

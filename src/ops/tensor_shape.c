@@ -9,6 +9,8 @@
  */
 #include "tensor_util.h"
 
+#include "core/checked.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,8 +45,10 @@ static xdnn_status reshape_infer(op_infer_ctx *c)
             op_error(c, "attribute 'dims' %s must hold sizes >= 1 (or one -1), got %" PRId64 " at index %d",
                      shape_str(ds, sizeof ds, n, dims), dims[i], i);
             return XDNN_ERR_SEMANTIC;
-        } else {
-            known *= dims[i];
+        } else if (!ck_mul(known, dims[i], &known)) {
+            op_error(c, "cannot reshape x %s (%" PRId64 " elements) into %s: its element count overflows 64 bits",
+                     tinfo_str(xs, sizeof xs, x), xn, shape_str(ds, sizeof ds, n, dims));
+            return XDNN_ERR_SEMANTIC;
         }
     }
     if (infer_at >= 0) {

@@ -13,6 +13,8 @@
  */
 #include "tensor_util.h"
 
+#include "core/checked.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,7 +67,7 @@ static slice_range slice_resolve(const xnode *n, const op_desc *d, int64_t len)
     if (!neg)
         r.count = bound[0] < bound[1] ? (bound[1] - bound[0] - 1) / r.step + 1 : 0;
     else
-        r.count = bound[1] < bound[0] ? (bound[0] - bound[1] - 1) / -r.step + 1 : 0;
+        r.count = bound[1] < bound[0] ? -((bound[0] - bound[1] - 1) / r.step) + 1 : 0; /* no -step: INT64_MIN */
     return r;
 }
 
@@ -166,7 +168,11 @@ static xdnn_status concat_infer(op_infer_ctx *c)
                          tinfo_str(s0, sizeof s0, x0));
             return XDNN_ERR_SEMANTIC;
         }
-        c->out[0].dims[axis] += xj->dims[axis];
+        if (!ck_add(c->out[0].dims[axis], xj->dims[axis], &c->out[0].dims[axis])) {
+            op_error(c, "the inputs' sizes along axis %d overflow 64 bits (x%d is %s)", axis, j,
+                     tinfo_str(sj, sizeof sj, xj));
+            return XDNN_ERR_SEMANTIC;
+        }
     }
     return XDNN_OK;
 }
@@ -224,8 +230,9 @@ static bool split_sizes(op_infer_ctx *c, const xnode *n, const op_desc *d, int64
         int64_t sum = 0;
         bool pos = true;
         for (int i = 0; i < ns; i++) {
-            sum += sizes[i];
             pos = pos && sizes[i] >= 1;
+            if (pos && !ck_add(sum, sizes[i], &sum))
+                pos = false; /* a sum past int64 is not the split dim */
         }
         if (ns != nres || !pos || sum != len) {
             if (c)
