@@ -212,3 +212,14 @@ P
     run xdnn compare "$BATS_TEST_TMPDIR/old.jsonl" "$BATS_TEST_TMPDIR/old.jsonl" --threshold abc
     [ "$status" -eq 1 ]
 }
+
+@test "a --set range near the 64-bit limit stops at STOP instead of wrapping around" {
+    # v += STEP past INT64_MAX was undefined behaviour that wrapped to a negative
+    # value and went on until "more than 256 values"
+    run xdnn bench "$ROOT/graphs/mlp_gelu.dnn" --device cpu --iters 1 --format jsonl \
+        --set T=9223372036854775806:9223372036854775807:1000
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"0 passed, 1 failed, 0 skipped"* ]]
+    [[ "$output" == *"'x': dims [9223372036854775806, 128] overflow a 64-bit element count"* ]]
+    [[ "$output" != *"more than"* ]]
+}
