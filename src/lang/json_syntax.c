@@ -67,6 +67,10 @@ static bool check_string(checker *c)
                 for (int k = 2; k < 6; k++)
                     if (c->pos + (size_t)k >= c->len || !is_hex(c->t[c->pos + (size_t)k]))
                         return fail(c, "invalid \\u escape in a string (needs 4 hex digits)");
+                /* cJSON would decode it and every C string after it would end
+                 * there: a name, a message or a path silently cut short */
+                if (memcmp(c->t + c->pos + 2, "0000", 4) == 0)
+                    return fail(c, "\\u0000 in a string: names, strings and paths cannot hold a NUL character");
                 c->pos += 6;
                 continue;
             }

@@ -496,6 +496,12 @@ static void lower_include(lower_ctx *cx, const char *from_file, const ast_stmt *
     }
     if (strmap_get(&cx->seen, canon) >= 0)
         return; /* each file once */
+    if (cx->nstack >= LOWER_MAX_INCLUDE_DEPTH) {
+        /* each level recurses through the parser: 20k nested includes overflowed the stack */
+        lerr(cx, NULL, XDNN_ERR_SEMANTIC, st->name_loc, "includes nest deeper than %d files (including '%s')",
+             LOWER_MAX_INCLUDE_DEPTH, rel);
+        return;
+    }
     char *text = NULL;
     size_t len = 0;
     xdnn_status s = file_read_all_at(found, st->name_loc, &text, &len, cx->d);

@@ -9,6 +9,9 @@
 /* Lowering recurses per expression level and per fragment call; these bound
  * the stack it needs whatever the input (lower_value, lower_fragment_call). */
 enum { LOWER_MAX_NESTING = 10000, LOWER_MAX_FRAGMENT_DEPTH = 100 };
+/* Includes nest at most this deep (each level is a recursion through
+ * lower_file and the parser); documented in dnn(5). */
+enum { LOWER_MAX_INCLUDE_DEPTH = 64 };
 
 /* State of one dnn_parse_into call, shared by every file it includes. */
 typedef struct lower_ctx {

@@ -169,3 +169,53 @@ sys.stdout.buffer.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(h)) + h.enc
     [ "$status" -eq 5 ]
     [[ "$output" == *"pipe.npy: error: trailing bytes after .npy data: expected 16 bytes (4 elements of 4 bytes), file has 17"* ]]
 }
+
+@test "20000 nested includes stop at the include-depth limit (64), not a stack overflow" {
+    d=$BATS_TEST_TMPDIR/inc
+    mkdir -p "$d"
+    python3 - "$d" <<'PY'
+import sys
+d, n = sys.argv[1], 20000
+for i in range(n):
+    with open(f"{d}/f{i}.dnn", "w") as f:
+        f.write(f'include "f{i + 1}.dnn";\n' if i < n - 1 else "param P = 4;\n")
+with open(f"{d}/main.dnn", "w") as f:
+    f.write('include "f0.dnn";\ngraph g {\n  input x: f32[P];\n  y = relu(x);\n  output y;\n}\n')
+PY
+    run_limited check "$d/main.dnn"
+    [ "$status" -eq 3 ]
+    [[ "${lines[0]}" == *"f62.dnn:1:9: error: includes nest deeper than 64 files (including 'f63.dnn')" ]]
+    # exactly at the limit: main.dnn and 63 nested includes are fine
+    printf 'param P = 4;\n' > "$d/f62.dnn"
+    run_limited check "$d/main.dnn"
+    [ "$status" -eq 0 ]
+}
+
+@test "NUL bytes inside strings, quoted names and include paths are refused where they are" {
+    f=$BATS_TEST_TMPDIR/nul.dnn
+    printf 'include "lib\0.dnn";\ngraph g {\n  input x: f32[4];\n  y = relu(x);\n  output y;\n}\n' > "$f"
+    run_limited check "$f"
+    [ "$status" -eq 2 ]
+    [[ "${lines[0]}" == *"nul.dnn:1:13: error: NUL byte inside a string (names, strings and paths cannot hold one)" ]]
+    printf 'graph g {\n  input `x\0y`: f32[4];\n  y = relu(x);\n  output y;\n}\n' > "$f"
+    run_limited check "$f"
+    [ "$status" -eq 2 ]
+    [[ "${lines[0]}" == *"nul.dnn:2:11: error: NUL byte inside a quoted name"* ]]
+    printf 'graph g {\n  input x: f32[4];\n  y = relu(x);\n  assert 1 == 1, "fine\0not shown";\n  output y;\n}\n' > "$f"
+    run_limited check "$f"
+    [ "$status" -eq 2 ]
+    [[ "${lines[0]}" == *"nul.dnn:4:23: error: NUL byte inside a string"* ]]
+}
+
+@test "JSON \\u0000 in a name, a key or a path is refused with its line and column" {
+    cd "$ROOT"
+    sed 's/"name": "mlp_gelu"/"name": "mlp\\u0000gelu"/' graphs/json/mlp_gelu.json > "$BATS_TEST_TMPDIR/a.json"
+    grep -q 'u0000' "$BATS_TEST_TMPDIR/a.json"
+    run_limited check "$BATS_TEST_TMPDIR/a.json"
+    [ "$status" -eq 2 ]
+    [[ "${lines[0]}" == *"a.json:"*": error: JSON syntax error: \\u0000 in a string: names, strings and paths cannot hold a NUL character" ]]
+    sed 's/"x": {/"x\\u0000y": {/' graphs/json/mlp_gelu.json > "$BATS_TEST_TMPDIR/b.json"
+    run_limited check "$BATS_TEST_TMPDIR/b.json"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"\\u0000 in a string"* ]]
+}
