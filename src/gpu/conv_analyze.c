@@ -5,6 +5,7 @@
 #include "gpu/conv_analyze.h"
 
 #include "ops/conv_util.h"
+#include "ops/op.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -33,7 +34,7 @@ static void strides5(const gtensor *t, int64_t *s5)
 }
 
 /* The lone node of p, if p is a GP_SINGLE partition of one of `ops`. */
-static const gnode *single_node(const gplan *pl, const gpart *p, const char *const *ops, int nops, const char *family,
+static const gnode *single_node(const gplan *pl, const gpart *p, const int *ops, int nops, const char *family,
                                 char *why, size_t len)
 {
     if (p->nnodes != 1) {
@@ -42,7 +43,7 @@ static const gnode *single_node(const gplan *pl, const gpart *p, const char *con
     }
     const gnode *n = &pl->g->n[p->nodes[0]];
     for (int i = 0; i < nops; i++)
-        if (strcmp(n->op, ops[i]) == 0) {
+        if (n->op_id == ops[i]) {
             if (!n->ir) {
                 snprintf(why, len, "%s node %s has no IR node (attributes unknown)", n->op, n->name);
                 return NULL;
@@ -79,14 +80,14 @@ static void copy_geom(const conv_geom *g, int64_t *in, int64_t *win, int64_t *ou
 
 bool gpu_conv_analyze(const gplan *pl, const gpart *p, gconv_problem *cp, char *why, size_t len)
 {
-    static const char *const ops[] = {"conv", "conv_dgrad", "conv_wgrad"};
+    static const int ops[] = {OP_conv, OP_conv_dgrad, OP_conv_wgrad};
     memset(cp, 0, sizeof *cp);
     const ggraph *g = pl->g;
     const gnode *n = single_node(pl, p, ops, 3, "conv", why, len);
     if (!n)
         return false;
     cp->node = n;
-    cp->dir = strcmp(n->op, "conv") == 0 ? GCONV_FWD : strcmp(n->op, "conv_dgrad") == 0 ? GCONV_DGRAD : GCONV_WGRAD;
+    cp->dir = n->op_id == OP_conv ? GCONV_FWD : n->op_id == OP_conv_dgrad ? GCONV_DGRAD : GCONV_WGRAD;
     if (n->nin < 2 || n->in[0] < 0 || n->in[1] < 0 || n->out < 0) {
         snprintf(why, len, "%s: node %s needs two tensor operands and a result", n->op, n->name);
         return false;
@@ -399,15 +400,15 @@ size_t gpu_conv_wgrad_ws_bytes(const kconv_params *k)
 
 bool gpu_pool_analyze(const gplan *pl, const gpart *p, gpool_problem *pp, char *why, size_t len)
 {
-    static const char *const ops[] = {"maxpool", "avgpool", "maxpool_bwd", "avgpool_bwd"};
+    static const int ops[] = {OP_maxpool, OP_avgpool, OP_maxpool_bwd, OP_avgpool_bwd};
     memset(pp, 0, sizeof *pp);
     const ggraph *g = pl->g;
     const gnode *n = single_node(pl, p, ops, 4, "pooling", why, len);
     if (!n)
         return false;
     pp->node = n;
-    pp->bwd = strstr(n->op, "_bwd") != NULL;
-    bool is_max = strncmp(n->op, "max", 3) == 0;
+    pp->bwd = n->op_id == OP_maxpool_bwd || n->op_id == OP_avgpool_bwd;
+    bool is_max = n->op_id == OP_maxpool || n->op_id == OP_maxpool_bwd;
     if (n->nin < (pp->bwd ? 2 : 1) || n->in[0] < 0 || (pp->bwd && n->in[1] < 0) || n->out < 0) {
         snprintf(why, len, "%s: node %s lacks a tensor operand or its result", n->op, n->name);
         return false;

@@ -21,15 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const copy_ops[] = {"reshape", "permute", "broadcast", "slice", "concat", "split", "pad"};
-
-bool gpu_copy_op(const char *op)
-{
-    for (size_t i = 0; op && i < sizeof copy_ops / sizeof copy_ops[0]; i++)
-        if (strcmp(copy_ops[i], op) == 0)
-            return true;
-    return false;
-}
+bool gpu_copy_op(int op) { return op_class_of(op) == OPC_TENSOR; }
 
 static bool float_dt(xdnn_dtype t) { return t == XDNN_F32 || t == XDNN_F16 || t == XDNN_BF16; }
 
@@ -201,7 +193,7 @@ bool gpu_copy_analyze(const gplan *pl, const gpart *p, cp_plan *cp, char *why, s
         FAIL("needs a single-node partition, got %s with %d nodes", gpart_kind_name(p->kind), p->nnodes);
     const ggraph *g = pl->g;
     const gnode *n = &g->n[p->nodes[0]];
-    if (!gpu_copy_op(n->op))
+    if (!gpu_copy_op(n->op_id))
         FAIL("op %s is not a tensor copy (reshape/permute/broadcast/slice/concat/split/pad)", n->op);
     if (!n->ir)
         FAIL("%s: node %s has no IR node (attributes unknown)", n->op, n->name);
@@ -215,7 +207,7 @@ bool gpu_copy_analyze(const gplan *pl, const gpart *p, cp_plan *cp, char *why, s
         FAIL("%s: input x is missing", n->op);
     const gtensor *x = &g->t[n->in[0]];
     cp_job *j;
-    if (strcmp(n->op, "split") == 0) {
+    if (n->op_id == OP_split) {
         int axis;
         if (!op_axis(x->rank, op_attr_int(n->ir, desc, "axis"), &axis))
             FAIL("split: attribute 'axis' out of range for rank %d", x->rank);
@@ -243,7 +235,7 @@ bool gpu_copy_analyze(const gplan *pl, const gpart *p, cp_plan *cp, char *why, s
             j->ibase = off * x->strides[axis];
             off += piece;
         }
-    } else if (strcmp(n->op, "concat") == 0) {
+    } else if (n->op_id == OP_concat) {
         if (y0 < 0)
             FAIL("concat: the result is discarded");
         const gtensor *y = &g->t[y0];
@@ -274,7 +266,7 @@ bool gpu_copy_analyze(const gplan *pl, const gpart *p, cp_plan *cp, char *why, s
         j->n = y->rank;
         for (int d = 0; d < y->rank; d++)
             j->size[d] = y->dims[d], j->ost[d] = y->strides[d];
-        if (strcmp(n->op, "reshape") == 0) {
+        if (n->op_id == OP_reshape) {
             if (x->numel != y->numel)
                 FAIL("reshape: x has %lld elements, y %lld", (long long)x->numel, (long long)y->numel);
             if (packed(x)) {
@@ -290,7 +282,7 @@ bool gpu_copy_analyze(const gplan *pl, const gpart *p, cp_plan *cp, char *why, s
                 for (int d = 0; d < x->rank; d++)
                     j->in_size[d] = x->dims[d], j->in_st[d] = x->strides[d];
             }
-        } else if (strcmp(n->op, "permute") == 0) {
+        } else if (n->op_id == OP_permute) {
             int64_t pv[XDNN_MAX_RANK];
             int np = 0;
             if (!attr_int_list(n->ir, desc, "perm", XDNN_MAX_RANK, pv, &np) || np != x->rank)
@@ -301,13 +293,13 @@ bool gpu_copy_analyze(const gplan *pl, const gpart *p, cp_plan *cp, char *why, s
                     FAIL("permute: perm[%d] = %lld out of range", d, (long long)pv[d]);
                 j->ist[d] = x->strides[a];
             }
-        } else if (strcmp(n->op, "broadcast") == 0) {
+        } else if (n->op_id == OP_broadcast) {
             int lead = y->rank - x->rank;
             if (lead < 0)
                 FAIL("broadcast: x has rank %d > y's %d", x->rank, y->rank);
             for (int d = 0; d < y->rank; d++)
                 j->ist[d] = d >= lead && x->dims[d - lead] != 1 ? x->strides[d - lead] : 0;
-        } else if (strcmp(n->op, "slice") == 0) {
+        } else if (n->op_id == OP_slice) {
             int axis;
             if (!op_axis(x->rank, op_attr_int(n->ir, desc, "axis"), &axis))
                 FAIL("slice: attribute 'axis' out of range for rank %d", x->rank);

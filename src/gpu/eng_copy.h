@@ -17,8 +17,8 @@ typedef struct cp_plan {
     int src[CP_MAX_JOBS], dst[CP_MAX_JOBS];   /* ggraph tensors of each job */
 } cp_plan;
 
-/* Is op one of reshape, permute, broadcast, slice, concat, split, pad? */
-bool gpu_copy_op(const char *op);
+/* Is op (an op_id) one of the tensor family: reshape, permute, broadcast, slice, concat, split, pad? */
+bool gpu_copy_op(int op);
 /* The jobs for partition p; false with a reason naming the op and value. */
 bool gpu_copy_analyze(const gplan *pl, const gpart *p, cp_plan *cp, char *why, size_t len);
 

@@ -33,8 +33,8 @@ bool gpu_rng_analyze(const gplan *pl, const gpart *p, rg_job *j, int tids[3], ch
         FAIL("needs a single-node partition, got %s with %d nodes", gpart_kind_name(p->kind), p->nnodes);
     const ggraph *g = pl->g;
     const gnode *n = &g->n[p->nodes[0]];
-    bool dropout = strcmp(n->op, "dropout") == 0;
-    if (!dropout && strcmp(n->op, "rng") != 0)
+    bool dropout = n->op_id == OP_dropout;
+    if (!dropout && n->op_id != OP_rng)
         FAIL("op %s is not dropout or rng", n->op);
     if (!n->ir)
         FAIL("%s: node %s has no IR node (attributes unknown)", n->op, n->name);

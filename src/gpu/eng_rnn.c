@@ -49,7 +49,7 @@ bool gpu_rnn_analyze(const gplan *pl, const gpart *p, rnn_plan *rp, char *why, s
     if (p->kind != GP_SINGLE || p->anchor < 0 || p->nnodes != 1)
         return rfail(why, len, "needs a single rnn/lstm/gru node, got a %s partition", gpart_kind_name(p->kind));
     const gnode *n = &g->n[p->anchor];
-    bool lstm = strcmp(n->op, "lstm") == 0, gru = strcmp(n->op, "gru") == 0, rnn = strcmp(n->op, "rnn") == 0;
+    bool lstm = n->op_id == OP_lstm, gru = n->op_id == OP_gru, rnn = n->op_id == OP_rnn;
     if (!lstm && !gru && !rnn)
         return rfail(why, len, "runs rnn, lstm and gru forward, not %s", n->op);
     if (!n->ir)

@@ -52,8 +52,8 @@ bool gpu_rnnb_analyze(const gplan *pl, const gpart *p, rnnb_plan *rp, char *why,
         return bfail(why, len, "needs a single rnn_bwd/lstm_bwd/gru_bwd node, got a %s partition",
                      gpart_kind_name(p->kind));
     const gnode *n = &g->n[p->anchor];
-    bool lstm = strcmp(n->op, "lstm_bwd") == 0, gru = strcmp(n->op, "gru_bwd") == 0;
-    if (!lstm && !gru && strcmp(n->op, "rnn_bwd") != 0)
+    bool lstm = n->op_id == OP_lstm_bwd, gru = n->op_id == OP_gru_bwd;
+    if (!lstm && !gru && n->op_id != OP_rnn_bwd)
         return bfail(why, len, "runs rnn_bwd, lstm_bwd and gru_bwd, not %s", n->op);
     if (!n->ir)
         return bfail(why, len, "%s: node has no IR attributes (hand-built graph)", n->name);

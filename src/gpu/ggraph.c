@@ -1,6 +1,8 @@
 /* ggraph.c — building the GPU backend's flat graph (see ggraph.h). */
 #include "gpu/ggraph.h"
 
+#include "ops/op.h"
+
 #include <string.h>
 
 ggraph *gg_create(arena *ar)
@@ -46,6 +48,7 @@ int gg_node(ggraph *g, gnode_kind kind, const char *name, const char *op, int ni
     gnode n = {0};
     n.name = arena_strdup(g->ar, name ? name : "?");
     n.op = arena_strdup(g->ar, op ? op : "?");
+    n.op_id = op ? op_lookup(op) : -1; /* identity as data: engines compare ids, not names */
     n.kind = kind;
     n.nin = nin < GG_MAX_IN ? nin : GG_MAX_IN;
     for (int i = 0; i < n.nin; i++)

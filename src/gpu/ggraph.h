@@ -54,6 +54,7 @@ typedef struct gtensor {
 typedef struct gnode {
     const char *name;
     const char *op;    /* op name, for messages and --engine OP=ENGINE */
+    int op_id;         /* its op_id in the op table (ops/op.h); -1 for an unknown name */
     gnode_kind kind;
     int in[GG_MAX_IN];
     int nin;

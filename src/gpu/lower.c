@@ -21,15 +21,15 @@ static void literal(char *buf, size_t len, double v)
         strncat(buf, ")", len - strlen(buf) - 1);
 }
 
-static gpw_tag pw_tag(const char *op, const double *p)
+static gpw_tag pw_tag(int op, const double *p)
 {
-    if (strcmp(op, "add") == 0)
+    if (op == OP_add)
         return PWT_ADD;
-    if (strcmp(op, "relu") == 0 && p[0] == 0 && isinf(p[1]) && p[1] > 0 && p[2] == 0)
+    if (op == OP_relu && p[0] == 0 && isinf(p[1]) && p[1] > 0 && p[2] == 0)
         return PWT_RELU;
-    if (strcmp(op, "gelu_tanh") == 0 || (strcmp(op, "gelu") == 0 && p[0] != 0))
+    if (op == OP_gelu_tanh || (op == OP_gelu && p[0] != 0))
         return PWT_GELU_TANH;
-    if (strcmp(op, "cast") == 0 || strcmp(op, "identity") == 0)
+    if (op == OP_cast || op == OP_identity)
         return PWT_CAST;
     return PWT_OTHER;
 }
@@ -102,7 +102,7 @@ static void lower_node(ggraph *gg, const xgraph *g, const xnode *n)
             nsub = 5;
         }
         gn->expr = cg_subst(gg->ar, pw->expr, from, to, nsub);
-        gn->tag = pw->backward ? PWT_OTHER : pw_tag(desc->name, p);
+        gn->tag = pw->backward ? PWT_OTHER : pw_tag(n->op, p);
         break;
     }
     case GN_REDUCE: {

@@ -211,7 +211,7 @@ static void replay_copies(fixture *f, int *njobs_out, int *max_esize)
     *max_esize = 0;
     for (int pi = 0; pi < f->pl->nparts; pi++) {
         const gpart *p = &f->pl->parts[pi];
-        if (!gpu_copy_op(f->g->n[p->nodes[0]].op))
+        if (!gpu_copy_op(f->g->n[p->nodes[0]].op_id))
             continue;
         cp_plan *cp = calloc(1, sizeof *cp);
         char why[512];
