@@ -44,9 +44,9 @@ typedef struct gpu_engine {
     const char *(*detail)(const gpart *p);
 } gpu_engine;
 
-/* Knobs of an engine that has them (registered beside the engine table, so
- * the engine structs stay as they are; an engine without an entry has none
- * and any knob text forced on it is an error).  variants writes up to `max`
+/* Knobs of an engine that has them (named in the engine's row of the engine
+ * table, so the engine structs stay as they are; an engine whose row has none
+ * takes no knob text: forcing some is an error).  variants writes up to `max`
  * variant texts for p (e.g. "algo=2"; --tune times each) and returns how
  * many; valid checks a forced "PART=ENGINE:KNOBS" text before anything is
  * built.  build() reads the forced text from p->knobs ("" = its own choice). */
@@ -60,10 +60,11 @@ typedef struct gpu_knobs {
 const gpu_knobs *gpu_engine_knobs(const gpu_engine *e);
 
 /* THE engine table (engine_table.c): each engine with the op classes it serves
- * (bit OPC_x of `serves`, ops/op.h). */
+ * (bit OPC_x of `serves`, ops/op.h) and its knobs (NULL: none). */
 typedef struct gpu_engine_row {
     const gpu_engine *engine;
     unsigned serves;
+    const gpu_knobs *knobs;
 } gpu_engine_row;
 
 extern const gpu_engine_row gpu_engine_rows[];

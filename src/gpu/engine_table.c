@@ -14,29 +14,32 @@ extern const gpu_engine gpu_engine_sdpa_flash, gpu_engine_sdpa_flash_tf32, gpu_e
 extern const gpu_engine gpu_engine_norm_welford, gpu_engine_copy_strided, gpu_engine_rng_philox; /* gpunorm */
 extern const gpu_engine gpu_engine_rnn_bwd_direct; /* gpurnnbwd */
 
-/* Every engine and the op classes (ops.def families) it serves: selection
+/* Engines with knobs (engine.h: gpu_knobs). */
+extern const gpu_knobs gpu_knobs_pointwise_nvrtc, gpu_knobs_reduce_nvrtc, gpu_knobs_matmul_cublaslt;
+
+/* Every engine, the op classes (ops.def families) it serves and its knobs: selection
  * asks an engine only about partitions of those classes, so `-v` and the
  * plan's candidates list real candidates only.  A forced engine is always
  * asked, so its own reason is what a refusal reports. */
 #define SERVES(c) (1u << OPC_##c)
 const gpu_engine_row gpu_engine_rows[] = {
-    {&gpu_engine_pointwise_nvrtc, SERVES(POINTWISE)},
-    {&gpu_engine_reduce_nvrtc, SERVES(REDUCE)},
-    {&gpu_engine_matmul_cublaslt, SERVES(MATMUL)},
-    {&gpu_engine_conv_direct, SERVES(CONV)}, /* gpuconv */
-    {&gpu_engine_conv_igemm, SERVES(CONV)},
-    {&gpu_engine_conv_wgrad_mma, SERVES(CONV)},
-    {&gpu_engine_pool_direct, SERVES(POOL)},
-    {&gpu_engine_sdpa_flash, SERVES(SDPA)}, /* gpuseq */
-    {&gpu_engine_sdpa_flash_tf32, SERVES(SDPA)},
-    {&gpu_engine_sdpa_naive, SERVES(SDPA)},
-    {&gpu_engine_sdpa_bwd_flash, SERVES(SDPA)},
-    {&gpu_engine_sdpa_bwd, SERVES(SDPA)},
-    {&gpu_engine_rnn_cublas, SERVES(RNN)},
-    {&gpu_engine_norm_welford, SERVES(NORM) | SERVES(REDUCE)}, /* gpunorm; REDUCE: softmax_bwd */
-    {&gpu_engine_copy_strided, SERVES(TENSOR)},
-    {&gpu_engine_rng_philox, SERVES(RANDOM)},
-    {&gpu_engine_rnn_bwd_direct, SERVES(RNN)}, /* gpurnnbwd */
+    {&gpu_engine_pointwise_nvrtc, SERVES(POINTWISE), &gpu_knobs_pointwise_nvrtc},
+    {&gpu_engine_reduce_nvrtc, SERVES(REDUCE), &gpu_knobs_reduce_nvrtc},
+    {&gpu_engine_matmul_cublaslt, SERVES(MATMUL), &gpu_knobs_matmul_cublaslt},
+    {&gpu_engine_conv_direct, SERVES(CONV), NULL}, /* gpuconv */
+    {&gpu_engine_conv_igemm, SERVES(CONV), NULL},
+    {&gpu_engine_conv_wgrad_mma, SERVES(CONV), NULL},
+    {&gpu_engine_pool_direct, SERVES(POOL), NULL},
+    {&gpu_engine_sdpa_flash, SERVES(SDPA), NULL}, /* gpuseq */
+    {&gpu_engine_sdpa_flash_tf32, SERVES(SDPA), NULL},
+    {&gpu_engine_sdpa_naive, SERVES(SDPA), NULL},
+    {&gpu_engine_sdpa_bwd_flash, SERVES(SDPA), NULL},
+    {&gpu_engine_sdpa_bwd, SERVES(SDPA), NULL},
+    {&gpu_engine_rnn_cublas, SERVES(RNN), NULL},
+    {&gpu_engine_norm_welford, SERVES(NORM) | SERVES(REDUCE), NULL}, /* gpunorm; REDUCE: softmax_bwd */
+    {&gpu_engine_copy_strided, SERVES(TENSOR), NULL},
+    {&gpu_engine_rng_philox, SERVES(RANDOM), NULL},
+    {&gpu_engine_rnn_bwd_direct, SERVES(RNN), NULL}, /* gpurnnbwd */
 };
 #undef SERVES
 const int gpu_nengines = (int)(sizeof gpu_engine_rows / sizeof gpu_engine_rows[0]);
@@ -61,17 +64,11 @@ op_class gpu_part_class(const gplan *pl, const gpart *p)
 
 bool gpu_engine_serves(int row, op_class c) { return c == OPC_COUNT || (gpu_engine_rows[row].serves >> c & 1u); }
 
-/* Engines with knobs (engine.h: gpu_knobs). */
-extern const gpu_knobs gpu_knobs_pointwise_nvrtc, gpu_knobs_reduce_nvrtc, gpu_knobs_matmul_cublaslt;
-static const gpu_knobs *const knob_table[] = {
-    &gpu_knobs_pointwise_nvrtc, &gpu_knobs_reduce_nvrtc, &gpu_knobs_matmul_cublaslt,
-};
-
 const gpu_knobs *gpu_engine_knobs(const gpu_engine *e)
 {
-    for (size_t i = 0; i < sizeof knob_table / sizeof knob_table[0]; i++)
-        if (knob_table[i]->engine == e)
-            return knob_table[i];
+    for (int i = 0; i < gpu_nengines; i++)
+        if (gpu_engine_rows[i].engine == e)
+            return gpu_engine_rows[i].knobs;
     return NULL;
 }
 
