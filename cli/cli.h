@@ -52,12 +52,10 @@ int cmd_cache(int argc, char **argv);
 /* `xdnn run PLAN.xplan`: true when path names a plan file (by its .xplan
  * extension or its XDNNPLAN magic). */
 bool plan_path_is_plan(const char *path);
-/* Load a plan for `xdnn run` instead of cli_load_bound: verify it, refuse
- * another device's or version's plan, parse and bind its graph, print the
- * engines loaded and the load time on `info`, and append the plan's engine
- * choices to force[] (GPU: "PART=ENGINE[:knobs]"; nothing on the CPU).
- * *m must be destroyed by the caller in every case. */
-xdnn_status plan_load_for_run(const graph_opts *o, bool use_gpu, FILE *info, const char **force, int *nforce,
-                              int maxforce, xdnn_module_t **m, xdnn_graph_t **g);
+/* Load a plan for `xdnn run` instead of cli_load_bound (xdnn_plan_load:
+ * verified, another device's or version's plan refused, engines restored as
+ * data), print the engines loaded and the load time on `info`.  *g is the
+ * plan's bound graph; the caller destroys *plan (which owns it). */
+xdnn_status plan_load_for_run(const graph_opts *o, FILE *info, xdnn_plan_t **plan, xdnn_graph_t **g);
 
 #endif

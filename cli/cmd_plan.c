@@ -80,70 +80,41 @@ static xdnn_status read_plan(const char *path, xdnn_diags_t *d, xdnn_plan_t **ou
 /* The engines of a plan, one line: "y.0=cpu_reference y.1=cpu_reference ...". */
 static void print_engines(FILE *f, const xdnn_plan_t *p)
 {
-    fprintf(f, "engines loaded (%d):", p->nparts);
-    for (int i = 0; i < p->nparts; i++)
-        fprintf(f, " %s=%s%s%s", p->parts[i].name, p->parts[i].engine, p->parts[i].knobs[0] ? ":" : "",
-                p->parts[i].knobs);
+    size_t n = xdnn_plan_partition_count(p);
+    fprintf(f, "engines loaded (%zu):", n);
+    for (size_t i = 0; i < n; i++) {
+        xdnn_partition_info pi;
+        xdnn_plan_partition(p, i, &pi);
+        fprintf(f, " %s=%s%s%s", pi.name, pi.engine, pi.knobs[0] ? ":" : "", pi.knobs);
+    }
     fprintf(f, "\n");
 }
 
-xdnn_status plan_load_for_run(const graph_opts *o, bool use_gpu, FILE *info, const char **force, int *nforce,
-                              int maxforce, xdnn_module_t **m, xdnn_graph_t **g)
+xdnn_status plan_load_for_run(const graph_opts *o, FILE *info, xdnn_plan_t **plan, xdnn_graph_t **g)
 {
-    /* force strings must outlive the run: kept here until the process ends */
-    static char *kept[CLI_MAX_LIST];
-    static int nkept;
-    *m = NULL;
+    *plan = NULL;
     *g = NULL;
     if (o->nsets || o->graph || o->nincludes) {
         fprintf(stderr, "xdnn run: %s is a plan, specialized when it was made: --set, --graph and -I do not apply "
                         "(make another plan with xdnn plan --set ...)\n", o->path);
         return XDNN_ERR_USAGE;
     }
-    double t0 = now_ms();
+    /* verified, refused when it is another device's or version's, its engines
+     * restored as data and its kernels loaded: ready to execute */
     xdnn_diags_t *d = xdnn_diags_create();
-    xdnn_plan_t *p = NULL;
-    xdnn_status s = read_plan(o->path, d, &p);
-    if (s == XDNN_OK)
-        s = plan_check_compatible(p, use_gpu, d);
-    if (s == XDNN_OK)
-        s = plan_parse_graph(p->module_json, p->graph_name, &p->m, &p->g, d);
-    if (s == XDNN_OK && use_gpu)
-        s = plan_gpu_import_blobs(p->blobs, p->nblobs, d);
-    if (s == XDNN_OK && !use_gpu) {
-        bool ok = (size_t)p->nparts == p->g->nnodes;
-        for (int i = 0; ok && i < p->nparts; i++)
-            ok = strcmp(p->parts[i].name, p->g->nodes[i].name) == 0 && strcmp(p->parts[i].engine, "cpu_reference") == 0;
-        if (!ok) {
-            diag_error(d, XDNN_ERR_IO, ((xloc){.file = o->path}),
-                       "corrupt plan: its %d partitions do not match the %zu nodes of graph '%s'", p->nparts,
-                       p->g->nnodes, p->graph_name);
-            s = XDNN_ERR_IO;
-        }
-    }
-    if (s == XDNN_OK && use_gpu)
-        for (int i = 0; i < p->nparts && *nforce < maxforce && nkept < CLI_MAX_LIST; i++) {
-            char **one = plan_force_strings(&p->parts[i], 1);
-            if (one && one[0]) {
-                kept[nkept++] = one[0]; /* still reachable at exit, never "lost" */
-                force[(*nforce)++] = one[0];
-            }
-            free(one);
-        }
-    double ms = now_ms() - t0;
-    (void)kept[0];
-    if (s == XDNN_OK) {
-        fprintf(info, "plan %s: graph %s, device %s\n", o->path, p->graph_name, p->device);
-        print_engines(info, p);
-        fprintf(info, "plan load: %.3f ms (%d compiled module%s)\n", ms, p->nblobs, p->nblobs == 1 ? "" : "s");
-        *m = p->m;
-        *g = p->g;
-        p->m = NULL;
-    }
+    xdnn_status s = xdnn_plan_load(o->path, 0, d, plan);
     xdnn_diags_print(d, stderr);
     xdnn_diags_destroy(d);
-    xdnn_plan_destroy(p);
-    return s;
+    if (s != XDNN_OK)
+        return s;
+    xdnn_plan_stats st;
+    xdnn_plan_get_stats(*plan, &st);
+    *g = xdnn_plan_graph(*plan);
+    fprintf(info, "plan %s: graph %s, device %s\n", o->path, xdnn_graph_name(*g), xdnn_plan_device(*plan));
+    print_engines(info, *plan);
+    fprintf(info, "plan load: %.3f ms (%d compiled module%s%s)\n", xdnn_plan_load_ms(*plan), (*plan)->nblobs,
+            (*plan)->nblobs == 1 ? "" : "s", st.context_ms > 0 ? "; opening the device not counted" : "");
+    return XDNN_OK;
 }
 
 static xdnn_status write_plan(const xdnn_plan_t *p, const char *path, double ms)

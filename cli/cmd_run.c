@@ -374,13 +374,18 @@ int cmd_run(int argc, char **argv)
     if (!use_gpu && (r = reject_gpu_only(&o)) >= 0)
         return r;
 
-    xdnn_module_t *m;
+    xdnn_module_t *m = NULL;
+    xdnn_plan_t *plan = NULL; /* `xdnn run g.xplan` (cmd_plan.c): the plan owns g */
     xdnn_graph_t *g;
-    xdnn_status s = plan_path_is_plan(o.g.path) /* `xdnn run g.xplan` (cmd_plan.c) */
-                        ? plan_load_for_run(&o.g, use_gpu, o.json ? stderr : stdout, o.engines, &o.nengines,
-                                            CLI_MAX_LIST, &m, &g)
-                        : cli_load_bound(&o.g, &m, &g, true);
+    xdnn_status s = plan_path_is_plan(o.g.path) ? plan_load_for_run(&o.g, o.json ? stderr : stdout, &plan, &g)
+                                                : cli_load_bound(&o.g, &m, &g, true);
+    if (s == XDNN_OK && plan && (use_gpu ? XDNN_BACKEND_CUDA : XDNN_BACKEND_CPU) != xdnn_plan_backend(plan)) {
+        fprintf(stderr, "xdnn run: %s is a plan for the %s backend; run it with --device %s\n", o.g.path,
+                xdnn_backend_name(xdnn_plan_backend(plan)), use_gpu ? "cpu" : "gpu");
+        s = XDNN_ERR_UNSUPPORTED;
+    }
     if (s != XDNN_OK) {
+        xdnn_plan_destroy(plan);
         xdnn_module_destroy(m);
         return s;
     }
@@ -389,6 +394,7 @@ int cmd_run(int argc, char **argv)
     int list[2 * CLI_MAX_LIST];
     int nlist = report_list(&o, g, list, 2 * CLI_MAX_LIST);
     if (nlist < 0) {
+        xdnn_plan_destroy(plan);
         xdnn_module_destroy(m);
         return XDNN_ERR_USAGE;
     }
@@ -413,8 +419,11 @@ int cmd_run(int argc, char **argv)
     if (s == XDNN_OK)
         s = run_state_alloc_results(&st, d);
     if (s == XDNN_OK && use_gpu) {
+        /* a loaded plan runs as it is, unless this run changes what it was made
+         * for (an engine, the seed, a tensor to keep): then it is planned again */
+        bool as_loaded = plan && !o.nengines && !o.seed_set && !o.keep;
         run_gpu_opts go = {.warmup = o.warmup, .iters = o.iters, .cuda_graph = o.cuda_graph, .force = o.engines,
-                           .nforce = (size_t)o.nengines, .verbose = o.verbose};
+                           .nforce = (size_t)o.nengines, .verbose = o.verbose, .plan = as_loaded ? plan : NULL};
         s = run_gpu(g, &st, &go, &rep, d);
     } else if (s == XDNN_OK) {
         s = exec_cpu_run(&st, d);
@@ -477,6 +486,7 @@ int cmd_run(int argc, char **argv)
         gpu_release_caches(); /* compiled kernels, handles: keep valgrind runs clean */
     run_state_free(&st);
     free(base);
+    xdnn_plan_destroy(plan);
     xdnn_module_destroy(m);
     return s != XDNN_OK ? s : verdict;
 }

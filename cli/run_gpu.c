@@ -114,10 +114,11 @@ xdnn_status run_gpu(xdnn_graph_t *g, run_state *st, const run_gpu_opts *o, gpu_r
     po.backend = XDNN_BACKEND_CUDA;
     po.force = o->force;
     po.nforce = o->nforce;
-    xdnn_plan_t *p = NULL;
-    xdnn_status s = xdnn_plan_build(g, &po, d, &p);
+    xdnn_plan_t *owned = NULL;
+    xdnn_status s = o->plan ? XDNN_OK : xdnn_plan_build(g, &po, d, &owned);
     if (s != XDNN_OK)
         return s;
+    const xdnn_plan_t *p = o->plan ? o->plan : owned;
     if (o->verbose)
         plan_explain_print(p, true, stderr);
     size_t n = xdnn_plan_tensor_count(p), np = xdnn_plan_partition_count(p);
@@ -211,7 +212,7 @@ done:
     free(bind);
     free(host);
     free(ms);
-    xdnn_plan_destroy(p);
+    xdnn_plan_destroy(owned);
     return s;
 }
 

@@ -13,6 +13,7 @@ typedef struct run_gpu_opts {
     const char *const *force;     /* --engine X=ENGINE */
     size_t nforce;
     int verbose;                  /* -v: partitions and candidates on stderr */
+    const xdnn_plan_t *plan;      /* a plan of g to run as it is (loaded from a file), or NULL: plan g */
 } run_gpu_opts;
 
 /* Plan g for CUDA, run it once on st's inputs (st's outputs receive that run's

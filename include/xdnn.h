@@ -369,6 +369,8 @@ enum {
  * unless XDNN_PLAN_ANY_DEVICE; corrupt or truncated bytes give XDNN_ERR_IO. */
 XDNN_API xdnn_status xdnn_plan_deserialize(const void *data, size_t len, unsigned flags, xdnn_diags_t *diags,
                                            xdnn_plan_t **out);
+/* xdnn_plan_deserialize of a file's bytes; diagnostics name the file. */
+XDNN_API xdnn_status xdnn_plan_load(const char *path, unsigned flags, xdnn_diags_t *diags, xdnn_plan_t **out);
 /* Milliseconds the last deserialize spent (verify, parse, restore, load
  * kernels), CUDA context creation excluded. */
 XDNN_API double xdnn_plan_load_ms(const xdnn_plan_t *p);

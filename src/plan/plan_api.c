@@ -2,6 +2,8 @@
  * deserialize (verify, check device and version, parse and bind), destroy. */
 #include "plan/backend.h"
 
+#include "core/fileio.h"
+
 #include <stddef.h>
 
 #include <stdlib.h>
@@ -55,17 +57,12 @@ xdnn_status xdnn_plan_serialize(const xdnn_plan_t *p, void **data, size_t *len, 
     return s;
 }
 
-xdnn_status xdnn_plan_deserialize(const void *data, size_t len, unsigned flags, xdnn_diags_t *diags,
-                                  xdnn_plan_t **out)
+/* Deserialize; `name` labels the diagnostics (a file's path, or "<plan>"). */
+static xdnn_status load_named(const char *name, const void *data, size_t len, unsigned flags, double t0,
+                              xdnn_diags_t *diags, xdnn_plan_t **out)
 {
-    if (!out)
-        return XDNN_ERR_USAGE;
-    *out = NULL;
-    if (!data)
-        return XDNN_ERR_USAGE;
-    double t0 = now_ms();
     xdnn_plan_t *p;
-    xdnn_status s = plan_from_bytes("<plan>", data, len, diags, &p);
+    xdnn_status s = plan_from_bytes(name, data, len, diags, &p);
     if (s != XDNN_OK)
         return s;
     bool gpu = strncmp(p->device, "gpu", 3) == 0;
@@ -106,6 +103,34 @@ xdnn_status xdnn_plan_deserialize(const void *data, size_t len, unsigned flags, 
     p->load_ms = p->build_ms - p->context_ms;
     *out = p;
     return XDNN_OK;
+}
+
+xdnn_status xdnn_plan_deserialize(const void *data, size_t len, unsigned flags, xdnn_diags_t *diags,
+                                  xdnn_plan_t **out)
+{
+    if (!out)
+        return XDNN_ERR_USAGE;
+    *out = NULL;
+    if (!data)
+        return XDNN_ERR_USAGE;
+    return load_named("<plan>", data, len, flags, now_ms(), diags, out);
+}
+
+xdnn_status xdnn_plan_load(const char *path, unsigned flags, xdnn_diags_t *diags, xdnn_plan_t **out)
+{
+    if (!out)
+        return XDNN_ERR_USAGE;
+    *out = NULL;
+    if (!path)
+        return XDNN_ERR_USAGE;
+    double t0 = now_ms();
+    char *data;
+    size_t len;
+    xdnn_status s = file_read_all(path, &data, &len, diags);
+    if (s == XDNN_OK)
+        s = load_named(path, data, len, flags, t0, diags, out);
+    free(data);
+    return s;
 }
 
 xdnn_graph_t *xdnn_plan_graph(xdnn_plan_t *p) { return p ? p->g : NULL; }

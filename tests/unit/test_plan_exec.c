@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #if XDNN_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -382,6 +383,22 @@ int main(void)
     CHECK(xdnn_plan_serialize(p, &bytes, &len, d) == XDNN_OK);
     xdnn_plan_t *q = NULL;
     CHECK(xdnn_plan_deserialize(bytes, len, 0, d, &q) == XDNN_OK && q);
+    /* the same from a file; a missing file is an I/O error naming it */
+    char path[] = "/tmp/xdnn-plan-exec-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    CHECK(f && fwrite(bytes, 1, len, f) == len);
+    if (f)
+        fclose(f);
+    xdnn_plan_t *fq = NULL;
+    CHECK(xdnn_plan_load(path, 0, d, &fq) == XDNN_OK && fq && xdnn_plan_executable(fq));
+    CHECK(fq && xdnn_plan_partition_count(fq) == xdnn_plan_partition_count(p));
+    xdnn_plan_destroy(fq);
+    remove(path);
+    xdnn_diags_t *e = xdnn_diags_create();
+    CHECK(xdnn_plan_load(path, 0, e, &fq) == XDNN_ERR_IO && !fq);
+    CHECK(xdnn_diags_count(e) && xdnn_diags_get(e, 0)->file && strcmp(xdnn_diags_get(e, 0)->file, path) == 0);
+    xdnn_diags_destroy(e);
     free(bytes);
     if (q) {
         CHECK(xdnn_plan_load_ms(q) >= 0 && xdnn_plan_backend(q) == o.backend);
