@@ -113,7 +113,7 @@ xdnn_status plan_load_for_run(const graph_opts *o, FILE *info, xdnn_plan_t **pla
     fprintf(info, "plan %s: graph %s, device %s\n", o->path, xdnn_graph_name(*g), xdnn_plan_device(*plan));
     print_engines(info, *plan);
     fprintf(info, "plan load: %.3f ms (%d compiled module%s%s)\n", xdnn_plan_load_ms(*plan), (*plan)->nblobs,
-            (*plan)->nblobs == 1 ? "" : "s", st.context_ms > 0 ? "; opening the device not counted" : "");
+            (*plan)->nblobs == 1 ? "" : "s", st.context_ms > 0 ? "; device setup not counted" : "");
     return XDNN_OK;
 }
 

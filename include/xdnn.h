@@ -340,7 +340,7 @@ XDNN_API xdnn_status xdnn_plan_execute_partitions(const xdnn_plan_t *p, size_t f
 /* What building (or loading) the plan cost. */
 typedef struct xdnn_plan_stats {
     double build_ms;                 /* xdnn_plan_build or xdnn_plan_deserialize, wall time */
-    double context_ms;               /* of which opening the device (CUDA context creation) */
+    double context_ms;               /* of which the device's setup (driver start-up, CUDA context, cuBLASLt) */
     double compile_ms;               /* of which NVRTC compilation */
     int kernels_compiled;            /* NVRTC compilations */
     int kernels_cached;              /* kernels found in memory, on disk or in the plan */
@@ -372,7 +372,8 @@ XDNN_API xdnn_status xdnn_plan_deserialize(const void *data, size_t len, unsigne
 /* xdnn_plan_deserialize of a file's bytes; diagnostics name the file. */
 XDNN_API xdnn_status xdnn_plan_load(const char *path, unsigned flags, xdnn_diags_t *diags, xdnn_plan_t **out);
 /* Milliseconds the last deserialize spent (verify, parse, restore, load
- * kernels), CUDA context creation excluded. */
+ * kernels), the device's setup excluded (driver and runtime start-up, CUDA
+ * context, cuBLASLt handle: once per process in practice). */
 XDNN_API double xdnn_plan_load_ms(const xdnn_plan_t *p);
 /* The plan's bound graph (borrowed; lives as long as the plan). */
 XDNN_API xdnn_graph_t *xdnn_plan_graph(xdnn_plan_t *p);

@@ -221,10 +221,15 @@ static xdnn_status cuda_prepare(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn
             return XDNN_ERR_USAGE;
         }
     } else {
+        /* Opening the device, its primary context (created lazily: made now)
+         * and the cuBLASLt handle (the first one loads the library) are the
+         * process's setup, timed apart from the plan's own work. */
         double t0 = now_ms();
         s = gpu_device_open_at(&c->dev, p->device_ordinal, d);
-        if (s == XDNN_OK) /* the primary context is created lazily: make it now, so it is timed here */
+        if (s == XDNN_OK)
             s = gpu_check_cuda(cudaFree(NULL), "cudaFree(NULL)", __FILE__, __LINE__, d);
+        if (s == XDNN_OK)
+            s = gpu_check_cublas(cublasLtCreate(&c->lt), "cublasLtCreate", __FILE__, __LINE__, d);
         p->context_ms = now_ms() - t0;
         if (s != XDNN_OK)
             return s;
@@ -263,8 +268,6 @@ static xdnn_status cuda_prepare(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn
         fprintf(log, "gpu: workspace %zu bytes\n", pl->ws_total);
     if (o->model)
         return XDNN_OK; /* a described device: nothing can be built for it here */
-    if ((s = gpu_check_cublas(cublasLtCreate(&c->lt), "cublasLtCreate", __FILE__, __LINE__, d)) != XDNN_OK)
-        return s;
     unsigned mark = gpu_nvrtc_use_mark();
     for (int i = 0; i < pl->nparts && s == XDNN_OK; i++) {
         s = pl->parts[i].engine->build(c, &pl->parts[i], d);
