@@ -8,9 +8,9 @@
  *                          gpu_run: the candidates are timed from its
  *                          after_first_run hook, on st's inputs, with every
  *                          intermediate already computed);
- *   plan_gpu_export_blobs  the NVRTC modules a forced run uses (nvrtc.c keeps
- *                          each module's bytes in its cache);
- *   plan_gpu_import_blobs  preloading them so the next gpu_run compiles nothing.
+ *   plan_gpu_import_blobs  preloading a plan's NVRTC modules (the ones its
+ *                          CUDA backend built with, backend_cuda.c) so the
+ *                          next build compiles nothing.
  *
  * Timing one candidate: the partition's chosen engine state is set aside, the
  * candidate is built with its own scratch buffer (c->ws swapped for the
@@ -277,46 +277,6 @@ xdnn_status plan_gpu_candidates(run_state *st, bool time_them, int warmup, int i
 }
 
 /* ---- compiled modules */
-
-xdnn_status plan_gpu_export_blobs(run_state *st, const char *const *force, int nforce, plan_blob **out, int *n,
-                                  xdnn_diags_t *d)
-{
-    *out = NULL;
-    *n = 0;
-    unsigned mark = gpu_nvrtc_use_mark();
-    gpu_report rep;
-    gpu_run_opts o = {.warmup = 0, .iters = 1, .force = force, .nforce = nforce, .log = stderr};
-    xdnn_status s = gpu_run(st, &o, &rep, d);
-    gpu_report_free(&rep);
-    if (s != XDNN_OK)
-        return s;
-    int count = gpu_nvrtc_used_since(mark, NULL, 0);
-    gpu_nvrtc_module *mods = calloc((size_t)count + 1, sizeof *mods);
-    plan_blob *blobs = calloc((size_t)count + 1, sizeof *blobs);
-    if (!mods || !blobs) {
-        free(mods);
-        free(blobs);
-        return XDNN_ERR_NOMEM;
-    }
-    count = gpu_nvrtc_used_since(mark, mods, count);
-    for (int i = 0; i < count; i++) {
-        snprintf(blobs[i].name, sizeof blobs[i].name, "%s", mods[i].name);
-        blobs[i].data = malloc(mods[i].len ? mods[i].len : 1);
-        if (!blobs[i].data) {
-            for (int k = 0; k < i; k++)
-                free(blobs[k].data);
-            free(blobs);
-            free(mods);
-            return XDNN_ERR_NOMEM;
-        }
-        memcpy(blobs[i].data, mods[i].code, mods[i].len);
-        blobs[i].size = mods[i].len;
-    }
-    free(mods);
-    *out = blobs;
-    *n = count;
-    return XDNN_OK;
-}
 
 xdnn_status plan_gpu_import_blobs(const plan_blob *blobs, int n, xdnn_diags_t *d)
 {

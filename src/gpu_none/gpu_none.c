@@ -56,16 +56,6 @@ xdnn_status plan_gpu_candidates(run_state *st, bool time_them, int warmup, int i
     return XDNN_ERR_DEVICE;
 }
 
-xdnn_status plan_gpu_export_blobs(run_state *st, const char *const *force, int nforce, plan_blob **out, int *n,
-                                  xdnn_diags_t *d)
-{
-    (void)st, (void)force, (void)nforce;
-    *out = NULL;
-    *n = 0;
-    diag_error(d, XDNN_ERR_DEVICE, xloc_none(), "xdnn was built without CUDA: no compiled GPU modules to export");
-    return XDNN_ERR_DEVICE;
-}
-
 xdnn_status plan_gpu_import_blobs(const plan_blob *blobs, int n, xdnn_diags_t *d)
 {
     (void)blobs;

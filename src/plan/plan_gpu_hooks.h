@@ -38,12 +38,8 @@ typedef struct plan_blob {
     size_t size;
 } plan_blob;
 
-/* After a gpu_run with the given forces on st, every compiled module its
- * partitions use.  *out malloc'ed (free each data, then the array).
- * CUDA=0: XDNN_ERR_DEVICE. */
-xdnn_status plan_gpu_export_blobs(run_state *st, const char *const *force, int nforce, plan_blob **out, int *n,
-                                  xdnn_diags_t *d);
-/* Preload blobs into the kernel cache so the next gpu_run compiles nothing.
+/* (A plan's modules are the ones its CUDA backend built with: backend_cuda.c.)
+ * Preload blobs into the kernel cache so the next build compiles nothing.
  * CUDA=0: XDNN_OK for n == 0, else XDNN_ERR_DEVICE. */
 xdnn_status plan_gpu_import_blobs(const plan_blob *blobs, int n, xdnn_diags_t *d);
 
