@@ -8,6 +8,7 @@
 #include "run_gpu.h"
 
 #include "plan_explain.h"
+#include "plan/plan.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,20 +16,10 @@
 #if XDNN_HAVE_CUDA
 #include <cuda_runtime.h>
 
-static int cmp_float(const void *a, const void *b)
+/* median, min, max and p90 of n times (plan_time_stats: the one helper bench uses too) */
+static void summarize(double *ms, int n, gpu_partition_report *r)
 {
-    float x = *(const float *)a, y = *(const float *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* median, min, max and p90 (nearest rank) of n times, sorted in place */
-static void summarize(float *ms, int n, gpu_partition_report *r)
-{
-    qsort(ms, (size_t)n, sizeof *ms, cmp_float);
-    r->ms_min = ms[0];
-    r->ms_max = ms[n - 1];
-    r->ms_median = n % 2 ? (double)ms[n / 2] : 0.5 * ((double)ms[n / 2 - 1] + (double)ms[n / 2]);
-    r->ms_p90 = ms[(9 * n + 9) / 10 - 1];
+    plan_time_stats(ms, n, &r->ms_median, &r->ms_min, &r->ms_max, &r->ms_p90);
 }
 
 static xdnn_status cuda_error(cudaError_t e, const char *what, xdnn_diags_t *d)
@@ -56,7 +47,7 @@ typedef struct timing {
 
 /* Time `iters` runs of partitions [first, first + count) (the whole plan when
  * count is 0) after `warmup` untimed ones. */
-static xdnn_status time_runs(timing *t, size_t first, size_t count, int warmup, int iters, float *ms,
+static xdnn_status time_runs(timing *t, size_t first, size_t count, int warmup, int iters, double *ms,
                              xdnn_diags_t *d)
 {
     xdnn_status s = XDNN_OK;
@@ -66,9 +57,11 @@ static xdnn_status time_runs(timing *t, size_t first, size_t count, int warmup, 
         s = count ? xdnn_plan_execute_partitions(t->p, first, count, t->bind, t->n, t->ws, t->stream, d)
                   : xdnn_plan_execute(t->p, t->bind, t->n, t->ws, t->stream, d);
         if (s == XDNN_OK && it >= warmup) {
+            float one;
             CU(cudaEventRecord(t->ev[1], t->stream), "cudaEventRecord");
             CU(cudaEventSynchronize(t->ev[1]), "cudaEventSynchronize");
-            CU(cudaEventElapsedTime(&ms[it - warmup], t->ev[0], t->ev[1]), "cudaEventElapsedTime");
+            CU(cudaEventElapsedTime(&one, t->ev[0], t->ev[1]), "cudaEventElapsedTime");
+            ms[it - warmup] = one;
         }
     }
 done:
@@ -76,7 +69,7 @@ done:
 }
 
 /* The execute captured once as a CUDA graph, replayed `iters` times. */
-static xdnn_status time_graph(timing *t, int warmup, int iters, float *ms, xdnn_diags_t *d)
+static xdnn_status time_graph(timing *t, int warmup, int iters, double *ms, xdnn_diags_t *d)
 {
     cudaGraph_t graph = NULL;
     cudaGraphExec_t exec = NULL;
@@ -93,8 +86,10 @@ static xdnn_status time_graph(timing *t, int warmup, int iters, float *ms, xdnn_
         CU(cudaGraphLaunch(exec, t->stream), "cudaGraphLaunch");
         CU(cudaEventRecord(t->ev[1], t->stream), "cudaEventRecord");
         CU(cudaEventSynchronize(t->ev[1]), "cudaEventSynchronize");
+        float one;
+        CU(cudaEventElapsedTime(&one, t->ev[0], t->ev[1]), "cudaEventElapsedTime");
         if (it >= warmup)
-            CU(cudaEventElapsedTime(&ms[it - warmup], t->ev[0], t->ev[1]), "cudaEventElapsedTime");
+            ms[it - warmup] = one;
     }
 done:
     if (exec)
@@ -126,7 +121,7 @@ xdnn_status run_gpu(xdnn_graph_t *g, run_state *st, const run_gpu_opts *o, gpu_r
     timing t = {.p = p, .n = n};
     xdnn_tensor_binding *bind = calloc(n + 1, sizeof *bind);
     host_tensor **host = calloc(n + 1, sizeof *host);
-    float *ms = calloc((size_t)iters, sizeof *ms);
+    double *ms = calloc((size_t)iters, sizeof *ms);
     t.bind = bind;
     if (!bind || !host || !ms) {
         s = XDNN_ERR_NOMEM;
