@@ -8,36 +8,51 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool tensor_span(xdnn_dtype dtype, int rank, const int64_t *dims, const int64_t *strides, int64_t *elems,
+                 size_t *bytes)
+{
+    /* Sizes come from files too: every product is checked, and an empty
+     * tensor (some dim 0) is empty whatever its other dims claim. */
+    int64_t span = 1, b;
+    for (int i = 0; i < rank; i++)
+        if (dims[i] == 0) {
+            *elems = 0;
+            *bytes = 0;
+            return true;
+        }
+    for (int i = 0; i < rank; i++) {
+        int64_t extent, stride = strides[i] < 0 ? -strides[i] : strides[i];
+        if (__builtin_mul_overflow(dims[i] - 1, stride, &extent) || __builtin_add_overflow(span, extent, &span))
+            return false;
+    }
+    if (__builtin_mul_overflow(span, (int64_t)xdnn_dtype_size(dtype), &b))
+        return false;
+    *elems = span;
+    *bytes = (size_t)b;
+    return true;
+}
+
 xdnn_status host_tensor_alloc(host_tensor *t, xdnn_dtype dtype, int rank, const int64_t *dims,
                               const int64_t *strides)
 {
     memset(t, 0, sizeof *t);
     t->dtype = dtype;
     t->rank = rank;
-    /* Sizes come from files too: every product is checked, and an empty
-     * tensor (some dim 0) is empty whatever its other dims claim. */
-    bool empty = false;
+    bool empty = false; /* an empty tensor is empty whatever its other dims claim */
     for (int i = 0; i < rank; i++)
         empty |= dims[i] == 0;
-    int64_t numel = 1, span = 1, bytes;
+    int64_t numel = 1, span;
     for (int i = rank - 1; i >= 0; i--) {
         if (dims[i] < 0)
             return XDNN_ERR_USAGE;
         t->dims[i] = dims[i];
         t->strides[i] = strides ? strides[i] : numel;
-        if (empty)
-            continue;
-        int64_t extent;
-        if (__builtin_mul_overflow(numel, dims[i], &numel) ||
-            __builtin_mul_overflow(dims[i] - 1, t->strides[i], &extent) || __builtin_add_overflow(span, extent, &span))
+        if (!empty && __builtin_mul_overflow(numel, dims[i], &numel))
             return XDNN_ERR_NOMEM;
     }
-    if (empty)
-        numel = span = 0;
-    t->numel = numel;
-    if (__builtin_mul_overflow(span, (int64_t)xdnn_dtype_size(dtype), &bytes))
+    if (!tensor_span(dtype, rank, t->dims, t->strides, &span, &t->bytes))
         return XDNN_ERR_NOMEM;
-    t->bytes = (size_t)bytes;
+    t->numel = empty ? 0 : numel;
     t->data = malloc(t->bytes ? t->bytes : 1);
     if (!t->data)
         return XDNN_ERR_NOMEM;

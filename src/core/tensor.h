@@ -21,6 +21,10 @@ typedef struct host_tensor {
 
 /* Allocate for dims/strides (strides NULL = packed row-major).  Contents are
  * poisoned (NaN for floats, 0x5A bytes otherwise) so unwritten elements show. */
+/* Elements and bytes a layout spans (strides in elements; 0 when a dim is
+ * 0): what a buffer for it must hold.  false when that overflows. */
+bool tensor_span(xdnn_dtype dtype, int rank, const int64_t *dims, const int64_t *strides, int64_t *elems,
+                 size_t *bytes);
 xdnn_status host_tensor_alloc(host_tensor *t, xdnn_dtype dtype, int rank, const int64_t *dims,
                               const int64_t *strides);
 void host_tensor_free(host_tensor *t);

@@ -53,16 +53,6 @@ void xdnn_plan_options_init(xdnn_plan_options *o)
 
 /* ---------------------------------------------------------------- tensors */
 
-static size_t span_bytes(const xtensor *t)
-{
-    if (t->rnumel == 0)
-        return 0;
-    int64_t span = 1;
-    for (int i = 0; i < t->rrank; i++)
-        span += (t->rdims[i] - 1) * (t->rstrides[i] < 0 ? -t->rstrides[i] : t->rstrides[i]);
-    return (size_t)span * xdnn_dtype_size(t->rdtype);
-}
-
 xdnn_status plan_collect_tensors(xdnn_plan_t *p)
 {
     free(p->tensors);
@@ -74,7 +64,11 @@ xdnn_status plan_collect_tensors(xdnn_plan_t *p)
         const xtensor *t = &p->g->tensors[i];
         if (!t->rdefined || (t->kind == TK_VIRTUAL && !t->is_output && !t->keep))
             continue;
-        p->tensors[p->ntensors++] = (plan_tensor){.ir = (int)i, .bytes = span_bytes(t)};
+        int64_t elems;
+        size_t bytes;
+        if (!tensor_span(t->rdtype, t->rrank, t->rdims, t->rstrides, &elems, &bytes))
+            return XDNN_ERR_NOMEM; /* bind checked the sizes: cannot happen */
+        p->tensors[p->ntensors++] = (plan_tensor){.ir = (int)i, .bytes = bytes};
     }
     return XDNN_OK;
 }
