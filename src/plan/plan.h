@@ -82,6 +82,7 @@ struct xdnn_plan {
     bool deterministic;
     plan_tensor *tensors;            /* the bindable tensors, in graph order */
     int ntensors;
+    int *bindable_of;                /* per IR tensor: its index in tensors, or -1 */
 };
 
 /* ---- selection and tuning (plan_select.c) */

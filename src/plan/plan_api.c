@@ -149,6 +149,7 @@ void xdnn_plan_destroy(xdnn_plan_t *p)
     if (p->be)
         p->be->release(p);
     free(p->tensors);
+    free(p->bindable_of);
     free(p->graph_name);
     free(p->module_json);
     plan_parts_free(p->parts, p->nparts);

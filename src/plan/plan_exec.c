@@ -56,14 +56,18 @@ void xdnn_plan_options_init(xdnn_plan_options *o)
 xdnn_status plan_collect_tensors(xdnn_plan_t *p)
 {
     free(p->tensors);
+    free(p->bindable_of);
     p->ntensors = 0;
     p->tensors = calloc(p->g->ntensors + 1, sizeof *p->tensors);
-    if (!p->tensors)
+    p->bindable_of = malloc((p->g->ntensors + 1) * sizeof *p->bindable_of);
+    if (!p->tensors || !p->bindable_of)
         return XDNN_ERR_NOMEM;
     for (size_t i = 0; i < p->g->ntensors; i++) {
         const xtensor *t = &p->g->tensors[i];
+        p->bindable_of[i] = -1;
         if (!t->rdefined || (t->kind == TK_VIRTUAL && !t->is_output && !t->keep))
             continue;
+        p->bindable_of[i] = p->ntensors;
         int64_t elems;
         size_t bytes;
         if (!tensor_span(t->rdtype, t->rrank, t->rdims, t->rstrides, &elems, &bytes))
@@ -101,12 +105,12 @@ xdnn_status xdnn_plan_tensor(const xdnn_plan_t *p, size_t i, xdnn_tensor_info *o
     return XDNN_OK;
 }
 
+/* The bindable index of a name (the graph's hashed lookup: execute binds
+ * every tensor by name on every call), or -1. */
 static int find_bindable(const xdnn_plan_t *p, const char *name)
 {
-    for (int i = 0; i < p->ntensors; i++)
-        if (strcmp(p->g->tensors[p->tensors[i].ir].name, name) == 0)
-            return i;
-    return -1;
+    int ir = p->bindable_of ? ir_find_tensor(p->g, name) : -1; /* none before the graph is bound */
+    return ir < 0 ? -1 : p->bindable_of[ir];
 }
 
 xdnn_status xdnn_plan_find_tensor(const xdnn_plan_t *p, const char *name, xdnn_tensor_info *out)
