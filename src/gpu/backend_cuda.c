@@ -95,33 +95,22 @@ static xdnn_status restore_choices(xdnn_plan_t *p, gplan *pl, const gpu_device *
     return XDNN_OK;
 }
 
-/* The forces for selection: the remembered choice of each partition (when its
- * engine still runs it), then the caller's, which win. */
-static xdnn_status cached_forces(const gplan *pl, const gpu_device *dev, const plan_prepare_opts *o,
-                                 const char ***out, int *n)
+/* The remembered choice of each partition (the tune cache), as its preset
+ * when its engine still runs it; a stale entry leaves the heuristics to choose. */
+static void preset_cached(gplan *pl, const gpu_device *dev, const plan_prepare_opts *o)
 {
-    arena *a = pl->g->ar;
-    const char **f = arena_alloc(a, ((size_t)pl->nparts + (size_t)o->nforce + 1) * sizeof *f);
-    int k = 0;
     for (int i = 0; o->cached && i < pl->nparts; i++) {
         char engine[64], knobs[128], why[512];
-        const gpart *g = &pl->parts[i];
+        gpart *g = &pl->parts[i];
         if (!o->cached(o->user, g->name, engine, sizeof engine, knobs, sizeof knobs))
             continue;
         const gpu_engine *eng = gpu_engine_find(engine);
         const gpu_knobs *kn = eng ? gpu_engine_knobs(eng) : NULL;
         if (!eng || !eng->supports(pl, g, dev, why, sizeof why) || (knobs[0] && (!kn || !kn->valid(knobs, why, sizeof why))))
-            continue; /* a stale entry: the heuristics choose */
-        size_t len = strlen(g->name) + strlen(engine) + strlen(knobs) + 3;
-        char *s = arena_alloc(a, len);
-        snprintf(s, len, "%s=%s%s%s", g->name, engine, knobs[0] ? ":" : "", knobs);
-        f[k++] = s;
+            continue;
+        g->preset = eng;
+        g->preset_knobs = arena_strdup(pl->g->ar, knobs);
     }
-    for (int i = 0; i < o->nforce; i++)
-        f[k++] = o->force[i];
-    *out = f;
-    *n = k;
-    return XDNN_OK;
 }
 
 /* The op names of a partition's nodes, joined by '+'. */
@@ -247,11 +236,8 @@ static xdnn_status cuda_prepare(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn
     if (o->restore) {
         s = restore_choices(p, pl, &c->dev, d);
     } else {
-        const char **force = NULL;
-        int nforce = 0;
-        s = cached_forces(pl, &c->dev, o, &force, &nforce);
-        if (s == XDNN_OK)
-            s = gpu_select_engines(pl, &c->dev, force, nforce, o->verbose, log, d);
+        preset_cached(pl, &c->dev, o);
+        s = gpu_select_engines(pl, &c->dev, o->force, o->nforce, o->verbose, log, d);
     }
     if (s == XDNN_OK && !o->restore)
         s = record_choices(p, pl);

@@ -161,6 +161,10 @@ xdnn_status gpu_select_engines(gplan *pl, const gpu_device *dev, const char *con
                 forced_knobs = knobs;
             }
         }
+        if (!forced && p->preset) {
+            forced = p->preset;
+            forced_knobs = p->preset_knobs ? p->preset_knobs : "";
+        }
         /* a copy: the force strings need not outlive the plan */
         p->knobs = arena_strdup(pl->g->ar, forced_knobs);
         if (verbose && log)

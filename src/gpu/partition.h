@@ -49,6 +49,10 @@ typedef struct gpart {
     void *priv;             /* engine state */
     size_t ws_bytes, ws_offset;
     const char *knobs;      /* forced knob text of the engine ("" = its own choice) */
+    /* a remembered choice (the tune cache) taken unless a force names the
+     * partition; set before gpu_select_engines, NULL = none */
+    const struct gpu_engine *preset;
+    const char *preset_knobs;
     gcand *cands;           /* every engine asked, in table order (arena) */
     int ncands;
 } gpart;

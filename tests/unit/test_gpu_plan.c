@@ -141,6 +141,14 @@ static void test_matmul_epilogue_and_force(void)
     CHECK(gpu_select_engines(f.pl, &dev, NULL, 0, 0, NULL, d) == XDNN_OK);
     CHECK(f.pl->parts[0].engine == gpu_engine_find("matmul_cublaslt"));
     CHECK(f.pl->parts[0].ws_bytes >= (32u << 20));
+    /* a remembered choice (preset) is taken with its knobs; a force still wins over it */
+    f.pl->parts[0].preset = gpu_engine_find("matmul_cublaslt");
+    f.pl->parts[0].preset_knobs = "algo=2";
+    CHECK(gpu_select_engines(f.pl, &dev, NULL, 0, 0, NULL, d) == XDNN_OK);
+    CHECK(f.pl->parts[0].engine == gpu_engine_find("matmul_cublaslt") && strcmp(f.pl->parts[0].knobs, "algo=2") == 0);
+    const char *algo1[] = {"matmul=matmul_cublaslt:algo=1"};
+    CHECK(gpu_select_engines(f.pl, &dev, algo1, 1, 0, NULL, d) == XDNN_OK);
+    CHECK(strcmp(f.pl->parts[0].knobs, "algo=1") == 0);
     xdnn_diags_destroy(d);
     fixture_teardown(&f);
 }
