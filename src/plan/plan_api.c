@@ -70,10 +70,11 @@ static xdnn_status load_named(const char *name, const void *data, size_t len, un
      * for a GPU plan this is the process's first CUDA call (driver and runtime
      * start-up), timed as device setup */
     double tf = now_ms();
-    bool here = plan_check_compatible(p, gpu, NULL) == XDNN_OK;
+    xdnn_status compat = plan_check_compatible(p, gpu, flags & XDNN_PLAN_ANY_DEVICE ? NULL : diags);
     double setup_ms = gpu ? now_ms() - tf : 0;
+    bool here = compat == XDNN_OK;
     if (!(flags & XDNN_PLAN_ANY_DEVICE))
-        s = plan_check_compatible(p, gpu, diags);
+        s = compat;
     if (s == XDNN_OK)
         s = plan_parse_graph(p->module_json, p->graph_name, &p->m, &p->g, diags);
     if (s == XDNN_OK)
