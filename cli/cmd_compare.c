@@ -5,7 +5,8 @@
  * Noise: a case only counts as changed when the ratio new/old leaves the band
  * 1 ± max(threshold, mean of the two runs' relative spreads (max-min)/median),
  * so a noisy measurement needs a larger change.  Exit status: 6 when a case
- * is SLOWER or passed in OLD but not in NEW (a regression), 5 for an
+ * is SLOWER, passed in OLD but not in NEW, or is missing from NEW (each a
+ * regression), 5 for an
  * unreadable or malformed file, 1 for usage errors, else 0. */
 #include "bench.h"
 
@@ -23,20 +24,32 @@ static const char compare_help[] =
     "Compare two `xdnn bench --format jsonl` runs case by case (matched by key):\n"
     "ratio new/old of the median times, SAME / FASTER / SLOWER, and the geometric\n"
     "mean of the ratios.  A change counts only beyond max(PCT, the measured\n"
-    "spread) (default PCT 5).  Exit status 6 when any case is SLOWER or no longer\n"
-    "passes; 5 for a malformed file.\n";
+    "spread) (default PCT 5).  Exit status 6 when any case is SLOWER, no longer\n"
+    "passes or is missing from NEW; 5 for a malformed file or a key seen twice.\n";
 
 typedef struct crow {
     char *key;
     char status[16];
     double median, min, max;
     bool timed;
+    int line;  /* where it was read, for messages */
+    int order; /* its place in the file: rows print in NEW's order */
 } crow;
 
 typedef struct cfile {
     crow *rows;
     int n;
 } cfile;
+
+static int crow_cmp(const void *a, const void *b)
+{
+    return strcmp(((const crow *)a)->key, ((const crow *)b)->key);
+}
+
+static int key_cmp(const void *key, const void *row)
+{
+    return strcmp(key, ((const crow *)row)->key);
+}
 
 static void cfile_free(cfile *f)
 {
@@ -66,13 +79,16 @@ static xdnn_status read_jsonl(const char *path, cfile *f)
         free(text);
         return bad_line(path, 1, "not a text file (NUL byte)");
     }
-    int cap = 0, lineno;
-    char *save = NULL;
-    for (char *line = strtok_r(text, "\n", &save); line && s == XDNN_OK; line = strtok_r(NULL, "\n", &save)) {
-        /* strtok_r skips empty lines, so count them back from the pointer */
-        lineno = 1;
-        for (const char *c = text; c < line; c++)
-            lineno += *c == 0 || *c == '\n';
+    int cap = 0, lineno = 0;
+    char *next = text;
+    while (next && s == XDNN_OK) {
+        /* one line at a time, counting them as we go (a rescan from the
+         * start of the file per line made large files quadratic) */
+        char *line = next;
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = 0;
+        lineno++;
         while (*line == ' ' || *line == '\t' || *line == '\r')
             line++;
         if (!*line)
@@ -93,10 +109,7 @@ static xdnn_status read_jsonl(const char *path, cfile *f)
                            !(med->valuedouble > 0) || mn->valuedouble > med->valuedouble ||
                            mx->valuedouble < med->valuedouble))
                 s = bad_line(path, lineno, "a passed case needs numbers min_ms <= median_ms <= max_ms, median_ms > 0");
-            for (int i = 0; i < f->n && s == XDNN_OK; i++)
-                if (strcmp(f->rows[i].key, key->valuestring) == 0)
-                    s = bad_line(path, lineno, "the same key appears twice (two runs in one file?)");
-            if (s == XDNN_OK && f->n == cap) {
+            if (f->n == cap) {
                 cap = cap ? 2 * cap : 64;
                 crow *nr = realloc(f->rows, (size_t)cap * sizeof *nr);
                 if (!nr)
@@ -107,7 +120,12 @@ static xdnn_status read_jsonl(const char *path, cfile *f)
             if (s == XDNN_OK) {
                 crow *r = &f->rows[f->n++];
                 memset(r, 0, sizeof *r);
-                r->key = strdup(key->valuestring);
+                if (!(r->key = strdup(key->valuestring))) {
+                    f->n--;
+                    s = XDNN_ERR_NOMEM;
+                }
+                r->line = lineno;
+                r->order = f->n - 1;
                 snprintf(r->status, sizeof r->status, "%s", st->valuestring);
                 r->timed = passed;
                 if (passed)
@@ -119,6 +137,16 @@ static xdnn_status read_jsonl(const char *path, cfile *f)
     free(text);
     if (s == XDNN_OK && f->n == 0)
         s = bad_line(path, 1, "no cases (empty file)");
+    if (s == XDNN_OK) { /* sorted by key: duplicates sit side by side, and find() bisects */
+        qsort(f->rows, (size_t)f->n, sizeof *f->rows, crow_cmp);
+        for (int i = 1; i < f->n && s == XDNN_OK; i++)
+            if (strcmp(f->rows[i - 1].key, f->rows[i].key) == 0) {
+                int later = f->rows[i].line > f->rows[i - 1].line ? f->rows[i].line : f->rows[i - 1].line;
+                fprintf(stderr, "xdnn compare: %s:%d: the key '%s' appears twice (two runs in one file?)\n", path,
+                        later, f->rows[i].key);
+                s = XDNN_ERR_IO;
+            }
+    }
     if (s != XDNN_OK)
         cfile_free(f);
     return s;
@@ -126,11 +154,9 @@ static xdnn_status read_jsonl(const char *path, cfile *f)
 
 static const crow *find(const cfile *f, const char *key)
 {
-    for (int i = 0; i < f->n; i++)
-        if (strcmp(f->rows[i].key, key) == 0)
-            return &f->rows[i];
-    return NULL;
+    return bsearch(key, f->rows, (size_t)f->n, sizeof *f->rows, key_cmp);
 }
+
 
 int cmd_compare(int argc, char **argv)
 {
@@ -167,11 +193,20 @@ int cmd_compare(int argc, char **argv)
         cfile_free(&a);
         return s;
     }
+    /* NEW's rows in its own order (the files are sorted by key for lookups) */
+    const crow **in_order = malloc((size_t)b.n * sizeof *in_order);
+    if (!in_order) {
+        cfile_free(&a);
+        cfile_free(&b);
+        return XDNN_ERR_NOMEM;
+    }
+    for (int i = 0; i < b.n; i++)
+        in_order[b.rows[i].order] = &b.rows[i];
     printf("%-44s %10s %10s %7s %7s  %s\n", "case", "old_ms", "new_ms", "ratio", "noise", "verdict");
     int faster = 0, slower = 0, same = 0, broke = 0, added = 0, missing = 0, matched = 0;
     double logsum = 0;
     for (int i = 0; i < b.n; i++) {
-        const crow *n = &b.rows[i], *o = find(&a, n->key);
+        const crow *n = in_order[i], *o = find(&a, n->key);
         if (!o) {
             printf("%-44s %10s %10s %7s %7s  NEW\n", n->key, "-", n->timed ? "" : "-", "-", "-");
             added++;
@@ -190,14 +225,20 @@ int cmd_compare(int argc, char **argv)
         double ratio = n->median / o->median;
         double spread = 0.5 * ((o->max - o->min) / o->median + (n->max - n->min) / n->median);
         double noise = fmax(thr / 100, spread);
-        const char *verdict = ratio > 1 + noise ? "SLOWER" : ratio < 1 / (1 + noise) ? "FASTER" : "SAME";
-        slower += verdict[1] == 'L';
-        faster += verdict[0] == 'F';
-        same += verdict[1] == 'A';
+        const char *verdict;
+        if (ratio > 1 + noise)
+            verdict = "SLOWER", slower++;
+        else if (ratio < 1 / (1 + noise))
+            verdict = "FASTER", faster++;
+        else
+            verdict = "SAME", same++;
         logsum += log(ratio);
         matched++;
         printf("%-44s %10.4f %10.4f %7.3f %6.1f%%  %s\n", n->key, o->median, n->median, ratio, 100 * noise, verdict);
     }
+    free(in_order);
+    /* a case OLD had and NEW lacks is a regression too: a bench that stopped
+     * producing it (a bind failure changes nothing else) must not pass */
     for (int i = 0; i < a.n; i++)
         if (!find(&b, a.rows[i].key)) {
             printf("%-44s %10s %10s %7s %7s  MISSING in new\n", a.rows[i].key, "-", "-", "-", "-");
@@ -211,5 +252,5 @@ int cmd_compare(int argc, char **argv)
            added, missing);
     cfile_free(&a);
     cfile_free(&b);
-    return slower || broke ? XDNN_ERR_CHECK : XDNN_OK;
+    return slower || broke || missing ? XDNN_ERR_CHECK : XDNN_OK;
 }

@@ -199,10 +199,20 @@ P
     [ "$status" -eq 6 ]
     [[ "$output" == *"50.000"*SLOWER* ]]
     run xdnn compare "$BATS_TEST_TMPDIR/old.jsonl" "$BATS_TEST_TMPDIR/fast.jsonl"
-    [ "$status" -eq 0 ]
+    [ "$status" -eq 6 ] # the case missing from NEW is a regression
     [[ "$output" == *"0.010"*FASTER* ]]
     [[ "$output" == *"other"*NEW* ]]
     [[ "$output" == *"mlp_gelu[T=4,D=4]:f16"*"MISSING in new"* ]]
+    [[ "${lines[-1]}" == *": 1 faster, 0 slower, 0 same, 0 no longer passing, 1 new, 1 missing" ]] # FASTER is not SAME
+    head -1 "$BATS_TEST_TMPDIR/fast.jsonl" > "$BATS_TEST_TMPDIR/fast1.jsonl"
+    run xdnn compare "$BATS_TEST_TMPDIR/fast1.jsonl" "$BATS_TEST_TMPDIR/old.jsonl"
+    [ "$status" -eq 6 ] # a 100x slowdown
+    run xdnn compare "$BATS_TEST_TMPDIR/old.jsonl" "$BATS_TEST_TMPDIR/old.jsonl" --threshold 1000
+    [ "$status" -eq 0 ]
+    cat "$BATS_TEST_TMPDIR/old.jsonl" "$BATS_TEST_TMPDIR/old.jsonl" > "$BATS_TEST_TMPDIR/twice.jsonl"
+    run xdnn compare "$BATS_TEST_TMPDIR/old.jsonl" "$BATS_TEST_TMPDIR/twice.jsonl"
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"twice.jsonl:3: the key 'mlp_gelu[T=2,D=4]:f16' appears twice (two runs in one file?)"* ]]
     echo '{"key": "x"}' > "$BATS_TEST_TMPDIR/bad.jsonl"
     run xdnn compare "$BATS_TEST_TMPDIR/old.jsonl" "$BATS_TEST_TMPDIR/bad.jsonl"
     [ "$status" -eq 5 ]
