@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static const char plan_help[] =
@@ -56,6 +57,11 @@ bool plan_path_is_plan(const char *path)
     size_t n = strlen(path);
     if (n > 6 && strcmp(path + n - 6, ".xplan") == 0)
         return true;
+    /* Sniff regular files only: reading a FIFO or stdin here would eat the
+     * first bytes the real reader needs (or block on a FIFO with no writer). */
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return false;
     FILE *f = fopen(path, "rb");
     char magic[8] = {0};
     bool is = f && fread(magic, 1, 8, f) == 8 && memcmp(magic, "XDNNPLAN", 8) == 0;

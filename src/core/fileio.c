@@ -5,6 +5,9 @@
 #include "arena.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +27,53 @@ static const char *refusal(const struct stat *st, bool is_stdin, int fd)
     return "is not a regular file";
 }
 
+/* How long a named FIFO may wait for its first byte: XDNN_FIFO_TIMEOUT
+ * seconds (default 30; 0 waits forever, as a plain open would). */
+static int fifo_wait_ms(void)
+{
+    const char *e = getenv("XDNN_FIFO_TIMEOUT");
+    char *end;
+    long sec = e && *e ? strtol(e, &end, 10) : 30;
+    if (e && *e && (*end || sec < 0))
+        sec = 30;
+    return sec == 0 ? -1 : sec > INT_MAX / 1000 ? INT_MAX : (int)sec * 1000;
+}
+
+/* Opens a named FIFO without blocking on a missing writer: a plain fopen()
+ * would hang forever (`include "fifo"` with nobody at the other end).  It
+ * waits, bounded, until a writer has sent something or hung up; NULL with
+ * errno ETIMEDOUT when none came. */
+static FILE *fifo_open(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int r;
+    while ((r = poll(&p, 1, fifo_wait_ms())) < 0 && errno == EINTR)
+        ;
+    int flags = r > 0 ? fcntl(fd, F_GETFL) : -1;
+    FILE *f = flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        int e = r == 0 ? ETIMEDOUT : errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
+
 xdnn_status file_in_open(file_in *in, const char *path, xloc at, xdnn_diags_t *d)
 {
     *in = (file_in){.path = path, .at = at.file ? at : (xloc){.file = path}};
     bool is_stdin = strcmp(path, "-") == 0;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    struct stat named;
+    bool fifo = !is_stdin && stat(path, &named) == 0 && S_ISFIFO(named.st_mode);
+    FILE *f = is_stdin ? stdin : fifo ? fifo_open(path) : fopen(path, "rb");
+    if (!f && fifo && errno == ETIMEDOUT) {
+        diag_error(d, XDNN_ERR_IO, in->at, "'%s' is a FIFO and no writer sent anything in %d s (XDNN_FIFO_TIMEOUT)",
+                   path, fifo_wait_ms() / 1000);
+        return XDNN_ERR_IO;
+    }
     if (!f) {
         diag_error(d, XDNN_ERR_IO, in->at, "cannot open: %s", strerror(errno));
         return XDNN_ERR_IO;

@@ -144,6 +144,26 @@ print('graph g { input x: f32[2]; y = fr59(x, k=2); output y; }')" > "$f"
     [[ "$output" == *"endless: error: raw file has over 16 bytes, but f32[4] needs exactly 16 bytes"* ]]
 }
 
+@test "a FIFO with no writer is given up on after XDNN_FIFO_TIMEOUT (include, input, load), not waited on forever" {
+    cd "$BATS_TEST_TMPDIR"
+    mkfifo nobody
+    printf 'include "nobody";\ngraph g { input x: f32[4]; output x; }\n' > inc.dnn
+    printf 'graph g { input x: f32[4] = load(path="nobody", format="raw"); output x; }\n' > load.dnn
+    printf 'graph g { input x: f32[4]; y = relu(x); output y; }\n' > in.dnn
+    export XDNN_FIFO_TIMEOUT=1
+    SECONDS=0
+    run_limited check inc.dnn
+    [ "$status" -eq 5 ]
+    [ "${lines[0]}" = "inc.dnn:1:9: error: 'nobody' is a FIFO and no writer sent anything in 1 s (XDNN_FIFO_TIMEOUT)" ]
+    run_limited run --device cpu load.dnn
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"'nobody' is a FIFO and no writer sent anything in 1 s"* ]]
+    run_limited run --device cpu in.dnn --input x=nobody
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"'nobody' is a FIFO and no writer sent anything in 1 s"* ]]
+    [ "$SECONDS" -lt 9 ]
+}
+
 @test "a .npy file from a FIFO is read; one followed by endless bytes stops at its header's size" {
     cd "$BATS_TEST_TMPDIR"
     python3 -c "
