@@ -1,6 +1,8 @@
 /* main.c — the xdnn command: dispatch to a subcommand. */
 #include "cli.h"
 
+#include "core/fileio.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -77,5 +79,6 @@ static int dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    file_remove_temps_on_signals(); /* ^C during --save leaves no *.tmpXXXXXX behind */
     return finish_stdout(dispatch(argc, argv));
 }

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,57 @@ xdnn_status file_read_all(const char *path, char **data, size_t *len, xdnn_diags
     return file_read_all_at(path, xloc_none(), data, len, d);
 }
 
+/* Temp files being written right now, for file_remove_temps_on_signals():
+ * slots claimed with an atomic exchange so the handler reads only complete
+ * paths; paths longer than a slot are not tracked (they cannot be unlinked
+ * from a handler without allocating). */
+#define TEMP_SLOTS 8
+static char temp_path[TEMP_SLOTS][4096];
+static int temp_used[TEMP_SLOTS]; /* 0 free, -1 being filled in, 1 tracked; atomics only */
+
+static int temp_track(const char *tmp)
+{
+    if (strlen(tmp) >= sizeof temp_path[0])
+        return -1;
+    for (int i = 0; i < TEMP_SLOTS; i++) {
+        int expected = 0;
+        if (__atomic_compare_exchange_n(&temp_used[i], &expected, -1, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            memcpy(temp_path[i], tmp, strlen(tmp) + 1);
+            __atomic_store_n(&temp_used[i], 1, __ATOMIC_RELEASE);
+            return i;
+        }
+    }
+    return -1;
+}
+
+static void temp_untrack(int slot)
+{
+    if (slot >= 0)
+        __atomic_store_n(&temp_used[slot], 0, __ATOMIC_RELEASE);
+}
+
+static void remove_temps_and_die(int sig)
+{
+    for (int i = 0; i < TEMP_SLOTS; i++)
+        if (__atomic_load_n(&temp_used[i], __ATOMIC_ACQUIRE) == 1)
+            unlink(temp_path[i]); /* async-signal-safe */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void file_remove_temps_on_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old, sa = {.sa_handler = remove_temps_and_die};
+        sigemptyset(&sa.sa_mask);
+        /* leave a signal that the parent told us to ignore (nohup) ignored */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
+}
+
 xdnn_status file_write_atomic(const char *path, const void *data, size_t len, xdnn_diags_t *d)
 {
     if (strcmp(path, "-") == 0) {
@@ -198,6 +250,7 @@ xdnn_status file_write_atomic(const char *path, const void *data, size_t len, xd
         free(tmp);
         return XDNN_ERR_IO;
     }
+    int slot = temp_track(tmp);
     /* mkstemp creates 0600; an output file should get the mode any new file
      * gets (0666 less the umask), so goldens saved by one user are readable. */
     mode_t mask = umask(0);
@@ -216,13 +269,16 @@ xdnn_status file_write_atomic(const char *path, const void *data, size_t len, xd
         left -= (size_t)w;
     }
     int close_err = close(fd);
-    if (left || close_err || rename(tmp, path) != 0) {
-        diag_error(d, XDNN_ERR_IO, ((xloc){.file = path}), "cannot write: %s", strerror(errno));
+    bool ok = !left && !close_err && rename(tmp, path) == 0;
+    int err = errno;
+    if (!ok)
         unlink(tmp);
-        free(tmp);
+    temp_untrack(slot);
+    free(tmp);
+    if (!ok) {
+        diag_error(d, XDNN_ERR_IO, ((xloc){.file = path}), "cannot write: %s", strerror(err));
         return XDNN_ERR_IO;
     }
-    free(tmp);
     return XDNN_OK;
 }
 

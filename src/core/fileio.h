@@ -43,6 +43,10 @@ xdnn_status file_in_fill(file_in *in, size_t upto, xdnn_diags_t *d);
 void file_in_close(file_in *in);
 /* Write atomically: path.tmpXXXXXX then rename.  "-" writes to stdout. */
 xdnn_status file_write_atomic(const char *path, const void *data, size_t len, xdnn_diags_t *d);
+/* For programs (the CLI, not the library's embedders, whose signals are
+ * their own): on SIGINT, SIGTERM or SIGHUP remove the temp files being
+ * written, then die of the signal as before. */
+void file_remove_temps_on_signals(void);
 /* Directory part of a path ("." if none), into an arena string. */
 char *path_dirname(arena *a, const char *path);
 /* Join dir and a relative path (absolute paths are returned as is). */

@@ -239,3 +239,24 @@ PY
     [ "$status" -eq 2 ]
     [[ "$output" == *"\\u0000 in a string"* ]]
 }
+
+@test "SIGTERM while --save writes leaves no temp file behind (and the process still dies of the signal)" {
+    cd "$BATS_TEST_TMPDIR"
+    printf 'param N = 8388608;\ngraph g {\n  input x: f32[N] = uniform(lo=-1, hi=1);\n  y = relu(x);\n  z = neg(x);\n  output y;\n  output z;\n}\n' > big.dnn
+    # Catch the save in the act (a *.tmp* file exists), then signal it; a few tries in case a run slips by.
+    for try in 1 2 3; do
+        rm -rf out
+        "$XDNN" run --device cpu big.dnn --save out > /dev/null 2>&1 &
+        pid=$! caught=0
+        while kill -0 "$pid" 2>/dev/null; do
+            if compgen -G "out/*.tmp*" > /dev/null; then kill -TERM "$pid"; caught=1; break; fi
+            sleep 0.005
+        done
+        rc=0; wait "$pid" || rc=$?
+        [ "$caught" = 1 ] && break
+    done
+    [ "$caught" = 1 ] || { echo "never caught a save in progress"; false; }
+    [ "$rc" -eq 143 ] # killed by SIGTERM, as without the handler
+    run compgen -G "out/*.tmp*"
+    [ "$status" -ne 0 ] || { echo "left behind: $output"; false; }
+}
