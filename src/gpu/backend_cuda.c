@@ -299,6 +299,7 @@ static xdnn_status cuda_execute(const xdnn_plan_t *p, int first, int count, void
         else
             c.dptr[t] = NULL;
     }
+    gg_bind_views(g, c.dptr);
     xdnn_status s = XDNN_OK;
     for (int i = first; i < first + count && s == XDNN_OK; i++)
         s = pl->parts[i].engine->execute(&c, &pl->parts[i], c.stream, d);

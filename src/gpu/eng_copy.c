@@ -32,7 +32,7 @@ static bool float_dt(xdnn_dtype t) { return t == XDNN_F32 || t == XDNN_F16 || t 
     } while (0)
 
 /* Python slice.indices(len) then the count (as tensor_slice.c). */
-static void slice_resolve(const xnode *n, const op_desc *d, int64_t L, int64_t *start, int64_t *step, int64_t *count)
+void gpu_slice_resolve(const xnode *n, const op_desc *d, int64_t L, int64_t *start, int64_t *step, int64_t *count)
 {
     int64_t st = op_attr_int(n, d, "step");
     bool neg = st < 0;
@@ -304,7 +304,7 @@ bool gpu_copy_analyze(const gplan *pl, const gpart *p, cp_plan *cp, char *why, s
             if (!op_axis(x->rank, op_attr_int(n->ir, desc, "axis"), &axis))
                 FAIL("slice: attribute 'axis' out of range for rank %d", x->rank);
             int64_t start, step, count;
-            slice_resolve(n->ir, desc, x->dims[axis], &start, &step, &count);
+            gpu_slice_resolve(n->ir, desc, x->dims[axis], &start, &step, &count);
             if (count != y->dims[axis])
                 FAIL("slice: resolved count %lld differs from y's dim %lld", (long long)count,
                      (long long)y->dims[axis]);

@@ -31,6 +31,7 @@ int gg_tensor(ggraph *g, const char *name, xdnn_dtype dt, int rank, const int64_
             t.strides[i] = 0;
     t.producer = -1;
     t.ir_index = -1;
+    t.view_of = -1;
     VEC_PUSH(g->ar, g->t, g->nt, g->capt, t);
     return g->nt - 1;
 }
@@ -73,6 +74,19 @@ void gg_finish(ggraph *g)
         for (int j = 0; j < n->nin; j++)
             if (n->in[j] >= 0)
                 g->t[n->in[j]].nconsumers++;
+    }
+    /* Fusion rules ask "is this its only reader?": a view's readers read it too. */
+    for (int i = 0; i < g->nt; i++)
+        if (g->t[i].view_of >= 0)
+            g->t[g->t[i].view_of].nconsumers += g->t[i].nconsumers;
+}
+
+void gg_bind_views(const ggraph *g, void **dptr)
+{
+    for (int i = 0; i < g->nt; i++) {
+        const gtensor *v = &g->t[i];
+        if (v->view_of >= 0 && dptr[v->view_of])
+            dptr[i] = (char *)dptr[v->view_of] + v->view_offset * (int64_t)gg_dtype_bytes(v->dtype);
     }
 }
 

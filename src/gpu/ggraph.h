@@ -49,6 +49,11 @@ typedef struct gtensor {
     int producer;      /* node index or -1 */
     int nconsumers;    /* filled by gg_finish */
     int ir_index;      /* index into run_state tensors, -1 if none */
+    /* A view (views.c): no node writes it; it reads tensor view_of's storage
+     * from element view_offset on, through its own strides.  -1: owns its
+     * storage.  view_of is never itself a view. */
+    int view_of;
+    int64_t view_offset;
 } gtensor;
 
 typedef struct gnode {
@@ -97,8 +102,14 @@ int gg_tensor(ggraph *g, const char *name, xdnn_dtype dt, int rank, const int64_
 int gg_scalar(ggraph *g, double v);
 /* Add a node; its output tensor `out` must exist.  Returns the node index. */
 int gg_node(ggraph *g, gnode_kind kind, const char *name, const char *op, int nin, const int *in, int out);
-/* Set producers and consumer counts after all nodes were added. */
+/* Set producers and consumer counts after all nodes were added.  A view's
+ * readers also count as readers of the tensor it views. */
 void gg_finish(ggraph *g);
+/* The tensor whose storage t reads: t itself, or what it is a view of. */
+static inline int gg_storage(const ggraph *g, int t) { return t >= 0 && g->t[t].view_of >= 0 ? g->t[t].view_of : t; }
+/* Point every view at its storage: dptr[v] = dptr[view_of] + offset (after
+ * the storage pointers are set; views of a NULL pointer stay NULL). */
+void gg_bind_views(const ggraph *g, void **dptr);
 
 /* Bytes a tensor spans in memory (its strides may leave gaps). */
 size_t gg_span_bytes(const gtensor *t);

@@ -186,6 +186,7 @@ ggraph *gpu_lower(const xgraph *g, arena *ar)
     for (size_t i = 0; i < g->nnodes; i++)
         lower_node(gg, g, &g->nodes[i]);
     insert_matmul_casts(gg);
+    gpu_fold_views(gg);
     gg_finish(gg);
     return gg;
 }

@@ -10,6 +10,9 @@
 
 /* Tensor i of the ggraph is tensor i of g (scalars are appended). */
 ggraph *gpu_lower(const xgraph *g, arena *ar);
+/* Drop reshape/permute/slice/split/broadcast nodes whose results strides can
+ * express, making those results views (views.c); before gg_finish. */
+void gpu_fold_views(ggraph *g);
 
 /* Plan, build, run and time g.  host[t] holds each input's bytes (in its
  * dtype and strides, gg_span_bytes long) and receives each output's.  Plan

@@ -11,11 +11,12 @@ typedef struct pstate {
     char *seen;    /* DFS marks per group id */
 } pstate;
 
+/* The group that writes what `tensor` reads (a view: its storage's writer). */
 static int producer_group(const pstate *s, int tensor)
 {
     if (tensor < 0)
         return -1;
-    int p = s->g->t[tensor].producer;
+    int p = s->g->t[gg_storage(s->g, tensor)].producer;
     return p >= 0 ? s->grp[p] : -1;
 }
 
@@ -55,9 +56,32 @@ static bool path_through_other(pstate *s, int a, int b)
     return false;
 }
 
+/* Does a node of group a read a view of what group b writes?  Such groups
+ * never merge: the view is read from memory, which one kernel would race on. */
+static bool reads_view_of(const pstate *s, int a, int b)
+{
+    for (int k = 0; k < s->g->nn; k++)
+        for (int j = 0; s->grp[k] == a && j < s->g->n[k].nin; j++) {
+            int t = s->g->n[k].in[j];
+            if (t >= 0 && s->g->t[t].view_of >= 0 && producer_group(s, t) == b)
+                return true;
+        }
+    return false;
+}
+
+/* Is some view of tensor t read? (then t is stored, not kept in registers) */
+static bool has_view_readers(const ggraph *g, int t)
+{
+    for (int i = 0; i < g->nt; i++)
+        if (g->t[i].view_of == t && g->t[i].nconsumers > 0)
+            return true;
+    return false;
+}
+
 static bool can_merge(pstate *s, int a, int b)
 {
-    return a != b && !path_through_other(s, a, b) && !path_through_other(s, b, a);
+    return a != b && !path_through_other(s, a, b) && !path_through_other(s, b, a) && !reads_view_of(s, a, b) &&
+           !reads_view_of(s, b, a);
 }
 
 static void merge(pstate *s, int into, int from)
@@ -151,7 +175,7 @@ static void fuse_reduce_prologues(pstate *s)
             if (s->grp[q] != gp)
                 continue;
             int o = g->n[q].out;
-            ok = !g->t[o].is_output && gg_same_dims(&g->t[o], &g->t[x]);
+            ok = !g->t[o].is_output && !has_view_readers(g, o) && gg_same_dims(&g->t[o], &g->t[x]);
             for (int c = 0; c < g->nn && ok; c++)
                 for (int j = 0; j < g->n[c].nin; j++)
                     if (g->n[c].in[j] == o && s->grp[c] != gp && c != r)
@@ -266,6 +290,8 @@ gplan *gpu_partition(ggraph *g, bool no_fusion)
             int p = t >= 0 ? g->t[t].producer : -1;
             if (p >= 0 && s.grp[p] != s.grp[k])
                 pl->materialized[t] = true;
+            if (t >= 0 && g->t[t].view_of >= 0) /* a view is read from its storage */
+                pl->materialized[t] = pl->materialized[g->t[t].view_of] = true;
         }
 
     /* Order groups topologically (Kahn), ties broken by first node. */

@@ -37,9 +37,9 @@ void gpu_plan_workspace(gplan *p)
         if (!p->materialized[t] || x->is_input || x->is_output || x->is_scalar || x->producer < 0)
             continue;
         int first = p->part_of[x->producer], last = first;
-        for (int k = 0; k < g->nn; k++)
+        for (int k = 0; k < g->nn; k++) /* its readers, and its views' readers */
             for (int j = 0; j < g->n[k].nin; j++)
-                if (g->n[k].in[j] == t && p->part_of[k] > last)
+                if (gg_storage(g, g->n[k].in[j]) == t && p->part_of[k] > last)
                     last = p->part_of[k];
         items[n++] = (ws_item){align_up(gg_span_bytes(x)), first, last, &p->offset[t], 0};
     }

@@ -201,6 +201,7 @@ xdnn_status gpu_run_ggraph(ggraph *g, void *const *host, const gpu_run_opts *o, 
     for (int t = 0; t < g->nt; t++)
         if (pl->offset[t] != SIZE_MAX)
             c.dptr[t] = c.ws + pl->offset[t];
+    gg_bind_views(g, c.dptr);
     if (st == XDNN_OK)
         CUDA_GOTO(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), st, done);
     if (st == XDNN_OK && (st = gpu_check_cublas(cublasLtCreate(&c.lt), "cublasLtCreate", __FILE__, __LINE__, d)) != XDNN_OK)
