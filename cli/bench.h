@@ -10,7 +10,9 @@
 
 #include <stdio.h>
 
-enum { BENCH_MAX_VALUES = 256, BENCH_MAX_CASES = 100000, BENCH_MAX_DTYPES = 8 };
+struct cJSON;
+
+enum { BENCH_MAX_VALUES = 256, BENCH_MAX_CASES = 100000, BENCH_MAX_DTYPES = 8, BENCH_MAX_WORKERS = 64 };
 
 typedef enum { BENCH_TABLE, BENCH_CSV, BENCH_JSONL } bench_format;
 typedef enum { BENCH_DEV_AUTO, BENCH_DEV_CPU, BENCH_DEV_GPU } bench_device;
@@ -42,7 +44,8 @@ typedef struct bench_spec {
 /* Option ids of bench/plan/compare/cache (above cli.h's range). */
 enum {
     OPT_DTYPE = 2000, OPT_LAYOUT, OPT_MIN_TIME, OPT_TUNE, OPT_DUMP_GRAPH, OPT_BATCH, OPT_NO_PROGRESS,
-    OPT_THRESHOLD, OPT_INFO, OPT_REPLAN, OPT_VERBOSE
+    OPT_THRESHOLD, OPT_INFO, OPT_REPLAN, OPT_VERBOSE, OPT_DEVICES, OPT_WORKERS, OPT_SHARD, OPT_TIMEOUT,
+    OPT_WORKER, OPT_ALLOW_MIXED, OPT_ALLOW_PARTIAL
 };
 
 typedef struct bench_opts {
@@ -54,6 +57,18 @@ typedef struct bench_opts {
     bool check, tune, dump_graph, no_progress;
     bench_format format;
     const char *out_path;   /* -o */
+    /* several processes (bench_workers.c): one per GPU of --devices, or
+     * --workers N on the CPU; 0 = every case in this process */
+    int nworkers;
+    int devices[BENCH_MAX_WORKERS];  /* GPU ordinals, one worker each (none: CPU workers) */
+    int ndevices;
+    bool all_devices;       /* --devices all: filled once the GPUs are counted */
+    double timeout_s;       /* per case, with workers; 0 = none */
+    bool worker;            /* --worker (internal): run the cases the parent sends */
+    /* --shard I/N: the cases of subset I (1-based) of N; shard_n 0 = all */
+    int shard_i, shard_n;
+    int ncases;             /* every case of the sweep, before --shard */
+    unsigned long long suite; /* digest of the case list (shard rows carry it) */
 } bench_opts;
 
 /* One point of a spec: param values and a dtype. */
@@ -70,6 +85,7 @@ typedef struct bench_part_result {
 } bench_part_result;
 
 typedef struct bench_result {
+    int index;              /* the case's place in the sweep (input order) */
     char key[1024];
     char graph[128];
     char dtype[16];
@@ -84,6 +100,7 @@ typedef struct bench_result {
     double median_ms, min_ms, max_ms, p90_ms; /* p90 < 0: not measured */
     double flops, bytes;
     xdnn_status code;       /* failure class */
+    char fingerprint[512];  /* the device that ran it (a tune-cache key) */
 } bench_result;
 
 /* ---- bench_sweep.c */
@@ -126,8 +143,45 @@ void bench_spec_free(bench_spec *sp);
 void bench_output_begin(FILE *f, const bench_opts *o);
 void bench_output_case(FILE *f, const bench_opts *o, const bench_result *r);
 void bench_summary(FILE *f, int passed, int failed, int skipped);
+/* A row as JSON (the jsonl format; `xdnn merge` and the workers read it back). */
+struct cJSON *bench_result_json(const bench_result *r, const bench_opts *o);
+/* Read a row back (a worker's, with its "code"); false with *why when malformed.
+ * r->parts malloc'ed. */
+bool bench_result_from_json(const struct cJSON *j, bench_result *r, char *why, size_t len);
 
 /* ---- cmd_bench.c helpers used by the others */
+/* Write `path` atomically (no partial file on failure); errors printed. */
+xdnn_status bench_write_file(const char *path, const char *buf, size_t len);
+
+/* ---- bench_case.c */
 void bench_key(const bench_case *c, const xgraph *g, char *buf, size_t len);
+/* Load, select (or --tune), time and --check one case into *r (r->parts malloc'ed). */
+void bench_run_case(const bench_case *c, const bench_opts *o, bool use_gpu, const char *fp, bench_result *r);
+/* The row of a case that did not finish (its worker died or timed out): failed, `why`. */
+void bench_lost_case(const bench_case *c, const bench_opts *o, bool use_gpu, const char *fp, const char *why,
+                     bench_result *r);
+/* Estimated cost (about ms) from the case's own flops and bytes: orders and shards cases. */
+double bench_case_cost(const bench_case *c, const bench_opts *o, bool use_gpu);
+
+/* ---- bench_shard.c */
+/* Parse --shard I/N; false after a usage message. */
+bool bench_parse_shard(const char *arg, int *i, int *n);
+/* The cases of shard i (1-based) of n: costs balanced greedily, largest first,
+ * ties broken by index, so the split depends only on the case list.  keep[k]
+ * set for the chosen ones. */
+void bench_shard_select(const double *cost, int ncases, int i, int n, bool *keep);
+/* Indices 0..n-1 ordered by cost, largest first (ties: input order); malloc'ed. */
+int *bench_cost_order(const double *cost, int n);
+
+/* ---- bench_workers.c */
+/* Run cases[sel[k]] (k < nsel) in o->nworkers worker processes, re-executing
+ * this binary with argv (the command's own arguments) and --worker; fill
+ * res[k] (in sel's order).  A worker that dies or passes o->timeout_s on a
+ * case fails that case with the reason and is replaced; the other rows stay. */
+xdnn_status bench_workers_run(const bench_opts *o, char *const *argv, int argc, const bench_case *const *cases,
+                              const int *sel, const double *cost, int nsel, bench_result *res);
+/* The worker's side (--worker): announce the case count, then run each case
+ * index the parent sends and return its row.  Its exit status. */
+int bench_worker_serve(const bench_opts *o, const bench_case *const *cases, int ncases, bool use_gpu, const char *fp);
 
 #endif

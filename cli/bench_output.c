@@ -60,7 +60,7 @@ static void csv_field(FILE *f, const char *s, bool last)
     fputc(last ? '\n' : ',', f);
 }
 
-static cJSON *result_json(const bench_result *r)
+cJSON *bench_result_json(const bench_result *r, const bench_opts *o)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "key", r->key);
@@ -101,7 +101,89 @@ static cJSON *result_json(const bench_result *r)
     else
         cJSON_AddNullToObject(j, "check");
     cJSON_AddStringToObject(j, "repro", r->repro);
+    /* who measured it: `xdnn merge` refuses to mix versions or devices */
+    cJSON_AddStringToObject(j, "xdnn", XDNN_VERSION_STRING);
+    cJSON_AddStringToObject(j, "fingerprint", r->fingerprint);
+    if (o->shard_n > 0) { /* what `xdnn merge` needs to restore the order and see every case once */
+        char suite[17];
+        snprintf(suite, sizeof suite, "%016llx", o->suite);
+        cJSON *sh = cJSON_AddObjectToObject(j, "shard");
+        cJSON_AddNumberToObject(sh, "index", o->shard_i);
+        cJSON_AddNumberToObject(sh, "count", o->shard_n);
+        cJSON_AddNumberToObject(sh, "case", r->index);
+        cJSON_AddNumberToObject(sh, "cases", o->ncases);
+        cJSON_AddStringToObject(sh, "suite", suite);
+    }
     return j;
+}
+
+/* ---- reading a row back */
+
+static bool get_text(const cJSON *j, const char *name, bool required, char *dst, size_t len, char *why, size_t wlen)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, name);
+    dst[0] = 0;
+    if (cJSON_IsString(v)) {
+        snprintf(dst, len, "%s", v->valuestring);
+        return true;
+    }
+    if (!required && (!v || cJSON_IsNull(v)))
+        return true;
+    snprintf(why, wlen, "'%s' must be a string", name);
+    return false;
+}
+
+static double get_num(const cJSON *j, const char *name, double dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, name);
+    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+bool bench_result_from_json(const cJSON *j, bench_result *r, char *why, size_t len)
+{
+    memset(r, 0, sizeof *r);
+    if (!cJSON_IsObject(j)) {
+        snprintf(why, len, "not a JSON object");
+        return false;
+    }
+    if (!get_text(j, "key", true, r->key, sizeof r->key, why, len) ||
+        !get_text(j, "status", true, r->status, sizeof r->status, why, len) ||
+        !get_text(j, "graph", false, r->graph, sizeof r->graph, why, len) ||
+        !get_text(j, "dtype", false, r->dtype, sizeof r->dtype, why, len) ||
+        !get_text(j, "device", false, r->device, sizeof r->device, why, len) ||
+        !get_text(j, "error", false, r->error, sizeof r->error, why, len) ||
+        !get_text(j, "check", false, r->check, sizeof r->check, why, len) ||
+        !get_text(j, "repro", false, r->repro, sizeof r->repro, why, len) ||
+        !get_text(j, "fingerprint", false, r->fingerprint, sizeof r->fingerprint, why, len))
+        return false;
+    r->iters = (int)get_num(j, "iters", 0);
+    r->median_ms = get_num(j, "median_ms", 0);
+    r->min_ms = get_num(j, "min_ms", 0);
+    r->max_ms = get_num(j, "max_ms", 0);
+    r->p90_ms = get_num(j, "p90_ms", -1);
+    r->flops = get_num(j, "flops", 0);
+    r->bytes = get_num(j, "bytes", 0);
+    r->code = (xdnn_status)get_num(j, "code", strcmp(r->status, "passed") == 0 ? XDNN_OK : XDNN_ERR_INTERNAL);
+    const cJSON *parts = cJSON_GetObjectItemCaseSensitive(j, "engines"), *p;
+    int n = cJSON_GetArraySize(parts);
+    if (n > 0 && !(r->parts = calloc((size_t)n, sizeof *r->parts))) {
+        snprintf(why, len, "out of memory");
+        return false;
+    }
+    cJSON_ArrayForEach(p, parts)
+    {
+        bench_part_result *q = &r->parts[r->nparts++];
+        if (!get_text(p, "partition", true, q->name, sizeof q->name, why, len) ||
+            !get_text(p, "ops", false, q->ops, sizeof q->ops, why, len) ||
+            !get_text(p, "engine", true, q->engine, sizeof q->engine, why, len) ||
+            !get_text(p, "knobs", false, q->knobs, sizeof q->knobs, why, len)) {
+            free(r->parts);
+            r->parts = NULL;
+            return false;
+        }
+        q->from_cache = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "from_cache"));
+    }
+    return true;
 }
 
 void bench_output_case(FILE *f, const bench_opts *o, const bench_result *r)
@@ -147,7 +229,7 @@ void bench_output_case(FILE *f, const bench_opts *o, const bench_result *r)
         break;
     }
     case BENCH_JSONL: {
-        cJSON *j = result_json(r);
+        cJSON *j = bench_result_json(r, o);
         char *text = cJSON_PrintUnformatted(j);
         if (text)
             fprintf(f, "%s\n", text);

@@ -31,6 +31,17 @@ xdnn_status cli_load_bound(const graph_opts *o, xdnn_module_t **m, xdnn_graph_t 
 /* Print a usage error ("xdnn run: ...") and return XDNN_ERR_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* --device N (cli_device.c): N when arg is a GPU ordinal, else -1. */
+int cli_device_ordinal(const char *arg);
+/* The CUDA_VISIBLE_DEVICES value that shows only GPU n of this process's
+ * view (an existing list is indexed); false with *why when there is no GPU n. */
+bool cli_visible_device(int n, char *buf, size_t len, char *why, size_t wlen);
+/* Narrow this process to GPU n, before any CUDA call: -1, or the exit code
+ * after a usage message. */
+int cli_select_device(const char *cmd, int n);
+/* Append to a "no usable GPU" reason that --device N may name a missing GPU. */
+void cli_device_note(char *why, size_t len);
+
 /* Long-option ids shared between subcommands (above the ASCII range). */
 enum {
     OPT_SET = 1000, OPT_GRAPH, OPT_HELP, OPT_SPECIALIZE, OPT_FORMAT, OPT_DEVICE, OPT_INPUT, OPT_SEED,
@@ -49,6 +60,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 /* `xdnn run PLAN.xplan`: true when path names a plan file (by its .xplan
  * extension or its XDNNPLAN magic). */
 bool plan_path_is_plan(const char *path);

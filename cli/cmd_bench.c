@@ -9,16 +9,13 @@
  * none failed); usage errors stop before anything runs. */
 #include "bench.h"
 
-#include "core/exec.h"
 #include "core/fileio.h"
 #include "gpu/gpu.h"
-#include "ops/op.h"
 #include "plan/plan.h"
 
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static const char bench_help[] =
@@ -44,7 +41,7 @@ static const char bench_help[] =
     "  matmul b m n k     sdpa [fwd|bwd:]b h s t d c(ausal)\n"
     "  layernorm n c      softmax n c      pool [max|avg:]n c h w r(window) u p\n"
     "Running:\n"
-    "  --device auto|cpu|gpu  where to run (auto: the GPU if there is one)\n"
+    "  --device auto|cpu|gpu|N  where to run (auto: the GPU if there is one)\n"
     "  --engine auto|all|NAME auto: tune cache, else heuristics; all: every engine;\n"
     "                     NAME: force it (on the CPU the only engine is cpu_reference)\n"
     "  --tune             time every engine per partition, keep the fastest, store\n"
@@ -53,6 +50,16 @@ static const char bench_help[] =
     "  --iters N          timed runs (default 5 CPU, 20 GPU)\n"
     "  --min-time S       keep timing until S seconds passed (and --iters runs)\n"
     "  --check            GPU: compare every output with the CPU reference\n"
+    "Several processes (rows merged in input order, as one run prints them):\n"
+    "  --device N         GPU N only (CUDA's numbering; within CUDA_VISIBLE_DEVICES)\n"
+    "  --devices all|LIST one worker process per GPU (LIST: 0,1,...); the costliest\n"
+    "                     cases go first; --tune results all reach the tune cache\n"
+    "  --workers N        N worker processes on the CPU (with --device cpu)\n"
+    "  --timeout S        a worker spending more than S seconds on one case is\n"
+    "                     killed, that case failed, the rest kept (default 3600)\n"
+    "  --shard I/N        only subset I of N (balanced by estimated cost, the same\n"
+    "                     split in every process): for job arrays; 'xdnn merge'\n"
+    "                     joins their jsonl files\n"
     "Output:\n"
     "  --format table|csv|jsonl   (jsonl is what `xdnn compare` reads)\n"
     "  -o FILE            write the rows to FILE (atomically); the summary to stdout\n"
@@ -70,6 +77,31 @@ static int parse_int_opt(const char *name, const char *arg, int lo, int *out)
         return cli_usage_error("bench", "--%s needs an integer in [%d, 1000000], got '%s'", name, lo, arg);
     *out = (int)v;
     return -1;
+}
+
+/* --devices all|0,1,...: GPU ordinals, each once. */
+static int parse_devices(const char *arg, bench_opts *o)
+{
+    o->ndevices = 0;
+    o->all_devices = strcmp(arg, "all") == 0;
+    if (o->all_devices)
+        return -1;
+    const char *p = arg;
+    for (;;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 0 || v > 9999 || (*end && *end != ','))
+            return cli_usage_error("bench", "--devices needs 'all' or GPU numbers such as 0,1,3, got '%s'", arg);
+        for (int i = 0; i < o->ndevices; i++)
+            if (o->devices[i] == v)
+                return cli_usage_error("bench", "--devices names GPU %ld twice", v);
+        if (o->ndevices == BENCH_MAX_WORKERS)
+            return cli_usage_error("bench", "--devices: at most %d GPUs", BENCH_MAX_WORKERS);
+        o->devices[o->ndevices++] = (int)v;
+        if (!*end)
+            return -1;
+        p = end + 1;
+    }
 }
 
 static int parse_opts(int argc, char **argv, bench_opts *o, bench_spec *sp, const char **batch)
@@ -91,6 +123,11 @@ static int parse_opts(int argc, char **argv, bench_opts *o, bench_spec *sp, cons
         {"format", required_argument, NULL, OPT_FORMAT},
         {"output", required_argument, NULL, 'o'},
         {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+        {"devices", required_argument, NULL, OPT_DEVICES},
+        {"workers", required_argument, NULL, OPT_WORKERS},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"shard", required_argument, NULL, OPT_SHARD},
+        {"worker", no_argument, NULL, OPT_WORKER},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -98,6 +135,8 @@ static int parse_opts(int argc, char **argv, bench_opts *o, bench_spec *sp, cons
     memset(sp, 0, sizeof *sp);
     o->engine = "auto";
     o->warmup = -1;
+    o->timeout_s = 3600;
+    bool timeout_set = false, device_set = false;
     *batch = NULL;
     int c, r;
     optind = 1;
@@ -112,9 +151,37 @@ static int parse_opts(int argc, char **argv, bench_opts *o, bench_spec *sp, cons
                 o->device = BENCH_DEV_CPU;
             else if (strcmp(optarg, "gpu") == 0)
                 o->device = BENCH_DEV_GPU;
-            else
-                return cli_usage_error("bench", "--device must be auto, cpu or gpu, got '%s'", optarg);
+            else if ((r = cli_device_ordinal(optarg)) >= 0) {
+                o->device = BENCH_DEV_GPU;
+                if ((r = cli_select_device("bench", r)) >= 0)
+                    return r;
+            } else
+                return cli_usage_error("bench", "--device must be auto, cpu, gpu or a GPU number, got '%s'", optarg);
+            device_set = true;
             break;
+        case OPT_DEVICES:
+            if ((r = parse_devices(optarg, o)) >= 0)
+                return r;
+            break;
+        case OPT_WORKERS:
+            if ((r = parse_int_opt("workers", optarg, 1, &o->nworkers)) >= 0)
+                return r;
+            if (o->nworkers > BENCH_MAX_WORKERS)
+                return cli_usage_error("bench", "--workers: at most %d, got %d", BENCH_MAX_WORKERS, o->nworkers);
+            break;
+        case OPT_TIMEOUT: {
+            char *end;
+            o->timeout_s = strtod(optarg, &end);
+            if (!*optarg || *end || !(o->timeout_s >= 0) || o->timeout_s > 1e6)
+                return cli_usage_error("bench", "--timeout needs seconds in [0, 1e6] (0: none), got '%s'", optarg);
+            timeout_set = true;
+            break;
+        }
+        case OPT_SHARD:
+            if (!bench_parse_shard(optarg, &o->shard_i, &o->shard_n))
+                return XDNN_ERR_USAGE;
+            break;
+        case OPT_WORKER: o->worker = true; break;
         case OPT_ENGINE: o->engine = optarg; break;
         case OPT_WARMUP:
             if ((r = parse_int_opt("warmup", optarg, 0, &o->warmup)) >= 0)
@@ -168,318 +235,19 @@ static int parse_opts(int argc, char **argv, bench_opts *o, bench_spec *sp, cons
     if (o->dump_graph && (o->tune || o->check || o->iters_set || o->min_time_s > 0 || o->warmup >= 0 || o->out_path))
         return cli_usage_error("bench", "--dump-graph prints graphs and runs nothing: --tune, --check, --iters, "
                                         "--warmup, --min-time and -o do not apply");
+    bool gpus = o->ndevices || o->all_devices;
+    if (o->dump_graph && (gpus || o->nworkers || o->shard_n))
+        return cli_usage_error("bench", "--dump-graph runs nothing: --devices, --workers and --shard do not apply");
+    if (gpus && (device_set || o->nworkers))
+        return cli_usage_error("bench", "--devices picks the GPUs itself: it does not go with --device or --workers");
+    if (o->nworkers && o->device != BENCH_DEV_CPU && !o->worker)
+        return cli_usage_error("bench", "--workers N runs processes on the CPU: it needs --device cpu (GPUs: --devices)");
+    if (timeout_set && !gpus && !o->nworkers)
+        return cli_usage_error("bench", "--timeout applies to worker processes: it needs --devices or --workers");
     if (o->tune && strcmp(o->engine, "auto") != 0)
         return cli_usage_error("bench", "--tune chooses the engines itself; it cannot be combined with --engine %s",
                                o->engine);
     return -1;
-}
-
-/* ---------------------------------------------------------------- keys and repro lines */
-
-static void append(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void append(char *buf, size_t len, const char *fmt, ...)
-{
-    size_t at = strlen(buf);
-    if (at + 1 >= len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + at, len - at, fmt, ap);
-    va_end(ap);
-}
-
-/* A shell word: quoted when it has anything but [A-Za-z0-9_./:=,+@%-]. */
-static void append_word(char *buf, size_t len, const char *w)
-{
-    bool plain = *w != 0;
-    for (const char *c = w; *c && plain; c++)
-        plain = strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,+@%-", *c) != NULL;
-    if (plain) {
-        append(buf, len, " %s", w);
-        return;
-    }
-    append(buf, len, " '");
-    for (const char *c = w; *c; c++)
-        append(buf, len, *c == '\'' ? "'\\''" : "%c", *c);
-    append(buf, len, "'");
-}
-
-void bench_key(const bench_case *c, const xgraph *g, char *buf, size_t len)
-{
-    const bench_spec *sp = c->spec;
-    const char *dt = g && g->rio_set ? xdnn_dtype_name(g->rio) : c->dtype ? c->dtype : "-";
-    if (!sp->path) {
-        snprintf(buf, len, "%s %s%s%s:%s", sp->problem, sp->desc, sp->layout ? "@" : "", sp->layout ? sp->layout : "",
-                 dt);
-        return;
-    }
-    snprintf(buf, len, "%s[", g ? g->name : sp->path);
-    int n = 0;
-    const xdnn_module_t *m = g ? g->module : NULL;
-    for (int pass = 0; g && pass < 2; pass++) {
-        const xparam *ps = pass ? g->params : m->params;
-        size_t np = pass ? g->nparams : m->nparams;
-        for (size_t i = 0; i < np; i++)
-            if (!ps[i].derived && ps[i].bound)
-                append(buf, len, "%s%s=%s", n++ ? "," : "", ps[i].name, value_to_text(m->ar, &ps[i].rvalue));
-    }
-    if (!g) /* the graph did not load: the point is all we know */
-        for (int i = 0; i < c->npoints; i++)
-            append(buf, len, "%s%s=%s", n++ ? "," : "", c->points[i].name, c->points[i].value_text);
-    append(buf, len, "]:%s", dt);
-}
-
-static void repro_line(const bench_case *c, const bench_opts *o, bool use_gpu, const bench_result *r, char *buf,
-                       size_t len)
-{
-    const bench_spec *sp = c->spec;
-    bool as_run = sp->path && !c->dtype;
-    snprintf(buf, len, "xdnn %s", as_run ? "run" : "bench");
-    if (sp->path) {
-        append_word(buf, len, sp->path);
-    } else {
-        append_word(buf, len, sp->problem);
-        append_word(buf, len, sp->desc);
-    }
-    if (sp->graph)
-        append(buf, len, " --graph"), append_word(buf, len, sp->graph);
-    for (int i = 0; i < sp->nincludes; i++)
-        append(buf, len, " -I"), append_word(buf, len, sp->includes[i]);
-    for (int i = 0; i < c->npoints; i++) {
-        char kv[512];
-        snprintf(kv, sizeof kv, "%s=%s", c->points[i].name, c->points[i].value_text);
-        append(buf, len, " --set"), append_word(buf, len, kv);
-    }
-    if (c->dtype)
-        append(buf, len, " --dtype %s", c->dtype);
-    if (sp->layout)
-        append(buf, len, " --layout %s", sp->layout);
-    append(buf, len, " --device %s", use_gpu ? "gpu" : "cpu");
-    if (use_gpu)
-        for (int i = 0; i < r->nparts; i++) {
-            char kv[400];
-            snprintf(kv, sizeof kv, "%s=%s%s%s", r->parts[i].name, r->parts[i].engine, r->parts[i].knobs[0] ? ":" : "",
-                     r->parts[i].knobs);
-            if (as_run)
-                append(buf, len, " --engine"), append_word(buf, len, kv);
-        }
-    if (!as_run) {
-        append(buf, len, " --iters %d", r->iters > 0 ? r->iters : 1);
-        if (o->warmup >= 0)
-            append(buf, len, " --warmup %d", o->warmup);
-    }
-}
-
-/* ---------------------------------------------------------------- running one case */
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static void graph_costs(const xgraph *g, double *flops, double *bytes)
-{
-    *flops = *bytes = 0;
-    for (size_t i = 0; i < g->nnodes; i++) {
-        const xnode *n = &g->nodes[i];
-        const op_desc *desc = op_get(n->op);
-        if (desc->flops)
-            *flops += desc->flops(g, n);
-        else if (n->nresults > 0 && n->results[0] >= 0) /* elementwise: one op per output element */
-            *flops += (double)g->tensors[n->results[0]].rnumel;
-    }
-    for (size_t i = 0; i < g->ntensors; i++) {
-        const xtensor *t = &g->tensors[i];
-        if (t->kind != TK_VIRTUAL || t->is_output)
-            *bytes += (double)t->rnumel * (double)xdnn_dtype_size(t->rdtype);
-    }
-}
-
-static void first_error(xdnn_diags_t *d, char *buf, size_t len)
-{
-    buf[0] = 0;
-    for (size_t i = 0; i < xdnn_diags_count(d); i++) {
-        const xdnn_diag *x = xdnn_diags_get(d, i);
-        if (x->severity == XDNN_SEV_ERROR) {
-            snprintf(buf, len, "%s", x->message);
-            return;
-        }
-    }
-}
-
-/* Time on the CPU: warmup, then at least `iters` runs and `min_time_s` seconds. */
-static xdnn_status time_cpu(run_state *st, const bench_opts *o, bench_result *r, xdnn_diags_t *d)
-{
-    int warmup = o->warmup >= 0 ? o->warmup : 1;
-    int iters = o->iters_set ? o->iters : (o->min_time_s > 0 ? 1 : 5);
-    xdnn_status s = XDNN_OK;
-    for (int i = 0; i < warmup && s == XDNN_OK; i++)
-        s = exec_cpu_run(st, d);
-    int cap = iters > 64 ? iters : 64, n = 0;
-    double *t = malloc((size_t)cap * sizeof *t), start = now_ms();
-    while (s == XDNN_OK && t && (n < iters || (o->min_time_s > 0 && now_ms() - start < o->min_time_s * 1e3))) {
-        if (n == cap) {
-            double *nt = n < 1000000 ? realloc(t, (size_t)cap * 2 * sizeof *t) : NULL;
-            if (!nt)
-                break;
-            t = nt;
-            cap *= 2;
-        }
-        double t0 = now_ms();
-        s = exec_cpu_run(st, d);
-        t[n++] = now_ms() - t0;
-    }
-    if (!t)
-        s = XDNN_ERR_NOMEM;
-    if (s == XDNN_OK) {
-        r->iters = n;
-        plan_time_stats(t, n, &r->median_ms, &r->min_ms, &r->max_ms, &r->p90_ms);
-    }
-    free(t);
-    return s;
-}
-
-static xdnn_status check_reference(run_state *gpu, xdnn_diags_t *d, bool *ok)
-{
-    run_state ref;
-    xdnn_status s = run_state_init(&ref, gpu->g, gpu->base_dir);
-    if (s == XDNN_OK)
-        s = run_state_copy_inputs(&ref, gpu);
-    if (s == XDNN_OK)
-        s = exec_cpu_run(&ref, d);
-    *ok = true;
-    for (size_t i = 0; i < gpu->g->noutputs && s == XDNN_OK; i++) {
-        int t = gpu->g->outputs[i];
-        const xtensor *x = &gpu->g->tensors[t];
-        double rtol, atol;
-        compare_default_tolerance(x->rdtype, x->producer >= 0 ? gpu->g->nodes[x->producer].op : -1, &rtol, &atol);
-        compare_result cr;
-        compare_tensors(&gpu->tensors[t], &ref.tensors[t], rtol, atol, &cr);
-        if (!cr.ok) {
-            *ok = false;
-            diag_error(d, XDNN_ERR_CHECK, xloc_none(), "--check: output '%s' differs from the CPU reference: %lld of %lld "
-                       "elements, max abs error %g", x->name, (long long)cr.mismatches, (long long)cr.count, cr.max_abs);
-        }
-    }
-    run_state_free(&ref);
-    return s;
-}
-
-static xdnn_status time_gpu(run_state *st, const bench_opts *o, bench_result *r, xdnn_diags_t *d)
-{
-    char **force = NULL;
-    int nforce = 0;
-    if (strcmp(o->engine, "auto") != 0 || r->nparts) {
-        plan_part *pp = calloc((size_t)r->nparts + 1, sizeof *pp);
-        for (int i = 0; pp && i < r->nparts; i++) {
-            pp[i].name = r->parts[i].name;
-            snprintf(pp[i].engine, sizeof pp[i].engine, "%s", r->parts[i].engine);
-            snprintf(pp[i].knobs, sizeof pp[i].knobs, "%s", r->parts[i].knobs);
-        }
-        force = pp ? plan_force_strings(pp, r->nparts) : NULL;
-        nforce = force ? r->nparts : 0;
-        free(pp); /* names borrowed from r */
-    }
-    gpu_report rep = {0};
-    gpu_run_opts go = {.warmup = o->warmup >= 0 ? o->warmup : 3, .iters = o->iters_set ? o->iters : 20,
-                       .force = (const char *const *)force, .nforce = nforce, .log = stderr};
-    xdnn_status s = gpu_run(st, &go, &rep, d);
-    plan_force_free(force, nforce);
-    if (s == XDNN_OK) {
-        r->iters = go.iters;
-        r->median_ms = r->min_ms = r->max_ms = 0;
-        r->p90_ms = 0; /* summed over partitions, as the median */
-        free(r->parts);
-        r->parts = calloc((size_t)rep.nparts + 1, sizeof *r->parts);
-        r->nparts = r->parts ? rep.nparts : 0;
-        for (int i = 0; i < r->nparts; i++) {
-            snprintf(r->parts[i].name, sizeof r->parts[i].name, "%s", rep.parts[i].name);
-            snprintf(r->parts[i].engine, sizeof r->parts[i].engine, "%s", rep.parts[i].engine);
-            r->median_ms += rep.parts[i].ms_median;
-            r->min_ms += rep.parts[i].ms_min;
-            r->max_ms += rep.parts[i].ms_max;
-            r->p90_ms += rep.parts[i].ms_p90;
-        }
-    }
-    gpu_report_free(&rep);
-    if (s == XDNN_OK && o->check) {
-        bool ok;
-        s = check_reference(st, d, &ok);
-        snprintf(r->check, sizeof r->check, "%s", ok ? "ok" : "mismatch");
-    }
-    return s;
-}
-
-static void run_case(const bench_case *c, const bench_opts *o, bool use_gpu, const char *fp, bench_result *r)
-{
-    memset(r, 0, sizeof *r);
-    r->p90_ms = -1;
-    snprintf(r->device, sizeof r->device, "%s", use_gpu ? "gpu" : "cpu");
-    xdnn_diags_t *d = xdnn_diags_create();
-    xdnn_module_t *m;
-    xgraph *g;
-    xdnn_status s = bench_load_case(c, &m, &g, d);
-    bench_key(c, s == XDNN_OK ? g : NULL, r->key, sizeof r->key);
-    if (g)
-        snprintf(r->graph, sizeof r->graph, "%s", g->name);
-    snprintf(r->dtype, sizeof r->dtype, "%s", s == XDNN_OK && g->rio_set ? xdnn_dtype_name(g->rio) : c->dtype ? c->dtype : "-");
-    run_state st;
-    bool have_st = false;
-    const char *base = NULL;
-    if (s == XDNN_OK) {
-        base = c->spec->path ? path_dirname(m->ar, c->spec->path) : ".";
-        s = run_state_init(&st, g, base);
-        have_st = s == XDNN_OK;
-    }
-    if (s == XDNN_OK)
-        s = exec_load_inputs(&st, NULL, 0, d);
-    if (s == XDNN_OK)
-        s = run_state_alloc_results(&st, d);
-    plan_part *parts = NULL;
-    int nparts = 0;
-    if (s == XDNN_OK && (!use_gpu || o->tune || strcmp(o->engine, "auto") == 0)) {
-        select_opts so = {.use_gpu = use_gpu, .tune = o->tune, .warmup = o->warmup >= 0 ? o->warmup : 1,
-                          .iters = o->iters_set ? o->iters : 5, .log = o->tune ? stderr : NULL, .fp = fp};
-        s = plan_select(&st, &so, &parts, &nparts, d);
-    }
-    if (s == XDNN_OK) {
-        r->parts = calloc((size_t)nparts + 1, sizeof *r->parts);
-        r->nparts = r->parts ? nparts : 0;
-        for (int i = 0; i < r->nparts; i++) {
-            snprintf(r->parts[i].name, sizeof r->parts[i].name, "%s", parts[i].name);
-            snprintf(r->parts[i].ops, sizeof r->parts[i].ops, "%s", parts[i].ops);
-            snprintf(r->parts[i].engine, sizeof r->parts[i].engine, "%s", parts[i].engine);
-            snprintf(r->parts[i].knobs, sizeof r->parts[i].knobs, "%s", parts[i].knobs);
-            r->parts[i].from_cache = parts[i].from_cache;
-        }
-        if (use_gpu && strcmp(o->engine, "auto") != 0 && strcmp(o->engine, "all") != 0)
-            for (int i = 0; i < r->nparts; i++) { /* --engine NAME: force it everywhere, with its own knobs */
-                snprintf(r->parts[i].engine, sizeof r->parts[i].engine, "%s", o->engine);
-                r->parts[i].knobs[0] = '\0';
-            }
-    }
-    plan_parts_free(parts, nparts);
-    if (s == XDNN_OK)
-        s = use_gpu ? time_gpu(&st, o, r, d) : time_cpu(&st, o, r, d);
-    if (s == XDNN_OK)
-        graph_costs(g, &r->flops, &r->bytes);
-    r->code = s != XDNN_OK ? s : strcmp(r->check, "mismatch") == 0 ? XDNN_ERR_CHECK : XDNN_OK;
-    snprintf(r->status, sizeof r->status, "%s",
-             r->code == XDNN_OK ? "passed" : r->code == XDNN_ERR_UNSUPPORTED ? "skipped" : "failed");
-    if (r->code != XDNN_OK) {
-        first_error(d, r->error, sizeof r->error);
-        if (!r->error[0])
-            snprintf(r->error, sizeof r->error, "%s", xdnn_status_name(r->code));
-        fprintf(stderr, "xdnn bench: case %s:\n", r->key);
-        xdnn_diags_print(d, stderr);
-    }
-    repro_line(c, o, use_gpu, r, r->repro, sizeof r->repro);
-    if (have_st)
-        run_state_free(&st);
-    xdnn_diags_destroy(d);
-    xdnn_module_destroy(m);
 }
 
 /* ---------------------------------------------------------------- the command */
@@ -528,14 +296,237 @@ static int check_engine_option(const bench_opts *o, bool use_gpu)
                                     "--device gpu; 'xdnn engines' lists them)", o->engine);
 }
 
+/* Where the cases run: *use_gpu and the device's fingerprint; with
+ * --devices, the GPUs counted and checked.  -1, or the exit status. */
+static int choose_device(bench_opts *o, bool *use_gpu, char *fp, size_t fplen)
+{
+    char why[512];
+    *use_gpu = false;
+    if (o->worker && (o->ndevices || o->all_devices)) {
+        *use_gpu = true; /* the parent narrowed CUDA_VISIBLE_DEVICES to this worker's GPU */
+    } else if (o->ndevices || o->all_devices) {
+        int count = gpu_device_count(why, sizeof why);
+        if (count <= 0) {
+            fprintf(stderr, "xdnn bench: --devices: no usable GPU: %s\n", why);
+            return XDNN_ERR_DEVICE;
+        }
+        for (int i = 0; o->all_devices && i < count && i < BENCH_MAX_WORKERS; i++)
+            o->devices[o->ndevices++] = i;
+        for (int i = 0; i < o->ndevices; i++)
+            if (o->devices[i] >= count) {
+                fprintf(stderr, "xdnn bench: --devices: GPU %d: this machine has %d CUDA device%s (0..%d)\n",
+                        o->devices[i], count, count == 1 ? "" : "s", count - 1);
+                return XDNN_ERR_DEVICE;
+            }
+        o->nworkers = o->ndevices;
+        *use_gpu = true;
+        snprintf(fp, fplen, "gpu"); /* each worker reports its own */
+        return -1;
+    } else if (o->device != BENCH_DEV_CPU) {
+        *use_gpu = gpu_available(why, sizeof why);
+        if (!*use_gpu && o->device == BENCH_DEV_GPU) {
+            cli_device_note(why, sizeof why);
+            fprintf(stderr, "xdnn bench: no usable GPU: %s\n", why);
+            return XDNN_ERR_DEVICE;
+        }
+        if (!*use_gpu)
+            fprintf(stderr, "note: no GPU (%s); timing the CPU reference\n", why);
+    }
+    if (fingerprint_device(*use_gpu, fp, fplen) != XDNN_OK) {
+        fprintf(stderr, "xdnn bench: cannot identify the GPU: %s\n", fp);
+        return XDNN_ERR_DEVICE;
+    }
+    return -1;
+}
+
+/* Every case of every spec, in input order (pointers into the per-spec arrays). */
+typedef struct sweep {
+    bench_case **per_spec;
+    int *nper, nspecs;
+    const bench_case **all;
+    int n;
+} sweep;
+
+static xdnn_status sweep_expand(const bench_spec *specs, int nspecs, sweep *w)
+{
+    memset(w, 0, sizeof *w);
+    w->per_spec = calloc((size_t)nspecs, sizeof *w->per_spec);
+    w->nper = calloc((size_t)nspecs, sizeof *w->nper);
+    w->nspecs = nspecs;
+    if (!w->per_spec || !w->nper)
+        return XDNN_ERR_NOMEM;
+    xdnn_status s = XDNN_OK;
+    for (int i = 0; i < nspecs && s == XDNN_OK; i++) {
+        s = bench_expand(&specs[i], &w->per_spec[i], &w->nper[i]);
+        w->n += w->nper[i];
+    }
+    if (s == XDNN_OK && !(w->all = malloc((size_t)(w->n + 1) * sizeof *w->all)))
+        s = XDNN_ERR_NOMEM;
+    for (int i = 0, k = 0; s == XDNN_OK && i < nspecs; i++)
+        for (int j = 0; j < w->nper[i]; j++)
+            w->all[k++] = &w->per_spec[i][j];
+    return s;
+}
+
+static void sweep_free(sweep *w)
+{
+    for (int i = 0; w->per_spec && i < w->nspecs; i++)
+        bench_cases_free(w->per_spec[i], w->nper ? w->nper[i] : 0);
+    free(w->per_spec);
+    free(w->nper);
+    free(w->all);
+}
+
+/* What names the case list without loading it (files, points, dtypes): shard
+ * rows carry it, so `xdnn merge` refuses shards of different sweeps. */
+static unsigned long long suite_digest(const sweep *w)
+{
+    uint64_t h = FNV64_INIT;
+    for (int k = 0; k < w->n; k++) {
+        const bench_case *c = w->all[k];
+        const char *words[] = {c->spec->path, c->spec->problem, c->spec->desc, c->spec->graph, c->spec->layout,
+                               c->dtype};
+        for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+            h = fnv1a64(h, words[i] ? words[i] : "", strlen(words[i] ? words[i] : "") + 1);
+        for (int i = 0; i < c->npoints; i++) {
+            h = fnv1a64(h, c->points[i].name, strlen(c->points[i].name) + 1);
+            h = fnv1a64(h, c->points[i].value_text, strlen(c->points[i].value_text) + 1);
+        }
+        h = fnv1a64(h, "\n", 1);
+    }
+    return h;
+}
+
+/* The cases to run: all, or --shard's subset (in input order); *nsel of them. */
+static int *select_cases(const bench_opts *o, const sweep *w, int *nsel)
+{
+    int *sel = malloc((size_t)(w->n + 1) * sizeof *sel);
+    bool *keep = calloc((size_t)w->n + 1, sizeof *keep);
+    double *cost = o->shard_n ? malloc((size_t)(w->n + 1) * sizeof *cost) : NULL;
+    *nsel = 0;
+    if (sel && keep && (cost || !o->shard_n)) {
+        /* the split uses the GPU cost model on every machine: a shard that
+         * falls back to the CPU must not split the list differently */
+        for (int k = 0; cost && k < w->n; k++)
+            cost[k] = bench_case_cost(w->all[k], o, true);
+        if (o->shard_n)
+            bench_shard_select(cost, w->n, o->shard_i, o->shard_n, keep);
+        for (int k = 0; k < w->n; k++)
+            if (!o->shard_n || keep[k])
+                sel[(*nsel)++] = k;
+    } else {
+        free(sel);
+        sel = NULL;
+    }
+    free(keep);
+    free(cost);
+    return sel;
+}
+
+typedef struct tally {
+    int passed, failed, skipped, first_fail;
+} tally;
+
+static void tally_row(tally *t, const bench_result *r)
+{
+    if (r->code == XDNN_OK)
+        t->passed++;
+    else if (r->code == XDNN_ERR_UNSUPPORTED)
+        t->skipped++;
+    else {
+        t->failed++;
+        if (t->first_fail == XDNN_OK)
+            t->first_fail = r->code;
+    }
+}
+
+/* Run the selected cases (here, or in workers) and print their rows in input
+ * order to `out`. */
+static int run_cases(const bench_opts *o, char **args, int nargs, const sweep *w, const int *sel, int nsel,
+                     bool use_gpu, const char *fp, FILE *out, tally *t)
+{
+    bench_output_begin(out, o);
+    if (o->nworkers) {
+        bench_result *res = calloc((size_t)nsel + 1, sizeof *res);
+        double *cost = malloc((size_t)(nsel + 1) * sizeof *cost);
+        xdnn_status s = res && cost ? XDNN_OK : XDNN_ERR_NOMEM;
+        for (int k = 0; s == XDNN_OK && k < nsel; k++)
+            cost[k] = bench_case_cost(w->all[sel[k]], o, use_gpu);
+        if (s == XDNN_OK)
+            s = bench_workers_run(o, args, nargs, w->all, sel, cost, nsel, res);
+        for (int k = 0; s == XDNN_OK && k < nsel; k++) {
+            bench_output_case(out, o, &res[k]);
+            tally_row(t, &res[k]);
+        }
+        for (int k = 0; res && k < nsel; k++)
+            free(res[k].parts);
+        free(res), free(cost);
+        return s;
+    }
+    bool progress = !o->no_progress && isatty(STDERR_FILENO);
+    for (int k = 0; k < nsel; k++) {
+        const bench_case *c = w->all[sel[k]];
+        if (progress)
+            fprintf(stderr, "\r[%d/%d] %s\033[K", k + 1, nsel, c->spec->path ? c->spec->path : c->spec->problem);
+        bench_result res;
+        bench_run_case(c, o, use_gpu, fp, &res);
+        res.index = sel[k];
+        if (progress)
+            fprintf(stderr, "\r\033[K");
+        bench_output_case(out, o, &res);
+        fflush(out);
+        tally_row(t, &res);
+        free(res.parts);
+        /* Rows that cannot reach stdout make the rest of the sweep pointless:
+         * stop; main() reports the write error and exits 5. */
+        if (out == stdout && ferror(out))
+            return XDNN_ERR_IO;
+    }
+    return XDNN_OK;
+}
+
+xdnn_status bench_write_file(const char *path, const char *buf, size_t len)
+{
+    xdnn_diags_t *d = xdnn_diags_create();
+    xdnn_status s = file_write_atomic(path, buf, len, d);
+    xdnn_diags_print(d, stderr);
+    xdnn_diags_destroy(d);
+    return s;
+}
+
+static char **copy_args(int argc, char **argv)
+{
+    char **a = calloc((size_t)argc + 1, sizeof *a);
+    for (int i = 0; a && i < argc; i++)
+        if (!(a[i] = strdup(argv[i]))) {
+            while (i--)
+                free(a[i]);
+            free(a);
+            return NULL;
+        }
+    return a;
+}
+
+static void free_args(char **a, int n)
+{
+    for (int i = 0; a && i < n; i++)
+        free(a[i]);
+    free(a);
+}
+
 int cmd_bench(int argc, char **argv)
 {
     bench_opts o;
     bench_spec base;
     const char *batch;
+    /* the workers get the arguments as given (options parsing splits some in place) */
+    char **args = copy_args(argc, argv); /* "bench" and its arguments */
+    if (!args)
+        return XDNN_ERR_NOMEM;
     int r = parse_opts(argc, argv, &o, &base, &batch);
     if (r >= 0) {
         bench_spec_free(&base);
+        free_args(args, argc);
         return r;
     }
     bench_spec *specs = &base;
@@ -547,25 +538,22 @@ int cmd_bench(int argc, char **argv)
             for (int i = 0; i < ntotal; i++)
                 bench_spec_free(&specs[i]);
             free(specs);
+            free_args(args, argc);
             return s;
         }
     }
     bool use_gpu = false;
-    char why[512], fp[FINGERPRINT_MAX];
+    char fp[FINGERPRINT_MAX];
     int status = XDNN_OK;
+    sweep w = {0};
+    int *sel = NULL, nsel = 0;
     if (o.dump_graph) {
         status = dump_graphs(specs, nspecs);
         goto done;
     }
-    if (o.device != BENCH_DEV_CPU) {
-        use_gpu = gpu_available(why, sizeof why);
-        if (!use_gpu && o.device == BENCH_DEV_GPU) {
-            fprintf(stderr, "xdnn bench: no usable GPU: %s\n", why);
-            status = XDNN_ERR_DEVICE;
-            goto done;
-        }
-        if (!use_gpu)
-            fprintf(stderr, "note: no GPU (%s); timing the CPU reference\n", why);
+    if ((r = choose_device(&o, &use_gpu, fp, sizeof fp)) >= 0) {
+        status = r;
+        goto done;
     }
     if (!use_gpu && o.check) {
         status = cli_usage_error("bench", "--check compares the GPU with the CPU reference; it needs --device gpu");
@@ -575,80 +563,41 @@ int cmd_bench(int argc, char **argv)
         status = r;
         goto done;
     }
-    if (fingerprint_device(use_gpu, fp, sizeof fp) != XDNN_OK) {
-        fprintf(stderr, "xdnn bench: cannot identify the GPU: %s\n", fp);
-        status = XDNN_ERR_DEVICE;
+    /* expand every spec first: usage errors stop before anything runs */
+    if ((status = sweep_expand(specs, nspecs, &w)) != XDNN_OK)
+        goto done;
+    o.ncases = w.n;
+    o.suite = suite_digest(&w);
+    if (o.worker) {
+        status = bench_worker_serve(&o, w.all, w.n, use_gpu, fp);
         goto done;
     }
-    /* expand every spec first: usage errors stop before anything runs */
-    bench_case **cases = calloc((size_t)nspecs, sizeof *cases);
-    int *ncases = calloc((size_t)nspecs, sizeof *ncases), total = 0;
-    for (int i = 0; cases && ncases && i < nspecs && status == XDNN_OK; i++) {
-        status = bench_expand(&specs[i], &cases[i], &ncases[i]);
-        total += ncases[i];
-    }
-    if (!cases || !ncases)
+    if (!(sel = select_cases(&o, &w, &nsel))) {
         status = XDNN_ERR_NOMEM;
+        goto done;
+    }
     FILE *out = stdout;
     char *buf = NULL;
     size_t buflen = 0;
-    if (status == XDNN_OK && o.out_path && !(out = open_memstream(&buf, &buflen)))
+    if (o.out_path && !(out = open_memstream(&buf, &buflen))) {
         status = XDNN_ERR_NOMEM;
-    int passed = 0, failed = 0, skipped = 0, done_n = 0, first_fail = XDNN_OK;
-    bool progress = !o.no_progress && isatty(STDERR_FILENO);
-    if (status == XDNN_OK)
-        bench_output_begin(out, &o);
-    for (int i = 0; status == XDNN_OK && i < nspecs; i++)
-        for (int k = 0; status == XDNN_OK && k < ncases[i]; k++) {
-            if (progress)
-                fprintf(stderr, "\r[%d/%d] %s\033[K", ++done_n, total, specs[i].path ? specs[i].path : specs[i].problem);
-            bench_result res;
-            run_case(&cases[i][k], &o, use_gpu, fp, &res);
-            if (progress)
-                fprintf(stderr, "\r\033[K");
-            if (strcmp(res.status, "passed") == 0 && res.median_ms > 0 &&
-                (res.max_ms - res.min_ms) / res.median_ms > 0.20)
-                fprintf(stderr, "warning: %s: spread (max-min)/median = %.0f%% > 20%%: timings are noisy (more "
-                                "--iters or --min-time, a quieter machine)\n",
-                        res.key, 100 * (res.max_ms - res.min_ms) / res.median_ms);
-            bench_output_case(out, &o, &res);
-            fflush(out);
-            /* Rows that cannot reach stdout make the rest of the sweep pointless:
-             * stop; main() reports the write error and exits 5. */
-            if (out == stdout && ferror(out) && status == XDNN_OK)
-                status = XDNN_ERR_IO;
-            if (res.code == XDNN_OK)
-                passed++;
-            else if (res.code == XDNN_ERR_UNSUPPORTED)
-                skipped++;
-            else {
-                failed++;
-                if (first_fail == XDNN_OK)
-                    first_fail = res.code;
-            }
-            free(res.parts);
-        }
-    if (status == XDNN_OK) {
-        if (o.out_path) {
-            fclose(out);
-            out = stdout;
-            xdnn_diags_t *d = xdnn_diags_create();
-            status = file_write_atomic(o.out_path, buf, buflen, d);
-            xdnn_diags_print(d, stderr);
-            xdnn_diags_destroy(d);
-        }
-        bench_summary(o.format == BENCH_TABLE || o.out_path ? stdout : stderr, passed, failed, skipped);
-        if (status == XDNN_OK)
-            status = first_fail;
-    } else if (o.out_path && out != stdout) {
+        goto done;
+    }
+    tally t = {0};
+    status = run_cases(&o, args, argc, &w, sel, nsel, use_gpu, fp, out, &t);
+    if (o.out_path)
         fclose(out);
+    if (status == XDNN_OK) {
+        if (o.out_path)
+            status = bench_write_file(o.out_path, buf, buflen);
+        bench_summary(o.format == BENCH_TABLE || o.out_path ? stdout : stderr, t.passed, t.failed, t.skipped);
+        if (status == XDNN_OK)
+            status = t.first_fail;
     }
     free(buf);
-    for (int i = 0; cases && i < nspecs; i++)
-        bench_cases_free(cases[i], ncases ? ncases[i] : 0);
-    free(cases);
-    free(ncases);
 done:
+    free(sel);
+    sweep_free(&w);
     for (int i = 0; i < ntotal; i++)
         if (batch || i > 0)
             bench_spec_free(&specs[i]);
@@ -656,5 +605,6 @@ done:
         free(specs);
     else
         bench_spec_free(&base);
+    free_args(args, argc);
     return status;
 }

@@ -22,6 +22,7 @@ static const command commands[] = {
     {"engines", cmd_engines, "list the GPU engines and what they support"},
     {"bench", cmd_bench, "time sweeps, problem shorthands or batch files; table, CSV or JSON lines"},
     {"compare", cmd_compare, "compare two bench --format jsonl runs; exit 6 on a regression"},
+    {"merge", cmd_merge, "join bench --format jsonl files (the shards of a sweep) into one"},
     {"plan", cmd_plan, "write an execution plan (.xplan) of a graph; --info describes one"},
     {"cache", cmd_cache, "list or clear the autotune cache"},
 };

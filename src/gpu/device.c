@@ -3,6 +3,7 @@
 #include "gpu/device.h"
 
 #include "gpu/dl.h"
+#include "gpu/gpu.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -71,6 +72,14 @@ bool gpu_probe(char *why, size_t len)
     if (why && len)
         why[0] = '\0';
     return true;
+}
+
+int gpu_device_count(char *why, size_t len)
+{
+    int n = 0;
+    if (gpu_probe(why, len) && cudaGetDeviceCount(&n) != cudaSuccess)
+        n = 0;
+    return n;
 }
 
 xdnn_status gpu_device_open(gpu_device *dev, xdnn_diags_t *d) { return gpu_device_open_at(dev, 0, d); }

@@ -10,6 +10,9 @@
 /* True when a CUDA device is usable; otherwise `why` says what is missing
  * (no driver, no device, built without CUDA). */
 bool gpu_available(char *why, size_t len);
+/* How many CUDA devices this process sees (CUDA_VISIBLE_DEVICES applies);
+ * 0 with `why` when none is usable. */
+int gpu_device_count(char *why, size_t len);
 
 struct gpu_ctx;
 
