@@ -5,15 +5,14 @@
 #include "gpu/nvrtc.h"
 
 #include "gpu/dl.h"
+#include "gpu/kcache_file.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 typedef struct cache_entry {
     uint64_t key;
@@ -59,62 +58,14 @@ bool gpu_cache_dir(char *buf, size_t len)
     const char *env = getenv("XDNN_CACHE_DIR");
     if (env && strcmp(env, "off") == 0)
         return false;
-    if (env && *env) {
-        snprintf(buf, len, "%s", env);
-        return true;
-    }
+    /* A folder name that does not fit is no cache at all, never a truncated
+     * (so different, maybe someone else's) folder. */
+    if (env && *env)
+        return (size_t)snprintf(buf, len, "%s", env) < len;
     const char *home = getenv("HOME");
     if (!home || !*home)
         return false;
-    snprintf(buf, len, "%s/.cache/xdnn", home);
-    return true;
-}
-
-static void mkdirs(const char *path)
-{
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(tmp, 0755);
-            *p = '/';
-        }
-    mkdir(tmp, 0755);
-}
-
-static void *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    void *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n)) &&
-            fread(buf, 1, (size_t)n, f) != (size_t)n) {
-            free(buf);
-            buf = NULL;
-        }
-        *len = n > 0 ? (size_t)n : 0;
-    }
-    fclose(f);
-    return buf;
-}
-
-/* Atomic: a partial file is never seen under the final name. */
-static void write_file(const char *dir, const char *path, const void *data, size_t len)
-{
-    mkdirs(dir);
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return;
-    bool ok = fwrite(data, 1, len, f) == len;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0)
-        remove(tmp);
+    return (size_t)snprintf(buf, len, "%s/.cache/xdnn", home) < len;
 }
 
 static double now_ms(void)
@@ -210,16 +161,14 @@ xdnn_status gpu_nvrtc_get(const gpu_device *dev, const char *src, const char *na
             break;
         }
     if (!lib) {
-        char dir[900], path[1024];
+        char dir[4096], path[4096 + 32];
         bool use_disk = gpu_cache_dir(dir, sizeof dir);
         snprintf(path, sizeof path, "%s/%016" PRIx64 ".%s", dir, key, cubin ? "cubin" : "ptx");
         size_t len = 0;
-        char *code = use_disk ? read_file(path, &len) : NULL;
-        if (code && len) {
+        char *code = NULL;
+        if (use_disk && kcache_read(path, key, &code, &len)) {
             stats->disk_hits++;
         } else {
-            free(code);
-            code = NULL;
             double t0 = now_ms();
             xdnn_status st = compile(src, name, opts, nopts, cubin, &code, &len, d);
             stats->compile_ms += now_ms() - t0;
@@ -227,7 +176,7 @@ xdnn_status gpu_nvrtc_get(const gpu_device *dev, const char *src, const char *na
             if (st != XDNN_OK)
                 return st;
             if (use_disk)
-                write_file(dir, path, code, len);
+                (void)kcache_write(dir, path, key, code, len);
         }
         cudaError_t e = cudaLibraryLoadData(&lib, code, NULL, NULL, 0, NULL, NULL, 0);
         if (e != cudaSuccess)
