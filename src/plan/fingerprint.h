@@ -1,7 +1,7 @@
 /* fingerprint.h — who a plan or a tune result belongs to: a one-line device
  * fingerprint and the FNV-1a hash used for cache keys and plan checksums.
  *
- * CPU:  "cpu; model=<model name from /proc/cpuinfo>; threads=<OpenMP threads>"
+ * CPU:  "cpu; model=<model name from /proc/cpuinfo>" (no thread count: a run-time choice)
  * GPU:  "gpu; name=<device name>; sm=<SM count>; cc=<major.minor>; driver=<version>"
  *       (filled by the GPU backend through plan_gpu_fingerprint; see plan_gpu_hooks.h)
  * Two fingerprints are the same device exactly when the strings are equal. */
