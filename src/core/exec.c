@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static double now_ms(void)
@@ -107,7 +108,14 @@ static xdnn_status load_override(run_state *st, const xtensor *t, host_tensor *d
     char *path = strdup(spec);
     if (!path)
         return XDNN_ERR_NOMEM;
-    char *key = strchr(path, '#');
+    /* "FILE.safetensors#KEY" names a tensor inside the file; any other '#'
+     * is part of the path ("runs#3/x.npy"), and so is one in a path that
+     * exists as written. */
+    char *key = NULL;
+    struct stat whole;
+    if (stat(path, &whole) != 0)
+        for (char *at = strstr(path, ".safetensors#"); at; at = strstr(at + 1, ".safetensors#"))
+            key = at + strlen(".safetensors");
     if (key)
         *key++ = 0;
     if (has_suffix(path, ".npy"))
