@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int selected = -1; /* for cli_device_note */
+static int selected = -1;          /* for cli_device_note */
+static char selected_vis[256];
 
 int cli_device_ordinal(const char *arg)
 {
@@ -48,6 +49,7 @@ int cli_select_device(const char *cmd, int n)
         return cli_usage_error(cmd, "--device %s", why);
     setenv("CUDA_VISIBLE_DEVICES", vis, 1);
     selected = n;
+    snprintf(selected_vis, sizeof selected_vis, "%s", vis);
     return -1;
 }
 
@@ -55,6 +57,6 @@ void cli_device_note(char *why, size_t len)
 {
     size_t at = strlen(why);
     if (selected >= 0 && at + 1 < len)
-        snprintf(why + at, len - at, " (--device %d: is there a GPU %d? 'nvidia-smi -L' lists them)", selected,
-                 selected);
+        snprintf(why + at, len - at, " (--device %d: this process sees only CUDA_VISIBLE_DEVICES=%s)", selected,
+                 selected_vis);
 }

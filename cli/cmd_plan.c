@@ -28,7 +28,7 @@ static const char plan_help[] =
     "refused (--replan rebuilds it from the graph it carries).\n"
     "\n"
     "  --set P=V, --graph NAME, -I DIR   as in `xdnn run` (one value per param)\n"
-    "  --device auto|cpu|gpu  the device to plan for (auto: the GPU if there is one)\n"
+    "  --device auto|cpu|gpu|N  the device to plan for (N: GPU N; auto: the GPU if any)\n"
     "  --tune                 time every engine per partition and keep the fastest\n"
     "                         (stored in the tune cache too)\n"
     "  -o FILE                where to write the plan (atomically)\n"
@@ -176,8 +176,15 @@ int cmd_plan(int argc, char **argv)
         switch (c) {
         case OPT_HELP: fputs(plan_help, stdout); return XDNN_OK;
         case OPT_DEVICE:
+            if (cli_device_ordinal(optarg) >= 0) { /* GPU N: this process sees only it */
+                int r = cli_select_device("plan", cli_device_ordinal(optarg));
+                if (r >= 0)
+                    return r;
+                device = "gpu";
+                break;
+            }
             if (strcmp(optarg, "auto") && strcmp(optarg, "cpu") && strcmp(optarg, "gpu"))
-                return cli_usage_error("plan", "--device must be auto, cpu or gpu, got '%s'", optarg);
+                return cli_usage_error("plan", "--device must be auto, cpu, gpu or a GPU number, got '%s'", optarg);
             device = optarg;
             break;
         case OPT_TUNE: tune = true; break;
@@ -265,6 +272,7 @@ int cmd_plan(int argc, char **argv)
     if (strcmp(device, "cpu") != 0) {
         use_gpu = gpu_available(why, sizeof why);
         if (!use_gpu && strcmp(device, "gpu") == 0) {
+            cli_device_note(why, sizeof why);
             fprintf(stderr, "xdnn plan: no usable GPU: %s\n", why);
             return XDNN_ERR_DEVICE;
         }

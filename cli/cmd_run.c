@@ -23,8 +23,8 @@ static const char run_help[] =
     "dtype, shape, layout, min/max/mean/std, NaN/Inf counts, a checksum and the\n"
     "first values; then the time of each op (CPU) or partition (GPU).\n"
     "\n"
-    "  --device auto|cpu|gpu  where to run (auto: the GPU if there is one, else\n"
-    "                         the CPU reference, with a note)\n"
+    "  --device auto|cpu|gpu|N  where to run (auto: the GPU if there is one, else\n"
+    "                         the CPU reference, with a note; N: GPU N only)\n"
     "  --set P=V              override param P (repeatable)\n"
     "  --graph NAME           pick a graph when the file has several\n"
     "  -I DIR                 add DIR to the include search path\n"
@@ -101,8 +101,13 @@ static int parse_run_opts(int argc, char **argv, run_opts *o)
                 o->device = DEV_CPU;
             else if (strcmp(optarg, "gpu") == 0)
                 o->device = DEV_GPU;
-            else
-                return cli_usage_error("run", "--device must be auto, cpu or gpu, got '%s'", optarg);
+            else if (cli_device_ordinal(optarg) >= 0) { /* GPU N: this process sees only it */
+                o->device = DEV_GPU;
+                int r = cli_select_device("run", cli_device_ordinal(optarg));
+                if (r >= 0)
+                    return r;
+            } else
+                return cli_usage_error("run", "--device must be auto, cpu, gpu or a GPU number, got '%s'", optarg);
             break;
         case OPT_INPUT: {
             char *eq = strchr(optarg, '=');
@@ -365,6 +370,7 @@ int cmd_run(int argc, char **argv)
     if (o.device != DEV_CPU) {
         use_gpu = gpu_available(why, sizeof why);
         if (!use_gpu && o.device == DEV_GPU) {
+            cli_device_note(why, sizeof why);
             fprintf(stderr, "xdnn run: no usable GPU: %s\n", why);
             return XDNN_ERR_DEVICE;
         }

@@ -57,9 +57,13 @@ xdnn_status plan_gpu_fingerprint(char *buf, size_t len)
         snprintf(buf, len, "cudaDriverGetVersion failed: %s", cudaGetErrorString(e));
         st = XDNN_ERR_DEVICE;
     } else {
+        /* What makes two GPUs interchangeable for plans and tuning: model, SMs,
+         * compute capability and the driver's major CUDA version (12080 -> 12).
+         * No bus id or serial, so identical GPUs, in one host or several,
+         * share plans and one tune-cache file. */
         no_semicolons(dev.name);
         snprintf(buf, len, "gpu; name=%s; sm=%d; cc=%d.%d; driver=%d", dev.name, dev.sm_count, dev.cc_major,
-                 dev.cc_minor, driver);
+                 dev.cc_minor, driver / 1000);
     }
     xdnn_diags_destroy(d);
     return st;

@@ -12,6 +12,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -228,13 +230,44 @@ static xdnn_status make_dirs(const char *dir, xdnn_diags_t *d)
     return XDNN_OK;
 }
 
+/* Store is read, merge, rename: two processes storing at once (bench
+ * --devices workers, shards of a job array on one machine) would each rename
+ * their own merge and lose the other's entries.  An exclusive flock on
+ * DIR/tune.lock makes the three steps one.  -1 when the lock cannot be had
+ * (then the store goes on unlocked, as before, with a warning). */
+static int lock_cache(const char *dir, xdnn_diags_t *d)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/tune.lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd >= 0 && flock(fd, LOCK_EX) == 0)
+        return fd;
+    diag_warning(d, xloc_none(), "cannot lock '%s' (%s): a concurrent store may lose entries", path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
+static xdnn_status store_locked(const char *fp, const tune_entry *entries, int n, xdnn_diags_t *d);
+
 xdnn_status tune_cache_store(const char *fp, const tune_entry *entries, int n, xdnn_diags_t *d)
 {
-    char dir[1024], path[1200], why[128];
+    char dir[1024];
     tune_cache_dir(dir, sizeof dir);
     xdnn_status s = make_dirs(dir, d);
     if (s != XDNN_OK)
         return s;
+    int lock = lock_cache(dir, d);
+    s = store_locked(fp, entries, n, d);
+    if (lock >= 0)
+        close(lock); /* releases the flock */
+    return s;
+}
+
+static xdnn_status store_locked(const char *fp, const tune_entry *entries, int n, xdnn_diags_t *d)
+{
+    char path[1200], why[128];
+    xdnn_status s;
     cache_file(fp, path, sizeof path);
     cache_doc c;
     if (doc_read(path, &c, why, sizeof why) != XDNN_OK || (c.n && strcmp(c.device, fp) != 0)) {
