@@ -59,6 +59,7 @@ typedef enum xdnn_dtype {
     XDNN_BOOL,
     XDNN_I64,
     XDNN_F64,
+    XDNN_E8M0,      /* MX scale: 2^(e-127), e = 0..254; 0xFF is NaN; no sign, zero or Inf */
     XDNN_DTYPE_COUNT
 } xdnn_dtype;
 

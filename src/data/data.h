@@ -8,6 +8,7 @@
 
 /* ---- dtypes (dtype.c).  Conversions from double round to nearest even;
  * fp8 saturates to the largest finite value (e4m3 has no Inf; NaN stays NaN);
+ * e8m0 to the nearest power of two in [2^-127, 2^127] (NaN, v < 0 -> NaN);
  * integer types round to nearest and saturate; bool is v != 0. */
 double dtype_load(xdnn_dtype t, const void *base, int64_t index);
 void dtype_store(xdnn_dtype t, void *base, int64_t index, double v);
@@ -22,6 +23,9 @@ uint8_t f32_to_e4m3_bits(float f);
 float e4m3_bits_to_f32(uint8_t b);
 uint8_t f32_to_e5m2_bits(float f);
 float e5m2_bits_to_f32(uint8_t b);
+/* e8m0 (MX scales): nearest power of two, saturating; NaN/negative -> 0xFF. */
+uint8_t e8m0_encode(double v);
+double e8m0_decode(uint8_t b);
 
 /* ---- RNG (philox.c).  Philox-4x32-10 keyed by a 64-bit seed; element i of a
  * tensor uses counter (i lo, i hi, stream lo, stream hi), key (seed lo, seed hi)
@@ -63,7 +67,7 @@ xdnn_status raw_read(const char *path, xdnn_dtype dtype, int rank, const int64_t
  * u32/u64 -> i64 (u64 above INT64_MAX is an error). */
 typedef enum file_elem {
     FE_F64, FE_F32, FE_F16, FE_BF16, FE_E4M3, FE_E5M2, FE_I8, FE_I16, FE_I32, FE_I64,
-    FE_U8, FE_U16, FE_U32, FE_U64, FE_BOOL
+    FE_U8, FE_U16, FE_U32, FE_U64, FE_BOOL, FE_E8M0
 } file_elem;
 xdnn_dtype file_elem_dtype(file_elem e);   /* the dtype it is read into */
 size_t file_elem_size(file_elem e);        /* bytes in the file */

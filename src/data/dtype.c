@@ -18,6 +18,15 @@
  *                             Our choice: finite values beyond the range
  *                             saturate to +-57344 (like CUDA's __NV_SATFINITE),
  *                             while +-Inf stays +-Inf and NaN stays NaN.
+ *   e8m0     E8 M0  bias 127  OCP MX scale: unsigned powers of two 2^(e-127),
+ *                             e = 0..254 (2^-127 .. 2^127); 0xFF is the NaN;
+ *                             no zero, no Inf.  A value rounds to the nearest
+ *                             power of two (|v| = m * 2^e, m in [1, 2): m < 1.5
+ *                             gives 2^e, m >= 1.5 gives 2^(e+1); the tie 1.5
+ *                             goes to the even, mantissa-less 2^(e+1)), and
+ *                             saturates: above 2^127 (+Inf too) -> 0xFE, below
+ *                             2^-127 (0 and -0 too) -> 0x00.  NaN and negative
+ *                             values have no encoding: 0xFF.
  * NaN payloads: f16/bf16/e5m2 keep the top bits of the payload (and set the
  * quiet bit when those are all zero, so the result is still a NaN).  Loads
  * build the double bit by bit, so signalling NaNs survive load + store and
@@ -48,14 +57,16 @@ static const char *const dtype_names[XDNN_DTYPE_COUNT] = {
     [XDNN_F32] = "f32",           [XDNN_F16] = "f16",           [XDNN_BF16] = "bf16",
     [XDNN_FP8_E4M3] = "fp8_e4m3", [XDNN_FP8_E5M2] = "fp8_e5m2", [XDNN_I8] = "i8",
     [XDNN_I32] = "i32",           [XDNN_BOOL] = "bool",         [XDNN_I64] = "i64",
-    [XDNN_F64] = "f64",
+    [XDNN_F64] = "f64",           [XDNN_E8M0] = "e8m0",
 };
 _Static_assert(sizeof dtype_names / sizeof dtype_names[0] == XDNN_DTYPE_COUNT, "one name per dtype");
 
 static const unsigned char dtype_sizes[XDNN_DTYPE_COUNT] = {
     [XDNN_F32] = 4, [XDNN_F16] = 2, [XDNN_BF16] = 2, [XDNN_FP8_E4M3] = 1, [XDNN_FP8_E5M2] = 1,
     [XDNN_I8] = 1,  [XDNN_I32] = 4, [XDNN_BOOL] = 1, [XDNN_I64] = 8,      [XDNN_F64] = 8,
+    [XDNN_E8M0] = 1,
 };
+_Static_assert(sizeof dtype_sizes / sizeof dtype_sizes[0] == XDNN_DTYPE_COUNT, "one size per dtype");
 
 const char *xdnn_dtype_name(xdnn_dtype t)
 {
@@ -80,6 +91,10 @@ bool xdnn_dtype_from_name(const char *name, xdnn_dtype *out)
         *out = XDNN_FP8_E5M2;
         return true;
     }
+    if (strcmp(name, "f8e8m0") == 0) {
+        *out = XDNN_E8M0;
+        return true;
+    }
     return false;
 }
 
@@ -92,6 +107,7 @@ bool dtype_is_float(xdnn_dtype t)
 {
     switch (t) {
     case XDNN_F32: case XDNN_F16: case XDNN_BF16: case XDNN_FP8_E4M3: case XDNN_FP8_E5M2: case XDNN_F64:
+    case XDNN_E8M0:
         return true;
     default:
         return false;
@@ -251,6 +267,25 @@ float e4m3_bits_to_f32(uint8_t b) { return narrow_f32(minifloat_decode(&FMT_E4M3
 uint8_t f32_to_e5m2_bits(float f) { return (uint8_t)minifloat_encode(&FMT_E5M2, widen_exact(f)); }
 float e5m2_bits_to_f32(uint8_t b) { return narrow_f32(minifloat_decode(&FMT_E5M2, b)); }
 
+/* e8m0 (format in the file comment). */
+uint8_t e8m0_encode(double v)
+{
+    if (isnan(v) || v < 0)
+        return 0xFF;
+    if (v == 0)
+        return 0x00;
+    if (isinf(v))
+        return 0xFE;
+    int ex;
+    double m = frexp(v, &ex) * 2; /* v = m * 2^(ex-1), m in [1, 2) */
+    int e = ex - 1 + (m >= 1.5);  /* the tie 1.5 rounds to the even 2 */
+    if (e > 127)
+        return 0xFE;
+    return e < -127 ? 0x00 : (uint8_t)(e + 127);
+}
+
+double e8m0_decode(uint8_t b) { return b == 0xFF ? (double)NAN : ldexp(1.0, (int)b - 127); }
+
 /* ---------------------------------------------------------------- integers */
 
 /* Round to nearest even and clamp to [lo, hi]; NaN -> 0.  lo and hi are
@@ -304,6 +339,7 @@ double dtype_load(xdnn_dtype t, const void *base, int64_t index)
     }
     case XDNN_FP8_E4M3: return minifloat_decode(&FMT_E4M3, p[0]);
     case XDNN_FP8_E5M2: return minifloat_decode(&FMT_E5M2, p[0]);
+    case XDNN_E8M0: return e8m0_decode(p[0]);
     case XDNN_I8: return (double)(int8_t)p[0];
     case XDNN_I32: {
         int32_t i;
@@ -342,6 +378,7 @@ void dtype_store(xdnn_dtype t, void *base, int64_t index, double v)
     }
     case XDNN_FP8_E4M3: p[0] = (unsigned char)minifloat_encode(&FMT_E4M3, v); return;
     case XDNN_FP8_E5M2: p[0] = (unsigned char)minifloat_encode(&FMT_E5M2, v); return;
+    case XDNN_E8M0: p[0] = e8m0_encode(v); return;
     case XDNN_I8: p[0] = (unsigned char)(int8_t)round_clamp(v, -128.0, 127.0); return;
     case XDNN_I32: {
         int32_t i = (int32_t)round_clamp(v, -2147483648.0, 2147483647.0);

@@ -24,7 +24,8 @@
  * bf16 and fp8 have no NumPy descr.  The reader accepts the conventions seen
  * in practice: 'V2' (how ml_dtypes' bfloat16 arrays are saved by np.save) is
  * read as bf16 bits, 'V1' as fp8_e4m3 bits, and the non-standard descrs
- * 'bfloat16', 'float8_e4m3fn' and 'float8_e5m2' as their types.
+ * 'bfloat16', 'float8_e4m3fn', 'float8_e5m2' and 'float8_e8m0fnu' (ml_dtypes'
+ * names) as their types.  The writer widens bf16, fp8 and e8m0 to f4 exactly.
  *
  * The writer emits version 1.0 (2.0 only if the header would exceed 65535
  * bytes), C order, logical dim order, little-endian, with the header padded so
@@ -177,7 +178,8 @@ static xdnn_status parse_descr(hparser *h, const char *descr, npy_header *hd)
     static const struct {
         const char *name;
         file_elem elem;
-    } named[] = {{"bfloat16", FE_BF16}, {"float8_e4m3fn", FE_E4M3}, {"float8_e5m2", FE_E5M2}};
+    } named[] = {{"bfloat16", FE_BF16}, {"float8_e4m3fn", FE_E4M3}, {"float8_e5m2", FE_E5M2},
+               {"float8_e8m0fnu", FE_E8M0}};
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
         if (strcmp(descr, named[i].name) == 0) {
             hd->elem = named[i].elem;
@@ -396,6 +398,7 @@ static const char *npy_descr_for(xdnn_dtype t, xdnn_dtype *file_dtype)
     case XDNN_BF16:
     case XDNN_FP8_E4M3:
     case XDNN_FP8_E5M2:
+    case XDNN_E8M0:
     default: *file_dtype = XDNN_F32; return "<f4"; /* exact widening */
     }
 }

@@ -23,8 +23,9 @@ static const struct {
     [FE_I8] = {XDNN_I8, 1},         [FE_I16] = {XDNN_I32, 2},       [FE_I32] = {XDNN_I32, 4},
     [FE_I64] = {XDNN_I64, 8},       [FE_U8] = {XDNN_I32, 1},        [FE_U16] = {XDNN_I32, 2},
     [FE_U32] = {XDNN_I64, 4},       [FE_U64] = {XDNN_I64, 8},       [FE_BOOL] = {XDNN_BOOL, 1},
+    [FE_E8M0] = {XDNN_E8M0, 1},
 };
-_Static_assert(sizeof file_elems / sizeof file_elems[0] == FE_BOOL + 1, "one row per file_elem");
+_Static_assert(sizeof file_elems / sizeof file_elems[0] == FE_E8M0 + 1, "one row per file_elem");
 
 xdnn_dtype file_elem_dtype(file_elem e) { return file_elems[e].dtype; }
 size_t file_elem_size(file_elem e) { return file_elems[e].size; }
@@ -37,6 +38,7 @@ file_elem file_elem_of_dtype(xdnn_dtype t)
     case XDNN_BF16: return FE_BF16;
     case XDNN_FP8_E4M3: return FE_E4M3;
     case XDNN_FP8_E5M2: return FE_E5M2;
+    case XDNN_E8M0: return FE_E8M0;
     case XDNN_I8: return FE_I8;
     case XDNN_I32: return FE_I32;
     case XDNN_I64: return FE_I64;

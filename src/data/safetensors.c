@@ -8,10 +8,11 @@
  *   then the data buffer; offsets are relative to its start.  Every tensor is
  *   packed, C order (row-major, logical dims), little-endian.
  *
- * dtypes: F64 F32 F16 BF16 F8_E4M3 F8_E5M2 I8 I32 I64 BOOL map to the xdnn
+ * dtypes: F64 F32 F16 BF16 F8_E4M3 F8_E5M2 F8_E8M0 I8 I32 I64 BOOL map to the xdnn
  * dtypes of the same meaning; bf16 and fp8 are stored as their raw bits
  * (bf16 = the top 16 bits of an IEEE f32; F8_E4M3 = OCP e4m3fn, NaN 0x7F/0xFF,
- * no Inf; F8_E5M2 = IEEE-like e5m2 with Inf), so those files are bit exact.
+ * no Inf; F8_E5M2 = IEEE-like e5m2 with Inf; F8_E8M0 = the OCP MX scale,
+ * 2^(b-127), NaN 0xFF), so those files are bit exact.
  * The reader also widens U8, I16, U16 to i32 and U32, U64 to i64 (exactly;
  * U64 above INT64_MAX is an error).
  *
@@ -48,6 +49,7 @@ static const struct {
     {"F64", FE_F64}, {"F32", FE_F32}, {"F16", FE_F16}, {"BF16", FE_BF16}, {"F8_E4M3", FE_E4M3},
     {"F8_E5M2", FE_E5M2}, {"I8", FE_I8}, {"I16", FE_I16}, {"I32", FE_I32}, {"I64", FE_I64},
     {"U8", FE_U8}, {"U16", FE_U16}, {"U32", FE_U32}, {"U64", FE_U64}, {"BOOL", FE_BOOL},
+    {"F8_E8M0", FE_E8M0},
 };
 
 static const char *st_dtype_name(xdnn_dtype t)
@@ -104,7 +106,7 @@ static xdnn_status st_parse_entry(const char *file, const cJSON *j, st_entry *e,
         k++;
     if (k == nd)
         return st_error(d, file, "tensor '%s': unsupported dtype \"%s\" (supported: F64 F32 F16 BF16 F8_E4M3 "
-                        "F8_E5M2 I8 I16 I32 I64 U8 U16 U32 U64 BOOL)", e->name, dt->valuestring);
+                        "F8_E5M2 F8_E8M0 I8 I16 I32 I64 U8 U16 U32 U64 BOOL)", e->name, dt->valuestring);
     e->elem = st_dtypes[k].elem;
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(j, "shape");
     if (!cJSON_IsArray(shape))

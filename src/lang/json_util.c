@@ -75,7 +75,7 @@ char *sb_finish(sbuf *b)
 static const char *const dnn_reserved[] = {
     "dnn",  "graph", "param", "sweep", "input", "weight", "output", "fragment", "include", "assert",
     "check", "true", "false", "f64",   "f32",   "f16",    "bf16",   "f8e4m3",   "f8e5m2",  "i64",
-    "i32",  "i16",   "i8",    "u8",    "bool",
+    "i32",  "i16",   "i8",    "u8",    "bool",  "fp8_e4m3", "fp8_e5m2", "e8m0", "f8e8m0",
 };
 
 bool dnn_is_plain_ident(const char *s)

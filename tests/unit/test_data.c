@@ -44,8 +44,9 @@ static uint32_t store_bits(xdnn_dtype t, double v)
 
 static void test_names(void)
 {
-    static const char *names[] = {"f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2", "i8", "i32", "bool", "i64", "f64"};
-    static const size_t sizes[] = {4, 2, 2, 1, 1, 1, 4, 1, 8, 8};
+    static const char *names[] = {"f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2", "i8", "i32", "bool", "i64", "f64", "e8m0"};
+    static const size_t sizes[] = {4, 2, 2, 1, 1, 1, 4, 1, 8, 8, 1};
+    _Static_assert(sizeof names / sizeof names[0] == XDNN_DTYPE_COUNT, "one name per dtype");
     for (int i = 0; i < XDNN_DTYPE_COUNT; i++) {
         xdnn_dtype t = XDNN_F64;
         CHECK(strcmp(xdnn_dtype_name((xdnn_dtype)i), names[i]) == 0, "name %d: %s", i, xdnn_dtype_name((xdnn_dtype)i));
@@ -55,6 +56,7 @@ static void test_names(void)
     xdnn_dtype t = XDNN_F32;
     CHECK(xdnn_dtype_from_name("f8e4m3", &t) && t == XDNN_FP8_E4M3, "alias f8e4m3");
     CHECK(xdnn_dtype_from_name("f8e5m2", &t) && t == XDNN_FP8_E5M2, "alias f8e5m2");
+    CHECK(xdnn_dtype_from_name("f8e8m0", &t) && t == XDNN_E8M0, "alias f8e8m0");
     CHECK(!xdnn_dtype_from_name("float32", &t) && !xdnn_dtype_from_name("", &t) && !xdnn_dtype_from_name(NULL, &t),
           "unknown names rejected");
     CHECK(dtype_is_float(XDNN_BF16) && dtype_is_float(XDNN_FP8_E5M2) && dtype_is_float(XDNN_F64) &&

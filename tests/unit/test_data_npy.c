@@ -102,10 +102,12 @@ static void expect_error(const unsigned char *buf, size_t len, const char *want,
 
 static void test_write_read_every_dtype(void)
 {
-    static const double vals[6] = {-2, -0.5, 0, 1, 1.5, 100};
+    static const double signed_vals[6] = {-2, -0.5, 0, 1, 1.5, 100};
+    static const double scale_vals[6] = {0.25, 0.5, 1, 2, 4, 1024}; /* e8m0: positive powers of two */
     int64_t dims[2] = {2, 3};
     for (int dt = 0; dt < XDNN_DTYPE_COUNT; dt++) {
         host_tensor t, r;
+        const double *vals = dt == XDNN_E8M0 ? scale_vals : signed_vals;
         host_tensor_alloc(&t, (xdnn_dtype)dt, 2, dims, NULL);
         tensor_scatter(&t, vals);
         char path[128];
@@ -113,7 +115,7 @@ static void test_write_read_every_dtype(void)
         xdnn_diags_t *d = xdnn_diags_create();
         CHECK(npy_write(path, &t, d) == XDNN_OK, "write %s", path);
         CHECK(npy_read(path, &r, d) == XDNN_OK, "read %s", path);
-        bool narrow = dt == XDNN_BF16 || dt == XDNN_FP8_E4M3 || dt == XDNN_FP8_E5M2;
+        bool narrow = dt == XDNN_BF16 || dt == XDNN_FP8_E4M3 || dt == XDNN_FP8_E5M2 || dt == XDNN_E8M0;
         xdnn_dtype want_dt = narrow ? XDNN_F32 : (xdnn_dtype)dt;
         double want[6];
         for (int k = 0; k < 6; k++)
