@@ -214,15 +214,10 @@ fuzz: fuzz-build
 	    name=$$(basename $$bin); ext=$${name#fuzz_}; \
 	    seeds=$(FUZZ_BUILD)/seeds/$$name; corpus=$(FUZZ_BUILD)/corpus/$$name; \
 	    rm -rf $$seeds; mkdir -p $$seeds $$corpus; \
-	    find graphs tests -name "*.$$ext" -size -64k -exec cp -t $$seeds {} + 2>/dev/null || true; \
-	    if [ $$ext = json ]; then for g in $$(find graphs tests -name '*.dnn'); do \
-	        ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BUILD)/xdnn convert $$g -o $$seeds/$$(echo $$g | tr / _).json \
-	            >/dev/null 2>&1 || true; done; fi; \
-	    if [ $$ext = npy ]; then for g in tests/identities/*.dnn; do \
-	        ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BUILD)/xdnn run --device cpu $$g --save-inputs $$seeds/$$(basename $$g) \
-	            >/dev/null 2>&1 || true; done; find $$seeds -mindepth 2 -name '*.npy' | \
-	        while read f; do mv $$f $$seeds/$$(echo $$f | tr / _); done; fi; \
-	    echo "== $$name: $(FUZZ_TIME) s, $$(ls $$seeds | wc -l) seeds"; \
+	    tests/fuzz/seeds.sh $$name $(FUZZ_BUILD)/xdnn $$seeds; \
+	    nseeds=$$(find $$seeds -maxdepth 1 -type f | wc -l); \
+	    echo "== $$name: $(FUZZ_TIME) s, $$nseeds seeds"; \
+	    [ $$nseeds -gt 0 ] || { echo "   no seeds for $$name (tests/fuzz/seeds.sh)"; fail=1; continue; }; \
 	    rm -f $(FUZZ_BUILD)/crash-$$name-*; \
 	    ASAN_OPTIONS=detect_leaks=1 $$bin -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=2048 \
 	        -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
