@@ -141,3 +141,14 @@ extract_example() {
     run ./example
     [ "$status" -eq 0 ] && [ "$output" = "$first" ]
 }
+
+@test "the README's setup line installs the package of every tool the tests call" {
+    apt_line=$(grep -m1 'apt-get install' "$ROOT/README.md")
+    # tool the tests run -> the Debian package that has it
+    for pair in col:bsdextrautils man:man-db groff:groff-base dot:graphviz valgrind:valgrind python3:python3 \
+        bats:bats flex:flex bison:bison; do
+        tool=${pair%%:*} pkg=${pair#*:}
+        grep -rqw -- "$tool" "$ROOT/tests/bats" "$ROOT/Makefile" || continue
+        [[ " $apt_line " == *" $pkg "* ]] || { echo "tests use '$tool' but the README does not install $pkg"; false; }
+    done
+}

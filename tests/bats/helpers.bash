@@ -3,6 +3,9 @@
 # under memcheck and fails on any leak or error.
 XDNN=${XDNN:-$BATS_TEST_DIRNAME/../../build/xdnn}
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+# Tests write only inside their own temporary folders: the tune and kernel
+# caches too (a suite may point XDNN_CACHE_DIR at a test's own folder).
+export XDNN_CACHE_DIR="${BATS_FILE_TMPDIR:?bats 1.4 or newer}/xdnn-cache"
 
 xdnn() {
     if [ -n "${XDNN_VALGRIND:-}" ]; then

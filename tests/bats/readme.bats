@@ -12,6 +12,7 @@ load helpers
     while IFS= read -r line; do
         line=${line%%#*}
         line=${line//.\/build\/xdnn/xdnn}
+        line=${line//\/tmp\//$BATS_TEST_TMPDIR/} # the tour's /tmp files go to this test's own folder
         [ -n "${line// }" ] || continue
         echo "+ $line"
         eval "$line"
