@@ -5,6 +5,7 @@
 #   make test         unit tests + bats suites (CPU only; what CI runs)
 #   make test-gpu     GPU differential tester (needs a GPU; no flex/bison/bats)
 #   make SAN=1        AddressSanitizer + UBSan build (in build-san/)
+#   make test-san     the error and hostile-input suites on that build (CI runs it)
 #   make CUDA=0       build without the CUDA toolkit (CPU reference only)
 #   make install      libraries, header, command, man pages, xdnn.pc (PREFIX, DESTDIR)
 
@@ -75,7 +76,7 @@ UNIT_LIB_SRC := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
 VERSION := $(shell sed -n 's/^\#define XDNN_VERSION_STRING "\(.*\)"/\1/p' include/xdnn.h)
 SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 
-.PHONY: all test test-unit test-bats test-valgrind test-gpu fuzz valgrind clean install uninstall
+.PHONY: all test test-unit test-bats test-valgrind test-gpu test-san fuzz valgrind clean install uninstall
 all: $(BUILD)/libxdnn.a $(BUILD)/libxdnn.so $(BUILD)/xdnn
 
 $(BUILD)/gen/parser.c $(BUILD)/gen/parser.h &: grammar/parser.y
@@ -133,6 +134,15 @@ test-valgrind: $(BUILD)/xdnn
 
 test-gpu: all
 	@tests/gpu/run.sh $(BUILD)
+
+# The error and hostile-input suites again on an AddressSanitizer + UBSan
+# build (CPU only, build-san/): overflow in shape or attribute arithmetic and
+# out-of-bounds reads fail them at once (-fno-sanitize-recover).  Leaks are
+# valgrind's job (test-valgrind); here they would only add noise to stderr.
+SAN_SUITES := tests/bats/errors.bats tests/bats/hostile.bats
+test-san:
+	$(MAKE) SAN=1 CUDA=0 BUILD=build-san build-san/xdnn
+	ASAN_OPTIONS=detect_leaks=0 XDNN=$(abspath build-san/xdnn) bats $(SAN_SUITES)
 
 valgrind: all
 	XDNN_VALGRIND=1 XDNN=$(abspath $(BUILD)/xdnn) bats tests/bats
