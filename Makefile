@@ -100,6 +100,13 @@ $(BUILD)/obj/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
+# kernels/*_sm90a.cu use Hopper-only instructions (wgmma, setmaxnreg): one
+# sm_90a target instead of sm_80 + sm_90 + PTX; XK_HAVE_SM90A tells the host
+# side that the code is there (their engines refuse every other device).
+$(BUILD)/obj/%_sm90a.cu.o: %_sm90a.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(filter-out -gencode=%,$(NVFLAGS)) -gencode=arch=compute_90a,code=sm_90a -DXK_HAVE_SM90A=1 -c $< -o $@
+
 $(BUILD)/libxdnn.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^

@@ -1,7 +1,8 @@
 """PyTorch peer for the xdnn SDPA bench (bench/RESULTS-sdpa.md): F.scaled_dot_product_attention fwd/bwd under the
 flash and the cuDNN backends, bf16, bhsd, the shapes of tests/gpu/difftest_seq.c --bench (same timing recipe as
-anchors/torch_baseline.py).  One JSON line per (backend, case); a backend that refuses a shape says so."""
-import torch, json
+anchors/torch_baseline.py).  One JSON line per (backend, case); a backend that refuses a shape says so.
+Environment: SDPA_PEER_SHAPES=b4h16k16s4096d128,... runs only those shapes; SDPA_PEER_FWD_ONLY=1 skips the backward."""
+import os, torch, json
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
 dev = "cuda"
@@ -19,6 +20,9 @@ SHAPES = ((4, 16, 16, 4096, 128, True), (4, 16, 16, 4096, 64, True), (16, 16, 16
           (4, 16, 16, 4096, 256, True), (1, 32, 8, 4096, 128, True))
 BACKENDS = (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION))
 for (B, Hq, Hk, S, D, with_bwd) in SHAPES:
+    if os.environ.get("SDPA_PEER_SHAPES") and f"b{B}h{Hq}k{Hk}s{S}d{D}" not in os.environ["SDPA_PEER_SHAPES"].split(","):
+        continue
+    with_bwd = with_bwd and not os.environ.get("SDPA_PEER_FWD_ONLY")
     for causal in (False, True):
         q = torch.randn(B, Hq, S, D, device=dev, dtype=torch.bfloat16)
         k = torch.randn(B, Hk, S, D, device=dev, dtype=torch.bfloat16); v = torch.randn_like(k)

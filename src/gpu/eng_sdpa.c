@@ -1,5 +1,11 @@
 /* eng_sdpa.c — the attention engines (kernels in kernels/sdpa*.cu, semantics
  * in src/ops/sdpa.h):
+ *   sdpa_flash_wgmma the Hopper forward (kernels/sdpa_wgmma_sm90a.cu: TMA,
+ *                    wgmma, a producer warpgroup and two consumers): compute
+ *                    capability 9.0 only, q, k, v, o in one of f16/bf16,
+ *                    D = Dv <= 256 with D % 8 == 0, contiguous rows; scale,
+ *                    causal (either alignment), GQA/MQA, stats, any strides
+ *                    TMA can describe; no bias, window, seq lens or dropout;
  *   sdpa_flash       tensor-core (mma.sync m16n8k16) tiled online-softmax
  *                    forward: q, k, v in one of f16/bf16, o in it or f32 (then
  *                    P enters the tensor cores as hi + lo halves), any D, Dv
@@ -14,7 +20,7 @@
  *                    f16/bf16, any D, Dv <= 256; no atomics, deterministic;
  *   sdpa_bwd         dq (one warp per query row) then dk, dv (one warp per key
  *                    row, summing its GQA group): no atomics, deterministic.
- * All of them: scale, causal, window, top_left/bottom_right, seq_len_q/kv,
+ * All of them but sdpa_flash_wgmma: scale, causal, window, top_left/bottom_right, seq_len_q/kv,
  * additive bias of any broadcast shape, Philox dropout, stats, any strides.
  * Attributes are read from the IR node (gnode.ir) exactly as sdpa_config does. */
 #include "gpu/eng_seq.h"
@@ -230,6 +236,8 @@ typedef struct sdpa_priv {
     xk_sdpa kp;
     sdpa_ids ids;
     sdpa_kind kind;
+    bool wgmma;               /* SDPA_K_MMA on the sm_90a kernel */
+    int64_t qkv_st[3][4];     /* q, k, v element strides as stored (kp's are 0 on size-1 dims) */
     char detail[160];
 } sdpa_priv;
 
@@ -268,6 +276,62 @@ static bool mma_supports(const gplan *pl, const gpart *p, const gpu_device *dev,
     return true;
 }
 
+/* What the Hopper forward takes beyond sdpa_flash's analysis (kp, ids from
+ * gpu_sdpa_analyze with SDPA_K_MMA): the one-line reason names the attribute
+ * or tensor and its value; sdpa_flash takes everything refused here. */
+static bool wgmma_check(const gplan *pl, const xk_sdpa *kp, const sdpa_ids *ids, char *why, size_t len)
+{
+    const ggraph *g = pl->g;
+    const char *e = "sdpa: sdpa_flash_wgmma";
+    if (g->t[ids->o].dtype != g->t[ids->q].dtype)
+        return fail(why, len, "%s needs o in q's dtype %s, got %s", e, gg_dtype_name(g->t[ids->q].dtype),
+                    gg_dtype_name(g->t[ids->o].dtype));
+    if (kp->D != kp->Dv)
+        return fail(why, len, "%s needs D == Dv, got D=%d Dv=%d", e, kp->D, kp->Dv);
+    if (kp->D % 8 != 0)
+        return fail(why, len, "%s needs D %% 8 == 0 (16-byte TMA rows), got D=%d", e, kp->D);
+    if (ids->bias >= 0)
+        return fail(why, len, "%s takes no bias input", e);
+    if (ids->len_q >= 0 || ids->len_kv >= 0)
+        return fail(why, len, "%s takes no %s input", e, ids->len_q >= 0 ? "seq_len_q" : "seq_len_kv");
+    if (kp->drop_threshold)
+        return fail(why, len, "%s takes no dropout, got dropout=%g", e, 1.0 - 1.0 / (double)kp->drop_scale);
+    if (kp->left >= 0 || kp->right > 0)
+        return fail(why, len, "%s takes causal or no mask, got window=[%d, %d]", e, kp->left, kp->right);
+    if (!(kp->scale > 0.0f))
+        return fail(why, len, "%s needs scale > 0, got scale=%g", e, (double)kp->scale);
+    const struct { int id; const char *name; } t[] = {{ids->q, "q"}, {ids->k, "k"}, {ids->v, "v"}, {ids->o, "o"}};
+    for (int i = 0; i < 4; i++) {
+        const int64_t *st = g->t[t[i].id].strides;
+        if (st[3] != 1)
+            return fail(why, len, "%s needs %s's head dim contiguous, got stride %lld", e, t[i].name,
+                        (long long)st[3]);
+        for (int d = 0; d < 3; d++)
+            if (st[d] % 8 != 0 && g->t[t[i].id].dims[d] != 1)
+                return fail(why, len, "%s needs %s's strides in multiples of 8 elements (16 bytes), got "
+                                      "%lld in dim %d", e, t[i].name, (long long)st[d], d);
+    }
+    return true;
+}
+
+static bool wgmma_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    if (dev->cc_major != 9 || dev->cc_minor != 0)
+        return fail(why, len, "sdpa_flash_wgmma needs compute capability 9.0 (sm_90a wgmma), device is sm_%d%d",
+                    dev->cc_major, dev->cc_minor);
+    if (!xk_sdpa_fwd_wgmma_built())
+        return fail(why, len, "sdpa_flash_wgmma: this build has no sm_90a code (kernels/*_sm90a.cu rule)");
+    xk_sdpa kp;
+    sdpa_ids ids;
+    if (!gpu_sdpa_analyze(pl, p, SDPA_K_MMA, &kp, &ids, why, len) || !wgmma_check(pl, &kp, &ids, why, len))
+        return false;
+    int need = xk_sdpa_fwd_wgmma_smem(kp.D);
+    if ((size_t)need > smem_limit(dev))
+        return fail(why, len, "sdpa_flash_wgmma: D=%d needs %d bytes of shared memory per block, the device gives %zu",
+                    kp.D, need, smem_limit(dev));
+    return true;
+}
+
 static bool flash_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
 {
     return mma_supports(pl, p, dev, SDPA_K_MMA, "sdpa_flash", why, len);
@@ -294,6 +358,7 @@ static bool bwd_supports(const gplan *pl, const gpart *p, const gpu_device *dev,
  * 25-75; sdpa_flash_tf32 not timed yet: a guess at half of sdpa_flash's rate,
  * still 10x the f32 warp-per-row loops). */
 static double flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 110.0); }
+static double wgmma_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 400.0); }
 static double tf32_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 50.0); }
 static double naive_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 4.0); }
 static double bwd_flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 50.0); }
@@ -315,18 +380,23 @@ static size_t bwd_flash_ws(const gplan *pl, const gpart *p, const gpu_device *de
     return bwd_ws_kind(pl, p, SDPA_K_BWD_MMA);
 }
 
-static xdnn_status build_kind(gpu_ctx *c, gpart *p, sdpa_kind kind, const char *eng, xdnn_diags_t *d)
+static xdnn_status build_kind2(gpu_ctx *c, gpart *p, sdpa_kind kind, bool wgmma, const char *eng, xdnn_diags_t *d)
 {
     sdpa_priv *sp = calloc(1, sizeof *sp);
     if (!sp)
         return XDNN_ERR_NOMEM;
     p->priv = sp;
     sp->kind = kind;
+    sp->wgmma = wgmma;
     char why[512];
-    if (!gpu_sdpa_analyze(c->plan, p, kind, &sp->kp, &sp->ids, why, sizeof why)) {
+    if (!gpu_sdpa_analyze(c->plan, p, kind, &sp->kp, &sp->ids, why, sizeof why) ||
+        (wgmma && !wgmma_check(c->plan, &sp->kp, &sp->ids, why, sizeof why))) {
         diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "%s: %s: %s", eng, p->name, why);
         return XDNN_ERR_UNSUPPORTED;
     }
+    const int qkv[3] = {sp->ids.q, sp->ids.k, sp->ids.v};
+    for (int i = 0; i < 3; i++)
+        memcpy(sp->qkv_st[i], c->plan->g->t[qkv[i]].strides, sizeof sp->qkv_st[i]);
     const xk_sdpa *k = &sp->kp;
     snprintf(sp->detail, sizeof sp->detail, "%s B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s%s%s%s%s", eng, k->B, k->Hq,
              k->Hk, k->Sq, k->Skv, k->D, k->Dv, k->right == 0 ? " causal" : "",
@@ -335,7 +405,16 @@ static xdnn_status build_kind(gpu_ctx *c, gpart *p, sdpa_kind kind, const char *
     return XDNN_OK;
 }
 
+static xdnn_status build_kind(gpu_ctx *c, gpart *p, sdpa_kind kind, const char *eng, xdnn_diags_t *d)
+{
+    return build_kind2(c, p, kind, false, eng, d);
+}
+
 static xdnn_status flash_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d) { return build_kind(c, p, SDPA_K_MMA, "sdpa_flash", d); }
+static xdnn_status wgmma_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
+{
+    return build_kind2(c, p, SDPA_K_MMA, true, "sdpa_flash_wgmma", d);
+}
 static xdnn_status naive_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d) { return build_kind(c, p, SDPA_K_ROWS, "sdpa_naive", d); }
 static xdnn_status bwd_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d) { return build_kind(c, p, SDPA_K_BWD, "sdpa_bwd", d); }
 static xdnn_status tf32_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
@@ -376,6 +455,9 @@ static xdnn_status sdpa_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags
     } else if (sp->kind == SDPA_K_TF32) {
         rc = xk_sdpa_fwd_tf32(&k, s);
         call = "xk_sdpa_fwd_tf32";
+    } else if (sp->wgmma) {
+        rc = xk_sdpa_fwd_wgmma(&k, (const int64_t(*)[4])sp->qkv_st, s);
+        call = "xk_sdpa_fwd_wgmma";
     } else if (sp->kind == SDPA_K_MMA) {
         rc = xk_sdpa_fwd_mma(&k, s);
         call = "xk_sdpa_fwd_mma";
@@ -398,6 +480,13 @@ static const char *sdpa_detail(const gpart *p)
     return sp ? sp->detail : "";
 }
 
+const gpu_engine gpu_engine_sdpa_flash_wgmma = {
+    .name = "sdpa_flash_wgmma",
+    .summary = "attention forward on Hopper (sm_90a: TMA + wgmma, warp-specialized), f16/bf16, D = Dv <= 256, "
+               "causal, GQA",
+    .supports = wgmma_supports, .cost = wgmma_cost, .workspace = no_ws,
+    .build = wgmma_build, .execute = sdpa_execute, .release = sdpa_release, .detail = sdpa_detail,
+};
 const gpu_engine gpu_engine_sdpa_flash = {
     .name = "sdpa_flash",
     .summary = "attention forward on tensor cores (mma.sync f16/bf16, f32 accumulate), any D, Dv <= 256",

@@ -1,5 +1,6 @@
 /* kern_sdpa.h — the launchers of the precompiled attention kernels
- * (kernels/sdpa.cu, sdpa_mma.cu, sdpa_tf32.cu, sdpa_bwd_mma.cu) and the one parameter block they share with the host
+ * (kernels/sdpa.cu, sdpa_mma.cu, sdpa_tf32.cu, sdpa_bwd_mma.cu,
+ * sdpa_wgmma_sm90a.cu) and the one parameter block they share with the host
  * engine (eng_sdpa.c).  Plain C on both sides: fixed-width fields only.
  *
  * Tensors are described by a base pointer, a dtype code (XK_*) and four
@@ -47,6 +48,16 @@ int xk_sdpa_fwd_tf32(const xk_sdpa *p, void *stream);  /* q, k, v f32 as tf32, a
 int xk_sdpa_bwd_rows(const xk_sdpa *p, void *stream);  /* any D, Dv <= 256; needs p->delta */
 int xk_sdpa_bwd_mma(const xk_sdpa *p, void *stream);   /* q, k, v, do f16/bf16 (one dtype), any D, Dv <= 256;
                                                            needs p->delta; deterministic (no atomics) */
+
+/* The Hopper forward (kernels/sdpa_wgmma_sm90a.cu, sm_90a only): q, k, v, o
+ * in one of f16/bf16, D = Dv <= 256, D % 8 == 0, scale > 0, no bias, seq
+ * lens, dropout or window (right = 0 or -1: causal or none).  qkv_st: the
+ * element strides of q, k, v as stored ([B, H, S, D]; TMA needs them in
+ * 16-byte multiples, rows contiguous).  _built: 1 when the sm_90a code is in
+ * this build; _smem: bytes of shared memory per block for head dim D. */
+int xk_sdpa_fwd_wgmma(const xk_sdpa *p, const int64_t (*qkv_st)[4], void *stream);
+int xk_sdpa_fwd_wgmma_built(void);
+int xk_sdpa_fwd_wgmma_smem(int D);
 
 /* Dynamic shared memory (bytes per block) the tensor-core kernels need for
  * these head dims: the engines refuse what the device cannot give. */

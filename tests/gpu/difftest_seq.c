@@ -1,5 +1,5 @@
 /* difftest_seq.c — the differential tester of the attention and recurrent
- * engines (sdpa_flash, sdpa_naive, sdpa_bwd, rnn_cublas): each case is a tiny
+ * engines (sdpa_flash_wgmma, sdpa_flash, sdpa_naive, sdpa_bwd, rnn_cublas): each case is a tiny
  * .dnn graph run by the CPU reference and by the GPU with one engine forced
  * (also sdpa_flash_tf32 and sdpa_bwd_flash),
  * every output compared with the METHOD.md tolerances of its dtype.  One line
@@ -201,6 +201,31 @@ static void sdpa_cases_v2(void)
         }
 }
 
+/* v3 (2026-11-23): the Hopper forward (sdpa_flash_wgmma) over what it
+ * claims: D = Dv of 64, 128, 256 and the padded 40, 96, 200; Sq, Skv of 1,
+ * 17, 130, 4097 and others crossing its 128-row and 128/64-key tiles; GQA
+ * ratios 1, 2, 4, 8 and MQA; no mask, causal top-left and bottom-right (Sq <
+ * Skv and Sq > Skv); bhsd and bshd; f16 and bf16; stats on every case. */
+static void sdpa_cases_wgmma(void)
+{
+    static const sshape shapes[] = {
+        {1, 2, 2, 1, 130, 128, 128},    {2, 4, 2, 17, 23, 64, 64},      {1, 8, 1, 130, 129, 128, 128},
+        {1, 2, 2, 257, 300, 256, 256},  {2, 4, 4, 200, 77, 64, 64},     {1, 4, 1, 4097, 260, 128, 128},
+        {1, 2, 1, 130, 4097, 64, 64},   {1, 32, 8, 256, 256, 128, 128}, {1, 2, 2, 45, 77, 40, 40},
+        {1, 3, 3, 100, 140, 96, 96},    {1, 2, 1, 65, 190, 200, 200},   {1, 1, 1, 1, 1, 64, 64},
+        {3, 6, 2, 129, 129, 128, 128},  {1, 2, 2, 300, 1, 256, 256},    {2, 16, 4, 64, 512, 64, 64},
+    };
+    static const char *const half[] = {"f16", "bf16"};
+    const int n = (int)(sizeof shapes / sizeof shapes[0]);
+    for (int si = 0; si < n; si++)
+        for (int oi = 0; oi < 3; oi++) { /* plain, causal, causal-br */
+            if (opts.quick && oi != si % 3)
+                continue;
+            sdpa_case2(&shapes[si], &sopts[oi], half[(si + oi) % 2], (si + oi) % 3 == 1 ? " @bshd" : "",
+                       "sdpa_flash_wgmma", NULL, false, false);
+        }
+}
+
 static void sdpa_cases(void)
 {
     static const sshape mma_shapes[] = {
@@ -247,6 +272,7 @@ static void sdpa_cases(void)
              "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=true, align=\"bottom_right\");\n"
              "  output dq, dk, dv;\n}\n");
     sdpa_cases_v2();
+    sdpa_cases_wgmma();
 }
 
 /* ---- RNN sweeps */
@@ -288,8 +314,9 @@ static void rnn_cases(void)
 
 /* ---- bench: bench/sdpa_peer.py's shapes (the anchors' three, D = 64 at
  * S = 4096, Stable Diffusion's D = 40, D = 80, D = 256, Llama-3-8B GQA 32/8),
- * bf16, bhsd.  Forward on sdpa_flash; backward on sdpa_bwd_flash (id
- * "bench/.../sdpa_bwd..."; the forward that feeds it is timed too). */
+ * bf16, bhsd.  Forward on sdpa_flash (id "bench/sdpa_fwd...") and on
+ * sdpa_flash_wgmma (id "bench/wgmma/sdpa_fwd..."); backward on sdpa_bwd_flash
+ * (id "bench/.../sdpa_bwd..."; the forward that feeds it is timed too). */
 static void bench_cases(void)
 {
     static const struct {
@@ -310,11 +337,15 @@ static void bench_cases(void)
                 snprintf(id, sizeof id, "bench/sdpa_%s_bf16%s/b%dh%dk%ds%dd%d", bwd ? "bwd" : "fwd",
                          causal ? "_causal" : "", B, Hq, Hk, S, D);
                 if (!bwd) {
-                    add_case(id, "sdpa=sdpa_flash", NULL,
-                             "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, %d, %d, %d];\n"
-                             "  input k: bf16[%d, %d, %d, %d];\n  input v: bf16[%d, %d, %d, %d];\n"
-                             "  o = sdpa(q, k, v, causal=%s);\n  output o;\n}\n",
-                             B, Hq, S, D, B, Hk, S, D, B, Hk, S, D, cz);
+                    for (int wg = 0; wg <= 1; wg++) {
+                        char wid[220];
+                        snprintf(wid, sizeof wid, "bench/%s%s", wg ? "wgmma/" : "", id + 6);
+                        add_case(wid, wg ? "sdpa=sdpa_flash_wgmma" : "sdpa=sdpa_flash", NULL,
+                                 "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, %d, %d, %d];\n"
+                                 "  input k: bf16[%d, %d, %d, %d];\n  input v: bf16[%d, %d, %d, %d];\n"
+                                 "  o = sdpa(q, k, v, causal=%s);\n  output o;\n}\n",
+                                 B, Hq, S, D, B, Hk, S, D, B, Hk, S, D, cz);
+                    }
                     continue;
                 }
                 add_case(id, "sdpa=sdpa_flash", "sdpa_bwd=sdpa_bwd_flash",

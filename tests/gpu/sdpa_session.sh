@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # sdpa_session.sh BUILD_DIR OUT_DIR — the attention engines' device call:
 # the sdpa cases of difftest_seq against the CPU reference (FILTER, default
-# "sdpa"), the --bench timings of sdpa_flash / sdpa_bwd_flash (BENCH_FILTER:
-# words, one tester run each), and the
-# PyTorch peer (bench/sdpa_peer.py) on the same GPU; SAN=1 adds
+# "sdpa"), the --bench timings of sdpa_flash_wgmma / sdpa_flash /
+# sdpa_bwd_flash (BENCH_FILTER: words, one tester run each, e.g. "bench/wgmma"),
+# and the PyTorch peer (bench/sdpa_peer.py; SDPA_PEER_SHAPES and
+# SDPA_PEER_FWD_ONLY narrow it) on the same GPU; SAN=1 adds
 # compute-sanitizer memcheck on the --quick sdpa sweep.  Runs the prebuilt
 # BUILD_DIR/difftest_seq (tests/gpu/run.sh builds it; libcjson may travel in
 # BUILD_DIR/lib), so the GPU machine needs no compiler.  Logs go to OUT_DIR.

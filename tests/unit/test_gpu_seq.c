@@ -63,16 +63,16 @@ static void test_sdpa_choices(void)
     static const struct {
         const char *dt;
         int D, Dv;
-        bool flash, naive;
+        bool flash, naive, wgmma; /* wgmma: sdpa_flash_wgmma (D == Dv, D % 8 == 0) */
         const char *reason;
     } cases[] = {
-        {"f16", 128, 128, true, true, NULL},
-        {"f32", 64, 64, false, true, "f16 or bf16"},
-        {"bf16", 96, 96, true, true, NULL},
-        {"f16", 64, 32, true, true, NULL},
-        {"bf16", 40, 40, true, true, NULL},
-        {"f16", 256, 200, true, true, NULL},
-        {"f16", 320, 320, false, false, "head dims up to 256"},
+        {"f16", 128, 128, true, true, true, NULL},
+        {"f32", 64, 64, false, true, false, "f16 or bf16"},
+        {"bf16", 96, 96, true, true, true, NULL},
+        {"f16", 64, 32, true, true, false, NULL},
+        {"bf16", 40, 40, true, true, true, NULL},
+        {"f16", 256, 200, true, true, false, NULL},
+        {"f16", 320, 320, false, false, false, "head dims up to 256"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[512];
@@ -98,10 +98,51 @@ static void test_sdpa_choices(void)
         CHECK(nv == cases[i].naive);
         if (!nv && cases[i].reason)
             CHECK(strstr(why, cases[i].reason) != NULL);
-        /* the cheapest supporting engine wins */
+        CHECK(accepts("sdpa_flash_wgmma", f.pl, p, why, sizeof why) == cases[i].wgmma);
+        /* the cheapest supporting engine wins: on sm_90 the Hopper forward */
         gpu_device dev = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
         if (cases[i].naive && gpu_select_engines(f.pl, &dev, NULL, 0, 0, NULL, f.d) == XDNN_OK)
-            CHECK(strcmp(p->engine->name, cases[i].flash ? "sdpa_flash" : "sdpa_naive") == 0);
+            CHECK(strcmp(p->engine->name, cases[i].wgmma   ? "sdpa_flash_wgmma"
+                                          : cases[i].flash ? "sdpa_flash"
+                                                           : "sdpa_naive") == 0);
+        fixture_teardown(&f);
+    }
+}
+
+/* sdpa_flash_wgmma refuses, naming the attribute and value, what only the
+ * other engines take, and every device but compute capability 9.0. */
+static void test_sdpa_wgmma_refusals(void)
+{
+    static const struct {
+        const char *dt_o, *extra, *reason;
+    } cases[] = {
+        {"bf16", ", window=[8, 4]", "window=[8, 4]"},
+        {"bf16", ", dropout=0.25, seed=1", "dropout=0.25"},
+        {"bf16", ", scale=-0.5", "scale=-0.5"},
+        {"f32", "", "o in q's dtype bf16, got f32"},
+        {"bf16", ", causal=true, align=\"bottom_right\"", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "dnn 1;\ngraph g(seed=2) {\n  input q: bf16[1, 4, 5, 64];\n  input k: bf16[1, 2, 7, 64];\n"
+                 "  input v: bf16[1, 2, 7, 64];\n  o = sdpa(q, k, v%s);\n  output o: %s;\n}\n",
+                 cases[i].extra, cases[i].dt_o);
+        fixture f;
+        if (!fixture_setup(&f, text))
+            continue;
+        const gpart *p = fixture_part_of_op(f.pl, "sdpa");
+        char why[512];
+        bool ok = accepts("sdpa_flash_wgmma", f.pl, p, why, sizeof why);
+        CHECK(ok == (cases[i].reason == NULL));
+        if (cases[i].reason && !strstr(why, cases[i].reason)) {
+            CHECK(!"reason names the attribute");
+            fprintf(stderr, "  reason was: %s\n", why);
+        }
+        CHECK(accepts("sdpa_flash", f.pl, p, why, sizeof why));
+        const gpu_engine *e = gpu_engine_find("sdpa_flash_wgmma");
+        gpu_device a100 = {.sm_count = 108, .cc_major = 8, .cc_minor = 0};
+        CHECK(e && !e->supports(f.pl, p, &a100, why, sizeof why) && strstr(why, "compute capability 9.0"));
         fixture_teardown(&f);
     }
 }
@@ -165,6 +206,7 @@ int main(void)
 {
     test_sdpa_params();
     test_sdpa_choices();
+    test_sdpa_wgmma_refusals();
     test_sdpa_bwd();
     test_rnn();
     return test_summary("test_gpu_seq");

@@ -1,0 +1,534 @@
+// sdpa_wgmma_sm90a.cu — the Hopper attention forward (host side: src/gpu/eng_sdpa.c as sdpa_flash_wgmma,
+// semantics: src/ops/sdpa.h).  Built for sm_90a only (Makefile: the *_sm90a.cu rule); the device code is
+// compiled out for any other target, so the file builds and links everywhere and the engine refuses devices
+// other than compute capability 9.0.
+//
+//  sdpa_fwd_wgmma<T, DP>  flash-attention-3 style, one block = 3 warpgroups, 128 query rows of one (b, h):
+//    warpgroup 0, the producer (setmaxnreg down to 40): one thread loads the Q tile once and streams the K and
+//      V tiles of BN keys through an ST-stage ring with TMA (cp.async.bulk.tensor, 4-d tensor maps over
+//      [B, H, S, D] with the tensors' own strides, so bhsd and bshd are the same code; rows past S and head-dim
+//      columns past D arrive as zeros, which is how tails and the padding of D up to DP are handled).  Each
+//      stage has full barriers for K and V (transaction bytes) and empty barriers the consumers arrive on.
+//    warpgroups 1 and 2, the consumers (setmaxnreg up to 232): 64 query rows each.  S = Q K^T by wgmma
+//      m64nBNk16 with both operands in shared memory (128-byte swizzle descriptors); online softmax in
+//      registers (exp2 domain, masks only on tiles that cross the causal diagonal or the key tail); P is
+//      packed to 16 bits in registers and is the register A operand of O += P V (V from shared memory,
+//      transposed by the descriptor: tnspB).  The GEMMs of two tiles overlap the softmax: tile j's S = Q K^T
+//      is issued together with tile j-1's P V, so the tensor cores run P V while the warps do tile j's
+//      softmax (and the other consumer warpgroup fills the gaps of this one).
+//    Causal (top-left or bottom-right) stops the key loop at the block's last visible key and schedules the
+//    longest row blocks first.  GQA/MQA: the kv head is h / (Hq / Hk), nothing is repeated.
+//  DP (the head dim padded to 64, 128 or 256) sets BN (128, 128, 64) and ST (3, 2, 2 stages): shared memory
+//  is 112, 160 and 192 KiB.  o is written straight from the accumulators (16-bit pairs), stats as logsumexp.
+#include "sdpa_common.cuh"
+
+#include <cuda.h> // CUtensorMap and cuTensorMapEncodeTiled's types (the function itself is fetched at run time)
+
+namespace {
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define XW_DEVICE 1 // the sm_90a pass: the real kernel
+#else
+#define XW_DEVICE 0 // the host pass, or a target without wgmma: an empty body
+#endif
+
+template <int DP> struct wg_cfg {
+    static constexpr int BM = 128;                          // query rows per block (2 consumers x 64)
+    static constexpr int BN = DP <= 128 ? 128 : 64;         // keys per tile
+    static constexpr int ST = DP <= 64 ? 3 : 2;             // ring stages
+    static constexpr int NB = DP / 64;                      // 128-byte column blocks of a row
+    static constexpr int ON = DP < 128 ? DP : 128;          // n of one P V wgmma
+    static constexpr int OC = DP / ON;                      // P V wgmmas per k-step
+    static constexpr int Q_BYTES = NB * BM * 128;
+    static constexpr int KV_BYTES = NB * BN * 128;          // one K (or V) stage
+    static constexpr int BAR_BYTES = 8 * (1 + 4 * ST);      // Q, full K/V, empty K/V
+    static constexpr int SMEM = 1024 + Q_BYTES + 2 * ST * KV_BYTES + BAR_BYTES; // +1024: alignment slack
+};
+
+constexpr int kThreads = 384;
+
+#if XW_DEVICE
+__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ void mb_init(uint32_t bar, int count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
+}
+__device__ __forceinline__ void mb_expect(uint32_t bar, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mb_arrive(uint32_t bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mb_wait(uint32_t bar, int parity)
+{
+    uint32_t done;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+// One box {64 columns, rows, 1, 1} of a 4-d map at (col, row, head, batch) into shared memory at dst.
+__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map, uint32_t bar, int col, int row,
+                                         int head, int batch)
+{
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(col), "r"(row), "r"(head), "r"(batch)
+                 : "memory");
+}
+
+// A wgmma shared-memory descriptor, 128-byte swizzle (the layout TMA's SWIZZLE_128B writes): start address,
+// leading and stride byte offsets, all in 16-byte units.
+__device__ __forceinline__ uint64_t gdesc(uint32_t addr, uint32_t lbo, uint32_t sbo)
+{
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)((lbo >> 4) & 0x3FFF) << 16) |
+           ((uint64_t)((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
+}
+
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wg_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Pin registers that an in-flight wgmma reads or writes: the compiler may not move their uses across.
+template <int N> __device__ __forceinline__ void keep(float (&r)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; i++)
+        asm volatile("" : "+f"(r[i])::"memory");
+}
+template <int N> __device__ __forceinline__ void keep(uint32_t (&r)[N][4])
+{
+#pragma unroll
+    for (int i = 0; i < N; i++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            asm volatile("" : "+r"(r[i][e])::"memory");
+}
+
+__device__ __forceinline__ float ex2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+#define XW_F8(d, i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+                    "+f"(d[i + 6]), "+f"(d[i + 7])
+#define XW_F32(d) XW_F8(d, 0), XW_F8(d, 8), XW_F8(d, 16), XW_F8(d, 24)
+#define XW_F64(d) XW_F8(d, 0), XW_F8(d, 8), XW_F8(d, 16), XW_F8(d, 24), XW_F8(d, 32), XW_F8(d, 40), \
+                  XW_F8(d, 48), XW_F8(d, 56)
+
+// wg_ss: D (+)= A B^T, both from shared memory, K-major (S = Q K^T); acc = 0 overwrites D.
+// wg_rs: D += A B with A in registers (the m16n8k16 A-fragment layout per warp) and B MN-major (tnspB: V).
+// The last argument only selects the dtype.
+#define XW_OPS(TN, TY)                                                                                  \
+    __device__ __forceinline__ void wg_ss(float (&d)[32], uint64_t da, uint64_t db, int acc, TN)        \
+    {                                                                                                   \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                       \
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {"                       \
+                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "           \
+                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"   \
+                     "}, %32, %33, p, 1, 1, 0, 0;\n}\n"                                                 \
+                     : XW_F32(d)                                                                        \
+                     : "l"(da), "l"(db), "r"(acc));                                                     \
+    }                                                                                                   \
+    __device__ __forceinline__ void wg_rs(float (&d)[32], const uint32_t (&a)[4], uint64_t db, TN)      \
+    {                                                                                                   \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                       \
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {"                       \
+                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "           \
+                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"   \
+                     "}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"                                   \
+                     : XW_F32(d)                                                                        \
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));                    \
+    }                                                                                                   \
+    __device__ __forceinline__ void wg_ss(float (&d)[64], uint64_t da, uint64_t db, int acc, TN)        \
+    {                                                                                                   \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                       \
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {"                      \
+                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "           \
+                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+                     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+                     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"   \
+                     "}, %64, %65, p, 1, 1, 0, 0;\n}\n"                                                 \
+                     : XW_F64(d)                                                                        \
+                     : "l"(da), "l"(db), "r"(acc));                                                     \
+    }                                                                                                   \
+    __device__ __forceinline__ void wg_rs(float (&d)[64], const uint32_t (&a)[4], uint64_t db, TN)      \
+    {                                                                                                   \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"                                       \
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {"                      \
+                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "           \
+                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+                     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+                     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"   \
+                     "}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"                                   \
+                     : XW_F64(d)                                                                        \
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));                    \
+    }
+XW_OPS(__nv_bfloat16, "bf16")
+XW_OPS(__half, "f16")
+#undef XW_OPS
+#undef XW_F8
+#undef XW_F32
+#undef XW_F64
+
+template <typename T> __device__ __forceinline__ uint32_t pack2(float lo, float hi)
+{
+    return mma_t<T>::pack(lo, hi);
+}
+#endif // XW_DEVICE
+
+template <typename T, int DP>
+__global__ void __launch_bounds__(kThreads, 1)
+    sdpa_fwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
+                   const __grid_constant__ CUtensorMap tv, const xk_sdpa p, int causal, int nmblk)
+{
+#if XW_DEVICE
+    using C = wg_cfg<DP>;
+    constexpr int BM = C::BM, BN = C::BN, ST = C::ST, NB = C::NB;
+    extern __shared__ unsigned char smem_raw[];
+    const uint32_t sQ = (smem_u32(smem_raw) + 1023u) & ~1023u; // swizzled tiles need 1024-byte alignment
+    const uint32_t sK = sQ + C::Q_BYTES, sV = sK + ST * C::KV_BYTES, sBar = sV + ST * C::KV_BYTES;
+    const uint32_t barQ = sBar;
+#define XW_FULLK(s) (sBar + 8u * (1 + (s)))
+#define XW_FULLV(s) (sBar + 8u * (1 + ST + (s)))
+#define XW_EMPTYK(s) (sBar + 8u * (1 + 2 * ST + (s)))
+#define XW_EMPTYV(s) (sBar + 8u * (1 + 3 * ST + (s)))
+
+    const int bh = blockIdx.y, b = bh / p.Hq, h = bh % p.Hq, hk = h / (p.Hq / p.Hk);
+    const int m0 = (causal ? nmblk - 1 - (int)blockIdx.x : (int)blockIdx.x) * BM; // causal: long blocks first
+    const int off = p.bottom_right ? p.Skv - p.Sq : 0; // row i sees keys j <= i + off when causal
+    int jhi = p.Skv;
+    if (causal)
+        jhi = max(0, min(jhi, min(m0 + BM, p.Sq) + off));
+    const int ntiles = (jhi + BN - 1) / BN;
+    const int wg = threadIdx.x / 128;
+
+    if (threadIdx.x == 0) {
+        mb_init(barQ, 1);
+#pragma unroll
+        for (int s = 0; s < ST; s++) {
+            mb_init(XW_FULLK(s), 1);
+            mb_init(XW_FULLV(s), 1);
+            mb_init(XW_EMPTYK(s), 256);
+            mb_init(XW_EMPTYV(s), 256);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) { // ---- producer
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        if (threadIdx.x == 0) {
+            mb_expect(barQ, C::Q_BYTES);
+#pragma unroll
+            for (int c = 0; c < NB; c++)
+                tma_load(sQ + c * BM * 128, &tq, barQ, c * 64, m0, h, b);
+            for (int it = 0; it < ntiles; it++) {
+                const int s = it % ST, ph = (it / ST) & 1;
+                mb_wait(XW_EMPTYK(s), ph ^ 1);
+                mb_expect(XW_FULLK(s), C::KV_BYTES);
+#pragma unroll
+                for (int c = 0; c < NB; c++)
+                    tma_load(sK + s * C::KV_BYTES + c * BN * 128, &tk, XW_FULLK(s), c * 64, it * BN, hk, b);
+                mb_wait(XW_EMPTYV(s), ph ^ 1);
+                mb_expect(XW_FULLV(s), C::KV_BYTES);
+#pragma unroll
+                for (int c = 0; c < NB; c++)
+                    tma_load(sV + s * C::KV_BYTES + c * BN * 128, &tv, XW_FULLV(s), c * 64, it * BN, hk, b);
+            }
+        }
+    } else { // ---- consumers
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+        constexpr int NS = BN / 2, ON = C::ON, OC = C::OC;
+        const int cw = wg - 1, tid = threadIdx.x - 128 * wg, warp = tid >> 5, lane = tid & 31;
+        const int g = lane >> 2, t4 = lane & 3;
+        const int wrow0 = m0 + cw * 64;          // this warpgroup's first row
+        const int row0 = wrow0 + warp * 16 + g;  // this thread's rows: row0, row0 + 8
+        const float scale2 = p.scale * kLog2e;   // scale > 0 (the engine checks)
+        const uint32_t qbase = sQ + cw * 64 * 128;
+
+        float s[NS], o[OC][ON / 2];
+        uint32_t pf[BN / 16][4];
+        float mrow[2] = {-CUDART_INF_F, -CUDART_INF_F}, lrow[2] = {0.0f, 0.0f};
+#pragma unroll
+        for (int c = 0; c < OC; c++)
+#pragma unroll
+            for (int i = 0; i < ON / 2; i++)
+                o[c][i] = 0.0f;
+
+        // S = Q K^T of the tile in stage st (DP/16 k-steps of 16 head-dim columns)
+        auto issue_qk = [&](int st) {
+            const uint32_t kb = sK + st * C::KV_BYTES;
+#pragma unroll
+            for (int kk = 0; kk < DP / 16; kk++) {
+                const uint32_t co = (kk >> 2) * 128u, ko = (kk & 3) * 32u;
+                wg_ss(s, gdesc(qbase + co * BM + ko, 16, 1024), gdesc(kb + co * BN + ko, 16, 1024), kk > 0, T());
+            }
+        };
+        // O += P V of the tile in stage st (BN/16 k-steps of 16 keys; V rows are 128-byte lines)
+        auto issue_pv = [&](int st) {
+            const uint32_t vb = sV + st * C::KV_BYTES;
+#pragma unroll
+            for (int kk = 0; kk < BN / 16; kk++)
+#pragma unroll
+                for (int c = 0; c < OC; c++)
+                    wg_rs(o[c], pf[kk], gdesc(vb + kk * 16 * 128 + c * 2 * BN * 128, BN * 128, 1024), T());
+        };
+        // Mask (only tiles that cross the key tail or the causal diagonal), online softmax; returns the
+        // rescale factors of o in corr.
+        auto softmax = [&](int it, float *corr) {
+            const int n0 = it * BN;
+            if (n0 + BN > p.Skv || (causal && n0 + BN - 1 > wrow0 + off)) {
+#pragma unroll
+                for (int c = 0; c < BN / 8; c++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const int j = n0 + c * 8 + t4 * 2 + (e & 1), i = row0 + 8 * (e >> 1);
+                        if (j >= p.Skv || (causal && j > i + off))
+                            s[c * 4 + e] = -CUDART_INF_F;
+                    }
+            }
+            float mx[2] = {mrow[0], mrow[1]};
+#pragma unroll
+            for (int c = 0; c < BN / 8; c++) {
+                mx[0] = fmaxf(mx[0], fmaxf(s[c * 4], s[c * 4 + 1]));
+                mx[1] = fmaxf(mx[1], fmaxf(s[c * 4 + 2], s[c * 4 + 3]));
+            }
+            float muse[2];
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+                mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+                muse[r] = mx[r] == -CUDART_INF_F ? 0.0f : mx[r] * scale2;
+                corr[r] = ex2(mrow[r] * scale2 - muse[r]); // 0 while the row has seen nothing
+                mrow[r] = mx[r];
+                lrow[r] *= corr[r];
+            }
+#pragma unroll
+            for (int c = 0; c < BN / 8; c++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const float x = ex2(fmaf(s[c * 4 + e], scale2, -muse[e >> 1]));
+                    lrow[e >> 1] += x;
+                    s[c * 4 + e] = x;
+                }
+        };
+        // P (the accumulator layout of S) as the A fragments of the P V k-steps
+        auto pack_p = [&]() {
+#pragma unroll
+            for (int kk = 0; kk < BN / 16; kk++) {
+                pf[kk][0] = pack2<T>(s[kk * 8 + 0], s[kk * 8 + 1]);
+                pf[kk][1] = pack2<T>(s[kk * 8 + 2], s[kk * 8 + 3]);
+                pf[kk][2] = pack2<T>(s[kk * 8 + 4], s[kk * 8 + 5]);
+                pf[kk][3] = pack2<T>(s[kk * 8 + 6], s[kk * 8 + 7]);
+            }
+        };
+
+        mb_wait(barQ, 0);
+        if (ntiles > 0) {
+            float corr[2];
+            mb_wait(XW_FULLK(0), 0);
+            wg_fence();
+            keep(s);
+            issue_qk(0);
+            wg_commit();
+            wg_wait<0>();
+            keep(s);
+            mb_arrive(XW_EMPTYK(0));
+            softmax(0, corr);
+            pack_p();
+            for (int it = 1; it < ntiles; it++) {
+                const int st = it % ST, ps = (it - 1) % ST;
+                mb_wait(XW_FULLK(st), (it / ST) & 1);
+                wg_fence();
+                keep(s);
+#pragma unroll
+                for (int c = 0; c < OC; c++)
+                    keep(o[c]);
+                keep(pf);
+                issue_qk(st);
+                wg_commit();
+                mb_wait(XW_FULLV(ps), ((it - 1) / ST) & 1);
+                issue_pv(ps);
+                wg_commit();
+                wg_wait<1>(); // S of this tile is in
+                keep(s);
+                mb_arrive(XW_EMPTYK(st));
+                softmax(it, corr);
+                wg_wait<0>(); // P V of the previous tile is in
+#pragma unroll
+                for (int c = 0; c < OC; c++)
+                    keep(o[c]);
+                keep(pf);
+                mb_arrive(XW_EMPTYV(ps));
+#pragma unroll
+                for (int c = 0; c < OC; c++)
+#pragma unroll
+                    for (int i = 0; i < ON / 2; i++)
+                        o[c][i] *= corr[(i >> 1) & 1];
+                pack_p();
+            }
+            const int ls = (ntiles - 1) % ST;
+            mb_wait(XW_FULLV(ls), ((ntiles - 1) / ST) & 1);
+            wg_fence();
+#pragma unroll
+            for (int c = 0; c < OC; c++)
+                keep(o[c]);
+            keep(pf);
+            issue_pv(ls);
+            wg_commit();
+            wg_wait<0>();
+#pragma unroll
+            for (int c = 0; c < OC; c++)
+                keep(o[c]);
+            keep(pf);
+            mb_arrive(XW_EMPTYV(ls));
+        }
+
+        // normalize and store: thread rows row0, row0 + 8; accumulator i of chunk c holds column
+        // c * ON + (i / 4) * 8 + t4 * 2 + (i & 1) of row row0 + 8 * ((i / 2) & 1)
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 1);
+            lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 2);
+        }
+        T *op = static_cast<T *>(const_cast<void *>(p.o.p));
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            const int i = row0 + 8 * r;
+            if (i >= p.Sq)
+                continue;
+            const bool empty = mrow[r] == -CUDART_INF_F || !(lrow[r] > 0.0f);
+            const float inv = empty ? 0.0f : 1.0f / lrow[r];
+            T *orow = op + (int64_t)b * p.o.st[0] + (int64_t)h * p.o.st[1] + (int64_t)i * p.o.st[2];
+#pragma unroll
+            for (int c = 0; c < OC; c++)
+#pragma unroll
+                for (int q = 0; q < ON / 8; q++) {
+                    const int d = c * ON + q * 8 + t4 * 2;
+                    if (d < p.Dv)
+                        *reinterpret_cast<uint32_t *>(orow + d) =
+                            pack2<T>(o[c][q * 4 + r * 2] * inv, o[c][q * 4 + r * 2 + 1] * inv);
+                }
+            if (t4 == 0 && p.stats.p)
+                st_any(p.stats.p, p.stats.dtype, off4(p.stats, b, h, i, 0),
+                       empty ? -CUDART_INF_F : (mrow[r] * scale2 + log2f(lrow[r])) * kLn2);
+        }
+    }
+#undef XW_FULLK
+#undef XW_FULLV
+#undef XW_EMPTYK
+#undef XW_EMPTYV
+#else
+    __trap(); // not the sm_90a pass: the engine never launches this (it refuses devices other than 9.0)
+#endif
+}
+
+// cuTensorMapEncodeTiled from the driver, looked up once (cudart is static and the driver library is not
+// linked: this is the only driver call the engine makes).
+typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                              const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                              CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+encode_fn tensor_map_encoder()
+{
+    static encode_fn fn = nullptr;
+    if (!fn) {
+        void *f = nullptr;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) ==
+                cudaSuccess &&
+            q == cudaDriverEntryPointSuccess)
+            fn = reinterpret_cast<encode_fn>(f);
+    }
+    return fn;
+}
+
+// The map of a [B, H, S, D] tensor (element strides st; 0 on size-1 dims is replaced, the coordinate is
+// always 0 there) read in boxes of 64 head-dim columns x `rows` rows, 128-byte swizzled, zeros outside.
+bool make_map(CUtensorMap *m, const void *base, bool bf16, const int64_t *dims, const int64_t *st, int rows)
+{
+    encode_fn enc = tensor_map_encoder();
+    if (!enc || (reinterpret_cast<uintptr_t>(base) & 15))
+        return false;
+    cuuint64_t gdim[4] = {(cuuint64_t)dims[3], (cuuint64_t)dims[2], (cuuint64_t)dims[1], (cuuint64_t)dims[0]};
+    cuuint64_t gst[3];
+    for (int i = 0; i < 3; i++) {
+        int64_t e = st[2 - i] ? st[2 - i] : 8;
+        gst[i] = (cuuint64_t)e * 2;
+    }
+    cuuint32_t box[4] = {64, (cuuint32_t)rows, 1, 1}, est[4] = {1, 1, 1, 1};
+    return enc(m, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+               const_cast<void *>(base), gdim, gst, box, est, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+template <typename T, int DP> cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], cudaStream_t s)
+{
+    using C = wg_cfg<DP>;
+    static bool opted = false;
+    if (!opted) {
+        cudaError_t e =
+            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+        if (e != cudaSuccess)
+            return e;
+        opted = true;
+    }
+    const bool bf = p.q.dtype == XK_BF16;
+    const int64_t qd[4] = {p.B, p.Hq, p.Sq, p.D}, kd[4] = {p.B, p.Hk, p.Skv, p.D}, vd[4] = {p.B, p.Hk, p.Skv, p.Dv};
+    CUtensorMap tq, tk, tv;
+    if (!make_map(&tq, p.q.p, bf, qd, st[0], C::BM) || !make_map(&tk, p.k.p, bf, kd, st[1], C::BN) ||
+        !make_map(&tv, p.v.p, bf, vd, st[2], C::BN))
+        return cudaErrorInvalidValue;
+    const int causal = p.right == 0;
+    const int nmblk = (p.Sq + C::BM - 1) / C::BM;
+    sdpa_fwd_wgmma<T, DP><<<dim3((unsigned)nmblk, (unsigned)(p.B * p.Hq)), kThreads, C::SMEM, s>>>(tq, tk, tv, p,
+                                                                                                   causal, nmblk);
+    return cudaGetLastError();
+}
+
+template <typename T> cudaError_t launch_t(const xk_sdpa &p, const int64_t (*st)[4], cudaStream_t s)
+{
+    const int d = p.D > p.Dv ? p.D : p.Dv;
+    return d <= 64 ? launch_wg<T, 64>(p, st, s) : d <= 128 ? launch_wg<T, 128>(p, st, s) : launch_wg<T, 256>(p, st, s);
+}
+
+} // namespace
+
+extern "C" int xk_sdpa_fwd_wgmma_built(void)
+{
+#ifdef XK_HAVE_SM90A
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+extern "C" int xk_sdpa_fwd_wgmma_smem(int D)
+{
+    return D <= 64 ? wg_cfg<64>::SMEM : D <= 128 ? wg_cfg<128>::SMEM : D <= 256 ? wg_cfg<256>::SMEM : 1 << 30;
+}
+
+extern "C" int xk_sdpa_fwd_wgmma(const xk_sdpa *p, const int64_t (*qkv_st)[4], void *stream)
+{
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if ((int64_t)p->B * p->Hq * p->Sq == 0)
+        return 0;
+    if (p->D < 1 || p->D > 256 || p->Dv != p->D || !(p->scale > 0.0f))
+        return (int)cudaErrorInvalidValue;
+    cudaError_t e = p->q.dtype == XK_BF16 ? launch_t<__nv_bfloat16>(*p, qkv_st, s) : launch_t<__half>(*p, qkv_st, s);
+    return (int)e;
+}
