@@ -62,3 +62,30 @@ torch.backends.cudnn.allow_tf32 = False
 for dt in (torch.float16, torch.float32):
     xi = torch.randn(32, 256, 56, 56, device=dev, dtype=dt).to(memory_format=torch.channels_last)
     rep(f"maxpool3s2_{str(dt)[6:]}_nhwc", "32x256x56x56", bench(lambda: F.max_pool2d(xi, 3, 2, 1)))
+
+# conv + bias + activation (+ residual), the xdnn fused epilogue's peer: PyTorch eager (cuDNN conv with its
+# bias, then the pointwise ops), shapes of difftest_conv.c's convepi cases
+for (C, H, K) in ((64, 28, 64), (64, 56, 64), (256, 14, 256)):
+    torch.backends.cudnn.allow_tf32 = False
+    x = torch.randn(32, C, H, H, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+    w = torch.randn(K, C, 3, 3, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+    b = torch.randn(K, device=dev, dtype=torch.float16)
+    r = torch.randn(32, K, H, H, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+    shp = f"n32c{C}h{H}k{K}r3"
+    rep("convepi_f16_nhwc", shp + "_none", bench(lambda: F.conv2d(x, w, padding=1)))
+    rep("convepi_f16_nhwc", shp + "_bias_relu", bench(lambda: F.relu(F.conv2d(x, w, b, padding=1))))
+    rep("convepi_f16_nhwc", shp + "_bias_res_relu", bench(lambda: F.relu(F.conv2d(x, w, b, padding=1) + r)))
+
+# depthwise (groups = C), f16 channels-last; dgrad through convolution_backward
+DW = [(32, 112, 3, 1), (96, 112, 3, 2), (144, 56, 3, 1), (144, 56, 3, 2), (192, 28, 3, 1), (384, 14, 3, 1),
+      (576, 14, 3, 1), (960, 7, 3, 1), (240, 28, 5, 1), (672, 14, 5, 2)]
+for i, (C, H, R, s) in enumerate(DW):
+    p = R // 2
+    x = torch.randn(32, C, H, H, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+    w = torch.randn(C, 1, R, R, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+    rep("convdw_fwd_f16_nhwc", f"n32c{C}h{H}r{R}s{s}", bench(lambda: F.conv2d(x, w, stride=s, padding=p, groups=C)))
+    if i % 3 == 0 or i == 3:
+        g = torch.randn_like(F.conv2d(x, w, stride=s, padding=p, groups=C))
+        cb = torch.ops.aten.convolution_backward
+        rep("convdw_dgrad_f16_nhwc", f"n32c{C}h{H}r{R}s{s}",
+            bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], C, [True, False, False])))

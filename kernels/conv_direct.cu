@@ -5,7 +5,8 @@
  * those of src/ops/conv.c and conv_grad.c; see kern_conv.h for the 5-slot
  * view.  f32 accumulation everywhere.
  *
- * fwd:   one thread per y element; each thread computes KCD_KB consecutive
+ * fwd:   one thread per y element (the fused epilogue of conv_epi.cuh at the
+ *        store); each thread computes KCD_KB consecutive
  *        output channels of one group so an x tap is loaded once for all of
  *        them.  Thread order follows y's layout (K innermost when K is
  *        y's contiguous dim, else W) so neighbouring threads touch
@@ -16,7 +17,7 @@
  *        groups > 1: one 256-thread block per dw element reducing over
  *        N x out positions (warp shuffles, then shared memory).  Neither uses
  *        atomics: deterministic. */
-#include "kern_common.cuh"
+#include "conv_epi.cuh"
 
 enum { KCD_KB = 4, KCD_THREADS = 256 };
 
@@ -32,7 +33,7 @@ static __device__ __forceinline__ void split5(int64_t i, const int64_t *d, int64
 }
 
 __global__ void __launch_bounds__(KCD_THREADS) kconv_direct_fwd_kernel(kconv_params p, const void *x, const void *w,
-                                                                        void *y, int k_inner)
+                                                                        void *y, int k_inner, const kconv_epi epi)
 {
     const int64_t Kg = p.K / p.G, Cg = p.C / p.G;
     const int64_t kblocks_per_group = (Kg + KCD_KB - 1) / KCD_KB;
@@ -87,7 +88,8 @@ __global__ void __launch_bounds__(KCD_THREADS) kconv_direct_fwd_kernel(kconv_par
 #pragma unroll
         for (int j = 0; j < KCD_KB; j++)
             if (k0 + j < kend)
-                kst(y, p.dt_y, yo + (k0 + j) * p.sy[1], acc[j]);
+                kst(y, p.dt_y, yo + (k0 + j) * p.sy[1],
+                    epi.n ? kepi_apply(epi, acc[j], n, k0 + j, o0, o1, o2) : acc[j]);
     }
 }
 
@@ -357,12 +359,16 @@ int kconv_zero_lattice(const kconv_params *f, void *y, void *stream)
     return (int)cudaGetLastError();
 }
 
-int kconv_direct_fwd(const kconv_params *p, const void *x, const void *w, void *y, void *stream)
+int kconv_direct_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
+                     void *stream)
 {
+    kconv_epi none;
+    none.n = 0;
     const int64_t KB = p->G * ((p->K / p->G + KCD_KB - 1) / KCD_KB);
     const int64_t total = p->N * KB * p->out[0] * p->out[1] * p->out[2];
     const int k_inner = p->sy[1] == 1;
-    kconv_direct_fwd_kernel<<<kgrid(total, KCD_THREADS), KCD_THREADS, 0, (cudaStream_t)stream>>>(*p, x, w, y, k_inner);
+    kconv_direct_fwd_kernel<<<kgrid(total, KCD_THREADS), KCD_THREADS, 0, (cudaStream_t)stream>>>(*p, x, w, y, k_inner,
+                                                                                                epi ? *epi : none);
     return (int)cudaGetLastError();
 }
 

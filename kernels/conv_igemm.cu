@@ -25,9 +25,11 @@
  *             (prefetch STAGES-1 slices ahead, one __syncthreads per slice);
  *   shared    rows padded to 80 bytes: ldmatrix / fragment loads hit 32
  *             distinct banks; 3 * (128 + BN) * 80 B = 60 or 45 KiB dynamic.
- * f32 accumulation; the epilogue converts and stores through y's own strides
- * (two halves at once when K is y's contiguous dim).  Offsets are 32-bit:
+ * f32 accumulation; the epilogue applies the fused steps (conv_epi.cuh:
+ * bias, activation, residual, scale), converts and stores through y's own
+ * strides (two halves at once when K is y's contiguous dim).  Offsets are 32-bit:
  * the engine rejects tensors spanning 2^31 elements or more. */
+#include "conv_epi.cuh"
 #include "conv_mma.cuh"
 
 extern "C" {
@@ -131,7 +133,7 @@ __device__ __forceinline__ void load_slice(const kig_geom &g, const T *x, kig_lo
 
 template <typename T, int BN_>
 __global__ void __launch_bounds__(NT, 2) kig_fwd_kernel(kig_geom g, const T *__restrict__ x, const T *__restrict__ w,
-                                                         void *__restrict__ y)
+                                                         void *__restrict__ y, const kconv_epi epi)
 {
     typedef kig_cfg<T, BN_> cf;
     constexpr int BN = BN_, MI = cf::MI;
@@ -248,27 +250,34 @@ __global__ void __launch_bounds__(NT, 2) kig_fwd_kernel(kig_geom g, const T *__r
 #pragma unroll
             for (int ni = 0; ni < 4; ni++) {
                 const int k = bn + wn * 32 + ni * 8 + (lane % 4) * 2;
-                const float v0 = acc[mi][ni][2 * h], v1 = acc[mi][ni][2 * h + 1];
-                const int64_t o = yrow + (int64_t)k * g.yK;
+                float v0 = acc[mi][ni][2 * h], v1 = acc[mi][ni][2 * h + 1];
+                if (epi.n) { /* only on real channels: the operands end at K */
+                    if (k < g.K)
+                        v0 = kepi_apply(epi, v0, n, k, o, p, q);
+                    if (k + 1 < g.K)
+                        v1 = kepi_apply(epi, v1, n, k + 1, o, p, q);
+                }
+                const int64_t yo = yrow + (int64_t)k * g.yK;
                 if (g.yK == 1 && k + 1 < g.K && g.dt_y != KDT_F32 &&
-                    ((reinterpret_cast<uintptr_t>(y) / 2 + (uint64_t)o) & 1) == 0) { /* 4-byte aligned pair */
+                    ((reinterpret_cast<uintptr_t>(y) / 2 + (uint64_t)yo) & 1) == 0) { /* 4-byte aligned pair */
                     if (g.dt_y == KDT_F16)
-                        *reinterpret_cast<__half2 *>(static_cast<__half *>(y) + o) = __floats2half2_rn(v0, v1);
+                        *reinterpret_cast<__half2 *>(static_cast<__half *>(y) + yo) = __floats2half2_rn(v0, v1);
                     else
-                        *reinterpret_cast<__nv_bfloat162 *>(static_cast<__nv_bfloat16 *>(y) + o) =
+                        *reinterpret_cast<__nv_bfloat162 *>(static_cast<__nv_bfloat16 *>(y) + yo) =
                             __floats2bfloat162_rn(v0, v1);
                     continue;
                 }
                 if (k < g.K)
-                    kst(y, g.dt_y, o, v0);
+                    kst(y, g.dt_y, yo, v0);
                 if (k + 1 < g.K)
-                    kst(y, g.dt_y, o + g.yK, v1);
+                    kst(y, g.dt_y, yo + g.yK, v1);
             }
         }
     }
 }
 
-template <typename T, int BN_> int launch_bn(const kig_geom &g, const void *x, const void *w, void *y, cudaStream_t s)
+template <typename T, int BN_>
+int launch_bn(const kig_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, cudaStream_t s)
 {
     typedef kig_cfg<T, BN_> cf;
     static bool attr_set = false; /* the attribute is per function, set once per process */
@@ -280,19 +289,25 @@ template <typename T, int BN_> int launch_bn(const kig_geom &g, const void *x, c
         attr_set = true;
     }
     dim3 grid((unsigned)((g.M + BM - 1) / BM), (unsigned)((g.K + BN_ - 1) / BN_));
-    kig_fwd_kernel<T, BN_><<<grid, NT, cf::SMEM, s>>>(g, static_cast<const T *>(x), static_cast<const T *>(w), y);
+    kig_fwd_kernel<T, BN_><<<grid, NT, cf::SMEM, s>>>(g, static_cast<const T *>(x), static_cast<const T *>(w), y,
+                                                                     epi);
     return (int)cudaGetLastError();
 }
 
-template <typename T> int launch(const kig_geom &g, const void *x, const void *w, void *y, cudaStream_t s)
+template <typename T>
+int launch(const kig_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, cudaStream_t s)
 {
-    return g.K <= KIG_BN_SMALL ? launch_bn<T, KIG_BN_SMALL>(g, x, w, y, s) : launch_bn<T, KIG_BN>(g, x, w, y, s);
+    return g.K <= KIG_BN_SMALL ? launch_bn<T, KIG_BN_SMALL>(g, x, w, y, epi, s)
+                               : launch_bn<T, KIG_BN>(g, x, w, y, epi, s);
 }
 
 } /* namespace */
 
-extern "C" int kconv_igemm_fwd(const kconv_params *p, const void *x, const void *w, void *y, void *stream)
+extern "C" int kconv_igemm_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
+                               void *stream)
 {
+    kconv_epi none;
+    none.n = 0;
     /* slots 0, 1, 2 of the 5-slot view: D, H, W (unit in 1-D / 2-D) */
     kig_geom g;
     g.N = (int)p->N; g.C = (int)p->C; g.K = (int)p->K;
@@ -309,9 +324,10 @@ extern "C" int kconv_igemm_fwd(const kconv_params *p, const void *x, const void 
     g.Kred = g.T * g.R * g.S * g.C;
     g.dt_y = p->dt_y;
     cudaStream_t s = (cudaStream_t)stream;
+    const kconv_epi &e = epi ? *epi : none;
     switch (p->dt_x) {
-    case KDT_F16: return launch<__half>(g, x, w, y, s);
-    case KDT_BF16: return launch<__nv_bfloat16>(g, x, w, y, s);
-    default: return launch<float>(g, x, w, y, s);
+    case KDT_F16: return launch<__half>(g, x, w, y, e, s);
+    case KDT_BF16: return launch<__nv_bfloat16>(g, x, w, y, e, s);
+    default: return launch<float>(g, x, w, y, e, s);
     }
 }

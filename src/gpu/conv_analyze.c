@@ -4,6 +4,8 @@
  * stride defaults and ceil_mode cannot drift between the two backends. */
 #include "gpu/conv_analyze.h"
 
+#include "gpu/conv_epi.h"
+
 #include "ops/conv_util.h"
 #include "ops/op.h"
 
@@ -78,12 +80,47 @@ static void copy_geom(const conv_geom *g, int64_t *in, int64_t *win, int64_t *ou
     }
 }
 
+/* A forward conv's partition with its epilogue chain: the conv node, the
+ * steps in cp->epi, the chain's last result in *last. */
+static const gnode *conv_with_epilogue(const gplan *pl, const gpart *p, gconv_problem *cp, int *last, char *why,
+                                       size_t len)
+{
+    const ggraph *g = pl->g;
+    if (p->anchor < 0 || !gconv_epi_anchor(g, p->anchor)) {
+        snprintf(why, len, "needs a lone conv node or a conv with its epilogue, got partition %s of %d nodes",
+                 p->name, p->nnodes);
+        return NULL;
+    }
+    int cur = g->n[p->anchor].out;
+    for (int i = 0; i < p->nnodes; i++) {
+        const int k = p->nodes[i];
+        if (k == p->anchor)
+            continue;
+        kepi_step st;
+        int t = -1;
+        if (cp->epi.n == KEPI_MAX || !gconv_epi_step(g, k, cur, &st, &t, why, len)) {
+            if (cp->epi.n == KEPI_MAX)
+                snprintf(why, len, "conv epilogue of partition %s has more than %d steps", p->name, KEPI_MAX);
+            return NULL;
+        }
+        if (st.op >= 0) {
+            cp->epi_t[cp->epi.n] = t;
+            cp->epi.s[cp->epi.n++] = st;
+        }
+        cur = g->n[k].out;
+    }
+    *last = cur;
+    return &g->n[p->anchor];
+}
+
 bool gpu_conv_analyze(const gplan *pl, const gpart *p, gconv_problem *cp, char *why, size_t len)
 {
     static const int ops[] = {OP_conv, OP_conv_dgrad, OP_conv_wgrad};
     memset(cp, 0, sizeof *cp);
     const ggraph *g = pl->g;
-    const gnode *n = single_node(pl, p, ops, 3, "conv", why, len);
+    int last = -1;
+    const gnode *n = p->nnodes == 1 ? single_node(pl, p, ops, 3, "conv", why, len)
+                                    : conv_with_epilogue(pl, p, cp, &last, why, len);
     if (!n)
         return false;
     cp->node = n;
@@ -94,7 +131,7 @@ bool gpu_conv_analyze(const gplan *pl, const gpart *p, gconv_problem *cp, char *
     }
     /* roles: fwd (x, w) -> y; dgrad (dy, w) -> dx; wgrad (dy, x) -> dw */
     switch (cp->dir) {
-    case GCONV_FWD: cp->x = n->in[0], cp->w = n->in[1], cp->y = n->out; break;
+    case GCONV_FWD: cp->x = n->in[0], cp->w = n->in[1], cp->y = last >= 0 ? last : n->out; break;
     case GCONV_DGRAD: cp->y = n->in[0], cp->w = n->in[1], cp->x = n->out; break;
     case GCONV_WGRAD: cp->y = n->in[0], cp->x = n->in[1], cp->w = n->out; break;
     }
@@ -146,6 +183,13 @@ bool gpu_conv_analyze(const gplan *pl, const gpart *p, gconv_problem *cp, char *
     strides5(w, k->sw);
     strides5(y, k->sy);
     return true;
+}
+
+void gpu_conv_epi_bind(const gconv_problem *cp, void *const *dptr, kconv_epi *out)
+{
+    *out = cp->epi;
+    for (int i = 0; i < out->n; i++)
+        out->s[i].t = cp->epi_t[i] >= 0 ? dptr[cp->epi_t[i]] : NULL;
 }
 
 /* Largest element offset a tensor reaches, +1. */
@@ -320,6 +364,39 @@ bool gpu_conv_igemm_check(const ggraph *g, const gconv_problem *cp, bool tf32, c
         return false;
     }
     return spans_ok(g, cp, "conv_igemm", why, len);
+}
+
+bool gpu_conv_dw_check(const ggraph *g, const gconv_problem *cp, char *why, size_t len)
+{
+    const kconv_params *k = &cp->kp;
+    if (cp->dir == GCONV_WGRAD) {
+        snprintf(why, len, "conv_dw runs conv and conv_dgrad, not %s", cp->node->op);
+        return false;
+    }
+    if (k->G != k->C || k->K != k->C) {
+        snprintf(why, len, "conv_dw needs depthwise groups == C == K, got groups=%" PRId64 ", C=%" PRId64
+                           ", K=%" PRId64, k->G, k->C, k->K);
+        return false;
+    }
+    if (k->sx[1] != 1 || k->sy[1] != 1) {
+        snprintf(why, len, "conv_dw needs channel-contiguous (channels-last) x and y, got channel strides %" PRId64
+                           " and %" PRId64, k->sx[1], k->sy[1]);
+        return false;
+    }
+    if (k->dt_x != k->dt_y) {
+        snprintf(why, len, "conv_dw needs x and y of one dtype, got %s and %s", kdt_name(k->dt_x), kdt_name(k->dt_y));
+        return false;
+    }
+    const int64_t taps = k->win[0] * k->win[1] * k->win[2];
+    if (taps * 8 * 4 > KDW_SMEM_MAX) {
+        snprintf(why, len, "conv_dw keeps the window in shared memory: at most %d taps, got %" PRId64,
+                 KDW_SMEM_MAX / 32, taps);
+        return false;
+    }
+    const int64_t strips = k->N * k->in[0] * k->in[1] * (k->in[2] > k->out[2] ? k->in[2] : k->out[2]);
+    if (strips >= ((int64_t)1 << 31) || k->C >= ((int64_t)1 << 31) / 32)
+        return snprintf(why, len, "conv_dw needs N*D*H*W < 2^31, got %" PRId64, strips), false;
+    return spans_ok(g, cp, "conv_dw", why, len);
 }
 
 bool gpu_conv_wgrad_mma_check(const ggraph *g, const gconv_problem *cp, bool *vec, char *why, size_t len)

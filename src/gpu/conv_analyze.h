@@ -18,13 +18,20 @@ typedef struct gconv_problem {
     const gnode *node;
     gconv_dir dir;
     int nsp;                  /* spatial dims 1..3 */
-    int x, w, y;              /* tensor ids by role (x/dx, w/dw, y/dy) */
+    int x, w, y;              /* tensor ids by role (x/dx, w/dw, y/dy); y: the chain's end */
     kconv_params kp;
+    kconv_epi epi;            /* fused steps (tensor addresses unset) */
+    int epi_t[KEPI_MAX];      /* their operand tensor ids, -1 for none */
 } gconv_problem;
 
-/* Fill cp for a partition that is a lone conv / conv_dgrad / conv_wgrad node;
- * false with a reason (naming op, tensor/attribute, expected and actual). */
+/* Fill cp for a partition that is a lone conv / conv_dgrad / conv_wgrad node,
+ * or a forward conv with its epilogue chain (conv_epi.h; y is then the
+ * chain's last result, written in its dtype and strides); false with a
+ * reason (naming op, tensor/attribute, expected and actual). */
 bool gpu_conv_analyze(const gplan *pl, const gpart *p, gconv_problem *cp, char *why, size_t len);
+
+/* cp->epi with each operand's device address from dptr (per tensor id). */
+void gpu_conv_epi_bind(const gconv_problem *cp, void *const *dptr, kconv_epi *out);
 
 /* The extra rules of the implicit-GEMM kernel: conv, or conv_dgrad (run as
  * the stride-phase forward convs of gpu_conv_dgrad_phases); 1-, 2- or 3-D,
@@ -67,6 +74,12 @@ bool gpu_conv_wgrad_mma_check(const ggraph *g, const gconv_problem *cp, bool *ve
  * 65535 CTAs along z), and the f32 workspace of the partials. */
 int gpu_conv_wgrad_mma_splits(const kconv_params *k, int sm_count);
 size_t gpu_conv_wgrad_mma_ws_bytes(const kconv_params *k, int sm_count);
+
+/* conv_dw's rules: conv or conv_dgrad with groups == C == K, x and y (dx,
+ * dy) channel-contiguous and of one dtype, the window's taps * 32 bytes
+ * within KDW_SMEM_MAX, sizes and offsets within 32 bits.  False with the
+ * reason. */
+bool gpu_conv_dw_check(const ggraph *g, const gconv_problem *cp, char *why, size_t len);
 
 typedef struct gpool_problem {
     const gnode *node;

@@ -14,9 +14,11 @@
  *   no tap reaches are zero-filled.  No scattered writes, no atomics.
  *   gpu_conv_igemm_check (conv_analyze.c) lists the rules.
  * conv_wgrad_mma (eng_conv_grad.c): the weight gradient on tensor cores.
- * Both run a lone conv node (GP_SINGLE); epilogue fusion is the partitioner's
- * (see /work/notes/gpuconv-to-gpu.md for the hook conv_igemm would take). */
+ * Both run a lone conv node, or a forward conv with the epilogue chain the
+ * partitioner fused to it (bias, activation, residual, scale, cast:
+ * conv_epi.h), applied in the kernel's store. */
 #include "gpu/conv_analyze.h"
+#include "gpu/conv_epi.h"
 #include "gpu/engine.h"
 
 #include <stdio.h>
@@ -27,7 +29,7 @@ typedef struct conv_priv {
     gconv_problem cp;
     int nph;            /* conv_igemm on a conv_dgrad: its stride phases */
     gconv_phase ph[GCONV_MAX_PHASES];
-    char detail[192];
+    char detail[256];
 } conv_priv;
 
 static bool direct_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
@@ -136,6 +138,12 @@ static xdnn_status conv_build(gpu_ctx *c, gpart *p, bool igemm, xdnn_diags_t *d)
             snprintf(cv->detail + n, sizeof cv->detail - n, ", %d splits", gpu_conv_wgrad_splits(k));
         }
     }
+    if (cv->cp.epi.n) {
+        char steps[128];
+        gconv_epi_describe(&cv->cp.epi, steps, sizeof steps);
+        size_t n = strlen(cv->detail);
+        snprintf(cv->detail + n, sizeof cv->detail - n, ", fused epilogue %s", steps);
+    }
     return XDNN_OK;
 }
 
@@ -149,7 +157,12 @@ static xdnn_status direct_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_dia
     void *x = c->dptr[cp->x], *w = c->dptr[cp->w], *y = c->dptr[cp->y];
     int e = 0;
     switch (cp->dir) {
-    case GCONV_FWD: e = kconv_direct_fwd(&cp->kp, x, w, y, s); break;
+    case GCONV_FWD: {
+        kconv_epi epi;
+        gpu_conv_epi_bind(cp, c->dptr, &epi);
+        e = kconv_direct_fwd(&cp->kp, x, w, y, &epi, s);
+        break;
+    }
     case GCONV_DGRAD: e = kconv_direct_dgrad(&cp->kp, x, w, y, s); break;
     case GCONV_WGRAD:
         e = cp->kp.G == 1 ? kconv_tiled_wgrad(&cp->kp, x, w, y, (float *)(void *)(c->ws + p->ws_offset),
@@ -180,11 +193,13 @@ static xdnn_status igemm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diag
             void *w = wt + (size_t)q->wt_off * esz_w;
             e = kconv_pack_phase(&cp->kp, c->dptr[cp->w], w, q->f.dt_w, q->r0, q->rstep, q->taps, s);
             if (e == 0)
-                e = kconv_igemm_fwd(&q->f, c->dptr[cp->y], w, y, s);
+                e = kconv_igemm_fwd(&q->f, c->dptr[cp->y], w, y, NULL, s);
         }
         return gpu_check_cuda((cudaError_t)e, "kconv_igemm dgrad launch", __FILE__, __LINE__, d);
     }
-    int e = kconv_igemm_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], s);
+    kconv_epi epi;
+    gpu_conv_epi_bind(cp, c->dptr, &epi);
+    int e = kconv_igemm_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], &epi, s);
     return gpu_check_cuda((cudaError_t)e, "kconv_igemm_fwd launch", __FILE__, __LINE__, d);
 }
 

@@ -33,13 +33,39 @@ typedef struct kconv_params {
     int64_t sx[5], sw[5], sy[5];
 } kconv_params;
 
+/* The fused epilogue of a forward conv (conv_epi.c reads it off the
+ * partition's pointwise chain): v = the f32 accumulator, then every step in
+ * order, then one store in y's type (no rounding in between).  A tensor
+ * operand is read at y's coordinate through its own 5-slot strides, 0 on the
+ * dims it broadcasts: a per-channel bias has {0, 1, 0, 0, 0}, a residual
+ * y's own layout.  The activations are pointwise_modes.def's formulas. */
+enum { KEPI_MAX = 6 };
+typedef enum kepi_op {
+    KEPI_ADD_T, KEPI_SUB_T, KEPI_RSUB_T, KEPI_MUL_T, /* v + t, v - t, t - v, v * t */
+    KEPI_ADD_S, KEPI_MUL_S,                          /* v + p0, v * p0 */
+    KEPI_RELU,                                       /* p0 lower, p1 upper, p2 slope */
+    KEPI_GELU_ERF, KEPI_GELU_TANH, KEPI_SWISH,       /* swish: p0 = beta (silu: 1) */
+    KEPI_SIGMOID, KEPI_TANH
+} kepi_op;
+typedef struct kepi_step {
+    int op, dt;           /* kepi_op; the operand's KDT_* */
+    const void *t;        /* the operand tensor (device address, set at execute) */
+    int64_t st[5];        /* its strides in y's 5-slot view */
+    float p0, p1, p2;
+} kepi_step;
+typedef struct kconv_epi {
+    int n;
+    kepi_step s[KEPI_MAX];
+} kconv_epi;
+
 /* Direct kernels: correct for every configuration (any strides, groups,
  * dilation, pads, 1-3 spatial dims, any mix of f32/f16/bf16).
  * fwd:   y  = conv(x, w), one thread per y element.
  * dgrad: x  = dx from y = dy and w, one thread per dx element (gather).
  * wgrad: w  = dw from y = dy and x, one block per dw element (block reduce);
  *        for groups 1 the engine uses kconv_tiled_wgrad instead. */
-int kconv_direct_fwd(const kconv_params *p, const void *x, const void *w, void *y, void *stream);
+int kconv_direct_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
+                     void *stream);
 int kconv_direct_dgrad(const kconv_params *p, void *dx, const void *w, const void *dy, void *stream);
 int kconv_direct_wgrad(const kconv_params *p, const void *x, void *dw, const void *dy, void *stream);
 /* wgrad for groups 1 as a tiled GEMM over m = (n, out position), split in
@@ -52,8 +78,10 @@ int kconv_tiled_wgrad(const kconv_params *p, const void *x, void *dw, const void
  * groups 1, x channel-contiguous (NHWC), w channel-contiguous (KRSC),
  * dt_x == dt_w: f16/bf16 with mma m16n8k16, or f32 with tf32 mma m16n8k8.
  * The caller has checked the alignment rules (gpu_conv_igemm_check in
- * conv_analyze.c).  y: any strides and type. */
-int kconv_igemm_fwd(const kconv_params *p, const void *x, const void *w, void *y, void *stream);
+ * conv_analyze.c).  y: any strides and type.  epi: the fused epilogue
+ * (NULL or n = 0: none). */
+int kconv_igemm_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
+                    void *stream);
 /* dgrad through the same kernel, one stride phase at a time
  * (gpu_conv_dgrad_phases): wt[c][i0][i1][i2][k] = w[k, c, r...] with
  * r_d = r0[d] + (taps[d]-1-i_d) * rstep[d] (the phase's taps, flipped),
@@ -73,6 +101,15 @@ int kconv_zero_lattice(const kconv_params *f, void *y, void *stream);
  * says when it applies); else elements are gathered one by one. */
 int kconv_wgrad_mma(const kconv_params *p, const void *x, void *dw, const void *dy, float *ws, int splits, int vec,
                     void *stream);
+
+/* Depthwise conv (kernels/conv_dw.cu): groups == C == K, channel-contiguous
+ * x and y (dx and dy for dgrad), one dtype for both, w any strides and type.
+ * fwd (dgrad 0): src = x, dst = y, with the epilogue; dgrad: src = dy,
+ * dst = dx.  The window's f32 weights for a slice of channels sit in shared
+ * memory: taps * 8 * 4 bytes must fit in KDW_SMEM_MAX (gpu_conv_dw_check). */
+enum { KDW_SMEM_MAX = 48 * 1024 };
+int kconv_dw(const kconv_params *p, int dgrad, const void *src, const void *w, void *dst, const kconv_epi *epi,
+             void *stream);
 
 /* The igemm tile knobs (one compiled variant per input type).  A CTA of
  * KIG_THREADS threads (8 warps, 2 along M x 4 along N, each warp 64 x 32)

@@ -3,6 +3,8 @@
  * plain "group of node" array and merges relabel it: clarity over asymptotics. */
 #include "gpu/partition.h"
 
+#include "gpu/conv_epi.h"
+
 #include <string.h>
 
 typedef struct pstate {
@@ -108,21 +110,27 @@ static int only_consumer(const ggraph *g, int tensor)
     return -1;
 }
 
-/* matmul + single-consumer pointwise chain of the matmul's output shape. */
+/* matmul + single-consumer pointwise chain of the matmul's output shape; a
+ * forward conv likewise, with at most KEPI_MAX nodes its engines apply in
+ * their store (conv_epi.h). */
 static void fuse_matmul_epilogues(pstate *s)
 {
     ggraph *g = s->g;
     for (int m = 0; m < g->nn; m++) {
-        if (g->n[m].kind != GN_MATMUL)
+        const bool conv = gconv_epi_anchor(g, m);
+        if (g->n[m].kind != GN_MATMUL && !conv)
             continue;
         int cur = g->n[m].out;
-        for (;;) {
+        for (int len = 0;; len++) {
             const gtensor *t = &g->t[cur];
             if (t->is_output || t->nconsumers != 1)
                 break;
             int c = only_consumer(g, cur);
             if (c < 0 || g->n[c].kind != GN_POINTWISE || s->grp[c] != c ||
                 !gg_same_dims(&g->t[g->n[c].out], &g->t[g->n[m].out]))
+                break;
+            char why[160];
+            if (conv && (len == KEPI_MAX || !gconv_epi_step(g, c, cur, NULL, NULL, why, sizeof why)))
                 break;
             merge(s, m, c);
             cur = g->n[c].out;

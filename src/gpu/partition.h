@@ -3,7 +3,8 @@
  *
  * Rules (partition.c):
  *  - matmul + its single-consumer pointwise epilogue chain of the same shape
- *    (bias add, activation, scale, residual add, cast);
+ *    (bias add, activation, scale, residual add, cast); a forward conv with
+ *    the chain steps its engines apply in their store (conv_epi.h);
  *  - connected pointwise nodes of the same output shape (any broadcasting of
  *    their outside operands, mixed dtypes), merged only when no other
  *    partition sits on a path between them (no cycles);

@@ -171,9 +171,11 @@ needs_cuda_build() { xdnn engines | grep -q "built without CUDA" && skip "built 
     needs_cuda_build
     run xdnn plan --explain --device-model a100 -v "$ROOT/graphs/conv_bias_relu.dnn"
     [ "$status" -eq 0 ]
-    [[ "$output" == *"partition 0  y.0  (conv)"$'\n'"  chosen    conv_igemm "*"  candidate conv_direct "* ]]
+    # the bias add and the relu are the conv's fused epilogue: one partition
+    [[ "$output" == *"1 partition, "* ]]
+    [[ "$output" == *"partition 0  y.0+y.1+y  (conv+add+relu)"$'\n'"  chosen    conv_igemm "*"  candidate conv_direct "* ]]
     [[ "$output" == *"  declined  conv_wgrad_mma       "*"conv_wgrad"* ]]
-    [[ "$output" == *"partition 1  y.1+y  (add+relu)"$'\n'"  chosen    pointwise_nvrtc "* ]]
+    [[ "$output" == *"  declined  conv_dw              conv_dw needs depthwise groups == C == K, got groups=1, C=64, K=64"* ]]
     # engines of other op classes are not asked: no matmul, sdpa or norm engine for a conv
     [[ "$output" != *"matmul_cublaslt"* && "$output" != *"sdpa_"* && "$output" != *"norm_welford"* ]]
     # the class each engine serves is listed by `xdnn engines`
@@ -185,10 +187,10 @@ needs_cuda_build() { xdnn engines | grep -q "built without CUDA" && skip "built 
     needs_cuda_build
     run xdnn plan --explain --device-model h100 --engine conv=conv_direct "$ROOT/graphs/conv_bias_relu.dnn"
     [ "$status" -eq 0 ]
-    [[ "$output" == *"(conv)"$'\n'"  chosen    conv_direct "* ]]
+    [[ "$output" == *"(conv+add+relu)"$'\n'"  chosen    conv_direct "* ]]
     run xdnn plan --explain --device-model h100 --engine conv=matmul_cublaslt "$ROOT/graphs/conv_bias_relu.dnn"
     [ "$status" -eq 4 ]
-    [[ "$output" == *"forced engine matmul_cublaslt cannot run partition y.0: needs a matmul partition, got single"* ]]
+    [[ "$output" == *"forced engine matmul_cublaslt cannot run partition y.0+y.1+y: needs a matmul partition, got single"* ]]
 }
 
 @test "--explain on the CPU backend: one cpu_reference per node" {

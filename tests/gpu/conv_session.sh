@@ -26,4 +26,4 @@ fi
 # the table: name shape engine xdnn_ms peer_ms ratio
 [ -n "${SKIP_BENCH:-}" ] || awk '/^PEER/ {peer[$2" "$3] = $4} /^BENCH/ {b[++n] = $2" "$3; e[n] = $4; ms[n] = $5}
     END {for (i = 1; i <= n; i++) { p = peer[b[i]]; printf "%-44s %-16s %8.4f %8.4f %6.2f\n", b[i], e[i], ms[i], p,
-         (p > 0 ? ms[i] / p : 0) } }' "$out/peer.log" "$out/bench.log" | grep -E "grad|fwd_f16" | tee "$out/table.txt"
+         (p > 0 ? ms[i] / p : 0) } }' "$out/peer.log" "$out/bench.log" | grep -E "grad|fwd_f16|convepi" | tee "$out/table.txt"

@@ -38,6 +38,7 @@ typedef struct tcase {
     const char *want_engine; /* the engine that must run it (NULL = any) */
     bool tf32;               /* compare with the tf32 error model (see run_case) */
     const char *force;       /* op name: force want_engine on it even where the heuristics would not */
+    int want_parts;          /* > 0: the plan must have exactly this many partitions (fusion checks) */
 } tcase;
 
 static tcase *cases;
@@ -137,21 +138,33 @@ static const char *layout_tag(int nsp, bool last)
 }
 
 /* ---- conv sweeps */
-static void conv_case(const char *name, const win_cfg *w, const char *dt, bool chlast, int dir, bool tf32,
-                      const char *want, double tol)
+/* The .dnn text of a conv's x, w and y shapes and of its attributes. */
+typedef struct conv_text {
+    char xs[96], ws[96], ys[96], attrs[320];
+} conv_text;
+
+static void conv_strs(const win_cfg *w, conv_text *t)
 {
-    char xs[96], ws[96], ys[96], attrs[320], stride[48], dil[48], pad[96], id[192], wsp[48];
+    char stride[48], dil[48], pad[96];
     int out[3];
     for (int i = 0; i < w->nsp; i++)
         out[i] = out_size(w, i);
-    dims_str(xs, sizeof xs, w->n, w->c, w->nsp, w->in);
-    dims_str(ws, sizeof ws, w->k, w->c / w->groups, w->nsp, w->win);
-    dims_str(ys, sizeof ys, w->n, w->k, w->nsp, out);
+    dims_str(t->xs, sizeof t->xs, w->n, w->c, w->nsp, w->in);
+    dims_str(t->ws, sizeof t->ws, w->k, w->c / w->groups, w->nsp, w->win);
+    dims_str(t->ys, sizeof t->ys, w->n, w->k, w->nsp, out);
     list_str(stride, sizeof stride, w->nsp, w->stride);
     list_str(dil, sizeof dil, w->nsp, w->dil);
-    list_str(wsp, sizeof wsp, w->nsp, w->win);
     pad_str(pad, sizeof pad, w);
-    snprintf(attrs, sizeof attrs, "stride=%s, pad=%s, dilation=%s, groups=%d", stride, pad, dil, w->groups);
+    snprintf(t->attrs, sizeof t->attrs, "stride=%s, pad=%s, dilation=%s, groups=%d", stride, pad, dil, w->groups);
+}
+
+static void conv_case(const char *name, const win_cfg *w, const char *dt, bool chlast, int dir, bool tf32,
+                      const char *want, double tol)
+{
+    char id[192];
+    conv_text ct;
+    conv_strs(w, &ct);
+    const char *xs = ct.xs, *ws = ct.ws, *ys = ct.ys, *attrs = ct.attrs;
     const char *lay = layout_tag(w->nsp, chlast);
     static const char *const dirs[] = {"fwd", "dgrad", "wgrad"};
     snprintf(id, sizeof id, "conv/%s/%s/%s%s/%s/%dd/%s", dirs[dir], name, dt, tf32 ? "-tf32" : "", lay, w->nsp, xs);
@@ -238,11 +251,13 @@ static void conv_direct_cases(void)
                 if (opts.quick && (ti != (ci % 3) || ci % 2))
                     continue;
                 /* f32 channels-last fwd with C % 4 == 0 and tf32 off: still direct */
-                conv_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], chlast, dir, false,
-                          dir == 0 && ti > 0 && chlast && cfgs[ci].w.nsp == 2 && cfgs[ci].w.groups == 1 &&
-                                  cfgs[ci].w.c % 8 == 0
+                const win_cfg *w = &cfgs[ci].w;
+                const bool dw = w->groups == w->c && w->k == w->c && chlast && dir < 2;
+                conv_case(cfgs[ci].name, w, dts[ti], chlast, dir, false,
+                          dir == 0 && ti > 0 && chlast && w->nsp == 2 && w->groups == 1 && w->c % 8 == 0
                               ? "conv_igemm"
-                              : "conv_direct",
+                          : dw ? "conv_dw"
+                               : "conv_direct",
                           1);
             }
         }
@@ -393,6 +408,105 @@ static void conv_igemm_nd_cases(void)
             }
 }
 
+/* conv_dw (groups == C == K, channels-last): the register-window variants
+ * (3 and 5 wide, stride 1 and 2), the generic one (dilation, 7 wide, 1-D,
+ * 3-D), scalar channels (C = 21, 13), odd sizes, N = 1, asymmetric pads;
+ * dgrad at stride 1 (flipped taps) and 2-3 (gather).  Not forced: the cost
+ * model must choose it.  NCHW depthwise falls back to conv_direct. */
+static void conv_dw_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16", "f32"};
+    struct { const char *name; win_cfg w; } cfgs[] = {
+        {"c32-3x3", cfg(2, 2, 32, 32, 32, (int[]){15, 13}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1}, (int[]){1, 1},
+                        false)},
+        {"c24-3x3-s2-asym", cfg(2, 2, 24, 24, 24, (int[]){14, 17}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                (int[]){1, 0}, (int[]){0, 1}, false)},
+        {"c40-5x5-same", cfg(2, 1, 40, 40, 40, (int[]){11, 12}, (int[]){5, 5}, NULL, NULL, NULL, NULL, true)},
+        {"c16-5x5-s2", cfg(2, 2, 16, 16, 16, (int[]){13, 15}, (int[]){5, 5}, (int[]){2, 2}, NULL, (int[]){2, 1},
+                           (int[]){2, 2}, false)},
+        {"c21-3x3-odd-c", cfg(2, 2, 21, 21, 21, (int[]){9, 11}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                              (int[]){1, 1}, false)},
+        {"c16-dil2", cfg(2, 1, 16, 16, 16, (int[]){12, 13}, (int[]){3, 3}, NULL, (int[]){2, 2}, (int[]){2, 2},
+                         (int[]){2, 2}, false)},
+        {"c264-7x7-s3", cfg(2, 2, 264, 264, 264, (int[]){16, 17}, (int[]){7, 7}, (int[]){3, 3}, NULL, (int[]){3, 2},
+                            (int[]){3, 3}, false)},
+        {"1d-c24-k3", cfg(1, 2, 24, 24, 24, (int[]){37}, (int[]){3}, NULL, NULL, (int[]){1}, (int[]){1}, false)},
+        {"3d-c13-3x3x3-s2", cfg(3, 1, 13, 13, 13, (int[]){5, 7, 6}, (int[]){3, 3, 3}, (int[]){1, 2, 2}, NULL,
+                                (int[]){1, 1, 1}, (int[]){1, 0, 1}, false)},
+    };
+    int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]);
+    for (int ci = 0; ci < ncfg; ci++)
+        for (int ti = 0; ti < 3; ti++)
+            for (int dir = 0; dir < 2; dir++) {
+                if (opts.quick && ti != ci % 3)
+                    continue;
+                conv_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, dir, false, "conv_dw", 1);
+            }
+    conv_case("c32-3x3", &cfgs[0].w, "f16", false, 0, false, "conv_direct", 1);
+}
+
+/* Forward conv + the epilogue chain the partitioner fuses into it (conv_epi.h):
+ * per-channel bias, every activation, residual add, scale, output cast, on
+ * conv_igemm (channels-last, C % 8 == 0), conv_direct (C = 5, NCHW) and
+ * conv_dw (depthwise).  The case passes only when the whole graph ran as ONE
+ * partition on the wanted engine (want_parts = 1) and matches the reference. */
+static void conv_epilogue_cases(void)
+{
+    static const struct { const char *name, *expr; } acts[] = {
+        {"bias-relu", "relu(conv(x, w, %s) + b)"},
+        {"bias-clip6", "relu(conv(x, w, %s) + b, upper=6.0)"},
+        {"bias-leaky", "relu(b + conv(x, w, %s), slope=0.125)"},
+        {"bias-gelu", "gelu(conv(x, w, %s) + b)"},
+        {"bias-gelu-tanh", "gelu(conv(x, w, %s) + b, approx=\"tanh\")"},
+        {"bias-silu", "silu(conv(x, w, %s) + b)"},
+        {"sigmoid-scale", "sigmoid(conv(x, w, %s) * 0.75 - 0.5)"},
+        {"bias-tanh", "tanh(conv(x, w, %s) + b)"},
+        {"bias-res-relu", "relu(conv(x, w, %s) + b + r)"},
+        {"res-sub-mul", "(r - conv(x, w, %s)) * b"},
+    };
+    struct { const char *name, *want, *dt, *lay; win_cfg w; } cfgs[] = {
+        {"igemm-c24-k40-s2-asym", "conv_igemm", "f16", "nhwc", cfg(2, 2, 24, 40, 1, (int[]){13, 11}, (int[]){3, 3},
+                                                                   (int[]){2, 2}, NULL, (int[]){1, 0},
+                                                                   (int[]){2, 1}, false)},
+        {"igemm-c16-k13-dil2", "conv_igemm", "bf16", "nhwc", cfg(2, 1, 16, 13, 1, (int[]){12, 9}, (int[]){3, 3},
+                                                                 NULL, (int[]){2, 2}, (int[]){2, 2}, (int[]){2, 2},
+                                                                 false)},
+        {"direct-c5-k7", "conv_direct", "f32", "nchw", cfg(2, 2, 5, 7, 1, (int[]){9, 10}, (int[]){3, 3}, NULL, NULL,
+                                                           (int[]){1, 1}, (int[]){1, 1}, false)},
+        {"dw-c21-s2", "conv_dw", "f16", "nhwc", cfg(2, 2, 21, 21, 21, (int[]){13, 11}, (int[]){3, 3}, (int[]){2, 2},
+                                                     NULL, (int[]){1, 1}, (int[]){0, 1}, false)},
+    };
+    int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]), nact = (int)(sizeof acts / sizeof acts[0]);
+    for (int ci = 0; ci < ncfg; ci++)
+        for (int ai = 0; ai < nact; ai++) {
+            if (opts.quick && (ai + ci) % 3)
+                continue;
+            const win_cfg *w = &cfgs[ci].w;
+            char bs[96], expr[512], id[192];
+            conv_text ct;
+            conv_strs(w, &ct);
+            const char *xs = ct.xs, *ws = ct.ws, *ys = ct.ys;
+            dims_str(bs, sizeof bs, 1, w->k, w->nsp, (int[]){1, 1, 1});
+            snprintf(expr, sizeof expr, acts[ai].expr, ct.attrs);
+            const char *dt = cfgs[ci].dt, *lay = cfgs[ci].lay;
+            /* the f32 output of an f16 conv: the cast is fused too */
+            const char *ydt = ci == 0 && ai % 2 ? "f32" : dt;
+            snprintf(id, sizeof id, "conv/fwd+epi/%s/%s/%s%s", cfgs[ci].name, acts[ai].name, dt,
+                     strcmp(ydt, dt) ? "->f32" : "");
+            char rdecl[160] = "";
+            if (strstr(acts[ai].expr, " r") || strstr(acts[ai].expr, "(r"))
+                snprintf(rdecl, sizeof rdecl, "  input r: %s%s @%s;\n", dt, ys, lay);
+            tcase *tc = add_case(id, 1, cfgs[ci].want,
+                                 "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s @%s;\n  weight w: %s%s @%s;\n"
+                                 "  weight b: %s%s;\n%s  y = %s;\n  output y: %s @%s;\n}\n",
+                                 ncases * 3 + 11, dt, xs, lay, dt, ws, lay, dt, bs, rdecl, expr, ydt, lay);
+            if (tc) {
+                tc->force = "conv";
+                tc->want_parts = 1;
+            }
+        }
+}
+
 /* ---- pooling sweeps */
 static void pool_case(const char *name, const win_cfg *w, bool max, bool include_pad, const char *dt, bool chlast,
                       bool bwd, bool ties)
@@ -523,6 +637,46 @@ static void bench_cases(void)
     add_case("conv_fwd_f32tf32_nhwc n32c64h56k64r3s1p1", 1, NULL,
              "dnn 1;\ngraph g(seed=4, tf32=true) {\n  input x: f32[32, 64, 56, 56] @nhwc;\n"
              "  weight w: f32[64, 64, 3, 3] @nhwc;\n  y = conv(x, w, pad=1);\n  output y: f32 @nhwc;\n}\n");
+    /* the fused epilogue against the conv alone (target: <= 1.05x) on the
+     * shape of graphs/conv_bias_relu.dnn at N=32 and a ResNet-50 layer */
+    static const int epi_shapes[][3] = {{64, 28, 64}, {64, 56, 64}, {256, 14, 256}}; /* C, H, K */
+    static const char *const epi_expr[][2] = {{"none", "conv(x, w, pad=1)"},
+                                              {"bias_relu", "relu(conv(x, w, pad=1) + b)"},
+                                              {"bias_res_relu", "relu(conv(x, w, pad=1) + b + r)"}};
+    for (int i = 0; i < 3; i++)
+        for (int e = 0; e < 3; e++) {
+            const int C = epi_shapes[i][0], H = epi_shapes[i][1], K = epi_shapes[i][2];
+            char id[192];
+            snprintf(id, sizeof id, "convepi_f16_nhwc n32c%dh%dk%dr3_%s", C, H, K, epi_expr[e][0]);
+            add_case(id, 1, NULL,
+                     "dnn 1;\ngraph g(seed=6) {\n  input x: f16[32, %d, %d, %d] @nhwc;\n"
+                     "  weight w: f16[%d, %d, 3, 3] @nhwc;\n  weight b: f16[1, %d, 1, 1];\n"
+                     "  input r: f16[32, %d, %d, %d] @nhwc;\n  y = %s;\n  output y: f16 @nhwc;\n}\n",
+                     C, H, H, K, C, K, K, H, H, epi_expr[e][1]);
+        }
+    /* depthwise: MobileNet-v2 / EfficientNet layers, f16 NHWC, N = 32 (C, H, R, stride) */
+    static const int dw[][4] = {{32, 112, 3, 1}, {96, 112, 3, 2}, {144, 56, 3, 1}, {144, 56, 3, 2},
+                                {192, 28, 3, 1}, {384, 14, 3, 1}, {576, 14, 3, 1}, {960, 7, 3, 1},
+                                {240, 28, 5, 1}, {672, 14, 5, 2}};
+    for (int i = 0; i < 10; i++) {
+        const int C = dw[i][0], H = dw[i][1], R = dw[i][2], st = dw[i][3], P = (H + 2 * (R / 2) - R) / st + 1;
+        char id[192];
+        snprintf(id, sizeof id, "convdw_fwd_f16_nhwc n32c%dh%dr%ds%d", C, H, R, st);
+        add_case(id, 1, NULL,
+                 "dnn 1;\ngraph g(seed=7) {\n  input x: f16[32, %d, %d, %d] @nhwc;\n"
+                 "  weight w: f16[%d, 1, %d, %d] @nhwc;\n  y = conv(x, w, stride=%d, pad=%d, groups=%d);\n"
+                 "  output y: f16 @nhwc;\n}\n",
+                 C, H, H, C, R, R, st, R / 2, C);
+        if (i % 3 == 0 || i == 3) {
+            snprintf(id, sizeof id, "convdw_dgrad_f16_nhwc n32c%dh%dr%ds%d", C, H, R, st);
+            add_case(id, 1, NULL,
+                     "dnn 1;\ngraph g(seed=8) {\n  input dy: f16[32, %d, %d, %d] @nhwc;\n"
+                     "  weight w: f16[%d, 1, %d, %d] @nhwc;\n"
+                     "  dx = conv_dgrad(dy, w, x_dims=[32, %d, %d, %d], stride=%d, pad=%d, groups=%d);\n"
+                     "  output dx: f16 @nhwc;\n}\n",
+                     C, P, P, C, R, R, C, H, H, st, R / 2, C);
+        }
+    }
     add_case("maxpool3s2_float16_nhwc 32x256x56x56", 1, NULL,
              "dnn 1;\ngraph g(seed=5) {\n  input x: f16[32, 256, 56, 56] @nhwc;\n"
              "  y = maxpool(x, window=3, stride=2, pad=1);\n  output y: f16 @nhwc;\n}\n");
@@ -587,7 +741,11 @@ static void run_case(int i, dh_outcome *out)
     snprintf(force, sizeof force, "%s=%s", c->force ? c->force : "", c->want_engine ? c->want_engine : "");
     if (opts.dry) {
         s = dry_run(g, forces, c->force ? 1 : 0, out->engines, sizeof out->engines, r.d);
-        out->ok = s == XDNN_OK && (!c->want_engine || strstr(out->engines, c->want_engine));
+        int nparts = out->engines[0] ? 1 : 0;
+        for (const char *q = out->engines; *q; q++)
+            nparts += *q == ',';
+        out->ok = s == XDNN_OK && (!c->want_engine || strstr(out->engines, c->want_engine)) &&
+                  (c->want_parts <= 0 || nparts == c->want_parts);
         snprintf(out->msg, sizeof out->msg, "(dry: planned, not run)%s%s", out->ok ? "" : " expected engine ",
                  out->ok ? "" : c->want_engine);
         goto done;
@@ -605,9 +763,9 @@ static void run_case(int i, dh_outcome *out)
         /* the conv / pool partition: the last one (the graphs have one) */
         const gpu_partition_report *p = &r.rep.parts[r.rep.nparts - 1];
         out->ms = p->ms_median;
-        snprintf(out->msg, sizeof out->msg, "median %.4f ms (min %.4f max %.4f) %.1f TFLOP/s  %s", p->ms_median,
-                 p->ms_min, p->ms_max, p->ms_median > 0 ? p->flops / (p->ms_median * 1e-3) * 1e-12 : 0,
-                 p->detail ? p->detail : "");
+        snprintf(out->msg, sizeof out->msg, "median %.4f ms (min %.4f max %.4f) %.1f TFLOP/s %.0f GB/s  %s",
+                 p->ms_median, p->ms_min, p->ms_max, p->ms_median > 0 ? p->flops / (p->ms_median * 1e-3) * 1e-12 : 0,
+                 p->ms_median > 0 ? p->bytes / (p->ms_median * 1e-3) * 1e-9 : 0, p->detail ? p->detail : "");
         out->ok = dh_outputs_finite(&r);
         goto done;
     }
@@ -615,6 +773,11 @@ static void run_case(int i, dh_outcome *out)
     size_t n = 0;
     if (!engine_ok)
         n += (size_t)snprintf(out->msg, sizeof out->msg, " expected engine %s", c->want_engine);
+    if (c->want_parts > 0 && r.rep.nparts != c->want_parts) {
+        out->ok = false;
+        n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, " expected %d partition(s), planned %d",
+                              c->want_parts, r.rep.nparts);
+    }
     for (size_t k = 0; k < g->noutputs; k++) {
         dh_rule rule = conv_rule(c, &r, g->outputs[k]);
         out->ok &= dh_compare_output(&r, g->outputs[k], &rule, out->msg, sizeof out->msg, &n, NULL);
@@ -643,6 +806,8 @@ int main(int argc, char **argv)
         conv_igemm_cases();
         conv_wgrad_mma_cases();
         conv_igemm_nd_cases();
+        conv_epilogue_cases();
+        conv_dw_cases();
         pool_cases();
     }
     dh_tester t = {.name = "difftest_conv", .ncases = ncases, .case_id = case_id, .case_text = case_text,

@@ -12,6 +12,7 @@
 #include "test_util.h"
 
 #include "gpu/conv_analyze.h"
+#include "gpu/conv_epi.h"
 #include "gpu/engine.h"
 #include "gpu/lower.h"
 
@@ -171,6 +172,72 @@ static void test_igemm_rejections(void)
     }
 }
 
+/* conv + bias + relu plans as ONE partition whose analysis carries the
+ * steps (bias read along K only, relu with lower 0 / upper inf), writing the
+ * chain's end; a node the kernels cannot apply (exp) ends the chain. */
+static void test_epilogue_fusion(void)
+{
+    fixture f;
+    if (!setup(&f, "  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[24, 16, 3, 3] @nhwc;\n"
+                   "  weight b: f16[1, 24, 1, 1];\n  input r: f16[2, 24, 9, 9] @nhwc;\n"
+                   "  y = relu(conv(x, w, pad=1) + b + r, upper=6.0);\n  output y: f32 @nhwc;\n", false))
+        return;
+    CHECK(f.pl->nparts == 1);
+    char why[512];
+    gconv_problem cp;
+    CHECK(gpu_conv_analyze(f.pl, f.p, &cp, why, sizeof why));
+    CHECK(cp.epi.n == 3 && cp.epi.s[0].op == KEPI_ADD_T && cp.epi.s[1].op == KEPI_ADD_T &&
+          cp.epi.s[2].op == KEPI_RELU);
+    CHECK(cp.epi.s[0].st[0] == 0 && cp.epi.s[0].st[1] == 1 && cp.epi.s[0].st[3] == 0 && cp.epi.s[0].st[4] == 0);
+    CHECK(cp.epi.s[1].st[1] == 1 && cp.epi.s[1].st[4] == 24 && cp.epi.s[1].st[3] == 9 * 24); /* r, NHWC */
+    CHECK(cp.epi.s[2].p0 == 0 && cp.epi.s[2].p1 == 6.0f && cp.epi.s[2].p2 == 0);
+    CHECK(cp.kp.dt_y == KDT_F32 && strcmp(f.g->t[cp.y].name, "y") == 0);
+    char steps[128];
+    gconv_epi_describe(&cp.epi, steps, sizeof steps);
+    CHECK_STR(steps, "bias+residual+clipped_relu", "describe");
+    CHECK(igemm_ok(&f, why, sizeof why));
+    teardown(&f);
+    if (!setup(&f, "  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[24, 16, 3, 3] @nhwc;\n"
+                   "  weight b: f16[24, 1, 1];\n  y = exp(conv(x, w, pad=1) * 0.5 - b);\n  output y: f16 @nhwc;\n", false))
+        return;
+    CHECK(f.pl->nparts == 2);
+    CHECK(gpu_conv_analyze(f.pl, &f.pl->parts[0], &cp, why, sizeof why));
+    CHECK(cp.epi.n == 2 && cp.epi.s[0].op == KEPI_MUL_S && cp.epi.s[0].p0 == 0.5f && cp.epi.s[1].op == KEPI_SUB_T);
+    CHECK(cp.epi.s[1].st[1] == 1 && cp.epi.s[1].st[0] == 0); /* a rank-3 [K, 1, 1] operand aligns with K */
+    teardown(&f);
+}
+
+/* conv_dw takes depthwise fwd / dgrad only, and says why not otherwise. */
+static void test_dw_rules(void)
+{
+    static const struct { const char *body, *reason; } cases[] = {
+        {"  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[16, 1, 3, 3] @nhwc;\n"
+         "  y = conv(x, w, pad=1, groups=16);\n  output y: f16 @nhwc;\n", NULL},
+        {"  input x: f16[2, 16, 9, 9];\n  weight w: f16[16, 1, 3, 3];\n"
+         "  y = conv(x, w, pad=1, groups=16);\n  output y;\n",
+         "conv_dw needs channel-contiguous (channels-last) x and y, got channel strides 81 and 81"},
+        {"  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[32, 1, 3, 3] @nhwc;\n"
+         "  y = conv(x, w, pad=1, groups=16);\n  output y: f16 @nhwc;\n",
+         "conv_dw needs depthwise groups == C == K, got groups=16, C=16, K=32"},
+        {"  input x: f16[1, 8, 64, 64] @nhwc;\n  weight w: f16[8, 1, 40, 40] @nhwc;\n"
+         "  y = conv(x, w, groups=8);\n  output y: f16 @nhwc;\n", "conv_dw keeps the window in shared memory: at most 1536 taps, got 1600"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fixture f;
+        if (!setup(&f, cases[i].body, false))
+            continue;
+        char why[512] = "";
+        const bool ok = gpu_engine_find("conv_dw")->supports(f.pl, f.p, &h100, why, sizeof why);
+        CHECK(ok == !cases[i].reason, "case %zu: %s", i, why);
+        if (cases[i].reason)
+            CHECK_STR(why, cases[i].reason, "case %zu", i);
+        else
+            CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
+                  strcmp(f.p->engine->name, "conv_dw") == 0);
+        teardown(&f);
+    }
+}
+
 static void test_dgrad_rewrite(void)
 {
     fixture f;
@@ -312,6 +379,8 @@ int main(void)
     test_geometry_1d_same_nwc();
     test_igemm_accepts_nhwc_f16();
     test_igemm_rejections();
+    test_epilogue_fusion();
+    test_dw_rules();
     test_dgrad_rewrite();
     test_dgrad_phases();
     test_wgrad_mma();

@@ -1,0 +1,93 @@
+/* eng_conv_dw.c — conv_dw: depthwise convolution (groups == C == K) forward
+ * and data gradient, channels-last, by the bandwidth-bound kernel of
+ * kernels/conv_dw.cu.  The forward runs the fused epilogue the partitioner
+ * gave the conv (bias, activation, residual, scale).  gpu_conv_dw_check
+ * (conv_analyze.c) lists the rules. */
+#include "gpu/conv_analyze.h"
+#include "gpu/conv_epi.h"
+#include "gpu/engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct dw_priv {
+    gconv_problem cp;
+    char detail[224];
+} dw_priv;
+
+static bool dw_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    gconv_problem cp;
+    return gpu_conv_analyze(pl, p, &cp, why, len) && gpu_conv_dw_check(pl->g, &cp, why, len);
+}
+
+/* Memory-bound: the bytes at the nominal 3 TB/s of gpu_roofline_us (the
+ * halo re-reads hit L2), or the multiply-adds at ~25 TFLOP/s on the CUDA
+ * cores for large windows; one launch (2.5 us: below conv_direct's 3, which
+ * does the same work slower, so ties go to this engine). */
+static double dw_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    const double mem = p->bytes / 3.0e6, math = p->flops / 25e6;
+    return (mem > math ? mem : math) + 2.5;
+}
+
+static size_t dw_workspace(const gplan *pl, const gpart *p, const gpu_device *dev) { return 0; }
+
+static xdnn_status dw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
+{
+    dw_priv *dv = calloc(1, sizeof *dv);
+    if (!dv)
+        return XDNN_ERR_NOMEM;
+    p->priv = dv;
+    char why[512];
+    if (!gpu_conv_analyze(c->plan, p, &dv->cp, why, sizeof why) || !gpu_conv_dw_check(c->plan->g, &dv->cp, why, sizeof why)) {
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "conv_dw: %s: %s", p->name, why);
+        return XDNN_ERR_UNSUPPORTED;
+    }
+    const kconv_params *k = &dv->cp.kp;
+    const bool dg = dv->cp.dir == GCONV_DGRAD;
+    bool strided = k->stride[0] * k->stride[1] * k->stride[2] > 1;
+    const int vec = k->dt_x == KDT_F32 ? 4 : 8;
+    const bool w_strip = !(dg && strided) && k->dil[2] == 1 && (k->win[2] == 3 || k->win[2] == 5) &&
+                         k->stride[2] <= 2;
+    int n = snprintf(dv->detail, sizeof dv->detail, "depthwise %s%s, C=%lld, %lld taps, %s, %s",
+                     dg ? "dgrad" : "fwd", dg ? (strided ? " (stride gather)" : " (flipped taps)") : "",
+                     (long long)k->C, (long long)(k->win[0] * k->win[1] * k->win[2]),
+                     k->C % vec == 0 ? "16-byte channel vectors" : "scalar channels",
+                     w_strip ? "register window along W" : "one load per tap");
+    if (dv->cp.epi.n && n > 0 && (size_t)n < sizeof dv->detail) {
+        char steps[128];
+        gconv_epi_describe(&dv->cp.epi, steps, sizeof steps);
+        snprintf(dv->detail + n, sizeof dv->detail - (size_t)n, ", fused epilogue %s", steps);
+    }
+    return XDNN_OK;
+}
+
+static xdnn_status dw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
+{
+    const dw_priv *dv = p->priv;
+    const gconv_problem *cp = &dv->cp;
+    kconv_epi epi;
+    gpu_conv_epi_bind(cp, c->dptr, &epi);
+    const bool dg = cp->dir == GCONV_DGRAD;
+    int e = kconv_dw(&cp->kp, dg, c->dptr[dg ? cp->y : cp->x], c->dptr[cp->w], c->dptr[dg ? cp->x : cp->y], &epi, s);
+    return gpu_check_cuda((cudaError_t)e, "kconv_dw launch", __FILE__, __LINE__, d);
+}
+
+static void dw_release(gpart *p)
+{
+    free(p->priv);
+    p->priv = NULL;
+}
+
+static const char *dw_detail(const gpart *p)
+{
+    const dw_priv *dv = p->priv;
+    return dv ? dv->detail : "";
+}
+
+const gpu_engine gpu_engine_conv_dw = {
+    "conv_dw", "depthwise conv and conv_dgrad (groups == C == K): 1-3-D channels-last, f32/f16/bf16, bandwidth-bound",
+    dw_supports, dw_cost, dw_workspace, dw_build, dw_execute, dw_release, dw_detail,
+};
