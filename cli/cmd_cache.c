@@ -2,6 +2,7 @@
  * $XDNN_CACHE_DIR (default ~/.cache/xdnn); see src/plan/tune.h. */
 #include "bench.h"
 
+#include "core/fileio.h"
 #include "plan/tune.h"
 
 #include <string.h>
@@ -45,11 +46,11 @@ int cmd_cache(int argc, char **argv)
             return cli_usage_error("cache", "clear takes no arguments, got '%s'", argv[2]);
         }
         int files, entries;
-        char dir[1024];
-        tune_cache_dir(dir, sizeof dir);
+        char dir[TUNE_DIR_MAX];
+        bool on = cache_dir(dir, sizeof dir);
         s = tune_cache_clear(&files, &entries, d);
         printf("removed %d entr%s in %d file%s from %s\n", entries, entries == 1 ? "y" : "ies", files,
-               files == 1 ? "" : "s", dir);
+               files == 1 ? "" : "s", on ? dir : "(the cache is off)");
     } else {
         xdnn_diags_destroy(d);
         return cli_usage_error("cache", "unknown subcommand '%s' (list or clear)", argv[1]);

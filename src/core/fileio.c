@@ -282,6 +282,37 @@ xdnn_status file_write_atomic(const char *path, const void *data, size_t len, xd
     return XDNN_OK;
 }
 
+bool cache_dir(char *buf, size_t len)
+{
+    const char *env = getenv("XDNN_CACHE_DIR");
+    if (env && strcmp(env, "off") == 0)
+        return false;
+    if (env && *env)
+        return (size_t)snprintf(buf, len, "%s", env) < len;
+    const char *home = getenv("HOME");
+    if (!home || !*home)
+        return false;
+    return (size_t)snprintf(buf, len, "%s/.cache/xdnn", home) < len;
+}
+
+bool make_dirs(const char *dir)
+{
+    char *tmp = strdup(dir);
+    if (!tmp)
+        return false;
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            (void)mkdir(tmp, 0777); /* parents: only the last mkdir decides */
+            *p = '/';
+        }
+    bool ok = mkdir(tmp, 0777) == 0 || errno == EEXIST;
+    int err = errno;
+    free(tmp);
+    errno = err;
+    return ok;
+}
+
 char *path_dirname(arena *a, const char *path)
 {
     const char *slash = strrchr(path, '/');

@@ -47,6 +47,14 @@ xdnn_status file_write_atomic(const char *path, const void *data, size_t len, xd
  * their own): on SIGINT, SIGTERM or SIGHUP remove the temp files being
  * written, then die of the signal as before. */
 void file_remove_temps_on_signals(void);
+/* The folder of xdnn's caches (tune results, compiled kernels) into buf:
+ * $XDNN_CACHE_DIR, else $HOME/.cache/xdnn.  False when caching is off
+ * (XDNN_CACHE_DIR=off, or no HOME) or the name does not fit in len bytes: a
+ * truncated name would be another, maybe someone else's, folder. */
+bool cache_dir(char *buf, size_t len);
+/* mkdir -p for a folder name of any length; false (errno set) when the
+ * folder does not exist afterwards. */
+bool make_dirs(const char *dir);
 /* Directory part of a path ("." if none), into an arena string. */
 char *path_dirname(arena *a, const char *path);
 /* Join dir and a relative path (absolute paths are returned as is). */

@@ -10,6 +10,7 @@
  * a flipped byte are all misses, and the kernel is compiled again. */
 #include "gpu/kcache_file.h"
 
+#include "core/fileio.h"
 #include "plan/fingerprint.h"
 
 #include <errno.h>
@@ -67,23 +68,6 @@ bool kcache_read(const char *path, uint64_t key, char **code, size_t *len)
     *code = buf;
     *len = h.len;
     return true;
-}
-
-/* mkdir -p, for a path of any length. */
-static bool make_dirs(const char *dir)
-{
-    char *tmp = strdup(dir);
-    if (!tmp)
-        return false;
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            (void)mkdir(tmp, 0755);
-            *p = '/';
-        }
-    bool ok = mkdir(tmp, 0755) == 0 || errno == EEXIST;
-    free(tmp);
-    return ok;
 }
 
 static bool write_all(int fd, const void *buf, size_t n)

@@ -4,6 +4,7 @@
  * which the driver compiles on load. */
 #include "gpu/nvrtc.h"
 
+#include "core/fileio.h"
 #include "gpu/dl.h"
 #include "gpu/kcache_file.h"
 
@@ -51,21 +52,6 @@ uint64_t gpu_nvrtc_key(const char *src, const char *arch, const char *const *opt
         h = fnv(h, opts[i], strlen(opts[i]));
     int v[2] = {nvrtc_major, nvrtc_minor};
     return fnv(h, v, sizeof v);
-}
-
-bool gpu_cache_dir(char *buf, size_t len)
-{
-    const char *env = getenv("XDNN_CACHE_DIR");
-    if (env && strcmp(env, "off") == 0)
-        return false;
-    /* A folder name that does not fit is no cache at all, never a truncated
-     * (so different, maybe someone else's) folder. */
-    if (env && *env)
-        return (size_t)snprintf(buf, len, "%s", env) < len;
-    const char *home = getenv("HOME");
-    if (!home || !*home)
-        return false;
-    return (size_t)snprintf(buf, len, "%s/.cache/xdnn", home) < len;
 }
 
 static double now_ms(void)
@@ -162,7 +148,7 @@ xdnn_status gpu_nvrtc_get(const gpu_device *dev, const char *src, const char *na
         }
     if (!lib) {
         char dir[4096], path[4096 + 32];
-        bool use_disk = gpu_cache_dir(dir, sizeof dir);
+        bool use_disk = cache_dir(dir, sizeof dir);
         snprintf(path, sizeof path, "%s/%016" PRIx64 ".%s", dir, key, cubin ? "cubin" : "ptx");
         size_t len = 0;
         char *code = NULL;

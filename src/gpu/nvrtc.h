@@ -23,9 +23,6 @@ typedef struct gpu_compile_stats {
 /* The cache key (exposed for unit tests): FNV-1a 64 over every part. */
 uint64_t gpu_nvrtc_key(const char *src, const char *arch, const char *const *opts, int nopts,
                        int nvrtc_major, int nvrtc_minor);
-/* The cache folder; false when disabled (XDNN_CACHE_DIR=off, no HOME) or when
- * its name does not fit in len bytes. */
-bool gpu_cache_dir(char *buf, size_t len);
 /* Compile (or fetch) `src` for dev's arch and get kernel `name`.  A compile
  * error reports the NVRTC log and the first lines of the source. */
 xdnn_status gpu_nvrtc_get(const gpu_device *dev, const char *src, const char *name, gpu_kernel *out,

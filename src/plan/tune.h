@@ -40,8 +40,11 @@ typedef struct tune_entry {
 
 void tune_entry_free(tune_entry *e);
 
-/* The cache directory (created on store, not on lookup). */
-void tune_cache_dir(char *buf, size_t len);
+/* The cache folder is core/fileio.h's cache_dir() (created on store, not on
+ * lookup); with caching off, lookups miss and stores keep nothing. */
+#define TUNE_DIR_MAX 4096
+/* A cache file larger than this is damaged (an entry is a few hundred bytes). */
+#define TUNE_FILE_MAX (64 << 20)
 /* Find `sig` for device `fp` in this xdnn version's file; true and *out filled
  * (free with tune_entry_free) when present. */
 bool tune_cache_lookup(const char *fp, const char *sig, tune_entry *out);

@@ -28,25 +28,16 @@ void tune_entry_free(tune_entry *e)
     e->ranking = NULL;
 }
 
-void tune_cache_dir(char *buf, size_t len)
+/* This device's and version's file; false when the cache is off. */
+static bool cache_file(const char *fp, char *buf, size_t len)
 {
-    const char *env = getenv("XDNN_CACHE_DIR");
-    if (env && *env) {
-        snprintf(buf, len, "%s", env);
-        return;
-    }
-    const char *home = getenv("HOME");
-    snprintf(buf, len, "%s/.cache/xdnn", home && *home ? home : ".");
-}
-
-static void cache_file(const char *fp, char *buf, size_t len)
-{
-    char dir[1024];
-    tune_cache_dir(dir, sizeof dir);
+    char dir[TUNE_DIR_MAX];
+    if (!cache_dir(dir, sizeof dir))
+        return false;
     uint64_t h = fnv1a64(FNV64_INIT, fp, strlen(fp));
     h = fnv1a64(h, "\n", 1);
     h = fnv1a64(h, XDNN_VERSION_STRING, strlen(XDNN_VERSION_STRING));
-    snprintf(buf, len, "%s/tune-%016" PRIx64 ".jsonl", dir, h);
+    return (size_t)snprintf(buf, len, "%s/tune-%016" PRIx64 ".jsonl", dir, h) < len;
 }
 
 static void copy_str(char *dst, size_t len, const cJSON *j)
@@ -140,9 +131,26 @@ static xdnn_status doc_read(const char *path, cache_doc *c, char *why, size_t wh
 {
     memset(c, 0, sizeof *c);
     why[0] = 0;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return errno == ENOENT ? XDNN_OK : XDNN_ERR_IO;
+    /* a regular file of bounded size only (which bounds every line too): the
+     * folder may hold anything, a symlink to /dev/zero included */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return XDNN_OK;
+        snprintf(why, whylen, "%s", errno == ELOOP ? "a symbolic link, not followed" : strerror(errno));
+        return XDNN_ERR_IO;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > TUNE_FILE_MAX) {
+        snprintf(why, whylen, "not a regular file of at most %d MB", TUNE_FILE_MAX >> 20);
+        close(fd);
+        return XDNN_ERR_IO;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return XDNN_ERR_IO;
+    }
     char *line = NULL;
     size_t cap = 0;
     ssize_t got;
@@ -191,8 +199,9 @@ static xdnn_status doc_read(const char *path, cache_doc *c, char *why, size_t wh
 
 bool tune_cache_lookup(const char *fp, const char *sig, tune_entry *out)
 {
-    char path[1200], why[128];
-    cache_file(fp, path, sizeof path);
+    char path[TUNE_DIR_MAX + 64], why[128];
+    if (!cache_file(fp, path, sizeof path))
+        return false;
     cache_doc c;
     if (doc_read(path, &c, why, sizeof why) != XDNN_OK)
         return false;
@@ -210,26 +219,6 @@ bool tune_cache_lookup(const char *fp, const char *sig, tune_entry *out)
     return found;
 }
 
-static xdnn_status make_dirs(const char *dir, xdnn_diags_t *d)
-{
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", dir);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-            break;
-        *p = '/';
-    }
-    if (mkdir(tmp, 0777) != 0 && errno != EEXIST) {
-        diag_error(d, XDNN_ERR_IO, xloc_none(), "cannot create the tune cache directory '%s': %s", dir,
-                   strerror(errno));
-        return XDNN_ERR_IO;
-    }
-    return XDNN_OK;
-}
-
 /* Store is read, merge, rename: two processes storing at once (bench
  * --devices workers, shards of a job array on one machine) would each rename
  * their own merge and lose the other's entries.  An exclusive flock on
@@ -237,7 +226,7 @@ static xdnn_status make_dirs(const char *dir, xdnn_diags_t *d)
  * (then the store goes on unlocked, as before, with a warning). */
 static int lock_cache(const char *dir, xdnn_diags_t *d)
 {
-    char path[1100];
+    char path[TUNE_DIR_MAX + 16];
     snprintf(path, sizeof path, "%s/tune.lock", dir);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
     if (fd >= 0 && flock(fd, LOCK_EX) == 0)
@@ -252,13 +241,16 @@ static xdnn_status store_locked(const char *fp, const tune_entry *entries, int n
 
 xdnn_status tune_cache_store(const char *fp, const tune_entry *entries, int n, xdnn_diags_t *d)
 {
-    char dir[1024];
-    tune_cache_dir(dir, sizeof dir);
-    xdnn_status s = make_dirs(dir, d);
-    if (s != XDNN_OK)
-        return s;
+    char dir[TUNE_DIR_MAX];
+    if (!cache_dir(dir, sizeof dir))
+        return XDNN_OK; /* caching is off: nothing to keep */
+    if (!make_dirs(dir)) {
+        diag_error(d, XDNN_ERR_IO, xloc_none(), "cannot create the tune cache directory '%s': %s", dir,
+                   strerror(errno));
+        return XDNN_ERR_IO;
+    }
     int lock = lock_cache(dir, d);
-    s = store_locked(fp, entries, n, d);
+    xdnn_status s = store_locked(fp, entries, n, d);
     if (lock >= 0)
         close(lock); /* releases the flock */
     return s;
@@ -266,9 +258,10 @@ xdnn_status tune_cache_store(const char *fp, const tune_entry *entries, int n, x
 
 static xdnn_status store_locked(const char *fp, const tune_entry *entries, int n, xdnn_diags_t *d)
 {
-    char path[1200], why[128];
+    char path[TUNE_DIR_MAX + 64], why[128];
     xdnn_status s;
-    cache_file(fp, path, sizeof path);
+    if (!cache_file(fp, path, sizeof path))
+        return XDNN_OK;
     cache_doc c;
     if (doc_read(path, &c, why, sizeof why) != XDNN_OK || (c.n && strcmp(c.device, fp) != 0)) {
         diag_warning(d, xloc_none(), "tune cache '%s' is damaged (%s); starting it again", path,
@@ -332,8 +325,11 @@ static bool is_cache_file(const char *name)
 
 xdnn_status tune_cache_list(FILE *f, bool verbose, xdnn_diags_t *d)
 {
-    char dir[1024];
-    tune_cache_dir(dir, sizeof dir);
+    char dir[TUNE_DIR_MAX];
+    if (!cache_dir(dir, sizeof dir)) {
+        fprintf(f, "tune cache: off (XDNN_CACHE_DIR=off, too long a name, or no HOME)\n0 entries\n");
+        return XDNN_OK;
+    }
     DIR *dp = opendir(dir);
     fprintf(f, "tune cache: %s\n", dir);
     if (!dp) {
@@ -345,7 +341,7 @@ xdnn_status tune_cache_list(FILE *f, bool verbose, xdnn_diags_t *d)
     while ((de = readdir(dp)) != NULL) {
         if (!is_cache_file(de->d_name))
             continue;
-        char path[1400], why[128];
+        char path[TUNE_DIR_MAX + 300], why[128];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         cache_doc c;
         if (doc_read(path, &c, why, sizeof why) != XDNN_OK) {
@@ -377,9 +373,10 @@ xdnn_status tune_cache_list(FILE *f, bool verbose, xdnn_diags_t *d)
 
 xdnn_status tune_cache_clear(int *files, int *entries, xdnn_diags_t *d)
 {
-    char dir[1024];
-    tune_cache_dir(dir, sizeof dir);
+    char dir[TUNE_DIR_MAX];
     *files = *entries = 0;
+    if (!cache_dir(dir, sizeof dir))
+        return XDNN_OK;
     DIR *dp = opendir(dir);
     if (!dp)
         return XDNN_OK;
@@ -388,7 +385,7 @@ xdnn_status tune_cache_clear(int *files, int *entries, xdnn_diags_t *d)
     while ((de = readdir(dp)) != NULL) {
         if (!is_cache_file(de->d_name))
             continue;
-        char path[1400], why[128];
+        char path[TUNE_DIR_MAX + 300], why[128];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         cache_doc c;
         if (doc_read(path, &c, why, sizeof why) == XDNN_OK)

@@ -174,6 +174,30 @@ B
     [ "$status" -eq 1 ]
 }
 
+@test "the tune cache: XDNN_CACHE_DIR=off keeps nothing (no ./off folder), a name too long is off too, a planted device is damage" {
+    cd "$BATS_TEST_TMPDIR"
+    XDNN_CACHE_DIR=off xdnn bench softmax n2c4 --device cpu --iters 1 --tune > /dev/null
+    [ ! -e off ]
+    run env XDNN_CACHE_DIR=off "$XDNN" cache list
+    [[ "$output" == "tune cache: off"*"0 entries" ]]
+    long=$BATS_TEST_TMPDIR/$(printf 'x%.0s' {1..1100})/$(printf 'y%.0s' {1..200})/$(printf 'z%.0s' {1..3000})
+    XDNN_CACHE_DIR=$long xdnn bench softmax n2c4 --device cpu --iters 1 --tune > /dev/null
+    [ -z "$(ls "$BATS_TEST_TMPDIR" | grep '^x')" ] # nothing created under a truncated name
+    xdnn bench softmax n2c4 --device cpu --iters 1 --tune > /dev/null
+    f=$(ls "$XDNN_CACHE_DIR"/tune-*.jsonl)
+    rm "$f" && ln -s /dev/zero "$f"
+    run timeout 10 "$XDNN" cache list
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"is damaged (a symbolic link, not followed)"* ]]
+    rm "$f" && mkfifo "$f"
+    run timeout 10 "$XDNN" cache list
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"is damaged (not a regular file of at most 64 MB)"* ]]
+    run timeout 10 "$XDNN" bench softmax n2c4 --device cpu --iters 1 --format jsonl
+    [ "$status" -eq 0 ]
+    [[ "$output" == *'"from_cache":false'* ]]
+}
+
 @test "compare: SAME on itself, SLOWER and exit 6 on a regression, FASTER, new and missing cases, malformed input" {
     xdnn bench "$G" --device cpu --iters 3 --set T=2,4 --set D=4 --format jsonl -o "$BATS_TEST_TMPDIR/old.jsonl"
     run xdnn compare "$BATS_TEST_TMPDIR/old.jsonl" "$BATS_TEST_TMPDIR/old.jsonl"
