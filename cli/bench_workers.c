@@ -557,7 +557,7 @@ xdnn_status bench_workers_run(const bench_opts *o, char *const *argv, int argc, 
     }
     exe[n] = 0;
     p->o = o, p->cases = cases, p->sel = sel, p->res = res, p->nsel = nsel, p->exe = exe;
-    p->n = o->nworkers;
+    p->n = o->nworkers < nsel ? o->nworkers : nsel; /* no idle workers (a small shard) */
     p->done = calloc((size_t)nsel + 1, sizeof *p->done);
     p->argv = calloc((size_t)argc + 3, sizeof *p->argv);
     if (!p->done || !p->argv) {
