@@ -9,7 +9,14 @@
  *  - backward: one thread per dx element gathers from every window that
  *    covers it (o = (i + pad - r*dil) / stride exact and inside dy): maxpool
  *    adds dy[o] when this element is o's winning tap (the same tie rule),
- *    avgpool adds dy[o] / divisor(o).  No atomics; deterministic. */
+ *    avgpool adds dy[o] / divisor(o).  No atomics; deterministic.
+ * Variants of the forward:
+ *  v1 kpool_fwd_kernel: one thread per y element, runtime dtypes, any layout;
+ *  v2 kpool_fwd_vec: channels-contiguous x and y of one dtype, C and every
+ *     other stride a multiple of 16 bytes' worth of elements, 16-byte-aligned
+ *     buffers: one thread per output pixel and 16-byte chunk of channels,
+ *     every tap one 16-byte load, index math once per chunk (the launcher
+ *     picks it; the result is the same value by value). */
 #include "kern_common.cuh"
 
 #include <math.h>
@@ -162,8 +169,104 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_bwd_kernel(kpool_params p, c
     }
 }
 
+} /* extern "C" */
+
+template <typename T> static __device__ __forceinline__ float kp_f(T v);
+template <> __device__ __forceinline__ float kp_f<float>(float v) { return v; }
+template <> __device__ __forceinline__ float kp_f<__half>(__half v) { return __half2float(v); }
+template <> __device__ __forceinline__ float kp_f<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> static __device__ __forceinline__ T kp_t(float v);
+template <> __device__ __forceinline__ float kp_t<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half kp_t<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 kp_t<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+/* v2: V = 16 / sizeof(T) channels per thread (see the file header). */
+template <typename T>
+__global__ void __launch_bounds__(KP_THREADS) kpool_fwd_vec(kpool_params p, const T *__restrict__ x, T *__restrict__ y)
+{
+    constexpr int V = 16 / sizeof(T);
+    union chunk { uint4 q; T e[V]; };
+    const int64_t chunks = p.C / V, total = p.N * chunks * p.out[0] * p.out[1] * p.out[2];
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
+        int64_t r = t;
+        const int64_t c = (r % chunks) * V; r /= chunks;
+        const int64_t o2 = r % p.out[2]; r /= p.out[2];
+        const int64_t o1 = r % p.out[1]; r /= p.out[1];
+        const int64_t o0 = r % p.out[0];
+        const int64_t n = r / p.out[0];
+        const T *xb = x + n * p.sx[0] + c;
+        float acc[V];
+        bool any = false;
+        for (int k = 0; k < V; k++)
+            acc[k] = p.is_max ? -INFINITY : 0.f;
+        for (int64_t r0 = 0; r0 < p.win[0]; r0++) {
+            const int64_t i0 = o0 * p.stride[0] - p.pad_lo[0] + r0 * (p.is_max ? p.dil[0] : 1);
+            if (i0 < 0 || i0 >= p.in[0])
+                continue;
+            for (int64_t r1 = 0; r1 < p.win[1]; r1++) {
+                const int64_t i1 = o1 * p.stride[1] - p.pad_lo[1] + r1 * (p.is_max ? p.dil[1] : 1);
+                if (i1 < 0 || i1 >= p.in[1])
+                    continue;
+                for (int64_t r2 = 0; r2 < p.win[2]; r2++) {
+                    const int64_t i2 = o2 * p.stride[2] - p.pad_lo[2] + r2 * (p.is_max ? p.dil[2] : 1);
+                    if (i2 < 0 || i2 >= p.in[2])
+                        continue;
+                    chunk v;
+                    v.q = *reinterpret_cast<const uint4 *>(xb + i0 * p.sx[2] + i1 * p.sx[3] + i2 * p.sx[4]);
+                    any = true;
+#pragma unroll
+                    for (int k = 0; k < V; k++) {
+                        const float f = kp_f<T>(v.e[k]);
+                        if (!p.is_max)
+                            acc[k] += f;
+                        else if (!isnan(acc[k]) && (f > acc[k] || isnan(f))) /* NaN propagates */
+                            acc[k] = f;
+                    }
+                }
+            }
+        }
+        float div = 1.f;
+        if (!p.is_max) {
+            const int64_t o[3] = {o0, o1, o2};
+            const int64_t d = kp_divisor(p, o);
+            div = d > 0 ? (float)d : 0.f;
+        }
+        chunk out;
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            out.e[k] = kp_t<T>(p.is_max ? (any ? acc[k] : -INFINITY) : div > 0.f ? acc[k] / div : 0.f);
+        *reinterpret_cast<uint4 *>(y + n * p.sy[0] + c + o0 * p.sy[2] + o1 * p.sy[3] + o2 * p.sy[4]) = out.q;
+    }
+}
+
+/* Does v2 apply? (same dtype, channels contiguous, every stride in whole chunks, aligned buffers) */
+static bool kp_vec_ok(const kpool_params *p, const void *x, const void *y, int64_t V)
+{
+    if (p->dt_x != p->dt_y || p->sx[1] != 1 || p->sy[1] != 1 || p->C % V || (uintptr_t)x % 16 || (uintptr_t)y % 16)
+        return false;
+    for (int d = 0; d < 5; d++)
+        if (d != 1 && (p->sx[d] % V || p->sy[d] % V))
+            return false;
+    return true;
+}
+
+extern "C" {
+
 int kpool_fwd(const kpool_params *p, const void *x, void *y, void *stream)
 {
+    const int64_t V = p->dt_x == KDT_F32 ? 4 : 8;
+    if (kp_vec_ok(p, x, y, V)) {
+        const int64_t work = p->N * (p->C / V) * p->out[0] * p->out[1] * p->out[2];
+        cudaStream_t s = (cudaStream_t)stream;
+        if (p->dt_x == KDT_F32)
+            kpool_fwd_vec<float><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, (const float *)x, (float *)y);
+        else if (p->dt_x == KDT_F16)
+            kpool_fwd_vec<__half><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, (const __half *)x, (__half *)y);
+        else
+            kpool_fwd_vec<__nv_bfloat16>
+                <<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, (const __nv_bfloat16 *)x, (__nv_bfloat16 *)y);
+        return (int)cudaGetLastError();
+    }
     const int64_t total = p->N * p->C * p->out[0] * p->out[1] * p->out[2];
     kpool_fwd_kernel<<<kgrid(total, KP_THREADS), KP_THREADS, 0, (cudaStream_t)stream>>>(*p, x, y, p->sy[1] == 1);
     return (int)cudaGetLastError();

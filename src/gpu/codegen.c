@@ -124,6 +124,10 @@ static const char prelude[] =
     "__device__ __forceinline__ signed char xd_f2i8(float v)"
     " { v = rintf(v); return v != v ? 0 : v >= 127.0f ? 127 : v <= -128.0f ? -128 : (signed char)v; }\n"
     "__device__ __forceinline__ unsigned char xd_f2bool(float v) { return v != 0.0f; }\n"
+    "struct alignas(16) xd_v16 { unsigned int w[4]; };\n"
+    "struct alignas(8) xd_v8 { unsigned int w[2]; };\n"
+    "struct alignas(4) xd_v4 { unsigned int w; };\n"
+    "struct alignas(2) xd_v2 { unsigned short w; };\n"
     "#define XD_RED(NAME, OP, ID) \\\n"
     "__device__ __forceinline__ float NAME(float v, float *sh) { \\\n"
     "  for (int o = 16; o > 0; o >>= 1) { float w = __shfl_xor_sync(0xffffffffu, v, o); v = OP; } \\\n"
@@ -183,6 +187,10 @@ typedef struct body {
     int *params;
     int nparams;
     sbuf *b;
+    /* vector mode (cg_pointwise): tensors with contig[t] move through the
+     * register array r<t>.e[u] (loaded before / stored after the u loop) */
+    int vec;
+    const char *contig;
 } body;
 
 static bool in_set(const body *bd, int node)
@@ -248,6 +256,13 @@ static void emit_value(body *bd, int t, const char *ind)
         else
             load_expr(bd->b, x->dtype, val);
         sb_printf(bd->b, ";\n");
+    } else if (bd->vec > 1 && bd->contig[t]) {
+        param_for(bd, t);
+        char ref[32];
+        snprintf(ref, sizeof ref, "r%d.e[u]", t);
+        sb_printf(bd->b, "%sconst float v%d = ", ind, t);
+        load_expr(bd->b, x->dtype, ref);
+        sb_printf(bd->b, "; // %s\n", x->name);
     } else {
         int k = param_for(bd, t);
         char ref[256];
@@ -266,6 +281,10 @@ static void emit_store(body *bd, int t, const char *val, const char *ind)
 {
     const gtensor *x = &bd->g->t[t];
     int k = param_for(bd, t);
+    if (bd->vec > 1) {
+        sb_printf(bd->b, "%sr%d.e[u] = %s(%s); // %s\n", ind, t, store_fn(x->dtype), val, x->name);
+        return;
+    }
     sb_printf(bd->b, "%sp%d[", ind, k);
     offset_expr(bd->b, x, bd->rank);
     sb_printf(bd->b, "] = %s(%s); // %s\n", store_fn(x->dtype), val, x->name);
@@ -340,6 +359,103 @@ static void coords_decl(sbuf *b, int rank, const char *ind)
     sb_printf(b, ";\n");
 }
 
+/* Elements per thread of a vectorized pointwise kernel, or 1.  Every stored
+ * tensor must run contiguously along the last iteration dim (it moves in
+ * chunks of `vec` elements, 16 bytes of the narrowest one: buffers and views
+ * start 256-byte aligned and every other stride is a multiple of vec) or,
+ * for an input, be broadcast along it (read per element).  contig[t] marks
+ * the chunked ones. */
+static int vec_width(const ggraph *g, const gtensor *shape, const int *ts, int n, const int *outs, int nouts,
+                     char *contig)
+{
+    if (shape->rank < 1 || getenv("XDNN_NO_VECTOR"))
+        return 1;
+    int64_t last = shape->dims[shape->rank - 1];
+    size_t emin = 16;
+    for (int i = 0; i < n; i++) {
+        const gtensor *t = &g->t[ts[i]];
+        int j = t->rank - 1;
+        bool out = false;
+        for (int o = 0; o < nouts; o++)
+            out |= outs[o] == ts[i];
+        contig[ts[i]] = 0;
+        if (!out && (j < 0 || t->dims[j] == 1 || t->strides[j] == 0))
+            continue;
+        if (j < 0 || t->strides[j] != 1 || t->dims[j] != last)
+            return 1;
+        contig[ts[i]] = 1;
+        if (gg_dtype_bytes(t->dtype) < emin)
+            emin = gg_dtype_bytes(t->dtype);
+    }
+    int v = emin >= 16 ? 1 : (int)(16 / emin) > 8 ? 8 : (int)(16 / emin);
+    for (; v > 1; v /= 2) {
+        bool ok = last % v == 0;
+        for (int i = 0; i < n && ok; i++) {
+            const gtensor *t = &g->t[ts[i]];
+            for (int d = 0; contig[ts[i]] && d < t->rank - 1 && ok; d++)
+                ok = t->dims[d] == 1 || t->strides[d] % v == 0;
+        }
+        if (ok)
+            return v;
+    }
+    return 1;
+}
+
+/* The register array of a chunked tensor: `vec` elements over 16/8/4/2-byte words. */
+static void vec_decl(sbuf *b, const gtensor *x, int t, int vec, const char *ind)
+{
+    size_t bytes = gg_dtype_bytes(x->dtype) * (size_t)vec, w = bytes >= 16 ? 16 : bytes;
+    sb_printf(b, "%sunion { xd_v%zu q[%zu]; %s e[%d]; } r%d;\n", ind, w, bytes / w, storage_type(x->dtype), vec, t);
+}
+
+/* Move chunk r<t> from (load) or to (store) p<k> at the chunk's offset. */
+static void vec_move(sbuf *b, const body *bd, int t, bool load, const char *ind)
+{
+    const gtensor *x = &bd->g->t[t];
+    size_t bytes = gg_dtype_bytes(x->dtype) * (size_t)bd->vec, w = bytes >= 16 ? 16 : bytes;
+    sb_printf(b, "%s{ %sxd_v%zu *m_ = (%sxd_v%zu *)(p%d + (", ind, load ? "const " : "", w, load ? "const " : "", w,
+              bd->param_of[t]);
+    offset_expr(b, x, bd->rank);
+    sb_printf(b, "));");
+    for (size_t i = 0; i < bytes / w; i++) {
+        if (load)
+            sb_printf(b, " r%d.q[%zu] = m_[%zu];", t, i, i);
+        else
+            sb_printf(b, " m_[%zu] = r%d.q[%zu];", i, t, i);
+    }
+    sb_printf(b, " } // %s\n", x->name);
+}
+
+/* The body of the vectorized kernel: chunk coordinates, chunk loads, the
+ * values of vec elements in an unrolled loop, chunk stores. */
+static void pointwise_vec_body(body *bd, const gtensor *shape, const int *outs, int nouts, const int *ins, int nins)
+{
+    const char *ind = "    ";
+    int dims_all[XDNN_MAX_RANK];
+    for (int i = 0; i < shape->rank; i++)
+        dims_all[i] = i;
+    coords_decl(bd->b, shape->rank, ind);
+    sb_printf(bd->b, "%sconst xd_idx le = li * %d;\n", ind, bd->vec);
+    emit_decompose(bd->b, "le", shape->dims, dims_all, shape->rank, ind);
+    for (int i = 0; i < nins; i++)
+        if (bd->contig[ins[i]]) {
+            vec_decl(bd->b, &bd->g->t[ins[i]], ins[i], bd->vec, ind);
+            vec_move(bd->b, bd, ins[i], true, ind);
+        }
+    for (int i = 0; i < nouts; i++)
+        vec_decl(bd->b, &bd->g->t[outs[i]], outs[i], bd->vec, ind);
+    sb_printf(bd->b, "%s#pragma unroll\n%sfor (int u = 0; u < %d; u++) {\n", ind, ind, bd->vec);
+    for (int i = 0; i < nouts; i++) {
+        emit_value(bd, outs[i], "      ");
+        char v[24];
+        snprintf(v, sizeof v, "v%d", outs[i]);
+        emit_store(bd, outs[i], v, "      ");
+    }
+    sb_printf(bd->b, "%s}\n", ind);
+    for (int i = 0; i < nouts; i++)
+        vec_move(bd->b, bd, outs[i], false, ind);
+}
+
 xdnn_status cg_pointwise(const ggraph *g, const int *nodes, int nnodes, const int *outs, int nouts,
                          const char *kname, cg_kernel *k)
 {
@@ -366,17 +482,38 @@ xdnn_status cg_pointwise(const ggraph *g, const int *nodes, int nnodes, const in
         snprintf(v, sizeof v, "v%d", outs[i]);
         emit_store(&bd, outs[i], v, ind);
     }
+    /* The scalar body above names every stored tensor; when they all allow
+     * it, the kernel is generated again moving `vec` elements per thread. */
+    char *contig = arena_alloc(g->ar, (size_t)g->nt + 1);
+    int vec = vec_width(g, shape, bd.params, bd.nparams, outs, nouts, contig);
+    if (vec > 1) {
+        int *ins = arena_alloc(g->ar, ((size_t)bd.nparams + 1) * sizeof(int)), nins = 0;
+        for (int i = nouts; i < bd.nparams; i++)
+            ins[nins++] = bd.params[i];
+        free(b.s);
+        b = (sbuf){0};
+        body_init(&bd, g, nodes, nnodes, rank, &b);
+        bd.vec = vec;
+        bd.contig = contig;
+        for (int i = 0; i < nouts; i++)
+            param_for(&bd, outs[i]);
+        for (int i = 0; i < nins; i++)
+            param_for(&bd, ins[i]);
+        pointwise_vec_body(&bd, shape, outs, nouts, ins, nins);
+    }
     bool i32 = fits_i32(g, bd.params, bd.nparams, shape->numel);
     emit_signature(&hdr, g, &bd, outs, nouts, kname, i32);
     sb_printf(&hdr, "{\n  for (xd_idx li = (xd_idx)blockIdx.x * blockDim.x + threadIdx.x; li < (xd_idx)%" PRId64
                     "; li += (xd_idx)gridDim.x * blockDim.x) {\n%s  }\n}\n",
-              shape->numel, b.s ? b.s : "");
+              shape->numel / vec, b.s ? b.s : "");
     free(b.s);
     k->src = sb_finish(&hdr, g->ar);
     k->name = kname;
     k->params = bd.params;
     k->nparams = bd.nparams;
-    k->work = shape->numel;
+    k->work = shape->numel / vec;
+    k->vec = vec;
+    k->contig = contig;
     return k->src ? XDNN_OK : XDNN_ERR_NOMEM;
 }
 

@@ -7,6 +7,11 @@
  *
  *  pointwise:  one thread per output element of the partition's shape; each
  *              input read through its own strides with NumPy broadcasting.
+ *              v2 (vectorized): when every stored tensor runs contiguously
+ *              along the last dim (or an input broadcasts along it), each
+ *              thread moves a 16-byte chunk of the narrowest dtype (8 f16 /
+ *              4 f32 elements) with one 16-byte load or store per tensor
+ *              (several for wider dtypes), broadcast inputs per element.
  *  reduce:     one block per output element ("row"), threads stride over the
  *              reduced elements (contiguous for the last-axis case), f32
  *              accumulation, warp-shuffle + shared-memory block reduction.
@@ -27,6 +32,11 @@ typedef struct cg_kernel {
     int nparams;
     int64_t work;          /* elements (pointwise) or rows (reduce): grid sizing */
     bool per_row;          /* one block per unit of work */
+    /* pointwise: elements per thread (1, or a 16-byte chunk of the narrowest
+     * tensor); contig[t]: tensor t moves in chunks, its pointer must be
+     * aligned to the chunk's word (checked at launch) */
+    int vec;
+    const char *contig;
 } cg_kernel;
 
 /* The first tensor whose dtype generated code cannot load/store (fp8), or -1. */

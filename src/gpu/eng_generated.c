@@ -4,6 +4,7 @@
  *                    with its pointwise prologue inline (codegen.h). */
 #include "gpu/engine.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,8 +150,20 @@ xdnn_status gpu_launch_generated(gpu_ctx *c, const gpu_kernel *kern, const cg_ke
                    k->name, k->nparams, sizeof args / sizeof args[0]);
         return XDNN_ERR_UNSUPPORTED;
     }
-    for (int i = 0; i < k->nparams; i++)
+    for (int i = 0; i < k->nparams; i++) {
         args[i] = &c->dptr[k->params[i]];
+        if (k->vec > 1 && k->contig[k->params[i]]) { /* chunks move as 16/8/4/2-byte words */
+            const gtensor *t = &c->plan->g->t[k->params[i]];
+            size_t w = gg_dtype_bytes(t->dtype) * (size_t)k->vec;
+            w = w > 16 ? 16 : w;
+            if ((uintptr_t)c->dptr[k->params[i]] % w) {
+                diag_error(d, XDNN_ERR_USAGE, xloc_none(),
+                           "%s: tensor '%s' is bound at %p, not %zu-byte aligned as its vectorized kernel needs "
+                           "(cudaMalloc gives 256)", k->name, t->name, c->dptr[k->params[i]], w);
+                return XDNN_ERR_USAGE;
+            }
+        }
+    }
     int64_t blocks = k->per_row ? k->work : (k->work + block - 1) / block;
     int64_t cap = (int64_t)c->dev.sm_count * (k->per_row ? 32 : 16);
     if (blocks > cap)

@@ -215,11 +215,56 @@ static void lay_out_for_permute(ggraph *g, int k)
     memcpy(x->strides, xst, (size_t)np * sizeof *xst);
 }
 
-/* Fold node k into views when every result can be one; true when dropped. */
+/* Can result r of view node n (over x) be a view?  Its strides and offset. */
+static bool result_view(const ggraph *g, const gnode *n, int r, int64_t *st, int64_t *off)
+{
+    const gtensor *x = &g->t[n->in[0]];
+    int yt = n->outs[r];
+    if (yt < 0)
+        return false;
+    const gtensor *y = &g->t[yt];
+    if (y->is_output || y->is_input || y->dtype != x->dtype || y->numel == 0)
+        return false;
+    if (!view_of_result(g, n, r, st, off))
+        return false;
+    for (int d = 0; d < y->rank; d++) {
+        if (y->dims[d] == 1)
+            st[d] = 0;
+        if (st[d] < 0)
+            return false;
+    }
+    if ((*off * (int64_t)gg_dtype_bytes(y->dtype)) % VIEW_ALIGN != 0)
+        return false;
+    for (int c = 0; c < g->nn; c++)
+        for (int j = 0; j < g->n[c].nin; j++)
+            if (g->n[c].in[j] == yt && !consumer_takes(g, &g->n[c], y, st))
+                return false;
+    return true;
+}
+
+/* Can copy_strided still place a split's pieces when some are discarded?
+ * It takes their sizes from `sizes`, else equal parts. */
+static bool pieces_known(const ggraph *g, const gnode *n)
+{
+    const op_desc *desc = op_get(n->ir->op);
+    if (op_attr_present(n->ir, desc, "sizes"))
+        return true;
+    const gtensor *x = &g->t[n->in[0]];
+    int axis;
+    if (!op_axis(x->rank, op_attr_int(n->ir, desc, "axis"), &axis))
+        return false;
+    for (int r = 0; r < n->nouts; r++)
+        if (n->outs[r] < 0 || g->t[n->outs[r]].dims[axis] * n->nouts != x->dims[axis])
+            return false;
+    return true;
+}
+
+/* Make the results of node k views where they can be; true when all are
+ * (the node is dropped).  A split keeps the pieces that stay copies. */
 static bool fold(ggraph *g, int k)
 {
     gnode *n = &g->n[k];
-    if (!n->ir || n->nin < 1 || n->in[0] < 0 || n->nouts < 1)
+    if (!n->ir || n->nin < 1 || n->in[0] < 0 || n->nouts < 1 || n->nouts > GG_MAX_OUT)
         return false;
     if (n->op_id == OP_permute)
         lay_out_for_permute(g, k);
@@ -227,36 +272,31 @@ static bool fold(ggraph *g, int k)
     if (x->is_scalar || x->numel == 0)
         return false;
     int64_t st[GG_MAX_OUT][XDNN_MAX_RANK], off[GG_MAX_OUT];
-    for (int r = 0; r < n->nouts; r++) {
-        int yt = n->outs[r];
-        if (yt < 0)
-            return false;
-        const gtensor *y = &g->t[yt];
-        if (y->is_output || y->is_input || y->dtype != x->dtype || y->numel == 0)
-            return false;
-        if (!view_of_result(g, n, r, st[r], &off[r]))
-            return false;
-        for (int d = 0; d < y->rank; d++) {
-            if (y->dims[d] == 1)
-                st[r][d] = 0;
-            if (st[r][d] < 0)
-                return false;
-        }
-        if ((off[r] * (int64_t)gg_dtype_bytes(y->dtype)) % VIEW_ALIGN != 0)
-            return false;
-        for (int c = 0; c < g->nn; c++)
-            for (int j = 0; j < g->n[c].nin; j++)
-                if (g->n[c].in[j] == yt && !consumer_takes(g, &g->n[c], y, st[r]))
-                    return false;
-    }
+    bool ok[GG_MAX_OUT];
+    int nok = 0;
+    for (int r = 0; r < n->nouts; r++)
+        nok += ok[r] = result_view(g, n, r, st[r], &off[r]);
+    if (nok == 0 || (nok < n->nouts && !(n->op_id == OP_split && pieces_known(g, n))))
+        return false;
     int base = gg_storage(g, n->in[0]);
     for (int r = 0; r < n->nouts; r++) {
+        if (!ok[r])
+            continue;
         gtensor *y = &g->t[n->outs[r]];
         memcpy(y->strides, st[r], sizeof st[r]);
         y->view_of = base;
         y->view_offset = off[r];
     }
-    return true;
+    if (nok == n->nouts)
+        return true;
+    n->out = -1;
+    for (int r = n->nouts - 1; r >= 0; r--) {
+        if (ok[r])
+            n->outs[r] = -1; /* now a view: the copy skips it */
+        else
+            n->out = n->outs[r];
+    }
+    return false;
 }
 
 void gpu_fold_views(ggraph *g)

@@ -290,6 +290,82 @@ static void copy_cases(void)
                                        "  output y, z;\n}\n");
 }
 
+/* ---- views as operands (src/gpu/views.c): split / reshape / permute / slice /
+ * broadcast results that are not graph outputs are read in place by the
+ * pointwise, reduce, softmax, matmul and sdpa engines; those that feed
+ * layernorm stay copies.  Offsets are 256-byte aligned in every dtype. */
+static void view_cases(void)
+{
+    for (int ti = 0; ti < 3; ti++) {
+        const char *t = dts[ti];
+        char name[192];
+        snprintf(name, sizeof name, "view/split-consumers/%s", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[3, 5, 384];\n"
+                          "  a, b, c = split(relu(x) - 0.25, axis=2, parts=3);\n  y1 = a + c * 2.0;\n"
+                          "  y2 = softmax(b, axis=1);\n  y3 = reduce(permute(b, perm=[2, 0, 1]), axes=[0], op=\"max\");\n"
+                          "  y4 = matmul(a, permute(c, perm=[0, 2, 1]));\n"
+                          "  output y1: %s, y2: %s, y3: %s, y4: f32;\n}\n",
+                 40 + ti, t, t, t, t);
+        snprintf(name, sizeof name, "view/slice-step+broadcast/%s", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[7, 9, 256];\n  input v: %s[1, 9, 1];\n"
+                          "  s = slice(x * 1.5, axis=2, start=128, step=3);\n"
+                          "  y1 = relu(s) + broadcast(v, dims=[7, 9, 43]);\n"
+                          "  y2 = exp(slice(x * 0.5, axis=0, start=0, step=2));\n  output y1: %s, y2: %s;\n}\n",
+                 43 + ti, t, t, t, t);
+        snprintf(name, sizeof name, "view/relayout+layernorm/%s", t);
+        add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[2, 4, 13, 16];\n  weight s: %s[64];\n"
+                          "  weight b: %s[64];\n  weight s2: %s[16];\n  weight b2: %s[16];\n  o = x * 2.0 + 1.0;\n"
+                          "  y1 = layernorm(reshape(permute(o, perm=[0, 2, 1, 3]), dims=[2, 13, 64]), s, b, axes=[-1]);\n"
+                          "  q = slice(x, axis=0, start=1);\n  y2 = layernorm(reshape(q, dims=[1, 52, 16]), s2, b2, axes=[-1]);\n"
+                          "  y3 = layernorm(slice(o, axis=2, start=8), s2, b2, axes=[-1]);\n"
+                          "  output y1: %s, y2: %s, y3: %s;\n}\n",
+                 46 + ti, t, t, t, t, t, t, t, t);
+    }
+    add_case("view/attention/bf16", 4, "dnn 1;\ngraph g(seed=49) {\n  input x: bf16[2, 37, 128];\n"
+                                        "  weight w: bf16[128, 384] = randn(std=0.05);\n"
+                                        "  qkv = matmul(x, w);\n  q, k, v = split(qkv, axis=2, parts=3);\n"
+                                        "  qh = permute(reshape(q, dims=[2, 37, 4, 32]), perm=[0, 2, 1, 3]);\n"
+                                        "  kh = permute(reshape(k, dims=[2, 37, 4, 32]), perm=[0, 2, 1, 3]);\n"
+                                        "  vh = permute(reshape(v, dims=[2, 37, 4, 32]), perm=[0, 2, 1, 3]);\n"
+                                        "  o = sdpa(qh, kh, vh, causal=true);\n"
+                                        "  y = reshape(permute(o, perm=[0, 2, 1, 3]), dims=[2, 37, 128]) * 1.0;\n"
+                                        "  output y: bf16;\n}\n");
+}
+
+/* ---- the vectorized paths: pointwise 16-byte chunks (codegen.c v2) with
+ * broadcast operands and mixed dtypes, NHWC pooling 16-byte chunks (pool.cu
+ * v2); odd sizes beside them take the scalar paths. */
+static void vector_cases(void)
+{
+    for (int ti = 0; ti < 3; ti++) {
+        const char *t = dts[ti];
+        char name[192];
+        snprintf(name, sizeof name, "vec/pointwise/%s", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[5, 3, 64];\n  input b: f32[64];\n"
+                          "  input c: %s[5, 3, 1];\n  y = gelu(x * c + b);\n  z = tanh(x) - c;\n"
+                          "  output y: %s, z: f32;\n}\n",
+                 50 + ti, t, t, t);
+        snprintf(name, sizeof name, "vec/pointwise-odd/%s", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[5, 3, 61];\n  y = sigmoid(x) * x;\n"
+                          "  output y: %s;\n}\n", 53 + ti, t, t);
+        const int C = 16;
+        snprintf(name, sizeof name, "vec/maxpool-3x3s2p1/%s/nhwc", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[3, %d, 13, 11] @nhwc;\n"
+                          "  y = maxpool(x, window=[3, 3], stride=[2, 2], pad=[1, 1]);\n  output y: %s @nhwc;\n}\n",
+                 56 + ti, t, C, t);
+        snprintf(name, sizeof name, "vec/maxpool-dil2-ties/%s/nhwc", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[2, %d, 12, 9] @nhwc;\n"
+                          "  y = maxpool(floor(x * 2.0), window=[2, 3], stride=[1, 2], dilation=[2, 1], pad=[[1, 0], [0, 1]]);\n"
+                          "  output y: %s @nhwc;\n}\n",
+                 59 + ti, t, 2 * C, t);
+        snprintf(name, sizeof name, "vec/avgpool-incpad/%s/nhwc", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[2, %d, 9, 10] @nhwc;\n"
+                          "  y = avgpool(x, window=[3, 3], stride=[2, 2], pad=[1, 1], include_pad=%s);\n"
+                          "  output y: %s @nhwc;\n}\n",
+                 62 + ti, t, C, ti == 1 ? "true" : "false", t);
+    }
+}
+
 /* ---- dropout / rng */
 
 static void rng_cases(void)
@@ -446,6 +522,8 @@ int main(int argc, char **argv)
         group_cases();
         softmax_bwd_cases();
         copy_cases();
+        view_cases();
+        vector_cases();
         rng_cases();
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,

@@ -153,9 +153,30 @@ static void test_no_fusion_through_view(void)
     fixture_teardown(&f);
 }
 
+/* A split whose piece feeds layernorm keeps that piece a copy; the others are views. */
+static void test_partial_split(void)
+{
+    const char *text = "dnn 1;\ngraph g(seed=1) {\n  input x: f32[16, 128];\n"
+                       "  weight s: f32[64] = fill(1.0);\n  weight b: f32[64] = fill(0.0);\n"
+                       "  p, q = split(relu(x), axis=1, parts=2);\n  y = layernorm(p, s, b, axes=[-1]);\n"
+                       "  z = q * 2.0;\n  output y, z;\n}\n";
+    fixture f;
+    if (!fixture_setup(&f, text))
+        return;
+    const ggraph *g = f.g;
+    int p = tensor(g, "p"), q = tensor(g, "q");
+    CHECK_EQ(count_op(f.pl, "split"), 1);
+    CHECK(g->t[p].view_of < 0 && g->t[p].producer >= 0, "p is written by the split");
+    if (g->t[p].producer >= 0) /* q views the split's input from element 64 on */
+        check_strides(g, "q", 2, (int64_t[]){128, 1}, 64, g->n[g->t[p].producer].in[0]);
+    CHECK(g->t[q].producer < 0, "q is a view, not written");
+    fixture_teardown(&f);
+}
+
 int main(void)
 {
     test_attention();
+    test_partial_split();
     test_kept_copies();
     test_no_fusion_through_view();
     return test_summary("test_gpu_views");
