@@ -41,7 +41,8 @@ static const char bench_help[] =
     "  matmul b m n k     sdpa [fwd|bwd:]b h s t d c(ausal)\n"
     "  layernorm n c      softmax n c      pool [max|avg:]n c h w r(window) u p\n"
     "Running:\n"
-    "  --device auto|cpu|gpu|N  where to run (auto: the GPU if there is one)\n"
+    "  --device auto|cpu|gpu|N  where to run (auto: the GPU if there is one;\n"
+    "                     N: GPU N only, CUDA's numbering)\n"
     "  --engine auto|all|NAME auto: tune cache, else heuristics; all: every engine;\n"
     "                     NAME: force it (on the CPU the only engine is cpu_reference)\n"
     "  --tune             time every engine per partition, keep the fastest, store\n"
@@ -51,7 +52,6 @@ static const char bench_help[] =
     "  --min-time S       keep timing until S seconds passed (and --iters runs)\n"
     "  --check            GPU: compare every output with the CPU reference\n"
     "Several processes (rows merged in input order, as one run prints them):\n"
-    "  --device N         GPU N only (CUDA's numbering; within CUDA_VISIBLE_DEVICES)\n"
     "  --devices all|LIST one worker process per GPU (LIST: 0,1,...); the costliest\n"
     "                     cases go first; --tune results all reach the tune cache\n"
     "  --workers N        N worker processes on the CPU (with --device cpu)\n"
@@ -67,7 +67,8 @@ static const char bench_help[] =
     "\n"
     "A case's spread (max-min)/median above 20% prints a warning.  Exit status: 0\n"
     "when no case failed, else the status of the first failure (3 shape, 6 check\n"
-    "mismatch, 7 device, ...); 1 for usage errors.\n";
+    "mismatch, 7 device, 9 a case lost with its crashed or hung worker, ...);\n"
+    "1 for usage errors.\n";
 
 static int parse_int_opt(const char *name, const char *arg, int lo, int *out)
 {

@@ -182,6 +182,11 @@ assert bad[0]["repro"] == "xdnn run '"$G"' --set T=8 --set D=4 --device cpu", ba
     [ "$status" -eq 7 ]; [[ "$output" == *"--devices: no usable GPU: "* ]]
     run xdnn run "$G" --device 1
     [ "$status" -eq 7 ]; [[ "$output" == *"(--device 1: this process sees only CUDA_VISIBLE_DEVICES=1)"* ]]
+    CUDA_VISIBLE_DEVICES=4,6 run xdnn plan "$G" --device 1 -o "$BATS_TEST_TMPDIR/p.xplan"
+    [ "$status" -eq 7 ]; [[ "$output" == *"xdnn plan: no usable GPU: "*"(--device 1: this process sees only CUDA_VISIBLE_DEVICES=6)"* ]]
+    [ ! -e "$BATS_TEST_TMPDIR/p.xplan" ]
+    run xdnn bench "$G" --device 0 --iters 1
+    [ "$status" -eq 7 ]; [[ "$output" == *"xdnn bench: no usable GPU: "*"(--device 0: this process sees only CUDA_VISIBLE_DEVICES=0)"* ]]
 }
 
 @test "README: the Slurm array script, run here as a 3-task array, and its merge" {
