@@ -32,7 +32,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: xdnn <command> [options] [graph.dnn|graph.json]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n'xdnn <command> --help' describes a command; 'man xdnn' has the exit codes.\n");
+    fprintf(f, "\n'xdnn help <command>' (or 'xdnn <command> --help') describes a command; 'man xdnn' has the\n"
+               "exit codes.\n");
 }
 
 /* Every byte a command printed must have reached stdout: a full disk, a closed
@@ -62,6 +63,17 @@ static int dispatch(int argc, char **argv)
         return XDNN_ERR_USAGE;
     }
     const char *cmd = argv[1];
+    if (strcmp(cmd, "help") == 0 && argc > 2) { /* `xdnn help run` = `xdnn run --help` */
+        for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+            if (strcmp(argv[2], commands[i].name) == 0) {
+                char opt[] = "--help";
+                char *help[] = {argv[2], opt, NULL};
+                return commands[i].run(2, help);
+            }
+        fprintf(stderr, "xdnn help: unknown command '%s'\n", argv[2]);
+        usage(stderr);
+        return XDNN_ERR_USAGE;
+    }
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         usage(stdout);
         return XDNN_OK;

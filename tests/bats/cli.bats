@@ -17,11 +17,29 @@ load helpers
     [[ "$output" =~ ^xdnn\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
 }
 
-@test "every subcommand has --help" {
-    for c in check run convert dot ops engines; do
+@test "every subcommand has --help, the same as xdnn help CMD, and a line in xdnn(1)'s synopsis" {
+    cmds=$(xdnn --help | sed -n '/^commands:/,/^$/s/^  \([a-z]*\) .*/\1/p')
+    [ "$(wc -w <<< "$cmds")" -ge 11 ]
+    synopsis=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$ROOT/man/xdnn.1")
+    for c in $cmds; do
         run xdnn "$c" --help
         [ "$status" -eq 0 ]
-        [[ "$output" == *"usage: xdnn $c"* ]]
+        [[ "$output" == *"usage: xdnn $c"* ]] || { echo "$c --help: $output"; false; }
+        [ "$(xdnn help "$c")" = "$output" ] || { echo "xdnn help $c differs from xdnn $c --help"; false; }
+        grep -q "^\.B xdnn $c\$" <<< "$synopsis" || { echo "xdnn(1) SYNOPSIS lacks '$c'"; false; }
+    done
+    run xdnn help frobnicate
+    [ "$status" -eq 1 ]
+    [[ "$output" == "xdnn help: unknown command 'frobnicate'"* ]]
+}
+
+@test "xdnn(1)'s SEE ALSO names every other man page" {
+    see_also=$(sed -n '/^\.SH SEE ALSO/,$p' "$ROOT/man/xdnn.1")
+    for page in "$ROOT"/man/*.[1-9]; do
+        name=$(basename "$page"); sec=${name##*.}; name=${name%.*}
+        [ "$name.$sec" = xdnn.1 ] && continue
+        grep -q "^\.BR ${name//-/\\\\-} ($sec)" <<< "$see_also" ||
+            grep -q "^\.BR $name ($sec)" <<< "$see_also" || { echo "SEE ALSO lacks $name($sec)"; false; }
     done
 }
 
