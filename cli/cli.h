@@ -30,6 +30,9 @@ xdnn_status cli_load_bound(const graph_opts *o, xdnn_module_t **m, xdnn_graph_t 
 
 /* Print a usage error ("xdnn run: ...") and return XDNN_ERR_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The usage error for what getopt_long just refused (its '?' or ':'): an
+ * unknown option, or one without its value.  Exit code XDNN_ERR_USAGE. */
+int cli_option_error(const char *cmd, char *const *argv);
 
 /* --device N (cli_device.c): N when arg is a GPU ordinal, else -1. */
 int cli_device_ordinal(const char *arg);

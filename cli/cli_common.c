@@ -1,6 +1,7 @@
 /* cli_common.c — graph loading and option handling shared by the subcommands. */
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,15 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     return XDNN_ERR_USAGE;
 }
 
+int cli_option_error(const char *cmd, char *const *argv)
+{
+    /* opterr is 0 (main.c), so this is the one message: getopt sets optopt to
+     * the option that lacks its value, and to 0 for an unknown one */
+    if (optopt)
+        return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+    return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+}
+
 int graph_opts_take(graph_opts *o, int opt, char *arg)
 {
     switch (opt) {
@@ -23,6 +33,11 @@ int graph_opts_take(graph_opts *o, int opt, char *arg)
         const char *eq = strchr(arg, '=');
         if (!eq || eq == arg || !eq[1]) {
             fprintf(stderr, "xdnn: --set needs NAME=VALUE, got '%s'\n", arg);
+            return -1;
+        }
+        if (strpbrk(eq + 1, ",:")) { /* bench's sweep syntax: T=32,64 or T=32:256 */
+            fprintf(stderr, "xdnn: --set %s: a list or range of values is a sweep, which 'xdnn bench' runs; "
+                            "this command takes one value per param\n", arg);
             return -1;
         }
         if (o->nsets == CLI_MAX_LIST) {

@@ -64,7 +64,7 @@ static int parse_graph_cmd(const char *cmd, const char *help, int argc, char **a
         if (r < 0)
             return XDNN_ERR_USAGE;
         if (r == 0)
-            return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+            return cli_option_error(cmd, argv);
     }
     if (optind != argc - 1)
         return cli_usage_error(cmd, optind == argc ? "missing GRAPH file" : "expected one GRAPH file, got %d",

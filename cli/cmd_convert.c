@@ -80,8 +80,10 @@ int cmd_convert(int argc, char **argv)
             break;
         }
         default:
-            if (graph_opts_take(&o, c, optarg) != 1)
-                return cli_usage_error("convert", "unknown option '%s'", argv[optind - 1]);
+            switch (graph_opts_take(&o, c, optarg)) {
+            case -1: return XDNN_ERR_USAGE;
+            case 0: return cli_option_error("convert", argv);
+            }
         }
     }
     if (optind != argc - 1)

@@ -59,6 +59,7 @@ typedef struct run_opts {
     char *keep;
     bool print_full, json, check, cuda_graph;
     int iters, warmup, verbose;
+    bool timing_set; /* --iters or --warmup given */
     const char *engines[CLI_MAX_LIST];
     int nengines;
 } run_opts;
@@ -142,6 +143,7 @@ static int parse_run_opts(int argc, char **argv, run_opts *o)
                 return cli_usage_error("run", "--%s needs an integer in [%d, 1000000], got '%s'",
                                        c == OPT_ITERS ? "iters" : "warmup", c == OPT_ITERS ? 1 : 0, optarg);
             *(c == OPT_ITERS ? &o->iters : &o->warmup) = (int)v;
+            o->timing_set = true;
             break;
         }
         case OPT_CUDA_GRAPH: o->cuda_graph = true; break;
@@ -156,7 +158,7 @@ static int parse_run_opts(int argc, char **argv, run_opts *o)
             if (r < 0)
                 return XDNN_ERR_USAGE;
             if (r == 0)
-                return cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
+                return cli_option_error("run", argv);
         }
         }
     }
@@ -175,6 +177,12 @@ static int reject_gpu_only(const run_opts *o)
         return cli_usage_error("run", "--cuda-graph needs --device gpu");
     if (o->nengines)
         return cli_usage_error("run", "--engine needs --device gpu");
+    if (o->timing_set)
+        return cli_usage_error("run", "--iters and --warmup set the GPU timing loop; they need --device gpu "
+                                      "(xdnn bench times the CPU reference)");
+    if (o->verbose)
+        return cli_usage_error("run", "-v prints GPU partitions and engine candidates; it needs --device gpu "
+                                      "(xdnn plan --explain --device cpu shows the CPU plan)");
     return -1;
 }
 

@@ -4,6 +4,7 @@
 #include "core/fileio.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -93,5 +94,6 @@ static int dispatch(int argc, char **argv)
 int main(int argc, char **argv)
 {
     file_remove_temps_on_signals(); /* ^C during --save leaves no *.tmpXXXXXX behind */
+    opterr = 0; /* getopt prints nothing: each command says what is wrong, once (cli_option_error) */
     return finish_stdout(dispatch(argc, argv));
 }

@@ -50,6 +50,30 @@ load helpers
     run xdnn check --frob graphs/x.dnn
     [ "$status" -eq 1 ]
     [[ "$output" == *"unknown option '--frob'"* ]]
+    # one message per error, from xdnn (getopt's own "unrecognized option" is off), for every command
+    for c in check run convert dot plan bench compare merge; do
+        run xdnn "$c" --frob
+        [ "$status" -eq 1 ]
+        [ "${lines[0]}" = "xdnn $c: unknown option '--frob'" ] || { echo "$c: $output"; false; }
+        [ "${#lines[@]}" -eq 2 ] || { echo "$c: $output"; false; }
+    done
+    run xdnn run "$ROOT/graphs/mlp_gelu.dnn" --iters
+    [ "$status" -eq 1 ]
+    [ "${lines[0]}" = "xdnn run: option '--iters' needs a value" ]
+}
+
+@test "GPU-only options on a CPU run and sweeps given to run are usage errors, never ignored" {
+    G="$ROOT/graphs/mlp_gelu.dnn"
+    for opt in "--iters 3" "--warmup 1" "-v" "--cuda-graph" "--check" "--engine h=matmul_cublaslt"; do
+        run xdnn run "$G" --device cpu --set T=2 --set D=4 $opt
+        [ "$status" -eq 1 ] || { echo "$opt: exit $status"; false; }
+        [[ "${lines[0]}" == "xdnn run: "*"--device gpu"* ]] || { echo "$opt: $output"; false; }
+    done
+    for v in 32,64 32:256; do
+        run xdnn run "$G" --device cpu --set T=$v --set D=4
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"--set T=$v: a list or range of values is a sweep, which 'xdnn bench' runs"* ]]
+    done
 }
 
 @test "missing file is an I/O error (5)" {
