@@ -358,7 +358,9 @@ static bool bwd_supports(const gplan *pl, const gpart *p, const gpu_device *dev,
  * 25-75; sdpa_flash_tf32 not timed yet: a guess at half of sdpa_flash's rate,
  * still 10x the f32 warp-per-row loops). */
 static double flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 110.0); }
-static double wgmma_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 400.0); }
+/* sdpa_flash_wgmma on the H100 (bench/RESULTS-sdpa.md): 590-630 TFLOP/s at D = 128, 370-420 at D = 64, 225 at
+ * D = 40 padded to 64: ranked ahead of sdpa_flash everywhere it runs. */
+static double wgmma_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 450.0); }
 static double tf32_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 50.0); }
 static double naive_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 4.0); }
 static double bwd_flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 50.0); }

@@ -205,7 +205,8 @@ static void sdpa_cases_v2(void)
  * claims: D = Dv of 64, 128, 256 and the padded 40, 96, 200; Sq, Skv of 1,
  * 17, 130, 4097 and others crossing its 128-row and 128/64-key tiles; GQA
  * ratios 1, 2, 4, 8 and MQA; no mask, causal top-left and bottom-right (Sq <
- * Skv and Sq > Skv); bhsd and bshd; f16 and bf16; stats on every case. */
+ * Skv and Sq > Skv); bhsd and bshd; f16 and bf16; stats on every case; more
+ * work items than SMs (the persistent grid's hand-over from item to item). */
 static void sdpa_cases_wgmma(void)
 {
     static const sshape shapes[] = {
@@ -214,6 +215,8 @@ static void sdpa_cases_wgmma(void)
         {1, 2, 1, 130, 4097, 64, 64},   {1, 32, 8, 256, 256, 128, 128}, {1, 2, 2, 45, 77, 40, 40},
         {1, 3, 3, 100, 140, 96, 96},    {1, 2, 1, 65, 190, 200, 200},   {1, 1, 1, 1, 1, 64, 64},
         {3, 6, 2, 129, 129, 128, 128},  {1, 2, 2, 300, 1, 256, 256},    {2, 16, 4, 64, 512, 64, 64},
+        /* more work items (row blocks x heads) than an H100 has SMs: the persistent grid walks several */
+        {4, 40, 8, 200, 300, 64, 64},   {2, 36, 6, 257, 129, 128, 128}, {1, 70, 10, 130, 100, 256, 256},
     };
     static const char *const half[] = {"f16", "bf16"};
     const int n = (int)(sizeof shapes / sizeof shapes[0]);
