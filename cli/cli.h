@@ -30,6 +30,14 @@ xdnn_status cli_load_bound(const graph_opts *o, xdnn_module_t **m, xdnn_graph_t 
 
 /* Print a usage error ("xdnn run: ...") and return XDNN_ERR_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* cli_memory.c: sizes ("64G", "1.5GiB", "4096"), printed sizes ("3.2 GiB"),
+ * MemAvailable, and the early refusal of a CPU reference run that cannot fit
+ * in max_memory bytes (0: what is available): an exit code, or -1 to go on. */
+bool cli_parse_bytes(const char *s, uint64_t *out);
+const char *cli_format_bytes(char *buf, size_t len, uint64_t bytes);
+bool cli_mem_available(uint64_t *bytes);
+int cli_check_reference_memory(const char *cmd, const xdnn_graph_t *g, uint64_t max_memory);
 /* The usage error for what getopt_long just refused (its '?' or ':'): an
  * unknown option, or one without its value.  Exit code XDNN_ERR_USAGE. */
 int cli_option_error(const char *cmd, char *const *argv);
@@ -49,7 +57,7 @@ void cli_device_note(char *why, size_t len);
 enum {
     OPT_SET = 1000, OPT_GRAPH, OPT_HELP, OPT_SPECIALIZE, OPT_FORMAT, OPT_DEVICE, OPT_INPUT, OPT_SEED,
     OPT_SAVE, OPT_SAVE_INPUTS, OPT_KEEP, OPT_PRINT_FULL, OPT_CHECK, OPT_EXPECT, OPT_ITERS, OPT_WARMUP,
-    OPT_CUDA_GRAPH, OPT_ENGINE, OPT_OUTPUT, OPT_PARTITIONS, OPT_EXPLAIN, OPT_DEVICE_MODEL
+    OPT_CUDA_GRAPH, OPT_ENGINE, OPT_OUTPUT, OPT_PARTITIONS, OPT_EXPLAIN, OPT_DEVICE_MODEL, OPT_MAX_MEMORY
 };
 
 int cmd_check(int argc, char **argv);

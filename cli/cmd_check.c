@@ -82,8 +82,14 @@ int cmd_check(int argc, char **argv)
     xdnn_module_t *m;
     xdnn_graph_t *g;
     xdnn_status s = cli_load_bound(&o, &m, &g, true);
-    if (s == XDNN_OK)
+    if (s == XDNN_OK) {
         xdnn_graph_print_typed(g, stdout);
+        uint64_t tensors, scratch;
+        char a[32], b[32];
+        if (xdnn_graph_reference_memory(g, &tensors, &scratch) == XDNN_OK)
+            printf("memory: the CPU reference needs %s of tensors + %s of scratch\n",
+                   cli_format_bytes(a, sizeof a, tensors), cli_format_bytes(b, sizeof b, scratch));
+    }
     xdnn_module_destroy(m);
     return s;
 }

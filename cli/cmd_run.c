@@ -42,6 +42,8 @@ static const char run_help[] =
     "  --cuda-graph           GPU: replay the plan as one CUDA graph\n"
     "  --engine X=ENGINE      GPU: force an engine for partition or op X\n"
     "  -v                     GPU: print partitions and engine candidates\n"
+    "  --max-memory SIZE      refuse early when the CPU reference needs more host\n"
+    "                         memory than SIZE (64G, 512M; default: MemAvailable)\n"
     "\n"
     "Exit status: 0 ok, 1 usage, 2 syntax, 3 semantic/shape, 4 unsupported,\n"
     "5 file I/O, 6 a check failed, 7 device error.\n";
@@ -60,6 +62,7 @@ typedef struct run_opts {
     bool print_full, json, check, cuda_graph;
     int iters, warmup, verbose;
     bool timing_set; /* --iters or --warmup given */
+    uint64_t max_memory; /* bytes; 0 = MemAvailable */
     const char *engines[CLI_MAX_LIST];
     int nengines;
 } run_opts;
@@ -83,6 +86,7 @@ static int parse_run_opts(int argc, char **argv, run_opts *o)
         {"warmup", required_argument, NULL, OPT_WARMUP},
         {"cuda-graph", no_argument, NULL, OPT_CUDA_GRAPH},
         {"engine", required_argument, NULL, OPT_ENGINE},
+        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -153,6 +157,10 @@ static int parse_run_opts(int argc, char **argv, run_opts *o)
             o->engines[o->nengines++] = optarg;
             break;
         case 'v': o->verbose++; break;
+        case OPT_MAX_MEMORY:
+            if (!cli_parse_bytes(optarg, &o->max_memory) || !o->max_memory)
+                return cli_usage_error("run", "--max-memory needs a size such as 64G, 512M or 4096, got '%s'", optarg);
+            break;
         default: {
             int r = graph_opts_take(&o->g, c, optarg);
             if (r < 0)
@@ -398,6 +406,10 @@ int cmd_run(int argc, char **argv)
                 xdnn_backend_name(xdnn_plan_backend(plan)), use_gpu ? "cpu" : "gpu");
         s = XDNN_ERR_UNSUPPORTED;
     }
+    /* the CPU reference allocates everything up front: refuse what cannot fit
+     * now, not after minutes of work or an OOM kill half way */
+    if (s == XDNN_OK && (!use_gpu || o.check) && (r = cli_check_reference_memory("run", g, o.max_memory)) >= 0)
+        s = (xdnn_status)r;
     if (s != XDNN_OK) {
         xdnn_plan_destroy(plan);
         xdnn_module_destroy(m);

@@ -181,6 +181,11 @@ XDNN_API xdnn_status xdnn_graph_bind(xdnn_graph_t *g, const xdnn_binding *bindin
 
 /* Print the typed graph (after bind): every tensor's dtype, shape, strides. */
 XDNN_API void xdnn_graph_print_typed(const xdnn_graph_t *g, FILE *f);
+/* Host memory the CPU reference needs to run the bound graph, in bytes: every
+ * tensor it keeps (at its dtype and strided span) and the largest scratch it
+ * needs beside them (a node's operands widened to double).  Sums saturate. */
+XDNN_API xdnn_status xdnn_graph_reference_memory(const xdnn_graph_t *g, uint64_t *tensor_bytes,
+                                                 uint64_t *scratch_bytes);
 /* Graphviz DOT of the (bound) graph. */
 XDNN_API void xdnn_graph_print_dot(const xdnn_graph_t *g, FILE *f);
 

@@ -164,3 +164,20 @@ PY
     [ "$status" -eq 0 ]
     python3 -c 'import json,sys; t = sys.stdin.read(); d = json.loads(t[t.index("{"):]); assert d["device"] == "cpu"' <<< "$output"
 }
+
+@test "a graph that cannot fit in host memory is refused before anything runs (exit 8); check says what it needs" {
+    printf 'graph big {\n  input x: f32[100000, 1000000];\n  y = relu(x);\n  output y;\n}\n' > "$BATS_TEST_TMPDIR/big.dnn"
+    run xdnn check "$BATS_TEST_TMPDIR/big.dnn"
+    [ "$status" -eq 0 ]
+    [ "${lines[-1]}" = "memory: the CPU reference needs 745.1 GiB of tensors + 1.5 TiB of scratch" ]
+    run xdnn run "$BATS_TEST_TMPDIR/big.dnn" --device cpu --max-memory 64G
+    [ "$status" -eq 8 ]
+    [ "${lines[0]}" = "xdnn run: graph 'big' needs 2.2 TiB of host memory on the CPU reference (tensors 745.1 GiB + scratch 1.5 TiB), over the limit of 64.0 GiB (--max-memory); nothing was run" ]
+    run xdnn run "$G" --device cpu "${SMALL[@]}" --max-memory 1K
+    [ "$status" -eq 8 ]
+    [[ "${lines[0]}" == *"over the limit of 1.0 KiB (--max-memory); nothing was run" ]]
+    run xdnn run "$G" --device cpu "${SMALL[@]}" --max-memory 1G
+    [ "$status" -eq 0 ]
+    run xdnn run "$G" --device cpu "${SMALL[@]}" --max-memory 12Q
+    [ "$status" -eq 1 ]
+}
