@@ -417,12 +417,16 @@ int cmd_run(int argc, char **argv)
     }
     if (o.seed_set)
         g->rseed = o.seed;
-    int list[2 * CLI_MAX_LIST];
-    int nlist = report_list(&o, g, list, 2 * CLI_MAX_LIST);
+    /* every output (a training step has hundreds: a fixed cap silently dropped the rest
+     * from the report, --save, --expect and --check), then up to 2 * CLI_MAX_LIST --keep names */
+    int cap = (int)g->noutputs + 2 * CLI_MAX_LIST;
+    int *list = malloc((size_t)cap * sizeof *list);
+    int nlist = list ? report_list(&o, g, list, cap) : -1;
     if (nlist < 0) {
+        free(list);
         xdnn_plan_destroy(plan);
         xdnn_module_destroy(m);
-        return XDNN_ERR_USAGE;
+        return list ? XDNN_ERR_USAGE : XDNN_ERR_NOMEM;
     }
     for (int i = 0; i < nlist; i++)
         g->tensors[list[i]].keep = true;
@@ -512,6 +516,7 @@ int cmd_run(int argc, char **argv)
         gpu_release_caches(); /* compiled kernels, handles: keep valgrind runs clean */
     run_state_free(&st);
     free(base);
+    free(list);
     xdnn_plan_destroy(plan);
     xdnn_module_destroy(m);
     return s != XDNN_OK ? s : verdict;

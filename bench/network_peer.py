@@ -1,0 +1,171 @@
+"""PyTorch peer for the whole-network steps of bench/RESULTS-networks.md: the same training step as
+graphs/resnet50_train_step.dnn (ResNet-50 v1.5, bf16 convs and fc, f32 batchnorm, channels_last, softmax
+cross-entropy, plain SGD on every parameter, running statistics updated) and graphs/llama_block_train.dnn
+(one Llama decoder block, forward + backward from a given dy), timed eager (cuDNN convs, flash/cuDNN
+attention) and under torch.compile.  One JSON line per (case, mode): median/min/max ms over >= 10 steps
+timed with CUDA events after warm-up, and the peak memory.
+
+usage: python3 bench/network_peer.py [--cases resnet32,resnet256,llama] [--modes eager,compile] [--iters N]
+"""
+import argparse, json, math, time
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+dev = "cuda"
+bf16 = torch.bfloat16
+
+
+def bench(fn, iters, warm):
+    for _ in range(warm):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(iters):
+        s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
+        s.record(); fn(); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
+    ts.sort()
+    return ts[len(ts) // 2], ts[0], ts[-1]
+
+
+# ---------------------------------------------------------------- ResNet-50 (torchvision's layout, v1.5)
+class Bottleneck(nn.Module):
+    def __init__(self, cin, width, stride, proj):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, width, 1, bias=False); self.bn1 = nn.BatchNorm2d(width)
+        self.conv2 = nn.Conv2d(width, width, 3, stride, 1, bias=False); self.bn2 = nn.BatchNorm2d(width)
+        self.conv3 = nn.Conv2d(width, 4 * width, 1, bias=False); self.bn3 = nn.BatchNorm2d(4 * width)
+        self.down = nn.Sequential(nn.Conv2d(cin, 4 * width, 1, stride, bias=False),
+                                  nn.BatchNorm2d(4 * width)) if proj else None
+
+    def forward(self, x):
+        a = F.relu(self.bn1(self.conv1(x)))
+        a = F.relu(self.bn2(self.conv2(a)))
+        a = self.bn3(self.conv3(a))
+        return F.relu(a + (self.down(x) if self.down is not None else x))
+
+
+class ResNet50(nn.Module):
+    def __init__(self, ncls=1000, wid=64):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, wid, 7, 2, 3, bias=False); self.bn1 = nn.BatchNorm2d(wid)
+        blocks, cin = [], wid
+        for n, mult, stride in ((3, 1, 1), (4, 2, 2), (6, 4, 2), (3, 8, 2)):
+            for i in range(n):
+                blocks.append(Bottleneck(cin, mult * wid, stride if i == 0 else 1, i == 0))
+                cin = 4 * mult * wid
+        self.blocks = nn.Sequential(*blocks)
+        self.fc = nn.Linear(cin, ncls)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 3, 2, 1)
+        x = self.blocks(x)
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+def resnet_case(n, hw, mode, iters, warm, lr=0.1):
+    torch.manual_seed(0)
+    model = ResNet50().to(dev).to(memory_format=torch.channels_last)
+    # as the .dnn: convs and fc in bf16, batchnorm parameters and statistics in f32
+    for m in model.modules():
+        if isinstance(m, (nn.Conv2d, nn.Linear)):
+            m.to(bf16)
+    x = torch.randn(n, 3, hw, hw, device=dev, dtype=bf16).to(memory_format=torch.channels_last)
+    y = torch.randint(0, 1000, (n,), device=dev)
+    opt = torch.optim.SGD(model.parameters(), lr=lr, foreach=True)
+    fwd = torch.compile(model, dynamic=False) if mode == "compile" else model
+
+    def step():
+        loss = F.cross_entropy(fwd(x).float(), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    return step
+
+
+# ---------------------------------------------------------------- Llama decoder block
+def rope(x, cos, sin):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+
+
+def llama_block(x, g1, w_qkv, w_o, g2, w_gate, w_up, w_down, cos, sin, hq, hk, hd, gqa):
+    b, s, d = x.shape
+    kv = hk * hd
+    h = F.rms_norm(x, (d,), g1, 1e-5)
+    q, k, v = (h @ w_qkv).split((d, kv, kv), dim=-1)
+    q = rope(q.view(b, s, hq, hd), cos, sin).transpose(1, 2)
+    k = rope(k.view(b, s, hk, hd), cos, sin).transpose(1, 2)
+    v = v.view(b, s, hk, hd).transpose(1, 2)
+    if gqa:
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    else:  # Hugging Face's repeat_kv, then plain attention
+        o = F.scaled_dot_product_attention(q, k.repeat_interleave(hq // hk, 1), v.repeat_interleave(hq // hk, 1),
+                                           is_causal=True)
+    r = x + o.transpose(1, 2).reshape(b, s, d) @ w_o
+    h2 = F.rms_norm(r, (d,), g2, 1e-5)
+    return r + (F.silu(h2 @ w_gate) * (h2 @ w_up)) @ w_down
+
+
+def llama_case(mode, iters, warm, b=2, s=4096, hq=32, hk=8, hd=128, inter=14336, gqa=True):
+    torch.manual_seed(0)
+    d, kv = hq * hd, hk * hd
+    p = lambda *shape: (torch.randn(*shape, device=dev, dtype=bf16) * 0.02).requires_grad_()
+    w = [torch.ones(d, device=dev, dtype=bf16, requires_grad=True), p(d, d + 2 * kv), p(d, d),
+         torch.ones(d, device=dev, dtype=bf16, requires_grad=True), p(d, inter), p(d, inter), p(inter, d)]
+    x = torch.randn(b, s, d, device=dev, dtype=bf16, requires_grad=True)
+    dy = torch.randn(b, s, d, device=dev, dtype=bf16) * 0.01
+    ang = torch.arange(s, device=dev, dtype=torch.float32)[:, None] * \
+        500000.0 ** (-2 * torch.arange(hd // 2, device=dev, dtype=torch.float32) / hd)
+    cos, sin = ang.cos()[:, None, :].to(bf16), ang.sin()[:, None, :].to(bf16)   # [S, 1, HD/2]
+    fn = (lambda *a: llama_block(*a, hq, hk, hd, gqa))
+    fn = torch.compile(fn, dynamic=False) if mode == "compile" else fn
+
+    def step():
+        y = fn(x, *w, cos, sin)
+        y.backward(dy)
+        for t in [x] + w:
+            t.grad = None
+    return step
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", default="resnet32,resnet256,llama")
+    ap.add_argument("--modes", default="eager,compile")
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    a = ap.parse_args()
+    torch.backends.cudnn.benchmark = True      # cuDNN picks its fastest conv algorithms (the eager peer's best)
+    print(json.dumps({"torch": torch.__version__, "device": torch.cuda.get_device_name(),
+                      "cudnn": torch.backends.cudnn.version()}), flush=True)
+    for mode in a.modes.split(","):
+        for case in a.cases.split(","):
+            variants = [("", None)]
+            if case == "llama" and mode == "eager":
+                variants = [("", True), ("_repeat_kv", False)]    # report both GQA formulations
+            for suffix, gqa in variants:
+                rec = {"case": case + suffix, "mode": mode}
+                try:
+                    torch.cuda.reset_peak_memory_stats()
+                    t0 = time.time()
+                    if case.startswith("resnet"):
+                        step = resnet_case(int(case[6:]), 224, mode, a.iters, a.warmup)
+                    else:
+                        step = llama_case(mode, a.iters, a.warmup, gqa=gqa if gqa is not None else True)
+                    step(); torch.cuda.synchronize()          # compile (if any) and first run
+                    rec["first_s"] = round(time.time() - t0, 1)
+                    med, lo, hi = bench(step, a.iters, a.warmup)
+                    rec.update(ms=round(med, 3), min_ms=round(lo, 3), max_ms=round(hi, 3),
+                               peak_gib=round(torch.cuda.max_memory_allocated() / 2**30, 2))
+                except Exception as ex:
+                    rec["error"] = str(ex).splitlines()[0][:200] if str(ex) else type(ex).__name__
+                print(json.dumps(rec), flush=True)
+                step = None
+                torch.cuda.empty_cache()
+                if mode == "compile":
+                    torch._dynamo.reset()
+
+
+if __name__ == "__main__":
+    main()
