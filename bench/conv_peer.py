@@ -2,9 +2,12 @@
 the same ResNet-50 conv shapes as /work/shared/anchors/torch_baseline.py (fwd in
 f16/bf16 NHWC and f32 NCHW, dgrad/wgrad f16 NHWC on three 3x3 layers, the 1x1 256->64 layer and
 the 1x1 stride-2 projection, a tf32
-NHWC 3x3 layer) and its maxpool.  Timing as torch_baseline.py: cudnn.benchmark,
+NHWC 3x3 layer) and its maxpool (set r50); conv + bias + relu (+ residual) in
+PyTorch eager (set epi); depthwise MobileNet / EfficientNet layers (set dw).  Timing as torch_baseline.py: cudnn.benchmark,
 warm-up 10, median of 50 CUDA-event timings.  One "PEER name shape ms" line each,
 the names matching the "BENCH name shape ..." lines of difftest_conv."""
+import sys
+
 import torch
 import torch.nn.functional as F
 
@@ -12,6 +15,8 @@ torch.backends.cudnn.benchmark = True
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
 dev = "cuda"
+# which sets to time (arguments; default all): r50 (fwd/dgrad/wgrad, tf32, maxpool), epi, dw
+SETS = sys.argv[1:] or ["r50", "epi", "dw"]
 
 
 def bench(fn, iters=50, warm=10):
@@ -37,55 +42,58 @@ R50 = [(32, 64, 56, 56, 64, 1, 1, 0), (32, 64, 56, 56, 64, 3, 1, 1), (32, 64, 56
        (32, 256, 56, 56, 64, 1, 1, 0), (32, 128, 28, 28, 128, 3, 1, 1), (32, 256, 14, 14, 256, 3, 1, 1),
        (32, 512, 7, 7, 512, 3, 1, 1), (32, 3, 224, 224, 64, 7, 2, 3), (32, 256, 56, 56, 512, 1, 2, 0),
        (32, 1024, 14, 14, 256, 1, 1, 0)]
-for dt, cl, tag in ((torch.float16, True, "f16_nhwc"), (torch.float32, False, "f32_nchw"),
-                    (torch.bfloat16, True, "bf16_nhwc")):
-    for (N, C, H, W, K, Rk, s, p) in R50:
-        x = torch.randn(N, C, H, W, device=dev, dtype=dt)
-        w = torch.randn(K, C, Rk, Rk, device=dev, dtype=dt)
-        if cl:
-            x = x.to(memory_format=torch.channels_last); w = w.to(memory_format=torch.channels_last)
-        rep(f"conv_fwd_{tag}", f"n{N}c{C}h{H}k{K}r{Rk}s{s}p{p}", bench(lambda: F.conv2d(x, w, stride=s, padding=p)))
-for (N, C, H, W, K, Rk, s, p) in (R50[1], R50[4], R50[5], R50[3], R50[8]):
-    x = torch.randn(N, C, H, W, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
-    w = torch.randn(K, C, Rk, Rk, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
-    g = torch.randn_like(F.conv2d(x, w, stride=s, padding=p))
-    cb = torch.ops.aten.convolution_backward
-    rep("conv_dgrad_f16_nhwc", f"n{N}c{C}h{H}k{K}r{Rk}",
-        bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], 1, [True, False, False])))
-    rep("conv_wgrad_f16_nhwc", f"n{N}c{C}h{H}k{K}r{Rk}",
-        bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], 1, [False, True, False])))
-torch.backends.cudnn.allow_tf32 = True
-x = torch.randn(32, 64, 56, 56, device=dev).to(memory_format=torch.channels_last)
-w = torch.randn(64, 64, 3, 3, device=dev).to(memory_format=torch.channels_last)
-rep("conv_fwd_f32tf32_nhwc", "n32c64h56k64r3s1p1", bench(lambda: F.conv2d(x, w, padding=1)))
-torch.backends.cudnn.allow_tf32 = False
-for dt in (torch.float16, torch.float32):
-    xi = torch.randn(32, 256, 56, 56, device=dev, dtype=dt).to(memory_format=torch.channels_last)
-    rep(f"maxpool3s2_{str(dt)[6:]}_nhwc", "32x256x56x56", bench(lambda: F.max_pool2d(xi, 3, 2, 1)))
-
-# conv + bias + activation (+ residual), the xdnn fused epilogue's peer: PyTorch eager (cuDNN conv with its
-# bias, then the pointwise ops), shapes of difftest_conv.c's convepi cases
-for (C, H, K) in ((64, 28, 64), (64, 56, 64), (256, 14, 256)):
-    torch.backends.cudnn.allow_tf32 = False
-    x = torch.randn(32, C, H, H, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
-    w = torch.randn(K, C, 3, 3, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
-    b = torch.randn(K, device=dev, dtype=torch.float16)
-    r = torch.randn(32, K, H, H, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
-    shp = f"n32c{C}h{H}k{K}r3"
-    rep("convepi_f16_nhwc", shp + "_none", bench(lambda: F.conv2d(x, w, padding=1)))
-    rep("convepi_f16_nhwc", shp + "_bias_relu", bench(lambda: F.relu(F.conv2d(x, w, b, padding=1))))
-    rep("convepi_f16_nhwc", shp + "_bias_res_relu", bench(lambda: F.relu(F.conv2d(x, w, b, padding=1) + r)))
-
-# depthwise (groups = C), f16 channels-last; dgrad through convolution_backward
-DW = [(32, 112, 3, 1), (96, 112, 3, 2), (144, 56, 3, 1), (144, 56, 3, 2), (192, 28, 3, 1), (384, 14, 3, 1),
-      (576, 14, 3, 1), (960, 7, 3, 1), (240, 28, 5, 1), (672, 14, 5, 2)]
-for i, (C, H, R, s) in enumerate(DW):
-    p = R // 2
-    x = torch.randn(32, C, H, H, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
-    w = torch.randn(C, 1, R, R, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
-    rep("convdw_fwd_f16_nhwc", f"n32c{C}h{H}r{R}s{s}", bench(lambda: F.conv2d(x, w, stride=s, padding=p, groups=C)))
-    if i % 3 == 0 or i == 3:
-        g = torch.randn_like(F.conv2d(x, w, stride=s, padding=p, groups=C))
+if "r50" in SETS:
+    for dt, cl, tag in ((torch.float16, True, "f16_nhwc"), (torch.float32, False, "f32_nchw"),
+                        (torch.bfloat16, True, "bf16_nhwc")):
+        for (N, C, H, W, K, Rk, s, p) in R50:
+            x = torch.randn(N, C, H, W, device=dev, dtype=dt)
+            w = torch.randn(K, C, Rk, Rk, device=dev, dtype=dt)
+            if cl:
+                x = x.to(memory_format=torch.channels_last); w = w.to(memory_format=torch.channels_last)
+            rep(f"conv_fwd_{tag}", f"n{N}c{C}h{H}k{K}r{Rk}s{s}p{p}", bench(lambda: F.conv2d(x, w, stride=s, padding=p)))
+    for (N, C, H, W, K, Rk, s, p) in (R50[1], R50[4], R50[5], R50[3], R50[8]):
+        x = torch.randn(N, C, H, W, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+        w = torch.randn(K, C, Rk, Rk, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+        g = torch.randn_like(F.conv2d(x, w, stride=s, padding=p))
         cb = torch.ops.aten.convolution_backward
-        rep("convdw_dgrad_f16_nhwc", f"n32c{C}h{H}r{R}s{s}",
-            bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], C, [True, False, False])))
+        rep("conv_dgrad_f16_nhwc", f"n{N}c{C}h{H}k{K}r{Rk}",
+            bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], 1, [True, False, False])))
+        rep("conv_wgrad_f16_nhwc", f"n{N}c{C}h{H}k{K}r{Rk}",
+            bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], 1, [False, True, False])))
+    torch.backends.cudnn.allow_tf32 = True
+    x = torch.randn(32, 64, 56, 56, device=dev).to(memory_format=torch.channels_last)
+    w = torch.randn(64, 64, 3, 3, device=dev).to(memory_format=torch.channels_last)
+    rep("conv_fwd_f32tf32_nhwc", "n32c64h56k64r3s1p1", bench(lambda: F.conv2d(x, w, padding=1)))
+    torch.backends.cudnn.allow_tf32 = False
+    for dt in (torch.float16, torch.float32):
+        xi = torch.randn(32, 256, 56, 56, device=dev, dtype=dt).to(memory_format=torch.channels_last)
+        rep(f"maxpool3s2_{str(dt)[6:]}_nhwc", "32x256x56x56", bench(lambda: F.max_pool2d(xi, 3, 2, 1)))
+
+if "epi" in SETS:
+    # conv + bias + activation (+ residual), the xdnn fused epilogue's peer: PyTorch eager (cuDNN conv with its
+    # bias, then the pointwise ops), shapes of difftest_conv.c's convepi cases
+    for (C, H, K) in ((64, 28, 64), (64, 56, 64), (256, 14, 256)):
+        torch.backends.cudnn.allow_tf32 = False
+        x = torch.randn(32, C, H, H, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+        w = torch.randn(K, C, 3, 3, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+        b = torch.randn(K, device=dev, dtype=torch.float16)
+        r = torch.randn(32, K, H, H, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+        shp = f"n32c{C}h{H}k{K}r3"
+        rep("convepi_f16_nhwc", shp + "_none", bench(lambda: F.conv2d(x, w, padding=1)))
+        rep("convepi_f16_nhwc", shp + "_bias_relu", bench(lambda: F.relu(F.conv2d(x, w, b, padding=1))))
+        rep("convepi_f16_nhwc", shp + "_bias_res_relu", bench(lambda: F.relu(F.conv2d(x, w, b, padding=1) + r)))
+
+if "dw" in SETS:
+    # depthwise (groups = C), f16 channels-last; dgrad through convolution_backward
+    DW = [(32, 112, 3, 1), (96, 112, 3, 2), (144, 56, 3, 1), (144, 56, 3, 2), (192, 28, 3, 1), (384, 14, 3, 1),
+          (576, 14, 3, 1), (960, 7, 3, 1), (240, 28, 5, 1), (672, 14, 5, 2)]
+    for i, (C, H, R, s) in enumerate(DW):
+        p = R // 2
+        x = torch.randn(32, C, H, H, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+        w = torch.randn(C, 1, R, R, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+        rep("convdw_fwd_f16_nhwc", f"n32c{C}h{H}r{R}s{s}", bench(lambda: F.conv2d(x, w, stride=s, padding=p, groups=C)))
+        if i % 3 == 0 or i == 3:
+            g = torch.randn_like(F.conv2d(x, w, stride=s, padding=p, groups=C))
+            cb = torch.ops.aten.convolution_backward
+            rep("convdw_dgrad_f16_nhwc", f"n32c{C}h{H}r{R}s{s}",
+                bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], C, [True, False, False])))

@@ -10,7 +10,8 @@
  *   weights  the slice's CVB*V channels x taps, as f32 in shared memory
  *            ([tap][channel]), loaded once per block (flipped for dgrad);
  *   v1 (generic, QT = 1): every tap is one vector load (L1 serves the
- *            overlap between neighbouring strips);
+ *            overlap between neighbouring strips); the gather visits only
+ *            the taps that reach its dx position (every s/gcd(s, dil)-th);
  *   v2 (S_, SW_ compile-time, dilation 1 along W): the strip's input window
  *            of (QT-1)*SW_ + S_ columns is loaded once per row into registers
  *            and reused by the QT outputs (QT = 4 at stride 1, 2 at stride 2).
@@ -28,6 +29,7 @@ struct dwg {
     int D[3], O[3];                    /* src and dst spatial sizes */
     int win[3], st[3], dil[3], pad[3];
     int64_t ss[5], sd[5], sw[5];       /* 5-slot strides (channel slot 1 is 1 for src/dst) */
+    int rstep[3];                      /* gather: the taps of one dx position step by s / gcd(s, dil) */
     int dt_w, flip, gather, nq;        /* nq: strips along W */
 };
 
@@ -68,7 +70,25 @@ template <typename T, int V> __device__ __forceinline__ void stv(T *p, const flo
     }
 }
 
-/* The src position read by output position o through tap r along dim d. */
+/* V weights of one tap from shared memory (16-byte loads when V % 4 == 0:
+ * the slice rows are multiples of 4 floats). */
+template <int V> __device__ __forceinline__ void ldw(const float *p, float *f)
+{
+    if constexpr (V % 4 == 0) {
+#pragma unroll
+        for (int i = 0; i < V; i += 4) {
+            const float4 u = *reinterpret_cast<const float4 *>(p + i);
+            f[i] = u.x, f[i + 1] = u.y, f[i + 2] = u.z, f[i + 3] = u.w;
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < V; i++)
+            f[i] = p[i];
+    }
+}
+
+/* The src position read by output position o through tap r along dim d
+ * (gather: r is one of the taps first_tap gives, the division is exact). */
 __device__ __forceinline__ bool src_pos(const dwg &g, int d, int o, int r, int &i)
 {
     if (!g.gather) {
@@ -76,10 +96,21 @@ __device__ __forceinline__ bool src_pos(const dwg &g, int d, int o, int r, int &
         return (unsigned)i < (unsigned)g.D[d];
     }
     const int a = o + g.pad[d] - r * g.dil[d];
-    if (a < 0 || a % g.st[d])
-        return false;
     i = a / g.st[d];
-    return i < g.D[d];
+    return a >= 0 && i < g.D[d];
+}
+
+/* The first tap that reaches output position o along dim d (then every
+ * rstep-th): all of them in the forward conv; in the gather, the r with
+ * (o + pad - r*dil) % stride == 0 (win when none). */
+__device__ __forceinline__ int first_tap(const dwg &g, int d, int o)
+{
+    if (!g.gather)
+        return 0;
+    for (int r = 0; r < g.rstep[d] && r < g.win[d]; r++)
+        if ((o + g.pad[d] - r * g.dil[d]) % g.st[d] == 0)
+            return r;
+    return g.win[d];
 }
 
 template <typename T, int V, int S_, int SW_>
@@ -122,11 +153,13 @@ __global__ void __launch_bounds__(256) kdw_kernel(const dwg g, const T *__restri
             acc[j][i] = 0.f;
     const T *sn = src + n * g.ss[0] + c0;
     const float *wl = wsm + threadIdx.x * V;
-    for (int t0 = 0; t0 < g.win[0]; t0++) {
+    const int step0 = g.gather ? g.rstep[0] : 1, step1 = g.gather ? g.rstep[1] : 1, step2 = g.gather ? g.rstep[2] : 1;
+    const int first1 = first_tap(g, 1, p), first2 = first_tap(g, 2, q0);
+    for (int t0 = first_tap(g, 0, o); t0 < g.win[0]; t0 += step0) {
         int i0;
         if (!src_pos(g, 0, o, t0, i0))
             continue;
-        for (int t1 = 0; t1 < g.win[1]; t1++) {
+        for (int t1 = first1; t1 < g.win[1]; t1 += step1) {
             int i1;
             if (!src_pos(g, 1, p, t1, i1))
                 continue;
@@ -150,9 +183,7 @@ __global__ void __launch_bounds__(256) kdw_kernel(const dwg g, const T *__restri
 #pragma unroll
                 for (int s = 0; s < S_; s++) {
                     float wv[V];
-#pragma unroll
-                    for (int i = 0; i < V; i++)
-                        wv[i] = wr[s * row + i];
+                    ldw<V>(wr + s * row, wv);
 #pragma unroll
                     for (int j = 0; j < QT; j++)
 #pragma unroll
@@ -160,29 +191,38 @@ __global__ void __launch_bounds__(256) kdw_kernel(const dwg g, const T *__restri
                             acc[j][i] = fmaf(xw[j * SW_ + s][i], wv[i], acc[j][i]);
                 }
             } else {
-                for (int t2 = 0; t2 < g.win[2]; t2++) {
+                for (int t2 = first2; t2 < g.win[2]; t2 += step2) {
                     int i2;
                     if (!src_pos(g, 2, q0, t2, i2))
                         continue;
-                    float xv[V];
+                    float xv[V], wv[V];
                     ldv<T, V>(rowp + i2 * g.ss[4], xv);
+                    ldw<V>(wr + t2 * row, wv);
 #pragma unroll
                     for (int i = 0; i < V; i++)
-                        acc[0][i] = fmaf(xv[i], wr[t2 * row + i], acc[0][i]);
+                        acc[0][i] = fmaf(xv[i], wv[i], acc[0][i]);
                 }
             }
         }
+    }
+    if (epi.n) {
+        int rc[QT][4], kc[V];
+        bool rv[QT], cvv[V];
+#pragma unroll
+        for (int j = 0; j < QT; j++) {
+            rc[j][0] = n, rc[j][1] = o, rc[j][2] = p, rc[j][3] = q0 + j;
+            rv[j] = q0 + j < g.O[2];
+        }
+#pragma unroll
+        for (int i = 0; i < V; i++)
+            kc[i] = c0 + i, cvv[i] = true;
+        kepi_tile<QT, V>(epi, acc, rc, kc, rv, cvv);
     }
 #pragma unroll
     for (int j = 0; j < QT; j++) {
         const int q = q0 + j;
         if (q >= g.O[2])
             break;
-        if (epi.n) {
-#pragma unroll
-            for (int i = 0; i < V; i++)
-                acc[j][i] = kepi_apply(epi, acc[j][i], n, c0 + i, o, p, q);
-        }
         stv<T, V>(dst + n * g.sd[0] + o * g.sd[2] + p * g.sd[3] + q * g.sd[4] + c0, acc[j]);
     }
 }
@@ -195,15 +235,17 @@ int launch(const dwg &g0, const void *src, const void *w, void *dst, const kconv
     g.cv = g.C / V;
     g.nq = (g.O[2] + QT - 1) / QT;
     const int taps = g.win[0] * g.win[1] * g.win[2];
-    int cvb = 1;
-    while (cvb < 32 && cvb < g.cv)
-        cvb *= 2;
-    while (cvb > 1 && (size_t)taps * cvb * V * sizeof(float) > KDW_SMEM_MAX)
-        cvb /= 2;
+    /* the channel vectors in equal slices of at most 32 (C = 144 halves: 18
+     * threads, not 32 with 14 idle), fewer while the weights overflow */
+    int slices = (g.cv + 31) / 32, cvb = (g.cv + slices - 1) / slices;
+    while (cvb > 1 && (size_t)taps * cvb * V * sizeof(float) > KDW_SMEM_MAX) {
+        slices++;
+        cvb = (g.cv + slices - 1) / slices;
+    }
     const size_t smem = (size_t)taps * cvb * V * sizeof(float);
     if (smem > KDW_SMEM_MAX)
         return (int)cudaErrorInvalidConfiguration; /* gpu_conv_dw_check refuses these */
-    const int ty = 256 / cvb;
+    const int ty = 256 / cvb; /* cvb * ty <= 256 threads */
     const int64_t strips = (int64_t)g.N * g.O[0] * g.O[1] * g.nq;
     dim3 grid((unsigned)((strips + ty - 1) / ty), (unsigned)((g.cv + cvb - 1) / cvb));
     kdw_kernel<T, V, S_, SW_><<<grid, dim3(cvb, ty), smem, s>>>(g, static_cast<const T *>(src), w,
@@ -259,6 +301,13 @@ extern "C" int kconv_dw(const kconv_params *p, int dgrad, const void *src, const
         g.D[d] = (int)(dgrad ? p->out[d] : p->in[d]);
         g.O[d] = (int)(dgrad ? p->in[d] : p->out[d]);
         g.pad[d] = (int)(g.flip ? (p->win[d] - 1) * p->dil[d] - p->pad[d] : p->pad[d]);
+        int a = g.st[d], b = g.dil[d];
+        while (b) {
+            const int t = a % b;
+            a = b;
+            b = t;
+        }
+        g.rstep[d] = g.st[d] / a;
     }
     for (int i = 0; i < 5; i++) {
         g.ss[i] = dgrad ? p->sy[i] : p->sx[i];

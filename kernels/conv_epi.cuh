@@ -21,8 +21,63 @@ static __device__ __forceinline__ float kepi_act(int op, float a, float p0, floa
     }
 }
 
-/* v after every step; coordinates in y's 5-slot view (o, p, q: depth,
- * height, width, unit slots 0). */
+/* Every step over a thread's tile of values v[r][c] at y coordinates
+ * (n, k, o, p, q) = (rc[r][0], kc[c], rc[r][1], rc[r][2], rc[r][3]); rows
+ * with rv false and columns with cv false are left alone (past M or K).
+ * The step loop is outside and the tile loops inside, fully unrolled: a
+ * step's NR*NC operand loads are issued together instead of one dependent
+ * load per element (a per-element step loop serialised them on L2 latency:
+ * +50% on a 0.07 ms conv), and the op branch is taken once per step. */
+template <int NR, int NC>
+static __device__ __forceinline__ void kepi_tile(const kconv_epi &e, float (&v)[NR][NC], const int (&rc)[NR][4],
+                                                 const int (&kc)[NC], const bool (&rv)[NR], const bool (&cv)[NC])
+{
+    for (int i = 0; i < e.n; i++) {
+        const kepi_step &s = e.s[i];
+        const int op = s.op;
+        if (op <= KEPI_MUL_T) {
+            float t[NR][NC];
+#pragma unroll
+            for (int r = 0; r < NR; r++) {
+                const int64_t row = rc[r][0] * s.st[0] + rc[r][1] * s.st[2] + rc[r][2] * s.st[3] + rc[r][3] * s.st[4];
+#pragma unroll
+                for (int c = 0; c < NC; c++)
+                    t[r][c] = rv[r] && cv[c] ? kld(s.t, s.dt, row + kc[c] * s.st[1]) : 0.f;
+            }
+#pragma unroll
+            for (int r = 0; r < NR; r++)
+#pragma unroll
+                for (int c = 0; c < NC; c++)
+                    v[r][c] = op == KEPI_ADD_T ? v[r][c] + t[r][c]
+                            : op == KEPI_SUB_T ? v[r][c] - t[r][c]
+                            : op == KEPI_RSUB_T ? t[r][c] - v[r][c] : v[r][c] * t[r][c];
+            continue;
+        }
+        const float p0 = s.p0, p1 = s.p1, p2 = s.p2;
+#define KEPI_EACH(expr)                                                                                              \
+    _Pragma("unroll") for (int r = 0; r < NR; r++) _Pragma("unroll") for (int c = 0; c < NC; c++)                   \
+    {                                                                                                                \
+        const float a = v[r][c];                                                                                     \
+        v[r][c] = (expr);                                                                                            \
+    }
+        switch (op) {
+        case KEPI_ADD_S: KEPI_EACH(a + p0) break;
+        case KEPI_MUL_S: KEPI_EACH(a * p0) break;
+        case KEPI_RELU: KEPI_EACH(kepi_act(KEPI_RELU, a, p0, p1, p2)) break;
+        case KEPI_GELU_ERF: KEPI_EACH(kepi_act(KEPI_GELU_ERF, a, p0, p1, p2)) break;
+        case KEPI_GELU_TANH: KEPI_EACH(kepi_act(KEPI_GELU_TANH, a, p0, p1, p2)) break;
+        case KEPI_SWISH: KEPI_EACH(kepi_act(KEPI_SWISH, a, p0, p1, p2)) break;
+        case KEPI_SIGMOID: KEPI_EACH(kepi_act(KEPI_SIGMOID, a, p0, p1, p2)) break;
+        case KEPI_TANH: KEPI_EACH(kepi_act(KEPI_TANH, a, p0, p1, p2)) break;
+        default: break;
+        }
+#undef KEPI_EACH
+    }
+}
+
+/* v after every step, one element (the direct kernel: one output at a
+ * time); coordinates in y's 5-slot view (o, p, q: depth, height, width,
+ * unit slots 0). */
 static __device__ __forceinline__ float kepi_apply(const kconv_epi &e, float v, int64_t n, int64_t k, int64_t o,
                                                    int64_t p, int64_t q)
 {

@@ -237,26 +237,51 @@ __global__ void __launch_bounds__(NT, 2) kig_fwd_kernel(kig_geom g, const T *__r
     }
     cp_async_wait<0>();
 
-    /* epilogue: c0,c1 at (row, col..col+1), c2,c3 at (row+8, col..col+1) */
+    /* epilogue: c0,c1 at (row, col..col+1), c2,c3 at (row+8, col..col+1);
+     * the fused steps run on one mi slice (2 rows x 8 columns) at a time */
 #pragma unroll
     for (int mi = 0; mi < MI; mi++) {
+        int rc[2][4]; /* n, o, p, q of the two rows */
+        bool rv[2];
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const int m = bm + wm * (MI * 16) + mi * 16 + lane / 4 + h * 8;
-            if (m >= g.M)
+            rv[h] = m < g.M;
+            const int mm = rv[h] ? m : 0;
+            rc[h][3] = mm % g.Q;
+            rc[h][2] = (mm / g.Q) % g.P;
+            rc[h][1] = (mm / (g.P * g.Q)) % g.O;
+            rc[h][0] = mm / (g.O * g.P * g.Q);
+        }
+        if (epi.n) {
+            float v[2][8];
+            int kc[8];
+            bool cv[8];
+#pragma unroll
+            for (int c = 0; c < 8; c++) {
+                kc[c] = bn + wn * 32 + (c / 2) * 8 + (lane % 4) * 2 + c % 2;
+                cv[c] = kc[c] < g.K; /* only real channels: the operands end at K */
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    v[h][c] = acc[mi][c / 2][2 * h + c % 2];
+            }
+            kepi_tile<2, 8>(epi, v, rc, kc, rv, cv);
+#pragma unroll
+            for (int c = 0; c < 8; c++)
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    acc[mi][c / 2][2 * h + c % 2] = v[h][c];
+        }
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            if (!rv[h])
                 continue;
-            const int q = m % g.Q, p = (m / g.Q) % g.P, o = (m / (g.P * g.Q)) % g.O, n = m / (g.O * g.P * g.Q);
-            const int64_t yrow = (int64_t)n * g.yN + (int64_t)o * g.yO + (int64_t)p * g.yP + (int64_t)q * g.yQ;
+            const int64_t yrow = (int64_t)rc[h][0] * g.yN + (int64_t)rc[h][1] * g.yO + (int64_t)rc[h][2] * g.yP +
+                                 (int64_t)rc[h][3] * g.yQ;
 #pragma unroll
             for (int ni = 0; ni < 4; ni++) {
                 const int k = bn + wn * 32 + ni * 8 + (lane % 4) * 2;
-                float v0 = acc[mi][ni][2 * h], v1 = acc[mi][ni][2 * h + 1];
-                if (epi.n) { /* only on real channels: the operands end at K */
-                    if (k < g.K)
-                        v0 = kepi_apply(epi, v0, n, k, o, p, q);
-                    if (k + 1 < g.K)
-                        v1 = kepi_apply(epi, v1, n, k + 1, o, p, q);
-                }
+                const float v0 = acc[mi][ni][2 * h], v1 = acc[mi][ni][2 * h + 1];
                 const int64_t yo = yrow + (int64_t)k * g.yK;
                 if (g.yK == 1 && k + 1 < g.K && g.dt_y != KDT_F32 &&
                     ((reinterpret_cast<uintptr_t>(y) / 2 + (uint64_t)yo) & 1) == 0) { /* 4-byte aligned pair */

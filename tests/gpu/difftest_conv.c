@@ -417,21 +417,21 @@ static void conv_dw_cases(void)
 {
     static const char *const dts[] = {"f16", "bf16", "f32"};
     struct { const char *name; win_cfg w; } cfgs[] = {
-        {"c32-3x3", cfg(2, 2, 32, 32, 32, (int[]){15, 13}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1}, (int[]){1, 1},
+        {"dw-c32-3x3", cfg(2, 2, 32, 32, 32, (int[]){15, 13}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1}, (int[]){1, 1},
                         false)},
-        {"c24-3x3-s2-asym", cfg(2, 2, 24, 24, 24, (int[]){14, 17}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+        {"dw-c24-3x3-s2-asym", cfg(2, 2, 24, 24, 24, (int[]){14, 17}, (int[]){3, 3}, (int[]){2, 2}, NULL,
                                 (int[]){1, 0}, (int[]){0, 1}, false)},
-        {"c40-5x5-same", cfg(2, 1, 40, 40, 40, (int[]){11, 12}, (int[]){5, 5}, NULL, NULL, NULL, NULL, true)},
-        {"c16-5x5-s2", cfg(2, 2, 16, 16, 16, (int[]){13, 15}, (int[]){5, 5}, (int[]){2, 2}, NULL, (int[]){2, 1},
+        {"dw-c40-5x5-same", cfg(2, 1, 40, 40, 40, (int[]){11, 12}, (int[]){5, 5}, NULL, NULL, NULL, NULL, true)},
+        {"dw-c16-5x5-s2", cfg(2, 2, 16, 16, 16, (int[]){13, 15}, (int[]){5, 5}, (int[]){2, 2}, NULL, (int[]){2, 1},
                            (int[]){2, 2}, false)},
-        {"c21-3x3-odd-c", cfg(2, 2, 21, 21, 21, (int[]){9, 11}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+        {"dw-c21-3x3-odd-c", cfg(2, 2, 21, 21, 21, (int[]){9, 11}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
                               (int[]){1, 1}, false)},
-        {"c16-dil2", cfg(2, 1, 16, 16, 16, (int[]){12, 13}, (int[]){3, 3}, NULL, (int[]){2, 2}, (int[]){2, 2},
+        {"dw-c16-dil2", cfg(2, 1, 16, 16, 16, (int[]){12, 13}, (int[]){3, 3}, NULL, (int[]){2, 2}, (int[]){2, 2},
                          (int[]){2, 2}, false)},
-        {"c264-7x7-s3", cfg(2, 2, 264, 264, 264, (int[]){16, 17}, (int[]){7, 7}, (int[]){3, 3}, NULL, (int[]){3, 2},
+        {"dw-c264-7x7-s3", cfg(2, 2, 264, 264, 264, (int[]){16, 17}, (int[]){7, 7}, (int[]){3, 3}, NULL, (int[]){3, 2},
                             (int[]){3, 3}, false)},
-        {"1d-c24-k3", cfg(1, 2, 24, 24, 24, (int[]){37}, (int[]){3}, NULL, NULL, (int[]){1}, (int[]){1}, false)},
-        {"3d-c13-3x3x3-s2", cfg(3, 1, 13, 13, 13, (int[]){5, 7, 6}, (int[]){3, 3, 3}, (int[]){1, 2, 2}, NULL,
+        {"dw-1d-c24-k3", cfg(1, 2, 24, 24, 24, (int[]){37}, (int[]){3}, NULL, NULL, (int[]){1}, (int[]){1}, false)},
+        {"dw-3d-c13-3x3x3-s2", cfg(3, 1, 13, 13, 13, (int[]){5, 7, 6}, (int[]){3, 3, 3}, (int[]){1, 2, 2}, NULL,
                                 (int[]){1, 1, 1}, (int[]){1, 0, 1}, false)},
     };
     int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]);
@@ -442,7 +442,7 @@ static void conv_dw_cases(void)
                     continue;
                 conv_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, dir, false, "conv_dw", 1);
             }
-    conv_case("c32-3x3", &cfgs[0].w, "f16", false, 0, false, "conv_direct", 1);
+    conv_case("dw-c32-3x3", &cfgs[0].w, "f16", false, 0, false, "conv_direct", 1);
 }
 
 /* Forward conv + the epilogue chain the partitioner fuses into it (conv_epi.h):
@@ -496,7 +496,11 @@ static void conv_epilogue_cases(void)
             char rdecl[160] = "";
             if (strstr(acts[ai].expr, " r") || strstr(acts[ai].expr, "(r"))
                 snprintf(rdecl, sizeof rdecl, "  input r: %s%s @%s;\n", dt, ys, lay);
-            tcase *tc = add_case(id, 1, cfgs[ci].want,
+            /* an f32 output is judged by its last op's default (exact-math f32 for tanh, sigmoid ...), but
+             * it carries the conv's f32 sum of C*R*S products (~sqrt(CRS) * 2^-24 of the terms): METHOD.md's
+             * f32 conv figure is 10x the exact-math one */
+            const double tol = strcmp(ydt, "f32") == 0 && strcmp(dt, "f32") ? 10 : 1;
+            tcase *tc = add_case(id, tol, cfgs[ci].want,
                                  "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s @%s;\n  weight w: %s%s @%s;\n"
                                  "  weight b: %s%s;\n%s  y = %s;\n  output y: %s @%s;\n}\n",
                                  ncases * 3 + 11, dt, xs, lay, dt, ws, lay, dt, bs, rdecl, expr, ydt, lay);
