@@ -169,9 +169,13 @@ xdnn_status exec_load_inputs(run_state *st, const input_override *ov, int nov, x
         if (file) {
             s = load_override(st, t, &st->tensors[i], file, d);
         } else {
-            double *vals = malloc((size_t)(t->rnumel ? t->rnumel : 1) * sizeof *vals);
-            if (!vals)
+            size_t n = (size_t)(t->rnumel ? t->rnumel : 1);
+            double *vals = n <= SIZE_MAX / sizeof *vals ? malloc(n * sizeof *vals) : NULL;
+            if (!vals) {
+                diag_error(d, XDNN_ERR_NOMEM, t->loc, "cannot allocate %zu bytes of scratch to initialize '%s'",
+                           n > SIZE_MAX / sizeof *vals ? SIZE_MAX : n * sizeof *vals, t->name);
                 return XDNN_ERR_NOMEM;
+            }
             s = init_fill(g, t, st->base_dir, vals, d);
             if (s == XDNN_OK)
                 tensor_scatter(&st->tensors[i], vals);
@@ -268,8 +272,19 @@ static xdnn_status run_node(run_state *st, xnode *n, xdnn_diags_t *d)
         ref_free(&ins[i]);
     for (int i = 0; i < OP_MAX_RESULTS; i++)
         ref_free(&outs[i]);
-    if (s == XDNN_ERR_NOMEM)
-        diag_error(d, s, n->loc, "%s: out of host memory", desc->name);
+    if (s == XDNN_ERR_NOMEM) { /* name the largest operand: usually the one that did not fit */
+        int64_t most = 0;
+        const char *which = NULL;
+        for (int i = 0; i < n->ninputs; i++)
+            if (n->inputs[i].tensor >= 0 && g->tensors[n->inputs[i].tensor].rnumel > most)
+                most = g->tensors[n->inputs[i].tensor].rnumel, which = g->tensors[n->inputs[i].tensor].name;
+        for (int i = 0; i < n->nresults; i++)
+            if (n->results[i] >= 0 && g->tensors[n->results[i]].rnumel > most)
+                most = g->tensors[n->results[i]].rnumel, which = g->tensors[n->results[i]].name;
+        diag_error(d, s, n->loc, "%s: out of host memory (its operands widened to double; the largest, '%s', is %lld "
+                   "elements, %lld bytes as double)", desc->name, which ? which : "?", (long long)most,
+                   (long long)(most > INT64_MAX / 8 ? INT64_MAX : most * 8));
+    }
     else if (s == XDNN_ERR_INTERNAL)
         diag_error(d, s, n->loc, "%s: inference failed at run time (internal error)", desc->name);
     return s;

@@ -404,6 +404,9 @@ static xdnn_status init_load(init_ctx *c, const char *base_dir, double *out)
     double *tmp = malloc(sizeof *tmp * (size_t)(ft.numel ? ft.numel : 1));
     if (!tmp) {
         host_tensor_free(&ft);
+        diag_error(c->d, XDNN_ERR_NOMEM, c->in ? c->in->loc : c->t->loc,
+                   "load: cannot allocate %zu bytes to convert %s for %s",
+                   sizeof *tmp * (size_t)(ft.numel ? ft.numel : 1), path, c->desc);
         return XDNN_ERR_NOMEM;
     }
     tensor_gather(&ft, tmp); /* file order (physical), converted to double */
