@@ -260,3 +260,12 @@ PY
     run compgen -G "out/*.tmp*"
     [ "$status" -ne 0 ] || { echo "left behind: $output"; false; }
 }
+
+@test "a host allocation that fails names the tensor and the size (exit 8), it does not exit silently" {
+    cd "$BATS_TEST_TMPDIR"
+    printf 'graph g {\n  input x: f32[60000000] = uniform(lo=-1, hi=1);\n  y = relu(x);\n  output y;\n}\n' > mid.dnn
+    # 700 MB of address space: the 240 MB tensor fits, its 480 MB of double scratch does not
+    run bash -c "ulimit -v 700000; OMP_NUM_THREADS=1 '$XDNN' run mid.dnn --device cpu --max-memory 1T"
+    [ "$status" -eq 8 ]
+    [[ "$output" == *"mid.dnn:2:9: error: cannot allocate 480000000 bytes of scratch to initialize 'x'"* ]]
+}
