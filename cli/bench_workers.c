@@ -385,7 +385,8 @@ static void lose_case(pool *p, worker *w, int k, const char *why)
     finish_case(p, k, &r);
 }
 
-/* The worker is gone or must go (`killed`: we killed it, `why` says why). */
+/* The worker is gone (why NULL: it ended by itself) or was killed by us (why says why):
+ * reap it, fail the case it was running, start a fresh one in its slot. */
 static void worker_down(pool *p, worker *w, const char *why)
 {
     char how[128], reason[256];
