@@ -6,14 +6,20 @@ attention) and under torch.compile.  One JSON line per (case, mode): median/min/
 timed with CUDA events after warm-up, and the peak memory.
 
 usage: python3 bench/network_peer.py [--cases resnet32,resnet256,llama] [--modes eager,compile] [--iters N]
+       python3 bench/network_peer.py --report DIR   (markdown tables from a tests/gpu/network_session.sh OUT_DIR)
 """
-import argparse, json, math, time
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
+import argparse, glob, json, os, re, time
 
-dev = "cuda"
-bf16 = torch.bfloat16
+if __name__ == "__main__" and "--report" not in os.sys.argv:   # --report needs no torch
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    dev = "cuda"
+    bf16 = torch.bfloat16
+else:
+    class nn:  # only what the class definitions below name
+        Module = object
+
 
 
 def bench(fn, iters, warm):
@@ -129,7 +135,62 @@ def llama_case(mode, iters, warm, b=2, s=4096, hq=32, hk=8, hd=128, inter=14336,
     return step
 
 
+# the measured H100 ceilings (METHOD.md): bf16 dense GEMM and device-to-device copy
+PEAK_FLOPS, PEAK_BYTES = 759e12, 2976e9
+
+
+def report(d):
+    """Markdown rows from an OUT_DIR: per case the step times and ratios, then the ten most
+    expensive partitions and the time per engine."""
+    peer = {}
+    for line in open(os.path.join(d, "peer.log")) if os.path.exists(os.path.join(d, "peer.log")) else []:
+        if line.startswith("{") and '"case"' in line:
+            r = json.loads(line)
+            if "ms" in r:
+                key = (r["case"].replace("_repeat_kv", ""), r["mode"])
+                peer[key] = min(peer.get(key, 1e30), r["ms"])     # eager: the better GQA form
+    print("| case | xdnn ms | eager ms | compile ms | xdnn/eager | xdnn/compile | step GFLOP | step GB "
+          "| roofline ms | xdnn % of roofline | best peer % |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    details = []
+    for f in sorted(glob.glob(os.path.join(d, "run_*.json"))):
+        case = re.sub(r"^run_|\.json$", "", os.path.basename(f))
+        try:
+            g = json.load(open(f))["gpu"]
+        except (ValueError, KeyError):
+            continue
+        parts, ms = g["partitions"], g["total_ms"]
+        fl, by = sum(p["flops"] for p in parts), sum(p["bytes"] for p in parts)
+        roof = max(fl / PEAK_FLOPS, by / PEAK_BYTES) * 1e3
+        e, c = peer.get((case, "eager")), peer.get((case, "compile"))
+        best = min(x for x in (e, c, 1e30) if x)
+        fmt = lambda x: "%.2f" % x if x else "-"
+        print("| %s | %.2f | %s | %s | %s | %s | %.0f | %.1f | %.2f (%s) | %.0f%% | %s |" % (
+            case, ms, fmt(e), fmt(c), fmt(e and ms / e), fmt(c and ms / c), fl / 1e9, by / 1e9, roof,
+            "flops" if fl / PEAK_FLOPS > by / PEAK_BYTES else "bytes", 100 * roof / ms,
+            "%.0f%%" % (100 * roof / best) if best < 1e30 else "-"))
+        details.append((case, g, parts))
+    for case, g, parts in details:
+        tot = sum(p["ms_median"] for p in parts)
+        print("\n%s: %d partitions, sum of partitions alone %.2f ms (step %.2f ms), plan %.1f s (compile %.1f s)\n"
+              % (case, len(parts), tot, g["total_ms"], g["plan_ms"] / 1e3, g["compile_ms"] / 1e3))
+        print("| partition | engine | ms | share | TFLOP/s | GB/s |\n|---|---|---|---|---|---|")
+        for p in sorted(parts, key=lambda p: -p["ms_median"])[:10]:
+            t = p["ms_median"]
+            print("| %s | %s | %.3f | %.1f%% | %.0f | %.0f |" % (p["name"][:40], p["engine"], t, 100 * t / tot,
+                                                            p["flops"] / t / 1e9, p["bytes"] / t / 1e6))
+        eng = {}
+        for p in parts:
+            a = eng.setdefault(p["engine"], [0, 0.0, 0.0, 0.0])
+            a[0] += 1; a[1] += p["ms_median"]; a[2] += p["flops"]; a[3] += p["bytes"]
+        print("\n| engine | partitions | ms | share | TFLOP/s | GB/s |\n|---|---|---|---|---|---|")
+        for k, (n, t, fl, by) in sorted(eng.items(), key=lambda kv: -kv[1][1]):
+            print("| %s | %d | %.2f | %.1f%% | %.0f | %.0f |" % (k, n, t, 100 * t / tot, fl / t / 1e9, by / t / 1e6))
+
+
 def main():
+    if "--report" in os.sys.argv:
+        return report(os.sys.argv[os.sys.argv.index("--report") + 1])
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", default="resnet32,resnet256,llama")
     ap.add_argument("--modes", default="eager,compile")
