@@ -149,7 +149,7 @@ test-gpu: all
 SAN_SUITES := tests/bats/errors.bats tests/bats/hostile.bats
 test-san:
 	$(MAKE) SAN=1 CUDA=0 BUILD=build-san build-san/xdnn
-	ASAN_OPTIONS=detect_leaks=0 XDNN=$(abspath build-san/xdnn) bats $(SAN_SUITES)
+	ASAN_OPTIONS=detect_leaks=0 XDNN_SAN=1 XDNN=$(abspath build-san/xdnn) bats $(SAN_SUITES)
 
 valgrind: all
 	XDNN_VALGRIND=1 XDNN=$(abspath $(BUILD)/xdnn) bats tests/bats
