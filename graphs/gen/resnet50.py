@@ -136,7 +136,7 @@ dnn 1;
 include "lib/resnet.dnn";
 
 param N = 8 sweep [32, 256];    # batch
-param HW = 64 sweep [224];      # image height and width (>= 33: the last stage keeps >= 1x1)
+param HW = 64 sweep [224];      # image height and width (the last stage is HW/32 square)
 param WID = 8 sweep [64];       # width of the first stage's bottleneck (64 in ResNet-50)
 param NCLS = 10 sweep [1000];   # classes
 param lr = 0.1;
