@@ -167,11 +167,12 @@ double bench_case_cost(const bench_case *c, const bench_opts *o, bool use_gpu);
 /* Parse --shard I/N; false after a usage message. */
 bool bench_parse_shard(const char *arg, int *i, int *n);
 /* The cases of shard i (1-based) of n: costs balanced greedily, largest first,
- * ties broken by index, so the split depends only on the case list.  keep[k]
- * set for the chosen ones. */
-void bench_shard_select(const double *cost, int ncases, int i, int n, bool *keep);
-/* Indices 0..n-1 ordered by cost, largest first (ties: input order); malloc'ed. */
-int *bench_cost_order(const double *cost, int n);
+ * ties broken by ident (a hash of each case's identity) then index, so the
+ * split depends only on the set of cases.  keep[k] set for the chosen ones. */
+void bench_shard_select(const double *cost, const unsigned long long *ident, int ncases, int i, int n, bool *keep);
+/* Indices 0..n-1 ordered by cost, largest first (ties: tie[] if given, then
+ * input order); malloc'ed. */
+int *bench_cost_order(const double *cost, const unsigned long long *tie, int n);
 
 /* ---- bench_workers.c */
 /* Run cases[sel[k]] (k < nsel) in o->nworkers worker processes, re-executing

@@ -548,7 +548,7 @@ xdnn_status bench_workers_run(const bench_opts *o, char *const *argv, int argc, 
                               const int *sel, const double *cost, int nsel, bench_result *res)
 {
     pool *p = calloc(1, sizeof *p);
-    int *order = bench_cost_order(cost, nsel);
+    int *order = bench_cost_order(cost, NULL, nsel);
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (!p || !order || n <= 0) {

@@ -378,23 +378,27 @@ static void sweep_free(sweep *w)
     free(w->all);
 }
 
-/* What names the case list without loading it (files, points, dtypes): shard
- * rows carry it, so `xdnn merge` refuses shards of different sweeps. */
+/* What names a case without loading it: its file or problem, graph, layout,
+ * dtype and point. */
+static uint64_t case_ident(uint64_t h, const bench_case *c)
+{
+    const char *words[] = {c->spec->path, c->spec->problem, c->spec->desc, c->spec->graph, c->spec->layout, c->dtype};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        h = fnv1a64(h, words[i] ? words[i] : "", strlen(words[i] ? words[i] : "") + 1);
+    for (int i = 0; i < c->npoints; i++) {
+        h = fnv1a64(h, c->points[i].name, strlen(c->points[i].name) + 1);
+        h = fnv1a64(h, c->points[i].value_text, strlen(c->points[i].value_text) + 1);
+    }
+    return fnv1a64(h, "\n", 1);
+}
+
+/* The case list, in order: shard rows carry it, so `xdnn merge` refuses
+ * shards of different sweeps. */
 static unsigned long long suite_digest(const sweep *w)
 {
     uint64_t h = FNV64_INIT;
-    for (int k = 0; k < w->n; k++) {
-        const bench_case *c = w->all[k];
-        const char *words[] = {c->spec->path, c->spec->problem, c->spec->desc, c->spec->graph, c->spec->layout,
-                               c->dtype};
-        for (size_t i = 0; i < sizeof words / sizeof *words; i++)
-            h = fnv1a64(h, words[i] ? words[i] : "", strlen(words[i] ? words[i] : "") + 1);
-        for (int i = 0; i < c->npoints; i++) {
-            h = fnv1a64(h, c->points[i].name, strlen(c->points[i].name) + 1);
-            h = fnv1a64(h, c->points[i].value_text, strlen(c->points[i].value_text) + 1);
-        }
-        h = fnv1a64(h, "\n", 1);
-    }
+    for (int k = 0; k < w->n; k++)
+        h = case_ident(h, w->all[k]);
     return h;
 }
 
@@ -404,14 +408,17 @@ static int *select_cases(const bench_opts *o, const sweep *w, int *nsel)
     int *sel = malloc((size_t)(w->n + 1) * sizeof *sel);
     bool *keep = calloc((size_t)w->n + 1, sizeof *keep);
     double *cost = o->shard_n ? malloc((size_t)(w->n + 1) * sizeof *cost) : NULL;
+    unsigned long long *ident = o->shard_n ? malloc((size_t)(w->n + 1) * sizeof *ident) : NULL;
     *nsel = 0;
-    if (sel && keep && (cost || !o->shard_n)) {
+    if (sel && keep && ((cost && ident) || !o->shard_n)) {
         /* the split uses the GPU cost model on every machine: a shard that
          * falls back to the CPU must not split the list differently */
-        for (int k = 0; cost && k < w->n; k++)
+        for (int k = 0; cost && k < w->n; k++) {
             cost[k] = bench_case_cost(w->all[k], o, true);
+            ident[k] = case_ident(FNV64_INIT, w->all[k]);
+        }
         if (o->shard_n)
-            bench_shard_select(cost, w->n, o->shard_i, o->shard_n, keep);
+            bench_shard_select(cost, ident, w->n, o->shard_i, o->shard_n, keep);
         for (int k = 0; k < w->n; k++)
             if (!o->shard_n || keep[k])
                 sel[(*nsel)++] = k;
@@ -421,6 +428,7 @@ static int *select_cases(const bench_opts *o, const sweep *w, int *nsel)
     }
     free(keep);
     free(cost);
+    free(ident);
     return sel;
 }
 

@@ -63,6 +63,13 @@ assert all(r["shard"]["count"] == '$n' and r["shard"]["cases"] == 8 for r in row
     [ "$(untimed "$BATS_TEST_TMPDIR/a.jsonl")" = "$(untimed "$BATS_TEST_TMPDIR/b.jsonl")" ]
     # the shards balance the estimated cost: the 16x8 case is alone or nearly so
     [ "$(wc -l < "$BATS_TEST_TMPDIR/a.jsonl")" -ge 2 ]
+    # reordering the --set lists moves no case to another shard
+    sorted_keys() { python3 -c 'import json,sys; print(" ".join(sorted(json.loads(l)["key"] for l in sys.stdin)))'; }
+    for i in 1 2 3; do
+        a=$(sweep --shard $i/3 --format jsonl 2>/dev/null | sorted_keys)
+        b=$(xdnn bench "$G" --device cpu --iters 1 --set T=16,4,2,8 --set D=8,4 --shard $i/3 --format jsonl 2>/dev/null | sorted_keys)
+        [ -n "$a" ] && [ "$a" = "$b" ]
+    done
 }
 
 @test "merge refuses duplicates, mixed versions or devices, partial or different sweeps; nothing written on failure" {
