@@ -140,9 +140,9 @@ assert [r["key"] for r in bad] == ["mlp_gelu[T=8,D=4]:f16"], bad
 assert "killed by signal 9 (Killed) while running this case" in bad[0]["error"], bad
 assert bad[0]["repro"] == "xdnn run '"$G"' --set T=8 --set D=4 --device cpu", bad' "$BATS_TEST_TMPDIR/c.jsonl"
     # a hang: --timeout kills it; the replacement worker runs the rest
-    XDNN_BENCH_FAULT=hang:5 run sweep --workers 1 --timeout 1 --format csv
+    XDNN_BENCH_FAULT=hang:5 run sweep --workers 1 --timeout 2 --format csv
     [ "$status" -eq 9 ]
-    [[ "$output" == *"worker 1 timed out after 1 s (killed) while running this case"* ]]
+    [[ "$output" == *"worker 1 timed out after 2 s (killed) while running this case"* ]]
     [[ "$output" == *"7 passed, 1 failed, 0 skipped"* ]]
     # the worker's own messages reach stderr behind its name
     run xdnn bench "$ROOT/graphs/conv_bias_relu.dnn" --device cpu --iters 1 --set C=0 --workers 1
