@@ -343,6 +343,28 @@ static bool spans_ok(const ggraph *g, const gconv_problem *cp, const char *eng, 
     return true;
 }
 
+bool gpu_conv_igemm_packed(const gconv_problem *cp, bool tf32, kconv_params *pk, size_t *xbytes, size_t *wbytes)
+{
+    const kconv_params *k = &cp->kp;
+    char why[256];
+    if (cp->dir != GCONV_FWD || igemm_params_ok(k, tf32, why, sizeof why))
+        return false;
+    *pk = *k;
+    const int64_t vec = k->dt_x == KDT_F32 ? 4 : 8, Cp = (k->C + vec - 1) / vec * vec;
+    pk->C = Cp;
+    const int64_t sp = k->in[0] * k->in[1] * k->in[2], taps = k->win[0] * k->win[1] * k->win[2];
+    const int64_t sx[5] = {sp * Cp, 1, k->in[1] * k->in[2] * Cp, k->in[2] * Cp, Cp};
+    const int64_t sw[5] = {taps * Cp, 1, k->win[1] * k->win[2] * Cp, k->win[2] * Cp, Cp};
+    memcpy(pk->sx, sx, sizeof sx);
+    memcpy(pk->sw, sw, sizeof sw);
+    if (k->G != 1 || !igemm_params_ok(pk, tf32, why, sizeof why) || k->N * sp * Cp >= ((int64_t)1 << 31))
+        return false;
+    const size_t esz = k->dt_x == KDT_F32 ? 4 : 2;
+    *xbytes = ((size_t)(k->N * sp * Cp) * esz + 255) / 256 * 256;
+    *wbytes = ((size_t)(k->K * taps * Cp) * esz + 255) / 256 * 256;
+    return true;
+}
+
 bool gpu_conv_igemm_check(const ggraph *g, const gconv_problem *cp, bool tf32, char *why, size_t len)
 {
     if (cp->dir == GCONV_WGRAD) {
@@ -361,7 +383,10 @@ bool gpu_conv_igemm_check(const ggraph *g, const gconv_problem *cp, bool tf32, c
         if (!igemm_params_ok(&ph[0].f, tf32, why, len))
             return false;
     } else if (!igemm_params_ok(&cp->kp, tf32, why, len)) {
-        return false;
+        kconv_params pk;
+        size_t xb, wb;
+        if (!gpu_conv_igemm_packed(cp, tf32, &pk, &xb, &wb))
+            return false; /* why: the kernel's own rule on the conv's tensors */
     }
     return spans_ok(g, cp, "conv_igemm", why, len);
 }

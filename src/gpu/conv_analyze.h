@@ -41,6 +41,15 @@ void gpu_conv_epi_bind(const gconv_problem *cp, void *const *dptr, kconv_epi *ou
  * stride phases.  False with the reason. */
 bool gpu_conv_igemm_check(const ggraph *g, const gconv_problem *cp, bool tf32, char *why, size_t len);
 
+/* A forward conv whose x or w the kernel cannot read as is (C not a
+ * multiple of the 16-byte chunk, as in the C = 3 stem; channels not
+ * contiguous, as in NCHW) runs on copies of both, channels-last with C
+ * padded to the chunk (kconv_pack_cl, in the workspace).  gpu_conv_igemm_check
+ * accepts it when the copies pass the rules.  Fills pk (the problem on the
+ * copies) and the 256-aligned bytes of the two copies; false when the conv
+ * reads its own tensors (or is not a forward conv). */
+bool gpu_conv_igemm_packed(const gconv_problem *cp, bool tf32, kconv_params *pk, size_t *xbytes, size_t *wbytes);
+
 /* A conv_dgrad as stride-1 forward convs, one per stride phase
  * phi = (i0 % s0, i1 % s1, i2 % s2) of dx: the dx positions of one phase
  * take the taps r with (phi + pad - r*dil) % s == 0 (per dim r = r0 +

@@ -12,6 +12,9 @@
  *   phase's taps flipped and K/C-transposed (packed into the engine's
  *   workspace by a small kernel first), written to dx's sub-lattice; phases
  *   no tap reaches are zero-filled.  No scattered writes, no atomics.
+ *   A forward conv it cannot read as is (C = 3 stems, odd C, NCHW) runs on
+ *   channels-last copies of x and w with C padded to the 16-byte chunk
+ *   (gpu_conv_igemm_packed), the copies' cost counted in its estimate.
  *   gpu_conv_igemm_check (conv_analyze.c) lists the rules.
  * conv_wgrad_mma (eng_conv_grad.c): the weight gradient on tensor cores.
  * Both run a lone conv node, or a forward conv with the epilogue chain the
@@ -29,6 +32,9 @@ typedef struct conv_priv {
     gconv_problem cp;
     int nph;            /* conv_igemm on a conv_dgrad: its stride phases */
     gconv_phase ph[GCONV_MAX_PHASES];
+    bool packed;        /* conv_igemm on copies of x and w (gpu_conv_igemm_packed) */
+    kconv_params pk;    /* the problem on the copies */
+    size_t xbytes, wbytes;
     char detail[256];
 } conv_priv;
 
@@ -76,7 +82,14 @@ static double igemm_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
         return 1e30;
     /* a strided dgrad launches a pack and a GEMM (or a zero fill) per phase: ~2 us each */
     const double phases = cp.dir == GCONV_DGRAD ? (double)(cp.kp.stride[0] * cp.kp.stride[1] * cp.kp.stride[2]) : 0;
-    return gpu_roofline_us(p, cp.kp.dt_x == KDT_F32 ? 150.0 : 300.0) + 2.0 * (phases > 1 ? phases : 0);
+    double us = gpu_roofline_us(p, cp.kp.dt_x == KDT_F32 ? 150.0 : 300.0) + 2.0 * (phases > 1 ? phases : 0);
+    /* packed copies: two more launches, the copies written and read again at ~2.5 TB/s, and the
+     * padded channels' wasted multiply-adds */
+    kconv_params pk;
+    size_t xb, wb;
+    if (gpu_conv_igemm_packed(&cp, pl->g->tf32, &pk, &xb, &wb))
+        us = us * (double)pk.C / (double)cp.kp.C + 4.0 + 2.0 * (double)(xb + wb) / 2.5e6;
+    return us;
 }
 
 static size_t no_workspace(const gplan *pl, const gpart *p, const gpu_device *dev) { return 0; }
@@ -87,7 +100,13 @@ static size_t igemm_workspace(const gplan *pl, const gpart *p, const gpu_device 
 {
     gconv_problem cp;
     char why[256];
-    if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why) || cp.dir != GCONV_DGRAD)
+    kconv_params pk;
+    size_t xb, wb;
+    if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why))
+        return 0;
+    if (gpu_conv_igemm_packed(&cp, pl->g->tf32, &pk, &xb, &wb))
+        return xb + wb;
+    if (cp.dir != GCONV_DGRAD)
         return 0;
     const kconv_params *k = &cp.kp;
     size_t bytes = (size_t)(k->K * k->C * k->win[0] * k->win[1] * k->win[2]) * (k->dt_y == KDT_F32 ? 4 : 2);
@@ -122,6 +141,12 @@ static xdnn_status conv_build(gpu_ctx *c, gpart *p, bool igemm, xdnn_diags_t *d)
             for (int i = 0; i < cv->nph; i++)
                 nempty += cv->ph[i].empty;
             snprintf(dg, sizeof dg, "dgrad as %d flipped-weight phase conv(s) (%d zero), ", cv->nph, nempty);
+        }
+        cv->packed = gpu_conv_igemm_packed(&cv->cp, c->plan->g->tf32, &cv->pk, &cv->xbytes, &cv->wbytes);
+        if (cv->packed) {
+            snprintf(dg, sizeof dg, "x and w copied channels-last with C %lld -> %lld, ", (long long)k->C,
+                     (long long)cv->pk.C);
+            k = &cv->pk;
         }
         bool f32 = k->dt_x == KDT_F32;
         snprintf(cv->detail, sizeof cv->detail, "%simplicit GEMM M=%lld N=%lld K=%lld, tile %dx%dx%d, %d stages, %s",
@@ -199,6 +224,17 @@ static xdnn_status igemm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diag
     }
     kconv_epi epi;
     gpu_conv_epi_bind(cp, c->dptr, &epi);
+    if (cv->packed) {
+        char *xp = c->ws + p->ws_offset, *wp = xp + cv->xbytes;
+        const int64_t xd[5] = {cp->kp.N, cp->kp.C, cp->kp.in[0], cp->kp.in[1], cp->kp.in[2]};
+        const int64_t wd[5] = {cp->kp.K, cp->kp.C, cp->kp.win[0], cp->kp.win[1], cp->kp.win[2]};
+        int e = kconv_pack_cl(xd, cp->kp.sx, cp->kp.dt_x, c->dptr[cp->x], xp, cv->pk.C, s);
+        if (e == 0)
+            e = kconv_pack_cl(wd, cp->kp.sw, cp->kp.dt_w, c->dptr[cp->w], wp, cv->pk.C, s);
+        if (e == 0)
+            e = kconv_igemm_fwd(&cv->pk, xp, wp, c->dptr[cp->y], &epi, s);
+        return gpu_check_cuda((cudaError_t)e, "kconv_igemm_fwd (packed) launch", __FILE__, __LINE__, d);
+    }
     int e = kconv_igemm_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], &epi, s);
     return gpu_check_cuda((cudaError_t)e, "kconv_igemm_fwd launch", __FILE__, __LINE__, d);
 }
@@ -221,6 +257,6 @@ const gpu_engine gpu_engine_conv_direct = {
 };
 
 const gpu_engine gpu_engine_conv_igemm = {
-    "conv_igemm", "implicit-GEMM conv and dgrad (stride phases) on tensor cores: 1-3-D channels-last, KRSC w, groups 1, f16/bf16/tf32",
+    "conv_igemm", "implicit-GEMM conv and dgrad (stride phases) on tensor cores: 1-3-D channels-last, KRSC w (fwd: any C and layout via packed copies), groups 1, f16/bf16/tf32",
     igemm_supports, igemm_cost, igemm_workspace, igemm_build, igemm_execute, conv_release, conv_detail,
 };

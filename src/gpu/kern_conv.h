@@ -82,6 +82,12 @@ int kconv_tiled_wgrad(const kconv_params *p, const void *x, void *dw, const void
  * (NULL or n = 0: none). */
 int kconv_igemm_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
                     void *stream);
+/* dst[i0][i2][i3][i4][c] = src (5-slot dims and strides) channels-last and
+ * contiguous with Cp >= dims[1] channels, zeros past dims[1]; one dtype
+ * (kernels/conv_pack.cu).  conv_igemm's copies of an x or w it cannot read
+ * as is (gpu_conv_igemm_packed). */
+int kconv_pack_cl(const int64_t *dims, const int64_t *strides, int dt, const void *src, void *dst, int64_t Cp,
+                  void *stream);
 /* dgrad through the same kernel, one stride phase at a time
  * (gpu_conv_dgrad_phases): wt[c][i0][i1][i2][k] = w[k, c, r...] with
  * r_d = r0[d] + (taps[d]-1-i_d) * rstep[d] (the phase's taps, flipped),

@@ -5,7 +5,9 @@
  * The sweep: 1-D / 2-D / 3-D, odd sizes, batch 1, stride 2, asymmetric and
  * "same" pads, dilation 2, groups and depthwise, NCHW and NHWC (inputs and
  * outputs), f32 / f16 / bf16, conv fwd / dgrad / wgrad, max / avg pooling fwd
- * and bwd (ceil_mode, include_pad, ties).  One line per case, then
+ * and bwd (ceil_mode, include_pad, ties); conv_igemm on packed copies (C = 3
+ * stems, odd C, NCHW); conv_dw (depthwise); fused conv epilogues, which must
+ * plan as one partition.  One line per case, then
  * "N passed, N failed".
  *
  *   difftest_conv [--quick] [--bench] [--list] [--dry] [FILTER]
@@ -320,9 +322,31 @@ static void conv_igemm_cases(void)
             }
         }
     }
-    /* f32 without tf32 must fall back to direct; NCHW f16 too. */
+    /* f32 without tf32 must fall back to direct; a small NCHW f16 conv too (its packed copies cost more) */
     conv_case("c16-s2-asym", &cfgs[1].w, "f32", true, 0, false, "conv_direct", 1);
     conv_case("c16-s2-asym", &cfgs[1].w, "f16", false, 0, false, "conv_direct", 1);
+    /* forward convs on packed channels-last copies (C padded to the 16-byte chunk): the C = 3 stem,
+     * odd C, NCHW, tf32 */
+    struct { const char *name, *dt; bool chlast, tf32; win_cfg w; } packed[] = {
+        {"packed-stem-c3-7x7-s2", "f16", true, false, cfg(2, 2, 3, 16, 1, (int[]){23, 21}, (int[]){7, 7},
+                                                          (int[]){2, 2}, NULL, (int[]){3, 3}, (int[]){3, 3}, false)},
+        {"packed-c3-nchw-dil2", "bf16", false, false, cfg(2, 1, 3, 13, 1, (int[]){14, 11}, (int[]){3, 3}, NULL,
+                                                          (int[]){2, 2}, (int[]){2, 1}, (int[]){1, 2}, false)},
+        {"packed-c5-k40-s2", "f16", true, false, cfg(2, 2, 5, 40, 1, (int[]){13, 12}, (int[]){3, 3}, (int[]){2, 2},
+                                                     NULL, (int[]){1, 0}, (int[]){1, 1}, false)},
+        {"packed-c21-k136", "bf16", true, false, cfg(2, 1, 21, 136, 1, (int[]){9, 10}, (int[]){3, 3}, NULL, NULL,
+                                                     (int[]){1, 1}, (int[]){1, 1}, false)},
+        {"packed-nchw-c16", "f16", false, false, cfg(2, 2, 16, 24, 1, (int[]){11, 9}, (int[]){3, 3}, NULL, NULL,
+                                                     (int[]){1, 1}, (int[]){1, 1}, false)},
+        {"packed-tf32-c3-nchw", "f32", false, true, cfg(2, 2, 3, 8, 1, (int[]){12, 13}, (int[]){5, 5},
+                                                        (int[]){2, 2}, NULL, (int[]){2, 2}, (int[]){2, 2}, false)},
+        {"packed-1d-c7", "f16", true, false, cfg(1, 2, 7, 16, 1, (int[]){41}, (int[]){5}, (int[]){2}, NULL,
+                                                 (int[]){2}, (int[]){1}, false)},
+    };
+    for (int i = 0; i < (int)(sizeof packed / sizeof packed[0]); i++)
+        if (!opts.quick || i % 2 == 0)
+            conv_case_forced(packed[i].name, &packed[i].w, packed[i].dt, packed[i].chlast, 0, packed[i].tf32,
+                             "conv_igemm", 1);
 }
 
 /* conv_wgrad_mma: vector (channels-last, K/G and C/G % 8) and element
@@ -471,6 +495,9 @@ static void conv_epilogue_cases(void)
         {"igemm-c16-k13-dil2", "conv_igemm", "bf16", "nhwc", cfg(2, 1, 16, 13, 1, (int[]){12, 9}, (int[]){3, 3},
                                                                  NULL, (int[]){2, 2}, (int[]){2, 2}, (int[]){2, 2},
                                                                  false)},
+        {"igemm-packed-c3-k16-7x7-s2", "conv_igemm", "f16", "nhwc", cfg(2, 2, 3, 16, 1, (int[]){17, 15},
+                                                                        (int[]){7, 7}, (int[]){2, 2}, NULL,
+                                                                        (int[]){3, 3}, (int[]){3, 3}, false)},
         {"direct-c5-k7", "conv_direct", "f32", "nchw", cfg(2, 2, 5, 7, 1, (int[]){9, 10}, (int[]){3, 3}, NULL, NULL,
                                                            (int[]){1, 1}, (int[]){1, 1}, false)},
         {"dw-c21-s2", "conv_dw", "f16", "nhwc", cfg(2, 2, 21, 21, 21, (int[]){13, 11}, (int[]){3, 3}, (int[]){2, 2},

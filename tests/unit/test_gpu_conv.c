@@ -135,14 +135,8 @@ static void test_igemm_rejections(void)
         bool tf32;
         const char *reason;
     } cases[] = {
-        {"  input x: f16[2, 3, 9, 9] @nhwc;\n  weight w: f16[8, 3, 3, 3] @nhwc;\n  y = conv(x, w);\n  output y;\n",
-         false, "conv_igemm needs C % 8 == 0, got C=3"},
-        {"  input x: f16[2, 16, 9, 9];\n  weight w: f16[8, 16, 3, 3];\n  y = conv(x, w);\n  output y;\n", false,
-         "conv_igemm needs channel-contiguous x and w (@nhwc), got channel strides x 81, w 9"},
         {"  input x: f32[2, 16, 9, 9] @nhwc;\n  weight w: f32[8, 16, 3, 3] @nhwc;\n  y = conv(x, w);\n  output y;\n",
          false, "conv_igemm runs f32 only as tf32, and the graph does not allow tf32 (tf32=false)"},
-        {"  input x: f32[2, 6, 9, 9] @nhwc;\n  weight w: f32[8, 6, 3, 3] @nhwc;\n  y = conv(x, w);\n  output y;\n",
-         true, "conv_igemm needs C % 4 == 0, got C=6"},
         {"  input dy: f16[2, 8, 7, 7] @nhwc;\n  input x: f16[2, 16, 9, 9] @nhwc;\n"
          "  dw = conv_wgrad(dy, x, w_dims=[8, 16, 3, 3]);\n  output dw;\n",
          false, "conv_igemm runs conv and conv_dgrad, not conv_wgrad"},
@@ -162,7 +156,7 @@ static void test_igemm_rejections(void)
         CHECK_STR(why, cases[i].reason, "case %zu", i);
         /* conv_direct takes every one of them */
         CHECK(gpu_engine_find("conv_direct")->supports(f.pl, f.p, &h100, why, sizeof why));
-        if (i == 4) { /* the wgrad: tiled, M = 2*7*7 = 98 < 256 -> 1 split, [8][16*3*3] f32 partials */
+        if (i == 1) { /* the wgrad: tiled, M = 2*7*7 = 98 < 256 -> 1 split, [8][16*3*3] f32 partials */
             gconv_problem cp;
             CHECK(gpu_conv_analyze(f.pl, f.p, &cp, why, sizeof why) && cp.dir == GCONV_WGRAD);
             CHECK(gpu_conv_wgrad_splits(&cp.kp) == 1);
@@ -234,6 +228,40 @@ static void test_dw_rules(void)
         else
             CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
                   strcmp(f.p->engine->name, "conv_dw") == 0);
+        teardown(&f);
+    }
+}
+
+/* Forward convs the kernel cannot read as is run on packed copies: C padded
+ * to the 16-byte chunk, channels-last; the copies sit in the workspace. */
+static void test_igemm_packed(void)
+{
+    static const struct {
+        const char *body;
+        bool tf32;
+        int64_t cp, xbytes, wbytes;
+    } cases[] = {
+        {"  input x: f16[2, 3, 9, 9] @nhwc;\n  weight w: f16[8, 3, 3, 3] @nhwc;\n  y = conv(x, w);\n  output y;\n",
+         false, 8, 2 * 81 * 8 * 2, 8 * 9 * 8 * 2},
+        {"  input x: f16[2, 16, 9, 9];\n  weight w: f16[8, 16, 3, 3];\n  y = conv(x, w);\n  output y;\n", false, 16,
+         2 * 81 * 16 * 2, 8 * 9 * 16 * 2},
+        {"  input x: f32[2, 6, 9, 9] @nhwc;\n  weight w: f32[8, 6, 3, 3] @nhwc;\n  y = conv(x, w);\n  output y;\n",
+         true, 8, 2 * 81 * 8 * 4, 8 * 9 * 8 * 4},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fixture f;
+        if (!setup(&f, cases[i].body, cases[i].tf32))
+            continue;
+        char why[512];
+        gconv_problem cp;
+        kconv_params pk;
+        size_t xb = 0, wb = 0;
+        CHECK(igemm_ok(&f, why, sizeof why), "case %zu: %s", i, why);
+        CHECK(gpu_conv_analyze(f.pl, f.p, &cp, why, sizeof why));
+        CHECK(gpu_conv_igemm_packed(&cp, cases[i].tf32, &pk, &xb, &wb));
+        CHECK(pk.C == cases[i].cp && pk.sx[1] == 1 && pk.sx[4] == pk.C && pk.sw[4] == pk.C && pk.sw[0] == 9 * pk.C);
+        CHECK(xb == (size_t)(cases[i].xbytes + 255) / 256 * 256 && wb == (size_t)(cases[i].wbytes + 255) / 256 * 256);
+        CHECK(gpu_engine_find("conv_igemm")->workspace(f.pl, f.p, &h100) == xb + wb);
         teardown(&f);
     }
 }
@@ -379,6 +407,7 @@ int main(void)
     test_geometry_1d_same_nwc();
     test_igemm_accepts_nhwc_f16();
     test_igemm_rejections();
+    test_igemm_packed();
     test_epilogue_fusion();
     test_dw_rules();
     test_dgrad_rewrite();
