@@ -53,6 +53,24 @@ __device__ __forceinline__ void decomp(const ng_dims &d, IT i, int64_t (&o)[NG_N
 
 #define OPBIT(k) (1u << (k))
 
+// The fused activation (ng_act) on a normalized value, after rounding it to
+// the dtype the norm's own result had (as the CPU reference stores it).
+__device__ __forceinline__ float act_f(float v, int act, int dt)
+{
+    if (act == NGACT_NONE)
+        return v;
+    if (dt == DT_F16)
+        v = __half2float(__float2half_rn(v));
+    else if (dt == DT_BF16)
+        v = __bfloat162float(__float2bfloat16_rn(v));
+    switch (act) {
+    case NGACT_RELU: return v != v ? v : v > 0.f ? v : 0.f;
+    case NGACT_SILU: return v / (1.f + expf(-v));
+    case NGACT_GELU_TANH: return 0.5f * v * (1.f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+    default: return 0.5f * v * (1.f + erff(v * 0.7071067811865476f));
+    }
+}
+
 // ---- accumulators: 4 floats, merged per mode
 struct acc4 {
     float v[4];
@@ -86,24 +104,31 @@ __device__ __forceinline__ void acc_shfl(acc4 &a, int lane_mask)
     acc_merge<MODE>(a, b);
 }
 
-// Accumulate one element: offsets o, row-array index from NG_ROW.
+// Accumulate one value of x (statistics modes).
 template <int MODE>
-__device__ __forceinline__ void acc_add(acc4 &a, const ng_job &j, const int64_t (&o)[NG_NOPS])
+__device__ __forceinline__ void acc_x(acc4 &a, float x)
 {
     if (MODE == NGR_WELFORD) {
         /* per thread: count, shift (its first value), sum and sum of squares
          * of x - shift; turned into (count, mean, M2) by acc_to_welford
          * before the Chan combination (no division per element) */
-        float x = ldf(j.t.p[NG_X], o[NG_X], j.t.dt[NG_X]);
         if (a.v[0] == 0.f)
             a.v[1] = x;
         float d = x - a.v[1];
         a.v[0] += 1.f;
         a.v[2] += d;
         a.v[3] += d * d;
-    } else if (MODE == NGR_SQUARES) {
-        float x = ldf(j.t.p[NG_X], o[NG_X], j.t.dt[NG_X]);
+    } else {
         a.v[0] += x * x;
+    }
+}
+
+// Accumulate one element: offsets o, row-array index from NG_ROW.
+template <int MODE>
+__device__ __forceinline__ void acc_add(acc4 &a, const ng_job &j, const int64_t (&o)[NG_NOPS])
+{
+    if (MODE == NGR_WELFORD || MODE == NGR_SQUARES) {
+        acc_x<MODE>(a, ldf(j.t.p[NG_X], o[NG_X], j.t.dt[NG_X]));
     } else if (MODE == NGR_BWD) {
         float x = ldf(j.t.p[NG_X], o[NG_X], j.t.dt[NG_X]);
         float dy = ldf(j.t.p[NG_DY], o[NG_DY], j.t.dt[NG_DY]);
@@ -160,7 +185,23 @@ __global__ void __launch_bounds__(256) k_reduce(const ng_job j)
         decomp<M, IT>(j.outer, (IT)o, base);
         int step = COL ? blockDim.y : blockDim.x;
         int first = COL ? threadIdx.y : threadIdx.x;
-        for (int64_t q = q0 + first; q < q1; q += step) {
+        int64_t q = q0 + first;
+        if ((MODE == NGR_WELFORD || MODE == NGR_SQUARES) && j.inner.n == 1) {
+            /* v2: one strided run (batchnorm NHWC: the rows N*H*W, stride C):
+             * no index division, four loads in flight before they are used */
+            const int64_t st = j.inner.stride[NG_X][0], xb = base[NG_X];
+            const void *px = j.t.p[NG_X];
+            const int dt = j.t.dt[NG_X];
+            for (; q + 3 * step < q1; q += 4 * step) {
+                float x0 = ldf(px, xb + q * st, dt), x1 = ldf(px, xb + (q + step) * st, dt);
+                float x2 = ldf(px, xb + (q + 2 * step) * st, dt), x3 = ldf(px, xb + (q + 3 * step) * st, dt);
+                acc_x<MODE>(a, x0);
+                acc_x<MODE>(a, x1);
+                acc_x<MODE>(a, x2);
+                acc_x<MODE>(a, x3);
+            }
+        }
+        for (; q < q1; q += step) {
             decomp<M, IT>(j.inner, (IT)q, off);
 #pragma unroll
             for (int k = 0; k < NG_NOPS; k++)
@@ -293,7 +334,7 @@ __global__ void k_apply(const ng_job j, IT numel)
             float sc = t.p[NG_SC] ? ldf(t.p[NG_SC], off[NG_SC], t.dt[NG_SC]) : 1.f;
             float bi = t.p[NG_BI] ? ldf(t.p[NG_BI], off[NG_BI], t.dt[NG_BI]) : 0.f;
             float m = j.rms ? 0.f : j.mean[r];
-            stf(t.p[NG_Y], off[NG_Y], t.dt[NG_Y], (x - m) * j.inv[r] * sc + bi);
+            stf(t.p[NG_Y], off[NG_Y], t.dt[NG_Y], act_f((x - m) * j.inv[r] * sc + bi, j.act, j.act_dt));
         } else if (AM == NGA_BWD) {
             float dy = ldf(t.p[NG_DY], off[NG_DY], t.dt[NG_DY]);
             float sc = t.p[NG_SC] ? ldf(t.p[NG_SC], off[NG_SC], t.dt[NG_SC]) : 1.f;
@@ -313,8 +354,12 @@ __global__ void k_apply(const ng_job j, IT numel)
 // the row held in registers (x, dy read once).  Inner dims: one run, stride
 // 1 in x/y (dy/dx).  VEC: every row starts 4-element aligned and D % 4 == 0,
 // so each thread moves 4 consecutive elements per access.
-// Up to 1024 threads per row, 8 elements each (the block is sized to the row).
-enum { ROW_THREADS = 1024, ROW_PER_THREAD = NG_ROW_MAX / ROW_THREADS, ROW_CHUNKS = ROW_PER_THREAD / 4 };
+// PT elements per thread, the block sized to the row: v1 PT = 8 (up to 1024
+// threads, rows up to 2048 elements); v2 PT = 32 for longer rows (up to 256
+// threads: four times the rows per SM, 8 loads in flight per thread before the
+// first reduction, which is what a row of 8192 f16 was short of).
+enum { ROW_THREADS = 1024, ROW_PT_SHORT = 8, ROW_PT_LONG = 32, ROW_LONG_D = 2048 };
+static_assert(ROW_PT_SHORT * ROW_THREADS >= NG_ROW_MAX && ROW_PT_LONG * 256 >= NG_ROW_MAX, "rows must fit");
 
 template <typename T>
 struct dt_of;
@@ -373,12 +418,12 @@ __device__ __forceinline__ int64_t row_index(int e)
                : (int64_t)threadIdx.x + (int64_t)e * blockDim.x;
 }
 
-template <typename T, bool VEC>
-__device__ __forceinline__ void row_load(const T *p, int64_t D, float (&v)[ROW_PER_THREAD])
+template <typename T, bool VEC, int PT>
+__device__ __forceinline__ void row_load(const T *p, int64_t D, float (&v)[PT])
 {
     if (VEC) {
 #pragma unroll
-        for (int c = 0; c < ROW_CHUNKS; c++) {
+        for (int c = 0; c < PT / 4; c++) {
             int64_t i = 4 * ((int64_t)threadIdx.x + (int64_t)c * blockDim.x);
             if (i < D) {
                 pack4<T> q = *reinterpret_cast<const pack4<T> *>(p + i);
@@ -393,19 +438,19 @@ __device__ __forceinline__ void row_load(const T *p, int64_t D, float (&v)[ROW_P
         }
     } else {
 #pragma unroll
-        for (int e = 0; e < ROW_PER_THREAD; e++) {
+        for (int e = 0; e < PT; e++) {
             int64_t i = row_index<false>(e);
             v[e] = i < D ? to_f<T>(p[i]) : 0.f;
         }
     }
 }
 
-template <typename T, bool VEC>
-__device__ __forceinline__ void row_store(T *p, int64_t D, const float (&v)[ROW_PER_THREAD])
+template <typename T, bool VEC, int PT>
+__device__ __forceinline__ void row_store(T *p, int64_t D, const float (&v)[PT])
 {
     if (VEC) {
 #pragma unroll
-        for (int c = 0; c < ROW_CHUNKS; c++) {
+        for (int c = 0; c < PT / 4; c++) {
             int64_t i = 4 * ((int64_t)threadIdx.x + (int64_t)c * blockDim.x);
             if (i < D) {
                 pack4<T> q;
@@ -417,7 +462,7 @@ __device__ __forceinline__ void row_store(T *p, int64_t D, const float (&v)[ROW_
         }
     } else {
 #pragma unroll
-        for (int e = 0; e < ROW_PER_THREAD; e++) {
+        for (int e = 0; e < PT; e++) {
             int64_t i = row_index<false>(e);
             if (i < D)
                 p[i] = from_f<T>(v[e]);
@@ -427,47 +472,47 @@ __device__ __forceinline__ void row_store(T *p, int64_t D, const float (&v)[ROW_
 
 // A per-feature parameter (scale or bias) at element indices of this thread:
 // vector loads when it is contiguous and of x's dtype.
-template <typename T, bool VEC>
+template <typename T, bool VEC, int PT>
 __device__ __forceinline__ void row_param(const void *p, int dt, int64_t stride, int64_t D, float dflt,
-                                          float (&v)[ROW_PER_THREAD])
+                                          float (&v)[PT])
 {
     if (!p) {
 #pragma unroll
-        for (int e = 0; e < ROW_PER_THREAD; e++)
+        for (int e = 0; e < PT; e++)
             v[e] = dflt;
         return;
     }
     if (VEC && stride == 1 && dt == dt_of<T>::v) {
-        row_load<T, true>(static_cast<const T *>(p), D, v);
+        row_load<T, true, PT>(static_cast<const T *>(p), D, v);
         return;
     }
 #pragma unroll
-    for (int e = 0; e < ROW_PER_THREAD; e++) {
+    for (int e = 0; e < PT; e++) {
         int64_t i = row_index<VEC>(e);
         v[e] = i < D ? ldf(p, i * stride, dt) : 0.f;
     }
 }
 
-template <typename T, bool VEC>
-__global__ void __launch_bounds__(ROW_THREADS) k_row_fwd(const ng_job j, int64_t D)
+template <typename T, bool VEC, int PT>
+__global__ void __launch_bounds__(PT > ROW_PT_SHORT ? 256 : ROW_THREADS) k_row_fwd(const ng_job j, int64_t D)
 {
     __shared__ float sh[32];
     int64_t row = blockIdx.x;
     constexpr unsigned M = OPBIT(NG_X) | OPBIT(NG_Y) | OPBIT(NG_MEAN) | OPBIT(NG_INV);
     int64_t base[NG_NOPS];
     decomp<M, int64_t>(j.outer, row, base);
-    float v[ROW_PER_THREAD];
-    row_load<T, VEC>(static_cast<const T *>(j.t.p[NG_X]) + base[NG_X], D, v);
+    float v[PT];
+    row_load<T, VEC, PT>(static_cast<const T *>(j.t.p[NG_X]) + base[NG_X], D, v);
     float sum = 0.f;
 #pragma unroll
-    for (int e = 0; e < ROW_PER_THREAD; e++)
+    for (int e = 0; e < PT; e++)
         sum += v[e];
     float mean = 0.f;
     if (!j.rms)
         mean = block_sum(sum, sh) / (float)D;
     float sq = 0.f;
 #pragma unroll
-    for (int e = 0; e < ROW_PER_THREAD; e++) {
+    for (int e = 0; e < PT; e++) {
         float d = row_index<VEC>(e) < D ? v[e] - mean : 0.f;
         sq += d * d;
     }
@@ -478,22 +523,22 @@ __global__ void __launch_bounds__(ROW_THREADS) k_row_fwd(const ng_job j, int64_t
         if (j.t.p[NG_INV])
             stf(j.t.p[NG_INV], base[NG_INV], j.t.dt[NG_INV], inv);
     }
-    float w[ROW_PER_THREAD];
-    row_param<T, VEC>(j.t.p[NG_SC], j.t.dt[NG_SC], j.inner.stride[NG_SC][0], D, 1.f, w);
+    float w[PT];
+    row_param<T, VEC, PT>(j.t.p[NG_SC], j.t.dt[NG_SC], j.inner.stride[NG_SC][0], D, 1.f, w);
 #pragma unroll
-    for (int e = 0; e < ROW_PER_THREAD; e++)
+    for (int e = 0; e < PT; e++)
         v[e] = (v[e] - mean) * inv * w[e];
-    row_param<T, VEC>(j.t.p[NG_BI], j.t.dt[NG_BI], j.inner.stride[NG_BI][0], D, 0.f, w);
+    row_param<T, VEC, PT>(j.t.p[NG_BI], j.t.dt[NG_BI], j.inner.stride[NG_BI][0], D, 0.f, w);
 #pragma unroll
-    for (int e = 0; e < ROW_PER_THREAD; e++)
-        v[e] += w[e];
-    row_store<T, VEC>(static_cast<T *>(j.t.p[NG_Y]) + base[NG_Y], D, v);
+    for (int e = 0; e < PT; e++)
+        v[e] = act_f(v[e] + w[e], j.act, j.act_dt);
+    row_store<T, VEC, PT>(static_cast<T *>(j.t.p[NG_Y]) + base[NG_Y], D, v);
 }
 
 // dx = inv / D * (D g - sum g - xhat sum g xhat), g = dy * scale (rms: no
 // mean, no sum g); mean/inv from the workspace arrays.
-template <typename T, bool VEC>
-__global__ void __launch_bounds__(ROW_THREADS) k_row_bwd(const ng_job j, int64_t D)
+template <typename T, bool VEC, int PT>
+__global__ void __launch_bounds__(PT > ROW_PT_SHORT ? 256 : ROW_THREADS) k_row_bwd(const ng_job j, int64_t D)
 {
     __shared__ float sh[32];
     int64_t row = blockIdx.x;
@@ -501,21 +546,21 @@ __global__ void __launch_bounds__(ROW_THREADS) k_row_bwd(const ng_job j, int64_t
     int64_t base[NG_NOPS];
     decomp<M, int64_t>(j.outer, row, base);
     float mean = j.rms ? 0.f : j.mean[base[NG_ROW]], inv = j.inv[base[NG_ROW]];
-    float xh[ROW_PER_THREAD], g[ROW_PER_THREAD];
-    row_load<T, VEC>(static_cast<const T *>(j.t.p[NG_X]) + base[NG_X], D, xh);
-    row_load<T, VEC>(static_cast<const T *>(j.t.p[NG_DY]) + base[NG_DY], D, g);
+    float xh[PT], g[PT];
+    row_load<T, VEC, PT>(static_cast<const T *>(j.t.p[NG_X]) + base[NG_X], D, xh);
+    row_load<T, VEC, PT>(static_cast<const T *>(j.t.p[NG_DY]) + base[NG_DY], D, g);
     {
-        float w[ROW_PER_THREAD];
-        row_param<T, VEC>(j.t.p[NG_SC], j.t.dt[NG_SC], j.inner.stride[NG_SC][0], D, 1.f, w);
+        float w[PT];
+        row_param<T, VEC, PT>(j.t.p[NG_SC], j.t.dt[NG_SC], j.inner.stride[NG_SC][0], D, 1.f, w);
 #pragma unroll
-        for (int e = 0; e < ROW_PER_THREAD; e++) {
+        for (int e = 0; e < PT; e++) {
             g[e] *= w[e];
             xh[e] = row_index<VEC>(e) < D ? (xh[e] - mean) * inv : 0.f;
         }
     }
     float sa = 0.f, sb = 0.f;
 #pragma unroll
-    for (int e = 0; e < ROW_PER_THREAD; e++) {
+    for (int e = 0; e < PT; e++) {
         sa += g[e];
         sb += g[e] * xh[e];
     }
@@ -523,9 +568,9 @@ __global__ void __launch_bounds__(ROW_THREADS) k_row_bwd(const ng_job j, int64_t
     sb = block_sum(sb, sh);
     float fD = (float)D;
 #pragma unroll
-    for (int e = 0; e < ROW_PER_THREAD; e++)
+    for (int e = 0; e < PT; e++)
         g[e] = inv / fD * (fD * g[e] - sa - xh[e] * sb);
-    row_store<T, VEC>(static_cast<T *>(j.t.p[NG_DX]) + base[NG_DX], D, g);
+    row_store<T, VEC, PT>(static_cast<T *>(j.t.p[NG_DX]) + base[NG_DX], D, g);
 }
 
 int blocks_for(int64_t n, int threads)
@@ -614,20 +659,30 @@ extern "C" int ng_launch_apply(const ng_job *j, int apply_mode, int index64, int
     return (int)cudaGetLastError();
 }
 
-#define ROW_LAUNCH(kern)                                                                         \
-    switch (j->t.dt[NG_X]) {                                                                     \
-    case DT_F16:                                                                                 \
-        if (j->vec4) kern<__half, true><<<(unsigned)rows, threads, 0, s>>>(*j, D);            \
-        else kern<__half, false><<<(unsigned)rows, threads, 0, s>>>(*j, D);                   \
-        break;                                                                                   \
-    case DT_BF16:                                                                                \
-        if (j->vec4) kern<__nv_bfloat16, true><<<(unsigned)rows, threads, 0, s>>>(*j, D);     \
-        else kern<__nv_bfloat16, false><<<(unsigned)rows, threads, 0, s>>>(*j, D);            \
-        break;                                                                                   \
-    default:                                                                                     \
-        if (j->vec4) kern<float, true><<<(unsigned)rows, threads, 0, s>>>(*j, D);             \
-        else kern<float, false><<<(unsigned)rows, threads, 0, s>>>(*j, D);                    \
-        break;                                                                                   \
+#define ROW_LAUNCH1(kern, PT)                                                                         \
+    switch (j->t.dt[NG_X]) {                                                                          \
+    case DT_F16:                                                                                      \
+        if (j->vec4) kern<__half, true, PT><<<(unsigned)rows, threads, 0, s>>>(*j, D);             \
+        else kern<__half, false, PT><<<(unsigned)rows, threads, 0, s>>>(*j, D);                    \
+        break;                                                                                        \
+    case DT_BF16:                                                                                     \
+        if (j->vec4) kern<__nv_bfloat16, true, PT><<<(unsigned)rows, threads, 0, s>>>(*j, D);      \
+        else kern<__nv_bfloat16, false, PT><<<(unsigned)rows, threads, 0, s>>>(*j, D);             \
+        break;                                                                                        \
+    default:                                                                                          \
+        if (j->vec4) kern<float, true, PT><<<(unsigned)rows, threads, 0, s>>>(*j, D);              \
+        else kern<float, false, PT><<<(unsigned)rows, threads, 0, s>>>(*j, D);                     \
+        break;                                                                                        \
+    }
+// The block: ceil(D / PT) threads rounded up to a warp.
+#define ROW_LAUNCH(kern)                                                                              \
+    const int pt = D > ROW_LONG_D ? ROW_PT_LONG : ROW_PT_SHORT;                                       \
+    int threads = (int)((D + pt - 1) / pt + 31) / 32 * 32;                                            \
+    threads = threads < 32 ? 32 : threads > ROW_THREADS ? ROW_THREADS : threads;                      \
+    if (pt == ROW_PT_LONG) {                                                                          \
+        ROW_LAUNCH1(kern, ROW_PT_LONG)                                                                \
+    } else {                                                                                          \
+        ROW_LAUNCH1(kern, ROW_PT_SHORT)                                                               \
     }
 
 extern "C" int ng_launch_row_fwd(const ng_job *j, int64_t rows, int64_t D, void *stream)
@@ -635,8 +690,6 @@ extern "C" int ng_launch_row_fwd(const ng_job *j, int64_t rows, int64_t D, void 
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (rows <= 0)
         return 0;
-    int threads = (int)((D + ROW_PER_THREAD - 1) / ROW_PER_THREAD + 31) / 32 * 32;
-    threads = threads < 32 ? 32 : threads > ROW_THREADS ? ROW_THREADS : threads;
     ROW_LAUNCH(k_row_fwd)
     return (int)cudaGetLastError();
 }
@@ -646,8 +699,6 @@ extern "C" int ng_launch_row_bwd(const ng_job *j, int64_t rows, int64_t D, void 
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (rows <= 0)
         return 0;
-    int threads = (int)((D + ROW_PER_THREAD - 1) / ROW_PER_THREAD + 31) / 32 * 32;
-    threads = threads < 32 ? 32 : threads > ROW_THREADS ? ROW_THREADS : threads;
     ROW_LAUNCH(k_row_bwd)
     return (int)cudaGetLastError();
 }

@@ -52,6 +52,28 @@ norm_kind gpu_norm_kind(const char *op)
     return NK_NONE;
 }
 
+int gpu_norm_act(const ggraph *g, int node)
+{
+    const gnode *n = &g->n[node];
+    if (n->kind != GN_POINTWISE || n->nin != 1)
+        return NGACT_NONE;
+    if (n->tag == PWT_RELU)
+        return NGACT_RELU;
+    if (n->op_id == OP_silu)
+        return NGACT_SILU;
+    if (n->tag == PWT_GELU_TANH)
+        return NGACT_GELU_TANH;
+    return n->op_id == OP_gelu ? NGACT_GELU_ERF : NGACT_NONE;
+}
+
+int gpu_norm_fusable_y(const ggraph *g, int node)
+{
+    const gnode *n = &g->n[node];
+    norm_kind k = n->kind == GN_OTHER ? gpu_norm_kind(n->op) : NK_NONE;
+    bool fwd = k == NK_BN || k == NK_BN_INFER || k == NK_LN || k == NK_RMS || k == NK_GN || k == NK_IN;
+    return fwd ? (n->nouts > 0 ? n->outs[0] : n->out) : -1;
+}
+
 static bool is_bwd(norm_kind k)
 {
     return k == NK_BN_BWD || k == NK_LN_BWD || k == NK_RMS_BWD || k == NK_GN_BWD || k == NK_IN_BWD;
@@ -211,10 +233,20 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
     memset(np, 0, sizeof *np);
     for (int k = 0; k < NG_NOPS; k++)
         np->tid[k] = -1;
-    if (p->kind != GP_SINGLE || p->nnodes != 1)
-        FAIL("needs a single-node partition, got %s with %d nodes", gpart_kind_name(p->kind), p->nnodes);
+    np->act_node = -1;
+    if (p->kind != GP_SINGLE || p->anchor < 0 || p->nnodes > 2)
+        FAIL("needs a norm node (and at most its activation), got %s with %d nodes", gpart_kind_name(p->kind),
+             p->nnodes);
     const ggraph *g = pl->g;
-    const gnode *n = &g->n[p->nodes[0]];
+    const gnode *n = &g->n[p->anchor];
+    if (p->nnodes == 2) { /* partition.c fused the activation that alone reads y */
+        int e = p->nodes[0] == p->anchor ? p->nodes[1] : p->nodes[0];
+        int y = gpu_norm_fusable_y(g, p->anchor);
+        if (y < 0 || gpu_norm_act(g, e) == NGACT_NONE || g->n[e].in[0] != y)
+            FAIL("%s: only a forward normalization followed by relu, silu or gelu on its y runs as one partition",
+                 n->op);
+        np->act_node = e;
+    }
     norm_kind kind = gpu_norm_kind(n->op);
     np->kind = kind;
     if (kind == NK_NONE)
@@ -262,6 +294,11 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
     }
 #undef IN
 #undef RES
+    int act_dt = 0;
+    if (np->act_node >= 0) { /* y goes through the activation: the partition stores its result */
+        act_dt = tid[NG_Y] >= 0 ? (int)g->t[tid[NG_Y]].dtype : 0;
+        tid[NG_Y] = g->n[np->act_node].out;
+    }
     if (tid[NG_X] < 0)
         FAIL("%s: input x is missing", n->op);
     const gtensor *x = &g->t[tid[NG_X]];
@@ -417,6 +454,8 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
     base.momentum = (float)momentum;
     base.D = (float)np->D;
     base.unbias = np->D > 1 ? (float)((double)np->D / (double)(np->D - 1)) : 1.0f;
+    base.act = np->act_node >= 0 ? gpu_norm_act(g, np->act_node) : NGACT_NONE;
+    base.act_dt = act_dt;
     for (int k = 0; k < NG_NOPS; k++)
         base.t.dt[k] = tid[k] >= 0 ? (int)g->t[tid[k]].dtype : 0;
     int okey = bwd || is_smb(kind) ? NG_DX : NG_Y;
@@ -532,6 +571,13 @@ static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "norm_welford: %s", why);
         return XDNN_ERR_UNSUPPORTED;
     }
+    static const char *const acts[] = {"", ", + relu", ", + silu", ", + gelu (tanh)", ", + gelu"};
+    snprintf(np->detail, sizeof np->detail, "%s%s",
+             np->row_fast ? (np->stats.vec4 ? "one block per row (row in registers, 4-wide loads)"
+                                            : "one block per row (row in registers)")
+             : np->stats.col ? "split reduce, threads across rows (coalesced columns)"
+                             : "split reduce, threads along rows",
+             acts[np->stats.act]);
     return XDNN_OK;
 }
 
@@ -606,11 +652,7 @@ static void norm_release(gpart *p)
 static const char *norm_detail(const gpart *p)
 {
     const norm_plan *np = p->priv;
-    if (!np)
-        return "";
-    if (np->row_fast)
-        return np->stats.vec4 ? "one block per row (row in registers, 4-wide loads)" : "one block per row (row in registers)";
-    return np->stats.col ? "split reduce, threads across rows (coalesced columns)" : "split reduce, threads along rows";
+    return np ? np->detail : "";
 }
 
 const gpu_engine gpu_engine_norm_welford = {

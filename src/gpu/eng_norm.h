@@ -32,9 +32,18 @@ typedef struct norm_plan {
     ng_job load;               /* backward: saved mean/inv -> workspace */
     ng_job pgrad;              /* parameter-gradient reduce + finalize */
     int apply_mode;            /* ng_apply_mode */
+    int act_node;              /* the fused activation's node, -1 = none */
+    char detail[96];           /* norm_detail's text */
     /* workspace layout, bytes from the partition's workspace base */
     size_t off_part, off_rows[6], ws_bytes;
 } norm_plan;
+
+/* The ng_act a norm partition can apply for pointwise node `node` (relu,
+ * silu, gelu either form), NGACT_NONE for any other node. */
+int gpu_norm_act(const ggraph *g, int node);
+/* The y of node `node` when it is a normalization forward whose activation
+ * could be fused (partition.c asks), else -1. */
+int gpu_norm_fusable_y(const ggraph *g, int node);
 
 /* Analyze partition p (a single norm / softmax_bwd node) for a device with
  * sm_count SMs.  False with a reason naming the op and attribute/tensor. */

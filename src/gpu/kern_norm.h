@@ -92,7 +92,13 @@ typedef struct ng_job {
     float *mean, *inv, *a, *b, *c, *e; /* workspace row arrays (length rows) */
     int vec4;                      /* row kernels: rows 4-element aligned, vector loads;
                                       apply: 4 consecutive innermost elements per thread */
+    int act;                       /* forward: ng_act applied to y before it is stored */
+    int act_dt;                    /* the dtype the norm's own y had (rounded to it first) */
 } ng_job;
+
+/* The activation a forward norm partition applies after normalizing (the
+ * pointwise node fused behind it, partition.c / eng_norm.c). */
+typedef enum ng_act { NGACT_NONE, NGACT_RELU, NGACT_SILU, NGACT_GELU_TANH, NGACT_GELU_ERF } ng_act;
 
 /* Launchers (return a cudaError_t value; 0 = success).  `stream` is a
  * cudaStream_t.  `index64` selects 64-bit index arithmetic. */

@@ -4,7 +4,9 @@
 #include "gpu/partition.h"
 
 #include "gpu/conv_epi.h"
+#include "gpu/eng_norm.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct pstate {
@@ -135,6 +137,21 @@ static void fuse_matmul_epilogues(pstate *s)
             merge(s, m, c);
             cur = g->n[c].out;
         }
+    }
+}
+
+/* A normalization forward + the one relu / silu / gelu that alone reads its
+ * y: norm_welford applies it before storing (eng_norm.c), saving a pass. */
+static void fuse_norm_epilogues(pstate *s)
+{
+    ggraph *g = s->g;
+    for (int m = 0; m < g->nn; m++) {
+        int y = gpu_norm_fusable_y(g, m);
+        if (y < 0 || g->t[y].is_output || g->t[y].nconsumers != 1 || s->grp[m] != m)
+            continue;
+        int c = only_consumer(g, y);
+        if (c >= 0 && s->grp[c] == c && gpu_norm_act(g, c) != NGACT_NONE && gg_same_dims(&g->t[g->n[c].out], &g->t[y]))
+            merge(s, m, c);
     }
 }
 
@@ -282,6 +299,8 @@ gplan *gpu_partition(ggraph *g, bool no_fusion)
         s.grp[k] = k;
     if (!no_fusion) {
         fuse_matmul_epilogues(&s);
+        if (!getenv("XDNN_NO_NORM_FUSION"))
+            fuse_norm_epilogues(&s);
         fuse_pointwise(&s);
         fuse_reduce_prologues(&s);
     }

@@ -72,8 +72,10 @@ static void sid(char *buf, size_t len, int rank, const int *d)
 
 static void layer_cases(void)
 {
-    static const int shapes[][4] = {{2, 1, 7}, {2, 3, 17}, {3, 2, 5, 64}, {2, 33, 1000}, {2, 2, 9000}, {3, 1, 4, 4096}};
-    int nsh = opts.quick ? 3 : 6;
+    /* rows of <= 2048 run 8 elements per thread, longer ones 32 (norm.cu v2): 2049 and 2052 sit just above */
+    static const int shapes[][4] = {{2, 1, 7},       {2, 3, 17},       {3, 2, 5, 64}, {2, 33, 1000},
+                                    {2, 2, 9000},    {3, 1, 4, 4096},  {2, 5, 2049},  {2, 3, 2052}};
+    int nsh = opts.quick ? 3 : 8;
     for (int si = 0; si < nsh; si++) {
         int r = shapes[si][0];
         const int *d = &shapes[si][1];
@@ -332,6 +334,39 @@ static void view_cases(void)
                                         "  output y: bf16;\n}\n");
 }
 
+/* ---- a forward norm + the relu / silu / gelu that alone reads its y: one
+ * partition (partition.c), the activation applied before the store, in the
+ * row kernels and the apply kernel; y also read elsewhere: no fusion. */
+static void fused_act_cases(void)
+{
+    for (int ti = 0; ti < 3; ti++) {
+        const char *t = dts[ti];
+        char name[192];
+        snprintf(name, sizeof name, "fuse/layernorm+gelu/%s", t);
+        add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[3, 7, 1000];\n  weight s: %s[1000];\n"
+                          "  weight b: %s[1000];\n  y = gelu(layernorm(x, s, b, axes=[-1]));\n"
+                          "  z = gelu(layernorm(x, s, b, axes=[-1]), approx=\"tanh\");\n  output y: %s, z: %s;\n}\n",
+                 70 + ti, t, t, t, t, t);
+        snprintf(name, sizeof name, "fuse/rmsnorm+silu/%s", t);
+        add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[5, 4096];\n  weight s: %s[4096];\n"
+                          "  y = silu(rmsnorm(x, s, axes=[-1]));\n  output y: %s;\n}\n", 73 + ti, t, t, t);
+        snprintf(name, sizeof name, "fuse/batchnorm+relu/%s/nhwc", t);
+        add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[4, 24, 5, 7] @nhwc;\n"
+                          "  weight s: f32[24] = uniform(0.5, 1.5);\n  weight b: f32[24] = uniform(-0.5, 0.5);\n"
+                          "  weight rm: f32[24] = fill(0.0);\n  weight rv: f32[24] = fill(1.0);\n"
+                          "  y0, m, iv, rmn, rvn = batchnorm(x, s, b, running_mean=rm, running_var=rv);\n"
+                          "  y = relu(y0);\n  output y: %s @nhwc, m, iv, rmn, rvn;\n}\n", 76 + ti, t, t);
+        snprintf(name, sizeof name, "fuse/groupnorm+silu/%s", t);
+        add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[2, 12, 9, 5];\n  weight s: f32[12];\n"
+                          "  weight b: f32[12];\n  y = silu(groupnorm(x, s, b, groups=4));\n  output y: %s;\n}\n",
+                 79 + ti, t, t);
+        snprintf(name, sizeof name, "fuse/not-y-output/%s", t);
+        add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[6, 64];\n  weight s: %s[64];\n"
+                          "  weight b: %s[64];\n  y = layernorm(x, s, b, axes=[-1]);\n  z = relu(y);\n"
+                          "  output y: %s, z: %s;\n}\n", 82 + ti, t, t, t, t, t);
+    }
+}
+
 /* ---- the vectorized paths: pointwise 16-byte chunks (codegen.c v2) with
  * broadcast operands and mixed dtypes, NHWC pooling 16-byte chunks (pool.cu
  * v2); odd sizes beside them take the scalar paths. */
@@ -348,6 +383,13 @@ static void vector_cases(void)
         snprintf(name, sizeof name, "vec/pointwise-odd/%s", t);
         add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[5, 3, 61];\n  y = sigmoid(x) * x;\n"
                           "  output y: %s;\n}\n", 53 + ti, t, t);
+        /* an NHWC output: threads walk N, H, W, C (C innermost), per-channel operands in chunks */
+        snprintf(name, sizeof name, "vec/pointwise-nhwc/%s", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[3, 16, 5, 7] @nhwc;\n  input s: f32[1, 16, 1, 1];\n"
+                          "  input z: %s[3, 16, 5, 7];\n  input w: %s[3, 3, 5, 7] @nhwc;\n"
+                          "  y = relu(x * s + 0.5);\n  y2 = x + z;\n  y3 = w * 2.0 - 1.0;\n"
+                          "  output y: %s @nhwc, y2: %s @nhwc, y3: %s @nhwc;\n}\n",
+                 65 + ti, t, t, t, t, t, t);
         const int C = 16;
         snprintf(name, sizeof name, "vec/maxpool-3x3s2p1/%s/nhwc", t);
         add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[3, %d, 13, 11] @nhwc;\n"
@@ -524,6 +566,7 @@ int main(int argc, char **argv)
         copy_cases();
         view_cases();
         vector_cases();
+        fused_act_cases();
         rng_cases();
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,

@@ -7,9 +7,10 @@
 #     vectorized pointwise and pooling paths), difftest --quick (pointwise, reduce,
 #     softmax, matmul), difftest_conv's pool cases, and `xdnn run --device gpu --check`
 #     on the graphs whose reshapes / permutes / splits are now views;
-#  2. timings: transformer_block with and without views (XDNN_NO_VIEWS=1), then the
-#     peer suite's memory-bound cases beside PyTorch (bench/peer.py, same call).
-# SKIP_SUITE=1 leaves the suite out; SUITE_FILTER picks its cases.
+#  2. timings: transformer_block with and without views (XDNN_NO_VIEWS=1), the peer
+#     suite's memory-bound cases beside PyTorch (bench/peer.py), then difftest_norm
+#     --bench beside bench/norm_torch.py (same call).
+# SKIP_SUITE / SKIP_BENCH leave those out; SUITE_FILTER, BENCH_FILTERS pick cases.
 set -uo pipefail
 dev=${1:?DEV}; out=${2:?OUT}
 mkdir -p "$out"
@@ -44,7 +45,7 @@ tester difftest_conv 30 pool/
 step "graphs --check"
 while read -r c; do
     [ -n "$c" ] || continue
-    timeout 45 $x run --device gpu --check --iters 3 --warmup 1 $c > "$out/check.tmp" 2>&1
+    timeout "${CHECK_S:-45}" $x run --device gpu --check --iters 3 --warmup 1 $c > "$out/check.tmp" 2>&1
     rc=$?; { echo "### $c (rc=$rc)"; cat "$out/check.tmp"; } >> "$out/check.log"
     echo "rc=$rc $c: $(grep -cE 'ok|pass' "$out/check.tmp") ok-lines; $(grep -E 'mismatch|FAIL|error' "$out/check.tmp" | head -3)"
 done <<'EOF'
@@ -57,10 +58,12 @@ graphs/mlp_gelu.dnn
 graphs/classifier_head.dnn
 graphs/resnet_bottleneck.dnn
 graphs/llama_block_train.dnn --set S=256 --set HQ=8 --set HK=2 --set HD=128 --set I=512
+graphs/resnet_basic_block.dnn
+graphs/resnet50_train_step.dnn --set N=2 --set WID=8
 EOF
 
 step "transformer_block: views vs copies"
-for v in 0 1; do
+for v in ${TB_VIEWS:-0 1}; do
     for g in "" "--cuda-graph"; do
         XDNN_NO_VIEWS=$v timeout 30 $x run graphs/transformer_block.dnn --device gpu --iters 50 --warmup 5 \
             --format json $g > "$out/tb_noviews$v${g:+_graph}.json" 2> "$out/tb.err"
@@ -79,5 +82,14 @@ if [ -z "${SKIP_SUITE:-}" ]; then
         --filter "${SUITE_FILTER:-layernorm|softmax|gelu|batchnorm|maxpool}" --budget-s "${SUITE_BUDGET_S:-90}" \
         > "$out/suite.log" 2>&1
     echo "rc=$?"; grep -E "^\[|\| " "$out/suite.log" | head -30
+fi
+if [ -z "${SKIP_BENCH:-}" ]; then
+    step "difftest_norm --bench ${BENCH_FILTERS:-bench/}, then bench/norm_torch.py"
+    for f in ${BENCH_FILTERS:-bench/}; do
+        timeout "${BENCH_S:-60}" "$dev/difftest_norm" --bench "$f" >> "$out/bench.log" 2>&1
+    done
+    grep -E "BENCH" "$out/bench.log" | sed 's/^ *//' | cut -c1-200
+    timeout "${TORCH_S:-45}" python3 bench/norm_torch.py > "$out/norm_torch.log" 2>&1
+    echo "rc=$?"; cat "$out/norm_torch.log"
 fi
 step done

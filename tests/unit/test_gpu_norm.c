@@ -157,7 +157,21 @@ static void test_norm_paths(void)
                   "  y = layernorm(x, s, b);\n  z = relu(x);\n  output y, z;\n}\n", false)) {
         CHECK(!norm_plan_of(&f, "y", &np, why, sizeof why));
         CHECK(strstr(why, "layernorm") && strstr(why, "f64"));
-        CHECK(!norm_plan_of(&f, "z", &np, why, sizeof why) && strstr(why, "single-node"));
+        CHECK(!norm_plan_of(&f, "z", &np, why, sizeof why) && strstr(why, "norm node"));
+    }
+    teardown(&f);
+
+    /* a forward norm and the activation that alone reads its y: one partition
+     * storing the activation's result; a y read twice stays apart */
+    if (setup(&f, "dnn 1;\ngraph g {\n  input x: f16[4, 64];\n  weight s: f16[64];\n  weight b: f16[64];\n"
+                  "  h = layernorm(x, s, b);\n  y = gelu(h, approx=\"tanh\");\n  k = layernorm(x, s, b);\n"
+                  "  z = silu(k) + k;\n  output y, z;\n}\n", false)) {
+        CHECK(norm_plan_of(&f, "h", &np, why, sizeof why), "%s", why);
+        const gpart *p = part_of(&f, "h");
+        CHECK(np.act_node >= 0 && np.stats.act == NGACT_GELU_TANH);
+        CHECK(p && np.stats.act_dt == (int)f.g->t[f.g->n[p->anchor].outs[0]].dtype, "the norm's own y dtype");
+        CHECK(p && p->nnodes == 2 && np.tid[NG_Y] == f.g->n[np.act_node].out);
+        CHECK(norm_plan_of(&f, "k", &np, why, sizeof why) && np.act_node < 0 && np.stats.act == NGACT_NONE);
     }
     teardown(&f);
 }
