@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,22 +360,46 @@ static void coords_decl(sbuf *b, int rank, const char *ind)
     sb_printf(b, ";\n");
 }
 
+/* The order threads walk the iteration dims, outermost first: the first
+ * output's layout (its strides, largest first; ties keep logical order), so
+ * neighbouring threads touch neighbouring addresses of an NHWC output too
+ * (logical order would step W, C apart).  Row-major outputs: 0..rank-1. */
+static void walk_order(const gtensor *shape, int *order)
+{
+    int n = shape->rank;
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int i = 1; i < n; i++) { /* stable insertion sort by stride, descending; size-1 dims keep their place */
+        int d = order[i], k = i - 1;
+        int64_t sd = shape->dims[d] == 1 ? INT64_MAX : shape->strides[d];
+        while (k >= 0) {
+            int e = order[k];
+            int64_t se = shape->dims[e] == 1 ? INT64_MAX : shape->strides[e];
+            if (se >= sd)
+                break;
+            order[k + 1] = e;
+            k--;
+        }
+        order[k + 1] = d;
+    }
+}
+
 /* Elements per thread of a vectorized pointwise kernel, or 1.  Every stored
- * tensor must run contiguously along the last iteration dim (it moves in
- * chunks of `vec` elements, 16 bytes of the narrowest one: buffers and views
- * start 256-byte aligned and every other stride is a multiple of vec) or,
- * for an input, be broadcast along it (read per element).  contig[t] marks
- * the chunked ones. */
-static int vec_width(const ggraph *g, const gtensor *shape, const int *ts, int n, const int *outs, int nouts,
+ * tensor must run contiguously along the innermost walked dim `in` (it moves
+ * in chunks of `vec` elements, 16 bytes of the narrowest one: buffers and
+ * views start 256-byte aligned and every other stride is a multiple of vec)
+ * or, for an input, be broadcast along it (read per element).  contig[t]
+ * marks the chunked ones. */
+static int vec_width(const ggraph *g, const gtensor *shape, int in, const int *ts, int n, const int *outs, int nouts,
                      char *contig)
 {
     if (shape->rank < 1 || getenv("XDNN_NO_VECTOR"))
         return 1;
-    int64_t last = shape->dims[shape->rank - 1];
+    int64_t last = shape->dims[in];
     size_t emin = 16;
     for (int i = 0; i < n; i++) {
         const gtensor *t = &g->t[ts[i]];
-        int j = t->rank - 1;
+        int j = in - (shape->rank - t->rank); /* t's dim aligned with `in` (right-aligned broadcast) */
         bool out = false;
         for (int o = 0; o < nouts; o++)
             out |= outs[o] == ts[i];
@@ -392,8 +417,9 @@ static int vec_width(const ggraph *g, const gtensor *shape, const int *ts, int n
         bool ok = last % v == 0;
         for (int i = 0; i < n && ok; i++) {
             const gtensor *t = &g->t[ts[i]];
-            for (int d = 0; contig[ts[i]] && d < t->rank - 1 && ok; d++)
-                ok = t->dims[d] == 1 || t->strides[d] % v == 0;
+            int j = in - (shape->rank - t->rank);
+            for (int d = 0; contig[ts[i]] && d < t->rank && ok; d++)
+                ok = d == j || t->dims[d] == 1 || t->strides[d] % v == 0;
         }
         if (ok)
             return v;
@@ -431,12 +457,11 @@ static void vec_move(sbuf *b, const body *bd, int t, bool load, const char *ind)
 static void pointwise_vec_body(body *bd, const gtensor *shape, const int *outs, int nouts, const int *ins, int nins)
 {
     const char *ind = "    ";
-    int dims_all[XDNN_MAX_RANK];
-    for (int i = 0; i < shape->rank; i++)
-        dims_all[i] = i;
+    int order[XDNN_MAX_RANK];
+    walk_order(shape, order);
     coords_decl(bd->b, shape->rank, ind);
     sb_printf(bd->b, "%sconst xd_idx le = li * %d;\n", ind, bd->vec);
-    emit_decompose(bd->b, "le", shape->dims, dims_all, shape->rank, ind);
+    emit_decompose(bd->b, "le", shape->dims, order, shape->rank, ind);
     for (int i = 0; i < nins; i++)
         if (bd->contig[ins[i]]) {
             vec_decl(bd->b, &bd->g->t[ins[i]], ins[i], bd->vec, ind);
@@ -471,11 +496,10 @@ xdnn_status cg_pointwise(const ggraph *g, const int *nodes, int nnodes, const in
     for (int i = 0; i < nouts; i++)
         param_for(&bd, outs[i]);
     const char *ind = "    ";
-    int dims_all[XDNN_MAX_RANK];
-    for (int i = 0; i < rank; i++)
-        dims_all[i] = i;
+    int order[XDNN_MAX_RANK];
+    walk_order(shape, order);
     coords_decl(&b, rank, ind);
-    emit_decompose(&b, "li", shape->dims, dims_all, rank, ind);
+    emit_decompose(&b, "li", shape->dims, order, rank, ind);
     for (int i = 0; i < nouts; i++) {
         emit_value(&bd, outs[i], ind);
         char v[24];
@@ -485,7 +509,7 @@ xdnn_status cg_pointwise(const ggraph *g, const int *nodes, int nnodes, const in
     /* The scalar body above names every stored tensor; when they all allow
      * it, the kernel is generated again moving `vec` elements per thread. */
     char *contig = arena_alloc(g->ar, (size_t)g->nt + 1);
-    int vec = vec_width(g, shape, bd.params, bd.nparams, outs, nouts, contig);
+    int vec = rank > 0 ? vec_width(g, shape, order[rank - 1], bd.params, bd.nparams, outs, nouts, contig) : 1;
     if (vec > 1) {
         int *ins = arena_alloc(g->ar, ((size_t)bd.nparams + 1) * sizeof(int)), nins = 0;
         for (int i = nouts; i < bd.nparams; i++)
