@@ -186,6 +186,11 @@ XDNN_API void xdnn_graph_print_typed(const xdnn_graph_t *g, FILE *f);
  * needs beside them (a node's operands widened to double).  Sums saturate. */
 XDNN_API xdnn_status xdnn_graph_reference_memory(const xdnn_graph_t *g, uint64_t *tensor_bytes,
                                                  uint64_t *scratch_bytes);
+/* The typed graph (after bind) as one JSON object (malloc'ed text; free()
+ * it; NULL when out of memory): graph, context, params, tensors (kind,
+ * name, dtype, shape, layout, strides), nodes (op, results, inputs by port,
+ * attrs) and memory (the two figures above), as `xdnn check --format json`. */
+XDNN_API char *xdnn_graph_typed_json(const xdnn_graph_t *g);
 /* Graphviz DOT of the (bound) graph. */
 XDNN_API void xdnn_graph_print_dot(const xdnn_graph_t *g, FILE *f);
 
@@ -391,6 +396,9 @@ XDNN_API size_t xdnn_op_count(void);
 XDNN_API const char *xdnn_op_name(size_t i);
 /* Print the catalogue (ports, results, attributes with defaults) as text. */
 XDNN_API void xdnn_ops_print(FILE *f);
+/* The same catalogue as a JSON array (malloc'ed text; free() it; NULL when
+ * out of memory): name, summary, ports, results, attrs with type/default. */
+XDNN_API char *xdnn_ops_json(void);
 
 #ifdef __cplusplus
 }

@@ -1,13 +1,13 @@
 /* print.c — human views of a bound graph: the typed listing of `xdnn check`
  * and the Graphviz DOT of `xdnn dot`, plus the op catalogue of `xdnn ops`. */
-#include "ir.h"
+#include "print.h"
 
 #include "ops/op.h"
 
 #include <inttypes.h>
 #include <string.h>
 
-static const char *kind_word(const xtensor *t)
+const char *print_kind_word(const xtensor *t)
 {
     if (t->kind == TK_INPUT)
         return "input";
@@ -46,7 +46,7 @@ void xdnn_graph_print_typed(const xdnn_graph_t *g, FILE *f)
         if (!t->rdefined)
             continue;
         char shape[256];
-        fprintf(f, "  %-7s %-12s %s%s", kind_word(t), t->name, xdnn_dtype_name(t->rdtype),
+        fprintf(f, "  %-7s %-12s %s%s", print_kind_word(t), t->name, xdnn_dtype_name(t->rdtype),
                 shape_str(shape, sizeof shape, t->rrank, t->rdims));
         fprintf(f, " @%s strides ", layout_to_text(a, &t->layout));
         print_ints(f, t->rrank, t->rstrides);
@@ -148,7 +148,7 @@ void xdnn_graph_print_dot(const xdnn_graph_t *g, FILE *f)
     fprintf(f, "}\n");
 }
 
-static const char *attr_type_word(attr_type t)
+const char *print_attr_type_word(attr_type t)
 {
     static const char *const w[] = {"int", "float", "bool", "string", "ints", "floats", "dtype", "pads"};
     return (unsigned)t < sizeof w / sizeof *w ? w[t] : "?";
@@ -170,7 +170,8 @@ void xdnn_ops_print(FILE *f)
         fprintf(f, "\n    %s\n", d->summary ? d->summary : "");
         for (int k = 0; k < d->nattrs; k++) {
             const attr_spec *s = &d->attrs[k];
-            fprintf(f, "    %s: %s = %s%s%s%s%s\n", s->name, attr_type_word(s->type), s->dflt ? s->dflt : "none",
+            fprintf(f, "    %s: %s = %s%s%s%s%s\n", s->name, print_attr_type_word(s->type),
+                    s->dflt ? s->dflt : "none",
                     s->choices ? "  (" : "", s->choices ? s->choices : "", s->choices ? ")" : "",
                     s->doc ? "" : "");
             if (s->doc)

@@ -166,3 +166,35 @@ full_stdout_fails() {
     run xdnn_stdout_to /dev/full check tests/errors/12-unknown-tensor.dnn
     [ "$status" -eq 3 ]
 }
+
+@test "check and ops speak JSON: the same tensors, nodes and ops as the text, and check's memory figures" {
+    G="$ROOT/graphs/mlp_gelu.dnn"
+    run xdnn check "$G" --set T=2 --set D=4 --format json
+    [ "$status" -eq 0 ]
+    text=$(xdnn check "$G" --set T=2 --set D=4)
+    python3 - "$output" "$text" <<'P'
+import json, sys
+d, text = json.loads(sys.argv[1]), sys.argv[2]
+assert d["graph"] == "mlp_gelu" and d["params"]["T"] == "2", d["params"]
+names = [l.split()[1] for l in text.split("nodes:")[0].splitlines()[3:]]
+assert [t["name"] for t in d["tensors"]] == names, ([t["name"] for t in d["tensors"]], names)
+x = next(t for t in d["tensors"] if t["name"] == "x")
+assert x["kind"] == "input" and x["shape"] == [2, 4] and x["dtype"] == "f16", x
+assert len(d["nodes"]) == text.split("nodes:")[1].count(" = "), len(d["nodes"])
+mm = d["nodes"][0]
+assert mm["op"] == "matmul" and mm["inputs"] == {"a": "x", "b": "w1"} and mm["attrs"]["trans_b"] == "true", mm
+m = d["memory"]
+assert m["reference_tensor_bytes"] > 0 and m["reference_scratch_bytes"] > 0, m
+P
+    run xdnn check "$G" --format yaml
+    [ "$status" -eq 1 ]
+    run xdnn ops --format json
+    [ "$status" -eq 0 ]
+    ntext=$(xdnn ops | grep -c '^[a-z]')
+    python3 -c 'import json,sys; d = json.loads(sys.argv[1]); assert len(d) == int(sys.argv[2]), len(d); c = next(o for o in d if o["name"] == "conv"); a = {x["name"]: x for x in c["attrs"]}; assert a["stride"]["type"] == "ints", a["stride"]; assert c["ports"][0] == {"name": "x", "required": True, "variadic": False}, c["ports"][0]' "$output" "$ntext"
+    run xdnn ops --format json softmax
+    [ "$status" -eq 0 ]
+    python3 -c 'import json,sys; assert all("softmax" in o["name"] for o in json.loads(sys.argv[1]))' "$output"
+    run xdnn ops --format json frob
+    [ "$status" -eq 1 ]
+}
