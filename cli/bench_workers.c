@@ -190,6 +190,7 @@ typedef struct pool {
     bench_result *res;
     bool *done;
     int ndone, nsel;
+    int lost;               /* cases failed with their worker */
     char *exe;
     char **argv;            /* exe, bench, the command's arguments, --worker, NULL */
     char **envp[BENCH_MAX_WORKERS];
@@ -383,6 +384,7 @@ static void lose_case(pool *p, worker *w, int k, const char *why)
     bench_lost_case(p->cases[p->sel[k]], p->o, w->device >= 0, w->fp, msg, &r);
     r.index = p->sel[k];
     finish_case(p, k, &r);
+    p->lost++;
 }
 
 /* The worker is gone (why NULL: it ended by itself) or was killed by us (why says why):
@@ -596,7 +598,7 @@ xdnn_status bench_workers_run(const bench_opts *o, char *const *argv, int argc, 
         free(p->w[i].errb.data);
         free_env(p->envp[i], p->w[i].device);
     }
-    int lost = 0;
+    int unrun = 0;
     for (int k = 0; k < nsel; k++) /* no worker left for these */
         if (!p->done[k]) {
             bench_result r;
@@ -604,10 +606,13 @@ xdnn_status bench_workers_run(const bench_opts *o, char *const *argv, int argc, 
                             "not run: every worker failed to start or was given up (see the messages above)", &r);
             r.index = sel[k];
             res[k] = r;
-            lost++;
+            unrun++;
         }
-    if (lost)
-        fprintf(stderr, "xdnn bench: %d case%s not run: no worker left\n", lost, lost == 1 ? "" : "s");
+    if (unrun)
+        fprintf(stderr, "xdnn bench: %d case%s not run: no worker left\n", unrun, unrun == 1 ? "" : "s");
+    if (p->lost)
+        fprintf(stderr, "xdnn bench: %d case%s lost with a crashed or hung worker (failed rows, status 9)\n", p->lost,
+                p->lost == 1 ? "" : "s");
     free(p->done);
     free(p->argv);
     free(p);
