@@ -471,7 +471,7 @@ static bool bind_attrs(bind_ctx *c, xnode *n, const op_desc *desc)
 static bool dtype_is_floating(xdnn_dtype t)
 {
     return t == XDNN_F32 || t == XDNN_F16 || t == XDNN_BF16 || t == XDNN_FP8_E4M3 || t == XDNN_FP8_E5M2 ||
-           t == XDNN_F64;
+           t == XDNN_F64 || t == XDNN_E8M0;
 }
 
 /* The dtype a produced tensor gets: annotation, then the graph's io type for
@@ -542,7 +542,7 @@ static void bind_node(bind_ctx *c, xnode *n)
         xtensor *t = &g->tensors[ti];
         t->rrank = ic.out[i].rank;
         memcpy(t->rdims, ic.out[i].dims, sizeof t->rdims);
-        t->rdtype = result_dtype(g, t, ic.out[i].dtype);
+        t->rdtype = ic.out[i].exact_dtype && !t->has_dtype ? ic.out[i].dtype : result_dtype(g, t, ic.out[i].dtype);
         if (!set_numel(c, t) || !bind_layout(c, t))
             continue;
         t->rdefined = true;

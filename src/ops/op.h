@@ -22,7 +22,7 @@ typedef enum op_id {
 /* The family of an op in ops.def. */
 typedef enum op_class {
     OPC_POINTWISE, OPC_REDUCE, OPC_MATMUL, OPC_CONV, OPC_POOL, OPC_NORM, OPC_SDPA, OPC_RNN, OPC_TENSOR,
-    OPC_RANDOM, OPC_COUNT
+    OPC_RANDOM, OPC_QUANT, OPC_COUNT
 } op_class;
 
 op_class op_class_of(int op);
@@ -49,6 +49,8 @@ typedef struct tinfo {
     xdnn_dtype dtype;
     int rank;
     int64_t dims[XDNN_MAX_RANK];
+    bool exact_dtype;  /* infer: the op chose dtype on purpose (quantize's dtype=): only an
+                          annotation overrides it, not the graph's io/intermediate types */
 } tinfo;
 
 typedef struct op_desc op_desc;

@@ -1,0 +1,364 @@
+/* quant.cu — quantize / dequantize / amax for the quant_direct engine
+ * (src/gpu/eng_quant.c); semantics are src/ops/quant.c bit for bit.
+ *
+ * v1: one thread per chunk of 8 consecutive elements of a row (16/32-byte
+ * vector loads and 8/16-byte stores when cols % 8 == 0 and the buffers are
+ * 16-byte aligned, element loads otherwise), grid-stride over chunks.  A
+ * chunk reads its scale once when every element of it shares one (per-tensor,
+ * per-row, or column blocks that are multiples of 8), else per element.
+ *
+ * Exact rounding.  quantize must round the exact quotient x / s once (ties to
+ * even).  v2: q0 = |x| * RN(1/|s|) is within 2 f32 ulps of |x / s|, so its
+ * rounding onto the fp8 / int8 grid is the exact quotient's unless a tie of
+ * the grid lies within that distance; then the sign of |x| - T |s| (one fma,
+ * exact in sign) decides, and the value handed to the hardware's
+ * round-to-nearest-even conversion is T itself (a true tie: ties to even) or
+ * T moved one f32 ulp toward the quotient.  Inf, NaN, huge quotients and
+ * scales whose reciprocal is subnormal take v1's path: __fdiv_rn, and the
+ * residual fma(-q, s, x) (exact for a correctly rounded quotient) when q sits
+ * on a tie.  dequantize: the f32 product p = q * s and its exact error
+ * fma(q, s, -p); p moves one ulp toward the error only when it lies exactly
+ * on a tie of the bf16 / f16 grid (f32 and e8m0 products need nothing).
+ * v1 divided per element and multiplied in double: 590 GB/s on the H100 for
+ * bf16 -> e4m3 (5x below copy); v2 removes the division and the f64 path.
+ *
+ * quant_scale: elementwise over the amax tensor (kq_scale_kernel).
+ *
+ * amax: per-thread running max, flushed with an atomicMax on the float's bits
+ * (non-negative floats order like their bits; NaN's bits sort above Inf, so a
+ * NaN sticks) when the scale element changes; the last flush is reduced over
+ * the warp first when the whole warp shares the element (per-tensor). */
+#include "gpu/kern_quant.h"
+#include "xdnn.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <math.h>
+
+enum { KQ_V = 8, KQ_THREADS = 256 };
+
+static __device__ __forceinline__ float e8m0_to_f32(unsigned b)
+{
+    if (b == 0xFFu)
+        return __int_as_float(0x7fffffff);
+    return b == 0 ? __int_as_float(0x00400000) : __int_as_float((int)(b << 23)); /* 2^-127 is subnormal */
+}
+
+static __device__ __forceinline__ float fp8_to_f32(unsigned char b, __nv_fp8_interpretation_t k)
+{
+    __half_raw h = __nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)b, k);
+    return __half2float(__half(h));
+}
+
+/* Element i of p (dtype dt) as float (exact for every dtype used here). */
+static __device__ __forceinline__ float kq_ld(const void *p, int dt, uint32_t i)
+{
+    switch (dt) {
+    case XDNN_F32: return static_cast<const float *>(p)[i];
+    case XDNN_F16: return __half2float(static_cast<const __half *>(p)[i]);
+    case XDNN_BF16: return __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i]);
+    case XDNN_FP8_E4M3: return fp8_to_f32(static_cast<const unsigned char *>(p)[i], __NV_E4M3);
+    case XDNN_FP8_E5M2: return fp8_to_f32(static_cast<const unsigned char *>(p)[i], __NV_E5M2);
+    case XDNN_I8: return (float)static_cast<const signed char *>(p)[i];
+    case XDNN_E8M0: return e8m0_to_f32(static_cast<const unsigned char *>(p)[i]);
+    default: return __int_as_float(0x7fffffff);
+    }
+}
+
+/* Elements i..i+7 (i % 8 == 0, buffer 16-byte aligned) as floats. */
+static __device__ __forceinline__ void kq_ld8(const void *p, int dt, uint32_t i, float *v)
+{
+    if (dt == XDNN_F32) {
+        const float4 *q = reinterpret_cast<const float4 *>(static_cast<const float *>(p) + i);
+        float4 a = q[0], b = q[1];
+        v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w; v[4] = b.x; v[5] = b.y; v[6] = b.z; v[7] = b.w;
+        return;
+    }
+    if (dt == XDNN_F16 || dt == XDNN_BF16) {
+        uint4 w = *reinterpret_cast<const uint4 *>(static_cast<const unsigned short *>(p) + i);
+        const unsigned short *h = reinterpret_cast<const unsigned short *>(&w);
+        for (int j = 0; j < KQ_V; j++)
+            v[j] = dt == XDNN_F16 ? __half2float(__ushort_as_half(h[j])) : __uint_as_float((unsigned)h[j] << 16);
+        return;
+    }
+    uint2 w = *reinterpret_cast<const uint2 *>(static_cast<const unsigned char *>(p) + i);
+    const unsigned char *b = reinterpret_cast<const unsigned char *>(&w);
+    for (int j = 0; j < KQ_V; j++) {
+        if (dt == XDNN_I8)
+            v[j] = (float)(signed char)b[j];
+        else
+            v[j] = fp8_to_f32(b[j], dt == XDNN_FP8_E4M3 ? __NV_E4M3 : __NV_E5M2);
+    }
+}
+
+/* The grid step exponent of dt at magnitude a (fp8: 2^(e - mbits), e >= emin;
+ * int8: 1). */
+static __device__ __forceinline__ int kq_ulp_e(float a, int dt)
+{
+    if (dt == XDNN_I8)
+        return 0;
+    const int mbits = dt == XDNN_FP8_E4M3 ? 3 : 2, emin = dt == XDNN_FP8_E4M3 ? -6 : -14;
+    const int e = (int)((__float_as_uint(a) >> 23) & 0xff) - 127;
+    return (e < emin ? emin : e) - mbits;
+}
+
+/* 2^k as a float, k in [-126, 127]. */
+static __device__ __forceinline__ float kq_pow2(int k) { return __int_as_float((127 + k) << 23); }
+
+/* A float whose round-to-nearest-even onto dt's grid is that of the exact
+ * quotient x / s (see the file comment).  rs = 1/s rounded: the fast path
+ * q0 = x * rs is within 2 f32 ulps of x / s, so it rounds like the exact
+ * quotient unless a tie of the grid lies that close; then the sign of
+ * x - T s (one fma: exact sign) says on which side the quotient is. */
+static __device__ __forceinline__ float kq_quotient(float x, float s, float rs, int dt)
+{
+    const float ax = fabsf(x), as = fabsf(s), a0 = ax * fabsf(rs);
+    const bool neg = signbit(x) != signbit(s);
+    if (!(a0 < 16777216.0f) || !(as < 4.2535296e37f) || !(as > 0.0f)) {
+        /* Inf, NaN, huge, s = 0 / Inf / beyond 2^125 (1/s subnormal): the slow exact path */
+        float q = __fdiv_rn(x, s), a = fabsf(q);
+        if (!(a < 16777216.0f))
+            return q;
+        const int ue = kq_ulp_e(a, dt);
+        const float t = a * kq_pow2(-ue);
+        if (t - floorf(t) != 0.5f)
+            return q;
+        const float r = fmaf(-q, s, x); /* exact for a correctly rounded quotient */
+        if (r == 0.0f)
+            return q;
+        return nextafterf(q, (r > 0.0f) == (s > 0.0f) ? __int_as_float(0x7f800000) : -__int_as_float(0x7f800000));
+    }
+    const int ue = kq_ulp_e(a0, dt);
+    const float t = a0 * kq_pow2(-ue), f = floorf(t);
+    float a = a0;
+    if (fabsf(t - f - 0.5f) < 6.1035156e-05f) { /* within 2^-14 of a tie (the error is <= 2^-15 in t) */
+        const float T = (f + 0.5f) * kq_pow2(ue); /* the tie, exact */
+        const float r = fmaf(-T, as, ax);         /* sign of |x| - T |s|: exact */
+        a = r == 0.0f ? T : nextafterf(T, r > 0.0f ? __int_as_float(0x7f800000) : 0.0f);
+    }
+    return neg ? -a : a;
+}
+
+/* The quantized byte of x / s in dt (fp8_e4m3, fp8_e5m2, i8), as dtype.c stores it. */
+static __device__ __forceinline__ unsigned char kq_quant(float x, float s, float rs, int dt)
+{
+    float q = kq_quotient(x, s, rs, dt);
+    unsigned sign = signbit(q) ? 0x80u : 0u;
+    if (dt == XDNN_I8) {
+        if (isnan(q))
+            return 0;
+        float r = rintf(q);
+        r = r > 127.0f ? 127.0f : r < -128.0f ? -128.0f : r;
+        return (unsigned char)(signed char)r;
+    }
+    if (isnan(q)) /* canonical quiet NaN, sign kept (dtype.c: payload 0 -> quiet bit) */
+        return (unsigned char)(sign | (dt == XDNN_FP8_E4M3 ? 0x7Fu : 0x7Eu));
+    if (isinf(q)) {
+        /* e5m2 keeps an Inf that the exact quotient has (x = Inf or s = 0);
+         * an f32 overflow of a finite quotient saturates like everything else */
+        bool exact_inf = isinf(x) || s == 0.0f;
+        if (dt == XDNN_FP8_E5M2 && exact_inf)
+            return (unsigned char)(sign | 0x7Cu);
+        return (unsigned char)(sign | (dt == XDNN_FP8_E4M3 ? 0x7Eu : 0x7Bu));
+    }
+    return (unsigned char)__nv_cvt_float_to_fp8(q, __NV_SATFINITE, dt == XDNN_FP8_E4M3 ? __NV_E4M3 : __NV_E5M2);
+}
+
+/* q * s rounded once to dt.  The f32 product p may itself be rounded (q has
+ * up to 8 significant bits, s 24); e = fma(q, s, -p) is the exact error, and
+ * it only matters when p lies exactly on a tie of the 16-bit grid. */
+static __device__ __forceinline__ void kq_store_deq(void *y, int dt, uint32_t i, float q, float s)
+{
+    if (dt == XDNN_F64) {
+        static_cast<double *>(y)[i] = (double)q * (double)s;
+        return;
+    }
+    float p = q * s;
+    if (dt == XDNN_F32) {
+        static_cast<float *>(y)[i] = p;
+        return;
+    }
+    const float e = fmaf(q, s, -p);
+    const unsigned pb = __float_as_uint(p);
+    if (e != 0.0f && isfinite(p)) {
+        /* bf16 keeps the top 16 bits: a tie is low half == 0x8000; f16 (normal
+         * range) keeps 10 mantissa bits: a tie is low 13 bits == 0x1000.  f16
+         * subnormals are rounded by the conversion from the nudged value too. */
+        bool tie = dt == XDNN_BF16 ? (pb & 0xFFFFu) == 0x8000u : false;
+        if (dt == XDNN_F16) {
+            const float ap = fabsf(p);
+            const int ex = (int)((pb >> 23) & 0xff) - 127, ue = (ex < -14 ? -14 : ex) - 10;
+            const float t = ap * kq_pow2(-ue);
+            tie = ap < 65520.0f && t - floorf(t) == 0.5f;
+        }
+        if (tie) /* move p one ulp toward the exact product */
+            p = nextafterf(p, e > 0.0f ? __int_as_float(0x7f800000) : -__int_as_float(0x7f800000));
+    }
+    if (dt == XDNN_F16)
+        static_cast<__half *>(y)[i] = __float2half_rn(p);
+    else
+        static_cast<__nv_bfloat16 *>(y)[i] = __float2bfloat16_rn(p);
+}
+
+/* Scale offset of the row's leading index. */
+static __device__ __forceinline__ uint32_t kq_row_off(const kq_params &p, uint32_t row)
+{
+    uint32_t off = 0;
+    for (int d = p.nlead - 1; d >= 0; d--) {
+        uint32_t i = row % p.lead_dims[d];
+        row /= p.lead_dims[d];
+        off += i / p.lead_blk[d] * p.lead_sst[d];
+    }
+    return off;
+}
+
+static __device__ __forceinline__ void kq_flush(float *y, uint32_t off, float m)
+{
+    atomicMax(reinterpret_cast<unsigned *>(y) + off, __float_as_uint(m));
+}
+
+/* One instantiation per (mode, x dtype, y dtype): the dtype branches of the
+ * helpers fold away (v1 branched on them per element). */
+template <int MODE, int XDT, int YDT> __global__ void kq_kernel(const kq_params p, bool vec, bool uniform)
+{
+    const uint32_t per_row = (p.cols + KQ_V - 1) / KQ_V;
+    const uint32_t nchunks = p.rows * per_row;
+    uint32_t cur = 0xffffffffu; /* amax: the scale element being accumulated */
+    float cur_max = 0.0f;
+    for (uint32_t ch = blockIdx.x * blockDim.x + threadIdx.x; ch < nchunks; ch += gridDim.x * blockDim.x) {
+        const uint32_t row = ch / per_row, c0 = (ch - row * per_row) * KQ_V;
+        const uint32_t base = row * p.cols + c0, roff = kq_row_off(p, row);
+        const int n = p.cols - c0 < KQ_V ? (int)(p.cols - c0) : KQ_V;
+        float v[KQ_V];
+        if (vec)
+            kq_ld8(p.x, XDT, base, v);
+        else
+            for (int j = 0; j < n; j++)
+                v[j] = kq_ld(p.x, XDT, base + j);
+        if (MODE == KQ_AMAX) {
+            for (int j = 0; j < n; j++) {
+                uint32_t off = roff + (c0 + j) / p.col_blk * p.col_sst;
+                if (off != cur) {
+                    if (cur != 0xffffffffu)
+                        kq_flush(static_cast<float *>(p.y), cur, cur_max);
+                    cur = off;
+                    cur_max = 0.0f;
+                }
+                float a = fabsf(v[j]);
+                cur_max = __float_as_uint(a) > __float_as_uint(cur_max) ? a : cur_max;
+            }
+            continue;
+        }
+        const float s = uniform ? kq_ld(p.s, p.sdt, roff + c0 / p.col_blk * p.col_sst) : 0.0f;
+        if (MODE == KQ_QUANT) {
+            const float rs = uniform ? __frcp_rn(s) : 0.0f;
+            unsigned char out[KQ_V];
+            for (int j = 0; j < n; j++) {
+                const float sj = uniform ? s : kq_ld(p.s, p.sdt, roff + (c0 + j) / p.col_blk * p.col_sst);
+                out[j] = kq_quant(v[j], sj, uniform ? rs : __frcp_rn(sj), YDT);
+            }
+            unsigned char *y = static_cast<unsigned char *>(p.y) + base;
+            if (vec)
+                *reinterpret_cast<uint2 *>(y) = *reinterpret_cast<const uint2 *>(out);
+            else
+                for (int j = 0; j < n; j++)
+                    y[j] = out[j];
+        } else {
+            for (int j = 0; j < n; j++) {
+                const float sj = uniform ? s : kq_ld(p.s, p.sdt, roff + (c0 + j) / p.col_blk * p.col_sst);
+                kq_store_deq(p.y, YDT, base + j, v[j], sj);
+            }
+        }
+    }
+    if (MODE != KQ_AMAX)
+        return;
+    /* last flush: over the warp when it shares the element */
+    uint32_t c0 = __shfl_sync(0xffffffffu, cur, 0);
+    if (__all_sync(0xffffffffu, cur == c0)) {
+        unsigned m = __float_as_uint(cur_max);
+        for (int o = 16; o > 0; o >>= 1) {
+            unsigned w = __shfl_xor_sync(0xffffffffu, m, o);
+            m = w > m ? w : m;
+        }
+        if ((threadIdx.x & 31) == 0 && cur != 0xffffffffu)
+            kq_flush(static_cast<float *>(p.y), cur, __uint_as_float(m));
+    } else if (cur != 0xffffffffu) {
+        kq_flush(static_cast<float *>(p.y), cur, cur_max);
+    }
+}
+
+/* quant_scale: src/ops/quant.c quant_scale_reference. */
+__global__ void kq_scale_kernel(const kq_params p, uint32_t n)
+{
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const float m = kq_ld(p.x, p.xdt, i);
+        if (p.ydt == XDNN_F32) {
+            static_cast<float *>(p.y)[i] = m == 0.0f ? 1.0f : __fdiv_rn(m, p.qmax);
+            continue;
+        }
+        unsigned char b;
+        if (m == 0.0f)
+            b = 0x7F;
+        else if (isnan(m))
+            b = 0xFF;
+        else if (isinf(m))
+            b = 0xFE;
+        else {
+            int ex;
+            frexpf(fabsf(m), &ex);
+            const int e = ex - 1 - p.emax;
+            b = e < -127 ? 0x00 : e > 127 ? 0xFE : (unsigned char)(e + 127);
+        }
+        static_cast<unsigned char *>(p.y)[i] = b;
+    }
+}
+
+__global__ void kq_zero(float *y, uint32_t n)
+{
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        y[i] = 0.0f;
+}
+
+extern "C" int kq_launch(const kq_params *p, void *stream)
+{
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    uint64_t per_row = (p->cols + KQ_V - 1) / KQ_V, nchunks = (uint64_t)p->rows * per_row;
+    if (p->mode == KQ_AMAX && p->nscale > 0) { /* amax of an empty block is 0: zero first */
+        unsigned zb = (p->nscale + KQ_THREADS - 1) / KQ_THREADS;
+        kq_zero<<<zb > 1024 ? 1024 : zb, KQ_THREADS, 0, s>>>(static_cast<float *>(p->y), p->nscale);
+    }
+    if (nchunks == 0)
+        return (int)cudaGetLastError();
+    if (p->mode == KQ_SCALE) {
+        uint32_t n = p->rows * p->cols;
+        unsigned b = (n + KQ_THREADS - 1) / KQ_THREADS;
+        kq_scale_kernel<<<b > 8192 ? 8192 : b, KQ_THREADS, 0, s>>>(*p, n);
+        return (int)cudaGetLastError();
+    }
+    bool aligned = ((uintptr_t)p->x % 16 == 0) && ((uintptr_t)p->y % 16 == 0);
+    /* vector loads: x is read 8 at a time; quantize also stores 8 bytes (dequantize stores per element) */
+    bool vec = p->cols % KQ_V == 0 && aligned;
+    bool uniform = p->col_sst == 0 || p->col_blk % KQ_V == 0 || (p->cols <= p->col_blk);
+    uint64_t blocks = (nchunks + KQ_THREADS - 1) / KQ_THREADS;
+    const unsigned grid = (unsigned)(blocks > 8192 ? 8192 : blocks);
+#define KQ_GO(M, X, Y) kq_kernel<M, X, Y><<<grid, KQ_THREADS, 0, s>>>(*p, vec, uniform)
+#define KQ_WIDE(M, Y)                                                           \
+    (p->xdt == XDNN_F32 ? KQ_GO(M, XDNN_F32, Y) : p->xdt == XDNN_F16 ? KQ_GO(M, XDNN_F16, Y) \
+                                                : KQ_GO(M, XDNN_BF16, Y))
+#define KQ_NARROW(Y)                                                                     \
+    (p->xdt == XDNN_FP8_E4M3 ? KQ_GO(KQ_DEQUANT, XDNN_FP8_E4M3, Y)                       \
+     : p->xdt == XDNN_FP8_E5M2 ? KQ_GO(KQ_DEQUANT, XDNN_FP8_E5M2, Y) : KQ_GO(KQ_DEQUANT, XDNN_I8, Y))
+    if (p->mode == KQ_QUANT)
+        p->ydt == XDNN_FP8_E4M3 ? KQ_WIDE(KQ_QUANT, XDNN_FP8_E4M3)
+        : p->ydt == XDNN_FP8_E5M2 ? KQ_WIDE(KQ_QUANT, XDNN_FP8_E5M2) : KQ_WIDE(KQ_QUANT, XDNN_I8);
+    else if (p->mode == KQ_DEQUANT)
+        p->ydt == XDNN_F32 ? KQ_NARROW(XDNN_F32)
+        : p->ydt == XDNN_F16 ? KQ_NARROW(XDNN_F16) : p->ydt == XDNN_BF16 ? KQ_NARROW(XDNN_BF16) : KQ_NARROW(XDNN_F64);
+    else
+        KQ_WIDE(KQ_AMAX, XDNN_F32);
+#undef KQ_NARROW
+#undef KQ_WIDE
+#undef KQ_GO
+    return (int)cudaGetLastError();
+}

@@ -1,0 +1,223 @@
+/* eng_mm_fp8.c — matmul_fp8_cublaslt: scaled_matmul (src/ops/quant_matmul.c)
+ * on Hopper's fp8 tensor cores through cuBLASLt: a, b fp8 (e4m3 x e4m3 or an
+ * e4m3/e5m2 mix), f32 accumulation, per-tensor dequantization scales passed
+ * as device pointers (A/B_SCALE_POINTER), D bf16/f16/f32.
+ *
+ * Layout.  Row-major C = A B is computed column-major as C^T = B^T A^T, so
+ * cuBLASLt's A is our b and its B is our a.  cuBLASLt's fp8 kernels take only
+ * the "TN" form (its A transposed, its B not): K must be the contiguous dim
+ * of both operands: a as [M, K] row-major (or [K, M] column-major with
+ * trans_a), b as [N, K] row-major with trans_b=true (the weight layout of
+ * torch.nn.Linear, and what torch._scaled_mm asks for), or [K, N] stored
+ * column-major (@col).  M, N, K and the leading dims must be multiples of 16.
+ * Anything else is refused with the reason. */
+#include "gpu/engine.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MF_WORKSPACE = 32 << 20 };
+
+typedef struct mf_shape {
+    int a, b, sa, sb, c;             /* tensor ids */
+    int64_t m, n, k, lda, ldb, ldc;
+} mf_shape;
+
+typedef struct mf_priv {
+    mf_shape s;
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t algo;
+    char detail[160];
+    pthread_mutex_t mu;              /* guards the scale pointers of `op` */
+} mf_priv;
+
+#define FAIL(...)                        \
+    do {                                 \
+        snprintf(why, len, __VA_ARGS__); \
+        return false;                    \
+    } while (0)
+
+/* The leading dim of a K-contiguous operand: dims [r0, r1] logical
+ * (rows, K) or (K, cols) as `k_last` says; false when K is not contiguous. */
+static bool k_contiguous(const gtensor *t, bool k_last, int64_t *ld)
+{
+    int kd = k_last ? 1 : 0, od = 1 - kd;
+    if (t->dims[kd] > 1 && t->strides[kd] != 1)
+        return false;
+    *ld = t->dims[od] > 1 ? t->strides[od] : t->dims[kd];
+    return *ld >= t->dims[kd];
+}
+
+static bool mf_analyze(const gplan *pl, const gpart *p, mf_shape *s, char *why, size_t len)
+{
+    memset(s, 0, sizeof *s);
+    const ggraph *g = pl->g;
+    if (p->nnodes != 1 || g->n[p->nodes[0]].op_id != OP_scaled_matmul)
+        FAIL("needs a lone scaled_matmul node, got partition %s", p->name);
+    const gnode *n = &g->n[p->nodes[0]];
+    if (!n->ir || n->nin < 4 || n->out < 0)
+        FAIL("scaled_matmul %s lacks operands or its IR node", n->name);
+    const op_desc *d = op_get(n->op_id);
+    bool ta = op_attr_bool(n->ir, d, "trans_a"), tb = op_attr_bool(n->ir, d, "trans_b");
+    s->a = n->in[0], s->b = n->in[1], s->sa = n->in[2], s->sb = n->in[3], s->c = n->out;
+    const gtensor *A = &g->t[s->a], *B = &g->t[s->b], *C = &g->t[s->c];
+    xdnn_dtype ea = A->dtype, eb = B->dtype;
+    if (ea == XDNN_I8 || eb == XDNN_I8)
+        FAIL("i8 x i8 runs on the CPU reference only (no int8 GEMM engine yet)");
+    if (ea == XDNN_FP8_E5M2 && eb == XDNN_FP8_E5M2)
+        FAIL("fp8_e5m2 x fp8_e5m2 has no Hopper fp8 kernel (one operand must be fp8_e4m3)");
+    if (g->t[s->sa].dtype != XDNN_F32 || g->t[s->sb].dtype != XDNN_F32)
+        FAIL("scales must be f32");
+    s->m = ta ? A->dims[1] : A->dims[0];
+    s->k = ta ? A->dims[0] : A->dims[1];
+    s->n = tb ? B->dims[0] : B->dims[1];
+    if (!k_contiguous(A, !ta, &s->lda))
+        FAIL("a '%s' must have K contiguous (cuBLASLt fp8 is TN only): [M, K] row-major, or [K, M] column-major with "
+             "trans_a; strides are %lld, %lld", A->name, (long long)A->strides[0], (long long)A->strides[1]);
+    if (!k_contiguous(B, tb, &s->ldb))
+        FAIL("b '%s' must have K contiguous (cuBLASLt fp8 is TN only): [N, K] row-major with trans_b=true, or "
+             "[K, N] column-major; strides are %lld, %lld", B->name, (long long)B->strides[0],
+             (long long)B->strides[1]);
+    if (C->dims[1] > 1 && C->strides[1] != 1)
+        FAIL("output '%s' must be row-major (strides %lld, %lld)", C->name, (long long)C->strides[0],
+             (long long)C->strides[1]);
+    s->ldc = C->dims[0] > 1 ? C->strides[0] : s->n;
+    int64_t v[6] = {s->m, s->n, s->k, s->lda, s->ldb, s->ldc};
+    static const char *const vn[6] = {"M", "N", "K", "lda", "ldb", "ldc"};
+    for (int i = 0; i < 6; i++)
+        if (v[i] % 16 != 0)
+            FAIL("cuBLASLt fp8 needs M, N, K and leading dims that are multiples of 16, got %s = %lld", vn[i],
+                 (long long)v[i]);
+    if (C->dtype != XDNN_BF16 && C->dtype != XDNN_F16 && C->dtype != XDNN_F32)
+        FAIL("output dtype %s (expected bf16, f16 or f32)", xdnn_dtype_name(C->dtype));
+    return true;
+}
+
+static bool mf_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    mf_shape s;
+    if (dev && dev->cc_major * 10 + dev->cc_minor < 89) {
+        snprintf(why, len, "fp8 tensor cores need compute capability 8.9 or newer, got %d.%d", dev->cc_major,
+                 dev->cc_minor);
+        return false;
+    }
+    return mf_analyze(pl, p, &s, why, len);
+}
+
+static double mf_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 1400.0); }
+
+static size_t mf_workspace(const gplan *pl, const gpart *p, const gpu_device *dev) { return MF_WORKSPACE; }
+
+static cudaDataType_t mf_type(xdnn_dtype t)
+{
+    switch (t) {
+    case XDNN_FP8_E4M3: return CUDA_R_8F_E4M3;
+    case XDNN_FP8_E5M2: return CUDA_R_8F_E5M2;
+    case XDNN_BF16: return CUDA_R_16BF;
+    case XDNN_F16: return CUDA_R_16F;
+    default: return CUDA_R_32F;
+    }
+}
+
+static xdnn_status mf_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
+{
+    mf_priv *mp = calloc(1, sizeof *mp);
+    if (!mp)
+        return XDNN_ERR_NOMEM;
+    pthread_mutex_init(&mp->mu, NULL);
+    p->priv = mp;
+    const ggraph *g = c->plan->g;
+    char why[512];
+    if (!mf_analyze(c->plan, p, &mp->s, why, sizeof why)) {
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "matmul_fp8_cublaslt: %s: %s", p->name, why);
+        return XDNN_ERR_UNSUPPORTED;
+    }
+    const mf_shape *s = &mp->s;
+    CUBLAS_TRY(cublasLtMatmulDescCreate(&mp->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    /* cuBLASLt A = our b stored K x N (ld ldb), B = our a stored K x M (ld lda), D = C^T N x M (ld ldc) */
+    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->la, mf_type(g->t[s->b].dtype), (uint64_t)s->k, (uint64_t)s->n, s->ldb));
+    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->lb, mf_type(g->t[s->a].dtype), (uint64_t)s->k, (uint64_t)s->m, s->lda));
+    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->lc, mf_type(g->t[s->c].dtype), (uint64_t)s->n, (uint64_t)s->m, s->ldc));
+    cublasLtMatmulPreference_t pref;
+    CUBLAS_TRY(cublasLtMatmulPreferenceCreate(&pref));
+    uint64_t wsz = MF_WORKSPACE;
+    cublasLtMatmulHeuristicResult_t res;
+    int nres = 0;
+    cublasStatus_t e1 = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsz,
+                                                             sizeof wsz);
+    cublasStatus_t e2 = e1 != CUBLAS_STATUS_SUCCESS
+                          ? e1
+                          : cublasLtMatmulAlgoGetHeuristic(c->lt, mp->op, mp->la, mp->lb, mp->lc, mp->lc, pref, 1, &res,
+                                                           &nres);
+    cublasLtMatmulPreferenceDestroy(pref);
+    CUBLAS_TRY(e2);
+    if (nres < 1) {
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(),
+                   "matmul_fp8_cublaslt: %s: cuBLASLt has no fp8 algorithm for m=%lld n=%lld k=%lld (%s x %s -> %s)",
+                   p->name, (long long)s->m, (long long)s->n, (long long)s->k, xdnn_dtype_name(g->t[s->a].dtype),
+                   xdnn_dtype_name(g->t[s->b].dtype), xdnn_dtype_name(g->t[s->c].dtype));
+        return XDNN_ERR_UNSUPPORTED;
+    }
+    mp->algo = res.algo;
+    int algo_id = -1, tile = -1;
+    size_t w;
+    cublasLtMatmulAlgoConfigGetAttribute(&mp->algo, CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof algo_id, &w);
+    cublasLtMatmulAlgoConfigGetAttribute(&mp->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
+    snprintf(mp->detail, sizeof mp->detail, "cublasLt fp8 %s x %s -> %s algo=%d tile=%d",
+             xdnn_dtype_name(g->t[s->a].dtype), xdnn_dtype_name(g->t[s->b].dtype), xdnn_dtype_name(g->t[s->c].dtype),
+             algo_id, tile);
+    return XDNN_OK;
+}
+
+static xdnn_status mf_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_diags_t *d)
+{
+    mf_priv *mp = p->priv;
+    const mf_shape *s = &mp->s;
+    const float alpha = 1.0f, beta = 0.0f;
+    /* cuBLASLt's A is our b: its scale is b_scale (the product is what matters) */
+    const void *sa = c->dptr[s->sb], *sb = c->dptr[s->sa];
+    pthread_mutex_lock(&mp->mu);
+    cublasStatus_t e = cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa);
+    if (e == CUBLAS_STATUS_SUCCESS)
+        e = cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb);
+    if (e == CUBLAS_STATUS_SUCCESS)
+        e = cublasLtMatmul(c->lt, mp->op, &alpha, c->dptr[s->b], mp->la, c->dptr[s->a], mp->lb, &beta, c->dptr[s->c],
+                           mp->lc, c->dptr[s->c], mp->lc, &mp->algo, c->ws + p->ws_offset, MF_WORKSPACE, strm);
+    pthread_mutex_unlock(&mp->mu);
+    return e == CUBLAS_STATUS_SUCCESS ? XDNN_OK : gpu_check_cublas(e, "cublasLtMatmul (fp8)", __FILE__, __LINE__, d);
+}
+
+static void mf_release(gpart *p)
+{
+    mf_priv *mp = p->priv;
+    if (!mp)
+        return;
+    if (mp->la)
+        cublasLtMatrixLayoutDestroy(mp->la);
+    if (mp->lb)
+        cublasLtMatrixLayoutDestroy(mp->lb);
+    if (mp->lc)
+        cublasLtMatrixLayoutDestroy(mp->lc);
+    if (mp->op)
+        cublasLtMatmulDescDestroy(mp->op);
+    pthread_mutex_destroy(&mp->mu);
+    free(mp);
+    p->priv = NULL;
+}
+
+static const char *mf_detail(const gpart *p)
+{
+    const mf_priv *mp = p->priv;
+    return mp ? mp->detail : "";
+}
+
+const gpu_engine gpu_engine_matmul_fp8_cublaslt = {
+    "matmul_fp8_cublaslt", "scaled_matmul on fp8 tensor cores (cuBLASLt TN, e4m3/e5m2, per-tensor scales, bf16/f16/f32 out)",
+    mf_supports, mf_cost, mf_workspace, mf_build, mf_execute, mf_release, mf_detail,
+};

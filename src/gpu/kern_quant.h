@@ -1,0 +1,40 @@
+/* kern_quant.h — the quantize / dequantize / amax kernels (kernels/quant.cu)
+ * as the host sees them.  x is packed row-major, seen as [rows, cols] with
+ * cols its last dim; the scale element of (row, col) is
+ *     sum_d (lead_idx[d] / lead_blk[d]) * lead_sst[d] + (col / col_blk) * col_sst
+ * where lead_idx is row split over lead_dims (the map of src/ops/quant.h).
+ * KQ_SCALE (quant_scale) is elementwise over x's rows * cols elements.
+ * Indices are 32-bit: the host refuses tensors of 2^31 elements or more. */
+#ifndef XDNN_GPU_KERN_QUANT_H
+#define XDNN_GPU_KERN_QUANT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { KQ_MAXD = 8 };
+typedef enum kq_mode { KQ_QUANT, KQ_DEQUANT, KQ_AMAX, KQ_SCALE } kq_mode;
+
+typedef struct kq_params {
+    int mode;                      /* kq_mode */
+    int xdt, ydt, sdt;             /* xdnn_dtype codes of x (q for dequant), y, scale */
+    uint32_t rows, cols, nscale;   /* nscale: scale elements (amax: y's) */
+    int nlead;
+    uint32_t lead_dims[KQ_MAXD], lead_blk[KQ_MAXD], lead_sst[KQ_MAXD];
+    uint32_t col_blk, col_sst;
+    float qmax;                    /* KQ_SCALE (quant_scale): f32 scale = amax / qmax */
+    int emax;                      /* KQ_SCALE: e8m0 scale = 2^(floor(log2 amax) - emax) */
+    const void *x, *s;
+    void *y;
+} kq_params;
+
+/* Enqueue on `stream` (a cudaStream_t); returns a cudaError_t value. */
+int kq_launch(const kq_params *p, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,103 @@
+/* quant_matmul.c — scaled_matmul(a, b, a_scale, b_scale): the fp8 / int8
+ * GEMM with per-tensor dequantization scales, cuBLASLt's fp8 matmul and
+ * torch._scaled_mm:
+ *     c[m, n] = a_scale * b_scale * sum_k A[m, k] * B[k, n]
+ * with A = a (a given as [K, M] when trans_a) and B = b (b given as [N, K]
+ * when trans_b: the usual weight layout, and the one cuBLASLt's fp8 kernels
+ * want, K contiguous in both operands).  a and b are fp8_e4m3 / fp8_e5m2
+ * (any mix; the GPU runs e4m3 x e4m3 and the e4m3/e5m2 mixes, as Hopper does)
+ * or both i8; the scales are f32 with one element each; c is bf16 unless
+ * `dtype` says f16 or f32 (kept even for a virtual c).  Matrices only: rank 2.
+ *
+ * Reference: exact products summed in double, times the scales, rounded
+ * once when c is stored. */
+#include "op.h"
+
+#include <stdio.h>
+#include <string.h>
+
+extern const op_desc op_scaled_matmul_desc;
+
+static const char *const smm_ports[] = {"a", "b", "a_scale", "b_scale"};
+static const char *const smm_results[] = {"c"};
+
+static const attr_spec smm_attrs[] = {
+    {"trans_a", AT_BOOL, "false", NULL, "a is given as [K, M]"},
+    {"trans_b", AT_BOOL, "false", NULL, "b is given as [N, K] (the layout cuBLASLt fp8 needs)"},
+    {"dtype", AT_DTYPE, "bf16", NULL, "the output dtype: bf16, f16 or f32"},
+};
+
+static bool is_fp8(xdnn_dtype t) { return t == XDNN_FP8_E4M3 || t == XDNN_FP8_E5M2; }
+
+static xdnn_status smm_infer(op_infer_ctx *c)
+{
+    const tinfo *a = c->in[0], *b = c->in[1], *sa = c->in[2], *sb = c->in[3];
+    if (!a || !b || !sa || !sb)
+        return op_error(c, "inputs a, b, a_scale and b_scale are required");
+    if (a->rank != 2 || b->rank != 2)
+        return op_error(c, "a and b must be matrices (rank 2), got ranks %d and %d", a->rank, b->rank);
+    if (!((is_fp8(a->dtype) && is_fp8(b->dtype)) || (a->dtype == XDNN_I8 && b->dtype == XDNN_I8)))
+        return op_error(c, "a and b must both be fp8 (fp8_e4m3 / fp8_e5m2) or both i8, got %s and %s",
+                        xdnn_dtype_name(a->dtype), xdnn_dtype_name(b->dtype));
+    const tinfo *sc[2] = {sa, sb};
+    for (int i = 0; i < 2; i++) {
+        char s[256];
+        if (sc[i]->dtype != XDNN_F32 || shape_numel(sc[i]->rank, sc[i]->dims) != 1)
+            return op_error(c, "%s must be one f32 element (a per-tensor scale), got %s%s", i ? "b_scale" : "a_scale",
+                            xdnn_dtype_name(sc[i]->dtype), shape_str(s, sizeof s, sc[i]->rank, sc[i]->dims));
+    }
+    bool ta = op_attr_bool(c->node, c->desc, "trans_a"), tb = op_attr_bool(c->node, c->desc, "trans_b");
+    int64_t M = ta ? a->dims[1] : a->dims[0], K = ta ? a->dims[0] : a->dims[1];
+    int64_t K2 = tb ? b->dims[1] : b->dims[0], N = tb ? b->dims[0] : b->dims[1];
+    if (K != K2)
+        return op_error(c, "inner dimensions do not match: a has K = %lld (trans_a=%s), b has K = %lld (trans_b=%s)",
+                        (long long)K, ta ? "true" : "false", (long long)K2, tb ? "true" : "false");
+    const value *v = op_attr(c->node, c->desc, "dtype");
+    xdnn_dtype t = v && v->kind == VAL_DTYPE ? v->dt : XDNN_BF16;
+    if (t != XDNN_BF16 && t != XDNN_F16 && t != XDNN_F32)
+        return op_error(c, "attribute 'dtype' must be bf16, f16 or f32, got %s", xdnn_dtype_name(t));
+    tinfo *o = &c->out[0];
+    o->rank = 2;
+    o->dims[0] = M;
+    o->dims[1] = N;
+    o->dtype = t;
+    o->exact_dtype = true;
+    return XDNN_OK;
+}
+
+/* c[m][n] = sa * sb * sum_k A[m][k] B[k][n] (a, b packed as given). */
+static xdnn_status smm_reference(op_ref_ctx *c)
+{
+    const ref_tensor *a = c->in[0], *b = c->in[1];
+    ref_tensor *o = c->out[0];
+    bool ta = op_attr_bool(c->node, c->desc, "trans_a"), tb = op_attr_bool(c->node, c->desc, "trans_b");
+    const int64_t M = o->dims[0], N = o->dims[1], K = ta ? a->dims[0] : a->dims[1];
+    const double scale = c->in[2]->data[0] * c->in[3]->data[0];
+#pragma omp parallel for schedule(static)
+    for (int64_t m = 0; m < M; m++) {
+        for (int64_t n = 0; n < N; n++) {
+            double acc = 0;
+            for (int64_t k = 0; k < K; k++)
+                acc += (ta ? a->data[k * M + m] : a->data[m * K + k]) * (tb ? b->data[n * K + k] : b->data[k * N + n]);
+            o->data[m * N + n] = acc * scale;
+        }
+    }
+    return XDNN_OK;
+}
+
+static double smm_flops(const xgraph *g, const xnode *n)
+{
+    const xtensor *a = &g->tensors[n->inputs[0].tensor];
+    const xtensor *o = &g->tensors[n->results[0]];
+    bool ta = op_attr_bool(n, &op_scaled_matmul_desc, "trans_a");
+    return 2.0 * (double)o->rnumel * (double)(ta ? a->rdims[0] : a->rdims[1]);
+}
+
+const op_desc op_scaled_matmul_desc = {
+    .name = "scaled_matmul",
+    .summary = "c = a_scale * b_scale * (a @ b) for fp8 (e4m3/e5m2) or i8 matrices; c bf16/f16/f32",
+    .ports = smm_ports, .nports = 4, .nrequired = 4,
+    .results = smm_results, .nresults = 1,
+    .attrs = smm_attrs, .nattrs = (int)(sizeof smm_attrs / sizeof smm_attrs[0]),
+    .infer = smm_infer, .reference = smm_reference, .flops = smm_flops,
+};
