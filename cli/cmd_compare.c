@@ -19,13 +19,15 @@
 #include <string.h>
 
 static const char compare_help[] =
-    "usage: xdnn compare OLD.jsonl NEW.jsonl [--threshold PCT]\n"
+    "usage: xdnn compare OLD.jsonl NEW.jsonl [--threshold PCT] [--format table|json]\n"
     "\n"
     "Compare two `xdnn bench --format jsonl` runs case by case (matched by key):\n"
     "ratio new/old of the median times, SAME / FASTER / SLOWER, and the geometric\n"
     "mean of the ratios.  A change counts only beyond max(PCT, the measured\n"
     "spread) (default PCT 5).  Exit status 6 when any case is SLOWER, no longer\n"
-    "passes or is missing from NEW; 5 for a malformed file or a key seen twice.\n";
+    "passes or is missing from NEW; 5 for a malformed file or a key seen twice.\n"
+    "--format json prints one object: cases (key, verdict, old_ms, new_ms, ratio,\n"
+    "noise, statuses) and summary (geomean_ratio and the counts).\n";
 
 typedef struct crow {
     char *key;
@@ -158,14 +160,97 @@ static const crow *find(const cfile *f, const char *key)
 }
 
 
+/* One line of the verdict: NEW's row n, OLD's row o (either may be NULL). */
+typedef struct verdict_row {
+    const crow *n, *o;
+    const char *verdict; /* SAME FASTER SLOWER NEW FAILED "NOT COMPARED" MISSING */
+    double ratio, noise; /* when both were timed */
+} verdict_row;
+
+typedef struct tally {
+    int faster, slower, same, broke, added, missing, matched;
+    double geomean; /* over the matched cases; 0 when none */
+} tally;
+
+static void print_table(const verdict_row *rows, int n, const tally *t)
+{
+    printf("%-44s %10s %10s %7s %7s  %s\n", "case", "old_ms", "new_ms", "ratio", "noise", "verdict");
+    for (int i = 0; i < n; i++) {
+        const verdict_row *v = &rows[i];
+        const char *key = v->n ? v->n->key : v->o->key;
+        if (v->ratio > 0)
+            printf("%-44s %10.4f %10.4f %7.3f %6.1f%%  %s\n", key, v->o->median, v->n->median, v->ratio,
+                   100 * v->noise, v->verdict);
+        else if (!v->o)
+            printf("%-44s %10s %10s %7s %7s  NEW\n", key, "-", v->n->timed ? "" : "-", "-", "-");
+        else if (!v->n)
+            printf("%-44s %10s %10s %7s %7s  MISSING in new\n", key, "-", "-", "-", "-");
+        else if (strcmp(v->verdict, "FAILED") == 0)
+            printf("%-44s %10.4f %10s %7s %7s  FAILED (now %s)\n", key, v->o->median, "-", "-", "-", v->n->status);
+        else
+            printf("%-44s %10s %10s %7s %7s  NOT COMPARED (old %s, new %s)\n", key, "-", "-", "-", "-",
+                   v->o->status, v->n->status);
+    }
+    if (t->matched)
+        printf("geomean ratio %.3f over %d case%s: ", t->geomean, t->matched, t->matched == 1 ? "" : "s");
+    else
+        printf("no case timed in both runs: ");
+    printf("%d faster, %d slower, %d same, %d no longer passing, %d new, %d missing\n", t->faster, t->slower,
+           t->same, t->broke, t->added, t->missing);
+}
+
+static void print_json(const verdict_row *rows, int n, const tally *t)
+{
+    cJSON *root = cJSON_CreateObject(), *cases = cJSON_CreateArray(), *sum = cJSON_CreateObject();
+    for (int i = 0; i < n; i++) {
+        const verdict_row *v = &rows[i];
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddStringToObject(c, "key", v->n ? v->n->key : v->o->key);
+        cJSON_AddStringToObject(c, "verdict", v->verdict);
+        if (v->o)
+            cJSON_AddStringToObject(c, "old_status", v->o->status);
+        if (v->n)
+            cJSON_AddStringToObject(c, "new_status", v->n->status);
+        if (v->o && v->o->timed)
+            cJSON_AddNumberToObject(c, "old_ms", v->o->median);
+        if (v->n && v->n->timed)
+            cJSON_AddNumberToObject(c, "new_ms", v->n->median);
+        if (v->ratio > 0) {
+            cJSON_AddNumberToObject(c, "ratio", v->ratio);
+            cJSON_AddNumberToObject(c, "noise", v->noise);
+        }
+        cJSON_AddItemToArray(cases, c);
+    }
+    cJSON_AddItemToObject(root, "cases", cases);
+    if (t->matched)
+        cJSON_AddNumberToObject(sum, "geomean_ratio", t->geomean);
+    else
+        cJSON_AddNullToObject(sum, "geomean_ratio");
+    cJSON_AddNumberToObject(sum, "matched", t->matched);
+    cJSON_AddNumberToObject(sum, "faster", t->faster);
+    cJSON_AddNumberToObject(sum, "slower", t->slower);
+    cJSON_AddNumberToObject(sum, "same", t->same);
+    cJSON_AddNumberToObject(sum, "no_longer_passing", t->broke);
+    cJSON_AddNumberToObject(sum, "new", t->added);
+    cJSON_AddNumberToObject(sum, "missing", t->missing);
+    cJSON_AddItemToObject(root, "summary", sum);
+    char *text = cJSON_Print(root);
+    if (text)
+        puts(text);
+    free(text);
+    cJSON_Delete(root);
+}
+
 int cmd_compare(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
+        {"format", required_argument, NULL, OPT_FORMAT},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
     double thr = 5;
+    bool json = false;
     int c;
     optind = 1;
     opterr = 0;
@@ -179,8 +264,12 @@ int cmd_compare(int argc, char **argv)
                 return cli_usage_error("compare", "--threshold needs a percentage in [0, 1000], got '%s'", optarg);
             break;
         }
-        case ':': return cli_usage_error("compare", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage_error("compare", "unknown option '%s'", argv[optind - 1]);
+        case OPT_FORMAT:
+            if (strcmp(optarg, "json") != 0 && strcmp(optarg, "table") != 0)
+                return cli_usage_error("compare", "--format must be table or json, got '%s'", optarg);
+            json = strcmp(optarg, "json") == 0;
+            break;
+        default: return cli_option_error("compare", argv);
         }
     }
     if (argc - optind != 2)
@@ -193,64 +282,57 @@ int cmd_compare(int argc, char **argv)
         cfile_free(&a);
         return s;
     }
-    /* NEW's rows in its own order (the files are sorted by key for lookups) */
-    const crow **in_order = malloc((size_t)b.n * sizeof *in_order);
-    if (!in_order) {
+    /* NEW's rows in its own order (the files are sorted by key for lookups),
+     * then OLD's rows that NEW lacks */
+    verdict_row *rows = calloc((size_t)(a.n + b.n), sizeof *rows);
+    if (!rows) {
         cfile_free(&a);
         cfile_free(&b);
         return XDNN_ERR_NOMEM;
     }
     for (int i = 0; i < b.n; i++)
-        in_order[b.rows[i].order] = &b.rows[i];
-    printf("%-44s %10s %10s %7s %7s  %s\n", "case", "old_ms", "new_ms", "ratio", "noise", "verdict");
-    int faster = 0, slower = 0, same = 0, broke = 0, added = 0, missing = 0, matched = 0;
+        rows[b.rows[i].order].n = &b.rows[i];
+    int nrows = b.n;
+    tally t = {0};
     double logsum = 0;
     for (int i = 0; i < b.n; i++) {
-        const crow *n = in_order[i], *o = find(&a, n->key);
-        if (!o) {
-            printf("%-44s %10s %10s %7s %7s  NEW\n", n->key, "-", n->timed ? "" : "-", "-", "-");
-            added++;
-            continue;
+        verdict_row *v = &rows[i];
+        v->o = find(&a, v->n->key);
+        if (!v->o) {
+            v->verdict = "NEW", t.added++;
+        } else if (v->o->timed && !v->n->timed) {
+            v->verdict = "FAILED", t.broke++;
+        } else if (!v->o->timed || !v->n->timed) {
+            v->verdict = "NOT COMPARED";
+        } else {
+            v->ratio = v->n->median / v->o->median;
+            double spread = 0.5 * ((v->o->max - v->o->min) / v->o->median + (v->n->max - v->n->min) / v->n->median);
+            v->noise = fmax(thr / 100, spread);
+            if (v->ratio > 1 + v->noise)
+                v->verdict = "SLOWER", t.slower++;
+            else if (v->ratio < 1 / (1 + v->noise))
+                v->verdict = "FASTER", t.faster++;
+            else
+                v->verdict = "SAME", t.same++;
+            logsum += log(v->ratio);
+            t.matched++;
         }
-        if (o->timed && !n->timed) {
-            printf("%-44s %10.4f %10s %7s %7s  FAILED (now %s)\n", n->key, o->median, "-", "-", "-", n->status);
-            broke++;
-            continue;
-        }
-        if (!o->timed || !n->timed) {
-            printf("%-44s %10s %10s %7s %7s  NOT COMPARED (old %s, new %s)\n", n->key, "-", "-", "-", "-", o->status,
-                   n->status);
-            continue;
-        }
-        double ratio = n->median / o->median;
-        double spread = 0.5 * ((o->max - o->min) / o->median + (n->max - n->min) / n->median);
-        double noise = fmax(thr / 100, spread);
-        const char *verdict;
-        if (ratio > 1 + noise)
-            verdict = "SLOWER", slower++;
-        else if (ratio < 1 / (1 + noise))
-            verdict = "FASTER", faster++;
-        else
-            verdict = "SAME", same++;
-        logsum += log(ratio);
-        matched++;
-        printf("%-44s %10.4f %10.4f %7.3f %6.1f%%  %s\n", n->key, o->median, n->median, ratio, 100 * noise, verdict);
     }
-    free(in_order);
     /* a case OLD had and NEW lacks is a regression too: a bench that stopped
      * producing it (a bind failure changes nothing else) must not pass */
     for (int i = 0; i < a.n; i++)
         if (!find(&b, a.rows[i].key)) {
-            printf("%-44s %10s %10s %7s %7s  MISSING in new\n", a.rows[i].key, "-", "-", "-", "-");
-            missing++;
+            rows[nrows++] = (verdict_row){.o = &a.rows[i], .verdict = "MISSING"};
+            t.missing++;
         }
-    if (matched)
-        printf("geomean ratio %.3f over %d case%s: ", exp(logsum / matched), matched, matched == 1 ? "" : "s");
+    t.geomean = t.matched ? exp(logsum / t.matched) : 0;
+    if (json)
+        print_json(rows, nrows, &t);
     else
-        printf("no case timed in both runs: ");
-    printf("%d faster, %d slower, %d same, %d no longer passing, %d new, %d missing\n", faster, slower, same, broke,
-           added, missing);
+        print_table(rows, nrows, &t);
+    free(rows);
     cfile_free(&a);
     cfile_free(&b);
+    int slower = t.slower, broke = t.broke, missing = t.missing;
     return slower || broke || missing ? XDNN_ERR_CHECK : XDNN_OK;
 }

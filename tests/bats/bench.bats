@@ -228,6 +228,19 @@ P
     [[ "$output" == *"other"*NEW* ]]
     [[ "$output" == *"mlp_gelu[T=4,D=4]:f16"*"MISSING in new"* ]]
     [[ "${lines[-1]}" == *": 1 faster, 0 slower, 0 same, 0 no longer passing, 1 new, 1 missing" ]] # FASTER is not SAME
+    run xdnn compare "$BATS_TEST_TMPDIR/old.jsonl" "$BATS_TEST_TMPDIR/fast.jsonl" --format json
+    [ "$status" -eq 6 ]
+    python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+v = {c["key"]: c for c in d["cases"]}
+assert [c["verdict"] for c in d["cases"]] == ["FASTER", "NEW", "MISSING"], d["cases"]
+f = d["cases"][0]
+assert abs(f["ratio"] - 0.01) < 1e-9 and f["new_ms"] < f["old_ms"], f
+g = d["summary"].pop("geomean_ratio")
+assert abs(g - f["ratio"]) < 1e-12, g
+assert d["summary"] == {"matched": 1, "faster": 1, "slower": 0, "same": 0, "no_longer_passing": 0, "new": 1,
+                        "missing": 1}, d["summary"]' "$output"
     head -1 "$BATS_TEST_TMPDIR/fast.jsonl" > "$BATS_TEST_TMPDIR/fast1.jsonl"
     run xdnn compare "$BATS_TEST_TMPDIR/fast1.jsonl" "$BATS_TEST_TMPDIR/old.jsonl"
     [ "$status" -eq 6 ] # a 100x slowdown
