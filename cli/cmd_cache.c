@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char cache_help[] =
-    "usage: xdnn cache list [-v]\n"
+    "usage: xdnn cache list [-v] [--format text|json]\n"
     "       xdnn cache clear\n"
     "\n"
     "The autotune cache: for each device (fingerprint) and xdnn version, the\n"
@@ -17,7 +17,8 @@ static const char cache_help[] =
     "version.\n"
     "\n"
     "  list     print every entry: op, engine, time, candidates, date (-v: the\n"
-    "           full partition signature too)\n"
+    "           full partition signature too; --format json: one object with\n"
+    "           every file and entry)\n"
     "  clear    remove every cache file (other files in the directory are kept)\n";
 
 int cmd_cache(int argc, char **argv)
@@ -31,15 +32,19 @@ int cmd_cache(int argc, char **argv)
     xdnn_diags_t *d = xdnn_diags_create();
     xdnn_status s;
     if (strcmp(argv[1], "list") == 0) {
-        bool verbose = false;
+        bool verbose = false, json = false;
         for (int i = 2; i < argc; i++) {
-            if (strcmp(argv[i], "-v") != 0) {
+            if (strcmp(argv[i], "-v") == 0) {
+                verbose = true;
+            } else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc &&
+                       (strcmp(argv[i + 1], "json") == 0 || strcmp(argv[i + 1], "text") == 0)) {
+                json = strcmp(argv[++i], "json") == 0;
+            } else {
                 xdnn_diags_destroy(d);
-                return cli_usage_error("cache", "list: unknown argument '%s'", argv[i]);
+                return cli_usage_error("cache", "list: unknown argument '%s' (-v, --format text|json)", argv[i]);
             }
-            verbose = true;
         }
-        s = tune_cache_list(stdout, verbose, d);
+        s = tune_cache_list(stdout, verbose, json, d);
     } else if (strcmp(argv[1], "clear") == 0) {
         if (argc > 2) {
             xdnn_diags_destroy(d);

@@ -50,8 +50,10 @@ void tune_entry_free(tune_entry *e);
 bool tune_cache_lookup(const char *fp, const char *sig, tune_entry *out);
 /* Add or replace entries (by sig) in the file of device `fp`; atomic rewrite. */
 xdnn_status tune_cache_store(const char *fp, const tune_entry *entries, int n, xdnn_diags_t *d);
-/* Print every entry of every cache file (device, version, engine, ms, sig). */
-xdnn_status tune_cache_list(FILE *f, bool verbose, xdnn_diags_t *d);
+/* Print every entry of every cache file (device, version, engine, ms, sig),
+ * as text or as one JSON object {dir, files: [{file, device, xdnn, used,
+ * entries: [...]}], entries}. */
+xdnn_status tune_cache_list(FILE *f, bool verbose, bool json, xdnn_diags_t *d);
 /* Remove every tune-*.jsonl file of the cache; *removed counts entries. */
 xdnn_status tune_cache_clear(int *files, int *entries, xdnn_diags_t *d);
 

@@ -323,22 +323,66 @@ static bool is_cache_file(const char *name)
     return strncmp(name, "tune-", 5) == 0 && n > 11 && strcmp(name + n - 6, ".jsonl") == 0;
 }
 
-xdnn_status tune_cache_list(FILE *f, bool verbose, xdnn_diags_t *d)
+static void list_doc_text(FILE *f, const char *file, const cache_doc *c, bool verbose)
+{
+    fprintf(f, "\n%s\n  device: %s\n  xdnn:   %s%s\n", file, c->device, c->version,
+            strcmp(c->version, XDNN_VERSION_STRING) ? " (another version: not used)" : "");
+    for (int i = 0; i < c->n; i++) {
+        const tune_entry *e = &c->e[i];
+        const char *paren = strchr(e->sig, '(');
+        int oplen = paren ? (int)(paren - e->sig) : (int)strlen(e->sig);
+        fprintf(f, "  %-10.*s %-16s%s%s %10.4f ms  %d candidate%s  %s\n", oplen, e->sig, e->engine,
+                e->knobs[0] ? ":" : "", e->knobs, e->ms, e->candidates, e->candidates == 1 ? " " : "s", e->when);
+        if (verbose)
+            fprintf(f, "      %s\n", e->sig);
+    }
+}
+
+static cJSON *list_doc_json(const char *file, const cache_doc *c)
+{
+    cJSON *o = cJSON_CreateObject(), *entries = cJSON_CreateArray();
+    cJSON_AddStringToObject(o, "file", file);
+    cJSON_AddStringToObject(o, "device", c->device);
+    cJSON_AddStringToObject(o, "xdnn", c->version);
+    cJSON_AddBoolToObject(o, "used", strcmp(c->version, XDNN_VERSION_STRING) == 0);
+    for (int i = 0; i < c->n; i++) {
+        const tune_entry *e = &c->e[i];
+        const char *paren = strchr(e->sig, '(');
+        cJSON *j = cJSON_CreateObject();
+        char op[64];
+        snprintf(op, sizeof op, "%.*s", paren ? (int)(paren - e->sig) : 63, e->sig);
+        cJSON_AddStringToObject(j, "op", op);
+        cJSON_AddStringToObject(j, "engine", e->engine);
+        cJSON_AddStringToObject(j, "knobs", e->knobs);
+        cJSON_AddNumberToObject(j, "ms", e->ms);
+        cJSON_AddNumberToObject(j, "candidates", e->candidates);
+        cJSON_AddStringToObject(j, "when", e->when);
+        cJSON_AddStringToObject(j, "sig", e->sig);
+        cJSON_AddItemToArray(entries, j);
+    }
+    cJSON_AddItemToObject(o, "entries", entries);
+    return o;
+}
+
+xdnn_status tune_cache_list(FILE *f, bool verbose, bool json, xdnn_diags_t *d)
 {
     char dir[TUNE_DIR_MAX];
-    if (!cache_dir(dir, sizeof dir)) {
-        fprintf(f, "tune cache: off (XDNN_CACHE_DIR=off, too long a name, or no HOME)\n0 entries\n");
-        return XDNN_OK;
+    bool on = cache_dir(dir, sizeof dir);
+    cJSON *root = json ? cJSON_CreateObject() : NULL, *files_j = json ? cJSON_CreateArray() : NULL;
+    if (json) {
+        if (on)
+            cJSON_AddStringToObject(root, "dir", dir);
+        else
+            cJSON_AddNullToObject(root, "dir"); /* caching is off */
+        cJSON_AddItemToObject(root, "files", files_j);
+    } else if (!on) {
+        fprintf(f, "tune cache: off (XDNN_CACHE_DIR=off, too long a name, or no HOME)\n");
+    } else {
+        fprintf(f, "tune cache: %s\n", dir);
     }
-    DIR *dp = opendir(dir);
-    fprintf(f, "tune cache: %s\n", dir);
-    if (!dp) {
-        fprintf(f, "0 entries\n");
-        return XDNN_OK;
-    }
-    struct dirent *de;
+    DIR *dp = on ? opendir(dir) : NULL;
     int total = 0, files = 0;
-    while ((de = readdir(dp)) != NULL) {
+    for (struct dirent *de; dp && (de = readdir(dp)) != NULL;) {
         if (!is_cache_file(de->d_name))
             continue;
         char path[TUNE_DIR_MAX + 300], why[128];
@@ -350,24 +394,27 @@ xdnn_status tune_cache_list(FILE *f, bool verbose, xdnn_diags_t *d)
             continue;
         }
         files++;
-        fprintf(f, "\n%s\n  device: %s\n  xdnn:   %s%s\n", de->d_name, c.device, c.version,
-                strcmp(c.version, XDNN_VERSION_STRING) ? " (another version: not used)" : "");
-        for (int i = 0; i < c.n; i++) {
-            const tune_entry *e = &c.e[i];
-            const char *paren = strchr(e->sig, '(');
-            int oplen = paren ? (int)(paren - e->sig) : (int)strlen(e->sig);
-            fprintf(f, "  %-10.*s %-16s%s%s %10.4f ms  %d candidate%s  %s\n", oplen, e->sig, e->engine,
-                    e->knobs[0] ? ":" : "", e->knobs, e->ms, e->candidates, e->candidates == 1 ? " " : "s",
-                    e->when);
-            if (verbose)
-                fprintf(f, "      %s\n", e->sig);
-        }
+        if (json)
+            cJSON_AddItemToArray(files_j, list_doc_json(de->d_name, &c));
+        else
+            list_doc_text(f, de->d_name, &c, verbose);
         total += c.n;
         doc_free(&c);
     }
-    closedir(dp);
-    fprintf(f, "%s%d entr%s in %d file%s\n", files ? "\n" : "", total, total == 1 ? "y" : "ies", files,
-            files == 1 ? "" : "s");
+    if (dp)
+        closedir(dp);
+    if (json) {
+        cJSON_AddNumberToObject(root, "entries", total);
+        char *text = cJSON_Print(root);
+        cJSON_Delete(root);
+        if (!text)
+            return XDNN_ERR_NOMEM;
+        fprintf(f, "%s\n", text);
+        free(text);
+    } else {
+        fprintf(f, "%s%d entr%s in %d file%s\n", files ? "\n" : "", total, total == 1 ? "y" : "ies", files,
+                files == 1 ? "" : "s");
+    }
     return XDNN_OK;
 }
 

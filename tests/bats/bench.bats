@@ -163,6 +163,11 @@ B
     [ "$status" -eq 0 ]
     [[ "$output" == *"softmax    cpu_reference"*"1 candidate"* ]]
     [[ "$output" == *"1 entry in 1 file" ]]
+    run xdnn cache list --format json
+    [ "$status" -eq 0 ]
+    python3 -c 'import json,sys; d = json.loads(sys.argv[1]); assert d["entries"] == 1 and d["dir"] == sys.argv[2], d; e = d["files"][0]["entries"][0]; assert e["op"] == "softmax" and e["engine"] == "cpu_reference" and e["candidates"] == 1, e; assert d["files"][0]["used"] is True' "$output" "$XDNN_CACHE_DIR"
+    run xdnn cache list --format yaml
+    [ "$status" -eq 1 ]
     run xdnn bench softmax n2c4 --device cpu --iters 1 --format jsonl
     [[ "$output" == *'"from_cache":true'* ]]
     run xdnn cache clear
@@ -179,7 +184,7 @@ B
     XDNN_CACHE_DIR=off xdnn bench softmax n2c4 --device cpu --iters 1 --tune > /dev/null
     [ ! -e off ]
     run env XDNN_CACHE_DIR=off "$XDNN" cache list
-    [[ "$output" == "tune cache: off"*"0 entries" ]]
+    [[ "$output" == "tune cache: off"*"0 entries in 0 files" ]]
     long=$BATS_TEST_TMPDIR/$(printf 'x%.0s' {1..1100})/$(printf 'y%.0s' {1..200})/$(printf 'z%.0s' {1..3000})
     XDNN_CACHE_DIR=$long xdnn bench softmax n2c4 --device cpu --iters 1 --tune > /dev/null
     [ -z "$(ls "$BATS_TEST_TMPDIR" | grep '^x')" ] # nothing created under a truncated name
