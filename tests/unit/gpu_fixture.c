@@ -40,6 +40,15 @@ const gpart *fixture_part_of_op(const gplan *p, const char *op)
     CHECK(false, "no partition for op %s", op);
     return NULL;
 }
+
+int fixture_tensor(const ggraph *g, const char *name)
+{
+    for (int i = 0; i < g->nt; i++)
+        if (strcmp(g->t[i].name, name) == 0)
+            return i;
+    CHECK(false, "no tensor %s", name);
+    return 0;
+}
 #else
 /* ISO C needs a declaration in every translation unit. */
 typedef int gpu_fixture_unused;

@@ -23,6 +23,8 @@ bool fixture_setup(fixture *f, const char *text);
 void fixture_teardown(fixture *f);
 /* The partition anchored on the first node of `op`; a failed CHECK if none. */
 const gpart *fixture_part_of_op(const gplan *p, const char *op);
+/* The index of the ggraph tensor named `name`; a failed CHECK (and 0) if none. */
+int fixture_tensor(const ggraph *g, const char *name);
 #endif
 
 #endif

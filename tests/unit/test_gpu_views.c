@@ -14,15 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int tensor(const ggraph *g, const char *name)
-{
-    for (int i = 0; i < g->nt; i++)
-        if (strcmp(g->t[i].name, name) == 0)
-            return i;
-    CHECK(false, "no tensor %s", name);
-    return 0;
-}
-
 static int count_op(const gplan *p, const char *op)
 {
     int n = 0;
@@ -33,7 +24,7 @@ static int count_op(const gplan *p, const char *op)
 
 static void check_strides(const ggraph *g, const char *name, int rank, const int64_t *want, int64_t off, int base)
 {
-    const gtensor *t = &g->t[tensor(g, name)];
+    const gtensor *t = &g->t[fixture_tensor(g, name)];
     CHECK(t->view_of == base, "%s views %d, want %d", name, t->view_of, base);
     CHECK_EQ(t->view_offset, off, "%s offset", name);
     for (int d = 0; d < rank; d++)
@@ -58,7 +49,7 @@ static void test_attention(void)
     if (!fixture_setup(&f, text))
         return;
     const ggraph *g = f.g;
-    int qkv = tensor(g, "qkv"), o = tensor(g, "o");
+    int qkv = fixture_tensor(g, "qkv"), o = fixture_tensor(g, "o");
     CHECK_EQ(count_op(f.pl, "split") + count_op(f.pl, "reshape") + count_op(f.pl, "permute"), 0);
     CHECK_EQ(f.pl->nparts, 3, "matmul, sdpa, matmul");
     check_strides(g, "q", 3, (int64_t[]){1536, 192, 1}, 0, qkv);
@@ -144,7 +135,7 @@ static void test_no_fusion_through_view(void)
     if (!fixture_setup(&f, text))
         return;
     const ggraph *g = f.g;
-    int a = tensor(g, "a"), b = tensor(g, "b");
+    int a = fixture_tensor(g, "a"), b = fixture_tensor(g, "b");
     CHECK(g->t[b].view_of == a, "b is a view of a");
     CHECK_EQ(f.pl->nparts, 2, "relu and add stay apart");
     CHECK(f.pl->materialized[a]);
@@ -164,7 +155,7 @@ static void test_partial_split(void)
     if (!fixture_setup(&f, text))
         return;
     const ggraph *g = f.g;
-    int p = tensor(g, "p"), q = tensor(g, "q");
+    int p = fixture_tensor(g, "p"), q = fixture_tensor(g, "q");
     CHECK_EQ(count_op(f.pl, "split"), 1);
     CHECK(g->t[p].view_of < 0 && g->t[p].producer >= 0, "p is written by the split");
     if (g->t[p].producer >= 0) /* q views the split's input from element 64 on */
