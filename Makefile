@@ -135,7 +135,8 @@ test-bats: $(BUILD)/xdnn
 # again under valgrind (leaks and memory errors fail them).
 test: all test-unit test-bats test-valgrind
 
-VALGRIND_SUITES := tests/bats/cli.bats tests/bats/run.bats tests/bats/errors.bats
+# shard.bats: the bench worker processes and xdnn merge (about 2 min under valgrind)
+VALGRIND_SUITES := tests/bats/cli.bats tests/bats/run.bats tests/bats/errors.bats tests/bats/shard.bats
 test-valgrind: $(BUILD)/xdnn
 	XDNN_VALGRIND=1 OMP_NUM_THREADS=1 XDNN=$(abspath $(BUILD)/xdnn) bats $(VALGRIND_SUITES)
 
