@@ -8,6 +8,7 @@
 #include "gpu/gpu.h"
 #include "plan/plan.h"
 
+#include <cjson/cJSON.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,8 @@ static const char plan_help[] =
     "                         (stored in the tune cache too)\n"
     "  -o FILE                where to write the plan (atomically)\n"
     "  --info                 describe a plan: versions, device, graph, partitions,\n"
-    "                         engines, workspace, compiled modules\n"
+    "                         engines, workspace, compiled modules (--format json:\n"
+    "                         one object: tensors, partitions with candidates, ...)\n"
     "  --replan               rebuild a plan (any device or version) for this one\n"
     "  --explain              print every partition, the engine chosen, the other\n"
     "                         engines that could run it with their estimated cost\n"
@@ -148,6 +150,80 @@ static xdnn_status write_plan(const xdnn_plan_t *p, const char *path, double ms)
     return s;
 }
 
+/* `plan --info --format json`: versions, device, whether it runs here, the
+ * tensors a caller binds, and the partitions with their candidates. */
+static xdnn_status print_info_json(const char *path, const xdnn_plan_t *p, bool runs_here)
+{
+    cJSON *o = cJSON_CreateObject(), *tensors = cJSON_CreateArray(), *parts = cJSON_CreateArray();
+    cJSON_AddStringToObject(o, "plan", path);
+    cJSON_AddNumberToObject(o, "format", p->format_version);
+    cJSON_AddStringToObject(o, "xdnn", p->xdnn_version);
+    cJSON_AddStringToObject(o, "device", xdnn_plan_device(p));
+    cJSON_AddStringToObject(o, "backend", strncmp(p->device, "gpu", 3) == 0 ? "cuda" : "cpu");
+    cJSON_AddStringToObject(o, "graph", p->graph_name);
+    cJSON_AddBoolToObject(o, "runs_here", runs_here);
+    cJSON_AddNumberToObject(o, "workspace_bytes", (double)xdnn_plan_workspace_size(p));
+    /* what a caller binds: inputs, weights and outputs (when the plan's
+     * graph could be read: a foreign plan's may not) */
+    for (size_t i = 0; p->g && i < p->g->ntensors; i++) {
+        const xtensor *t = &p->g->tensors[i];
+        if (!t->rdefined || (t->kind == TK_VIRTUAL && !t->is_output))
+            continue;
+        cJSON *j = cJSON_CreateObject(), *dims = cJSON_CreateArray(), *strides = cJSON_CreateArray();
+        cJSON_AddStringToObject(j, "name", t->name);
+        cJSON_AddStringToObject(j, "kind", t->is_output ? "output" : t->kind == TK_INPUT ? "input" : "weight");
+        cJSON_AddStringToObject(j, "dtype", xdnn_dtype_name(t->rdtype));
+        for (int k = 0; k < t->rrank; k++) {
+            cJSON_AddItemToArray(dims, cJSON_CreateNumber((double)t->rdims[k]));
+            cJSON_AddItemToArray(strides, cJSON_CreateNumber((double)t->rstrides[k]));
+        }
+        cJSON_AddItemToObject(j, "dims", dims);
+        cJSON_AddItemToObject(j, "strides", strides);
+        cJSON_AddItemToArray(tensors, j);
+    }
+    for (size_t i = 0; i < xdnn_plan_partition_count(p); i++) {
+        xdnn_partition_info pi;
+        if (xdnn_plan_partition(p, i, &pi) != XDNN_OK)
+            continue;
+        cJSON *j = cJSON_CreateObject(), *cands = cJSON_CreateArray();
+        cJSON_AddStringToObject(j, "name", pi.name);
+        cJSON_AddStringToObject(j, "ops", pi.ops);
+        cJSON_AddStringToObject(j, "engine", pi.engine);
+        cJSON_AddStringToObject(j, "knobs", pi.knobs);
+        if (pi.tuned_ms >= 0)
+            cJSON_AddNumberToObject(j, "tuned_ms", pi.tuned_ms);
+        cJSON_AddNumberToObject(j, "flops", pi.flops);
+        cJSON_AddNumberToObject(j, "bytes", pi.bytes);
+        for (size_t c = 0; c < pi.ncandidates; c++) {
+            xdnn_candidate_info ci;
+            if (xdnn_plan_candidate(p, i, c, &ci) != XDNN_OK)
+                continue;
+            cJSON *k = cJSON_CreateObject();
+            cJSON_AddStringToObject(k, "engine", ci.engine);
+            cJSON_AddBoolToObject(k, "supported", ci.supported);
+            cJSON_AddBoolToObject(k, "chosen", ci.chosen);
+            if (ci.supported)
+                cJSON_AddNumberToObject(k, "cost_us", ci.cost_us);
+            if (ci.measured_ms >= 0)
+                cJSON_AddNumberToObject(k, "measured_ms", ci.measured_ms);
+            if (!ci.supported)
+                cJSON_AddStringToObject(k, "reason", ci.reason);
+            cJSON_AddItemToArray(cands, k);
+        }
+        cJSON_AddItemToObject(j, "candidates", cands);
+        cJSON_AddItemToArray(parts, j);
+    }
+    cJSON_AddItemToObject(o, "tensors", tensors);
+    cJSON_AddItemToObject(o, "partitions", parts);
+    char *text = cJSON_Print(o);
+    cJSON_Delete(o);
+    if (!text)
+        return XDNN_ERR_NOMEM;
+    puts(text);
+    free(text);
+    return XDNN_OK;
+}
+
 int cmd_plan(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -157,6 +233,7 @@ int cmd_plan(int argc, char **argv)
         {"tune", no_argument, NULL, OPT_TUNE},
         {"output", required_argument, NULL, 'o'},
         {"info", no_argument, NULL, OPT_INFO},
+        {"format", required_argument, NULL, OPT_FORMAT},
         {"replan", no_argument, NULL, OPT_REPLAN},
         {"explain", no_argument, NULL, OPT_EXPLAIN},
         {"device-model", required_argument, NULL, OPT_DEVICE_MODEL},
@@ -166,7 +243,7 @@ int cmd_plan(int argc, char **argv)
     };
     graph_opts go = {0};
     const char *out = NULL, *device = "auto";
-    bool tune = false, info = false, replan = false, explain = false, verbose = false;
+    bool tune = false, info = false, replan = false, explain = false, verbose = false, json = false;
     const char *model = NULL, *engines[CLI_MAX_LIST];
     size_t nengines = 0;
     int c;
@@ -190,6 +267,11 @@ int cmd_plan(int argc, char **argv)
         case OPT_TUNE: tune = true; break;
         case 'o': out = optarg; break;
         case OPT_INFO: info = true; break;
+        case OPT_FORMAT:
+            if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0)
+                return cli_usage_error("plan", "--format must be text or json, got '%s'", optarg);
+            json = strcmp(optarg, "json") == 0;
+            break;
         case OPT_REPLAN: replan = true; break;
         case OPT_EXPLAIN: explain = true; break;
         case OPT_DEVICE_MODEL: model = optarg; break;
@@ -213,6 +295,8 @@ int cmd_plan(int argc, char **argv)
     if (optind != argc - 1)
         return cli_usage_error("plan", optind == argc ? "missing GRAPH (or PLAN) file" : "expected one file");
     const char *path = argv[optind];
+    if (json && !info)
+        return cli_usage_error("plan", "--format json describes a plan: it goes with --info");
     if (info && (replan || tune || out || go.nsets || go.graph || go.nincludes || strcmp(device, "auto")))
         return cli_usage_error("plan", "--info only reads a plan: no other option applies");
     if (replan && (go.nsets || go.graph || go.nincludes))
@@ -248,17 +332,19 @@ int cmd_plan(int argc, char **argv)
             if (plan_parse_graph(p->module_json, p->graph_name, &p->m, &p->g, quiet) != XDNN_OK)
                 p->g = NULL;
             xdnn_diags_destroy(quiet);
-            printf("plan: %s\n", path);
-            plan_print_info(p, stdout);
             char here[FINGERPRINT_MAX];
             bool gpu_plan = strncmp(p->device, "gpu", 3) == 0;
-            if (fingerprint_device(gpu_plan, here, sizeof here) == XDNN_OK)
-                printf("runs here:    %s\n", strcmp(here, p->device) == 0 &&
-                                                     strcmp(p->xdnn_version, XDNN_VERSION_STRING) == 0
-                                                 ? "yes"
-                                                 : "no (another device or xdnn version: use --replan)");
-            else
-                printf("runs here:    no (no such device here)\n");
+            bool identified = fingerprint_device(gpu_plan, here, sizeof here) == XDNN_OK;
+            bool runs = identified && strcmp(here, p->device) == 0 && strcmp(p->xdnn_version, XDNN_VERSION_STRING) == 0;
+            if (json) {
+                s = print_info_json(path, p, runs);
+            } else {
+                printf("plan: %s\n", path);
+                plan_print_info(p, stdout);
+                printf("runs here:    %s\n", runs         ? "yes"
+                                              : identified ? "no (another device or xdnn version: use --replan)"
+                                                           : "no (no such device here)");
+            }
         }
         xdnn_diags_print(d, stderr);
         xdnn_diags_destroy(d);

@@ -108,6 +108,23 @@ P
     [[ "$output" == *"corrupt plan: the PART section is not a JSON array"* ]]
 }
 
+@test "--info --format json: versions, device, the tensors to bind and every partition with its candidates" {
+    xdnn plan "$G" "${SMALL[@]}" --device cpu -o "$BATS_TEST_TMPDIR/g.xplan"
+    run xdnn plan --info "$BATS_TEST_TMPDIR/g.xplan" --format json
+    [ "$status" -eq 0 ]
+    python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["xdnn"] == "0.1.0" and d["backend"] == "cpu" and d["runs_here"] is True and d["graph"] == "mlp_gelu", d
+t = {x["name"]: x for x in d["tensors"]}
+assert t["x"]["kind"] == "input" and t["x"]["dims"] == [4, 8] and t["y"]["kind"] == "output", t
+assert len(d["partitions"]) == 18 and all(p["engine"] == "cpu_reference" for p in d["partitions"])
+assert d["partitions"][0]["candidates"][0]["chosen"] is True' "$output"
+    run xdnn plan "$G" --format json -o "$BATS_TEST_TMPDIR/h.xplan"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"--format json describes a plan: it goes with --info"* ]]
+}
+
 @test "a CPU plan runs under another OMP_NUM_THREADS (threads are a run-time choice) with the same outputs" {
     OMP_NUM_THREADS=1 xdnn plan "$G" "${SMALL[@]}" --device cpu -o "$BATS_TEST_TMPDIR/t1.xplan"
     want=$(OMP_NUM_THREADS=1 xdnn run "$BATS_TEST_TMPDIR/t1.xplan" --device cpu --format json | checksums)
