@@ -88,6 +88,9 @@ XDNN_API xdnn_diags_t *xdnn_diags_create(void);
 XDNN_API void xdnn_diags_destroy(xdnn_diags_t *d);
 XDNN_API size_t xdnn_diags_count(const xdnn_diags_t *d);
 XDNN_API const xdnn_diag *xdnn_diags_get(const xdnn_diags_t *d, size_t i);   /* borrowed */
+/* One JSON object per record and line: severity, status, file, line, col,
+ * col_end, json_path (those that are set) and message. */
+XDNN_API void xdnn_diags_print_json(const xdnn_diags_t *d, FILE *f);
 XDNN_API size_t xdnn_diags_error_count(const xdnn_diags_t *d);
 /* The status of the first error, or XDNN_OK when there is none. */
 XDNN_API xdnn_status xdnn_diags_status(const xdnn_diags_t *d);

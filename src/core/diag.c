@@ -4,6 +4,7 @@
 
 #include "arena.h"
 
+#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,8 +130,40 @@ static const char *severity_word(xdnn_severity s)
     return "error";
 }
 
+void xdnn_diags_print_json(const xdnn_diags_t *d, FILE *f)
+{
+    for (size_t i = 0; d && i < d->n; i++) {
+        const xdnn_diag *r = &d->items[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "severity", severity_word(r->severity));
+        cJSON_AddStringToObject(o, "status", xdnn_status_name(r->status));
+        if (r->file)
+            cJSON_AddStringToObject(o, "file", r->file);
+        if (r->line > 0) {
+            cJSON_AddNumberToObject(o, "line", r->line);
+            cJSON_AddNumberToObject(o, "col", r->col);
+            cJSON_AddNumberToObject(o, "col_end", r->col_end);
+        }
+        if (r->json_path)
+            cJSON_AddStringToObject(o, "json_path", r->json_path);
+        cJSON_AddStringToObject(o, "message", r->message);
+        char *line = cJSON_PrintUnformatted(o);
+        if (line)
+            fprintf(f, "%s\n", line);
+        free(line);
+        cJSON_Delete(o);
+    }
+}
+
 void xdnn_diags_print(const xdnn_diags_t *d, FILE *f)
 {
+    /* scripts that want records, not carets, ask for JSON lines once for all
+     * commands (XDNN_DIAGNOSTICS=json) */
+    const char *fmt = getenv("XDNN_DIAGNOSTICS");
+    if (fmt && strcmp(fmt, "json") == 0) {
+        xdnn_diags_print_json(d, f);
+        return;
+    }
     for (size_t i = 0; d && i < d->n; i++) {
         const xdnn_diag *r = &d->items[i];
         if (r->file && r->line > 0)

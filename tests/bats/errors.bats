@@ -60,3 +60,19 @@ expected_status() {
         [ ! -e "$BATS_TEST_TMPDIR/$b.json" ]
     done
 }
+
+@test "XDNN_DIAGNOSTICS=json: the same diagnostics as JSON lines, one record each" {
+    cd "$ROOT"
+    f=tests/errors/01-missing-semicolon.dnn
+    run env XDNN_DIAGNOSTICS=json "$XDNN" check "$f"
+    [ "$status" -eq 2 ]
+    want=$(head -1 tests/errors/01-missing-semicolon.expected)
+    python3 - "$output" "$want" "$f" <<'P'
+import json, sys
+recs = [json.loads(l) for l in sys.argv[1].splitlines()]
+r = recs[0]
+assert r["severity"] == "error" and r["status"] == "syntax" and r["file"] == sys.argv[3], r
+# the text form starts "file:line:col: error: message"
+assert sys.argv[2] == "%s:%d:%d: error: %s" % (r["file"], r["line"], r["col"], r["message"]), (sys.argv[2], r)
+P
+}
