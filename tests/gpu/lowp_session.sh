@@ -2,7 +2,7 @@
 # lowp_session.sh BUILD_DIR OUT_DIR — the low-precision engines' device call:
 # difftest_quant's full sweep against the CPU reference (quant_direct and
 # matmul_fp8_cublaslt), compute-sanitizer memcheck on its --quick sweep, its
-# --bench timings, and the PyTorch peer (bench/lowp_peer.py) on the same GPU.
+# --bench timings (BENCH_FILTER narrows them), and the PyTorch peer (SKIP_PEER=1 skips it) (bench/lowp_peer.py) on the same GPU.
 # Runs the prebuilt BUILD_DIR/difftest_quant (libcjson may travel in
 # BUILD_DIR/lib), so the GPU machine needs no compiler.  Logs go to OUT_DIR.
 set -uo pipefail
@@ -18,7 +18,8 @@ grep -E "passed," "$out/difftest.log"
 timeout "${SAN_S:-45}" compute-sanitizer --tool memcheck --error-exitcode 3 "$build/difftest_quant" --quick chain/blk \
     > "$out/sanitizer.log" 2>&1
 echo "sanitizer rc=$?"; grep -E "ERROR SUMMARY|passed," "$out/sanitizer.log"
-timeout "${BENCH_S:-70}" "$build/difftest_quant" --bench > "$out/bench.log" 2>&1
+timeout "${BENCH_S:-70}" "$build/difftest_quant" --bench ${BENCH_FILTER:-} > "$out/bench.log" 2>&1
 echo "bench rc=$?"; grep -E "BENCH|^FAIL" "$out/bench.log" | cut -c1-260
+[ -n "${SKIP_PEER:-}" ] && exit 0
 PYTHONUNBUFFERED=1 timeout "${PEER_S:-60}" python3 bench/lowp_peer.py > "$out/peer.log" 2>&1
 echo "peer rc=$?"; cat "$out/peer.log"
