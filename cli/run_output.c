@@ -12,6 +12,15 @@
 
 enum { FIRST_VALUES = 8 };
 
+/* A tensor value in JSON: a number, or "nan", "inf" or "-inf" (JSON has no
+ * non-finite numbers, and null would not say which). */
+static cJSON *json_value(double v)
+{
+    if (isfinite(v))
+        return cJSON_CreateNumber(v);
+    return cJSON_CreateString(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+}
+
 static const char *layout_name(const run_state *st, int t)
 {
     return layout_to_text(st->g->module->ar, &st->g->tensors[t].layout);
@@ -55,10 +64,10 @@ cJSON *tensor_json(const run_state *st, int tensor, bool full)
         cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)h->dims[i]));
     cJSON_AddStringToObject(o, "layout", layout_name(st, tensor));
     /* JSON has no NaN: statistics of an all-NaN tensor are null. */
-    cJSON_AddItemToObject(o, "min", isfinite(s.min) ? cJSON_CreateNumber(s.min) : cJSON_CreateNull());
-    cJSON_AddItemToObject(o, "max", isfinite(s.max) ? cJSON_CreateNumber(s.max) : cJSON_CreateNull());
-    cJSON_AddItemToObject(o, "mean", isfinite(s.mean) ? cJSON_CreateNumber(s.mean) : cJSON_CreateNull());
-    cJSON_AddItemToObject(o, "std", isfinite(s.std) ? cJSON_CreateNumber(s.std) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "min", json_value(s.min));
+    cJSON_AddItemToObject(o, "max", json_value(s.max));
+    cJSON_AddItemToObject(o, "mean", json_value(s.mean));
+    cJSON_AddItemToObject(o, "std", json_value(s.std));
     cJSON_AddNumberToObject(o, "nan", (double)s.nan);
     cJSON_AddNumberToObject(o, "inf", (double)s.inf);
     char ck[32];
@@ -70,7 +79,7 @@ cJSON *tensor_json(const run_state *st, int tensor, bool full)
     if (v) {
         tensor_gather(h, v);
         for (int64_t i = 0; i < n; i++)
-            cJSON_AddItemToArray(vals, isfinite(v[i]) ? cJSON_CreateNumber(v[i]) : cJSON_CreateNull());
+            cJSON_AddItemToArray(vals, json_value(v[i]));
         free(v);
     }
     return o;
@@ -189,10 +198,8 @@ cJSON *compare_json(const char *what, const char *name, const compare_result *r,
         cJSON *idx = cJSON_AddArrayToObject(w, "index");
         for (int k = 0; k < rank; k++)
             cJSON_AddItemToArray(idx, cJSON_CreateNumber((double)r->worst[i].index[k]));
-        cJSON_AddItemToObject(w, "got", isfinite(r->worst[i].got) ? cJSON_CreateNumber(r->worst[i].got)
-                                                                    : cJSON_CreateNull());
-        cJSON_AddItemToObject(w, "expected", isfinite(r->worst[i].ref) ? cJSON_CreateNumber(r->worst[i].ref)
-                                                                         : cJSON_CreateNull());
+        cJSON_AddItemToObject(w, "got", json_value(r->worst[i].got));
+        cJSON_AddItemToObject(w, "expected", json_value(r->worst[i].ref));
         cJSON_AddItemToArray(worst, w);
     }
     return o;

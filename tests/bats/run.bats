@@ -181,3 +181,14 @@ PY
     run xdnn run "$G" --device cpu "${SMALL[@]}" --max-memory 12Q
     [ "$status" -eq 1 ]
 }
+
+@test "--format json tells nan, inf and -inf apart (as strings; JSON has no such numbers)" {
+    printf 'graph g {\n  input x: f32[4] = uniform(lo=0.5, hi=1);\n  n = log(x - 2);\n  p = x / 0.0;\n  m = neg(x) / 0.0;\n  output n, p, m;\n}\n' > "$BATS_TEST_TMPDIR/nf.dnn"
+    run xdnn run "$BATS_TEST_TMPDIR/nf.dnn" --device cpu --format json
+    [ "$status" -eq 0 ]
+    python3 -c '
+import json, sys
+o = {t["name"]: t for t in json.loads(sys.argv[1])["outputs"]}
+assert o["n"]["values"] == ["nan"] * 4 and o["n"]["nan"] == 4, o["n"]
+assert o["p"]["values"] == ["inf"] * 4 and o["m"]["values"] == ["-inf"] * 4, (o["p"], o["m"])' "$output"
+}
