@@ -13,7 +13,11 @@
 # Every piece has a time limit; CASES picks the cases, SKIP_CHECK/SKIP_PEER leave parts out.
 set -uo pipefail
 build=${1:?BUILD_DIR}; out=${2:?OUT_DIR}
-mkdir -p "$out"
+# The device call brings back only a few files from OUT_DIR (2026-11-23: 8; the per-case JSON
+# was left out), so the pieces are written to a work folder, OUT_DIR gets report.md (rewritten
+# after each case, so a call cut short still has the cases done) and raw.tgz at the end.
+w=${WORK_DIR:-/tmp/network_session}
+rm -rf "$w"; mkdir -p "$out" "$w"
 export LD_LIBRARY_PATH="$(cd "$build/lib" 2>/dev/null && pwd):${LD_LIBRARY_PATH:-}"
 export XDNN_CACHE_DIR=${XDNN_CACHE_DIR:-/tmp/xdnn-cache}
 x="$build/xdnn"
@@ -39,39 +43,41 @@ pids=()
 if [ -z "${SKIP_PEER:-}" ]; then
     for c in $CASES; do
         PYTHONUNBUFFERED=1 timeout "${WARM_S:-150}" python3 bench/network_peer.py --modes compile --cases "$c" \
-            --iters 1 --warmup 0 > "$out/peer_warm_$c.log" 2>&1 &
+            --iters 1 --warmup 0 > "$w/peer_warm_$c.log" 2>&1 &
         pids+=($!)
     done
 fi
 if [ -z "${SKIP_CHECK:-}" ]; then
     step "check resnet (lr=30)"
-    timeout 60 $x run --device gpu --check --iters 1 --warmup 0 --set lr=30 $R > "$out/check_resnet.log" 2>&1
-    echo "rc=$?"; relnorms "$out/check_resnet.log"
+    timeout 60 $x run --device gpu --check --iters 1 --warmup 0 --set lr=30 $R > "$w/check_resnet.log" 2>&1
+    echo "rc=$?"; relnorms "$w/check_resnet.log"
     step "resnet GPU vs the f32-intermediate CPU reference"
-    timeout 60 $x run --device gpu --iters 1 --warmup 0 --set lr=30 --expect "$build/ref32" $R > "$out/expect32_resnet.log" 2>&1
-    echo "rc=$?"; relnorms "$out/expect32_resnet.log"
+    timeout 60 $x run --device gpu --iters 1 --warmup 0 --set lr=30 --expect "$build/ref32" $R > "$w/expect32_resnet.log" 2>&1
+    echo "rc=$?"; relnorms "$w/expect32_resnet.log"
     step "check llama"
     timeout 60 $x run --device gpu --check --iters 1 --warmup 0 $L --set S=256 --set HQ=8 --set HK=2 --set HD=128 --set I=512 \
-        > "$out/check_llama.log" 2>&1
-    echo "rc=$?"; relnorms "$out/check_llama.log"; grep -c "FAILED" "$out/check_llama.log"
+        > "$w/check_llama.log" 2>&1
+    echo "rc=$?"; relnorms "$w/check_llama.log"; grep -c "FAILED" "$w/check_llama.log"
 fi
 for c in $CASES; do
     step "plan $c"
-    timeout 90 $x plan --device gpu $(args_of "$c") -o "/tmp/$c.xplan" > "$out/plan_$c.log" 2>&1; echo "rc=$?"
+    timeout 90 $x plan --device gpu $(args_of "$c") -o "/tmp/$c.xplan" > "$w/plan_$c.log" 2>&1; echo "rc=$?"
 done
 step "waiting for the compile warm-ups"
 for p in "${pids[@]}"; do wait "$p"; done
 for c in $CASES; do
     step "xdnn $c"
     timeout "${RUN_S:-100}" $x run --device gpu --format json --iters "${ITERS:-10}" --warmup 2 $(args_of "$c") \
-        > "$out/run_$c.json" 2> "$out/run_$c.err"
-    echo "rc=$?"; tail -3 "$out/run_$c.err"
+        > "$w/run_$c.json" 2> "$w/run_$c.err"
+    echo "rc=$?"; tail -3 "$w/run_$c.err"
     python3 -c "import json,sys; g=json.load(open(sys.argv[1]))['gpu']; print('step %.3f ms, plan %.0f ms, compile %.0f ms, %d partitions' % (g['total_ms'], g['plan_ms'], g['compile_ms'], len(g['partitions'])))" \
-        "$out/run_$c.json" 2>&1 | tail -1
+        "$w/run_$c.json" 2>&1 | tail -1
     if [ -z "${SKIP_PEER:-}" ]; then
         step "peer $c"
-        PYTHONUNBUFFERED=1 timeout "${PEER_S:-100}" python3 bench/network_peer.py --cases "$c" >> "$out/peer.log" 2>&1
-        echo "rc=$?"; grep "\"case\": \"$c" "$out/peer.log"
+        PYTHONUNBUFFERED=1 timeout "${PEER_S:-100}" python3 bench/network_peer.py --cases "$c" >> "$w/peer.log" 2>&1
+        echo "rc=$?"; grep "\"case\": \"$c" "$w/peer.log"
     fi
+    python3 bench/network_peer.py --report "$w" > "$out/report.md" 2>&1
 done
 step done
+tar -C "$w" -czf "$out/raw.tgz" .
