@@ -323,7 +323,16 @@ static bool wgmma_supports(const gplan *pl, const gpart *p, const gpu_device *de
         return fail(why, len, "sdpa_flash_wgmma: this build has no sm_90a code (kernels/*_sm90a.cu rule)");
     xk_sdpa kp;
     sdpa_ids ids;
-    if (!gpu_sdpa_analyze(pl, p, SDPA_K_MMA, &kp, &ids, why, len) || !wgmma_check(pl, &kp, &ids, why, len))
+    if (!gpu_sdpa_analyze(pl, p, SDPA_K_MMA, &kp, &ids, why, len)) {
+        /* sdpa_flash's requirements are this engine's too: say whose reason it is */
+        char *at = strstr(why, "sdpa_flash ");
+        if (at && strlen(why) + 6 < len) {
+            memmove(at + 16, at + 10, strlen(at + 10) + 1);
+            memcpy(at + 10, "_wgmma", 6);
+        }
+        return false;
+    }
+    if (!wgmma_check(pl, &kp, &ids, why, len))
         return false;
     int need = xk_sdpa_fwd_wgmma_smem(kp.D);
     if ((size_t)need > smem_limit(dev))

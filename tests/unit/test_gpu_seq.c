@@ -99,6 +99,8 @@ static void test_sdpa_choices(void)
         if (!nv && cases[i].reason)
             CHECK(strstr(why, cases[i].reason) != NULL);
         CHECK(accepts("sdpa_flash_wgmma", f.pl, p, why, sizeof why) == cases[i].wgmma);
+        if (strcmp(cases[i].dt, "f32") == 0) /* the inherited reason names this engine */
+            CHECK(strstr(why, "sdpa_flash_wgmma needs q in f16 or bf16") != NULL);
         /* the cheapest supporting engine wins: on sm_90 the Hopper forward */
         gpu_device dev = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
         if (cases[i].naive && gpu_select_engines(f.pl, &dev, NULL, 0, 0, NULL, f.d) == XDNN_OK)
