@@ -101,6 +101,7 @@ typedef struct bench_result {
     double flops, bytes;
     xdnn_status code;       /* failure class */
     char fingerprint[512];  /* the device that ran it (a tune-cache key) */
+    char when[32];          /* when it finished, UTC, ISO 8601 ("2026-11-23T22:40:11Z") */
 } bench_result;
 
 /* ---- bench_sweep.c */

@@ -113,6 +113,15 @@ static void repro_line(const bench_case *c, const bench_opts *o, bool use_gpu, c
 
 /* ---------------------------------------------------------------- running one case */
 
+/* The row's timestamp: when its case finished. */
+static void stamp(bench_result *r)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&t, &tm))
+        strftime(r->when, sizeof r->when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
 static double now_ms(void)
 {
     struct timespec ts;
@@ -282,6 +291,7 @@ void bench_lost_case(const bench_case *c, const bench_opts *o, bool use_gpu, con
     snprintf(r->status, sizeof r->status, "failed");
     snprintf(r->error, sizeof r->error, "%s", why);
     repro_line(c, o, use_gpu, r, r->repro, sizeof r->repro);
+    stamp(r);
     xdnn_diags_destroy(d);
     xdnn_module_destroy(m);
 }
@@ -343,6 +353,7 @@ void bench_run_case(const bench_case *c, const bench_opts *o, bool use_gpu, cons
         xdnn_diags_print(d, stderr);
     }
     repro_line(c, o, use_gpu, r, r->repro, sizeof r->repro);
+    stamp(r);
     if (r->code == XDNN_OK && r->median_ms > 0 && (r->max_ms - r->min_ms) / r->median_ms > 0.20)
         fprintf(stderr, "warning: %s: spread (max-min)/median = %.0f%% > 20%%: timings are noisy (more "
                         "--iters or --min-time, a quieter machine)\n",

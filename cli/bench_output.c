@@ -60,6 +60,27 @@ static void csv_field(FILE *f, const char *s, bool last)
     fputc(last ? '\n' : ',', f);
 }
 
+/* "params": the bound params of the case as an object of value texts, read
+ * back from its key ("graph[T=2,D=4]:f16"), which bench_key writes. */
+static void add_params(cJSON *j, const char *key)
+{
+    cJSON *ps = cJSON_AddObjectToObject(j, "params");
+    const char *open = strchr(key, '['), *close = strstr(key, "]:");
+    if (!open || !close || close < open)
+        return;
+    for (const char *p = open + 1; p < close;) {
+        const char *comma = memchr(p, ',', (size_t)(close - p)), *end = comma ? comma : close;
+        const char *eq = memchr(p, '=', (size_t)(end - p));
+        if (eq) {
+            char name[128], text[256];
+            snprintf(name, sizeof name, "%.*s", (int)(eq - p), p);
+            snprintf(text, sizeof text, "%.*s", (int)(end - eq - 1), eq + 1);
+            cJSON_AddStringToObject(ps, name, text);
+        }
+        p = end + 1;
+    }
+}
+
 cJSON *bench_result_json(const bench_result *r, const bench_opts *o)
 {
     cJSON *j = cJSON_CreateObject();
@@ -68,6 +89,7 @@ cJSON *bench_result_json(const bench_result *r, const bench_opts *o)
     cJSON_AddStringToObject(j, "dtype", r->dtype);
     cJSON_AddStringToObject(j, "device", r->device);
     cJSON_AddStringToObject(j, "status", r->status);
+    add_params(j, r->key);
     if (r->error[0])
         cJSON_AddStringToObject(j, "error", r->error);
     cJSON *parts = cJSON_AddArrayToObject(j, "engines");
@@ -104,6 +126,8 @@ cJSON *bench_result_json(const bench_result *r, const bench_opts *o)
     /* who measured it: `xdnn merge` refuses to mix versions or devices */
     cJSON_AddStringToObject(j, "xdnn", XDNN_VERSION_STRING);
     cJSON_AddStringToObject(j, "fingerprint", r->fingerprint);
+    if (r->when[0])
+        cJSON_AddStringToObject(j, "timestamp", r->when);
     if (o->shard_n > 0) { /* what `xdnn merge` needs to restore the order and see every case once */
         char suite[17];
         snprintf(suite, sizeof suite, "%016llx", o->suite);
@@ -154,7 +178,8 @@ bool bench_result_from_json(const cJSON *j, bench_result *r, char *why, size_t l
         !get_text(j, "error", false, r->error, sizeof r->error, why, len) ||
         !get_text(j, "check", false, r->check, sizeof r->check, why, len) ||
         !get_text(j, "repro", false, r->repro, sizeof r->repro, why, len) ||
-        !get_text(j, "fingerprint", false, r->fingerprint, sizeof r->fingerprint, why, len))
+        !get_text(j, "fingerprint", false, r->fingerprint, sizeof r->fingerprint, why, len) ||
+        !get_text(j, "timestamp", false, r->when, sizeof r->when, why, len))
         return false;
     r->iters = (int)get_num(j, "iters", 0);
     r->median_ms = get_num(j, "median_ms", 0);

@@ -275,3 +275,14 @@ assert d["summary"] == {"matched": 1, "faster": 1, "slower": 0, "same": 0, "no_l
     [[ "$output" == *"'x': dims [9223372036854775806, 128] overflow a 64-bit element count"* ]]
     [[ "$output" != *"more than"* ]]
 }
+
+@test "jsonl rows carry the params as an object and a UTC timestamp, also through worker processes" {
+    for w in 1 2; do
+        out=$(xdnn bench "$G" --device cpu --iters 1 --set T=2,4 --set D=4 --workers $w --format jsonl 2>/dev/null)
+        python3 -c '
+import json, re, sys
+rows = [json.loads(l) for l in sys.stdin if l.startswith("{")]
+assert [r["params"] for r in rows] == [{"T": "2", "D": "4"}, {"T": "4", "D": "4"}], rows
+assert all(re.fullmatch(r"20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["timestamp"]) for r in rows), rows' <<< "$out"
+    done
+}
