@@ -104,8 +104,9 @@ fd_check() {
             f+=("$(xdnn run --device cpu "$g" "${a[@]}" --format json | outval loss)")
         else
             xdnn run --device cpu "$g" "${a[@]}" --save "y_$side" > /dev/null
+            local ydims; ydims=$(sed -n "s/^  output *y *f64\[\([^]]*\)\].*/\1/p" shapes.txt)
             printf 'dnn 1;\ngraph dot(io=f64, compute=f64, intermediate=f64) {\n  input y: f64[%s]; input dy: f64[%s];\n  f: f64 = reduce(y * dy, op="sum", keepdims=false);\n  output f;\n}\n' \
-                "$YDIMS" "$YDIMS" > dot.dnn
+                "$ydims" "$ydims" > dot.dnn
             f+=("$(xdnn run --device cpu dot.dnn --input "y=y_$side/y.npy" --input dy=base_in/dy.npy --format json | outval f)")
         fi
     done
@@ -135,5 +136,5 @@ f64_twin() { mkdir -p lib; for f in "$ROOT"/graphs/lib/*.dnn; do sed 's/bf16/f64
     [ "$status" -eq 0 ]
     python3 -c 'import json,sys; d = json.load(sys.stdin); bad = [o["name"] for o in d["outputs"] if o["nan"] or o["inf"] or o["std"] == 0]; assert not bad, bad; assert len(d["outputs"]) == 9' <<< "$output"
     f64_twin "$L" l64.dnn
-    YDIMS="1, 16, 64" GRAD=d fd_check l64.dnn dot x g1 w_qkv w_o g2 w_gate w_up w_down
+    GRAD=d fd_check l64.dnn dot x g1 w_qkv w_o g2 w_gate w_up w_down
 }
