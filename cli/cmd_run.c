@@ -50,10 +50,13 @@ static const char run_help[] =
 
 typedef enum { DEV_AUTO, DEV_CPU, DEV_GPU } device_choice;
 
+/* A training step binds hundreds of weights (ResNet-50: 265). */
+#define RUN_MAX_INPUTS 4096
+
 typedef struct run_opts {
     graph_opts g;
     device_choice device;
-    input_override inputs[CLI_MAX_LIST];
+    input_override inputs[RUN_MAX_INPUTS];
     int ninputs;
     bool seed_set;
     uint64_t seed;
@@ -116,8 +119,10 @@ static int parse_run_opts(int argc, char **argv, run_opts *o)
             break;
         case OPT_INPUT: {
             char *eq = strchr(optarg, '=');
-            if (!eq || eq == optarg || !eq[1] || o->ninputs == CLI_MAX_LIST)
+            if (!eq || eq == optarg || !eq[1])
                 return cli_usage_error("run", "--input needs NAME=FILE, got '%s'", optarg);
+            if (o->ninputs == RUN_MAX_INPUTS)
+                return cli_usage_error("run", "too many --input options (at most %d)", RUN_MAX_INPUTS);
             *eq = 0;
             o->inputs[o->ninputs++] = (input_override){optarg, eq + 1};
             break;
@@ -152,8 +157,10 @@ static int parse_run_opts(int argc, char **argv, run_opts *o)
         }
         case OPT_CUDA_GRAPH: o->cuda_graph = true; break;
         case OPT_ENGINE:
-            if (!strchr(optarg, '=') || o->nengines == CLI_MAX_LIST)
+            if (!strchr(optarg, '='))
                 return cli_usage_error("run", "--engine needs PART=ENGINE or OP=ENGINE, got '%s'", optarg);
+            if (o->nengines == CLI_MAX_LIST)
+                return cli_usage_error("run", "too many --engine options (at most %d)", CLI_MAX_LIST);
             o->engines[o->nengines++] = optarg;
             break;
         case 'v': o->verbose++; break;

@@ -192,3 +192,21 @@ o = {t["name"]: t for t in json.loads(sys.argv[1])["outputs"]}
 assert o["n"]["values"] == ["nan"] * 4 and o["n"]["nan"] == 4, o["n"]
 assert o["p"]["values"] == ["inf"] * 4 and o["m"]["values"] == ["-inf"] * 4, (o["p"], o["m"])' "$output"
 }
+
+@test "--input takes as many files as a training step has weights (300 here)" {
+    cd "$BATS_TEST_TMPDIR"
+    python3 - <<'P'
+n = 300
+lines = ["graph many {"] + ["  input x%d: f32[2];" % i for i in range(n)]
+lines += ["  y = " + " + ".join("x%d" % i for i in range(n)) + ";", "  output y;", "}"]
+open("many.dnn", "w").write("\n".join(lines) + "\n")
+import struct
+for i in range(n):
+    open("x%d.raw" % i, "wb").write(struct.pack("<2f", 1, 2))
+P
+    args=()
+    for i in $(seq 0 299); do args+=(--input "x$i=x$i.raw"); done
+    run xdnn run many.dnn --device cpu "${args[@]}" --format json
+    [ "$status" -eq 0 ]
+    python3 -c 'import json,sys; v = json.loads(sys.argv[1])["outputs"][0]["values"]; assert v == [300, 600], v' "$output"
+}
