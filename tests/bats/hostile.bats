@@ -264,9 +264,10 @@ PY
 @test "a host allocation that fails names the tensor and the size (exit 8), it does not exit silently" {
     [ -z "${XDNN_SAN:-}" ] || skip "AddressSanitizer reserves more address space than ulimit -v allows"
     cd "$BATS_TEST_TMPDIR"
-    printf 'graph g {\n  input x: f32[60000000] = uniform(lo=-1, hi=1);\n  y = relu(x);\n  output y;\n}\n' > mid.dnn
-    # 700 MB of address space: the 240 MB tensor fits, its 480 MB of double scratch does not
-    run bash -c "ulimit -v 700000; OMP_NUM_THREADS=1 '$XDNN' run mid.dnn --device cpu --max-memory 1T"
+    printf 'graph g {\n  input x: f32[150000000] = uniform(lo=-1, hi=1);\n  y = relu(x);\n  output y;\n}\n' > mid.dnn
+    # 1.6 GB of address space: the binary (~70 MB, static) and the 600 MB tensor fit, its 1.2 GB of
+    # double scratch does not (the margin leaves room for a larger binary)
+    run bash -c "ulimit -v 1600000; OMP_NUM_THREADS=1 '$XDNN' run mid.dnn --device cpu --max-memory 1T"
     [ "$status" -eq 8 ]
-    [[ "$output" == *"mid.dnn:2:9: error: cannot allocate 480000000 bytes of scratch to initialize 'x'"* ]]
+    [[ "$output" == *"mid.dnn:2:9: error: cannot allocate 1200000000 bytes of scratch to initialize 'x'"* ]]
 }
