@@ -128,6 +128,8 @@ const char *gg_kind_name(gnode_kind k)
 
 const char *gg_dtype_name(xdnn_dtype dt)
 {
-    static const char *const names[] = {"f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2", "i8", "i32", "bool", "i64", "f64"};
+    static const char *const names[] = {"f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2", "i8",
+                                        "i32", "bool", "i64", "f64", "e8m0"};
+    _Static_assert(sizeof names / sizeof names[0] == XDNN_DTYPE_COUNT, "one name per dtype");
     return (unsigned)dt < sizeof names / sizeof names[0] ? names[dt] : "?";
 }
