@@ -23,6 +23,7 @@ t0=$SECONDS
 step() { echo "== $1 ($((SECONDS - t0)) s)"; }
 
 step link
+[ -f "$dev/libxdnn.a.gz" ] && gunzip -f "$dev/libxdnn.a.gz"
 gcc -o "$dev/xdnn" "$dev"/cli/*.o "${L[@]}" > "$out/link.log" 2>&1 &
 unit_lib=$(ls tests/unit/*.c | grep -v '/test_')
 for t in tests/unit/test_gpu_*.c tests/unit/test_plan_exec.c; do

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # pack_dev.sh BUILD DEV — fill DEV (a git-ignored folder, e.g. build-dev/) with
 # what a device call needs to link xdnn and its GPU tests there with plain gcc
-# (final_session.sh, mem_session.sh): libxdnn.a without debug info, the CLI's
+# (final_session.sh): libxdnn.a without debug info (gzipped), the CLI's
 # objects, the generated parser headers and libcjson.  The unstripped static
 # binaries (~40 MB each) would not fit the 64 MiB that a call may carry.
 set -euo pipefail
 build=${1:?BUILD}; dev=${2:?DEV}
 rm -rf "$dev"; mkdir -p "$dev/cli" "$dev/gen" "$dev/lib"
 strip --strip-debug -o "$dev/libxdnn.a" "$build/libxdnn.a"
+# kernels for three targets make the archive itself ~60 MB: gzip it (the
+# session scripts unpack it), so it travels with the tree under 64 MiB
+gzip -1 -f "$dev/libxdnn.a"
 for o in "$build"/obj/cli/*.o; do strip --strip-debug -o "$dev/cli/$(basename "$o")" "$o"; done
 cp "$build"/gen/*.h "$dev/gen/"
 cp -P /usr/lib/x86_64-linux-gnu/libcjson.so* "$dev/lib/"
