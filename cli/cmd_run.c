@@ -532,11 +532,21 @@ int cmd_run(int argc, char **argv)
 int cmd_engines(int argc, char **argv)
 {
     if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        puts("usage: xdnn engines\n\nList every GPU engine: what it matches, supports and its knobs.");
+        puts("usage: xdnn engines [--format text|json]\n\nList every GPU engine: its name, the op classes it "
+             "serves and what it does\n(--format json: an array of {name, classes, summary}).");
         return XDNN_OK;
     }
-    if (argc > 1)
-        return cli_usage_error("engines", "takes no arguments");
-    gpu_print_engines(stdout);
+    bool json = argc == 3 && strcmp(argv[1], "--format") == 0 && strcmp(argv[2], "json") == 0;
+    if (argc > 1 && !json && !(argc == 3 && strcmp(argv[1], "--format") == 0 && strcmp(argv[2], "text") == 0))
+        return cli_usage_error("engines", "takes only --format text|json");
+    if (!json) {
+        gpu_print_engines(stdout);
+        return XDNN_OK;
+    }
+    char *text = gpu_engines_json();
+    if (!text)
+        return XDNN_ERR_NOMEM;
+    puts(text);
+    free(text);
     return XDNN_OK;
 }

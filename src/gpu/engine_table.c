@@ -4,6 +4,7 @@
 #include "gpu/gpu.h"
 #include "ops/op.h"
 
+#include <cjson/cJSON.h>
 #include <string.h>
 
 extern const gpu_engine gpu_engine_pointwise_nvrtc, gpu_engine_reduce_nvrtc, gpu_engine_matmul_cublaslt;
@@ -95,6 +96,24 @@ void gpu_print_engines(FILE *f)
                 n += (size_t)snprintf(classes + n, sizeof classes - n, "%s%s", n ? "," : "", op_class_name((op_class)c));
         fprintf(f, "%-18s %-16s %s\n", gpu_engine_rows[i].engine->name, classes, gpu_engine_rows[i].engine->summary);
     }
+}
+
+char *gpu_engines_json(void)
+{
+    cJSON *all = cJSON_CreateArray();
+    for (int i = 0; i < gpu_nengines; i++) {
+        cJSON *e = cJSON_CreateObject(), *classes = cJSON_CreateArray();
+        cJSON_AddStringToObject(e, "name", gpu_engine_rows[i].engine->name);
+        for (int c = 0; c < OPC_COUNT; c++)
+            if (gpu_engine_rows[i].serves >> c & 1u)
+                cJSON_AddItemToArray(classes, cJSON_CreateString(op_class_name((op_class)c)));
+        cJSON_AddItemToObject(e, "classes", classes);
+        cJSON_AddStringToObject(e, "summary", gpu_engine_rows[i].engine->summary);
+        cJSON_AddItemToArray(all, e);
+    }
+    char *text = cJSON_Print(all);
+    cJSON_Delete(all);
+    return text;
 }
 
 /* Does "KEY=ENGINE" name this partition (by its name or any node's op or name)? */

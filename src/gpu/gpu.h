@@ -51,6 +51,9 @@ typedef struct gpu_report {
 xdnn_status gpu_run(run_state *st, const gpu_run_opts *opts, gpu_report *rep, xdnn_diags_t *d);
 void gpu_report_free(gpu_report *rep);
 void gpu_print_engines(FILE *f);
+/* The same as a JSON array [{name, classes: [...], summary}] (malloc'ed; NULL
+ * when out of memory); "[]" without CUDA. */
+char *gpu_engines_json(void);
 /* Graphviz DOT of g (bound) as the GPU backend partitions it: one cluster per
  * partition, materialized tensors as nodes, register-resident ones as dashed
  * edges.  Needs no device. */

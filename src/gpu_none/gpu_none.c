@@ -5,6 +5,7 @@
 #include "plan/plan_gpu_hooks.h"
 
 #include <stdio.h>
+#include <string.h>
 
 bool gpu_available(char *why, size_t len)
 {
@@ -31,6 +32,8 @@ void gpu_print_engines(FILE *f)
 {
     fprintf(f, "no GPU engines: xdnn was built without CUDA\n");
 }
+
+char *gpu_engines_json(void) { return strdup("[]"); }
 
 void gpu_report_free(gpu_report *rep) { (void)rep; }
 

@@ -198,3 +198,19 @@ P
     run xdnn ops --format json frob
     [ "$status" -eq 1 ]
 }
+
+@test "engines --format json lists the same engines as the text, with their op classes" {
+    run xdnn engines --format json
+    [ "$status" -eq 0 ]
+    text=$(xdnn engines)
+    python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+if sys.argv[2].startswith("no GPU engines"):
+    assert d == [], d
+else:
+    assert [e["name"] for e in d] == [l.split()[0] for l in sys.argv[2].splitlines()], d
+    assert all(e["classes"] and e["summary"] for e in d), d' "$output" "$text"
+    run xdnn engines --format yaml
+    [ "$status" -eq 1 ]
+}
