@@ -31,8 +31,9 @@ static const char run_help[] =
     "  --input NAME=FILE      load input or weight NAME from FILE (.npy,\n"
     "                         FILE.safetensors[#key], or raw bytes) (repeatable)\n"
     "  --seed N               override the graph seed (all default initializers)\n"
-    "  --save DIR             write every output as DIR/NAME.npy\n"
-    "  --save-inputs DIR      write every input and weight used as DIR/NAME.npy\n"
+    "  --save DIR             write every output as DIR/NAME.npy (bf16, fp8 widened to\n"
+    "                         f32), or all in one FILE.safetensors in their own dtypes\n"
+    "  --save-inputs DIR      the same for every input and weight used\n"
     "  --keep A,B             also report (and save) these intermediate tensors\n"
     "  --print-full           print every value, not the first 8\n"
     "  --format text|json     output format (json: one object on stdout)\n"
@@ -229,8 +230,26 @@ static char *tensor_file(const char *dir, const char *name)
     return p;
 }
 
+/* DIR/NAME.npy per tensor (bf16 and fp8 widened exactly to f32: every NumPy
+ * reads it), or, when `dir` names a .safetensors file, one file holding every
+ * tensor in its own dtype, bit for bit. */
 static xdnn_status save_tensors(const run_state *st, const int *list, int n, const char *dir, xdnn_diags_t *d)
 {
+    size_t len = strlen(dir);
+    if (len > 12 && strcmp(dir + len - 12, ".safetensors") == 0) {
+        const char **names = calloc((size_t)(n ? n : 1), sizeof *names);
+        const host_tensor **ts = calloc((size_t)(n ? n : 1), sizeof *ts);
+        xdnn_status s = names && ts ? XDNN_OK : XDNN_ERR_NOMEM;
+        for (int i = 0; i < n && s == XDNN_OK; i++) {
+            names[i] = st->g->tensors[list[i]].name;
+            ts[i] = &st->tensors[list[i]];
+        }
+        if (s == XDNN_OK)
+            s = safetensors_write(dir, n, names, ts, d);
+        free(names);
+        free(ts);
+        return s;
+    }
     xdnn_status s = ensure_dir(dir);
     for (int i = 0; i < n && s == XDNN_OK; i++) {
         char *path = tensor_file(dir, st->g->tensors[list[i]].name);

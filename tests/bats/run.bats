@@ -210,3 +210,20 @@ P
     [ "$status" -eq 0 ]
     python3 -c 'import json,sys; v = json.loads(sys.argv[1])["outputs"][0]["values"]; assert v == [300, 600], v' "$output"
 }
+
+@test "--save FILE.safetensors: every output in one file in its own dtype; --save-inputs too, and they load back" {
+    xdnn run --device cpu "$G" "${SMALL[@]}" --save "$BATS_TEST_TMPDIR/o.safetensors" --save-inputs "$BATS_TEST_TMPDIR/i.safetensors" > /dev/null
+    python3 - "$BATS_TEST_TMPDIR" <<'P'
+import json, struct, sys
+for f, names in (("o", {"y", "y_tanh"}), ("i", {"x", "w1", "b1", "w2", "b2"})):
+    b = open(sys.argv[1] + "/%s.safetensors" % f, "rb").read()
+    h = json.loads(b[8:8 + struct.unpack("<Q", b[:8])[0]])
+    h.pop("__metadata__", None)
+    assert set(h) == names and all(v["dtype"] == "F16" for v in h.values()), h
+P
+    want=$(xdnn run --device cpu "$G" "${SMALL[@]}" --format json | checksums)
+    args=()
+    for t in "${INPUTS[@]}"; do args+=(--input "$t=$BATS_TEST_TMPDIR/i.safetensors"); done
+    got=$(xdnn run --device cpu "$G" "${SMALL[@]}" "${args[@]}" --seed 99 --format json | checksums)
+    [ "$want" = "$got" ]
+}
