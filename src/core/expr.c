@@ -562,8 +562,8 @@ static bool eval_node(const expr *e, const eval_env *env, value *out)
             return true;
         if (failed)
             return false;
-        if (strcmp(e->s, "inf") == 0) {
-            *out = (value){.kind = VAL_FLOAT, .f = (double)INFINITY};
+        if (strcmp(e->s, "inf") == 0 || strcmp(e->s, "nan") == 0) { /* dnn(5): predefined names */
+            *out = (value){.kind = VAL_FLOAT, .f = e->s[0] == 'i' ? (double)INFINITY : (double)NAN};
             return true;
         }
         EVAL_FAIL(env, e, "unknown name '%s' (not a param)", e->s);

@@ -227,3 +227,13 @@ P
     got=$(xdnn run --device cpu "$G" "${SMALL[@]}" "${args[@]}" --seed 99 --format json | checksums)
     [ "$want" = "$got" ]
 }
+
+@test "inf and nan are predefined names in expressions, as dnn(5) says, in .dnn and through JSON" {
+    printf 'graph g {\n  input x: f32[2] = uniform(lo=0.5, hi=1);\n  y = x + inf;\n  z = x * nan;\n  w = x - inf;\n  output y, z, w;\n}\n' > "$BATS_TEST_TMPDIR/names.dnn"
+    xdnn convert "$BATS_TEST_TMPDIR/names.dnn" -o "$BATS_TEST_TMPDIR/names.json"
+    for f in names.dnn names.json; do
+        run xdnn run "$BATS_TEST_TMPDIR/$f" --device cpu --format json
+        [ "$status" -eq 0 ] || { echo "$f: $output"; false; }
+        python3 -c 'import json,sys; o = {t["name"]: t["values"] for t in json.loads(sys.argv[1])["outputs"]}; assert o == {"y": ["inf"] * 2, "z": ["nan"] * 2, "w": ["-inf"] * 2}, o' "$output"
+    done
+}
