@@ -488,6 +488,38 @@ static xdnn_dtype result_dtype(const xgraph *g, const xtensor *t, xdnn_dtype nat
     return g->rintermediate;
 }
 
+/* After an op's inference refused its operands: the op speaks of its ports
+ * ("a [2, 3]"), so say which of the user's tensors each port is, when any
+ * differs from its port's name ("a is 'q' [2, 3], b is 'w' [4, 5]"). */
+static void note_operands(bind_ctx *c, const xnode *n, const op_desc *desc)
+{
+    char text[1024];
+    size_t len = 0;
+    bool differs = false;
+    int shown = 0;
+    for (int i = 0; i < n->ninputs && len < sizeof text; i++) {
+        if (n->inputs[i].tensor < 0)
+            continue;
+        if (shown++ == 6) { /* a long variadic list: the first few say enough */
+            len += (size_t)snprintf(text + len, sizeof text - len, ", ...");
+            break;
+        }
+        const xtensor *t = &c->g->tensors[n->inputs[i].tensor];
+        bool variadic = desc->variadic && i >= desc->nports - 1;
+        const char *port = desc->ports[variadic ? desc->nports - 1 : i];
+        char label[64], shape[XDNN_MAX_RANK * 24 + 8];
+        if (variadic)
+            snprintf(label, sizeof label, "%s[%d]", port, i - (desc->nports - 1));
+        else
+            snprintf(label, sizeof label, "%s", port);
+        differs |= strcmp(label, t->name) != 0;
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s%s is '%s' %s", len ? ", " : "", label, t->name,
+                                t->rdefined ? shape_str(shape, sizeof shape, t->rrank, t->rdims) : "(no shape)");
+    }
+    if (differs)
+        diag_note(c->d, n->loc, "%s", text);
+}
+
 static void bind_node(bind_ctx *c, xnode *n)
 {
     xgraph *g = c->g;
@@ -533,8 +565,10 @@ static void bind_node(bind_ctx *c, xnode *n)
         diag_error(c->d, XDNN_ERR_UNSUPPORTED, n->loc, "%s: op has no shape inference yet", desc->name);
         return;
     }
-    if (desc->infer(&ic) != XDNN_OK)
+    if (desc->infer(&ic) != XDNN_OK) {
+        note_operands(c, n, desc);
         return;
+    }
     for (int i = 0; i < n->nresults && i < OP_MAX_RESULTS; i++) {
         int ti = n->results[i];
         if (ti < 0)
