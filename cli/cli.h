@@ -18,9 +18,10 @@ typedef struct graph_opts {
     int nsets;
     const char *includes[CLI_MAX_LIST + 1];  /* -I DIR, NULL-terminated */
     int nincludes;
+    bool sandbox;                            /* --sandbox: xdnn_module_load_confined */
 } graph_opts;
 
-/* Handle --set/--graph/-I; returns 1 if `opt` was one of them, 0 if not,
+/* Handle --set/--graph/-I/--sandbox; returns 1 if `opt` was one of them, 0 if not,
  * -1 on a malformed value (message printed). */
 int graph_opts_take(graph_opts *o, int opt, char *arg);
 
@@ -57,7 +58,7 @@ void cli_device_note(char *why, size_t len);
 enum {
     OPT_SET = 1000, OPT_GRAPH, OPT_HELP, OPT_SPECIALIZE, OPT_FORMAT, OPT_DEVICE, OPT_INPUT, OPT_SEED,
     OPT_SAVE, OPT_SAVE_INPUTS, OPT_KEEP, OPT_PRINT_FULL, OPT_CHECK, OPT_EXPECT, OPT_ITERS, OPT_WARMUP,
-    OPT_CUDA_GRAPH, OPT_ENGINE, OPT_OUTPUT, OPT_PARTITIONS, OPT_EXPLAIN, OPT_DEVICE_MODEL, OPT_MAX_MEMORY
+    OPT_CUDA_GRAPH, OPT_ENGINE, OPT_OUTPUT, OPT_PARTITIONS, OPT_EXPLAIN, OPT_DEVICE_MODEL, OPT_MAX_MEMORY, OPT_SANDBOX
 };
 
 int cmd_check(int argc, char **argv);

@@ -52,6 +52,9 @@ int graph_opts_take(graph_opts *o, int opt, char *arg)
     case OPT_GRAPH:
         o->graph = arg;
         return 1;
+    case OPT_SANDBOX:
+        o->sandbox = true;
+        return 1;
     case 'I':
         if (o->nincludes == CLI_MAX_LIST) {
             fprintf(stderr, "xdnn: too many -I options\n");
@@ -68,7 +71,8 @@ xdnn_status cli_load_bound(const graph_opts *o, xdnn_module_t **m, xdnn_graph_t 
     xdnn_diags_t *d = xdnn_diags_create();
     *m = NULL;
     *g = NULL;
-    xdnn_status s = xdnn_module_load(o->path, o->includes, d, m);
+    xdnn_status s = o->sandbox ? xdnn_module_load_confined(o->path, o->includes, d, m)
+                               : xdnn_module_load(o->path, o->includes, d, m);
     if (s == XDNN_OK) {
         *g = xdnn_module_find_graph(*m, o->graph);
         if (!*g) {

@@ -12,6 +12,7 @@
 static const struct option graph_long_opts[] = {
     {"set", required_argument, NULL, OPT_SET},
     {"graph", required_argument, NULL, OPT_GRAPH},
+    {"sandbox", no_argument, NULL, OPT_SANDBOX},
     {"help", no_argument, NULL, OPT_HELP},
     {"partitions", no_argument, NULL, OPT_PARTITIONS},
     {"format", required_argument, NULL, OPT_FORMAT},
@@ -30,6 +31,7 @@ static const char check_help[] =
     "  --set P=V     override param P (repeatable)\n"
     "  --graph NAME  pick a graph when the file has several\n"
     "  -I DIR        add DIR to the include search path\n"
+    "  --sandbox     untrusted graph: includes and load() only under its folder and -I\n"
     "Exit status: 0 ok, 1 usage, 2 syntax, 3 semantic/shape, 5 file I/O.\n";
 
 static const char dot_help[] =

@@ -58,6 +58,7 @@ int cmd_convert(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},
         {"to", required_argument, NULL, OPT_FORMAT},
         {"specialize", required_argument, NULL, OPT_SPECIALIZE},
+        {"sandbox", no_argument, NULL, OPT_SANDBOX},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };

@@ -228,6 +228,7 @@ int cmd_plan(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"set", required_argument, NULL, OPT_SET},
+        {"sandbox", no_argument, NULL, OPT_SANDBOX},
         {"graph", required_argument, NULL, OPT_GRAPH},
         {"device", required_argument, NULL, OPT_DEVICE},
         {"tune", no_argument, NULL, OPT_TUNE},

@@ -28,6 +28,8 @@ static const char run_help[] =
     "  --set P=V              override param P (repeatable)\n"
     "  --graph NAME           pick a graph when the file has several\n"
     "  -I DIR                 add DIR to the include search path\n"
+    "  --sandbox              untrusted graph: includes and load() only under its\n"
+    "                         folder and the -I folders (see xdnn(1))\n"
     "  --input NAME=FILE      load input or weight NAME from FILE (.npy,\n"
     "                         FILE.safetensors[#key], or raw bytes) (repeatable)\n"
     "  --seed N               override the graph seed (all default initializers)\n"
@@ -76,6 +78,7 @@ static int parse_run_opts(int argc, char **argv, run_opts *o)
     static const struct option opts[] = {
         {"set", required_argument, NULL, OPT_SET},
         {"graph", required_argument, NULL, OPT_GRAPH},
+        {"sandbox", no_argument, NULL, OPT_SANDBOX},
         {"device", required_argument, NULL, OPT_DEVICE},
         {"input", required_argument, NULL, OPT_INPUT},
         {"seed", required_argument, NULL, OPT_SEED},

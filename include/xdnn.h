@@ -106,6 +106,12 @@ typedef struct xgraph xdnn_graph_t;
 /* Load a .dnn or .json file (chosen by extension, else by sniffing '{').
  * `include_dirs` is a NULL-terminated list (may be NULL).  On failure returns
  * the error class and fills `diags`; *out is NULL. */
+/* The same for a graph that is not trusted: its includes and load() read only
+ * files under the graph's own folder and include_dirs (no absolute paths, no
+ * '..' or symbolic link out of them, no $XDNN_PATH), so it cannot read, or
+ * quote in a diagnostic, any other file.  `xdnn --sandbox`. */
+XDNN_API xdnn_status xdnn_module_load_confined(const char *path, const char *const *include_dirs,
+                                               xdnn_diags_t *diags, xdnn_module_t **out);
 XDNN_API xdnn_status xdnn_module_load(const char *path, const char *const *include_dirs,
                              xdnn_diags_t *diags, xdnn_module_t **out);
 /* Parse from memory; `name` is used in diagnostics. */

@@ -157,7 +157,16 @@ struct xdnn_module {
     xgraph **graphs;
     size_t ngraphs, capgraphs;
     int default_graph;    /* index, -1 = the last one */
+    /* Confined (xdnn_module_load_confined): includes and load() read only files
+     * under these folders (canonical paths: the graph's own, then -I ones). */
+    const char **roots;
+    size_t nroots;
 };
+
+/* NULL when `path` (as given in an include or load()) may be read by a
+ * module confined to m->roots, else why not; always NULL for an unconfined
+ * module.  `full` is the path as resolved against the including file. */
+const char *module_confinement(const xdnn_module_t *m, const char *path, const char *full);
 
 /* ---- building (used by the .dnn front end, the JSON reader and the C API) */
 xgraph *ir_add_graph(xdnn_module_t *m, const char *name, xloc loc);

@@ -461,6 +461,12 @@ static void lower_include(lower_ctx *cx, const char *from_file, const ast_stmt *
     const char *dir = path_dirname(a, from_file);
     char *cand = path_join(a, dir, rel);
     looked = arena_strdup(a, dir);
+    const char *why = module_confinement(cx->m, rel, cand);
+    if (why && rel[0] == '/') { /* nothing to search: refuse before touching the file */
+        lerr(cx, NULL, XDNN_ERR_IO, st->name_loc, "include '%s' is refused in a confined graph (--sandbox): %s",
+             rel, why);
+        return;
+    }
     if (readable(cand))
         found = cand;
     for (int i = 0; !found && rel[0] != '/' && cx->include_dirs && cx->include_dirs[i]; i++) {
@@ -469,7 +475,7 @@ static void lower_include(lower_ctx *cx, const char *from_file, const ast_stmt *
         if (readable(cand))
             found = cand;
     }
-    const char *env = getenv("XDNN_PATH");
+    const char *env = cx->m->nroots ? NULL : getenv("XDNN_PATH"); /* a confined graph reads its own folders only */
     if (!found && rel[0] != '/' && env && *env) {
         char *copy = arena_strdup(a, env), *save = NULL;
         for (char *p = strtok_r(copy, ":", &save); p && !found; p = strtok_r(NULL, ":", &save)) {
@@ -481,6 +487,11 @@ static void lower_include(lower_ctx *cx, const char *from_file, const ast_stmt *
     }
     if (!found) {
         lerr(cx, NULL, XDNN_ERR_IO, st->name_loc, "cannot find include file '%s' (looked in %s)", rel, looked);
+        return;
+    }
+    if ((why = module_confinement(cx->m, rel, found)) != NULL) {
+        lerr(cx, NULL, XDNN_ERR_IO, st->name_loc, "include '%s' is refused in a confined graph (--sandbox): %s",
+             rel, why);
         return;
     }
     const char *canon = canonical(a, found);

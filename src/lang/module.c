@@ -10,6 +10,7 @@
 #include "ops/op.h"
 #include "parse.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,10 +48,49 @@ static bool looks_like_json(const char *text, size_t len)
     return false;
 }
 
+const char *module_confinement(const xdnn_module_t *m, const char *path, const char *full)
+{
+    if (!m || !m->nroots)
+        return NULL;
+    if (path[0] == '/')
+        return "it is an absolute path";
+    char buf[PATH_MAX];
+    if (!realpath(full, buf)) /* it does not exist (the read will say so): judge the words */
+        return strstr(path, "..") ? "it goes through '..'" : NULL;
+    for (size_t i = 0; i < m->nroots; i++) {
+        size_t n = strlen(m->roots[i]);
+        if (strncmp(buf, m->roots[i], n) == 0 && (buf[n] == '/' || buf[n] == 0 || n == 1))
+            return NULL;
+    }
+    return "it leads outside the graph's folder and the -I folders";
+}
+
+/* Records the folders a confined module may read from: the graph file's and
+ * the include folders, canonical (a symlink cannot lead out). */
+static void confine(xdnn_module_t *m, const char *path, const char *const *include_dirs)
+{
+    size_t n = 1;
+    for (size_t i = 0; include_dirs && include_dirs[i]; i++)
+        n++;
+    m->roots = arena_alloc(m->ar, n * sizeof *m->roots);
+    char buf[PATH_MAX];
+    const char *dir = path_dirname(m->ar, path);
+    if (realpath(dir, buf))
+        m->roots[m->nroots++] = arena_strdup(m->ar, buf);
+    for (size_t i = 0; include_dirs && include_dirs[i]; i++)
+        if (realpath(include_dirs[i], buf))
+            m->roots[m->nroots++] = arena_strdup(m->ar, buf);
+    if (!m->nroots) /* nothing resolvable: nothing may be read */
+        m->roots[m->nroots++] = "/nonexistent/xdnn-confined";
+}
+
 static xdnn_status module_from_text(const char *name, const char *text, size_t len, bool is_json,
-                                    const char *const *include_dirs, xdnn_diags_t *diags, xdnn_module_t **out)
+                                    const char *const *include_dirs, bool confined, xdnn_diags_t *diags,
+                                    xdnn_module_t **out)
 {
     xdnn_module_t *m = xdnn_module_create();
+    if (confined)
+        confine(m, name, include_dirs);
     xdnn_status s = is_json ? json_read_into(m, name, text, len, diags)
                             : dnn_parse_into(m, name, text, len, include_dirs, diags);
     if (s != XDNN_OK) {
@@ -61,8 +101,23 @@ static xdnn_status module_from_text(const char *name, const char *text, size_t l
     return s;
 }
 
+static xdnn_status module_load(const char *path, const char *const *include_dirs, bool confined,
+                               xdnn_diags_t *diags, xdnn_module_t **out);
+
+xdnn_status xdnn_module_load_confined(const char *path, const char *const *include_dirs, xdnn_diags_t *diags,
+                                      xdnn_module_t **out)
+{
+    return module_load(path, include_dirs, true, diags, out);
+}
+
 xdnn_status xdnn_module_load(const char *path, const char *const *include_dirs, xdnn_diags_t *diags,
                              xdnn_module_t **out)
+{
+    return module_load(path, include_dirs, false, diags, out);
+}
+
+static xdnn_status module_load(const char *path, const char *const *include_dirs, bool confined,
+                               xdnn_diags_t *diags, xdnn_module_t **out)
 {
     *out = NULL;
     char *text = NULL;
@@ -71,7 +126,7 @@ xdnn_status xdnn_module_load(const char *path, const char *const *include_dirs, 
     if (s != XDNN_OK)
         return s;
     bool is_json = ends_with(path, ".json") || (!ends_with(path, ".dnn") && looks_like_json(text, len));
-    s = module_from_text(path, text, len, is_json, include_dirs, diags, out);
+    s = module_from_text(path, text, len, is_json, include_dirs, confined, diags, out);
     free(text);
     return s;
 }
@@ -80,7 +135,7 @@ xdnn_status xdnn_module_parse(const char *name, const char *text, size_t len, bo
                               xdnn_module_t **out)
 {
     *out = NULL;
-    return module_from_text(name ? name : "<input>", text, len, is_json, NULL, diags, out);
+    return module_from_text(name ? name : "<input>", text, len, is_json, NULL, false, diags, out);
 }
 
 size_t xdnn_module_graph_count(const xdnn_module_t *m) { return m ? m->ngraphs : 0; }

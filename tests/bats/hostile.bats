@@ -271,3 +271,37 @@ PY
     [ "$status" -eq 8 ]
     [[ "$output" == *"mid.dnn:2:9: error: cannot allocate 1200000000 bytes of scratch to initialize 'x'"* ]]
 }
+
+@test "--sandbox: includes and load() stay under the graph's folder and -I; absolute, '..' and symlink escapes are refused unread" {
+    cd "$BATS_TEST_TMPDIR"
+    mkdir -p g lib other
+    echo 'secret line one' > other/secret.txt
+    printf '\0\0\0\0\0\0\0\0' > other/x.raw
+    ln -s ../other g/link
+    printf 'param K = 2;\n' > lib/k.dnn
+    printf 'include "%s";\ngraph g { input x: f32[2]; output x; }\n' "$BATS_TEST_TMPDIR/other/secret.txt" > g/abs.dnn
+    printf 'include "../other/secret.txt";\ngraph g { input x: f32[2]; output x; }\n' > g/up.dnn
+    printf 'include "link/secret.txt";\ngraph g { input x: f32[2]; output x; }\n' > g/sym.dnn
+    printf 'graph g { input x: f32[2] = load(path="../other/x.raw", format="raw"); output x; }\n' > g/load.dnn
+    printf 'include "k.dnn";\ngraph g { input x: f32[K]; output x; }\n' > g/ok.dnn
+    for f in abs up sym; do
+        run_limited check --sandbox "g/$f.dnn"
+        [ "$status" -eq 5 ] || { echo "$f: $status $output"; false; }
+        [[ "${lines[0]}" == *"is refused in a confined graph (--sandbox): it "* ]]
+        [[ "$output" != *"secret line"* ]] # never read, never quoted
+    done
+    run_limited run --sandbox --device cpu g/load.dnn
+    [ "$status" -eq 5 ]
+    [[ "${lines[0]}" == *"load: '../other/x.raw' for x: f32[2] is refused in a confined graph (--sandbox): it leads outside"* ]]
+    run_limited check --sandbox -I lib g/ok.dnn
+    [ "$status" -eq 0 ]
+    export XDNN_PATH="$BATS_TEST_TMPDIR/lib"
+    run_limited check g/ok.dnn # found through $XDNN_PATH...
+    [ "$status" -eq 0 ]
+    run_limited check --sandbox g/ok.dnn # ...which a confined graph does not search
+    [ "$status" -eq 5 ]
+    unset XDNN_PATH
+    # without --sandbox the same files are read as before
+    run_limited run --device cpu g/load.dnn
+    [ "$status" -eq 0 ]
+}
