@@ -118,8 +118,10 @@ static xdnn_status load_override(run_state *st, const xtensor *t, host_tensor *d
             key = at + strlen(".safetensors");
     if (key)
         *key++ = 0;
-    if (has_suffix(path, ".npy"))
+    if (has_suffix(path, ".npy")) {
         s = npy_read(path, &file, d);
+        host_tensor_retype(&file, t->rdtype); /* 'V1' bytes of an e5m2 input are e5m2 */
+    }
     else if (has_suffix(path, ".safetensors"))
         s = safetensors_read(path, key ? key : t->name, &file, d);
     else

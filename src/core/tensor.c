@@ -115,3 +115,11 @@ void tensor_convert(const host_tensor *src, host_tensor *dst)
     tensor_scatter(dst, tmp);
     free(tmp);
 }
+
+void host_tensor_retype(host_tensor *t, xdnn_dtype declared)
+{
+    bool floaty = declared == XDNN_BF16 || declared == XDNN_F16 || declared == XDNN_FP8_E4M3 ||
+                  declared == XDNN_FP8_E5M2 || declared == XDNN_E8M0;
+    if (t->untyped && floaty && xdnn_dtype_size(declared) == xdnn_dtype_size(t->dtype))
+        t->dtype = declared;
+}

@@ -17,7 +17,14 @@ typedef struct host_tensor {
     int64_t numel;
     void *data;                     /* malloc'ed, owned */
     size_t bytes;                   /* allocation size */
+    bool untyped;                   /* read from bytes of no stated type (npy 'V1'/'V2'): `dtype` is
+                                       a guess that the declaration may correct (host_tensor_retype) */
 } host_tensor;
+
+/* A tensor read as untyped bytes takes the declared dtype when it has the same
+ * element size and is a float type (fp8 e5m2 or e8m0 bytes in a 'V1' array
+ * are not e4m3): the bytes stay, the meaning follows the declaration. */
+void host_tensor_retype(host_tensor *t, xdnn_dtype declared);
 
 /* Allocate for dims/strides (strides NULL = packed row-major).  Contents are
  * poisoned (NaN for floats, 0x5A bytes otherwise) so unwritten elements show. */

@@ -362,8 +362,10 @@ static xdnn_status init_load(init_ctx *c, const char *base_dir, double *out)
         return file_error(c, "load: '%s' for %s is refused in a confined graph (--sandbox): %s", path, c->desc,
                           why);
     host_tensor ft = {0};
-    if (fmt == FMT_NPY)
+    if (fmt == FMT_NPY) {
         st = npy_read(full, &ft, c->d);
+        host_tensor_retype(&ft, fdtype); /* untyped 'V1'/'V2' bytes mean what was declared */
+    }
     else if (fmt == FMT_SAFETENSORS)
         st = load_safetensors(c, full, key, &ft);
     else

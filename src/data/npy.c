@@ -23,7 +23,8 @@
  *   unsigned or 16-bit integer dtype (u8 values above INT64_MAX are an error).
  * bf16 and fp8 have no NumPy descr.  The reader accepts the conventions seen
  * in practice: 'V2' (how ml_dtypes' bfloat16 arrays are saved by np.save) is
- * read as bf16 bits, 'V1' as fp8_e4m3 bits, and the non-standard descrs
+ * read as bf16 bits, 'V1' as fp8_e4m3 bits (both only a guess: the caller
+ * gives them the declared dtype, host_tensor_retype), and the non-standard descrs
  * 'bfloat16', 'float8_e4m3fn', 'float8_e5m2' and 'float8_e8m0fnu' (ml_dtypes'
  * names) as their types.  The writer widens bf16, fp8 and e8m0 to f4 exactly.
  *
@@ -50,6 +51,7 @@ static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
 typedef struct npy_header {
     file_elem elem;
+    bool untyped;         /* 'V1' / 'V2': bytes of no stated type */
     bool swap;
     bool fortran;
     int rank;
@@ -200,6 +202,7 @@ static xdnn_status parse_descr(hparser *h, const char *descr, npy_header *hd)
         for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
             if (strcmp(descr + 1, codes[i].code) == 0) {
                 hd->elem = codes[i].elem;
+                hd->untyped = descr[1] == 'V';
                 hd->swap = order == '>' && descr[1] != 'V'; /* void bytes have no order */
                 return XDNN_OK;
             }
@@ -325,7 +328,9 @@ xdnn_status npy_parse(const char *name, const unsigned char *buf, size_t len, ho
                    have < need ? "truncated" : "trailing bytes after", need, numel, file_elem_size(hd.elem), have);
         return XDNN_ERR_IO;
     }
-    return file_elems_decode(name, hd.elem, hd.swap, hd.fortran, hd.rank, hd.dims, buf + prefix + hlen, out, d);
+    st = file_elems_decode(name, hd.elem, hd.swap, hd.fortran, hd.rank, hd.dims, buf + prefix + hlen, out, d);
+    out->untyped = st == XDNN_OK && hd.untyped;
+    return st;
 }
 
 /* How many bytes a .npy file starting with buf[0..len) holds in all, as far

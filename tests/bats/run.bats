@@ -237,3 +237,19 @@ P
         python3 -c 'import json,sys; o = {t["name"]: t["values"] for t in json.loads(sys.argv[1])["outputs"]}; assert o == {"y": ["inf"] * 2, "z": ["nan"] * 2, "w": ["-inf"] * 2}, o' "$output"
     done
 }
+
+@test "a .npy of untyped bytes (|V1) takes the declared fp8 type: e5m2 bytes are not decoded as e4m3" {
+    cd "$BATS_TEST_TMPDIR"
+    python3 -c "
+import struct
+h = \"{'descr': '|V1', 'fortran_order': False, 'shape': (4,), }\"
+h += ' ' * (63 - (10 + len(h)) % 64) + '\n'
+open('v1.npy', 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(h)) + h.encode() + bytes([0x3c, 0x40, 0xbc, 0x7c]))"
+    printf 'graph g {\n  input x: fp8_e5m2[4];\n  y = cast(x, dtype=f32);\n  output y;\n}\n' > e5.dnn
+    printf 'graph g {\n  input x: fp8_e5m2[4] = load(path="v1.npy");\n  y = cast(x, dtype=f32);\n  output y;\n}\n' > e5load.dnn
+    for args in "e5.dnn --input x=v1.npy" "e5load.dnn"; do
+        run xdnn run $args --device cpu --format json
+        [ "$status" -eq 0 ]
+        python3 -c 'import json,sys; v = json.loads(sys.argv[1])["outputs"][0]["values"]; assert v == [1, 2, -1, "inf"], v' "$output"
+    done
+}
