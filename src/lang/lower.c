@@ -536,7 +536,13 @@ void lower_file(lower_ctx *cx, const char *file, const char *text, size_t len, x
     (void)included_at;
     xdnn_module_t *m = cx->m;
     const char *fname = arena_strdup(cx->ar, file);
-    diag_add_source(cx->d, fname, text, len);
+    /* Diagnostics quote source lines of graphs only: the file the user named,
+     * and included .dnn/.json files.  `include "/etc/shadow"` is reported
+     * (file:line:col) but its lines are never echoed. */
+    size_t flen = strlen(fname);
+    if (cx->nstack == 0 || (flen > 4 && strcmp(fname + flen - 4, ".dnn") == 0) ||
+        (flen > 5 && strcmp(fname + flen - 5, ".json") == 0))
+        diag_add_source(cx->d, fname, text, len);
     VEC_PUSH(m->ar, m->sources, m->nsources, m->capsources, fname);
     const char *canon = canonical(cx->ar, file);
     strmap_put(&cx->seen, cx->ar, canon, 1);

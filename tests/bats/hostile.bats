@@ -305,3 +305,14 @@ PY
     run_limited run --device cpu g/load.dnn
     [ "$status" -eq 0 ]
 }
+
+@test "an included file that is not a graph is reported but never quoted (include \"secret.txt\")" {
+    cd "$BATS_TEST_TMPDIR"
+    echo 'secret line one' > secret.txt
+    printf 'include "secret.txt";\ngraph g { input x: f32[2]; output x; }\n' > g.dnn
+    run_limited check g.dnn
+    [ "$status" -eq 2 ]
+    [ "${lines[0]}" = "secret.txt:1:1: error: syntax error, unexpected identifier" ]
+    [[ "$output" != *"secret line"* ]]
+    [[ "$output" == *"g.dnn:1:1: note: in file included from here"* ]]
+}
