@@ -108,14 +108,15 @@ static xdnn_status load_override(run_state *st, const xtensor *t, host_tensor *d
     char *path = strdup(spec);
     if (!path)
         return XDNN_ERR_NOMEM;
-    /* "FILE.safetensors#KEY" names a tensor inside the file; any other '#'
-     * is part of the path ("runs#3/x.npy"), and so is one in a path that
-     * exists as written. */
+    /* "FILE.safetensors#KEY" and "FILE.npz#KEY" name a tensor inside the
+     * file; any other '#' is part of the path ("runs#3/x.npy"), and so is one
+     * in a path that exists as written. */
+    static const char *const keyed[] = {".safetensors#", ".npz#"};
     char *key = NULL;
     struct stat whole;
-    if (stat(path, &whole) != 0)
-        for (char *at = strstr(path, ".safetensors#"); at; at = strstr(at + 1, ".safetensors#"))
-            key = at + strlen(".safetensors");
+    for (size_t e = 0; e < sizeof keyed / sizeof *keyed && stat(path, &whole) != 0; e++)
+        for (char *at = strstr(path, keyed[e]); at; at = strstr(at + 1, keyed[e]))
+            key = at + strlen(keyed[e]) - 1;
     if (key)
         *key++ = 0;
     if (has_suffix(path, ".npy")) {
@@ -124,6 +125,10 @@ static xdnn_status load_override(run_state *st, const xtensor *t, host_tensor *d
     }
     else if (has_suffix(path, ".safetensors"))
         s = safetensors_read(path, key ? key : t->name, &file, d);
+    else if (has_suffix(path, ".npz")) {
+        s = npz_read(path, key ? key : t->name, &file, d);
+        host_tensor_retype(&file, t->rdtype);
+    }
     else
         s = raw_read(path, t->rdtype, t->rrank, t->rdims, &file, d);
     if (s == XDNN_OK) {

@@ -51,6 +51,11 @@ xdnn_status npy_read(const char *path, host_tensor *out, xdnn_diags_t *d);
 xdnn_status npy_write(const char *path, const host_tensor *t, xdnn_diags_t *d);
 xdnn_status npy_parse(const char *name, const unsigned char *buf, size_t len, host_tensor *out, xdnn_diags_t *d);
 xdnn_status safetensors_read(const char *path, const char *key, host_tensor *out, xdnn_diags_t *d);
+/* Array `key` (entry KEY.npy) of a NumPy .npz archive written by np.savez
+ * (stored entries; compressed ones and ZIP64 are refused with a message). */
+xdnn_status npz_read(const char *path, const char *key, host_tensor *out, xdnn_diags_t *d);
+xdnn_status npz_parse(const char *path, const unsigned char *buf, size_t len, const char *key, host_tensor *out,
+                      xdnn_diags_t *d);
 /* Read a whole .safetensors file (malloc'ed); from a stream (FIFO, stdin) no
  * more than its header says the file holds, plus one byte. */
 xdnn_status safetensors_read_bytes(const char *path, char **data, size_t *len, xdnn_diags_t *d);

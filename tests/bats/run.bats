@@ -253,3 +253,35 @@ open('v1.npy', 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(h)) + h.
         python3 -c 'import json,sys; v = json.loads(sys.argv[1])["outputs"][0]["values"]; assert v == [1, 2, -1, "inf"], v' "$output"
     done
 }
+
+@test "--input FILE.npz (np.savez): an array by the input's name or FILE.npz#KEY; compressed and missing arrays are clear errors" {
+    cd "$BATS_TEST_TMPDIR"
+    python3 - <<'P'
+import struct, zipfile
+def npy(shape, values):
+    h = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % ("%d," % shape[0] if len(shape) == 1 else ", ".join(map(str, shape)))
+    h += " " * (63 - (10 + len(h)) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + struct.pack("<%df" % len(values), *values)
+for name, method in (("a.npz", zipfile.ZIP_STORED), ("z.npz", zipfile.ZIP_DEFLATED)):
+    with zipfile.ZipFile(name, "w", method) as z:  # what np.savez / np.savez_compressed write
+        z.writestr("x.npy", npy((4,), [1, -2, 3, -4]))
+        z.writestr("other.npy", npy((4,), [5, 6, 7, 8]))
+P
+    printf 'graph g {\n  input x: f32[4];\n  y = relu(x);\n  output y;\n}\n' > r.dnn
+    run xdnn run r.dnn --device cpu --input x=a.npz --format json
+    [ "$status" -eq 0 ]
+    python3 -c 'import json,sys; v = json.loads(sys.argv[1])["outputs"][0]["values"]; assert v == [1, 0, 3, 0], v' "$output"
+    run xdnn run r.dnn --device cpu --input x=a.npz#other --format json
+    [ "$status" -eq 0 ]
+    python3 -c 'import json,sys; v = json.loads(sys.argv[1])["outputs"][0]["values"]; assert v == [5, 6, 7, 8], v' "$output"
+    run xdnn run r.dnn --device cpu --input x=a.npz#nope
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"a.npz: error: no array 'nope' in this .npz (2 entries)"* ]]
+    run xdnn run r.dnn --device cpu --input x=z.npz
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"'x.npy' in this .npz is compressed (np.savez_compressed); save it with np.savez"* ]]
+    head -c 100 a.npz > cut.npz
+    run xdnn run r.dnn --device cpu --input x=cut.npz
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"not a readable .npz"* ]]
+}

@@ -2,7 +2,7 @@
 # seeds.sh NAME XDNN SEEDS — fill the folder SEEDS with starting inputs for the
 # libFuzzer harness tests/fuzz/NAME.c (`make fuzz`): files of its format found
 # in graphs/ and tests/, plus ones made here for formats the tree ships none
-# of (JSON graphs, .npy inputs, plans, safetensors).  XDNN is the fuzz build's
+# of (JSON graphs, .npy inputs, plans, safetensors, npz).  XDNN is the fuzz build's
 # xdnn.  A harness that starts from nothing spends its whole time budget
 # finding the magic bytes, so every harness gets seeds.
 set -uo pipefail
@@ -51,6 +51,23 @@ sizes = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, 
 for dt, n in sizes.items():
     write(d + "/a_%s.safetensors" % dt.lower(), {"a": (dt, [3], bytes(range(1, 3 * n + 1)))})
 write(d + "/empty.safetensors", {"a": ("F32", [0, 4], b"")})
+P
+    ;;
+npz)
+    # np.savez-like archives (stored entries), one deflated, one with a comment
+    python3 - "$seeds" <<'P'
+import struct, sys, zipfile
+def npy(values):
+    h = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d,), }" % len(values)
+    h += " " * (63 - (10 + len(h)) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + struct.pack("<%df" % len(values), *values)
+d = sys.argv[1]
+for name, method, comment in (("one", zipfile.ZIP_STORED, b""), ("deflated", zipfile.ZIP_DEFLATED, b""),
+                              ("comment", zipfile.ZIP_STORED, b"an archive comment")):
+    with zipfile.ZipFile("%s/%s.npz" % (d, name), "w", method) as z:
+        z.comment = comment
+        z.writestr("x.npy", npy([1, -2, 3.5]))
+        z.writestr("y.npy", npy([4]))
 P
     ;;
 esac
