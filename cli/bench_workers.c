@@ -23,6 +23,8 @@
  * or hang when it is handed case K (0-based, input order). */
 #include "bench.h"
 
+#include "core/fileio.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -93,24 +95,10 @@ static void linebuf_drop(linebuf *b, size_t used)
 
 /* ------------------------------------------------------------------ the worker's side */
 
-static bool write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 static bool send_json(int fd, cJSON *j)
 {
     char *text = cJSON_PrintUnformatted(j);
-    bool ok = text && write_all(fd, text, strlen(text)) && write_all(fd, "\n", 1);
+    bool ok = text && fd_write_all(fd, text, strlen(text)) && fd_write_all(fd, "\n", 1);
     cJSON_free(text);
     cJSON_Delete(j);
     return ok;

@@ -256,20 +256,9 @@ xdnn_status file_write_atomic(const char *path, const void *data, size_t len, xd
     mode_t mask = umask(0);
     umask(mask);
     (void)fchmod(fd, 0666 & ~mask);
-    const char *p = data;
-    size_t left = len;
-    while (left) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
-        }
-        p += w;
-        left -= (size_t)w;
-    }
+    bool written = fd_write_all(fd, data, len);
     int close_err = close(fd);
-    bool ok = !left && !close_err && rename(tmp, path) == 0;
+    bool ok = written && !close_err && rename(tmp, path) == 0;
     int err = errno;
     if (!ok)
         unlink(tmp);
@@ -293,6 +282,36 @@ bool cache_dir(char *buf, size_t len)
     if (!home || !*home)
         return false;
     return (size_t)snprintf(buf, len, "%s/.cache/xdnn", home) < len;
+}
+
+bool fd_write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+bool fd_read_all(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    while (n) {
+        ssize_t got = read(fd, p, n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return false;
+        p += got;
+        n -= (size_t)got;
+    }
+    return true;
 }
 
 bool make_dirs(const char *dir)

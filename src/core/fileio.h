@@ -52,6 +52,10 @@ void file_remove_temps_on_signals(void);
  * (XDNN_CACHE_DIR=off, or no HOME) or the name does not fit in len bytes: a
  * truncated name would be another, maybe someone else's, folder. */
 bool cache_dir(char *buf, size_t len);
+/* write(2) / read(2) until all n bytes moved, retrying EINTR; false on an
+ * error or (reading) an early end. */
+bool fd_write_all(int fd, const void *buf, size_t n);
+bool fd_read_all(int fd, void *buf, size_t n);
 /* mkdir -p for a folder name of any length; false (errno set) when the
  * folder does not exist afterwards. */
 bool make_dirs(const char *dir);

@@ -30,21 +30,6 @@ typedef struct kc_header {
 
 _Static_assert(sizeof(kc_header) == 32, "the header is 32 bytes on disk");
 
-static bool read_all(int fd, void *buf, size_t n)
-{
-    char *p = buf;
-    while (n) {
-        ssize_t got = read(fd, p, n);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            return false;
-        p += got;
-        n -= (size_t)got;
-    }
-    return true;
-}
-
 bool kcache_read(const char *path, uint64_t key, char **code, size_t *len)
 {
     *code = NULL;
@@ -55,11 +40,11 @@ bool kcache_read(const char *path, uint64_t key, char **code, size_t *len)
     struct stat st;
     kc_header h;
     bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= (off_t)sizeof h &&
-              (size_t)st.st_size - sizeof h <= KCACHE_MAX_BYTES && read_all(fd, &h, sizeof h) &&
+              (size_t)st.st_size - sizeof h <= KCACHE_MAX_BYTES && fd_read_all(fd, &h, sizeof h) &&
               memcmp(h.magic, MAGIC, sizeof MAGIC) == 0 && h.key == key && h.len > 0 &&
               h.len == (uint64_t)st.st_size - sizeof h;
     char *buf = ok ? malloc(h.len) : NULL;
-    ok = buf && read_all(fd, buf, h.len) && fnv1a64(FNV64_INIT, buf, h.len) == h.sum;
+    ok = buf && fd_read_all(fd, buf, h.len) && fnv1a64(FNV64_INIT, buf, h.len) == h.sum;
     close(fd);
     if (!ok) {
         free(buf);
@@ -70,43 +55,22 @@ bool kcache_read(const char *path, uint64_t key, char **code, size_t *len)
     return true;
 }
 
-static bool write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 bool kcache_write(const char *dir, const char *path, uint64_t key, const void *code, size_t len)
 {
     if (len == 0 || len > KCACHE_MAX_BYTES || !make_dirs(dir))
         return false;
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + sizeof ".tmpXXXXXX");
-    if (!tmp)
-        return false;
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmpXXXXXX", sizeof ".tmpXXXXXX");
-    int fd = mkstemp(tmp); /* unique and O_EXCL: nobody can plant the temp name */
-    if (fd < 0) {
-        free(tmp);
-        return false;
-    }
+    /* header and code in one buffer through the atomic writer (a unique
+     * mkstemp temp, renamed into place): a cubin is tens of KB */
     kc_header h = {.key = key, .len = len, .sum = fnv1a64(FNV64_INIT, code, len)};
     memcpy(h.magic, MAGIC, sizeof MAGIC);
-    bool ok = write_all(fd, &h, sizeof h) && write_all(fd, code, len);
-    ok = close(fd) == 0 && ok;
-    ok = ok && rename(tmp, path) == 0;
-    if (!ok)
-        unlink(tmp);
-    free(tmp);
+    char *buf = malloc(sizeof h + len);
+    if (!buf)
+        return false;
+    memcpy(buf, &h, sizeof h);
+    memcpy(buf + sizeof h, code, len);
+    xdnn_diags_t *quiet = xdnn_diags_create(); /* the cache is an optimisation: a failed store is silent */
+    bool ok = file_write_atomic(path, buf, sizeof h + len, quiet) == XDNN_OK;
+    xdnn_diags_destroy(quiet);
+    free(buf);
     return ok;
 }
