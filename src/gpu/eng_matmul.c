@@ -440,19 +440,25 @@ static xdnn_status mm_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_diag
     return XDNN_OK;
 }
 
+void gpu_lt_destroy(cublasLtMatmulDesc_t op, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                    cublasLtMatrixLayout_t c)
+{
+    if (a)
+        cublasLtMatrixLayoutDestroy(a);
+    if (b)
+        cublasLtMatrixLayoutDestroy(b);
+    if (c)
+        cublasLtMatrixLayoutDestroy(c);
+    if (op)
+        cublasLtMatmulDescDestroy(op);
+}
+
 static void mm_release(gpart *p)
 {
     mm_priv *mp = p->priv;
     if (!mp)
         return;
-    if (mp->la)
-        cublasLtMatrixLayoutDestroy(mp->la);
-    if (mp->lb)
-        cublasLtMatrixLayoutDestroy(mp->lb);
-    if (mp->ld)
-        cublasLtMatrixLayoutDestroy(mp->ld);
-    if (mp->op)
-        cublasLtMatmulDescDestroy(mp->op);
+    gpu_lt_destroy(mp->op, mp->la, mp->lb, mp->ld);
     pthread_mutex_destroy(&mp->mu);
     free(mp);
     p->priv = NULL;

@@ -198,14 +198,7 @@ static void mf_release(gpart *p)
     mf_priv *mp = p->priv;
     if (!mp)
         return;
-    if (mp->la)
-        cublasLtMatrixLayoutDestroy(mp->la);
-    if (mp->lb)
-        cublasLtMatrixLayoutDestroy(mp->lb);
-    if (mp->lc)
-        cublasLtMatrixLayoutDestroy(mp->lc);
-    if (mp->op)
-        cublasLtMatmulDescDestroy(mp->op);
+    gpu_lt_destroy(mp->op, mp->la, mp->lb, mp->lc);
     pthread_mutex_destroy(&mp->mu);
     free(mp);
     p->priv = NULL;

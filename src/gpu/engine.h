@@ -113,5 +113,9 @@ typedef struct mm_shape {
 } mm_shape;
 
 bool gpu_matmul_analyze(const gplan *pl, const gpart *p, bool tf32, mm_shape *s, char *why, size_t len);
+/* Destroys what a cuBLASLt engine's plan state holds (NULL handles skipped):
+ * the matmul descriptor and its three layouts. */
+void gpu_lt_destroy(cublasLtMatmulDesc_t op, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                    cublasLtMatrixLayout_t c);
 
 #endif
