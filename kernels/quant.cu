@@ -362,3 +362,46 @@ extern "C" int kq_launch(const kq_params *p, void *stream)
 #undef KQ_GO
     return (int)cudaGetLastError();
 }
+
+/* scaled_matmul on i8 (matmul_i8_cublaslt): cuBLASLt's IMMA kernels write the
+ * exact int32 sums acc[r][c] (packed, ld = cols); this applies the per-tensor
+ * scales and rounds once, as the reference does: y = acc * (sa * sb) in
+ * double (acc is an integer below 2^31, sa * sb an exact product of two
+ * floats: the double result is the reference's), rounded straight to y's
+ * dtype.  Bit-exact against src/ops/quant_matmul.c. */
+template <int YDT>
+__global__ void kq_rescale_i32_kernel(const int32_t *acc, uint32_t rows, uint32_t cols, uint32_t ldy,
+                                      const float *sa, const float *sb, void *y)
+{
+    const double scale = (double)*sa * (double)*sb;
+    const uint64_t n = (uint64_t)rows * cols;
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        const uint64_t r = i / cols, c = i % cols, o = r * ldy + c;
+        const double v = (double)acc[i] * scale;
+        if (YDT == XDNN_F32)
+            static_cast<float *>(y)[o] = (float)v;
+        else if (YDT == XDNN_F16)
+            static_cast<__half *>(y)[o] = __double2half(v);
+        else
+            static_cast<__nv_bfloat16 *>(y)[o] = __double2bfloat16(v);
+    }
+}
+
+extern "C" int kq_rescale_i32_launch(const int32_t *acc, uint32_t rows, uint32_t cols, uint32_t ldy, const float *sa,
+                                     const float *sb, void *y, int ydt, void *stream)
+{
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    const uint64_t n = (uint64_t)rows * cols, b = (n + KQ_THREADS - 1) / KQ_THREADS;
+    if (n == 0)
+        return (int)cudaSuccess;
+    const unsigned grid = (unsigned)(b > 8192 ? 8192 : b);
+    if (ydt == XDNN_F32)
+        kq_rescale_i32_kernel<XDNN_F32><<<grid, KQ_THREADS, 0, s>>>(acc, rows, cols, ldy, sa, sb, y);
+    else if (ydt == XDNN_F16)
+        kq_rescale_i32_kernel<XDNN_F16><<<grid, KQ_THREADS, 0, s>>>(acc, rows, cols, ldy, sa, sb, y);
+    else if (ydt == XDNN_BF16)
+        kq_rescale_i32_kernel<XDNN_BF16><<<grid, KQ_THREADS, 0, s>>>(acc, rows, cols, ldy, sa, sb, y);
+    else
+        return (int)cudaErrorInvalidValue;
+    return (int)cudaGetLastError();
+}

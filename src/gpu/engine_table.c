@@ -14,7 +14,7 @@ extern const gpu_engine gpu_engine_sdpa_flash_wgmma, gpu_engine_sdpa_flash, gpu_
     gpu_engine_sdpa_naive, gpu_engine_sdpa_bwd_flash, gpu_engine_sdpa_bwd, gpu_engine_rnn_cublas; /* gpuseq */
 extern const gpu_engine gpu_engine_norm_welford, gpu_engine_copy_strided, gpu_engine_rng_philox; /* gpunorm */
 extern const gpu_engine gpu_engine_rnn_bwd_direct; /* gpurnnbwd */
-extern const gpu_engine gpu_engine_quant_direct, gpu_engine_matmul_fp8_cublaslt; /* lowp */
+extern const gpu_engine gpu_engine_quant_direct, gpu_engine_matmul_fp8_cublaslt, gpu_engine_matmul_i8_cublaslt; /* lowp */
 
 /* Engines with knobs (engine.h: gpu_knobs). */
 extern const gpu_knobs gpu_knobs_pointwise_nvrtc, gpu_knobs_reduce_nvrtc, gpu_knobs_matmul_cublaslt;
@@ -46,6 +46,7 @@ const gpu_engine_row gpu_engine_rows[] = {
     {&gpu_engine_rnn_bwd_direct, SERVES(RNN), NULL}, /* gpurnnbwd */
     {&gpu_engine_quant_direct, SERVES(QUANT), NULL}, /* lowp */
     {&gpu_engine_matmul_fp8_cublaslt, SERVES(QUANT), NULL},
+    {&gpu_engine_matmul_i8_cublaslt, SERVES(QUANT), NULL},
 };
 #undef SERVES
 const int gpu_nengines = (int)(sizeof gpu_engine_rows / sizeof gpu_engine_rows[0]);

@@ -33,6 +33,11 @@ typedef struct kq_params {
 /* Enqueue on `stream` (a cudaStream_t); returns a cudaError_t value. */
 int kq_launch(const kq_params *p, void *stream);
 
+/* y[r * ldy + c] = acc[r * cols + c] * sa * sb rounded once to ydt (f32, f16
+ * or bf16): the int8 GEMM's dequantizing epilogue. */
+int kq_rescale_i32_launch(const int32_t *acc, uint32_t rows, uint32_t cols, uint32_t ldy, const float *sa,
+                          const float *sb, void *y, int ydt, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

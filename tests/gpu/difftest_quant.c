@@ -14,7 +14,9 @@
  *  - smm/...: scaled_matmul on fp8 (e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3) ->
  *    bf16/f16/f32 against the double reference (METHOD.md's fp8 tolerance:
  *    here fp32 accumulation of exact products, so 1e-2 of the output's max),
- *    and refusals that must name the reason (M = 17, e5m2 x e5m2).
+ *    and refusals that must name the reason (M = 17, e5m2 x e5m2); on i8 x i8
+ *    (matmul_i8_cublaslt: exact int32 sums, scales applied once in double)
+ *    bit-exact against the reference.
  *  --bench: quantize/dequantize/amax GB/s at 8192x8192 and fp8 GEMM TFLOP/s
  *    (8192^3 and LLM shapes), medians of 50 after 10 warm-ups.
  * Usage: difftest_quant [--quick] [--bench] [--list] [--dry] [FILTER]
@@ -179,6 +181,13 @@ static void smm_cases(void)
         smm_case(1024, 1024, 2048, "fp8_e4m3", "fp8_e4m3", "f32", CK_GEMM, NULL);
     smm_case(17, 32, 32, "fp8_e4m3", "fp8_e4m3", "bf16", CK_REFUSE, "multiples of 16, got M = 17");
     smm_case(32, 32, 32, "fp8_e5m2", "fp8_e5m2", "bf16", CK_REFUSE, "fp8_e5m2 x fp8_e5m2 has no Hopper fp8 kernel");
+    smm_case(16, 16, 16, "i8", "i8", "bf16", CK_EXACT, NULL);
+    smm_case(64, 48, 32, "i8", "i8", "f32", CK_EXACT, NULL);
+    smm_case(128, 256, 512, "i8", "i8", "f16", CK_EXACT, NULL);
+    smm_case(48, 4096, 4096, "i8", "i8", "bf16", CK_EXACT, NULL);
+    if (!opts.quick)
+        smm_case(1024, 1024, 2048, "i8", "i8", "f32", CK_EXACT, NULL);
+    smm_case(32, 17 * 16, 40, "i8", "i8", "bf16", CK_REFUSE, "multiples of 16, got K = 40");
 }
 
 /* ---- bench */
@@ -188,6 +197,8 @@ static void bench_cases(void)
                                {4096, 4096, 14336}};
     for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
         smm_case(g[i][0], g[i][1], g[i][2], "fp8_e4m3", "fp8_e4m3", "bf16", CK_GEMM, NULL);
+    smm_case(8192, 8192, 8192, "i8", "i8", "bf16", CK_EXACT, NULL);
+    smm_case(4096, 14336, 4096, "i8", "i8", "bf16", CK_EXACT, NULL);
     static const char X[] = "  input x: bf16[8192, 8192];\n", Q[] = "  input q8: fp8_e4m3[8192, 8192];\n",
                       S1[] = "  weight s: f32[1] = fill(0.01);\n",
                       SB[] = "  weight sb: e8m0[8192, 256] = fill(0.0078125);\n",

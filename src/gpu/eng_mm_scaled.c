@@ -1,7 +1,13 @@
-/* eng_mm_fp8.c — matmul_fp8_cublaslt: scaled_matmul (src/ops/quant_matmul.c)
- * on Hopper's fp8 tensor cores through cuBLASLt: a, b fp8 (e4m3 x e4m3 or an
- * e4m3/e5m2 mix), f32 accumulation, per-tensor dequantization scales passed
- * as device pointers (A/B_SCALE_POINTER), D bf16/f16/f32.
+/* eng_mm_scaled.c — scaled_matmul (src/ops/quant_matmul.c) on cuBLASLt's
+ * low-precision tensor cores, two engines over one analysis:
+ *  - matmul_fp8_cublaslt: a, b fp8 (e4m3 x e4m3 or an e4m3/e5m2 mix), f32
+ *    accumulation, per-tensor dequantization scales passed as device pointers
+ *    (A/B_SCALE_POINTER), D bf16/f16/f32 written by cuBLASLt;
+ *  - matmul_i8_cublaslt: a, b i8, exact int32 accumulation (IMMA) into the
+ *    workspace, then the dequantizing epilogue kq_rescale_i32 (kernels/
+ *    quant.cu) applies sa * sb and rounds once: bit-exact against the CPU
+ *    reference (cuBLASLt's int8 kernels scale in f32 and write i8 or i32
+ *    only, so the epilogue is ours).
  *
  * Layout.  Row-major C = A B is computed column-major as C^T = B^T A^T, so
  * cuBLASLt's A is our b and its B is our a.  cuBLASLt's fp8 kernels take only
@@ -12,6 +18,7 @@
  * column-major (@col).  M, N, K and the leading dims must be multiples of 16.
  * Anything else is refused with the reason. */
 #include "gpu/engine.h"
+#include "gpu/kern_quant.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -23,6 +30,7 @@ enum { MF_WORKSPACE = 32 << 20 };
 typedef struct mf_shape {
     int a, b, sa, sb, c;             /* tensor ids */
     int64_t m, n, k, lda, ldb, ldc;
+    bool i8;                         /* i8 x i8 (else fp8) */
 } mf_shape;
 
 typedef struct mf_priv {
@@ -65,8 +73,7 @@ static bool mf_analyze(const gplan *pl, const gpart *p, mf_shape *s, char *why, 
     s->a = n->in[0], s->b = n->in[1], s->sa = n->in[2], s->sb = n->in[3], s->c = n->out;
     const gtensor *A = &g->t[s->a], *B = &g->t[s->b], *C = &g->t[s->c];
     xdnn_dtype ea = A->dtype, eb = B->dtype;
-    if (ea == XDNN_I8 || eb == XDNN_I8)
-        FAIL("i8 x i8 runs on the CPU reference only (no int8 GEMM engine yet)");
+    s->i8 = ea == XDNN_I8; /* the op's inference makes both i8 or both fp8 */
     if (ea == XDNN_FP8_E5M2 && eb == XDNN_FP8_E5M2)
         FAIL("fp8_e5m2 x fp8_e5m2 has no Hopper fp8 kernel (one operand must be fp8_e4m3)");
     if (g->t[s->sa].dtype != XDNN_F32 || g->t[s->sb].dtype != XDNN_F32)
@@ -75,10 +82,10 @@ static bool mf_analyze(const gplan *pl, const gpart *p, mf_shape *s, char *why, 
     s->k = ta ? A->dims[0] : A->dims[1];
     s->n = tb ? B->dims[0] : B->dims[1];
     if (!k_contiguous(A, !ta, &s->lda))
-        FAIL("a '%s' must have K contiguous (cuBLASLt fp8 is TN only): [M, K] row-major, or [K, M] column-major with "
+        FAIL("a '%s' must have K contiguous (cuBLASLt fp8/i8 is TN only): [M, K] row-major, or [K, M] column-major with "
              "trans_a; strides are %lld, %lld", A->name, (long long)A->strides[0], (long long)A->strides[1]);
     if (!k_contiguous(B, tb, &s->ldb))
-        FAIL("b '%s' must have K contiguous (cuBLASLt fp8 is TN only): [N, K] row-major with trans_b=true, or "
+        FAIL("b '%s' must have K contiguous (cuBLASLt fp8/i8 is TN only): [N, K] row-major with trans_b=true, or "
              "[K, N] column-major; strides are %lld, %lld", B->name, (long long)B->strides[0],
              (long long)B->strides[1]);
     if (C->dims[1] > 1 && C->strides[1] != 1)
@@ -89,27 +96,62 @@ static bool mf_analyze(const gplan *pl, const gpart *p, mf_shape *s, char *why, 
     static const char *const vn[6] = {"M", "N", "K", "lda", "ldb", "ldc"};
     for (int i = 0; i < 6; i++)
         if (v[i] % 16 != 0)
-            FAIL("cuBLASLt fp8 needs M, N, K and leading dims that are multiples of 16, got %s = %lld", vn[i],
+            FAIL("cuBLASLt fp8/i8 needs M, N, K and leading dims that are multiples of 16, got %s = %lld", vn[i],
                  (long long)v[i]);
+    /* |a|, |b| <= 128: K products of 2^14 stay below 2^31 while K < 2^17 */
+    if (s->i8 && s->k >= (1 << 17))
+        FAIL("i8 sums of K = %lld products could overflow the int32 accumulator (K must be below 131072)",
+             (long long)s->k);
     if (C->dtype != XDNN_BF16 && C->dtype != XDNN_F16 && C->dtype != XDNN_F32)
         FAIL("output dtype %s (expected bf16, f16 or f32)", xdnn_dtype_name(C->dtype));
     return true;
 }
 
-static bool mf_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+static bool mf_supports_kind(const gplan *pl, const gpart *p, const gpu_device *dev, bool i8, char *why, size_t len)
 {
     mf_shape s;
-    if (dev && dev->cc_major * 10 + dev->cc_minor < 89) {
-        snprintf(why, len, "fp8 tensor cores need compute capability 8.9 or newer, got %d.%d", dev->cc_major,
-                 dev->cc_minor);
+    const int need = i8 ? 75 : 89; /* IMMA since Turing, fp8 since Ada */
+    if (dev && dev->cc_major * 10 + dev->cc_minor < need) {
+        snprintf(why, len, "%s tensor cores need compute capability %d.%d or newer, got %d.%d", i8 ? "int8" : "fp8",
+                 need / 10, need % 10, dev->cc_major, dev->cc_minor);
         return false;
     }
-    return mf_analyze(pl, p, &s, why, len);
+    if (!mf_analyze(pl, p, &s, why, len))
+        return false;
+    if (s.i8 != i8) {
+        snprintf(why, len, "operands are %s: %s serves them", s.i8 ? "i8" : "fp8",
+                 s.i8 ? "matmul_i8_cublaslt" : "matmul_fp8_cublaslt");
+        return false;
+    }
+    return true;
 }
 
-static double mf_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 1400.0); }
+static bool mf_supports_fp8(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    return mf_supports_kind(pl, p, dev, false, why, len);
+}
 
-static size_t mf_workspace(const gplan *pl, const gpart *p, const gpu_device *dev) { return MF_WORKSPACE; }
+static bool mf_supports_i8(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    return mf_supports_kind(pl, p, dev, true, why, len);
+}
+
+static double mf_cost_fp8(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 1400.0); }
+
+/* Hopper's dense int8 peak equals its fp8 peak; the epilogue's extra pass over
+ * M x N int32 is small beside the GEMM for the sizes that matter. */
+static double mf_cost_i8(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 1300.0); }
+
+/* int32 accumulators of the i8 engine: packed [M, N] after cuBLASLt's own
+ * workspace. */
+static size_t mf_acc_bytes(const mf_shape *s) { return s->i8 ? (size_t)(s->m * s->n) * sizeof(int32_t) : 0; }
+
+static size_t mf_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    mf_shape s;
+    char why[8];
+    return MF_WORKSPACE + (mf_analyze(pl, p, &s, why, sizeof why) ? mf_acc_bytes(&s) : 0);
+}
 
 static cudaDataType_t mf_type(xdnn_dtype t)
 {
@@ -118,6 +160,7 @@ static cudaDataType_t mf_type(xdnn_dtype t)
     case XDNN_FP8_E5M2: return CUDA_R_8F_E5M2;
     case XDNN_BF16: return CUDA_R_16BF;
     case XDNN_F16: return CUDA_R_16F;
+    case XDNN_I8: return CUDA_R_8I;
     default: return CUDA_R_32F;
     }
 }
@@ -132,18 +175,27 @@ static xdnn_status mf_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     const ggraph *g = c->plan->g;
     char why[512];
     if (!mf_analyze(c->plan, p, &mp->s, why, sizeof why)) {
-        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "matmul_fp8_cublaslt: %s: %s", p->name, why);
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "%s: %s: %s", p->engine ? p->engine->name : "scaled_matmul",
+                   p->name, why);
         return XDNN_ERR_UNSUPPORTED;
     }
     const mf_shape *s = &mp->s;
-    CUBLAS_TRY(cublasLtMatmulDescCreate(&mp->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    if (s->i8)
+        CUBLAS_TRY(cublasLtMatmulDescCreate(&mp->op, CUBLAS_COMPUTE_32I, CUDA_R_32I));
+    else
+        CUBLAS_TRY(cublasLtMatmulDescCreate(&mp->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     CUBLAS_TRY(cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     CUBLAS_TRY(cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-    /* cuBLASLt A = our b stored K x N (ld ldb), B = our a stored K x M (ld lda), D = C^T N x M (ld ldc) */
+    /* cuBLASLt A = our b stored K x N (ld ldb), B = our a stored K x M (ld lda), D = C^T N x M (ld ldc);
+     * the i8 engine's D is the packed int32 accumulator N x M (ld n) */
     CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->la, mf_type(g->t[s->b].dtype), (uint64_t)s->k, (uint64_t)s->n, s->ldb));
     CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->lb, mf_type(g->t[s->a].dtype), (uint64_t)s->k, (uint64_t)s->m, s->lda));
-    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->lc, mf_type(g->t[s->c].dtype), (uint64_t)s->n, (uint64_t)s->m, s->ldc));
+    if (s->i8)
+        CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->lc, CUDA_R_32I, (uint64_t)s->n, (uint64_t)s->m, s->n));
+    else
+        CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->lc, mf_type(g->t[s->c].dtype), (uint64_t)s->n, (uint64_t)s->m,
+                                              s->ldc));
     cublasLtMatmulPreference_t pref;
     CUBLAS_TRY(cublasLtMatmulPreferenceCreate(&pref));
     uint64_t wsz = MF_WORKSPACE;
@@ -159,8 +211,8 @@ static xdnn_status mf_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     CUBLAS_TRY(e2);
     if (nres < 1) {
         diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(),
-                   "matmul_fp8_cublaslt: %s: cuBLASLt has no fp8 algorithm for m=%lld n=%lld k=%lld (%s x %s -> %s)",
-                   p->name, (long long)s->m, (long long)s->n, (long long)s->k, xdnn_dtype_name(g->t[s->a].dtype),
+                   "%s: %s: cuBLASLt has no algorithm for m=%lld n=%lld k=%lld (%s x %s -> %s)",
+                   s->i8 ? "matmul_i8_cublaslt" : "matmul_fp8_cublaslt", p->name, (long long)s->m, (long long)s->n, (long long)s->k, xdnn_dtype_name(g->t[s->a].dtype),
                    xdnn_dtype_name(g->t[s->b].dtype), xdnn_dtype_name(g->t[s->c].dtype));
         return XDNN_ERR_UNSUPPORTED;
     }
@@ -169,16 +221,35 @@ static xdnn_status mf_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     size_t w;
     cublasLtMatmulAlgoConfigGetAttribute(&mp->algo, CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof algo_id, &w);
     cublasLtMatmulAlgoConfigGetAttribute(&mp->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
-    snprintf(mp->detail, sizeof mp->detail, "cublasLt fp8 %s x %s -> %s algo=%d tile=%d",
+    snprintf(mp->detail, sizeof mp->detail, "cublasLt %s %s x %s -> %s algo=%d tile=%d", s->i8 ? "imma" : "fp8",
              xdnn_dtype_name(g->t[s->a].dtype), xdnn_dtype_name(g->t[s->b].dtype), xdnn_dtype_name(g->t[s->c].dtype),
              algo_id, tile);
     return XDNN_OK;
+}
+
+/* i8: exact int32 sums into the workspace, then the scales (kq_rescale_i32). */
+static xdnn_status mf_execute_i8(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_diags_t *d)
+{
+    const mf_priv *mp = p->priv;
+    const mf_shape *s = &mp->s;
+    const int32_t alpha = 1, beta = 0;
+    char *ws = c->ws + p->ws_offset;
+    int32_t *acc = (int32_t *)(ws + MF_WORKSPACE);
+    cublasStatus_t e = cublasLtMatmul(c->lt, mp->op, &alpha, c->dptr[s->b], mp->la, c->dptr[s->a], mp->lb, &beta, acc,
+                                      mp->lc, acc, mp->lc, &mp->algo, ws, MF_WORKSPACE, strm);
+    if (e != CUBLAS_STATUS_SUCCESS)
+        return gpu_check_cublas(e, "cublasLtMatmul (i8)", __FILE__, __LINE__, d);
+    int ce = kq_rescale_i32_launch(acc, (uint32_t)s->m, (uint32_t)s->n, (uint32_t)s->ldc, c->dptr[s->sa],
+                                   c->dptr[s->sb], c->dptr[s->c], (int)c->plan->g->t[s->c].dtype, strm);
+    return gpu_check_cuda((cudaError_t)ce, "kq_rescale_i32", __FILE__, __LINE__, d);
 }
 
 static xdnn_status mf_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_diags_t *d)
 {
     mf_priv *mp = p->priv;
     const mf_shape *s = &mp->s;
+    if (s->i8)
+        return mf_execute_i8(c, p, strm, d);
     const float alpha = 1.0f, beta = 0.0f;
     /* cuBLASLt's A is our b: its scale is b_scale (the product is what matters) */
     const void *sa = c->dptr[s->sb], *sb = c->dptr[s->sa];
@@ -212,5 +283,11 @@ static const char *mf_detail(const gpart *p)
 
 const gpu_engine gpu_engine_matmul_fp8_cublaslt = {
     "matmul_fp8_cublaslt", "scaled_matmul on fp8 tensor cores (cuBLASLt TN, e4m3/e5m2, per-tensor scales, bf16/f16/f32 out)",
-    mf_supports, mf_cost, mf_workspace, mf_build, mf_execute, mf_release, mf_detail,
+    mf_supports_fp8, mf_cost_fp8, mf_workspace, mf_build, mf_execute, mf_release, mf_detail,
+};
+
+const gpu_engine gpu_engine_matmul_i8_cublaslt = {
+    "matmul_i8_cublaslt", "scaled_matmul on int8 tensor cores (cuBLASLt IMMA TN, exact int32 sums, per-tensor scales "
+    "applied once: bf16/f16/f32 out, bit-exact)",
+    mf_supports_i8, mf_cost_i8, mf_workspace, mf_build, mf_execute, mf_release, mf_detail,
 };
