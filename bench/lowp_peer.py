@@ -32,6 +32,20 @@ for (M, N, K) in ((8192, 8192, 8192), (4096, 4096, 4096), (16, 8192, 8192), (409
     out(peer="torch bf16 matmul", name="bf16_gemm", shape=f"m{M}n{N}k{K}", ms=round(ms, 4),
         tflops=round(fl / ms / 1e9, 1))
     del a, b, ah, bh
+# int8: torch._int_mm (cuBLASLt IMMA, int32 out, no scales) and the same plus the dequantizing epilogue a user
+# writes in eager PyTorch (c = (acc * (sa * sb)).to(bf16)), beside xdnn's matmul_i8_cublaslt rows
+for (M, N, K) in ((8192, 8192, 8192), (4096, 14336, 4096)):
+    a = torch.randint(-128, 128, (M, K), device=dev, dtype=torch.int8)
+    b = torch.randint(-128, 128, (N, K), device=dev, dtype=torch.int8).t()  # [K, N] column-major
+    fl = 2 * M * N * K
+    ms = bench(lambda: torch._int_mm(a, b))
+    out(peer="torch._int_mm", name="i8_gemm_i32", shape=f"m{M}n{N}k{K}", ms=round(ms, 4),
+        tflops=round(fl / ms / 1e9, 1))
+    sab = torch.tensor(0.7 * 1.3, device=dev)
+    ms = bench(lambda: (torch._int_mm(a, b) * sab).to(torch.bfloat16))
+    out(peer="torch._int_mm + eager rescale", name="i8_gemm_bf16", shape=f"m{M}n{N}k{K}", ms=round(ms, 4),
+        tflops=round(fl / ms / 1e9, 1))
+    del a, b
 torch.cuda.empty_cache()
 R = C = 8192
 x = torch.randn(R, C, device=dev, dtype=torch.bfloat16)
