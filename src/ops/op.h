@@ -22,7 +22,7 @@ typedef enum op_id {
 /* The family of an op in ops.def. */
 typedef enum op_class {
     OPC_POINTWISE, OPC_REDUCE, OPC_MATMUL, OPC_CONV, OPC_POOL, OPC_NORM, OPC_SDPA, OPC_RNN, OPC_TENSOR,
-    OPC_RANDOM, OPC_QUANT, OPC_COUNT
+    OPC_RANDOM, OPC_QUANT, OPC_INDEX, OPC_COUNT
 } op_class;
 
 op_class op_class_of(int op);

@@ -29,7 +29,7 @@ op_class op_class_of(int op) { return op >= 0 && op < OP_COUNT ? (op_class)op_cl
 const char *op_class_name(op_class c)
 {
     static const char *const names[] = {"pointwise", "reduce", "matmul", "conv", "pool",
-                                        "norm",      "sdpa",   "rnn",    "tensor", "random", "quant"};
+                                        "norm",      "sdpa",   "rnn",    "tensor", "random", "quant", "index"};
     _Static_assert(sizeof names / sizeof names[0] == OPC_COUNT, "one name per op class");
     return c < OPC_COUNT ? names[c] : "any";
 }
