@@ -3,7 +3,8 @@ the same ResNet-50 conv shapes as /work/shared/anchors/torch_baseline.py (fwd in
 f16/bf16 NHWC and f32 NCHW, dgrad/wgrad f16 NHWC on three 3x3 layers, the 1x1 256->64 layer and
 the 1x1 stride-2 projection, a tf32
 NHWC 3x3 layer) and its maxpool (set r50); conv + bias + relu (+ residual) in
-PyTorch eager (set epi); depthwise MobileNet / EfficientNet layers (set dw).  Timing as torch_baseline.py: cudnn.benchmark,
+PyTorch eager (set epi); depthwise MobileNet / EfficientNet layers (set dw) and the depthwise weight gradient
+on MobileNet / ConvNeXt layers (set dww, run with dw); the 1x1 layers at 7x7 (f16).  Timing as torch_baseline.py: cudnn.benchmark,
 warm-up 10, median of 50 CUDA-event timings.  One "PEER name shape ms" line each,
 the names matching the "BENCH name shape ..." lines of difftest_conv."""
 import sys
@@ -15,7 +16,8 @@ torch.backends.cudnn.benchmark = True
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
 dev = "cuda"
-# which sets to time (arguments; default all): r50 (fwd/dgrad/wgrad, tf32, maxpool), epi, dw
+# which sets to time (arguments; default all but sk): r50 (fwd/dgrad/wgrad, tf32, maxpool), epi, dw (fwd, dgrad
+# and the depthwise wgrad set dww), sk (split-K's layers alone)
 SETS = sys.argv[1:] or ["r50", "epi", "dw"]
 
 
@@ -42,6 +44,22 @@ R50 = [(32, 64, 56, 56, 64, 1, 1, 0), (32, 64, 56, 56, 64, 3, 1, 1), (32, 64, 56
        (32, 256, 56, 56, 64, 1, 1, 0), (32, 128, 28, 28, 128, 3, 1, 1), (32, 256, 14, 14, 256, 3, 1, 1),
        (32, 512, 7, 7, 512, 3, 1, 1), (32, 3, 224, 224, 64, 7, 2, 3), (32, 256, 56, 56, 512, 1, 2, 0),
        (32, 1024, 14, 14, 256, 1, 1, 0)]
+if "sk" in SETS:
+    # split-K's cases only: the f16 3x3 layers at 14x14 and 7x7 and the 1x1 ones at 7x7 (fwd), dgrad and wgrad of
+    # the 3x3 ones (the same names as set r50)
+    for (N, C, H, W, K, Rk, s, p) in (R50[5], R50[6], (32, 2048, 7, 7, 512, 1, 1, 0), (32, 512, 7, 7, 2048, 1, 1, 0),
+                                      R50[9]):
+        x = torch.randn(N, C, H, W, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+        w = torch.randn(K, C, Rk, Rk, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+        rep("conv_fwd_f16_nhwc", f"n{N}c{C}h{H}k{K}r{Rk}s{s}p{p}", bench(lambda: F.conv2d(x, w, stride=s, padding=p)))
+        if Rk == 3:
+            g = torch.randn_like(F.conv2d(x, w, stride=s, padding=p))
+            cb = torch.ops.aten.convolution_backward
+            rep("conv_dgrad_f16_nhwc", f"n{N}c{C}h{H}k{K}r{Rk}",
+                bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], 1, [True, False, False])))
+            rep("conv_wgrad_f16_nhwc", f"n{N}c{C}h{H}k{K}r{Rk}",
+                bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], 1, [False, True, False])))
+
 if "r50" in SETS:
     for dt, cl, tag in ((torch.float16, True, "f16_nhwc"), (torch.float32, False, "f32_nchw"),
                         (torch.bfloat16, True, "bf16_nhwc")):
@@ -51,7 +69,11 @@ if "r50" in SETS:
             if cl:
                 x = x.to(memory_format=torch.channels_last); w = w.to(memory_format=torch.channels_last)
             rep(f"conv_fwd_{tag}", f"n{N}c{C}h{H}k{K}r{Rk}s{s}p{p}", bench(lambda: F.conv2d(x, w, stride=s, padding=p)))
-    for (N, C, H, W, K, Rk, s, p) in (R50[1], R50[4], R50[5], R50[3], R50[8]):
+    for (N, C, H, W, K, Rk, s, p) in ((32, 2048, 7, 7, 512, 1, 1, 0), (32, 512, 7, 7, 2048, 1, 1, 0)):
+        x = torch.randn(N, C, H, W, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+        w = torch.randn(K, C, Rk, Rk, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+        rep("conv_fwd_f16_nhwc", f"n{N}c{C}h{H}k{K}r{Rk}s{s}p{p}", bench(lambda: F.conv2d(x, w, stride=s, padding=p)))
+    for (N, C, H, W, K, Rk, s, p) in (R50[1], R50[4], R50[5], R50[6], R50[3], R50[8]):
         x = torch.randn(N, C, H, W, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
         w = torch.randn(K, C, Rk, Rk, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
         g = torch.randn_like(F.conv2d(x, w, stride=s, padding=p))
@@ -97,3 +119,18 @@ if "dw" in SETS:
             cb = torch.ops.aten.convolution_backward
             rep("convdw_dgrad_f16_nhwc", f"n32c{C}h{H}r{R}s{s}",
                 bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], C, [True, False, False])))
+
+if "dww" in SETS or "dw" in SETS:
+    # depthwise weight gradient (MobileNet-v2 3x3, ConvNeXt 7x7), channels-last, through convolution_backward
+    DWW = [(32, 112, 3, 1, 0), (96, 112, 3, 2, 0), (144, 56, 3, 1, 0), (144, 56, 3, 2, 0), (384, 14, 3, 1, 0),
+           (960, 7, 3, 1, 0), (96, 56, 7, 1, 0), (192, 28, 7, 1, 0), (384, 14, 7, 1, 0), (768, 7, 7, 1, 0),
+           (144, 56, 3, 1, 1), (96, 56, 7, 1, 1)]
+    for (C, H, R, s, b) in DWW:
+        p = R // 2
+        dt, tag = (torch.bfloat16, "bf16") if b else (torch.float16, "f16")
+        x = torch.randn(32, C, H, H, device=dev, dtype=dt).to(memory_format=torch.channels_last)
+        w = torch.randn(C, 1, R, R, device=dev, dtype=dt).to(memory_format=torch.channels_last)
+        g = torch.randn_like(F.conv2d(x, w, stride=s, padding=p, groups=C))
+        cb = torch.ops.aten.convolution_backward
+        rep(f"convdw_wgrad_{tag}_nhwc", f"n32c{C}h{H}r{R}s{s}",
+            bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], C, [False, True, False])))

@@ -42,6 +42,7 @@ typedef struct kig_geom {
     int yN, yK, yO, yP, yQ; /* y strides */
     int M, Kred;        /* N*P*Q, R*S*C */
     int dt_y;
+    int kt_per;         /* split-K: k slices per split (blockIdx.z); all of them when unsplit */
 } kig_geom;
 
 } /* extern "C" */
@@ -133,7 +134,8 @@ __device__ __forceinline__ void load_slice(const kig_geom &g, const T *x, kig_lo
 
 template <typename T, int BN_>
 __global__ void __launch_bounds__(NT, 2) kig_fwd_kernel(kig_geom g, const T *__restrict__ x, const T *__restrict__ w,
-                                                         void *__restrict__ y, const kconv_epi epi)
+                                                         void *__restrict__ y, const kconv_epi epi,
+                                                         float *__restrict__ part)
 {
     typedef kig_cfg<T, BN_> cf;
     constexpr int BN = BN_, MI = cf::MI;
@@ -160,7 +162,10 @@ __global__ void __launch_bounds__(NT, 2) kig_fwd_kernel(kig_geom g, const T *__r
         L.kvalid[i] = k < g.K;
         L.wrow[i] = reinterpret_cast<const char *>(w) + (size_t)(L.kvalid[i] ? k : 0) * g.wK * sizeof(T);
     }
-    L.kk = (tid % 4) * cf::EPC;
+    /* split-K: this CTA reduces k slices [kt0, kt0 + KT) of the whole reduction */
+    const int KT_all = (g.Kred + cf::BK - 1) / cf::BK, kt0 = blockIdx.z * g.kt_per;
+    const int KT = min(g.kt_per, KT_all - kt0);
+    L.kk = kt0 * cf::BK + (tid % 4) * cf::EPC;
     L.c = L.kk % g.C;
     L.s = (L.kk / g.C) % g.S;
     L.r = (L.kk / (g.C * g.S)) % g.R;
@@ -175,7 +180,6 @@ __global__ void __launch_bounds__(NT, 2) kig_fwd_kernel(kig_geom g, const T *__r
             for (int c = 0; c < 4; c++)
                 acc[a][b][c] = 0.f;
 
-    const int KT = (g.Kred + cf::BK - 1) / cf::BK;
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         if (s < KT)
@@ -236,6 +240,32 @@ __global__ void __launch_bounds__(NT, 2) kig_fwd_kernel(kig_geom g, const T *__r
         }
     }
     cp_async_wait<0>();
+
+    if (part) { /* split-K: the raw f32 tile to this split's partial [M][K]; kig_reduce finishes */
+        float *pz = part + (size_t)blockIdx.z * g.M * g.K;
+#pragma unroll
+        for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int m = bm + wm * (MI * 16) + mi * 16 + lane / 4 + h * 8;
+                if (m >= g.M)
+                    continue;
+#pragma unroll
+                for (int ni = 0; ni < 4; ni++) {
+                    const int k = bn + wn * 32 + ni * 8 + (lane % 4) * 2;
+                    float *d = pz + (size_t)m * g.K + k;
+                    if (k + 1 < g.K && !(g.K & 1)) { /* k even, K even: 8-byte aligned */
+                        *reinterpret_cast<float2 *>(d) = make_float2(acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1]);
+                        continue;
+                    }
+                    if (k < g.K)
+                        d[0] = acc[mi][ni][2 * h];
+                    if (k + 1 < g.K)
+                        d[1] = acc[mi][ni][2 * h + 1];
+                }
+            }
+        return;
+    }
 
     /* epilogue: c0,c1 at (row, col..col+1), c2,c3 at (row+8, col..col+1);
      * the fused steps run on one mi slice (2 rows x 8 columns) at a time */
@@ -301,8 +331,40 @@ __global__ void __launch_bounds__(NT, 2) kig_fwd_kernel(kig_geom g, const T *__r
     }
 }
 
+/* Split-K's second pass: y = epilogue(sum of the splits' partials, in split
+ * order: deterministic), one thread per V consecutive channels of one m. */
+template <int V>
+__global__ void __launch_bounds__(256) kig_reduce_kernel(kig_geom g, const float *__restrict__ part, int splits,
+                                                         void *__restrict__ y, const kconv_epi epi)
+{
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, kv = g.K / V;
+    if (i >= (int64_t)g.M * kv)
+        return;
+    const int m = (int)(i / kv), k0 = (int)(i % kv) * V;
+    const size_t stride = (size_t)g.M * g.K, off = (size_t)m * g.K + k0;
+    float v[V];
+    if constexpr (V == 4) {
+        float4 a = *reinterpret_cast<const float4 *>(part + off);
+        for (int z = 1; z < splits; z++) {
+            const float4 b = *reinterpret_cast<const float4 *>(part + z * stride + off);
+            a.x += b.x, a.y += b.y, a.z += b.z, a.w += b.w;
+        }
+        v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
+    } else {
+        v[0] = part[off];
+        for (int z = 1; z < splits; z++)
+            v[0] += part[z * stride + off];
+    }
+    const int q = m % g.Q, p = (m / g.Q) % g.P, o = (m / (g.P * g.Q)) % g.O, n = m / (g.O * g.P * g.Q);
+    const int64_t yrow = (int64_t)n * g.yN + (int64_t)o * g.yO + (int64_t)p * g.yP + (int64_t)q * g.yQ;
+#pragma unroll
+    for (int j = 0; j < V; j++)
+        kst(y, g.dt_y, yrow + (int64_t)(k0 + j) * g.yK, epi.n ? kepi_apply(epi, v[j], n, k0 + j, o, p, q) : v[j]);
+}
+
 template <typename T, int BN_>
-int launch_bn(const kig_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, cudaStream_t s)
+int launch_bn(const kig_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part,
+              int splits, cudaStream_t s)
 {
     typedef kig_cfg<T, BN_> cf;
     static bool attr_set = false; /* the attribute is per function, set once per process */
@@ -313,23 +375,40 @@ int launch_bn(const kig_geom &g, const void *x, const void *w, void *y, const kc
             return (int)e;
         attr_set = true;
     }
-    dim3 grid((unsigned)((g.M + BM - 1) / BM), (unsigned)((g.K + BN_ - 1) / BN_));
-    kig_fwd_kernel<T, BN_><<<grid, NT, cf::SMEM, s>>>(g, static_cast<const T *>(x), static_cast<const T *>(w), y,
-                                                                     epi);
+    /* splits as gpu_conv_igemm_splits normalised them: ceil(KT / per) == splits, none empty */
+    kig_geom gs = g;
+    const int KT = (g.Kred + cf::BK - 1) / cf::BK;
+    if (splits < 1 || !part)
+        splits = 1;
+    gs.kt_per = (KT + splits - 1) / splits;
+    splits = (KT + gs.kt_per - 1) / gs.kt_per;
+    dim3 grid((unsigned)((g.M + BM - 1) / BM), (unsigned)((g.K + BN_ - 1) / BN_), (unsigned)splits);
+    kig_fwd_kernel<T, BN_><<<grid, NT, cf::SMEM, s>>>(gs, static_cast<const T *>(x), static_cast<const T *>(w), y,
+                                                                     epi, splits > 1 ? part : nullptr);
+    if (splits == 1)
+        return (int)cudaGetLastError();
+    const bool v4 = g.K % 4 == 0;
+    const int64_t threads = (int64_t)g.M * (v4 ? g.K / 4 : g.K);
+    const unsigned blocks = (unsigned)((threads + 255) / 256);
+    if (v4)
+        kig_reduce_kernel<4><<<blocks, 256, 0, s>>>(gs, part, splits, y, epi);
+    else
+        kig_reduce_kernel<1><<<blocks, 256, 0, s>>>(gs, part, splits, y, epi);
     return (int)cudaGetLastError();
 }
 
 template <typename T>
-int launch(const kig_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, cudaStream_t s)
+int launch(const kig_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part, int splits,
+           cudaStream_t s)
 {
-    return g.K <= KIG_BN_SMALL ? launch_bn<T, KIG_BN_SMALL>(g, x, w, y, epi, s)
-                               : launch_bn<T, KIG_BN>(g, x, w, y, epi, s);
+    return g.K <= KIG_BN_SMALL ? launch_bn<T, KIG_BN_SMALL>(g, x, w, y, epi, part, splits, s)
+                               : launch_bn<T, KIG_BN>(g, x, w, y, epi, part, splits, s);
 }
 
 } /* namespace */
 
 extern "C" int kconv_igemm_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
-                               void *stream)
+                               float *part, int splits, void *stream)
 {
     kconv_epi none;
     none.n = 0;
@@ -348,11 +427,12 @@ extern "C" int kconv_igemm_fwd(const kconv_params *p, const void *x, const void 
     g.M = g.N * g.O * g.P * g.Q;
     g.Kred = g.T * g.R * g.S * g.C;
     g.dt_y = p->dt_y;
+    g.kt_per = 0; /* launch_bn sets it */
     cudaStream_t s = (cudaStream_t)stream;
     const kconv_epi &e = epi ? *epi : none;
     switch (p->dt_x) {
-    case KDT_F16: return launch<__half>(g, x, w, y, e, s);
-    case KDT_BF16: return launch<__nv_bfloat16>(g, x, w, y, e, s);
-    default: return launch<float>(g, x, w, y, e, s);
+    case KDT_F16: return launch<__half>(g, x, w, y, e, part, splits, s);
+    case KDT_BF16: return launch<__nv_bfloat16>(g, x, w, y, e, part, splits, s);
+    default: return launch<float>(g, x, w, y, e, part, splits, s);
     }
 }

@@ -11,6 +11,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int gpu_kdt(xdnn_dtype t)
@@ -394,10 +395,6 @@ bool gpu_conv_igemm_check(const ggraph *g, const gconv_problem *cp, bool tf32, c
 bool gpu_conv_dw_check(const ggraph *g, const gconv_problem *cp, char *why, size_t len)
 {
     const kconv_params *k = &cp->kp;
-    if (cp->dir == GCONV_WGRAD) {
-        snprintf(why, len, "conv_dw runs conv and conv_dgrad, not %s", cp->node->op);
-        return false;
-    }
     if (k->G != k->C || k->K != k->C) {
         snprintf(why, len, "conv_dw needs depthwise groups == C == K, got groups=%" PRId64 ", C=%" PRId64
                            ", K=%" PRId64, k->G, k->C, k->K);
@@ -413,7 +410,7 @@ bool gpu_conv_dw_check(const ggraph *g, const gconv_problem *cp, char *why, size
         return false;
     }
     const int64_t taps = k->win[0] * k->win[1] * k->win[2];
-    if (taps * 8 * 4 > KDW_SMEM_MAX) {
+    if (cp->dir != GCONV_WGRAD && taps * 8 * 4 > KDW_SMEM_MAX) {
         snprintf(why, len, "conv_dw keeps the window in shared memory: at most %d taps, got %" PRId64,
                  KDW_SMEM_MAX / 32, taps);
         return false;
@@ -454,6 +451,41 @@ bool gpu_conv_wgrad_mma_check(const ggraph *g, const gconv_problem *cp, bool *ve
             v = false;
     *vec = v;
     return true;
+}
+
+int gpu_conv_igemm_splits(const kconv_params *f, int sm_count)
+{
+    const int64_t M = f->N * f->out[0] * f->out[1] * f->out[2];
+    const int64_t bk = f->dt_x == KDT_F32 ? KIG_BK32 : KIG_BK16, bn = f->K <= KIG_BN_SMALL ? KIG_BN_SMALL : KIG_BN;
+    const int64_t kt = (f->C * f->win[0] * f->win[1] * f->win[2] + bk - 1) / bk;
+    const int64_t ctas = ((M + KIG_BM - 1) / KIG_BM) * ((f->K + bn - 1) / bn);
+    const int64_t sms = sm_count > 0 ? sm_count : 132;
+    int64_t s = 1;
+    const char *env = getenv("XDNN_CONV_SPLITK");
+    if (env && *env) {
+        s = strtol(env, NULL, 10);
+    } else if (ctas < sms) {
+        /* 2 CTAs per SM fit (kern_conv.h); fewer than one per SM leaves SMs idle */
+        s = 2 * sms / ctas;
+        if (s > kt / 8)
+            s = kt / 8;
+        if (s > 16)
+            s = 16;
+    }
+    if (s > kt)
+        s = kt;
+    if (s <= 1)
+        return 1;
+    const int64_t per = (kt + s - 1) / s;
+    return (int)((kt + per - 1) / per);
+}
+
+size_t gpu_conv_igemm_split_ws_bytes(const kconv_params *f, int splits)
+{
+    if (splits <= 1)
+        return 0;
+    const size_t bytes = (size_t)splits * (size_t)(f->N * f->out[0] * f->out[1] * f->out[2]) * (size_t)f->K * 4;
+    return (bytes + 255) / 256 * 256;
 }
 
 /* The kernel's tiles (kernels/conv_wgrad_mma.cu): k 64 or 128, j 128, m 32. */

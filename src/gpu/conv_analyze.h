@@ -41,6 +41,17 @@ void gpu_conv_epi_bind(const gconv_problem *cp, void *const *dptr, kconv_epi *ou
  * stride phases.  False with the reason. */
 bool gpu_conv_igemm_check(const ggraph *g, const gconv_problem *cp, bool tf32, char *why, size_t len);
 
+/* conv_igemm's split-K for one forward problem f (a conv, or one stride
+ * phase of a dgrad): 1 when the M x K tiles alone fill the device (at least
+ * one CTA per SM); otherwise as many splits of the k slices as fill two
+ * CTAs per SM, each at least 8 slices long, at most 16.  The environment
+ * knob XDNN_CONV_SPLITK=n forces n (tests; clamped to [1, slices]).  The
+ * count is normalised so that no split is empty: with per = ceil(KT / s),
+ * s = ceil(KT / per).  ws_bytes: the f32 partials, s * M * K floats
+ * (0 when unsplit), rounded to 256. */
+int gpu_conv_igemm_splits(const kconv_params *f, int sm_count);
+size_t gpu_conv_igemm_split_ws_bytes(const kconv_params *f, int splits);
+
 /* A forward conv whose x or w the kernel cannot read as is (C not a
  * multiple of the 16-byte chunk, as in the C = 3 stem; channels not
  * contiguous, as in NCHW) runs on copies of both, channels-last with C
@@ -84,10 +95,10 @@ bool gpu_conv_wgrad_mma_check(const ggraph *g, const gconv_problem *cp, bool *ve
 int gpu_conv_wgrad_mma_splits(const kconv_params *k, int sm_count);
 size_t gpu_conv_wgrad_mma_ws_bytes(const kconv_params *k, int sm_count);
 
-/* conv_dw's rules: conv or conv_dgrad with groups == C == K, x and y (dx,
- * dy) channel-contiguous and of one dtype, the window's taps * 32 bytes
- * within KDW_SMEM_MAX, sizes and offsets within 32 bits.  False with the
- * reason. */
+/* conv_dw's rules: conv, conv_dgrad or conv_wgrad with groups == C == K,
+ * x and y (dx, dy) channel-contiguous and of one dtype, the window's taps *
+ * 32 bytes within KDW_SMEM_MAX (fwd and dgrad: the weights sit in shared
+ * memory), sizes and offsets within 32 bits.  False with the reason. */
 bool gpu_conv_dw_check(const ggraph *g, const gconv_problem *cp, char *why, size_t len);
 
 typedef struct gpool_problem {

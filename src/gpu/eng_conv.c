@@ -16,6 +16,11 @@
  *   channels-last copies of x and w with C padded to the 16-byte chunk
  *   (gpu_conv_igemm_packed), the copies' cost counted in its estimate.
  *   gpu_conv_igemm_check (conv_analyze.c) lists the rules.
+ * When the output tiles alone leave SMs idle (ResNet's 7x7 and 14x14
+ * layers: M = N*P*Q is small, C*R*S long), the reduction is split across
+ * CTAs (split-K, gpu_conv_igemm_splits) into f32 partials in the workspace,
+ * summed in split order by a second kernel that also runs the epilogue:
+ * deterministic, no atomics.
  * conv_wgrad_mma (eng_conv_grad.c): the weight gradient on tensor cores.
  * Both run a lone conv node, or a forward conv with the epilogue chain the
  * partitioner fused to it (bias, activation, residual, scale, cast:
@@ -35,7 +40,9 @@ typedef struct conv_priv {
     bool packed;        /* conv_igemm on copies of x and w (gpu_conv_igemm_packed) */
     kconv_params pk;    /* the problem on the copies */
     size_t xbytes, wbytes;
-    char detail[256];
+    int splits[GCONV_MAX_PHASES]; /* split-K per launch (the conv, or each dgrad phase) */
+    size_t split_off, ws_total;   /* the partials after the copies / phase weights; the whole workspace */
+    char detail[320];
 } conv_priv;
 
 static bool direct_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
@@ -94,23 +101,47 @@ static double igemm_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 
 static size_t no_workspace(const gplan *pl, const gpart *p, const gpu_device *dev) { return 0; }
 
-/* conv_igemm on a conv_dgrad keeps the packed weights of every phase here
- * (each tap lands in exactly one phase: K*C*taps elements in all). */
+/* conv_igemm's plan: the dgrad phases, the packed copies, the split-K of
+ * every launch and the workspace: [packed copies | phase weights][partials],
+ * the partials shared by the phases (they run in turn on one stream).
+ * False with the reason. */
+static bool igemm_prepare(const gplan *pl, const gpart *p, int sms, conv_priv *cv, char *why, size_t len)
+{
+    if (!gpu_conv_analyze(pl, p, &cv->cp, why, len) || !gpu_conv_igemm_check(pl->g, &cv->cp, pl->g->tf32, why, len))
+        return false;
+    const kconv_params *k = &cv->cp.kp;
+    size_t base = 0, part = 0;
+    if (cv->cp.dir == GCONV_DGRAD) {
+        cv->nph = gpu_conv_dgrad_phases(&cv->cp, cv->ph, GCONV_MAX_PHASES, why, len);
+        if (cv->nph < 0)
+            return false;
+        /* each tap lands in exactly one phase: K*C*taps elements in all */
+        base = (size_t)(k->K * k->C * k->win[0] * k->win[1] * k->win[2]) * (k->dt_y == KDT_F32 ? 4 : 2);
+        for (int i = 0; i < cv->nph; i++) {
+            cv->splits[i] = cv->ph[i].none || cv->ph[i].empty ? 1 : gpu_conv_igemm_splits(&cv->ph[i].f, sms);
+            size_t b = gpu_conv_igemm_split_ws_bytes(&cv->ph[i].f, cv->splits[i]);
+            part = b > part ? b : part;
+        }
+    } else {
+        cv->packed = gpu_conv_igemm_packed(&cv->cp, pl->g->tf32, &cv->pk, &cv->xbytes, &cv->wbytes);
+        if (cv->packed)
+            base = cv->xbytes + cv->wbytes;
+        const kconv_params *f = cv->packed ? &cv->pk : k;
+        cv->splits[0] = gpu_conv_igemm_splits(f, sms);
+        part = gpu_conv_igemm_split_ws_bytes(f, cv->splits[0]);
+    }
+    cv->split_off = (base + 255) / 256 * 256;
+    cv->ws_total = part ? cv->split_off + part : cv->split_off;
+    return true;
+}
+
 static size_t igemm_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
-    gconv_problem cp;
+    conv_priv *cv = calloc(1, sizeof *cv);
     char why[256];
-    kconv_params pk;
-    size_t xb, wb;
-    if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why))
-        return 0;
-    if (gpu_conv_igemm_packed(&cp, pl->g->tf32, &pk, &xb, &wb))
-        return xb + wb;
-    if (cp.dir != GCONV_DGRAD)
-        return 0;
-    const kconv_params *k = &cp.kp;
-    size_t bytes = (size_t)(k->K * k->C * k->win[0] * k->win[1] * k->win[2]) * (k->dt_y == KDT_F32 ? 4 : 2);
-    return (bytes + 255) / 256 * 256;
+    size_t bytes = cv && igemm_prepare(pl, p, dev->sm_count, cv, why, sizeof why) ? cv->ws_total : 0;
+    free(cv);
+    return bytes;
 }
 
 static xdnn_status conv_build(gpu_ctx *c, gpart *p, bool igemm, xdnn_diags_t *d)
@@ -121,8 +152,8 @@ static xdnn_status conv_build(gpu_ctx *c, gpart *p, bool igemm, xdnn_diags_t *d)
     p->priv = cv;
     char why[512];
     const char *eng = igemm ? "conv_igemm" : "conv_direct";
-    if (!gpu_conv_analyze(c->plan, p, &cv->cp, why, sizeof why) ||
-        (igemm && !gpu_conv_igemm_check(c->plan->g, &cv->cp, c->plan->g->tf32, why, sizeof why))) {
+    if (igemm ? !igemm_prepare(c->plan, p, c->dev.sm_count, cv, why, sizeof why)
+              : !gpu_conv_analyze(c->plan, p, &cv->cp, why, sizeof why)) {
         diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "%s: %s: %s", eng, p->name, why);
         return XDNN_ERR_UNSUPPORTED;
     }
@@ -131,18 +162,12 @@ static xdnn_status conv_build(gpu_ctx *c, gpart *p, bool igemm, xdnn_diags_t *d)
     if (igemm) {
         char dg[96] = "";
         if (cv->cp.dir == GCONV_DGRAD) {
-            cv->nph = gpu_conv_dgrad_phases(&cv->cp, cv->ph, GCONV_MAX_PHASES, why, sizeof why);
-            if (cv->nph < 0) {
-                diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "%s: %s: %s", eng, p->name, why);
-                return XDNN_ERR_UNSUPPORTED;
-            }
             k = &cv->ph[0].f;
             int nempty = 0;
             for (int i = 0; i < cv->nph; i++)
                 nempty += cv->ph[i].empty;
             snprintf(dg, sizeof dg, "dgrad as %d flipped-weight phase conv(s) (%d zero), ", cv->nph, nempty);
         }
-        cv->packed = gpu_conv_igemm_packed(&cv->cp, c->plan->g->tf32, &cv->pk, &cv->xbytes, &cv->wbytes);
         if (cv->packed) {
             snprintf(dg, sizeof dg, "x and w copied channels-last with C %lld -> %lld, ", (long long)k->C,
                      (long long)cv->pk.C);
@@ -154,6 +179,13 @@ static xdnn_status conv_build(gpu_ctx *c, gpart *p, bool igemm, xdnn_diags_t *d)
                  (long long)(k->C * k->win[0] * k->win[1] * k->win[2]), KIG_BM,
                  k->K <= KIG_BN_SMALL ? KIG_BN_SMALL : KIG_BN, f32 ? KIG_BK32 : KIG_BK16, KIG_STAGES,
                  f32 ? "tf32 mma m16n8k8" : "mma m16n8k16");
+        int most = 1;
+        for (int i = 0; i < (cv->cp.dir == GCONV_DGRAD ? cv->nph : 1); i++)
+            most = cv->splits[i] > most ? cv->splits[i] : most;
+        if (most > 1) {
+            size_t n = strlen(cv->detail);
+            snprintf(cv->detail + n, sizeof cv->detail - n, ", split-K %d (ordered f32 reduction)", most);
+        }
     } else {
         bool tiled = cv->cp.dir == GCONV_WGRAD && k->G == 1;
         snprintf(cv->detail, sizeof cv->detail, "direct %s%s, %d-D, groups %lld", dirs[cv->cp.dir],
@@ -202,6 +234,7 @@ static xdnn_status igemm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diag
 {
     const conv_priv *cv = p->priv;
     const gconv_problem *cp = &cv->cp;
+    float *part = (float *)(void *)(c->ws + p->ws_offset + cv->split_off);
     if (cp->dir == GCONV_DGRAD) {
         char *wt = c->ws + p->ws_offset, *dx = c->dptr[cp->x];
         const size_t esz_w = cv->ph[0].f.dt_w == KDT_F32 ? 4 : 2, esz_x = cp->kp.dt_x == KDT_F32 ? 4 : 2;
@@ -218,7 +251,7 @@ static xdnn_status igemm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diag
             void *w = wt + (size_t)q->wt_off * esz_w;
             e = kconv_pack_phase(&cp->kp, c->dptr[cp->w], w, q->f.dt_w, q->r0, q->rstep, q->taps, s);
             if (e == 0)
-                e = kconv_igemm_fwd(&q->f, c->dptr[cp->y], w, y, NULL, s);
+                e = kconv_igemm_fwd(&q->f, c->dptr[cp->y], w, y, NULL, part, cv->splits[i], s);
         }
         return gpu_check_cuda((cudaError_t)e, "kconv_igemm dgrad launch", __FILE__, __LINE__, d);
     }
@@ -232,10 +265,10 @@ static xdnn_status igemm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diag
         if (e == 0)
             e = kconv_pack_cl(wd, cp->kp.sw, cp->kp.dt_w, c->dptr[cp->w], wp, cv->pk.C, s);
         if (e == 0)
-            e = kconv_igemm_fwd(&cv->pk, xp, wp, c->dptr[cp->y], &epi, s);
+            e = kconv_igemm_fwd(&cv->pk, xp, wp, c->dptr[cp->y], &epi, part, cv->splits[0], s);
         return gpu_check_cuda((cudaError_t)e, "kconv_igemm_fwd (packed) launch", __FILE__, __LINE__, d);
     }
-    int e = kconv_igemm_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], &epi, s);
+    int e = kconv_igemm_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], &epi, part, cv->splits[0], s);
     return gpu_check_cuda((cudaError_t)e, "kconv_igemm_fwd launch", __FILE__, __LINE__, d);
 }
 

@@ -1,7 +1,9 @@
 /* eng_conv_dw.c — conv_dw: depthwise convolution (groups == C == K) forward
  * and data gradient, channels-last, by the bandwidth-bound kernel of
- * kernels/conv_dw.cu.  The forward runs the fused epilogue the partitioner
- * gave the conv (bias, activation, residual, scale).  gpu_conv_dw_check
+ * kernels/conv_dw.cu, and the weight gradient by kernels/conv_dw_wgrad.cu
+ * (per-block f32 partials in the workspace, summed in a fixed order: no
+ * atomics).  The forward runs the fused epilogue the partitioner gave the
+ * conv (bias, activation, residual, scale).  gpu_conv_dw_check
  * (conv_analyze.c) lists the rules. */
 #include "gpu/conv_analyze.h"
 #include "gpu/conv_epi.h"
@@ -29,10 +31,21 @@ static bool dw_supports(const gplan *pl, const gpart *p, const gpu_device *dev, 
 static double dw_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
     const double mem = p->bytes / 3.0e6, math = p->flops / 25e6;
-    return (mem > math ? mem : math) + 2.5;
+    gconv_problem cp;
+    char why[256];
+    /* the wgrad's second launch sums the partials */
+    const bool wg = gpu_conv_analyze(pl, p, &cp, why, sizeof why) && cp.dir == GCONV_WGRAD;
+    return (mem > math ? mem : math) + (wg ? 5.0 : 2.5);
 }
 
-static size_t dw_workspace(const gplan *pl, const gpart *p, const gpu_device *dev) { return 0; }
+static size_t dw_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    gconv_problem cp;
+    char why[256];
+    if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why) || cp.dir != GCONV_WGRAD)
+        return 0;
+    return kconv_dw_wgrad_ws_bytes(&cp.kp, dev->sm_count);
+}
 
 static xdnn_status dw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
 {
@@ -46,6 +59,15 @@ static xdnn_status dw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         return XDNN_ERR_UNSUPPORTED;
     }
     const kconv_params *k = &dv->cp.kp;
+    if (dv->cp.dir == GCONV_WGRAD) {
+        const bool v2 = k->dil[2] == 1 && (k->win[2] == 3 || k->win[2] == 5 || k->win[2] == 7) && k->stride[2] <= 2;
+        snprintf(dv->detail, sizeof dv->detail,
+                 "depthwise wgrad, C=%lld, %lld taps, %s, %s, block partials summed in order",
+                 (long long)k->C, (long long)(k->win[0] * k->win[1] * k->win[2]),
+                 k->C % 4 == 0 ? "4-channel vectors" : "scalar channels",
+                 v2 ? "strips along W with a register window" : "one tap per thread");
+        return XDNN_OK;
+    }
     const bool dg = dv->cp.dir == GCONV_DGRAD;
     bool strided = k->stride[0] * k->stride[1] * k->stride[2] > 1;
     const int vec = k->dt_x == KDT_F32 ? 4 : 8;
@@ -68,6 +90,11 @@ static xdnn_status dw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t
 {
     const dw_priv *dv = p->priv;
     const gconv_problem *cp = &dv->cp;
+    if (cp->dir == GCONV_WGRAD) {
+        int e = kconv_dw_wgrad(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y],
+                               (float *)(void *)(c->ws + p->ws_offset), c->dev.sm_count, s);
+        return gpu_check_cuda((cudaError_t)e, "kconv_dw_wgrad launch", __FILE__, __LINE__, d);
+    }
     kconv_epi epi;
     gpu_conv_epi_bind(cp, c->dptr, &epi);
     const bool dg = cp->dir == GCONV_DGRAD;
@@ -88,6 +115,6 @@ static const char *dw_detail(const gpart *p)
 }
 
 const gpu_engine gpu_engine_conv_dw = {
-    "conv_dw", "depthwise conv and conv_dgrad (groups == C == K): 1-3-D channels-last, f32/f16/bf16, bandwidth-bound",
+    "conv_dw", "depthwise conv, conv_dgrad and conv_wgrad (groups == C == K): 1-3-D channels-last, f32/f16/bf16, bandwidth-bound",
     dw_supports, dw_cost, dw_workspace, dw_build, dw_execute, dw_release, dw_detail,
 };

@@ -13,6 +13,7 @@
 #ifndef XDNN_GPU_KERN_CONV_H
 #define XDNN_GPU_KERN_CONV_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -79,9 +80,14 @@ int kconv_tiled_wgrad(const kconv_params *p, const void *x, void *dw, const void
  * dt_x == dt_w: f16/bf16 with mma m16n8k16, or f32 with tf32 mma m16n8k8.
  * The caller has checked the alignment rules (gpu_conv_igemm_check in
  * conv_analyze.c).  y: any strides and type.  epi: the fused epilogue
- * (NULL or n = 0: none). */
+ * (NULL or n = 0: none).  Split-K (splits > 1, as gpu_conv_igemm_splits
+ * normalised them): the T*R*S*C reduction is cut into `splits` ranges of
+ * whole k slices (blockIdx.z), each CTA writes its raw f32 tile to
+ * part[split][M][K] (splits * M * K floats, 16-byte aligned), and a second
+ * kernel sums the splits in order (deterministic, no atomics), applies the
+ * epilogue and stores y. */
 int kconv_igemm_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
-                    void *stream);
+                    float *part, int splits, void *stream);
 /* dst[i0][i2][i3][i4][c] = src (5-slot dims and strides) channels-last and
  * contiguous with Cp >= dims[1] channels, zeros past dims[1]; one dtype
  * (kernels/conv_pack.cu).  conv_igemm's copies of an x or w it cannot read
@@ -116,6 +122,16 @@ int kconv_wgrad_mma(const kconv_params *p, const void *x, void *dw, const void *
 enum { KDW_SMEM_MAX = 48 * 1024 };
 int kconv_dw(const kconv_params *p, int dgrad, const void *src, const void *w, void *dst, const kconv_epi *epi,
              void *stream);
+
+/* Depthwise weight gradient (kernels/conv_dw_wgrad.cu): groups == C == K,
+ * channel-contiguous x and dy of one dtype, dw any type and strides, 1-3-D,
+ * any stride / dilation / pad.  Per-block f32 partials go to ws
+ * ([taps][C][chunks], kconv_dw_wgrad_ws_bytes for a device of sm_count SMs:
+ * the plan depends on the problem only) and a second kernel sums them in a
+ * fixed order: deterministic. */
+size_t kconv_dw_wgrad_ws_bytes(const kconv_params *p, int sm_count);
+int kconv_dw_wgrad(const kconv_params *p, const void *x, void *dw, const void *dy, float *ws, int sm_count,
+                   void *stream);
 
 /* The igemm tile knobs (one compiled variant per input type).  A CTA of
  * KIG_THREADS threads (8 warps, 2 along M x 4 along N, each warp 64 x 32)

@@ -6,8 +6,10 @@
  * "same" pads, dilation 2, groups and depthwise, NCHW and NHWC (inputs and
  * outputs), f32 / f16 / bf16, conv fwd / dgrad / wgrad, max / avg pooling fwd
  * and bwd (ceil_mode, include_pad, ties); conv_igemm on packed copies (C = 3
- * stems, odd C, NCHW); conv_dw (depthwise); fused conv epilogues, which must
- * plan as one partition.  One line per case, then
+ * stems, odd C, NCHW); conv_igemm's split-K (forced at several counts, one
+ * not dividing the k slices, and chosen by the heuristic); conv_dw
+ * (depthwise fwd, dgrad and wgrad); fused conv epilogues, which must plan as
+ * one partition.  One line per case, then
  * "N passed, N failed".
  *
  *   difftest_conv [--quick] [--bench] [--list] [--dry] [FILTER]
@@ -41,6 +43,8 @@ typedef struct tcase {
     bool tf32;               /* compare with the tf32 error model (see run_case) */
     const char *force;       /* op name: force want_engine on it even where the heuristics would not */
     int want_parts;          /* > 0: the plan must have exactly this many partitions (fusion checks) */
+    int splitk;              /* > 0: XDNN_CONV_SPLITK for this case (conv_igemm's split-K forced) */
+    const char *want_detail; /* a substring the engine's detail must hold ("split-K 5") */
 } tcase;
 
 static tcase *cases;
@@ -432,6 +436,70 @@ static void conv_igemm_nd_cases(void)
             }
 }
 
+/* conv_igemm's split-K (kernels/conv_igemm.cu): the C*R*S reduction cut
+ * into f32 partials summed in order by a second kernel that runs the
+ * epilogue.  Forced through XDNN_CONV_SPLITK at 2, 3 and 5 splits (of 18 k
+ * slices for C = 64 3x3: 5 normalises to 5 splits of 4, 4, 4, 4, 2), 7
+ * (normalised to 6 of 3) and more splits than slices (clamped); odd K and
+ * K past one tile, stride 2 and asymmetric pads, dilation, tf32 (16-float
+ * slices), bf16, a fused bias + residual + relu, dgrad at stride 1 and by
+ * stride phases, 1-D and 3-D.  Two cases leave the count to the heuristic
+ * (few output tiles, a long reduction): it must split ("split-K" in the
+ * engine's detail). */
+static void conv_igemm_splitk_cases(void)
+{
+    struct { const char *name, *dt; win_cfg w; int dir, splitk; bool tf32; } cfgs[] = {
+        {"sk2-c64-k24-3x3", "f16", cfg(2, 2, 64, 24, 1, (int[]){11, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                       (int[]){1, 1}, false), 0, 2, false},
+        {"sk3-c64-k13-s2-asym", "bf16", cfg(2, 1, 64, 13, 1, (int[]){15, 12}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                            (int[]){1, 0}, (int[]){2, 1}, false), 0, 3, false},
+        {"sk5-c64-k136-tails", "f16", cfg(2, 3, 64, 136, 1, (int[]){7, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                          (int[]){1, 1}, false), 0, 5, false},
+        {"sk7-c64-k130-dil2", "bf16", cfg(2, 2, 64, 130, 1, (int[]){13, 11}, (int[]){3, 3}, NULL, (int[]){2, 2},
+                                          (int[]){2, 2}, (int[]){2, 2}, false), 0, 7, false},
+        {"sk3-tf32-c36-k40", "f32", cfg(2, 2, 36, 40, 1, (int[]){9, 10}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                        (int[]){1, 1}, false), 0, 3, true},
+        {"sk99-c16-k8-clamped", "f16", cfg(2, 1, 16, 8, 1, (int[]){7, 7}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                           (int[]){1, 1}, false), 0, 99, false},
+        {"sk4-dgrad-c40-k64", "f16", cfg(2, 2, 40, 64, 1, (int[]){9, 11}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                         (int[]){1, 1}, false), 1, 4, false},
+        {"sk3-dgrad-s2-c24-k48", "bf16", cfg(2, 2, 24, 48, 1, (int[]){13, 12}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                             (int[]){1, 1}, (int[]){1, 0}, false), 1, 3, false},
+        {"sk2-1d-c32-k24", "f16", cfg(1, 2, 32, 24, 1, (int[]){37}, (int[]){5}, (int[]){2}, NULL, (int[]){2},
+                                      (int[]){1}, false), 0, 2, false},
+        {"sk3-3d-c16-k8", "bf16", cfg(3, 1, 16, 8, 1, (int[]){5, 6, 7}, (int[]){3, 3, 3}, NULL, NULL,
+                                      (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 0, 3, false},
+        /* the heuristic: one or two output tiles, a reduction of 72 and 36 slices */
+        {"skauto-c256-k128-7x7", "f16", cfg(2, 2, 256, 128, 1, (int[]){7, 7}, (int[]){3, 3}, NULL, NULL,
+                                            (int[]){1, 1}, (int[]){1, 1}, false), 0, 0, false},
+        {"skauto-dgrad-c96-k128", "bf16", cfg(2, 1, 96, 128, 1, (int[]){9, 9}, (int[]){3, 3}, NULL, NULL,
+                                              (int[]){1, 1}, (int[]){1, 1}, false), 1, 0, false},
+    };
+    for (int i = 0; i < (int)(sizeof cfgs / sizeof cfgs[0]); i++) {
+        if (opts.quick && i % 2)
+            continue;
+        char name[64];
+        snprintf(name, sizeof name, "%s", cfgs[i].name);
+        conv_case_forced(name, &cfgs[i].w, cfgs[i].dt, true, cfgs[i].dir, cfgs[i].tf32, "conv_igemm", 1);
+        tcase *c = &cases[ncases - 1];
+        c->splitk = cfgs[i].splitk;
+        c->want_detail = "split-K";
+    }
+    /* fused bias + residual + relu after the ordered reduction (the epilogue runs in the second kernel) */
+    /* the f32 output carries the f32 sum of 576 products: the f32-conv tolerance (10x, as the epilogue cases) */
+    tcase *c = add_case("conv/fwd/sk5-epi-bias-res-relu/f16/nhwc/2d", 10, "conv_igemm",
+                        "dnn 1;\ngraph g(seed=91) {\n  input x: f16[2, 64, 9, 11] @nhwc;\n"
+                        "  weight w: f16[40, 64, 3, 3] @nhwc;\n  weight b: f16[1, 40, 1, 1];\n"
+                        "  input r: f16[2, 40, 9, 11] @nhwc;\n  y = relu(conv(x, w, pad=1) + b + r);\n"
+                        "  output y: f32 @nhwc;\n}\n");
+    if (c) {
+        c->splitk = 5;
+        c->want_parts = 1;
+        c->want_detail = "split-K 5";
+        c->force = "conv";
+    }
+}
+
 /* conv_dw (groups == C == K, channels-last): the register-window variants
  * (3 and 5 wide, stride 1 and 2), the generic one (dilation, 7 wide, 1-D,
  * 3-D), scalar channels (C = 21, 13), odd sizes, N = 1, asymmetric pads;
@@ -457,16 +525,33 @@ static void conv_dw_cases(void)
         {"dw-1d-c24-k3", cfg(1, 2, 24, 24, 24, (int[]){37}, (int[]){3}, NULL, NULL, (int[]){1}, (int[]){1}, false)},
         {"dw-3d-c13-3x3x3-s2", cfg(3, 1, 13, 13, 13, (int[]){5, 7, 6}, (int[]){3, 3, 3}, (int[]){1, 2, 2}, NULL,
                                 (int[]){1, 1, 1}, (int[]){1, 0, 1}, false)},
+        {"dw-c20-7x7-s1-p3", cfg(2, 2, 20, 20, 20, (int[]){17, 19}, (int[]){7, 7}, NULL, NULL, (int[]){3, 3},
+                              (int[]){3, 3}, false)},
+        {"dw-c36-7x7-s2", cfg(2, 1, 36, 36, 36, (int[]){23, 29}, (int[]){7, 7}, (int[]){2, 2}, NULL, (int[]){3, 2},
+                           (int[]){3, 3}, false)},
+        {"dw-3d-c16-3x3x3", cfg(3, 1, 16, 16, 16, (int[]){5, 6, 11}, (int[]){3, 3, 3}, NULL, NULL, (int[]){1, 1, 1},
+                             (int[]){1, 1, 1}, false)},
     };
     int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]);
+    /* fwd and dgrad chosen by the cost model; wgrad forced (at these sizes conv_direct's one launch ties) */
     for (int ci = 0; ci < ncfg; ci++)
         for (int ti = 0; ti < 3; ti++)
-            for (int dir = 0; dir < 2; dir++) {
+            for (int dir = 0; dir < 3; dir++) {
                 if (opts.quick && ti != ci % 3)
                     continue;
-                conv_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, dir, false, "conv_dw", 1);
+                (dir == 2 ? conv_case_forced : conv_case)(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, dir, false,
+                                                          "conv_dw", 1);
             }
     conv_case("dw-c32-3x3", &cfgs[0].w, "f16", false, 0, false, "conv_direct", 1);
+    /* the depthwise wgrad at a size where the cost model must choose conv_dw over conv_direct, and one whose
+     * reduction runs over many chunks (N*P*nq strips >> 8 per chunk) */
+    win_cfg big = cfg(2, 4, 64, 64, 64, (int[]){56, 57}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1}, (int[]){1, 1},
+                      false);
+    conv_case("dw-wgrad-c64-56x57", &big, "f16", true, 2, false, "conv_dw", 1);
+    win_cfg big7 = cfg(2, 3, 96, 96, 96, (int[]){29, 31}, (int[]){7, 7}, NULL, NULL, (int[]){3, 3}, (int[]){3, 3},
+                       false);
+    if (!opts.quick)
+        conv_case("dw-wgrad-c96-7x7", &big7, "bf16", true, 2, false, "conv_dw", 1);
 }
 
 /* Forward conv + the epilogue chain the partitioner fuses into it (conv_epi.h):
@@ -649,8 +734,21 @@ static void bench_cases(void)
                      kinds[k].lay, s[6], s[7], kinds[k].dt, kinds[k].lay);
         }
     }
-    static const int bwd_layers[] = {1, 4, 5, 3, 8}; /* 3x3 layers, 1x1 256->64, 1x1 stride-2 projection */
-    for (int j = 0; j < 5; j++) {
+    /* the 1x1 layers at 7x7 (few output tiles: split-K's cases beside the 3x3 ones), f16 only */
+    static const int r50_7x7[][8] = {{32, 2048, 7, 7, 512, 1, 1, 0}, {32, 512, 7, 7, 2048, 1, 1, 0}};
+    for (int i = 0; i < 2; i++) {
+        const int *s = r50_7x7[i];
+        char id[192];
+        snprintf(id, sizeof id, "conv_fwd_f16_nhwc n%dc%dh%dk%dr%ds%dp%d", s[0], s[1], s[2], s[4], s[5], s[6], s[7]);
+        add_case(id, 1, NULL,
+                 "dnn 1;\ngraph g(seed=1) {\n  input x: f16[%d, %d, %d, %d] @nhwc;\n"
+                 "  weight w: f16[%d, %d, %d, %d] @nhwc;\n  y = conv(x, w, stride=%d, pad=%d);\n"
+                 "  output y: f16 @nhwc;\n}\n",
+                 s[0], s[1], s[2], s[3], s[4], s[1], s[5], s[5], s[6], s[7]);
+    }
+    /* 3x3 layers (56, 28, 14, 7), 1x1 256->64, 1x1 stride-2 projection */
+    static const int bwd_layers[] = {1, 4, 5, 6, 3, 8};
+    for (int j = 0; j < 6; j++) {
         const int *s = r50[bwd_layers[j]];
         int P = (s[2] + 2 * s[7] - s[5]) / s[6] + 1;
         char id[192];
@@ -707,6 +805,21 @@ static void bench_cases(void)
                      "  output dx: f16 @nhwc;\n}\n",
                      C, P, P, C, R, R, C, H, H, st, R / 2, C);
         }
+    }
+    /* depthwise wgrad: MobileNet-v2 3x3 and ConvNeXt 7x7 layers, N = 32 (C, H, R, stride, bf16) */
+    static const int dww[][5] = {{32, 112, 3, 1, 0}, {96, 112, 3, 2, 0}, {144, 56, 3, 1, 0}, {144, 56, 3, 2, 0},
+                                 {384, 14, 3, 1, 0},  {960, 7, 3, 1, 0},   {96, 56, 7, 1, 0},  {192, 28, 7, 1, 0},
+                                 {384, 14, 7, 1, 0},  {768, 7, 7, 1, 0},   {144, 56, 3, 1, 1}, {96, 56, 7, 1, 1}};
+    for (int i = 0; i < 12; i++) {
+        const int C = dww[i][0], H = dww[i][1], R = dww[i][2], st = dww[i][3], P = (H + 2 * (R / 2) - R) / st + 1;
+        const char *dt = dww[i][4] ? "bf16" : "f16";
+        char id[192];
+        snprintf(id, sizeof id, "convdw_wgrad_%s_nhwc n32c%dh%dr%ds%d", dt, C, H, R, st);
+        add_case(id, 1, NULL,
+                 "dnn 1;\ngraph g(seed=9) {\n  input dy: %s[32, %d, %d, %d] @nhwc;\n  input x: %s[32, %d, %d, %d] @nhwc;\n"
+                 "  dw = conv_wgrad(dy, x, w_dims=[%d, 1, %d, %d], stride=%d, pad=%d, groups=%d);\n"
+                 "  output dw: %s @nhwc;\n}\n",
+                 dt, C, P, P, dt, C, H, H, C, R, R, st, R / 2, C, dt);
     }
     add_case("maxpool3s2_float16_nhwc 32x256x56x56", 1, NULL,
              "dnn 1;\ngraph g(seed=5) {\n  input x: f16[32, 256, 56, 56] @nhwc;\n"
@@ -767,8 +880,13 @@ static void run_case(int i, dh_outcome *out)
     xgraph *g = r.g;
     if (s != XDNN_OK)
         goto done;
-    char force[96];
+    char force[96], sk[16];
     const char *forces[1] = {force};
+    snprintf(sk, sizeof sk, "%d", c->splitk);
+    if (c->splitk > 0)
+        setenv("XDNN_CONV_SPLITK", sk, 1);
+    else
+        unsetenv("XDNN_CONV_SPLITK");
     snprintf(force, sizeof force, "%s=%s", c->force ? c->force : "", c->want_engine ? c->want_engine : "");
     if (opts.dry) {
         s = dry_run(g, forces, c->force ? 1 : 0, out->engines, sizeof out->engines, r.d);
@@ -809,11 +927,22 @@ static void run_case(int i, dh_outcome *out)
         n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, " expected %d partition(s), planned %d",
                               c->want_parts, r.rep.nparts);
     }
+    if (c->want_detail) {
+        bool found = false;
+        for (int k = 0; k < r.rep.nparts; k++)
+            found |= r.rep.parts[k].detail && strstr(r.rep.parts[k].detail, c->want_detail) != NULL;
+        if (!found) {
+            out->ok = false;
+            n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, " expected '%s' in the engine detail",
+                                  c->want_detail);
+        }
+    }
     for (size_t k = 0; k < g->noutputs; k++) {
         dh_rule rule = conv_rule(c, &r, g->outputs[k]);
         out->ok &= dh_compare_output(&r, g->outputs[k], &rule, out->msg, sizeof out->msg, &n, NULL);
     }
 done:
+    unsetenv("XDNN_CONV_SPLITK");
     dh_case_end(&r, c->id, out->ok);
 }
 
@@ -838,6 +967,7 @@ int main(int argc, char **argv)
         conv_wgrad_mma_cases();
         conv_igemm_nd_cases();
         conv_epilogue_cases();
+        conv_igemm_splitk_cases();
         conv_dw_cases();
         pool_cases();
     }

@@ -6,6 +6,7 @@
  * stride-1 dgrad rewrite, and engine selection.  Built with CUDA=1 only
  * (else it just says so). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if XDNN_HAVE_CUDA
@@ -372,6 +373,92 @@ static void test_wgrad_splits(void)
     CHECK(gpu_conv_wgrad_splits(&s) == 3);
 }
 
+/* conv_igemm's split-K: the heuristic on ResNet-50's small-spatial layers
+ * (132 SMs), the normalisation (no empty split), the forcing knob, and the
+ * partials in the engine's workspace. */
+static void test_igemm_splitk(void)
+{
+    unsetenv("XDNN_CONV_SPLITK");
+    /* 3x3 512 -> 512 at 7x7, N = 32: M = 1568 -> 13 x 4 = 52 tiles, 144 slices: 264 / 52 = 5 splits of 29
+     * (ceil(144/5) = 29 -> ceil(144/29) = 5) */
+    kconv_params k7 = {.dt_x = KDT_F16, .N = 32, .C = 512, .K = 512, .G = 1, .in = {1, 7, 7}, .win = {1, 3, 3},
+                       .out = {1, 7, 7}};
+    CHECK(gpu_conv_igemm_splits(&k7, 132) == 5);
+    CHECK(gpu_conv_igemm_split_ws_bytes(&k7, 5) == (size_t)5 * 1568 * 512 * 4);
+    /* 3x3 256 -> 256 at 14x14: 49 x 2 = 98 tiles < 132 SMs: 264 / 98 = 2 */
+    kconv_params k14 = k7;
+    k14.C = k14.K = 256;
+    k14.in[1] = k14.in[2] = k14.out[1] = k14.out[2] = 14;
+    CHECK(gpu_conv_igemm_splits(&k14, 132) == 2);
+    /* 3x3 128 -> 128 at 28x28: 196 tiles fill the SMs: unsplit, no partials */
+    kconv_params k28 = k14;
+    k28.C = k28.K = 128;
+    k28.in[1] = k28.in[2] = k28.out[1] = k28.out[2] = 28;
+    CHECK(gpu_conv_igemm_splits(&k28, 132) == 1);
+    CHECK(gpu_conv_igemm_split_ws_bytes(&k28, 1) == 0);
+    /* 1x1 2048 -> 512 at 7x7: 52 tiles, 64 slices: at least 8 slices a split -> 5 (of 13, 13, 13, 13, 12) */
+    kconv_params k1 = k7;
+    k1.C = 2048;
+    k1.win[1] = k1.win[2] = 1;
+    CHECK(gpu_conv_igemm_splits(&k1, 132) == 5);
+    /* a short reduction is not split: 3x3 C = 8 (3 slices) */
+    kconv_params ks = k7;
+    ks.C = 8;
+    CHECK(gpu_conv_igemm_splits(&ks, 132) == 1);
+    /* forced: 7 of 18 slices -> per 3 -> 6 splits; more than the slices -> one per slice */
+    kconv_params kf = {.dt_x = KDT_BF16, .N = 2, .C = 64, .K = 24, .G = 1, .in = {1, 11, 9}, .win = {1, 3, 3},
+                       .out = {1, 11, 9}};
+    setenv("XDNN_CONV_SPLITK", "7", 1);
+    CHECK(gpu_conv_igemm_splits(&kf, 132) == 6);
+    setenv("XDNN_CONV_SPLITK", "99", 1);
+    CHECK(gpu_conv_igemm_splits(&kf, 132) == 18);
+    setenv("XDNN_CONV_SPLITK", "1", 1);
+    CHECK(gpu_conv_igemm_splits(&k7, 132) == 1);
+    unsetenv("XDNN_CONV_SPLITK");
+
+    /* the engine: the detail names the split, the workspace holds the partials (after nothing else) */
+    fixture f;
+    if (!setup(&f, "  input x: f16[32, 512, 7, 7] @nhwc;\n  weight w: f16[512, 512, 3, 3] @nhwc;\n"
+                   "  y = conv(x, w, pad=1);\n  output y: f16 @nhwc;\n", false))
+        return;
+    const gpu_engine *e = gpu_engine_find("conv_igemm");
+    CHECK(e->workspace(f.pl, f.p, &h100) == (size_t)5 * 1568 * 512 * 4);
+    CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
+          strcmp(f.p->engine->name, "conv_igemm") == 0);
+    teardown(&f);
+    /* a stride-1 dgrad (one phase): the phase's packed weights, then the partials, 256-aligned */
+    if (!setup(&f, "  input dy: f16[32, 256, 14, 14] @nhwc;\n  weight w: f16[256, 256, 3, 3] @nhwc;\n"
+                   "  dx = conv_dgrad(dy, w, x_dims=[32, 256, 14, 14], pad=1);\n  output dx: f16 @nhwc;\n", false))
+        return;
+    CHECK(e->workspace(f.pl, f.p, &h100) == (size_t)256 * 256 * 9 * 2 + (size_t)2 * 6272 * 256 * 4);
+    teardown(&f);
+}
+
+/* conv_dw on the depthwise weight gradient: accepted channels-last with a
+ * workspace for the block partials, refused NCHW with the reason. */
+static void test_dw_wgrad(void)
+{
+    fixture f;
+    if (!setup(&f, "  input dy: f16[32, 144, 56, 56] @nhwc;\n  input x: f16[32, 144, 56, 56] @nhwc;\n"
+                   "  dw = conv_wgrad(dy, x, w_dims=[144, 1, 3, 3], pad=1, groups=144);\n  output dw: f16 @nhwc;\n",
+               false))
+        return;
+    char why[512] = "";
+    const gpu_engine *e = gpu_engine_find("conv_dw");
+    CHECK(e->supports(f.pl, f.p, &h100, why, sizeof why), "%s", why);
+    /* 3x3: one tap group of 3 rows, 4 * 132 chunks: 9 taps * 144 channels * 528 chunks of f32 */
+    CHECK(e->workspace(f.pl, f.p, &h100) == (size_t)9 * 144 * 528 * 4);
+    CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
+          strcmp(f.p->engine->name, "conv_dw") == 0);
+    teardown(&f);
+    if (!setup(&f, "  input dy: f16[2, 16, 9, 9];\n  input x: f16[2, 16, 9, 9];\n"
+                   "  dw = conv_wgrad(dy, x, w_dims=[16, 1, 3, 3], pad=1, groups=16);\n  output dw: f16;\n", false))
+        return;
+    CHECK(!e->supports(f.pl, f.p, &h100, why, sizeof why));
+    CHECK_STR(why, "conv_dw needs channel-contiguous (channels-last) x and y, got channel strides 81 and 81");
+    teardown(&f);
+}
+
 static void test_pool_geometry(void)
 {
     fixture f;
@@ -414,6 +501,8 @@ int main(void)
     test_dgrad_phases();
     test_wgrad_mma();
     test_wgrad_splits();
+    test_igemm_splitk();
+    test_dw_wgrad();
     test_pool_geometry();
     gpu_release_caches();
     return test_summary("test_gpu_conv");
