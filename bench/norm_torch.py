@@ -20,33 +20,38 @@ def bench(fn, iters=50, warm=10):
 def rep(name, ms, bytes_):
     print(json.dumps({"name": name, "ms": round(ms, 4), "gbs": round(bytes_ / ms / 1e6, 1)}), flush=True)
 
-print("torch", torch.__version__, torch.cuda.get_device_name(), flush=True)
-x = torch.empty(1 << 30, dtype=torch.uint8, device=dev); y = torch.empty_like(x)
-rep("copy 1GiB", bench(lambda: y.copy_(x)), 2 * x.numel())
-del x, y
-for dt, es in ((torch.float16, 2), (torch.float32, 4)):
-    n = str(dt)[6:]
-    x = torch.randn(8192, 8192, device=dev, dtype=dt); g = torch.randn(8192, device=dev, dtype=dt); bb = torch.randn(8192, device=dev, dtype=dt)
-    rep(f"layernorm_{n} 8192x8192", bench(lambda: F.layer_norm(x, (8192,), g, bb)), 2 * x.numel() * es)
-    rep(f"softmax_{n} 8192x8192", bench(lambda: torch.softmax(x, -1)), 2 * x.numel() * es)
-    xi = torch.randn(32, 256, 56, 56, device=dev, dtype=dt).to(memory_format=torch.channels_last)
-    rm = torch.zeros(256, device=dev); rv = torch.ones(256, device=dev)
-    w = torch.ones(256, device=dev); b = torch.zeros(256, device=dev)
-    if dt == torch.float32:
-        rep(f"batchnorm_train_{n}_nhwc 32x256x56x56 (no affine, as torch_baseline)",
-            bench(lambda: F.batch_norm(xi, rm, rv, None, None, True)), 2 * xi.numel() * es)
-    rep(f"batchnorm_train_{n}_nhwc 32x256x56x56 (affine)",
-        bench(lambda: F.batch_norm(xi, rm, rv, w, b, True)), 2 * xi.numel() * es)
-    del xi
-x = torch.randn(8192, 8192, device=dev, dtype=torch.float16); dy = torch.randn_like(x)
-g = torch.randn(8192, device=dev, dtype=torch.float16); bb = torch.randn(8192, device=dev, dtype=torch.float16)
-_, mean, rstd = torch.ops.aten.native_layer_norm(x, [8192], g, bb, 1e-5)
-rep("layernorm_bwd_float16 8192x8192 (dx, dgamma, dbeta)",
-    bench(lambda: torch.ops.aten.native_layer_norm_backward(dy, x, [8192], mean, rstd, g, bb, [True, True, True])),
-    3 * x.numel() * 2)
-rep("dropout_float16 8192x8192 p=0.1 (y + mask)", bench(lambda: torch.ops.aten.native_dropout(x, 0.1, True)),
-    x.numel() * (2 + 2 + 1))
-xp = torch.randn(32, 256, 56, 56, device=dev, dtype=torch.float16)
-rep("permute_float16 32x256x56x56 -> NHWC", bench(lambda: xp.permute(0, 2, 3, 1).contiguous()), 2 * xp.numel() * 2)
-a = torch.randn(8192, 4096, device=dev, dtype=torch.float16); b2 = torch.randn_like(a)
-rep("concat_float16 2x[8192,4096] axis 1", bench(lambda: torch.cat((a, b2), 1)), 4 * a.numel() * 2)
+def main():
+    print("torch", torch.__version__, torch.cuda.get_device_name(), flush=True)
+    x = torch.empty(1 << 30, dtype=torch.uint8, device=dev); y = torch.empty_like(x)
+    rep("copy 1GiB", bench(lambda: y.copy_(x)), 2 * x.numel())
+    del x, y
+    for dt, es in ((torch.float16, 2), (torch.float32, 4)):
+        n = str(dt)[6:]
+        x = torch.randn(8192, 8192, device=dev, dtype=dt); g = torch.randn(8192, device=dev, dtype=dt); bb = torch.randn(8192, device=dev, dtype=dt)
+        rep(f"layernorm_{n} 8192x8192", bench(lambda: F.layer_norm(x, (8192,), g, bb)), 2 * x.numel() * es)
+        rep(f"softmax_{n} 8192x8192", bench(lambda: torch.softmax(x, -1)), 2 * x.numel() * es)
+        xi = torch.randn(32, 256, 56, 56, device=dev, dtype=dt).to(memory_format=torch.channels_last)
+        rm = torch.zeros(256, device=dev); rv = torch.ones(256, device=dev)
+        w = torch.ones(256, device=dev); b = torch.zeros(256, device=dev)
+        if dt == torch.float32:
+            rep(f"batchnorm_train_{n}_nhwc 32x256x56x56 (no affine, as torch_baseline)",
+                bench(lambda: F.batch_norm(xi, rm, rv, None, None, True)), 2 * xi.numel() * es)
+        rep(f"batchnorm_train_{n}_nhwc 32x256x56x56 (affine)",
+            bench(lambda: F.batch_norm(xi, rm, rv, w, b, True)), 2 * xi.numel() * es)
+        del xi
+    x = torch.randn(8192, 8192, device=dev, dtype=torch.float16); dy = torch.randn_like(x)
+    g = torch.randn(8192, device=dev, dtype=torch.float16); bb = torch.randn(8192, device=dev, dtype=torch.float16)
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x, [8192], g, bb, 1e-5)
+    rep("layernorm_bwd_float16 8192x8192 (dx, dgamma, dbeta)",
+        bench(lambda: torch.ops.aten.native_layer_norm_backward(dy, x, [8192], mean, rstd, g, bb, [True, True, True])),
+        3 * x.numel() * 2)
+    rep("dropout_float16 8192x8192 p=0.1 (y + mask)", bench(lambda: torch.ops.aten.native_dropout(x, 0.1, True)),
+        x.numel() * (2 + 2 + 1))
+    xp = torch.randn(32, 256, 56, 56, device=dev, dtype=torch.float16)
+    rep("permute_float16 32x256x56x56 -> NHWC", bench(lambda: xp.permute(0, 2, 3, 1).contiguous()), 2 * xp.numel() * 2)
+    a = torch.randn(8192, 4096, device=dev, dtype=torch.float16); b2 = torch.randn_like(a)
+    rep("concat_float16 2x[8192,4096] axis 1", bench(lambda: torch.cat((a, b2), 1)), 4 * a.numel() * 2)
+
+
+if __name__ == "__main__":
+    main()

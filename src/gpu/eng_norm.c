@@ -220,6 +220,47 @@ static void plan_reduce(ng_job *j, int sm_count)
         j->nsplit = 1;
 }
 
+/* Batchnorm training forward / backward over channels-last x (norm_cl.cu):
+ * the rows (channels) are one dim of stride 1 and the reduced dims one run
+ * of rows in every x-shaped operand, all of x's dtype.  The splits: about
+ * three 256-thread blocks per SM, each thread at least two rounds of loads. */
+static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
+{
+    ng_job *j = &np->stats;
+    const char *off = getenv("XDNN_NORM_NO_CL"); /* A/B switch: set and not "0" = the split path */
+    if ((np->kind != NK_BN && np->kind != NK_BN_BWD) || (off && *off && strcmp(off, "0") != 0))
+        return false;
+    if (j->outer.n != 1 || j->inner.n != 1)
+        return false;
+    const int fwd[] = {NG_X, NG_Y}, bwd[] = {NG_X, NG_DY, NG_DX};
+    const int *ops = np->kind == NK_BN ? fwd : bwd;
+    int nops = np->kind == NK_BN ? 2 : 3;
+    xdnn_dtype xt = g->t[np->tid[NG_X]].dtype;
+    for (int q = 0; q < nops; q++) {
+        int k = ops[q];
+        if (np->tid[k] < 0 || g->t[np->tid[k]].dtype != xt || j->outer.stride[k][0] != 1 ||
+            j->inner.stride[k][0] < j->O)
+            return false;
+    }
+    int64_t V = 16 / (int64_t)xdnn_dtype_size(xt), cv = (j->O + V - 1) / V, tx = 1;
+    while (tx < cv && tx < 32)
+        tx <<= 1;
+    int64_t ty = NG_CL_THREADS / tx, cblocks = (cv + tx - 1) / tx;
+    int64_t target = 3 * (int64_t)(sm_count > 0 ? sm_count : 132);
+    int64_t ns = (target + cblocks - 1) / cblocks, min_rows = 2 * NG_CL_UNROLL * ty;
+    int64_t by_work = (j->Q + min_rows - 1) / min_rows;
+    if (ns > by_work)
+        ns = by_work;
+    if (ns < 1)
+        ns = 1;
+    if (ns > 65535)
+        ns = 65535;
+    j->chunk = (j->Q + ns - 1) / ns;
+    j->nsplit = (int)((j->Q + j->chunk - 1) / j->chunk);
+    np->cl = true;
+    return true;
+}
+
 static size_t align256(size_t v) { return (v + 255) / 256 * 256; }
 
 #define FAIL(...)                                \
@@ -521,8 +562,9 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
         np->stats.vec4 = 1;
     }
 
+    plan_cl(np, g, sm_count);
     /* workspace: partial sums, then six per-row f32 arrays */
-    size_t part = (size_t)rows.nsplit * (size_t)rows.O * 4 * sizeof(float);
+    size_t part = (size_t)np->stats.nsplit * (size_t)np->stats.O * 4 * sizeof(float);
     if (np->has_pgrad && !np->pgrad_from_rows) {
         size_t p2 = (size_t)np->pgrad.nsplit * (size_t)np->pgrad.O * 4 * sizeof(float);
         if (p2 > part)
@@ -575,6 +617,7 @@ static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     snprintf(np->detail, sizeof np->detail, "%s%s",
              np->row_fast ? (np->stats.vec4 ? "one block per row (row in registers, 4-wide loads)"
                                             : "one block per row (row in registers)")
+             : np->cl ? "channels last: column partials in vectors, warp-per-channel combine, apply"
              : np->stats.col ? "split reduce, threads across rows (coalesced columns)"
                              : "split reduce, threads along rows",
              acts[np->stats.act]);
@@ -613,27 +656,33 @@ static xdnn_status norm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags
         KTRY(ng_launch_row_fwd(&j, np->rows, np->D, st), "row");
         return XDNN_OK;
     }
-    if (np->kind == NK_BN_INFER || is_bwd(np->kind)) {
+    /* the channels-last kernels read the saved statistics themselves; the
+     * generic parameter-gradient reduce reads them from the workspace */
+    bool pgrad_apart = np->has_pgrad && !np->pgrad_from_rows;
+    if (np->kind == NK_BN_INFER || (is_bwd(np->kind) && (!np->cl || pgrad_apart))) {
         ng_job l = np->load;
         bind(c, p, np, &l);
         KTRY(ng_launch_finalize(&l, st), "load statistics");
     }
-    if (np->row_fast) { /* layernorm / rmsnorm backward dx */
+    /* the row sums need no c/e arrays unless batchnorm writes dscale/dbias from them */
+    if (is_bwd(np->kind) && !np->pgrad_from_rows)
+        j.c = j.e = NULL;
+    if (np->cl) {
+        KTRY(ng_launch_cl_reduce(&j, st), "channels-last reduce");
+        KTRY(ng_launch_cl_finalize(&j, st), "channels-last finalize");
+        KTRY(ng_launch_cl_apply(&j, np->apply_mode, st), "channels-last apply");
+    } else if (np->row_fast) { /* layernorm / rmsnorm backward dx */
         KTRY(ng_launch_row_bwd(&j, np->rows, np->D, st), "row backward");
-    } else if (np->kind != NK_BN_INFER) {
-        if (is_bwd(np->kind) && !np->pgrad_from_rows) {
-            /* the row sums need no c/e arrays unless batchnorm writes dscale/dbias from them */
-            j.c = j.e = NULL;
+    } else {
+        if (np->kind != NK_BN_INFER) {
+            KTRY(ng_launch_reduce(&j, np->index64, st), "reduce");
+            KTRY(ng_launch_finalize(&j, st), "finalize");
         }
-        KTRY(ng_launch_reduce(&j, np->index64, st), "reduce");
-        KTRY(ng_launch_finalize(&j, st), "finalize");
-    }
-    if (!np->row_fast) {
         ng_job a = np->stats;
         bind(c, p, np, &a);
         KTRY(ng_launch_apply(&a, np->apply_mode, np->index64, np->numel, st), "apply");
     }
-    if (np->has_pgrad && !np->pgrad_from_rows) {
+    if (pgrad_apart) {
         ng_job g = np->pgrad;
         bind(c, p, np, &g);
         g.a = g.b = g.c = g.e = NULL;

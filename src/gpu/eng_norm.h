@@ -26,6 +26,7 @@ typedef struct norm_plan {
     int64_t rows, D;           /* statistics rows and elements per row */
     bool index64;
     bool row_fast;             /* one block per row, row in registers (forward) */
+    bool cl;                   /* batchnorm over channels-last x: kernels/norm_cl.cu */
     bool pgrad_from_rows;      /* batchnorm_bwd: dscale/dbias are the row sums */
     bool has_pgrad;            /* a backward writing dscale/dbias */
     ng_job stats;              /* reduce + finalize over the rows (or the loads of the backward) */

@@ -115,6 +115,19 @@ int ng_launch_row_bwd(const ng_job *j, int64_t rows, int64_t D, void *stream);
 
 typedef enum ng_apply_mode { NGA_FWD, NGA_BWD, NGA_SMB } ng_apply_mode;
 
+/* Batchnorm training forward / backward over channels-last x
+ * (kernels/norm_cl.cu): outer = the C channels (stride 1 in every x-shaped
+ * operand, O = C), inner = the M rows (one stride each, Q = M), all x-shaped
+ * operands of x's dtype; `nsplit` chunks of `chunk` rows.  The reduce writes
+ * part[nsplit][C][4] (mode NGR_WELFORD or NGR_BWD), the finalize stores what
+ * ng_launch_finalize would (fin NGF_STATS / NGF_SUMS), the apply writes y
+ * (NGA_FWD, with j->act) or dx (NGA_BWD, mean / inv from the saved tensors,
+ * sum g / sum g xhat from the a / b arrays). */
+enum { NG_CL_THREADS = 256, NG_CL_UNROLL = 4 };
+int ng_launch_cl_reduce(const ng_job *j, void *stream);
+int ng_launch_cl_finalize(const ng_job *j, void *stream);
+int ng_launch_cl_apply(const ng_job *j, int apply_mode, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

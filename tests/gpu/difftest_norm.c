@@ -20,6 +20,7 @@
 #include "gpu/lower.h"
 #include "ops/op.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,24 @@ static void sid(char *buf, size_t len, int rank, const int *d)
     buf[0] = 0;
     for (int i = 0; i < rank; i++)
         n += (size_t)snprintf(buf + n, len - n, "%s%d", i ? "x" : "", d[i]);
+}
+
+/* The texts of one shape row {rank, dims...}: "[2, 3, 5]", "2x3x5" and the channel dim "[3]". */
+typedef struct shape_txt {
+    int r;
+    const int *d;
+    char s[64], id[64], ch[32];
+} shape_txt;
+
+static shape_txt shape_of(const int *row)
+{
+    shape_txt t;
+    t.r = row[0];
+    t.d = &row[1];
+    shp(t.s, sizeof t.s, t.r, t.d);
+    sid(t.id, sizeof t.id, t.r, t.d);
+    snprintf(t.ch, sizeof t.ch, "[%d]", t.d[1]);
+    return t;
 }
 
 /* ---- norms */
@@ -183,18 +202,69 @@ static void batch_cases(void)
     }
 }
 
+/* batchnorm over channels-last x (kernels/norm_cl.cu): C not a multiple of
+ * the 16-byte vector (scalar path), one row, a prime row count, several
+ * splits, more than 256 channels (several channel blocks), [N, C] with C
+ * contiguous, rows padded past C (@strides), the fused relu, and the
+ * backward with dscale / dbias from the row sums. */
+static void cl_cases(void)
+{
+    static const int shapes[][5] = {{4, 1, 13, 1, 1}, {4, 3, 20, 7, 11}, {4, 1, 24, 1, 4099},
+                                    {4, 2, 72, 67, 61}, {4, 2, 520, 5, 7}, {2, 131, 40}};
+    int nsh = opts.quick ? 3 : 6;
+    for (int si = 0; si < nsh; si++) {
+        shape_txt st = shape_of(shapes[si]);
+        int r = st.r;
+        const int *d = st.d;
+        const char *s = st.s, *id = st.id, *ch = st.ch;
+        const char *lay = r == 4 ? "@nhwc" : "";
+        for (int ti = 0; ti < 3; ti++) {
+            const char *t = dts[ti], *pt = ti == 2 && si == 1 ? t : "f32"; /* parameters of x's dtype once */
+            char name[192], dxo[64];
+            snprintf(name, sizeof name, "batchnorm-cl/train5+relu+bwd/%s/%s", t, id);
+            snprintf(dxo, sizeof dxo, ", dx: %s %s, ds", t, lay);
+            /* x off zero (the statistics' shift matters).  One row has no unbiased running
+             * variance and a zero dx / dscale (only dbias is compared).  dscale = sum dy xhat
+             * moves by ulp(mean) * inv * sum dy: the tolerance grows with sqrt(M). */
+            int M = d[0] * (r == 4 ? d[2] * d[3] : 1);
+            bool run = M > 1;
+            double ts = sqrt((double)M) / 32;
+            add_case(name, 2 * (ts > 1 ? ts : 1),
+                     "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s %s = uniform(4.0, 7.0);\n  input dy: %s%s %s;\n"
+                     "  weight s: %s%s = uniform(0.5, 1.5);\n  weight b: %s%s = uniform(-0.5, 0.5);\n"
+                     "  weight rm: f32%s;\n  weight rv: f32%s = uniform(0.5, 2.0);\n"
+                     "  y0, m, iv%s = batchnorm(x, s, b%s);\n"
+                     "  y = relu(y0);\n  dx, ds, db = batchnorm_bwd(dy, x, s, m, iv);\n"
+                     "  output y: %s %s, m, iv%s%s, db;\n}\n",
+                     300 + si * 7 + ti, t, s, lay, t, s, lay, pt, ch, pt, ch, ch, ch, run ? ", rmn, rvn" : "",
+                     run ? ", running_mean=rm, running_var=rv, momentum=0.25" : "", t, lay, run ? ", rmn, rvn" : "",
+                     run ? dxo : "");
+        }
+    }
+    if (opts.quick)
+        return;
+    /* rows padded past C: [N, C] rows of 48 elements holding 40 channels */
+    for (int ti = 0; ti < 3; ti++) {
+        const char *t = dts[ti];
+        char name[192];
+        snprintf(name, sizeof name, "batchnorm-cl/padded-rows/%s/97x40", t);
+        add_case(name, 2,
+                 "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[97, 40] @strides(48, 1);\n  input dy: %s[97, 40];\n"
+                 "  weight s: f32[40];\n  weight b: f32[40];\n  y, m, iv = batchnorm(x, s, b);\n"
+                 "  dx, ds, db = batchnorm_bwd(dy, x, s, m, iv);\n  output y: %s, m, iv, dx: %s, ds, db;\n}\n",
+                 330 + ti, t, t, t, t);
+    }
+}
+
 static void group_cases(void)
 {
     static const int shapes[][5] = {{4, 1, 4, 5, 7}, {4, 2, 6, 9, 9}, {3, 3, 8, 31, 0}, {4, 2, 32, 16, 16}};
     static const int groups[] = {2, 3, 4, 8};
     int nsh = opts.quick ? 2 : 4;
     for (int si = 0; si < nsh; si++) {
-        int r = shapes[si][0];
-        const int *d = &shapes[si][1];
-        char s[64], id[64], ch[32];
-        shp(s, sizeof s, r, d);
-        sid(id, sizeof id, r, d);
-        snprintf(ch, sizeof ch, "[%d]", d[1]);
+        shape_txt st = shape_of(shapes[si]);
+        int r = st.r;
+        const char *s = st.s, *id = st.id, *ch = st.ch;
         const char *lay = r == 4 && si % 2 ? "@nhwc" : "";
         for (int ti = 0; ti < 3; ti++) {
             const char *t = dts[ti];
@@ -461,6 +531,20 @@ static void bench_cases(void)
              "  weight b: f32[256] = fill(0.0);\n  weight rm: f32[256] = fill(0.0);\n  weight rv: f32[256] = fill(1.0);\n"
              "  y, m, iv, rmn, rvn = batchnorm(x, s, b, running_mean=rm, running_var=rv);\n"
              "  output y: f16 @nhwc, rmn, rvn;\n}\n");
+    /* ResNet-50 stage-1 sizes, bf16 activations and f32 parameters as graphs/resnet50_train_step.dnn */
+    add_case("bench/batchnorm_train_relu/bf16/nhwc/32x256x56x56", 1,
+             "dnn 1;\ngraph g(seed=3) {\n  input x: bf16[32, 256, 56, 56] @nhwc;\n  weight s: f32[256] = fill(1.0);\n"
+             "  weight b: f32[256] = fill(0.0);\n  weight rm: f32[256] = fill(0.0);\n  weight rv: f32[256] = fill(1.0);\n"
+             "  y0, m, iv, rmn, rvn = batchnorm(x, s, b, running_mean=rm, running_var=rv);\n  y = relu(y0);\n"
+             "  output y: bf16 @nhwc, m, iv, rmn, rvn;\n}\n");
+    add_case("bench/batchnorm_bwd/bf16/nhwc/32x256x56x56", 1,
+             "dnn 1;\ngraph g(seed=3) {\n  input x: bf16[32, 256, 56, 56] @nhwc;\n  input dy: bf16[32, 256, 56, 56] @nhwc;\n"
+             "  weight s: f32[256] = fill(1.0);\n  input m: f32[256];\n  input iv: f32[256] = uniform(0.5, 2);\n"
+             "  dx, ds, db = batchnorm_bwd(dy, x, s, m, iv);\n  output dx: bf16 @nhwc, ds, db;\n}\n");
+    add_case("bench/batchnorm_bwd/f16/nhwc/32x256x56x56", 1,
+             "dnn 1;\ngraph g(seed=3) {\n  input x: f16[32, 256, 56, 56] @nhwc;\n  input dy: f16[32, 256, 56, 56] @nhwc;\n"
+             "  weight s: f32[256] = fill(1.0);\n  input m: f32[256];\n  input iv: f32[256] = uniform(0.5, 2);\n"
+             "  dx, ds, db = batchnorm_bwd(dy, x, s, m, iv);\n  output dx: f16 @nhwc, ds, db;\n}\n");
     add_case("bench/layernorm_bwd/f16/8192x8192", 1,
              "dnn 1;\ngraph g(seed=4) {\n  input x: f16[8192, 8192];\n  input dy: f16[8192, 8192];\n"
              "  weight s: f16[8192];\n  input m: f32[8192, 1];\n  input iv: f32[8192, 1] = uniform(0.5, 2);\n"
@@ -561,6 +645,7 @@ int main(int argc, char **argv)
     } else {
         layer_cases();
         batch_cases();
+        cl_cases();
         group_cases();
         softmax_bwd_cases();
         copy_cases();

@@ -120,8 +120,37 @@ static void test_norm_paths(void)
         /* apply: innermost dim C = 8 -> 2 groups of 4 */
         CHECK(np.stats.vec4 && np.stats.all.size[np.stats.all.n - 1] == 2);
         CHECK(np.ws_bytes > 0 && np.off_rows[0] >= np.off_part);
+        /* channels last: norm_cl.cu, splits of at least two rounds of 4 loads per thread */
+        CHECK(np.cl && np.stats.nsplit == 1 && np.stats.chunk == 30);
         CHECK(norm_plan_of(&f, "u", &np, why, sizeof why));
         CHECK(np.stats.col == 0 && np.stats.inner.n == 2); /* [N (stride 120), HW (stride 1)] */
+        CHECK(!np.cl);
+    }
+    teardown(&f);
+
+    /* norm_cl.cu: the backward too, rows padded past C, splits that fill the
+     * device with at most 65535 of them; y in another layout than x, or dy of
+     * another dtype, stay on the generic path */
+    if (setup(&f, "dnn 1;\ngraph g {\n  input x: bf16[64, 96, 56, 56] @nhwc;\n  input dy: bf16[64, 96, 56, 56] @nhwc;\n"
+                  "  input p: f16[4000, 40] @strides(48, 1);\n  input dh: f32[4000, 40];\n"
+                  "  weight s: f32[96];\n  weight b: f32[96];\n  weight s4: f32[40];\n  weight b4: f32[40];\n"
+                  "  y, m, iv = batchnorm(x, s, b);\n  dx, ds, db = batchnorm_bwd(dy, x, s, m, iv);\n"
+                  "  z, zm, ziv = batchnorm(x, s, b);\n  q, qm, qiv = batchnorm(p, s4, b4);\n"
+                  "  qx, qs, qb = batchnorm_bwd(dh, p, s4, qm, qiv);\n"
+                  "  output y: bf16 @nhwc, dx: bf16 @nhwc, ds, db, z: bf16, q: f16, qx: f16, qs, qb;\n}\n", false)) {
+        CHECK(norm_plan_of(&f, "y", &np, why, sizeof why));
+        /* 96 channels in vectors of 8: 12 -> 16 threads across, 16 rows: 1 channel block, 396 splits */
+        CHECK(np.cl && np.stats.O == 96 && np.stats.Q == 64 * 56 * 56 && np.stats.nsplit == 396);
+        CHECK(np.stats.chunk * np.stats.nsplit >= np.stats.Q && np.stats.chunk * (np.stats.nsplit - 1) < np.stats.Q);
+        CHECK(np.ws_bytes >= (size_t)396 * 96 * 16 + 6 * 96 * 4);
+        CHECK(norm_plan_of(&f, "dx", &np, why, sizeof why));
+        CHECK(np.cl && np.pgrad_from_rows && np.apply_mode == NGA_BWD && np.stats.mode == NGR_BWD);
+        CHECK(norm_plan_of(&f, "z", &np, why, sizeof why));
+        CHECK(!np.cl);
+        CHECK(norm_plan_of(&f, "q", &np, why, sizeof why));
+        CHECK(np.cl && np.stats.inner.stride[NG_X][0] == 48 && np.stats.inner.stride[NG_Y][0] == 40);
+        CHECK(norm_plan_of(&f, "qx", &np, why, sizeof why));
+        CHECK(!np.cl);
     }
     teardown(&f);
 

@@ -1,0 +1,361 @@
+// norm_cl.cu — batchnorm training forward and backward over channels-last x:
+// every x-shaped operand is [M, C] with the C channels contiguous (stride 1)
+// and one row stride (NHWC, NDHWC, [N, C]), the layout ResNet training runs.
+// Three launches, each a plain pass over memory:
+//   reduce    grid (channel blocks, splits of the M rows), block TX x TY:
+//             threadIdx.x across V-channel vectors (16-byte loads when C and
+//             the row strides allow, else V = 1), threadIdx.y across rows,
+//             four vectors in flight per thread; the block's partials are
+//             combined through shared memory in a fixed order and written
+//             to part[split][C][4] (forward: count, mean, M2; backward:
+//             0, 0, sum dy, sum dy xhat);
+//   finalize  one warp per channel combines the splits (lanes stride the
+//             splits, then a fixed shuffle tree: deterministic) and stores
+//             what the generic finalize stores (fin_store);
+//   apply     the same grid with the splits in reverse order (the rows the
+//             reduce read last are the likeliest still in L2), per-channel
+//             constants in registers: y = act((x - mean) * inv * scale + bias)
+//             or dx = inv / M * (M g - sum g - xhat sum g xhat), g = dy * scale.
+// Forward: x read twice, y written once; backward: x and dy read twice, dx
+// written once.  The backward reads mean / inv from the saved tensors.
+#include "norm_common.cuh"
+
+namespace {
+
+// three blocks per SM (plan_cl in eng_norm.c sizes the grid for it): <= 85 registers
+enum { CL_THREADS = NG_CL_THREADS, CL_UNROLL = NG_CL_UNROLL };
+
+template <typename T, int V>
+struct __align__(sizeof(T) * V) vec_t {
+    T v[V];
+};
+
+// Block shape for C channels in vectors of V: TX a power of two up to 32
+// covering the vectors of one row, TY the rest of 256 threads.
+struct cl_geo {
+    int tx, ty;
+    unsigned cblocks;
+};
+
+cl_geo cl_geometry(int64_t C, int V)
+{
+    int64_t cv = (C + V - 1) / V;
+    int tx = 1;
+    while (tx < cv && tx < 32)
+        tx <<= 1;
+    cl_geo g = {tx, CL_THREADS / tx, (unsigned)((cv + tx - 1) / tx)};
+    return g;
+}
+
+__device__ __forceinline__ void cl_rows(const ng_job &j, int split, int64_t &q0, int64_t &q1)
+{
+    q0 = (int64_t)split * j.chunk;
+    q1 = q0 + j.chunk < j.Q ? q0 + j.chunk : j.Q;
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void cl_load(const void *p, int64_t off, float (&v)[V])
+{
+    vec_t<T, V> q = *reinterpret_cast<const vec_t<T, V> *>(static_cast<const T *>(p) + off);
+#pragma unroll
+    for (int k = 0; k < V; k++)
+        v[k] = to_f<T>(q.v[k]);
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void cl_store(void *p, int64_t off, const float (&v)[V])
+{
+    vec_t<T, V> q;
+#pragma unroll
+    for (int k = 0; k < V; k++)
+        q.v[k] = from_f<T>(v[k]);
+    *reinterpret_cast<vec_t<T, V> *>(static_cast<T *>(p) + off) = q;
+}
+
+// A per-channel tensor (scale, bias, saved statistics) at channel c through
+// its channel stride; dflt when absent.
+__device__ __forceinline__ float cl_chan(const ng_job &j, int k, int64_t c, float dflt)
+{
+    return j.t.p[k] ? ldf(j.t.p[k], c * j.outer.stride[k][0], j.t.dt[k]) : dflt;
+}
+
+// BWD = false: shifted sums of x per channel (shift: the thread's first
+// value), turned into (count, mean, M2); BWD = true: sum dy, sum dy xhat.
+template <typename T, int V, bool BWD>
+__global__ void __launch_bounds__(CL_THREADS, 3) k_cl_reduce(const ng_job j)
+{
+    __shared__ float s0[CL_THREADS * V], s1[CL_THREADS * V];
+    const int tx = threadIdx.x, ty = threadIdx.y, TX = blockDim.x, TY = blockDim.y;
+    const int64_t C = j.O, cbase = (int64_t)blockIdx.x * TX * V, c0 = cbase + (int64_t)tx * V;
+    int64_t q0, q1;
+    cl_rows(j, blockIdx.y, q0, q1);
+    const int64_t sx = j.inner.stride[NG_X][0], sdy = BWD ? j.inner.stride[NG_DY][0] : 0;
+    float shift[V], a[V], b[V], mean[V], inv[V];
+#pragma unroll
+    for (int k = 0; k < V; k++)
+        shift[k] = a[k] = b[k] = mean[k] = inv[k] = 0.f;
+    const int64_t first = q0 + ty;
+    const float n = first < q1 ? (float)((q1 - first + TY - 1) / TY) : 0.f;
+    if (c0 < C && first < q1) {
+        int64_t q = first;
+        if (BWD) {
+#pragma unroll
+            for (int k = 0; k < V; k++) {
+                mean[k] = cl_chan(j, NG_MEAN, c0 + k, 0.f);
+                inv[k] = cl_chan(j, NG_INV, c0 + k, 1.f);
+            }
+        } else {
+            cl_load<T, V>(j.t.p[NG_X], q * sx + c0, shift);
+            q += TY;
+        }
+        for (; q + (CL_UNROLL - 1) * TY < q1; q += CL_UNROLL * TY) {
+            float x[CL_UNROLL][V], dy[CL_UNROLL][V];
+#pragma unroll
+            for (int u = 0; u < CL_UNROLL; u++) {
+                cl_load<T, V>(j.t.p[NG_X], (q + u * TY) * sx + c0, x[u]);
+                if (BWD)
+                    cl_load<T, V>(j.t.p[NG_DY], (q + u * TY) * sdy + c0, dy[u]);
+            }
+#pragma unroll
+            for (int u = 0; u < CL_UNROLL; u++)
+#pragma unroll
+                for (int k = 0; k < V; k++) {
+                    if (BWD) {
+                        a[k] += dy[u][k];
+                        b[k] += dy[u][k] * ((x[u][k] - mean[k]) * inv[k]);
+                    } else {
+                        float d = x[u][k] - shift[k];
+                        a[k] += d;
+                        b[k] += d * d;
+                    }
+                }
+        }
+        for (; q < q1; q += TY) {
+            float x[V], dy[V];
+            cl_load<T, V>(j.t.p[NG_X], q * sx + c0, x);
+            if (BWD)
+                cl_load<T, V>(j.t.p[NG_DY], q * sdy + c0, dy);
+#pragma unroll
+            for (int k = 0; k < V; k++) {
+                if (BWD) {
+                    a[k] += dy[k];
+                    b[k] += dy[k] * ((x[k] - mean[k]) * inv[k]);
+                } else {
+                    float d = x[k] - shift[k];
+                    a[k] += d;
+                    b[k] += d * d;
+                }
+            }
+        }
+    }
+    // per thread: (mean, M2) of its n rows, or the two sums
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+        float v0 = a[k], v1 = b[k];
+        if (!BWD) {
+            v0 = n > 0.f ? shift[k] + a[k] / n : 0.f;
+            v1 = n > 0.f ? fmaxf(b[k] - a[k] * a[k] / n, 0.f) : 0.f;
+        }
+        s0[ty * TX * V + tx * V + k] = v0;
+        s1[ty * TX * V + tx * V + k] = v1;
+    }
+    __syncthreads();
+    // one thread per channel of the block combines the TY rows in order
+    for (int t = ty * TX + tx; t < TX * V; t += CL_THREADS) {
+        int64_t c = cbase + t;
+        if (c >= C)
+            continue;
+        acc4 acc = {{0.f, 0.f, 0.f, 0.f}};
+        for (int r = 0; r < TY; r++) {
+            int64_t fr = q0 + r;
+            float nr = fr < q1 ? (float)((q1 - fr + TY - 1) / TY) : 0.f;
+            if (BWD) {
+                acc.v[2] += s0[r * TX * V + t];
+                acc.v[3] += s1[r * TX * V + t];
+            } else {
+                acc4 o = {{nr, s0[r * TX * V + t], s1[r * TX * V + t], 0.f}};
+                acc_merge<NGR_WELFORD>(acc, o);
+            }
+        }
+        float4 w = make_float4(acc.v[0], acc.v[1], acc.v[2], acc.v[3]);
+        *reinterpret_cast<float4 *>(j.part + ((int64_t)blockIdx.y * C + c) * 4) = w;
+    }
+}
+
+// One warp per channel: lanes combine splits lane, lane + 32, ... then a
+// fixed xor tree; the backward turns sum dy, sum dy xhat into sum g,
+// sum g xhat (g = dy * scale, one scale per channel).
+template <int MODE>
+__global__ void __launch_bounds__(CL_THREADS) k_cl_finalize(const ng_job j)
+{
+    const int lane = threadIdx.x & 31;
+    const int64_t c = (int64_t)blockIdx.x * (CL_THREADS / 32) + (threadIdx.x >> 5);
+    if (c >= j.O)
+        return;
+    acc4 a = {{0.f, 0.f, 0.f, 0.f}};
+    for (int s = lane; s < j.nsplit; s += 32) {
+        float4 p = *reinterpret_cast<const float4 *>(j.part + ((int64_t)s * j.O + c) * 4);
+        acc4 b = {{p.x, p.y, p.z, p.w}};
+        acc_merge<MODE>(a, b);
+    }
+    for (int m = 1; m < 32; m <<= 1)
+        acc_shfl<MODE>(a, m);
+    if (lane != 0)
+        return;
+    constexpr unsigned M = OPBIT(NG_ROW) | OPBIT(NG_MEAN) | OPBIT(NG_INV) | OPBIT(NG_RM) | OPBIT(NG_RV) |
+                           OPBIT(NG_RMO) | OPBIT(NG_RVO) | OPBIT(NG_DSC) | OPBIT(NG_DBI);
+    int64_t off[NG_NOPS];
+    decomp<M, int64_t>(j.outer, c, off);
+    if (MODE == NGR_BWD) {
+        float sc = cl_chan(j, NG_SC, c, 1.f);
+        a.v[0] = sc * a.v[2];
+        a.v[1] = sc * a.v[3];
+    }
+    fin_store<MODE>(j, off, a);
+}
+
+template <typename T, int V, int AM, int ACT>
+__global__ void __launch_bounds__(CL_THREADS, 3) k_cl_apply(const ng_job j)
+{
+    const int tx = threadIdx.x, ty = threadIdx.y, TY = blockDim.y;
+    const int64_t C = j.O, c0 = ((int64_t)blockIdx.x * blockDim.x + tx) * V;
+    if (c0 >= C)
+        return;
+    int64_t q0, q1;
+    cl_rows(j, gridDim.y - 1 - blockIdx.y, q0, q1);
+    const int ko = AM == NGA_FWD ? NG_Y : NG_DX;
+    const int64_t sx = j.inner.stride[NG_X][0], so = j.inner.stride[ko][0];
+    const int64_t sdy = AM == NGA_BWD ? j.inner.stride[NG_DY][0] : 0;
+    // per channel: mean, inv * scale (forward) or inv (backward), bias or sum g, sum g xhat
+    float m[V], k1[V], k2[V], k3[V], sc[V];
+    const float fD = j.D;
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+        int64_t c = c0 + k;
+        sc[k] = cl_chan(j, NG_SC, c, 1.f);
+        if (AM == NGA_FWD) {
+            m[k] = j.mean[c];
+            k1[k] = j.inv[c] * sc[k];
+            k2[k] = cl_chan(j, NG_BI, c, 0.f);
+            k3[k] = 0.f;
+        } else {
+            m[k] = cl_chan(j, NG_MEAN, c, 0.f);
+            k1[k] = cl_chan(j, NG_INV, c, 1.f);
+            k2[k] = j.a[c];
+            k3[k] = j.b[c];
+        }
+    }
+    for (int64_t q = q0 + ty; q < q1; q += CL_UNROLL * TY) {
+        float x[CL_UNROLL][V], dy[CL_UNROLL][V];
+#pragma unroll
+        for (int u = 0; u < CL_UNROLL; u++) {
+            int64_t r = q + u * TY;
+            if (r < q1) {
+                cl_load<T, V>(j.t.p[NG_X], r * sx + c0, x[u]);
+                if (AM == NGA_BWD)
+                    cl_load<T, V>(j.t.p[NG_DY], r * sdy + c0, dy[u]);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < CL_UNROLL; u++) {
+            int64_t r = q + u * TY;
+            if (r >= q1)
+                break;
+            float o[V];
+#pragma unroll
+            for (int k = 0; k < V; k++) {
+                if (AM == NGA_FWD) {
+                    o[k] = act_f((x[u][k] - m[k]) * k1[k] + k2[k], ACT, j.act_dt);
+                } else {
+                    float xh = (x[u][k] - m[k]) * k1[k], g = dy[u][k] * sc[k];
+                    o[k] = k1[k] / fD * (fD * g - k2[k] - xh * k3[k]);
+                }
+            }
+            cl_store<T, V>(j.t.p[ko], r * so + c0, o);
+        }
+    }
+}
+
+// V: 16 bytes of channels when C, every row stride and every base pointer
+// allow it, else 1.
+template <typename T>
+int cl_width(const ng_job *j, const int *ops, int nops)
+{
+    const int V = 16 / (int)sizeof(T);
+    bool ok = j->O % V == 0;
+    for (int q = 0; q < nops && ok; q++)
+        ok = j->inner.stride[ops[q]][0] % V == 0 && (uintptr_t)j->t.p[ops[q]] % 16 == 0;
+    return ok ? V : 1;
+}
+
+template <typename T, int V>
+void cl_run(const ng_job *j, int what, int act, cudaStream_t s)
+{
+    cl_geo g = cl_geometry(j->O, V);
+    dim3 grid(g.cblocks, (unsigned)j->nsplit), block((unsigned)g.tx, (unsigned)g.ty);
+    switch (what) {
+    case 0: k_cl_reduce<T, V, false><<<grid, block, 0, s>>>(*j); break;
+    case 1: k_cl_reduce<T, V, true><<<grid, block, 0, s>>>(*j); break;
+    case 2:
+        switch (act) {
+        case NGACT_RELU: k_cl_apply<T, V, NGA_FWD, NGACT_RELU><<<grid, block, 0, s>>>(*j); break;
+        case NGACT_SILU: k_cl_apply<T, V, NGA_FWD, NGACT_SILU><<<grid, block, 0, s>>>(*j); break;
+        case NGACT_GELU_TANH: k_cl_apply<T, V, NGA_FWD, NGACT_GELU_TANH><<<grid, block, 0, s>>>(*j); break;
+        case NGACT_GELU_ERF: k_cl_apply<T, V, NGA_FWD, NGACT_GELU_ERF><<<grid, block, 0, s>>>(*j); break;
+        default: k_cl_apply<T, V, NGA_FWD, NGACT_NONE><<<grid, block, 0, s>>>(*j); break;
+        }
+        break;
+    default: k_cl_apply<T, V, NGA_BWD, NGACT_NONE><<<grid, block, 0, s>>>(*j); break;
+    }
+}
+
+// what: 0 forward reduce, 1 backward reduce, 2 forward apply, 3 backward apply
+template <typename T>
+void cl_dispatch(const ng_job *j, int what, cudaStream_t s)
+{
+    static const int fwd_r[] = {NG_X}, bwd_r[] = {NG_X, NG_DY}, fwd_a[] = {NG_X, NG_Y},
+                     bwd_a[] = {NG_X, NG_DY, NG_DX};
+    const int *ops[] = {fwd_r, bwd_r, fwd_a, bwd_a};
+    const int nops[] = {1, 2, 2, 3};
+    if (cl_width<T>(j, ops[what], nops[what]) > 1)
+        cl_run<T, 16 / (int)sizeof(T)>(j, what, j->act, s);
+    else
+        cl_run<T, 1>(j, what, j->act, s);
+}
+
+int cl_launch(const ng_job *j, int what, cudaStream_t s)
+{
+    if (j->O <= 0 || j->Q <= 0 || j->nsplit <= 0)
+        return 0;
+    switch (j->t.dt[NG_X]) {
+    case DT_F16: cl_dispatch<__half>(j, what, s); break;
+    case DT_BF16: cl_dispatch<__nv_bfloat16>(j, what, s); break;
+    default: cl_dispatch<float>(j, what, s); break;
+    }
+    return (int)cudaGetLastError();
+}
+
+} // namespace
+
+extern "C" int ng_launch_cl_reduce(const ng_job *j, void *stream)
+{
+    return cl_launch(j, j->mode == NGR_BWD ? 1 : 0, static_cast<cudaStream_t>(stream));
+}
+
+extern "C" int ng_launch_cl_finalize(const ng_job *j, void *stream)
+{
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (j->O <= 0)
+        return 0;
+    unsigned blocks = (unsigned)((j->O + CL_THREADS / 32 - 1) / (CL_THREADS / 32));
+    if (j->mode == NGR_BWD)
+        k_cl_finalize<NGR_BWD><<<blocks, CL_THREADS, 0, s>>>(*j);
+    else
+        k_cl_finalize<NGR_WELFORD><<<blocks, CL_THREADS, 0, s>>>(*j);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int ng_launch_cl_apply(const ng_job *j, int apply_mode, void *stream)
+{
+    return cl_launch(j, apply_mode == NGA_BWD ? 3 : 2, static_cast<cudaStream_t>(stream));
+}
