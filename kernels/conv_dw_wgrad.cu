@@ -20,11 +20,16 @@
  *           once; one row of the larger windows, whose sums would not fit
  *           in registers), acc[RB][S_][V] in f32.
  * Partials: every block sums its threads' accumulators in shared memory in a
- * fixed order and writes ws[tap][c][chunk]; kdww_reduce gives one warp to
- * each (tap, c): lane-strided sums over the chunks, then a fixed xor-shuffle
- * tree, stored in dw's type and strides.  Deterministic, no atomics.
- * The plan (tap groups, chunks) depends on the problem only, so the engine
- * sizes the workspace with kconv_dw_wgrad_ws_bytes before any launch. */
+ * fixed order and writes its row ws[chunk][tap][c] (coalesced along c: a
+ * [tap][c][chunk] layout made every store its own 32-byte sector, ~20 MB
+ * of writes on a 58 MB problem); kdww_reduce sums the chunks of 32
+ * consecutive (tap, c) per block, 32 chunk lanes each in order, then the
+ * lanes in order through shared memory, and stores dw in its type and
+ * strides.  Deterministic, no atomics.
+ * Chunks: one wave of blocks (the kernel's occupancy times the SMs, over
+ * the tap groups and channel slices), capped by the workspace the engine
+ * sized from the problem alone (kconv_dw_wgrad_ws_bytes: at most 8 blocks
+ * per SM). */
 #include "kern_common.cuh"
 
 namespace {
@@ -173,30 +178,34 @@ __global__ void __launch_bounds__(NT, 3) kdww_kernel(const dwwg g, const T *__re
             v += red[(y * E + e) * CVB + t];
         const int rb = e / V / NS, s = e / V % NS;
         const int tap = S_ == 0 ? tg : (tg * RB + rb) * S_ + s; /* [T][R][S] order */
-        ws[((int64_t)tap * g.C + c) * g.chunks_ws + blockIdx.y] = v;
+        ws[((int64_t)blockIdx.y * g.win[0] * g.win[1] * g.win[2] + tap) * g.C + c] = v;
     }
 }
 
-/* dw[c, tap] = sum over the chunks, one warp per (tap, c). */
-__global__ void __launch_bounds__(256) kdww_reduce(const dwwg g, const float *__restrict__ ws, void *__restrict__ dw)
+/* dw[c, tap] = the sum over the chunks of ws[chunk][tap][c]: block (32, 32),
+ * x = 32 consecutive columns (tap * C + c), y = chunk lanes summing the
+ * chunks y, y + 32, ... in order, then the 32 lane sums in order. */
+__global__ void __launch_bounds__(1024) kdww_reduce(const dwwg g, const float *__restrict__ ws, void *__restrict__ dw)
 {
-    const int64_t wid = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    const int lane = threadIdx.x % 32;
+    __shared__ float part[32][33];
     const int taps = g.win[0] * g.win[1] * g.win[2];
-    if (wid >= (int64_t)taps * g.C)
-        return; /* whole warps: wid is uniform */
-    const float *p = ws + wid * g.chunks_ws;
+    const int64_t cols = (int64_t)taps * g.C, col = (int64_t)blockIdx.x * 32 + threadIdx.x;
     float v = 0.f;
-    for (int k = lane; k < g.chunks; k += 32)
-        v += p[k];
-#pragma unroll
-    for (int off = 16; off; off >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, off);
-    if (lane == 0) {
-        const int tap = (int)(wid / g.C), c = (int)(wid % g.C);
-        const int t0 = tap / (g.win[1] * g.win[2]), t1 = (tap / g.win[2]) % g.win[1], t2 = tap % g.win[2];
-        kst(dw, g.dt_w, c * g.sw[0] + t0 * g.sw[2] + t1 * g.sw[3] + t2 * g.sw[4], v);
+    if (col < cols) {
+#pragma unroll 4
+        for (int k = threadIdx.y; k < g.chunks; k += 32)
+            v += ws[(int64_t)k * cols + col];
     }
+    part[threadIdx.y][threadIdx.x] = v;
+    __syncthreads();
+    if (threadIdx.y != 0 || col >= cols)
+        return;
+    float t = 0.f;
+    for (int y = 0; y < 32; y++)
+        t += part[y][threadIdx.x];
+    const int tap = (int)(col / g.C), c = (int)(col % g.C);
+    const int t0 = tap / (g.win[1] * g.win[2]), t1 = (tap / g.win[2]) % g.win[1], t2 = tap % g.win[2];
+    kst(dw, g.dt_w, c * g.sw[0] + t0 * g.sw[2] + t1 * g.sw[3] + t2 * g.sw[4], t);
 }
 
 /* The plan from the problem alone (the workspace is sized from it). */
@@ -226,8 +235,8 @@ void plan(const kconv_params *p, int sms, dwwg &g)
     g.tg = v2 ? tr / g.rb : taps;
     g.nq = (g.O[2] + g.qt - 1) / g.qt;
     g.strips = (int64_t)g.N * g.O[0] * g.O[1] * g.nq;
-    /* ~4 blocks per SM over the tap groups, every chunk at least 8 strips long */
-    int64_t ch = (4 * (int64_t)(sms > 0 ? sms : 132) + g.tg - 1) / g.tg, most = g.strips / 8;
+    /* the workspace's cap: 8 blocks per SM over the tap groups, every chunk at least 8 strips long */
+    int64_t ch = (8 * (int64_t)(sms > 0 ? sms : 132) + g.tg - 1) / g.tg, most = g.strips / 8;
     if (ch > most)
         ch = most;
     if (ch > 4096)
@@ -236,42 +245,49 @@ void plan(const kconv_params *p, int sms, dwwg &g)
 }
 
 template <typename T, int V, int S_, int SW_, int RB>
-int launch(dwwg g, const void *x, const void *dy, float *ws, void *dw, cudaStream_t s)
+int launch(dwwg g, const void *x, const void *dy, float *ws, void *dw, int sms, cudaStream_t s)
 {
     constexpr int E = RB * (S_ == 0 ? 1 : S_) * V;
     g.cv = g.C / V;
     /* channel vectors in equal slices of at most 32 */
     const int slices = (g.cv + 31) / 32, cvb = (g.cv + slices - 1) / slices, ry = NT / cvb;
-    g.spt = (int)((g.strips + (int64_t)g.chunks_ws * ry - 1) / ((int64_t)g.chunks_ws * ry));
-    g.chunks = (int)((g.strips + (int64_t)g.spt * ry - 1) / ((int64_t)g.spt * ry));
     const size_t smem = (size_t)E * cvb * ry * sizeof(float);
+    /* one wave: as many chunks as the SMs hold blocks, over the tap groups and slices */
+    static int occ = 0; /* per instantiation, the same for every launch */
+    if (!occ && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kdww_kernel<T, V, S_, SW_, RB>, NT,
+                                                              (size_t)E * NT * sizeof(float)) != cudaSuccess)
+        return (int)cudaGetLastError();
+    int64_t want = (int64_t)(occ > 0 ? occ : 1) * (sms > 0 ? sms : 132) / ((int64_t)g.tg * slices);
+    want = want < 1 ? 1 : want > g.chunks_ws ? g.chunks_ws : want;
+    g.spt = (int)((g.strips + want * ry - 1) / (want * ry));
+    g.chunks = (int)((g.strips + (int64_t)g.spt * ry - 1) / ((int64_t)g.spt * ry));
     dim3 grid((unsigned)g.tg, (unsigned)g.chunks, (unsigned)slices);
     kdww_kernel<T, V, S_, SW_, RB><<<grid, dim3(cvb, ry), smem, s>>>(g, static_cast<const T *>(x),
                                                                       static_cast<const T *>(dy), ws);
-    const int64_t warps = (int64_t)g.win[0] * g.win[1] * g.win[2] * g.C;
-    kdww_reduce<<<(unsigned)((warps * 32 + 255) / 256), 256, 0, s>>>(g, ws, dw);
+    const int64_t cols = (int64_t)g.win[0] * g.win[1] * g.win[2] * g.C;
+    kdww_reduce<<<(unsigned)((cols + 31) / 32), dim3(32, 32), 0, s>>>(g, ws, dw);
     return (int)cudaGetLastError();
 }
 
 template <typename T, int V>
-int launch_v(const dwwg &g, const void *x, const void *dy, float *ws, void *dw, cudaStream_t s)
+int launch_v(const dwwg &g, const void *x, const void *dy, float *ws, void *dw, int sms, cudaStream_t s)
 {
-    if (g.S == 3 && g.rb == 3) return g.st[2] == 1 ? launch<T, V, 3, 1, 3>(g, x, dy, ws, dw, s)
-                                                   : launch<T, V, 3, 2, 3>(g, x, dy, ws, dw, s);
-    if (g.S == 3) return g.st[2] == 1 ? launch<T, V, 3, 1, 1>(g, x, dy, ws, dw, s) : launch<T, V, 3, 2, 1>(g, x, dy, ws, dw, s);
-    if (g.S == 5) return g.st[2] == 1 ? launch<T, V, 5, 1, 1>(g, x, dy, ws, dw, s) : launch<T, V, 5, 2, 1>(g, x, dy, ws, dw, s);
-    if (g.S == 7) return g.st[2] == 1 ? launch<T, V, 7, 1, 1>(g, x, dy, ws, dw, s) : launch<T, V, 7, 2, 1>(g, x, dy, ws, dw, s);
-    return launch<T, V, 0, 0, 1>(g, x, dy, ws, dw, s);
+    if (g.S == 3 && g.rb == 3) return g.st[2] == 1 ? launch<T, V, 3, 1, 3>(g, x, dy, ws, dw, sms, s)
+                                                   : launch<T, V, 3, 2, 3>(g, x, dy, ws, dw, sms, s);
+    if (g.S == 3) return g.st[2] == 1 ? launch<T, V, 3, 1, 1>(g, x, dy, ws, dw, sms, s) : launch<T, V, 3, 2, 1>(g, x, dy, ws, dw, sms, s);
+    if (g.S == 5) return g.st[2] == 1 ? launch<T, V, 5, 1, 1>(g, x, dy, ws, dw, sms, s) : launch<T, V, 5, 2, 1>(g, x, dy, ws, dw, sms, s);
+    if (g.S == 7) return g.st[2] == 1 ? launch<T, V, 7, 1, 1>(g, x, dy, ws, dw, sms, s) : launch<T, V, 7, 2, 1>(g, x, dy, ws, dw, sms, s);
+    return launch<T, V, 0, 0, 1>(g, x, dy, ws, dw, sms, s);
 }
 
 template <typename T>
-int launch_t(const dwwg &g, const void *x, const void *dy, float *ws, void *dw, cudaStream_t s)
+int launch_t(const dwwg &g, const void *x, const void *dy, float *ws, void *dw, int sms, cudaStream_t s)
 {
     const unsigned align = 4 * sizeof(T);
     bool vec = g.C % 4 == 0 && (uintptr_t)x % align == 0 && (uintptr_t)dy % align == 0;
     for (int i = 0; i < 5; i++)
         vec = vec && (i == 1 || (g.sx[i] % 4 == 0 && g.sy[i] % 4 == 0));
-    return vec ? launch_v<T, 4>(g, x, dy, ws, dw, s) : launch_v<T, 1>(g, x, dy, ws, dw, s);
+    return vec ? launch_v<T, 4>(g, x, dy, ws, dw, sms, s) : launch_v<T, 1>(g, x, dy, ws, dw, sms, s);
 }
 
 } /* namespace */
@@ -291,8 +307,8 @@ extern "C" int kconv_dw_wgrad(const kconv_params *p, const void *x, void *dw, co
     plan(p, sm_count, g);
     cudaStream_t s = (cudaStream_t)stream;
     switch (p->dt_x) {
-    case KDT_F16: return launch_t<__half>(g, x, dy, ws, dw, s);
-    case KDT_BF16: return launch_t<__nv_bfloat16>(g, x, dy, ws, dw, s);
-    default: return launch_t<float>(g, x, dy, ws, dw, s);
+    case KDT_F16: return launch_t<__half>(g, x, dy, ws, dw, sm_count, s);
+    case KDT_BF16: return launch_t<__nv_bfloat16>(g, x, dy, ws, dw, sm_count, s);
+    default: return launch_t<float>(g, x, dy, ws, dw, sm_count, s);
     }
 }

@@ -21,10 +21,12 @@
  *             variant BN = 64: warps 4 (M) x 2 (N), warp tile 32 x 32;
  *   k slice   BK = 32 halves (f16/bf16: 2 mma k-steps of 16, m16n8k16)
  *             or 16 floats (tf32: 2 k-steps of 8, m16n8k8), 64 bytes per row;
- *   pipeline  STAGES = 3 shared-memory buffers, cp.async groups
+ *   pipeline  STAGES = 4 shared-memory buffers, cp.async groups
  *             (prefetch STAGES-1 slices ahead, one __syncthreads per slice);
  *   shared    rows padded to 80 bytes: ldmatrix / fragment loads hit 32
- *             distinct banks; 3 * (128 + BN) * 80 B = 60 or 45 KiB dynamic.
+ *             distinct banks; 4 * (128 + BN) * 80 B = 80 or 60 KiB dynamic
+ *             (4 stages, not 3: one CTA alone on an SM, as in the split-K
+ *             layers, waited on its loads with 2 slices in flight).
  * f32 accumulation; the epilogue applies the fused steps (conv_epi.cuh:
  * bias, activation, residual, scale), converts and stores through y's own
  * strides (two halves at once when K is y's contiguous dim).  Offsets are 32-bit:

@@ -142,7 +142,7 @@ int kconv_dw_wgrad(const kconv_params *p, const void *x, void *dw, const void *d
  * so ldmatrix is bank-conflict free.
  * K <= KIG_BN_SMALL runs a BN = 64 variant (8 warps as 4 x 2, warp 32 x 32).
  * <= 128 registers per thread (no spills on sm_90): 2 CTAs per SM. */
-enum { KIG_BM = 128, KIG_BN = 128, KIG_BN_SMALL = 64, KIG_BK16 = 32, KIG_BK32 = 16, KIG_STAGES = 3, KIG_THREADS = 256 };
+enum { KIG_BM = 128, KIG_BN = 128, KIG_BN_SMALL = 64, KIG_BK16 = 32, KIG_BK32 = 16, KIG_STAGES = 4, KIG_THREADS = 256 };
 
 /* Pooling.  x [N, C, in...], y / dy [N, C, out...], dx like x. */
 typedef struct kpool_params {
