@@ -15,6 +15,7 @@ extern const gpu_engine gpu_engine_sdpa_flash_wgmma, gpu_engine_sdpa_flash, gpu_
 extern const gpu_engine gpu_engine_norm_welford, gpu_engine_copy_strided, gpu_engine_rng_philox; /* gpunorm */
 extern const gpu_engine gpu_engine_rnn_bwd_direct; /* gpurnnbwd */
 extern const gpu_engine gpu_engine_quant_direct, gpu_engine_matmul_fp8_cublaslt, gpu_engine_matmul_i8_cublaslt; /* lowp */
+extern const gpu_engine gpu_engine_index_direct, gpu_engine_xent_direct, gpu_engine_bn_infer_var; /* ops */
 
 /* Engines with knobs (engine.h: gpu_knobs). */
 extern const gpu_knobs gpu_knobs_pointwise_nvrtc, gpu_knobs_reduce_nvrtc, gpu_knobs_matmul_cublaslt;
@@ -47,6 +48,9 @@ const gpu_engine_row gpu_engine_rows[] = {
     {&gpu_engine_quant_direct, SERVES(QUANT), NULL}, /* lowp */
     {&gpu_engine_matmul_fp8_cublaslt, SERVES(QUANT), NULL},
     {&gpu_engine_matmul_i8_cublaslt, SERVES(QUANT), NULL},
+    {&gpu_engine_index_direct, SERVES(INDEX), NULL}, /* ops */
+    {&gpu_engine_xent_direct, SERVES(INDEX), NULL},
+    {&gpu_engine_bn_infer_var, SERVES(NORM), NULL},
 };
 #undef SERVES
 const int gpu_nengines = (int)(sizeof gpu_engine_rows / sizeof gpu_engine_rows[0]);

@@ -3,6 +3,9 @@
 #include "diffharness.h"
 
 #include "data/data.h"
+#include "gpu/engine.h"
+#include "gpu/lower.h"
+#include "gpu/partition.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -189,4 +192,16 @@ bool dh_compare_output(const dh_case_run *r, int t, const dh_rule *rule, char *m
     }
     *n = k < cap ? k : cap - 1;
     return ok;
+}
+
+xdnn_status dh_dry_select(xgraph *g, char *engines, size_t len, xdnn_diags_t *d)
+{
+    arena *ar = arena_create();
+    gplan *pl = gpu_partition(gpu_lower(g, ar), false);
+    gpu_device dev = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
+    xdnn_status s = gpu_select_engines(pl, &dev, NULL, 0, getenv("DIFFTEST_VERBOSE") ? 1 : 0, stderr, d);
+    for (int i = 0; i < pl->nparts && s == XDNN_OK; i++)
+        snprintf(engines + strlen(engines), len - strlen(engines), "%s%s", i ? "," : "", pl->parts[i].engine->name);
+    arena_destroy(ar);
+    return s;
 }

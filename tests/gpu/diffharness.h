@@ -73,6 +73,11 @@ xdnn_status dh_gpu_run(dh_case_run *r, const gpu_run_opts *o, dh_outcome *out);
 /* Print the diagnostics of a failed case (stdout) and free everything. */
 void dh_case_end(dh_case_run *r, const char *id, bool ok);
 
+/* --dry: engine selection for g on a modelled H100 (132 SMs, sm_90), no GPU
+ * needed; the chosen engines, comma-separated, are appended to engines.
+ * DIFFTEST_VERBOSE=1 prints every engine considered. */
+xdnn_status dh_dry_select(xgraph *g, char *engines, size_t len, xdnn_diags_t *d);
+
 /* Every output of g in the GPU run state is finite (bench: unchecked but
  * still written). */
 bool dh_outputs_finite(const dh_case_run *r);
