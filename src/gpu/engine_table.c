@@ -14,6 +14,7 @@ extern const gpu_engine gpu_engine_sdpa_flash_wgmma, gpu_engine_sdpa_flash, gpu_
     gpu_engine_sdpa_naive, gpu_engine_sdpa_bwd_flash, gpu_engine_sdpa_bwd, gpu_engine_rnn_cublas; /* gpuseq */
 extern const gpu_engine gpu_engine_norm_welford, gpu_engine_copy_strided, gpu_engine_rng_philox; /* gpunorm */
 extern const gpu_engine gpu_engine_rnn_bwd_direct; /* gpurnnbwd */
+extern const gpu_engine gpu_engine_sdpa_bwd_wgmma; /* attnb */
 extern const gpu_engine gpu_engine_quant_direct, gpu_engine_matmul_fp8_cublaslt, gpu_engine_matmul_i8_cublaslt; /* lowp */
 extern const gpu_engine gpu_engine_index_direct, gpu_engine_xent_direct, gpu_engine_bn_infer_var; /* ops */
 
@@ -38,6 +39,7 @@ const gpu_engine_row gpu_engine_rows[] = {
     {&gpu_engine_sdpa_flash, SERVES(SDPA), NULL},
     {&gpu_engine_sdpa_flash_tf32, SERVES(SDPA), NULL},
     {&gpu_engine_sdpa_naive, SERVES(SDPA), NULL},
+    {&gpu_engine_sdpa_bwd_wgmma, SERVES(SDPA), NULL}, /* attnb */
     {&gpu_engine_sdpa_bwd_flash, SERVES(SDPA), NULL},
     {&gpu_engine_sdpa_bwd, SERVES(SDPA), NULL},
     {&gpu_engine_rnn_cublas, SERVES(RNN), NULL},

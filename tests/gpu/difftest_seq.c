@@ -229,6 +229,32 @@ static void sdpa_cases_wgmma(void)
         }
 }
 
+/* v4 (2026-11-24): the Hopper backward (sdpa_bwd_wgmma, forward on
+ * sdpa_flash) over what it claims: D = Dv of 64, 128 and 8, 40, 96 (padded
+ * to 64/128); Sq, Skv of 1, primes, crossing its 64-query and 128-key tiles,
+ * Sq != Skv both ways; GQA 1, 2, 4, 8 and MQA; no mask, causal top-left and
+ * bottom-right; bhsd and bshd; f16 and bf16; stats on every case.  No shape
+ * where every row sees one key (dq would be 0: nothing to compare). */
+static void sdpa_cases_bwd_wgmma(void)
+{
+    static const sshape shapes[] = {
+        {1, 2, 2, 1, 130, 128, 128},   {2, 4, 2, 17, 23, 64, 64},     {1, 8, 1, 130, 129, 128, 128},
+        {2, 4, 4, 200, 77, 64, 64},    {1, 4, 1, 257, 260, 128, 128}, {1, 2, 1, 131, 509, 64, 64},
+        {1, 32, 8, 256, 256, 128, 128}, {1, 2, 2, 45, 77, 40, 40},    {1, 3, 3, 100, 140, 96, 96},
+        {1, 1, 1, 2, 3, 64, 64},       {3, 6, 2, 129, 129, 128, 128}, {1, 2, 2, 300, 2, 128, 128},
+        {2, 16, 4, 64, 512, 64, 64},   {1, 2, 2, 67, 31, 8, 8},       {2, 8, 8, 384, 383, 128, 128},
+    };
+    static const char *const half[] = {"f16", "bf16"};
+    const int n = (int)(sizeof shapes / sizeof shapes[0]);
+    for (int si = 0; si < n; si++)
+        for (int oi = 0; oi < 3; oi++) { /* plain, causal, causal-br */
+            if ((opts.quick && oi != si % 3) || (shapes[si].Sq == 1 && oi == 1)) /* one row sees key 0 only */
+                continue;
+            sdpa_case2(&shapes[si], &sopts[oi], half[(si + oi) % 2], (si + oi) % 3 == 1 ? " @bshd" : "",
+                       "sdpa_flash", "sdpa_bwd_wgmma", false, false);
+        }
+}
+
 static void sdpa_cases(void)
 {
     static const sshape mma_shapes[] = {
@@ -276,6 +302,14 @@ static void sdpa_cases(void)
              "  output dq, dk, dv;\n}\n");
     sdpa_cases_v2();
     sdpa_cases_wgmma();
+    sdpa_cases_bwd_wgmma();
+    add_case("sdpa_bwd/sdpa_flash+sdpa_bwd_wgmma/intermediate-o/f16/b2h4k2q50kv70d64", "sdpa=sdpa_flash",
+             "sdpa_bwd=sdpa_bwd_wgmma", /* o stays an f32 intermediate */
+             "dnn 1;\ngraph g(seed=78) {\n  input q: f16[2, 4, 50, 64];\n  input k: f16[2, 2, 70, 64];\n"
+             "  input v: f16[2, 2, 70, 64];\n  input do: f16[2, 4, 50, 64];\n"
+             "  o, stats = sdpa(q, k, v, causal=true, align=\"bottom_right\");\n"
+             "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=true, align=\"bottom_right\");\n"
+             "  output dq, dk, dv;\n}\n");
 }
 
 /* ---- RNN sweeps */
@@ -320,6 +354,19 @@ static void rnn_cases(void)
  * bf16, bhsd.  Forward on sdpa_flash (id "bench/sdpa_fwd...") and on
  * sdpa_flash_wgmma (id "bench/wgmma/sdpa_fwd..."); backward on sdpa_bwd_flash
  * (id "bench/.../sdpa_bwd..."; the forward that feeds it is timed too). */
+/* The Hopper backward on one bench shape (its forward on sdpa_flash_wgmma). */
+static void bench_bwd_wgmma(const char *id, int B, int Hq, int Hk, int S, int D, const char *cz)
+{
+    char wid[220];
+    snprintf(wid, sizeof wid, "bench/wgmma/%s", id + 6);
+    add_case(wid, "sdpa=sdpa_flash_wgmma", "sdpa_bwd=sdpa_bwd_wgmma",
+             "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, %d, %d, %d];\n  input k: bf16[%d, %d, %d, %d];\n"
+             "  input v: bf16[%d, %d, %d, %d];\n  input do: bf16[%d, %d, %d, %d];\n"
+             "  o, stats = sdpa(q, k, v, causal=%s);\n"
+             "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=%s);\n  output o, dq, dk, dv;\n}\n",
+             B, Hq, S, D, B, Hk, S, D, B, Hk, S, D, B, Hq, S, D, cz, cz);
+}
+
 static void bench_cases(void)
 {
     static const struct {
@@ -351,13 +398,16 @@ static void bench_cases(void)
                     }
                     continue;
                 }
+                if (D <= 128) /* sdpa_bwd_wgmma's range; "bench/wgmma/sdpa_bwd..." */
+                    bench_bwd_wgmma(id, B, Hq, Hk, S, D, cz);
                 add_case(id, "sdpa=sdpa_flash", "sdpa_bwd=sdpa_bwd_flash",
                          "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, %d, %d, %d];\n  input k: bf16[%d, %d, %d, %d];\n"
                          "  input v: bf16[%d, %d, %d, %d];\n  input do: bf16[%d, %d, %d, %d];\n"
                          "  o, stats = sdpa(q, k, v, causal=%s);\n"
                          "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=%s);\n  output o, dq, dk, dv;\n}\n",
                          B, Hq, S, D, B, Hk, S, D, B, Hk, S, D, B, Hq, S, D, cz, cz);
-            }
+            }    /* the long causal case on the Hopper backward only (sdpa_bwd_flash takes 78 ms there) */
+    bench_bwd_wgmma("bench/sdpa_bwd_bf16_causal/b1h32k32s16384d128", 1, 32, 32, 16384, 128, "true");
 }
 
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */

@@ -5,7 +5,7 @@
 # sdpa_bwd_flash (BENCH_FILTER: words, one tester run each, e.g. "bench/wgmma"),
 # and the PyTorch peer (bench/sdpa_peer.py; SDPA_PEER_SHAPES and
 # SDPA_PEER_FWD_ONLY narrow it) on the same GPU; SAN=1 adds
-# compute-sanitizer memcheck on the --quick sdpa sweep.  Runs the prebuilt
+# compute-sanitizer memcheck on the --quick sdpa sweep (SAN_FILTER narrows it).  Runs the prebuilt
 # BUILD_DIR/difftest_seq (tests/gpu/run.sh builds it; libcjson may travel in
 # BUILD_DIR/lib), so the GPU machine needs no compiler.  Logs go to OUT_DIR.
 set -uo pipefail
@@ -20,7 +20,7 @@ if [ -z "${SKIP_SWEEP:-}" ]; then
     grep -E "passed," "$out/difftest.log"
 fi
 if [ -n "${SAN:-}" ]; then # compute-sanitizer memcheck on the reduced sdpa sweep
-    timeout "${SAN_S:-120}" compute-sanitizer --tool memcheck --error-exitcode 3 "$build/difftest_seq" --quick sdpa \
+    timeout "${SAN_S:-120}" compute-sanitizer --tool memcheck --error-exitcode 3 "$build/difftest_seq" --quick "${SAN_FILTER:-sdpa}" \
         > "$out/sanitizer.log" 2>&1
     echo "sanitizer rc=$?"
     grep -E "ERROR SUMMARY|passed," "$out/sanitizer.log"

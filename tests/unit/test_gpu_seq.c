@@ -174,6 +174,63 @@ static void test_sdpa_bwd(void)
     fixture_teardown(&f);
 }
 
+/* sdpa_bwd_wgmma: chosen first on sm_90 where it applies (bf16 GQA causal
+ * bottom_right, bshd q); refuses, naming the attribute and its value, what
+ * sdpa_bwd_flash takes instead, and every device but compute capability 9.0. */
+static void test_sdpa_bwd_wgmma(void)
+{
+    static const struct {
+        const char *dt, *dt_out, *extra;
+        int D, Dv;
+        const char *reason; /* NULL: accepted */
+    } cases[] = {
+        {"bf16", "bf16", ", causal=true, align=\"bottom_right\"", 128, 128, NULL},
+        {"f16", "f16", "", 64, 64, NULL},
+        {"bf16", "bf16", ", causal=true", 40, 40, NULL},
+        {"bf16", "bf16", ", window=[8, 4]", 64, 64, "window=[8, 4]"},
+        {"bf16", "bf16", ", dropout=0.25, seed=1", 64, 64, "dropout=0.25"},
+        {"bf16", "bf16", ", scale=-0.5", 64, 64, "scale=-0.5"},
+        {"f16", "f16", "", 256, 256, "D <= 128, got D=256"},
+        {"f16", "f16", "", 64, 32, "D == Dv, got D=64 Dv=32"},
+        {"f16", "f16", "", 36, 36, "D % 8 == 0 and D <= 128, got D=36"},
+        {"f32", "f32", "", 64, 64, "sdpa_bwd_wgmma needs q in f16 or bf16"},
+        {"bf16", "f32", "", 64, 64, "dq in q's dtype bf16, got f32"},
+        {"f16", "f16", ", scale=0.2", 128, 128, NULL}, /* o is an f32 intermediate here: taken too */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        const char *dt = cases[i].dt;
+        snprintf(text, sizeof text,
+                 "dnn 1;\ngraph g(seed=6) {\n  input q: %s[2, 8, 33, %d] @bshd;\n  input k: %s[2, 2, 40, %d];\n"
+                 "  input v: %s[2, 2, 40, %d];\n  input do: %s[2, 8, 33, %d];\n  o, stats = sdpa(q, k, v%s);\n"
+                 "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats%s);\n  output dq: %s, dk, dv;\n}\n",
+                 dt, cases[i].D, dt, cases[i].D, dt, cases[i].Dv, dt, cases[i].Dv, cases[i].extra, cases[i].extra,
+                 cases[i].dt_out);
+        fixture f;
+        if (!fixture_setup(&f, text))
+            continue;
+        const gpart *p = fixture_part_of_op(f.pl, "sdpa_bwd");
+        char why[512];
+        const bool ok = accepts("sdpa_bwd_wgmma", f.pl, p, why, sizeof why);
+        CHECK(ok == (cases[i].reason == NULL));
+        if (cases[i].reason && !strstr(why, cases[i].reason)) {
+            CHECK(!"reason names the attribute");
+            fprintf(stderr, "  reason was: %s\n", why);
+        }
+        const gpu_engine *e = gpu_engine_find("sdpa_bwd_wgmma");
+        gpu_device a100 = {.sm_count = 108, .cc_major = 8, .cc_minor = 0};
+        CHECK(e && !e->supports(f.pl, p, &a100, why, sizeof why) && strstr(why, "compute capability 9.0"));
+        gpu_device h100 = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
+        if (ok) { /* the cheapest engine on sm_90; a workspace for lse, Delta and the f32 dQ sums */
+            CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK);
+            CHECK(strcmp(p->engine->name, "sdpa_bwd_wgmma") == 0);
+            const size_t rows = 2 * 8 * 64; /* Sq = 33 padded to 64 */
+            CHECK(e->workspace(f.pl, p, &h100) >= rows * 4 * 2 + rows * (cases[i].D <= 64 ? 64 : 128) * 4);
+        }
+        fixture_teardown(&f);
+    }
+}
+
 /* rnn_cublas: dims from the attributes, Iw packing, workspace offsets. */
 static void test_rnn(void)
 {
@@ -210,6 +267,7 @@ int main(void)
     test_sdpa_choices();
     test_sdpa_wgmma_refusals();
     test_sdpa_bwd();
+    test_sdpa_bwd_wgmma();
     test_rnn();
     return test_summary("test_gpu_seq");
 }

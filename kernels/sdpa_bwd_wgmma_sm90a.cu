@@ -1,0 +1,438 @@
+// sdpa_bwd_wgmma_sm90a.cu — the Hopper attention backward (host side: src/gpu/eng_sdpa_bwd_wgmma.c as
+// sdpa_bwd_wgmma, semantics: src/ops/sdpa.h, building blocks: wgmma_sm90a.cuh).  Built for sm_90a only (the
+// Makefile's *_sm90a.cu rule); other passes compile empty bodies and the engine refuses other devices.
+//
+//  sdpa_bwd_prep    one warp per query row (rows padded to a multiple of BM): Delta = do . o and the logsumexp
+//                   in the exp2 domain, +inf on padding rows and rows that see no key (so P = 0 there), into two
+//                   f32 workspace vectors the main kernel reads with plain loads.
+//  sdpa_bwd_wgmma<T, DP>  flash-attention-3's loop order: one block per (128-key block, b, kv head), looping
+//    over the query tiles (BM = 64 rows) of every query head of its GQA group that can see the keys; dK and dV
+//    stay in registers for the whole loop (GQA sums included), dQ is accumulated in f32 in the workspace.
+//    warpgroup 0, the producer (setmaxnreg 24): one thread loads K and V once, then streams Q and dO tiles
+//      through an ST-stage ring with TMA (the forward's 4-d maps: bhsd and bshd alike, rows past S and columns
+//      past D arrive as zeros).
+//    warpgroups 1 and 2, the consumers (setmaxnreg 240): 64 keys each.  Everything is computed transposed so
+//      P and dS come out of the accumulators in the layout of a register A operand:
+//        S^T = K Q^T, dP^T = V dO^T       wgmma m64n64, both operands from shared memory
+//        P^T = exp2(S^T scale log2e - lse2), dS^T = P^T (dP^T - Delta)     in registers
+//        dV += P^T dO, dK += dS^T Q       A from registers, B = dO / Q read MN-major (tnspB)
+//        dS (16-bit) to shared memory (two buffers), then dQ_tile = dS K: at DP = 128 each consumer takes 64
+//        head-dim columns over all 128 keys (a named barrier joins the two dS halves), at DP = 64 each its
+//        own 64 keys over all columns; dQ_tile is added into the workspace with red.global.add.v2.f32.
+//      Keys past Skv need no mask: K and V are zero there, so their dQ terms vanish and their dK, dV rows are
+//      never stored.  Causal (either alignment) masks only tiles that cross the diagonal.
+//    The atomics make dQ's summation order vary run to run (last bits); sdpa_bwd_flash is the deterministic
+//    engine.
+//  sdpa_bwd_dq_out  dq = scale * workspace, in q's dtype (16-byte stores).
+#include "wgmma_sm90a.cuh"
+
+#include "gpu/kern_sdpa_bwd_wgmma.h"
+
+namespace {
+
+template <int DP> struct bw_cfg {
+    static constexpr int BN = 128;                  // keys per block (2 consumers x 64)
+    static constexpr int BM = 64;                   // query rows per tile
+    static constexpr int NB = DP / 64;              // 128-byte column blocks of a row
+    static constexpr int ST = DP <= 64 ? 3 : 2;     // Q/dO ring stages
+    static constexpr int KV_BYTES = NB * BN * 128;  // K (or V)
+    static constexpr int QT_BYTES = NB * BM * 128;  // one stage of Q (or dO)
+    static constexpr int DS_BYTES = BN * BM * 2;    // one dS buffer: 2 column blocks of 64 keys x BM rows
+    static constexpr int BAR_BYTES = 8 * (1 + 2 * ST);
+    static constexpr int SMEM = 1024 + 2 * KV_BYTES + 2 * ST * QT_BYTES + 2 * DS_BYTES + BAR_BYTES;
+};
+
+constexpr int kThreads = 384;
+constexpr int kPadRows = 64; // the workspace's rows per (b, h): Sq rounded up to this (bw_cfg::BM)
+
+#if XW_DEVICE
+__device__ __forceinline__ void red_add2(float *addr, float a, float b)
+{
+    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(addr), "f"(a), "f"(b) : "memory");
+}
+#endif
+
+// ---------------------------------------------------------------- prep: Delta and lse2
+
+template <typename T>
+__global__ void __launch_bounds__(256) sdpa_bwd_prep(const xk_sdpa p, float *lse2, float *delta, int Sqp)
+{
+    const int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (row >= (int64_t)p.B * p.Hq * Sqp)
+        return;
+    const int i = (int)(row % Sqp), bh = (int)(row / Sqp), b = bh / p.Hq, h = bh % p.Hq;
+    float dl = 0.0f, l2 = CUDART_INF_F;
+    if (i < p.Sq) {
+        const T *dor = static_cast<const T *>(p.dout.p) + off4(p.dout, b, h, i, 0);
+        const int64_t oo = off4(p.o, b, h, i, 0);
+        float part = 0.0f;
+        for (int d = lane * 8; d < p.Dv; d += 256) { // Dv % 8 == 0, rows 16-byte aligned (the engine checks)
+            const uint4 a = *reinterpret_cast<const uint4 *>(dor + d);
+            const T *ae = reinterpret_cast<const T *>(&a);
+            float oe[8];
+            if (p.o.dtype == XK_F32) { // o kept in f32 (an intermediate of a training graph)
+                const float4 *src = reinterpret_cast<const float4 *>(static_cast<const float *>(p.o.p) + oo + d);
+                const float4 x = src[0], y = src[1];
+                oe[0] = x.x, oe[1] = x.y, oe[2] = x.z, oe[3] = x.w, oe[4] = y.x, oe[5] = y.y, oe[6] = y.z, oe[7] = y.w;
+            } else {
+                const uint4 c = *reinterpret_cast<const uint4 *>(static_cast<const T *>(p.o.p) + oo + d);
+                const T *ce = reinterpret_cast<const T *>(&c);
+#pragma unroll
+                for (int e = 0; e < 8; e++)
+                    oe[e] = (float)ce[e];
+            }
+#pragma unroll
+            for (int e = 0; e < 8; e++)
+                part += (float)ae[e] * oe[e];
+        }
+        dl = warp_sum(part);
+        const float lse = ld_any(p.stats.p, p.stats.dtype, off4(p.stats, b, h, i, 0));
+        l2 = lse == -CUDART_INF_F ? CUDART_INF_F : lse * kLog2e; // a row that saw no key has P = 0
+    }
+    if (lane == 0) {
+        lse2[row] = l2;
+        delta[row] = dl;
+    }
+}
+
+// ---------------------------------------------------------------- the main kernel
+
+template <typename T, int DP>
+__global__ void __launch_bounds__(kThreads, 1)
+    sdpa_bwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tdo,
+                   const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, const xk_sdpa p,
+                   const float *__restrict__ lse2, const float *__restrict__ delta, float *dqacc, int Sqp, int causal)
+{
+#if XW_DEVICE
+    using C = bw_cfg<DP>;
+    constexpr int BN = C::BN, BM = C::BM, NB = C::NB, ST = C::ST;
+    extern __shared__ unsigned char smem_raw[];
+    const uint32_t sK = (smem_u32(smem_raw) + 1023u) & ~1023u; // swizzled tiles need 1024-byte alignment
+    const uint32_t sV = sK + C::KV_BYTES, sQ = sV + C::KV_BYTES, sO = sQ + ST * C::QT_BYTES;
+    const uint32_t sDS = sO + ST * C::QT_BYTES, sBar = sDS + 2 * C::DS_BYTES;
+    const uint32_t fullKV = sBar;
+#define XB_FULL(s) (sBar + 8u * (1 + (s)))
+#define XB_EMPTY(s) (sBar + 8u * (1 + ST + (s)))
+    const int wg = threadIdx.x / 128;
+    const int n0 = blockIdx.x * BN, b = blockIdx.y / p.Hk, hk = blockIdx.y % p.Hk, group = p.Hq / p.Hk;
+    const int off = p.bottom_right ? p.Skv - p.Sq : 0; // causal: row i sees keys j <= i + off
+    // the query tiles that see these keys: causal starts at the first row whose diagonal reaches n0
+    const int mlo = causal ? max(0, n0 - off) / BM * BM : 0;
+    const int ntq = mlo < p.Sq ? (p.Sq - mlo + BM - 1) / BM : 0, total = ntq * group;
+
+    if (threadIdx.x == 0) {
+        mb_init(fullKV, 1);
+#pragma unroll
+        for (int s = 0; s < ST; s++) {
+            mb_init(XB_FULL(s), 1);
+            mb_init(XB_EMPTY(s), 256);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) { // ---- producer
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
+        if (threadIdx.x == 0) {
+            mb_expect(fullKV, 2 * C::KV_BYTES);
+#pragma unroll
+            for (int c = 0; c < NB; c++) {
+                tma_load(sK + c * BN * 128, &tk, fullKV, c * 64, n0, hk, b);
+                tma_load(sV + c * BN * 128, &tv, fullKV, c * 64, n0, hk, b);
+            }
+            for (int t = 0; t < total; t++) {
+                const int s = t % ST, h = hk * group + t / ntq, m0 = mlo + (t % ntq) * BM;
+                mb_wait(XB_EMPTY(s), ((t / ST) & 1) ^ 1);
+                mb_expect(XB_FULL(s), 2 * C::QT_BYTES);
+#pragma unroll
+                for (int c = 0; c < NB; c++) {
+                    tma_load(sQ + s * C::QT_BYTES + c * BM * 128, &tq, XB_FULL(s), c * 64, m0, h, b);
+                    tma_load(sO + s * C::QT_BYTES + c * BM * 128, &tdo, XB_FULL(s), c * 64, m0, h, b);
+                }
+            }
+        }
+    } else { // ---- consumers
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
+        const int cw = wg - 1, tid = threadIdx.x - 128 * wg, warp = tid >> 5, lane = tid & 31;
+        const int g = lane >> 2, t4 = lane & 3;
+        const float scale2 = p.scale * kLog2e;
+        const int key0 = n0 + cw * 64 + warp * 16 + g; // this thread's keys: key0, key0 + 8
+        const uint32_t kA = sK + cw * 64 * 128, vA = sV + cw * 64 * 128; // this warpgroup's 64 key rows
+        float dk[DP / 2], dv[DP / 2];
+#pragma unroll
+        for (int i = 0; i < DP / 2; i++)
+            dk[i] = dv[i] = 0.0f;
+        mb_wait(fullKV, 0);
+
+        for (int t = 0; t < total; t++) {
+            const int s = t % ST, h = hk * group + t / ntq, m0 = mlo + (t % ntq) * BM;
+            const uint32_t qb = sQ + s * C::QT_BYTES, ob = sO + s * C::QT_BYTES, dsb = sDS + (t & 1) * C::DS_BYTES;
+            // this thread's query columns: m0 + nt * 8 + t4 * 2 + {0, 1}
+            const int64_t rbase = (int64_t)(b * p.Hq + h) * Sqp + m0;
+            float2 lv[BM / 8], dl[BM / 8];
+#pragma unroll
+            for (int nt = 0; nt < BM / 8; nt++) {
+                lv[nt] = *reinterpret_cast<const float2 *>(lse2 + rbase + nt * 8 + t4 * 2);
+                dl[nt] = *reinterpret_cast<const float2 *>(delta + rbase + nt * 8 + t4 * 2);
+            }
+            float sa[BM / 2], dpa[BM / 2];
+            mb_wait(XB_FULL(s), (t / ST) & 1);
+            wg_fence();
+            keep(dk);
+            keep(dv);
+#pragma unroll
+            for (int kk = 0; kk < DP / 16; kk++) { // S^T = K Q^T
+                const uint32_t co = (kk >> 2), ko = (kk & 3) * 32u;
+                wg_ss(sa, gdesc(kA + co * BN * 128 + ko, 16, 1024), gdesc(qb + co * BM * 128 + ko, 16, 1024), kk > 0,
+                      T());
+            }
+            wg_commit();
+#pragma unroll
+            for (int kk = 0; kk < DP / 16; kk++) { // dP^T = V dO^T
+                const uint32_t co = (kk >> 2), ko = (kk & 3) * 32u;
+                wg_ss(dpa, gdesc(vA + co * BN * 128 + ko, 16, 1024), gdesc(ob + co * BM * 128 + ko, 16, 1024),
+                      kk > 0, T());
+            }
+            wg_commit();
+            wg_wait<1>();
+            keep(sa);
+            // P^T: accumulator e of n-tile nt is key key0 + 8 * (e >> 1), query m0 + nt * 8 + t4 * 2 + (e & 1)
+            const bool masked = causal && n0 + BN - 1 > m0 + off;
+#pragma unroll
+            for (int nt = 0; nt < BM / 8; nt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    float x = fmaf(sa[nt * 4 + e], scale2, -((e & 1) ? lv[nt].y : lv[nt].x));
+                    if (masked && key0 + 8 * (e >> 1) > m0 + nt * 8 + t4 * 2 + (e & 1) + off)
+                        x = -CUDART_INF_F;
+                    sa[nt * 4 + e] = ex2(x);
+                }
+            wg_wait<0>();
+            keep(dpa);
+#pragma unroll
+            for (int nt = 0; nt < BM / 8; nt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    dpa[nt * 4 + e] = sa[nt * 4 + e] * (dpa[nt * 4 + e] - ((e & 1) ? dl[nt].y : dl[nt].x));
+            // P^T and dS^T as A fragments (k = queries)
+            uint32_t pf[BM / 16][4], df[BM / 16][4];
+#pragma unroll
+            for (int kk = 0; kk < BM / 16; kk++)
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    pf[kk][q] = pack2<T>(sa[kk * 8 + q * 2], sa[kk * 8 + q * 2 + 1]);
+                    df[kk][q] = pack2<T>(dpa[kk * 8 + q * 2], dpa[kk * 8 + q * 2 + 1]);
+                }
+            // dS (queries x keys, keys along the 128-byte rows, swizzled as TMA would) into this warpgroup's
+            // column block of the buffer: element (query c, key r) at c * 128 + ((r / 8) ^ (c % 8)) * 16 + r % 8 * 2
+            {
+                const uint32_t blk = dsb + cw * (BM * 128);
+#pragma unroll
+                for (int kk = 0; kk < BM / 16; kk++)
+#pragma unroll
+                    for (int q = 0; q < 4; q++) {
+                        const int r = warp * 16 + g + 8 * (q & 1), c = kk * 16 + (q >> 1) * 8 + t4 * 2;
+                        const uint32_t v = df[kk][q];
+#pragma unroll
+                        for (int e = 0; e < 2; e++) {
+                            const int cc = c + e;
+                            const uint32_t a = blk + cc * 128 + ((((r >> 3) ^ (cc & 7)) << 4) | ((r & 7) << 1));
+                            asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(a), "h"((unsigned short)(v >> (16 * e)))
+                                         : "memory");
+                        }
+                    }
+            }
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // generic writes -> wgmma reads
+            wg_fence();
+            keep(pf);
+            keep(df);
+#pragma unroll
+            for (int kk = 0; kk < BM / 16; kk++) { // dV += P^T dO, dK += dS^T Q (B: 16 query rows per k-step)
+                wg_rs(dv, pf[kk], gdesc(ob + kk * 16 * 128, BM * 128, 1024), T());
+                wg_rs(dk, df[kk], gdesc(qb + kk * 16 * 128, BM * 128, 1024), T());
+            }
+            wg_commit();
+            if (DP > 64)
+                asm volatile("bar.sync 1, 256;\n" ::: "memory"); // both halves of dS are in
+            else
+                asm volatile("bar.sync %0, 128;\n" ::"r"(2 + cw) : "memory");
+            float dq[32];
+            wg_fence();
+            if (DP > 64) { // dq[:, cw * 64 + 0..63] over the 128 keys
+#pragma unroll
+                for (int kk = 0; kk < BN / 16; kk++)
+                    wg_ss_tb(dq, gdesc(dsb + (kk >> 2) * (BM * 128) + (kk & 3) * 32, 16, 1024),
+                             gdesc(sK + kk * 16 * 128 + cw * BN * 128, BN * 128, 1024), kk > 0, T());
+            } else { // dq[:, 0..63] over this warpgroup's 64 keys
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++)
+                    wg_ss_tb(dq, gdesc(dsb + cw * (BM * 128) + kk * 32, 16, 1024),
+                             gdesc(sK + (cw * 64 + kk * 16) * 128, BN * 128, 1024), kk > 0, T());
+            }
+            wg_commit();
+            wg_wait<0>();
+            keep(dq);
+            keep(dk);
+            keep(dv);
+            keep(pf);
+            keep(df);
+            mb_arrive(XB_EMPTY(s)); // Q and dO of this stage are read
+            // dq accumulator i: row m0 + warp * 16 + g + 8 * ((i / 2) & 1), column (i / 4) * 8 + t4 * 2 + (i & 1)
+            float *dqr = dqacc + (rbase + warp * 16 + g) * DP + (DP > 64 ? cw * 64 : 0) + t4 * 2;
+#pragma unroll
+            for (int c = 0; c < 8; c++) {
+                red_add2(dqr + c * 8, dq[c * 4], dq[c * 4 + 1]);
+                red_add2(dqr + 8 * DP + c * 8, dq[c * 4 + 2], dq[c * 4 + 3]);
+            }
+        }
+
+        // dK (times scale) and dV straight from the accumulators, 16-bit pairs
+        T *dkp = static_cast<T *>(const_cast<void *>(p.dk.p)), *dvp = static_cast<T *>(const_cast<void *>(p.dv.p));
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            const int j = key0 + 8 * r;
+            if (j >= p.Skv)
+                continue;
+            T *kr = dkp + (int64_t)b * p.dk.st[0] + (int64_t)hk * p.dk.st[1] + (int64_t)j * p.dk.st[2];
+            T *vr = dvp + (int64_t)b * p.dv.st[0] + (int64_t)hk * p.dv.st[1] + (int64_t)j * p.dv.st[2];
+#pragma unroll
+            for (int q = 0; q < DP / 8; q++) {
+                const int d = q * 8 + t4 * 2;
+                if (d < p.D) {
+                    *reinterpret_cast<uint32_t *>(kr + d) =
+                        pack2<T>(dk[q * 4 + r * 2] * p.scale, dk[q * 4 + r * 2 + 1] * p.scale);
+                    *reinterpret_cast<uint32_t *>(vr + d) = pack2<T>(dv[q * 4 + r * 2], dv[q * 4 + r * 2 + 1]);
+                }
+            }
+        }
+    }
+#undef XB_FULL
+#undef XB_EMPTY
+#else
+    __trap(); // not the sm_90a pass: the engine never launches this (it refuses devices other than 9.0)
+#endif
+}
+
+// ---------------------------------------------------------------- dq = scale * workspace
+
+template <typename T, int DP>
+__global__ void __launch_bounds__(256) sdpa_bwd_dq_out(const xk_sdpa p, const float *dqacc, int Sqp)
+{
+    const int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, per = p.D / 8;
+    if (idx >= (int64_t)p.B * p.Hq * p.Sq * per)
+        return;
+    const int d = (int)(idx % per) * 8;
+    const int64_t r = idx / per;
+    const int i = (int)(r % p.Sq), bh = (int)(r / p.Sq), b = bh / p.Hq, h = bh % p.Hq;
+    const float4 *src = reinterpret_cast<const float4 *>(dqacc + ((int64_t)bh * Sqp + i) * DP + d);
+    const float4 a = src[0], c = src[1];
+    uint4 o;
+    o.x = mma_t<T>::pack(a.x * p.scale, a.y * p.scale);
+    o.y = mma_t<T>::pack(a.z * p.scale, a.w * p.scale);
+    o.z = mma_t<T>::pack(c.x * p.scale, c.y * p.scale);
+    o.w = mma_t<T>::pack(c.z * p.scale, c.w * p.scale);
+    T *dst = static_cast<T *>(const_cast<void *>(p.dq.p)) + off4(p.dq, b, h, i, d);
+    *reinterpret_cast<uint4 *>(dst) = o;
+}
+
+// ---------------------------------------------------------------- host
+
+struct ws_layout {
+    int Sqp, DP;
+    size_t lse, delta, acc, total; // byte offsets from a 256-aligned base
+};
+ws_layout layout_of(int B, int Hq, int Sq, int D)
+{
+    ws_layout w;
+    w.Sqp = (Sq + kPadRows - 1) / kPadRows * kPadRows;
+    w.DP = D <= 64 ? 64 : 128;
+    const size_t rows = (size_t)B * (size_t)Hq * (size_t)w.Sqp;
+    auto up = [](size_t x) { return (x + 255) & ~(size_t)255; };
+    w.lse = 0;
+    w.delta = up(rows * 4);
+    w.acc = w.delta + up(rows * 4);
+    w.total = w.acc + up(rows * (size_t)w.DP * 4);
+    return w;
+}
+
+template <typename T, int DP>
+cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *ws, const ws_layout &w, cudaStream_t s)
+{
+    using C = bw_cfg<DP>;
+    static bool opted = false;
+    if (!opted) {
+        cudaError_t e =
+            cudaFuncSetAttribute(sdpa_bwd_wgmma<T, DP>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+        if (e != cudaSuccess)
+            return e;
+        opted = true;
+    }
+    float *lse2 = reinterpret_cast<float *>(ws + w.lse), *delta = reinterpret_cast<float *>(ws + w.delta);
+    float *acc = reinterpret_cast<float *>(ws + w.acc);
+    const int64_t rows = (int64_t)p.B * p.Hq * w.Sqp;
+    cudaError_t e = cudaMemsetAsync(acc, 0, (size_t)rows * DP * 4, s);
+    if (e != cudaSuccess)
+        return e;
+    sdpa_bwd_prep<T><<<(unsigned)((rows * 32 + 255) / 256), 256, 0, s>>>(p, lse2, delta, w.Sqp);
+    {
+        const bool bf = p.q.dtype == XK_BF16;
+        const int64_t qd[4] = {p.B, p.Hq, p.Sq, p.D}, kd[4] = {p.B, p.Hk, p.Skv, p.D};
+        const int64_t od[4] = {p.B, p.Hq, p.Sq, p.Dv}, vd[4] = {p.B, p.Hk, p.Skv, p.Dv};
+        CUtensorMap tq, tdo, tk, tv;
+        if (!make_map(&tq, p.q.p, bf, qd, st[0], C::BM) || !make_map(&tk, p.k.p, bf, kd, st[1], C::BN) ||
+            !make_map(&tv, p.v.p, bf, vd, st[2], C::BN) || !make_map(&tdo, p.dout.p, bf, od, st[3], C::BM))
+            return cudaErrorInvalidValue;
+        dim3 grid((unsigned)((p.Skv + C::BN - 1) / C::BN), (unsigned)(p.B * p.Hk));
+        sdpa_bwd_wgmma<T, DP><<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, w.Sqp,
+                                                               p.right == 0);
+    }
+    const int64_t items = (int64_t)p.B * p.Hq * p.Sq * (p.D / 8);
+    if (items > 0)
+        sdpa_bwd_dq_out<T, DP><<<(unsigned)((items + 255) / 256), 256, 0, s>>>(p, acc, w.Sqp);
+    return cudaGetLastError();
+}
+
+} // namespace
+
+extern "C" int xk_sdpa_bwd_wgmma_built(void)
+{
+#ifdef XK_HAVE_SM90A
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+extern "C" int xk_sdpa_bwd_wgmma_smem(int D)
+{
+    return D <= 64 ? bw_cfg<64>::SMEM : D <= 128 ? bw_cfg<128>::SMEM : 1 << 30;
+}
+
+extern "C" size_t xk_sdpa_bwd_wgmma_ws(int B, int Hq, int Sq, int D)
+{
+    return layout_of(B, Hq, Sq, D).total + 256;
+}
+
+extern "C" int xk_sdpa_bwd_wgmma(const xk_sdpa *p, const int64_t (*st)[4], void *ws, void *stream)
+{
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if ((int64_t)p->B * p->Hq == 0)
+        return 0;
+    if (p->D < 8 || p->D > 128 || p->Dv != p->D || p->D % 8 != 0 || !(p->scale > 0.0f) || p->Sq < 1 ||
+        p->Skv < 1)
+        return (int)cudaErrorInvalidValue;
+    const void *rows16[] = {p->o.p, p->dout.p, p->dq.p, p->dk.p, p->dv.p}; // 16-byte row loads and stores
+    for (int i = 0; i < 5; i++)
+        if (reinterpret_cast<uintptr_t>(rows16[i]) & 15)
+            return (int)cudaErrorInvalidValue;
+    unsigned char *base = reinterpret_cast<unsigned char *>(((uintptr_t)ws + 255) & ~(uintptr_t)255);
+    const ws_layout w = layout_of(p->B, p->Hq, p->Sq, p->D);
+    const bool bf = p->q.dtype == XK_BF16;
+    cudaError_t e = w.DP == 64 ? (bf ? launch_bw<__nv_bfloat16, 64>(*p, st, base, w, s)
+                                     : launch_bw<__half, 64>(*p, st, base, w, s))
+                               : (bf ? launch_bw<__nv_bfloat16, 128>(*p, st, base, w, s)
+                                     : launch_bw<__half, 128>(*p, st, base, w, s));
+    return (int)e;
+}

@@ -1,0 +1,215 @@
+// wgmma_sm90a.cuh — the Hopper building blocks shared by the sm_90a attention kernels
+// (sdpa_wgmma_sm90a.cu: forward, sdpa_bwd_wgmma_sm90a.cu: backward): mbarriers, TMA tile loads, wgmma
+// shared-memory descriptors and the wgmma shapes they issue, and on the host the tensor maps TMA reads through.
+// Everything sits in an anonymous namespace: each kernel file gets its own copy, nothing is exported.
+// XW_DEVICE is 1 only in the sm_90a device pass; the other passes see the declarations they need and no asm.
+#ifndef XDNN_KERNELS_WGMMA_SM90A_CUH
+#define XDNN_KERNELS_WGMMA_SM90A_CUH
+
+#include "sdpa_common.cuh"
+
+#include <cuda.h> // CUtensorMap and cuTensorMapEncodeTiled's types (the function itself is fetched at run time)
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define XW_DEVICE 1 // the sm_90a pass: the real kernel
+#else
+#define XW_DEVICE 0 // the host pass, or a target without wgmma: an empty body
+#endif
+
+namespace {
+
+#if XW_DEVICE
+__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ void mb_init(uint32_t bar, int count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
+}
+__device__ __forceinline__ void mb_expect(uint32_t bar, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mb_arrive(uint32_t bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mb_wait(uint32_t bar, int parity)
+{
+    uint32_t done;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+// One box {64 columns, rows, 1, 1} of a 4-d map at (col, row, head, batch) into shared memory at dst.
+__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map, uint32_t bar, int col, int row,
+                                         int head, int batch)
+{
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(col), "r"(row), "r"(head), "r"(batch)
+                 : "memory");
+}
+
+// A wgmma shared-memory descriptor, 128-byte swizzle (the layout TMA's SWIZZLE_128B writes): start address,
+// leading and stride byte offsets, all in 16-byte units.
+__device__ __forceinline__ uint64_t gdesc(uint32_t addr, uint32_t lbo, uint32_t sbo)
+{
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)((lbo >> 4) & 0x3FFF) << 16) |
+           ((uint64_t)((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
+}
+
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wg_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Pin registers that an in-flight wgmma reads or writes: the compiler may not move their uses across.
+template <int N> __device__ __forceinline__ void keep(float (&r)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; i++)
+        asm volatile("" : "+f"(r[i])::"memory");
+}
+template <int N> __device__ __forceinline__ void keep(uint32_t (&r)[N][4])
+{
+#pragma unroll
+    for (int i = 0; i < N; i++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            asm volatile("" : "+r"(r[i][e])::"memory");
+}
+
+__device__ __forceinline__ float ex2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+#define XW_F8(d, i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+                    "+f"(d[i + 6]), "+f"(d[i + 7])
+#define XW_F32(d) XW_F8(d, 0), XW_F8(d, 8), XW_F8(d, 16), XW_F8(d, 24)
+#define XW_F64(d) XW_F8(d, 0), XW_F8(d, 8), XW_F8(d, 16), XW_F8(d, 24), XW_F8(d, 32), XW_F8(d, 40), \
+                  XW_F8(d, 48), XW_F8(d, 56)
+
+// wg_ss: D (+)= A B^T, both from shared memory, K-major (S = Q K^T); acc = 0 overwrites D.
+// wg_ss_tb: the same with B MN-major (tnspB: rows of B along k, as K in dQ = dS K).
+// wg_rs: D += A B with A in registers (the m16n8k16 A-fragment layout per warp) and B MN-major (tnspB: V).
+// The last argument only selects the dtype.
+#define XW_OPS(TN, TY)                                                                                  \
+    __device__ __forceinline__ void wg_ss(float (&d)[32], uint64_t da, uint64_t db, int acc, TN)        \
+    {                                                                                                   \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                       \
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {"                       \
+                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "           \
+                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"   \
+                     "}, %32, %33, p, 1, 1, 0, 0;\n}\n"                                                 \
+                     : XW_F32(d)                                                                        \
+                     : "l"(da), "l"(db), "r"(acc));                                                     \
+    }                                                                                                   \
+    __device__ __forceinline__ void wg_ss_tb(float (&d)[32], uint64_t da, uint64_t db, int acc, TN)     \
+    {                                                                                                   \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                       \
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {"                       \
+                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "           \
+                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"   \
+                     "}, %32, %33, p, 1, 1, 0, 1;\n}\n"                                                 \
+                     : XW_F32(d)                                                                        \
+                     : "l"(da), "l"(db), "r"(acc));                                                     \
+    }                                                                                                   \
+    __device__ __forceinline__ void wg_rs(float (&d)[32], const uint32_t (&a)[4], uint64_t db, TN)      \
+    {                                                                                                   \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                       \
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {"                       \
+                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "           \
+                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"   \
+                     "}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"                                   \
+                     : XW_F32(d)                                                                        \
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));                    \
+    }                                                                                                   \
+    __device__ __forceinline__ void wg_ss(float (&d)[64], uint64_t da, uint64_t db, int acc, TN)        \
+    {                                                                                                   \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                       \
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {"                      \
+                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "           \
+                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+                     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+                     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"   \
+                     "}, %64, %65, p, 1, 1, 0, 0;\n}\n"                                                 \
+                     : XW_F64(d)                                                                        \
+                     : "l"(da), "l"(db), "r"(acc));                                                     \
+    }                                                                                                   \
+    __device__ __forceinline__ void wg_rs(float (&d)[64], const uint32_t (&a)[4], uint64_t db, TN)      \
+    {                                                                                                   \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"                                       \
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {"                      \
+                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "           \
+                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+                     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+                     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"   \
+                     "}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"                                   \
+                     : XW_F64(d)                                                                        \
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));                    \
+    }
+XW_OPS(__nv_bfloat16, "bf16")
+XW_OPS(__half, "f16")
+#undef XW_OPS
+#undef XW_F8
+#undef XW_F32
+#undef XW_F64
+
+template <typename T> __device__ __forceinline__ uint32_t pack2(float lo, float hi)
+{
+    return mma_t<T>::pack(lo, hi);
+}
+#endif // XW_DEVICE
+
+// cuTensorMapEncodeTiled from the driver, looked up once (cudart is static and the driver library is not
+// linked: this is the only driver call the engine makes).
+typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                              const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                              CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+encode_fn tensor_map_encoder()
+{
+    static encode_fn fn = nullptr;
+    if (!fn) {
+        void *f = nullptr;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) ==
+                cudaSuccess &&
+            q == cudaDriverEntryPointSuccess)
+            fn = reinterpret_cast<encode_fn>(f);
+    }
+    return fn;
+}
+
+// The map of a [B, H, S, D] tensor (element strides st; 0 on size-1 dims is replaced, the coordinate is
+// always 0 there) read in boxes of 64 head-dim columns x `rows` rows, 128-byte swizzled, zeros outside.
+bool make_map(CUtensorMap *m, const void *base, bool bf16, const int64_t *dims, const int64_t *st, int rows)
+{
+    encode_fn enc = tensor_map_encoder();
+    if (!enc || (reinterpret_cast<uintptr_t>(base) & 15))
+        return false;
+    cuuint64_t gdim[4] = {(cuuint64_t)dims[3], (cuuint64_t)dims[2], (cuuint64_t)dims[1], (cuuint64_t)dims[0]};
+    cuuint64_t gst[3];
+    for (int i = 0; i < 3; i++) {
+        int64_t e = st[2 - i] ? st[2 - i] : 8;
+        gst[i] = (cuuint64_t)e * 2;
+    }
+    cuuint32_t box[4] = {64, (cuuint32_t)rows, 1, 1}, est[4] = {1, 1, 1, 1};
+    return enc(m, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+               const_cast<void *>(base), gdim, gst, box, est, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+} // namespace
+
+#endif

@@ -1,0 +1,179 @@
+/* eng_sdpa_bwd_wgmma.c — sdpa_bwd_wgmma, the Hopper attention backward
+ * (kernels/sdpa_bwd_wgmma_sm90a.cu: TMA, wgmma, a producer warpgroup and two
+ * consumers, one block per 128 keys looping over the query tiles; dQ summed
+ * with atomics in an f32 workspace).  Compute capability 9.0 only; q, k, v, o,
+ * do, dq, dk, dv in one of f16/bf16, D = Dv <= 128 with D % 8 == 0, rows
+ * contiguous and strides TMA can describe (o may be f32); scale > 0, causal (either
+ * alignment) or no mask, GQA/MQA, bhsd or bshd.  Everything else (bias,
+ * window, seq lens, dropout, D > 128, empty sequences) is refused with the
+ * attribute and its value, and sdpa_bwd_flash (deterministic, any shape)
+ * takes it.  Semantics: src/ops/sdpa.h. */
+#include "gpu/eng_seq.h"
+#include "gpu/engine.h"
+#include "gpu/kern_sdpa_bwd_wgmma.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ENG "sdpa_bwd_wgmma"
+
+static bool fail(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool fail(char *why, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, len, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+typedef struct bw_priv {
+    xk_sdpa kp;
+    sdpa_ids ids;
+    int64_t st[4][4]; /* q, k, v, do element strides as stored */
+    char detail[160];
+} bw_priv;
+
+/* sdpa_bwd_flash's analysis, then what this engine adds; kp, ids filled. */
+static bool bw_check(const gplan *pl, const gpart *p, xk_sdpa *kp, sdpa_ids *ids, char *why, size_t len)
+{
+    if (!gpu_sdpa_analyze(pl, p, SDPA_K_BWD_MMA, kp, ids, why, len)) {
+        /* the inherited reason names sdpa_bwd_flash: say whose reason it is (same length) */
+        char *at = strstr(why, "sdpa_bwd_flash");
+        if (at)
+            memcpy(at, ENG, strlen(ENG));
+        return false;
+    }
+    const ggraph *g = pl->g;
+    const xdnn_dtype t = g->t[ids->q].dtype;
+    const struct { int id; const char *name; } io[] = {{ids->q, "q"},   {ids->k, "k"},   {ids->v, "v"},
+                                                       {ids->o, "o"},   {ids->dout, "do"}, {ids->dq, "dq"},
+                                                       {ids->dk, "dk"}, {ids->dv, "dv"}};
+    for (size_t i = 3; i < sizeof io / sizeof io[0]; i++)
+        if (g->t[io[i].id].dtype != t && !(i == 3 && g->t[io[i].id].dtype == XDNN_F32))
+            return fail(why, len, "sdpa_bwd: " ENG " needs %s in q's dtype %s%s, got %s", io[i].name, gg_dtype_name(t),
+                        i == 3 ? " or f32" : "", gg_dtype_name(g->t[io[i].id].dtype));
+    if (kp->D != kp->Dv)
+        return fail(why, len, "sdpa_bwd: " ENG " needs D == Dv, got D=%d Dv=%d", kp->D, kp->Dv);
+    if (kp->D % 8 != 0 || kp->D > 128)
+        return fail(why, len, "sdpa_bwd: " ENG " needs D %% 8 == 0 and D <= 128, got D=%d", kp->D);
+    if (kp->Sq < 1 || kp->Skv < 1)
+        return fail(why, len, "sdpa_bwd: " ENG " needs Sq, Skv >= 1, got Sq=%d Skv=%d", kp->Sq, kp->Skv);
+    if (ids->bias >= 0)
+        return fail(why, len, "sdpa_bwd: " ENG " takes no bias input");
+    if (ids->len_q >= 0 || ids->len_kv >= 0)
+        return fail(why, len, "sdpa_bwd: " ENG " takes no %s input", ids->len_q >= 0 ? "seq_len_q" : "seq_len_kv");
+    if (kp->drop_threshold)
+        return fail(why, len, "sdpa_bwd: " ENG " takes no dropout, got dropout=%g",
+                    1.0 - 1.0 / (double)kp->drop_scale);
+    if (kp->left >= 0 || kp->right > 0)
+        return fail(why, len, "sdpa_bwd: " ENG " takes causal or no mask, got window=[%d, %d]", kp->left, kp->right);
+    if (!(kp->scale > 0.0f))
+        return fail(why, len, "sdpa_bwd: " ENG " needs scale > 0, got scale=%g", (double)kp->scale);
+    if ((int64_t)kp->B * kp->Hk > 65535)
+        return fail(why, len, "sdpa_bwd: " ENG " grid: B*Hk = %lld exceeds 65535", (long long)kp->B * kp->Hk);
+    for (size_t i = 0; i < sizeof io / sizeof io[0]; i++) {
+        const int64_t *st = g->t[io[i].id].strides;
+        if (st[3] != 1)
+            return fail(why, len, "sdpa_bwd: " ENG " needs %s's head dim contiguous, got stride %lld", io[i].name,
+                        (long long)st[3]);
+        for (int d = 0; d < 3; d++)
+            if (st[d] % 8 != 0 && g->t[io[i].id].dims[d] != 1)
+                return fail(why, len, "sdpa_bwd: " ENG " needs %s's strides in multiples of 8 elements (16 bytes), "
+                                      "got %lld in dim %d", io[i].name, (long long)st[d], d);
+    }
+    return true;
+}
+
+static bool bw_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    if (dev->cc_major != 9 || dev->cc_minor != 0)
+        return fail(why, len, ENG " needs compute capability 9.0 (sm_90a wgmma), device is sm_%d%d", dev->cc_major,
+                    dev->cc_minor);
+    if (!xk_sdpa_bwd_wgmma_built())
+        return fail(why, len, ENG ": this build has no sm_90a code (kernels/*_sm90a.cu rule)");
+    xk_sdpa kp;
+    sdpa_ids ids;
+    if (!bw_check(pl, p, &kp, &ids, why, len))
+        return false;
+    const size_t need = (size_t)xk_sdpa_bwd_wgmma_smem(kp.D), have = dev->smem_optin ? dev->smem_optin : 232448;
+    if (need > have)
+        return fail(why, len, ENG ": D=%d needs %zu bytes of shared memory per block, the device gives %zu", kp.D,
+                    need, have);
+    return true;
+}
+
+/* H100, bench/RESULTS-sdpa.md 2026-11-24: well ahead of sdpa_bwd_flash (50) wherever it runs. */
+static double bw_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 300.0); }
+
+static size_t bw_ws(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    xk_sdpa kp;
+    sdpa_ids ids;
+    char why[256];
+    if (!bw_check(pl, p, &kp, &ids, why, sizeof why))
+        return 0;
+    return xk_sdpa_bwd_wgmma_ws(kp.B, kp.Hq, kp.Sq, kp.D);
+}
+
+static xdnn_status bw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
+{
+    bw_priv *bp = calloc(1, sizeof *bp);
+    if (!bp)
+        return XDNN_ERR_NOMEM;
+    p->priv = bp;
+    char why[512];
+    if (!bw_check(c->plan, p, &bp->kp, &bp->ids, why, sizeof why)) {
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), ENG ": %s: %s", p->name, why);
+        return XDNN_ERR_UNSUPPORTED;
+    }
+    const int ids[4] = {bp->ids.q, bp->ids.k, bp->ids.v, bp->ids.dout};
+    for (int i = 0; i < 4; i++)
+        memcpy(bp->st[i], c->plan->g->t[ids[i]].strides, sizeof bp->st[i]);
+    const xk_sdpa *k = &bp->kp;
+    snprintf(bp->detail, sizeof bp->detail, ENG " B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d%s%s", k->B, k->Hq, k->Hk, k->Sq,
+             k->Skv, k->D, k->right == 0 ? " causal" : "", k->right == 0 && k->bottom_right ? " bottom_right" : "");
+    return XDNN_OK;
+}
+
+static const void *dev_ptr(const gpu_ctx *c, int id) { return id >= 0 ? c->dptr[id] : NULL; }
+
+static xdnn_status bw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
+{
+    const bw_priv *bp = p->priv;
+    xk_sdpa k = bp->kp;
+    const sdpa_ids *ids = &bp->ids;
+    k.q.p = dev_ptr(c, ids->q);
+    k.k.p = dev_ptr(c, ids->k);
+    k.v.p = dev_ptr(c, ids->v);
+    k.o.p = dev_ptr(c, ids->o);
+    k.stats.p = dev_ptr(c, ids->stats);
+    k.dout.p = dev_ptr(c, ids->dout);
+    k.dq.p = dev_ptr(c, ids->dq);
+    k.dk.p = dev_ptr(c, ids->dk);
+    k.dv.p = dev_ptr(c, ids->dv);
+    int rc = xk_sdpa_bwd_wgmma(&k, (const int64_t(*)[4])bp->st, c->ws + p->ws_offset, s);
+    return gpu_check_cuda((cudaError_t)rc, "xk_sdpa_bwd_wgmma", __FILE__, __LINE__, d);
+}
+
+static void bw_release(gpart *p)
+{
+    free(p->priv);
+    p->priv = NULL;
+}
+
+static const char *bw_detail(const gpart *p)
+{
+    const bw_priv *bp = p->priv;
+    return bp ? bp->detail : "";
+}
+
+const gpu_engine gpu_engine_sdpa_bwd_wgmma = {
+    .name = ENG,
+    .summary = "attention backward on Hopper (sm_90a: TMA + wgmma, keys per block, dQ by f32 atomics), f16/bf16, "
+               "D = Dv <= 128, causal, GQA",
+    .supports = bw_supports, .cost = bw_cost, .workspace = bw_ws,
+    .build = bw_build, .execute = bw_execute, .release = bw_release, .detail = bw_detail,
+};
