@@ -22,6 +22,7 @@ typedef struct gpu_ctx {
     void **dptr;               /* per tensor: device address, NULL if in registers */
     char *ws;                  /* workspace base (plan->ws_total bytes) */
     gpu_compile_stats cstats;
+    bool consts_done;          /* the once partitions (constfold.c) have run: executes skip them */
 } gpu_ctx;
 
 enum { GPU_KNOB_LEN = 64 };

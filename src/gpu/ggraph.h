@@ -43,6 +43,8 @@ typedef struct gtensor {
     int64_t strides[XDNN_MAX_RANK];
     int64_t numel;
     bool is_input;     /* input or weight: uploaded before the run */
+    bool is_weight;    /* declared `weight`: constant across executes when the plan is built with
+                          const_weights (constfold.c); an `input` never is */
     bool is_output;    /* graph output: downloaded after the run */
     bool is_scalar;    /* a by-value scalar operand (no storage) */
     double scalar;

@@ -28,6 +28,10 @@ typedef struct gpu_run_opts {
      * times engine candidates here); a non-OK status ends the run with it. */
     xdnn_status (*after_first_run)(struct gpu_ctx *c, void *user, xdnn_diags_t *d);
     void *user;
+    /* Plan-time constants (opt-in; constfold.c): weights do not change
+     * between executes, so the partitions computing only from them (casts,
+     * layout copies) run with the first execute and never again. */
+    bool const_weights;
 } gpu_run_opts;
 
 typedef struct gpu_partition_report {

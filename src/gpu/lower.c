@@ -180,6 +180,7 @@ ggraph *gpu_lower(const xgraph *g, arena *ar)
         int k = gg_tensor(gg, t->name, t->rdtype, t->rdefined ? t->rrank : 0, t->rdims,
                           t->rdefined ? t->rstrides : NULL);
         gg->t[k].is_input = t->kind != TK_VIRTUAL;
+        gg->t[k].is_weight = t->kind == TK_WEIGHT;
         gg->t[k].is_output = t->is_output || t->keep;
         gg->t[k].ir_index = (int)i;
     }

@@ -368,7 +368,7 @@ void gpu_print_partitions(const gplan *p, FILE *f)
     const ggraph *g = p->g;
     for (int i = 0; i < p->nparts; i++) {
         const gpart *q = &p->parts[i];
-        fprintf(f, "partition %d [%s] %s: reads", i, gpart_kind_name(q->kind), q->name);
+        fprintf(f, "partition %d [%s%s] %s: reads", i, gpart_kind_name(q->kind), q->once ? ", once" : "", q->name);
         for (int j = 0; j < q->nins; j++)
             fprintf(f, " %s", g->t[q->ins[j]].name);
         fprintf(f, "; writes");

@@ -56,6 +56,7 @@ typedef struct gpart {
     const char *preset_knobs;
     gcand *cands;           /* every engine asked, in table order (arena) */
     int ncands;
+    bool once;              /* constant: run when the plan is built, skipped by executes (constfold.c) */
 } gpart;
 
 typedef struct gplan {
@@ -67,6 +68,7 @@ typedef struct gplan {
     /* workspace (plan.c) */
     size_t *offset;         /* per tensor: offset in the workspace, or SIZE_MAX */
     size_t ws_total;
+    int nonce;              /* partitions marked once (gpu_mark_constants) */
 } gplan;
 
 /* Partition g (which must be gg_finish'ed); everything lives in g->ar.
@@ -74,6 +76,15 @@ typedef struct gplan {
 gplan *gpu_partition(ggraph *g, bool no_fusion);
 const char *gpart_kind_name(gpart_kind k);
 void gpu_print_partitions(const gplan *p, FILE *f);
+
+/* Plan-time constants (constfold.c, opt-in: a plan built with const_weights).
+ * Marks `once` every partition that reads only weights (tensors declared
+ * `weight`, which the option promises not to change between executes) or the
+ * results of other once partitions, writes no graph output and holds no
+ * random op: the casts and layout changes of constant weights.  Returns how
+ * many.  Their results stay live for the whole plan (gpu_plan_workspace), the
+ * first run computes them, later executes skip them. */
+int gpu_mark_constants(gplan *p);
 
 /* Liveness-based workspace layout (plan.c): every materialized tensor that is
  * neither an input/weight nor an output, plus each partition's engine

@@ -1,6 +1,8 @@
 /* plan.c — the device workspace layout: one buffer for every materialized
  * intermediate and every partition's engine scratch, offsets chosen by
  * liveness (greedy first fit, largest first), so execution makes no cudaMalloc.
+ * The results of once partitions (plan-time constants, constfold.c) live
+ * through the whole plan.
  * Inputs, weights and outputs have their own buffers and are never aliased. */
 #include "gpu/partition.h"
 
@@ -37,6 +39,10 @@ void gpu_plan_workspace(gplan *p)
         if (!p->materialized[t] || x->is_input || x->is_output || x->is_scalar || x->producer < 0)
             continue;
         int first = p->part_of[x->producer], last = first;
+        if (p->parts[first].once) { /* computed once, read by every later execute */
+            items[n++] = (ws_item){align_up(gg_span_bytes(x)), 0, p->nparts - 1, &p->offset[t], 0};
+            continue;
+        }
         for (int k = 0; k < g->nn; k++) /* its readers, and its views' readers */
             for (int j = 0; j < g->n[k].nin; j++)
                 if (gg_storage(g, g->n[k].in[j]) == t && p->part_of[k] > last)

@@ -29,6 +29,8 @@ static xdnn_status run_plan(gpu_ctx *c, cudaStream_t s, xdnn_diags_t *d)
 {
     for (int i = 0; i < c->plan->nparts; i++) {
         gpart *p = &c->plan->parts[i];
+        if (p->once && c->consts_done)
+            continue;
         xdnn_status st = p->engine->execute(c, p, s, d);
         if (st != XDNN_OK)
             return st;
@@ -163,10 +165,14 @@ xdnn_status gpu_run_ggraph(ggraph *g, void *const *host, const gpu_run_opts *o, 
 
     c.plan = gpu_partition(g, getenv("XDNN_NO_FUSION") != NULL);
     gplan *pl = c.plan;
+    if (o->const_weights)
+        gpu_mark_constants(pl);
     if (o->verbose) {
         fprintf(log, "gpu: %s, %d partitions (materialized tensors they read and write):\n", rep->device,
                 pl->nparts);
         gpu_print_partitions(pl, log);
+        if (o->const_weights)
+            fprintf(log, "gpu: %d of them compute from constant weights only: run once\n", pl->nonce);
     }
     st = gpu_select_engines(pl, &c.dev, o->force, o->nforce, o->verbose, log, d);
     if (st != XDNN_OK)
@@ -225,6 +231,7 @@ xdnn_status gpu_run_ggraph(ggraph *g, void *const *host, const gpu_run_opts *o, 
     if ((st = run_plan(&c, c.stream, d)) != XDNN_OK)
         goto done;
     CUDA_GOTO(cudaStreamSynchronize(c.stream), st, done);
+    c.consts_done = true;
     if (o->after_first_run && (st = o->after_first_run(&c, o->user, d)) != XDNN_OK)
         goto done;
 

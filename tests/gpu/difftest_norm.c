@@ -1,8 +1,8 @@
 /* difftest_norm.c — the differential tester for the gpunorm engines:
  * norm_welford (batch/layer/rms/group/instance norm fwd+bwd, softmax_bwd),
  * copy_strided (reshape/permute/broadcast/slice/concat/split/pad) and
- * rng_philox (dropout, rng).  Each case is a tiny .dnn graph run by the CPU
- * reference and the GPU on the same Philox inputs; every output is compared
+ * rng_philox (dropout, rng), and for plans built with const_weights
+ * (const/).  Each case is a tiny .dnn graph run by the CPU reference and the GPU on the same Philox inputs; every output is compared
  * with METHOD.md's per-dtype tolerances.  One line per case, then
  * "N passed, N failed".  Sweeps: odd sizes, batch 1, NCHW and NHWC, @col /
  * @perm / padded @strides inputs and outputs, f32/f16/bf16.
@@ -478,6 +478,27 @@ static void vector_cases(void)
     }
 }
 
+/* ---- plan-time constants (src/gpu/constfold.c): with const_weights the
+ * casts / layout changes of weights run with the first execute only; the
+ * outputs compared come from the last execute, which skipped them (run.c),
+ * so a constant clobbered in the workspace would show. */
+static void const_cases(void)
+{
+    add_case("const/transformer-mini/bf16", 1,
+             "dnn 1;\ngraph g(io=bf16, compute=f32, intermediate=f32, seed=91) {\n"
+             "  input x: bf16[2, 16, 32];\n  weight g1: bf16[32] = uniform(0.5, 1.5);\n"
+             "  weight b1: bf16[32];\n  weight wq: bf16[32, 96] = randn(std=0.1);\n"
+             "  weight wo: bf16[32, 32] = randn(std=0.1);\n  weight wu: bf16[32, 128] = randn(std=0.1);\n"
+             "  weight wd: bf16[128, 32] = randn(std=0.1);\n  h = layernorm(x, g1, b1, axes=[-1]);\n"
+             "  qkv = matmul(h, wq);\n  q, k, v = split(qkv, axis=2, parts=3);\n"
+             "  r = x + matmul(q + k + v, wo);\n  y = r + matmul(gelu(matmul(r, wu)), wd);\n  output y;\n}\n");
+    add_case("const/weight-views/f32", 1,
+             "dnn 1;\ngraph g(seed=92) {\n  input x: f32[4, 8];\n  weight w: bf16[8, 16];\n"
+             "  weight w2: bf16[16, 8];\n  input wi: bf16[8, 16];\n  weight wt: f32[16, 8];\n"
+             "  h = matmul(x, w);\n  z = matmul(x, wi);\n  y = matmul(h, w2);\n"
+             "  p = permute(wt, perm=[1, 0]) * 2.0;\n  q = matmul(x, p);\n  output y, z, q;\n}\n");
+}
+
 /* ---- dropout / rng */
 
 static void rng_cases(void)
@@ -603,7 +624,8 @@ static void run_case(int i, dh_outcome *out)
         goto done;
     }
     gpu_run_opts o = {.warmup = bench ? 10 : 0, .iters = bench ? 50 : 1, .log = stderr,
-                      .verbose = getenv("DIFFTEST_VERBOSE") ? 1 : 0};
+                      .verbose = getenv("DIFFTEST_VERBOSE") ? 1 : 0,
+                      .const_weights = strncmp(c->id, "const/", 6) == 0};
     s = dh_gpu_run(&r, &o, out);
     if (s != XDNN_OK)
         goto done;
@@ -652,6 +674,7 @@ int main(int argc, char **argv)
         view_cases();
         vector_cases();
         fused_act_cases();
+        const_cases();
         rng_cases();
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
