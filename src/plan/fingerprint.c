@@ -63,3 +63,23 @@ xdnn_status fingerprint_device(bool use_gpu, char *buf, size_t len)
     }
     return plan_gpu_fingerprint(buf, len);
 }
+
+/* s without its "; driver=..." field (up to the next ';' or the end) into
+ * out[FINGERPRINT_MAX]; whether s had one. */
+static bool strip_driver(const char *s, char *out)
+{
+    snprintf(out, FINGERPRINT_MAX, "%s", s);
+    char *f = strstr(out, "; driver=");
+    if (!f)
+        return false;
+    char *end = strchr(f + 1, ';');
+    memmove(f, end ? end : f + strlen(f), strlen(end ? end : f + strlen(f)) + 1);
+    return true;
+}
+
+bool fingerprint_same_hardware(const char *a, const char *b)
+{
+    char sa[FINGERPRINT_MAX], sb[FINGERPRINT_MAX];
+    bool da = strip_driver(a, sa), db = strip_driver(b, sb);
+    return da && db && strcmp(sa, sb) == 0;
+}

@@ -4,12 +4,15 @@
  * CPU:  "cpu; model=<model name from /proc/cpuinfo>" (no thread count: a run-time choice)
  * GPU:  "gpu; name=<device name>; sm=<SM count>; cc=<major.minor>; driver=<version>"
  *       (filled by the GPU backend through plan_gpu_fingerprint; see plan_gpu_hooks.h)
- * Two fingerprints are the same device exactly when the strings are equal. */
+ * Two fingerprints are the same device exactly when the strings are equal;
+ * a plan also accepts one that differs in the driver field only (see
+ * fingerprint_same_hardware). */
 #ifndef XDNN_PLAN_FINGERPRINT_H
 #define XDNN_PLAN_FINGERPRINT_H
 
 #include "xdnn.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +23,14 @@ void fingerprint_cpu(char *buf, size_t len);
 /* Fingerprint of the device a run goes to: the GPU when use_gpu, else the CPU.
  * XDNN_ERR_DEVICE when the GPU one cannot be read. */
 xdnn_status fingerprint_device(bool use_gpu, char *buf, size_t len);
+
+/* Equal apart from the "; driver=" field: the same GPU model, SMs and
+ * compute capability under another driver.  A plan's choices and its sm_XX
+ * cubins stay valid there (the driver loads cubins of any older toolkit), so
+ * a plan made under another driver loads with a note, not a refusal; the
+ * tune cache keeps the whole string as its key (timings may move with the
+ * driver). */
+bool fingerprint_same_hardware(const char *a, const char *b);
 
 /* FNV-1a 64-bit over bytes; `h` chains (start with FNV64_INIT). */
 #define FNV64_INIT UINT64_C(0xcbf29ce484222325)

@@ -2,6 +2,7 @@
  * collect compiled modules), check that a loaded plan fits this device and
  * version, and describe a plan (`xdnn plan --info`). */
 #include "plan/backend.h"
+#include "plan/fingerprint.h"
 #include "plan/tune.h"
 
 #include "lang/json.h"
@@ -273,6 +274,13 @@ xdnn_status plan_check_compatible(const xdnn_plan_t *p, bool use_gpu, xdnn_diags
                    "plan refused: it was made by xdnn %s, this is xdnn %s (rebuild it: xdnn plan --replan PLAN -o PLAN)",
                    p->xdnn_version, XDNN_VERSION_STRING);
         return XDNN_ERR_UNSUPPORTED;
+    }
+    if (strcmp(p->device, here) != 0 && fingerprint_same_hardware(p->device, here)) {
+        diag_note(d, xloc_none(),
+                  "plan made under another driver ('%s'; this device is '%s'): loaded as it is (its engine choices and "
+                  "compiled kernels depend on the GPU and its compute capability, not on the driver)",
+                  p->device, here);
+        return XDNN_OK;
     }
     if (strcmp(p->device, here) != 0) {
         diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(),

@@ -1,10 +1,12 @@
 /* test_plan.c — plans through the C API: serialize / deserialize round trip
  * (same graph, same outputs), every truncation and every single-byte
  * corruption refused with XDNN_ERR_IO, another device's plan refused unless
- * XDNN_PLAN_ANY_DEVICE; set parsing helpers of the tune cache (signatures). */
+ * XDNN_PLAN_ANY_DEVICE (the same GPU under another driver is the same
+ * hardware: fingerprint_same_hardware); set parsing helpers of the tune cache (signatures). */
 #include "xdnn.h"
 
 #include "core/exec.h"
+#include "plan/fingerprint.h"
 #include "plan/plan.h"
 #include "plan/tune.h"
 
@@ -137,6 +139,14 @@ int main(void)
     CHECK(xdnn_plan_deserialize(foreign, flen, XDNN_PLAN_ANY_DEVICE, d, &r) == XDNN_OK && r);
     xdnn_plan_destroy(r);
     free(foreign);
+
+    /* the same GPU under another driver is the same hardware (a plan loads with a note); anything else is not */
+    CHECK(fingerprint_same_hardware("gpu; name=H100; sm=132; cc=9.0; driver=12", "gpu; name=H100; sm=132; cc=9.0; driver=13"));
+    CHECK(fingerprint_same_hardware("gpu; name=H100; driver=12; sm=132", "gpu; name=H100; driver=13; sm=132"));
+    CHECK(!fingerprint_same_hardware("gpu; name=H100; sm=132; cc=9.0; driver=12", "gpu; name=H100; sm=114; cc=9.0; driver=12"));
+    CHECK(!fingerprint_same_hardware("gpu; name=H100; sm=132; cc=9.0; driver=12", "gpu; name=H200; sm=132; cc=9.0; driver=13"));
+    CHECK(!fingerprint_same_hardware("cpu; model=X", "cpu; model=X"));  /* no driver field: plain equality decides */
+    CHECK(!fingerprint_same_hardware("gpu; name=H100; sm=132; cc=9.0; driver=12", "gpu; name=H100; sm=132; cc=9.0"));
 
     /* signatures: same work, same signature; another shape, another one */
     arena *a = arena_create();
