@@ -10,6 +10,7 @@
  *    in [0, n), so gather_bwd meets repeated indices).  Exact: gather copies,
  *    one_hot and argmax are discrete, and gather_bwd sums in double in k
  *    order with one rounding, as the reference does.
+ *  - argrules/...: argmax/argmin on literal rows with ties, NaNs and -0.
  *  - xent/...: rows x classes 1x2 to 64x4097, reductions none/mean/sum,
  *    label_smoothing 0 and 0.1, ignore_index hitting real targets; forward
  *    and backward.  f32 at rtol 1e-4 (a length-C softmax in f32 exp), bf16
@@ -164,6 +165,21 @@ static void arg_cases(void)
         }
 }
 
+/* The tie and NaN rules on literal rows: ties (5, 5), NaNs (the first wins
+ * both ways), -0 == +0; the reference gives argmax [1, 0, 0], argmin [0, 0, 2]. */
+static void arg_rule_cases(void)
+{
+    static const char *const dts[] = {"f32", "bf16"};
+    for (int i = 0; i < 2; i++) {
+        char id[64];
+        snprintf(id, sizeof id, "argrules/3x4/%s", dts[i]);
+        add_case(id, CK_EXACT,
+                 "dnn 1;\ngraph g(seed=1) {\n"
+                 "  input x: %s[3, 4] = values([1, 5, 5, 2, nan, 1, nan, 3, -0.0, 0.0, -1, 0.0]);\n"
+                 "  a = argmax(x);\n  b = argmin(x, dtype=i32);\n  output a, b;\n}\n", dts[i]);
+    }
+}
+
 static void xent_cases(void)
 {
     static const struct { int r, d[3]; } sh[] = {
@@ -306,6 +322,7 @@ int main(int argc, char **argv)
     gather_cases();
     one_hot_cases();
     arg_cases();
+    arg_rule_cases();
     xent_cases();
     bnvar_cases();
     oob_cases();
