@@ -2,8 +2,10 @@
 e4m3 x e4m3 -> bf16, per-tensor f32 scales, b column-major as cuBLASLt's TN wants) and a bf16 GEMM beside it, on
 the shapes of tests/gpu/difftest_quant.c --bench; eager-PyTorch quantize / dequantize / amax (what a user without
 a fused kernel runs) and the device-to-device copy that bounds every memory-bound kernel.  Same timing recipe as
-bench/sdpa_peer.py: CUDA events, median of 50 after 10 warm-ups.  One JSON line per case."""
-import json, torch
+bench/sdpa_peer.py: CUDA events, median of 50 after 10 warm-ups.  One JSON line per case.
+LOWP_PEER_SECTIONS (comma-separated: fp8, i8, mem; all by default) picks what runs."""
+import json, os, torch
+SECTIONS = set(os.environ.get("LOWP_PEER_SECTIONS", "fp8,i8,mem").split(","))
 dev = "cuda"
 def bench(fn, iters=50, warm=10):
     for _ in range(warm): fn()
@@ -16,7 +18,7 @@ def out(**kw): print(json.dumps(kw), flush=True)
 print("torch", torch.__version__, torch.cuda.get_device_name(), flush=True)
 E4M3 = torch.float8_e4m3fn
 for (M, N, K) in ((8192, 8192, 8192), (4096, 4096, 4096), (16, 8192, 8192), (4096, 14336, 4096),
-                  (4096, 4096, 14336)):
+                  (4096, 4096, 14336)) if "fp8" in SECTIONS else ():
     a = torch.randn(M, K, device=dev).to(E4M3)
     b = torch.randn(N, K, device=dev).to(E4M3).t()  # [K, N] column-major: the TN layout
     sa = torch.tensor(0.7, device=dev); sb = torch.tensor(1.3, device=dev)
@@ -34,7 +36,7 @@ for (M, N, K) in ((8192, 8192, 8192), (4096, 4096, 4096), (16, 8192, 8192), (409
     del a, b, ah, bh
 # int8: torch._int_mm (cuBLASLt IMMA, int32 out, no scales) and the same plus the dequantizing epilogue a user
 # writes in eager PyTorch (c = (acc * (sa * sb)).to(bf16)), beside xdnn's matmul_i8_cublaslt rows
-for (M, N, K) in ((8192, 8192, 8192), (4096, 14336, 4096)):
+for (M, N, K) in ((8192, 8192, 8192), (4096, 14336, 4096)) if "i8" in SECTIONS else ():
     a = torch.randint(-128, 128, (M, K), device=dev, dtype=torch.int8)
     b = torch.randint(-128, 128, (N, K), device=dev, dtype=torch.int8).t()  # [K, N] column-major
     fl = 2 * M * N * K
@@ -47,6 +49,8 @@ for (M, N, K) in ((8192, 8192, 8192), (4096, 14336, 4096)):
         tflops=round(fl / ms / 1e9, 1))
     del a, b
 torch.cuda.empty_cache()
+if "mem" not in SECTIONS:
+    raise SystemExit(0)
 R = C = 8192
 x = torch.randn(R, C, device=dev, dtype=torch.bfloat16)
 n = R * C
