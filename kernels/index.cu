@@ -5,6 +5,7 @@
  * v1 (memory-bound, simple):
  *  - gather / one_hot: one thread per output element, grid-stride; threads
  *    of a warp run along the innermost dim, so loads and stores coalesce.
+ *    v2 (kix_gather_vec): 16-byte chunks when a row allows (embeddings).
  *  - gather_bwd: deterministic scatter-add without atomics.  Keys
  *    index << 32 | k (unique) are bitonic-sorted in the workspace (one launch
  *    per step: log2(P)^2 / 2 launches for P = next power of two >= K); then
@@ -31,6 +32,33 @@ static __global__ void kix_gather(kix_params p)
         double val = v >= 0 && v < p.n ? kix_ld(p.x, p.xdt, (o * p.n + v) * p.inner + i) : (double)NAN;
         kix_st(p.y, p.ydt, e, val);
     }
+}
+
+/* v2 of gather, when x and y share a dtype and a row of `inner` elements is a
+ * whole number of 16-byte chunks (both buffers 16-byte aligned): one thread
+ * per chunk, uint4 loads and stores.  An index out of range NaN-fills its
+ * chunk element by element. */
+static __global__ void kix_gather_vec(kix_params p, int64_t cpr, int esize)
+{
+    int64_t total = p.outer * p.K * cpr;
+    const uint4 *src = static_cast<const uint4 *>(p.x);
+    uint4 *dst = static_cast<uint4 *>(p.y);
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
+        int64_t c = e % cpr, t = e / cpr, k = t % p.K, o = t / p.K;
+        int64_t v = kix_ldi(p.idx, p.idt, k);
+        if (v >= 0 && v < p.n) {
+            dst[e] = src[(o * p.n + v) * cpr + c];
+        } else {
+            int per = 16 / esize;
+            for (int j = 0; j < per; j++)
+                kix_st(p.y, p.ydt, e * per + j, (double)NAN);
+        }
+    }
+}
+
+static int kix_esize(int dt)
+{
+    return dt == XDNN_F64 || dt == XDNN_I64 ? 8 : dt == XDNN_F32 || dt == XDNN_I32 ? 4 : dt == XDNN_I8 ? 1 : 2;
 }
 
 static __global__ void kix_one_hot(kix_params p)
@@ -177,9 +205,18 @@ extern "C" int kix_launch(const kix_params *p, void *stream)
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     const int T = KIX_THREADS;
     switch (p->mode) {
-    case KIX_GATHER:
-        kix_gather<<<kix_grid(p->outer * p->K * p->inner, T), T, 0, s>>>(*p);
+    case KIX_GATHER: {
+        int es = kix_esize(p->xdt);
+        bool vec = p->xdt == p->ydt && (p->inner * es) % 16 == 0 && (uintptr_t)p->x % 16 == 0 &&
+                   (uintptr_t)p->y % 16 == 0;
+        if (vec) {
+            int64_t cpr = p->inner * es / 16;
+            kix_gather_vec<<<kix_grid(p->outer * p->K * cpr, T), T, 0, s>>>(*p, cpr, es);
+        } else {
+            kix_gather<<<kix_grid(p->outer * p->K * p->inner, T), T, 0, s>>>(*p);
+        }
         break;
+    }
     case KIX_ONE_HOT:
         kix_one_hot<<<kix_grid(p->K * p->n, T), T, 0, s>>>(*p);
         break;

@@ -248,6 +248,11 @@ static void oob_cases(void)
                         "  weight ix: i32[3] = values([1, 7, 0]);\n  y = gather(x, ix);\n  output y;\n}\n");
     if (c)
         c->nan_row = 1;
+    c = add_case("oob/gather/5x8/idx[1,7,0]/16-byte-rows", CK_OOB,
+                 "dnn 1;\ngraph g(seed=1) {\n  input x: f32[5, 8] = randn();\n"
+                 "  weight ix: i64[3] = values([1, -7, 0]);\n  y = gather(x, ix);\n  output y;\n}\n");
+    if (c)
+        c->nan_row = 1;
     c = add_case("oob/xent/3x4/target[2,-3,1]", CK_OOB,
                  "dnn 1;\ngraph g(seed=1) {\n  input x: f32[3, 4] = randn();\n"
                  "  weight t: i64[3] = values([2, -3, 1]);\n  y = cross_entropy(x, t, reduction=\"none\");\n"
