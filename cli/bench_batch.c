@@ -9,7 +9,6 @@
  * to every line; a line's --set for the same param replaces it. */
 #include "bench.h"
 
-#include "core/fileio.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -251,7 +250,7 @@ static xdnn_status read_file(batch_state *b, const char *path, const bench_spec 
     xdnn_diags_t *d = xdnn_diags_create();
     char *text;
     size_t len;
-    xdnn_status s = file_read_all(path, &text, &len, d);
+    xdnn_status s = xdnn_file_read(path, &text, &len, d);
     xdnn_diags_print(d, stderr);
     xdnn_diags_destroy(d);
     if (s != XDNN_OK)

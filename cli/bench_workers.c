@@ -23,8 +23,6 @@
  * or hang when it is handed case K (0-based, input order). */
 #include "bench.h"
 
-#include "core/fileio.h"
-
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -95,10 +93,22 @@ static void linebuf_drop(linebuf *b, size_t used)
 
 /* ------------------------------------------------------------------ the worker's side */
 
+/* One row and its newline in one write where the socket takes it, else in
+ * parts (EINTR retried). */
 static bool send_json(int fd, cJSON *j)
 {
     char *text = cJSON_PrintUnformatted(j);
-    bool ok = text && fd_write_all(fd, text, strlen(text)) && fd_write_all(fd, "\n", 1);
+    size_t len = text ? strlen(text) + 1 : 0, sent = 0;
+    if (text)
+        text[len - 1] = '\n'; /* the NUL goes: the row is sent by length */
+    while (sent < len) {
+        ssize_t w = write(fd, text + sent, len - sent);
+        if (w > 0)
+            sent += (size_t)w;
+        else if (w == 0 || errno != EINTR)
+            break;
+    }
+    bool ok = text && sent == len;
     cJSON_free(text);
     cJSON_Delete(j);
     return ok;

@@ -306,7 +306,7 @@ static int choose_device(bench_opts *o, bool *use_gpu, char *fp, size_t fplen)
     if (o->worker && (o->ndevices || o->all_devices)) {
         *use_gpu = true; /* the parent narrowed CUDA_VISIBLE_DEVICES to this worker's GPU */
     } else if (o->ndevices || o->all_devices) {
-        int count = gpu_device_count(why, sizeof why);
+        int count = xdnn_device_count(why, sizeof why);
         if (count <= 0) {
             fprintf(stderr, "xdnn bench: --devices: no usable GPU: %s\n", why);
             return XDNN_ERR_DEVICE;
@@ -324,7 +324,7 @@ static int choose_device(bench_opts *o, bool *use_gpu, char *fp, size_t fplen)
         snprintf(fp, fplen, "gpu"); /* each worker reports its own */
         return -1;
     } else if (o->device != BENCH_DEV_CPU) {
-        *use_gpu = gpu_available(why, sizeof why);
+        *use_gpu = xdnn_backend_available(XDNN_BACKEND_CUDA, why, sizeof why);
         if (!*use_gpu && o->device == BENCH_DEV_GPU) {
             cli_device_note(why, sizeof why);
             fprintf(stderr, "xdnn bench: no usable GPU: %s\n", why);
@@ -333,7 +333,7 @@ static int choose_device(bench_opts *o, bool *use_gpu, char *fp, size_t fplen)
         if (!*use_gpu)
             fprintf(stderr, "note: no GPU (%s); timing the CPU reference\n", why);
     }
-    if (fingerprint_device(*use_gpu, fp, fplen) != XDNN_OK) {
+    if (xdnn_device_fingerprint(*use_gpu ? XDNN_BACKEND_CUDA : XDNN_BACKEND_CPU, fp, fplen) != XDNN_OK) {
         fprintf(stderr, "xdnn bench: cannot identify the GPU: %s\n", fp);
         return XDNN_ERR_DEVICE;
     }
@@ -378,25 +378,39 @@ static void sweep_free(sweep *w)
     free(w->all);
 }
 
+/* FNV-1a 64 of a case's identity: shards and suite digests are made of it,
+ * so it must stay the same function from one xdnn to the next. */
+#define CASE_HASH_INIT UINT64_C(0xcbf29ce484222325)
+
+/* Hash word s with its terminating NUL ("ab","c" differs from "a","bc"). */
+static uint64_t hash_word(uint64_t h, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s;; p++) {
+        h = (h ^ *p) * UINT64_C(0x100000001b3);
+        if (!*p)
+            return h;
+    }
+}
+
 /* What names a case without loading it: its file or problem, graph, layout,
  * dtype and point. */
 static uint64_t case_ident(uint64_t h, const bench_case *c)
 {
     const char *words[] = {c->spec->path, c->spec->problem, c->spec->desc, c->spec->graph, c->spec->layout, c->dtype};
     for (size_t i = 0; i < sizeof words / sizeof *words; i++)
-        h = fnv1a64(h, words[i] ? words[i] : "", strlen(words[i] ? words[i] : "") + 1);
+        h = hash_word(h, words[i] ? words[i] : "");
     for (int i = 0; i < c->npoints; i++) {
-        h = fnv1a64(h, c->points[i].name, strlen(c->points[i].name) + 1);
-        h = fnv1a64(h, c->points[i].value_text, strlen(c->points[i].value_text) + 1);
+        h = hash_word(h, c->points[i].name);
+        h = hash_word(h, c->points[i].value_text);
     }
-    return fnv1a64(h, "\n", 1);
+    return (h ^ '\n') * UINT64_C(0x100000001b3);
 }
 
 /* The case list, in order: shard rows carry it, so `xdnn merge` refuses
  * shards of different sweeps. */
 static unsigned long long suite_digest(const sweep *w)
 {
-    uint64_t h = FNV64_INIT;
+    uint64_t h = CASE_HASH_INIT;
     for (int k = 0; k < w->n; k++)
         h = case_ident(h, w->all[k]);
     return h;
@@ -415,7 +429,7 @@ static int *select_cases(const bench_opts *o, const sweep *w, int *nsel)
          * falls back to the CPU must not split the list differently */
         for (int k = 0; cost && k < w->n; k++) {
             cost[k] = bench_case_cost(w->all[k], o, true);
-            ident[k] = case_ident(FNV64_INIT, w->all[k]);
+            ident[k] = case_ident(CASE_HASH_INIT, w->all[k]);
         }
         if (o->shard_n)
             bench_shard_select(cost, ident, w->n, o->shard_i, o->shard_n, keep);
@@ -497,7 +511,7 @@ static int run_cases(const bench_opts *o, char **args, int nargs, const sweep *w
 xdnn_status bench_write_file(const char *path, const char *buf, size_t len)
 {
     xdnn_diags_t *d = xdnn_diags_create();
-    xdnn_status s = file_write_atomic(path, buf, len, d);
+    xdnn_status s = xdnn_file_write_atomic(path, buf, len, d);
     xdnn_diags_print(d, stderr);
     xdnn_diags_destroy(d);
     return s;
@@ -552,7 +566,7 @@ int cmd_bench(int argc, char **argv)
         }
     }
     bool use_gpu = false;
-    char fp[FINGERPRINT_MAX];
+    char fp[XDNN_FINGERPRINT_MAX];
     int status = XDNN_OK;
     sweep w = {0};
     int *sel = NULL, nsel = 0;

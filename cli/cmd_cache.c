@@ -1,9 +1,6 @@
 /* cmd_cache.c — `xdnn cache list|clear`: the autotune cache in
- * $XDNN_CACHE_DIR (default ~/.cache/xdnn); see src/plan/tune.h. */
+ * $XDNN_CACHE_DIR (default ~/.cache/xdnn), through xdnn_tune_cache_list/clear. */
 #include "bench.h"
-
-#include "core/fileio.h"
-#include "plan/tune.h"
 
 #include <string.h>
 
@@ -44,16 +41,16 @@ int cmd_cache(int argc, char **argv)
                 return cli_usage_error("cache", "list: unknown argument '%s' (-v, --format text|json)", argv[i]);
             }
         }
-        s = tune_cache_list(stdout, verbose, json, d);
+        s = xdnn_tune_cache_list(stdout, verbose, json, d);
     } else if (strcmp(argv[1], "clear") == 0) {
         if (argc > 2) {
             xdnn_diags_destroy(d);
             return cli_usage_error("cache", "clear takes no arguments, got '%s'", argv[2]);
         }
         int files, entries;
-        char dir[TUNE_DIR_MAX];
-        bool on = cache_dir(dir, sizeof dir);
-        s = tune_cache_clear(&files, &entries, d);
+        char dir[4096];
+        bool on = xdnn_cache_dir(dir, sizeof dir);
+        s = xdnn_tune_cache_clear(&files, &entries, d);
         printf("removed %d entr%s in %d file%s from %s\n", entries, entries == 1 ? "y" : "ies", files,
                files == 1 ? "" : "s", on ? dir : "(the cache is off)");
     } else {

@@ -2,7 +2,6 @@
  * `xdnn ops` (the op catalogue): commands that load and show. */
 #include "cli.h"
 
-#include "gpu/gpu.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -126,7 +125,7 @@ int cmd_dot(int argc, char **argv)
     xdnn_status s = cli_load_bound(&o, &m, &g, true);
     if (s == XDNN_OK && partitions) {
         xdnn_diags_t *d = xdnn_diags_create();
-        s = gpu_print_partitions_dot(g, stdout, d);
+        s = xdnn_graph_print_partitions_dot(g, stdout, d);
         xdnn_diags_print(d, stderr);
         xdnn_diags_destroy(d);
     } else if (s == XDNN_OK) {

@@ -10,7 +10,6 @@
  * unreadable or malformed file, 1 for usage errors, else 0. */
 #include "bench.h"
 
-#include "core/fileio.h"
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -72,7 +71,7 @@ static xdnn_status read_jsonl(const char *path, cfile *f)
     xdnn_diags_t *d = xdnn_diags_create();
     char *text;
     size_t len;
-    xdnn_status s = file_read_all(path, &text, &len, d);
+    xdnn_status s = xdnn_file_read(path, &text, &len, d);
     xdnn_diags_print(d, stderr);
     xdnn_diags_destroy(d);
     if (s != XDNN_OK)

@@ -2,9 +2,6 @@
  * specialization.  The output is written atomically. */
 #include "cli.h"
 
-#include "core/ir.h"
-#include "lang/parse.h"
-
 #include <getopt.h>
 #include <string.h>
 
@@ -21,35 +18,6 @@ static bool ends_with(const char *s, const char *suf)
 {
     size_t n = strlen(s), k = strlen(suf);
     return n >= k && strcmp(s + n - k, suf) == 0;
-}
-
-/* Replace a param's value by a literal (derived params cannot be specialized). */
-static xdnn_status specialize(xdnn_module_t *m, const xdnn_binding *b, xdnn_diags_t *d)
-{
-    xparam *p = ir_find_param(m, NULL, b->name);
-    for (size_t i = 0; !p && i < m->ngraphs; i++)
-        p = ir_find_param(m, m->graphs[i], b->name);
-    if (!p) {
-        diag_error(d, XDNN_ERR_USAGE, xloc_none(), "--specialize: no param named '%s'", b->name);
-        return XDNN_ERR_USAGE;
-    }
-    if (p->derived) {
-        diag_error(d, XDNN_ERR_USAGE, p->loc, "--specialize: '%s' is derived; specialize the params it uses",
-                   b->name);
-        return XDNN_ERR_USAGE;
-    }
-    expr *e = expr_parse_text(m->ar, b->value_text, (xloc){.file = "--specialize"}, d);
-    if (!e)
-        return XDNN_ERR_USAGE;
-    if (!expr_is_literal(e)) {
-        diag_error(d, XDNN_ERR_USAGE, xloc_none(), "--specialize %s=%s: the value must be a literal", b->name,
-                   b->value_text);
-        return XDNN_ERR_USAGE;
-    }
-    p->value = e;
-    p->sweep = NULL;
-    p->nsweep = 0;
-    return XDNN_OK;
 }
 
 int cmd_convert(int argc, char **argv)
@@ -104,7 +72,7 @@ int cmd_convert(int argc, char **argv)
     if (s == XDNN_OK) {
         xdnn_diags_t *d = xdnn_diags_create();
         for (int i = 0; i < nspecs && s == XDNN_OK; i++)
-            s = specialize(m, &specs[i], d);
+            s = xdnn_module_specialize(m, specs[i].name, specs[i].value_text, d);
         if (s == XDNN_OK)
             s = strcmp(to, "json") == 0 ? xdnn_module_write_json(m, out, d) : xdnn_module_write_dnn(m, out, d);
         xdnn_diags_print(d, stderr);

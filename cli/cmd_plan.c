@@ -4,10 +4,6 @@
 #include "bench.h"
 #include "plan_explain.h"
 
-#include "core/fileio.h"
-#include "gpu/gpu.h"
-#include "plan/plan.h"
-
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -72,17 +68,10 @@ bool plan_path_is_plan(const char *path)
     return is;
 }
 
-/* Read and verify a plan file (not its device). */
+/* Read and verify a plan file (not its device; its graph not parsed yet). */
 static xdnn_status read_plan(const char *path, xdnn_diags_t *d, xdnn_plan_t **out)
 {
-    char *data;
-    size_t len;
-    xdnn_status s = file_read_all(path, &data, &len, d);
-    if (s != XDNN_OK)
-        return s;
-    s = plan_from_bytes(path, (const unsigned char *)data, len, d, out);
-    free(data);
-    return s;
+    return xdnn_plan_load(path, XDNN_PLAN_INSPECT, d, out);
 }
 
 /* The engines of a plan, one line: "y.0=cpu_reference y.1=cpu_reference ...". */
@@ -120,62 +109,65 @@ xdnn_status plan_load_for_run(const graph_opts *o, FILE *info, xdnn_plan_t **pla
     *g = xdnn_plan_graph(*plan);
     fprintf(info, "plan %s: graph %s, device %s\n", o->path, xdnn_graph_name(*g), xdnn_plan_device(*plan));
     print_engines(info, *plan);
-    fprintf(info, "plan load: %.3f ms (%d compiled module%s%s)\n", xdnn_plan_load_ms(*plan), (*plan)->nblobs,
-            (*plan)->nblobs == 1 ? "" : "s", st.context_ms > 0 ? "; device setup not counted" : "");
+    fprintf(info, "plan load: %.3f ms (%d compiled module%s%s)\n", xdnn_plan_load_ms(*plan), st.modules,
+            st.modules == 1 ? "" : "s", st.context_ms > 0 ? "; device setup not counted" : "");
     return XDNN_OK;
 }
 
 static xdnn_status write_plan(const xdnn_plan_t *p, const char *path, double ms)
 {
     xdnn_diags_t *d = xdnn_diags_create();
-    unsigned char *bytes;
+    void *bytes;
     size_t len;
-    xdnn_status s = plan_to_bytes(p, &bytes, &len, d);
+    xdnn_status s = xdnn_plan_serialize(p, &bytes, &len, d);
     if (s == XDNN_OK) {
-        s = file_write_atomic(path, bytes, len, d);
+        s = xdnn_file_write_atomic(path, bytes, len, d);
         free(bytes);
     }
     xdnn_diags_print(d, stderr);
     xdnn_diags_destroy(d);
     if (s == XDNN_OK && strcmp(path, "-") != 0) {
-        int tuned = 0, cached = 0;
-        for (int i = 0; i < p->nparts; i++) {
-            tuned += p->parts[i].tuned_ms >= 0 && !p->parts[i].from_cache;
-            cached += p->parts[i].from_cache;
+        int tuned = 0, cached = 0, nparts = (int)xdnn_plan_partition_count(p);
+        for (int i = 0; i < nparts; i++) {
+            xdnn_partition_info pi;
+            xdnn_plan_partition(p, (size_t)i, &pi);
+            tuned += pi.tuned_ms >= 0 && !pi.from_cache;
+            cached += pi.from_cache;
         }
         printf("plan %s: graph %s, %d partition%s (%d tuned, %d from the tune cache), %zu bytes, planned in %.1f ms\n",
-               path, p->graph_name, p->nparts, p->nparts == 1 ? "" : "s", tuned, cached, len, ms);
-        printf("device: %s\n", p->device);
+               path, xdnn_plan_graph_name(p), nparts, nparts == 1 ? "" : "s", tuned, cached, len, ms);
+        printf("device: %s\n", xdnn_plan_device(p));
     }
     return s;
 }
 
 /* `plan --info --format json`: versions, device, whether it runs here, the
  * tensors a caller binds, and the partitions with their candidates. */
-static xdnn_status print_info_json(const char *path, const xdnn_plan_t *p, bool runs_here)
+static xdnn_status print_info_json(const char *path, xdnn_plan_t *p, bool runs_here)
 {
     cJSON *o = cJSON_CreateObject(), *tensors = cJSON_CreateArray(), *parts = cJSON_CreateArray();
     cJSON_AddStringToObject(o, "plan", path);
-    cJSON_AddNumberToObject(o, "format", p->format_version);
-    cJSON_AddStringToObject(o, "xdnn", p->xdnn_version);
+    cJSON_AddNumberToObject(o, "format", xdnn_plan_format_version(p));
+    cJSON_AddStringToObject(o, "xdnn", xdnn_plan_xdnn_version(p));
     cJSON_AddStringToObject(o, "device", xdnn_plan_device(p));
-    cJSON_AddStringToObject(o, "backend", strncmp(p->device, "gpu", 3) == 0 ? "cuda" : "cpu");
-    cJSON_AddStringToObject(o, "graph", p->graph_name);
+    cJSON_AddStringToObject(o, "backend", strncmp(xdnn_plan_device(p), "gpu", 3) == 0 ? "cuda" : "cpu");
+    cJSON_AddStringToObject(o, "graph", xdnn_plan_graph_name(p));
     cJSON_AddBoolToObject(o, "runs_here", runs_here);
     cJSON_AddNumberToObject(o, "workspace_bytes", (double)xdnn_plan_workspace_size(p));
     /* what a caller binds: inputs, weights and outputs (when the plan's
      * graph could be read: a foreign plan's may not) */
-    for (size_t i = 0; p->g && i < p->g->ntensors; i++) {
-        const xtensor *t = &p->g->tensors[i];
-        if (!t->rdefined || (t->kind == TK_VIRTUAL && !t->is_output))
+    const xdnn_graph_t *g = xdnn_plan_graph(p);
+    for (size_t i = 0; i < xdnn_graph_tensor_count(g); i++) {
+        xdnn_tensor_info t;
+        if (xdnn_graph_tensor(g, i, &t) != XDNN_OK || (t.kind == XDNN_TENSOR_VIRTUAL && !t.is_output))
             continue;
         cJSON *j = cJSON_CreateObject(), *dims = cJSON_CreateArray(), *strides = cJSON_CreateArray();
-        cJSON_AddStringToObject(j, "name", t->name);
-        cJSON_AddStringToObject(j, "kind", t->is_output ? "output" : t->kind == TK_INPUT ? "input" : "weight");
-        cJSON_AddStringToObject(j, "dtype", xdnn_dtype_name(t->rdtype));
-        for (int k = 0; k < t->rrank; k++) {
-            cJSON_AddItemToArray(dims, cJSON_CreateNumber((double)t->rdims[k]));
-            cJSON_AddItemToArray(strides, cJSON_CreateNumber((double)t->rstrides[k]));
+        cJSON_AddStringToObject(j, "name", t.name);
+        cJSON_AddStringToObject(j, "kind", t.is_output ? "output" : t.kind == XDNN_TENSOR_INPUT ? "input" : "weight");
+        cJSON_AddStringToObject(j, "dtype", xdnn_dtype_name(t.dtype));
+        for (int k = 0; k < t.rank; k++) {
+            cJSON_AddItemToArray(dims, cJSON_CreateNumber((double)t.dims[k]));
+            cJSON_AddItemToArray(strides, cJSON_CreateNumber((double)t.strides[k]));
         }
         cJSON_AddItemToObject(j, "dims", dims);
         cJSON_AddItemToObject(j, "strides", strides);
@@ -330,18 +322,19 @@ int cmd_plan(int argc, char **argv)
         if (s == XDNN_OK) {
             /* a foreign plan is still described; its graph is parsed if it can be */
             xdnn_diags_t *quiet = xdnn_diags_create();
-            if (plan_parse_graph(p->module_json, p->graph_name, &p->m, &p->g, quiet) != XDNN_OK)
-                p->g = NULL;
+            xdnn_plan_read_graph(p, quiet);
             xdnn_diags_destroy(quiet);
-            char here[FINGERPRINT_MAX];
-            bool gpu_plan = strncmp(p->device, "gpu", 3) == 0;
-            bool identified = fingerprint_device(gpu_plan, here, sizeof here) == XDNN_OK;
-            bool runs = identified && strcmp(here, p->device) == 0 && strcmp(p->xdnn_version, XDNN_VERSION_STRING) == 0;
+            char here[XDNN_FINGERPRINT_MAX];
+            bool gpu_plan = strncmp(xdnn_plan_device(p), "gpu", 3) == 0;
+            bool identified =
+                xdnn_device_fingerprint(gpu_plan ? XDNN_BACKEND_CUDA : XDNN_BACKEND_CPU, here, sizeof here) == XDNN_OK;
+            bool runs = identified && strcmp(here, xdnn_plan_device(p)) == 0 &&
+                        strcmp(xdnn_plan_xdnn_version(p), XDNN_VERSION_STRING) == 0;
             if (json) {
                 s = print_info_json(path, p, runs);
             } else {
                 printf("plan: %s\n", path);
-                plan_print_info(p, stdout);
+                xdnn_plan_print(p, stdout);
                 printf("runs here:    %s\n", runs         ? "yes"
                                               : identified ? "no (another device or xdnn version: use --replan)"
                                                            : "no (no such device here)");
@@ -357,7 +350,7 @@ int cmd_plan(int argc, char **argv)
     bool use_gpu = false;
     char why[512];
     if (strcmp(device, "cpu") != 0) {
-        use_gpu = gpu_available(why, sizeof why);
+        use_gpu = xdnn_backend_available(XDNN_BACKEND_CUDA, why, sizeof why);
         if (!use_gpu && strcmp(device, "gpu") == 0) {
             cli_device_note(why, sizeof why);
             fprintf(stderr, "xdnn plan: no usable GPU: %s\n", why);
@@ -366,8 +359,8 @@ int cmd_plan(int argc, char **argv)
         if (!use_gpu)
             fprintf(stderr, "note: no GPU (%s); planning for the CPU reference\n", why);
     }
-    char fp[FINGERPRINT_MAX];
-    if (fingerprint_device(use_gpu, fp, sizeof fp) != XDNN_OK) {
+    char fp[XDNN_FINGERPRINT_MAX];
+    if (xdnn_device_fingerprint(use_gpu ? XDNN_BACKEND_CUDA : XDNN_BACKEND_CPU, fp, sizeof fp) != XDNN_OK) {
         fprintf(stderr, "xdnn plan: cannot identify the device: %s\n", fp);
         return XDNN_ERR_DEVICE;
     }
@@ -380,9 +373,10 @@ int cmd_plan(int argc, char **argv)
     if (replan) {
         s = read_plan(path, d, &old);
         if (s == XDNN_OK) {
-            fprintf(stderr, "replanning %s (made by xdnn %s for '%s')\n", path, old->xdnn_version, old->device);
-            s = plan_parse_graph(old->module_json, old->graph_name, &old->m, &old->g, d);
-            g = old->g;
+            fprintf(stderr, "replanning %s (made by xdnn %s for '%s')\n", path, xdnn_plan_xdnn_version(old),
+                    xdnn_plan_device(old));
+            s = xdnn_plan_read_graph(old, d);
+            g = xdnn_plan_graph(old);
         }
         xdnn_diags_print(d, stderr);
         xdnn_diags_destroy(d);
@@ -397,7 +391,8 @@ int cmd_plan(int argc, char **argv)
         xdnn_plan_options_init(&po);
         po.backend = use_gpu ? XDNN_BACKEND_CUDA : XDNN_BACKEND_CPU;
         po.heuristic = tune ? XDNN_HEUR_MEASURED : XDNN_HEUR_FAST;
-        s = plan_build(g, &po, tune ? stderr : NULL, d, &p);
+        po.log = tune ? stderr : NULL;
+        s = xdnn_plan_build(g, &po, d, &p);
     }
     xdnn_diags_print(d, stderr);
     xdnn_diags_destroy(d);

@@ -2,11 +2,6 @@
  * reference or the GPU, print outputs and timings, save files, and compare
  * (graph `check`s, --expect goldens, --check GPU against the reference). */
 #include "cli.h"
-
-#include "core/exec.h"
-#include "data/data.h"
-#include "gpu/gpu.h"
-#include "ops/op.h"
 #include "run_gpu.h"
 #include "run_output.h"
 
@@ -60,7 +55,7 @@ typedef enum { DEV_AUTO, DEV_CPU, DEV_GPU } device_choice;
 typedef struct run_opts {
     graph_opts g;
     device_choice device;
-    input_override inputs[RUN_MAX_INPUTS];
+    xdnn_input_file inputs[RUN_MAX_INPUTS];
     int ninputs;
     bool seed_set;
     uint64_t seed;
@@ -129,7 +124,7 @@ static int parse_run_opts(int argc, char **argv, run_opts *o)
             if (o->ninputs == RUN_MAX_INPUTS)
                 return cli_usage_error("run", "too many --input options (at most %d)", RUN_MAX_INPUTS);
             *eq = 0;
-            o->inputs[o->ninputs++] = (input_override){optarg, eq + 1};
+            o->inputs[o->ninputs++] = (xdnn_input_file){optarg, eq + 1};
             break;
         }
         case OPT_SEED:
@@ -237,45 +232,38 @@ static char *tensor_file(const char *dir, const char *name)
 /* DIR/NAME.npy per tensor (bf16 and fp8 widened exactly to f32: every NumPy
  * reads it), or, when `dir` names a .safetensors file, one file holding every
  * tensor in its own dtype, bit for bit. */
-static xdnn_status save_tensors(const run_state *st, const int *list, int n, const char *dir, xdnn_diags_t *d)
+static xdnn_status save_tensors(const xdnn_graph_t *g, const xdnn_run_t *r, const int *list, int n, const char *dir,
+                                xdnn_diags_t *d)
 {
     size_t len = strlen(dir);
-    if (len > 12 && strcmp(dir + len - 12, ".safetensors") == 0) {
-        const char **names = calloc((size_t)(n ? n : 1), sizeof *names);
-        const host_tensor **ts = calloc((size_t)(n ? n : 1), sizeof *ts);
-        xdnn_status s = names && ts ? XDNN_OK : XDNN_ERR_NOMEM;
-        for (int i = 0; i < n && s == XDNN_OK; i++) {
-            names[i] = st->g->tensors[list[i]].name;
-            ts[i] = &st->tensors[list[i]];
-        }
-        if (s == XDNN_OK)
-            s = safetensors_write(dir, n, names, ts, d);
-        free(names);
-        free(ts);
-        return s;
-    }
+    if (len > 12 && strcmp(dir + len - 12, ".safetensors") == 0)
+        return xdnn_run_save_safetensors(r, list, (size_t)n, dir, d);
     xdnn_status s = ensure_dir(dir);
     for (int i = 0; i < n && s == XDNN_OK; i++) {
-        char *path = tensor_file(dir, st->g->tensors[list[i]].name);
-        s = path ? npy_write(path, &st->tensors[list[i]], d) : XDNN_ERR_NOMEM;
+        xdnn_tensor_info t;
+        xdnn_graph_tensor(g, (size_t)list[i], &t);
+        char *path = tensor_file(dir, t.name);
+        s = path ? xdnn_run_save_npy(r, (size_t)list[i], path, d) : XDNN_ERR_NOMEM;
         free(path);
     }
     return s;
 }
 
 /* The tensors to report: outputs in `output` order, then --keep ones. */
-static int report_list(const run_opts *o, const xgraph *g, int *list, int cap)
+static int report_list(const run_opts *o, const xdnn_graph_t *g, int *list, int cap)
 {
     int n = 0;
-    for (size_t i = 0; i < g->noutputs && n < cap; i++)
-        list[n++] = g->outputs[i];
+    for (size_t i = 0; i < xdnn_graph_output_count(g) && n < cap; i++)
+        list[n++] = xdnn_graph_output(g, i);
     if (!o->keep)
         return n;
     char *copy = strdup(o->keep), *save = NULL;
     for (char *tok = strtok_r(copy, ",", &save); tok && n < cap; tok = strtok_r(NULL, ",", &save)) {
-        int t = ir_find_tensor(g, tok);
-        if (t < 0 || g->tensors[t].kind != TK_VIRTUAL || !g->tensors[t].rdefined) {
-            fprintf(stderr, "xdnn run: --keep %s: graph '%s' has no intermediate tensor '%s'\n", tok, g->name, tok);
+        int t = xdnn_graph_find_tensor(g, tok);
+        xdnn_tensor_info ti;
+        if (t < 0 || xdnn_graph_tensor(g, (size_t)t, &ti) != XDNN_OK || ti.kind != XDNN_TENSOR_VIRTUAL) {
+            fprintf(stderr, "xdnn run: --keep %s: graph '%s' has no intermediate tensor '%s'\n", tok,
+                    xdnn_graph_name(g), tok);
             free(copy);
             return -1;
         }
@@ -285,115 +273,77 @@ static int report_list(const run_opts *o, const xgraph *g, int *list, int cap)
     return n;
 }
 
-/* `check` statements of the graph: compare an output with a reference initializer. */
-static xdnn_status run_graph_checks(run_state *st, cJSON *jchecks, FILE *out, xdnn_diags_t *d)
+/* One comparison's record: into the JSON checks, or printed; false when it failed. */
+static bool report_compare(const char *what, const xdnn_graph_t *g, int tensor, const xdnn_compare_result *r,
+                           cJSON *jchecks, FILE *out)
 {
-    xgraph *g = st->g;
+    xdnn_tensor_info t;
+    xdnn_graph_tensor(g, (size_t)tensor, &t);
+    if (jchecks)
+        cJSON_AddItemToArray(jchecks, compare_json(what, t.name, r, t.rank));
+    else
+        print_compare_text(out, what, t.name, r, t.rank);
+    return r->ok;
+}
+
+/* `check` statements of the graph: compare an output with a reference initializer. */
+static xdnn_status run_graph_checks(const xdnn_graph_t *g, xdnn_run_t *r, cJSON *jchecks, FILE *out,
+                                    xdnn_diags_t *d)
+{
     xdnn_status worst = XDNN_OK;
-    for (size_t i = 0; i < g->nchecks; i++) {
-        const xcheck *k = &g->checks[i];
-        const xtensor *t = &g->tensors[k->tensor];
-        xtensor ref_decl = *t;
-        ref_decl.init = k->ref;
-        ref_decl.kind = TK_INPUT;
-        host_tensor ref = {0};
-        xdnn_status s = host_tensor_alloc(&ref, XDNN_F64, t->rrank, t->rdims, NULL);
-        double *vals = s == XDNN_OK ? malloc((size_t)(t->rnumel ? t->rnumel : 1) * sizeof *vals) : NULL;
-        if (s == XDNN_OK && !vals)
-            s = XDNN_ERR_NOMEM;
-        if (s == XDNN_OK)
-            s = init_fill(g, &ref_decl, st->base_dir, vals, d);
-        if (s == XDNN_OK) {
-            tensor_scatter(&ref, vals);
-            double rtol, atol;
-            compare_default_tolerance(t->rdtype, t->producer >= 0 ? g->nodes[t->producer].op : -1, &rtol, &atol);
-            value v;
-            if (k->rtol && graph_eval(g, k->rtol, d, &v))
-                value_as_float(&v, &rtol);
-            if (k->atol && graph_eval(g, k->atol, d, &v))
-                value_as_float(&v, &atol);
-            compare_result r;
-            compare_tensors(&st->tensors[k->tensor], &ref, rtol, atol, &r);
-            if (jchecks)
-                cJSON_AddItemToArray(jchecks, compare_json("check", t->name, &r, t->rrank));
-            else
-                print_compare_text(out, "check", t->name, &r, t->rrank, rtol, atol);
-            if (!r.ok)
-                worst = XDNN_ERR_CHECK;
-        }
-        free(vals);
-        host_tensor_free(&ref);
+    for (size_t k = 0; k < xdnn_graph_check_count(g); k++) {
+        int tensor;
+        xdnn_compare_result cr;
+        xdnn_status s = xdnn_run_graph_check(r, k, &tensor, &cr, d);
         if (s != XDNN_OK)
             return s;
+        if (!report_compare("check", g, tensor, &cr, jchecks, out))
+            worst = XDNN_ERR_CHECK;
     }
     return worst;
 }
 
-static xdnn_status run_expect(run_state *st, const char *dir, const int *list, int n, cJSON *jchecks, FILE *out,
-                              xdnn_diags_t *d)
+static xdnn_status run_expect(const xdnn_graph_t *g, const xdnn_run_t *r, const char *dir, const int *list, int n,
+                              cJSON *jchecks, FILE *out, xdnn_diags_t *d)
 {
     xdnn_status worst = XDNN_OK;
     for (int i = 0; i < n; i++) {
-        const xtensor *t = &st->g->tensors[list[i]];
-        char *path = tensor_file(dir, t->name);
-        host_tensor ref = {0};
-        xdnn_status s = path ? npy_read(path, &ref, d) : XDNN_ERR_NOMEM;
-        if (s == XDNN_OK) {
-            bool same = ref.rank == t->rrank;
-            for (int k = 0; same && k < t->rrank; k++)
-                same = ref.dims[k] == t->rdims[k];
-            if (!same) {
-                diag_error(d, XDNN_ERR_CHECK, ((xloc){.file = path}), "golden shape differs from output '%s'",
-                           t->name);
-                s = XDNN_ERR_CHECK;
-            }
-        }
-        if (s == XDNN_OK) {
-            double rtol, atol;
-            compare_default_tolerance(t->rdtype, t->producer >= 0 ? st->g->nodes[t->producer].op : -1, &rtol,
-                                      &atol);
-            compare_result r;
-            compare_tensors(&st->tensors[list[i]], &ref, rtol, atol, &r);
-            if (jchecks)
-                cJSON_AddItemToArray(jchecks, compare_json("expect", t->name, &r, t->rrank));
-            else
-                print_compare_text(out, "expect", t->name, &r, t->rrank, rtol, atol);
-            if (!r.ok)
-                worst = XDNN_ERR_CHECK;
-        }
-        host_tensor_free(&ref);
+        xdnn_tensor_info t;
+        xdnn_graph_tensor(g, (size_t)list[i], &t);
+        char *path = tensor_file(dir, t.name);
+        double rtol, atol;
+        xdnn_graph_default_tolerance(g, (size_t)list[i], &rtol, &atol);
+        xdnn_compare_result cr;
+        xdnn_status s = path ? xdnn_run_compare_npy(r, (size_t)list[i], path, rtol, atol, &cr, d) : XDNN_ERR_NOMEM;
         free(path);
         if (s != XDNN_OK)
             return s;
+        if (!report_compare("expect", g, list[i], &cr, jchecks, out))
+            worst = XDNN_ERR_CHECK;
     }
     return worst;
 }
 
 /* --check: the CPU reference on the same inputs, compared output by output. */
-static xdnn_status check_against_reference(run_state *gpu, const int *list, int n, cJSON *jchecks, FILE *out,
-                                           xdnn_diags_t *d)
+static xdnn_status check_against_reference(xdnn_graph_t *g, const xdnn_run_t *gpu, const char *base_dir,
+                                           const int *list, int n, cJSON *jchecks, FILE *out, xdnn_diags_t *d)
 {
-    run_state ref;
-    xdnn_status s = run_state_init(&ref, gpu->g, gpu->base_dir);
+    xdnn_run_t *ref = NULL;
+    xdnn_status s = xdnn_run_create(g, base_dir, &ref);
     if (s == XDNN_OK)
-        s = run_state_copy_inputs(&ref, gpu);
+        s = xdnn_run_copy_inputs(ref, gpu);
     if (s == XDNN_OK)
-        s = exec_cpu_run(&ref, d);
+        s = xdnn_run_reference(ref, d);
     xdnn_status worst = XDNN_OK;
     for (int i = 0; i < n && s == XDNN_OK; i++) {
-        const xtensor *t = &gpu->g->tensors[list[i]];
         double rtol, atol;
-        compare_default_tolerance(t->rdtype, t->producer >= 0 ? gpu->g->nodes[t->producer].op : -1, &rtol, &atol);
-        compare_result r;
-        compare_tensors(&gpu->tensors[list[i]], &ref.tensors[list[i]], rtol, atol, &r);
-        if (jchecks)
-            cJSON_AddItemToArray(jchecks, compare_json("reference", t->name, &r, t->rrank));
-        else
-            print_compare_text(out, "reference", t->name, &r, t->rrank, rtol, atol);
-        if (!r.ok)
+        xdnn_graph_default_tolerance(g, (size_t)list[i], &rtol, &atol);
+        xdnn_compare_result cr;
+        s = xdnn_run_compare(gpu, (size_t)list[i], ref, rtol, atol, &cr);
+        if (s == XDNN_OK && !report_compare("reference", g, list[i], &cr, jchecks, out))
             worst = XDNN_ERR_CHECK;
     }
-    run_state_free(&ref);
+    xdnn_run_destroy(ref);
     return s != XDNN_OK ? s : worst;
 }
 
@@ -414,7 +364,7 @@ int cmd_run(int argc, char **argv)
     char why[512];
     bool use_gpu = false;
     if (o.device != DEV_CPU) {
-        use_gpu = gpu_available(why, sizeof why);
+        use_gpu = xdnn_backend_available(XDNN_BACKEND_CUDA, why, sizeof why);
         if (!use_gpu && o.device == DEV_GPU) {
             cli_device_note(why, sizeof why);
             fprintf(stderr, "xdnn run: no usable GPU: %s\n", why);
@@ -446,10 +396,10 @@ int cmd_run(int argc, char **argv)
         return s;
     }
     if (o.seed_set)
-        g->rseed = o.seed;
+        xdnn_graph_set_seed(g, o.seed);
     /* every output (a training step has hundreds: a fixed cap silently dropped the rest
      * from the report, --save, --expect and --check), then up to 2 * CLI_MAX_LIST --keep names */
-    int cap = (int)g->noutputs + 2 * CLI_MAX_LIST;
+    int cap = (int)xdnn_graph_output_count(g) + 2 * CLI_MAX_LIST;
     int *list = malloc((size_t)cap * sizeof *list);
     int nlist = list ? report_list(&o, g, list, cap) : -1;
     if (nlist < 0) {
@@ -459,73 +409,76 @@ int cmd_run(int argc, char **argv)
         return list ? XDNN_ERR_USAGE : XDNN_ERR_NOMEM;
     }
     for (int i = 0; i < nlist; i++)
-        g->tensors[list[i]].keep = true;
+        xdnn_graph_keep_tensor(g, (size_t)list[i]);
 
     xdnn_diags_t *d = xdnn_diags_create();
     char *base = dir_of(o.g.path);
-    run_state st;
-    gpu_report rep = {0};
+    xdnn_run_t *run = NULL;
+    run_gpu_report rep = {0};
     cJSON *root = o.json ? cJSON_CreateObject() : NULL, *jchecks = NULL;
-    s = run_state_init(&st, g, base);
+    s = xdnn_run_create(g, base, &run);
     if (s == XDNN_OK)
-        s = exec_load_inputs(&st, o.inputs, o.ninputs, d);
+        s = xdnn_run_load_inputs(run, o.inputs, (size_t)o.ninputs, d);
     if (s == XDNN_OK && o.save_inputs_dir) {
         int ins[1024], nin = 0;
-        for (size_t i = 0; i < g->ntensors && nin < 1024; i++)
-            if (g->tensors[i].kind != TK_VIRTUAL)
+        for (size_t i = 0; i < xdnn_graph_tensor_count(g) && nin < 1024; i++) {
+            xdnn_tensor_info t;
+            xdnn_graph_tensor(g, i, &t); /* the kind is set even for a tensor bind never reached */
+            if (t.kind != XDNN_TENSOR_VIRTUAL)
                 ins[nin++] = (int)i;
-        s = save_tensors(&st, ins, nin, o.save_inputs_dir, d);
+        }
+        s = save_tensors(g, run, ins, nin, o.save_inputs_dir, d);
     }
     if (s == XDNN_OK)
-        s = run_state_alloc_results(&st, d);
+        s = xdnn_run_alloc_results(run, d);
     if (s == XDNN_OK && use_gpu) {
         /* a loaded plan runs as it is, unless this run changes what it was made
          * for (an engine, the seed, a tensor to keep): then it is planned again */
         bool as_loaded = plan && !o.nengines && !o.seed_set && !o.keep;
         run_gpu_opts go = {.warmup = o.warmup, .iters = o.iters, .cuda_graph = o.cuda_graph, .force = o.engines,
                            .nforce = (size_t)o.nengines, .verbose = o.verbose, .plan = as_loaded ? plan : NULL};
-        s = run_gpu(g, &st, &go, &rep, d);
+        s = run_gpu(g, run, &go, &rep, d);
     } else if (s == XDNN_OK) {
-        s = exec_cpu_run(&st, d);
+        s = xdnn_run_reference(run, d);
     }
     if (s == XDNN_OK) {
         if (root) {
-            cJSON_AddStringToObject(root, "graph", g->name);
+            cJSON_AddStringToObject(root, "graph", xdnn_graph_name(g));
             cJSON_AddStringToObject(root, "device", use_gpu ? "gpu" : "cpu");
             cJSON *outs = cJSON_AddArrayToObject(root, "outputs");
             for (int i = 0; i < nlist; i++)
-                cJSON_AddItemToArray(outs, tensor_json(&st, list[i], o.print_full));
+                cJSON_AddItemToArray(outs, tensor_json(g, run, list[i], o.print_full));
             if (use_gpu)
                 cJSON_AddItemToObject(root, "gpu", gpu_report_json(&rep));
             else
-                cJSON_AddItemToObject(root, "ops", cpu_times_json(&st));
-            cJSON_AddNumberToObject(root, "total_ms", use_gpu ? rep.total_ms : st.total_ms);
+                cJSON_AddItemToObject(root, "ops", cpu_times_json(g, run));
+            cJSON_AddNumberToObject(root, "total_ms", use_gpu ? rep.total_ms : xdnn_run_total_ms(run));
             jchecks = cJSON_AddArrayToObject(root, "checks");
         } else {
             for (int i = 0; i < nlist; i++)
-                print_tensor_text(stdout, &st, list[i], o.print_full);
+                print_tensor_text(stdout, g, run, list[i], o.print_full);
             if (use_gpu)
                 print_gpu_report_text(stdout, &rep);
             else
-                print_cpu_times_text(stdout, &st);
+                print_cpu_times_text(stdout, g, run);
         }
     }
     if (s == XDNN_OK && o.save_dir)
-        s = save_tensors(&st, list, nlist, o.save_dir, d);
+        s = save_tensors(g, run, list, nlist, o.save_dir, d);
     xdnn_status verdict = XDNN_OK;
-    if (s == XDNN_OK && g->nchecks)
-        verdict = run_graph_checks(&st, jchecks, stdout, d);
+    if (s == XDNN_OK && xdnn_graph_check_count(g))
+        verdict = run_graph_checks(g, run, jchecks, stdout, d);
     if (s == XDNN_OK && verdict != XDNN_ERR_CHECK && verdict != XDNN_OK)
         s = verdict;
     if (s == XDNN_OK && o.expect_dir) {
-        xdnn_status e = run_expect(&st, o.expect_dir, list, nlist, jchecks, stdout, d);
+        xdnn_status e = run_expect(g, run, o.expect_dir, list, nlist, jchecks, stdout, d);
         if (e == XDNN_ERR_CHECK)
             verdict = e;
         else if (e != XDNN_OK)
             s = e;
     }
     if (s == XDNN_OK && use_gpu && o.check) {
-        xdnn_status e = check_against_reference(&st, list, nlist, jchecks, stdout, d);
+        xdnn_status e = check_against_reference(g, run, base, list, nlist, jchecks, stdout, d);
         if (e == XDNN_ERR_CHECK)
             verdict = e;
         else if (e != XDNN_OK)
@@ -541,10 +494,10 @@ int cmd_run(int argc, char **argv)
     cJSON_Delete(root);
     xdnn_diags_print(d, stderr);
     xdnn_diags_destroy(d);
-    gpu_report_free(&rep);
+    run_gpu_report_free(&rep);
     if (use_gpu)
-        gpu_release_caches(); /* compiled kernels, handles: keep valgrind runs clean */
-    run_state_free(&st);
+        xdnn_release_caches(); /* compiled kernels, handles: keep valgrind runs clean */
+    xdnn_run_destroy(run);
     free(base);
     free(list);
     xdnn_plan_destroy(plan);
@@ -563,10 +516,10 @@ int cmd_engines(int argc, char **argv)
     if (argc > 1 && !json && !(argc == 3 && strcmp(argv[1], "--format") == 0 && strcmp(argv[2], "text") == 0))
         return cli_usage_error("engines", "takes only --format text|json");
     if (!json) {
-        gpu_print_engines(stdout);
+        xdnn_engines_print(stdout);
         return XDNN_OK;
     }
-    char *text = gpu_engines_json();
+    char *text = xdnn_engines_json();
     if (!text)
         return XDNN_ERR_NOMEM;
     puts(text);

@@ -1,7 +1,6 @@
 /* main.c — the xdnn command: dispatch to a subcommand. */
 #include "cli.h"
 
-#include "core/fileio.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -93,7 +92,7 @@ static int dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    file_remove_temps_on_signals(); /* ^C during --save leaves no *.tmpXXXXXX behind */
+    xdnn_remove_temps_on_signals(); /* ^C during --save leaves no *.tmpXXXXXX behind */
     opterr = 0; /* getopt prints nothing: each command says what is wrong, once (cli_option_error) */
     return finish_stdout(dispatch(argc, argv));
 }

@@ -4,23 +4,16 @@
  * device, execute once and check it, time the whole execute and each
  * partition alone (xdnn_plan_execute_partitions) with CUDA events, optionally
  * replay the execute captured as a CUDA graph, and hand the first execute's
- * outputs back to the run state. */
+ * outputs back to the run. */
 #include "run_gpu.h"
 
 #include "plan_explain.h"
-#include "plan/plan.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #if XDNN_HAVE_CUDA
 #include <cuda_runtime.h>
-
-/* median, min, max and p90 of n times (plan_time_stats: the one helper bench uses too) */
-static void summarize(double *ms, int n, gpu_partition_report *r)
-{
-    plan_time_stats(ms, n, &r->ms_median, &r->ms_min, &r->ms_max, &r->ms_p90);
-}
 
 static xdnn_status cuda_error(cudaError_t e, const char *what, xdnn_diags_t *d)
 {
@@ -101,7 +94,7 @@ done:
 
 static char *dup_str(const char *s) { return strdup(s ? s : ""); }
 
-xdnn_status run_gpu(xdnn_graph_t *g, run_state *st, const run_gpu_opts *o, gpu_report *rep, xdnn_diags_t *d)
+xdnn_status run_gpu(xdnn_graph_t *g, xdnn_run_t *r, const run_gpu_opts *o, run_gpu_report *rep, xdnn_diags_t *d)
 {
     memset(rep, 0, sizeof *rep);
     xdnn_plan_options po;
@@ -120,7 +113,7 @@ xdnn_status run_gpu(xdnn_graph_t *g, run_state *st, const run_gpu_opts *o, gpu_r
     int warmup = o->warmup > 0 ? o->warmup : 0, iters = o->iters > 0 ? o->iters : 1;
     timing t = {.p = p, .n = n};
     xdnn_tensor_binding *bind = calloc(n + 1, sizeof *bind);
-    host_tensor **host = calloc(n + 1, sizeof *host);
+    void **host = calloc(n + 1, sizeof *host);
     double *ms = calloc((size_t)iters, sizeof *ms);
     t.bind = bind;
     if (!bind || !host || !ms) {
@@ -132,10 +125,11 @@ xdnn_status run_gpu(xdnn_graph_t *g, run_state *st, const run_gpu_opts *o, gpu_r
     for (size_t i = 0; i < n; i++) {
         xdnn_tensor_info ti;
         xdnn_plan_tensor(p, i, &ti);
-        int ir = ir_find_tensor(st->g, ti.name);
-        host[i] = ir >= 0 ? &st->tensors[ir] : NULL;
+        int ir = xdnn_graph_find_tensor(g, ti.name);
+        size_t have = 0;
+        host[i] = ir >= 0 ? xdnn_run_data(r, (size_t)ir, &have) : NULL;
         bind[i] = (xdnn_tensor_binding){.name = ti.name, .id = -1};
-        if (!host[i] || !host[i]->data || host[i]->bytes < ti.bytes) {
+        if (!host[i] || have < ti.bytes) {
             fprintf(stderr, "xdnn run: internal error: no host buffer of %zu bytes for '%s'\n", ti.bytes, ti.name);
             s = XDNN_ERR_INTERNAL;
             goto done;
@@ -144,7 +138,7 @@ xdnn_status run_gpu(xdnn_graph_t *g, run_state *st, const run_gpu_opts *o, gpu_r
         if (ti.is_output)
             CU(cudaMemset(bind[i].ptr, 0xff, ti.bytes), "cudaMemset");
         else
-            CU(cudaMemcpy(bind[i].ptr, host[i]->data, ti.bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+            CU(cudaMemcpy(bind[i].ptr, host[i], ti.bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
     }
     if (xdnn_plan_workspace_size(p))
         CU(cudaMalloc(&t.ws, xdnn_plan_workspace_size(p)), "cudaMalloc (workspace)");
@@ -160,7 +154,7 @@ xdnn_status run_gpu(xdnn_graph_t *g, run_state *st, const run_gpu_opts *o, gpu_r
         xdnn_tensor_info ti;
         xdnn_plan_tensor(p, i, &ti);
         if (ti.is_output)
-            CU(cudaMemcpy(host[i]->data, bind[i].ptr, ti.bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+            CU(cudaMemcpy(host[i], bind[i].ptr, ti.bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
     }
 
     xdnn_plan_stats stats;
@@ -176,21 +170,21 @@ xdnn_status run_gpu(xdnn_graph_t *g, run_state *st, const run_gpu_opts *o, gpu_r
     for (size_t i = 0; i < np && s == XDNN_OK; i++) {
         xdnn_partition_info pi;
         xdnn_plan_partition(p, i, &pi);
-        gpu_partition_report *r = &rep->parts[rep->nparts++];
-        r->name = dup_str(pi.name);
-        r->engine = dup_str(pi.engine);
-        r->detail = dup_str(pi.knobs);
-        r->flops = pi.flops;
-        r->bytes = pi.bytes;
+        run_part_report *row = &rep->parts[rep->nparts++];
+        row->name = dup_str(pi.name);
+        row->engine = dup_str(pi.engine);
+        row->detail = dup_str(pi.knobs);
+        row->flops = pi.flops;
+        row->bytes = pi.bytes;
         if ((s = time_runs(&t, i, 1, warmup, iters, ms, d)) == XDNN_OK)
-            summarize(ms, iters, r);
+            xdnn_time_stats_of(ms, (size_t)iters, &row->ms);
     }
     if (s == XDNN_OK)
         s = o->cuda_graph ? time_graph(&t, warmup, iters, ms, d) : time_runs(&t, 0, 0, warmup > 0, iters, ms, d);
     if (s == XDNN_OK) {
-        gpu_partition_report total;
-        summarize(ms, iters, &total);
-        rep->total_ms = total.ms_median;
+        xdnn_time_stats total;
+        xdnn_time_stats_of(ms, (size_t)iters, &total);
+        rep->total_ms = total.median_ms;
     }
 done:
     if (t.stream)
@@ -213,9 +207,9 @@ done:
 
 #else
 
-xdnn_status run_gpu(xdnn_graph_t *g, run_state *st, const run_gpu_opts *o, gpu_report *rep, xdnn_diags_t *d)
+xdnn_status run_gpu(xdnn_graph_t *g, xdnn_run_t *r, const run_gpu_opts *o, run_gpu_report *rep, xdnn_diags_t *d)
 {
-    (void)g, (void)st, (void)o;
+    (void)g, (void)r, (void)o;
     memset(rep, 0, sizeof *rep);
     fprintf(stderr, "xdnn run: xdnn was built without CUDA; use --device cpu\n");
     (void)d;
@@ -223,3 +217,14 @@ xdnn_status run_gpu(xdnn_graph_t *g, run_state *st, const run_gpu_opts *o, gpu_r
 }
 
 #endif
+
+void run_gpu_report_free(run_gpu_report *rep)
+{
+    for (int i = 0; i < rep->nparts; i++) {
+        free(rep->parts[i].name);
+        free(rep->parts[i].engine);
+        free(rep->parts[i].detail);
+    }
+    free(rep->parts);
+    memset(rep, 0, sizeof *rep);
+}

@@ -126,6 +126,13 @@ XDNN_API xdnn_graph_t *xdnn_module_graph(xdnn_module_t *m, size_t i);           
  * the last one of the main file). */
 XDNN_API xdnn_graph_t *xdnn_module_find_graph(xdnn_module_t *m, const char *name);
 
+/* Replace param `name`'s value (a module's or any graph's) by the literal
+ * `value_text` (.dnn syntax, "8" or "0.5"), dropping its sweep list, so that
+ * the module writes with it (`xdnn convert --specialize`).  Unknown names,
+ * derived params and values that are not literals: XDNN_ERR_USAGE. */
+XDNN_API xdnn_status xdnn_module_specialize(xdnn_module_t *m, const char *name, const char *value_text,
+                                            xdnn_diags_t *diags);
+
 /* Write the module as JSON or as canonical .dnn text.  Files are written
  * atomically (temp file + rename); "-" writes to stdout. */
 XDNN_API xdnn_status xdnn_module_write_json(const xdnn_module_t *m, const char *path, xdnn_diags_t *diags);
@@ -256,6 +263,9 @@ typedef struct xdnn_plan_options {
      * workspace layout run on the host, with no GPU; such a plan can be
      * queried (partitions, candidates, workspace) but not executed. */
     const char *device_model;
+    /* Measured selection writes its ranking here, one line per partition and
+     * candidate, as it times them (NULL: quiet). */
+    FILE *log;
 } xdnn_plan_options;
 
 XDNN_API void xdnn_plan_options_init(xdnn_plan_options *o);
@@ -298,6 +308,23 @@ typedef struct xdnn_tensor_info {
     size_t bytes;                    /* span of the layout: what to allocate */
 } xdnn_tensor_info;
 
+/* Tensor i (0 <= i < xdnn_graph_tensor_count) of a bound graph, described as
+ * a plan's: id is i, kind VIRTUAL for every node result, is_output for the
+ * graph's outputs, bytes the span of its layout.  XDNN_ERR_SEMANTIC (name,
+ * id and kind still set) when it has no bound type: never reached, or g unbound. */
+XDNN_API xdnn_status xdnn_graph_tensor(const xdnn_graph_t *g, size_t i, xdnn_tensor_info *out);
+/* The index of a tensor by name, or -1. */
+XDNN_API int xdnn_graph_find_tensor(const xdnn_graph_t *g, const char *name);
+/* The graph's outputs in `output` order: tensor indices. */
+XDNN_API size_t xdnn_graph_output_count(const xdnn_graph_t *g);
+XDNN_API int xdnn_graph_output(const xdnn_graph_t *g, size_t i);
+/* Keep tensor i (an intermediate) materialized and bindable, as `keep`
+ * does in .dnn: a plan built afterwards lists it, a run reports it. */
+XDNN_API xdnn_status xdnn_graph_keep_tensor(xdnn_graph_t *g, size_t i);
+/* Override the seed of the bound graph's default initializers (after
+ * xdnn_graph_bind: binding again restores the graph's own). */
+XDNN_API void xdnn_graph_set_seed(xdnn_graph_t *g, uint64_t seed);
+
 XDNN_API size_t xdnn_plan_tensor_count(const xdnn_plan_t *p);
 XDNN_API xdnn_status xdnn_plan_tensor(const xdnn_plan_t *p, size_t i, xdnn_tensor_info *out);
 /* XDNN_ERR_SEMANTIC when the plan has no bindable tensor of that name. */
@@ -312,6 +339,7 @@ typedef struct xdnn_partition_info {
     double tuned_ms;                 /* measured time of the choice; -1: chosen by the cost model */
     size_t ncandidates;
     double flops, bytes;             /* the cost model's counts (0 where it has none, as on the CPU) */
+    bool from_cache;                 /* tuned_ms came from the tune cache, not from timing now */
 } xdnn_partition_info;
 
 /* An engine considered for a partition. */
@@ -364,6 +392,7 @@ typedef struct xdnn_plan_stats {
     double compile_ms;               /* of which NVRTC compilation */
     int kernels_compiled;            /* NVRTC compilations */
     int kernels_cached;              /* kernels found in memory, on disk or in the plan */
+    int modules;                     /* compiled GPU modules the plan carries */
 } xdnn_plan_stats;
 
 XDNN_API xdnn_status xdnn_plan_get_stats(const xdnn_plan_t *p, xdnn_plan_stats *out);
@@ -382,6 +411,8 @@ XDNN_API xdnn_status xdnn_plan_serialize(const xdnn_plan_t *p, void **data, size
 /* Flags of xdnn_plan_deserialize. */
 enum {
     XDNN_PLAN_ANY_DEVICE = 1,  /* accept another device's or xdnn version's plan (to inspect or replan; not executable) */
+    XDNN_PLAN_INSPECT = 2,     /* verify and read the records only: no device or version check, graph not
+                                  parsed (xdnn_plan_read_graph), nothing prepared; not executable */
 };
 /* Verify (checksum, structure) and load a plan, ready to execute: its engine
  * choices are restored as data (no re-planning) and its compiled kernels
@@ -395,9 +426,181 @@ XDNN_API xdnn_status xdnn_plan_load(const char *path, unsigned flags, xdnn_diags
  * kernels), the device's setup excluded (driver and runtime start-up, CUDA
  * context, cuBLASLt handle: once per process in practice). */
 XDNN_API double xdnn_plan_load_ms(const xdnn_plan_t *p);
-/* The plan's bound graph (borrowed; lives as long as the plan). */
+/* Parse and bind the graph of a plan loaded with XDNN_PLAN_INSPECT (a no-op
+ * when it has one); a foreign plan's graph may not parse here. */
+XDNN_API xdnn_status xdnn_plan_read_graph(xdnn_plan_t *p, xdnn_diags_t *diags);
+/* What the plan's header says: the xdnn version that made it, its format
+ * version, and the name of its graph (known before the graph is parsed). */
+XDNN_API const char *xdnn_plan_xdnn_version(const xdnn_plan_t *p);
+XDNN_API unsigned xdnn_plan_format_version(const xdnn_plan_t *p);
+XDNN_API const char *xdnn_plan_graph_name(const xdnn_plan_t *p);
+/* Describe the plan as text (`xdnn plan --info`): versions, device,
+ * workspace, modules, and each partition with its engine, knobs and how it
+ * was chosen. */
+XDNN_API void xdnn_plan_print(const xdnn_plan_t *p, FILE *f);
+/* The plan's bound graph (borrowed; lives as long as the plan; NULL for an
+ * XDNN_PLAN_INSPECT plan until xdnn_plan_read_graph). */
 XDNN_API xdnn_graph_t *xdnn_plan_graph(xdnn_plan_t *p);
 XDNN_API void xdnn_plan_destroy(xdnn_plan_t *p);
+
+/* ---------------------------------------------------------------- devices and engines */
+
+/* How many CUDA devices this process sees (CUDA_VISIBLE_DEVICES applies);
+ * 0 with `why` (may be NULL) when none is usable or xdnn has no CUDA. */
+XDNN_API int xdnn_device_count(char *why, size_t len);
+/* The fingerprint of the device backend b runs on here, the key of plans and
+ * tune-cache entries: "gpu; name=...; sm=...; cc=...; driver=..." or "cpu;
+ * model=..." (AUTO: CUDA when usable).  XDNN_ERR_DEVICE, with the reason in
+ * buf, when the GPU's cannot be read. */
+#define XDNN_FINGERPRINT_MAX 512            /* bytes that hold any fingerprint */
+XDNN_API xdnn_status xdnn_device_fingerprint(xdnn_backend b, char *buf, size_t len);
+/* The CUDA engine catalogue, one engine a line: name, op classes, summary
+ * (`xdnn engines`); nothing without CUDA. */
+XDNN_API void xdnn_engines_print(FILE *f);
+/* The same as a JSON array [{name, classes: [...], summary}] (malloc'ed text;
+ * free() it; NULL when out of memory); "[]" without CUDA. */
+XDNN_API char *xdnn_engines_json(void);
+/* Graphviz DOT of bound graph g as the CUDA backend partitions it: one
+ * cluster per partition, materialized tensors as nodes, register-resident
+ * ones as dashed edges.  Needs no device. */
+XDNN_API xdnn_status xdnn_graph_print_partitions_dot(const xdnn_graph_t *g, FILE *f, xdnn_diags_t *diags);
+/* Release what the process keeps across plans (compiled kernels in memory):
+ * at the end of a program, after its last plan is destroyed, so that leak
+ * checkers see nothing.  Planning again afterwards works (and recompiles). */
+XDNN_API void xdnn_release_caches(void);
+
+/* ---------------------------------------------------------------- tune cache */
+
+/* The folder of xdnn's caches (tune results, compiled kernels): $XDNN_CACHE_DIR,
+ * else $HOME/.cache/xdnn.  False when caching is off (XDNN_CACHE_DIR=off, no
+ * HOME) or the name does not fit in len bytes. */
+XDNN_API bool xdnn_cache_dir(char *buf, size_t len);
+/* Print every entry of every tune-cache file (`xdnn cache list`): as text
+ * (verbose: with the partition signatures) or as one JSON object {dir, files:
+ * [{file, device, xdnn, used, entries: [...]}], entries}. */
+XDNN_API xdnn_status xdnn_tune_cache_list(FILE *f, bool verbose, bool json, xdnn_diags_t *diags);
+/* Remove every tune-cache file (other files in the folder stay); *files and
+ * *entries count what went. */
+XDNN_API xdnn_status xdnn_tune_cache_clear(int *files, int *entries, xdnn_diags_t *diags);
+
+/* ---------------------------------------------------------------- files */
+
+/* The library's own file conventions, for programs that write beside it. */
+/* Read a whole file into a malloc'ed, NUL-terminated buffer (free() it);
+ * "-" is stdin.  Devices and folders are refused, saying so. */
+XDNN_API xdnn_status xdnn_file_read(const char *path, char **data, size_t *len, xdnn_diags_t *diags);
+/* Write a file atomically (PATH.tmpXXXXXX, then rename): a failure leaves no
+ * partial file.  "-" writes to stdout. */
+XDNN_API xdnn_status xdnn_file_write_atomic(const char *path, const void *data, size_t len, xdnn_diags_t *diags);
+/* For programs, not for libraries that embed xdnn (the signals are the
+ * program's): on SIGINT, SIGTERM or SIGHUP remove the temp files of atomic
+ * writes in progress, then die of the signal as before. */
+XDNN_API void xdnn_remove_temps_on_signals(void);
+
+/* ---------------------------------------------------------------- host runs */
+
+/* A run: one host buffer per tensor of a bound graph, in the tensor's dtype
+ * and layout (xdnn_graph_tensor's bytes).  Its inputs and weights come from
+ * the graph's initializers (randn, load(...)) or from files; its results are
+ * what the CPU reference computes (xdnn_run_reference) or what a program
+ * copies back from a plan's execute (xdnn_run_data), and are then reported,
+ * saved and compared through the functions below (`xdnn run`).  The graph is
+ * borrowed and must outlive the run; tensors are named by graph index. */
+typedef struct xdnn_run xdnn_run_t;
+
+/* `base_dir` is where relative load() paths start (NULL: "."; copied). */
+XDNN_API xdnn_status xdnn_run_create(xdnn_graph_t *g, const char *base_dir, xdnn_run_t **out);
+XDNN_API void xdnn_run_destroy(xdnn_run_t *r);
+
+/* An input or weight read from a file instead of its initializer: .npy,
+ * FILE.safetensors[#key], FILE.npz[#key], or raw packed bytes. */
+typedef struct xdnn_input_file {
+    const char *tensor;
+    const char *path;
+} xdnn_input_file;
+
+/* Materialize every input and weight the graph uses: from `files` where
+ * named there, else from its initializer. */
+XDNN_API xdnn_status xdnn_run_load_inputs(xdnn_run_t *r, const xdnn_input_file *files, size_t n,
+                                          xdnn_diags_t *diags);
+/* Allocate every result (poisoned: NaN for floats) so it can be written. */
+XDNN_API xdnn_status xdnn_run_alloc_results(xdnn_run_t *r, xdnn_diags_t *diags);
+/* Run every node with the CPU reference, in order (wall time per node kept). */
+XDNN_API xdnn_status xdnn_run_reference(xdnn_run_t *r, xdnn_diags_t *diags);
+/* Copy src's inputs and weights into dst (runs of the same graph). */
+XDNN_API xdnn_status xdnn_run_copy_inputs(xdnn_run_t *dst, const xdnn_run_t *src);
+/* Tensor i's host buffer (borrowed; *bytes its size), NULL when it is not
+ * materialized. */
+XDNN_API void *xdnn_run_data(xdnn_run_t *r, size_t tensor, size_t *bytes);
+/* Wall time of node i, and of all, in the last xdnn_run_reference. */
+XDNN_API double xdnn_run_node_ms(const xdnn_run_t *r, size_t node);
+XDNN_API double xdnn_run_total_ms(const xdnn_run_t *r);
+
+/* Statistics of a materialized tensor, as `xdnn run` prints them; the
+ * checksum is FNV-1a 64 over the elements' bytes in logical order. */
+typedef struct xdnn_tensor_stats {
+    double min, max, mean, std;
+    int64_t nan, inf;
+    uint64_t checksum;
+} xdnn_tensor_stats;
+
+XDNN_API xdnn_status xdnn_run_tensor_stats(const xdnn_run_t *r, size_t tensor, xdnn_tensor_stats *out);
+/* The first n values in logical (row-major over dims) order, as doubles. */
+XDNN_API xdnn_status xdnn_run_tensor_values(const xdnn_run_t *r, size_t tensor, double *out, size_t n);
+/* Save tensor i as .npy (bf16 and fp8 widened exactly to f32), or tensors
+ * (graph indices) into one .safetensors file in their own dtypes, bit for
+ * bit.  Atomic writes. */
+XDNN_API xdnn_status xdnn_run_save_npy(const xdnn_run_t *r, size_t tensor, const char *path, xdnn_diags_t *diags);
+XDNN_API xdnn_status xdnn_run_save_safetensors(const xdnn_run_t *r, const int *tensors, size_t n, const char *path,
+                                               xdnn_diags_t *diags);
+
+/* Element-wise comparison: an element matches when |got - ref| <= atol +
+ * rtol * |ref|; NaN and Inf must match exactly. */
+#define XDNN_COMPARE_WORST 5
+typedef struct xdnn_mismatch {
+    int64_t index[XDNN_MAX_RANK];    /* logical multi-index */
+    double got, ref, abs_err, rel_err;
+} xdnn_mismatch;
+
+typedef struct xdnn_compare_result {
+    double rtol, atol;               /* the tolerance applied */
+    int64_t count, mismatches;
+    double max_abs, max_rel, rel_norm;  /* rel_norm: ||got - ref|| / ||ref|| */
+    xdnn_mismatch worst[XDNN_COMPARE_WORST];  /* the largest errors (not all of them fail) */
+    int nworst;
+    bool ok;
+} xdnn_compare_result;
+
+/* The default tolerance for tensor i: by its dtype and the op producing it. */
+XDNN_API xdnn_status xdnn_graph_default_tolerance(const xdnn_graph_t *g, size_t tensor, double *rtol, double *atol);
+/* Compare tensor i of `got` with the same tensor of `ref` (same graph). */
+XDNN_API xdnn_status xdnn_run_compare(const xdnn_run_t *got, size_t tensor, const xdnn_run_t *ref, double rtol,
+                                      double atol, xdnn_compare_result *out);
+/* Compare tensor i with a golden .npy file; XDNN_ERR_CHECK (with a
+ * diagnostic) when the file's shape differs, XDNN_ERR_IO when unreadable. */
+XDNN_API xdnn_status xdnn_run_compare_npy(const xdnn_run_t *r, size_t tensor, const char *path, double rtol,
+                                          double atol, xdnn_compare_result *out, xdnn_diags_t *diags);
+/* The graph's `check` statements: check k compares *tensor with the
+ * reference its initializer gives, at its own or the default tolerance. */
+XDNN_API size_t xdnn_graph_check_count(const xdnn_graph_t *g);
+XDNN_API xdnn_status xdnn_run_graph_check(xdnn_run_t *r, size_t k, int *tensor, xdnn_compare_result *out,
+                                          xdnn_diags_t *diags);
+
+/* The layout of tensor i as .dnn spells it ("nchw", "row_major", ...). */
+XDNN_API const char *xdnn_graph_tensor_layout(const xdnn_graph_t *g, size_t tensor);
+/* Node i's name and op name (borrowed). */
+XDNN_API xdnn_status xdnn_graph_node_info(const xdnn_graph_t *g, size_t i, const char **name, const char **op);
+
+/* ---------------------------------------------------------------- timing */
+
+/* The statistics xdnn reports for timed runs (and measured selection ranks
+ * by): the median, the extremes and the 90th percentile (nearest rank). */
+typedef struct xdnn_time_stats {
+    double median_ms, min_ms, max_ms, p90_ms;
+} xdnn_time_stats;
+
+/* Sort ms[0..n) in place and summarize it (all 0 when n is 0). */
+XDNN_API void xdnn_time_stats_of(double *ms, size_t n, xdnn_time_stats *out);
 
 /* ---------------------------------------------------------------- op catalogue */
 

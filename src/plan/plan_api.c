@@ -35,7 +35,7 @@ xdnn_status xdnn_plan_build(xdnn_graph_t *g, const xdnn_plan_options *o, xdnn_di
     if (o)
         memcpy(&full, o, o->struct_size < sizeof full ? o->struct_size : sizeof full);
     full.struct_size = sizeof full;
-    return plan_build(g, &full, NULL, diags, out);
+    return plan_build(g, &full, full.log, diags, out);
 }
 
 xdnn_status xdnn_plan_create(xdnn_graph_t *g, bool use_gpu, bool tune, xdnn_diags_t *diags, xdnn_plan_t **out)
@@ -65,6 +65,11 @@ static xdnn_status load_named(const char *name, const void *data, size_t len, un
     xdnn_status s = plan_from_bytes(name, data, len, diags, &p);
     if (s != XDNN_OK)
         return s;
+    if (flags & XDNN_PLAN_INSPECT) { /* the records only: no device touched, nothing parsed */
+        p->build_ms = p->load_ms = now_ms() - t0;
+        *out = p;
+        return XDNN_OK;
+    }
     bool gpu = strncmp(p->device, "gpu", 3) == 0;
     /* a plan for another device or version can be inspected, not executed;
      * for a GPU plan this is the process's first CUDA call (driver and runtime
@@ -137,6 +142,30 @@ xdnn_status xdnn_plan_load(const char *path, unsigned flags, xdnn_diags_t *diags
         s = load_named(path, data, len, flags, t0, diags, out);
     free(data);
     return s;
+}
+
+xdnn_status xdnn_plan_read_graph(xdnn_plan_t *p, xdnn_diags_t *diags)
+{
+    if (!p)
+        return XDNN_ERR_USAGE;
+    if (p->g)
+        return XDNN_OK;
+    xdnn_status s = plan_parse_graph(p->module_json, p->graph_name, &p->m, &p->g, diags);
+    if (s != XDNN_OK)
+        p->g = NULL;
+    return s;
+}
+
+const char *xdnn_plan_xdnn_version(const xdnn_plan_t *p) { return p ? p->xdnn_version : NULL; }
+
+unsigned xdnn_plan_format_version(const xdnn_plan_t *p) { return p ? p->format_version : 0; }
+
+const char *xdnn_plan_graph_name(const xdnn_plan_t *p) { return p ? p->graph_name : NULL; }
+
+void xdnn_plan_print(const xdnn_plan_t *p, FILE *f)
+{
+    if (p && f)
+        plan_print_info(p, f);
 }
 
 xdnn_graph_t *xdnn_plan_graph(xdnn_plan_t *p) { return p ? p->g : NULL; }

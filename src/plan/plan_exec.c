@@ -132,7 +132,7 @@ xdnn_status xdnn_plan_partition(const xdnn_plan_t *p, size_t i, xdnn_partition_i
     const plan_part *q = &p->parts[i];
     *out = (xdnn_partition_info){.name = q->name, .ops = q->ops ? q->ops : "", .engine = q->engine,
                                  .knobs = q->knobs, .tuned_ms = q->tuned_ms, .ncandidates = (size_t)q->ncands,
-                                 .flops = q->flops, .bytes = q->bytes};
+                                 .flops = q->flops, .bytes = q->bytes, .from_cache = q->from_cache};
     return XDNN_OK;
 }
 
@@ -237,7 +237,8 @@ xdnn_status xdnn_plan_get_stats(const xdnn_plan_t *p, xdnn_plan_stats *out)
     if (!p || !out)
         return XDNN_ERR_USAGE;
     *out = (xdnn_plan_stats){.build_ms = p->build_ms, .context_ms = p->context_ms, .compile_ms = p->compile_ms,
-                             .kernels_compiled = p->kernels_compiled, .kernels_cached = p->kernels_cached};
+                             .kernels_compiled = p->kernels_compiled, .kernels_cached = p->kernels_cached,
+                             .modules = p->nblobs};
     return XDNN_OK;
 }
 

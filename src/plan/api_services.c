@@ -1,0 +1,64 @@
+/* api_services.c — the public face (include/xdnn.h) of what a program around
+ * plans needs besides them: the devices and the engine catalogue, the
+ * partition picture of a graph, the tune cache, and the library's file
+ * conventions (whole-file reads, atomic writes, temp files removed on a
+ * signal), so that `xdnn` and any other client behave alike. */
+#include "core/fileio.h"
+#include "gpu/gpu.h"
+#include "plan/fingerprint.h"
+#include "plan/plan.h"
+#include "plan/tune.h"
+
+int xdnn_device_count(char *why, size_t len) { return gpu_device_count(why, len); }
+
+xdnn_status xdnn_device_fingerprint(xdnn_backend b, char *buf, size_t len)
+{
+    if (!buf || !len)
+        return XDNN_ERR_USAGE;
+    if (b == XDNN_BACKEND_AUTO)
+        b = xdnn_backend_available(XDNN_BACKEND_CUDA, NULL, 0) ? XDNN_BACKEND_CUDA : XDNN_BACKEND_CPU;
+    return fingerprint_device(b == XDNN_BACKEND_CUDA, buf, len);
+}
+
+void xdnn_engines_print(FILE *f) { gpu_print_engines(f); }
+
+char *xdnn_engines_json(void) { return gpu_engines_json(); }
+
+xdnn_status xdnn_graph_print_partitions_dot(const xdnn_graph_t *g, FILE *f, xdnn_diags_t *diags)
+{
+    return gpu_print_partitions_dot(g, f, diags);
+}
+
+void xdnn_release_caches(void) { gpu_release_caches(); }
+
+bool xdnn_cache_dir(char *buf, size_t len) { return cache_dir(buf, len); }
+
+xdnn_status xdnn_tune_cache_list(FILE *f, bool verbose, bool json, xdnn_diags_t *diags)
+{
+    return tune_cache_list(f, verbose, json, diags);
+}
+
+xdnn_status xdnn_tune_cache_clear(int *files, int *entries, xdnn_diags_t *diags)
+{
+    return tune_cache_clear(files, entries, diags);
+}
+
+xdnn_status xdnn_file_read(const char *path, char **data, size_t *len, xdnn_diags_t *diags)
+{
+    return file_read_all(path, data, len, diags);
+}
+
+xdnn_status xdnn_file_write_atomic(const char *path, const void *data, size_t len, xdnn_diags_t *diags)
+{
+    return file_write_atomic(path, data, len, diags);
+}
+
+void xdnn_remove_temps_on_signals(void) { file_remove_temps_on_signals(); }
+
+_Static_assert(XDNN_FINGERPRINT_MAX == FINGERPRINT_MAX, "xdnn.h promises buffers that hold any fingerprint");
+
+void xdnn_time_stats_of(double *ms, size_t n, xdnn_time_stats *out)
+{
+    if (out)
+        plan_time_stats(ms, ms ? (int)n : 0, &out->median_ms, &out->min_ms, &out->max_ms, &out->p90_ms);
+}
