@@ -27,6 +27,9 @@ run_identity() {
     run_identity batchnorm_infer_matches_train.dnn
 }
 @test "one LSTM step == its gate equations" { run_identity lstm_one_step.dnn; }
+@test "gather, gather_bwd, cross_entropy(+_bwd), argmax, batchnorm_infer_var == one_hot and older ops" {
+    run_identity index_ops_explicit.dnn
+}
 @test "@nchw, @nhwc, @perm, padded @strides and @col give the same logical result" {
     run_identity layouts_same_logical.dnn
 }

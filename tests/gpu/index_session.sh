@@ -3,7 +3,8 @@
 # difftest_index and xdnn from a pack_dev.sh folder DEV (as final_session.sh
 # does), runs the difftest_index sweep (--quick unless FULL=1; FILTER narrows
 # it) with compute-sanitizer memcheck on the oob and gather_bwd cases when
-# SAN=1, then `xdnn run --device gpu --check` on graphs/embedding_loss.dnn.
+# SAN=1, then `xdnn run --device gpu --check` on graphs/embedding_loss.dnn and
+# tests/identities/index_ops_explicit.dnn.
 # Logs go to OUT_DIR.
 set -uo pipefail
 dev=${1:?DEV}; out=${2:?OUT_DIR}
@@ -30,6 +31,9 @@ if [ -n "${SAN:-}" ]; then
     echo "sanitizer rc=$?"
     grep -E "ERROR SUMMARY|passed," "$out/sanitizer.log"
 fi
-timeout "${GRAPH_S:-60}" "$dev/xdnn" run graphs/embedding_loss.dnn --device gpu --check -v > "$out/graph.log" 2>&1
-echo "embedding_loss --check rc=$?"
-grep -E "chosen|check|FAIL|error" "$out/graph.log" | head -30
+for g in graphs/embedding_loss.dnn tests/identities/index_ops_explicit.dnn; do
+    b=$(basename "$g" .dnn)
+    timeout "${GRAPH_S:-40}" "$dev/xdnn" run "$g" --device gpu --check -v > "$out/$b.log" 2>&1
+    echo "$b --check rc=$?"
+    grep -E "chosen|^check|FAIL|error" "$out/$b.log" | head -30
+done
