@@ -6,7 +6,7 @@
 
 #include "gpu/engine.h"
 
-/* t is packed row-major and owns its storage; else why says which strides. */
+/* t is packed row-major (a view may be); else why says which strides. */
 bool gpu_ix_packed(const gtensor *t, char *why, size_t len);
 bool gpu_ix_float(xdnn_dtype t); /* f32, f16, bf16, f64 */
 bool gpu_ix_int(xdnn_dtype t);   /* i8, i32, i64 */

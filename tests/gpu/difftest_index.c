@@ -127,6 +127,15 @@ static void gather_cases(void)
     }
 }
 
+/* gather reading a reshape view of its table (a view with packed strides) */
+static void view_cases(void)
+{
+    add_case("gather/view/reshape6x10->3x20/f32/i32", CK_EXACT,
+             "dnn 1;\ngraph g(seed=7) {\n  input x: f32[6, 10] = randn();\n"
+             "  weight ix: i32[4, 2] = uniform(lo=0, hi=2);\n  y = gather(reshape(x, dims=[3, 20]), ix);\n"
+             "  output y;\n}\n");
+}
+
 static void one_hot_cases(void)
 {
     static const struct { int r, d[2], classes; const char *dt, *it; } c[] = {
@@ -325,6 +334,7 @@ int main(int argc, char **argv)
     if (!cases)
         return 2;
     gather_cases();
+    view_cases();
     one_hot_cases();
     arg_cases();
     arg_rule_cases();
