@@ -17,6 +17,8 @@
  *    outputs at 1e-2.
  *  - bnvar/...: batchnorm_infer_var on 2-5-D x, per-channel and one-element
  *    parameters, f32 and bf16 x; rtol 1e-5 (f32), 1e-2 (bf16).
+ *  - gather_bwd and the reduced xent cases run twice: the same bytes both
+ *    times (sorted keys and fixed-order sums, no atomics).
  *  - oob/...: an index out of range: the reference refuses it, so the GPU
  *    runs alone and must write NaN exactly on the rows that index points to.
  * Usage: difftest_index [--quick] [--list] [--dry] [FILTER]
@@ -41,6 +43,7 @@ typedef struct tcase {
     char text[TEXT_MAX];
     ckind kind;
     int nan_row;      /* CK_OOB: the y row that must be NaN (every other row finite) */
+    bool twice;       /* run the GPU again: the outputs must be the same bytes (fixed-order sums) */
 } tcase;
 
 static tcase *cases;
@@ -118,11 +121,13 @@ static void gather_cases(void)
                      "  y = gather(x, ix, axis=%d);\n  output y;\n}\n",
                      ft, ft, 100 + k, ft, xs, it, is, n - 1, g->axis);
             snprintf(id, sizeof id, "gather_bwd/%s/axis%d/idx%s/%s/%s", xid, g->axis, iid, ft, it);
-            add_case(id, CK_EXACT,
+            tcase *c = add_case(id, CK_EXACT,
                      "dnn 1;\ngraph g(io=%s, compute=f32, intermediate=%s, seed=%d) {\n"
                      "  input dy: %s%s = randn();\n  weight ix: %s%s = uniform(lo=0, hi=%d);\n"
                      "  dx = gather_bwd(dy, ix, axis=%d, x_dims=%s);\n  output dx;\n}\n",
                      ft, ft, 200 + k, ft, ys, it, is, n - 1, g->axis, xs);
+            if (c)
+                c->twice = true;
         }
     }
 }
@@ -216,7 +221,7 @@ static void xent_cases(void)
             snprintf(id, sizeof id, "xent/%s/%s/ls%g/ignore%d/%s/%s", xid, red, ls, ignore, ft, it);
             char dyd[64];
             snprintf(dyd, sizeof dyd, "%s", v == 0 ? ts : "[]");
-            add_case(id, CK_TOL,
+            tcase *c = add_case(id, CK_TOL,
                      "dnn 1;\ngraph g(io=%s, compute=f32, intermediate=%s, seed=%d) {\n"
                      "  input x: %s%s = randn(std=3);\n  weight t: %s%s = uniform(lo=0, hi=%d);\n"
                      "  input dy: %s%s = uniform(lo=0.5, hi=2);\n"
@@ -224,6 +229,8 @@ static void xent_cases(void)
                      "  dx = cross_entropy_bwd(dy, x, t, reduction=\"%s\", ignore_index=%d, label_smoothing=%g);\n"
                      "  output y, dx;\n}\n",
                      ft, ft, 500 + k, ft, xs, it, ts, C - 1, ft, dyd, red, ignore, ls, red, ignore, ls);
+            if (c)
+                c->twice = v != 0;
         }
     }
 }
@@ -291,6 +298,35 @@ static bool oob_check(const tcase *c, const dh_case_run *r, char *msg, size_t ca
  * length-C softmax with f32 exp; bnvar is double inside and far tighter). */
 static double tol_of(xdnn_dtype t) { return t == XDNN_BF16 ? 1e-2 : t == XDNN_F16 ? 5e-3 : 1e-4; }
 
+/* Run the GPU again; every output must come back as the same bytes. */
+static bool same_twice(dh_case_run *r, const gpu_run_opts *o, dh_outcome *out, size_t *n)
+{
+    size_t no = r->g->noutputs;
+    void **first = calloc(no ? no : 1, sizeof *first);
+    bool ok = first != NULL;
+    for (size_t k = 0; ok && k < no; k++) {
+        const host_tensor *t = &r->gpu.tensors[r->g->outputs[k]];
+        ok = (first[k] = malloc(t->bytes ? t->bytes : 1)) != NULL;
+        if (ok)
+            memcpy(first[k], t->data, t->bytes);
+    }
+    gpu_report_free(&r->rep);
+    char engines[sizeof out->engines];
+    memcpy(engines, out->engines, sizeof engines);
+    ok = ok && dh_gpu_run(r, o, out) == XDNN_OK;
+    memcpy(out->engines, engines, sizeof engines);
+    for (size_t k = 0; ok && k < no; k++) {
+        const host_tensor *t = &r->gpu.tensors[r->g->outputs[k]];
+        ok = memcmp(first[k], t->data, t->bytes) == 0;
+    }
+    *n += (size_t)snprintf(out->msg + *n, *n < sizeof out->msg ? sizeof out->msg - *n : 0, "%s",
+                           ok ? " (a second run gave the same bytes)" : " (a second run gave other bytes)");
+    for (size_t k = 0; first && k < no; k++)
+        free(first[k]);
+    free(first);
+    return ok;
+}
+
 static void run_case(int i, dh_outcome *out)
 {
     const tcase *c = &cases[i];
@@ -323,6 +359,8 @@ static void run_case(int i, dh_outcome *out)
         dh_rule rule = {.rtol = rt, .atol = rt * dh_tensor_absmax(ref), .require_nonzero = true};
         out->ok &= dh_compare_output(&r, t, &rule, out->msg, sizeof out->msg, &n, NULL);
     }
+    if (c->twice && out->ok)
+        out->ok = same_twice(&r, &o, out, &n);
 done:
     dh_case_end(&r, c->id, out->ok);
 }
