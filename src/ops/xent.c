@@ -122,93 +122,93 @@ static void row_stats(const double *x, int64_t C, double *lse, double *sum)
     *sum = s;
 }
 
-/* *out = the target of every row (-1: ignored), a malloc'ed array of
- * target->numel (free it); a range or allocation error is reported. */
-static xdnn_status ref_targets(op_ref_ctx *c, const ref_tensor *target, int64_t C, int64_t **out)
+/* What both references read: logits (port lp) as R rows of C, the attributes,
+ * and t[r] = the target of row r (-1: ignored; malloc'ed: the caller frees it). */
+typedef struct xent_rows {
+    const ref_tensor *x;
+    int64_t R, C, *t, count; /* count: rows not ignored */
+    double ls;
+    xent_red red;
+} xent_rows;
+
+/* Fill *w from ports lp (logits) and lp + 1 (target); a range or allocation
+ * error is reported. */
+static xdnn_status xent_begin(op_ref_ctx *c, int lp, xent_rows *w)
 {
-    int64_t ignore = op_attr_int(c->node, c->desc, "ignore_index"), R = target->numel;
-    int64_t *t = malloc((size_t)(R ? R : 1) * sizeof *t);
-    if (!t)
-        return op_ref_error(c, XDNN_ERR_NOMEM, "out of memory for %lld targets", (long long)R);
+    const ref_tensor *x = c->in[lp], *target = c->in[lp + 1];
+    if (!x || !target || !c->out[0] || (lp > 0 && !c->in[0]))
+        return op_ref_error(c, XDNN_ERR_INTERNAL, "missing operand after inference");
+    *w = (xent_rows){.x = x, .R = target->numel, .C = x->dims[x->rank - 1],
+                     .ls = op_attr_float(c->node, c->desc, "label_smoothing"),
+                     .red = xent_reduction(c->node, c->desc)};
+    int64_t ignore = op_attr_int(c->node, c->desc, "ignore_index");
+    w->t = malloc((size_t)(w->R ? w->R : 1) * sizeof *w->t);
+    if (!w->t)
+        return op_ref_error(c, XDNN_ERR_NOMEM, "out of memory for %lld targets", (long long)w->R);
     char what[96];
-    snprintf(what, sizeof what, "classes = %lld, ignore_index = %lld", (long long)C, (long long)ignore);
-    for (int64_t r = 0; r < R; r++)
-        if (!index_ref_get_or(c, target, r, C, ignore, what, &t[r])) {
-            free(t);
+    snprintf(what, sizeof what, "classes = %lld, ignore_index = %lld", (long long)w->C, (long long)ignore);
+    for (int64_t r = 0; r < w->R; r++) {
+        if (!index_ref_get_or(c, target, r, w->C, ignore, what, &w->t[r])) {
+            free(w->t);
             return XDNN_ERR_SEMANTIC;
         }
-    *out = t;
+        w->count += w->t[r] >= 0;
+    }
     return XDNN_OK;
 }
 
 static xdnn_status xent_ref(op_ref_ctx *c)
 {
-    const ref_tensor *x = c->in[0], *target = c->in[1];
-    ref_tensor *y = c->out[0];
-    if (!x || !target || !y)
-        return op_ref_error(c, XDNN_ERR_INTERNAL, "missing operand after inference");
-    int64_t C = x->dims[x->rank - 1], R = target->numel;
-    double ls = op_attr_float(c->node, c->desc, "label_smoothing");
-    xent_red red = xent_reduction(c->node, c->desc);
-    int64_t *t = NULL;
-    xdnn_status st = ref_targets(c, target, C, &t);
+    xent_rows w;
+    xdnn_status st = xent_begin(c, 0, &w);
     if (st != XDNN_OK)
         return st;
+    ref_tensor *y = c->out[0];
     double total = 0;
-    int64_t count = 0;
-    for (int64_t r = 0; r < R; r++) {
+    for (int64_t r = 0; r < w.R; r++) {
         double loss = 0;
-        if (t[r] >= 0) {
-            const double *row = x->data + r * C;
+        if (w.t[r] >= 0) {
+            const double *row = w.x->data + r * w.C;
             double lse, sum;
-            row_stats(row, C, &lse, &sum);
+            row_stats(row, w.C, &lse, &sum);
             /* sum_c logp_c = sum_c x_c - C lse */
-            loss = -(1 - ls) * (row[t[r]] - lse) - ls / (double)C * (sum - (double)C * lse);
-            count++;
+            loss = -(1 - w.ls) * (row[w.t[r]] - lse) - w.ls / (double)w.C * (sum - (double)w.C * lse);
         }
-        if (red == XR_NONE)
+        if (w.red == XR_NONE)
             y->data[r] = loss;
         total += loss;
     }
-    if (red == XR_SUM)
+    if (w.red == XR_SUM)
         y->data[0] = total;
-    else if (red == XR_MEAN)
-        y->data[0] = total / (double)count; /* 0/0 = NaN when every row is ignored */
-    free(t);
+    else if (w.red == XR_MEAN)
+        y->data[0] = total / (double)w.count; /* 0/0 = NaN when every row is ignored */
+    free(w.t);
     return XDNN_OK;
 }
 
 static xdnn_status xent_bwd_ref(op_ref_ctx *c)
 {
-    const ref_tensor *dy = c->in[0], *x = c->in[1], *target = c->in[2];
-    ref_tensor *dx = c->out[0];
-    if (!dy || !x || !target || !dx)
-        return op_ref_error(c, XDNN_ERR_INTERNAL, "missing operand after inference");
-    int64_t C = x->dims[x->rank - 1], R = target->numel;
-    double ls = op_attr_float(c->node, c->desc, "label_smoothing");
-    xent_red red = xent_reduction(c->node, c->desc);
-    int64_t *t = NULL;
-    xdnn_status st = ref_targets(c, target, C, &t);
+    xent_rows w;
+    xdnn_status st = xent_begin(c, 1, &w);
     if (st != XDNN_OK)
         return st;
-    int64_t count = 0;
-    for (int64_t r = 0; r < R; r++)
-        count += t[r] >= 0;
-    for (int64_t r = 0; r < R; r++) {
-        double *drow = dx->data + r * C;
-        if (t[r] < 0) {
-            for (int64_t j = 0; j < C; j++)
+    const ref_tensor *dy = c->in[0];
+    ref_tensor *dx = c->out[0];
+    for (int64_t r = 0; r < w.R; r++) {
+        double *drow = dx->data + r * w.C;
+        if (w.t[r] < 0) {
+            for (int64_t j = 0; j < w.C; j++)
                 drow[j] = 0;
             continue;
         }
-        double g = red == XR_NONE ? dy->data[r] : red == XR_SUM ? dy->data[0] : dy->data[0] / (double)count;
-        const double *row = x->data + r * C;
+        double g = w.red == XR_NONE ? dy->data[r] : w.red == XR_SUM ? dy->data[0] : dy->data[0] / (double)w.count;
+        const double *row = w.x->data + r * w.C;
         double lse, sum;
-        row_stats(row, C, &lse, &sum);
-        for (int64_t j = 0; j < C; j++)
-            drow[j] = g * (exp(row[j] - lse) - (1 - ls) * (j == t[r]) - ls / (double)C);
+        row_stats(row, w.C, &lse, &sum);
+        for (int64_t j = 0; j < w.C; j++)
+            drow[j] = g * (exp(row[j] - lse) - (1 - w.ls) * (j == w.t[r]) - w.ls / (double)w.C);
     }
-    free(t);
+    free(w.t);
     return XDNN_OK;
 }
 
