@@ -6,8 +6,6 @@
 
 #include "cli.h"
 
-#include "core/ir.h"
-
 #include <stdio.h>
 
 struct cJSON;
@@ -115,12 +113,10 @@ xdnn_status bench_expand(const bench_spec *sp, bench_case **cases, int *ncases);
 /* Free the cases of bench_expand (their point names and values are owned). */
 void bench_cases_free(bench_case *cases, int n);
 /* Load a spec's module (graph file, or a problem's generated text) and select its graph. */
-xdnn_status bench_load_module(const bench_spec *sp, xdnn_module_t **m, xgraph **g, xdnn_diags_t *d);
-/* Rewrite the graph's io dtype to `to`: the graph's io context and every
- * declared or annotated tensor dtype equal to the old io dtype. */
-xdnn_status bench_rewrite_dtype(xgraph *g, xdnn_dtype to, xdnn_diags_t *d);
-/* Load a case's module and graph, rewrite its dtype and bind its point. */
-xdnn_status bench_load_case(const bench_case *c, xdnn_module_t **m, xgraph **g, xdnn_diags_t *d);
+xdnn_status bench_load_module(const bench_spec *sp, xdnn_module_t **m, xdnn_graph_t **g, xdnn_diags_t *d);
+/* Load a case's module and graph, rewrite its io dtype (xdnn_graph_set_io_dtype)
+ * and bind its point. */
+xdnn_status bench_load_case(const bench_case *c, xdnn_module_t **m, xdnn_graph_t **g, xdnn_diags_t *d);
 
 /* ---- bench_problem.c */
 bool bench_is_problem(const char *word);
@@ -155,7 +151,7 @@ bool bench_result_from_json(const struct cJSON *j, bench_result *r, char *why, s
 xdnn_status bench_write_file(const char *path, const char *buf, size_t len);
 
 /* ---- bench_case.c */
-void bench_key(const bench_case *c, const xgraph *g, char *buf, size_t len);
+void bench_key(const bench_case *c, const xdnn_graph_t *g, char *buf, size_t len);
 /* Load, select (or --tune), time and --check one case into *r (r->parts malloc'ed). */
 void bench_run_case(const bench_case *c, const bench_opts *o, bool use_gpu, const char *fp, bench_result *r);
 /* The row of a case that did not finish (its worker died or timed out): failed, `why`. */

@@ -3,12 +3,7 @@
  * the GPU (CUDA events), --check against the reference, and the cost estimate
  * that orders and shards cases (bench_workers.c, --shard). */
 #include "bench.h"
-
-#include "core/exec.h"
-#include "core/fileio.h"
-#include "gpu/gpu.h"
-#include "ops/op.h"
-#include "plan/plan.h"
+#include "run_gpu.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -45,24 +40,28 @@ static void append_word(char *buf, size_t len, const char *w)
     append(buf, len, "'");
 }
 
-void bench_key(const bench_case *c, const xgraph *g, char *buf, size_t len)
+/* The case's io dtype: the bound graph's, else the --dtype asked for, else "-". */
+static const char *case_dtype(const bench_case *c, const xdnn_graph_t *g)
+{
+    xdnn_dtype io;
+    return g && xdnn_graph_io_dtype(g, &io) ? xdnn_dtype_name(io) : c->dtype ? c->dtype : "-";
+}
+
+void bench_key(const bench_case *c, const xdnn_graph_t *g, char *buf, size_t len)
 {
     const bench_spec *sp = c->spec;
-    const char *dt = g && g->rio_set ? xdnn_dtype_name(g->rio) : c->dtype ? c->dtype : "-";
+    const char *dt = case_dtype(c, g);
     if (!sp->path) {
         snprintf(buf, len, "%s %s%s%s:%s", sp->problem, sp->desc, sp->layout ? "@" : "", sp->layout ? sp->layout : "",
                  dt);
         return;
     }
-    snprintf(buf, len, "%s[", g ? g->name : sp->path);
+    snprintf(buf, len, "%s[", g ? xdnn_graph_name(g) : sp->path);
     int n = 0;
-    const xdnn_module_t *m = g ? g->module : NULL;
-    for (int pass = 0; g && pass < 2; pass++) {
-        const xparam *ps = pass ? g->params : m->params;
-        size_t np = pass ? g->nparams : m->nparams;
-        for (size_t i = 0; i < np; i++)
-            if (!ps[i].derived && ps[i].bound)
-                append(buf, len, "%s%s=%s", n++ ? "," : "", ps[i].name, value_to_text(m->ar, &ps[i].rvalue));
+    for (size_t i = 0; i < xdnn_graph_param_count(g); i++) { /* the module's params, then the graph's */
+        xdnn_param_info p;
+        if (xdnn_graph_param(g, i, &p) == XDNN_OK && !p.derived && p.bound_text)
+            append(buf, len, "%s%s=%s", n++ ? "," : "", p.name, p.bound_text);
     }
     if (!g) /* the graph did not load: the point is all we know */
         for (int i = 0; i < c->npoints; i++)
@@ -129,24 +128,6 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-static void graph_costs(const xgraph *g, double *flops, double *bytes)
-{
-    *flops = *bytes = 0;
-    for (size_t i = 0; i < g->nnodes; i++) {
-        const xnode *n = &g->nodes[i];
-        const op_desc *desc = op_get(n->op);
-        if (desc->flops)
-            *flops += desc->flops(g, n);
-        else if (n->nresults > 0 && n->results[0] >= 0) /* elementwise: one op per output element */
-            *flops += (double)g->tensors[n->results[0]].rnumel;
-    }
-    for (size_t i = 0; i < g->ntensors; i++) {
-        const xtensor *t = &g->tensors[i];
-        if (t->kind != TK_VIRTUAL || t->is_output)
-            *bytes += (double)t->rnumel * (double)xdnn_dtype_size(t->rdtype);
-    }
-}
-
 static void first_error(xdnn_diags_t *d, char *buf, size_t len)
 {
     buf[0] = 0;
@@ -160,13 +141,13 @@ static void first_error(xdnn_diags_t *d, char *buf, size_t len)
 }
 
 /* Time on the CPU: warmup, then at least `iters` runs and `min_time_s` seconds. */
-static xdnn_status time_cpu(run_state *st, const bench_opts *o, bench_result *r, xdnn_diags_t *d)
+static xdnn_status time_cpu(xdnn_run_t *run, const bench_opts *o, bench_result *r, xdnn_diags_t *d)
 {
     int warmup = o->warmup >= 0 ? o->warmup : 1;
     int iters = o->iters_set ? o->iters : (o->min_time_s > 0 ? 1 : 5);
     xdnn_status s = XDNN_OK;
     for (int i = 0; i < warmup && s == XDNN_OK; i++)
-        s = exec_cpu_run(st, d);
+        s = xdnn_run_reference(run, d);
     int cap = iters > 64 ? iters : 64, n = 0;
     double *t = malloc((size_t)cap * sizeof *t), start = now_ms();
     while (s == XDNN_OK && t && (n < iters || (o->min_time_s > 0 && now_ms() - start < o->min_time_s * 1e3))) {
@@ -178,65 +159,91 @@ static xdnn_status time_cpu(run_state *st, const bench_opts *o, bench_result *r,
             cap *= 2;
         }
         double t0 = now_ms();
-        s = exec_cpu_run(st, d);
+        s = xdnn_run_reference(run, d);
         t[n++] = now_ms() - t0;
     }
     if (!t)
         s = XDNN_ERR_NOMEM;
     if (s == XDNN_OK) {
         r->iters = n;
-        plan_time_stats(t, n, &r->median_ms, &r->min_ms, &r->max_ms, &r->p90_ms);
+        xdnn_time_stats ts;
+        xdnn_time_stats_of(t, (size_t)n, &ts);
+        r->median_ms = ts.median_ms;
+        r->min_ms = ts.min_ms;
+        r->max_ms = ts.max_ms;
+        r->p90_ms = ts.p90_ms;
     }
     free(t);
     return s;
 }
 
-static xdnn_status check_reference(run_state *gpu, xdnn_diags_t *d, bool *ok)
+/* --check: the CPU reference on the same inputs, every output compared. */
+static xdnn_status check_reference(xdnn_graph_t *g, const xdnn_run_t *gpu, const char *base, xdnn_diags_t *d,
+                                   bool *ok)
 {
-    run_state ref;
-    xdnn_status s = run_state_init(&ref, gpu->g, gpu->base_dir);
+    xdnn_run_t *ref = NULL;
+    xdnn_status s = xdnn_run_create(g, base, &ref);
     if (s == XDNN_OK)
-        s = run_state_copy_inputs(&ref, gpu);
+        s = xdnn_run_copy_inputs(ref, gpu);
     if (s == XDNN_OK)
-        s = exec_cpu_run(&ref, d);
+        s = xdnn_run_reference(ref, d);
     *ok = true;
-    for (size_t i = 0; i < gpu->g->noutputs && s == XDNN_OK; i++) {
-        int t = gpu->g->outputs[i];
-        const xtensor *x = &gpu->g->tensors[t];
+    for (size_t i = 0; i < xdnn_graph_output_count(g) && s == XDNN_OK; i++) {
+        int t = xdnn_graph_output(g, i);
         double rtol, atol;
-        compare_default_tolerance(x->rdtype, x->producer >= 0 ? gpu->g->nodes[x->producer].op : -1, &rtol, &atol);
-        compare_result cr;
-        compare_tensors(&gpu->tensors[t], &ref.tensors[t], rtol, atol, &cr);
-        if (!cr.ok) {
+        xdnn_graph_default_tolerance(g, (size_t)t, &rtol, &atol);
+        xdnn_compare_result cr;
+        s = xdnn_run_compare(gpu, (size_t)t, ref, rtol, atol, &cr);
+        if (s == XDNN_OK && !cr.ok) {
+            xdnn_tensor_info x;
+            xdnn_graph_tensor(g, (size_t)t, &x);
             *ok = false;
-            diag_error(d, XDNN_ERR_CHECK, xloc_none(), "--check: output '%s' differs from the CPU reference: %lld of %lld "
-                       "elements, max abs error %g", x->name, (long long)cr.mismatches, (long long)cr.count, cr.max_abs);
+            xdnn_diags_add(d, XDNN_SEV_ERROR, XDNN_ERR_CHECK,
+                           "--check: output '%s' differs from the CPU reference: %lld of %lld elements, max abs "
+                           "error %g", x.name, (long long)cr.mismatches, (long long)cr.count, cr.max_abs);
         }
     }
-    run_state_free(&ref);
+    xdnn_run_destroy(ref);
     return s;
 }
 
-static xdnn_status time_gpu(run_state *st, const bench_opts *o, bench_result *r, xdnn_diags_t *d)
+/* "PART=ENGINE[:knobs]" for each partition of the row: what run_gpu forces. */
+static char **force_strings(const bench_result *r)
+{
+    char **f = calloc((size_t)r->nparts + 1, sizeof *f);
+    for (int i = 0; f && i < r->nparts; i++) {
+        const bench_part_result *p = &r->parts[i];
+        size_t len = strlen(p->name) + strlen(p->engine) + strlen(p->knobs) + 3;
+        if ((f[i] = malloc(len)) != NULL)
+            snprintf(f[i], len, "%s=%s%s%s", p->name, p->engine, p->knobs[0] ? ":" : "", p->knobs);
+    }
+    return f;
+}
+
+static void force_free(char **f, int n)
+{
+    for (int i = 0; f && i < n; i++)
+        free(f[i]);
+    free(f);
+}
+
+/* Time on the GPU through the plan API (run_gpu.c): the engines the row
+ * chose (or --engine forced) are forced by partition; the row's time is the
+ * sum of the partitions' own times. */
+static xdnn_status time_gpu(xdnn_graph_t *g, xdnn_run_t *run, const char *base, const bench_opts *o, bench_result *r,
+                            xdnn_diags_t *d)
 {
     char **force = NULL;
     int nforce = 0;
     if (strcmp(o->engine, "auto") != 0 || r->nparts) {
-        plan_part *pp = calloc((size_t)r->nparts + 1, sizeof *pp);
-        for (int i = 0; pp && i < r->nparts; i++) {
-            pp[i].name = r->parts[i].name;
-            snprintf(pp[i].engine, sizeof pp[i].engine, "%s", r->parts[i].engine);
-            snprintf(pp[i].knobs, sizeof pp[i].knobs, "%s", r->parts[i].knobs);
-        }
-        force = pp ? plan_force_strings(pp, r->nparts) : NULL;
+        force = force_strings(r);
         nforce = force ? r->nparts : 0;
-        free(pp); /* names borrowed from r */
     }
-    gpu_report rep = {0};
-    gpu_run_opts go = {.warmup = o->warmup >= 0 ? o->warmup : 3, .iters = o->iters_set ? o->iters : 20,
-                       .force = (const char *const *)force, .nforce = nforce, .log = stderr};
-    xdnn_status s = gpu_run(st, &go, &rep, d);
-    plan_force_free(force, nforce);
+    run_gpu_report rep = {0};
+    run_gpu_opts go = {.warmup = o->warmup >= 0 ? o->warmup : 3, .iters = o->iters_set ? o->iters : 20,
+                       .force = (const char *const *)force, .nforce = (size_t)nforce};
+    xdnn_status s = run_gpu(g, run, &go, &rep, d);
+    force_free(force, nforce);
     if (s == XDNN_OK) {
         r->iters = go.iters;
         r->median_ms = r->min_ms = r->max_ms = 0;
@@ -247,16 +254,16 @@ static xdnn_status time_gpu(run_state *st, const bench_opts *o, bench_result *r,
         for (int i = 0; i < r->nparts; i++) {
             snprintf(r->parts[i].name, sizeof r->parts[i].name, "%s", rep.parts[i].name);
             snprintf(r->parts[i].engine, sizeof r->parts[i].engine, "%s", rep.parts[i].engine);
-            r->median_ms += rep.parts[i].ms_median;
-            r->min_ms += rep.parts[i].ms_min;
-            r->max_ms += rep.parts[i].ms_max;
-            r->p90_ms += rep.parts[i].ms_p90;
+            r->median_ms += rep.parts[i].ms.median_ms;
+            r->min_ms += rep.parts[i].ms.min_ms;
+            r->max_ms += rep.parts[i].ms.max_ms;
+            r->p90_ms += rep.parts[i].ms.p90_ms;
         }
     }
-    gpu_report_free(&rep);
+    run_gpu_report_free(&rep);
     if (s == XDNN_OK && o->check) {
         bool ok;
-        s = check_reference(st, d, &ok);
+        s = check_reference(g, run, base, d, &ok);
         snprintf(r->check, sizeof r->check, "%s", ok ? "ok" : "mismatch");
     }
     return s;
@@ -265,7 +272,7 @@ static xdnn_status time_gpu(run_state *st, const bench_opts *o, bench_result *r,
 /* Start a case's row: load the case, and fill what names it (key, graph,
  * dtype, device).  *m to be destroyed by the caller. */
 static xdnn_status begin_row(const bench_case *c, bool use_gpu, const char *fp, bench_result *r, xdnn_module_t **m,
-                             xgraph **g, xdnn_diags_t *d)
+                             xdnn_graph_t **g, xdnn_diags_t *d)
 {
     memset(r, 0, sizeof *r);
     r->p90_ms = -1;
@@ -274,9 +281,8 @@ static xdnn_status begin_row(const bench_case *c, bool use_gpu, const char *fp, 
     xdnn_status s = bench_load_case(c, m, g, d);
     bench_key(c, s == XDNN_OK ? *g : NULL, r->key, sizeof r->key);
     if (*g)
-        snprintf(r->graph, sizeof r->graph, "%s", (*g)->name);
-    snprintf(r->dtype, sizeof r->dtype, "%s",
-             s == XDNN_OK && (*g)->rio_set ? xdnn_dtype_name((*g)->rio) : c->dtype ? c->dtype : "-");
+        snprintf(r->graph, sizeof r->graph, "%s", xdnn_graph_name(*g));
+    snprintf(r->dtype, sizeof r->dtype, "%s", case_dtype(c, s == XDNN_OK ? *g : NULL));
     return s;
 }
 
@@ -285,7 +291,7 @@ void bench_lost_case(const bench_case *c, const bench_opts *o, bool use_gpu, con
 {
     xdnn_diags_t *d = xdnn_diags_create();
     xdnn_module_t *m;
-    xgraph *g;
+    xdnn_graph_t *g;
     begin_row(c, use_gpu, fp, r, &m, &g, d);
     r->code = XDNN_ERR_INTERNAL;
     snprintf(r->status, sizeof r->status, "failed");
@@ -296,52 +302,65 @@ void bench_lost_case(const bench_case *c, const bench_opts *o, bool use_gpu, con
     xdnn_module_destroy(m);
 }
 
+/* The engine of every partition: the tune cache, measured selection (--tune)
+ * or the cost model, through a plan of the case's graph; into r->parts. */
+static xdnn_status select_engines(xdnn_graph_t *g, const bench_opts *o, bool use_gpu, bench_result *r,
+                                  xdnn_diags_t *d)
+{
+    xdnn_plan_options po;
+    xdnn_plan_options_init(&po);
+    po.backend = use_gpu ? XDNN_BACKEND_CUDA : XDNN_BACKEND_CPU;
+    po.heuristic = o->tune ? XDNN_HEUR_MEASURED : XDNN_HEUR_FAST;
+    po.log = o->tune ? stderr : NULL;
+    po.tune_warmup = o->warmup >= 0 ? o->warmup : 1;
+    po.tune_iters = o->iters_set ? o->iters : 5;
+    xdnn_plan_t *p = NULL;
+    xdnn_status s = xdnn_plan_build(g, &po, d, &p);
+    size_t n = xdnn_plan_partition_count(p);
+    if (s == XDNN_OK) {
+        r->parts = calloc(n + 1, sizeof *r->parts);
+        r->nparts = r->parts ? (int)n : 0;
+    }
+    for (int i = 0; i < r->nparts; i++) {
+        xdnn_partition_info pi;
+        xdnn_plan_partition(p, (size_t)i, &pi);
+        snprintf(r->parts[i].name, sizeof r->parts[i].name, "%s", pi.name);
+        snprintf(r->parts[i].ops, sizeof r->parts[i].ops, "%s", pi.ops);
+        snprintf(r->parts[i].engine, sizeof r->parts[i].engine, "%s", pi.engine);
+        snprintf(r->parts[i].knobs, sizeof r->parts[i].knobs, "%s", pi.knobs);
+        r->parts[i].from_cache = pi.from_cache;
+    }
+    xdnn_plan_destroy(p);
+    return s;
+}
+
 void bench_run_case(const bench_case *c, const bench_opts *o, bool use_gpu, const char *fp, bench_result *r)
 {
     xdnn_diags_t *d = xdnn_diags_create();
     xdnn_module_t *m;
-    xgraph *g;
+    xdnn_graph_t *g;
     xdnn_status s = begin_row(c, use_gpu, fp, r, &m, &g, d);
-    run_state st;
-    bool have_st = false;
-    const char *base = NULL;
+    xdnn_run_t *run = NULL;
+    char *base = NULL;
     if (s == XDNN_OK) {
-        base = c->spec->path ? path_dirname(m->ar, c->spec->path) : ".";
-        s = run_state_init(&st, g, base);
-        have_st = s == XDNN_OK;
+        base = c->spec->path ? cli_dirname(c->spec->path) : strdup(".");
+        s = base ? xdnn_run_create(g, base, &run) : XDNN_ERR_NOMEM;
     }
     if (s == XDNN_OK)
-        s = exec_load_inputs(&st, NULL, 0, d);
+        s = xdnn_run_load_inputs(run, NULL, 0, d);
     if (s == XDNN_OK)
-        s = run_state_alloc_results(&st, d);
-    plan_part *parts = NULL;
-    int nparts = 0;
-    if (s == XDNN_OK && (!use_gpu || o->tune || strcmp(o->engine, "auto") == 0)) {
-        select_opts so = {.use_gpu = use_gpu, .tune = o->tune, .warmup = o->warmup >= 0 ? o->warmup : 1,
-                          .iters = o->iters_set ? o->iters : 5, .log = o->tune ? stderr : NULL, .fp = fp};
-        s = plan_select(&st, &so, &parts, &nparts, d);
-    }
-    if (s == XDNN_OK) {
-        r->parts = calloc((size_t)nparts + 1, sizeof *r->parts);
-        r->nparts = r->parts ? nparts : 0;
-        for (int i = 0; i < r->nparts; i++) {
-            snprintf(r->parts[i].name, sizeof r->parts[i].name, "%s", parts[i].name);
-            snprintf(r->parts[i].ops, sizeof r->parts[i].ops, "%s", parts[i].ops);
-            snprintf(r->parts[i].engine, sizeof r->parts[i].engine, "%s", parts[i].engine);
-            snprintf(r->parts[i].knobs, sizeof r->parts[i].knobs, "%s", parts[i].knobs);
-            r->parts[i].from_cache = parts[i].from_cache;
+        s = xdnn_run_alloc_results(run, d);
+    if (s == XDNN_OK && (!use_gpu || o->tune || strcmp(o->engine, "auto") == 0))
+        s = select_engines(g, o, use_gpu, r, d);
+    if (s == XDNN_OK && use_gpu && strcmp(o->engine, "auto") != 0 && strcmp(o->engine, "all") != 0)
+        for (int i = 0; i < r->nparts; i++) { /* --engine NAME: force it everywhere, with its own knobs */
+            snprintf(r->parts[i].engine, sizeof r->parts[i].engine, "%s", o->engine);
+            r->parts[i].knobs[0] = '\0';
         }
-        if (use_gpu && strcmp(o->engine, "auto") != 0 && strcmp(o->engine, "all") != 0)
-            for (int i = 0; i < r->nparts; i++) { /* --engine NAME: force it everywhere, with its own knobs */
-                snprintf(r->parts[i].engine, sizeof r->parts[i].engine, "%s", o->engine);
-                r->parts[i].knobs[0] = '\0';
-            }
-    }
-    plan_parts_free(parts, nparts);
     if (s == XDNN_OK)
-        s = use_gpu ? time_gpu(&st, o, r, d) : time_cpu(&st, o, r, d);
+        s = use_gpu ? time_gpu(g, run, base, o, r, d) : time_cpu(run, o, r, d);
     if (s == XDNN_OK)
-        graph_costs(g, &r->flops, &r->bytes);
+        xdnn_graph_cost(g, &r->flops, &r->bytes);
     r->code = s != XDNN_OK ? s : strcmp(r->check, "mismatch") == 0 ? XDNN_ERR_CHECK : XDNN_OK;
     snprintf(r->status, sizeof r->status, "%s",
              r->code == XDNN_OK ? "passed" : r->code == XDNN_ERR_UNSUPPORTED ? "skipped" : "failed");
@@ -358,8 +377,8 @@ void bench_run_case(const bench_case *c, const bench_opts *o, bool use_gpu, cons
         fprintf(stderr, "warning: %s: spread (max-min)/median = %.0f%% > 20%%: timings are noisy (more "
                         "--iters or --min-time, a quieter machine)\n",
                 r->key, 100 * (r->max_ms - r->min_ms) / r->median_ms);
-    if (have_st)
-        run_state_free(&st);
+    xdnn_run_destroy(run);
+    free(base);
     xdnn_diags_destroy(d);
     xdnn_module_destroy(m);
 }
@@ -373,10 +392,10 @@ double bench_case_cost(const bench_case *c, const bench_opts *o, bool use_gpu)
 {
     xdnn_diags_t *d = xdnn_diags_create();
     xdnn_module_t *m;
-    xgraph *g;
+    xdnn_graph_t *g;
     double flops = 0, bytes = 0;
     if (bench_load_case(c, &m, &g, d) == XDNN_OK)
-        graph_costs(g, &flops, &bytes);
+        xdnn_graph_cost(g, &flops, &bytes);
     xdnn_diags_destroy(d);
     xdnn_module_destroy(m);
     double runs = (o->warmup >= 0 ? o->warmup : use_gpu ? 3 : 1) + (o->iters_set ? o->iters : use_gpu ? 20 : 5);

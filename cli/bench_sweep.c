@@ -9,9 +9,6 @@
  * dtype attributes of ops (cast) are left alone. */
 #include "bench.h"
 
-#include "core/fileio.h"
-#include "lang/parse.h"
-
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -105,7 +102,7 @@ fail:
     return false;
 }
 
-xdnn_status bench_load_module(const bench_spec *sp, xdnn_module_t **m, xgraph **g, xdnn_diags_t *d)
+xdnn_status bench_load_module(const bench_spec *sp, xdnn_module_t **m, xdnn_graph_t **g, xdnn_diags_t *d)
 {
     *m = NULL;
     *g = NULL;
@@ -116,7 +113,7 @@ xdnn_status bench_load_module(const bench_spec *sp, xdnn_module_t **m, xgraph **
         char err[512];
         char *text = bench_problem_text(sp->problem, sp->desc, sp->layout, err, sizeof err);
         if (!text) {
-            diag_error(d, XDNN_ERR_USAGE, xloc_none(), "%s %s: %s", sp->problem, sp->desc, err);
+            xdnn_diags_add(d, XDNN_SEV_ERROR, XDNN_ERR_USAGE, "%s %s: %s", sp->problem, sp->desc, err);
             return XDNN_ERR_USAGE;
         }
         char name[256];
@@ -125,43 +122,22 @@ xdnn_status bench_load_module(const bench_spec *sp, xdnn_module_t **m, xgraph **
         free(text);
     }
     if (s == XDNN_OK && !(*g = xdnn_module_find_graph(*m, sp->graph))) {
-        diag_error(d, XDNN_ERR_USAGE, xloc_none(), "%s: %s", sp->path ? sp->path : sp->problem,
-                   sp->graph ? "no graph of that name" : "the file defines no graph");
+        xdnn_diags_add(d, XDNN_SEV_ERROR, XDNN_ERR_USAGE, "%s: %s", sp->path ? sp->path : sp->problem,
+                       sp->graph ? "no graph of that name" : "the file defines no graph");
         if (sp->graph)
-            diag_note(d, xloc_none(), "asked for --graph %s", sp->graph);
+            xdnn_diags_add(d, XDNN_SEV_NOTE, XDNN_OK, "asked for --graph %s", sp->graph);
         s = XDNN_ERR_USAGE;
     }
     return s;
 }
 
-xdnn_status bench_rewrite_dtype(xgraph *g, xdnn_dtype to, xdnn_diags_t *d)
-{
-    if (!g->ctx_io) {
-        diag_error(d, XDNN_ERR_USAGE, g->loc,
-                   "--dtype: graph '%s' declares no io dtype, so nothing says which dtypes to rewrite (declare graph %s(io=...))",
-                   g->name, g->name);
-        return XDNN_ERR_USAGE;
-    }
-    value v;
-    if (!graph_eval(g, g->ctx_io, d, &v) || v.kind != VAL_DTYPE) {
-        diag_error(d, XDNN_ERR_USAGE, g->loc, "--dtype: the io dtype of graph '%s' is not a dtype", g->name);
-        return XDNN_ERR_USAGE;
-    }
-    xdnn_dtype from = v.dt;
-    g->ctx_io = expr_dtype(g->module->ar, to, g->ctx_io->loc);
-    for (size_t i = 0; i < g->ntensors; i++)
-        if (g->tensors[i].has_dtype && g->tensors[i].dtype == from)
-            g->tensors[i].dtype = to;
-    return XDNN_OK;
-}
-
-xdnn_status bench_load_case(const bench_case *c, xdnn_module_t **m, xgraph **g, xdnn_diags_t *d)
+xdnn_status bench_load_case(const bench_case *c, xdnn_module_t **m, xdnn_graph_t **g, xdnn_diags_t *d)
 {
     xdnn_status s = bench_load_module(c->spec, m, g, d);
     if (s == XDNN_OK && c->dtype) {
         xdnn_dtype t;
         xdnn_dtype_from_name(c->dtype, &t); /* validated by bench_expand */
-        s = bench_rewrite_dtype(*g, t, d);
+        s = xdnn_graph_set_io_dtype(*g, t, d);
     }
     if (s == XDNN_OK)
         s = xdnn_graph_bind(*g, c->points, (size_t)c->npoints, d);
@@ -171,8 +147,9 @@ xdnn_status bench_load_case(const bench_case *c, xdnn_module_t **m, xgraph **g, 
 /* One sweep axis: a param and its values. */
 typedef struct axis {
     const char *name;
-    char **values;
+    const char *const *values;
     int n;
+    const char **sweep; /* values when they are the param's sweep list (our array), else NULL */
 } axis;
 
 void bench_cases_free(bench_case *cases, int n)
@@ -193,33 +170,48 @@ static const bench_set *find_set(const bench_spec *sp, const char *name)
     return NULL;
 }
 
-static void list_params(FILE *f, const xdnn_module_t *m, const xgraph *g)
+static void free_axes(axis *axes, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(axes[i].sweep);
+}
+
+static void list_params(FILE *f, const xdnn_graph_t *g)
 {
     int n = 0;
-    for (size_t i = 0; i < m->nparams; i++)
-        if (!m->params[i].derived)
-            fprintf(f, "%s%s", n++ ? ", " : "", m->params[i].name);
-    for (size_t i = 0; i < g->nparams; i++)
-        if (!g->params[i].derived)
-            fprintf(f, "%s%s", n++ ? ", " : "", g->params[i].name);
+    for (size_t i = 0; i < xdnn_graph_param_count(g); i++) {
+        xdnn_param_info p;
+        if (xdnn_graph_param(g, i, &p) == XDNN_OK && !p.derived)
+            fprintf(f, "%s%s", n++ ? ", " : "", p.name);
+    }
     fprintf(f, "%s\n", n ? "" : "(none)");
 }
 
-/* Append the axis of param p: its --set list, else its sweep list. */
-static int add_axis(const bench_spec *sp, xparam *p, arena *a, axis *axes, int nax)
+/* Append the axis of param i: its --set list, else its sweep list (values
+ * borrowed from the module, which outlives the axes). */
+static xdnn_status add_axis(const bench_spec *sp, const xdnn_graph_t *g, size_t i, axis *axes, int *nax)
 {
-    const bench_set *set = find_set(sp, p->name);
+    xdnn_param_info p;
+    xdnn_status s = xdnn_graph_param(g, i, &p);
+    if (s != XDNN_OK)
+        return s;
+    const bench_set *set = find_set(sp, p.name);
     if (set) {
-        axes[nax] = (axis){p->name, set->values, set->nvalues};
-        return nax + 1;
+        axes[(*nax)++] = (axis){p.name, (const char *const *)set->values, set->nvalues, NULL};
+        return XDNN_OK;
     }
-    if (p->nsweep == 0 || p->derived)
-        return nax;
-    char **vals = arena_alloc(a, sizeof *vals * (size_t)p->nsweep);
-    for (int i = 0; i < p->nsweep; i++)
-        vals[i] = expr_to_text(a, p->sweep[i]);
-    axes[nax] = (axis){p->name, vals, p->nsweep};
-    return nax + 1;
+    if (p.nsweep == 0 || p.derived)
+        return XDNN_OK;
+    const char **vals = calloc(p.nsweep, sizeof *vals);
+    if (!vals)
+        return XDNN_ERR_NOMEM;
+    for (size_t k = 0; k < p.nsweep; k++)
+        if (!(vals[k] = xdnn_graph_param_sweep(g, i, k))) {
+            free(vals);
+            return XDNN_ERR_NOMEM;
+        }
+    axes[(*nax)++] = (axis){p.name, vals, (int)p.nsweep, vals};
+    return XDNN_OK;
 }
 
 xdnn_status bench_expand(const bench_spec *sp, bench_case **cases, int *ncases)
@@ -229,7 +221,7 @@ xdnn_status bench_expand(const bench_spec *sp, bench_case **cases, int *ncases)
     const char *cmd = "bench";
     xdnn_diags_t *d = xdnn_diags_create();
     xdnn_module_t *m;
-    xgraph *g;
+    xdnn_graph_t *g;
     xdnn_status s = bench_load_module(sp, &m, &g, d);
     xdnn_diags_print(d, stderr);
     xdnn_diags_destroy(d);
@@ -241,17 +233,18 @@ xdnn_status bench_expand(const bench_spec *sp, bench_case **cases, int *ncases)
     const char *sep = sp->where ? ": " : "";
     /* every --set names a settable param */
     for (int i = 0; i < sp->nsets; i++) {
-        xparam *p = ir_find_param(m, g, sp->sets[i].name);
-        if (!p) {
+        int pi = xdnn_graph_find_param(g, sp->sets[i].name);
+        xdnn_param_info p;
+        if (pi < 0 || xdnn_graph_param(g, (size_t)pi, &p) != XDNN_OK) {
             fprintf(stderr, "xdnn bench: %s%s--set %s: graph '%s' has no param '%s'; its params: ", where, sep,
-                    sp->sets[i].name, g->name, sp->sets[i].name);
-            list_params(stderr, m, g);
+                    sp->sets[i].name, xdnn_graph_name(g), sp->sets[i].name);
+            list_params(stderr, g);
             xdnn_module_destroy(m);
             return XDNN_ERR_USAGE;
         }
-        if (p->derived) {
+        if (p.derived) {
             fprintf(stderr, "xdnn bench: %s%s--set %s: '%s' is derived (%s = %s); set the params it is computed from\n",
-                    where, sep, p->name, p->name, p->name, expr_to_text(m->ar, p->value));
+                    where, sep, p.name, p.name, p.name, p.value_text);
             xdnn_module_destroy(m);
             return XDNN_ERR_USAGE;
         }
@@ -265,35 +258,36 @@ xdnn_status bench_expand(const bench_spec *sp, bench_case **cases, int *ncases)
             return XDNN_ERR_USAGE;
         }
     }
-    if (sp->ndtypes && !g->ctx_io) {
+    if (sp->ndtypes && !xdnn_graph_declares_io_dtype(g)) {
         fprintf(stderr,
                 "xdnn bench: %s%s--dtype: graph '%s' declares no io dtype, so nothing says which dtypes to rewrite "
                 "(declare graph %s(io=...))\n",
-                where, sep, g->name, g->name);
+                where, sep, xdnn_graph_name(g), xdnn_graph_name(g));
         xdnn_module_destroy(m);
         return XDNN_ERR_USAGE;
     }
     axis axes[2 * CLI_MAX_LIST + 64];
     int nax = 0;
-    for (size_t i = 0; i < m->nparams && nax < CLI_MAX_LIST; i++)
-        nax = add_axis(sp, &m->params[i], m->ar, axes, nax);
-    for (size_t i = 0; i < g->nparams && nax < CLI_MAX_LIST; i++)
-        nax = add_axis(sp, &g->params[i], m->ar, axes, nax);
+    /* the module's params, then the graph's own, as many as a case holds */
+    for (size_t i = 0; i < xdnn_graph_param_count(g) && nax < CLI_MAX_LIST && s == XDNN_OK; i++)
+        s = add_axis(sp, g, i, axes, &nax);
     long long total = sp->ndtypes ? sp->ndtypes : 1;
     for (int i = 0; i < nax; i++) {
         total *= axes[i].n;
         if (total > BENCH_MAX_CASES)
             break;
     }
-    if (total > BENCH_MAX_CASES) {
+    if (s == XDNN_OK && total > BENCH_MAX_CASES) {
         fprintf(stderr, "xdnn bench: %s%smore than %d cases; narrow the --set lists\n", where, sep, BENCH_MAX_CASES);
-        xdnn_module_destroy(m);
-        return XDNN_ERR_USAGE;
+        s = XDNN_ERR_USAGE;
     }
-    bench_case *cs = calloc((size_t)total, sizeof *cs);
-    if (!cs) {
+    bench_case *cs = s == XDNN_OK ? calloc((size_t)total, sizeof *cs) : NULL;
+    if (s == XDNN_OK && !cs)
+        s = XDNN_ERR_NOMEM;
+    if (s != XDNN_OK) {
+        free_axes(axes, nax);
         xdnn_module_destroy(m);
-        return XDNN_ERR_NOMEM;
+        return s;
     }
     int idx[2 * CLI_MAX_LIST + 64] = {0};
     int n = 0;
@@ -314,6 +308,7 @@ xdnn_status bench_expand(const bench_spec *sp, bench_case **cases, int *ncases)
         }
     }
     (void)cmd;
+    free_axes(axes, nax);
     xdnn_module_destroy(m);
     *cases = cs;
     *ncases = n;

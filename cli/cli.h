@@ -29,6 +29,10 @@ int graph_opts_take(graph_opts *o, int opt, char *arg);
  * *m must be destroyed by the caller in every case. */
 xdnn_status cli_load_bound(const graph_opts *o, xdnn_module_t **m, xdnn_graph_t **g, bool bind);
 
+/* The folder of a file's path ("." when it has none, "/" for the root):
+ * where its relative load() paths start.  malloc'ed; NULL when out of memory. */
+char *cli_dirname(const char *path);
+
 /* Print a usage error ("xdnn run: ...") and return XDNN_ERR_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -93,3 +93,11 @@ xdnn_status cli_load_bound(const graph_opts *o, xdnn_module_t **m, xdnn_graph_t 
     xdnn_diags_destroy(d);
     return s;
 }
+
+char *cli_dirname(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    return strndup(path, (size_t)(slash - path) + (slash == path));
+}

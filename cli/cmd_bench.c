@@ -9,10 +9,6 @@
  * none failed); usage errors stop before anything runs. */
 #include "bench.h"
 
-#include "core/fileio.h"
-#include "gpu/gpu.h"
-#include "plan/plan.h"
-
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,11 +265,11 @@ static int dump_graphs(bench_spec *specs, int nspecs)
             }
             xdnn_diags_t *d = xdnn_diags_create();
             xdnn_module_t *m;
-            xgraph *g;
+            xdnn_graph_t *g;
             xdnn_status s = bench_load_module(sp, &m, &g, d);
             xdnn_dtype t;
             if (s == XDNN_OK && sp->ndtypes && xdnn_dtype_from_name(sp->dtypes[k], &t))
-                s = bench_rewrite_dtype(g, t, d);
+                s = xdnn_graph_set_io_dtype(g, t, d);
             char *text = s == XDNN_OK ? xdnn_module_to_dnn(m) : NULL;
             if (text)
                 fputs(text, stdout);

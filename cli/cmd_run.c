@@ -347,14 +347,6 @@ static xdnn_status check_against_reference(xdnn_graph_t *g, const xdnn_run_t *gp
     return s != XDNN_OK ? s : worst;
 }
 
-static char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return strdup(".");
-    return strndup(path, (size_t)(slash - path) + (slash == path));
-}
-
 int cmd_run(int argc, char **argv)
 {
     run_opts o;
@@ -412,7 +404,7 @@ int cmd_run(int argc, char **argv)
         xdnn_graph_keep_tensor(g, (size_t)list[i]);
 
     xdnn_diags_t *d = xdnn_diags_create();
-    char *base = dir_of(o.g.path);
+    char *base = cli_dirname(o.g.path);
     xdnn_run_t *run = NULL;
     run_gpu_report rep = {0};
     cJSON *root = o.json ? cJSON_CreateObject() : NULL, *jchecks = NULL;

@@ -94,6 +94,12 @@ XDNN_API void xdnn_diags_print_json(const xdnn_diags_t *d, FILE *f);
 XDNN_API size_t xdnn_diags_error_count(const xdnn_diags_t *d);
 /* The status of the first error, or XDNN_OK when there is none. */
 XDNN_API xdnn_status xdnn_diags_status(const xdnn_diags_t *d);
+/* Add a record with no source location (a program's own message, in the
+ * same stream as the library's); status XDNN_OK for notes and warnings. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+XDNN_API void xdnn_diags_add(xdnn_diags_t *d, xdnn_severity sev, xdnn_status status, const char *fmt, ...);
 /* Print gcc-style: "file:line:col: error: msg", the source line and a caret. */
 XDNN_API void xdnn_diags_print(const xdnn_diags_t *d, FILE *f);
 
@@ -210,6 +216,32 @@ XDNN_API char *xdnn_graph_typed_json(const xdnn_graph_t *g);
 /* Graphviz DOT of the (bound) graph. */
 XDNN_API void xdnn_graph_print_dot(const xdnn_graph_t *g, FILE *f);
 
+/* Params: the module's, then the graph's own (index order).  Strings live as
+ * long as the module. */
+typedef struct xdnn_param_info {
+    const char *name;
+    bool graph_own;                  /* declared in the graph, not the module */
+    bool derived;                    /* computed from other params: cannot be set */
+    const char *value_text;          /* its default value or derivation, as .dnn text */
+    const char *bound_text;          /* its value after xdnn_graph_bind ("8"); NULL when not bound */
+    size_t nsweep;                   /* length of its sweep [...] list (0: none) */
+} xdnn_param_info;
+
+XDNN_API size_t xdnn_graph_param_count(const xdnn_graph_t *g);
+XDNN_API xdnn_status xdnn_graph_param(const xdnn_graph_t *g, size_t i, xdnn_param_info *out);
+/* Value k of param i's sweep list as .dnn text, NULL past its end. */
+XDNN_API const char *xdnn_graph_param_sweep(const xdnn_graph_t *g, size_t i, size_t k);
+/* The index of the param a binding of `name` sets (the graph's own first), or -1. */
+XDNN_API int xdnn_graph_find_param(const xdnn_graph_t *g, const char *name);
+/* The bound io dtype (false when the graph has none), and whether the graph
+ * declares one (graph g(io=...)). */
+XDNN_API bool xdnn_graph_io_dtype(const xdnn_graph_t *g, xdnn_dtype *out);
+XDNN_API bool xdnn_graph_declares_io_dtype(const xdnn_graph_t *g);
+/* Rewrite the graph's io dtype to `to` before binding: its io context and
+ * every declared or annotated tensor dtype equal to the old io dtype
+ * (`xdnn bench --dtype`).  XDNN_ERR_USAGE when it declares none. */
+XDNN_API xdnn_status xdnn_graph_set_io_dtype(xdnn_graph_t *g, xdnn_dtype to, xdnn_diags_t *diags);
+
 /* Introspection of a bound graph. */
 XDNN_API size_t xdnn_graph_tensor_count(const xdnn_graph_t *g);
 XDNN_API size_t xdnn_graph_node_count(const xdnn_graph_t *g);
@@ -266,6 +298,7 @@ typedef struct xdnn_plan_options {
     /* Measured selection writes its ranking here, one line per partition and
      * candidate, as it times them (NULL: quiet). */
     FILE *log;
+    int tune_warmup, tune_iters;     /* measured selection's runs per candidate: untimed (1), timed (5) */
 } xdnn_plan_options;
 
 XDNN_API void xdnn_plan_options_init(xdnn_plan_options *o);
@@ -588,6 +621,9 @@ XDNN_API xdnn_status xdnn_run_graph_check(xdnn_run_t *r, size_t k, int *tensor, 
 
 /* The layout of tensor i as .dnn spells it ("nchw", "row_major", ...). */
 XDNN_API const char *xdnn_graph_tensor_layout(const xdnn_graph_t *g, size_t tensor);
+/* The graph's own work: flops (each op's count; an elementwise op one per
+ * output element) and bytes (inputs, weights and outputs once each). */
+XDNN_API void xdnn_graph_cost(const xdnn_graph_t *g, double *flops, double *bytes);
 /* Node i's name and op name (borrowed). */
 XDNN_API xdnn_status xdnn_graph_node_info(const xdnn_graph_t *g, size_t i, const char **name, const char **op);
 

@@ -206,3 +206,11 @@ const char *xdnn_status_name(xdnn_status s)
     }
     return "unknown";
 }
+
+void xdnn_diags_add(xdnn_diags_t *d, xdnn_severity sev, xdnn_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag_vreport(d, sev, status, xloc_none(), NULL, fmt, ap);
+    va_end(ap);
+}

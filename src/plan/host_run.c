@@ -267,6 +267,28 @@ const char *xdnn_graph_tensor_layout(const xdnn_graph_t *g, size_t tensor)
     return layout_to_text(g->module->ar, &g->tensors[tensor].layout);
 }
 
+void xdnn_graph_cost(const xdnn_graph_t *g, double *flops, double *bytes)
+{
+    double f = 0, b = 0;
+    for (size_t i = 0; g && i < g->nnodes; i++) {
+        const xnode *n = &g->nodes[i];
+        const op_desc *desc = op_get(n->op);
+        if (desc->flops)
+            f += desc->flops(g, n);
+        else if (n->nresults > 0 && n->results[0] >= 0) /* elementwise: one op per output element */
+            f += (double)g->tensors[n->results[0]].rnumel;
+    }
+    for (size_t i = 0; g && i < g->ntensors; i++) {
+        const xtensor *t = &g->tensors[i];
+        if (t->kind != TK_VIRTUAL || t->is_output)
+            b += (double)t->rnumel * (double)xdnn_dtype_size(t->rdtype);
+    }
+    if (flops)
+        *flops = f;
+    if (bytes)
+        *bytes = b;
+}
+
 xdnn_status xdnn_graph_node_info(const xdnn_graph_t *g, size_t i, const char **name, const char **op)
 {
     if (!g || i >= g->nnodes)

@@ -175,7 +175,8 @@ static xdnn_status select_measured(xdnn_plan_t *p, const xdnn_plan_options *o, F
         if (s == XDNN_OK)
             s = run_state_alloc_results(&st, d);
     }
-    select_opts so = {.use_gpu = gpu, .tune = tune, .warmup = 1, .iters = 5, .log = log, .fp = p->device};
+    select_opts so = {.use_gpu = gpu, .tune = tune, .warmup = o->tune_warmup > 0 ? o->tune_warmup : 0,
+                      .iters = o->tune_iters > 1 ? o->tune_iters : 1, .log = log, .fp = p->device};
     if (s == XDNN_OK)
         s = plan_select(&st, &so, &p->parts, &p->nparts, d);
     run_state_free(&st);

@@ -49,6 +49,8 @@ void xdnn_plan_options_init(xdnn_plan_options *o)
     o->backend = XDNN_BACKEND_AUTO;
     o->heuristic = XDNN_HEUR_FAST;
     o->tf32 = -1;
+    o->tune_warmup = 1;
+    o->tune_iters = 5;
 }
 
 /* ---------------------------------------------------------------- tensors */

@@ -92,6 +92,32 @@ example() {
     g++ -std=c++11 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c++ -I"$STAGE/usr/include" "$BATS_TEST_TMPDIR/h.c"
 }
 
+@test "cli/ is a client of xdnn.h only: no header from src/, no library function that is not xdnn_" {
+    cd "$ROOT/cli"
+    # quoted includes name xdnn.h or a header of cli/ itself
+    bad=""
+    for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' *.c *.h | sort -u); do
+        [ "$h" = xdnn.h ] || { [[ $h != */* ]] && [ -f "$h" ]; } || bad+=" \"$h\""
+    done
+    # angle-bracket ones are system headers, never a module reached through -Isrc
+    for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*<\([^>]*\)>.*/\1/p' *.c *.h | sort -u); do
+        [ ! -e "$ROOT/src/$h" ] && [ ! -e "$ROOT/include/$h" ] || bad+=" <$h>"
+    done
+    [ -z "$bad" ] || { echo "cli/ includes internal headers:$bad"; false; }
+    # every file compiles with the public header alone (no -Isrc)
+    for f in *.c; do
+        cc -std=c11 -D_GNU_SOURCE -DXDNN_HAVE_CUDA=0 -fsyntax-only -I"$ROOT/include" "$f" ||
+            { echo "cli/$f does not compile against include/ alone"; false; }
+    done
+    # and the objects call nothing of the library's but xdnn_ functions
+    [ -f "$BUILD_DIR/libxdnn.a" ] && ls "$BUILD_DIR"/obj/cli/*.o > /dev/null
+    lib=$(nm --defined-only "$BUILD_DIR/libxdnn.a" 2>/dev/null | awk '$2 ~ /^[TDBRW]$/ {print $3}' | sort -u)
+    used=$(nm -u "$BUILD_DIR"/obj/cli/*.o | awk '{print $NF}' | sort -u)
+    [ "$(wc -l <<< "$lib")" -gt 100 ]
+    internal=$(comm -12 <(echo "$lib") <(echo "$used") | grep -v '^xdnn_' || true)
+    [ -z "$internal" ] || { echo "cli/ calls internal functions:"; echo "$internal"; false; }
+}
+
 @test "the examples link the staged shared library" {
     for ex in mlp_infer conv_bn_relu_train; do
         run env LD_LIBRARY_PATH="$STAGE/usr/lib" ldd "$BATS_FILE_TMPDIR/shared/$ex"
