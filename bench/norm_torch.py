@@ -17,8 +17,8 @@ def bench(fn, iters=50, warm=10):
         s.record(); fn(); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
     ts.sort(); return ts[len(ts) // 2]
 
-def rep(name, ms, bytes_):
-    print(json.dumps({"name": name, "ms": round(ms, 4), "gbs": round(bytes_ / ms / 1e6, 1)}), flush=True)
+def rep(name, ms, bytes_, **extra):
+    print(json.dumps({"name": name, "ms": round(ms, 4), "gbs": round(bytes_ / ms / 1e6, 1), **extra}), flush=True)
 
 def main():
     print("torch", torch.__version__, torch.cuda.get_device_name(), flush=True)

@@ -22,8 +22,15 @@
 
 namespace {
 
-// three blocks per SM (plan_cl in eng_norm.c sizes the grid for it): <= 85 registers
+// Blocks per SM (plan_cl in eng_norm.c sizes the grid to match): three
+// forward (<= 85 registers), two backward (its apply holds four constants per
+// channel and two streams: at 85 registers it spilled).  Vectors in flight per
+// stream and thread: four forward (x), two backward (x and dy, the same bytes).
 enum { CL_THREADS = NG_CL_THREADS, CL_UNROLL = NG_CL_UNROLL };
+template <bool BWD>
+struct cl_unroll {
+    static constexpr int v = BWD ? CL_UNROLL / 2 : CL_UNROLL;
+};
 
 template <typename T, int V>
 struct __align__(sizeof(T) * V) vec_t {
@@ -82,8 +89,9 @@ __device__ __forceinline__ float cl_chan(const ng_job &j, int k, int64_t c, floa
 // BWD = false: shifted sums of x per channel (shift: the thread's first
 // value), turned into (count, mean, M2); BWD = true: sum dy, sum dy xhat.
 template <typename T, int V, bool BWD>
-__global__ void __launch_bounds__(CL_THREADS, 3) k_cl_reduce(const ng_job j)
+__global__ void __launch_bounds__(CL_THREADS, NG_CL_BLOCKS(BWD)) k_cl_reduce(const ng_job j)
 {
+    constexpr int U = cl_unroll<BWD>::v;
     __shared__ float s0[CL_THREADS * V], s1[CL_THREADS * V];
     const int tx = threadIdx.x, ty = threadIdx.y, TX = blockDim.x, TY = blockDim.y;
     const int64_t C = j.O, cbase = (int64_t)blockIdx.x * TX * V, c0 = cbase + (int64_t)tx * V;
@@ -108,16 +116,16 @@ __global__ void __launch_bounds__(CL_THREADS, 3) k_cl_reduce(const ng_job j)
             cl_load<T, V>(j.t.p[NG_X], q * sx + c0, shift);
             q += TY;
         }
-        for (; q + (CL_UNROLL - 1) * TY < q1; q += CL_UNROLL * TY) {
-            float x[CL_UNROLL][V], dy[CL_UNROLL][V];
+        for (; q + (U - 1) * TY < q1; q += U * TY) {
+            float x[U][V], dy[U][V];
 #pragma unroll
-            for (int u = 0; u < CL_UNROLL; u++) {
+            for (int u = 0; u < U; u++) {
                 cl_load<T, V>(j.t.p[NG_X], (q + u * TY) * sx + c0, x[u]);
                 if (BWD)
                     cl_load<T, V>(j.t.p[NG_DY], (q + u * TY) * sdy + c0, dy[u]);
             }
 #pragma unroll
-            for (int u = 0; u < CL_UNROLL; u++)
+            for (int u = 0; u < U; u++)
 #pragma unroll
                 for (int k = 0; k < V; k++) {
                     if (BWD) {
@@ -215,8 +223,9 @@ __global__ void __launch_bounds__(CL_THREADS) k_cl_finalize(const ng_job j)
 }
 
 template <typename T, int V, int AM, int ACT>
-__global__ void __launch_bounds__(CL_THREADS, 3) k_cl_apply(const ng_job j)
+__global__ void __launch_bounds__(CL_THREADS, NG_CL_BLOCKS(AM == NGA_BWD)) k_cl_apply(const ng_job j)
 {
+    constexpr int U = cl_unroll<AM == NGA_BWD>::v;
     const int tx = threadIdx.x, ty = threadIdx.y, TY = blockDim.y;
     const int64_t C = j.O, c0 = ((int64_t)blockIdx.x * blockDim.x + tx) * V;
     if (c0 >= C)
@@ -226,29 +235,32 @@ __global__ void __launch_bounds__(CL_THREADS, 3) k_cl_apply(const ng_job j)
     const int ko = AM == NGA_FWD ? NG_Y : NG_DX;
     const int64_t sx = j.inner.stride[NG_X][0], so = j.inner.stride[ko][0];
     const int64_t sdy = AM == NGA_BWD ? j.inner.stride[NG_DY][0] : 0;
-    // per channel: mean, inv * scale (forward) or inv (backward), bias or sum g, sum g xhat
-    float m[V], k1[V], k2[V], k3[V], sc[V];
+    // per channel: forward y = (x - m) k1 + k2 (k1 = inv scale, k2 = bias);
+    // backward dx = inv / M (M g - sum g - xhat sum g xhat) = k1 dy + k2 (x - m) + k3
+    // (k1 = inv scale, k2 = -inv^2 sum g xhat / M, k3 = -inv sum g / M)
+    float m[V], k1[V], k2[V], k3[V];
     const float fD = j.D;
 #pragma unroll
     for (int k = 0; k < V; k++) {
         int64_t c = c0 + k;
-        sc[k] = cl_chan(j, NG_SC, c, 1.f);
+        float sc = cl_chan(j, NG_SC, c, 1.f);
         if (AM == NGA_FWD) {
             m[k] = j.mean[c];
-            k1[k] = j.inv[c] * sc[k];
+            k1[k] = j.inv[c] * sc;
             k2[k] = cl_chan(j, NG_BI, c, 0.f);
             k3[k] = 0.f;
         } else {
+            float iv = cl_chan(j, NG_INV, c, 1.f);
             m[k] = cl_chan(j, NG_MEAN, c, 0.f);
-            k1[k] = cl_chan(j, NG_INV, c, 1.f);
-            k2[k] = j.a[c];
-            k3[k] = j.b[c];
+            k1[k] = iv * sc;
+            k2[k] = -iv * iv * j.b[c] / fD;
+            k3[k] = -iv * j.a[c] / fD;
         }
     }
-    for (int64_t q = q0 + ty; q < q1; q += CL_UNROLL * TY) {
-        float x[CL_UNROLL][V], dy[CL_UNROLL][V];
+    for (int64_t q = q0 + ty; q < q1; q += U * TY) {
+        float x[U][V], dy[U][V];
 #pragma unroll
-        for (int u = 0; u < CL_UNROLL; u++) {
+        for (int u = 0; u < U; u++) {
             int64_t r = q + u * TY;
             if (r < q1) {
                 cl_load<T, V>(j.t.p[NG_X], r * sx + c0, x[u]);
@@ -257,19 +269,17 @@ __global__ void __launch_bounds__(CL_THREADS, 3) k_cl_apply(const ng_job j)
             }
         }
 #pragma unroll
-        for (int u = 0; u < CL_UNROLL; u++) {
+        for (int u = 0; u < U; u++) {
             int64_t r = q + u * TY;
             if (r >= q1)
                 break;
             float o[V];
 #pragma unroll
             for (int k = 0; k < V; k++) {
-                if (AM == NGA_FWD) {
+                if (AM == NGA_FWD)
                     o[k] = act_f((x[u][k] - m[k]) * k1[k] + k2[k], ACT, j.act_dt);
-                } else {
-                    float xh = (x[u][k] - m[k]) * k1[k], g = dy[u][k] * sc[k];
-                    o[k] = k1[k] / fD * (fD * g - k2[k] - xh * k3[k]);
-                }
+                else
+                    o[k] = k1[k] * dy[u][k] + (k2[k] * (x[u][k] - m[k]) + k3[k]);
             }
             cl_store<T, V>(j.t.p[ko], r * so + c0, o);
         }

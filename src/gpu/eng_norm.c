@@ -222,8 +222,9 @@ static void plan_reduce(ng_job *j, int sm_count)
 
 /* Batchnorm training forward / backward over channels-last x (norm_cl.cu):
  * the rows (channels) are one dim of stride 1 and the reduced dims one run
- * of rows in every x-shaped operand, all of x's dtype.  The splits: about
- * three 256-thread blocks per SM, each thread at least two rounds of loads. */
+ * of rows in every x-shaped operand, all of x's dtype.  The splits: one wave
+ * of the resident 256-thread blocks (NG_CL_BLOCKS per SM), each thread at
+ * least two rounds of loads. */
 static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
 {
     ng_job *j = &np->stats;
@@ -246,7 +247,7 @@ static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
     while (tx < cv && tx < 32)
         tx <<= 1;
     int64_t ty = NG_CL_THREADS / tx, cblocks = (cv + tx - 1) / tx;
-    int64_t target = 3 * (int64_t)(sm_count > 0 ? sm_count : 132);
+    int64_t target = NG_CL_BLOCKS(np->kind == NK_BN_BWD) * (int64_t)(sm_count > 0 ? sm_count : 132);
     int64_t ns = (target + cblocks - 1) / cblocks, min_rows = 2 * NG_CL_UNROLL * ty;
     int64_t by_work = (j->Q + min_rows - 1) / min_rows;
     if (ns > by_work)

@@ -124,6 +124,7 @@ typedef enum ng_apply_mode { NGA_FWD, NGA_BWD, NGA_SMB } ng_apply_mode;
  * (NGA_FWD, with j->act) or dx (NGA_BWD, mean / inv from the saved tensors,
  * sum g / sum g xhat from the a / b arrays). */
 enum { NG_CL_THREADS = 256, NG_CL_UNROLL = 4 };
+#define NG_CL_BLOCKS(bwd) ((bwd) ? 2 : 3) /* resident blocks per SM the kernels are built for */
 int ng_launch_cl_reduce(const ng_job *j, void *stream);
 int ng_launch_cl_finalize(const ng_job *j, void *stream);
 int ng_launch_cl_apply(const ng_job *j, int apply_mode, void *stream);

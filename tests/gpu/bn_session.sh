@@ -3,10 +3,11 @@
 # (kernels/norm_cl.cu, bench/RESULTS-norm.md 2026-11-24).  DEV as pack_dev.sh
 # fills it; difftest_norm is linked here with gcc.  Steps, each under its own limit:
 #  1. correctness: difftest_norm's full sweep (the batchnorm-cl/ cases included),
-#     then compute-sanitizer memcheck on the quick sweep of batchnorm-cl/;
+#     then compute-sanitizer memcheck on the quick sweep of SAN_FILTERS (batchnorm-cl);
 #  2. timings: difftest_norm --bench on the batchnorm cases with the channels-last
 #     kernels and with them off (XDNN_NORM_NO_CL=1: the split path before them),
-#     then bench/bn_peer.py (PyTorch eager, then torch.compile) in the same call.
+#     then bench/bn_peer.py (PyTorch eager, then torch.compile; PEER_ARGS= for eager
+#     only) in the same call.
 set -uo pipefail
 dev=${1:?DEV}; out=${2:?OUT}
 mkdir -p "$out"
@@ -29,9 +30,11 @@ step "difftest_norm (full sweep: norm.cu's shared helpers moved to norm_common.c
 timeout "${NORM_S:-70}" "$t" > "$out/difftest.log" 2>&1; echo "rc=$?"
 grep -E "^FAIL|passed, " "$out/difftest.log" | head -20
 
-step "compute-sanitizer memcheck --quick batchnorm-cl"
-timeout "${SAN_S:-45}" $cuda/bin/compute-sanitizer --tool memcheck "$t" --quick batchnorm-cl > "$out/san.log" 2>&1
-echo "rc=$?"; grep -E "ERROR SUMMARY|passed, |^FAIL" "$out/san.log" | head -5
+for f in ${SAN_FILTERS:-batchnorm-cl}; do
+    step "compute-sanitizer memcheck --quick $f"
+    timeout "${SAN_S:-45}" $cuda/bin/compute-sanitizer --tool memcheck "$t" --quick "$f" > "$out/san.log" 2>&1
+    echo "rc=$?"; grep -E "ERROR SUMMARY|passed, |^FAIL" "$out/san.log" | head -5
+done
 
 step "bench: channels-last kernels, then XDNN_NORM_NO_CL=1"
 for v in 0 1; do
@@ -40,6 +43,6 @@ for v in 0 1; do
 done
 
 step "PyTorch eager + torch.compile"
-timeout "${TORCH_S:-100}" python3 bench/bn_peer.py --compile > "$out/bn_peer.log" 2>&1
+timeout "${TORCH_S:-100}" python3 bench/bn_peer.py ${PEER_ARGS---compile} > "$out/bn_peer.log" 2>&1
 echo "rc=$?"; cat "$out/bn_peer.log" | grep -v Warning | head -20
 step done
