@@ -34,7 +34,7 @@
 
 namespace {
 
-constexpr int NT = 128; /* threads per block: 3+ blocks per SM at the v2 register count */
+constexpr int NT = 128; /* threads per block; at most 128 registers (4 blocks per SM, no spills) */
 
 struct dwwg {
     int N, C, cv;
@@ -81,7 +81,7 @@ template <typename T, int V> __device__ __forceinline__ void ldv_in(bool in, con
 }
 
 template <typename T, int V, int S_, int SW_, int RB>
-__global__ void __launch_bounds__(NT, 3) kdww_kernel(const dwwg g, const T *__restrict__ x, const T *__restrict__ dy,
+__global__ void __launch_bounds__(NT, 4) kdww_kernel(const dwwg g, const T *__restrict__ x, const T *__restrict__ dy,
                                                      float *__restrict__ ws)
 {
     constexpr int QT = S_ == 0 ? 1 : SW_ == 1 ? 8 : 4;
