@@ -380,8 +380,10 @@ typedef struct xdnn_candidate_info {
     const char *engine;
     bool supported;
     bool chosen;
-    double cost_us;                  /* the cost model's estimate (supported ones) */
-    double measured_ms;              /* -1 when not timed */
+    double cost_us;                  /* the cost model's estimate (supported ones; 0 in a measured CUDA
+                                        plan, whose candidates are timed instead) */
+    double measured_ms;              /* measured selection: its best time over its knob variants; -1 when
+                                        not timed (FAST, unsupported) */
     const char *reason;              /* why it cannot run the partition ("" when supported) */
 } xdnn_candidate_info;
 

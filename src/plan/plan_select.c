@@ -180,6 +180,40 @@ static char *ops_of_partition(const xgraph *g, const char *partition)
     return s;
 }
 
+/* The candidate records of a measured partition: one per engine the
+ * enumeration asked, supported ones with their best measured time (over
+ * their knob variants), the others with their reason; the engine that ran
+ * is the chosen one.  The cost model was not asked (cost_us 0). */
+static xdnn_status record_measured(plan_part *f, const plan_gpu_choice *c, int nc)
+{
+    f->cands = calloc((size_t)nc + 1, sizeof *f->cands);
+    if (!f->cands)
+        return XDNN_ERR_NOMEM;
+    for (int i = 0; i < nc; i++) {
+        if (strcmp(c[i].partition, f->name) != 0)
+            continue;
+        plan_candidate *r = NULL;
+        for (int k = 0; k < f->ncands && !r; k++)
+            if (strcmp(f->cands[k].engine, c[i].engine) == 0)
+                r = &f->cands[k];
+        if (!r) {
+            r = &f->cands[f->ncands++];
+            snprintf(r->engine, sizeof r->engine, "%s", c[i].engine);
+            r->ms = -1;
+            r->chosen = strcmp(c[i].engine, f->engine) == 0;
+            if (!(r->reason = strdup(c[i].supported ? "" : c[i].why)))
+                return XDNN_ERR_NOMEM;
+        }
+        if (c[i].supported && !r->supported) { /* a knob variant that runs: the engine does */
+            r->supported = true;
+            r->reason[0] = '\0';
+        }
+        if (c[i].supported && c[i].ms >= 0 && (r->ms < 0 || c[i].ms < r->ms))
+            r->ms = c[i].ms;
+    }
+    return XDNN_OK;
+}
+
 /* Time candidates (tune) or read the cache, then run once with the chosen
  * forces so the parts name the engines that really ran. */
 static xdnn_status select_gpu(run_state *st, const select_opts *o, plan_part **out, int *nout, xdnn_diags_t *d)
@@ -270,7 +304,6 @@ static xdnn_status select_gpu(run_state *st, const select_opts *o, plan_part **o
             }
         }
     }
-    free(c);
     /* forces only for the partitions with a choice; the backend picks the rest */
     char **force = calloc((size_t)np + 1, sizeof *force);
     int nforce = 0;
@@ -302,15 +335,22 @@ static xdnn_status select_gpu(run_state *st, const select_opts *o, plan_part **o
             f->tuned_ms = -1;
         }
         f->candidates = k >= 0 ? parts[k].candidates : 0;
+        if (!f->name || !f->ops || !f->sig)
+            s = XDNN_ERR_NOMEM;
+        else if (o->tune && s == XDNN_OK)
+            s = record_measured(f, c, nc);
     }
     if (s == XDNN_OK && !final)
         s = XDNN_ERR_NOMEM;
     if (s == XDNN_OK) {
         *out = final;
         *nout = rep.nparts;
+    } else {
+        plan_parts_free(final, final ? rep.nparts : 0);
     }
     gpu_report_free(&rep);
     plan_parts_free(parts, np);
+    free(c);
     return s;
 }
 

@@ -226,6 +226,44 @@ static void check_queries(const xdnn_plan_t *p)
     CHECK(xdnn_plan_partition(p, np, &pi) == XDNN_ERR_USAGE);
 }
 
+/* Measured selection records what it measured: every supported candidate of
+ * every partition has its time, the chosen one the partition's tuned_ms; the
+ * cost model's choice (FAST) has none.  The tune cache is off, so nothing is
+ * read from or left in it. */
+static void check_measured(xdnn_graph_t *g, xdnn_backend backend)
+{
+    for (int measured = 0; measured < 2; measured++) {
+        xdnn_plan_options o;
+        xdnn_plan_options_init(&o);
+        CHECK(o.tune_warmup == 1 && o.tune_iters == 5);
+        o.backend = backend;
+        o.heuristic = measured ? XDNN_HEUR_MEASURED : XDNN_HEUR_FAST;
+        o.tune_iters = 2;
+        xdnn_diags_t *d = xdnn_diags_create();
+        xdnn_plan_t *p = NULL;
+        CHECK(xdnn_plan_build(g, &o, d, &p) == XDNN_OK && p, "heuristic %d", measured);
+        xdnn_diags_print(d, stderr);
+        xdnn_diags_destroy(d);
+        for (size_t i = 0; p && i < xdnn_plan_partition_count(p); i++) {
+            xdnn_partition_info pi;
+            CHECK(xdnn_plan_partition(p, i, &pi) == XDNN_OK && pi.ncandidates >= 1 && !pi.from_cache);
+            CHECK(measured ? pi.tuned_ms >= 0 : pi.tuned_ms == -1, "%s: tuned_ms %g", pi.name, pi.tuned_ms);
+            for (size_t k = 0; k < pi.ncandidates; k++) {
+                xdnn_candidate_info c;
+                CHECK(xdnn_plan_candidate(p, i, k, &c) == XDNN_OK);
+                if (!measured || !c.supported)
+                    CHECK(c.measured_ms == -1, "%s on %s: measured_ms %g", c.engine, pi.name, c.measured_ms);
+                else
+                    CHECK(c.measured_ms >= 0, "%s on %s was not timed", c.engine, pi.name);
+                if (measured && c.chosen)
+                    CHECK(c.measured_ms == pi.tuned_ms, "%s: chosen %g ms, tuned %g ms", pi.name, c.measured_ms,
+                          pi.tuned_ms);
+            }
+        }
+        xdnn_plan_destroy(p);
+    }
+}
+
 /* The variant pack's errors: each names the tensor and changes nothing. */
 static void check_binding_errors(const xdnn_plan_t *p, buffers *b)
 {
@@ -316,6 +354,16 @@ int main(void)
     CHECK(xdnn_plan_build(g, &mo, d, &mp) != XDNN_OK && !mp);
     xdnn_diags_destroy(d);
     d = xdnn_diags_create();
+
+    const char *cache = getenv("XDNN_CACHE_DIR");
+    char *saved = cache ? strdup(cache) : NULL;
+    setenv("XDNN_CACHE_DIR", "off", 1); /* measured choices are neither read nor stored */
+    check_measured(g, cuda ? XDNN_BACKEND_CUDA : XDNN_BACKEND_CPU);
+    if (saved)
+        setenv("XDNN_CACHE_DIR", saved, 1);
+    else
+        unsetenv("XDNN_CACHE_DIR");
+    free(saved);
 
     /* the reference: a CPU plan */
     o.backend = XDNN_BACKEND_CPU;
