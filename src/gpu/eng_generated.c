@@ -171,8 +171,13 @@ xdnn_status gpu_launch_generated(gpu_ctx *c, const gpu_kernel *kern, const cg_ke
     if (blocks < 1)
         blocks = 1;
     dim3 grid = {(unsigned)blocks, 1, 1}, threads = {(unsigned)block, 1, 1};
-    CUDA_TRY(cudaLaunchKernel((const void *)kern->fn, grid, threads, args, 0, s));
-    CUDA_TRY(cudaGetLastError());
+    /* cudaLaunchKernel reports its own launch error: no cudaGetLastError on
+     * the way (one runtime call less per partition and execute); a failure
+     * clears the thread's last error so that it is reported once */
+    cudaError_t e = cudaLaunchKernel((const void *)kern->fn, grid, threads, args, 0, s);
+    if (e != cudaSuccess)
+        (void)cudaGetLastError();
+    CUDA_TRY(e);
     return XDNN_OK;
 }
 
