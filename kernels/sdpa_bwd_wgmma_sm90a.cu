@@ -4,13 +4,13 @@
 //
 //  sdpa_bwd_prep    one warp per query row (rows padded to a multiple of BM): Delta = do . o and the logsumexp
 //                   in the exp2 domain, +inf on padding rows and rows that see no key (so P = 0 there), into two
-//                   f32 workspace vectors the main kernel reads with plain loads.
+//                   f32 workspace vectors (the producer copies each tile's slice next to its Q and dO).
 //  sdpa_bwd_wgmma<T, DP>  flash-attention-3's loop order: one block per (128-key block, b, kv head), looping
 //    over the query tiles (BM = 64 rows) of every query head of its GQA group that can see the keys; dK and dV
 //    stay in registers for the whole loop (GQA sums included), dQ is accumulated in f32 in the workspace.
 //    warpgroup 0, the producer (setmaxnreg 24): one thread loads K and V once, then streams Q and dO tiles
 //      through an ST-stage ring with TMA (the forward's 4-d maps: bhsd and bshd alike, rows past S and columns
-//      past D arrive as zeros).
+//      past D arrive as zeros) and the tile's 64 lse2 and Delta values with two 1-d bulk copies.
 //    warpgroups 1 and 2, the consumers (setmaxnreg 240): 64 keys each.  Everything is computed transposed so
 //      P and dS come out of the accumulators in the layout of a register A operand:
 //        S^T = K Q^T, dP^T = V dO^T       wgmma m64n64, both operands from shared memory
@@ -18,15 +18,23 @@
 //        dV += P^T dO, dK += dS^T Q       A from registers, B = dO / Q read MN-major (tnspB)
 //        dS (16-bit) to shared memory (two buffers), then dQ_tile = dS K: at DP = 128 each consumer takes 64
 //        head-dim columns over all 128 keys (a named barrier joins the two dS halves), at DP = 64 each its
-//        own 64 keys over all columns; dQ_tile is added into the workspace with red.global.add.v2.f32.
+//        own 64 keys over all columns.
 //      Keys past Skv need no mask: K and V are zero there, so their dQ terms vanish and their dK, dV rows are
 //      never stored.  Causal (either alignment) masks only tiles that cross the diagonal.
-//    The atomics make dQ's summation order vary run to run (last bits); sdpa_bwd_flash is the deterministic
-//    engine.
+//  v1: dQ tiles added with red.global.add.v2.f32 straight from the accumulators, every GEMM waited for in turn.
+//  v2: the next tile's S^T (DP = 64: and dP^T) is issued as soon as this tile's dK/dV are in, so the tensor
+//    cores run on while the dQ tile goes out; a consumer's 64 x 64 dQ tile is staged in shared memory and added
+//    with one cp.reduce.async.bulk (16 KiB, contiguous: the workspace keeps dQ in the accumulators' order,
+//    dq_index); XDNN_SDPA_BWD_DQ=red adds it with red.global.add.v4.f32 instead (bisecting, timing).
+//    Either way the atomics make dQ's summation order vary run to run (last bits); sdpa_bwd_flash is the
+//    deterministic engine.
 //  sdpa_bwd_dq_out  dq = scale * workspace, in q's dtype (16-byte stores).
 #include "wgmma_sm90a.cuh"
 
 #include "gpu/kern_sdpa_bwd_wgmma.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 namespace {
 
@@ -38,17 +46,29 @@ template <int DP> struct bw_cfg {
     static constexpr int KV_BYTES = NB * BN * 128;  // K (or V)
     static constexpr int QT_BYTES = NB * BM * 128;  // one stage of Q (or dO)
     static constexpr int DS_BYTES = BN * BM * 2;    // one dS buffer: 2 column blocks of 64 keys x BM rows
+    static constexpr int DQ_BYTES = 64 * 64 * 4;    // one consumer's dQ tile staged for the bulk reduce-add
+    static constexpr int LD_BYTES = 2 * BM * 4;     // lse2 and Delta of one stage's rows
     static constexpr int BAR_BYTES = 8 * (1 + 2 * ST);
-    static constexpr int SMEM = 1024 + 2 * KV_BYTES + 2 * ST * QT_BYTES + 2 * DS_BYTES + BAR_BYTES;
+    static constexpr int SMEM =
+        1024 + 2 * KV_BYTES + 2 * ST * QT_BYTES + 2 * DS_BYTES + 2 * DQ_BYTES + ST * LD_BYTES + BAR_BYTES;
 };
 
 constexpr int kThreads = 384;
 constexpr int kPadRows = 64; // the workspace's rows per (b, h): Sq rounded up to this (bw_cfg::BM)
 
 #if XW_DEVICE
-__device__ __forceinline__ void red_add2(float *addr, float a, float b)
+__device__ __forceinline__ void red_add4(float *addr, float a, float b, float c, float d)
 {
-    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(addr), "f"(a), "f"(b) : "memory");
+    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(addr), "f"(a), "f"(b), "f"(c), "f"(d)
+                 : "memory");
+}
+// n bytes (a multiple of 16) from global src to shared dst, completing on mbarrier bar
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_t n, uint32_t bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                     dst),
+                 "l"(src), "r"(n), "r"(bar)
+                 : "memory");
 }
 #endif
 
@@ -102,7 +122,8 @@ template <typename T, int DP>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_bwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tdo,
                    const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, const xk_sdpa p,
-                   const float *__restrict__ lse2, const float *__restrict__ delta, float *dqacc, int Sqp, int causal)
+                   const float *__restrict__ lse2, const float *__restrict__ delta, float *dqacc, int *sems, int Sqp,
+                   int causal, int dq_red)
 {
 #if XW_DEVICE
     using C = bw_cfg<DP>;
@@ -110,8 +131,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     extern __shared__ unsigned char smem_raw[];
     const uint32_t sK = (smem_u32(smem_raw) + 1023u) & ~1023u; // swizzled tiles need 1024-byte alignment
     const uint32_t sV = sK + C::KV_BYTES, sQ = sV + C::KV_BYTES, sO = sQ + ST * C::QT_BYTES;
-    const uint32_t sDS = sO + ST * C::QT_BYTES, sBar = sDS + 2 * C::DS_BYTES;
+    const uint32_t sDS = sO + ST * C::QT_BYTES, sDQ = sDS + 2 * C::DS_BYTES, sLD = sDQ + 2 * C::DQ_BYTES;
+    const uint32_t sBar = sLD + ST * C::LD_BYTES;
     const uint32_t fullKV = sBar;
+    // generic pointers to the lse2 / Delta rows of the stages (read with plain loads)
+    const float *ld_gen = reinterpret_cast<const float *>(smem_raw + (sLD - smem_u32(smem_raw)));
 #define XB_FULL(s) (sBar + 8u * (1 + (s)))
 #define XB_EMPTY(s) (sBar + 8u * (1 + ST + (s)))
     const int wg = threadIdx.x / 128;
@@ -120,6 +144,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     // the query tiles that see these keys: causal starts at the first row whose diagonal reaches n0
     const int mlo = causal ? max(0, n0 - off) / BM * BM : 0;
     const int ntq = mlo < p.Sq ? (p.Sq - mlo + BM - 1) / BM : 0, total = ntq * group;
+    // tile t: query head hk * group + t / ntq, rows mlo + (t % ntq) * BM; its workspace row (b, h, m0)
+    auto row_of = [&](int t) -> int64_t {
+        return (int64_t)(b * p.Hq + hk * group + t / ntq) * Sqp + mlo + (t % ntq) * BM;
+    };
 
     if (threadIdx.x == 0) {
         mb_init(fullKV, 1);
@@ -144,13 +172,16 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             for (int t = 0; t < total; t++) {
                 const int s = t % ST, h = hk * group + t / ntq, m0 = mlo + (t % ntq) * BM;
+                const int64_t r = row_of(t);
                 mb_wait(XB_EMPTY(s), ((t / ST) & 1) ^ 1);
-                mb_expect(XB_FULL(s), 2 * C::QT_BYTES);
+                mb_expect(XB_FULL(s), 2 * C::QT_BYTES + C::LD_BYTES);
 #pragma unroll
                 for (int c = 0; c < NB; c++) {
                     tma_load(sQ + s * C::QT_BYTES + c * BM * 128, &tq, XB_FULL(s), c * 64, m0, h, b);
                     tma_load(sO + s * C::QT_BYTES + c * BM * 128, &tdo, XB_FULL(s), c * 64, m0, h, b);
                 }
+                bulk_load(sLD + s * C::LD_BYTES, lse2 + r, BM * 4, XB_FULL(s));
+                bulk_load(sLD + s * C::LD_BYTES + BM * 4, delta + r, BM * 4, XB_FULL(s));
             }
         }
     } else { // ---- consumers
@@ -160,62 +191,79 @@ __global__ void __launch_bounds__(kThreads, 1)
         const float scale2 = p.scale * kLog2e;
         const int key0 = n0 + cw * 64 + warp * 16 + g; // this thread's keys: key0, key0 + 8
         const uint32_t kA = sK + cw * 64 * 128, vA = sV + cw * 64 * 128; // this warpgroup's 64 key rows
-        float dk[DP / 2], dv[DP / 2];
+        const uint32_t dqs = sDQ + cw * C::DQ_BYTES; // this warpgroup's dQ staging tile
+        float dk[DP / 2], dv[DP / 2], sa[BM / 2], dpa[BM / 2];
 #pragma unroll
         for (int i = 0; i < DP / 2; i++)
             dk[i] = dv[i] = 0.0f;
-        mb_wait(fullKV, 0);
-
-        for (int t = 0; t < total; t++) {
-            const int s = t % ST, h = hk * group + t / ntq, m0 = mlo + (t % ntq) * BM;
-            const uint32_t qb = sQ + s * C::QT_BYTES, ob = sO + s * C::QT_BYTES, dsb = sDS + (t & 1) * C::DS_BYTES;
-            // this thread's query columns: m0 + nt * 8 + t4 * 2 + {0, 1}
-            const int64_t rbase = (int64_t)(b * p.Hq + h) * Sqp + m0;
-            float2 lv[BM / 8], dl[BM / 8];
-#pragma unroll
-            for (int nt = 0; nt < BM / 8; nt++) {
-                lv[nt] = *reinterpret_cast<const float2 *>(lse2 + rbase + nt * 8 + t4 * 2);
-                dl[nt] = *reinterpret_cast<const float2 *>(delta + rbase + nt * 8 + t4 * 2);
-            }
-            float sa[BM / 2], dpa[BM / 2];
+        // S^T = K Q^T (after the stage of tile t has landed) and dP^T = V dO^T: one commit group each.  The
+        // next tile's S^T (DP = 64: and dP^T) is issued before this tile's dQ is stored, so the tensor cores
+        // run on while the dQ tile goes out; at DP = 128 dP^T waits for the top of the loop (registers).
+        constexpr bool kEarlyDP = DP <= 64;
+        auto issue_s = [&](int t) {
+            const int s = t % ST;
+            const uint32_t qb = sQ + s * C::QT_BYTES;
             mb_wait(XB_FULL(s), (t / ST) & 1);
             wg_fence();
-            keep(dk);
-            keep(dv);
+            keep(sa);
 #pragma unroll
-            for (int kk = 0; kk < DP / 16; kk++) { // S^T = K Q^T
+            for (int kk = 0; kk < DP / 16; kk++) {
                 const uint32_t co = (kk >> 2), ko = (kk & 3) * 32u;
                 wg_ss(sa, gdesc(kA + co * BN * 128 + ko, 16, 1024), gdesc(qb + co * BM * 128 + ko, 16, 1024), kk > 0,
                       T());
             }
             wg_commit();
+        };
+        auto issue_dp = [&](int t) {
+            const uint32_t ob = sO + (t % ST) * C::QT_BYTES;
+            wg_fence();
+            keep(dpa);
 #pragma unroll
-            for (int kk = 0; kk < DP / 16; kk++) { // dP^T = V dO^T
+            for (int kk = 0; kk < DP / 16; kk++) {
                 const uint32_t co = (kk >> 2), ko = (kk & 3) * 32u;
                 wg_ss(dpa, gdesc(vA + co * BN * 128 + ko, 16, 1024), gdesc(ob + co * BM * 128 + ko, 16, 1024),
                       kk > 0, T());
             }
             wg_commit();
-            wg_wait<1>();
+        };
+        mb_wait(fullKV, 0);
+        if (total > 0) {
+            issue_s(0);
+            if (kEarlyDP)
+                issue_dp(0);
+        }
+
+        for (int t = 0; t < total; t++) {
+            const int s = t % ST, m0 = mlo + (t % ntq) * BM;
+            const uint32_t qb = sQ + s * C::QT_BYTES, ob = sO + s * C::QT_BYTES, dsb = sDS + (t & 1) * C::DS_BYTES;
+            // this thread's query columns: m0 + nt * 8 + t4 * 2 + {0, 1}; lse2 and Delta came with the stage
+            const float *lr = ld_gen + s * (C::LD_BYTES / 4), *dr = lr + BM;
+            if (!kEarlyDP)
+                issue_dp(t);
+            wg_wait<1>(); // S^T of tile t is in
             keep(sa);
             // P^T: accumulator e of n-tile nt is key key0 + 8 * (e >> 1), query m0 + nt * 8 + t4 * 2 + (e & 1)
             const bool masked = causal && n0 + BN - 1 > m0 + off;
 #pragma unroll
-            for (int nt = 0; nt < BM / 8; nt++)
+            for (int nt = 0; nt < BM / 8; nt++) {
+                const float2 l = *reinterpret_cast<const float2 *>(lr + nt * 8 + t4 * 2);
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
-                    float x = fmaf(sa[nt * 4 + e], scale2, -((e & 1) ? lv[nt].y : lv[nt].x));
+                    float x = fmaf(sa[nt * 4 + e], scale2, -((e & 1) ? l.y : l.x));
                     if (masked && key0 + 8 * (e >> 1) > m0 + nt * 8 + t4 * 2 + (e & 1) + off)
                         x = -CUDART_INF_F;
                     sa[nt * 4 + e] = ex2(x);
                 }
-            wg_wait<0>();
+            }
+            wg_wait<0>(); // dP^T too
             keep(dpa);
 #pragma unroll
-            for (int nt = 0; nt < BM / 8; nt++)
+            for (int nt = 0; nt < BM / 8; nt++) {
+                const float2 dl = *reinterpret_cast<const float2 *>(dr + nt * 8 + t4 * 2);
 #pragma unroll
                 for (int e = 0; e < 4; e++)
-                    dpa[nt * 4 + e] = sa[nt * 4 + e] * (dpa[nt * 4 + e] - ((e & 1) ? dl[nt].y : dl[nt].x));
+                    dpa[nt * 4 + e] = sa[nt * 4 + e] * (dpa[nt * 4 + e] - ((e & 1) ? dl.y : dl.x));
+            }
             // P^T and dS^T as A fragments (k = queries)
             uint32_t pf[BM / 16][4], df[BM / 16][4];
 #pragma unroll
@@ -254,6 +302,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                 wg_rs(dk, df[kk], gdesc(qb + kk * 16 * 128, BM * 128, 1024), T());
             }
             wg_commit();
+            if (!dq_red && tid == 0) // the previous tile's dQ reduction has read the staging tile
+                asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
             if (DP > 64)
                 asm volatile("bar.sync 1, 256;\n" ::: "memory"); // both halves of dS are in
             else
@@ -272,21 +322,67 @@ __global__ void __launch_bounds__(kThreads, 1)
                              gdesc(sK + (cw * 64 + kk * 16) * 128, BN * 128, 1024), kk > 0, T());
             }
             wg_commit();
-            wg_wait<0>();
-            keep(dq);
+            wg_wait<1>(); // dV, dK of this tile are in: the stage is free, the next tile's GEMMs may start
             keep(dk);
             keep(dv);
             keep(pf);
             keep(df);
-            mb_arrive(XB_EMPTY(s)); // Q and dO of this stage are read
-            // dq accumulator i: row m0 + warp * 16 + g + 8 * ((i / 2) & 1), column (i / 4) * 8 + t4 * 2 + (i & 1)
-            float *dqr = dqacc + (rbase + warp * 16 + g) * DP + (DP > 64 ? cw * 64 : 0) + t4 * 2;
+            mb_arrive(XB_EMPTY(s));
+            if (t + 1 < total) {
+                issue_s(t + 1);
+                if (kEarlyDP) {
+                    issue_dp(t + 1);
+                    wg_wait<2>(); // dQ of this tile is in (the next tile's S^T, dP^T run on)
+                } else {
+                    wg_wait<1>();
+                }
+            } else {
+                wg_wait<0>();
+            }
+            keep(dq);
+            // dq into the workspace in the thread-major order of dq_index (below): float4 c of thread tid
+            const int64_t tile = ((row_of(t) / BM) * NB + (DP > 64 ? cw : 0)) * (64 * 64);
+            if (dq_red) {
 #pragma unroll
-            for (int c = 0; c < 8; c++) {
-                red_add2(dqr + c * 8, dq[c * 4], dq[c * 4 + 1]);
-                red_add2(dqr + 8 * DP + c * 8, dq[c * 4 + 2], dq[c * 4 + 3]);
+                for (int c = 0; c < 8; c++)
+                    red_add4(dqacc + tile + (c * 128 + tid) * 4, dq[c * 4], dq[c * 4 + 1], dq[c * 4 + 2],
+                             dq[c * 4 + 3]);
+            } else { // staged in shared memory, then one bulk reduce-add of 16 KiB
+#pragma unroll
+                for (int c = 0; c < 8; c++)
+                    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(dqs + (c * 128 + tid) * 16),
+                                 "f"(dq[c * 4]), "f"(dq[c * 4 + 1]), "f"(dq[c * 4 + 2]), "f"(dq[c * 4 + 3])
+                                 : "memory");
+                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                asm volatile("bar.sync %0, 128;\n" ::"r"(4 + cw) : "memory");
+                if (tid == 0) {
+                    // deterministic (sems): the key blocks add into a dQ tile in their order, DP = 64 consumer 0
+                    // before 1; every block that sees a tile's rows also sees those of the blocks before it, and
+                    // blocks are dispatched in index order, so the wait always ends
+                    int *sem = sems ? sems + tile / (64 * 64) : nullptr;
+                    const int turn = DP > 64 ? (int)blockIdx.x : 2 * (int)blockIdx.x + cw;
+                    if (sem) {
+                        int v;
+                        do
+                            asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(v) : "l"(sem) : "memory");
+                        while (v != turn);
+                        asm volatile("fence.proxy.async.global;\n" ::: "memory");
+                    }
+                    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(
+                                     dqacc + tile),
+                                 "r"(dqs), "n"(C::DQ_BYTES)
+                                 : "memory");
+                    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                    if (sem) { // the sums are in global memory before the next block's turn
+                        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+                        asm volatile("fence.proxy.async.global;\n" ::: "memory");
+                        asm volatile("st.release.gpu.global.s32 [%0], %1;\n" ::"l"(sem), "r"(turn + 1) : "memory");
+                    }
+                }
             }
         }
+        if (!dq_red && tid == 0) // shared memory must outlive the last reduction's reads
+            asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
 
         // dK (times scale) and dV straight from the accumulators, 16-bit pairs
         T *dkp = static_cast<T *>(const_cast<void *>(p.dk.p)), *dvp = static_cast<T *>(const_cast<void *>(p.dv.p));
@@ -317,6 +413,17 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 // ---------------------------------------------------------------- dq = scale * workspace
 
+// The workspace keeps dQ in the order the consumers hold it, so that a thread's 32 accumulators are 8 float4s
+// and a consumer's 64 x 64 tile is one contiguous 16 KiB: tile (b, h, 64-row block, 64-column half), inside it
+// float4 c (8 columns) of thread tid = warp * 32 + g * 4 + t4 at (c * 128 + tid) * 4, then the rows g, g + 8
+// as pairs of columns.  Index of element (row i, column d) of (b, h) = bh:
+template <int DP> __device__ __forceinline__ int64_t dq_index(int64_t bh, int Sqp, int i, int d)
+{
+    const int r = i & 63, dl = d & 63, tid = (r >> 4) * 32 + (r & 7) * 4 + ((dl & 7) >> 1);
+    const int64_t tile = ((bh * (Sqp / 64) + (i >> 6)) * (DP / 64) + (d >> 6)) * (64 * 64);
+    return tile + ((dl >> 3) * 128 + tid) * 4 + ((r >> 3) & 1) * 2 + (dl & 1);
+}
+
 template <typename T, int DP>
 __global__ void __launch_bounds__(256) sdpa_bwd_dq_out(const xk_sdpa p, const float *dqacc, int Sqp)
 {
@@ -326,22 +433,22 @@ __global__ void __launch_bounds__(256) sdpa_bwd_dq_out(const xk_sdpa p, const fl
     const int d = (int)(idx % per) * 8;
     const int64_t r = idx / per;
     const int i = (int)(r % p.Sq), bh = (int)(r / p.Sq), b = bh / p.Hq, h = bh % p.Hq;
-    const float4 *src = reinterpret_cast<const float4 *>(dqacc + ((int64_t)bh * Sqp + i) * DP + d);
-    const float4 a = src[0], c = src[1];
-    uint4 o;
-    o.x = mma_t<T>::pack(a.x * p.scale, a.y * p.scale);
-    o.y = mma_t<T>::pack(a.z * p.scale, a.w * p.scale);
-    o.z = mma_t<T>::pack(c.x * p.scale, c.y * p.scale);
-    o.w = mma_t<T>::pack(c.z * p.scale, c.w * p.scale);
+    const float *src = dqacc + dq_index<DP>(bh, Sqp, i, d); // columns d + 2 t4 + {0, 1} at src + 4 t4
+    uint32_t o[4];
+#pragma unroll
+    for (int t4 = 0; t4 < 4; t4++) {
+        const float2 a = *reinterpret_cast<const float2 *>(src + 4 * t4);
+        o[t4] = mma_t<T>::pack(a.x * p.scale, a.y * p.scale);
+    }
     T *dst = static_cast<T *>(const_cast<void *>(p.dq.p)) + off4(p.dq, b, h, i, d);
-    *reinterpret_cast<uint4 *>(dst) = o;
+    *reinterpret_cast<uint4 *>(dst) = make_uint4(o[0], o[1], o[2], o[3]);
 }
 
 // ---------------------------------------------------------------- host
 
 struct ws_layout {
     int Sqp, DP;
-    size_t lse, delta, acc, total; // byte offsets from a 256-aligned base
+    size_t lse, delta, acc, sem, total; // byte offsets from a 256-aligned base
 };
 ws_layout layout_of(int B, int Hq, int Sq, int D)
 {
@@ -353,12 +460,37 @@ ws_layout layout_of(int B, int Hq, int Sq, int D)
     w.lse = 0;
     w.delta = up(rows * 4);
     w.acc = w.delta + up(rows * 4);
-    w.total = w.acc + up(rows * (size_t)w.DP * 4);
+    w.sem = w.acc + up(rows * (size_t)w.DP * 4);                    // one int per 64 x 64 dQ tile
+    w.total = w.sem + up(rows / 64 * (size_t)(w.DP / 64) * 4);
     return w;
 }
 
+// XDNN_SDPA_BWD_DQ=red adds dQ tiles with red.global.add.v4.f32 from registers instead of staging them in
+// shared memory for one cp.reduce.async.bulk per tile (for bisecting and timing; read once).
+int dq_red_knob()
+{
+    static int k = -1;
+    if (k < 0) {
+        const char *e = getenv("XDNN_SDPA_BWD_DQ");
+        k = e && strcmp(e, "red") == 0;
+    }
+    return k;
+}
+
+// XDNN_SDPA_BWD_DETERMINISTIC=1 takes the ordered dQ sums without the plan asking (timing, testing).
+int det_knob()
+{
+    static int k = -1;
+    if (k < 0) {
+        const char *e = getenv("XDNN_SDPA_BWD_DETERMINISTIC");
+        k = e && e[0] == '1';
+    }
+    return k;
+}
+
 template <typename T, int DP>
-cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *ws, const ws_layout &w, cudaStream_t s)
+cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *ws, const ws_layout &w, bool det,
+                      cudaStream_t s)
 {
     using C = bw_cfg<DP>;
     static bool opted = false;
@@ -372,7 +504,8 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
     float *lse2 = reinterpret_cast<float *>(ws + w.lse), *delta = reinterpret_cast<float *>(ws + w.delta);
     float *acc = reinterpret_cast<float *>(ws + w.acc);
     const int64_t rows = (int64_t)p.B * p.Hq * w.Sqp;
-    cudaError_t e = cudaMemsetAsync(acc, 0, (size_t)rows * DP * 4, s);
+    int *sems = det ? reinterpret_cast<int *>(ws + w.sem) : nullptr;
+    cudaError_t e = cudaMemsetAsync(acc, 0, (det ? w.total : w.sem) - w.acc, s); // the sums (and semaphores)
     if (e != cudaSuccess)
         return e;
     sdpa_bwd_prep<T><<<(unsigned)((rows * 32 + 255) / 256), 256, 0, s>>>(p, lse2, delta, w.Sqp);
@@ -385,8 +518,8 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
             !make_map(&tv, p.v.p, bf, vd, st[2], C::BN) || !make_map(&tdo, p.dout.p, bf, od, st[3], C::BM))
             return cudaErrorInvalidValue;
         dim3 grid((unsigned)((p.Skv + C::BN - 1) / C::BN), (unsigned)(p.B * p.Hk));
-        sdpa_bwd_wgmma<T, DP><<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, w.Sqp,
-                                                               p.right == 0);
+        sdpa_bwd_wgmma<T, DP><<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems,
+                                                               w.Sqp, p.right == 0, det ? 0 : dq_red_knob());
     }
     const int64_t items = (int64_t)p.B * p.Hq * p.Sq * (p.D / 8);
     if (items > 0)
@@ -415,7 +548,7 @@ extern "C" size_t xk_sdpa_bwd_wgmma_ws(int B, int Hq, int Sq, int D)
     return layout_of(B, Hq, Sq, D).total + 256;
 }
 
-extern "C" int xk_sdpa_bwd_wgmma(const xk_sdpa *p, const int64_t (*st)[4], void *ws, void *stream)
+extern "C" int xk_sdpa_bwd_wgmma(const xk_sdpa *p, const int64_t (*st)[4], void *ws, int deterministic, void *stream)
 {
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if ((int64_t)p->B * p->Hq == 0)
@@ -429,10 +562,10 @@ extern "C" int xk_sdpa_bwd_wgmma(const xk_sdpa *p, const int64_t (*st)[4], void 
             return (int)cudaErrorInvalidValue;
     unsigned char *base = reinterpret_cast<unsigned char *>(((uintptr_t)ws + 255) & ~(uintptr_t)255);
     const ws_layout w = layout_of(p->B, p->Hq, p->Sq, p->D);
-    const bool bf = p->q.dtype == XK_BF16;
-    cudaError_t e = w.DP == 64 ? (bf ? launch_bw<__nv_bfloat16, 64>(*p, st, base, w, s)
-                                     : launch_bw<__half, 64>(*p, st, base, w, s))
-                               : (bf ? launch_bw<__nv_bfloat16, 128>(*p, st, base, w, s)
-                                     : launch_bw<__half, 128>(*p, st, base, w, s));
+    const bool bf = p->q.dtype == XK_BF16, det = deterministic || det_knob();
+    cudaError_t e = w.DP == 64 ? (bf ? launch_bw<__nv_bfloat16, 64>(*p, st, base, w, det, s)
+                                     : launch_bw<__half, 64>(*p, st, base, w, det, s))
+                               : (bf ? launch_bw<__nv_bfloat16, 128>(*p, st, base, w, det, s)
+                                     : launch_bw<__half, 128>(*p, st, base, w, det, s));
     return (int)e;
 }

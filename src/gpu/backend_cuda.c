@@ -226,6 +226,7 @@ static xdnn_status cuda_prepare(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn
     ggraph *g = gpu_lower(p->g, cp->ar);
     c->plan = gpu_partition(g, getenv("XDNN_NO_FUSION") != NULL);
     gplan *pl = c->plan;
+    pl->deterministic = p->deterministic;
     FILE *log = o->log ? o->log : stderr;
     if (o->verbose) {
         char desc[256];

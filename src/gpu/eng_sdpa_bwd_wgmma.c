@@ -1,13 +1,13 @@
 /* eng_sdpa_bwd_wgmma.c — sdpa_bwd_wgmma, the Hopper attention backward
  * (kernels/sdpa_bwd_wgmma_sm90a.cu: TMA, wgmma, a producer warpgroup and two
  * consumers, one block per 128 keys looping over the query tiles; dQ summed
- * with atomics in an f32 workspace).  Compute capability 9.0 only; q, k, v, o,
+ * in an f32 workspace by bulk reduce-adds, in key-block order when the plan
+ * is deterministic).  Compute capability 9.0 only; q, k, v, o,
  * do, dq, dk, dv in one of f16/bf16, D = Dv <= 128 with D % 8 == 0, rows
  * contiguous and strides TMA can describe (o may be f32); scale > 0, causal (either
  * alignment) or no mask, GQA/MQA, bhsd or bshd.  Everything else (bias,
  * window, seq lens, dropout, D > 128, empty sequences) is refused with the
- * attribute and its value, and sdpa_bwd_flash (deterministic, any shape)
- * takes it.  Semantics: src/ops/sdpa.h. */
+ * attribute and its value, and sdpa_bwd_flash (any shape) takes it.  Semantics: src/ops/sdpa.h. */
 #include "gpu/eng_seq.h"
 #include "gpu/engine.h"
 #include "gpu/kern_sdpa_bwd_wgmma.h"
@@ -33,6 +33,7 @@ typedef struct bw_priv {
     xk_sdpa kp;
     sdpa_ids ids;
     int64_t st[4][4]; /* q, k, v, do element strides as stored */
+    bool deterministic; /* the plan asks for it: dQ tiles summed in key-block order */
     char detail[160];
 } bw_priv;
 
@@ -129,12 +130,14 @@ static xdnn_status bw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), ENG ": %s: %s", p->name, why);
         return XDNN_ERR_UNSUPPORTED;
     }
+    bp->deterministic = c->plan->deterministic;
     const int ids[4] = {bp->ids.q, bp->ids.k, bp->ids.v, bp->ids.dout};
     for (int i = 0; i < 4; i++)
         memcpy(bp->st[i], c->plan->g->t[ids[i]].strides, sizeof bp->st[i]);
     const xk_sdpa *k = &bp->kp;
-    snprintf(bp->detail, sizeof bp->detail, ENG " B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d%s%s", k->B, k->Hq, k->Hk, k->Sq,
-             k->Skv, k->D, k->right == 0 ? " causal" : "", k->right == 0 && k->bottom_right ? " bottom_right" : "");
+    snprintf(bp->detail, sizeof bp->detail, ENG " B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d%s%s%s", k->B, k->Hq, k->Hk, k->Sq,
+             k->Skv, k->D, k->right == 0 ? " causal" : "", k->right == 0 && k->bottom_right ? " bottom_right" : "",
+             bp->deterministic ? " deterministic" : "");
     return XDNN_OK;
 }
 
@@ -154,7 +157,7 @@ static xdnn_status bw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t
     k.dq.p = dev_ptr(c, ids->dq);
     k.dk.p = dev_ptr(c, ids->dk);
     k.dv.p = dev_ptr(c, ids->dv);
-    int rc = xk_sdpa_bwd_wgmma(&k, (const int64_t(*)[4])bp->st, c->ws + p->ws_offset, s);
+    int rc = xk_sdpa_bwd_wgmma(&k, (const int64_t(*)[4])bp->st, c->ws + p->ws_offset, bp->deterministic, s);
     return gpu_check_cuda((cudaError_t)rc, "xk_sdpa_bwd_wgmma", __FILE__, __LINE__, d);
 }
 
@@ -172,8 +175,8 @@ static const char *bw_detail(const gpart *p)
 
 const gpu_engine gpu_engine_sdpa_bwd_wgmma = {
     .name = ENG,
-    .summary = "attention backward on Hopper (sm_90a: TMA + wgmma, keys per block, dQ by f32 atomics), f16/bf16, "
-               "D = Dv <= 128, causal, GQA",
+    .summary = "attention backward on Hopper (sm_90a: TMA + wgmma, keys per block, dQ by f32 bulk adds, ordered "
+               "when deterministic), f16/bf16, D = Dv <= 128, causal, GQA",
     .supports = bw_supports, .cost = bw_cost, .workspace = bw_ws,
     .build = bw_build, .execute = bw_execute, .release = bw_release, .detail = bw_detail,
 };

@@ -17,10 +17,12 @@ extern "C" {
  * <= 128, Sq, Skv >= 1, scale > 0, no bias, seq lens, dropout or window
  * (right = 0 or -1), o, do, dq, dk, dv 16-byte aligned with rows contiguous.
  * st: the element strides of q, k, v, do as stored ([B, H, S, D], 16-byte
- * multiples).  ws: xk_sdpa_bwd_wgmma_ws bytes (lse, Delta, the f32 dQ sums).
- * dQ is summed with atomics: the last bits vary run to run.  Returns a
- * cudaError_t as int. */
-int xk_sdpa_bwd_wgmma(const xk_sdpa *p, const int64_t (*st)[4], void *ws, void *stream);
+ * multiples).  ws: xk_sdpa_bwd_wgmma_ws bytes (lse, Delta, the f32 dQ sums,
+ * semaphores).
+ * dQ is summed with atomics: the last bits vary run to run, unless
+ * deterministic (the key blocks add into each dQ tile in a fixed order).
+ * Returns a cudaError_t as int. */
+int xk_sdpa_bwd_wgmma(const xk_sdpa *p, const int64_t (*st)[4], void *ws, int deterministic, void *stream);
 size_t xk_sdpa_bwd_wgmma_ws(int B, int Hq, int Sq, int D);
 int xk_sdpa_bwd_wgmma_built(void);  /* 1 when this build has the sm_90a code */
 int xk_sdpa_bwd_wgmma_smem(int D);  /* dynamic shared memory per block */

@@ -69,6 +69,7 @@ typedef struct gplan {
     size_t *offset;         /* per tensor: offset in the workspace, or SIZE_MAX */
     size_t ws_total;
     int nonce;              /* partitions marked once (gpu_mark_constants) */
+    bool deterministic;     /* the plan's option: engines whose sums vary run to run order them or refuse */
 } gplan;
 
 /* Partition g (which must be gg_finish'ed); everything lives in g->ar.

@@ -234,14 +234,16 @@ static void sdpa_cases_wgmma(void)
  * to 64/128); Sq, Skv of 1, primes, crossing its 64-query and 128-key tiles,
  * Sq != Skv both ways; GQA 1, 2, 4, 8 and MQA; no mask, causal top-left and
  * bottom-right; bhsd and bshd; f16 and bf16; stats on every case.  No shape
- * where every row sees one key (dq would be 0: nothing to compare). */
+ * where every row sees one key (dq would be 0: nothing to compare), and no
+ * 300 rows over 2 keys (dV sums 300 bf16-rounded P of ~0.5: 1.5e-2 absolute,
+ * over the 1e-2 tolerance, in every engine that rounds P as FA2/FA3 do). */
 static void sdpa_cases_bwd_wgmma(void)
 {
     static const sshape shapes[] = {
         {1, 2, 2, 1, 130, 128, 128},   {2, 4, 2, 17, 23, 64, 64},     {1, 8, 1, 130, 129, 128, 128},
         {2, 4, 4, 200, 77, 64, 64},    {1, 4, 1, 257, 260, 128, 128}, {1, 2, 1, 131, 509, 64, 64},
         {1, 32, 8, 256, 256, 128, 128}, {1, 2, 2, 45, 77, 40, 40},    {1, 3, 3, 100, 140, 96, 96},
-        {1, 1, 1, 2, 3, 64, 64},       {3, 6, 2, 129, 129, 128, 128}, {1, 2, 2, 300, 2, 128, 128},
+        {1, 1, 1, 2, 3, 64, 64},       {3, 6, 2, 129, 129, 128, 128}, {1, 2, 2, 300, 9, 128, 128},
         {2, 16, 4, 64, 512, 64, 64},   {1, 2, 2, 67, 31, 8, 8},       {2, 8, 8, 384, 383, 128, 128},
     };
     static const char *const half[] = {"f16", "bf16"};
