@@ -304,8 +304,8 @@ void bench_lost_case(const bench_case *c, const bench_opts *o, bool use_gpu, con
 
 /* The engine of every partition: the tune cache, measured selection (--tune)
  * or the cost model, through a plan of the case's graph; into r->parts. */
-static xdnn_status select_engines(xdnn_graph_t *g, const bench_opts *o, bool use_gpu, bench_result *r,
-                                  xdnn_diags_t *d)
+static xdnn_status select_engines(xdnn_graph_t *g, const char *base, const bench_opts *o, bool use_gpu,
+                                  bench_result *r, xdnn_diags_t *d)
 {
     xdnn_plan_options po;
     xdnn_plan_options_init(&po);
@@ -314,6 +314,7 @@ static xdnn_status select_engines(xdnn_graph_t *g, const bench_opts *o, bool use
     po.log = o->tune ? stderr : NULL;
     po.tune_warmup = o->warmup >= 0 ? o->warmup : 1;
     po.tune_iters = o->iters_set ? o->iters : 5;
+    po.base_dir = base;
     xdnn_plan_t *p = NULL;
     xdnn_status s = xdnn_plan_build(g, &po, d, &p);
     size_t n = xdnn_plan_partition_count(p);
@@ -351,7 +352,7 @@ void bench_run_case(const bench_case *c, const bench_opts *o, bool use_gpu, cons
     if (s == XDNN_OK)
         s = xdnn_run_alloc_results(run, d);
     if (s == XDNN_OK && (!use_gpu || o->tune || strcmp(o->engine, "auto") == 0))
-        s = select_engines(g, o, use_gpu, r, d);
+        s = select_engines(g, base, o, use_gpu, r, d);
     if (s == XDNN_OK && use_gpu && strcmp(o->engine, "auto") != 0 && strcmp(o->engine, "all") != 0)
         for (int i = 0; i < r->nparts; i++) { /* --engine NAME: force it everywhere, with its own knobs */
             snprintf(r->parts[i].engine, sizeof r->parts[i].engine, "%s", o->engine);

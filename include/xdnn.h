@@ -299,6 +299,8 @@ typedef struct xdnn_plan_options {
      * candidate, as it times them (NULL: quiet). */
     FILE *log;
     int tune_warmup, tune_iters;     /* measured selection's runs per candidate: untimed (1), timed (5) */
+    const char *base_dir;            /* where the relative load() paths of the inputs measured selection
+                                        runs the graph on start (NULL: the current directory) */
 } xdnn_plan_options;
 
 XDNN_API void xdnn_plan_options_init(xdnn_plan_options *o);

@@ -166,7 +166,7 @@ static xdnn_status apply_overrides(xdnn_plan_t *p, const xgraph *src, int tf32, 
 static xdnn_status select_measured(xdnn_plan_t *p, const xdnn_plan_options *o, FILE *log, xdnn_diags_t *d)
 {
     run_state st;
-    xdnn_status s = run_state_init(&st, p->g, ".");
+    xdnn_status s = run_state_init(&st, p->g, o->base_dir ? o->base_dir : ".");
     if (s != XDNN_OK)
         return s;
     bool gpu = p->be->id == XDNN_BACKEND_CUDA, tune = o->heuristic != XDNN_HEUR_FAST;
