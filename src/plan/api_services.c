@@ -9,7 +9,11 @@
 #include "plan/plan.h"
 #include "plan/tune.h"
 
-int xdnn_device_count(char *why, size_t len) { return gpu_device_count(why, len); }
+int xdnn_device_count(char *why, size_t len)
+{
+    char none[8];
+    return why && len ? gpu_device_count(why, len) : gpu_device_count(none, sizeof none);
+}
 
 xdnn_status xdnn_device_fingerprint(xdnn_backend b, char *buf, size_t len)
 {
@@ -20,37 +24,49 @@ xdnn_status xdnn_device_fingerprint(xdnn_backend b, char *buf, size_t len)
     return fingerprint_device(b == XDNN_BACKEND_CUDA, buf, len);
 }
 
-void xdnn_engines_print(FILE *f) { gpu_print_engines(f); }
+void xdnn_engines_print(FILE *f)
+{
+    if (f)
+        gpu_print_engines(f);
+}
 
 char *xdnn_engines_json(void) { return gpu_engines_json(); }
 
 xdnn_status xdnn_graph_print_partitions_dot(const xdnn_graph_t *g, FILE *f, xdnn_diags_t *diags)
 {
-    return gpu_print_partitions_dot(g, f, diags);
+    return g && f ? gpu_print_partitions_dot(g, f, diags) : XDNN_ERR_USAGE;
 }
 
 void xdnn_release_caches(void) { gpu_release_caches(); }
 
-bool xdnn_cache_dir(char *buf, size_t len) { return cache_dir(buf, len); }
+bool xdnn_cache_dir(char *buf, size_t len) { return buf && len && cache_dir(buf, len); }
 
 xdnn_status xdnn_tune_cache_list(FILE *f, bool verbose, bool json, xdnn_diags_t *diags)
 {
-    return tune_cache_list(f, verbose, json, diags);
+    return f ? tune_cache_list(f, verbose, json, diags) : XDNN_ERR_USAGE;
 }
 
 xdnn_status xdnn_tune_cache_clear(int *files, int *entries, xdnn_diags_t *diags)
 {
-    return tune_cache_clear(files, entries, diags);
+    int nf = 0, ne = 0;
+    xdnn_status s = tune_cache_clear(&nf, &ne, diags);
+    if (files)
+        *files = nf;
+    if (entries)
+        *entries = ne;
+    return s;
 }
 
 xdnn_status xdnn_file_read(const char *path, char **data, size_t *len, xdnn_diags_t *diags)
 {
-    return file_read_all(path, data, len, diags);
+    if (data)
+        *data = NULL;
+    return path && data && len ? file_read_all(path, data, len, diags) : XDNN_ERR_USAGE;
 }
 
 xdnn_status xdnn_file_write_atomic(const char *path, const void *data, size_t len, xdnn_diags_t *diags)
 {
-    return file_write_atomic(path, data, len, diags);
+    return path && (data || !len) ? file_write_atomic(path, data, len, diags) : XDNN_ERR_USAGE;
 }
 
 void xdnn_remove_temps_on_signals(void) { file_remove_temps_on_signals(); }
