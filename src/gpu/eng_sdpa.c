@@ -366,12 +366,21 @@ static bool bwd_supports(const gplan *pl, const gpart *p, const gpu_device *dev,
  * H100, bench/RESULTS-sdpa.md 2026-11-23: sdpa_flash 90-150, sdpa_bwd_flash
  * 25-75; sdpa_flash_tf32 not timed yet: a guess at half of sdpa_flash's rate,
  * still 10x the f32 warp-per-row loops). */
-static double flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 110.0); }
+static double flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    return gpu_sdpa_underfill_us(pl, p, dev, 64, 110.0); /* one block per 64 query rows */
+}
 /* sdpa_flash_wgmma on the H100 (bench/RESULTS-sdpa.md): 590-630 TFLOP/s at D = 128, 370-420 at D = 64, 225 at
  * D = 40 padded to 64: ranked ahead of sdpa_flash everywhere it runs. */
-static double wgmma_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 450.0); }
+static double wgmma_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    return gpu_sdpa_underfill_us(pl, p, dev, 128, 450.0); /* one work item per 128 query rows */
+}
 static double tf32_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 50.0); }
-static double naive_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 4.0); }
+static double naive_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    return gpu_sdpa_underfill_us(pl, p, dev, 4, 4.0); /* a warp per query row, 4 per block */
+}
 static double bwd_flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 50.0); }
 static double bwd_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 3.0); }
 

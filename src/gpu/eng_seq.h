@@ -4,6 +4,7 @@
 #ifndef XDNN_GPU_ENG_SEQ_H
 #define XDNN_GPU_ENG_SEQ_H
 
+#include "gpu/device.h"
 #include "gpu/kern_sdpa.h"
 #include "gpu/partition.h"
 
@@ -29,6 +30,15 @@ typedef enum sdpa_kind {
  * a reason naming the op, attribute or tensor when `kind` cannot run it. */
 bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *kp, sdpa_ids *ids, char *why,
                       size_t len);
+
+/* The cost (us) of a forward with one block per (batch, head,
+ * rows_per_block query rows) running at `tflops` when the device is full:
+ * its roofline time stretched by sm_count / blocks when there are fewer
+ * blocks than SMs (the launch overhead is not).  eng_sdpa_splitkv.c; the
+ * costs of sdpa_flash, sdpa_flash_wgmma and sdpa_naive, so that decode goes
+ * to sdpa_splitkv. */
+double gpu_sdpa_underfill_us(const gplan *pl, const gpart *p, const gpu_device *dev, int rows_per_block,
+                             double tflops);
 
 /* rnn / lstm / gru forward through cuBLASLt (eng_rnn.c). */
 typedef struct rnn_plan {

@@ -201,6 +201,21 @@ static void sdpa_cases_v2(void)
         }
 }
 
+/* Every shape with no mask, causal top-left and causal bottom-right (--quick:
+ * one of the three), f16 and bf16, bhsd and bshd taking turns; the forward on
+ * `fwd`, and the backward on `bwd` unless NULL. */
+static void sdpa_sweep_masks(const sshape *shapes, int n, const char *fwd, const char *bwd)
+{
+    static const char *const half[] = {"f16", "bf16"};
+    for (int si = 0; si < n; si++)
+        for (int oi = 0; oi < 3; oi++) { /* plain, causal, causal-br */
+            if (opts.quick && oi != si % 3)
+                continue;
+            sdpa_case2(&shapes[si], &sopts[oi], half[(si + oi) % 2], (si + oi) % 3 == 1 ? " @bshd" : "", fwd, bwd,
+                       false, false);
+        }
+}
+
 /* v3 (2026-11-23): the Hopper forward (sdpa_flash_wgmma) over what it
  * claims: D = Dv of 64, 128, 256 and the padded 40, 96, 200; Sq, Skv of 1,
  * 17, 130, 4097 and others crossing its 128-row and 128/64-key tiles; GQA
@@ -218,15 +233,7 @@ static void sdpa_cases_wgmma(void)
         /* more work items (row blocks x heads) than an H100 has SMs: the persistent grid walks several */
         {4, 40, 8, 200, 300, 64, 64},   {2, 36, 6, 257, 129, 128, 128}, {1, 70, 10, 130, 100, 256, 256},
     };
-    static const char *const half[] = {"f16", "bf16"};
-    const int n = (int)(sizeof shapes / sizeof shapes[0]);
-    for (int si = 0; si < n; si++)
-        for (int oi = 0; oi < 3; oi++) { /* plain, causal, causal-br */
-            if (opts.quick && oi != si % 3)
-                continue;
-            sdpa_case2(&shapes[si], &sopts[oi], half[(si + oi) % 2], (si + oi) % 3 == 1 ? " @bshd" : "",
-                       "sdpa_flash_wgmma", NULL, false, false);
-        }
+    sdpa_sweep_masks(shapes, (int)(sizeof shapes / sizeof shapes[0]), "sdpa_flash_wgmma", NULL);
 }
 
 /* v4 (2026-11-24): the Hopper backward (sdpa_bwd_wgmma, forward on
@@ -255,6 +262,30 @@ static void sdpa_cases_bwd_wgmma(void)
             sdpa_case2(&shapes[si], &sopts[oi], half[(si + oi) % 2], (si + oi) % 3 == 1 ? " @bshd" : "",
                        "sdpa_flash", "sdpa_bwd_wgmma", false, false);
         }
+}
+
+/* v5 (2026-11-24): the split-KV forward (sdpa_splitkv) for decode and
+ * chunked prefill: Sq 1, 2, 7, 64, 130, 300 against Skv 1, 77, 4097, 33000
+ * (one split when the keys are few, up to dozens when many); GQA 1, 4, 8, 32
+ * and MQA (the group's heads packed into 16- or 64-row tiles); no mask,
+ * causal bottom-right (Sq > Skv: rows that see no key) and top-left; D = Dv
+ * of 64, 128, 256 and padded 96/80; bhsd and bshd; f16 and bf16; stats on
+ * every case.  The references stay small: long Skv only with few rows. */
+static void sdpa_cases_splitkv(void)
+{
+    static const sshape shapes[] = {
+        {1, 32, 8, 1, 4097, 128, 128}, {2, 32, 4, 1, 33000, 128, 128}, {3, 32, 1, 1, 77, 64, 64},
+        {1, 32, 32, 2, 4097, 64, 64},  {2, 8, 2, 7, 4097, 128, 128},   {1, 16, 2, 64, 4097, 128, 128},
+        {1, 2, 1, 130, 33000, 64, 64}, {1, 4, 1, 300, 4097, 64, 64},   {2, 4, 4, 1, 1, 64, 64},
+        {1, 8, 2, 300, 77, 256, 256},  {1, 4, 1, 2, 33000, 256, 256},  {1, 6, 2, 64, 1, 96, 80},
+        {4, 32, 8, 1, 4097, 128, 128}, {1, 8, 8, 7, 33000, 64, 64},    {2, 64, 2, 2, 300, 128, 128},
+        {1, 4, 1, 40, 1000, 256, 256}, {1, 4, 2, 3, 500, 72, 40}, /* D != Dv, both padded to 128 */
+    };
+    sdpa_sweep_masks(shapes, (int)(sizeof shapes / sizeof shapes[0]), "sdpa_splitkv", NULL);
+    /* the shipped transformer block's attention (graphs/transformer_block.dnn: f32, causal, B 2, H 4, S 64,
+     * HD 32) on sdpa_flash_tf32, the engine it takes when the graph allows tf32 */
+    const sshape block = {2, 4, 4, 64, 64, 32, 32};
+    sdpa_case2(&block, &sopts[1], "f32", " @bshd", "sdpa_flash_tf32", NULL, false, true);
 }
 
 static void sdpa_cases(void)
@@ -304,6 +335,7 @@ static void sdpa_cases(void)
              "  output dq, dk, dv;\n}\n");
     sdpa_cases_v2();
     sdpa_cases_wgmma();
+    sdpa_cases_splitkv();
     sdpa_cases_bwd_wgmma();
     add_case("sdpa_bwd/sdpa_flash+sdpa_bwd_wgmma/intermediate-o/f16/b2h4k2q50kv70d64", "sdpa=sdpa_flash",
              "sdpa_bwd=sdpa_bwd_wgmma", /* o stays an f32 intermediate */
@@ -412,6 +444,31 @@ static void bench_cases(void)
     bench_bwd_wgmma("bench/sdpa_bwd_bf16_causal/b1h32k32s16384d128", 1, 32, 32, 16384, 128, "true");
 }
 
+/* ---- bench, decode and chunked prefill (bench/sdpa_decode_peer.py's
+ * shapes): Llama-3-8B GQA 32/8, D = 128, bf16, bhsd; each on sdpa_splitkv and
+ * on sdpa_flash_wgmma (the engine these shapes had before).  Ids
+ * "bench/decode/ENGINE/..."; timed per call and as one CUDA-graph replay. */
+static void bench_cases_decode(void)
+{
+    static const struct {
+        int B, Sq, Skv;
+    } shapes[] = {{1, 1, 4096}, {1, 1, 32768}, {1, 1, 131072}, {16, 1, 4096}, {1, 128, 8192}, {1, 256, 8192}};
+    static const char *const engines[] = {"sdpa_splitkv", "sdpa_flash_wgmma"};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int e = 0; e < 2; e++) {
+            const int B = shapes[si].B, Sq = shapes[si].Sq, Skv = shapes[si].Skv;
+            const bool causal = Sq > 1; /* a single row sees every key either way */
+            char id[200], force[64];
+            snprintf(id, sizeof id, "bench/decode/%s/sdpa_fwd_bf16%s/b%dh32k8q%dkv%dd128", engines[e],
+                     causal ? "_causal_br" : "", B, Sq, Skv);
+            snprintf(force, sizeof force, "sdpa=%s", engines[e]);
+            add_case(id, force, NULL,
+                     "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, 32, %d, 128];\n  input k: bf16[%d, 8, %d, 128];\n"
+                     "  input v: bf16[%d, 8, %d, 128];\n  o = sdpa(q, k, v%s);\n  output o;\n}\n",
+                     B, Sq, B, Skv, B, Skv, causal ? ", causal=true, align=\"bottom_right\"" : "");
+        }
+}
+
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */
 static const char *case_id(int i)
 {
@@ -442,6 +499,8 @@ static void run_case(int i, dh_outcome *out)
     const char *it = getenv("DIFFTEST_ITERS");
     gpu_run_opts o = {.warmup = bench ? 2 : 0, .iters = bench ? (it ? atoi(it) : 10) : 1, .log = stderr,
                       .verbose = getenv("DIFFTEST_VERBOSE") ? 1 : 0, .force = force, .nforce = c->nforce};
+    /* decode is launch-bound: also one CUDA-graph replay per event pair, as bench/sdpa_decode_peer.py times */
+    o.cuda_graph = bench && strncmp(c->id, "bench/decode/", 13) == 0;
     s = dh_gpu_run(&r, &o, out);
     if (s != XDNN_OK)
         goto done;
@@ -455,6 +514,8 @@ static void run_case(int i, dh_outcome *out)
                                   p->engine, p->ms_median, p->ms_min, p->ms_max, sec > 0 ? p->flops / sec * 1e-12 : 0,
                                   p->detail ? p->detail : "");
         }
+        if (o.cuda_graph && n < sizeof out->msg)
+            snprintf(out->msg + n, sizeof out->msg - n, "\n    GRAPH replay median %.4f ms", r.rep.total_ms);
         out->ok = dh_outputs_finite(&r);
         goto done;
     }
@@ -487,6 +548,7 @@ int main(int argc, char **argv)
         return 2;
     if (opts.bench) {
         bench_cases();
+        bench_cases_decode();
     } else {
         sdpa_cases();
         rnn_cases();

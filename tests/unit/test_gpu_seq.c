@@ -149,6 +149,93 @@ static void test_sdpa_wgmma_refusals(void)
     }
 }
 
+/* sdpa_splitkv: refuses, naming the attribute and value, what it does not
+ * take; decode (GQA 32/8, one query row, 4096 keys) is chosen for it on an
+ * H100 with 32 splits of 2 key tiles and their workspace; a full prefill
+ * stays on sdpa_flash_wgmma; few keys need one split, no workspace, and
+ * leave the launch-bound shape to the others. */
+static void test_sdpa_splitkv(void)
+{
+    static const struct {
+        const char *dt, *dt_o, *extra, *inputs, *ports, *reason;
+        int D;
+    } refusals[] = {
+        {"bf16", "bf16", "", "  input bias: f32[3, 7];\n", ", bias=bias", "takes no bias input", 64},
+        {"bf16", "bf16", "", "  input lq: i32[1];\n", ", seq_len_q=lq", "takes no seq_len_q input", 64},
+        {"bf16", "bf16", ", dropout=0.25, seed=1", "", "", "takes no dropout, got dropout=0.25", 64},
+        {"bf16", "bf16", ", window=[8, 4]", "", "", "causal or no mask, got window=[8, 4]", 64},
+        {"bf16", "f32", "", "", "", "o in q's dtype bf16, got f32", 64},
+        {"f32", "f32", "", "", "", "sdpa_splitkv needs q in f16 or bf16", 64},
+        {"f16", "f16", "", "", "", "head dims up to 256", 320},
+        {"bf16", "bf16", "", "", "", "needs D % 8 == 0 and Dv % 8 == 0 (16-byte rows), got D=60", 60},
+        {"f16", "f16", ", causal=true, align=\"bottom_right\"", "", "", NULL, 64},
+    };
+    for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++) {
+        char text[768];
+        const int D = refusals[i].D;
+        snprintf(text, sizeof text,
+                 "dnn 1;\ngraph g(seed=2) {\n  input q: %s[1, 4, 3, %d];\n  input k: %s[1, 2, 7, %d];\n"
+                 "  input v: %s[1, 2, 7, %d];\n%s  o = sdpa(q, k, v%s%s);\n  output o: %s;\n}\n",
+                 refusals[i].dt, D, refusals[i].dt, D, refusals[i].dt, D, refusals[i].inputs, refusals[i].ports,
+                 refusals[i].extra, refusals[i].dt_o);
+        fixture f;
+        if (!fixture_setup(&f, text))
+            continue;
+        const gpart *p = fixture_part_of_op(f.pl, "sdpa");
+        char why[512];
+        bool ok = accepts("sdpa_splitkv", f.pl, p, why, sizeof why);
+        CHECK(ok == (refusals[i].reason == NULL));
+        if (refusals[i].reason && (!strstr(why, refusals[i].reason) || !strstr(why, "sdpa_splitkv"))) {
+            CHECK(!"reason names the engine and the attribute");
+            fprintf(stderr, "  reason was: %s\n", why);
+        }
+        const gpu_engine *e = gpu_engine_find("sdpa_splitkv");
+        gpu_device t4 = {.sm_count = 40, .cc_major = 7, .cc_minor = 5};
+        CHECK(e && !e->supports(f.pl, p, &t4, why, sizeof why) && strstr(why, "sm_80"));
+        fixture_teardown(&f);
+    }
+
+    static const struct {
+        int B, Sq, Skv, S_prefill;
+        const char *engine;
+        size_t ws;
+    } picks[] = {
+        /* 32 splits (64 key tiles / 2; 33 would fill 132 SMs twice) x 32 rows x (128 + 1) floats + 256 */
+        {1, 1, 4096, 0, "sdpa_splitkv", 32 * 32 * 129 * 4 + 256},
+        {1, 1, 131072, 0, "sdpa_splitkv", 33 * 32 * 129 * 4 + 256}, /* ceil(264 blocks / 8 KV heads) */
+        {1, 1, 77, 0, "sdpa_flash_wgmma", 0}, /* 2 key tiles: one split, launch-bound: no gain to claim */
+        {4, 0, 0, 4096, "sdpa_flash_wgmma", 0},                     /* 512 blocks: the device is full */
+    };
+    for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++) {
+        char text[512];
+        const int Sq = picks[i].S_prefill ? picks[i].S_prefill : picks[i].Sq;
+        const int Skv = picks[i].S_prefill ? picks[i].S_prefill : picks[i].Skv;
+        snprintf(text, sizeof text,
+                 "dnn 1;\ngraph g(seed=3) {\n  input q: bf16[%d, 32, %d, 128];\n  input k: bf16[%d, 8, %d, 128];\n"
+                 "  input v: bf16[%d, 8, %d, 128];\n  o = sdpa(q, k, v, causal=true, align=\"bottom_right\");\n"
+                 "  output o;\n}\n",
+                 picks[i].B, Sq, picks[i].B, Skv, picks[i].B, Skv);
+        fixture f;
+        if (!fixture_setup(&f, text))
+            continue;
+        const gpart *p = fixture_part_of_op(f.pl, "sdpa");
+        gpu_device h100;
+        CHECK(gpu_device_model("h100", &h100));
+        CHECK(p && gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK);
+        if (p && p->engine) {
+            CHECK(strcmp(p->engine->name, picks[i].engine) == 0);
+            if (strcmp(p->engine->name, picks[i].engine) != 0)
+                fprintf(stderr, "  Skv=%d chose %s\n", Skv, p->engine->name);
+            const gpu_engine *e = gpu_engine_find("sdpa_splitkv");
+            if (e && picks[i].ws)
+                CHECK(e->workspace(f.pl, p, &h100) == picks[i].ws);
+            if (e && !picks[i].S_prefill && !picks[i].ws)
+                CHECK(e->workspace(f.pl, p, &h100) == 0);
+        }
+        fixture_teardown(&f);
+    }
+}
+
 /* sdpa_bwd: all nine ports seen (do, stats beyond the old four-input limit),
  * three results, a delta workspace of B*Hq*Sq floats. */
 static void test_sdpa_bwd(void)
@@ -266,6 +353,7 @@ int main(void)
     test_sdpa_params();
     test_sdpa_choices();
     test_sdpa_wgmma_refusals();
+    test_sdpa_splitkv();
     test_sdpa_bwd();
     test_sdpa_bwd_wgmma();
     test_rnn();

@@ -1,0 +1,414 @@
+// sdpa_splitkv.cu — the split-KV attention forward for decode and chunked
+// prefill (host side: src/gpu/eng_sdpa_splitkv.c, launcher declared in
+// src/gpu/kern_sdpa_splitkv.h, semantics: src/ops/sdpa.h, helpers:
+// sdpa_common.cuh).
+//
+//  splitkv_fwd<T, DP, WM>  one block of 4 warps per (split, row tile, batch,
+//      KV head).  The query rows of a KV head's group are packed into the M
+//      dimension (packed row r = position * G + head in group), so K and V
+//      are read once per group, not once per query head.  Each block streams
+//      its share of the keys (a split) through STAGES cp.async stages and
+//      runs S = Q K^T, O += P V on mma.sync m16n8k16 with an online softmax
+//      (exp2 domain).  WM warps split the rows (16 each), the other 4 / WM
+//      split each key tile: WM = 1 (<= 16 packed rows: decode, where the
+//      tensor cores would otherwise multiply 48 padding rows) or WM = 4 (64
+//      rows: chunked prefill).  The warps' (max, sum, o) are merged in shared
+//      memory; the block then writes o and stats itself (one split) or the
+//      partial o / log2-sum-exp of its split into the workspace.
+//  splitkv_combine  one block per query row: the splits' partials weighted by
+//      2^(lse_s - max), o and stats in their dtypes; on Hopper launched as a
+//      programmatic dependent of the split pass (its launch overlaps it).
+// Head dims pad to the bucket DP of 64, 128 or 256 (zeros in shared memory,
+// like sdpa_mma.cu); decode is memory-bound, so padding costs only math.
+#include "gpu/kern_sdpa_splitkv.h"
+#include "sdpa_common.cuh"
+
+namespace {
+
+template <int DP, int WM> struct skv_cfg {
+    static constexpr int WN = 4 / WM;                       // warps along the keys
+    static constexpr int BM = 16 * WM;                      // packed rows per block
+    static constexpr int BN = DP > 128 && WM == 4 ? 32 : 64; // keys per tile (o needs DP/2 registers)
+    static constexpr int KW = BN / WN;                      // keys per warp per tile
+    static constexpr int NT = KW / 8;
+    static constexpr int STAGES = DP <= 128 ? 3 : 2;
+    static constexpr bool QREG = DP <= 128;
+    static constexpr int LD = DP + 8;                       // 16-bit elements; +8: conflict-free fragments
+    static constexpr int MAIN = (BM + 2 * STAGES * BN) * LD * 2;
+    static constexpr int MERGE = 4 * 16 * DP * 4 + 2 * 4 * 16 * 4; // each warp's o, m, l in f32
+    static constexpr int SMEM = MAIN > MERGE ? MAIN : MERGE;
+};
+
+__device__ __forceinline__ void cp_async_wait_n(int n)
+{
+    // wait_group takes an immediate: the few depths the stage counts need
+    if (n <= 0)
+        asm volatile("cp.async.wait_group 0;\n" ::);
+    else if (n == 1)
+        asm volatile("cp.async.wait_group 1;\n" ::);
+    else
+        asm volatile("cp.async.wait_group 2;\n" ::);
+}
+
+// Packed rows [r0, r0 + BM) of KV head hk's group into shared memory (row
+// stride LD), zero-filled past the last row and past column D.
+template <typename T, int BM, int DP>
+__device__ __forceinline__ void load_q(T *sm, int ld, const xk_sdpa &p, int b, int hk, int G, int r0, bool vec)
+{
+    constexpr int V = 8, CH = DP / V;
+    const int nrows = G * p.Sq;
+    for (int idx = threadIdx.x; idx < BM * CH; idx += blockDim.x) {
+        const int r = idx / CH, c = (idx % CH) * V, gr = r0 + r;
+        const bool ok = gr < nrows && c < p.D;
+        const int i = ok ? gr / G : 0, h = ok ? hk * G + gr % G : 0;
+        const T *src = static_cast<const T *>(p.q.p) + off4(p.q, b, h, i, 0);
+        if (vec) {
+            cp_async16(sm + r * ld + c, ok ? src + c : static_cast<const T *>(p.q.p), ok);
+            continue;
+        }
+        T vals[V];
+#pragma unroll
+        for (int e = 0; e < V; e++)
+            vals[e] = ok && c + e < p.D ? src[(int64_t)(c + e) * p.q.st[3]] : zero_of<T>();
+        *reinterpret_cast<uint4 *>(sm + r * ld + c) = *reinterpret_cast<uint4 *>(vals);
+    }
+}
+
+// Keys [0, *hi) that packed row r may see (no left window: the engine refuses it).
+__device__ __forceinline__ int row_keys(const xk_sdpa &p, int G, int r)
+{
+    const int i = r / G;
+    if (p.right < 0)
+        return p.Skv;
+    const int diag = p.bottom_right ? i + p.Skv - p.Sq : i;
+    return max(0, min(p.Skv, diag + p.right + 1));
+}
+
+template <typename T, int DP, int WM>
+__global__ void __launch_bounds__(128) splitkv_fwd(xk_sdpa p, float *ws_o, float *ws_l, int vec_q, int vec_k, int vec_v)
+{
+    using C = skv_cfg<DP, WM>;
+    constexpr int BM = C::BM, BN = C::BN, LD = C::LD, NT = C::NT, KW = C::KW, S = C::STAGES;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T *Qs = reinterpret_cast<T *>(smem_raw);
+    T *KV = Qs + BM * LD; // stage st: K at KV + 2 * st * BN * LD, V right after it
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // the combine pass may be scheduled now: it waits (griddepcontrol.wait)
+    // for this grid's completion, but its launch latency is hidden
+    asm volatile("griddepcontrol.launch_dependents;\n" ::);
+#endif
+    const int split = blockIdx.x, nsplit = gridDim.x, r0 = blockIdx.y * BM;
+    const int b = blockIdx.z / p.Hk, hk = blockIdx.z % p.Hk, G = p.Hq / p.Hk, nrows = G * p.Sq;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+    const int wm = warp % WM, wn = warp / WM, kofs = wn * KW;
+    const float scale2 = p.scale * kLog2e;
+
+    // keys of the tile's rows: [0, hi_max); every row sees [0, hi_min)
+    const int rlast = min(nrows, r0 + BM) - 1;
+    const int hi_max = row_keys(p, G, rlast), hi_min = row_keys(p, G, r0);
+    const int ntiles = (hi_max + BN - 1) / BN, per = (ntiles + nsplit - 1) / nsplit;
+    const int t_lo = split * per, t_hi = min(ntiles, t_lo + per);
+
+    load_q<T, BM, DP>(Qs, LD, p, b, hk, G, r0, vec_q != 0);
+#pragma unroll
+    for (int st = 0; st < S - 1; st++) { // prologue: the first S - 1 tiles
+        if (t_lo + st < t_hi) {
+            const int n0 = (t_lo + st) * BN;
+            load_tile<T, BN, DP>(KV + 2 * st * BN * LD, LD, p.k, b, hk, n0, p.Skv, p.D, vec_k != 0);
+            load_tile<T, BN, DP>(KV + (2 * st + 1) * BN * LD, LD, p.v, b, hk, n0, p.Skv, p.Dv, vec_v != 0);
+        }
+        cp_async_commit();
+    }
+
+    const int ra = wm * 16 + g; // this thread's rows in the tile: ra, ra + 8
+    int hi_r[2];
+#pragma unroll
+    for (int r = 0; r < 2; r++)
+        hi_r[r] = r0 + ra + 8 * r < nrows ? row_keys(p, G, r0 + ra + 8 * r) : 0;
+    float o[DP / 8][4];
+#pragma unroll
+    for (int dt = 0; dt < DP / 8; dt++)
+        o[dt][0] = o[dt][1] = o[dt][2] = o[dt][3] = 0.0f;
+    float mrow[2] = {-CUDART_INF_F, -CUDART_INF_F}, lrow[2] = {0.0f, 0.0f};
+    uint32_t qf[C::QREG ? DP / 16 : 1][4];
+
+    for (int t = t_lo; t < t_hi; t++) {
+        const int it = t - t_lo;
+        cp_async_wait_n(S - 2); // tile t landed (this thread's copies) ...
+        __syncthreads();        // ... everyone's; and stage (it - 1) % S is free again
+        if (it == 0 && C::QREG) {
+#pragma unroll
+            for (int kk = 0; kk < DP / 16; kk++)
+                lds_a(qf[C::QREG ? kk : 0], Qs, LD, ra, kk * 16 + t4 * 2);
+        }
+        if (t + S - 1 < t_hi) {
+            const int st = (it + S - 1) % S, n0 = (t + S - 1) * BN;
+            load_tile<T, BN, DP>(KV + 2 * st * BN * LD, LD, p.k, b, hk, n0, p.Skv, p.D, vec_k != 0);
+            load_tile<T, BN, DP>(KV + (2 * st + 1) * BN * LD, LD, p.v, b, hk, n0, p.Skv, p.Dv, vec_v != 0);
+        }
+        cp_async_commit();
+        const T *Kc = KV + 2 * (it % S) * BN * LD, *Vc = Kc + BN * LD;
+        const int n0 = t * BN;
+
+        float s[NT][4];
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++)
+            s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+#pragma unroll
+        for (int kk = 0; kk < DP / 16; kk++) {
+            uint32_t qa[4];
+            if (!C::QREG)
+                lds_a(qa, Qs, LD, ra, kk * 16 + t4 * 2);
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++) {
+                uint32_t bf[2];
+                const T *kr = &Kc[(kofs + nt * 8 + g) * LD + kk * 16 + t4 * 2];
+                bf[0] = *reinterpret_cast<const uint32_t *>(kr);
+                bf[1] = *reinterpret_cast<const uint32_t *>(kr + 8);
+                mma_t<T>::run(s[nt], C::QREG ? qf[C::QREG ? kk : 0] : qa, bf);
+            }
+        }
+        // scale and mask (only a tile reaching past some row's last key)
+        const bool full = n0 + BN <= hi_min;
+        float mx[2] = {-CUDART_INF_F, -CUDART_INF_F};
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int j = n0 + kofs + nt * 8 + t4 * 2 + (e & 1);
+                const float x = full || j < hi_r[e >> 1] ? s[nt][e] * scale2 : -CUDART_INF_F;
+                s[nt][e] = x;
+                mx[e >> 1] = fmaxf(mx[e >> 1], x);
+            }
+        float corr[2], muse[2];
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+            mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+            const float mn = fmaxf(mrow[r], mx[r]);
+            muse[r] = mn == -CUDART_INF_F ? 0.0f : mn;
+            corr[r] = exp2f(mrow[r] - muse[r]);
+            mrow[r] = mn;
+            lrow[r] *= corr[r];
+        }
+        uint32_t pa[NT / 2][4];
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++) {
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                s[nt][e] = exp2f(s[nt][e] - muse[e >> 1]);
+                lrow[e >> 1] += s[nt][e];
+            }
+            pa[nt >> 1][(nt & 1) * 2 + 0] = mma_t<T>::pack(s[nt][0], s[nt][1]);
+            pa[nt >> 1][(nt & 1) * 2 + 1] = mma_t<T>::pack(s[nt][2], s[nt][3]);
+        }
+#pragma unroll
+        for (int dt = 0; dt < DP / 8; dt++) {
+            o[dt][0] *= corr[0];
+            o[dt][1] *= corr[0];
+            o[dt][2] *= corr[1];
+            o[dt][3] *= corr[1];
+#pragma unroll
+            for (int jj = 0; jj < NT / 2; jj++) {
+                uint32_t bf[2];
+                ldsm_t2(bf, Vc, LD, kofs + jj * 16, dt * 8, lane);
+                mma_t<T>::run(o[dt], pa[jj], bf);
+            }
+        }
+    }
+    cp_async_wait_n(0);
+    __syncthreads(); // the stages are free: shared memory now holds the warps' results
+
+    // each warp's rows: m, l (quad sums) and unnormalized o, in f32
+    float *so = reinterpret_cast<float *>(smem_raw);          // [WN][BM][DP]
+    float *sm_m = so + 4 * 16 * DP, *sm_l = sm_m + 4 * 16;    // [WN][BM]
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 1);
+        lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 2);
+        const int row = wn * BM + ra + 8 * r;
+        if (t4 == 0) {
+            sm_m[row] = mrow[r];
+            sm_l[row] = lrow[r];
+        }
+#pragma unroll
+        for (int dt = 0; dt < DP / 8; dt++) {
+            so[row * DP + dt * 8 + t4 * 2] = o[dt][2 * r];
+            so[row * DP + dt * 8 + t4 * 2 + 1] = o[dt][2 * r + 1];
+        }
+    }
+    __syncthreads();
+    // merge the key-splitting warps and write, one (row, d) per thread
+    for (int idx = threadIdx.x; idx < BM * p.Dv; idx += blockDim.x) {
+        const int rr = idx / p.Dv, d = idx % p.Dv, gr = r0 + rr;
+        if (gr >= nrows)
+            break; // rows beyond the group: the rest of the loop is too
+        float m = -CUDART_INF_F;
+#pragma unroll
+        for (int w = 0; w < C::WN; w++)
+            m = fmaxf(m, sm_m[w * BM + rr]);
+        float l = 0.0f, acc = 0.0f;
+#pragma unroll
+        for (int w = 0; w < C::WN; w++) {
+            const float f = m == -CUDART_INF_F ? 0.0f : exp2f(sm_m[w * BM + rr] - m);
+            l += sm_l[w * BM + rr] * f;
+            acc += so[(w * BM + rr) * DP + d] * f;
+        }
+        const bool empty = m == -CUDART_INF_F || !(l > 0.0f);
+        const float val = empty ? 0.0f : acc / l, lse2 = empty ? -CUDART_INF_F : m + log2f(l);
+        const int i = gr / G, h = hk * G + gr % G;
+        if (nsplit == 1) {
+            st_any(p.o.p, p.o.dtype, off4(p.o, b, h, i, d), val);
+            if (d == 0 && p.stats.p)
+                st_any(p.stats.p, p.stats.dtype, off4(p.stats, b, h, i, 0), lse2 * kLn2);
+        } else {
+            const int64_t row = ((int64_t)b * p.Hq + h) * p.Sq + i, nall = (int64_t)p.B * p.Hq * p.Sq;
+            ws_o[((int64_t)split * nall + row) * p.Dv + d] = val;
+            if (d == 0)
+                ws_l[(int64_t)split * nall + row] = lse2;
+        }
+    }
+}
+
+// One block per query row (b, h, i): o = sum_s 2^(lse_s - M) o_s / sum_s 2^(lse_s - M).
+__global__ void __launch_bounds__(128) splitkv_combine(xk_sdpa p, int nsplit, const float *ws_o, const float *ws_l)
+{
+    extern __shared__ float wts[]; // [nsplit]
+    __shared__ float s_m, s_sum;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;\n" ::: "memory"); // the split pass has finished and its writes are visible
+#endif
+    const int64_t row = blockIdx.x, nall = (int64_t)p.B * p.Hq * p.Sq;
+    const int i = (int)(row % p.Sq), h = (int)(row / p.Sq % p.Hq), b = (int)(row / ((int64_t)p.Sq * p.Hq));
+    if (threadIdx.x < 32) {
+        float m = -CUDART_INF_F;
+        for (int s = threadIdx.x; s < nsplit; s += 32)
+            m = fmaxf(m, ws_l[s * nall + row]);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+            m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+        float sum = 0.0f;
+        for (int s = threadIdx.x; s < nsplit; s += 32) {
+            const float w = m == -CUDART_INF_F ? 0.0f : exp2f(ws_l[s * nall + row] - m);
+            wts[s] = w;
+            sum += w;
+        }
+        sum = warp_sum(sum);
+        if (threadIdx.x == 0) {
+            s_m = m;
+            s_sum = sum;
+        }
+    }
+    __syncthreads();
+    const bool empty = s_m == -CUDART_INF_F || !(s_sum > 0.0f);
+    const float inv = empty ? 0.0f : 1.0f / s_sum;
+    for (int d = threadIdx.x; d < p.Dv; d += blockDim.x) {
+        float acc = 0.0f;
+        for (int s = 0; s < nsplit; s++)
+            acc += wts[s] * ws_o[(s * nall + row) * p.Dv + d];
+        st_any(p.o.p, p.o.dtype, off4(p.o, b, h, i, d), acc * inv);
+    }
+    if (threadIdx.x == 0 && p.stats.p)
+        st_any(p.stats.p, p.stats.dtype, off4(p.stats, b, h, i, 0),
+               empty ? -CUDART_INF_F : (s_m + log2f(s_sum)) * kLn2);
+}
+
+template <typename T, int DP, int WM>
+cudaError_t launch_split(const xk_sdpa &p, dim3 grid, float *wo, float *wl, cudaStream_t s, int vq, int vk, int vv)
+{
+    static bool opted = false;
+    const int bytes = skv_cfg<DP, WM>::SMEM;
+    if (!opted) {
+        cudaError_t e =
+            cudaFuncSetAttribute(splitkv_fwd<T, DP, WM>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+        if (e != cudaSuccess)
+            return e;
+        opted = true;
+    }
+    splitkv_fwd<T, DP, WM><<<grid, 128, bytes, s>>>(p, wo, wl, vq, vk, vv);
+    return cudaGetLastError();
+}
+
+template <typename T, int WM>
+cudaError_t launch_wm(const xk_sdpa &p, int dp, dim3 grid, float *wo, float *wl, cudaStream_t s, int vq, int vk, int vv)
+{
+    switch (dp) {
+    case 64: return launch_split<T, 64, WM>(p, grid, wo, wl, s, vq, vk, vv);
+    case 128: return launch_split<T, 128, WM>(p, grid, wo, wl, s, vq, vk, vv);
+    case 256: return launch_split<T, 256, WM>(p, grid, wo, wl, s, vq, vk, vv);
+    default: return cudaErrorInvalidValue;
+    }
+}
+
+int dp_of(int D, int Dv)
+{
+    const int d = D > Dv ? D : Dv;
+    return d <= 64 ? 64 : d <= 128 ? 128 : 256;
+}
+
+template <int WM> xk_splitkv_shape shape_of(int dp)
+{
+    switch (dp) {
+    case 64: return {skv_cfg<64, WM>::BM, skv_cfg<64, WM>::BN, skv_cfg<64, WM>::SMEM};
+    case 128: return {skv_cfg<128, WM>::BM, skv_cfg<128, WM>::BN, skv_cfg<128, WM>::SMEM};
+    default: return {skv_cfg<256, WM>::BM, skv_cfg<256, WM>::BN, skv_cfg<256, WM>::SMEM};
+    }
+}
+
+} // namespace
+
+extern "C" xk_splitkv_shape xk_sdpa_splitkv_shape(int group_rows, int D, int Dv)
+{
+    const int dp = dp_of(D, Dv);
+    return group_rows <= 16 ? shape_of<1>(dp) : shape_of<4>(dp);
+}
+
+extern "C" size_t xk_sdpa_splitkv_ws(const xk_sdpa *p, int nsplit)
+{
+    if (nsplit <= 1)
+        return 0;
+    const size_t rows = (size_t)p->B * (size_t)p->Hq * (size_t)p->Sq;
+    return (size_t)nsplit * rows * ((size_t)p->Dv + 1) * sizeof(float) + 256;
+}
+
+extern "C" int xk_sdpa_splitkv(const xk_sdpa *p, int nsplit, void *ws, void *stream)
+{
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if ((int64_t)p->B * p->Hq * p->Sq == 0 || p->Dv == 0)
+        return 0;
+    if (p->D < 1 || p->Dv < 1 || p->D > 256 || p->Dv > 256 || p->Hk < 1 || p->Hq % p->Hk || nsplit < 1 ||
+        (nsplit > 1 && !ws))
+        return (int)cudaErrorInvalidValue;
+    const int G = p->Hq / p->Hk, rows = G * p->Sq, dp = dp_of(p->D, p->Dv);
+    const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(rows, p->D, p->Dv);
+    dim3 grid((unsigned)nsplit, (unsigned)((rows + sh.rows - 1) / sh.rows), (unsigned)(p->B * p->Hk));
+    const size_t nall = (size_t)p->B * p->Hq * p->Sq;
+    float *wo = nsplit > 1 ? reinterpret_cast<float *>((reinterpret_cast<uintptr_t>(ws) + 255) & ~(uintptr_t)255)
+                           : nullptr;
+    float *wl = wo ? wo + (size_t)nsplit * nall * p->Dv : nullptr;
+    const int vq = vec_ok(p->q, p->D, 2), vk = vec_ok(p->k, p->D, 2), vv = vec_ok(p->v, p->Dv, 2);
+    const bool bf = p->q.dtype == XK_BF16;
+    cudaError_t e = sh.rows == 16
+                        ? (bf ? launch_wm<__nv_bfloat16, 1>(*p, dp, grid, wo, wl, s, vq, vk, vv)
+                              : launch_wm<__half, 1>(*p, dp, grid, wo, wl, s, vq, vk, vv))
+                        : (bf ? launch_wm<__nv_bfloat16, 4>(*p, dp, grid, wo, wl, s, vq, vk, vv)
+                              : launch_wm<__half, 4>(*p, dp, grid, wo, wl, s, vq, vk, vv));
+    if (e != cudaSuccess || nsplit == 1)
+        return (int)e;
+    // Hopper: a programmatic dependent launch (the split pass lets it start
+    // early, it waits for the split pass's end in the kernel)
+    int dev = 0, cc = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess)
+        cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, dev);
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)nall);
+    cfg.blockDim = dim3(128);
+    cfg.dynamicSmemBytes = (size_t)nsplit * sizeof(float);
+    cfg.stream = s;
+    cfg.attrs = &attr;
+    cfg.numAttrs = cc >= 9 ? 1 : 0;
+    return (int)cudaLaunchKernelEx(&cfg, splitkv_combine, *p, nsplit, (const float *)wo, (const float *)wl);
+}

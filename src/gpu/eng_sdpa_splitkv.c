@@ -1,0 +1,247 @@
+/* eng_sdpa_splitkv.c — sdpa_splitkv, the attention forward for decode and
+ * chunked prefill (kernel: kernels/sdpa_splitkv.cu): few query rows against
+ * many keys, where one block per (batch, head, query tile) would leave most
+ * SMs idle.  The keys are split across blocks (the count chosen here to fill
+ * the device), each block writes a partial o and its log-sum-exp into the
+ * workspace, a combine pass merges them.  GQA/MQA: a group's query heads and
+ * rows share one tile, so K and V are read once per KV head.
+ *
+ * Takes: q, k, v, o of one dtype, f16 or bf16; D, Dv <= 256, multiples of
+ * 8; scale; causal (top_left or bottom_right) or no mask; stats; q, k, v
+ * with a contiguous head dim and 16-byte strides (bhsd, bshd), o any
+ * strides.  Refuses, naming the attribute: bias, seq_len_q/kv, dropout,
+ * window, o in another dtype, other head dims and strides.
+ * Chosen by cost where the other forwards underfill the device
+ * (gpu_sdpa_underfill_us, used by their costs in eng_sdpa.c). */
+#include "gpu/eng_seq.h"
+#include "gpu/engine.h"
+#include "gpu/kern_sdpa_splitkv.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { SPLIT_MAX = 128, MIN_TILES_PER_SPLIT = 2, GRID_YZ_MAX = 65535 };
+
+static bool fail(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool fail(char *why, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, len, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+static const char ENG[] = "sdpa: sdpa_splitkv";
+
+/* Everything beyond sdpa_flash's analysis (f16/bf16 q, k, v of one dtype,
+ * D, Dv <= 256) that the split kernel needs. */
+static bool splitkv_analyze(const gplan *pl, const gpart *p, const gpu_device *dev, xk_sdpa *kp, sdpa_ids *ids,
+                            char *why, size_t len)
+{
+    if (dev->cc_major < 8)
+        return fail(why, len, "%s needs sm_80 or newer (mma.sync bf16), device is sm_%d%d", ENG, dev->cc_major,
+                    dev->cc_minor);
+    if (!gpu_sdpa_analyze(pl, p, SDPA_K_MMA, kp, ids, why, len)) {
+        char *at = strstr(why, "sdpa_flash "); /* sdpa_flash's requirements are ours: say whose reason it is */
+        if (at && strlen(why) + 2 < len) {
+            memmove(at + 12, at + 10, strlen(at + 10) + 1);
+            memcpy(at, "sdpa_splitkv", 12);
+        } else if (!at && !strstr(why, "sdpa_splitkv") && strlen(why) + 14 < len) {
+            memmove(why + 14, why, strlen(why) + 1);
+            memcpy(why, "sdpa_splitkv: ", 14);
+        }
+        return false;
+    }
+    const ggraph *g = pl->g;
+    if (g->t[ids->o].dtype != g->t[ids->q].dtype)
+        return fail(why, len, "%s needs o in q's dtype %s, got %s", ENG, gg_dtype_name(g->t[ids->q].dtype),
+                    gg_dtype_name(g->t[ids->o].dtype));
+    if (ids->bias >= 0)
+        return fail(why, len, "%s takes no bias input", ENG);
+    if (ids->len_q >= 0 || ids->len_kv >= 0)
+        return fail(why, len, "%s takes no %s input", ENG, ids->len_q >= 0 ? "seq_len_q" : "seq_len_kv");
+    if (kp->drop_threshold)
+        return fail(why, len, "%s takes no dropout, got dropout=%g", ENG, 1.0 - 1.0 / (double)kp->drop_scale);
+    if (kp->left >= 0 || kp->right > 0)
+        return fail(why, len, "%s takes causal or no mask, got window=[%d, %d]", ENG, kp->left, kp->right);
+    if (kp->D % 8 != 0 || kp->Dv % 8 != 0)
+        return fail(why, len, "%s needs D %% 8 == 0 and Dv %% 8 == 0 (16-byte rows), got D=%d Dv=%d", ENG, kp->D,
+                    kp->Dv);
+    const struct { int id; const char *name; } t[] = {{ids->q, "q"}, {ids->k, "k"}, {ids->v, "v"}};
+    for (int i = 0; i < 3; i++) {
+        const gtensor *x = &g->t[t[i].id];
+        if (x->strides[3] != 1)
+            return fail(why, len, "%s needs %s's head dim contiguous, got stride %lld", ENG, t[i].name,
+                        (long long)x->strides[3]);
+        for (int d = 0; d < 3; d++)
+            if (x->strides[d] % 8 != 0 && x->dims[d] != 1)
+                return fail(why, len, "%s needs %s's strides in multiples of 8 elements (16 bytes), got %lld in dim %d",
+                            ENG, t[i].name, (long long)x->strides[d], d);
+    }
+    const int G = kp->Hq / kp->Hk;
+    const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(G * kp->Sq, kp->D, kp->Dv);
+    const int64_t tiles = ((int64_t)G * kp->Sq + sh.rows - 1) / sh.rows;
+    if (tiles > GRID_YZ_MAX || (int64_t)kp->B * kp->Hk > GRID_YZ_MAX)
+        return fail(why, len, "%s: grid of %lld row tiles x B*Hk = %lld exceeds 65535", ENG, (long long)tiles,
+                    (long long)kp->B * kp->Hk);
+    size_t lim = dev->smem_optin ? dev->smem_optin : dev->cc_major >= 9 ? 232448 : 166912;
+    if ((size_t)sh.smem > lim)
+        return fail(why, len, "%s: D=%d Dv=%d need %d bytes of shared memory per block, the device gives %zu", ENG,
+                    kp->D, kp->Dv, sh.smem, lim);
+    return true;
+}
+
+/* Splits of the keys: the count with the fewest waves of blocks per unit of
+ * work (two blocks per SM when two fit), fewer splits on a tie (each adds
+ * partials to write and combine); each split at least MIN_TILES_PER_SPLIT key
+ * tiles (below that the fixed cost of a block — Q, the merge, the partial
+ * write — outweighs its streaming).  Decode: as many splits as fill one wave;
+ * chunked prefill with 64 row tiles on 132 SMs: 2 (128 blocks), not 3 (192,
+ * a second wave one-third full). */
+static int splitkv_count(const xk_sdpa *kp, const gpu_device *dev)
+{
+    const int G = kp->Hq / kp->Hk;
+    const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(G * kp->Sq, kp->D, kp->Dv);
+    const int64_t base = (int64_t)kp->B * kp->Hk * (((int64_t)G * kp->Sq + sh.rows - 1) / sh.rows);
+    size_t lim = dev->smem_optin ? dev->smem_optin : 232448;
+    const int64_t per_sm = 2 * ((size_t)sh.smem + 1024) <= lim ? 2 : 1;
+    const int64_t target = (dev->sm_count > 0 ? dev->sm_count : 132) * per_sm;
+    const int64_t ntiles = ((int64_t)kp->Skv + sh.keys - 1) / sh.keys;
+    int64_t cap = ntiles / MIN_TILES_PER_SPLIT;
+    if (cap > SPLIT_MAX)
+        cap = SPLIT_MAX;
+    int best_n = 1;
+    double best = 1e30;
+    for (int64_t n = 1; n <= cap; n++) {
+        const double waves = (double)((base * n + target - 1) / target), t = waves / (double)n;
+        if (t < best * (1 - 1e-9)) {
+            best = t;
+            best_n = (int)n;
+        }
+    }
+    return best_n;
+}
+
+double gpu_sdpa_underfill_us(const gplan *pl, const gpart *p, const gpu_device *dev, int rows_per_block,
+                             double tflops)
+{
+    const double launch = 3.0, t = gpu_roofline_us(p, tflops) - launch; /* gpu_roofline_us adds 3 us */
+    xk_sdpa kp;
+    sdpa_ids ids;
+    char why[256];
+    if (!gpu_sdpa_analyze(pl, p, SDPA_K_ROWS, &kp, &ids, why, sizeof why) || rows_per_block < 1)
+        return t + launch;
+    const double blocks = (double)kp.B * kp.Hq * (double)((kp.Sq + rows_per_block - 1) / rows_per_block);
+    const double sms = dev->sm_count > 0 ? dev->sm_count : 132;
+    return launch + (blocks > 0 && blocks < sms ? t * sms / blocks : t);
+}
+
+/* The kernel parameters when the engine can run p (cost and workspace need no reason). */
+static bool splitkv_params(const gplan *pl, const gpart *p, const gpu_device *dev, xk_sdpa *kp)
+{
+    sdpa_ids ids;
+    char why[256];
+    return splitkv_analyze(pl, p, dev, kp, &ids, why, sizeof why);
+}
+
+static bool splitkv_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    xk_sdpa kp;
+    sdpa_ids ids;
+    return splitkv_analyze(pl, p, dev, &kp, &ids, why, len);
+}
+
+/* Memory-bound at ~80% of the copy rate (decode measured 73-90% at 32k-128k
+ * keys, bench/RESULTS-sdpa.md 2026-11-24) or bound by its mma.sync rate:
+ * measured 27 TFLOP/s with 64-row tiles (chunked prefill, 9x slower than
+ * FlashAttention there: the one-block-per-tile engines win those shapes),
+ * ~100 assumed with 16-row tiles (decode, where the math is small anyway);
+ * 3 us per launch (gpu_roofline_us's figure), the combine pass a second.
+ * With one split (few keys) it is one block per row tile like the other
+ * forwards, and the shape is launch-bound: +1 us leaves them the tie. */
+static double splitkv_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    xk_sdpa kp;
+    if (!splitkv_params(pl, p, dev, &kp))
+        return 1e30;
+    const bool split = splitkv_count(&kp, dev) > 1;
+    const bool tall = xk_sdpa_splitkv_shape(kp.Hq / kp.Hk * kp.Sq, kp.D, kp.Dv).rows > 16;
+    const double mem = p->bytes / (0.8 * 3.0e12), math = p->flops / (tall ? 25e12 : 100e12);
+    return 1e6 * (mem > math ? mem : math) + (split ? 6.0 : 4.0);
+}
+
+static size_t splitkv_ws(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    xk_sdpa kp;
+    if (!splitkv_params(pl, p, dev, &kp))
+        return 0;
+    return xk_sdpa_splitkv_ws(&kp, splitkv_count(&kp, dev));
+}
+
+typedef struct splitkv_priv {
+    xk_sdpa kp;
+    sdpa_ids ids;
+    int nsplit;
+    char detail[192];
+} splitkv_priv;
+
+static xdnn_status splitkv_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
+{
+    splitkv_priv *sp = calloc(1, sizeof *sp);
+    if (!sp)
+        return XDNN_ERR_NOMEM;
+    p->priv = sp;
+    char why[512];
+    if (!splitkv_analyze(c->plan, p, &c->dev, &sp->kp, &sp->ids, why, sizeof why)) {
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "sdpa_splitkv: %s: %s", p->name, why);
+        return XDNN_ERR_UNSUPPORTED;
+    }
+    sp->nsplit = splitkv_count(&sp->kp, &c->dev);
+    while (sp->nsplit > 1 && xk_sdpa_splitkv_ws(&sp->kp, sp->nsplit) > p->ws_bytes)
+        sp->nsplit--; /* planned for another device model: fit what was planned */
+    const xk_sdpa *k = &sp->kp;
+    const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(k->Hq / k->Hk * k->Sq, k->D, k->Dv);
+    snprintf(sp->detail, sizeof sp->detail, "sdpa_splitkv B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s splits=%d tile=%dx%d",
+             k->B, k->Hq, k->Hk, k->Sq, k->Skv, k->D, k->Dv, k->right == 0 ? " causal" : "", sp->nsplit, sh.rows,
+             sh.keys);
+    return XDNN_OK;
+}
+
+static const void *dev_ptr(const gpu_ctx *c, int id) { return id >= 0 ? c->dptr[id] : NULL; }
+
+static xdnn_status splitkv_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
+{
+    splitkv_priv *sp = p->priv;
+    xk_sdpa k = sp->kp;
+    k.q.p = dev_ptr(c, sp->ids.q);
+    k.k.p = dev_ptr(c, sp->ids.k);
+    k.v.p = dev_ptr(c, sp->ids.v);
+    k.o.p = dev_ptr(c, sp->ids.o);
+    k.stats.p = dev_ptr(c, sp->ids.stats);
+    int rc = xk_sdpa_splitkv(&k, sp->nsplit, sp->nsplit > 1 ? c->ws + p->ws_offset : NULL, s);
+    return gpu_check_cuda((cudaError_t)rc, "xk_sdpa_splitkv", __FILE__, __LINE__, d);
+}
+
+static void splitkv_release(gpart *p)
+{
+    free(p->priv);
+    p->priv = NULL;
+}
+
+static const char *splitkv_detail(const gpart *p)
+{
+    const splitkv_priv *sp = p->priv;
+    return sp ? sp->detail : "";
+}
+
+const gpu_engine gpu_engine_sdpa_splitkv = {
+    .name = "sdpa_splitkv",
+    .summary = "attention forward for decode / chunked prefill: keys split across blocks + combine, GQA rows packed, "
+               "f16/bf16, D, Dv <= 256, causal",
+    .supports = splitkv_supports, .cost = splitkv_cost, .workspace = splitkv_ws,
+    .build = splitkv_build, .execute = splitkv_execute, .release = splitkv_release, .detail = splitkv_detail,
+};
