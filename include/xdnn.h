@@ -608,7 +608,8 @@ typedef struct xdnn_compare_result {
     bool ok;
 } xdnn_compare_result;
 
-/* The default tolerance for tensor i: by its dtype and the op producing it. */
+/* The default tolerance for tensor i: by its dtype and the op producing it;
+ * f32 tensors of a graph that allows tf32: at least rtol 5e-3, atol 1e-3. */
 XDNN_API xdnn_status xdnn_graph_default_tolerance(const xdnn_graph_t *g, size_t tensor, double *rtol, double *atol);
 /* Compare tensor i of `got` with the same tensor of `ref` (same graph). */
 XDNN_API xdnn_status xdnn_run_compare(const xdnn_run_t *got, size_t tensor, const xdnn_run_t *ref, double rtol,
