@@ -25,8 +25,8 @@
  *             (prefetch STAGES-1 slices ahead, one __syncthreads per slice);
  *   shared    rows padded to 80 bytes: ldmatrix / fragment loads hit 32
  *             distinct banks; 4 * (128 + BN) * 80 B = 80 or 60 KiB dynamic
- *             (4 stages, not 3: one CTA alone on an SM, as in the split-K
- *             layers, waited on its loads with 2 slices in flight).
+ *             (4 stages, not 3: 3 slices in flight for a CTA alone on its
+ *             SM; measured +2-4% on the split-K layers, bench/RESULTS-conv.md).
  * f32 accumulation; the epilogue applies the fused steps (conv_epi.cuh:
  * bias, activation, residual, scale), converts and stores through y's own
  * strides (two halves at once when K is y's contiguous dim).  Offsets are 32-bit:
