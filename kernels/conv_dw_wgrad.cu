@@ -300,11 +300,17 @@ extern "C" size_t kconv_dw_wgrad_ws_bytes(const kconv_params *p, int sm_count)
     return (bytes + 255) / 256 * 256;
 }
 
-extern "C" int kconv_dw_wgrad(const kconv_params *p, const void *x, void *dw, const void *dy, float *ws, int sm_count,
-                              void *stream)
+extern "C" int kconv_dw_wgrad(const kconv_params *p, const void *x, void *dw, const void *dy, float *ws,
+                              size_t ws_bytes, int sm_count, void *stream)
 {
     dwwg g;
     plan(p, sm_count, g);
+    /* a workspace sized for another SM count (a plan loaded elsewhere): fewer chunks, never past its end */
+    const size_t row = (size_t)(p->win[0] * p->win[1] * p->win[2]) * (size_t)p->C * 4;
+    if (ws_bytes < row)
+        return (int)cudaErrorInvalidValue;
+    if ((size_t)g.chunks_ws * row > ws_bytes)
+        g.chunks_ws = (int)(ws_bytes / row);
     cudaStream_t s = (cudaStream_t)stream;
     switch (p->dt_x) {
     case KDT_F16: return launch_t<__half>(g, x, dy, ws, dw, sm_count, s);

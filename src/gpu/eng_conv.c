@@ -157,6 +157,9 @@ static xdnn_status conv_build(gpu_ctx *c, gpart *p, bool igemm, xdnn_diags_t *d)
         diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "%s: %s: %s", eng, p->name, why);
         return XDNN_ERR_UNSUPPORTED;
     }
+    if (igemm && cv->ws_total > p->ws_bytes) /* a workspace planned for another SM count: no split-K */
+        for (int i = 0; i < GCONV_MAX_PHASES; i++)
+            cv->splits[i] = 1;
     static const char *const dirs[] = {"fwd", "dgrad", "wgrad"};
     const kconv_params *k = &cv->cp.kp;
     if (igemm) {

@@ -92,7 +92,7 @@ static xdnn_status dw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t
     const gconv_problem *cp = &dv->cp;
     if (cp->dir == GCONV_WGRAD) {
         int e = kconv_dw_wgrad(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y],
-                               (float *)(void *)(c->ws + p->ws_offset), c->dev.sm_count, s);
+                               (float *)(void *)(c->ws + p->ws_offset), p->ws_bytes, c->dev.sm_count, s);
         return gpu_check_cuda((cudaError_t)e, "kconv_dw_wgrad launch", __FILE__, __LINE__, d);
     }
     kconv_epi epi;

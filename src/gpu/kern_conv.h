@@ -127,11 +127,11 @@ int kconv_dw(const kconv_params *p, int dgrad, const void *src, const void *w, v
  * channel-contiguous x and dy of one dtype, dw any type and strides, 1-3-D,
  * any stride / dilation / pad.  Per-block f32 partials go to ws
  * ([taps][C][chunks], kconv_dw_wgrad_ws_bytes for a device of sm_count SMs:
- * the plan depends on the problem only) and a second kernel sums them in a
- * fixed order: deterministic. */
+ * the plan depends on the problem only; ws_bytes, the workspace given, caps
+ * the chunks) and a second kernel sums them in a fixed order: deterministic. */
 size_t kconv_dw_wgrad_ws_bytes(const kconv_params *p, int sm_count);
-int kconv_dw_wgrad(const kconv_params *p, const void *x, void *dw, const void *dy, float *ws, int sm_count,
-                   void *stream);
+int kconv_dw_wgrad(const kconv_params *p, const void *x, void *dw, const void *dy, float *ws, size_t ws_bytes,
+                   int sm_count, void *stream);
 
 /* The igemm tile knobs (one compiled variant per input type).  A CTA of
  * KIG_THREADS threads (8 warps, 2 along M x 4 along N, each warp 64 x 32)

@@ -425,6 +425,16 @@ static void test_igemm_splitk(void)
     CHECK(e->workspace(f.pl, f.p, &h100) == (size_t)5 * 1568 * 512 * 4);
     CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
           strcmp(f.p->engine->name, "conv_igemm") == 0);
+    /* build (host only): the detail names the split; a workspace planned smaller (another SM count) drops it */
+    gpu_ctx c;
+    memset(&c, 0, sizeof c);
+    c.plan = f.pl;
+    c.dev = h100;
+    CHECK(e->build(&c, f.p, f.d) == XDNN_OK && strstr(e->detail(f.p), "split-K 5"), "%s", e->detail(f.p));
+    e->release(f.p);
+    f.p->ws_bytes = 4096;
+    CHECK(e->build(&c, f.p, f.d) == XDNN_OK && !strstr(e->detail(f.p), "split-K"), "%s", e->detail(f.p));
+    e->release(f.p);
     teardown(&f);
     /* a stride-1 dgrad (one phase): the phase's packed weights, then the partials, 256-aligned */
     if (!setup(&f, "  input dy: f16[32, 256, 14, 14] @nhwc;\n  weight w: f16[256, 256, 3, 3] @nhwc;\n"
