@@ -96,16 +96,19 @@ $(BUILD)/obj/%.o: %.c $(BUILD)/gen/parser.h $(BUILD)/gen/lexer.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
+# -MMD: a kernel is rebuilt when a header it includes changes (kern_*.h
+# structs that the host fills, *.cuh helpers), as the C objects are.
 $(BUILD)/obj/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -c $< -o $@
+	$(NVCC) $(NVFLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
 # kernels/*_sm90a.cu use Hopper-only instructions (wgmma, setmaxnreg): one
 # sm_90a target instead of sm_80 + sm_90 + PTX; XK_HAVE_SM90A tells the host
 # side that the code is there (their engines refuse every other device).
 $(BUILD)/obj/%_sm90a.cu.o: %_sm90a.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(filter-out -gencode=%,$(NVFLAGS)) -gencode=arch=compute_90a,code=sm_90a -DXK_HAVE_SM90A=1 -c $< -o $@
+	$(NVCC) $(filter-out -gencode=%,$(NVFLAGS)) -gencode=arch=compute_90a,code=sm_90a -DXK_HAVE_SM90A=1 \
+	    -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
 $(BUILD)/libxdnn.a: $(LIB_OBJ)
 	@rm -f $@
