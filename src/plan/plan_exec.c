@@ -179,7 +179,13 @@ static xdnn_status execute_range(const xdnn_plan_t *p, size_t first, size_t coun
     xdnn_status s = XDNN_OK;
     int bound = 0;
     for (size_t k = 0; k < n && s == XDNN_OK; k++) {
-        int i = b[k].name ? find_bindable(p, b[k].name) : b[k].id >= 0 && b[k].id < p->ntensors ? b[k].id : -1;
+        /* a pack built from xdnn_plan_tensor's records, in its order, names
+         * each tensor by the plan's own string: found without hashing */
+        bool own_name = k < (size_t)p->ntensors && b[k].name == p->g->tensors[p->tensors[k].ir].name;
+        int i = own_name  ? (int)k
+                : b[k].name ? find_bindable(p, b[k].name)
+                : b[k].id >= 0 && b[k].id < p->ntensors ? b[k].id
+                                                        : -1;
         if (i < 0) {
             if (b[k].name)
                 diag_error(d, XDNN_ERR_USAGE, xloc_none(),
