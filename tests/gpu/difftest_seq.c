@@ -440,7 +440,8 @@ static void bench_cases(void)
                          "  o, stats = sdpa(q, k, v, causal=%s);\n"
                          "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=%s);\n  output o, dq, dk, dv;\n}\n",
                          B, Hq, S, D, B, Hk, S, D, B, Hk, S, D, B, Hq, S, D, cz, cz);
-            }    /* the long causal case on the Hopper backward only (sdpa_bwd_flash takes 78 ms there) */
+            }
+    /* the long causal case on the Hopper backward only (sdpa_bwd_flash takes 78 ms there) */
     bench_bwd_wgmma("bench/sdpa_bwd_bf16_causal/b1h32k32s16384d128", 1, 32, 32, 16384, 128, "true");
 }
 
