@@ -10,7 +10,8 @@
 #  2. the peer suite (bench/run_peer_suite.sh) within SUITE_BUDGET_S seconds,
 #     which prints the ratio table and appends it to bench/RESULTS.md there
 #     (copied to OUT/RESULTS-section.md).
-# SKIP_SUITE=1 leaves 2 out.  Logs under OUT.
+# SKIP_SUITE=1 leaves 2 out; SUITE_ARGS go to run_peer_suite.sh (e.g.
+# "--filter sdpa|conv").  Logs under OUT.
 set -uo pipefail
 dev=${1:?DEV}; out=${2:?OUT}
 mkdir -p "$out" "$dev/tests"
@@ -38,7 +39,7 @@ SKIP_SAN=1 SWEEP_ARGS=$sweep SWEEP_S=${SWEEP_S:-300} tests/gpu/device_session.sh
 if [ -z "${SKIP_SUITE:-}" ]; then
     step "peer suite"
     XDNN_CARRY_LIBS="$dev/lib" SUITE_BUDGET_S=${SUITE_BUDGET_S:-240} \
-        bench/run_peer_suite.sh "$dev" "$out/suite" > "$out/suite.log" 2>&1
+        bench/run_peer_suite.sh "$dev" "$out/suite" ${SUITE_ARGS:-} > "$out/suite.log" 2>&1
     echo "suite rc=$?"
     cp "$out/suite/RESULTS-section.md" "$out/" 2>/dev/null
     tail -60 "$out/suite.log"
