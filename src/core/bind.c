@@ -587,6 +587,11 @@ static void bind_checks(bind_ctx *c)
 {
     for (size_t i = 0; i < c->g->nchecks; i++) {
         xcheck *k = &c->g->checks[i];
+        /* The graph reads what it checks after the run: keep it materialized on
+         * every backend (a GPU plan would otherwise fuse it away or leave it in
+         * the workspace, and the check would compare an unwritten buffer). */
+        if (k->tensor >= 0 && (size_t)k->tensor < c->g->ntensors)
+            c->g->tensors[k->tensor].keep = true;
         value v;
         if (k->rtol && expr_eval(k->rtol, &c->env, &v) && v.kind != VAL_INT && v.kind != VAL_FLOAT)
             diag_error(c->d, XDNN_ERR_SEMANTIC, k->rtol->loc, "check: rtol must be a number");

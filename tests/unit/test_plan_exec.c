@@ -197,6 +197,40 @@ static void *work(void *arg)
 
 /* ---------------------------------------------------------------- checks */
 
+/* A virtual tensor that the graph's own `check` observes is kept: a plan
+ * lists it (it can be bound and read after execute), on the CPU and for a
+ * described GPU, where fusion would otherwise leave it unwritten (it is
+ * reported as an output: readable after execute). */
+static void check_checked_tensor_kept(xdnn_diags_t *d)
+{
+    static const char text[] = "dnn 1;\ngraph g(io=f32, seed=2) {\n  input x: f32[3, 5];\n"
+                               "  s = reduce(softmax(x, axis=1), op=\"sum\", axes=[1]);\n  check s, fill(1), atol=1e-6;\n"
+                               "  y = exp(x) * 2;\n  output y;\n}\n";
+    xdnn_module_t *m = NULL;
+    CHECK(xdnn_module_parse("checked.dnn", text, strlen(text), false, d, &m) == XDNN_OK);
+    xdnn_graph_t *g = m ? xdnn_module_find_graph(m, NULL) : NULL;
+    CHECK(g && xdnn_graph_bind(g, NULL, 0, d) == XDNN_OK);
+    static const char *const models[] = {NULL, "h100"};
+#if XDNN_HAVE_CUDA
+    const int nmodels = 2;
+#else
+    const int nmodels = 1; /* a described GPU is planned by the CUDA build only */
+#endif
+    for (int i = 0; g && i < nmodels; i++) {
+        xdnn_plan_options o;
+        xdnn_plan_options_init(&o);
+        o.backend = models[i] ? XDNN_BACKEND_AUTO : XDNN_BACKEND_CPU;
+        o.device_model = models[i];
+        xdnn_plan_t *p = NULL;
+        xdnn_tensor_info t;
+        CHECK(xdnn_plan_build(g, &o, d, &p) == XDNN_OK && p, "plan %s", models[i] ? models[i] : "cpu");
+        CHECK(p && xdnn_plan_find_tensor(p, "s", &t) == XDNN_OK && t.is_output && t.dims[0] == 3,
+              "checked tensor s in the %s plan", models[i] ? models[i] : "cpu");
+        xdnn_plan_destroy(p);
+    }
+    xdnn_module_destroy(m);
+}
+
 static void check_queries(const xdnn_plan_t *p)
 {
     CHECK_EQ(xdnn_plan_tensor_count(p), 6);
@@ -350,6 +384,7 @@ int main(void)
     CHECK(ms == XDNN_ERR_DEVICE && !mp);
 #endif
     xdnn_plan_destroy(mp);
+    check_checked_tensor_kept(d);
     mo.device_model = "z80";
     CHECK(xdnn_plan_build(g, &mo, d, &mp) != XDNN_OK && !mp);
     xdnn_diags_destroy(d);
