@@ -48,12 +48,13 @@ check() { local name=$1; shift
     if "$@" >> "$out/checks.log" 2>&1; then echo "PASS $name"; pass=$((pass + 1)); else echo "FAIL $name"; fail=$((fail + 1)); fi; }
 
 export XDNN_CACHE_DIR=$out/cache-one; rm -rf "$XDNN_CACHE_DIR"
-t=$(date +%s.%N); b --device 0 -o "$out/one.jsonl" > "$out/one.log" 2>&1; rc1=$?; t1=$(echo "$(date +%s.%N) - $t" | bc)
+secs() { python3 -c 'import sys; print("%.1f" % (float(sys.argv[2]) - float(sys.argv[1])))' "$1" "$(date +%s.%N)"; }
+t=$(date +%s.%N); b --device 0 -o "$out/one.jsonl" > "$out/one.log" 2>&1; rc1=$?; t1=$(secs "$t")
 export XDNN_CACHE_DIR=$out/cache-all; rm -rf "$XDNN_CACHE_DIR"
-t=$(date +%s.%N); b --devices all -o "$out/all.jsonl" > "$out/all.log" 2>&1; rc2=$?; t2=$(echo "$(date +%s.%N) - $t" | bc)
+t=$(date +%s.%N); b --devices all -o "$out/all.jsonl" > "$out/all.log" 2>&1; rc2=$?; t2=$(secs "$t")
 echo "one process (GPU 0): rc=$rc1, $(wc -l < "$out/one.jsonl" 2>/dev/null) rows, ${t1} s"
 echo "--devices all ($ngpu GPUs): rc=$rc2, $(wc -l < "$out/all.jsonl" 2>/dev/null) rows, ${t2} s"
-echo "speed-up: $(echo "scale=2; $t1 / $t2" | bc)x on $ngpu GPUs"
+echo "speed-up: $(python3 -c 'import sys; print("%.2f" % (float(sys.argv[1]) / float(sys.argv[2])))' "$t1" "$t2")x on $ngpu GPUs"
 check "one process: exit 0" test "$rc1" -eq 0
 check "--devices all: exit 0" test "$rc2" -eq 0
 check "--devices all: the same rows in the same order" diff <(untimed "$out/one.jsonl") <(untimed "$out/all.jsonl")
