@@ -149,6 +149,22 @@ static xdnn_status read_lengths(op_ref_ctx *c, int port, int64_t B, int64_t full
     return XDNN_OK;
 }
 
+/* The band of the mask rule from a node's attributes (window, causal, align):
+ * left/right -1 = unbounded, causal folded into right. */
+static void sdpa_band(const xnode *node, const op_desc *d, int64_t *left, int64_t *right, bool *bottom_right)
+{
+    *left = *right = -1;
+    int64_t w[2];
+    if (op_attr_present(node, d, "window") && op_attr_ints_n(node, d, "window", 2, w)) {
+        *left = w[0];
+        *right = w[1];
+    }
+    if (op_attr_bool(node, d, "causal"))
+        *right = 0; /* the intersection of "j <= diag" with any right bound >= 0 */
+    const char *align = op_attr_str(node, d, "align");
+    *bottom_right = align && strcmp(align, "bottom_right") == 0;
+}
+
 xdnn_status sdpa_config(op_ref_ctx *c, int bias_port, int len_q_port, int len_kv_port, sdpa_cfg *cfg)
 {
     const ref_tensor *q = c->in[SDPA_Q], *k = c->in[SDPA_K], *v = c->in[SDPA_V];
@@ -158,16 +174,7 @@ xdnn_status sdpa_config(op_ref_ctx *c, int bias_port, int len_q_port, int len_kv
     const xnode *node = c->node;
     const op_desc *d = c->desc;
     cfg->scale = op_attr_present(node, d, "scale") ? op_attr_float(node, d, "scale") : 1.0 / sqrt((double)cfg->n.D);
-    cfg->left = cfg->right = -1;
-    int64_t w[2];
-    if (op_attr_present(node, d, "window") && op_attr_ints_n(node, d, "window", 2, w)) {
-        cfg->left = w[0];
-        cfg->right = w[1];
-    }
-    if (op_attr_bool(node, d, "causal"))
-        cfg->right = 0; /* the intersection of "j <= diag" with any right bound >= 0 */
-    const char *align = op_attr_str(node, d, "align");
-    cfg->bottom_right = align && strcmp(align, "bottom_right") == 0;
+    sdpa_band(node, d, &cfg->left, &cfg->right, &cfg->bottom_right);
     cfg->dropout = op_attr_float(node, d, "dropout");
     cfg->seed = (uint64_t)op_attr_int(node, d, "seed");
     cfg->bias = bias_port < c->nin ? c->in[bias_port] : NULL;
@@ -237,6 +244,22 @@ double sdpa_dropout_factor(const sdpa_cfg *cfg, int64_t b, int64_t h, int64_t i,
     return u >= cfg->dropout ? 1.0 / (1.0 - cfg->dropout) : 0.0;
 }
 
+/* (query, key) pairs of one (batch, head) that the mask band leaves visible
+ * at full sequence lengths: what a kernel that skips masked tiles computes
+ * (FlashAttention and cuDNN count causal attention as half the work). */
+static double sdpa_visible_pairs(int64_t Sq, int64_t Skv, int64_t left, int64_t right, bool bottom_right)
+{
+    double pairs = 0;
+    for (int64_t i = 0; i < Sq; i++) {
+        int64_t diag = bottom_right ? i + Skv - Sq : i;
+        int64_t lo = left < 0 ? 0 : diag - left, hi = right < 0 ? Skv - 1 : diag + right;
+        lo = lo < 0 ? 0 : lo;
+        hi = hi > Skv - 1 ? Skv - 1 : hi;
+        pairs += hi >= lo ? (double)(hi - lo + 1) : 0.0;
+    }
+    return pairs;
+}
+
 double sdpa_flops_of(const xgraph *g, const xnode *n, bool backward)
 {
     if (n->inputs[SDPA_Q].tensor < 0 || n->inputs[SDPA_V].tensor < 0 || n->inputs[SDPA_K].tensor < 0)
@@ -244,7 +267,11 @@ double sdpa_flops_of(const xgraph *g, const xnode *n, bool backward)
     const xtensor *q = &g->tensors[n->inputs[SDPA_Q].tensor];
     const xtensor *k = &g->tensors[n->inputs[SDPA_K].tensor];
     const xtensor *v = &g->tensors[n->inputs[SDPA_V].tensor];
-    double rows = (double)q->rdims[0] * (double)q->rdims[1] * (double)q->rdims[2] * (double)k->rdims[2];
+    int64_t left, right;
+    bool bottom_right;
+    sdpa_band(n, op_get(n->op), &left, &right, &bottom_right);
+    double rows = (double)q->rdims[0] * (double)q->rdims[1] *
+                  sdpa_visible_pairs(q->rdims[2], k->rdims[2], left, right, bottom_right);
     double D = (double)q->rdims[3], Dv = (double)v->rdims[3];
     /* forward: q·kᵀ and p·v; backward: q·kᵀ again, dO·vᵀ, pᵀ·dO, dS·k and dSᵀ·q */
     return backward ? 2 * rows * (3 * D + 2 * Dv) : 2 * rows * (D + Dv);

@@ -83,7 +83,9 @@ double sdpa_row_logits(const sdpa_cfg *cfg, const double *q, const double *k, in
  * 1 when dropout is 0. */
 double sdpa_dropout_factor(const sdpa_cfg *cfg, int64_t b, int64_t h, int64_t i, int64_t j);
 
-/* Multiply-adds of the two (forward) or five (backward) matrix products. */
+/* FLOPs of the two (forward) or five (backward) matrix products over the
+ * (query, key) pairs the causal/window band leaves visible (padding by
+ * seq_len is run-time data and not subtracted). */
 double sdpa_flops_of(const xgraph *g, const xnode *n, bool backward);
 
 #endif

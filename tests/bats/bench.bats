@@ -286,3 +286,27 @@ assert [r["params"] for r in rows] == [{"T": "2", "D": "4"}, {"T": "4", "D": "4"
 assert all(re.fullmatch(r"20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["timestamp"]) for r in rows), rows' <<< "$out"
     done
 }
+
+@test "sdpa FLOPs count the pairs the mask leaves visible: causal (both alignments) and windows, forward and backward" {
+    # B=1, H=2, D=Dv=4: forward 2 * H * pairs * (D + Dv), backward 2 * H * pairs * (3D + 2Dv)
+    flops() { xdnn bench sdpa "$1" --device cpu --iters 1 --format jsonl 2>/dev/null | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["flops"])'; }
+    [ "$(flops b1h2s5d4)" = 800 ]            # 25 pairs
+    [ "$(flops b1h2s5d4c1)" = 480 ]          # 15 pairs: row i sees keys 0..i
+    [ "$(flops bwd:b1h2s5d4c1)" = 1680 ]     # its forward (480) and the five products over the same 15 pairs (1200)
+    cat > "$BATS_TEST_TMPDIR/w.dnn" <<'G'
+dnn 1;
+graph g(io=f32, seed=1) {
+  input q: f32[1, 2, 3, 4];
+  input k: f32[1, 2, 6, 4];
+  input v: f32[1, 2, 6, 4];
+  a = sdpa(q, k, v, causal=true, align="bottom_right");
+  b = sdpa(q, k, v, window=[1, 0]);
+  output a, b;
+}
+G
+    # bottom_right with 3 queries over 6 keys: rows see 4, 5, 6 keys (15 pairs);
+    # window [1, 0] top-left: rows see 1, 2, 2 keys (5 pairs); 2 * 2 * 20 * 8 = 640
+    run xdnn bench "$BATS_TEST_TMPDIR/w.dnn" --device cpu --iters 1 --format jsonl
+    [ "$status" -eq 0 ]
+    [ "$(grep '^{' <<< "$output" | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["flops"])')" = 640 ]
+}
