@@ -20,6 +20,8 @@
 #include "kern_common.cuh"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 enum { KP_THREADS = 256 };
 
@@ -239,6 +241,105 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_fwd_vec(kpool_params p, cons
     }
 }
 
+/* Backward v2: one thread per input pixel and 16-byte chunk of channels
+ * (channels contiguous, one dtype): for every window that covers the pixel,
+ * one 16-byte load of dy and, for maxpool, the window's winners found for the
+ * V channels at once (16-byte loads of its taps, the forward's tie rule per
+ * channel); then one 16-byte store of dx.  v1 recomputed every window per
+ * element with scalar loads: 27 GB/s on ResNet-50's stem pooling (H100),
+ * 17% of the training step. */
+template <typename T>
+__global__ void __launch_bounds__(KP_THREADS)
+    kpool_bwd_vec(kpool_params p, const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx)
+{
+    constexpr int V = 16 / sizeof(T);
+    union chunk { uint4 q; T e[V]; };
+    const int64_t chunks = p.C / V, total = p.N * chunks * p.in[0] * p.in[1] * p.in[2];
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
+        int64_t r = t;
+        const int64_t c = (r % chunks) * V; r /= chunks;
+        const int64_t i2 = r % p.in[2]; r /= p.in[2];
+        const int64_t i1 = r % p.in[1]; r /= p.in[1];
+        const int64_t i0 = r % p.in[0];
+        const int64_t n = r / p.in[0];
+        const T *xb = x + n * p.sx[0] + c;
+        const T *dyb = dy + n * p.sy[0] + c;
+        float acc[V];
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            acc[k] = 0.f;
+        for (int64_t r0 = 0; r0 < p.win[0]; r0++) {
+            const int64_t t0 = i0 + p.pad_lo[0] - r0 * p.dil[0];
+            if (t0 < 0 || t0 % p.stride[0] || t0 / p.stride[0] >= p.out[0])
+                continue;
+            for (int64_t r1 = 0; r1 < p.win[1]; r1++) {
+                const int64_t t1 = i1 + p.pad_lo[1] - r1 * p.dil[1];
+                if (t1 < 0 || t1 % p.stride[1] || t1 / p.stride[1] >= p.out[1])
+                    continue;
+                for (int64_t r2 = 0; r2 < p.win[2]; r2++) {
+                    const int64_t t2 = i2 + p.pad_lo[2] - r2 * p.dil[2];
+                    if (t2 < 0 || t2 % p.stride[2] || t2 / p.stride[2] >= p.out[2])
+                        continue;
+                    const int64_t o[3] = {t0 / p.stride[0], t1 / p.stride[1], t2 / p.stride[2]};
+                    chunk g;
+                    g.q = *reinterpret_cast<const uint4 *>(dyb + o[0] * p.sy[2] + o[1] * p.sy[3] + o[2] * p.sy[4]);
+                    if (!p.is_max) {
+                        const int64_t d = kp_divisor(p, o);
+#pragma unroll
+                        for (int k = 0; k < V; k++)
+                            acc[k] += d > 0 ? kp_f<T>(g.e[k]) / (float)d : 0.f;
+                        continue;
+                    }
+                    /* o's winner per channel: the tap index in row-major window order */
+                    const int64_t mine = (r0 * p.win[1] + r1) * p.win[2] + r2;
+                    int64_t win[V];
+                    float best[V];
+#pragma unroll
+                    for (int k = 0; k < V; k++) {
+                        win[k] = -1;
+                        best[k] = 0.f;
+                    }
+                    for (int64_t q0 = 0; q0 < p.win[0]; q0++) {
+                        const int64_t j0 = o[0] * p.stride[0] - p.pad_lo[0] + q0 * p.dil[0];
+                        if (j0 < 0 || j0 >= p.in[0])
+                            continue;
+                        for (int64_t q1 = 0; q1 < p.win[1]; q1++) {
+                            const int64_t j1 = o[1] * p.stride[1] - p.pad_lo[1] + q1 * p.dil[1];
+                            if (j1 < 0 || j1 >= p.in[1])
+                                continue;
+                            for (int64_t q2 = 0; q2 < p.win[2]; q2++) {
+                                const int64_t j2 = o[2] * p.stride[2] - p.pad_lo[2] + q2 * p.dil[2];
+                                if (j2 < 0 || j2 >= p.in[2])
+                                    continue;
+                                chunk v;
+                                v.q = *reinterpret_cast<const uint4 *>(xb + j0 * p.sx[2] + j1 * p.sx[3] + j2 * p.sx[4]);
+                                const int64_t tap = (q0 * p.win[1] + q1) * p.win[2] + q2;
+#pragma unroll
+                                for (int k = 0; k < V; k++) {
+                                    const float f = kp_f<T>(v.e[k]);
+                                    if (win[k] < 0 || (!isnan(best[k]) && (f > best[k] || isnan(f)))) {
+                                        win[k] = tap;
+                                        best[k] = f;
+                                    }
+                                }
+                            }
+                        }
+                    }
+#pragma unroll
+                    for (int k = 0; k < V; k++)
+                        if (win[k] == mine)
+                            acc[k] += kp_f<T>(g.e[k]);
+                }
+            }
+        }
+        chunk out;
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            out.e[k] = kp_t<T>(acc[k]);
+        *reinterpret_cast<uint4 *>(dx + n * p.sdx[0] + c + i0 * p.sdx[2] + i1 * p.sdx[3] + i2 * p.sdx[4]) = out.q;
+    }
+}
+
 /* Does v2 apply? (same dtype, channels contiguous, every stride in whole chunks, aligned buffers) */
 static bool kp_vec_ok(const kpool_params *p, const void *x, const void *y, int64_t V)
 {
@@ -274,6 +375,25 @@ int kpool_fwd(const kpool_params *p, const void *x, void *y, void *stream)
 
 int kpool_bwd(const kpool_params *p, const void *x, const void *dy, void *dx, void *stream)
 {
+    const int64_t V = p->dt_x == KDT_F32 ? 4 : 8;
+    /* v2 wants x, dy and dx of one dtype in chunks: check dx as a second "y" */
+    kpool_params q = *p;
+    memcpy(q.sy, p->sdx, sizeof q.sy);
+    q.dt_y = p->dt_dx;
+    static const bool v1_only = getenv("XDNN_POOL_BWD_V1") != NULL; /* bisecting switch, read once */
+    if (kp_vec_ok(p, x, dy, V) && kp_vec_ok(&q, x, dx, V) && !v1_only) {
+        const int64_t work = p->N * (p->C / V) * p->in[0] * p->in[1] * p->in[2];
+        cudaStream_t s = (cudaStream_t)stream;
+        const unsigned g = kgrid(work, KP_THREADS);
+        if (p->dt_x == KDT_F32)
+            kpool_bwd_vec<float><<<g, KP_THREADS, 0, s>>>(*p, (const float *)x, (const float *)dy, (float *)dx);
+        else if (p->dt_x == KDT_F16)
+            kpool_bwd_vec<__half><<<g, KP_THREADS, 0, s>>>(*p, (const __half *)x, (const __half *)dy, (__half *)dx);
+        else
+            kpool_bwd_vec<__nv_bfloat16><<<g, KP_THREADS, 0, s>>>(*p, (const __nv_bfloat16 *)x,
+                                                                (const __nv_bfloat16 *)dy, (__nv_bfloat16 *)dx);
+        return (int)cudaGetLastError();
+    }
     const int64_t total = p->N * p->C * p->in[0] * p->in[1] * p->in[2];
     kpool_bwd_kernel<<<kgrid(total, KP_THREADS), KP_THREADS, 0, (cudaStream_t)stream>>>(*p, x, dy, dx, p->sdx[1] == 1);
     return (int)cudaGetLastError();

@@ -475,6 +475,26 @@ static void vector_cases(void)
                           "  y = avgpool(x, window=[3, 3], stride=[2, 2], pad=[1, 1], include_pad=%s);\n"
                           "  output y: %s @nhwc;\n}\n",
                  62 + ti, t, C, ti == 1 ? "true" : "false", t);
+        /* backward v2 (pool.cu kpool_bwd_vec): the same windows, dy in y's shape; ties and NaN-free
+         * duplicates pick the forward's winner; C = 12 is no whole chunk and takes v1 beside them */
+        snprintf(name, sizeof name, "vec/maxpool_bwd-3x3s2p1/%s/nhwc", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s[3, %d, 7, 6] @nhwc;\n  input x: %s[3, %d, 13, 11] @nhwc;\n"
+                          "  dx = maxpool_bwd(dy, x, window=[3, 3], stride=[2, 2], pad=[1, 1]);\n  output dx: %s @nhwc;\n}\n",
+                 70 + ti, t, C, t, C, t);
+        snprintf(name, sizeof name, "vec/maxpool_bwd-dil2-ties/%s/nhwc", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s[2, %d, 11, 4] @nhwc;\n  input x: %s[2, %d, 12, 9] @nhwc;\n"
+                          "  dx = maxpool_bwd(dy, floor(x * 2.0), window=[2, 3], stride=[1, 2], dilation=[2, 1], pad=[[1, 0], [0, 1]]);\n"
+                          "  output dx: %s @nhwc;\n}\n",
+                 73 + ti, t, 2 * C, t, 2 * C, t);
+        snprintf(name, sizeof name, "vec/avgpool_bwd-incpad/%s/nhwc", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s[2, %d, 5, 5] @nhwc;\n  input x: %s[2, %d, 9, 10] @nhwc;\n"
+                          "  dx = avgpool_bwd(dy, x, window=[3, 3], stride=[2, 2], pad=[1, 1], include_pad=%s);\n"
+                          "  output dx: %s @nhwc;\n}\n",
+                 76 + ti, t, C, t, C, ti == 1 ? "true" : "false", t);
+        snprintf(name, sizeof name, "vec/maxpool_bwd-c12/%s/nhwc", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s[2, 12, 7, 6] @nhwc;\n  input x: %s[2, 12, 13, 11] @nhwc;\n"
+                          "  dx = maxpool_bwd(dy, x, window=[3, 3], stride=[2, 2], pad=[1, 1]);\n  output dx: %s @nhwc;\n}\n",
+                 79 + ti, t, t, t);
     }
 }
 
