@@ -380,7 +380,8 @@ int kpool_bwd(const kpool_params *p, const void *x, const void *dy, void *dx, vo
     kpool_params q = *p;
     memcpy(q.sy, p->sdx, sizeof q.sy);
     q.dt_y = p->dt_dx;
-    static const bool v1_only = getenv("XDNN_POOL_BWD_V1") != NULL; /* bisecting switch, read once */
+    static const char *const v1_env = getenv("XDNN_POOL_BWD_V1"); /* bisecting switch, read once */
+    const bool v1_only = v1_env && strcmp(v1_env, "0") != 0;
     if (kp_vec_ok(p, x, dy, V) && kp_vec_ok(&q, x, dx, V) && !v1_only) {
         const int64_t work = p->N * (p->C / V) * p->in[0] * p->in[1] * p->in[2];
         cudaStream_t s = (cudaStream_t)stream;
