@@ -13,7 +13,8 @@
 #   OUTDIR   per-case logs (xdnn.json, xdnn.err, graph.json), suite.json
 # Environment:
 #   XDNN_COMMIT       the commit to record (the tree on the GPU machine may have
-#                     no .git; default: git rev-parse --short HEAD, else unknown)
+#                     no .git, or an older one; default: BUILD/COMMIT, written by
+#                     tests/gpu/pack_dev.sh, else git rev-parse --short HEAD)
 #   XDNN_CARRY_LIBS   folder with libraries the machine lacks (libcjson.so.1);
 #                     added to LD_LIBRARY_PATH
 #   SUITE_BUDGET_S    start no case after this many seconds (default 420)
@@ -42,6 +43,9 @@ fi
 if ! python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
     echo "run_peer_suite.sh: python3 with torch (and a CUDA device) is needed for the peer" >&2
     exit 2
+fi
+if [ -z "${XDNN_COMMIT:-}" ] && [ -s "$build/COMMIT" ]; then
+    XDNN_COMMIT=$(cat "$build/COMMIT"); export XDNN_COMMIT
 fi
 out=$(mkdir -p "$out" && cd "$out" && pwd) || exit 2
 # graphs are named repo-relative in suite.txt

@@ -14,4 +14,8 @@ gzip -1 -f "$dev/libxdnn.a"
 for o in "$build"/obj/cli/*.o; do strip --strip-debug -o "$dev/cli/$(basename "$o")" "$o"; done
 cp "$build"/gen/*.h "$dev/gen/"
 cp -P /usr/lib/x86_64-linux-gnu/libcjson.so* "$dev/lib/"
+# the commit built, for the reports made on the GPU machine (its copy of the
+# tree may carry an older .git): run_peer_suite.sh reads it as XDNN_COMMIT
+git -C "$(dirname "$0")" rev-parse --short HEAD > "$dev/COMMIT" 2>/dev/null || echo unknown > "$dev/COMMIT"
+if ! git -C "$(dirname "$0")" diff --quiet HEAD 2>/dev/null; then sed -i 's/$/+dirty/' "$dev/COMMIT"; fi
 du -sh "$dev"
