@@ -96,6 +96,7 @@ typedef struct bench_result {
     int nparts;
     int iters;
     double median_ms, min_ms, max_ms, p90_ms; /* p90 < 0: not measured */
+    double mean_ms, stddev_ms, p95_ms, p99_ms; /* < 0: not measured (rows of older files) */
     double flops, bytes;
     xdnn_status code;       /* failure class */
     char fingerprint[512];  /* the device that ran it (a tune-cache key) */

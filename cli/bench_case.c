@@ -5,6 +5,7 @@
 #include "bench.h"
 #include "run_gpu.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,10 @@ static xdnn_status time_cpu(xdnn_run_t *run, const bench_opts *o, bench_result *
         r->min_ms = ts.min_ms;
         r->max_ms = ts.max_ms;
         r->p90_ms = ts.p90_ms;
+        r->mean_ms = ts.mean_ms;
+        r->stddev_ms = ts.stddev_ms;
+        r->p95_ms = ts.p95_ms;
+        r->p99_ms = ts.p99_ms;
     }
     free(t);
     return s;
@@ -246,8 +251,10 @@ static xdnn_status time_gpu(xdnn_graph_t *g, xdnn_run_t *run, const char *base, 
     force_free(force, nforce);
     if (s == XDNN_OK) {
         r->iters = go.iters;
-        r->median_ms = r->min_ms = r->max_ms = 0;
-        r->p90_ms = 0; /* summed over partitions, as the median */
+        /* every statistic is summed over the partitions, as the median; the
+         * standard deviation as the root of the summed variances */
+        r->median_ms = r->min_ms = r->max_ms = r->p90_ms = r->mean_ms = r->p95_ms = r->p99_ms = 0;
+        double var = 0;
         free(r->parts);
         r->parts = calloc((size_t)rep.nparts + 1, sizeof *r->parts);
         r->nparts = r->parts ? rep.nparts : 0;
@@ -258,7 +265,12 @@ static xdnn_status time_gpu(xdnn_graph_t *g, xdnn_run_t *run, const char *base, 
             r->min_ms += rep.parts[i].ms.min_ms;
             r->max_ms += rep.parts[i].ms.max_ms;
             r->p90_ms += rep.parts[i].ms.p90_ms;
+            r->mean_ms += rep.parts[i].ms.mean_ms;
+            r->p95_ms += rep.parts[i].ms.p95_ms;
+            r->p99_ms += rep.parts[i].ms.p99_ms;
+            var += rep.parts[i].ms.stddev_ms * rep.parts[i].ms.stddev_ms;
         }
+        r->stddev_ms = sqrt(var);
     }
     run_gpu_report_free(&rep);
     if (s == XDNN_OK && o->check) {
@@ -275,7 +287,7 @@ static xdnn_status begin_row(const bench_case *c, bool use_gpu, const char *fp, 
                              xdnn_graph_t **g, xdnn_diags_t *d)
 {
     memset(r, 0, sizeof *r);
-    r->p90_ms = -1;
+    r->p90_ms = r->mean_ms = r->stddev_ms = r->p95_ms = r->p99_ms = -1;
     snprintf(r->fingerprint, sizeof r->fingerprint, "%s", fp);
     snprintf(r->device, sizeof r->device, "%s", use_gpu ? "gpu" : "cpu");
     xdnn_status s = bench_load_case(c, m, g, d);

@@ -41,7 +41,8 @@ void bench_output_begin(FILE *f, const bench_opts *o)
         fprintf(f, "%-44s %-22s %10s %10s %10s %10s %9s %8s  %s\n", "case", "engine", "median_ms", "min_ms", "max_ms",
                 "p90_ms", "GFLOP/s", "GB/s", "status");
     else if (o->format == BENCH_CSV)
-        fprintf(f, "key,status,device,engines,iters,median_ms,min_ms,max_ms,p90_ms,gflops,gbps,check,repro,error\n");
+        fprintf(f, "key,status,device,engines,iters,median_ms,min_ms,max_ms,p90_ms,p95_ms,p99_ms,mean_ms,stddev_ms,"
+                   "gflops,gbps,check,repro,error\n");
 }
 
 static void csv_field(FILE *f, const char *s, bool last)
@@ -108,10 +109,15 @@ cJSON *bench_result_json(const bench_result *r, const bench_opts *o)
         cJSON_AddNumberToObject(j, "median_ms", r->median_ms);
         cJSON_AddNumberToObject(j, "min_ms", r->min_ms);
         cJSON_AddNumberToObject(j, "max_ms", r->max_ms);
-        if (r->p90_ms >= 0)
-            cJSON_AddNumberToObject(j, "p90_ms", r->p90_ms);
-        else
-            cJSON_AddNullToObject(j, "p90_ms");
+        const struct { const char *name; double v; } more[] = {
+            {"p90_ms", r->p90_ms}, {"p95_ms", r->p95_ms}, {"p99_ms", r->p99_ms},
+            {"mean_ms", r->mean_ms}, {"stddev_ms", r->stddev_ms}};
+        for (size_t k = 0; k < sizeof more / sizeof more[0]; k++) {
+            if (more[k].v >= 0)
+                cJSON_AddNumberToObject(j, more[k].name, more[k].v);
+            else /* a row merged from an older file */
+                cJSON_AddNullToObject(j, more[k].name);
+        }
         cJSON_AddNumberToObject(j, "spread", r->median_ms > 0 ? (r->max_ms - r->min_ms) / r->median_ms : 0);
         cJSON_AddNumberToObject(j, "flops", r->flops);
         cJSON_AddNumberToObject(j, "bytes", r->bytes);
@@ -186,6 +192,10 @@ bool bench_result_from_json(const cJSON *j, bench_result *r, char *why, size_t l
     r->min_ms = get_num(j, "min_ms", 0);
     r->max_ms = get_num(j, "max_ms", 0);
     r->p90_ms = get_num(j, "p90_ms", -1);
+    r->p95_ms = get_num(j, "p95_ms", -1);
+    r->p99_ms = get_num(j, "p99_ms", -1);
+    r->mean_ms = get_num(j, "mean_ms", -1);
+    r->stddev_ms = get_num(j, "stddev_ms", -1);
     r->flops = get_num(j, "flops", 0);
     r->bytes = get_num(j, "bytes", 0);
     r->code = (xdnn_status)get_num(j, "code", strcmp(r->status, "passed") == 0 ? XDNN_OK : XDNN_ERR_INTERNAL);
@@ -246,6 +256,12 @@ void bench_output_case(FILE *f, const bench_opts *o, const bench_result *r)
         csv_field(f, timed ? mn : "", false);
         csv_field(f, timed ? mx : "", false);
         csv_field(f, timed && r->p90_ms >= 0 ? p90 : "", false);
+        const double more[] = {r->p95_ms, r->p99_ms, r->mean_ms, r->stddev_ms};
+        for (size_t k = 0; k < sizeof more / sizeof more[0]; k++) {
+            char v[32];
+            snprintf(v, sizeof v, "%.4f", more[k]);
+            csv_field(f, timed && more[k] >= 0 ? v : "", false);
+        }
         csv_field(f, timed ? gf : "", false);
         csv_field(f, timed ? gb : "", false);
         csv_field(f, r->check, false);

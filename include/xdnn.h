@@ -635,9 +635,13 @@ XDNN_API xdnn_status xdnn_graph_node_info(const xdnn_graph_t *g, size_t i, const
 /* ---------------------------------------------------------------- timing */
 
 /* The statistics xdnn reports for timed runs (and measured selection ranks
- * by): the median, the extremes and the 90th percentile (nearest rank). */
+ * by the median): the median, the extremes, the 90th, 95th and 99th
+ * percentiles (nearest rank: the smallest time that at least that share of
+ * the runs do not exceed), the mean and the sample standard deviation (0 for
+ * one run). */
 typedef struct xdnn_time_stats {
     double median_ms, min_ms, max_ms, p90_ms;
+    double mean_ms, stddev_ms, p95_ms, p99_ms;
 } xdnn_time_stats;
 
 /* Sort ms[0..n) in place and summarize it (all 0 when n is 0). */

@@ -9,6 +9,8 @@
 #include "plan/plan.h"
 #include "plan/tune.h"
 
+#include <math.h>
+
 int xdnn_device_count(char *why, size_t len)
 {
     char none[8];
@@ -75,6 +77,21 @@ _Static_assert(XDNN_FINGERPRINT_MAX == FINGERPRINT_MAX, "xdnn.h promises buffers
 
 void xdnn_time_stats_of(double *ms, size_t n, xdnn_time_stats *out)
 {
-    if (out)
-        plan_time_stats(ms, ms ? (int)n : 0, &out->median_ms, &out->min_ms, &out->max_ms, &out->p90_ms);
+    if (!out)
+        return;
+    int k = ms ? (int)n : 0;
+    plan_time_stats(ms, k, &out->median_ms, &out->min_ms, &out->max_ms, &out->p90_ms); /* sorts ms */
+    out->mean_ms = out->stddev_ms = out->p95_ms = out->p99_ms = 0;
+    if (k <= 0)
+        return;
+    double sum = 0, dev2 = 0;
+    for (int i = 0; i < k; i++)
+        sum += ms[i];
+    out->mean_ms = sum / k;
+    for (int i = 0; i < k; i++)
+        dev2 += (ms[i] - out->mean_ms) * (ms[i] - out->mean_ms);
+    out->stddev_ms = k > 1 ? sqrt(dev2 / (k - 1)) : 0;
+    /* nearest rank, as p90: index ceil(p * k) - 1 of the sorted times */
+    out->p95_ms = ms[(19 * k + 19) / 20 - 1];
+    out->p99_ms = ms[(99 * k + 99) / 100 - 1];
 }

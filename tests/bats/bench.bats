@@ -22,6 +22,8 @@ for l in sys.stdin:
     r = json.loads(l)
     assert r["status"] == "passed" and r["device"] == "cpu", r
     assert r["min_ms"] <= r["median_ms"] <= r["max_ms"] and r["iters"] == 1, r
+    assert r["min_ms"] <= r["p90_ms"] <= r["p95_ms"] <= r["p99_ms"] <= r["max_ms"] and r["stddev_ms"] == 0, r
+    assert r["min_ms"] <= r["mean_ms"] <= r["max_ms"], r
     assert len(r["engines"]) == 18 and all(e["engine"] == "cpu_reference" for e in r["engines"]), r
     assert r["flops"] > 0 and r["repro"].startswith("xdnn run "), r' 
 }
@@ -50,6 +52,17 @@ import csv,sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 assert len(rows) == 1 and rows[0]["key"] == "mlp_gelu[T=2,D=4]:f16" and rows[0]["status"] == "passed", rows
 assert float(rows[0]["median_ms"]) > 0 and rows[0]["engines"] == "cpu_reference x18", rows' "$BATS_TEST_TMPDIR/r.csv"
+}
+
+@test "csv and jsonl carry p95/p99, the mean and the standard deviation beside min/median/max/p90 (benchdnn's statistics)" {
+    run xdnn bench "$G" --device cpu --iters 7 --set T=2 --set D=4 --format csv -o "$BATS_TEST_TMPDIR/r.csv"
+    [ "$status" -eq 0 ]
+    python3 -c '
+import csv,sys
+r = list(csv.DictReader(open(sys.argv[1])))[0]
+v = {k: float(r[k]) for k in ("min_ms","median_ms","p90_ms","p95_ms","p99_ms","max_ms","mean_ms","stddev_ms")}
+assert v["min_ms"] <= v["median_ms"] <= v["p90_ms"] <= v["p95_ms"] <= v["p99_ms"] == v["max_ms"], v  # 7 runs: p99 is the slowest
+assert v["min_ms"] <= v["mean_ms"] <= v["max_ms"] and 0 <= v["stddev_ms"] <= v["max_ms"] - v["min_ms"], v' "$BATS_TEST_TMPDIR/r.csv"
 }
 
 @test "--dtype rewrites the io dtype: inputs and outputs follow, f32 stats stay; error without an io dtype" {

@@ -17,7 +17,7 @@ sweep() { xdnn bench "$G" --device cpu --iters 1 --set T=2,8,4,16 --set D=4,8 "$
 untimed() {
     python3 -c '
 import json,sys
-drop = {"iters","median_ms","min_ms","max_ms","p90_ms","spread","gflops","gbps","timestamp"}
+drop = {"iters","median_ms","min_ms","max_ms","p90_ms","p95_ms","p99_ms","mean_ms","stddev_ms","spread","gflops","gbps","timestamp"}
 for f in sys.argv[1:]:
     for l in open(f):
         r = json.loads(l)

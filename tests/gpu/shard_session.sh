@@ -29,7 +29,7 @@ fresh() { export XDNN_CACHE_DIR=$out/cache-$1; rm -rf "$XDNN_CACHE_DIR"; }
 untimed() {
     python3 -c '
 import json,sys
-drop = {"iters","median_ms","min_ms","max_ms","p90_ms","spread","gflops","gbps","timestamp"}
+drop = {"iters","median_ms","min_ms","max_ms","p90_ms","p95_ms","p99_ms","mean_ms","stddev_ms","spread","gflops","gbps","timestamp"}
 for l in open(sys.argv[1]):
     r = json.loads(l)
     for e in r.get("engines", []): e.pop("from_cache", None)

@@ -165,6 +165,18 @@ int main(void)
     double t[] = {5, 1, 4, 2, 3, 10, 6, 7, 8, 9}, med, mn, mx, p90;
     plan_time_stats(t, 10, &med, &mn, &mx, &p90);
     CHECK(med == 5.5 && mn == 1 && mx == 10 && p90 == 9);
+    /* the public summary: 1..100 shuffled -> nearest-rank percentiles, mean, sample stddev */
+    double hundred[100];
+    for (int i = 0; i < 100; i++)
+        hundred[i] = (double)((i * 37) % 100 + 1);
+    xdnn_time_stats ts;
+    xdnn_time_stats_of(hundred, 100, &ts);
+    CHECK(ts.median_ms == 50.5 && ts.min_ms == 1 && ts.max_ms == 100 && ts.p90_ms == 90 && ts.p95_ms == 95 &&
+          ts.p99_ms == 99 && ts.mean_ms == 50.5);
+    CHECK(ts.stddev_ms > 29.011 && ts.stddev_ms < 29.012); /* sqrt(100 * 101 / 12): sample stddev of 1..100 */
+    double one = 3.5;
+    xdnn_time_stats_of(&one, 1, &ts);
+    CHECK(ts.p99_ms == 3.5 && ts.mean_ms == 3.5 && ts.stddev_ms == 0);
 
     free(bytes);
     xdnn_diags_print(d, stderr);
