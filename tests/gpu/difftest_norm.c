@@ -603,21 +603,6 @@ static void bench_cases(void)
 
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */
 
-static xdnn_status dry_run(xgraph *g, char *engines, size_t len, xdnn_diags_t *d)
-{
-    arena *ar = arena_create();
-    ggraph *gg = gpu_lower(g, ar);
-    gplan *pl = gpu_partition(gg, false);
-    gpu_device dev = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
-    xdnn_status s = gpu_select_engines(pl, &dev, NULL, 0, getenv("DIFFTEST_VERBOSE") ? 1 : 0, stderr, d);
-    for (int i = 0; i < pl->nparts && s == XDNN_OK; i++) {
-        size_t n = strlen(engines);
-        snprintf(engines + n, len - n, "%s%s", i ? "," : "", pl->parts[i].engine->name);
-    }
-    arena_destroy(ar);
-    return s;
-}
-
 static const char *case_id(int i)
 {
     return cases[i].id;
@@ -638,7 +623,7 @@ static void run_case(int i, dh_outcome *out)
     if (s != XDNN_OK)
         goto done;
     if (opts.dry) {
-        s = dry_run(g, out->engines, sizeof out->engines, r.d);
+        s = dh_dry_select(g, out->engines, sizeof out->engines, r.d);
         out->ok = s == XDNN_OK;
         snprintf(out->msg, sizeof out->msg, "(dry: planned, not run)");
         goto done;

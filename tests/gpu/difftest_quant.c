@@ -260,19 +260,6 @@ static bool table_bytes(const tcase *c, const host_tensor *q, char *msg, size_t 
     return ok;
 }
 
-/* --dry: no GPU; the CPU reference ran, now engine selection on a modelled H100. */
-static xdnn_status dry_select(xgraph *g, char *engines, size_t len, xdnn_diags_t *d)
-{
-    arena *ar = arena_create();
-    gplan *pl = gpu_partition(gpu_lower(g, ar), false);
-    gpu_device dev = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
-    xdnn_status s = gpu_select_engines(pl, &dev, NULL, 0, getenv("DIFFTEST_VERBOSE") ? 1 : 0, stderr, d);
-    for (int i = 0; i < pl->nparts && s == XDNN_OK; i++)
-        snprintf(engines + strlen(engines), len - strlen(engines), "%s%s", i ? "," : "", pl->parts[i].engine->name);
-    arena_destroy(ar);
-    return s;
-}
-
 static void run_case(int i, dh_outcome *out)
 {
     const tcase *c = &cases[i];
@@ -283,7 +270,7 @@ static void run_case(int i, dh_outcome *out)
     if (s != XDNN_OK)
         goto done;
     if (opts.dry) {
-        s = dry_select(g, out->engines, sizeof out->engines, r.d);
+        s = dh_dry_select(g, out->engines, sizeof out->engines, r.d);
         out->ok = (s == XDNN_OK) == (c->kind != CK_REFUSE);
         size_t n = (size_t)snprintf(out->msg, sizeof out->msg, "(dry: reference ran, engines selected, not run)");
         if (c->kind == CK_TABLE)
