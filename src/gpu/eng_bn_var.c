@@ -16,12 +16,6 @@ typedef struct bv_priv {
     char detail[64];
 } bv_priv;
 
-#define FAIL(...)                        \
-    do {                                 \
-        snprintf(why, len, __VA_ARGS__); \
-        return false;                    \
-    } while (0)
-
 static bool bv_analyze(const gplan *pl, const gpart *p, bv_priv *q, char *why, size_t len)
 {
     memset(q, 0, sizeof *q);
@@ -31,14 +25,14 @@ static bool bv_analyze(const gplan *pl, const gpart *p, bv_priv *q, char *why, s
         return false;
     const ggraph *g = pl->g;
     if (n->nin < 5)
-        FAIL("%s: node %s lacks an operand", n->op, n->name);
+        GPU_REFUSE("%s: node %s lacks an operand", n->op, n->name);
     q->x = n->in[0];
     q->y = n->out;
     const gtensor *x = &g->t[q->x], *y = &g->t[q->y];
     if (!gpu_ix_packed(x, why, len) || !gpu_ix_packed(y, why, len))
         return false;
     if (x->rank < 2 || !gpu_ix_float(x->dtype) || !gpu_ix_float(y->dtype))
-        FAIL("%s: x must be [N, C, ...] of f32, f16, bf16 or f64, got rank %d %s", n->op, x->rank,
+        GPU_REFUSE("%s: x must be [N, C, ...] of f32, f16, bf16 or f64, got rank %d %s", n->op, x->rank,
              xdnn_dtype_name(x->dtype));
     kbv_params *k = &q->kp;
     k->N = x->dims[0];
@@ -47,12 +41,12 @@ static bool bv_analyze(const gplan *pl, const gpart *p, bv_priv *q, char *why, s
     for (int j = 0; j < 4; j++) {
         q->p[j] = n->in[1 + j];
         if (q->p[j] < 0)
-            FAIL("%s: node %s lacks an operand", n->op, n->name);
+            GPU_REFUSE("%s: node %s lacks an operand", n->op, n->name);
         const gtensor *t = &g->t[q->p[j]];
         if (t->is_scalar || !gpu_ix_packed(t, why, len))
-            FAIL("%s: parameter '%s' must be a packed tensor", n->op, t->name);
+            GPU_REFUSE("%s: parameter '%s' must be a packed tensor", n->op, t->name);
         if (!gpu_ix_float(t->dtype) || (t->numel != 1 && t->numel != k->C))
-            FAIL("%s: parameter '%s' must hold C = %lld or 1 float elements, got %lld %s", n->op, t->name,
+            GPU_REFUSE("%s: parameter '%s' must hold C = %lld or 1 float elements, got %lld %s", n->op, t->name,
                  (long long)k->C, (long long)t->numel, xdnn_dtype_name(t->dtype));
         k->pdt[j] = (int)t->dtype;
         k->pnumel[j] = t->numel;

@@ -25,12 +25,6 @@ bool gpu_copy_op(int op) { return op_class_of(op) == OPC_TENSOR; }
 
 static bool float_dt(xdnn_dtype t) { return t == XDNN_F32 || t == XDNN_F16 || t == XDNN_BF16; }
 
-#define FAIL(...)                        \
-    do {                                 \
-        snprintf(why, len, __VA_ARGS__); \
-        return false;                    \
-    } while (0)
-
 /* Python slice.indices(len) then the count (as tensor_slice.c). */
 void gpu_slice_resolve(const xnode *n, const op_desc *d, int64_t L, int64_t *start, int64_t *step, int64_t *count)
 {
@@ -132,7 +126,7 @@ static bool normalize(cp_job *j, char *why, size_t len)
         j->in_n = m;
     }
     if (j->n > CP_MAXD || j->in_n > CP_MAXD)
-        FAIL("more than %d non-mergeable dims", CP_MAXD);
+        GPU_REFUSE("more than %d non-mergeable dims", CP_MAXD);
     return true;
 }
 
@@ -167,12 +161,12 @@ static bool start_job(cp_plan *cp, const ggraph *g, int src, int dst, const char
                       cp_job **out)
 {
     if (cp->njobs >= CP_MAX_JOBS)
-        FAIL("%s: more than %d copies", op, CP_MAX_JOBS);
+        GPU_REFUSE("%s: more than %d copies", op, CP_MAX_JOBS);
     const gtensor *x = &g->t[src], *y = &g->t[dst];
     if (x->is_scalar || y->is_scalar)
-        FAIL("%s: a scalar operand; expected tensors", op);
+        GPU_REFUSE("%s: a scalar operand; expected tensors", op);
     if (x->dtype != y->dtype && !(float_dt(x->dtype) && float_dt(y->dtype)))
-        FAIL("%s: converting %s '%s' to %s '%s' is not a copy (only f32/f16/bf16 convert)", op,
+        GPU_REFUSE("%s: converting %s '%s' to %s '%s' is not a copy (only f32/f16/bf16 convert)", op,
              gg_dtype_name(x->dtype), x->name, gg_dtype_name(y->dtype), y->name);
     cp_job *j = &cp->jobs[cp->njobs];
     memset(j, 0, sizeof *j);
@@ -190,27 +184,27 @@ bool gpu_copy_analyze(const gplan *pl, const gpart *p, cp_plan *cp, char *why, s
 {
     memset(cp, 0, sizeof *cp);
     if (p->kind != GP_SINGLE || p->nnodes != 1)
-        FAIL("needs a single-node partition, got %s with %d nodes", gpart_kind_name(p->kind), p->nnodes);
+        GPU_REFUSE("needs a single-node partition, got %s with %d nodes", gpart_kind_name(p->kind), p->nnodes);
     const ggraph *g = pl->g;
     const gnode *n = &g->n[p->nodes[0]];
     if (!gpu_copy_op(n->op_id))
-        FAIL("op %s is not a tensor copy (reshape/permute/broadcast/slice/concat/split/pad)", n->op);
+        GPU_REFUSE("op %s is not a tensor copy (reshape/permute/broadcast/slice/concat/split/pad)", n->op);
     if (!n->ir)
-        FAIL("%s: node %s has no IR node (attributes unknown)", n->op, n->name);
+        GPU_REFUSE("%s: node %s has no IR node (attributes unknown)", n->op, n->name);
     const op_desc *desc = op_get(n->ir->op);
     if (n->ir->ninputs > GG_MAX_IN)
-        FAIL("%s: %d inputs; the GPU graph holds at most %d", n->op, n->ir->ninputs, GG_MAX_IN);
+        GPU_REFUSE("%s: %d inputs; the GPU graph holds at most %d", n->op, n->ir->ninputs, GG_MAX_IN);
     if (n->ir->nresults > GG_MAX_OUT)
-        FAIL("%s: %d results; the GPU graph holds at most %d", n->op, n->ir->nresults, GG_MAX_OUT);
+        GPU_REFUSE("%s: %d results; the GPU graph holds at most %d", n->op, n->ir->nresults, GG_MAX_OUT);
     int y0 = n->nouts > 0 ? n->outs[0] : n->out;
     if (n->nin < 1 || n->in[0] < 0)
-        FAIL("%s: input x is missing", n->op);
+        GPU_REFUSE("%s: input x is missing", n->op);
     const gtensor *x = &g->t[n->in[0]];
     cp_job *j;
     if (n->op_id == OP_split) {
         int axis;
         if (!op_axis(x->rank, op_attr_int(n->ir, desc, "axis"), &axis))
-            FAIL("split: attribute 'axis' out of range for rank %d", x->rank);
+            GPU_REFUSE("split: attribute 'axis' out of range for rank %d", x->rank);
         int64_t off = 0;
         for (int r = 0; r < (n->nouts > 0 ? n->nouts : 1); r++) {
             int yt = n->nouts > 0 ? n->outs[r] : n->out;
@@ -237,15 +231,15 @@ bool gpu_copy_analyze(const gplan *pl, const gpart *p, cp_plan *cp, char *why, s
         }
     } else if (n->op_id == OP_concat) {
         if (y0 < 0)
-            FAIL("concat: the result is discarded");
+            GPU_REFUSE("concat: the result is discarded");
         const gtensor *y = &g->t[y0];
         int axis;
         if (!op_axis(y->rank, op_attr_int(n->ir, desc, "axis"), &axis))
-            FAIL("concat: attribute 'axis' out of range for rank %d", y->rank);
+            GPU_REFUSE("concat: attribute 'axis' out of range for rank %d", y->rank);
         int64_t off = 0;
         for (int i = 0; i < n->nin; i++) {
             if (n->in[i] < 0)
-                FAIL("concat: input x%d is missing", i);
+                GPU_REFUSE("concat: input x%d is missing", i);
             const gtensor *xi = &g->t[n->in[i]];
             if (!start_job(cp, g, n->in[i], y0, n->op, why, len, &j))
                 return false;
@@ -258,7 +252,7 @@ bool gpu_copy_analyze(const gplan *pl, const gpart *p, cp_plan *cp, char *why, s
         }
     } else {
         if (y0 < 0)
-            FAIL("%s: the result is discarded", n->op);
+            GPU_REFUSE("%s: the result is discarded", n->op);
         const gtensor *y = &g->t[y0];
         if (!start_job(cp, g, n->in[0], y0, n->op, why, len, &j))
             return false;
@@ -268,7 +262,7 @@ bool gpu_copy_analyze(const gplan *pl, const gpart *p, cp_plan *cp, char *why, s
             j->size[d] = y->dims[d], j->ost[d] = y->strides[d];
         if (n->op_id == OP_reshape) {
             if (x->numel != y->numel)
-                FAIL("reshape: x has %lld elements, y %lld", (long long)x->numel, (long long)y->numel);
+                GPU_REFUSE("reshape: x has %lld elements, y %lld", (long long)x->numel, (long long)y->numel);
             if (packed(x)) {
                 rm_coef(y->rank, y->dims, j->ist);
             } else if (packed(y)) {
@@ -286,27 +280,27 @@ bool gpu_copy_analyze(const gplan *pl, const gpart *p, cp_plan *cp, char *why, s
             int64_t pv[XDNN_MAX_RANK];
             int np = 0;
             if (!attr_int_list(n->ir, desc, "perm", XDNN_MAX_RANK, pv, &np) || np != x->rank)
-                FAIL("permute: attribute 'perm' must list the %d axes of x", x->rank);
+                GPU_REFUSE("permute: attribute 'perm' must list the %d axes of x", x->rank);
             for (int d = 0; d < y->rank; d++) {
                 int a;
                 if (!op_axis(x->rank, pv[d], &a))
-                    FAIL("permute: perm[%d] = %lld out of range", d, (long long)pv[d]);
+                    GPU_REFUSE("permute: perm[%d] = %lld out of range", d, (long long)pv[d]);
                 j->ist[d] = x->strides[a];
             }
         } else if (n->op_id == OP_broadcast) {
             int lead = y->rank - x->rank;
             if (lead < 0)
-                FAIL("broadcast: x has rank %d > y's %d", x->rank, y->rank);
+                GPU_REFUSE("broadcast: x has rank %d > y's %d", x->rank, y->rank);
             for (int d = 0; d < y->rank; d++)
                 j->ist[d] = d >= lead && x->dims[d - lead] != 1 ? x->strides[d - lead] : 0;
         } else if (n->op_id == OP_slice) {
             int axis;
             if (!op_axis(x->rank, op_attr_int(n->ir, desc, "axis"), &axis))
-                FAIL("slice: attribute 'axis' out of range for rank %d", x->rank);
+                GPU_REFUSE("slice: attribute 'axis' out of range for rank %d", x->rank);
             int64_t start, step, count;
             gpu_slice_resolve(n->ir, desc, x->dims[axis], &start, &step, &count);
             if (count != y->dims[axis])
-                FAIL("slice: resolved count %lld differs from y's dim %lld", (long long)count,
+                GPU_REFUSE("slice: resolved count %lld differs from y's dim %lld", (long long)count,
                      (long long)y->dims[axis]);
             for (int d = 0; d < y->rank; d++)
                 j->ist[d] = x->strides[d];
@@ -315,7 +309,7 @@ bool gpu_copy_analyze(const gplan *pl, const gpart *p, cp_plan *cp, char *why, s
         } else { /* pad */
             int64_t before[XDNN_MAX_RANK], after[XDNN_MAX_RANK];
             if (!pad_amounts(n->ir, desc, x->rank, before, after))
-                FAIL("pad: attribute 'pads' has an unknown form for rank %d", x->rank);
+                GPU_REFUSE("pad: attribute 'pads' has an unknown form for rank %d", x->rank);
             const char *ms = op_attr_str(n->ir, desc, "mode");
             j->kind = CPK_PAD;
             j->pad_mode = !ms ? CPP_CONSTANT

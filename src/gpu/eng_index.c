@@ -18,12 +18,6 @@ typedef struct index_priv {
     char detail[96];
 } index_priv;
 
-#define FAIL(...)                        \
-    do {                                 \
-        snprintf(why, len, __VA_ARGS__); \
-        return false;                    \
-    } while (0)
-
 bool gpu_ix_packed(const gtensor *t, char *why, size_t len)
 {
     int64_t want = 1;
@@ -33,7 +27,7 @@ bool gpu_ix_packed(const gtensor *t, char *why, size_t len)
             size_t m = 0;
             for (int d = 0; d < t->rank; d++)
                 m += (size_t)snprintf(st + m, sizeof st - m, "%s%lld", d ? "," : "", (long long)t->strides[d]);
-            FAIL("'%s' is not packed row-major (strides %s); this engine reads and writes packed tensors", t->name, st);
+            GPU_REFUSE("'%s' is not packed row-major (strides %s); this engine reads and writes packed tensors", t->name, st);
         }
         want *= t->dims[i];
     }
@@ -85,26 +79,26 @@ static bool index_analyze(const gplan *pl, const gpart *p, index_priv *q, char *
     q->idx = iport >= 0 && n->nin > iport ? n->in[iport] : -1;
     q->y = n->out;
     if ((xp >= 0 && q->x < 0) || (iport >= 0 && q->idx < 0))
-        FAIL("%s: node %s lacks an operand", n->op, n->name);
+        GPU_REFUSE("%s: node %s lacks an operand", n->op, n->name);
     const gtensor *x = q->x >= 0 ? &g->t[q->x] : NULL, *ix = q->idx >= 0 ? &g->t[q->idx] : NULL, *y = &g->t[q->y];
     const gtensor *all[3] = {x, ix, y};
     for (int i = 0; i < 3; i++) {
         if (all[i] && all[i]->is_scalar)
-            FAIL("%s: operand '%s' is a scalar; expected a tensor", n->op, all[i]->name);
+            GPU_REFUSE("%s: operand '%s' is a scalar; expected a tensor", n->op, all[i]->name);
         if (all[i] && !gpu_ix_packed(all[i], why, len))
             return false;
         if (all[i] && all[i]->numel >= (int64_t)1 << 40)
-            FAIL("%s: '%s' has %lld elements (at most 2^40 here)", n->op, all[i]->name, (long long)all[i]->numel);
+            GPU_REFUSE("%s: '%s' has %lld elements (at most 2^40 here)", n->op, all[i]->name, (long long)all[i]->numel);
     }
     if (x && !gpu_ix_float(x->dtype))
-        FAIL("%s: '%s' has dtype %s; index_direct takes f32, f16, bf16 or f64 data", n->op, x->name,
+        GPU_REFUSE("%s: '%s' has dtype %s; index_direct takes f32, f16, bf16 or f64 data", n->op, x->name,
              xdnn_dtype_name(x->dtype));
     if (ix && !gpu_ix_int(ix->dtype))
-        FAIL("%s: index '%s' has dtype %s (expected i8, i32 or i64)", n->op, ix->name, xdnn_dtype_name(ix->dtype));
+        GPU_REFUSE("%s: index '%s' has dtype %s (expected i8, i32 or i64)", n->op, ix->name, xdnn_dtype_name(ix->dtype));
     bool int_out = k->mode == KIX_ARGMAX || k->mode == KIX_ARGMIN;
     if (int_out ? !(y->dtype == XDNN_I32 || y->dtype == XDNN_I64)
                 : !(gpu_ix_float(y->dtype) || (k->mode == KIX_ONE_HOT && gpu_ix_int(y->dtype))))
-        FAIL("%s: result '%s' has dtype %s, which index_direct does not write", n->op, y->name,
+        GPU_REFUSE("%s: result '%s' has dtype %s, which index_direct does not write", n->op, y->name,
              xdnn_dtype_name(y->dtype));
     k->xdt = x ? (int)x->dtype : 0;
     k->idt = ix ? (int)ix->dtype : 0;
@@ -117,7 +111,7 @@ static bool index_analyze(const gplan *pl, const gpart *p, index_priv *q, char *
         k->n = y->dims[y->rank - 1];
         k->inner = 1;
     } else if (!op_axis(full->rank, op_attr_int(n->ir, d, "axis"), &ax)) {
-        FAIL("%s: attribute 'axis' out of range for rank %d", n->op, full->rank);
+        GPU_REFUSE("%s: attribute 'axis' out of range for rank %d", n->op, full->rank);
     } else {
         k->outer = 1;
         for (int i = 0; i < ax; i++)
@@ -128,7 +122,7 @@ static bool index_analyze(const gplan *pl, const gpart *p, index_priv *q, char *
             k->inner *= full->dims[i];
     }
     if (k->mode == KIX_GATHER_BWD && (k->K >= (int64_t)1 << 32 || k->n >= (int64_t)1 << 31))
-        FAIL("%s: %lld indices into %lld rows; the sort keys hold < 2^32 indices and < 2^31 rows", n->op,
+        GPU_REFUSE("%s: %lld indices into %lld rows; the sort keys hold < 2^32 indices and < 2^31 rows", n->op,
              (long long)k->K, (long long)k->n);
     static const char *const names[] = {"gather", "gather_bwd sorted scatter", "one_hot", "argmax", "argmin"};
     snprintf(q->detail, sizeof q->detail, "%s, outer %lld n %lld inner %lld%s", names[k->mode], (long long)k->outer,

@@ -42,12 +42,6 @@ typedef struct mf_priv {
     pthread_mutex_t mu;              /* guards the scale pointers of `op` */
 } mf_priv;
 
-#define FAIL(...)                        \
-    do {                                 \
-        snprintf(why, len, __VA_ARGS__); \
-        return false;                    \
-    } while (0)
-
 /* The leading dim of a K-contiguous operand: dims [r0, r1] logical
  * (rows, K) or (K, cols) as `k_last` says; false when K is not contiguous. */
 static bool k_contiguous(const gtensor *t, bool k_last, int64_t *ld)
@@ -64,10 +58,10 @@ static bool mf_analyze(const gplan *pl, const gpart *p, mf_shape *s, char *why, 
     memset(s, 0, sizeof *s);
     const ggraph *g = pl->g;
     if (p->nnodes != 1 || g->n[p->nodes[0]].op_id != OP_scaled_matmul)
-        FAIL("needs a lone scaled_matmul node, got partition %s", p->name);
+        GPU_REFUSE("needs a lone scaled_matmul node, got partition %s", p->name);
     const gnode *n = &g->n[p->nodes[0]];
     if (!n->ir || n->nin < 4 || n->out < 0)
-        FAIL("scaled_matmul %s lacks operands or its IR node", n->name);
+        GPU_REFUSE("scaled_matmul %s lacks operands or its IR node", n->name);
     const op_desc *d = op_get(n->op_id);
     bool ta = op_attr_bool(n->ir, d, "trans_a"), tb = op_attr_bool(n->ir, d, "trans_b");
     s->a = n->in[0], s->b = n->in[1], s->sa = n->in[2], s->sb = n->in[3], s->c = n->out;
@@ -75,35 +69,35 @@ static bool mf_analyze(const gplan *pl, const gpart *p, mf_shape *s, char *why, 
     xdnn_dtype ea = A->dtype, eb = B->dtype;
     s->i8 = ea == XDNN_I8; /* the op's inference makes both i8 or both fp8 */
     if (ea == XDNN_FP8_E5M2 && eb == XDNN_FP8_E5M2)
-        FAIL("fp8_e5m2 x fp8_e5m2 has no Hopper fp8 kernel (one operand must be fp8_e4m3)");
+        GPU_REFUSE("fp8_e5m2 x fp8_e5m2 has no Hopper fp8 kernel (one operand must be fp8_e4m3)");
     if (g->t[s->sa].dtype != XDNN_F32 || g->t[s->sb].dtype != XDNN_F32)
-        FAIL("scales must be f32");
+        GPU_REFUSE("scales must be f32");
     s->m = ta ? A->dims[1] : A->dims[0];
     s->k = ta ? A->dims[0] : A->dims[1];
     s->n = tb ? B->dims[0] : B->dims[1];
     if (!k_contiguous(A, !ta, &s->lda))
-        FAIL("a '%s' must have K contiguous (cuBLASLt fp8/i8 is TN only): [M, K] row-major, or [K, M] column-major with "
+        GPU_REFUSE("a '%s' must have K contiguous (cuBLASLt fp8/i8 is TN only): [M, K] row-major, or [K, M] column-major with "
              "trans_a; strides are %lld, %lld", A->name, (long long)A->strides[0], (long long)A->strides[1]);
     if (!k_contiguous(B, tb, &s->ldb))
-        FAIL("b '%s' must have K contiguous (cuBLASLt fp8/i8 is TN only): [N, K] row-major with trans_b=true, or "
+        GPU_REFUSE("b '%s' must have K contiguous (cuBLASLt fp8/i8 is TN only): [N, K] row-major with trans_b=true, or "
              "[K, N] column-major; strides are %lld, %lld", B->name, (long long)B->strides[0],
              (long long)B->strides[1]);
     if (C->dims[1] > 1 && C->strides[1] != 1)
-        FAIL("output '%s' must be row-major (strides %lld, %lld)", C->name, (long long)C->strides[0],
+        GPU_REFUSE("output '%s' must be row-major (strides %lld, %lld)", C->name, (long long)C->strides[0],
              (long long)C->strides[1]);
     s->ldc = C->dims[0] > 1 ? C->strides[0] : s->n;
     int64_t v[6] = {s->m, s->n, s->k, s->lda, s->ldb, s->ldc};
     static const char *const vn[6] = {"M", "N", "K", "lda", "ldb", "ldc"};
     for (int i = 0; i < 6; i++)
         if (v[i] % 16 != 0)
-            FAIL("cuBLASLt fp8/i8 needs M, N, K and leading dims that are multiples of 16, got %s = %lld", vn[i],
+            GPU_REFUSE("cuBLASLt fp8/i8 needs M, N, K and leading dims that are multiples of 16, got %s = %lld", vn[i],
                  (long long)v[i]);
     /* |a|, |b| <= 128: K products of 2^14 stay below 2^31 while K < 2^17 */
     if (s->i8 && s->k >= (1 << 17))
-        FAIL("i8 sums of K = %lld products could overflow the int32 accumulator (K must be below 131072)",
+        GPU_REFUSE("i8 sums of K = %lld products could overflow the int32 accumulator (K must be below 131072)",
              (long long)s->k);
     if (C->dtype != XDNN_BF16 && C->dtype != XDNN_F16 && C->dtype != XDNN_F32)
-        FAIL("output dtype %s (expected bf16, f16 or f32)", xdnn_dtype_name(C->dtype));
+        GPU_REFUSE("output dtype %s (expected bf16, f16 or f32)", xdnn_dtype_name(C->dtype));
     return true;
 }
 

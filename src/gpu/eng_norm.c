@@ -264,12 +264,6 @@ static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
 
 static size_t align256(size_t v) { return (v + 255) / 256 * 256; }
 
-#define FAIL(...)                                \
-    do {                                         \
-        snprintf(why, len, __VA_ARGS__);         \
-        return false;                            \
-    } while (0)
-
 bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *np, char *why, size_t len)
 {
     memset(np, 0, sizeof *np);
@@ -277,7 +271,7 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
         np->tid[k] = -1;
     np->act_node = -1;
     if (p->kind != GP_SINGLE || p->anchor < 0 || p->nnodes > 2)
-        FAIL("needs a norm node (and at most its activation), got %s with %d nodes", gpart_kind_name(p->kind),
+        GPU_REFUSE("needs a norm node (and at most its activation), got %s with %d nodes", gpart_kind_name(p->kind),
              p->nnodes);
     const ggraph *g = pl->g;
     const gnode *n = &g->n[p->anchor];
@@ -285,16 +279,16 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
         int e = p->nodes[0] == p->anchor ? p->nodes[1] : p->nodes[0];
         int y = gpu_norm_fusable_y(g, p->anchor);
         if (y < 0 || gpu_norm_act(g, e) == NGACT_NONE || g->n[e].in[0] != y)
-            FAIL("%s: only a forward normalization followed by relu, silu or gelu on its y runs as one partition",
+            GPU_REFUSE("%s: only a forward normalization followed by relu, silu or gelu on its y runs as one partition",
                  n->op);
         np->act_node = e;
     }
     norm_kind kind = gpu_norm_kind(n->op);
     np->kind = kind;
     if (kind == NK_NONE)
-        FAIL("op %s is not a normalization or softmax_bwd", n->op);
+        GPU_REFUSE("op %s is not a normalization or softmax_bwd", n->op);
     if (!n->ir)
-        FAIL("%s: node %s has no IR node (attributes unknown)", n->op, n->name);
+        GPU_REFUSE("%s: node %s has no IR node (attributes unknown)", n->op, n->name);
     const op_desc *desc = op_get(n->ir->op);
     int *tid = np->tid;
     int nres = n->nouts > 0 ? n->nouts : 1;
@@ -342,11 +336,11 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
         tid[NG_Y] = g->n[np->act_node].out;
     }
     if (tid[NG_X] < 0)
-        FAIL("%s: input x is missing", n->op);
+        GPU_REFUSE("%s: input x is missing", n->op);
     const gtensor *x = &g->t[tid[NG_X]];
     int out_main = is_bwd(kind) || is_smb(kind) ? tid[NG_DX] : tid[NG_Y];
     if (out_main < 0)
-        FAIL("%s: the main result is discarded", n->op);
+        GPU_REFUSE("%s: the main result is discarded", n->op);
     /* dtypes: x-shaped tensors f32/f16/bf16; parameters and statistics also f64 */
     for (int k = 0; k < NG_NOPS; k++) {
         if (tid[k] < 0)
@@ -354,18 +348,18 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
         const gtensor *t = &g->t[tid[k]];
         bool xlike = k == NG_X || k == NG_Y || k == NG_DY || k == NG_DX;
         if (t->is_scalar)
-            FAIL("%s: operand '%s' is a scalar; expected a tensor", n->op, t->name);
+            GPU_REFUSE("%s: operand '%s' is a scalar; expected a tensor", n->op, t->name);
         if (!dtype_ok(t->dtype, !xlike))
-            FAIL("%s: tensor '%s' has dtype %s; norm_welford takes f32, f16, bf16", n->op, t->name,
+            GPU_REFUSE("%s: tensor '%s' has dtype %s; norm_welford takes f32, f16, bf16", n->op, t->name,
                  gg_dtype_name(t->dtype));
         if (xlike && !gg_same_dims(t, x))
-            FAIL("%s: tensor '%s' must have x's dims", n->op, t->name);
+            GPU_REFUSE("%s: tensor '%s' must have x's dims", n->op, t->name);
     }
     int r = x->rank;
     np->numel = x->numel;
     np->index64 = x->numel > 0x7fffffffLL;
     if (x->numel == 0)
-        FAIL("%s: x is empty", n->op);
+        GPU_REFUSE("%s: x is empty", n->op);
 
     /* attributes */
     double eps = 0, momentum = 0;
@@ -378,21 +372,21 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
     if (is_feature(kind)) {
         k_trail = norm_trailing_axes(n->ir, desc, r);
         if (k_trail < 1)
-            FAIL("%s: attribute 'axes' must name trailing axes of x (rank %d)", n->op, r);
+            GPU_REFUSE("%s: attribute 'axes' must name trailing axes of x (rank %d)", n->op, r);
     }
     if (is_bn(kind) || is_group(kind)) {
         if (r < 2)
-            FAIL("%s: x must have rank >= 2, got %d", n->op, r);
+            GPU_REFUSE("%s: x must have rank >= 2, got %d", n->op, r);
     }
     if (is_group(kind)) {
         int64_t C = x->dims[1];
         G = op_attr_index(desc, "groups") >= 0 ? op_attr_int(n->ir, desc, "groups") : C;
         if (G < 1 || C % G != 0)
-            FAIL("%s: attribute 'groups' must divide C = %lld, got %lld", n->op, (long long)C, (long long)G);
+            GPU_REFUSE("%s: attribute 'groups' must divide C = %lld, got %lld", n->op, (long long)C, (long long)G);
     }
     if (is_smb(kind)) {
         if (!op_axis(r, op_attr_int(n->ir, desc, "axis"), &axis))
-            FAIL("%s: attribute 'axis' out of range for rank %d", n->op, r);
+            GPU_REFUSE("%s: attribute 'axis' out of range for rank %d", n->op, r);
     }
 
     /* canonical dims */
@@ -464,7 +458,7 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
             continue;
         const gtensor *t = &g->t[tid[k]];
         if (t->numel != np->rows && !(is_bn(kind) && t->numel == 1))
-            FAIL("%s: tensor '%s' has %lld elements, expected one per row (%lld)", n->op, t->name,
+            GPU_REFUSE("%s: tensor '%s' has %lld elements, expected one per row (%lld)", n->op, t->name,
                  (long long)t->numel, (long long)np->rows);
         bool same_rank = t->rank == r;
         for (int i = 0; i < c.n && same_rank; i++) {
@@ -482,7 +476,7 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
             else if (dense_row_major(t))
                 c.st[k][i] = c.st[NG_ROW][i];
             else
-                FAIL("%s: statistics tensor '%s' is neither shaped like the rows nor packed", n->op, t->name);
+                GPU_REFUSE("%s: statistics tensor '%s' is neither shaped like the rows nor packed", n->op, t->name);
         }
     }
 
@@ -502,10 +496,10 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
         base.t.dt[k] = tid[k] >= 0 ? (int)g->t[tid[k]].dtype : 0;
     int okey = bwd || is_smb(kind) ? NG_DX : NG_Y;
     if (!make_dims(&c, -1, -1, okey, &base.all))
-        FAIL("%s: x has too many non-mergeable dims (max %d)", n->op, NG_MAXD);
+        GPU_REFUSE("%s: x has too many non-mergeable dims (max %d)", n->op, NG_MAXD);
     ng_job rows = base;
     if (!make_dims(&c, 1, -1, NG_X, &rows.outer) || !make_dims(&c, 0, -1, NG_X, &rows.inner))
-        FAIL("%s: x has too many non-mergeable dims (max %d)", n->op, NG_MAXD);
+        GPU_REFUSE("%s: x has too many non-mergeable dims (max %d)", n->op, NG_MAXD);
     plan_reduce(&rows, sm_count);
     np->apply_mode = bwd ? NGA_BWD : is_smb(kind) ? NGA_SMB : NGA_FWD;
     if (kind == NK_BN_INFER || bwd) {
@@ -523,7 +517,7 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
         if (np->has_pgrad && !np->pgrad_from_rows) {
             np->pgrad = base;
             if (!make_dims(&c, -1, 1, NG_X, &np->pgrad.outer) || !make_dims(&c, -1, 0, NG_X, &np->pgrad.inner))
-                FAIL("%s: x has too many non-mergeable dims (max %d)", n->op, NG_MAXD);
+                GPU_REFUSE("%s: x has too many non-mergeable dims (max %d)", n->op, NG_MAXD);
             plan_reduce(&np->pgrad, sm_count);
             np->pgrad.mode = NGR_BWD;
             np->pgrad.fin = NGF_SUMS;

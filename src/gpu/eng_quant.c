@@ -19,12 +19,6 @@ typedef struct quant_priv {
     char detail[96];
 } quant_priv;
 
-#define FAIL(...)                        \
-    do {                                 \
-        snprintf(why, len, __VA_ARGS__); \
-        return false;                    \
-    } while (0)
-
 static bool packed(const gtensor *t)
 {
     int64_t want = 1;
@@ -48,7 +42,7 @@ static bool quant_analyze(const gplan *pl, const gpart *p, quant_priv *q, char *
 {
     memset(q, 0, sizeof *q);
     if (p->nnodes != 1)
-        FAIL("needs a lone quantize/dequantize/amax node, got partition %s of %d nodes", p->name, p->nnodes);
+        GPU_REFUSE("needs a lone quantize/dequantize/amax node, got partition %s of %d nodes", p->name, p->nnodes);
     const ggraph *g = pl->g;
     const gnode *n = &g->n[p->nodes[0]];
     kq_params *k = &q->kp;
@@ -61,10 +55,10 @@ static bool quant_analyze(const gplan *pl, const gpart *p, quant_priv *q, char *
     else if (n->op_id == OP_quant_scale)
         k->mode = KQ_SCALE;
     else
-        FAIL("runs quantize, dequantize, amax and quant_scale only, not %s", n->op);
+        GPU_REFUSE("runs quantize, dequantize, amax and quant_scale only, not %s", n->op);
     bool has_scale = k->mode == KQ_QUANT || k->mode == KQ_DEQUANT;
     if (!n->ir || n->nin < 1 || n->in[0] < 0 || n->out < 0 || (has_scale && (n->nin < 2 || n->in[1] < 0)))
-        FAIL("%s: node %s lacks its operands or its IR node", n->op, n->name);
+        GPU_REFUSE("%s: node %s lacks its operands or its IR node", n->op, n->name);
     q->x = n->in[0];
     q->s = has_scale ? n->in[1] : -1;
     q->y = n->out;
@@ -78,14 +72,14 @@ static bool quant_analyze(const gplan *pl, const gpart *p, quant_priv *q, char *
                 : k->mode == KQ_DEQUANT ? one_of(y->dtype, deq_out, 4)
                 : k->mode == KQ_SCALE ? y->dtype == XDNN_F32 || y->dtype == XDNN_E8M0 : y->dtype == XDNN_F32;
     if (!dt_in)
-        FAIL("%s: input '%s' has dtype %s (expected %s)", n->op, in_ok->name, xdnn_dtype_name(x->dtype),
+        GPU_REFUSE("%s: input '%s' has dtype %s (expected %s)", n->op, in_ok->name, xdnn_dtype_name(x->dtype),
              k->mode == KQ_DEQUANT ? "fp8_e4m3, fp8_e5m2 or i8" : "f32, f16 or bf16");
     if (!dt_out)
-        FAIL("%s: output '%s' has dtype %s (expected %s)", n->op, out_ok->name, xdnn_dtype_name(y->dtype),
+        GPU_REFUSE("%s: output '%s' has dtype %s (expected %s)", n->op, out_ok->name, xdnn_dtype_name(y->dtype),
              k->mode == KQ_QUANT ? "fp8_e4m3, fp8_e5m2 or i8" : k->mode == KQ_DEQUANT ? "f32, f16, bf16 or f64"
              : k->mode == KQ_SCALE ? "f32 or e8m0" : "f32");
     if (s && s->dtype != XDNN_F32 && s->dtype != XDNN_E8M0)
-        FAIL("%s: scale '%s' has dtype %s (expected f32 or e8m0)", n->op, s->name, xdnn_dtype_name(s->dtype));
+        GPU_REFUSE("%s: scale '%s' has dtype %s (expected f32 or e8m0)", n->op, s->name, xdnn_dtype_name(s->dtype));
     const gtensor *all[3] = {x, y, s};
     for (int i = 0; i < 3; i++) {
         if (all[i] && !packed(all[i])) {
@@ -93,12 +87,12 @@ static bool quant_analyze(const gplan *pl, const gpart *p, quant_priv *q, char *
             size_t m = 0;
             for (int d = 0; d < all[i]->rank; d++)
                 m += (size_t)snprintf(st + m, sizeof st - m, "%s%lld", d ? "," : "", (long long)all[i]->strides[d]);
-            FAIL("%s: '%s' is not packed row-major (strides %s); quant_direct reads and writes packed tensors", n->op,
+            GPU_REFUSE("%s: '%s' is not packed row-major (strides %s); quant_direct reads and writes packed tensors", n->op,
                  all[i]->name, st);
         }
     }
     if (x->numel >= (int64_t)1 << 31)
-        FAIL("%s: '%s' has %lld elements; quant_direct indexes with 32 bits (< 2^31)", n->op, x->name,
+        GPU_REFUSE("%s: '%s' has %lld elements; quant_direct indexes with 32 bits (< 2^31)", n->op, x->name,
              (long long)x->numel);
     quant_map m = {.kind = QM_TENSOR};
     char mwhy[256];
@@ -110,7 +104,7 @@ static bool quant_analyze(const gplan *pl, const gpart *p, quant_priv *q, char *
         for (int d = 0; d < x->rank; d++)
             m.blk[d] = 1;
     } else if (!quant_map_of(n->ir, op_get(n->op_id), x->rank, x->dims, &m, mwhy, sizeof mwhy)) {
-        FAIL("%s: %s", n->op, mwhy);
+        GPU_REFUSE("%s: %s", n->op, mwhy);
     }
     k->xdt = x->dtype;
     k->ydt = y->dtype;

@@ -16,12 +16,6 @@
 
 enum { DROPOUT_STREAM = 1, RNG_STREAM = 0 };
 
-#define FAIL(...)                        \
-    do {                                 \
-        snprintf(why, len, __VA_ARGS__); \
-        return false;                    \
-    } while (0)
-
 static bool value_dt(xdnn_dtype t) { return t == XDNN_F32 || t == XDNN_F16 || t == XDNN_BF16 || t == XDNN_F64; }
 static bool mask_dt(xdnn_dtype t) { return value_dt(t) || t == XDNN_BOOL || t == XDNN_I8 || t == XDNN_I32; }
 
@@ -30,14 +24,14 @@ bool gpu_rng_analyze(const gplan *pl, const gpart *p, rg_job *j, int tids[3], ch
     memset(j, 0, sizeof *j);
     tids[0] = tids[1] = tids[2] = -1;
     if (p->kind != GP_SINGLE || p->nnodes != 1)
-        FAIL("needs a single-node partition, got %s with %d nodes", gpart_kind_name(p->kind), p->nnodes);
+        GPU_REFUSE("needs a single-node partition, got %s with %d nodes", gpart_kind_name(p->kind), p->nnodes);
     const ggraph *g = pl->g;
     const gnode *n = &g->n[p->nodes[0]];
     bool dropout = n->op_id == OP_dropout;
     if (!dropout && n->op_id != OP_rng)
-        FAIL("op %s is not dropout or rng", n->op);
+        GPU_REFUSE("op %s is not dropout or rng", n->op);
     if (!n->ir)
-        FAIL("%s: node %s has no IR node (attributes unknown)", n->op, n->name);
+        GPU_REFUSE("%s: node %s has no IR node (attributes unknown)", n->op, n->name);
     const op_desc *desc = op_get(n->ir->op);
     j->key = op_attr_present(n->ir, desc, "seed") ? (uint64_t)op_attr_int(n->ir, desc, "seed")
                                                    : rng_tensor_seed(g->seed, n->ir->name);
@@ -45,17 +39,17 @@ bool gpu_rng_analyze(const gplan *pl, const gpart *p, rg_job *j, int tids[3], ch
     int mask = dropout && n->nouts > 1 ? n->outs[1] : -1;
     int x = dropout && n->nin > 0 ? n->in[0] : -1;
     if (y < 0)
-        FAIL("%s: result y is discarded", n->op);
+        GPU_REFUSE("%s: result y is discarded", n->op);
     if (dropout && x < 0)
-        FAIL("dropout: input x is missing");
+        GPU_REFUSE("dropout: input x is missing");
     const gtensor *ty = &g->t[y];
     if (!value_dt(ty->dtype))
-        FAIL("%s: result '%s' has dtype %s; rng_philox writes f32, f16, bf16, f64", n->op, ty->name,
+        GPU_REFUSE("%s: result '%s' has dtype %s; rng_philox writes f32, f16, bf16, f64", n->op, ty->name,
              gg_dtype_name(ty->dtype));
     if (x >= 0 && (g->t[x].is_scalar || !value_dt(g->t[x].dtype) || !gg_same_dims(&g->t[x], ty)))
-        FAIL("dropout: x '%s' must be an f32/f16/bf16/f64 tensor of y's dims", g->t[x].name);
+        GPU_REFUSE("dropout: x '%s' must be an f32/f16/bf16/f64 tensor of y's dims", g->t[x].name);
     if (mask >= 0 && (!mask_dt(g->t[mask].dtype) || !gg_same_dims(&g->t[mask], ty)))
-        FAIL("dropout: mask '%s' has dtype %s; expected bool, i8, i32 or a float type of y's dims", g->t[mask].name,
+        GPU_REFUSE("dropout: mask '%s' has dtype %s; expected bool, i8, i32 or a float type of y's dims", g->t[mask].name,
              gg_dtype_name(g->t[mask].dtype));
     tids[0] = x, tids[1] = y, tids[2] = mask;
     if (dropout) {
@@ -90,7 +84,7 @@ bool gpu_rng_analyze(const gplan *pl, const gpart *p, rg_job *j, int tids[3], ch
             continue;
         }
         if (m >= RG_MAXD)
-            FAIL("%s: more than %d non-mergeable dims", n->op, RG_MAXD);
+            GPU_REFUSE("%s: more than %d non-mergeable dims", n->op, RG_MAXD);
         j->size[m] = sz, j->xst[m] = xs, j->yst[m] = ys, j->mst[m] = ms;
         m++;
     }

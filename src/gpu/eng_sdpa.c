@@ -87,16 +87,6 @@ static xk_tensor xk_len(const ggraph *g, int id)
     return x;
 }
 
-static bool fail(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool fail(char *why, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, len, fmt, ap);
-    va_end(ap);
-    return false;
-}
-
 static int32_t clamp_i32(int64_t v) { return v > INT32_MAX / 2 ? INT32_MAX / 2 : v < -1 ? -1 : (int32_t)v; }
 
 bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *kp, sdpa_ids *ids, char *why,
@@ -108,12 +98,12 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
     const bool bwd = kind == SDPA_K_BWD || kind == SDPA_K_BWD_MMA;
     const char *want = bwd ? "sdpa_bwd" : "sdpa";
     if (p->kind != GP_SINGLE || p->anchor < 0 || p->nnodes != 1)
-        return fail(why, len, "needs a single %s node, got a %s partition", want, gpart_kind_name(p->kind));
+        return gpu_refuse(why, len, "needs a single %s node, got a %s partition", want, gpart_kind_name(p->kind));
     const gnode *n = &g->n[p->anchor];
     if (strcmp(n->op, want) != 0)
-        return fail(why, len, "runs %s, not %s", want, n->op);
+        return gpu_refuse(why, len, "runs %s, not %s", want, n->op);
     if (!n->ir)
-        return fail(why, len, "%s: node has no IR attributes (hand-built graph)", n->name);
+        return gpu_refuse(why, len, "%s: node has no IR attributes (hand-built graph)", n->name);
     ids->q = port(n, PORT_Q);
     ids->k = port(n, PORT_K);
     ids->v = port(n, PORT_V);
@@ -137,18 +127,18 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
     const int need[] = {ids->q, ids->k, ids->v, ids->o};
     for (int i = 0; i < 4; i++)
         if (need[i] < 0 || g->t[need[i]].is_scalar || g->t[need[i]].rank != 4)
-            return fail(why, len, "%s: q, k, v and o must be rank-4 tensors", n->name);
+            return gpu_refuse(why, len, "%s: q, k, v and o must be rank-4 tensors", n->name);
     if (bwd && (ids->dout < 0 || ids->stats < 0 || ids->dq < 0 || ids->dk < 0 || ids->dv < 0))
-        return fail(why, len, "%s: sdpa_bwd needs do, stats and all three results", n->name);
+        return gpu_refuse(why, len, "%s: sdpa_bwd needs do, stats and all three results", n->name);
     const gtensor *q = &g->t[ids->q], *k = &g->t[ids->k], *v = &g->t[ids->v];
     int64_t dims[7] = {q->dims[0], q->dims[1], k->dims[1], q->dims[2], k->dims[2], q->dims[3], v->dims[3]};
     for (int i = 0; i < 7; i++)
         if (dims[i] > INT32_MAX / 2)
-            return fail(why, len, "%s: dim %lld exceeds the kernels' 32-bit indexing", n->name, (long long)dims[i]);
+            return gpu_refuse(why, len, "%s: dim %lld exceeds the kernels' 32-bit indexing", n->name, (long long)dims[i]);
     kp->B = (int32_t)dims[0], kp->Hq = (int32_t)dims[1], kp->Hk = (int32_t)dims[2], kp->Sq = (int32_t)dims[3];
     kp->Skv = (int32_t)dims[4], kp->D = (int32_t)dims[5], kp->Dv = (int32_t)dims[6];
     if (kp->Hk < 1 || kp->Hq % kp->Hk != 0)
-        return fail(why, len, "%s: Hq=%d is not a multiple of Hk=%d", n->name, kp->Hq, kp->Hk);
+        return gpu_refuse(why, len, "%s: Hq=%d is not a multiple of Hk=%d", n->name, kp->Hq, kp->Hk);
 
     /* dtypes */
     const struct { int id; const char *name; } io[] = {
@@ -156,12 +146,12 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
         {ids->dq, "dq"}, {ids->dk, "dk"}, {ids->dv, "dv"}, {ids->stats, "stats"}};
     for (size_t i = 0; i < sizeof io / sizeof io[0]; i++)
         if (io[i].id >= 0 && !is_float_io(g->t[io[i].id].dtype))
-            return fail(why, len, "%s: tensor %s has dtype %s (f32, f16 or bf16 supported)", want, io[i].name,
+            return gpu_refuse(why, len, "%s: tensor %s has dtype %s (f32, f16 or bf16 supported)", want, io[i].name,
                         gg_dtype_name(g->t[io[i].id].dtype));
     const int lens[2] = {ids->len_q, ids->len_kv};
     for (int i = 0; i < 2; i++)
         if (lens[i] >= 0 && xk_code(g->t[lens[i]].dtype) < 0)
-            return fail(why, len, "%s: %s has dtype %s (i32, i64, f32, f16, bf16 or f64 supported)", want,
+            return gpu_refuse(why, len, "%s: %s has dtype %s (i32, i64, f32, f16, bf16 or f64 supported)", want,
                         i ? "seq_len_kv" : "seq_len_q", gg_dtype_name(g->t[lens[i]].dtype));
 
     /* attributes, as sdpa_config reads them */
@@ -176,7 +166,7 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
     const char *align = op_attr_str(ir, d, "align");
     double drop = op_attr_float(ir, d, "dropout");
     if (!(drop >= 0 && drop < 1))
-        return fail(why, len, "%s: attribute 'dropout' = %g is not in [0, 1)", want, drop);
+        return gpu_refuse(why, len, "%s: attribute 'dropout' = %g is not in [0, 1)", want, drop);
     kp->scale = (float)scale;
     kp->left = clamp_i32(w[0]);
     kp->right = clamp_i32(w[1]);
@@ -201,33 +191,33 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
     kp->dv = xk_of(g, ids->dv);
 
     if (kp->D > ROWS_MAX_D || kp->Dv > ROWS_MAX_D)
-        return fail(why, len, "%s: head dims up to %d, got D=%d Dv=%d", want, ROWS_MAX_D, kp->D, kp->Dv);
+        return gpu_refuse(why, len, "%s: head dims up to %d, got D=%d Dv=%d", want, ROWS_MAX_D, kp->D, kp->Dv);
     if (kind == SDPA_K_MMA || kind == SDPA_K_BWD_MMA) {
         const char *eng = kind == SDPA_K_MMA ? "sdpa_flash" : "sdpa_bwd_flash";
         xdnn_dtype t = q->dtype;
         if (t != XDNN_F16 && t != XDNN_BF16)
-            return fail(why, len, "%s: %s needs q in f16 or bf16 (tensor cores), got %s", want, eng,
+            return gpu_refuse(why, len, "%s: %s needs q in f16 or bf16 (tensor cores), got %s", want, eng,
                         gg_dtype_name(t));
         xdnn_dtype to = g->t[ids->o].dtype;
         if (k->dtype != t || v->dtype != t || (kind == SDPA_K_MMA && to != t && to != XDNN_F32))
-            return fail(why, len, "%s: %s needs q, k, v of one dtype%s, got %s, %s, %s -> %s", want, eng,
+            return gpu_refuse(why, len, "%s: %s needs q, k, v of one dtype%s, got %s, %s, %s -> %s", want, eng,
                         kind == SDPA_K_MMA ? " and o of it or f32" : "", gg_dtype_name(t), gg_dtype_name(k->dtype),
                         gg_dtype_name(v->dtype), gg_dtype_name(to));
         if (kind == SDPA_K_BWD_MMA && g->t[ids->dout].dtype != t)
-            return fail(why, len, "sdpa_bwd: sdpa_bwd_flash needs do of q's dtype %s, got %s", gg_dtype_name(t),
+            return gpu_refuse(why, len, "sdpa_bwd: sdpa_bwd_flash needs do of q's dtype %s, got %s", gg_dtype_name(t),
                         gg_dtype_name(g->t[ids->dout].dtype));
     }
     if (kind == SDPA_K_TF32) {
         if (q->dtype != XDNN_F32 || k->dtype != XDNN_F32 || v->dtype != XDNN_F32)
-            return fail(why, len, "sdpa: sdpa_flash_tf32 needs q, k, v in f32, got %s, %s, %s",
+            return gpu_refuse(why, len, "sdpa: sdpa_flash_tf32 needs q, k, v in f32, got %s, %s, %s",
                         gg_dtype_name(q->dtype), gg_dtype_name(k->dtype), gg_dtype_name(v->dtype));
         if (!g->tf32)
-            return fail(why, len, "sdpa: sdpa_flash_tf32 rounds f32 to tf32, and the graph does not allow tf32 "
+            return gpu_refuse(why, len, "sdpa: sdpa_flash_tf32 rounds f32 to tf32, and the graph does not allow tf32 "
                                   "(tf32=false)");
     }
     if (kind != SDPA_K_ROWS && kind != SDPA_K_BWD &&
         ((int64_t)kp->B * kp->Hq > 65535 || (kind == SDPA_K_BWD_MMA && (int64_t)kp->B * kp->Hk > 65535)))
-        return fail(why, len, "%s: tensor-core grid: B*Hq = %lld exceeds 65535", want, (long long)kp->B * kp->Hq);
+        return gpu_refuse(why, len, "%s: tensor-core grid: B*Hq = %lld exceeds 65535", want, (long long)kp->B * kp->Hq);
     return true;
 }
 /* ---- the five engines */
@@ -261,7 +251,7 @@ static bool mma_supports(const gplan *pl, const gpart *p, const gpu_device *dev,
                          char *why, size_t len)
 {
     if (dev->cc_major < 8)
-        return fail(why, len, "%s needs sm_80 or newer (mma.sync bf16/tf32), device is sm_%d%d", eng, dev->cc_major,
+        return gpu_refuse(why, len, "%s needs sm_80 or newer (mma.sync bf16/tf32), device is sm_%d%d", eng, dev->cc_major,
                     dev->cc_minor);
     xk_sdpa kp;
     sdpa_ids ids;
@@ -271,7 +261,7 @@ static bool mma_supports(const gplan *pl, const gpart *p, const gpu_device *dev,
                : kind == SDPA_K_TF32 ? xk_sdpa_fwd_tf32_smem(kp.D, kp.Dv)
                                      : xk_sdpa_bwd_mma_smem(kp.D, kp.Dv);
     if ((size_t)need > smem_limit(dev))
-        return fail(why, len, "%s: head dims D=%d Dv=%d need %d bytes of shared memory per block, the device "
+        return gpu_refuse(why, len, "%s: head dims D=%d Dv=%d need %d bytes of shared memory per block, the device "
                               "gives %zu", eng, kp.D, kp.Dv, need, smem_limit(dev));
     return true;
 }
@@ -284,31 +274,31 @@ static bool wgmma_check(const gplan *pl, const xk_sdpa *kp, const sdpa_ids *ids,
     const ggraph *g = pl->g;
     const char *e = "sdpa: sdpa_flash_wgmma";
     if (g->t[ids->o].dtype != g->t[ids->q].dtype)
-        return fail(why, len, "%s needs o in q's dtype %s, got %s", e, gg_dtype_name(g->t[ids->q].dtype),
+        return gpu_refuse(why, len, "%s needs o in q's dtype %s, got %s", e, gg_dtype_name(g->t[ids->q].dtype),
                     gg_dtype_name(g->t[ids->o].dtype));
     if (kp->D != kp->Dv)
-        return fail(why, len, "%s needs D == Dv, got D=%d Dv=%d", e, kp->D, kp->Dv);
+        return gpu_refuse(why, len, "%s needs D == Dv, got D=%d Dv=%d", e, kp->D, kp->Dv);
     if (kp->D % 8 != 0)
-        return fail(why, len, "%s needs D %% 8 == 0 (16-byte TMA rows), got D=%d", e, kp->D);
+        return gpu_refuse(why, len, "%s needs D %% 8 == 0 (16-byte TMA rows), got D=%d", e, kp->D);
     if (ids->bias >= 0)
-        return fail(why, len, "%s takes no bias input", e);
+        return gpu_refuse(why, len, "%s takes no bias input", e);
     if (ids->len_q >= 0 || ids->len_kv >= 0)
-        return fail(why, len, "%s takes no %s input", e, ids->len_q >= 0 ? "seq_len_q" : "seq_len_kv");
+        return gpu_refuse(why, len, "%s takes no %s input", e, ids->len_q >= 0 ? "seq_len_q" : "seq_len_kv");
     if (kp->drop_threshold)
-        return fail(why, len, "%s takes no dropout, got dropout=%g", e, 1.0 - 1.0 / (double)kp->drop_scale);
+        return gpu_refuse(why, len, "%s takes no dropout, got dropout=%g", e, 1.0 - 1.0 / (double)kp->drop_scale);
     if (kp->left >= 0 || kp->right > 0)
-        return fail(why, len, "%s takes causal or no mask, got window=[%d, %d]", e, kp->left, kp->right);
+        return gpu_refuse(why, len, "%s takes causal or no mask, got window=[%d, %d]", e, kp->left, kp->right);
     if (!(kp->scale > 0.0f))
-        return fail(why, len, "%s needs scale > 0, got scale=%g", e, (double)kp->scale);
+        return gpu_refuse(why, len, "%s needs scale > 0, got scale=%g", e, (double)kp->scale);
     const struct { int id; const char *name; } t[] = {{ids->q, "q"}, {ids->k, "k"}, {ids->v, "v"}, {ids->o, "o"}};
     for (int i = 0; i < 4; i++) {
         const int64_t *st = g->t[t[i].id].strides;
         if (st[3] != 1)
-            return fail(why, len, "%s needs %s's head dim contiguous, got stride %lld", e, t[i].name,
+            return gpu_refuse(why, len, "%s needs %s's head dim contiguous, got stride %lld", e, t[i].name,
                         (long long)st[3]);
         for (int d = 0; d < 3; d++)
             if (st[d] % 8 != 0 && g->t[t[i].id].dims[d] != 1)
-                return fail(why, len, "%s needs %s's strides in multiples of 8 elements (16 bytes), got "
+                return gpu_refuse(why, len, "%s needs %s's strides in multiples of 8 elements (16 bytes), got "
                                       "%lld in dim %d", e, t[i].name, (long long)st[d], d);
     }
     return true;
@@ -317,10 +307,10 @@ static bool wgmma_check(const gplan *pl, const xk_sdpa *kp, const sdpa_ids *ids,
 static bool wgmma_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
 {
     if (dev->cc_major != 9 || dev->cc_minor != 0)
-        return fail(why, len, "sdpa_flash_wgmma needs compute capability 9.0 (sm_90a wgmma), device is sm_%d%d",
+        return gpu_refuse(why, len, "sdpa_flash_wgmma needs compute capability 9.0 (sm_90a wgmma), device is sm_%d%d",
                     dev->cc_major, dev->cc_minor);
     if (!xk_sdpa_fwd_wgmma_built())
-        return fail(why, len, "sdpa_flash_wgmma: this build has no sm_90a code (kernels/*_sm90a.cu rule)");
+        return gpu_refuse(why, len, "sdpa_flash_wgmma: this build has no sm_90a code (kernels/*_sm90a.cu rule)");
     xk_sdpa kp;
     sdpa_ids ids;
     if (!gpu_sdpa_analyze(pl, p, SDPA_K_MMA, &kp, &ids, why, len)) {
@@ -336,7 +326,7 @@ static bool wgmma_supports(const gplan *pl, const gpart *p, const gpu_device *de
         return false;
     int need = xk_sdpa_fwd_wgmma_smem(kp.D);
     if ((size_t)need > smem_limit(dev))
-        return fail(why, len, "sdpa_flash_wgmma: D=%d needs %d bytes of shared memory per block, the device gives %zu",
+        return gpu_refuse(why, len, "sdpa_flash_wgmma: D=%d needs %d bytes of shared memory per block, the device gives %zu",
                     kp.D, need, smem_limit(dev));
     return true;
 }

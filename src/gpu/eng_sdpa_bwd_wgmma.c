@@ -19,16 +19,6 @@
 
 #define ENG "sdpa_bwd_wgmma"
 
-static bool fail(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool fail(char *why, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, len, fmt, ap);
-    va_end(ap);
-    return false;
-}
-
 typedef struct bw_priv {
     xk_sdpa kp;
     sdpa_ids ids;
@@ -54,35 +44,35 @@ static bool bw_check(const gplan *pl, const gpart *p, xk_sdpa *kp, sdpa_ids *ids
                                                        {ids->dk, "dk"}, {ids->dv, "dv"}};
     for (size_t i = 3; i < sizeof io / sizeof io[0]; i++)
         if (g->t[io[i].id].dtype != t && !(i == 3 && g->t[io[i].id].dtype == XDNN_F32))
-            return fail(why, len, "sdpa_bwd: " ENG " needs %s in q's dtype %s%s, got %s", io[i].name, gg_dtype_name(t),
+            return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs %s in q's dtype %s%s, got %s", io[i].name, gg_dtype_name(t),
                         i == 3 ? " or f32" : "", gg_dtype_name(g->t[io[i].id].dtype));
     if (kp->D != kp->Dv)
-        return fail(why, len, "sdpa_bwd: " ENG " needs D == Dv, got D=%d Dv=%d", kp->D, kp->Dv);
+        return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs D == Dv, got D=%d Dv=%d", kp->D, kp->Dv);
     if (kp->D % 8 != 0 || kp->D > 128)
-        return fail(why, len, "sdpa_bwd: " ENG " needs D %% 8 == 0 and D <= 128, got D=%d", kp->D);
+        return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs D %% 8 == 0 and D <= 128, got D=%d", kp->D);
     if (kp->Sq < 1 || kp->Skv < 1)
-        return fail(why, len, "sdpa_bwd: " ENG " needs Sq, Skv >= 1, got Sq=%d Skv=%d", kp->Sq, kp->Skv);
+        return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs Sq, Skv >= 1, got Sq=%d Skv=%d", kp->Sq, kp->Skv);
     if (ids->bias >= 0)
-        return fail(why, len, "sdpa_bwd: " ENG " takes no bias input");
+        return gpu_refuse(why, len, "sdpa_bwd: " ENG " takes no bias input");
     if (ids->len_q >= 0 || ids->len_kv >= 0)
-        return fail(why, len, "sdpa_bwd: " ENG " takes no %s input", ids->len_q >= 0 ? "seq_len_q" : "seq_len_kv");
+        return gpu_refuse(why, len, "sdpa_bwd: " ENG " takes no %s input", ids->len_q >= 0 ? "seq_len_q" : "seq_len_kv");
     if (kp->drop_threshold)
-        return fail(why, len, "sdpa_bwd: " ENG " takes no dropout, got dropout=%g",
+        return gpu_refuse(why, len, "sdpa_bwd: " ENG " takes no dropout, got dropout=%g",
                     1.0 - 1.0 / (double)kp->drop_scale);
     if (kp->left >= 0 || kp->right > 0)
-        return fail(why, len, "sdpa_bwd: " ENG " takes causal or no mask, got window=[%d, %d]", kp->left, kp->right);
+        return gpu_refuse(why, len, "sdpa_bwd: " ENG " takes causal or no mask, got window=[%d, %d]", kp->left, kp->right);
     if (!(kp->scale > 0.0f))
-        return fail(why, len, "sdpa_bwd: " ENG " needs scale > 0, got scale=%g", (double)kp->scale);
+        return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs scale > 0, got scale=%g", (double)kp->scale);
     if ((int64_t)kp->B * kp->Hk > 65535)
-        return fail(why, len, "sdpa_bwd: " ENG " grid: B*Hk = %lld exceeds 65535", (long long)kp->B * kp->Hk);
+        return gpu_refuse(why, len, "sdpa_bwd: " ENG " grid: B*Hk = %lld exceeds 65535", (long long)kp->B * kp->Hk);
     for (size_t i = 0; i < sizeof io / sizeof io[0]; i++) {
         const int64_t *st = g->t[io[i].id].strides;
         if (st[3] != 1)
-            return fail(why, len, "sdpa_bwd: " ENG " needs %s's head dim contiguous, got stride %lld", io[i].name,
+            return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs %s's head dim contiguous, got stride %lld", io[i].name,
                         (long long)st[3]);
         for (int d = 0; d < 3; d++)
             if (st[d] % 8 != 0 && g->t[io[i].id].dims[d] != 1)
-                return fail(why, len, "sdpa_bwd: " ENG " needs %s's strides in multiples of 8 elements (16 bytes), "
+                return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs %s's strides in multiples of 8 elements (16 bytes), "
                                       "got %lld in dim %d", io[i].name, (long long)st[d], d);
     }
     return true;
@@ -91,17 +81,17 @@ static bool bw_check(const gplan *pl, const gpart *p, xk_sdpa *kp, sdpa_ids *ids
 static bool bw_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
 {
     if (dev->cc_major != 9 || dev->cc_minor != 0)
-        return fail(why, len, ENG " needs compute capability 9.0 (sm_90a wgmma), device is sm_%d%d", dev->cc_major,
+        return gpu_refuse(why, len, ENG " needs compute capability 9.0 (sm_90a wgmma), device is sm_%d%d", dev->cc_major,
                     dev->cc_minor);
     if (!xk_sdpa_bwd_wgmma_built())
-        return fail(why, len, ENG ": this build has no sm_90a code (kernels/*_sm90a.cu rule)");
+        return gpu_refuse(why, len, ENG ": this build has no sm_90a code (kernels/*_sm90a.cu rule)");
     xk_sdpa kp;
     sdpa_ids ids;
     if (!bw_check(pl, p, &kp, &ids, why, len))
         return false;
     const size_t need = (size_t)xk_sdpa_bwd_wgmma_smem(kp.D), have = dev->smem_optin ? dev->smem_optin : 232448;
     if (need > have)
-        return fail(why, len, ENG ": D=%d needs %zu bytes of shared memory per block, the device gives %zu", kp.D,
+        return gpu_refuse(why, len, ENG ": D=%d needs %zu bytes of shared memory per block, the device gives %zu", kp.D,
                     need, have);
     return true;
 }

@@ -25,16 +25,6 @@
 
 enum { SPLIT_MAX = 128, MIN_TILES_PER_SPLIT = 2, GRID_YZ_MAX = 65535 };
 
-static bool fail(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool fail(char *why, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, len, fmt, ap);
-    va_end(ap);
-    return false;
-}
-
 static const char ENG[] = "sdpa: sdpa_splitkv";
 
 /* Everything beyond sdpa_flash's analysis (f16/bf16 q, k, v of one dtype,
@@ -43,7 +33,7 @@ static bool splitkv_analyze(const gplan *pl, const gpart *p, const gpu_device *d
                             char *why, size_t len)
 {
     if (dev->cc_major < 8)
-        return fail(why, len, "%s needs sm_80 or newer (mma.sync bf16), device is sm_%d%d", ENG, dev->cc_major,
+        return gpu_refuse(why, len, "%s needs sm_80 or newer (mma.sync bf16), device is sm_%d%d", ENG, dev->cc_major,
                     dev->cc_minor);
     if (!gpu_sdpa_analyze(pl, p, SDPA_K_MMA, kp, ids, why, len)) {
         char *at = strstr(why, "sdpa_flash "); /* sdpa_flash's requirements are ours: say whose reason it is */
@@ -58,39 +48,39 @@ static bool splitkv_analyze(const gplan *pl, const gpart *p, const gpu_device *d
     }
     const ggraph *g = pl->g;
     if (g->t[ids->o].dtype != g->t[ids->q].dtype)
-        return fail(why, len, "%s needs o in q's dtype %s, got %s", ENG, gg_dtype_name(g->t[ids->q].dtype),
+        return gpu_refuse(why, len, "%s needs o in q's dtype %s, got %s", ENG, gg_dtype_name(g->t[ids->q].dtype),
                     gg_dtype_name(g->t[ids->o].dtype));
     if (ids->bias >= 0)
-        return fail(why, len, "%s takes no bias input", ENG);
+        return gpu_refuse(why, len, "%s takes no bias input", ENG);
     if (ids->len_q >= 0 || ids->len_kv >= 0)
-        return fail(why, len, "%s takes no %s input", ENG, ids->len_q >= 0 ? "seq_len_q" : "seq_len_kv");
+        return gpu_refuse(why, len, "%s takes no %s input", ENG, ids->len_q >= 0 ? "seq_len_q" : "seq_len_kv");
     if (kp->drop_threshold)
-        return fail(why, len, "%s takes no dropout, got dropout=%g", ENG, 1.0 - 1.0 / (double)kp->drop_scale);
+        return gpu_refuse(why, len, "%s takes no dropout, got dropout=%g", ENG, 1.0 - 1.0 / (double)kp->drop_scale);
     if (kp->left >= 0 || kp->right > 0)
-        return fail(why, len, "%s takes causal or no mask, got window=[%d, %d]", ENG, kp->left, kp->right);
+        return gpu_refuse(why, len, "%s takes causal or no mask, got window=[%d, %d]", ENG, kp->left, kp->right);
     if (kp->D % 8 != 0 || kp->Dv % 8 != 0)
-        return fail(why, len, "%s needs D %% 8 == 0 and Dv %% 8 == 0 (16-byte rows), got D=%d Dv=%d", ENG, kp->D,
+        return gpu_refuse(why, len, "%s needs D %% 8 == 0 and Dv %% 8 == 0 (16-byte rows), got D=%d Dv=%d", ENG, kp->D,
                     kp->Dv);
     const struct { int id; const char *name; } t[] = {{ids->q, "q"}, {ids->k, "k"}, {ids->v, "v"}};
     for (int i = 0; i < 3; i++) {
         const gtensor *x = &g->t[t[i].id];
         if (x->strides[3] != 1)
-            return fail(why, len, "%s needs %s's head dim contiguous, got stride %lld", ENG, t[i].name,
+            return gpu_refuse(why, len, "%s needs %s's head dim contiguous, got stride %lld", ENG, t[i].name,
                         (long long)x->strides[3]);
         for (int d = 0; d < 3; d++)
             if (x->strides[d] % 8 != 0 && x->dims[d] != 1)
-                return fail(why, len, "%s needs %s's strides in multiples of 8 elements (16 bytes), got %lld in dim %d",
+                return gpu_refuse(why, len, "%s needs %s's strides in multiples of 8 elements (16 bytes), got %lld in dim %d",
                             ENG, t[i].name, (long long)x->strides[d], d);
     }
     const int G = kp->Hq / kp->Hk;
     const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(G * kp->Sq, kp->D, kp->Dv);
     const int64_t tiles = ((int64_t)G * kp->Sq + sh.rows - 1) / sh.rows;
     if (tiles > GRID_YZ_MAX || (int64_t)kp->B * kp->Hk > GRID_YZ_MAX)
-        return fail(why, len, "%s: grid of %lld row tiles x B*Hk = %lld exceeds 65535", ENG, (long long)tiles,
+        return gpu_refuse(why, len, "%s: grid of %lld row tiles x B*Hk = %lld exceeds 65535", ENG, (long long)tiles,
                     (long long)kp->B * kp->Hk);
     size_t lim = dev->smem_optin ? dev->smem_optin : dev->cc_major >= 9 ? 232448 : 166912;
     if ((size_t)sh.smem > lim)
-        return fail(why, len, "%s: D=%d Dv=%d need %d bytes of shared memory per block, the device gives %zu", ENG,
+        return gpu_refuse(why, len, "%s: D=%d Dv=%d need %d bytes of shared memory per block, the device gives %zu", ENG,
                     kp->D, kp->Dv, sh.smem, lim);
     return true;
 }

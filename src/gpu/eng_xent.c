@@ -18,12 +18,6 @@ typedef struct xent_priv {
     char detail[96];
 } xent_priv;
 
-#define FAIL(...)                        \
-    do {                                 \
-        snprintf(why, len, __VA_ARGS__); \
-        return false;                    \
-    } while (0)
-
 static bool xent_analyze(const gplan *pl, const gpart *p, xent_priv *q, char *why, size_t len)
 {
     memset(q, 0, sizeof *q);
@@ -37,7 +31,7 @@ static bool xent_analyze(const gplan *pl, const gpart *p, xent_priv *q, char *wh
     k->bwd = n->op_id == OP_cross_entropy_bwd;
     int base = k->bwd ? 1 : 0;
     if (n->nin < base + 2 || n->in[base] < 0 || n->in[base + 1] < 0 || (k->bwd && n->in[0] < 0))
-        FAIL("%s: node %s lacks an operand", n->op, n->name);
+        GPU_REFUSE("%s: node %s lacks an operand", n->op, n->name);
     q->dy = k->bwd ? n->in[0] : -1;
     q->x = n->in[base];
     q->t = n->in[base + 1];
@@ -46,15 +40,15 @@ static bool xent_analyze(const gplan *pl, const gpart *p, xent_priv *q, char *wh
     const gtensor *all[4] = {x, t, y, dy};
     for (int i = 0; i < 4; i++) {
         if (all[i] && all[i]->is_scalar)
-            FAIL("%s: operand '%s' is a scalar; expected a tensor", n->op, all[i]->name);
+            GPU_REFUSE("%s: operand '%s' is a scalar; expected a tensor", n->op, all[i]->name);
         if (all[i] && !gpu_ix_packed(all[i], why, len))
             return false;
     }
     if (!gpu_ix_float(x->dtype) || !gpu_ix_float(y->dtype) || (dy && !gpu_ix_float(dy->dtype)))
-        FAIL("%s: logits, dy and the result must be f32, f16, bf16 or f64, got %s -> %s", n->op,
+        GPU_REFUSE("%s: logits, dy and the result must be f32, f16, bf16 or f64, got %s -> %s", n->op,
              xdnn_dtype_name(x->dtype), xdnn_dtype_name(y->dtype));
     if (!gpu_ix_int(t->dtype))
-        FAIL("%s: target '%s' has dtype %s (expected i8, i32 or i64)", n->op, t->name, xdnn_dtype_name(t->dtype));
+        GPU_REFUSE("%s: target '%s' has dtype %s (expected i8, i32 or i64)", n->op, t->name, xdnn_dtype_name(t->dtype));
     const char *red = op_attr_str(n->ir, d, "reduction");
     k->reduction = red && strcmp(red, "none") == 0 ? KXE_NONE : red && strcmp(red, "sum") == 0 ? KXE_SUM : KXE_MEAN;
     k->ignore_index = op_attr_int(n->ir, d, "ignore_index");
@@ -62,7 +56,7 @@ static bool xent_analyze(const gplan *pl, const gpart *p, xent_priv *q, char *wh
     k->C = x->rank ? x->dims[x->rank - 1] : 1;
     k->R = t->numel;
     if (k->R * k->C != x->numel)
-        FAIL("%s: logits has %lld elements, expected %lld rows of %lld", n->op, (long long)x->numel, (long long)k->R,
+        GPU_REFUSE("%s: logits has %lld elements, expected %lld rows of %lld", n->op, (long long)x->numel, (long long)k->R,
              (long long)k->C);
     k->xdt = (int)x->dtype;
     k->tdt = (int)t->dtype;

@@ -78,6 +78,12 @@ op_class gpu_part_class(const gplan *pl, const gpart *p);
 bool gpu_engine_serves(int row, op_class c);
 
 const gpu_engine *gpu_engine_find(const char *name);
+
+/* A supports()/analysis refusal: the reason into why[len], then false.
+ * GPU_REFUSE("fmt", ...) is `return gpu_refuse(why, len, ...)` for functions
+ * whose reason buffer is named why/len, as every engine's is. */
+bool gpu_refuse(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define GPU_REFUSE(...) return gpu_refuse(why, len, __VA_ARGS__)
 /* Choose an engine for every partition (forced ones first).  -v prints each
  * partition with every engine considered, its cost or why it was rejected. */
 xdnn_status gpu_select_engines(gplan *pl, const gpu_device *dev, const char *const *force, int nforce,

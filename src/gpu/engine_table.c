@@ -5,6 +5,8 @@
 #include "ops/op.h"
 
 #include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 extern const gpu_engine gpu_engine_pointwise_nvrtc, gpu_engine_reduce_nvrtc, gpu_engine_matmul_cublaslt;
@@ -85,6 +87,15 @@ const gpu_knobs *gpu_engine_knobs(const gpu_engine *e)
         if (gpu_engine_rows[i].engine == e)
             return gpu_engine_rows[i].knobs;
     return NULL;
+}
+
+bool gpu_refuse(char *why, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, len, fmt, ap);
+    va_end(ap);
+    return false;
 }
 
 const gpu_engine *gpu_engine_find(const char *name)
