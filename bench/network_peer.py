@@ -7,6 +7,8 @@ timed with CUDA events after warm-up, and the peak memory.
 
 usage: python3 bench/network_peer.py [--cases resnet32,resnet256,llama] [--modes eager,compile] [--iters N]
        python3 bench/network_peer.py --report DIR   (markdown tables from a tests/gpu/network_session.sh OUT_DIR)
+--profile N: after timing, torch.profiler over 3 steps; one JSON line per mode with its N costliest kernels
+(ms per step, launches per step), to compare with xdnn's per-partition times.
 """
 import argparse, glob, json, os, re, time
 
@@ -32,6 +34,24 @@ def bench(fn, iters, warm):
         s.record(); fn(); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
     ts.sort()
     return ts[len(ts) // 2], ts[0], ts[-1]
+
+
+def top_kernels(fn, n, steps=3):
+    """The n costliest GPU kernels of fn per step: [name, ms per step, launches per step]."""
+    from torch.profiler import profile, ProfilerActivity
+    fn(); torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            fn()
+        torch.cuda.synchronize()
+    agg = {}
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            a = agg.setdefault(e.name, [0.0, 0])
+            a[0] += e.time_range.elapsed_us() / 1e3; a[1] += 1
+    top = sorted(agg.items(), key=lambda kv: -kv[1][0])
+    return {"total_ms": round(sum(v[0] for v in agg.values()) / steps, 3),
+            "top": [[k[:90], round(v[0] / steps, 3), v[1] // steps] for k, v in top[:n]]}
 
 
 # ---------------------------------------------------------------- ResNet-50 (torchvision's layout, v1.5)
@@ -196,6 +216,7 @@ def main():
     ap.add_argument("--modes", default="eager,compile")
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--profile", type=int, default=0)
     a = ap.parse_args()
     torch.backends.cudnn.benchmark = True      # cuDNN picks its fastest conv algorithms (the eager peer's best)
     print(json.dumps({"torch": torch.__version__, "device": torch.cuda.get_device_name(),
@@ -219,6 +240,11 @@ def main():
                     med, lo, hi = bench(step, a.iters, a.warmup)
                     rec.update(ms=round(med, 3), min_ms=round(lo, 3), max_ms=round(hi, 3),
                                peak_gib=round(torch.cuda.max_memory_allocated() / 2**30, 2))
+                    if a.profile:
+                        try:
+                            rec["kernels"] = top_kernels(step, a.profile)
+                        except Exception as ex:     # the timing above stands without it
+                            rec["kernels"] = "profiler failed: %s" % str(ex)[:200]
                 except Exception as ex:
                     rec["error"] = str(ex).splitlines()[0][:200] if str(ex) else type(ex).__name__
                 print(json.dumps(rec), flush=True)

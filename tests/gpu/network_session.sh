@@ -10,7 +10,8 @@
 #   - `xdnn plan` at the real sizes, which fills the kernel cache.
 # Phase B, one timing at a time: for each case the xdnn step (whole execute and every partition,
 # JSON), then the PyTorch peer (bench/network_peer.py) eager and compiled.
-# Every piece has a time limit; CASES picks the cases, SKIP_CHECK/SKIP_PEER leave parts out.
+# Every piece has a time limit; CASES picks the cases, SKIP_CHECK/SKIP_PEER leave parts out,
+# PEER_ARGS go to the timed peer (e.g. "--modes compile --profile 25").
 set -uo pipefail
 build=${1:?BUILD_DIR}; out=${2:?OUT_DIR}
 # The device call brings back only a few files from OUT_DIR (2026-11-23: 8; the per-case JSON
@@ -74,7 +75,7 @@ for c in $CASES; do
         "$w/run_$c.json" 2>&1 | tail -1
     if [ -z "${SKIP_PEER:-}" ]; then
         step "peer $c"
-        PYTHONUNBUFFERED=1 timeout "${PEER_S:-100}" python3 bench/network_peer.py --cases "$c" >> "$w/peer.log" 2>&1
+        PYTHONUNBUFFERED=1 timeout "${PEER_S:-100}" python3 bench/network_peer.py --cases "$c" ${PEER_ARGS:-} >> "$w/peer.log" 2>&1
         echo "rc=$?"; grep "\"case\": \"$c" "$w/peer.log"
     fi
     python3 bench/network_peer.py --report "$w" > "$out/report.md" 2>&1
