@@ -20,6 +20,7 @@ typedef struct bind_ctx {
     xgraph *g;
     xdnn_diags_t *d;
     eval_env env;
+    bool *consumed;      /* per tensor: some node reads it */
 } bind_ctx;
 
 static bool lookup_param(void *self, const char *name, value *out, xloc loc, xdnn_diags_t *d, bool *failed);
@@ -335,7 +336,7 @@ static void bind_decl(bind_ctx *c, xtensor *t)
                        t->name, t->rdims[i]);
             return;
         }
-    t->rdtype = t->dtype;
+    t->rdtype = t->rvdtype = t->dtype;
     if (!set_numel(c, t) || !bind_layout(c, t))
         return;
     t->rdefined = true;
@@ -476,14 +477,17 @@ static bool dtype_is_floating(xdnn_dtype t)
 
 /* The dtype a produced tensor gets: annotation, then the graph's io type for
  * outputs, the intermediate type for virtuals; non-float results (bool
- * comparisons, int indices) keep their natural type. */
-static xdnn_dtype result_dtype(const xgraph *g, const xtensor *t, xdnn_dtype natural)
+ * comparisons, int indices) keep their natural type.  as_output = false gives
+ * the dtype it would have unmarked: what consumers of an output read. */
+static xdnn_dtype result_dtype(const xgraph *g, const xtensor *t, xdnn_dtype natural, bool as_output)
 {
+    if (as_output && t->has_odtype)
+        return t->odtype;
     if (t->has_dtype)
         return t->dtype;
     if (!dtype_is_floating(natural))
         return natural;
-    if (t->is_output)
+    if (as_output)
         return g->rio_set ? g->rio : natural;
     return g->rintermediate;
 }
@@ -537,7 +541,7 @@ static void bind_node(bind_ctx *c, xnode *n)
                 inputs_ok = false;
                 continue;
             }
-            ins[i] = (tinfo){.dtype = t->rdtype, .rank = t->rrank};
+            ins[i] = (tinfo){.dtype = t->rvdtype, .rank = t->rrank};
             memcpy(ins[i].dims, t->rdims, sizeof t->rdims);
             ic.in[i] = &ins[i];
         } else if (p->scalar) {
@@ -576,7 +580,16 @@ static void bind_node(bind_ctx *c, xnode *n)
         xtensor *t = &g->tensors[ti];
         t->rrank = ic.out[i].rank;
         memcpy(t->rdims, ic.out[i].dims, sizeof t->rdims);
-        t->rdtype = ic.out[i].exact_dtype && !t->has_dtype ? ic.out[i].dtype : result_dtype(g, t, ic.out[i].dtype);
+        xdnn_dtype natural = ic.out[i].dtype;
+        bool exact = ic.out[i].exact_dtype && !t->has_dtype;
+        xdnn_dtype unmarked = exact ? natural : result_dtype(g, t, natural, false);
+        t->rdtype = !t->is_output                    ? unmarked
+                    : t->has_odtype || !exact        ? result_dtype(g, t, natural, true)
+                                                     : natural;
+        /* Marking a tensor `output` must not change what other ops read: they
+         * read the value it would have unmarked, and the output is a rounded
+         * copy (dnn(5), OUTPUT AND CHECK). */
+        t->rvdtype = t->is_output && c->consumed[ti] ? unmarked : t->rdtype;
         if (!set_numel(c, t) || !bind_layout(c, t))
             continue;
         t->rdefined = true;
@@ -636,6 +649,11 @@ xdnn_status xdnn_graph_bind(xdnn_graph_t *g, const xdnn_binding *bindings, size_
         for (int r = 0; r < g->nodes[i].nresults; r++)
             if (g->nodes[i].results[r] >= 0)
                 g->tensors[g->nodes[i].results[r]].producer = (int)i;
+    c.consumed = arena_alloc(g->module->ar, (g->ntensors ? g->ntensors : 1) * sizeof *c.consumed);
+    for (size_t i = 0; i < g->nnodes; i++)
+        for (int p = 0; p < g->nodes[i].ninputs; p++)
+            if (g->nodes[i].inputs[p].tensor >= 0)
+                c.consumed[g->nodes[i].inputs[p].tensor] = true;
     for (size_t i = 0; i < g->ntensors; i++) {
         xtensor *t = &g->tensors[i];
         t->rdefined = false;

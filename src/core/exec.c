@@ -3,7 +3,9 @@
  * Every tensor lives on the host in its bound dtype and strides.  For each
  * node the executor gathers the inputs into packed logical doubles, calls the
  * op's reference, and scatters each result back, which rounds it to the
- * tensor's dtype exactly as a GPU engine storing that dtype would. */
+ * tensor's dtype exactly as a GPU engine storing that dtype would.  An output
+ * that other ops read is kept twice: rounded to its output dtype (tensors) and
+ * in the dtype it would have unmarked (values), which its consumers read. */
 #include "exec.h"
 
 #include "data/data.h"
@@ -30,8 +32,9 @@ xdnn_status run_state_init(run_state *st, xgraph *g, const char *base_dir)
     st->g = g;
     st->base_dir = base_dir;
     st->tensors = calloc(g->ntensors ? g->ntensors : 1, sizeof *st->tensors);
+    st->values = calloc(g->ntensors ? g->ntensors : 1, sizeof *st->values);
     st->node_ms = calloc(g->nnodes ? g->nnodes : 1, sizeof *st->node_ms);
-    if (!st->tensors || !st->node_ms) {
+    if (!st->tensors || !st->values || !st->node_ms) {
         run_state_free(st);
         return XDNN_ERR_NOMEM;
     }
@@ -44,7 +47,10 @@ void run_state_free(run_state *st)
         return;
     for (size_t i = 0; st->tensors && i < st->g->ntensors; i++)
         host_tensor_free(&st->tensors[i]);
+    for (size_t i = 0; st->values && i < st->g->ntensors; i++)
+        host_tensor_free(&st->values[i]);
     free(st->tensors);
+    free(st->values);
     free(st->node_ms);
     memset(st, 0, sizeof *st);
 }
@@ -233,7 +239,8 @@ static xdnn_status run_node(run_state *st, xnode *n, xdnn_diags_t *d)
     for (int i = 0; i < n->ninputs && i < OP_MAX_PORTS && s == XDNN_OK; i++) {
         const xport *p = &n->inputs[i];
         if (p->tensor >= 0) {
-            s = ref_from_host(&st->tensors[p->tensor], &ins[i]);
+            const host_tensor *h = st->values[p->tensor].data ? &st->values[p->tensor] : &st->tensors[p->tensor];
+            s = ref_from_host(h, &ins[i]);
             tin[i] = (tinfo){.dtype = ins[i].dtype, .rank = ins[i].rank};
             memcpy(tin[i].dims, ins[i].dims, sizeof tin[i].dims);
         } else if (p->scalar) {
@@ -259,7 +266,7 @@ static xdnn_status run_node(run_state *st, xnode *n, xdnn_diags_t *d)
         o->rank = ic.out[i].rank;
         memcpy(o->dims, ic.out[i].dims, sizeof o->dims);
         o->numel = shape_numel(o->rank, o->dims);
-        o->dtype = ti >= 0 ? g->tensors[ti].rdtype : ic.out[i].dtype;
+        o->dtype = ti >= 0 ? g->tensors[ti].rvdtype : ic.out[i].dtype;
         o->data = calloc((size_t)(o->numel ? o->numel : 1), sizeof *o->data);
         if (!o->data)
             s = XDNN_ERR_NOMEM;
@@ -274,6 +281,15 @@ static xdnn_status run_node(run_state *st, xnode *n, xdnn_diags_t *d)
         s = alloc_tensor(st, (size_t)ti, d);
         if (s == XDNN_OK)
             tensor_scatter(&st->tensors[ti], outs[i].data);
+        const xtensor *t = &g->tensors[ti];
+        if (s == XDNN_OK && t->rvdtype != t->rdtype) { /* an output others read: they get the unrounded value */
+            host_tensor *v = &st->values[ti];
+            if (!v->data && (s = host_tensor_alloc(v, t->rvdtype, t->rrank, t->rdims, t->rstrides)) != XDNN_OK)
+                diag_error(d, s, t->loc, "cannot allocate the value of '%s' (%lld elements)", t->name,
+                           (long long)t->rnumel);
+            if (s == XDNN_OK)
+                tensor_scatter(v, outs[i].data);
+        }
     }
     for (int i = 0; i < OP_MAX_PORTS; i++)
         ref_free(&ins[i]);

@@ -10,6 +10,8 @@
 typedef struct run_state {
     xgraph *g;
     host_tensor *tensors;   /* one per g->tensors; data NULL until materialized */
+    host_tensor *values;    /* one per g->tensors: what consumers read of an output stored in another
+                               dtype (rvdtype != rdtype); data NULL for every other tensor */
     double *node_ms;        /* wall time of each node in the last run */
     double total_ms;
     const char *base_dir;   /* where relative load() paths start */

@@ -83,7 +83,11 @@ xdnn_status xdnn_graph_set_io_dtype(xdnn_graph_t *g, xdnn_dtype to, xdnn_diags_t
     xdnn_dtype from = v.dt;
     g->ctx_io = expr_dtype(g->module->ar, to, g->ctx_io->loc);
     for (size_t i = 0; i < g->ntensors; i++)
+    {
         if (g->tensors[i].has_dtype && g->tensors[i].dtype == from)
             g->tensors[i].dtype = to;
+        if (g->tensors[i].has_odtype && g->tensors[i].odtype == from)
+            g->tensors[i].odtype = to;
+    }
     return XDNN_OK;
 }

@@ -65,8 +65,10 @@ typedef struct xtensor {
     tensor_kind kind;
     bool is_output;       /* materialized graph output */
     bool keep;            /* reported and materialized on request (run --keep) */
-    bool has_dtype;       /* declared or annotated dtype */
+    bool has_dtype;       /* declared or annotated dtype (on the target: what consumers read) */
     xdnn_dtype dtype;
+    bool has_odtype;      /* annotated in `output y: dt`: the stored copy's dtype only */
+    xdnn_dtype odtype;
     expr **dims;          /* declared dims (inputs/weights); NULL for virtuals */
     int rank;             /* declared rank */
     xlayout layout;
@@ -74,7 +76,9 @@ typedef struct xtensor {
     int producer;         /* node index, -1 for inputs/weights */
     xloc loc;
     /* bound */
-    xdnn_dtype rdtype;
+    xdnn_dtype rdtype;    /* as stored and reported (an output's declared dtype) */
+    xdnn_dtype rvdtype;   /* as consumers read it: differs from rdtype only for an output that other
+                             ops read, whose value keeps the dtype it would have unmarked (dnn(5)) */
     int rrank;
     int64_t rdims[XDNN_MAX_RANK];
     int64_t rstrides[XDNN_MAX_RANK]; /* in elements */

@@ -131,7 +131,7 @@ void xdnn_graph_print_dot(const xdnn_graph_t *g, FILE *f)
             }
             fprintf(f, "\" -> \"n:");
             dot_escape(f, n->name);
-            fprintf(f, "\" [label=\"%s%s\"];\n", xdnn_dtype_name(t->rdtype),
+            fprintf(f, "\" [label=\"%s%s\"];\n", xdnn_dtype_name(t->rvdtype), /* what the consumer reads */
                     shape_str(shape, sizeof shape, t->rrank, t->rdims));
         }
         for (int r = 0; r < n->nresults; r++) {

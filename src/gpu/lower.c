@@ -1,5 +1,6 @@
 /* lower.c — a bound xgraph as the GPU backend's ggraph: tensor i of the IR is
- * tensor i of the ggraph; pointwise ops take their expression text from
+ * tensor i of the ggraph (an output that other ops read in another dtype adds
+ * its stored copy after them: store_outputs); pointwise ops take their expression text from
  * pointwise_modes.def (through pw_mode_of) with p0..p2 folded to literals. */
 #include "gpu/lower.h"
 
@@ -170,6 +171,30 @@ static void insert_matmul_casts(ggraph *gg)
     }
 }
 
+/* An output other ops read in another dtype (rvdtype != rdtype, bind.c):
+ * tensor i stays the value they read, a virtual; its stored copy is a new
+ * tensor, written by a cast node, that carries the IR index, so binding,
+ * upload and download see the output in its declared dtype.  The cast is an
+ * ordinary pointwise node and fuses with its producer's partition. */
+static void store_outputs(ggraph *gg, const xgraph *g)
+{
+    for (size_t i = 0; i < g->ntensors; i++) {
+        const xtensor *t = &g->tensors[i];
+        if (!t->rdefined || t->rvdtype == t->rdtype || t->kind != TK_VIRTUAL)
+            continue;
+        int v = (int)i;
+        gg->t[v].name = arena_sprintf(gg->ar, "%s.value", t->name);
+        gg->t[v].is_output = false;
+        gg->t[v].ir_index = -1;
+        int k = gg_tensor(gg, t->name, t->rdtype, t->rrank, t->rdims, t->rstrides);
+        gg->t[k].is_output = true;
+        gg->t[k].ir_index = (int)i;
+        int c = gg_node(gg, GN_POINTWISE, arena_sprintf(gg->ar, "%s.store", t->name), "cast", 1, &v, k);
+        gg->n[c].expr = "a";
+        gg->n[c].tag = PWT_CAST;
+    }
+}
+
 ggraph *gpu_lower(const xgraph *g, arena *ar)
 {
     ggraph *gg = gg_create(ar);
@@ -177,7 +202,7 @@ ggraph *gpu_lower(const xgraph *g, arena *ar)
     gg->seed = g->rseed;
     for (size_t i = 0; i < g->ntensors; i++) {
         const xtensor *t = &g->tensors[i];
-        int k = gg_tensor(gg, t->name, t->rdtype, t->rdefined ? t->rrank : 0, t->rdims,
+        int k = gg_tensor(gg, t->name, t->rvdtype, t->rdefined ? t->rrank : 0, t->rdims,
                           t->rdefined ? t->rstrides : NULL);
         gg->t[k].is_input = t->kind != TK_VIRTUAL;
         gg->t[k].is_weight = t->kind == TK_WEIGHT;
@@ -186,6 +211,7 @@ ggraph *gpu_lower(const xgraph *g, arena *ar)
     }
     for (size_t i = 0; i < g->nnodes; i++)
         lower_node(gg, g, &g->nodes[i]);
+    store_outputs(gg, g);
     insert_matmul_casts(gg);
     gpu_fold_views(gg);
     gg_finish(gg);

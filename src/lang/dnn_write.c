@@ -263,7 +263,10 @@ static void put_graph(dwriter *w, const xgraph *g)
         for (size_t i = 0; i < g->noutputs; i++) {
             if (i)
                 sb_puts(&w->b, ", ");
-            put_name(w, g->tensors[g->outputs[i]].name);
+            const xtensor *t = &g->tensors[g->outputs[i]];
+            put_name(w, t->name);
+            if (t->has_odtype)
+                sb_printf(&w->b, ": %s", xdnn_dtype_name(t->odtype));
         }
         sb_puts(&w->b, ";\n");
     }

@@ -103,8 +103,8 @@ static bool jr_layout(jreader *r, const cJSON *obj, xlayout *out)
 
 static void jr_tensor(jreader *r, xgraph *g, const cJSON *item)
 {
-    static const char *const keys[] = {"kind",    "output", "dtype", "dims", "layout",
-                                       "perm",    "strides", "init", "loc",  NULL};
+    static const char *const keys[] = {"kind",    "output",  "dtype", "output_dtype", "dims", "layout",
+                                       "perm",    "strides", "init",  "loc",          NULL};
     static const char *const required[] = {"kind", NULL};
     const char *name = item->string;
     if (!dnn_is_writable_name(name)) {
@@ -158,6 +158,19 @@ static void jr_tensor(jreader *r, xgraph *g, const cJSON *item)
         jr_pop(r, mark);
     } else if (k != TK_VIRTUAL) {
         ok = jr_err(r, item, false, XDNN_ERR_SYNTAX, "missing key \"dtype\" (an %s needs one)", kind->valuestring);
+    }
+    const cJSON *odt = jr_get(item, "output_dtype");
+    if (odt) { /* the stored copy's dtype (`output y: dt`): consumers read the value */
+        mark = jr_push_key(r, "output_dtype");
+        if (!jr_want_string(r, odt, "a dtype name"))
+            ok = false;
+        else if (!xdnn_dtype_from_name(odt->valuestring, &t.odtype))
+            ok = jr_err(r, odt, false, XDNN_ERR_SEMANTIC, "unknown dtype \"%s\"", odt->valuestring);
+        else if (k != TK_VIRTUAL || !t.is_output)
+            ok = jr_err(r, odt, false, XDNN_ERR_SEMANTIC, "\"output_dtype\" is for a virtual tensor with \"output\": true");
+        else
+            t.has_odtype = true;
+        jr_pop(r, mark);
     }
     if (k == TK_VIRTUAL) {
         if (dims)

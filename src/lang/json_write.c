@@ -265,6 +265,8 @@ static cJSON *tensor_json(jwriter *w, const xtensor *t)
         jw_add(w, o, "output", jw_check(w, cJSON_CreateTrue()));
     if (t->has_dtype)
         jw_add(w, o, "dtype", jw_str(w, xdnn_dtype_name(t->dtype)));
+    if (t->has_odtype)
+        jw_add(w, o, "output_dtype", jw_str(w, xdnn_dtype_name(t->odtype)));
     if (t->kind != TK_VIRTUAL)
         jw_add(w, o, "dims", expr_array(w, t->dims, t->dims ? t->rank : 0));
     switch (t->layout.kind) {

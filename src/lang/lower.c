@@ -250,7 +250,7 @@ static void lower_decl(lower_ctx *cx, scope *sc, const ast_stmt *st)
     }
 }
 
-bool lower_annotate(lower_ctx *cx, scope *sc, const ast_target *tg, int ti)
+bool lower_annotate(lower_ctx *cx, scope *sc, const ast_target *tg, int ti, bool in_output)
 {
     xdnn_dtype dt;
     if (tg->annot.has_dtype) {
@@ -268,7 +268,10 @@ bool lower_annotate(lower_ctx *cx, scope *sc, const ast_target *tg, int ti)
              tg->name, t->kind == TK_INPUT ? "input" : "weight");
         return false;
     }
-    if (tg->annot.has_dtype) {
+    if (tg->annot.has_dtype && in_output) { /* the stored copy's dtype: consumers read the value */
+        t->has_odtype = true;
+        t->odtype = dt;
+    } else if (tg->annot.has_dtype) {
         t->has_dtype = true;
         t->dtype = dt;
     }
@@ -292,7 +295,7 @@ static void lower_output(lower_ctx *cx, scope *sc, const ast_stmt *st)
             lerr(cx, sc, XDNN_ERR_SEMANTIC, tg->loc, "'%s' is already an output", tg->name);
             continue;
         }
-        if (!lower_annotate(cx, sc, tg, ti))
+        if (!lower_annotate(cx, sc, tg, ti, true))
             continue;
         g->tensors[ti].is_output = true;
         VEC_PUSH(cx->ar, g->outputs, g->noutputs, g->capoutputs, ti);

@@ -88,7 +88,9 @@ void lerr(lower_ctx *cx, const scope *sc, xdnn_status st, xloc loc, const char *
 int lower_define_tensor(lower_ctx *cx, const scope *sc, const char *name, tensor_kind kind, xloc loc);
 bool lower_dtype(lower_ctx *cx, const scope *sc, const char *name, xloc loc, xdnn_dtype *out);
 /* Apply a target's `: dtype @layout` annotation to tensor ti (-1: check only). */
-bool lower_annotate(lower_ctx *cx, scope *sc, const ast_target *tg, int ti);
+/* in_output: the annotation of an `output` statement, which types the stored
+ * copy only (has_odtype); on an assignment's target it types the value. */
+bool lower_annotate(lower_ctx *cx, scope *sc, const ast_target *tg, int ti, bool in_output);
 /* " (did you mean 'x'?)" for the closest candidate, or "". */
 char *lower_suggest(arena *a, const char *name, const char *const *cands, size_t n);
 

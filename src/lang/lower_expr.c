@@ -796,7 +796,7 @@ bool lower_assign(lower_ctx *cx, scope *sc, const ast_stmt *st)
             continue;
         if (sc->fr)
             bind_local(cx, sc, tg->name, ok ? results[i] : -1);
-        if (ok && !lower_annotate(cx, sc, tg, results[i]))
+        if (ok && !lower_annotate(cx, sc, tg, results[i], false))
             ok = false;
     }
     return ok;

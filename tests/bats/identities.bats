@@ -22,6 +22,7 @@ run_identity() {
     run_identity layernorm_moments.dnn
 }
 @test "1x1 conv == matmul after permute/reshape" { run_identity conv1x1_is_matmul.dnn; }
+@test "an output other ops read is a rounded copy: they read its unrounded value" { run_identity output_mark_keeps_value.dnn; }
 @test "causal sdpa == softmax(QKᵀ·scale + mask)·V" { run_identity sdpa_causal_explicit.dnn; }
 @test "batchnorm_infer with the batch stats == batchnorm training output" {
     run_identity batchnorm_infer_matches_train.dnn

@@ -285,3 +285,31 @@ P
     [ "$status" -eq 5 ]
     [[ "$output" == *"not a readable .npz"* ]]
 }
+
+# one output's checksum, by name, from a --format json run
+checksum_of() { python3 -c 'import json,sys; print([o["checksum"] + " " + o["dtype"] for o in json.load(sys.stdin)["outputs"] if o["name"] == sys.argv[1]][0])' "$1"; }
+
+@test "marking a tensor output changes no other result: its consumers read the unrounded value (text, JSON, plan)" {
+    cd "$BATS_TEST_TMPDIR"
+    # y is f16 when marked (io=f16) and f32 when virtual: z must not see the difference
+    printf 'graph g(io=f16, seed=3) {\n  input x: f16[4, 8] = randn();\n  y = x * 1.001;\n  z = reduce(y, op="sum", axes=[1]);\n  output y: bf16, z;\n}\n' > mark.dnn
+    sed 's/output y: bf16, z;/output z;/' mark.dnn > nomark.dnn
+    sed 's/output y: bf16, z;/output y, z;/' mark.dnn > plain.dnn
+    want=$(xdnn run nomark.dnn --device cpu --format json | checksum_of z)
+    [ "$(xdnn run mark.dnn --device cpu --format json | checksum_of z)" = "$want" ]
+    [ "$(xdnn run plain.dnn --device cpu --format json | checksum_of z)" = "$want" ]
+    # the output itself is the rounded copy, in its declared dtype
+    [[ "$(xdnn run mark.dnn --device cpu --format json | checksum_of y)" == *" bf16" ]]
+    # the output's own annotation survives JSON and text round trips, apart from a target's
+    xdnn convert mark.dnn -o mark.json
+    grep -q '"output_dtype":[[:space:]]*"bf16"' mark.json
+    [ "$(xdnn run mark.json --device cpu --format json | checksum_of z)" = "$want" ]
+    xdnn convert mark.json -o back.dnn
+    grep -q 'output y: bf16, z;' back.dnn
+    # a plan runs what run runs
+    xdnn plan mark.dnn --device cpu -o mark.xplan
+    [ "$(xdnn run mark.xplan --device cpu --format json | checksum_of z)" = "$want" ]
+    # an annotation on the assignment's target types the value itself: z changes (the test can fail)
+    sed 's/  y = x/  y: f16 = x/' nomark.dnn > typed.dnn
+    [ "$(xdnn run typed.dnn --device cpu --format json | checksum_of z)" != "$want" ]
+}

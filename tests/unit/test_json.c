@@ -222,6 +222,7 @@ static void test_every_construct(void)
         "\"outputs\": {\"y0\": \"s1\", \"y1\": \"s2\"}",
         "\"outputs\": {\"y\": \"h\", \"mean\": \"mu\"}",
         "\"nresults\": 3",
+        "\"output\": true, \"dtype\": \"f16\", \"output_dtype\": \"f16\"",
         "\"ref\": {\"fn\": \"load\", \"path\": \"ref/y.npy\"}, \"rtol\": 1e-2, \"atol\": 1e-3",
         "\"context\": {\"io\": \"f32\", \"compute\": \"f32\", \"intermediate\": \"f32\", \"seed\": 3, \"tf32\": false}",
         "\"msg\": \"D must be \\\"even\\\"\"",
@@ -244,7 +245,7 @@ static void test_every_construct(void)
         "  y: f16 = gelu(`y.2`, approx=\"tanh\");\n",
         "  c = concat(s1, s2, s1, axis=-1);\n",
         "  `z.0` = mul(-1.5, q);\n",
-        "  output y, mu, k, m, z;\n",
+        "  output y: f16, mu, k, m, z;\n", /* the output's own annotation, apart from the target's */
         "  check y, load(path=\"ref/y.npy\"), rtol=1e-2, atol=1e-3;\n",
         "graph second {\n",
     };
