@@ -168,13 +168,21 @@ cJSON *gpu_report_json(const run_gpu_report *rep)
     return o;
 }
 
-void print_compare_text(FILE *f, const char *what, const char *name, const xdnn_compare_result *r, int rank)
+void print_compare_text(FILE *f, const char *what, const char *name, const xdnn_compare_result *r, int rank,
+                        bool norm)
 {
     double rtol = r->rtol, atol = r->atol;
-    fprintf(f, "%s %s: %s  %" PRId64 " of %" PRId64 " elements differ (rtol %g, atol %g); max abs %.3g, "
-               "max rel %.3g, rel norm %.3g\n",
-            what, name, r->ok ? "ok" : "FAILED", r->mismatches, r->count, rtol, atol, r->max_abs, r->max_rel,
-            r->rel_norm);
+    if (norm) /* the verdict first; the element-wise figures (at the default tolerance) only inform */
+        fprintf(f, "%s %s: %s  rel norm %.3g %s %g (norm mode%s); element-wise %" PRId64 " of %" PRId64
+                   " differ, max abs %.3g, max rel %.3g\n",
+                what, name, r->ok ? "ok" : "FAILED", r->rel_norm, r->rel_norm <= rtol ? "<=" : ">", rtol,
+                r->nworst && isnan(r->worst[0].abs_err) ? "; NaN or Inf at different places" : "", r->mismatches,
+                r->count, r->max_abs, r->max_rel);
+    else
+        fprintf(f, "%s %s: %s  %" PRId64 " of %" PRId64 " elements differ (rtol %g, atol %g); max abs %.3g, "
+                   "max rel %.3g, rel norm %.3g\n",
+                what, name, r->ok ? "ok" : "FAILED", r->mismatches, r->count, rtol, atol, r->max_abs, r->max_rel,
+                r->rel_norm);
     if (r->ok)
         return;
     if (r->count == 0)
@@ -190,12 +198,15 @@ void print_compare_text(FILE *f, const char *what, const char *name, const xdnn_
     }
 }
 
-cJSON *compare_json(const char *what, const char *name, const xdnn_compare_result *r, int rank)
+cJSON *compare_json(const char *what, const char *name, const xdnn_compare_result *r, int rank, bool norm)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "kind", what);
     cJSON_AddStringToObject(o, "tensor", name);
     cJSON_AddBoolToObject(o, "ok", r->ok);
+    cJSON_AddStringToObject(o, "mode", norm ? "norm" : "elementwise");
+    cJSON_AddNumberToObject(o, "rtol", r->rtol);
+    cJSON_AddNumberToObject(o, "atol", r->atol);
     cJSON_AddNumberToObject(o, "mismatches", (double)r->mismatches);
     cJSON_AddNumberToObject(o, "count", (double)r->count);
     cJSON_AddNumberToObject(o, "max_abs", isfinite(r->max_abs) ? r->max_abs : -1);

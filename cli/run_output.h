@@ -17,7 +17,9 @@ cJSON *cpu_times_json(const xdnn_graph_t *g, const xdnn_run_t *r);
 void print_gpu_report_text(FILE *f, const run_gpu_report *rep);
 cJSON *gpu_report_json(const run_gpu_report *rep);
 /* Print a failed comparison: counts, norms and the worst elements. */
-void print_compare_text(FILE *f, const char *what, const char *name, const xdnn_compare_result *r, int rank);
-cJSON *compare_json(const char *what, const char *name, const xdnn_compare_result *r, int rank);
+/* norm: the verdict was ||got - ref|| / ||ref|| <= r->rtol (run --norm), not element-wise. */
+void print_compare_text(FILE *f, const char *what, const char *name, const xdnn_compare_result *r, int rank,
+                        bool norm);
+cJSON *compare_json(const char *what, const char *name, const xdnn_compare_result *r, int rank, bool norm);
 
 #endif

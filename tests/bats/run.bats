@@ -313,3 +313,65 @@ checksum_of() { python3 -c 'import json,sys; print([o["checksum"] + " " + o["dty
     sed 's/  y = x/  y: f16 = x/' nomark.dnn > typed.dnn
     [ "$(xdnn run typed.dnn --device cpu --format json | checksum_of z)" != "$want" ]
 }
+
+# f32 .npy file SRC rewritten to DST with each value v[i] replaced by python expression EXPR(v, i)
+perturb_npy() {
+    python3 - "$1" "$2" "$3" <<'P'
+import os, random, struct, sys
+src, dst, expr = sys.argv[1:]
+b = open(src, "rb").read()
+off = 10 + struct.unpack("<H", b[8:10])[0]
+assert "'<f4'" in b[:off].decode("latin1")
+v = struct.unpack("<%df" % ((len(b) - off) // 4), b[off:])
+random.seed(1)
+out = [eval(expr, {"random": random, "nan": float("nan")}, {"v": x, "i": i}) for i, x in enumerate(v)]
+os.makedirs(os.path.dirname(dst), exist_ok=True)
+open(dst, "wb").write(b[:off] + struct.pack("<%df" % len(out), *out))
+P
+}
+
+@test "--norm: --expect passes by relative norm where element-wise fails, and fails when the norm is too large" {
+    cd "$BATS_TEST_TMPDIR"
+    printf 'graph g(seed=2) {\n  input x: f32[16, 32] = randn();\n  weight w: f32[32, 8] = randn();\n  y = matmul(x, w);\n  output y;\n}\n' > n.dnn
+    xdnn run n.dnn --device cpu --save gold > /dev/null
+    # every element off by up to 1e-3 relative: the norm is about 5.8e-4
+    perturb_npy gold/y.npy off/y.npy 'v * (1 + random.uniform(-1e-3, 1e-3))'
+    run xdnn run n.dnn --device cpu --expect off
+    [ "$status" -eq 6 ]
+    [[ "$output" == *"expect y: FAILED  "*" elements differ (rtol 0.0001, atol 1e-05)"* ]]
+    run xdnn run n.dnn --device cpu --expect off --norm=1e-3
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"expect y: ok  rel norm 0.000"*" <= 0.001 (norm mode); element-wise "*" of 128 differ"* ]]
+    # the mode can fail: a tighter bound, and the default (f32 matmul: 1e-4)
+    run xdnn run n.dnn --device cpu --expect off --norm=1e-4
+    [ "$status" -eq 6 ]
+    [[ "$output" == *"expect y: FAILED  rel norm 0.000"*" > 0.0001 (norm mode)"* ]]
+    run xdnn run n.dnn --device cpu --expect off --norm
+    [ "$status" -eq 6 ]
+    # the exact goldens pass; a NaN where the reference has a number fails whatever the bound
+    run xdnn run n.dnn --device cpu --expect gold --norm
+    [ "$status" -eq 0 ]
+    perturb_npy gold/y.npy nan/y.npy 'nan if i == 3 else v'
+    run xdnn run n.dnn --device cpu --expect nan --norm=1
+    [ "$status" -eq 6 ]
+    [[ "$output" == *"NaN or Inf at different places"* ]]
+    # JSON says which mode judged
+    xdnn run n.dnn --device cpu --expect off --norm=1e-3 --format json |
+        python3 -c 'import json,sys; c = json.load(sys.stdin)["checks"][0]; assert c["mode"] == "norm" and c["ok"] and c["rtol"] == 1e-3, c'
+}
+
+@test "--norm and --check=norm: usage errors name what is wrong" {
+    cd "$BATS_TEST_TMPDIR"
+    run xdnn run "$G" --device cpu "${SMALL[@]}" --norm
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"--norm sets how --check and --expect compare; give one of them"* ]]
+    run xdnn run "$G" --device cpu --expect x --norm=0
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"the relative-norm tolerance must be a positive number, got '0'"* ]]
+    run xdnn run "$G" --device cpu --check=normal
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"--check takes no value or norm[:RTOL], got 'normal'"* ]]
+    run xdnn run "$G" --device cpu --check=norm:1e-2
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"--check compares the GPU with the CPU reference; it needs --device gpu"* ]]
+}
