@@ -43,7 +43,7 @@ typedef struct bench_spec {
 enum {
     OPT_DTYPE = 2000, OPT_LAYOUT, OPT_MIN_TIME, OPT_TUNE, OPT_DUMP_GRAPH, OPT_BATCH, OPT_NO_PROGRESS,
     OPT_THRESHOLD, OPT_INFO, OPT_REPLAN, OPT_VERBOSE, OPT_DEVICES, OPT_WORKERS, OPT_SHARD, OPT_TIMEOUT,
-    OPT_WORKER, OPT_ALLOW_MIXED, OPT_ALLOW_PARTIAL
+    OPT_WORKER, OPT_ALLOW_MIXED, OPT_ALLOW_PARTIAL, OPT_PROGRESS
 };
 
 typedef struct bench_opts {
@@ -53,6 +53,7 @@ typedef struct bench_opts {
     bool iters_set;
     double min_time_s;      /* 0 = not given */
     bool check, tune, dump_graph, no_progress;
+    bool progress;          /* --progress: the progress line even when stderr is not a terminal */
     bench_format format;
     const char *out_path;   /* -o */
     /* several processes (bench_workers.c): one per GPU of --devices, or
@@ -154,6 +155,14 @@ xdnn_status bench_write_file(const char *path, const char *buf, size_t len);
 /* ---- bench_case.c */
 void bench_key(const bench_case *c, const xdnn_graph_t *g, char *buf, size_t len);
 /* Load, select (or --tune), time and --check one case into *r (r->parts malloc'ed). */
+/* The progress line on stderr, over the last one: "[3/10] CASE  ETA 1m05s"
+ * (shown: the case's number; CASE the case now running, or just finished
+ * when workers run several; the ETA from the mean time of the `done` ones). */
+void bench_progress(int shown, int done, int total, const char *label, double elapsed_s);
+/* A case's name before its graph is loaded: "mlp_gelu.dnn[T=8,D=4]:f16", "conv n1c2h4k2r3". */
+void bench_case_label(const bench_case *c, char *buf, size_t len);
+/* Whether to show it: --progress, else a terminal unless --no-progress. */
+bool bench_progress_on(const bench_opts *o);
 void bench_run_case(const bench_case *c, const bench_opts *o, bool use_gpu, const char *fp, bench_result *r);
 /* The row of a case that did not finish (its worker died or timed out): failed, `why`. */
 void bench_lost_case(const bench_case *c, const bench_opts *o, bool use_gpu, const char *fp, const char *why,

@@ -70,6 +70,25 @@ void bench_key(const bench_case *c, const xdnn_graph_t *g, char *buf, size_t len
     append(buf, len, "]:%s", dt);
 }
 
+void bench_case_label(const bench_case *c, char *buf, size_t len)
+{
+    const bench_spec *sp = c->spec;
+    if (!sp->path) {
+        snprintf(buf, len, "%s %s%s%s", sp->problem, sp->desc, sp->layout ? "@" : "", sp->layout ? sp->layout : "");
+    } else {
+        const char *slash = strrchr(sp->path, '/');
+        snprintf(buf, len, "%s", slash ? slash + 1 : sp->path);
+        if (c->npoints)
+            append(buf, len, "[");
+        for (int i = 0; i < c->npoints; i++)
+            append(buf, len, "%s%s=%s", i ? "," : "", c->points[i].name, c->points[i].value_text);
+        if (c->npoints)
+            append(buf, len, "]");
+    }
+    if (c->dtype)
+        append(buf, len, ":%s", c->dtype);
+}
+
 static void repro_line(const bench_case *c, const bench_opts *o, bool use_gpu, const bench_result *r, char *buf,
                        size_t len)
 {

@@ -6,8 +6,32 @@
 #include "bench.h"
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+bool bench_progress_on(const bench_opts *o) { return o->progress || (!o->no_progress && isatty(STDERR_FILENO)); }
+
+void bench_progress(int shown, int done, int total, const char *label, double elapsed_s)
+{
+    char eta[32] = "ETA --"; /* nothing finished yet: nothing to go by */
+    if (done > 0 && done < total) {
+        double s = elapsed_s / done * (total - done);
+        if (s < 1)
+            snprintf(eta, sizeof eta, "ETA <1s");
+        else if (s < 60)
+            snprintf(eta, sizeof eta, "ETA %.0fs", s);
+        else if (s < 3600)
+            snprintf(eta, sizeof eta, "ETA %dm%02ds", (int)(s / 60), (int)s % 60);
+        else
+            snprintf(eta, sizeof eta, "ETA %dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
+    } else if (done >= total) {
+        snprintf(eta, sizeof eta, "done");
+    }
+    fprintf(stderr, "\r[%d/%d] %s  %s\033[K", shown, total, label, eta);
+    fflush(stderr);
+}
 
 /* "cpu_reference x3" or "a,b": the distinct engines that ran, with counts. */
 static void engines_summary(const bench_result *r, char *buf, size_t len)

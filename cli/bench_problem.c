@@ -10,7 +10,12 @@
  *   softmax                   n(rows) c(axis size)
  *   pool    max|avg           n c h w(=h) r(window) u(stride = r) p(pad 0)
  * Generated graphs are f32 (io=f32, so --dtype can rewrite them) with seed 1.
- * --layout: nchw|nhwc for conv and pool, bhsd|bshd for sdpa. */
+ * --layout: nchw|nhwc for conv and pool, bhsd|bshd for sdpa.
+ *
+ * benchdnn's descriptors are read too, translated to the keys above
+ * (benchdnn_conv, benchdnn_matmul): conv `mb32ic64ih56oc64kh3ph1` (2-D;
+ * benchdnn's dilation counts the gaps, d0 = xdnn's l1) and matmul
+ * `[B x]MxK:[B x]KxN` (`2x64x128:2x128x256`). */
 #include "bench.h"
 
 #include <stdarg.h>
@@ -83,6 +88,133 @@ static bool parse_keys(const problem_kind *k, const char *s, long long *vals, ch
 
 #define V(c) vals[(c) - 'a']
 
+/* benchdnn's conv keys: a name of one or two letters, then a number ("mb32"),
+ * `_` separators and a trailing n"name" ignored. */
+static bool benchdnn_conv(const char *s, long long *vals, char *err, size_t errlen)
+{
+    static const struct { const char *name; char key; } map[] = {
+        {"mb", 'n'}, {"ic", 'c'}, {"ih", 'h'}, {"iw", 'w'}, {"oc", 'k'}, {"kh", 'r'}, {"kw", 's'}, {"g", 'g'},
+        {"sh", 'u'}, {"sw", 'U'}, {"ph", 'p'}, {"pw", 'P'}, {"dh", 'l'}, {"dw", 'L'}, {"oh", 'o'}, {"ow", 'O'},
+    };
+    long long got[128];
+    for (int i = 0; i < 128; i++)
+        got[i] = -1;
+    while (*s) {
+        if (*s == '_') {
+            s++;
+            continue;
+        }
+        if (*s == 'n' && s[1] == '"') /* the problem's name: a label only */
+            break;
+        size_t len = 0;
+        while (s[len] >= 'a' && s[len] <= 'z')
+            len++;
+        int m = -1;
+        for (int i = 0; i < (int)(sizeof map / sizeof *map) && m < 0; i++)
+            if (strlen(map[i].name) == len && strncmp(map[i].name, s, len) == 0)
+                m = i;
+        if (m < 0) {
+            static const char *const depth[] = {"id", "od", "kd", "sd", "pd", "dd"};
+            bool d3 = false;
+            for (size_t i = 0; i < sizeof depth / sizeof *depth; i++)
+                d3 |= len == 2 && strncmp(s, depth[i], 2) == 0;
+            snprintf(err, errlen, "%s benchdnn key '%.*s' (a 2-D conv takes mb ic ih iw oc oh ow kh kw sh sw ph pw "
+                                  "dh dw g)",
+                     d3 ? "3-D convolutions are not supported:" : "unknown", (int)(len ? len : 1), s);
+            return false;
+        }
+        s += len;
+        if (*s < '0' || *s > '9') {
+            snprintf(err, errlen, "benchdnn key '%s' needs a number", map[m].name);
+            return false;
+        }
+        long long v = 0;
+        while (*s >= '0' && *s <= '9')
+            if ((v = v * 10 + (*s++ - '0')) > 1000000000) {
+                snprintf(err, errlen, "benchdnn key '%s' is too large", map[m].name);
+                return false;
+            }
+        if (got[(int)map[m].key] >= 0) {
+            snprintf(err, errlen, "benchdnn key '%s' given twice", map[m].name);
+            return false;
+        }
+        got[(int)map[m].key] = v;
+    }
+    /* benchdnn's defaults: mb 2, iw = ih, kw = kh, strides 1, pads and dilations 0 */
+    const char pairs[][3] = {{'u', 'U', 1}, {'p', 'P', 0}, {'l', 'L', 0}};
+    for (int i = 0; i < 3; i++) {
+        char a = pairs[i][0], b = pairs[i][1];
+        if (got[(int)a] >= 0 && got[(int)b] >= 0 && got[(int)a] != got[(int)b]) {
+            snprintf(err, errlen, "xdnn's conv problems take one %s for both axes, got %lld and %lld",
+                     a == 'u' ? "stride (sh = sw)" : a == 'p' ? "pad (ph = pw)" : "dilation (dh = dw)", got[(int)a],
+                     got[(int)b]);
+            return false;
+        }
+        long long v = got[(int)a] >= 0 ? got[(int)a] : got[(int)b] >= 0 ? got[(int)b] : pairs[i][2];
+        V(a) = a == 'l' ? v + 1 : v;
+    }
+    V('n') = got['n'] >= 0 ? got['n'] : 2;
+    V('c') = got['c'], V('h') = got['h'], V('w') = got['w'], V('k') = got['k'], V('r') = got['r'], V('s') = got['s'];
+    V('g') = got['g'];
+    V('o') = got['o'], V('q') = got['O']; /* output sizes, checked once the conv is generated */
+    return true;
+}
+
+/* benchdnn's matmul: `MxK:KxN` or `BxMxK:BxKxN` (one batch dim, equal on both sides). */
+static bool benchdnn_matmul(const char *s, long long *vals, char *err, size_t errlen)
+{
+    long long d[2][3];
+    int n[2] = {0, 0}, side = 0;
+    for (const char *p = s; side < 2;) {
+        char *end;
+        if (*p < '0' || *p > '9' || n[side] == 3)
+            goto bad;
+        long long v = strtoll(p, &end, 10);
+        if (v < 1 || v > 1000000000)
+            goto bad;
+        d[side][n[side]++] = v;
+        p = end;
+        if (*p == 'x')
+            p++;
+        else if (*p == ':' && side == 0)
+            p++, side = 1;
+        else if (*p == 0 && side == 1)
+            side = 2;
+        else
+            goto bad;
+    }
+    if (n[0] != n[1]) {
+        snprintf(err, errlen, "benchdnn matmul '%s': both sides need the same rank", s);
+        return false;
+    }
+    int r = n[0];
+    if (r < 2)
+        goto bad;
+    if (r == 3 && d[0][0] != d[1][0]) {
+        snprintf(err, errlen, "benchdnn matmul '%s': the batch dims must be equal (%lld, %lld)", s, d[0][0], d[1][0]);
+        return false;
+    }
+    if (d[0][r - 1] != d[1][r - 2]) {
+        snprintf(err, errlen, "benchdnn matmul '%s': K differs (%lld on the left, %lld on the right)", s,
+                 d[0][r - 1], d[1][r - 2]);
+        return false;
+    }
+    V('b') = r == 3 ? d[0][0] : 1, V('m') = d[0][r - 2], V('k') = d[0][r - 1], V('n') = d[1][r - 1];
+    return true;
+bad:
+    snprintf(err, errlen, "benchdnn matmul descriptor must be MxK:KxN or BxMxK:BxKxN, got '%s'", s);
+    return false;
+}
+
+/* benchdnn's conv spells two-letter keys (mb, ic...), xdnn's one letter. */
+static bool is_benchdnn_conv(const char *s)
+{
+    for (; *s; s++)
+        if (*s >= 'a' && *s <= 'z' && s[1] >= 'a' && s[1] <= 'z' && s[1] != '"')
+            return true;
+    return false;
+}
+
 static bool need(long long *vals, const char *keys, const char *kind, char *err, size_t errlen)
 {
     for (const char *k = keys; *k; k++)
@@ -131,6 +263,7 @@ static bool gen_conv(sb *b, const char *dir, long long *vals, const char *lay, c
 {
     if (!need(vals, "nchkr", "conv", err, errlen))
         return false;
+    long long want_oh = V('o'), want_ow = V('q'); /* benchdnn's oh, ow when given: checked below */
     dflt(vals, 'w', V('h')), dflt(vals, 's', V('r')), dflt(vals, 'p', 0), dflt(vals, 'u', 1), dflt(vals, 'l', 1),
         dflt(vals, 'g', 1);
     long long N = V('n'), C = V('c'), H = V('h'), W = V('w'), K = V('k'), R = V('r'), S = V('s'), P = V('p'),
@@ -142,6 +275,11 @@ static bool gen_conv(sb *b, const char *dir, long long *vals, const char *lay, c
     long long OH = (H + 2 * P - L * (R - 1) - 1) / U + 1, OW = (W + 2 * P - L * (S - 1) - 1) / U + 1;
     if (OH < 1 || OW < 1) {
         snprintf(err, errlen, "conv output would be empty (%lldx%lld)", OH, OW);
+        return false;
+    }
+    if ((want_oh >= 0 && want_oh != OH) || (want_ow >= 0 && want_ow != OW)) {
+        snprintf(err, errlen, "benchdnn oh/ow %lldx%lld do not match the input, kernel, stride and pad (%lldx%lld)",
+                 want_oh >= 0 ? want_oh : OH, want_ow >= 0 ? want_ow : OW, OH, OW);
         return false;
     }
     char at[160];
@@ -194,9 +332,12 @@ char *bench_problem_text(const char *problem, const char *desc, const char *layo
         snprintf(err, errlen, "unknown problem kind (known: conv, matmul, sdpa, layernorm, softmax, pool)");
         return NULL;
     }
-    /* direction prefix */
+    /* direction prefix (benchdnn's matmul uses ':' between its operands) */
     char dir[16] = "";
-    const char *colon = strchr(desc, ':');
+    bool bdnn_matmul = strcmp(k->name, "matmul") == 0 && strchr(desc, 'x');
+    const char *colon = bdnn_matmul ? NULL : strchr(desc, ':'), *quote = strchr(desc, '"');
+    if (colon && quote && quote < colon) /* inside benchdnn's n"name" */
+        colon = NULL;
     if (colon) {
         snprintf(dir, sizeof dir, "%.*s", (int)(colon - desc), desc);
         desc = colon + 1;
@@ -234,7 +375,11 @@ char *bench_problem_text(const char *problem, const char *desc, const char *layo
         snprintf(lay, sizeof lay, "%.*s", (int)strcspn(k->layouts, "|"), k->layouts);
     }
     long long vals[26];
-    if (!parse_keys(k, desc, vals, err, errlen))
+    for (int i = 0; i < 26; i++)
+        vals[i] = -1;
+    if (bdnn_matmul ? !benchdnn_matmul(desc, vals, err, errlen)
+        : strcmp(k->name, "conv") == 0 && is_benchdnn_conv(desc) ? !benchdnn_conv(desc, vals, err, errlen)
+                                                                   : !parse_keys(k, desc, vals, err, errlen))
         return NULL;
     sb b = {0};
     sbf(&b, "dnn 1;\n# generated by xdnn bench: %s %s%s%s%s%s\n", k->name, dir, dir[0] ? ":" : "", desc,

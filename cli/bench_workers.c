@@ -195,6 +195,7 @@ typedef struct pool {
     worker w[BENCH_MAX_WORKERS];
     int n;
     bool progress;
+    double t0;              /* when the pool started: the ETA's clock */
 } pool;
 
 static void relay(worker *w, bool flush_partial)
@@ -370,8 +371,8 @@ static void finish_case(pool *p, int k, bench_result *r)
     p->res[k] = *r;
     p->done[k] = true;
     p->ndone++;
-    if (p->progress)
-        fprintf(stderr, "\r[%d/%d]\033[K", p->ndone, p->nsel);
+    if (p->progress) /* the case just finished: several run at once */
+        bench_progress(p->ndone, p->ndone, p->nsel, r->key, now_s() - p->t0);
 }
 
 static void lose_case(pool *p, worker *w, int k, const char *why)
@@ -569,7 +570,8 @@ xdnn_status bench_workers_run(const bench_opts *o, char *const *argv, int argc, 
     for (int i = 0; i < argc; i++)
         p->argv[1 + i] = argv[i];
     p->argv[argc + 1] = (char *)(uintptr_t) "--worker";
-    p->progress = !o->no_progress && isatty(STDERR_FILENO);
+    p->progress = bench_progress_on(o);
+    p->t0 = now_s();
     pool_init(p, o);
     int next = 0;
     for (;;) {

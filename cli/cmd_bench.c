@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char bench_help[] =
@@ -36,6 +37,7 @@ static const char bench_help[] =
     "  conv [fwd|dgrad|wgrad:]n c h w k r s p(ad) u(stride) l(dilation) g(roups)\n"
     "  matmul b m n k     sdpa [fwd|bwd:]b h s t d c(ausal)\n"
     "  layernorm n c      softmax n c      pool [max|avg:]n c h w r(window) u p\n"
+    "  benchdnn's too: conv mb32ic64ih56oc64kh3ph1, matmul 2x64x128:2x128x256\n"
     "Running:\n"
     "  --device auto|cpu|gpu|N  where to run (auto: the GPU if there is one;\n"
     "                     N: GPU N only, CUDA's numbering)\n"
@@ -59,7 +61,9 @@ static const char bench_help[] =
     "Output:\n"
     "  --format table|csv|jsonl   (jsonl is what `xdnn compare` reads)\n"
     "  -o FILE            write the rows to FILE (atomically); the summary to stdout\n"
-    "  --no-progress      no progress line on stderr (shown only on a terminal)\n"
+    "  --no-progress      no progress line on stderr (shown only on a terminal):\n"
+    "                     [3/10] CASE  ETA 1m05s\n"
+    "  --progress         the progress line even when stderr is not a terminal\n"
     "\n"
     "A case's spread (max-min)/median above 20% prints a warning.  Exit status: 0\n"
     "when no case failed, else the status of the first failure (3 shape, 6 check\n"
@@ -120,6 +124,7 @@ static int parse_opts(int argc, char **argv, bench_opts *o, bench_spec *sp, cons
         {"format", required_argument, NULL, OPT_FORMAT},
         {"output", required_argument, NULL, 'o'},
         {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+        {"progress", no_argument, NULL, OPT_PROGRESS},
         {"devices", required_argument, NULL, OPT_DEVICES},
         {"workers", required_argument, NULL, OPT_WORKERS},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
@@ -201,6 +206,7 @@ static int parse_opts(int argc, char **argv, bench_opts *o, bench_spec *sp, cons
         case OPT_DUMP_GRAPH: o->dump_graph = true; break;
         case OPT_BATCH: *batch = optarg; break;
         case OPT_NO_PROGRESS: o->no_progress = true; break;
+        case OPT_PROGRESS: o->progress = true; break;
         case 'o': o->out_path = optarg; break;
         case OPT_FORMAT:
             if (strcmp(optarg, "table") == 0)
@@ -482,11 +488,17 @@ static int run_cases(const bench_opts *o, char **args, int nargs, const sweep *w
         free(res), free(cost);
         return s;
     }
-    bool progress = !o->no_progress && isatty(STDERR_FILENO);
+    bool progress = bench_progress_on(o);
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int k = 0; k < nsel; k++) {
         const bench_case *c = w->all[sel[k]];
-        if (progress)
-            fprintf(stderr, "\r[%d/%d] %s\033[K", k + 1, nsel, c->spec->path ? c->spec->path : c->spec->problem);
+        if (progress) {
+            char label[256];
+            bench_case_label(c, label, sizeof label);
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            bench_progress(k + 1, k, nsel, label, (double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) * 1e-9);
+        }
         bench_result res;
         bench_run_case(c, o, use_gpu, fp, &res);
         res.index = sel[k];

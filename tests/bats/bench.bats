@@ -111,6 +111,38 @@ B
     [[ "$output" == *"--layout applies to conv, pool and sdpa problems"* ]]
 }
 
+@test "benchdnn descriptors: conv mb..ic..ih.. and matmul BxMxK:BxKxN give xdnn's own problems" {
+    same() { diff <(xdnn bench $1 "$2" --dump-graph | grep -v '^# generated') <(xdnn bench $1 "$3" --dump-graph | grep -v '^# generated'); }
+    same conv mb32ic64ih56oc64kh3ph1 n32c64h56k64r3p1
+    # benchdnn's dilation counts the gaps (dh1 = every other pixel = xdnn's l2); mb defaults to 2; n"name" is a label
+    same conv 'wgrad:g2ic4ih8iw9oc4kh3kw3sh2sw2dh1dw1_n"resnet:c1"' wgrad:n2c4h8w9k4r3s3u2l2g2
+    same conv mb1ic4ih8oc4oh6ow6kh3 n1c4h8k4r3
+    same matmul 2x64x128:2x128x256 b2m64n256k128
+    same matmul 64x128:128x256 m64n256k128
+    run xdnn bench conv mb1ic4ih8oc4kh3 --device cpu --iters 1 --format csv
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"conv mb1ic4ih8oc4kh3:f32,passed"* ]]
+    # what xdnn cannot express is refused, naming it
+    run xdnn bench conv mb1ic4id8ih8oc4kh3
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"3-D convolutions are not supported: benchdnn key 'id'"* ]]
+    run xdnn bench conv mb1ic4ih8oc4kh3sh1sw2
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"xdnn's conv problems take one stride (sh = sw) for both axes, got 1 and 2"* ]]
+    run xdnn bench conv mb1ic4ih8oc4oh5kh3
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"benchdnn oh/ow 5x6 do not match the input, kernel, stride and pad (6x6)"* ]]
+    run xdnn bench matmul 64x128:129x256
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"K differs (128 on the left, 129 on the right)"* ]]
+    run xdnn bench matmul 2x64x128:3x128x256
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"the batch dims must be equal (2, 3)"* ]]
+    run xdnn bench matmul 64x128:128x
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"benchdnn matmul descriptor must be MxK:KxN or BxMxK:BxKxN, got '64x128:128x'"* ]]
+}
+
 @test "batch files: comments, includes relative to the file, per-line options, cycles are errors" {
     mkdir -p "$BATS_TEST_TMPDIR/suite/sub"
     cp "$G" "$BATS_TEST_TMPDIR/suite/"; cp -r "$ROOT/graphs/lib" "$BATS_TEST_TMPDIR/suite/"
@@ -322,4 +354,16 @@ G
     run xdnn bench "$BATS_TEST_TMPDIR/w.dnn" --device cpu --iters 1 --format jsonl
     [ "$status" -eq 0 ]
     [ "$(grep '^{' <<< "$output" | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["flops"])')" = 640 ]
+}
+
+@test "the progress line names each case and gives an ETA (--progress: also when stderr is not a terminal)" {
+    err=$(xdnn bench "$G" --set T=2,4,8 --set D=4 --dtype f32 --device cpu --iters 1 --progress 2>&1 > /dev/null)
+    [[ "$err" == *"[1/3] mlp_gelu.dnn[T=2,D=4]:f32  ETA --"* ]]
+    [[ "$err" =~ \[3/3\]\ mlp_gelu\.dnn\[T=8,D=4\]:f32\ \ ETA\ ([0-9]+s|\<1s) ]]
+    # several workers: each case named as it finishes, and the last says done
+    err=$(xdnn bench "$G" --set T=2,4 --set D=4 --device cpu --workers 2 --iters 1 --progress 2>&1 > /dev/null)
+    [[ "$err" == *"[2/2] mlp_gelu[T="*",D=4]:f16  done"* ]]
+    # not on a terminal, and not asked for: no progress line
+    err=$(xdnn bench "$G" --set T=2 --set D=4 --device cpu --iters 1 2>&1 > /dev/null)
+    [[ "$err" != *"[1/1]"* ]]
 }
