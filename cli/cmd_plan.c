@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+enum { OPT_CONST_WEIGHTS = 2900, OPT_DYNAMIC };
+
 static const char plan_help[] =
     "usage: xdnn plan [options] GRAPH -o OUT.xplan\n"
     "       xdnn plan --info PLAN.xplan\n"
@@ -39,6 +41,13 @@ static const char plan_help[] =
     "  --device-model M       plan for a described GPU (h100, h200, a100) instead of\n"
     "                         the one here: works without a GPU (with --explain)\n"
     "  --engine X=ENGINE      force an engine for partition or op X (repeatable)\n"
+    "  --const-weights        promise that the graph's weights never change: on the\n"
+    "                         GPU, partitions computing from weights only (casts,\n"
+    "                         layout copies) run once, in the first execute, not\n"
+    "                         every time; a weight changed later is not seen\n"
+    "  --dynamic P=LO:HI      integer param P may take any value in LO..HI later\n"
+    "                         (repeatable): `xdnn run PLAN --set P=V` runs it at V\n"
+    "                         with the plan's engines, without planning again\n"
     "\n"
     "Exit status: 0 ok, 1 usage, 3 graph error, 4 plan refused (other device or\n"
     "version), 5 unreadable, truncated or corrupt plan, 7 device error.\n";
@@ -87,13 +96,39 @@ static void print_engines(FILE *f, const xdnn_plan_t *p)
     fprintf(f, "\n");
 }
 
+/* `xdnn run PLAN --set P=V`: the loaded plan resized to its dynamic params'
+ * new values (xdnn_plan_resize), which replaces it in *plan. */
+static xdnn_status resize_for_run(const graph_opts *o, FILE *info, xdnn_plan_t **plan)
+{
+    if (!xdnn_plan_dynamic_count(*plan)) {
+        fprintf(stderr, "xdnn run: %s is a plan, specialized when it was made: --set applies only to its dynamic params "
+                        "and it has none (make another plan with xdnn plan --set ..., or one with --dynamic P=LO:HI)\n",
+                o->path);
+        return XDNN_ERR_USAGE;
+    }
+    xdnn_diags_t *d = xdnn_diags_create();
+    xdnn_plan_t *q = NULL;
+    xdnn_status s = xdnn_plan_resize(*plan, o->sets, (size_t)o->nsets, d, &q);
+    xdnn_diags_print(d, stderr);
+    xdnn_diags_destroy(d);
+    if (s != XDNN_OK)
+        return s;
+    xdnn_plan_stats st;
+    xdnn_plan_get_stats(q, &st);
+    fprintf(info, "plan resize: %.3f ms (%d kernel%s compiled, %d cached)\n", st.build_ms, st.kernels_compiled,
+            st.kernels_compiled == 1 ? "" : "s", st.kernels_cached);
+    xdnn_plan_destroy(*plan);
+    *plan = q;
+    return XDNN_OK;
+}
+
 xdnn_status plan_load_for_run(const graph_opts *o, FILE *info, xdnn_plan_t **plan, xdnn_graph_t **g)
 {
     *plan = NULL;
     *g = NULL;
-    if (o->nsets || o->graph || o->nincludes) {
-        fprintf(stderr, "xdnn run: %s is a plan, specialized when it was made: --set, --graph and -I do not apply "
-                        "(make another plan with xdnn plan --set ...)\n", o->path);
+    if (o->graph || o->nincludes) {
+        fprintf(stderr, "xdnn run: %s is a plan, specialized when it was made: --graph and -I do not apply "
+                        "(make another plan with xdnn plan ...)\n", o->path);
         return XDNN_ERR_USAGE;
     }
     /* verified, refused when it is another device's or version's, its engines
@@ -102,8 +137,13 @@ xdnn_status plan_load_for_run(const graph_opts *o, FILE *info, xdnn_plan_t **pla
     xdnn_status s = xdnn_plan_load(o->path, 0, d, plan);
     xdnn_diags_print(d, stderr);
     xdnn_diags_destroy(d);
-    if (s != XDNN_OK)
+    if (s == XDNN_OK && o->nsets)
+        s = resize_for_run(o, info, plan);
+    if (s != XDNN_OK) {
+        xdnn_plan_destroy(*plan);
+        *plan = NULL;
         return s;
+    }
     xdnn_plan_stats st;
     xdnn_plan_get_stats(*plan, &st);
     *g = xdnn_plan_graph(*plan);
@@ -154,6 +194,18 @@ static xdnn_status print_info_json(const char *path, xdnn_plan_t *p, bool runs_h
     cJSON_AddStringToObject(o, "graph", xdnn_plan_graph_name(p));
     cJSON_AddBoolToObject(o, "runs_here", runs_here);
     cJSON_AddNumberToObject(o, "workspace_bytes", (double)xdnn_plan_workspace_size(p));
+    cJSON_AddBoolToObject(o, "const_weights", xdnn_plan_const_weights(p));
+    cJSON *dyn = cJSON_AddArrayToObject(o, "dynamic");
+    for (size_t i = 0; i < xdnn_plan_dynamic_count(p); i++) {
+        const char *pname;
+        int64_t lo, hi;
+        xdnn_plan_dynamic(p, i, &pname, &lo, &hi);
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "param", pname);
+        cJSON_AddNumberToObject(j, "lo", (double)lo);
+        cJSON_AddNumberToObject(j, "hi", (double)hi);
+        cJSON_AddItemToArray(dyn, j);
+    }
     /* what a caller binds: inputs, weights and outputs (when the plan's
      * graph could be read: a foreign plan's may not) */
     const xdnn_graph_t *g = xdnn_plan_graph(p);
@@ -216,6 +268,24 @@ static xdnn_status print_info_json(const char *path, xdnn_plan_t *p, bool runs_h
     return XDNN_OK;
 }
 
+/* --replan keeps the old plan's dynamic ranges when none are given. */
+static xdnn_status replan_dynamic(const xdnn_plan_t *old, xdnn_plan_options *po, const char **dynamic, size_t *n,
+                                  char (*text)[96])
+{
+    if (*n)
+        return XDNN_OK;
+    for (size_t i = 0; i < xdnn_plan_dynamic_count(old) && i < CLI_MAX_LIST; i++) {
+        const char *pname;
+        int64_t lo, hi;
+        xdnn_plan_dynamic(old, i, &pname, &lo, &hi);
+        snprintf(text[i], sizeof text[i], "%s=%lld:%lld", pname, (long long)lo, (long long)hi);
+        dynamic[(*n)++] = text[i];
+    }
+    po->dynamic = dynamic;
+    po->ndynamic = *n;
+    return XDNN_OK;
+}
+
 int cmd_plan(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -231,14 +301,17 @@ int cmd_plan(int argc, char **argv)
         {"explain", no_argument, NULL, OPT_EXPLAIN},
         {"device-model", required_argument, NULL, OPT_DEVICE_MODEL},
         {"engine", required_argument, NULL, OPT_ENGINE},
+        {"const-weights", no_argument, NULL, OPT_CONST_WEIGHTS},
+        {"dynamic", required_argument, NULL, OPT_DYNAMIC},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
     graph_opts go = {0};
     const char *out = NULL, *device = "auto";
     bool tune = false, info = false, replan = false, explain = false, verbose = false, json = false;
-    const char *model = NULL, *engines[CLI_MAX_LIST];
-    size_t nengines = 0;
+    const char *model = NULL, *engines[CLI_MAX_LIST], *dynamic[CLI_MAX_LIST];
+    size_t nengines = 0, ndynamic = 0;
+    bool const_weights = false;
     int c;
     optind = 1;
     opterr = 0;
@@ -273,6 +346,12 @@ int cmd_plan(int argc, char **argv)
                 return cli_usage_error("plan", "at most %d --engine options", CLI_MAX_LIST);
             engines[nengines++] = optarg;
             break;
+        case OPT_CONST_WEIGHTS: const_weights = true; break;
+        case OPT_DYNAMIC:
+            if (ndynamic == CLI_MAX_LIST)
+                return cli_usage_error("plan", "at most %d --dynamic options", CLI_MAX_LIST);
+            dynamic[ndynamic++] = optarg;
+            break;
         case 'v': verbose = true; break;
         case ':': return cli_usage_error("plan", "option '%s' needs a value", argv[optind - 1]);
         case '?': return cli_usage_error("plan", "unknown option '%s'", argv[optind - 1]);
@@ -290,15 +369,17 @@ int cmd_plan(int argc, char **argv)
     const char *path = argv[optind];
     if (json && !info)
         return cli_usage_error("plan", "--format json describes a plan: it goes with --info");
-    if (info && (replan || tune || out || go.nsets || go.graph || go.nincludes || strcmp(device, "auto")))
+    if (info && (replan || tune || out || go.nsets || go.graph || go.nincludes || strcmp(device, "auto") ||
+                 const_weights || ndynamic))
         return cli_usage_error("plan", "--info only reads a plan: no other option applies");
     if (replan && (go.nsets || go.graph || go.nincludes))
         return cli_usage_error("plan", "--replan keeps the plan's graph and param values: --set, --graph and -I do "
                                        "not apply");
     if ((model || nengines || verbose) && !explain)
         return cli_usage_error("plan", "--device-model, --engine and -v go with --explain");
-    if (explain && (info || replan || tune || out))
-        return cli_usage_error("plan", "--explain plans and prints: --info, --replan, --tune and -o do not apply");
+    if (explain && (info || replan || tune || out || const_weights || ndynamic))
+        return cli_usage_error("plan", "--explain plans and prints: --info, --replan, --tune, -o, --const-weights and "
+                                       "--dynamic do not apply");
     if (explain && model && strcmp(device, "cpu") == 0)
         return cli_usage_error("plan", "--device-model describes a GPU: it does not go with --device cpu");
     if (explain) {
@@ -369,6 +450,7 @@ int cmd_plan(int argc, char **argv)
     xdnn_graph_t *g = NULL;
     xdnn_plan_t *old = NULL;
     xdnn_status s;
+    char dyn_text[CLI_MAX_LIST][96];
     xdnn_diags_t *d = xdnn_diags_create();
     if (replan) {
         s = read_plan(path, d, &old);
@@ -392,7 +474,15 @@ int cmd_plan(int argc, char **argv)
         po.backend = use_gpu ? XDNN_BACKEND_CUDA : XDNN_BACKEND_CPU;
         po.heuristic = tune ? XDNN_HEUR_MEASURED : XDNN_HEUR_FAST;
         po.log = tune ? stderr : NULL;
-        s = xdnn_plan_build(g, &po, d, &p);
+        po.const_weights = const_weights;
+        po.dynamic = dynamic;
+        po.ndynamic = ndynamic;
+        if (replan && old) { /* the old plan's options stay unless given again */
+            po.const_weights = const_weights || xdnn_plan_const_weights(old);
+            s = replan_dynamic(old, &po, dynamic, &ndynamic, dyn_text);
+        }
+        if (s == XDNN_OK)
+            s = xdnn_plan_build(g, &po, d, &p);
     }
     xdnn_diags_print(d, stderr);
     xdnn_diags_destroy(d);

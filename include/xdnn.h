@@ -301,6 +301,23 @@ typedef struct xdnn_plan_options {
     int tune_warmup, tune_iters;     /* measured selection's runs per candidate: untimed (1), timed (5) */
     const char *base_dir;            /* where the relative load() paths of the inputs measured selection
                                         runs the graph on start (NULL: the current directory) */
+    /* Plan-time constants (opt-in; false keeps cuDNN's contract: every bound
+     * tensor, weights included, may change between executes).  true promises
+     * that the tensors declared `weight` keep their values for the plan's
+     * life: on CUDA the partitions that compute from weights only (casts,
+     * layout copies of weights) run once, in the plan's first execute, into
+     * device memory the plan owns, and are skipped by every later execute, so
+     * a weight changed after that first execute is NOT seen by them (build or
+     * load the plan again).  That first execute synchronizes its stream (run
+     * it before capturing a CUDA graph).  The CPU reference runs every node
+     * whatever this says.  Kept in the plan's bytes. */
+    bool const_weights;
+    /* Dynamic params: "P=LO:HI" texts, each an integer param of the graph
+     * whose bound value lies in [LO, HI] (NULL: none).  xdnn_plan_resize then
+     * makes plans for other values in those ranges with this plan's engine
+     * choices, without selecting or tuning again.  Kept in the plan's bytes. */
+    const char *const *dynamic;
+    size_t ndynamic;
 } xdnn_plan_options;
 
 XDNN_API void xdnn_plan_options_init(xdnn_plan_options *o);
@@ -311,6 +328,19 @@ XDNN_API void xdnn_plan_options_init(xdnn_plan_options *o);
  * engine (diags name the op and why each engine declined). */
 XDNN_API xdnn_status xdnn_plan_build(xdnn_graph_t *g, const xdnn_plan_options *o, xdnn_diags_t *diags,
                                      xdnn_plan_t **out);
+/* A plan like p (backend, device, engine and knobs of every partition,
+ * const_weights, dynamic ranges) for other values of its dynamic params:
+ * `values` are "P" = "V" pairs, each P a dynamic param of p and V in its
+ * range; params not named keep p's values.  No engine is selected or tuned:
+ * p's choices are restored as data and only what depends on the sizes is
+ * redone (binding, lowering, workspace layout, building; NVRTC kernels whose
+ * source was compiled before come from the kernel cache).  XDNN_ERR_USAGE for
+ * a param that is not dynamic or a value out of range; XDNN_ERR_UNSUPPORTED
+ * when the graph partitions differently at the new sizes or a chosen engine
+ * cannot run them (diags name the partition and why: build a new plan).
+ * p is not modified; the new plan is independent of it (destroy both). */
+XDNN_API xdnn_status xdnn_plan_resize(const xdnn_plan_t *p, const xdnn_binding *values, size_t n,
+                                      xdnn_diags_t *diags, xdnn_plan_t **out);
 /* Older form: xdnn_plan_build with backend CUDA (use_gpu) or CPU, heuristic
  * MEASURED when tune, and the choice stored in the tune cache ($XDNN_CACHE_DIR). */
 XDNN_API xdnn_status xdnn_plan_create(xdnn_graph_t *g, bool use_gpu, bool tune, xdnn_diags_t *diags,
@@ -327,6 +357,14 @@ XDNN_API const char *xdnn_plan_device(const xdnn_plan_t *p);
 /* Bytes of scratch an execute needs (0: pass NULL).  On CUDA it is device
  * memory, 256-byte aligned at the start. */
 XDNN_API size_t xdnn_plan_workspace_size(const xdnn_plan_t *p);
+/* Whether p was built with const_weights, and how many of its partitions it
+ * runs once (0 on the CPU and without const_weights). */
+XDNN_API bool xdnn_plan_const_weights(const xdnn_plan_t *p);
+XDNN_API size_t xdnn_plan_constant_partitions(const xdnn_plan_t *p);
+/* Dynamic param i of p (0 <= i < xdnn_plan_dynamic_count): its name and range. */
+XDNN_API size_t xdnn_plan_dynamic_count(const xdnn_plan_t *p);
+XDNN_API xdnn_status xdnn_plan_dynamic(const xdnn_plan_t *p, size_t i, const char **name, int64_t *lo,
+                                       int64_t *hi);
 
 /* A tensor the caller binds: every input, weight and output of the graph
  * (and tensors marked `keep`).  Dims are logical (the op's order); strides are

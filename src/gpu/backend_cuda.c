@@ -8,11 +8,17 @@
  * execute: a gpu_ctx on the stack with the caller's pointers, workspace and
  * stream; every partition's engine enqueues.  Nothing is allocated on the
  * device, nothing compiled, nothing synchronized.  The plan state is read-only
- * during execute, so threads may execute one plan concurrently. */
+ * during execute, so threads may execute one plan concurrently.
+ * Plan-time constants (p->const_weights, constfold.c): the once partitions
+ * write into device memory the plan owns (cuda_plan.consts); the first
+ * execute runs them under a lock and synchronizes its stream before any
+ * execute may skip them, so no thread reads a constant not yet written. */
 #include "gpu/engine.h"
 #include "gpu/lower.h"
 #include "plan/backend.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +35,9 @@ typedef struct cuda_plan {
     arena *ar;
     gpu_ctx c;            /* dev, lt, plan; no pointers, no stream */
     bool built;           /* prepared for a present device: execute may run */
+    char *consts;         /* the once partitions' results: [const_base, ws_total) of the layout */
+    pthread_mutex_t fold_lock;
+    atomic_bool folded;   /* the once partitions have run (and their stream was synchronized) */
 } cuda_plan;
 
 static bool cuda_available(char *why, size_t len)
@@ -51,6 +60,9 @@ static void cuda_release(xdnn_plan_t *p)
             pl->parts[i].engine->release(&pl->parts[i]);
     if (cp->c.lt)
         cublasLtDestroy(cp->c.lt);
+    if (cp->consts)
+        cudaFree(cp->consts);
+    pthread_mutex_destroy(&cp->fold_lock);
     arena_destroy(cp->ar);
     free(cp);
     p->exec = NULL;
@@ -199,6 +211,8 @@ static xdnn_status cuda_prepare(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn
     if (!cp)
         return XDNN_ERR_NOMEM;
     p->exec = cp;
+    pthread_mutex_init(&cp->fold_lock, NULL);
+    atomic_init(&cp->folded, false);
     cp->ar = arena_create();
     gpu_ctx *c = &cp->c;
     xdnn_status s = XDNN_OK;
@@ -227,12 +241,15 @@ static xdnn_status cuda_prepare(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn
     c->plan = gpu_partition(g, getenv("XDNN_NO_FUSION") != NULL);
     gplan *pl = c->plan;
     pl->deterministic = p->deterministic;
+    p->nconst = p->const_weights ? gpu_mark_constants(pl) : 0;
     FILE *log = o->log ? o->log : stderr;
     if (o->verbose) {
         char desc[256];
         gpu_device_describe(&c->dev, desc, sizeof desc);
         fprintf(log, "gpu: %s, %d partitions (materialized tensors they read and write):\n", desc, pl->nparts);
         gpu_print_partitions(pl, log);
+        if (p->const_weights)
+            fprintf(log, "gpu: %d of them compute from constant weights only: run once\n", p->nconst);
     }
     if (o->restore) {
         s = restore_choices(p, pl, &c->dev, d);
@@ -245,7 +262,7 @@ static xdnn_status cuda_prepare(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn
     if (s != XDNN_OK)
         return s;
     gpu_plan_workspace(pl);
-    p->ws.total_bytes = pl->ws_total;
+    p->ws.total_bytes = pl->const_base; /* the constants are the plan's own (cuda_plan.consts) */
     p->ws.nbuffers = 0;
     for (int t = 0; t < g->nt; t++)
         p->ws.nbuffers += pl->offset[t] != SIZE_MAX;
@@ -255,6 +272,10 @@ static xdnn_status cuda_prepare(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn
         fprintf(log, "gpu: workspace %zu bytes\n", pl->ws_total);
     if (o->model)
         return XDNN_OK; /* a described device: nothing can be built for it here */
+    if (pl->ws_total > pl->const_base &&
+        (s = gpu_check_cuda(cudaMalloc((void **)&cp->consts, pl->ws_total - pl->const_base), "cudaMalloc", __FILE__,
+                            __LINE__, d)) != XDNN_OK)
+        return s;
     unsigned mark = gpu_nvrtc_use_mark();
     for (int i = 0; i < pl->nparts && s == XDNN_OK; i++) {
         s = pl->parts[i].engine->build(c, &pl->parts[i], d);
@@ -276,10 +297,32 @@ static xdnn_status cuda_prepare(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn
 
 enum { STACK_PTRS = 512 };
 
+/* Run every once partition (weights to plan-owned constants) and wait for
+ * them, once per plan: concurrent first executes wait on the lock, and only
+ * a finished fold lets an execute skip them. */
+static xdnn_status fold_constants(cuda_plan *cp, gpu_ctx *c, xdnn_diags_t *d)
+{
+    const gplan *pl = c->plan;
+    xdnn_status s = XDNN_OK;
+    pthread_mutex_lock(&cp->fold_lock);
+    if (!atomic_load(&cp->folded)) {
+        for (int i = 0; i < pl->nparts && s == XDNN_OK; i++)
+            if (pl->parts[i].once)
+                s = pl->parts[i].engine->execute(c, &pl->parts[i], c->stream, d);
+        if (s == XDNN_OK)
+            s = gpu_check_cuda(cudaStreamSynchronize(c->stream), "cudaStreamSynchronize (plan-time constants)",
+                               __FILE__, __LINE__, d);
+        if (s == XDNN_OK)
+            atomic_store(&cp->folded, true);
+    }
+    pthread_mutex_unlock(&cp->fold_lock);
+    return s;
+}
+
 static xdnn_status cuda_execute(const xdnn_plan_t *p, int first, int count, void *const *ptr, void *ws, void *stream,
                                 xdnn_diags_t *d)
 {
-    const cuda_plan *cp = p->exec;
+    cuda_plan *cp = p->exec; /* only its fold state changes, under its lock */
     if (!cp || !cp->built)
         return XDNN_ERR_USAGE;
     gpu_ctx c = cp->c;
@@ -293,7 +336,9 @@ static xdnn_status cuda_execute(const xdnn_plan_t *p, int first, int count, void
         return XDNN_ERR_NOMEM;
     for (int t = 0; t < g->nt; t++) {
         const gtensor *x = &g->t[t];
-        if (pl->offset[t] != SIZE_MAX)
+        if (pl->offset[t] != SIZE_MAX && pl->offset[t] >= pl->const_base)
+            c.dptr[t] = cp->consts + (pl->offset[t] - pl->const_base);
+        else if (pl->offset[t] != SIZE_MAX)
             c.dptr[t] = c.ws + pl->offset[t];
         else if (x->ir_index >= 0 && (x->is_input || x->is_output))
             c.dptr[t] = ptr[x->ir_index];
@@ -302,8 +347,11 @@ static xdnn_status cuda_execute(const xdnn_plan_t *p, int first, int count, void
     }
     gg_bind_views(g, c.dptr);
     xdnn_status s = XDNN_OK;
+    if (pl->nonce && !atomic_load(&cp->folded))
+        s = fold_constants(cp, &c, d);
     for (int i = first; i < first + count && s == XDNN_OK; i++)
-        s = pl->parts[i].engine->execute(&c, &pl->parts[i], c.stream, d);
+        if (!pl->parts[i].once)
+            s = pl->parts[i].engine->execute(&c, &pl->parts[i], c.stream, d);
     if (c.dptr != local)
         free(c.dptr);
     return s;

@@ -68,6 +68,10 @@ typedef struct gplan {
     /* workspace (plan.c) */
     size_t *offset;         /* per tensor: offset in the workspace, or SIZE_MAX */
     size_t ws_total;
+    /* the once partitions' results sit at the end, in [const_base, ws_total):
+     * gpu_run keeps them in its workspace; a plan (backend_cuda.c) in device
+     * memory of its own, outside the caller's workspace */
+    size_t const_base;
     int nonce;              /* partitions marked once (gpu_mark_constants) */
     bool deterministic;     /* the plan's option: engines whose sums vary run to run order them or refuse */
 } gplan;
@@ -90,7 +94,8 @@ int gpu_mark_constants(gplan *p);
 /* Liveness-based workspace layout (plan.c): every materialized tensor that is
  * neither an input/weight nor an output, plus each partition's engine
  * workspace (ws_bytes, live only during that partition), gets an offset in one
- * buffer, 256-byte aligned; buffers whose lifetimes overlap never overlap. */
+ * buffer, 256-byte aligned; buffers whose lifetimes overlap never overlap.
+ * Results of once partitions come after all of those (const_base). */
 void gpu_plan_workspace(gplan *p);
 
 #endif

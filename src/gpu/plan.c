@@ -2,7 +2,9 @@
  * intermediate and every partition's engine scratch, offsets chosen by
  * liveness (greedy first fit, largest first), so execution makes no cudaMalloc.
  * The results of once partitions (plan-time constants, constfold.c) live
- * through the whole plan.
+ * through the whole plan, stacked after everything else (from const_base),
+ * so that a plan can keep them in memory of its own while the caller's
+ * workspace holds the rest.
  * Inputs, weights and outputs have their own buffers and are never aliased. */
 #include "gpu/partition.h"
 
@@ -33,14 +35,22 @@ void gpu_plan_workspace(gplan *p)
     for (int t = 0; t < g->nt; t++)
         p->offset[t] = SIZE_MAX;
     ws_item *items = arena_alloc(g->ar, ((size_t)g->nt + (size_t)p->nparts + 1) * sizeof *items);
-    int n = 0;
+    int *consts = arena_alloc(g->ar, ((size_t)g->nt + 1) * sizeof *consts);
+    int n = 0, nconsts = 0;
     for (int t = 0; t < g->nt; t++) {
         const gtensor *x = &g->t[t];
-        if (!p->materialized[t] || x->is_input || x->is_output || x->is_scalar || x->producer < 0)
+        if (!p->materialized[t] || x->is_input || x->is_output || x->is_scalar || x->producer < 0 || x->view_of >= 0)
             continue;
         int first = p->part_of[x->producer], last = first;
-        if (p->parts[first].once) { /* computed once, read by every later execute */
-            items[n++] = (ws_item){align_up(gg_span_bytes(x)), 0, p->nparts - 1, &p->offset[t], 0};
+        bool once = p->parts[first].once;
+        for (int v = 0; v < g->nt; v++) /* a concat's pieces written in place (views.c): from their writers on */
+            if (g->t[v].view_of == t && g->t[v].producer >= 0) {
+                int w = p->part_of[g->t[v].producer];
+                first = w < first ? w : first;
+                once |= p->parts[w].once;
+            }
+        if (once) { /* computed once, read by every later execute: placed last */
+            consts[nconsts++] = t;
             continue;
         }
         for (int k = 0; k < g->nn; k++) /* its readers, and its views' readers */
@@ -76,6 +86,11 @@ void gpu_plan_workspace(gplan *p)
         *items[i].offset = best;
         if (best + items[i].bytes > total)
             total = best + items[i].bytes;
+    }
+    p->const_base = total;
+    for (int i = 0; i < nconsts; i++) {
+        p->offset[consts[i]] = total;
+        total += align_up(gg_span_bytes(&g->t[consts[i]]));
     }
     p->ws_total = total;
 }

@@ -49,6 +49,12 @@ typedef struct plan_workspace {
     int nbuffers;          /* the layout's named regions (GPU backend) */
 } plan_workspace;
 
+/* A dynamic param: xdnn_plan_resize may give it any value in [lo, hi]. */
+typedef struct plan_dynamic {
+    char name[64];
+    int64_t lo, hi;
+} plan_dynamic;
+
 /* A tensor the caller binds (xdnn_tensor_info without the pointers into g). */
 typedef struct plan_tensor {
     int ir;                /* index into g->tensors */
@@ -83,6 +89,13 @@ struct xdnn_plan {
     plan_tensor *tensors;            /* the bindable tensors, in graph order */
     int ntensors;
     int *bindable_of;                /* per IR tensor: its index in tensors, or -1 */
+    /* options kept in the plan's bytes (the OPTS section) */
+    bool const_weights;              /* plan-time constants (xdnn_plan_options.const_weights) */
+    int nconst;                      /* partitions the backend runs once (CUDA; 0 elsewhere) */
+    plan_dynamic *dyn;               /* dynamic params (malloc'ed) */
+    int ndyn;
+    bool resized;                    /* made by xdnn_plan_resize: module_json is the parent's, g is bound
+                                        to other values (serialize writes g's own) */
 };
 
 /* ---- selection and tuning (plan_select.c) */
@@ -107,9 +120,17 @@ void plan_force_free(char **force, int n);
 /* ---- building (plan_build.c) */
 /* The module of g as JSON with every param replaced by its bound value and
  * sweeps dropped.  malloc'ed; NULL after a diagnostic. */
-char *plan_specialized_json(const xgraph *g, xdnn_diags_t *d);
+char *plan_specialized_json(const xgraph *g, bool keep_derived, xdnn_diags_t *d);
 /* Parse module JSON and bind graph `name` with no overrides. */
 xdnn_status plan_parse_graph(const char *json, const char *name, xdnn_module_t **m, xgraph **g, xdnn_diags_t *d);
+/* The same with param overrides (xdnn_plan_resize). */
+xdnn_status plan_parse_graph_with(const char *json, const char *name, const xdnn_binding *b, size_t nb,
+                                  xdnn_module_t **m, xgraph **g, xdnn_diags_t *d);
+/* ---- dynamic params (plan_dynamic.c) */
+/* Read "P=LO:HI" texts against bound graph g into p->dyn. */
+xdnn_status plan_dynamic_parse(xdnn_plan_t *p, const xgraph *g, const char *const *texts, size_t n, xdnn_diags_t *d);
+/* Whether `param` is one of p's dynamic params. */
+bool plan_is_dynamic(const xdnn_plan_t *p, const char *param);
 /* Build an executable plan for bound graph g (not modified); the tune
  * ranking of measured selection goes to `log` (NULL: quiet). */
 xdnn_status plan_build(const xgraph *g, const xdnn_plan_options *o, FILE *log, xdnn_diags_t *d, xdnn_plan_t **out);

@@ -186,6 +186,7 @@ void xdnn_plan_destroy(xdnn_plan_t *p)
     for (int i = 0; i < p->nblobs; i++)
         free(p->blobs[i].data);
     free(p->blobs);
+    free(p->dyn);
     xdnn_module_destroy(p->m);
     free(p);
 }

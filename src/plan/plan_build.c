@@ -33,12 +33,16 @@ static expr *literal_of(arena *a, const value *v)
 }
 
 /* Give every param of `dst` that is bound in `src` its bound value as a
- * literal; drop every sweep (a plan is one point). */
-static void specialize_params(arena *a, xparam *dst, size_t ndst, const xparam *src, size_t nsrc)
+ * literal; drop every sweep (a plan is one point).  keep_derived (a plan
+ * with dynamic params) leaves derived params as derivations, so that they
+ * follow the dynamic ones when xdnn_plan_resize binds other values. */
+static void specialize_params(arena *a, xparam *dst, size_t ndst, const xparam *src, size_t nsrc, bool keep_derived)
 {
     for (size_t i = 0; i < ndst; i++) {
         dst[i].sweep = NULL;
         dst[i].nsweep = 0;
+        if (keep_derived && dst[i].derived)
+            continue;
         for (size_t k = 0; k < nsrc; k++) {
             if (strcmp(dst[i].name, src[k].name) != 0 || !src[k].bound)
                 continue;
@@ -51,7 +55,7 @@ static void specialize_params(arena *a, xparam *dst, size_t ndst, const xparam *
     }
 }
 
-char *plan_specialized_json(const xgraph *g, xdnn_diags_t *d)
+char *plan_specialized_json(const xgraph *g, bool keep_derived, xdnn_diags_t *d)
 {
     char *text = json_write_module_ex(g->module, JSON_WRITE_NO_LOCS);
     xdnn_module_t *m2 = NULL;
@@ -63,13 +67,13 @@ char *plan_specialized_json(const xgraph *g, xdnn_diags_t *d)
         return NULL;
     }
     free(text);
-    specialize_params(m2->ar, m2->params, m2->nparams, g->module->params, g->module->nparams);
+    specialize_params(m2->ar, m2->params, m2->nparams, g->module->params, g->module->nparams, keep_derived);
     for (size_t i = 0; i < m2->ngraphs; i++) {
         xgraph *h = m2->graphs[i];
         if (strcmp(h->name, g->name) == 0)
-            specialize_params(m2->ar, h->params, h->nparams, g->params, g->nparams);
+            specialize_params(m2->ar, h->params, h->nparams, g->params, g->nparams, keep_derived);
         else
-            specialize_params(m2->ar, h->params, h->nparams, NULL, 0);
+            specialize_params(m2->ar, h->params, h->nparams, NULL, 0, keep_derived);
     }
     text = json_write_module_ex(m2, JSON_WRITE_NO_LOCS);
     xdnn_module_destroy(m2);
@@ -78,14 +82,22 @@ char *plan_specialized_json(const xgraph *g, xdnn_diags_t *d)
 
 xdnn_status plan_parse_graph(const char *json, const char *name, xdnn_module_t **m, xgraph **g, xdnn_diags_t *d)
 {
+    return plan_parse_graph_with(json, name, NULL, 0, m, g, d);
+}
+
+xdnn_status plan_parse_graph_with(const char *json, const char *name, const xdnn_binding *b, size_t nb,
+                                  xdnn_module_t **m, xgraph **g, xdnn_diags_t *d)
+{
     *g = NULL;
     xdnn_status s = xdnn_module_parse("<plan graph>", json, strlen(json), true, d, m);
+    if (s == XDNN_OK) /* a plan comes from elsewhere: its load()s stay in its folder (--sandbox's rule) */
+        (*m)->confine_to_base = true;
     if (s == XDNN_OK && !(*g = xdnn_module_find_graph(*m, name))) {
         diag_error(d, XDNN_ERR_IO, xloc_none(), "corrupt plan: its module has no graph named '%s'", name);
         s = XDNN_ERR_IO;
     }
     if (s == XDNN_OK)
-        s = xdnn_graph_bind(*g, NULL, 0, d);
+        s = xdnn_graph_bind(*g, b, nb, d);
     return s;
 }
 
@@ -212,6 +224,7 @@ xdnn_status plan_build(const xgraph *g, const xdnn_plan_options *o, FILE *log, x
     p->be = be;
     p->device_ordinal = o->device;
     p->deterministic = o->deterministic;
+    p->const_weights = o->const_weights;
     p->format_version = PLAN_FORMAT_VERSION;
     snprintf(p->xdnn_version, sizeof p->xdnn_version, "%s", XDNN_VERSION_STRING);
     xdnn_status s = XDNN_OK;
@@ -221,9 +234,11 @@ xdnn_status plan_build(const xgraph *g, const xdnn_plan_options *o, FILE *log, x
         s = fingerprint_device(be->id == XDNN_BACKEND_CUDA, p->device, sizeof p->device);
     if (s != XDNN_OK)
         diag_error(d, s, xloc_none(), "cannot identify the device: %s", p->device);
+    if (s == XDNN_OK && o->ndynamic)
+        s = plan_dynamic_parse(p, g, o->dynamic, o->ndynamic, d);
     if (s == XDNN_OK) {
         p->graph_name = strdup(g->name);
-        p->module_json = plan_specialized_json(g, d);
+        p->module_json = plan_specialized_json(g, p->ndyn > 0, d);
         s = p->graph_name && p->module_json ? XDNN_OK : xdnn_diags_error_count(d) ? xdnn_diags_status(d)
                                                                                    : XDNN_ERR_NOMEM;
     }
@@ -324,7 +339,17 @@ void plan_print_info(const xdnn_plan_t *p, FILE *f)
         if (!n)
             fprintf(f, " (none)");
     }
-    fprintf(f, "\npartitions:   %d\n", p->nparts);
+    fprintf(f, "\n");
+    if (p->ndyn) {
+        fprintf(f, "dynamic:     ");
+        for (int i = 0; i < p->ndyn; i++)
+            fprintf(f, " %s=%lld:%lld", p->dyn[i].name, (long long)p->dyn[i].lo, (long long)p->dyn[i].hi);
+        fprintf(f, " (xdnn_plan_resize: other values without planning again)\n");
+    }
+    if (p->const_weights)
+        fprintf(f, "constants:    weights promised constant: %d partition%s computing from them only run%s once\n",
+                p->nconst, p->nconst == 1 ? "" : "s", p->nconst == 1 ? "s" : "");
+    fprintf(f, "partitions:   %d\n", p->nparts);
     for (int i = 0; i < p->nparts; i++) {
         const plan_part *q = &p->parts[i];
         char tuned[64];

@@ -11,6 +11,9 @@
  *               considered?: [{engine, supported, chosen, cost_us, ms, reason}]}
  *         WKSP  JSON object {total_bytes, buffers}
  *         BLOB  u32 count, then per blob: u32 name length, name, u64 size, bytes
+ *         OPTS  (optional) JSON object {const_weights?: bool, dynamic?: [{param, lo, hi}]}: written
+ *               only when a plan has one of them; an xdnn that predates it skips it and runs the
+ *               plan with the default, exact semantics (weights re-read, one size)
  *   end "CSUM" u64 8 u64 FNV-1a 64 of every byte before "CSUM"
  *
  * The reader checks the magic, then that the checksum trailer is there and
@@ -111,24 +114,55 @@ static char *parts_json(const xdnn_plan_t *p)
     return s;
 }
 
+/* The OPTS section's JSON, NULL when the plan has none of its options. */
+static char *opts_json(const xdnn_plan_t *p)
+{
+    if (!p->const_weights && !p->ndyn)
+        return NULL;
+    cJSON *o = cJSON_CreateObject();
+    if (p->const_weights)
+        cJSON_AddBoolToObject(o, "const_weights", true);
+    if (p->ndyn) {
+        cJSON *a = cJSON_AddArrayToObject(o, "dynamic");
+        for (int i = 0; i < p->ndyn; i++) {
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "param", p->dyn[i].name);
+            cJSON_AddNumberToObject(j, "lo", (double)p->dyn[i].lo);
+            cJSON_AddNumberToObject(j, "hi", (double)p->dyn[i].hi);
+            cJSON_AddItemToArray(a, j);
+        }
+    }
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}
+
 xdnn_status plan_to_bytes(const xdnn_plan_t *p, unsigned char **data, size_t *len, xdnn_diags_t *d)
 {
     *data = NULL;
     *len = 0;
+    /* a resized plan's graph is bound to other values than the module it
+     * was parsed from: write the module specialized to its own */
+    char *own_json = p->resized ? plan_specialized_json(p->g, p->ndyn > 0, d) : NULL;
+    if (p->resized && !own_json)
+        return xdnn_diags_error_count(d) ? xdnn_diags_status(d) : XDNN_ERR_NOMEM;
+    const char *module_json = own_json ? own_json : p->module_json;
+    char *opts = opts_json(p);
     wbuf b = {0};
     char *parts = parts_json(p);
     char ws[128];
     snprintf(ws, sizeof ws, "{\"total_bytes\":%" PRIu64 ",\"buffers\":%d}", p->ws.total_bytes, p->ws.nbuffers);
     put(&b, plan_magic, 8);
     put_u32(&b, PLAN_FORMAT_VERSION);
-    put_u32(&b, 6);
+    put_u32(&b, opts ? 7 : 6);
     put_section(&b, "VERS", p->xdnn_version, strlen(p->xdnn_version));
     put_section(&b, "DEVI", p->device, strlen(p->device));
-    size_t nl = strlen(p->graph_name), jl = strlen(p->module_json);
+    size_t nl = strlen(p->graph_name), jl = strlen(module_json);
     put(&b, "GRPH", 4);
     put_u64(&b, nl + 1 + jl);
     put(&b, p->graph_name, nl + 1);
-    put(&b, p->module_json, jl);
+    put(&b, module_json, jl);
+    free(own_json);
     put_section(&b, "PART", parts ? parts : "", parts ? strlen(parts) : 0);
     put_section(&b, "WKSP", ws, strlen(ws));
     uint64_t blob_len = 4;
@@ -144,12 +178,16 @@ xdnn_status plan_to_bytes(const xdnn_plan_t *p, unsigned char **data, size_t *le
         put_u64(&b, p->blobs[i].size);
         put(&b, p->blobs[i].data, p->blobs[i].size);
     }
+    if (opts)
+        put_section(&b, "OPTS", opts, strlen(opts));
     uint64_t sum = b.oom ? 0 : fnv1a64(FNV64_INIT, b.p, b.n);
     put(&b, "CSUM", 4);
     put_u64(&b, 8);
     put_u64(&b, sum);
     free(parts);
-    if (b.oom || !parts) {
+    bool lost_opts = (p->const_weights || p->ndyn) && !opts;
+    free(opts);
+    if (b.oom || !parts || lost_opts) {
         free(b.p);
         diag_error(d, XDNN_ERR_NOMEM, xloc_none(), "out of memory writing a plan");
         return XDNN_ERR_NOMEM;
@@ -190,6 +228,15 @@ static char *dup_text(const unsigned char *p, size_t n)
     return s;
 }
 
+/* A section's JSON payload, parsed (NULL when it is not JSON). */
+static cJSON *section_json(const unsigned char *p, size_t n)
+{
+    char *text = dup_text(p, n);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    return j;
+}
+
 static const char *jstr(const cJSON *o, const char *key)
 {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -227,9 +274,7 @@ static xdnn_status read_considered(const char *name, const cJSON *cs, plan_part 
 
 static xdnn_status read_parts(const char *name, const unsigned char *p, size_t n, xdnn_plan_t *pl, xdnn_diags_t *d)
 {
-    char *text = dup_text(p, n);
-    cJSON *a = text ? cJSON_Parse(text) : NULL;
-    free(text);
+    cJSON *a = section_json(p, n);
     if (!cJSON_IsArray(a)) {
         cJSON_Delete(a);
         return bad(d, name, "the PART section is not a JSON array");
@@ -275,9 +320,7 @@ static xdnn_status read_parts(const char *name, const unsigned char *p, size_t n
 static xdnn_status read_workspace(const char *name, const unsigned char *p, size_t n, xdnn_plan_t *pl,
                                   xdnn_diags_t *d)
 {
-    char *text = dup_text(p, n);
-    cJSON *o = text ? cJSON_Parse(text) : NULL;
-    free(text);
+    cJSON *o = section_json(p, n);
     const cJSON *tb = cJSON_GetObjectItemCaseSensitive(o, "total_bytes");
     const cJSON *nb = cJSON_GetObjectItemCaseSensitive(o, "buffers");
     xdnn_status s = XDNN_OK;
@@ -285,6 +328,44 @@ static xdnn_status read_workspace(const char *name, const unsigned char *p, size
         s = bad(d, name, "the WKSP section is not {\"total_bytes\": N, \"buffers\": N}");
     else
         pl->ws = (plan_workspace){.total_bytes = (uint64_t)tb->valuedouble, .nbuffers = nb->valueint};
+    cJSON_Delete(o);
+    return s;
+}
+
+/* OPTS: {const_weights?: bool, dynamic?: [{param, lo, hi}]}. */
+static xdnn_status read_opts(const char *name, const unsigned char *p, size_t n, xdnn_plan_t *pl, xdnn_diags_t *d)
+{
+    cJSON *o = section_json(p, n);
+    const cJSON *cw = cJSON_GetObjectItemCaseSensitive(o, "const_weights");
+    const cJSON *dy = cJSON_GetObjectItemCaseSensitive(o, "dynamic");
+    xdnn_status s = XDNN_OK;
+    if (!cJSON_IsObject(o) || (cw && !cJSON_IsBool(cw)) || (dy && !cJSON_IsArray(dy))) {
+        s = bad(d, name, "the OPTS section is not {\"const_weights\": BOOL, \"dynamic\": [...]}");
+        goto out;
+    }
+    pl->const_weights = cJSON_IsTrue(cw);
+    int count = dy ? cJSON_GetArraySize(dy) : 0;
+    if (count && !(pl->dyn = calloc((size_t)count, sizeof *pl->dyn))) {
+        s = XDNN_ERR_NOMEM;
+        goto out;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, dy)
+    {
+        const char *param = jstr(it, "param");
+        const cJSON *lo = cJSON_GetObjectItemCaseSensitive(it, "lo"), *hi = cJSON_GetObjectItemCaseSensitive(it, "hi");
+        if (!param || !param[0] || strlen(param) >= sizeof pl->dyn->name || !cJSON_IsNumber(lo) || !cJSON_IsNumber(hi) ||
+            lo->valuedouble < 1 || lo->valuedouble > hi->valuedouble || hi->valuedouble > 9.0e15) {
+            s = bad(d, name, "dynamic param %d of the OPTS section is not {\"param\": NAME, \"lo\": N, \"hi\": N} "
+                             "with 1 <= lo <= hi", pl->ndyn);
+            break;
+        }
+        plan_dynamic *x = &pl->dyn[pl->ndyn++];
+        snprintf(x->name, sizeof x->name, "%s", param);
+        x->lo = (int64_t)lo->valuedouble;
+        x->hi = (int64_t)hi->valuedouble;
+    }
+out:
     cJSON_Delete(o);
     return s;
 }
@@ -377,6 +458,15 @@ xdnn_status plan_from_bytes(const char *name, const unsigned char *data, size_t 
         for (int t = 0; t < 6; t++)
             if (memcmp(tag, tags[t], 4) == 0)
                 k = t;
+        if (k < 0 && memcmp(tag, "OPTS", 4) == 0) {
+            if (seen & (1u << 6)) {
+                s = bad(d, name, "section OPTS appears twice");
+                break;
+            }
+            seen |= 1u << 6;
+            s = read_opts(name, body, n, p, d);
+            continue;
+        }
         if (k < 0)
             continue; /* a later version's section */
         if (seen & (1u << k)) {

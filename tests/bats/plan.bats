@@ -234,3 +234,58 @@ needs_cuda_build() { xdnn engines | grep -q "built without CUDA" && skip "built 
     [[ "$output" == *"--device-model, --engine and -v go with --explain"* ]]
     [ ! -e "$BATS_TEST_TMPDIR/x.xplan" ]
 }
+
+@test "--dynamic: a plan made at one size runs at others with its engines, as a plan made for each; ranges checked" {
+    run xdnn plan "$G" "${SMALL[@]}" --device cpu --dynamic T=1:64 --dynamic D=8:32 --const-weights -o "$BATS_TEST_TMPDIR/d.xplan"
+    [ "$status" -eq 0 ]
+    run xdnn plan --info "$BATS_TEST_TMPDIR/d.xplan"
+    [[ "$output" == *"dynamic:      T=1:64 D=8:32 (xdnn_plan_resize: other values without planning again)"* ]]
+    [[ "$output" == *"constants:    weights promised constant: 0 partitions computing from them only run once"* ]]
+    run xdnn plan --info "$BATS_TEST_TMPDIR/d.xplan" --format json
+    [[ "$output" == *'"const_weights":	true'* ]]
+    [[ "$output" == *'"param":	"T"'* ]]
+    for t in 3 17 64; do
+        want=$(xdnn run "$G" --set T=$t --set D=16 --device cpu --format json | checksums)
+        got=$(xdnn run "$BATS_TEST_TMPDIR/d.xplan" --set T=$t --set D=16 --device cpu --format json 2>/dev/null | checksums)
+        echo "T=$t want $want got $got"
+        [ -n "$want" ] && [ "$want" = "$got" ]
+    done
+    run xdnn run "$BATS_TEST_TMPDIR/d.xplan" --set T=5 --device cpu
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == "plan resize: "*" ms (0 kernels compiled, 0 cached)" ]]
+    [[ "$output" == *"output y: f16[5, 8] @row"* ]]
+    run xdnn run "$BATS_TEST_TMPDIR/d.xplan" --set T=65 --device cpu
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"xdnn_plan_resize: T=65 is outside the plan's dynamic range 1:64"* ]]
+    run xdnn run "$BATS_TEST_TMPDIR/d.xplan" --set F=64 --device cpu
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"'F' is not a dynamic param of this plan of graph 'mlp_gelu'"* ]]
+    run xdnn plan "$G" "${SMALL[@]}" --device cpu --dynamic F=1:64 -o "$BATS_TEST_TMPDIR/f.xplan"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"dynamic param 'F=1:64': 'F' is derived from other params"* ]]
+    [ ! -e "$BATS_TEST_TMPDIR/f.xplan" ]
+    run xdnn plan "$G" "${SMALL[@]}" --device cpu --dynamic T=8:16 -o "$BATS_TEST_TMPDIR/f.xplan"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"the graph is bound with T=4, outside 8:16"* ]]
+    run xdnn plan "$G" "${SMALL[@]}" --device cpu --dynamic T -o "$BATS_TEST_TMPDIR/f.xplan"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"dynamic param 'T': expected P=LO:HI with integers 1 <= LO <= HI"* ]]
+    # --replan keeps the ranges and the promise
+    xdnn plan --replan "$BATS_TEST_TMPDIR/d.xplan" --device cpu -o "$BATS_TEST_TMPDIR/r.xplan"
+    run xdnn plan --info "$BATS_TEST_TMPDIR/r.xplan"
+    [[ "$output" == *"dynamic:      T=1:64 D=8:32"* ]]
+    [[ "$output" == *"constants:    weights promised constant"* ]]
+}
+
+@test "a plan without the options writes no OPTS section (older readers see the same bytes)" {
+    xdnn plan "$G" "${SMALL[@]}" --device cpu -o "$BATS_TEST_TMPDIR/a.xplan"
+    ! grep -q OPTS "$BATS_TEST_TMPDIR/a.xplan"
+    xdnn plan "$G" "${SMALL[@]}" --device cpu --const-weights -o "$BATS_TEST_TMPDIR/b.xplan"
+    grep -q OPTS "$BATS_TEST_TMPDIR/b.xplan"
+    rewrite_section "$BATS_TEST_TMPDIR/b.xplan" "$BATS_TEST_TMPDIR/c.xplan" OPTS '{"dynamic":[{"param":"T","lo":0,"hi":3}]}'
+    run xdnn run "$BATS_TEST_TMPDIR/c.xplan" --device cpu
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"corrupt plan: dynamic param 0 of the OPTS section is not"* ]]
+    run xdnn plan --info "$BATS_TEST_TMPDIR/a.xplan" --const-weights
+    [ "$status" -eq 1 ]
+}
