@@ -165,12 +165,19 @@ struct xdnn_module {
      * under these folders (canonical paths: the graph's own, then -I ones). */
     const char **roots;
     size_t nroots;
+    /* A plan's graph (plan_build.c): load() reads only under the folder a run
+     * resolves its paths against (the plan's own), with or without --sandbox:
+     * a plan is a file from elsewhere, like an untrusted graph. */
+    bool confine_to_base;
 };
 
 /* NULL when `path` (as given in an include or load()) may be read by a
  * module confined to m->roots, else why not; always NULL for an unconfined
  * module.  `full` is the path as resolved against the including file. */
 const char *module_confinement(const xdnn_module_t *m, const char *path, const char *full);
+/* The same for a load() resolved against base_dir: also confines a plan's
+ * graph (confine_to_base) to base_dir. */
+const char *module_confinement_at(const xdnn_module_t *m, const char *path, const char *full, const char *base_dir);
 
 /* ---- building (used by the .dnn front end, the JSON reader and the C API) */
 xgraph *ir_add_graph(xdnn_module_t *m, const char *name, xloc loc);

@@ -357,10 +357,10 @@ static xdnn_status init_load(init_ctx *c, const char *base_dir, double *out)
         return st;
 
     const char *full = path_join(c->g->module->ar, base_dir, path);
-    const char *why = module_confinement(c->g->module, path, full);
+    const char *why = module_confinement_at(c->g->module, path, full, base_dir);
     if (why)
-        return file_error(c, "load: '%s' for %s is refused in a confined graph (--sandbox): %s", path, c->desc,
-                          why);
+        return file_error(c, "load: '%s' for %s is refused in a confined graph (%s): %s", path, c->desc,
+                          c->g->module->confine_to_base ? "a plan's graph always is" : "--sandbox", why);
     host_tensor ft = {0};
     if (fmt == FMT_NPY) {
         st = npy_read(full, &ft, c->d);

@@ -48,21 +48,38 @@ static bool looks_like_json(const char *text, size_t len)
     return false;
 }
 
-const char *module_confinement(const xdnn_module_t *m, const char *path, const char *full)
+/* NULL when `full` (canonical) lies under one of the roots, else why not. */
+static const char *confined_to(const char *const *roots, size_t nroots, const char *path, const char *full,
+                               const char *outside)
 {
-    if (!m || !m->nroots)
-        return NULL;
     if (path[0] == '/')
         return "it is an absolute path";
     char buf[PATH_MAX];
     if (!realpath(full, buf)) /* it does not exist (the read will say so): judge the words */
         return strstr(path, "..") ? "it goes through '..'" : NULL;
-    for (size_t i = 0; i < m->nroots; i++) {
-        size_t n = strlen(m->roots[i]);
-        if (strncmp(buf, m->roots[i], n) == 0 && (buf[n] == '/' || buf[n] == 0 || n == 1))
+    for (size_t i = 0; i < nroots; i++) {
+        size_t n = strlen(roots[i]);
+        if (strncmp(buf, roots[i], n) == 0 && (buf[n] == '/' || buf[n] == 0 || n == 1))
             return NULL;
     }
-    return "it leads outside the graph's folder and the -I folders";
+    return outside;
+}
+
+const char *module_confinement(const xdnn_module_t *m, const char *path, const char *full)
+{
+    if (!m || !m->nroots)
+        return NULL;
+    return confined_to(m->roots, m->nroots, path, full, "it leads outside the graph's folder and the -I folders");
+}
+
+const char *module_confinement_at(const xdnn_module_t *m, const char *path, const char *full, const char *base_dir)
+{
+    const char *why = module_confinement(m, path, full);
+    char root[PATH_MAX];
+    if (why || !m || !m->confine_to_base)
+        return why;
+    const char *roots[] = {realpath(base_dir ? base_dir : ".", root) ? root : "/nonexistent/xdnn-confined"};
+    return confined_to(roots, 1, path, full, "it leads outside the plan's folder");
 }
 
 /* Records the folders a confined module may read from: the graph file's and

@@ -306,6 +306,32 @@ PY
     [ "$status" -eq 0 ]
 }
 
+@test "a plan's graph is always confined: its load()s stay in the plan's folder, without --sandbox" {
+    cd "$BATS_TEST_TMPDIR"
+    mkdir -p g other
+    printf '\0\0\200\77\0\0\0\300' > other/x.raw # 1, -2 as f32
+    cp other/x.raw g/x.raw
+    printf 'graph g { input x: f32[2] = load(path="x.raw", format="raw"); y = relu(x); output y; }\n' > g/in.dnn
+    printf 'graph g { input x: f32[2] = load(path="../other/x.raw", format="raw"); y = relu(x); output y; }\n' > g/up.dnn
+    printf 'graph g { input x: f32[2] = load(path="%s", format="raw"); y = relu(x); output y; }\n' \
+        "$BATS_TEST_TMPDIR/other/x.raw" > g/abs.dnn
+    for f in in up abs; do
+        run_limited run --device cpu "g/$f.dnn" # the graph itself, trusted: every file is read
+        [ "$status" -eq 0 ] || { echo "$f: $output"; false; }
+        run_limited plan --device cpu "g/$f.dnn" -o "g/$f.xplan"
+        [ "$status" -eq 0 ]
+    done
+    run_limited run --device cpu g/in.xplan
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"values [1, 0]"* ]]
+    run_limited run --device cpu g/up.xplan
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"load: '../other/x.raw' for x: f32[2] is refused in a confined graph (a plan's graph always is): it leads outside the plan's folder"* ]]
+    run_limited run --device cpu g/abs.xplan
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"is refused in a confined graph (a plan's graph always is): it is an absolute path"* ]]
+}
+
 @test "an included file that is not a graph is reported but never quoted (include \"secret.txt\")" {
     cd "$BATS_TEST_TMPDIR"
     echo 'secret line one' > secret.txt
