@@ -15,6 +15,8 @@ cat "$out/device.txt"
 for t in "$build"/tests/test_gpu_*; do echo "$(basename "$t"): $("$t" 2>&1 | tail -1)"; done | tee "$out/unit.log"
 # the public plan API on CUDA: queries, binding errors, save/load, threads, CUDA-graph capture
 [ -x "$build/tests/test_plan_exec" ] && XDNN_TEST_BACKEND=cuda "$build/tests/test_plan_exec" 2>&1 | tail -1 | tee -a "$out/unit.log"
+# plan options: const_weights (casts run once, a changed weight not seen), resized plans = plans made per size
+[ -x "$build/tests/test_plan_options" ] && XDNN_TEST_BACKEND=cuda "$build/tests/test_plan_options" 2>&1 | tail -1 | tee -a "$out/unit.log"
 # every shipped graph through the public API: bits vs gpu_run, plan/load/execute overheads
 cc=${CC:-gcc}; cuda=${CUDA_HOME:-/usr/local/cuda}
 "$cc" -std=c11 -D_GNU_SOURCE -O2 -DXDNN_HAVE_CUDA=1 -Iinclude -Isrc -I"$cuda/include" -o "$build/plan_api_check" \

@@ -27,7 +27,7 @@ step link
 [ -f "$dev/libxdnn.a.gz" ] && gunzip -f "$dev/libxdnn.a.gz"
 gcc -o "$dev/xdnn" "$dev"/cli/*.o "${L[@]}" > "$out/link.log" 2>&1 &
 unit_lib=$(ls tests/unit/*.c | grep -v '/test_')
-for t in tests/unit/test_gpu_*.c tests/unit/test_plan_exec.c; do
+for t in tests/unit/test_gpu_*.c tests/unit/test_plan_exec.c tests/unit/test_plan_options.c; do
     gcc "${CF[@]}" -fopenmp -o "$dev/tests/$(basename "$t" .c)" "$t" $unit_lib "${L[@]}" >> "$out/link.log" 2>&1 &
 done
 wait

@@ -391,7 +391,7 @@ int main(void)
     xdnn_diags_print(d, stderr);
     char why[256];
     if (backend_asked() == XDNN_BACKEND_CUDA && !xdnn_backend_available(XDNN_BACKEND_CUDA, why, sizeof why)) {
-        printf("test_plan_options: no GPU (%s): nothing to test on cuda\n", why);
+        CHECK(false, "XDNN_TEST_BACKEND=cuda but no GPU: %s", why);
         g = NULL;
     }
     if (g) {
