@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { FIRST_VALUES = 8 };
 
@@ -99,15 +100,45 @@ cJSON *tensor_json(const xdnn_graph_t *g, const xdnn_run_t *r, int tensor, bool 
     return o;
 }
 
+/* A name column as wide as its longest entry, from `least` up to `most`
+ * characters: long fused-partition and fragment names neither push the
+ * numbers out of line nor fill the screen. */
+static int column_width(int longest, int least, int most)
+{
+    return longest < least ? least : longest > most ? most : longest;
+}
+
+/* s, or when longer than width its head and tail around "...": the ends of a
+ * fused partition's name say which ops it spans. */
+static const char *fit(char *buf, size_t cap, const char *s, int width)
+{
+    size_t n = strlen(s);
+    if (n <= (size_t)width || width < 8 || (size_t)width >= cap)
+        return s;
+    int head = (width - 3) / 2, tail = width - 3 - head;
+    snprintf(buf, cap, "%.*s...%s", head, s, s + n - (size_t)tail);
+    return buf;
+}
+
 void print_cpu_times_text(FILE *f, const xdnn_graph_t *g, const xdnn_run_t *r)
 {
-    fprintf(f, "time (cpu reference, wall):\n");
+    int wn = 0, wo = 0;
     for (size_t i = 0; i < xdnn_graph_node_count(g); i++) {
         const char *name, *op;
         xdnn_graph_node_info(g, i, &name, &op);
-        fprintf(f, "  %-16s %-14s %10.3f ms\n", name, op, xdnn_run_node_ms(r, i));
+        wn = (int)strlen(name) > wn ? (int)strlen(name) : wn;
+        wo = (int)strlen(op) > wo ? (int)strlen(op) : wo;
     }
-    fprintf(f, "  %-31s %10.3f ms\n", "total", xdnn_run_total_ms(r));
+    wn = column_width(wn, 16, 48), wo = column_width(wo, 14, 24);
+    fprintf(f, "time (cpu reference, wall):\n");
+    for (size_t i = 0; i < xdnn_graph_node_count(g); i++) {
+        const char *name, *op;
+        char b1[64], b2[64];
+        xdnn_graph_node_info(g, i, &name, &op);
+        fprintf(f, "  %-*s %-*s %10.3f ms\n", wn, fit(b1, sizeof b1, name, wn), wo, fit(b2, sizeof b2, op, wo),
+                xdnn_run_node_ms(r, i));
+    }
+    fprintf(f, "  %-*s %10.3f ms\n", wn + 1 + wo, "total", xdnn_run_total_ms(r));
 }
 
 cJSON *cpu_times_json(const xdnn_graph_t *g, const xdnn_run_t *r)
@@ -128,18 +159,24 @@ cJSON *cpu_times_json(const xdnn_graph_t *g, const xdnn_run_t *r)
 
 void print_gpu_report_text(FILE *f, const run_gpu_report *rep)
 {
+    int wp = 0, we = 0;
+    for (int i = 0; i < rep->nparts; i++) {
+        wp = (int)strlen(rep->parts[i].name) > wp ? (int)strlen(rep->parts[i].name) : wp;
+        we = (int)strlen(rep->parts[i].engine) > we ? (int)strlen(rep->parts[i].engine) : we;
+    }
+    wp = column_width(wp, 28, 60), we = column_width(we, 22, 40);
     fprintf(f, "device: %s\n", rep->device);
-    fprintf(f, "%-28s %-22s %10s %10s %10s %10s\n", "partition", "engine", "median ms", "min ms", "max ms", "rate");
+    fprintf(f, "%-*s %-*s %10s %10s %10s %10s\n", wp, "partition", we, "engine", "median ms", "min ms", "max ms", "rate");
     for (int i = 0; i < rep->nparts; i++) {
         const run_part_report *p = &rep->parts[i];
-        char rate[32] = "";
+        char rate[32] = "", b1[80], b2[64];
         double s = p->ms.median_ms * 1e-3;
         if (s > 0 && p->flops > 0)
             snprintf(rate, sizeof rate, "%.1f TF/s", p->flops / s * 1e-12);
         else if (s > 0 && p->bytes > 0)
             snprintf(rate, sizeof rate, "%.0f GB/s", p->bytes / s * 1e-9);
-        fprintf(f, "%-28s %-22s %10.4f %10.4f %10.4f %10s\n", p->name, p->engine, p->ms.median_ms, p->ms.min_ms,
-                p->ms.max_ms, rate);
+        fprintf(f, "%-*s %-*s %10.4f %10.4f %10.4f %10s\n", wp, fit(b1, sizeof b1, p->name, wp), we,
+                fit(b2, sizeof b2, p->engine, we), p->ms.median_ms, p->ms.min_ms, p->ms.max_ms, rate);
     }
     fprintf(f, "total %.4f ms  (plan %.1f ms, compile %.1f ms)\n", rep->total_ms, rep->plan_ms, rep->compile_ms);
 }

@@ -375,3 +375,15 @@ P
     [ "$status" -eq 1 ]
     [[ "$output" == *"--check compares the GPU with the CPU reference; it needs --device gpu"* ]]
 }
+
+@test "the timing table widens its name column for long node names and shortens the longest in the middle" {
+    cd "$BATS_TEST_TMPDIR"
+    long=frag/inner/a_name_well_beyond_any_sensible_column_width_of_a_table_row
+    printf 'graph g {\n  input x: f32[4];\n  a_rather_long_node_name_for_the_table = relu(x);\n  y = exp(a_rather_long_node_name_for_the_table);\n  `%s` = neg(y);\n  output `%s`;\n}\n' $long $long > long.dnn
+    xdnn run long.dnn --device cpu | sed -n '/^time/,$p' > table
+    cat table
+    # every row's time ends at the same column
+    [ "$(tail -n +2 table | awk '{ print length($0) }' | sort -u | wc -l)" -eq 1 ]
+    grep -q '^  a_rather_long_node_name_for_the_table  *relu  ' table
+    grep -q '^  frag/inner/a_name_well\.\.\.mn_width_of_a_table_row neg  ' table
+}
