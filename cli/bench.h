@@ -12,7 +12,7 @@ struct cJSON;
 
 enum { BENCH_MAX_VALUES = 256, BENCH_MAX_CASES = 100000, BENCH_MAX_DTYPES = 8, BENCH_MAX_WORKERS = 64 };
 
-typedef enum { BENCH_TABLE, BENCH_CSV, BENCH_JSONL } bench_format;
+typedef enum { BENCH_TABLE, BENCH_CSV, BENCH_JSONL, BENCH_TEMPLATE } bench_format;
 typedef enum { BENCH_DEV_AUTO, BENCH_DEV_CPU, BENCH_DEV_GPU } bench_device;
 
 /* One --set P=LIST: values as text, ranges already expanded. */
@@ -43,7 +43,7 @@ typedef struct bench_spec {
 enum {
     OPT_DTYPE = 2000, OPT_LAYOUT, OPT_MIN_TIME, OPT_TUNE, OPT_DUMP_GRAPH, OPT_BATCH, OPT_NO_PROGRESS,
     OPT_THRESHOLD, OPT_INFO, OPT_REPLAN, OPT_VERBOSE, OPT_DEVICES, OPT_WORKERS, OPT_SHARD, OPT_TIMEOUT,
-    OPT_WORKER, OPT_ALLOW_MIXED, OPT_ALLOW_PARTIAL, OPT_PROGRESS
+    OPT_WORKER, OPT_ALLOW_MIXED, OPT_ALLOW_PARTIAL, OPT_PROGRESS, OPT_PERF_TEMPLATE
 };
 
 typedef struct bench_opts {
@@ -54,6 +54,7 @@ typedef struct bench_opts {
     double min_time_s;      /* 0 = not given */
     bool check, tune, dump_graph, no_progress;
     bool progress;          /* --progress: the progress line even when stderr is not a terminal */
+    const char *perf_template; /* --perf-template: benchdnn's %-codes (BENCH_TEMPLATE rows) */
     bench_format format;
     const char *out_path;   /* -o */
     /* several processes (bench_workers.c): one per GPU of --devices, or
@@ -161,6 +162,9 @@ void bench_key(const bench_case *c, const xdnn_graph_t *g, char *buf, size_t len
 void bench_progress(int shown, int done, int total, const char *label, double elapsed_s);
 /* A case's name before its graph is loaded: "mlp_gelu.dnn[T=8,D=4]:f16", "conv n1c2h4k2r3". */
 void bench_case_label(const bench_case *c, char *buf, size_t len);
+/* --perf-template: the template itself, or benchdnn's named ones ("def",
+ * "csv"); NULL with a message in err when a %-code is unknown. */
+const char *bench_perf_template(const char *arg, char *err, size_t len);
 /* Whether to show it: --progress, else a terminal unless --no-progress. */
 bool bench_progress_on(const bench_opts *o);
 void bench_run_case(const bench_case *c, const bench_opts *o, bool use_gpu, const char *fp, bench_result *r);

@@ -59,6 +59,108 @@ static void engines_summary(const bench_result *r, char *buf, size_t len)
 
 static double rate(double amount, double ms, double unit) { return ms > 0 ? amount / (ms * 1e-3) / unit : 0; }
 
+/* ---- --perf-template: benchdnn's row format.  A %-code is %[T][U]NAME%:
+ * T a time modifier (- min, 0 mean, + max; none: the median, xdnn's
+ * headline), U a unit (K, M, G) for ops, flops and bw; %% is a percent
+ * sign.  The row's other fields: engine (the device), impl (the engines),
+ * name (the graph), prb (the case key), dt or cfg (the dtype), status. */
+static const char *const tpl_text_codes[] = {"engine", "impl", "name", "prb", "dt", "cfg", "status", NULL};
+
+/* Split code (between the percents) into modifiers and name; false if unknown. */
+static bool tpl_code(const char *code, size_t n, char *tmod, double *unit, const char **name, size_t *nlen)
+{
+    *tmod = 0, *unit = 1;
+    for (int i = 0; tpl_text_codes[i]; i++)
+        if (strlen(tpl_text_codes[i]) == n && strncmp(code, tpl_text_codes[i], n) == 0) {
+            *name = code, *nlen = n;
+            return true;
+        }
+    if (n && strchr("-0+", code[0]))
+        *tmod = *code++, n--;
+    if (n && strchr("KMG", code[0]))
+        *unit = code[0] == 'K' ? 1e3 : code[0] == 'M' ? 1e6 : 1e9, code++, n--;
+    static const char *const numeric[] = {"time", "flops", "bw", "ops"};
+    for (size_t i = 0; i < sizeof numeric / sizeof *numeric; i++)
+        if (strlen(numeric[i]) == n && strncmp(code, numeric[i], n) == 0) {
+            bool ok = (i == 0 && *unit == 1) || (i == 3 && !*tmod) || (i == 1 || i == 2);
+            *name = code, *nlen = n;
+            return ok;
+        }
+    return false;
+}
+
+const char *bench_perf_template(const char *arg, char *err, size_t len)
+{
+    if (strcmp(arg, "def") == 0)
+        return "perf,%engine%,%impl%,%name%,%prb%,%Gops%,%-time%,%-Gflops%,%0time%,%0Gflops%";
+    if (strcmp(arg, "csv") == 0)
+        return "perf,%engine%,%impl%,%name%,%dt%,%prb%,%Gops%,%-time%,%-Gflops%,%0time%,%0Gflops%,%0Gbw%";
+    for (const char *p = arg; *p; p++) {
+        if (*p != '%')
+            continue;
+        const char *end = strchr(p + 1, '%');
+        if (!end) {
+            snprintf(err, len, "--perf-template: a '%%' without its closing '%%' in '%s'", arg);
+            return NULL;
+        }
+        char tmod;
+        double unit;
+        const char *name;
+        size_t nlen;
+        if (end > p + 1 && !tpl_code(p + 1, (size_t)(end - p - 1), &tmod, &unit, &name, &nlen)) {
+            snprintf(err, len, "--perf-template: unknown code '%.*s' (known: %%engine%% %%impl%% %%name%% %%prb%% "
+                     "%%dt%% %%status%% %%[KMG]ops%%, and %%[-0+][KMG]flops%% %%[-0+][KMG]bw%% %%[-0+]time%%)",
+                     (int)(end - p + 1), p);
+            return NULL;
+        }
+        p = end;
+    }
+    return arg;
+}
+
+static void tpl_row(FILE *f, const char *tpl, const bench_result *r, const char *eng, bool timed)
+{
+    for (const char *p = tpl; *p; p++) {
+        const char *end = *p == '%' ? strchr(p + 1, '%') : NULL;
+        if (!end) {
+            fputc(*p, f);
+            continue;
+        }
+        char tmod;
+        double unit;
+        const char *name;
+        size_t n;
+        if (end == p + 1)
+            fputc('%', f);
+        else if (tpl_code(p + 1, (size_t)(end - p - 1), &tmod, &unit, &name, &n)) {
+            double ms = tmod == '-' ? r->min_ms : tmod == '+' ? r->max_ms : tmod == '0' && r->mean_ms >= 0 ? r->mean_ms
+                                                                                                          : r->median_ms;
+            if (strncmp(name, "engine", n) == 0 && n == 6)
+                fputs(r->device, f);
+            else if (strncmp(name, "impl", n) == 0 && n == 4)
+                fputs(eng, f);
+            else if (strncmp(name, "name", n) == 0 && n == 4)
+                fputs(r->graph, f);
+            else if (strncmp(name, "prb", n) == 0 && n == 3)
+                fputs(r->key, f);
+            else if ((strncmp(name, "dt", n) == 0 && n == 2) || (strncmp(name, "cfg", n) == 0 && n == 3))
+                fputs(r->dtype, f);
+            else if (strncmp(name, "status", n) == 0 && n == 6)
+                fputs(r->status, f);
+            else if (strncmp(name, "ops", n) == 0 && n == 3)
+                fprintf(f, "%g", r->flops / unit);
+            else if (!timed)
+                fputs("-", f);
+            else if (strncmp(name, "time", n) == 0 && n == 4)
+                fprintf(f, "%g", ms);
+            else
+                fprintf(f, "%g", rate(strncmp(name, "flops", n) == 0 && n == 5 ? r->flops : r->bytes, ms, unit));
+        }
+        p = end;
+    }
+    fputc('\n', f);
+}
+
 void bench_output_begin(FILE *f, const bench_opts *o)
 {
     if (o->format == BENCH_TABLE)
@@ -67,6 +169,8 @@ void bench_output_begin(FILE *f, const bench_opts *o)
     else if (o->format == BENCH_CSV)
         fprintf(f, "key,status,device,engines,iters,median_ms,min_ms,max_ms,p90_ms,p95_ms,p99_ms,mean_ms,stddev_ms,"
                    "gflops,gbps,check,repro,error\n");
+    else if (o->format == BENCH_TEMPLATE) /* as benchdnn says it */
+        fprintf(f, "Output template: %s\n", o->perf_template);
 }
 
 static void csv_field(FILE *f, const char *s, bool last)
@@ -261,6 +365,9 @@ void bench_output_case(FILE *f, const bench_opts *o, const bench_result *r)
         snprintf(gb, sizeof gb, "%.2f", rate(r->bytes, r->median_ms, 1e9));
     }
     switch (o->format) {
+    case BENCH_TEMPLATE:
+        tpl_row(f, o->perf_template, r, eng, timed);
+        break;
     case BENCH_TABLE:
         fprintf(f, "%-44s %-22s %10s %10s %10s %10s %9s %8s  %s%s%s\n", r->key, eng, med, mn, mx, p90, gf, gb, r->status,
                 r->check[0] ? " check=" : "", r->check);

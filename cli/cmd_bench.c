@@ -60,6 +60,8 @@ static const char bench_help[] =
     "                     joins their jsonl files\n"
     "Output:\n"
     "  --format table|csv|jsonl   (jsonl is what `xdnn compare` reads)\n"
+    "  --perf-template T  rows as benchdnn's template T (def, csv or %-codes:\n"
+    "                     %prb% %impl% %-time% %0Gflops% ...; xdnn-bench(1))\n"
     "  -o FILE            write the rows to FILE (atomically); the summary to stdout\n"
     "  --no-progress      no progress line on stderr (shown only on a terminal):\n"
     "                     [3/10] CASE  ETA 1m05s\n"
@@ -125,6 +127,7 @@ static int parse_opts(int argc, char **argv, bench_opts *o, bench_spec *sp, cons
         {"output", required_argument, NULL, 'o'},
         {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
         {"progress", no_argument, NULL, OPT_PROGRESS},
+        {"perf-template", required_argument, NULL, OPT_PERF_TEMPLATE},
         {"devices", required_argument, NULL, OPT_DEVICES},
         {"workers", required_argument, NULL, OPT_WORKERS},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
@@ -138,7 +141,7 @@ static int parse_opts(int argc, char **argv, bench_opts *o, bench_spec *sp, cons
     o->engine = "auto";
     o->warmup = -1;
     o->timeout_s = 3600;
-    bool timeout_set = false, device_set = false;
+    bool timeout_set = false, device_set = false, format_set = false;
     *batch = NULL;
     int c, r;
     optind = 1;
@@ -207,8 +210,15 @@ static int parse_opts(int argc, char **argv, bench_opts *o, bench_spec *sp, cons
         case OPT_BATCH: *batch = optarg; break;
         case OPT_NO_PROGRESS: o->no_progress = true; break;
         case OPT_PROGRESS: o->progress = true; break;
+        case OPT_PERF_TEMPLATE: {
+            char why[512];
+            if (!(o->perf_template = bench_perf_template(optarg, why, sizeof why)))
+                return cli_usage_error("bench", "%s", why);
+            break;
+        }
         case 'o': o->out_path = optarg; break;
         case OPT_FORMAT:
+            format_set = true;
             if (strcmp(optarg, "table") == 0)
                 o->format = BENCH_TABLE;
             else if (strcmp(optarg, "csv") == 0)
@@ -235,6 +245,10 @@ static int parse_opts(int argc, char **argv, bench_opts *o, bench_spec *sp, cons
     } else if ((r = bench_spec_positional(sp, argv + optind, argc - optind, "bench")) >= 0) {
         return r;
     }
+    if (o->perf_template && format_set)
+        return cli_usage_error("bench", "--perf-template is a row format of its own: it does not go with --format");
+    if (o->perf_template)
+        o->format = BENCH_TEMPLATE;
     if (o->dump_graph && (o->tune || o->check || o->iters_set || o->min_time_s > 0 || o->warmup >= 0 || o->out_path))
         return cli_usage_error("bench", "--dump-graph prints graphs and runs nothing: --tune, --check, --iters, "
                                         "--warmup, --min-time and -o do not apply");

@@ -367,3 +367,37 @@ G
     err=$(xdnn bench "$G" --set T=2 --set D=4 --device cpu --iters 1 2>&1 > /dev/null)
     [[ "$err" != *"[1/1]"* ]]
 }
+
+@test "--perf-template: benchdnn's rows (def, csv, %-codes with time and unit modifiers); unknown codes are usage errors" {
+    cd "$BATS_TEST_TMPDIR"
+    xdnn bench conv mb1ic4ih8oc4kh3 --device cpu --iters 3 --perf-template=def -o def.txt > /dev/null
+    mapfile -t lines < def.txt
+    [ "${lines[0]}" = "Output template: perf,%engine%,%impl%,%name%,%prb%,%Gops%,%-time%,%-Gflops%,%0time%,%0Gflops%" ]
+    [[ "${lines[1]}" == "perf,cpu,cpu_reference,conv_fwd,conv mb1ic4ih8oc4kh3:f32,"* ]]
+    # the numbers agree with each other: Gflops = Gops / seconds at the time the modifier picks
+    python3 - "${lines[1]}" <<'P'
+import sys
+f = sys.argv[1].split(",")
+gops, tmin, gmin, tavg, gavg = map(float, f[5:10])
+assert gops == 2 * 1 * 4 * 6 * 6 * 4 * 9 / 1e9, gops
+assert abs(gmin - gops / (tmin * 1e-3)) <= 1e-3 * gmin and abs(gavg - gops / (tavg * 1e-3)) <= 1e-3 * gavg, f
+assert tmin <= tavg, f
+P
+    run xdnn bench "$G" --set T=2 --set D=4 --device cpu --iters 3 -o rows.txt --perf-template='%prb%;%-time%;%time%;%+time%;%status%;100%%'
+    [ "$status" -eq 0 ]
+    python3 - "$(sed -n 2p rows.txt)" <<'P'
+import sys
+key, tmin, tmed, tmax, status, pct = sys.argv[1].split(";")
+assert key == "mlp_gelu[T=2,D=4]:f16" and status == "passed" and pct == "100%", sys.argv[1]
+assert float(tmin) <= float(tmed) <= float(tmax), sys.argv[1]
+P
+    run xdnn bench conv mb1ic4ih8oc4kh3 --perf-template='%prb%,%Gtime%'
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"--perf-template: unknown code '%Gtime%'"* ]]
+    run xdnn bench conv mb1ic4ih8oc4kh3 --perf-template='%prb'
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"a '%' without its closing '%'"* ]]
+    run xdnn bench conv mb1ic4ih8oc4kh3 --perf-template=def --format csv
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"--perf-template is a row format of its own: it does not go with --format"* ]]
+}
