@@ -43,7 +43,7 @@ typedef struct bench_spec {
 enum {
     OPT_DTYPE = 2000, OPT_LAYOUT, OPT_MIN_TIME, OPT_TUNE, OPT_DUMP_GRAPH, OPT_BATCH, OPT_NO_PROGRESS,
     OPT_THRESHOLD, OPT_INFO, OPT_REPLAN, OPT_VERBOSE, OPT_DEVICES, OPT_WORKERS, OPT_SHARD, OPT_TIMEOUT,
-    OPT_WORKER, OPT_ALLOW_MIXED, OPT_ALLOW_PARTIAL, OPT_PROGRESS, OPT_PERF_TEMPLATE
+    OPT_WORKER, OPT_ALLOW_MIXED, OPT_ALLOW_PARTIAL, OPT_PROGRESS, OPT_PERF_TEMPLATE, OPT_COLD_L2
 };
 
 typedef struct bench_opts {
@@ -55,6 +55,7 @@ typedef struct bench_opts {
     bool check, tune, dump_graph, no_progress;
     bool progress;          /* --progress: the progress line even when stderr is not a terminal */
     const char *perf_template; /* --perf-template: benchdnn's %-codes (BENCH_TEMPLATE rows) */
+    bool cold_l2;           /* --cold-l2: GPU runs start with the L2 flushed (run_gpu.c) */
     bench_format format;
     const char *out_path;   /* -o */
     /* several processes (bench_workers.c): one per GPU of --devices, or

@@ -115,6 +115,8 @@ static void repro_line(const bench_case *c, const bench_opts *o, bool use_gpu, c
     if (sp->layout)
         append(buf, len, " --layout %s", sp->layout);
     append(buf, len, " --device %s", use_gpu ? "gpu" : "cpu");
+    if (use_gpu && o->cold_l2)
+        append(buf, len, " --cold-l2");
     if (use_gpu)
         for (int i = 0; i < r->nparts; i++) {
             char kv[400];
@@ -265,7 +267,7 @@ static xdnn_status time_gpu(xdnn_graph_t *g, xdnn_run_t *run, const char *base, 
     }
     run_gpu_report rep = {0};
     run_gpu_opts go = {.warmup = o->warmup >= 0 ? o->warmup : 3, .iters = o->iters_set ? o->iters : 20,
-                       .force = (const char *const *)force, .nforce = (size_t)nforce};
+                       .cold_l2 = o->cold_l2, .force = (const char *const *)force, .nforce = (size_t)nforce};
     xdnn_status s = run_gpu(g, run, &go, &rep, d);
     force_free(force, nforce);
     if (s == XDNN_OK) {

@@ -49,6 +49,7 @@ static const char bench_help[] =
     "  --iters N          timed runs (default 5 CPU, 20 GPU)\n"
     "  --min-time S       keep timing until S seconds passed (and --iters runs)\n"
     "  --check            GPU: compare every output with the CPU reference\n"
+    "  --cold-l2          GPU: flush the L2 cache before each timed run\n"
     "Several processes (rows merged in input order, as one run prints them):\n"
     "  --devices all|LIST one worker process per GPU (LIST: 0,1,...); the costliest\n"
     "                     cases go first; --tune results all reach the tune cache\n"
@@ -128,6 +129,7 @@ static int parse_opts(int argc, char **argv, bench_opts *o, bench_spec *sp, cons
         {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
         {"progress", no_argument, NULL, OPT_PROGRESS},
         {"perf-template", required_argument, NULL, OPT_PERF_TEMPLATE},
+        {"cold-l2", no_argument, NULL, OPT_COLD_L2},
         {"devices", required_argument, NULL, OPT_DEVICES},
         {"workers", required_argument, NULL, OPT_WORKERS},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
@@ -210,6 +212,7 @@ static int parse_opts(int argc, char **argv, bench_opts *o, bench_spec *sp, cons
         case OPT_BATCH: *batch = optarg; break;
         case OPT_NO_PROGRESS: o->no_progress = true; break;
         case OPT_PROGRESS: o->progress = true; break;
+        case OPT_COLD_L2: o->cold_l2 = true; break;
         case OPT_PERF_TEMPLATE: {
             char why[512];
             if (!(o->perf_template = bench_perf_template(optarg, why, sizeof why)))
@@ -602,6 +605,11 @@ int cmd_bench(int argc, char **argv)
     }
     if (!use_gpu && o.check) {
         status = cli_usage_error("bench", "--check compares the GPU with the CPU reference; it needs --device gpu");
+        goto done;
+    }
+    if (!use_gpu && o.cold_l2) { /* a CPU run is one timed pass per node, with no cache state to choose */
+        status = cli_usage_error("bench", "--cold-l2 flushes the GPU's L2 cache between timed runs; it needs a GPU "
+                                          "(--device gpu)");
         goto done;
     }
     if ((r = check_engine_option(&o, use_gpu)) >= 0) {

@@ -44,6 +44,7 @@ static const char run_help[] =
     "                         rtol), not element by element: for training graphs\n"
     "  --iters N, --warmup N  GPU timing loop (default 20 and 3)\n"
     "  --cuda-graph           GPU: replay the plan as one CUDA graph\n"
+    "  --cold-l2              GPU: flush the L2 cache before each timed run\n"
     "  --engine X=ENGINE      GPU: force an engine for partition or op X\n"
     "  -v                     GPU: print partitions and engine candidates\n"
     "  --max-memory SIZE      refuse early when the CPU reference needs more host\n"
@@ -66,7 +67,7 @@ typedef struct run_opts {
     uint64_t seed;
     const char *save_dir, *save_inputs_dir, *expect_dir;
     char *keep;
-    bool print_full, json, check, cuda_graph;
+    bool print_full, json, check, cuda_graph, cold_l2;
     bool norm;         /* --norm, --check=norm: --check and --expect compare by relative norm */
     double norm_rtol;  /* 0: each output's default rtol */
     int iters, warmup, verbose;
@@ -76,7 +77,7 @@ typedef struct run_opts {
     int nengines;
 } run_opts;
 
-enum { OPT_RUN_NORM = 3000 }; /* run's own, above cli.h's and bench.h's ids */
+enum { OPT_RUN_NORM = 3000, OPT_RUN_COLD_L2 }; /* run's own, above cli.h's and bench.h's ids */
 
 /* The RTOL of --norm=RTOL or --check=norm:RTOL (NULL: each output's default). */
 static bool parse_norm(const char *text, run_opts *o)
@@ -112,6 +113,7 @@ static int parse_run_opts(int argc, char **argv, run_opts *o)
         {"expect", required_argument, NULL, OPT_EXPECT},
         {"check", optional_argument, NULL, OPT_CHECK},
         {"norm", optional_argument, NULL, OPT_RUN_NORM},
+        {"cold-l2", no_argument, NULL, OPT_RUN_COLD_L2},
         {"iters", required_argument, NULL, OPT_ITERS},
         {"warmup", required_argument, NULL, OPT_WARMUP},
         {"cuda-graph", no_argument, NULL, OPT_CUDA_GRAPH},
@@ -193,6 +195,7 @@ static int parse_run_opts(int argc, char **argv, run_opts *o)
             break;
         }
         case OPT_CUDA_GRAPH: o->cuda_graph = true; break;
+        case OPT_RUN_COLD_L2: o->cold_l2 = true; break;
         case OPT_ENGINE:
             if (!strchr(optarg, '='))
                 return cli_usage_error("run", "--engine needs PART=ENGINE or OP=ENGINE, got '%s'", optarg);
@@ -229,6 +232,9 @@ static int reject_gpu_only(const run_opts *o)
         return cli_usage_error("run", "--check compares the GPU with the CPU reference; it needs --device gpu");
     if (o->cuda_graph)
         return cli_usage_error("run", "--cuda-graph needs --device gpu");
+    if (o->cold_l2)
+        return cli_usage_error("run", "--cold-l2 flushes the GPU's L2 cache between timed runs; it needs --device gpu "
+                                      "(the CPU reference is not timed per run)");
     if (o->nengines)
         return cli_usage_error("run", "--engine needs --device gpu");
     if (o->timing_set)
@@ -486,7 +492,7 @@ int cmd_run(int argc, char **argv)
         /* a loaded plan runs as it is, unless this run changes what it was made
          * for (an engine, the seed, a tensor to keep): then it is planned again */
         bool as_loaded = plan && !o.nengines && !o.seed_set && !o.keep;
-        run_gpu_opts go = {.warmup = o.warmup, .iters = o.iters, .cuda_graph = o.cuda_graph, .force = o.engines,
+        run_gpu_opts go = {.warmup = o.warmup, .iters = o.iters, .cuda_graph = o.cuda_graph, .cold_l2 = o.cold_l2, .force = o.engines,
                            .nforce = (size_t)o.nengines, .verbose = o.verbose, .plan = as_loaded ? plan : NULL};
         s = run_gpu(g, run, &go, &rep, d);
     } else if (s == XDNN_OK) {

@@ -4,7 +4,9 @@
  * device, execute once and check it, time the whole execute and each
  * partition alone (xdnn_plan_execute_partitions) with CUDA events, optionally
  * replay the execute captured as a CUDA graph, and hand the first execute's
- * outputs back to the run. */
+ * outputs back to the run.  --cold-l2 flushes the L2 before each timed run
+ * (benchdnn's --cold-cache, nvbench's default): small problems otherwise
+ * run from the cache their previous run left warm. */
 #include "run_gpu.h"
 
 #include "plan_explain.h"
@@ -36,7 +38,21 @@ typedef struct timing {
     void *ws;
     cudaStream_t stream;
     cudaEvent_t ev[2];
+    void *flush;          /* --cold-l2: twice the L2, rewritten before each timed run; NULL: warm runs */
+    size_t flush_bytes;
+    int flushes;
 } timing;
+
+/* Evict the L2: write the flush buffer (a new byte each time) on the stream,
+ * before the start event, so the write is not timed. */
+static xdnn_status flush_l2(timing *t, xdnn_diags_t *d)
+{
+    xdnn_status s = XDNN_OK;
+    if (t->flush)
+        CU(cudaMemsetAsync(t->flush, ++t->flushes & 0xff, t->flush_bytes, t->stream), "cudaMemsetAsync (--cold-l2)");
+done:
+    return s;
+}
 
 /* Time `iters` runs of partitions [first, first + count) (the whole plan when
  * count is 0) after `warmup` untimed ones. */
@@ -45,6 +61,8 @@ static xdnn_status time_runs(timing *t, size_t first, size_t count, int warmup, 
 {
     xdnn_status s = XDNN_OK;
     for (int it = 0; it < warmup + iters && s == XDNN_OK; it++) {
+        if (it >= warmup && (s = flush_l2(t, d)) != XDNN_OK)
+            goto done;
         if (it >= warmup)
             CU(cudaEventRecord(t->ev[0], t->stream), "cudaEventRecord");
         s = count ? xdnn_plan_execute_partitions(t->p, first, count, t->bind, t->n, t->ws, t->stream, d)
@@ -75,6 +93,8 @@ static xdnn_status time_graph(timing *t, int warmup, int iters, double *ms, xdnn
     CU(e, "cudaStreamEndCapture");
     CU(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
     for (int it = 0; it < warmup + iters; it++) {
+        if (it >= warmup && (s = flush_l2(t, d)) != XDNN_OK)
+            goto done;
         CU(cudaEventRecord(t->ev[0], t->stream), "cudaEventRecord");
         CU(cudaGraphLaunch(exec, t->stream), "cudaGraphLaunch");
         CU(cudaEventRecord(t->ev[1], t->stream), "cudaEventRecord");
@@ -145,6 +165,13 @@ xdnn_status run_gpu(xdnn_graph_t *g, xdnn_run_t *r, const run_gpu_opts *o, run_g
     CU(cudaStreamCreateWithFlags(&t.stream, cudaStreamNonBlocking), "cudaStreamCreate");
     CU(cudaEventCreate(&t.ev[0]), "cudaEventCreate");
     CU(cudaEventCreate(&t.ev[1]), "cudaEventCreate");
+    if (o->cold_l2) {
+        int dev = 0, l2 = 0;
+        CU(cudaGetDevice(&dev), "cudaGetDevice");
+        CU(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev), "cudaDeviceGetAttribute (L2 size)");
+        t.flush_bytes = 2 * (size_t)(l2 > 0 ? l2 : 64 << 20); /* unknown: more than any GPU's so far */
+        CU(cudaMalloc(&t.flush, t.flush_bytes), "cudaMalloc (--cold-l2 buffer)");
+    }
 
     /* one checked run first: errors surface here, not inside timing */
     if ((s = xdnn_plan_execute(p, bind, n, t.ws, t.stream, d)) != XDNN_OK)
@@ -192,6 +219,7 @@ done:
     for (size_t i = 0; bind && i < n; i++)
         cudaFree(bind[i].ptr);
     cudaFree(t.ws);
+    cudaFree(t.flush);
     if (t.ev[0])
         cudaEventDestroy(t.ev[0]);
     if (t.ev[1])

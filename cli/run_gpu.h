@@ -7,6 +7,8 @@
 typedef struct run_gpu_opts {
     int warmup, iters;            /* timing loop, per partition and for the whole plan */
     bool cuda_graph;              /* time the whole plan as a replayed CUDA graph */
+    bool cold_l2;                 /* --cold-l2: write a buffer of twice the L2's size before each timed
+                                     run, outside the timed region, so every run starts from DRAM */
     const char *const *force;     /* --engine X=ENGINE */
     size_t nforce;
     int verbose;                  /* -v: partitions and candidates on stderr */

@@ -401,3 +401,17 @@ P
     [ "$status" -eq 1 ]
     [[ "$output" == *"--perf-template is a row format of its own: it does not go with --format"* ]]
 }
+
+@test "--cold-l2 flushes the GPU's L2 between timed runs: on the CPU (asked for, or all there is) a usage error, never ignored" {
+    run xdnn bench conv mb1ic4ih8oc4kh3 --device cpu --cold-l2
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"--cold-l2 flushes the GPU's L2 cache between timed runs; it needs a GPU (--device gpu)"* ]]
+    run xdnn run "$G" --device cpu --set T=2 --set D=4 --cold-l2
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"--cold-l2 flushes the GPU's L2 cache between timed runs; it needs --device gpu"* ]]
+    if ! xdnn run "$G" --device gpu --set T=2 --set D=4 > /dev/null 2>&1; then # no GPU: auto falls back to the CPU
+        run xdnn bench conv mb1ic4ih8oc4kh3 --cold-l2
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"it needs a GPU"* ]]
+    fi
+}
