@@ -5,7 +5,8 @@
  * A descriptor is [DIR:]KEYS where KEYS are letter+integer pairs:
  *   conv    fwd|dgrad|wgrad   n c h w(=h) k r s(=r) p(pad 0) u(stride 1) l(dilation 1) g(groups 1)
  *   matmul                    b(batch 1) m n k
- *   sdpa    fwd|bwd           b h s(query len) t(key len = s) d c(causal 0|1)
+ *   sdpa    fwd|bwd           b h s(query len) t(key len = s) d c(causal 0|1) k(kv heads = h: GQA/MQA)
+ *                             v(value dim = d) a(align 0 top_left | 1 bottom_right) p(dropout percent 0)
  *   layernorm                 n(rows) c(normalized size)
  *   softmax                   n(rows) c(axis size)
  *   pool    max|avg           n c h w(=h) r(window) u(stride = r) p(pad 0)
@@ -38,7 +39,7 @@ typedef struct problem_kind {
 static const problem_kind kinds[] = {
     {"conv", "fwd|dgrad|wgrad", "nchwkrspulg", "nchw|nhwc"},
     {"matmul", "", "bmnk", ""},
-    {"sdpa", "fwd|bwd", "bhstdc", "bhsd|bshd"},
+    {"sdpa", "fwd|bwd", "bhstdckvap", "bhsd|bshd"},
     {"layernorm", "", "nc", ""},
     {"softmax", "", "nc", ""},
     {"pool", "max|avg", "nchwrup", "nchw|nhwc"},
@@ -307,21 +308,33 @@ static bool gen_sdpa(sb *b, const char *dir, long long *vals, const char *lay, c
 {
     if (!need(vals, "bhsd", "sdpa", err, errlen))
         return false;
-    dflt(vals, 't', V('s')), dflt(vals, 'c', 0);
-    long long B = V('b'), H = V('h'), S = V('s'), T = V('t'), D = V('d');
-    const char *causal = V('c') ? "true" : "false";
+    dflt(vals, 't', V('s')), dflt(vals, 'c', 0), dflt(vals, 'k', V('h')), dflt(vals, 'v', V('d')), dflt(vals, 'a', 0),
+        dflt(vals, 'p', 0);
+    long long B = V('b'), H = V('h'), S = V('s'), T = V('t'), D = V('d'), HK = V('k'), DV = V('v');
+    if (HK < 1 || DV < 1 || H % HK) {
+        snprintf(err, errlen, "sdpa needs k (kv heads) >= 1 dividing h (%lld) and v (value dim) >= 1", H);
+        return false;
+    }
+    if (V('a') > 1 || V('p') > 99) {
+        snprintf(err, errlen, "sdpa takes a0 (top_left) or a1 (bottom_right) and a dropout percent p0..p99");
+        return false;
+    }
+    /* the mask and dropout attributes, shared by the forward and the backward */
+    char at[160];
+    snprintf(at, sizeof at, "causal=%s%s", V('c') ? "true" : "false", V('a') ? ", align=\"bottom_right\"" : "");
+    if (V('p'))
+        snprintf(at + strlen(at), sizeof at - strlen(at), ", dropout=%g, seed=1", (double)V('p') / 100);
     sbf(b, "graph sdpa_%s(io=f32, compute=f32, intermediate=f32, seed=1) {\n", dir);
     sbf(b, "  input q: f32[%lld, %lld, %lld, %lld] @%s;\n", B, H, S, D, lay);
-    sbf(b, "  input k: f32[%lld, %lld, %lld, %lld] @%s;\n", B, H, T, D, lay);
-    sbf(b, "  input v: f32[%lld, %lld, %lld, %lld] @%s;\n", B, H, T, D, lay);
+    sbf(b, "  input k: f32[%lld, %lld, %lld, %lld] @%s;\n", B, HK, T, D, lay);
+    sbf(b, "  input v: f32[%lld, %lld, %lld, %lld] @%s;\n", B, HK, T, DV, lay);
     if (strcmp(dir, "fwd") == 0) {
-        sbf(b, "  o = sdpa(q, k, v, causal=%s);\n  output o: f32 @%s;\n}\n", causal, lay);
+        sbf(b, "  o = sdpa(q, k, v, %s);\n  output o: f32 @%s;\n}\n", at, lay);
     } else {
-        sbf(b, "  input do: f32[%lld, %lld, %lld, %lld] @%s;\n", B, H, S, D, lay);
-        sbf(b, "  o, stats = sdpa(q, k, v, causal=%s);\n", causal);
-        sbf(b, "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=%s);\n  output dq, dk, dv;\n}\n", causal);
+        sbf(b, "  input do: f32[%lld, %lld, %lld, %lld] @%s;\n", B, H, S, DV, lay);
+        sbf(b, "  o, stats = sdpa(q, k, v, %s);\n", at);
+        sbf(b, "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, %s);\n  output dq, dk, dv;\n}\n", at);
     }
-    (void)err, (void)errlen;
     return true;
 }
 

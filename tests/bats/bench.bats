@@ -415,3 +415,25 @@ P
         [[ "$output" == *"it needs a GPU"* ]]
     fi
 }
+
+@test "the sdpa shorthand: GQA/MQA (k kv heads), a value dim (v), bottom-right alignment (a1) and dropout (p percent), forward and backward" {
+    run xdnn bench sdpa bwd:b1h4s8t12d16k2v8c1a1p10 --dump-graph
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"input k: f32[1, 2, 12, 16] @bhsd;"* ]]
+    [[ "$output" == *"input v: f32[1, 2, 12, 8] @bhsd;"* ]]
+    [[ "$output" == *"input do: f32[1, 4, 8, 8] @bhsd;"* ]]
+    [[ "$output" == *'dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=true, align="bottom_right", dropout=0.1, seed=1);'* ]]
+    cat > "$BATS_TEST_TMPDIR/sdpa.txt" <<'B'
+sdpa b1h4s8t12d16k1v8c1a1p20
+sdpa bwd:b1h4s8t12d16k2v8c1a1p20 --layout bshd
+B
+    run xdnn bench --batch "$BATS_TEST_TMPDIR/sdpa.txt" --device cpu --iters 1 --format csv
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"2 passed, 0 failed, 0 skipped" ]]
+    run xdnn bench sdpa b1h4s8d16k3 --device cpu
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"sdpa needs k (kv heads) >= 1 dividing h (4)"* ]]
+    run xdnn bench sdpa b1h4s8d16p100 --device cpu
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"a dropout percent p0..p99"* ]]
+}
