@@ -409,12 +409,9 @@ int launch(const kig_geom &g, const void *x, const void *w, void *y, const kconv
 
 } /* namespace */
 
-extern "C" int kconv_igemm_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
-                               float *part, int splits, void *stream)
+/* The kernels' geometry of p: slots 0, 1, 2 of the 5-slot view are D, H, W (unit in 1-D / 2-D). */
+static kig_geom geom_of(const kconv_params *p)
 {
-    kconv_epi none;
-    none.n = 0;
-    /* slots 0, 1, 2 of the 5-slot view: D, H, W (unit in 1-D / 2-D) */
     kig_geom g;
     g.N = (int)p->N; g.C = (int)p->C; g.K = (int)p->K;
     g.D = (int)p->in[0]; g.H = (int)p->in[1]; g.W = (int)p->in[2];
@@ -430,6 +427,15 @@ extern "C" int kconv_igemm_fwd(const kconv_params *p, const void *x, const void 
     g.Kred = g.T * g.R * g.S * g.C;
     g.dt_y = p->dt_y;
     g.kt_per = 0; /* launch_bn sets it */
+    return g;
+}
+
+extern "C" int kconv_igemm_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
+                               float *part, int splits, void *stream)
+{
+    kconv_epi none;
+    none.n = 0;
+    const kig_geom g = geom_of(p);
     cudaStream_t s = (cudaStream_t)stream;
     const kconv_epi &e = epi ? *epi : none;
     switch (p->dt_x) {
@@ -437,4 +443,23 @@ extern "C" int kconv_igemm_fwd(const kconv_params *p, const void *x, const void 
     case KDT_BF16: return launch<__nv_bfloat16>(g, x, w, y, e, part, splits, s);
     default: return launch<float>(g, x, w, y, e, part, splits, s);
     }
+}
+
+extern "C" int kconv_igemm_reduce(const kconv_params *p, const float *part, int splits, void *y, const kconv_epi *epi,
+                                  void *stream)
+{
+    kconv_epi none;
+    none.n = 0;
+    const kig_geom g = geom_of(p);
+    if (g.M == 0 || g.K == 0)
+        return 0;
+    const bool v4 = g.K % 4 == 0;
+    const int64_t threads = (int64_t)g.M * (v4 ? g.K / 4 : g.K);
+    const unsigned blocks = (unsigned)((threads + 255) / 256);
+    cudaStream_t s = (cudaStream_t)stream;
+    if (v4)
+        kig_reduce_kernel<4><<<blocks, 256, 0, s>>>(g, part, splits, y, epi ? *epi : none);
+    else
+        kig_reduce_kernel<1><<<blocks, 256, 0, s>>>(g, part, splits, y, epi ? *epi : none);
+    return (int)cudaGetLastError();
 }

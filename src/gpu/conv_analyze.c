@@ -453,22 +453,18 @@ bool gpu_conv_wgrad_mma_check(const ggraph *g, const gconv_problem *cp, bool *ve
     return true;
 }
 
-int gpu_conv_igemm_splits(const kconv_params *f, int sm_count)
+int gpu_conv_split_k(int64_t kt, int64_t tiles, int per_sm, int64_t min_slices, int sm_count)
 {
-    const int64_t M = f->N * f->out[0] * f->out[1] * f->out[2];
-    const int64_t bk = f->dt_x == KDT_F32 ? KIG_BK32 : KIG_BK16, bn = f->K <= KIG_BN_SMALL ? KIG_BN_SMALL : KIG_BN;
-    const int64_t kt = (f->C * f->win[0] * f->win[1] * f->win[2] + bk - 1) / bk;
-    const int64_t ctas = ((M + KIG_BM - 1) / KIG_BM) * ((f->K + bn - 1) / bn);
     const int64_t sms = sm_count > 0 ? sm_count : 132;
     int64_t s = 1;
     const char *env = getenv("XDNN_CONV_SPLITK");
     if (env && *env) {
         s = strtol(env, NULL, 10);
-    } else if (ctas < sms) {
-        /* 2 CTAs per SM fit (kern_conv.h); fewer than one per SM leaves SMs idle */
-        s = 2 * sms / ctas;
-        if (s > kt / 8)
-            s = kt / 8;
+    } else if (tiles < sms) {
+        /* fewer CTAs than SMs leaves SMs idle: fill per_sm CTAs on each */
+        s = per_sm * sms / tiles;
+        if (s > kt / min_slices)
+            s = kt / min_slices;
         if (s > 16)
             s = 16;
     }
@@ -478,6 +474,16 @@ int gpu_conv_igemm_splits(const kconv_params *f, int sm_count)
         return 1;
     const int64_t per = (kt + s - 1) / s;
     return (int)((kt + per - 1) / per);
+}
+
+int gpu_conv_igemm_splits(const kconv_params *f, int sm_count)
+{
+    const int64_t M = f->N * f->out[0] * f->out[1] * f->out[2];
+    const int64_t bk = f->dt_x == KDT_F32 ? KIG_BK32 : KIG_BK16, bn = f->K <= KIG_BN_SMALL ? KIG_BN_SMALL : KIG_BN;
+    const int64_t kt = (f->C * f->win[0] * f->win[1] * f->win[2] + bk - 1) / bk;
+    const int64_t ctas = ((M + KIG_BM - 1) / KIG_BM) * ((f->K + bn - 1) / bn);
+    /* 2 CTAs per SM fit (kern_conv.h), each split at least 8 slices */
+    return gpu_conv_split_k(kt, ctas, 2, 8, sm_count);
 }
 
 size_t gpu_conv_igemm_split_ws_bytes(const kconv_params *f, int splits)

@@ -50,6 +50,11 @@ bool gpu_conv_igemm_check(const ggraph *g, const gconv_problem *cp, bool tf32, c
  * s = ceil(KT / per).  ws_bytes: the f32 partials, s * M * K floats
  * (0 when unsplit), rounded to 256. */
 int gpu_conv_igemm_splits(const kconv_params *f, int sm_count);
+/* The rule behind it, for a reduction of kt slices over `tiles` output tiles
+ * of a kernel that fits per_sm CTAs on an SM: splits of at least min_slices
+ * slices each (at most 16) while the tiles leave SMs idle; the environment
+ * knob and the normalisation as above (conv_igemm_wgmma shares it). */
+int gpu_conv_split_k(int64_t kt, int64_t tiles, int per_sm, int64_t min_slices, int sm_count);
 size_t gpu_conv_igemm_split_ws_bytes(const kconv_params *f, int splits);
 
 /* A forward conv whose x or w the kernel cannot read as is (C not a

@@ -138,3 +138,13 @@ void gconv_epi_describe(const kconv_epi *e, char *buf, size_t len)
         k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? "+" : "", nm);
     }
 }
+
+void gconv_epi_append(const kconv_epi *e, char *detail, size_t len)
+{
+    const size_t n = strlen(detail);
+    if (!e->n || n + 1 >= len)
+        return;
+    char steps[128];
+    gconv_epi_describe(e, steps, sizeof steps);
+    snprintf(detail + n, len - n, ", fused epilogue %s", steps);
+}

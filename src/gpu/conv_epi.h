@@ -25,5 +25,8 @@ bool gconv_epi_step(const ggraph *g, int node, int cur, kepi_step *st, int *tens
 
 /* "bias+relu" etc.: the steps for -v. */
 void gconv_epi_describe(const kconv_epi *e, char *buf, size_t len);
+/* Appends ", fused epilogue bias+relu" (the steps) to an engine's detail
+ * line of size len; nothing when there are none. */
+void gconv_epi_append(const kconv_epi *e, char *detail, size_t len);
 
 #endif

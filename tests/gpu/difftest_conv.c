@@ -583,6 +583,12 @@ static void conv_epilogue_cases(void)
         {"igemm-packed-c3-k16-7x7-s2", "conv_igemm", "f16", "nhwc", cfg(2, 2, 3, 16, 1, (int[]){17, 15},
                                                                         (int[]){7, 7}, (int[]){2, 2}, NULL,
                                                                         (int[]){3, 3}, (int[]){3, 3}, false)},
+        {"wgmma-c24-k40-s2-asym", "conv_igemm_wgmma", "f16", "nhwc", cfg(2, 2, 24, 40, 1, (int[]){13, 11},
+                                                                         (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                                                         (int[]){1, 0}, (int[]){2, 1}, false)},
+        {"wgmma-c16-k24-dil2", "conv_igemm_wgmma", "bf16", "nhwc", cfg(2, 1, 16, 24, 1, (int[]){12, 9},
+                                                                       (int[]){3, 3}, NULL, (int[]){2, 2},
+                                                                       (int[]){2, 2}, (int[]){2, 2}, false)},
         {"direct-c5-k7", "conv_direct", "f32", "nchw", cfg(2, 2, 5, 7, 1, (int[]){9, 10}, (int[]){3, 3}, NULL, NULL,
                                                            (int[]){1, 1}, (int[]){1, 1}, false)},
         {"dw-c21-s2", "conv_dw", "f16", "nhwc", cfg(2, 2, 21, 21, 21, (int[]){13, 11}, (int[]){3, 3}, (int[]){2, 2},
@@ -602,7 +608,7 @@ static void conv_epilogue_cases(void)
             snprintf(expr, sizeof expr, acts[ai].expr, ct.attrs);
             const char *dt = cfgs[ci].dt, *lay = cfgs[ci].lay;
             /* the f32 output of an f16 conv: the cast is fused too */
-            const char *ydt = ci == 0 && ai % 2 ? "f32" : dt;
+            const char *ydt = (ci == 0 || ci == 3) && ai % 2 ? "f32" : dt;
             snprintf(id, sizeof id, "conv/fwd+epi/%s/%s/%s%s", cfgs[ci].name, acts[ai].name, dt,
                      strcmp(ydt, dt) ? "->f32" : "");
             char rdecl[160] = "";
@@ -709,6 +715,56 @@ static void pool_cases(void)
     }
 }
 
+/* conv_igemm_wgmma (kernels/conv_igemm_wgmma_sm90a.cu), forced: odd N*P*Q (partial 128-row tiles), C = 8,
+ * 24, 64, 136 (reductions ending inside a 64-deep slice), K = 8, 24, 136 (the 64-wide tile with a tail), 120
+ * and 256 (the 128- and 256-wide tiles), strides 1-3, dilation 2, asymmetric pads, 1x1 / 3x3 / 7x7 / 1x7 and
+ * a 1-D conv, f16 and bf16; split-K forced at 2, 3 and 5 and left to the heuristic on a 7x7 map (it must
+ * split); a large conv the cost model must give it unforced.  K % 8 != 0 is refused (test_gpu_conv.c). */
+static void conv_wgmma_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    struct { const char *name; win_cfg w; int splitk; } cfgs[] = {
+        {"wg-c8-k8-1x1-odd", cfg(2, 3, 8, 8, 1, (int[]){13, 11}, (int[]){1, 1}, NULL, NULL, NULL, NULL, false), 0},
+        {"wg-c24-k24-3x3-s2-asym", cfg(2, 2, 24, 24, 1, (int[]){15, 13}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                       (int[]){1, 0}, (int[]){2, 1}, false), 0},
+        {"wg-c64-k136-3x3", cfg(2, 2, 64, 136, 1, (int[]){9, 11}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                (int[]){1, 1}, false), 0},
+        {"wg-c136-k64-7x7-s3", cfg(2, 1, 136, 64, 1, (int[]){23, 19}, (int[]){7, 7}, (int[]){3, 3}, NULL,
+                                   (int[]){3, 2}, (int[]){3, 3}, false), 0},
+        {"wg-c64-k24-dil2", cfg(2, 2, 64, 24, 1, (int[]){12, 13}, (int[]){3, 3}, NULL, (int[]){2, 2},
+                                (int[]){2, 2}, (int[]){1, 2}, false), 0},
+        {"wg-c24-k256-1x7", cfg(2, 2, 24, 256, 1, (int[]){9, 17}, (int[]){1, 7}, NULL, NULL, (int[]){0, 3},
+                                (int[]){0, 3}, false), 0},
+        {"wg-c64-k120-3x3-n3", cfg(2, 3, 64, 120, 1, (int[]){11, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                   (int[]){1, 1}, false), 0},
+        {"wg-1d-c32-k120-s2", cfg(1, 2, 32, 120, 1, (int[]){37}, (int[]){5}, (int[]){2}, NULL, (int[]){2},
+                                  (int[]){1}, false), 0},
+        {"wg-sk2-c64-k24-3x3", cfg(2, 2, 64, 24, 1, (int[]){11, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                   (int[]){1, 1}, false), 2},
+        {"wg-sk3-c136-k136-s2", cfg(2, 1, 136, 136, 1, (int[]){15, 12}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                    (int[]){1, 0}, (int[]){2, 1}, false), 3},
+        {"wg-sk5-c64-k256-3x3", cfg(2, 3, 64, 256, 1, (int[]){7, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                    (int[]){1, 1}, false), 5},
+        {"wg-skauto-c512-k256-7x7", cfg(2, 2, 512, 256, 1, (int[]){7, 7}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                        (int[]){1, 1}, false), -1},
+    };
+    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
+        for (int ti = 0; ti < 2; ti++) {
+            if (opts.quick && ti != ci % 2)
+                continue;
+            conv_case_forced(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, 0, false, "conv_igemm_wgmma", 1);
+            tcase *c = &cases[ncases - 1];
+            if (cfgs[ci].splitk) {
+                c->splitk = cfgs[ci].splitk > 0 ? cfgs[ci].splitk : 0;
+                c->want_detail = "split-K";
+            }
+        }
+    /* large enough for the cost model to choose it over conv_igemm on a 9.0 device */
+    win_cfg big = cfg(2, 2, 64, 64, 1, (int[]){56, 56}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1}, (int[]){1, 1},
+                      false);
+    conv_case("wg-auto-c64-k64-56x56", &big, "f16", true, 0, false, "conv_igemm_wgmma", 1);
+}
+
 /* ---- benchmarks: torch_baseline.py's ResNet-50 layers (N, C, H, W, K, R, stride, pad) */
 static const int r50[][8] = {{32, 64, 56, 56, 64, 1, 1, 0},   {32, 64, 56, 56, 64, 3, 1, 1},
                              {32, 64, 56, 56, 256, 1, 1, 0},  {32, 256, 56, 56, 64, 1, 1, 0},
@@ -734,6 +790,23 @@ static void bench_cases(void)
                      kinds[k].lay, s[6], s[7], kinds[k].dt, kinds[k].lay);
         }
     }
+    /* conv_igemm forced on the f16 / bf16 layers (the cost model gives them to conv_igemm_wgmma on an H100):
+     * the mma.sync engine's time beside the Hopper one's */
+    for (int k = 0; k < 3; k += 2)
+        for (int i = 0; i < 10; i++) {
+            const int *s = r50[i];
+            char id[192];
+            snprintf(id, sizeof id, "conv_fwd_%s_igemm n%dc%dh%dk%dr%ds%dp%d", kinds[k].tag, s[0], s[1], s[2], s[4],
+                     s[5], s[6], s[7]);
+            tcase *c = add_case(id, 1, "conv_igemm",
+                                "dnn 1;\ngraph g(seed=1) {\n  input x: %s[%d, %d, %d, %d] @nhwc;\n"
+                                "  weight w: %s[%d, %d, %d, %d] @nhwc;\n  y = conv(x, w, stride=%d, pad=%d);\n"
+                                "  output y: %s @nhwc;\n}\n",
+                                kinds[k].dt, s[0], s[1], s[2], s[3], kinds[k].dt, s[4], s[1], s[5], s[5], s[6], s[7],
+                                kinds[k].dt);
+            if (c)
+                c->force = "conv";
+        }
     /* the 1x1 layers at 7x7 (few output tiles: split-K's cases beside the 3x3 ones), f16 only */
     static const int r50_7x7[][8] = {{32, 2048, 7, 7, 512, 1, 1, 0}, {32, 512, 7, 7, 2048, 1, 1, 0}};
     for (int i = 0; i < 2; i++) {
@@ -968,6 +1041,7 @@ int main(int argc, char **argv)
         conv_igemm_nd_cases();
         conv_epilogue_cases();
         conv_igemm_splitk_cases();
+        conv_wgmma_cases();
         conv_dw_cases();
         pool_cases();
     }

@@ -14,6 +14,7 @@
 
 #include "gpu/conv_analyze.h"
 #include "gpu/conv_epi.h"
+#include "gpu/conv_wgmma.h"
 #include "gpu/engine.h"
 #include "gpu/lower.h"
 
@@ -423,8 +424,10 @@ static void test_igemm_splitk(void)
         return;
     const gpu_engine *e = gpu_engine_find("conv_igemm");
     CHECK(e->workspace(f.pl, f.p, &h100) == (size_t)5 * 1568 * 512 * 4);
+    /* on 9.0 the Hopper engine ranks first (test_wgmma_rules); conv_igemm's own plan is built here */
     CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
-          strcmp(f.p->engine->name, "conv_igemm") == 0);
+          strcmp(f.p->engine->name, "conv_igemm_wgmma") == 0);
+    f.p->ws_bytes = e->workspace(f.pl, f.p, &h100);
     /* build (host only): the detail names the split; a workspace planned smaller (another SM count) drops it */
     gpu_ctx c;
     memset(&c, 0, sizeof c);
@@ -441,6 +444,109 @@ static void test_igemm_splitk(void)
                    "  dx = conv_dgrad(dy, w, x_dims=[32, 256, 14, 14], pad=1);\n  output dx: f16 @nhwc;\n", false))
         return;
     CHECK(e->workspace(f.pl, f.p, &h100) == (size_t)256 * 256 * 9 * 2 + (size_t)2 * 6272 * 256 * 4);
+    teardown(&f);
+}
+
+/* conv_igemm_wgmma: its refusals name the attribute and value; on 9.0 the
+ * selection prefers it to conv_igemm for a large conv and leaves it the
+ * small ones and other devices; tile widths and split-K. */
+static void test_wgmma_rules(void)
+{
+    static const struct { const char *body, *reason; } cases[] = {
+        {"  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[130, 16, 3, 3] @nhwc;\n  y = conv(x, w);\n"
+         "  output y: f16 @nhwc;\n", "conv_igemm_wgmma needs K % 8 == 0, got K=130"},
+        {"  input x: f16[2, 12, 9, 9] @nhwc;\n  weight w: f16[16, 12, 3, 3] @nhwc;\n  y = conv(x, w);\n"
+         "  output y: f16 @nhwc;\n", "conv_igemm_wgmma needs C % 8 == 0, got C=12"},
+        {"  input x: f32[2, 16, 9, 9] @nhwc;\n  weight w: f32[16, 16, 3, 3] @nhwc;\n  y = conv(x, w);\n"
+         "  output y: f32 @nhwc;\n", "conv_igemm_wgmma needs x and w both f16 or both bf16, got f32 and f32"},
+        {"  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[16, 8, 3, 3] @nhwc;\n  y = conv(x, w, groups=2);\n"
+         "  output y: f16 @nhwc;\n", "conv_igemm_wgmma needs groups == 1, got groups=2"},
+        {"  input x: bf16[2, 16, 9, 9];\n  weight w: bf16[16, 16, 3, 3];\n  y = conv(x, w);\n  output y: bf16;\n",
+         "conv_igemm_wgmma needs channels-last x and w (@nhwc), got channel strides x 81, w 9"},
+        {"  input x: f16[1, 8, 5, 6, 7] @ndhwc;\n  weight w: f16[8, 8, 3, 3, 3] @ndhwc;\n  y = conv(x, w);\n"
+         "  output y: f16 @ndhwc;\n", "conv_igemm_wgmma runs 1-D and 2-D convs, got 3 spatial dims"},
+        {"  input dy: f16[2, 16, 7, 7] @nhwc;\n  weight w: f16[16, 16, 3, 3] @nhwc;\n"
+         "  dx = conv_dgrad(dy, w, x_dims=[2, 16, 9, 9]);\n  output dx: f16 @nhwc;\n",
+         "conv_igemm_wgmma runs the forward conv only, not conv_dgrad"},
+    };
+    const gpu_engine *e = gpu_engine_find("conv_igemm_wgmma");
+    CHECK(e != NULL);
+    if (!e)
+        return;
+    char why[512];
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        fixture f;
+        if (!setup(&f, cases[i].body, false))
+            continue;
+        why[0] = 0;
+        CHECK(!e->supports(f.pl, f.p, &h100, why, sizeof why));
+        CHECK_STR(why, cases[i].reason, "conv_igemm_wgmma refusal");
+        teardown(&f);
+    }
+    /* ResNet's 3x3 64 -> 64 at 56x56 (N = 32): taken on 9.0 and preferred, refused on 8.0 */
+    fixture f;
+    if (!setup(&f, "  input x: f16[32, 64, 56, 56] @nhwc;\n  weight w: f16[64, 64, 3, 3] @nhwc;\n"
+                   "  y = conv(x, w, pad=1);\n  output y: f16 @nhwc;\n", false))
+        return;
+    CHECK(e->supports(f.pl, f.p, &h100, why, sizeof why), "%s", why);
+    CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
+          strcmp(f.p->engine->name, "conv_igemm_wgmma") == 0 && f.p->ws_bytes == 0);
+    const gpu_device a100 = {.sm_count = 108, .cc_major = 8, .cc_minor = 0};
+    CHECK(!e->supports(f.pl, f.p, &a100, why, sizeof why));
+    CHECK_STR(why, "conv_igemm_wgmma needs compute capability 9.0 (sm_90a wgmma), device is sm_80", "on sm_80");
+    CHECK(gpu_select_engines(f.pl, &a100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
+          strcmp(f.p->engine->name, "conv_igemm") == 0);
+    teardown(&f);
+    /* a small conv stays on conv_igemm though this engine could run it */
+    if (!setup(&f, "  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[24, 16, 3, 3] @nhwc;\n"
+                   "  y = conv(x, w, pad=1);\n  output y: f16 @nhwc;\n", false))
+        return;
+    CHECK(e->supports(f.pl, f.p, &h100, why, sizeof why), "%s", why);
+    CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
+          strcmp(f.p->engine->name, "conv_igemm") == 0);
+    teardown(&f);
+
+    /* tile widths: the widest of 256 / 128 / 64 padding K by at most an eighth */
+    static const int64_t ks[][2] = {{8, 64}, {64, 64}, {120, 128}, {136, 64}, {256, 256}, {384, 128}, {512, 256},
+                                    {2048, 256}, {240, 256}, {224, 64}};
+    for (int i = 0; i < (int)(sizeof ks / sizeof ks[0]); i++) {
+        kconv_params k = {.K = ks[i][0]};
+        CHECK(gpu_conv_wgmma_bn(&k) == ks[i][1], "K=%lld: bn %d", (long long)ks[i][0], gpu_conv_wgmma_bn(&k));
+    }
+    /* split-K: 3x3 512 -> 512 at 7x7, N = 32: 13 x 2 tiles of 128 x 256, 72 slices: 132 / 26 = 5 splits
+     * (per 15 -> 5); 3x3 256 -> 256 at 14x14: 49 tiles -> 2; 3x3 128 -> 128 at 28x28: 196 tiles, unsplit */
+    unsetenv("XDNN_CONV_SPLITK");
+    kconv_params k7 = {.dt_x = KDT_F16, .N = 32, .C = 512, .K = 512, .G = 1, .in = {1, 7, 7}, .win = {1, 3, 3},
+                       .out = {1, 7, 7}};
+    CHECK(gpu_conv_wgmma_splits(&k7, 132) == 5);
+    CHECK(gpu_conv_wgmma_ws_bytes(&k7, 5) == (size_t)5 * 1568 * 512 * 4);
+    kconv_params k14 = k7;
+    k14.C = k14.K = 256;
+    k14.in[1] = k14.in[2] = k14.out[1] = k14.out[2] = 14;
+    CHECK(gpu_conv_wgmma_splits(&k14, 132) == 2);
+    kconv_params k28 = k14;
+    k28.C = k28.K = 128;
+    k28.in[1] = k28.in[2] = k28.out[1] = k28.out[2] = 28;
+    CHECK(gpu_conv_wgmma_splits(&k28, 132) == 1 && gpu_conv_wgmma_ws_bytes(&k28, 1) == 0);
+    /* forced: 7 of 9 slices (C = 64, 3x3) -> per 2 -> 5 splits */
+    kconv_params kf = {.dt_x = KDT_BF16, .N = 2, .C = 64, .K = 24, .G = 1, .in = {1, 11, 9}, .win = {1, 3, 3},
+                       .out = {1, 11, 9}};
+    setenv("XDNN_CONV_SPLITK", "7", 1);
+    CHECK(gpu_conv_wgmma_splits(&kf, 132) == 5);
+    unsetenv("XDNN_CONV_SPLITK");
+    /* the engine's plan on the 7x7 layer: partials in the workspace, the split and tile in the detail */
+    if (!setup(&f, "  input x: f16[32, 512, 7, 7] @nhwc;\n  weight w: f16[512, 512, 3, 3] @nhwc;\n"
+                   "  y = conv(x, w, pad=1);\n  output y: f16 @nhwc;\n", false))
+        return;
+    CHECK(e->workspace(f.pl, f.p, &h100) == (size_t)5 * 1568 * 512 * 4);
+    f.p->ws_bytes = e->workspace(f.pl, f.p, &h100);
+    gpu_ctx c;
+    memset(&c, 0, sizeof c);
+    c.plan = f.pl;
+    c.dev = h100;
+    CHECK(e->build(&c, f.p, f.d) == XDNN_OK && strstr(e->detail(f.p), "split-K 5") &&
+              strstr(e->detail(f.p), "tile 128x256x64"), "%s", e->detail(f.p));
+    e->release(f.p);
     teardown(&f);
 }
 
@@ -512,6 +618,7 @@ int main(void)
     test_wgrad_mma();
     test_wgrad_splits();
     test_igemm_splitk();
+    test_wgmma_rules();
     test_dw_wgrad();
     test_pool_geometry();
     gpu_release_caches();

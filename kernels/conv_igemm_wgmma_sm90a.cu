@@ -1,0 +1,350 @@
+// conv_igemm_wgmma_sm90a.cu — the Hopper implicit-GEMM forward convolution (the conv_igemm_wgmma engine,
+// src/gpu/eng_conv_wgmma.c): 1-/2-D channels-last x, KRSC w, groups 1, f16/bf16, C % 8 == 0.
+//
+// GEMM view (as conv_igemm.cu): Y[m, k] = sum_j A[m, j] B[j, k], m = (n, p, q) over N*P*Q output pixels,
+// k over K filters, j = (r, s, c) over R*S*C (c fastest); A[m, j] = x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c]
+// (0 in the padding), B[j, k] = w[k, r, s, c].  Neither is materialised.
+//
+// A CTA computes a 128 x BN tile of Y (BN = 64, 128 or 256, chosen per K by the host) with 3 warpgroups:
+//   warpgroup 0, the producer (setmaxnreg down to 56): its 128 threads gather each 64-deep k slice of A
+//     (128 rows x 128 bytes) and B (BN rows x 128 bytes) with 16-byte cp.async, zero-filled (src-size 0) in
+//     the padding and past M, K and R*S*C, straight into the 128-byte swizzle a wgmma descriptor reads
+//     (16-byte chunk c of row r at chunk c ^ (r % 8): what TMA's SWIZZLE_128B writes).  A thread waits for
+//     its own copies LAG slices later, fences them into the async proxy and arrives on the slice's "full"
+//     mbarrier (128 arrivals), so the copies of LAG slices stay in flight per thread.
+//   warpgroups 1 and 2, the consumers (setmaxnreg up to 224): 64 rows each, wgmma m64nWNk16 from shared
+//     memory (4 k-steps per slice), one slice's wgmma group kept in flight; a slice's "empty" mbarrier
+//     (256 arrivals) hands its buffers back once the group after it is issued and it has retired.
+// ST stages fill 192 KiB (8 / 6 / 4 for BN = 64 / 128 / 256): one CTA per SM.
+// Split-K (blockIdx.z, splits > 1): the CTA reduces k slices [z * kt_per, ...) and stores its raw f32 tile to
+// part[z][M][K]; conv_igemm's ordered reduction (kconv_igemm_reduce) sums, runs the epilogue and stores y.
+// Otherwise the fused epilogue (conv_epi.cuh) runs on the accumulators and y is stored through its strides.
+// Offsets are 32-bit: the engine refuses tensors spanning 2^31 elements or more.
+#include "conv_epi.cuh"
+#include "wgmma_sm90a.cuh"
+
+#include "gpu/kern_conv_wgmma.h"
+
+namespace {
+
+struct kcw_geom {
+    int N, H, W, C, K, R, S, P, Q;
+    int sh, sw, ph, pw, dh, dw;
+    int xN, xH, xW;     // x strides (elements); channel stride 1
+    int wK, wR, wS;     // w strides; channel stride 1
+    int yN, yK, yP, yQ; // y strides, any
+    int M, Kred, dt_y, kt_per;
+};
+
+constexpr int kcwBM = 128, kcwBK = 64, kcwThreads = 384, kcwStageBudget = 192 * 1024;
+
+template <int BN> struct kcw_cfg {
+    static constexpr int WN = BN < 128 ? BN : 128;        // one wgmma's n
+    static constexpr int NB = BN / WN;                    // wgmmas per k-step
+    static constexpr int A_BYTES = kcwBM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
+    static constexpr int ST = kcwStageBudget / STAGE;       // 8, 6, 4
+    static constexpr int LAG = ST - 2;                    // slices of copies in flight per producer thread
+    static constexpr int SMEM = ST * STAGE + 1024 + 2 * ST * 8; // + alignment slack + the barriers
+};
+
+#if XW_DEVICE
+__device__ __forceinline__ void cpa16(uint32_t dst, const void *src, bool valid)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
+                 : "memory");
+}
+__device__ __forceinline__ void cpa_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cpa_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+// the copies this thread saw complete become visible to wgmma (the async proxy)
+__device__ __forceinline__ void fence_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+#endif
+
+template <typename T, int BN>
+__global__ void __launch_bounds__(kcwThreads, 1)
+    kcw_fwd_kernel(const kcw_geom g, const T *__restrict__ x, const T *__restrict__ w, void *__restrict__ y,
+                   const kconv_epi epi, float *__restrict__ part)
+{
+#if XW_DEVICE
+    using C = kcw_cfg<BN>;
+    constexpr int ST = C::ST, WN = C::WN, NB = C::NB;
+    extern __shared__ unsigned char smem_raw[];
+    const uint32_t sbase = (smem_u32(smem_raw) + 1023u) & ~1023u; // swizzled tiles need 1024-byte alignment
+    const uint32_t sbar = sbase + ST * C::STAGE;
+#define KCW_FULL(s) (sbar + 8u * (s))
+#define KCW_EMPTY(s) (sbar + 8u * (ST + (s)))
+    const int wg = threadIdx.x / 128;
+    const int bm = blockIdx.x * kcwBM, bn = blockIdx.y * BN;
+    const int KT_all = (g.Kred + kcwBK - 1) / kcwBK, kt0 = blockIdx.z * g.kt_per;
+    const int KT = min(g.kt_per, KT_all - kt0);
+
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int s = 0; s < ST; s++) {
+            mb_init(KCW_FULL(s), 128);
+            mb_init(KCW_EMPTY(s), 256);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) { // ---- producer
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 56;\n");
+        const int t = threadIdx.x, cc = t & 7, r0 = t >> 3; // chunk column; rows r0 + 16 i
+        const uint32_t swz = (uint32_t)((cc ^ (r0 & 7)) << 4); // the row's swizzled chunk: r % 8 == r0 % 8
+        int xoff[8], ih0[8], iw0[8];
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const int m = bm + r0 + 16 * i;
+            const int mm = m < g.M ? m : 0;
+            const int q = mm % g.Q, p = (mm / g.Q) % g.P, n = mm / (g.P * g.Q);
+            xoff[i] = n * g.xN;
+            ih0[i] = m < g.M ? p * g.sh - g.ph : -(1 << 29); // a row past M never passes the bounds test
+            iw0[i] = q * g.sw - g.pw;
+        }
+        // this thread's chunk of the first slice: kk = (r, s, c), c fastest (C % 8 == 0: a chunk is one tap)
+        int kk = kt0 * kcwBK + cc * 8;
+        int c = kk % g.C, s = (kk / g.C) % g.S, r = kk / (g.C * g.S);
+        for (int kt = 0; kt < KT; kt++) {
+            const int st = kt % ST;
+            mb_wait(KCW_EMPTY(st), ((kt / ST) & 1) ^ 1);
+            const uint32_t sA = sbase + st * C::STAGE, sB = sA + C::A_BYTES;
+            const bool kin = kk < g.Kred;
+            const int dr = r * g.dh, ds = s * g.dw;
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                const int ih = ih0[i] + dr, iw = iw0[i] + ds;
+                const bool v = kin && (unsigned)ih < (unsigned)g.H && (unsigned)iw < (unsigned)g.W;
+                const T *src = v ? x + (xoff[i] + ih * g.xH + iw * g.xW + c) : x;
+                cpa16(sA + (r0 + 16 * i) * 128 + swz, src, v);
+            }
+            const int woff = r * g.wR + s * g.wS + c;
+#pragma unroll
+            for (int i = 0; i < BN / 16; i++) {
+                const int k = bn + r0 + 16 * i;
+                const bool v = kin && k < g.K;
+                const T *src = v ? w + (k * g.wK + woff) : w;
+                cpa16(sB + (r0 + 16 * i) * 128 + swz, src, v);
+            }
+            cpa_commit();
+            if (kt >= C::LAG) {
+                cpa_wait<C::LAG>();
+                fence_async();
+                mb_arrive(KCW_FULL((kt - C::LAG) % ST));
+            }
+            kk += kcwBK; // carry c into s and r
+            c += kcwBK;
+            while (c >= g.C) {
+                c -= g.C;
+                if (++s == g.S) {
+                    s = 0;
+                    ++r;
+                }
+            }
+        }
+        cpa_wait<0>();
+        fence_async();
+        for (int kt = max(0, KT - C::LAG); kt < KT; kt++)
+            mb_arrive(KCW_FULL(kt % ST));
+        return;
+    }
+
+    // ---- consumers
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n");
+    const int cw = wg - 1, tid = threadIdx.x - 128 * wg, warp = tid >> 5, lane = tid & 31;
+    float acc[NB][WN / 2];
+#pragma unroll
+    for (int b = 0; b < NB; b++)
+#pragma unroll
+        for (int i = 0; i < WN / 2; i++)
+            acc[b][i] = 0.f;
+    for (int kt = 0; kt < KT; kt++) {
+        const int st = kt % ST;
+        mb_wait(KCW_FULL(st), (kt / ST) & 1);
+        const uint32_t sA = sbase + st * C::STAGE + cw * 64 * 128, sB = sbase + st * C::STAGE + C::A_BYTES;
+        wg_fence();
+#pragma unroll
+        for (int k16 = 0; k16 < kcwBK / 16; k16++)
+#pragma unroll
+            for (int b = 0; b < NB; b++)
+                wg_ss(acc[b], gdesc(sA + k16 * 32, 16, 1024), gdesc(sB + b * WN * 128 + k16 * 32, 16, 1024),
+                      kt > 0 || k16 > 0, T());
+        wg_commit();
+        wg_wait<1>(); // the previous slice's group has retired: its buffers go back
+        if (kt > 0)
+            mb_arrive(KCW_EMPTY((kt - 1) % ST));
+    }
+    wg_wait<0>();
+#pragma unroll
+    for (int b = 0; b < NB; b++)
+        keep(acc[b]);
+#undef KCW_FULL
+#undef KCW_EMPTY
+
+    // accumulator layout of m64nWN (per warp, per 8-column block j): rows lane/4 and lane/4 + 8,
+    // columns j*8 + (lane%4)*2 + {0, 1} at acc[j*4 + h*2 + {0, 1}]
+    const int mrow = bm + cw * 64 + warp * 16 + lane / 4;
+    if (part) { // split-K: the raw f32 tile to this split's partial [M][K] (K % 8 == 0: float2 stores)
+        float *pz = part + (size_t)blockIdx.z * g.M * g.K;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int m = mrow + h * 8;
+            if (m >= g.M)
+                continue;
+#pragma unroll
+            for (int b = 0; b < NB; b++)
+#pragma unroll
+                for (int j = 0; j < WN / 8; j++) {
+                    const int k = bn + b * WN + j * 8 + (lane % 4) * 2;
+                    if (k < g.K)
+                        *reinterpret_cast<float2 *>(pz + (size_t)m * g.K + k) =
+                            make_float2(acc[b][j * 4 + h * 2], acc[b][j * 4 + h * 2 + 1]);
+                }
+        }
+        return;
+    }
+    int rc[2][4]; // n, o (0), p, q of the thread's two rows
+    bool rv[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int m = mrow + h * 8;
+        rv[h] = m < g.M;
+        const int mm = rv[h] ? m : 0;
+        rc[h][0] = mm / (g.P * g.Q);
+        rc[h][1] = 0;
+        rc[h][2] = (mm / g.Q) % g.P;
+        rc[h][3] = mm % g.Q;
+    }
+    int64_t yrow[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++)
+        yrow[h] = (int64_t)rc[h][0] * g.yN + (int64_t)rc[h][2] * g.yP + (int64_t)rc[h][3] * g.yQ;
+#pragma unroll
+    for (int b = 0; b < NB; b++)
+#pragma unroll
+        for (int j0 = 0; j0 < WN / 8; j0 += 4) { // 4 column blocks = 8 columns of the thread at a time
+            float v[2][8];
+            int kc[8];
+            bool cv[8];
+#pragma unroll
+            for (int e = 0; e < 8; e++) {
+                kc[e] = bn + b * WN + (j0 + e / 2) * 8 + (lane % 4) * 2 + e % 2;
+                cv[e] = kc[e] < g.K;
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    v[h][e] = acc[b][(j0 + e / 2) * 4 + h * 2 + e % 2];
+            }
+            if (epi.n)
+                kepi_tile<2, 8>(epi, v, rc, kc, rv, cv);
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                if (!rv[h])
+                    continue;
+#pragma unroll
+                for (int e = 0; e < 8; e += 2) {
+                    const int k = kc[e];
+                    if (k >= g.K)
+                        continue;
+                    const int64_t yo = yrow[h] + (int64_t)k * g.yK;
+                    if (g.yK == 1 && g.dt_y != KDT_F32 &&
+                        ((reinterpret_cast<uintptr_t>(y) / 2 + (uint64_t)yo) & 1) == 0) { // 4-byte aligned pair
+                        if (g.dt_y == KDT_F16)
+                            *reinterpret_cast<__half2 *>(static_cast<__half *>(y) + yo) =
+                                __floats2half2_rn(v[h][e], v[h][e + 1]);
+                        else
+                            *reinterpret_cast<__nv_bfloat162 *>(static_cast<__nv_bfloat16 *>(y) + yo) =
+                                __floats2bfloat162_rn(v[h][e], v[h][e + 1]);
+                        continue;
+                    }
+                    kst(y, g.dt_y, yo, v[h][e]);
+                    kst(y, g.dt_y, yo + g.yK, v[h][e + 1]); // K % 8 == 0: k + 1 < K
+                }
+            }
+        }
+#endif
+}
+
+template <typename T, int BN>
+int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part,
+              int splits, cudaStream_t s)
+{
+    typedef kcw_cfg<BN> cf;
+    static bool attr_set = false; // the attribute is per function, set once per process
+    if (!attr_set) {
+        cudaError_t e =
+            cudaFuncSetAttribute(kcw_fwd_kernel<T, BN>, cudaFuncAttributeMaxDynamicSharedMemorySize, cf::SMEM);
+        if (e != cudaSuccess)
+            return (int)e;
+        attr_set = true;
+    }
+    kcw_geom gs = g; // splits as the host normalised them: ceil(KT / per) == splits, none empty
+    const int KT = (g.Kred + kcwBK - 1) / kcwBK;
+    if (splits < 1 || !part)
+        splits = 1;
+    gs.kt_per = (KT + splits - 1) / splits;
+    splits = (KT + gs.kt_per - 1) / gs.kt_per;
+    dim3 grid((unsigned)((g.M + kcwBM - 1) / kcwBM), (unsigned)((g.K + BN - 1) / BN), (unsigned)splits);
+    kcw_fwd_kernel<T, BN><<<grid, kcwThreads, cf::SMEM, s>>>(gs, static_cast<const T *>(x), static_cast<const T *>(w),
+                                                           y, epi, splits > 1 ? part : nullptr);
+    return (int)cudaGetLastError();
+}
+
+template <typename T>
+int launch_t(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part, int splits,
+             int bn, cudaStream_t s)
+{
+    return bn == 64    ? launch_bn<T, 64>(g, x, w, y, epi, part, splits, s)
+         : bn == 128 ? launch_bn<T, 128>(g, x, w, y, epi, part, splits, s)
+                     : launch_bn<T, 256>(g, x, w, y, epi, part, splits, s);
+}
+
+} // namespace
+
+extern "C" int kconv_wgmma_built(void)
+{
+#ifdef XK_HAVE_SM90A
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+extern "C" int kconv_wgmma_smem(int bn)
+{
+    return bn == 64 ? kcw_cfg<64>::SMEM : bn == 128 ? kcw_cfg<128>::SMEM : kcw_cfg<256>::SMEM;
+}
+
+extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
+                               float *part, int splits, int bn, void *stream)
+{
+    if (bn != 64 && bn != 128 && bn != 256)
+        return (int)cudaErrorInvalidValue;
+    kconv_epi none;
+    none.n = 0;
+    kcw_geom g; // slots 1, 2 of the 5-slot view: H, W (a 1-D conv has unit H)
+    g.N = (int)p->N; g.C = (int)p->C; g.K = (int)p->K;
+    g.H = (int)p->in[1]; g.W = (int)p->in[2];
+    g.R = (int)p->win[1]; g.S = (int)p->win[2];
+    g.P = (int)p->out[1]; g.Q = (int)p->out[2];
+    g.sh = (int)p->stride[1]; g.sw = (int)p->stride[2];
+    g.ph = (int)p->pad[1]; g.pw = (int)p->pad[2];
+    g.dh = (int)p->dil[1]; g.dw = (int)p->dil[2];
+    g.xN = (int)p->sx[0]; g.xH = (int)p->sx[3]; g.xW = (int)p->sx[4];
+    g.wK = (int)p->sw[0]; g.wR = (int)p->sw[3]; g.wS = (int)p->sw[4];
+    g.yN = (int)p->sy[0]; g.yK = (int)p->sy[1]; g.yP = (int)p->sy[3]; g.yQ = (int)p->sy[4];
+    g.M = g.N * g.P * g.Q;
+    g.Kred = g.R * g.S * g.C;
+    g.dt_y = p->dt_y;
+    g.kt_per = 0; // launch_bn sets it
+    if (g.M == 0 || g.K == 0)
+        return 0;
+    cudaStream_t s = (cudaStream_t)stream;
+    const kconv_epi &e = epi ? *epi : none;
+    int rc = p->dt_x == KDT_BF16 ? launch_t<__nv_bfloat16>(g, x, w, y, e, part, splits, bn, s)
+                                 : launch_t<__half>(g, x, w, y, e, part, splits, bn, s);
+    if (rc != 0 || splits <= 1 || !part)
+        return rc;
+    return kconv_igemm_reduce(p, part, splits, y, epi, stream);
+}

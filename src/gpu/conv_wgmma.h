@@ -1,0 +1,28 @@
+/* conv_wgmma.h — the host rules of the conv_igemm_wgmma engine
+ * (eng_conv_wgmma.c; kernel kernels/conv_igemm_wgmma_sm90a.cu): which forward
+ * convs it runs, its tile width and its split-K.  No CUDA calls: the unit
+ * test runs them on a GPU-less machine. */
+#ifndef XDNN_GPU_CONV_WGMMA_H
+#define XDNN_GPU_CONV_WGMMA_H
+
+#include "gpu/conv_analyze.h"
+#include "gpu/device.h"
+
+/* The kernel's rules: compute capability 9.0 (wgmma, setmaxnreg), a forward
+ * conv of 1 or 2 spatial dims, groups 1, x and w both f16 or both bf16,
+ * channels-last x and w with 16-byte aligned rows, C % 8 == 0, K % 8 == 0,
+ * tensors spanning < 2^31 elements.  False with the reason (attribute and
+ * value). */
+bool gpu_conv_wgmma_check(const ggraph *g, const gconv_problem *cp, const gpu_device *dev, char *why, size_t len);
+/* The tile width over K: the widest of 256, 128, 64 that pads K by at most
+ * an eighth (64 when none does). */
+int gpu_conv_wgmma_bn(const kconv_params *k);
+/* Split-K: 1 when the 128 x bn tiles fill the SMs (one CTA per SM);
+ * otherwise about SMs / tiles splits of the 64-deep k slices, each at least
+ * 4 slices, at most 16.  XDNN_CONV_SPLITK=n forces n (tests), as for
+ * conv_igemm.  Normalised so that none is empty.  ws_bytes: the f32 partials
+ * (s * M * K floats, 0 when unsplit), rounded to 256. */
+int gpu_conv_wgmma_splits(const kconv_params *k, int sm_count);
+size_t gpu_conv_wgmma_ws_bytes(const kconv_params *k, int splits);
+
+#endif

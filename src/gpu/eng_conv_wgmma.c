@@ -1,0 +1,194 @@
+/* eng_conv_wgmma.c — conv_igemm_wgmma: the forward conv as an implicit GEMM
+ * on Hopper tensor cores (kernels/conv_igemm_wgmma_sm90a.cu: wgmma from
+ * 128-byte swizzled shared memory, a cp.async producer warpgroup feeding two
+ * consumer warpgroups through an mbarrier ring, 64-deep k slices).  1-/2-D
+ * channels-last f16/bf16 with C and K multiples of 8, groups 1, the fused
+ * epilogue of conv_igemm (conv_epi.h) and its ordered split-K reduction for
+ * the small-spatial layers.  On compute capability 9.0 it ranks ahead of
+ * conv_igemm once the conv is large enough for one CTA per SM to pay
+ * (GCW_MIN_FLOPS); conv_igemm keeps sm_80, the small convs, dgrad and what
+ * this engine refuses (gpu_conv_wgmma_check lists the rules). */
+#include "gpu/conv_epi.h"
+#include "gpu/conv_wgmma.h"
+#include "gpu/engine.h"
+#include "gpu/kern_conv_wgmma.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ENG "conv_igemm_wgmma"
+
+/* Below ~0.25 GFLOP a conv is launch- and latency-bound on either engine:
+ * conv_igemm's 2 CTAs per SM of 256 threads are the better fit there. */
+#define GCW_MIN_FLOPS 2.5e8
+
+typedef struct cw_priv {
+    gconv_problem cp;
+    int bn, splits;
+    char detail[320];
+} cw_priv;
+
+static const char *dt_name(int dt) { return dt == KDT_F32 ? "f32" : dt == KDT_F16 ? "f16" : "bf16"; }
+
+static int64_t span(const gtensor *t)
+{
+    int64_t s = 1;
+    for (int i = 0; i < t->rank; i++)
+        s += (t->dims[i] - 1) * t->strides[i];
+    return s;
+}
+
+bool gpu_conv_wgmma_check(const ggraph *g, const gconv_problem *cp, const gpu_device *dev, char *why, size_t len)
+{
+    const kconv_params *k = &cp->kp;
+    if (dev->cc_major != 9 || dev->cc_minor != 0)
+        GPU_REFUSE(ENG " needs compute capability 9.0 (sm_90a wgmma), device is sm_%d%d", dev->cc_major,
+                   dev->cc_minor);
+    if (cp->dir != GCONV_FWD)
+        GPU_REFUSE(ENG " runs the forward conv only, not %s", cp->node->op);
+    if (cp->nsp > 2)
+        GPU_REFUSE(ENG " runs 1-D and 2-D convs, got %d spatial dims", cp->nsp);
+    if (k->G != 1)
+        GPU_REFUSE(ENG " needs groups == 1, got groups=%" PRId64, k->G);
+    if (k->dt_x != k->dt_w || k->dt_x == KDT_F32)
+        GPU_REFUSE(ENG " needs x and w both f16 or both bf16, got %s and %s", dt_name(k->dt_x), dt_name(k->dt_w));
+    if (k->C % 8 != 0)
+        GPU_REFUSE(ENG " needs C %% 8 == 0, got C=%" PRId64, k->C);
+    if (k->K % 8 != 0)
+        GPU_REFUSE(ENG " needs K %% 8 == 0, got K=%" PRId64, k->K);
+    if (k->sx[1] != 1 || k->sw[1] != 1)
+        GPU_REFUSE(ENG " needs channels-last x and w (@nhwc), got channel strides x %" PRId64 ", w %" PRId64,
+                   k->sx[1], k->sw[1]);
+    for (int i = 0; i < 5; i++)
+        if (k->sx[i] % 8 || k->sw[i] % 8)
+            if (i != 1)
+                GPU_REFUSE(ENG " needs x and w strides in multiples of 8 elements (16 bytes), got %" PRId64
+                               " and %" PRId64 " in slot %d", k->sx[i], k->sw[i], i);
+    const int ids[3] = {cp->x, cp->w, cp->y};
+    for (int i = 0; i < 3; i++)
+        if (span(&g->t[ids[i]]) >= ((int64_t)1 << 31))
+            GPU_REFUSE(ENG " needs tensors spanning < 2^31 elements, %s spans %" PRId64, g->t[ids[i]].name,
+                       span(&g->t[ids[i]]));
+    return true;
+}
+
+int gpu_conv_wgmma_bn(const kconv_params *k)
+{
+    static const int64_t bns[3] = {KCW_BN_BIG, KCW_BN_MID, KCW_BN_SMALL};
+    for (int i = 0; i < 3; i++)
+        if ((k->K + bns[i] - 1) / bns[i] * bns[i] - k->K <= k->K / 8)
+            return (int)bns[i];
+    return KCW_BN_SMALL;
+}
+
+int gpu_conv_wgmma_splits(const kconv_params *k, int sm_count)
+{
+    const int64_t M = k->N * k->out[0] * k->out[1] * k->out[2], bn = gpu_conv_wgmma_bn(k);
+    const int64_t kt = (k->C * k->win[0] * k->win[1] * k->win[2] + KCW_BK - 1) / KCW_BK;
+    const int64_t tiles = ((M + KCW_BM - 1) / KCW_BM) * ((k->K + bn - 1) / bn);
+    return gpu_conv_split_k(kt, tiles, 1, 4, sm_count); /* one CTA per SM (192 KiB of stages) */
+}
+
+size_t gpu_conv_wgmma_ws_bytes(const kconv_params *k, int splits) { return gpu_conv_igemm_split_ws_bytes(k, splits); }
+
+static size_t smem_limit(const gpu_device *dev) { return dev->smem_optin ? dev->smem_optin : 232448; }
+
+static bool cw_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    gconv_problem cp;
+    if (!gpu_conv_analyze(pl, p, &cp, why, len) || !gpu_conv_wgmma_check(pl->g, &cp, dev, why, len))
+        return false;
+    if (!kconv_wgmma_built())
+        GPU_REFUSE(ENG ": this build has no sm_90a code (kernels/*_sm90a.cu rule)");
+    const int bn = gpu_conv_wgmma_bn(&cp.kp), need = kconv_wgmma_smem(bn);
+    if ((size_t)need > smem_limit(dev))
+        GPU_REFUSE(ENG ": a 128x%d tile needs %d bytes of shared memory per block, the device gives %zu", bn, need,
+                   smem_limit(dev));
+    return true;
+}
+
+/* wgmma at ~450 TFLOP/s against conv_igemm's 300 on the large convs; below
+ * GCW_MIN_FLOPS a shade above conv_igemm's estimate, so it keeps them. */
+static double cw_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    gconv_problem cp;
+    char why[256];
+    if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why))
+        return 1e30;
+    const kconv_params *k = &cp.kp;
+    const double flops =
+        2.0 * (double)(k->N * k->out[0] * k->out[1] * k->out[2]) * (double)k->K * (double)(k->C * k->win[1] * k->win[2]);
+    if (flops < GCW_MIN_FLOPS)
+        return gpu_roofline_us(p, 300.0) + 0.5;
+    return 0.95 * gpu_roofline_us(p, 450.0);
+}
+
+static size_t cw_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    gconv_problem cp;
+    char why[256];
+    if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why))
+        return 0;
+    return gpu_conv_wgmma_ws_bytes(&cp.kp, gpu_conv_wgmma_splits(&cp.kp, dev->sm_count));
+}
+
+static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
+{
+    cw_priv *cv = calloc(1, sizeof *cv);
+    if (!cv)
+        return XDNN_ERR_NOMEM;
+    p->priv = cv;
+    char why[512];
+    if (!gpu_conv_analyze(c->plan, p, &cv->cp, why, sizeof why) ||
+        !gpu_conv_wgmma_check(c->plan->g, &cv->cp, &c->dev, why, sizeof why)) {
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), ENG ": %s: %s", p->name, why);
+        return XDNN_ERR_UNSUPPORTED;
+    }
+    const kconv_params *k = &cv->cp.kp;
+    cv->bn = gpu_conv_wgmma_bn(k);
+    cv->splits = gpu_conv_wgmma_splits(k, c->dev.sm_count);
+    if (gpu_conv_wgmma_ws_bytes(k, cv->splits) > p->ws_bytes) /* planned for another SM count */
+        cv->splits = 1;
+    const int stages = 192 * 1024 / ((KCW_BM + cv->bn) * 128);
+    int n = snprintf(cv->detail, sizeof cv->detail,
+                     "implicit GEMM M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ", tile %dx%dx%d, %d stages, wgmma "
+                     "m64n%dk16, cp.async producer warpgroup + 2 consumers",
+                     k->N * k->out[1] * k->out[2], k->K, k->C * k->win[1] * k->win[2], KCW_BM, cv->bn, KCW_BK,
+                     stages, cv->bn < 128 ? cv->bn : 128);
+    if (cv->splits > 1 && n > 0 && (size_t)n < sizeof cv->detail)
+        n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n, ", split-K %d (ordered f32 reduction)",
+                      cv->splits);
+    gconv_epi_append(&cv->cp.epi, cv->detail, sizeof cv->detail);
+    return XDNN_OK;
+}
+
+static xdnn_status cw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
+{
+    const cw_priv *cv = p->priv;
+    const gconv_problem *cp = &cv->cp;
+    kconv_epi epi;
+    gpu_conv_epi_bind(cp, c->dptr, &epi);
+    float *part = cv->splits > 1 ? (float *)(void *)(c->ws + p->ws_offset) : NULL;
+    int e = kconv_wgmma_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], &epi, part, cv->splits, cv->bn,
+                            s);
+    return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd launch", __FILE__, __LINE__, d);
+}
+
+static void cw_release(gpart *p)
+{
+    free(p->priv);
+    p->priv = NULL;
+}
+
+static const char *cw_detail(const gpart *p)
+{
+    const cw_priv *cv = p->priv;
+    return cv ? cv->detail : "";
+}
+
+const gpu_engine gpu_engine_conv_igemm_wgmma = {
+    ENG, "Hopper implicit-GEMM forward conv (wgmma, cp.async producer warpgroup, split-K): 1-/2-D channels-last, groups 1, f16/bf16, C and K % 8 == 0, sm_90",
+    cw_supports, cw_cost, cw_workspace, cw_build, cw_execute, cw_release, cw_detail,
+};

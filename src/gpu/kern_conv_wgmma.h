@@ -1,0 +1,38 @@
+/* kern_conv_wgmma.h — the launchers of the Hopper implicit-GEMM forward conv
+ * (kernels/conv_igemm_wgmma_sm90a.cu, the conv_igemm_wgmma engine), callable
+ * from C.  Plain C; the kernel file includes it. */
+#ifndef XDNN_GPU_KERN_CONV_WGMMA_H
+#define XDNN_GPU_KERN_CONV_WGMMA_H
+
+#include "gpu/kern_conv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The kernel's tile: KCW_BM rows of M = N*P*Q by bn (KCW_BN_*) filters, the
+ * reduction R*S*C in KCW_BK-deep slices (one 128-byte swizzled row of f16). */
+enum { KCW_BM = 128, KCW_BK = 64, KCW_BN_SMALL = 64, KCW_BN_MID = 128, KCW_BN_BIG = 256 };
+
+/* 1 when this build holds the sm_90a code (the Makefile rule of kernels/..._sm90a.cu). */
+int kconv_wgmma_built(void);
+/* Dynamic shared memory one CTA of tile width bn takes (bytes). */
+int kconv_wgmma_smem(int bn);
+/* y = epilogue(conv(x, w)) for a 1- or 2-D conv (slot 0 unit) with groups 1,
+ * x and w channel-contiguous of one type, f16 or bf16, C % 8 == 0 and
+ * K % 8 == 0, 16-byte aligned x / w rows (the engine checks: eng_conv_wgmma.c);
+ * y any strides and type.  bn: 64, 128 or 256.  splits > 1 (normalised as
+ * gpu_conv_wgmma_splits does: none empty): each CTA writes its f32 partial to
+ * part[split][M][K] and kconv_igemm_reduce finishes (deterministic). */
+int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi, float *part,
+                    int splits, int bn, void *stream);
+/* conv_igemm's split-K second pass (kernels/conv_igemm.cu): y = epilogue(sum
+ * of part[0..splits)[M][K] in split order), through y's strides. */
+int kconv_igemm_reduce(const kconv_params *p, const float *part, int splits, void *y, const kconv_epi *epi,
+                       void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
