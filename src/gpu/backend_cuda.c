@@ -238,6 +238,7 @@ static xdnn_status cuda_prepare(xdnn_plan_t *p, const plan_prepare_opts *o, xdnn
             return s;
     }
     ggraph *g = gpu_lower(p->g, cp->ar);
+    g->sizes_as_args = p->ndyn > 0; /* a resize to a known shape class then compiles nothing (codegen.h) */
     c->plan = gpu_partition(g, getenv("XDNN_NO_FUSION") != NULL);
     gplan *pl = c->plan;
     pl->deterministic = p->deterministic;

@@ -177,6 +177,37 @@ char *cg_subst(arena *ar, const char *expr, const char *const *from, const char 
     return sb_finish(&b, ar);
 }
 
+/* Sizes as kernel arguments (ggraph.sizes_as_args): each dim or stride the
+ * source would spell as a literal becomes sh.v[i] and its value slot i, in
+ * the order generation asks for them (no sharing by value: equal sizes at one
+ * point need not be equal at another), so the source holds the shape class
+ * only.  NULL slots: literals. */
+typedef struct cg_slots {
+    int64_t *v;
+    int n, cap;
+    bool oom;
+} cg_slots;
+
+static void size_lit(sbuf *b, cg_slots *sl, int64_t v)
+{
+    if (!sl) {
+        sb_printf(b, "%" PRId64, v);
+        return;
+    }
+    if (sl->n == sl->cap) {
+        int cap = sl->cap ? 2 * sl->cap : 32;
+        int64_t *nv = realloc(sl->v, (size_t)cap * sizeof *nv);
+        if (!nv) {
+            sl->oom = true;
+            return;
+        }
+        sl->v = nv;
+        sl->cap = cap;
+    }
+    sl->v[sl->n] = v;
+    sb_printf(b, "sh.v[%d]", sl->n++);
+}
+
 /* ---- body emission: values at the coordinates c0..c{rank-1} of `shape` */
 typedef struct body {
     const ggraph *g;
@@ -192,6 +223,7 @@ typedef struct body {
      * register array r<t>.e[u] (loaded before / stored after the u loop) */
     int vec;
     const char *contig;
+    cg_slots *sl;          /* sizes as arguments, or NULL */
 } body;
 
 static bool in_set(const body *bd, int node)
@@ -212,14 +244,15 @@ static int param_for(body *bd, int t)
 }
 
 /* Offset of tensor t at the iteration coordinates, right-aligned broadcast. */
-static void offset_expr(sbuf *b, const gtensor *t, int rank)
+static void offset_expr(sbuf *b, const gtensor *t, int rank, cg_slots *sl)
 {
     bool any = false;
     for (int j = 0; j < t->rank; j++) {
         int c = rank - t->rank + j;
         if (t->dims[j] == 1 || t->strides[j] == 0 || c < 0)
             continue;
-        sb_printf(b, "%sc%d * (xd_idx)%" PRId64, any ? " + " : "", c, t->strides[j]);
+        sb_printf(b, "%sc%d * (xd_idx)", any ? " + " : "", c);
+        size_lit(b, t->strides[j] == 1 ? NULL : sl, t->strides[j]); /* a unit stride is part of the class */
         any = true;
     }
     if (!any)
@@ -266,9 +299,9 @@ static void emit_value(body *bd, int t, const char *ind)
         sb_printf(bd->b, "; // %s\n", x->name);
     } else {
         int k = param_for(bd, t);
-        char ref[256];
+        char ref[512];
         sbuf ob = {0};
-        offset_expr(&ob, x, bd->rank);
+        offset_expr(&ob, x, bd->rank, bd->sl);
         snprintf(ref, sizeof ref, "p%d[%s]", k, ob.s ? ob.s : "0");
         free(ob.s);
         sb_printf(bd->b, "%sconst float v%d = ", ind, t);
@@ -287,7 +320,7 @@ static void emit_store(body *bd, int t, const char *val, const char *ind)
         return;
     }
     sb_printf(bd->b, "%sp%d[", ind, k);
-    offset_expr(bd->b, x, bd->rank);
+    offset_expr(bd->b, x, bd->rank, bd->sl);
     sb_printf(bd->b, "] = %s(%s); // %s\n", store_fn(x->dtype), val, x->name);
 }
 
@@ -303,17 +336,22 @@ static bool fits_i32(const ggraph *g, const int *ts, int n, int64_t work)
 }
 
 static void emit_decompose(sbuf *b, const char *var, const int64_t *dims, const int *which, int n,
-                           const char *ind)
+                           const char *ind, cg_slots *sl)
 {
     if (n == 0)
         return;
     sb_printf(b, "%s{ xd_idx r_ = %s;\n", ind, var);
     for (int i = n - 1; i >= 0; i--) {
         int d = which[i];
-        if (i == 0)
+        if (i == 0) {
             sb_printf(b, "%s  c%d = r_;\n", ind, d);
-        else
+        } else if (sl) {
+            sb_printf(b, "%s  { const xd_idx n_ = ", ind);
+            size_lit(b, sl, dims[d]);
+            sb_printf(b, "; c%d = r_ %% n_; r_ /= n_; }\n", d);
+        } else {
             sb_printf(b, "%s  c%d = r_ %% %" PRId64 "; r_ /= %" PRId64 ";\n", ind, d, dims[d], dims[d]);
+        }
     }
     sb_printf(b, "%s}\n", ind);
 }
@@ -323,6 +361,8 @@ static void emit_signature(sbuf *hdr, const ggraph *g, const body *bd, const int
 {
     sb_printf(hdr, "%s", prelude);
     sb_printf(hdr, "typedef %s xd_idx;\n", i32 ? "int" : "long long");
+    if (bd->sl)
+        sb_printf(hdr, "struct xd_sh { long long v[%d]; };\n", bd->sl->n);
     sb_printf(hdr, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", CG_BLOCK, kname);
     for (int k = 0; k < bd->nparams; k++) {
         int t = bd->params[k];
@@ -332,6 +372,8 @@ static void emit_signature(sbuf *hdr, const ggraph *g, const body *bd, const int
         sb_printf(hdr, "%s%s%s *__restrict__ p%d", k ? ", " : "", is_out ? "" : "const ",
                   storage_type(g->t[t].dtype), k);
     }
+    if (bd->sl)
+        sb_printf(hdr, ", const xd_sh sh");
     sb_printf(hdr, ")\n");
 }
 
@@ -441,7 +483,7 @@ static void vec_move(sbuf *b, const body *bd, int t, bool load, const char *ind)
     size_t bytes = gg_dtype_bytes(x->dtype) * (size_t)bd->vec, w = bytes >= 16 ? 16 : bytes;
     sb_printf(b, "%s{ %sxd_v%zu *m_ = (%sxd_v%zu *)(p%d + (", ind, load ? "const " : "", w, load ? "const " : "", w,
               bd->param_of[t]);
-    offset_expr(b, x, bd->rank);
+    offset_expr(b, x, bd->rank, bd->sl);
     sb_printf(b, "));");
     for (size_t i = 0; i < bytes / w; i++) {
         if (load)
@@ -461,7 +503,7 @@ static void pointwise_vec_body(body *bd, const gtensor *shape, const int *outs, 
     walk_order(shape, order);
     coords_decl(bd->b, shape->rank, ind);
     sb_printf(bd->b, "%sconst xd_idx le = li * %d;\n", ind, bd->vec);
-    emit_decompose(bd->b, "le", shape->dims, order, shape->rank, ind);
+    emit_decompose(bd->b, "le", shape->dims, order, shape->rank, ind, bd->sl);
     for (int i = 0; i < nins; i++)
         if (bd->contig[ins[i]]) {
             vec_decl(bd->b, &bd->g->t[ins[i]], ins[i], bd->vec, ind);
@@ -491,7 +533,9 @@ xdnn_status cg_pointwise(const ggraph *g, const int *nodes, int nnodes, const in
     int rank = shape->rank;
     sbuf b = {0}, hdr = {0};
     body bd;
+    cg_slots sl = {0};
     body_init(&bd, g, nodes, nnodes, rank, &b);
+    bd.sl = g->sizes_as_args ? &sl : NULL;
     /* Outputs first, so their parameter order is stable. */
     for (int i = 0; i < nouts; i++)
         param_for(&bd, outs[i]);
@@ -499,7 +543,7 @@ xdnn_status cg_pointwise(const ggraph *g, const int *nodes, int nnodes, const in
     int order[XDNN_MAX_RANK];
     walk_order(shape, order);
     coords_decl(&b, rank, ind);
-    emit_decompose(&b, "li", shape->dims, order, rank, ind);
+    emit_decompose(&b, "li", shape->dims, order, rank, ind, bd.sl);
     for (int i = 0; i < nouts; i++) {
         emit_value(&bd, outs[i], ind);
         char v[24];
@@ -517,6 +561,8 @@ xdnn_status cg_pointwise(const ggraph *g, const int *nodes, int nnodes, const in
         free(b.s);
         b = (sbuf){0};
         body_init(&bd, g, nodes, nnodes, rank, &b);
+        sl.n = 0;
+        bd.sl = g->sizes_as_args ? &sl : NULL;
         bd.vec = vec;
         bd.contig = contig;
         for (int i = 0; i < nouts; i++)
@@ -525,12 +571,24 @@ xdnn_status cg_pointwise(const ggraph *g, const int *nodes, int nnodes, const in
             param_for(&bd, ins[i]);
         pointwise_vec_body(&bd, shape, outs, nouts, ins, nins);
     }
-    bool i32 = fits_i32(g, bd.params, bd.nparams, shape->numel);
+    /* sizes as arguments: 64-bit indices whatever this size needs (the class must not depend on it) */
+    bool i32 = !bd.sl && fits_i32(g, bd.params, bd.nparams, shape->numel);
+    sbuf bound = {0};
+    size_lit(&bound, bd.sl, shape->numel / vec);
     emit_signature(&hdr, g, &bd, outs, nouts, kname, i32);
-    sb_printf(&hdr, "{\n  for (xd_idx li = (xd_idx)blockIdx.x * blockDim.x + threadIdx.x; li < (xd_idx)%" PRId64
+    sb_printf(&hdr, "{\n  for (xd_idx li = (xd_idx)blockIdx.x * blockDim.x + threadIdx.x; li < (xd_idx)%s"
                     "; li += (xd_idx)gridDim.x * blockDim.x) {\n%s  }\n}\n",
-              shape->numel / vec, b.s ? b.s : "");
+              bound.s ? bound.s : "0", b.s ? b.s : "");
     free(b.s);
+    free(bound.s);
+    if (bd.sl && !sl.oom && sl.n) {
+        k->vals = arena_alloc(g->ar, (size_t)sl.n * sizeof *k->vals);
+        memcpy(k->vals, sl.v, (size_t)sl.n * sizeof *k->vals);
+        k->nvals = sl.n;
+    }
+    free(sl.v);
+    if (sl.oom)
+        return XDNN_ERR_NOMEM;
     k->src = sb_finish(&hdr, g->ar);
     k->name = kname;
     k->params = bd.params;
@@ -574,7 +632,7 @@ xdnn_status cg_reduce(const ggraph *g, int anchor, const int *nodes, int nnodes,
     sb_printf(&b, "  __shared__ float xd_sh[32];\n");
     sb_printf(&b, "  for (xd_idx row = blockIdx.x; row < (xd_idx)%" PRId64 "; row += gridDim.x) {\n", rows);
     coords_decl(&b, rank, "    ");
-    emit_decompose(&b, "row", xs->dims, kept, nk, "    ");
+    emit_decompose(&b, "row", xs->dims, kept, nk, "    ", NULL);
     char loop[160];
     snprintf(loop, sizeof loop, "    for (xd_idx e = threadIdx.x; e < (xd_idx)%" PRId64 "; e += blockDim.x) {\n",
              rlen);
@@ -582,7 +640,7 @@ xdnn_status cg_reduce(const ggraph *g, int anchor, const int *nodes, int nnodes,
     if (n->kind == GN_REDUCE) {
         gred_op r = n->red;
         sb_printf(&b, "    float acc = %s;\n%s", red_init(r), loop);
-        emit_decompose(&b, "e", xs->dims, red, nr, ind);
+        emit_decompose(&b, "e", xs->dims, red, nr, ind, NULL);
         emit_value(&bd, x, ind);
         sb_printf(&b, "%sacc = ", ind);
         switch (r) {
@@ -619,7 +677,7 @@ xdnn_status cg_reduce(const ggraph *g, int anchor, const int *nodes, int nnodes,
          * is rescaled whenever the max grows), then a pass that writes; the
          * prologue is recomputed in each. */
         sb_printf(&b, "    float mx = -INFINITY, sum = 0.0f;\n%s", loop);
-        emit_decompose(&b, "e", xs->dims, red, nr, ind);
+        emit_decompose(&b, "e", xs->dims, red, nr, ind, NULL);
         emit_value(&bd, x, ind);
         sb_printf(&b, "%sif (v%d > mx) { sum = sum * expf(mx - v%d) + 1.0f; mx = v%d; }\n", ind, x, x, x);
         sb_printf(&b, "%selse if (v%d != -INFINITY) sum += expf(v%d - mx); // NaN propagates\n    }\n", ind, x, x);
@@ -629,7 +687,7 @@ xdnn_status cg_reduce(const ggraph *g, int anchor, const int *nodes, int nnodes,
         memset(bd.done, 0, (size_t)g->nt);
         sb_printf(&b, "    const float lse = logf(sum);\n%s", loop);
         memset(bd.done, 0, (size_t)g->nt);
-        emit_decompose(&b, "e", xs->dims, red, nr, ind);
+        emit_decompose(&b, "e", xs->dims, red, nr, ind, NULL);
         emit_value(&bd, x, ind);
         char val[96];
         if (n->log_softmax)

@@ -144,10 +144,10 @@ xdnn_status gpu_launch_generated(gpu_ctx *c, const gpu_kernel *kern, const cg_ke
 {
     if (k->work <= 0)
         return XDNN_OK;
-    void *args[2 * GG_MAX_IN * 8];
-    if (k->nparams > (int)(sizeof args / sizeof args[0])) {
+    void *args[2 * GG_MAX_IN * 8 + 1];
+    if (k->nparams + 1 > (int)(sizeof args / sizeof args[0])) {
         diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "generated kernel %s has %d parameters (max %zu)",
-                   k->name, k->nparams, sizeof args / sizeof args[0]);
+                   k->name, k->nparams, sizeof args / sizeof args[0] - 1);
         return XDNN_ERR_UNSUPPORTED;
     }
     for (int i = 0; i < k->nparams; i++) {
@@ -164,6 +164,8 @@ xdnn_status gpu_launch_generated(gpu_ctx *c, const gpu_kernel *kern, const cg_ke
             }
         }
     }
+    if (k->nvals) /* sizes as arguments: struct xd_sh by value, laid out as the array */
+        args[k->nparams] = k->vals;
     int64_t blocks = k->per_row ? k->work : (k->work + block - 1) / block;
     int64_t cap = (int64_t)c->dev.sm_count * (k->per_row ? 32 : 16);
     if (blocks > cap)

@@ -95,6 +95,8 @@ typedef struct ggraph {
     int nn, capn;
     bool tf32;
     uint64_t seed;     /* the graph's bound seed (dropout / rng keys) */
+    bool sizes_as_args; /* a plan with dynamic params: generated pointwise kernels take their sizes as
+                           arguments (codegen.c), so another size of the same shape class compiles nothing */
 } ggraph;
 
 ggraph *gg_create(arena *ar);
