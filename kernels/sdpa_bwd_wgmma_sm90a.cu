@@ -19,8 +19,9 @@
 //        dS (16-bit) to shared memory (two buffers), then dQ_tile = dS K: at DP = 128 each consumer takes 64
 //        head-dim columns over all 128 keys (a named barrier joins the two dS halves), at DP = 64 each its
 //        own 64 keys over all columns.
-//      Keys past Skv need no mask: K and V are zero there, so their dQ terms vanish and their dK, dV rows are
-//      never stored.  Causal (either alignment) masks only tiles that cross the diagonal.
+//      The mask of sdpa.h (causal or window, either alignment, seq_len_q / seq_len_kv per batch): a block
+//      visits only the query tiles whose rows see some of its keys, and masks per element only the tiles that
+//      cross an edge of the band or a length; keys past lkv keep dK = dV = 0 (written).
 //  v1: dQ tiles added with red.global.add.v2.f32 straight from the accumulators, every GEMM waited for in turn.
 //  v2: the next tile's S^T (DP = 64: and dP^T) is issued as soon as this tile's dK/dV are in, so the tensor
 //    cores run on while the dQ tile goes out; a consumer's 64 x 64 dQ tile is staged in shared memory and added
@@ -123,7 +124,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     sdpa_bwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tdo,
                    const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, const xk_sdpa p,
                    const float *__restrict__ lse2, const float *__restrict__ delta, float *dqacc, int *sems, int Sqp,
-                   int causal, int dq_red)
+                   int dq_red)
 {
 #if XW_DEVICE
     using C = bw_cfg<DP>;
@@ -140,10 +141,22 @@ __global__ void __launch_bounds__(kThreads, 1)
 #define XB_EMPTY(s) (sBar + 8u * (1 + ST + (s)))
     const int wg = threadIdx.x / 128;
     const int n0 = blockIdx.x * BN, b = blockIdx.y / p.Hk, hk = blockIdx.y % p.Hk, group = p.Hq / p.Hk;
-    const int off = p.bottom_right ? p.Skv - p.Sq : 0; // causal: row i sees keys j <= i + off
-    // the query tiles that see these keys: causal starts at the first row whose diagonal reaches n0
-    const int mlo = causal ? max(0, n0 - off) / BM * BM : 0;
-    const int ntq = mlo < p.Sq ? (p.Sq - mlo + BM - 1) / BM : 0, total = ntq * group;
+    // this batch's lengths (seq_len_q / seq_len_kv, else Sq / Skv) and the band of sdpa.h: row i sees key j
+    // iff i < lq, j < lkv and i + off - left <= j <= i + off + right (a side at -1 is open)
+    const int lq = seq_len(p.len_q, b, p.Sq), lkv = seq_len(p.len_kv, b, p.Skv);
+    const int off = p.bottom_right ? lkv - lq : 0;
+    // the query tiles that see keys [n0, min(n0 + BN, lkv)): rows [rlo, rhi), 64-bit (off + left may pass
+    // INT32_MAX).  Deterministic dQ (sems) needs every block that adds into a dQ tile to be preceded by all
+    // the blocks before it: a left bound would break that, so there the block walks from the band's first row
+    // to the last row and the masks do the rest.
+    const int64_t nhi = min(n0 + BN, lkv);
+    int64_t rlo = 0, rhi = nhi > n0 ? lq : 0;
+    if (p.right >= 0)
+        rlo = max((int64_t)0, (int64_t)n0 - p.right - off);
+    if (p.left >= 0 && !sems)
+        rhi = min(rhi, nhi + p.left - off);
+    const int mlo = (int)(rlo / BM * BM);
+    const int ntq = rhi > rlo ? (int)((rhi - mlo + BM - 1) / BM) : 0, total = ntq * group;
     // tile t: query head hk * group + t / ntq, rows mlo + (t % ntq) * BM; its workspace row (b, h, m0)
     auto row_of = [&](int t) -> int64_t {
         return (int64_t)(b * p.Hq + hk * group + t / ntq) * Sqp + mlo + (t % ntq) * BM;
@@ -190,6 +203,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int g = lane >> 2, t4 = lane & 3;
         const float scale2 = p.scale * kLog2e;
         const int key0 = n0 + cw * 64 + warp * 16 + g; // this thread's keys: key0, key0 + 8
+        int rlo_k[2], rhi_k[2];                          // the rows that see them: [rlo_k, rhi_k]
+#pragma unroll
+        for (int r = 0; r < 2; r++)
+            band_rows(p, lq, lkv, off, key0 + 8 * r, &rlo_k[r], &rhi_k[r]);
         const uint32_t kA = sK + cw * 64 * 128, vA = sV + cw * 64 * 128; // this warpgroup's 64 key rows
         const uint32_t dqs = sDQ + cw * C::DQ_BYTES; // this warpgroup's dQ staging tile
         float dk[DP / 2], dv[DP / 2], sa[BM / 2], dpa[BM / 2];
@@ -242,15 +259,19 @@ __global__ void __launch_bounds__(kThreads, 1)
                 issue_dp(t);
             wg_wait<1>(); // S^T of tile t is in
             keep(sa);
-            // P^T: accumulator e of n-tile nt is key key0 + 8 * (e >> 1), query m0 + nt * 8 + t4 * 2 + (e & 1)
-            const bool masked = causal && n0 + BN - 1 > m0 + off;
+            // P^T: accumulator e of n-tile nt is key key0 + 8 * (e >> 1), query m0 + nt * 8 + t4 * 2 + (e & 1);
+            // the per-element mask only on tiles that cross a length or an edge of the band
+            const bool masked = n0 + BN > lkv || m0 + BM > lq ||
+                                (p.right >= 0 && n0 + BN - 1 > (int64_t)m0 + off + p.right) ||
+                                (p.left >= 0 && n0 < (int64_t)m0 + BM - 1 + off - p.left);
 #pragma unroll
             for (int nt = 0; nt < BM / 8; nt++) {
                 const float2 l = *reinterpret_cast<const float2 *>(lr + nt * 8 + t4 * 2);
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
                     float x = fmaf(sa[nt * 4 + e], scale2, -((e & 1) ? l.y : l.x));
-                    if (masked && key0 + 8 * (e >> 1) > m0 + nt * 8 + t4 * 2 + (e & 1) + off)
+                    const int i = m0 + nt * 8 + t4 * 2 + (e & 1);
+                    if (masked && !(i >= rlo_k[e >> 1] && i <= rhi_k[e >> 1]))
                         x = -CUDART_INF_F;
                     sa[nt * 4 + e] = ex2(x);
                 }
@@ -519,7 +540,7 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
             return cudaErrorInvalidValue;
         dim3 grid((unsigned)((p.Skv + C::BN - 1) / C::BN), (unsigned)(p.B * p.Hk));
         sdpa_bwd_wgmma<T, DP><<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems,
-                                                               w.Sqp, p.right == 0, det ? 0 : dq_red_knob());
+                                                               w.Sqp, det ? 0 : dq_red_knob());
     }
     const int64_t items = (int64_t)p.B * p.Hq * p.Sq * (p.D / 8);
     if (items > 0)

@@ -11,20 +11,27 @@
 //      stage has full barriers for K and V (transaction bytes) and empty barriers the consumers arrive on.
 //    warpgroups 1 and 2, the consumers (setmaxnreg up to 240): 64 query rows each.  S = Q K^T by wgmma
 //      m64nBNk16 with both operands in shared memory (128-byte swizzle descriptors); online softmax in
-//      registers (exp2 domain, masks only on tiles that cross the causal diagonal or the key tail); P is
+//      registers (exp2 domain, masks only on tiles that cross an edge of the band or a length); P is
 //      packed to 16 bits in registers and is the register A operand of O += P V (V from shared memory,
 //      transposed by the descriptor: tnspB).  The GEMMs of two tiles overlap the softmax: tile j's S = Q K^T
 //      is issued together with tile j-1's P V, so the tensor cores run P V while the warps do tile j's
 //      softmax (and the other consumer warpgroup fills the gaps of this one).
-//    Causal (top-left or bottom-right) stops the key loop at the block's last visible key and schedules the
-//    longest row blocks first.  GQA/MQA: the kv head is h / (Hq / Hk), nothing is repeated.
-//  v2: without a causal mask, a persistent grid (one block per SM walks the work items; the producer loads
+//    Masks (sdpa.h): causal and window (top-left or bottom-right) and seq_len_q / seq_len_kv give each work item
+//    the key tiles its rows can see (item_of): the producer loads only those, the consumers mask per element
+//    only the tiles that cross an edge of the band or a length, with each row's key range computed once.
+//    A band open on one side (causal) schedules the longest row blocks first, one block per item.  The bias
+//    (any broadcast, read per element from global memory and added in Q K^T units) and dropout (sdpa_flash's
+//    Philox words) are the GEN variant of the kernel: ptxas serializes its wgmmas (C7520), see eng_sdpa.c's
+//    cost.  Dv != D: q, k in maps of D columns, v of Dv, both zero-padded to DP; o stored for d < Dv.
+//    GQA/MQA: the kv head is h / (Hq / Hk), nothing is repeated.
+//  v2: without a one-sided band, a persistent grid (one block per SM walks the work items; the producer loads
 //    the next item's Q and K/V while the consumers finish the last P V and store o: an empty-Q barrier hands
 //    Q over), and
 //    ping-pong between the two consumers (named barriers 1 and 2: one warpgroup issues its GEMMs while the
 //    other runs its softmax), as flash-attention-3 schedules them.  Both are run-time switches
 //    (knobs_of below) so either can be bisected without a rebuild.
-//  DP (the head dim padded to 64, 128 or 256) sets BN (128, 128, 64) and ST (3, 2, 2 stages): shared memory
+//  v3 (2026-11-24, issue 10): every mask, Dv != D.
+//  DP (max(D, Dv) padded to 64, 128 or 256) sets BN (128, 128, 64) and ST (3, 2, 2 stages): shared memory
 //  is 112, 160 and 192 KiB.  o is written straight from the accumulators (16-bit pairs), stats as logsumexp.
 #include "wgmma_sm90a.cuh"
 
@@ -49,29 +56,41 @@ constexpr int kThreads = 384;
 
 
 // One work item = (row block, b, h); items w = blockIdx.x, + gridDim.x, ... (a persistent grid of one block per
-// SM, or one block per item).  Causal: the longest row blocks first.
+// SM, or one block per item).  rev: the last row blocks first (a causal-like band: they are the longest).
+// The item's key tiles t0 .. t0 + ntiles - 1 cover the keys any of its rows may see (sdpa.h's band with this
+// batch's seq_len_q / seq_len_kv, clipped to them); the tiles outside are never loaded.  Rows of the block
+// past lq see nothing: an item made of them has no tiles and writes o = 0, stats = -inf.
 struct wg_item {
-    int b, h, hk, m0, ntiles;
+    int b, h, hk, m0, t0, ntiles, lq, lkv, off;
 };
-__device__ __forceinline__ wg_item item_of(const xk_sdpa &p, int w, int nmblk, int causal, int bm, int bn)
+__device__ __forceinline__ wg_item item_of(const xk_sdpa &p, int w, int nmblk, int rev, int bm, int bn)
 {
     wg_item t;
     const int bh = w / nmblk, mb = w % nmblk;
     t.b = bh / p.Hq;
     t.h = bh % p.Hq;
     t.hk = t.h / (p.Hq / p.Hk);
-    t.m0 = (causal ? nmblk - 1 - mb : mb) * bm;
-    int jhi = p.Skv;
-    if (causal) // row i sees keys j <= i + off
-        jhi = max(0, min(jhi, min(t.m0 + bm, p.Sq) + (p.bottom_right ? p.Skv - p.Sq : 0)));
-    t.ntiles = (jhi + bn - 1) / bn;
+    t.m0 = (rev ? nmblk - 1 - mb : mb) * bm;
+    t.lq = seq_len(p.len_q, t.b, p.Sq);
+    t.lkv = seq_len(p.len_kv, t.b, p.Skv);
+    t.off = p.bottom_right ? t.lkv - t.lq : 0; // row i's diagonal is key i + off
+    const int rhi = min(t.m0 + bm, t.lq);       // rows [m0, rhi) see keys; the band's ends grow with the row
+    int64_t jlo = 0, jhi = rhi > t.m0 ? t.lkv : 0; // 64-bit: off + right may pass INT32_MAX
+    if (p.left >= 0)
+        jlo = max((int64_t)0, (int64_t)t.m0 + t.off - p.left);
+    if (p.right >= 0)
+        jhi = min(jhi, (int64_t)rhi + t.off + p.right);
+    t.t0 = (int)(jlo / bn);
+    t.ntiles = jhi > jlo ? (int)((jhi + bn - 1) / bn) - t.t0 : 0;
     return t;
 }
 
-template <typename T, int DP>
+// GEN: the additive bias and dropout (per-element loads and Philox words in the softmax); without them the
+// kernel has no trace of either, so the plain and band-masked cases keep their registers and schedule.
+template <typename T, int DP, bool GEN>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_fwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
-                   const __grid_constant__ CUtensorMap tv, const xk_sdpa p, int causal, int nmblk, int nwork,
+                   const __grid_constant__ CUtensorMap tv, const xk_sdpa p, int rev, int nmblk, int nwork,
                    int pingpong)
 {
 #if XW_DEVICE
@@ -107,7 +126,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (threadIdx.x == 0) {
             int gt = 0;
             for (int w = blockIdx.x, wi = 0; w < nwork; w += gridDim.x, wi++) {
-                const wg_item t = item_of(p, w, nmblk, causal, BM, BN);
+                const wg_item t = item_of(p, w, nmblk, rev, BM, BN);
                 mb_wait(emptyQ, (wi & 1) ^ 1); // the consumers' last Q K^T of the previous item is done
                 mb_expect(fullQ, C::Q_BYTES);
 #pragma unroll
@@ -119,12 +138,14 @@ __global__ void __launch_bounds__(kThreads, 1)
                     mb_expect(XW_FULLK(s), C::KV_BYTES);
 #pragma unroll
                     for (int c = 0; c < NB; c++)
-                        tma_load(sK + s * C::KV_BYTES + c * BN * 128, &tk, XW_FULLK(s), c * 64, it * BN, t.hk, t.b);
+                        tma_load(sK + s * C::KV_BYTES + c * BN * 128, &tk, XW_FULLK(s), c * 64, (t.t0 + it) * BN, t.hk,
+                                 t.b);
                     mb_wait(XW_EMPTYV(s), ph ^ 1);
                     mb_expect(XW_FULLV(s), C::KV_BYTES);
 #pragma unroll
                     for (int c = 0; c < NB; c++)
-                        tma_load(sV + s * C::KV_BYTES + c * BN * 128, &tv, XW_FULLV(s), c * 64, it * BN, t.hk, t.b);
+                        tma_load(sV + s * C::KV_BYTES + c * BN * 128, &tv, XW_FULLV(s), c * 64, (t.t0 + it) * BN, t.hk,
+                                 t.b);
                 }
             }
         }
@@ -134,7 +155,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int cw = wg - 1, tid = threadIdx.x - 128 * wg, warp = tid >> 5, lane = tid & 31;
         const int g = lane >> 2, t4 = lane & 3;
         const float scale2 = p.scale * kLog2e; // scale > 0 (the engine checks)
-        const int off = p.bottom_right ? p.Skv - p.Sq : 0;
+        const float inv_scale = 1.0f / p.scale; // bias enters S in Q K^T units: s + bias / scale
         const uint32_t qbase = sQ + cw * 64 * 128;
         // Ping-pong: named barriers 1 and 2 hand the tensor cores from one consumer to the other, so one
         // warpgroup's softmax runs while the other's GEMMs do.  Consumer 0 starts.
@@ -153,9 +174,13 @@ __global__ void __launch_bounds__(kThreads, 1)
         uint32_t pf[BN / 16][4];
         int gt = 0; // ring position
         for (int w = blockIdx.x, wi = 0; w < nwork; w += gridDim.x, wi++) {
-            const wg_item t = item_of(p, w, nmblk, causal, BM, BN);
+            const wg_item t = item_of(p, w, nmblk, rev, BM, BN);
             const int wrow0 = t.m0 + cw * 64;         // this warpgroup's first row
             const int row0 = wrow0 + warp * 16 + g; // this thread's rows: row0, row0 + 8
+            int klo[2], khi[2];                       // the keys they see: [klo, khi]
+#pragma unroll
+            for (int r = 0; r < 2; r++)
+                band_keys(p, t.lq, t.lkv, t.off, row0 + 8 * r, &klo[r], &khi[r]);
             float mrow[2] = {-CUDART_INF_F, -CUDART_INF_F}, lrow[2] = {0.0f, 0.0f};
 #pragma unroll
             for (int c = 0; c < OC; c++)
@@ -185,15 +210,25 @@ __global__ void __launch_bounds__(kThreads, 1)
             // Mask (only tiles that cross the key tail or the causal diagonal), online softmax; returns the
             // rescale factors of o in corr.
             auto softmax = [&](int it, float *corr) {
-                const int n0 = it * BN;
-                if (n0 + BN > p.Skv || (causal && n0 + BN - 1 > wrow0 + off)) {
+                const int n0 = (t.t0 + it) * BN;
+                // a tile needs the per-element mask where it crosses the key or row end (seq lens) or an edge
+                // of the band for this warpgroup's 64 rows
+                const bool edge = n0 + BN > t.lkv || wrow0 + 64 > t.lq ||
+                                  (p.right >= 0 && n0 + BN - 1 > (int64_t)wrow0 + t.off + p.right) ||
+                                  (p.left >= 0 && n0 < (int64_t)wrow0 + 63 + t.off - p.left);
+                if (GEN || edge) {
 #pragma unroll
                     for (int c = 0; c < BN / 8; c++)
 #pragma unroll
                         for (int e = 0; e < 4; e++) {
                             const int j = n0 + c * 8 + t4 * 2 + (e & 1), i = row0 + 8 * (e >> 1);
-                            if (j >= p.Skv || (causal && j > i + off))
-                                s[c * 4 + e] = -CUDART_INF_F;
+                            const bool vis = !edge || (j >= klo[e >> 1] && j <= khi[e >> 1]);
+                            float x = s[c * 4 + e];
+                            if (GEN && p.bias.p) // every lane loads (clamped inside the bias): no divergent branch
+                                x = fmaf(ld_any(p.bias.p, p.bias.dtype,
+                                                off4(p.bias, t.b, t.h, min(i, p.Sq - 1), min(j, p.Skv - 1))),
+                                         inv_scale, x);
+                            s[c * 4 + e] = vis ? x : -CUDART_INF_F;
                         }
                 }
                 float mx[2] = {mrow[0], mrow[1]};
@@ -216,8 +251,10 @@ __global__ void __launch_bounds__(kThreads, 1)
                 for (int c = 0; c < BN / 8; c++)
 #pragma unroll
                     for (int e = 0; e < 4; e++) {
-                        const float x = ex2(fmaf(s[c * 4 + e], scale2, -muse[e >> 1]));
-                        lrow[e >> 1] += x;
+                        float x = ex2(fmaf(s[c * 4 + e], scale2, -muse[e >> 1]));
+                        lrow[e >> 1] += x; // the row sums are taken before dropout (sdpa.h)
+                        if (GEN && p.drop_threshold) // masked entries are 0 already, whatever the word says
+                            x *= drop_factor(p, t.b, t.h, row0 + 8 * (e >> 1), n0 + c * 8 + t4 * 2 + (e & 1));
                         s[c * 4 + e] = x;
                     }
             };
@@ -367,13 +404,14 @@ knobs knobs_of()
     return k;
 }
 
-template <typename T, int DP> cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], cudaStream_t s)
+template <typename T, int DP, bool GEN>
+cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], cudaStream_t s)
 {
     using C = wg_cfg<DP>;
     static bool opted = false;
     if (!opted) {
         cudaError_t e =
-            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
         if (e != cudaSuccess)
             return e;
         opted = true;
@@ -384,24 +422,32 @@ template <typename T, int DP> cudaError_t launch_wg(const xk_sdpa &p, const int6
     if (!make_map(&tq, p.q.p, bf, qd, st[0], C::BM) || !make_map(&tk, p.k.p, bf, kd, st[1], C::BN) ||
         !make_map(&tv, p.v.p, bf, vd, st[2], C::BN))
         return cudaErrorInvalidValue;
-    const int causal = p.right == 0;
+    // Items of one length (no band, or a band bounded on both sides) suit the persistent grid's static walk;
+    // a band open on one side gives items of every length, which the hardware's block scheduler balances
+    // better, longest first (rev: a causal-like band, longest at the end).
+    const bool uniform = (p.left < 0) == (p.right < 0);
+    const int rev = p.right >= 0 && p.left < 0;
     const int nmblk = (p.Sq + C::BM - 1) / C::BM;
     const int64_t nwork = (int64_t)nmblk * p.B * p.Hq;
     if (nwork > INT32_MAX)
         return cudaErrorInvalidValue;
     const knobs k = knobs_of();
-    // causal items differ in length: the hardware's block scheduler balances them better than a static walk
     // (H100: causal b4h16s4096d128 0.511 ms with one block per item, 0.520 persistent; non-causal 0.906 / 0.888,
     // b16h16s1024d64 0.212 / 0.185)
-    const int grid = k.persistent && !causal && nwork > k.sms ? k.sms : (int)nwork;
-    sdpa_fwd_wgmma<T, DP><<<grid, kThreads, C::SMEM, s>>>(tq, tk, tv, p, causal, nmblk, (int)nwork, k.pingpong);
+    const int grid = k.persistent && uniform && nwork > k.sms ? k.sms : (int)nwork;
+    sdpa_fwd_wgmma<T, DP, GEN><<<grid, kThreads, C::SMEM, s>>>(tq, tk, tv, p, rev, nmblk, (int)nwork, k.pingpong);
     return cudaGetLastError();
 }
 
 template <typename T> cudaError_t launch_t(const xk_sdpa &p, const int64_t (*st)[4], cudaStream_t s)
 {
     const int d = p.D > p.Dv ? p.D : p.Dv;
-    return d <= 64 ? launch_wg<T, 64>(p, st, s) : d <= 128 ? launch_wg<T, 128>(p, st, s) : launch_wg<T, 256>(p, st, s);
+    if (p.bias.p || p.drop_threshold)
+        return d <= 64    ? launch_wg<T, 64, true>(p, st, s)
+               : d <= 128 ? launch_wg<T, 128, true>(p, st, s)
+                          : launch_wg<T, 256, true>(p, st, s);
+    return d <= 64 ? launch_wg<T, 64, false>(p, st, s) : d <= 128 ? launch_wg<T, 128, false>(p, st, s)
+                                                               : launch_wg<T, 256, false>(p, st, s);
 }
 
 } // namespace
@@ -425,7 +471,7 @@ extern "C" int xk_sdpa_fwd_wgmma(const xk_sdpa *p, const int64_t (*qkv_st)[4], v
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if ((int64_t)p->B * p->Hq * p->Sq == 0)
         return 0;
-    if (p->D < 1 || p->D > 256 || p->Dv != p->D || !(p->scale > 0.0f))
+    if (p->D < 1 || p->D > 256 || p->Dv < 1 || p->Dv > 256 || !(p->scale > 0.0f))
         return (int)cudaErrorInvalidValue;
     cudaError_t e = p->q.dtype == XK_BF16 ? launch_t<__nv_bfloat16>(*p, qkv_st, s) : launch_t<__half>(*p, qkv_st, s);
     return (int)e;

@@ -164,6 +164,31 @@ XW_OPS(__half, "f16")
 #undef XW_F32
 #undef XW_F64
 
+// sdpa.h's mask rule as inclusive ranges, computed once per row (or key) so that the per-element mask is two
+// 32-bit compares and a select: no branch (ptxas serializes the wgmmas of a kernel where a thread-dependent
+// branch runs while one is in flight, C7518/C7520) and no 64-bit math in the softmax.  off: the diagonal of
+// row i is key i + off in this batch; lq, lkv its lengths.  An empty range is [0, -1].
+// Keys [*lo, *hi] that row i sees.
+__device__ __forceinline__ void band_keys(const xk_sdpa &p, int lq, int lkv, int off, int i, int *lo, int *hi)
+{
+    const int64_t d = (int64_t)i + off; // 64-bit: off + left or right may pass INT32_MAX
+    const int64_t l = p.left >= 0 ? max((int64_t)0, d - p.left) : 0;
+    const int64_t h = p.right >= 0 ? min((int64_t)lkv - 1, d + p.right) : (int64_t)lkv - 1;
+    const bool none = i >= lq || h < l;
+    *lo = none ? 0 : (int)l;
+    *hi = none ? -1 : (int)h;
+}
+// Rows [*lo, *hi] that see key j.
+__device__ __forceinline__ void band_rows(const xk_sdpa &p, int lq, int lkv, int off, int j, int *lo, int *hi)
+{
+    const int64_t d = (int64_t)j - off;
+    const int64_t l = p.right >= 0 ? max((int64_t)0, d - p.right) : 0;
+    const int64_t h = p.left >= 0 ? min((int64_t)lq - 1, d + p.left) : (int64_t)lq - 1;
+    const bool none = j >= lkv || h < l;
+    *lo = none ? 0 : (int)l;
+    *hi = none ? -1 : (int)h;
+}
+
 template <typename T> __device__ __forceinline__ uint32_t pack2(float lo, float hi)
 {
     return mma_t<T>::pack(lo, hi);

@@ -4,10 +4,11 @@
  * in an f32 workspace by bulk reduce-adds, in key-block order when the plan
  * is deterministic).  Compute capability 9.0 only; q, k, v, o,
  * do, dq, dk, dv in one of f16/bf16, D = Dv <= 128 with D % 8 == 0, rows
- * contiguous and strides TMA can describe (o may be f32); scale > 0, causal (either
- * alignment) or no mask, GQA/MQA, bhsd or bshd.  Everything else (bias,
- * window, seq lens, dropout, D > 128, empty sequences) is refused with the
- * attribute and its value, and sdpa_bwd_flash (any shape) takes it.  Semantics: src/ops/sdpa.h. */
+ * contiguous and strides TMA can describe (o may be f32); scale > 0, causal or
+ * window (either alignment; query tiles outside the band skipped),
+ * seq_len_q/seq_len_kv, GQA/MQA, bhsd or bshd.  Everything else (bias,
+ * dropout, D > 128, D != Dv, empty sequences) is refused with the attribute
+ * and its value, and sdpa_bwd_flash (any shape) takes it.  Semantics: src/ops/sdpa.h. */
 #include "gpu/eng_seq.h"
 #include "gpu/engine.h"
 #include "gpu/kern_sdpa_bwd_wgmma.h"
@@ -54,13 +55,9 @@ static bool bw_check(const gplan *pl, const gpart *p, xk_sdpa *kp, sdpa_ids *ids
         return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs Sq, Skv >= 1, got Sq=%d Skv=%d", kp->Sq, kp->Skv);
     if (ids->bias >= 0)
         return gpu_refuse(why, len, "sdpa_bwd: " ENG " takes no bias input");
-    if (ids->len_q >= 0 || ids->len_kv >= 0)
-        return gpu_refuse(why, len, "sdpa_bwd: " ENG " takes no %s input", ids->len_q >= 0 ? "seq_len_q" : "seq_len_kv");
     if (kp->drop_threshold)
         return gpu_refuse(why, len, "sdpa_bwd: " ENG " takes no dropout, got dropout=%g",
                     1.0 - 1.0 / (double)kp->drop_scale);
-    if (kp->left >= 0 || kp->right > 0)
-        return gpu_refuse(why, len, "sdpa_bwd: " ENG " takes causal or no mask, got window=[%d, %d]", kp->left, kp->right);
     if (!(kp->scale > 0.0f))
         return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs scale > 0, got scale=%g", (double)kp->scale);
     if ((int64_t)kp->B * kp->Hk > 65535)
@@ -125,9 +122,10 @@ static xdnn_status bw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     for (int i = 0; i < 4; i++)
         memcpy(bp->st[i], c->plan->g->t[ids[i]].strides, sizeof bp->st[i]);
     const xk_sdpa *k = &bp->kp;
-    snprintf(bp->detail, sizeof bp->detail, ENG " B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d%s%s%s", k->B, k->Hq, k->Hk, k->Sq,
-             k->Skv, k->D, k->right == 0 ? " causal" : "", k->right == 0 && k->bottom_right ? " bottom_right" : "",
-             bp->deterministic ? " deterministic" : "");
+    snprintf(bp->detail, sizeof bp->detail, ENG " B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d%s%s%s%s%s", k->B, k->Hq, k->Hk,
+             k->Sq, k->Skv, k->D, k->right == 0 && k->left < 0 ? " causal" : "",
+             k->left >= 0 || k->right > 0 ? " window" : "", k->right >= 0 && k->bottom_right ? " bottom_right" : "",
+             bp->ids.len_q >= 0 || bp->ids.len_kv >= 0 ? " seqlens" : "", bp->deterministic ? " deterministic" : "");
     return XDNN_OK;
 }
 
@@ -143,6 +141,8 @@ static xdnn_status bw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t
     k.v.p = dev_ptr(c, ids->v);
     k.o.p = dev_ptr(c, ids->o);
     k.stats.p = dev_ptr(c, ids->stats);
+    k.len_q.p = dev_ptr(c, ids->len_q);
+    k.len_kv.p = dev_ptr(c, ids->len_kv);
     k.dout.p = dev_ptr(c, ids->dout);
     k.dq.p = dev_ptr(c, ids->dq);
     k.dk.p = dev_ptr(c, ids->dk);
@@ -166,7 +166,7 @@ static const char *bw_detail(const gpart *p)
 const gpu_engine gpu_engine_sdpa_bwd_wgmma = {
     .name = ENG,
     .summary = "attention backward on Hopper (sm_90a: TMA + wgmma, keys per block, dQ by f32 bulk adds, ordered "
-               "when deterministic), f16/bf16, D = Dv <= 128, causal, GQA",
+               "when deterministic), f16/bf16, D = Dv <= 128, causal, window, seq lens, GQA",
     .supports = bw_supports, .cost = bw_cost, .workspace = bw_ws,
     .build = bw_build, .execute = bw_execute, .release = bw_release, .detail = bw_detail,
 };

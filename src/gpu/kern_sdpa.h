@@ -50,11 +50,12 @@ int xk_sdpa_bwd_mma(const xk_sdpa *p, void *stream);   /* q, k, v, do f16/bf16 (
                                                            needs p->delta; deterministic (no atomics) */
 
 /* The Hopper forward (kernels/sdpa_wgmma_sm90a.cu, sm_90a only): q, k, v, o
- * in one of f16/bf16, D = Dv <= 256, D % 8 == 0, scale > 0, no bias, seq
- * lens, dropout or window (right = 0 or -1: causal or none).  qkv_st: the
+ * in one of f16/bf16, D, Dv <= 256 and multiples of 8, scale > 0; every
+ * mask (window/causal, seq lens, bias, dropout).  qkv_st: the
  * element strides of q, k, v as stored ([B, H, S, D]; TMA needs them in
  * 16-byte multiples, rows contiguous).  _built: 1 when the sm_90a code is in
- * this build; _smem: bytes of shared memory per block for head dim D. */
+ * this build; _smem: bytes of shared memory per block for head dim
+ * max(D, Dv). */
 int xk_sdpa_fwd_wgmma(const xk_sdpa *p, const int64_t (*qkv_st)[4], void *stream);
 int xk_sdpa_fwd_wgmma_built(void);
 int xk_sdpa_fwd_wgmma_smem(int D);

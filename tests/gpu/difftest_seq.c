@@ -80,7 +80,7 @@ typedef struct sshape {
 typedef struct sopt {
     const char *tag;
     const char *attrs;   /* extra attribute text, starts with ", " or empty */
-    int bias;            /* 0 none, 1 [Sq, Skv], 2 [B, 1, 1, Skv] */
+    int bias;            /* 0 none, 1 [Sq, Skv], 2 [B, 1, 1, Skv], 3 [1, Hq, Sq, Skv], 4 [B, 1, Sq, Skv] */
     bool lens;
 } sopt;
 
@@ -133,6 +133,10 @@ static void sdpa_case2(const sshape *s, const sopt *o, const char *dt, const cha
         snprintf(bias, sizeof bias, "  input bias: %s[%d, %d];\n", dt, s->Sq, s->Skv);
     else if (o->bias == 2)
         snprintf(bias, sizeof bias, "  input bias: f32[%d, 1, 1, %d];\n", s->B, s->Skv);
+    else if (o->bias == 3)
+        snprintf(bias, sizeof bias, "  input bias: %s[1, %d, %d, %d];\n", dt, s->Hq, s->Sq, s->Skv);
+    else if (o->bias == 4)
+        snprintf(bias, sizeof bias, "  input bias: %s[%d, 1, %d, %d];\n", dt, s->B, s->Sq, s->Skv);
     if (o->lens) {
         lens_text(lq, sizeof lq, s, "lq", s->Sq);
         lens_text(lkv, sizeof lkv, s, "lkv", s->Skv);
@@ -236,6 +240,59 @@ static void sdpa_cases_wgmma(void)
     sdpa_sweep_masks(shapes, (int)(sizeof shapes / sizeof shapes[0]), "sdpa_flash_wgmma", NULL);
 }
 
+/* v6 (2026-11-24): every mask on the Hopper forward and the band masks on
+ * the Hopper backward: windows open on either side or bounded on both, of
+ * both alignments (bands narrower than a key tile, wider than one, rows that
+ * see no key: Sq > Skv bottom-right), seq_len_q / seq_len_kv (batch 0 full,
+ * the others shorter, some 0), bias broadcast over heads, batch or both,
+ * dropout, and all at once; Dv != D (192/128, 128/64, 64/128, 40/24). */
+static const sopt wg_sopts[] = {
+    {"window8-4", ", window=[8, 4]", 0, false},
+    {"window-1+3-br", ", window=[-1, 3], align=\"bottom_right\"", 0, false},
+    {"window100-1", ", window=[100, -1]", 0, false},
+    {"window200+0-br", ", window=[200, 0], align=\"bottom_right\"", 0, false},
+    {"seqlens", "", 0, true},
+    {"seqlens-causal-br", ", causal=true, align=\"bottom_right\"", 0, true},
+    {"seqlens-window30+20", ", window=[30, 20]", 0, true},
+    {"bias-2d", ", scale=0.3", 1, false},
+    {"bias-b11s+causal", ", causal=true", 2, false},
+    {"bias-1hss", "", 3, false},
+    {"bias-b1ss+window", ", window=[50, 10]", 4, false},
+    {"dropout", ", dropout=0.2, seed=7", 0, false},
+    {"all", ", window=[16, 0], align=\"bottom_right\", dropout=0.1, seed=3", 1, true},
+};
+enum { WG_NSOPTS = sizeof wg_sopts / sizeof wg_sopts[0], WG_NBAND = 7 }; /* the first 7: no bias, no dropout */
+
+static void sdpa_cases_wgmma_masks(void)
+{
+    static const sshape fwd[] = {
+        {1, 2, 2, 1, 130, 128, 128},    {2, 4, 2, 17, 23, 64, 64},     {1, 8, 1, 130, 129, 128, 128},
+        {1, 2, 2, 257, 300, 256, 256},  {2, 4, 4, 200, 77, 64, 64},    {1, 2, 1, 131, 1000, 64, 64},
+        {3, 6, 2, 129, 129, 128, 128},  {4, 40, 8, 200, 300, 64, 64},  {1, 2, 2, 100, 140, 192, 128},
+        {2, 4, 2, 131, 67, 128, 64},    {1, 2, 1, 65, 190, 64, 128},   {1, 3, 3, 45, 77, 40, 24},
+        {2, 32, 8, 300, 257, 128, 128},
+    };
+    static const sshape bwd[] = {
+        {2, 4, 2, 17, 23, 64, 64},     {1, 8, 1, 130, 129, 128, 128}, {2, 4, 4, 200, 77, 64, 64},
+        {1, 2, 1, 131, 509, 64, 64},   {3, 6, 2, 129, 129, 128, 128}, {1, 3, 3, 100, 140, 96, 96},
+        {2, 8, 8, 384, 383, 128, 128}, {2, 16, 4, 64, 512, 64, 64},
+    };
+    static const char *const half[] = {"f16", "bf16"};
+    const int nf = (int)(sizeof fwd / sizeof fwd[0]), nb = (int)(sizeof bwd / sizeof bwd[0]);
+    for (int si = 0; si < nf; si++)
+        for (int k = 0; k < (opts.quick ? 1 : 5); k++) {
+            const int oi = (si * 5 + k) % WG_NSOPTS; /* 13 x 5 = every option 5 times over the shapes */
+            sdpa_case2(&fwd[si], &wg_sopts[oi], half[(si + k) % 2], (si + k) % 3 == 1 ? " @bshd" : "",
+                       "sdpa_flash_wgmma", NULL, false, false);
+        }
+    for (int si = 0; si < nb; si++)
+        for (int k = 0; k < (opts.quick ? 1 : 4); k++) {
+            const int oi = (si * 4 + k) % WG_NBAND;
+            sdpa_case2(&bwd[si], &wg_sopts[oi], half[(si + k) % 2], (si + k) % 3 == 0 ? " @bshd" : "",
+                       "sdpa_flash", "sdpa_bwd_wgmma", false, false); /* o: an f32 intermediate */
+        }
+}
+
 /* v4 (2026-11-24): the Hopper backward (sdpa_bwd_wgmma, forward on
  * sdpa_flash) over what it claims: D = Dv of 64, 128 and 8, 40, 96 (padded
  * to 64/128); Sq, Skv of 1, primes, crossing its 64-query and 128-key tiles,
@@ -337,6 +394,7 @@ static void sdpa_cases(void)
     sdpa_cases_wgmma();
     sdpa_cases_splitkv();
     sdpa_cases_bwd_wgmma();
+    sdpa_cases_wgmma_masks();
     add_case("sdpa_bwd/sdpa_flash+sdpa_bwd_wgmma/intermediate-o/f16/b2h4k2q50kv70d64", "sdpa=sdpa_flash",
              "sdpa_bwd=sdpa_bwd_wgmma", /* o stays an f32 intermediate */
              "dnn 1;\ngraph g(seed=78) {\n  input q: f16[2, 4, 50, 64];\n  input k: f16[2, 2, 70, 64];\n"
@@ -445,6 +503,51 @@ static void bench_cases(void)
     bench_bwd_wgmma("bench/sdpa_bwd_bf16_causal/b1h32k32s16384d128", 1, 32, 32, 16384, 128, "true");
 }
 
+/* ---- bench, masks (issue 10): b4h16s4096d128 bf16 forward on sdpa_flash_wgmma and on sdpa_flash (the
+ * fallback these masks had before), ids "bench/masks/ENGINE/...": windows of 256 and 1024 keys (time should
+ * follow the visible pairs), padding to half the lengths, bias [1, H, S, S] and [B, 1, S, S], and the unmasked
+ * reference; the backward on sdpa_bwd_wgmma and sdpa_bwd_flash for the window and the padding.  Inputs are
+ * constants (fill): random ones took ~10 s per case on the host, and the kernels' time does not depend on the
+ * values (no data-dependent skipping). */
+static void bench_cases_masks(void)
+{
+    static const struct {
+        const char *tag, *in, *attrs;
+    } m[] = {
+        {"plain", "", ""},
+        {"window256", "", ", window=[256, 0]"},
+        {"window1024", "", ", window=[1024, 0]"},
+        {"pad-half", "  input lq: i32[4] = values(data=[2048, 2048, 2048, 2048]);\n"
+                     "  input lkv: i32[4] = values(data=[2048, 2048, 2048, 2048]);\n", ", seq_len_q=lq, seq_len_kv=lkv"},
+        {"bias-1hss", "  input bias: bf16[1, 16, 4096, 4096] = fill(value=0.25);\n", ", bias=bias"},
+        {"bias-b1ss", "  input bias: bf16[4, 1, 4096, 4096] = fill(value=0.25);\n", ", bias=bias"},
+    };
+    static const char *const fe[] = {"sdpa_flash_wgmma", "sdpa_flash"}, *const be[] = {"sdpa_bwd_wgmma", "sdpa_bwd_flash"};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        for (int e = 0; e < 2; e++) {
+            char id[200], f0[64], f1[64];
+            snprintf(id, sizeof id, "bench/masks/%s/sdpa_fwd_bf16_%s/b4h16k16s4096d128", fe[e], m[i].tag);
+            snprintf(f0, sizeof f0, "sdpa=%s", fe[e]);
+            add_case(id, f0, NULL,
+                     "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[4, 16, 4096, 128] = fill(value=0.5);\n"
+                     "  input k: bf16[4, 16, 4096, 128] = fill(value=0.25);\n"
+                     "  input v: bf16[4, 16, 4096, 128] = fill(value=1);\n%s  o = sdpa(q, k, v%s);\n  output o;\n}\n",
+                     m[i].in, m[i].attrs);
+            if (i == 0 || i > 3) /* the backward on the band and padding masks only */
+                continue;
+            snprintf(id, sizeof id, "bench/masks/%s/sdpa_bwd_bf16_%s/b4h16k16s4096d128", be[e], m[i].tag);
+            snprintf(f1, sizeof f1, "sdpa_bwd=%s", be[e]);
+            add_case(id, f1, NULL, /* the forward on the engine the plan picks (o is an f32 intermediate) */
+                     "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[4, 16, 4096, 128] = fill(value=0.5);\n"
+                     "  input k: bf16[4, 16, 4096, 128] = fill(value=0.25);\n"
+                     "  input v: bf16[4, 16, 4096, 128] = fill(value=1);\n"
+                     "  input do: bf16[4, 16, 4096, 128] = fill(value=0.5);\n%s"
+                     "  o, stats = sdpa(q, k, v%s);\n  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats%s);\n"
+                     "  output o, dq, dk, dv;\n}\n",
+                     m[i].in, m[i].attrs, m[i].attrs);
+        }
+}
+
 /* ---- bench, decode and chunked prefill (bench/sdpa_decode_peer.py's
  * shapes): Llama-3-8B GQA 32/8, D = 128, bf16, bhsd; each on sdpa_splitkv and
  * on sdpa_flash_wgmma (the engine these shapes had before).  Ids
@@ -550,6 +653,7 @@ int main(int argc, char **argv)
     if (opts.bench) {
         bench_cases();
         bench_cases_decode();
+        bench_cases_masks();
     } else {
         sdpa_cases();
         rnn_cases();
