@@ -75,6 +75,12 @@ __device__ __forceinline__ float act_f(float v, int act, int dt)
     }
 }
 
+// v rounded to dtype dt (as a tensor of that dtype would hold it).
+__device__ __forceinline__ float round_dt(float v, int dt)
+{
+    return dt == DT_F16 ? __half2float(__float2half_rn(v)) : dt == DT_BF16 ? __bfloat162float(__float2bfloat16_rn(v)) : v;
+}
+
 // ---- accumulators: 4 floats, merged per mode
 struct acc4 {
     float v[4];

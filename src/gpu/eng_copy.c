@@ -241,6 +241,10 @@ bool gpu_copy_analyze(const gplan *pl, const gpart *p, cp_plan *cp, char *why, s
             if (n->in[i] < 0)
                 GPU_REFUSE("concat: input x%d is missing", i);
             const gtensor *xi = &g->t[n->in[i]];
+            if (xi->view_of == y0 && xi->view_offset == off * y->strides[axis]) { /* written in place (views.c) */
+                off += xi->dims[axis];
+                continue;
+            }
             if (!start_job(cp, g, n->in[i], y0, n->op, why, len, &j))
                 return false;
             j->kind = CPK_AFFINE;

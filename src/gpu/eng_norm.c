@@ -66,6 +66,27 @@ int gpu_norm_act(const ggraph *g, int node)
     return n->op_id == OP_gelu ? NGACT_GELU_ERF : NGACT_NONE;
 }
 
+int gpu_norm_fusable_dx(const ggraph *g, int node)
+{
+    const gnode *n = &g->n[node];
+    norm_kind k = n->kind == GN_OTHER ? gpu_norm_kind(n->op) : NK_NONE;
+    return k == NK_LN_BWD || k == NK_RMS_BWD ? (n->nouts > 0 ? n->outs[0] : n->out) : -1;
+}
+
+int gpu_norm_res_add(const ggraph *g, int node, int dx)
+{
+    const gnode *n = &g->n[node];
+    if (dx < 0 || n->kind != GN_POINTWISE || n->tag != PWT_ADD || n->nin != 2 || n->out < 0)
+        return -1;
+    int r = n->in[0] == dx ? n->in[1] : n->in[1] == dx ? n->in[0] : -1;
+    if (r < 0 || r == dx)
+        return -1;
+    const gtensor *rt = &g->t[r], *d = &g->t[dx], *o = &g->t[n->out];
+    bool ok = !rt->is_scalar && gg_same_dims(rt, d) && gg_same_dims(o, d) && rt->dtype == d->dtype &&
+              o->dtype == d->dtype && !d->is_output && d->view_of < 0 && o->view_of < 0;
+    return ok ? r : -1;
+}
+
 int gpu_norm_fusable_y(const ggraph *g, int node)
 {
     const gnode *n = &g->n[node];
@@ -83,6 +104,13 @@ static bool is_group(norm_kind k) { return k == NK_GN || k == NK_GN_BWD || k == 
 static bool is_feature(norm_kind k) { return k == NK_LN || k == NK_LN_BWD || k == NK_RMS || k == NK_RMS_BWD; }
 static bool is_rms(norm_kind k) { return k == NK_RMS || k == NK_RMS_BWD; }
 static bool is_smb(norm_kind k) { return k == NK_SMB || k == NK_LSMB; }
+
+/* An A/B switch: set and not "0" */
+static bool env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
 
 /* ---- canonical dims (before merging: up to rank + 1) */
 
@@ -228,8 +256,8 @@ static void plan_reduce(ng_job *j, int sm_count)
 static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
 {
     ng_job *j = &np->stats;
-    const char *off = getenv("XDNN_NORM_NO_CL"); /* A/B switch: set and not "0" = the split path */
-    if ((np->kind != NK_BN && np->kind != NK_BN_BWD) || (off && *off && strcmp(off, "0") != 0))
+    /* A/B switch: the split path */
+    if ((np->kind != NK_BN && np->kind != NK_BN_BWD) || env_on("XDNN_NORM_NO_CL"))
         return false;
     if (j->outer.n != 1 || j->inner.n != 1)
         return false;
@@ -275,13 +303,17 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
              p->nnodes);
     const ggraph *g = pl->g;
     const gnode *n = &g->n[p->anchor];
-    if (p->nnodes == 2) { /* partition.c fused the activation that alone reads y */
+    int res_node = -1, res_in = -1; /* the fused `dx + r` of a layer/rms backward and its r */
+    if (p->nnodes == 2) { /* partition.c fused the activation that alone reads y, or the add that alone reads dx */
         int e = p->nodes[0] == p->anchor ? p->nodes[1] : p->nodes[0];
-        int y = gpu_norm_fusable_y(g, p->anchor);
-        if (y < 0 || gpu_norm_act(g, e) == NGACT_NONE || g->n[e].in[0] != y)
-            GPU_REFUSE("%s: only a forward normalization followed by relu, silu or gelu on its y runs as one partition",
-                 n->op);
-        np->act_node = e;
+        int y = gpu_norm_fusable_y(g, p->anchor), dx = gpu_norm_fusable_dx(g, p->anchor);
+        if (dx >= 0 && (res_in = gpu_norm_res_add(g, e, dx)) >= 0)
+            res_node = e;
+        else if (y < 0 || gpu_norm_act(g, e) == NGACT_NONE || g->n[e].in[0] != y)
+            GPU_REFUSE("%s: only a forward normalization followed by relu, silu or gelu on its y, or a layer/rms "
+                       "backward followed by an add to its dx, runs as one partition", n->op);
+        else
+            np->act_node = e;
     }
     norm_kind kind = gpu_norm_kind(n->op);
     np->kind = kind;
@@ -334,6 +366,12 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
     if (np->act_node >= 0) { /* y goes through the activation: the partition stores its result */
         act_dt = tid[NG_Y] >= 0 ? (int)g->t[tid[NG_Y]].dtype : 0;
         tid[NG_Y] = g->n[np->act_node].out;
+    }
+    int res_dt = 0;
+    if (res_node >= 0) { /* dx is rounded, r added, and the add's result stored */
+        res_dt = (int)g->t[tid[NG_DX]].dtype;
+        tid[NG_Y] = res_in;
+        tid[NG_DX] = g->n[res_node].out;
     }
     if (tid[NG_X] < 0)
         GPU_REFUSE("%s: input x is missing", n->op);
@@ -492,6 +530,7 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
     base.unbias = np->D > 1 ? (float)((double)np->D / (double)(np->D - 1)) : 1.0f;
     base.act = np->act_node >= 0 ? gpu_norm_act(g, np->act_node) : NGACT_NONE;
     base.act_dt = act_dt;
+    base.res_dt = res_dt;
     for (int k = 0; k < NG_NOPS; k++)
         base.t.dt[k] = tid[k] >= 0 ? (int)g->t[tid[k]].dtype : 0;
     int okey = bwd || is_smb(kind) ? NG_DX : NG_Y;
@@ -535,9 +574,9 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
     bool fwd_row = kind == NK_LN || kind == NK_RMS, bwd_row = kind == NK_LN_BWD || kind == NK_RMS_BWD;
     if ((fwd_row || bwd_row) && rows.inner.n == 1 && np->D <= NG_ROW_MAX && np->rows <= 0x7fffffffLL &&
         !getenv("XDNN_NORM_GENERIC")) {
-        const int ops_fwd[] = {NG_X, NG_Y}, ops_bwd[] = {NG_X, NG_DY, NG_DX};
+        const int ops_fwd[] = {NG_X, NG_Y}, ops_bwd[] = {NG_X, NG_DY, NG_DX, NG_Y};
         const int *ops = fwd_row ? ops_fwd : ops_bwd;
-        int nops = fwd_row ? 2 : 3;
+        int nops = fwd_row ? 2 : tid[NG_Y] >= 0 ? 4 : 3; /* the backward's residual too */
         bool ok = true, vec = np->D % 4 == 0;
         for (int q = 0; q < nops && ok; q++) {
             ok = rows.inner.stride[ops[q]][0] == 1 && g->t[tid[ops[q]]].dtype == x->dtype;
@@ -547,6 +586,23 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
         np->row_fast = ok;
         if (ok)
             np->stats.vec4 = vec;
+    }
+    /* the row backward sums dscale/dbias itself when they are per feature
+     * (one element per column of the row) and the rows take vector loads */
+    if (np->row_fast && bwd_row && np->has_pgrad && np->stats.vec4 && np->D <= NG_ROW_PG_MAX &&
+        !env_on("XDNN_NORM_PGRAD_APART")) { /* A/B switch: set and not "0" = the separate reduce */
+        bool per_col = true;
+        const int pk[] = {NG_DSC, NG_DBI};
+        for (int q = 0; q < 2; q++) {
+            if (tid[pk[q]] < 0)
+                continue;
+            per_col = per_col && g->t[tid[pk[q]]].numel == np->D;
+            for (int i = 0; i < rows.outer.n; i++)
+                per_col = per_col && rows.outer.stride[pk[q]][i] == 0;
+        }
+        np->pg_fused = per_col;
+        /* a few blocks per SM; the launcher takes what fits (occupancy) up to this */
+        np->stats.pg_blocks = per_col ? sm_count * 8 : 0;
     }
     /* apply: 4 consecutive innermost elements per thread when they divide */
     if (!np->row_fast && np->stats.all.n > 0 && np->stats.all.size[np->stats.all.n - 1] % 4 == 0) {
@@ -560,6 +616,8 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
     plan_cl(np, g, sm_count);
     /* workspace: partial sums, then six per-row f32 arrays */
     size_t part = (size_t)np->stats.nsplit * (size_t)np->stats.O * 4 * sizeof(float);
+    if (np->pg_fused && (size_t)np->stats.pg_blocks * 2 * (size_t)np->D * sizeof(float) > part)
+        part = (size_t)np->stats.pg_blocks * 2 * (size_t)np->D * sizeof(float);
     if (np->has_pgrad && !np->pgrad_from_rows) {
         size_t p2 = (size_t)np->pgrad.nsplit * (size_t)np->pgrad.O * 4 * sizeof(float);
         if (p2 > part)
@@ -610,7 +668,8 @@ static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     }
     static const char *const acts[] = {"", ", + relu", ", + silu", ", + gelu (tanh)", ", + gelu"};
     snprintf(np->detail, sizeof np->detail, "%s%s",
-             np->row_fast ? (np->stats.vec4 ? "one block per row (row in registers, 4-wide loads)"
+             np->pg_fused ? "rows in registers, 4-wide loads, parameter gradients in the same pass"
+             : np->row_fast ? (np->stats.vec4 ? "one block per row (row in registers, 4-wide loads)"
                                             : "one block per row (row in registers)")
              : np->cl ? "channels last: column partials in vectors, warp-per-channel combine, apply"
              : np->stats.col ? "split reduce, threads across rows (coalesced columns)"
@@ -653,7 +712,7 @@ static xdnn_status norm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags
     }
     /* the channels-last kernels read the saved statistics themselves; the
      * generic parameter-gradient reduce reads them from the workspace */
-    bool pgrad_apart = np->has_pgrad && !np->pgrad_from_rows;
+    bool pgrad_apart = np->has_pgrad && !np->pgrad_from_rows && !np->pg_fused;
     if (np->kind == NK_BN_INFER || (is_bwd(np->kind) && (!np->cl || pgrad_apart))) {
         ng_job l = np->load;
         bind(c, p, np, &l);
@@ -666,6 +725,8 @@ static xdnn_status norm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags
         KTRY(ng_launch_cl_reduce(&j, st), "channels-last reduce");
         KTRY(ng_launch_cl_finalize(&j, st), "channels-last finalize");
         KTRY(ng_launch_cl_apply(&j, np->apply_mode, st), "channels-last apply");
+    } else if (np->row_fast && np->pg_fused) { /* ... with dscale / dbias in the same pass */
+        KTRY(ng_launch_row_bwd_pg(&j, np->rows, np->D, st), "row backward with parameter gradients");
     } else if (np->row_fast) { /* layernorm / rmsnorm backward dx */
         KTRY(ng_launch_row_bwd(&j, np->rows, np->D, st), "row backward");
     } else {

@@ -29,6 +29,7 @@ typedef struct norm_plan {
     bool cl;                   /* batchnorm over channels-last x: kernels/norm_cl.cu */
     bool pgrad_from_rows;      /* batchnorm_bwd: dscale/dbias are the row sums */
     bool has_pgrad;            /* a backward writing dscale/dbias */
+    bool pg_fused;             /* row backward: dscale/dbias summed in the dx pass (ng_launch_row_bwd_pg) */
     ng_job stats;              /* reduce + finalize over the rows (or the loads of the backward) */
     ng_job load;               /* backward: saved mean/inv -> workspace */
     ng_job pgrad;              /* parameter-gradient reduce + finalize */
@@ -45,6 +46,11 @@ int gpu_norm_act(const ggraph *g, int node);
 /* The y of node `node` when it is a normalization forward whose activation
  * could be fused (partition.c asks), else -1. */
 int gpu_norm_fusable_y(const ggraph *g, int node);
+/* dx of a layernorm / rmsnorm backward node (else -1), and the other operand r
+ * of `node` when it is `dx + r` (or `r + dx`) of dx's dims and dtype, which
+ * norm_welford adds to dx (rounded to dx's dtype) before storing (else -1). */
+int gpu_norm_fusable_dx(const ggraph *g, int node);
+int gpu_norm_res_add(const ggraph *g, int node, int dx);
 
 /* Analyze partition p (a single norm / softmax_bwd node) for a device with
  * sm_count SMs.  False with a reason naming the op and attribute/tensor. */

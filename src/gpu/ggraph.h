@@ -51,9 +51,10 @@ typedef struct gtensor {
     int producer;      /* node index or -1 */
     int nconsumers;    /* filled by gg_finish */
     int ir_index;      /* index into run_state tensors, -1 if none */
-    /* A view (views.c): no node writes it; it reads tensor view_of's storage
-     * from element view_offset on, through its own strides.  -1: owns its
-     * storage.  view_of is never itself a view. */
+    /* A view (views.c): it reads tensor view_of's storage from element
+     * view_offset on, through its own strides; no node writes it, except a
+     * concat's piece placed in the concat's result (producer >= 0).  -1: owns
+     * its storage.  view_of is never itself a view. */
     int view_of;
     int64_t view_offset;
 } gtensor;

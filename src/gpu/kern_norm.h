@@ -94,6 +94,11 @@ typedef struct ng_job {
                                       apply: 4 consecutive innermost elements per thread */
     int act;                       /* forward: ng_act applied to y before it is stored */
     int act_dt;                    /* the dtype the norm's own y had (rounded to it first) */
+    int pg_blocks;                 /* ng_launch_row_bwd_pg: the most blocks (part holds
+                                      pg_blocks * 2 * D floats) */
+    int res_dt;                    /* backward with a residual (NG_Y set: an x-shaped addend):
+                                      dx rounded to this dtype, then NG_Y added (the fused
+                                      `dx + r` of partition.c) */
 } ng_job;
 
 /* The activation a forward norm partition applies after normalizing (the
@@ -112,6 +117,11 @@ int ng_launch_row_fwd(const ng_job *j, int64_t rows, int64_t D, void *stream);
 /* The same for the backward dx of layernorm / rmsnorm (mean/inv from the
  * workspace arrays, filled by a NGF_LOAD finalize first). */
 int ng_launch_row_bwd(const ng_job *j, int64_t rows, int64_t D, void *stream);
+/* The same with dscale / dbias (NG_DSC / NG_DBI, per feature: inner stride
+ * only) summed in the same pass: per-block column partials in part, then a
+ * column sum.  Rows 4-element aligned (vec4), D <= NG_ROW_PG_MAX. */
+enum { NG_ROW_PG_MAX = 8192 };
+int ng_launch_row_bwd_pg(const ng_job *j, int64_t rows, int64_t D, void *stream);
 
 typedef enum ng_apply_mode { NGA_FWD, NGA_BWD, NGA_SMB } ng_apply_mode;
 

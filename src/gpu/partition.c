@@ -15,12 +15,15 @@ typedef struct pstate {
     char *seen;    /* DFS marks per group id */
 } pstate;
 
-/* The group that writes what `tensor` reads (a view: its storage's writer). */
+/* The group that writes what `tensor` reads (a view: its storage's writer;
+ * a concat's piece written in place, views.c: its own writer). */
 static int producer_group(const pstate *s, int tensor)
 {
     if (tensor < 0)
         return -1;
-    int p = s->g->t[gg_storage(s->g, tensor)].producer;
+    int p = s->g->t[tensor].producer;
+    if (p < 0)
+        p = s->g->t[gg_storage(s->g, tensor)].producer;
     return p >= 0 ? s->grp[p] : -1;
 }
 
@@ -128,7 +131,8 @@ static void fuse_matmul_epilogues(pstate *s)
             if (t->is_output || t->nconsumers != 1)
                 break;
             int c = only_consumer(g, cur);
-            if (c < 0 || g->n[c].kind != GN_POINTWISE || s->grp[c] != c ||
+            /* (a result written into a concat's result, views.c, needs the generated kernel's strided store) */
+            if (c < 0 || g->n[c].kind != GN_POINTWISE || s->grp[c] != c || g->t[g->n[c].out].view_of >= 0 ||
                 !gg_same_dims(&g->t[g->n[c].out], &g->t[g->n[m].out]))
                 break;
             char why[160];
@@ -141,7 +145,8 @@ static void fuse_matmul_epilogues(pstate *s)
 }
 
 /* A normalization forward + the one relu / silu / gelu that alone reads its
- * y: norm_welford applies it before storing (eng_norm.c), saving a pass. */
+ * y, and a layer/rms backward + the residual add that alone reads its dx:
+ * norm_welford applies them before storing (eng_norm.c), saving a pass. */
 static void fuse_norm_epilogues(pstate *s)
 {
     ggraph *g = s->g;
@@ -150,7 +155,17 @@ static void fuse_norm_epilogues(pstate *s)
         if (y < 0 || g->t[y].is_output || g->t[y].nconsumers != 1 || s->grp[m] != m)
             continue;
         int c = only_consumer(g, y);
-        if (c >= 0 && s->grp[c] == c && gpu_norm_act(g, c) != NGACT_NONE && gg_same_dims(&g->t[g->n[c].out], &g->t[y]))
+        if (c >= 0 && s->grp[c] == c && gpu_norm_act(g, c) != NGACT_NONE && g->t[g->n[c].out].view_of < 0 &&
+            gg_same_dims(&g->t[g->n[c].out], &g->t[y]))
+            merge(s, m, c);
+    }
+    /* a layer/rms backward + the add that alone reads its dx (a residual: dr = dy + dx) */
+    for (int m = 0; m < g->nn; m++) {
+        int dx = gpu_norm_fusable_dx(g, m);
+        if (dx < 0 || g->t[dx].nconsumers != 1 || s->grp[m] != m)
+            continue;
+        int c = only_consumer(g, dx);
+        if (c >= 0 && s->grp[c] == c && gpu_norm_res_add(g, c, dx) >= 0 && can_merge(s, m, c))
             merge(s, m, c);
     }
 }
@@ -211,6 +226,60 @@ static void fuse_reduce_prologues(pstate *s)
     }
 }
 
+/* A bound on a sibling-merged kernel (its operands stay well inside the
+ * launch's parameter count, eng_generated.c) */
+enum { SIBLING_MAX_NODES = 32 };
+
+static int group_nodes(const pstate *s, int grp)
+{
+    int c = 0;
+    for (int q = 0; q < s->g->nn; q++)
+        c += s->grp[q] == grp;
+    return c;
+}
+
+/* Do all nodes of groups a and b write tensors of one shape? */
+static bool groups_same_shape(const pstate *s, int a, int b, const gtensor *shape)
+{
+    for (int q = 0; q < s->g->nn; q++)
+        if ((s->grp[q] == a || s->grp[q] == b) && !gg_same_dims(&s->g->t[s->g->n[q].out], shape))
+            return false;
+    return true;
+}
+
+/* Sibling pointwise groups: two groups of one iteration shape that read a
+ * common tensor of that shape and depend on each other through no third
+ * group run as one kernel that reads it once and writes both results (RoPE's
+ * two halves from the same x1, x2; silu's backward dgt and dup from the same
+ * dm and gt, and the forward's silu(gt) * up beside them).  After the
+ * reduce prologues, so that a group a reduction absorbed stays with it.
+ * XDNN_NO_SIBLING_FUSION=1 keeps them apart (bisecting). */
+static void fuse_pointwise_siblings(pstate *s)
+{
+    ggraph *g = s->g;
+    for (int k = 0; k < g->nn; k++) {
+        if (g->n[k].kind != GN_POINTWISE || g->n[k].out < 0 || !group_is_pointwise(s, s->grp[k]))
+            continue;
+        const gtensor *shape = &g->t[g->n[k].out];
+        for (int j = 0; j < g->n[k].nin; j++) {
+            int t = g->n[k].in[j];
+            if (t < 0 || g->t[t].is_scalar || !gg_same_dims(&g->t[t], shape))
+                continue;
+            for (int c = k + 1; c < g->nn; c++) {
+                int gk = s->grp[k], gc = s->grp[c];
+                bool reads = false;
+                for (int i = 0; i < g->n[c].nin; i++)
+                    reads |= g->n[c].in[i] == t;
+                if (!reads || gc == gk || g->n[c].kind != GN_POINTWISE || !group_is_pointwise(s, gc) ||
+                    group_nodes(s, gk) + group_nodes(s, gc) > SIBLING_MAX_NODES ||
+                    !groups_same_shape(s, gk, gc, shape) || !can_merge(s, gk, gc))
+                    continue;
+                merge(s, gk, gc);
+            }
+        }
+    }
+}
+
 const char *gpart_kind_name(gpart_kind k)
 {
     static const char *const names[] = {"pointwise", "reduce", "matmul", "single"};
@@ -225,6 +294,14 @@ static void add_unique(arena *ar, int **arr, int *n, int v, int cap)
     if (!*arr)
         *arr = arena_alloc(ar, (size_t)cap * sizeof **arr);
     (*arr)[(*n)++] = v;
+}
+
+/* Bytes a tensor's elements occupy: its span, or for a strided view (a
+ * slice of a row) its elements alone when fewer. */
+static double moved_bytes(const gtensor *t)
+{
+    double span = (double)gg_span_bytes(t), dense = (double)t->numel * (double)gg_dtype_bytes(t->dtype);
+    return t->is_scalar ? 0 : dense < span ? dense : span;
 }
 
 static void fill_part(gplan *pl, gpart *p, int grp, const int *grp_of)
@@ -282,10 +359,15 @@ static void fill_part(gplan *pl, gpart *p, int grp, const int *grp_of)
         }
         p->flops += f;
     }
-    for (int i = 0; i < p->nins; i++)
-        p->bytes += (double)gg_span_bytes(&g->t[p->ins[i]]);
     for (int i = 0; i < p->nouts; i++)
-        p->bytes += (double)gg_span_bytes(&g->t[p->outs[i]]);
+        p->bytes += moved_bytes(&g->t[p->outs[i]]);
+    for (int i = 0; i < p->nins; i++) {
+        const gtensor *x = &g->t[p->ins[i]];
+        bool in_place = false; /* a concat's piece already in its result (views.c): not moved */
+        for (int j = 0; j < p->nouts; j++)
+            in_place |= x->view_of == p->outs[j];
+        p->bytes += in_place ? -moved_bytes(x) : moved_bytes(x);
+    }
 }
 
 gplan *gpu_partition(ggraph *g, bool no_fusion)
@@ -303,6 +385,9 @@ gplan *gpu_partition(ggraph *g, bool no_fusion)
             fuse_norm_epilogues(&s);
         fuse_pointwise(&s);
         fuse_reduce_prologues(&s);
+        const char *sib = getenv("XDNN_NO_SIBLING_FUSION");
+        if (!sib || !*sib || strcmp(sib, "0") == 0)
+            fuse_pointwise_siblings(&s);
     }
 
     /* Materialized: inputs, outputs, dead ends, and tensors crossing groups. */

@@ -10,7 +10,8 @@
  * A view is not made when: the result is a graph output or kept (the caller's
  * buffer has its own layout), a stride would be negative (a reversed slice),
  * the offset breaks the 256-byte alignment every engine may assume of a
- * buffer (cuBLASLt's default, 16-byte vector loads), a reshape does not fit
+ * buffer (cuBLASLt's default; 16 bytes when every consumer is a generated
+ * kernel or a copy, which move at most 16-byte words), a reshape does not fit
  * the input's strides, or some consumer cannot take the strides.  Then the
  * node stays and copy_strided runs it, as before.
  *
@@ -29,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { VIEW_ALIGN = 256 };
+enum { VIEW_ALIGN = 256, VEC_ALIGN = 16 };
 
 static bool is_view_op(int op)
 {
@@ -165,6 +166,15 @@ static bool consumer_takes(const ggraph *g, const gnode *c, const gtensor *y, co
     }
 }
 
+/* Does node c take an operand that starts only 16-byte aligned?  The
+ * generated kernels move at most 16-byte words (and check each pointer's
+ * alignment when they bind it), the copy engine picks its unit from the
+ * offsets: a RoPE half of a head (64 bf16 = 128 bytes in) stays a view. */
+static bool small_align_ok(const gnode *c)
+{
+    return c->kind == GN_POINTWISE || c->kind == GN_REDUCE || c->kind == GN_SOFTMAX || gpu_copy_op(c->op_id);
+}
+
 static int producer_of(const ggraph *g, int t, int before)
 {
     for (int k = 0; k < before; k++) {
@@ -233,13 +243,16 @@ static bool result_view(const ggraph *g, const gnode *n, int r, int64_t *st, int
         if (st[d] < 0)
             return false;
     }
-    if ((*off * (int64_t)gg_dtype_bytes(y->dtype)) % VIEW_ALIGN != 0)
-        return false;
+    int64_t align = VEC_ALIGN;
     for (int c = 0; c < g->nn; c++)
         for (int j = 0; j < g->n[c].nin; j++)
-            if (g->n[c].in[j] == yt && !consumer_takes(g, &g->n[c], y, st))
-                return false;
-    return true;
+            if (g->n[c].in[j] == yt) {
+                if (!consumer_takes(g, &g->n[c], y, st))
+                    return false;
+                if (!small_align_ok(&g->n[c]))
+                    align = VIEW_ALIGN;
+            }
+    return (*off * (int64_t)gg_dtype_bytes(y->dtype)) % align == 0;
 }
 
 /* Can copy_strided still place a split's pieces when some are discarded?
@@ -299,6 +312,53 @@ static bool fold(ggraph *g, int k)
     return false;
 }
 
+/* Concat in place: a piece written by a pointwise node only for the concat
+ * becomes a view of the concat's result (its strides, at the piece's offset),
+ * so the generated kernel stores straight into the result.  The concat node
+ * stays (it orders the readers of the result after the writers of its pieces)
+ * and copies only the pieces that are not in place (copy_strided skips the
+ * rest): RoPE's two rotated halves of q and k, and of dq and dk, are written
+ * where the concat would have put them.  Such a view is the one kind a node
+ * writes (tensor.producer >= 0; views.c's other views have none), and its
+ * storage lives from the first of its writers on (plan.c). */
+static void concat_in_place(ggraph *g, int k)
+{
+    const gnode *n = &g->n[k];
+    int yt = n->out;
+    if (yt < 0 || n->nin < 2 || !n->ir)
+        return;
+    gtensor *y = &g->t[yt];
+    int axis;
+    if (y->is_output || y->is_input || y->is_scalar || y->view_of >= 0 ||
+        !op_axis(y->rank, op_attr_int(n->ir, op_get(n->ir->op), "axis"), &axis))
+        return;
+    int64_t off = 0;
+    for (int i = 0; i < n->nin; i++) {
+        int t = n->in[i];
+        if (t < 0)
+            return;
+        gtensor *x = &g->t[t];
+        int64_t here = off;
+        off += x->dims[axis];
+        int p = producer_of(g, t, k);
+        if (x->view_of >= 0 || x->is_input || x->is_output || x->is_scalar || x->dtype != y->dtype ||
+            x->rank != y->rank || p < 0 || g->n[p].kind != GN_POINTWISE || g->n[p].out != t || readers(g, t) != 1)
+            continue;
+        bool viewed = false, twice = false;
+        for (int v = 0; v < g->nt; v++)
+            viewed |= g->t[v].view_of == t;
+        for (int j = 0; j < i; j++)
+            twice |= n->in[j] == t;
+        int64_t eoff = here * y->strides[axis];
+        if (viewed || twice || (eoff * (int64_t)gg_dtype_bytes(y->dtype)) % VEC_ALIGN != 0)
+            continue;
+        for (int d = 0; d < x->rank; d++)
+            x->strides[d] = x->dims[d] == 1 ? 0 : y->strides[d];
+        x->view_of = yt;
+        x->view_offset = eoff;
+    }
+}
+
 void gpu_fold_views(ggraph *g)
 {
     const char *env = getenv("XDNN_NO_VIEWS");
@@ -313,4 +373,7 @@ void gpu_fold_views(ggraph *g)
         memmove(&g->n[k], &g->n[k + 1], (size_t)(g->nn - k - 1) * sizeof *g->n);
         g->nn--;
     }
+    for (int k = 0; k < g->nn; k++)
+        if (g->n[k].op_id == OP_concat)
+            concat_in_place(g, k);
 }

@@ -53,6 +53,24 @@ workspace() { sed -n '1s/.*workspace \([0-9]*\) bytes.*/\1/p'; }
     [ "$ws" -gt 500000000 ] && [ "$ws" -lt 4000000000 ]
 }
 
+@test "Llama block plan: RoPE one kernel per tensor written in place, silu fwd+bwd one kernel, residual adds in the norm backward" {
+    run xdnn plan --explain --device-model h100 "$L" "${LREAL[@]}"
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == *": 33 partitions, "* ]]     # 45 before (2026-11-24)
+    # both rotated halves from one read of the head, stored where the concat puts them
+    [[ "$output" == *"partition 4  qr/y.0+qr/y.1+qr/y.2+qr/y.3+qr/y.4+qr/y.5  (mul+mul+sub+mul+mul+add)"* ]]
+    [[ "$output" == *"dk/dx.0+dk/dx.1+dk/dx.2+dk/dx.3+dk/dx.4+dk/dx.5  (mul+mul+add+mul+mul+sub)"* ]]
+    ! grep -q "(split)" <<< "$output"                 # the halves are views (128-byte offsets)
+    [[ "$output" == *"m.0+m+dgt.0+dgt+dup.0+dup  (silu+mul+mul+silu_bwd+silu+mul)"* ]]
+    [[ "$output" == *"dr2+dr  (rmsnorm_bwd+add)"* ]]
+    [[ "$output" == *"dx1+dx  (rmsnorm_bwd+add)"* ]]
+    # each switch gives back its partitions: 4 RoPE halves and 2 silu kernels, 2 adds
+    XDNN_NO_SIBLING_FUSION=1 run xdnn plan --explain --device-model h100 "$L" "${LREAL[@]}"
+    [[ "${lines[0]}" == *": 39 partitions, "* ]]
+    XDNN_NO_NORM_FUSION=1 run xdnn plan --explain --device-model h100 "$L" "${LREAL[@]}"
+    [[ "${lines[0]}" == *": 35 partitions, "* ]]
+}
+
 @test "ResNet-50 step on the CPU: finite, the loss of a random net, and one SGD step lowers it" {
     cd "$BATS_TEST_TMPDIR"
     xdnn run --device cpu "$R" --save out --format json > step.json

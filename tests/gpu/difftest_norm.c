@@ -145,6 +145,27 @@ static void layer_cases(void)
                      si + 40, s, s);
         }
     }
+    /* more rows than the fused row backward has blocks (ng_launch_row_bwd_pg: each block walks
+     * several rows and keeps the dscale/dbias partials of its columns across them); D = 4096
+     * (16 per thread) and 6000 (32 per thread), dscale in x's dtype as a Llama block has it */
+    static const int many[][3] = {{2, 1500, 1024}, {4100, 1, 64}, {1, 1200, 4096}, {1, 1100, 6000}};
+    for (int si = 0; si < (opts.quick ? 2 : 4); si++) {
+        const char *t = dts[si % 3];
+        char s[64], id[64], last[32], name[192];
+        shp(s, sizeof s, 3, many[si]);
+        sid(id, sizeof id, 3, many[si]);
+        snprintf(last, sizeof last, "[%d]", many[si][2]);
+        snprintf(name, sizeof name, "rmsnorm/many-rows+bwd/%s/%s", t, id);
+        add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  input dy: %s%s;\n  weight s: %s%s;\n"
+                          "  y, ir = rmsnorm(x, s);\n  dx, ds = rmsnorm_bwd(dy, x, s, ir);\n"
+                          "  output dx: %s, ds: %s;\n}\n",
+                 si + 90, t, s, t, s, t, last, t, t);
+        snprintf(name, sizeof name, "layernorm/many-rows+bwd/%s/%s", t, id);
+        add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  input dy: %s%s;\n  weight s: %s%s;\n"
+                          "  weight b: %s%s;\n  y, m, iv = layernorm(x, s, b);\n"
+                          "  dx, ds, db = layernorm_bwd(dy, x, s, m, iv);\n  output dx: %s, ds: f32, db: f32;\n}\n",
+                 si + 95, t, s, t, s, t, last, t, last, t);
+    }
 }
 
 static void batch_cases(void)
@@ -437,6 +458,58 @@ static void fused_act_cases(void)
     }
 }
 
+/* ---- whole-network fusions (the Llama block's): RoPE's rotated halves
+ * written in place into the concat's result (views.c; a half of 8 elements is
+ * 16-byte aligned in every dtype, one of 3 is not and stays a copy; a piece
+ * that is a graph input is copied beside in-place ones), read by a pointwise,
+ * a reduce and a matmul; sibling pointwise kernels reading the same tensors
+ * (silu's forward and backward); a layer/rms backward with the residual add
+ * of its dx (row kernels with and without the fused parameter gradients, the
+ * general apply for rows over 8192, a scalar row of odd length).  With the
+ * network's bf16/f16 intermediates: the fusions need one dtype throughout. */
+static void network_fusion_cases(void)
+{
+    static const char rope[] =
+        "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n  input x: %s[2, 5, 3, %d];\n  input c: f32[5, 1, %d];\n"
+        "  input s: f32[5, 1, %d];\n  weight w: %s[%d, 7];\n  x1, x2 = split(x, axis=-1, parts=2);\n"
+        "  r = concat(x1 * c - x2 * s, x2 * c + x1 * s, axis=-1);\n  q = concat(x1 * c, x, axis=-1);\n"
+        "  y1 = r * 1.5;\n  y2 = reduce(r, op=\"sum\", axes=[-1]);\n"
+        "  y3 = matmul(reshape(r, dims=[30, %d]), w);\n  y4 = q + 1.0;\n"
+        "  output y1: %s, y2: f32, y3: f32, y4: %s;\n}\n";
+    for (int ti = 0; ti < 3; ti++) {
+        const char *t = dts[ti];
+        char name[192];
+        for (int hi = 0; hi < 2; hi++) {
+            int hd = hi ? 6 : 16;
+            snprintf(name, sizeof name, "net/rope-in-place/%s/hd%d", t, hd);
+            add_case(name, 2, rope, 100 + 2 * ti + hi, t, t, hd, hd / 2, hd / 2, t, hd, hd, t, t);
+        }
+        snprintf(name, sizeof name, "net/siblings-silu/%s", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input gt: %s[5, 33, 40];\n  input up: %s[5, 33, 40];\n"
+                          "  input dm: %s[5, 33, 40];\n  m = silu(gt) * up;\n  dg = silu_bwd(dm * up, gt);\n"
+                          "  du = dm * silu(gt);\n  output m: %s, dg: %s, du: %s;\n}\n",
+                 110 + ti, t, t, t, t, t, t);
+        static const int res_shapes[][2] = {{14, 264}, {3, 1001}, {2, 9000}, {1100, 512}};
+        for (int si = 0; si < 4; si++) {
+            char sh[48];
+            snprintf(sh, sizeof sh, "[%d, %d]", res_shapes[si][0], res_shapes[si][1]);
+            snprintf(name, sizeof name, "net/rmsnorm_bwd+residual/%s/%dx%d", t, res_shapes[si][0], res_shapes[si][1]);
+            add_case(name, 2, "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n  input x: %s%s;\n  input dy: %s%s;\n"
+                              "  input r0: %s%s;\n"
+                              "  weight s: %s[%d];\n  y, ir = rmsnorm(x, s);\n  d0, ds = rmsnorm_bwd(dy, x, s, ir);\n"
+                              "  dx = r0 + d0;\n  output dx: %s, ds: %s;\n}\n",
+                     120 + 4 * ti + si, t, t, sh, t, sh, t, sh, t, res_shapes[si][1], t, t);
+            snprintf(name, sizeof name, "net/layernorm_bwd+residual/%s/%dx%d", t, res_shapes[si][0], res_shapes[si][1]);
+            add_case(name, 2, "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n  input x: %s%s;\n  input dy: %s%s;\n"
+                              "  input r0: %s%s;\n"
+                              "  weight s: %s[%d];\n  weight b: %s[%d];\n  y, m, iv = layernorm(x, s, b);\n"
+                              "  d0, ds, db = layernorm_bwd(dy, x, s, m, iv);\n  dx = d0 + r0;\n"
+                              "  output dx: %s, ds: f32, db: f32;\n}\n",
+                     140 + 4 * ti + si, t, t, sh, t, sh, t, sh, t, res_shapes[si][1], t, res_shapes[si][1], t);
+        }
+    }
+}
+
 /* ---- the vectorized paths: pointwise 16-byte chunks (codegen.c v2) with
  * broadcast operands and mixed dtypes, NHWC pooling 16-byte chunks (pool.cu
  * v2); odd sizes beside them take the scalar paths. */
@@ -679,6 +752,7 @@ int main(int argc, char **argv)
         view_cases();
         vector_cases();
         fused_act_cases();
+        network_fusion_cases();
         const_cases();
         rng_cases();
     }

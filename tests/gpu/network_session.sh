@@ -10,7 +10,8 @@
 #   - `xdnn plan` at the real sizes, which fills the kernel cache.
 # Phase B, one timing at a time: for each case the xdnn step (whole execute and every partition,
 # JSON), then the PyTorch peer (bench/network_peer.py) eager and compiled.
-# Every piece has a time limit; CASES picks the cases, SKIP_CHECK/SKIP_PEER leave parts out,
+# Every piece has a time limit; CASES picks the cases, CHECKS the checks ("resnet llama"),
+# SKIP_CHECK/SKIP_PEER leave parts out, PHASE_A_CMD runs in phase A (log: OUT/phase_a.log),
 # PEER_ARGS go to the timed peer (e.g. "--modes compile --profile 25").
 set -uo pipefail
 build=${1:?BUILD_DIR}; out=${2:?OUT_DIR}
@@ -48,13 +49,16 @@ if [ -z "${SKIP_PEER:-}" ]; then
         pids+=($!)
     done
 fi
-if [ -z "${SKIP_CHECK:-}" ]; then
+CHECKS=${CHECKS:-resnet llama}
+if [ -z "${SKIP_CHECK:-}" ] && [[ " $CHECKS " == *" resnet "* ]]; then
     step "check resnet (lr=30)"
     timeout 60 $x run --device gpu --check --iters 1 --warmup 0 --set lr=30 $R > "$w/check_resnet.log" 2>&1
     echo "rc=$?"; relnorms "$w/check_resnet.log"
     step "resnet GPU vs the f32-intermediate CPU reference"
     timeout 60 $x run --device gpu --iters 1 --warmup 0 --set lr=30 --expect "$build/ref32" $R > "$w/expect32_resnet.log" 2>&1
     echo "rc=$?"; relnorms "$w/expect32_resnet.log"
+fi
+if [ -z "${SKIP_CHECK:-}" ] && [[ " $CHECKS " == *" llama "* ]]; then
     step "check llama"
     timeout 60 $x run --device gpu --check --iters 1 --warmup 0 $L --set S=256 --set HQ=8 --set HK=2 --set HD=128 --set I=512 \
         > "$w/check_llama.log" 2>&1
@@ -64,6 +68,11 @@ for c in $CASES; do
     step "plan $c"
     timeout 90 $x plan --device gpu $(args_of "$c") -o "/tmp/$c.xplan" > "$w/plan_$c.log" 2>&1; echo "rc=$?"
 done
+if [ -n "${PHASE_A_CMD:-}" ]; then # more untimed work beside the warm-ups (e.g. differential testers)
+    step "PHASE_A_CMD"
+    timeout "${PHASE_A_S:-200}" bash -c "$PHASE_A_CMD" > "$out/phase_a.log" 2>&1
+    echo "rc=$?"; tail -5 "$out/phase_a.log"
+fi
 step "waiting for the compile warm-ups"
 for p in "${pids[@]}"; do wait "$p"; done
 for c in $CASES; do
