@@ -437,3 +437,15 @@ B
     [ "$status" -eq 1 ]
     [[ "$output" == *"a dropout percent p0..p99"* ]]
 }
+
+@test "the table keeps its columns when a case key is wider than the case column: the key gets a line of its own" {
+    cd "$BATS_TEST_TMPDIR"
+    printf '%s\n' 'conv mb1ic4ih8oc4kh3ph1_n"a:problem:name:long:enough:to:overflow"' 'conv mb1ic4ih8oc4kh3' > cases.txt
+    xdnn bench --batch cases.txt --device cpu --iters 1 > t.txt 2> /dev/null
+    cat t.txt
+    grep -qx 'conv mb1ic4ih8oc4kh3ph1_n"a:problem:name:long:enough:to:overflow":f32' t.txt
+    # every row's engine column starts where the header's does
+    col=$(head -1 t.txt | awk '{ print index($0, "engine") }')
+    [ "$(grep -c ' cpu_reference ' t.txt)" -eq 2 ]
+    grep ' cpu_reference ' t.txt | while IFS= read -r line; do [ "$(awk '{ print index($0, "cpu_reference") }' <<< "$line")" -eq "$col" ]; done
+}
