@@ -333,8 +333,8 @@ XDNN_API xdnn_status xdnn_plan_build(xdnn_graph_t *g, const xdnn_plan_options *o
  * `values` are "P" = "V" pairs, each P a dynamic param of p and V in its
  * range; params not named keep p's values.  No engine is selected or tuned:
  * p's choices are restored as data and only what depends on the sizes is
- * redone (binding, lowering, workspace layout, building: generated pointwise
- * kernels take their sizes as arguments, so a new size of a known shape class
+ * redone (binding, lowering, workspace layout, building: generated kernels
+ * take their sizes as arguments, so a new size of a known shape class
  * compiles nothing).  XDNN_ERR_USAGE for
  * a param that is not dynamic or a value out of range; XDNN_ERR_UNSUPPORTED
  * when the graph partitions differently at the new sizes or a chosen engine

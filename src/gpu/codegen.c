@@ -208,6 +208,20 @@ static void size_lit(sbuf *b, cg_slots *sl, int64_t v)
     sb_printf(b, "sh.v[%d]", sl->n++);
 }
 
+/* Hand the slots' values to k (arena-owned) and free the slots. */
+static xdnn_status keep_slots(const ggraph *g, cg_slots *sl, cg_kernel *k)
+{
+    bool oom = sl->oom;
+    if (!oom && sl->n) {
+        k->vals = arena_alloc(g->ar, (size_t)sl->n * sizeof *k->vals);
+        memcpy(k->vals, sl->v, (size_t)sl->n * sizeof *k->vals);
+        k->nvals = sl->n;
+    }
+    free(sl->v);
+    *sl = (cg_slots){0};
+    return oom ? XDNN_ERR_NOMEM : XDNN_OK;
+}
+
 /* ---- body emission: values at the coordinates c0..c{rank-1} of `shape` */
 typedef struct body {
     const ggraph *g;
@@ -362,7 +376,7 @@ static void emit_signature(sbuf *hdr, const ggraph *g, const body *bd, const int
     sb_printf(hdr, "%s", prelude);
     sb_printf(hdr, "typedef %s xd_idx;\n", i32 ? "int" : "long long");
     if (bd->sl)
-        sb_printf(hdr, "struct xd_sh { long long v[%d]; };\n", bd->sl->n);
+        sb_printf(hdr, "struct xd_sizes { long long v[%d]; };\n", bd->sl->n);
     sb_printf(hdr, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", CG_BLOCK, kname);
     for (int k = 0; k < bd->nparams; k++) {
         int t = bd->params[k];
@@ -373,7 +387,7 @@ static void emit_signature(sbuf *hdr, const ggraph *g, const body *bd, const int
                   storage_type(g->t[t].dtype), k);
     }
     if (bd->sl)
-        sb_printf(hdr, ", const xd_sh sh");
+        sb_printf(hdr, ", const xd_sizes sh");
     sb_printf(hdr, ")\n");
 }
 
@@ -581,14 +595,7 @@ xdnn_status cg_pointwise(const ggraph *g, const int *nodes, int nnodes, const in
               bound.s ? bound.s : "0", b.s ? b.s : "");
     free(b.s);
     free(bound.s);
-    if (bd.sl && !sl.oom && sl.n) {
-        k->vals = arena_alloc(g->ar, (size_t)sl.n * sizeof *k->vals);
-        memcpy(k->vals, sl.v, (size_t)sl.n * sizeof *k->vals);
-        k->nvals = sl.n;
-    }
-    free(sl.v);
-    if (sl.oom)
-        return XDNN_ERR_NOMEM;
+    xdnn_status st = keep_slots(g, &sl, k);
     k->src = sb_finish(&hdr, g->ar);
     k->name = kname;
     k->params = bd.params;
@@ -596,7 +603,7 @@ xdnn_status cg_pointwise(const ggraph *g, const int *nodes, int nnodes, const in
     k->work = shape->numel / vec;
     k->vec = vec;
     k->contig = contig;
-    return k->src ? XDNN_OK : XDNN_ERR_NOMEM;
+    return st != XDNN_OK ? st : k->src ? XDNN_OK : XDNN_ERR_NOMEM;
 }
 
 static const char *red_init(gred_op r)
@@ -624,23 +631,29 @@ xdnn_status cg_reduce(const ggraph *g, int anchor, const int *nodes, int nnodes,
             rows *= xs->dims[i];
         }
     }
-    sbuf b = {0}, hdr = {0};
+    sbuf b = {0}, hdr = {0}, lit = {0};
     body bd;
+    cg_slots sl = {0};
     body_init(&bd, g, nodes, nnodes, rank, &b);
+    bd.sl = g->sizes_as_args ? &sl : NULL;
     param_for(&bd, y);
     const char *ind = "      ";
     sb_printf(&b, "  __shared__ float xd_sh[32];\n");
-    sb_printf(&b, "  for (xd_idx row = blockIdx.x; row < (xd_idx)%" PRId64 "; row += gridDim.x) {\n", rows);
+    size_lit(&lit, bd.sl, rows);
+    sb_printf(&b, "  for (xd_idx row = blockIdx.x; row < (xd_idx)%s; row += gridDim.x) {\n", lit.s ? lit.s : "0");
+    free(lit.s);
+    lit = (sbuf){0};
     coords_decl(&b, rank, "    ");
-    emit_decompose(&b, "row", xs->dims, kept, nk, "    ", NULL);
+    emit_decompose(&b, "row", xs->dims, kept, nk, "    ", bd.sl);
     char loop[160];
-    snprintf(loop, sizeof loop, "    for (xd_idx e = threadIdx.x; e < (xd_idx)%" PRId64 "; e += blockDim.x) {\n",
-             rlen);
+    size_lit(&lit, bd.sl, rlen); /* one slot, read by every pass over the row */
+    snprintf(loop, sizeof loop, "    for (xd_idx e = threadIdx.x; e < (xd_idx)%s; e += blockDim.x) {\n",
+             lit.s ? lit.s : "0");
 
     if (n->kind == GN_REDUCE) {
         gred_op r = n->red;
         sb_printf(&b, "    float acc = %s;\n%s", red_init(r), loop);
-        emit_decompose(&b, "e", xs->dims, red, nr, ind, NULL);
+        emit_decompose(&b, "e", xs->dims, red, nr, ind, bd.sl);
         emit_value(&bd, x, ind);
         sb_printf(&b, "%sacc = ", ind);
         switch (r) {
@@ -657,7 +670,7 @@ xdnn_status cg_reduce(const ggraph *g, int anchor, const int *nodes, int nnodes,
                   r == RED_MAX || r == RED_AMAX ? "xd_block_max" : r == RED_MIN ? "xd_block_min"
                   : r == RED_PROD ? "xd_block_prod" : "xd_block_sum");
         if (r == RED_MEAN)
-            sb_printf(&b, "    acc = acc / (float)%" PRId64 ";\n", rlen);
+            sb_printf(&b, "    acc = acc / (float)%s;\n", lit.s ? lit.s : "1");
         if (r == RED_NORM2)
             sb_printf(&b, "    acc = sqrtf(acc);\n");
         /* Output coordinates: keepdims keeps the rank (reduced dims are size 1,
@@ -668,7 +681,8 @@ xdnn_status cg_reduce(const ggraph *g, int anchor, const int *nodes, int nnodes,
             int c = ys->rank == rank ? j : (j < nk ? kept[j] : -1);
             if (c < 0 || ys->dims[j] == 1 || ys->strides[j] == 0)
                 continue;
-            sb_printf(&b, "%sc%d * (xd_idx)%" PRId64, any ? " + " : "", c, ys->strides[j]);
+            sb_printf(&b, "%sc%d * (xd_idx)", any ? " + " : "", c);
+            size_lit(&b, ys->strides[j] == 1 ? NULL : bd.sl, ys->strides[j]);
             any = true;
         }
         sb_printf(&b, "%s] = %s(acc); // %s\n", any ? "" : "0", store_fn(ys->dtype), ys->name);
@@ -677,7 +691,7 @@ xdnn_status cg_reduce(const ggraph *g, int anchor, const int *nodes, int nnodes,
          * is rescaled whenever the max grows), then a pass that writes; the
          * prologue is recomputed in each. */
         sb_printf(&b, "    float mx = -INFINITY, sum = 0.0f;\n%s", loop);
-        emit_decompose(&b, "e", xs->dims, red, nr, ind, NULL);
+        emit_decompose(&b, "e", xs->dims, red, nr, ind, bd.sl);
         emit_value(&bd, x, ind);
         sb_printf(&b, "%sif (v%d > mx) { sum = sum * expf(mx - v%d) + 1.0f; mx = v%d; }\n", ind, x, x, x);
         sb_printf(&b, "%selse if (v%d != -INFINITY) sum += expf(v%d - mx); // NaN propagates\n    }\n", ind, x, x);
@@ -687,7 +701,7 @@ xdnn_status cg_reduce(const ggraph *g, int anchor, const int *nodes, int nnodes,
         memset(bd.done, 0, (size_t)g->nt);
         sb_printf(&b, "    const float lse = logf(sum);\n%s", loop);
         memset(bd.done, 0, (size_t)g->nt);
-        emit_decompose(&b, "e", xs->dims, red, nr, ind, NULL);
+        emit_decompose(&b, "e", xs->dims, red, nr, ind, bd.sl);
         emit_value(&bd, x, ind);
         char val[96];
         if (n->log_softmax)
@@ -698,16 +712,18 @@ xdnn_status cg_reduce(const ggraph *g, int anchor, const int *nodes, int nnodes,
         sb_printf(&b, "    }\n");
     }
     sb_printf(&b, "  }\n");
-    bool i32 = fits_i32(g, bd.params, bd.nparams, xs->numel);
+    free(lit.s);
+    bool i32 = !bd.sl && fits_i32(g, bd.params, bd.nparams, xs->numel);
     int outs[1] = {y};
     emit_signature(&hdr, g, &bd, outs, 1, kname, i32);
     sb_printf(&hdr, "{\n%s}\n", b.s ? b.s : "");
     free(b.s);
+    xdnn_status st = keep_slots(g, &sl, k);
     k->src = sb_finish(&hdr, g->ar);
     k->name = kname;
     k->params = bd.params;
     k->nparams = bd.nparams;
     k->work = rows;
     k->per_row = true;
-    return k->src ? XDNN_OK : XDNN_ERR_NOMEM;
+    return st != XDNN_OK ? st : k->src ? XDNN_OK : XDNN_ERR_NOMEM;
 }

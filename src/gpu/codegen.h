@@ -2,11 +2,12 @@
  *
  * Generated kernels are specialized on shapes, strides and dtypes (all become
  * literals, so index division is by constants) and use a grid-stride loop.
- * With ggraph.sizes_as_args (plans with dynamic params) a pointwise kernel
- * takes its element count, dims and strides (other than 1) as one by-value
- * argument instead: its source then depends on the shape class only (ranks,
- * dtypes, broadcast pattern, unit strides, vector width) and a new size of a
- * known class is an NVRTC cache hit; 64-bit index math, division by values.
+ * With ggraph.sizes_as_args (plans with dynamic params) a generated kernel
+ * (pointwise, reduce, softmax) takes its element or row counts, dims and
+ * strides (other than 1) as one by-value argument instead: its source then
+ * depends on the shape class only (ranks, dtypes, reduced axes, broadcast
+ * pattern, unit strides, vector width) and a new size of a known class is an
+ * NVRTC cache hit; 64-bit index math, division by values.
  * Values are computed in f32; each tensor is loaded and stored in its own
  * dtype (f16/bf16 through cvt instructions, so no headers are needed).
  *
@@ -42,7 +43,7 @@ typedef struct cg_kernel {
      * aligned to the chunk's word (checked at launch) */
     int vec;
     const char *contig;
-    /* sizes_as_args: the values of the kernel's last argument (struct xd_sh,
+    /* sizes_as_args: the values of the kernel's last argument (struct xd_sizes,
      * nvals 64-bit integers); NULL/0 when the sizes are literals */
     int64_t *vals;
     int nvals;

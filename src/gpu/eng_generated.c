@@ -164,7 +164,7 @@ xdnn_status gpu_launch_generated(gpu_ctx *c, const gpu_kernel *kern, const cg_ke
             }
         }
     }
-    if (k->nvals) /* sizes as arguments: struct xd_sh by value, laid out as the array */
+    if (k->nvals) /* sizes as arguments: struct xd_sizes by value, laid out as the array */
         args[k->nparams] = k->vals;
     int64_t blocks = k->per_row ? k->work : (k->work + block - 1) / block;
     int64_t cap = (int64_t)c->dev.sm_count * (k->per_row ? 32 : 16);

@@ -8,11 +8,11 @@
  * values, its partitions' engines and knobs are restored as data by index
  * (the backend refuses when the graph partitions otherwise at the new sizes
  * or an engine cannot run them), and the backend lays out the workspace and
- * builds.  On CUDA a dynamic plan's generated pointwise kernels (fusions,
- * casts, matmul epilogues) take their sizes as arguments (codegen.h), so a
- * new size of a known shape class is an NVRTC cache hit; generated reduce and
- * softmax kernels still carry their sizes and compile once per size (then
- * come from the in-memory and on-disk kernel caches). */
+ * builds.  On CUDA a dynamic plan's generated kernels (pointwise fusions,
+ * casts, matmul epilogues, reductions, softmax) take their sizes as
+ * arguments (codegen.h), so a new size of a known shape class is an NVRTC
+ * cache hit; a new class compiles once (then comes from the in-memory and
+ * on-disk kernel caches). */
 #include "plan/backend.h"
 
 #include "core/expr.h"

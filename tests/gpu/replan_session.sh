@@ -8,7 +8,8 @@
 #     (the plan API, threads, CUDA graphs), test_gpu_constfold;
 #  2. replan_time: host ms of a new sequence length (resize, the same resize
 #     again, a plan from scratch) on the transformer block and the SDPA
-#     forward+backward graph, with an empty kernel cache, outputs compared;
+#     forward+backward graph, of a new batch size on the classifier head,
+#     with an empty kernel cache, outputs compared; test_gpu_shapeclass;
 #  3. the CLI: the transformer block with and without --const-weights
 #     (per-partition times: the casts' vanish), a resized plan, both --check'ed.
 # Exit 0 when every step passed.
@@ -28,7 +29,7 @@ step link
 [ -f "$dev/libxdnn.a.gz" ] && gunzip -f "$dev/libxdnn.a.gz"
 gcc -o "$dev/xdnn" "$dev"/cli/*.o "${L[@]}" > "$out/link.log" 2>&1 &
 unit_lib=$(ls tests/unit/*.c | grep -v '/test_')
-for t in tests/unit/test_plan_options.c tests/unit/test_plan_exec.c tests/unit/test_gpu_constfold.c; do
+for t in tests/unit/test_plan_options.c tests/unit/test_plan_exec.c tests/unit/test_gpu_constfold.c tests/unit/test_gpu_shapeclass.c; do
     gcc "${CF[@]}" -o "$dev/tests/$(basename "$t" .c)" "$t" $unit_lib "${L[@]}" >> "$out/link.log" 2>&1 &
 done
 gcc "${CF[@]}" -o "$dev/tests/replan_time" tests/gpu/replan_time.c "${L[@]}" >> "$out/link.log" 2>&1 &
@@ -39,7 +40,7 @@ wait
 export XDNN_CACHE_DIR=$(mktemp -d)
 
 step "unit tests on CUDA"
-for t in test_plan_options test_plan_exec test_gpu_constfold; do
+for t in test_plan_options test_plan_exec test_gpu_constfold test_gpu_shapeclass; do
     XDNN_TEST_BACKEND=cuda "$dev/tests/$t" > "$out/$t.log" 2>&1
     check $? "$t"
     grep -E "T=|checks" "$out/$t.log" | tail -6
@@ -50,6 +51,9 @@ step "replan timing"
 check "${PIPESTATUS[0]}" "replan_time transformer_block"
 "$dev/tests/replan_time" graphs/sdpa_fwd_bwd.dnn S 1:8192 64 256 1024 4096 -- B=1 2>&1 | tee "$out/replan_sdpa.log"
 check "${PIPESTATUS[0]}" "replan_time sdpa_fwd_bwd"
+# a new batch size: pooling, a linear layer and a generated softmax
+"$dev/tests/replan_time" graphs/classifier_head.dnn N 1:4096 4 32 256 1024 2>&1 | tee "$out/replan_head.log"
+check "${PIPESTATUS[0]}" "replan_time classifier_head"
 
 step "CLI: const weights and a resized plan"
 X="$dev/xdnn"

@@ -15,24 +15,27 @@
 #include "gpu/engine.h"
 #include "gpu/lower.h"
 
-enum { MAXK = 32 };
+enum { MAXK = 32, MAXV = 64 };
 
 /* Bias + gelu + residual on [B, S, D] (a vectorized kernel), a permuted
- * input read through strides (scalar kernel), and a matmul whose epilogue is
- * generated. */
+ * input read through strides (scalar kernel), a matmul whose epilogue is
+ * generated, a softmax over S with a prologue and a mean over S (reduce
+ * kernels). */
 static const char text[] = "dnn 1;\nparam B = 2;\nparam S = 64;\n"
                            "graph g(io=f32, seed=1) {\n"
                            "  input x: f32[B, S, 64];\n  input t: f32[B, 64, S];\n  weight b: f32[64];\n"
                            "  weight w: f32[64, 64];\n"
                            "  y = x + gelu(x + b) * permute(t, perm=[0, 2, 1]);\n"
                            "  z = tanh(matmul(y, w)) + x;\n"
-                           "  output y, z;\n}\n";
+                           "  s = softmax(z * 0.5, axis=1);\n  r = reduce(t, op=\"mean\", axes=[2]);\n"
+                           "  output y, s, r;\n}\n";
 
 typedef struct kernels {
     int n;
     char *src[MAXK];
-    int64_t vals0[MAXK]; /* the first size argument (or -1) */
+    int64_t vals[MAXK][MAXV]; /* the size arguments (the first MAXV) */
     int nvals[MAXK];
+    int reduce;          /* of them reduce or softmax kernels */
 } kernels;
 
 /* Generate every pointwise kernel (and matmul epilogue) of g bound with S=s, B=b. */
@@ -56,6 +59,13 @@ static void generate(const char *s, const char *b, bool args, kernels *out)
         xdnn_status st;
         if (p->kind == GP_POINTWISE) {
             st = cg_pointwise(g, p->nodes, p->nnodes, p->outs, p->nouts, "k", &k);
+        } else if (p->kind == GP_REDUCE) {
+            int pro[64], npro = 0;
+            for (int j = 0; j < p->nnodes && npro < 64; j++)
+                if (p->nodes[j] != p->anchor)
+                    pro[npro++] = p->nodes[j];
+            st = cg_reduce(g, p->anchor, pro, npro, "k", &k);
+            out->reduce++;
         } else if (p->kind == GP_MATMUL) {
             mm_shape sh;
             char why[256];
@@ -72,7 +82,8 @@ static void generate(const char *s, const char *b, bool args, kernels *out)
               k.src);
         out->src[out->n] = strdup(k.src);
         out->nvals[out->n] = k.nvals;
-        out->vals0[out->n] = k.nvals ? k.vals[k.nvals - 1] : -1; /* the element count (per thread chunk) */
+        for (int j = 0; j < k.nvals && j < MAXV; j++)
+            out->vals[out->n][j] = k.vals[j];
         out->n++;
     }
     xdnn_diags_print(d, stderr);
@@ -95,19 +106,22 @@ int main(void)
     generate("64", "1", true, &c); /* B = 1: the batch dim drops out of the offsets: another class */
     generate("64", "2", false, &la);
     generate("1000", "2", false, &lb);
-    CHECK(a.n >= 2 && a.n == b.n && a.n == la.n && a.n == lb.n, "the same kernels at both sizes (%d, %d)", a.n, b.n);
+    CHECK(a.n >= 4 && a.n == b.n && a.n == la.n && a.n == lb.n, "the same kernels at both sizes (%d, %d)", a.n, b.n);
+    CHECK(a.reduce >= 2, "a softmax and a reduce among them (%d)", a.reduce);
     int same = 0, differ_literal = 0, class_change = 0;
     for (int i = 0; i < a.n && i < b.n; i++) {
         same += strcmp(a.src[i], b.src[i]) == 0;
         CHECK(a.nvals[i] > 0 && a.nvals[i] == b.nvals[i], "kernel %d takes its sizes as arguments", i);
-        CHECK(a.vals0[i] * 1000 == b.vals0[i] * 64, "kernel %d: its element count scales with S (%lld, %lld)", i,
-              (long long)a.vals0[i], (long long)b.vals0[i]);
-        CHECK(strstr(a.src[i], "const xd_sh sh") != NULL && strstr(a.src[i], "typedef long long xd_idx") != NULL);
+        bool scales = false; /* some count (elements, or a row's length) is S times the same factor */
+        for (int j = 0; j < a.nvals[i] && j < MAXV; j++)
+            scales |= a.vals[i][j] > 0 && a.vals[i][j] * 1000 == b.vals[i][j] * 64;
+        CHECK(scales, "kernel %d: a size argument scales with S", i);
+        CHECK(strstr(a.src[i], "const xd_sizes sh") != NULL && strstr(a.src[i], "typedef long long xd_idx") != NULL);
     }
     CHECK(same == a.n, "every kernel's source is the same at S=64 and S=1000 (%d of %d)", same, a.n);
     for (int i = 0; i < la.n && i < lb.n; i++) {
         differ_literal += strcmp(la.src[i], lb.src[i]) != 0;
-        CHECK(la.nvals[i] == 0 && strstr(la.src[i], "xd_sh") == NULL, "literal sizes by default (kernel %d)", i);
+        CHECK(la.nvals[i] == 0 && strstr(la.src[i], "xd_sizes") == NULL, "literal sizes by default (kernel %d)", i);
     }
     CHECK(differ_literal == la.n, "with literal sizes each size is its own source (%d of %d)", differ_literal, la.n);
     for (int i = 0; i < a.n && i < c.n; i++)
