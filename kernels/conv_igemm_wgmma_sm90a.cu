@@ -5,18 +5,22 @@
 // k over K filters, j = (r, s, c) over R*S*C (c fastest); A[m, j] = x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c]
 // (0 in the padding), B[j, k] = w[k, r, s, c].  Neither is materialised.
 //
-// A CTA computes a 128 x BN tile of Y (BN = 64, 128 or 256, chosen per K by the host) with 3 warpgroups:
-//   warpgroup 0, the producer (setmaxnreg down to 56): its 128 threads gather each 64-deep k slice of A
+// Persistent CTAs (one per SM) loop over the 128 x BN tiles of Y (BN = 64 or 128, chosen per K by the host)
+// and their split-K ranges, with 3 warpgroups; the ring of stages runs on across tiles, so the producer loads
+// the next tile's slices while the consumers run the last one's epilogue (a 1x1 conv's reduction is 1-4
+// slices: without that overlap every tile paid the load latency and the store in turn):
+//   warpgroup 0, the producer (setmaxnreg down to 80): its 128 threads gather each 64-deep k slice of A
 //     (128 rows x 128 bytes) and B (BN rows x 128 bytes) with 16-byte cp.async, zero-filled (src-size 0) in
 //     the padding and past M, K and R*S*C, straight into the 128-byte swizzle a wgmma descriptor reads
 //     (16-byte chunk c of row r at chunk c ^ (r % 8): what TMA's SWIZZLE_128B writes).  A thread waits for
 //     its own copies LAG slices later, fences them into the async proxy and arrives on the slice's "full"
 //     mbarrier (128 arrivals), so the copies of LAG slices stay in flight per thread.
-//   warpgroups 1 and 2, the consumers (setmaxnreg up to 224): 64 rows each, wgmma m64nWNk16 from shared
+//   warpgroups 1 and 2, the consumers (setmaxnreg up to 208): 64 rows each, wgmma m64nWNk16 from shared
 //     memory (4 k-steps per slice), one slice's wgmma group kept in flight; a slice's "empty" mbarrier
 //     (256 arrivals) hands its buffers back once the group after it is issued and it has retired.
-// ST stages fill 192 KiB (8 / 6 / 4 for BN = 64 / 128 / 256): one CTA per SM.
-// Split-K (blockIdx.z, splits > 1): the CTA reduces k slices [z * kt_per, ...) and stores its raw f32 tile to
+// ST stages fill 192 KiB (8 / 6 for BN = 64 / 128): one CTA per SM.  (A 256-wide tile's 128 accumulators a
+// consumer thread spilled in the epilogue, and its producer's 16 rows of B in the mainloop: 64 and 128 only.)
+// Split-K (splits > 1): work item z of a tile reduces k slices [z * kt_per, ...) and stores its raw f32 tile to
 // part[z][M][K]; conv_igemm's ordered reduction (kconv_igemm_reduce) sums, runs the epilogue and stores y.
 // Otherwise the fused epilogue (conv_epi.cuh) runs on the accumulators and y is stored through its strides.
 // Offsets are 32-bit: the engine refuses tensors spanning 2^31 elements or more.
@@ -62,132 +66,29 @@ template <int N> __device__ __forceinline__ void cpa_wait()
 __device__ __forceinline__ void fence_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 #endif
 
-template <typename T, int BN>
-__global__ void __launch_bounds__(kcwThreads, 1)
-    kcw_fwd_kernel(const kcw_geom g, const T *__restrict__ x, const T *__restrict__ w, void *__restrict__ y,
-                   const kconv_epi epi, float *__restrict__ part)
-{
 #if XW_DEVICE
-    using C = kcw_cfg<BN>;
-    constexpr int ST = C::ST, WN = C::WN, NB = C::NB;
-    extern __shared__ unsigned char smem_raw[];
-    const uint32_t sbase = (smem_u32(smem_raw) + 1023u) & ~1023u; // swizzled tiles need 1024-byte alignment
-    const uint32_t sbar = sbase + ST * C::STAGE;
-#define KCW_FULL(s) (sbar + 8u * (s))
-#define KCW_EMPTY(s) (sbar + 8u * (ST + (s)))
-    const int wg = threadIdx.x / 128;
-    const int bm = blockIdx.x * kcwBM, bn = blockIdx.y * BN;
-    const int KT_all = (g.Kred + kcwBK - 1) / kcwBK, kt0 = blockIdx.z * g.kt_per;
-    const int KT = min(g.kt_per, KT_all - kt0);
-
-    if (threadIdx.x == 0) {
-#pragma unroll
-        for (int s = 0; s < ST; s++) {
-            mb_init(KCW_FULL(s), 128);
-            mb_init(KCW_EMPTY(s), 256);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+__device__ __forceinline__ uint32_t pack_y(int dt, float a, float b)
+{
+    if (dt == KDT_F16) {
+        const __half2 h = __floats2half2_rn(a, b);
+        return *reinterpret_cast<const uint32_t *>(&h);
     }
-    __syncthreads();
+    const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+    return *reinterpret_cast<const uint32_t *>(&h);
+}
 
-    if (wg == 0) { // ---- producer
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 56;\n");
-        const int t = threadIdx.x, cc = t & 7, r0 = t >> 3; // chunk column; rows r0 + 16 i
-        const uint32_t swz = (uint32_t)((cc ^ (r0 & 7)) << 4); // the row's swizzled chunk: r % 8 == r0 % 8
-        int xoff[8], ih0[8], iw0[8];
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            const int m = bm + r0 + 16 * i;
-            const int mm = m < g.M ? m : 0;
-            const int q = mm % g.Q, p = (mm / g.Q) % g.P, n = mm / (g.P * g.Q);
-            xoff[i] = n * g.xN;
-            ih0[i] = m < g.M ? p * g.sh - g.ph : -(1 << 29); // a row past M never passes the bounds test
-            iw0[i] = q * g.sw - g.pw;
-        }
-        // this thread's chunk of the first slice: kk = (r, s, c), c fastest (C % 8 == 0: a chunk is one tap)
-        int kk = kt0 * kcwBK + cc * 8;
-        int c = kk % g.C, s = (kk / g.C) % g.S, r = kk / (g.C * g.S);
-        for (int kt = 0; kt < KT; kt++) {
-            const int st = kt % ST;
-            mb_wait(KCW_EMPTY(st), ((kt / ST) & 1) ^ 1);
-            const uint32_t sA = sbase + st * C::STAGE, sB = sA + C::A_BYTES;
-            const bool kin = kk < g.Kred;
-            const int dr = r * g.dh, ds = s * g.dw;
-#pragma unroll
-            for (int i = 0; i < 8; i++) {
-                const int ih = ih0[i] + dr, iw = iw0[i] + ds;
-                const bool v = kin && (unsigned)ih < (unsigned)g.H && (unsigned)iw < (unsigned)g.W;
-                const T *src = v ? x + (xoff[i] + ih * g.xH + iw * g.xW + c) : x;
-                cpa16(sA + (r0 + 16 * i) * 128 + swz, src, v);
-            }
-            const int woff = r * g.wR + s * g.wS + c;
-#pragma unroll
-            for (int i = 0; i < BN / 16; i++) {
-                const int k = bn + r0 + 16 * i;
-                const bool v = kin && k < g.K;
-                const T *src = v ? w + (k * g.wK + woff) : w;
-                cpa16(sB + (r0 + 16 * i) * 128 + swz, src, v);
-            }
-            cpa_commit();
-            if (kt >= C::LAG) {
-                cpa_wait<C::LAG>();
-                fence_async();
-                mb_arrive(KCW_FULL((kt - C::LAG) % ST));
-            }
-            kk += kcwBK; // carry c into s and r
-            c += kcwBK;
-            while (c >= g.C) {
-                c -= g.C;
-                if (++s == g.S) {
-                    s = 0;
-                    ++r;
-                }
-            }
-        }
-        cpa_wait<0>();
-        fence_async();
-        for (int kt = max(0, KT - C::LAG); kt < KT; kt++)
-            mb_arrive(KCW_FULL(kt % ST));
-        return;
-    }
-
-    // ---- consumers
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n");
-    const int cw = wg - 1, tid = threadIdx.x - 128 * wg, warp = tid >> 5, lane = tid & 31;
-    float acc[NB][WN / 2];
-#pragma unroll
-    for (int b = 0; b < NB; b++)
-#pragma unroll
-        for (int i = 0; i < WN / 2; i++)
-            acc[b][i] = 0.f;
-    for (int kt = 0; kt < KT; kt++) {
-        const int st = kt % ST;
-        mb_wait(KCW_FULL(st), (kt / ST) & 1);
-        const uint32_t sA = sbase + st * C::STAGE + cw * 64 * 128, sB = sbase + st * C::STAGE + C::A_BYTES;
-        wg_fence();
-#pragma unroll
-        for (int k16 = 0; k16 < kcwBK / 16; k16++)
-#pragma unroll
-            for (int b = 0; b < NB; b++)
-                wg_ss(acc[b], gdesc(sA + k16 * 32, 16, 1024), gdesc(sB + b * WN * 128 + k16 * 32, 16, 1024),
-                      kt > 0 || k16 > 0, T());
-        wg_commit();
-        wg_wait<1>(); // the previous slice's group has retired: its buffers go back
-        if (kt > 0)
-            mb_arrive(KCW_EMPTY((kt - 1) % ST));
-    }
-    wg_wait<0>();
-#pragma unroll
-    for (int b = 0; b < NB; b++)
-        keep(acc[b]);
-#undef KCW_FULL
-#undef KCW_EMPTY
-
+// The tile's store: split-K's raw f32 partial, or the fused epilogue and y.
+template <int BN>
+__device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw_cfg<BN>::NB][kcw_cfg<BN>::WN / 2],
+                                             void *__restrict__ y, const kconv_epi &epi, float *__restrict__ part,
+                                             int bm, int bn, int z, int cw, int warp, int lane)
+{
+    constexpr int WN = kcw_cfg<BN>::WN, NB = kcw_cfg<BN>::NB;
     // accumulator layout of m64nWN (per warp, per 8-column block j): rows lane/4 and lane/4 + 8,
     // columns j*8 + (lane%4)*2 + {0, 1} at acc[j*4 + h*2 + {0, 1}]
     const int mrow = bm + cw * 64 + warp * 16 + lane / 4;
     if (part) { // split-K: the raw f32 tile to this split's partial [M][K] (K % 8 == 0: float2 stores)
-        float *pz = part + (size_t)blockIdx.z * g.M * g.K;
+        float *pz = part + (size_t)z * g.M * g.K;
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const int m = mrow + h * 8;
@@ -240,6 +141,34 @@ __global__ void __launch_bounds__(kcwThreads, 1)
                 kepi_tile<2, 8>(epi, v, rc, kc, rv, cv);
 #pragma unroll
             for (int h = 0; h < 2; h++) {
+                // 16-byte stores: a 4x4 transpose of packed pairs within each quad of lanes gives lane q the 8
+                // columns of block j0 + q (the 4 lanes of a row then write 64 contiguous bytes: whole sectors,
+                // where each lane's own 4-byte pairs cost a 1x1 conv's epilogue half its time).  Every lane
+                // shuffles (full mask); only rows in M store.
+                const bool vec = g.yK == 1 && g.dt_y != KDT_F32 &&
+                                 ((reinterpret_cast<uintptr_t>(y) + (uint64_t)yrow[h] * 2) & 15) == 0;
+                if (vec) {
+                    const int q = lane & 3;
+                    uint32_t u[4], o[4];
+#pragma unroll
+                    for (int jj = 0; jj < 4; jj++)
+                        u[jj] = pack_y(g.dt_y, v[h][2 * jj], v[h][2 * jj + 1]);
+#pragma unroll
+                    for (int r = 0; r < 4; r++) {
+                        const int give = (q + r) & 3, from = (q - r) & 3;
+                        const uint32_t mine = give == 0 ? u[0] : give == 1 ? u[1] : give == 2 ? u[2] : u[3];
+                        const uint32_t got = __shfl_sync(0xffffffffu, mine, (lane & ~3) | from);
+                        if (from == 0) o[0] = got;
+                        else if (from == 1) o[1] = got;
+                        else if (from == 2) o[2] = got;
+                        else o[3] = got;
+                    }
+                    const int k = bn + b * WN + (j0 + q) * 8; // K % 8 == 0: the block is wholly in or out
+                    if (rv[h] && k < g.K)
+                        *reinterpret_cast<uint4 *>(static_cast<char *>(y) + (yrow[h] + k) * 2) =
+                            make_uint4(o[0], o[1], o[2], o[3]);
+                    continue;
+                }
                 if (!rv[h])
                     continue;
 #pragma unroll
@@ -263,6 +192,154 @@ __global__ void __launch_bounds__(kcwThreads, 1)
                 }
             }
         }
+}
+#endif
+
+// Work item w (persistent CTAs take w = blockIdx.x, + gridDim.x, ...): M tile fastest, then the K tile, then
+// the split, so the CTAs running at once share the weights' tiles.
+struct kcw_item {
+    int bm, bn, kt0, KT, z;
+};
+__device__ __forceinline__ kcw_item item_of(const kcw_geom &g, int w, int tiles_m, int tiles_n, int BN)
+{
+    kcw_item t;
+    const int mt = w % tiles_m, rest = w / tiles_m;
+    t.bm = mt * kcwBM;
+    t.bn = (rest % tiles_n) * BN;
+    t.z = rest / tiles_n;
+    const int KT_all = (g.Kred + kcwBK - 1) / kcwBK;
+    t.kt0 = t.z * g.kt_per;
+    t.KT = min(g.kt_per, KT_all - t.kt0);
+    return t;
+}
+
+template <typename T, int BN>
+__global__ void __launch_bounds__(kcwThreads, 1)
+    kcw_fwd_kernel(const kcw_geom g, const T *__restrict__ x, const T *__restrict__ w, void *__restrict__ y,
+                   const kconv_epi epi, float *__restrict__ part, int tiles_m, int tiles_n, int nwork)
+{
+#if XW_DEVICE
+    using C = kcw_cfg<BN>;
+    constexpr int ST = C::ST, WN = C::WN, NB = C::NB;
+    extern __shared__ unsigned char smem_raw[];
+    const uint32_t sbase = (smem_u32(smem_raw) + 1023u) & ~1023u; // swizzled tiles need 1024-byte alignment
+    const uint32_t sbar = sbase + ST * C::STAGE;
+#define KCW_FULL(s) (sbar + 8u * (s))
+#define KCW_EMPTY(s) (sbar + 8u * (ST + (s)))
+    const int wg = threadIdx.x / 128;
+
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int s = 0; s < ST; s++) {
+            mb_init(KCW_FULL(s), 128);
+            mb_init(KCW_EMPTY(s), 256);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) { // ---- producer: the ring position gs runs on across work items
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 80;\n");
+        const int t = threadIdx.x, cc = t & 7, r0 = t >> 3; // chunk column; rows r0 + 16 i
+        const uint32_t swz = (uint32_t)((cc ^ (r0 & 7)) << 4); // the row's swizzled chunk: r % 8 == r0 % 8
+        int gs = 0;
+        for (int wi = blockIdx.x; wi < nwork; wi += gridDim.x) {
+            const kcw_item it = item_of(g, wi, tiles_m, tiles_n, BN);
+            int xoff[8], ih0[8], iw0[8];
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                const int m = it.bm + r0 + 16 * i;
+                const int mm = m < g.M ? m : 0;
+                const int q = mm % g.Q, p = (mm / g.Q) % g.P, n = mm / (g.P * g.Q);
+                xoff[i] = n * g.xN;
+                ih0[i] = m < g.M ? p * g.sh - g.ph : -(1 << 29); // a row past M never passes the bounds test
+                iw0[i] = q * g.sw - g.pw;
+            }
+            // this thread's chunk of the first slice: kk = (r, s, c), c fastest (C % 8 == 0: a chunk is one tap)
+            int kk = it.kt0 * kcwBK + cc * 8;
+            int c = kk % g.C, s = (kk / g.C) % g.S, r = kk / (g.C * g.S);
+            for (int kt = 0; kt < it.KT; kt++, gs++) {
+                const int st = gs % ST;
+                mb_wait(KCW_EMPTY(st), ((gs / ST) & 1) ^ 1);
+                const uint32_t sA = sbase + st * C::STAGE, sB = sA + C::A_BYTES;
+                const bool kin = kk < g.Kred;
+                const int dr = r * g.dh, ds = s * g.dw;
+#pragma unroll
+                for (int i = 0; i < 8; i++) {
+                    const int ih = ih0[i] + dr, iw = iw0[i] + ds;
+                    const bool v = kin && (unsigned)ih < (unsigned)g.H && (unsigned)iw < (unsigned)g.W;
+                    const T *src = v ? x + (xoff[i] + ih * g.xH + iw * g.xW + c) : x;
+                    cpa16(sA + (r0 + 16 * i) * 128 + swz, src, v);
+                }
+                const int woff = r * g.wR + s * g.wS + c;
+#pragma unroll
+                for (int i = 0; i < BN / 16; i++) {
+                    const int k = it.bn + r0 + 16 * i;
+                    const bool v = kin && k < g.K;
+                    const T *src = v ? w + (k * g.wK + woff) : w;
+                    cpa16(sB + (r0 + 16 * i) * 128 + swz, src, v);
+                }
+                cpa_commit();
+                if (gs >= C::LAG) { // the copies of slice gs - LAG have landed: hand it over
+                    cpa_wait<C::LAG>();
+                    fence_async();
+                    mb_arrive(KCW_FULL((gs - C::LAG) % ST));
+                }
+                kk += kcwBK; // carry c into s and r
+                c += kcwBK;
+                while (c >= g.C) {
+                    c -= g.C;
+                    if (++s == g.S) {
+                        s = 0;
+                        ++r;
+                    }
+                }
+            }
+        }
+        cpa_wait<0>();
+        fence_async();
+        for (int j = max(0, gs - C::LAG); j < gs; j++)
+            mb_arrive(KCW_FULL(j % ST));
+        return;
+    }
+
+    // ---- consumers
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 208;\n");
+    const int cw = wg - 1, tid = threadIdx.x - 128 * wg, warp = tid >> 5, lane = tid & 31;
+    float acc[NB][WN / 2];
+#pragma unroll
+    for (int b = 0; b < NB; b++)
+#pragma unroll
+        for (int i = 0; i < WN / 2; i++)
+            acc[b][i] = 0.f;
+    int gs = 0;
+    for (int wi = blockIdx.x; wi < nwork; wi += gridDim.x) {
+        const kcw_item it = item_of(g, wi, tiles_m, tiles_n, BN);
+        for (int kt = 0; kt < it.KT; kt++, gs++) {
+            const int st = gs % ST;
+            mb_wait(KCW_FULL(st), (gs / ST) & 1);
+            const uint32_t sA = sbase + st * C::STAGE + cw * 64 * 128, sB = sbase + st * C::STAGE + C::A_BYTES;
+            wg_fence();
+#pragma unroll
+            for (int k16 = 0; k16 < kcwBK / 16; k16++)
+#pragma unroll
+                for (int b = 0; b < NB; b++)
+                    wg_ss(acc[b], gdesc(sA + k16 * 32, 16, 1024), gdesc(sB + b * WN * 128 + k16 * 32, 16, 1024),
+                          kt > 0 || k16 > 0, T());
+            wg_commit();
+            wg_wait<1>(); // the previous slice's group has retired: its buffers go back
+            if (kt > 0)
+                mb_arrive(KCW_EMPTY((gs - 1) % ST));
+        }
+        wg_wait<0>();
+#pragma unroll
+        for (int b = 0; b < NB; b++)
+            keep(acc[b]);
+        mb_arrive(KCW_EMPTY((gs - 1) % ST)); // the tile's last slice (the producer is already past it)
+        kcw_epilogue<BN>(g, acc, y, epi, part, it.bm, it.bn, it.z, cw, warp, lane);
+    }
+#undef KCW_FULL
+#undef KCW_EMPTY
 #endif
 }
 
@@ -285,9 +362,17 @@ int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kc
         splits = 1;
     gs.kt_per = (KT + splits - 1) / splits;
     splits = (KT + gs.kt_per - 1) / gs.kt_per;
-    dim3 grid((unsigned)((g.M + kcwBM - 1) / kcwBM), (unsigned)((g.K + BN - 1) / BN), (unsigned)splits);
-    kcw_fwd_kernel<T, BN><<<grid, kcwThreads, cf::SMEM, s>>>(gs, static_cast<const T *>(x), static_cast<const T *>(w),
-                                                           y, epi, splits > 1 ? part : nullptr);
+    static int sms = 0; // one CTA per SM (192 KiB of stages), each looping over work items
+    if (!sms) {
+        int dev = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) !=
+                                                      cudaSuccess || sms < 1)
+            sms = 132;
+    }
+    const int tiles_m = (g.M + kcwBM - 1) / kcwBM, tiles_n = (g.K + BN - 1) / BN, nwork = tiles_m * tiles_n * splits;
+    kcw_fwd_kernel<T, BN><<<(unsigned)min(nwork, sms), kcwThreads, cf::SMEM, s>>>(
+        gs, static_cast<const T *>(x), static_cast<const T *>(w), y, epi, splits > 1 ? part : nullptr, tiles_m,
+        tiles_n, nwork);
     return (int)cudaGetLastError();
 }
 
@@ -295,9 +380,8 @@ template <typename T>
 int launch_t(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part, int splits,
              int bn, cudaStream_t s)
 {
-    return bn == 64    ? launch_bn<T, 64>(g, x, w, y, epi, part, splits, s)
-         : bn == 128 ? launch_bn<T, 128>(g, x, w, y, epi, part, splits, s)
-                     : launch_bn<T, 256>(g, x, w, y, epi, part, splits, s);
+    return bn == 64 ? launch_bn<T, 64>(g, x, w, y, epi, part, splits, s)
+                    : launch_bn<T, 128>(g, x, w, y, epi, part, splits, s);
 }
 
 } // namespace
@@ -313,13 +397,13 @@ extern "C" int kconv_wgmma_built(void)
 
 extern "C" int kconv_wgmma_smem(int bn)
 {
-    return bn == 64 ? kcw_cfg<64>::SMEM : bn == 128 ? kcw_cfg<128>::SMEM : kcw_cfg<256>::SMEM;
+    return bn == 64 ? kcw_cfg<64>::SMEM : kcw_cfg<128>::SMEM;
 }
 
 extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
                                float *part, int splits, int bn, void *stream)
 {
-    if (bn != 64 && bn != 128 && bn != 256)
+    if (bn != 64 && bn != 128)
         return (int)cudaErrorInvalidValue;
     kconv_epi none;
     none.n = 0;

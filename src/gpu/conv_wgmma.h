@@ -14,8 +14,7 @@
  * tensors spanning < 2^31 elements.  False with the reason (attribute and
  * value). */
 bool gpu_conv_wgmma_check(const ggraph *g, const gconv_problem *cp, const gpu_device *dev, char *why, size_t len);
-/* The tile width over K: the widest of 256, 128, 64 that pads K by at most
- * an eighth (64 when none does). */
+/* The tile width over K: 128 when it pads K by at most an eighth, else 64. */
 int gpu_conv_wgmma_bn(const kconv_params *k);
 /* Split-K: 1 when the 128 x bn tiles fill the SMs (one CTA per SM);
  * otherwise about SMs / tiles splits of the 64-deep k slices, each at least

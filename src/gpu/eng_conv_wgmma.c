@@ -6,8 +6,9 @@
  * epilogue of conv_igemm (conv_epi.h) and its ordered split-K reduction for
  * the small-spatial layers.  On compute capability 9.0 it ranks ahead of
  * conv_igemm once the conv is large enough for one CTA per SM to pay
- * (GCW_MIN_FLOPS); conv_igemm keeps sm_80, the small convs, dgrad and what
- * this engine refuses (gpu_conv_wgmma_check lists the rules). */
+ * (GCW_MIN_FLOPS) and its reduction longer than one slice; conv_igemm keeps
+ * sm_80, the small and the one-slice convs, dgrad and what this engine
+ * refuses (gpu_conv_wgmma_check lists the rules). */
 #include "gpu/conv_epi.h"
 #include "gpu/conv_wgmma.h"
 #include "gpu/engine.h"
@@ -76,8 +77,8 @@ bool gpu_conv_wgmma_check(const ggraph *g, const gconv_problem *cp, const gpu_de
 
 int gpu_conv_wgmma_bn(const kconv_params *k)
 {
-    static const int64_t bns[3] = {KCW_BN_BIG, KCW_BN_MID, KCW_BN_SMALL};
-    for (int i = 0; i < 3; i++)
+    static const int64_t bns[2] = {KCW_BN_BIG, KCW_BN_SMALL};
+    for (int i = 0; i < 2; i++)
         if ((k->K + bns[i] - 1) / bns[i] * bns[i] - k->K <= k->K / 8)
             return (int)bns[i];
     return KCW_BN_SMALL;
@@ -110,7 +111,10 @@ static bool cw_supports(const gplan *pl, const gpart *p, const gpu_device *dev, 
 }
 
 /* wgmma at ~450 TFLOP/s against conv_igemm's 300 on the large convs; below
- * GCW_MIN_FLOPS a shade above conv_igemm's estimate, so it keeps them. */
+ * GCW_MIN_FLOPS, or with a reduction of one 64-deep slice (the 1x1 convs of
+ * C = 64: conv_igemm measured 0.027-0.028 ms against 0.030-0.035 on
+ * ResNet's 64 -> 64 at 56x56, 0.073-0.078 against 0.080-0.090 on 64 -> 256,
+ * bench/RESULTS-conv.md), a shade above conv_igemm's estimate, so it keeps them. */
 static double cw_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
     gconv_problem cp;
@@ -118,9 +122,9 @@ static double cw_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
     if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why))
         return 1e30;
     const kconv_params *k = &cp.kp;
-    const double flops =
-        2.0 * (double)(k->N * k->out[0] * k->out[1] * k->out[2]) * (double)k->K * (double)(k->C * k->win[1] * k->win[2]);
-    if (flops < GCW_MIN_FLOPS)
+    const int64_t red = k->C * k->win[1] * k->win[2];
+    const double flops = 2.0 * (double)(k->N * k->out[0] * k->out[1] * k->out[2]) * (double)k->K * (double)red;
+    if (flops < GCW_MIN_FLOPS || red <= KCW_BK)
         return gpu_roofline_us(p, 300.0) + 0.5;
     return 0.95 * gpu_roofline_us(p, 450.0);
 }

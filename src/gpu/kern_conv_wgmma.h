@@ -12,7 +12,7 @@ extern "C" {
 
 /* The kernel's tile: KCW_BM rows of M = N*P*Q by bn (KCW_BN_*) filters, the
  * reduction R*S*C in KCW_BK-deep slices (one 128-byte swizzled row of f16). */
-enum { KCW_BM = 128, KCW_BK = 64, KCW_BN_SMALL = 64, KCW_BN_MID = 128, KCW_BN_BIG = 256 };
+enum { KCW_BM = 128, KCW_BK = 64, KCW_BN_SMALL = 64, KCW_BN_BIG = 128 };
 
 /* 1 when this build holds the sm_90a code (the Makefile rule of kernels/..._sm90a.cu). */
 int kconv_wgmma_built(void);
@@ -21,7 +21,7 @@ int kconv_wgmma_smem(int bn);
 /* y = epilogue(conv(x, w)) for a 1- or 2-D conv (slot 0 unit) with groups 1,
  * x and w channel-contiguous of one type, f16 or bf16, C % 8 == 0 and
  * K % 8 == 0, 16-byte aligned x / w rows (the engine checks: eng_conv_wgmma.c);
- * y any strides and type.  bn: 64, 128 or 256.  splits > 1 (normalised as
+ * y any strides and type.  bn: 64 or 128.  splits > 1 (normalised as
  * gpu_conv_wgmma_splits does: none empty): each CTA writes its f32 partial to
  * part[split][M][K] and kconv_igemm_reduce finishes (deterministic). */
 int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi, float *part,

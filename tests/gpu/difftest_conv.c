@@ -717,7 +717,7 @@ static void pool_cases(void)
 
 /* conv_igemm_wgmma (kernels/conv_igemm_wgmma_sm90a.cu), forced: odd N*P*Q (partial 128-row tiles), C = 8,
  * 24, 64, 136 (reductions ending inside a 64-deep slice), K = 8, 24, 136 (the 64-wide tile with a tail), 120
- * and 256 (the 128- and 256-wide tiles), strides 1-3, dilation 2, asymmetric pads, 1x1 / 3x3 / 7x7 / 1x7 and
+ * and 256 (one and two 128-wide tiles), strides 1-3, dilation 2, asymmetric pads, 1x1 / 3x3 / 7x7 / 1x7 and
  * a 1-D conv, f16 and bf16; split-K forced at 2, 3 and 5 and left to the heuristic on a 7x7 map (it must
  * split); a large conv the cost model must give it unforced.  K % 8 != 0 is refused (test_gpu_conv.c). */
 static void conv_wgmma_cases(void)

@@ -497,6 +497,14 @@ static void test_wgmma_rules(void)
     CHECK(gpu_select_engines(f.pl, &a100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
           strcmp(f.p->engine->name, "conv_igemm") == 0);
     teardown(&f);
+    /* a 1x1 conv of C = 64 (one 64-deep slice) stays on conv_igemm, measured faster there */
+    if (!setup(&f, "  input x: f16[32, 64, 56, 56] @nhwc;\n  weight w: f16[256, 64, 1, 1] @nhwc;\n"
+                   "  y = conv(x, w);\n  output y: f16 @nhwc;\n", false))
+        return;
+    CHECK(e->supports(f.pl, f.p, &h100, why, sizeof why), "%s", why);
+    CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
+          strcmp(f.p->engine->name, "conv_igemm") == 0);
+    teardown(&f);
     /* a small conv stays on conv_igemm though this engine could run it */
     if (!setup(&f, "  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[24, 16, 3, 3] @nhwc;\n"
                    "  y = conv(x, w, pad=1);\n  output y: f16 @nhwc;\n", false))
@@ -506,28 +514,28 @@ static void test_wgmma_rules(void)
           strcmp(f.p->engine->name, "conv_igemm") == 0);
     teardown(&f);
 
-    /* tile widths: the widest of 256 / 128 / 64 padding K by at most an eighth */
-    static const int64_t ks[][2] = {{8, 64}, {64, 64}, {120, 128}, {136, 64}, {256, 256}, {384, 128}, {512, 256},
-                                    {2048, 256}, {240, 256}, {224, 64}};
+    /* tile widths: 128 when it pads K by at most an eighth, else 64 */
+    static const int64_t ks[][2] = {{8, 64}, {64, 64}, {120, 128}, {136, 64}, {256, 128}, {384, 128}, {240, 128},
+                                    {224, 64}, {200, 64}};
     for (int i = 0; i < (int)(sizeof ks / sizeof ks[0]); i++) {
         kconv_params k = {.K = ks[i][0]};
         CHECK(gpu_conv_wgmma_bn(&k) == ks[i][1], "K=%lld: bn %d", (long long)ks[i][0], gpu_conv_wgmma_bn(&k));
     }
-    /* split-K: 3x3 512 -> 512 at 7x7, N = 32: 13 x 2 tiles of 128 x 256, 72 slices: 132 / 26 = 5 splits
-     * (per 15 -> 5); 3x3 256 -> 256 at 14x14: 49 tiles -> 2; 3x3 128 -> 128 at 28x28: 196 tiles, unsplit */
+    /* split-K: 3x3 512 -> 512 at 7x7, N = 32: 13 x 4 tiles of 128 x 128, 72 slices: 132 / 52 = 2 splits of 36;
+     * 3x3 256 -> 256 at 14x14: 98 tiles (a persistent CTA per SM takes the rest): unsplit */
     unsetenv("XDNN_CONV_SPLITK");
     kconv_params k7 = {.dt_x = KDT_F16, .N = 32, .C = 512, .K = 512, .G = 1, .in = {1, 7, 7}, .win = {1, 3, 3},
                        .out = {1, 7, 7}};
-    CHECK(gpu_conv_wgmma_splits(&k7, 132) == 5);
-    CHECK(gpu_conv_wgmma_ws_bytes(&k7, 5) == (size_t)5 * 1568 * 512 * 4);
+    CHECK(gpu_conv_wgmma_splits(&k7, 132) == 2);
+    CHECK(gpu_conv_wgmma_ws_bytes(&k7, 2) == (size_t)2 * 1568 * 512 * 4);
     kconv_params k14 = k7;
     k14.C = k14.K = 256;
     k14.in[1] = k14.in[2] = k14.out[1] = k14.out[2] = 14;
-    CHECK(gpu_conv_wgmma_splits(&k14, 132) == 2);
-    kconv_params k28 = k14;
-    k28.C = k28.K = 128;
-    k28.in[1] = k28.in[2] = k28.out[1] = k28.out[2] = 28;
-    CHECK(gpu_conv_wgmma_splits(&k28, 132) == 1 && gpu_conv_wgmma_ws_bytes(&k28, 1) == 0);
+    CHECK(gpu_conv_wgmma_splits(&k14, 132) == 1 && gpu_conv_wgmma_ws_bytes(&k14, 1) == 0);
+    /* 3x3 512 -> 128 at 7x7: 13 tiles, 72 slices: 132 / 13 = 10 splits, per 8 -> 9 */
+    kconv_params kn = k7;
+    kn.K = 128;
+    CHECK(gpu_conv_wgmma_splits(&kn, 132) == 9, "%d", gpu_conv_wgmma_splits(&kn, 132));
     /* forced: 7 of 9 slices (C = 64, 3x3) -> per 2 -> 5 splits */
     kconv_params kf = {.dt_x = KDT_BF16, .N = 2, .C = 64, .K = 24, .G = 1, .in = {1, 11, 9}, .win = {1, 3, 3},
                        .out = {1, 11, 9}};
@@ -538,14 +546,14 @@ static void test_wgmma_rules(void)
     if (!setup(&f, "  input x: f16[32, 512, 7, 7] @nhwc;\n  weight w: f16[512, 512, 3, 3] @nhwc;\n"
                    "  y = conv(x, w, pad=1);\n  output y: f16 @nhwc;\n", false))
         return;
-    CHECK(e->workspace(f.pl, f.p, &h100) == (size_t)5 * 1568 * 512 * 4);
+    CHECK(e->workspace(f.pl, f.p, &h100) == (size_t)2 * 1568 * 512 * 4);
     f.p->ws_bytes = e->workspace(f.pl, f.p, &h100);
     gpu_ctx c;
     memset(&c, 0, sizeof c);
     c.plan = f.pl;
     c.dev = h100;
-    CHECK(e->build(&c, f.p, f.d) == XDNN_OK && strstr(e->detail(f.p), "split-K 5") &&
-              strstr(e->detail(f.p), "tile 128x256x64"), "%s", e->detail(f.p));
+    CHECK(e->build(&c, f.p, f.d) == XDNN_OK && strstr(e->detail(f.p), "split-K 2") &&
+              strstr(e->detail(f.p), "tile 128x128x64"), "%s", e->detail(f.p));
     e->release(f.p);
     teardown(&f);
 }
