@@ -74,6 +74,115 @@ __device__ __forceinline__ void load_q(T *sm, int ld, const xk_sdpa &p, int b, i
     }
 }
 
+__device__ __forceinline__ int64_t ld_index(const void *p, int dt, int64_t i)
+{
+    return dt == XK_I64 ? (int64_t) static_cast<const long long *>(p)[i] : (int64_t) static_cast<const int32_t *>(p)[i];
+}
+
+__device__ __forceinline__ void shift_tokens(xk_tensor &t, int64_t tokens)
+{
+    if (!t.p)
+        return;
+    const int64_t bytes = t.dtype == XK_F32 ? 4 : t.dtype == XK_F64 ? 8 : 2;
+    t.p = static_cast<const char *>(t.p) + tokens * t.st[2] * bytes;
+}
+
+// [lo, hi) of sequence b in a THD tensor of T tokens (offsets clamped into [0, T]).
+__device__ __forceinline__ void seq_range(const void *off, int dt, int b, int64_t T, int64_t *lo, int64_t *hi)
+{
+    const int64_t a = ld_index(off, dt, b), e = ld_index(off, dt, b + 1);
+    *lo = a < 0 ? 0 : a > T ? T : a;
+    *hi = e < *lo ? *lo : e > T ? T : e;
+}
+
+// Sequence b as a dense problem: Sq, Skv its lengths, ragged tensors' bases at
+// its first token (their st[0] is 0), len_kv folded into Skv.
+__device__ __forceinline__ xk_sdpa seq_view(const xk_sdpa &p0, const xk_splitkv_serve &sv, int b)
+{
+    xk_sdpa p = p0;
+    int64_t lo, hi;
+    if (sv.off_q) {
+        seq_range(sv.off_q, sv.off_q_dtype, b, p0.Sq, &lo, &hi);
+        p.Sq = (int)(hi - lo);
+        shift_tokens(p.q, lo);
+        shift_tokens(p.o, lo);
+        shift_tokens(p.stats, lo);
+    }
+    if (sv.off_kv) {
+        seq_range(sv.off_kv, sv.off_kv_dtype, b, p0.Skv, &lo, &hi);
+        p.Skv = (int)(hi - lo);
+        shift_tokens(p.k, lo);
+        shift_tokens(p.v, lo);
+    } else {
+        p.Skv = seq_len(p0.len_kv, b, p0.Skv);
+    }
+    return p;
+}
+
+// One 16-byte chunk (columns [c, c + V)) of a row into shared memory: cp.async
+// when vec, else element loads; zeros past ncols or for a row that is not
+// there (row_ok false; `any` is a valid address for the zero-filling copy).
+template <typename E, int V>
+__device__ __forceinline__ void copy_chunk(E *dst, const E *row, const E *any, bool row_ok, int c, int ncols,
+                                           int64_t st3, bool vec)
+{
+    const bool ok = row_ok && c < ncols;
+    if (vec) {
+        cp_async16(dst, ok ? row + c : any, ok);
+        return;
+    }
+    E vals[V];
+#pragma unroll
+    for (int e = 0; e < V; e++)
+        vals[e] = ok && c + e < ncols ? row[(int64_t)(c + e) * st3] : zero_of<E>();
+    *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<uint4 *>(vals);
+}
+
+// Keys [r0, r0 + R) of sequence b (nrows of them valid) of k and v into
+// shared memory (sk, sv_): dense through load_tile; paged through the page
+// table.  Paged: the pages of this thread's rows are looked up first, all
+// loads in flight at once, then the copies are issued (a lookup per copy
+// serialized its latency: 50% of the copy rate); a tile within one page
+// (page_size % R == 0: tiles start at multiples of R) needs one lookup.  The
+// same rows of k and v share the lookups.  Launched with 128 threads.
+template <typename E, int R, int DP>
+__device__ __forceinline__ void load_kv(E *sk, E *sv_, int lds, const xk_sdpa &p, const xk_splitkv_serve &sv, int b,
+                                        int h, int r0, int nrows, bool vec_k, bool vec_v)
+{
+    if (!sv.page_table) {
+        load_tile<E, R, DP>(sk, lds, p.k, b, h, r0, nrows, p.D, vec_k);
+        load_tile<E, R, DP>(sv_, lds, p.v, b, h, r0, nrows, p.Dv, vec_v);
+        return;
+    }
+    constexpr int V = 16 / (int)sizeof(E), CH = DP / V, NIT = R * CH / 128;
+    static_assert(R * CH % 128 == 0, "whole chunks per thread");
+    const int64_t row0 = (int64_t)b * sv.pt_stride;
+    int64_t pg[NIT];
+    if (sv.page_size % R == 0) {
+        const int64_t x = ld_index(sv.page_table, sv.pt_dtype, row0 + r0 / sv.page_size);
+#pragma unroll
+        for (int it = 0; it < NIT; it++)
+            pg[it] = x;
+    } else {
+#pragma unroll
+        for (int it = 0; it < NIT; it++) {
+            const int gr = r0 + (threadIdx.x + it * 128) / CH;
+            pg[it] = gr < nrows ? ld_index(sv.page_table, sv.pt_dtype, row0 + gr / sv.page_size) : 0;
+        }
+    }
+    const E *kb = static_cast<const E *>(p.k.p) + (int64_t)h * p.k.st[1];
+    const E *vb = static_cast<const E *>(p.v.p) + (int64_t)h * p.v.st[1];
+#pragma unroll
+    for (int it = 0; it < NIT; it++) {
+        const int idx = threadIdx.x + it * 128, r = idx / CH, c = (idx % CH) * V, gr = r0 + r;
+        const int64_t page = pg[it] < 0 ? 0 : pg[it] >= sv.num_pages ? sv.num_pages - 1 : pg[it];
+        const int64_t slot = gr % sv.page_size;
+        const E *krow = kb + page * p.k.st[0] + slot * p.k.st[2], *vrow = vb + page * p.v.st[0] + slot * p.v.st[2];
+        copy_chunk<E, V>(sk + r * lds + c, krow, kb, gr < nrows, c, p.D, p.k.st[3], vec_k);
+        copy_chunk<E, V>(sv_ + r * lds + c, vrow, vb, gr < nrows, c, p.Dv, p.v.st[3], vec_v);
+    }
+}
+
 // Keys [0, *hi) that packed row r may see (no left window: the engine refuses it).
 __device__ __forceinline__ int row_keys(const xk_sdpa &p, int G, int r)
 {
@@ -85,7 +194,8 @@ __device__ __forceinline__ int row_keys(const xk_sdpa &p, int G, int r)
 }
 
 template <typename T, int DP, int WM>
-__global__ void __launch_bounds__(128) splitkv_fwd(xk_sdpa p, float *ws_o, float *ws_l, int vec_q, int vec_k, int vec_v)
+__global__ void __launch_bounds__(128) splitkv_fwd(xk_sdpa p0, xk_splitkv_serve sv, float *ws_o, float *ws_l, int vec_q,
+                                                   int vec_k, int vec_v)
 {
     using C = skv_cfg<DP, WM>;
     constexpr int BM = C::BM, BN = C::BN, LD = C::LD, NT = C::NT, KW = C::KW, S = C::STAGES;
@@ -98,7 +208,11 @@ __global__ void __launch_bounds__(128) splitkv_fwd(xk_sdpa p, float *ws_o, float
     asm volatile("griddepcontrol.launch_dependents;\n" ::);
 #endif
     const int split = blockIdx.x, nsplit = gridDim.x, r0 = blockIdx.y * BM;
-    const int b = blockIdx.z / p.Hk, hk = blockIdx.z % p.Hk, G = p.Hq / p.Hk, nrows = G * p.Sq;
+    const int b = blockIdx.z / p0.Hk, hk = blockIdx.z % p0.Hk;
+    const xk_sdpa p = seq_view(p0, sv, b); // this sequence's lengths and bases
+    const int G = p.Hq / p.Hk, nrows = G * p.Sq;
+    if (r0 >= nrows)
+        return; // a row tile past a ragged sequence's rows (the grid covers the token count)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
     const int wm = warp % WM, wn = warp / WM, kofs = wn * KW;
     const float scale2 = p.scale * kLog2e;
@@ -114,8 +228,8 @@ __global__ void __launch_bounds__(128) splitkv_fwd(xk_sdpa p, float *ws_o, float
     for (int st = 0; st < S - 1; st++) { // prologue: the first S - 1 tiles
         if (t_lo + st < t_hi) {
             const int n0 = (t_lo + st) * BN;
-            load_tile<T, BN, DP>(KV + 2 * st * BN * LD, LD, p.k, b, hk, n0, p.Skv, p.D, vec_k != 0);
-            load_tile<T, BN, DP>(KV + (2 * st + 1) * BN * LD, LD, p.v, b, hk, n0, p.Skv, p.Dv, vec_v != 0);
+            load_kv<T, BN, DP>(KV + 2 * st * BN * LD, KV + (2 * st + 1) * BN * LD, LD, p, sv, b, hk, n0, p.Skv,
+                               vec_k != 0, vec_v != 0);
         }
         cp_async_commit();
     }
@@ -143,8 +257,8 @@ __global__ void __launch_bounds__(128) splitkv_fwd(xk_sdpa p, float *ws_o, float
         }
         if (t + S - 1 < t_hi) {
             const int st = (it + S - 1) % S, n0 = (t + S - 1) * BN;
-            load_tile<T, BN, DP>(KV + 2 * st * BN * LD, LD, p.k, b, hk, n0, p.Skv, p.D, vec_k != 0);
-            load_tile<T, BN, DP>(KV + (2 * st + 1) * BN * LD, LD, p.v, b, hk, n0, p.Skv, p.Dv, vec_v != 0);
+            load_kv<T, BN, DP>(KV + 2 * st * BN * LD, KV + (2 * st + 1) * BN * LD, LD, p, sv, b, hk, n0, p.Skv,
+                               vec_k != 0, vec_v != 0);
         }
         cp_async_commit();
         const T *Kc = KV + 2 * (it % S) * BN * LD, *Vc = Kc + BN * LD;
@@ -262,7 +376,7 @@ __global__ void __launch_bounds__(128) splitkv_fwd(xk_sdpa p, float *ws_o, float
             if (d == 0 && p.stats.p)
                 st_any(p.stats.p, p.stats.dtype, off4(p.stats, b, h, i, 0), lse2 * kLn2);
         } else {
-            const int64_t row = ((int64_t)b * p.Hq + h) * p.Sq + i, nall = (int64_t)p.B * p.Hq * p.Sq;
+            const int64_t row = ((int64_t)b * p.Hq + h) * p0.Sq + i, nall = (int64_t)p.B * p.Hq * p0.Sq;
             ws_o[((int64_t)split * nall + row) * p.Dv + d] = val;
             if (d == 0)
                 ws_l[(int64_t)split * nall + row] = lse2;
@@ -271,15 +385,19 @@ __global__ void __launch_bounds__(128) splitkv_fwd(xk_sdpa p, float *ws_o, float
 }
 
 // One block per query row (b, h, i): o = sum_s 2^(lse_s - M) o_s / sum_s 2^(lse_s - M).
-__global__ void __launch_bounds__(128) splitkv_combine(xk_sdpa p, int nsplit, const float *ws_o, const float *ws_l)
+__global__ void __launch_bounds__(128) splitkv_combine(xk_sdpa p0, xk_splitkv_serve sv, int nsplit, const float *ws_o,
+                                                       const float *ws_l)
 {
     extern __shared__ float wts[]; // [nsplit]
     __shared__ float s_m, s_sum;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;\n" ::: "memory"); // the split pass has finished and its writes are visible
 #endif
-    const int64_t row = blockIdx.x, nall = (int64_t)p.B * p.Hq * p.Sq;
-    const int i = (int)(row % p.Sq), h = (int)(row / p.Sq % p.Hq), b = (int)(row / ((int64_t)p.Sq * p.Hq));
+    const int64_t row = blockIdx.x, nall = (int64_t)p0.B * p0.Hq * p0.Sq;
+    const int i = (int)(row % p0.Sq), h = (int)(row / p0.Sq % p0.Hq), b = (int)(row / ((int64_t)p0.Sq * p0.Hq));
+    const xk_sdpa p = seq_view(p0, sv, b);
+    if (i >= p.Sq)
+        return; // past a ragged sequence: no partials, no such row of o
     if (threadIdx.x < 32) {
         float m = -CUDART_INF_F;
         for (int s = threadIdx.x; s < nsplit; s += 32)
@@ -314,7 +432,8 @@ __global__ void __launch_bounds__(128) splitkv_combine(xk_sdpa p, int nsplit, co
 }
 
 template <typename T, int DP, int WM>
-cudaError_t launch_split(const xk_sdpa &p, dim3 grid, float *wo, float *wl, cudaStream_t s, int vq, int vk, int vv)
+cudaError_t launch_split(const xk_sdpa &p, const xk_splitkv_serve &sv, dim3 grid, float *wo, float *wl, cudaStream_t s,
+                         int vq, int vk, int vv)
 {
     static bool opted = false;
     const int bytes = skv_cfg<DP, WM>::SMEM;
@@ -325,17 +444,18 @@ cudaError_t launch_split(const xk_sdpa &p, dim3 grid, float *wo, float *wl, cuda
             return e;
         opted = true;
     }
-    splitkv_fwd<T, DP, WM><<<grid, 128, bytes, s>>>(p, wo, wl, vq, vk, vv);
+    splitkv_fwd<T, DP, WM><<<grid, 128, bytes, s>>>(p, sv, wo, wl, vq, vk, vv);
     return cudaGetLastError();
 }
 
 template <typename T, int WM>
-cudaError_t launch_wm(const xk_sdpa &p, int dp, dim3 grid, float *wo, float *wl, cudaStream_t s, int vq, int vk, int vv)
+cudaError_t launch_wm(const xk_sdpa &p, const xk_splitkv_serve &sv, int dp, dim3 grid, float *wo, float *wl,
+                      cudaStream_t s, int vq, int vk, int vv)
 {
     switch (dp) {
-    case 64: return launch_split<T, 64, WM>(p, grid, wo, wl, s, vq, vk, vv);
-    case 128: return launch_split<T, 128, WM>(p, grid, wo, wl, s, vq, vk, vv);
-    case 256: return launch_split<T, 256, WM>(p, grid, wo, wl, s, vq, vk, vv);
+    case 64: return launch_split<T, 64, WM>(p, sv, grid, wo, wl, s, vq, vk, vv);
+    case 128: return launch_split<T, 128, WM>(p, sv, grid, wo, wl, s, vq, vk, vv);
+    case 256: return launch_split<T, 256, WM>(p, sv, grid, wo, wl, s, vq, vk, vv);
     default: return cudaErrorInvalidValue;
     }
 }
@@ -371,9 +491,14 @@ extern "C" size_t xk_sdpa_splitkv_ws(const xk_sdpa *p, int nsplit)
     return (size_t)nsplit * rows * ((size_t)p->Dv + 1) * sizeof(float) + 256;
 }
 
-extern "C" int xk_sdpa_splitkv(const xk_sdpa *p, int nsplit, void *ws, void *stream)
+extern "C" int xk_sdpa_splitkv(const xk_sdpa *p, const xk_splitkv_serve *svp, int nsplit, void *ws, void *stream)
 {
     cudaStream_t s = static_cast<cudaStream_t>(stream);
+    xk_splitkv_serve sv = {};
+    if (svp)
+        sv = *svp;
+    if (sv.page_table && (sv.page_size < 1 || sv.num_pages < 1))
+        return (int)cudaErrorInvalidValue;
     if ((int64_t)p->B * p->Hq * p->Sq == 0 || p->Dv == 0)
         return 0;
     if (p->D < 1 || p->Dv < 1 || p->D > 256 || p->Dv > 256 || p->Hk < 1 || p->Hq % p->Hk || nsplit < 1 ||
@@ -389,10 +514,10 @@ extern "C" int xk_sdpa_splitkv(const xk_sdpa *p, int nsplit, void *ws, void *str
     const int vq = vec_ok(p->q, p->D, 2), vk = vec_ok(p->k, p->D, 2), vv = vec_ok(p->v, p->Dv, 2);
     const bool bf = p->q.dtype == XK_BF16;
     cudaError_t e = sh.rows == 16
-                        ? (bf ? launch_wm<__nv_bfloat16, 1>(*p, dp, grid, wo, wl, s, vq, vk, vv)
-                              : launch_wm<__half, 1>(*p, dp, grid, wo, wl, s, vq, vk, vv))
-                        : (bf ? launch_wm<__nv_bfloat16, 4>(*p, dp, grid, wo, wl, s, vq, vk, vv)
-                              : launch_wm<__half, 4>(*p, dp, grid, wo, wl, s, vq, vk, vv));
+                        ? (bf ? launch_wm<__nv_bfloat16, 1>(*p, sv, dp, grid, wo, wl, s, vq, vk, vv)
+                              : launch_wm<__half, 1>(*p, sv, dp, grid, wo, wl, s, vq, vk, vv))
+                        : (bf ? launch_wm<__nv_bfloat16, 4>(*p, sv, dp, grid, wo, wl, s, vq, vk, vv)
+                              : launch_wm<__half, 4>(*p, sv, dp, grid, wo, wl, s, vq, vk, vv));
     if (e != cudaSuccess || nsplit == 1)
         return (int)e;
     // Hopper: a programmatic dependent launch (the split pass lets it start
@@ -406,9 +531,11 @@ extern "C" int xk_sdpa_splitkv(const xk_sdpa *p, int nsplit, void *ws, void *str
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)nall);
     cfg.blockDim = dim3(128);
-    cfg.dynamicSmemBytes = (size_t)nsplit * sizeof(float);
+    // whole 16-byte units: compute-sanitizer saw a 12-byte shared read at the
+    // end of 2 floats (nsplit 2); the padding is never written or used
+    cfg.dynamicSmemBytes = (size_t)((nsplit + 3) & ~3) * sizeof(float);
     cfg.stream = s;
     cfg.attrs = &attr;
     cfg.numAttrs = cc >= 9 ? 1 : 0;
-    return (int)cudaLaunchKernelEx(&cfg, splitkv_combine, *p, nsplit, (const float *)wo, (const float *)wl);
+    return (int)cudaLaunchKernelEx(&cfg, splitkv_combine, *p, sv, nsplit, (const float *)wo, (const float *)wl);
 }

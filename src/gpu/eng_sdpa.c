@@ -36,7 +36,7 @@
 #include <string.h>
 
 enum { PORT_Q = 0, PORT_K = 1, PORT_V = 2 };
-enum { FWD_BIAS = 3, FWD_LEN_Q = 4, FWD_LEN_KV = 5 };
+enum { FWD_BIAS = 3, FWD_LEN_Q = 4, FWD_LEN_KV = 5, FWD_PAGE_TABLE = 6, FWD_OFF_Q = 7, FWD_OFF_KV = 8 };
 enum { BWD_O = 3, BWD_DO = 4, BWD_STATS = 5, BWD_BIAS = 6, BWD_LEN_Q = 7, BWD_LEN_KV = 8 };
 enum { ROWS_MAX_D = 256 };
 
@@ -124,15 +124,35 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
         ids->len_kv = port(n, FWD_LEN_KV);
         ids->o = result(n, 0);
         ids->stats = result(n, 1);
+        ids->page_table = port(n, FWD_PAGE_TABLE);
+        ids->off_q = port(n, FWD_OFF_Q);
+        ids->off_kv = port(n, FWD_OFF_KV);
     }
+    const bool serve = kind == SDPA_K_SERVE;
+    if (serve)
+        kind = SDPA_K_MMA;
+    else if (ids->page_table >= 0 || ids->off_q >= 0 || ids->off_kv >= 0)
+        return gpu_refuse(why, len, "%s: %s (%s attention) runs on sdpa_splitkv only", n->name,
+                          ids->page_table >= 0 ? "page_table" : ids->off_q >= 0 ? "seq_offsets_q" : "seq_offsets_kv",
+                          ids->page_table >= 0 ? "paged" : "ragged");
     const int need[] = {ids->q, ids->k, ids->v, ids->o};
-    for (int i = 0; i < 4; i++)
-        if (need[i] < 0 || g->t[need[i]].is_scalar || g->t[need[i]].rank != 4)
-            return gpu_refuse(why, len, "%s: q, k, v and o must be rank-4 tensors", n->name);
+    for (int i = 0; i < 4; i++) /* ragged (THD) tensors are rank 3 */
+        if (need[i] < 0 || g->t[need[i]].is_scalar ||
+            g->t[need[i]].rank != ((i == 0 || i == 3 ? ids->off_q : ids->off_kv) >= 0 ? 3 : 4))
+            return gpu_refuse(why, len, "%s: q, k, v and o must be rank-4 tensors%s", n->name,
+                              serve ? " (rank 3 [T, H, D] with seq_offsets)" : "");
     if (bwd && (ids->dout < 0 || ids->stats < 0 || ids->dq < 0 || ids->dk < 0 || ids->dv < 0))
         return gpu_refuse(why, len, "%s: sdpa_bwd needs do, stats and all three results", n->name);
     const gtensor *q = &g->t[ids->q], *k = &g->t[ids->k], *v = &g->t[ids->v];
     int64_t dims[7] = {q->dims[0], q->dims[1], k->dims[1], q->dims[2], k->dims[2], q->dims[3], v->dims[3]};
+    if (ids->off_q >= 0 || ids->off_kv >= 0) { /* THD [T, H, D]: B from the offsets, S = T (a bound) */
+        const int off = ids->off_q >= 0 ? ids->off_q : ids->off_kv;
+        dims[0] = g->t[off].rank == 1 ? g->t[off].dims[0] - 1 : 0;
+        if (ids->off_q >= 0)
+            dims[3] = q->dims[0], dims[5] = q->dims[2];
+        if (ids->off_kv >= 0)
+            dims[4] = k->dims[0], dims[6] = v->dims[2];
+    }
     for (int i = 0; i < 7; i++)
         if (dims[i] > INT32_MAX / 2)
             return gpu_refuse(why, len, "%s: dim %lld exceeds the kernels' 32-bit indexing", n->name, (long long)dims[i]);
@@ -190,6 +210,16 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
     kp->dq = xk_of(g, ids->dq);
     kp->dk = xk_of(g, ids->dk);
     kp->dv = xk_of(g, ids->dv);
+    if (ids->off_q >= 0 || ids->off_kv >= 0) { /* THD: xk_of put T in st[1], H in st[2]; swap them */
+        xk_tensor *thd[] = {ids->off_q >= 0 ? &kp->q : NULL, ids->off_q >= 0 ? &kp->o : NULL,
+                            ids->off_q >= 0 ? &kp->stats : NULL, ids->off_kv >= 0 ? &kp->k : NULL,
+                            ids->off_kv >= 0 ? &kp->v : NULL};
+        for (int i = 0; i < 5; i++)
+            if (thd[i]) {
+                int64_t t = thd[i]->st[1];
+                thd[i]->st[1] = thd[i]->st[2], thd[i]->st[2] = t;
+            }
+    }
 
     if (kp->D > ROWS_MAX_D || kp->Dv > ROWS_MAX_D)
         return gpu_refuse(why, len, "%s: head dims up to %d, got D=%d Dv=%d", want, ROWS_MAX_D, kp->D, kp->Dv);

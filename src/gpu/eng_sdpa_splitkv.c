@@ -7,10 +7,13 @@
  * rows share one tile, so K and V are read once per KV head.
  *
  * Takes: q, k, v, o of one dtype, f16 or bf16; D, Dv <= 256, multiples of
- * 8; scale; causal (top_left or bottom_right) or no mask; stats; q, k, v
- * with a contiguous head dim and 16-byte strides (bhsd, bshd), o any
- * strides.  Refuses, naming the attribute: bias, seq_len_q/kv, dropout,
- * window, o in another dtype, other head dims and strides.
+ * 8; scale; causal (top_left or bottom_right) or no mask; stats; seq_len_kv;
+ * q, k, v with a contiguous head dim and 16-byte strides (bhsd, bshd), o any
+ * strides.  Serving (sdpa.h): a paged K/V cache (page_table, any page size:
+ * the page is looked up per key row of a tile) and ragged THD q/o and k/v
+ * (seq_offsets_q/kv), the only engine that takes them.  Refuses, naming the
+ * attribute: bias, seq_len_q, dropout, window, o in another dtype, other
+ * head dims and strides.
  * Chosen by cost where the other forwards underfill the device
  * (gpu_sdpa_underfill_us, used by their costs in eng_sdpa.c). */
 #include "gpu/eng_seq.h"
@@ -29,13 +32,45 @@ static const char ENG[] = "sdpa: sdpa_splitkv";
 
 /* Everything beyond sdpa_flash's analysis (f16/bf16 q, k, v of one dtype,
  * D, Dv <= 256) that the split kernel needs. */
+/* The page table and offsets (kp: Skv of a paged cache = max_pages * page_size). */
+static bool serve_params(const ggraph *g, const sdpa_ids *ids, xk_sdpa *kp, xk_splitkv_serve *sv, char *why, size_t len)
+{
+    memset(sv, 0, sizeof *sv);
+    const struct { int id; const char *name; int32_t *dt; } ix[] = {
+        {ids->page_table, "page_table", &sv->pt_dtype}, {ids->off_q, "seq_offsets_q", &sv->off_q_dtype},
+        {ids->off_kv, "seq_offsets_kv", &sv->off_kv_dtype}};
+    for (int i = 0; i < 3; i++) {
+        if (ix[i].id < 0)
+            continue;
+        const gtensor *t = &g->t[ix[i].id];
+        if (t->dtype != XDNN_I32 && t->dtype != XDNN_I64)
+            return gpu_refuse(why, len, "%s needs %s in i32 or i64, got %s", ENG, ix[i].name, gg_dtype_name(t->dtype));
+        if (t->rank >= 1 && t->strides[t->rank - 1] != 1)
+            return gpu_refuse(why, len, "%s needs %s contiguous", ENG, ix[i].name);
+        *ix[i].dt = t->dtype == XDNN_I64 ? XK_I64 : XK_I32;
+    }
+    if (ids->page_table >= 0) {
+        const gtensor *pt = &g->t[ids->page_table], *k = &g->t[ids->k];
+        if (pt->rank != 2 || ids->len_kv < 0)
+            return gpu_refuse(why, len, "%s: page_table must be [B, max_pages] with seq_len_kv", ENG);
+        const int64_t skv = pt->dims[1] * k->dims[2];
+        if (skv > INT32_MAX / 2 || k->dims[0] > INT32_MAX)
+            return gpu_refuse(why, len, "%s: max_pages * page_size = %lld exceeds 32-bit indexing", ENG, (long long)skv);
+        sv->page_size = (int32_t)k->dims[2];
+        sv->num_pages = (int32_t)k->dims[0];
+        sv->pt_stride = pt->dims[0] > 1 ? pt->strides[0] : 0;
+        kp->Skv = (int32_t)skv;
+    }
+    return true;
+}
+
 static bool splitkv_analyze(const gplan *pl, const gpart *p, const gpu_device *dev, xk_sdpa *kp, sdpa_ids *ids,
-                            char *why, size_t len)
+                            xk_splitkv_serve *sv, char *why, size_t len)
 {
     if (dev->cc_major < 8)
         return gpu_refuse(why, len, "%s needs sm_80 or newer (mma.sync bf16), device is sm_%d%d", ENG, dev->cc_major,
                     dev->cc_minor);
-    if (!gpu_sdpa_analyze(pl, p, SDPA_K_MMA, kp, ids, why, len)) {
+    if (!gpu_sdpa_analyze(pl, p, SDPA_K_SERVE, kp, ids, why, len)) {
         char *at = strstr(why, "sdpa_flash "); /* sdpa_flash's requirements are ours: say whose reason it is */
         if (at && strlen(why) + 2 < len) {
             memmove(at + 12, at + 10, strlen(at + 10) + 1);
@@ -52,8 +87,10 @@ static bool splitkv_analyze(const gplan *pl, const gpart *p, const gpu_device *d
                     gg_dtype_name(g->t[ids->o].dtype));
     if (ids->bias >= 0)
         return gpu_refuse(why, len, "%s takes no bias input", ENG);
-    if (ids->len_q >= 0 || ids->len_kv >= 0)
-        return gpu_refuse(why, len, "%s takes no %s input", ENG, ids->len_q >= 0 ? "seq_len_q" : "seq_len_kv");
+    if (ids->len_q >= 0)
+        return gpu_refuse(why, len, "%s takes no seq_len_q input", ENG);
+    if (!serve_params(g, ids, kp, sv, why, len))
+        return false;
     if (kp->drop_threshold)
         return gpu_refuse(why, len, "%s takes no dropout, got dropout=%g", ENG, 1.0 - 1.0 / (double)kp->drop_scale);
     if (kp->left >= 0 || kp->right > 0)
@@ -64,10 +101,11 @@ static bool splitkv_analyze(const gplan *pl, const gpart *p, const gpu_device *d
     const struct { int id; const char *name; } t[] = {{ids->q, "q"}, {ids->k, "k"}, {ids->v, "v"}};
     for (int i = 0; i < 3; i++) {
         const gtensor *x = &g->t[t[i].id];
-        if (x->strides[3] != 1)
+        const int last = x->rank - 1; /* 3, or 2 for a ragged [T, H, D] */
+        if (x->strides[last] != 1)
             return gpu_refuse(why, len, "%s needs %s's head dim contiguous, got stride %lld", ENG, t[i].name,
-                        (long long)x->strides[3]);
-        for (int d = 0; d < 3; d++)
+                        (long long)x->strides[last]);
+        for (int d = 0; d < last; d++)
             if (x->strides[d] % 8 != 0 && x->dims[d] != 1)
                 return gpu_refuse(why, len, "%s needs %s's strides in multiples of 8 elements (16 bytes), got %lld in dim %d",
                             ENG, t[i].name, (long long)x->strides[d], d);
@@ -134,15 +172,17 @@ double gpu_sdpa_underfill_us(const gplan *pl, const gpart *p, const gpu_device *
 static bool splitkv_params(const gplan *pl, const gpart *p, const gpu_device *dev, xk_sdpa *kp)
 {
     sdpa_ids ids;
+    xk_splitkv_serve sv;
     char why[256];
-    return splitkv_analyze(pl, p, dev, kp, &ids, why, sizeof why);
+    return splitkv_analyze(pl, p, dev, kp, &ids, &sv, why, sizeof why);
 }
 
 static bool splitkv_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
 {
     xk_sdpa kp;
     sdpa_ids ids;
-    return splitkv_analyze(pl, p, dev, &kp, &ids, why, len);
+    xk_splitkv_serve sv;
+    return splitkv_analyze(pl, p, dev, &kp, &ids, &sv, why, len);
 }
 
 /* Memory-bound at ~80% of the copy rate (decode measured 73-90% at 32k-128k
@@ -175,6 +215,7 @@ static size_t splitkv_ws(const gplan *pl, const gpart *p, const gpu_device *dev)
 typedef struct splitkv_priv {
     xk_sdpa kp;
     sdpa_ids ids;
+    xk_splitkv_serve sv;
     int nsplit;
     char detail[192];
 } splitkv_priv;
@@ -186,7 +227,7 @@ static xdnn_status splitkv_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         return XDNN_ERR_NOMEM;
     p->priv = sp;
     char why[512];
-    if (!splitkv_analyze(c->plan, p, &c->dev, &sp->kp, &sp->ids, why, sizeof why)) {
+    if (!splitkv_analyze(c->plan, p, &c->dev, &sp->kp, &sp->ids, &sp->sv, why, sizeof why)) {
         diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "sdpa_splitkv: %s: %s", p->name, why);
         return XDNN_ERR_UNSUPPORTED;
     }
@@ -195,8 +236,10 @@ static xdnn_status splitkv_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         sp->nsplit--; /* planned for another device model: fit what was planned */
     const xk_sdpa *k = &sp->kp;
     const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(k->Hq / k->Hk * k->Sq, k->D, k->Dv);
-    snprintf(sp->detail, sizeof sp->detail, "sdpa_splitkv B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s splits=%d tile=%dx%d",
-             k->B, k->Hq, k->Hk, k->Sq, k->Skv, k->D, k->Dv, k->right == 0 ? " causal" : "", sp->nsplit, sh.rows,
+    snprintf(sp->detail, sizeof sp->detail,
+             "sdpa_splitkv B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s%s%s%s splits=%d tile=%dx%d", k->B, k->Hq, k->Hk,
+             k->Sq, k->Skv, k->D, k->Dv, k->right == 0 ? " causal" : "", sp->ids.page_table >= 0 ? " paged" : "",
+             sp->ids.off_q >= 0 ? " ragged-q" : "", sp->ids.off_kv >= 0 ? " ragged-kv" : "", sp->nsplit, sh.rows,
              sh.keys);
     return XDNN_OK;
 }
@@ -212,7 +255,12 @@ static xdnn_status splitkv_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_di
     k.v.p = dev_ptr(c, sp->ids.v);
     k.o.p = dev_ptr(c, sp->ids.o);
     k.stats.p = dev_ptr(c, sp->ids.stats);
-    int rc = xk_sdpa_splitkv(&k, sp->nsplit, sp->nsplit > 1 ? c->ws + p->ws_offset : NULL, s);
+    k.len_kv.p = dev_ptr(c, sp->ids.len_kv);
+    xk_splitkv_serve sv = sp->sv;
+    sv.page_table = dev_ptr(c, sp->ids.page_table);
+    sv.off_q = dev_ptr(c, sp->ids.off_q);
+    sv.off_kv = dev_ptr(c, sp->ids.off_kv);
+    int rc = xk_sdpa_splitkv(&k, &sv, sp->nsplit, sp->nsplit > 1 ? c->ws + p->ws_offset : NULL, s);
     return gpu_check_cuda((cudaError_t)rc, "xk_sdpa_splitkv", __FILE__, __LINE__, d);
 }
 
@@ -231,7 +279,7 @@ static const char *splitkv_detail(const gpart *p)
 const gpu_engine gpu_engine_sdpa_splitkv = {
     .name = "sdpa_splitkv",
     .summary = "attention forward for decode / chunked prefill: keys split across blocks + combine, GQA rows packed, "
-               "f16/bf16, D, Dv <= 256, causal",
+               "f16/bf16, D, Dv <= 256, causal, seq_len_kv, paged K/V, ragged THD",
     .supports = splitkv_supports, .cost = splitkv_cost, .workspace = splitkv_ws,
     .build = splitkv_build, .execute = splitkv_execute, .release = splitkv_release, .detail = splitkv_detail,
 };

@@ -15,6 +15,7 @@ typedef struct sdpa_ids {
     int q, k, v, bias, len_q, len_kv;
     int o, stats;          /* fwd results; bwd inputs */
     int dout, dq, dk, dv;  /* bwd */
+    int page_table, off_q, off_kv; /* fwd serving inputs (paged K/V, ragged THD) */
 } sdpa_ids;
 
 /* Which kernel family a partition would run on. */
@@ -24,6 +25,8 @@ typedef enum sdpa_kind {
     SDPA_K_TF32,     /* sdpa_flash_tf32 (f32 graphs that allow tf32) */
     SDPA_K_BWD,      /* sdpa_bwd (CUDA cores) */
     SDPA_K_BWD_MMA,  /* sdpa_bwd_flash (tensor cores) */
+    SDPA_K_SERVE,    /* sdpa_splitkv: SDPA_K_MMA plus paged K/V and ragged THD (rank-3
+                        q/o/k/v: st[1] the head stride, st[2] the token stride, st[0] 0) */
 } sdpa_kind;
 
 /* Fill kp (all but the device pointers) and ids from partition p; false with

@@ -6,7 +6,8 @@
  *
  * Semantics covered: q, k, v, o in one of f16/bf16 (one dtype), D, Dv <= 256,
  * scale, causal or no mask (right = 0 or -1, left = -1; either alignment),
- * GQA/MQA, stats; no bias, seq lens or dropout (the engine refuses them). */
+ * GQA/MQA, stats, seq_len_kv, paged K/V and ragged THD sequences
+ * (xk_splitkv_serve); no bias, seq_len_q or dropout (the engine refuses them). */
 #ifndef XDNN_GPU_KERN_SDPA_SPLITKV_H
 #define XDNN_GPU_KERN_SDPA_SPLITKV_H
 
@@ -31,11 +32,29 @@ xk_splitkv_shape xk_sdpa_splitkv_shape(int group_rows, int D, int Dv);
  * sum) and its log2-sum-exp per split and query row. */
 size_t xk_sdpa_splitkv_ws(const xk_sdpa *p, int nsplit);
 
+/* The serving inputs (src/ops/sdpa.h): a paged K/V cache and ragged THD
+ * sequences; all zero = dense.
+ *   page_table: k, v are page pools (st[0] steps a page of num_pages, st[2]
+ *     a slot of page_size); key j of sequence b is slot j % page_size of page
+ *     page_table[b * pt_stride + j / page_size]; p->Skv = max_pages *
+ *     page_size and p->len_kv gives each sequence's keys.  A page index out
+ *     of [0, num_pages) is clamped (never read out of bounds; the reference
+ *     reports it).
+ *   off_q / off_kv: sequence b is tokens [off[b], off[b+1]) of q, o, stats
+ *     (k, v), whose st[2] steps a token (st[0] = 0); p->Sq (p->Skv) is the
+ *     token count T, a bound on every length. */
+typedef struct xk_splitkv_serve {
+    const void *page_table, *off_q, *off_kv;
+    int32_t pt_dtype, off_q_dtype, off_kv_dtype; /* XK_I32 or XK_I64 */
+    int32_t page_size, num_pages, pad_;
+    int64_t pt_stride;
+} xk_splitkv_serve;
+
 /* Launch: the split pass (grid nsplit x row tiles x B*Hk), then, when
  * nsplit > 1, the combine pass (one block per query row).  nsplit == 1
- * writes o and stats directly and needs no workspace.  Returns a
- * cudaError_t as int. */
-int xk_sdpa_splitkv(const xk_sdpa *p, int nsplit, void *ws, void *stream);
+ * writes o and stats directly and needs no workspace.  sv: NULL = dense.
+ * Returns a cudaError_t as int. */
+int xk_sdpa_splitkv(const xk_sdpa *p, const xk_splitkv_serve *sv, int nsplit, void *ws, void *stream);
 
 #ifdef __cplusplus
 }

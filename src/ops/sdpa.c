@@ -109,6 +109,11 @@ xdnn_status sdpa_check(op_infer_ctx *c, int bias_port, int len_q_port, int len_k
     double p = op_attr_float(c->node, c->desc, "dropout");
     if (!(p >= 0.0 && p < 1.0))
         return op_error(c, "attribute 'dropout' must be in [0, 1), got %g", p);
+    return sdpa_check_band(c);
+}
+
+xdnn_status sdpa_check_band(op_infer_ctx *c)
+{
     if (op_attr_present(c->node, c->desc, "window")) {
         int64_t w[2];
         if (!op_attr_ints(c, "window", 2, w))
@@ -165,18 +170,21 @@ static void sdpa_band(const xnode *node, const op_desc *d, int64_t *left, int64_
     *bottom_right = align && strcmp(align, "bottom_right") == 0;
 }
 
+void sdpa_config_attrs(const xnode *node, const op_desc *d, sdpa_cfg *cfg)
+{
+    cfg->scale = op_attr_present(node, d, "scale") ? op_attr_float(node, d, "scale") : 1.0 / sqrt((double)cfg->n.D);
+    sdpa_band(node, d, &cfg->left, &cfg->right, &cfg->bottom_right);
+    cfg->dropout = op_attr_float(node, d, "dropout");
+    cfg->seed = (uint64_t)op_attr_int(node, d, "seed");
+}
+
 xdnn_status sdpa_config(op_ref_ctx *c, int bias_port, int len_q_port, int len_kv_port, sdpa_cfg *cfg)
 {
     const ref_tensor *q = c->in[SDPA_Q], *k = c->in[SDPA_K], *v = c->in[SDPA_V];
     memset(cfg, 0, sizeof *cfg);
     cfg->n = (sdpa_dims){.B = q->dims[0], .Hq = q->dims[1], .Hk = k->dims[1], .Sq = q->dims[2],
                          .Skv = k->dims[2], .D = q->dims[3], .Dv = v->dims[3]};
-    const xnode *node = c->node;
-    const op_desc *d = c->desc;
-    cfg->scale = op_attr_present(node, d, "scale") ? op_attr_float(node, d, "scale") : 1.0 / sqrt((double)cfg->n.D);
-    sdpa_band(node, d, &cfg->left, &cfg->right, &cfg->bottom_right);
-    cfg->dropout = op_attr_float(node, d, "dropout");
-    cfg->seed = (uint64_t)op_attr_int(node, d, "seed");
+    sdpa_config_attrs(c->node, c->desc, cfg);
     cfg->bias = bias_port < c->nin ? c->in[bias_port] : NULL;
     xdnn_status st = read_lengths(c, len_q_port, cfg->n.B, cfg->n.Sq, &cfg->len_q);
     if (!st)
@@ -279,10 +287,10 @@ double sdpa_flops_of(const xgraph *g, const xnode *n, bool backward)
 
 /* ---- the forward op */
 
-enum { SDPA_BIAS = 3, SDPA_LEN_Q = 4, SDPA_LEN_KV = 5 };
-
 static xdnn_status sdpa_infer(op_infer_ctx *c)
 {
+    if (sdpa_serving(c->nin, (const void *const *)c->in))
+        return sdpa_serve_infer(c);
     sdpa_dims n;
     xdnn_status st = sdpa_check(c, SDPA_BIAS, SDPA_LEN_Q, SDPA_LEN_KV, &n);
     if (st)
@@ -293,22 +301,15 @@ static xdnn_status sdpa_infer(op_infer_ctx *c)
     return XDNN_OK;
 }
 
-static xdnn_status sdpa_reference(op_ref_ctx *c)
+xdnn_status sdpa_forward_ref(op_ref_ctx *c, const sdpa_cfg *cfgp, const double *q, const double *k,
+                             const double *v, double *o, double *stats)
 {
-    sdpa_cfg cfg;
-    xdnn_status st = sdpa_config(c, SDPA_BIAS, SDPA_LEN_Q, SDPA_LEN_KV, &cfg);
-    if (st)
-        return st;
+    const sdpa_cfg cfg = *cfgp;
     const sdpa_dims n = cfg.n;
-    const double *q = c->in[SDPA_Q]->data, *k = c->in[SDPA_K]->data, *v = c->in[SDPA_V]->data;
-    double *o = c->out[0]->data;
-    double *stats = c->nresults > 1 && c->out[1] ? c->out[1]->data : NULL;
     /* one row of logits per (b, h): rows of one head run on one thread */
     double *scratch = malloc((size_t)(n.B * n.Hq * n.Skv > 0 ? n.B * n.Hq * n.Skv : 1) * sizeof *scratch);
-    if (!scratch) {
-        sdpa_config_free(&cfg);
+    if (!scratch)
         return op_ref_error(c, XDNN_ERR_NOMEM, "out of memory for the logits");
-    }
 #pragma omp parallel for schedule(static)
     for (int64_t bh = 0; bh < n.B * n.Hq; bh++) {
         int64_t b = bh / n.Hq, h = bh % n.Hq, hk = h / (n.Hq / n.Hk);
@@ -340,13 +341,27 @@ static xdnn_status sdpa_reference(op_ref_ctx *c)
         }
     }
     free(scratch);
-    sdpa_config_free(&cfg);
     return XDNN_OK;
+}
+
+static xdnn_status sdpa_reference(op_ref_ctx *c)
+{
+    if (sdpa_serving(c->nin, (const void *const *)c->in))
+        return sdpa_serve_reference(c);
+    sdpa_cfg cfg;
+    xdnn_status st = sdpa_config(c, SDPA_BIAS, SDPA_LEN_Q, SDPA_LEN_KV, &cfg);
+    if (st)
+        return st;
+    st = sdpa_forward_ref(c, &cfg, c->in[SDPA_Q]->data, c->in[SDPA_K]->data, c->in[SDPA_V]->data, c->out[0]->data,
+                          c->nresults > 1 && c->out[1] ? c->out[1]->data : NULL);
+    sdpa_config_free(&cfg);
+    return st;
 }
 
 static double sdpa_flops(const xgraph *g, const xnode *n) { return sdpa_flops_of(g, n, false); }
 
-static const char *const sdpa_ports[] = {"q", "k", "v", "bias", "seq_len_q", "seq_len_kv"};
+static const char *const sdpa_ports[] = {"q", "k", "v", "bias", "seq_len_q", "seq_len_kv",
+                                         "page_table", "seq_offsets_q", "seq_offsets_kv"};
 static const char *const sdpa_results[] = {"o", "stats"};
 
 const op_desc op_sdpa_desc = {
@@ -354,9 +369,11 @@ const op_desc op_sdpa_desc = {
     .summary = "scaled dot-product attention: o[, stats] = softmax(scale*q·kᵀ + bias + mask)·v; "
                "q [B,Hq,Sq,D], k [B,Hk,Skv,D], v [B,Hk,Skv,Dv] (GQA: Hq % Hk == 0); "
                "stats = f32 logsumexp [B,Hq,Sq,1]; seq_len_q/seq_len_kv [B] pad rows/keys; "
-               "fully masked rows give o = 0, stats = -inf",
+               "fully masked rows give o = 0, stats = -inf; paged K/V: k, v [P,Hk,page_size,D] pages (@bshd: "
+               "[P,page_size,Hk,D]) with page_table [B,max_pages] and seq_len_kv; ragged (THD): q/o [Tq,Hq,D] with "
+               "seq_offsets_q [B+1], k/v [Tkv,Hk,D] with seq_offsets_kv [B+1]",
     .ports = sdpa_ports,
-    .nports = 6,
+    .nports = 9,
     .nrequired = 3,
     .results = sdpa_results,
     .nresults = 2,

@@ -42,6 +42,8 @@
 
 /* Port indices shared by both ops (sdpa_bwd inserts o, do, stats after v). */
 enum { SDPA_Q = 0, SDPA_K = 1, SDPA_V = 2 };
+/* The forward's optional ports: the serving inputs (sdpa_serve.c) follow the padding ones. */
+enum { SDPA_BIAS = 3, SDPA_LEN_Q = 4, SDPA_LEN_KV = 5, SDPA_PAGE_TABLE = 6, SDPA_OFF_Q = 7, SDPA_OFF_KV = 8 };
 
 typedef struct sdpa_dims {
     int64_t B, Hq, Hk, Sq, Skv, D, Dv;
@@ -67,9 +69,41 @@ extern const attr_spec sdpa_attrs[SDPA_NATTRS];
  * attributes; fill *n.  Reports the first problem and returns its status. */
 xdnn_status sdpa_check(op_infer_ctx *c, int bias_port, int len_q_port, int len_kv_port, sdpa_dims *n);
 
+/* The window and scale attributes' checks (part of sdpa_check). */
+xdnn_status sdpa_check_band(op_infer_ctx *c);
+
 /* Read dims, attributes and sequence lengths for the reference. */
 xdnn_status sdpa_config(op_ref_ctx *c, int bias_port, int len_q_port, int len_kv_port, sdpa_cfg *cfg);
 void sdpa_config_free(sdpa_cfg *cfg);
+
+/* scale, band, dropout and seed from a node's attributes (cfg->n.D set). */
+void sdpa_config_attrs(const xnode *node, const op_desc *d, sdpa_cfg *cfg);
+
+/* The forward on dense logical [B, H, S, D] data of cfg's dims: o and, when
+ * not NULL, stats ([B, Hq, Sq]). */
+xdnn_status sdpa_forward_ref(op_ref_ctx *c, const sdpa_cfg *cfg, const double *q, const double *k, const double *v,
+                             double *o, double *stats);
+
+/* ---- serving forms of sdpa (sdpa_serve.c): paged K/V and ragged THD
+ * sequences.
+ *   paged:  page_table [B, max_pages] (integer) names the page of each block
+ *           of page_size keys: key j of sequence b is slot j % page_size of
+ *           page page_table[b, j / page_size] of k, v [P, Hk, page_size, D]
+ *           (logical; @bshd stores [P, page_size, Hk, D], vLLM's and cuDNN's
+ *           layout).  seq_len_kv [B] is required: Lkv(b) <= max_pages *
+ *           page_size; entries past a sequence's last page are not read.
+ *   ragged: q (and o, stats) [Tq, Hq, D] with seq_offsets_q [B+1]: sequence b
+ *           is tokens [off[b], off[b+1]); likewise k, v [Tkv, Hk, D] with
+ *           seq_offsets_kv.  Offsets run from 0 to T, non-decreasing (every
+ *           token in one sequence); Lq(b) / Lkv(b) are the differences.
+ * The result is by definition that of the dense sdpa on the gathered,
+ * zero-padded [B, H, max L, D] tensors with seq_len_q/seq_len_kv = the
+ * lengths (the mask rule above, align included, uses Lq(b) and Lkv(b)).
+ * Not with bias or dropout (their [B, Hq, Sq, Skv] index space is the
+ * padded one). */
+bool sdpa_serving(int nin, const void *const *in);
+xdnn_status sdpa_serve_infer(op_infer_ctx *c);
+xdnn_status sdpa_serve_reference(op_ref_ctx *c);
 
 /* The one mask rule (see the header comment). */
 bool sdpa_visible(const sdpa_cfg *cfg, int64_t b, int64_t i, int64_t j);

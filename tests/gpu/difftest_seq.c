@@ -345,6 +345,105 @@ static void sdpa_cases_splitkv(void)
     sdpa_case2(&block, &sopts[1], "f32", " @bshd", "sdpa_flash_tf32", NULL, false, true);
 }
 
+/* ---- serving attention (issue 14): a paged K/V cache and ragged THD
+ * sequences on sdpa_splitkv, the only engine that takes them.  Pages of 16,
+ * 64 and 256 keys in a shuffled order (a pool with spare pages; table entries
+ * past a sequence's last page are -1, never read), sequences of different
+ * lengths (1, primes, a page boundary), GQA 32/8, 8/2 and MQA, D 64 and 128,
+ * f16 and bf16, decode and chunked prefill (causal bottom-right), ragged q
+ * and/or k/v.  Ids "sdpa/sdpa_splitkv/serve/...". */
+typedef struct serve_shape {
+    const char *tag;
+    int B, Hq, Hk, D, ps, Sq; /* ps 0: k/v ragged (THD); Sq 0: q ragged (THD) */
+    int lq[4], lkv[4];
+    bool causal, bf16;
+} serve_shape;
+
+static void serve_case(const serve_shape *s)
+{
+    char text[TEXT_MAX], id[200];
+    const char *dt = s->bf16 ? "bf16" : "f16";
+    int n = 0, maxl = 0, tq = 0, tkv = 0;
+    for (int b = 0; b < s->B; b++) {
+        maxl = s->lkv[b] > maxl ? s->lkv[b] : maxl;
+        tq += s->lq[b];
+        tkv += s->lkv[b];
+    }
+    snprintf(id, sizeof id, "sdpa/sdpa_splitkv/serve/%s/%s/b%dh%dk%dd%d", s->tag, dt, s->B, s->Hq, s->Hk, s->D);
+    n += snprintf(text + n, sizeof text - (size_t)n, "dnn 1;\ngraph g(seed=%d) {\n", ncases + 7);
+    if (s->Sq)
+        n += snprintf(text + n, sizeof text - (size_t)n, "  input q: %s[%d, %d, %d, %d] @bshd;\n", dt, s->B, s->Hq,
+                      s->Sq, s->D);
+    else
+        n += snprintf(text + n, sizeof text - (size_t)n, "  input q: %s[%d, %d, %d];\n", dt, tq, s->Hq, s->D);
+    char ports[160] = "";
+    if (s->ps) {
+        const int mp = (maxl + s->ps - 1) / s->ps, P = s->B * mp + 2;
+        int perm[1024];
+        for (int i = 0; i < P && i < 1024; i++)
+            perm[i] = i;
+        uint32_t r = 12345u + (uint32_t)ncases;
+        for (int i = P - 1; i > 0; i--) { /* Fisher-Yates with an LCG: a shuffled page order */
+            r = r * 1664525u + 1013904223u;
+            int j = (int)((r >> 8) % (uint32_t)(i + 1)), t = perm[i];
+            perm[i] = perm[j], perm[j] = t;
+        }
+        n += snprintf(text + n, sizeof text - (size_t)n,
+                      "  input k: %s[%d, %d, %d, %d] @bshd;\n  input v: %s[%d, %d, %d, %d] @bshd;\n"
+                      "  input pt: i32[%d, %d] = values(data=[",
+                      dt, P, s->Hk, s->ps, s->D, dt, P, s->Hk, s->ps, s->D, s->B, mp);
+        for (int b = 0; b < s->B; b++)
+            for (int p = 0; p < mp; p++)
+                n += snprintf(text + n, sizeof text - (size_t)n, "%s%d", b + p ? ", " : "",
+                              p * s->ps < s->lkv[b] ? perm[b * mp + p] : -1);
+        n += snprintf(text + n, sizeof text - (size_t)n, "]);\n  input lkv: i32[%d] = values(data=[", s->B);
+        for (int b = 0; b < s->B; b++)
+            n += snprintf(text + n, sizeof text - (size_t)n, "%s%d", b ? ", " : "", s->lkv[b]);
+        n += snprintf(text + n, sizeof text - (size_t)n, "]);\n");
+        snprintf(ports, sizeof ports, ", page_table=pt, seq_len_kv=lkv");
+    } else {
+        n += snprintf(text + n, sizeof text - (size_t)n, "  input k: %s[%d, %d, %d];\n  input v: %s[%d, %d, %d];\n",
+                      dt, tkv, s->Hk, s->D, dt, tkv, s->Hk, s->D);
+    }
+    const int *lens[2] = {s->Sq ? NULL : s->lq, s->ps ? NULL : s->lkv};
+    static const char *const names[2] = {"offq", "offkv"}, *const port_names[2] = {"seq_offsets_q", "seq_offsets_kv"};
+    for (int w = 0; w < 2; w++) {
+        if (!lens[w])
+            continue;
+        n += snprintf(text + n, sizeof text - (size_t)n, "  input %s: i32[%d] = values(data=[0", names[w], s->B + 1);
+        for (int b = 0, acc = 0; b < s->B; b++)
+            n += snprintf(text + n, sizeof text - (size_t)n, ", %d", acc += lens[w][b]);
+        n += snprintf(text + n, sizeof text - (size_t)n, "]);\n");
+        size_t pl = strlen(ports);
+        snprintf(ports + pl, sizeof ports - pl, ", %s=%s", port_names[w], names[w]);
+    }
+    n += snprintf(text + n, sizeof text - (size_t)n, "  o, stats = sdpa(q, k, v%s%s);\n  output o, stats;\n}\n", ports,
+                  s->causal ? ", causal=true, align=\"bottom_right\"" : "");
+    if (n >= (int)sizeof text - 1) {
+        fprintf(stderr, "difftest_seq: case %s does not fit TEXT_MAX\n", id);
+        return;
+    }
+    add_case(id, "sdpa=sdpa_splitkv", NULL, "%s", text);
+}
+
+static void sdpa_cases_serve(void)
+{
+    static const serve_shape shapes[] = {
+        {"paged16-decode", 4, 32, 8, 128, 16, 1, {0}, {1, 97, 509, 256}, false, true},
+        {"paged64-decode-mqa", 3, 8, 1, 64, 64, 1, {0}, {13, 1021, 64}, false, false},
+        {"paged256-decode", 2, 32, 8, 128, 256, 1, {0}, {2053, 257}, false, false},
+        {"paged64-decode-long", 2, 32, 8, 64, 64, 1, {0}, {4099, 31}, false, true},
+        {"paged64-prefill7-causal-br", 2, 8, 2, 128, 64, 7, {0}, {300, 7}, true, true},
+        {"paged16-raggedq-causal-br", 2, 32, 8, 128, 16, 0, {3, 1}, {200, 37}, true, true},
+        {"ragged-qkv-causal-br", 3, 8, 2, 64, 0, 0, {1, 5, 3}, {7, 131, 1}, true, false},
+        {"ragged-kv-decode", 3, 4, 1, 128, 0, 1, {0}, {50, 3, 1000}, false, true},
+        {"ragged-qkv-prefill", 2, 8, 8, 64, 0, 0, {67, 13}, {67, 13}, true, true},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        if (!opts.quick || i % 2 == 0)
+            serve_case(&shapes[i]);
+}
+
 static void sdpa_cases(void)
 {
     static const sshape mma_shapes[] = {
@@ -393,6 +492,7 @@ static void sdpa_cases(void)
     sdpa_cases_v2();
     sdpa_cases_wgmma();
     sdpa_cases_splitkv();
+    sdpa_cases_serve();
     sdpa_cases_bwd_wgmma();
     sdpa_cases_wgmma_masks();
     add_case("sdpa_bwd/sdpa_flash+sdpa_bwd_wgmma/intermediate-o/f16/b2h4k2q50kv70d64", "sdpa=sdpa_flash",
@@ -573,6 +673,44 @@ static void bench_cases_decode(void)
         }
 }
 
+/* ---- bench, paged decode (issue 14; bench/sdpa_paged_peer.py's shapes):
+ * Llama-3-8B GQA 32/8, D = 128, bf16, one query row per sequence, every
+ * sequence Skv keys; K/V dense (bhsd) or in pages of 64 or 256 keys
+ * (@bshd pools, the page table in reverse order: no two neighbouring pages
+ * adjacent), all on sdpa_splitkv.  Ids "bench/decode/paged/...": timed per
+ * call and as one CUDA-graph replay.  Constant inputs (host fill of ~1G
+ * random values would take longer than the call); decode does not skip
+ * work on values. */
+static void bench_cases_paged(void)
+{
+    static const struct {
+        int B, Skv;
+    } shapes[] = {{16, 4096}, {64, 4096}, {16, 32768}};
+    static const int pages[] = {0, 64, 256};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (size_t pi = 0; pi < sizeof pages / sizeof pages[0]; pi++) {
+            const int B = shapes[si].B, S = shapes[si].Skv, ps = pages[pi], mp = ps ? S / ps : 0, P = B * mp;
+            char id[200];
+            snprintf(id, sizeof id, "bench/decode/paged/sdpa_fwd_bf16_%s%d/b%dh32k8q1kv%dd128", ps ? "page" : "dense",
+                     ps, B, S);
+            if (!ps) {
+                add_case(id, "sdpa=sdpa_splitkv", NULL,
+                         "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, 32, 1, 128] = fill(value=0.5);\n"
+                         "  input k: bf16[%d, 8, %d, 128] = fill(value=0.25);\n"
+                         "  input v: bf16[%d, 8, %d, 128] = fill(value=1);\n  o = sdpa(q, k, v);\n  output o;\n}\n",
+                         B, B, S, B, S);
+                continue;
+            }
+            add_case(id, "sdpa=sdpa_splitkv", NULL,
+                     "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, 32, 1, 128] = fill(value=0.5);\n"
+                     "  input k: bf16[%d, 8, %d, 128] @bshd = fill(value=0.25);\n"
+                     "  input v: bf16[%d, 8, %d, 128] @bshd = fill(value=1);\n"
+                     "  input pt: i32[%d, %d] = arange(start=%d, step=-1);\n  input lkv: i32[%d] = fill(value=%d);\n"
+                     "  o = sdpa(q, k, v, page_table=pt, seq_len_kv=lkv);\n  output o;\n}\n",
+                     B, P, ps, P, ps, B, mp, P - 1, B, S);
+        }
+}
+
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */
 static const char *case_id(int i)
 {
@@ -653,6 +791,7 @@ int main(int argc, char **argv)
     if (opts.bench) {
         bench_cases();
         bench_cases_decode();
+        bench_cases_paged();
         bench_cases_masks();
     } else {
         sdpa_cases();
