@@ -258,11 +258,12 @@ xdnn_status sdpa_serve_reference(op_ref_ctx *c)
             if (j < s.lkv[b] && paged) {
                 double pg = pt->data[b * pt->dims[1] + j / page_size];
                 if (!(pg >= 0 && pg < (double)npages && pg == floor(pg))) {
+                    const long long keys = (long long)s.lkv[b]; /* read before s is freed */
                     serve_free(&s);
                     return op_ref_error(c, XDNN_ERR_SEMANTIC,
                                         "page_table[%lld, %lld] = %g is not a page in [0, %lld) (sequence %lld has %lld keys)",
                                         (long long)b, (long long)(j / page_size), pg, (long long)npages, (long long)b,
-                                        (long long)s.lkv[b]);
+                                        keys);
                 }
                 pos = (int64_t)pg * page_size + j % page_size;
             } else if (j < s.lkv[b]) {
