@@ -5,7 +5,7 @@
 //  sdpa_bwd_prep    one warp per query row (rows padded to a multiple of BM): Delta = do . o and the logsumexp
 //                   in the exp2 domain, +inf on padding rows and rows that see no key (so P = 0 there), into two
 //                   f32 workspace vectors (the producer copies each tile's slice next to its Q and dO).
-//  sdpa_bwd_wgmma<T, DP>  flash-attention-3's loop order: one block per (128-key block, b, kv head), looping
+//  sdpa_bwd_wgmma<T, DP, kBand>  flash-attention-3's loop order: one block per (128-key block, b, kv head), looping
 //    over the query tiles (BM = 64 rows) of every query head of its GQA group that can see the keys; dK and dV
 //    stay in registers for the whole loop (GQA sums included), dQ is accumulated in f32 in the workspace.
 //    warpgroup 0, the producer (setmaxnreg 24): one thread loads K and V once, then streams Q and dO tiles
@@ -119,7 +119,10 @@ __global__ void __launch_bounds__(256) sdpa_bwd_prep(const xk_sdpa p, float *lse
 
 // ---------------------------------------------------------------- the main kernel
 
-template <typename T, int DP>
+// kBand: a window or seq_len_q / seq_len_kv (each thread's keys carry their band of rows); without it only
+// no mask or causal, tested per element as one compare on the diagonal tiles, as before the band existed:
+// the band's two compares per element cost 5-7% on unmasked shapes (H100, b4h16s4096d128: 3.47 vs 3.32 ms).
+template <typename T, int DP, bool kBand>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_bwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tdo,
                    const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, const xk_sdpa p,
@@ -203,10 +206,12 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int g = lane >> 2, t4 = lane & 3;
         const float scale2 = p.scale * kLog2e;
         const int key0 = n0 + cw * 64 + warp * 16 + g; // this thread's keys: key0, key0 + 8
-        int rlo_k[2], rhi_k[2];                          // the rows that see them: [rlo_k, rhi_k]
+        int rlo_k[2] = {0, 0}, rhi_k[2] = {0, 0};        // the rows that see them: [rlo_k, rhi_k]
+        if constexpr (kBand) {
 #pragma unroll
-        for (int r = 0; r < 2; r++)
-            band_rows(p, lq, lkv, off, key0 + 8 * r, &rlo_k[r], &rhi_k[r]);
+            for (int r = 0; r < 2; r++)
+                band_rows(p, lq, lkv, off, key0 + 8 * r, &rlo_k[r], &rhi_k[r]);
+        }
         const uint32_t kA = sK + cw * 64 * 128, vA = sV + cw * 64 * 128; // this warpgroup's 64 key rows
         const uint32_t dqs = sDQ + cw * C::DQ_BYTES; // this warpgroup's dQ staging tile
         float dk[DP / 2], dv[DP / 2], sa[BM / 2], dpa[BM / 2];
@@ -261,9 +266,12 @@ __global__ void __launch_bounds__(kThreads, 1)
             keep(sa);
             // P^T: accumulator e of n-tile nt is key key0 + 8 * (e >> 1), query m0 + nt * 8 + t4 * 2 + (e & 1);
             // the per-element mask only on tiles that cross a length or an edge of the band
-            const bool masked = n0 + BN > lkv || m0 + BM > lq ||
-                                (p.right >= 0 && n0 + BN - 1 > (int64_t)m0 + off + p.right) ||
-                                (p.left >= 0 && n0 < (int64_t)m0 + BM - 1 + off - p.left);
+            // (without kBand: keys past Skv need no mask, K and V are zero there, so their dQ terms vanish and
+            // their dK, dV rows are never stored; causal masks only the tiles that cross the diagonal)
+            const bool masked = kBand ? n0 + BN > lkv || m0 + BM > lq ||
+                                            (p.right >= 0 && n0 + BN - 1 > (int64_t)m0 + off + p.right) ||
+                                            (p.left >= 0 && n0 < (int64_t)m0 + BM - 1 + off - p.left)
+                                      : p.right == 0 && n0 + BN - 1 > m0 + off;
 #pragma unroll
             for (int nt = 0; nt < BM / 8; nt++) {
                 const float2 l = *reinterpret_cast<const float2 *>(lr + nt * 8 + t4 * 2);
@@ -271,7 +279,9 @@ __global__ void __launch_bounds__(kThreads, 1)
                 for (int e = 0; e < 4; e++) {
                     float x = fmaf(sa[nt * 4 + e], scale2, -((e & 1) ? l.y : l.x));
                     const int i = m0 + nt * 8 + t4 * 2 + (e & 1);
-                    if (masked && !(i >= rlo_k[e >> 1] && i <= rhi_k[e >> 1]))
+                    const bool hidden = kBand ? !(i >= rlo_k[e >> 1] && i <= rhi_k[e >> 1])
+                                              : key0 + 8 * (e >> 1) > i + off;
+                    if (masked && hidden)
                         x = -CUDART_INF_F;
                     sa[nt * 4 + e] = ex2(x);
                 }
@@ -498,6 +508,18 @@ int dq_red_knob()
     return k;
 }
 
+// XDNN_SDPA_BWD_BAND=1 runs the band kernel (kBand) on shapes without a window or seq lens too (timing the
+// cost of the band test against the plain kernel in one process; read once).
+static bool band_knob()
+{
+    static int k = -1;
+    if (k < 0) {
+        const char *e = getenv("XDNN_SDPA_BWD_BAND");
+        k = e && strcmp(e, "1") == 0;
+    }
+    return k;
+}
+
 // XDNN_SDPA_BWD_DETERMINISTIC=1 takes the ordered dQ sums without the plan asking (timing, testing).
 int det_knob()
 {
@@ -517,7 +539,10 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
     static bool opted = false;
     if (!opted) {
         cudaError_t e =
-            cudaFuncSetAttribute(sdpa_bwd_wgmma<T, DP>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+            cudaFuncSetAttribute(sdpa_bwd_wgmma<T, DP, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+        if (e == cudaSuccess)
+            e = cudaFuncSetAttribute(sdpa_bwd_wgmma<T, DP, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     C::SMEM);
         if (e != cudaSuccess)
             return e;
         opted = true;
@@ -539,8 +564,14 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
             !make_map(&tv, p.v.p, bf, vd, st[2], C::BN) || !make_map(&tdo, p.dout.p, bf, od, st[3], C::BM))
             return cudaErrorInvalidValue;
         dim3 grid((unsigned)((p.Skv + C::BN - 1) / C::BN), (unsigned)(p.B * p.Hk));
-        sdpa_bwd_wgmma<T, DP><<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems,
-                                                               w.Sqp, det ? 0 : dq_red_knob());
+        const bool band = p.left >= 0 || p.right > 0 || p.len_q.p || p.len_kv.p || band_knob();
+        const int red = det ? 0 : dq_red_knob();
+        if (band)
+            sdpa_bwd_wgmma<T, DP, true>
+                <<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems, w.Sqp, red);
+        else
+            sdpa_bwd_wgmma<T, DP, false>
+                <<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems, w.Sqp, red);
     }
     const int64_t items = (int64_t)p.B * p.Hq * p.Sq * (p.D / 8);
     if (items > 0)
