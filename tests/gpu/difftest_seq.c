@@ -546,13 +546,15 @@ static void rnn_cases(void)
  * bf16, bhsd.  Forward on sdpa_flash (id "bench/sdpa_fwd...") and on
  * sdpa_flash_wgmma (id "bench/wgmma/sdpa_fwd..."); backward on sdpa_bwd_flash
  * (id "bench/.../sdpa_bwd..."; the forward that feeds it is timed too). */
-/* The Hopper backward on one bench shape (its forward on sdpa_flash_wgmma). */
+/* The Hopper backward on one bench shape (its forward on sdpa_flash_wgmma).  intermediate=bf16: o is an output
+ * that sdpa_bwd reads, so its value keeps the intermediate dtype (an output mark rounds only the stored copy,
+ * dnn(5)); at the default f32 the forward would need an f32 o, which sdpa_flash_wgmma does not write. */
 static void bench_bwd_wgmma(const char *id, int B, int Hq, int Hk, int S, int D, const char *cz)
 {
     char wid[220];
     snprintf(wid, sizeof wid, "bench/wgmma/%s", id + 6);
     add_case(wid, "sdpa=sdpa_flash_wgmma", "sdpa_bwd=sdpa_bwd_wgmma",
-             "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, %d, %d, %d];\n  input k: bf16[%d, %d, %d, %d];\n"
+             "dnn 1;\ngraph g(seed=1, intermediate=bf16) {\n  input q: bf16[%d, %d, %d, %d];\n  input k: bf16[%d, %d, %d, %d];\n"
              "  input v: bf16[%d, %d, %d, %d];\n  input do: bf16[%d, %d, %d, %d];\n"
              "  o, stats = sdpa(q, k, v, causal=%s);\n"
              "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=%s);\n  output o, dq, dk, dv;\n}\n",
