@@ -5,6 +5,7 @@
 #include "data/data.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,11 +82,15 @@ int64_t host_tensor_offset(const host_tensor *t, const int64_t *idx)
     return off;
 }
 
-/* Walk logical order, mapping each element to its storage offset. */
-#define FOR_EACH_LOGICAL(t, k, off, body)                                        \
+/* Walk logical order over [k0, k1), mapping each element to its storage offset. */
+#define FOR_EACH_LOGICAL(t, k0, k1, k, off, body)                               \
     do {                                                                         \
         int64_t idx_[XDNN_MAX_RANK] = {0};                                       \
-        for (int64_t k = 0; k < (t)->numel; k++) {                               \
+        for (int64_t r_ = (k0), d_ = (t)->rank - 1; d_ >= 0; d_--) {             \
+            idx_[d_] = r_ % (t)->dims[d_];                                       \
+            r_ /= (t)->dims[d_];                                                 \
+        }                                                                        \
+        for (int64_t k = (k0); k < (k1); k++) {                                  \
             int64_t off = host_tensor_offset((t), idx_);                         \
             body;                                                                \
             for (int d_ = (t)->rank - 1; d_ >= 0; d_--) {                        \
@@ -96,14 +101,67 @@ int64_t host_tensor_offset(const host_tensor *t, const int64_t *idx)
         }                                                                        \
     } while (0)
 
+/* Large tensors are walked in one contiguous range of logical indices per OpenMP thread: every element's
+ * offset and value depend on its index alone, so the result is the sequential walk's, bit for bit.  The
+ * host-side fill of inputs and weights goes through here (a ResNet-50 step at N=256 or a 32k-key decode had
+ * its device run wait tens of seconds on one core). */
+enum { PAR_MIN_ELEMS = 1 << 16 };
+
+/* Whether no two logical indices share a storage element: the strides of the dims > 1, in increasing order,
+ * pack them densely.  Stores go in parallel only then (a broadcast or overlapping view keeps the
+ * sequential walk, where the last index written wins). */
+static bool dense_permutation(const host_tensor *t)
+{
+    int64_t st[XDNN_MAX_RANK], dm[XDNN_MAX_RANK];
+    int n = 0;
+    for (int i = 0; i < t->rank; i++) {
+        if (t->dims[i] == 1)
+            continue;
+        int j = n++;
+        for (; j > 0 && st[j - 1] > t->strides[i]; j--) {
+            st[j] = st[j - 1];
+            dm[j] = dm[j - 1];
+        }
+        st[j] = t->strides[i];
+        dm[j] = t->dims[i];
+    }
+    int64_t expect = 1;
+    for (int i = 0; i < n; i++) {
+        if (st[i] != expect)
+            return false;
+        expect *= dm[i];
+    }
+    return true;
+}
+
 void tensor_gather(const host_tensor *t, double *out)
 {
-    FOR_EACH_LOGICAL(t, k, off, out[k] = dtype_load(t->dtype, t->data, off));
+    if (t->numel < PAR_MIN_ELEMS) {
+        FOR_EACH_LOGICAL(t, 0, t->numel, k, off, out[k] = dtype_load(t->dtype, t->data, off));
+        return;
+    }
+#pragma omp parallel
+    {
+        const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
+        const int64_t k0 = t->numel / nt * id + (id < t->numel % nt ? id : t->numel % nt);
+        const int64_t k1 = k0 + t->numel / nt + (id < t->numel % nt);
+        FOR_EACH_LOGICAL(t, k0, k1, k, off, out[k] = dtype_load(t->dtype, t->data, off));
+    }
 }
 
 void tensor_scatter(host_tensor *t, const double *in)
 {
-    FOR_EACH_LOGICAL(t, k, off, dtype_store(t->dtype, t->data, off, in[k]));
+    if (t->numel < PAR_MIN_ELEMS || !dense_permutation(t)) {
+        FOR_EACH_LOGICAL(t, 0, t->numel, k, off, dtype_store(t->dtype, t->data, off, in[k]));
+        return;
+    }
+#pragma omp parallel
+    {
+        const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
+        const int64_t k0 = t->numel / nt * id + (id < t->numel % nt ? id : t->numel % nt);
+        const int64_t k1 = k0 + t->numel / nt + (id < t->numel % nt);
+        FOR_EACH_LOGICAL(t, k0, k1, k, off, dtype_store(t->dtype, t->data, off, in[k]));
+    }
 }
 
 void tensor_convert(const host_tensor *src, host_tensor *dst)

@@ -476,6 +476,8 @@ xdnn_status init_fill(xgraph *g, const xtensor *t, const char *base_dir, double 
             (st = arg_number(&c, uniform ? "hi" : "std", 1.0, false, &b)) != XDNN_OK ||
             (st = arg_seed(&c, &seed)) != XDNN_OK)
             return st;
+        /* counter-based: element k is a function of k alone, so threads give the sequential values */
+#pragma omp parallel for schedule(static) if (n > 65536)
         for (int64_t k = 0; k < n; k++)
             out[k] = uniform ? a + (b - a) * rng_uniform01(seed, 0, (uint64_t)k)
                              : a + b * rng_normal(seed, 0, (uint64_t)k);

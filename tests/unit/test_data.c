@@ -410,6 +410,46 @@ static void test_stats(void)
     host_tensor_free(&e);
 }
 
+/* Large tensors are walked by several threads (tensor.c): the same bits as the sequential walk, through
+ * permuted strides, and a broadcast store (two indices, one element) still keeps the last index's value. */
+static void test_parallel_walks(void)
+{
+    const int64_t dims[4] = {3, 70, 5, 67};
+    const int64_t strides[4] = {70 * 5 * 67, 1, 67 * 70, 70}; /* C innermost: a dense permutation */
+    host_tensor t;
+    CHECK(host_tensor_alloc(&t, XDNN_F32, 4, dims, strides) == XDNN_OK, "alloc permuted");
+    const int64_t n = t.numel;
+    double *in = malloc(sizeof *in * (size_t)n), *out = malloc(sizeof *out * (size_t)n);
+    for (int64_t k = 0; k < n; k++)
+        in[k] = (double)k - 7.5;
+    tensor_scatter(&t, in);
+    int64_t idx[4] = {0}, bad = 0;
+    for (int64_t k = 0; k < n; k++) {
+        bad += dtype_load(XDNN_F32, t.data, host_tensor_offset(&t, idx)) != in[k];
+        for (int d = 3; d >= 0 && ++idx[d] == dims[d]; d--)
+            idx[d] = 0;
+    }
+    CHECK(n > 65536 && bad == 0, "scatter through permuted strides: %lld of %lld misplaced", (long long)bad,
+          (long long)n);
+    tensor_gather(&t, out);
+    bad = 0;
+    for (int64_t k = 0; k < n; k++)
+        bad += out[k] != in[k];
+    CHECK(bad == 0, "gather through permuted strides: %lld of %lld differ", (long long)bad, (long long)n);
+    host_tensor_free(&t);
+
+    const int64_t bdims[2] = {34000, 2}, bstrides[2] = {1, 0}; /* [i, 0] and [i, 1] share element i; 68000 elements: past the threaded size, within in[] */
+    CHECK(host_tensor_alloc(&t, XDNN_F32, 2, bdims, bstrides) == XDNN_OK, "alloc broadcast");
+    tensor_scatter(&t, in);
+    bad = 0;
+    for (int64_t i = 0; i < bdims[0]; i++)
+        bad += dtype_load(XDNN_F32, t.data, i) != in[2 * i + 1];
+    CHECK(bad == 0, "broadcast scatter: %lld elements not the last index's value", (long long)bad);
+    host_tensor_free(&t);
+    free(in);
+    free(out);
+}
+
 int main(void)
 {
     test_names();
@@ -420,5 +460,6 @@ int main(void)
     test_philox();
     test_moments();
     test_stats();
+    test_parallel_walks();
     return test_summary("test_data");
 }
