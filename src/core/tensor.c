@@ -5,7 +5,6 @@
 #include "data/data.h"
 
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,7 +100,7 @@ int64_t host_tensor_offset(const host_tensor *t, const int64_t *idx)
         }                                                                        \
     } while (0)
 
-/* Large tensors are walked in one contiguous range of logical indices per OpenMP thread: every element's
+/* Large tensors are walked in ranges of logical indices by OpenMP threads: every element's
  * offset and value depend on its index alone, so the result is the sequential walk's, bit for bit.  The
  * host-side fill of inputs and weights goes through here (a ResNet-50 step at N=256 or a 32k-key decode had
  * its device run wait tens of seconds on one core). */
@@ -134,17 +133,19 @@ static bool dense_permutation(const host_tensor *t)
     return true;
 }
 
+/* Chunks of logical indices, so that no OpenMP runtime call (and no omp.h) is needed. */
+enum { WALK_CHUNK = 1 << 14 };
+
 void tensor_gather(const host_tensor *t, double *out)
 {
     if (t->numel < PAR_MIN_ELEMS) {
         FOR_EACH_LOGICAL(t, 0, t->numel, k, off, out[k] = dtype_load(t->dtype, t->data, off));
         return;
     }
-#pragma omp parallel
-    {
-        const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
-        const int64_t k0 = t->numel / nt * id + (id < t->numel % nt ? id : t->numel % nt);
-        const int64_t k1 = k0 + t->numel / nt + (id < t->numel % nt);
+    const int64_t nchunks = (t->numel + WALK_CHUNK - 1) / WALK_CHUNK;
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < nchunks; c++) {
+        const int64_t k0 = c * WALK_CHUNK, k1 = k0 + WALK_CHUNK < t->numel ? k0 + WALK_CHUNK : t->numel;
         FOR_EACH_LOGICAL(t, k0, k1, k, off, out[k] = dtype_load(t->dtype, t->data, off));
     }
 }
@@ -155,11 +156,10 @@ void tensor_scatter(host_tensor *t, const double *in)
         FOR_EACH_LOGICAL(t, 0, t->numel, k, off, dtype_store(t->dtype, t->data, off, in[k]));
         return;
     }
-#pragma omp parallel
-    {
-        const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
-        const int64_t k0 = t->numel / nt * id + (id < t->numel % nt ? id : t->numel % nt);
-        const int64_t k1 = k0 + t->numel / nt + (id < t->numel % nt);
+    const int64_t nchunks = (t->numel + WALK_CHUNK - 1) / WALK_CHUNK;
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < nchunks; c++) {
+        const int64_t k0 = c * WALK_CHUNK, k1 = k0 + WALK_CHUNK < t->numel ? k0 + WALK_CHUNK : t->numel;
         FOR_EACH_LOGICAL(t, k0, k1, k, off, dtype_store(t->dtype, t->data, off, in[k]));
     }
 }
