@@ -4,8 +4,10 @@
 #if XDNN_HAVE_CUDA
 #include "test_util.h"
 
+#include "gpu/engine.h"
 #include "gpu/lower.h"
 
+#include <stdio.h>
 #include <string.h>
 
 bool fixture_setup(fixture *f, const char *text)
@@ -48,6 +50,33 @@ int fixture_tensor(const ggraph *g, const char *name)
             return i;
     CHECK(false, "no tensor %s", name);
     return 0;
+}
+
+int fixture_partition_kernel(const gplan *pl, const gpart *p, cg_kernel *k, char *why, size_t len)
+{
+    const ggraph *g = pl->g;
+    xdnn_status st;
+    if (p->kind == GP_POINTWISE) {
+        st = cg_pointwise(g, p->nodes, p->nnodes, p->outs, p->nouts, "k", k);
+    } else if (p->kind == GP_REDUCE) {
+        int pro[64], npro = 0;
+        for (int j = 0; j < p->nnodes && npro < 64; j++)
+            if (p->nodes[j] != p->anchor)
+                pro[npro++] = p->nodes[j];
+        st = cg_reduce(g, p->anchor, pro, npro, "k", k);
+    } else if (p->kind == GP_MATMUL) {
+        mm_shape s;
+        if (!gpu_matmul_analyze(pl, p, false, &s, why, len))
+            return -1;
+        if (!s.need_kernel)
+            return 0;
+        st = cg_pointwise(g, s.epi_nodes, s.nepi, p->outs, p->nouts, "k", k);
+    } else {
+        return 0;
+    }
+    if (st != XDNN_OK)
+        snprintf(why, len, "code generation failed: %s", xdnn_status_name(st));
+    return st == XDNN_OK ? 1 : -1;
 }
 #else
 /* ISO C needs a declaration in every translation unit. */

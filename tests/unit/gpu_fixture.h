@@ -5,6 +5,7 @@
 #define XDNN_TEST_GPU_FIXTURE_H
 
 #if XDNN_HAVE_CUDA
+#include "gpu/codegen.h"
 #include "gpu/partition.h"
 #include "xdnn.h"
 
@@ -25,6 +26,10 @@ void fixture_teardown(fixture *f);
 const gpart *fixture_part_of_op(const gplan *p, const char *op);
 /* The index of the ggraph tensor named `name`; a failed CHECK (and 0) if none. */
 int fixture_tensor(const ggraph *g, const char *name);
+/* The NVRTC kernel partition p generates, as its engine would: a pointwise fusion, a reduction with its
+ * prologue, a matmul's epilogue.  1: *k holds it; 0: p has none (another kind, or a matmul that cuBLASLt
+ * finishes alone); -1: generation failed (diagnostics in g's sink) or the matmul analysis refused (why). */
+int fixture_partition_kernel(const gplan *pl, const gpart *p, cg_kernel *k, char *why, size_t len);
 #endif
 
 #endif

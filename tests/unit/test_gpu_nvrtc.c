@@ -11,6 +11,7 @@
 
 #include "gpu/engine.h"
 #include "gpu/lower.h"
+#include "gpu_fixture.h"
 
 static int kernels; /* generated kernels compiled */
 
@@ -32,31 +33,17 @@ static void compile_graph(const char *label, const char *text)
     for (int i = 0; i < pl->nparts; i++) {
         gpart *p = &pl->parts[i];
         cg_kernel k;
-        xdnn_status st = XDNN_OK;
-        if (p->kind == GP_POINTWISE) {
-            st = cg_pointwise(g, p->nodes, p->nnodes, p->outs, p->nouts, "k", &k);
-        } else if (p->kind == GP_REDUCE) {
-            int pro[64], npro = 0;
-            for (int j = 0; j < p->nnodes && npro < 64; j++)
-                if (p->nodes[j] != p->anchor)
-                    pro[npro++] = p->nodes[j];
-            st = cg_reduce(g, p->anchor, pro, npro, "k", &k);
-        } else if (p->kind == GP_MATMUL) {
-            mm_shape s;
-            char why[256];
-            if (!gpu_matmul_analyze(pl, p, false, &s, why, sizeof why)) {
-                CHECK(false, "%s: matmul analysis failed: %s", label, why);
-                continue;
-            }
-            if (!s.need_kernel)
-                continue;
-            st = cg_pointwise(g, s.epi_nodes, s.nepi, p->outs, p->nouts, "k", &k);
-        } else {
+        char why[256] = "";
+        const int got = fixture_partition_kernel(pl, p, &k, why, sizeof why);
+        if (got == 0)
+            continue;
+        kernels++;
+        CHECK(got == 1, "%s: partition %s does not generate: %s (diagnostics below)", label, p->name, why);
+        if (got != 1) {
+            xdnn_diags_print(d, stderr);
             continue;
         }
-        if (st == XDNN_OK)
-            st = gpu_nvrtc_check(k.src, "k", "sm_90", d);
-        kernels++;
+        const xdnn_status st = gpu_nvrtc_check(k.src, "k", "sm_90", d);
         CHECK(st == XDNN_OK, "%s: partition %s does not compile (diagnostics below)", label, p->name);
         if (st != XDNN_OK)
             xdnn_diags_print(d, stderr);

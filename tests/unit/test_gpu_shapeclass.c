@@ -14,6 +14,7 @@
 
 #include "gpu/engine.h"
 #include "gpu/lower.h"
+#include "gpu_fixture.h"
 
 enum { MAXK = 32, MAXV = 64 };
 
@@ -56,27 +57,13 @@ static void generate(const char *s, const char *b, bool args, kernels *out)
     for (int i = 0; pl && i < pl->nparts && out->n < MAXK; i++) {
         gpart *p = &pl->parts[i];
         cg_kernel k;
-        xdnn_status st;
-        if (p->kind == GP_POINTWISE) {
-            st = cg_pointwise(g, p->nodes, p->nnodes, p->outs, p->nouts, "k", &k);
-        } else if (p->kind == GP_REDUCE) {
-            int pro[64], npro = 0;
-            for (int j = 0; j < p->nnodes && npro < 64; j++)
-                if (p->nodes[j] != p->anchor)
-                    pro[npro++] = p->nodes[j];
-            st = cg_reduce(g, p->anchor, pro, npro, "k", &k);
-            out->reduce++;
-        } else if (p->kind == GP_MATMUL) {
-            mm_shape sh;
-            char why[256];
-            if (!gpu_matmul_analyze(pl, p, false, &sh, why, sizeof why) || !sh.need_kernel)
-                continue;
-            st = cg_pointwise(g, sh.epi_nodes, sh.nepi, p->outs, p->nouts, "k", &k);
-        } else {
+        char why[256] = "";
+        const int got = fixture_partition_kernel(pl, p, &k, why, sizeof why);
+        if (got == 0)
             continue;
-        }
-        CHECK(st == XDNN_OK, "partition %s generates", p->name);
-        if (st != XDNN_OK)
+        out->reduce += p->kind == GP_REDUCE;
+        CHECK(got == 1, "partition %s generates: %s", p->name, why);
+        if (got != 1)
             continue;
         CHECK(gpu_nvrtc_check(k.src, "k", "sm_90", d) == XDNN_OK, "partition %s at S=%s compiles:\n%s", p->name, s,
               k.src);
