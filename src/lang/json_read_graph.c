@@ -20,7 +20,12 @@ static void jr_context(jreader *r, xgraph *g, const cJSON *item)
         if (!v)
             continue;
         size_t mark = jr_push_key(r, keys[i]);
-        *slots[i] = jr_value(r, v, i < 3, i < 3 ? "a dtype name" : "a value");
+        /* io, compute and intermediate are dtype names, never expressions:
+         * the .dnn form (`graph g(io = f16)`) has no way to write anything else. */
+        if (i < 3 && !jr_want_string(r, v, "a dtype name such as \"f16\""))
+            *slots[i] = NULL;
+        else
+            *slots[i] = jr_value(r, v, i < 3, i < 3 ? "a dtype name" : "a value");
         jr_pop(r, mark);
     }
 }

@@ -66,6 +66,34 @@ static int jr_use_tensor(jreader *r, xgraph *g, const cJSON *v)
     return ti;
 }
 
+/* Names in a by-value scalar on a port: each must be a param (or inf, nan),
+ * as the .dnn form requires when it lowers `op(x, NAME)`; dim(t, axis) names
+ * a tensor, which jr_expr_text has checked. */
+static bool scalar_names_known(jreader *r, const xgraph *g, const cJSON *at, const expr *e)
+{
+    if (e->kind == EX_IDENT && strcmp(e->s, "inf") != 0 && strcmp(e->s, "nan") != 0 &&
+        !ir_find_param(r->m, g, e->s))
+        return jr_err(r, at, false, XDNN_ERR_SEMANTIC, "unknown param '%s' in a scalar input",
+                      e->s);
+    bool is_dim = e->kind == EX_CALL && strcmp(e->s, "dim") == 0;
+    for (int i = is_dim ? 1 : 0; i < e->nargs; i++)
+        if (!scalar_names_known(r, g, at, e->args[i]))
+            return false;
+    return true;
+}
+
+/* A by-value scalar on a port is a number: a list, string or dtype there is
+ * an attribute's value in .dnn text (`op(x, "s")` passes "s" to the first
+ * attribute), so it could not be written back as an input. */
+static bool port_scalar_ok(jreader *r, const xgraph *g, const op_desc *d, const char *port, const cJSON *at,
+                           const expr *e)
+{
+    if (e->kind == EX_LIST || e->kind == EX_STRING || e->kind == EX_DTYPE)
+        return jr_err(r, at, false, XDNN_ERR_SEMANTIC, "input '%s' of %s must be a tensor or a number, got %s",
+                      port, d->name, jr_describe(r, at));
+    return scalar_names_known(r, g, at, e);
+}
+
 static bool jr_required_ports(jreader *r, const xnode *n, const op_desc *d, const cJSON *at);
 
 static bool jr_node_inputs(jreader *r, xgraph *g, xnode *n, const op_desc *d, const cJSON *item)
@@ -100,9 +128,10 @@ static bool jr_node_inputs(jreader *r, xgraph *g, xnode *n, const op_desc *d, co
             if (jr_keys(r, c, keys, keys))
                 p->scalar = jr_value(r, jr_get(c, "scalar"), false, "a scalar value");
             jr_pop(r, m2);
-            ok &= p->scalar != NULL;
+            ok &= p->scalar != NULL && port_scalar_ok(r, g, d, c->string, jr_get(c, "scalar"), p->scalar);
         } else if (cJSON_IsObject(c)) {
-            ok &= (p->scalar = jr_value(r, c, false, "a scalar value")) != NULL;
+            ok &= (p->scalar = jr_value(r, c, false, "a scalar value")) != NULL &&
+                  port_scalar_ok(r, g, d, c->string, c, p->scalar);
         } else {
             ok = jr_err(r, c, false, XDNN_ERR_SYNTAX,
                         "expected a tensor name, {\"scalar\": ...} or {\"expr\": ...}, got %s", jr_describe(r, c));

@@ -430,6 +430,16 @@ static void test_errors(void)
          "2:18: /default_graph: unknown graph \"nope\""},
         {HEAD "\"params\": {\"N\": {\"value\": 1e999}}}", XDNN_ERR_SEMANTIC,
          "2:27: /params/N/value: number 1e999 is out of range (use {\"expr\": \"inf\"})"},
+        /* What .dnn text cannot say is refused here too, so every JSON graph
+         * read has a .dnn form (fuzz_json's round trip found these). */
+        {HEAD G_OPEN "\"context\": {\"io\": -1}}]}", XDNN_ERR_SYNTAX,
+         "3:19: /graphs/0/context/io: expected a dtype name such as \"f16\", got number -1"},
+        {HEAD G_OPEN TENSORS "\"nodes\": [{\"name\": \"y\", \"op\": \"relu\", \"inputs\": {\"x\": {\"expr\": \"M\"}}, "
+                             "\"outputs\": {\"y\": \"y\"}}]," OUTPUTS,
+         XDNN_ERR_SEMANTIC, "5:55: /graphs/0/nodes/0/inputs/x: unknown param 'M' in a scalar input"},
+        {HEAD G_OPEN TENSORS "\"nodes\": [{\"name\": \"y\", \"op\": \"relu\", \"inputs\": {\"x\": {\"scalar\": \"s\"}}, "
+                             "\"outputs\": {\"y\": \"y\"}}]," OUTPUTS,
+         XDNN_ERR_SEMANTIC, "5:66: /graphs/0/nodes/0/inputs/x: input 'x' of relu must be a tensor or a number, got string \"s\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         xdnn_status st;
