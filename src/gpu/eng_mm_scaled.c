@@ -96,6 +96,14 @@ static bool mf_analyze(const gplan *pl, const gpart *p, mf_shape *s, char *why, 
     if (s->i8 && s->k >= (1 << 17))
         GPU_REFUSE("i8 sums of K = %lld products could overflow the int32 accumulator (K must be below 131072)",
              (long long)s->k);
+    /* Requantized outputs and amax are the CPU reference's for now: cuBLASLt
+     * has D_SCALE / AMAX_D for fp8 and the i8 epilogue is ours, but neither
+     * path has been checked on a GPU yet. */
+    if (n->nin > 4 && n->in[4] >= 0)
+        GPU_REFUSE("a requantized output (c_scale, dtype %s) is not implemented on the GPU yet",
+                   xdnn_dtype_name(C->dtype));
+    if (n->nouts > 1 && n->outs[1] >= 0)
+        GPU_REFUSE("the amax result is not implemented on the GPU yet");
     if (C->dtype != XDNN_BF16 && C->dtype != XDNN_F16 && C->dtype != XDNN_F32)
         GPU_REFUSE("output dtype %s (expected bf16, f16 or f32)", xdnn_dtype_name(C->dtype));
     return true;

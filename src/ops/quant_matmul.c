@@ -1,33 +1,52 @@
-/* quant_matmul.c — scaled_matmul(a, b, a_scale, b_scale): the fp8 / int8
- * GEMM with per-tensor dequantization scales, cuBLASLt's fp8 matmul and
+/* quant_matmul.c — scaled_matmul(a, b, a_scale, b_scale[, c_scale]): the fp8 /
+ * int8 GEMM with per-tensor dequantization scales, cuBLASLt's fp8 matmul and
  * torch._scaled_mm:
- *     c[m, n] = a_scale * b_scale * sum_k A[m, k] * B[k, n]
+ *     v[m, n] = a_scale * b_scale * sum_k A[m, k] B[k, n]
  * with A = a (a given as [K, M] when trans_a) and B = b (b given as [N, K]
  * when trans_b: the usual weight layout, and the one cuBLASLt's fp8 kernels
  * want, K contiguous in both operands).  a and b are fp8_e4m3 / fp8_e5m2
  * (any mix; the GPU runs e4m3 x e4m3 and the e4m3/e5m2 mixes, as Hopper does)
- * or both i8; the scales are f32 with one element each; c is bf16 unless
- * `dtype` says f16 or f32 (kept even for a virtual c).  Matrices only: rank 2.
+ * or both i8; the scales are f32 with one element each.
  *
- * Reference: exact products summed in double, times the scales, rounded
- * once when c is stored. */
+ * c is v in bf16 unless `dtype` says f16 or f32 (kept even for a virtual c),
+ * or v requantized: with dtype fp8_e4m3 / fp8_e5m2 / i8, c_scale is c's own
+ * dequantization scale (c ~ v / c_scale, the convention of every xdnn scale:
+ * x ~ q * s) and c = sat(RNE(v / c_scale)), the rounding `quantize` applies.
+ * The optional second result amax = max |v| (f32 scalar, NaN sticks) is what
+ * delayed scaling records to pick the next c_scale (cuBLASLt's AMAX_D).
+ * Matrices only: rank 2.
+ *
+ * Reference: exact products summed in double, times the scales, divided by
+ * c_scale, rounded once when c is stored. */
 #include "op.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 extern const op_desc op_scaled_matmul_desc;
 
-static const char *const smm_ports[] = {"a", "b", "a_scale", "b_scale"};
-static const char *const smm_results[] = {"c"};
+static const char *const smm_ports[] = {"a", "b", "a_scale", "b_scale", "c_scale"};
+static const char *const smm_results[] = {"c", "amax"};
 
 static const attr_spec smm_attrs[] = {
     {"trans_a", AT_BOOL, "false", NULL, "a is given as [K, M]"},
     {"trans_b", AT_BOOL, "false", NULL, "b is given as [N, K] (the layout cuBLASLt fp8 needs)"},
-    {"dtype", AT_DTYPE, "bf16", NULL, "the output dtype: bf16, f16 or f32"},
+    {"dtype", AT_DTYPE, "bf16", NULL,
+     "the output dtype: bf16, f16, f32, or fp8_e4m3 / fp8_e5m2 / i8 (requantized with c_scale)"},
 };
 
 static bool is_fp8(xdnn_dtype t) { return t == XDNN_FP8_E4M3 || t == XDNN_FP8_E5M2; }
+
+/* A one-element f32 scale, or an error naming the port. */
+static xdnn_status check_scale(op_infer_ctx *c, const tinfo *t, const char *name)
+{
+    char s[256];
+    if (t->dtype != XDNN_F32 || shape_numel(t->rank, t->dims) != 1)
+        return op_error(c, "%s must be one f32 element (a per-tensor scale), got %s%s", name,
+                        xdnn_dtype_name(t->dtype), shape_str(s, sizeof s, t->rank, t->dims));
+    return XDNN_OK;
+}
 
 static xdnn_status smm_infer(op_infer_ctx *c)
 {
@@ -39,13 +58,11 @@ static xdnn_status smm_infer(op_infer_ctx *c)
     if (!((is_fp8(a->dtype) && is_fp8(b->dtype)) || (a->dtype == XDNN_I8 && b->dtype == XDNN_I8)))
         return op_error(c, "a and b must both be fp8 (fp8_e4m3 / fp8_e5m2) or both i8, got %s and %s",
                         xdnn_dtype_name(a->dtype), xdnn_dtype_name(b->dtype));
-    const tinfo *sc[2] = {sa, sb};
-    for (int i = 0; i < 2; i++) {
-        char s[256];
-        if (sc[i]->dtype != XDNN_F32 || shape_numel(sc[i]->rank, sc[i]->dims) != 1)
-            return op_error(c, "%s must be one f32 element (a per-tensor scale), got %s%s", i ? "b_scale" : "a_scale",
-                            xdnn_dtype_name(sc[i]->dtype), shape_str(s, sizeof s, sc[i]->rank, sc[i]->dims));
-    }
+    const tinfo *sc = c->nin > 4 ? c->in[4] : NULL;
+    xdnn_status st;
+    if ((st = check_scale(c, sa, "a_scale")) || (st = check_scale(c, sb, "b_scale")) ||
+        (sc && (st = check_scale(c, sc, "c_scale"))))
+        return st;
     bool ta = op_attr_bool(c->node, c->desc, "trans_a"), tb = op_attr_bool(c->node, c->desc, "trans_b");
     int64_t M = ta ? a->dims[1] : a->dims[0], K = ta ? a->dims[0] : a->dims[1];
     int64_t K2 = tb ? b->dims[1] : b->dims[0], N = tb ? b->dims[0] : b->dims[1];
@@ -54,18 +71,29 @@ static xdnn_status smm_infer(op_infer_ctx *c)
                         (long long)K, ta ? "true" : "false", (long long)K2, tb ? "true" : "false");
     const value *v = op_attr(c->node, c->desc, "dtype");
     xdnn_dtype t = v && v->kind == VAL_DTYPE ? v->dt : XDNN_BF16;
-    if (t != XDNN_BF16 && t != XDNN_F16 && t != XDNN_F32)
-        return op_error(c, "attribute 'dtype' must be bf16, f16 or f32, got %s", xdnn_dtype_name(t));
+    bool quantized = is_fp8(t) || t == XDNN_I8;
+    if (!quantized && t != XDNN_BF16 && t != XDNN_F16 && t != XDNN_F32)
+        return op_error(c, "attribute 'dtype' must be bf16, f16, f32, fp8_e4m3, fp8_e5m2 or i8, got %s",
+                        xdnn_dtype_name(t));
+    if (quantized && !sc)
+        return op_error(c, "dtype %s needs c_scale, the dequantization scale of the quantized c (c ~ v / c_scale)",
+                        xdnn_dtype_name(t));
+    if (!quantized && sc)
+        return op_error(c, "c_scale quantizes c, but dtype is %s (give dtype fp8_e4m3, fp8_e5m2 or i8)",
+                        xdnn_dtype_name(t));
     tinfo *o = &c->out[0];
     o->rank = 2;
     o->dims[0] = M;
     o->dims[1] = N;
     o->dtype = t;
     o->exact_dtype = true;
+    if (c->nresults > 1)
+        c->out[1] = (tinfo){.dtype = XDNN_F32, .rank = 0, .exact_dtype = true};
     return XDNN_OK;
 }
 
-/* c[m][n] = sa * sb * sum_k A[m][k] B[k][n] (a, b packed as given). */
+/* v[m][n] = sa * sb * sum_k A[m][k] B[k][n] (a, b packed as given); c = v, or
+ * v / c_scale for a quantized c (the store rounds and saturates); amax = max |v|. */
 static xdnn_status smm_reference(op_ref_ctx *c)
 {
     const ref_tensor *a = c->in[0], *b = c->in[1];
@@ -73,6 +101,7 @@ static xdnn_status smm_reference(op_ref_ctx *c)
     bool ta = op_attr_bool(c->node, c->desc, "trans_a"), tb = op_attr_bool(c->node, c->desc, "trans_b");
     const int64_t M = o->dims[0], N = o->dims[1], K = ta ? a->dims[0] : a->dims[1];
     const double scale = c->in[2]->data[0] * c->in[3]->data[0];
+    const double c_scale = c->nin > 4 && c->in[4] ? c->in[4]->data[0] : 1.0;
 #pragma omp parallel for schedule(static)
     for (int64_t m = 0; m < M; m++) {
         for (int64_t n = 0; n < N; n++) {
@@ -82,6 +111,16 @@ static xdnn_status smm_reference(op_ref_ctx *c)
             o->data[m * N + n] = acc * scale;
         }
     }
+    if (c->nresults > 1 && c->out[1]) {
+        double amax = 0;
+        for (int64_t i = 0; i < M * N; i++)
+            if (isnan(o->data[i]) || fabs(o->data[i]) > amax) /* NaN sticks: nothing compares above it */
+                amax = isnan(amax) ? amax : fabs(o->data[i]);
+        c->out[1]->data[0] = amax;
+    }
+    if (c_scale != 1.0)
+        for (int64_t i = 0; i < M * N; i++)
+            o->data[i] /= c_scale;
     return XDNN_OK;
 }
 
@@ -95,9 +134,10 @@ static double smm_flops(const xgraph *g, const xnode *n)
 
 const op_desc op_scaled_matmul_desc = {
     .name = "scaled_matmul",
-    .summary = "c = a_scale * b_scale * (a @ b) for fp8 (e4m3/e5m2) or i8 matrices; c bf16/f16/f32",
-    .ports = smm_ports, .nports = 4, .nrequired = 4,
-    .results = smm_results, .nresults = 1,
+    .summary = "c[, amax] = a_scale * b_scale * (a @ b) for fp8 (e4m3/e5m2) or i8 matrices; c bf16/f16/f32, or "
+               "fp8/i8 requantized by c_scale; amax = max |c| before requantizing",
+    .ports = smm_ports, .nports = 5, .nrequired = 4,
+    .results = smm_results, .nresults = 2, .result_counts = (1u << 1) | (1u << 2),
     .attrs = smm_attrs, .nattrs = (int)(sizeof smm_attrs / sizeof smm_attrs[0]),
     .infer = smm_infer, .reference = smm_reference, .flops = smm_flops,
 };

@@ -31,6 +31,15 @@ run_identity() {
 @test "gather, gather_bwd, cross_entropy(+_bwd), argmax, batchnorm_infer_var == one_hot and older ops" {
     run_identity index_ops_explicit.dnn
 }
+@test "scaled_matmul's requantized c and amax == quantize and amax of its f32 result (bit-exact)" {
+    run_identity scaled_matmul_requantize.dnn
+}
+@test "a requantized scaled_matmul or its amax is refused by every GPU engine, with the reason" {
+    run xdnn plan --explain --device-model h100 "$ID/scaled_matmul_requantize.dnn" --set M=32 --set N=16 --set K=64
+    echo "$output"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"matmul_fp8_cublaslt: a requantized output (c_scale, dtype i8) is not implemented on the GPU yet"* ]]
+}
 @test "@nchw, @nhwc, @perm, padded @strides and @col give the same logical result" {
     run_identity layouts_same_logical.dnn
 }

@@ -181,7 +181,9 @@ xdnn_status optest_run(const op_desc *d, const xnode *n, int nin, const ref_tens
     for (int i = 0; i < nin && i < OP_MAX_PORTS; i++) {
         if (!in[i])
             continue;
-        ti[i] = optest_tinfo(XDNN_F32, in[i]->rank, in[i]->dims);
+        /* tensors keep optest_ref_alloc's f64 unless the test typed them: infer those as f32 */
+        xdnn_dtype dt = in[i]->dtype == XDNN_F64 ? XDNN_F32 : in[i]->dtype;
+        ti[i] = optest_tinfo(dt, in[i]->rank, in[i]->dims);
         tp[i] = &ti[i];
     }
     for (int i = 0; i < nout; i++)

@@ -47,7 +47,8 @@ bool optest_set_value(xnode *n, const op_desc *d, const char *name, const value 
 /* Reset to VAL_NONE (as if the attribute had no default and was not given). */
 bool optest_unset(xnode *n, const op_desc *d, const char *name);
 
-/* Run an op on reference tensors: infer (tinfo from each input, dtype f32),
+/* Run an op on reference tensors: infer (tinfo from each input: its dtype,
+ * f32 for the f64 optest_ref_alloc gives),
  * allocate out[0..nout) with the inferred dims (free with optest_ref_free),
  * then the reference.  in[i] may be NULL (absent port); nout selects the
  * variant.  Returns the first failing status (outputs are then unallocated

@@ -31,8 +31,7 @@ static xdnn_status run(const op_desc *d, const xnode *n, int nin, const ref_tens
         in[i] = &ins[i];
     xdnn_diags_t *dg = xdnn_diags_create();
     xdnn_status st = optest_run(d, n, nin, in, 1, out, dg);
-    if (st != XDNN_OK)
-        fprintf(stderr, "%s failed: %s\n", d->name, optest_first_error(dg));
+    CHECK(st == XDNN_OK, "%s failed: %s", d->name, optest_first_error(dg)); /* else the caller's checks are skipped */
     xdnn_diags_destroy(dg);
     return st;
 }

@@ -65,8 +65,7 @@ static xdnn_status run1(arena *a, const char *op, const xdnn_dtype *dt, int nin,
         set(&n, d);
     xdnn_diags_t *dg = xdnn_diags_create();
     xdnn_status st = optest_run(d, &n, nin, in, 1, out, dg);
-    if (st != XDNN_OK)
-        fprintf(stderr, "  %s: %s\n", op, optest_first_error(dg));
+    CHECK(st == XDNN_OK, "%s: %s", op, optest_first_error(dg)); /* else the caller's checks are skipped */
     xdnn_diags_destroy(dg);
     return st;
 }
@@ -226,6 +225,7 @@ static void test_scaled_matmul(arena *a)
     double sa = 0.5, sb = 4;
     ref_tensor A = optest_ref_of(2, ad, av, NULL), B = optest_ref_of(2, bd, bv, NULL);
     ref_tensor SA = optest_ref_of(1, one, &sa, NULL), SB = optest_ref_of(1, one, &sb, NULL), C;
+    A.dtype = B.dtype = XDNN_FP8_E4M3;
     xnode n;
     optest_node(a, &n, d);
     optest_set_bool(&n, d, "trans_b", true);
@@ -247,7 +247,9 @@ static void test_scaled_matmul(arena *a)
     optest_expect_infer_error(d, &n, 4, tp, 1,
                               "scaled_matmul: a and b must both be fp8 (fp8_e4m3 / fp8_e5m2) or both i8, got f32 and fp8_e4m3");
     dg = xdnn_diags_create();
-    if (optest_run(d, &n, 4, in, 1, &C, dg) == XDNN_OK) {
+    xdnn_status rs = optest_run(d, &n, 4, in, 1, &C, dg);
+    CHECK(rs == XDNN_OK, "run: %s", optest_first_error(dg));
+    if (rs == XDNN_OK) {
         /* row 0: [1 2 3].[1 0 -1] = -2, [1 2 3].[2 2 2] = 12; row 1: -2, 30; times 2 */
         CHECK(C.data[0] == -4 && C.data[1] == 24 && C.data[2] == -4 && C.data[3] == 60, "scaled_matmul values %g %g %g %g",
               C.data[0], C.data[1], C.data[2], C.data[3]);
@@ -258,6 +260,106 @@ static void test_scaled_matmul(arena *a)
     optest_ref_free(&B);
     optest_ref_free(&SA);
     optest_ref_free(&SB);
+}
+
+/* Run the requantizing scaled_matmul n with output dtype dt: c as stored
+ * (rounded and saturated as the executor stores it) must be want, amax
+ * want_amax (NaN matches NaN). */
+static void expect_requant(const op_desc *d, xnode *n, const ref_tensor *const *in, xdnn_dtype dt,
+                           const double want[4], double want_amax)
+{
+    value v = {.kind = VAL_DTYPE, .dt = dt};
+    optest_set_value(n, d, "dtype", &v);
+    ref_tensor C[2];
+    xdnn_diags_t *dg = xdnn_diags_create();
+    xdnn_status rs = optest_run(d, n, 5, in, 2, C, dg);
+    CHECK(rs == XDNN_OK, "run: %s", optest_first_error(dg));
+    xdnn_diags_destroy(dg);
+    if (rs != XDNN_OK)
+        return;
+    for (int i = 0; i < 4; i++) {
+        double got = dtype_round(dt, C[0].data[i]);
+        CHECK(got == want[i] || (isnan(got) && isnan(want[i])), "%s c[%d] = %g, want %g", xdnn_dtype_name(dt), i,
+              got, want[i]);
+    }
+    CHECK(C[1].data[0] == want_amax || (isnan(C[1].data[0]) && isnan(want_amax)), "amax %g, want %g", C[1].data[0],
+          want_amax);
+    optest_ref_free(&C[0]);
+    optest_ref_free(&C[1]);
+}
+
+/* The requantizing epilogue and amax, by hand: i8 a = [[1 2 3] [4 5 6]],
+ * b = [[1 0 -1] [2 2 2]] (trans_b), sa * sb = 2 give v = [[-4 24] [-4 60]]. */
+static void test_scaled_matmul_requant(arena *a)
+{
+    const op_desc *d = optest_op_named("scaled_matmul");
+    if (!d)
+        return;
+    const int64_t ad[2] = {2, 3}, one[1] = {1};
+    const double av[6] = {1, 2, 3, 4, 5, 6}, bv[6] = {1, 0, -1, 2, 2, 2};
+    double sa = 0.5, sb = 4, sc = 8;
+    ref_tensor A = optest_ref_of(2, ad, av, NULL), B = optest_ref_of(2, ad, bv, NULL);
+    ref_tensor SA = optest_ref_of(1, one, &sa, NULL), SB = optest_ref_of(1, one, &sb, NULL);
+    ref_tensor SC = optest_ref_of(1, one, &sc, NULL);
+    A.dtype = B.dtype = XDNN_I8;
+    xnode n;
+    optest_node(a, &n, d);
+    optest_set_bool(&n, d, "trans_b", true);
+    value i8 = {.kind = VAL_DTYPE, .dt = XDNN_I8};
+    optest_set_value(&n, d, "dtype", &i8);
+    const ref_tensor *in[5] = {&A, &B, &SA, &SB, &SC};
+    tinfo ti[5];
+    const tinfo *tp[5];
+    const xdnn_dtype dts[5] = {XDNN_I8, XDNN_I8, XDNN_F32, XDNN_F32, XDNN_F32};
+    for (int i = 0; i < 5; i++) {
+        ti[i] = optest_tinfo(dts[i], in[i]->rank, in[i]->dims);
+        tp[i] = &ti[i];
+    }
+    tinfo out[2];
+    xdnn_diags_t *dg = xdnn_diags_create();
+    CHECK(optest_infer(d, &n, 5, tp, 2, out, dg) == XDNN_OK && out[0].dtype == XDNN_I8 && out[0].exact_dtype &&
+              out[1].dtype == XDNN_F32 && out[1].rank == 0,
+          "requantized scaled_matmul infers c i8 [2, 2], amax f32 []: %s", optest_first_error(dg));
+    xdnn_diags_destroy(dg);
+
+    /* c_scale 8: v / 8 = [-0.5 3 -0.5 7.5] rounds to even: [0 3 0 8] */
+    const double want_i8[4] = {0, 3, 0, 8};
+    expect_requant(d, &n, in, XDNN_I8, want_i8, 60);
+    /* c_scale 1/64 into e4m3: -4 * 64 = -256 is exact; 24 * 64 and 60 * 64
+     * saturate at 448; amax is taken before requantizing */
+    SC.data[0] = 1.0 / 64;
+    const double want_e4m3[4] = {-256, 448, -256, 448};
+    expect_requant(d, &n, in, XDNN_FP8_E4M3, want_e4m3, 60);
+    /* a NaN in a poisons its row (c[1][*] NaN) and amax reports it */
+    A.data[4] = NAN;
+    const double want_nan[4] = {-256, 448, NAN, NAN};
+    expect_requant(d, &n, in, XDNN_FP8_E4M3, want_nan, NAN);
+
+    /* the scale and the dtype go together */
+    optest_expect_infer_error(d, &n, 4, tp, 1,
+                              "scaled_matmul: dtype fp8_e4m3 needs c_scale, the dequantization scale of the "
+                              "quantized c (c ~ v / c_scale)");
+    value bf16 = {.kind = VAL_DTYPE, .dt = XDNN_BF16};
+    optest_set_value(&n, d, "dtype", &bf16);
+    optest_expect_infer_error(d, &n, 5, tp, 1,
+                              "scaled_matmul: c_scale quantizes c, but dtype is bf16 (give dtype fp8_e4m3, "
+                              "fp8_e5m2 or i8)");
+    optest_set_value(&n, d, "dtype", &i8);
+    const int64_t two[1] = {2};
+    ti[4] = optest_tinfo(XDNN_F32, 1, two);
+    optest_expect_infer_error(d, &n, 5, tp, 1,
+                              "scaled_matmul: c_scale must be one f32 element (a per-tensor scale), got f32[2]");
+    value i32 = {.kind = VAL_DTYPE, .dt = XDNN_I32};
+    optest_set_value(&n, d, "dtype", &i32);
+    ti[4] = optest_tinfo(XDNN_F32, 1, one);
+    optest_expect_infer_error(d, &n, 5, tp, 1,
+                              "scaled_matmul: attribute 'dtype' must be bf16, f16, f32, fp8_e4m3, fp8_e5m2 or i8, "
+                              "got i32");
+    optest_ref_free(&A);
+    optest_ref_free(&B);
+    optest_ref_free(&SA);
+    optest_ref_free(&SB);
+    optest_ref_free(&SC);
 }
 
 static void test_infer_errors(arena *a)
@@ -306,6 +408,7 @@ int main(void)
     test_amax(a);
     test_quant_scale(a);
     test_scaled_matmul(a);
+    test_scaled_matmul_requant(a);
     test_infer_errors(a);
     arena_destroy(a);
     return test_summary("test_quant");
