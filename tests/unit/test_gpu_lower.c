@@ -3,12 +3,15 @@
  * in the dtype it would have unmarked) plus a stored copy in the output dtype,
  * written by a cast node and carrying the IR index that binding, upload and
  * download go through (dnn(5): marking a tensor output changes no other
- * result).  An output nothing reads stays one tensor.  Built with CUDA=1 only. */
+ * result).  An output nothing reads stays one tensor.  And every op of fixed
+ * arity fits a GPU graph node, since lowering keeps at most GG_MAX_IN inputs
+ * and GG_MAX_OUT results of a node.  Built with CUDA=1 only. */
 #include <stdio.h>
 
 #if XDNN_HAVE_CUDA
 #include "core/ir.h"
 #include "gpu_fixture.h"
+#include "ops/op.h"
 #include "test_util.h"
 
 #include <string.h>
@@ -83,8 +86,24 @@ static void test_same_dtype_output(void)
     fixture_teardown(&f);
 }
 
+/* lower_node copies at most GG_MAX_IN ports and GG_MAX_OUT results into a
+ * gnode: an op with more would lose its last ones without a word (engines
+ * read an absent port as "not given").  Variadic ops (concat, split) are
+ * checked by the engines that take them, which read the IR node's counts. */
+static void test_ops_fit_gpu_nodes(void)
+{
+    for (int i = 0; i < OP_COUNT; i++) {
+        const op_desc *d = op_get(i);
+        CHECK(d->variadic || d->nports <= GG_MAX_IN, "op %s has %d ports; a GPU node holds GG_MAX_IN = %d", d->name,
+              d->nports, GG_MAX_IN);
+        CHECK(d->variadic_results || d->nresults <= GG_MAX_OUT,
+              "op %s has %d results; a GPU node holds GG_MAX_OUT = %d", d->name, d->nresults, GG_MAX_OUT);
+    }
+}
+
 int main(void)
 {
+    test_ops_fit_gpu_nodes();
     test_consumed_output();
     test_same_dtype_output();
     return test_summary("test_gpu_lower");
