@@ -530,6 +530,20 @@ static void bind_node(bind_ctx *c, xnode *n)
     const op_desc *desc = op_get(n->op);
     static const tinfo empty;
     op_infer_ctx ic = {.desc = desc, .graph = g, .node = n, .diags = c->d, .nresults = n->nresults};
+    /* The operand tables hold OP_MAX_PORTS / OP_MAX_RESULTS entries: a longer
+     * variadic call (concat of 40 tensors) must be refused, not cut short. */
+    if (n->ninputs > OP_MAX_PORTS) {
+        diag_error(c->d, XDNN_ERR_UNSUPPORTED, n->loc,
+                   "%s: %d inputs, more than the %d an op takes; apply it in steps (e.g. %s the first %d, then "
+                   "that and the rest)",
+                   desc->name, n->ninputs, OP_MAX_PORTS, desc->name, OP_MAX_PORTS);
+        return;
+    }
+    if (n->nresults > OP_MAX_RESULTS) {
+        diag_error(c->d, XDNN_ERR_UNSUPPORTED, n->loc, "%s: %d results, more than the %d an op gives; apply it in steps",
+                   desc->name, n->nresults, OP_MAX_RESULTS);
+        return;
+    }
     tinfo ins[OP_MAX_PORTS];
     n->rscalars = arena_alloc(g->module->ar, (size_t)(n->ninputs ? n->ninputs : 1) * sizeof *n->rscalars);
     bool inputs_ok = true;

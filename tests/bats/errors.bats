@@ -76,3 +76,23 @@ assert r["severity"] == "error" and r["status"] == "syntax" and r["file"] == sys
 assert sys.argv[2] == "%s:%d:%d: error: %s" % (r["file"], r["line"], r["col"], r["message"]), (sys.argv[2], r)
 P
 }
+
+@test "a concat of more inputs than an op takes is refused (exit 4), not cut short" {
+    {
+        echo 'graph g {'
+        for i in $(seq 0 39); do echo "  input x$i: f32[2, 1];"; done
+        printf '  y = concat(%s, axis=1);\n' "$(seq -s, -f 'x%g' 0 39 | sed 's/,/, /g')"
+        echo '  output y;'
+        echo '}'
+    } > "$BATS_TEST_TMPDIR/cat40.dnn"
+    run xdnn run --device cpu "$BATS_TEST_TMPDIR/cat40.dnn"
+    echo "$output"
+    [ "$status" -eq 4 ]
+    [[ "$output" == *"error: concat: 40 inputs, more than the 32 an op takes; apply it in steps"* ]]
+    # 32 inputs is the most, and it runs
+    sed -i -e '/input x3[2-9]/d' -e 's/, x32.*axis/, axis/' "$BATS_TEST_TMPDIR/cat40.dnn"
+    run xdnn run --device cpu "$BATS_TEST_TMPDIR/cat40.dnn"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"output y: f32[2, 32]"* ]]
+}
