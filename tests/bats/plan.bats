@@ -223,6 +223,15 @@ needs_cuda_build() { xdnn engines | grep -q "built without CUDA" && skip "built 
     [[ "$output" != *"o8 (op sdpa): "*"dtype fp8_e4m3"*"partition o64"* ]]
 }
 
+@test "a saved CPU plan of the fp8 sdpa identity (scale ports, a discarded stats, amax results) runs and passes" {
+    run xdnn plan "$ROOT/tests/identities/sdpa_fp8_scales.dnn" --device cpu -o "$BATS_TEST_TMPDIR/fp8.xplan"
+    [ "$status" -eq 0 ]
+    run xdnn run "$BATS_TEST_TMPDIR/fp8.xplan" --device cpu
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(grep -c '^check .*: ok' <<<"$output")" -eq 4 ]
+}
+
 @test "--explain on the CPU backend: one cpu_reference per node" {
     run xdnn plan --explain --device cpu "$G" "${SMALL[@]}"
     [ "$status" -eq 0 ]
