@@ -23,6 +23,7 @@
  *                    row, summing its GQA group): no atomics, deterministic.
  * All of them: scale, causal, window, top_left/bottom_right, seq_len_q/kv,
  * additive bias of any broadcast shape, Philox dropout, stats (sdpa_flash_wgmma: strides TMA can describe).
+ * None of them has the fp8 form (q_scale ... o_scale, amax_s, amax_o): they refuse it, naming the port.
  * Attributes are read from the IR node (gnode.ir) exactly as sdpa_config does. */
 #include "gpu/eng_seq.h"
 #include "gpu/engine.h"
@@ -37,6 +38,7 @@
 
 enum { PORT_Q = 0, PORT_K = 1, PORT_V = 2 };
 enum { FWD_BIAS = 3, FWD_LEN_Q = 4, FWD_LEN_KV = 5, FWD_PAGE_TABLE = 6, FWD_OFF_Q = 7, FWD_OFF_KV = 8 };
+enum { FWD_Q_SCALE = 9, FWD_O_SCALE = 13 }; /* the fp8 scales: q, k, v, s, o (src/ops/sdpa.h) */
 enum { BWD_O = 3, BWD_DO = 4, BWD_STATS = 5, BWD_BIAS = 6, BWD_LEN_Q = 7, BWD_LEN_KV = 8 };
 enum { ROWS_MAX_D = 256 };
 
@@ -128,6 +130,12 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
         ids->off_q = port(n, FWD_OFF_Q);
         ids->off_kv = port(n, FWD_OFF_KV);
     }
+    /* the fp8 form (src/ops/sdpa_fp8.c): no engine computes it yet.  Its
+     * amax results come only with the scales (inference requires them). */
+    for (int i = FWD_Q_SCALE; !bwd && i <= FWD_O_SCALE; i++)
+        if (port(n, i) >= 0)
+            return gpu_refuse(why, len, "%s: %s (fp8 attention) runs on the CPU reference only", n->name,
+                              op_get(n->ir->op)->ports[i]);
     const bool serve = kind == SDPA_K_SERVE;
     if (serve)
         kind = SDPA_K_MMA;

@@ -263,9 +263,8 @@ static xdnn_status amax_reference(op_ref_ctx *c)
         y->data[i] = 0;
     int64_t idx[XDNN_MAX_RANK] = {0};
     for (int64_t i = 0; i < x->numel; i++) {
-        double *a = &y->data[quant_scale_offset(&m, idx)], v = fabs(x->data[i]);
-        if (isnan(v) || v > *a) /* NaN sticks: nothing compares above it */
-            *a = isnan(*a) ? *a : v;
+        double *a = &y->data[quant_scale_offset(&m, idx)];
+        *a = quant_amax_fold(*a, x->data[i]);
         index_next(x->rank, x->dims, idx);
     }
     return XDNN_OK;

@@ -19,6 +19,8 @@
 
 #include "op.h"
 
+#include <math.h>
+
 typedef struct quant_map {
     int rank;                  /* x's rank */
     int64_t blk[XDNN_MAX_RANK];
@@ -38,6 +40,12 @@ bool quant_scale_fits(const quant_map *m, int srank, const int64_t *sdims);
 /* quant_scale's constants for format t: the largest finite value and the
  * exponent of its largest power of two (448, 8 / 57344, 15 / 127, 6). */
 void quant_format_limits(xdnn_dtype t, double *qmax, int *emax);
+/* amax folding one more |value| v into a: NaN sticks (nothing compares above it). */
+static inline double quant_amax_fold(double a, double v)
+{
+    v = v < 0 ? -v : v;
+    return isnan(a) ? a : isnan(v) || v > a ? v : a;
+}
 /* The scale offset of x's row-major element index idx[0..rank). */
 static inline int64_t quant_scale_offset(const quant_map *m, const int64_t *idx)
 {

@@ -3,6 +3,8 @@
  * layouts, the mask rule and the dropout stream).
  *
  *   o[, stats] = sdpa(q, k, v, bias=, seq_len_q=, seq_len_kv=)
+ *   (paged and ragged forms: sdpa_serve.c; the fp8 form with scales and
+ *   amax_s, amax_o results: sdpa_fp8.c)
  *
  * Math, per batch b, query head h (kv head hk = h / (Hq/Hk)) and row i:
  *   s_j     = scale * sum_d q[b,h,i,d] k[b,hk,j,d] + bias[b,h,i,j]   (visible j)
@@ -15,6 +17,7 @@
 #include "sdpa.h"
 
 #include "data/data.h"
+#include "quant.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -289,12 +292,19 @@ double sdpa_flops_of(const xgraph *g, const xnode *n, bool backward)
 
 static xdnn_status sdpa_infer(op_infer_ctx *c)
 {
-    if (sdpa_serving(c->nin, (const void *const *)c->in))
+    const bool fp8 = sdpa_fp8_form(c->nin, (const void *const *)c->in, c->nresults);
+    if (sdpa_serving(c->nin, (const void *const *)c->in)) {
+        if (fp8)
+            return op_error(c, "the fp8 form (q_scale, k_scale, v_scale, s_scale, o_scale, amax_s, amax_o) is not "
+                               "supported with page_table or seq_offsets");
         return sdpa_serve_infer(c);
+    }
     sdpa_dims n;
     xdnn_status st = sdpa_check(c, SDPA_BIAS, SDPA_LEN_Q, SDPA_LEN_KV, &n);
     if (st)
         return st;
+    if (fp8)
+        return sdpa_fp8_infer(c, &n);
     c->out[0] = (tinfo){.dtype = c->in[SDPA_Q]->dtype, .rank = 4, .dims = {n.B, n.Hq, n.Sq, n.Dv}};
     if (c->nresults > 1)
         c->out[1] = (tinfo){.dtype = XDNN_F32, .rank = 4, .dims = {n.B, n.Hq, n.Sq, 1}};
@@ -308,8 +318,12 @@ xdnn_status sdpa_forward_ref(op_ref_ctx *c, const sdpa_cfg *cfgp, const double *
     const sdpa_dims n = cfg.n;
     /* one row of logits per (b, h): rows of one head run on one thread */
     double *scratch = malloc((size_t)(n.B * n.Hq * n.Skv > 0 ? n.B * n.Hq * n.Skv : 1) * sizeof *scratch);
-    if (!scratch)
+    double *amax = calloc((size_t)(n.B * n.Hq > 0 ? n.B * n.Hq : 1), sizeof *amax); /* max |P| per (b, h) */
+    if (!scratch || !amax) {
+        free(scratch);
+        free(amax);
         return op_ref_error(c, XDNN_ERR_NOMEM, "out of memory for the logits");
+    }
 #pragma omp parallel for schedule(static)
     for (int64_t bh = 0; bh < n.B * n.Hq; bh++) {
         int64_t b = bh / n.Hq, h = bh % n.Hq, hk = h / (n.Hq / n.Hk);
@@ -334,13 +348,23 @@ xdnn_status sdpa_forward_ref(op_ref_ctx *c, const sdpa_cfg *cfgp, const double *
                 if (s[j] == SDPA_NEG_INF)
                     continue;
                 double p = exp(s[j] - lse) * sdpa_dropout_factor(&cfg, b, h, i, j);
+                if (cfg.s_scale > 0) { /* fp8 form: P·V reads P rounded to e4m3 (sdpa_fp8.c) */
+                    amax[bh] = quant_amax_fold(amax[bh], p);
+                    p = dtype_round(XDNN_FP8_E4M3, p / cfg.s_scale) * cfg.s_scale;
+                }
                 const double *vrow = v + ((b * n.Hk + hk) * n.Skv + j) * n.Dv;
                 for (int64_t d = 0; d < n.Dv; d++)
                     orow[d] += p * vrow[d];
             }
         }
     }
+    if (cfg.amax_s) {
+        *cfg.amax_s = 0;
+        for (int64_t bh = 0; bh < n.B * n.Hq; bh++)
+            *cfg.amax_s = quant_amax_fold(*cfg.amax_s, amax[bh]);
+    }
     free(scratch);
+    free(amax);
     return XDNN_OK;
 }
 
@@ -348,6 +372,8 @@ static xdnn_status sdpa_reference(op_ref_ctx *c)
 {
     if (sdpa_serving(c->nin, (const void *const *)c->in))
         return sdpa_serve_reference(c);
+    if (sdpa_fp8_form(c->nin, (const void *const *)c->in, c->nresults))
+        return sdpa_fp8_reference(c);
     sdpa_cfg cfg;
     xdnn_status st = sdpa_config(c, SDPA_BIAS, SDPA_LEN_Q, SDPA_LEN_KV, &cfg);
     if (st)
@@ -361,8 +387,9 @@ static xdnn_status sdpa_reference(op_ref_ctx *c)
 static double sdpa_flops(const xgraph *g, const xnode *n) { return sdpa_flops_of(g, n, false); }
 
 static const char *const sdpa_ports[] = {"q", "k", "v", "bias", "seq_len_q", "seq_len_kv",
-                                         "page_table", "seq_offsets_q", "seq_offsets_kv"};
-static const char *const sdpa_results[] = {"o", "stats"};
+                                         "page_table", "seq_offsets_q", "seq_offsets_kv",
+                                         "q_scale", "k_scale", "v_scale", "s_scale", "o_scale"};
+static const char *const sdpa_results[] = {"o", "stats", "amax_s", "amax_o"};
 
 const op_desc op_sdpa_desc = {
     .name = "sdpa",
@@ -371,13 +398,15 @@ const op_desc op_sdpa_desc = {
                "stats = f32 logsumexp [B,Hq,Sq,1]; seq_len_q/seq_len_kv [B] pad rows/keys; "
                "fully masked rows give o = 0, stats = -inf; paged K/V: k, v [P,Hk,page_size,D] pages (@bshd: "
                "[P,page_size,Hk,D]) with page_table [B,max_pages] and seq_len_kv; ragged (THD): q/o [Tq,Hq,D] with "
-               "seq_offsets_q [B+1], k/v [Tkv,Hk,D] with seq_offsets_kv [B+1]",
+               "seq_offsets_q [B+1], k/v [Tkv,Hk,D] with seq_offsets_kv [B+1]; fp8 (cuDNN's fp8 SDPA): q, k, v "
+               "fp8 with f32 dequantization scales q_scale, k_scale, v_scale, P quantized to e4m3 as P / s_scale "
+               "before P·V, o bf16 or fp8 = O / o_scale, amax_s = max |P|, amax_o = max |O| (f32 scalars)",
     .ports = sdpa_ports,
-    .nports = 9,
+    .nports = 14,
     .nrequired = 3,
     .results = sdpa_results,
-    .nresults = 2,
-    .result_counts = (1u << 1) | (1u << 2),
+    .nresults = 4,
+    .result_counts = (1u << 1) | (1u << 2) | (1u << 3) | (1u << 4),
     .attrs = sdpa_attrs,
     .nattrs = SDPA_NATTRS,
     .infer = sdpa_infer,

@@ -42,8 +42,12 @@
 
 /* Port indices shared by both ops (sdpa_bwd inserts o, do, stats after v). */
 enum { SDPA_Q = 0, SDPA_K = 1, SDPA_V = 2 };
-/* The forward's optional ports: the serving inputs (sdpa_serve.c) follow the padding ones. */
+/* The forward's optional ports: the serving inputs (sdpa_serve.c) follow the
+ * padding ones, the fp8 scales (sdpa_fp8.c) come last. */
 enum { SDPA_BIAS = 3, SDPA_LEN_Q = 4, SDPA_LEN_KV = 5, SDPA_PAGE_TABLE = 6, SDPA_OFF_Q = 7, SDPA_OFF_KV = 8 };
+enum { SDPA_Q_SCALE = 9, SDPA_K_SCALE = 10, SDPA_V_SCALE = 11, SDPA_S_SCALE = 12, SDPA_O_SCALE = 13 };
+/* The forward's results: o, then stats, then the fp8 form's amax_s, amax_o. */
+enum { SDPA_R_O = 0, SDPA_R_STATS = 1, SDPA_R_AMAX_S = 2, SDPA_R_AMAX_O = 3 };
 
 typedef struct sdpa_dims {
     int64_t B, Hq, Hk, Sq, Skv, D, Dv;
@@ -59,6 +63,8 @@ typedef struct sdpa_cfg {
     uint64_t seed;
     const ref_tensor *bias;   /* NULL = none; broadcast to [B, Hq, Sq, Skv] */
     int64_t *len_q, *len_kv;  /* [B], malloc'ed by sdpa_config, freed by sdpa_config_free */
+    double s_scale;           /* fp8 form: P is quantized to e4m3 with this scale before P·V; 0 = it is not */
+    double *amax_s;           /* fp8 form, NULL = not wanted: set to max |P| (before quantizing) */
 } sdpa_cfg;
 
 /* The attributes of sdpa and sdpa_bwd (identical lists). */
@@ -104,6 +110,14 @@ xdnn_status sdpa_forward_ref(op_ref_ctx *c, const sdpa_cfg *cfg, const double *q
 bool sdpa_serving(int nin, const void *const *in);
 xdnn_status sdpa_serve_infer(op_infer_ctx *c);
 xdnn_status sdpa_serve_reference(op_ref_ctx *c);
+
+/* ---- the fp8 form of sdpa (sdpa_fp8.c): q, k, v in fp8 with their
+ * dequantization scales, P quantized to e4m3 before P·V, o in bf16 or fp8
+ * with o_scale, amax_s and amax_o results; the definition is in sdpa_fp8.c.
+ * sdpa_fp8_form: is any of its ports or results used? */
+bool sdpa_fp8_form(int nin, const void *const *in, int nresults);
+xdnn_status sdpa_fp8_infer(op_infer_ctx *c, const sdpa_dims *n);
+xdnn_status sdpa_fp8_reference(op_ref_ctx *c);
 
 /* The one mask rule (see the header comment). */
 bool sdpa_visible(const sdpa_cfg *cfg, int64_t b, int64_t i, int64_t j);

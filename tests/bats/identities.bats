@@ -44,6 +44,17 @@ run_identity() {
     run_identity layouts_same_logical.dnn
 }
 
+@test "fp8 sdpa == quantize(its exact O, o_scale); amax_s, amax_o; within 5e-2 of the dequantized attention" {
+    run_identity sdpa_fp8_scales.dnn
+}
+
+@test "a broken fp8 identity fails with exit 6 (s_scale so small that P saturates)" {
+    run xdnn run --device cpu "$ID/sdpa_fp8_scales.dnn" --set SS=1e-4
+    echo "$output"
+    [ "$status" -eq 6 ]
+    [[ "$output" == *"check rel: FAILED"* && "$output" == *"check exact: ok"* ]]
+}
+
 @test "every identity graph has checks and converts through JSON unchanged in meaning" {
     for g in "$ID"/*.dnn; do
         grep -q '^ *check ' "$g"

@@ -210,6 +210,28 @@ needs_cuda_build() { xdnn engines | grep -q "built without CUDA" && skip "built 
     [[ "$output" == *"forced engine matmul_cublaslt cannot run partition y.0+y.1+y: needs a matmul partition, got single"* ]]
 }
 
+@test "--explain -v: every sdpa engine refuses the fp8 form, naming the scale port" {
+    needs_cuda_build
+    run xdnn plan --explain --device-model h100 -v "$ROOT/tests/identities/sdpa_fp8_scales.dnn"
+    echo "$output"
+    [ "$status" -eq 4 ]
+    [[ "$output" == *"no GPU engine can run partition o8 (op sdpa)"* ]]
+    for e in sdpa_flash_wgmma sdpa_splitkv sdpa_flash sdpa_flash_tf32 sdpa_naive; do
+        [[ "$output" == *"$e: "*"o8: q_scale (fp8 attention) runs on the CPU reference only"* ]] || { echo "$e"; false; }
+    done
+    # the port is named before anything else: not the fp8 dtype that sdpa_naive would also refuse
+    [[ "$output" != *"o8 (op sdpa): "*"dtype fp8_e4m3"*"partition o64"* ]]
+}
+
+@test "a saved CPU plan of the fp8 sdpa identity (scale ports, a discarded stats, amax results) runs and passes" {
+    run xdnn plan "$ROOT/tests/identities/sdpa_fp8_scales.dnn" --device cpu -o "$BATS_TEST_TMPDIR/fp8.xplan"
+    [ "$status" -eq 0 ]
+    run xdnn run "$BATS_TEST_TMPDIR/fp8.xplan" --device cpu
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(grep -c '^check .*: ok' <<<"$output")" -eq 4 ]
+}
+
 @test "--explain on the CPU backend: one cpu_reference per node" {
     run xdnn plan --explain --device cpu "$G" "${SMALL[@]}"
     [ "$status" -eq 0 ]

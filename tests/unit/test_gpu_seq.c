@@ -308,6 +308,32 @@ static void test_sdpa_bwd(void)
     fixture_teardown(&f);
 }
 
+/* The fp8 form of sdpa (src/ops/sdpa_fp8.c) has no GPU engine: the shared
+ * analysis refuses it for every forward kind, naming the first scale port,
+ * with all five scales lowered (14 ports: more than the old 12-input limit). */
+static void test_sdpa_fp8_refused(void)
+{
+    fixture f;
+    if (!fixture_setup(&f, "dnn 1;\ngraph g(seed=3) {\n  input q: fp8_e4m3[1, 2, 37, 64];\n"
+                           "  input k: fp8_e4m3[1, 2, 37, 64];\n  input v: fp8_e4m3[1, 2, 37, 64];\n"
+                           "  input s: f32[];\n  input so: f32[];\n"
+                           "  o, stats, amax_s, amax_o = sdpa(q, k, v, q_scale=s, k_scale=s, v_scale=s, s_scale=s,"
+                           " o_scale=so, causal=true);\n  output o, stats, amax_s, amax_o;\n}\n"))
+        return;
+    const gpart *p = fixture_part_of_op(f.pl, "sdpa");
+    CHECK(p && f.g->n[p->anchor].nin == 14, "the fp8 sdpa node keeps its 14 ports in the GPU graph");
+    const sdpa_kind kinds[] = {SDPA_K_ROWS, SDPA_K_MMA, SDPA_K_TF32, SDPA_K_SERVE};
+    for (size_t i = 0; p && i < sizeof kinds / sizeof kinds[0]; i++) {
+        xk_sdpa kp;
+        sdpa_ids ids;
+        char why[512] = "";
+        CHECK(!gpu_sdpa_analyze(f.pl, p, kinds[i], &kp, &ids, why, sizeof why) &&
+                  strcmp(why, "o: q_scale (fp8 attention) runs on the CPU reference only") == 0,
+              "kind %d: \"%s\"", (int)kinds[i], why);
+    }
+    fixture_teardown(&f);
+}
+
 /* sdpa_bwd_wgmma: chosen first on sm_90 where it applies (bf16 GQA causal
  * bottom_right, bshd q); refuses, naming the attribute and its value, what
  * sdpa_bwd_flash takes instead, and every device but compute capability 9.0. */
@@ -405,6 +431,7 @@ int main(void)
     test_sdpa_splitkv();
     test_sdpa_bwd();
     test_sdpa_bwd_wgmma();
+    test_sdpa_fp8_refused();
     test_rnn();
     return test_summary("test_gpu_seq");
 }
