@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* 12 inputs, 8 results: enough for sdpa_bwd (9 ports) and lstm_bwd (10 ports, 7 results). */
+/* 12 inputs, 8 results: enough for sdpa_bwd (11 ports) and lstm_bwd (10 ports, 7 results). */
 enum { GG_MAX_IN = 12, GG_MAX_OUT = 8 };
 
 typedef enum gnode_kind {
