@@ -52,7 +52,8 @@ static xdnn_status sdpa_bwd_infer(op_infer_ctx *c)
         st = sdpa_serve_check(c, &sdpa_bwd_port_map, &o, &stats);
     } else {
         sdpa_dims n;
-        st = sdpa_check(c, SDPA_BWD_BIAS, SDPA_BWD_LEN_Q, SDPA_BWD_LEN_KV, &n);
+        if ((st = sdpa_check(c, SDPA_BWD_BIAS, SDPA_BWD_LEN_Q, SDPA_BWD_LEN_KV, &n)))
+            return st;
         o = (tinfo){.rank = 4, .dims = {n.B, n.Hq, n.Sq, n.Dv}};
         stats = (tinfo){.rank = 4, .dims = {n.B, n.Hq, n.Sq, 1}};
     }
