@@ -39,7 +39,8 @@
 enum { PORT_Q = 0, PORT_K = 1, PORT_V = 2 };
 enum { FWD_BIAS = 3, FWD_LEN_Q = 4, FWD_LEN_KV = 5, FWD_PAGE_TABLE = 6, FWD_OFF_Q = 7, FWD_OFF_KV = 8 };
 enum { FWD_Q_SCALE = 9, FWD_O_SCALE = 13 }; /* the fp8 scales: q, k, v, s, o (src/ops/sdpa.h) */
-enum { BWD_O = 3, BWD_DO = 4, BWD_STATS = 5, BWD_BIAS = 6, BWD_LEN_Q = 7, BWD_LEN_KV = 8 };
+enum { BWD_O = 3, BWD_DO = 4, BWD_STATS = 5, BWD_BIAS = 6, BWD_LEN_Q = 7, BWD_LEN_KV = 8, BWD_OFF_Q = 9,
+       BWD_OFF_KV = 10 };
 enum { ROWS_MAX_D = 256 };
 
 static int xk_code(xdnn_dtype t)
@@ -117,6 +118,8 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
         ids->bias = port(n, BWD_BIAS);
         ids->len_q = port(n, BWD_LEN_Q);
         ids->len_kv = port(n, BWD_LEN_KV);
+        ids->off_q = port(n, BWD_OFF_Q);
+        ids->off_kv = port(n, BWD_OFF_KV);
         ids->dq = result(n, 0);
         ids->dk = result(n, 1);
         ids->dv = result(n, 2);
@@ -137,6 +140,9 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
             return gpu_refuse(why, len, "%s: %s (fp8 attention) runs on the CPU reference only", n->name,
                               op_get(n->ir->op)->ports[i]);
     const bool serve = kind == SDPA_K_SERVE;
+    if (bwd && (ids->off_q >= 0 || ids->off_kv >= 0)) /* no kernel reads THD-packed dO or writes packed dQ/dK/dV */
+        return gpu_refuse(why, len, "%s: sdpa_bwd with %s (ragged attention backward) has no GPU engine", n->name,
+                          ids->off_q >= 0 ? "seq_offsets_q" : "seq_offsets_kv");
     if (serve)
         kind = SDPA_K_MMA;
     else if (ids->page_table >= 0 || ids->off_q >= 0 || ids->off_kv >= 0)

@@ -15,7 +15,7 @@ typedef struct sdpa_ids {
     int q, k, v, bias, len_q, len_kv;
     int o, stats;          /* fwd results; bwd inputs */
     int dout, dq, dk, dv;  /* bwd */
-    int page_table, off_q, off_kv; /* fwd serving inputs (paged K/V, ragged THD) */
+    int page_table, off_q, off_kv; /* serving inputs: paged K/V (fwd), ragged THD (fwd; bwd: refused) */
 } sdpa_ids;
 
 /* Which kernel family a partition would run on. */

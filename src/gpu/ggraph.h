@@ -19,8 +19,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* 16 inputs, 8 results: enough for sdpa (14 ports with the fp8 scales), sdpa_bwd (9 ports) and lstm_bwd
- * (10 ports, 7 results).  lower.c keeps the first GG_MAX_IN ports of a node. */
+/* 16 inputs, 8 results: enough for sdpa (14 ports with the fp8 scales), sdpa_bwd (11 ports with the ragged
+ * offsets) and lstm_bwd (10 ports, 7 results).  lower.c keeps the first GG_MAX_IN ports of a node
+ * (test_gpu_lower checks that every fixed-arity op fits). */
 enum { GG_MAX_IN = 16, GG_MAX_OUT = 8 };
 
 typedef enum gnode_kind {

@@ -271,19 +271,33 @@ static double sdpa_visible_pairs(int64_t Sq, int64_t Skv, int64_t left, int64_t 
     return pairs;
 }
 
+/* The bound tensor at a node's port, or NULL (absent, or no such port). */
+static const xtensor *port_tensor(const xgraph *g, const xnode *n, int port)
+{
+    return port >= 0 && port < n->ninputs && n->inputs[port].tensor >= 0 ? &g->tensors[n->inputs[port].tensor] : NULL;
+}
+
 double sdpa_flops_of(const xgraph *g, const xnode *n, bool backward)
 {
-    if (n->inputs[SDPA_Q].tensor < 0 || n->inputs[SDPA_V].tensor < 0 || n->inputs[SDPA_K].tensor < 0)
+    const xtensor *q = port_tensor(g, n, SDPA_Q), *k = port_tensor(g, n, SDPA_K), *v = port_tensor(g, n, SDPA_V);
+    if (!q || !k || !v)
         return 0;
-    const xtensor *q = &g->tensors[n->inputs[SDPA_Q].tensor];
-    const xtensor *k = &g->tensors[n->inputs[SDPA_K].tensor];
-    const xtensor *v = &g->tensors[n->inputs[SDPA_V].tensor];
+    /* B, Sq, Skv: a THD-packed tensor counts as B sequences of the mean
+     * length T/B (the lengths are run-time data), paged keys as max_pages
+     * pages */
+    const sdpa_port_map *pm = backward ? &sdpa_bwd_port_map : &sdpa_fwd_port_map;
+    const xtensor *offq = port_tensor(g, n, pm->off_q), *offkv = port_tensor(g, n, pm->off_kv);
+    const xtensor *pt = port_tensor(g, n, pm->page_table), *off = offq ? offq : offkv;
+    const int64_t B = off ? off->rdims[0] - 1 : q->rdims[0];
+    if (B < 1)
+        return 0;
+    const int64_t Sq = offq ? q->rdims[0] / B : q->rdims[2];
+    const int64_t Skv = offkv ? k->rdims[0] / B : pt ? pt->rdims[1] * k->rdims[2] : k->rdims[2];
     int64_t left, right;
     bool bottom_right;
     sdpa_band(n, op_get(n->op), &left, &right, &bottom_right);
-    double rows = (double)q->rdims[0] * (double)q->rdims[1] *
-                  sdpa_visible_pairs(q->rdims[2], k->rdims[2], left, right, bottom_right);
-    double D = (double)q->rdims[3], Dv = (double)v->rdims[3];
+    double rows = (double)B * (double)q->rdims[1] * sdpa_visible_pairs(Sq, Skv, left, right, bottom_right);
+    double D = (double)q->rdims[q->rrank - 1], Dv = (double)v->rdims[v->rrank - 1];
     /* forward: q·kᵀ and p·v; backward: q·kᵀ again, dO·vᵀ, pᵀ·dO, dS·k and dSᵀ·q */
     return backward ? 2 * rows * (3 * D + 2 * Dv) : 2 * rows * (D + Dv);
 }
@@ -293,11 +307,15 @@ double sdpa_flops_of(const xgraph *g, const xnode *n, bool backward)
 static xdnn_status sdpa_infer(op_infer_ctx *c)
 {
     const bool fp8 = sdpa_fp8_form(c->nin, (const void *const *)c->in, c->nresults);
-    if (sdpa_serving(c->nin, (const void *const *)c->in)) {
+    if (sdpa_serving(&sdpa_fwd_port_map, c->nin, (const void *const *)c->in)) {
         if (fp8)
             return op_error(c, "the fp8 form (q_scale, k_scale, v_scale, s_scale, o_scale, amax_s, amax_o) is not "
                                "supported with page_table or seq_offsets");
-        return sdpa_serve_infer(c);
+        tinfo stats;
+        xdnn_status st = sdpa_serve_check(c, &sdpa_fwd_port_map, &c->out[0], &stats);
+        if (!st && c->nresults > 1)
+            c->out[1] = stats;
+        return st;
     }
     sdpa_dims n;
     xdnn_status st = sdpa_check(c, SDPA_BIAS, SDPA_LEN_Q, SDPA_LEN_KV, &n);
@@ -370,7 +388,7 @@ xdnn_status sdpa_forward_ref(op_ref_ctx *c, const sdpa_cfg *cfgp, const double *
 
 static xdnn_status sdpa_reference(op_ref_ctx *c)
 {
-    if (sdpa_serving(c->nin, (const void *const *)c->in))
+    if (sdpa_serving(&sdpa_fwd_port_map, c->nin, (const void *const *)c->in))
         return sdpa_serve_reference(c);
     if (sdpa_fp8_form(c->nin, (const void *const *)c->in, c->nresults))
         return sdpa_fp8_reference(c);

@@ -48,6 +48,16 @@ enum { SDPA_BIAS = 3, SDPA_LEN_Q = 4, SDPA_LEN_KV = 5, SDPA_PAGE_TABLE = 6, SDPA
 enum { SDPA_Q_SCALE = 9, SDPA_K_SCALE = 10, SDPA_V_SCALE = 11, SDPA_S_SCALE = 12, SDPA_O_SCALE = 13 };
 /* The forward's results: o, then stats, then the fp8 form's amax_s, amax_o. */
 enum { SDPA_R_O = 0, SDPA_R_STATS = 1, SDPA_R_AMAX_S = 2, SDPA_R_AMAX_O = 3 };
+/* sdpa_bwd's ports after v: no page_table (training keeps K/V contiguous). */
+enum { SDPA_BWD_O = 3, SDPA_BWD_DO = 4, SDPA_BWD_STATS = 5, SDPA_BWD_BIAS = 6, SDPA_BWD_LEN_Q = 7,
+       SDPA_BWD_LEN_KV = 8, SDPA_BWD_OFF_Q = 9, SDPA_BWD_OFF_KV = 10 };
+
+/* Where one op keeps its optional inputs (-1: the op has no such port), so
+ * that the serving code of sdpa_serve.c reads both ops' nodes. */
+typedef struct sdpa_port_map {
+    int bias, len_q, len_kv, page_table, off_q, off_kv;
+} sdpa_port_map;
+extern const sdpa_port_map sdpa_fwd_port_map, sdpa_bwd_port_map;
 
 typedef struct sdpa_dims {
     int64_t B, Hq, Hk, Sq, Skv, D, Dv;
@@ -90,6 +100,12 @@ void sdpa_config_attrs(const xnode *node, const op_desc *d, sdpa_cfg *cfg);
 xdnn_status sdpa_forward_ref(op_ref_ctx *c, const sdpa_cfg *cfg, const double *q, const double *k, const double *v,
                              double *o, double *stats);
 
+/* The backward (sdpa_bwd.c) on dense logical data of cfg's dims: dq, dk, dv
+ * (overwritten) from q, k, v, o, do and stats ([B, Hq, Sq]). */
+xdnn_status sdpa_backward_ref(op_ref_ctx *c, const sdpa_cfg *cfg, const double *q, const double *k, const double *v,
+                              const double *o, const double *dout, const double *stats, double *dq, double *dk,
+                              double *dv);
+
 /* ---- serving forms of sdpa (sdpa_serve.c): paged K/V and ragged THD
  * sequences.
  *   paged:  page_table [B, max_pages] (integer) names the page of each block
@@ -106,10 +122,17 @@ xdnn_status sdpa_forward_ref(op_ref_ctx *c, const sdpa_cfg *cfg, const double *q
  * zero-padded [B, H, max L, D] tensors with seq_len_q/seq_len_kv = the
  * lengths (the mask rule above, align included, uses Lq(b) and Lkv(b)).
  * Not with bias or dropout (their [B, Hq, Sq, Skv] index space is the
- * padded one). */
-bool sdpa_serving(int nin, const void *const *in);
-xdnn_status sdpa_serve_infer(op_infer_ctx *c);
+ * padded one).
+ * sdpa_bwd takes the ragged form (not the paged one): q, o, do, dq packed
+ * like the forward's q and o, k, v, dk, dv like its k and v, stats [Tq, Hq,
+ * 1]; by definition the dense backward on the gathered tensors, dq, dk, dv
+ * scattered back.  */
+bool sdpa_serving(const sdpa_port_map *pm, int nin, const void *const *in);
+/* Check a serving node (q, k, v, the offsets, lengths and page table, the
+ * attributes) and give the shapes of o and stats (dtype: q's; stats f32). */
+xdnn_status sdpa_serve_check(op_infer_ctx *c, const sdpa_port_map *pm, tinfo *o, tinfo *stats);
 xdnn_status sdpa_serve_reference(op_ref_ctx *c);
+xdnn_status sdpa_serve_bwd_reference(op_ref_ctx *c);
 
 /* ---- the fp8 form of sdpa (sdpa_fp8.c): q, k, v in fp8 with their
  * dequantization scales, P quantized to e4m3 before P·V, o in bf16 or fp8

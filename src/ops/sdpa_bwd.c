@@ -1,9 +1,11 @@
 /* sdpa_bwd.c — the backward of scaled dot-product attention (layouts, mask
  * rule and dropout in sdpa.h).
  *
- *   dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, bias=, seq_len_q=, seq_len_kv=)
+ *   dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, bias=, seq_len_q=, seq_len_kv=,
+ *                         seq_offsets_q=, seq_offsets_kv=)
  *   q [B,Hq,Sq,D]  k [B,Hk,Skv,D]  v [B,Hk,Skv,Dv]  o, do [B,Hq,Sq,Dv]  stats [B,Hq,Sq,1]
  *   dq like q, dk like k, dv like v.  Attributes as sdpa (they must match the forward).
+ *   Ragged (THD) sequences: sdpa_serve.c gathers them and calls sdpa_backward_ref.
  *
  * Math, per (b, h, i) with kv head hk = h / (Hq/Hk), visible keys j, the
  * forward's o and stats (as cuDNN and FlashAttention do):
@@ -24,20 +26,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { BWD_O = 3, BWD_DO = 4, BWD_STATS = 5, BWD_BIAS = 6, BWD_LEN_Q = 7, BWD_LEN_KV = 8 };
-
-static xdnn_status check_like(op_infer_ctx *c, int port, const int64_t *want)
+/* o, do or stats: exactly the shape `want` (the forward's o or stats). */
+static xdnn_status check_like(op_infer_ctx *c, int port, const tinfo *want)
 {
     const tinfo *t = c->in[port];
     const char *name = c->desc->ports[port];
     if (!t)
         return op_error(c, "missing input '%s'", name);
-    bool ok = t->rank == 4;
-    for (int d = 0; ok && d < 4; d++)
-        ok = t->dims[d] == want[d];
+    bool ok = t->rank == want->rank;
+    for (int d = 0; ok && d < want->rank; d++)
+        ok = t->dims[d] == want->dims[d];
     if (!ok) {
         char got[128], want_s[128];
-        return op_error(c, "%s must be %s, got %s", name, shape_str(want_s, sizeof want_s, 4, want),
+        return op_error(c, "%s must be %s, got %s", name, shape_str(want_s, sizeof want_s, want->rank, want->dims),
                         shape_str(got, sizeof got, t->rank, t->dims));
     }
     return XDNN_OK;
@@ -45,13 +46,19 @@ static xdnn_status check_like(op_infer_ctx *c, int port, const int64_t *want)
 
 static xdnn_status sdpa_bwd_infer(op_infer_ctx *c)
 {
-    sdpa_dims n;
-    xdnn_status st = sdpa_check(c, BWD_BIAS, BWD_LEN_Q, BWD_LEN_KV, &n);
-    if (st)
-        return st;
-    int64_t odims[4] = {n.B, n.Hq, n.Sq, n.Dv}, sdims[4] = {n.B, n.Hq, n.Sq, 1};
-    if ((st = check_like(c, BWD_O, odims)) || (st = check_like(c, BWD_DO, odims)) ||
-        (st = check_like(c, BWD_STATS, sdims)))
+    tinfo o, stats;
+    xdnn_status st;
+    if (sdpa_serving(&sdpa_bwd_port_map, c->nin, (const void *const *)c->in)) {
+        st = sdpa_serve_check(c, &sdpa_bwd_port_map, &o, &stats);
+    } else {
+        sdpa_dims n;
+        if ((st = sdpa_check(c, SDPA_BWD_BIAS, SDPA_BWD_LEN_Q, SDPA_BWD_LEN_KV, &n)))
+            return st;
+        o = (tinfo){.rank = 4, .dims = {n.B, n.Hq, n.Sq, n.Dv}};
+        stats = (tinfo){.rank = 4, .dims = {n.B, n.Hq, n.Sq, 1}};
+    }
+    if (st || (st = check_like(c, SDPA_BWD_O, &o)) || (st = check_like(c, SDPA_BWD_DO, &o)) ||
+        (st = check_like(c, SDPA_BWD_STATS, &stats)))
         return st;
     for (int r = 0; r < 3; r++) {
         const tinfo *in = c->in[r]; /* dq like q, dk like k, dv like v */
@@ -60,25 +67,19 @@ static xdnn_status sdpa_bwd_infer(op_infer_ctx *c)
     return XDNN_OK;
 }
 
-static xdnn_status sdpa_bwd_reference(op_ref_ctx *c)
+xdnn_status sdpa_backward_ref(op_ref_ctx *c, const sdpa_cfg *cfgp, const double *q, const double *k, const double *v,
+                              const double *o, const double *dout, const double *stats, double *dq, double *dk,
+                              double *dv)
 {
-    sdpa_cfg cfg;
-    xdnn_status st = sdpa_config(c, BWD_BIAS, BWD_LEN_Q, BWD_LEN_KV, &cfg);
-    if (st)
-        return st;
+    const sdpa_cfg cfg = *cfgp;
     const sdpa_dims n = cfg.n;
     const int64_t group = n.Hq / n.Hk;
-    const double *q = c->in[SDPA_Q]->data, *k = c->in[SDPA_K]->data, *v = c->in[SDPA_V]->data;
-    const double *o = c->in[BWD_O]->data, *dout = c->in[BWD_DO]->data, *stats = c->in[BWD_STATS]->data;
-    double *dq = c->out[0]->data, *dk = c->out[1]->data, *dv = c->out[2]->data;
-    memset(dq, 0, (size_t)c->out[0]->numel * sizeof *dq);
-    memset(dk, 0, (size_t)c->out[1]->numel * sizeof *dk);
-    memset(dv, 0, (size_t)c->out[2]->numel * sizeof *dv);
+    memset(dq, 0, (size_t)(n.B * n.Hq * n.Sq * n.D) * sizeof *dq);
+    memset(dk, 0, (size_t)(n.B * n.Hk * n.Skv * n.D) * sizeof *dk);
+    memset(dv, 0, (size_t)(n.B * n.Hk * n.Skv * n.Dv) * sizeof *dv);
     double *scratch = malloc((size_t)(n.B * n.Hk * n.Skv > 0 ? n.B * n.Hk * n.Skv : 1) * sizeof *scratch);
-    if (!scratch) {
-        sdpa_config_free(&cfg);
+    if (!scratch)
         return op_ref_error(c, XDNN_ERR_NOMEM, "out of memory for the logits");
-    }
 #pragma omp parallel for schedule(static)
     for (int64_t bk = 0; bk < n.B * n.Hk; bk++) {
         int64_t b = bk / n.Hk, hk = bk % n.Hk;
@@ -117,21 +118,38 @@ static xdnn_status sdpa_bwd_reference(op_ref_ctx *c)
         }
     }
     free(scratch);
-    sdpa_config_free(&cfg);
     return XDNN_OK;
+}
+
+static xdnn_status sdpa_bwd_reference(op_ref_ctx *c)
+{
+    if (sdpa_serving(&sdpa_bwd_port_map, c->nin, (const void *const *)c->in))
+        return sdpa_serve_bwd_reference(c);
+    sdpa_cfg cfg;
+    xdnn_status st = sdpa_config(c, SDPA_BWD_BIAS, SDPA_BWD_LEN_Q, SDPA_BWD_LEN_KV, &cfg);
+    if (st)
+        return st;
+    st = sdpa_backward_ref(c, &cfg, c->in[SDPA_Q]->data, c->in[SDPA_K]->data, c->in[SDPA_V]->data,
+                           c->in[SDPA_BWD_O]->data, c->in[SDPA_BWD_DO]->data, c->in[SDPA_BWD_STATS]->data,
+                           c->out[0]->data, c->out[1]->data, c->out[2]->data);
+    sdpa_config_free(&cfg);
+    return st;
 }
 
 static double sdpa_bwd_flops(const xgraph *g, const xnode *n) { return sdpa_flops_of(g, n, true); }
 
-static const char *const sdpa_bwd_ports[] = {"q", "k", "v", "o", "do", "stats", "bias", "seq_len_q", "seq_len_kv"};
+static const char *const sdpa_bwd_ports[] = {"q", "k", "v", "o", "do", "stats", "bias", "seq_len_q", "seq_len_kv",
+                                             "seq_offsets_q", "seq_offsets_kv"};
 static const char *const sdpa_bwd_results[] = {"dq", "dk", "dv"};
 
 const op_desc op_sdpa_bwd_desc = {
     .name = "sdpa_bwd",
     .summary = "backward of sdpa from its o and stats: dq, dk, dv (GQA: dk/dv summed over the query heads "
-               "of a kv head); attributes must match the forward (dropout replays the same mask)",
+               "of a kv head); attributes must match the forward (dropout replays the same mask); ragged (THD): "
+               "q/o/do/dq [Tq,Hq,D] with seq_offsets_q [B+1], k/v/dk/dv [Tkv,Hk,D] with seq_offsets_kv [B+1], "
+               "stats [Tq,Hq,1]",
     .ports = sdpa_bwd_ports,
-    .nports = 9,
+    .nports = 11,
     .nrequired = 6,
     .results = sdpa_bwd_results,
     .nresults = 3,

@@ -61,6 +61,33 @@ expected_status() {
     done
 }
 
+@test "sdpa_bwd checks ragged offsets when it runs: exit 3 naming the entry" {
+    g="$BATS_TEST_TMPDIR/offsets.dnn"
+    for bad in "0, 4, 3" "1, 4, 5" "0, 4, 4"; do
+        cat > "$g" <<G
+dnn 1;
+graph g(seed=3) {
+  input q: f32[5, 2, 4];
+  input k: f32[6, 1, 4];
+  input do: f32[5, 2, 4];
+  weight oq: i32[3] = values([0, 4, 5]);
+  weight oq_bad: i32[3] = values([$bad]);
+  weight okv: i32[3] = values([0, 2, 6]);
+  o, stats = sdpa(q, k, k, seq_offsets_q=oq, seq_offsets_kv=okv);
+  dq, dk, dv = sdpa_bwd(q, k, k, o, do, stats, seq_offsets_q=oq_bad, seq_offsets_kv=okv);
+  output dq;
+}
+G
+        run xdnn run --device cpu "$g"
+        echo "$output"
+        [ "$status" -eq 3 ]
+        [[ "$output" == *"offsets.dnn:10:16: error: sdpa_bwd: seq_offsets_q["?"] = "?": offsets must be non-decreasing integers from 0 to T = 5"* ]]
+    done
+    sed -i 's/values(\[0, 4, 4\])/values([0, 4, 5])/' "$g"
+    run xdnn run --device cpu "$g"
+    [ "$status" -eq 0 ]
+}
+
 @test "XDNN_DIAGNOSTICS=json: the same diagnostics as JSON lines, one record each" {
     cd "$ROOT"
     f=tests/errors/01-missing-semicolon.dnn

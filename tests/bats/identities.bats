@@ -55,6 +55,21 @@ run_identity() {
     [[ "$output" == *"check rel: FAILED"* && "$output" == *"check exact: ok"* ]]
 }
 
+@test "ragged (THD) sdpa + sdpa_bwd training step == the dense step on each sequence, bit for bit" {
+    run_identity sdpa_ragged_train_step.dnn
+    [ "$(grep -c 'check err_[a-z]*: ok  0 of 1 elements differ (rtol 0, atol 0)' <<< "$output")" -eq 5 ]
+}
+
+@test "a ragged step with one token moved to the next sequence fails with exit 6" {
+    sed 's/off_q:  i32\[4\] = values(\[0, 7, 8, 41\])/off_q:  i32[4] = values([0, 6, 8, 41])/' \
+        "$ID/sdpa_ragged_train_step.dnn" > "$BATS_TEST_TMPDIR/moved.dnn"
+    ! cmp -s "$ID/sdpa_ragged_train_step.dnn" "$BATS_TEST_TMPDIR/moved.dnn"
+    run xdnn run --device cpu "$BATS_TEST_TMPDIR/moved.dnn"
+    echo "$output"
+    [ "$status" -eq 6 ]
+    [[ "$output" == *"check err_dq: FAILED"* && "$output" == *"check err_dk: FAILED"* ]]
+}
+
 @test "every identity graph has checks and converts through JSON unchanged in meaning" {
     for g in "$ID"/*.dnn; do
         grep -q '^ *check ' "$g"

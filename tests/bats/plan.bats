@@ -200,6 +200,17 @@ needs_cuda_build() { xdnn engines | grep -q "built without CUDA" && skip "built 
     [[ "$output" == *"conv_igemm         conv "* && "$output" == *"norm_welford       reduce,norm "* ]]
 }
 
+@test "--explain: every sdpa_bwd engine refuses the ragged (seq_offsets) backward, naming the port" {
+    needs_cuda_build
+    run xdnn plan --explain --device-model h100 -v "$ROOT/tests/identities/sdpa_ragged_train_step.dnn"
+    echo "$output"
+    [ "$status" -eq 4 ]
+    [[ "$output" == *"no GPU engine can run partition dq (op sdpa_bwd)"* ]]
+    for e in sdpa_bwd_wgmma sdpa_bwd_flash sdpa_bwd; do
+        [[ "$output" == *"$e: dq: sdpa_bwd with seq_offsets_q (ragged attention backward) has no GPU engine"* ]]
+    done
+}
+
 @test "--explain --engine forces an engine; one that cannot run the partition is refused with its reason" {
     needs_cuda_build
     run xdnn plan --explain --device-model h100 --engine conv=conv_direct "$ROOT/graphs/conv_bias_relu.dnn"

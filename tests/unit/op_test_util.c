@@ -257,6 +257,8 @@ double optest_flops(const op_desc *d, xnode *n, int nin, const tinfo *in, int no
     int results[OP_MAX_RESULTS];
     for (int i = 0; i < nin + nout; i++) {
         const tinfo *ti = i < nin ? &in[i] : &out[i - nin];
+        if (ti->rank < 0)
+            continue; /* an absent port */
         t[i].rdtype = ti->dtype;
         t[i].rrank = ti->rank;
         for (int k = 0; k < ti->rank; k++)
@@ -266,7 +268,7 @@ double optest_flops(const op_desc *d, xnode *n, int nin, const tinfo *in, int no
         t[i].rdefined = true;
     }
     for (int i = 0; i < nin; i++)
-        ports[i] = (xport){.tensor = i};
+        ports[i] = (xport){.tensor = in[i].rank < 0 ? -1 : i};
     for (int i = 0; i < nout; i++)
         results[i] = nin + i;
     xgraph g = {.tensors = t, .ntensors = (size_t)(nin + nout)};
@@ -295,6 +297,14 @@ ref_tensor optest_ref_of(int rank, const int64_t *dims, const double *vals, uint
     ref_tensor t = optest_ref_alloc(rank, dims);
     for (int64_t i = 0; i < t.numel; i++)
         t.data[i] = vals ? vals[i] : rng ? optest_rand(rng) : (double)NAN;
+    return t;
+}
+
+ref_tensor optest_ref_ints(int64_t n, const int64_t *vals)
+{
+    ref_tensor t = optest_ref_alloc(1, &n);
+    for (int64_t i = 0; i < n; i++)
+        t.data[i] = (double)vals[i];
     return t;
 }
 

@@ -78,8 +78,9 @@ void optest_expect_infer_error(const op_desc *d, const xnode *n, int nin, const 
 const op_desc *optest_op_named(const char *name);
 
 /* d->flops on a one-node graph whose bound tensors are in[0..nin) then
- * out[0..nout) (dtype, dims, strides, numel from the tinfos); n keeps its
- * attributes, its ports point at those tensors only during the call. */
+ * out[0..nout) (dtype, dims, strides, numel from the tinfos; an input of
+ * rank -1 is an absent port); n keeps its attributes, its ports point at
+ * those tensors only during the call. */
 double optest_flops(const op_desc *d, xnode *n, int nin, const tinfo *in, int nout, const tinfo *out);
 
 /* A tinfo from a dims list. */
@@ -99,6 +100,8 @@ void optest_ref_free(ref_tensor *t);
  * with seed. */
 double optest_rand(uint64_t *state);
 ref_tensor optest_ref_of(int rank, const int64_t *dims, const double *vals, uint64_t *rng);
+/* A [n] tensor of the integers vals (sequence lengths, offsets, indices). */
+ref_tensor optest_ref_ints(int64_t n, const int64_t *vals);
 void optest_fill_lcg(ref_tensor *t, uint64_t seed, double lo, double hi);
 
 #endif

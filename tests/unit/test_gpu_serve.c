@@ -1,6 +1,7 @@
 /* test_gpu_serve.c — host side of serving attention on the GPU (paged K/V,
  * ragged THD; src/ops/sdpa.h), no GPU needed: sdpa_splitkv takes them and is
  * chosen on an H100; every other attention engine refuses, naming the input.
+ * The ragged sdpa_bwd has no GPU engine: all three backward engines refuse it.
  * CUDA=0: a no-op. */
 #include <stdio.h>
 #include <string.h>
@@ -53,10 +54,43 @@ static void check_graph(const char *text, const char *input)
     fixture_teardown(&f);
 }
 
+/* The ragged backward has no GPU engine: each sdpa_bwd engine refuses it, naming the port. */
+static const char *const RAGGED_BWD =
+    "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[9, 8, 64];\n  input k: bf16[40, 2, 64];\n  input v: bf16[40, 2, 64];\n"
+    "  input do: bf16[9, 8, 64];\n  input oq: i32[3] = values(data=[0, 4, 9]);\n"
+    "  input okv: i32[3] = values(data=[0, 33, 40]);\n"
+    "  o, stats = sdpa(q, k, v, seq_offsets_q=oq, seq_offsets_kv=okv, causal=true);\n"
+    "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, seq_offsets_q=oq, seq_offsets_kv=okv, causal=true);\n"
+    "  output dq, dk, dv;\n}\n";
+
+static void check_bwd_refused(void)
+{
+    fixture f;
+    if (!fixture_setup(&f, RAGGED_BWD)) {
+        CHECK(!"the ragged backward graph plans");
+        return;
+    }
+    const gpart *p = fixture_part_of_op(f.pl, "sdpa_bwd");
+    gpu_device h100;
+    CHECK(gpu_device_model("h100", &h100));
+    static const char *const bwd[] = {"sdpa_bwd_wgmma", "sdpa_bwd_flash", "sdpa_bwd"};
+    for (size_t i = 0; i < sizeof bwd / sizeof bwd[0]; i++) {
+        const gpu_engine *e = gpu_engine_find(bwd[i]);
+        char why[512] = "";
+        CHECK(e && p && !e->supports(f.pl, p, &h100, why, sizeof why));
+        if (!strstr(why, "sdpa_bwd with seq_offsets_q (ragged attention backward) has no GPU engine")) {
+            CHECK(!"the refusal names sdpa_bwd and seq_offsets_q");
+            fprintf(stderr, "  %s: %s\n", bwd[i], why);
+        }
+    }
+    fixture_teardown(&f);
+}
+
 int main(void)
 {
     check_graph(PAGED, "page_table");
     check_graph(RAGGED, "seq_offsets_q");
+    check_bwd_refused();
     return test_summary("test_gpu_serve");
 }
 #else

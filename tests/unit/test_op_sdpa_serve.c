@@ -38,14 +38,6 @@ static xdnn_status run(const xnode *n, const ref_tensor *const in[NP], ref_tenso
     return st;
 }
 
-static ref_tensor vec_of(int64_t n, const int64_t *vals)
-{
-    ref_tensor t = optest_ref_alloc(1, &n);
-    for (int64_t i = 0; i < n; i++)
-        t.data[i] = (double)vals[i];
-    return t;
-}
-
 static void check_case(const serve_case *cs, uint64_t seed)
 {
     arena *a = arena_create();
@@ -66,7 +58,7 @@ static void check_case(const serve_case *cs, uint64_t seed)
     int64_t lq[4], lkv[4];
     for (int64_t b = 0; b < B; b++)
         lq[b] = cs->lq[b] ? cs->lq[b] : Sq, lkv[b] = cs->lkv[b];
-    ref_tensor len_q = vec_of(B, lq), len_kv = vec_of(B, lkv);
+    ref_tensor len_q = optest_ref_ints(B, lq), len_kv = optest_ref_ints(B, lkv);
     const ref_tensor *din[NP] = {&q, &k, &v, NULL, cs->ragged_q ? &len_q : NULL, &len_kv};
     ref_tensor o = optest_ref_alloc(4, (int64_t[]){B, Hq, Sq, Dv}), st = optest_ref_alloc(4, (int64_t[]){B, Hq, Sq, 1});
     char msg[512];
@@ -87,7 +79,7 @@ static void check_case(const serve_case *cs, uint64_t seed)
                 for (int64_t h = 0; h < Hq; h++)
                     memcpy(pq.data + ((off_q[b] + i) * Hq + h) * D, q.data + ((b * Hq + h) * Sq + i) * D,
                            (size_t)D * sizeof(double));
-        offq = vec_of(B + 1, off_q);
+        offq = optest_ref_ints(B + 1, off_q);
         sin[0] = &pq;
         sin[7] = &offq;
     } else {
@@ -138,7 +130,7 @@ static void check_case(const serve_case *cs, uint64_t seed)
                     memcpy(pv.data + ((off_kv[b] + j) * Hk + h) * Dv, v.data + ((b * Hk + h) * Skv + j) * Dv,
                            (size_t)Dv * sizeof(double));
                 }
-        offkv = vec_of(B + 1, off_kv);
+        offkv = optest_ref_ints(B + 1, off_kv);
         sin[1] = &pk, sin[2] = &pv, sin[5] = NULL, sin[8] = &offkv;
     } else {
         sin[5] = &len_kv;
@@ -263,7 +255,7 @@ static void test_bad_page(void)
     ref_tensor q = optest_ref_alloc(4, (int64_t[]){2, 2, 1, 4}), k = optest_ref_alloc(4, (int64_t[]){3, 1, 4, 4});
     optest_fill_lcg(&q, 1, -1, 1);
     optest_fill_lcg(&k, 2, -1, 1);
-    ref_tensor pt = vec_of(4, (int64_t[]){0, 1, 2, 7}), lens = vec_of(2, (int64_t[]){8, 5});
+    ref_tensor pt = optest_ref_ints(4, (int64_t[]){0, 1, 2, 7}), lens = optest_ref_ints(2, (int64_t[]){8, 5});
     pt.rank = 2, pt.dims[0] = 2, pt.dims[1] = 2;
     ref_tensor o = optest_ref_alloc(4, (int64_t[]){2, 2, 1, 4}), st = optest_ref_alloc(4, (int64_t[]){2, 2, 1, 1});
     char msg[512];
@@ -275,7 +267,7 @@ static void test_bad_page(void)
     lens.data[1] = 4; /* the bad entry is now past the sequence's last page: not read */
     CHECK(run(&n, in, &o, &st, msg, sizeof msg) == XDNN_OK, "unread bad page rejected: %s", msg);
     /* ragged q of 3 tokens whose offsets stop short of T */
-    ref_tensor qt = optest_ref_alloc(3, (int64_t[]){3, 2, 4}), offq = vec_of(3, (int64_t[]){0, 1, 2});
+    ref_tensor qt = optest_ref_alloc(3, (int64_t[]){3, 2, 4}), offq = optest_ref_ints(3, (int64_t[]){0, 1, 2});
     ref_tensor ot = optest_ref_alloc(3, (int64_t[]){3, 2, 4}), stt = optest_ref_alloc(3, (int64_t[]){3, 2, 1});
     optest_fill_lcg(&qt, 3, -1, 1);
     const ref_tensor *rin[NP] = {&qt, &k, &k, NULL, NULL, &lens, &pt, &offq};
