@@ -11,7 +11,7 @@
  *
  * Reference: exact products summed in double, times the scales, rounded
  * once when c is stored. */
-#include "op.h"
+#include "quant.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -27,8 +27,6 @@ static const attr_spec smm_attrs[] = {
     {"dtype", AT_DTYPE, "bf16", NULL, "the output dtype: bf16, f16 or f32"},
 };
 
-static bool is_fp8(xdnn_dtype t) { return t == XDNN_FP8_E4M3 || t == XDNN_FP8_E5M2; }
-
 static xdnn_status smm_infer(op_infer_ctx *c)
 {
     const tinfo *a = c->in[0], *b = c->in[1], *sa = c->in[2], *sb = c->in[3];
@@ -36,16 +34,11 @@ static xdnn_status smm_infer(op_infer_ctx *c)
         return op_error(c, "inputs a, b, a_scale and b_scale are required");
     if (a->rank != 2 || b->rank != 2)
         return op_error(c, "a and b must be matrices (rank 2), got ranks %d and %d", a->rank, b->rank);
-    if (!((is_fp8(a->dtype) && is_fp8(b->dtype)) || (a->dtype == XDNN_I8 && b->dtype == XDNN_I8)))
-        return op_error(c, "a and b must both be fp8 (fp8_e4m3 / fp8_e5m2) or both i8, got %s and %s",
-                        xdnn_dtype_name(a->dtype), xdnn_dtype_name(b->dtype));
-    const tinfo *sc[2] = {sa, sb};
-    for (int i = 0; i < 2; i++) {
-        char s[256];
-        if (sc[i]->dtype != XDNN_F32 || shape_numel(sc[i]->rank, sc[i]->dims) != 1)
-            return op_error(c, "%s must be one f32 element (a per-tensor scale), got %s%s", i ? "b_scale" : "a_scale",
-                            xdnn_dtype_name(sc[i]->dtype), shape_str(s, sizeof s, sc[i]->rank, sc[i]->dims));
-    }
+    xdnn_status st;
+    if ((st = quant_check_operands(c, "a", a, "b", b)) != XDNN_OK ||
+        (st = quant_check_tensor_scale(c, "a_scale", sa)) != XDNN_OK ||
+        (st = quant_check_tensor_scale(c, "b_scale", sb)) != XDNN_OK)
+        return st;
     bool ta = op_attr_bool(c->node, c->desc, "trans_a"), tb = op_attr_bool(c->node, c->desc, "trans_b");
     int64_t M = ta ? a->dims[1] : a->dims[0], K = ta ? a->dims[0] : a->dims[1];
     int64_t K2 = tb ? b->dims[1] : b->dims[0], N = tb ? b->dims[0] : b->dims[1];
