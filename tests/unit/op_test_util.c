@@ -176,12 +176,18 @@ xdnn_status optest_infer(const op_desc *d, const xnode *n, int nin, const tinfo 
 xdnn_status optest_run(const op_desc *d, const xnode *n, int nin, const ref_tensor *const *in, int nout,
                        ref_tensor *out, xdnn_diags_t *diags)
 {
+    return optest_run_typed(d, n, nin, in, NULL, nout, out, diags);
+}
+
+xdnn_status optest_run_typed(const op_desc *d, const xnode *n, int nin, const ref_tensor *const *in,
+                             const xdnn_dtype *dts, int nout, ref_tensor *out, xdnn_diags_t *diags)
+{
     tinfo ti[OP_MAX_PORTS], to[OP_MAX_RESULTS];
     const tinfo *tp[OP_MAX_PORTS] = {0};
     for (int i = 0; i < nin && i < OP_MAX_PORTS; i++) {
         if (!in[i])
             continue;
-        ti[i] = optest_tinfo(XDNN_F32, in[i]->rank, in[i]->dims);
+        ti[i] = optest_tinfo(dts ? dts[i] : XDNN_F32, in[i]->rank, in[i]->dims);
         tp[i] = &ti[i];
     }
     for (int i = 0; i < nout; i++)
