@@ -17,7 +17,10 @@
  * products (exact in double; their sum exact while it spans < 53 bits), then
  * the epilogue in double, then the store rounds once into dtype (dtype.c:
  * ties to even, saturating; the requantizing quotient is quantize's,
- * quant_quotient).  A GPU engine would keep i8 sums in int32: exact while
+ * quant_quotient).  The epilogue's double steps are exact when the scales
+ * have short significands (the tests' choice) and otherwise off by 2^-53
+ * relative each, which moves the stored value only for a v that close to a
+ * rounding boundary of dtype.  A GPU engine would keep i8 sums in int32: exact while
  * (C/groups) * window < 2^17, the bound scaled_matmul's int8 engine has. */
 #include "conv_util.h"
 #include "quant.h"
