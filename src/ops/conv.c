@@ -10,12 +10,7 @@
 static const char *const conv_ports[] = {"x", "w"};
 static const char *const conv_results[] = {"y"};
 
-static const attr_spec conv_attrs[] = {
-    {"stride", AT_INTS, "1", NULL, "step between windows: an int or one per spatial dim"},
-    {"pad", AT_PADS, "0", NULL, "zero padding: int, [p per dim], [[before, after] per dim] or \"same\""},
-    {"dilation", AT_INTS, "1", NULL, "spacing between filter taps: an int or one per spatial dim"},
-    {"groups", AT_INT, "1", NULL, "channel groups (C and K divisible; groups = C is depthwise)"},
-};
+static const attr_spec conv_attrs[] = {CONV_WINDOW_ATTRS};
 
 static xdnn_status conv_infer(op_infer_ctx *c)
 {
@@ -35,20 +30,15 @@ static xdnn_status conv_infer(op_infer_ctx *c)
  *   * w[k, c, rd, rh, rw]
  * with grp = k / (K/G); taps outside x read zero padding.  Tensors are viewed
  * as [N, C, D, H, W] (missing leading spatial dims are 1). */
-static xdnn_status conv_reference(op_ref_ctx *c)
+void conv_fwd_sums(const ref_tensor *x, const ref_tensor *w, const conv_geom *g, int64_t groups, ref_tensor *y)
 {
-    const ref_tensor *x = c->in[0], *w = c->in[1];
-    ref_tensor *y = c->out[0];
-    conv_geom g;
-    if (!conv_ref_geom(c, x->dims, w->dims, x->rank, &g))
-        return XDNN_ERR_INTERNAL;
     int64_t xd[5], wd[5], yd[5];
     conv_dims5(x, xd);
     conv_dims5(w, wd);
     conv_dims5(y, yd);
-    const int64_t N = yd[0], K = yd[1], G = op_attr_int(c->node, c->desc, "groups");
+    const int64_t N = yd[0], K = yd[1], G = groups;
     const int64_t Cg = wd[1], Kg = K / G;
-    const int64_t *s = g.stride, *dil = g.dilation, *pad = g.pad_lo;
+    const int64_t *s = g->stride, *dil = g->dilation, *pad = g->pad_lo;
 
 #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t n = 0; n < N; n++) {
@@ -84,12 +74,20 @@ static xdnn_status conv_reference(op_ref_ctx *c)
                     }
         }
     }
+}
+
+static xdnn_status conv_reference(op_ref_ctx *c)
+{
+    conv_geom g;
+    if (!conv_ref_geom(c, c->in[0]->dims, c->in[1]->dims, c->in[0]->rank, &g))
+        return XDNN_ERR_INTERNAL;
+    conv_fwd_sums(c->in[0], c->in[1], &g, op_attr_int(c->node, c->desc, "groups"), c->out[0]);
     return XDNN_OK;
 }
 
 /* 2 * N * K * prod(out) * (C/groups) * prod(window) = 2 * numel(y) * numel(w) / K:
  * one multiply and one add per tap, padding taps included (as cuDNN counts). */
-static double conv_flops(const xgraph *g, const xnode *n)
+double conv_fwd_flops(const xgraph *g, const xnode *n)
 {
     const xtensor *y = &g->tensors[n->results[0]];
     const xtensor *w = &g->tensors[n->inputs[1].tensor];
@@ -108,5 +106,5 @@ const op_desc op_conv_desc = {
     .nattrs = (int)(sizeof conv_attrs / sizeof conv_attrs[0]),
     .infer = conv_infer,
     .reference = conv_reference,
-    .flops = conv_flops,
+    .flops = conv_fwd_flops,
 };

@@ -1,5 +1,6 @@
-/* conv_util.h — window geometry shared by conv, conv_dgrad/wgrad and pooling:
- * stride/dilation/pad attributes, "same" padding and output sizes.
+/* conv_util.h — window geometry shared by conv, conv_dgrad/wgrad, scaled_conv
+ * and pooling: stride/dilation/pad attributes, "same" padding and output sizes;
+ * and the forward sums that conv and scaled_conv share (conv.c).
  *
  * Geometry always has CONV_MAX_SPATIAL slots (D, H, W).  An op with fewer
  * spatial dims uses the trailing slots and leaves the leading ones as identity
@@ -21,6 +22,14 @@
 #include "op.h"
 
 enum { CONV_MAX_SPATIAL = 3 };
+
+/* The window attributes of conv and scaled_conv, spelled once so that the two
+ * ops parse, default and document them alike (attr_spec initializers). */
+#define CONV_WINDOW_ATTRS                                                                                         \
+    {"stride", AT_INTS, "1", NULL, "step between windows: an int or one per spatial dim"},                        \
+    {"pad", AT_PADS, "0", NULL, "zero padding: int, [p per dim], [[before, after] per dim] or \"same\""},          \
+    {"dilation", AT_INTS, "1", NULL, "spacing between filter taps: an int or one per spatial dim"},               \
+    {"groups", AT_INT, "1", NULL, "channel groups (C and K divisible; groups = C is depthwise)"}
 
 typedef struct conv_geom {
     int nsp;    /* spatial dims the op really has (1..3) */
@@ -77,5 +86,13 @@ static inline int64_t conv_at5(const int64_t *d5, int64_t n, int64_t c, int64_t 
 
 /* The same geometry for a reference run (already validated by infer). */
 bool conv_ref_geom(op_ref_ctx *c, const int64_t *xdims, const int64_t *wdims, int rank, conv_geom *g);
+
+/* The forward conv sums in double (conv.c; the loop nest is written out
+ * there): y[n, k, out...] = sum over c < C/groups and the window of x * w,
+ * taps in the padding reading 0.  x, w, y are packed; g comes from
+ * conv_ref_geom.  conv stores them as they are, scaled_conv scales them. */
+void conv_fwd_sums(const ref_tensor *x, const ref_tensor *w, const conv_geom *g, int64_t groups, ref_tensor *y);
+/* Forward conv FLOPs (w is input 1, y result 0): 2 * numel(y) * numel(w) / K. */
+double conv_fwd_flops(const xgraph *g, const xnode *n);
 
 #endif

@@ -219,6 +219,23 @@ void quant_format_limits(xdnn_dtype t, double *qmax, int *emax)
     *emax = t == XDNN_FP8_E5M2 ? 15 : t == XDNN_I8 ? 6 : 8;
 }
 
+xdnn_status quant_check_operands(op_infer_ctx *c, const char *an, const tinfo *a, const char *bn, const tinfo *b)
+{
+    if ((quant_is_fp8(a->dtype) && quant_is_fp8(b->dtype)) || (a->dtype == XDNN_I8 && b->dtype == XDNN_I8))
+        return XDNN_OK;
+    return op_error(c, "%s and %s must both be fp8 (fp8_e4m3 / fp8_e5m2) or both i8, got %s and %s", an, bn,
+                    xdnn_dtype_name(a->dtype), xdnn_dtype_name(b->dtype));
+}
+
+xdnn_status quant_check_tensor_scale(op_infer_ctx *c, const char *name, const tinfo *s)
+{
+    char sh[256];
+    if (s->dtype == XDNN_F32 && shape_numel(s->rank, s->dims) == 1)
+        return XDNN_OK;
+    return op_error(c, "%s must be one f32 element (a per-tensor scale), got %s%s", name, xdnn_dtype_name(s->dtype),
+                    shape_str(sh, sizeof sh, s->rank, s->dims));
+}
+
 /* ---- references */
 
 static bool ref_map(op_ref_ctx *c, quant_map *m)
@@ -243,7 +260,7 @@ static xdnn_status scale_reference(op_ref_ctx *c, bool divide)
     int64_t idx[XDNN_MAX_RANK] = {0};
     for (int64_t i = 0; i < x->numel; i++) {
         double sv = s->data[quant_scale_offset(&m, idx)];
-        y->data[i] = divide ? x->data[i] / sv : x->data[i] * sv;
+        y->data[i] = divide ? quant_quotient(x->data[i], sv) : x->data[i] * sv;
         index_next(x->rank, x->dims, idx);
     }
     return XDNN_OK;

@@ -46,6 +46,21 @@ static inline double quant_amax_fold(double a, double v)
     v = v < 0 ? -v : v;
     return isnan(a) ? a : isnan(v) || v > a ? v : a;
 }
+/* ---- shared by the scaled compute ops, scaled_matmul (quant_matmul.c) and
+ * scaled_conv (quant_conv.c) */
+
+static inline bool quant_is_fp8(xdnn_dtype t) { return t == XDNN_FP8_E4M3 || t == XDNN_FP8_E5M2; }
+/* Their two low-precision operands: both fp8 (any mix of e4m3 and e5m2) or
+ * both i8.  XDNN_OK, or an op_error naming an and bn. */
+xdnn_status quant_check_operands(op_infer_ctx *c, const char *an, const tinfo *a, const char *bn, const tinfo *b);
+/* A per-tensor scale port: one f32 element (any all-ones shape). */
+xdnn_status quant_check_tensor_scale(op_infer_ctx *c, const char *name, const tinfo *s);
+/* What quantize (and scaled_conv's requantizing epilogue) hands the store for
+ * value x and dequantization scale s: the quotient in double.  The store
+ * (dtype.c) then rounds it once, ties to even, saturating, so every
+ * quantizing op rounds the same way. */
+static inline double quant_quotient(double x, double s) { return x / s; }
+
 /* The scale offset of x's row-major element index idx[0..rank). */
 static inline int64_t quant_scale_offset(const quant_map *m, const int64_t *idx)
 {

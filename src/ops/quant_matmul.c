@@ -18,7 +18,7 @@
  *
  * Reference: exact products summed in double, times the scales, divided by
  * c_scale, rounded once when c is stored. */
-#include "op.h"
+#include "quant.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -36,18 +36,6 @@ static const attr_spec smm_attrs[] = {
      "the output dtype: bf16, f16, f32, or fp8_e4m3 / fp8_e5m2 / i8 (requantized with c_scale)"},
 };
 
-static bool is_fp8(xdnn_dtype t) { return t == XDNN_FP8_E4M3 || t == XDNN_FP8_E5M2; }
-
-/* A one-element f32 scale, or an error naming the port. */
-static xdnn_status check_scale(op_infer_ctx *c, const tinfo *t, const char *name)
-{
-    char s[256];
-    if (t->dtype != XDNN_F32 || shape_numel(t->rank, t->dims) != 1)
-        return op_error(c, "%s must be one f32 element (a per-tensor scale), got %s%s", name,
-                        xdnn_dtype_name(t->dtype), shape_str(s, sizeof s, t->rank, t->dims));
-    return XDNN_OK;
-}
-
 static xdnn_status smm_infer(op_infer_ctx *c)
 {
     const tinfo *a = c->in[0], *b = c->in[1], *sa = c->in[2], *sb = c->in[3];
@@ -55,13 +43,12 @@ static xdnn_status smm_infer(op_infer_ctx *c)
         return op_error(c, "inputs a, b, a_scale and b_scale are required");
     if (a->rank != 2 || b->rank != 2)
         return op_error(c, "a and b must be matrices (rank 2), got ranks %d and %d", a->rank, b->rank);
-    if (!((is_fp8(a->dtype) && is_fp8(b->dtype)) || (a->dtype == XDNN_I8 && b->dtype == XDNN_I8)))
-        return op_error(c, "a and b must both be fp8 (fp8_e4m3 / fp8_e5m2) or both i8, got %s and %s",
-                        xdnn_dtype_name(a->dtype), xdnn_dtype_name(b->dtype));
     const tinfo *sc = c->nin > 4 ? c->in[4] : NULL;
     xdnn_status st;
-    if ((st = check_scale(c, sa, "a_scale")) || (st = check_scale(c, sb, "b_scale")) ||
-        (sc && (st = check_scale(c, sc, "c_scale"))))
+    if ((st = quant_check_operands(c, "a", a, "b", b)) != XDNN_OK ||
+        (st = quant_check_tensor_scale(c, "a_scale", sa)) != XDNN_OK ||
+        (st = quant_check_tensor_scale(c, "b_scale", sb)) != XDNN_OK ||
+        (sc && (st = quant_check_tensor_scale(c, "c_scale", sc)) != XDNN_OK))
         return st;
     bool ta = op_attr_bool(c->node, c->desc, "trans_a"), tb = op_attr_bool(c->node, c->desc, "trans_b");
     int64_t M = ta ? a->dims[1] : a->dims[0], K = ta ? a->dims[0] : a->dims[1];
@@ -71,7 +58,7 @@ static xdnn_status smm_infer(op_infer_ctx *c)
                         (long long)K, ta ? "true" : "false", (long long)K2, tb ? "true" : "false");
     const value *v = op_attr(c->node, c->desc, "dtype");
     xdnn_dtype t = v && v->kind == VAL_DTYPE ? v->dt : XDNN_BF16;
-    bool quantized = is_fp8(t) || t == XDNN_I8;
+    bool quantized = quant_is_fp8(t) || t == XDNN_I8;
     if (!quantized && t != XDNN_BF16 && t != XDNN_F16 && t != XDNN_F32)
         return op_error(c, "attribute 'dtype' must be bf16, f16, f32, fp8_e4m3, fp8_e5m2 or i8, got %s",
                         xdnn_dtype_name(t));
@@ -114,13 +101,12 @@ static xdnn_status smm_reference(op_ref_ctx *c)
     if (c->nresults > 1 && c->out[1]) {
         double amax = 0;
         for (int64_t i = 0; i < M * N; i++)
-            if (isnan(o->data[i]) || fabs(o->data[i]) > amax) /* NaN sticks: nothing compares above it */
-                amax = isnan(amax) ? amax : fabs(o->data[i]);
+            amax = quant_amax_fold(amax, o->data[i]);
         c->out[1]->data[0] = amax;
     }
-    if (c_scale != 1.0)
+    if (c->nin > 4 && c->in[4])
         for (int64_t i = 0; i < M * N; i++)
-            o->data[i] /= c_scale;
+            o->data[i] = quant_quotient(o->data[i], c_scale);
     return XDNN_OK;
 }
 

@@ -15,3 +15,9 @@ xdnn() {
         "$XDNN" "$@"
     fi
 }
+
+# The example graph of man/dnn.5 between the lines `.\" $1-begin` and
+# `.\" $1-end`, as .dnn text (groff's \- unescaped), written to $2.
+man_example() {
+    sed -n '/^\.\\" '"$1"'-begin$/,/^\.\\" '"$1"'-end$/p' "$ROOT/man/dnn.5" | sed '1d;$d' | sed 's/\\-/-/g' > "$2"
+}

@@ -70,6 +70,19 @@ run_identity() {
     [[ "$output" == *"check err_dq: FAILED"* && "$output" == *"check err_dk: FAILED"* ]]
 }
 
+@test "scaled_conv (i8 and fp8, per-channel w_scale, bias, requantized i8/e4m3) == the f64 conv of the dequantized operands, to the bit" {
+    run_identity scaled_conv_is_dequantized_conv.dnn
+}
+@test "the scaled_conv identity fails (exit 6) when one side drops the bias" {
+    sed 's/y = scaled_conv(qx, qw, sx, sw, b, stride/y = scaled_conv(qx, qw, sx, sw, stride/' \
+        "$ID/scaled_conv_is_dequantized_conv.dnn" > "$BATS_TEST_TMPDIR/no_bias.dnn"
+    ! cmp -s "$ID/scaled_conv_is_dequantized_conv.dnn" "$BATS_TEST_TMPDIR/no_bias.dnn"
+    run xdnn run --device cpu "$BATS_TEST_TMPDIR/no_bias.dnn"
+    echo "$output"
+    [ "$status" -eq 6 ]
+    [[ "$output" == *"check err_f32: FAILED"* ]]
+}
+
 @test "every identity graph has checks and converts through JSON unchanged in meaning" {
     for g in "$ID"/*.dnn; do
         grep -q '^ *check ' "$g"

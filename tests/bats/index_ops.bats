@@ -6,8 +6,7 @@
 load helpers
 
 @test "the index-ops example of man/dnn.5 runs and its checks pass" {
-    sed -n '/^\.\\" index-example-begin$/,/^\.\\" index-example-end$/p' "$ROOT/man/dnn.5" | sed '1d;$d' |
-        sed 's/\\-/-/g' > "$BATS_TEST_TMPDIR/ex.dnn"
+    man_example index-example "$BATS_TEST_TMPDIR/ex.dnn"
     grep -q 'cross_entropy(logits, labels' "$BATS_TEST_TMPDIR/ex.dnn"
     run xdnn run "$BATS_TEST_TMPDIR/ex.dnn" --device cpu
     echo "$output"

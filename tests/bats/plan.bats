@@ -243,6 +243,24 @@ needs_cuda_build() { xdnn engines | grep -q "built without CUDA" && skip "built 
     [ "$(grep -c '^check .*: ok' <<<"$output")" -eq 4 ]
 }
 
+@test "--explain: scaled_conv has no GPU engine; the planner says so, and no conv engine takes it when forced" {
+    needs_cuda_build
+    man_example scaled-conv-example "$BATS_TEST_TMPDIR/int8.dnn" # the int8 conv block of man/dnn.5
+    run xdnn plan --explain --device-model h100 -v "$BATS_TEST_TMPDIR/int8.dnn"
+    echo "$output"
+    [ "$status" -eq 4 ]
+    # its two scaled_conv partitions, and nothing else, have no engine: the quant engines say why
+    [ "$(grep -c 'no GPU engine can run partition' <<<"$output")" -eq 2 ]
+    [[ "$output" == *"no GPU engine can run partition h (op scaled_conv): quant_direct: runs quantize, dequantize, amax and quant_scale only, not scaled_conv; matmul_fp8_cublaslt: needs a lone scaled_matmul node, got partition h; "* ]]
+    [[ "$output" == *"no GPU engine can run partition y (op scaled_conv): "* ]]
+    for e in conv_direct conv_igemm conv_igemm_wgmma conv_wgrad_mma conv_dw; do
+        run xdnn plan --explain --device-model h100 --engine "h=$e" "$BATS_TEST_TMPDIR/int8.dnn"
+        echo "$e: $output"
+        [ "$status" -eq 4 ]
+        [[ "$output" == *"forced engine $e cannot run partition h: runs conv ops only, not scaled_conv"* ]]
+    done
+}
+
 @test "--explain on the CPU backend: one cpu_reference per node" {
     run xdnn plan --explain --device cpu "$G" "${SMALL[@]}"
     [ "$status" -eq 0 ]

@@ -176,13 +176,19 @@ xdnn_status optest_infer(const op_desc *d, const xnode *n, int nin, const tinfo 
 xdnn_status optest_run(const op_desc *d, const xnode *n, int nin, const ref_tensor *const *in, int nout,
                        ref_tensor *out, xdnn_diags_t *diags)
 {
+    return optest_run_typed(d, n, nin, in, NULL, nout, out, diags);
+}
+
+xdnn_status optest_run_typed(const op_desc *d, const xnode *n, int nin, const ref_tensor *const *in,
+                             const xdnn_dtype *dts, int nout, ref_tensor *out, xdnn_diags_t *diags)
+{
     tinfo ti[OP_MAX_PORTS], to[OP_MAX_RESULTS];
     const tinfo *tp[OP_MAX_PORTS] = {0};
     for (int i = 0; i < nin && i < OP_MAX_PORTS; i++) {
         if (!in[i])
             continue;
-        /* tensors keep optest_ref_alloc's f64 unless the test typed them: infer those as f32 */
-        xdnn_dtype dt = in[i]->dtype == XDNN_F64 ? XDNN_F32 : in[i]->dtype;
+        /* the dtypes given, else the tensor's own: optest_ref_alloc's f64 (untyped) infers as f32 */
+        xdnn_dtype dt = dts ? dts[i] : in[i]->dtype == XDNN_F64 ? XDNN_F32 : in[i]->dtype;
         ti[i] = optest_tinfo(dt, in[i]->rank, in[i]->dims);
         tp[i] = &ti[i];
     }

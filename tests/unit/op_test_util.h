@@ -55,6 +55,10 @@ bool optest_unset(xnode *n, const op_desc *d, const char *name);
  * where infer failed). */
 xdnn_status optest_run(const op_desc *d, const xnode *n, int nin, const ref_tensor *const *in, int nout,
                        ref_tensor *out, xdnn_diags_t *diags);
+/* optest_run with the dtype infer sees for each input: dts[i] (dts NULL: each
+ * tensor's own, as optest_run), for ops whose inference checks dtypes. */
+xdnn_status optest_run_typed(const op_desc *d, const xnode *n, int nin, const ref_tensor *const *in,
+                             const xdnn_dtype *dts, int nout, ref_tensor *out, xdnn_diags_t *diags);
 /* Infer only: fills out[0..nout) with the result shapes. */
 xdnn_status optest_infer(const op_desc *d, const xnode *n, int nin, const tinfo *const *in, int nout, tinfo *out,
                          xdnn_diags_t *diags);
