@@ -187,9 +187,7 @@ xdnn_status optest_run_typed(const op_desc *d, const xnode *n, int nin, const re
     for (int i = 0; i < nin && i < OP_MAX_PORTS; i++) {
         if (!in[i])
             continue;
-        /* the dtypes given, else the tensor's own: optest_ref_alloc's f64 (untyped) infers as f32 */
-        xdnn_dtype dt = dts ? dts[i] : in[i]->dtype == XDNN_F64 ? XDNN_F32 : in[i]->dtype;
-        ti[i] = optest_tinfo(dt, in[i]->rank, in[i]->dims);
+        ti[i] = optest_tinfo(dts ? dts[i] : XDNN_F32, in[i]->rank, in[i]->dims);
         tp[i] = &ti[i];
     }
     for (int i = 0; i < nout; i++)

@@ -47,16 +47,15 @@ bool optest_set_value(xnode *n, const op_desc *d, const char *name, const value 
 /* Reset to VAL_NONE (as if the attribute had no default and was not given). */
 bool optest_unset(xnode *n, const op_desc *d, const char *name);
 
-/* Run an op on reference tensors: infer (tinfo from each input: its dtype,
- * f32 for the f64 optest_ref_alloc gives),
+/* Run an op on reference tensors: infer (tinfo from each input, dtype f32),
  * allocate out[0..nout) with the inferred dims (free with optest_ref_free),
  * then the reference.  in[i] may be NULL (absent port); nout selects the
  * variant.  Returns the first failing status (outputs are then unallocated
  * where infer failed). */
 xdnn_status optest_run(const op_desc *d, const xnode *n, int nin, const ref_tensor *const *in, int nout,
                        ref_tensor *out, xdnn_diags_t *diags);
-/* optest_run with the dtype infer sees for each input: dts[i] (dts NULL: each
- * tensor's own, as optest_run), for ops whose inference checks dtypes. */
+/* optest_run with the dtype infer sees for each input: dts[i] (dts NULL: all
+ * f32, which is optest_run), for ops whose inference checks dtypes. */
 xdnn_status optest_run_typed(const op_desc *d, const xnode *n, int nin, const ref_tensor *const *in,
                              const xdnn_dtype *dts, int nout, ref_tensor *out, xdnn_diags_t *diags);
 /* Infer only: fills out[0..nout) with the result shapes. */

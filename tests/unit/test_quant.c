@@ -272,7 +272,8 @@ static void expect_requant(const op_desc *d, xnode *n, const ref_tensor *const *
     optest_set_value(n, d, "dtype", &v);
     ref_tensor C[2];
     xdnn_diags_t *dg = xdnn_diags_create();
-    xdnn_status rs = optest_run(d, n, 5, in, 2, C, dg);
+    static const xdnn_dtype dts[5] = {XDNN_I8, XDNN_I8, XDNN_F32, XDNN_F32, XDNN_F32};
+    xdnn_status rs = optest_run_typed(d, n, 5, in, dts, 2, C, dg);
     CHECK(rs == XDNN_OK, "run: %s", optest_first_error(dg));
     xdnn_diags_destroy(dg);
     if (rs != XDNN_OK)
@@ -301,7 +302,6 @@ static void test_scaled_matmul_requant(arena *a)
     ref_tensor A = optest_ref_of(2, ad, av, NULL), B = optest_ref_of(2, ad, bv, NULL);
     ref_tensor SA = optest_ref_of(1, one, &sa, NULL), SB = optest_ref_of(1, one, &sb, NULL);
     ref_tensor SC = optest_ref_of(1, one, &sc, NULL);
-    A.dtype = B.dtype = XDNN_I8;
     xnode n;
     optest_node(a, &n, d);
     optest_set_bool(&n, d, "trans_b", true);
