@@ -2,12 +2,17 @@
  * low-precision tensor cores, two engines over one analysis:
  *  - matmul_fp8_cublaslt: a, b fp8 (e4m3 x e4m3 or an e4m3/e5m2 mix), f32
  *    accumulation, per-tensor dequantization scales passed as device pointers
- *    (A/B_SCALE_POINTER), D bf16/f16/f32 written by cuBLASLt;
+ *    (A/B_SCALE_POINTER), D bf16/f16/f32 written by cuBLASLt; a requantized c
+ *    (c_scale, dtype fp8/i8) or an amax result: D in f32 into the workspace,
+ *    then kq_requant_f32 (kernels/quant.cu) divides by c_scale and rounds
+ *    the quotient exactly as quantize does, and takes amax on the way (one
+ *    extra pass over M x N f32, ~10% at 8192^3; cuBLASLt's own D_SCALE /
+ *    AMAX_D would save it, but multiply by a rounded 1/c_scale);
  *  - matmul_i8_cublaslt: a, b i8, exact int32 accumulation (IMMA) into the
- *    workspace, then the dequantizing epilogue kq_rescale_i32 (kernels/
- *    quant.cu) applies sa * sb and rounds once: bit-exact against the CPU
- *    reference (cuBLASLt's int8 kernels scale in f32 and write i8 or i32
- *    only, so the epilogue is ours).
+ *    workspace, then the epilogue kq_rescale_i32 (kernels/quant.cu) applies
+ *    sa * sb (and / c_scale), rounds once and takes amax: bit-exact against
+ *    the CPU reference (cuBLASLt's int8 kernels scale in f32 and write i8 or
+ *    i32 only, so the epilogue is ours).
  *
  * Layout.  Row-major C = A B is computed column-major as C^T = B^T A^T, so
  * cuBLASLt's A is our b and its B is our a.  cuBLASLt's fp8 kernels take only
@@ -29,8 +34,10 @@ enum { MF_WORKSPACE = 32 << 20 };
 
 typedef struct mf_shape {
     int a, b, sa, sb, c;             /* tensor ids */
+    int sc, amax;                    /* c_scale, the amax result: -1 when absent */
     int64_t m, n, k, lda, ldb, ldc;
     bool i8;                         /* i8 x i8 (else fp8) */
+    bool epilogue;                   /* our epilogue kernel writes c from a packed workspace accumulator */
 } mf_shape;
 
 typedef struct mf_priv {
@@ -65,12 +72,14 @@ static bool mf_analyze(const gplan *pl, const gpart *p, mf_shape *s, char *why, 
     const op_desc *d = op_get(n->op_id);
     bool ta = op_attr_bool(n->ir, d, "trans_a"), tb = op_attr_bool(n->ir, d, "trans_b");
     s->a = n->in[0], s->b = n->in[1], s->sa = n->in[2], s->sb = n->in[3], s->c = n->out;
+    s->sc = n->nin > 4 ? n->in[4] : -1;
+    s->amax = n->nouts > 1 ? n->outs[1] : -1;
     const gtensor *A = &g->t[s->a], *B = &g->t[s->b], *C = &g->t[s->c];
     xdnn_dtype ea = A->dtype, eb = B->dtype;
     s->i8 = ea == XDNN_I8; /* the op's inference makes both i8 or both fp8 */
     if (ea == XDNN_FP8_E5M2 && eb == XDNN_FP8_E5M2)
         GPU_REFUSE("fp8_e5m2 x fp8_e5m2 has no Hopper fp8 kernel (one operand must be fp8_e4m3)");
-    if (g->t[s->sa].dtype != XDNN_F32 || g->t[s->sb].dtype != XDNN_F32)
+    if (g->t[s->sa].dtype != XDNN_F32 || g->t[s->sb].dtype != XDNN_F32 || (s->sc >= 0 && g->t[s->sc].dtype != XDNN_F32))
         GPU_REFUSE("scales must be f32");
     s->m = ta ? A->dims[1] : A->dims[0];
     s->k = ta ? A->dims[0] : A->dims[1];
@@ -96,16 +105,12 @@ static bool mf_analyze(const gplan *pl, const gpart *p, mf_shape *s, char *why, 
     if (s->i8 && s->k >= (1 << 17))
         GPU_REFUSE("i8 sums of K = %lld products could overflow the int32 accumulator (K must be below 131072)",
              (long long)s->k);
-    /* Requantized outputs and amax are the CPU reference's for now: cuBLASLt
-     * has D_SCALE / AMAX_D for fp8 and the i8 epilogue is ours, but neither
-     * path has been checked on a GPU yet. */
-    if (n->nin > 4 && n->in[4] >= 0)
-        GPU_REFUSE("a requantized output (c_scale, dtype %s) is not implemented on the GPU yet",
-                   xdnn_dtype_name(C->dtype));
-    if (n->nouts > 1 && n->outs[1] >= 0)
-        GPU_REFUSE("the amax result is not implemented on the GPU yet");
-    if (C->dtype != XDNN_BF16 && C->dtype != XDNN_F16 && C->dtype != XDNN_F32)
-        GPU_REFUSE("output dtype %s (expected bf16, f16 or f32)", xdnn_dtype_name(C->dtype));
+    bool quantized = C->dtype == XDNN_I8 || C->dtype == XDNN_FP8_E4M3 || C->dtype == XDNN_FP8_E5M2;
+    if (!quantized && C->dtype != XDNN_BF16 && C->dtype != XDNN_F16 && C->dtype != XDNN_F32)
+        GPU_REFUSE("output dtype %s (expected bf16, f16, f32, or fp8/i8 with c_scale)", xdnn_dtype_name(C->dtype));
+    if (quantized != (s->sc >= 0)) /* the op's inference pairs them */
+        GPU_REFUSE("output dtype %s %s c_scale", xdnn_dtype_name(C->dtype), quantized ? "without" : "with");
+    s->epilogue = s->i8 || s->sc >= 0 || s->amax >= 0;
     return true;
 }
 
@@ -144,9 +149,9 @@ static double mf_cost_fp8(const gplan *pl, const gpart *p, const gpu_device *dev
  * M x N int32 is small beside the GEMM for the sizes that matter. */
 static double mf_cost_i8(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 1300.0); }
 
-/* int32 accumulators of the i8 engine: packed [M, N] after cuBLASLt's own
- * workspace. */
-static size_t mf_acc_bytes(const mf_shape *s) { return s->i8 ? (size_t)(s->m * s->n) * sizeof(int32_t) : 0; }
+/* The accumulator our epilogue reads (int32 for i8, f32 for fp8): packed
+ * [M, N] after cuBLASLt's own workspace. */
+static size_t mf_acc_bytes(const mf_shape *s) { return s->epilogue ? (size_t)(s->m * s->n) * 4 : 0; }
 
 static size_t mf_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
@@ -190,11 +195,12 @@ static xdnn_status mf_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     CUBLAS_TRY(cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     CUBLAS_TRY(cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     /* cuBLASLt A = our b stored K x N (ld ldb), B = our a stored K x M (ld lda), D = C^T N x M (ld ldc);
-     * the i8 engine's D is the packed int32 accumulator N x M (ld n) */
+     * with our epilogue D is the packed accumulator N x M (ld n): int32 for i8, f32 for fp8 */
     CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->la, mf_type(g->t[s->b].dtype), (uint64_t)s->k, (uint64_t)s->n, s->ldb));
     CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->lb, mf_type(g->t[s->a].dtype), (uint64_t)s->k, (uint64_t)s->m, s->lda));
-    if (s->i8)
-        CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->lc, CUDA_R_32I, (uint64_t)s->n, (uint64_t)s->m, s->n));
+    if (s->epilogue)
+        CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->lc, s->i8 ? CUDA_R_32I : CUDA_R_32F, (uint64_t)s->n, (uint64_t)s->m,
+                                              s->n));
     else
         CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->lc, mf_type(g->t[s->c].dtype), (uint64_t)s->n, (uint64_t)s->m,
                                               s->ldc));
@@ -242,7 +248,9 @@ static xdnn_status mf_execute_i8(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_d
     if (e != CUBLAS_STATUS_SUCCESS)
         return gpu_check_cublas(e, "cublasLtMatmul (i8)", __FILE__, __LINE__, d);
     int ce = kq_rescale_i32_launch(acc, (uint32_t)s->m, (uint32_t)s->n, (uint32_t)s->ldc, c->dptr[s->sa],
-                                   c->dptr[s->sb], c->dptr[s->c], (int)c->plan->g->t[s->c].dtype, strm);
+                                   c->dptr[s->sb], s->sc >= 0 ? c->dptr[s->sc] : NULL,
+                                   s->amax >= 0 ? c->dptr[s->amax] : NULL, c->dptr[s->c],
+                                   (int)c->plan->g->t[s->c].dtype, strm);
     return gpu_check_cuda((cudaError_t)ce, "kq_rescale_i32", __FILE__, __LINE__, d);
 }
 
@@ -250,9 +258,16 @@ static xdnn_status mf_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_diag
 {
     mf_priv *mp = p->priv;
     const mf_shape *s = &mp->s;
+    /* the epilogues take amax with atomicMax on the bits of |v| >= 0: start from +0 */
+    if (s->amax >= 0) {
+        cudaError_t ze = cudaMemsetAsync(c->dptr[s->amax], 0, sizeof(float), strm);
+        if (ze != cudaSuccess)
+            return gpu_check_cuda(ze, "cudaMemsetAsync (amax)", __FILE__, __LINE__, d);
+    }
     if (s->i8)
         return mf_execute_i8(c, p, strm, d);
     const float alpha = 1.0f, beta = 0.0f;
+    void *dst = s->epilogue ? c->ws + p->ws_offset + MF_WORKSPACE : c->dptr[s->c];
     /* cuBLASLt's A is our b: its scale is b_scale (the product is what matters) */
     const void *sa = c->dptr[s->sb], *sb = c->dptr[s->sa];
     pthread_mutex_lock(&mp->mu);
@@ -260,10 +275,17 @@ static xdnn_status mf_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_diag
     if (e == CUBLAS_STATUS_SUCCESS)
         e = cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb);
     if (e == CUBLAS_STATUS_SUCCESS)
-        e = cublasLtMatmul(c->lt, mp->op, &alpha, c->dptr[s->b], mp->la, c->dptr[s->a], mp->lb, &beta, c->dptr[s->c],
-                           mp->lc, c->dptr[s->c], mp->lc, &mp->algo, c->ws + p->ws_offset, MF_WORKSPACE, strm);
+        e = cublasLtMatmul(c->lt, mp->op, &alpha, c->dptr[s->b], mp->la, c->dptr[s->a], mp->lb, &beta, dst, mp->lc,
+                           dst, mp->lc, &mp->algo, c->ws + p->ws_offset, MF_WORKSPACE, strm);
     pthread_mutex_unlock(&mp->mu);
-    return e == CUBLAS_STATUS_SUCCESS ? XDNN_OK : gpu_check_cublas(e, "cublasLtMatmul (fp8)", __FILE__, __LINE__, d);
+    if (e != CUBLAS_STATUS_SUCCESS)
+        return gpu_check_cublas(e, "cublasLtMatmul (fp8)", __FILE__, __LINE__, d);
+    if (!s->epilogue)
+        return XDNN_OK;
+    int ce = kq_requant_f32_launch(dst, (uint32_t)s->m, (uint32_t)s->n, (uint32_t)s->ldc,
+                                   s->sc >= 0 ? c->dptr[s->sc] : NULL, s->amax >= 0 ? c->dptr[s->amax] : NULL,
+                                   c->dptr[s->c], (int)c->plan->g->t[s->c].dtype, strm);
+    return gpu_check_cuda((cudaError_t)ce, "kq_requant_f32", __FILE__, __LINE__, d);
 }
 
 static void mf_release(gpart *p)
@@ -284,12 +306,13 @@ static const char *mf_detail(const gpart *p)
 }
 
 const gpu_engine gpu_engine_matmul_fp8_cublaslt = {
-    "matmul_fp8_cublaslt", "scaled_matmul on fp8 tensor cores (cuBLASLt TN, e4m3/e5m2, per-tensor scales, bf16/f16/f32 out)",
+    "matmul_fp8_cublaslt", "scaled_matmul on fp8 tensor cores (cuBLASLt TN, e4m3/e5m2, per-tensor scales, bf16/f16/f32 out, or "
+    "fp8/i8 requantized and amax by our epilogue)",
     mf_supports_fp8, mf_cost_fp8, mf_workspace, mf_build, mf_execute, mf_release, mf_detail,
 };
 
 const gpu_engine gpu_engine_matmul_i8_cublaslt = {
     "matmul_i8_cublaslt", "scaled_matmul on int8 tensor cores (cuBLASLt IMMA TN, exact int32 sums, per-tensor scales "
-    "applied once: bf16/f16/f32 out, bit-exact)",
+    "applied once: bf16/f16/f32 out, or fp8/i8 requantized, and amax; bit-exact)",
     mf_supports_i8, mf_cost_i8, mf_workspace, mf_build, mf_execute, mf_release, mf_detail,
 };

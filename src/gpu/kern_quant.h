@@ -33,10 +33,17 @@ typedef struct kq_params {
 /* Enqueue on `stream` (a cudaStream_t); returns a cudaError_t value. */
 int kq_launch(const kq_params *p, void *stream);
 
-/* y[r * ldy + c] = acc[r * cols + c] * sa * sb rounded once to ydt (f32, f16
- * or bf16): the int8 GEMM's dequantizing epilogue. */
+/* The int8 GEMM's epilogue: v = acc[r * cols + c] * sa * sb (double), and
+ * y[r * ldy + c] = v rounded once to ydt (f32, f16, bf16), or with sc
+ * (non-NULL) v / sc rounded once onto ydt's grid (i8, fp8_e4m3, fp8_e5m2),
+ * saturating; amax (non-NULL, zeroed by the caller) gets max |v| as f32. */
 int kq_rescale_i32_launch(const int32_t *acc, uint32_t rows, uint32_t cols, uint32_t ldy, const float *sa,
-                          const float *sb, void *y, int ydt, void *stream);
+                          const float *sb, const float *sc, float *amax, void *y, int ydt, void *stream);
+/* The fp8 GEMM's epilogue when it requantizes or reports amax: v[r * cols + c]
+ * (f32, the scaled product cuBLASLt wrote) to y as above (the quotient v / sc
+ * rounded exactly, as quantize does); amax likewise. */
+int kq_requant_f32_launch(const float *v, uint32_t rows, uint32_t cols, uint32_t ldy, const float *sc, float *amax,
+                          void *y, int ydt, void *stream);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,11 @@
  *    and refusals that must name the reason (M = 17, e5m2 x e5m2); on i8 x i8
  *    (matmul_i8_cublaslt: exact int32 sums, scales applied once in double)
  *    bit-exact against the reference.
+ *  - smm-q/...: the requantizing epilogue (c_scale, c in fp8_e4m3 / fp8_e5m2 /
+ *    i8) and the amax result: bit-exact from i8 operands; from fp8 operands
+ *    (f32 accumulation) c within one step of its grid (rtol 2^-3 for e4m3,
+ *    2^-2 for e5m2: their widest relative steps; i8 atol 1) and amax within
+ *    1e-3.
  *  --bench: quantize/dequantize/amax GB/s at 8192x8192 and fp8 GEMM TFLOP/s
  *    (8192^3 and LLM shapes), medians of 50 after 10 warm-ups.
  * Usage: difftest_quant [--quick] [--bench] [--list] [--dry] [FILTER]
@@ -38,7 +43,7 @@
 
 enum { MAX_CASES = 1024, TEXT_MAX = 8192 };
 
-typedef enum ckind { CK_EXACT, CK_TABLE, CK_GEMM, CK_REFUSE } ckind;
+typedef enum ckind { CK_EXACT, CK_TABLE, CK_GEMM, CK_QGEMM, CK_REFUSE } ckind;
 
 typedef struct tcase {
     char id[160];
@@ -171,6 +176,21 @@ static void smm_case(int m, int n, int kk, const char *ta, const char *tb, const
         snprintf(c->expect, sizeof c->expect, "%s", expect);
 }
 
+/* scaled_matmul with c_scale (when out is fp8/i8) and the amax result. */
+static void smm_qcase(int m, int n, int kk, const char *ta, const char *out, ckind kind)
+{
+    char id[160];
+    bool quantized = strcmp(out, "i8") == 0 || strncmp(out, "fp8", 3) == 0;
+    snprintf(id, sizeof id, "smm-q/%s_x_%s->%s%s+amax/m%dn%dk%d", ta, ta, out, quantized ? "/c_scale" : "", m, n, kk);
+    add_case(id, kind,
+             "dnn 1;\ngraph g(seed=%d) {\n  input a: %s[%d, %d] = randn(std=%s);\n  weight b: %s[%d, %d] = "
+             "randn(std=%s);\n  weight sa: f32[1] = uniform(lo=0.5, hi=2);\n  weight sb: f32[1] = uniform(lo=0.5, "
+             "hi=2);\n  weight sc: f32[1] = uniform(lo=0.5, hi=3);\n"
+             "  c, m = scaled_matmul(a, b, sa, sb%s, trans_b=true, dtype=%s);\n  output c, m;\n}\n",
+             m + 3 * n + kk, ta, m, kk, strcmp(ta, "i8") == 0 ? "6" : "1", ta, n, kk,
+             strcmp(ta, "i8") == 0 ? "6" : "1", quantized ? ", sc" : "", out);
+}
+
 static void smm_cases(void)
 {
     smm_case(16, 16, 16, "fp8_e4m3", "fp8_e4m3", "bf16", CK_GEMM, NULL);
@@ -188,6 +208,13 @@ static void smm_cases(void)
     if (!opts.quick)
         smm_case(1024, 1024, 2048, "i8", "i8", "f32", CK_EXACT, NULL);
     smm_case(32, 17 * 16, 40, "i8", "i8", "bf16", CK_REFUSE, "multiples of 16, got K = 40");
+    static const char *const qout[] = {"i8", "fp8_e4m3", "fp8_e5m2", "bf16"};
+    for (int i = 0; i < 4; i++) {
+        smm_qcase(64, 48, 32, "i8", qout[i], CK_EXACT);
+        smm_qcase(128, 256, 1024, "i8", qout[i], CK_EXACT);
+        smm_qcase(64, 48, 32, "fp8_e4m3", qout[i], CK_QGEMM);
+        smm_qcase(256, 512, 2048, "fp8_e4m3", qout[i], CK_QGEMM);
+    }
 }
 
 /* ---- bench */
@@ -314,6 +341,19 @@ static void run_case(int i, dh_outcome *out)
     size_t n = 0;
     for (size_t k = 0; k < g->noutputs; k++) {
         int t = g->outputs[k];
+        if (c->kind == CK_QGEMM) {
+            /* f32 accumulation of exact products: v within ~1e-6; c may land one grid step away */
+            xdnn_dtype dt = r.cpu.tensors[t].dtype;
+            dh_rule rule = dt == XDNN_F32  ? (dh_rule){.rtol = 1e-3, .atol = 0, .require_nonzero = true}
+                           : dt == XDNN_I8 ? (dh_rule){.rtol = 0, .atol = 1, .require_nonzero = true}
+                                           : (dh_rule){.rtol = dt == XDNN_FP8_E5M2 ? 0.25 : 0.125,
+                                                       .atol = 1.0 / 64, .require_nonzero = true};
+            if (dt == XDNN_BF16)
+                rule = (dh_rule){.rtol = 1e-2, .atol = 1e-2 * dh_tensor_absmax(&r.cpu.tensors[t]),
+                                 .max_rel_norm = 1e-2, .require_nonzero = true};
+            out->ok &= dh_compare_output(&r, t, &rule, out->msg, sizeof out->msg, &n, NULL);
+            continue;
+        }
         if (c->kind == CK_GEMM) {
             const host_tensor *ref = &r.cpu.tensors[t];
             double mx = dh_tensor_absmax(ref);
