@@ -389,31 +389,48 @@ static __device__ __forceinline__ void kq_amax_of(float *amax, float v)
         atomicMax(reinterpret_cast<unsigned *>(amax), __float_as_uint(fabsf(v)));
 }
 
-/* scaled_matmul on i8 (matmul_i8_cublaslt): cuBLASLt's IMMA kernels write the
- * exact int32 sums acc[r][c] (packed, ld = cols); this applies the per-tensor
- * scales and rounds once, as the reference does: v = acc * (sa * sb) in
- * double (acc is an integer below 2^31, sa * sb an exact product of two
- * floats: the double result is the reference's), then v / sc in double for a
- * requantized y (sc non-NULL), rounded straight to y's dtype; amax (NULL =
- * not asked for) gets max |v|.  Bit-exact against src/ops/quant_matmul.c. */
-template <int YDT>
-__global__ void kq_rescale_i32_kernel(const int32_t *acc, uint32_t rows, uint32_t cols, uint32_t ldy,
-                                      const float *sa, const float *sb, const float *sc, float *amax, void *y)
+/* The GEMM epilogue of the integer-exact paths (kern_quant.h kq_epi):
+ * scaled_matmul on i8 (matmul_i8_cublaslt) and scaled_conv on i8 or fp8
+ * (scaled_conv_im2col).  cuBLASLt wrote the sums acc[r][c] (int32
+ * from IMMA, exact; or f32 from the fp8 kernels, unscaled); this applies the
+ * scales and the bias and rounds once, as the references do, in double:
+ * v = acc * (sa * sb[c]) (acc below 2^31, or an f32; sa * sb an exact
+ * product of two floats: the double product is the reference's), then
+ * v += bias[c] (scaled_conv adds the bias after the scales, in double),
+ * then v / sc in double for a requantized y (sc non-NULL), rounded straight
+ * to y's dtype; amax (NULL = not asked for) gets max |v|.  Bit-exact
+ * against src/ops/quant_matmul.c and src/ops/quant_conv.c given the sums.
+ * Threads walk the columns fastest when y's columns are contiguous (ycs 1:
+ * row-major, NHWC), else the rows (NCHW: y's rows are then contiguous), so
+ * the stores coalesce either way. */
+template <typename ACC, int YDT> __global__ void kq_epilogue_kernel(const kq_epi e)
 {
-    const double scale = (double)*sa * (double)*sb, c_scale = sc ? (double)*sc : 1.0;
-    const uint64_t n = (uint64_t)rows * cols;
+    const ACC *acc = static_cast<const ACC *>(e.acc);
+    const bool col_fast = e.ycs == 1;
+    const uint64_t n = (uint64_t)e.rows * e.cols;
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
-        const uint64_t r = i / cols, c = i % cols, o = r * ldy + c;
-        const double v = (double)acc[i] * scale;
-        kq_amax_of(amax, (float)v);
+        const uint32_t r = (uint32_t)(col_fast ? i / e.cols : i % e.rows);
+        const uint32_t c = (uint32_t)(col_fast ? i % e.cols : i / e.rows);
+        int64_t o = (int64_t)c * e.ycs;
+        uint32_t rest = r;
+        for (int d = e.nyd - 1; d > 0; d--) {
+            o += (int64_t)(rest % e.ydims[d]) * e.ystr[d];
+            rest /= e.ydims[d];
+        }
+        o += (int64_t)rest * e.ystr[0];
+        const double scale = (double)*e.sa * (double)e.sb[e.nsb == 1 ? 0 : c];
+        double v = (double)acc[(uint64_t)r * e.ld_acc + c] * scale;
+        if (e.bias)
+            v += (double)e.bias[c];
+        kq_amax_of(e.amax, (float)v);
         if (YDT == XDNN_F32)
-            static_cast<float *>(y)[o] = (float)v;
+            static_cast<float *>(e.y)[o] = (float)v;
         else if (YDT == XDNN_F16)
-            static_cast<__half *>(y)[o] = __double2half(v);
+            static_cast<__half *>(e.y)[o] = __double2half(v);
         else if (YDT == XDNN_BF16)
-            static_cast<__nv_bfloat16 *>(y)[o] = __double2bfloat16(v);
+            static_cast<__nv_bfloat16 *>(e.y)[o] = __double2bfloat16(v);
         else
-            static_cast<unsigned char *>(y)[o] = kq_quant_double(v / c_scale, YDT);
+            static_cast<unsigned char *>(e.y)[o] = kq_quant_double(e.sc ? v / (double)*e.sc : v, YDT);
     }
 }
 
@@ -462,10 +479,52 @@ __global__ void kq_requant_f32_kernel(const float *v, uint32_t rows, uint32_t co
         return (int)cudaGetLastError();                                                                              \
     } while (0)
 
+/* One launch of kq_epilogue_kernel<ACC, e->ydt> over rows * cols elements, grid-stride. */
+template <typename ACC> static int kq_epilogue_go(const kq_epi *e, void *stream)
+{
+    const uint64_t n = (uint64_t)e->rows * e->cols, b = (n + KQ_THREADS - 1) / KQ_THREADS;
+    if (n == 0)
+        return (int)cudaSuccess;
+    const unsigned g = (unsigned)(b > 8192 ? 8192 : b);
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    switch (e->ydt) {
+    case XDNN_F32: kq_epilogue_kernel<ACC, XDNN_F32><<<g, KQ_THREADS, 0, s>>>(*e); break;
+    case XDNN_F16: kq_epilogue_kernel<ACC, XDNN_F16><<<g, KQ_THREADS, 0, s>>>(*e); break;
+    case XDNN_BF16: kq_epilogue_kernel<ACC, XDNN_BF16><<<g, KQ_THREADS, 0, s>>>(*e); break;
+    case XDNN_I8: kq_epilogue_kernel<ACC, XDNN_I8><<<g, KQ_THREADS, 0, s>>>(*e); break;
+    case XDNN_FP8_E4M3: kq_epilogue_kernel<ACC, XDNN_FP8_E4M3><<<g, KQ_THREADS, 0, s>>>(*e); break;
+    case XDNN_FP8_E5M2: kq_epilogue_kernel<ACC, XDNN_FP8_E5M2><<<g, KQ_THREADS, 0, s>>>(*e); break;
+    default: return (int)cudaErrorInvalidValue;
+    }
+    return (int)cudaGetLastError();
+}
+
+extern "C" int kq_epilogue_launch(const kq_epi *e, void *stream)
+{
+    return e->acc_f32 ? kq_epilogue_go<float>(e, stream) : kq_epilogue_go<int32_t>(e, stream);
+}
+
+/* scaled_matmul's i8 epilogue: per-tensor scales, no bias, row-major y. */
 extern "C" int kq_rescale_i32_launch(const int32_t *acc, uint32_t rows, uint32_t cols, uint32_t ldy, const float *sa,
                                      const float *sb, const float *sc, float *amax, void *y, int ydt, void *stream)
 {
-    KQ_EPILOGUE_LAUNCH(kq_rescale_i32_kernel, ydt, acc, rows, cols, ldy, sa, sb, sc, amax, y);
+    kq_epi e = {};
+    e.acc = acc;
+    e.rows = rows;
+    e.cols = cols;
+    e.ld_acc = cols;
+    e.sa = sa;
+    e.sb = sb;
+    e.nsb = 1;
+    e.sc = sc;
+    e.amax = amax;
+    e.y = y;
+    e.ydt = ydt;
+    e.nyd = 1;
+    e.ydims[0] = rows;
+    e.ystr[0] = ldy;
+    e.ycs = 1;
+    return kq_epilogue_launch(&e, stream);
 }
 
 extern "C" int kq_requant_f32_launch(const float *v, uint32_t rows, uint32_t cols, uint32_t ldy, const float *sc,

@@ -25,7 +25,7 @@ int gpu_kdt(xdnn_dtype t)
 }
 
 /* Strides of a rank 3..5 tensor in the 5-slot view (leading slots stride 0). */
-static void strides5(const gtensor *t, int64_t *s5)
+void gpu_conv_strides5(const gtensor *t, int64_t *s5)
 {
     int nsp = t->rank - 2;
     s5[0] = t->strides[0];
@@ -180,9 +180,9 @@ bool gpu_conv_analyze(const gplan *pl, const gpart *p, gconv_problem *cp, char *
     k->G = groups;
     int64_t unused[CONV_MAX_SPATIAL];
     copy_geom(&geo, k->in, k->win, k->out, k->stride, k->dil, k->pad, unused);
-    strides5(x, k->sx);
-    strides5(w, k->sw);
-    strides5(y, k->sy);
+    gpu_conv_strides5(x, k->sx);
+    gpu_conv_strides5(w, k->sw);
+    gpu_conv_strides5(y, k->sy);
     return true;
 }
 
@@ -601,9 +601,9 @@ bool gpu_pool_analyze(const gplan *pl, const gpart *p, gpool_problem *pp, char *
     k->N = x->dims[0];
     k->C = x->dims[1];
     copy_geom(&geo, k->in, k->win, k->out, k->stride, k->dil, k->pad_lo, k->pad_hi);
-    strides5(x, k->sx);
-    strides5(y, k->sy);
+    gpu_conv_strides5(x, k->sx);
+    gpu_conv_strides5(y, k->sy);
     if (pp->bwd)
-        strides5(&g->t[pp->dx], k->sdx);
+        gpu_conv_strides5(&g->t[pp->dx], k->sdx);
     return true;
 }

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MF_WORKSPACE = 32 << 20 };
+enum { MF_WORKSPACE = GPU_LT_LOWP_WORKSPACE };
 
 typedef struct mf_shape {
     int a, b, sa, sb, c;             /* tensor ids */
@@ -42,9 +42,7 @@ typedef struct mf_shape {
 
 typedef struct mf_priv {
     mf_shape s;
-    cublasLtMatmulDesc_t op;
-    cublasLtMatrixLayout_t la, lb, lc;
-    cublasLtMatmulAlgo_t algo;
+    gpu_lt_gemm lt;
     char detail[160];
     pthread_mutex_t mu;              /* guards the scale pointers of `op` */
 } mf_priv;
@@ -172,6 +170,45 @@ static cudaDataType_t mf_type(xdnn_dtype t)
     }
 }
 
+xdnn_status gpu_lt_lowp_gemm(gpu_ctx *c, bool i8, const gpu_lt_operand *a, const gpu_lt_operand *b, cudaDataType_t td,
+                             uint64_t ldd, const char *who, gpu_lt_gemm *lg, xdnn_diags_t *d)
+{
+    if (i8)
+        CUBLAS_TRY(cublasLtMatmulDescCreate(&lg->op, CUBLAS_COMPUTE_32I, CUDA_R_32I));
+    else
+        CUBLAS_TRY(cublasLtMatmulDescCreate(&lg->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(lg->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(lg->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&lg->la, a->type, a->k, a->cols, (int64_t)a->ld));
+    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&lg->lb, b->type, b->k, b->cols, (int64_t)b->ld));
+    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&lg->lc, td, a->cols, b->cols, (int64_t)ldd));
+    cublasLtMatmulPreference_t pref;
+    CUBLAS_TRY(cublasLtMatmulPreferenceCreate(&pref));
+    uint64_t wsz = GPU_LT_LOWP_WORKSPACE;
+    cublasLtMatmulHeuristicResult_t res;
+    int nres = 0;
+    cublasStatus_t e1 = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsz,
+                                                             sizeof wsz);
+    cublasStatus_t e2 = e1 != CUBLAS_STATUS_SUCCESS
+                          ? e1
+                          : cublasLtMatmulAlgoGetHeuristic(c->lt, lg->op, lg->la, lg->lb, lg->lc, lg->lc, pref, 1, &res,
+                                                           &nres);
+    cublasLtMatmulPreferenceDestroy(pref);
+    CUBLAS_TRY(e2);
+    if (nres < 1) {
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "%s: cuBLASLt has no algorithm for m=%llu n=%llu k=%llu",
+                   who, (unsigned long long)b->cols, (unsigned long long)a->cols, (unsigned long long)a->k);
+        return XDNN_ERR_UNSUPPORTED;
+    }
+    lg->algo = res.algo;
+    size_t w;
+    lg->algo_id = lg->tile = -1;
+    cublasLtMatmulAlgoConfigGetAttribute(&lg->algo, CUBLASLT_ALGO_CONFIG_ID, &lg->algo_id, sizeof lg->algo_id, &w);
+    cublasLtMatmulAlgoConfigGetAttribute(&lg->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &lg->tile, sizeof lg->tile, &w);
+    return XDNN_OK;
+}
+
 static xdnn_status mf_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
 {
     mf_priv *mp = calloc(1, sizeof *mp);
@@ -181,57 +218,27 @@ static xdnn_status mf_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     p->priv = mp;
     const ggraph *g = c->plan->g;
     char why[512];
+    const char *eng = p->engine ? p->engine->name : "scaled_matmul";
     if (!mf_analyze(c->plan, p, &mp->s, why, sizeof why)) {
-        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "%s: %s: %s", p->engine ? p->engine->name : "scaled_matmul",
-                   p->name, why);
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "%s: %s: %s", eng, p->name, why);
         return XDNN_ERR_UNSUPPORTED;
     }
     const mf_shape *s = &mp->s;
-    if (s->i8)
-        CUBLAS_TRY(cublasLtMatmulDescCreate(&mp->op, CUBLAS_COMPUTE_32I, CUDA_R_32I));
-    else
-        CUBLAS_TRY(cublasLtMatmulDescCreate(&mp->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     /* cuBLASLt A = our b stored K x N (ld ldb), B = our a stored K x M (ld lda), D = C^T N x M (ld ldc);
      * with our epilogue D is the packed accumulator N x M (ld n): int32 for i8, f32 for fp8 */
-    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->la, mf_type(g->t[s->b].dtype), (uint64_t)s->k, (uint64_t)s->n, s->ldb));
-    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->lb, mf_type(g->t[s->a].dtype), (uint64_t)s->k, (uint64_t)s->m, s->lda));
-    if (s->epilogue)
-        CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->lc, s->i8 ? CUDA_R_32I : CUDA_R_32F, (uint64_t)s->n, (uint64_t)s->m,
-                                              s->n));
-    else
-        CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->lc, mf_type(g->t[s->c].dtype), (uint64_t)s->n, (uint64_t)s->m,
-                                              s->ldc));
-    cublasLtMatmulPreference_t pref;
-    CUBLAS_TRY(cublasLtMatmulPreferenceCreate(&pref));
-    uint64_t wsz = MF_WORKSPACE;
-    cublasLtMatmulHeuristicResult_t res;
-    int nres = 0;
-    cublasStatus_t e1 = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsz,
-                                                             sizeof wsz);
-    cublasStatus_t e2 = e1 != CUBLAS_STATUS_SUCCESS
-                          ? e1
-                          : cublasLtMatmulAlgoGetHeuristic(c->lt, mp->op, mp->la, mp->lb, mp->lc, mp->lc, pref, 1, &res,
-                                                           &nres);
-    cublasLtMatmulPreferenceDestroy(pref);
-    CUBLAS_TRY(e2);
-    if (nres < 1) {
-        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(),
-                   "%s: %s: cuBLASLt has no algorithm for m=%lld n=%lld k=%lld (%s x %s -> %s)",
-                   s->i8 ? "matmul_i8_cublaslt" : "matmul_fp8_cublaslt", p->name, (long long)s->m, (long long)s->n, (long long)s->k, xdnn_dtype_name(g->t[s->a].dtype),
-                   xdnn_dtype_name(g->t[s->b].dtype), xdnn_dtype_name(g->t[s->c].dtype));
-        return XDNN_ERR_UNSUPPORTED;
-    }
-    mp->algo = res.algo;
-    int algo_id = -1, tile = -1;
-    size_t w;
-    cublasLtMatmulAlgoConfigGetAttribute(&mp->algo, CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof algo_id, &w);
-    cublasLtMatmulAlgoConfigGetAttribute(&mp->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
+    const gpu_lt_operand la = {mf_type(g->t[s->b].dtype), (uint64_t)s->k, (uint64_t)s->n, (uint64_t)s->ldb};
+    const gpu_lt_operand lb = {mf_type(g->t[s->a].dtype), (uint64_t)s->k, (uint64_t)s->m, (uint64_t)s->lda};
+    const cudaDataType_t td = !s->epilogue ? mf_type(g->t[s->c].dtype) : s->i8 ? CUDA_R_32I : CUDA_R_32F;
+    char who[256];
+    snprintf(who, sizeof who, "%s: %s (%s x %s -> %s)", eng, p->name, xdnn_dtype_name(g->t[s->a].dtype),
+             xdnn_dtype_name(g->t[s->b].dtype), xdnn_dtype_name(g->t[s->c].dtype));
+    xdnn_status st = gpu_lt_lowp_gemm(c, s->i8, &la, &lb, td, s->epilogue ? (uint64_t)s->n : (uint64_t)s->ldc, who,
+                                      &mp->lt, d);
+    if (st != XDNN_OK)
+        return st;
     snprintf(mp->detail, sizeof mp->detail, "cublasLt %s %s x %s -> %s algo=%d tile=%d", s->i8 ? "imma" : "fp8",
              xdnn_dtype_name(g->t[s->a].dtype), xdnn_dtype_name(g->t[s->b].dtype), xdnn_dtype_name(g->t[s->c].dtype),
-             algo_id, tile);
+             mp->lt.algo_id, mp->lt.tile);
     return XDNN_OK;
 }
 
@@ -243,8 +250,9 @@ static xdnn_status mf_execute_i8(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_d
     const int32_t alpha = 1, beta = 0;
     char *ws = c->ws + p->ws_offset;
     int32_t *acc = (int32_t *)(ws + MF_WORKSPACE);
-    cublasStatus_t e = cublasLtMatmul(c->lt, mp->op, &alpha, c->dptr[s->b], mp->la, c->dptr[s->a], mp->lb, &beta, acc,
-                                      mp->lc, acc, mp->lc, &mp->algo, ws, MF_WORKSPACE, strm);
+    const gpu_lt_gemm *lg = &mp->lt;
+    cublasStatus_t e = cublasLtMatmul(c->lt, lg->op, &alpha, c->dptr[s->b], lg->la, c->dptr[s->a], lg->lb, &beta, acc,
+                                      lg->lc, acc, lg->lc, &lg->algo, ws, MF_WORKSPACE, strm);
     if (e != CUBLAS_STATUS_SUCCESS)
         return gpu_check_cublas(e, "cublasLtMatmul (i8)", __FILE__, __LINE__, d);
     int ce = kq_rescale_i32_launch(acc, (uint32_t)s->m, (uint32_t)s->n, (uint32_t)s->ldc, c->dptr[s->sa],
@@ -271,12 +279,12 @@ static xdnn_status mf_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_diag
     /* cuBLASLt's A is our b: its scale is b_scale (the product is what matters) */
     const void *sa = c->dptr[s->sb], *sb = c->dptr[s->sa];
     pthread_mutex_lock(&mp->mu);
-    cublasStatus_t e = cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa);
+    cublasStatus_t e = cublasLtMatmulDescSetAttribute(mp->lt.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa);
     if (e == CUBLAS_STATUS_SUCCESS)
-        e = cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb);
+        e = cublasLtMatmulDescSetAttribute(mp->lt.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb);
     if (e == CUBLAS_STATUS_SUCCESS)
-        e = cublasLtMatmul(c->lt, mp->op, &alpha, c->dptr[s->b], mp->la, c->dptr[s->a], mp->lb, &beta, dst, mp->lc,
-                           dst, mp->lc, &mp->algo, c->ws + p->ws_offset, MF_WORKSPACE, strm);
+        e = cublasLtMatmul(c->lt, mp->lt.op, &alpha, c->dptr[s->b], mp->lt.la, c->dptr[s->a], mp->lt.lb, &beta, dst,
+                           mp->lt.lc, dst, mp->lt.lc, &mp->lt.algo, c->ws + p->ws_offset, MF_WORKSPACE, strm);
     pthread_mutex_unlock(&mp->mu);
     if (e != CUBLAS_STATUS_SUCCESS)
         return gpu_check_cublas(e, "cublasLtMatmul (fp8)", __FILE__, __LINE__, d);
@@ -293,7 +301,7 @@ static void mf_release(gpart *p)
     mf_priv *mp = p->priv;
     if (!mp)
         return;
-    gpu_lt_destroy(mp->op, mp->la, mp->lb, mp->lc);
+    gpu_lt_destroy(mp->lt.op, mp->lt.la, mp->lt.lb, mp->lt.lc);
     pthread_mutex_destroy(&mp->mu);
     free(mp);
     p->priv = NULL;
