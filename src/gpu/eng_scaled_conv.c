@@ -107,10 +107,13 @@ static bool c8_analyze(const gplan *pl, const gpart *p, c8_shape *s, char *why, 
         GPU_REFUSE("scaled_conv: fp8_e5m2 x fp8_e5m2 has no Hopper fp8 kernel (one of x, w must be fp8_e4m3)");
     const int ports[4] = {s->xs, s->ws, s->bias, s->ys};
     static const char *const pname[4] = {"x_scale", "w_scale", "bias", "y_scale"};
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
+        if (ports[i] >= 0 && gg->t[ports[i]].is_scalar)
+            GPU_REFUSE("scaled_conv: %s is a literal scalar (the epilogue reads scales from device memory)", pname[i]);
         if (ports[i] >= 0 && gg->t[ports[i]].dtype != XDNN_F32)
             GPU_REFUSE("scaled_conv: %s '%s' is %s (the epilogue reads f32)", pname[i], gg->t[ports[i]].name,
                        dt_name(gg->t[ports[i]].dtype));
+    }
     const xdnn_dtype yt = y->dtype;
     if (yt != XDNN_BF16 && yt != XDNN_F16 && yt != XDNN_F32 && yt != XDNN_I8 && yt != XDNN_FP8_E4M3 &&
         yt != XDNN_FP8_E5M2)

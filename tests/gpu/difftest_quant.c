@@ -1,6 +1,7 @@
 /* difftest_quant.c — the differential tester of the lowp engines:
- * quant_direct (quantize, dequantize, amax, quant_scale) and
- * matmul_fp8_cublaslt (scaled_matmul).
+ * quant_direct (quantize, dequantize, amax, quant_scale),
+ * matmul_fp8_cublaslt / matmul_i8_cublaslt (scaled_matmul) and
+ * scaled_conv_im2col (scaled_conv).
  *
  *  - table/...: the hand-computed quantize table of tests/unit/quant_cases.h
  *    (ties, f32-rounded quotients on a tie, subnormals, saturation, Inf, -0;
@@ -22,8 +23,16 @@
  *    (f32 accumulation) c within one step of its grid (rtol 2^-3 for e4m3,
  *    2^-2 for e5m2: their widest relative steps; i8 atol 1) and amax within
  *    1e-3.
- *  --bench: quantize/dequantize/amax GB/s at 8192x8192 and fp8 GEMM TFLOP/s
- *    (8192^3 and LLM shapes), medians of 50 after 10 warm-ups.
+ *  - sconv/...: scaled_conv on scaled_conv_im2col: i8 x i8 -> bf16/f16/f32/i8/
+ *    fp8_e4m3 bit-exact (int32 sums, the reference's double epilogue), per-
+ *    tensor and per-channel w_scale, with and without bias; 3x3 pad 1 stride
+ *    1 and 2, 1x1 (x as A, and through im2col), the C = 3 7x7 stem (Kc = 147
+ *    padded), K = 24 (padded), dilation 2, odd H x W, 1-D, 3-D, NCHW (the
+ *    strided gather / scatter); fp8 operands with CK_QGEMM's tolerances;
+ *    refusals (groups 2, e5m2 x e5m2, an i8 window of 2^17 products).
+ *  --bench: quantize/dequantize/amax GB/s at 8192x8192, fp8 GEMM TFLOP/s
+ *    (8192^3 and LLM shapes) and int8 / fp8 convs (ResNet-50-like layers at
+ *    N = 32, NHWC), medians of 50 after 10 warm-ups.
  * Usage: difftest_quant [--quick] [--bench] [--list] [--dry] [FILTER]
  * Built and run by tests/gpu/run.sh BUILD --only quant. */
 #include "diffharness.h"
