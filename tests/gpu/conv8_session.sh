@@ -6,7 +6,7 @@
 #  2. difftest_quant smm: scaled_matmul (its i8 epilogue now goes through kq_epilogue, and its cuBLASLt set-up
 #     through gpu_lt_lowp_gemm) — smm-q and smm, so the refactor is checked too;
 #  3. compute-sanitizer memcheck on a few sconv cases (im2col and repack indexing, padded tails);
-#  4. the sconv bench (ResNet-50-like layers at N = 32, int8 and fp8) and the PyTorch peer (bench/conv8_peer.py:
+#  4. the sconv bench (ResNet-50-like layers at N = 32, int8 and fp8) and the PyTorch peer (bench/lowp_peer.py conv:
 #     cuDNN bf16 conv and torch._int_mm on the im2col GEMM; SKIP_PEER=1 skips it).
 # Runs the prebuilt BUILD_DIR/difftest_quant (built here by tests/gpu/run.sh's gcc line; libcjson may travel in
 # BUILD_DIR/lib), so the GPU machine needs no compiler.  Logs go to OUT_DIR (default $OUT).
@@ -31,5 +31,5 @@ echo "sanitizer rc=$?"; grep -E "ERROR SUMMARY|passed," "$out/sanitizer.log"; gr
 timeout "${BENCH_S:-120}" "$bin" --bench "${BENCH_FILTER:-sconv}" > "$out/bench.log" 2>&1
 echo "bench rc=$?"; grep -E "BENCH|^FAIL" "$out/bench.log" | cut -c1-300
 [ -n "${SKIP_PEER:-}" ] && exit 0
-PYTHONUNBUFFERED=1 timeout "${PEER_S:-90}" python3 bench/conv8_peer.py > "$out/peer.log" 2>&1
+LOWP_PEER_SECTIONS=conv PYTHONUNBUFFERED=1 timeout "${PEER_S:-90}" python3 bench/lowp_peer.py > "$out/peer.log" 2>&1
 echo "peer rc=$?"; cat "$out/peer.log"
