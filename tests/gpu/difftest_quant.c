@@ -28,7 +28,8 @@
  *    tensor and per-channel w_scale, with and without bias; 3x3 pad 1 stride
  *    1 and 2, 1x1 (x as A, and through im2col), the C = 3 7x7 stem (Kc = 147
  *    padded), K = 24 (padded), dilation 2, odd H x W, 1-D, 3-D, NCHW (the
- *    strided gather / scatter); fp8 operands with CK_QGEMM's tolerances;
+ *    strided gather / scatter), x with padded pixel rows (16-byte loads at
+ *    its own strides); fp8 operands with CK_QGEMM's tolerances;
  *    refusals (groups 2, e5m2 x e5m2, an i8 window of 2^17 products).
  *  --bench: quantize/dequantize/amax GB/s at 8192x8192, fp8 GEMM TFLOP/s
  *    (8192^3 and LLM shapes) and int8 / fp8 convs (ResNet-50-like layers at
@@ -238,6 +239,7 @@ typedef struct sconv_spec {
     int n, c, k, nsp, sp[3], win[3], stride, pad, dil, groups;
     const char *xdt, *wdt, *out;
     bool pc, bias, nchw;
+    bool wide_px; /* 2-D x channels-last with pixels 2C apart (padded rows: the 16-byte path on strided x) */
 } sconv_spec;
 
 static void sconv_case(const sconv_spec *q, ckind kind, const char *expect)
@@ -258,9 +260,15 @@ static void sconv_case(const sconv_spec *q, ckind kind, const char *expect)
     const double sm = i8 ? 0.015 : 1.25, vt = (i8 ? 36.0 : 1.0) * sqrt((double)taps * q->c / groups) * sm * sm;
     char id[160];
     snprintf(id, sizeof id, "sconv/%s_x_%s->%s/%s%s%s/n%dc%dk%d/%s/w%ss%dp%dd%d%s", q->xdt, q->wdt, q->out,
-             q->pc ? "pc" : "pt", q->bias ? "+bias" : "", q->nchw ? "/nchw" : "", q->n, q->c, q->k, sid, wid,
+             q->pc ? "pc" : "pt", q->bias ? "+bias" : "", q->nchw ? "/nchw" : q->wide_px ? "/wide-px" : "", q->n, q->c,
+             q->k, sid, wid,
              q->stride, q->pad, dil, groups > 1 ? "/g2" : "");
     const char *lay = q->nchw ? "" : cl[q->nsp];
+    char xlay[96];
+    snprintf(xlay, sizeof xlay, "%s", lay);
+    if (q->wide_px && q->nsp == 2)
+        snprintf(xlay, sizeof xlay, "@strides(%d, 1, %d, %d)", q->sp[0] * q->sp[1] * 2 * q->c, q->sp[1] * 2 * q->c,
+                 2 * q->c);
     char ports[96];
     snprintf(ports, sizeof ports, "%s%s", q->bias ? ", b" : "", requant ? ", y_scale=sy" : "");
     tcase *c = add_case(id, kind,
@@ -270,7 +278,7 @@ static void sconv_case(const sconv_spec *q, ckind kind, const char *expect)
                         "  weight b: f32[%d] = uniform(lo=%g, hi=%g);\n  weight sy: f32[1] = uniform(lo=%g, hi=%g);\n"
                         "  y: %s %s = scaled_conv(x, w, sx, sw%s, stride=%d, pad=%d, dilation=%d, groups=%d, "
                         "dtype=%s);\n  output y;\n}\n",
-                        q->n + 7 * q->c + 3 * q->k + q->sp[0], q->xdt, q->n, q->c, xs, lay, i8 ? 6 : 1, q->wdt, q->k,
+                        q->n + 7 * q->c + 3 * q->k + q->sp[0], q->xdt, q->n, q->c, xs, xlay, i8 ? 6 : 1, q->wdt, q->k,
                         q->c / groups, ws, lay, i8 ? 6 : 1, sm * 0.5, sm * 1.5, q->pc ? q->k : 1, sm * 0.5, sm * 1.5,
                         q->k, -vt, vt, vt / 50, vt / 30, q->out, lay, ports, q->stride, q->pad, dil, groups, q->out);
     if (c && expect)
@@ -282,51 +290,54 @@ static void sconv_cases(void)
     /* i8: bit-exact (int32 sums, the reference's double epilogue) */
     static const sconv_spec ex[] = {
         /* 3x3 pad 1, stride 1 and 2, odd H x W, N = 2 */
-        {2, 16, 16, 2, {13, 9}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "bf16", true, true, false},
-        {2, 32, 48, 2, {13, 9}, {3, 3}, 2, 1, 0, 0, "i8", "i8", "f32", false, false, false},
-        {2, 64, 64, 2, {14, 14}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "i8", true, true, false},
-        {1, 48, 64, 2, {13, 9}, {3, 3}, 2, 1, 0, 0, "i8", "i8", "fp8_e4m3", false, true, false},
-        {2, 16, 48, 2, {13, 9}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "fp8_e4m3", true, false, false},
-        {2, 32, 16, 2, {13, 9}, {3, 3}, 2, 1, 0, 0, "i8", "i8", "i8", false, false, false},
+        {2, 16, 16, 2, {13, 9}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "bf16", true, true, false, false},
+        {2, 32, 48, 2, {13, 9}, {3, 3}, 2, 1, 0, 0, "i8", "i8", "f32", false, false, false, false},
+        {2, 64, 64, 2, {14, 14}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "i8", true, true, false, false},
+        {1, 48, 64, 2, {13, 9}, {3, 3}, 2, 1, 0, 0, "i8", "i8", "fp8_e4m3", false, true, false, false},
+        {2, 16, 48, 2, {13, 9}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "fp8_e4m3", true, false, false, false},
+        {2, 32, 16, 2, {13, 9}, {3, 3}, 2, 1, 0, 0, "i8", "i8", "i8", false, false, false, false},
         /* 1x1: x is A as it is (M = 128, C = 64), and through im2col (M = 234; stride 2) */
-        {2, 64, 64, 2, {8, 8}, {1, 1}, 1, 0, 0, 0, "i8", "i8", "bf16", true, false, false},
-        {2, 64, 48, 2, {8, 8}, {1, 1}, 1, 0, 0, 0, "i8", "i8", "fp8_e4m3", false, true, false},
-        {2, 32, 48, 2, {13, 9}, {1, 1}, 1, 0, 0, 0, "i8", "i8", "i8", true, true, false},
-        {2, 16, 16, 2, {13, 9}, {1, 1}, 2, 0, 0, 0, "i8", "i8", "f32", false, true, false},
+        {2, 64, 64, 2, {8, 8}, {1, 1}, 1, 0, 0, 0, "i8", "i8", "bf16", true, false, false, false},
+        {2, 64, 48, 2, {8, 8}, {1, 1}, 1, 0, 0, 0, "i8", "i8", "fp8_e4m3", false, true, false, false},
+        {2, 32, 48, 2, {13, 9}, {1, 1}, 1, 0, 0, 0, "i8", "i8", "i8", true, true, false, false},
+        {2, 16, 16, 2, {13, 9}, {1, 1}, 2, 0, 0, 0, "i8", "i8", "f32", false, true, false, false},
         /* the stem: C = 3, 7x7 stride 2 pad 3 (Kc = 147, padded to 160) */
-        {2, 3, 64, 2, {29, 23}, {7, 7}, 2, 3, 0, 0, "i8", "i8", "bf16", true, true, false},
-        {2, 3, 48, 2, {29, 23}, {7, 7}, 2, 3, 0, 0, "i8", "i8", "i8", true, true, false},
-        {1, 3, 16, 2, {13, 9}, {7, 7}, 2, 3, 0, 0, "i8", "i8", "f32", false, false, false},
+        {2, 3, 64, 2, {29, 23}, {7, 7}, 2, 3, 0, 0, "i8", "i8", "bf16", true, true, false, false},
+        {2, 3, 48, 2, {29, 23}, {7, 7}, 2, 3, 0, 0, "i8", "i8", "i8", true, true, false, false},
+        {1, 3, 16, 2, {13, 9}, {7, 7}, 2, 3, 0, 0, "i8", "i8", "f32", false, false, false, false},
         /* K not a multiple of 16 (24: B and acc padded to 32), f16, dilation 2 */
-        {2, 16, 24, 2, {13, 9}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "f32", true, true, false},
-        {2, 16, 16, 2, {13, 9}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "f16", true, true, false},
-        {2, 16, 16, 2, {13, 9}, {3, 3}, 1, 2, 2, 0, "i8", "i8", "bf16", false, true, false},
+        {2, 16, 24, 2, {13, 9}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "f32", true, true, false, false},
+        {2, 16, 16, 2, {13, 9}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "f16", true, true, false, false},
+        {2, 16, 16, 2, {13, 9}, {3, 3}, 1, 2, 2, 0, "i8", "i8", "bf16", false, true, false, false},
         /* 1-D and 3-D */
-        {2, 16, 48, 1, {37}, {5}, 1, 2, 0, 0, "i8", "i8", "bf16", true, true, false},
-        {2, 32, 16, 1, {37}, {3}, 2, 1, 0, 0, "i8", "i8", "i8", true, false, false},
-        {1, 16, 16, 3, {5, 6, 7}, {3, 3, 3}, 1, 1, 0, 0, "i8", "i8", "bf16", true, true, false},
+        {2, 16, 48, 1, {37}, {5}, 1, 2, 0, 0, "i8", "i8", "bf16", true, true, false, false},
+        {2, 32, 16, 1, {37}, {3}, 2, 1, 0, 0, "i8", "i8", "i8", true, false, false, false},
+        {1, 16, 16, 3, {5, 6, 7}, {3, 3, 3}, 1, 1, 0, 0, "i8", "i8", "bf16", true, true, false, false},
         /* NCHW x, w and y: gathered / scattered through their strides */
-        {2, 16, 16, 2, {13, 9}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "bf16", true, true, true},
-        {2, 3, 48, 2, {29, 23}, {7, 7}, 2, 3, 0, 0, "i8", "i8", "i8", true, true, true},
-        {2, 32, 16, 1, {37}, {3}, 2, 1, 0, 0, "i8", "i8", "f32", false, false, true},
+        {2, 16, 16, 2, {13, 9}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "bf16", true, true, true, false},
+        {2, 3, 48, 2, {29, 23}, {7, 7}, 2, 3, 0, 0, "i8", "i8", "i8", true, true, true, false},
+        {2, 32, 16, 1, {37}, {3}, 2, 1, 0, 0, "i8", "i8", "f32", false, false, true, false},
+        /* x with padded pixel rows (a strided NHWC view's layout): 16-byte loads at its own strides */
+        {2, 32, 48, 2, {13, 9}, {3, 3}, 2, 1, 0, 0, "i8", "i8", "i8", true, true, false, true},
+        {2, 64, 64, 2, {8, 8}, {1, 1}, 1, 0, 0, 0, "i8", "i8", "bf16", true, false, false, true},
     };
     for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++)
         sconv_case(&ex[i], CK_EXACT, NULL);
     /* fp8: f32 sums of exact products on cuBLASLt: CK_QGEMM's tolerances */
     static const sconv_spec f8[] = {
-        {2, 32, 48, 2, {13, 9}, {3, 3}, 1, 1, 0, 0, "fp8_e4m3", "fp8_e4m3", "bf16", true, true, false},
-        {2, 32, 48, 2, {13, 9}, {3, 3}, 2, 1, 0, 0, "fp8_e4m3", "fp8_e4m3", "fp8_e4m3", true, true, false},
-        {2, 3, 64, 2, {29, 23}, {7, 7}, 2, 3, 0, 0, "fp8_e4m3", "fp8_e5m2", "bf16", true, true, false},
-        {2, 64, 16, 2, {8, 8}, {1, 1}, 1, 0, 0, 0, "fp8_e5m2", "fp8_e4m3", "fp8_e4m3", false, false, false},
-        {2, 16, 16, 1, {37}, {3}, 1, 1, 0, 0, "fp8_e4m3", "fp8_e4m3", "bf16", false, true, true},
+        {2, 32, 48, 2, {13, 9}, {3, 3}, 1, 1, 0, 0, "fp8_e4m3", "fp8_e4m3", "bf16", true, true, false, false},
+        {2, 32, 48, 2, {13, 9}, {3, 3}, 2, 1, 0, 0, "fp8_e4m3", "fp8_e4m3", "fp8_e4m3", true, true, false, false},
+        {2, 3, 64, 2, {29, 23}, {7, 7}, 2, 3, 0, 0, "fp8_e4m3", "fp8_e5m2", "bf16", true, true, false, false},
+        {2, 64, 16, 2, {8, 8}, {1, 1}, 1, 0, 0, 0, "fp8_e5m2", "fp8_e4m3", "fp8_e4m3", false, false, false, false},
+        {2, 16, 16, 1, {37}, {3}, 1, 1, 0, 0, "fp8_e4m3", "fp8_e4m3", "bf16", false, true, true, false},
     };
     for (size_t i = 0; i < sizeof f8 / sizeof f8[0]; i++)
         sconv_case(&f8[i], CK_QGEMM, NULL);
     /* refusals: grouped, e5m2 x e5m2, i8 sums that could overflow int32 (C * window = 2^17) */
     static const sconv_spec no[] = {
-        {2, 16, 16, 2, {13, 9}, {3, 3}, 1, 1, 0, 2, "i8", "i8", "bf16", true, true, false},
-        {2, 16, 16, 2, {13, 9}, {3, 3}, 1, 1, 0, 0, "fp8_e5m2", "fp8_e5m2", "bf16", false, false, false},
-        {1, 131072, 16, 2, {1, 1}, {1, 1}, 1, 0, 0, 0, "i8", "i8", "bf16", false, false, false},
+        {2, 16, 16, 2, {13, 9}, {3, 3}, 1, 1, 0, 2, "i8", "i8", "bf16", true, true, false, false},
+        {2, 16, 16, 2, {13, 9}, {3, 3}, 1, 1, 0, 0, "fp8_e5m2", "fp8_e5m2", "bf16", false, false, false, false},
+        {1, 131072, 16, 2, {1, 1}, {1, 1}, 1, 0, 0, 0, "i8", "i8", "bf16", false, false, false, false},
     };
     static const char *const why[] = {"groups=2", "fp8_e5m2 x fp8_e5m2 has no Hopper fp8 kernel",
                                       "could overflow the int32 accumulator"};
@@ -361,13 +372,13 @@ static void bench_cases(void)
         add_case(q[i].id, CK_EXACT, "dnn 1;\ngraph g(seed=1) {\n%s%s%s\n}\n", q[i].decl1, q[i].decl2, q[i].body);
     /* int8 conv (scaled_conv_im2col), ResNet-50-like layers at N = 32, NHWC */
     static const sconv_spec rc[] = {
-        {32, 256, 256, 2, {56, 56}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "bf16", true, true, false},
-        {32, 256, 256, 2, {56, 56}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "i8", true, true, false},
-        {32, 64, 64, 2, {56, 56}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "i8", true, true, false},
-        {32, 256, 64, 2, {56, 56}, {1, 1}, 1, 0, 0, 0, "i8", "i8", "i8", true, true, false},
-        {32, 256, 256, 2, {14, 14}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "i8", true, true, false},
-        {32, 3, 64, 2, {224, 224}, {7, 7}, 2, 3, 0, 0, "i8", "i8", "i8", true, true, false},
-        {32, 256, 256, 2, {56, 56}, {3, 3}, 1, 1, 0, 0, "fp8_e4m3", "fp8_e4m3", "bf16", true, true, false},
+        {32, 256, 256, 2, {56, 56}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "bf16", true, true, false, false},
+        {32, 256, 256, 2, {56, 56}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "i8", true, true, false, false},
+        {32, 64, 64, 2, {56, 56}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "i8", true, true, false, false},
+        {32, 256, 64, 2, {56, 56}, {1, 1}, 1, 0, 0, 0, "i8", "i8", "i8", true, true, false, false},
+        {32, 256, 256, 2, {14, 14}, {3, 3}, 1, 1, 0, 0, "i8", "i8", "i8", true, true, false, false},
+        {32, 3, 64, 2, {224, 224}, {7, 7}, 2, 3, 0, 0, "i8", "i8", "i8", true, true, false, false},
+        {32, 256, 256, 2, {56, 56}, {3, 3}, 1, 1, 0, 0, "fp8_e4m3", "fp8_e4m3", "bf16", true, true, false, false},
     };
     for (size_t i = 0; i < sizeof rc / sizeof rc[0]; i++)
         sconv_case(&rc[i], CK_EXACT, NULL);
