@@ -809,6 +809,47 @@ static void bench_cases_paged(void)
         }
 }
 
+/* ---- bench, a ragged training step (issue 14): 8 sequences of 2048, 1536,
+ * 1024, 1024, 768, 512, 1024 and 256 tokens (8192 in all), Hq = Hk = 16,
+ * D = 128, bf16, causal.  The packed (THD) forward + backward on sdpa_flash +
+ * sdpa_bwd_flash, against the dense step padded to 2048 rows with
+ * seq_len_q/kv, on the same engines and on the ones the plan picks
+ * (sdpa_flash_wgmma + sdpa_bwd_wgmma on an H100).  Compare milliseconds: the
+ * TFLOP/s figures count the padded rows (dense) or mean-length sequences
+ * (packed, sdpa_flops_of), not the visible pairs.  Constant inputs.  Ids
+ * "bench/ragged/...". */
+static void bench_cases_ragged(void)
+{
+    static const int len[8] = {2048, 1536, 1024, 1024, 768, 512, 1024, 256};
+    char offs[128] = "0", lens[128] = "";
+    for (int b = 0, acc = 0, n = 1, m = 0; b < 8; b++) {
+        acc += len[b];
+        n += snprintf(offs + n, sizeof offs - (size_t)n, ", %d", acc);
+        m += snprintf(lens + m, sizeof lens - (size_t)m, "%s%d", b ? ", " : "", len[b]);
+    }
+    add_case("bench/ragged/packed/sdpa_flash+sdpa_bwd_flash/train_bf16_causal/t8192b8h16d128", "sdpa=sdpa_flash",
+             "sdpa_bwd=sdpa_bwd_flash",
+             "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[8192, 16, 128] = fill(value=0.5);\n"
+             "  input k: bf16[8192, 16, 128] = fill(value=0.25);\n  input v: bf16[8192, 16, 128] = fill(value=1);\n"
+             "  input do: bf16[8192, 16, 128] = fill(value=0.5);\n  input off: i32[9] = values(data=[%s]);\n"
+             "  o, stats = sdpa(q, k, v, seq_offsets_q=off, seq_offsets_kv=off, causal=true);\n"
+             "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, seq_offsets_q=off, seq_offsets_kv=off, causal=true);\n"
+             "  output o, dq, dk, dv;\n}\n",
+             offs);
+    for (int forced = 1; forced >= 0; forced--)
+        add_case(forced ? "bench/ragged/padded/sdpa_flash+sdpa_bwd_flash/train_bf16_causal/b8h16s2048d128"
+                        : "bench/ragged/padded/plan/train_bf16_causal/b8h16s2048d128",
+                 forced ? "sdpa=sdpa_flash" : NULL, forced ? "sdpa_bwd=sdpa_bwd_flash" : NULL,
+                 "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[8, 16, 2048, 128] = fill(value=0.5);\n"
+                 "  input k: bf16[8, 16, 2048, 128] = fill(value=0.25);\n"
+                 "  input v: bf16[8, 16, 2048, 128] = fill(value=1);\n"
+                 "  input do: bf16[8, 16, 2048, 128] = fill(value=0.5);\n  input len: i32[8] = values(data=[%s]);\n"
+                 "  o, stats = sdpa(q, k, v, seq_len_q=len, seq_len_kv=len, causal=true);\n"
+                 "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, seq_len_q=len, seq_len_kv=len, causal=true);\n"
+                 "  output o, dq, dk, dv;\n}\n",
+                 lens);
+}
+
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */
 static const char *case_id(int i)
 {
@@ -891,6 +932,7 @@ int main(int argc, char **argv)
         bench_cases_decode();
         bench_cases_paged();
         bench_cases_masks();
+        bench_cases_ragged();
     } else {
         sdpa_cases();
         rnn_cases();
