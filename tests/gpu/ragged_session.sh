@@ -26,19 +26,8 @@
 #     gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -DXDNN_HAVE_CUDA=1 -Iinclude -Isrc \
 #       -I/usr/local/cuda/include -c tests/gpu/$f.c -o build-ragged-dev/dt/$f.o; done
 set -uo pipefail
-dev=${1:?DEV}; out=${2:?OUT}
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$(cd "$dev/lib" && pwd):${LD_LIBRARY_PATH:-}"
-export XDNN_CACHE_DIR=${XDNN_CACHE_DIR:-/tmp/xdnn-cache}
-t0=$SECONDS
-step() { echo "== $1 ($((SECONDS - t0)) s)"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$out/device.txt"
-cat "$dev/COMMIT" 2>/dev/null
-cuda=/usr/local/cuda
-[ -f "$dev/libxdnn.a.gz" ] && gunzip -f "$dev/libxdnn.a.gz"
-gcc -o "$dev/difftest_seq" "$dev"/dt/*.o "$dev/libxdnn.a" -L"$dev/lib" -lcjson -lm -fopenmp -L"$cuda/lib64" \
-    -lcudart_static -lstdc++ -ldl -lpthread -lrt > "$out/link.log" 2>&1
-[ -x "$dev/difftest_seq" ] || { echo "link failed"; tail -20 "$out/link.log"; exit 1; }
+. "$(dirname "$0")/dev_env.sh"
+dev_link_tester difftest_seq || exit 1
 dt=$dev/difftest_seq
 if [ -z "${SKIP_NEW:-}" ]; then
     step "ragged difftests"
