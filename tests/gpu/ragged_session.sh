@@ -45,7 +45,7 @@ if [ -z "${SKIP_BENCH:-}" ]; then
 fi
 if [ -z "${SKIP_SWEEP:-}" ]; then
     step "sdpa regression sweep"
-    timeout "${SWEEP_S:-270}" "$dt" sdpa > "$out/sdpa.log" 2>&1
+    timeout "${SWEEP_S:-240}" "$dt" sdpa > "$out/sdpa.log" 2>&1
     echo "difftest sdpa rc=$? (124: cut short by SWEEP_S; the cases listed ran)"
     grep -E "^FAIL" "$out/sdpa.log" | cut -c1-400 | head -30
     echo "ran $(grep -cE '^(PASS|FAIL)' "$out/sdpa.log") of $("$dt" --list sdpa | wc -l) sdpa cases"
