@@ -200,15 +200,31 @@ needs_cuda_build() { xdnn engines | grep -q "built without CUDA" && skip "built 
     [[ "$output" == *"conv_igemm         conv "* && "$output" == *"norm_welford       reduce,norm "* ]]
 }
 
-@test "--explain: every sdpa_bwd engine refuses the ragged (seq_offsets) backward, naming the port" {
+@test "--explain -v: a ragged (seq_offsets) bf16 training step plans on sdpa_flash and sdpa_bwd_flash; the others say why not" {
     needs_cuda_build
-    run xdnn plan --explain --device-model h100 -v "$ROOT/tests/identities/sdpa_ragged_train_step.dnn"
+    cat > "$BATS_TEST_TMPDIR/ragged.dnn" <<'EOF'
+dnn 1;
+graph g(seed=1) {
+  input q: bf16[41, 4, 64];
+  input k: bf16[50, 2, 64];
+  input v: bf16[50, 2, 64];
+  input do: bf16[41, 4, 64];
+  input oq: i32[4] = values(data=[0, 7, 8, 41]);
+  input okv: i32[4] = values(data=[0, 9, 10, 50]);
+  o, stats = sdpa(q, k, v, seq_offsets_q=oq, seq_offsets_kv=okv, causal=true);
+  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, seq_offsets_q=oq, seq_offsets_kv=okv, causal=true);
+  output dq, dk, dv;
+}
+EOF
+    run xdnn plan --explain --device-model h100 -v "$BATS_TEST_TMPDIR/ragged.dnn"
     echo "$output"
-    [ "$status" -eq 4 ]
-    [[ "$output" == *"no GPU engine can run partition dq (op sdpa_bwd)"* ]]
-    for e in sdpa_bwd_wgmma sdpa_bwd_flash sdpa_bwd; do
-        [[ "$output" == *"$e: dq: sdpa_bwd with seq_offsets_q (ragged attention backward) has no GPU engine"* ]]
-    done
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"partition 0  o  (sdpa)"$'\n'"  chosen    sdpa_flash "* ]]
+    [[ "$output" == *"partition 1  dq  (sdpa_bwd)"$'\n'"  chosen    sdpa_bwd_flash "* ]]
+    [[ "$output" == *"declined  sdpa_flash_wgmma     sdpa: sdpa_flash_wgmma: seq_offsets_q (ragged attention) runs on sdpa_flash and sdpa_splitkv only"* ]]
+    [[ "$output" == *"declined  sdpa_naive           o: seq_offsets_q (ragged attention) runs on sdpa_flash and sdpa_splitkv only"* ]]
+    [[ "$output" == *"declined  sdpa_bwd_wgmma       sdpa_bwd: sdpa_bwd_wgmma: seq_offsets_q (ragged attention backward) runs on sdpa_bwd_flash only"* ]]
+    [[ "$output" == *"declined  sdpa_bwd             dq: seq_offsets_q (ragged attention backward) runs on sdpa_bwd_flash only"* ]]
 }
 
 @test "--explain --engine forces an engine; one that cannot run the partition is refused with its reason" {
