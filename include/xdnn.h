@@ -599,7 +599,9 @@ typedef struct xdnn_input_file {
  * named there, else from its initializer. */
 XDNN_API xdnn_status xdnn_run_load_inputs(xdnn_run_t *r, const xdnn_input_file *files, size_t n,
                                           xdnn_diags_t *diags);
-/* Allocate every result (poisoned: NaN for floats) so it can be written. */
+/* Allocate the results a caller reads back (outputs, checked and kept
+ * tensors), poisoned (NaN for floats), so they can be written; the CPU
+ * reference allocates the other intermediates as it produces them. */
 XDNN_API xdnn_status xdnn_run_alloc_results(xdnn_run_t *r, xdnn_diags_t *diags);
 /* Run every node with the CPU reference, in order (wall time per node kept). */
 XDNN_API xdnn_status xdnn_run_reference(xdnn_run_t *r, xdnn_diags_t *diags);

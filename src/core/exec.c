@@ -68,10 +68,16 @@ static xdnn_status alloc_tensor(run_state *st, size_t i, xdnn_diags_t *d)
     return s;
 }
 
+/* The results a caller reads back (outputs, and what checks or --keep hold):
+ * a GPU run downloads only those, and the CPU reference allocates the other
+ * intermediates as it produces them, so allocating every virtual here would
+ * only cost host memory (36 GiB of ResNet-50 intermediates at N = 256, and
+ * the time to poison them). */
 xdnn_status run_state_alloc_results(run_state *st, xdnn_diags_t *d)
 {
     for (size_t i = 0; i < st->g->ntensors; i++) {
-        if (st->g->tensors[i].kind != TK_VIRTUAL)
+        const xtensor *t = &st->g->tensors[i];
+        if (t->kind != TK_VIRTUAL || !(t->is_output || t->keep))
             continue;
         xdnn_status s = alloc_tensor(st, i, d);
         if (s != XDNN_OK)

@@ -56,12 +56,10 @@ xdnn_status host_tensor_alloc(host_tensor *t, xdnn_dtype dtype, int rank, const 
     t->data = malloc(t->bytes ? t->bytes : 1);
     if (!t->data)
         return XDNN_ERR_NOMEM;
-    if (dtype_is_float(dtype)) {
-        for (int64_t i = 0; i < span; i++)
-            dtype_store(dtype, t->data, i, (double)NAN);
-    } else {
-        memset(t->data, 0x5A, t->bytes);
-    }
+    /* poison: all-ones bytes are a NaN in every float format here (f64, f32,
+     * f16, bf16, fp8 e4m3 and e5m2, e8m0), and one memset is ~50x faster than
+     * storing NaN element by element over a tensor of billions */
+    memset(t->data, dtype_is_float(dtype) ? 0xFF : 0x5A, t->bytes);
     return XDNN_OK;
 }
 

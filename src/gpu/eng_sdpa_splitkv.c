@@ -71,13 +71,12 @@ static bool splitkv_analyze(const gplan *pl, const gpart *p, const gpu_device *d
         return gpu_refuse(why, len, "%s needs sm_80 or newer (mma.sync bf16), device is sm_%d%d", ENG, dev->cc_major,
                     dev->cc_minor);
     if (!gpu_sdpa_analyze(pl, p, SDPA_K_SERVE, kp, ids, why, len)) {
-        char *at = strstr(why, "sdpa_flash "); /* sdpa_flash's requirements are ours: say whose reason it is */
+        /* sdpa_flash's requirements are ours: say whose reason it is (the
+         * planner already puts the engine's name before every reason) */
+        char *at = strstr(why, "sdpa_flash ");
         if (at && strlen(why) + 2 < len) {
             memmove(at + 12, at + 10, strlen(at + 10) + 1);
             memcpy(at, "sdpa_splitkv", 12);
-        } else if (!at && !strstr(why, "sdpa_splitkv") && strlen(why) + 14 < len) {
-            memmove(why + 14, why, strlen(why) + 1);
-            memcpy(why, "sdpa_splitkv: ", 14);
         }
         return false;
     }

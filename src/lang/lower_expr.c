@@ -365,7 +365,7 @@ static bool op_node(lower_ctx *cx, scope *sc, namer *nm, expr *e, int opid, cons
             cands[nc++] = d->attrs[j].name;
         for (int j = 0; j < d->nports; j++)
             cands[nc++] = d->ports[j];
-        lerr(cx, sc, XDNN_ERR_SEMANTIC, kwloc, "%s has no attribute '%s'%s; its attributes are %s (inputs: %s)",
+        lerr(cx, sc, XDNN_ERR_SEMANTIC, kwloc, "%s has no input or attribute '%s'%s; its attributes are %s (inputs: %s)",
              d->name, kw, lower_suggest(a, kw, cands, (size_t)nc), attr_names(a, d),
              join_names(a, d->ports, d->nports));
         ok = false;

@@ -39,8 +39,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static bool is_fp8(xdnn_dtype t) { return t == XDNN_FP8_E4M3 || t == XDNN_FP8_E5M2; }
-
 bool sdpa_fp8_form(int nin, const void *const *in, int nresults)
 {
     for (int p = SDPA_Q_SCALE; p <= SDPA_O_SCALE; p++)
@@ -74,7 +72,7 @@ xdnn_status sdpa_fp8_infer(op_infer_ctx *c, const sdpa_dims *n)
 {
     const tinfo *q = c->in[SDPA_Q], *k = c->in[SDPA_K], *v = c->in[SDPA_V];
     const char *why = fp8_trigger(c);
-    if (!is_fp8(q->dtype) || !is_fp8(k->dtype) || !is_fp8(v->dtype))
+    if (!quant_is_fp8(q->dtype) || !quant_is_fp8(k->dtype) || !quant_is_fp8(v->dtype))
         return op_error(c, "%s (fp8 attention) needs q, k and v in fp8_e4m3 or fp8_e5m2, got %s, %s, %s", why,
                         xdnn_dtype_name(q->dtype), xdnn_dtype_name(k->dtype), xdnn_dtype_name(v->dtype));
     for (int p = SDPA_Q_SCALE; p <= SDPA_O_SCALE; p++) {
@@ -83,17 +81,16 @@ xdnn_status sdpa_fp8_infer(op_infer_ctx *c, const sdpa_dims *n)
         if (!s && p != SDPA_O_SCALE)
             return op_error(c, "%s (fp8 attention) needs %s too (q_scale, k_scale, v_scale and s_scale are required)",
                             why, name);
-        char sh[128];
-        if (s && (s->dtype != XDNN_F32 || shape_numel(s->rank, s->dims) != 1))
-            return op_error(c, "%s must be one f32 element (a per-tensor scale), got %s%s", name,
-                            xdnn_dtype_name(s->dtype), shape_str(sh, sizeof sh, s->rank, s->dims));
+        xdnn_status st;
+        if (s && (st = quant_check_tensor_scale(c, name, s)) != XDNN_OK)
+            return st;
     }
     const bool has_o_scale = SDPA_O_SCALE < c->nin && c->in[SDPA_O_SCALE];
     const xdnn_dtype ann = annotated_dtype(c, SDPA_R_O);
-    if (ann != XDNN_DTYPE_COUNT && has_o_scale && !is_fp8(ann))
+    if (ann != XDNN_DTYPE_COUNT && has_o_scale && !quant_is_fp8(ann))
         return op_error(c, "o_scale quantizes o, so o must be fp8_e4m3 or fp8_e5m2, but it is annotated %s",
                         xdnn_dtype_name(ann));
-    if (ann != XDNN_DTYPE_COUNT && !has_o_scale && is_fp8(ann))
+    if (ann != XDNN_DTYPE_COUNT && !has_o_scale && quant_is_fp8(ann))
         return op_error(c, "o is annotated %s but no o_scale is given (an fp8 o needs the scale it is quantized with)",
                         xdnn_dtype_name(ann));
     c->out[SDPA_R_O] = (tinfo){.dtype = has_o_scale ? XDNN_FP8_E4M3 : XDNN_BF16, .rank = 4,
@@ -155,7 +152,7 @@ xdnn_status sdpa_fp8_reference(op_ref_ctx *c)
         for (int64_t i = 0; i < o->numel; i++) {
             amax_o = quant_amax_fold(amax_o, o->data[i]);
             if (o_scale > 0)
-                o->data[i] /= o_scale; /* the store rounds once to o's fp8 dtype, saturating */
+                o->data[i] = quant_quotient(o->data[i], o_scale); /* the store rounds once, saturating */
         }
         ref_tensor *amax[2] = {c->nresults > SDPA_R_AMAX_S ? c->out[SDPA_R_AMAX_S] : NULL,
                                c->nresults > SDPA_R_AMAX_O ? c->out[SDPA_R_AMAX_O] : NULL};
