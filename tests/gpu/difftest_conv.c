@@ -593,6 +593,13 @@ static void conv_epilogue_cases(void)
                                                            (int[]){1, 1}, (int[]){1, 1}, false)},
         {"dw-c21-s2", "conv_dw", "f16", "nhwc", cfg(2, 2, 21, 21, 21, (int[]){13, 11}, (int[]){3, 3}, (int[]){2, 2},
                                                      NULL, (int[]){1, 1}, (int[]){0, 1}, false)},
+        /* conv_igemm_wgmma on padded copies (C 3 -> 8, 5 -> 8): the epilogue runs on the unchanged kernel */
+        {"wgp-epi-c3-k16-7x7-s2", "conv_igemm_wgmma", "f16", "nhwc", cfg(2, 2, 3, 16, 1, (int[]){17, 15},
+                                                                              (int[]){7, 7}, (int[]){2, 2}, NULL,
+                                                                              (int[]){3, 3}, (int[]){3, 3}, false)},
+        {"wgp-epi-c5-k24", "conv_igemm_wgmma", "bf16", "nhwc", cfg(2, 1, 5, 24, 1, (int[]){13, 11},
+                                                                       (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                                                       (int[]){1, 1}, false)},
     };
     int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]), nact = (int)(sizeof acts / sizeof acts[0]);
     for (int ci = 0; ci < ncfg; ci++)
@@ -759,6 +766,47 @@ static void conv_wgmma_cases(void)
                 c->want_detail = "split-K";
             }
         }
+    /* C % 8 != 0 on channels-last copies with C padded to 8 (conv_pack.h), forced: the ResNet stem (C = 3, 7x7
+     * stride 2 pad 3, K = 64) at N = 1, 2 and 32; C = 3 on an odd 37x29 map, 3x3 stride 1 pad 1; C = 5 and
+     * C = 12 (-> 16); a 1-D C = 3; NCHW C = 3; a padded reduction split-K forced at 3 */
+    struct { const char *name; win_cfg w; int splitk; } packed[] = {
+        {"wgp-stem-n1", cfg(2, 1, 3, 64, 1, (int[]){224, 224}, (int[]){7, 7}, (int[]){2, 2}, NULL, (int[]){3, 3},
+                            (int[]){3, 3}, false), 0},
+        {"wgp-stem-n2", cfg(2, 2, 3, 64, 1, (int[]){224, 224}, (int[]){7, 7}, (int[]){2, 2}, NULL, (int[]){3, 3},
+                            (int[]){3, 3}, false), 0},
+        {"wgp-c3-k24-3x3-37x29", cfg(2, 2, 3, 24, 1, (int[]){37, 29}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                     (int[]){1, 1}, false), 0},
+        {"wgp-c5-k40-5x5-s2", cfg(2, 3, 5, 40, 1, (int[]){19, 23}, (int[]){5, 5}, (int[]){2, 2}, NULL, (int[]){2, 1},
+                                  (int[]){2, 2}, false), 0},
+        {"wgp-c12-k136-3x3-dil2", cfg(2, 2, 12, 136, 1, (int[]){15, 13}, (int[]){3, 3}, NULL, (int[]){2, 2},
+                                      (int[]){2, 2}, (int[]){2, 2}, false), 0},
+        {"wgp-1d-c3-k16-s2", cfg(1, 2, 3, 16, 1, (int[]){41}, (int[]){7}, (int[]){2}, NULL, (int[]){3}, (int[]){3},
+                                 false), 0},
+        {"wgp-sk3-c12-k64-5x5", cfg(2, 2, 12, 64, 1, (int[]){9, 11}, (int[]){5, 5}, NULL, NULL, (int[]){2, 2},
+                                    (int[]){2, 2}, false), 3},
+    };
+    for (int ci = 0; ci < (int)(sizeof packed / sizeof packed[0]); ci++)
+        for (int ti = 0; ti < 2; ti++) {
+            if (opts.quick && ti != ci % 2)
+                continue;
+            conv_case_forced(packed[ci].name, &packed[ci].w, dts[ti], true, 0, false, "conv_igemm_wgmma", 1);
+            tcase *c = &cases[ncases - 1];
+            c->want_detail = "C 3 -> 8";
+            if (packed[ci].w.c != 3)
+                c->want_detail = packed[ci].w.c == 5 ? "C 5 -> 8" : "C 12 -> 16";
+            c->splitk = packed[ci].splitk;
+        }
+    /* the stem at N = 32 (7.5 GFLOP on the CPU reference: not in --quick) and NCHW C = 3 */
+    win_cfg stem32 = cfg(2, 32, 3, 64, 1, (int[]){224, 224}, (int[]){7, 7}, (int[]){2, 2}, NULL, (int[]){3, 3},
+                         (int[]){3, 3}, false);
+    for (int ti = 0; ti < 2 && !opts.quick; ti++) {
+        conv_case_forced("wgp-stem-n32", &stem32, dts[ti], true, 0, false, "conv_igemm_wgmma", 1);
+        cases[ncases - 1].want_detail = "C 3 -> 8";
+    }
+    win_cfg nchw = cfg(2, 2, 3, 16, 1, (int[]){14, 11}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1}, (int[]){1, 1},
+                       false);
+    conv_case_forced("wgp-c3-nchw", &nchw, "bf16", false, 0, false, "conv_igemm_wgmma", 1);
+    cases[ncases - 1].want_detail = "C 3 -> 8";
     /* large enough for the cost model to choose it over conv_igemm on a 9.0 device */
     win_cfg big = cfg(2, 2, 64, 64, 1, (int[]){56, 56}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1}, (int[]){1, 1},
                       false);
@@ -805,6 +853,20 @@ static void bench_cases(void)
                                 kinds[k].dt, s[0], s[1], s[2], s[3], kinds[k].dt, s[4], s[1], s[5], s[5], s[6], s[7],
                                 kinds[k].dt);
             if (c)
+                c->force = "conv";
+        }
+    /* the ResNet stem (C = 3, padded copies) at N = 256 as the cost model places it (conv_igemm_wgmma on an
+     * H100) and on conv_igemm's packed path; N = 32: r50's row 7 above (set "stem" of bench/conv_peer.py) */
+    for (int k = 0; k < 3; k += 2)
+        for (int forced = 0; forced < 2; forced++) {
+            char id[192];
+            snprintf(id, sizeof id, "conv_fwd_%s%s n256c3h224k64r7s2p3", kinds[k].tag, forced ? "_igemm" : "");
+            tcase *c = add_case(id, 1, forced ? "conv_igemm" : NULL,
+                                "dnn 1;\ngraph g(seed=1) {\n  input x: %s[256, 3, 224, 224] @nhwc;\n"
+                                "  weight w: %s[64, 3, 7, 7] @nhwc;\n  y = conv(x, w, stride=2, pad=3);\n"
+                                "  output y: %s @nhwc;\n}\n",
+                                kinds[k].dt, kinds[k].dt, kinds[k].dt);
+            if (c && forced)
                 c->force = "conv";
         }
     /* the 1x1 layers at 7x7 (few output tiles: split-K's cases beside the 3x3 ones), f16 only */
