@@ -7,11 +7,11 @@
  * the small-spatial layers.  An x or w the kernel cannot read as is (C not
  * a multiple of 8, as in the C = 3 stem; NCHW) is copied channels-last with
  * C padded to 8 into the workspace first (conv_pack.h, as conv_igemm does)
- * and the unchanged kernel runs on the copies.  On compute capability 9.0 it ranks ahead of
- * conv_igemm once the conv is large enough for one CTA per SM to pay
- * (GCW_MIN_FLOPS) and its reduction longer than one slice; conv_igemm keeps
- * sm_80, the small and the one-slice convs, dgrad and what this engine
- * refuses (gpu_conv_wgmma_check lists the rules). */
+ * and the unchanged kernel runs on the copies.  On compute capability 9.0
+ * it ranks ahead of conv_igemm once the conv is large enough for one CTA
+ * per SM to pay (GCW_MIN_FLOPS) and its reduction longer than one slice;
+ * conv_igemm keeps sm_80, the small and the one-slice convs, dgrad and what
+ * this engine refuses (gpu_conv_wgmma_check lists the rules). */
 #include "gpu/conv_epi.h"
 #include "gpu/conv_pack.h"
 #include "gpu/conv_wgmma.h"
@@ -142,23 +142,27 @@ static bool cw_supports(const gplan *pl, const gpart *p, const gpu_device *dev, 
  * convs it would take unpacked: the ResNet stem (C = 3 -> 8, 7x7 s2, K = 64;
  * the GEMM M = N*112*112, N = 64, reduction 392 = 6 1/8 slices) from N = 2
  * up, conv_igemm the N = 1 stem (0.24 GFLOP < GCW_MIN_FLOPS).  Expected (NOT
- * YET MEASURED): the padded GEMM (20.1 GFLOP at N = 32, 23 with the 7th
- * slice's zero tail) at the 250-300 TFLOP/s this kernel gives the other
- * 64-wide ResNet layers, ~0.08 ms, plus the copies (x: 25.7 MB written and
- * read, ~0.02 ms): ~0.10 ms at N = 32 against conv_igemm's packed 0.337 ms
- * and cuDNN's 0.105 ms.  Gathering x in 16-byte chunks of one tap each
- * (C_pad = 8) may hold the producer below that: stem_session.sh measures. */
+ * YET MEASURED) at N = 32: the padded GEMM is 20.1 GFLOP (23 with the 7th
+ * slice's zero tail); at the 125 TFLOP/s this kernel reached on the nearest
+ * measured shape (3x3 64 -> 64 at 56x56: N = 64, reduction 576,
+ * bench/RESULTS-conv.md) ~0.17 ms, plus the copies (x: 25.7 MB written and
+ * read, ~0.02 ms): ~0.19 ms, against conv_igemm's packed 0.337 ms (60 TFLOP/s
+ * on the padded GEMM, half its unpacked rate: every 16-byte chunk it gathers
+ * is one tap) and cuDNN's 0.105 ms.  The same gather may halve this kernel's
+ * rate too (~0.3 ms): stem_session.sh measures; a loader that reads C = 3
+ * taps straight into a zero-padded slice would remove the copy and the 8/3. */
 static double cw_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
     gconv_problem cp;
     gconv_packed pk;
     char why[256];
-    if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why) || !gpu_conv_wgmma_check(pl->g, &cp, dev, &pk, why, sizeof why))
+    if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why) ||
+        !gpu_conv_wgmma_check(pl->g, &cp, dev, &pk, why, sizeof why))
         return 1e30;
-    const kconv_params *k = pk.on ? &pk.k : &cp.kp;
-    const int64_t red = k->C * k->win[1] * k->win[2];
-    const double flops =
-        2.0 * (double)(k->N * k->out[0] * k->out[1] * k->out[2]) * (double)k->K * (double)(cp.kp.C * k->win[1] * k->win[2]);
+    const kconv_params *k = &cp.kp;
+    const int64_t red = (pk.on ? pk.k.C : k->C) * k->win[1] * k->win[2]; /* the kernel's reduction, padded */
+    const double flops = 2.0 * (double)(k->N * k->out[0] * k->out[1] * k->out[2]) * (double)k->K *
+                         (double)(k->C * k->win[1] * k->win[2]);
     const double us = flops < GCW_MIN_FLOPS || red <= KCW_BK ? gpu_roofline_us(p, 300.0) + 0.5
                                                               : 0.95 * gpu_roofline_us(p, 450.0);
     return pk.on ? gpu_conv_pack_cost_us(&cp.kp, &pk, us) : us;
@@ -169,7 +173,8 @@ static size_t cw_workspace(const gplan *pl, const gpart *p, const gpu_device *de
     gconv_problem cp;
     gconv_packed pk;
     char why[256];
-    if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why) || !gpu_conv_wgmma_check(pl->g, &cp, dev, &pk, why, sizeof why))
+    if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why) ||
+        !gpu_conv_wgmma_check(pl->g, &cp, dev, &pk, why, sizeof why))
         return 0;
     if (!pk.on)
         return gpu_conv_wgmma_ws_bytes(&cp.kp, gpu_conv_wgmma_splits(&cp.kp, dev->sm_count));
