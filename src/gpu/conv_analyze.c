@@ -5,6 +5,7 @@
 #include "gpu/conv_analyze.h"
 
 #include "gpu/conv_epi.h"
+#include "gpu/conv_pack.h"
 
 #include "ops/conv_util.h"
 #include "ops/op.h"
@@ -348,21 +349,13 @@ bool gpu_conv_igemm_packed(const gconv_problem *cp, bool tf32, kconv_params *pk,
 {
     const kconv_params *k = &cp->kp;
     char why[256];
-    if (cp->dir != GCONV_FWD || igemm_params_ok(k, tf32, why, sizeof why))
+    gconv_packed q;
+    if (cp->dir != GCONV_FWD || k->G != 1 || igemm_params_ok(k, tf32, why, sizeof why) ||
+        !gpu_conv_pack_plan(k, k->dt_x == KDT_F32 ? 4 : 8, &q) || !igemm_params_ok(&q.k, tf32, why, sizeof why))
         return false;
-    *pk = *k;
-    const int64_t vec = k->dt_x == KDT_F32 ? 4 : 8, Cp = (k->C + vec - 1) / vec * vec;
-    pk->C = Cp;
-    const int64_t sp = k->in[0] * k->in[1] * k->in[2], taps = k->win[0] * k->win[1] * k->win[2];
-    const int64_t sx[5] = {sp * Cp, 1, k->in[1] * k->in[2] * Cp, k->in[2] * Cp, Cp};
-    const int64_t sw[5] = {taps * Cp, 1, k->win[1] * k->win[2] * Cp, k->win[2] * Cp, Cp};
-    memcpy(pk->sx, sx, sizeof sx);
-    memcpy(pk->sw, sw, sizeof sw);
-    if (k->G != 1 || !igemm_params_ok(pk, tf32, why, sizeof why) || k->N * sp * Cp >= ((int64_t)1 << 31))
-        return false;
-    const size_t esz = k->dt_x == KDT_F32 ? 4 : 2;
-    *xbytes = ((size_t)(k->N * sp * Cp) * esz + 255) / 256 * 256;
-    *wbytes = ((size_t)(k->K * taps * Cp) * esz + 255) / 256 * 256;
+    *pk = q.k;
+    *xbytes = q.xbytes;
+    *wbytes = q.wbytes;
     return true;
 }
 
