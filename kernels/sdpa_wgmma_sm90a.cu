@@ -34,10 +34,10 @@
 //  DP (max(D, Dv) padded to 64, 128 or 256) sets BN (128, 128, 64) and ST (3, 2, 2 stages): shared memory
 //  is 112, 160 and 192 KiB.  o is written straight from the accumulators (16-bit pairs), stats as logsumexp.
 //  v4 (2026-11-24, issue 10): SPLIT, o in f32 (what a graph's intermediates default to).  P rounded to 16 bits
-//    has T's relative error (2^-9 bf16, 2^-12 f16), far above the f32 tolerance an f32 o is held to, so as in
+//    has T's relative error (up to 2^-8 bf16, 2^-11 f16), far above the f32 tolerance an f32 o is held to, so as in
 //    sdpa_flash's SPLIT P enters the tensor cores as hi + lo: pl packs the residual P - float(hi) and each P V
 //    k-step issues a second RS wgmma from pl into the same accumulators (V is exact in T, the accumulation is
-//    f32; what is left is lo's rounding, about 2^-17 (bf16) / 2^-23 (f16) of P).  o is stored as float2 pairs.
+//    f32; what is left is lo's rounding, up to 2^-16 (bf16) / 2^-22 (f16) of P).  o is stored as float2 pairs.
 //    The 16-bit path (SPLIT = false) has no trace of pl (ptxas: the same spills as before).  pl adds BN/16 * 4
 //    registers per consumer thread (32 at DP 64, 128; 16 at DP 256); ptxas 12.x, spill stores / loads in bytes,
 //    plain and GEN, 16-bit o -> f32 o: DP 64 0/0 -> 0/0 both; DP 128 0/0 -> 28/28, GEN 28/28 -> 36/36;

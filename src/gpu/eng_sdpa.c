@@ -466,10 +466,11 @@ static xdnn_status build_kind2(gpu_ctx *c, gpart *p, sdpa_kind kind, bool wgmma,
     for (int i = 0; i < 3; i++)
         memcpy(sp->qkv_st[i], c->plan->g->t[qkv[i]].strides, sizeof sp->qkv_st[i]);
     const xk_sdpa *k = &sp->kp;
-    snprintf(sp->detail, sizeof sp->detail, "%s B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s%s%s%s%s", eng, k->B, k->Hq,
-             k->Hk, k->Sq, k->Skv, k->D, k->Dv, k->right == 0 ? " causal" : "",
+    snprintf(sp->detail, sizeof sp->detail, "%s B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s%s%s%s%s%s", eng, k->B,
+             k->Hq, k->Hk, k->Sq, k->Skv, k->D, k->Dv, k->right == 0 ? " causal" : "",
              k->left >= 0 || k->right > 0 ? " window" : "", sp->ids.bias >= 0 ? " bias" : "",
-             k->drop_threshold ? " dropout" : "", sp->ids.len_q >= 0 || sp->ids.len_kv >= 0 ? " seqlens" : "");
+             k->drop_threshold ? " dropout" : "", sp->ids.len_q >= 0 || sp->ids.len_kv >= 0 ? " seqlens" : "",
+             kind == SDPA_K_MMA && k->o.dtype == XK_F32 ? " o=f32" : ""); /* f32 o: P V as hi + lo */
     return XDNN_OK;
 }
 
@@ -550,8 +551,8 @@ static const char *sdpa_detail(const gpart *p)
 
 const gpu_engine gpu_engine_sdpa_flash_wgmma = {
     .name = "sdpa_flash_wgmma",
-    .summary = "attention forward on Hopper (sm_90a: TMA + wgmma, warp-specialized), f16/bf16, D, Dv <= 256, "
-               "every mask, GQA",
+    .summary = "attention forward on Hopper (sm_90a: TMA + wgmma, warp-specialized), f16/bf16 (o also f32), "
+               "D, Dv <= 256, every mask, GQA",
     .supports = wgmma_supports, .cost = wgmma_cost, .workspace = no_ws,
     .build = wgmma_build, .execute = sdpa_execute, .release = sdpa_release, .detail = sdpa_detail,
 };
