@@ -10,7 +10,8 @@
 #     bf16 o: PyTorch has no f32-o attention);
 #  3. with SAN_S set: compute-sanitizer memcheck on the --quick "-o32" cases.
 # Each step has its own time limit (SWEEP_S, NEW_S, BENCH_S per filter, PEER_S, SAN_S); SKIP_BENCH, SKIP_PEER
-# leave one out (the defaults, 200 + 60 + 5 x 45 + 90 s at most, fit one 600-second call).  Logs under OUT.  Packing DEV here (tree at the commit to test):
+# leave one out (the defaults, 200 + 60 + 5 x 45 + 90 s at most, fit one 600-second call).  Logs under OUT.
+# Packing DEV here (tree at the commit to test):
 #   tests/gpu/pack_dev.sh build-fwdf32 build-fwdf32-dev
 # and the call: tests/gpu/fwdf32_session.sh build-fwdf32-dev $OUT   (carry build-fwdf32-dev)
 set -uo pipefail
