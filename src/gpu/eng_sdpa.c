@@ -2,7 +2,9 @@
  * in src/ops/sdpa.h):
  *   sdpa_flash_wgmma the Hopper forward (kernels/sdpa_wgmma_sm90a.cu: TMA,
  *                    wgmma, a producer warpgroup and two consumers): compute
- *                    capability 9.0 only, q, k, v, o in one of f16/bf16,
+ *                    capability 9.0 only, q, k, v in one of f16/bf16, o in
+ *                    it or f32 (then, as in sdpa_flash, P enters the P V
+ *                    wgmmas as hi + lo halves: a second wgmma per k-step),
  *                    D, Dv <= 256 with D % 8 == Dv % 8 == 0, contiguous rows;
  *                    every mask: causal and window (either alignment, key
  *                    tiles outside the band skipped), seq_len_q/kv, bias,
@@ -339,8 +341,10 @@ static bool wgmma_check(const gplan *pl, const xk_sdpa *kp, const sdpa_ids *ids,
     if (ids->off_q >= 0 || ids->off_kv >= 0) /* its TMA boxes tile dense [B, H, S, D] tensors */
         return gpu_refuse(why, len, "%s: %s (ragged attention) runs on sdpa_flash and sdpa_splitkv only", e,
                           ids->off_q >= 0 ? "seq_offsets_q" : "seq_offsets_kv");
-    if (g->t[ids->o].dtype != g->t[ids->q].dtype)
-        return gpu_refuse(why, len, "%s needs o in q's dtype %s, got %s", e, gg_dtype_name(g->t[ids->q].dtype),
+    /* gpu_sdpa_analyze took q, k, v of one 16-bit dtype and o of it or f32; an f32 o is the SPLIT kernel
+     * (P as hi + lo halves: f32-level accuracy, o stored as float pairs) */
+    if (g->t[ids->o].dtype != g->t[ids->q].dtype && g->t[ids->o].dtype != XDNN_F32)
+        return gpu_refuse(why, len, "%s needs o in q's dtype %s or f32, got %s", e, gg_dtype_name(g->t[ids->q].dtype),
                     gg_dtype_name(g->t[ids->o].dtype));
     if (kp->D % 8 != 0 || kp->Dv % 8 != 0)
         return gpu_refuse(why, len, "%s needs D %% 8 == 0 and Dv %% 8 == 0 (16-byte TMA rows), got D=%d Dv=%d", e,
@@ -431,8 +435,14 @@ static double wgmma_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
     sdpa_ids ids;
     char why[256];
     double rate = 450.0;
-    if (gpu_sdpa_analyze(pl, p, SDPA_K_MMA, &kp, &ids, why, sizeof why) && (ids.bias >= 0 || kp.drop_threshold))
-        rate = 40.0;
+    if (gpu_sdpa_analyze(pl, p, SDPA_K_MMA, &kp, &ids, why, sizeof why)) {
+        if (ids.bias >= 0 || kp.drop_threshold)
+            rate = 40.0;
+        /* an f32 o: P V twice (hi + lo), one of the two GEMMs doubled, ~1.33x the tensor-core time (not measured
+         * yet); sdpa_flash does the same second P V on mma.sync, so the order against it stays */
+        if (pl->g->t[ids.o].dtype == XDNN_F32)
+            rate /= 1.33;
+    }
     return gpu_sdpa_underfill_us(pl, p, dev, 128, rate); /* one work item per 128 query rows */
 }
 static double tf32_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 50.0); }
@@ -479,11 +489,12 @@ static xdnn_status build_kind2(gpu_ctx *c, gpart *p, sdpa_kind kind, bool wgmma,
     for (int i = 0; i < 3; i++)
         memcpy(sp->qkv_st[i], c->plan->g->t[qkv[i]].strides, sizeof sp->qkv_st[i]);
     const xk_sdpa *k = &sp->kp;
-    snprintf(sp->detail, sizeof sp->detail, "%s B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s%s%s%s%s%s%s", eng, k->B,
+    snprintf(sp->detail, sizeof sp->detail, "%s B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s%s%s%s%s%s%s%s", eng, k->B,
              k->Hq, k->Hk, k->Sq, k->Skv, k->D, k->Dv, k->right == 0 ? " causal" : "",
              k->left >= 0 || k->right > 0 ? " window" : "", sp->ids.bias >= 0 ? " bias" : "",
              k->drop_threshold ? " dropout" : "", sp->ids.len_q >= 0 || sp->ids.len_kv >= 0 ? " seqlens" : "",
-             sp->ids.off_q >= 0 ? " ragged-q" : "", sp->ids.off_kv >= 0 ? " ragged-kv" : "");
+             sp->ids.off_q >= 0 ? " ragged-q" : "", sp->ids.off_kv >= 0 ? " ragged-kv" : "",
+             kind == SDPA_K_MMA && k->o.dtype == XK_F32 ? " o=f32" : ""); /* f32 o: P V as hi + lo */
     return XDNN_OK;
 }
 
@@ -566,8 +577,8 @@ static const char *sdpa_detail(const gpart *p)
 
 const gpu_engine gpu_engine_sdpa_flash_wgmma = {
     .name = "sdpa_flash_wgmma",
-    .summary = "attention forward on Hopper (sm_90a: TMA + wgmma, warp-specialized), f16/bf16, D, Dv <= 256, "
-               "every mask, GQA",
+    .summary = "attention forward on Hopper (sm_90a: TMA + wgmma, warp-specialized), f16/bf16 (o also f32), "
+               "D, Dv <= 256, every mask, GQA",
     .supports = wgmma_supports, .cost = wgmma_cost, .workspace = no_ws,
     .build = wgmma_build, .execute = sdpa_execute, .release = sdpa_release, .detail = sdpa_detail,
 };

@@ -250,6 +250,14 @@ EOF
     [[ "$output" != *"o8 (op sdpa): "*"dtype fp8_e4m3"*"partition o64"* ]]
 }
 
+@test "--explain: sdpa_fwd_bwd's forward (o an f32 intermediate) runs on sdpa_flash_wgmma on the H100" {
+    needs_cuda_build
+    run xdnn plan --explain --device-model h100 "$ROOT/graphs/sdpa_fwd_bwd.dnn"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"partition 0  o  (sdpa)"*"chosen    sdpa_flash_wgmma"*"(sdpa_bwd)"* ]]
+}
+
 @test "a saved CPU plan of the fp8 sdpa identity (scale ports, a discarded stats, amax results) runs and passes" {
     run xdnn plan "$ROOT/tests/identities/sdpa_fp8_scales.dnn" --device cpu -o "$BATS_TEST_TMPDIR/fp8.xplan"
     [ "$status" -eq 0 ]

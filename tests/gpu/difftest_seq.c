@@ -293,6 +293,40 @@ static void sdpa_cases_wgmma_masks(void)
         }
 }
 
+/* v7 (2026-11-24): the Hopper forward with an f32 o (the SPLIT kernel: P as
+ * hi + lo 16-bit halves, two P V wgmmas per k-step, o stored as floats), held
+ * to the f32 tolerance: D = Dv of 64, 128, 256 and Dv != D; Sq, Skv odd (77,
+ * 1000, 1) and crossing the tiles; GQA 1, 2, 4, 8; every option of sopts and
+ * wg_sopts (masks, seq lens, bias, dropout); f16 and bf16, bhsd and bshd; and
+ * the forward feeding sdpa_bwd_wgmma through its default f32 intermediate o. */
+static void sdpa_cases_wgmma_o32(void)
+{
+    static const sshape shapes[] = {
+        {1, 2, 2, 77, 1000, 64, 64},   {2, 4, 2, 130, 77, 128, 128},  {1, 8, 1, 1000, 77, 64, 64},
+        {1, 2, 2, 257, 300, 256, 256}, {2, 4, 4, 200, 129, 128, 128}, {1, 2, 1, 1, 130, 128, 128},
+        {1, 2, 2, 100, 140, 192, 128}, {2, 16, 4, 64, 512, 64, 64},   {1, 3, 3, 45, 77, 40, 24},
+        {4, 40, 8, 200, 300, 64, 64},
+    };
+    static const char *const half[] = {"f16", "bf16"};
+    const int n = (int)(sizeof shapes / sizeof shapes[0]);
+    for (int si = 0; si < n; si++) {
+        for (int oi = 0; oi < 3; oi++) /* plain, causal, causal-br */
+            if (!opts.quick || oi == si % 3)
+                sdpa_case2(&shapes[si], &sopts[oi], half[(si + oi) % 2], (si + oi) % 3 == 1 ? " @bshd" : "",
+                           "sdpa_flash_wgmma", NULL, true, false);
+        for (int k = 0; k < (opts.quick ? 1 : 3); k++) {
+            const int oi = (si * 3 + k) % WG_NSOPTS; /* 10 x 3 = every option twice or more */
+            sdpa_case2(&shapes[si], &wg_sopts[oi], half[(si + k + 1) % 2], (si + k) % 3 == 2 ? " @bshd" : "",
+                       "sdpa_flash_wgmma", NULL, true, false);
+        }
+    }
+    static const sshape bwd[] = {{2, 4, 2, 77, 130, 64, 64}, {1, 8, 2, 257, 300, 128, 128}};
+    for (int si = 0; si < 2; si++)
+        for (int oi = 0; oi < 2; oi++)
+            sdpa_case2(&bwd[si], &sopts[oi], half[(si + oi) % 2], "", "sdpa_flash_wgmma", "sdpa_bwd_wgmma", false,
+                       false); /* o: an f32 intermediate, now the forward's own */
+}
+
 /* v4 (2026-11-24): the Hopper backward (sdpa_bwd_wgmma, forward on
  * sdpa_flash) over what it claims: D = Dv of 64, 128 and 8, 40, 96 (padded
  * to 64/128); Sq, Skv of 1, primes, crossing its 64-query and 128-key tiles,
@@ -591,6 +625,7 @@ static void sdpa_cases(void)
     sdpa_cases_ragged();
     sdpa_cases_bwd_wgmma();
     sdpa_cases_wgmma_masks();
+    sdpa_cases_wgmma_o32();
     add_case("sdpa_bwd/sdpa_flash+sdpa_bwd_wgmma/intermediate-o/f16/b2h4k2q50kv70d64", "sdpa=sdpa_flash",
              "sdpa_bwd=sdpa_bwd_wgmma", /* o stays an f32 intermediate */
              "dnn 1;\ngraph g(seed=78) {\n  input q: f16[2, 4, 50, 64];\n  input k: f16[2, 2, 70, 64];\n"
@@ -644,7 +679,7 @@ static void rnn_cases(void)
  * (id "bench/.../sdpa_bwd..."; the forward that feeds it is timed too). */
 /* The Hopper backward on one bench shape (its forward on sdpa_flash_wgmma).  intermediate=bf16: o is an output
  * that sdpa_bwd reads, so its value keeps the intermediate dtype (an output mark rounds only the stored copy,
- * dnn(5)); at the default f32 the forward would need an f32 o, which sdpa_flash_wgmma does not write. */
+ * dnn(5)); at the default f32 the forward writes an f32 o (its SPLIT kernel, bench_cases_o32). */
 static void bench_bwd_wgmma(const char *id, int B, int Hq, int Hk, int S, int D, const char *cz)
 {
     char wid[220];
@@ -699,6 +734,27 @@ static void bench_cases(void)
             }
     /* the long causal case on the Hopper backward only (sdpa_bwd_flash takes 78 ms there) */
     bench_bwd_wgmma("bench/sdpa_bwd_bf16_causal/b1h32k32s16384d128", 1, 32, 32, 16384, 128, "true");
+}
+
+/* ---- bench, f32 o (issue 10): b4h16s4096d128 bf16 q, k, v with an f32 o (what a graph's intermediates default
+ * to) on sdpa_flash_wgmma (the SPLIT kernel: two P V wgmmas per k-step) and on sdpa_flash (its mma.sync SPLIT,
+ * the engine these graphs had before), ids "bench/o32/ENGINE/sdpa_fwd_bf16[_causal]/b4h16k16s4096d{128,256}";
+ * the 16-bit o of the same shapes is "bench/wgmma/sdpa_fwd_bf16..." (bench_cases). */
+static void bench_cases_o32(void)
+{
+    static const char *const eng[] = {"sdpa_flash_wgmma", "sdpa_flash"};
+    for (int D = 128; D <= 256; D *= 2) /* D = 256: the SPLIT kernel spills most there (sdpa_wgmma_sm90a.cu) */
+        for (int e = 0; e < 2; e++)
+            for (int causal = 0; causal <= 1; causal++) {
+                char id[200], f0[64];
+                snprintf(id, sizeof id, "bench/o32/%s/sdpa_fwd_bf16%s/b4h16k16s4096d%d", eng[e],
+                         causal ? "_causal" : "", D);
+                snprintf(f0, sizeof f0, "sdpa=%s", eng[e]);
+                add_case(id, f0, NULL,
+                         "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[4, 16, 4096, %d];\n  input k: bf16[4, 16, 4096, %d];\n"
+                         "  input v: bf16[4, 16, 4096, %d];\n  o = sdpa(q, k, v, causal=%s);\n  output o: f32;\n}\n",
+                         D, D, D, causal ? "true" : "false");
+            }
 }
 
 /* ---- bench, masks (issue 10): b4h16s4096d128 bf16 forward on sdpa_flash_wgmma and on sdpa_flash (the
@@ -933,6 +989,7 @@ int main(int argc, char **argv)
         bench_cases_paged();
         bench_cases_masks();
         bench_cases_ragged();
+        bench_cases_o32();
     } else {
         sdpa_cases();
         rnn_cases();
