@@ -17,7 +17,7 @@ torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
 dev = "cuda"
 # which sets to time (arguments; default all but sk): r50 (fwd/dgrad/wgrad, tf32, maxpool), epi, dw (fwd, dgrad
-# and the depthwise wgrad set dww), sk (split-K's layers alone)
+# and the depthwise wgrad set dww), sk (split-K's layers alone), stem (the C = 3 stem at N = 32 and 256)
 SETS = sys.argv[1:] or ["r50", "epi", "dw"]
 
 
@@ -59,6 +59,14 @@ if "sk" in SETS:
                 bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], 1, [True, False, False])))
             rep("conv_wgrad_f16_nhwc", f"n{N}c{C}h{H}k{K}r{Rk}",
                 bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], 1, [False, True, False])))
+
+if "stem" in SETS:
+    # the ResNet stem (C = 3, 7x7 stride 2) at N = 32 and 256, f16 / bf16 channels-last (the N = 32 rows as set r50)
+    for dt, tag in ((torch.float16, "f16_nhwc"), (torch.bfloat16, "bf16_nhwc")):
+        for N in (32, 256):
+            x = torch.randn(N, 3, 224, 224, device=dev, dtype=dt).to(memory_format=torch.channels_last)
+            w = torch.randn(64, 3, 7, 7, device=dev, dtype=dt).to(memory_format=torch.channels_last)
+            rep(f"conv_fwd_{tag}", f"n{N}c3h224k64r7s2p3", bench(lambda: F.conv2d(x, w, stride=2, padding=3)))
 
 if "r50" in SETS:
     for dt, cl, tag in ((torch.float16, True, "f16_nhwc"), (torch.float32, False, "f32_nchw"),

@@ -3,8 +3,13 @@ e4m3 x e4m3 -> bf16, per-tensor f32 scales, b column-major as cuBLASLt's TN want
 the shapes of tests/gpu/difftest_quant.c --bench; eager-PyTorch quantize / dequantize / amax (what a user without
 a fused kernel runs) and the device-to-device copy that bounds every memory-bound kernel.  Same timing recipe as
 bench/sdpa_peer.py: CUDA events, median of 50 after 10 warm-ups.  One JSON line per case.
-LOWP_PEER_SECTIONS (comma-separated: fp8, i8, mem; all by default) picks what runs."""
+The conv section is the peer of scaled_conv_im2col (difftest_quant --bench sconv/...): PyTorch has no int8
+convolution on the GPU, so it times cuDNN's bf16 conv of the same shapes, channels-last (the float path int8 is
+meant to beat), and torch._int_mm on the im2col GEMM alone ([N*P*Q, R*S*C] x [R*S*C, K], int32 out: the floor of
+an im2col engine; xdnn's gap to it is the im2col pass plus the epilogue).
+LOWP_PEER_SECTIONS (comma-separated: fp8, i8, conv, mem; fp8,i8,mem by default) picks what runs."""
 import json, os, torch
+import torch.nn.functional as F
 SECTIONS = set(os.environ.get("LOWP_PEER_SECTIONS", "fp8,i8,mem").split(","))
 dev = "cuda"
 def bench(fn, iters=50, warm=10):
@@ -48,6 +53,25 @@ for (M, N, K) in ((8192, 8192, 8192), (4096, 14336, 4096)) if "i8" in SECTIONS e
     out(peer="torch._int_mm + eager rescale", name="i8_gemm_bf16", shape=f"m{M}n{N}k{K}", ms=round(ms, 4),
         tflops=round(fl / ms / 1e9, 1))
     del a, b
+# (N, C, H, W, K, R, stride, pad): the sconv bench rows
+for (N, C, H, W, K, R, st, pd) in ((32, 256, 56, 56, 256, 3, 1, 1), (32, 64, 56, 56, 64, 3, 1, 1),
+                                   (32, 256, 56, 56, 64, 1, 1, 0), (32, 256, 14, 14, 256, 3, 1, 1),
+                                   (32, 3, 224, 224, 64, 7, 2, 3)) if "conv" in SECTIONS else ():
+    P = (H + 2 * pd - R) // st + 1; Q = (W + 2 * pd - R) // st + 1
+    fl = 2 * N * P * Q * K * C * R * R
+    shape = f"n{N}c{C}k{K}/{H}x{W}/w{R}x{R}s{st}p{pd}"
+    x = torch.randn(N, C, H, W, device=dev, dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+    w = torch.randn(K, C, R, R, device=dev, dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+    ms = bench(lambda: F.conv2d(x, w, stride=st, padding=pd))
+    out(peer="cudnn bf16 conv2d (channels_last)", name="conv_bf16", shape=shape, ms=round(ms, 4),
+        tflops=round(fl / ms / 1e9, 1))
+    Kc16 = (C * R * R + 15) // 16 * 16
+    a = torch.randint(-128, 128, (N * P * Q, Kc16), device=dev, dtype=torch.int8)
+    b = torch.randint(-128, 128, (K, Kc16), device=dev, dtype=torch.int8).t()  # [Kc, K] column-major: TN
+    ms = bench(lambda: torch._int_mm(a, b))
+    out(peer="torch._int_mm (im2col GEMM only)", name="conv_i8_gemm_floor", shape=shape, ms=round(ms, 4),
+        tflops=round(fl / ms / 1e9, 1))
+    del x, w, a, b
 torch.cuda.empty_cache()
 if "mem" not in SECTIONS:
     raise SystemExit(0)

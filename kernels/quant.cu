@@ -140,28 +140,35 @@ static __device__ __forceinline__ float kq_quotient(float x, float s, float rs, 
     return neg ? -a : a;
 }
 
+/* The bytes both quantizers share, as dtype.c stores them: i8 (round to
+ * nearest even, saturating; NaN -> 0) and the fp8 NaN / Inf cases (NaN keeps
+ * its sign as the canonical quiet NaN; Inf saturates, except that e5m2 keeps
+ * an Inf the exact quotient has: keep_inf).  False for a finite fp8 value,
+ * which the caller converts. */
+template <typename F> static __device__ __forceinline__ bool kq_byte_special(F q, int dt, bool keep_inf, unsigned char *b)
+{
+    if (dt == XDNN_I8) {
+        F r = isnan(q) ? F(0) : rint(q);
+        r = r > F(127) ? F(127) : r < F(-128) ? F(-128) : r;
+        *b = (unsigned char)(signed char)r;
+        return true;
+    }
+    const unsigned sign = signbit(q) ? 0x80u : 0u;
+    if (isnan(q))
+        *b = (unsigned char)(sign | (dt == XDNN_FP8_E4M3 ? 0x7Fu : 0x7Eu));
+    else if (isinf(q))
+        *b = (unsigned char)(sign | (dt == XDNN_FP8_E4M3 ? 0x7Eu : keep_inf ? 0x7Cu : 0x7Bu));
+    return isnan(q) || isinf(q);
+}
+
 /* The quantized byte of x / s in dt (fp8_e4m3, fp8_e5m2, i8), as dtype.c stores it. */
 static __device__ __forceinline__ unsigned char kq_quant(float x, float s, float rs, int dt)
 {
     float q = kq_quotient(x, s, rs, dt);
-    unsigned sign = signbit(q) ? 0x80u : 0u;
-    if (dt == XDNN_I8) {
-        if (isnan(q))
-            return 0;
-        float r = rintf(q);
-        r = r > 127.0f ? 127.0f : r < -128.0f ? -128.0f : r;
-        return (unsigned char)(signed char)r;
-    }
-    if (isnan(q)) /* canonical quiet NaN, sign kept (dtype.c: payload 0 -> quiet bit) */
-        return (unsigned char)(sign | (dt == XDNN_FP8_E4M3 ? 0x7Fu : 0x7Eu));
-    if (isinf(q)) {
-        /* e5m2 keeps an Inf that the exact quotient has (x = Inf or s = 0);
-         * an f32 overflow of a finite quotient saturates like everything else */
-        bool exact_inf = isinf(x) || s == 0.0f;
-        if (dt == XDNN_FP8_E5M2 && exact_inf)
-            return (unsigned char)(sign | 0x7Cu);
-        return (unsigned char)(sign | (dt == XDNN_FP8_E4M3 ? 0x7Eu : 0x7Bu));
-    }
+    unsigned char b;
+    /* an f32 overflow of a finite quotient saturates like everything else */
+    if (kq_byte_special(q, dt, isinf(x) || s == 0.0f, &b))
+        return b;
     return (unsigned char)__nv_cvt_float_to_fp8(q, __NV_SATFINITE, dt == XDNN_FP8_E4M3 ? __NV_E4M3 : __NV_E5M2);
 }
 
@@ -363,45 +370,166 @@ extern "C" int kq_launch(const kq_params *p, void *stream)
     return (int)cudaGetLastError();
 }
 
-/* scaled_matmul on i8 (matmul_i8_cublaslt): cuBLASLt's IMMA kernels write the
- * exact int32 sums acc[r][c] (packed, ld = cols); this applies the per-tensor
- * scales and rounds once, as the reference does: y = acc * (sa * sb) in
- * double (acc is an integer below 2^31, sa * sb an exact product of two
- * floats: the double result is the reference's), rounded straight to y's
- * dtype.  Bit-exact against src/ops/quant_matmul.c. */
-template <int YDT>
-__global__ void kq_rescale_i32_kernel(const int32_t *acc, uint32_t rows, uint32_t cols, uint32_t ldy,
-                                      const float *sa, const float *sb, void *y)
+/* The byte dtype.c stores for the double q in dt (fp8_e4m3, fp8_e5m2, i8):
+ * one round to nearest even, saturating (the special cases as kq_quant). */
+static __device__ __forceinline__ unsigned char kq_quant_double(double q, int dt)
 {
-    const double scale = (double)*sa * (double)*sb;
-    const uint64_t n = (uint64_t)rows * cols;
+    unsigned char b;
+    if (kq_byte_special(q, dt, true, &b))
+        return b;
+    return (unsigned char)__nv_cvt_double_to_fp8(q, __NV_SATFINITE, dt == XDNN_FP8_E4M3 ? __NV_E4M3 : __NV_E5M2);
+}
+
+/* amax of one value into *amax (zeroed by the host): |v| as f32 (rounding is
+ * monotonic, so the max of the rounded is the rounded max), atomicMax on the
+ * bits (a NaN's bits sort above Inf: it sticks). */
+static __device__ __forceinline__ void kq_amax_of(float *amax, float v)
+{
+    if (amax)
+        atomicMax(reinterpret_cast<unsigned *>(amax), __float_as_uint(fabsf(v)));
+}
+
+/* The GEMM epilogue of the integer-exact paths (kern_quant.h kq_epi):
+ * scaled_matmul on i8 (matmul_i8_cublaslt) and scaled_conv on i8 or fp8
+ * (scaled_conv_im2col).  cuBLASLt wrote the sums acc[r][c] (int32
+ * from IMMA, exact; or f32 from the fp8 kernels, unscaled); this applies the
+ * scales and the bias and rounds once, as the references do, in double:
+ * v = acc * (sa * sb[c]) (acc below 2^31, or an f32; sa * sb an exact
+ * product of two floats: the double product is the reference's), then
+ * v += bias[c] (scaled_conv adds the bias after the scales, in double),
+ * then v / sc in double for a requantized y (sc non-NULL), rounded straight
+ * to y's dtype; amax (NULL = not asked for) gets max |v|.  Bit-exact
+ * against src/ops/quant_matmul.c and src/ops/quant_conv.c given the sums.
+ * Threads walk the columns fastest when y's columns are contiguous (ycs 1:
+ * row-major, NHWC), else the rows (NCHW: y's rows are then contiguous), so
+ * the stores coalesce either way. */
+template <typename ACC, int YDT> __global__ void kq_epilogue_kernel(const kq_epi e)
+{
+    const ACC *acc = static_cast<const ACC *>(e.acc);
+    const bool col_fast = e.ycs == 1;
+    const uint64_t n = (uint64_t)e.rows * e.cols;
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
-        const uint64_t r = i / cols, c = i % cols, o = r * ldy + c;
-        const double v = (double)acc[i] * scale;
+        const uint32_t r = (uint32_t)(col_fast ? i / e.cols : i % e.rows);
+        const uint32_t c = (uint32_t)(col_fast ? i % e.cols : i / e.rows);
+        int64_t o = (int64_t)c * e.ycs;
+        uint32_t rest = r;
+        for (int d = e.nyd - 1; d > 0; d--) {
+            o += (int64_t)(rest % e.ydims[d]) * e.ystr[d];
+            rest /= e.ydims[d];
+        }
+        o += (int64_t)rest * e.ystr[0];
+        const double scale = (double)*e.sa * (double)e.sb[e.nsb == 1 ? 0 : c];
+        double v = (double)acc[(uint64_t)r * e.ld_acc + c] * scale;
+        if (e.bias)
+            v += (double)e.bias[c];
+        kq_amax_of(e.amax, (float)v);
         if (YDT == XDNN_F32)
-            static_cast<float *>(y)[o] = (float)v;
+            static_cast<float *>(e.y)[o] = (float)v;
         else if (YDT == XDNN_F16)
-            static_cast<__half *>(y)[o] = __double2half(v);
+            static_cast<__half *>(e.y)[o] = __double2half(v);
+        else if (YDT == XDNN_BF16)
+            static_cast<__nv_bfloat16 *>(e.y)[o] = __double2bfloat16(v);
         else
-            static_cast<__nv_bfloat16 *>(y)[o] = __double2bfloat16(v);
+            static_cast<unsigned char *>(e.y)[o] = kq_quant_double(e.sc ? v / (double)*e.sc : v, YDT);
     }
 }
 
-extern "C" int kq_rescale_i32_launch(const int32_t *acc, uint32_t rows, uint32_t cols, uint32_t ldy, const float *sa,
-                                     const float *sb, void *y, int ydt, void *stream)
+/* scaled_matmul on fp8 with a requantized y or an amax (matmul_fp8_cublaslt):
+ * cuBLASLt writes v = sa * sb * (a @ b) in f32 (packed, ld = cols); y = v
+ * rounded to bf16/f16/f32, or the exact quotient v / sc rounded once onto the
+ * fp8 / i8 grid (kq_quant, as quantize does); amax gets max |v|. */
+template <int YDT>
+__global__ void kq_requant_f32_kernel(const float *v, uint32_t rows, uint32_t cols, uint32_t ldy, const float *sc,
+                                      float *amax, void *y)
 {
-    cudaStream_t s = static_cast<cudaStream_t>(stream);
-    const uint64_t n = (uint64_t)rows * cols, b = (n + KQ_THREADS - 1) / KQ_THREADS;
+    const float c_scale = sc ? *sc : 1.0f, rs = 1.0f / c_scale;
+    const uint64_t n = (uint64_t)rows * cols;
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        const uint64_t r = i / cols, c = i % cols, o = r * ldy + c;
+        const float x = v[i];
+        kq_amax_of(amax, x);
+        if (YDT == XDNN_F32)
+            static_cast<float *>(y)[o] = x;
+        else if (YDT == XDNN_F16)
+            static_cast<__half *>(y)[o] = __float2half_rn(x);
+        else if (YDT == XDNN_BF16)
+            static_cast<__nv_bfloat16 *>(y)[o] = __float2bfloat16_rn(x);
+        else
+            static_cast<unsigned char *>(y)[o] = kq_quant(x, c_scale, rs, YDT);
+    }
+}
+
+/* One launch of KERNEL<ydt> over rows * cols elements, grid-stride. */
+#define KQ_EPILOGUE_LAUNCH(KERNEL, ydt, ...)                                                                          \
+    do {                                                                                                             \
+        const uint64_t n_ = (uint64_t)rows * cols, b_ = (n_ + KQ_THREADS - 1) / KQ_THREADS;                         \
+        if (n_ == 0)                                                                                                 \
+            return (int)cudaSuccess;                                                                                 \
+        const unsigned g_ = (unsigned)(b_ > 8192 ? 8192 : b_);                                                       \
+        cudaStream_t s_ = static_cast<cudaStream_t>(stream);                                                         \
+        switch (ydt) {                                                                                               \
+        case XDNN_F32: KERNEL<XDNN_F32><<<g_, KQ_THREADS, 0, s_>>>(__VA_ARGS__); break;                             \
+        case XDNN_F16: KERNEL<XDNN_F16><<<g_, KQ_THREADS, 0, s_>>>(__VA_ARGS__); break;                             \
+        case XDNN_BF16: KERNEL<XDNN_BF16><<<g_, KQ_THREADS, 0, s_>>>(__VA_ARGS__); break;                           \
+        case XDNN_I8: KERNEL<XDNN_I8><<<g_, KQ_THREADS, 0, s_>>>(__VA_ARGS__); break;                               \
+        case XDNN_FP8_E4M3: KERNEL<XDNN_FP8_E4M3><<<g_, KQ_THREADS, 0, s_>>>(__VA_ARGS__); break;                   \
+        case XDNN_FP8_E5M2: KERNEL<XDNN_FP8_E5M2><<<g_, KQ_THREADS, 0, s_>>>(__VA_ARGS__); break;                   \
+        default: return (int)cudaErrorInvalidValue;                                                                  \
+        }                                                                                                            \
+        return (int)cudaGetLastError();                                                                              \
+    } while (0)
+
+/* One launch of kq_epilogue_kernel<ACC, e->ydt> over rows * cols elements, grid-stride. */
+template <typename ACC> static int kq_epilogue_go(const kq_epi *e, void *stream)
+{
+    const uint64_t n = (uint64_t)e->rows * e->cols, b = (n + KQ_THREADS - 1) / KQ_THREADS;
     if (n == 0)
         return (int)cudaSuccess;
-    const unsigned grid = (unsigned)(b > 8192 ? 8192 : b);
-    if (ydt == XDNN_F32)
-        kq_rescale_i32_kernel<XDNN_F32><<<grid, KQ_THREADS, 0, s>>>(acc, rows, cols, ldy, sa, sb, y);
-    else if (ydt == XDNN_F16)
-        kq_rescale_i32_kernel<XDNN_F16><<<grid, KQ_THREADS, 0, s>>>(acc, rows, cols, ldy, sa, sb, y);
-    else if (ydt == XDNN_BF16)
-        kq_rescale_i32_kernel<XDNN_BF16><<<grid, KQ_THREADS, 0, s>>>(acc, rows, cols, ldy, sa, sb, y);
-    else
-        return (int)cudaErrorInvalidValue;
+    const unsigned g = (unsigned)(b > 8192 ? 8192 : b);
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    switch (e->ydt) {
+    case XDNN_F32: kq_epilogue_kernel<ACC, XDNN_F32><<<g, KQ_THREADS, 0, s>>>(*e); break;
+    case XDNN_F16: kq_epilogue_kernel<ACC, XDNN_F16><<<g, KQ_THREADS, 0, s>>>(*e); break;
+    case XDNN_BF16: kq_epilogue_kernel<ACC, XDNN_BF16><<<g, KQ_THREADS, 0, s>>>(*e); break;
+    case XDNN_I8: kq_epilogue_kernel<ACC, XDNN_I8><<<g, KQ_THREADS, 0, s>>>(*e); break;
+    case XDNN_FP8_E4M3: kq_epilogue_kernel<ACC, XDNN_FP8_E4M3><<<g, KQ_THREADS, 0, s>>>(*e); break;
+    case XDNN_FP8_E5M2: kq_epilogue_kernel<ACC, XDNN_FP8_E5M2><<<g, KQ_THREADS, 0, s>>>(*e); break;
+    default: return (int)cudaErrorInvalidValue;
+    }
     return (int)cudaGetLastError();
 }
+
+extern "C" int kq_epilogue_launch(const kq_epi *e, void *stream)
+{
+    return e->acc_f32 ? kq_epilogue_go<float>(e, stream) : kq_epilogue_go<int32_t>(e, stream);
+}
+
+/* scaled_matmul's i8 epilogue: per-tensor scales, no bias, row-major y. */
+extern "C" int kq_rescale_i32_launch(const int32_t *acc, uint32_t rows, uint32_t cols, uint32_t ldy, const float *sa,
+                                     const float *sb, const float *sc, float *amax, void *y, int ydt, void *stream)
+{
+    kq_epi e = {};
+    e.acc = acc;
+    e.rows = rows;
+    e.cols = cols;
+    e.ld_acc = cols;
+    e.sa = sa;
+    e.sb = sb;
+    e.nsb = 1;
+    e.sc = sc;
+    e.amax = amax;
+    e.y = y;
+    e.ydt = ydt;
+    e.nyd = 1;
+    e.ydims[0] = rows;
+    e.ystr[0] = ldy;
+    e.ycs = 1;
+    return kq_epilogue_launch(&e, stream);
+}
+
+extern "C" int kq_requant_f32_launch(const float *v, uint32_t rows, uint32_t cols, uint32_t ldy, const float *sc,
+                                     float *amax, void *y, int ydt, void *stream)
+{
+    KQ_EPILOGUE_LAUNCH(kq_requant_f32_kernel, ydt, v, rows, cols, ldy, sc, amax, y);
+}
+#undef KQ_EPILOGUE_LAUNCH

@@ -23,9 +23,19 @@
 // of recomputing S and dP once per chunk.  f = dropout factor (0 or
 // 1/(1-p)), the same Philox decision as the forward; P and dS enter the
 // tensor cores rounded to the input type, everything accumulates in f32.
+// Ragged THD sequences (kern_sdpa.h; 2026-11-24): each block finds its
+// sequence's rows (rows_of) and exits when its tile starts past the
+// sequence's end; Delta is [Hq, T] then (delta_at), one row per token.
 #include "sdpa_common.cuh"
 
 namespace {
+
+// Delta's index of row `row` (qrow + i) of (b, h): [B, Hq, Sq] dense, [Hq, T]
+// ragged (b is in the token there, as for every q-side tensor).
+__device__ __forceinline__ int64_t delta_at(const xk_sdpa &p, int b, int h, int row)
+{
+    return ((int64_t)(p.off_q.p ? 0 : b) * p.Hq + h) * p.Sq + row;
+}
 
 template <int DP> struct bwd_cfg {
     static constexpr int NCH = DP <= 128 ? 1 : 2;     // chunks of the accumulated head dim
@@ -114,11 +124,12 @@ __device__ __forceinline__ float ds_of(const xk_sdpa &p, float s2, float lse2, f
 
 // ---------------------------------------------------------------- Delta
 
+// Rows: (b, h, i) dense; (h, token) ragged, as one batch (st[0] is 0 there).
 __global__ void __launch_bounds__(128) sdpa_bwd_delta(xk_sdpa p)
 {
     int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     int lane = threadIdx.x & 31;
-    if (row >= (int64_t)p.B * p.Hq * p.Sq)
+    if (row >= (int64_t)(p.off_q.p ? 1 : p.B) * p.Hq * p.Sq)
         return;
     int i = (int)(row % p.Sq), h = (int)((row / p.Sq) % p.Hq), b = (int)(row / ((int64_t)p.Sq * p.Hq));
     float part = 0.0f;
@@ -127,7 +138,7 @@ __global__ void __launch_bounds__(128) sdpa_bwd_delta(xk_sdpa p)
                 ld_any(p.o.p, p.o.dtype, off4(p.o, b, h, i, d));
     float delta = warp_sum(part);
     if (lane == 0)
-        p.delta[row] = delta;
+        p.delta[row] = delta; // == delta_at(p, b, h, i)
 }
 
 // ---------------------------------------------------------------- dQ
@@ -144,7 +155,10 @@ __global__ void __launch_bounds__(128) sdpa_bwd_dq_mma(xk_sdpa p, int vq, int vk
     const int bh = blockIdx.y, b = bh / p.Hq, h = bh % p.Hq, hk = h / (p.Hq / p.Hk);
     const int m0 = blockIdx.x * 64, c0 = blockIdx.z * DC;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
-    const int lq = seq_len(p.len_q, b, p.Sq), lkv = seq_len(p.len_kv, b, p.Skv);
+    const seq_rows sr = rows_of(p, b);
+    if (m0 >= sr.nq) // a ragged sequence shorter than the grid's bound T: no rows here
+        return;
+    const int lq = sr.lq, lkv = sr.lkv, qend = sr.qrow + sr.nq, kend = sr.krow + sr.nkv;
     const float scale2 = p.scale * kLog2e;
     const int r0 = warp * 16 + g, row0 = m0 + r0;
 
@@ -155,20 +169,20 @@ __global__ void __launch_bounds__(128) sdpa_bwd_dq_mma(xk_sdpa p, int vq, int vk
 #pragma unroll
     for (int r = 0; r < 2; r++) {
         const int i = row0 + 8 * r;
-        const bool in = i < p.Sq;
-        lse2[r] = in ? ld_any(p.stats.p, p.stats.dtype, off4(p.stats, b, h, i, 0)) * kLog2e : 0.0f;
-        dl[r] = in ? p.delta[((int64_t)b * p.Hq + h) * p.Sq + i] : 0.0f;
+        const bool in = i < sr.nq;
+        lse2[r] = in ? ld_any(p.stats.p, p.stats.dtype, off4(p.stats, b, h, sr.qrow + i, 0)) * kLog2e : 0.0f;
+        dl[r] = in ? p.delta[delta_at(p, b, h, sr.qrow + i)] : 0.0f;
     }
     float dq[DC / 8][4];
 #pragma unroll
     for (int dt = 0; dt < DC / 8; dt++)
         dq[dt][0] = dq[dt][1] = dq[dt][2] = dq[dt][3] = 0.0f;
 
-    load_tile<T, 64, DP>(Qs, LD, p.q, b, h, m0, p.Sq, p.D, vq != 0);
-    load_tile<T, 64, DP>(dOs, LD, p.dout, b, h, m0, p.Sq, p.Dv, vo != 0);
+    load_tile<T, 64, DP>(Qs, LD, p.q, b, h, sr.qrow + m0, qend, p.D, vq != 0);
+    load_tile<T, 64, DP>(dOs, LD, p.dout, b, h, sr.qrow + m0, qend, p.Dv, vo != 0);
     if (jlo < jhi) {
-        load_tile<T, BN, DP>(XK_KS(0), LD, p.k, b, hk, jlo, p.Skv, p.D, vk != 0);
-        load_tile<T, BN, DP>(XK_VS(0), LD, p.v, b, hk, jlo, p.Skv, p.Dv, vv != 0);
+        load_tile<T, BN, DP>(XK_KS(0), LD, p.k, b, hk, sr.krow + jlo, kend, p.D, vk != 0);
+        load_tile<T, BN, DP>(XK_VS(0), LD, p.v, b, hk, sr.krow + jlo, kend, p.Dv, vv != 0);
     }
     cp_async_commit();
     cp_async_wait();
@@ -177,8 +191,8 @@ __global__ void __launch_bounds__(128) sdpa_bwd_dq_mma(xk_sdpa p, int vq, int vk
     for (int n0 = jlo, it = 0; n0 < jhi; n0 += BN, it++) {
         const int cur = it & 1;
         if (n0 + BN < jhi) {
-            load_tile<T, BN, DP>(XK_KS(cur ^ 1), LD, p.k, b, hk, n0 + BN, p.Skv, p.D, vk != 0);
-            load_tile<T, BN, DP>(XK_VS(cur ^ 1), LD, p.v, b, hk, n0 + BN, p.Skv, p.Dv, vv != 0);
+            load_tile<T, BN, DP>(XK_KS(cur ^ 1), LD, p.k, b, hk, sr.krow + n0 + BN, kend, p.D, vk != 0);
+            load_tile<T, BN, DP>(XK_VS(cur ^ 1), LD, p.v, b, hk, sr.krow + n0 + BN, kend, p.Dv, vv != 0);
         }
         cp_async_commit();
         const T *Kc = XK_KS(cur), *Vc = XK_VS(cur);
@@ -203,16 +217,16 @@ __global__ void __launch_bounds__(128) sdpa_bwd_dq_mma(xk_sdpa p, int vq, int vk
     }
 #pragma unroll
     for (int r = 0; r < 2; r++) {
-        const int i = row0 + 8 * r;
-        if (i >= p.Sq)
+        const int i = row0 + 8 * r, row = sr.qrow + i;
+        if (i >= sr.nq)
             continue;
 #pragma unroll
         for (int dt = 0; dt < DC / 8; dt++) {
             const int d = c0 + dt * 8 + t4 * 2;
             if (d < p.D)
-                st_any(p.dq.p, p.dq.dtype, off4(p.dq, b, h, i, d), dq[dt][r * 2] * p.scale);
+                st_any(p.dq.p, p.dq.dtype, off4(p.dq, b, h, row, d), dq[dt][r * 2] * p.scale);
             if (d + 1 < p.D)
-                st_any(p.dq.p, p.dq.dtype, off4(p.dq, b, h, i, d + 1), dq[dt][r * 2 + 1] * p.scale);
+                st_any(p.dq.p, p.dq.dtype, off4(p.dq, b, h, row, d + 1), dq[dt][r * 2 + 1] * p.scale);
         }
     }
 #undef XK_KS
@@ -236,7 +250,10 @@ __global__ void __launch_bounds__(128) sdpa_bwd_dkdv_mma(xk_sdpa p, int vq, int 
     const int bh = blockIdx.y, b = bh / p.Hk, hk = bh % p.Hk;
     const int k0 = blockIdx.x * 64, c0 = blockIdx.z * DC;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
-    const int lq = seq_len(p.len_q, b, p.Sq), lkv = seq_len(p.len_kv, b, p.Skv);
+    const seq_rows sr = rows_of(p, b);
+    if (k0 >= sr.nkv) // a ragged sequence shorter than the grid's bound T: no keys here
+        return;
+    const int lq = sr.lq, lkv = sr.lkv, qend = sr.qrow + sr.nq, kend = sr.krow + sr.nkv;
     const float scale2 = p.scale * kLog2e;
     const int r0 = warp * 16 + g, key0 = k0 + r0;
 
@@ -261,17 +278,17 @@ __global__ void __launch_bounds__(128) sdpa_bwd_dkdv_mma(xk_sdpa p, int vq, int 
     // tile t: query head hk * group + t / ntiles, rows ilo + (t % ntiles) * QB
     auto load_q = [&](int t, int st) {
         const int h = hk * group + t / ntiles, q0 = ilo + (t % ntiles) * QB;
-        load_tile<T, QB, DP>(XK_QS(st), LD, p.q, b, h, q0, p.Sq, p.D, vq != 0);
-        load_tile<T, QB, DP>(XK_OS(st), LD, p.dout, b, h, q0, p.Sq, p.Dv, vo != 0);
+        load_tile<T, QB, DP>(XK_QS(st), LD, p.q, b, h, sr.qrow + q0, qend, p.D, vq != 0);
+        load_tile<T, QB, DP>(XK_OS(st), LD, p.dout, b, h, sr.qrow + q0, qend, p.Dv, vo != 0);
         for (int r = threadIdx.x; r < QB; r += blockDim.x) {
-            const int i = q0 + r;
-            const bool in = i < p.Sq;
-            lse_s[st * QB + r] = in ? ld_any(p.stats.p, p.stats.dtype, off4(p.stats, b, h, i, 0)) * kLog2e : 0.0f;
-            dl_s[st * QB + r] = in ? p.delta[((int64_t)b * p.Hq + h) * p.Sq + i] : 0.0f;
+            const int i = q0 + r, row = sr.qrow + i;
+            const bool in = i < sr.nq;
+            lse_s[st * QB + r] = in ? ld_any(p.stats.p, p.stats.dtype, off4(p.stats, b, h, row, 0)) * kLog2e : 0.0f;
+            dl_s[st * QB + r] = in ? p.delta[delta_at(p, b, h, row)] : 0.0f;
         }
     };
-    load_tile<T, 64, DP>(Ks, LD, p.k, b, hk, k0, p.Skv, p.D, vk != 0);
-    load_tile<T, 64, DP>(Vs, LD, p.v, b, hk, k0, p.Skv, p.Dv, vv != 0);
+    load_tile<T, 64, DP>(Ks, LD, p.k, b, hk, sr.krow + k0, kend, p.D, vk != 0);
+    load_tile<T, 64, DP>(Vs, LD, p.v, b, hk, sr.krow + k0, kend, p.Dv, vv != 0);
     if (total > 0)
         load_q(0, 0);
     cp_async_commit();
@@ -309,20 +326,20 @@ __global__ void __launch_bounds__(128) sdpa_bwd_dkdv_mma(xk_sdpa p, int vq, int 
     }
 #pragma unroll
     for (int r = 0; r < 2; r++) {
-        const int j = key0 + 8 * r;
-        if (j >= p.Skv)
+        const int j = key0 + 8 * r, row = sr.krow + j;
+        if (j >= sr.nkv)
             continue;
 #pragma unroll
         for (int dt = 0; dt < DC / 8; dt++) {
             const int d = c0 + dt * 8 + t4 * 2;
             if (d < p.D)
-                st_any(p.dk.p, p.dk.dtype, off4(p.dk, b, hk, j, d), dk[dt][r * 2] * p.scale);
+                st_any(p.dk.p, p.dk.dtype, off4(p.dk, b, hk, row, d), dk[dt][r * 2] * p.scale);
             if (d + 1 < p.D)
-                st_any(p.dk.p, p.dk.dtype, off4(p.dk, b, hk, j, d + 1), dk[dt][r * 2 + 1] * p.scale);
+                st_any(p.dk.p, p.dk.dtype, off4(p.dk, b, hk, row, d + 1), dk[dt][r * 2 + 1] * p.scale);
             if (d < p.Dv)
-                st_any(p.dv.p, p.dv.dtype, off4(p.dv, b, hk, j, d), dv[dt][r * 2]);
+                st_any(p.dv.p, p.dv.dtype, off4(p.dv, b, hk, row, d), dv[dt][r * 2]);
             if (d + 1 < p.Dv)
-                st_any(p.dv.p, p.dv.dtype, off4(p.dv, b, hk, j, d + 1), dv[dt][r * 2 + 1]);
+                st_any(p.dv.p, p.dv.dtype, off4(p.dv, b, hk, row, d + 1), dv[dt][r * 2 + 1]);
         }
     }
 #undef XK_QS
@@ -392,7 +409,7 @@ extern "C" int xk_sdpa_bwd_mma(const xk_sdpa *p, void *stream)
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (p->D < 1 || p->Dv < 1 || p->D > 256 || p->Dv > 256)
         return (int)cudaErrorInvalidValue;
-    int64_t qrows = (int64_t)p->B * p->Hq * p->Sq;
+    int64_t qrows = (int64_t)(p->off_q.p ? 1 : p->B) * p->Hq * p->Sq; /* Delta's rows (delta_at) */
     if (qrows > 0)
         sdpa_bwd_delta<<<(unsigned)((qrows * 32 + 127) / 128), 128, 0, s>>>(*p);
     if (p->B * p->Hq == 0)

@@ -86,6 +86,51 @@ __device__ __forceinline__ int seq_len(const xk_tensor &t, int b, int full)
     return v < 0 ? 0 : v > full ? full : v;
 }
 
+// Where sequence b's rows are, and its lengths (src/ops/sdpa.h; ragged THD:
+// kern_sdpa.h).  Every address a kernel forms for row i of sequence b uses
+// row qrow + i of the q-side tensors (q, o, stats, do, dq) or krow + j of the
+// kv-side ones (k, v, dk, dv), through (b, h) as usual:
+//   dense:  qrow = krow = 0 (b steps st[0]); nq = Sq, nkv = Skv (padded rows
+//           included: they get o = 0, stats = -inf, dq = dk = dv = 0);
+//   ragged: qrow = off_q[b] (st[0] is 0, so the token alone places the row),
+//           nq = off_q[b+1] - off_q[b] (rows past it are the next sequence's:
+//           never loaded, never stored); likewise krow, nkv.
+// lq, lkv: the lengths the mask rule uses (seq_len_q/kv clamped, or nq/nkv).
+struct seq_rows {
+    int qrow, nq, lq, krow, nkv, lkv;
+};
+
+// Tokens [*lo, *lo + *n) of sequence b: offsets clamped into [0, T], end >= start.
+__device__ __forceinline__ void ragged_span(const xk_tensor &off, int b, int T, int *lo, int *n)
+{
+    const bool i64 = off.dtype == XK_I64;
+    const int64_t ia = (int64_t)b * off.st[0], ie = ia + off.st[0];
+    int64_t a = i64 ? static_cast<const long long *>(off.p)[ia] : static_cast<const int32_t *>(off.p)[ia];
+    int64_t e = i64 ? static_cast<const long long *>(off.p)[ie] : static_cast<const int32_t *>(off.p)[ie];
+    a = a < 0 ? 0 : a > T ? T : a;
+    e = e < a ? a : e > T ? T : e;
+    *lo = (int)a;
+    *n = (int)(e - a);
+}
+
+__device__ __forceinline__ seq_rows rows_of(const xk_sdpa &p, int b)
+{
+    seq_rows r;
+    if (p.off_q.p) {
+        ragged_span(p.off_q, b, p.Sq, &r.qrow, &r.nq);
+        r.lq = r.nq;
+    } else {
+        r.qrow = 0, r.nq = p.Sq, r.lq = seq_len(p.len_q, b, p.Sq);
+    }
+    if (p.off_kv.p) {
+        ragged_span(p.off_kv, b, p.Skv, &r.krow, &r.nkv);
+        r.lkv = r.nkv;
+    } else {
+        r.krow = 0, r.nkv = p.Skv, r.lkv = seq_len(p.len_kv, b, p.Skv);
+    }
+    return r;
+}
+
 // The diagonal of row i (sdpa.h): i, or i + Lkv - Lq for bottom_right.
 __device__ __forceinline__ int diag_of(const xk_sdpa &p, int i, int lq, int lkv)
 {
@@ -368,10 +413,11 @@ __device__ __forceinline__ void block_keys(const xk_sdpa &p, int m0, int lq, int
     *jhi = hi_all;
 }
 
-// Quad sums of l, normalize, store o (d < Dv) and the stats.
+// Quad sums of l, normalize, store o (d < Dv) and the stats of rows row0,
+// row0 + 8 of sequence b (rows >= sr.nq are not its own: skipped).
 template <int DP>
 __device__ __forceinline__ void finish_rows(const xk_sdpa &p, float (&o)[DP / 8][4], const float *mrow, float *lrow,
-                                            int b, int h, int row0)
+                                            int b, int h, int row0, const seq_rows &sr)
 {
     const int t4 = threadIdx.x & 3;
 #pragma unroll
@@ -381,8 +427,8 @@ __device__ __forceinline__ void finish_rows(const xk_sdpa &p, float (&o)[DP / 8]
     }
 #pragma unroll
     for (int r = 0; r < 2; r++) {
-        const int i = row0 + 8 * r;
-        if (i >= p.Sq)
+        const int i = row0 + 8 * r, row = sr.qrow + i;
+        if (i >= sr.nq)
             continue;
         const bool empty = mrow[r] == -CUDART_INF_F || !(lrow[r] > 0.0f);
         const float inv = empty ? 0.0f : 1.0f / lrow[r];
@@ -390,12 +436,12 @@ __device__ __forceinline__ void finish_rows(const xk_sdpa &p, float (&o)[DP / 8]
         for (int dt = 0; dt < DP / 8; dt++) {
             const int d = dt * 8 + t4 * 2;
             if (d < p.Dv)
-                st_any(p.o.p, p.o.dtype, off4(p.o, b, h, i, d), o[dt][r * 2] * inv);
+                st_any(p.o.p, p.o.dtype, off4(p.o, b, h, row, d), o[dt][r * 2] * inv);
             if (d + 1 < p.Dv)
-                st_any(p.o.p, p.o.dtype, off4(p.o, b, h, i, d + 1), o[dt][r * 2 + 1] * inv);
+                st_any(p.o.p, p.o.dtype, off4(p.o, b, h, row, d + 1), o[dt][r * 2 + 1] * inv);
         }
         if (t4 == 0 && p.stats.p)
-            st_any(p.stats.p, p.stats.dtype, off4(p.stats, b, h, i, 0),
+            st_any(p.stats.p, p.stats.dtype, off4(p.stats, b, h, row, 0),
                    empty ? -CUDART_INF_F : (mrow[r] + log2f(lrow[r])) * kLn2);
     }
 }

@@ -15,6 +15,9 @@
 //      fragments live in registers, BN = 64; DP > 128: Q fragments are re-read
 //      from shared memory and BN = 32 so o (DP/2 registers) still fits.
 //      SPLIT (o in f32): P enters the tensor cores as hi + lo halves.
+//      v3 (2026-11-24): ragged THD sequences (kern_sdpa.h): each block finds
+//      its sequence's rows (rows_of) and exits when its 64 rows start past
+//      the sequence's end; loads and stores address rows qrow + i, krow + j.
 #include "sdpa_common.cuh"
 
 namespace {
@@ -39,16 +42,19 @@ __global__ void __launch_bounds__(128) sdpa_fwd_mma(xk_sdpa p, int vec_q, int ve
     const int bh = blockIdx.y, b = bh / p.Hq, h = bh % p.Hq, hk = h / (p.Hq / p.Hk);
     const int m0 = blockIdx.x * kBM;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
-    const int lq = seq_len(p.len_q, b, p.Sq), lkv = seq_len(p.len_kv, b, p.Skv);
+    const seq_rows sr = rows_of(p, b);
+    if (m0 >= sr.nq) // a ragged sequence shorter than the grid's bound T: no rows here
+        return;
+    const int lq = sr.lq, lkv = sr.lkv, qend = sr.qrow + sr.nq, kend = sr.krow + sr.nkv;
     const float scale2 = p.scale * kLog2e;
 
     int jlo, jhi;
     block_keys(p, m0, lq, lkv, BN, &jlo, &jhi);
 
-    load_tile<T, kBM, DP>(Qs, LD, p.q, b, h, m0, p.Sq, p.D, vec_q != 0);
+    load_tile<T, kBM, DP>(Qs, LD, p.q, b, h, sr.qrow + m0, qend, p.D, vec_q != 0);
     if (jlo < jhi) {
-        load_tile<T, BN, DP>(XK_KS(0), LD, p.k, b, hk, jlo, p.Skv, p.D, vec_k != 0);
-        load_tile<T, BN, DP>(XK_VS(0), LD, p.v, b, hk, jlo, p.Skv, p.Dv, vec_v != 0);
+        load_tile<T, BN, DP>(XK_KS(0), LD, p.k, b, hk, sr.krow + jlo, kend, p.D, vec_k != 0);
+        load_tile<T, BN, DP>(XK_VS(0), LD, p.v, b, hk, sr.krow + jlo, kend, p.Dv, vec_v != 0);
     }
     cp_async_commit();
     cp_async_wait();
@@ -71,8 +77,8 @@ __global__ void __launch_bounds__(128) sdpa_fwd_mma(xk_sdpa p, int vec_q, int ve
     for (int n0 = jlo, it = 0; n0 < jhi; n0 += BN, it++) {
         const int cur = it & 1;
         if (n0 + BN < jhi) { // prefetch the next tile into the other stage
-            load_tile<T, BN, DP>(XK_KS(cur ^ 1), LD, p.k, b, hk, n0 + BN, p.Skv, p.D, vec_k != 0);
-            load_tile<T, BN, DP>(XK_VS(cur ^ 1), LD, p.v, b, hk, n0 + BN, p.Skv, p.Dv, vec_v != 0);
+            load_tile<T, BN, DP>(XK_KS(cur ^ 1), LD, p.k, b, hk, sr.krow + n0 + BN, kend, p.D, vec_k != 0);
+            load_tile<T, BN, DP>(XK_VS(cur ^ 1), LD, p.v, b, hk, sr.krow + n0 + BN, kend, p.Dv, vec_v != 0);
         }
         cp_async_commit();
         const T *Kc = XK_KS(cur), *Vc = XK_VS(cur);
@@ -133,7 +139,7 @@ __global__ void __launch_bounds__(128) sdpa_fwd_mma(xk_sdpa p, int vec_q, int ve
         cp_async_wait();  // this thread's copies of the next tile landed
         __syncthreads();  // everyone's landed, and nobody still reads this stage
     }
-    finish_rows<DP>(p, o, mrow, lrow, b, h, row0);
+    finish_rows<DP>(p, o, mrow, lrow, b, h, row0, sr);
 #undef XK_KS
 #undef XK_VS
 }

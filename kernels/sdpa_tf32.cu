@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(128) sdpa_fwd_tf32(xk_sdpa p, int vec_q, int v
         cp_async_wait();
         __syncthreads();
     }
-    finish_rows<DP>(p, o, mrow, lrow, b, h, row0);
+    finish_rows<DP>(p, o, mrow, lrow, b, h, row0, rows_of(p, b)); // dense: rows 0..Sq
 #undef XK_KS
 #undef XK_VS
 }

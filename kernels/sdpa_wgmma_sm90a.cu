@@ -33,9 +33,20 @@
 //  v3 (2026-11-24, issue 10): every mask, Dv != D.
 //  DP (max(D, Dv) padded to 64, 128 or 256) sets BN (128, 128, 64) and ST (3, 2, 2 stages): shared memory
 //  is 112, 160 and 192 KiB.  o is written straight from the accumulators (16-bit pairs), stats as logsumexp.
+//  v4 (2026-11-24, issue 10): SPLIT, o in f32 (what a graph's intermediates default to).  P rounded to 16 bits
+//    has T's relative error (up to 2^-8 bf16, 2^-11 f16), far above the f32 tolerance an f32 o is held to, so as in
+//    sdpa_flash's SPLIT P enters the tensor cores as hi + lo: pl packs the residual P - float(hi) and each P V
+//    k-step issues a second RS wgmma from pl into the same accumulators (V is exact in T, the accumulation is
+//    f32; what is left is lo's rounding, up to 2^-16 (bf16) / 2^-22 (f16) of P).  o is stored as float2 pairs.
+//    The 16-bit path (SPLIT = false) has no trace of pl (ptxas: the same spills as before).  pl adds BN/16 * 4
+//    registers per consumer thread (32 at DP 64, 128; 16 at DP 256); ptxas 12.x, spill stores / loads in bytes,
+//    plain and GEN, 16-bit o -> f32 o: DP 64 0/0 -> 0/0 both; DP 128 0/0 -> 28/28, GEN 28/28 -> 36/36;
+//    DP 256 32/32 -> 128/168, GEN 48/60 -> 80/96.  DP 256 is taken all the same (the spills sit beside 64-key
+//    tiles of 256-wide GEMMs); fwdf32_session.sh times it against sdpa_flash's f32 o.
 #include "wgmma_sm90a.cuh"
 
 #include <stdlib.h>
+#include <type_traits>
 
 namespace {
 
@@ -87,7 +98,7 @@ __device__ __forceinline__ wg_item item_of(const xk_sdpa &p, int w, int nmblk, i
 
 // GEN: the additive bias and dropout (per-element loads and Philox words in the softmax); without them the
 // kernel has no trace of either, so the plain and band-masked cases keep their registers and schedule.
-template <typename T, int DP, bool GEN>
+template <typename T, int DP, bool GEN, bool SPLIT>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_fwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                    const __grid_constant__ CUtensorMap tv, const xk_sdpa p, int rev, int nmblk, int nwork,
@@ -171,7 +182,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             your_turn();
 
         float s[NS], o[OC][ON / 2];
-        uint32_t pf[BN / 16][4];
+        uint32_t pf[BN / 16][4], pl[SPLIT ? BN / 16 : 1][4]; // pl: P's residual below pf (SPLIT only)
         int gt = 0; // ring position
         for (int w = blockIdx.x, wi = 0; w < nwork; w += gridDim.x, wi++) {
             const wg_item t = item_of(p, w, nmblk, rev, BM, BN);
@@ -204,8 +215,12 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                 for (int kk = 0; kk < BN / 16; kk++)
 #pragma unroll
-                    for (int c = 0; c < OC; c++)
-                        wg_rs(o[c], pf[kk], gdesc(vb + kk * 16 * 128 + c * 2 * BN * 128, BN * 128, 1024), T());
+                    for (int c = 0; c < OC; c++) {
+                        const uint64_t dv = gdesc(vb + kk * 16 * 128 + c * 2 * BN * 128, BN * 128, 1024);
+                        wg_rs(o[c], pf[kk], dv, T());
+                        if (SPLIT)
+                            wg_rs(o[c], pl[SPLIT ? kk : 0], dv, T());
+                    }
             };
             // Mask (only tiles that cross the key tail or the causal diagonal), online softmax; returns the
             // rescale factors of o in corr.
@@ -266,7 +281,21 @@ __global__ void __launch_bounds__(kThreads, 1)
                     pf[kk][1] = pack2<T>(s[kk * 8 + 2], s[kk * 8 + 3]);
                     pf[kk][2] = pack2<T>(s[kk * 8 + 4], s[kk * 8 + 5]);
                     pf[kk][3] = pack2<T>(s[kk * 8 + 6], s[kk * 8 + 7]);
+                    if (SPLIT) {
+                        float r[8];
+#pragma unroll
+                        for (int e = 0; e < 8; e++)
+                            r[e] = s[kk * 8 + e] - mma_t<T>::to_float(mma_t<T>::from(s[kk * 8 + e]));
+#pragma unroll
+                        for (int e = 0; e < 4; e++)
+                            pl[SPLIT ? kk : 0][e] = pack2<T>(r[2 * e], r[2 * e + 1]);
+                    }
                 }
+            };
+            auto keep_p = [&]() {
+                keep(pf);
+                if (SPLIT)
+                    keep(pl);
             };
 
             mb_wait(fullQ, wi & 1);
@@ -293,7 +322,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                     for (int c = 0; c < OC; c++)
                         keep(o[c]);
-                    keep(pf);
+                    keep_p();
                     issue_qk(st);
                     wg_commit();
                     mb_wait(XW_FULLV(ps), ((ct - 1) / ST) & 1);
@@ -308,7 +337,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                     for (int c = 0; c < OC; c++)
                         keep(o[c]);
-                    keep(pf);
+                    keep_p();
                     mb_arrive(XW_EMPTYV(ps));
 #pragma unroll
                     for (int c = 0; c < OC; c++)
@@ -325,7 +354,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                 for (int c = 0; c < OC; c++)
                     keep(o[c]);
-                keep(pf);
+                keep_p();
                 issue_pv(ls);
                 wg_commit();
                 your_turn();
@@ -333,7 +362,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                 for (int c = 0; c < OC; c++)
                     keep(o[c]);
-                keep(pf);
+                keep_p();
                 mb_arrive(XW_EMPTYV(ls));
                 gt += t.ntiles;
             } else {
@@ -347,7 +376,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                 lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 1);
                 lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 2);
             }
-            T *op = static_cast<T *>(const_cast<void *>(p.o.p));
+            using OT = typename std::conditional<SPLIT, float, T>::type;
+            OT *op = static_cast<OT *>(const_cast<void *>(p.o.p));
 #pragma unroll
             for (int r = 0; r < 2; r++) {
                 const int i = row0 + 8 * r;
@@ -355,15 +385,19 @@ __global__ void __launch_bounds__(kThreads, 1)
                     continue;
                 const bool empty = mrow[r] == -CUDART_INF_F || !(lrow[r] > 0.0f);
                 const float inv = empty ? 0.0f : 1.0f / lrow[r];
-                T *orow = op + (int64_t)t.b * p.o.st[0] + (int64_t)t.h * p.o.st[1] + (int64_t)i * p.o.st[2];
+                OT *orow = op + (int64_t)t.b * p.o.st[0] + (int64_t)t.h * p.o.st[1] + (int64_t)i * p.o.st[2];
 #pragma unroll
                 for (int c = 0; c < OC; c++)
 #pragma unroll
                     for (int q = 0; q < ON / 8; q++) {
                         const int d = c * ON + q * 8 + t4 * 2;
-                        if (d < p.Dv)
-                            *reinterpret_cast<uint32_t *>(orow + d) =
-                                pack2<T>(o[c][q * 4 + r * 2] * inv, o[c][q * 4 + r * 2 + 1] * inv);
+                        if (d >= p.Dv)
+                            continue;
+                        const float x0 = o[c][q * 4 + r * 2] * inv, x1 = o[c][q * 4 + r * 2 + 1] * inv;
+                        if (SPLIT) // d even, o's strides multiples of 8 elements, base 8-byte aligned (host checks)
+                            *reinterpret_cast<float2 *>(orow + d) = make_float2(x0, x1);
+                        else
+                            *reinterpret_cast<uint32_t *>(orow + d) = pack2<T>(x0, x1);
                     }
                 if (t4 == 0 && p.stats.p)
                     st_any(p.stats.p, p.stats.dtype, off4(p.stats, t.b, t.h, i, 0),
@@ -404,14 +438,14 @@ knobs knobs_of()
     return k;
 }
 
-template <typename T, int DP, bool GEN>
+template <typename T, int DP, bool GEN, bool SPLIT>
 cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], cudaStream_t s)
 {
     using C = wg_cfg<DP>;
     static bool opted = false;
     if (!opted) {
         cudaError_t e =
-            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN, SPLIT>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
         if (e != cudaSuccess)
             return e;
         opted = true;
@@ -435,19 +469,20 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], cudaStream_t s)
     // (H100: causal b4h16s4096d128 0.511 ms with one block per item, 0.520 persistent; non-causal 0.906 / 0.888,
     // b16h16s1024d64 0.212 / 0.185)
     const int grid = k.persistent && uniform && nwork > k.sms ? k.sms : (int)nwork;
-    sdpa_fwd_wgmma<T, DP, GEN><<<grid, kThreads, C::SMEM, s>>>(tq, tk, tv, p, rev, nmblk, (int)nwork, k.pingpong);
+    sdpa_fwd_wgmma<T, DP, GEN, SPLIT><<<grid, kThreads, C::SMEM, s>>>(tq, tk, tv, p, rev, nmblk, (int)nwork, k.pingpong);
     return cudaGetLastError();
 }
 
-template <typename T> cudaError_t launch_t(const xk_sdpa &p, const int64_t (*st)[4], cudaStream_t s)
+template <typename T, bool SPLIT> cudaError_t launch_t(const xk_sdpa &p, const int64_t (*st)[4], cudaStream_t s)
 {
     const int d = p.D > p.Dv ? p.D : p.Dv;
     if (p.bias.p || p.drop_threshold)
-        return d <= 64    ? launch_wg<T, 64, true>(p, st, s)
-               : d <= 128 ? launch_wg<T, 128, true>(p, st, s)
-                          : launch_wg<T, 256, true>(p, st, s);
-    return d <= 64 ? launch_wg<T, 64, false>(p, st, s) : d <= 128 ? launch_wg<T, 128, false>(p, st, s)
-                                                               : launch_wg<T, 256, false>(p, st, s);
+        return d <= 64    ? launch_wg<T, 64, true, SPLIT>(p, st, s)
+               : d <= 128 ? launch_wg<T, 128, true, SPLIT>(p, st, s)
+                          : launch_wg<T, 256, true, SPLIT>(p, st, s);
+    return d <= 64    ? launch_wg<T, 64, false, SPLIT>(p, st, s)
+           : d <= 128 ? launch_wg<T, 128, false, SPLIT>(p, st, s)
+                      : launch_wg<T, 256, false, SPLIT>(p, st, s);
 }
 
 } // namespace
@@ -473,6 +508,11 @@ extern "C" int xk_sdpa_fwd_wgmma(const xk_sdpa *p, const int64_t (*qkv_st)[4], v
         return 0;
     if (p->D < 1 || p->D > 256 || p->Dv < 1 || p->Dv > 256 || !(p->scale > 0.0f))
         return (int)cudaErrorInvalidValue;
-    cudaError_t e = p->q.dtype == XK_BF16 ? launch_t<__nv_bfloat16>(*p, qkv_st, s) : launch_t<__half>(*p, qkv_st, s);
+    const bool f32o = p->o.dtype == XK_F32; // SPLIT: float2 stores (the engine checks o's strides; the base here)
+    if ((f32o && (uintptr_t)p->o.p % 8 != 0) || (!f32o && p->o.dtype != p->q.dtype))
+        return (int)cudaErrorInvalidValue;
+    const bool bf = p->q.dtype == XK_BF16;
+    cudaError_t e = f32o ? (bf ? launch_t<__nv_bfloat16, true>(*p, qkv_st, s) : launch_t<__half, true>(*p, qkv_st, s))
+                         : (bf ? launch_t<__nv_bfloat16, false>(*p, qkv_st, s) : launch_t<__half, false>(*p, qkv_st, s));
     return (int)e;
 }

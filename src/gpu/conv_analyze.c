@@ -5,6 +5,7 @@
 #include "gpu/conv_analyze.h"
 
 #include "gpu/conv_epi.h"
+#include "gpu/conv_pack.h"
 
 #include "ops/conv_util.h"
 #include "ops/op.h"
@@ -25,7 +26,7 @@ int gpu_kdt(xdnn_dtype t)
 }
 
 /* Strides of a rank 3..5 tensor in the 5-slot view (leading slots stride 0). */
-static void strides5(const gtensor *t, int64_t *s5)
+void gpu_conv_strides5(const gtensor *t, int64_t *s5)
 {
     int nsp = t->rank - 2;
     s5[0] = t->strides[0];
@@ -180,9 +181,9 @@ bool gpu_conv_analyze(const gplan *pl, const gpart *p, gconv_problem *cp, char *
     k->G = groups;
     int64_t unused[CONV_MAX_SPATIAL];
     copy_geom(&geo, k->in, k->win, k->out, k->stride, k->dil, k->pad, unused);
-    strides5(x, k->sx);
-    strides5(w, k->sw);
-    strides5(y, k->sy);
+    gpu_conv_strides5(x, k->sx);
+    gpu_conv_strides5(w, k->sw);
+    gpu_conv_strides5(y, k->sy);
     return true;
 }
 
@@ -348,21 +349,13 @@ bool gpu_conv_igemm_packed(const gconv_problem *cp, bool tf32, kconv_params *pk,
 {
     const kconv_params *k = &cp->kp;
     char why[256];
-    if (cp->dir != GCONV_FWD || igemm_params_ok(k, tf32, why, sizeof why))
+    gconv_packed q;
+    if (cp->dir != GCONV_FWD || k->G != 1 || igemm_params_ok(k, tf32, why, sizeof why) ||
+        !gpu_conv_pack_plan(k, k->dt_x == KDT_F32 ? 4 : 8, &q) || !igemm_params_ok(&q.k, tf32, why, sizeof why))
         return false;
-    *pk = *k;
-    const int64_t vec = k->dt_x == KDT_F32 ? 4 : 8, Cp = (k->C + vec - 1) / vec * vec;
-    pk->C = Cp;
-    const int64_t sp = k->in[0] * k->in[1] * k->in[2], taps = k->win[0] * k->win[1] * k->win[2];
-    const int64_t sx[5] = {sp * Cp, 1, k->in[1] * k->in[2] * Cp, k->in[2] * Cp, Cp};
-    const int64_t sw[5] = {taps * Cp, 1, k->win[1] * k->win[2] * Cp, k->win[2] * Cp, Cp};
-    memcpy(pk->sx, sx, sizeof sx);
-    memcpy(pk->sw, sw, sizeof sw);
-    if (k->G != 1 || !igemm_params_ok(pk, tf32, why, sizeof why) || k->N * sp * Cp >= ((int64_t)1 << 31))
-        return false;
-    const size_t esz = k->dt_x == KDT_F32 ? 4 : 2;
-    *xbytes = ((size_t)(k->N * sp * Cp) * esz + 255) / 256 * 256;
-    *wbytes = ((size_t)(k->K * taps * Cp) * esz + 255) / 256 * 256;
+    *pk = q.k;
+    *xbytes = q.xbytes;
+    *wbytes = q.wbytes;
     return true;
 }
 
@@ -601,9 +594,9 @@ bool gpu_pool_analyze(const gplan *pl, const gpart *p, gpool_problem *pp, char *
     k->N = x->dims[0];
     k->C = x->dims[1];
     copy_geom(&geo, k->in, k->win, k->out, k->stride, k->dil, k->pad_lo, k->pad_hi);
-    strides5(x, k->sx);
-    strides5(y, k->sy);
+    gpu_conv_strides5(x, k->sx);
+    gpu_conv_strides5(y, k->sy);
     if (pp->bwd)
-        strides5(&g->t[pp->dx], k->sdx);
+        gpu_conv_strides5(&g->t[pp->dx], k->sdx);
     return true;
 }

@@ -122,6 +122,10 @@ bool gpu_pool_analyze(const gplan *pl, const gpart *p, gpool_problem *pp, char *
 int gpu_conv_wgrad_splits(const kconv_params *k);
 size_t gpu_conv_wgrad_ws_bytes(const kconv_params *k);
 
+/* The strides of a rank 3..5 tensor in the 5-slot view [N, C, D, H, W]
+ * (the leading spatial slots of a 1-D or 2-D tensor get stride 0). */
+void gpu_conv_strides5(const gtensor *t, int64_t *s5);
+
 /* KDT_* code of a dtype, or -1 when the kernels do not take it. */
 int gpu_kdt(xdnn_dtype t);
 

@@ -6,14 +6,18 @@
 #define XDNN_GPU_CONV_WGMMA_H
 
 #include "gpu/conv_analyze.h"
+#include "gpu/conv_pack.h"
 #include "gpu/device.h"
 
 /* The kernel's rules: compute capability 9.0 (wgmma, setmaxnreg), a forward
  * conv of 1 or 2 spatial dims, groups 1, x and w both f16 or both bf16,
- * channels-last x and w with 16-byte aligned rows, C % 8 == 0, K % 8 == 0,
- * tensors spanning < 2^31 elements.  False with the reason (attribute and
- * value). */
-bool gpu_conv_wgmma_check(const ggraph *g, const gconv_problem *cp, const gpu_device *dev, char *why, size_t len);
+ * K % 8 == 0, tensors spanning < 2^31 elements; x and w channels-last with
+ * 16-byte aligned rows and C % 8 == 0, or else (the C = 3 stem, odd C, NCHW)
+ * run on channels-last copies with C padded to 8: pk (may be NULL) gets the
+ * copies' plan, pk->on set when they are needed.  False with the reason
+ * (attribute and value). */
+bool gpu_conv_wgmma_check(const ggraph *g, const gconv_problem *cp, const gpu_device *dev, gconv_packed *pk,
+                          char *why, size_t len);
 /* The tile width over K: 128 when it pads K by at most an eighth, else 64. */
 int gpu_conv_wgmma_bn(const kconv_params *k);
 /* Split-K: 1 when the 128 x bn tiles fill the SMs (one CTA per SM);

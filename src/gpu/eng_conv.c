@@ -27,6 +27,7 @@
  * conv_epi.h), applied in the kernel's store. */
 #include "gpu/conv_analyze.h"
 #include "gpu/conv_epi.h"
+#include "gpu/conv_pack.h"
 #include "gpu/engine.h"
 
 #include <stdio.h>
@@ -37,9 +38,7 @@ typedef struct conv_priv {
     gconv_problem cp;
     int nph;            /* conv_igemm on a conv_dgrad: its stride phases */
     gconv_phase ph[GCONV_MAX_PHASES];
-    bool packed;        /* conv_igemm on copies of x and w (gpu_conv_igemm_packed) */
-    kconv_params pk;    /* the problem on the copies */
-    size_t xbytes, wbytes;
+    gconv_packed pk;    /* conv_igemm on copies of x and w (gpu_conv_igemm_packed) */
     int splits[GCONV_MAX_PHASES]; /* split-K per launch (the conv, or each dgrad phase) */
     size_t split_off, ws_total;   /* the partials after the copies / phase weights; the whole workspace */
     char detail[320];
@@ -90,12 +89,10 @@ static double igemm_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
     /* a strided dgrad launches a pack and a GEMM (or a zero fill) per phase: ~2 us each */
     const double phases = cp.dir == GCONV_DGRAD ? (double)(cp.kp.stride[0] * cp.kp.stride[1] * cp.kp.stride[2]) : 0;
     double us = gpu_roofline_us(p, cp.kp.dt_x == KDT_F32 ? 150.0 : 300.0) + 2.0 * (phases > 1 ? phases : 0);
-    /* packed copies: two more launches, the copies written and read again at ~2.5 TB/s, and the
-     * padded channels' wasted multiply-adds */
-    kconv_params pk;
-    size_t xb, wb;
-    if (gpu_conv_igemm_packed(&cp, pl->g->tf32, &pk, &xb, &wb))
-        us = us * (double)pk.C / (double)cp.kp.C + 4.0 + 2.0 * (double)(xb + wb) / 2.5e6;
+    /* packed copies: the padded GEMM and the copies (gpu_conv_pack_cost_us) */
+    gconv_packed pk;
+    if (gpu_conv_igemm_packed(&cp, pl->g->tf32, &pk.k, &pk.xbytes, &pk.wbytes))
+        us = gpu_conv_pack_cost_us(&cp.kp, &pk, us);
     return us;
 }
 
@@ -123,10 +120,10 @@ static bool igemm_prepare(const gplan *pl, const gpart *p, int sms, conv_priv *c
             part = b > part ? b : part;
         }
     } else {
-        cv->packed = gpu_conv_igemm_packed(&cv->cp, pl->g->tf32, &cv->pk, &cv->xbytes, &cv->wbytes);
-        if (cv->packed)
-            base = cv->xbytes + cv->wbytes;
-        const kconv_params *f = cv->packed ? &cv->pk : k;
+        cv->pk.on = gpu_conv_igemm_packed(&cv->cp, pl->g->tf32, &cv->pk.k, &cv->pk.xbytes, &cv->pk.wbytes);
+        if (cv->pk.on)
+            base = cv->pk.xbytes + cv->pk.wbytes;
+        const kconv_params *f = cv->pk.on ? &cv->pk.k : k;
         cv->splits[0] = gpu_conv_igemm_splits(f, sms);
         part = gpu_conv_igemm_split_ws_bytes(f, cv->splits[0]);
     }
@@ -171,10 +168,10 @@ static xdnn_status conv_build(gpu_ctx *c, gpart *p, bool igemm, xdnn_diags_t *d)
                 nempty += cv->ph[i].empty;
             snprintf(dg, sizeof dg, "dgrad as %d flipped-weight phase conv(s) (%d zero), ", cv->nph, nempty);
         }
-        if (cv->packed) {
+        if (cv->pk.on) {
             snprintf(dg, sizeof dg, "x and w copied channels-last with C %lld -> %lld, ", (long long)k->C,
-                     (long long)cv->pk.C);
-            k = &cv->pk;
+                     (long long)cv->pk.k.C);
+            k = &cv->pk.k;
         }
         bool f32 = k->dt_x == KDT_F32;
         snprintf(cv->detail, sizeof cv->detail, "%simplicit GEMM M=%lld N=%lld K=%lld, tile %dx%dx%d, %d stages, %s",
@@ -260,15 +257,11 @@ static xdnn_status igemm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diag
     }
     kconv_epi epi;
     gpu_conv_epi_bind(cp, c->dptr, &epi);
-    if (cv->packed) {
-        char *xp = c->ws + p->ws_offset, *wp = xp + cv->xbytes;
-        const int64_t xd[5] = {cp->kp.N, cp->kp.C, cp->kp.in[0], cp->kp.in[1], cp->kp.in[2]};
-        const int64_t wd[5] = {cp->kp.K, cp->kp.C, cp->kp.win[0], cp->kp.win[1], cp->kp.win[2]};
-        int e = kconv_pack_cl(xd, cp->kp.sx, cp->kp.dt_x, c->dptr[cp->x], xp, cv->pk.C, s);
+    if (cv->pk.on) {
+        char *xp = c->ws + p->ws_offset, *wp = xp + cv->pk.xbytes;
+        int e = gpu_conv_pack_run(&cp->kp, &cv->pk, c->dptr[cp->x], c->dptr[cp->w], xp, s);
         if (e == 0)
-            e = kconv_pack_cl(wd, cp->kp.sw, cp->kp.dt_w, c->dptr[cp->w], wp, cv->pk.C, s);
-        if (e == 0)
-            e = kconv_igemm_fwd(&cv->pk, xp, wp, c->dptr[cp->y], &epi, part, cv->splits[0], s);
+            e = kconv_igemm_fwd(&cv->pk.k, xp, wp, c->dptr[cp->y], &epi, part, cv->splits[0], s);
         return gpu_check_cuda((cudaError_t)e, "kconv_igemm_fwd (packed) launch", __FILE__, __LINE__, d);
     }
     int e = kconv_igemm_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], &epi, part, cv->splits[0], s);

@@ -4,12 +4,16 @@
  * consumer warpgroups through an mbarrier ring, 64-deep k slices).  1-/2-D
  * channels-last f16/bf16 with C and K multiples of 8, groups 1, the fused
  * epilogue of conv_igemm (conv_epi.h) and its ordered split-K reduction for
- * the small-spatial layers.  On compute capability 9.0 it ranks ahead of
- * conv_igemm once the conv is large enough for one CTA per SM to pay
- * (GCW_MIN_FLOPS) and its reduction longer than one slice; conv_igemm keeps
- * sm_80, the small and the one-slice convs, dgrad and what this engine
- * refuses (gpu_conv_wgmma_check lists the rules). */
+ * the small-spatial layers.  An x or w the kernel cannot read as is (C not
+ * a multiple of 8, as in the C = 3 stem; NCHW) is copied channels-last with
+ * C padded to 8 into the workspace first (conv_pack.h, as conv_igemm does)
+ * and the unchanged kernel runs on the copies.  On compute capability 9.0
+ * it ranks ahead of conv_igemm once the conv is large enough for one CTA
+ * per SM to pay (GCW_MIN_FLOPS) and its reduction longer than one slice;
+ * conv_igemm keeps sm_80, the small and the one-slice convs, dgrad and what
+ * this engine refuses (gpu_conv_wgmma_check lists the rules). */
 #include "gpu/conv_epi.h"
+#include "gpu/conv_pack.h"
 #include "gpu/conv_wgmma.h"
 #include "gpu/engine.h"
 #include "gpu/kern_conv_wgmma.h"
@@ -27,6 +31,7 @@
 
 typedef struct cw_priv {
     gconv_problem cp;
+    gconv_packed pk; /* pk.on: the kernel runs on padded copies of x and w (workspace head) */
     int bn, splits;
     char detail[320];
 } cw_priv;
@@ -41,9 +46,31 @@ static int64_t span(const gtensor *t)
     return s;
 }
 
-bool gpu_conv_wgmma_check(const ggraph *g, const gconv_problem *cp, const gpu_device *dev, char *why, size_t len)
+/* x and w as the kernel reads them: C % 8 == 0, channel-contiguous, rows
+ * and taps on 16-byte boundaries.  False with the reason. */
+static bool operands_ok(const kconv_params *k, char *why, size_t len)
+{
+    if (k->C % 8 != 0)
+        GPU_REFUSE(ENG " needs C %% 8 == 0, got C=%" PRId64, k->C);
+    if (k->sx[1] != 1 || k->sw[1] != 1)
+        GPU_REFUSE(ENG " needs channels-last x and w (@nhwc), got channel strides x %" PRId64 ", w %" PRId64,
+                   k->sx[1], k->sw[1]);
+    for (int i = 0; i < 5; i++)
+        if (k->sx[i] % 8 || k->sw[i] % 8)
+            if (i != 1)
+                GPU_REFUSE(ENG " needs x and w strides in multiples of 8 elements (16 bytes), got %" PRId64
+                               " and %" PRId64 " in slot %d", k->sx[i], k->sw[i], i);
+    return true;
+}
+
+bool gpu_conv_wgmma_check(const ggraph *g, const gconv_problem *cp, const gpu_device *dev, gconv_packed *pk,
+                          char *why, size_t len)
 {
     const kconv_params *k = &cp->kp;
+    gconv_packed own;
+    if (!pk)
+        pk = &own;
+    pk->on = false;
     if (dev->cc_major != 9 || dev->cc_minor != 0)
         GPU_REFUSE(ENG " needs compute capability 9.0 (sm_90a wgmma), device is sm_%d%d", dev->cc_major,
                    dev->cc_minor);
@@ -55,20 +82,15 @@ bool gpu_conv_wgmma_check(const ggraph *g, const gconv_problem *cp, const gpu_de
         GPU_REFUSE(ENG " needs groups == 1, got groups=%" PRId64, k->G);
     if (k->dt_x != k->dt_w || k->dt_x == KDT_F32)
         GPU_REFUSE(ENG " needs x and w both f16 or both bf16, got %s and %s", dt_name(k->dt_x), dt_name(k->dt_w));
-    if (k->C % 8 != 0)
-        GPU_REFUSE(ENG " needs C %% 8 == 0, got C=%" PRId64, k->C);
     if (k->K % 8 != 0)
         GPU_REFUSE(ENG " needs K %% 8 == 0, got K=%" PRId64, k->K);
-    if (k->sx[1] != 1 || k->sw[1] != 1)
-        GPU_REFUSE(ENG " needs channels-last x and w (@nhwc), got channel strides x %" PRId64 ", w %" PRId64,
-                   k->sx[1], k->sw[1]);
-    for (int i = 0; i < 5; i++)
-        if (k->sx[i] % 8 || k->sw[i] % 8)
-            if (i != 1)
-                GPU_REFUSE(ENG " needs x and w strides in multiples of 8 elements (16 bytes), got %" PRId64
-                               " and %" PRId64 " in slot %d", k->sx[i], k->sw[i], i);
+    char own_why[256];
+    if (!operands_ok(k, own_why, sizeof own_why) && !gpu_conv_pack_plan(k, 8, pk))
+        GPU_REFUSE("%s, and its channels-last copies with C padded to %" PRId64 " would span 2^31 elements or more",
+                   own_why, pk->k.C);
+    /* the kernel's 32-bit offsets: the tensors it reads (the copies: gpu_conv_pack_plan bounds them) and y */
     const int ids[3] = {cp->x, cp->w, cp->y};
-    for (int i = 0; i < 3; i++)
+    for (int i = pk->on ? 2 : 0; i < 3; i++)
         if (span(&g->t[ids[i]]) >= ((int64_t)1 << 31))
             GPU_REFUSE(ENG " needs tensors spanning < 2^31 elements, %s spans %" PRId64, g->t[ids[i]].name,
                        span(&g->t[ids[i]]));
@@ -99,7 +121,7 @@ static size_t smem_limit(const gpu_device *dev) { return dev->smem_optin ? dev->
 static bool cw_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
 {
     gconv_problem cp;
-    if (!gpu_conv_analyze(pl, p, &cp, why, len) || !gpu_conv_wgmma_check(pl->g, &cp, dev, why, len))
+    if (!gpu_conv_analyze(pl, p, &cp, why, len) || !gpu_conv_wgmma_check(pl->g, &cp, dev, NULL, why, len))
         return false;
     if (!kconv_wgmma_built())
         GPU_REFUSE(ENG ": this build has no sm_90a code (kernels/*_sm90a.cu rule)");
@@ -114,28 +136,50 @@ static bool cw_supports(const gplan *pl, const gpart *p, const gpu_device *dev, 
  * GCW_MIN_FLOPS, or with a reduction of one 64-deep slice (the 1x1 convs of
  * C = 64: conv_igemm measured 0.027-0.028 ms against 0.030-0.035 on
  * ResNet's 64 -> 64 at 56x56, 0.073-0.078 against 0.080-0.090 on 64 -> 256,
- * bench/RESULTS-conv.md), a shade above conv_igemm's estimate, so it keeps them. */
+ * bench/RESULTS-conv.md), a shade above conv_igemm's estimate, so it keeps them.
+ * On padded copies both engines count the copies and the C_pad / C wasted
+ * work alike (gpu_conv_pack_cost_us), so the Hopper engine takes the packed
+ * convs it would take unpacked: the ResNet stem (C = 3 -> 8, 7x7 s2, K = 64;
+ * the GEMM M = N*112*112, N = 64, reduction 392 = 6 1/8 slices) from N = 2
+ * up, conv_igemm the N = 1 stem (0.24 GFLOP < GCW_MIN_FLOPS).  Expected (NOT
+ * YET MEASURED) at N = 32: the padded GEMM is 20.1 GFLOP (23 with the 7th
+ * slice's zero tail); at the 125 TFLOP/s this kernel reached on the nearest
+ * measured shape (3x3 64 -> 64 at 56x56: N = 64, reduction 576,
+ * bench/RESULTS-conv.md) ~0.17 ms, plus the copies (x: 25.7 MB written and
+ * read, ~0.02 ms): ~0.19 ms, against conv_igemm's packed 0.337 ms (60 TFLOP/s
+ * on the padded GEMM, half its unpacked rate: every 16-byte chunk it gathers
+ * is one tap) and cuDNN's 0.105 ms.  The same gather may halve this kernel's
+ * rate too (~0.3 ms): stem_session.sh measures; a loader that reads C = 3
+ * taps straight into a zero-padded slice would remove the copy and the 8/3. */
 static double cw_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
     gconv_problem cp;
+    gconv_packed pk;
     char why[256];
-    if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why))
+    if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why) ||
+        !gpu_conv_wgmma_check(pl->g, &cp, dev, &pk, why, sizeof why))
         return 1e30;
     const kconv_params *k = &cp.kp;
-    const int64_t red = k->C * k->win[1] * k->win[2];
-    const double flops = 2.0 * (double)(k->N * k->out[0] * k->out[1] * k->out[2]) * (double)k->K * (double)red;
-    if (flops < GCW_MIN_FLOPS || red <= KCW_BK)
-        return gpu_roofline_us(p, 300.0) + 0.5;
-    return 0.95 * gpu_roofline_us(p, 450.0);
+    const int64_t red = (pk.on ? pk.k.C : k->C) * k->win[1] * k->win[2]; /* the kernel's reduction, padded */
+    const double flops = 2.0 * (double)(k->N * k->out[0] * k->out[1] * k->out[2]) * (double)k->K *
+                         (double)(k->C * k->win[1] * k->win[2]);
+    const double us = flops < GCW_MIN_FLOPS || red <= KCW_BK ? gpu_roofline_us(p, 300.0) + 0.5
+                                                              : 0.95 * gpu_roofline_us(p, 450.0);
+    return pk.on ? gpu_conv_pack_cost_us(&cp.kp, &pk, us) : us;
 }
 
 static size_t cw_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
     gconv_problem cp;
+    gconv_packed pk;
     char why[256];
-    if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why))
+    if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why) ||
+        !gpu_conv_wgmma_check(pl->g, &cp, dev, &pk, why, sizeof why))
         return 0;
-    return gpu_conv_wgmma_ws_bytes(&cp.kp, gpu_conv_wgmma_splits(&cp.kp, dev->sm_count));
+    if (!pk.on)
+        return gpu_conv_wgmma_ws_bytes(&cp.kp, gpu_conv_wgmma_splits(&cp.kp, dev->sm_count));
+    /* [x copy | w copy | split-K partials of the padded problem] */
+    return pk.xbytes + pk.wbytes + gpu_conv_wgmma_ws_bytes(&pk.k, gpu_conv_wgmma_splits(&pk.k, dev->sm_count));
 }
 
 static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
@@ -146,17 +190,27 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     p->priv = cv;
     char why[512];
     if (!gpu_conv_analyze(c->plan, p, &cv->cp, why, sizeof why) ||
-        !gpu_conv_wgmma_check(c->plan->g, &cv->cp, &c->dev, why, sizeof why)) {
+        !gpu_conv_wgmma_check(c->plan->g, &cv->cp, &c->dev, &cv->pk, why, sizeof why)) {
         diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), ENG ": %s: %s", p->name, why);
         return XDNN_ERR_UNSUPPORTED;
     }
-    const kconv_params *k = &cv->cp.kp;
+    const kconv_params *k = cv->pk.on ? &cv->pk.k : &cv->cp.kp;
+    const size_t copies = cv->pk.on ? cv->pk.xbytes + cv->pk.wbytes : 0;
+    if (copies > p->ws_bytes) {
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), ENG ": %s: the padded copies of x and w need %zu bytes of "
+                   "workspace, the plan gave %zu", p->name, copies, p->ws_bytes);
+        return XDNN_ERR_UNSUPPORTED;
+    }
     cv->bn = gpu_conv_wgmma_bn(k);
     cv->splits = gpu_conv_wgmma_splits(k, c->dev.sm_count);
-    if (gpu_conv_wgmma_ws_bytes(k, cv->splits) > p->ws_bytes) /* planned for another SM count */
+    if (copies + gpu_conv_wgmma_ws_bytes(k, cv->splits) > p->ws_bytes) /* planned for another SM count */
         cv->splits = 1;
     const int stages = 192 * 1024 / ((KCW_BM + cv->bn) * 128);
-    int n = snprintf(cv->detail, sizeof cv->detail,
+    int n = 0;
+    if (cv->pk.on)
+        n = snprintf(cv->detail, sizeof cv->detail, "x and w copied channels-last with C %" PRId64 " -> %" PRId64 ", ",
+                     cv->cp.kp.C, k->C);
+    n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n,
                      "implicit GEMM M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ", tile %dx%dx%d, %d stages, wgmma "
                      "m64n%dk16, cp.async producer warpgroup + 2 consumers",
                      k->N * k->out[1] * k->out[2], k->K, k->C * k->win[1] * k->win[2], KCW_BM, cv->bn, KCW_BK,
@@ -174,7 +228,16 @@ static xdnn_status cw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t
     const gconv_problem *cp = &cv->cp;
     kconv_epi epi;
     gpu_conv_epi_bind(cp, c->dptr, &epi);
-    float *part = cv->splits > 1 ? (float *)(void *)(c->ws + p->ws_offset) : NULL;
+    char *ws = c->ws + p->ws_offset;
+    if (cv->pk.on) { /* the copies at the workspace head (256-aligned: 16-byte cp.async rows), then the partials */
+        const size_t copies = cv->pk.xbytes + cv->pk.wbytes;
+        float *part = cv->splits > 1 ? (float *)(void *)(ws + copies) : NULL;
+        int e = gpu_conv_pack_run(&cp->kp, &cv->pk, c->dptr[cp->x], c->dptr[cp->w], ws, s);
+        if (e == 0)
+            e = kconv_wgmma_fwd(&cv->pk.k, ws, ws + cv->pk.xbytes, c->dptr[cp->y], &epi, part, cv->splits, cv->bn, s);
+        return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd (packed) launch", __FILE__, __LINE__, d);
+    }
+    float *part = cv->splits > 1 ? (float *)(void *)ws : NULL;
     int e = kconv_wgmma_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], &epi, part, cv->splits, cv->bn,
                             s);
     return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd launch", __FILE__, __LINE__, d);
@@ -193,6 +256,6 @@ static const char *cw_detail(const gpart *p)
 }
 
 const gpu_engine gpu_engine_conv_igemm_wgmma = {
-    ENG, "Hopper implicit-GEMM forward conv (wgmma, cp.async producer warpgroup, split-K): 1-/2-D channels-last, groups 1, f16/bf16, C and K % 8 == 0, sm_90",
+    ENG, "Hopper implicit-GEMM forward conv (wgmma, cp.async producer warpgroup, split-K): 1-/2-D, groups 1, f16/bf16, K % 8 == 0, sm_90; x and w channels-last with C % 8 == 0, else padded channels-last copies (C = 3 stem)",
     cw_supports, cw_cost, cw_workspace, cw_build, cw_execute, cw_release, cw_detail,
 };

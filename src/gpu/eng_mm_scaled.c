@@ -2,12 +2,17 @@
  * low-precision tensor cores, two engines over one analysis:
  *  - matmul_fp8_cublaslt: a, b fp8 (e4m3 x e4m3 or an e4m3/e5m2 mix), f32
  *    accumulation, per-tensor dequantization scales passed as device pointers
- *    (A/B_SCALE_POINTER), D bf16/f16/f32 written by cuBLASLt;
+ *    (A/B_SCALE_POINTER), D bf16/f16/f32 written by cuBLASLt; a requantized c
+ *    (c_scale, dtype fp8/i8) or an amax result: D in f32 into the workspace,
+ *    then kq_requant_f32 (kernels/quant.cu) divides by c_scale and rounds
+ *    the quotient exactly as quantize does, and takes amax on the way (one
+ *    extra pass over M x N f32, ~10% at 8192^3; cuBLASLt's own D_SCALE /
+ *    AMAX_D would save it, but multiply by a rounded 1/c_scale);
  *  - matmul_i8_cublaslt: a, b i8, exact int32 accumulation (IMMA) into the
- *    workspace, then the dequantizing epilogue kq_rescale_i32 (kernels/
- *    quant.cu) applies sa * sb and rounds once: bit-exact against the CPU
- *    reference (cuBLASLt's int8 kernels scale in f32 and write i8 or i32
- *    only, so the epilogue is ours).
+ *    workspace, then the epilogue kq_rescale_i32 (kernels/quant.cu) applies
+ *    sa * sb (and / c_scale), rounds once and takes amax: bit-exact against
+ *    the CPU reference (cuBLASLt's int8 kernels scale in f32 and write i8 or
+ *    i32 only, so the epilogue is ours).
  *
  * Layout.  Row-major C = A B is computed column-major as C^T = B^T A^T, so
  * cuBLASLt's A is our b and its B is our a.  cuBLASLt's fp8 kernels take only
@@ -25,19 +30,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MF_WORKSPACE = 32 << 20 };
+enum { MF_WORKSPACE = GPU_LT_LOWP_WORKSPACE };
 
 typedef struct mf_shape {
     int a, b, sa, sb, c;             /* tensor ids */
+    int sc, amax;                    /* c_scale, the amax result: -1 when absent */
     int64_t m, n, k, lda, ldb, ldc;
     bool i8;                         /* i8 x i8 (else fp8) */
+    bool epilogue;                   /* our epilogue kernel writes c from a packed workspace accumulator */
 } mf_shape;
 
 typedef struct mf_priv {
     mf_shape s;
-    cublasLtMatmulDesc_t op;
-    cublasLtMatrixLayout_t la, lb, lc;
-    cublasLtMatmulAlgo_t algo;
+    gpu_lt_gemm lt;
     char detail[160];
     pthread_mutex_t mu;              /* guards the scale pointers of `op` */
 } mf_priv;
@@ -65,12 +70,14 @@ static bool mf_analyze(const gplan *pl, const gpart *p, mf_shape *s, char *why, 
     const op_desc *d = op_get(n->op_id);
     bool ta = op_attr_bool(n->ir, d, "trans_a"), tb = op_attr_bool(n->ir, d, "trans_b");
     s->a = n->in[0], s->b = n->in[1], s->sa = n->in[2], s->sb = n->in[3], s->c = n->out;
+    s->sc = n->nin > 4 ? n->in[4] : -1;
+    s->amax = n->nouts > 1 ? n->outs[1] : -1;
     const gtensor *A = &g->t[s->a], *B = &g->t[s->b], *C = &g->t[s->c];
     xdnn_dtype ea = A->dtype, eb = B->dtype;
     s->i8 = ea == XDNN_I8; /* the op's inference makes both i8 or both fp8 */
     if (ea == XDNN_FP8_E5M2 && eb == XDNN_FP8_E5M2)
         GPU_REFUSE("fp8_e5m2 x fp8_e5m2 has no Hopper fp8 kernel (one operand must be fp8_e4m3)");
-    if (g->t[s->sa].dtype != XDNN_F32 || g->t[s->sb].dtype != XDNN_F32)
+    if (g->t[s->sa].dtype != XDNN_F32 || g->t[s->sb].dtype != XDNN_F32 || (s->sc >= 0 && g->t[s->sc].dtype != XDNN_F32))
         GPU_REFUSE("scales must be f32");
     s->m = ta ? A->dims[1] : A->dims[0];
     s->k = ta ? A->dims[0] : A->dims[1];
@@ -96,16 +103,12 @@ static bool mf_analyze(const gplan *pl, const gpart *p, mf_shape *s, char *why, 
     if (s->i8 && s->k >= (1 << 17))
         GPU_REFUSE("i8 sums of K = %lld products could overflow the int32 accumulator (K must be below 131072)",
              (long long)s->k);
-    /* Requantized outputs and amax are the CPU reference's for now: cuBLASLt
-     * has D_SCALE / AMAX_D for fp8 and the i8 epilogue is ours, but neither
-     * path has been checked on a GPU yet. */
-    if (n->nin > 4 && n->in[4] >= 0)
-        GPU_REFUSE("a requantized output (c_scale, dtype %s) is not implemented on the GPU yet",
-                   xdnn_dtype_name(C->dtype));
-    if (n->nouts > 1 && n->outs[1] >= 0)
-        GPU_REFUSE("the amax result is not implemented on the GPU yet");
-    if (C->dtype != XDNN_BF16 && C->dtype != XDNN_F16 && C->dtype != XDNN_F32)
-        GPU_REFUSE("output dtype %s (expected bf16, f16 or f32)", xdnn_dtype_name(C->dtype));
+    bool quantized = C->dtype == XDNN_I8 || C->dtype == XDNN_FP8_E4M3 || C->dtype == XDNN_FP8_E5M2;
+    if (!quantized && C->dtype != XDNN_BF16 && C->dtype != XDNN_F16 && C->dtype != XDNN_F32)
+        GPU_REFUSE("output dtype %s (expected bf16, f16, f32, or fp8/i8 with c_scale)", xdnn_dtype_name(C->dtype));
+    if (quantized != (s->sc >= 0)) /* the op's inference pairs them */
+        GPU_REFUSE("output dtype %s %s c_scale", xdnn_dtype_name(C->dtype), quantized ? "without" : "with");
+    s->epilogue = s->i8 || s->sc >= 0 || s->amax >= 0;
     return true;
 }
 
@@ -144,9 +147,9 @@ static double mf_cost_fp8(const gplan *pl, const gpart *p, const gpu_device *dev
  * M x N int32 is small beside the GEMM for the sizes that matter. */
 static double mf_cost_i8(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 1300.0); }
 
-/* int32 accumulators of the i8 engine: packed [M, N] after cuBLASLt's own
- * workspace. */
-static size_t mf_acc_bytes(const mf_shape *s) { return s->i8 ? (size_t)(s->m * s->n) * sizeof(int32_t) : 0; }
+/* The accumulator our epilogue reads (int32 for i8, f32 for fp8): packed
+ * [M, N] after cuBLASLt's own workspace. */
+static size_t mf_acc_bytes(const mf_shape *s) { return s->epilogue ? (size_t)(s->m * s->n) * 4 : 0; }
 
 static size_t mf_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
@@ -167,6 +170,45 @@ static cudaDataType_t mf_type(xdnn_dtype t)
     }
 }
 
+xdnn_status gpu_lt_lowp_gemm(gpu_ctx *c, bool i8, const gpu_lt_operand *a, const gpu_lt_operand *b, cudaDataType_t td,
+                             uint64_t ldd, const char *who, gpu_lt_gemm *lg, xdnn_diags_t *d)
+{
+    if (i8)
+        CUBLAS_TRY(cublasLtMatmulDescCreate(&lg->op, CUBLAS_COMPUTE_32I, CUDA_R_32I));
+    else
+        CUBLAS_TRY(cublasLtMatmulDescCreate(&lg->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(lg->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(lg->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&lg->la, a->type, a->k, a->cols, (int64_t)a->ld));
+    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&lg->lb, b->type, b->k, b->cols, (int64_t)b->ld));
+    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&lg->lc, td, a->cols, b->cols, (int64_t)ldd));
+    cublasLtMatmulPreference_t pref;
+    CUBLAS_TRY(cublasLtMatmulPreferenceCreate(&pref));
+    uint64_t wsz = GPU_LT_LOWP_WORKSPACE;
+    cublasLtMatmulHeuristicResult_t res;
+    int nres = 0;
+    cublasStatus_t e1 = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsz,
+                                                             sizeof wsz);
+    cublasStatus_t e2 = e1 != CUBLAS_STATUS_SUCCESS
+                          ? e1
+                          : cublasLtMatmulAlgoGetHeuristic(c->lt, lg->op, lg->la, lg->lb, lg->lc, lg->lc, pref, 1, &res,
+                                                           &nres);
+    cublasLtMatmulPreferenceDestroy(pref);
+    CUBLAS_TRY(e2);
+    if (nres < 1) {
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "%s: cuBLASLt has no algorithm for m=%llu n=%llu k=%llu",
+                   who, (unsigned long long)b->cols, (unsigned long long)a->cols, (unsigned long long)a->k);
+        return XDNN_ERR_UNSUPPORTED;
+    }
+    lg->algo = res.algo;
+    size_t w;
+    lg->algo_id = lg->tile = -1;
+    cublasLtMatmulAlgoConfigGetAttribute(&lg->algo, CUBLASLT_ALGO_CONFIG_ID, &lg->algo_id, sizeof lg->algo_id, &w);
+    cublasLtMatmulAlgoConfigGetAttribute(&lg->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &lg->tile, sizeof lg->tile, &w);
+    return XDNN_OK;
+}
+
 static xdnn_status mf_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
 {
     mf_priv *mp = calloc(1, sizeof *mp);
@@ -176,56 +218,27 @@ static xdnn_status mf_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     p->priv = mp;
     const ggraph *g = c->plan->g;
     char why[512];
+    const char *eng = p->engine ? p->engine->name : "scaled_matmul";
     if (!mf_analyze(c->plan, p, &mp->s, why, sizeof why)) {
-        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "%s: %s: %s", p->engine ? p->engine->name : "scaled_matmul",
-                   p->name, why);
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "%s: %s: %s", eng, p->name, why);
         return XDNN_ERR_UNSUPPORTED;
     }
     const mf_shape *s = &mp->s;
-    if (s->i8)
-        CUBLAS_TRY(cublasLtMatmulDescCreate(&mp->op, CUBLAS_COMPUTE_32I, CUDA_R_32I));
-    else
-        CUBLAS_TRY(cublasLtMatmulDescCreate(&mp->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     /* cuBLASLt A = our b stored K x N (ld ldb), B = our a stored K x M (ld lda), D = C^T N x M (ld ldc);
-     * the i8 engine's D is the packed int32 accumulator N x M (ld n) */
-    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->la, mf_type(g->t[s->b].dtype), (uint64_t)s->k, (uint64_t)s->n, s->ldb));
-    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->lb, mf_type(g->t[s->a].dtype), (uint64_t)s->k, (uint64_t)s->m, s->lda));
-    if (s->i8)
-        CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->lc, CUDA_R_32I, (uint64_t)s->n, (uint64_t)s->m, s->n));
-    else
-        CUBLAS_TRY(cublasLtMatrixLayoutCreate(&mp->lc, mf_type(g->t[s->c].dtype), (uint64_t)s->n, (uint64_t)s->m,
-                                              s->ldc));
-    cublasLtMatmulPreference_t pref;
-    CUBLAS_TRY(cublasLtMatmulPreferenceCreate(&pref));
-    uint64_t wsz = MF_WORKSPACE;
-    cublasLtMatmulHeuristicResult_t res;
-    int nres = 0;
-    cublasStatus_t e1 = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsz,
-                                                             sizeof wsz);
-    cublasStatus_t e2 = e1 != CUBLAS_STATUS_SUCCESS
-                          ? e1
-                          : cublasLtMatmulAlgoGetHeuristic(c->lt, mp->op, mp->la, mp->lb, mp->lc, mp->lc, pref, 1, &res,
-                                                           &nres);
-    cublasLtMatmulPreferenceDestroy(pref);
-    CUBLAS_TRY(e2);
-    if (nres < 1) {
-        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(),
-                   "%s: %s: cuBLASLt has no algorithm for m=%lld n=%lld k=%lld (%s x %s -> %s)",
-                   s->i8 ? "matmul_i8_cublaslt" : "matmul_fp8_cublaslt", p->name, (long long)s->m, (long long)s->n, (long long)s->k, xdnn_dtype_name(g->t[s->a].dtype),
-                   xdnn_dtype_name(g->t[s->b].dtype), xdnn_dtype_name(g->t[s->c].dtype));
-        return XDNN_ERR_UNSUPPORTED;
-    }
-    mp->algo = res.algo;
-    int algo_id = -1, tile = -1;
-    size_t w;
-    cublasLtMatmulAlgoConfigGetAttribute(&mp->algo, CUBLASLT_ALGO_CONFIG_ID, &algo_id, sizeof algo_id, &w);
-    cublasLtMatmulAlgoConfigGetAttribute(&mp->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
+     * with our epilogue D is the packed accumulator N x M (ld n): int32 for i8, f32 for fp8 */
+    const gpu_lt_operand la = {mf_type(g->t[s->b].dtype), (uint64_t)s->k, (uint64_t)s->n, (uint64_t)s->ldb};
+    const gpu_lt_operand lb = {mf_type(g->t[s->a].dtype), (uint64_t)s->k, (uint64_t)s->m, (uint64_t)s->lda};
+    const cudaDataType_t td = !s->epilogue ? mf_type(g->t[s->c].dtype) : s->i8 ? CUDA_R_32I : CUDA_R_32F;
+    char who[256];
+    snprintf(who, sizeof who, "%s: %s (%s x %s -> %s)", eng, p->name, xdnn_dtype_name(g->t[s->a].dtype),
+             xdnn_dtype_name(g->t[s->b].dtype), xdnn_dtype_name(g->t[s->c].dtype));
+    xdnn_status st = gpu_lt_lowp_gemm(c, s->i8, &la, &lb, td, s->epilogue ? (uint64_t)s->n : (uint64_t)s->ldc, who,
+                                      &mp->lt, d);
+    if (st != XDNN_OK)
+        return st;
     snprintf(mp->detail, sizeof mp->detail, "cublasLt %s %s x %s -> %s algo=%d tile=%d", s->i8 ? "imma" : "fp8",
              xdnn_dtype_name(g->t[s->a].dtype), xdnn_dtype_name(g->t[s->b].dtype), xdnn_dtype_name(g->t[s->c].dtype),
-             algo_id, tile);
+             mp->lt.algo_id, mp->lt.tile);
     return XDNN_OK;
 }
 
@@ -237,12 +250,15 @@ static xdnn_status mf_execute_i8(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_d
     const int32_t alpha = 1, beta = 0;
     char *ws = c->ws + p->ws_offset;
     int32_t *acc = (int32_t *)(ws + MF_WORKSPACE);
-    cublasStatus_t e = cublasLtMatmul(c->lt, mp->op, &alpha, c->dptr[s->b], mp->la, c->dptr[s->a], mp->lb, &beta, acc,
-                                      mp->lc, acc, mp->lc, &mp->algo, ws, MF_WORKSPACE, strm);
+    const gpu_lt_gemm *lg = &mp->lt;
+    cublasStatus_t e = cublasLtMatmul(c->lt, lg->op, &alpha, c->dptr[s->b], lg->la, c->dptr[s->a], lg->lb, &beta, acc,
+                                      lg->lc, acc, lg->lc, &lg->algo, ws, MF_WORKSPACE, strm);
     if (e != CUBLAS_STATUS_SUCCESS)
         return gpu_check_cublas(e, "cublasLtMatmul (i8)", __FILE__, __LINE__, d);
     int ce = kq_rescale_i32_launch(acc, (uint32_t)s->m, (uint32_t)s->n, (uint32_t)s->ldc, c->dptr[s->sa],
-                                   c->dptr[s->sb], c->dptr[s->c], (int)c->plan->g->t[s->c].dtype, strm);
+                                   c->dptr[s->sb], s->sc >= 0 ? c->dptr[s->sc] : NULL,
+                                   s->amax >= 0 ? c->dptr[s->amax] : NULL, c->dptr[s->c],
+                                   (int)c->plan->g->t[s->c].dtype, strm);
     return gpu_check_cuda((cudaError_t)ce, "kq_rescale_i32", __FILE__, __LINE__, d);
 }
 
@@ -250,20 +266,34 @@ static xdnn_status mf_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_diag
 {
     mf_priv *mp = p->priv;
     const mf_shape *s = &mp->s;
+    /* the epilogues take amax with atomicMax on the bits of |v| >= 0: start from +0 */
+    if (s->amax >= 0) {
+        cudaError_t ze = cudaMemsetAsync(c->dptr[s->amax], 0, sizeof(float), strm);
+        if (ze != cudaSuccess)
+            return gpu_check_cuda(ze, "cudaMemsetAsync (amax)", __FILE__, __LINE__, d);
+    }
     if (s->i8)
         return mf_execute_i8(c, p, strm, d);
     const float alpha = 1.0f, beta = 0.0f;
+    void *dst = s->epilogue ? c->ws + p->ws_offset + MF_WORKSPACE : c->dptr[s->c];
     /* cuBLASLt's A is our b: its scale is b_scale (the product is what matters) */
     const void *sa = c->dptr[s->sb], *sb = c->dptr[s->sa];
     pthread_mutex_lock(&mp->mu);
-    cublasStatus_t e = cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa);
+    cublasStatus_t e = cublasLtMatmulDescSetAttribute(mp->lt.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa);
     if (e == CUBLAS_STATUS_SUCCESS)
-        e = cublasLtMatmulDescSetAttribute(mp->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb);
+        e = cublasLtMatmulDescSetAttribute(mp->lt.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb);
     if (e == CUBLAS_STATUS_SUCCESS)
-        e = cublasLtMatmul(c->lt, mp->op, &alpha, c->dptr[s->b], mp->la, c->dptr[s->a], mp->lb, &beta, c->dptr[s->c],
-                           mp->lc, c->dptr[s->c], mp->lc, &mp->algo, c->ws + p->ws_offset, MF_WORKSPACE, strm);
+        e = cublasLtMatmul(c->lt, mp->lt.op, &alpha, c->dptr[s->b], mp->lt.la, c->dptr[s->a], mp->lt.lb, &beta, dst,
+                           mp->lt.lc, dst, mp->lt.lc, &mp->lt.algo, c->ws + p->ws_offset, MF_WORKSPACE, strm);
     pthread_mutex_unlock(&mp->mu);
-    return e == CUBLAS_STATUS_SUCCESS ? XDNN_OK : gpu_check_cublas(e, "cublasLtMatmul (fp8)", __FILE__, __LINE__, d);
+    if (e != CUBLAS_STATUS_SUCCESS)
+        return gpu_check_cublas(e, "cublasLtMatmul (fp8)", __FILE__, __LINE__, d);
+    if (!s->epilogue)
+        return XDNN_OK;
+    int ce = kq_requant_f32_launch(dst, (uint32_t)s->m, (uint32_t)s->n, (uint32_t)s->ldc,
+                                   s->sc >= 0 ? c->dptr[s->sc] : NULL, s->amax >= 0 ? c->dptr[s->amax] : NULL,
+                                   c->dptr[s->c], (int)c->plan->g->t[s->c].dtype, strm);
+    return gpu_check_cuda((cudaError_t)ce, "kq_requant_f32", __FILE__, __LINE__, d);
 }
 
 static void mf_release(gpart *p)
@@ -271,7 +301,7 @@ static void mf_release(gpart *p)
     mf_priv *mp = p->priv;
     if (!mp)
         return;
-    gpu_lt_destroy(mp->op, mp->la, mp->lb, mp->lc);
+    gpu_lt_destroy(mp->lt.op, mp->lt.la, mp->lt.lb, mp->lt.lc);
     pthread_mutex_destroy(&mp->mu);
     free(mp);
     p->priv = NULL;
@@ -284,12 +314,13 @@ static const char *mf_detail(const gpart *p)
 }
 
 const gpu_engine gpu_engine_matmul_fp8_cublaslt = {
-    "matmul_fp8_cublaslt", "scaled_matmul on fp8 tensor cores (cuBLASLt TN, e4m3/e5m2, per-tensor scales, bf16/f16/f32 out)",
+    "matmul_fp8_cublaslt", "scaled_matmul on fp8 tensor cores (cuBLASLt TN, e4m3/e5m2, per-tensor scales, bf16/f16/f32 out, or "
+    "fp8/i8 requantized and amax by our epilogue)",
     mf_supports_fp8, mf_cost_fp8, mf_workspace, mf_build, mf_execute, mf_release, mf_detail,
 };
 
 const gpu_engine gpu_engine_matmul_i8_cublaslt = {
     "matmul_i8_cublaslt", "scaled_matmul on int8 tensor cores (cuBLASLt IMMA TN, exact int32 sums, per-tensor scales "
-    "applied once: bf16/f16/f32 out, bit-exact)",
+    "applied once: bf16/f16/f32 out, or fp8/i8 requantized, and amax; bit-exact)",
     mf_supports_i8, mf_cost_i8, mf_workspace, mf_build, mf_execute, mf_release, mf_detail,
 };

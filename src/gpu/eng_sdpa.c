@@ -2,7 +2,9 @@
  * in src/ops/sdpa.h):
  *   sdpa_flash_wgmma the Hopper forward (kernels/sdpa_wgmma_sm90a.cu: TMA,
  *                    wgmma, a producer warpgroup and two consumers): compute
- *                    capability 9.0 only, q, k, v, o in one of f16/bf16,
+ *                    capability 9.0 only, q, k, v in one of f16/bf16, o in
+ *                    it or f32 (then, as in sdpa_flash, P enters the P V
+ *                    wgmmas as hi + lo halves: a second wgmma per k-step),
  *                    D, Dv <= 256 with D % 8 == Dv % 8 == 0, contiguous rows;
  *                    every mask: causal and window (either alignment, key
  *                    tiles outside the band skipped), seq_len_q/kv, bias,
@@ -23,6 +25,9 @@
  *                    row, summing its GQA group): no atomics, deterministic.
  * All of them: scale, causal, window, top_left/bottom_right, seq_len_q/kv,
  * additive bias of any broadcast shape, Philox dropout, stats (sdpa_flash_wgmma: strides TMA can describe).
+ * Ragged THD sequences (seq_offsets_q/kv, src/ops/sdpa.h): sdpa_flash and
+ * sdpa_bwd_flash (and sdpa_splitkv, eng_sdpa_splitkv.c) only; the others
+ * refuse them, naming the port and the engines that take them.
  * None of them has the fp8 form (q_scale ... o_scale, amax_s, amax_o): they refuse it, naming the port.
  * Attributes are read from the IR node (gnode.ir) exactly as sdpa_config does. */
 #include "gpu/eng_seq.h"
@@ -139,22 +144,21 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
         if (port(n, i) >= 0)
             return gpu_refuse(why, len, "%s: %s (fp8 attention) runs on the CPU reference only", n->name,
                               op_get(n->ir->op)->ports[i]);
-    const bool serve = kind == SDPA_K_SERVE;
-    if (bwd && (ids->off_q >= 0 || ids->off_kv >= 0)) /* no kernel reads THD-packed dO or writes packed dQ/dK/dV */
-        return gpu_refuse(why, len, "%s: sdpa_bwd with %s (ragged attention backward) has no GPU engine", n->name,
-                          ids->off_q >= 0 ? "seq_offsets_q" : "seq_offsets_kv");
+    const bool serve = kind == SDPA_K_SERVE, ragged = ids->off_q >= 0 || ids->off_kv >= 0;
+    const char *off_port = ids->off_q >= 0 ? "seq_offsets_q" : "seq_offsets_kv";
     if (serve)
         kind = SDPA_K_MMA;
-    else if (ids->page_table >= 0 || ids->off_q >= 0 || ids->off_kv >= 0)
-        return gpu_refuse(why, len, "%s: %s (%s attention) runs on sdpa_splitkv only", n->name,
-                          ids->page_table >= 0 ? "page_table" : ids->off_q >= 0 ? "seq_offsets_q" : "seq_offsets_kv",
-                          ids->page_table >= 0 ? "paged" : "ragged");
+    else if (ids->page_table >= 0)
+        return gpu_refuse(why, len, "%s: page_table (paged attention) runs on sdpa_splitkv only", n->name);
+    else if (ragged && kind != SDPA_K_MMA && kind != SDPA_K_BWD_MMA) /* the mma kernels address rows per sequence */
+        return gpu_refuse(why, len, "%s: %s (ragged attention%s) runs on %s only", n->name, off_port,
+                          bwd ? " backward" : "", bwd ? "sdpa_bwd_flash" : "sdpa_flash and sdpa_splitkv");
     const int need[] = {ids->q, ids->k, ids->v, ids->o};
     for (int i = 0; i < 4; i++) /* ragged (THD) tensors are rank 3 */
         if (need[i] < 0 || g->t[need[i]].is_scalar ||
             g->t[need[i]].rank != ((i == 0 || i == 3 ? ids->off_q : ids->off_kv) >= 0 ? 3 : 4))
             return gpu_refuse(why, len, "%s: q, k, v and o must be rank-4 tensors%s", n->name,
-                              serve ? " (rank 3 [T, H, D] with seq_offsets)" : "");
+                              ragged ? " (rank 3 [T, H, D] with seq_offsets)" : "");
     if (bwd && (ids->dout < 0 || ids->stats < 0 || ids->dq < 0 || ids->dk < 0 || ids->dv < 0))
         return gpu_refuse(why, len, "%s: sdpa_bwd needs do, stats and all three results", n->name);
     const gtensor *q = &g->t[ids->q], *k = &g->t[ids->k], *v = &g->t[ids->v];
@@ -224,15 +228,31 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
     kp->dq = xk_of(g, ids->dq);
     kp->dk = xk_of(g, ids->dk);
     kp->dv = xk_of(g, ids->dv);
-    if (ids->off_q >= 0 || ids->off_kv >= 0) { /* THD: xk_of put T in st[1], H in st[2]; swap them */
-        xk_tensor *thd[] = {ids->off_q >= 0 ? &kp->q : NULL, ids->off_q >= 0 ? &kp->o : NULL,
-                            ids->off_q >= 0 ? &kp->stats : NULL, ids->off_kv >= 0 ? &kp->k : NULL,
-                            ids->off_kv >= 0 ? &kp->v : NULL};
-        for (int i = 0; i < 5; i++)
+    if (ragged) { /* THD: xk_of put T in st[1], H in st[2]; swap them (st[0] is 0: rank 3) */
+        const bool rq = ids->off_q >= 0, rkv = ids->off_kv >= 0;
+        xk_tensor *thd[] = {rq ? &kp->q : NULL,  rq ? &kp->o : NULL,   rq ? &kp->stats : NULL,
+                            rq ? &kp->dout : NULL, rq ? &kp->dq : NULL, rkv ? &kp->k : NULL,
+                            rkv ? &kp->v : NULL,  rkv ? &kp->dk : NULL, rkv ? &kp->dv : NULL};
+        for (size_t i = 0; i < sizeof thd / sizeof thd[0]; i++)
             if (thd[i]) {
                 int64_t t = thd[i]->st[1];
                 thd[i]->st[1] = thd[i]->st[2], thd[i]->st[2] = t;
             }
+        const int offs[2] = {ids->off_q, ids->off_kv};
+        for (int i = 0; i < 2; i++) {
+            if (offs[i] < 0)
+                continue;
+            const gtensor *t = &g->t[offs[i]];
+            if (t->rank != 1 || (t->dtype != XDNN_I32 && t->dtype != XDNN_I64))
+                return gpu_refuse(why, len, "%s: %s must be [B+1] in i32 or i64, got %s of rank %d", want,
+                                  i ? "seq_offsets_kv" : "seq_offsets_q", gg_dtype_name(t->dtype), t->rank);
+        }
+        kp->off_q = xk_len(g, ids->off_q);
+        kp->off_kv = xk_len(g, ids->off_kv);
+        /* the reference refuses these at inference (their index space is the padded one): never reached */
+        if (ids->bias >= 0 || kp->drop_threshold)
+            return gpu_refuse(why, len, "%s: %s with %s: ragged attention takes no bias or dropout", want,
+                              ids->bias >= 0 ? "bias" : "dropout", off_port);
     }
 
     if (kp->D > ROWS_MAX_D || kp->Dv > ROWS_MAX_D)
@@ -265,7 +285,7 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
         return gpu_refuse(why, len, "%s: tensor-core grid: B*Hq = %lld exceeds 65535", want, (long long)kp->B * kp->Hq);
     return true;
 }
-/* ---- the five engines */
+/* ---- the six engines */
 
 typedef struct sdpa_priv {
     xk_sdpa kp;
@@ -318,8 +338,13 @@ static bool wgmma_check(const gplan *pl, const xk_sdpa *kp, const sdpa_ids *ids,
 {
     const ggraph *g = pl->g;
     const char *e = "sdpa: sdpa_flash_wgmma";
-    if (g->t[ids->o].dtype != g->t[ids->q].dtype)
-        return gpu_refuse(why, len, "%s needs o in q's dtype %s, got %s", e, gg_dtype_name(g->t[ids->q].dtype),
+    if (ids->off_q >= 0 || ids->off_kv >= 0) /* its TMA boxes tile dense [B, H, S, D] tensors */
+        return gpu_refuse(why, len, "%s: %s (ragged attention) runs on sdpa_flash and sdpa_splitkv only", e,
+                          ids->off_q >= 0 ? "seq_offsets_q" : "seq_offsets_kv");
+    /* gpu_sdpa_analyze took q, k, v of one 16-bit dtype and o of it or f32; an f32 o is the SPLIT kernel
+     * (P as hi + lo halves: f32-level accuracy, o stored as float pairs) */
+    if (g->t[ids->o].dtype != g->t[ids->q].dtype && g->t[ids->o].dtype != XDNN_F32)
+        return gpu_refuse(why, len, "%s needs o in q's dtype %s or f32, got %s", e, gg_dtype_name(g->t[ids->q].dtype),
                     gg_dtype_name(g->t[ids->o].dtype));
     if (kp->D % 8 != 0 || kp->Dv % 8 != 0)
         return gpu_refuse(why, len, "%s needs D %% 8 == 0 and Dv %% 8 == 0 (16-byte TMA rows), got D=%d Dv=%d", e,
@@ -410,8 +435,14 @@ static double wgmma_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
     sdpa_ids ids;
     char why[256];
     double rate = 450.0;
-    if (gpu_sdpa_analyze(pl, p, SDPA_K_MMA, &kp, &ids, why, sizeof why) && (ids.bias >= 0 || kp.drop_threshold))
-        rate = 40.0;
+    if (gpu_sdpa_analyze(pl, p, SDPA_K_MMA, &kp, &ids, why, sizeof why)) {
+        if (ids.bias >= 0 || kp.drop_threshold)
+            rate = 40.0;
+        /* an f32 o: P V twice (hi + lo), one of the two GEMMs doubled, ~1.33x the tensor-core time (not measured
+         * yet); sdpa_flash does the same second P V on mma.sync, so the order against it stays */
+        if (pl->g->t[ids.o].dtype == XDNN_F32)
+            rate /= 1.33;
+    }
     return gpu_sdpa_underfill_us(pl, p, dev, 128, rate); /* one work item per 128 query rows */
 }
 static double tf32_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 50.0); }
@@ -430,7 +461,9 @@ static size_t bwd_ws_kind(const gplan *pl, const gpart *p, sdpa_kind kind)
     char why[256];
     if (!gpu_sdpa_analyze(pl, p, kind, &kp, &ids, why, sizeof why))
         return 0;
-    return (size_t)kp.B * (size_t)kp.Hq * (size_t)kp.Sq * sizeof(float) + 256;
+    /* Delta: [B, Hq, Sq] f32, or [Hq, T] for ragged q (kern_sdpa.h) */
+    const size_t nb = ids.off_q >= 0 ? 1 : (size_t)kp.B;
+    return nb * (size_t)kp.Hq * (size_t)kp.Sq * sizeof(float) + 256;
 }
 static size_t bwd_ws(const gplan *pl, const gpart *p, const gpu_device *dev) { return bwd_ws_kind(pl, p, SDPA_K_BWD); }
 static size_t bwd_flash_ws(const gplan *pl, const gpart *p, const gpu_device *dev)
@@ -456,10 +489,12 @@ static xdnn_status build_kind2(gpu_ctx *c, gpart *p, sdpa_kind kind, bool wgmma,
     for (int i = 0; i < 3; i++)
         memcpy(sp->qkv_st[i], c->plan->g->t[qkv[i]].strides, sizeof sp->qkv_st[i]);
     const xk_sdpa *k = &sp->kp;
-    snprintf(sp->detail, sizeof sp->detail, "%s B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s%s%s%s%s", eng, k->B, k->Hq,
-             k->Hk, k->Sq, k->Skv, k->D, k->Dv, k->right == 0 ? " causal" : "",
+    snprintf(sp->detail, sizeof sp->detail, "%s B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s%s%s%s%s%s%s%s", eng, k->B,
+             k->Hq, k->Hk, k->Sq, k->Skv, k->D, k->Dv, k->right == 0 ? " causal" : "",
              k->left >= 0 || k->right > 0 ? " window" : "", sp->ids.bias >= 0 ? " bias" : "",
-             k->drop_threshold ? " dropout" : "", sp->ids.len_q >= 0 || sp->ids.len_kv >= 0 ? " seqlens" : "");
+             k->drop_threshold ? " dropout" : "", sp->ids.len_q >= 0 || sp->ids.len_kv >= 0 ? " seqlens" : "",
+             sp->ids.off_q >= 0 ? " ragged-q" : "", sp->ids.off_kv >= 0 ? " ragged-kv" : "",
+             kind == SDPA_K_MMA && k->o.dtype == XK_F32 ? " o=f32" : ""); /* f32 o: P V as hi + lo */
     return XDNN_OK;
 }
 
@@ -503,6 +538,8 @@ static xdnn_status sdpa_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags
     k.dq.p = dev_ptr(c, ids->dq);
     k.dk.p = dev_ptr(c, ids->dk);
     k.dv.p = dev_ptr(c, ids->dv);
+    k.off_q.p = dev_ptr(c, ids->off_q);
+    k.off_kv.p = dev_ptr(c, ids->off_kv);
     int rc;
     const char *call;
     if (sp->kind == SDPA_K_BWD || sp->kind == SDPA_K_BWD_MMA) {
@@ -540,14 +577,15 @@ static const char *sdpa_detail(const gpart *p)
 
 const gpu_engine gpu_engine_sdpa_flash_wgmma = {
     .name = "sdpa_flash_wgmma",
-    .summary = "attention forward on Hopper (sm_90a: TMA + wgmma, warp-specialized), f16/bf16, D, Dv <= 256, "
-               "every mask, GQA",
+    .summary = "attention forward on Hopper (sm_90a: TMA + wgmma, warp-specialized), f16/bf16 (o also f32), "
+               "D, Dv <= 256, every mask, GQA",
     .supports = wgmma_supports, .cost = wgmma_cost, .workspace = no_ws,
     .build = wgmma_build, .execute = sdpa_execute, .release = sdpa_release, .detail = sdpa_detail,
 };
 const gpu_engine gpu_engine_sdpa_flash = {
     .name = "sdpa_flash",
-    .summary = "attention forward on tensor cores (mma.sync f16/bf16, f32 accumulate), any D, Dv <= 256",
+    .summary = "attention forward on tensor cores (mma.sync f16/bf16, f32 accumulate), any D, Dv <= 256, "
+               "ragged (THD) sequences",
     .supports = flash_supports, .cost = flash_cost, .workspace = no_ws,
     .build = flash_build, .execute = sdpa_execute, .release = sdpa_release, .detail = sdpa_detail,
 };
@@ -565,7 +603,8 @@ const gpu_engine gpu_engine_sdpa_naive = {
 };
 const gpu_engine gpu_engine_sdpa_bwd_flash = {
     .name = "sdpa_bwd_flash",
-    .summary = "attention backward on tensor cores (f16/bf16): dQ pass + dK/dV pass (GQA sums), no atomics",
+    .summary = "attention backward on tensor cores (f16/bf16): dQ pass + dK/dV pass (GQA sums), no atomics, "
+               "ragged (THD) sequences",
     .supports = bwd_flash_supports, .cost = bwd_flash_cost, .workspace = bwd_flash_ws,
     .build = bwd_flash_build, .execute = sdpa_execute, .release = sdpa_release, .detail = sdpa_detail,
 };

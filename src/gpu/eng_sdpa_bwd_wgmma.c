@@ -39,6 +39,9 @@ static bool bw_check(const gplan *pl, const gpart *p, xk_sdpa *kp, sdpa_ids *ids
         return false;
     }
     const ggraph *g = pl->g;
+    if (ids->off_q >= 0 || ids->off_kv >= 0) /* its TMA boxes tile dense [B, H, S, D] tensors */
+        return gpu_refuse(why, len, "sdpa_bwd: " ENG ": %s (ragged attention backward) runs on sdpa_bwd_flash only",
+                          ids->off_q >= 0 ? "seq_offsets_q" : "seq_offsets_kv");
     const xdnn_dtype t = g->t[ids->q].dtype;
     const struct { int id; const char *name; } io[] = {{ids->q, "q"},   {ids->k, "k"},   {ids->v, "v"},
                                                        {ids->o, "o"},   {ids->dout, "do"}, {ids->dq, "dq"},

@@ -160,9 +160,13 @@ double gpu_sdpa_underfill_us(const gplan *pl, const gpart *p, const gpu_device *
     xk_sdpa kp;
     sdpa_ids ids;
     char why[256];
-    if (!gpu_sdpa_analyze(pl, p, SDPA_K_ROWS, &kp, &ids, why, sizeof why) || rows_per_block < 1)
+    if (rows_per_block < 1 || (!gpu_sdpa_analyze(pl, p, SDPA_K_ROWS, &kp, &ids, why, sizeof why) &&
+                               !gpu_sdpa_analyze(pl, p, SDPA_K_MMA, &kp, &ids, why, sizeof why))) /* ragged */
         return t + launch;
-    const double blocks = (double)kp.B * kp.Hq * (double)((kp.Sq + rows_per_block - 1) / rows_per_block);
+    /* ragged q: the T packed tokens fill about T / rows_per_block tiles (the lengths are run-time data), not
+     * B * T / rows_per_block: a batch of decode rows stays underfilled here and goes to sdpa_splitkv */
+    const double tiles = (double)((kp.Sq + rows_per_block - 1) / rows_per_block);
+    const double blocks = (ids.off_q >= 0 ? 1.0 : (double)kp.B) * kp.Hq * tiles;
     const double sms = dev->sm_count > 0 ? dev->sm_count : 132;
     return launch + (blocks > 0 && blocks < sms ? t * sms / blocks : t);
 }

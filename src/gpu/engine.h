@@ -125,4 +125,26 @@ bool gpu_matmul_analyze(const gplan *pl, const gpart *p, bool tf32, mm_shape *s,
 void gpu_lt_destroy(cublasLtMatmulDesc_t op, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
                     cublasLtMatrixLayout_t c);
 
+/* ---- the low-precision "TN" GEMM of the lowp cuBLASLt engines
+ * (eng_mm_scaled.c, eng_scaled_conv.c): cuBLASLt's int8 and fp8 kernels take
+ * both operands K-contiguous, column-major k x cols with ld >= k. */
+enum { GPU_LT_LOWP_WORKSPACE = 32 << 20 }; /* cuBLASLt's own workspace, at the start of the engine's */
+typedef struct gpu_lt_operand {
+    cudaDataType_t type;
+    uint64_t k, cols, ld;
+} gpu_lt_operand;
+typedef struct gpu_lt_gemm {
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t la, lb, lc;  /* lc: C and D */
+    cublasLtMatmulAlgo_t algo;
+    int algo_id, tile;                  /* of algo, for the detail line */
+} gpu_lt_gemm;
+/* D [a.cols x b.cols] (type td, column-major, ld ldd) = A^T B: int32
+ * compute for i8 (scale type int32), else f32; the heuristic's best algo
+ * within GPU_LT_LOWP_WORKSPACE.  Fills lg (release with gpu_lt_destroy);
+ * XDNN_ERR_UNSUPPORTED, reported as "WHO: cuBLASLt has no algorithm ...",
+ * when there is none. */
+xdnn_status gpu_lt_lowp_gemm(gpu_ctx *c, bool i8, const gpu_lt_operand *a, const gpu_lt_operand *b, cudaDataType_t td,
+                             uint64_t ldd, const char *who, gpu_lt_gemm *lg, xdnn_diags_t *d);
+
 #endif

@@ -20,6 +20,7 @@ extern const gpu_engine gpu_engine_norm_welford, gpu_engine_copy_strided, gpu_en
 extern const gpu_engine gpu_engine_rnn_bwd_direct; /* gpurnnbwd */
 extern const gpu_engine gpu_engine_sdpa_bwd_wgmma; /* attnb */
 extern const gpu_engine gpu_engine_quant_direct, gpu_engine_matmul_fp8_cublaslt, gpu_engine_matmul_i8_cublaslt; /* lowp */
+extern const gpu_engine gpu_engine_scaled_conv_im2col; /* sconv */
 extern const gpu_engine gpu_engine_index_direct, gpu_engine_xent_direct, gpu_engine_bn_infer_var; /* ops */
 
 /* Engines with knobs (engine.h: gpu_knobs). */
@@ -56,6 +57,7 @@ const gpu_engine_row gpu_engine_rows[] = {
     {&gpu_engine_quant_direct, SERVES(QUANT), NULL}, /* lowp */
     {&gpu_engine_matmul_fp8_cublaslt, SERVES(QUANT), NULL},
     {&gpu_engine_matmul_i8_cublaslt, SERVES(QUANT), NULL},
+    {&gpu_engine_scaled_conv_im2col, SERVES(QUANT), NULL}, /* sconv */
     {&gpu_engine_index_direct, SERVES(INDEX), NULL}, /* ops */
     {&gpu_engine_xent_direct, SERVES(INDEX), NULL},
     {&gpu_engine_bn_infer_var, SERVES(NORM), NULL},

@@ -6,7 +6,16 @@
  * Tensors are described by a base pointer, a dtype code (XK_*) and four
  * element strides in the logical order of the op (q/k/v/o/do/dq/dk/dv:
  * [B, H, S, D]; bias broadcast to [B, Hq, Sq, Skv] with stride 0 on broadcast
- * dims; stats [B, Hq, Sq]; seq lens [B]).  Semantics: src/ops/sdpa.h. */
+ * dims; stats [B, Hq, Sq]; seq lens [B]).  Semantics: src/ops/sdpa.h.
+ *
+ * Ragged (THD-packed) sequences, sdpa_flash and sdpa_bwd_flash only: with
+ * off_q set, the q-side tensors (q, o, stats, do, dq) are [T, H, D] with
+ * st[0] = 0, st[1] the head stride and st[2] the token stride, sequence b is
+ * tokens [off_q[b], off_q[b+1]) and Sq = T (a bound on every length: the
+ * grid covers it, tiles past a sequence's end exit); likewise off_kv for k,
+ * v, dk, dv with Skv = T.  B comes from the offsets.  Offsets are clamped
+ * into [0, T] and made non-decreasing (never an access out of bounds).
+ * seq_len_q (seq_len_kv) never comes with off_q (off_kv). */
 #ifndef XDNN_GPU_KERN_SDPA_H
 #define XDNN_GPU_KERN_SDPA_H
 
@@ -38,7 +47,8 @@ typedef struct xk_sdpa {
     xk_tensor q, k, v, bias, len_q, len_kv;
     xk_tensor o, stats;           /* forward results; bwd: o is an input, stats the logsumexp input */
     xk_tensor dout, dq, dk, dv;   /* backward only */
-    float *delta;                 /* backward scratch [B*Hq*Sq] f32 */
+    xk_tensor off_q, off_kv;      /* ragged: [B+1] i32/i64 token offsets (st[0] their stride); p NULL = dense */
+    float *delta;                 /* backward scratch f32: [B, Hq, Sq], or [Hq, T] with off_q */
 } xk_sdpa;
 
 /* Each returns a cudaError_t as int (0 = launched). */

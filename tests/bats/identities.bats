@@ -34,11 +34,17 @@ run_identity() {
 @test "scaled_matmul's requantized c and amax == quantize and amax of its f32 result (bit-exact)" {
     run_identity scaled_matmul_requantize.dnn
 }
-@test "a requantized scaled_matmul or its amax is refused by every GPU engine, with the reason" {
-    run xdnn plan --explain --device-model h100 "$ID/scaled_matmul_requantize.dnn" --set M=32 --set N=16 --set K=64
+@test "a requantized scaled_matmul with its amax plans on cuBLASLt's int8 and fp8 engines" {
+    printf '%s\n' 'graph q(seed=1) {' '  input a: i8[32, 64];' '  input b: i8[16, 64];' \
+        '  input a8: fp8_e4m3[32, 64];' '  input b8: fp8_e4m3[16, 64];' '  weight s: f32[1] = fill(0.5);' \
+        '  c, m = scaled_matmul(a, b, s, s, s, trans_b=true, dtype=i8);' \
+        '  c8, m8 = scaled_matmul(a8, b8, s, s, s, trans_b=true, dtype=fp8_e4m3);' '  output c, m, c8, m8;' '}' \
+        > "$BATS_TEST_TMPDIR/q.dnn"
+    run xdnn plan --explain --device-model h100 "$BATS_TEST_TMPDIR/q.dnn"
     echo "$output"
-    [ "$status" -ne 0 ]
-    [[ "$output" == *"matmul_fp8_cublaslt: a requantized output (c_scale, dtype i8) is not implemented on the GPU yet"* ]]
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"partition 0  c  (scaled_matmul)"*"chosen    matmul_i8_cublaslt"* ]]
+    [[ "$output" == *"partition 1  c8  (scaled_matmul)"*"chosen    matmul_fp8_cublaslt"* ]]
 }
 @test "@nchw, @nhwc, @perm, padded @strides and @col give the same logical result" {
     run_identity layouts_same_logical.dnn

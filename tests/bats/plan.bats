@@ -200,15 +200,31 @@ needs_cuda_build() { xdnn engines | grep -q "built without CUDA" && skip "built 
     [[ "$output" == *"conv_igemm         conv "* && "$output" == *"norm_welford       reduce,norm "* ]]
 }
 
-@test "--explain: every sdpa_bwd engine refuses the ragged (seq_offsets) backward, naming the port" {
+@test "--explain -v: a ragged (seq_offsets) bf16 training step plans on sdpa_flash and sdpa_bwd_flash; the others say why not" {
     needs_cuda_build
-    run xdnn plan --explain --device-model h100 -v "$ROOT/tests/identities/sdpa_ragged_train_step.dnn"
+    cat > "$BATS_TEST_TMPDIR/ragged.dnn" <<'EOF'
+dnn 1;
+graph g(seed=1) {
+  input q: bf16[41, 4, 64];
+  input k: bf16[50, 2, 64];
+  input v: bf16[50, 2, 64];
+  input do: bf16[41, 4, 64];
+  input oq: i32[4] = values(data=[0, 7, 8, 41]);
+  input okv: i32[4] = values(data=[0, 9, 10, 50]);
+  o, stats = sdpa(q, k, v, seq_offsets_q=oq, seq_offsets_kv=okv, causal=true);
+  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, seq_offsets_q=oq, seq_offsets_kv=okv, causal=true);
+  output dq, dk, dv;
+}
+EOF
+    run xdnn plan --explain --device-model h100 -v "$BATS_TEST_TMPDIR/ragged.dnn"
     echo "$output"
-    [ "$status" -eq 4 ]
-    [[ "$output" == *"no GPU engine can run partition dq (op sdpa_bwd)"* ]]
-    for e in sdpa_bwd_wgmma sdpa_bwd_flash sdpa_bwd; do
-        [[ "$output" == *"$e: dq: sdpa_bwd with seq_offsets_q (ragged attention backward) has no GPU engine"* ]]
-    done
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"partition 0  o  (sdpa)"$'\n'"  chosen    sdpa_flash "* ]]
+    [[ "$output" == *"partition 1  dq  (sdpa_bwd)"$'\n'"  chosen    sdpa_bwd_flash "* ]]
+    [[ "$output" == *"declined  sdpa_flash_wgmma     sdpa: sdpa_flash_wgmma: seq_offsets_q (ragged attention) runs on sdpa_flash and sdpa_splitkv only"* ]]
+    [[ "$output" == *"declined  sdpa_naive           o: seq_offsets_q (ragged attention) runs on sdpa_flash and sdpa_splitkv only"* ]]
+    [[ "$output" == *"declined  sdpa_bwd_wgmma       sdpa_bwd: sdpa_bwd_wgmma: seq_offsets_q (ragged attention backward) runs on sdpa_bwd_flash only"* ]]
+    [[ "$output" == *"declined  sdpa_bwd             dq: seq_offsets_q (ragged attention backward) runs on sdpa_bwd_flash only"* ]]
 }
 
 @test "--explain --engine forces an engine; one that cannot run the partition is refused with its reason" {
@@ -234,6 +250,14 @@ needs_cuda_build() { xdnn engines | grep -q "built without CUDA" && skip "built 
     [[ "$output" != *"o8 (op sdpa): "*"dtype fp8_e4m3"*"partition o64"* ]]
 }
 
+@test "--explain: sdpa_fwd_bwd's forward (o an f32 intermediate) runs on sdpa_flash_wgmma on the H100" {
+    needs_cuda_build
+    run xdnn plan --explain --device-model h100 "$ROOT/graphs/sdpa_fwd_bwd.dnn"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"partition 0  o  (sdpa)"*"chosen    sdpa_flash_wgmma"*"(sdpa_bwd)"* ]]
+}
+
 @test "a saved CPU plan of the fp8 sdpa identity (scale ports, a discarded stats, amax results) runs and passes" {
     run xdnn plan "$ROOT/tests/identities/sdpa_fp8_scales.dnn" --device cpu -o "$BATS_TEST_TMPDIR/fp8.xplan"
     [ "$status" -eq 0 ]
@@ -243,22 +267,47 @@ needs_cuda_build() { xdnn engines | grep -q "built without CUDA" && skip "built 
     [ "$(grep -c '^check .*: ok' <<<"$output")" -eq 4 ]
 }
 
-@test "--explain: scaled_conv has no GPU engine; the planner says so, and no conv engine takes it when forced" {
+@test "--explain: scaled_conv runs on scaled_conv_im2col (groups 1, any layout); grouped ones and the conv engines are refused" {
     needs_cuda_build
-    man_example scaled-conv-example "$BATS_TEST_TMPDIR/int8.dnn" # the int8 conv block of man/dnn.5
+    man_example scaled-conv-example "$BATS_TEST_TMPDIR/int8.dnn" # the int8 conv block of man/dnn.5 (NCHW)
     run xdnn plan --explain --device-model h100 -v "$BATS_TEST_TMPDIR/int8.dnn"
     echo "$output"
-    [ "$status" -eq 4 ]
-    # its two scaled_conv partitions, and nothing else, have no engine: the quant engines say why
-    [ "$(grep -c 'no GPU engine can run partition' <<<"$output")" -eq 2 ]
-    [[ "$output" == *"no GPU engine can run partition h (op scaled_conv): quant_direct: runs quantize, dequantize, amax and quant_scale only, not scaled_conv; matmul_fp8_cublaslt: needs a lone scaled_matmul node, got partition h; "* ]]
-    [[ "$output" == *"no GPU engine can run partition y (op scaled_conv): "* ]]
+    [ "$status" -eq 0 ]
+    # both scaled_conv partitions (3x3 requantized to i8 with bias; 1x1 to bf16) take the im2col engine
+    [ "$(grep -c '^  chosen    scaled_conv_im2col ' <<<"$output")" -eq 2 ]
+    [[ "$output" == *"partition 8  h  (scaled_conv)"$'\n'"  chosen    scaled_conv_im2col "* ]]
+    [[ "$output" == *"partition 10  y  (scaled_conv)"$'\n'"  chosen    scaled_conv_im2col "* ]]
+    # the conv engines do not serve the quant class, and refuse it when forced
     for e in conv_direct conv_igemm conv_igemm_wgmma conv_wgrad_mma conv_dw; do
         run xdnn plan --explain --device-model h100 --engine "h=$e" "$BATS_TEST_TMPDIR/int8.dnn"
         echo "$e: $output"
         [ "$status" -eq 4 ]
         [[ "$output" == *"forced engine $e cannot run partition h: runs conv ops only, not scaled_conv"* ]]
     done
+    # groups > 1 (the identity graph's four convs) is refused with the reason
+    run xdnn plan --explain --device-model h100 "$ROOT/tests/identities/scaled_conv_is_dequantized_conv.dnn"
+    echo "$output"
+    [[ "$output" == *"no GPU engine can run partition yq (op scaled_conv): "*"scaled_conv_im2col: scaled_conv: groups=2 (grouped and depthwise int8 convs are not one GEMM; this engine runs groups 1 only)"* ]]
+    [ "$(grep -c 'scaled_conv_im2col: scaled_conv: groups=2' <<<"$output")" -eq 4 ]
+    # fp8 needs one e4m3 operand; an i8 window of 2^17 products could overflow int32
+    cat > "$BATS_TEST_TMPDIR/refuse.dnn" <<'EOF'
+dnn 1;
+graph r(seed=1) {
+  input x5: fp8_e5m2[1, 16, 8, 8] @nhwc;
+  weight w5: fp8_e5m2[16, 16, 3, 3] @nhwc;
+  input xb: i8[1, 131072, 1, 1] @nhwc;
+  weight wb: i8[16, 131072, 1, 1] @nhwc;
+  weight s: f32[1] = fill(0.5);
+  y5 = scaled_conv(x5, w5, s, s, pad=1);
+  yb = scaled_conv(xb, wb, s, s);
+  output y5, yb;
+}
+EOF
+    run xdnn plan --explain --device-model h100 "$BATS_TEST_TMPDIR/refuse.dnn"
+    echo "$output"
+    [ "$status" -eq 4 ]
+    [[ "$output" == *"partition y5 (op scaled_conv): "*"scaled_conv_im2col: scaled_conv: fp8_e5m2 x fp8_e5m2 has no Hopper fp8 kernel (one of x, w must be fp8_e4m3)"* ]]
+    [[ "$output" == *"partition yb (op scaled_conv): "*"scaled_conv_im2col: scaled_conv: i8 sums of C * window = 131072 products could overflow the int32 accumulator (must be below 131072)"* ]]
 }
 
 @test "--explain on the CPU backend: one cpu_reference per node" {

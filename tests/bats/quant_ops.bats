@@ -3,7 +3,7 @@
 # man/dnn.5 runs on the CPU reference with the dtypes it promises.
 # (tests/unit/test_quant.c and test_quant_conv.c check the values; the
 # identity graph tests/identities/scaled_conv_is_dequantized_conv.dnn checks
-# scaled_conv to the bit; plan.bats checks that no GPU engine takes it.)
+# scaled_conv to the bit; plan.bats checks which GPU engine takes it.)
 load helpers
 
 @test "the scaled_conv example of man/dnn.5 runs: h is i8 and uses its range, y is bf16, no NaN" {

@@ -15,13 +15,7 @@
 # SKIP_GRAPH leave one out.  Run from the root of the tree whose library DEV
 # holds.  Logs under OUT.
 set -uo pipefail
-dev=${1:?DEV}; out=${2:?OUT}
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$(cd "$dev/lib" && pwd):${LD_LIBRARY_PATH:-}"
-export XDNN_CACHE_DIR=${XDNN_CACHE_DIR:-/tmp/xdnn-cache}
-t0=$SECONDS
-step() { echo "== $1 ($((SECONDS - t0)) s)"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$out/device.txt"
+. "$(dirname "$0")/dev_env.sh" # dev, out, step, the device's name
 step link
 cuda=/usr/local/cuda
 [ -f "$dev/libxdnn.a.gz" ] && gunzip -f "$dev/libxdnn.a.gz"

@@ -593,6 +593,13 @@ static void conv_epilogue_cases(void)
                                                            (int[]){1, 1}, (int[]){1, 1}, false)},
         {"dw-c21-s2", "conv_dw", "f16", "nhwc", cfg(2, 2, 21, 21, 21, (int[]){13, 11}, (int[]){3, 3}, (int[]){2, 2},
                                                      NULL, (int[]){1, 1}, (int[]){0, 1}, false)},
+        /* conv_igemm_wgmma on padded copies (C 3 -> 8, 5 -> 8): the epilogue runs on the unchanged kernel */
+        {"wgp-epi-c3-k16-7x7-s2", "conv_igemm_wgmma", "f16", "nhwc", cfg(2, 2, 3, 16, 1, (int[]){17, 15},
+                                                                              (int[]){7, 7}, (int[]){2, 2}, NULL,
+                                                                              (int[]){3, 3}, (int[]){3, 3}, false)},
+        {"wgp-epi-c5-k24", "conv_igemm_wgmma", "bf16", "nhwc", cfg(2, 1, 5, 24, 1, (int[]){13, 11},
+                                                                       (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                                                       (int[]){1, 1}, false)},
     };
     int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]), nact = (int)(sizeof acts / sizeof acts[0]);
     for (int ci = 0; ci < ncfg; ci++)
@@ -720,9 +727,20 @@ static void pool_cases(void)
  * and 256 (one and two 128-wide tiles), strides 1-3, dilation 2, asymmetric pads, 1x1 / 3x3 / 7x7 / 1x7 and
  * a 1-D conv, f16 and bf16; split-K forced at 2, 3 and 5 and left to the heuristic on a 7x7 map (it must
  * split); a large conv the cost model must give it unforced.  K % 8 != 0 is refused (test_gpu_conv.c). */
+/* What the engine's detail says of a C it pads (the copies' channel count), NULL for C % 8 == 0. */
+static const char *padded_detail(int c)
+{
+    static const char *const pads[] = {"C 3 -> 8", "C 5 -> 8", "C 12 -> 16"};
+    return c == 3 ? pads[0] : c == 5 ? pads[1] : c == 12 ? pads[2] : NULL;
+}
+
 static void conv_wgmma_cases(void)
 {
     static const char *const dts[] = {"f16", "bf16"};
+    /* after the "wg-" rows the "wgp-" ones: C % 8 != 0 on channels-last copies with C padded to 8
+     * (conv_pack.h; the detail names the padding): the ResNet stem (C = 3, 7x7 stride 2 pad 3, K = 64) at
+     * N = 1, 2 and 32 (7.5 GFLOP on the CPU reference: not in --quick); C = 3 on an odd 37x29 map, 3x3 stride 1
+     * pad 1; C = 5 and C = 12 (-> 16); a 1-D C = 3; NCHW C = 3; a padded reduction with split-K forced at 3 */
     struct { const char *name; win_cfg w; int splitk; } cfgs[] = {
         {"wg-c8-k8-1x1-odd", cfg(2, 3, 8, 8, 1, (int[]){13, 11}, (int[]){1, 1}, NULL, NULL, NULL, NULL, false), 0},
         {"wg-c24-k24-3x3-s2-asym", cfg(2, 2, 24, 24, 1, (int[]){15, 13}, (int[]){3, 3}, (int[]){2, 2}, NULL,
@@ -747,17 +765,36 @@ static void conv_wgmma_cases(void)
                                     (int[]){1, 1}, false), 5},
         {"wg-skauto-c512-k256-7x7", cfg(2, 2, 512, 256, 1, (int[]){7, 7}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
                                         (int[]){1, 1}, false), -1},
+        {"wgp-stem-n1", cfg(2, 1, 3, 64, 1, (int[]){224, 224}, (int[]){7, 7}, (int[]){2, 2}, NULL, (int[]){3, 3},
+                            (int[]){3, 3}, false), 0},
+        {"wgp-stem-n2", cfg(2, 2, 3, 64, 1, (int[]){224, 224}, (int[]){7, 7}, (int[]){2, 2}, NULL, (int[]){3, 3},
+                            (int[]){3, 3}, false), 0},
+        {"wgp-c3-k24-3x3-37x29", cfg(2, 2, 3, 24, 1, (int[]){37, 29}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                     (int[]){1, 1}, false), 0},
+        {"wgp-c5-k40-5x5-s2", cfg(2, 3, 5, 40, 1, (int[]){19, 23}, (int[]){5, 5}, (int[]){2, 2}, NULL, (int[]){2, 1},
+                                  (int[]){2, 2}, false), 0},
+        {"wgp-c12-k136-3x3-dil2", cfg(2, 2, 12, 136, 1, (int[]){15, 13}, (int[]){3, 3}, NULL, (int[]){2, 2},
+                                      (int[]){2, 2}, (int[]){2, 2}, false), 0},
+        {"wgp-1d-c3-k16-s2", cfg(1, 2, 3, 16, 1, (int[]){41}, (int[]){7}, (int[]){2}, NULL, (int[]){3}, (int[]){3},
+                                 false), 0},
+        {"wgp-sk3-c12-k64-5x5", cfg(2, 2, 12, 64, 1, (int[]){9, 11}, (int[]){5, 5}, NULL, NULL, (int[]){2, 2},
+                                    (int[]){2, 2}, false), 3},
+        {"wgp-stem-n32", cfg(2, 32, 3, 64, 1, (int[]){224, 224}, (int[]){7, 7}, (int[]){2, 2}, NULL, (int[]){3, 3},
+                             (int[]){3, 3}, false), 0},
+        {"wgp-c3-nchw", cfg(2, 2, 3, 16, 1, (int[]){14, 11}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1}, (int[]){1, 1},
+                            false), 0},
     };
     for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
         for (int ti = 0; ti < 2; ti++) {
-            if (opts.quick && ti != ci % 2)
+            if (opts.quick && (ti != ci % 2 || cfgs[ci].w.n >= 32))
                 continue;
-            conv_case_forced(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, 0, false, "conv_igemm_wgmma", 1);
+            const bool nchw = strstr(cfgs[ci].name, "nchw") != NULL;
+            conv_case_forced(cfgs[ci].name, &cfgs[ci].w, dts[ti], !nchw, 0, false, "conv_igemm_wgmma", 1);
             tcase *c = &cases[ncases - 1];
-            if (cfgs[ci].splitk) {
-                c->splitk = cfgs[ci].splitk > 0 ? cfgs[ci].splitk : 0;
+            c->splitk = cfgs[ci].splitk > 0 ? cfgs[ci].splitk : 0;
+            c->want_detail = padded_detail(cfgs[ci].w.c);
+            if (!c->want_detail && cfgs[ci].splitk)
                 c->want_detail = "split-K";
-            }
         }
     /* large enough for the cost model to choose it over conv_igemm on a 9.0 device */
     win_cfg big = cfg(2, 2, 64, 64, 1, (int[]){56, 56}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1}, (int[]){1, 1},
@@ -805,6 +842,20 @@ static void bench_cases(void)
                                 kinds[k].dt, s[0], s[1], s[2], s[3], kinds[k].dt, s[4], s[1], s[5], s[5], s[6], s[7],
                                 kinds[k].dt);
             if (c)
+                c->force = "conv";
+        }
+    /* the ResNet stem (C = 3, padded copies) at N = 256 as the cost model places it (conv_igemm_wgmma on an
+     * H100) and on conv_igemm's packed path; N = 32: r50's row 7 above (set "stem" of bench/conv_peer.py) */
+    for (int k = 0; k < 3; k += 2)
+        for (int forced = 0; forced < 2; forced++) {
+            char id[192];
+            snprintf(id, sizeof id, "conv_fwd_%s%s n256c3h224k64r7s2p3", kinds[k].tag, forced ? "_igemm" : "");
+            tcase *c = add_case(id, 1, forced ? "conv_igemm" : NULL,
+                                "dnn 1;\ngraph g(seed=1) {\n  input x: %s[256, 3, 224, 224] @nhwc;\n"
+                                "  weight w: %s[64, 3, 7, 7] @nhwc;\n  y = conv(x, w, stride=2, pad=3);\n"
+                                "  output y: %s @nhwc;\n}\n",
+                                kinds[k].dt, kinds[k].dt, kinds[k].dt);
+            if (c && forced)
                 c->force = "conv";
         }
     /* the 1x1 layers at 7x7 (few output tiles: split-K's cases beside the 3x3 ones), f16 only */

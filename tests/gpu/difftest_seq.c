@@ -293,6 +293,40 @@ static void sdpa_cases_wgmma_masks(void)
         }
 }
 
+/* v7 (2026-11-24): the Hopper forward with an f32 o (the SPLIT kernel: P as
+ * hi + lo 16-bit halves, two P V wgmmas per k-step, o stored as floats), held
+ * to the f32 tolerance: D = Dv of 64, 128, 256 and Dv != D; Sq, Skv odd (77,
+ * 1000, 1) and crossing the tiles; GQA 1, 2, 4, 8; every option of sopts and
+ * wg_sopts (masks, seq lens, bias, dropout); f16 and bf16, bhsd and bshd; and
+ * the forward feeding sdpa_bwd_wgmma through its default f32 intermediate o. */
+static void sdpa_cases_wgmma_o32(void)
+{
+    static const sshape shapes[] = {
+        {1, 2, 2, 77, 1000, 64, 64},   {2, 4, 2, 130, 77, 128, 128},  {1, 8, 1, 1000, 77, 64, 64},
+        {1, 2, 2, 257, 300, 256, 256}, {2, 4, 4, 200, 129, 128, 128}, {1, 2, 1, 1, 130, 128, 128},
+        {1, 2, 2, 100, 140, 192, 128}, {2, 16, 4, 64, 512, 64, 64},   {1, 3, 3, 45, 77, 40, 24},
+        {4, 40, 8, 200, 300, 64, 64},
+    };
+    static const char *const half[] = {"f16", "bf16"};
+    const int n = (int)(sizeof shapes / sizeof shapes[0]);
+    for (int si = 0; si < n; si++) {
+        for (int oi = 0; oi < 3; oi++) /* plain, causal, causal-br */
+            if (!opts.quick || oi == si % 3)
+                sdpa_case2(&shapes[si], &sopts[oi], half[(si + oi) % 2], (si + oi) % 3 == 1 ? " @bshd" : "",
+                           "sdpa_flash_wgmma", NULL, true, false);
+        for (int k = 0; k < (opts.quick ? 1 : 3); k++) {
+            const int oi = (si * 3 + k) % WG_NSOPTS; /* 10 x 3 = every option twice or more */
+            sdpa_case2(&shapes[si], &wg_sopts[oi], half[(si + k + 1) % 2], (si + k) % 3 == 2 ? " @bshd" : "",
+                       "sdpa_flash_wgmma", NULL, true, false);
+        }
+    }
+    static const sshape bwd[] = {{2, 4, 2, 77, 130, 64, 64}, {1, 8, 2, 257, 300, 128, 128}};
+    for (int si = 0; si < 2; si++)
+        for (int oi = 0; oi < 2; oi++)
+            sdpa_case2(&bwd[si], &sopts[oi], half[(si + oi) % 2], "", "sdpa_flash_wgmma", "sdpa_bwd_wgmma", false,
+                       false); /* o: an f32 intermediate, now the forward's own */
+}
+
 /* v4 (2026-11-24): the Hopper backward (sdpa_bwd_wgmma, forward on
  * sdpa_flash) over what it claims: D = Dv of 64, 128 and 8, 40, 96 (padded
  * to 64/128); Sq, Skv of 1, primes, crossing its 64-query and 128-key tiles,
@@ -444,6 +478,101 @@ static void sdpa_cases_serve(void)
             serve_case(&shapes[i]);
 }
 
+/* ---- ragged THD sequences on the tensor cores (issue 14): the sdpa_flash
+ * forward and the sdpa_bwd_flash backward with seq_offsets_q and/or
+ * seq_offsets_kv.  Lengths 0, 1, 7, 33, 64, 65, 100, 129, 257 (64-row tile
+ * edges), GQA 8/2, MQA and MHA, causal with both alignments, windows, D 64
+ * and 128, f16 and bf16, i32 and i64 offsets, packed q with dense k/v (with
+ * and without seq_len_kv) and the reverse (with and without seq_len_q); the
+ * forward alone also with an f32 o (P as hi + lo halves).  Ids
+ * "sdpa/sdpa_flash/ragged/..." and "sdpa_bwd/sdpa_flash+sdpa_bwd_flash/ragged/...". */
+typedef struct ragged_shape {
+    const char *tag;
+    int B, Hq, Hk, D;
+    int Sq, Skv;       /* 0: that side packed (THD) with offsets from lq / lkv; else dense [B, H, S, D] */
+    int lq[6], lkv[6]; /* lengths: packed sides' offsets, or a dense side's seq_len when lens */
+    bool lens;         /* a dense side gets seq_len_q / seq_len_kv from lq / lkv */
+    const char *attrs;
+    bool bf16, i64, bwd, o_f32;
+} ragged_shape;
+
+static void ragged_case(const ragged_shape *s)
+{
+    char text[TEXT_MAX], id[200], ports[160] = "", shape[2][64];
+    const char *dt = s->bf16 ? "bf16" : "f16";
+    int n = 0, tot[2] = {0, 0};
+    for (int b = 0; b < s->B; b++)
+        tot[0] += s->lq[b], tot[1] += s->lkv[b];
+    snprintf(id, sizeof id, "%s/ragged/%s/%s%s/b%dh%dk%dd%d", s->bwd ? "sdpa_bwd/sdpa_flash+sdpa_bwd_flash" : "sdpa/sdpa_flash",
+             s->tag, dt, s->o_f32 ? "-o32" : "", s->B, s->Hq, s->Hk, s->D);
+    const int S[2] = {s->Sq, s->Skv}, H[2] = {s->Hq, s->Hk}, *len[2] = {s->lq, s->lkv};
+    for (int w = 0; w < 2; w++) /* w = 0: q, o, do; w = 1: k, v */
+        if (S[w])
+            snprintf(shape[w], sizeof shape[w], "%s[%d, %d, %d, %d]", dt, s->B, H[w], S[w], s->D);
+        else
+            snprintf(shape[w], sizeof shape[w], "%s[%d, %d, %d]", dt, tot[w], H[w], s->D);
+    n += snprintf(text + n, sizeof text - (size_t)n,
+                  "dnn 1;\ngraph g(seed=%d) {\n  input q: %s;\n  input k: %s;\n  input v: %s;\n", ncases + 11,
+                  shape[0], shape[1], shape[1]);
+    if (s->bwd)
+        n += snprintf(text + n, sizeof text - (size_t)n, "  input do: %s;\n", shape[0]);
+    static const char *const offs[2] = {"seq_offsets_q", "seq_offsets_kv"}, *const lens[2] = {"seq_len_q", "seq_len_kv"};
+    for (int w = 0; w < 2; w++) {
+        if (S[w] && !s->lens)
+            continue;
+        const bool packed = S[w] == 0;
+        n += snprintf(text + n, sizeof text - (size_t)n, "  input x%d: %s[%d] = values(data=[%s", w,
+                      packed && s->i64 ? "i64" : "i32", s->B + (packed ? 1 : 0), packed ? "0" : "");
+        for (int b = 0, acc = 0; b < s->B; b++) {
+            acc = packed ? acc + len[w][b] : len[w][b];
+            n += snprintf(text + n, sizeof text - (size_t)n, "%s%d", packed || b ? ", " : "", acc);
+        }
+        n += snprintf(text + n, sizeof text - (size_t)n, "]);\n");
+        size_t pl = strlen(ports);
+        snprintf(ports + pl, sizeof ports - pl, ", %s=x%d", packed ? offs[w] : lens[w], w);
+    }
+    n += snprintf(text + n, sizeof text - (size_t)n, "  o, stats = sdpa(q, k, v%s%s);\n", ports, s->attrs);
+    if (s->bwd)
+        n += snprintf(text + n, sizeof text - (size_t)n, "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats%s%s);\n", ports,
+                      s->attrs);
+    n += snprintf(text + n, sizeof text - (size_t)n, "  output o%s, stats%s;\n}\n", s->o_f32 ? ": f32" : "",
+                  s->bwd ? ", dq, dk, dv" : "");
+    if (n >= (int)sizeof text - 1) {
+        fprintf(stderr, "difftest_seq: case %s does not fit TEXT_MAX\n", id);
+        return;
+    }
+    add_case(id, "sdpa=sdpa_flash", s->bwd ? "sdpa_bwd=sdpa_bwd_flash" : NULL, "%s", text);
+}
+
+static void sdpa_cases_ragged(void)
+{
+    static const char CAUSAL[] = ", causal=true", CAUSAL_BR[] = ", causal=true, align=\"bottom_right\"";
+    static const ragged_shape shapes[] = {
+        {"qkv-plain", 4, 8, 2, 64, 0, 0, {1, 7, 33, 100}, {1, 7, 33, 100}, false, "", false, false, true, false},
+        {"qkv-causal-br-empty", 5, 8, 2, 128, 0, 0, {7, 0, 100, 1, 33}, {9, 5, 100, 1, 40}, false, CAUSAL_BR, true,
+         true, true, false},
+        {"qkv-causal-tl", 4, 8, 2, 64, 0, 0, {33, 1, 100, 7}, {40, 3, 100, 7}, false, CAUSAL, true, false, true, false},
+        {"qkv-window16-4", 3, 4, 4, 128, 0, 0, {100, 7, 65}, {70, 7, 128}, false, ", window=[16, 4]", false, false,
+         true, false},
+        {"qkv-window8-0-br-mqa", 3, 4, 1, 64, 0, 0, {64, 33, 1}, {100, 33, 7}, false,
+         ", window=[8, 0], align=\"bottom_right\"", true, true, true, false},
+        {"q-kvdense-causal-br", 4, 8, 2, 64, 0, 70, {1, 7, 0, 100}, {0}, false, CAUSAL_BR, false, false, true, false},
+        {"q-kvdense-lens-causal", 3, 8, 2, 128, 0, 100, {33, 7, 1}, {100, 1, 50}, true, CAUSAL, false, true, true,
+         false},
+        {"kv-qdense-causal-br-empty", 4, 8, 2, 64, 33, 0, {0}, {1, 100, 0, 7}, false, CAUSAL_BR, true, false, true,
+         false},
+        {"kv-qdense-lens", 3, 4, 2, 128, 65, 0, {65, 1, 30}, {33, 100, 7}, true, "", false, true, true, false},
+        {"qkv-causal-fwd", 4, 8, 2, 64, 0, 0, {1, 7, 33, 100}, {1, 7, 33, 100}, false, CAUSAL, false, false, false,
+         true},
+        {"qkv-causal-br-fwd-long", 3, 16, 2, 128, 0, 0, {129, 257, 64}, {129, 300, 64}, false, CAUSAL_BR, true, true,
+         false, false},
+        {"qkv-plain-fwd", 4, 8, 8, 64, 0, 0, {65, 0, 1, 7}, {33, 1, 0, 64}, false, "", true, false, false, false},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        if (!opts.quick || i % 2 == 0)
+            ragged_case(&shapes[i]);
+}
+
 static void sdpa_cases(void)
 {
     static const sshape mma_shapes[] = {
@@ -493,8 +622,10 @@ static void sdpa_cases(void)
     sdpa_cases_wgmma();
     sdpa_cases_splitkv();
     sdpa_cases_serve();
+    sdpa_cases_ragged();
     sdpa_cases_bwd_wgmma();
     sdpa_cases_wgmma_masks();
+    sdpa_cases_wgmma_o32();
     add_case("sdpa_bwd/sdpa_flash+sdpa_bwd_wgmma/intermediate-o/f16/b2h4k2q50kv70d64", "sdpa=sdpa_flash",
              "sdpa_bwd=sdpa_bwd_wgmma", /* o stays an f32 intermediate */
              "dnn 1;\ngraph g(seed=78) {\n  input q: f16[2, 4, 50, 64];\n  input k: f16[2, 2, 70, 64];\n"
@@ -548,7 +679,7 @@ static void rnn_cases(void)
  * (id "bench/.../sdpa_bwd..."; the forward that feeds it is timed too). */
 /* The Hopper backward on one bench shape (its forward on sdpa_flash_wgmma).  intermediate=bf16: o is an output
  * that sdpa_bwd reads, so its value keeps the intermediate dtype (an output mark rounds only the stored copy,
- * dnn(5)); at the default f32 the forward would need an f32 o, which sdpa_flash_wgmma does not write. */
+ * dnn(5)); at the default f32 the forward writes an f32 o (its SPLIT kernel, bench_cases_o32). */
 static void bench_bwd_wgmma(const char *id, int B, int Hq, int Hk, int S, int D, const char *cz)
 {
     char wid[220];
@@ -603,6 +734,27 @@ static void bench_cases(void)
             }
     /* the long causal case on the Hopper backward only (sdpa_bwd_flash takes 78 ms there) */
     bench_bwd_wgmma("bench/sdpa_bwd_bf16_causal/b1h32k32s16384d128", 1, 32, 32, 16384, 128, "true");
+}
+
+/* ---- bench, f32 o (issue 10): b4h16s4096d128 bf16 q, k, v with an f32 o (what a graph's intermediates default
+ * to) on sdpa_flash_wgmma (the SPLIT kernel: two P V wgmmas per k-step) and on sdpa_flash (its mma.sync SPLIT,
+ * the engine these graphs had before), ids "bench/o32/ENGINE/sdpa_fwd_bf16[_causal]/b4h16k16s4096d{128,256}";
+ * the 16-bit o of the same shapes is "bench/wgmma/sdpa_fwd_bf16..." (bench_cases). */
+static void bench_cases_o32(void)
+{
+    static const char *const eng[] = {"sdpa_flash_wgmma", "sdpa_flash"};
+    for (int D = 128; D <= 256; D *= 2) /* D = 256: the SPLIT kernel spills most there (sdpa_wgmma_sm90a.cu) */
+        for (int e = 0; e < 2; e++)
+            for (int causal = 0; causal <= 1; causal++) {
+                char id[200], f0[64];
+                snprintf(id, sizeof id, "bench/o32/%s/sdpa_fwd_bf16%s/b4h16k16s4096d%d", eng[e],
+                         causal ? "_causal" : "", D);
+                snprintf(f0, sizeof f0, "sdpa=%s", eng[e]);
+                add_case(id, f0, NULL,
+                         "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[4, 16, 4096, %d];\n  input k: bf16[4, 16, 4096, %d];\n"
+                         "  input v: bf16[4, 16, 4096, %d];\n  o = sdpa(q, k, v, causal=%s);\n  output o: f32;\n}\n",
+                         D, D, D, causal ? "true" : "false");
+            }
 }
 
 /* ---- bench, masks (issue 10): b4h16s4096d128 bf16 forward on sdpa_flash_wgmma and on sdpa_flash (the
@@ -713,6 +865,47 @@ static void bench_cases_paged(void)
         }
 }
 
+/* ---- bench, a ragged training step (issue 14): 8 sequences of 2048, 1536,
+ * 1024, 1024, 768, 512, 1024 and 256 tokens (8192 in all), Hq = Hk = 16,
+ * D = 128, bf16, causal.  The packed (THD) forward + backward on sdpa_flash +
+ * sdpa_bwd_flash, against the dense step padded to 2048 rows with
+ * seq_len_q/kv, on the same engines and on the ones the plan picks
+ * (sdpa_flash_wgmma + sdpa_bwd_wgmma on an H100).  Compare milliseconds: the
+ * TFLOP/s figures count the padded rows (dense) or mean-length sequences
+ * (packed, sdpa_flops_of), not the visible pairs.  Constant inputs.  Ids
+ * "bench/ragged/...". */
+static void bench_cases_ragged(void)
+{
+    static const int len[8] = {2048, 1536, 1024, 1024, 768, 512, 1024, 256};
+    char offs[128] = "0", lens[128] = "";
+    for (int b = 0, acc = 0, n = 1, m = 0; b < 8; b++) {
+        acc += len[b];
+        n += snprintf(offs + n, sizeof offs - (size_t)n, ", %d", acc);
+        m += snprintf(lens + m, sizeof lens - (size_t)m, "%s%d", b ? ", " : "", len[b]);
+    }
+    add_case("bench/ragged/packed/sdpa_flash+sdpa_bwd_flash/train_bf16_causal/t8192b8h16d128", "sdpa=sdpa_flash",
+             "sdpa_bwd=sdpa_bwd_flash",
+             "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[8192, 16, 128] = fill(value=0.5);\n"
+             "  input k: bf16[8192, 16, 128] = fill(value=0.25);\n  input v: bf16[8192, 16, 128] = fill(value=1);\n"
+             "  input do: bf16[8192, 16, 128] = fill(value=0.5);\n  input off: i32[9] = values(data=[%s]);\n"
+             "  o, stats = sdpa(q, k, v, seq_offsets_q=off, seq_offsets_kv=off, causal=true);\n"
+             "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, seq_offsets_q=off, seq_offsets_kv=off, causal=true);\n"
+             "  output o, dq, dk, dv;\n}\n",
+             offs);
+    for (int forced = 1; forced >= 0; forced--)
+        add_case(forced ? "bench/ragged/padded/sdpa_flash+sdpa_bwd_flash/train_bf16_causal/b8h16s2048d128"
+                        : "bench/ragged/padded/plan/train_bf16_causal/b8h16s2048d128",
+                 forced ? "sdpa=sdpa_flash" : NULL, forced ? "sdpa_bwd=sdpa_bwd_flash" : NULL,
+                 "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[8, 16, 2048, 128] = fill(value=0.5);\n"
+                 "  input k: bf16[8, 16, 2048, 128] = fill(value=0.25);\n"
+                 "  input v: bf16[8, 16, 2048, 128] = fill(value=1);\n"
+                 "  input do: bf16[8, 16, 2048, 128] = fill(value=0.5);\n  input len: i32[8] = values(data=[%s]);\n"
+                 "  o, stats = sdpa(q, k, v, seq_len_q=len, seq_len_kv=len, causal=true);\n"
+                 "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, seq_len_q=len, seq_len_kv=len, causal=true);\n"
+                 "  output o, dq, dk, dv;\n}\n",
+                 lens);
+}
+
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */
 static const char *case_id(int i)
 {
@@ -795,6 +988,8 @@ int main(int argc, char **argv)
         bench_cases_decode();
         bench_cases_paged();
         bench_cases_masks();
+        bench_cases_ragged();
+        bench_cases_o32();
     } else {
         sdpa_cases();
         rnn_cases();

@@ -13,14 +13,7 @@
 #     the PyTorch peer on the same GPU (bench/sdpa_paged_peer.py).
 # SKIP_SWEEP, SKIP_SAN, SKIP_GRAPH, SKIP_BENCH, SKIP_PEER leave one out.
 set -uo pipefail
-dev=${1:?DEV}; out=${2:?OUT}
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$(cd "$dev/lib" && pwd):${LD_LIBRARY_PATH:-}"
-export XDNN_CACHE_DIR=${XDNN_CACHE_DIR:-/tmp/xdnn-cache}
-t0=$SECONDS
-step() { echo "== $1 ($((SECONDS - t0)) s)"; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$out/device.txt"
-cat "$dev/COMMIT" 2>/dev/null
+. "$(dirname "$0")/dev_env.sh" # dev, out, step, the device's name
 cuda=/usr/local/cuda
 [ -f "$dev/libxdnn.a.gz" ] && gunzip -f "$dev/libxdnn.a.gz"
 L=("$dev/libxdnn.a" -L"$dev/lib" -lcjson -lm -fopenmp -L"$cuda/lib64" -lcudart_static -lstdc++ -ldl -lpthread -lrt)

@@ -447,6 +447,75 @@ static void test_igemm_splitk(void)
     teardown(&f);
 }
 
+/* conv_igemm_wgmma on padded copies (conv_pack.h): C = 12 and NCHW are
+ * accepted on copies with C padded to 8 (the workspace holds them, then the
+ * partials); the ResNet stem goes to it from N = 2 on 9.0, the N = 1 stem
+ * (under GCW_MIN_FLOPS) and the stem on 8.0 to conv_igemm's packed path. */
+static void test_wgmma_packed(const gpu_engine *e)
+{
+    static const struct { const char *body; int64_t cp; size_t xb, wb; } cases[] = {
+        {"  input x: f16[2, 12, 9, 9] @nhwc;\n  weight w: f16[16, 12, 3, 3] @nhwc;\n  y = conv(x, w);\n"
+         "  output y: f16 @nhwc;\n", 16, 2 * 81 * 16 * 2, 16 * 9 * 16 * 2},
+        {"  input x: bf16[2, 16, 9, 9];\n  weight w: bf16[16, 16, 3, 3];\n  y = conv(x, w);\n  output y: bf16;\n",
+         16, 2 * 81 * 16 * 2, 16 * 9 * 16 * 2},
+        {"  input x: f16[1, 3, 37, 29] @nhwc;\n  weight w: f16[8, 3, 3, 3] @nhwc;\n  y = conv(x, w, pad=1);\n"
+         "  output y: f16 @nhwc;\n", 8, 37 * 29 * 8 * 2, 8 * 9 * 8 * 2},
+    };
+    char why[512];
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        fixture f;
+        if (!setup(&f, cases[i].body, false))
+            continue;
+        gconv_problem cp;
+        gconv_packed pk;
+        why[0] = 0;
+        CHECK(e->supports(f.pl, f.p, &h100, why, sizeof why), "case %d: %s", i, why);
+        CHECK(gpu_conv_analyze(f.pl, f.p, &cp, why, sizeof why) &&
+              gpu_conv_wgmma_check(f.pl->g, &cp, &h100, &pk, why, sizeof why) && pk.on, "case %d: %s", i, why);
+        CHECK(pk.k.C == cases[i].cp && pk.k.sx[1] == 1 && pk.k.sx[4] == pk.k.C && pk.k.sw[1] == 1 &&
+              pk.k.sw[0] == 9 * pk.k.C && pk.k.K == cp.kp.K, "case %d", i);
+        const size_t xb = (cases[i].xb + 255) / 256 * 256, wb = (cases[i].wb + 255) / 256 * 256;
+        CHECK(pk.xbytes == xb && pk.wbytes == wb, "case %d: %zu %zu", i, pk.xbytes, pk.wbytes);
+        CHECK(e->workspace(f.pl, f.p, &h100) == xb + wb, "case %d: %zu", i, e->workspace(f.pl, f.p, &h100));
+        /* build (host only): the detail names the copies; a workspace short of them is an error, not a crash */
+        f.p->ws_bytes = xb + wb;
+        gpu_ctx c;
+        memset(&c, 0, sizeof c);
+        c.plan = f.pl;
+        c.dev = h100;
+        char want[64];
+        snprintf(want, sizeof want, "C %lld -> %lld", (long long)cp.kp.C, (long long)pk.k.C);
+        CHECK(e->build(&c, f.p, f.d) == XDNN_OK && strstr(e->detail(f.p), want), "%s", e->detail(f.p));
+        e->release(f.p);
+        f.p->ws_bytes = xb;
+        CHECK(e->build(&c, f.p, f.d) == XDNN_ERR_UNSUPPORTED);
+        e->release(f.p);
+        teardown(&f);
+    }
+    /* the ResNet stem: N = 32 on this engine (the copies, then 2 k-splits' partials or none) */
+    static const struct { int n; const char *want; } stems[] = {{32, "conv_igemm_wgmma"}, {2, "conv_igemm_wgmma"},
+                                                                {1, "conv_igemm"}};
+    for (int i = 0; i < 3; i++) {
+        char body[512];
+        snprintf(body, sizeof body, "  input x: f16[%d, 3, 224, 224] @nhwc;\n  weight w: f16[64, 3, 7, 7] @nhwc;\n"
+                 "  y = conv(x, w, stride=2, pad=3);\n  output y: f16 @nhwc;\n", stems[i].n);
+        fixture f;
+        if (!setup(&f, body, false))
+            continue;
+        CHECK(e->supports(f.pl, f.p, &h100, why, sizeof why), "%s", why);
+        CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
+              strcmp(f.p->engine->name, stems[i].want) == 0, "stem N=%d: %s", stems[i].n, f.p->engine->name);
+        const size_t xb = (size_t)stems[i].n * 224 * 224 * 8 * 2, wb = 64 * 49 * 8 * 2;
+        CHECK(e->workspace(f.pl, f.p, &h100) >= xb + (wb + 255) / 256 * 256);
+        if (stems[i].n == 32) { /* the 8.0 device keeps it on conv_igemm's packed path */
+            const gpu_device a100 = {.sm_count = 108, .cc_major = 8, .cc_minor = 0};
+            CHECK(gpu_select_engines(f.pl, &a100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
+                  strcmp(f.p->engine->name, "conv_igemm") == 0);
+        }
+        teardown(&f);
+    }
+}
+
 /* conv_igemm_wgmma: its refusals name the attribute and value; on 9.0 the
  * selection prefers it to conv_igemm for a large conv and leaves it the
  * small ones and other devices; tile widths and split-K. */
@@ -455,14 +524,10 @@ static void test_wgmma_rules(void)
     static const struct { const char *body, *reason; } cases[] = {
         {"  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[130, 16, 3, 3] @nhwc;\n  y = conv(x, w);\n"
          "  output y: f16 @nhwc;\n", "conv_igemm_wgmma needs K % 8 == 0, got K=130"},
-        {"  input x: f16[2, 12, 9, 9] @nhwc;\n  weight w: f16[16, 12, 3, 3] @nhwc;\n  y = conv(x, w);\n"
-         "  output y: f16 @nhwc;\n", "conv_igemm_wgmma needs C % 8 == 0, got C=12"},
         {"  input x: f32[2, 16, 9, 9] @nhwc;\n  weight w: f32[16, 16, 3, 3] @nhwc;\n  y = conv(x, w);\n"
          "  output y: f32 @nhwc;\n", "conv_igemm_wgmma needs x and w both f16 or both bf16, got f32 and f32"},
         {"  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[16, 8, 3, 3] @nhwc;\n  y = conv(x, w, groups=2);\n"
          "  output y: f16 @nhwc;\n", "conv_igemm_wgmma needs groups == 1, got groups=2"},
-        {"  input x: bf16[2, 16, 9, 9];\n  weight w: bf16[16, 16, 3, 3];\n  y = conv(x, w);\n  output y: bf16;\n",
-         "conv_igemm_wgmma needs channels-last x and w (@nhwc), got channel strides x 81, w 9"},
         {"  input x: f16[1, 8, 5, 6, 7] @ndhwc;\n  weight w: f16[8, 8, 3, 3, 3] @ndhwc;\n  y = conv(x, w);\n"
          "  output y: f16 @ndhwc;\n", "conv_igemm_wgmma runs 1-D and 2-D convs, got 3 spatial dims"},
         {"  input dy: f16[2, 16, 7, 7] @nhwc;\n  weight w: f16[16, 16, 3, 3] @nhwc;\n"
@@ -513,6 +578,8 @@ static void test_wgmma_rules(void)
     CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
           strcmp(f.p->engine->name, "conv_igemm") == 0);
     teardown(&f);
+
+    test_wgmma_packed(e);
 
     /* tile widths: 128 when it pads K by at most an eighth, else 64 */
     static const int64_t ks[][2] = {{8, 64}, {64, 64}, {120, 128}, {136, 64}, {256, 128}, {384, 128}, {240, 128},

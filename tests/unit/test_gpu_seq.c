@@ -125,7 +125,9 @@ static void test_sdpa_wgmma_refusals(void)
         {"bf16", ", window=[-1, 3], align=\"bottom_right\"", NULL},
         {"bf16", ", dropout=0.25, seed=1", NULL},
         {"bf16", ", scale=-0.5", "scale=-0.5"},
-        {"f32", "", "o in q's dtype bf16, got f32"},
+        {"f32", "", NULL}, /* the SPLIT kernel: P as hi + lo halves */
+        {"f32", ", causal=true", NULL},
+        {"f16", "", "sdpa_flash_wgmma needs q, k, v of one dtype and o of it or f32, got bf16, bf16, bf16 -> f16"},
         {"bf16", ", causal=true, align=\"bottom_right\"", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -145,10 +147,49 @@ static void test_sdpa_wgmma_refusals(void)
             CHECK(!"reason names the attribute");
             fprintf(stderr, "  reason was: %s\n", why);
         }
-        CHECK(accepts("sdpa_flash", f.pl, p, why, sizeof why));
+        CHECK(accepts("sdpa_flash", f.pl, p, why, sizeof why) == (strcmp(cases[i].dt_o, "f16") != 0));
         const gpu_engine *e = gpu_engine_find("sdpa_flash_wgmma");
         gpu_device a100 = {.sm_count = 108, .cc_major = 8, .cc_minor = 0};
         CHECK(e && !e->supports(f.pl, p, &a100, why, sizeof why) && strstr(why, "compute capability 9.0"));
+        fixture_teardown(&f);
+    }
+}
+
+/* An f32 o (a graph's default intermediate dtype: o feeding the output
+ * projection or sdpa_bwd) runs on sdpa_flash_wgmma's SPLIT kernel, priced
+ * 1.33x its 16-bit o and still under sdpa_flash (which also multiplies P V
+ * twice); with a bias it stays on sdpa_flash, as the 16-bit o does. */
+static void test_sdpa_wgmma_f32_o(void)
+{
+    static const struct {
+        int D;
+        const char *extra, *inputs, *engine;
+    } cases[] = {
+        {64, "", "", "sdpa_flash_wgmma"},
+        {128, ", causal=true", "", "sdpa_flash_wgmma"},
+        {256, ", window=[64, 0]", "", "sdpa_flash_wgmma"},
+        {128, ", bias=bias", "  input bias: f32[1024, 1024];\n", "sdpa_flash"},
+    };
+    static const char graph[] = "dnn 1;\ngraph g(seed=2) {\n  input q: bf16[2, 16, 1024, %d];\n"
+                                "  input k: bf16[2, 4, 1024, %d];\n  input v: bf16[2, 4, 1024, %d];\n"
+                                "%s  o = sdpa(q, k, v%s);\n  output o: f32;\n}\n";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[768];
+        const int D = cases[i].D;
+        snprintf(text, sizeof text, graph, D, D, D, cases[i].inputs, cases[i].extra);
+        fixture f;
+        if (!fixture_setup(&f, text))
+            continue;
+        const gpart *p = fixture_part_of_op(f.pl, "sdpa");
+        char why[512];
+        CHECK(accepts("sdpa_flash_wgmma", f.pl, p, why, sizeof why));
+        gpu_device h100 = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
+        if (gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK) {
+            CHECK(strcmp(p->engine->name, cases[i].engine) == 0);
+            if (strcmp(p->engine->name, cases[i].engine) != 0)
+                fprintf(stderr, "  D=%d%s: chose %s\n", D, cases[i].extra, p->engine->name);
+        } else
+            CHECK(!"engine selection");
         fixture_teardown(&f);
     }
 }
@@ -428,6 +469,7 @@ int main(void)
     test_sdpa_params();
     test_sdpa_choices();
     test_sdpa_wgmma_refusals();
+    test_sdpa_wgmma_f32_o();
     test_sdpa_wgmma_inputs();
     test_sdpa_splitkv();
     test_sdpa_bwd();

@@ -1,7 +1,9 @@
 /* test_gpu_serve.c — host side of serving attention on the GPU (paged K/V,
- * ragged THD; src/ops/sdpa.h), no GPU needed: sdpa_splitkv takes them and is
- * chosen on an H100; every other attention engine refuses, naming the input.
- * The ragged sdpa_bwd has no GPU engine: all three backward engines refuse it.
+ * ragged THD; src/ops/sdpa.h), no GPU needed: sdpa_splitkv takes both and is
+ * chosen on an H100 for paged and ragged decode; sdpa_flash takes ragged
+ * (not paged) and is chosen for packed prefill; every other attention
+ * engine refuses, naming the input and the engines that take it.  The ragged
+ * sdpa_bwd runs on sdpa_bwd_flash; sdpa_bwd_wgmma and sdpa_bwd refuse it.
  * CUDA=0: a no-op. */
 #include <stdio.h>
 #include <string.h>
@@ -23,7 +25,24 @@ static const char *const RAGGED =
     "  o, stats = sdpa(q, k, v, seq_offsets_q=oq, seq_offsets_kv=okv, causal=true, align=\"bottom_right\");\n"
     "  output o, stats;\n}\n";
 
-static void check_graph(const char *text, const char *input)
+/* A packed prefill of 4096 tokens: one block per 64 query rows fills the
+ * device, and sdpa_flash (110 TFLOP/s) beats sdpa_splitkv (25). */
+static const char *const RAGGED_PREFILL =
+    "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[4096, 16, 128];\n  input k: bf16[4096, 16, 128];\n"
+    "  input v: bf16[4096, 16, 128];\n  input off: i32[5] = values(data=[0, 2048, 3072, 3584, 4096]);\n"
+    "  o = sdpa(q, k, v, seq_offsets_q=off, seq_offsets_kv=off, causal=true);\n  output o;\n}\n";
+
+/* Ragged decode: one query row per sequence, 4096 keys each: sdpa_flash would run 32 blocks on 132 SMs. */
+static const char *const RAGGED_DECODE =
+    "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[4, 32, 128];\n  input k: bf16[16384, 8, 128];\n"
+    "  input v: bf16[16384, 8, 128];\n  input oq: i32[5] = values(data=[0, 1, 2, 3, 4]);\n"
+    "  input okv: i64[5] = values(data=[0, 4096, 8192, 12288, 16384]);\n"
+    "  o = sdpa(q, k, v, seq_offsets_q=oq, seq_offsets_kv=okv);\n  output o;\n}\n";
+
+/* Engines that take the graph (`takers`, NULL-terminated), the one chosen on
+ * an H100 (`chosen`); every other forward refuses, naming `input` and
+ * sdpa_splitkv (the engine that takes every serving form). */
+static void check_graph(const char *text, const char *input, const char *const *takers, const char *chosen)
 {
     fixture f;
     if (!fixture_setup(&f, text)) {
@@ -34,27 +53,30 @@ static void check_graph(const char *text, const char *input)
     gpu_device h100;
     CHECK(gpu_device_model("h100", &h100));
     char why[512];
-    static const char *const others[] = {"sdpa_flash_wgmma", "sdpa_flash", "sdpa_naive", "sdpa_flash_tf32"};
-    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
-        const gpu_engine *e = gpu_engine_find(others[i]);
+    static const char *const all[] = {"sdpa_flash_wgmma", "sdpa_splitkv", "sdpa_flash", "sdpa_naive",
+                                      "sdpa_flash_tf32"};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        const gpu_engine *e = gpu_engine_find(all[i]);
+        bool takes = false;
+        for (const char *const *t = takers; *t; t++)
+            takes |= strcmp(*t, all[i]) == 0;
         why[0] = 0;
-        CHECK(e && p && !e->supports(f.pl, p, &h100, why, sizeof why));
-        if (!strstr(why, input) || !strstr(why, "sdpa_splitkv")) {
-            CHECK(!"the refusal names the serving input and the engine that takes it");
-            fprintf(stderr, "  %s: %s\n", others[i], why);
+        const bool ok = e && p && e->supports(f.pl, p, &h100, why, sizeof why);
+        CHECK(ok == takes);
+        if (ok != takes || (!takes && (!strstr(why, input) || !strstr(why, "sdpa_splitkv")))) {
+            CHECK(takes || !"the refusal names the serving input and the engine that takes it");
+            fprintf(stderr, "  %s: %s\n", all[i], why[0] ? why : "(accepted)");
         }
     }
-    const gpu_engine *s = gpu_engine_find("sdpa_splitkv");
-    why[0] = 0;
-    CHECK(s && p && s->supports(f.pl, p, &h100, why, sizeof why));
-    if (why[0])
-        fprintf(stderr, "  sdpa_splitkv: %s\n", why);
     CHECK(p && gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK && p->engine &&
-          strcmp(p->engine->name, "sdpa_splitkv") == 0);
+          strcmp(p->engine->name, chosen) == 0);
+    if (p && p->engine && strcmp(p->engine->name, chosen) != 0)
+        fprintf(stderr, "  chose %s, expected %s\n", p->engine->name, chosen);
     fixture_teardown(&f);
 }
 
-/* The ragged backward has no GPU engine: each sdpa_bwd engine refuses it, naming the port. */
+/* The ragged backward runs on sdpa_bwd_flash (chosen); the other sdpa_bwd engines refuse it, naming the port
+ * and sdpa_bwd_flash. */
 static const char *const RAGGED_BWD =
     "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[9, 8, 64];\n  input k: bf16[40, 2, 64];\n  input v: bf16[40, 2, 64];\n"
     "  input do: bf16[9, 8, 64];\n  input oq: i32[3] = values(data=[0, 4, 9]);\n"
@@ -63,7 +85,7 @@ static const char *const RAGGED_BWD =
     "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, seq_offsets_q=oq, seq_offsets_kv=okv, causal=true);\n"
     "  output dq, dk, dv;\n}\n";
 
-static void check_bwd_refused(void)
+static void check_bwd(void)
 {
     fixture f;
     if (!fixture_setup(&f, RAGGED_BWD)) {
@@ -73,24 +95,35 @@ static void check_bwd_refused(void)
     const gpart *p = fixture_part_of_op(f.pl, "sdpa_bwd");
     gpu_device h100;
     CHECK(gpu_device_model("h100", &h100));
-    static const char *const bwd[] = {"sdpa_bwd_wgmma", "sdpa_bwd_flash", "sdpa_bwd"};
+    static const char *const bwd[] = {"sdpa_bwd_wgmma", "sdpa_bwd"};
     for (size_t i = 0; i < sizeof bwd / sizeof bwd[0]; i++) {
         const gpu_engine *e = gpu_engine_find(bwd[i]);
         char why[512] = "";
         CHECK(e && p && !e->supports(f.pl, p, &h100, why, sizeof why));
-        if (!strstr(why, "sdpa_bwd with seq_offsets_q (ragged attention backward) has no GPU engine")) {
-            CHECK(!"the refusal names sdpa_bwd and seq_offsets_q");
+        if (!strstr(why, "seq_offsets_q (ragged attention backward) runs on sdpa_bwd_flash only")) {
+            CHECK(!"the refusal names seq_offsets_q and sdpa_bwd_flash");
             fprintf(stderr, "  %s: %s\n", bwd[i], why);
         }
     }
+    const gpu_engine *flash = gpu_engine_find("sdpa_bwd_flash");
+    char why[512] = "";
+    CHECK(flash && p && flash->supports(f.pl, p, &h100, why, sizeof why));
+    if (why[0])
+        fprintf(stderr, "  sdpa_bwd_flash: %s\n", why);
+    CHECK(p && gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK && p->engine &&
+          strcmp(p->engine->name, "sdpa_bwd_flash") == 0);
     fixture_teardown(&f);
 }
 
 int main(void)
 {
-    check_graph(PAGED, "page_table");
-    check_graph(RAGGED, "seq_offsets_q");
-    check_bwd_refused();
+    static const char *const splitkv[] = {"sdpa_splitkv", NULL}, *const ragged[] = {"sdpa_splitkv", "sdpa_flash", NULL};
+    check_graph(PAGED, "page_table", splitkv, "sdpa_splitkv");
+    /* 9 tokens: launch-bound, where one block per row tile wins the tie (as for dense shapes) */
+    check_graph(RAGGED, "seq_offsets_q", ragged, "sdpa_flash");
+    check_graph(RAGGED_DECODE, "seq_offsets_q", ragged, "sdpa_splitkv");
+    check_graph(RAGGED_PREFILL, "seq_offsets_q", ragged, "sdpa_flash");
+    check_bwd();
     return test_summary("test_gpu_serve");
 }
 #else

@@ -1,0 +1,22 @@
+# dev_env.sh — sourced by a device-call script run as `SCRIPT DEV OUT` from
+# the root of the tree whose library DEV holds (DEV: what tests/gpu/pack_dev.sh
+# packs, plus dt/*.o, a tester's objects compiled where the library was
+# built).  Sets dev, out (created), t0 and LD_LIBRARY_PATH / XDNN_CACHE_DIR,
+# defines step (a heading with the seconds since t0) and dev_link_tester NAME
+# (links DEV/NAME from DEV/dt/*.o and the unpacked library; 1 on failure, the
+# log in OUT/link.log), and writes the device's name to OUT/device.txt.
+dev=${1:?DEV}; out=${2:?OUT}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$(cd "$dev/lib" && pwd):${LD_LIBRARY_PATH:-}"
+export XDNN_CACHE_DIR=${XDNN_CACHE_DIR:-/tmp/xdnn-cache}
+t0=$SECONDS
+step() { echo "== $1 ($((SECONDS - t0)) s)"; }
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$out/device.txt"
+cat "$dev/COMMIT" 2>/dev/null
+dev_link_tester() {
+    local cuda=/usr/local/cuda
+    [ -f "$dev/libxdnn.a.gz" ] && gunzip -f "$dev/libxdnn.a.gz"
+    gcc -o "$dev/$1" "$dev"/dt/*.o "$dev/libxdnn.a" -L"$dev/lib" -lcjson -lm -fopenmp -L"$cuda/lib64" \
+        -lcudart_static -lstdc++ -ldl -lpthread -lrt > "$out/link.log" 2>&1
+    [ -x "$dev/$1" ] || { echo "link failed"; tail -20 "$out/link.log"; return 1; }
+}
