@@ -241,18 +241,99 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_fwd_vec(kpool_params p, cons
     }
 }
 
-/* Backward v2: one thread per input pixel and 16-byte chunk of channels
- * (channels contiguous, one dtype): for every window that covers the pixel,
- * one 16-byte load of dy and, for maxpool, the window's winners found for the
- * V channels at once (16-byte loads of its taps, the forward's tie rule per
- * channel); then one 16-byte store of dx.  v1 recomputed every window per
- * element with scalar loads: 27 GB/s on ResNet-50's stem pooling (H100),
- * 17% of the training step. */
+/* The winning tap of window o for each of the V channels of a chunk at xb
+ * (the forward's tie rule per channel: the first maximum in row-major window
+ * order, replaced only by a strictly larger value or the first NaN), as the
+ * tap's row-major window index; -1 for a window entirely in the padding. */
+template <typename T, int V>
+static __device__ __forceinline__ void kp_window_winners(const kpool_params &p, const T *__restrict__ xb,
+                                                         const int64_t *o, int (&win)[V])
+{
+    union chunk { uint4 q; T e[V]; };
+    float best[V];
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+        win[k] = -1;
+        best[k] = 0.f;
+    }
+    for (int64_t q0 = 0; q0 < p.win[0]; q0++) {
+        const int64_t j0 = o[0] * p.stride[0] - p.pad_lo[0] + q0 * p.dil[0];
+        if (j0 < 0 || j0 >= p.in[0])
+            continue;
+        for (int64_t q1 = 0; q1 < p.win[1]; q1++) {
+            const int64_t j1 = o[1] * p.stride[1] - p.pad_lo[1] + q1 * p.dil[1];
+            if (j1 < 0 || j1 >= p.in[1])
+                continue;
+            for (int64_t q2 = 0; q2 < p.win[2]; q2++) {
+                const int64_t j2 = o[2] * p.stride[2] - p.pad_lo[2] + q2 * p.dil[2];
+                if (j2 < 0 || j2 >= p.in[2])
+                    continue;
+                chunk v;
+                v.q = *reinterpret_cast<const uint4 *>(xb + j0 * p.sx[2] + j1 * p.sx[3] + j2 * p.sx[4]);
+                const int tap = (int)((q0 * p.win[1] + q1) * p.win[2] + q2);
+#pragma unroll
+                for (int k = 0; k < V; k++) {
+                    const float f = kp_f<T>(v.e[k]);
+                    if (win[k] < 0 || (!isnan(best[k]) && (f > best[k] || isnan(f)))) {
+                        win[k] = tap;
+                        best[k] = f;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* Winner bytes per chunk: V = 8 (16-bit types) travel as a uint2, V = 4 (f32) as a uint32. */
+template <int V> struct kp_win_bytes;
+template <> struct kp_win_bytes<8> { typedef uint2 type; };
+template <> struct kp_win_bytes<4> { typedef uint32_t type; };
+enum { KP_NO_WINNER = 255 }; /* a window of only padding; window taps are < 255 when winners are stored */
+
+/* Backward v3, first pass (maxpool): the winning tap of every window, found
+ * once per window and stored as one byte per output element (w8, [N, out...,
+ * C] in the order of the flat output pixel index).  v2 found them again for
+ * every input pixel a window covers: 4 windows x 9 taps of 16-byte loads per
+ * pixel for ResNet-50's 3x3 stride-2 stem pooling, 7.6 ms of its N = 256
+ * training step (H100, 122 GB/s). */
 template <typename T>
-__global__ void __launch_bounds__(KP_THREADS)
-    kpool_bwd_vec(kpool_params p, const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx)
+__global__ void __launch_bounds__(KP_THREADS) kpool_winners_vec(kpool_params p, const T *__restrict__ x,
+                                                                uint8_t *__restrict__ w8)
 {
     constexpr int V = 16 / sizeof(T);
+    typedef typename kp_win_bytes<V>::type wtype;
+    const int64_t chunks = p.C / V, total = p.N * chunks * p.out[0] * p.out[1] * p.out[2];
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t c = (t % chunks) * V, op = t / chunks; /* op: flat output pixel (n, o0, o1, o2) */
+        int64_t r = op, o[3];
+        o[2] = r % p.out[2]; r /= p.out[2];
+        o[1] = r % p.out[1]; r /= p.out[1];
+        o[0] = r % p.out[0];
+        const int64_t n = r / p.out[0];
+        int win[V];
+        kp_window_winners<T, V>(p, x + n * p.sx[0] + c, o, win);
+        union { wtype w; uint8_t b[V]; } out;
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            out.b[k] = win[k] < 0 ? (uint8_t)KP_NO_WINNER : (uint8_t)win[k];
+        *reinterpret_cast<wtype *>(w8 + op * p.C + c) = out.w;
+    }
+}
+
+/* Backward v2 / v3: one thread per input pixel and 16-byte chunk of channels
+ * (channels contiguous, one dtype): for every window that covers the pixel,
+ * one 16-byte load of dy and, for maxpool, the window's winners for the V
+ * channels: found again from x (v2, kStored false: 16-byte loads of every
+ * tap) or read as V bytes that kpool_winners_vec stored (v3); then one
+ * 16-byte store of dx.  v1 recomputed every window per element with scalar
+ * loads: 27 GB/s on ResNet-50's stem pooling (H100). */
+template <typename T, bool kStored>
+__global__ void __launch_bounds__(KP_THREADS)
+    kpool_bwd_vec(kpool_params p, const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx,
+                  const uint8_t *__restrict__ w8)
+{
+    constexpr int V = 16 / sizeof(T);
+    typedef typename kp_win_bytes<V>::type wtype;
     union chunk { uint4 q; T e[V]; };
     const int64_t chunks = p.C / V, total = p.N * chunks * p.in[0] * p.in[1] * p.in[2];
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
@@ -291,39 +372,17 @@ __global__ void __launch_bounds__(KP_THREADS)
                         continue;
                     }
                     /* o's winner per channel: the tap index in row-major window order */
-                    const int64_t mine = (r0 * p.win[1] + r1) * p.win[2] + r2;
-                    int64_t win[V];
-                    float best[V];
+                    const int mine = (int)((r0 * p.win[1] + r1) * p.win[2] + r2);
+                    int win[V];
+                    if (kStored) {
+                        const int64_t op = ((n * p.out[0] + o[0]) * p.out[1] + o[1]) * p.out[2] + o[2];
+                        union { wtype w; uint8_t b[V]; } wb;
+                        wb.w = *reinterpret_cast<const wtype *>(w8 + op * p.C + c);
 #pragma unroll
-                    for (int k = 0; k < V; k++) {
-                        win[k] = -1;
-                        best[k] = 0.f;
-                    }
-                    for (int64_t q0 = 0; q0 < p.win[0]; q0++) {
-                        const int64_t j0 = o[0] * p.stride[0] - p.pad_lo[0] + q0 * p.dil[0];
-                        if (j0 < 0 || j0 >= p.in[0])
-                            continue;
-                        for (int64_t q1 = 0; q1 < p.win[1]; q1++) {
-                            const int64_t j1 = o[1] * p.stride[1] - p.pad_lo[1] + q1 * p.dil[1];
-                            if (j1 < 0 || j1 >= p.in[1])
-                                continue;
-                            for (int64_t q2 = 0; q2 < p.win[2]; q2++) {
-                                const int64_t j2 = o[2] * p.stride[2] - p.pad_lo[2] + q2 * p.dil[2];
-                                if (j2 < 0 || j2 >= p.in[2])
-                                    continue;
-                                chunk v;
-                                v.q = *reinterpret_cast<const uint4 *>(xb + j0 * p.sx[2] + j1 * p.sx[3] + j2 * p.sx[4]);
-                                const int64_t tap = (q0 * p.win[1] + q1) * p.win[2] + q2;
-#pragma unroll
-                                for (int k = 0; k < V; k++) {
-                                    const float f = kp_f<T>(v.e[k]);
-                                    if (win[k] < 0 || (!isnan(best[k]) && (f > best[k] || isnan(f)))) {
-                                        win[k] = tap;
-                                        best[k] = f;
-                                    }
-                                }
-                            }
-                        }
+                        for (int k = 0; k < V; k++)
+                            win[k] = wb.b[k];
+                    } else {
+                        kp_window_winners<T, V>(p, xb, o, win);
                     }
 #pragma unroll
                     for (int k = 0; k < V; k++)
@@ -351,6 +410,22 @@ static bool kp_vec_ok(const kpool_params *p, const void *x, const void *y, int64
     return true;
 }
 
+template <typename T>
+static void kp_bwd_vec_launch(const kpool_params *p, const void *x, const void *dy, void *dx, uint8_t *w8,
+                              cudaStream_t s)
+{
+    const int64_t V = 16 / sizeof(T);
+    const T *xt = (const T *)x, *dyt = (const T *)dy;
+    const int64_t work = p->N * (p->C / V) * p->in[0] * p->in[1] * p->in[2];
+    if (w8) {
+        const int64_t wins = p->N * (p->C / V) * p->out[0] * p->out[1] * p->out[2];
+        kpool_winners_vec<T><<<kgrid(wins, KP_THREADS), KP_THREADS, 0, s>>>(*p, xt, w8);
+        kpool_bwd_vec<T, true><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, xt, dyt, (T *)dx, w8);
+    } else {
+        kpool_bwd_vec<T, false><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, xt, dyt, (T *)dx, NULL);
+    }
+}
+
 extern "C" {
 
 int kpool_fwd(const kpool_params *p, const void *x, void *y, void *stream)
@@ -373,7 +448,16 @@ int kpool_fwd(const kpool_params *p, const void *x, void *y, void *stream)
     return (int)cudaGetLastError();
 }
 
-int kpool_bwd(const kpool_params *p, const void *x, const void *dy, void *dx, void *stream)
+size_t kpool_bwd_ws_bytes(const kpool_params *p)
+{
+    const int64_t taps = p->win[0] * p->win[1] * p->win[2];
+    if (!p->is_max || taps >= KP_NO_WINNER)
+        return 0;
+    return (size_t)(p->N * p->C * p->out[0] * p->out[1] * p->out[2]);
+}
+
+int kpool_bwd(const kpool_params *p, const void *x, const void *dy, void *dx, void *ws, size_t ws_bytes,
+              void *stream)
 {
     const int64_t V = p->dt_x == KDT_F32 ? 4 : 8;
     /* v2 wants x, dy and dx of one dtype in chunks: check dx as a second "y" */
@@ -382,17 +466,18 @@ int kpool_bwd(const kpool_params *p, const void *x, const void *dy, void *dx, vo
     q.dt_y = p->dt_dx;
     static const char *const v1_env = getenv("XDNN_POOL_BWD_V1"); /* bisecting switch, read once */
     const bool v1_only = v1_env && strcmp(v1_env, "0") != 0;
+    static const char *const v2_env = getenv("XDNN_POOL_BWD_V2"); /* v2: winners found again per pixel */
+    const bool v2_only = v2_env && strcmp(v2_env, "0") != 0;
     if (kp_vec_ok(p, x, dy, V) && kp_vec_ok(&q, x, dx, V) && !v1_only) {
-        const int64_t work = p->N * (p->C / V) * p->in[0] * p->in[1] * p->in[2];
+        const size_t need = kpool_bwd_ws_bytes(p);
+        uint8_t *w8 = need && ws && ws_bytes >= need && !v2_only ? (uint8_t *)ws : NULL;
         cudaStream_t s = (cudaStream_t)stream;
-        const unsigned g = kgrid(work, KP_THREADS);
         if (p->dt_x == KDT_F32)
-            kpool_bwd_vec<float><<<g, KP_THREADS, 0, s>>>(*p, (const float *)x, (const float *)dy, (float *)dx);
+            kp_bwd_vec_launch<float>(p, x, dy, dx, w8, s);
         else if (p->dt_x == KDT_F16)
-            kpool_bwd_vec<__half><<<g, KP_THREADS, 0, s>>>(*p, (const __half *)x, (const __half *)dy, (__half *)dx);
+            kp_bwd_vec_launch<__half>(p, x, dy, dx, w8, s);
         else
-            kpool_bwd_vec<__nv_bfloat16><<<g, KP_THREADS, 0, s>>>(*p, (const __nv_bfloat16 *)x,
-                                                                (const __nv_bfloat16 *)dy, (__nv_bfloat16 *)dx);
+            kp_bwd_vec_launch<__nv_bfloat16>(p, x, dy, dx, w8, s);
         return (int)cudaGetLastError();
     }
     const int64_t total = p->N * p->C * p->in[0] * p->in[1] * p->in[2];

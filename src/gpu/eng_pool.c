@@ -2,7 +2,8 @@
  * GPU (kernels/pool.cu), 1-3 spatial dims, any stride / pad / dilation /
  * ceil_mode / include_pad, any strides and f32/f16/bf16.  The backward is a
  * gather (one thread per dx element, no atomics) with the reference's tie
- * rule: dy goes to the first maximum of each window (the first NaN if any). */
+ * rule: dy goes to the first maximum of each window (the first NaN if any);
+ * maxpool's finds each window's winner once, into the workspace. */
 #include "gpu/conv_analyze.h"
 #include "gpu/engine.h"
 
@@ -23,7 +24,13 @@ static bool pool_supports(const gplan *pl, const gpart *p, const gpu_device *dev
 /* Memory-bound: the roofline of its bytes (flops are compares/adds). */
 static double pool_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 20.0); }
 
-static size_t pool_workspace(const gplan *pl, const gpart *p, const gpu_device *dev) { return 0; }
+/* maxpool backward: one byte per dy element, each window's winning tap (kernels/pool.cu, v3). */
+static size_t pool_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    gpool_problem pp;
+    char why[8];
+    return gpu_pool_analyze(pl, p, &pp, why, sizeof why) && pp.bwd ? kpool_bwd_ws_bytes(&pp.kp) : 0;
+}
 
 static xdnn_status pool_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
 {
@@ -44,7 +51,8 @@ static xdnn_status pool_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
 static xdnn_status pool_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
 {
     const gpool_problem *pp = &((const pool_priv *)p->priv)->pp;
-    int e = pp->bwd ? kpool_bwd(&pp->kp, c->dptr[pp->x], c->dptr[pp->y], c->dptr[pp->dx], s)
+    int e = pp->bwd ? kpool_bwd(&pp->kp, c->dptr[pp->x], c->dptr[pp->y], c->dptr[pp->dx], c->ws + p->ws_offset,
+                                p->ws_bytes, s)
                     : kpool_fwd(&pp->kp, c->dptr[pp->x], c->dptr[pp->y], s);
     return gpu_check_cuda((cudaError_t)e, pp->bwd ? "kpool_bwd launch" : "kpool_fwd launch", __FILE__, __LINE__, d);
 }

@@ -155,8 +155,13 @@ typedef struct kpool_params {
 } kpool_params;
 
 int kpool_fwd(const kpool_params *p, const void *x, void *y, void *stream);
-/* One thread per dx element gathering from the windows that cover it. */
-int kpool_bwd(const kpool_params *p, const void *x, const void *dy, void *dx, void *stream);
+/* One thread per dx element gathering from the windows that cover it.  For
+ * maxpool on channels-contiguous tensors, ws (kpool_bwd_ws_bytes of it, or
+ * NULL) holds each window's winning tap, found once by a first pass; without
+ * it every pixel finds the winners of its windows again. */
+size_t kpool_bwd_ws_bytes(const kpool_params *p);
+int kpool_bwd(const kpool_params *p, const void *x, const void *dy, void *dx, void *ws, size_t ws_bytes,
+              void *stream);
 
 #ifdef __cplusplus
 }

@@ -548,7 +548,7 @@ static void vector_cases(void)
                           "  y = avgpool(x, window=[3, 3], stride=[2, 2], pad=[1, 1], include_pad=%s);\n"
                           "  output y: %s @nhwc;\n}\n",
                  62 + ti, t, C, ti == 1 ? "true" : "false", t);
-        /* backward v2 (pool.cu kpool_bwd_vec): the same windows, dy in y's shape; ties and NaN-free
+        /* backward v3 (pool.cu kpool_winners_vec + kpool_bwd_vec): the same windows, dy in y's shape; ties and NaN-free
          * duplicates pick the forward's winner; C = 12 is no whole chunk and takes v1 beside them */
         snprintf(name, sizeof name, "vec/maxpool_bwd-3x3s2p1/%s/nhwc", t);
         add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s[3, %d, 7, 6] @nhwc;\n  input x: %s[3, %d, 13, 11] @nhwc;\n"
@@ -564,6 +564,18 @@ static void vector_cases(void)
                           "  dx = avgpool_bwd(dy, x, window=[3, 3], stride=[2, 2], pad=[1, 1], include_pad=%s);\n"
                           "  output dx: %s @nhwc;\n}\n",
                  76 + ti, t, C, t, C, ti == 1 ? "true" : "false", t);
+        /* v3 (winners stored by a first pass) against NaN: sqrt of the negative half of x makes NaN taps, and
+         * dy goes to each window's first NaN; a 16x16 window (256 taps, more than a stored byte can name)
+         * keeps v2, which finds the winners again per pixel */
+        snprintf(name, sizeof name, "vec/maxpool_bwd-nan/%s/nhwc", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s[3, %d, 7, 6] @nhwc;\n  input x: %s[3, %d, 13, 11] @nhwc;\n"
+                          "  dx = maxpool_bwd(dy, sqrt(x), window=[3, 3], stride=[2, 2], pad=[1, 1]);\n"
+                          "  output dx: %s @nhwc;\n}\n",
+                 82 + ti, t, C, t, C, t);
+        snprintf(name, sizeof name, "vec/maxpool_bwd-256taps/%s/nhwc", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s[2, %d, 4, 3] @nhwc;\n  input x: %s[2, %d, 37, 29] @nhwc;\n"
+                          "  dx = maxpool_bwd(dy, x, window=[16, 16], stride=[7, 6]);\n  output dx: %s @nhwc;\n}\n",
+                 85 + ti, t, C, t, C, t);
         snprintf(name, sizeof name, "vec/maxpool_bwd-c12/%s/nhwc", t);
         add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s[2, 12, 7, 6] @nhwc;\n  input x: %s[2, 12, 13, 11] @nhwc;\n"
                           "  dx = maxpool_bwd(dy, x, window=[3, 3], stride=[2, 2], pad=[1, 1]);\n  output dx: %s @nhwc;\n}\n",
@@ -669,6 +681,10 @@ static void bench_cases(void)
     add_case("bench/permute/f16/32x256x56x56->nhwc", 1,
              "dnn 1;\ngraph g(seed=6) {\n  input x: f16[32, 256, 56, 56];\n  y = permute(x, perm=[0, 2, 3, 1]);\n"
              "  output y: f16;\n}\n");
+    /* ResNet-50's stem pooling (3x3 stride 2 over 112x112, 64 channels) at N = 64 */
+    add_case("bench/maxpool_bwd/bf16/nhwc/64x64x112x112", 1,
+             "dnn 1;\ngraph g(seed=8) {\n  input dy: bf16[64, 64, 56, 56] @nhwc;\n  input x: bf16[64, 64, 112, 112] @nhwc;\n"
+             "  dx = maxpool_bwd(dy, x, window=[3, 3], stride=[2, 2], pad=[1, 1]);\n  output dx: bf16 @nhwc;\n}\n");
     add_case("bench/concat/f16/2x[8192,4096]", 1,
              "dnn 1;\ngraph g(seed=7) {\n  input a: f16[8192, 4096];\n  input b: f16[8192, 4096];\n"
              "  y = concat(a, b, axis=1);\n  output y: f16;\n}\n");
