@@ -495,7 +495,7 @@ typedef struct ragged_shape {
     const char *tag;
     int B, Hq, Hk, D;
     int Sq, Skv;       /* 0: that side packed (THD) with offsets from lq / lkv; else dense [B, H, S, D] */
-    int lq[6], lkv[6]; /* lengths: packed sides' offsets, or a dense side's seq_len when lens */
+    int lq[12], lkv[12]; /* lengths: packed sides' offsets, or a dense side's seq_len when lens */
     bool lens;         /* a dense side gets seq_len_q / seq_len_kv from lq / lkv */
     const char *attrs;
     bool bf16, i64, bwd, o_f32;
@@ -591,6 +591,8 @@ static void sdpa_cases_ragged(void)
          true, true, false},
         {"qkv-causal-fwd-odd", 3, 8, 2, 128, 0, 0, {129, 255, 1}, {129, 255, 1}, false, CAUSAL, true, false, false,
          true},
+        {"qkv-causal-many", 12, 4, 2, 64, 0, 0, {5, 300, 1, 0, 77, 128, 129, 64, 1000, 3, 255, 17},
+         {5, 300, 1, 0, 77, 128, 129, 64, 1000, 3, 255, 17}, false, CAUSAL, true, true, true, false},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         if (!opts.quick || i % 2 == 0) {
