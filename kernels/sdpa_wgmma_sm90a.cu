@@ -43,6 +43,11 @@
 //    plain and GEN, 16-bit o -> f32 o: DP 64 0/0 -> 0/0 both; DP 128 0/0 -> 28/28, GEN 28/28 -> 36/36;
 //    DP 256 32/32 -> 128/168, GEN 48/60 -> 80/96.  DP 256 is taken all the same (the spills sit beside 64-key
 //    tiles of 256-wide GEMMs); fwdf32_session.sh times it against sdpa_flash's f32 o.
+//  v5 (2026-11-24, issue 14): ragged (THD) q and/or k, v: [1, H, T, D] maps read from each sequence's first
+//    token, work items as slots of 128 rows per sequence (sdpa_ragged.cuh, item_of), the next sequence's rows
+//    masked as padding and never stored.  H100, 8 packed sequences (8192 tokens, h16 d128 causal): 0.196 ms,
+//    against 0.798 on sdpa_flash (bench/RESULTS-sdpa.md).
+#include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
 
 #include <stdlib.h>
@@ -71,19 +76,33 @@ constexpr int kThreads = 384;
 // The item's key tiles t0 .. t0 + ntiles - 1 cover the keys any of its rows may see (sdpa.h's band with this
 // batch's seq_len_q / seq_len_kv, clipped to them); the tiles outside are never loaded.  Rows of the block
 // past lq see nothing: an item made of them has no tiles and writes o = 0, stats = -inf.
+// Ragged q (off_q): items are (slot, h), nmblk slots of BM rows per head (slot_seq: T / BM + B of them), and
+// an item whose rows are not its sequence's (skip) is passed over by every warpgroup alike.  Where the rows are
+// (rows_of: the token of the sequence's first row in the packed q or k, v) is looked up again where it is used
+// (the producer's loads, the consumers' stores), so that the consumers keep no more registers across the
+// main loop than the dense kernel did.  Rows past the sequence's end (the next sequence's) are loaded and
+// masked as padding is, never stored.
 struct wg_item {
     int b, h, hk, m0, t0, ntiles, lq, lkv, off;
+    bool skip;
 };
 __device__ __forceinline__ wg_item item_of(const xk_sdpa &p, int w, int nmblk, int rev, int bm, int bn)
 {
     wg_item t;
-    const int bh = w / nmblk, mb = w % nmblk;
-    t.b = bh / p.Hq;
-    t.h = bh % p.Hq;
+    const int mb = w % nmblk, sl = rev ? nmblk - 1 - mb : mb;
+    if (p.off_q.p) {
+        t.h = w / nmblk;
+        slot_seq(p.off_q, p.B, p.Sq, bm, sl, &t.b, &t.m0);
+    } else {
+        const int bh = w / nmblk;
+        t.b = bh / p.Hq;
+        t.h = bh % p.Hq;
+        t.m0 = sl * bm;
+    }
     t.hk = t.h / (p.Hq / p.Hk);
-    t.m0 = (rev ? nmblk - 1 - mb : mb) * bm;
-    t.lq = seq_len(p.len_q, t.b, p.Sq);
-    t.lkv = seq_len(p.len_kv, t.b, p.Skv);
+    const seq_rows sr = rows_of(p, t.b);
+    t.lq = sr.lq, t.lkv = sr.lkv;
+    t.skip = t.m0 < 0 || t.m0 >= sr.nq; // only a ragged slot (dense items start below Sq)
     t.off = p.bottom_right ? t.lkv - t.lq : 0; // row i's diagonal is key i + off
     const int rhi = min(t.m0 + bm, t.lq);       // rows [m0, rhi) see keys; the band's ends grow with the row
     int64_t jlo = 0, jhi = rhi > t.m0 ? t.lkv : 0; // 64-bit: off + right may pass INT32_MAX
@@ -136,27 +155,32 @@ __global__ void __launch_bounds__(kThreads, 1)
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
         if (threadIdx.x == 0) {
             int gt = 0;
-            for (int w = blockIdx.x, wi = 0; w < nwork; w += gridDim.x, wi++) {
+            for (int w = blockIdx.x, wi = 0; w < nwork; w += gridDim.x) {
                 const wg_item t = item_of(p, w, nmblk, rev, BM, BN);
-                mb_wait(emptyQ, (wi & 1) ^ 1); // the consumers' last Q K^T of the previous item is done
+                if (t.skip)
+                    continue;
+                mb_wait(emptyQ, (wi++ & 1) ^ 1); // the consumers' last Q K^T of the previous item is done
+                // the rows' first tokens and the maps' batch coordinates (a packed side: [1, H, T, D] from 0)
+                const seq_rows sr = rows_of(p, t.b);
+                const int qb = p.off_q.p ? 0 : t.b, kb = p.off_kv.p ? 0 : t.b;
                 mb_expect(fullQ, C::Q_BYTES);
 #pragma unroll
                 for (int c = 0; c < NB; c++)
-                    tma_load(sQ + c * BM * 128, &tq, fullQ, c * 64, t.m0, t.h, t.b);
+                    tma_load(sQ + c * BM * 128, &tq, fullQ, c * 64, sr.qrow + t.m0, t.h, qb);
                 for (int it = 0; it < t.ntiles; it++, gt++) {
                     const int s = gt % ST, ph = (gt / ST) & 1;
                     mb_wait(XW_EMPTYK(s), ph ^ 1);
                     mb_expect(XW_FULLK(s), C::KV_BYTES);
 #pragma unroll
                     for (int c = 0; c < NB; c++)
-                        tma_load(sK + s * C::KV_BYTES + c * BN * 128, &tk, XW_FULLK(s), c * 64, (t.t0 + it) * BN, t.hk,
-                                 t.b);
+                        tma_load(sK + s * C::KV_BYTES + c * BN * 128, &tk, XW_FULLK(s), c * 64,
+                                 sr.krow + (t.t0 + it) * BN, t.hk, kb);
                     mb_wait(XW_EMPTYV(s), ph ^ 1);
                     mb_expect(XW_FULLV(s), C::KV_BYTES);
 #pragma unroll
                     for (int c = 0; c < NB; c++)
-                        tma_load(sV + s * C::KV_BYTES + c * BN * 128, &tv, XW_FULLV(s), c * 64, (t.t0 + it) * BN, t.hk,
-                                 t.b);
+                        tma_load(sV + s * C::KV_BYTES + c * BN * 128, &tv, XW_FULLV(s), c * 64,
+                                 sr.krow + (t.t0 + it) * BN, t.hk, kb);
                 }
             }
         }
@@ -184,8 +208,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         float s[NS], o[OC][ON / 2];
         uint32_t pf[BN / 16][4], pl[SPLIT ? BN / 16 : 1][4]; // pl: P's residual below pf (SPLIT only)
         int gt = 0; // ring position
-        for (int w = blockIdx.x, wi = 0; w < nwork; w += gridDim.x, wi++) {
+        for (int w = blockIdx.x, wi = -1; w < nwork; w += gridDim.x) {
             const wg_item t = item_of(p, w, nmblk, rev, BM, BN);
+            if (t.skip)
+                continue;
+            wi++; // the items this block has taken (the parity of the Q barriers)
             const int wrow0 = t.m0 + cw * 64;         // this warpgroup's first row
             const int row0 = wrow0 + warp * 16 + g; // this thread's rows: row0, row0 + 8
             int klo[2], khi[2];                       // the keys they see: [klo, khi]
@@ -376,16 +403,21 @@ __global__ void __launch_bounds__(kThreads, 1)
                 lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 1);
                 lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 2);
             }
+            // rows [qrow, qrow + nq) of the packed q are this sequence's (dense: 0 and Sq)
+            int qrow = 0, nq = p.Sq;
+            if (p.off_q.p)
+                ragged_span(p.off_q, t.b, p.Sq, &qrow, &nq);
             using OT = typename std::conditional<SPLIT, float, T>::type;
             OT *op = static_cast<OT *>(const_cast<void *>(p.o.p));
 #pragma unroll
             for (int r = 0; r < 2; r++) {
                 const int i = row0 + 8 * r;
-                if (i >= p.Sq)
+                if (i >= nq) // past Sq, or (ragged) the next sequence's row: never written
                     continue;
                 const bool empty = mrow[r] == -CUDART_INF_F || !(lrow[r] > 0.0f);
                 const float inv = empty ? 0.0f : 1.0f / lrow[r];
-                OT *orow = op + (int64_t)t.b * p.o.st[0] + (int64_t)t.h * p.o.st[1] + (int64_t)i * p.o.st[2];
+                OT *orow =
+                    op + (int64_t)t.b * p.o.st[0] + (int64_t)t.h * p.o.st[1] + (int64_t)(qrow + i) * p.o.st[2];
 #pragma unroll
                 for (int c = 0; c < OC; c++)
 #pragma unroll
@@ -400,7 +432,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                             *reinterpret_cast<uint32_t *>(orow + d) = pack2<T>(x0, x1);
                     }
                 if (t4 == 0 && p.stats.p)
-                    st_any(p.stats.p, p.stats.dtype, off4(p.stats, t.b, t.h, i, 0),
+                    st_any(p.stats.p, p.stats.dtype, off4(p.stats, t.b, t.h, qrow + i, 0),
                            empty ? -CUDART_INF_F : (mrow[r] * scale2 + log2f(lrow[r])) * kLn2);
             }
         }
@@ -451,7 +483,9 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], cudaStream_t s)
         opted = true;
     }
     const bool bf = p.q.dtype == XK_BF16;
-    const int64_t qd[4] = {p.B, p.Hq, p.Sq, p.D}, kd[4] = {p.B, p.Hk, p.Skv, p.D}, vd[4] = {p.B, p.Hk, p.Skv, p.Dv};
+    // a packed side is one batch of T rows (st: the engine's [0, head, token, 1] strides)
+    const int64_t bq = p.off_q.p ? 1 : p.B, bkv = p.off_kv.p ? 1 : p.B;
+    const int64_t qd[4] = {bq, p.Hq, p.Sq, p.D}, kd[4] = {bkv, p.Hk, p.Skv, p.D}, vd[4] = {bkv, p.Hk, p.Skv, p.Dv};
     CUtensorMap tq, tk, tv;
     if (!make_map(&tq, p.q.p, bf, qd, st[0], C::BM) || !make_map(&tk, p.k.p, bf, kd, st[1], C::BN) ||
         !make_map(&tv, p.v.p, bf, vd, st[2], C::BN))
@@ -461,15 +495,17 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], cudaStream_t s)
     // better, longest first (rev: a causal-like band, longest at the end).
     const bool uniform = (p.left < 0) == (p.right < 0);
     const int rev = p.right >= 0 && p.left < 0;
-    const int nmblk = (p.Sq + C::BM - 1) / C::BM;
-    const int64_t nwork = (int64_t)nmblk * p.B * p.Hq;
+    // ragged q: T / BM + B slots per head (slot_seq), the empty ones passed over
+    const int64_t nmblk = p.off_q.p ? (int64_t)p.Sq / C::BM + p.B : (p.Sq + C::BM - 1) / C::BM;
+    const int64_t nwork = nmblk * (p.off_q.p ? 1 : p.B) * p.Hq;
     if (nwork > INT32_MAX)
         return cudaErrorInvalidValue;
     const knobs k = knobs_of();
     // (H100: causal b4h16s4096d128 0.511 ms with one block per item, 0.520 persistent; non-causal 0.906 / 0.888,
     // b16h16s1024d64 0.212 / 0.185)
     const int grid = k.persistent && uniform && nwork > k.sms ? k.sms : (int)nwork;
-    sdpa_fwd_wgmma<T, DP, GEN, SPLIT><<<grid, kThreads, C::SMEM, s>>>(tq, tk, tv, p, rev, nmblk, (int)nwork, k.pingpong);
+    sdpa_fwd_wgmma<T, DP, GEN, SPLIT><<<grid, kThreads, C::SMEM, s>>>(tq, tk, tv, p, rev, (int)nmblk, (int)nwork,
+                                                                             k.pingpong);
     return cudaGetLastError();
 }
 

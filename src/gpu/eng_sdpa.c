@@ -25,9 +25,10 @@
  *                    row, summing its GQA group): no atomics, deterministic.
  * All of them: scale, causal, window, top_left/bottom_right, seq_len_q/kv,
  * additive bias of any broadcast shape, Philox dropout, stats (sdpa_flash_wgmma: strides TMA can describe).
- * Ragged THD sequences (seq_offsets_q/kv, src/ops/sdpa.h): sdpa_flash and
- * sdpa_bwd_flash (and sdpa_splitkv, eng_sdpa_splitkv.c) only; the others
- * refuse them, naming the port and the engines that take them.
+ * Ragged THD sequences (seq_offsets_q/kv, src/ops/sdpa.h): sdpa_flash_wgmma,
+ * sdpa_flash, sdpa_bwd_wgmma (eng_sdpa_bwd_wgmma.c), sdpa_bwd_flash and
+ * sdpa_splitkv (eng_sdpa_splitkv.c); the others refuse them, naming the port
+ * and the engines that take them.
  * None of them has the fp8 form (q_scale ... o_scale, amax_s, amax_o): they refuse it, naming the port.
  * Attributes are read from the IR node (gnode.ir) exactly as sdpa_config does. */
 #include "gpu/eng_seq.h"
@@ -96,6 +97,23 @@ static xk_tensor xk_len(const ggraph *g, int id)
     return x;
 }
 
+/* Tensor t's dims and element strides as stored, in [B, H, S, D] order: a
+ * rank-4 tensor's own, a ragged (THD, rank 3) one's as one batch of T rows:
+ * [1, H, T, D] with strides [0, head, token, 1] (the TMA maps of the wgmma
+ * engines read a packed tensor through them). */
+void gpu_sdpa_bhsd(const gtensor *t, int64_t dims[4], int64_t st[4])
+{
+    if (t->rank == 3) {
+        const int64_t d[4] = {1, t->dims[1], t->dims[0], t->dims[2]}, s[4] = {0, t->strides[1], t->strides[0],
+                                                                              t->strides[2]};
+        memcpy(dims, d, sizeof d);
+        memcpy(st, s, sizeof s);
+        return;
+    }
+    memcpy(dims, t->dims, 4 * sizeof *dims);
+    memcpy(st, t->strides, 4 * sizeof *st);
+}
+
 static int32_t clamp_i32(int64_t v) { return v > INT32_MAX / 2 ? INT32_MAX / 2 : v < -1 ? -1 : (int32_t)v; }
 
 bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *kp, sdpa_ids *ids, char *why,
@@ -152,7 +170,8 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
         return gpu_refuse(why, len, "%s: page_table (paged attention) runs on sdpa_splitkv only", n->name);
     else if (ragged && kind != SDPA_K_MMA && kind != SDPA_K_BWD_MMA) /* the mma kernels address rows per sequence */
         return gpu_refuse(why, len, "%s: %s (ragged attention%s) runs on %s only", n->name, off_port,
-                          bwd ? " backward" : "", bwd ? "sdpa_bwd_flash" : "sdpa_flash and sdpa_splitkv");
+                          bwd ? " backward" : "",
+                          bwd ? "sdpa_bwd_wgmma and sdpa_bwd_flash" : "sdpa_flash_wgmma, sdpa_flash and sdpa_splitkv");
     const int need[] = {ids->q, ids->k, ids->v, ids->o};
     for (int i = 0; i < 4; i++) /* ragged (THD) tensors are rank 3 */
         if (need[i] < 0 || g->t[need[i]].is_scalar ||
@@ -338,9 +357,8 @@ static bool wgmma_check(const gplan *pl, const xk_sdpa *kp, const sdpa_ids *ids,
 {
     const ggraph *g = pl->g;
     const char *e = "sdpa: sdpa_flash_wgmma";
-    if (ids->off_q >= 0 || ids->off_kv >= 0) /* its TMA boxes tile dense [B, H, S, D] tensors */
-        return gpu_refuse(why, len, "%s: %s (ragged attention) runs on sdpa_flash and sdpa_splitkv only", e,
-                          ids->off_q >= 0 ? "seq_offsets_q" : "seq_offsets_kv");
+    /* ragged (THD) q and/or k, v: read through [1, H, T, D] maps from each sequence's first token (gpu_sdpa_analyze
+     * took the rest: no bias, no dropout, offsets [B+1] in i32/i64) */
     /* gpu_sdpa_analyze took q, k, v of one 16-bit dtype and o of it or f32; an f32 o is the SPLIT kernel
      * (P as hi + lo halves: f32-level accuracy, o stored as float pairs) */
     if (g->t[ids->o].dtype != g->t[ids->q].dtype && g->t[ids->o].dtype != XDNN_F32)
@@ -353,12 +371,13 @@ static bool wgmma_check(const gplan *pl, const xk_sdpa *kp, const sdpa_ids *ids,
         return gpu_refuse(why, len, "%s needs scale > 0, got scale=%g", e, (double)kp->scale);
     const struct { int id; const char *name; } t[] = {{ids->q, "q"}, {ids->k, "k"}, {ids->v, "v"}, {ids->o, "o"}};
     for (int i = 0; i < 4; i++) {
-        const int64_t *st = g->t[t[i].id].strides;
+        int64_t dims[4], st[4];
+        gpu_sdpa_bhsd(&g->t[t[i].id], dims, st);
         if (st[3] != 1)
             return gpu_refuse(why, len, "%s needs %s's head dim contiguous, got stride %lld", e, t[i].name,
                         (long long)st[3]);
         for (int d = 0; d < 3; d++)
-            if (st[d] % 8 != 0 && g->t[t[i].id].dims[d] != 1)
+            if (st[d] % 8 != 0 && dims[d] != 1)
                 return gpu_refuse(why, len, "%s needs %s's strides in multiples of 8 elements (16 bytes), got "
                                       "%lld in dim %d", e, t[i].name, (long long)st[d], d);
     }
@@ -486,8 +505,10 @@ static xdnn_status build_kind2(gpu_ctx *c, gpart *p, sdpa_kind kind, bool wgmma,
         return XDNN_ERR_UNSUPPORTED;
     }
     const int qkv[3] = {sp->ids.q, sp->ids.k, sp->ids.v};
-    for (int i = 0; i < 3; i++)
-        memcpy(sp->qkv_st[i], c->plan->g->t[qkv[i]].strides, sizeof sp->qkv_st[i]);
+    for (int i = 0; i < 3; i++) {
+        int64_t dims[4];
+        gpu_sdpa_bhsd(&c->plan->g->t[qkv[i]], dims, sp->qkv_st[i]);
+    }
     const xk_sdpa *k = &sp->kp;
     snprintf(sp->detail, sizeof sp->detail, "%s B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s%s%s%s%s%s%s%s", eng, k->B,
              k->Hq, k->Hk, k->Sq, k->Skv, k->D, k->Dv, k->right == 0 ? " causal" : "",

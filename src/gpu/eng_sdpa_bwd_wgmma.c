@@ -6,9 +6,12 @@
  * do, dq, dk, dv in one of f16/bf16, D = Dv <= 128 with D % 8 == 0, rows
  * contiguous and strides TMA can describe (o may be f32); scale > 0, causal or
  * window (either alignment; query tiles outside the band skipped),
- * seq_len_q/seq_len_kv, GQA/MQA, bhsd or bshd.  Everything else (bias,
- * dropout, D > 128, D != Dv, empty sequences) is refused with the attribute
- * and its value, and sdpa_bwd_flash (any shape) takes it.  Semantics: src/ops/sdpa.h. */
+ * seq_len_q/seq_len_kv, ragged THD q and/or k, v (seq_offsets_q/kv: one
+ * block per 128 keys of a sequence, each sequence's rows from its first
+ * token, the band kernel masking the neighbours' rows), GQA/MQA, bhsd or
+ * bshd.  Everything else (bias, dropout, D > 128, D != Dv, Sq or Skv of 0)
+ * is refused with the attribute and its value, and sdpa_bwd_flash (any
+ * shape) takes it.  Semantics: src/ops/sdpa.h. */
 #include "gpu/eng_seq.h"
 #include "gpu/engine.h"
 #include "gpu/kern_sdpa_bwd_wgmma.h"
@@ -39,9 +42,8 @@ static bool bw_check(const gplan *pl, const gpart *p, xk_sdpa *kp, sdpa_ids *ids
         return false;
     }
     const ggraph *g = pl->g;
-    if (ids->off_q >= 0 || ids->off_kv >= 0) /* its TMA boxes tile dense [B, H, S, D] tensors */
-        return gpu_refuse(why, len, "sdpa_bwd: " ENG ": %s (ragged attention backward) runs on sdpa_bwd_flash only",
-                          ids->off_q >= 0 ? "seq_offsets_q" : "seq_offsets_kv");
+    /* ragged (THD) q and/or k, v: [1, H, T, D] maps from each sequence's first token, the band kernel's masks
+     * (gpu_sdpa_analyze took the rest: no bias, no dropout, offsets [B+1] in i32/i64) */
     const xdnn_dtype t = g->t[ids->q].dtype;
     const struct { int id; const char *name; } io[] = {{ids->q, "q"},   {ids->k, "k"},   {ids->v, "v"},
                                                        {ids->o, "o"},   {ids->dout, "do"}, {ids->dq, "dq"},
@@ -66,12 +68,13 @@ static bool bw_check(const gplan *pl, const gpart *p, xk_sdpa *kp, sdpa_ids *ids
     if ((int64_t)kp->B * kp->Hk > 65535)
         return gpu_refuse(why, len, "sdpa_bwd: " ENG " grid: B*Hk = %lld exceeds 65535", (long long)kp->B * kp->Hk);
     for (size_t i = 0; i < sizeof io / sizeof io[0]; i++) {
-        const int64_t *st = g->t[io[i].id].strides;
+        int64_t dims[4], st[4];
+        gpu_sdpa_bhsd(&g->t[io[i].id], dims, st);
         if (st[3] != 1)
             return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs %s's head dim contiguous, got stride %lld", io[i].name,
                         (long long)st[3]);
         for (int d = 0; d < 3; d++)
-            if (st[d] % 8 != 0 && g->t[io[i].id].dims[d] != 1)
+            if (st[d] % 8 != 0 && dims[d] != 1)
                 return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs %s's strides in multiples of 8 elements (16 bytes), "
                                       "got %lld in dim %d", io[i].name, (long long)st[d], d);
     }
@@ -106,7 +109,7 @@ static size_t bw_ws(const gplan *pl, const gpart *p, const gpu_device *dev)
     char why[256];
     if (!bw_check(pl, p, &kp, &ids, why, sizeof why))
         return 0;
-    return xk_sdpa_bwd_wgmma_ws(kp.B, kp.Hq, kp.Sq, kp.D);
+    return xk_sdpa_bwd_wgmma_ws(kp.B, kp.Hq, kp.Sq, kp.D, ids.off_q >= 0);
 }
 
 static xdnn_status bw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
@@ -122,13 +125,16 @@ static xdnn_status bw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     }
     bp->deterministic = c->plan->deterministic;
     const int ids[4] = {bp->ids.q, bp->ids.k, bp->ids.v, bp->ids.dout};
-    for (int i = 0; i < 4; i++)
-        memcpy(bp->st[i], c->plan->g->t[ids[i]].strides, sizeof bp->st[i]);
+    for (int i = 0; i < 4; i++) {
+        int64_t dims[4];
+        gpu_sdpa_bhsd(&c->plan->g->t[ids[i]], dims, bp->st[i]);
+    }
     const xk_sdpa *k = &bp->kp;
-    snprintf(bp->detail, sizeof bp->detail, ENG " B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d%s%s%s%s%s", k->B, k->Hq, k->Hk,
+    snprintf(bp->detail, sizeof bp->detail, ENG " B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d%s%s%s%s%s%s%s", k->B, k->Hq, k->Hk,
              k->Sq, k->Skv, k->D, k->right == 0 && k->left < 0 ? " causal" : "",
              k->left >= 0 || k->right > 0 ? " window" : "", k->right >= 0 && k->bottom_right ? " bottom_right" : "",
-             bp->ids.len_q >= 0 || bp->ids.len_kv >= 0 ? " seqlens" : "", bp->deterministic ? " deterministic" : "");
+             bp->ids.len_q >= 0 || bp->ids.len_kv >= 0 ? " seqlens" : "", bp->ids.off_q >= 0 ? " ragged-q" : "",
+             bp->ids.off_kv >= 0 ? " ragged-kv" : "", bp->deterministic ? " deterministic" : "");
     return XDNN_OK;
 }
 
@@ -150,6 +156,8 @@ static xdnn_status bw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t
     k.dq.p = dev_ptr(c, ids->dq);
     k.dk.p = dev_ptr(c, ids->dk);
     k.dv.p = dev_ptr(c, ids->dv);
+    k.off_q.p = dev_ptr(c, ids->off_q);
+    k.off_kv.p = dev_ptr(c, ids->off_kv);
     int rc = xk_sdpa_bwd_wgmma(&k, (const int64_t(*)[4])bp->st, c->ws + p->ws_offset, bp->deterministic, s);
     return gpu_check_cuda((cudaError_t)rc, "xk_sdpa_bwd_wgmma", __FILE__, __LINE__, d);
 }
@@ -169,7 +177,7 @@ static const char *bw_detail(const gpart *p)
 const gpu_engine gpu_engine_sdpa_bwd_wgmma = {
     .name = ENG,
     .summary = "attention backward on Hopper (sm_90a: TMA + wgmma, keys per block, dQ by f32 bulk adds, ordered "
-               "when deterministic), f16/bf16, D = Dv <= 128, causal, window, seq lens, GQA",
+               "when deterministic), f16/bf16, D = Dv <= 128, causal, window, seq lens, ragged (THD), GQA",
     .supports = bw_supports, .cost = bw_cost, .workspace = bw_ws,
     .build = bw_build, .execute = bw_execute, .release = bw_release, .detail = bw_detail,
 };

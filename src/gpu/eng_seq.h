@@ -15,7 +15,7 @@ typedef struct sdpa_ids {
     int q, k, v, bias, len_q, len_kv;
     int o, stats;          /* fwd results; bwd inputs */
     int dout, dq, dk, dv;  /* bwd */
-    int page_table, off_q, off_kv; /* serving inputs: paged K/V (fwd), ragged THD (fwd; bwd: refused) */
+    int page_table, off_q, off_kv; /* serving inputs: paged K/V (fwd), ragged THD (fwd and bwd) */
 } sdpa_ids;
 
 /* Which kernel family a partition would run on. */
@@ -33,6 +33,11 @@ typedef enum sdpa_kind {
  * a reason naming the op, attribute or tensor when `kind` cannot run it. */
 bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *kp, sdpa_ids *ids, char *why,
                       size_t len);
+
+/* Tensor t (q, k, v, o, do, dq, dk or dv of an attention node) as [B, H, S,
+ * D] dims and element strides as stored; a ragged (THD, rank-3) one as one
+ * batch of T rows: [1, H, T, D], strides [0, head, token, 1] (eng_sdpa.c). */
+void gpu_sdpa_bhsd(const gtensor *t, int64_t dims[4], int64_t st[4]);
 
 /* The cost (us) of a forward with one block per (batch, head,
  * rows_per_block query rows) running at `tflops` when the device is full:

@@ -8,7 +8,8 @@
  * [B, H, S, D]; bias broadcast to [B, Hq, Sq, Skv] with stride 0 on broadcast
  * dims; stats [B, Hq, Sq]; seq lens [B]).  Semantics: src/ops/sdpa.h.
  *
- * Ragged (THD-packed) sequences, sdpa_flash and sdpa_bwd_flash only: with
+ * Ragged (THD-packed) sequences (sdpa_flash, sdpa_bwd_flash and the Hopper
+ * pair; sdpa_splitkv has its own parameters, kern_sdpa_splitkv.h): with
  * off_q set, the q-side tensors (q, o, stats, do, dq) are [T, H, D] with
  * st[0] = 0, st[1] the head stride and st[2] the token stride, sequence b is
  * tokens [off_q[b], off_q[b+1]) and Sq = T (a bound on every length: the
@@ -61,9 +62,10 @@ int xk_sdpa_bwd_mma(const xk_sdpa *p, void *stream);   /* q, k, v, do f16/bf16 (
 
 /* The Hopper forward (kernels/sdpa_wgmma_sm90a.cu, sm_90a only): q, k, v, o
  * in one of f16/bf16, D, Dv <= 256 and multiples of 8, scale > 0; every
- * mask (window/causal, seq lens, bias, dropout).  qkv_st: the
- * element strides of q, k, v as stored ([B, H, S, D]; TMA needs them in
- * 16-byte multiples, rows contiguous).  _built: 1 when the sm_90a code is in
+ * mask (window/causal, seq lens, bias, dropout), ragged off_q / off_kv.
+ * qkv_st: the element strides of q, k, v as stored ([B, H, S, D]; a packed
+ * side [0, head, token, 1]; TMA needs them in 16-byte multiples, rows
+ * contiguous).  _built: 1 when the sm_90a code is in
  * this build; _smem: bytes of shared memory per block for head dim
  * max(D, Dv). */
 int xk_sdpa_fwd_wgmma(const xk_sdpa *p, const int64_t (*qkv_st)[4], void *stream);

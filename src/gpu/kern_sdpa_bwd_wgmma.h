@@ -14,16 +14,17 @@ extern "C" {
 #endif
 
 /* q, k, v, do, dq, dk, dv in one of f16/bf16 (o in it or f32), D = Dv, D % 8 == 0, 8 <= D
- * <= 128, Sq, Skv >= 1, scale > 0, no bias, seq lens, dropout or window
- * (right = 0 or -1), o, do, dq, dk, dv 16-byte aligned with rows contiguous.
+ * <= 128, Sq, Skv >= 1, scale > 0, no bias or dropout; any mask (window,
+ * seq lens, ragged off_q / off_kv as kern_sdpa.h describes them); o, do, dq,
+ * dk, dv 16-byte aligned with rows contiguous.
  * st: the element strides of q, k, v, do as stored ([B, H, S, D], 16-byte
- * multiples).  ws: xk_sdpa_bwd_wgmma_ws bytes (lse, Delta, the f32 dQ sums,
- * semaphores).
+ * multiples; a packed side [0, head, token, 1]: eng_seq.h's gpu_sdpa_bhsd).
+ * ws: xk_sdpa_bwd_wgmma_ws bytes (lse, Delta, the f32 dQ sums, semaphores).
  * dQ is summed with atomics: the last bits vary run to run, unless
  * deterministic (the key blocks add into each dQ tile in a fixed order).
  * Returns a cudaError_t as int. */
 int xk_sdpa_bwd_wgmma(const xk_sdpa *p, const int64_t (*st)[4], void *ws, int deterministic, void *stream);
-size_t xk_sdpa_bwd_wgmma_ws(int B, int Hq, int Sq, int D);
+size_t xk_sdpa_bwd_wgmma_ws(int B, int Hq, int Sq, int D, int ragged_q); /* ragged_q: Sq = T packed tokens */
 int xk_sdpa_bwd_wgmma_built(void);  /* 1 when this build has the sm_90a code */
 int xk_sdpa_bwd_wgmma_smem(int D);  /* dynamic shared memory per block */
 

@@ -478,33 +478,39 @@ static void sdpa_cases_serve(void)
             serve_case(&shapes[i]);
 }
 
-/* ---- ragged THD sequences on the tensor cores (issue 14): the sdpa_flash
- * forward and the sdpa_bwd_flash backward with seq_offsets_q and/or
- * seq_offsets_kv.  Lengths 0, 1, 7, 33, 64, 65, 100, 129, 257 (64-row tile
+/* ---- ragged THD sequences on the tensor cores (issue 14): the forward and
+ * backward with seq_offsets_q and/or seq_offsets_kv, each shape on the
+ * mma.sync pair (sdpa_flash + sdpa_bwd_flash) and on the Hopper pair
+ * (sdpa_flash_wgmma + sdpa_bwd_wgmma, where TMA tiles of 128 rows cross into
+ * the next sequence).  Lengths 0, 1, 7, 33, 64, 65, 100, 129, 257 (64-row tile
  * edges), GQA 8/2, MQA and MHA, causal with both alignments, windows, D 64
  * and 128, f16 and bf16, i32 and i64 offsets, packed q with dense k/v (with
  * and without seq_len_kv) and the reverse (with and without seq_len_q); the
- * forward alone also with an f32 o (P as hi + lo halves).  Ids
- * "sdpa/sdpa_flash/ragged/..." and "sdpa_bwd/sdpa_flash+sdpa_bwd_flash/ragged/...". */
+ * forward alone also with an f32 o (P as hi + lo halves).  The wgmma pair
+ * also takes longer odd packings (primes, 127/129/383: every 128-key block
+ * of the backward and 128-row item of the forward straddles two sequences).
+ * Ids "sdpa/sdpa_flash/ragged/...", "sdpa_bwd/sdpa_flash+sdpa_bwd_flash/ragged/...",
+ * "sdpa/sdpa_flash_wgmma/ragged/..." and "sdpa_bwd/sdpa_flash_wgmma+sdpa_bwd_wgmma/ragged/...". */
 typedef struct ragged_shape {
     const char *tag;
     int B, Hq, Hk, D;
     int Sq, Skv;       /* 0: that side packed (THD) with offsets from lq / lkv; else dense [B, H, S, D] */
-    int lq[6], lkv[6]; /* lengths: packed sides' offsets, or a dense side's seq_len when lens */
+    int lq[12], lkv[12]; /* lengths: packed sides' offsets, or a dense side's seq_len when lens */
     bool lens;         /* a dense side gets seq_len_q / seq_len_kv from lq / lkv */
     const char *attrs;
     bool bf16, i64, bwd, o_f32;
 } ragged_shape;
 
-static void ragged_case(const ragged_shape *s)
+static void ragged_case(const ragged_shape *s, bool wgmma)
 {
     char text[TEXT_MAX], id[200], ports[160] = "", shape[2][64];
     const char *dt = s->bf16 ? "bf16" : "f16";
+    const char *fwd = wgmma ? "sdpa_flash_wgmma" : "sdpa_flash", *bwd = wgmma ? "sdpa_bwd_wgmma" : "sdpa_bwd_flash";
     int n = 0, tot[2] = {0, 0};
     for (int b = 0; b < s->B; b++)
         tot[0] += s->lq[b], tot[1] += s->lkv[b];
-    snprintf(id, sizeof id, "%s/ragged/%s/%s%s/b%dh%dk%dd%d", s->bwd ? "sdpa_bwd/sdpa_flash+sdpa_bwd_flash" : "sdpa/sdpa_flash",
-             s->tag, dt, s->o_f32 ? "-o32" : "", s->B, s->Hq, s->Hk, s->D);
+    snprintf(id, sizeof id, "%s/%s%s%s/ragged/%s/%s%s/b%dh%dk%dd%d", s->bwd ? "sdpa_bwd" : "sdpa", fwd, s->bwd ? "+" : "",
+             s->bwd ? bwd : "", s->tag, dt, s->o_f32 ? "-o32" : "", s->B, s->Hq, s->Hk, s->D);
     const int S[2] = {s->Sq, s->Skv}, H[2] = {s->Hq, s->Hk}, *len[2] = {s->lq, s->lkv};
     for (int w = 0; w < 2; w++) /* w = 0: q, o, do; w = 1: k, v */
         if (S[w])
@@ -541,7 +547,10 @@ static void ragged_case(const ragged_shape *s)
         fprintf(stderr, "difftest_seq: case %s does not fit TEXT_MAX\n", id);
         return;
     }
-    add_case(id, "sdpa=sdpa_flash", s->bwd ? "sdpa_bwd=sdpa_bwd_flash" : NULL, "%s", text);
+    char force[2][48];
+    snprintf(force[0], sizeof force[0], "sdpa=%s", fwd);
+    snprintf(force[1], sizeof force[1], "sdpa_bwd=%s", bwd);
+    add_case(id, force[0], s->bwd ? force[1] : NULL, "%s", text);
 }
 
 static void sdpa_cases_ragged(void)
@@ -568,9 +577,31 @@ static void sdpa_cases_ragged(void)
          false, false},
         {"qkv-plain-fwd", 4, 8, 8, 64, 0, 0, {65, 0, 1, 7}, {33, 1, 0, 64}, false, "", true, false, false, false},
     };
+    /* the Hopper pair only: longer odd packings, 128-row items and 128-key blocks across sequence ends */
+    static const ragged_shape long_shapes[] = {
+        {"qkv-causal-odd", 6, 8, 2, 128, 0, 0, {1, 0, 127, 129, 257, 509}, {1, 0, 127, 129, 257, 509}, false, CAUSAL,
+         true, false, true, false},
+        {"qkv-plain-odd", 5, 4, 4, 64, 0, 0, {383, 1, 200, 0, 131}, {383, 1, 200, 0, 131}, false, "", false, true,
+         true, false},
+        {"qkv-causal-br-diff", 4, 16, 2, 128, 0, 0, {61, 1, 300, 130}, {200, 7, 300, 129}, false, CAUSAL_BR, true,
+         false, true, false},
+        {"q-kvdense-lens-window", 3, 8, 8, 64, 0, 260, {257, 3, 130}, {260, 100, 1}, true, ", window=[64, 8]", false,
+         false, true, false},
+        {"kv-qdense-lens-causal-br-mqa", 3, 4, 1, 128, 190, 0, {190, 100, 7}, {1, 389, 190}, true, CAUSAL_BR, true,
+         true, true, false},
+        {"qkv-causal-fwd-odd", 3, 8, 2, 128, 0, 0, {129, 255, 1}, {129, 255, 1}, false, CAUSAL, true, false, false,
+         true},
+        {"qkv-causal-many", 12, 4, 2, 64, 0, 0, {5, 300, 1, 0, 77, 128, 129, 64, 1000, 3, 255, 17},
+         {5, 300, 1, 0, 77, 128, 129, 64, 1000, 3, 255, 17}, false, CAUSAL, true, true, true, false},
+    };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        if (!opts.quick || i % 2 == 0) {
+            ragged_case(&shapes[i], false);
+            ragged_case(&shapes[i], true);
+        }
+    for (size_t i = 0; i < sizeof long_shapes / sizeof long_shapes[0]; i++)
         if (!opts.quick || i % 2 == 0)
-            ragged_case(&shapes[i]);
+            ragged_case(&long_shapes[i], true);
 }
 
 static void sdpa_cases(void)
@@ -867,10 +898,10 @@ static void bench_cases_paged(void)
 
 /* ---- bench, a ragged training step (issue 14): 8 sequences of 2048, 1536,
  * 1024, 1024, 768, 512, 1024 and 256 tokens (8192 in all), Hq = Hk = 16,
- * D = 128, bf16, causal.  The packed (THD) forward + backward on sdpa_flash +
- * sdpa_bwd_flash, against the dense step padded to 2048 rows with
- * seq_len_q/kv, on the same engines and on the ones the plan picks
- * (sdpa_flash_wgmma + sdpa_bwd_wgmma on an H100).  Compare milliseconds: the
+ * D = 128, bf16, causal.  The packed (THD) forward + backward on the engines
+ * the plan picks (sdpa_flash_wgmma + sdpa_bwd_wgmma on an H100), forced onto
+ * them and onto sdpa_flash + sdpa_bwd_flash, against the dense step padded to
+ * 2048 rows with seq_len_q/kv on the same two pairs.  Compare milliseconds: the
  * TFLOP/s figures count the padded rows (dense) or mean-length sequences
  * (packed, sdpa_flops_of), not the visible pairs.  Constant inputs.  Ids
  * "bench/ragged/...". */
@@ -883,27 +914,28 @@ static void bench_cases_ragged(void)
         n += snprintf(offs + n, sizeof offs - (size_t)n, ", %d", acc);
         m += snprintf(lens + m, sizeof lens - (size_t)m, "%s%d", b ? ", " : "", len[b]);
     }
-    add_case("bench/ragged/packed/sdpa_flash+sdpa_bwd_flash/train_bf16_causal/t8192b8h16d128", "sdpa=sdpa_flash",
-             "sdpa_bwd=sdpa_bwd_flash",
-             "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[8192, 16, 128] = fill(value=0.5);\n"
-             "  input k: bf16[8192, 16, 128] = fill(value=0.25);\n  input v: bf16[8192, 16, 128] = fill(value=1);\n"
-             "  input do: bf16[8192, 16, 128] = fill(value=0.5);\n  input off: i32[9] = values(data=[%s]);\n"
-             "  o, stats = sdpa(q, k, v, seq_offsets_q=off, seq_offsets_kv=off, causal=true);\n"
-             "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, seq_offsets_q=off, seq_offsets_kv=off, causal=true);\n"
-             "  output o, dq, dk, dv;\n}\n",
-             offs);
-    for (int forced = 1; forced >= 0; forced--)
-        add_case(forced ? "bench/ragged/padded/sdpa_flash+sdpa_bwd_flash/train_bf16_causal/b8h16s2048d128"
-                        : "bench/ragged/padded/plan/train_bf16_causal/b8h16s2048d128",
-                 forced ? "sdpa=sdpa_flash" : NULL, forced ? "sdpa_bwd=sdpa_bwd_flash" : NULL,
-                 "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[8, 16, 2048, 128] = fill(value=0.5);\n"
-                 "  input k: bf16[8, 16, 2048, 128] = fill(value=0.25);\n"
-                 "  input v: bf16[8, 16, 2048, 128] = fill(value=1);\n"
-                 "  input do: bf16[8, 16, 2048, 128] = fill(value=0.5);\n  input len: i32[8] = values(data=[%s]);\n"
-                 "  o, stats = sdpa(q, k, v, seq_len_q=len, seq_len_kv=len, causal=true);\n"
-                 "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, seq_len_q=len, seq_len_kv=len, causal=true);\n"
-                 "  output o, dq, dk, dv;\n}\n",
-                 lens);
+    static const char *const pair[3][3] = {{"plan", NULL, NULL},
+                                           {"sdpa_flash_wgmma+sdpa_bwd_wgmma", "sdpa=sdpa_flash_wgmma",
+                                            "sdpa_bwd=sdpa_bwd_wgmma"},
+                                           {"sdpa_flash+sdpa_bwd_flash", "sdpa=sdpa_flash", "sdpa_bwd=sdpa_bwd_flash"}};
+    /* packed [T, H, D] with offsets, or padded [B, H, S, D] with lengths: the shape, the ports, their tensor */
+    static const struct { const char *tag, *size, *shape, *lens, *ports; } form[2] = {
+        {"packed", "t8192b8h16d128", "8192, 16, 128", "off: i32[9]", "seq_offsets_q=off, seq_offsets_kv=off"},
+        {"padded", "b8h16s2048d128", "8, 16, 2048, 128", "len: i32[8]", "seq_len_q=len, seq_len_kv=len"}};
+    char id[160];
+    for (int f = 0; f < 2; f++)
+        for (int e = 0; e < 3; e++) {
+            snprintf(id, sizeof id, "bench/ragged/%s/%s/train_bf16_causal/%s", form[f].tag, pair[e][0], form[f].size);
+            const char *sh = form[f].shape, *ports = form[f].ports;
+            add_case(id, pair[e][1], pair[e][2],
+                     "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%s] = fill(value=0.5);\n"
+                     "  input k: bf16[%s] = fill(value=0.25);\n  input v: bf16[%s] = fill(value=1);\n"
+                     "  input do: bf16[%s] = fill(value=0.5);\n  input %s = values(data=[%s]);\n"
+                     "  o, stats = sdpa(q, k, v, %s, causal=true);\n"
+                     "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, %s, causal=true);\n"
+                     "  output o, dq, dk, dv;\n}\n",
+                     sh, sh, sh, sh, form[f].lens, f ? lens : offs, ports, ports);
+        }
 }
 
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */

@@ -2,7 +2,8 @@
  * no GPU needed: which engine accepts which sdpa (dtypes, head dims), the
  * kernel parameters read from the attributes (causal/window/align folding,
  * the dropout threshold, default scale, bias broadcast strides, bshd strides,
- * GQA), and the rnn_cublas dims and workspace layout.  CUDA=0: a no-op. */
+ * GQA, ragged THD tensors on the wgmma engines), and the rnn_cublas dims and
+ * workspace layout.  CUDA=0: a no-op. */
 #include <stdio.h>
 #include <string.h>
 
@@ -434,6 +435,82 @@ static void test_sdpa_bwd_wgmma(void)
     }
 }
 
+/* Ragged (THD) sequences on the Hopper pair: the packed training step (q
+ * ragged, k/v ragged, either alone with the other side dense) plans onto
+ * sdpa_flash_wgmma + sdpa_bwd_wgmma on sm_90, with the packed tensors read
+ * as [1, H, T, D] (gpu_sdpa_bhsd) and the backward's workspace sized for T / 64
+ * + B row blocks per head; what they cannot run they refuse naming it, and
+ * the mma.sync pair takes it. */
+static void test_sdpa_wgmma_ragged(void)
+{
+    static const struct {
+        const char *q, *kv, *ports; /* q / do shape, k / v shape, the offsets and lengths */
+        int D;
+        const char *fwd, *bwd; /* the engines chosen on an H100 */
+        const char *reason;    /* sdpa_bwd_wgmma's refusal, NULL: accepted */
+    } cases[] = {
+        {"[4100, 8]", "[4100, 2]", "seq_offsets_q=off, seq_offsets_kv=off", 128, "sdpa_flash_wgmma",
+         "sdpa_bwd_wgmma", NULL},
+        {"[4100, 8]", "[3, 2, 2100]", "seq_offsets_q=off, seq_len_kv=len", 64, "sdpa_flash_wgmma", "sdpa_bwd_wgmma",
+         NULL},
+        {"[3, 8, 2100]", "[4100, 2]", "seq_len_q=len, seq_offsets_kv=off", 64, "sdpa_flash_wgmma", "sdpa_bwd_wgmma",
+         NULL},
+        {"[4100, 8]", "[4100, 2]", "seq_offsets_q=off, seq_offsets_kv=off", 36, "sdpa_flash", "sdpa_bwd_flash",
+         "D % 8 == 0 and D <= 128, got D=36"},
+        {"[4100, 8]", "[4100, 2]", "seq_offsets_q=off, seq_offsets_kv=off", 192, "sdpa_flash_wgmma", "sdpa_bwd_flash",
+         "D % 8 == 0 and D <= 128, got D=192"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        const int D = cases[i].D;
+        snprintf(text, sizeof text,
+                 "dnn 1;\ngraph g(seed=6) {\n  input q: bf16%.*s, %d];\n  input k: bf16%.*s, %d];\n"
+                 "  input v: bf16%.*s, %d];\n  input do: bf16%.*s, %d];\n"
+                 "  input off: i32[4] = values(data=[0, 1, 2071, 4100]);\n  input len: i32[3] = values(data=[2100, 1, 70]);\n"
+                 "  o, stats = sdpa(q, k, v, %s, causal=true);\n"
+                 "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, %s, causal=true);\n  output dq, dk, dv;\n}\n",
+                 (int)strlen(cases[i].q) - 1, cases[i].q, D, (int)strlen(cases[i].kv) - 1, cases[i].kv, D,
+                 (int)strlen(cases[i].kv) - 1, cases[i].kv, D, (int)strlen(cases[i].q) - 1, cases[i].q, D,
+                 cases[i].ports, cases[i].ports);
+        fixture f;
+        if (!fixture_setup(&f, text)) {
+            CHECK(!"the ragged graph plans");
+            continue;
+        }
+        const gpart *pf = fixture_part_of_op(f.pl, "sdpa"), *pb = fixture_part_of_op(f.pl, "sdpa_bwd");
+        char why[512];
+        CHECK(accepts("sdpa_flash", f.pl, pf, why, sizeof why) && accepts("sdpa_bwd_flash", f.pl, pb, why, sizeof why));
+        const bool ok = accepts("sdpa_bwd_wgmma", f.pl, pb, why, sizeof why);
+        CHECK(ok == (cases[i].reason == NULL));
+        if (cases[i].reason && !strstr(why, cases[i].reason)) {
+            CHECK(!"reason names the head dim");
+            fprintf(stderr, "  reason was: %s\n", why);
+        }
+        xk_sdpa kp;
+        sdpa_ids ids;
+        CHECK(gpu_sdpa_analyze(f.pl, pb, SDPA_K_BWD_MMA, &kp, &ids, why, sizeof why) && kp.B == 3);
+        int64_t dims[4], st[4];
+        gpu_sdpa_bhsd(&f.pl->g->t[ids.q], dims, st);
+        if (ids.off_q >= 0) /* [4100, 8, D] as one batch of 4100 rows: token stride 8 * D, head stride D */
+            CHECK(dims[0] == 1 && dims[1] == 8 && dims[2] == 4100 && dims[3] == D && st[0] == 0 && st[1] == D &&
+                  st[2] == 8 * D && st[3] == 1 && kp.Sq == 4100 && kp.q.st[0] == 0 && kp.q.st[2] == 8 * D);
+        else
+            CHECK(dims[0] == 3 && dims[2] == 2100 && st[2] == D);
+        gpu_device h100 = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
+        CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK);
+        CHECK(pf->engine && strcmp(pf->engine->name, cases[i].fwd) == 0);
+        CHECK(pb->engine && strcmp(pb->engine->name, cases[i].bwd) == 0);
+        if (pf->engine && pb->engine && (strcmp(pf->engine->name, cases[i].fwd) || strcmp(pb->engine->name, cases[i].bwd)))
+            fprintf(stderr, "  case %zu chose %s + %s\n", i, pf->engine->name, pb->engine->name);
+        if (ok && ids.off_q >= 0) { /* lse and Delta rows: (4100 / 64 + 3) blocks of 64 per head, 8 heads */
+            const size_t rows = (size_t)(4100 / 64 + 3) * 64 * 8;
+            CHECK(gpu_engine_find("sdpa_bwd_wgmma")->workspace(f.pl, pb, &h100) >=
+                  rows * 4 * 2 + rows * (D <= 64 ? 64 : 128) * 4);
+        }
+        fixture_teardown(&f);
+    }
+}
+
 /* rnn_cublas: dims from the attributes, Iw packing, workspace offsets. */
 static void test_rnn(void)
 {
@@ -474,6 +551,7 @@ int main(void)
     test_sdpa_splitkv();
     test_sdpa_bwd();
     test_sdpa_bwd_wgmma();
+    test_sdpa_wgmma_ragged();
     test_sdpa_fp8_refused();
     test_rnn();
     return test_summary("test_gpu_seq");

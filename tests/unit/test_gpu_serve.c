@@ -1,10 +1,10 @@
 /* test_gpu_serve.c — host side of serving attention on the GPU (paged K/V,
  * ragged THD; src/ops/sdpa.h), no GPU needed: sdpa_splitkv takes both and is
- * chosen on an H100 for paged and ragged decode; sdpa_flash takes ragged
- * (not paged) and is chosen for packed prefill; every other attention
- * engine refuses, naming the input and the engines that take it.  The ragged
- * sdpa_bwd runs on sdpa_bwd_flash; sdpa_bwd_wgmma and sdpa_bwd refuse it.
- * CUDA=0: a no-op. */
+ * chosen on an H100 for paged and ragged decode; sdpa_flash_wgmma and
+ * sdpa_flash take ragged (not paged), sdpa_flash_wgmma is chosen for packed
+ * prefill; every other attention engine refuses, naming the input and the
+ * engines that take it.  The ragged sdpa_bwd runs on sdpa_bwd_wgmma (chosen)
+ * and sdpa_bwd_flash; sdpa_bwd refuses it.  CUDA=0: a no-op. */
 #include <stdio.h>
 #include <string.h>
 
@@ -25,8 +25,9 @@ static const char *const RAGGED =
     "  o, stats = sdpa(q, k, v, seq_offsets_q=oq, seq_offsets_kv=okv, causal=true, align=\"bottom_right\");\n"
     "  output o, stats;\n}\n";
 
-/* A packed prefill of 4096 tokens: one block per 64 query rows fills the
- * device, and sdpa_flash (110 TFLOP/s) beats sdpa_splitkv (25). */
+/* A packed prefill of 4096 tokens: blocks of 64 or 128 query rows fill the
+ * device, and sdpa_flash_wgmma (450 TFLOP/s) beats sdpa_flash (110) and
+ * sdpa_splitkv (25). */
 static const char *const RAGGED_PREFILL =
     "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[4096, 16, 128];\n  input k: bf16[4096, 16, 128];\n"
     "  input v: bf16[4096, 16, 128];\n  input off: i32[5] = values(data=[0, 2048, 3072, 3584, 4096]);\n"
@@ -75,8 +76,8 @@ static void check_graph(const char *text, const char *input, const char *const *
     fixture_teardown(&f);
 }
 
-/* The ragged backward runs on sdpa_bwd_flash (chosen); the other sdpa_bwd engines refuse it, naming the port
- * and sdpa_bwd_flash. */
+/* The ragged backward runs on sdpa_bwd_wgmma (chosen) and sdpa_bwd_flash; sdpa_bwd refuses it, naming the port
+ * and both. */
 static const char *const RAGGED_BWD =
     "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[9, 8, 64];\n  input k: bf16[40, 2, 64];\n  input v: bf16[40, 2, 64];\n"
     "  input do: bf16[9, 8, 64];\n  input oq: i32[3] = values(data=[0, 4, 9]);\n"
@@ -95,34 +96,37 @@ static void check_bwd(void)
     const gpart *p = fixture_part_of_op(f.pl, "sdpa_bwd");
     gpu_device h100;
     CHECK(gpu_device_model("h100", &h100));
-    static const char *const bwd[] = {"sdpa_bwd_wgmma", "sdpa_bwd"};
-    for (size_t i = 0; i < sizeof bwd / sizeof bwd[0]; i++) {
-        const gpu_engine *e = gpu_engine_find(bwd[i]);
-        char why[512] = "";
-        CHECK(e && p && !e->supports(f.pl, p, &h100, why, sizeof why));
-        if (!strstr(why, "seq_offsets_q (ragged attention backward) runs on sdpa_bwd_flash only")) {
-            CHECK(!"the refusal names seq_offsets_q and sdpa_bwd_flash");
-            fprintf(stderr, "  %s: %s\n", bwd[i], why);
-        }
-    }
-    const gpu_engine *flash = gpu_engine_find("sdpa_bwd_flash");
+    const gpu_engine *rows = gpu_engine_find("sdpa_bwd");
     char why[512] = "";
-    CHECK(flash && p && flash->supports(f.pl, p, &h100, why, sizeof why));
-    if (why[0])
-        fprintf(stderr, "  sdpa_bwd_flash: %s\n", why);
+    CHECK(rows && p && !rows->supports(f.pl, p, &h100, why, sizeof why));
+    if (!strstr(why, "seq_offsets_q (ragged attention backward) runs on sdpa_bwd_wgmma and sdpa_bwd_flash only")) {
+        CHECK(!"the refusal names seq_offsets_q, sdpa_bwd_wgmma and sdpa_bwd_flash");
+        fprintf(stderr, "  sdpa_bwd: %s\n", why);
+    }
+    static const char *const takers[] = {"sdpa_bwd_wgmma", "sdpa_bwd_flash"};
+    for (size_t i = 0; i < sizeof takers / sizeof takers[0]; i++) {
+        const gpu_engine *e = gpu_engine_find(takers[i]);
+        why[0] = 0;
+        CHECK(e && p && e->supports(f.pl, p, &h100, why, sizeof why));
+        if (why[0])
+            fprintf(stderr, "  %s: %s\n", takers[i], why);
+    }
     CHECK(p && gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK && p->engine &&
-          strcmp(p->engine->name, "sdpa_bwd_flash") == 0);
+          strcmp(p->engine->name, "sdpa_bwd_wgmma") == 0);
+    if (p && p->engine && strcmp(p->engine->name, "sdpa_bwd_wgmma") != 0)
+        fprintf(stderr, "  chose %s, expected sdpa_bwd_wgmma\n", p->engine->name);
     fixture_teardown(&f);
 }
 
 int main(void)
 {
-    static const char *const splitkv[] = {"sdpa_splitkv", NULL}, *const ragged[] = {"sdpa_splitkv", "sdpa_flash", NULL};
+    static const char *const splitkv[] = {"sdpa_splitkv", NULL},
+                             *const ragged[] = {"sdpa_splitkv", "sdpa_flash", "sdpa_flash_wgmma", NULL};
     check_graph(PAGED, "page_table", splitkv, "sdpa_splitkv");
-    /* 9 tokens: launch-bound, where one block per row tile wins the tie (as for dense shapes) */
-    check_graph(RAGGED, "seq_offsets_q", ragged, "sdpa_flash");
+    /* 9 tokens: one row tile per head on either tensor-core engine, sdpa_flash_wgmma's rate decides */
+    check_graph(RAGGED, "seq_offsets_q", ragged, "sdpa_flash_wgmma");
     check_graph(RAGGED_DECODE, "seq_offsets_q", ragged, "sdpa_splitkv");
-    check_graph(RAGGED_PREFILL, "seq_offsets_q", ragged, "sdpa_flash");
+    check_graph(RAGGED_PREFILL, "seq_offsets_q", ragged, "sdpa_flash_wgmma");
     check_bwd();
     return test_summary("test_gpu_serve");
 }
