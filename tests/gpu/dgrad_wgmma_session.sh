@@ -11,14 +11,15 @@
 #     changed);
 #  2. compute-sanitizer memcheck on the --quick wgd- cases;
 #  3. the ResNet-50 dgrad bench (N = 32, f16) and the f16 forward, beside cuDNN (conv_peer.py dgrad).
-# Logs under OUT, a summary and the bench table on stdout.  SWEEP_S, SAN_S, BENCH_S, PEER_S: time limits.
+# Logs under OUT, a summary and the bench table on stdout.  SWEEP_S, SAN_S, BENCH_S, PEER_S: time limits;
+# SWEEP_FILTERS (space-separated) and SAN_FILTER narrow the sweep and the memcheck.
 set -uo pipefail
 . "$(dirname "$0")/dev_env.sh"
 dev_link_tester difftest_conv || exit 1
 dt=$dev/difftest_conv
 step "sweep"
 : > "$out/sweep.log"
-for f in conv/dgrad/ conv/fwd/wg- fwd+epi/wg; do
+for f in ${SWEEP_FILTERS:-conv/dgrad/ conv/fwd/wg- fwd+epi/wg}; do
     timeout "${SWEEP_S:-50}" "$dt" "$f" >> "$out/sweep.log" 2>&1
     echo "$f rc=$?"
 done
@@ -26,7 +27,7 @@ grep -E "^FAIL" -A6 "$out/sweep.log" | cut -c1-400 | head -40
 grep -E "passed," "$out/sweep.log"
 step "memcheck"
 timeout "${SAN_S:-45}" compute-sanitizer --tool memcheck --print-limit 10 --error-exitcode 3 "$dt" --quick \
-    conv/dgrad/wgd > "$out/memcheck.log" 2>&1
+    "${SAN_FILTER:-conv/dgrad/wgd}" > "$out/memcheck.log" 2>&1
 echo "memcheck rc=$?"
 grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -12
 step "bench"
@@ -41,7 +42,7 @@ echo "peer rc=$?"
 head -1 "$out/peer.log"
 step "table"
 awk '/^PEER/ {peer[$2" "$3] = $4} /^BENCH/ {b[++n] = $2" "$3; e[n] = $4; ms[n] = $5}
-    END {for (i = 1; i <= n; i++) { k = b[i]; sub(/_igemm /, " ", k); p = peer[k];
+    END {for (i = 1; i <= n; i++) { k = b[i]; sub(/_(igemm|wgmma) /, " ", k); p = peer[k];
          printf "%-46s %-18s %8.4f %8.4f %6.2f\n", b[i], e[i], ms[i], p, (p > 0 ? ms[i] / p : 0) } }' \
     "$out/peer.log" "$out/bench.log" | tee "$out/table.txt"
 grep -E "^BENCH conv_dgrad" "$out/bench.log" | grep -oE "dgrad as [^,]*\\([^)]*\\)|split-K [0-9]+" | sort | uniq -c

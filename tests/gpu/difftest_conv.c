@@ -879,14 +879,15 @@ static const int r50[][8] = {{32, 64, 56, 56, 64, 1, 1, 0},   {32, 64, 56, 56, 6
                              {32, 512, 7, 7, 512, 3, 1, 1},   {32, 3, 224, 224, 64, 7, 2, 3},
                              {32, 256, 56, 56, 512, 1, 2, 0}, {32, 1024, 14, 14, 256, 1, 1, 0}};
 
-/* One "conv_dgrad_f16_nhwc[_igemm] nNcChHkKrR" bench case of layer s (r50's row layout); forced: on conv_igemm. */
-static void dgrad_bench_case(const int *s, bool forced)
+/* One "conv_dgrad_f16_nhwc[_ENGINE] nNcChHkKrR" bench case of layer s (r50's row layout); forced: the engine
+ * that must run it ("conv_igemm" gives the suffix _igemm, "conv_igemm_wgmma" _wgmma), NULL: the cost model's. */
+static void dgrad_bench_case(const int *s, const char *forced)
 {
     const int P = (s[2] + 2 * s[7] - s[5]) / s[6] + 1;
     char id[192];
-    snprintf(id, sizeof id, "conv_dgrad_f16_nhwc%s n%dc%dh%dk%dr%d", forced ? "_igemm" : "", s[0], s[1], s[2], s[4],
-             s[5]);
-    tcase *c = add_case(id, 1, forced ? "conv_igemm" : NULL,
+    snprintf(id, sizeof id, "conv_dgrad_f16_nhwc%s n%dc%dh%dk%dr%d",
+             !forced ? "" : strcmp(forced, "conv_igemm") == 0 ? "_igemm" : "_wgmma", s[0], s[1], s[2], s[4], s[5]);
+    tcase *c = add_case(id, 1, forced,
                         "dnn 1;\ngraph g(seed=2) {\n  input dy: f16[%d, %d, %d, %d] @nhwc;\n"
                         "  weight w: f16[%d, %d, %d, %d] @nhwc;\n"
                         "  dx = conv_dgrad(dy, w, x_dims=[%d, %d, %d, %d], stride=%d, pad=%d);\n"
@@ -964,10 +965,13 @@ static void bench_cases(void)
                                        {32, 1024, 14, 14, 256, 1, 1, 0}, {32, 2048, 7, 7, 512, 1, 1, 0},
                                        {32, 512, 7, 7, 2048, 1, 1, 0}};
     for (int j = 0; j < 5; j++)
-        dgrad_bench_case(dg_layers[j], false);
+        dgrad_bench_case(dg_layers[j], NULL);
     static const int dg_forced[] = {1, 4, 5, 6, 3, 8, 2, 9};
     for (int j = 0; j < 8; j++)
-        dgrad_bench_case(r50[dg_forced[j]], true);
+        dgrad_bench_case(r50[dg_forced[j]], "conv_igemm");
+    /* and conv_igemm_wgmma on the two one-slice 1x1 dgrads (dy K = 64) the cost model leaves to conv_igemm */
+    dgrad_bench_case(r50[0], "conv_igemm_wgmma");
+    dgrad_bench_case(r50[3], "conv_igemm_wgmma");
     /* 3x3 layers (56, 28, 14, 7), 1x1 256->64, 1x1 stride-2 projection */
     static const int bwd_layers[] = {1, 4, 5, 6, 3, 8};
     for (int j = 0; j < 6; j++) {
