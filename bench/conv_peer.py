@@ -17,7 +17,8 @@ torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
 dev = "cuda"
 # which sets to time (arguments; default all but sk): r50 (fwd/dgrad/wgrad, tf32, maxpool), epi, dw (fwd, dgrad
-# and the depthwise wgrad set dww), sk (split-K's layers alone), stem (the C = 3 stem at N = 32 and 256)
+# and the depthwise wgrad set dww), sk (split-K's layers alone), stem (the C = 3 stem at N = 32 and 256), dgrad (the
+# dgrad and f16 forward of every layer but the stem)
 SETS = sys.argv[1:] or ["r50", "epi", "dw"]
 
 
@@ -59,6 +60,19 @@ if "sk" in SETS:
                 bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], 1, [True, False, False])))
             rep("conv_wgrad_f16_nhwc", f"n{N}c{C}h{H}k{K}r{Rk}",
                 bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], 1, [False, True, False])))
+
+if "dgrad" in SETS:
+    # conv_igemm_wgmma's dgrad set: the data gradient of every ResNet-50 layer but the stem (and the 1x1 layers at
+    # 7x7), f16 channels-last, and the f16 forward of the same layers (its regression); names as set r50
+    LAYERS = [l for l in R50 if l[1] != 3] + [(32, 2048, 7, 7, 512, 1, 1, 0), (32, 512, 7, 7, 2048, 1, 1, 0)]
+    for (N, C, H, W, K, Rk, s, p) in LAYERS:
+        x = torch.randn(N, C, H, W, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+        w = torch.randn(K, C, Rk, Rk, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+        rep("conv_fwd_f16_nhwc", f"n{N}c{C}h{H}k{K}r{Rk}s{s}p{p}", bench(lambda: F.conv2d(x, w, stride=s, padding=p)))
+        g = torch.randn_like(F.conv2d(x, w, stride=s, padding=p))
+        cb = torch.ops.aten.convolution_backward
+        rep("conv_dgrad_f16_nhwc", f"n{N}c{C}h{H}k{K}r{Rk}",
+            bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], 1, [True, False, False])))
 
 if "stem" in SETS:
     # the ResNet stem (C = 3, 7x7 stride 2) at N = 32 and 256, f16 / bf16 channels-last (the N = 32 rows as set r50)

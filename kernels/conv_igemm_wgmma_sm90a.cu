@@ -23,6 +23,9 @@
 // Split-K (splits > 1): work item z of a tile reduces k slices [z * kt_per, ...) and stores its raw f32 tile to
 // part[z][M][K]; conv_igemm's ordered reduction (kconv_igemm_reduce) sums, runs the epilogue and stores y.
 // Otherwise the fused epilogue (conv_epi.cuh) runs on the accumulators and y is stored through its strides.
+// conv_dgrad (conv_dgrad.h) runs here one stride phase at a time, as the forward conv of dy with the phase's
+// flipped, C/K-swapped weights, y the phase's sub-lattice of dx; an empty phase on the same lattice (the 1x1
+// stride-2 projection's three) is zero-filled by the store of the phase beside it (nz offsets from each row).
 // Offsets are 32-bit: the engine refuses tensors spanning 2^31 elements or more.
 #include "conv_epi.cuh"
 #include "wgmma_sm90a.cuh"
@@ -38,6 +41,7 @@ struct kcw_geom {
     int wK, wR, wS;     // w strides; channel stride 1
     int yN, yK, yP, yQ; // y strides, any
     int M, Kred, dt_y, kt_per;
+    int nz, zoff[KCW_ZERO_MAX]; // a dgrad phase's store also writes zeros at yrow + zoff[i] (folded empty phases)
 };
 
 constexpr int kcwBM = 128, kcwBK = 64, kcwThreads = 384, kcwStageBudget = 192 * 1024;
@@ -164,9 +168,15 @@ __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw
                         else o[3] = got;
                     }
                     const int k = bn + b * WN + (j0 + q) * 8; // K % 8 == 0: the block is wholly in or out
-                    if (rv[h] && k < g.K)
+                    if (rv[h] && k < g.K) {
                         *reinterpret_cast<uint4 *>(static_cast<char *>(y) + (yrow[h] + k) * 2) =
                             make_uint4(o[0], o[1], o[2], o[3]);
+#pragma unroll
+                        for (int z = 0; z < KCW_ZERO_MAX; z++) // zoff % 8 == 0 (the host folds only those)
+                            if (z < g.nz)
+                                *reinterpret_cast<uint4 *>(static_cast<char *>(y) + (yrow[h] + g.zoff[z] + k) * 2) =
+                                    make_uint4(0, 0, 0, 0);
+                    }
                     continue;
                 }
                 if (!rv[h])
@@ -177,6 +187,12 @@ __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw
                     if (k >= g.K)
                         continue;
                     const int64_t yo = yrow[h] + (int64_t)k * g.yK;
+#pragma unroll
+                    for (int z = 0; z < KCW_ZERO_MAX; z++)
+                        if (z < g.nz) {
+                            kst(y, g.dt_y, yo + g.zoff[z], 0.f);
+                            kst(y, g.dt_y, yo + g.zoff[z] + g.yK, 0.f);
+                        }
                     if (g.yK == 1 && g.dt_y != KDT_F32 &&
                         ((reinterpret_cast<uintptr_t>(y) / 2 + (uint64_t)yo) & 1) == 0) { // 4-byte aligned pair
                         if (g.dt_y == KDT_F16)
@@ -401,9 +417,9 @@ extern "C" int kconv_wgmma_smem(int bn)
 }
 
 extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
-                               float *part, int splits, int bn, void *stream)
+                               float *part, int splits, int bn, int nzero, const int64_t *zoff, void *stream)
 {
-    if (bn != 64 && bn != 128)
+    if ((bn != 64 && bn != 128) || nzero < 0 || nzero > KCW_ZERO_MAX || (nzero > 0 && splits > 1 && part))
         return (int)cudaErrorInvalidValue;
     kconv_epi none;
     none.n = 0;
@@ -422,6 +438,9 @@ extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void 
     g.Kred = g.R * g.S * g.C;
     g.dt_y = p->dt_y;
     g.kt_per = 0; // launch_bn sets it
+    g.nz = nzero;
+    for (int i = 0; i < KCW_ZERO_MAX; i++)
+        g.zoff[i] = i < nzero ? (int)zoff[i] : 0;
     if (g.M == 0 || g.K == 0)
         return 0;
     cudaStream_t s = (cudaStream_t)stream;

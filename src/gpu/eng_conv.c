@@ -26,6 +26,7 @@
  * partitioner fused to it (bias, activation, residual, scale, cast:
  * conv_epi.h), applied in the kernel's store. */
 #include "gpu/conv_analyze.h"
+#include "gpu/conv_dgrad.h"
 #include "gpu/conv_epi.h"
 #include "gpu/conv_pack.h"
 #include "gpu/engine.h"
@@ -36,10 +37,9 @@
 
 typedef struct conv_priv {
     gconv_problem cp;
-    int nph;            /* conv_igemm on a conv_dgrad: its stride phases */
-    gconv_phase ph[GCONV_MAX_PHASES];
+    gconv_dgrad dg;     /* conv_igemm on a conv_dgrad: its stride phases (conv_dgrad.h) */
     gconv_packed pk;    /* conv_igemm on copies of x and w (gpu_conv_igemm_packed) */
-    int splits[GCONV_MAX_PHASES]; /* split-K per launch (the conv, or each dgrad phase) */
+    int splits;         /* split-K of the forward conv */
     size_t split_off, ws_total;   /* the partials after the copies / phase weights; the whole workspace */
     char detail[320];
 } conv_priv;
@@ -106,27 +106,20 @@ static bool igemm_prepare(const gplan *pl, const gpart *p, int sms, conv_priv *c
 {
     if (!gpu_conv_analyze(pl, p, &cv->cp, why, len) || !gpu_conv_igemm_check(pl->g, &cv->cp, pl->g->tf32, why, len))
         return false;
-    const kconv_params *k = &cv->cp.kp;
-    size_t base = 0, part = 0;
     if (cv->cp.dir == GCONV_DGRAD) {
-        cv->nph = gpu_conv_dgrad_phases(&cv->cp, cv->ph, GCONV_MAX_PHASES, why, len);
-        if (cv->nph < 0)
+        if (!gpu_conv_dgrad_plan(&cv->cp, sms, gpu_conv_igemm_splits, &cv->dg, why, len))
             return false;
-        /* each tap lands in exactly one phase: K*C*taps elements in all */
-        base = (size_t)(k->K * k->C * k->win[0] * k->win[1] * k->win[2]) * (k->dt_y == KDT_F32 ? 4 : 2);
-        for (int i = 0; i < cv->nph; i++) {
-            cv->splits[i] = cv->ph[i].none || cv->ph[i].empty ? 1 : gpu_conv_igemm_splits(&cv->ph[i].f, sms);
-            size_t b = gpu_conv_igemm_split_ws_bytes(&cv->ph[i].f, cv->splits[i]);
-            part = b > part ? b : part;
-        }
-    } else {
-        cv->pk.on = gpu_conv_igemm_packed(&cv->cp, pl->g->tf32, &cv->pk.k, &cv->pk.xbytes, &cv->pk.wbytes);
-        if (cv->pk.on)
-            base = cv->pk.xbytes + cv->pk.wbytes;
-        const kconv_params *f = cv->pk.on ? &cv->pk.k : k;
-        cv->splits[0] = gpu_conv_igemm_splits(f, sms);
-        part = gpu_conv_igemm_split_ws_bytes(f, cv->splits[0]);
+        cv->split_off = cv->dg.split_off;
+        cv->ws_total = cv->dg.ws_total;
+        return true;
     }
+    size_t base = 0;
+    cv->pk.on = gpu_conv_igemm_packed(&cv->cp, pl->g->tf32, &cv->pk.k, &cv->pk.xbytes, &cv->pk.wbytes);
+    if (cv->pk.on)
+        base = cv->pk.xbytes + cv->pk.wbytes;
+    const kconv_params *f = cv->pk.on ? &cv->pk.k : &cv->cp.kp;
+    cv->splits = gpu_conv_igemm_splits(f, sms);
+    const size_t part = gpu_conv_igemm_split_ws_bytes(f, cv->splits);
     cv->split_off = (base + 255) / 256 * 256;
     cv->ws_total = part ? cv->split_off + part : cv->split_off;
     return true;
@@ -154,19 +147,18 @@ static xdnn_status conv_build(gpu_ctx *c, gpart *p, bool igemm, xdnn_diags_t *d)
         diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "%s: %s: %s", eng, p->name, why);
         return XDNN_ERR_UNSUPPORTED;
     }
-    if (igemm && cv->ws_total > p->ws_bytes) /* a workspace planned for another SM count: no split-K */
-        for (int i = 0; i < GCONV_MAX_PHASES; i++)
-            cv->splits[i] = 1;
+    if (igemm && cv->ws_total > p->ws_bytes) { /* a workspace planned for another SM count: no split-K */
+        cv->splits = 1;
+        gpu_conv_dgrad_unsplit(&cv->dg);
+    }
     static const char *const dirs[] = {"fwd", "dgrad", "wgrad"};
     const kconv_params *k = &cv->cp.kp;
     if (igemm) {
         char dg[96] = "";
         if (cv->cp.dir == GCONV_DGRAD) {
-            k = &cv->ph[0].f;
-            int nempty = 0;
-            for (int i = 0; i < cv->nph; i++)
-                nempty += cv->ph[i].empty;
-            snprintf(dg, sizeof dg, "dgrad as %d flipped-weight phase conv(s) (%d zero), ", cv->nph, nempty);
+            k = &cv->dg.ph[0].f;
+            snprintf(dg, sizeof dg, "dgrad as %d flipped-weight phase conv(s) (%d zero), ", cv->dg.nph,
+                     gpu_conv_dgrad_empty(&cv->dg));
         }
         if (cv->pk.on) {
             snprintf(dg, sizeof dg, "x and w copied channels-last with C %lld -> %lld, ", (long long)k->C,
@@ -179,9 +171,9 @@ static xdnn_status conv_build(gpu_ctx *c, gpart *p, bool igemm, xdnn_diags_t *d)
                  (long long)(k->C * k->win[0] * k->win[1] * k->win[2]), KIG_BM,
                  k->K <= KIG_BN_SMALL ? KIG_BN_SMALL : KIG_BN, f32 ? KIG_BK32 : KIG_BK16, KIG_STAGES,
                  f32 ? "tf32 mma m16n8k8" : "mma m16n8k16");
-        int most = 1;
-        for (int i = 0; i < (cv->cp.dir == GCONV_DGRAD ? cv->nph : 1); i++)
-            most = cv->splits[i] > most ? cv->splits[i] : most;
+        int most = cv->cp.dir == GCONV_DGRAD ? 1 : cv->splits;
+        for (int i = 0; i < (cv->cp.dir == GCONV_DGRAD ? cv->dg.nph : 0); i++)
+            most = cv->dg.splits[i] > most ? cv->dg.splits[i] : most;
         if (most > 1) {
             size_t n = strlen(cv->detail);
             snprintf(cv->detail + n, sizeof cv->detail - n, ", split-K %d (ordered f32 reduction)", most);
@@ -230,29 +222,22 @@ static xdnn_status direct_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_dia
     return gpu_check_cuda((cudaError_t)e, "kconv_direct launch", __FILE__, __LINE__, d);
 }
 
+/* One dgrad phase's GEMM on conv_igemm's kernel (gpu_conv_dgrad_run). */
+static int igemm_phase_gemm(const void *ctx, const gconv_dgrad *dg, int i, const void *dy, const void *wt,
+                            void *dx_phase, float *part, void *stream)
+{
+    (void)ctx;
+    return kconv_igemm_fwd(&dg->ph[i].f, dy, wt, dx_phase, NULL, part, dg->splits[i], stream);
+}
+
 static xdnn_status igemm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
 {
     const conv_priv *cv = p->priv;
     const gconv_problem *cp = &cv->cp;
     float *part = (float *)(void *)(c->ws + p->ws_offset + cv->split_off);
     if (cp->dir == GCONV_DGRAD) {
-        char *wt = c->ws + p->ws_offset, *dx = c->dptr[cp->x];
-        const size_t esz_w = cv->ph[0].f.dt_w == KDT_F32 ? 4 : 2, esz_x = cp->kp.dt_x == KDT_F32 ? 4 : 2;
-        int e = 0;
-        for (int i = 0; i < cv->nph && e == 0; i++) {
-            const gconv_phase *q = &cv->ph[i];
-            char *y = dx + (size_t)q->dx_off * esz_x;
-            if (q->none)
-                continue;
-            if (q->empty) {
-                e = kconv_zero_lattice(&q->f, y, s);
-                continue;
-            }
-            void *w = wt + (size_t)q->wt_off * esz_w;
-            e = kconv_pack_phase(&cp->kp, c->dptr[cp->w], w, q->f.dt_w, q->r0, q->rstep, q->taps, s);
-            if (e == 0)
-                e = kconv_igemm_fwd(&q->f, c->dptr[cp->y], w, y, NULL, part, cv->splits[i], s);
-        }
+        int e = gpu_conv_dgrad_run(cp, &cv->dg, c->dptr[cp->y], c->dptr[cp->w], c->dptr[cp->x],
+                                   c->ws + p->ws_offset, igemm_phase_gemm, NULL, s);
         return gpu_check_cuda((cudaError_t)e, "kconv_igemm dgrad launch", __FILE__, __LINE__, d);
     }
     kconv_epi epi;
@@ -261,10 +246,10 @@ static xdnn_status igemm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diag
         char *xp = c->ws + p->ws_offset, *wp = xp + cv->pk.xbytes;
         int e = gpu_conv_pack_run(&cp->kp, &cv->pk, c->dptr[cp->x], c->dptr[cp->w], xp, s);
         if (e == 0)
-            e = kconv_igemm_fwd(&cv->pk.k, xp, wp, c->dptr[cp->y], &epi, part, cv->splits[0], s);
+            e = kconv_igemm_fwd(&cv->pk.k, xp, wp, c->dptr[cp->y], &epi, part, cv->splits, s);
         return gpu_check_cuda((cudaError_t)e, "kconv_igemm_fwd (packed) launch", __FILE__, __LINE__, d);
     }
-    int e = kconv_igemm_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], &epi, part, cv->splits[0], s);
+    int e = kconv_igemm_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], &epi, part, cv->splits, s);
     return gpu_check_cuda((cudaError_t)e, "kconv_igemm_fwd launch", __FILE__, __LINE__, d);
 }
 

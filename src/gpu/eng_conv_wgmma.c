@@ -1,17 +1,24 @@
-/* eng_conv_wgmma.c — conv_igemm_wgmma: the forward conv as an implicit GEMM
- * on Hopper tensor cores (kernels/conv_igemm_wgmma_sm90a.cu: wgmma from
- * 128-byte swizzled shared memory, a cp.async producer warpgroup feeding two
- * consumer warpgroups through an mbarrier ring, 64-deep k slices).  1-/2-D
- * channels-last f16/bf16 with C and K multiples of 8, groups 1, the fused
- * epilogue of conv_igemm (conv_epi.h) and its ordered split-K reduction for
- * the small-spatial layers.  An x or w the kernel cannot read as is (C not
- * a multiple of 8, as in the C = 3 stem; NCHW) is copied channels-last with
+/* eng_conv_wgmma.c — conv_igemm_wgmma: the forward conv and its data
+ * gradient as implicit GEMMs on Hopper tensor cores
+ * (kernels/conv_igemm_wgmma_sm90a.cu: wgmma from 128-byte swizzled shared
+ * memory, a cp.async producer warpgroup feeding two consumer warpgroups
+ * through an mbarrier ring, 64-deep k slices).  1-/2-D channels-last
+ * f16/bf16 with C and K multiples of 8, groups 1, the fused epilogue of
+ * conv_igemm (conv_epi.h) and its ordered split-K reduction for the
+ * small-spatial layers.  An x or w the kernel cannot read as is (C not a
+ * multiple of 8, as in the C = 3 stem; NCHW) is copied channels-last with
  * C padded to 8 into the workspace first (conv_pack.h, as conv_igemm does)
- * and the unchanged kernel runs on the copies.  On compute capability 9.0
- * it ranks ahead of conv_igemm once the conv is large enough for one CTA
- * per SM to pay (GCW_MIN_FLOPS) and its reduction longer than one slice;
- * conv_igemm keeps sm_80, the small and the one-slice convs, dgrad and what
- * this engine refuses (gpu_conv_wgmma_check lists the rules). */
+ * and the unchanged kernel runs on the copies.  A conv_dgrad runs as
+ * conv_igemm runs it (conv_dgrad.h): one forward conv of dy per stride
+ * phase of dx with the phase's flipped, C/K-swapped weights, the GEMM on
+ * this kernel; empty phases on a GEMM phase's lattice (the 1x1 stride-2
+ * projection's three) are zero-filled by that GEMM's store, the others by a
+ * launch each.  On compute capability 9.0 it ranks ahead of conv_igemm once
+ * the conv is large enough for one CTA per SM to pay (GCW_MIN_FLOPS) and its
+ * reduction longer than one slice; conv_igemm keeps sm_80, the small and the
+ * one-slice convs and what this engine refuses (gpu_conv_wgmma_check lists
+ * the rules). */
+#include "gpu/conv_dgrad.h"
 #include "gpu/conv_epi.h"
 #include "gpu/conv_pack.h"
 #include "gpu/conv_wgmma.h"
@@ -29,10 +36,14 @@
  * conv_igemm's 2 CTAs per SM of 256 threads are the better fit there. */
 #define GCW_MIN_FLOPS 2.5e8
 
+_Static_assert((int)KCW_ZERO_MAX <= (int)GCONV_MAX_ZERO, "the kernel's zero lattices fit the dgrad plan's");
+
 typedef struct cw_priv {
     gconv_problem cp;
     gconv_packed pk; /* pk.on: the kernel runs on padded copies of x and w (workspace head) */
-    int bn, splits;
+    gconv_dgrad dg;  /* conv_dgrad: its stride phases */
+    int bn, splits;  /* the tile width; the forward conv's split-K */
+    size_t ws_total;
     char detail[320];
 } cw_priv;
 
@@ -63,6 +74,44 @@ static bool operands_ok(const kconv_params *k, char *why, size_t len)
     return true;
 }
 
+/* The kernel's 32-bit offsets: the tensors of cp from ids[first] on span < 2^31 elements. */
+static bool spans_ok(const ggraph *g, const gconv_problem *cp, int first, char *why, size_t len)
+{
+    const int ids[3] = {cp->x, cp->w, cp->y};
+    for (int i = first; i < 3; i++)
+        if (span(&g->t[ids[i]]) >= ((int64_t)1 << 31))
+            GPU_REFUSE(ENG " needs tensors spanning < 2^31 elements, %s spans %" PRId64, g->t[ids[i]].name,
+                       span(&g->t[ids[i]]));
+    return true;
+}
+
+/* A conv_dgrad as the forward convs of its stride phases (conv_dgrad.h):
+ * each GEMM reads dy as its x (channels K: the GEMM's C) and the packed
+ * phase weights (written here, always aligned), and stores dx (channels C:
+ * the GEMM's K; any strides) as its y.  No padded copies: the phase weights
+ * would need K padded too. */
+static bool dgrad_ok(const ggraph *g, const gconv_problem *cp, char *why, size_t len)
+{
+    const kconv_params *k = &cp->kp;
+    if (k->dt_y != k->dt_w || k->dt_y == KDT_F32)
+        GPU_REFUSE(ENG " needs conv_dgrad's dy and w both f16 or both bf16, got %s and %s", dt_name(k->dt_y),
+                   dt_name(k->dt_w));
+    if (k->K % 8 != 0)
+        GPU_REFUSE(ENG " needs conv_dgrad's dy channels K %% 8 == 0, got K=%" PRId64, k->K);
+    if (k->C % 8 != 0)
+        GPU_REFUSE(ENG " needs conv_dgrad's dx channels C %% 8 == 0, got C=%" PRId64, k->C);
+    if (k->sy[1] != 1)
+        GPU_REFUSE(ENG " needs channels-last dy (@nhwc) for conv_dgrad, got channel stride %" PRId64, k->sy[1]);
+    for (int i = 0; i < 5; i++)
+        if (i != 1 && k->sy[i] % 8)
+            GPU_REFUSE(ENG " needs dy strides in multiples of 8 elements (16 bytes), got %" PRId64 " in slot %d",
+                       k->sy[i], i);
+    const int64_t nph = k->stride[0] * k->stride[1] * k->stride[2];
+    if (nph > GCONV_MAX_PHASES)
+        GPU_REFUSE(ENG " runs conv_dgrad with at most %d stride phases, got %" PRId64, GCONV_MAX_PHASES, nph);
+    return spans_ok(g, cp, 0, why, len);
+}
+
 bool gpu_conv_wgmma_check(const ggraph *g, const gconv_problem *cp, const gpu_device *dev, gconv_packed *pk,
                           char *why, size_t len)
 {
@@ -74,12 +123,14 @@ bool gpu_conv_wgmma_check(const ggraph *g, const gconv_problem *cp, const gpu_de
     if (dev->cc_major != 9 || dev->cc_minor != 0)
         GPU_REFUSE(ENG " needs compute capability 9.0 (sm_90a wgmma), device is sm_%d%d", dev->cc_major,
                    dev->cc_minor);
-    if (cp->dir != GCONV_FWD)
-        GPU_REFUSE(ENG " runs the forward conv only, not %s", cp->node->op);
+    if (cp->dir == GCONV_WGRAD)
+        GPU_REFUSE(ENG " runs conv and conv_dgrad, not %s", cp->node->op);
     if (cp->nsp > 2)
         GPU_REFUSE(ENG " runs 1-D and 2-D convs, got %d spatial dims", cp->nsp);
     if (k->G != 1)
         GPU_REFUSE(ENG " needs groups == 1, got groups=%" PRId64, k->G);
+    if (cp->dir == GCONV_DGRAD)
+        return dgrad_ok(g, cp, why, len);
     if (k->dt_x != k->dt_w || k->dt_x == KDT_F32)
         GPU_REFUSE(ENG " needs x and w both f16 or both bf16, got %s and %s", dt_name(k->dt_x), dt_name(k->dt_w));
     if (k->K % 8 != 0)
@@ -88,13 +139,8 @@ bool gpu_conv_wgmma_check(const ggraph *g, const gconv_problem *cp, const gpu_de
     if (!operands_ok(k, own_why, sizeof own_why) && !gpu_conv_pack_plan(k, 8, pk))
         GPU_REFUSE("%s, and its channels-last copies with C padded to %" PRId64 " would span 2^31 elements or more",
                    own_why, pk->k.C);
-    /* the kernel's 32-bit offsets: the tensors it reads (the copies: gpu_conv_pack_plan bounds them) and y */
-    const int ids[3] = {cp->x, cp->w, cp->y};
-    for (int i = pk->on ? 2 : 0; i < 3; i++)
-        if (span(&g->t[ids[i]]) >= ((int64_t)1 << 31))
-            GPU_REFUSE(ENG " needs tensors spanning < 2^31 elements, %s spans %" PRId64, g->t[ids[i]].name,
-                       span(&g->t[ids[i]]));
-    return true;
+    /* the tensors it reads (the copies: gpu_conv_pack_plan bounds them) and y */
+    return spans_ok(g, cp, pk->on ? 2 : 0, why, len);
 }
 
 int gpu_conv_wgmma_bn(const kconv_params *k)
@@ -118,14 +164,42 @@ size_t gpu_conv_wgmma_ws_bytes(const kconv_params *k, int splits) { return gpu_c
 
 static size_t smem_limit(const gpu_device *dev) { return dev->smem_optin ? dev->smem_optin : 232448; }
 
+/* The engine's plan of partition p on dev: the rules, then for a forward
+ * conv its padded copies and split-K, for a conv_dgrad its stride phases
+ * (each split; the empty phases folded into GEMM stores where they can be),
+ * the tile width and the workspace.  False with the reason. */
+static bool cw_prepare(const gplan *pl, const gpart *p, const gpu_device *dev, cw_priv *cv, char *why, size_t len)
+{
+    if (!gpu_conv_analyze(pl, p, &cv->cp, why, len) || !gpu_conv_wgmma_check(pl->g, &cv->cp, dev, &cv->pk, why, len))
+        return false;
+    if (cv->cp.dir == GCONV_DGRAD) {
+        if (!gpu_conv_dgrad_plan(&cv->cp, dev->sm_count, gpu_conv_wgmma_splits, &cv->dg, why, len))
+            return false;
+        gpu_conv_dgrad_fold(&cv->dg, 8, KCW_ZERO_MAX); /* 16-byte zero stores */
+        cv->bn = gpu_conv_wgmma_bn(&cv->dg.ph[0].f);    /* every phase's K is dx's C */
+        cv->ws_total = cv->dg.ws_total;
+        return true;
+    }
+    const kconv_params *k = cv->pk.on ? &cv->pk.k : &cv->cp.kp;
+    cv->bn = gpu_conv_wgmma_bn(k);
+    cv->splits = gpu_conv_wgmma_splits(k, dev->sm_count);
+    /* [x copy | w copy | split-K partials of the (padded) problem] */
+    cv->ws_total = (cv->pk.on ? cv->pk.xbytes + cv->pk.wbytes : 0) + gpu_conv_wgmma_ws_bytes(k, cv->splits);
+    return true;
+}
+
 static bool cw_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
 {
-    gconv_problem cp;
-    if (!gpu_conv_analyze(pl, p, &cp, why, len) || !gpu_conv_wgmma_check(pl->g, &cp, dev, NULL, why, len))
+    cw_priv *cv = calloc(1, sizeof *cv);
+    if (!cv)
+        GPU_REFUSE(ENG ": out of host memory");
+    bool ok = cw_prepare(pl, p, dev, cv, why, len);
+    const int bn = cv->bn, need = ok ? kconv_wgmma_smem(bn) : 0;
+    free(cv);
+    if (!ok)
         return false;
     if (!kconv_wgmma_built())
         GPU_REFUSE(ENG ": this build has no sm_90a code (kernels/*_sm90a.cu rule)");
-    const int bn = gpu_conv_wgmma_bn(&cp.kp), need = kconv_wgmma_smem(bn);
     if ((size_t)need > smem_limit(dev))
         GPU_REFUSE(ENG ": a 128x%d tile needs %d bytes of shared memory per block, the device gives %zu", bn, need,
                    smem_limit(dev));
@@ -150,36 +224,63 @@ static bool cw_supports(const gplan *pl, const gpart *p, const gpu_device *dev, 
  * on the padded GEMM, half its unpacked rate: every 16-byte chunk it gathers
  * is one tap) and cuDNN's 0.105 ms.  The same gather may halve this kernel's
  * rate too (~0.3 ms): stem_session.sh measures; a loader that reads C = 3
- * taps straight into a zero-padded slice would remove the copy and the 8/3. */
+ * taps straight into a zero-padded slice would remove the copy and the 8/3.
+ * A conv_dgrad is judged by the same rule on its phases' longest reduction
+ * (dy's K times the phase's taps: ResNet's 1x1 dgrad of K = 64 stays on
+ * conv_igemm), plus ~1 us per launch past a stride-1 dgrad's pack and GEMM,
+ * as conv_igemm counts its phases: the folded zero fills cost none, so the
+ * 1x1 stride-2 projection's dgrad (one GEMM, three empty phases) is charged
+ * 8 us less here than on conv_igemm. */
 static double cw_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
-    gconv_problem cp;
-    gconv_packed pk;
+    cw_priv *cv = calloc(1, sizeof *cv);
     char why[256];
-    if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why) ||
-        !gpu_conv_wgmma_check(pl->g, &cp, dev, &pk, why, sizeof why))
+    if (!cv || !cw_prepare(pl, p, dev, cv, why, sizeof why)) {
+        free(cv);
         return 1e30;
-    const kconv_params *k = &cp.kp;
-    const int64_t red = (pk.on ? pk.k.C : k->C) * k->win[1] * k->win[2]; /* the kernel's reduction, padded */
+    }
+    const kconv_params *k = &cv->cp.kp;
+    int64_t red = (cv->pk.on ? cv->pk.k.C : k->C) * k->win[1] * k->win[2]; /* the kernel's reduction, padded */
+    int launches = 0;
+    if (cv->cp.dir == GCONV_DGRAD) {
+        red = 0;
+        for (int i = 0; i < cv->dg.nph; i++) {
+            const kconv_params *f = &cv->dg.ph[i].f;
+            if (!cv->dg.ph[i].empty && !cv->dg.ph[i].none && f->C * f->win[1] * f->win[2] > red)
+                red = f->C * f->win[1] * f->win[2];
+        }
+        launches = gpu_conv_dgrad_launches(&cv->dg);
+    }
+    /* a dgrad's k is its forward conv's: the same GEMM size */
     const double flops = 2.0 * (double)(k->N * k->out[0] * k->out[1] * k->out[2]) * (double)k->K *
                          (double)(k->C * k->win[1] * k->win[2]);
-    const double us = flops < GCW_MIN_FLOPS || red <= KCW_BK ? gpu_roofline_us(p, 300.0) + 0.5
-                                                              : 0.95 * gpu_roofline_us(p, 450.0);
-    return pk.on ? gpu_conv_pack_cost_us(&cp.kp, &pk, us) : us;
+    double us = flops < GCW_MIN_FLOPS || red <= KCW_BK ? gpu_roofline_us(p, 300.0) + 0.5
+                                                        : 0.95 * gpu_roofline_us(p, 450.0);
+    if (launches > 2)
+        us += 1.0 * launches;
+    if (cv->pk.on)
+        us = gpu_conv_pack_cost_us(&cv->cp.kp, &cv->pk, us);
+    free(cv);
+    return us;
 }
 
 static size_t cw_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
-    gconv_problem cp;
-    gconv_packed pk;
+    cw_priv *cv = calloc(1, sizeof *cv);
     char why[256];
-    if (!gpu_conv_analyze(pl, p, &cp, why, sizeof why) ||
-        !gpu_conv_wgmma_check(pl->g, &cp, dev, &pk, why, sizeof why))
-        return 0;
-    if (!pk.on)
-        return gpu_conv_wgmma_ws_bytes(&cp.kp, gpu_conv_wgmma_splits(&cp.kp, dev->sm_count));
-    /* [x copy | w copy | split-K partials of the padded problem] */
-    return pk.xbytes + pk.wbytes + gpu_conv_wgmma_ws_bytes(&pk.k, gpu_conv_wgmma_splits(&pk.k, dev->sm_count));
+    const size_t bytes = cv && cw_prepare(pl, p, dev, cv, why, sizeof why) ? cv->ws_total : 0;
+    free(cv);
+    return bytes;
+}
+
+/* The detail of a conv_dgrad's plan: its phases, the zero ones and how many of those a GEMM's store writes. */
+static int dgrad_detail(const gconv_dgrad *dg, char *buf, size_t len)
+{
+    int folded = 0;
+    for (int i = 0; i < dg->nph; i++)
+        folded += dg->folded[i];
+    return snprintf(buf, len, "dgrad as %d flipped-weight phase conv(s) (%d zero, %d of them in a GEMM's store), ",
+                    dg->nph, gpu_conv_dgrad_empty(dg), folded);
 }
 
 static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
@@ -189,57 +290,77 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         return XDNN_ERR_NOMEM;
     p->priv = cv;
     char why[512];
-    if (!gpu_conv_analyze(c->plan, p, &cv->cp, why, sizeof why) ||
-        !gpu_conv_wgmma_check(c->plan->g, &cv->cp, &c->dev, &cv->pk, why, sizeof why)) {
+    if (!cw_prepare(c->plan, p, &c->dev, cv, why, sizeof why)) {
         diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), ENG ": %s: %s", p->name, why);
         return XDNN_ERR_UNSUPPORTED;
     }
-    const kconv_params *k = cv->pk.on ? &cv->pk.k : &cv->cp.kp;
-    const size_t copies = cv->pk.on ? cv->pk.xbytes + cv->pk.wbytes : 0;
+    const bool dgrad = cv->cp.dir == GCONV_DGRAD;
+    const kconv_params *k = dgrad ? &cv->dg.ph[0].f : cv->pk.on ? &cv->pk.k : &cv->cp.kp;
+    const size_t copies = cv->pk.on ? cv->pk.xbytes + cv->pk.wbytes : dgrad ? cv->dg.split_off : 0;
     if (copies > p->ws_bytes) {
-        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), ENG ": %s: the padded copies of x and w need %zu bytes of "
-                   "workspace, the plan gave %zu", p->name, copies, p->ws_bytes);
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), ENG ": %s: the %s need %zu bytes of workspace, the plan "
+                   "gave %zu", p->name, dgrad ? "phase weights" : "padded copies of x and w", copies, p->ws_bytes);
         return XDNN_ERR_UNSUPPORTED;
     }
-    cv->bn = gpu_conv_wgmma_bn(k);
-    cv->splits = gpu_conv_wgmma_splits(k, c->dev.sm_count);
-    if (copies + gpu_conv_wgmma_ws_bytes(k, cv->splits) > p->ws_bytes) /* planned for another SM count */
+    if (cv->ws_total > p->ws_bytes) { /* planned for another SM count: unsplit */
         cv->splits = 1;
+        gpu_conv_dgrad_unsplit(&cv->dg);
+        gpu_conv_dgrad_fold(&cv->dg, 8, KCW_ZERO_MAX);
+    }
+    int most = cv->splits;
+    for (int i = 0; i < (dgrad ? cv->dg.nph : 0); i++)
+        most = cv->dg.splits[i] > most ? cv->dg.splits[i] : most;
     const int stages = 192 * 1024 / ((KCW_BM + cv->bn) * 128);
     int n = 0;
     if (cv->pk.on)
         n = snprintf(cv->detail, sizeof cv->detail, "x and w copied channels-last with C %" PRId64 " -> %" PRId64 ", ",
                      cv->cp.kp.C, k->C);
+    if (dgrad)
+        n = dgrad_detail(&cv->dg, cv->detail, sizeof cv->detail);
     n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n,
                      "implicit GEMM M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ", tile %dx%dx%d, %d stages, wgmma "
                      "m64n%dk16, cp.async producer warpgroup + 2 consumers",
                      k->N * k->out[1] * k->out[2], k->K, k->C * k->win[1] * k->win[2], KCW_BM, cv->bn, KCW_BK,
                      stages, cv->bn < 128 ? cv->bn : 128);
-    if (cv->splits > 1 && n > 0 && (size_t)n < sizeof cv->detail)
-        n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n, ", split-K %d (ordered f32 reduction)",
-                      cv->splits);
+    if (most > 1 && n > 0 && (size_t)n < sizeof cv->detail)
+        n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n, ", split-K %d (ordered f32 reduction)", most);
     gconv_epi_append(&cv->cp.epi, cv->detail, sizeof cv->detail);
     return XDNN_OK;
+}
+
+/* One dgrad phase's GEMM on this kernel, its folded zero lattices in the store (gpu_conv_dgrad_run). */
+static int cw_phase_gemm(const void *ctx, const gconv_dgrad *dg, int i, const void *dy, const void *wt,
+                         void *dx_phase, float *part, void *stream)
+{
+    const cw_priv *cv = ctx;
+    return kconv_wgmma_fwd(&dg->ph[i].f, dy, wt, dx_phase, NULL, part, dg->splits[i], cv->bn, dg->nzero[i],
+                           dg->zoff[i], stream);
 }
 
 static xdnn_status cw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
 {
     const cw_priv *cv = p->priv;
     const gconv_problem *cp = &cv->cp;
+    char *ws = c->ws + p->ws_offset;
+    if (cp->dir == GCONV_DGRAD) {
+        int e = gpu_conv_dgrad_run(cp, &cv->dg, c->dptr[cp->y], c->dptr[cp->w], c->dptr[cp->x], ws, cw_phase_gemm,
+                                   cv, s);
+        return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd dgrad launch", __FILE__, __LINE__, d);
+    }
     kconv_epi epi;
     gpu_conv_epi_bind(cp, c->dptr, &epi);
-    char *ws = c->ws + p->ws_offset;
     if (cv->pk.on) { /* the copies at the workspace head (256-aligned: 16-byte cp.async rows), then the partials */
         const size_t copies = cv->pk.xbytes + cv->pk.wbytes;
         float *part = cv->splits > 1 ? (float *)(void *)(ws + copies) : NULL;
         int e = gpu_conv_pack_run(&cp->kp, &cv->pk, c->dptr[cp->x], c->dptr[cp->w], ws, s);
         if (e == 0)
-            e = kconv_wgmma_fwd(&cv->pk.k, ws, ws + cv->pk.xbytes, c->dptr[cp->y], &epi, part, cv->splits, cv->bn, s);
+            e = kconv_wgmma_fwd(&cv->pk.k, ws, ws + cv->pk.xbytes, c->dptr[cp->y], &epi, part, cv->splits, cv->bn, 0,
+                                NULL, s);
         return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd (packed) launch", __FILE__, __LINE__, d);
     }
     float *part = cv->splits > 1 ? (float *)(void *)ws : NULL;
     int e = kconv_wgmma_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], &epi, part, cv->splits, cv->bn,
-                            s);
+                            0, NULL, s);
     return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd launch", __FILE__, __LINE__, d);
 }
 
@@ -256,6 +377,6 @@ static const char *cw_detail(const gpart *p)
 }
 
 const gpu_engine gpu_engine_conv_igemm_wgmma = {
-    ENG, "Hopper implicit-GEMM forward conv (wgmma, cp.async producer warpgroup, split-K): 1-/2-D, groups 1, f16/bf16, K % 8 == 0, sm_90; x and w channels-last with C % 8 == 0, else padded channels-last copies (C = 3 stem)",
+    ENG, "Hopper implicit-GEMM conv and dgrad (wgmma, cp.async producer warpgroup, split-K; dgrad by stride phases): 1-/2-D, groups 1, f16/bf16, K % 8 == 0, sm_90; x and w channels-last with C % 8 == 0, else padded channels-last copies (C = 3 stem; fwd only)",
     cw_supports, cw_cost, cw_workspace, cw_build, cw_execute, cw_release, cw_detail,
 };

@@ -13,6 +13,8 @@ extern "C" {
 /* The kernel's tile: KCW_BM rows of M = N*P*Q by bn (KCW_BN_*) filters, the
  * reduction R*S*C in KCW_BK-deep slices (one 128-byte swizzled row of f16). */
 enum { KCW_BM = 128, KCW_BK = 64, KCW_BN_SMALL = 64, KCW_BN_BIG = 128 };
+/* The most zero-filled lattices one store may carry (conv_dgrad.h's GCONV_MAX_ZERO). */
+enum { KCW_ZERO_MAX = 3 };
 
 /* 1 when this build holds the sm_90a code (the Makefile rule of kernels/..._sm90a.cu). */
 int kconv_wgmma_built(void);
@@ -23,9 +25,12 @@ int kconv_wgmma_smem(int bn);
  * K % 8 == 0, 16-byte aligned x / w rows (the engine checks: eng_conv_wgmma.c);
  * y any strides and type.  bn: 64 or 128.  splits > 1 (normalised as
  * gpu_conv_wgmma_splits does: none empty): each CTA writes its f32 partial to
- * part[split][M][K] and kconv_igemm_reduce finishes (deterministic). */
+ * part[split][M][K] and kconv_igemm_reduce finishes (deterministic).
+ * nzero (<= KCW_ZERO_MAX, unsplit only): the store also writes zeros at each
+ * y element's offset + zoff[i] (multiples of 8 elements): a dgrad's empty
+ * stride phases on the same lattice as this one. */
 int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi, float *part,
-                    int splits, int bn, void *stream);
+                    int splits, int bn, int nzero, const int64_t *zoff, void *stream);
 /* conv_igemm's split-K second pass (kernels/conv_igemm.cu): y = epilogue(sum
  * of part[0..splits)[M][K] in split order), through y's strides. */
 int kconv_igemm_reduce(const kconv_params *p, const float *part, int splits, void *y, const kconv_epi *epi,

@@ -802,12 +802,100 @@ static void conv_wgmma_cases(void)
     conv_case("wg-auto-c64-k64-56x56", &big, "f16", true, 0, false, "conv_igemm_wgmma", 1);
 }
 
+/* conv_igemm_wgmma on conv_dgrad (conv_dgrad.h: one GEMM per stride phase of dx), forced: odd N*H*W (partial
+ * 128-row tiles), dx channels C = 8, 24, 136 (the GEMM's K: the 64-wide tile with a tail) and dy channels K = 8,
+ * 24, 136 (the GEMM's reduction ending inside a 64-deep slice), 1x1 / 3x3 / 5x5 / 5x4, asymmetric pads, dilation
+ * 2, stride 1, 2, 3 and 2x3 (phases with different tap counts, phases no tap reaches: launched, or folded into a
+ * GEMM's store where on its lattice), 1-D, f16 and bf16; split-K forced and left to the heuristic (a 7x7 map:
+ * it must split); a large dgrad the cost model must give it unforced.  Detail checks: the folded zero phases. */
+static void conv_wgmma_dgrad_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    struct { const char *name; win_cfg w; int splitk; const char *detail; } cfgs[] = {
+        {"wgd-c8-k8-1x1-odd", cfg(2, 3, 8, 8, 1, (int[]){13, 11}, (int[]){1, 1}, NULL, NULL, NULL, NULL, false), 0,
+         NULL},
+        {"wgd-c24-k136-3x3-asym", cfg(2, 2, 24, 136, 1, (int[]){9, 11}, (int[]){3, 3}, NULL, NULL, (int[]){1, 0},
+                                      (int[]){2, 1}, false), 0, NULL},
+        {"wgd-c136-k24-5x5-dil2", cfg(2, 1, 136, 24, 1, (int[]){12, 13}, (int[]){5, 5}, NULL, (int[]){2, 2},
+                                      (int[]){4, 3}, (int[]){4, 5}, false), 0, NULL},
+        {"wgd-c64-k64-3x3-s2", cfg(2, 2, 64, 64, 1, (int[]){15, 13}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                   (int[]){1, 1}, (int[]){1, 1}, false), 0, "(0 zero"},
+        {"wgd-c24-k40-1x1-s2-fold", cfg(2, 2, 24, 40, 1, (int[]){14, 12}, (int[]){1, 1}, (int[]){2, 2}, NULL, NULL,
+                                        NULL, false), 0, "(3 zero, 3 of them in a GEMM's store)"},
+        {"wgd-c8-k24-1x1-s2-odd", cfg(2, 3, 8, 24, 1, (int[]){13, 12}, (int[]){1, 1}, (int[]){2, 2}, NULL, NULL,
+                                      NULL, false), 0, "(3 zero, 1 of them in a GEMM's store)"},
+        {"wgd-c16-k8-5x4-s2x3", cfg(2, 1, 16, 8, 1, (int[]){19, 23}, (int[]){5, 4}, (int[]){2, 3}, NULL,
+                                    (int[]){2, 1}, (int[]){1, 2}, false), 0, NULL},
+        {"wgd-c40-k24-3x3-s2-dil2", cfg(2, 2, 40, 24, 1, (int[]){15, 14}, (int[]){3, 3}, (int[]){2, 2}, (int[]){2, 2},
+                                        (int[]){2, 2}, (int[]){2, 1}, false), 0, NULL},
+        {"wgd-c24-k16-3x3-s3", cfg(2, 2, 24, 16, 1, (int[]){17, 16}, (int[]){3, 3}, (int[]){3, 3}, NULL,
+                                   (int[]){1, 0}, (int[]){0, 1}, false), 0, NULL},
+        {"wgd-1d-c24-k16-s2-dil2", cfg(1, 2, 24, 16, 1, (int[]){37}, (int[]){5}, (int[]){2}, (int[]){2}, (int[]){3},
+                                       (int[]){1}, false), 0, NULL},
+        {"wgd-1d-c8-k8-same", cfg(1, 1, 8, 8, 1, (int[]){50}, (int[]){3}, NULL, NULL, NULL, NULL, true), 0, NULL},
+        {"wgd-sk3-c136-k64-3x3", cfg(2, 2, 136, 64, 1, (int[]){9, 11}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                     (int[]){1, 1}, false), 3, "split-K 3"},
+        {"wgd-sk2-c24-k48-3x3-s2", cfg(2, 2, 24, 48, 1, (int[]){13, 12}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                       (int[]){1, 1}, (int[]){1, 0}, false), 2, "split-K 2"},
+        {"wgd-skauto-c128-k512-7x7", cfg(2, 2, 128, 512, 1, (int[]){7, 7}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                         (int[]){1, 1}, false), 0, "split-K"},
+    };
+    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
+        for (int ti = 0; ti < 2; ti++) {
+            if (opts.quick && ti != ci % 2)
+                continue;
+            conv_case_forced(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, 1, false, "conv_igemm_wgmma", 1);
+            tcase *c = &cases[ncases - 1];
+            c->splitk = cfgs[ci].splitk;
+            c->want_detail = cfgs[ci].detail;
+        }
+    /* large enough for the cost model to choose it over conv_igemm on a 9.0 device */
+    win_cfg big = cfg(2, 2, 64, 64, 1, (int[]){56, 56}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1}, (int[]){1, 1},
+                      false);
+    conv_case("wgd-auto-c64-k64-56x56", &big, "bf16", true, 1, false, "conv_igemm_wgmma", 1);
+    /* dx stored by the kernel's element path: an f32 dx (the folded zeros too; the f32 sum of 40 products: the
+     * f32-conv tolerance, 10x, as the epilogue cases) and an NCHW dx (offsets of one element: zero launches) */
+    static const struct { const char *id, *dx, *lay, *detail; } elem[] = {
+        {"conv/dgrad/wgd-f32dx-1x1-s2-fold/f16/nhwc/2d", "f32", "nhwc", "3 of them in a GEMM's store"},
+        {"conv/dgrad/wgd-nchw-dx-1x1-s2/f16/nhwc/2d", "f16", "nchw", "0 of them in a GEMM's store"},
+    };
+    for (int i = 0; i < 2; i++) {
+        tcase *c = add_case(elem[i].id, strcmp(elem[i].dx, "f32") ? 1 : 10, "conv_igemm_wgmma",
+                            "dnn 1;\ngraph g(seed=%d) {\n  input dy: f16[2, 40, 7, 6] @nhwc;\n"
+                            "  weight w: f16[40, 24, 1, 1] @nhwc;\n"
+                            "  dx = conv_dgrad(dy, w, x_dims=[2, 24, 14, 12], stride=2);\n  output dx: %s @%s;\n}\n",
+                            ncases * 3 + 5, elem[i].dx, elem[i].lay);
+        if (c) {
+            c->force = "conv_dgrad";
+            c->want_detail = elem[i].detail;
+        }
+    }
+}
+
 /* ---- benchmarks: torch_baseline.py's ResNet-50 layers (N, C, H, W, K, R, stride, pad) */
 static const int r50[][8] = {{32, 64, 56, 56, 64, 1, 1, 0},   {32, 64, 56, 56, 64, 3, 1, 1},
                              {32, 64, 56, 56, 256, 1, 1, 0},  {32, 256, 56, 56, 64, 1, 1, 0},
                              {32, 128, 28, 28, 128, 3, 1, 1}, {32, 256, 14, 14, 256, 3, 1, 1},
                              {32, 512, 7, 7, 512, 3, 1, 1},   {32, 3, 224, 224, 64, 7, 2, 3},
                              {32, 256, 56, 56, 512, 1, 2, 0}, {32, 1024, 14, 14, 256, 1, 1, 0}};
+
+/* One "conv_dgrad_f16_nhwc[_ENGINE] nNcChHkKrR" bench case of layer s (r50's row layout); forced: the engine
+ * that must run it ("conv_igemm" gives the suffix _igemm, "conv_igemm_wgmma" _wgmma), NULL: the cost model's. */
+static void dgrad_bench_case(const int *s, const char *forced)
+{
+    const int P = (s[2] + 2 * s[7] - s[5]) / s[6] + 1;
+    char id[192];
+    snprintf(id, sizeof id, "conv_dgrad_f16_nhwc%s n%dc%dh%dk%dr%d",
+             !forced ? "" : strcmp(forced, "conv_igemm") == 0 ? "_igemm" : "_wgmma", s[0], s[1], s[2], s[4], s[5]);
+    tcase *c = add_case(id, 1, forced,
+                        "dnn 1;\ngraph g(seed=2) {\n  input dy: f16[%d, %d, %d, %d] @nhwc;\n"
+                        "  weight w: f16[%d, %d, %d, %d] @nhwc;\n"
+                        "  dx = conv_dgrad(dy, w, x_dims=[%d, %d, %d, %d], stride=%d, pad=%d);\n"
+                        "  output dx: f16 @nhwc;\n}\n",
+                        s[0], s[4], P, P, s[4], s[1], s[5], s[5], s[0], s[1], s[2], s[3], s[6], s[7]);
+    if (c && forced)
+        c->force = "conv_dgrad";
+}
 
 static void bench_cases(void)
 {
@@ -870,6 +958,20 @@ static void bench_cases(void)
                  "  output y: f16 @nhwc;\n}\n",
                  s[0], s[1], s[2], s[3], s[4], s[1], s[5], s[5], s[6], s[7]);
     }
+    /* dgrad of the ResNet layers the wgrad rows below leave out (the stem's dx is not needed), as the cost
+     * model places them (conv_igemm_wgmma on an H100, but for the one-slice 1x1 dgrad of K = 64), then conv_igemm
+     * forced ("_igemm") on the six dgrad layers below and two 1x1 ones: the mma.sync engine's time beside */
+    static const int dg_layers[][8] = {{32, 64, 56, 56, 64, 1, 1, 0},   {32, 64, 56, 56, 256, 1, 1, 0},
+                                       {32, 1024, 14, 14, 256, 1, 1, 0}, {32, 2048, 7, 7, 512, 1, 1, 0},
+                                       {32, 512, 7, 7, 2048, 1, 1, 0}};
+    for (int j = 0; j < 5; j++)
+        dgrad_bench_case(dg_layers[j], NULL);
+    static const int dg_forced[] = {1, 4, 5, 6, 3, 8, 2, 9};
+    for (int j = 0; j < 8; j++)
+        dgrad_bench_case(r50[dg_forced[j]], "conv_igemm");
+    /* and conv_igemm_wgmma on the two one-slice 1x1 dgrads (dy K = 64) the cost model leaves to conv_igemm */
+    dgrad_bench_case(r50[0], "conv_igemm_wgmma");
+    dgrad_bench_case(r50[3], "conv_igemm_wgmma");
     /* 3x3 layers (56, 28, 14, 7), 1x1 256->64, 1x1 stride-2 projection */
     static const int bwd_layers[] = {1, 4, 5, 6, 3, 8};
     for (int j = 0; j < 6; j++) {
@@ -1093,6 +1195,7 @@ int main(int argc, char **argv)
         conv_epilogue_cases();
         conv_igemm_splitk_cases();
         conv_wgmma_cases();
+        conv_wgmma_dgrad_cases();
         conv_dw_cases();
         pool_cases();
     }

@@ -13,6 +13,7 @@
 #include "test_util.h"
 
 #include "gpu/conv_analyze.h"
+#include "gpu/conv_dgrad.h"
 #include "gpu/conv_epi.h"
 #include "gpu/conv_wgmma.h"
 #include "gpu/engine.h"
@@ -516,6 +517,39 @@ static void test_wgmma_packed(const gpu_engine *e)
     }
 }
 
+/* e's plan of f's partition built on the host for 9.0 (f->p->ws_bytes as set), its detail in detail, released. */
+static xdnn_status build_host(const gpu_engine *e, fixture *f, char *detail, size_t len)
+{
+    gpu_ctx c;
+    memset(&c, 0, sizeof c);
+    c.plan = f->pl;
+    c.dev = h100;
+    xdnn_status st = e->build(&c, f->p, f->d);
+    snprintf(detail, len, "%s", st == XDNN_OK ? e->detail(f->p) : "");
+    e->release(f->p);
+    return st;
+}
+
+/* f set up for the conv of body: e supports it on 9.0, and the selection there gives it to want.  False
+ * when the set-up failed (nothing to tear down). */
+static bool chosen(const gpu_engine *e, fixture *f, const char *body, const char *want)
+{
+    char why[512] = "";
+    if (!setup(f, body, false))
+        return false;
+    CHECK(e->supports(f->pl, f->p, &h100, why, sizeof why), "%s", why);
+    CHECK(gpu_select_engines(f->pl, &h100, NULL, 0, 0, NULL, f->d) == XDNN_OK &&
+          strcmp(f->p->engine->name, want) == 0, "%s: %s", want, f->p->engine->name);
+    return true;
+}
+
+static void check_choice(const gpu_engine *e, const char *body, const char *want)
+{
+    fixture f;
+    if (chosen(e, &f, body, want))
+        teardown(&f);
+}
+
 /* conv_igemm_wgmma: its refusals name the attribute and value; on 9.0 the
  * selection prefers it to conv_igemm for a large conv and leaves it the
  * small ones and other devices; tile widths and split-K. */
@@ -530,9 +564,28 @@ static void test_wgmma_rules(void)
          "  output y: f16 @nhwc;\n", "conv_igemm_wgmma needs groups == 1, got groups=2"},
         {"  input x: f16[1, 8, 5, 6, 7] @ndhwc;\n  weight w: f16[8, 8, 3, 3, 3] @ndhwc;\n  y = conv(x, w);\n"
          "  output y: f16 @ndhwc;\n", "conv_igemm_wgmma runs 1-D and 2-D convs, got 3 spatial dims"},
-        {"  input dy: f16[2, 16, 7, 7] @nhwc;\n  weight w: f16[16, 16, 3, 3] @nhwc;\n"
+        {"  input dy: f16[2, 16, 7, 7] @nhwc;\n  input x: f16[2, 16, 9, 9] @nhwc;\n"
+         "  dw = conv_wgrad(dy, x, w_dims=[16, 16, 3, 3]);\n  output dw: f16 @nhwc;\n",
+         "conv_igemm_wgmma runs conv and conv_dgrad, not conv_wgrad"},
+        /* conv_dgrad: the GEMM reads dy (its C is dy's K) and writes dx (its K is dx's C) */
+        {"  input dy: f16[2, 12, 7, 7] @nhwc;\n  weight w: f16[12, 16, 3, 3] @nhwc;\n"
          "  dx = conv_dgrad(dy, w, x_dims=[2, 16, 9, 9]);\n  output dx: f16 @nhwc;\n",
-         "conv_igemm_wgmma runs the forward conv only, not conv_dgrad"},
+         "conv_igemm_wgmma needs conv_dgrad's dy channels K % 8 == 0, got K=12"},
+        {"  input dy: f16[2, 16, 7, 7] @nhwc;\n  weight w: f16[16, 12, 3, 3] @nhwc;\n"
+         "  dx = conv_dgrad(dy, w, x_dims=[2, 12, 9, 9]);\n  output dx: f16 @nhwc;\n",
+         "conv_igemm_wgmma needs conv_dgrad's dx channels C % 8 == 0, got C=12"},
+        {"  input dy: f16[2, 16, 7, 7];\n  weight w: f16[16, 16, 3, 3] @nhwc;\n"
+         "  dx = conv_dgrad(dy, w, x_dims=[2, 16, 9, 9]);\n  output dx: f16 @nhwc;\n",
+         "conv_igemm_wgmma needs channels-last dy (@nhwc) for conv_dgrad, got channel stride 49"},
+        {"  input dy: f32[2, 16, 7, 7] @nhwc;\n  weight w: f32[16, 16, 3, 3] @nhwc;\n"
+         "  dx = conv_dgrad(dy, w, x_dims=[2, 16, 9, 9]);\n  output dx: f32 @nhwc;\n",
+         "conv_igemm_wgmma needs conv_dgrad's dy and w both f16 or both bf16, got f32 and f32"},
+        {"  input dy: f16[2, 16, 4, 4] @nhwc;\n  weight w: f16[16, 8, 3, 3] @nhwc;\n"
+         "  dx = conv_dgrad(dy, w, x_dims=[2, 16, 9, 9], stride=2, groups=2);\n  output dx: f16 @nhwc;\n",
+         "conv_igemm_wgmma needs groups == 1, got groups=2"},
+        {"  input dy: f16[1, 8, 3, 4, 5] @ndhwc;\n  weight w: f16[8, 8, 3, 3, 3] @ndhwc;\n"
+         "  dx = conv_dgrad(dy, w, x_dims=[1, 8, 5, 6, 7]);\n  output dx: f16 @ndhwc;\n",
+         "conv_igemm_wgmma runs 1-D and 2-D convs, got 3 spatial dims"},
     };
     const gpu_engine *e = gpu_engine_find("conv_igemm_wgmma");
     CHECK(e != NULL);
@@ -550,12 +603,10 @@ static void test_wgmma_rules(void)
     }
     /* ResNet's 3x3 64 -> 64 at 56x56 (N = 32): taken on 9.0 and preferred, refused on 8.0 */
     fixture f;
-    if (!setup(&f, "  input x: f16[32, 64, 56, 56] @nhwc;\n  weight w: f16[64, 64, 3, 3] @nhwc;\n"
-                   "  y = conv(x, w, pad=1);\n  output y: f16 @nhwc;\n", false))
+    if (!chosen(e, &f, "  input x: f16[32, 64, 56, 56] @nhwc;\n  weight w: f16[64, 64, 3, 3] @nhwc;\n"
+                       "  y = conv(x, w, pad=1);\n  output y: f16 @nhwc;\n", "conv_igemm_wgmma"))
         return;
-    CHECK(e->supports(f.pl, f.p, &h100, why, sizeof why), "%s", why);
-    CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
-          strcmp(f.p->engine->name, "conv_igemm_wgmma") == 0 && f.p->ws_bytes == 0);
+    CHECK(f.p->ws_bytes == 0);
     const gpu_device a100 = {.sm_count = 108, .cc_major = 8, .cc_minor = 0};
     CHECK(!e->supports(f.pl, f.p, &a100, why, sizeof why));
     CHECK_STR(why, "conv_igemm_wgmma needs compute capability 9.0 (sm_90a wgmma), device is sm_80", "on sm_80");
@@ -563,21 +614,11 @@ static void test_wgmma_rules(void)
           strcmp(f.p->engine->name, "conv_igemm") == 0);
     teardown(&f);
     /* a 1x1 conv of C = 64 (one 64-deep slice) stays on conv_igemm, measured faster there */
-    if (!setup(&f, "  input x: f16[32, 64, 56, 56] @nhwc;\n  weight w: f16[256, 64, 1, 1] @nhwc;\n"
-                   "  y = conv(x, w);\n  output y: f16 @nhwc;\n", false))
-        return;
-    CHECK(e->supports(f.pl, f.p, &h100, why, sizeof why), "%s", why);
-    CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
-          strcmp(f.p->engine->name, "conv_igemm") == 0);
-    teardown(&f);
+    check_choice(e, "  input x: f16[32, 64, 56, 56] @nhwc;\n  weight w: f16[256, 64, 1, 1] @nhwc;\n"
+                    "  y = conv(x, w);\n  output y: f16 @nhwc;\n", "conv_igemm");
     /* a small conv stays on conv_igemm though this engine could run it */
-    if (!setup(&f, "  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[24, 16, 3, 3] @nhwc;\n"
-                   "  y = conv(x, w, pad=1);\n  output y: f16 @nhwc;\n", false))
-        return;
-    CHECK(e->supports(f.pl, f.p, &h100, why, sizeof why), "%s", why);
-    CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
-          strcmp(f.p->engine->name, "conv_igemm") == 0);
-    teardown(&f);
+    check_choice(e, "  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[24, 16, 3, 3] @nhwc;\n"
+                    "  y = conv(x, w, pad=1);\n  output y: f16 @nhwc;\n", "conv_igemm");
 
     test_wgmma_packed(e);
 
@@ -615,13 +656,72 @@ static void test_wgmma_rules(void)
         return;
     CHECK(e->workspace(f.pl, f.p, &h100) == (size_t)2 * 1568 * 512 * 4);
     f.p->ws_bytes = e->workspace(f.pl, f.p, &h100);
-    gpu_ctx c;
-    memset(&c, 0, sizeof c);
-    c.plan = f.pl;
-    c.dev = h100;
-    CHECK(e->build(&c, f.p, f.d) == XDNN_OK && strstr(e->detail(f.p), "split-K 2") &&
-              strstr(e->detail(f.p), "tile 128x128x64"), "%s", e->detail(f.p));
-    e->release(f.p);
+    char detail[512];
+    CHECK(build_host(e, &f, detail, sizeof detail) == XDNN_OK && strstr(detail, "split-K 2") &&
+              strstr(detail, "tile 128x128x64"), "%s", detail);
+    teardown(&f);
+}
+
+/* conv_igemm_wgmma on conv_dgrad (conv_dgrad.h): ResNet's 3x3 dgrad is
+ * taken on 9.0 and ranked first, conv_igemm keeps it on 8.0 and keeps the
+ * one-slice 1x1 dgrad (dy K = 64); the 1x1 stride-2 projection's three
+ * empty phases are zero-filled by its GEMM's store (the offsets of one
+ * pixel, one row and both), and on an odd dx only the phase on the GEMM's
+ * lattice is. */
+static void test_wgmma_dgrad(void)
+{
+    const gpu_engine *e = gpu_engine_find("conv_igemm_wgmma");
+    const gpu_device a100 = {.sm_count = 108, .cc_major = 8, .cc_minor = 0};
+    char why[512] = "";
+    fixture f;
+    if (!chosen(e, &f, "  input dy: f16[32, 64, 56, 56] @nhwc;\n  weight w: f16[64, 64, 3, 3] @nhwc;\n"
+                       "  dx = conv_dgrad(dy, w, x_dims=[32, 64, 56, 56], pad=1);\n  output dx: f16 @nhwc;\n",
+                "conv_igemm_wgmma"))
+        return;
+    CHECK(f.p->ws_bytes == 64 * 64 * 9 * 2); /* the flipped weights; 784 x 1 tiles: unsplit */
+    CHECK(gpu_select_engines(f.pl, &a100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
+          strcmp(f.p->engine->name, "conv_igemm") == 0);
+    teardown(&f);
+    check_choice(e, "  input dy: f16[32, 64, 56, 56] @nhwc;\n  weight w: f16[64, 256, 1, 1] @nhwc;\n"
+                    "  dx = conv_dgrad(dy, w, x_dims=[32, 256, 56, 56]);\n  output dx: f16 @nhwc;\n", "conv_igemm");
+    /* the projection: dx [32, 256, 56, 56] NHWC, phase (0,0) the GEMM, (0,1) (1,0) (1,1) at +W, +H, +H+W */
+    if (!setup(&f, "  input dy: f16[32, 512, 28, 28] @nhwc;\n  weight w: f16[512, 256, 1, 1] @nhwc;\n"
+                   "  dx = conv_dgrad(dy, w, x_dims=[32, 256, 56, 56], stride=2);\n  output dx: f16 @nhwc;\n", false))
+        return;
+    gconv_problem cp;
+    gconv_dgrad *dg = calloc(1, sizeof *dg);
+    CHECK(gpu_conv_analyze(f.pl, f.p, &cp, why, sizeof why) &&
+          gpu_conv_dgrad_plan(&cp, 132, gpu_conv_wgmma_splits, dg, why, sizeof why) && dg->nph == 4, "%s", why);
+    gpu_conv_dgrad_fold(dg, 8, 3);
+    CHECK(dg->nzero[0] == 3 && dg->folded[1] && dg->folded[2] && dg->folded[3] && !dg->folded[0]);
+    CHECK(dg->zoff[0][0] == 256 && dg->zoff[0][1] == 56 * 256 && dg->zoff[0][2] == 57 * 256);
+    CHECK(gpu_conv_dgrad_launches(dg) == 2 && gpu_conv_dgrad_empty(dg) == 3);
+    CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
+          strcmp(f.p->engine->name, "conv_igemm_wgmma") == 0);
+    CHECK(f.p->ws_bytes == 512 * 256 * 2);
+    char detail[512];
+    CHECK(build_host(e, &f, detail, sizeof detail) == XDNN_OK &&
+              strstr(detail, "(3 zero, 3 of them in a GEMM's store)") && strstr(detail, "M=25088 N=256 K=512"),
+          "%s", detail);
+    f.p->ws_bytes = 1024; /* short of the phase weights: an error, not a crash */
+    CHECK(build_host(e, &f, detail, sizeof detail) == XDNN_ERR_UNSUPPORTED);
+    teardown(&f);
+    /* an odd dx (13 x 12): phase (0,1) has the GEMM's 7 x 6 lattice, (1,0) and (1,1) 6 x 6: launched */
+    if (!setup(&f, "  input dy: f16[2, 16, 7, 6] @nhwc;\n  weight w: f16[16, 24, 1, 1] @nhwc;\n"
+                   "  dx = conv_dgrad(dy, w, x_dims=[2, 24, 13, 12], stride=2);\n  output dx: f16 @nhwc;\n", false))
+        return;
+    CHECK(gpu_conv_analyze(f.pl, f.p, &cp, why, sizeof why) &&
+          gpu_conv_dgrad_plan(&cp, 132, gpu_conv_wgmma_splits, dg, why, sizeof why) && dg->nph == 4, "%s", why);
+    gpu_conv_dgrad_fold(dg, 8, 3);
+    CHECK(dg->nzero[0] == 1 && dg->zoff[0][0] == 24 && dg->folded[1] && !dg->folded[2] && !dg->folded[3]);
+    CHECK(gpu_conv_dgrad_launches(dg) == 4);
+    /* split-K GEMMs store through the reduction: nothing folds */
+    dg->splits[0] = 2;
+    memset(dg->folded, 0, sizeof dg->folded);
+    memset(dg->nzero, 0, sizeof dg->nzero);
+    gpu_conv_dgrad_fold(dg, 8, 3);
+    CHECK(dg->nzero[0] == 0 && gpu_conv_dgrad_launches(dg) == 5);
+    free(dg);
     teardown(&f);
 }
 
@@ -694,6 +794,7 @@ int main(void)
     test_wgrad_splits();
     test_igemm_splitk();
     test_wgmma_rules();
+    test_wgmma_dgrad();
     test_dw_wgrad();
     test_pool_geometry();
     gpu_release_caches();
