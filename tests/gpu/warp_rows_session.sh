@@ -32,7 +32,7 @@ grep -E "^FAIL" -A12 "$out/new.log" | cut -c1-400 | head -60
 grep -E "passed," "$out/new.log"
 
 step "compute-sanitizer memcheck --quick warp-rows"
-timeout "${SAN_S:-45}" compute-sanitizer --tool memcheck --print-limit 10 "$t" --quick warp-rows > "$out/san.log" 2>&1
+timeout "${SAN_S:-45}" /usr/local/cuda/bin/compute-sanitizer --tool memcheck --print-limit 10 "$t" --quick warp-rows > "$out/san.log" 2>&1
 echo "rc=$?"
 grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/san.log" | head -12
 
