@@ -7,17 +7,19 @@
 // v1 (replaces, for these rows, norm.cu's one block per row, whose block-wide
 // reductions (two __syncthreads rounds each) and 8-byte loads held a 16 KB
 // f16 row to 46 % of copy bandwidth):
-//  - 8 warps a block; WPR = 1, 2, 4 or 8 warps per row (picked at launch:
-//    the fewest whose lanes hold the row in at most 8 chunks, 32 elements
-//    without VEC), 8 / WPR rows a block.  The caps keep every variant within
-//    128 registers, no spills (nvcc -Xptxas -v; 16 chunks of f16 took 255
-//    registers, the element-load forms spilled);
+//  - 8 warps a block; WPR = 1, 2, 4 or 8 warps per row (picked at launch,
+//    wr_pick: the fewest whose lanes hold the row in 16 elements, else 8;
+//    at most 8 chunks a lane, 32 elements without VEC), 8 / WPR rows a
+//    block.  The caps keep every variant within 128 registers, no spills
+//    (nvcc -Xptxas -v; 16 chunks of f16 took 255 registers, the element-load
+//    forms spilled);
 //  - each lane holds NV chunks of VW = 16 / sizeof(T) elements.  VEC: the
 //    row is 16-byte aligned and D % VW == 0: chunk k of lane l of warp w of
 //    the row starts at element ((k WPR + w) 32 + l) VW, one 16-byte load, and
-//    every load is issued before the first reduction.  Without VEC (softmax
-//    only: odd D or an unaligned row), element e of the lane is
-//    (e WPR + w) 32 + l, scalar loads, coalesced;
+//    every load is issued before the first reduction; x and y as streamed
+//    data (evict first), so the scale and bias stay in L1 for the next rows.
+//    Without VEC (softmax only: odd D or an unaligned row), element e of the
+//    lane is (e WPR + w) 32 + l, scalar loads, coalesced;
 //  - reductions: warp shuffles; with WPR > 1 the row's warps then swap their
 //    partials through shared memory behind a named barrier of the row's
 //    warps only (one slot per reduction, so no barrier guards reuse).
@@ -25,6 +27,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 namespace {
 
@@ -86,9 +89,34 @@ __device__ __forceinline__ int wr_index(int e, const wr_pos &p)
     return VEC ? (((e / VW) * p.wpr + p.wr) * 32 + p.lane) * VW + e % VW : (e * p.wpr + p.wr) * 32 + p.lane;
 }
 
+// One 16-byte chunk; cs: as streamed data (ld/st.global.cs, evict first), so
+// that x and y passing through L1 leave the scale and bias there.
+template <typename T>
+__device__ __forceinline__ chunk16<T> wr_ld16(const T *p, int cs)
+{
+    if (!cs)
+        return *reinterpret_cast<const chunk16<T> *>(p);
+    int4 r = __ldcs(reinterpret_cast<const int4 *>(p));
+    chunk16<T> c;
+    memcpy(&c, &r, sizeof c);
+    return c;
+}
+
+template <typename T>
+__device__ __forceinline__ void wr_st16(T *p, const chunk16<T> &c, int cs)
+{
+    if (!cs) {
+        *reinterpret_cast<chunk16<T> *>(p) = c;
+        return;
+    }
+    int4 r;
+    memcpy(&r, &c, sizeof r);
+    __stcs(reinterpret_cast<int4 *>(p), r);
+}
+
 // The lane's values of one row; elements past D read as `pad`.
 template <typename T, bool VEC, int NV>
-__device__ __forceinline__ void wr_load(const T *row, int D, const wr_pos &p, float pad,
+__device__ __forceinline__ void wr_load(const T *row, int D, const wr_pos &p, float pad, int cs,
                                         float (&v)[NV * 16 / sizeof(T)])
 {
     constexpr int VW = 16 / sizeof(T);
@@ -98,7 +126,7 @@ __device__ __forceinline__ void wr_load(const T *row, int D, const wr_pos &p, fl
         for (int k = 0; k < NV; k++) { // all loads first
             int i = wr_index<T, true>(k * VW, p);
             if (i < D)
-                c[k] = *reinterpret_cast<const chunk16<T> *>(row + i);
+                c[k] = wr_ld16<T>(row + i, cs);
         }
 #pragma unroll
         for (int k = 0; k < NV; k++) {
@@ -117,7 +145,8 @@ __device__ __forceinline__ void wr_load(const T *row, int D, const wr_pos &p, fl
 }
 
 template <typename T, bool VEC, int NV>
-__device__ __forceinline__ void wr_store(T *row, int D, const wr_pos &p, const float (&v)[NV * 16 / sizeof(T)])
+__device__ __forceinline__ void wr_store(T *row, int D, const wr_pos &p, int cs,
+                                         const float (&v)[NV * 16 / sizeof(T)])
 {
     constexpr int VW = 16 / sizeof(T);
     if (VEC) {
@@ -129,7 +158,7 @@ __device__ __forceinline__ void wr_store(T *row, int D, const wr_pos &p, const f
 #pragma unroll
                 for (int q = 0; q < VW; q++)
                     c.v[q] = from_f<T>(v[k * VW + q]);
-                *reinterpret_cast<chunk16<T> *>(row + i) = c;
+                wr_st16<T>(row + i, c, cs);
             }
         }
     } else {
@@ -170,7 +199,7 @@ __host__ __device__ __forceinline__ bool aligned16(const void *p) { return ((uin
 // layernorm / rmsnorm forward: y = act((x - mean) inv scale + bias); mean and
 // inv stored when asked.  VEC only (the launcher sends other rows to norm.cu).
 template <typename T, int NV>
-__global__ void __launch_bounds__(WR_WARPS * 32) k_warp_norm(const ng_job j, int64_t rows, int D, int wpr)
+__global__ void __launch_bounds__(WR_WARPS * 32) k_warp_norm(const ng_job j, int64_t rows, int D, int wpr, int cs)
 {
     constexpr int VW = 16 / sizeof(T), N = NV * VW;
     __shared__ float sh[2][WR_WARPS];
@@ -182,7 +211,7 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_norm(const ng_job j, int
     int64_t base[NG_NOPS];
     decomp<M, int64_t>(j.outer, row, base);
     float v[N];
-    wr_load<T, true, NV>(static_cast<const T *>(j.t.p[NG_X]) + base[NG_X], D, p, 0.f, v);
+    wr_load<T, true, NV>(static_cast<const T *>(j.t.p[NG_X]) + base[NG_X], D, p, 0.f, cs, v);
     const float fD = (float)D;
     float mean = 0.f;
     if (!j.rms) {
@@ -221,7 +250,7 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_norm(const ng_job j, int
         for (int q = 0; q < VW; q++)
             v[k * VW + q] = act_f((v[k * VW + q] - mean) * inv * w[q] + b[q], j.act, j.act_dt);
     }
-    wr_store<T, true, NV>(static_cast<T *>(j.t.p[NG_Y]) + base[NG_Y], D, p, v);
+    wr_store<T, true, NV>(static_cast<T *>(j.t.p[NG_Y]) + base[NG_Y], D, p, cs, v);
 }
 
 // softmax (log = 0) / log_softmax over rows at x + row * ldx, y + row * ldy.
@@ -230,7 +259,7 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_norm(const ng_job j, int
 // where the reference's is.
 template <typename T, bool VEC, int NV>
 __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_softmax(const T *x, T *y, int64_t rows, int D,
-                                                                 int64_t ldx, int64_t ldy, int wpr, int log)
+                                                                 int64_t ldx, int64_t ldy, int wpr, int log, int cs)
 {
     constexpr int N = NV * 16 / sizeof(T);
     __shared__ float sh[2][WR_WARPS];
@@ -239,7 +268,7 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_softmax(const T *x, T *y
     if (row >= rows)
         return;
     float v[N];
-    wr_load<T, VEC, NV>(x + row * ldx, D, p, -INFINITY, v);
+    wr_load<T, VEC, NV>(x + row * ldx, D, p, -INFINITY, cs, v);
     float mx = -INFINITY;
 #pragma unroll
     for (int e = 0; e < N; e++)
@@ -267,37 +296,47 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_softmax(const T *x, T *y
         for (int e = 0; e < N; e++)
             v[e] *= r;
     }
-    wr_store<T, VEC, NV>(y + row * ldy, D, p, v);
+    wr_store<T, VEC, NV>(y + row * ldy, D, p, cs, v);
 }
 
 // The geometry: the fewest warps per row (1, 2, 4, 8) whose lanes hold the
-// row in at most wr_cap chunks, then the fewest chunks (a power of two).
-// XDNN_NORM_WPR=n forces n warps per row where the row still fits (A/B).
+// row in 16 elements (WR_PREF), else 8 warps; then the fewest chunks (a power
+// of two, at most wr_cap).  Measured on the H100 (RESULTS-norm.md, session 7):
+// 8 warps of 32 f16 elements a lane ran layernorm 8192² in 0.147 ms, 4 warps
+// of 64 in 0.243; rmsnorm bf16 4096: 8 warps of 16 0.070 ms, 2 of 64 0.126.
+// XDNN_NORM_WPR=n forces n warps per row where the row still fits, and
+// XDNN_NORM_LDCS=0 plain loads and stores of x and y (A/B switches).
+enum { WR_PREF = 16 };
 struct wr_geom {
-    int wpr, nv;
+    int wpr, nv, cs;
 };
+
+static int env_int(const char *name, int dflt)
+{
+    const char *e = getenv(name);
+    return e && *e ? atoi(e) : dflt;
+}
 
 template <typename T>
 bool wr_pick(int64_t D, bool vec, wr_geom *g)
 {
     const int64_t unit = 32 * (16 / sizeof(T)); // elements per chunk per warp
     const int64_t most = vec ? wr_cap<T, true>(WR_MAX_NV) : wr_cap<T, false>(WR_MAX_NV);
+    const int64_t pref = WR_PREF / (16 / sizeof(T)); // chunks
     int wpr = 1;
-    while (wpr < WR_WARPS && D > most * unit * wpr)
+    while (wpr < WR_WARPS && D > pref * unit * wpr)
         wpr *= 2;
     if (D > most * unit * wpr || D > NG_WARP_ROW_MAX)
         return false;
-    static int forced = -1;
-    if (forced < 0) {
-        const char *e = getenv("XDNN_NORM_WPR");
-        forced = e ? atoi(e) : 0;
-    }
+    static int forced = -1, cs = -1;
+    if (forced < 0)
+        forced = env_int("XDNN_NORM_WPR", 0), cs = env_int("XDNN_NORM_LDCS", 1) != 0;
     if ((forced == 1 || forced == 2 || forced == 4 || forced == 8) && D <= most * unit * forced)
         wpr = forced;
     int nv = 1;
     while (nv * unit * wpr < D)
         nv *= 2;
-    *g = {wpr, nv};
+    *g = {wpr, nv, cs};
     return true;
 }
 
@@ -326,7 +365,7 @@ int wr_norm(const ng_job *j, int64_t rows, int64_t D, cudaStream_t s)
         if (j->outer.stride[NG_X][i] % VW || j->outer.stride[NG_Y][i] % VW)
             return -1;
     unsigned grid = wr_blocks(rows, g.wpr);
-#define WR_NORM(NV) k_warp_norm<T, NV><<<grid, WR_WARPS * 32, 0, s>>>(*j, rows, (int)D, g.wpr)
+#define WR_NORM(NV) k_warp_norm<T, NV><<<grid, WR_WARPS * 32, 0, s>>>(*j, rows, (int)D, g.wpr, g.cs)
     WR_NV_SWITCH(g.nv, WR_NORM)
 #undef WR_NORM
     return (int)cudaGetLastError();
@@ -344,9 +383,9 @@ int wr_softmax(const void *x, void *y, int log, int64_t rows, int64_t D, int64_t
     const T *xt = static_cast<const T *>(x);
     T *yt = static_cast<T *>(y);
 #define WR_SM(NV)                                                                                          \
-    (vec ? k_warp_softmax<T, true, NV><<<grid, WR_WARPS * 32, 0, s>>>(xt, yt, rows, (int)D, ldx, ldy, g.wpr, log) \
+    (vec ? k_warp_softmax<T, true, NV><<<grid, WR_WARPS * 32, 0, s>>>(xt, yt, rows, (int)D, ldx, ldy, g.wpr, log, g.cs) \
          : k_warp_softmax<T, false, wr_cap<T, false>(NV)><<<grid, WR_WARPS * 32, 0, s>>>(xt, yt, rows, (int)D, ldx, \
-                                                                                       ldy, g.wpr, log))
+                                                                                       ldy, g.wpr, log, g.cs))
     WR_NV_SWITCH(g.nv, WR_SM)
 #undef WR_SM
     return (int)cudaGetLastError();

@@ -460,9 +460,11 @@ static void fused_act_cases(void)
 
 /* ---- warp rows (kernels/norm_warp.cu): a warp or 2 / 4 / 8 per row, 16-byte
  * chunks.  Row lengths at each boundary: under a chunk per lane (8), one
- * chunk per lane (256 f16), the most one warp holds (1024 f32 / 2048 f16) and just above it (two
- * warps), 4096 and the 8192 limit (4 / 8 warps), 8200 above it (layer/rms:
- * the split path; softmax: reduce_nvrtc), a multiple of 4 not of 8 (f16:
+ * chunk per lane (256 f16), the 16 elements a lane one warp takes (512) and
+ * just above (520: two warps), 1024 / 1032 (two / four), 2048 / 2056 (four /
+ * eight), 4096 and the 8192 limit (8 warps, 2 / 4 chunks of 16-bit, 4 / 8 of
+ * f32 a lane), 8200 above it (layer/rms: the split path; softmax:
+ * reduce_nvrtc), a multiple of 4 not of 8 (f16:
  * norm.cu's block), padded rows whose stride keeps (1008) or breaks (1004)
  * 16-byte alignment; row counts that leave a block's last row groups empty.
  * Softmax rows also: lengths 1, 7, 17, 2049, 4097 (element loads), -inf in
@@ -527,6 +529,7 @@ static void warp_row_cases(void)
         {1, 5, WR_SOFTMAX | WR_QUICK},        {7, 9, WR_SOFTMAX | WR_MASKED | WR_QUICK},
         {8, 13, WR_NORM | WR_SOFTMAX | WR_MASKED | WR_QUICK},
         {17, 3, WR_SOFTMAX},                  {256, 11, WR_NORM | WR_SOFTMAX | WR_QUICK},
+        {512, 5, WR_NORM | WR_SOFTMAX},       {520, 3, WR_NORM | WR_SOFTMAX},
         {1000, 7, WR_SOFTMAX | WR_MASKED},    {1004, 5, WR_NORM | WR_QUICK},
         {1024, 7, WR_NORM | WR_SOFTMAX},      {1032, 9, WR_NORM | WR_SOFTMAX},
         {2048, 11, WR_NORM},                  {2049, 3, WR_SOFTMAX},
