@@ -16,10 +16,9 @@
 //  - each lane holds NV chunks of VW = 16 / sizeof(T) elements.  VEC: the
 //    row is 16-byte aligned and D % VW == 0: chunk k of lane l of warp w of
 //    the row starts at element ((k WPR + w) 32 + l) VW, one 16-byte load, and
-//    every load is issued before the first reduction; x and y as streamed
-//    data (evict first), so the scale and bias stay in L1 for the next rows.
-//    Without VEC (softmax only: odd D or an unaligned row), element e of the
-//    lane is (e WPR + w) 32 + l, scalar loads, coalesced;
+//    every load is issued before the first reduction.  Without VEC (softmax
+//    only: odd D or an unaligned row), element e of the lane is
+//    (e WPR + w) 32 + l, scalar loads, coalesced;
 //  - reductions: warp shuffles; with WPR > 1 the row's warps then swap their
 //    partials through shared memory behind a named barrier of the row's
 //    warps only (one slot per reduction, so no barrier guards reuse).
@@ -27,7 +26,6 @@
 
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 namespace {
 
@@ -89,34 +87,9 @@ __device__ __forceinline__ int wr_index(int e, const wr_pos &p)
     return VEC ? (((e / VW) * p.wpr + p.wr) * 32 + p.lane) * VW + e % VW : (e * p.wpr + p.wr) * 32 + p.lane;
 }
 
-// One 16-byte chunk; cs: as streamed data (ld/st.global.cs, evict first), so
-// that x and y passing through L1 leave the scale and bias there.
-template <typename T>
-__device__ __forceinline__ chunk16<T> wr_ld16(const T *p, int cs)
-{
-    if (!cs)
-        return *reinterpret_cast<const chunk16<T> *>(p);
-    int4 r = __ldcs(reinterpret_cast<const int4 *>(p));
-    chunk16<T> c;
-    memcpy(&c, &r, sizeof c);
-    return c;
-}
-
-template <typename T>
-__device__ __forceinline__ void wr_st16(T *p, const chunk16<T> &c, int cs)
-{
-    if (!cs) {
-        *reinterpret_cast<chunk16<T> *>(p) = c;
-        return;
-    }
-    int4 r;
-    memcpy(&r, &c, sizeof r);
-    __stcs(reinterpret_cast<int4 *>(p), r);
-}
-
 // The lane's values of one row; elements past D read as `pad`.
 template <typename T, bool VEC, int NV>
-__device__ __forceinline__ void wr_load(const T *row, int D, const wr_pos &p, float pad, int cs,
+__device__ __forceinline__ void wr_load(const T *row, int D, const wr_pos &p, float pad,
                                         float (&v)[NV * 16 / sizeof(T)])
 {
     constexpr int VW = 16 / sizeof(T);
@@ -126,7 +99,7 @@ __device__ __forceinline__ void wr_load(const T *row, int D, const wr_pos &p, fl
         for (int k = 0; k < NV; k++) { // all loads first
             int i = wr_index<T, true>(k * VW, p);
             if (i < D)
-                c[k] = wr_ld16<T>(row + i, cs);
+                c[k] = *reinterpret_cast<const chunk16<T> *>(row + i);
         }
 #pragma unroll
         for (int k = 0; k < NV; k++) {
@@ -145,8 +118,7 @@ __device__ __forceinline__ void wr_load(const T *row, int D, const wr_pos &p, fl
 }
 
 template <typename T, bool VEC, int NV>
-__device__ __forceinline__ void wr_store(T *row, int D, const wr_pos &p, int cs,
-                                         const float (&v)[NV * 16 / sizeof(T)])
+__device__ __forceinline__ void wr_store(T *row, int D, const wr_pos &p, const float (&v)[NV * 16 / sizeof(T)])
 {
     constexpr int VW = 16 / sizeof(T);
     if (VEC) {
@@ -158,7 +130,7 @@ __device__ __forceinline__ void wr_store(T *row, int D, const wr_pos &p, int cs,
 #pragma unroll
                 for (int q = 0; q < VW; q++)
                     c.v[q] = from_f<T>(v[k * VW + q]);
-                wr_st16<T>(row + i, c, cs);
+                *reinterpret_cast<chunk16<T> *>(row + i) = c;
             }
         }
     } else {
@@ -196,12 +168,42 @@ __device__ __forceinline__ void wr_param(const void *p, int dt, int64_t stride, 
 
 __host__ __device__ __forceinline__ bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
+// The VW values of a 16-byte chunk as loaded (uint4), as floats.  16-bit
+// types convert through volatile asm, so each use converts again rather than
+// the compiler keeping the converted row live in twice the registers (bf16
+// rows of 4 chunks a lane: 64 registers, 79 with plain conversions).
+template <typename T>
+__device__ __forceinline__ void wr_unpack(const uint4 &c, float (&f)[16 / sizeof(T)])
+{
+    const uint32_t w[4] = {c.x, c.y, c.z, c.w};
+    if constexpr (sizeof(T) == 4) {
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            f[q] = __uint_as_float(w[q]);
+    } else {
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            uint32_t lo, hi;
+            if constexpr (dt_of<T>::v == DT_F16)
+                asm volatile("{.reg .f16 l, h;\n mov.b32 {l, h}, %2;\n cvt.f32.f16 %0, l;\n cvt.f32.f16 %1, h;}"
+                             : "=f"(f[2 * q]), "=f"(f[2 * q + 1]) : "r"(w[q]));
+            else {
+                asm volatile("shl.b32 %0, %2, 16;\n and.b32 %1, %2, 0xffff0000;" : "=r"(lo), "=r"(hi) : "r"(w[q]));
+                f[2 * q] = __uint_as_float(lo), f[2 * q + 1] = __uint_as_float(hi);
+            }
+        }
+    }
+}
+
 // layernorm / rmsnorm forward: y = act((x - mean) inv scale + bias); mean and
 // inv stored when asked.  VEC only (the launcher sends other rows to norm.cu).
+// The row stays as loaded (NV uint4 a lane) and is unpacked at each of its
+// three uses: 16-bit rows take half the registers of floats, so more rows
+// fit an SM.
 template <typename T, int NV>
-__global__ void __launch_bounds__(WR_WARPS * 32) k_warp_norm(const ng_job j, int64_t rows, int D, int wpr, int cs)
+__global__ void __launch_bounds__(WR_WARPS * 32) k_warp_norm(const ng_job j, int64_t rows, int D, int wpr)
 {
-    constexpr int VW = 16 / sizeof(T), N = NV * VW;
+    constexpr int VW = 16 / sizeof(T);
     __shared__ float sh[2][WR_WARPS];
     const wr_pos p = wr_here(wpr);
     int64_t row = (int64_t)blockIdx.x * (WR_WARPS / wpr) + p.group;
@@ -210,22 +212,38 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_norm(const ng_job j, int
     constexpr unsigned M = OPBIT(NG_X) | OPBIT(NG_Y) | OPBIT(NG_MEAN) | OPBIT(NG_INV);
     int64_t base[NG_NOPS];
     decomp<M, int64_t>(j.outer, row, base);
-    float v[N];
-    wr_load<T, true, NV>(static_cast<const T *>(j.t.p[NG_X]) + base[NG_X], D, p, 0.f, cs, v);
+    const T *xr = static_cast<const T *>(j.t.p[NG_X]) + base[NG_X];
+    uint4 c[NV];
+#pragma unroll
+    for (int k = 0; k < NV; k++) { // all loads first; past D: zeros (+0 in every dtype)
+        int i = wr_index<T, true>(k * VW, p);
+        c[k] = i < D ? *reinterpret_cast<const uint4 *>(xr + i) : make_uint4(0, 0, 0, 0);
+    }
     const float fD = (float)D;
     float mean = 0.f;
     if (!j.rms) {
         float s = 0.f;
 #pragma unroll
-        for (int e = 0; e < N; e++)
-            s += v[e];
+        for (int k = 0; k < NV; k++) {
+            float f[VW];
+            wr_unpack<T>(c[k], f);
+#pragma unroll
+            for (int q = 0; q < VW; q++)
+                s += f[q];
+        }
         mean = wr_reduce<false>(s, p, sh, 0) / fD;
     }
     float sq = 0.f;
 #pragma unroll
-    for (int e = 0; e < N; e++) {
-        float d = wr_index<T, true>(e, p) < D ? v[e] - mean : 0.f;
-        sq += d * d;
+    for (int k = 0; k < NV; k++) {
+        const bool in = wr_index<T, true>(k * VW, p) < D;
+        float f[VW];
+        wr_unpack<T>(c[k], f);
+#pragma unroll
+        for (int q = 0; q < VW; q++) {
+            float d = in ? f[q] - mean : 0.f;
+            sq += d * d;
+        }
     }
     const float inv = rsqrtf(wr_reduce<false>(sq, p, sh, 1) / fD + j.eps);
     if (p.wr == 0 && p.lane == 0) {
@@ -238,19 +256,22 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_norm(const ng_job j, int
     const int64_t ss = j.inner.stride[NG_SC][0], sb = j.inner.stride[NG_BI][0];
     const bool vs = ps && ss == 1 && j.t.dt[NG_SC] == dt_of<T>::v && aligned16(ps);
     const bool vb = pb && sb == 1 && j.t.dt[NG_BI] == dt_of<T>::v && aligned16(pb);
+    T *yr = static_cast<T *>(j.t.p[NG_Y]) + base[NG_Y];
 #pragma unroll
     for (int k = 0; k < NV; k++) {
         int i = wr_index<T, true>(k * VW, p);
         if (i >= D)
             continue;
-        float w[VW], b[VW];
+        float f[VW], w[VW], b[VW];
+        wr_unpack<T>(c[k], f);
         wr_param<T>(ps, j.t.dt[NG_SC], ss, vs, i, 1.f, w);
         wr_param<T>(pb, j.t.dt[NG_BI], sb, vb, i, 0.f, b);
+        chunk16<T> o;
 #pragma unroll
         for (int q = 0; q < VW; q++)
-            v[k * VW + q] = act_f((v[k * VW + q] - mean) * inv * w[q] + b[q], j.act, j.act_dt);
+            o.v[q] = from_f<T>(act_f((f[q] - mean) * inv * w[q] + b[q], j.act, j.act_dt));
+        *reinterpret_cast<chunk16<T> *>(yr + i) = o;
     }
-    wr_store<T, true, NV>(static_cast<T *>(j.t.p[NG_Y]) + base[NG_Y], D, p, cs, v);
 }
 
 // softmax (log = 0) / log_softmax over rows at x + row * ldx, y + row * ldy.
@@ -259,7 +280,7 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_norm(const ng_job j, int
 // where the reference's is.
 template <typename T, bool VEC, int NV>
 __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_softmax(const T *x, T *y, int64_t rows, int D,
-                                                                 int64_t ldx, int64_t ldy, int wpr, int log, int cs)
+                                                                 int64_t ldx, int64_t ldy, int wpr, int log)
 {
     constexpr int N = NV * 16 / sizeof(T);
     __shared__ float sh[2][WR_WARPS];
@@ -268,7 +289,7 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_softmax(const T *x, T *y
     if (row >= rows)
         return;
     float v[N];
-    wr_load<T, VEC, NV>(x + row * ldx, D, p, -INFINITY, cs, v);
+    wr_load<T, VEC, NV>(x + row * ldx, D, p, -INFINITY, v);
     float mx = -INFINITY;
 #pragma unroll
     for (int e = 0; e < N; e++)
@@ -296,7 +317,7 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_softmax(const T *x, T *y
         for (int e = 0; e < N; e++)
             v[e] *= r;
     }
-    wr_store<T, VEC, NV>(y + row * ldy, D, p, cs, v);
+    wr_store<T, VEC, NV>(y + row * ldy, D, p, v);
 }
 
 // The geometry: the fewest warps per row (1, 2, 4, 8) whose lanes hold the
@@ -304,11 +325,10 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_softmax(const T *x, T *y
 // of two, at most wr_cap).  Measured on the H100 (RESULTS-norm.md, session 7):
 // 8 warps of 32 f16 elements a lane ran layernorm 8192² in 0.147 ms, 4 warps
 // of 64 in 0.243; rmsnorm bf16 4096: 8 warps of 16 0.070 ms, 2 of 64 0.126.
-// XDNN_NORM_WPR=n forces n warps per row where the row still fits, and
-// XDNN_NORM_LDCS=0 plain loads and stores of x and y (A/B switches).
+// XDNN_NORM_WPR=n forces n warps per row where the row still fits (A/B).
 enum { WR_PREF = 16 };
 struct wr_geom {
-    int wpr, nv, cs;
+    int wpr, nv;
 };
 
 static int env_int(const char *name, int dflt)
@@ -328,15 +348,15 @@ bool wr_pick(int64_t D, bool vec, wr_geom *g)
         wpr *= 2;
     if (D > most * unit * wpr || D > NG_WARP_ROW_MAX)
         return false;
-    static int forced = -1, cs = -1;
+    static int forced = -1;
     if (forced < 0)
-        forced = env_int("XDNN_NORM_WPR", 0), cs = env_int("XDNN_NORM_LDCS", 1) != 0;
+        forced = env_int("XDNN_NORM_WPR", 0);
     if ((forced == 1 || forced == 2 || forced == 4 || forced == 8) && D <= most * unit * forced)
         wpr = forced;
     int nv = 1;
     while (nv * unit * wpr < D)
         nv *= 2;
-    *g = {wpr, nv, cs};
+    *g = {wpr, nv};
     return true;
 }
 
@@ -365,7 +385,7 @@ int wr_norm(const ng_job *j, int64_t rows, int64_t D, cudaStream_t s)
         if (j->outer.stride[NG_X][i] % VW || j->outer.stride[NG_Y][i] % VW)
             return -1;
     unsigned grid = wr_blocks(rows, g.wpr);
-#define WR_NORM(NV) k_warp_norm<T, NV><<<grid, WR_WARPS * 32, 0, s>>>(*j, rows, (int)D, g.wpr, g.cs)
+#define WR_NORM(NV) k_warp_norm<T, NV><<<grid, WR_WARPS * 32, 0, s>>>(*j, rows, (int)D, g.wpr)
     WR_NV_SWITCH(g.nv, WR_NORM)
 #undef WR_NORM
     return (int)cudaGetLastError();
@@ -383,9 +403,9 @@ int wr_softmax(const void *x, void *y, int log, int64_t rows, int64_t D, int64_t
     const T *xt = static_cast<const T *>(x);
     T *yt = static_cast<T *>(y);
 #define WR_SM(NV)                                                                                          \
-    (vec ? k_warp_softmax<T, true, NV><<<grid, WR_WARPS * 32, 0, s>>>(xt, yt, rows, (int)D, ldx, ldy, g.wpr, log, g.cs) \
+    (vec ? k_warp_softmax<T, true, NV><<<grid, WR_WARPS * 32, 0, s>>>(xt, yt, rows, (int)D, ldx, ldy, g.wpr, log) \
          : k_warp_softmax<T, false, wr_cap<T, false>(NV)><<<grid, WR_WARPS * 32, 0, s>>>(xt, yt, rows, (int)D, ldx, \
-                                                                                       ldy, g.wpr, log, g.cs))
+                                                                                       ldy, g.wpr, log))
     WR_NV_SWITCH(g.nv, WR_SM)
 #undef WR_SM
     return (int)cudaGetLastError();

@@ -9,9 +9,9 @@
 #  2. compute-sanitizer memcheck on difftest_norm --quick warp-rows;
 #  3. difftest_norm --bench (layernorm, softmax / log_softmax, rmsnorm) with the
 #     warp rows (default), then with each A/B switch of BENCH_AB (default:
-#     XDNN_NORM_LDCS=0 plain loads of x / y, XDNN_NORM_WPR=4 four warps per row,
-#     XDNN_NORM_NO_WARP=1 the paths before: norm.cu's block per row,
-#     reduce_nvrtc's softmax), then norm_torch.py (PyTorch) in the same call;
+#     XDNN_NORM_WPR=4 four warps per row, XDNN_NORM_NO_WARP=1 the paths before:
+#     norm.cu's block per row, reduce_nvrtc's softmax), then norm_torch.py
+#     (PyTorch) in the same call;
 #  4. the full difftest_norm sweep (every other case: regressions).
 # Logs under OUT; a summary on stdout.  NEW_S, SAN_S, BENCH_S, TORCH_S, SWEEP_S are
 # the steps' limits (they fit one 240-second call); SKIP_SWEEP leaves step 4 out.
@@ -38,7 +38,7 @@ echo "rc=$?"
 grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/san.log" | head -12
 
 step "bench: warp rows, then each A/B switch"
-for cfg in "default" ${BENCH_AB:-XDNN_NORM_LDCS=0 XDNN_NORM_WPR=4 XDNN_NORM_NO_WARP=1}; do
+for cfg in "default" ${BENCH_AB:-XDNN_NORM_WPR=4 XDNN_NORM_NO_WARP=1}; do
     echo "-- $cfg" | tee -a "$out/bench.log"
     for f in bench/layernorm/ softmax/ bench/rmsnorm/; do
         env ${cfg/default/} timeout "${BENCH_S:-25}" "$t" --bench "$f" > /tmp/bench_one.log 2>&1
