@@ -18,8 +18,8 @@
  *   softmax_bwd  reduce sum dy*y (or sum dy) per row -> apply dx;
  *   softmax / log_softmax (a lone reduce partition over contiguous last-axis
  *             rows of <= NG_WARP_ROW_MAX elements): kernels/norm_warp.cu,
- *             a warp or a few per row (other softmax partitions stay on
- *             reduce_nvrtc).  The layernorm / rmsnorm rows above take the
+ *             a warp or a few per row (other softmax partitions, and all
+ *             of a plan with dynamic sizes, stay on reduce_nvrtc).  The layernorm / rmsnorm rows above take the
  *             same warp kernels when their rows are 16-byte aligned.
  * The reduce runs with threads along the reduced dims, or, when the rows
  * are the contiguous dim (batchnorm NHWC, softmax over a leading axis),
@@ -335,6 +335,11 @@ static bool softmax_rows(const gplan *pl, const gpart *p, norm_plan *np, char *w
         GPU_REFUSE("%s: a fused prologue (%d nodes) runs on reduce_nvrtc", n->op, p->nnodes);
     if (env_on("XDNN_NORM_NO_WARP")) /* A/B switch: the warp rows off */
         GPU_REFUSE("%s: XDNN_NORM_NO_WARP is set", n->op);
+    /* a dynamic plan keeps its engines across resizes (plan_dynamic.c): the
+     * row length may grow past the warp rows' limit, reduce_nvrtc takes any */
+    if (g->sizes_as_args)
+        GPU_REFUSE("%s: a plan with dynamic sizes keeps reduce_nvrtc (rows may outgrow %d elements)", n->op,
+                   NG_WARP_ROW_MAX);
     if (n->nin < 1 || n->in[0] < 0 || n->out < 0)
         GPU_REFUSE("%s: input or output missing", n->op);
     const gtensor *x = &g->t[n->in[0]], *y = &g->t[n->out];

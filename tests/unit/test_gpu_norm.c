@@ -204,6 +204,9 @@ static void test_norm_paths(void)
                 pu = &f.pl->parts[i];
         CHECK(pu && pu->nnodes > 1 && !gpu_norm_analyze(f.pl, pu, 132, &np, why, sizeof why) &&
               strstr(why, "prologue"), "%s", why);
+        f.g->sizes_as_args = true; /* a dynamic plan: its softmax may outgrow the limit on a resize */
+        CHECK(!norm_plan_of(&f, "p", &np, why, sizeof why) && strstr(why, "dynamic"), "%s", why);
+        f.g->sizes_as_args = false;
     }
     teardown(&f);
 
