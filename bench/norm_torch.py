@@ -39,6 +39,13 @@ def main():
         rep(f"batchnorm_train_{n}_nhwc 32x256x56x56 (affine)",
             bench(lambda: F.batch_norm(xi, rm, rv, w, b, True)), 2 * xi.numel() * es)
         del xi
+    # the warp-row cases (kernels/norm_warp.cu): the Llama block's rmsnorm rows and a log_softmax
+    xr = torch.randn(8192, 4096, device=dev, dtype=torch.bfloat16); wr = torch.randn(4096, device=dev, dtype=torch.bfloat16)
+    rep("rmsnorm_bfloat16 8192x4096", bench(lambda: F.rms_norm(xr, (4096,), wr)), 2 * xr.numel() * 2)
+    del xr
+    xl = torch.randn(8192, 8192, device=dev, dtype=torch.float16)
+    rep("log_softmax_float16 8192x8192", bench(lambda: torch.log_softmax(xl, -1)), 2 * xl.numel() * 2)
+    del xl
     x = torch.randn(8192, 8192, device=dev, dtype=torch.float16); dy = torch.randn_like(x)
     g = torch.randn(8192, device=dev, dtype=torch.float16); bb = torch.randn(8192, device=dev, dtype=torch.float16)
     _, mean, rstd = torch.ops.aten.native_layer_norm(x, [8192], g, bb, 1e-5)

@@ -15,7 +15,12 @@
  *             sum dy, sum dy xhat) -> apply dx; parameter gradients by a
  *             second reduce over the parameter's dims (batchnorm: they are
  *             the row sums already);
- *   softmax_bwd  reduce sum dy*y (or sum dy) per row -> apply dx.
+ *   softmax_bwd  reduce sum dy*y (or sum dy) per row -> apply dx;
+ *   softmax / log_softmax (a lone reduce partition over contiguous last-axis
+ *             rows of <= NG_WARP_ROW_MAX elements): kernels/norm_warp.cu,
+ *             a warp or a few per row (other softmax partitions, and all
+ *             of a plan with dynamic sizes, stay on reduce_nvrtc).  The layernorm / rmsnorm rows above take the
+ *             same warp kernels when their rows are 16-byte aligned.
  * The reduce runs with threads along the reduced dims, or, when the rows
  * are the contiguous dim (batchnorm NHWC, softmax over a leading axis),
  * 32 rows per block with threads along the rows (coalesced); long rows are
@@ -292,12 +297,79 @@ static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
 
 static size_t align256(size_t v) { return (v + 255) / 256 * 256; }
 
+static int dt_bytes(xdnn_dtype t) { return t == XDNN_F32 ? 4 : 2; }
+
+/* The rows of t along its last dim: stride 1 there, the other dims one run
+ * of rows `*ld` elements apart (size-1 dims skipped). */
+static bool last_axis_rows(const gtensor *t, int64_t *ld)
+{
+    int r = t->rank;
+    int64_t D = t->dims[r - 1], next = 0;
+    *ld = D;
+    if (D > 1 && t->strides[r - 1] != 1)
+        return false;
+    bool first = true;
+    for (int i = r - 2; i >= 0; i--) {
+        if (t->dims[i] == 1)
+            continue;
+        if (first)
+            *ld = t->strides[i], next = t->strides[i] * t->dims[i], first = false;
+        else if (t->strides[i] != next)
+            return false;
+        else
+            next *= t->dims[i];
+    }
+    return true;
+}
+
+/* A reduce partition that is one softmax / log_softmax node over the last
+ * axis of contiguous rows (norm_warp.cu's k_warp_softmax); others (a fused
+ * prologue, another axis, longer rows) stay on reduce_nvrtc. */
+static bool softmax_rows(const gplan *pl, const gpart *p, norm_plan *np, char *why, size_t len)
+{
+    const ggraph *g = pl->g;
+    const gnode *n = &g->n[p->anchor];
+    if (n->kind != GN_SOFTMAX)
+        GPU_REFUSE("%s: of the reduce partitions only softmax / log_softmax runs here", n->op);
+    if (p->nnodes != 1)
+        GPU_REFUSE("%s: a fused prologue (%d nodes) runs on reduce_nvrtc", n->op, p->nnodes);
+    if (env_on("XDNN_NORM_NO_WARP")) /* A/B switch: the warp rows off */
+        GPU_REFUSE("%s: XDNN_NORM_NO_WARP is set", n->op);
+    /* a dynamic plan keeps its engines across resizes (plan_dynamic.c): the
+     * row length may grow past the warp rows' limit, reduce_nvrtc takes any */
+    if (g->sizes_as_args)
+        GPU_REFUSE("%s: a plan with dynamic sizes keeps reduce_nvrtc (rows may outgrow %d elements)", n->op,
+                   NG_WARP_ROW_MAX);
+    if (n->nin < 1 || n->in[0] < 0 || n->out < 0)
+        GPU_REFUSE("%s: input or output missing", n->op);
+    const gtensor *x = &g->t[n->in[0]], *y = &g->t[n->out];
+    if (x->is_scalar || !dtype_ok(x->dtype, false) || y->dtype != x->dtype)
+        GPU_REFUSE("%s: x and y must share one dtype of f32, f16, bf16, got %s and %s", n->op,
+                   gg_dtype_name(x->dtype), gg_dtype_name(y->dtype));
+    if (n->axis != x->rank - 1)
+        GPU_REFUSE("%s: attribute 'axis' must be the last axis (%d), got %d", n->op, x->rank - 1, n->axis);
+    int64_t D = x->dims[x->rank - 1];
+    if (x->numel == 0 || D > NG_WARP_ROW_MAX)
+        GPU_REFUSE("%s: rows of %lld elements; the warp rows take 1 to %d", n->op, (long long)D, NG_WARP_ROW_MAX);
+    if (!gg_same_dims(x, y) || !last_axis_rows(x, &np->ldx) || !last_axis_rows(y, &np->ldy))
+        GPU_REFUSE("%s: x and y must be rows contiguous along the last axis", n->op);
+    np->kind = n->log_softmax ? NK_LSM : NK_SM;
+    np->tid[NG_X] = n->in[0], np->tid[NG_Y] = n->out;
+    np->numel = x->numel;
+    np->D = D;
+    np->rows = x->numel / D;
+    np->warp_rows = true;
+    return true;
+}
+
 bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *np, char *why, size_t len)
 {
     memset(np, 0, sizeof *np);
     for (int k = 0; k < NG_NOPS; k++)
         np->tid[k] = -1;
     np->act_node = -1;
+    if (p->kind == GP_REDUCE && p->anchor >= 0)
+        return softmax_rows(pl, p, np, why, len);
     if (p->kind != GP_SINGLE || p->anchor < 0 || p->nnodes > 2)
         GPU_REFUSE("needs a norm node (and at most its activation), got %s with %d nodes", gpart_kind_name(p->kind),
              p->nnodes);
@@ -357,7 +429,7 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
     case NK_SMB: case NK_LSMB:
         tid[NG_DY] = IN(0), tid[NG_X] = IN(1), tid[NG_DX] = RES(0);
         break;
-    case NK_NONE:
+    case NK_SM: case NK_LSM: case NK_NONE: /* softmax: softmax_rows */
         break;
     }
 #undef IN
@@ -586,6 +658,13 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
         np->row_fast = ok;
         if (ok)
             np->stats.vec4 = vec;
+        /* the warp rows need 16-byte rows (the pointers are checked at execute) */
+        int vw = 16 / dt_bytes(x->dtype);
+        bool w16 = ok && fwd_row && np->D % vw == 0 && np->D <= NG_WARP_ROW_MAX && !env_on("XDNN_NORM_NO_WARP");
+        for (int q = 0; q < 2 && w16; q++)
+            for (int i = 0; i < rows.outer.n; i++)
+                w16 = w16 && rows.outer.stride[ops_fwd[q]][i] % vw == 0;
+        np->warp_rows = w16;
     }
     /* the row backward sums dscale/dbias itself when they are per feature
      * (one element per column of the row) and the rows take vector loads */
@@ -644,6 +723,10 @@ static bool norm_supports(const gplan *pl, const gpart *p, const gpu_device *dev
 
 static double norm_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
+    /* softmax rows: one read of x, one write of y, below reduce_nvrtc's
+     * (gpu_roofline_us(p, 50)), whose generated kernel reads x twice */
+    if (p->kind == GP_REDUCE)
+        return gpu_roofline_us(p, 50.0) * 0.75;
     /* about one extra read of x for the statistics pass */
     return gpu_roofline_us(p, 20.0) * 1.5;
 }
@@ -668,7 +751,9 @@ static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     }
     static const char *const acts[] = {"", ", + relu", ", + silu", ", + gelu (tanh)", ", + gelu"};
     snprintf(np->detail, sizeof np->detail, "%s%s",
-             np->pg_fused ? "rows in registers, 4-wide loads, parameter gradients in the same pass"
+             np->kind == NK_SM || np->kind == NK_LSM ? "softmax rows: a warp or a few per row, in registers"
+             : np->warp_rows ? "a warp or a few per row (row in registers, 16-byte loads)"
+             : np->pg_fused ? "rows in registers, 4-wide loads, parameter gradients in the same pass"
              : np->row_fast ? (np->stats.vec4 ? "one block per row (row in registers, 4-wide loads)"
                                             : "one block per row (row in registers)")
              : np->cl ? "channels last: column partials in vectors, warp-per-channel combine, apply"
@@ -706,8 +791,17 @@ static xdnn_status norm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags
     void *st = (void *)s;
     ng_job j = np->stats;
     bind(c, p, np, &j);
+    if (np->kind == NK_SM || np->kind == NK_LSM) {
+        KTRY(ng_launch_warp_softmax(j.t.p[NG_X], j.t.p[NG_Y], (int)c->plan->g->t[np->tid[NG_X]].dtype,
+                                    np->kind == NK_LSM, np->rows, np->D, np->ldx, np->ldy, st),
+             "softmax rows");
+        return XDNN_OK;
+    }
     if (np->row_fast && !is_bwd(np->kind)) {
-        KTRY(ng_launch_row_fwd(&j, np->rows, np->D, st), "row");
+        int e = np->warp_rows ? ng_launch_warp_norm(&j, np->rows, np->D, st) : -1;
+        if (e == -1) /* not 16-byte aligned: one block per row */
+            e = ng_launch_row_fwd(&j, np->rows, np->D, st);
+        KTRY(e, "row");
         return XDNN_OK;
     }
     /* the channels-last kernels read the saved statistics themselves; the
@@ -762,6 +856,7 @@ static const char *norm_detail(const gpart *p)
 
 const gpu_engine gpu_engine_norm_welford = {
     "norm_welford",
-    "batch/layer/rms/group/instance norm fwd+bwd, softmax_bwd: Welford split reductions, f32 math, any strides",
+    "batch/layer/rms/group/instance norm fwd+bwd, softmax_bwd: Welford split reductions, f32 math, any strides; "
+    "layer/rms forward and softmax rows: a warp or a few per row",
     norm_supports, norm_cost, norm_workspace, norm_build, norm_execute, norm_release, norm_detail,
 };

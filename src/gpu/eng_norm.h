@@ -13,7 +13,9 @@
 
 typedef enum norm_kind {
     NK_BN, NK_BN_INFER, NK_BN_BWD, NK_LN, NK_LN_BWD, NK_RMS, NK_RMS_BWD,
-    NK_GN, NK_GN_BWD, NK_IN, NK_IN_BWD, NK_SMB, NK_LSMB, NK_NONE
+    NK_GN, NK_GN_BWD, NK_IN, NK_IN_BWD, NK_SMB, NK_LSMB,
+    NK_SM, NK_LSM, /* softmax / log_softmax forward over the last axis: a reduce partition (warp rows) */
+    NK_NONE
 } norm_kind;
 
 /* The op name as a norm_kind (NK_NONE for other ops). */
@@ -26,6 +28,9 @@ typedef struct norm_plan {
     int64_t rows, D;           /* statistics rows and elements per row */
     bool index64;
     bool row_fast;             /* one block per row, row in registers (forward) */
+    bool warp_rows;            /* forward: a warp (or a few) per row when the rows are 16-byte
+                                  aligned at execute (kernels/norm_warp.cu), else row_fast's block */
+    int64_t ldx, ldy;          /* softmax rows: the row strides of x and y, in elements */
     bool cl;                   /* batchnorm over channels-last x: kernels/norm_cl.cu */
     bool pgrad_from_rows;      /* batchnorm_bwd: dscale/dbias are the row sums */
     bool has_pgrad;            /* a backward writing dscale/dbias */
@@ -52,7 +57,8 @@ int gpu_norm_fusable_y(const ggraph *g, int node);
 int gpu_norm_fusable_dx(const ggraph *g, int node);
 int gpu_norm_res_add(const ggraph *g, int node, int dx);
 
-/* Analyze partition p (a single norm / softmax_bwd node) for a device with
+/* Analyze partition p (a single norm / softmax_bwd node, or a lone softmax /
+ * log_softmax over contiguous last-axis rows) for a device with
  * sm_count SMs.  False with a reason naming the op and attribute/tensor. */
 bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *np, char *why, size_t len);
 

@@ -123,6 +123,19 @@ int ng_launch_row_bwd(const ng_job *j, int64_t rows, int64_t D, void *stream);
 enum { NG_ROW_PG_MAX = 8192 };
 int ng_launch_row_bwd_pg(const ng_job *j, int64_t rows, int64_t D, void *stream);
 
+/* A warp (or 2, 4, 8 warps) per row, the row in registers, 16-byte loads
+ * (kernels/norm_warp.cu), for rows of D <= NG_WARP_ROW_MAX elements.
+ * ng_launch_warp_norm: layernorm / rmsnorm forward as ng_launch_row_fwd;
+ * returns -1 without launching when a row is not 16-byte aligned (x / y
+ * pointers, outer strides, D a multiple of 16 bytes): the caller then runs
+ * ng_launch_row_fwd.  ng_launch_warp_softmax: softmax (log = 0) or
+ * log_softmax of `rows` rows of D elements of dtype dt (an xdnn dtype code),
+ * row r at x + r * ldx and y + r * ldy (elements), any alignment. */
+enum { NG_WARP_ROW_MAX = 8192 };
+int ng_launch_warp_norm(const ng_job *j, int64_t rows, int64_t D, void *stream);
+int ng_launch_warp_softmax(const void *x, void *y, int dt, int log, int64_t rows, int64_t D, int64_t ldx,
+                           int64_t ldy, void *stream);
+
 typedef enum ng_apply_mode { NGA_FWD, NGA_BWD, NGA_SMB } ng_apply_mode;
 
 /* Batchnorm training forward / backward over channels-last x

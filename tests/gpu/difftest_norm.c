@@ -458,6 +458,118 @@ static void fused_act_cases(void)
     }
 }
 
+/* ---- warp rows (kernels/norm_warp.cu): a warp or 2 / 4 / 8 per row, 16-byte
+ * chunks.  Row lengths at each boundary: under a chunk per lane (8), one
+ * chunk per lane (256 f16), the 16 elements a lane one warp takes (512) and
+ * just above (520: two warps), 1024 / 1032 (two / four), 2048 / 2056 (four /
+ * eight), 4096 and the 8192 limit (8 warps, 2 / 4 chunks of 16-bit, 4 / 8 of
+ * f32 a lane), 8200 above it (layer/rms: the split path; softmax:
+ * reduce_nvrtc), a multiple of 4 not of 8 (f16:
+ * norm.cu's block), padded rows whose stride keeps (1008) or breaks (1004)
+ * 16-byte alignment; row counts that leave a block's last row groups empty.
+ * Softmax rows also: lengths 1, 7, 17, 2049, 4097 (element loads), -inf in
+ * x, and -inf from a mask (log(relu(u)): about half of each row masked, and
+ * whole rows masked from a [R, 1] mask: NaN in the reference and the GPU
+ * alike). */
+enum { WR_NORM = 1, WR_SOFTMAX = 2, WR_MASKED = 4, WR_QUICK = 8 };
+
+/* layer+rms (x, y, stats; f32 rms scale), layer+gelu / rms+silu (fused) */
+static void warp_norm_row(int seed, const char *t, int R, int D)
+{
+    char name[192];
+    snprintf(name, sizeof name, "warp-rows/layer+rms/%s/%dx%d", t, R, D);
+    add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d];\n  weight s: %s[%d];\n"
+                      "  weight b: %s[%d];\n  weight s2: f32[%d];\n  y, m, iv = layernorm(x, s, b);\n"
+                      "  z, ir = rmsnorm(x, s2, eps=1e-3);\n  output y: %s, m, iv, z: %s, ir;\n}\n",
+             seed, t, R, D, t, D, t, D, D, t, t);
+    if (opts.quick)
+        return;
+    snprintf(name, sizeof name, "warp-rows/layer+gelu,rms+silu/%s/%dx%d", t, R, D);
+    add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d];\n  weight s: %s[%d];\n"
+                      "  weight b: f32[%d];\n  y = gelu(layernorm(x, s, b));\n"
+                      "  z = silu(rmsnorm(x, s, b));\n  output y: %s, z: %s;\n}\n",
+             seed + 1, t, R, D, t, D, D, t, t);
+}
+
+/* softmax + log_softmax; with WR_MASKED also -inf in x itself (draws below
+ * the dtype's range round to -inf: f16 from -1e5, f32 / bf16 from -1e39) and
+ * a mask computed in f32 (its 16-bit softmax reads f32 x and stays on
+ * reduce_nvrtc; f32 takes the warp rows) */
+static void warp_softmax_row(int seed, const char *t, int R, int D, bool masked)
+{
+    char name[192];
+    snprintf(name, sizeof name, "warp-rows/softmax%s/%s/%dx%d", D > 1 ? "+log" : "", t, R, D);
+    if (D == 1) /* log_softmax of one element is all zeros: a comparison of nothing */
+        add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d];\n  y = softmax(x, axis=-1);\n"
+                          "  output y: %s;\n}\n", seed, t, R, D, t);
+    else
+        add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d] = uniform(-4.0, 4.0);\n"
+                          "  y = softmax(x, axis=-1);\n  l = log_softmax(x, axis=-1);\n  output y: %s, l: %s;\n}\n",
+                 seed, t, R, D, t, t);
+    if (!masked || D == 1)
+        return;
+    snprintf(name, sizeof name, "warp-rows/softmax+log/inf-inputs/%s/%dx%d", t, R, D);
+    add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d] = uniform(%s, 8.0);\n"
+                      "  y = softmax(x, axis=-1);\n  l = log_softmax(x, axis=-1);\n  output y: %s, l: %s;\n}\n",
+             seed + 1, t, R, D, strcmp(t, "f16") == 0 ? "-1e5" : "-1e39", t, t);
+    snprintf(name, sizeof name, "warp-rows/softmax+log/masked/%s/%dx%d", t, R, D);
+    add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d];\n  input u: %s[%d, %d];\n"
+                      "  input r: %s[%d, 1];\n  xm = x + log(relu(u));\n  xr = x + log(relu(r));\n"
+                      "  y = softmax(xm, axis=-1);\n  l = log_softmax(xm, axis=-1);\n  z = softmax(xr, axis=1);\n"
+                      "  output xm: %s, xr: %s, y: %s, l: %s, z: %s;\n}\n",
+             seed + 2, t, R, D, t, R, D, t, R, t, t, t, t, t);
+}
+
+static void warp_row_cases(void)
+{
+    static const struct {
+        int D, R;
+        unsigned what;
+    } rows[] = {
+        {1, 5, WR_SOFTMAX | WR_QUICK},        {7, 9, WR_SOFTMAX | WR_MASKED | WR_QUICK},
+        {8, 13, WR_NORM | WR_SOFTMAX | WR_MASKED | WR_QUICK},
+        {17, 3, WR_SOFTMAX},                  {256, 11, WR_NORM | WR_SOFTMAX | WR_QUICK},
+        {512, 5, WR_NORM | WR_SOFTMAX},       {520, 3, WR_NORM | WR_SOFTMAX},
+        {1000, 7, WR_SOFTMAX | WR_MASKED},    {1004, 5, WR_NORM | WR_QUICK},
+        {1024, 7, WR_NORM | WR_SOFTMAX},      {1032, 9, WR_NORM | WR_SOFTMAX},
+        {2048, 11, WR_NORM},                  {2049, 3, WR_SOFTMAX},
+        {2056, 6, WR_NORM | WR_SOFTMAX | WR_MASKED},
+        {4096, 5, WR_NORM},                   {4097, 3, WR_SOFTMAX},
+        {4104, 2, WR_SOFTMAX},                {8192, 3, WR_NORM | WR_SOFTMAX | WR_MASKED},
+        {8200, 2, WR_NORM | WR_SOFTMAX},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        if (opts.quick && !(rows[i].what & WR_QUICK))
+            continue;
+        for (int ti = 0; ti < 3; ti++) {
+            int seed = 500 + (int)i * 10 + ti * 3;
+            if (rows[i].what & WR_NORM)
+                warp_norm_row(seed, dts[ti], rows[i].R, rows[i].D);
+            if (rows[i].what & WR_SOFTMAX)
+                warp_softmax_row(seed + 200, dts[ti], rows[i].R, rows[i].D,
+                                 (rows[i].what & WR_MASKED) && (!opts.quick || rows[i].D == 8));
+        }
+    }
+    for (int ti = 0; ti < 3 && !opts.quick; ti++) {
+        const char *t = dts[ti];
+        for (int pad = 1004; pad <= 1008; pad += 4) {
+            char name[192];
+            snprintf(name, sizeof name, "warp-rows/layernorm/padded-rows/%s/13x1000@%d", t, pad);
+            add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[13, 1000] @strides(%d, 1);\n"
+                              "  weight s: %s[1000];\n  weight b: %s[1000];\n  y = layernorm(x, s, b);\n"
+                              "  output y: %s;\n}\n", 560 + ti + pad, t, pad, t, t, t);
+        }
+    }
+    for (int ti = 0; ti < 3 && !opts.quick; ti++) {
+        const char *t = dts[ti];
+        char name[192];
+        snprintf(name, sizeof name, "warp-rows/softmax+log/strided-rank4/%s", t);
+        add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[2, 1, 3, 1000] @strides(6012, 6012, 2004, 1);\n"
+                          "  y = softmax(x, axis=3);\n  l = log_softmax(x, axis=-1);\n  output y: %s, l: %s;\n}\n",
+                 690 + ti, t, t, t);
+    }
+}
+
 /* ---- whole-network fusions (the Llama block's): RoPE's rotated halves
  * written in place into the concat's result (views.c; a half of 8 elements is
  * 16-byte aligned in every dtype, one of 3 is not and stays a copy; a piece
@@ -647,6 +759,12 @@ static void bench_cases(void)
              "dnn 1;\ngraph g(seed=2) {\n  input x: f16[8192, 8192];\n  y = softmax(x);\n  output y: f16;\n}\n");
     add_case("bench/softmax/f32/8192x8192", 1,
              "dnn 1;\ngraph g(seed=2) {\n  input x: f32[8192, 8192];\n  y = softmax(x);\n  output y: f32;\n}\n");
+    /* the Llama block's rmsnorm rows (bf16, hidden 4096, 8192 tokens) and a log_softmax */
+    add_case("bench/rmsnorm/bf16/8192x4096", 1,
+             "dnn 1;\ngraph g(seed=2) {\n  input x: bf16[8192, 4096];\n  weight s: bf16[4096];\n"
+             "  y = rmsnorm(x, s);\n  output y: bf16;\n}\n");
+    add_case("bench/log_softmax/f16/8192x8192", 1,
+             "dnn 1;\ngraph g(seed=2) {\n  input x: f16[8192, 8192];\n  y = log_softmax(x);\n  output y: f16;\n}\n");
     add_case("bench/batchnorm_train/f32/nhwc/32x256x56x56", 1,
              "dnn 1;\ngraph g(seed=3) {\n  input x: f32[32, 256, 56, 56] @nhwc;\n  weight s: f32[256] = fill(1.0);\n"
              "  weight b: f32[256] = fill(0.0);\n  weight rm: f32[256] = fill(0.0);\n  weight rv: f32[256] = fill(1.0);\n"
@@ -768,6 +886,7 @@ int main(int argc, char **argv)
         view_cases();
         vector_cases();
         fused_act_cases();
+        warp_row_cases();
         network_fusion_cases();
         const_cases();
         rng_cases();

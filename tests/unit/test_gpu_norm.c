@@ -1,6 +1,7 @@
 /* test_gpu_norm.c — host-side logic of the gpunorm engines, no GPU needed:
  *  - norm_welford: which ops it takes, rows / elements per row, the chosen
- *    path (one block per row, coalesced-column reduce, 4-wide apply),
+ *    path (one block per row, warp rows, coalesced-column reduce, 4-wide
+ *    apply), the softmax rows it takes from reduce_nvrtc,
  *    parameter-gradient plans, rejection reasons;
  *  - copy_strided: the jobs of every tensor op, replayed on the host with
  *    the kernel's own index arithmetic and compared with the CPU reference
@@ -178,6 +179,34 @@ static void test_norm_paths(void)
                   "  y = softmax(x, axis=0);\n  dx = softmax_bwd(dy, y, axis=0);\n  output dx;\n}\n", false)) {
         CHECK(norm_plan_of(&f, "dx", &np, why, sizeof why));
         CHECK(np.kind == NK_SMB && np.rows == 64 && np.D == 5 && np.stats.col == 1 && np.apply_mode == NGA_SMB);
+    }
+    teardown(&f);
+
+    /* warp rows (norm_warp.cu): layer/rms rows whose length and strides keep 16
+     * bytes; softmax / log_softmax over contiguous last-axis rows (the rows of a
+     * padded view are ldx apart); another axis, a fused prologue or rows over
+     * NG_WARP_ROW_MAX stay on reduce_nvrtc, with the reason */
+    if (setup(&f, "dnn 1;\ngraph g {\n  input x: f16[6, 1000] @strides(1008, 1);\n  input h: f16[6, 1004];\n"
+                  "  input w: f32[3, 8200];\n  weight s: f16[1000];\n  weight s4: f16[1004];\n"
+                  "  y = layernorm(x, s, s);\n  k = rmsnorm(h, s4);\n  p = softmax(x, axis=-1);\n"
+                  "  q = log_softmax(x, axis=1);\n  r = softmax(x, axis=0);\n  t = softmax(w, axis=1);\n"
+                  "  u = softmax(x * 2.0, axis=1);\n  output y, k, p, q, r, t, u;\n}\n", false)) {
+        CHECK(norm_plan_of(&f, "y", &np, why, sizeof why) && np.row_fast && np.warp_rows);
+        CHECK(norm_plan_of(&f, "k", &np, why, sizeof why) && np.row_fast && !np.warp_rows, "1004 f16: 8-byte rows");
+        CHECK(norm_plan_of(&f, "p", &np, why, sizeof why), "%s", why);
+        CHECK(np.kind == NK_SM && np.rows == 6 && np.D == 1000 && np.ldx == 1008 && np.ldy == 1000 && np.ws_bytes == 0);
+        CHECK(norm_plan_of(&f, "q", &np, why, sizeof why) && np.kind == NK_LSM);
+        CHECK(!norm_plan_of(&f, "r", &np, why, sizeof why) && strstr(why, "softmax") && strstr(why, "'axis'"), "%s", why);
+        CHECK(!norm_plan_of(&f, "t", &np, why, sizeof why) && strstr(why, "8200"), "%s", why);
+        const gpart *pu = NULL; /* its first node is the prologue's: find it by its anchor */
+        for (int i = 0; i < f.pl->nparts; i++)
+            if (f.pl->parts[i].anchor >= 0 && strcmp(f.g->n[f.pl->parts[i].anchor].name, "u") == 0)
+                pu = &f.pl->parts[i];
+        CHECK(pu && pu->nnodes > 1 && !gpu_norm_analyze(f.pl, pu, 132, &np, why, sizeof why) &&
+              strstr(why, "prologue"), "%s", why);
+        f.g->sizes_as_args = true; /* a dynamic plan: its softmax may outgrow the limit on a resize */
+        CHECK(!norm_plan_of(&f, "p", &np, why, sizeof why) && strstr(why, "dynamic"), "%s", why);
+        f.g->sizes_as_args = false;
     }
     teardown(&f);
 
