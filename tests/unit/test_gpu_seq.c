@@ -370,7 +370,7 @@ static void test_sdpa_fp8_refused(void)
         sdpa_ids ids;
         char why[512] = "";
         CHECK(!gpu_sdpa_analyze(f.pl, p, kinds[i], &kp, &ids, why, sizeof why) &&
-                  strcmp(why, "o: q_scale (fp8 attention) runs on the CPU reference only") == 0,
+                  strcmp(why, "o: q_scale (fp8 attention) runs on sdpa_fp8_wgmma only") == 0,
               "kind %d: \"%s\"", (int)kinds[i], why);
     }
     fixture_teardown(&f);
