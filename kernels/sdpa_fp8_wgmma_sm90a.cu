@@ -29,6 +29,8 @@
 //    is stored; both atomicMax on the bit pattern of |x| (NaN, 0x7fc00000 once its sign is cleared, sticks).
 //    Rows that see no key add nothing, as in the reference.
 //  D = 128 only (one 128-byte row per tile row); e4m3 q, k, v; no bias, dropout, window, seq lens (refused).
+//  v2 (2026-11-24): p / s_scale straight from the exponent (log2(s_scale) folded into the row max), one FMUL per
+//    probability less; v1 measured 700 TFLOP/s at b4h16s4096d128 on the H100 (bench/RESULTS-lowp.md).
 #include "wgmma_sm90a.cuh"
 
 #include "gpu/kern_sdpa_fp8.h"
@@ -213,8 +215,11 @@ __global__ void __launch_bounds__(kThreads, 1)
             sc[i] = p.sc_p[i] ? *p.sc_p[i] : p.sc_v[i];
         const float ss = sc[3], so = sc[4];
         const float scale2 = p.scale * sc[0] * sc[1] * kLog2e; // S in exp2 units, dequantized
-        const float p_mul = 1.0f / ss;                          // P8 = sat(RNE(p / s_scale))
-        const float o_mul = ss * sc[2];                         // O = acc * s_scale * v_scale / l
+        // v2: the softmax computes p / s_scale directly, ex2(s * scale2 - m * scale2 - log2(s_scale)) (one FMUL
+        // per probability less), so the row sums are l / s_scale: O = acc * s_scale * v_scale / l = acc * v_scale
+        // / l', the largest P is 1 / l = 1 / (l' s_scale), and stats adds log2(s_scale) back.
+        const float lss = log2f(ss);
+        const float o_mul = sc[2];
         const uint32_t qbase = sQ + cw * 64 * 128;
         auto my_turn = [&]() {
             if (pingpong)
@@ -284,6 +289,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
                     muse[r] = mx[r] == -CUDART_INF_F ? 0.0f : mx[r] * scale2;
                     corr[r] = ex2(mrow[r] * scale2 - muse[r]);
+                    muse[r] += lss; // the exponent of p / s_scale (the v2 note above)
                     mrow[r] = mx[r];
                     lrow[r] *= corr[r];
                 }
@@ -292,7 +298,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                     for (int e = 0; e < 4; e++) {
                         const float x = ex2(fmaf(s[c * 4 + e], scale2, -muse[e >> 1]));
-                        lrow[e >> 1] += x; // l sums the unquantized p (the reference's softmax denominator)
+                        lrow[e >> 1] += x; // l' sums the unquantized p / s_scale (the softmax denominator / s_scale)
                         s[c * 4 + e] = x;
                     }
             };
@@ -301,10 +307,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                 for (int kk = 0; kk < BN / 32; kk++) {
                     const float *x = s + kk * 16;
-                    pf[kk][0] = e4m3x4(x[0] * p_mul, x[1] * p_mul, x[4] * p_mul, x[5] * p_mul);
-                    pf[kk][1] = e4m3x4(x[2] * p_mul, x[3] * p_mul, x[6] * p_mul, x[7] * p_mul);
-                    pf[kk][2] = e4m3x4(x[8] * p_mul, x[9] * p_mul, x[12] * p_mul, x[13] * p_mul);
-                    pf[kk][3] = e4m3x4(x[10] * p_mul, x[11] * p_mul, x[14] * p_mul, x[15] * p_mul);
+                    pf[kk][0] = e4m3x4(x[0], x[1], x[4], x[5]);
+                    pf[kk][1] = e4m3x4(x[2], x[3], x[6], x[7]);
+                    pf[kk][2] = e4m3x4(x[8], x[9], x[12], x[13]);
+                    pf[kk][3] = e4m3x4(x[10], x[11], x[14], x[15]);
                 }
             };
 
@@ -384,7 +390,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 const bool empty = mrow[r] == -CUDART_INF_F;
                 const float inv = empty ? 0.0f : o_mul / lrow[r];
                 if (!empty)
-                    am_s = max(am_s, __float_as_uint(fabsf(1.0f / lrow[r])));
+                    am_s = max(am_s, __float_as_uint(fabsf(1.0f / (lrow[r] * ss))));
                 const int64_t ro = (int64_t)t.b * p.o_st[0] + (int64_t)t.h * p.o_st[1] + (int64_t)i * p.o_st[2];
 #pragma unroll
                 for (int c = 0; c < DH / 8; c++) {
@@ -400,7 +406,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 }
                 if (t4 == 0 && p.stats)
                     p.stats[(int64_t)t.b * p.stats_st[0] + (int64_t)t.h * p.stats_st[1] + (int64_t)i * p.stats_st[2]] =
-                        empty ? -CUDART_INF_F : (mrow[r] * scale2 + log2f(lrow[r])) * kLn2;
+                        empty ? -CUDART_INF_F : (mrow[r] * scale2 + log2f(lrow[r]) + lss) * kLn2;
             }
         }
         if (cw == 0)

@@ -7,7 +7,8 @@
 #  1. difftest_seq "sdpa_fp8_wgmma": the fp8 cases against the CPU reference
 #     (odd Sq/Skv, GQA, causal both alignments, o bf16/e4m3/e5m2, amax);
 #  2. compute-sanitizer memcheck on the --quick fp8 cases;
-#  3. the bench: b4h16s4096d128 fp8 (no mask, causal, o fp8) beside our bf16
+#  3. the bench: b4h16s4096d128 fp8 (no mask, causal, o fp8; no mask again with
+#     XDNN_SDPA_WGMMA_PINGPONG=0) beside our bf16
 #     sdpa_flash_wgmma and PyTorch's bf16 SDPA (flash and cuDNN backends,
 #     bench/sdpa_peer.py), and a probe of PyTorch's fp8 SDPA.
 # Logs under OUT; a summary on stdout.  SKIP_NEW, SKIP_SAN, SKIP_BENCH leave
@@ -42,7 +43,11 @@ if [ -z "${SKIP_BENCH:-}" ]; then
         DIFFTEST_ITERS=${ITERS:-20} timeout 60 "$dt" --bench "$f" >> "$out/bench.log" 2>&1
         echo "bench $f rc=$?"
     done
+    XDNN_SDPA_WGMMA_PINGPONG=0 DIFFTEST_ITERS=${ITERS:-20} timeout 60 "$dt" --bench bench/fp8/sdpa_fp8_wgmma/sdpa_fwd_e4m3-obf16 \
+        > "$out/bench_nopp.log" 2>&1
+    echo "bench without ping-pong rc=$?"
     grep -E "^(PASS|FAIL)|TIME" "$out/bench.log" | sed 's/engines=.*//' | cut -c1-260
+    grep -E "TIME" "$out/bench_nopp.log" | sed 's/^/    (ping-pong off) /' | cut -c1-200
     step "peer: PyTorch bf16 SDPA (flash, cuDNN)"
     SDPA_PEER_SHAPES=b4h16k16s4096d128 SDPA_PEER_FWD_ONLY=1 timeout 60 python3 "$dev/sdpa_peer.py" \
         > "$out/peer.log" 2>&1
