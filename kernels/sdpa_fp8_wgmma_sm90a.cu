@@ -31,6 +31,10 @@
 //  D = 128 only (one 128-byte row per tile row); e4m3 q, k, v; no bias, dropout, window, seq lens (refused).
 //  v2 (2026-11-24): p / s_scale straight from the exponent (log2(s_scale) folded into the row max), one FMUL per
 //    probability less; v1 measured 700 TFLOP/s at b4h16s4096d128 on the H100 (bench/RESULTS-lowp.md).
+//  v3 (2026-11-24): o is rescaled only when a row max of the warp grew (corr != 1), as FlashAttention-4 does.
+//  v4 (2026-11-24): with fp8 the tensor cores finish a tile in half the bf16 time while the SFU work stays (64
+//    MUFU.EX2 + 32 conversions per thread per tile, at 16 per SM per clock): 3 of every 8 exponentials move to
+//    the FMA pipe (ex2_poly), FlashAttention-4's trick.  XDNN_SDPA_FP8_EX2_POLY=0 turns it off.
 #include "wgmma_sm90a.cuh"
 
 #include "gpu/kern_sdpa_fp8.h"
@@ -121,6 +125,18 @@ __device__ __forceinline__ uint32_t e4m3x4(float a, float b, float c, float d)
     asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(hi) : "f"(d), "f"(c));
     return (uint32_t)lo | ((uint32_t)hi << 16);
 }
+// 2^x on the FMA pipe (v4): x = j + f, j = round(x) by the 1.5 * 2^23 trick, 2^f on [-0.5, 0.5] by a cubic
+// (relative error 7.5e-5, fitted for relative error at Chebyshev nodes; P is rounded to e4m3's 2^-4 next), 2^j added
+// to the exponent bits.  x < -125 (masked keys: -inf) gives 2^-125, which e4m3 rounds to 0 and adds nothing to
+// a row sum of at least 1; a NaN x stays NaN (the compare is false, and NaN's bits keep p's).
+__device__ __forceinline__ float ex2_poly(float x)
+{
+    x = x < -125.0f ? -125.0f : x;
+    const float t = x + 12582912.0f;
+    const float f = x - (t - 12582912.0f);
+    const float p = fmaf(fmaf(fmaf(0.0551716f, f, 0.24261118f), f, 0.693261f), f, 0.99992807f);
+    return __int_as_float(__float_as_int(p) + (int)((uint32_t)(__float_as_int(t) - 0x4B400000) << 23));
+}
 // Two floats to fp8 bytes of o's dtype (1 e4m3, 2 e5m2), a in the lower byte.
 __device__ __forceinline__ uint16_t fp8x2(float a, float b, int o_fp8)
 {
@@ -155,6 +171,8 @@ __device__ __forceinline__ fp8_item item_of8(const xk_sdpa_fp8 &p, int w, int nm
     return t;
 }
 
+// POLY: 3 of every 8 column chunks take ex2_poly instead of MUFU.EX2 (v4).
+template <bool POLY>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_fp8_fwd(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                  const __grid_constant__ CUtensorMap tv, const xk_sdpa_fp8 p, int rev, int nmblk, int nwork,
@@ -297,7 +315,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                 for (int c = 0; c < BN / 8; c++)
 #pragma unroll
                     for (int e = 0; e < 4; e++) {
-                        const float x = ex2(fmaf(s[c * 4 + e], scale2, -muse[e >> 1]));
+                        const float y = fmaf(s[c * 4 + e], scale2, -muse[e >> 1]);
+                        const float x = POLY && c % 8 < 3 ? ex2_poly(y) : ex2(y);
                         lrow[e >> 1] += x; // l' sums the unquantized p / s_scale (the softmax denominator / s_scale)
                         s[c * 4 + e] = x;
                     }
@@ -351,9 +370,14 @@ __global__ void __launch_bounds__(kThreads, 1)
                     keep(o);
                     keep(pf);
                     mb_arrive(XF_EMPTYV(ps));
+                    // v3: a row's max rarely grows after the first tiles; then corr is exactly ex2(0) = 1 and
+                    // the 64 multiplies are skipped, warp by warp (no wgmma is in flight here: the branch cannot
+                    // serialize them)
+                    if (__any_sync(0xffffffffu, corr[0] != 1.0f || corr[1] != 1.0f)) {
 #pragma unroll
-                    for (int i = 0; i < 64; i++)
-                        o[i] *= corr[(i >> 1) & 1];
+                        for (int i = 0; i < 64; i++)
+                            o[i] *= corr[(i >> 1) & 1];
+                    }
                     pack_p();
                 }
                 mb_arrive(emptyQ);
@@ -482,12 +506,16 @@ extern "C" int xk_sdpa_fp8_fwd(const xk_sdpa_fp8 *pp, void *stream)
         if (p.amax_o && cudaMemsetAsync(p.amax_o, 0, sizeof(float), s) != cudaSuccess)
             return (int)cudaGetLastError();
     }
-    static bool opted = false;
-    if (!opted) {
-        cudaError_t e = cudaFuncSetAttribute(sdpa_fp8_fwd, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM);
+    // XDNN_SDPA_FP8_EX2_POLY=0: every exponential on MUFU (v3), for bisecting and timing v4 against it
+    const char *poly_env = getenv("XDNN_SDPA_FP8_EX2_POLY");
+    const bool poly = !(poly_env && poly_env[0] == '0');
+    static bool opted[2] = {false, false};
+    if (!opted[poly]) {
+        cudaError_t e = cudaFuncSetAttribute(poly ? sdpa_fp8_fwd<true> : sdpa_fp8_fwd<false>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM);
         if (e != cudaSuccess)
             return (int)e;
-        opted = true;
+        opted[poly] = true;
     }
     const int64_t qd[4] = {p.B, p.Hq, p.Sq, DH}, kd[4] = {p.B, p.Hk, p.Skv, DH}, vd[4] = {p.B, p.Hk, DH, skv16};
     const int64_t vst[4] = {(int64_t)p.Hk * DH * skv16, (int64_t)DH * skv16, skv16, 1};
@@ -510,6 +538,9 @@ extern "C" int xk_sdpa_fp8_fwd(const xk_sdpa_fp8 *pp, void *stream)
     const char *pp_env = getenv("XDNN_SDPA_WGMMA_PINGPONG");
     const int pingpong = !(pp_env && pp_env[0] == '0');
     const int grid = !p.causal && sms > 0 && nwork > sms ? sms : (int)nwork;
-    sdpa_fp8_fwd<<<grid, kThreads, SMEM, s>>>(tq, tk, tv, p, p.causal ? 1 : 0, nmblk, (int)nwork, pingpong);
+    if (poly)
+        sdpa_fp8_fwd<true><<<grid, kThreads, SMEM, s>>>(tq, tk, tv, p, p.causal ? 1 : 0, nmblk, (int)nwork, pingpong);
+    else
+        sdpa_fp8_fwd<false><<<grid, kThreads, SMEM, s>>>(tq, tk, tv, p, p.causal ? 1 : 0, nmblk, (int)nwork, pingpong);
     return (int)cudaGetLastError();
 }
