@@ -34,7 +34,11 @@
 //  v3 (2026-11-24): o is rescaled only when a row max of the warp grew (corr != 1), as FlashAttention-4 does.
 //  v4 (2026-11-24): with fp8 the tensor cores finish a tile in half the bf16 time while the SFU work stays (64
 //    MUFU.EX2 + 32 conversions per thread per tile, at 16 per SM per clock): 3 of every 8 exponentials move to
-//    the FMA pipe (ex2_poly), FlashAttention-4's trick.  XDNN_SDPA_FP8_EX2_POLY=0 turns it off.
+//    the FMA pipe (ex2_poly), FlashAttention-4's trick.  Measured on the H100 (b4h16s4096d128, one call): 641
+//    TFLOP/s against 688 with every exponential on MUFU (causal 526 / 562): the SFU is not what binds this
+//    schedule, the extra FMA-pipe instructions cost more than they free.  So it is off by default, kept behind
+//    XDNN_SDPA_FP8_EX2_POLY=1 for the schedules to come (three consumers, longer key tiles).  v3 measured 688
+//    against v2's 697 and v1's 700 in earlier calls: within the calls' spread (bench/RESULTS-lowp.md).
 #include "wgmma_sm90a.cuh"
 
 #include "gpu/kern_sdpa_fp8.h"
@@ -506,9 +510,9 @@ extern "C" int xk_sdpa_fp8_fwd(const xk_sdpa_fp8 *pp, void *stream)
         if (p.amax_o && cudaMemsetAsync(p.amax_o, 0, sizeof(float), s) != cudaSuccess)
             return (int)cudaGetLastError();
     }
-    // XDNN_SDPA_FP8_EX2_POLY=0: every exponential on MUFU (v3), for bisecting and timing v4 against it
+    // XDNN_SDPA_FP8_EX2_POLY=1: v4's 3 of 8 exponentials on the FMA pipe (slower today, the file header)
     const char *poly_env = getenv("XDNN_SDPA_FP8_EX2_POLY");
-    const bool poly = !(poly_env && poly_env[0] == '0');
+    const bool poly = poly_env && poly_env[0] == '1';
     static bool opted[2] = {false, false};
     if (!opted[poly]) {
         cudaError_t e = cudaFuncSetAttribute(poly ? sdpa_fp8_fwd<true> : sdpa_fp8_fwd<false>,

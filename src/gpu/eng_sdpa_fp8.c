@@ -168,8 +168,9 @@ static bool fp8_supports(const gplan *pl, const gpart *p, const gpu_device *dev,
     return true;
 }
 
-/* The only engine of the fp8 form: a rough rate (not yet measured when written; bench/RESULTS-lowp.md). */
-static double fp8_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 700.0); }
+/* The only engine of the fp8 form: the rate it reached on the H100 at b4h16s4096d128 (bench/RESULTS-lowp.md
+ * 2026-11-24: 690-700 TFLOP/s, causal 560). */
+static double fp8_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 690.0); }
 
 static size_t fp8_ws(const gplan *pl, const gpart *p, const gpu_device *dev)
 {

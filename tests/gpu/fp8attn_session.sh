@@ -8,7 +8,7 @@
 #     (odd Sq/Skv, GQA, causal both alignments, o bf16/e4m3/e5m2, amax);
 #  2. compute-sanitizer memcheck on the --quick fp8 cases;
 #  3. the bench: b4h16s4096d128 fp8 (no mask, causal, o fp8; no mask again with
-#     XDNN_SDPA_WGMMA_PINGPONG=0, and with XDNN_SDPA_FP8_EX2_POLY=0; nsys
+#     XDNN_SDPA_WGMMA_PINGPONG=0, and with XDNN_SDPA_FP8_EX2_POLY=1; nsys
 #     apart the pre-pass and the kernel) beside our bf16
 #     sdpa_flash_wgmma and PyTorch's bf16 SDPA (flash and cuDNN backends,
 #     bench/sdpa_peer.py), and a probe of PyTorch's fp8 SDPA.
@@ -30,8 +30,8 @@ if [ -z "${SKIP_NEW:-}" ]; then
     grep -E "^FAIL" -A14 "$out/fp8.log" | cut -c1-400 | head -70
     grep -E "rel_norm|norm" "$out/fp8.log" | head -3
     grep -E "passed," "$out/fp8.log"
-    XDNN_SDPA_FP8_EX2_POLY=0 timeout 60 "$dt" --quick sdpa_fp8_wgmma > "$out/fp8_nopoly.log" 2>&1
-    echo "difftest fp8 --quick, every exp on MUFU: rc=$? $(grep -E 'passed,' "$out/fp8_nopoly.log")"
+    XDNN_SDPA_FP8_EX2_POLY=1 timeout 60 "$dt" --quick sdpa_fp8_wgmma > "$out/fp8_poly.log" 2>&1
+    echo "difftest fp8 --quick, 3 of 8 exps on the FMA pipe: rc=$? $(grep -E 'passed,' "$out/fp8_poly.log")"
 fi
 if [ -z "${SKIP_SAN:-}" ]; then
     step "compute-sanitizer memcheck (--quick fp8)"
@@ -50,10 +50,10 @@ if [ -z "${SKIP_BENCH:-}" ]; then
         > "$out/bench_nopp.log" 2>&1
     echo "bench without ping-pong rc=$?"
     for f in sdpa_fwd_e4m3-obf16 sdpa_fwd_e4m3_causal-obf16; do
-        XDNN_SDPA_FP8_EX2_POLY=0 DIFFTEST_ITERS=${ITERS:-20} timeout 60 "$dt" --bench bench/fp8/sdpa_fp8_wgmma/$f \
-            >> "$out/bench_nopoly.log" 2>&1
+        XDNN_SDPA_FP8_EX2_POLY=1 DIFFTEST_ITERS=${ITERS:-20} timeout 60 "$dt" --bench bench/fp8/sdpa_fp8_wgmma/$f \
+            >> "$out/bench_poly.log" 2>&1
     done
-    echo "bench every exp on MUFU rc=$?"
+    echo "bench 3 of 8 exps on the FMA pipe rc=$?"
     if command -v nsys > /dev/null; then # the V^T pre-pass and the attention kernel apart
         DIFFTEST_ITERS=5 timeout 90 nsys profile --stats=true -o /tmp/fp8prof -f true "$dt" --bench \
             bench/fp8/sdpa_fp8_wgmma/sdpa_fwd_e4m3-obf16 > "$out/nsys.log" 2>&1
@@ -62,7 +62,7 @@ if [ -z "${SKIP_BENCH:-}" ]; then
     fi
     grep -E "^(PASS|FAIL)|TIME" "$out/bench.log" | sed 's/engines=.*//' | cut -c1-260
     grep -E "TIME" "$out/bench_nopp.log" | sed 's/^/    (ping-pong off) /' | cut -c1-200
-    grep -E "TIME" "$out/bench_nopoly.log" | sed 's/^/    (exp on MUFU only) /' | cut -c1-200
+    grep -E "TIME" "$out/bench_poly.log" | sed 's/^/    (ex2 poly on) /' | cut -c1-200
     step "peer: PyTorch bf16 SDPA (flash, cuDNN)"
     SDPA_PEER_SHAPES=b4h16k16s4096d128 SDPA_PEER_FWD_ONLY=1 timeout 60 python3 "$dev/sdpa_peer.py" \
         > "$out/peer.log" 2>&1
