@@ -29,7 +29,8 @@
  * sdpa_flash, sdpa_bwd_wgmma (eng_sdpa_bwd_wgmma.c), sdpa_bwd_flash and
  * sdpa_splitkv (eng_sdpa_splitkv.c); the others refuse them, naming the port
  * and the engines that take them.
- * None of them has the fp8 form (q_scale ... o_scale, amax_s, amax_o): they refuse it, naming the port.
+ * None of them has the fp8 form (q_scale ... o_scale, amax_s, amax_o): they refuse it, naming the port and
+ * sdpa_fp8_wgmma (eng_sdpa_fp8.c), its engine.
  * Attributes are read from the IR node (gnode.ir) exactly as sdpa_config does. */
 #include "gpu/eng_seq.h"
 #include "gpu/engine.h"
@@ -156,11 +157,11 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
         ids->off_q = port(n, FWD_OFF_Q);
         ids->off_kv = port(n, FWD_OFF_KV);
     }
-    /* the fp8 form (src/ops/sdpa_fp8.c): no engine computes it yet.  Its
-     * amax results come only with the scales (inference requires them). */
+    /* the fp8 form (src/ops/sdpa_fp8.c) is sdpa_fp8_wgmma's (eng_sdpa_fp8.c).
+     * Its amax results come only with the scales (inference requires them). */
     for (int i = FWD_Q_SCALE; !bwd && i <= FWD_O_SCALE; i++)
         if (port(n, i) >= 0)
-            return gpu_refuse(why, len, "%s: %s (fp8 attention) runs on the CPU reference only", n->name,
+            return gpu_refuse(why, len, "%s: %s (fp8 attention) runs on sdpa_fp8_wgmma only", n->name,
                               op_get(n->ir->op)->ports[i]);
     const bool serve = kind == SDPA_K_SERVE, ragged = ids->off_q >= 0 || ids->off_kv >= 0;
     const char *off_port = ids->off_q >= 0 ? "seq_offsets_q" : "seq_offsets_kv";

@@ -19,6 +19,7 @@ extern const gpu_engine gpu_engine_sdpa_flash_wgmma, gpu_engine_sdpa_flash, gpu_
 extern const gpu_engine gpu_engine_norm_welford, gpu_engine_copy_strided, gpu_engine_rng_philox; /* gpunorm */
 extern const gpu_engine gpu_engine_rnn_bwd_direct; /* gpurnnbwd */
 extern const gpu_engine gpu_engine_sdpa_bwd_wgmma; /* attnb */
+extern const gpu_engine gpu_engine_sdpa_fp8_wgmma; /* fp8attn */
 extern const gpu_engine gpu_engine_quant_direct, gpu_engine_matmul_fp8_cublaslt, gpu_engine_matmul_i8_cublaslt; /* lowp */
 extern const gpu_engine gpu_engine_scaled_conv_im2col; /* sconv */
 extern const gpu_engine gpu_engine_index_direct, gpu_engine_xent_direct, gpu_engine_bn_infer_var; /* ops */
@@ -41,6 +42,7 @@ const gpu_engine_row gpu_engine_rows[] = {
     {&gpu_engine_conv_wgrad_mma, SERVES(CONV), NULL},
     {&gpu_engine_conv_dw, SERVES(CONV), NULL},
     {&gpu_engine_pool_direct, SERVES(POOL), NULL},
+    {&gpu_engine_sdpa_fp8_wgmma, SERVES(SDPA), NULL}, /* fp8attn: the fp8 form only */
     {&gpu_engine_sdpa_flash_wgmma, SERVES(SDPA), NULL}, /* gpuseq */
     {&gpu_engine_sdpa_splitkv, SERVES(SDPA), NULL},
     {&gpu_engine_sdpa_flash, SERVES(SDPA), NULL},

@@ -235,15 +235,16 @@ EOF
     [[ "$output" == *"forced engine matmul_cublaslt cannot run partition y.0+y.1+y: needs a matmul partition, got single"* ]]
 }
 
-@test "--explain -v: every sdpa engine refuses the fp8 form, naming the scale port" {
+@test "--explain -v: the fp8 form at D = 24 runs on no engine: sdpa_fp8_wgmma names the head dim, the others the scale port" {
     needs_cuda_build
     run xdnn plan --explain --device-model h100 -v "$ROOT/tests/identities/sdpa_fp8_scales.dnn"
     echo "$output"
     [ "$status" -eq 4 ]
     [[ "$output" == *"no GPU engine can run partition o8 (op sdpa)"* ]]
     for e in sdpa_flash_wgmma sdpa_splitkv sdpa_flash sdpa_flash_tf32 sdpa_naive; do
-        [[ "$output" == *"$e: "*"o8: q_scale (fp8 attention) runs on the CPU reference only"* ]] || { echo "$e"; false; }
+        [[ "$output" == *"$e: "*"o8: q_scale (fp8 attention) runs on sdpa_fp8_wgmma only"* ]] || { echo "$e"; false; }
     done
+    [[ "$output" == *"sdpa_fp8_wgmma: sdpa: sdpa_fp8_wgmma needs head dim 128, got q with 24"* ]]
     # the port is named before anything else: not the fp8 dtype that sdpa_naive would also refuse
     [[ "$output" != *"o8 (op sdpa): "*"dtype fp8_e4m3"*"partition o64"* ]]
 }

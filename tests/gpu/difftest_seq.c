@@ -604,6 +604,100 @@ static void sdpa_cases_ragged(void)
             ragged_case(&long_shapes[i], true);
 }
 
+/* ---- fp8 attention (issue 14 item 3): the fp8 form of sdpa (src/ops/sdpa_fp8.c) on sdpa_fp8_wgmma.  q, k, v
+ * fp8_e4m3 (randn, std 1, rounded), D = 128; Sq, Skv of 1, primes, tails of its 128-row and 128-key tiles,
+ * Sq > Skv and Sq < Skv, a long Skv; GQA 1, 2, 3, 4, 8 and MQA; no mask, causal top-left and bottom-right;
+ * bhsd and bshd; o bf16 and o fp8_e4m3 / fp8_e5m2 with o_scale 1/64; stats, amax_s and amax_o on every case;
+ * scales as one-element weights (q, k, v drawn in [0.5, 2]; s_scale 1/448, cuDNN's recipe) and, in one case,
+ * as scalars.  More work items than SMs in two shapes (the persistent walk).  Ids "sdpa/sdpa_fp8_wgmma/...";
+ * the tolerance is run_case's (fp8_rule). */
+static void fp8_case(const sshape *s, const sopt *o, const char *odt, const char *layout, bool scalar_scales)
+{
+    char id[200], scales[512], oscale[64] = "";
+    const bool q8 = strcmp(odt, "bf16") != 0;
+    snprintf(id, sizeof id, "sdpa/sdpa_fp8_wgmma/%s/e4m3-o%s%s/%s/b%dh%dk%dq%dkv%dd%d", o->tag, odt,
+             scalar_scales ? "-scalar-scales" : "", layout[0] ? layout + 1 : "bhsd", s->B, s->Hq, s->Hk, s->Sq, s->Skv,
+             s->D);
+    if (scalar_scales) {
+        snprintf(scales, sizeof scales, "q_scale=0.75, k_scale=1.25, v_scale=0.5, s_scale=%.17g", 1.0 / 448);
+        if (q8)
+            snprintf(oscale, sizeof oscale, ", o_scale=0.015625");
+    } else {
+        snprintf(scales, sizeof scales, "q_scale=sq, k_scale=sk, v_scale=sv, s_scale=ss");
+        if (q8)
+            snprintf(oscale, sizeof oscale, ", o_scale=so");
+    }
+    add_case(id, "sdpa=sdpa_fp8_wgmma", NULL,
+             "dnn 1;\ngraph g(seed=%d) {\n  input q: fp8_e4m3[%d, %d, %d, %d]%s = randn(std=1);\n"
+             "  input k: fp8_e4m3[%d, %d, %d, %d]%s = randn(std=1);\n"
+             "  input v: fp8_e4m3[%d, %d, %d, %d]%s = randn(std=1);\n"
+             "  weight sq: f32[1] = uniform(lo=0.5, hi=2);\n  weight sk: f32[1] = uniform(lo=0.5, hi=2);\n"
+             "  weight sv: f32[1] = uniform(lo=0.5, hi=2);\n  weight ss: f32[1] = fill(value=%.17g);\n"
+             "  weight so: f32[1] = fill(value=0.015625);\n"
+             "  o, stats, amax_s, amax_o = sdpa(q, k, v, %s%s%s);\n  output o%s%s, stats, amax_s, amax_o;\n}\n",
+             ncases + 500, s->B, s->Hq, s->Sq, s->D, layout, s->B, s->Hk, s->Skv, s->D, layout, s->B, s->Hk, s->Skv,
+             s->D, layout, 1.0 / 448, scales, oscale, o->attrs, q8 ? ": " : "", q8 ? odt : "");
+}
+
+static void sdpa_cases_fp8(void)
+{
+    static const sshape shapes[] = {
+        {1, 2, 2, 1, 1, 128, 128},      {1, 2, 2, 1, 130, 128, 128},    {2, 4, 2, 37, 53, 128, 128},
+        {1, 8, 2, 131, 257, 128, 128},  {2, 4, 1, 200, 97, 128, 128},   {1, 2, 2, 300, 1, 128, 128},
+        {3, 6, 2, 129, 129, 128, 128},  {1, 4, 4, 17, 4099, 128, 128},  {1, 6, 2, 127, 383, 128, 128},
+        {1, 32, 8, 256, 256, 128, 128}, {2, 36, 6, 257, 129, 128, 128}, {1, 3, 3, 64, 64, 128, 128},
+    };
+    static const char *const odts[] = {"bf16", "fp8_e4m3", "bf16", "fp8_e5m2"};
+    const int n = (int)(sizeof shapes / sizeof shapes[0]);
+    for (int si = 0; si < n; si++)
+        for (int oi = 0; oi < 3; oi++) { /* plain, causal, causal-br */
+            if (opts.quick && oi != si % 3)
+                continue;
+            fp8_case(&shapes[si], &sopts[oi], odts[(si + oi) % 4], (si + oi) % 3 == 1 ? " @bshd" : "", false);
+        }
+    fp8_case(&shapes[2], &sopts[1], "fp8_e4m3", "", true);
+    fp8_case(&shapes[3], &sopts[0], "bf16", "", true);
+}
+
+/* The tolerance of an fp8 attention output (METHOD.md: fp8 5e-2).  The kernel rounds P to e4m3 from the
+ * running-max probabilities, the reference from the normalized ones (kernels/sdpa_fp8_wgmma_sm90a.cu): two
+ * roundings of each weight, each within half an e4m3 step (2^-4 relative), so O differs by rounding noise: the
+ * reference alone is 2.3e-2 (relative norm) from the f32 attention (tests/identities/sdpa_fp8_scales.dnn), two
+ * independent roundings ~sqrt(2) times that.  Bounds, with what the H100 showed on this sweep (2026-11-24):
+ *  - o bf16: relative norm 5e-2 (worst 3.7e-2); per element rtol 2^-3 and atol 0.5, the noise of a peaked row:
+ *    up to 2^-4 of sum_j P_j |V_j|, |V| up to ~8 (randn e4m3 times v_scale <= 2) (worst 0.25);
+ *  - o fp8 (O / o_scale, o_scale 1/64) adds its own rounding where O lands near a boundary: one step of 2^-3
+ *    (e4m3) or 2^-2 (e5m2) relative: relative norm 7e-2 (e4m3, worst 5.1e-2) or 1e-1 (e5m2, worst 6.5e-2), rtol
+ *    one step (0.25 / 0.5), atol 0.5 / o_scale plus a step near 32 (worst 32 and 64 at larger values);
+ *  - stats: the f32 log-sum-exp of scores that the fp8 tensor cores sum with less than f32's precision (as in
+ *    the fp8 GEMM, RESULTS-lowp.md): rtol 5e-4, atol 5e-3, relative norm 1e-3 (worst 2.7e-3 absolute, 2e-4 norm);
+ *  - amax_s = max 1 / l, f32 sums: 1e-3 (worst 5.8e-4); amax_o, the largest |O|, noisy as O: rtol 0.1 (worst
+ *    5.8e-2). */
+static void fp8_rule(const xgraph *g, int t, dh_rule *rule)
+{
+    const xtensor *x = &g->tensors[t];
+    const char *name = x->name ? x->name : "";
+    xdnn_dtype dt = x->has_odtype ? x->odtype : x->dtype;
+    if (strcmp(name, "o") == 0) {
+        const bool e5 = dt == XDNN_FP8_E5M2, f8 = dt == XDNN_FP8_E4M3 || e5;
+        rule->rtol = f8 ? (e5 ? 0.5 : 0.25) : 0.125;
+        rule->atol = f8 ? 0.5 * 64 + (e5 ? 16 : 8) : 0.5;
+        rule->max_rel_norm = f8 ? (e5 ? 0.1 : 7e-2) : 5e-2;
+    } else if (strcmp(name, "amax_o") == 0) {
+        rule->rtol = 0.1;
+        rule->atol = 0;
+        rule->max_rel_norm = 0.1;
+    } else if (strcmp(name, "amax_s") == 0) {
+        rule->rtol = 1e-3;
+        rule->atol = 0;
+        rule->max_rel_norm = 1e-3;
+    } else { /* stats */
+        rule->rtol = 5e-4;
+        rule->atol = 5e-3;
+        rule->max_rel_norm = 1e-3;
+    }
+}
+
 static void sdpa_cases(void)
 {
     static const sshape mma_shapes[] = {
@@ -657,6 +751,7 @@ static void sdpa_cases(void)
     sdpa_cases_bwd_wgmma();
     sdpa_cases_wgmma_masks();
     sdpa_cases_wgmma_o32();
+    sdpa_cases_fp8();
     add_case("sdpa_bwd/sdpa_flash+sdpa_bwd_wgmma/intermediate-o/f16/b2h4k2q50kv70d64", "sdpa=sdpa_flash",
              "sdpa_bwd=sdpa_bwd_wgmma", /* o stays an f32 intermediate */
              "dnn 1;\ngraph g(seed=78) {\n  input q: f16[2, 4, 50, 64];\n  input k: f16[2, 2, 70, 64];\n"
@@ -858,6 +953,27 @@ static void bench_cases_decode(void)
         }
 }
 
+/* ---- bench, fp8 attention (issue 14 item 3): b4h16s4096d128 e4m3 q, k, v on sdpa_fp8_wgmma, no mask and causal,
+ * o bf16 and (no mask) o fp8_e4m3; the bf16 forward of the same shape is "bench/wgmma/sdpa_fwd_bf16..."
+ * (bench_cases), the peer bench/sdpa_fp8_peer.py.  Ids "bench/fp8/...". */
+static void bench_cases_fp8(void)
+{
+    for (int v = 0; v < 3; v++) {
+        const bool causal = v == 1, o8 = v == 2;
+        char id[200];
+        snprintf(id, sizeof id, "bench/fp8/sdpa_fp8_wgmma/sdpa_fwd_e4m3%s-o%s/b4h16k16s4096d128", causal ? "_causal" : "",
+                 o8 ? "fp8_e4m3" : "bf16");
+        add_case(id, "sdpa=sdpa_fp8_wgmma", NULL,
+                 "dnn 1;\ngraph g(seed=1) {\n  input q: fp8_e4m3[4, 16, 4096, 128] = randn(std=1);\n"
+                 "  input k: fp8_e4m3[4, 16, 4096, 128] = randn(std=1);\n"
+                 "  input v: fp8_e4m3[4, 16, 4096, 128] = randn(std=1);\n"
+                 "  weight sq: f32[1] = fill(value=0.5);\n  weight so: f32[1] = fill(value=0.015625);\n"
+                 "  o, stats, amax_s, amax_o = sdpa(q, k, v, q_scale=sq, k_scale=sq, v_scale=sq, s_scale=%.17g%s%s);\n"
+                 "  output o%s, amax_s, amax_o;\n}\n",
+                 1.0 / 448, o8 ? ", o_scale=so" : "", causal ? ", causal=true" : "", o8 ? ": fp8_e4m3" : "");
+    }
+}
+
 /* ---- bench, paged decode (issue 14; bench/sdpa_paged_peer.py's shapes):
  * Llama-3-8B GQA 32/8, D = 128, bf16, one query row per sequence, every
  * sequence Skv keys; K/V dense (bhsd) or in pages of 64 or 256 keys
@@ -998,6 +1114,8 @@ static void run_case(int i, dh_outcome *out)
          * accumulation (worst seen on the H100: 3.8e-3, bf16 dq). */
         if (strncmp(c->id, "sdpa", 4) == 0)
             rule.max_rel_norm = 1e-2;
+        if (strstr(c->id, "sdpa_fp8_wgmma"))
+            fp8_rule(g, g->outputs[k], &rule);
         if (strstr(c->id, "tf32")) { /* tf32: 10-bit mantissa q, k, v, P: ~1e-3 relative (METHOD.md) */
             rule.rtol = 5e-3;
             rule.atol = 1e-2;
@@ -1022,6 +1140,7 @@ int main(int argc, char **argv)
         bench_cases_masks();
         bench_cases_ragged();
         bench_cases_o32();
+        bench_cases_fp8();
     } else {
         sdpa_cases();
         rnn_cases();

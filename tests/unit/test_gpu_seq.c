@@ -371,10 +371,64 @@ static void test_sdpa_fp8_refused(void)
         sdpa_ids ids;
         char why[512] = "";
         CHECK(!gpu_sdpa_analyze(f.pl, p, kinds[i], &kp, &ids, why, sizeof why) &&
-                  strcmp(why, "o: q_scale (fp8 attention) runs on the CPU reference only") == 0,
+                  strcmp(why, "o: q_scale (fp8 attention) runs on sdpa_fp8_wgmma only") == 0,
               "kind %d: \"%s\"", (int)kinds[i], why);
     }
     fixture_teardown(&f);
+}
+
+/* sdpa_fp8_wgmma (eng_sdpa_fp8.c): chosen for the fp8 form it runs (e4m3 q, k, v, D = 128, no mask or causal,
+ * GQA, o bf16 or fp8 with o_scale, scalar or tensor scales), with a workspace for V^T; refused with the port or
+ * attribute and its value for the rest, and on every device but compute capability 9.0. */
+static void test_sdpa_fp8_wgmma(void)
+{
+    static const struct {
+        const char *qdt;
+        int D;
+        const char *ins, *extra, *o;
+        const char *reason; /* NULL: accepted */
+    } cases[] = {
+        {"fp8_e4m3", 128, "", ", causal=true, align=\"bottom_right\"", "", NULL},
+        {"fp8_e4m3", 128, "", ", o_scale=s", ": fp8_e5m2", NULL},
+        {"fp8_e4m3", 128, "", ", o_scale=s", "", NULL}, /* o fp8_e4m3 by inference */
+        {"fp8_e5m2", 128, "", "", "", "needs q in fp8_e4m3, got fp8_e5m2"},
+        {"fp8_e4m3", 64, "", "", "", "needs head dim 128, got q with 64"},
+        {"fp8_e4m3", 128, "", ", dropout=0.1, seed=2", "", "attribute dropout = 0.1"},
+        {"fp8_e4m3", 128, "", ", window=[16, 0]", "", "attribute window = [16, 0]"},
+        {"fp8_e4m3", 128, "  input b: f32[1, 1, 37, 53];\n", ", bias=b", "", "port bias"},
+        {"fp8_e4m3", 128, "  input lq: i32[2];\n", ", seq_len_q=lq", "", "port seq_len_q"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        const int D = cases[i].D;
+        snprintf(text, sizeof text,
+                 "dnn 1;\ngraph g(seed=8) {\n  input q: %s[2, 8, 37, %d] @bshd;\n  input k: %s[2, 2, 53, %d];\n"
+                 "  input v: %s[2, 2, 53, %d];\n  input s: f32[];\n%s"
+                 "  o, stats, amax_s, amax_o = sdpa(q, k, v, q_scale=s, k_scale=0.5, v_scale=s, s_scale=s%s);\n"
+                 "  output o%s, stats, amax_s, amax_o;\n}\n",
+                 cases[i].qdt, D, cases[i].qdt, D, cases[i].qdt, D, cases[i].ins, cases[i].extra, cases[i].o);
+        fixture f;
+        if (!fixture_setup(&f, text))
+            continue;
+        const gpart *p = fixture_part_of_op(f.pl, "sdpa");
+        char why[512];
+        const bool ok = accepts("sdpa_fp8_wgmma", f.pl, p, why, sizeof why);
+        CHECK(ok == (cases[i].reason == NULL), "case %zu: %s", i, why);
+        if (cases[i].reason && !strstr(why, cases[i].reason)) {
+            CHECK(!"reason names the port or attribute");
+            fprintf(stderr, "  reason was: %s\n", why);
+        }
+        const gpu_engine *e = gpu_engine_find("sdpa_fp8_wgmma");
+        gpu_device a100 = {.sm_count = 108, .cc_major = 8, .cc_minor = 0};
+        CHECK(e && !e->supports(f.pl, p, &a100, why, sizeof why) && strstr(why, "compute capability 9.0"));
+        gpu_device h100 = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
+        if (ok) { /* the only engine of the fp8 form; V^T [2, 2, 128, 64] bytes in its workspace */
+            CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK);
+            CHECK(strcmp(p->engine->name, "sdpa_fp8_wgmma") == 0);
+            CHECK(e->workspace(f.pl, p, &h100) >= 2 * 2 * 128 * 64);
+        }
+        fixture_teardown(&f);
+    }
 }
 
 /* sdpa_bwd_wgmma: chosen first on sm_90 where it applies (bf16 GQA causal
@@ -553,6 +607,7 @@ int main(void)
     test_sdpa_bwd_wgmma();
     test_sdpa_wgmma_ragged();
     test_sdpa_fp8_refused();
+    test_sdpa_fp8_wgmma();
     test_rnn();
     return test_summary("test_gpu_seq");
 }
