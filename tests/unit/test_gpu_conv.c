@@ -679,6 +679,69 @@ static void test_pool_geometry(void)
     teardown(&f);
 }
 
+/* conv_im2col_gemm (C < 8 convs on the per-filter-row im2col): what it
+ * claims, each refusal with its reason, its workspace (cuBLASLt's 32 MiB,
+ * one L2-sized chunk of A, the wgrad partials) and the planner's choice of
+ * it for ResNet-50's stem weight gradient on an H100. */
+static bool im2col_ok(const char *body, char *why, size_t len)
+{
+    fixture f;
+    if (!setup(&f, body, false))
+        return false;
+    bool ok = gpu_engine_find("conv_im2col_gemm")->supports(f.pl, f.p, &h100, why, len);
+    teardown(&f);
+    return ok;
+}
+
+static void test_im2col_rules(void)
+{
+    char why[512] = "";
+    CHECK(im2col_ok("  input x: bf16[2, 3, 23, 21] @nhwc;\n  weight w: bf16[64, 3, 7, 7] @nhwc;\n"
+                    "  y = conv(x, w, stride=2, pad=3);\n  output y: bf16 @nhwc;\n", why, sizeof why));
+    CHECK(im2col_ok("  input x: f16[2, 5, 17] @ncw;\n  weight w: f16[16, 5, 3];\n"
+                    "  y = conv(x, w, dilation=2);\n  output y: f16 @nwc;\n", why, sizeof why)); /* 1-D, x gathered */
+    static const struct { const char *body, *want; } no[] = {
+        {"  input x: f16[2, 8, 9, 9] @nhwc;\n  weight w: f16[16, 8, 3, 3] @nhwc;\n  y = conv(x, w);\n  output y: f16 @nhwc;\n",
+         "conv_im2col_gemm packs filter rows for C < 8 only, got C=8 (wider x runs unpadded on the implicit-GEMM "
+         "engines)"},
+        {"  input x: f16[2, 3, 9, 9] @nhwc;\n  weight w: f16[16, 3, 3, 3] @nhwc;\n  y = conv(x, w);\n  output y: f16 @nchw;\n",
+         "conv_im2col_gemm needs y 'y' packed channels-last (the GEMM's row-major [N*out, K]), not a view"},
+        {"  input x: f16[2, 3, 9, 9] @nhwc;\n  weight w: f16[12, 3, 3, 3] @nhwc;\n  y = conv(x, w);\n  output y: f16 @nhwc;\n",
+         "conv_im2col_gemm needs K % 8 == 0 (16-byte GEMM rows of y 'y'), got K=12"},
+        {"  input x: f32[2, 3, 9, 9] @nhwc;\n  weight w: f32[16, 3, 3, 3] @nhwc;\n  y = conv(x, w);\n  output y: f32 @nhwc;\n",
+         "conv_im2col_gemm needs x 'x' f16 or bf16, got f32"},
+        {"  input x: f16[2, 4, 9, 9] @nhwc;\n  weight w: f16[16, 2, 3, 3] @nhwc;\n  y = conv(x, w, groups=2);\n"
+         "  output y: f16 @nhwc;\n", "conv_im2col_gemm needs groups 1, got groups=2"},
+        {"  input x: f16[1, 3, 5, 6, 7] @ndhwc;\n  weight w: f16[8, 3, 2, 3, 3] @ndhwc;\n  y = conv(x, w);\n"
+         "  output y: f16 @ndhwc;\n", "conv_im2col_gemm runs 1-D and 2-D convs, y is 3-D"},
+        {"  input dy: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[16, 3, 3, 3] @nhwc;\n"
+         "  dx = conv_dgrad(dy, w, x_dims=[2, 3, 9, 9], pad=1);\n  output dx: f16 @nhwc;\n",
+         "conv_im2col_gemm runs conv and conv_wgrad, not conv_dgrad"},
+    };
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+        CHECK(!im2col_ok(no[i].body, why, sizeof why));
+        CHECK_STR(why, no[i].want, "im2col refusal");
+    }
+    fixture f;
+    if (setup(&f, "  input x: f16[2, 3, 9, 9] @nhwc;\n  weight w: f16[16, 3, 3, 3] @nhwc;\n"
+                  "  y = relu(conv(x, w, pad=1));\n  output y: f16 @nhwc;\n", false)) {
+        CHECK(!gpu_engine_find("conv_im2col_gemm")->supports(f.pl, f.p, &h100, why, sizeof why));
+        CHECK(strstr(why, "runs a lone conv") != NULL);
+        teardown(&f);
+    }
+    /* the stem's weight gradient at N = 256: chosen over conv_wgrad_mma (3.11 ms measured in the training
+     * step); workspace: 32 MiB + 49920 rows x 168 x 2 bytes of A (16 MiB rounded to 32 items x 8) + 32
+     * f32 partials of 64 x 168 */
+    if (setup(&f, "  input dy: bf16[256, 64, 112, 112] @nhwc;\n  input x: bf16[256, 3, 224, 224] @nhwc;\n"
+                  "  dw = conv_wgrad(dy, x, w_dims=[64, 3, 7, 7], stride=2, pad=3);\n  output dw: bf16 @nhwc;\n",
+              false)) {
+        CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK);
+        CHECK(strcmp(f.p->engine->name, "conv_im2col_gemm") == 0);
+        CHECK(f.p->ws_bytes == (size_t)(32 << 20) + (size_t)49920 * 168 * 2 + (size_t)32 * 64 * 168 * 4);
+        teardown(&f);
+    }
+}
+
 int main(void)
 {
     test_geometry_nchw_asym_dil_groups();
@@ -695,6 +758,7 @@ int main(void)
     test_igemm_splitk();
     test_wgmma_rules();
     test_dw_wgrad();
+    test_im2col_rules();
     test_pool_geometry();
     gpu_release_caches();
     return test_summary("test_gpu_conv");
