@@ -12,8 +12,9 @@
  * with M = N * OH * OW, Kc = R * ldr, Wr the weights in the same layout.
  *
  * A is built and consumed in chunks of `rows` output pixels (one workspace
- * buffer reused), sized to stay in L2 between the im2col and the GEMM that
- * reads it: at N = 256 the whole A would be 1.08 GB.  The weight gradient's
+ * buffer of ~256 MiB reused): at N = 256 the whole A would be 1.08 GB.
+ * (Chunks small enough to stay in L2 were slower: the per-GEMM ramp and
+ * tail cost more than the DRAM traffic they save.)  The weight gradient's
  * GEMM per chunk is a strided batch of `split` items of rows / split pixels
  * each (its output is only K x Kc: a single GEMM would occupy few SMs),
  * accumulated (beta 1) over the chunks into `split` f32 partials that the
@@ -126,15 +127,21 @@ static bool cim_analyze(const gplan *pl, const gpart *p, cim_shape *s, char *why
     s->M = g->N * g->OH * g->OW;
     if (s->M < 1)
         GPU_REFUSE(ENG ": %s has no output pixel", cp->node->name);
-    /* ~16 MiB of A per chunk: written by the im2col and read by the GEMM while in L2 */
+    /* chunks of ~256 MiB of A (one at N = 32 for the stem, 5 at N = 256): measured on the stem's wgrad at
+     * N = 256, each chunk costs ~6 us more (its GEMM's ramp and tail), 196 chunks of 16384 rows 2.56 ms
+     * against 1.46 for 4 of 1M; whole output rows (n, oh) per chunk for the fast im2col kernel, whole
+     * items for the wgrad batch */
     s->split = s->wgrad ? env_int("XDNN_IM2COL_SPLIT", 32) : 1;
-    int64_t rows = env_int("XDNN_IM2COL_ROWS", ((int64_t)16 << 20) / (g->Kc * 2));
-    rows = rows / (s->split * 8) * (s->split * 8);
-    if (rows < s->split * 8)
-        rows = s->split * 8;
-    if (rows * g->Kc >= ((int64_t)1 << 31) / 8)
-        GPU_REFUSE(ENG ": a chunk of %" PRId64 " rows x %" PRId64 " columns passes the kernel's 32-bit index", rows,
-                   g->Kc);
+    const int64_t target = ((int64_t)256 << 20) / (g->Kc * 2);
+    int64_t unit = g->OW * s->split;
+    if (unit > target)
+        unit = s->split * 8; /* a very wide map: chunks of partial rows, gathered */
+    int64_t rows = env_int("XDNN_IM2COL_ROWS", target) / unit * unit;
+    if (rows < unit)
+        rows = unit;
+    if (rows * g->Kc >= ((int64_t)1 << 31) / 8 || s->M >= ((int64_t)1 << 31))
+        GPU_REFUSE(ENG ": a chunk of %" PRId64 " rows x %" PRId64 " columns (or N*out = %" PRId64 ") passes the "
+                   "kernels' 32-bit indices", rows, g->Kc, s->M);
     if (rows > s->M) /* one chunk: as many rows as M, rounded up to whole items */
         rows = (s->M + s->split - 1) / s->split * s->split;
     s->rows = rows;
@@ -158,11 +165,11 @@ static bool cim_supports(const gplan *pl, const gpart *p, const gpu_device *dev,
     return true;
 }
 
-/* A written by the im2col and read back by the GEMM, counted at ~6 TB/s
- * (a 16 MiB chunk stays in the 50 MB L2 between the two), x, w, y at
- * 3 TB/s, the GEMM on the useful + padded reduction Kc at 400 TFLOP/s (a
- * K = 64 wide GEMM is far from the 8192^3 peak), whichever bounds, plus
- * ~1.5 us per launch (two or three per chunk). */
+/* A written by the im2col and read back by the GEMM, with x, w, y (dy),
+ * at 2.6 TB/s (DRAM: a 256 MiB chunk does not stay in L2), or the GEMM on
+ * the reduction Kc (useful + padded) at 400 TFLOP/s (a K = 64 wide GEMM is
+ * far from the 8192^3 peak) if that bounds, plus ~6 us per chunk (measured:
+ * its GEMM's ramp and tail) and 2 us per other launch. */
 static double cim_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
     cim_shape s;
@@ -170,9 +177,9 @@ static double cim_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
     if (!cim_analyze(pl, p, &s, why, sizeof why))
         return 1e30;
     const double a_bytes = 2.0 * (double)s.M * (double)s.g.Kc * 2.0;
-    const double mem = a_bytes / 6.0e6 + p->bytes / 3.0e6;
+    const double mem = (a_bytes + p->bytes) / 2.6e6;
     const double math = 2.0 * (double)s.M * (double)s.g.K * (double)s.g.Kc / 400.0e6;
-    return (mem > math ? mem : math) + 1.5 * (double)(2 * (s.full + 1) + 2);
+    return (mem > math ? mem : math) + 6.0 * (double)(s.full + 1) + 4.0;
 }
 
 static size_t cim_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
@@ -314,6 +321,6 @@ static const char *cim_detail(const gpart *p)
 const gpu_engine gpu_engine_conv_im2col_gemm = {
     ENG,
     "conv / conv_wgrad with C < 8 (the image stem) as an im2col packed per filter row (reduction R x "
-    "roundup(S*C, 8)) + cuBLASLt GEMMs in L2-sized chunks: 1-/2-D, groups 1, f16/bf16, y/dy packed NHWC",
+    "roundup(S*C, 8)) + cuBLASLt GEMMs in 256 MiB chunks: 1-/2-D, groups 1, f16/bf16, y/dy packed NHWC",
     cim_supports, cim_cost, cim_workspace, cim_build, cim_execute, cim_release, cim_detail,
 };

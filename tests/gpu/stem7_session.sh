@@ -6,9 +6,10 @@
 # built (commands at the end of this header), so the call builds nothing
 # from the tree it runs in.  Logs under OUT; a summary on stdout.
 #  1. new: difftest_conv's "im2c" cases (forced, against the CPU reference);
-#  2. bench: the stem (N = 32, 256; f16, bf16; fwd as planned, forced on
-#     conv_igemm and on conv_im2col_gemm; wgrad as planned and forced on
-#     conv_wgrad_mma) beside cuDNN (conv_peer.py stem): OUT/table.txt;
+#  2. bench: the stem (N = 32, 256; f16, bf16; fwd and wgrad as planned;
+#     BENCH_FILTERS, comma-separated, adds "_im2col n" (forced on this engine)
+#     or "_mma n" (wgrad forced on conv_wgrad_mma)) beside cuDNN
+#     (conv_peer.py stem): OUT/table.txt;
 #  3. the chunk knobs on the bf16 stem: XDNN_IM2COL_ROWS, XDNN_IM2COL_SPLIT;
 #  4. compute-sanitizer memcheck on the --quick im2c cases;
 #  5. regression: REG (difftest_conv filters, default none) and difftest_quant's
@@ -37,7 +38,8 @@ fi
 if [ -z "${SKIP_BENCH:-}" ]; then
     step "bench: the stem beside cuDNN"
     : > "$out/bench.log"
-    for f in "_im2col n" "_nhwc n32c3h224k64r7" "_nhwc n256c3h224k64r7" "_mma n"; do
+    IFS=, read -ra bf <<<"${BENCH_FILTERS:-_nhwc n32c3h224k64r7,_nhwc n256c3h224k64r7}"
+    for f in "${bf[@]}"; do
         timeout "${BENCH_S:-20}" "$dt" --bench "$f" >> "$out/bench.log" 2>&1; echo "bench '$f' rc=$?"
     done
     timeout "${PEER_S:-30}" python3 "$dev/conv_peer.py" stem > "$out/peer.log" 2>&1; echo "peer rc=$?"
