@@ -8,8 +8,9 @@
  * and bwd (ceil_mode, include_pad, ties); conv_igemm on packed copies (C = 3
  * stems, odd C, NCHW); conv_igemm's split-K (forced at several counts, one
  * not dividing the k slices, and chosen by the heuristic); conv_dw
- * (depthwise fwd, dgrad and wgrad); fused conv epilogues, which must plan as
- * one partition.  One line per case, then
+ * (depthwise fwd, dgrad and wgrad); conv_im2col_gemm (C < 8, fwd and wgrad,
+ * "im2c" cases); fused conv epilogues, which must plan as one partition.
+ * One line per case, then
  * "N passed, N failed".
  *
  *   difftest_conv [--quick] [--bench] [--list] [--dry] [FILTER]
