@@ -17,8 +17,8 @@ torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
 dev = "cuda"
 # which sets to time (arguments; default all but sk): r50 (fwd/dgrad/wgrad, tf32, maxpool), epi, dw (fwd, dgrad
-# and the depthwise wgrad set dww), sk (split-K's layers alone), stem (the C = 3 stem at N = 32 and 256), dgrad (the
-# dgrad and f16 forward of every layer but the stem)
+# and the depthwise wgrad set dww), sk (split-K's layers alone), stem (the C = 3 stem at N = 32 and 256, fwd and wgrad),
+# dgrad (the dgrad and f16 forward of every layer but the stem)
 SETS = sys.argv[1:] or ["r50", "epi", "dw"]
 
 
@@ -81,6 +81,11 @@ if "stem" in SETS:
             x = torch.randn(N, 3, 224, 224, device=dev, dtype=dt).to(memory_format=torch.channels_last)
             w = torch.randn(64, 3, 7, 7, device=dev, dtype=dt).to(memory_format=torch.channels_last)
             rep(f"conv_fwd_{tag}", f"n{N}c3h224k64r7s2p3", bench(lambda: F.conv2d(x, w, stride=2, padding=3)))
+            # the weight gradient alone (the stem's x needs no dx): conv_im2col_gemm's wgrad beside cuDNN's
+            g = torch.randn(N, 64, 112, 112, device=dev, dtype=dt).to(memory_format=torch.channels_last)
+            cb = torch.ops.aten.convolution_backward
+            rep(f"conv_wgrad_{tag}", f"n{N}c3h224k64r7",
+                bench(lambda: cb(g, x, w, None, [2, 2], [3, 3], [1, 1], False, [0, 0], 1, [False, True, False])))
 
 if "r50" in SETS:
     for dt, cl, tag in ((torch.float16, True, "f16_nhwc"), (torch.float32, False, "f32_nchw"),

@@ -24,9 +24,16 @@ bool gpu_conv_pack_plan(const kconv_params *k, int64_t vec, gconv_packed *pk)
     return true;
 }
 
+/* Measured (H100, session 7, bench/RESULTS-conv.md): with C padded to one
+ * 16-byte chunk per tap (Cp * element size <= 16: the C = 3 stem) the
+ * kernels load one chunk per tap and run the padded GEMM at ~65 TFLOP/s
+ * (stem N = 32: conv_igemm_wgmma 0.31 ms, conv_igemm 0.34; N = 256: 2.32),
+ * about 4x below the unpacked rate the engines' gemm_us assumes. */
 double gpu_conv_pack_cost_us(const kconv_params *k, const gconv_packed *pk, double gemm_us)
 {
-    return gemm_us * (double)pk->k.C / (double)k->C + 4.0 + 2.0 * (double)(pk->xbytes + pk->wbytes) / 2.5e6;
+    const double chunk_per_tap = pk->k.C * (k->dt_x == KDT_F32 ? 4 : 2) <= 16 ? 4.0 : 1.0;
+    return chunk_per_tap * gemm_us * (double)pk->k.C / (double)k->C + 4.0 +
+           2.0 * (double)(pk->xbytes + pk->wbytes) / 2.5e6;
 }
 
 int gpu_conv_pack_run(const kconv_params *k, const gconv_packed *pk, const void *x, const void *w, char *ws,

@@ -170,26 +170,40 @@ static cudaDataType_t mf_type(xdnn_dtype t)
     }
 }
 
-xdnn_status gpu_lt_lowp_gemm(gpu_ctx *c, bool i8, const gpu_lt_operand *a, const gpu_lt_operand *b, cudaDataType_t td,
-                             uint64_t ldd, const char *who, gpu_lt_gemm *lg, xdnn_diags_t *d)
+/* A layout of m, with its batch count and stride when batched. */
+static xdnn_status lt_layout(const gpu_lt_mat *m, cublasLtMatrixLayout_t *l, xdnn_diags_t *d)
 {
-    if (i8)
-        CUBLAS_TRY(cublasLtMatmulDescCreate(&lg->op, CUBLAS_COMPUTE_32I, CUDA_R_32I));
-    else
-        CUBLAS_TRY(cublasLtMatmulDescCreate(&lg->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(lg->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(lg->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&lg->la, a->type, a->k, a->cols, (int64_t)a->ld));
-    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&lg->lb, b->type, b->k, b->cols, (int64_t)b->ld));
-    CUBLAS_TRY(cublasLtMatrixLayoutCreate(&lg->lc, td, a->cols, b->cols, (int64_t)ldd));
+    CUBLAS_TRY(cublasLtMatrixLayoutCreate(l, m->type, m->rows, m->cols, m->ld));
+    if (m->batch > 1) {
+        CUBLAS_TRY(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &m->batch,
+                                                    sizeof m->batch));
+        CUBLAS_TRY(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &m->stride,
+                                                    sizeof m->stride));
+    }
+    return XDNN_OK;
+}
+
+xdnn_status gpu_lt_gemm_plan(gpu_ctx *c, cublasComputeType_t ct, cudaDataType_t scale, bool ta, bool tb,
+                             const gpu_lt_mat *a, const gpu_lt_mat *b, const gpu_lt_mat *dm, uint64_t ws,
+                             const char *who, gpu_lt_gemm *lg, xdnn_diags_t *d)
+{
+    CUBLAS_TRY(cublasLtMatmulDescCreate(&lg->op, ct, scale));
+    cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(lg->op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa));
+    CUBLAS_TRY(cublasLtMatmulDescSetAttribute(lg->op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb));
+    xdnn_status st = lt_layout(a, &lg->la, d);
+    if (st == XDNN_OK)
+        st = lt_layout(b, &lg->lb, d);
+    if (st == XDNN_OK)
+        st = lt_layout(dm, &lg->lc, d);
+    if (st != XDNN_OK)
+        return st;
     cublasLtMatmulPreference_t pref;
     CUBLAS_TRY(cublasLtMatmulPreferenceCreate(&pref));
-    uint64_t wsz = GPU_LT_LOWP_WORKSPACE;
     cublasLtMatmulHeuristicResult_t res;
     int nres = 0;
-    cublasStatus_t e1 = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsz,
-                                                             sizeof wsz);
+    cublasStatus_t e1 = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                                                             sizeof ws);
     cublasStatus_t e2 = e1 != CUBLAS_STATUS_SUCCESS
                           ? e1
                           : cublasLtMatmulAlgoGetHeuristic(c->lt, lg->op, lg->la, lg->lb, lg->lc, lg->lc, pref, 1, &res,
@@ -198,7 +212,8 @@ xdnn_status gpu_lt_lowp_gemm(gpu_ctx *c, bool i8, const gpu_lt_operand *a, const
     CUBLAS_TRY(e2);
     if (nres < 1) {
         diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "%s: cuBLASLt has no algorithm for m=%llu n=%llu k=%llu",
-                   who, (unsigned long long)b->cols, (unsigned long long)a->cols, (unsigned long long)a->k);
+                   who, (unsigned long long)dm->rows, (unsigned long long)dm->cols,
+                   (unsigned long long)(ta ? a->rows : a->cols));
         return XDNN_ERR_UNSUPPORTED;
     }
     lg->algo = res.algo;
@@ -207,6 +222,16 @@ xdnn_status gpu_lt_lowp_gemm(gpu_ctx *c, bool i8, const gpu_lt_operand *a, const
     cublasLtMatmulAlgoConfigGetAttribute(&lg->algo, CUBLASLT_ALGO_CONFIG_ID, &lg->algo_id, sizeof lg->algo_id, &w);
     cublasLtMatmulAlgoConfigGetAttribute(&lg->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &lg->tile, sizeof lg->tile, &w);
     return XDNN_OK;
+}
+
+xdnn_status gpu_lt_lowp_gemm(gpu_ctx *c, bool i8, const gpu_lt_operand *a, const gpu_lt_operand *b, cudaDataType_t td,
+                             uint64_t ldd, const char *who, gpu_lt_gemm *lg, xdnn_diags_t *d)
+{
+    const gpu_lt_mat ma = {a->type, a->k, a->cols, (int64_t)a->ld, 1, 0};
+    const gpu_lt_mat mb = {b->type, b->k, b->cols, (int64_t)b->ld, 1, 0};
+    const gpu_lt_mat md = {td, a->cols, b->cols, (int64_t)ldd, 1, 0};
+    return gpu_lt_gemm_plan(c, i8 ? CUBLAS_COMPUTE_32I : CUBLAS_COMPUTE_32F, i8 ? CUDA_R_32I : CUDA_R_32F, true, false,
+                            &ma, &mb, &md, GPU_LT_LOWP_WORKSPACE, who, lg, d);
 }
 
 static xdnn_status mf_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)

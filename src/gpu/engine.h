@@ -144,6 +144,21 @@ typedef struct gpu_lt_gemm {
  * within GPU_LT_LOWP_WORKSPACE.  Fills lg (release with gpu_lt_destroy);
  * XDNN_ERR_UNSUPPORTED, reported as "WHO: cuBLASLt has no algorithm ...",
  * when there is none. */
+/* Any cuBLASLt GEMM: D = op(A) op(B) (column-major layouts; batched when
+ * batch > 1, with the element stride between items), compute type ct and
+ * scale type `scale`, the heuristic's best algo within `ws` workspace bytes.
+ * Fills lg (release with gpu_lt_destroy); XDNN_ERR_UNSUPPORTED as below when
+ * cuBLASLt has no algorithm.  gpu_lt_lowp_gemm is the "TN" case of it. */
+typedef struct gpu_lt_mat {
+    cudaDataType_t type;
+    uint64_t rows, cols;
+    int64_t ld;
+    int32_t batch;
+    int64_t stride;
+} gpu_lt_mat;
+xdnn_status gpu_lt_gemm_plan(gpu_ctx *c, cublasComputeType_t ct, cudaDataType_t scale, bool ta, bool tb,
+                             const gpu_lt_mat *a, const gpu_lt_mat *b, const gpu_lt_mat *dm, uint64_t ws,
+                             const char *who, gpu_lt_gemm *lg, xdnn_diags_t *d);
 xdnn_status gpu_lt_lowp_gemm(gpu_ctx *c, bool i8, const gpu_lt_operand *a, const gpu_lt_operand *b, cudaDataType_t td,
                              uint64_t ldd, const char *who, gpu_lt_gemm *lg, xdnn_diags_t *d);
 

@@ -8,8 +8,9 @@
  * and bwd (ceil_mode, include_pad, ties); conv_igemm on packed copies (C = 3
  * stems, odd C, NCHW); conv_igemm's split-K (forced at several counts, one
  * not dividing the k slices, and chosen by the heuristic); conv_dw
- * (depthwise fwd, dgrad and wgrad); fused conv epilogues, which must plan as
- * one partition.  One line per case, then
+ * (depthwise fwd, dgrad and wgrad); conv_im2col_gemm (C < 8, fwd and wgrad,
+ * "im2c" cases); fused conv epilogues, which must plan as one partition.
+ * One line per case, then
  * "N passed, N failed".
  *
  *   difftest_conv [--quick] [--bench] [--list] [--dry] [FILTER]
@@ -45,6 +46,7 @@ typedef struct tcase {
     int want_parts;          /* > 0: the plan must have exactly this many partitions (fusion checks) */
     int splitk;              /* > 0: XDNN_CONV_SPLITK for this case (conv_igemm's split-K forced) */
     const char *want_detail; /* a substring the engine's detail must hold ("split-K 5") */
+    int im2col_rows, im2col_split; /* > 0: XDNN_IM2COL_ROWS / _SPLIT for this case (conv_im2col_gemm's chunks) */
 } tcase;
 
 static tcase *cases;
@@ -872,6 +874,58 @@ static void conv_wgmma_dgrad_cases(void)
     }
 }
 
+/* conv_im2col_gemm (C < 8: the im2col packed per filter row + cuBLASLt), fwd
+ * and wgrad, f16 and bf16, forced: the ResNet stem at N = 1 and on an odd
+ * 61x57 map (M = 2697), C = 1, 4, 5, 7, a 5x5 stride-2 asymmetric pad, a W
+ * dilation (the element gather), stride 3, 1-D, and the chunking with tiny
+ * chunks (M = 3 x 19 x 18 = 1026 in chunks of 288 rows = 16 output rows, 4
+ * wgrad items of 72: 3 full chunks, then a last one of 162 rows = two whole
+ * items + 18 remainder rows; fwd: 4 GEMMs). */
+static void conv_im2col_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    struct { const char *name; win_cfg w; int rows, split; } cfgs[] = {
+        {"im2c-stem-n1", cfg(2, 1, 3, 64, 1, (int[]){224, 224}, (int[]){7, 7}, (int[]){2, 2}, NULL, (int[]){3, 3},
+                             (int[]){3, 3}, false), 0, 0},
+        {"im2c-stem-n3-61x57", cfg(2, 3, 3, 64, 1, (int[]){61, 57}, (int[]){7, 7}, (int[]){2, 2}, NULL,
+                                   (int[]){3, 3}, (int[]){3, 3}, false), 0, 0},
+        {"im2c-c1-k16-3x3-37x29", cfg(2, 2, 1, 16, 1, (int[]){37, 29}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                      (int[]){1, 1}, false), 0, 0},
+        {"im2c-c4-k24-5x5-s2-asym", cfg(2, 3, 4, 24, 1, (int[]){19, 23}, (int[]){5, 5}, (int[]){2, 2}, NULL,
+                                        (int[]){2, 1}, (int[]){1, 2}, false), 0, 0},
+        {"im2c-c5-k8-3x3-dil2", cfg(2, 2, 5, 8, 1, (int[]){15, 13}, (int[]){3, 3}, NULL, (int[]){2, 2},
+                                    (int[]){2, 2}, (int[]){1, 2}, false), 0, 0},
+        {"im2c-c7-k8-3x3-s3", cfg(2, 2, 7, 8, 1, (int[]){20, 17}, (int[]){3, 3}, (int[]){3, 3}, NULL,
+                                  (int[]){1, 0}, (int[]){0, 1}, false), 0, 0},
+        {"im2c-1d-c3-k16-s2", cfg(1, 2, 3, 16, 1, (int[]){41}, (int[]){7}, (int[]){2}, NULL, (int[]){3}, (int[]){3},
+                                  false), 0, 0},
+        {"im2c-chunks-c3-k32", cfg(2, 3, 3, 32, 1, (int[]){38, 36}, (int[]){7, 7}, (int[]){2, 2}, NULL,
+                                   (int[]){3, 3}, (int[]){3, 3}, false), 288, 4},
+    };
+    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
+        for (int ti = 0; ti < 2; ti++)
+            for (int dir = 0; dir < 3; dir += 2) {
+                if (opts.quick && (ti != ci % 2 || ci == 0))
+                    continue;
+                conv_case_forced(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, dir, false, "conv_im2col_gemm", 1);
+                cases[ncases - 1].im2col_rows = cfgs[ci].rows;
+                cases[ncases - 1].im2col_split = cfgs[ci].split;
+                cases[ncases - 1].want_detail = cfgs[ci].rows ? "4 chunk(s) of 288" : "per-row im2col";
+            }
+    /* x (and w) NCHW, y NHWC: the im2col's element gather through x's strides, w repacked from KCRS */
+    for (int ti = 0; ti < 2; ti++) {
+        char id[128];
+        snprintf(id, sizeof id, "conv/fwd/im2c-x-nchw-c3-k16-3x3/%s/nchw-nhwc/2d/[2,3,14,11]", dts[ti]);
+        tcase *c = add_case(id, 1, "conv_im2col_gemm",
+                            "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[2, 3, 14, 11] @nchw;\n"
+                            "  weight w: %s[16, 3, 3, 3] @nchw;\n  y = conv(x, w, stride=[1, 2], pad=1);\n"
+                            "  output y: %s @nhwc;\n}\n",
+                            ncases * 7 + 1, dts[ti], dts[ti], dts[ti]);
+        if (c)
+            c->force = "conv";
+    }
+}
+
 /* ---- benchmarks: torch_baseline.py's ResNet-50 layers (N, C, H, W, K, R, stride, pad) */
 static const int r50[][8] = {{32, 64, 56, 56, 64, 1, 1, 0},   {32, 64, 56, 56, 64, 3, 1, 1},
                              {32, 64, 56, 56, 256, 1, 1, 0},  {32, 256, 56, 56, 64, 1, 1, 0},
@@ -945,6 +999,32 @@ static void bench_cases(void)
                                 kinds[k].dt, kinds[k].dt, kinds[k].dt);
             if (c && forced)
                 c->force = "conv";
+        }
+    /* the stem on conv_im2col_gemm (forced: "_im2col"), and its weight gradient as the planner places it
+     * (conv_im2col_gemm on an H100) and forced on conv_wgrad_mma ("_mma"), N = 32 and 256 (set "stem" of
+     * bench/conv_peer.py times cuDNN's fwd and wgrad) */
+    for (int k = 0; k < 3; k += 2)
+        for (int n = 32; n <= 256; n *= 8) {
+            char id[192];
+            snprintf(id, sizeof id, "conv_fwd_%s_im2col n%dc3h224k64r7s2p3", kinds[k].tag, n);
+            tcase *c = add_case(id, 1, "conv_im2col_gemm",
+                                "dnn 1;\ngraph g(seed=1) {\n  input x: %s[%d, 3, 224, 224] @nhwc;\n"
+                                "  weight w: %s[64, 3, 7, 7] @nhwc;\n  y = conv(x, w, stride=2, pad=3);\n"
+                                "  output y: %s @nhwc;\n}\n",
+                                kinds[k].dt, n, kinds[k].dt, kinds[k].dt);
+            if (c)
+                c->force = "conv";
+            for (int forced = 0; forced < 2; forced++) {
+                snprintf(id, sizeof id, "conv_wgrad_%s%s n%dc3h224k64r7", kinds[k].tag, forced ? "_mma" : "", n);
+                c = add_case(id, 1, forced ? "conv_wgrad_mma" : NULL,
+                             "dnn 1;\ngraph g(seed=3) {\n  input dy: %s[%d, 64, 112, 112] @nhwc;\n"
+                             "  input x: %s[%d, 3, 224, 224] @nhwc;\n"
+                             "  dw = conv_wgrad(dy, x, w_dims=[64, 3, 7, 7], stride=2, pad=3);\n"
+                             "  output dw: %s @nhwc;\n}\n",
+                             kinds[k].dt, n, kinds[k].dt, n, kinds[k].dt);
+                if (c && forced)
+                    c->force = "conv_wgrad";
+            }
         }
     /* the 1x1 layers at 7x7 (few output tiles: split-K's cases beside the 3x3 ones), f16 only */
     static const int r50_7x7[][8] = {{32, 2048, 7, 7, 512, 1, 1, 0}, {32, 512, 7, 7, 2048, 1, 1, 0}};
@@ -1113,6 +1193,13 @@ static void run_case(int i, dh_outcome *out)
         setenv("XDNN_CONV_SPLITK", sk, 1);
     else
         unsetenv("XDNN_CONV_SPLITK");
+    char rows[16], split[16];
+    snprintf(rows, sizeof rows, "%d", c->im2col_rows);
+    snprintf(split, sizeof split, "%d", c->im2col_split);
+    if (c->im2col_rows > 0)
+        setenv("XDNN_IM2COL_ROWS", rows, 1);
+    if (c->im2col_split > 0)
+        setenv("XDNN_IM2COL_SPLIT", split, 1);
     snprintf(force, sizeof force, "%s=%s", c->force ? c->force : "", c->want_engine ? c->want_engine : "");
     if (opts.dry) {
         s = dry_run(g, forces, c->force ? 1 : 0, out->engines, sizeof out->engines, r.d);
@@ -1169,6 +1256,10 @@ static void run_case(int i, dh_outcome *out)
     }
 done:
     unsetenv("XDNN_CONV_SPLITK");
+    if (c->im2col_rows > 0)
+        unsetenv("XDNN_IM2COL_ROWS");
+    if (c->im2col_split > 0)
+        unsetenv("XDNN_IM2COL_SPLIT");
     dh_case_end(&r, c->id, out->ok);
 }
 
@@ -1196,6 +1287,7 @@ int main(int argc, char **argv)
         conv_igemm_splitk_cases();
         conv_wgmma_cases();
         conv_wgmma_dgrad_cases();
+        conv_im2col_cases();
         conv_dw_cases();
         pool_cases();
     }

@@ -493,9 +493,10 @@ static void test_wgmma_packed(const gpu_engine *e)
         e->release(f.p);
         teardown(&f);
     }
-    /* the ResNet stem: N = 32 on this engine (the copies, then 2 k-splits' partials or none) */
-    static const struct { int n; const char *want; } stems[] = {{32, "conv_igemm_wgmma"}, {2, "conv_igemm_wgmma"},
-                                                                {1, "conv_igemm"}};
+    /* the ResNet stem: this engine runs it (the copies, then 2 k-splits' partials or none), but the planner
+     * gives it to conv_im2col_gemm (reduction 168 instead of 392; measured 0.21 ms against 0.31 at N = 32) */
+    static const struct { int n; const char *want; } stems[] = {{32, "conv_im2col_gemm"}, {2, "conv_im2col_gemm"},
+                                                                {1, "conv_im2col_gemm"}};
     for (int i = 0; i < 3; i++) {
         char body[512];
         snprintf(body, sizeof body, "  input x: f16[%d, 3, 224, 224] @nhwc;\n  weight w: f16[64, 3, 7, 7] @nhwc;\n"
@@ -508,10 +509,13 @@ static void test_wgmma_packed(const gpu_engine *e)
               strcmp(f.p->engine->name, stems[i].want) == 0, "stem N=%d: %s", stems[i].n, f.p->engine->name);
         const size_t xb = (size_t)stems[i].n * 224 * 224 * 8 * 2, wb = 64 * 49 * 8 * 2;
         CHECK(e->workspace(f.pl, f.p, &h100) >= xb + (wb + 255) / 256 * 256);
-        if (stems[i].n == 32) { /* the 8.0 device keeps it on conv_igemm's packed path */
+        if (stems[i].n == 32) { /* the 8.0 device: conv_im2col_gemm too (cuBLASLt), conv_igemm next */
             const gpu_device a100 = {.sm_count = 108, .cc_major = 8, .cc_minor = 0};
             CHECK(gpu_select_engines(f.pl, &a100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
-                  strcmp(f.p->engine->name, "conv_igemm") == 0);
+                  strcmp(f.p->engine->name, "conv_im2col_gemm") == 0);
+            CHECK(!e->supports(f.pl, f.p, &a100, why, sizeof why));
+            CHECK(gpu_engine_find("conv_igemm")->cost(f.pl, f.p, &a100) <
+                  gpu_engine_find("conv_direct")->cost(f.pl, f.p, &a100));
         }
         teardown(&f);
     }
@@ -779,6 +783,69 @@ static void test_pool_geometry(void)
     teardown(&f);
 }
 
+/* conv_im2col_gemm (C < 8 convs on the per-filter-row im2col): what it
+ * claims, each refusal with its reason, its workspace (cuBLASLt's 32 MiB,
+ * one L2-sized chunk of A, the wgrad partials) and the planner's choice of
+ * it for ResNet-50's stem weight gradient on an H100. */
+static bool im2col_ok(const char *body, char *why, size_t len)
+{
+    fixture f;
+    if (!setup(&f, body, false))
+        return false;
+    bool ok = gpu_engine_find("conv_im2col_gemm")->supports(f.pl, f.p, &h100, why, len);
+    teardown(&f);
+    return ok;
+}
+
+static void test_im2col_rules(void)
+{
+    char why[512] = "";
+    CHECK(im2col_ok("  input x: bf16[2, 3, 23, 21] @nhwc;\n  weight w: bf16[64, 3, 7, 7] @nhwc;\n"
+                    "  y = conv(x, w, stride=2, pad=3);\n  output y: bf16 @nhwc;\n", why, sizeof why));
+    CHECK(im2col_ok("  input x: f16[2, 5, 17] @ncw;\n  weight w: f16[16, 5, 3];\n"
+                    "  y = conv(x, w, dilation=2);\n  output y: f16 @nwc;\n", why, sizeof why)); /* 1-D, x gathered */
+    static const struct { const char *body, *want; } no[] = {
+        {"  input x: f16[2, 8, 9, 9] @nhwc;\n  weight w: f16[16, 8, 3, 3] @nhwc;\n  y = conv(x, w);\n  output y: f16 @nhwc;\n",
+         "conv_im2col_gemm packs filter rows for C < 8 only, got C=8 (wider x runs unpadded on the implicit-GEMM "
+         "engines)"},
+        {"  input x: f16[2, 3, 9, 9] @nhwc;\n  weight w: f16[16, 3, 3, 3] @nhwc;\n  y = conv(x, w);\n  output y: f16 @nchw;\n",
+         "conv_im2col_gemm needs y 'y' packed channels-last (the GEMM's row-major [N*out, K]), not a view"},
+        {"  input x: f16[2, 3, 9, 9] @nhwc;\n  weight w: f16[12, 3, 3, 3] @nhwc;\n  y = conv(x, w);\n  output y: f16 @nhwc;\n",
+         "conv_im2col_gemm needs K % 8 == 0 (16-byte GEMM rows of y 'y'), got K=12"},
+        {"  input x: f32[2, 3, 9, 9] @nhwc;\n  weight w: f32[16, 3, 3, 3] @nhwc;\n  y = conv(x, w);\n  output y: f32 @nhwc;\n",
+         "conv_im2col_gemm needs x 'x' f16 or bf16, got f32"},
+        {"  input x: f16[2, 4, 9, 9] @nhwc;\n  weight w: f16[16, 2, 3, 3] @nhwc;\n  y = conv(x, w, groups=2);\n"
+         "  output y: f16 @nhwc;\n", "conv_im2col_gemm needs groups 1, got groups=2"},
+        {"  input x: f16[1, 3, 5, 6, 7] @ndhwc;\n  weight w: f16[8, 3, 2, 3, 3] @ndhwc;\n  y = conv(x, w);\n"
+         "  output y: f16 @ndhwc;\n", "conv_im2col_gemm runs 1-D and 2-D convs, y is 3-D"},
+        {"  input dy: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[16, 3, 3, 3] @nhwc;\n"
+         "  dx = conv_dgrad(dy, w, x_dims=[2, 3, 9, 9], pad=1);\n  output dx: f16 @nhwc;\n",
+         "conv_im2col_gemm runs conv and conv_wgrad, not conv_dgrad"},
+    };
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+        CHECK(!im2col_ok(no[i].body, why, sizeof why));
+        CHECK_STR(why, no[i].want, "im2col refusal");
+    }
+    fixture f;
+    if (setup(&f, "  input x: f16[2, 3, 9, 9] @nhwc;\n  weight w: f16[16, 3, 3, 3] @nhwc;\n"
+                  "  y = relu(conv(x, w, pad=1));\n  output y: f16 @nhwc;\n", false)) {
+        CHECK(!gpu_engine_find("conv_im2col_gemm")->supports(f.pl, f.p, &h100, why, sizeof why));
+        CHECK(strstr(why, "runs a lone conv") != NULL);
+        teardown(&f);
+    }
+    /* the stem's weight gradient at N = 256: chosen over conv_wgrad_mma (3.08 ms measured); workspace:
+     * 32 MiB + 795648 rows x 168 x 2 bytes of A (256 MiB rounded to 222 units of OW 112 x 32 items) + 32 f32
+     * partials of 64 x 168 */
+    if (setup(&f, "  input dy: bf16[256, 64, 112, 112] @nhwc;\n  input x: bf16[256, 3, 224, 224] @nhwc;\n"
+                  "  dw = conv_wgrad(dy, x, w_dims=[64, 3, 7, 7], stride=2, pad=3);\n  output dw: bf16 @nhwc;\n",
+              false)) {
+        CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK);
+        CHECK(strcmp(f.p->engine->name, "conv_im2col_gemm") == 0);
+        CHECK(f.p->ws_bytes == (size_t)(32 << 20) + (size_t)795648 * 168 * 2 + (size_t)32 * 64 * 168 * 4);
+        teardown(&f);
+    }
+}
+
 int main(void)
 {
     test_geometry_nchw_asym_dil_groups();
@@ -796,6 +863,7 @@ int main(void)
     test_wgmma_rules();
     test_wgmma_dgrad();
     test_dw_wgrad();
+    test_im2col_rules();
     test_pool_geometry();
     gpu_release_caches();
     return test_summary("test_gpu_conv");

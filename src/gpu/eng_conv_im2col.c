@@ -1,0 +1,326 @@
+/* eng_conv_im2col.c — conv_im2col_gemm: a forward conv or conv_wgrad with
+ * few input channels (C < 8: the C = 3 image stem) as cuBLASLt GEMMs on an
+ * im2col matrix packed per filter row (kern_conv_im2col.h).
+ *
+ * Why: with C = 3 the implicit-GEMM engines read x through a copy padded to
+ * 8 channels, a reduction of R * S * 8 = 392 for the stem's 147 useful taps.
+ * Packed per filter row, the S * C values of one row are adjacent in an NHWC
+ * x, so the reduction is R * roundup(S * C, 8) = 168, and A is built by a
+ * coalesced copy.  Then
+ *   fwd:   y [M, K] = A [M, Kc] . Wr [K, Kc]^T        (y NHWC is [M, K])
+ *   wgrad: dWr [K, Kc] = dy^T [K, M] . A [M, Kc]      (f32, then dw = unpack(dWr))
+ * with M = N * OH * OW, Kc = R * ldr, Wr the weights in the same layout.
+ *
+ * A is built and consumed in chunks of `rows` output pixels (one workspace
+ * buffer of ~256 MiB reused): at N = 256 the whole A would be 1.08 GB.
+ * (Chunks small enough to stay in L2 were slower: the per-GEMM ramp and
+ * tail cost more than the DRAM traffic they save.)  The weight gradient's
+ * GEMM per chunk is a strided batch of `split` items of rows / split pixels
+ * each (its output is only K x Kc: a single GEMM would occupy few SMs),
+ * accumulated (beta 1) over the chunks into `split` f32 partials that the
+ * unpack kernel sums in order: deterministic.  The chunk's tail items and
+ * the remainder rows are two more GEMM shapes planned at build.
+ *
+ * Claimed: conv (a lone node: fused epilogues are refused) and conv_wgrad,
+ * 1-D or 2-D, groups 1, C < 8, any stride, pad, dilation; x f16/bf16 in any
+ * layout (gathered through its strides when not channels-last); w of x's
+ * dtype, any layout; y (dy) packed channels-last, not a view, K % 8 == 0
+ * (16-byte GEMM rows); dw f32, f16 or bf16, any layout.
+ * Environment knobs (benchmarks): XDNN_IM2COL_ROWS (rows per chunk),
+ * XDNN_IM2COL_SPLIT (wgrad batch items per chunk). */
+#include "gpu/conv_analyze.h"
+#include "gpu/engine.h"
+#include "gpu/kern_conv_im2col.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ENG "conv_im2col_gemm"
+
+enum { CIM_MAX_C = 7 }; /* C % 8 == 0 convs run unpadded on the implicit-GEMM engines */
+
+typedef struct cim_shape {
+    gconv_problem cp;
+    kim_geom g;
+    bool wgrad;
+    int64_t M, rows, split, item;  /* rows per chunk (a multiple of split), item = rows / split */
+    int64_t full, last;            /* full chunks; rows of the last chunk (1 .. rows) */
+    size_t a_off, w_off, ws_bytes; /* workspace: cuBLASLt's, A chunk, Wr (fwd) or the partials (wgrad) */
+} cim_shape;
+
+/* The three GEMM shapes: a full chunk, the last chunk (its whole items for
+ * wgrad), and wgrad's remainder rows (fewer than an item). */
+typedef struct cim_priv {
+    cim_shape s;
+    gpu_lt_gemm lt[3];
+    bool have[3];
+    char detail[224];
+} cim_priv;
+
+static size_t up256(size_t v) { return (v + 255) / 256 * 256; }
+
+static int64_t env_int(const char *name, int64_t dflt)
+{
+    const char *v = getenv(name);
+    return v && atoll(v) > 0 ? atoll(v) : dflt;
+}
+
+/* Is the [N, K, 1, OH, OW] tensor with 5-slot strides s the packed
+ * row-major [N * OH * OW, K] matrix (dims of size 1 take any stride)? */
+static bool packed_mk(const kim_geom *g, const int64_t *s)
+{
+    const int64_t dims[4] = {g->K, g->OW, g->OH, g->N}, slot[4] = {1, 4, 3, 0};
+    int64_t want = 1;
+    for (int i = 0; i < 4; i++) {
+        if (dims[i] > 1 && s[slot[i]] != want)
+            return false;
+        want *= dims[i];
+    }
+    return true;
+}
+
+static bool cim_analyze(const gplan *pl, const gpart *p, cim_shape *s, char *why, size_t len)
+{
+    memset(s, 0, sizeof *s);
+    gconv_problem *cp = &s->cp;
+    if (!gpu_conv_analyze(pl, p, cp, why, len))
+        return false;
+    const ggraph *gg = pl->g;
+    if (cp->dir == GCONV_DGRAD)
+        GPU_REFUSE(ENG " runs conv and conv_wgrad, not conv_dgrad");
+    if (p->nnodes != 1 || cp->epi.n > 0)
+        GPU_REFUSE(ENG " runs a lone conv: partition %s fuses %d node(s) (no epilogue here)", p->name, p->nnodes);
+    const kconv_params *k = &cp->kp;
+    s->wgrad = cp->dir == GCONV_WGRAD;
+    if (k->G != 1)
+        GPU_REFUSE(ENG " needs groups 1, got groups=%" PRId64, k->G);
+    if (k->in[0] != 1 || k->win[0] != 1 || k->out[0] != 1)
+        GPU_REFUSE(ENG " runs 1-D and 2-D convs, %s is 3-D", cp->node->name);
+    if (k->C > CIM_MAX_C)
+        GPU_REFUSE(ENG " packs filter rows for C < 8 only, got C=%" PRId64 " (wider x runs unpadded on the "
+                   "implicit-GEMM engines)", k->C);
+    const char *xn = gg->t[cp->x].name, *yn = gg->t[cp->y].name, *wn = gg->t[cp->w].name;
+    if (k->dt_x != KDT_F16 && k->dt_x != KDT_BF16)
+        GPU_REFUSE(ENG " needs x '%s' f16 or bf16, got %s", xn, xdnn_dtype_name(gg->t[cp->x].dtype));
+    if (k->dt_y != k->dt_x)
+        GPU_REFUSE(ENG " needs %s '%s' of x's dtype %s, got %s", s->wgrad ? "dy" : "y", yn,
+                   xdnn_dtype_name(gg->t[cp->x].dtype), xdnn_dtype_name(gg->t[cp->y].dtype));
+    if (!s->wgrad && k->dt_w != k->dt_x)
+        GPU_REFUSE(ENG " needs w '%s' of x's dtype %s, got %s", wn, xdnn_dtype_name(gg->t[cp->x].dtype),
+                   xdnn_dtype_name(gg->t[cp->w].dtype));
+    if (k->K % 8 != 0)
+        GPU_REFUSE(ENG " needs K %% 8 == 0 (16-byte GEMM rows of %s '%s'), got K=%" PRId64, s->wgrad ? "dy" : "y", yn,
+                   k->K);
+    kim_geom *g = &s->g;
+    *g = (kim_geom){.N = k->N, .C = k->C, .K = k->K, .H = k->in[1], .W = k->in[2], .OH = k->out[1],
+                    .OW = k->out[2], .R = k->win[1], .S = k->win[2], .sh = k->stride[1], .sw = k->stride[2],
+                    .dh = k->dil[1], .dw = k->dil[2], .ph = k->pad[1], .pw = k->pad[2], .sxn = k->sx[0],
+                    .sxc = k->sx[1], .sxh = k->sx[3], .sxw = k->sx[4], .swk = k->sw[0], .swc = k->sw[1],
+                    .swr = k->sw[3], .sws = k->sw[4]};
+    g->ldr = (g->S * g->C + 7) / 8 * 8;
+    g->Kc = g->R * g->ldr;
+    if (gg->t[cp->y].view_of >= 0 || !packed_mk(g, k->sy))
+        GPU_REFUSE(ENG " needs %s '%s' packed channels-last (the GEMM's row-major [N*out, K]), not a view",
+                   s->wgrad ? "dy" : "y", yn);
+    s->M = g->N * g->OH * g->OW;
+    if (s->M < 1)
+        GPU_REFUSE(ENG ": %s has no output pixel", cp->node->name);
+    /* chunks of ~256 MiB of A (one at N = 32 for the stem, 5 at N = 256): measured on the stem's wgrad at
+     * N = 256, each chunk costs ~6 us more (its GEMM's ramp and tail), 196 chunks of 16384 rows 2.56 ms
+     * against 1.46 for 4 of 1M; whole output rows (n, oh) per chunk for the fast im2col kernel, whole
+     * items for the wgrad batch */
+    s->split = s->wgrad ? env_int("XDNN_IM2COL_SPLIT", 32) : 1;
+    const int64_t target = ((int64_t)256 << 20) / (g->Kc * 2);
+    int64_t unit = g->OW * s->split;
+    if (unit > target)
+        unit = s->split * 8; /* a very wide map: chunks of partial rows, gathered */
+    int64_t rows = env_int("XDNN_IM2COL_ROWS", target) / unit * unit;
+    if (rows < unit)
+        rows = unit;
+    if (rows * g->Kc >= ((int64_t)1 << 31) / 8 || s->M >= ((int64_t)1 << 31))
+        GPU_REFUSE(ENG ": a chunk of %" PRId64 " rows x %" PRId64 " columns (or N*out = %" PRId64 ") passes the "
+                   "kernels' 32-bit indices", rows, g->Kc, s->M);
+    if (rows > s->M) /* one chunk: as many rows as M, rounded up to whole items */
+        rows = (s->M + s->split - 1) / s->split * s->split;
+    s->rows = rows;
+    s->item = rows / s->split;
+    s->full = (s->M - 1) / rows;
+    s->last = s->M - s->full * rows;
+    s->a_off = GPU_LT_LOWP_WORKSPACE;
+    s->w_off = s->a_off + up256((size_t)(rows * g->Kc * 2));
+    s->ws_bytes = s->w_off + up256((size_t)(g->K * g->Kc) * (s->wgrad ? 4 * (size_t)s->split : 2));
+    return true;
+}
+
+static bool cim_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
+{
+    cim_shape s;
+    if (!cim_analyze(pl, p, &s, why, len))
+        return false;
+    if (dev && dev->cc_major < 8)
+        GPU_REFUSE(ENG " needs bf16/f16 cuBLASLt kernels of sm_80 or newer, device is sm_%d%d", dev->cc_major,
+                   dev->cc_minor);
+    return true;
+}
+
+/* A written by the im2col and read back by the GEMM, with x, w, y (dy),
+ * at 2.6 TB/s (DRAM: a 256 MiB chunk does not stay in L2), or the GEMM on
+ * the reduction Kc (useful + padded) at 400 TFLOP/s (a K = 64 wide GEMM is
+ * far from the 8192^3 peak) if that bounds, plus ~6 us per chunk (measured:
+ * its GEMM's ramp and tail) and 2 us per other launch. */
+static double cim_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    cim_shape s;
+    char why[256];
+    if (!cim_analyze(pl, p, &s, why, sizeof why))
+        return 1e30;
+    const double a_bytes = 2.0 * (double)s.M * (double)s.g.Kc * 2.0;
+    const double mem = (a_bytes + p->bytes) / 2.6e6;
+    const double math = 2.0 * (double)s.M * (double)s.g.K * (double)s.g.Kc / 400.0e6;
+    return (mem > math ? mem : math) + 6.0 * (double)(s.full + 1) + 4.0;
+}
+
+static size_t cim_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    cim_shape s;
+    char why[256];
+    return cim_analyze(pl, p, &s, why, sizeof why) ? s.ws_bytes : 0;
+}
+
+static cudaDataType_t cim_type(int kdt) { return kdt == KDT_BF16 ? CUDA_R_16BF : CUDA_R_16F; }
+
+/* The GEMM of `items` items of `rows` pixels each (fwd: items 1). */
+static xdnn_status cim_plan(gpu_ctx *c, const cim_shape *s, int64_t rows, int64_t items, const char *who,
+                            gpu_lt_gemm *lg, xdnn_diags_t *d)
+{
+    const kim_geom *g = &s->g;
+    const cudaDataType_t t = cim_type(s->cp.kp.dt_x);
+    const uint64_t Kc = (uint64_t)g->Kc, K = (uint64_t)g->K, R = (uint64_t)rows;
+    if (!s->wgrad) { /* y^T [K x rows] = Wr^T . A^T (column-major) */
+        const gpu_lt_mat wr = {t, Kc, K, (int64_t)Kc, 1, 0}, a = {t, Kc, R, (int64_t)Kc, 1, 0};
+        const gpu_lt_mat y = {t, K, R, (int64_t)K, 1, 0};
+        return gpu_lt_gemm_plan(c, CUBLAS_COMPUTE_32F, CUDA_R_32F, true, false, &wr, &a, &y, GPU_LT_LOWP_WORKSPACE,
+                                who, lg, d);
+    }
+    /* dWr^T [Kc x K] (= row-major [K, Kc]) = A^T . dy, per item */
+    const int32_t b = (int32_t)items;
+    const gpu_lt_mat a = {t, Kc, R, (int64_t)Kc, b, (int64_t)(R * Kc)}, dy = {t, K, R, (int64_t)K, b, (int64_t)(R * K)};
+    const gpu_lt_mat dw = {CUDA_R_32F, Kc, K, (int64_t)Kc, b, (int64_t)(K * Kc)};
+    return gpu_lt_gemm_plan(c, CUBLAS_COMPUTE_32F, CUDA_R_32F, false, true, &a, &dy, &dw, GPU_LT_LOWP_WORKSPACE, who,
+                            lg, d);
+}
+
+static xdnn_status cim_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
+{
+    cim_priv *cv = calloc(1, sizeof *cv);
+    if (!cv)
+        return XDNN_ERR_NOMEM;
+    p->priv = cv;
+    char why[512];
+    if (!cim_analyze(c->plan, p, &cv->s, why, sizeof why)) {
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), ENG ": %s: %s", p->name, why);
+        return XDNN_ERR_UNSUPPORTED;
+    }
+    const cim_shape *s = &cv->s;
+    if (s->ws_bytes > p->ws_bytes) {
+        diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), ENG ": %s: needs %zu workspace bytes, the plan gave %zu",
+                   p->name, s->ws_bytes, p->ws_bytes);
+        return XDNN_ERR_UNSUPPORTED;
+    }
+    char who[160];
+    snprintf(who, sizeof who, ENG ": %s", p->name);
+    /* [0] full chunks, [1] the last chunk's whole items, [2] wgrad's remainder rows */
+    const int64_t last_items = s->wgrad ? s->last / s->item : 1, rem = s->wgrad ? s->last % s->item : 0;
+    const int64_t shape[3][2] = {{s->item, s->split}, {s->wgrad ? s->item : s->last, last_items}, {rem, 1}};
+    const bool want[3] = {s->full > 0, last_items > 0, rem > 0};
+    for (int i = 0; i < 3; i++) {
+        if (!want[i])
+            continue;
+        xdnn_status st = cim_plan(c, s, shape[i][0], shape[i][1], who, &cv->lt[i], d);
+        if (st != XDNN_OK)
+            return st;
+        cv->have[i] = true;
+    }
+    const gpu_lt_gemm *l0 = &cv->lt[cv->have[0] ? 0 : 1];
+    snprintf(cv->detail, sizeof cv->detail,
+             "per-row im2col (reduction %" PRId64 " = %" PRId64 " rows x %" PRId64 ", %" PRId64 " useful) + cublasLt "
+             "%s algo=%d tile=%d; %" PRId64 " chunk(s) of %" PRId64 " pixels%s",
+             s->g.Kc, s->g.R, s->g.ldr, s->g.R * s->g.S * s->g.C, s->wgrad ? "wgrad" : "fwd", l0->algo_id, l0->tile,
+             s->full + 1, s->rows, s->wgrad ? ", batched" : "");
+    if (s->wgrad)
+        snprintf(cv->detail + strlen(cv->detail), sizeof cv->detail - strlen(cv->detail), " x %" PRId64, s->split);
+    return XDNN_OK;
+}
+
+static xdnn_status cim_gemm(gpu_ctx *c, const gpu_lt_gemm *lg, const void *a, const void *b, void *dm, bool acc,
+                            char *ws, cudaStream_t strm, xdnn_diags_t *d)
+{
+    const float one = 1.0f, beta = acc ? 1.0f : 0.0f;
+    cublasStatus_t e = cublasLtMatmul(c->lt, lg->op, &one, a, lg->la, b, lg->lb, &beta, dm, lg->lc, dm, lg->lc,
+                                      &lg->algo, ws, GPU_LT_LOWP_WORKSPACE, strm);
+    return gpu_check_cublas(e, "cublasLtMatmul (" ENG ")", __FILE__, __LINE__, d);
+}
+
+static xdnn_status cim_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_diags_t *d)
+{
+    const cim_priv *cv = p->priv;
+    const cim_shape *s = &cv->s;
+    const kim_geom *g = &s->g;
+    char *ws = c->ws + p->ws_offset, *a = ws + s->a_off, *wbuf = ws + s->w_off;
+    const void *x = c->dptr[s->cp.x];
+    char *y = c->dptr[s->cp.y]; /* y, or dy for wgrad */
+    int ce;
+    xdnn_status st = XDNN_OK;
+    if (!s->wgrad && (ce = kim_pack_w_launch(g, c->dptr[s->cp.w], wbuf, strm)) != 0)
+        return gpu_check_cuda((cudaError_t)ce, "kim_pack_w", __FILE__, __LINE__, d);
+    if (s->wgrad)
+        CUDA_TRY(cudaMemsetAsync(wbuf, 0, (size_t)(s->split * g->K * g->Kc) * 4, strm));
+    for (int64_t ch = 0; ch <= s->full && st == XDNN_OK; ch++) {
+        const int64_t m0 = ch * s->rows, rows = ch < s->full ? s->rows : s->last;
+        if ((ce = kim_im2col_launch(g, m0, rows, x, a, strm)) != 0)
+            return gpu_check_cuda((cudaError_t)ce, "kim_im2col", __FILE__, __LINE__, d);
+        char *ym = y + (size_t)(m0 * g->K) * 2;
+        if (!s->wgrad) {
+            st = cim_gemm(c, &cv->lt[ch < s->full ? 0 : 1], wbuf, a, ym, false, ws, strm, d);
+            continue;
+        }
+        /* the chunk's whole items into partials 0 .. items-1, its remainder rows into partial 0 */
+        const int64_t whole = ch < s->full ? s->rows : s->last / s->item * s->item;
+        if (whole > 0)
+            st = cim_gemm(c, &cv->lt[ch < s->full ? 0 : 1], a, ym, wbuf, true, ws, strm, d);
+        if (st == XDNN_OK && rows > whole)
+            st = cim_gemm(c, &cv->lt[2], a + (size_t)(whole * g->Kc) * 2, ym + (size_t)(whole * g->K) * 2, wbuf, true,
+                          ws, strm, d);
+    }
+    if (st != XDNN_OK || !s->wgrad)
+        return st;
+    ce = kim_unpack_dw_launch(g, (const float *)(void *)wbuf, (int)s->split, c->dptr[s->cp.w], s->cp.kp.dt_w, strm);
+    return gpu_check_cuda((cudaError_t)ce, "kim_unpack_dw", __FILE__, __LINE__, d);
+}
+
+static void cim_release(gpart *p)
+{
+    cim_priv *cv = p->priv;
+    if (!cv)
+        return;
+    for (int i = 0; i < 3; i++)
+        if (cv->have[i])
+            gpu_lt_destroy(cv->lt[i].op, cv->lt[i].la, cv->lt[i].lb, cv->lt[i].lc);
+    free(cv);
+    p->priv = NULL;
+}
+
+static const char *cim_detail(const gpart *p)
+{
+    const cim_priv *cv = p->priv;
+    return cv ? cv->detail : "";
+}
+
+const gpu_engine gpu_engine_conv_im2col_gemm = {
+    ENG,
+    "conv / conv_wgrad with C < 8 (the image stem) as an im2col packed per filter row (reduction R x "
+    "roundup(S*C, 8)) + cuBLASLt GEMMs in 256 MiB chunks: 1-/2-D, groups 1, f16/bf16, y/dy packed NHWC",
+    cim_supports, cim_cost, cim_workspace, cim_build, cim_execute, cim_release, cim_detail,
+};
