@@ -14,6 +14,8 @@
 #  4. the ResNet-50 N=256 training step, fused (RUN_S).
 # MODE=ab: the step with XDNN_NO_DGRAD_EPI=1 (before) then fused (after), one
 # process each, and the per-partition times of the dgrad / relu_bwd ones.
+# MODE=all (one call for everything): the new cases, their memcheck, A/B,
+# then conv/dgrad/ and --quick fwd+epi as the time limits allow.
 set -uo pipefail
 . "$(dirname "$0")/dev_env.sh"
 R="graphs/resnet50_train_step.dnn --set N=256 --set HW=224 --set WID=64 --set NCLS=1000"
@@ -49,7 +51,25 @@ run_step() { # TAG [ENV=...]
     echo "rc=$?"; tail -2 "$out/run_$tag.err" | cut -c1-200
     summary "$out/run_$tag.json" 2>&1 | tail -1
 }
-if [ "${MODE:-check}" = check ]; then
+if [ "${MODE:-check}" = all ]; then # one call: the new cases, memcheck, A/B, then the regressions as time allows
+    dev_link_tester difftest_conv || exit 1
+    dt=$dev/difftest_conv
+    step "difftest_conv dgrad+relu_bwd"
+    timeout "${NEW_S:-20}" "$dt" dgrad+relu_bwd > "$out/dgrad.log" 2>&1
+    echo "rc=$?"; grep -E "^FAIL" -A14 "$out/dgrad.log" | cut -c1-300 | head -30; grep -E "passed," "$out/dgrad.log"
+    step "memcheck --quick dgrad+relu_bwd"
+    timeout "${SAN_S:-25}" compute-sanitizer --tool memcheck --print-limit 10 "$dt" --quick dgrad+relu_bwd \
+        > "$out/memcheck.log" 2>&1
+    echo "rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -8
+    link_cli || exit 1
+    run_step before XDNN_NO_DGRAD_EPI=1
+    run_step after XDNN_NO_DGRAD_EPI=0
+    step "regressions: conv/dgrad/ and the forward epilogues"
+    { timeout "${EPI_S:-15}" "$dt" --quick fwd+epi; timeout "${SWEEP_S:-30}" "$dt" conv/dgrad/; } > "$out/regr.log" 2>&1
+    echo "rc=$? (124: cut short)"; grep -E "^FAIL" -A8 "$out/regr.log" | cut -c1-300 | head -24
+    echo "ran $(grep -cE '^(PASS|FAIL)' "$out/regr.log") of $("$dt" --list conv/dgrad/ | wc -l) dgrad +" \
+        "$("$dt" --list --quick fwd+epi | wc -l) fwd+epi"; grep -E "passed," "$out/regr.log"
+elif [ "${MODE:-check}" = check ]; then
     dev_link_tester difftest_conv || exit 1
     dt=$dev/difftest_conv
     step "difftest_conv conv/dgrad (new: conv/dgrad+relu_bwd)"
