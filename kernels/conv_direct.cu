@@ -12,7 +12,8 @@
  *        y's contiguous dim, else W) so neighbouring threads touch
  *        neighbouring memory.
  * dgrad: one thread per dx element, gathering over the taps r whose output
- *        position o = (i + pad - r*dil) / stride is exact and inside dy.
+ *        position o = (i + pad - r*dil) / stride is exact and inside dy; a fused
+ *        relu_bwd mask (conv_epi.cuh) at the store.
  * wgrad: groups 1: the tiled split reduction kconv_tiled_wgrad (below);
  *        groups > 1: one 256-thread block per dw element reducing over
  *        N x out positions (warp shuffles, then shared memory).  Neither uses
@@ -94,7 +95,7 @@ __global__ void __launch_bounds__(KCD_THREADS) kconv_direct_fwd_kernel(kconv_par
 }
 
 __global__ void __launch_bounds__(KCD_THREADS) kconv_direct_dgrad_kernel(kconv_params p, void *dx, const void *w,
-                                                                          const void *dy)
+                                                                          const void *dy, const kconv_epi epi)
 {
     const int64_t Kg = p.K / p.G, Cg = p.C / p.G;
     const int64_t d[5] = {p.N, p.C, p.in[0], p.in[1], p.in[2]};
@@ -126,7 +127,8 @@ __global__ void __launch_bounds__(KCD_THREADS) kconv_direct_dgrad_kernel(kconv_p
                 }
             }
         }
-        kst(dx, p.dt_x, n * p.sx[0] + ch * p.sx[1] + ix[2] * p.sx[2] + ix[3] * p.sx[3] + ix[4] * p.sx[4], acc);
+        kst(dx, p.dt_x, n * p.sx[0] + ch * p.sx[1] + ix[2] * p.sx[2] + ix[3] * p.sx[3] + ix[4] * p.sx[4],
+            epi.n ? kepi_apply(epi, acc, n, ch, ix[2], ix[3], ix[4]) : acc);
     }
 }
 
@@ -405,10 +407,14 @@ int kconv_direct_fwd(const kconv_params *p, const void *x, const void *w, void *
     return (int)cudaGetLastError();
 }
 
-int kconv_direct_dgrad(const kconv_params *p, void *dx, const void *w, const void *dy, void *stream)
+int kconv_direct_dgrad(const kconv_params *p, void *dx, const void *w, const void *dy, const kconv_epi *epi,
+                       void *stream)
 {
+    kconv_epi none;
+    none.n = 0;
     const int64_t total = p->N * p->C * p->in[0] * p->in[1] * p->in[2];
-    kconv_direct_dgrad_kernel<<<kgrid(total, KCD_THREADS), KCD_THREADS, 0, (cudaStream_t)stream>>>(*p, dx, w, dy);
+    kconv_direct_dgrad_kernel<<<kgrid(total, KCD_THREADS), KCD_THREADS, 0, (cudaStream_t)stream>>>(*p, dx, w, dy,
+                                                                                                  epi ? *epi : none);
     return (int)cudaGetLastError();
 }
 

@@ -1,12 +1,20 @@
 /* conv_epi.cuh — the fused epilogue of the forward conv kernels
- * (conv_igemm.cu, conv_direct.cu, conv_dw.cu): kconv_epi's steps applied to
- * one f32 accumulator at y coordinate (n, k, o, p, q).  The branch on each
+ * (conv_igemm.cu, conv_direct.cu, conv_dw.cu, conv_igemm_wgmma_sm90a.cu) and
+ * of their dgrad (a relu_bwd mask): kconv_epi's steps applied to one f32
+ * accumulator at y coordinate (n, k, o, p, q).  The branch on each
  * step's op is uniform across a launch.  The formulas are those of
  * src/ops/pointwise_modes.def, evaluated in f32. */
 #ifndef XDNN_CONV_EPI_CUH
 #define XDNN_CONV_EPI_CUH
 
 #include "kern_common.cuh"
+
+/* relu_bwd(v, t) as pointwise_modes.def writes it: a NaN t takes the slope
+ * branch (v * p2: 0, or NaN where v is Inf or NaN, as the reference). */
+static __device__ __forceinline__ float kepi_relu_bwd(float v, float t, float p0, float p1, float p2)
+{
+    return t > p0 ? (t < p1 ? v : 0.f) : v * p2;
+}
 
 static __device__ __forceinline__ float kepi_act(int op, float a, float p0, float p1, float p2)
 {
@@ -35,7 +43,7 @@ static __device__ __forceinline__ void kepi_tile(const kconv_epi &e, float (&v)[
     for (int i = 0; i < e.n; i++) {
         const kepi_step &s = e.s[i];
         const int op = s.op;
-        if (op <= KEPI_MUL_T) {
+        if (op <= KEPI_RELU_BWD) {
             float t[NR][NC];
 #pragma unroll
             for (int r = 0; r < NR; r++) {
@@ -48,7 +56,8 @@ static __device__ __forceinline__ void kepi_tile(const kconv_epi &e, float (&v)[
             for (int r = 0; r < NR; r++)
 #pragma unroll
                 for (int c = 0; c < NC; c++)
-                    v[r][c] = op == KEPI_ADD_T ? v[r][c] + t[r][c]
+                    v[r][c] = op == KEPI_RELU_BWD ? kepi_relu_bwd(v[r][c], t[r][c], s.p0, s.p1, s.p2)
+                            : op == KEPI_ADD_T ? v[r][c] + t[r][c]
                             : op == KEPI_SUB_T ? v[r][c] - t[r][c]
                             : op == KEPI_RSUB_T ? t[r][c] - v[r][c] : v[r][c] * t[r][c];
             continue;
@@ -83,9 +92,10 @@ static __device__ __forceinline__ float kepi_apply(const kconv_epi &e, float v, 
 {
     for (int i = 0; i < e.n; i++) {
         const kepi_step &s = e.s[i];
-        if (s.op <= KEPI_MUL_T) {
+        if (s.op <= KEPI_RELU_BWD) {
             const float t = kld(s.t, s.dt, n * s.st[0] + k * s.st[1] + o * s.st[2] + p * s.st[3] + q * s.st[4]);
-            v = s.op == KEPI_ADD_T ? v + t : s.op == KEPI_SUB_T ? v - t : s.op == KEPI_RSUB_T ? t - v : v * t;
+            v = s.op == KEPI_RELU_BWD ? kepi_relu_bwd(v, t, s.p0, s.p1, s.p2)
+              : s.op == KEPI_ADD_T ? v + t : s.op == KEPI_SUB_T ? v - t : s.op == KEPI_RSUB_T ? t - v : v * t;
         } else if (s.op == KEPI_ADD_S) {
             v += s.p0;
         } else if (s.op == KEPI_MUL_S) {

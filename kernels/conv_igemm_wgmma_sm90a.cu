@@ -81,11 +81,58 @@ __device__ __forceinline__ uint32_t pack_y(int dt, float a, float b)
     return *reinterpret_cast<const uint32_t *>(&h);
 }
 
-// The tile's store: split-K's raw f32 partial, or the fused epilogue and y.
+// A dgrad's relu_bwd mask (conv_epi.h: the epilogue's one step) read into registers at the tile's start, as
+// the 16-bit pairs the thread stores: loaded in the epilogue, each 8-column chunk waited a memory latency
+// after the previous chunk's stores (the compiler cannot move a load above a store that may alias it), +0.1 to
+// +0.45 ms a ResNet-50 N=256 dgrad (1.5x the mask's own pass); issued before the mainloop, the latency
+// hides behind it.  Taken when the mask is 16-bit, channel-contiguous, and its pairs 4-byte aligned.
+__device__ __forceinline__ bool kcw_mask_regs(const kconv_epi &epi, const float *part)
+{
+    const kepi_step &s = epi.s[0];
+    return !part && epi.n == 1 && s.op == KEPI_RELU_BWD && s.dt != KDT_F32 && s.st[1] == 1 && s.st[0] % 2 == 0 &&
+           s.st[3] % 2 == 0 && s.st[4] % 2 == 0 && (reinterpret_cast<uintptr_t>(s.t) & 3) == 0;
+}
+
+// The thread's mask pairs (rows mrow, mrow + 8; columns j*8 + (lane%4)*2 + {0, 1} of each wgmma block b), 0
+// past M or K.
+template <int BN>
+__device__ __forceinline__ void kcw_mask_load(const kcw_geom &g, const kepi_step &s,
+                                              uint32_t (&mk)[kcw_cfg<BN>::NB][kcw_cfg<BN>::WN / 8][2], int bm,
+                                              int bn, int cw, int warp, int lane)
+{
+    constexpr int WN = kcw_cfg<BN>::WN, NB = kcw_cfg<BN>::NB;
+    const int mrow = bm + cw * 64 + warp * 16 + lane / 4;
+    const uint16_t *t = static_cast<const uint16_t *>(s.t);
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int m = mrow + h * 8;
+        const int mm = m < g.M ? m : 0;
+        const int64_t row = (int64_t)(mm / (g.P * g.Q)) * s.st[0] + (int64_t)((mm / g.Q) % g.P) * s.st[3] +
+                            (int64_t)(mm % g.Q) * s.st[4];
+#pragma unroll
+        for (int b = 0; b < NB; b++)
+#pragma unroll
+            for (int j = 0; j < WN / 8; j++) {
+                const int k = bn + b * WN + j * 8 + (lane % 4) * 2;
+                mk[b][j][h] = m < g.M && k < g.K ? __ldg(reinterpret_cast<const unsigned int *>(t + row + k)) : 0u;
+            }
+    }
+}
+
+__device__ __forceinline__ float2 unpack_pair(int dt, uint32_t u)
+{
+    if (dt == KDT_F16)
+        return __half22float2(*reinterpret_cast<const __half2 *>(&u));
+    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&u));
+}
+
+// The tile's store: split-K's raw f32 partial, or the fused epilogue and y (mask: the epilogue is the relu_bwd
+// mask in mk, kcw_mask_load's).
 template <int BN>
 __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw_cfg<BN>::NB][kcw_cfg<BN>::WN / 2],
                                              void *__restrict__ y, const kconv_epi &epi, float *__restrict__ part,
-                                             int bm, int bn, int z, int cw, int warp, int lane)
+                                             int bm, int bn, int z, int cw, int warp, int lane, bool mask,
+                                             const uint32_t (&mk)[kcw_cfg<BN>::NB][kcw_cfg<BN>::WN / 8][2])
 {
     constexpr int WN = kcw_cfg<BN>::WN, NB = kcw_cfg<BN>::NB;
     // accumulator layout of m64nWN (per warp, per 8-column block j): rows lane/4 and lane/4 + 8,
@@ -141,8 +188,19 @@ __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw
                 for (int h = 0; h < 2; h++)
                     v[h][e] = acc[b][(j0 + e / 2) * 4 + h * 2 + e % 2];
             }
-            if (epi.n)
+            if (mask) {
+                const kepi_step &ms = epi.s[0];
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+#pragma unroll
+                    for (int jj = 0; jj < 4; jj++) {
+                        const float2 a = unpack_pair(ms.dt, mk[b][j0 + jj][h]);
+                        v[h][2 * jj] = kepi_relu_bwd(v[h][2 * jj], a.x, ms.p0, ms.p1, ms.p2);
+                        v[h][2 * jj + 1] = kepi_relu_bwd(v[h][2 * jj + 1], a.y, ms.p0, ms.p1, ms.p2);
+                    }
+            } else if (epi.n) {
                 kepi_tile<2, 8>(epi, v, rc, kc, rv, cv);
+            }
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 // 16-byte stores: a 4x4 transpose of packed pairs within each quad of lanes gives lane q the 8
@@ -329,8 +387,12 @@ __global__ void __launch_bounds__(kcwThreads, 1)
         for (int i = 0; i < WN / 2; i++)
             acc[b][i] = 0.f;
     int gs = 0;
+    const bool mask = kcw_mask_regs(epi, part);
+    uint32_t mk[NB][WN / 8][2];
     for (int wi = blockIdx.x; wi < nwork; wi += gridDim.x) {
         const kcw_item it = item_of(g, wi, tiles_m, tiles_n, BN);
+        if (mask)
+            kcw_mask_load<BN>(g, epi.s[0], mk, it.bm, it.bn, cw, warp, lane);
         for (int kt = 0; kt < it.KT; kt++, gs++) {
             const int st = gs % ST;
             mb_wait(KCW_FULL(st), (gs / ST) & 1);
@@ -352,7 +414,7 @@ __global__ void __launch_bounds__(kcwThreads, 1)
         for (int b = 0; b < NB; b++)
             keep(acc[b]);
         mb_arrive(KCW_EMPTY((gs - 1) % ST)); // the tile's last slice (the producer is already past it)
-        kcw_epilogue<BN>(g, acc, y, epi, part, it.bm, it.bn, it.z, cw, warp, lane);
+        kcw_epilogue<BN>(g, acc, y, epi, part, it.bm, it.bn, it.z, cw, warp, lane, mask, mk);
     }
 #undef KCW_FULL
 #undef KCW_EMPTY

@@ -82,15 +82,17 @@ static void copy_geom(const conv_geom *g, int64_t *in, int64_t *win, int64_t *ou
     }
 }
 
-/* A forward conv's partition with its epilogue chain: the conv node, the
- * steps in cp->epi, the chain's last result in *last. */
+/* A forward conv's partition with its epilogue chain, or a conv_dgrad's
+ * with its relu_bwd mask (conv_epi.h): the conv node, the steps in cp->epi,
+ * the chain's last result in *last. */
 static const gnode *conv_with_epilogue(const gplan *pl, const gpart *p, gconv_problem *cp, int *last, char *why,
                                        size_t len)
 {
     const ggraph *g = pl->g;
-    if (p->anchor < 0 || !gconv_epi_anchor(g, p->anchor)) {
-        snprintf(why, len, "needs a lone conv node or a conv with its epilogue, got partition %s of %d nodes",
-                 p->name, p->nnodes);
+    const bool dgrad = p->anchor >= 0 && gconv_dgrad_epi_anchor(g, p->anchor);
+    if (p->anchor < 0 || (!dgrad && !gconv_epi_anchor(g, p->anchor)) || (dgrad && p->nnodes != 2)) {
+        snprintf(why, len, "needs a lone conv node, a conv with its epilogue or a conv_dgrad with its relu_bwd, "
+                 "got partition %s of %d nodes", p->name, p->nnodes);
         return NULL;
     }
     int cur = g->n[p->anchor].out;
@@ -100,7 +102,8 @@ static const gnode *conv_with_epilogue(const gplan *pl, const gpart *p, gconv_pr
             continue;
         kepi_step st;
         int t = -1;
-        if (cp->epi.n == KEPI_MAX || !gconv_epi_step(g, k, cur, &st, &t, why, len)) {
+        if (cp->epi.n == KEPI_MAX || (dgrad ? !gconv_dgrad_epi_step(g, k, cur, &st, &t, why, len)
+                                            : !gconv_epi_step(g, k, cur, &st, &t, why, len))) {
             if (cp->epi.n == KEPI_MAX)
                 snprintf(why, len, "conv epilogue of partition %s has more than %d steps", p->name, KEPI_MAX);
             return NULL;
@@ -134,7 +137,7 @@ bool gpu_conv_analyze(const gplan *pl, const gpart *p, gconv_problem *cp, char *
     /* roles: fwd (x, w) -> y; dgrad (dy, w) -> dx; wgrad (dy, x) -> dw */
     switch (cp->dir) {
     case GCONV_FWD: cp->x = n->in[0], cp->w = n->in[1], cp->y = last >= 0 ? last : n->out; break;
-    case GCONV_DGRAD: cp->y = n->in[0], cp->w = n->in[1], cp->x = n->out; break;
+    case GCONV_DGRAD: cp->y = n->in[0], cp->w = n->in[1], cp->x = last >= 0 ? last : n->out; break;
     case GCONV_WGRAD: cp->y = n->in[0], cp->x = n->in[1], cp->w = n->out; break;
     }
     const gtensor *x = &g->t[cp->x], *w = &g->t[cp->w], *y = &g->t[cp->y];
@@ -388,6 +391,11 @@ bool gpu_conv_igemm_check(const ggraph *g, const gconv_problem *cp, bool tf32, c
 bool gpu_conv_dw_check(const ggraph *g, const gconv_problem *cp, char *why, size_t len)
 {
     const kconv_params *k = &cp->kp;
+    if (cp->dir == GCONV_DGRAD && cp->epi.n) {
+        snprintf(why, len, "conv_dw runs conv_dgrad without a fused epilogue, partition fuses %s's relu_bwd",
+                 cp->node->name);
+        return false;
+    }
     if (k->G != k->C || k->K != k->C) {
         snprintf(why, len, "conv_dw needs depthwise groups == C == K, got groups=%" PRId64 ", C=%" PRId64
                            ", K=%" PRId64, k->G, k->C, k->K);

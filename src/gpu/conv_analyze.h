@@ -25,8 +25,9 @@ typedef struct gconv_problem {
 } gconv_problem;
 
 /* Fill cp for a partition that is a lone conv / conv_dgrad / conv_wgrad node,
- * or a forward conv with its epilogue chain (conv_epi.h; y is then the
- * chain's last result, written in its dtype and strides); false with a
+ * a forward conv with its epilogue chain (conv_epi.h; y is then the
+ * chain's last result, written in its dtype and strides), or a conv_dgrad
+ * with its relu_bwd mask (x is then the relu_bwd's result); false with a
  * reason (naming op, tensor/attribute, expected and actual). */
 bool gpu_conv_analyze(const gplan *pl, const gpart *p, gconv_problem *cp, char *why, size_t len);
 

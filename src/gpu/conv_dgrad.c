@@ -73,8 +73,21 @@ int gpu_conv_dgrad_empty(const gconv_dgrad *dg)
     return n;
 }
 
+void gpu_conv_dgrad_phase_epi(const kconv_epi *epi, const gconv_phase *q, kconv_epi *out)
+{
+    *out = *epi;
+    for (int j = 0; j < out->n; j++) {
+        kepi_step *s = &out->s[j];
+        if (s->op > KEPI_RELU_BWD || !s->t) /* no tensor operand */
+            continue;
+        s->t = (const char *)s->t + (size_t)q->dx_off * (s->dt == KDT_F32 ? 4 : 2);
+        for (int d = 0; d < 5; d++)
+            s->st[d] = q->f.sy[d];
+    }
+}
+
 int gpu_conv_dgrad_run(const gconv_problem *cp, const gconv_dgrad *dg, const void *dy, const void *w, void *dx,
-                       char *ws, gconv_phase_gemm gemm, const void *ctx, void *stream)
+                       const kconv_epi *epi, char *ws, gconv_phase_gemm gemm, const void *ctx, void *stream)
 {
     const kconv_params *k = &cp->kp;
     const size_t esz_w = k->dt_y == KDT_F32 ? 4 : 2, esz_x = k->dt_x == KDT_F32 ? 4 : 2;
@@ -91,8 +104,11 @@ int gpu_conv_dgrad_run(const gconv_problem *cp, const gconv_dgrad *dg, const voi
         }
         char *wt = ws + (size_t)q->wt_off * esz_w;
         e = kconv_pack_phase(k, w, wt, q->f.dt_w, q->r0, q->rstep, q->taps, stream);
+        kconv_epi pe;
+        if (epi && epi->n)
+            gpu_conv_dgrad_phase_epi(epi, q, &pe);
         if (e == 0)
-            e = gemm(ctx, dg, i, dy, wt, y, part, stream);
+            e = gemm(ctx, dg, i, dy, wt, y, epi && epi->n ? &pe : NULL, part, stream);
     }
     return e;
 }

@@ -45,14 +45,22 @@ void gpu_conv_dgrad_fold(gconv_dgrad *dg, int64_t align, int max_zero);
 int gpu_conv_dgrad_launches(const gconv_dgrad *dg);
 int gpu_conv_dgrad_empty(const gconv_dgrad *dg);
 
-/* One phase's GEMM: dx_phase = conv(dy, wt) for dg->ph[i].f (split-K
+/* One phase's GEMM: dx_phase = epi(conv(dy, wt)) for dg->ph[i].f (split-K
  * partials at part when dg->splits[i] > 1; dg->zoff[i] zero-filled when
- * dg->nzero[i] > 0).  A cudaError_t value. */
+ * dg->nzero[i] > 0; epi: the phase's view of the fused relu_bwd mask, or
+ * NULL).  A cudaError_t value. */
 typedef int (*gconv_phase_gemm)(const void *ctx, const gconv_dgrad *dg, int i, const void *dy, const void *wt,
-                                void *dx_phase, float *part, void *stream);
+                                void *dx_phase, const kconv_epi *epi, float *part, void *stream);
 /* Launch the whole dgrad on stream: per phase, its weights packed into the
- * workspace ws and gemm (or a zero fill).  A cudaError_t value. */
+ * workspace ws and gemm (or a zero fill).  epi (bound, or NULL): the fused
+ * relu_bwd mask in dx's coordinates; each GEMM reads it through its phase's
+ * dx strides from the phase's first position (the mask has dx's layout:
+ * gconv_dgrad_epi_step), and zero phases skip it (relu_bwd(0, a) = 0 for a
+ * finite slope).  A cudaError_t value. */
 int gpu_conv_dgrad_run(const gconv_problem *cp, const gconv_dgrad *dg, const void *dy, const void *w, void *dx,
-                       char *ws, gconv_phase_gemm gemm, const void *ctx, void *stream);
+                       const kconv_epi *epi, char *ws, gconv_phase_gemm gemm, const void *ctx, void *stream);
+/* The phase q's view of epi (every tensor operand shifted to q's first dx
+ * position and read through q's dx strides). */
+void gpu_conv_dgrad_phase_epi(const kconv_epi *epi, const gconv_phase *q, kconv_epi *out);
 
 #endif

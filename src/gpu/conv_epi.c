@@ -117,9 +117,58 @@ bool gconv_epi_step(const ggraph *g, int node, int cur, kepi_step *st, int *tens
     return true;
 }
 
+bool gconv_dgrad_epi_anchor(const ggraph *g, int node)
+{
+    const gnode *n = &g->n[node];
+    return n->op_id == OP_conv_dgrad && n->ir && n->kind == GN_OTHER && n->out >= 0 && n->nin >= 2;
+}
+
+bool gconv_dgrad_epi_step(const ggraph *g, int node, int cur, kepi_step *st, int *tensor, char *why, size_t len)
+{
+    const gnode *n = &g->n[node];
+    kepi_step tmp;
+    if (!st)
+        st = &tmp;
+    memset(st, 0, sizeof *st);
+    if (n->op_id != OP_relu_bwd || !n->ir || n->out < 0 || n->nin != 2 || n->in[0] != cur || n->in[1] < 0 ||
+        n->in[1] == cur) {
+        snprintf(why, len, "node %s (%s) is not relu_bwd of the conv_dgrad's result and a mask", n->name, n->op);
+        return false;
+    }
+    const gtensor *a = &g->t[n->in[1]], *dx = &g->t[n->out];
+    if (!float_dtype(dx->dtype) || !float_dtype(a->dtype) || a->is_scalar) {
+        snprintf(why, len, "node %s: relu_bwd of dtype %s with a mask %s of dtype %s", n->name,
+                 gg_dtype_name(dx->dtype), a->name, gg_dtype_name(a->dtype));
+        return false;
+    }
+    bool same_layout = a->rank == dx->rank && gg_same_dims(a, &g->t[cur]);
+    for (int i = 0; same_layout && i < a->rank; i++)
+        same_layout = a->dims[i] == 1 || a->strides[i] == dx->strides[i];
+    if (!same_layout || !operand_strides(a, &g->t[cur], st->st)) {
+        snprintf(why, len, "node %s: relu_bwd's mask %s is not of dx's dims and layout (a stride phase reads it "
+                 "through dx's strides)", n->name, a->name);
+        return false;
+    }
+    double p[PW_MAX_PARAMS] = {0};
+    pw_params(n->ir, op_get(n->op_id), p);
+    if (!isfinite(p[2])) {
+        snprintf(why, len, "node %s: relu_bwd's slope %g is not finite (a zero-filled phase would not stay 0)",
+                 n->name, p[2]);
+        return false;
+    }
+    st->op = KEPI_RELU_BWD;
+    st->dt = kdt_of(a->dtype);
+    st->p0 = (float)p[0];
+    st->p1 = (float)p[1];
+    st->p2 = (float)p[2];
+    if (tensor)
+        *tensor = n->in[1];
+    return true;
+}
+
 void gconv_epi_describe(const kconv_epi *e, char *buf, size_t len)
 {
-    static const char *const names[] = {"add", "sub", "rsub", "mul", "add_scalar", "scale", "relu",
+    static const char *const names[] = {"add", "sub", "rsub", "mul", "relu_bwd", "add_scalar", "scale", "relu",
                                         "gelu",  "gelu_tanh", "swish", "sigmoid", "tanh"};
     size_t k = 0;
     buf[0] = 0;

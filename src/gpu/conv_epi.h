@@ -23,6 +23,18 @@ bool gconv_epi_anchor(const ggraph *g, int node);
  * False with the reason (naming node and operand) in why. */
 bool gconv_epi_step(const ggraph *g, int node, int cur, kepi_step *st, int *tensor, char *why, size_t len);
 
+/* A conv_dgrad's epilogue is one relu_bwd(dx, a) (a ReLU's mask: ResNet's
+ * backward, d2z = relu_bwd(conv_dgrad(..), a2)), the dgrad's dx as its
+ * gradient and a read at dx's coordinates.  Is `node` a conv_dgrad that can
+ * anchor it? */
+bool gconv_dgrad_epi_anchor(const ggraph *g, int node);
+/* Can `node`, reading the dgrad's output `cur`, be that step?  relu_bwd with
+ * cur as its gradient, a mask a of cur's dims (no broadcast) in the layout of
+ * the step's result (the engines read it through each stride phase's dx
+ * strides), a finite slope (a zero-filled phase stays 0), float dtypes.  st
+ * and tensor as gconv_epi_step fills them; false with the reason. */
+bool gconv_dgrad_epi_step(const ggraph *g, int node, int cur, kepi_step *st, int *tensor, char *why, size_t len);
+
 /* "bias+relu" etc.: the steps for -v. */
 void gconv_epi_describe(const kconv_epi *e, char *buf, size_t len);
 /* Appends ", fused epilogue bias+relu" (the steps) to an engine's detail

@@ -212,7 +212,12 @@ static xdnn_status direct_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_dia
         e = kconv_direct_fwd(&cp->kp, x, w, y, &epi, s);
         break;
     }
-    case GCONV_DGRAD: e = kconv_direct_dgrad(&cp->kp, x, w, y, s); break;
+    case GCONV_DGRAD: {
+        kconv_epi epi; /* a fused relu_bwd mask at dx's coordinates */
+        gpu_conv_epi_bind(cp, c->dptr, &epi);
+        e = kconv_direct_dgrad(&cp->kp, x, w, y, &epi, s);
+        break;
+    }
     case GCONV_WGRAD:
         e = cp->kp.G == 1 ? kconv_tiled_wgrad(&cp->kp, x, w, y, (float *)(void *)(c->ws + p->ws_offset),
                                               gpu_conv_wgrad_splits(&cp->kp), s)
@@ -224,10 +229,10 @@ static xdnn_status direct_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_dia
 
 /* One dgrad phase's GEMM on conv_igemm's kernel (gpu_conv_dgrad_run). */
 static int igemm_phase_gemm(const void *ctx, const gconv_dgrad *dg, int i, const void *dy, const void *wt,
-                            void *dx_phase, float *part, void *stream)
+                            void *dx_phase, const kconv_epi *epi, float *part, void *stream)
 {
     (void)ctx;
-    return kconv_igemm_fwd(&dg->ph[i].f, dy, wt, dx_phase, NULL, part, dg->splits[i], stream);
+    return kconv_igemm_fwd(&dg->ph[i].f, dy, wt, dx_phase, epi, part, dg->splits[i], stream);
 }
 
 static xdnn_status igemm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
@@ -235,13 +240,13 @@ static xdnn_status igemm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diag
     const conv_priv *cv = p->priv;
     const gconv_problem *cp = &cv->cp;
     float *part = (float *)(void *)(c->ws + p->ws_offset + cv->split_off);
+    kconv_epi epi;
+    gpu_conv_epi_bind(cp, c->dptr, &epi);
     if (cp->dir == GCONV_DGRAD) {
-        int e = gpu_conv_dgrad_run(cp, &cv->dg, c->dptr[cp->y], c->dptr[cp->w], c->dptr[cp->x],
+        int e = gpu_conv_dgrad_run(cp, &cv->dg, c->dptr[cp->y], c->dptr[cp->w], c->dptr[cp->x], &epi,
                                    c->ws + p->ws_offset, igemm_phase_gemm, NULL, s);
         return gpu_check_cuda((cudaError_t)e, "kconv_igemm dgrad launch", __FILE__, __LINE__, d);
     }
-    kconv_epi epi;
-    gpu_conv_epi_bind(cp, c->dptr, &epi);
     if (cv->pk.on) {
         char *xp = c->ws + p->ws_offset, *wp = xp + cv->pk.xbytes;
         int e = gpu_conv_pack_run(&cp->kp, &cv->pk, c->dptr[cp->x], c->dptr[cp->w], xp, s);

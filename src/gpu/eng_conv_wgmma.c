@@ -330,10 +330,10 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
 
 /* One dgrad phase's GEMM on this kernel, its folded zero lattices in the store (gpu_conv_dgrad_run). */
 static int cw_phase_gemm(const void *ctx, const gconv_dgrad *dg, int i, const void *dy, const void *wt,
-                         void *dx_phase, float *part, void *stream)
+                         void *dx_phase, const kconv_epi *epi, float *part, void *stream)
 {
     const cw_priv *cv = ctx;
-    return kconv_wgmma_fwd(&dg->ph[i].f, dy, wt, dx_phase, NULL, part, dg->splits[i], cv->bn, dg->nzero[i],
+    return kconv_wgmma_fwd(&dg->ph[i].f, dy, wt, dx_phase, epi, part, dg->splits[i], cv->bn, dg->nzero[i],
                            dg->zoff[i], stream);
 }
 
@@ -342,13 +342,13 @@ static xdnn_status cw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t
     const cw_priv *cv = p->priv;
     const gconv_problem *cp = &cv->cp;
     char *ws = c->ws + p->ws_offset;
-    if (cp->dir == GCONV_DGRAD) {
-        int e = gpu_conv_dgrad_run(cp, &cv->dg, c->dptr[cp->y], c->dptr[cp->w], c->dptr[cp->x], ws, cw_phase_gemm,
-                                   cv, s);
-        return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd dgrad launch", __FILE__, __LINE__, d);
-    }
     kconv_epi epi;
     gpu_conv_epi_bind(cp, c->dptr, &epi);
+    if (cp->dir == GCONV_DGRAD) {
+        int e = gpu_conv_dgrad_run(cp, &cv->dg, c->dptr[cp->y], c->dptr[cp->w], c->dptr[cp->x], &epi, ws,
+                                   cw_phase_gemm, cv, s);
+        return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd dgrad launch", __FILE__, __LINE__, d);
+    }
     if (cv->pk.on) { /* the copies at the workspace head (256-aligned: 16-byte cp.async rows), then the partials */
         const size_t copies = cv->pk.xbytes + cv->pk.wbytes;
         float *part = cv->splits > 1 ? (float *)(void *)(ws + copies) : NULL;

@@ -35,7 +35,8 @@ typedef struct kconv_params {
 } kconv_params;
 
 /* The fused epilogue of a forward conv (conv_epi.c reads it off the
- * partition's pointwise chain): v = the f32 accumulator, then every step in
+ * partition's pointwise chain; a conv_dgrad's is one relu_bwd mask read at
+ * dx's coordinate, v being dx): v = the f32 accumulator, then every step in
  * order, then one store in y's type (no rounding in between).  A tensor
  * operand is read at y's coordinate through its own 5-slot strides, 0 on the
  * dims it broadcasts: a per-channel bias has {0, 1, 0, 0, 0}, a residual
@@ -43,6 +44,7 @@ typedef struct kconv_params {
 enum { KEPI_MAX = 6 };
 typedef enum kepi_op {
     KEPI_ADD_T, KEPI_SUB_T, KEPI_RSUB_T, KEPI_MUL_T, /* v + t, v - t, t - v, v * t */
+    KEPI_RELU_BWD, /* a dgrad's mask: t > p0 ? (t < p1 ? v : 0) : v * p2 (relu_bwd(v, t), t = relu's x or y) */
     KEPI_ADD_S, KEPI_MUL_S,                          /* v + p0, v * p0 */
     KEPI_RELU,                                       /* p0 lower, p1 upper, p2 slope */
     KEPI_GELU_ERF, KEPI_GELU_TANH, KEPI_SWISH,       /* swish: p0 = beta (silu: 1) */
@@ -67,7 +69,8 @@ typedef struct kconv_epi {
  *        for groups 1 the engine uses kconv_tiled_wgrad instead. */
 int kconv_direct_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
                      void *stream);
-int kconv_direct_dgrad(const kconv_params *p, void *dx, const void *w, const void *dy, void *stream);
+int kconv_direct_dgrad(const kconv_params *p, void *dx, const void *w, const void *dy, const kconv_epi *epi,
+                       void *stream);
 int kconv_direct_wgrad(const kconv_params *p, const void *x, void *dw, const void *dy, void *stream);
 /* wgrad for groups 1 as a tiled GEMM over m = (n, out position), split in
  * `splits` slices whose f32 partials ([splits][K][C*R*S], ws) are summed in

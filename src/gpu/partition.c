@@ -144,6 +144,29 @@ static void fuse_matmul_epilogues(pstate *s)
     }
 }
 
+/* A conv_dgrad + the relu_bwd that alone reads its dx (ResNet's backward:
+ * d2z = relu_bwd(conv_dgrad(..), a2)): every conv engine that runs a dgrad
+ * applies the mask in its store (conv_epi.h), saving dx's write and read.
+ * XDNN_NO_DGRAD_EPI=1 keeps them apart (A/B timing, bisecting). */
+static void fuse_dgrad_masks(pstate *s)
+{
+    ggraph *g = s->g;
+    const char *off = getenv("XDNN_NO_DGRAD_EPI");
+    if (off && *off && strcmp(off, "0") != 0)
+        return;
+    for (int m = 0; m < g->nn; m++) {
+        const int d = g->n[m].out;
+        if (!gconv_dgrad_epi_anchor(g, m) || s->grp[m] != m || g->t[d].is_output || g->t[d].nconsumers != 1 ||
+            has_view_readers(g, d))
+            continue;
+        const int c = only_consumer(g, d);
+        char why[200];
+        if (c >= 0 && s->grp[c] == c && g->t[g->n[c].out].view_of < 0 &&
+            gconv_dgrad_epi_step(g, c, d, NULL, NULL, why, sizeof why) && can_merge(s, m, c))
+            merge(s, m, c);
+    }
+}
+
 /* A normalization forward + the one relu / silu / gelu that alone reads its
  * y, and a layer/rms backward + the residual add that alone reads its dx:
  * norm_welford applies them before storing (eng_norm.c), saving a pass. */
@@ -381,6 +404,7 @@ gplan *gpu_partition(ggraph *g, bool no_fusion)
         s.grp[k] = k;
     if (!no_fusion) {
         fuse_matmul_epilogues(&s);
+        fuse_dgrad_masks(&s);
         if (!getenv("XDNN_NO_NORM_FUSION"))
             fuse_norm_epilogues(&s);
         fuse_pointwise(&s);

@@ -5,6 +5,8 @@
  *  - matmul + its single-consumer pointwise epilogue chain of the same shape
  *    (bias add, activation, scale, residual add, cast); a forward conv with
  *    the chain steps its engines apply in their store (conv_epi.h);
+ *  - a conv_dgrad + the relu_bwd that alone reads its dx (the mask applied
+ *    in the dgrad's store; XDNN_NO_DGRAD_EPI=1 keeps them apart);
  *  - connected pointwise nodes of the same output shape (any broadcasting of
  *    their outside operands, mixed dtypes), merged only when no other
  *    partition sits on a path between them (no cycles);

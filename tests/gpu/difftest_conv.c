@@ -9,7 +9,8 @@
  * stems, odd C, NCHW); conv_igemm's split-K (forced at several counts, one
  * not dividing the k slices, and chosen by the heuristic); conv_dw
  * (depthwise fwd, dgrad and wgrad); conv_im2col_gemm (C < 8, fwd and wgrad,
- * "im2c" cases); fused conv epilogues, which must plan as one partition.
+ * "im2c" cases); fused conv epilogues, which must plan as one partition;
+ * conv_dgrad with its fused relu_bwd mask.
  * One line per case, then
  * "N passed, N failed".
  *
@@ -46,6 +47,7 @@ typedef struct tcase {
     int want_parts;          /* > 0: the plan must have exactly this many partitions (fusion checks) */
     int splitk;              /* > 0: XDNN_CONV_SPLITK for this case (conv_igemm's split-K forced) */
     const char *want_detail; /* a substring the engine's detail must hold ("split-K 5") */
+    const char *want_detail2, *reject_detail; /* another it must hold; one no partition's detail may hold */
     int im2col_rows, im2col_split; /* > 0: XDNN_IM2COL_ROWS / _SPLIT for this case (conv_im2col_gemm's chunks) */
 } tcase;
 
@@ -874,6 +876,84 @@ static void conv_wgmma_dgrad_cases(void)
     }
 }
 
+/* conv_dgrad + the relu_bwd that alone reads its dx, fused (partition.c
+ * fuse_dgrad_masks; conv_epi.h): dx = relu_bwd(conv_dgrad(dy, w), a), the
+ * mask a read at dx's coordinates in the dgrad's store.  a = floor(2 m), m
+ * uniform in [-1, 1): zeros, negatives and positives (ResNet's mask is a relu
+ * output: zeros and positives).  Forced on conv_igemm_wgmma (odd N*H*W,
+ * C / K 8, 24, 136, 3x3 and 1x1, stride 1, stride 2 with its phases: zero
+ * phases launched and folded into a GEMM's store, where the mask must leave
+ * the zeros; split-K, where the reduction kernel applies it), on conv_igemm
+ * and on conv_direct, f16 and bf16; a leaky / clipped relu_bwd (the slope
+ * branch); each must plan as two partitions (the mask's floor, the fused
+ * dgrad, its detail naming the epilogue).  A dx also read elsewhere (an
+ * output) must not fuse (the relu_bwd joins the floor's partition). */
+static void conv_dgrad_epi_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    struct { const char *name, *want; win_cfg w; int splitk; const char *args, *detail; } cfgs[] = {
+        {"dge-c24-k136-3x3", "conv_igemm_wgmma", cfg(2, 2, 24, 136, 1, (int[]){9, 11}, (int[]){3, 3}, NULL, NULL,
+                                                     (int[]){1, 1}, (int[]){1, 1}, false), 0, "", NULL},
+        {"dge-c136-k24-3x3-s2", "conv_igemm_wgmma", cfg(2, 1, 136, 24, 1, (int[]){13, 11}, (int[]){3, 3},
+                                                        (int[]){2, 2}, NULL, (int[]){1, 1}, (int[]){1, 1}, false),
+         0, "", "(0 zero"},
+        {"dge-c8-k8-1x1-odd", "conv_igemm_wgmma", cfg(2, 3, 8, 8, 1, (int[]){13, 11}, (int[]){1, 1}, NULL, NULL,
+                                                      NULL, NULL, false), 0, "", NULL},
+        {"dge-c24-k40-1x1-s2-fold", "conv_igemm_wgmma", cfg(2, 2, 24, 40, 1, (int[]){14, 12}, (int[]){1, 1},
+                                                            (int[]){2, 2}, NULL, NULL, NULL, false),
+         0, "", "(3 zero, 3 of them in a GEMM's store)"},
+        {"dge-c8-k24-1x1-s2-odd", "conv_igemm_wgmma", cfg(2, 3, 8, 24, 1, (int[]){13, 12}, (int[]){1, 1},
+                                                          (int[]){2, 2}, NULL, NULL, NULL, false),
+         0, "", "(3 zero, 1 of them in a GEMM's store)"},
+        {"dge-sk2-c24-k48-3x3-s2", "conv_igemm_wgmma", cfg(2, 2, 24, 48, 1, (int[]){13, 12}, (int[]){3, 3},
+                                                           (int[]){2, 2}, NULL, (int[]){1, 1}, (int[]){1, 0},
+                                                           false), 2, "", "split-K 2"},
+        {"dge-leaky-clip-c24-k24-3x3-s2", "conv_igemm_wgmma", cfg(2, 1, 24, 24, 1, (int[]){11, 9}, (int[]){3, 3},
+                                                                  (int[]){2, 2}, NULL, (int[]){1, 1},
+                                                                  (int[]){1, 1}, false),
+         0, ", slope=0.125, upper=0.5", NULL},
+        {"dge-igemm-c24-k136-3x3", "conv_igemm", cfg(2, 2, 24, 136, 1, (int[]){9, 11}, (int[]){3, 3}, NULL, NULL,
+                                                     (int[]){1, 1}, (int[]){1, 1}, false), 0, "", NULL},
+        {"dge-igemm-c8-k24-1x1-s2-odd", "conv_igemm", cfg(2, 3, 8, 24, 1, (int[]){13, 12}, (int[]){1, 1},
+                                                          (int[]){2, 2}, NULL, NULL, NULL, false), 0, "", NULL},
+        {"dge-igemm-sk3-c24-k48-3x3-s2", "conv_igemm", cfg(2, 2, 24, 48, 1, (int[]){13, 12}, (int[]){3, 3},
+                                                           (int[]){2, 2}, NULL, (int[]){1, 1}, (int[]){1, 0},
+                                                           false), 3, "", "split-K 3"},
+        {"dge-direct-c24-k8-3x3-s2", "conv_direct", cfg(2, 2, 24, 8, 1, (int[]){11, 10}, (int[]){3, 3},
+                                                        (int[]){2, 2}, NULL, (int[]){1, 1}, (int[]){1, 1}, false),
+         0, "", NULL},
+    };
+    const int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]);
+    for (int ci = 0; ci <= ncfg; ci++)
+        for (int ti = 0; ti < 2; ti++) {
+            if (opts.quick && ti != ci % 2)
+                continue;
+            const bool second = ci == ncfg; /* dx read twice: d is an output too */
+            const win_cfg *w = second ? &cfgs[0].w : &cfgs[ci].w;
+            conv_text ct;
+            conv_strs(w, &ct);
+            char id[192];
+            snprintf(id, sizeof id, "conv/dgrad+relu_bwd/%s/%s/nhwc/2d", second ? "dge-d-read-twice" : cfgs[ci].name,
+                     dts[ti]);
+            const char *dt = dts[ti];
+            tcase *c = add_case(id, 1, second ? "conv_igemm_wgmma" : cfgs[ci].want,
+                                "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s%s @nhwc;\n  weight w: %s%s @nhwc;\n"
+                                "  input m: %s%s @nhwc;\n  a: @nhwc = floor(m * 2.0);\n"
+                                "  d: @nhwc = conv_dgrad(dy, w, x_dims=%s, %s);\n  dx: @nhwc = relu_bwd(d, a%s);\n"
+                                "  output dx: %s @nhwc;\n%s}\n",
+                                ncases * 5 + 3, dt, ct.ys, dt, ct.ws, dt, ct.xs, ct.xs, ct.attrs,
+                                second ? "" : cfgs[ci].args, dt, second ? "  output d: @nhwc;\n" : "");
+            if (c) {
+                c->force = "conv_dgrad";
+                c->want_parts = 2;
+                c->splitk = second ? 0 : cfgs[ci].splitk;
+                c->want_detail = second ? NULL : cfgs[ci].detail;
+                c->want_detail2 = second ? NULL : "fused epilogue relu_bwd";
+                c->reject_detail = second ? "fused epilogue relu_bwd" : NULL;
+            }
+        }
+}
+
 /* conv_im2col_gemm (C < 8: the im2col packed per filter row + cuBLASLt), fwd
  * and wgrad, f16 and bf16, forced: the ResNet stem at N = 1 and on an odd
  * 61x57 map (M = 2697), C = 1, 4, 5, 7, a 5x5 stride-2 asymmetric pad, a W
@@ -1240,14 +1320,15 @@ static void run_case(int i, dh_outcome *out)
         n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, " expected %d partition(s), planned %d",
                               c->want_parts, r.rep.nparts);
     }
-    if (c->want_detail) {
+    const char *const details[3] = {c->want_detail, c->want_detail2, c->reject_detail};
+    for (int j = 0; j < 3; j++) {
         bool found = false;
-        for (int k = 0; k < r.rep.nparts; k++)
-            found |= r.rep.parts[k].detail && strstr(r.rep.parts[k].detail, c->want_detail) != NULL;
-        if (!found) {
+        for (int k = 0; details[j] && k < r.rep.nparts; k++)
+            found |= r.rep.parts[k].detail && strstr(r.rep.parts[k].detail, details[j]) != NULL;
+        if (details[j] && found == (j == 2)) {
             out->ok = false;
-            n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, " expected '%s' in the engine detail",
-                                  c->want_detail);
+            n += (size_t)snprintf(out->msg + n, sizeof out->msg - n, " %s '%s' in the engine detail",
+                                  j == 2 ? "did not expect" : "expected", details[j]);
         }
     }
     for (size_t k = 0; k < g->noutputs; k++) {
@@ -1287,6 +1368,7 @@ int main(int argc, char **argv)
         conv_igemm_splitk_cases();
         conv_wgmma_cases();
         conv_wgmma_dgrad_cases();
+        conv_dgrad_epi_cases();
         conv_im2col_cases();
         conv_dw_cases();
         pool_cases();

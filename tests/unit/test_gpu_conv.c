@@ -729,6 +729,88 @@ static void test_wgmma_dgrad(void)
     teardown(&f);
 }
 
+/* conv_dgrad + the relu_bwd that alone reads its dx: one partition
+ * (partition.c fuse_dgrad_masks), analysed as a dgrad whose dx is the
+ * relu_bwd's result with one KEPI_RELU_BWD step reading the mask; each
+ * stride phase reads it from its first dx position through its dx strides;
+ * taken by conv_igemm_wgmma, conv_igemm and conv_direct, refused by conv_dw
+ * with the reason.  Not fused: d read twice, the mask in another layout, d
+ * as the mask, XDNN_NO_DGRAD_EPI=1. */
+static const char *dgrad_epi_body(const char *alay, const char *tail)
+{
+    static char body[640];
+    snprintf(body, sizeof body,
+             "  input dy: bf16[2, 16, 7, 6] @nhwc;\n  weight w: bf16[16, 24, 3, 3] @nhwc;\n"
+             "  input a: bf16[2, 24, 13, 12] @%s;\n"
+             "  d: @nhwc = conv_dgrad(dy, w, x_dims=[2, 24, 13, 12], stride=2, pad=1);\n%s", alay, tail);
+    return body;
+}
+
+static void test_dgrad_epi_fusion(void)
+{
+    fixture f;
+    char why[512] = "", detail[512];
+    if (!setup(&f, dgrad_epi_body("nhwc", "  dx: @nhwc = relu_bwd(d, a, slope=0.25);\n  output dx: bf16 @nhwc;\n"),
+               false))
+        return;
+    CHECK(f.pl->nparts == 1 && f.p->nnodes == 2, "%d partitions", f.pl->nparts);
+    gconv_problem cp;
+    CHECK(gpu_conv_analyze(f.pl, f.p, &cp, why, sizeof why), "%s", why);
+    CHECK(cp.dir == GCONV_DGRAD && strcmp(f.g->t[cp.x].name, "dx") == 0 && cp.epi.n == 1 &&
+          cp.epi.s[0].op == KEPI_RELU_BWD && strcmp(f.g->t[cp.epi_t[0]].name, "a") == 0);
+    CHECK(cp.epi.s[0].p0 == 0 && cp.epi.s[0].p1 > 1e38f && cp.epi.s[0].p2 == 0.25f && cp.epi.s[0].dt == KDT_BF16);
+    CHECK(cp.epi.s[0].st[1] == 1 && cp.epi.s[0].st[4] == 24 && cp.epi.s[0].st[3] == 12 * 24); /* a, NHWC */
+    char steps[64];
+    gconv_epi_describe(&cp.epi, steps, sizeof steps);
+    CHECK_STR(steps, "relu_bwd", "describe");
+    /* phase (1, 1) of the 3x3 stride-2 dgrad reads a from dx's (1, 1) on, every second row and column */
+    gconv_dgrad *dg = calloc(1, sizeof *dg);
+    CHECK(gpu_conv_dgrad_plan(&cp, 132, gpu_conv_wgmma_splits, dg, why, sizeof why) && dg->nph == 4, "%s", why);
+    kconv_epi bound = cp.epi, pe;
+    bound.s[0].t = (const void *)(uintptr_t)0x10000;
+    for (int i = 0; i < dg->nph; i++) {
+        gpu_conv_dgrad_phase_epi(&bound, &dg->ph[i], &pe);
+        CHECK(pe.n == 1 && (uintptr_t)pe.s[0].t == 0x10000 + (uintptr_t)dg->ph[i].dx_off * 2 &&
+              pe.s[0].st[1] == 1 && pe.s[0].st[3] == 2 * 12 * 24 && pe.s[0].st[4] == 2 * 24 &&
+              pe.s[0].st[0] == 24 * 13 * 12);
+    }
+    CHECK(dg->ph[3].dx_off == 12 * 24 + 24);
+    free(dg);
+    static const char *const takers[] = {"conv_igemm_wgmma", "conv_igemm", "conv_direct"};
+    for (int i = 0; i < 3; i++) {
+        const gpu_engine *e = gpu_engine_find(takers[i]);
+        CHECK(e->supports(f.pl, f.p, &h100, why, sizeof why), "%s: %s", takers[i], why);
+    }
+    f.p->ws_bytes = 1 << 20;
+    CHECK(build_host(gpu_engine_find("conv_igemm_wgmma"), &f, detail, sizeof detail) == XDNN_OK &&
+              strstr(detail, "fused epilogue relu_bwd"), "%s", detail);
+    CHECK(!gpu_engine_find("conv_dw")->supports(f.pl, f.p, &h100, why, sizeof why) && strstr(why, "relu_bwd"),
+          "%s", why);
+    teardown(&f);
+    /* not fused: d also an output; the mask NCHW under an NHWC dx; d as the mask */
+    static const char *const apart[][2] = {
+        {"nhwc", "  dx: @nhwc = relu_bwd(d, a);\n  output dx: bf16 @nhwc;\n  output d: @nhwc;\n"},
+        {"nchw", "  dx: @nhwc = relu_bwd(d, a);\n  output dx: bf16 @nhwc;\n"},
+        {"nhwc", "  dx: @nhwc = relu_bwd(a, d);\n  output dx: bf16 @nhwc;\n"},
+    };
+    for (int i = 0; i < 3; i++) {
+        if (!setup(&f, dgrad_epi_body(apart[i][0], apart[i][1]), false))
+            return;
+        CHECK(f.pl->nparts == 2, "case %d: %d partitions", i, f.pl->nparts);
+        for (int k = 0; k < f.g->nn; k++)
+            if (f.g->n[k].op_id == OP_relu_bwd && i == 1)
+                CHECK(!gconv_dgrad_epi_step(f.g, k, f.g->n[k].in[0], NULL, NULL, why, sizeof why) &&
+                          strstr(why, "dx's dims and layout"), "%s", why);
+        teardown(&f);
+    }
+    setenv("XDNN_NO_DGRAD_EPI", "1", 1);
+    if (setup(&f, dgrad_epi_body("nhwc", "  dx: @nhwc = relu_bwd(d, a);\n  output dx: bf16 @nhwc;\n"), false)) {
+        CHECK(f.pl->nparts == 2);
+        teardown(&f);
+    }
+    unsetenv("XDNN_NO_DGRAD_EPI");
+}
+
 /* conv_dw on the depthwise weight gradient: accepted channels-last with a
  * workspace for the block partials, refused NCHW with the reason. */
 static void test_dw_wgrad(void)
@@ -862,6 +944,7 @@ int main(void)
     test_igemm_splitk();
     test_wgmma_rules();
     test_wgmma_dgrad();
+    test_dgrad_epi_fusion();
     test_dw_wgrad();
     test_im2col_rules();
     test_pool_geometry();
