@@ -131,6 +131,7 @@ static bool splitkv_analyze(const gplan *pl, const gpart *p, const gpu_device *d
  * a second wave one-third full). */
 static int splitkv_count(const xk_sdpa *kp, const gpu_device *dev)
 {
+    const char *force = getenv("XDNN_SPLITKV_SPLITS"); /* measuring: a fixed count (capped as below) */
     const int G = kp->Hq / kp->Hk;
     const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(G * kp->Sq, kp->D, kp->Dv);
     const int64_t base = (int64_t)kp->B * kp->Hk * (((int64_t)G * kp->Sq + sh.rows - 1) / sh.rows);
@@ -141,6 +142,8 @@ static int splitkv_count(const xk_sdpa *kp, const gpu_device *dev)
     int64_t cap = ntiles / MIN_TILES_PER_SPLIT;
     if (cap > SPLIT_MAX)
         cap = SPLIT_MAX;
+    if (force && atoi(force) >= 1)
+        return (int)(atoi(force) < cap ? atoi(force) : cap > 1 ? cap : 1);
     int best_n = 1;
     double best = 1e30;
     for (int64_t n = 1; n <= cap; n++) {
@@ -235,15 +238,19 @@ static xdnn_status splitkv_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         return XDNN_ERR_UNSUPPORTED;
     }
     sp->nsplit = splitkv_count(&sp->kp, &c->dev);
+    const char *order = getenv("XDNN_SPLITKV_ORDER"); /* measuring: 1 = KV heads fastest in launch order */
+    const int64_t blocks = (int64_t)sp->nsplit * sp->kp.B * sp->kp.Hk *
+                           ((sp->kp.Hq / sp->kp.Hk * (int64_t)sp->kp.Sq + 15) / 16);
+    sp->sv.heads_inner = order && atoi(order) == 1 && blocks < INT32_MAX; /* the kernel's 32-bit block index */
     while (sp->nsplit > 1 && xk_sdpa_splitkv_ws(&sp->kp, sp->nsplit) > p->ws_bytes)
         sp->nsplit--; /* planned for another device model: fit what was planned */
     const xk_sdpa *k = &sp->kp;
     const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(k->Hq / k->Hk * k->Sq, k->D, k->Dv);
     snprintf(sp->detail, sizeof sp->detail,
-             "sdpa_splitkv B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s%s%s%s splits=%d tile=%dx%d", k->B, k->Hq, k->Hk,
-             k->Sq, k->Skv, k->D, k->Dv, k->right == 0 ? " causal" : "", sp->ids.page_table >= 0 ? " paged" : "",
+             "sdpa_splitkv B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s%s%s%s splits=%d tile=%dx%d%s", k->B, k->Hq,
+             k->Hk, k->Sq, k->Skv, k->D, k->Dv, k->right == 0 ? " causal" : "", sp->ids.page_table >= 0 ? " paged" : "",
              sp->ids.off_q >= 0 ? " ragged-q" : "", sp->ids.off_kv >= 0 ? " ragged-kv" : "", sp->nsplit, sh.rows,
-             sh.keys);
+             sh.keys, sp->sv.heads_inner ? " heads-inner" : "");
     return XDNN_OK;
 }
 
@@ -259,7 +266,7 @@ static xdnn_status splitkv_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_di
     k.o.p = dev_ptr(c, sp->ids.o);
     k.stats.p = dev_ptr(c, sp->ids.stats);
     k.len_kv.p = dev_ptr(c, sp->ids.len_kv);
-    xk_splitkv_serve sv = sp->sv;
+    xk_splitkv_serve sv = sp->sv; /* heads_inner, page_size, ... from build */
     sv.page_table = dev_ptr(c, sp->ids.page_table);
     sv.off_q = dev_ptr(c, sp->ids.off_q);
     sv.off_kv = dev_ptr(c, sp->ids.off_kv);
