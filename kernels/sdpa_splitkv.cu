@@ -143,13 +143,11 @@ __device__ __forceinline__ void copy_chunk(E *dst, const E *row, const E *any, b
 // table.  Paged: the pages of this thread's rows are looked up first, all
 // loads in flight at once, then the copies are issued (a lookup per copy
 // serialized its latency: 50% of the copy rate); a tile within one page
-// (page_size % R == 0: tiles start at multiples of R) needs one lookup, which
-// the caller makes a tile early (tile_page: its latency was otherwise in
-// every iteration's path).  The same rows of k and v share the lookups.
-// Launched with 128 threads.
+// (page_size % R == 0: tiles start at multiples of R) needs one lookup.  The
+// same rows of k and v share the lookups.  Launched with 128 threads.
 template <typename E, int R, int DP>
 __device__ __forceinline__ void load_kv(E *sk, E *sv_, int lds, const xk_sdpa &p, const xk_splitkv_serve &sv, int b,
-                                        int h, int r0, int nrows, int64_t tile_page, bool vec_k, bool vec_v)
+                                        int h, int r0, int nrows, bool vec_k, bool vec_v)
 {
     if (!sv.page_table) {
         load_tile<E, R, DP>(sk, lds, p.k, b, h, r0, nrows, p.D, vec_k);
@@ -161,9 +159,10 @@ __device__ __forceinline__ void load_kv(E *sk, E *sv_, int lds, const xk_sdpa &p
     const int64_t row0 = (int64_t)b * sv.pt_stride;
     int64_t pg[NIT];
     if (sv.page_size % R == 0) {
+        const int64_t x = ld_index(sv.page_table, sv.pt_dtype, row0 + r0 / sv.page_size);
 #pragma unroll
         for (int it = 0; it < NIT; it++)
-            pg[it] = tile_page; // looked up a tile ahead by the caller (tile_page_of)
+            pg[it] = x;
     } else {
 #pragma unroll
         for (int it = 0; it < NIT; it++) {
@@ -182,17 +181,6 @@ __device__ __forceinline__ void load_kv(E *sk, E *sv_, int lds, const xk_sdpa &p
         copy_chunk<E, V>(sk + r * lds + c, krow, kb, gr < nrows, c, p.D, p.k.st[3], vec_k);
         copy_chunk<E, V>(sv_ + r * lds + c, vrow, vb, gr < nrows, c, p.Dv, p.v.st[3], vec_v);
     }
-}
-
-// The page holding key tile t (keys [t * R, t * R + R)) of sequence b when a
-// tile lies within one page (page_size % R == 0), else 0 (unused): loaded
-// one tile before load_kv needs it.  t < t_hi only (inside the table's row).
-template <int R>
-__device__ __forceinline__ int64_t tile_page_of(const xk_splitkv_serve &sv, int b, int t, int t_hi)
-{
-    if (!sv.page_table || sv.page_size % R != 0 || t >= t_hi)
-        return 0;
-    return ld_index(sv.page_table, sv.pt_dtype, (int64_t)b * sv.pt_stride + (int64_t)t * R / sv.page_size);
 }
 
 // Keys [0, *hi) that packed row r may see (no left window: the engine refuses it).
@@ -219,20 +207,8 @@ __global__ void __launch_bounds__(128) splitkv_fwd(xk_sdpa p0, xk_splitkv_serve 
     // for this grid's completion, but its launch latency is hidden
     asm volatile("griddepcontrol.launch_dependents;\n" ::);
 #endif
-    const int nsplit = gridDim.x;
-    int split = blockIdx.x, ry = blockIdx.y, b = blockIdx.z / p0.Hk, hk = blockIdx.z % p0.Hk;
-    if (sv.heads_inner) {
-        // the KV heads of one (sequence, split) adjacent in launch order: they
-        // run at the same time, so a @bshd pool's interleaved heads (a block
-        // reads 256 B of every 2 KB row) are read together, DRAM pages once
-        const unsigned lin = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-        hk = (int)(lin % (unsigned)p0.Hk);
-        const unsigned rest = lin / (unsigned)p0.Hk;
-        split = (int)(rest % (unsigned)nsplit);
-        ry = (int)(rest / (unsigned)nsplit % gridDim.y);
-        b = (int)(rest / (unsigned)nsplit / gridDim.y);
-    }
-    const int r0 = ry * BM;
+    const int split = blockIdx.x, nsplit = gridDim.x, r0 = blockIdx.y * BM;
+    const int b = blockIdx.z / p0.Hk, hk = blockIdx.z % p0.Hk;
     const xk_sdpa p = seq_view(p0, sv, b); // this sequence's lengths and bases
     const int G = p.Hq / p.Hk, nrows = G * p.Sq;
     if (r0 >= nrows)
@@ -253,11 +229,10 @@ __global__ void __launch_bounds__(128) splitkv_fwd(xk_sdpa p0, xk_splitkv_serve 
         if (t_lo + st < t_hi) {
             const int n0 = (t_lo + st) * BN;
             load_kv<T, BN, DP>(KV + 2 * st * BN * LD, KV + (2 * st + 1) * BN * LD, LD, p, sv, b, hk, n0, p.Skv,
-                               tile_page_of<BN>(sv, b, t_lo + st, t_hi), vec_k != 0, vec_v != 0);
+                               vec_k != 0, vec_v != 0);
         }
         cp_async_commit();
     }
-    int64_t page_next = tile_page_of<BN>(sv, b, t_lo + S - 1, t_hi); // the next tile load_kv reads
 
     const int ra = wm * 16 + g; // this thread's rows in the tile: ra, ra + 8
     int hi_r[2];
@@ -283,8 +258,7 @@ __global__ void __launch_bounds__(128) splitkv_fwd(xk_sdpa p0, xk_splitkv_serve 
         if (t + S - 1 < t_hi) {
             const int st = (it + S - 1) % S, n0 = (t + S - 1) * BN;
             load_kv<T, BN, DP>(KV + 2 * st * BN * LD, KV + (2 * st + 1) * BN * LD, LD, p, sv, b, hk, n0, p.Skv,
-                               page_next, vec_k != 0, vec_v != 0);
-            page_next = tile_page_of<BN>(sv, b, t + S, t_hi); // used an iteration later
+                               vec_k != 0, vec_v != 0);
         }
         cp_async_commit();
         const T *Kc = KV + 2 * (it % S) * BN * LD, *Vc = Kc + BN * LD;

@@ -46,8 +46,7 @@ size_t xk_sdpa_splitkv_ws(const xk_sdpa *p, int nsplit);
 typedef struct xk_splitkv_serve {
     const void *page_table, *off_q, *off_kv;
     int32_t pt_dtype, off_q_dtype, off_kv_dtype; /* XK_I32 or XK_I64 */
-    int32_t page_size, num_pages;
-    int32_t heads_inner; /* 1: blocks ordered KV head fastest (see the kernel) */
+    int32_t page_size, num_pages, pad_;
     int64_t pt_stride;
 } xk_splitkv_serve;
 
