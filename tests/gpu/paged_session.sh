@@ -3,8 +3,8 @@
 # item 4; bench/RESULTS-sdpa.md): sdpa_splitkv on @bshd and head-major page
 # pools.  DEV: tests/gpu/pack_dev.sh's folder plus dt/difftest_seq.o and
 # dt/diffharness.o (linked here from objects, see dev_env.sh).
-#  1. sweep: difftest_seq's serving cases (and SWEEP_EXTRA filters) under
-#     each setting of SWEEP_VARIANTS (space-separated; one setting is
+#  1. sweep: difftest_seq's serving cases under each setting of
+#     SWEEP_VARIANTS (SWEEP_EXTRA's filters under the first) (space-separated; one setting is
 #     ENV=V,ENV=V of XDNN_SPLITKV_*; "-" = the defaults);
 #  2. compute-sanitizer memcheck on the --quick serving cases (SKIP_SAN);
 #  3. bench: each "ENV=... ENV=...:FILTER" of BENCH_RUNS (ENV "-" = none),
@@ -14,14 +14,16 @@ set -uo pipefail
 . "$(dirname "$0")/dev_env.sh" # dev, out, step, dev_link_tester
 dev_link_tester difftest_seq || exit 1
 step sweep
+extra=${SWEEP_EXTRA:-}
 for v in ${SWEEP_VARIANTS:--}; do
-    for f in serve ${SWEEP_EXTRA:-}; do
+    for f in serve $extra; do
         x=${v/#-/}
         env ${x//,/ } timeout "${SWEEP_S:-40}" "$dev/difftest_seq" "$f" > "$out/sweep.tmp" 2>&1
         echo "difftest [$v] $f rc=$? $(grep -E 'passed,' "$out/sweep.tmp")"
         grep -E "^FAIL" "$out/sweep.tmp" | cut -c1-300 | head -5
         { echo "=== [$v] $f"; cat "$out/sweep.tmp"; } >> "$out/sweep.log"
     done
+    extra= # the extra filters under the first setting only
 done
 rm -f "$out/sweep.tmp"
 if [ -z "${SKIP_SAN:-}" ]; then
