@@ -4,8 +4,8 @@
 # pools.  DEV: tests/gpu/pack_dev.sh's folder plus dt/difftest_seq.o and
 # dt/diffharness.o (linked here from objects, see dev_env.sh).
 #  1. sweep: difftest_seq's serving cases under each setting of
-#     SWEEP_VARIANTS (SWEEP_EXTRA's filters under the first) (space-separated; one setting is
-#     ENV=V,ENV=V of XDNN_SPLITKV_*; "-" = the defaults);
+#     SWEEP_VARIANTS (space-separated; a setting is ENV=V,ENV=V of
+#     XDNN_SPLITKV_*, "-" the defaults), SWEEP_EXTRA's filters under the first;
 #  2. compute-sanitizer memcheck on the --quick serving cases (SKIP_SAN);
 #  3. bench: each "ENV=... ENV=...:FILTER" of BENCH_RUNS (ENV "-" = none),
 #     difftest_seq --bench FILTER, 10 timed CUDA-graph replays;
