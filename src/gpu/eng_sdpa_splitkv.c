@@ -122,13 +122,20 @@ static bool splitkv_analyze(const gplan *pl, const gpart *p, const gpu_device *d
     return true;
 }
 
-/* Splits of the keys: the count with the fewest waves of blocks per unit of
- * work (two blocks per SM when two fit), fewer splits on a tie (each adds
- * partials to write and combine); each split at least MIN_TILES_PER_SPLIT key
- * tiles (below that the fixed cost of a block — Q, the merge, the partial
- * write — outweighs its streaming).  Decode: as many splits as fill one wave;
- * chunked prefill with 64 row tiles on 132 SMs: 2 (128 blocks), not 3 (192,
- * a second wave one-third full). */
+/* Splits of the keys: the count with the least (waves of blocks) x (key
+ * tiles per block + BLOCK_COST_TILES), two blocks per SM when two fit, fewer
+ * splits on a tie; only counts whose every split gets tiles (17 splits of 64
+ * tiles are 16 of 4 and an empty one).  BLOCK_COST_TILES is a block's fixed
+ * cost (Q, the pipeline's fill and drain, the merge and partial write, the
+ * page lookups) in key tiles, fitted on the H100 (bench/RESULTS-sdpa.md,
+ * 2026-11-24 session 7): paged decode b64 Skv 4096 ran 1.67x slower in 17
+ * splits of 4 tiles (the old waves-only count) than in 1 of 64, b16 Skv 32768
+ * 1.21x slower in 33 of 16 than in 4 of 128.  Decode b16 Skv 4096: 2 splits
+ * (256 blocks of 32 tiles, one wave); b64: 1 (512 blocks, two waves); b1:
+ * 32, one wave of 2-tile blocks (few keys: the device must be filled).
+ * XDNN_SPLITKV_SPLITS=N forces N (capped likewise) for measuring. */
+enum { BLOCK_COST_TILES = 3 };
+
 static int splitkv_count(const xk_sdpa *kp, const gpu_device *dev)
 {
     const int G = kp->Hq / kp->Hk;
@@ -141,10 +148,16 @@ static int splitkv_count(const xk_sdpa *kp, const gpu_device *dev)
     int64_t cap = ntiles / MIN_TILES_PER_SPLIT;
     if (cap > SPLIT_MAX)
         cap = SPLIT_MAX;
+    const char *force = getenv("XDNN_SPLITKV_SPLITS");
+    if (force && atoi(force) >= 1)
+        return (int)(atoi(force) < cap ? atoi(force) : cap > 1 ? cap : 1);
     int best_n = 1;
     double best = 1e30;
     for (int64_t n = 1; n <= cap; n++) {
-        const double waves = (double)((base * n + target - 1) / target), t = waves / (double)n;
+        const int64_t per = (ntiles + n - 1) / n; /* the kernel's tiles per split */
+        if ((ntiles + per - 1) / per < n)
+            continue; /* some split would be empty: a smaller count does the same work */
+        const double waves = (double)((base * n + target - 1) / target), t = waves * (double)(per + BLOCK_COST_TILES);
         if (t < best * (1 - 1e-9)) {
             best = t;
             best_n = (int)n;

@@ -391,6 +391,7 @@ typedef struct serve_shape {
     int B, Hq, Hk, D, ps, Sq; /* ps 0: k/v ragged (THD); Sq 0: q ragged (THD) */
     int lq[4], lkv[4];
     bool causal, bf16;
+    bool head_major; /* the pools [P, Hk, page_size, D] in row order (head-major), else @bshd (vLLM's) */
 } serve_shape;
 
 static void serve_case(const serve_shape *s)
@@ -423,9 +424,10 @@ static void serve_case(const serve_shape *s)
             perm[i] = perm[j], perm[j] = t;
         }
         n += snprintf(text + n, sizeof text - (size_t)n,
-                      "  input k: %s[%d, %d, %d, %d] @bshd;\n  input v: %s[%d, %d, %d, %d] @bshd;\n"
+                      "  input k: %s[%d, %d, %d, %d]%s;\n  input v: %s[%d, %d, %d, %d]%s;\n"
                       "  input pt: i32[%d, %d] = values(data=[",
-                      dt, P, s->Hk, s->ps, s->D, dt, P, s->Hk, s->ps, s->D, s->B, mp);
+                      dt, P, s->Hk, s->ps, s->D, s->head_major ? "" : " @bshd", dt, P, s->Hk, s->ps, s->D,
+                      s->head_major ? "" : " @bshd", s->B, mp);
         for (int b = 0; b < s->B; b++)
             for (int p = 0; p < mp; p++)
                 n += snprintf(text + n, sizeof text - (size_t)n, "%s%d", b + p ? ", " : "",
@@ -463,15 +465,23 @@ static void serve_case(const serve_shape *s)
 static void sdpa_cases_serve(void)
 {
     static const serve_shape shapes[] = {
-        {"paged16-decode", 4, 32, 8, 128, 16, 1, {0}, {1, 97, 509, 256}, false, true},
-        {"paged64-decode-mqa", 3, 8, 1, 64, 64, 1, {0}, {13, 1021, 64}, false, false},
-        {"paged256-decode", 2, 32, 8, 128, 256, 1, {0}, {2053, 257}, false, false},
-        {"paged64-decode-long", 2, 32, 8, 64, 64, 1, {0}, {4099, 31}, false, true},
-        {"paged64-prefill7-causal-br", 2, 8, 2, 128, 64, 7, {0}, {300, 7}, true, true},
-        {"paged16-raggedq-causal-br", 2, 32, 8, 128, 16, 0, {3, 1}, {200, 37}, true, true},
-        {"ragged-qkv-causal-br", 3, 8, 2, 64, 0, 0, {1, 5, 3}, {7, 131, 1}, true, false},
-        {"ragged-kv-decode", 3, 4, 1, 128, 0, 1, {0}, {50, 3, 1000}, false, true},
-        {"ragged-qkv-prefill", 2, 8, 8, 64, 0, 0, {67, 13}, {67, 13}, true, true},
+        {"paged16-decode", 4, 32, 8, 128, 16, 1, {0}, {1, 97, 509, 256}, false, true, false},
+        {"paged64-decode-mqa", 3, 8, 1, 64, 64, 1, {0}, {13, 1021, 64}, false, false, false},
+        {"paged256-decode", 2, 32, 8, 128, 256, 1, {0}, {2053, 257}, false, false, false},
+        {"paged64-decode-long", 2, 32, 8, 64, 64, 1, {0}, {4099, 31}, false, true, false},
+        {"paged64-prefill7-causal-br", 2, 8, 2, 128, 64, 7, {0}, {300, 7}, true, true, false},
+        {"paged16-raggedq-causal-br", 2, 32, 8, 128, 16, 0, {3, 1}, {200, 37}, true, true, false},
+        {"ragged-qkv-causal-br", 3, 8, 2, 64, 0, 0, {1, 5, 3}, {7, 131, 1}, true, false, false},
+        {"ragged-kv-decode", 3, 4, 1, 128, 0, 1, {0}, {50, 3, 1000}, false, true, false},
+        {"ragged-qkv-prefill", 2, 8, 8, 64, 0, 0, {67, 13}, {67, 13}, true, true, false},
+        /* head-major pools; the page looked up a tile ahead (pages of 64, 256), every split count */
+        {"paged64-decode-hm-gqa4", 4, 32, 8, 128, 64, 1, {0}, {1, 64, 65, 4099}, false, true, true},
+        {"paged256-decode-hm-gqa1", 3, 4, 4, 128, 256, 1, {0}, {257, 1, 2053}, false, true, true},
+        {"paged16-decode-hm-mqa", 3, 8, 1, 64, 16, 1, {0}, {17, 509, 1}, false, false, true},
+        {"paged64-decode-gqa8-primes", 4, 64, 8, 128, 64, 1, {0}, {127, 2053, 3, 1}, false, true, false},
+        {"paged256-prefill5-hm-causal-br", 2, 16, 2, 128, 256, 5, {0}, {5, 769}, true, true, true},
+        {"paged256-decode-hm-long", 2, 32, 8, 128, 256, 1, {0}, {16411, 64}, false, true, true},
+        {"paged256-decode-gqa1-bshd", 2, 8, 8, 128, 256, 1, {0}, {1031, 256}, false, false, false},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         if (!opts.quick || i % 2 == 0)
@@ -825,7 +835,7 @@ static void bench_cases(void)
         bool bwd;
     } shapes[] = {
         {4, 16, 16, 4096, 128, true}, {4, 16, 16, 4096, 64, true}, {16, 16, 16, 1024, 64, true},
-        {1, 32, 32, 16384, 128, false}, {2, 8, 8, 4096, 40, true}, {4, 16, 16, 4096, 80, true},
+        {1, 32, 32, 16384, 128}, {2, 8, 8, 4096, 40, true}, {4, 16, 16, 4096, 80, true},
         {4, 16, 16, 4096, 256, true}, {1, 32, 8, 4096, 128, true},
     };
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
@@ -977,8 +987,9 @@ static void bench_cases_fp8(void)
 /* ---- bench, paged decode (issue 14; bench/sdpa_paged_peer.py's shapes):
  * Llama-3-8B GQA 32/8, D = 128, bf16, one query row per sequence, every
  * sequence Skv keys; K/V dense (bhsd) or in pages of 64 or 256 keys
- * (@bshd pools, the page table in reverse order: no two neighbouring pages
- * adjacent), all on sdpa_splitkv.  Ids "bench/decode/paged/...": timed per
+ * (@bshd pools, and head-major [P, Hk, page_size, D] pools "hmpage"; the
+ * page table in reverse order: no two neighbouring pages adjacent), all on
+ * sdpa_splitkv.  Ids "bench/decode/paged/...": timed per
  * call and as one CUDA-graph replay.  Constant inputs (host fill of ~1G
  * random values would take longer than the call); decode does not skip
  * work on values. */
@@ -987,13 +998,16 @@ static void bench_cases_paged(void)
     static const struct {
         int B, Skv;
     } shapes[] = {{16, 4096}, {64, 4096}, {16, 32768}};
-    static const int pages[] = {0, 64, 256};
+    /* page 0: dense; the negative sizes: head-major pools ([P, Hk, page_size, D], ids "hmpage") */
+    static const int pages[] = {0, 64, 256, -64, -256};
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
         for (size_t pi = 0; pi < sizeof pages / sizeof pages[0]; pi++) {
-            const int B = shapes[si].B, S = shapes[si].Skv, ps = pages[pi], mp = ps ? S / ps : 0, P = B * mp;
+            const bool hm = pages[pi] < 0;
+            const int B = shapes[si].B, S = shapes[si].Skv, ps = hm ? -pages[pi] : pages[pi], mp = ps ? S / ps : 0,
+                      P = B * mp;
             char id[200];
-            snprintf(id, sizeof id, "bench/decode/paged/sdpa_fwd_bf16_%s%d/b%dh32k8q1kv%dd128", ps ? "page" : "dense",
-                     ps, B, S);
+            snprintf(id, sizeof id, "bench/decode/paged/sdpa_fwd_bf16_%s%d/b%dh32k8q1kv%dd128",
+                     !ps ? "dense" : hm ? "hmpage" : "page", ps, B, S);
             if (!ps) {
                 add_case(id, "sdpa=sdpa_splitkv", NULL,
                          "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, 32, 1, 128] = fill(value=0.5);\n"
@@ -1004,11 +1018,11 @@ static void bench_cases_paged(void)
             }
             add_case(id, "sdpa=sdpa_splitkv", NULL,
                      "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, 32, 1, 128] = fill(value=0.5);\n"
-                     "  input k: bf16[%d, 8, %d, 128] @bshd = fill(value=0.25);\n"
-                     "  input v: bf16[%d, 8, %d, 128] @bshd = fill(value=1);\n"
+                     "  input k: bf16[%d, 8, %d, 128]%s = fill(value=0.25);\n"
+                     "  input v: bf16[%d, 8, %d, 128]%s = fill(value=1);\n"
                      "  input pt: i32[%d, %d] = arange(start=%d, step=-1);\n  input lkv: i32[%d] = fill(value=%d);\n"
                      "  o = sdpa(q, k, v, page_table=pt, seq_len_kv=lkv);\n  output o;\n}\n",
-                     B, P, ps, P, ps, B, mp, P - 1, B, S);
+                     B, P, ps, hm ? "" : " @bshd", P, ps, hm ? "" : " @bshd", B, mp, P - 1, B, S);
         }
 }
 
