@@ -234,7 +234,9 @@ __global__ void __launch_bounds__(CL_THREADS, NG_CL_BLOCKS(AM == NGA_BWD)) k_cl_
     cl_rows(j, gridDim.y - 1 - blockIdx.y, q0, q1);
     const int ko = AM == NGA_FWD ? NG_Y : NG_DX;
     const int64_t sx = j.inner.stride[NG_X][0], so = j.inner.stride[ko][0];
-    const int64_t sdy = AM == NGA_BWD ? j.inner.stride[NG_DY][0] : 0;
+    // forward: NG_DY is the fused residual r (y rounded to res_dt, r added), when set
+    const bool rd = AM == NGA_BWD || j.t.p[NG_DY] != nullptr;
+    const int64_t sdy = rd ? j.inner.stride[NG_DY][0] : 0;
     // per channel: forward y = (x - m) k1 + k2 (k1 = inv scale, k2 = bias);
     // backward dx = inv / M (M g - sum g - xhat sum g xhat) = k1 dy + k2 (x - m) + k3
     // (k1 = inv scale, k2 = -inv^2 sum g xhat / M, k3 = -inv sum g / M)
@@ -264,7 +266,7 @@ __global__ void __launch_bounds__(CL_THREADS, NG_CL_BLOCKS(AM == NGA_BWD)) k_cl_
             int64_t r = q + u * TY;
             if (r < q1) {
                 cl_load<T, V>(j.t.p[NG_X], r * sx + c0, x[u]);
-                if (AM == NGA_BWD)
+                if (rd)
                     cl_load<T, V>(j.t.p[NG_DY], r * sdy + c0, dy[u]);
             }
         }
@@ -276,7 +278,9 @@ __global__ void __launch_bounds__(CL_THREADS, NG_CL_BLOCKS(AM == NGA_BWD)) k_cl_
             float o[V];
 #pragma unroll
             for (int k = 0; k < V; k++) {
-                if (AM == NGA_FWD)
+                if (AM == NGA_FWD && rd)
+                    o[k] = act_f(round_dt((x[u][k] - m[k]) * k1[k] + k2[k], j.res_dt) + dy[u][k], ACT, j.act_dt);
+                else if (AM == NGA_FWD)
                     o[k] = act_f((x[u][k] - m[k]) * k1[k] + k2[k], ACT, j.act_dt);
                 else
                     o[k] = k1[k] * dy[u][k] + (k2[k] * (x[u][k] - m[k]) + k3[k]);
@@ -323,10 +327,10 @@ void cl_run(const ng_job *j, int what, int act, cudaStream_t s)
 template <typename T>
 void cl_dispatch(const ng_job *j, int what, cudaStream_t s)
 {
-    static const int fwd_r[] = {NG_X}, bwd_r[] = {NG_X, NG_DY}, fwd_a[] = {NG_X, NG_Y},
+    static const int fwd_r[] = {NG_X}, bwd_r[] = {NG_X, NG_DY}, fwd_a[] = {NG_X, NG_Y, NG_DY},
                      bwd_a[] = {NG_X, NG_DY, NG_DX};
     const int *ops[] = {fwd_r, bwd_r, fwd_a, bwd_a};
-    const int nops[] = {1, 2, 2, 3};
+    const int nops[] = {1, 2, j->t.p[NG_DY] ? 3 : 2, 3}; // the forward's residual r too
     if (cl_width<T>(j, ops[what], nops[what]) > 1)
         cl_run<T, 16 / (int)sizeof(T)>(j, what, j->act, s);
     else
