@@ -9,8 +9,9 @@
 #  3. the ResNet-50 training step at N=256 (224x224, bf16 NHWC), `xdnn run --format json`,
 #     for each setting of AB ("fused" and/or "apart": XDNN_NO_NORM_RESIDUAL=1), with the step
 #     time and the partitions the fusion touches (the batchnorms that end a block, the
-#     add+relu ones) summed.
-# SWEEP_S, SAN_S, RUN_S are the time limits; logs under OUT, a summary on stdout.
+#     add+relu ones) summed; with CHECK=1 first the step at the default size against the CPU
+#     reference (`xdnn run --check`, lr=30), the relative norms summarized.
+# SWEEP_S, SAN_S, CHECK_S, RUN_S are the time limits; logs under OUT, a summary on stdout.
 # Packing DEV (on the build machine, tree at the commit to test):
 #   tests/gpu/pack_dev.sh build-bnfuse /work/main/build-bnfuse-dev
 #   mkdir -p DEV/dt && for f in difftest_norm diffharness; do gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra \
@@ -39,8 +40,18 @@ if [ -z "${SKIP_SAN:-}" ]; then
     grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -12
 fi
 for ab in ${AB:-fused}; do
-    step "resnet256 step, $ab"
     env=(); [ "$ab" = apart ] && env=(XDNN_NO_NORM_RESIDUAL=1)
+    if [ -n "${CHECK:-}" ]; then # the whole step at the default size against the CPU reference
+        step "resnet check (lr=30), $ab"
+        env "${env[@]}" timeout "${CHECK_S:-40}" "$dev/xdnn" run --device gpu --check --iters 1 --warmup 0 --set lr=30 \
+            graphs/resnet50_train_step.dnn > "$out/check_$ab.log" 2>&1
+        echo "rc=$?"
+        python3 -c '
+import re, sys
+r = sorted((float(m.group(2)), m.group(1)) for m in re.finditer(r"^(?:reference|expect) (\S+): .*rel norm (\S+)$", open(sys.argv[1]).read(), re.M))
+print("%d outputs, median rel norm %.3g, worst: %s" % (len(r), r[len(r) // 2][0] if r else -1, ", ".join("%s %.3g" % (n, v) for v, n in r[-4:])))' "$out/check_$ab.log"
+    fi
+    step "resnet256 step, $ab"
     env "${env[@]}" timeout "${RUN_S:-100}" "$dev/xdnn" run --device gpu --format json --iters 10 \
         graphs/resnet50_train_step.dnn --set N=256 --set HW=224 --set WID=64 --set NCLS=1000 \
         > "$out/run_$ab.json" 2> "$out/run_$ab.err"
