@@ -148,7 +148,8 @@ __global__ void k_finalize(const ng_job j)
 template <int AM, int V, typename IT>
 __global__ void k_apply(const ng_job j, IT numel)
 {
-    constexpr unsigned M = AM == NGA_FWD ? OPBIT(NG_X) | OPBIT(NG_Y) | OPBIT(NG_ROW) | OPBIT(NG_SC) | OPBIT(NG_BI)
+    constexpr unsigned M = AM == NGA_FWD ? OPBIT(NG_X) | OPBIT(NG_Y) | OPBIT(NG_ROW) | OPBIT(NG_SC) | OPBIT(NG_BI) |
+                                               OPBIT(NG_DY)
                          : AM == NGA_BWD ? OPBIT(NG_X) | OPBIT(NG_DY) | OPBIT(NG_DX) | OPBIT(NG_ROW) | OPBIT(NG_SC) |
                                                OPBIT(NG_Y)
                                          : OPBIT(NG_X) | OPBIT(NG_DY) | OPBIT(NG_DX) | OPBIT(NG_ROW);
@@ -168,7 +169,10 @@ __global__ void k_apply(const ng_job j, IT numel)
             float sc = t.p[NG_SC] ? ldf(t.p[NG_SC], off[NG_SC], t.dt[NG_SC]) : 1.f;
             float bi = t.p[NG_BI] ? ldf(t.p[NG_BI], off[NG_BI], t.dt[NG_BI]) : 0.f;
             float m = j.rms ? 0.f : j.mean[r];
-            stf(t.p[NG_Y], off[NG_Y], t.dt[NG_Y], act_f((x - m) * j.inv[r] * sc + bi, j.act, j.act_dt));
+            float y = (x - m) * j.inv[r] * sc + bi;
+            if (t.p[NG_DY]) // the fused residual add (batchnorm)
+                y = round_dt(y, j.res_dt) + ldf(t.p[NG_DY], off[NG_DY], t.dt[NG_DY]);
+            stf(t.p[NG_Y], off[NG_Y], t.dt[NG_Y], act_f(y, j.act, j.act_dt));
         } else if (AM == NGA_BWD) {
             float dy = ldf(t.p[NG_DY], off[NG_DY], t.dt[NG_DY]);
             float sc = t.p[NG_SC] ? ldf(t.p[NG_SC], off[NG_SC], t.dt[NG_SC]) : 1.f;

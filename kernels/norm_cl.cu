@@ -14,9 +14,10 @@
 //             what the generic finalize stores (fin_store);
 //   apply     the same grid with the splits in reverse order (the rows the
 //             reduce read last are the likeliest still in L2), per-channel
-//             constants in registers: y = act((x - mean) * inv * scale + bias)
+//             constants in registers: y = act((x - mean) * inv * scale + bias),
+//             or act(round(that) + r) with a fused residual r (partition.c),
 //             or dx = inv / M * (M g - sum g - xhat sum g xhat), g = dy * scale.
-// Forward: x read twice, y written once; backward: x and dy read twice, dx
+// Forward: x read twice (r once), y written once; backward: x and dy read twice, dx
 // written once.  The backward reads mean / inv from the saved tensors.
 #include "norm_common.cuh"
 
@@ -25,7 +26,8 @@ namespace {
 // Blocks per SM (plan_cl in eng_norm.c sizes the grid to match): three
 // forward (<= 85 registers), two backward (its apply holds four constants per
 // channel and two streams: at 85 registers it spilled).  Vectors in flight per
-// stream and thread: four forward (x), two backward (x and dy, the same bytes).
+// stream and thread: four forward (x), two backward (x and dy, the same bytes),
+// two forward with a fused residual (x and r: four spilled 120+ bytes).
 enum { CL_THREADS = NG_CL_THREADS, CL_UNROLL = NG_CL_UNROLL };
 template <bool BWD>
 struct cl_unroll {
@@ -222,6 +224,49 @@ __global__ void __launch_bounds__(CL_THREADS) k_cl_finalize(const ng_job j)
     fin_store<MODE>(j, off, a);
 }
 
+// The apply's rows q0 + ty, + TY, ... below q1 for the thread's V channels
+// from c0: U row vectors in flight per stream; RD: a second stream (the
+// backward's dy, or the forward's fused residual r: y rounded to res_dt, r
+// added, then the activation).
+template <typename T, int V, int AM, int ACT, int U, bool RD>
+__device__ __forceinline__ void cl_apply_rows(const ng_job &j, int64_t q0, int64_t q1, int ty, int TY, int64_t c0,
+                                              const float (&m)[V], const float (&k1)[V], const float (&k2)[V],
+                                              const float (&k3)[V])
+{
+    const int ko = AM == NGA_FWD ? NG_Y : NG_DX;
+    const int64_t sx = j.inner.stride[NG_X][0], so = j.inner.stride[ko][0];
+    const int64_t sdy = RD ? j.inner.stride[NG_DY][0] : 0;
+    for (int64_t q = q0 + ty; q < q1; q += U * TY) {
+        float x[U][V], dy[U][V];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            int64_t r = q + u * TY;
+            if (r < q1) {
+                cl_load<T, V>(j.t.p[NG_X], r * sx + c0, x[u]);
+                if (RD)
+                    cl_load<T, V>(j.t.p[NG_DY], r * sdy + c0, dy[u]);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            int64_t r = q + u * TY;
+            if (r >= q1)
+                break;
+            float o[V];
+#pragma unroll
+            for (int k = 0; k < V; k++) {
+                if (AM == NGA_FWD && RD)
+                    o[k] = act_f(round_dt((x[u][k] - m[k]) * k1[k] + k2[k], j.res_dt) + dy[u][k], ACT, j.act_dt);
+                else if (AM == NGA_FWD)
+                    o[k] = act_f((x[u][k] - m[k]) * k1[k] + k2[k], ACT, j.act_dt);
+                else
+                    o[k] = k1[k] * dy[u][k] + (k2[k] * (x[u][k] - m[k]) + k3[k]);
+            }
+            cl_store<T, V>(j.t.p[ko], r * so + c0, o);
+        }
+    }
+}
+
 template <typename T, int V, int AM, int ACT>
 __global__ void __launch_bounds__(CL_THREADS, NG_CL_BLOCKS(AM == NGA_BWD)) k_cl_apply(const ng_job j)
 {
@@ -232,9 +277,6 @@ __global__ void __launch_bounds__(CL_THREADS, NG_CL_BLOCKS(AM == NGA_BWD)) k_cl_
         return;
     int64_t q0, q1;
     cl_rows(j, gridDim.y - 1 - blockIdx.y, q0, q1);
-    const int ko = AM == NGA_FWD ? NG_Y : NG_DX;
-    const int64_t sx = j.inner.stride[NG_X][0], so = j.inner.stride[ko][0];
-    const int64_t sdy = AM == NGA_BWD ? j.inner.stride[NG_DY][0] : 0;
     // per channel: forward y = (x - m) k1 + k2 (k1 = inv scale, k2 = bias);
     // backward dx = inv / M (M g - sum g - xhat sum g xhat) = k1 dy + k2 (x - m) + k3
     // (k1 = inv scale, k2 = -inv^2 sum g xhat / M, k3 = -inv sum g / M)
@@ -257,33 +299,12 @@ __global__ void __launch_bounds__(CL_THREADS, NG_CL_BLOCKS(AM == NGA_BWD)) k_cl_
             k3[k] = -iv * j.a[c] / fD;
         }
     }
-    for (int64_t q = q0 + ty; q < q1; q += U * TY) {
-        float x[U][V], dy[U][V];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            int64_t r = q + u * TY;
-            if (r < q1) {
-                cl_load<T, V>(j.t.p[NG_X], r * sx + c0, x[u]);
-                if (AM == NGA_BWD)
-                    cl_load<T, V>(j.t.p[NG_DY], r * sdy + c0, dy[u]);
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            int64_t r = q + u * TY;
-            if (r >= q1)
-                break;
-            float o[V];
-#pragma unroll
-            for (int k = 0; k < V; k++) {
-                if (AM == NGA_FWD)
-                    o[k] = act_f((x[u][k] - m[k]) * k1[k] + k2[k], ACT, j.act_dt);
-                else
-                    o[k] = k1[k] * dy[u][k] + (k2[k] * (x[u][k] - m[k]) + k3[k]);
-            }
-            cl_store<T, V>(j.t.p[ko], r * so + c0, o);
-        }
-    }
+    // the forward with a fused residual (NG_DY set) reads two streams: half the
+    // vectors in flight per stream, as the backward (one stream of U spilled)
+    if (AM == NGA_FWD && j.t.p[NG_DY])
+        cl_apply_rows<T, V, AM, ACT, U / 2, true>(j, q0, q1, ty, TY, c0, m, k1, k2, k3);
+    else
+        cl_apply_rows<T, V, AM, ACT, U, AM == NGA_BWD>(j, q0, q1, ty, TY, c0, m, k1, k2, k3);
 }
 
 // V: 16 bytes of channels when C, every row stride and every base pointer
@@ -323,10 +344,10 @@ void cl_run(const ng_job *j, int what, int act, cudaStream_t s)
 template <typename T>
 void cl_dispatch(const ng_job *j, int what, cudaStream_t s)
 {
-    static const int fwd_r[] = {NG_X}, bwd_r[] = {NG_X, NG_DY}, fwd_a[] = {NG_X, NG_Y},
+    static const int fwd_r[] = {NG_X}, bwd_r[] = {NG_X, NG_DY}, fwd_a[] = {NG_X, NG_Y, NG_DY},
                      bwd_a[] = {NG_X, NG_DY, NG_DX};
     const int *ops[] = {fwd_r, bwd_r, fwd_a, bwd_a};
-    const int nops[] = {1, 2, 2, 3};
+    const int nops[] = {1, 2, j->t.p[NG_DY] ? 3 : 2, 3}; // the forward's residual r too
     if (cl_width<T>(j, ops[what], nops[what]) > 1)
         cl_run<T, 16 / (int)sizeof(T)>(j, what, j->act, s);
     else

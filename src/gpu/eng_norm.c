@@ -100,6 +100,13 @@ int gpu_norm_fusable_y(const ggraph *g, int node)
     return fwd ? (n->nouts > 0 ? n->outs[0] : n->out) : -1;
 }
 
+bool gpu_norm_fusable_res(const ggraph *g, int node)
+{
+    const gnode *n = &g->n[node];
+    norm_kind k = n->kind == GN_OTHER ? gpu_norm_kind(n->op) : NK_NONE;
+    return k == NK_BN || k == NK_BN_INFER;
+}
+
 static bool is_bwd(norm_kind k)
 {
     return k == NK_BN_BWD || k == NK_LN_BWD || k == NK_RMS_BWD || k == NK_GN_BWD || k == NK_IN_BWD;
@@ -266,9 +273,9 @@ static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
         return false;
     if (j->outer.n != 1 || j->inner.n != 1)
         return false;
-    const int fwd[] = {NG_X, NG_Y}, bwd[] = {NG_X, NG_DY, NG_DX};
+    const int fwd[] = {NG_X, NG_Y, NG_DY}, bwd[] = {NG_X, NG_DY, NG_DX};
     const int *ops = np->kind == NK_BN ? fwd : bwd;
-    int nops = np->kind == NK_BN ? 2 : 3;
+    int nops = np->kind == NK_BN ? (np->tid[NG_DY] >= 0 ? 3 : 2) : 3; /* the forward's residual too */
     xdnn_dtype xt = g->t[np->tid[NG_X]].dtype;
     for (int q = 0; q < nops; q++) {
         int k = ops[q];
@@ -362,6 +369,38 @@ static bool softmax_rows(const gplan *pl, const gpart *p, norm_plan *np, char *w
     return true;
 }
 
+/* The nodes of partition p behind its norm anchor (partition.c
+ * fuse_norm_epilogues): the residual add and its other operand r, and the
+ * activation; false when p holds anything else. */
+static bool norm_epilogue(const ggraph *g, const gpart *p, int *res_node, int *res_in, int *act_node)
+{
+    int dx = gpu_norm_fusable_dx(g, p->anchor), cur = gpu_norm_fusable_y(g, p->anchor);
+    if (dx >= 0)
+        cur = dx;
+    for (int step = 1; step < p->nnodes; step++) {
+        int e = -1; /* the node of p reading cur */
+        for (int i = 0; i < p->nnodes && e < 0; i++) {
+            const gnode *m = &g->n[p->nodes[i]];
+            for (int j = 0; j < m->nin; j++)
+                if (m->in[j] == cur && p->nodes[i] != p->anchor)
+                    e = p->nodes[i];
+        }
+        if (e < 0 || cur < 0)
+            return false;
+        int r = *res_node < 0 && *act_node < 0 ? gpu_norm_res_add(g, e, cur) : -1;
+        bool res_ok = r >= 0 && (dx >= 0 || gpu_norm_fusable_res(g, p->anchor));
+        if (res_ok) {
+            *res_node = e, *res_in = r;
+        } else if (dx < 0 && *act_node < 0 && gpu_norm_act(g, e) != NGACT_NONE && g->n[e].in[0] == cur) {
+            *act_node = e;
+        } else {
+            return false;
+        }
+        cur = g->n[e].out;
+    }
+    return dx < 0 || *act_node < 0;
+}
+
 bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *np, char *why, size_t len)
 {
     memset(np, 0, sizeof *np);
@@ -370,23 +409,18 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
     np->act_node = -1;
     if (p->kind == GP_REDUCE && p->anchor >= 0)
         return softmax_rows(pl, p, np, why, len);
-    if (p->kind != GP_SINGLE || p->anchor < 0 || p->nnodes > 2)
-        GPU_REFUSE("needs a norm node (and at most its activation), got %s with %d nodes", gpart_kind_name(p->kind),
-             p->nnodes);
+    if (p->kind != GP_SINGLE || p->anchor < 0 || p->nnodes > 3)
+        GPU_REFUSE("needs a norm node (and at most a residual add and an activation), got %s with %d nodes",
+                   gpart_kind_name(p->kind), p->nnodes);
     const ggraph *g = pl->g;
     const gnode *n = &g->n[p->anchor];
-    int res_node = -1, res_in = -1; /* the fused `dx + r` of a layer/rms backward and its r */
-    if (p->nnodes == 2) { /* partition.c fused the activation that alone reads y, or the add that alone reads dx */
-        int e = p->nodes[0] == p->anchor ? p->nodes[1] : p->nodes[0];
-        int y = gpu_norm_fusable_y(g, p->anchor), dx = gpu_norm_fusable_dx(g, p->anchor);
-        if (dx >= 0 && (res_in = gpu_norm_res_add(g, e, dx)) >= 0)
-            res_node = e;
-        else if (y < 0 || gpu_norm_act(g, e) == NGACT_NONE || g->n[e].in[0] != y)
-            GPU_REFUSE("%s: only a forward normalization followed by relu, silu or gelu on its y, or a layer/rms "
-                       "backward followed by an add to its dx, runs as one partition", n->op);
-        else
-            np->act_node = e;
-    }
+    /* what partition.c fused behind the norm: the `dx + r` of a layer/rms backward, or
+     * on a forward's y an activation, or (batchnorm) `y + r` then optionally an activation */
+    int res_node = -1, res_in = -1;
+    if (p->nnodes > 1 && !norm_epilogue(g, p, &res_node, &res_in, &np->act_node))
+        GPU_REFUSE("%s: only a forward normalization followed by relu, silu or gelu on its y, a batchnorm followed "
+                   "by an add to its y (then optionally one of those), or a layer/rms backward followed by an add "
+                   "to its dx, runs as one partition", n->op);
     norm_kind kind = gpu_norm_kind(n->op);
     np->kind = kind;
     if (kind == NK_NONE)
@@ -434,16 +468,19 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
     }
 #undef IN
 #undef RES
-    int act_dt = 0;
-    if (np->act_node >= 0) { /* y goes through the activation: the partition stores its result */
-        act_dt = tid[NG_Y] >= 0 ? (int)g->t[tid[NG_Y]].dtype : 0;
-        tid[NG_Y] = g->n[np->act_node].out;
-    }
-    int res_dt = 0;
-    if (res_node >= 0) { /* dx is rounded, r added, and the add's result stored */
+    int act_dt = 0, res_dt = 0;
+    if (res_node >= 0 && is_bwd(kind)) { /* dx is rounded, r added, and the add's result stored */
         res_dt = (int)g->t[tid[NG_DX]].dtype;
         tid[NG_Y] = res_in;
         tid[NG_DX] = g->n[res_node].out;
+    } else if (res_node >= 0) { /* y is rounded, r (in NG_DY's slot) added, the sum stored or activated */
+        res_dt = tid[NG_Y] >= 0 ? (int)g->t[tid[NG_Y]].dtype : 0;
+        tid[NG_DY] = res_in;
+        tid[NG_Y] = g->n[res_node].out;
+    }
+    if (np->act_node >= 0) { /* y (or the sum) goes through the activation: the partition stores its result */
+        act_dt = tid[NG_Y] >= 0 ? (int)g->t[tid[NG_Y]].dtype : 0;
+        tid[NG_Y] = g->n[np->act_node].out;
     }
     if (tid[NG_X] < 0)
         GPU_REFUSE("%s: input x is missing", n->op);
@@ -750,7 +787,7 @@ static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         return XDNN_ERR_UNSUPPORTED;
     }
     static const char *const acts[] = {"", ", + relu", ", + silu", ", + gelu (tanh)", ", + gelu"};
-    snprintf(np->detail, sizeof np->detail, "%s%s",
+    snprintf(np->detail, sizeof np->detail, "%s%s%s",
              np->kind == NK_SM || np->kind == NK_LSM ? "softmax rows: a warp or a few per row, in registers"
              : np->warp_rows ? "a warp or a few per row (row in registers, 16-byte loads)"
              : np->pg_fused ? "rows in registers, 4-wide loads, parameter gradients in the same pass"
@@ -759,7 +796,7 @@ static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
              : np->cl ? "channels last: column partials in vectors, warp-per-channel combine, apply"
              : np->stats.col ? "split reduce, threads across rows (coalesced columns)"
                              : "split reduce, threads along rows",
-             acts[np->stats.act]);
+             !is_bwd(np->kind) && np->tid[NG_DY] >= 0 ? ", + residual" : "", acts[np->stats.act]);
     return XDNN_OK;
 }
 

@@ -40,7 +40,7 @@ typedef struct norm_plan {
     ng_job pgrad;              /* parameter-gradient reduce + finalize */
     int apply_mode;            /* ng_apply_mode */
     int act_node;              /* the fused activation's node, -1 = none */
-    char detail[96];           /* norm_detail's text */
+    char detail[128];          /* norm_detail's text */
     /* workspace layout, bytes from the partition's workspace base */
     size_t off_part, off_rows[6], ws_bytes;
 } norm_plan;
@@ -51,9 +51,15 @@ int gpu_norm_act(const ggraph *g, int node);
 /* The y of node `node` when it is a normalization forward whose activation
  * could be fused (partition.c asks), else -1. */
 int gpu_norm_fusable_y(const ggraph *g, int node);
+/* Is node `node` a forward normalization whose y may take a fused residual
+ * add `y + r` (then optionally an activation of the sum)?  Batchnorm, training
+ * and inference: their applies (kernels/norm.cu k_apply, norm_cl.cu) read r;
+ * the layer/rms row and warp kernels do not. */
+bool gpu_norm_fusable_res(const ggraph *g, int node);
 /* dx of a layernorm / rmsnorm backward node (else -1), and the other operand r
  * of `node` when it is `dx + r` (or `r + dx`) of dx's dims and dtype, which
- * norm_welford adds to dx (rounded to dx's dtype) before storing (else -1). */
+ * norm_welford adds to dx (rounded to dx's dtype) before storing (else -1).
+ * A forward's y takes the same add (gpu_norm_fusable_res). */
 int gpu_norm_fusable_dx(const ggraph *g, int node);
 int gpu_norm_res_add(const ggraph *g, int node, int dx);
 

@@ -93,12 +93,14 @@ typedef struct ng_job {
     int vec4;                      /* row kernels: rows 4-element aligned, vector loads;
                                       apply: 4 consecutive innermost elements per thread */
     int act;                       /* forward: ng_act applied to y before it is stored */
-    int act_dt;                    /* the dtype the norm's own y had (rounded to it first) */
+    int act_dt;                    /* the dtype of the activation's input (rounded to it first) */
     int pg_blocks;                 /* ng_launch_row_bwd_pg: the most blocks (part holds
                                       pg_blocks * 2 * D floats) */
     int res_dt;                    /* backward with a residual (NG_Y set: an x-shaped addend):
                                       dx rounded to this dtype, then NG_Y added (the fused
-                                      `dx + r` of partition.c) */
+                                      `dx + r` of partition.c); batchnorm forward with a
+                                      residual (NG_DY set): y rounded to this dtype, then NG_DY
+                                      added, then the activation (generic and channels-last apply) */
 } ng_job;
 
 /* The activation a forward norm partition applies after normalizing (the
@@ -144,7 +146,7 @@ typedef enum ng_apply_mode { NGA_FWD, NGA_BWD, NGA_SMB } ng_apply_mode;
  * operands of x's dtype; `nsplit` chunks of `chunk` rows.  The reduce writes
  * part[nsplit][C][4] (mode NGR_WELFORD or NGR_BWD), the finalize stores what
  * ng_launch_finalize would (fin NGF_STATS / NGF_SUMS), the apply writes y
- * (NGA_FWD, with j->act) or dx (NGA_BWD, mean / inv from the saved tensors,
+ * (NGA_FWD, with j->act and the residual NG_DY when set) or dx (NGA_BWD, mean / inv from the saved tensors,
  * sum g / sum g xhat from the a / b arrays). */
 enum { NG_CL_THREADS = 256, NG_CL_UNROLL = 4 };
 #define NG_CL_BLOCKS(bwd) ((bwd) ? 2 : 3) /* resident blocks per SM the kernels are built for */

@@ -167,20 +167,42 @@ static void fuse_dgrad_masks(pstate *s)
     }
 }
 
+/* The one relu / silu / gelu that alone reads tensor t (of t's dims), else -1. */
+static int lone_act_of(const pstate *s, int t)
+{
+    const ggraph *g = s->g;
+    if (g->t[t].is_output || g->t[t].nconsumers != 1)
+        return -1;
+    int c = only_consumer(g, t);
+    bool ok = c >= 0 && s->grp[c] == c && gpu_norm_act(g, c) != NGACT_NONE && g->t[g->n[c].out].view_of < 0 &&
+              gg_same_dims(&g->t[g->n[c].out], &g->t[t]);
+    return ok ? c : -1;
+}
+
 /* A normalization forward + the one relu / silu / gelu that alone reads its
- * y, and a layer/rms backward + the residual add that alone reads its dx:
- * norm_welford applies them before storing (eng_norm.c), saving a pass. */
+ * y, or (batchnorm) + the residual add `y + r` that alone reads its y and then
+ * optionally that activation of the sum (a ResNet block's relu(z3 + x): z3 is
+ * never stored); and a layer/rms backward + the residual add that alone reads
+ * its dx: norm_welford applies them before storing (eng_norm.c), saving a
+ * round trip to memory. */
 static void fuse_norm_epilogues(pstate *s)
 {
     ggraph *g = s->g;
+    const char *nr = getenv("XDNN_NO_NORM_RESIDUAL"); /* A/B switch: set and not "0" = the add stays apart */
+    bool res_on = !nr || !*nr || strcmp(nr, "0") == 0;
     for (int m = 0; m < g->nn; m++) {
         int y = gpu_norm_fusable_y(g, m);
         if (y < 0 || g->t[y].is_output || g->t[y].nconsumers != 1 || s->grp[m] != m)
             continue;
-        int c = only_consumer(g, y);
-        if (c >= 0 && s->grp[c] == c && gpu_norm_act(g, c) != NGACT_NONE && g->t[g->n[c].out].view_of < 0 &&
-            gg_same_dims(&g->t[g->n[c].out], &g->t[y]))
+        int c = only_consumer(g, y), a;
+        if (res_on && gpu_norm_fusable_res(g, m) && c >= 0 && s->grp[c] == c && gpu_norm_res_add(g, c, y) >= 0 &&
+            can_merge(s, m, c)) {
             merge(s, m, c);
+            if ((a = lone_act_of(s, g->n[c].out)) >= 0)
+                merge(s, m, a);
+        } else if ((a = lone_act_of(s, y)) >= 0) {
+            merge(s, m, a);
+        }
     }
     /* a layer/rms backward + the add that alone reads its dx (a residual: dr = dy + dx) */
     for (int m = 0; m < g->nn; m++) {

@@ -72,6 +72,19 @@ workspace() { sed -n '1s/.*workspace \([0-9]*\) bytes.*/\1/p'; }
     [[ "${lines[0]}" == *": 35 partitions, "* ]]
 }
 
+@test "ResNet-50 plan: each block's last batchnorm, residual add and relu one partition (z3 never stored)" {
+    xdnn engines | grep -q "built without CUDA" && skip "built without CUDA"
+    run xdnn plan --explain --device-model h100 "$R" "${RREAL[@]}"
+    [[ "${lines[0]}" == *": 488 partitions, "* ]]     # 504 before (2026-11-24)
+    [[ "$output" == *"partition 10  s1b0_y/z3+s1b0_y/y.0+s1b0_y  (batchnorm+add+relu)"$'\n'"  chosen    norm_welford "* ]]
+    [[ "$output" == *"s4b2_y/z3+s4b2_y/y.0+s4b2_y  (batchnorm+add+relu)"* ]]
+    [ "$(grep -c '(batchnorm+add+relu)' <<< "$output")" -eq 16 ]
+    ! grep -q "(add+relu)" <<< "$output"
+    XDNN_NO_NORM_RESIDUAL=1 run xdnn plan --explain --device-model h100 "$R" "${RREAL[@]}"
+    [[ "${lines[0]}" == *": 504 partitions, "* ]]
+    [ "$(grep -c '(add+relu)' <<< "$output")" -eq 16 ]
+}
+
 @test "ResNet-50 step on the CPU: finite, the loss of a random net, and one SGD step lowers it" {
     cd "$BATS_TEST_TMPDIR"
     xdnn run --device cpu "$R" --save out --format json > step.json

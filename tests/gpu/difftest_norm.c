@@ -458,6 +458,85 @@ static void fused_act_cases(void)
     }
 }
 
+/* ---- a batchnorm + the residual add that alone reads its y + the activation
+ * of the sum (a ResNet block's relu(z3 + x)): one partition (partition.c), y
+ * rounded to its dtype, r added, the activation applied, only the sum's
+ * activation stored.  Channels last (norm_cl.cu) with 16-byte vectors, odd C
+ * (scalar), C over 256 (several channel blocks); NCHW and inference
+ * (k_apply); r as first or second operand; r of another layout than x (the
+ * generic apply); gelu; no activation; z read twice (no fusion); a training
+ * block with the projection shortcut relu(z3 + zp) and the backward. */
+/* A case of residual_cases: the graph (seed, intermediates of dtype t), scale
+ * and bias of `ch` channels, then `body` (printf-style). */
+__attribute__((format(printf, 6, 7))) static void res_case(const char *id, double tol, int seed, const char *t,
+                                                           const char *ch, const char *body, ...)
+{
+    char text[TEXT_MAX];
+    int n = snprintf(text, sizeof text,
+                     "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n"
+                     "  weight s: f32%s = uniform(0.5, 1.5);\n  weight b: f32%s = uniform(-0.5, 0.5);\n",
+                     seed, t, ch, ch);
+    va_list ap;
+    va_start(ap, body);
+    vsnprintf(text + n, sizeof text - (size_t)n, body, ap);
+    va_end(ap);
+    add_case(id, tol, "%s", text);
+}
+
+static void residual_cases(void)
+{
+    static const int shapes[][5] = {{4, 2, 40, 7, 9}, {4, 3, 13, 5, 11}, {4, 2, 520, 5, 7}};
+    const char *nchw = "[2, 12, 9, 7]", *nc = "[12]", *c40 = "[3, 40, 5, 7]";
+    for (int ti = 0; ti < 3; ti++) {
+        const char *t = dts[ti];
+        char name[192];
+        for (int si = 0; si < 3; si++) {
+            shape_txt st = shape_of(shapes[si]);
+            snprintf(name, sizeof name, "fuse/batchnorm+residual+relu/%s/nhwc/%s", t, st.id);
+            res_case(name, 2, 400 + 4 * si + ti, t, st.ch,
+                     "  input c: %s%s @nhwc = uniform(-2.0, 3.0);\n  input x: %s%s @nhwc;\n"
+                     "  weight rm: f32%s;\n  weight rv: f32%s = uniform(0.5, 2.0);\n"
+                     "  z: @nhwc, m: f32, iv: f32, rmn: f32, rvn: f32 = batchnorm(c, s, b, running_mean=rm, "
+                     "running_var=rv);\n  y: @nhwc = relu(%s);\n  output y: %s @nhwc, m, iv, rmn, rvn;\n}\n",
+                     t, st.s, t, st.s, st.ch, st.ch, si == 1 ? "x + z" : "z + x", t);
+        }
+        snprintf(name, sizeof name, "fuse/batchnorm+residual+relu/%s/nchw", t);
+        res_case(name, 2, 420 + ti, t, nc,
+                 "  input c: %s%s = uniform(-2.0, 3.0);\n  input x: %s%s;\n  z, m, iv = batchnorm(c, s, b);\n"
+                 "  y = relu(x + z);\n  output y: %s, m, iv;\n}\n", t, nchw, t, nchw, t);
+        snprintf(name, sizeof name, "fuse/batchnorm+residual/%s/r-nchw-z-nhwc", t);
+        res_case(name, 2, 423 + ti, t, nc,
+                 "  input c: %s%s @nhwc = uniform(-2.0, 3.0);\n  input x: %s%s;\n"
+                 "  z: @nhwc, m: f32, iv: f32 = batchnorm(c, s, b);\n  y: @nhwc = z + x;\n"
+                 "  output y: %s @nhwc, m, iv;\n}\n", t, nchw, t, nchw, t);
+        snprintf(name, sizeof name, "fuse/batchnorm_infer+residual+gelu/%s", t);
+        res_case(name, 2, 426 + ti, t, nc,
+                 "  input c: %s%s = uniform(-2.0, 3.0);\n  input x: %s%s;\n  weight mu: f32%s;\n"
+                 "  weight va: f32%s = uniform(0.5, 2.0);\n  z = batchnorm_infer(c, s, b, mu, va);\n"
+                 "  y = gelu(z + x, approx=\"tanh\");\n  output y: %s;\n}\n", t, nchw, t, nchw, nc, nc, t);
+        snprintf(name, sizeof name, "fuse/batchnorm_infer+residual+relu/%s/nhwc", t);
+        res_case(name, 2, 429 + ti, t, "[40]",
+                 "  input c: %s%s @nhwc;\n  input x: %s%s @nhwc;\n  weight mu: f32[40];\n"
+                 "  weight va: f32[40] = uniform(0.5, 2.0);\n  z: @nhwc = batchnorm_infer(c, s, b, mu, va);\n"
+                 "  y: @nhwc = relu(x + z);\n  output y: %s @nhwc;\n}\n", t, c40, t, c40, t);
+        snprintf(name, sizeof name, "fuse/batchnorm+residual/%s/z-read-twice", t);
+        res_case(name, 2, 432 + ti, t, "[40]",
+                 "  input c: %s%s @nhwc;\n  input x: %s%s @nhwc;\n"
+                 "  z: @nhwc, m: f32, iv: f32 = batchnorm(c, s, b);\n  y: @nhwc = relu(z + x);\n"
+                 "  w: @nhwc = z * 2.0;\n  output y: %s @nhwc, w: %s @nhwc;\n}\n", t, c40, t, c40, t, t);
+        /* lib/resnet.dnn's projection block, without the convolutions: relu(z3 + zp), then the backward */
+        snprintf(name, sizeof name, "net/batchnorm+residual/%s/projection-block", t);
+        res_case(name, 4, 435 + ti, t, "[64]",
+                 "  input c3: %s[2, 64, 7, 11] @nhwc = uniform(-2.0, 3.0);\n  input cp: %s[2, 64, 7, 11] @nhwc;\n"
+                 "  input dy: %s[2, 64, 7, 11] @nhwc;\n  weight sp: f32[64] = uniform(0.5, 1.5);\n"
+                 "  z3: @nhwc, m3: f32, v3: f32 = batchnorm(c3, s, b);\n"
+                 "  zp: @nhwc, mp: f32, vp: f32 = batchnorm(cp, sp, b);\n  y: @nhwc = relu(z3 + zp);\n"
+                 "  ds: @nhwc = relu_bwd(dy, y);\n  d3: @nhwc, g3: f32, b3: f32 = batchnorm_bwd(ds, c3, s, m3, v3);\n"
+                 "  dp: @nhwc, gp: f32, bp: f32 = batchnorm_bwd(ds, cp, sp, mp, vp);\n"
+                 "  output y: %s @nhwc, d3: %s @nhwc, g3, b3, dp: %s @nhwc, gp, bp;\n}\n", t, t, t, t, t, t);
+    }
+}
+
 /* ---- warp rows (kernels/norm_warp.cu): a warp or 2 / 4 / 8 per row, 16-byte
  * chunks.  Row lengths at each boundary: under a chunk per lane (8), one
  * chunk per lane (256 f16), the 16 elements a lane one warp takes (512) and
@@ -886,6 +965,7 @@ int main(int argc, char **argv)
         view_cases();
         vector_cases();
         fused_act_cases();
+        residual_cases();
         warp_row_cases();
         network_fusion_cases();
         const_cases();

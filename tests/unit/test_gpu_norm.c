@@ -90,6 +90,59 @@ static bool norm_plan_of(const fixture *f, const char *name, norm_plan *np, char
 
 /* ---- norm_welford */
 
+/* A batchnorm + the residual add that alone reads its y (either operand
+ * order) + the relu of the sum: one partition storing only the relu's
+ * result, r in NG_DY's slot, y rounded to its own dtype (res_dt) before the
+ * add; a y read twice, a layernorm's y, an add of another dtype stay apart. */
+static void test_norm_residual(void)
+{
+    fixture f;
+    norm_plan np;
+    char why[512];
+    if (setup(&f, "dnn 1;\ngraph g(intermediate=bf16) {\n  input c: bf16[4, 24, 5, 7] @nhwc;\n"
+                  "  input x: bf16[4, 24, 5, 7] @nhwc;\n"
+                  "  weight s: f32[24];\n  weight b: f32[24];\n  weight mu: f32[24];\n  weight va: f32[24];\n"
+                  "  weight s7: bf16[7];\n  z: bf16 @nhwc, m: f32, iv: f32 = batchnorm(c, s, b);\n"
+                  "  y: @nhwc = relu(z + x);\n  zi: bf16 @nhwc = batchnorm_infer(c, s, b, mu, va);\n  yi = x + zi;\n"
+                  "  zt: bf16 @nhwc, mt: f32, ivt: f32 = batchnorm(c, s, b);\n  yt: @nhwc = relu(zt + x);\n"
+                  "  w = zt * 2.0;\n  zf: f32, mf, ivf = batchnorm(c, s, b);\n  yf = zf + x;\n"
+                  "  zl: bf16 = layernorm(c, s7, s7, axes=[-1]);\n  yl = zl + x;\n"
+                  "  output y: bf16 @nhwc, m, iv, yi: bf16 @nhwc, yt: bf16 @nhwc, w: bf16 @nhwc, yl: bf16 @nhwc,\n"
+                  "    mt, ivt, yf, mf, ivf;\n}\n",
+              false)) {
+        const gpart *p = part_of(&f, "z");
+        CHECK(p && p->nnodes == 3, "batchnorm + add + relu: one partition");
+        CHECK(norm_plan_of(&f, "z", &np, why, sizeof why), "%s", why);
+        const ggraph *g = f.g;
+        CHECK(np.cl && np.stats.act == NGACT_RELU && np.stats.res_dt == (int)XDNN_BF16);
+        CHECK(strcmp(g->t[np.tid[NG_DY]].name, "x") == 0 && strcmp(g->t[np.tid[NG_Y]].name, "y") == 0);
+        int z = g->n[p->anchor].outs[0];
+        CHECK(!f.pl->materialized[z], "z is not stored");
+        p = part_of(&f, "zi");
+        CHECK(p && p->nnodes == 2, "batchnorm_infer + add (r first): one partition");
+        CHECK(norm_plan_of(&f, "zi", &np, why, sizeof why), "%s", why);
+        CHECK(!np.cl && np.stats.act == NGACT_NONE && strcmp(g->t[np.tid[NG_Y]].name, "yi") == 0);
+        CHECK(strcmp(g->t[np.tid[NG_DY]].name, "x") == 0);
+        p = part_of(&f, "zt");
+        CHECK(p && p->nnodes == 1, "a y read twice stays apart");
+        CHECK(norm_plan_of(&f, "zt", &np, why, sizeof why) && np.tid[NG_DY] < 0);
+        p = part_of(&f, "zf");
+        CHECK(p && p->nnodes == 1, "an f32 y + a bf16 r stays apart");
+        p = part_of(&f, "zl");
+        CHECK(p && p->nnodes == 1, "a layernorm's y takes no residual");
+    }
+    teardown(&f);
+    setenv("XDNN_NO_NORM_RESIDUAL", "1", 1);
+    if (setup(&f, "dnn 1;\ngraph g {\n  input c: f32[4, 24, 5, 7];\n  input x: f32[4, 24, 5, 7];\n"
+                  "  weight s: f32[24];\n  weight b: f32[24];\n  z, m, iv = batchnorm(c, s, b);\n"
+                  "  y = relu(z + x);\n  output y, m, iv;\n}\n", false)) {
+        const gpart *p = part_of(&f, "z");
+        CHECK(p && p->nnodes == 1, "XDNN_NO_NORM_RESIDUAL keeps the add apart");
+    }
+    teardown(&f);
+    unsetenv("XDNN_NO_NORM_RESIDUAL");
+}
+
 static void test_norm_paths(void)
 {
     fixture f;
@@ -232,6 +285,7 @@ static void test_norm_paths(void)
         CHECK(norm_plan_of(&f, "k", &np, why, sizeof why) && np.act_node < 0 && np.stats.act == NGACT_NONE);
     }
     teardown(&f);
+    test_norm_residual();
 }
 
 /* ---- copy_strided: replay the jobs with the kernel's index arithmetic */
