@@ -60,6 +60,10 @@ template <int DP> struct bw_cfg {
 };
 
 constexpr int kThreads = 384;
+// the consumers' schedule of a tile's dS (bits of sched, XDNN_SDPA_BWD_SCHED): kSchedEarlyDKV issues dV, dK
+// before the dS stores so the stores run beside them; kSchedStm stores dS with stmatrix (4 per thread, not 32
+// 16-bit stores)
+constexpr int kSchedEarlyDKV = 1, kSchedStm = 2;
 constexpr int kPadRows = 64; // the workspace's rows per (b, h): Sq rounded up to this (bw_cfg::BM)
 
 #if XW_DEVICE
@@ -153,7 +157,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     sdpa_bwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tdo,
                    const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, const xk_sdpa p,
                    const float *__restrict__ lse2, const float *__restrict__ delta, float *dqacc, int *sems, int Sqp,
-                   int dq_red)
+                   int dq_red, int sched)
 {
 #if XW_DEVICE
     using C = bw_cfg<DP>;
@@ -348,33 +352,66 @@ __global__ void __launch_bounds__(kThreads, 1)
                 }
             // dS (queries x keys, keys along the 128-byte rows, swizzled as TMA would) into this warpgroup's
             // column block of the buffer: element (query c, key r) at c * 128 + ((r / 8) ^ (c % 8)) * 16 + r % 8 * 2
-            {
-                const uint32_t blk = dsb + cw * (BM * 128);
+            const uint32_t blk = dsb + cw * (BM * 128);
+            auto store_ds = [&](const uint32_t (&v)[BM / 16][4]) {
+                if (sched & kSchedStm) {
+                    // stmatrix .trans: fragment q of k-step kk is the 8 x 8 block (keys warp * 16 + 8 (q & 1) + g,
+                    // queries kk * 16 + 8 (q >> 1) + 2 t4 + e); lane 8 q + j names memory row j of block q,
+                    // query c = kk * 16 + 8 (q >> 1) + j, 16 bytes at key block rb = 2 warp + (q & 1), c % 8 = j
+                    const int q = lane >> 3, j = lane & 7, rb = warp * 2 + (q & 1);
+                    const uint32_t a0 = blk + ((q >> 1) * 8 + j) * 128 + ((rb ^ j) << 4);
+#pragma unroll
+                    for (int kk = 0; kk < BM / 16; kk++)
+                        asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(
+                                         a0 + kk * 16 * 128),
+                                     "r"(v[kk][0]), "r"(v[kk][1]), "r"(v[kk][2]), "r"(v[kk][3])
+                                     : "memory");
+                    return;
+                }
 #pragma unroll
                 for (int kk = 0; kk < BM / 16; kk++)
 #pragma unroll
                     for (int q = 0; q < 4; q++) {
                         const int r = warp * 16 + g + 8 * (q & 1), c = kk * 16 + (q >> 1) * 8 + t4 * 2;
-                        const uint32_t v = df[kk][q];
 #pragma unroll
                         for (int e = 0; e < 2; e++) {
                             const int cc = c + e;
                             const uint32_t a = blk + cc * 128 + ((((r >> 3) ^ (cc & 7)) << 4) | ((r & 7) << 1));
-                            asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(a), "h"((unsigned short)(v >> (16 * e)))
+                            asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(a), "h"((unsigned short)(v[kk][q] >> (16 * e)))
                                          : "memory");
                         }
                     }
-            }
-            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // generic writes -> wgmma reads
-            wg_fence();
-            keep(pf);
-            keep(df);
+            };
+            auto issue_dkv = [&]() { // dV += P^T dO, dK += dS^T Q (B: 16 query rows per k-step)
+                wg_fence();
+                keep(pf);
+                keep(df);
 #pragma unroll
-            for (int kk = 0; kk < BM / 16; kk++) { // dV += P^T dO, dK += dS^T Q (B: 16 query rows per k-step)
-                wg_rs(dv, pf[kk], gdesc(ob + kk * 16 * 128, BM * 128, 1024), T());
-                wg_rs(dk, df[kk], gdesc(qb + kk * 16 * 128, BM * 128, 1024), T());
+                for (int kk = 0; kk < BM / 16; kk++) {
+                    wg_rs(dv, pf[kk], gdesc(ob + kk * 16 * 128, BM * 128, 1024), T());
+                    wg_rs(dk, df[kk], gdesc(qb + kk * 16 * 128, BM * 128, 1024), T());
+                }
+                wg_commit();
+            };
+            if (sched & kSchedEarlyDKV) {
+                // dV, dK go to the tensor cores first (their A operands are registers, not the dS buffer), the
+                // dS stores run beside them; the stores re-pack dS from dpa, since an in-flight wgmma's A
+                // registers may not be read
+                issue_dkv();
+                keep(dpa);
+                uint32_t ds2[BM / 16][4];
+#pragma unroll
+                for (int kk = 0; kk < BM / 16; kk++)
+#pragma unroll
+                    for (int q = 0; q < 4; q++)
+                        ds2[kk][q] = pack2<T>(dpa[kk * 8 + q * 2], dpa[kk * 8 + q * 2 + 1]);
+                store_ds(ds2);
+                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // generic writes -> wgmma reads
+            } else {
+                store_ds(df);
+                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // generic writes -> wgmma reads
+                issue_dkv();
             }
-            wg_commit();
             if (!dq_red && tid == 0) // the previous tile's dQ reduction has read the staging tile
                 asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
             if (DP > 64)
@@ -563,6 +600,20 @@ int dq_red_knob()
     return k;
 }
 
+// XDNN_SDPA_BWD_SCHED=N sets the consumers' dS schedule bits (kSchedEarlyDKV | kSchedStm); XDNN_SDPA_BWD_MAIN=0
+// skips the main kernel, to time the prep, memset and dq passes alone (dq, dK, dV then come out wrong).  Timing
+// knobs, read once: knobs[0] the schedule, knobs[1] skip.
+static const int *timing_knobs()
+{
+    static int k[2] = {-1, -1};
+    if (k[0] < 0) {
+        const char *e = getenv("XDNN_SDPA_BWD_SCHED"), *m = getenv("XDNN_SDPA_BWD_MAIN");
+        k[1] = m && strcmp(m, "0") == 0;
+        k[0] = e && e[0] ? atoi(e) & 3 : 0;
+    }
+    return k;
+}
+
 // XDNN_SDPA_BWD_BAND=1 runs the band kernel (kBand) on shapes without a window or seq lens too (timing the
 // cost of the band test against the plain kernel in one process; read once).
 static bool band_knob()
@@ -627,12 +678,14 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
         const bool band = p.left >= 0 || p.right > 0 || p.len_q.p || p.len_kv.p || p.off_q.p || p.off_kv.p ||
                           band_knob();
         const int red = det ? 0 : dq_red_knob();
-        if (band)
+        if (timing_knobs()[1])
+            ;
+        else if (band)
             sdpa_bwd_wgmma<T, DP, true>
-                <<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems, w.Sqp, red);
+                <<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems, w.Sqp, red, timing_knobs()[0]);
         else
             sdpa_bwd_wgmma<T, DP, false>
-                <<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems, w.Sqp, red);
+                <<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems, w.Sqp, red, timing_knobs()[0]);
     }
     const int64_t items = (int64_t)(p.off_q.p ? 1 : p.B) * p.Hq * p.Sq * (p.D / 8);
     if (items > 0)
