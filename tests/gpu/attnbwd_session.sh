@@ -10,7 +10,7 @@
 #     kernel + dq) under each schedule in BENCH_SCHEDS, and the side passes alone (XDNN_SDPA_BWD_MAIN=0);
 #  4. NCU=1: ncu --set full on one launch of the main kernel (the plain row, schedule NCU_SCHED);
 #  5. PyTorch's cuDNN and flash on the same shape (bench/sdpa_peer.py).
-# Logs under OUT; a summary on stdout.
+# Logs in OUT/logs.tgz (and OUT/bwd.ncu-rep); a summary on stdout.
 set -uo pipefail
 . "$(dirname "$0")/dev_env.sh"
 dev_link_tester difftest_seq || exit 1
@@ -53,7 +53,7 @@ if [ -n "${NCU:-}" ] && [ "$(left)" -gt 60 ]; then
     ncu --import "$out/bwd.ncu-rep" --page details > "$out/ncu.txt" 2>&1
     grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occ|Issue Slots Busy|No Eligible|L2 Hit|One or More|Tensor|Executed Ipc A" "$out/ncu.txt" | head -20
     ncu --import "$out/bwd.ncu-rep" --page raw --csv > "$out/ncu_raw.csv" 2>&1
-    gzip -f "$out/ncu_raw.csv"
+    ncu --import "$out/bwd.ncu-rep" --page source --csv --print-source sass > "$out/ncu_sass.csv" 2>&1
 fi
 if [ "$(left)" -gt 20 ]; then
     step "PyTorch peer (cuDNN, flash)"
@@ -61,3 +61,5 @@ if [ "$(left)" -gt 20 ]; then
     echo "peer rc=$?"; grep bwd "$out/peer.log" | cut -c1-160
 fi
 step done
+# at most 8 files come back: the logs in one archive, the ncu report beside it
+(cd "$out" && tar czf logs.tgz --remove-files $(ls | grep -v -e '\.ncu-rep$' -e '^logs.tgz$'))
