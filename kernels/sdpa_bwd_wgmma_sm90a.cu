@@ -80,6 +80,27 @@ __device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_
                  "l"(src), "r"(n), "r"(bar)
                  : "memory");
 }
+// Thread 0's bulk-group operations as predicated instructions, not branches (see the consumers' loop):
+// wait until the reductions committed have read shared memory / completed; one n-byte reduce-add of shared
+// src into global dst, committed as a group.
+__device__ __forceinline__ void bulk_wait_read_if(bool on)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %0, 0;\n@p cp.async.bulk.wait_group.read 0;\n}\n" ::"r"((int)on)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_wait_if(bool on)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %0, 0;\n@p cp.async.bulk.wait_group 0;\n}\n" ::"r"((int)on)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_reduce_if(bool on, float *dst, uint32_t src, int n)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %0, 0;\n"
+                 "@p cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%1], [%2], %3;\n"
+                 "@p cp.async.bulk.commit_group;\n}\n" ::"r"((int)on),
+                 "l"(dst), "r"(src), "r"(n)
+                 : "memory");
+}
 #endif
 
 // ---------------------------------------------------------------- prep: Delta and lse2
@@ -264,6 +285,27 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int i = 0; i < DP / 2; i++)
             dk[i] = dv[i] = 0.0f;
+        // dK (times scale) and dV straight from the accumulators, 16-bit pairs
+        auto store_dkv = [&]() {
+            T *dkp = static_cast<T *>(const_cast<void *>(p.dk.p)), *dvp = static_cast<T *>(const_cast<void *>(p.dv.p));
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                const int j = key0 + 8 * r;
+                if (j >= sr.nkv) // past Skv, or (ragged) the next sequence's key: never written
+                    continue;
+                T *kr = dkp + (int64_t)b * p.dk.st[0] + (int64_t)hk * p.dk.st[1] + (int64_t)(krow + j) * p.dk.st[2];
+                T *vr = dvp + (int64_t)b * p.dv.st[0] + (int64_t)hk * p.dv.st[1] + (int64_t)(krow + j) * p.dv.st[2];
+#pragma unroll
+                for (int q = 0; q < DP / 8; q++) {
+                    const int d = q * 8 + t4 * 2;
+                    if (d < p.D) {
+                        *reinterpret_cast<uint32_t *>(kr + d) =
+                            pack2<T>(dk[q * 4 + r * 2] * p.scale, dk[q * 4 + r * 2 + 1] * p.scale);
+                        *reinterpret_cast<uint32_t *>(vr + d) = pack2<T>(dv[q * 4 + r * 2], dv[q * 4 + r * 2 + 1]);
+                    }
+                }
+            }
+        };
         // S^T = K Q^T (after the stage of tile t has landed) and dP^T = V dO^T: one commit group each.  The
         // next tile's S^T (DP = 64: and dP^T) is issued before this tile's dQ is stored, so the tensor cores
         // run on while the dQ tile goes out; at DP = 128 dP^T waits for the top of the loop (registers).
@@ -294,46 +336,60 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             wg_commit();
         };
-        mb_wait(fullKV, 0);
-        if (total > 0) {
-            issue_s(0);
-            if (kEarlyDP)
-                issue_dp(0);
+        mb_wait(fullKV, 0); // (also: K, V have landed before any thread exits)
+        if (total <= 0) { // no query row sees these keys: dK = dV = 0
+            // an exit of its own, so that no path carries non-wgmma values into the accumulators past the
+            // loop (ptxas would serialize every wgmma, C7515)
+            store_dkv();
+            return;
         }
-
-        for (int t = 0; t < total; t++) {
+        // The tile's front half: S^T of tile t is in after one wait, P^T = exp2(...) in sa while dP^T runs,
+        // then dP^T too.  The loop below runs it for tile t + 1 at the end of tile t's iteration, so no wgmma is
+        // in flight across the loop's back edge (ptxas serializes every wgmma of a loop that carries one, C7514)
+        auto front = [&](int t) {
             const int s = t % ST, m0 = mlo + (t % ntq) * BM;
-            const uint32_t qb = sQ + s * C::QT_BYTES, ob = sO + s * C::QT_BYTES, dsb = sDS + (t & 1) * C::DS_BYTES;
-            // this thread's query columns: m0 + nt * 8 + t4 * 2 + {0, 1}; lse2 and Delta came with the stage
-            const float *lr = ld_gen + s * (C::LD_BYTES / 4), *dr = lr + BM;
+            const float *lr = ld_gen + s * (C::LD_BYTES / 4); // lse2 of the stage's rows (Delta at lr + BM)
             if (!kEarlyDP)
                 issue_dp(t);
             wg_wait<1>(); // S^T of tile t is in
             keep(sa);
-            // P^T: accumulator e of n-tile nt is key key0 + 8 * (e >> 1), query m0 + nt * 8 + t4 * 2 + (e & 1);
-            // the per-element mask only on tiles that cross a length or an edge of the band
-            // (without kBand: keys past Skv need no mask, K and V are zero there, so their dQ terms vanish and
-            // their dK, dV rows are never stored; causal masks only the tiles that cross the diagonal)
-            const bool masked = kBand ? n0 + BN > lkv || m0 + BM > lq ||
-                                            (p.right >= 0 && n0 + BN - 1 > (int64_t)m0 + off + p.right) ||
-                                            (p.left >= 0 && n0 < (int64_t)m0 + BM - 1 + off - p.left)
-                                      : p.right == 0 && n0 + BN - 1 > m0 + off;
+                // P^T: accumulator e of n-tile nt is key key0 + 8 * (e >> 1), query m0 + nt * 8 + t4 * 2 + (e & 1);
+                // the per-element mask only on tiles that cross a length or an edge of the band
+                // (without kBand: keys past Skv need no mask, K and V are zero there, so their dQ terms vanish and
+                // their dK, dV rows are never stored; causal masks only the tiles that cross the diagonal)
+                const bool masked = kBand ? n0 + BN > lkv || m0 + BM > lq ||
+                                                (p.right >= 0 && n0 + BN - 1 > (int64_t)m0 + off + p.right) ||
+                                                (p.left >= 0 && n0 < (int64_t)m0 + BM - 1 + off - p.left)
+                                          : p.right == 0 && n0 + BN - 1 > m0 + off;
 #pragma unroll
-            for (int nt = 0; nt < BM / 8; nt++) {
-                const float2 l = *reinterpret_cast<const float2 *>(lr + nt * 8 + t4 * 2);
+                for (int nt = 0; nt < BM / 8; nt++) {
+                    const float2 l = *reinterpret_cast<const float2 *>(lr + nt * 8 + t4 * 2);
 #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    float x = fmaf(sa[nt * 4 + e], scale2, -((e & 1) ? l.y : l.x));
-                    const int i = m0 + nt * 8 + t4 * 2 + (e & 1);
-                    const bool hidden = kBand ? !(i >= rlo_k[e >> 1] && i <= rhi_k[e >> 1])
-                                              : key0 + 8 * (e >> 1) > i + off;
-                    if (masked && hidden)
-                        x = -CUDART_INF_F;
-                    sa[nt * 4 + e] = ex2(x);
+                    for (int e = 0; e < 4; e++) {
+                        float x = fmaf(sa[nt * 4 + e], scale2, -((e & 1) ? l.y : l.x));
+                        const int i = m0 + nt * 8 + t4 * 2 + (e & 1);
+                        const bool hidden = kBand ? !(i >= rlo_k[e >> 1] && i <= rhi_k[e >> 1])
+                                                  : key0 + 8 * (e >> 1) > i + off;
+                        if (masked && hidden)
+                            x = -CUDART_INF_F;
+                        sa[nt * 4 + e] = ex2(x);
+                    }
                 }
-            }
             wg_wait<0>(); // dP^T too
             keep(dpa);
+        };
+        keep(dk); // the zeros are in before the first wgmma is issued
+        keep(dv);
+        issue_s(0);
+        if (kEarlyDP)
+            issue_dp(0);
+        front(0);
+
+        for (int t = 0; t < total; t++) {
+            const int s = t % ST;
+            const uint32_t qb = sQ + s * C::QT_BYTES, ob = sO + s * C::QT_BYTES, dsb = sDS + (t & 1) * C::DS_BYTES;
+            // this thread's query columns: m0 + nt * 8 + t4 * 2 + {0, 1}; lse2 and Delta came with the stage
+            const float *dr = ld_gen + s * (C::LD_BYTES / 4) + BM;
 #pragma unroll
             for (int nt = 0; nt < BM / 8; nt++) {
                 const float2 dl = *reinterpret_cast<const float2 *>(dr + nt * 8 + t4 * 2);
@@ -412,8 +468,9 @@ __global__ void __launch_bounds__(kThreads, 1)
                 asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // generic writes -> wgmma reads
                 issue_dkv();
             }
-            if (!dq_red && tid == 0) // the previous tile's dQ reduction has read the staging tile
-                asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+            // the previous tile's dQ reduction has read the staging tile (thread 0's bulk group; predicated, not
+            // branched: a thread-dependent branch while a wgmma is in flight serializes them all, C7518)
+            bulk_wait_read_if(!dq_red && tid == 0);
             if (DP > 64)
                 asm volatile("bar.sync 1, 256;\n" ::: "memory"); // both halves of dS are in
             else
@@ -438,16 +495,15 @@ __global__ void __launch_bounds__(kThreads, 1)
             keep(pf);
             keep(df);
             mb_arrive(XB_EMPTY(s));
-            if (t + 1 < total) {
-                issue_s(t + 1);
-                if (kEarlyDP) {
-                    issue_dp(t + 1);
-                    wg_wait<2>(); // dQ of this tile is in (the next tile's S^T, dP^T run on)
-                } else {
-                    wg_wait<1>();
-                }
+            // the next tile's S^T (DP = 64: and dP^T) runs on while dQ goes out; after the last tile, the last
+            // again (straight-line code: a branch here with wgmmas in flight serializes them all, C7515)
+            const int tn = t + 1 < total ? t + 1 : t;
+            issue_s(tn);
+            if (kEarlyDP) {
+                issue_dp(tn);
+                wg_wait<2>(); // dQ of this tile is in
             } else {
-                wg_wait<0>();
+                wg_wait<1>();
             }
             keep(dq);
             // dq into the workspace in the thread-major order of dq_index (below): float4 c of thread tid
@@ -465,55 +521,35 @@ __global__ void __launch_bounds__(kThreads, 1)
                                  : "memory");
                 asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
                 asm volatile("bar.sync %0, 128;\n" ::"r"(4 + cw) : "memory");
-                if (tid == 0) {
-                    // deterministic (sems): the key blocks add into a dQ tile in their order, DP = 64 consumer 0
-                    // before 1; every block that sees a tile's rows also sees those of the blocks before it, and
-                    // blocks are dispatched in index order, so the wait always ends
-                    int *sem = sems ? sems + tile / (64 * 64) : nullptr;
+                // deterministic (sems): the key blocks add into a dQ tile in their order, DP = 64 consumer 0
+                // before 1; every block that sees a tile's rows also sees those of the blocks before it, and
+                // blocks are dispatched in index order, so the wait always ends.  Every thread spins on a
+                // warp-uniform vote (a thread-dependent branch would serialize the wgmmas in flight, C7518).
+                if (sems) {
+                    int *sem = sems + tile / (64 * 64);
                     const int kblk = n0 / BN; // the key block's place in its sequence (ragged: not blockIdx.x)
                     const int turn = DP > 64 ? kblk : 2 * kblk + cw;
-                    if (sem) {
-                        int v;
-                        do
-                            asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(v) : "l"(sem) : "memory");
-                        while (v != turn);
-                        asm volatile("fence.proxy.async.global;\n" ::: "memory");
-                    }
-                    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(
-                                     dqacc + tile),
-                                 "r"(dqs), "n"(C::DQ_BYTES)
+                    int v;
+                    do
+                        asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(v) : "l"(sem) : "memory");
+                    while (__any_sync(0xffffffffu, v != turn));
+                    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+                    bulk_reduce_if(tid == 0, dqacc + tile, dqs, C::DQ_BYTES);
+                    // the sums are in global memory before the next block's turn
+                    bulk_wait_if(tid == 0);
+                    asm volatile("{\n.reg .pred p;\nsetp.eq.b32 p, %0, 0;\n@p fence.proxy.async.global;\n"
+                                 "@p st.release.gpu.global.s32 [%1], %2;\n}\n" ::"r"(tid),
+                                 "l"(sem), "r"(turn + 1)
                                  : "memory");
-                    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-                    if (sem) { // the sums are in global memory before the next block's turn
-                        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-                        asm volatile("fence.proxy.async.global;\n" ::: "memory");
-                        asm volatile("st.release.gpu.global.s32 [%0], %1;\n" ::"l"(sem), "r"(turn + 1) : "memory");
-                    }
+                } else {
+                    bulk_reduce_if(tid == 0, dqacc + tile, dqs, C::DQ_BYTES);
                 }
             }
+            front(tn);
         }
-        if (!dq_red && tid == 0) // shared memory must outlive the last reduction's reads
-            asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+        bulk_wait_if(!dq_red && tid == 0); // shared memory must outlive the last reduction's reads
 
-        // dK (times scale) and dV straight from the accumulators, 16-bit pairs
-        T *dkp = static_cast<T *>(const_cast<void *>(p.dk.p)), *dvp = static_cast<T *>(const_cast<void *>(p.dv.p));
-#pragma unroll
-        for (int r = 0; r < 2; r++) {
-            const int j = key0 + 8 * r;
-            if (j >= sr.nkv) // past Skv, or (ragged) the next sequence's key: never written
-                continue;
-            T *kr = dkp + (int64_t)b * p.dk.st[0] + (int64_t)hk * p.dk.st[1] + (int64_t)(krow + j) * p.dk.st[2];
-            T *vr = dvp + (int64_t)b * p.dv.st[0] + (int64_t)hk * p.dv.st[1] + (int64_t)(krow + j) * p.dv.st[2];
-#pragma unroll
-            for (int q = 0; q < DP / 8; q++) {
-                const int d = q * 8 + t4 * 2;
-                if (d < p.D) {
-                    *reinterpret_cast<uint32_t *>(kr + d) =
-                        pack2<T>(dk[q * 4 + r * 2] * p.scale, dk[q * 4 + r * 2 + 1] * p.scale);
-                    *reinterpret_cast<uint32_t *>(vr + d) = pack2<T>(dv[q * 4 + r * 2], dv[q * 4 + r * 2 + 1]);
-                }
-            }
-        }
+        store_dkv();
     }
 #undef XB_FULL
 #undef XB_EMPTY
@@ -600,7 +636,8 @@ int dq_red_knob()
     return k;
 }
 
-// XDNN_SDPA_BWD_SCHED=N sets the consumers' dS schedule bits (kSchedEarlyDKV | kSchedStm); XDNN_SDPA_BWD_MAIN=0
+// XDNN_SDPA_BWD_SCHED=N sets the consumers' dS schedule bits (default kSchedEarlyDKV | kSchedStm, 0 the
+// schedule before 2026-11-24 session 7); XDNN_SDPA_BWD_MAIN=0
 // skips the main kernel, to time the prep, memset and dq passes alone (dq, dK, dV then come out wrong).  Timing
 // knobs, read once: knobs[0] the schedule, knobs[1] skip.
 static const int *timing_knobs()
@@ -609,7 +646,7 @@ static const int *timing_knobs()
     if (k[0] < 0) {
         const char *e = getenv("XDNN_SDPA_BWD_SCHED"), *m = getenv("XDNN_SDPA_BWD_MAIN");
         k[1] = m && strcmp(m, "0") == 0;
-        k[0] = e && e[0] ? atoi(e) & 3 : 0;
+        k[0] = e && e[0] ? atoi(e) & 3 : kSchedEarlyDKV | kSchedStm;
     }
     return k;
 }

@@ -7,7 +7,7 @@
 #     (default schedule) and the deterministic mode on the wgmma backward cases;
 #  2. memcheck on the --quick sdpa_bwd_wgmma cases (SAN=1);
 #  3. the dense bench rows b4h16s4096d128 plain and causal (bench/wgmma, the partition prep + memset + main
-#     kernel + dq) under each schedule in BENCH_SCHEDS, and the side passes alone (XDNN_SDPA_BWD_MAIN=0);
+#     kernel + dq) under each schedule in BENCH_SCHEDS, and (SIDE=1) the side passes alone (XDNN_SDPA_BWD_MAIN=0);
 #  4. NCU=1: ncu --set full on one launch of the main kernel (the plain row, schedule NCU_SCHED);
 #  5. PyTorch's cuDNN and flash on the same shape (bench/sdpa_peer.py).
 # Logs in OUT/logs.tgz (and OUT/bwd.ncu-rep); a summary on stdout.
@@ -30,7 +30,7 @@ if [ -n "${FULL:-}" ]; then
 fi
 if [ -n "${SAN:-}" ]; then
     step "memcheck --quick sdpa_bwd_wgmma"
-    timeout 40 compute-sanitizer --tool memcheck --print-limit 10 "$dt" --quick sdpa_bwd_wgmma > "$out/memcheck.log" 2>&1
+    timeout ${SAN_S:-30} compute-sanitizer --tool memcheck --print-limit 10 "$dt" --quick sdpa_bwd_wgmma > "$out/memcheck.log" 2>&1
     echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -8
 fi
 step "bench rows"
@@ -41,8 +41,10 @@ for sc in ${BENCH_SCHEDS:-0}; do
         XDNN_SDPA_BWD_SCHED=$sc DIFFTEST_ITERS=${ITERS:-20} timeout 25 "$dt" --bench "bench/wgmma/$f" >> "$out/bench.log" 2>&1
     done
 done
-echo "side passes alone (XDNN_SDPA_BWD_MAIN=0)" >> "$out/bench.log"
-XDNN_SDPA_BWD_MAIN=0 DIFFTEST_ITERS=${ITERS:-20} timeout 25 "$dt" --bench bench/wgmma/sdpa_bwd_bf16/b4h16k16s4096d128 >> "$out/bench.log" 2>&1
+if [ -n "${SIDE:-}" ]; then
+    echo "side passes alone (XDNN_SDPA_BWD_MAIN=0)" >> "$out/bench.log"
+    XDNN_SDPA_BWD_MAIN=0 DIFFTEST_ITERS=${ITERS:-20} timeout 25 "$dt" --bench bench/wgmma/sdpa_bwd_bf16/b4h16k16s4096d128 >> "$out/bench.log" 2>&1
+fi
 grep -E "^sched|^side|TIME|^(PASS|FAIL)" "$out/bench.log" | sed 's/engines=.*//' | cut -c1-200
 if [ -n "${NCU:-}" ] && [ "$(left)" -gt 60 ]; then
     step "ncu, one launch of the main kernel (sched ${NCU_SCHED:-0})"
