@@ -353,28 +353,28 @@ __global__ void __launch_bounds__(kThreads, 1)
                 issue_dp(t);
             wg_wait<1>(); // S^T of tile t is in
             keep(sa);
-                // P^T: accumulator e of n-tile nt is key key0 + 8 * (e >> 1), query m0 + nt * 8 + t4 * 2 + (e & 1);
-                // the per-element mask only on tiles that cross a length or an edge of the band
-                // (without kBand: keys past Skv need no mask, K and V are zero there, so their dQ terms vanish and
-                // their dK, dV rows are never stored; causal masks only the tiles that cross the diagonal)
-                const bool masked = kBand ? n0 + BN > lkv || m0 + BM > lq ||
-                                                (p.right >= 0 && n0 + BN - 1 > (int64_t)m0 + off + p.right) ||
-                                                (p.left >= 0 && n0 < (int64_t)m0 + BM - 1 + off - p.left)
-                                          : p.right == 0 && n0 + BN - 1 > m0 + off;
+            // P^T: accumulator e of n-tile nt is key key0 + 8 * (e >> 1), query m0 + nt * 8 + t4 * 2 + (e & 1);
+            // the per-element mask only on tiles that cross a length or an edge of the band
+            // (without kBand: keys past Skv need no mask, K and V are zero there, so their dQ terms vanish and
+            // their dK, dV rows are never stored; causal masks only the tiles that cross the diagonal)
+            const bool masked = kBand ? n0 + BN > lkv || m0 + BM > lq ||
+                                            (p.right >= 0 && n0 + BN - 1 > (int64_t)m0 + off + p.right) ||
+                                            (p.left >= 0 && n0 < (int64_t)m0 + BM - 1 + off - p.left)
+                                      : p.right == 0 && n0 + BN - 1 > m0 + off;
 #pragma unroll
-                for (int nt = 0; nt < BM / 8; nt++) {
-                    const float2 l = *reinterpret_cast<const float2 *>(lr + nt * 8 + t4 * 2);
+            for (int nt = 0; nt < BM / 8; nt++) {
+                const float2 l = *reinterpret_cast<const float2 *>(lr + nt * 8 + t4 * 2);
 #pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        float x = fmaf(sa[nt * 4 + e], scale2, -((e & 1) ? l.y : l.x));
-                        const int i = m0 + nt * 8 + t4 * 2 + (e & 1);
-                        const bool hidden = kBand ? !(i >= rlo_k[e >> 1] && i <= rhi_k[e >> 1])
-                                                  : key0 + 8 * (e >> 1) > i + off;
-                        if (masked && hidden)
-                            x = -CUDART_INF_F;
-                        sa[nt * 4 + e] = ex2(x);
-                    }
+                for (int e = 0; e < 4; e++) {
+                    float x = fmaf(sa[nt * 4 + e], scale2, -((e & 1) ? l.y : l.x));
+                    const int i = m0 + nt * 8 + t4 * 2 + (e & 1);
+                    const bool hidden = kBand ? !(i >= rlo_k[e >> 1] && i <= rhi_k[e >> 1])
+                                              : key0 + 8 * (e >> 1) > i + off;
+                    if (masked && hidden)
+                        x = -CUDART_INF_F;
+                    sa[nt * 4 + e] = ex2(x);
                 }
+            }
             wg_wait<0>(); // dP^T too
             keep(dpa);
         };

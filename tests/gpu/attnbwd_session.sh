@@ -7,7 +7,7 @@
 #     (default schedule) and the deterministic mode on the wgmma backward cases;
 #  2. memcheck on the --quick sdpa_bwd_wgmma cases (SAN=1);
 #  3. the dense bench rows b4h16s4096d128 plain and causal (bench/wgmma, the partition prep + memset + main
-#     kernel + dq) under each schedule in BENCH_SCHEDS, and (SIDE=1) the side passes alone (XDNN_SDPA_BWD_MAIN=0);
+#     kernel + dq) under each schedule in BENCH_SCHEDS ("red": XDNN_SDPA_BWD_DQ=red), and (SIDE=1) the side passes alone (XDNN_SDPA_BWD_MAIN=0);
 #  4. NCU=1: ncu --set full on one launch of the main kernel (the plain row, schedule NCU_SCHED);
 #  5. PyTorch's cuDNN and flash on the same shape (bench/sdpa_peer.py).
 # Logs in OUT/logs.tgz (and OUT/bwd.ncu-rep); a summary on stdout.
@@ -38,7 +38,11 @@ for sc in ${BENCH_SCHEDS:-0}; do
     for f in sdpa_bwd_bf16/b4h16k16s4096d128 sdpa_bwd_bf16_causal/b4h16k16s4096d128; do
         [ "$(left)" -gt 40 ] || { echo "out of time at sched $sc $f"; break 2; }
         echo "sched=$sc $f" >> "$out/bench.log"
-        XDNN_SDPA_BWD_SCHED=$sc DIFFTEST_ITERS=${ITERS:-20} timeout 25 "$dt" --bench "bench/wgmma/$f" >> "$out/bench.log" 2>&1
+        if [ "$sc" = red ]; then # the default schedule, dQ tiles added by red.global.add.v4 from registers
+            XDNN_SDPA_BWD_DQ=red DIFFTEST_ITERS=${ITERS:-20} timeout 25 "$dt" --bench "bench/wgmma/$f" >> "$out/bench.log" 2>&1
+        else
+            XDNN_SDPA_BWD_SCHED=$sc DIFFTEST_ITERS=${ITERS:-20} timeout 25 "$dt" --bench "bench/wgmma/$f" >> "$out/bench.log" 2>&1
+        fi
     done
 done
 if [ -n "${SIDE:-}" ]; then
