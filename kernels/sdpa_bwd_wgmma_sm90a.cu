@@ -33,6 +33,13 @@
 //    sequence (sdpa_ragged.cuh), each sequence's rows from its first token, its workspace rows in blocks of 64 from
 //    64 * slot_base; dK, dV, dq stored only for its own tokens.  H100, 8 packed sequences (8192 tokens, h16 d128
 //    causal): 0.531 ms, against 2.787 on sdpa_bwd_flash (bench/RESULTS-sdpa.md).
+//  v4 (2026-11-24, session 7, issue 10): ptxas had serialized every wgmma since v1 (C7518: a thread-0 branch with
+//    wgmmas in flight; C7515 / C7514 behind it).  Now thread 0's bulk-group operations are predicated, the
+//    deterministic spin votes warp-uniformly, a block with no tile exits on its own, and the loop is rotated:
+//    the front half of tile t + 1 (S^T, P^T, dP^T) ends tile t's iteration drained, the last iteration
+//    recomputing its own instead of branching.  dV, dK are issued before the dS stores, which are stmatrix
+//    (XDNN_SDPA_BWD_SCHED).  H100 b4h16s4096d128: 3.33-3.48 -> 2.85 ms, causal 1.84-1.93 -> 1.60 ms.
+//    Build with -Xptxas -v and check that no C751x "serialized" line comes back after a change.
 //  sdpa_bwd_dq_out  dq = scale * workspace, in q's dtype (16-byte stores).
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
