@@ -33,6 +33,13 @@
 //    sequence (sdpa_ragged.cuh), each sequence's rows from its first token, its workspace rows in blocks of 64 from
 //    64 * slot_base; dK, dV, dq stored only for its own tokens.  H100, 8 packed sequences (8192 tokens, h16 d128
 //    causal): 0.531 ms, against 2.787 on sdpa_bwd_flash (bench/RESULTS-sdpa.md).
+//  v4 (2026-11-24, session 7, issue 10): ptxas had serialized every wgmma since v1 (C7518: a thread-0 branch with
+//    wgmmas in flight; C7515 / C7514 behind it).  Now thread 0's bulk-group operations are predicated, the
+//    deterministic spin votes warp-uniformly, a block with no tile exits on its own, and the loop is rotated:
+//    the front half of tile t + 1 (S^T, P^T, dP^T) ends tile t's iteration drained, the last iteration
+//    recomputing its own instead of branching.  dV, dK are issued before the dS stores, which are stmatrix
+//    (XDNN_SDPA_BWD_SCHED).  H100 b4h16s4096d128: 3.33-3.48 -> 2.85 ms, causal 1.84-1.93 -> 1.60 ms.
+//    Build with -Xptxas -v and check that no C751x "serialized" line comes back after a change.
 //  sdpa_bwd_dq_out  dq = scale * workspace, in q's dtype (16-byte stores).
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -60,6 +67,10 @@ template <int DP> struct bw_cfg {
 };
 
 constexpr int kThreads = 384;
+// the consumers' schedule of a tile's dS (bits of sched, XDNN_SDPA_BWD_SCHED): kSchedEarlyDKV issues dV, dK
+// before the dS stores so the stores run beside them; kSchedStm stores dS with stmatrix (4 per thread, not 32
+// 16-bit stores)
+constexpr int kSchedEarlyDKV = 1, kSchedStm = 2;
 constexpr int kPadRows = 64; // the workspace's rows per (b, h): Sq rounded up to this (bw_cfg::BM)
 
 #if XW_DEVICE
@@ -74,6 +85,27 @@ __device__ __forceinline__ void bulk_load(uint32_t dst, const void *src, uint32_
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
                      dst),
                  "l"(src), "r"(n), "r"(bar)
+                 : "memory");
+}
+// Thread 0's bulk-group operations as predicated instructions, not branches (see the consumers' loop):
+// wait until the reductions committed have read shared memory / completed; one n-byte reduce-add of shared
+// src into global dst, committed as a group.
+__device__ __forceinline__ void bulk_wait_read_if(bool on)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %0, 0;\n@p cp.async.bulk.wait_group.read 0;\n}\n" ::"r"((int)on)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_wait_if(bool on)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %0, 0;\n@p cp.async.bulk.wait_group 0;\n}\n" ::"r"((int)on)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_reduce_if(bool on, float *dst, uint32_t src, int n)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %0, 0;\n"
+                 "@p cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%1], [%2], %3;\n"
+                 "@p cp.async.bulk.commit_group;\n}\n" ::"r"((int)on),
+                 "l"(dst), "r"(src), "r"(n)
                  : "memory");
 }
 #endif
@@ -153,7 +185,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     sdpa_bwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tdo,
                    const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, const xk_sdpa p,
                    const float *__restrict__ lse2, const float *__restrict__ delta, float *dqacc, int *sems, int Sqp,
-                   int dq_red)
+                   int dq_red, int sched)
 {
 #if XW_DEVICE
     using C = bw_cfg<DP>;
@@ -260,6 +292,27 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int i = 0; i < DP / 2; i++)
             dk[i] = dv[i] = 0.0f;
+        // dK (times scale) and dV straight from the accumulators, 16-bit pairs
+        auto store_dkv = [&]() {
+            T *dkp = static_cast<T *>(const_cast<void *>(p.dk.p)), *dvp = static_cast<T *>(const_cast<void *>(p.dv.p));
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                const int j = key0 + 8 * r;
+                if (j >= sr.nkv) // past Skv, or (ragged) the next sequence's key: never written
+                    continue;
+                T *kr = dkp + (int64_t)b * p.dk.st[0] + (int64_t)hk * p.dk.st[1] + (int64_t)(krow + j) * p.dk.st[2];
+                T *vr = dvp + (int64_t)b * p.dv.st[0] + (int64_t)hk * p.dv.st[1] + (int64_t)(krow + j) * p.dv.st[2];
+#pragma unroll
+                for (int q = 0; q < DP / 8; q++) {
+                    const int d = q * 8 + t4 * 2;
+                    if (d < p.D) {
+                        *reinterpret_cast<uint32_t *>(kr + d) =
+                            pack2<T>(dk[q * 4 + r * 2] * p.scale, dk[q * 4 + r * 2 + 1] * p.scale);
+                        *reinterpret_cast<uint32_t *>(vr + d) = pack2<T>(dv[q * 4 + r * 2], dv[q * 4 + r * 2 + 1]);
+                    }
+                }
+            }
+        };
         // S^T = K Q^T (after the stage of tile t has landed) and dP^T = V dO^T: one commit group each.  The
         // next tile's S^T (DP = 64: and dP^T) is issued before this tile's dQ is stored, so the tensor cores
         // run on while the dQ tile goes out; at DP = 128 dP^T waits for the top of the loop (registers).
@@ -290,18 +343,19 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             wg_commit();
         };
-        mb_wait(fullKV, 0);
-        if (total > 0) {
-            issue_s(0);
-            if (kEarlyDP)
-                issue_dp(0);
+        mb_wait(fullKV, 0); // (also: K, V have landed before any thread exits)
+        if (total <= 0) { // no query row sees these keys: dK = dV = 0
+            // an exit of its own, so that no path carries non-wgmma values into the accumulators past the
+            // loop (ptxas would serialize every wgmma, C7515)
+            store_dkv();
+            return;
         }
-
-        for (int t = 0; t < total; t++) {
+        // The tile's front half: S^T of tile t is in after one wait, P^T = exp2(...) in sa while dP^T runs,
+        // then dP^T too.  The loop below runs it for tile t + 1 at the end of tile t's iteration, so no wgmma is
+        // in flight across the loop's back edge (ptxas serializes every wgmma of a loop that carries one, C7514)
+        auto front = [&](int t) {
             const int s = t % ST, m0 = mlo + (t % ntq) * BM;
-            const uint32_t qb = sQ + s * C::QT_BYTES, ob = sO + s * C::QT_BYTES, dsb = sDS + (t & 1) * C::DS_BYTES;
-            // this thread's query columns: m0 + nt * 8 + t4 * 2 + {0, 1}; lse2 and Delta came with the stage
-            const float *lr = ld_gen + s * (C::LD_BYTES / 4), *dr = lr + BM;
+            const float *lr = ld_gen + s * (C::LD_BYTES / 4); // lse2 of the stage's rows (Delta at lr + BM)
             if (!kEarlyDP)
                 issue_dp(t);
             wg_wait<1>(); // S^T of tile t is in
@@ -330,6 +384,19 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             wg_wait<0>(); // dP^T too
             keep(dpa);
+        };
+        keep(dk); // the zeros are in before the first wgmma is issued
+        keep(dv);
+        issue_s(0);
+        if (kEarlyDP)
+            issue_dp(0);
+        front(0);
+
+        for (int t = 0; t < total; t++) {
+            const int s = t % ST;
+            const uint32_t qb = sQ + s * C::QT_BYTES, ob = sO + s * C::QT_BYTES, dsb = sDS + (t & 1) * C::DS_BYTES;
+            // this thread's query columns: m0 + nt * 8 + t4 * 2 + {0, 1}; lse2 and Delta came with the stage
+            const float *dr = ld_gen + s * (C::LD_BYTES / 4) + BM;
 #pragma unroll
             for (int nt = 0; nt < BM / 8; nt++) {
                 const float2 dl = *reinterpret_cast<const float2 *>(dr + nt * 8 + t4 * 2);
@@ -348,35 +415,69 @@ __global__ void __launch_bounds__(kThreads, 1)
                 }
             // dS (queries x keys, keys along the 128-byte rows, swizzled as TMA would) into this warpgroup's
             // column block of the buffer: element (query c, key r) at c * 128 + ((r / 8) ^ (c % 8)) * 16 + r % 8 * 2
-            {
-                const uint32_t blk = dsb + cw * (BM * 128);
+            const uint32_t blk = dsb + cw * (BM * 128);
+            auto store_ds = [&](const uint32_t (&v)[BM / 16][4]) {
+                if (sched & kSchedStm) {
+                    // stmatrix .trans: fragment q of k-step kk is the 8 x 8 block (keys warp * 16 + 8 (q & 1) + g,
+                    // queries kk * 16 + 8 (q >> 1) + 2 t4 + e); lane 8 q + j names memory row j of block q,
+                    // query c = kk * 16 + 8 (q >> 1) + j, 16 bytes at key block rb = 2 warp + (q & 1), c % 8 = j
+                    const int q = lane >> 3, j = lane & 7, rb = warp * 2 + (q & 1);
+                    const uint32_t a0 = blk + ((q >> 1) * 8 + j) * 128 + ((rb ^ j) << 4);
+#pragma unroll
+                    for (int kk = 0; kk < BM / 16; kk++)
+                        asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(
+                                         a0 + kk * 16 * 128),
+                                     "r"(v[kk][0]), "r"(v[kk][1]), "r"(v[kk][2]), "r"(v[kk][3])
+                                     : "memory");
+                    return;
+                }
 #pragma unroll
                 for (int kk = 0; kk < BM / 16; kk++)
 #pragma unroll
                     for (int q = 0; q < 4; q++) {
                         const int r = warp * 16 + g + 8 * (q & 1), c = kk * 16 + (q >> 1) * 8 + t4 * 2;
-                        const uint32_t v = df[kk][q];
 #pragma unroll
                         for (int e = 0; e < 2; e++) {
                             const int cc = c + e;
                             const uint32_t a = blk + cc * 128 + ((((r >> 3) ^ (cc & 7)) << 4) | ((r & 7) << 1));
-                            asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(a), "h"((unsigned short)(v >> (16 * e)))
+                            asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(a), "h"((unsigned short)(v[kk][q] >> (16 * e)))
                                          : "memory");
                         }
                     }
-            }
-            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // generic writes -> wgmma reads
-            wg_fence();
-            keep(pf);
-            keep(df);
+            };
+            auto issue_dkv = [&]() { // dV += P^T dO, dK += dS^T Q (B: 16 query rows per k-step)
+                wg_fence();
+                keep(pf);
+                keep(df);
 #pragma unroll
-            for (int kk = 0; kk < BM / 16; kk++) { // dV += P^T dO, dK += dS^T Q (B: 16 query rows per k-step)
-                wg_rs(dv, pf[kk], gdesc(ob + kk * 16 * 128, BM * 128, 1024), T());
-                wg_rs(dk, df[kk], gdesc(qb + kk * 16 * 128, BM * 128, 1024), T());
+                for (int kk = 0; kk < BM / 16; kk++) {
+                    wg_rs(dv, pf[kk], gdesc(ob + kk * 16 * 128, BM * 128, 1024), T());
+                    wg_rs(dk, df[kk], gdesc(qb + kk * 16 * 128, BM * 128, 1024), T());
+                }
+                wg_commit();
+            };
+            if (sched & kSchedEarlyDKV) {
+                // dV, dK go to the tensor cores first (their A operands are registers, not the dS buffer), the
+                // dS stores run beside them; the stores re-pack dS from dpa, since an in-flight wgmma's A
+                // registers may not be read
+                issue_dkv();
+                keep(dpa);
+                uint32_t ds2[BM / 16][4];
+#pragma unroll
+                for (int kk = 0; kk < BM / 16; kk++)
+#pragma unroll
+                    for (int q = 0; q < 4; q++)
+                        ds2[kk][q] = pack2<T>(dpa[kk * 8 + q * 2], dpa[kk * 8 + q * 2 + 1]);
+                store_ds(ds2);
+                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // generic writes -> wgmma reads
+            } else {
+                store_ds(df);
+                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // generic writes -> wgmma reads
+                issue_dkv();
             }
-            wg_commit();
-            if (!dq_red && tid == 0) // the previous tile's dQ reduction has read the staging tile
-                asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+            // the previous tile's dQ reduction has read the staging tile (thread 0's bulk group; predicated, not
+            // branched: a thread-dependent branch while a wgmma is in flight serializes them all, C7518)
+            bulk_wait_read_if(!dq_red && tid == 0);
             if (DP > 64)
                 asm volatile("bar.sync 1, 256;\n" ::: "memory"); // both halves of dS are in
             else
@@ -401,16 +502,15 @@ __global__ void __launch_bounds__(kThreads, 1)
             keep(pf);
             keep(df);
             mb_arrive(XB_EMPTY(s));
-            if (t + 1 < total) {
-                issue_s(t + 1);
-                if (kEarlyDP) {
-                    issue_dp(t + 1);
-                    wg_wait<2>(); // dQ of this tile is in (the next tile's S^T, dP^T run on)
-                } else {
-                    wg_wait<1>();
-                }
+            // the next tile's S^T (DP = 64: and dP^T) runs on while dQ goes out; after the last tile, the last
+            // again (straight-line code: a branch here with wgmmas in flight serializes them all, C7515)
+            const int tn = t + 1 < total ? t + 1 : t;
+            issue_s(tn);
+            if (kEarlyDP) {
+                issue_dp(tn);
+                wg_wait<2>(); // dQ of this tile is in
             } else {
-                wg_wait<0>();
+                wg_wait<1>();
             }
             keep(dq);
             // dq into the workspace in the thread-major order of dq_index (below): float4 c of thread tid
@@ -428,55 +528,35 @@ __global__ void __launch_bounds__(kThreads, 1)
                                  : "memory");
                 asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
                 asm volatile("bar.sync %0, 128;\n" ::"r"(4 + cw) : "memory");
-                if (tid == 0) {
-                    // deterministic (sems): the key blocks add into a dQ tile in their order, DP = 64 consumer 0
-                    // before 1; every block that sees a tile's rows also sees those of the blocks before it, and
-                    // blocks are dispatched in index order, so the wait always ends
-                    int *sem = sems ? sems + tile / (64 * 64) : nullptr;
+                // deterministic (sems): the key blocks add into a dQ tile in their order, DP = 64 consumer 0
+                // before 1; every block that sees a tile's rows also sees those of the blocks before it, and
+                // blocks are dispatched in index order, so the wait always ends.  Every thread spins on a
+                // warp-uniform vote (a thread-dependent branch would serialize the wgmmas in flight, C7518).
+                if (sems) {
+                    int *sem = sems + tile / (64 * 64);
                     const int kblk = n0 / BN; // the key block's place in its sequence (ragged: not blockIdx.x)
                     const int turn = DP > 64 ? kblk : 2 * kblk + cw;
-                    if (sem) {
-                        int v;
-                        do
-                            asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(v) : "l"(sem) : "memory");
-                        while (v != turn);
-                        asm volatile("fence.proxy.async.global;\n" ::: "memory");
-                    }
-                    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(
-                                     dqacc + tile),
-                                 "r"(dqs), "n"(C::DQ_BYTES)
+                    int v;
+                    do
+                        asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(v) : "l"(sem) : "memory");
+                    while (__any_sync(0xffffffffu, v != turn));
+                    asm volatile("fence.proxy.async.global;\n" ::: "memory");
+                    bulk_reduce_if(tid == 0, dqacc + tile, dqs, C::DQ_BYTES);
+                    // the sums are in global memory before the next block's turn
+                    bulk_wait_if(tid == 0);
+                    asm volatile("{\n.reg .pred p;\nsetp.eq.b32 p, %0, 0;\n@p fence.proxy.async.global;\n"
+                                 "@p st.release.gpu.global.s32 [%1], %2;\n}\n" ::"r"(tid),
+                                 "l"(sem), "r"(turn + 1)
                                  : "memory");
-                    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-                    if (sem) { // the sums are in global memory before the next block's turn
-                        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-                        asm volatile("fence.proxy.async.global;\n" ::: "memory");
-                        asm volatile("st.release.gpu.global.s32 [%0], %1;\n" ::"l"(sem), "r"(turn + 1) : "memory");
-                    }
+                } else {
+                    bulk_reduce_if(tid == 0, dqacc + tile, dqs, C::DQ_BYTES);
                 }
             }
+            front(tn);
         }
-        if (!dq_red && tid == 0) // shared memory must outlive the last reduction's reads
-            asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+        bulk_wait_if(!dq_red && tid == 0); // shared memory must outlive the last reduction's reads
 
-        // dK (times scale) and dV straight from the accumulators, 16-bit pairs
-        T *dkp = static_cast<T *>(const_cast<void *>(p.dk.p)), *dvp = static_cast<T *>(const_cast<void *>(p.dv.p));
-#pragma unroll
-        for (int r = 0; r < 2; r++) {
-            const int j = key0 + 8 * r;
-            if (j >= sr.nkv) // past Skv, or (ragged) the next sequence's key: never written
-                continue;
-            T *kr = dkp + (int64_t)b * p.dk.st[0] + (int64_t)hk * p.dk.st[1] + (int64_t)(krow + j) * p.dk.st[2];
-            T *vr = dvp + (int64_t)b * p.dv.st[0] + (int64_t)hk * p.dv.st[1] + (int64_t)(krow + j) * p.dv.st[2];
-#pragma unroll
-            for (int q = 0; q < DP / 8; q++) {
-                const int d = q * 8 + t4 * 2;
-                if (d < p.D) {
-                    *reinterpret_cast<uint32_t *>(kr + d) =
-                        pack2<T>(dk[q * 4 + r * 2] * p.scale, dk[q * 4 + r * 2 + 1] * p.scale);
-                    *reinterpret_cast<uint32_t *>(vr + d) = pack2<T>(dv[q * 4 + r * 2], dv[q * 4 + r * 2 + 1]);
-                }
-            }
-        }
+        store_dkv();
     }
 #undef XB_FULL
 #undef XB_EMPTY
@@ -563,6 +643,21 @@ int dq_red_knob()
     return k;
 }
 
+// XDNN_SDPA_BWD_SCHED=N sets the consumers' dS schedule bits (default kSchedEarlyDKV | kSchedStm, 0 the
+// schedule before 2026-11-24 session 7); XDNN_SDPA_BWD_MAIN=0
+// skips the main kernel, to time the prep, memset and dq passes alone (dq, dK, dV then come out wrong).  Timing
+// knobs, read once: knobs[0] the schedule, knobs[1] skip.
+static const int *timing_knobs()
+{
+    static int k[2] = {-1, -1};
+    if (k[0] < 0) {
+        const char *e = getenv("XDNN_SDPA_BWD_SCHED"), *m = getenv("XDNN_SDPA_BWD_MAIN");
+        k[1] = m && strcmp(m, "0") == 0;
+        k[0] = e && e[0] ? atoi(e) & 3 : kSchedEarlyDKV | kSchedStm;
+    }
+    return k;
+}
+
 // XDNN_SDPA_BWD_BAND=1 runs the band kernel (kBand) on shapes without a window or seq lens too (timing the
 // cost of the band test against the plain kernel in one process; read once).
 static bool band_knob()
@@ -627,12 +722,14 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
         const bool band = p.left >= 0 || p.right > 0 || p.len_q.p || p.len_kv.p || p.off_q.p || p.off_kv.p ||
                           band_knob();
         const int red = det ? 0 : dq_red_knob();
-        if (band)
+        if (timing_knobs()[1])
+            ;
+        else if (band)
             sdpa_bwd_wgmma<T, DP, true>
-                <<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems, w.Sqp, red);
+                <<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems, w.Sqp, red, timing_knobs()[0]);
         else
             sdpa_bwd_wgmma<T, DP, false>
-                <<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems, w.Sqp, red);
+                <<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems, w.Sqp, red, timing_knobs()[0]);
     }
     const int64_t items = (int64_t)(p.off_q.p ? 1 : p.B) * p.Hq * p.Sq * (p.D / 8);
     if (items > 0)
