@@ -114,6 +114,13 @@ xdnn_status gpu_device_open_at(gpu_device *dev, int ordinal, xdnn_diags_t *d)
     return XDNN_OK;
 }
 
+size_t gpu_smem_per_block(const gpu_device *dev)
+{
+    if (dev->smem_optin)
+        return dev->smem_optin;
+    return dev->cc_major >= 9 ? 232448 : 166912;
+}
+
 void gpu_device_describe(const gpu_device *dev, char *buf, size_t len)
 {
     snprintf(buf, len, "%s (%s, %d SMs, %.1f GiB, L2 %zu MiB)", dev->name, dev->arch, dev->sm_count,

@@ -28,6 +28,9 @@ xdnn_status gpu_device_open_at(gpu_device *dev, int ordinal, xdnn_diags_t *d);
 bool gpu_device_model(const char *key, gpu_device *out);
 /* "h100, h200, a100" */
 void gpu_device_model_names(char *buf, size_t len);
+/* The shared memory one block may opt in to: the device's figure, else
+ * (a device without it read) the architecture's (sm_90 227 KiB, sm_80 163). */
+size_t gpu_smem_per_block(const gpu_device *dev);
 /* "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB, L2 50 MiB)" */
 void gpu_device_describe(const gpu_device *dev, char *buf, size_t len);
 

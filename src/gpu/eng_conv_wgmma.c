@@ -162,8 +162,6 @@ int gpu_conv_wgmma_splits(const kconv_params *k, int sm_count)
 
 size_t gpu_conv_wgmma_ws_bytes(const kconv_params *k, int splits) { return gpu_conv_igemm_split_ws_bytes(k, splits); }
 
-static size_t smem_limit(const gpu_device *dev) { return dev->smem_optin ? dev->smem_optin : 232448; }
-
 /* The engine's plan of partition p on dev: the rules, then for a forward
  * conv its padded copies and split-K, for a conv_dgrad its stride phases
  * (each split; the empty phases folded into GEMM stores where they can be),
@@ -200,9 +198,9 @@ static bool cw_supports(const gplan *pl, const gpart *p, const gpu_device *dev, 
         return false;
     if (!kconv_wgmma_built())
         GPU_REFUSE(ENG ": this build has no sm_90a code (kernels/*_sm90a.cu rule)");
-    if ((size_t)need > smem_limit(dev))
+    if ((size_t)need > gpu_smem_per_block(dev))
         GPU_REFUSE(ENG ": a 128x%d tile needs %d bytes of shared memory per block, the device gives %zu", bn, need,
-                   smem_limit(dev));
+                   gpu_smem_per_block(dev));
     return true;
 }
 

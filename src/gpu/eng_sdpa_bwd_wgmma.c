@@ -92,7 +92,7 @@ static bool bw_supports(const gplan *pl, const gpart *p, const gpu_device *dev, 
     sdpa_ids ids;
     if (!bw_check(pl, p, &kp, &ids, why, len))
         return false;
-    const size_t need = (size_t)xk_sdpa_bwd_wgmma_smem(kp.D), have = dev->smem_optin ? dev->smem_optin : 232448;
+    const size_t need = (size_t)xk_sdpa_bwd_wgmma_smem(kp.D), have = gpu_smem_per_block(dev);
     if (need > have)
         return gpu_refuse(why, len, ENG ": D=%d needs %zu bytes of shared memory per block, the device gives %zu", kp.D,
                     need, have);

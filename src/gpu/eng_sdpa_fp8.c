@@ -161,7 +161,7 @@ static bool fp8_supports(const gplan *pl, const gpart *p, const gpu_device *dev,
     fp8_ids ids;
     if (!fp8_analyze(pl, p, &kp, &ids, why, len))
         return false;
-    const size_t need = (size_t)xk_sdpa_fp8_smem(), have = dev->smem_optin ? dev->smem_optin : 232448;
+    const size_t need = (size_t)xk_sdpa_fp8_smem(), have = gpu_smem_per_block(dev);
     if (need > have)
         return gpu_refuse(why, len, "sdpa_fp8_wgmma needs %zu bytes of shared memory per block, the device gives %zu",
                           need, have);

@@ -115,7 +115,7 @@ static bool splitkv_analyze(const gplan *pl, const gpart *p, const gpu_device *d
     if (tiles > GRID_YZ_MAX || (int64_t)kp->B * kp->Hk > GRID_YZ_MAX)
         return gpu_refuse(why, len, "%s: grid of %lld row tiles x B*Hk = %lld exceeds 65535", ENG, (long long)tiles,
                     (long long)kp->B * kp->Hk);
-    size_t lim = dev->smem_optin ? dev->smem_optin : dev->cc_major >= 9 ? 232448 : 166912;
+    size_t lim = gpu_smem_per_block(dev);
     if ((size_t)sh.smem > lim)
         return gpu_refuse(why, len, "%s: D=%d Dv=%d need %d bytes of shared memory per block, the device gives %zu", ENG,
                     kp->D, kp->Dv, sh.smem, lim);
@@ -141,7 +141,7 @@ static int splitkv_count(const xk_sdpa *kp, const gpu_device *dev)
     const int G = kp->Hq / kp->Hk;
     const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(G * kp->Sq, kp->D, kp->Dv);
     const int64_t base = (int64_t)kp->B * kp->Hk * (((int64_t)G * kp->Sq + sh.rows - 1) / sh.rows);
-    size_t lim = dev->smem_optin ? dev->smem_optin : 232448;
+    size_t lim = gpu_smem_per_block(dev);
     const int64_t per_sm = 2 * ((size_t)sh.smem + 1024) <= lim ? 2 : 1;
     const int64_t target = (dev->sm_count > 0 ? dev->sm_count : 132) * per_sm;
     const int64_t ntiles = ((int64_t)kp->Skv + sh.keys - 1) / sh.keys;
