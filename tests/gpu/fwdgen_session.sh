@@ -12,6 +12,13 @@
 #     then PyTorch's cuDNN / flash / efficient on the same masks (bench/sdpa_mask_peer.py).
 # Logs in OUT/logs.tgz; a summary on stdout.  SKIP_SWEEP, SKIP_SAN, SKIP_PEER leave one out; SWEEP_S, SAN_S,
 # BENCH_S, PEER_S are their time limits.
+# Packing DEV (on the build machine, tree at the commit to test), then the device call
+# `tests/gpu/fwdgen_session.sh build-fwdgen-dev $OUT` carrying build-fwdgen-dev:
+#   tests/gpu/pack_dev.sh build-fwdgen build-fwdgen-dev
+#   mkdir -p build-fwdgen-dev/dt build-fwdgen-dev/py && for f in difftest_seq diffharness; do
+#     gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -DXDNN_HAVE_CUDA=1 -Iinclude -Isrc \
+#       -I/usr/local/cuda/include -c tests/gpu/$f.c -o build-fwdgen-dev/dt/$f.o; done
+#   cp bench/sdpa_mask_peer.py bench/peer.py build-fwdgen-dev/py/
 #
 # Expected (written before any run; bench/RESULTS-sdpa.md 2026-11-24 has the before): ptxas no longer
 # serializes GEN's wgmmas (C7520 gone on all 12 GEN instantiations), and the bias loads are straight-line code.
