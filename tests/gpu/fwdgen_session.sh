@@ -52,7 +52,7 @@ if [ -z "${SKIP_SWEEP:-}" ]; then
 fi
 if [ -z "${SKIP_SAN:-}" ]; then
     step "memcheck --quick sdpa_flash_wgmma"
-    timeout "${SAN_S:-40}" compute-sanitizer --tool memcheck --print-limit 10 --error-exitcode 3 "$dt" --quick \
+    timeout "${SAN_S:-60}" compute-sanitizer --tool memcheck --print-limit 10 --error-exitcode 3 "$dt" --quick \
         sdpa_flash_wgmma > "$out/memcheck.log" 2>&1
     echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -8
 fi
