@@ -46,3 +46,15 @@ for tag, mask, with_bwd in CASES:
             print(json.dumps({"peer": bname, "name": f"sdpa_fwd_bf16_{tag}", "error": str(ex).splitlines()[0][:160]}),
                   flush=True)
         torch.cuda.empty_cache()
+# dropout 0.1, forward (difftest_seq's bench/masks/.../sdpa_fwd_bf16_dropout): the backends draw their own random
+# numbers, not xdnn's Philox words (src/ops/sdpa.h), but the work per element is of the same kind
+for bname, backend in BACKENDS:
+    try:
+        with sdpa_kernel(backend):
+            ms = bench(lambda: F.scaled_dot_product_attention(q, k, v, dropout_p=0.1))
+            print(json.dumps({"peer": bname, "name": "sdpa_fwd_bf16_dropout", "shape": "b4h16k16s4096d128",
+                              "ms": round(ms, 4)}), flush=True)
+    except Exception as ex:  # the backend refuses this case
+        print(json.dumps({"peer": bname, "name": "sdpa_fwd_bf16_dropout", "error": str(ex).splitlines()[0][:160]}),
+              flush=True)
+    torch.cuda.empty_cache()

@@ -21,8 +21,8 @@
 //    only the tiles that cross an edge of the band or a length, with each row's key range computed once.
 //    A band open on one side (causal) schedules the longest row blocks first, one block per item.  The bias
 //    (any broadcast, read per element from global memory and added in Q K^T units) and dropout (sdpa_flash's
-//    Philox words) are the GEN variant of the kernel: ptxas serializes its wgmmas (C7520), see eng_sdpa.c's
-//    cost.  Dv != D: q, k in maps of D columns, v of Dv, both zero-padded to DP; o stored for d < Dv.
+//    Philox words) are the GEN variant of the kernel (v6 below).  Dv != D: q, k in maps of D columns, v of Dv,
+//    both zero-padded to DP; o stored for d < Dv.
 //    GQA/MQA: the kv head is h / (Hq / Hk), nothing is repeated.
 //  v2: without a one-sided band, a persistent grid (one block per SM walks the work items; the producer loads
 //    the next item's Q and K/V while the consumers finish the last P V and store o: an empty-Q barrier hands
@@ -47,6 +47,17 @@
 //    token, work items as slots of 128 rows per sequence (sdpa_ragged.cuh, item_of), the next sequence's rows
 //    masked as padding and never stored.  H100, 8 packed sequences (8192 tokens, h16 d128 causal): 0.196 ms,
 //    against 0.798 on sdpa_flash (bench/RESULTS-sdpa.md).
+//  v6 (2026-11-24, issue 10): GEN's wgmmas no longer serialized (ptxas C7520, "WG.AR in divergent path": one
+//    HGMMA at a time, each waited for).  The divergent path was the mbarrier spin on the previous tile's V
+//    between the two GEMMs of a loop iteration (Q K^T in flight); GEN waits for that V before the fence
+//    instead (asked for before the tile's K, so it has nearly always landed).  Once they overlap, the registers
+//    of the P V in flight (o, pf, SPLIT: pl) are held through the softmax, and two things there spilled: the
+//    per-element mask select on every tile (GEN masks only the edge tiles now, as the plain variant does) and
+//    the bias's dtype switch per element, which also made each bias load wait for the one before (bias_add:
+//    one switch per tile, the loads straight-line).  The plain variants' PTX is unchanged.  ptxas 13.0, spill
+//    stores/loads in bytes, GEN before -> after: DP 64 0/0 -> 0/0; DP 128 20/16 -> 0/0; DP 256 72/76 -> 0/0;
+//    SPLIT DP 64 0/0 -> 0/0; SPLIT DP 128 56/52 -> 68/120 (bf16; f16 64/104); SPLIT DP 256 88/100 -> 100/156
+//    (a few of the work item's scalars reloaded per tile).
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
 
@@ -113,6 +124,53 @@ __device__ __forceinline__ wg_item item_of(const xk_sdpa &p, int w, int nmblk, i
     t.t0 = (int)(jlo / bn);
     t.ntiles = jhi > jlo ? (int)((jhi + bn - 1) / bn) - t.t0 : 0;
     return t;
+}
+
+// GEN's bias of a thread's tile elements, added to S in Q K^T units (s + bias / scale).  Element (c, e) of the
+// accumulator layout is row rp[e >> 1]'s key j = n0 + c * 8 + t4 * 2 + (e & 1), clamped to Skv - 1 (the keys past
+// it are masked; the rows past Sq were clamped in rp).  One dtype per call, chosen once per tile (bias_add), so
+// the NE loads are straight-line code the scheduler overlaps: a dtype switch per element (ld_any) made each load
+// wait for the one before it.
+template <typename B> __device__ __forceinline__ float bias_f(B x) { return (float)x; }
+template <> __device__ __forceinline__ float bias_f(__half x) { return __half2float(x); }
+template <> __device__ __forceinline__ float bias_f(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <typename B, int NE>
+__device__ __forceinline__ void bias_tile(float *s, const void *rp0, const void *rp1, int64_t st3, int j0, int jmax,
+                                          float inv_scale)
+{
+    const B *rp[2] = {static_cast<const B *>(rp0), static_cast<const B *>(rp1)};
+#pragma unroll
+    for (int c = 0; c < NE / 4; c++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int j = min(j0 + c * 8 + (e & 1), jmax);
+            s[c * 4 + e] = fmaf(bias_f(rp[e >> 1][(int64_t)j * st3]), inv_scale, s[c * 4 + e]);
+        }
+}
+template <int NE>
+__device__ __forceinline__ void bias_add(const xk_sdpa &p, float *s, int b, int h, int row0, int n0, int t4,
+                                         float inv_scale)
+{
+    const xk_tensor &bt = p.bias;
+    const int esz = bt.dtype == XK_F16 || bt.dtype == XK_BF16 ? 2 : bt.dtype == XK_I64 || bt.dtype == XK_F64 ? 8 : 4;
+    const char *base = static_cast<const char *>(bt.p) + ((int64_t)b * bt.st[0] + (int64_t)h * bt.st[1]) * esz;
+    const void *rp0 = base + (int64_t)min(row0, p.Sq - 1) * bt.st[2] * esz,
+               *rp1 = base + (int64_t)min(row0 + 8, p.Sq - 1) * bt.st[2] * esz;
+    const int j0 = n0 + t4 * 2, jmax = p.Skv - 1;
+    switch (bt.dtype) { // uniform (a kernel parameter): no divergent path
+    case XK_F16: bias_tile<__half, NE>(s, rp0, rp1, bt.st[3], j0, jmax, inv_scale); break;
+    case XK_BF16: bias_tile<__nv_bfloat16, NE>(s, rp0, rp1, bt.st[3], j0, jmax, inv_scale); break;
+    case XK_F32: bias_tile<float, NE>(s, rp0, rp1, bt.st[3], j0, jmax, inv_scale); break;
+    default: // i32, i64, f64: the per-element dtype switch
+#pragma unroll
+        for (int c = 0; c < NE / 4; c++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                s[c * 4 + e] = fmaf(ld_any(bt.p, bt.dtype,
+                                           off4(bt, b, h, min(row0 + 8 * (e >> 1), p.Sq - 1),
+                                                min(j0 + c * 8 + (e & 1), jmax))),
+                                    inv_scale, s[c * 4 + e]);
+    }
 }
 
 // GEN: the additive bias and dropout (per-element loads and Philox words in the softmax); without them the
@@ -258,18 +316,18 @@ __global__ void __launch_bounds__(kThreads, 1)
                 const bool edge = n0 + BN > t.lkv || wrow0 + 64 > t.lq ||
                                   (p.right >= 0 && n0 + BN - 1 > (int64_t)wrow0 + t.off + p.right) ||
                                   (p.left >= 0 && n0 < (int64_t)wrow0 + 63 + t.off - p.left);
-                if (GEN || edge) {
+                if (GEN && p.bias.p) // every lane loads (clamped to the bias): no divergent branch
+                    bias_add<NS>(p, s, t.b, t.h, row0, n0, t4, inv_scale);
+                // (GEN too masks only the edge tiles: run on every tile, ptxas made the select a branch per
+                // element beside the P V in flight, and spilled)
+                if (edge) {
 #pragma unroll
                     for (int c = 0; c < BN / 8; c++)
 #pragma unroll
                         for (int e = 0; e < 4; e++) {
-                            const int j = n0 + c * 8 + t4 * 2 + (e & 1), i = row0 + 8 * (e >> 1);
+                            const int j = n0 + c * 8 + t4 * 2 + (e & 1);
                             const bool vis = !edge || (j >= klo[e >> 1] && j <= khi[e >> 1]);
                             float x = s[c * 4 + e];
-                            if (GEN && p.bias.p) // every lane loads (clamped inside the bias): no divergent branch
-                                x = fmaf(ld_any(p.bias.p, p.bias.dtype,
-                                                off4(p.bias, t.b, t.h, min(i, p.Sq - 1), min(j, p.Skv - 1))),
-                                         inv_scale, x);
                             s[c * 4 + e] = vis ? x : -CUDART_INF_F;
                         }
                 }
@@ -343,6 +401,12 @@ __global__ void __launch_bounds__(kThreads, 1)
                 for (int it = 1; it < t.ntiles; it++) {
                     const int ct = gt + it, st = ct % ST, ps = (ct - 1) % ST;
                     mb_wait(XW_FULLK(st), (ct / ST) & 1);
+                    // GEN: the previous tile's V too, before the fence: the spin loop between the two GEMMs
+                    // (below) is a divergent path with Q K^T in flight, and in this variant ptxas then
+                    // serializes every wgmma (C7520).  V of tile ct - 1 was asked for before K of tile ct, so
+                    // this wait is nearly always over at once.
+                    if (GEN)
+                        mb_wait(XW_FULLV(ps), ((ct - 1) / ST) & 1);
                     my_turn();
                     wg_fence();
                     keep(s);
@@ -352,7 +416,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                     keep_p();
                     issue_qk(st);
                     wg_commit();
-                    mb_wait(XW_FULLV(ps), ((ct - 1) / ST) & 1);
+                    if (!GEN)
+                        mb_wait(XW_FULLV(ps), ((ct - 1) / ST) & 1);
                     issue_pv(ps);
                     wg_commit();
                     your_turn();

@@ -447,10 +447,11 @@ static double flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
  * D = 40 padded to 64: ranked ahead of sdpa_flash everywhere it runs. */
 static double wgmma_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
-    /* A bias or dropout reads the bias elements or draws Philox words in the softmax, and ptxas serializes
-     * the wgmmas of that variant (C7520): 13.1-13.6 ms at b4h16s4096d128 with a bias, where sdpa_flash takes
-     * 11.7-12.1 (bench/RESULTS-sdpa.md 2026-11-24), so it is priced under sdpa_flash there; windows and
-     * seq lens cost nothing beyond the visible tiles. */
+    /* A bias or dropout reads the bias elements or draws Philox words in the softmax: 13.1-13.6 ms at
+     * b4h16s4096d128 with a bias, where sdpa_flash takes 11.7-12.1 (bench/RESULTS-sdpa.md 2026-11-24, before
+     * the kernel's v6 un-serialized that variant's wgmmas and batched its bias loads; not yet timed:
+     * tests/gpu/fwdgen_session.sh), so it is priced under sdpa_flash there; windows and seq lens cost nothing
+     * beyond the visible tiles. */
     xk_sdpa kp;
     sdpa_ids ids;
     char why[256];

@@ -896,7 +896,8 @@ static void bench_cases_o32(void)
 /* ---- bench, masks (issue 10): b4h16s4096d128 bf16 forward on sdpa_flash_wgmma and on sdpa_flash (the
  * fallback these masks had before), ids "bench/masks/ENGINE/...": windows of 256 and 1024 keys (time should
  * follow the visible pairs), padding to half the lengths, bias [1, H, S, S] and [B, 1, S, S], and the unmasked
- * reference; the backward on sdpa_bwd_wgmma and sdpa_bwd_flash for the window and the padding.  Inputs are
+ * reference, dropout 0.1 (forward only, like the bias); the backward on sdpa_bwd_wgmma and sdpa_bwd_flash for
+ * the window and the padding.  Inputs are
  * constants (fill): random ones took ~10 s per case on the host, and the kernels' time does not depend on the
  * values (no data-dependent skipping). */
 static void bench_cases_masks(void)
@@ -911,6 +912,7 @@ static void bench_cases_masks(void)
                      "  input lkv: i32[4] = values(data=[2048, 2048, 2048, 2048]);\n", ", seq_len_q=lq, seq_len_kv=lkv"},
         {"bias-1hss", "  input bias: bf16[1, 16, 4096, 4096] = fill(value=0.25);\n", ", bias=bias"},
         {"bias-b1ss", "  input bias: bf16[4, 1, 4096, 4096] = fill(value=0.25);\n", ", bias=bias"},
+        {"dropout", "", ", dropout=0.1, seed=7"},
     };
     static const char *const fe[] = {"sdpa_flash_wgmma", "sdpa_flash"}, *const be[] = {"sdpa_bwd_wgmma", "sdpa_bwd_flash"};
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
