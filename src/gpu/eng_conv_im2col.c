@@ -44,7 +44,8 @@
  * (pixel strides multiples of 8, not a view), the same dy and dw rules.
  * Environment knobs (benchmarks): XDNN_IM2COL_ROWS (rows per chunk),
  * XDNN_IM2COL_SPLIT (wgrad batch items per chunk: 32 for the stem, 1 for
- * the 1x1 wgrad). */
+ * the 1x1 wgrad), XDNN_IM2COL_NO_1X1=1 (the 1x1 wgrad refused: the A/B
+ * switch of a whole-network timing). */
 #include "gpu/conv_analyze.h"
 #include "gpu/engine.h"
 #include "gpu/kern_conv_im2col.h"
@@ -109,6 +110,9 @@ static bool cim_one_rules(const ggraph *gg, cim_shape *s, char *why, size_t len)
 {
     const kim_geom *g = &s->g;
     const gtensor *x = &gg->t[s->cp.x];
+    const char *off = getenv("XDNN_IM2COL_NO_1X1"); /* A/B switch: set and not "0" = left to the other engines */
+    if (off && strcmp(off, "0") != 0)
+        GPU_REFUSE(ENG ": the 1x1 conv_wgrad is turned off (XDNN_IM2COL_NO_1X1=%s)", off);
     if (g->C % 8 != 0)
         GPU_REFUSE(ENG " needs C %% 8 == 0 for a 1x1 conv_wgrad with C >= 8 (16-byte GEMM rows of x '%s'), got C=%" PRId64,
                    x->name, g->C);
