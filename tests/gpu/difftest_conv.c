@@ -1111,6 +1111,41 @@ static void dgrad_bench_case(const int *s, const char *forced)
         c->force = "conv_dgrad";
 }
 
+/* The 15 distinct 1x1 weight gradients of ResNet-50 at N = 256, bf16 NHWC (C, H, K, stride; set "w1x1" of
+ * bench/conv_peer.py times cuDNN's and torch.mm's on the same shapes): as the planner places them
+ * ("conv_wgrad1x1_bf16_nhwc", for --dry), forced on conv_im2col_gemm ("_im2col") and on conv_wgrad_mma
+ * ("_mma"), and the 56x56 stride-1 ones (the smallest outputs: 64 x 64 .. 128 x 256) on conv_im2col_gemm
+ * with 8 batch items instead of cuBLASLt's own split-K alone ("_split8"). */
+static const int r50_1x1[][4] = {{64, 56, 64, 1},    {64, 56, 256, 1},   {256, 56, 64, 1},   {256, 56, 128, 1},
+                                 {128, 28, 512, 1},  {256, 56, 512, 2},  {512, 28, 128, 1},  {512, 28, 256, 1},
+                                 {256, 14, 1024, 1}, {512, 28, 1024, 2}, {1024, 14, 256, 1}, {1024, 14, 512, 1},
+                                 {512, 7, 2048, 1},  {1024, 14, 2048, 2}, {2048, 7, 512, 1}};
+
+static void wgrad_1x1_bench_cases(void)
+{
+    static const struct { const char *suffix, *engine; int split; } kinds[] = {
+        {"", NULL, 0}, {"_im2col", "conv_im2col_gemm", 0}, {"_mma", "conv_wgrad_mma", 0},
+        {"_split8", "conv_im2col_gemm", 8}};
+    for (int k = 0; k < 4; k++)
+        for (size_t i = 0; i < sizeof r50_1x1 / sizeof r50_1x1[0]; i++) {
+            const int C = r50_1x1[i][0], H = r50_1x1[i][1], K = r50_1x1[i][2], st = r50_1x1[i][3], P = H / st;
+            if (kinds[k].split && (H != 56 || st != 1))
+                continue;
+            char id[192];
+            snprintf(id, sizeof id, "conv_wgrad1x1_bf16_nhwc%s n256c%dh%dk%ds%d", kinds[k].suffix, C, H, K, st);
+            tcase *c = add_case(id, 1, kinds[k].engine,
+                                "dnn 1;\ngraph g(seed=3) {\n  input dy: bf16[256, %d, %d, %d] @nhwc;\n"
+                                "  input x: bf16[256, %d, %d, %d] @nhwc;\n"
+                                "  dw = conv_wgrad(dy, x, w_dims=[%d, %d, 1, 1], stride=%d);\n"
+                                "  output dw: bf16 @nhwc;\n}\n",
+                                K, P, P, C, H, H, K, C, st);
+            if (c && kinds[k].engine) {
+                c->force = "conv_wgrad";
+                c->im2col_split = kinds[k].split;
+            }
+        }
+}
+
 static void bench_cases(void)
 {
     static const struct { const char *tag, *dt, *lay; } kinds[] = {
@@ -1229,6 +1264,7 @@ static void bench_cases(void)
                  "  dw = conv_wgrad(dy, x, w_dims=[%d, %d, %d, %d], stride=%d, pad=%d);\n  output dw: f16 @nhwc;\n}\n",
                  s[0], s[4], P, P, s[0], s[1], s[2], s[3], s[4], s[1], s[5], s[5], s[6], s[7]);
     }
+    wgrad_1x1_bench_cases();
     add_case("conv_fwd_f32tf32_nhwc n32c64h56k64r3s1p1", 1, NULL,
              "dnn 1;\ngraph g(seed=4, tf32=true) {\n  input x: f32[32, 64, 56, 56] @nhwc;\n"
              "  weight w: f32[64, 64, 3, 3] @nhwc;\n  y = conv(x, w, pad=1);\n  output y: f32 @nhwc;\n}\n");
