@@ -125,8 +125,7 @@ static bool cim_one_rules(const ggraph *gg, cim_shape *s, char *why, size_t len)
                    "strides multiples of 8, not a view), got strides n=%" PRId64 " c=%" PRId64 " h=%" PRId64
                    " w=%" PRId64 "%s", x->name, g->sxn, g->sxc, g->sxh, g->sxw, x->view_of >= 0 ? ", a view" : "");
     const int64_t xdims[4] = {g->C, g->W, g->H, g->N};
-    const int64_t *sx5 = s->cp.kp.sx;
-    s->inplace = g->sh == 1 && g->sw == 1 && packed_rows(xdims, sx5);
+    s->inplace = g->sh == 1 && g->sw == 1 && packed_rows(xdims, s->cp.kp.sx);
     return true;
 }
 
