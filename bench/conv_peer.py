@@ -18,7 +18,8 @@ torch.backends.cudnn.allow_tf32 = False
 dev = "cuda"
 # which sets to time (arguments; default all but sk): r50 (fwd/dgrad/wgrad, tf32, maxpool), epi, dw (fwd, dgrad
 # and the depthwise wgrad set dww), sk (split-K's layers alone), stem (the C = 3 stem at N = 32 and 256, fwd and wgrad),
-# dgrad (the dgrad and f16 forward of every layer but the stem)
+# dgrad (the dgrad and f16 forward of every layer but the stem), w1x1 (the 15 distinct 1x1 weight gradients of
+# ResNet-50 at N = 256, bf16 channels-last: cuDNN's, and torch.mm's dW = dy^T X on the same matrices)
 SETS = sys.argv[1:] or ["r50", "epi", "dw"]
 
 
@@ -86,6 +87,29 @@ if "stem" in SETS:
             cb = torch.ops.aten.convolution_backward
             rep(f"conv_wgrad_{tag}", f"n{N}c3h224k64r7",
                 bench(lambda: cb(g, x, w, None, [2, 2], [3, 3], [1, 1], False, [0, 0], 1, [False, True, False])))
+
+if "w1x1" in SETS:
+    # (C, H, K, stride): difftest_conv.c's r50_1x1; names "conv_wgrad1x1_bf16_nhwc nNcChHkKsS" (cuDNN) and
+    # "gemm_wgrad1x1_bf16 ..." (torch.mm on dy as [N*P*Q, K] and x as [N*P*Q, C], the strided x subsampled first,
+    # outside the timing: the GEMM alone, the floor conv_im2col_gemm's one cuBLASLt call is held to)
+    W1 = [(64, 56, 64, 1), (64, 56, 256, 1), (256, 56, 64, 1), (256, 56, 128, 1), (128, 28, 512, 1),
+          (256, 56, 512, 2), (512, 28, 128, 1), (512, 28, 256, 1), (256, 14, 1024, 1), (512, 28, 1024, 2),
+          (1024, 14, 256, 1), (1024, 14, 512, 1), (512, 7, 2048, 1), (1024, 14, 2048, 2), (2048, 7, 512, 1)]
+    N = 256
+    cb = torch.ops.aten.convolution_backward
+    for (C, H, K, s) in W1:
+        P = H // s
+        x = torch.randn(N, C, H, H, device=dev, dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+        w = torch.randn(K, C, 1, 1, device=dev, dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+        g = torch.randn(N, K, P, P, device=dev, dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+        shp = f"n{N}c{C}h{H}k{K}s{s}"
+        rep("conv_wgrad1x1_bf16_nhwc", shp,
+            bench(lambda: cb(g, x, w, None, [s, s], [0, 0], [1, 1], False, [0, 0], 1, [False, True, False])))
+        xm = x[:, :, ::s, ::s].permute(0, 2, 3, 1).contiguous().view(-1, C)
+        gm = g.permute(0, 2, 3, 1).reshape(-1, K)
+        rep("gemm_wgrad1x1_bf16", shp, bench(lambda: torch.mm(gm.t(), xm)))
+        del x, w, g, xm, gm
+        torch.cuda.empty_cache()
 
 if "r50" in SETS:
     for dt, cl, tag in ((torch.float16, True, "f16_nhwc"), (torch.float32, False, "f32_nchw"),

@@ -12,6 +12,12 @@
  * A, 64-bit index divisions, loads from global) ran the stem's im2col at
  * about a third of the copy bandwidth.
  *
+ * kim_pixels_kernel, a 1x1 window on a channels-last x with C % 8 == 0
+ * (the strided 1x1 weight gradients, Kc = C): row m of A is the C channels
+ * of the one input pixel output pixel m reads, contiguous in x, so A is a
+ * subsampling copy in 16-byte pieces, one per thread (32-bit index math),
+ * reading only the pixels the stride keeps.
+ *
  * kim_gather_kernel, every other case (NCHW x, a W dilation, rows staged
  * past the shared memory): one thread per 8 consecutive columns of a row of
  * A, each element through x's strides (s = j / C, c = j % C).
@@ -60,6 +66,23 @@ __global__ void kim_rows_kernel(const kim_geom g, int64_t m0, uint32_t nrows, co
                 u.e[e] = j0 + e < sc ? src[e] : (uint16_t)0;
             dst[i] = u.v;
         }
+    }
+}
+
+/* pieces = rows * C / 8; x's strides multiples of 8 and x 16-byte aligned
+ * (checked by the launcher), m0 + rows <= 2^31. */
+__global__ void kim_pixels_kernel(const kim_geom g, uint32_t m0, uint32_t pieces, const uint4 *__restrict__ x,
+                                  uint4 *__restrict__ a)
+{
+    const uint32_t per_m = (uint32_t)g.C / 8, OW = (uint32_t)g.OW, OH = (uint32_t)g.OH;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < pieces; i += gridDim.x * blockDim.x) {
+        const uint32_t ml = i / per_m, q = i - ml * per_m, m = m0 + ml;
+        const uint32_t ow = m % OW, t = m / OW, oh = t % OH, n = t / OH;
+        const int64_t ih = (int64_t)oh * g.sh - g.ph, iw = (int64_t)ow * g.sw - g.pw;
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (ih >= 0 && ih < g.H && iw >= 0 && iw < g.W)
+            v = x[((int64_t)n * g.sxn + ih * g.sxh + iw * g.sxw) / 8 + q];
+        a[i] = v;
     }
 }
 
@@ -138,7 +161,12 @@ extern "C" int kim_im2col_launch(const kim_geom *g, int64_t m0, int64_t rows, co
     const uint16_t *xs = static_cast<const uint16_t *>(x);
     uint16_t *as = static_cast<uint16_t *>(a);
     const int64_t span = (g->OW - 1) * g->sw * g->C + g->ldr, smem = g->R * span * 2;
-    if (g->sxc == 1 && g->sxw == g->C && g->dw == 1 && m0 % g->OW == 0 && rows % g->OW == 0 && smem <= 48 * 1024 &&
+    if (g->R == 1 && g->S == 1 && g->C % 8 == 0 && g->sxc == 1 && (g->sxn | g->sxh | g->sxw) % 8 == 0 &&
+        (uintptr_t)x % 16 == 0 && m0 + rows <= 0x7fffffff) {
+        const uint32_t pieces = (uint32_t)(rows * (g->C / 8));
+        kim_pixels_kernel<<<kgrid(pieces, 256), 256, 0, s>>>(*g, (uint32_t)m0, pieces, static_cast<const uint4 *>(x),
+                                                            static_cast<uint4 *>(a));
+    } else if (g->sxc == 1 && g->sxw == g->C && g->dw == 1 && m0 % g->OW == 0 && rows % g->OW == 0 && smem <= 48 * 1024 &&
         (m0 + rows) / g->OW <= 0x7fffffff) {
         const int64_t nrows = rows / g->OW;
         kim_rows_kernel<<<(unsigned)(nrows < 65535 * 8 ? nrows : 65535 * 8), 256, (size_t)smem, s>>>(

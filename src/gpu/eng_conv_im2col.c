@@ -21,13 +21,31 @@
  * unpack kernel sums in order: deterministic.  The chunk's tail items and
  * the remainder rows are two more GEMM shapes planned at build.
  *
+ * The 1x1 weight gradient (C >= 8, the bottlenecks' 1x1 convs and the
+ * projection shortcuts) is the same GEMM with Kc = C and nothing packed:
+ *   dW [K, C] = dy^T [K, M] . X [M, C],  X row m = the input pixel of output pixel m.
+ * At stride 1 on a packed NHWC x, X is x itself, read in place; at stride 2
+ * (the projections) A = X is a subsampling copy (kim_im2col's pixel kernel),
+ * a quarter of x.  Its reduction M = N * P * Q is long (802816 at N = 256,
+ * 56x56) and its output small (64 x 64 .. 2048 x 512), so the parallelism
+ * comes from cuBLASLt's own split-K, as its heuristic picks it within the
+ * 32 MiB workspace: one GEMM (split 1, no batch) that writes dw itself when
+ * dw is a packed [K, C] of x's dtype or f32, otherwise f32 partials and the
+ * unpack kernel.  Items, chunks and remainders are whole multiples of 128
+ * rows: every operand offset stays 256-byte aligned, as the heuristic's
+ * algorithms assume.
+ *
  * Claimed: conv (a lone node: fused epilogues are refused) and conv_wgrad,
  * 1-D or 2-D, groups 1, C < 8, any stride, pad, dilation; x f16/bf16 in any
  * layout (gathered through its strides when not channels-last); w of x's
  * dtype, any layout; y (dy) packed channels-last, not a view, K % 8 == 0
- * (16-byte GEMM rows); dw f32, f16 or bf16, any layout.
+ * (16-byte GEMM rows); dw f32, f16 or bf16, any layout.  And conv_wgrad
+ * with a 1x1 window and C % 8 == 0, any stride, no pad, x channels-last
+ * (pixel strides multiples of 8, not a view), the same dy and dw rules.
  * Environment knobs (benchmarks): XDNN_IM2COL_ROWS (rows per chunk),
- * XDNN_IM2COL_SPLIT (wgrad batch items per chunk). */
+ * XDNN_IM2COL_SPLIT (wgrad batch items per chunk: 32 for the stem, 1 for
+ * the 1x1 wgrad), XDNN_IM2COL_NO_1X1=1 (the 1x1 wgrad refused: the A/B
+ * switch of a whole-network timing). */
 #include "gpu/conv_analyze.h"
 #include "gpu/engine.h"
 #include "gpu/kern_conv_im2col.h"
@@ -45,6 +63,9 @@ typedef struct cim_shape {
     gconv_problem cp;
     kim_geom g;
     bool wgrad;
+    bool one;      /* a 1x1 conv_wgrad with C % 8 == 0: A is x's pixels, Kc = C */
+    bool inplace;  /* ... at stride 1 on a packed NHWC x: A is x itself (no copy, no chunks) */
+    bool direct;   /* ... one GEMM that writes dw itself (no partials, no unpack) */
     int64_t M, rows, split, item;  /* rows per chunk (a multiple of split), item = rows / split */
     int64_t full, last;            /* full chunks; rows of the last chunk (1 .. rows) */
     size_t a_off, w_off, ws_bytes; /* workspace: cuBLASLt's, A chunk, Wr (fwd) or the partials (wgrad) */
@@ -67,11 +88,12 @@ static int64_t env_int(const char *name, int64_t dflt)
     return v && atoll(v) > 0 ? atoll(v) : dflt;
 }
 
-/* Is the [N, K, 1, OH, OW] tensor with 5-slot strides s the packed
- * row-major [N * OH * OW, K] matrix (dims of size 1 take any stride)? */
-static bool packed_mk(const kim_geom *g, const int64_t *s)
+/* Is the tensor [N, ch, 1, h, w] with 5-slot strides s, dims {ch, w, h, N},
+ * the packed row-major [N * h * w, ch] matrix (dims of size 1 take any
+ * stride)? */
+static bool packed_rows(const int64_t dims[4], const int64_t *s)
 {
-    const int64_t dims[4] = {g->K, g->OW, g->OH, g->N}, slot[4] = {1, 4, 3, 0};
+    static const int64_t slot[4] = {1, 4, 3, 0};
     int64_t want = 1;
     for (int i = 0; i < 4; i++) {
         if (dims[i] > 1 && s[slot[i]] != want)
@@ -79,6 +101,65 @@ static bool packed_mk(const kim_geom *g, const int64_t *s)
         want *= dims[i];
     }
     return true;
+}
+
+/* The 1x1 weight gradient's rules (C >= 8): C % 8 == 0, no pad, a
+ * channels-last x whose 16-byte pieces the GEMM or the pixel copy can read;
+ * sets inplace: stride 1 on a packed NHWC x, which is then A itself. */
+static bool cim_one_rules(const ggraph *gg, cim_shape *s, char *why, size_t len)
+{
+    const kim_geom *g = &s->g;
+    const gtensor *x = &gg->t[s->cp.x];
+    const char *off = getenv("XDNN_IM2COL_NO_1X1"); /* A/B switch: set and not "0" = left to the other engines */
+    if (off && strcmp(off, "0") != 0)
+        GPU_REFUSE(ENG ": the 1x1 conv_wgrad is turned off (XDNN_IM2COL_NO_1X1=%s)", off);
+    if (g->C % 8 != 0)
+        GPU_REFUSE(ENG " needs C %% 8 == 0 for a 1x1 conv_wgrad with C >= 8 (16-byte GEMM rows of x '%s'), got C=%" PRId64,
+                   x->name, g->C);
+    if (g->ph != 0 || g->pw != 0 || (g->OH - 1) * g->sh >= g->H || (g->OW - 1) * g->sw >= g->W)
+        GPU_REFUSE(ENG " runs a 1x1 conv_wgrad with C >= 8 without pad, got pad=[%" PRId64 ", %" PRId64 "] (leading) "
+                   "and %" PRId64 "x%" PRId64 " outputs of a %" PRId64 "x%" PRId64 " x at stride [%" PRId64 ", %" PRId64
+                   "]", g->ph, g->pw, g->OH, g->OW, g->H, g->W, g->sh, g->sw);
+    if (g->sxc != 1 || (g->sxn | g->sxh | g->sxw) % 8 != 0 || x->view_of >= 0)
+        GPU_REFUSE(ENG " needs x '%s' channels-last for a 1x1 conv_wgrad with C >= 8 (channel stride 1, pixel "
+                   "strides multiples of 8, not a view), got strides n=%" PRId64 " c=%" PRId64 " h=%" PRId64
+                   " w=%" PRId64 "%s", x->name, g->sxn, g->sxc, g->sxh, g->sxw, x->view_of >= 0 ? ", a view" : "");
+    const int64_t xdims[4] = {g->C, g->W, g->H, g->N};
+    s->inplace = g->sh == 1 && g->sw == 1 && packed_rows(xdims, s->cp.kp.sx);
+    return true;
+}
+
+/* The 1x1 wgrad's chunks of A (in place: one, x itself): whole items of a
+ * multiple of 128 rows (256-byte aligned offsets of every item, remainder
+ * and chunk); one chunk of a single item of M rows when split is 1. */
+static void cim_one_chunks(cim_shape *s, int64_t target)
+{
+    s->split = env_int("XDNN_IM2COL_SPLIT", 1);
+    const int64_t unit = 128 * s->split;
+    int64_t rows = s->inplace ? s->M : env_int("XDNN_IM2COL_ROWS", target);
+    rows = (rows + unit - 1) / unit * unit;
+    if (rows >= s->M) /* one chunk */
+        rows = s->split == 1 ? s->M : ((s->M + s->split - 1) / s->split + 127) / 128 * 128 * s->split;
+    s->rows = rows;
+}
+
+/* The stem's chunks of ~256 MiB of A (one at N = 32, 5 at N = 256): measured
+ * on its wgrad at N = 256, each chunk costs ~6 us more (its GEMM's ramp and
+ * tail), 196 chunks of 16384 rows 2.56 ms against 1.46 for 4 of 1M; whole
+ * output rows (n, oh) per chunk for the fast im2col kernel, whole items for
+ * the wgrad batch. */
+static void cim_stem_chunks(cim_shape *s, int64_t target)
+{
+    s->split = s->wgrad ? env_int("XDNN_IM2COL_SPLIT", 32) : 1;
+    int64_t unit = s->g.OW * s->split;
+    if (unit > target)
+        unit = s->split * 8; /* a very wide map: chunks of partial rows, gathered */
+    int64_t rows = env_int("XDNN_IM2COL_ROWS", target) / unit * unit;
+    if (rows < unit)
+        rows = unit;
+    if (rows > s->M) /* one chunk: as many rows as M, rounded up to whole items */
+        rows = (s->M + s->split - 1) / s->split * s->split;
+    s->rows = rows;
 }
 
 static bool cim_analyze(const gplan *pl, const gpart *p, cim_shape *s, char *why, size_t len)
@@ -98,9 +179,13 @@ static bool cim_analyze(const gplan *pl, const gpart *p, cim_shape *s, char *why
         GPU_REFUSE(ENG " needs groups 1, got groups=%" PRId64, k->G);
     if (k->in[0] != 1 || k->win[0] != 1 || k->out[0] != 1)
         GPU_REFUSE(ENG " runs 1-D and 2-D convs, %s is 3-D", cp->node->name);
-    if (k->C > CIM_MAX_C)
+    s->one = s->wgrad && k->win[1] == 1 && k->win[2] == 1 && k->C > CIM_MAX_C;
+    if (k->C > CIM_MAX_C && !s->wgrad)
         GPU_REFUSE(ENG " packs filter rows for C < 8 only, got C=%" PRId64 " (wider x runs unpadded on the "
                    "implicit-GEMM engines)", k->C);
+    if (k->C > CIM_MAX_C && !s->one)
+        GPU_REFUSE(ENG " runs a conv_wgrad with C >= 8 for a 1x1 window only (x's pixels as they are), got C=%" PRId64
+                   " and a %" PRId64 "x%" PRId64 " window", k->C, k->win[1], k->win[2]);
     const char *xn = gg->t[cp->x].name, *yn = gg->t[cp->y].name, *wn = gg->t[cp->w].name;
     if (k->dt_x != KDT_F16 && k->dt_x != KDT_BF16)
         GPU_REFUSE(ENG " needs x '%s' f16 or bf16, got %s", xn, xdnn_dtype_name(gg->t[cp->x].dtype));
@@ -121,36 +206,34 @@ static bool cim_analyze(const gplan *pl, const gpart *p, cim_shape *s, char *why
                     .swr = k->sw[3], .sws = k->sw[4]};
     g->ldr = (g->S * g->C + 7) / 8 * 8;
     g->Kc = g->R * g->ldr;
-    if (gg->t[cp->y].view_of >= 0 || !packed_mk(g, k->sy))
+    const int64_t ydims[4] = {g->K, g->OW, g->OH, g->N};
+    if (gg->t[cp->y].view_of >= 0 || !packed_rows(ydims, k->sy))
         GPU_REFUSE(ENG " needs %s '%s' packed channels-last (the GEMM's row-major [N*out, K]), not a view",
                    s->wgrad ? "dy" : "y", yn);
     s->M = g->N * g->OH * g->OW;
     if (s->M < 1)
         GPU_REFUSE(ENG ": %s has no output pixel", cp->node->name);
-    /* chunks of ~256 MiB of A (one at N = 32 for the stem, 5 at N = 256): measured on the stem's wgrad at
-     * N = 256, each chunk costs ~6 us more (its GEMM's ramp and tail), 196 chunks of 16384 rows 2.56 ms
-     * against 1.46 for 4 of 1M; whole output rows (n, oh) per chunk for the fast im2col kernel, whole
-     * items for the wgrad batch */
-    s->split = s->wgrad ? env_int("XDNN_IM2COL_SPLIT", 32) : 1;
-    const int64_t target = ((int64_t)256 << 20) / (g->Kc * 2);
-    int64_t unit = g->OW * s->split;
-    if (unit > target)
-        unit = s->split * 8; /* a very wide map: chunks of partial rows, gathered */
-    int64_t rows = env_int("XDNN_IM2COL_ROWS", target) / unit * unit;
-    if (rows < unit)
-        rows = unit;
-    if (rows * g->Kc >= ((int64_t)1 << 31) / 8 || s->M >= ((int64_t)1 << 31))
+    if (s->one && !cim_one_rules(gg, s, why, len))
+        return false;
+    const int64_t target = ((int64_t)256 << 20) / (g->Kc * 2); /* rows of a 256 MiB chunk of A */
+    if (s->one)
+        cim_one_chunks(s, target);
+    else
+        cim_stem_chunks(s, target);
+    const int64_t rows = s->rows;
+    if ((!s->inplace && rows * g->Kc >= ((int64_t)1 << 31) / 8) || s->M >= ((int64_t)1 << 31))
         GPU_REFUSE(ENG ": a chunk of %" PRId64 " rows x %" PRId64 " columns (or N*out = %" PRId64 ") passes the "
                    "kernels' 32-bit indices", rows, g->Kc, s->M);
-    if (rows > s->M) /* one chunk: as many rows as M, rounded up to whole items */
-        rows = (s->M + s->split - 1) / s->split * s->split;
-    s->rows = rows;
     s->item = rows / s->split;
     s->full = (s->M - 1) / rows;
     s->last = s->M - s->full * rows;
+    /* dw written by the one GEMM: a packed [K, C] (swc 1, swk C) of a type cuBLASLt's f32-accumulating
+     * kernels store from 16-bit operands (the operands' own, or f32) */
+    s->direct = s->one && s->split == 1 && s->full == 0 && gg->t[cp->w].view_of < 0 && g->swc == 1 &&
+                g->swk == g->C && (k->dt_w == k->dt_x || k->dt_w == KDT_F32);
     s->a_off = GPU_LT_LOWP_WORKSPACE;
-    s->w_off = s->a_off + up256((size_t)(rows * g->Kc * 2));
-    s->ws_bytes = s->w_off + up256((size_t)(g->K * g->Kc) * (s->wgrad ? 4 * (size_t)s->split : 2));
+    s->w_off = s->a_off + (s->inplace ? 0 : up256((size_t)(rows * g->Kc * 2)));
+    s->ws_bytes = s->w_off + (s->direct ? 0 : up256((size_t)(g->K * g->Kc) * (s->wgrad ? 4 * (size_t)s->split : 2)));
     return true;
 }
 
@@ -165,21 +248,30 @@ static bool cim_supports(const gplan *pl, const gpart *p, const gpu_device *dev,
     return true;
 }
 
-/* A written by the im2col and read back by the GEMM, with x, w, y (dy),
- * at 2.6 TB/s (DRAM: a 256 MiB chunk does not stay in L2), or the GEMM on
- * the reduction Kc (useful + padded) at 400 TFLOP/s (a K = 64 wide GEMM is
- * far from the 8192^3 peak) if that bounds, plus ~6 us per chunk (measured:
- * its GEMM's ramp and tail) and 2 us per other launch. */
+/* A written by the im2col and read back by the GEMM (none when x is read
+ * in place), the wgrad's f32 partials zeroed, accumulated and summed, with
+ * x (the pixels read), w, y (dy), at 2.6 TB/s (DRAM: a 256 MiB chunk does
+ * not stay in L2), or the GEMM on the reduction Kc (useful + padded) if
+ * that bounds: 400 TFLOP/s for the stem (a K = 64 wide GEMM is far from the
+ * 8192^3 peak), 550 for the 1x1 wgrad (a long reduction onto outputs of
+ * 64 x 64 and up: the rate cuBLASLt is expected to reach, not yet measured
+ * here); plus ~6 us per chunk (measured on the stem: its GEMM's ramp and
+ * tail) and 4 us for the other launches (none for an in-place GEMM that
+ * writes dw itself). */
 static double cim_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
     cim_shape s;
     char why[256];
     if (!cim_analyze(pl, p, &s, why, sizeof why))
         return 1e30;
-    const double a_bytes = 2.0 * (double)s.M * (double)s.g.Kc * 2.0;
-    const double mem = (a_bytes + p->bytes) / 2.6e6;
-    const double math = 2.0 * (double)s.M * (double)s.g.K * (double)s.g.Kc / 400.0e6;
-    return (mem > math ? mem : math) + 6.0 * (double)(s.full + 1) + 4.0;
+    const kim_geom *g = &s.g;
+    const double a_bytes = s.inplace ? 0.0 : 2.0 * (double)s.M * (double)g->Kc * 2.0;
+    const double part_bytes = s.wgrad && !s.direct ? 3.0 * (double)s.split * (double)(g->K * g->Kc) * 4.0 : 0.0;
+    /* a strided 1x1 reads only the pixels its stride keeps, M of x's N*H*W */
+    const double unread = s.one ? (double)(g->N * g->H * g->W - s.M) * (double)g->C * 2.0 : 0.0;
+    const double mem = (a_bytes + part_bytes + p->bytes - unread) / 2.6e6;
+    const double math = 2.0 * (double)s.M * (double)g->K * (double)g->Kc / (s.one ? 550.0e6 : 400.0e6);
+    return (mem > math ? mem : math) + 6.0 * (double)(s.full + 1) + (s.inplace && s.direct ? 0.0 : 4.0);
 }
 
 static size_t cim_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
@@ -189,7 +281,10 @@ static size_t cim_workspace(const gplan *pl, const gpart *p, const gpu_device *d
     return cim_analyze(pl, p, &s, why, sizeof why) ? s.ws_bytes : 0;
 }
 
-static cudaDataType_t cim_type(int kdt) { return kdt == KDT_BF16 ? CUDA_R_16BF : CUDA_R_16F; }
+static cudaDataType_t cim_type(int kdt)
+{
+    return kdt == KDT_BF16 ? CUDA_R_16BF : kdt == KDT_F32 ? CUDA_R_32F : CUDA_R_16F;
+}
 
 /* The GEMM of `items` items of `rows` pixels each (fwd: items 1). */
 static xdnn_status cim_plan(gpu_ctx *c, const cim_shape *s, int64_t rows, int64_t items, const char *who,
@@ -204,12 +299,25 @@ static xdnn_status cim_plan(gpu_ctx *c, const cim_shape *s, int64_t rows, int64_
         return gpu_lt_gemm_plan(c, CUBLAS_COMPUTE_32F, CUDA_R_32F, true, false, &wr, &a, &y, GPU_LT_LOWP_WORKSPACE,
                                 who, lg, d);
     }
-    /* dWr^T [Kc x K] (= row-major [K, Kc]) = A^T . dy, per item */
+    /* dWr^T [Kc x K] (= row-major [K, Kc]) = A^T . dy, per item; direct: dw itself ([K, C] row-major) */
     const int32_t b = (int32_t)items;
     const gpu_lt_mat a = {t, Kc, R, (int64_t)Kc, b, (int64_t)(R * Kc)}, dy = {t, K, R, (int64_t)K, b, (int64_t)(R * K)};
-    const gpu_lt_mat dw = {CUDA_R_32F, Kc, K, (int64_t)Kc, b, (int64_t)(K * Kc)};
+    const gpu_lt_mat dw = {s->direct ? cim_type(s->cp.kp.dt_w) : CUDA_R_32F, Kc, K, (int64_t)Kc, b, (int64_t)(K * Kc)};
     return gpu_lt_gemm_plan(c, CUBLAS_COMPUTE_32F, CUDA_R_32F, false, true, &a, &dy, &dw, GPU_LT_LOWP_WORKSPACE, who,
                             lg, d);
+}
+
+/* "1x1 wgrad: x read in place (A = x) + cublasLt algo=.. tile=.. splitk=..; dw written by the GEMM" */
+static void cim_one_detail(const cim_shape *s, const gpu_lt_gemm *l0, char *buf, size_t len)
+{
+    int n = s->inplace ? snprintf(buf, len, "1x1 wgrad: x read in place (A = x)")
+                       : snprintf(buf, len, "1x1 wgrad: x subsampled at stride %" PRId64 "x%" PRId64 " into A, %" PRId64
+                                  " chunk(s) of %" PRId64 " pixels", s->g.sh, s->g.sw, s->full + 1, s->rows);
+    n += snprintf(buf + n, len - (size_t)n, " + cublasLt algo=%d tile=%d splitk=%d", l0->algo_id, l0->tile, l0->splitk);
+    if (s->direct)
+        snprintf(buf + n, len - (size_t)n, "; dw written by the GEMM");
+    else
+        snprintf(buf + n, len - (size_t)n, "; %" PRId64 " f32 partial(s) summed into dw", s->split);
 }
 
 static xdnn_status cim_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
@@ -243,7 +351,11 @@ static xdnn_status cim_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
             return st;
         cv->have[i] = true;
     }
-    const gpu_lt_gemm *l0 = &cv->lt[cv->have[0] ? 0 : 1];
+    const gpu_lt_gemm *l0 = &cv->lt[cv->have[0] ? 0 : cv->have[1] ? 1 : 2];
+    if (s->one) {
+        cim_one_detail(s, l0, cv->detail, sizeof cv->detail);
+        return XDNN_OK;
+    }
     snprintf(cv->detail, sizeof cv->detail,
              "per-row im2col (reduction %" PRId64 " = %" PRId64 " rows x %" PRId64 ", %" PRId64 " useful) + cublasLt "
              "%s algo=%d tile=%d; %" PRId64 " chunk(s) of %" PRId64 " pixels%s",
@@ -269,32 +381,35 @@ static xdnn_status cim_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_dia
     const cim_shape *s = &cv->s;
     const kim_geom *g = &s->g;
     char *ws = c->ws + p->ws_offset, *a = ws + s->a_off, *wbuf = ws + s->w_off;
-    const void *x = c->dptr[s->cp.x];
+    const char *x = c->dptr[s->cp.x];
     char *y = c->dptr[s->cp.y]; /* y, or dy for wgrad */
+    char *dm = s->direct ? (char *)c->dptr[s->cp.w] : wbuf; /* the wgrad GEMMs' D: dw, or the f32 partials */
     int ce;
     xdnn_status st = XDNN_OK;
     if (!s->wgrad && (ce = kim_pack_w_launch(g, c->dptr[s->cp.w], wbuf, strm)) != 0)
         return gpu_check_cuda((cudaError_t)ce, "kim_pack_w", __FILE__, __LINE__, d);
-    if (s->wgrad)
+    if (s->wgrad && !s->direct)
         CUDA_TRY(cudaMemsetAsync(wbuf, 0, (size_t)(s->split * g->K * g->Kc) * 4, strm));
     for (int64_t ch = 0; ch <= s->full && st == XDNN_OK; ch++) {
         const int64_t m0 = ch * s->rows, rows = ch < s->full ? s->rows : s->last;
-        if ((ce = kim_im2col_launch(g, m0, rows, x, a, strm)) != 0)
+        const char *am = s->inplace ? x + (size_t)(m0 * g->Kc) * 2 : a; /* A's rows m0 .. */
+        if (!s->inplace && (ce = kim_im2col_launch(g, m0, rows, x, a, strm)) != 0)
             return gpu_check_cuda((cudaError_t)ce, "kim_im2col", __FILE__, __LINE__, d);
         char *ym = y + (size_t)(m0 * g->K) * 2;
         if (!s->wgrad) {
-            st = cim_gemm(c, &cv->lt[ch < s->full ? 0 : 1], wbuf, a, ym, false, ws, strm, d);
+            st = cim_gemm(c, &cv->lt[ch < s->full ? 0 : 1], wbuf, am, ym, false, ws, strm, d);
             continue;
         }
-        /* the chunk's whole items into partials 0 .. items-1, its remainder rows into partial 0 */
+        /* the chunk's whole items into partials 0 .. items-1, its remainder rows into partial 0 (direct: a
+         * single GEMM, one item or the remainder, that overwrites dw) */
         const int64_t whole = ch < s->full ? s->rows : s->last / s->item * s->item;
         if (whole > 0)
-            st = cim_gemm(c, &cv->lt[ch < s->full ? 0 : 1], a, ym, wbuf, true, ws, strm, d);
+            st = cim_gemm(c, &cv->lt[ch < s->full ? 0 : 1], am, ym, dm, !s->direct, ws, strm, d);
         if (st == XDNN_OK && rows > whole)
-            st = cim_gemm(c, &cv->lt[2], a + (size_t)(whole * g->Kc) * 2, ym + (size_t)(whole * g->K) * 2, wbuf, true,
-                          ws, strm, d);
+            st = cim_gemm(c, &cv->lt[2], am + (size_t)(whole * g->Kc) * 2, ym + (size_t)(whole * g->K) * 2, dm,
+                          !s->direct, ws, strm, d);
     }
-    if (st != XDNN_OK || !s->wgrad)
+    if (st != XDNN_OK || !s->wgrad || s->direct)
         return st;
     ce = kim_unpack_dw_launch(g, (const float *)(void *)wbuf, (int)s->split, c->dptr[s->cp.w], s->cp.kp.dt_w, strm);
     return gpu_check_cuda((cudaError_t)ce, "kim_unpack_dw", __FILE__, __LINE__, d);
@@ -321,6 +436,8 @@ static const char *cim_detail(const gpart *p)
 const gpu_engine gpu_engine_conv_im2col_gemm = {
     ENG,
     "conv / conv_wgrad with C < 8 (the image stem) as an im2col packed per filter row (reduction R x "
-    "roundup(S*C, 8)) + cuBLASLt GEMMs in 256 MiB chunks: 1-/2-D, groups 1, f16/bf16, y/dy packed NHWC",
+    "roundup(S*C, 8)) + cuBLASLt GEMMs in 256 MiB chunks, and the 1x1 conv_wgrad (C % 8 == 0, no pad) as one "
+    "cuBLASLt GEMM dW = dy^T x (x read in place at stride 1, subsampled otherwise): 1-/2-D, groups 1, f16/bf16, "
+    "y/dy packed NHWC",
     cim_supports, cim_cost, cim_workspace, cim_build, cim_execute, cim_release, cim_detail,
 };

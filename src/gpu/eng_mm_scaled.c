@@ -218,9 +218,11 @@ xdnn_status gpu_lt_gemm_plan(gpu_ctx *c, cublasComputeType_t ct, cudaDataType_t 
     }
     lg->algo = res.algo;
     size_t w;
-    lg->algo_id = lg->tile = -1;
+    lg->algo_id = lg->tile = lg->splitk = -1;
     cublasLtMatmulAlgoConfigGetAttribute(&lg->algo, CUBLASLT_ALGO_CONFIG_ID, &lg->algo_id, sizeof lg->algo_id, &w);
     cublasLtMatmulAlgoConfigGetAttribute(&lg->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &lg->tile, sizeof lg->tile, &w);
+    cublasLtMatmulAlgoConfigGetAttribute(&lg->algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &lg->splitk, sizeof lg->splitk,
+                                         &w);
     return XDNN_OK;
 }
 

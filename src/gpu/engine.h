@@ -137,7 +137,7 @@ typedef struct gpu_lt_gemm {
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, lc;  /* lc: C and D */
     cublasLtMatmulAlgo_t algo;
-    int algo_id, tile;                  /* of algo, for the detail line */
+    int algo_id, tile, splitk;          /* of algo, for the detail line */
 } gpu_lt_gemm;
 /* D [a.cols x b.cols] (type td, column-major, ld ldd) = A^T B: int32
  * compute for i8 (scale type int32), else f32; the heuristic's best algo

@@ -9,7 +9,9 @@
  * 7-wide window the S * C = 21 values of one row are adjacent in x, and the
  * reduction is R * ldr = 7 * 24 = 168 long instead of the 7 * 7 * 8 = 392 of
  * a copy of x padded to 8 channels.  A is [M, Kc] row-major, Kc = R * ldr,
- * m = (n * OH + oh) * OW + ow; Wr is [K, Kc] row-major.  16-bit elements
+ * m = (n * OH + oh) * OW + ow; Wr is [K, Kc] row-major.  A 1x1 window with
+ * C % 8 == 0 has ldr = Kc = C: row m of A is then the input pixel output
+ * pixel m reads (a subsampling copy at stride > 1).  16-bit elements
  * (f16 or bf16) are moved as raw bits: nothing here rounds. */
 #ifndef XDNN_GPU_KERN_CONV_IM2COL_H
 #define XDNN_GPU_KERN_CONV_IM2COL_H

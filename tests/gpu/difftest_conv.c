@@ -10,7 +10,8 @@
  * not dividing the k slices, and chosen by the heuristic); conv_dw
  * (depthwise fwd, dgrad and wgrad); conv_im2col_gemm (C < 8, fwd and wgrad,
  * "im2c" cases); fused conv epilogues, which must plan as one partition;
- * conv_dgrad with its fused relu_bwd mask.
+ * conv_dgrad with its fused relu_bwd mask; conv_im2col_gemm's 1x1 weight
+ * gradient ("w1x1" cases, and the refusals it must name).
  * One line per case, then
  * "N passed, N failed".
  *
@@ -49,6 +50,7 @@ typedef struct tcase {
     const char *want_detail; /* a substring the engine's detail must hold ("split-K 5") */
     const char *want_detail2, *reject_detail; /* another it must hold; one no partition's detail may hold */
     int im2col_rows, im2col_split; /* > 0: XDNN_IM2COL_ROWS / _SPLIT for this case (conv_im2col_gemm's chunks) */
+    const char *refuse;      /* the forced engine must refuse the case with a reason holding this text */
 } tcase;
 
 static tcase *cases;
@@ -1006,6 +1008,84 @@ static void conv_im2col_cases(void)
     }
 }
 
+/* conv_im2col_gemm's 1x1 weight gradient (C % 8 == 0), forced, NHWC, f16
+ * and bf16: x read in place at stride 1 and subsampled at strides 2 and 3
+ * (odd maps, N*P*Q from 60 to 390, C and K of 8, 24, 136 and 256, 1-D); the
+ * batch split forced (M = 3 x 19 x 18 = 1026: 2 items of 384 rows + 258
+ * remainder rows into 3 f32 partials); chunks forced (300 rows -> 512 = 2
+ * items of 256; M = 900: a full chunk, then an item and 132 remainder rows);
+ * dw of another dtype (f32 written by the GEMM itself; bf16 from f16 and f16
+ * from bf16 through the f32 partial); and the refusals (a pad, a 3x3 window,
+ * an NCHW x). */
+static void conv_wgrad_1x1_dw_case(const char *dt, const char *dwdt, const char *detail)
+{
+    char id[160];
+    snprintf(id, sizeof id, "conv/wgrad/w1x1-dw-%s-c24-k16-11x9/%s/nhwc/2d/[2,24,11,9]", dwdt, dt);
+    tcase *c = add_case(id, 1, "conv_im2col_gemm",
+                        "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s[2, 16, 11, 9] @nhwc;\n"
+                        "  input x: %s[2, 24, 11, 9] @nhwc;\n  dw = conv_wgrad(dy, x, w_dims=[16, 24, 1, 1]);\n"
+                        "  output dw: %s @nhwc;\n}\n",
+                        ncases * 7 + 1, dt, dt, dwdt);
+    if (c) {
+        c->force = "conv_wgrad";
+        c->want_detail = detail;
+        c->want_parts = 1;
+    }
+}
+
+static void conv_wgrad_1x1_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    static const char inplace[] = "x read in place", sub[] = "x subsampled at stride ";
+    struct { const char *name; win_cfg w; int rows, split; const char *detail, *detail2; } cfgs[] = {
+        {"w1x1-c8-k8-7x9", cfg(2, 3, 8, 8, 1, (int[]){7, 9}, (int[]){1, 1}, NULL, NULL, NULL, NULL, false), 0, 0,
+         inplace, "dw written by the GEMM"},
+        {"w1x1-c24-k136-13x11", cfg(2, 1, 24, 136, 1, (int[]){13, 11}, (int[]){1, 1}, NULL, NULL, NULL, NULL, false),
+         0, 0, inplace, "dw written by the GEMM"},
+        {"w1x1-c256-k256-15x13", cfg(2, 2, 256, 256, 1, (int[]){15, 13}, (int[]){1, 1}, NULL, NULL, NULL, NULL,
+                                     false), 0, 0, inplace, "dw written by the GEMM"},
+        {"w1x1-c136-k24-s2-9x11", cfg(2, 2, 136, 24, 1, (int[]){9, 11}, (int[]){1, 1}, (int[]){2, 2}, NULL, NULL,
+                                      NULL, false), 0, 0, sub, "dw written by the GEMM"},
+        {"w1x1-c256-k8-s2-13x11", cfg(2, 3, 256, 8, 1, (int[]){13, 11}, (int[]){1, 1}, (int[]){2, 2}, NULL, NULL,
+                                      NULL, false), 0, 0, sub, "1 chunk(s) of 126 pixels"},
+        {"w1x1-c8-k24-s3-10x10", cfg(2, 2, 8, 24, 1, (int[]){10, 10}, (int[]){1, 1}, (int[]){3, 3}, NULL, NULL,
+                                     NULL, false), 0, 0, "x subsampled at stride 3x3", NULL},
+        {"w1x1-1d-c16-k8-s2", cfg(1, 2, 16, 8, 1, (int[]){37}, (int[]){1}, (int[]){2}, NULL, NULL, NULL, false), 0,
+         0, "x subsampled at stride 1x2", NULL},
+        {"w1x1-split3-c24-k136", cfg(2, 3, 24, 136, 1, (int[]){19, 18}, (int[]){1, 1}, NULL, NULL, NULL, NULL,
+                                     false), 0, 3, inplace, "3 f32 partial(s)"},
+        {"w1x1-chunks-c136-k24-s2", cfg(2, 4, 136, 24, 1, (int[]){30, 30}, (int[]){1, 1}, (int[]){2, 2}, NULL, NULL,
+                                        NULL, false), 300, 2, "2 chunk(s) of 512 pixels", "2 f32 partial(s)"},
+    };
+    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
+        for (int ti = 0; ti < 2; ti++) {
+            if (opts.quick && ti != ci % 2)
+                continue;
+            conv_case_forced(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, 2, false, "conv_im2col_gemm", 1);
+            tcase *c = &cases[ncases - 1];
+            c->im2col_rows = cfgs[ci].rows;
+            c->im2col_split = cfgs[ci].split;
+            c->want_detail = cfgs[ci].detail;
+            c->want_detail2 = cfgs[ci].detail2;
+        }
+    conv_wgrad_1x1_dw_case("f16", "f32", "dw written by the GEMM");
+    conv_wgrad_1x1_dw_case("bf16", "f32", "dw written by the GEMM");
+    conv_wgrad_1x1_dw_case("f16", "bf16", "1 f32 partial(s)");
+    conv_wgrad_1x1_dw_case("bf16", "f16", "1 f32 partial(s)");
+    struct { const char *name; win_cfg w; bool chlast; const char *why; } no[] = {
+        {"w1x1-refused-pad1", cfg(2, 2, 16, 16, 1, (int[]){9, 9}, (int[]){1, 1}, NULL, NULL, (int[]){1, 1},
+                                  (int[]){1, 1}, false), true, "without pad, got pad=[1, 1]"},
+        {"w1x1-refused-3x3", cfg(2, 2, 16, 16, 1, (int[]){9, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                 (int[]){1, 1}, false), true, "for a 1x1 window only"},
+        {"w1x1-refused-nchw", cfg(2, 2, 16, 16, 1, (int[]){9, 9}, (int[]){1, 1}, NULL, NULL, NULL, NULL, false),
+         false, "packed channels-last"},
+    };
+    for (int i = 0; i < (int)(sizeof no / sizeof no[0]); i++) {
+        conv_case_forced(no[i].name, &no[i].w, "bf16", no[i].chlast, 2, false, "conv_im2col_gemm", 1);
+        cases[ncases - 1].refuse = no[i].why;
+    }
+}
+
 /* ---- benchmarks: torch_baseline.py's ResNet-50 layers (N, C, H, W, K, R, stride, pad) */
 static const int r50[][8] = {{32, 64, 56, 56, 64, 1, 1, 0},   {32, 64, 56, 56, 64, 3, 1, 1},
                              {32, 64, 56, 56, 256, 1, 1, 0},  {32, 256, 56, 56, 64, 1, 1, 0},
@@ -1029,6 +1109,41 @@ static void dgrad_bench_case(const int *s, const char *forced)
                         s[0], s[4], P, P, s[4], s[1], s[5], s[5], s[0], s[1], s[2], s[3], s[6], s[7]);
     if (c && forced)
         c->force = "conv_dgrad";
+}
+
+/* The 15 distinct 1x1 weight gradients of ResNet-50 at N = 256, bf16 NHWC (C, H, K, stride; set "w1x1" of
+ * bench/conv_peer.py times cuDNN's and torch.mm's on the same shapes): as the planner places them
+ * ("conv_wgrad1x1_bf16_nhwc", for --dry), forced on conv_im2col_gemm ("_im2col") and on conv_wgrad_mma
+ * ("_mma"), and the 56x56 stride-1 ones (the smallest outputs: 64 x 64 .. 128 x 256) on conv_im2col_gemm
+ * with 8 batch items instead of cuBLASLt's own split-K alone ("_split8"). */
+static const int r50_1x1[][4] = {{64, 56, 64, 1},    {64, 56, 256, 1},   {256, 56, 64, 1},   {256, 56, 128, 1},
+                                 {128, 28, 512, 1},  {256, 56, 512, 2},  {512, 28, 128, 1},  {512, 28, 256, 1},
+                                 {256, 14, 1024, 1}, {512, 28, 1024, 2}, {1024, 14, 256, 1}, {1024, 14, 512, 1},
+                                 {512, 7, 2048, 1},  {1024, 14, 2048, 2}, {2048, 7, 512, 1}};
+
+static void wgrad_1x1_bench_cases(void)
+{
+    static const struct { const char *suffix, *engine; int split; } kinds[] = {
+        {"", NULL, 0}, {"_im2col", "conv_im2col_gemm", 0}, {"_mma", "conv_wgrad_mma", 0},
+        {"_split8", "conv_im2col_gemm", 8}};
+    for (int k = 0; k < 4; k++)
+        for (size_t i = 0; i < sizeof r50_1x1 / sizeof r50_1x1[0]; i++) {
+            const int C = r50_1x1[i][0], H = r50_1x1[i][1], K = r50_1x1[i][2], st = r50_1x1[i][3], P = H / st;
+            if (kinds[k].split && (H != 56 || st != 1))
+                continue;
+            char id[192];
+            snprintf(id, sizeof id, "conv_wgrad1x1_bf16_nhwc%s n256c%dh%dk%ds%d", kinds[k].suffix, C, H, K, st);
+            tcase *c = add_case(id, 1, kinds[k].engine,
+                                "dnn 1;\ngraph g(seed=3) {\n  input dy: bf16[256, %d, %d, %d] @nhwc;\n"
+                                "  input x: bf16[256, %d, %d, %d] @nhwc;\n"
+                                "  dw = conv_wgrad(dy, x, w_dims=[%d, %d, 1, 1], stride=%d);\n"
+                                "  output dw: bf16 @nhwc;\n}\n",
+                                K, P, P, C, H, H, K, C, st);
+            if (c && kinds[k].engine) {
+                c->force = "conv_wgrad";
+                c->im2col_split = kinds[k].split;
+            }
+        }
 }
 
 static void bench_cases(void)
@@ -1149,6 +1264,7 @@ static void bench_cases(void)
                  "  dw = conv_wgrad(dy, x, w_dims=[%d, %d, %d, %d], stride=%d, pad=%d);\n  output dw: f16 @nhwc;\n}\n",
                  s[0], s[4], P, P, s[0], s[1], s[2], s[3], s[4], s[1], s[5], s[5], s[6], s[7]);
     }
+    wgrad_1x1_bench_cases();
     add_case("conv_fwd_f32tf32_nhwc n32c64h56k64r3s1p1", 1, NULL,
              "dnn 1;\ngraph g(seed=4, tf32=true) {\n  input x: f32[32, 64, 56, 56] @nhwc;\n"
              "  weight w: f32[64, 64, 3, 3] @nhwc;\n  y = conv(x, w, pad=1);\n  output y: f32 @nhwc;\n}\n");
@@ -1262,7 +1378,7 @@ static void run_case(int i, dh_outcome *out)
     const tcase *c = &cases[i];
     bool bench = opts.bench;
     dh_case_run r = {0};
-    xdnn_status s = dh_case_begin(&r, c->id, c->text, !bench, out);
+    xdnn_status s = dh_case_begin(&r, c->id, c->text, !bench && !c->refuse, out);
     xgraph *g = r.g;
     if (s != XDNN_OK)
         goto done;
@@ -1281,6 +1397,17 @@ static void run_case(int i, dh_outcome *out)
     if (c->im2col_split > 0)
         setenv("XDNN_IM2COL_SPLIT", split, 1);
     snprintf(force, sizeof force, "%s=%s", c->force ? c->force : "", c->want_engine ? c->want_engine : "");
+    if (c->refuse) { /* planned only (dry or not): the forced engine's refusal, its reason named */
+        gpu_run_opts o = {.iters = 1, .log = stderr, .force = forces, .nforce = 1};
+        s = opts.dry ? dry_run(g, forces, 1, out->engines, sizeof out->engines, r.d) : dh_gpu_run(&r, &o, out);
+        bool named = false;
+        for (size_t k = 0; k < xdnn_diags_count(r.d) && !named; k++)
+            named = strstr(xdnn_diags_get(r.d, k)->message, c->refuse) != NULL;
+        out->ok = s == XDNN_ERR_UNSUPPORTED && named;
+        snprintf(out->msg, sizeof out->msg, "%s '%s'", out->ok ? "refused, naming" : "expected a refusal naming",
+                 c->refuse);
+        goto done;
+    }
     if (opts.dry) {
         s = dry_run(g, forces, c->force ? 1 : 0, out->engines, sizeof out->engines, r.d);
         int nparts = out->engines[0] ? 1 : 0;
@@ -1370,6 +1497,7 @@ int main(int argc, char **argv)
         conv_wgmma_dgrad_cases();
         conv_dgrad_epi_cases();
         conv_im2col_cases();
+        conv_wgrad_1x1_cases();
         conv_dw_cases();
         pool_cases();
     }

@@ -928,6 +928,99 @@ static void test_im2col_rules(void)
     }
 }
 
+/* conv_im2col_gemm's 1x1 weight gradient (C % 8 == 0): x in place at
+ * stride 1 (workspace: cuBLASLt's alone, dw written by the GEMM), the
+ * subsampling copy at stride 2, f32 partials for a dw of another dtype, each
+ * refusal with its reason, and the planner's choice of it on an H100 for
+ * the ResNet-50 1x1 wgrads at N = 256 that are not bound by DRAM alone. */
+static void test_im2col_wgrad_1x1(void)
+{
+    static const char *const rn = "conv_im2col_gemm";
+    char why[512] = "";
+    fixture f;
+    /* in place: one GEMM into dw; workspace 32 MiB (cuBLASLt's) */
+    if (setup(&f, "  input dy: bf16[3, 24, 7, 9] @nhwc;\n  input x: bf16[3, 16, 7, 9] @nhwc;\n"
+                  "  dw = conv_wgrad(dy, x, w_dims=[24, 16, 1, 1]);\n  output dw: bf16 @nhwc;\n", false)) {
+        const char *force[1] = {"conv_wgrad=conv_im2col_gemm"};
+        CHECK(gpu_engine_find(rn)->supports(f.pl, f.p, &h100, why, sizeof why));
+        CHECK(gpu_select_engines(f.pl, &h100, force, 1, 0, NULL, f.d) == XDNN_OK);
+        CHECK(strcmp(f.p->engine->name, rn) == 0);
+        CHECK(f.p->ws_bytes == (size_t)(32 << 20));
+        teardown(&f);
+    }
+    /* stride 2: A = 3 x 4 x 5 = 60 pixels x 16 channels (one chunk, one GEMM of 60 rows; 1920 bytes rounded to
+     * 2048); dw f32 still written by the GEMM */
+    if (setup(&f, "  input dy: f16[3, 24, 4, 5] @nhwc;\n  input x: f16[3, 16, 7, 9] @nhwc;\n"
+                  "  dw = conv_wgrad(dy, x, w_dims=[24, 16, 1, 1], stride=2);\n  output dw: f32 @nhwc;\n", false)) {
+        CHECK(gpu_engine_find(rn)->supports(f.pl, f.p, &h100, why, sizeof why));
+        CHECK(gpu_engine_find(rn)->workspace(f.pl, f.p, &h100) == (size_t)(32 << 20) + 2048);
+        teardown(&f);
+    }
+    /* dw bf16 from f16 operands: f32 partials (24 x 16) + the unpack */
+    if (setup(&f, "  input dy: f16[3, 24, 7, 9] @nhwc;\n  input x: f16[3, 16, 7, 9] @nhwc;\n"
+                  "  dw = conv_wgrad(dy, x, w_dims=[24, 16, 1, 1]);\n  output dw: bf16 @nhwc;\n", false)) {
+        CHECK(gpu_engine_find(rn)->workspace(f.pl, f.p, &h100) == (size_t)(32 << 20) + 24 * 16 * 4);
+        teardown(&f);
+    }
+    static const struct { const char *body, *want; } no[] = {
+        {"  input dy: f16[2, 16, 9, 9] @nhwc;\n  input x: f16[2, 16, 9, 9] @nhwc;\n"
+         "  dw = conv_wgrad(dy, x, w_dims=[16, 16, 3, 3], pad=1);\n  output dw: f16 @nhwc;\n",
+         "conv_im2col_gemm runs a conv_wgrad with C >= 8 for a 1x1 window only (x's pixels as they are), got C=16 and "
+         "a 3x3 window"},
+        {"  input dy: f16[2, 16, 11, 11] @nhwc;\n  input x: f16[2, 16, 9, 9] @nhwc;\n"
+         "  dw = conv_wgrad(dy, x, w_dims=[16, 16, 1, 1], pad=1);\n  output dw: f16 @nhwc;\n",
+         "conv_im2col_gemm runs a 1x1 conv_wgrad with C >= 8 without pad, got pad=[1, 1] (leading) and 11x11 outputs "
+         "of a 9x9 x at stride [1, 1]"},
+        {"  input dy: f16[2, 16, 9, 9] @nhwc;\n  input x: f16[2, 12, 9, 9] @nhwc;\n"
+         "  dw = conv_wgrad(dy, x, w_dims=[16, 12, 1, 1]);\n  output dw: f16 @nhwc;\n",
+         "conv_im2col_gemm needs C % 8 == 0 for a 1x1 conv_wgrad with C >= 8 (16-byte GEMM rows of x 'x'), got C=12"},
+        {"  input dy: f16[2, 16, 9, 9] @nhwc;\n  input x: f16[2, 16, 9, 9];\n"
+         "  dw = conv_wgrad(dy, x, w_dims=[16, 16, 1, 1]);\n  output dw: f16 @nhwc;\n",
+         "conv_im2col_gemm needs x 'x' channels-last for a 1x1 conv_wgrad with C >= 8 (channel stride 1, pixel "
+         "strides multiples of 8, not a view), got strides n=1296 c=81 h=9 w=1"},
+        {"  input dy: f16[2, 12, 9, 9] @nhwc;\n  input x: f16[2, 16, 9, 9] @nhwc;\n"
+         "  dw = conv_wgrad(dy, x, w_dims=[12, 16, 1, 1]);\n  output dw: f16 @nhwc;\n",
+         "conv_im2col_gemm needs K % 8 == 0 (16-byte GEMM rows of dy 'dy'), got K=12"},
+        {"  input dy: f16[2, 16, 9, 9];\n  input x: f16[2, 16, 9, 9] @nhwc;\n"
+         "  dw = conv_wgrad(dy, x, w_dims=[16, 16, 1, 1]);\n  output dw: f16 @nhwc;\n",
+         "conv_im2col_gemm needs dy 'dy' packed channels-last (the GEMM's row-major [N*out, K]), not a view"},
+        {"  input dy: f16[2, 16, 9, 9] @nhwc;\n  input x: f16[2, 16, 9, 9] @nhwc;\n"
+         "  dw = conv_wgrad(dy, x, w_dims=[16, 8, 1, 1], groups=2);\n  output dw: f16 @nhwc;\n",
+         "conv_im2col_gemm needs groups 1, got groups=2"},
+        {"  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[16, 16, 1, 1] @nhwc;\n  y = conv(x, w);\n"
+         "  output y: f16 @nhwc;\n",
+         "conv_im2col_gemm packs filter rows for C < 8 only, got C=16 (wider x runs unpadded on the implicit-GEMM "
+         "engines)"},
+    };
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+        CHECK(!im2col_ok(no[i].body, why, sizeof why));
+        CHECK_STR(why, no[i].want, "1x1 wgrad refusal");
+    }
+    /* the planner on ResNet-50's 1x1 wgrads at N = 256, bf16 NHWC (C, H, K, stride): on conv_im2col_gemm all but
+     * the four 56x56 ones whose 64 or 256 input channels make them DRAM-bound (64->64, 256->64, 256->128), which
+     * conv_wgrad_mma's cost puts at 77-229 us against 85-243 here: the bench rows of both decide them */
+    static const int layers[][4] = {{64, 56, 256, 1},  {128, 28, 512, 1},  {512, 28, 128, 1}, {256, 56, 512, 2},
+                                    {512, 28, 256, 1}, {256, 14, 1024, 1}, {1024, 14, 256, 1}, {512, 28, 1024, 2},
+                                    {1024, 14, 512, 1}, {512, 7, 2048, 1}, {2048, 7, 512, 1},  {1024, 14, 2048, 2}};
+    for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++) {
+        const int C = layers[i][0], H = layers[i][1], K = layers[i][2], st = layers[i][3], P = H / st;
+        char body[512];
+        snprintf(body, sizeof body,
+                 "  input dy: bf16[256, %d, %d, %d] @nhwc;\n  input x: bf16[256, %d, %d, %d] @nhwc;\n"
+                 "  dw = conv_wgrad(dy, x, w_dims=[%d, %d, 1, 1], stride=%d);\n  output dw: bf16 @nhwc;\n",
+                 K, P, P, C, H, H, K, C, st);
+        if (!setup(&f, body, false))
+            continue;
+        CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK);
+        CHECK(strcmp(f.p->engine->name, rn) == 0, "ResNet-50 1x1 wgrad C=%d H=%d K=%d stride %d on %s", C, H, K, st,
+              f.p->engine->name);
+        /* in place: cuBLASLt's workspace alone; strided: + A (M x C) */
+        const size_t a = st == 1 ? 0 : ((size_t)256 * P * P * C * 2 + 255) / 256 * 256;
+        CHECK(f.p->ws_bytes == (size_t)(32 << 20) + a);
+        teardown(&f);
+    }
+}
+
 int main(void)
 {
     test_geometry_nchw_asym_dil_groups();
@@ -947,6 +1040,7 @@ int main(void)
     test_dgrad_epi_fusion();
     test_dw_wgrad();
     test_im2col_rules();
+    test_im2col_wgrad_1x1();
     test_pool_geometry();
     gpu_release_caches();
     return test_summary("test_gpu_conv");
