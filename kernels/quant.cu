@@ -343,8 +343,9 @@ template <int MODE, int XDT, int YDT> __global__ void kq_kernel(const kq_params 
         kq_flush_last(static_cast<float *>(p.y), cur, cur_max);
 }
 
-/* ---- v3: the vector path (cols % 8 == 0, 16-byte aligned buffers) with
- * more bytes in flight.  v2 issued one 16-byte load per thread and then ~40
+/* ---- v3: the vector path (cols % 8 == 0, 16-byte aligned buffers, one
+ * scale element per 8-element chunk: per-tensor, per-row, column blocks of
+ * multiples of 8; v2 keeps odd column blocks) with more bytes in flight.  v2 issued one 16-byte load per thread and then ~40
  * instructions per element (4-5 32-bit divisions per chunk for the row, the
  * leading indices and the column block) before its next load, and
  * dequantize stored its 2-byte elements one by one: 21-48% of copy on the
@@ -405,7 +406,7 @@ template <int XDT> struct kq_unroll {
 };
 
 template <int MODE, int XDT, int YDT>
-__global__ void __launch_bounds__(KQ_THREADS) kq_kernel_v3(const kq_params p, const kq_fast f, bool uniform)
+__global__ void __launch_bounds__(KQ_THREADS) kq_kernel_v3(const kq_params p, const kq_fast f)
 {
     enum { U = kq_unroll<XDT>::U, W = XDT == XDNN_F32 ? 2 : 1 };
     const uint32_t per_row = p.cols / KQ_V, nchunks = p.rows * per_row;
@@ -430,52 +431,38 @@ __global__ void __launch_bounds__(KQ_THREADS) kq_kernel_v3(const kq_params p, co
             const uint32_t roff = p.nlead ? kq_row_off_fast(p, f, row) : 0;
             float v[KQ_V];
             kq_unpack8<XDT>(raw[k], v);
-            if (MODE == KQ_AMAX) {
-                if (uniform) { /* one scale element for the chunk: its max, then one compare */
-                    const uint32_t off = roff + kq_div(c0, f.col_blk) * p.col_sst;
-                    unsigned m = 0;
-                    for (int j = 0; j < KQ_V; j++)
-                        m = max(m, __float_as_uint(fabsf(v[j])));
-                    kq_amax_add(static_cast<float *>(p.y), off, m, &cur, &cur_max);
-                    continue;
-                }
+            const uint32_t off = roff + kq_div(c0, f.col_blk) * p.col_sst; /* the chunk's one scale element */
+            if (MODE == KQ_AMAX) { /* the chunk's max, then one compare */
+                unsigned m = 0;
                 for (int j = 0; j < KQ_V; j++)
-                    kq_amax_add(static_cast<float *>(p.y), roff + kq_div(c0 + j, f.col_blk) * p.col_sst,
-                                __float_as_uint(fabsf(v[j])), &cur, &cur_max);
+                    m = max(m, __float_as_uint(fabsf(v[j])));
+                kq_amax_add(static_cast<float *>(p.y), off, m, &cur, &cur_max);
                 continue;
             }
-            float sj[KQ_V];
-            if (uniform) {
-                const float s = kq_ld(p.s, p.sdt, roff + kq_div(c0, f.col_blk) * p.col_sst);
-                for (int j = 0; j < KQ_V; j++)
-                    sj[j] = s;
-            } else {
-                for (int j = 0; j < KQ_V; j++)
-                    sj[j] = kq_ld(p.s, p.sdt, roff + kq_div(c0 + j, f.col_blk) * p.col_sst);
-            }
+            const float s = kq_ld(p.s, p.sdt, off);
             if (MODE == KQ_QUANT) {
-                const float rs = uniform ? __frcp_rn(sj[0]) : 0.0f;
+                const float rs = __frcp_rn(s);
                 unsigned char out[KQ_V];
                 for (int j = 0; j < KQ_V; j++)
-                    out[j] = kq_quant(v[j], sj[j], uniform ? rs : __frcp_rn(sj[j]), YDT);
+                    out[j] = kq_quant(v[j], s, rs, YDT);
                 *reinterpret_cast<uint2 *>(static_cast<unsigned char *>(p.y) + base) =
                     *reinterpret_cast<const uint2 *>(out);
             } else if (YDT == XDNN_F16 || YDT == XDNN_BF16) {
                 unsigned short out[KQ_V];
                 for (int j = 0; j < KQ_V; j++)
-                    out[j] = kq_deq16(kq_deq(v[j], sj[j], YDT), YDT);
+                    out[j] = kq_deq16(kq_deq(v[j], s, YDT), YDT);
                 *reinterpret_cast<uint4 *>(static_cast<unsigned short *>(p.y) + base) =
                     *reinterpret_cast<const uint4 *>(out);
             } else if (YDT == XDNN_F32) {
                 float out[KQ_V];
                 for (int j = 0; j < KQ_V; j++)
-                    out[j] = kq_deq(v[j], sj[j], YDT);
+                    out[j] = kq_deq(v[j], s, YDT);
                 float4 *y = reinterpret_cast<float4 *>(static_cast<float *>(p.y) + base);
                 y[0] = make_float4(out[0], out[1], out[2], out[3]);
                 y[1] = make_float4(out[4], out[5], out[6], out[7]);
             } else {
                 for (int j = 0; j < KQ_V; j++)
-                    kq_store_deq(p.y, YDT, base + j, v[j], sj[j]);
+                    kq_store_deq(p.y, YDT, base + j, v[j], s);
             }
         }
     }
@@ -542,7 +529,7 @@ extern "C" int kq_launch(const kq_params *p, void *stream)
     /* vector loads: x is read 8 at a time; quantize also stores 8 bytes (dequantize stores per element) */
     bool vec = p->cols % KQ_V == 0 && aligned;
     bool uniform = p->col_sst == 0 || p->col_blk % KQ_V == 0 || (p->cols <= p->col_blk);
-    const bool v3 = vec && !kq_use_v2();
+    const bool v3 = vec && uniform && !kq_use_v2();
     kq_fast f = {};
     if (v3) {
         f.per_row = kq_fdiv_make((uint32_t)per_row);
@@ -557,7 +544,7 @@ extern "C" int kq_launch(const kq_params *p, void *stream)
     uint64_t blocks = (nchunks + (uint64_t)KQ_THREADS * per_thread - 1) / ((uint64_t)KQ_THREADS * per_thread);
     const unsigned grid = (unsigned)(blocks > 8192 ? 8192 : blocks);
 #define KQ_GO(M, X, Y)                                                         \
-    (v3 ? kq_kernel_v3<M, X, Y><<<grid, KQ_THREADS, 0, s>>>(*p, f, uniform)   \
+    (v3 ? kq_kernel_v3<M, X, Y><<<grid, KQ_THREADS, 0, s>>>(*p, f)   \
         : kq_kernel<M, X, Y><<<grid, KQ_THREADS, 0, s>>>(*p, vec, uniform))
 #define KQ_WIDE(M, Y)                                                           \
     (p->xdt == XDNN_F32 ? KQ_GO(M, XDNN_F32, Y) : p->xdt == XDNN_F16 ? KQ_GO(M, XDNN_F16, Y) \

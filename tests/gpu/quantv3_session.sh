@@ -6,9 +6,10 @@
 # dt/diffharness.o compiled where the library was built, and py/ the peer
 # (bench/lowp_peer.py); the tester is linked here from objects only.
 #  1. difftest_quant, the full sweep, byte-exact against the CPU reference
-#     (v3 takes every shape with cols % 8 == 0 and 16-byte aligned buffers;
-#     v2 the rest), then its table/ and chain/ cases (quantize, dequantize,
-#     amax, quant_scale) again under XDNN_QUANT_V2=1 (the old kernel, for A/B);
+#     (v3 takes cols % 8 == 0, 16-byte aligned buffers and one scale element
+#     per 8-element chunk: per-tensor, axis 0, blocks of 8k columns; v2 the
+#     rest: odd shapes, axis -1, blocks [1,7] and [2,3,5]), then its table/
+#     and chain/ cases (quantize, dequantize, amax, quant_scale) again under XDNN_QUANT_V2=1 (the old kernel, for A/B);
 #  2. compute-sanitizer memcheck on the --quick sweep (v3's loads of the
 #     last iteration's chunks past nchunks are predicated off);
 #  3. the memory-bound bench rows (bench/quantize, bench/dequantize,
@@ -34,8 +35,8 @@
 # 4x, mostly from the 16-byte stores); amax tensor / 1x32 ~0.06 ms.  The
 # risk to that figure is the per-element arithmetic (kq_quotient's tie test,
 # ~25 instructions): at 64M elements and ~1000 TIPS that is ~0.04 ms, hidden
-# only if enough warps are resident (registers: 40-62 per thread, so full
-# occupancy).  If v3 lands at ~70% of copy, the next step is fewer
+# only if enough warps are resident (ptxas sm_90: no spills; registers
+# decide the occupancy, check them if v3 falls short).  If v3 lands at ~70% of copy, the next step is fewer
 # instructions per element (a branch-free tie test), not more bytes in flight.
 #
 # Packing DEV (on the build machine, tree at the commit to test):
