@@ -35,6 +35,8 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 enum { KQ_V = 8, KQ_THREADS = 256 };
 
@@ -66,30 +68,53 @@ static __device__ __forceinline__ float kq_ld(const void *p, int dt, uint32_t i)
     }
 }
 
-/* Elements i..i+7 (i % 8 == 0, buffer 16-byte aligned) as floats. */
-static __device__ __forceinline__ void kq_ld8(const void *p, int dt, uint32_t i, float *v)
+/* The raw bytes of elements i..i+7 (i % 8 == 0, buffer 16-byte aligned):
+ * 32 bytes (f32) in w[0..1], 16 (16-bit) in w[0], 8 (1-byte) in w[0].xy. */
+template <int DT> static __device__ __forceinline__ void kq_ld8_raw(const void *p, uint32_t i, uint4 *w)
 {
-    if (dt == XDNN_F32) {
-        const float4 *q = reinterpret_cast<const float4 *>(static_cast<const float *>(p) + i);
-        float4 a = q[0], b = q[1];
-        v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w; v[4] = b.x; v[5] = b.y; v[6] = b.z; v[7] = b.w;
-        return;
+    if (DT == XDNN_F32) {
+        const uint4 *q = reinterpret_cast<const uint4 *>(static_cast<const float *>(p) + i);
+        w[0] = q[0];
+        w[1] = q[1];
+    } else if (DT == XDNN_F16 || DT == XDNN_BF16) {
+        w[0] = *reinterpret_cast<const uint4 *>(static_cast<const unsigned short *>(p) + i);
+    } else {
+        const uint2 b = *reinterpret_cast<const uint2 *>(static_cast<const unsigned char *>(p) + i);
+        w[0].x = b.x;
+        w[0].y = b.y;
     }
-    if (dt == XDNN_F16 || dt == XDNN_BF16) {
-        uint4 w = *reinterpret_cast<const uint4 *>(static_cast<const unsigned short *>(p) + i);
-        const unsigned short *h = reinterpret_cast<const unsigned short *>(&w);
+}
+
+/* kq_ld8_raw's bytes as 8 floats (exact). */
+template <int DT> static __device__ __forceinline__ void kq_unpack8(const uint4 *w, float *v)
+{
+    if (DT == XDNN_F32) {
+        const float *f = reinterpret_cast<const float *>(w);
         for (int j = 0; j < KQ_V; j++)
-            v[j] = dt == XDNN_F16 ? __half2float(__ushort_as_half(h[j])) : __uint_as_float((unsigned)h[j] << 16);
+            v[j] = f[j];
         return;
     }
-    uint2 w = *reinterpret_cast<const uint2 *>(static_cast<const unsigned char *>(p) + i);
-    const unsigned char *b = reinterpret_cast<const unsigned char *>(&w);
+    if (DT == XDNN_F16 || DT == XDNN_BF16) {
+        const unsigned short *h = reinterpret_cast<const unsigned short *>(w);
+        for (int j = 0; j < KQ_V; j++)
+            v[j] = DT == XDNN_F16 ? __half2float(__ushort_as_half(h[j])) : __uint_as_float((unsigned)h[j] << 16);
+        return;
+    }
+    const unsigned char *b = reinterpret_cast<const unsigned char *>(w);
     for (int j = 0; j < KQ_V; j++) {
-        if (dt == XDNN_I8)
+        if (DT == XDNN_I8)
             v[j] = (float)(signed char)b[j];
         else
-            v[j] = fp8_to_f32(b[j], dt == XDNN_FP8_E4M3 ? __NV_E4M3 : __NV_E5M2);
+            v[j] = fp8_to_f32(b[j], DT == XDNN_FP8_E4M3 ? __NV_E4M3 : __NV_E5M2);
     }
+}
+
+/* Elements i..i+7 (i % 8 == 0, buffer 16-byte aligned) as floats. */
+template <int DT> static __device__ __forceinline__ void kq_ld8(const void *p, uint32_t i, float *v)
+{
+    uint4 w[2];
+    kq_ld8_raw<DT>(p, i, w);
+    kq_unpack8<DT>(w, v);
 }
 
 /* The grid step exponent of dt at magnitude a (fp8: 2^(e - mbits), e >= emin;
@@ -172,20 +197,15 @@ static __device__ __forceinline__ unsigned char kq_quant(float x, float s, float
     return (unsigned char)__nv_cvt_float_to_fp8(q, __NV_SATFINITE, dt == XDNN_FP8_E4M3 ? __NV_E4M3 : __NV_E5M2);
 }
 
-/* q * s rounded once to dt.  The f32 product p may itself be rounded (q has
+/* q * s as an f32 whose round-to-nearest-even onto dt (f32, f16, bf16) is
+ * that of the exact product.  The f32 product p may itself be rounded (q has
  * up to 8 significant bits, s 24); e = fma(q, s, -p) is the exact error, and
  * it only matters when p lies exactly on a tie of the 16-bit grid. */
-static __device__ __forceinline__ void kq_store_deq(void *y, int dt, uint32_t i, float q, float s)
+static __device__ __forceinline__ float kq_deq(float q, float s, int dt)
 {
-    if (dt == XDNN_F64) {
-        static_cast<double *>(y)[i] = (double)q * (double)s;
-        return;
-    }
     float p = q * s;
-    if (dt == XDNN_F32) {
-        static_cast<float *>(y)[i] = p;
-        return;
-    }
+    if (dt == XDNN_F32)
+        return p;
     const float e = fmaf(q, s, -p);
     const unsigned pb = __float_as_uint(p);
     if (e != 0.0f && isfinite(p)) {
@@ -202,10 +222,27 @@ static __device__ __forceinline__ void kq_store_deq(void *y, int dt, uint32_t i,
         if (tie) /* move p one ulp toward the exact product */
             p = nextafterf(p, e > 0.0f ? __int_as_float(0x7f800000) : -__int_as_float(0x7f800000));
     }
-    if (dt == XDNN_F16)
-        static_cast<__half *>(y)[i] = __float2half_rn(p);
+    return p;
+}
+
+/* kq_deq's value as dt's 16 bits (f16, bf16). */
+static __device__ __forceinline__ unsigned short kq_deq16(float p, int dt)
+{
+    return dt == XDNN_F16 ? __half_as_ushort(__float2half_rn(p)) : __bfloat16_as_ushort(__float2bfloat16_rn(p));
+}
+
+/* q * s rounded once to dt, stored at y[i]. */
+static __device__ __forceinline__ void kq_store_deq(void *y, int dt, uint32_t i, float q, float s)
+{
+    if (dt == XDNN_F64) {
+        static_cast<double *>(y)[i] = (double)q * (double)s;
+        return;
+    }
+    const float p = kq_deq(q, s, dt);
+    if (dt == XDNN_F32)
+        static_cast<float *>(y)[i] = p;
     else
-        static_cast<__nv_bfloat16 *>(y)[i] = __float2bfloat16_rn(p);
+        static_cast<unsigned short *>(y)[i] = kq_deq16(p, dt);
 }
 
 /* Scale offset of the row's leading index. */
@@ -225,6 +262,38 @@ static __device__ __forceinline__ void kq_flush(float *y, uint32_t off, float m)
     atomicMax(reinterpret_cast<unsigned *>(y) + off, __float_as_uint(m));
 }
 
+/* Fold |value| bits m of scale element off into the thread's running max
+ * of element *cur, flushing the previous element when it changes. */
+static __device__ __forceinline__ void kq_amax_add(float *y, uint32_t off, unsigned m, uint32_t *cur, float *cur_max)
+{
+    if (off != *cur) {
+        if (*cur != 0xffffffffu)
+            kq_flush(y, *cur, *cur_max);
+        *cur = off;
+        *cur_max = 0.0f;
+    }
+    *cur_max = __uint_as_float(max(m, __float_as_uint(*cur_max)));
+}
+
+/* amax's last flush of the thread's running max m of scale element cur
+ * (0xffffffff: none): reduced over the warp first when the whole warp shares
+ * the element (per-tensor), else one atomic per thread. */
+static __device__ __forceinline__ void kq_flush_last(float *y, uint32_t cur, float cur_max)
+{
+    uint32_t c0 = __shfl_sync(0xffffffffu, cur, 0);
+    if (__all_sync(0xffffffffu, cur == c0)) {
+        unsigned m = __float_as_uint(cur_max);
+        for (int o = 16; o > 0; o >>= 1) {
+            unsigned w = __shfl_xor_sync(0xffffffffu, m, o);
+            m = w > m ? w : m;
+        }
+        if ((threadIdx.x & 31) == 0 && cur != 0xffffffffu)
+            kq_flush(y, cur, __uint_as_float(m));
+    } else if (cur != 0xffffffffu) {
+        kq_flush(y, cur, cur_max);
+    }
+}
+
 /* One instantiation per (mode, x dtype, y dtype): the dtype branches of the
  * helpers fold away (v1 branched on them per element). */
 template <int MODE, int XDT, int YDT> __global__ void kq_kernel(const kq_params p, bool vec, bool uniform)
@@ -239,22 +308,14 @@ template <int MODE, int XDT, int YDT> __global__ void kq_kernel(const kq_params 
         const int n = p.cols - c0 < KQ_V ? (int)(p.cols - c0) : KQ_V;
         float v[KQ_V];
         if (vec)
-            kq_ld8(p.x, XDT, base, v);
+            kq_ld8<XDT>(p.x, base, v);
         else
             for (int j = 0; j < n; j++)
                 v[j] = kq_ld(p.x, XDT, base + j);
         if (MODE == KQ_AMAX) {
-            for (int j = 0; j < n; j++) {
-                uint32_t off = roff + (c0 + j) / p.col_blk * p.col_sst;
-                if (off != cur) {
-                    if (cur != 0xffffffffu)
-                        kq_flush(static_cast<float *>(p.y), cur, cur_max);
-                    cur = off;
-                    cur_max = 0.0f;
-                }
-                float a = fabsf(v[j]);
-                cur_max = __float_as_uint(a) > __float_as_uint(cur_max) ? a : cur_max;
-            }
+            for (int j = 0; j < n; j++)
+                kq_amax_add(static_cast<float *>(p.y), roff + (c0 + j) / p.col_blk * p.col_sst,
+                            __float_as_uint(fabsf(v[j])), &cur, &cur_max);
             continue;
         }
         const float s = uniform ? kq_ld(p.s, p.sdt, roff + c0 / p.col_blk * p.col_sst) : 0.0f;
@@ -278,21 +339,142 @@ template <int MODE, int XDT, int YDT> __global__ void kq_kernel(const kq_params 
             }
         }
     }
-    if (MODE != KQ_AMAX)
-        return;
-    /* last flush: over the warp when it shares the element */
-    uint32_t c0 = __shfl_sync(0xffffffffu, cur, 0);
-    if (__all_sync(0xffffffffu, cur == c0)) {
-        unsigned m = __float_as_uint(cur_max);
-        for (int o = 16; o > 0; o >>= 1) {
-            unsigned w = __shfl_xor_sync(0xffffffffu, m, o);
-            m = w > m ? w : m;
-        }
-        if ((threadIdx.x & 31) == 0 && cur != 0xffffffffu)
-            kq_flush(static_cast<float *>(p.y), cur, __uint_as_float(m));
-    } else if (cur != 0xffffffffu) {
-        kq_flush(static_cast<float *>(p.y), cur, cur_max);
+    if (MODE == KQ_AMAX)
+        kq_flush_last(static_cast<float *>(p.y), cur, cur_max);
+}
+
+/* ---- v3: the vector path (cols % 8 == 0, 16-byte aligned buffers, one
+ * scale element per 8-element chunk: per-tensor, per-row, column blocks of
+ * multiples of 8; v2 keeps odd column blocks) with more bytes in flight.  v2 issued one 16-byte load per thread and then ~40
+ * instructions per element (4-5 32-bit divisions per chunk for the row, the
+ * leading indices and the column block) before its next load, and
+ * dequantize stored its 2-byte elements one by one: 21-48% of copy on the
+ * H100.  v3: each thread takes KQ_U chunks per iteration, issues all their
+ * loads first (raw words in registers), divides by multiply-high with
+ * magics made on the host, and stores 16 bytes per chunk in dequantize
+ * (bf16 / f16; two 16-byte stores for f32).  The per-element arithmetic is
+ * v2's own (kq_quant, kq_deq): the bytes are identical. */
+
+/* n / d for n < 2^31 by multiply-high (Granlund-Montgomery, the round-up
+ * variant): l = ceil(log2 d), m = floor(2^32 (2^l - d) / d) + 1, then
+ * n / d = (umulhi(n, m) + n) >> l (t + n < 2^32 since t <= n < 2^31). */
+struct kq_fdiv {
+    uint32_t d, m, l;
+};
+
+static kq_fdiv kq_fdiv_make(uint32_t d)
+{
+    kq_fdiv f;
+    f.d = d ? d : 1;
+    if (f.d > 0x80000000u) { /* every n < 2^31 gives 0 (and l = 32 would shift a uint32 by 32) */
+        f.m = 0;
+        f.l = 31;
+        return f;
     }
+    f.l = 0;
+    while (f.l < 32 && (1ull << f.l) < f.d)
+        f.l++;
+    f.m = (uint32_t)(((1ull << 32) * ((1ull << f.l) - f.d)) / f.d + 1);
+    return f;
+}
+
+static __device__ __forceinline__ uint32_t kq_div(uint32_t n, const kq_fdiv &f)
+{
+    return (__umulhi(n, f.m) + n) >> f.l;
+}
+
+/* The divisors of the index maps, as magics (kern_quant.h's map). */
+struct kq_fast {
+    kq_fdiv per_row, col_blk, lead_dim[KQ_MAXD], lead_blk[KQ_MAXD];
+};
+
+static __device__ __forceinline__ uint32_t kq_row_off_fast(const kq_params &p, const kq_fast &f, uint32_t row)
+{
+    uint32_t off = 0;
+    for (int d = p.nlead - 1; d >= 0; d--) {
+        const uint32_t q = kq_div(row, f.lead_dim[d]), i = row - q * p.lead_dims[d];
+        row = q;
+        off += kq_div(i, f.lead_blk[d]) * p.lead_sst[d];
+    }
+    return off;
+}
+
+/* Chunks per thread per iteration: 4 x 16 bytes of 16-bit x, 4 x 32 of f32,
+ * 8 x 8 of 1-byte q (dequantize), so >= 64 bytes are loaded in flight. */
+template <int XDT> struct kq_unroll {
+    enum { U = XDT == XDNN_F32 || XDT == XDNN_F16 || XDT == XDNN_BF16 ? 4 : 8 };
+};
+
+template <int MODE, int XDT, int YDT>
+__global__ void __launch_bounds__(KQ_THREADS) kq_kernel_v3(const kq_params p, const kq_fast f)
+{
+    enum { U = kq_unroll<XDT>::U, W = XDT == XDNN_F32 ? 2 : 1 };
+    const uint32_t per_row = p.cols / KQ_V, nchunks = p.rows * per_row;
+    const uint32_t step = gridDim.x * KQ_THREADS * U;
+    uint32_t cur = 0xffffffffu; /* amax: the scale element being accumulated */
+    float cur_max = 0.0f;
+    for (uint32_t ch0 = blockIdx.x * KQ_THREADS * U + threadIdx.x; ch0 < nchunks; ch0 += step) {
+        /* chunk k of this thread is ch0 + k * KQ_THREADS: a warp's loads stay contiguous */
+        uint4 raw[U][W];
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            const uint32_t ch = ch0 + k * KQ_THREADS;
+            if (ch < nchunks)
+                kq_ld8_raw<XDT>(p.x, ch * KQ_V, raw[k]);
+        }
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            const uint32_t ch = ch0 + k * KQ_THREADS;
+            if (ch >= nchunks)
+                break;
+            const uint32_t row = kq_div(ch, f.per_row), c0 = (ch - row * per_row) * KQ_V, base = ch * KQ_V;
+            const uint32_t roff = p.nlead ? kq_row_off_fast(p, f, row) : 0;
+            float v[KQ_V];
+            kq_unpack8<XDT>(raw[k], v);
+            const uint32_t off = roff + kq_div(c0, f.col_blk) * p.col_sst; /* the chunk's one scale element */
+            if (MODE == KQ_AMAX) { /* the chunk's max, then one compare */
+                unsigned m = 0;
+                for (int j = 0; j < KQ_V; j++)
+                    m = max(m, __float_as_uint(fabsf(v[j])));
+                kq_amax_add(static_cast<float *>(p.y), off, m, &cur, &cur_max);
+                continue;
+            }
+            const float s = kq_ld(p.s, p.sdt, off);
+            if (MODE == KQ_QUANT) {
+                const float rs = __frcp_rn(s);
+                unsigned char out[KQ_V];
+                for (int j = 0; j < KQ_V; j++)
+                    out[j] = kq_quant(v[j], s, rs, YDT);
+                *reinterpret_cast<uint2 *>(static_cast<unsigned char *>(p.y) + base) =
+                    *reinterpret_cast<const uint2 *>(out);
+            } else if (YDT == XDNN_F16 || YDT == XDNN_BF16) {
+                unsigned short out[KQ_V];
+                for (int j = 0; j < KQ_V; j++)
+                    out[j] = kq_deq16(kq_deq(v[j], s, YDT), YDT);
+                *reinterpret_cast<uint4 *>(static_cast<unsigned short *>(p.y) + base) =
+                    *reinterpret_cast<const uint4 *>(out);
+            } else if (YDT == XDNN_F32) {
+                float out[KQ_V];
+                for (int j = 0; j < KQ_V; j++)
+                    out[j] = kq_deq(v[j], s, YDT);
+                float4 *y = reinterpret_cast<float4 *>(static_cast<float *>(p.y) + base);
+                y[0] = make_float4(out[0], out[1], out[2], out[3]);
+                y[1] = make_float4(out[4], out[5], out[6], out[7]);
+            } else {
+                for (int j = 0; j < KQ_V; j++)
+                    kq_store_deq(p.y, YDT, base + j, v[j], s);
+            }
+        }
+    }
+    if (MODE == KQ_AMAX)
+        kq_flush_last(static_cast<float *>(p.y), cur, cur_max);
+}
+
+/* XDNN_QUANT_V2=1 (read once): the v2 kernel for every shape, for A/B. */
+static bool kq_use_v2(void)
+{
+    static const char *const env = getenv("XDNN_QUANT_V2");
+    return env && *env && strcmp(env, "0") != 0;
 }
 
 /* quant_scale: src/ops/quant.c quant_scale_reference. */
@@ -347,9 +529,23 @@ extern "C" int kq_launch(const kq_params *p, void *stream)
     /* vector loads: x is read 8 at a time; quantize also stores 8 bytes (dequantize stores per element) */
     bool vec = p->cols % KQ_V == 0 && aligned;
     bool uniform = p->col_sst == 0 || p->col_blk % KQ_V == 0 || (p->cols <= p->col_blk);
-    uint64_t blocks = (nchunks + KQ_THREADS - 1) / KQ_THREADS;
+    const bool v3 = vec && uniform && !kq_use_v2();
+    kq_fast f = {};
+    if (v3) {
+        f.per_row = kq_fdiv_make((uint32_t)per_row);
+        f.col_blk = kq_fdiv_make(p->col_blk);
+        for (int d = 0; d < p->nlead && d < KQ_MAXD; d++) {
+            f.lead_dim[d] = kq_fdiv_make(p->lead_dims[d]);
+            f.lead_blk[d] = kq_fdiv_make(p->lead_blk[d]);
+        }
+    }
+    /* v3 threads take kq_unroll<x>::U chunks per iteration (4 or 8) */
+    const unsigned per_thread = !v3 ? 1 : p->mode == KQ_DEQUANT ? 8 : 4;
+    uint64_t blocks = (nchunks + (uint64_t)KQ_THREADS * per_thread - 1) / ((uint64_t)KQ_THREADS * per_thread);
     const unsigned grid = (unsigned)(blocks > 8192 ? 8192 : blocks);
-#define KQ_GO(M, X, Y) kq_kernel<M, X, Y><<<grid, KQ_THREADS, 0, s>>>(*p, vec, uniform)
+#define KQ_GO(M, X, Y)                                                         \
+    (v3 ? kq_kernel_v3<M, X, Y><<<grid, KQ_THREADS, 0, s>>>(*p, f)   \
+        : kq_kernel<M, X, Y><<<grid, KQ_THREADS, 0, s>>>(*p, vec, uniform))
 #define KQ_WIDE(M, Y)                                                           \
     (p->xdt == XDNN_F32 ? KQ_GO(M, XDNN_F32, Y) : p->xdt == XDNN_F16 ? KQ_GO(M, XDNN_F16, Y) \
                                                 : KQ_GO(M, XDNN_BF16, Y))

@@ -10,7 +10,8 @@
  *  - chain/...: s = quant_scale(amax(x)), q = quantize(x, s), y = dequantize(q, s)
  *    on fresh Philox data, every granularity (per-tensor, axis 0 / -1, blocks
  *    [1,32] [1,7] [128,128] [2,3,5]), x f32/f16/bf16, q e4m3/e5m2/i8, scales
- *    f32/e8m0, odd shapes; every output bit-exact against the CPU reference
+ *    f32/e8m0, y f32/bf16/f16, odd shapes and cols % 8 == 0 ones (the v3 vector
+ *    path, with a partial last iteration); every output bit-exact against the CPU reference
  *    (outputs are poisoned by the harness first).
  *  - smm/...: scaled_matmul on fp8 (e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3) ->
  *    bf16/f16/f32 against the double reference (METHOD.md's fp8 tolerance:
@@ -134,15 +135,18 @@ typedef struct gran {
 
 static void chain_cases(void)
 {
-    static const int shapes[][4] = {{1, 1}, {2, 3, 5}, {2, 7, 33}, {2, 129, 257}, {3, 2, 3, 40}, {2, 64, 4096}};
+    /* the quick sweep's four include [2, 3, 40] (cols % 8 == 0: the v3 vector
+     * path, under memcheck); [129, 264] has a partial last iteration of v3 */
+    static const int shapes[][4] = {{1, 1}, {2, 3, 5}, {3, 2, 3, 40}, {2, 7, 33}, {2, 129, 257}, {2, 64, 4096},
+                                    {2, 129, 264}};
     static const gran grans[] = {
         {"tensor", "", 1},           {"axis0", ", axis=0", 1},       {"axis-1", ", axis=-1", 1},
         {"blk1x32", ", block=[1, 32]", 2}, {"blk1x7", ", block=[1, 7]", 2}, {"blk128", ", block=[128, 128]", 2},
         {"blk2x3x5", ", block=[2, 3, 5]", 3},
     };
     static const char *const xdts[] = {"f32", "bf16", "f16"}, *const qdts[] = {"fp8_e4m3", "fp8_e5m2", "i8"};
-    static const char *const sdts[] = {"f32", "e8m0"}, *const ydts[] = {"f32", "bf16"};
-    int nsh = opts.quick ? 4 : 6, k = 0;
+    static const char *const sdts[] = {"f32", "e8m0"}, *const ydts[] = {"f32", "bf16", "f16"};
+    int nsh = opts.quick ? 4 : 7, k = 0;
     for (int si = 0; si < nsh; si++) {
         int r = shapes[si][0];
         const int *d = &shapes[si][1];
@@ -157,7 +161,7 @@ static void chain_cases(void)
                 continue;
             /* every dtype combination would be 36 per shape: rotate through them */
             for (int v = 0; v < (opts.quick ? 2 : 4); v++, k++) {
-                const char *xt = xdts[k % 3], *qt = qdts[(k / 3) % 3], *st = sdts[(k / 9) % 2], *yt = ydts[k % 2];
+                const char *xt = xdts[k % 3], *qt = qdts[(k / 3) % 3], *st = sdts[(k / 9) % 2], *yt = ydts[(k / 2) % 3];
                 char id[160];
                 snprintf(id, sizeof id, "chain/%s/%s/%s->%s/%s-scale/%s", grans[gi].name, sid, xt, qt, st, yt);
                 add_case(id, CK_EXACT,
