@@ -441,24 +441,32 @@ static bool bwd_supports(const gplan *pl, const gpart *p, const gpu_device *dev,
  * still 10x the f32 warp-per-row loops). */
 static double flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
-    return gpu_sdpa_underfill_us(pl, p, dev, 64, 110.0); /* one block per 64 query rows */
+    /* a bias or dropout: 45 / 56 TFLOP/s at b4h16s4096d128 (bench/RESULTS-sdpa.md, session 8) */
+    xk_sdpa kp;
+    sdpa_ids ids;
+    char why[256];
+    double rate = 110.0;
+    if (gpu_sdpa_analyze(pl, p, SDPA_K_MMA, &kp, &ids, why, sizeof why) && (ids.bias >= 0 || kp.drop_threshold))
+        rate = ids.bias >= 0 ? 45.0 : 56.0;
+    return gpu_sdpa_underfill_us(pl, p, dev, 64, rate); /* one block per 64 query rows */
 }
 /* sdpa_flash_wgmma on the H100 (bench/RESULTS-sdpa.md): 590-630 TFLOP/s at D = 128, 370-420 at D = 64, 225 at
  * D = 40 padded to 64: ranked ahead of sdpa_flash everywhere it runs. */
 static double wgmma_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
-    /* A bias or dropout reads the bias elements or draws Philox words in the softmax: 13.1-13.6 ms at
-     * b4h16s4096d128 with a bias, where sdpa_flash takes 11.7-12.1 (bench/RESULTS-sdpa.md 2026-11-24, before
-     * the kernel's v6 un-serialized that variant's wgmmas and batched its bias loads; not yet timed:
-     * tests/gpu/fwdgen_session.sh), so it is priced under sdpa_flash there; windows and seq lens cost nothing
-     * beyond the visible tiles. */
+    /* A bias or dropout reads the bias elements or draws Philox words in the softmax: with the kernel's v6
+     * (GEN's wgmmas un-serialized, a tile's bias loads issued together) 4.46 ms with a bias (123 TFLOP/s) and
+     * 6.83 ms with dropout 0.1 (80 TFLOP/s) at b4h16s4096d128, against sdpa_flash's 12.2 and 9.7
+     * (bench/RESULTS-sdpa.md, session 8); windows and seq lens cost nothing beyond the visible tiles. */
     xk_sdpa kp;
     sdpa_ids ids;
     char why[256];
     double rate = 450.0;
     if (gpu_sdpa_analyze(pl, p, SDPA_K_MMA, &kp, &ids, why, sizeof why)) {
-        if (ids.bias >= 0 || kp.drop_threshold)
-            rate = 40.0;
+        if (ids.bias >= 0)
+            rate = 120.0;
+        else if (kp.drop_threshold)
+            rate = 80.0;
         /* an f32 o: P V twice (hi + lo), one of the two GEMMs doubled, ~1.33x the tensor-core time (not measured
          * yet); sdpa_flash does the same second P V on mma.sync, so the order against it stays */
         if (pl->g->t[ids.o].dtype == XDNN_F32)
