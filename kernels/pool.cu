@@ -173,6 +173,25 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_bwd_kernel(kpool_params p, c
 
 } /* extern "C" */
 
+/* The geometry of the vector kernels in index type I: int32_t when every
+ * count and element offset of the call fits (kp_fits_i32), int64_t otherwise.
+ * Their divisions and remainders by the runtime extents were 64-bit (a
+ * library call of ~70 instructions each, a dozen per element): the ResNet-50
+ * stem's max-pool backward at N = 256 (205 M elements, int32 is enough) ran
+ * at 535 GB/s of its bytes. */
+template <typename I> struct kp_ix {
+    I N, C, in[3], win[3], out[3], stride[3], dil[3], pad_lo[3], sx[5], sy[5], sdx[5];
+    __device__ explicit kp_ix(const kpool_params &p) : N((I)p.N), C((I)p.C)
+    {
+        for (int s = 0; s < 3; s++) {
+            in[s] = (I)p.in[s], win[s] = (I)p.win[s], out[s] = (I)p.out[s];
+            stride[s] = (I)p.stride[s], dil[s] = (I)p.dil[s], pad_lo[s] = (I)p.pad_lo[s];
+        }
+        for (int d = 0; d < 5; d++)
+            sx[d] = (I)p.sx[d], sy[d] = (I)p.sy[d], sdx[d] = (I)p.sdx[d];
+    }
+};
+
 template <typename T> static __device__ __forceinline__ float kp_f(T v);
 template <> __device__ __forceinline__ float kp_f<float>(float v) { return v; }
 template <> __device__ __forceinline__ float kp_f<__half>(__half v) { return __half2float(v); }
@@ -183,38 +202,40 @@ template <> __device__ __forceinline__ __half kp_t<__half>(float v) { return __f
 template <> __device__ __forceinline__ __nv_bfloat16 kp_t<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 /* v2: V = 16 / sizeof(T) channels per thread (see the file header). */
-template <typename T>
+template <typename T, typename I>
 __global__ void __launch_bounds__(KP_THREADS) kpool_fwd_vec(kpool_params p, const T *__restrict__ x, T *__restrict__ y)
 {
+    const kp_ix<I> g(p);
     constexpr int V = 16 / sizeof(T);
     union chunk { uint4 q; T e[V]; };
-    const int64_t chunks = p.C / V, total = p.N * chunks * p.out[0] * p.out[1] * p.out[2];
+    const int64_t total = p.N * (p.C / V) * p.out[0] * p.out[1] * p.out[2];
+    const I chunks = g.C / V;
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
-        int64_t r = t;
-        const int64_t c = (r % chunks) * V; r /= chunks;
-        const int64_t o2 = r % p.out[2]; r /= p.out[2];
-        const int64_t o1 = r % p.out[1]; r /= p.out[1];
-        const int64_t o0 = r % p.out[0];
-        const int64_t n = r / p.out[0];
-        const T *xb = x + n * p.sx[0] + c;
+        I r = (I)t;
+        const I c = (r % chunks) * V; r /= chunks;
+        const I o2 = r % g.out[2]; r /= g.out[2];
+        const I o1 = r % g.out[1]; r /= g.out[1];
+        const I o0 = r % g.out[0];
+        const I n = r / g.out[0];
+        const T *xb = x + n * g.sx[0] + c;
         float acc[V];
         bool any = false;
         for (int k = 0; k < V; k++)
             acc[k] = p.is_max ? -INFINITY : 0.f;
-        for (int64_t r0 = 0; r0 < p.win[0]; r0++) {
-            const int64_t i0 = o0 * p.stride[0] - p.pad_lo[0] + r0 * (p.is_max ? p.dil[0] : 1);
-            if (i0 < 0 || i0 >= p.in[0])
+        for (I r0 = 0; r0 < g.win[0]; r0++) {
+            const I i0 = o0 * g.stride[0] - g.pad_lo[0] + r0 * (p.is_max ? g.dil[0] : 1);
+            if (i0 < 0 || i0 >= g.in[0])
                 continue;
-            for (int64_t r1 = 0; r1 < p.win[1]; r1++) {
-                const int64_t i1 = o1 * p.stride[1] - p.pad_lo[1] + r1 * (p.is_max ? p.dil[1] : 1);
-                if (i1 < 0 || i1 >= p.in[1])
+            for (I r1 = 0; r1 < g.win[1]; r1++) {
+                const I i1 = o1 * g.stride[1] - g.pad_lo[1] + r1 * (p.is_max ? g.dil[1] : 1);
+                if (i1 < 0 || i1 >= g.in[1])
                     continue;
-                for (int64_t r2 = 0; r2 < p.win[2]; r2++) {
-                    const int64_t i2 = o2 * p.stride[2] - p.pad_lo[2] + r2 * (p.is_max ? p.dil[2] : 1);
-                    if (i2 < 0 || i2 >= p.in[2])
+                for (I r2 = 0; r2 < g.win[2]; r2++) {
+                    const I i2 = o2 * g.stride[2] - g.pad_lo[2] + r2 * (p.is_max ? g.dil[2] : 1);
+                    if (i2 < 0 || i2 >= g.in[2])
                         continue;
                     chunk v;
-                    v.q = *reinterpret_cast<const uint4 *>(xb + i0 * p.sx[2] + i1 * p.sx[3] + i2 * p.sx[4]);
+                    v.q = *reinterpret_cast<const uint4 *>(xb + i0 * g.sx[2] + i1 * g.sx[3] + i2 * g.sx[4]);
                     any = true;
 #pragma unroll
                     for (int k = 0; k < V; k++) {
@@ -237,7 +258,7 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_fwd_vec(kpool_params p, cons
 #pragma unroll
         for (int k = 0; k < V; k++)
             out.e[k] = kp_t<T>(p.is_max ? (any ? acc[k] : -INFINITY) : div > 0.f ? acc[k] / div : 0.f);
-        *reinterpret_cast<uint4 *>(y + n * p.sy[0] + c + o0 * p.sy[2] + o1 * p.sy[3] + o2 * p.sy[4]) = out.q;
+        *reinterpret_cast<uint4 *>(y + n * g.sy[0] + c + o0 * g.sy[2] + o1 * g.sy[3] + o2 * g.sy[4]) = out.q;
     }
 }
 
@@ -245,9 +266,9 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_fwd_vec(kpool_params p, cons
  * (the forward's tie rule per channel: the first maximum in row-major window
  * order, replaced only by a strictly larger value or the first NaN), as the
  * tap's row-major window index; -1 for a window entirely in the padding. */
-template <typename T, int V>
-static __device__ __forceinline__ void kp_window_winners(const kpool_params &p, const T *__restrict__ xb,
-                                                         const int64_t *o, int (&win)[V])
+template <typename T, int V, typename I>
+static __device__ __forceinline__ void kp_window_winners(const kp_ix<I> &g, const T *__restrict__ xb, const I *o,
+                                                         int (&win)[V])
 {
     union chunk { uint4 q; T e[V]; };
     float best[V];
@@ -256,21 +277,21 @@ static __device__ __forceinline__ void kp_window_winners(const kpool_params &p, 
         win[k] = -1;
         best[k] = 0.f;
     }
-    for (int64_t q0 = 0; q0 < p.win[0]; q0++) {
-        const int64_t j0 = o[0] * p.stride[0] - p.pad_lo[0] + q0 * p.dil[0];
-        if (j0 < 0 || j0 >= p.in[0])
+    for (I q0 = 0; q0 < g.win[0]; q0++) {
+        const I j0 = o[0] * g.stride[0] - g.pad_lo[0] + q0 * g.dil[0];
+        if (j0 < 0 || j0 >= g.in[0])
             continue;
-        for (int64_t q1 = 0; q1 < p.win[1]; q1++) {
-            const int64_t j1 = o[1] * p.stride[1] - p.pad_lo[1] + q1 * p.dil[1];
-            if (j1 < 0 || j1 >= p.in[1])
+        for (I q1 = 0; q1 < g.win[1]; q1++) {
+            const I j1 = o[1] * g.stride[1] - g.pad_lo[1] + q1 * g.dil[1];
+            if (j1 < 0 || j1 >= g.in[1])
                 continue;
-            for (int64_t q2 = 0; q2 < p.win[2]; q2++) {
-                const int64_t j2 = o[2] * p.stride[2] - p.pad_lo[2] + q2 * p.dil[2];
-                if (j2 < 0 || j2 >= p.in[2])
+            for (I q2 = 0; q2 < g.win[2]; q2++) {
+                const I j2 = o[2] * g.stride[2] - g.pad_lo[2] + q2 * g.dil[2];
+                if (j2 < 0 || j2 >= g.in[2])
                     continue;
                 chunk v;
-                v.q = *reinterpret_cast<const uint4 *>(xb + j0 * p.sx[2] + j1 * p.sx[3] + j2 * p.sx[4]);
-                const int tap = (int)((q0 * p.win[1] + q1) * p.win[2] + q2);
+                v.q = *reinterpret_cast<const uint4 *>(xb + j0 * g.sx[2] + j1 * g.sx[3] + j2 * g.sx[4]);
+                const int tap = (int)((q0 * g.win[1] + q1) * g.win[2] + q2);
 #pragma unroll
                 for (int k = 0; k < V; k++) {
                     const float f = kp_f<T>(v.e[k]);
@@ -296,27 +317,29 @@ enum { KP_NO_WINNER = 255 }; /* a window of only padding; window taps are < 255 
  * every input pixel a window covers: 4 windows x 9 taps of 16-byte loads per
  * pixel for ResNet-50's 3x3 stride-2 stem pooling, 7.6 ms of its N = 256
  * training step (H100, 122 GB/s). */
-template <typename T>
+template <typename T, typename I>
 __global__ void __launch_bounds__(KP_THREADS) kpool_winners_vec(kpool_params p, const T *__restrict__ x,
                                                                 uint8_t *__restrict__ w8)
 {
+    const kp_ix<I> g(p);
     constexpr int V = 16 / sizeof(T);
     typedef typename kp_win_bytes<V>::type wtype;
-    const int64_t chunks = p.C / V, total = p.N * chunks * p.out[0] * p.out[1] * p.out[2];
+    const int64_t total = p.N * (p.C / V) * p.out[0] * p.out[1] * p.out[2];
+    const I chunks = g.C / V;
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t c = (t % chunks) * V, op = t / chunks; /* op: flat output pixel (n, o0, o1, o2) */
-        int64_t r = op, o[3];
-        o[2] = r % p.out[2]; r /= p.out[2];
-        o[1] = r % p.out[1]; r /= p.out[1];
-        o[0] = r % p.out[0];
-        const int64_t n = r / p.out[0];
+        const I c = ((I)t % chunks) * V, op = (I)t / chunks; /* op: flat output pixel (n, o0, o1, o2) */
+        I r = op, o[3];
+        o[2] = r % g.out[2]; r /= g.out[2];
+        o[1] = r % g.out[1]; r /= g.out[1];
+        o[0] = r % g.out[0];
+        const I n = r / g.out[0];
         int win[V];
-        kp_window_winners<T, V>(p, x + n * p.sx[0] + c, o, win);
+        kp_window_winners<T, V, I>(g, x + n * g.sx[0] + c, o, win);
         union { wtype w; uint8_t b[V]; } out;
 #pragma unroll
         for (int k = 0; k < V; k++)
             out.b[k] = win[k] < 0 ? (uint8_t)KP_NO_WINNER : (uint8_t)win[k];
-        *reinterpret_cast<wtype *>(w8 + op * p.C + c) = out.w;
+        *reinterpret_cast<wtype *>(w8 + op * g.C + c) = out.w;
     }
 }
 
@@ -327,67 +350,69 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_winners_vec(kpool_params p, 
  * tap) or read as V bytes that kpool_winners_vec stored (v3); then one
  * 16-byte store of dx.  v1 recomputed every window per element with scalar
  * loads: 27 GB/s on ResNet-50's stem pooling (H100). */
-template <typename T, bool kStored>
+template <typename T, bool kStored, typename I>
 __global__ void __launch_bounds__(KP_THREADS)
     kpool_bwd_vec(kpool_params p, const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx,
                   const uint8_t *__restrict__ w8)
 {
+    const kp_ix<I> g(p);
     constexpr int V = 16 / sizeof(T);
     typedef typename kp_win_bytes<V>::type wtype;
     union chunk { uint4 q; T e[V]; };
-    const int64_t chunks = p.C / V, total = p.N * chunks * p.in[0] * p.in[1] * p.in[2];
+    const int64_t total = p.N * (p.C / V) * p.in[0] * p.in[1] * p.in[2];
+    const I chunks = g.C / V;
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
-        int64_t r = t;
-        const int64_t c = (r % chunks) * V; r /= chunks;
-        const int64_t i2 = r % p.in[2]; r /= p.in[2];
-        const int64_t i1 = r % p.in[1]; r /= p.in[1];
-        const int64_t i0 = r % p.in[0];
-        const int64_t n = r / p.in[0];
-        const T *xb = x + n * p.sx[0] + c;
-        const T *dyb = dy + n * p.sy[0] + c;
+        I r = (I)t;
+        const I c = (r % chunks) * V; r /= chunks;
+        const I i2 = r % g.in[2]; r /= g.in[2];
+        const I i1 = r % g.in[1]; r /= g.in[1];
+        const I i0 = r % g.in[0];
+        const I n = r / g.in[0];
+        const T *xb = x + n * g.sx[0] + c;
+        const T *dyb = dy + n * g.sy[0] + c;
         float acc[V];
 #pragma unroll
         for (int k = 0; k < V; k++)
             acc[k] = 0.f;
-        for (int64_t r0 = 0; r0 < p.win[0]; r0++) {
-            const int64_t t0 = i0 + p.pad_lo[0] - r0 * p.dil[0];
-            if (t0 < 0 || t0 % p.stride[0] || t0 / p.stride[0] >= p.out[0])
+        for (I r0 = 0; r0 < g.win[0]; r0++) {
+            const I t0 = i0 + g.pad_lo[0] - r0 * g.dil[0];
+            if (t0 < 0 || t0 % g.stride[0] || t0 / g.stride[0] >= g.out[0])
                 continue;
-            for (int64_t r1 = 0; r1 < p.win[1]; r1++) {
-                const int64_t t1 = i1 + p.pad_lo[1] - r1 * p.dil[1];
-                if (t1 < 0 || t1 % p.stride[1] || t1 / p.stride[1] >= p.out[1])
+            for (I r1 = 0; r1 < g.win[1]; r1++) {
+                const I t1 = i1 + g.pad_lo[1] - r1 * g.dil[1];
+                if (t1 < 0 || t1 % g.stride[1] || t1 / g.stride[1] >= g.out[1])
                     continue;
-                for (int64_t r2 = 0; r2 < p.win[2]; r2++) {
-                    const int64_t t2 = i2 + p.pad_lo[2] - r2 * p.dil[2];
-                    if (t2 < 0 || t2 % p.stride[2] || t2 / p.stride[2] >= p.out[2])
+                for (I r2 = 0; r2 < g.win[2]; r2++) {
+                    const I t2 = i2 + g.pad_lo[2] - r2 * g.dil[2];
+                    if (t2 < 0 || t2 % g.stride[2] || t2 / g.stride[2] >= g.out[2])
                         continue;
-                    const int64_t o[3] = {t0 / p.stride[0], t1 / p.stride[1], t2 / p.stride[2]};
-                    chunk g;
-                    g.q = *reinterpret_cast<const uint4 *>(dyb + o[0] * p.sy[2] + o[1] * p.sy[3] + o[2] * p.sy[4]);
+                    const I o[3] = {t0 / g.stride[0], t1 / g.stride[1], t2 / g.stride[2]};
+                    chunk dyv;
+                    dyv.q = *reinterpret_cast<const uint4 *>(dyb + o[0] * g.sy[2] + o[1] * g.sy[3] + o[2] * g.sy[4]);
                     if (!p.is_max) {
-                        const int64_t d = kp_divisor(p, o);
+                        const int64_t o64[3] = {o[0], o[1], o[2]}, d = kp_divisor(p, o64);
 #pragma unroll
                         for (int k = 0; k < V; k++)
-                            acc[k] += d > 0 ? kp_f<T>(g.e[k]) / (float)d : 0.f;
+                            acc[k] += d > 0 ? kp_f<T>(dyv.e[k]) / (float)d : 0.f;
                         continue;
                     }
                     /* o's winner per channel: the tap index in row-major window order */
-                    const int mine = (int)((r0 * p.win[1] + r1) * p.win[2] + r2);
+                    const int mine = (int)((r0 * g.win[1] + r1) * g.win[2] + r2);
                     int win[V];
                     if (kStored) {
-                        const int64_t op = ((n * p.out[0] + o[0]) * p.out[1] + o[1]) * p.out[2] + o[2];
+                        const I op = ((n * g.out[0] + o[0]) * g.out[1] + o[1]) * g.out[2] + o[2];
                         union { wtype w; uint8_t b[V]; } wb;
-                        wb.w = *reinterpret_cast<const wtype *>(w8 + op * p.C + c);
+                        wb.w = *reinterpret_cast<const wtype *>(w8 + op * g.C + c);
 #pragma unroll
                         for (int k = 0; k < V; k++)
                             win[k] = wb.b[k];
                     } else {
-                        kp_window_winners<T, V>(p, xb, o, win);
+                        kp_window_winners<T, V, I>(g, xb, o, win);
                     }
 #pragma unroll
                     for (int k = 0; k < V; k++)
                         if (win[k] == mine)
-                            acc[k] += kp_f<T>(g.e[k]);
+                            acc[k] += kp_f<T>(dyv.e[k]);
                 }
             }
         }
@@ -395,7 +420,7 @@ __global__ void __launch_bounds__(KP_THREADS)
 #pragma unroll
         for (int k = 0; k < V; k++)
             out.e[k] = kp_t<T>(acc[k]);
-        *reinterpret_cast<uint4 *>(dx + n * p.sdx[0] + c + i0 * p.sdx[2] + i1 * p.sdx[3] + i2 * p.sdx[4]) = out.q;
+        *reinterpret_cast<uint4 *>(dx + n * g.sdx[0] + c + i0 * g.sdx[2] + i1 * g.sdx[3] + i2 * g.sdx[4]) = out.q;
     }
 }
 
@@ -410,20 +435,58 @@ static bool kp_vec_ok(const kpool_params *p, const void *x, const void *y, int64
     return true;
 }
 
+/* Does every count and element offset of the call fit int32_t (kp_ix)?  The
+ * element counts of x and y (the flat work indices stay below them) and the
+ * spans of x, y (dy) and dx through their strides. */
+static bool kp_fits_i32(const kpool_params *p)
+{
+    const int64_t ext_x[5] = {p->N, p->C, p->in[0], p->in[1], p->in[2]};
+    const int64_t ext_y[5] = {p->N, p->C, p->out[0], p->out[1], p->out[2]};
+    int64_t span_x = 1, span_y = 1, span_dx = 1, n_x = 1, n_y = 1;
+    for (int d = 0; d < 5; d++) {
+        span_x += (ext_x[d] - 1) * llabs(p->sx[d]);
+        span_y += (ext_y[d] - 1) * llabs(p->sy[d]);
+        span_dx += (ext_x[d] - 1) * llabs(p->sdx[d]);
+        n_x *= ext_x[d];
+        n_y *= ext_y[d];
+    }
+    const int64_t lim = INT32_MAX;
+    return span_x < lim && span_y < lim && span_dx < lim && n_x < lim && n_y < lim;
+}
+
+template <typename T, typename I>
+static void kp_bwd_vec_go(const kpool_params *p, const T *x, const T *dy, T *dx, uint8_t *w8, cudaStream_t s)
+{
+    const int64_t V = 16 / sizeof(T);
+    const int64_t work = p->N * (p->C / V) * p->in[0] * p->in[1] * p->in[2];
+    if (w8) {
+        const int64_t wins = p->N * (p->C / V) * p->out[0] * p->out[1] * p->out[2];
+        kpool_winners_vec<T, I><<<kgrid(wins, KP_THREADS), KP_THREADS, 0, s>>>(*p, x, w8);
+        kpool_bwd_vec<T, true, I><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, x, dy, dx, w8);
+    } else {
+        kpool_bwd_vec<T, false, I><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, x, dy, dx, NULL);
+    }
+}
+
 template <typename T>
 static void kp_bwd_vec_launch(const kpool_params *p, const void *x, const void *dy, void *dx, uint8_t *w8,
                               cudaStream_t s)
 {
+    if (kp_fits_i32(p))
+        kp_bwd_vec_go<T, int32_t>(p, (const T *)x, (const T *)dy, (T *)dx, w8, s);
+    else
+        kp_bwd_vec_go<T, int64_t>(p, (const T *)x, (const T *)dy, (T *)dx, w8, s);
+}
+
+template <typename T>
+static void kp_fwd_vec_launch(const kpool_params *p, const void *x, void *y, cudaStream_t s)
+{
     const int64_t V = 16 / sizeof(T);
-    const T *xt = (const T *)x, *dyt = (const T *)dy;
-    const int64_t work = p->N * (p->C / V) * p->in[0] * p->in[1] * p->in[2];
-    if (w8) {
-        const int64_t wins = p->N * (p->C / V) * p->out[0] * p->out[1] * p->out[2];
-        kpool_winners_vec<T><<<kgrid(wins, KP_THREADS), KP_THREADS, 0, s>>>(*p, xt, w8);
-        kpool_bwd_vec<T, true><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, xt, dyt, (T *)dx, w8);
-    } else {
-        kpool_bwd_vec<T, false><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, xt, dyt, (T *)dx, NULL);
-    }
+    const int64_t work = p->N * (p->C / V) * p->out[0] * p->out[1] * p->out[2];
+    if (kp_fits_i32(p))
+        kpool_fwd_vec<T, int32_t><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, (const T *)x, (T *)y);
+    else
+        kpool_fwd_vec<T, int64_t><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, (const T *)x, (T *)y);
 }
 
 extern "C" {
@@ -432,15 +495,13 @@ int kpool_fwd(const kpool_params *p, const void *x, void *y, void *stream)
 {
     const int64_t V = p->dt_x == KDT_F32 ? 4 : 8;
     if (kp_vec_ok(p, x, y, V)) {
-        const int64_t work = p->N * (p->C / V) * p->out[0] * p->out[1] * p->out[2];
         cudaStream_t s = (cudaStream_t)stream;
         if (p->dt_x == KDT_F32)
-            kpool_fwd_vec<float><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, (const float *)x, (float *)y);
+            kp_fwd_vec_launch<float>(p, x, y, s);
         else if (p->dt_x == KDT_F16)
-            kpool_fwd_vec<__half><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, (const __half *)x, (__half *)y);
+            kp_fwd_vec_launch<__half>(p, x, y, s);
         else
-            kpool_fwd_vec<__nv_bfloat16>
-                <<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, (const __nv_bfloat16 *)x, (__nv_bfloat16 *)y);
+            kp_fwd_vec_launch<__nv_bfloat16>(p, x, y, s);
         return (int)cudaGetLastError();
     }
     const int64_t total = p->N * p->C * p->out[0] * p->out[1] * p->out[2];
