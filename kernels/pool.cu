@@ -192,6 +192,19 @@ template <typename I> struct kp_ix {
     }
 };
 
+/* Flat work index t over [N, sp0, sp1, sp2, C / V] (channels innermost):
+ * the first channel c of the chunk and the spatial index sp; returns n. */
+template <typename I>
+static __device__ __forceinline__ I kp_split_chunk(I t, I chunks, int V, const I (&ext)[3], I (&sp)[3], I &c)
+{
+    c = (t % chunks) * V;
+    t /= chunks;
+    sp[2] = t % ext[2]; t /= ext[2];
+    sp[1] = t % ext[1]; t /= ext[1];
+    sp[0] = t % ext[0];
+    return t / ext[0];
+}
+
 template <typename T> static __device__ __forceinline__ float kp_f(T v);
 template <> __device__ __forceinline__ float kp_f<float>(float v) { return v; }
 template <> __device__ __forceinline__ float kp_f<__half>(__half v) { return __half2float(v); }
@@ -211,12 +224,8 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_fwd_vec(kpool_params p, cons
     const int64_t total = p.N * (p.C / V) * p.out[0] * p.out[1] * p.out[2];
     const I chunks = g.C / V;
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
-        I r = (I)t;
-        const I c = (r % chunks) * V; r /= chunks;
-        const I o2 = r % g.out[2]; r /= g.out[2];
-        const I o1 = r % g.out[1]; r /= g.out[1];
-        const I o0 = r % g.out[0];
-        const I n = r / g.out[0];
+        I o[3], c;
+        const I n = kp_split_chunk((I)t, chunks, V, g.out, o, c), o0 = o[0], o1 = o[1], o2 = o[2];
         const T *xb = x + n * g.sx[0] + c;
         float acc[V];
         bool any = false;
@@ -250,8 +259,7 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_fwd_vec(kpool_params p, cons
         }
         float div = 1.f;
         if (!p.is_max) {
-            const int64_t o[3] = {o0, o1, o2};
-            const int64_t d = kp_divisor(p, o);
+            const int64_t o64[3] = {o0, o1, o2}, d = kp_divisor(p, o64);
             div = d > 0 ? (float)d : 0.f;
         }
         chunk out;
@@ -362,12 +370,8 @@ __global__ void __launch_bounds__(KP_THREADS)
     const int64_t total = p.N * (p.C / V) * p.in[0] * p.in[1] * p.in[2];
     const I chunks = g.C / V;
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
-        I r = (I)t;
-        const I c = (r % chunks) * V; r /= chunks;
-        const I i2 = r % g.in[2]; r /= g.in[2];
-        const I i1 = r % g.in[1]; r /= g.in[1];
-        const I i0 = r % g.in[0];
-        const I n = r / g.in[0];
+        I i[3], c;
+        const I n = kp_split_chunk((I)t, chunks, V, g.in, i, c), i0 = i[0], i1 = i[1], i2 = i[2];
         const T *xb = x + n * g.sx[0] + c;
         const T *dyb = dy + n * g.sy[0] + c;
         float acc[V];
