@@ -189,21 +189,6 @@ template <typename F> static __device__ __forceinline__ bool kq_byte_special(F q
 /* The quantized byte of x / s in dt (fp8_e4m3, fp8_e5m2, i8), as dtype.c stores it. */
 static __device__ __forceinline__ unsigned char kq_quant(float x, float s, float rs, int dt)
 {
-    /* The fast path (fp8): the exact quotient lies within 2 f32 ulps of a0 = |x| * |rs| (kq_quotient), so
-     * within 8 steps of a0's bit pattern either side.  Rounding is monotonic: when both ends of that interval
-     * round to one byte, so does the exact quotient.  One paired conversion and a compare instead of
-     * kq_quotient's tie test (~100 instructions per element made quantize ALU-bound at 40% of copy). */
-    if (dt != XDNN_I8) {
-        const float as = fabsf(s), a0 = fabsf(x) * fabsf(rs);
-        if (a0 < 16777216.0f && as < 4.2535296e37f && as > 0.0f) {
-            const unsigned ab = __float_as_uint(a0);
-            const float2 ends = make_float2(__uint_as_float(ab > 8u ? ab - 8u : 0u), __uint_as_float(ab + 8u));
-            const unsigned short two = __nv_cvt_float2_to_fp8x2(ends, __NV_SATFINITE,
-                                                                dt == XDNN_FP8_E4M3 ? __NV_E4M3 : __NV_E5M2);
-            if ((two & 0xffu) == (two >> 8))
-                return (unsigned char)((two & 0xffu) | (signbit(x) != signbit(s) ? 0x80u : 0u));
-        }
-    }
     float q = kq_quotient(x, s, rs, dt);
     unsigned char b;
     /* an f32 overflow of a finite quotient saturates like everything else */
