@@ -179,7 +179,7 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_bwd_kernel(kpool_params p, c
  * library call of ~70 instructions each, a dozen per element): the ResNet-50
  * stem's max-pool backward at N = 256 (205 M elements, int32 is enough) ran
  * at 535 GB/s of its bytes. */
-template <typename I> struct kp_ix {
+template <typename I, bool K3S2> struct kp_ix {
     I N, C, in[3], win[3], out[3], stride[3], dil[3], pad_lo[3], sx[5], sy[5], sdx[5];
     __device__ explicit kp_ix(const kpool_params &p) : N((I)p.N), C((I)p.C)
     {
@@ -190,19 +190,26 @@ template <typename I> struct kp_ix {
         for (int d = 0; d < 5; d++)
             sx[d] = (I)p.sx[d], sy[d] = (I)p.sy[d], sdx[d] = (I)p.sdx[d];
     }
+    /* K3S2: 2-D (slot 0 of extent 1), a 3x3 window at stride 2, no dilation — ResNet's stem pooling, with
+     * the divisions by the stride and the window loops' bounds known to the compiler (kp_is_3x3s2) */
+    __device__ I In(int d) const { return K3S2 && d == 0 ? 1 : in[d]; }
+    __device__ I Out(int d) const { return K3S2 && d == 0 ? 1 : out[d]; }
+    __device__ I W(int d) const { return K3S2 ? (d ? 3 : 1) : win[d]; }
+    __device__ I S(int d) const { return K3S2 ? (d ? 2 : 1) : stride[d]; }
+    __device__ I D(int d) const { return K3S2 ? 1 : dil[d]; }
 };
 
 /* Flat work index t over [N, sp0, sp1, sp2, C / V] (channels innermost):
  * the first channel c of the chunk and the spatial index sp; returns n. */
 template <typename I>
-static __device__ __forceinline__ I kp_split_chunk(I t, I chunks, int V, const I (&ext)[3], I (&sp)[3], I &c)
+static __device__ __forceinline__ I kp_split_chunk(I t, I chunks, int V, I e0, I e1, I e2, I (&sp)[3], I &c)
 {
     c = (t % chunks) * V;
     t /= chunks;
-    sp[2] = t % ext[2]; t /= ext[2];
-    sp[1] = t % ext[1]; t /= ext[1];
-    sp[0] = t % ext[0];
-    return t / ext[0];
+    sp[2] = t % e2; t /= e2;
+    sp[1] = t % e1; t /= e1;
+    sp[0] = t % e0;
+    return t / e0;
 }
 
 template <typename T> static __device__ __forceinline__ float kp_f(T v);
@@ -215,33 +222,33 @@ template <> __device__ __forceinline__ __half kp_t<__half>(float v) { return __f
 template <> __device__ __forceinline__ __nv_bfloat16 kp_t<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 /* v2: V = 16 / sizeof(T) channels per thread (see the file header). */
-template <typename T, typename I>
+template <typename T, typename I, bool K3S2>
 __global__ void __launch_bounds__(KP_THREADS) kpool_fwd_vec(kpool_params p, const T *__restrict__ x, T *__restrict__ y)
 {
-    const kp_ix<I> g(p);
+    const kp_ix<I, K3S2> g(p);
     constexpr int V = 16 / sizeof(T);
     union chunk { uint4 q; T e[V]; };
     const int64_t total = p.N * (p.C / V) * p.out[0] * p.out[1] * p.out[2];
     const I chunks = g.C / V;
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
         I o[3], c;
-        const I n = kp_split_chunk((I)t, chunks, V, g.out, o, c), o0 = o[0], o1 = o[1], o2 = o[2];
+        const I n = kp_split_chunk((I)t, chunks, V, g.Out(0), g.Out(1), g.Out(2), o, c), o0 = o[0], o1 = o[1], o2 = o[2];
         const T *xb = x + n * g.sx[0] + c;
         float acc[V];
         bool any = false;
         for (int k = 0; k < V; k++)
             acc[k] = p.is_max ? -INFINITY : 0.f;
-        for (I r0 = 0; r0 < g.win[0]; r0++) {
-            const I i0 = o0 * g.stride[0] - g.pad_lo[0] + r0 * (p.is_max ? g.dil[0] : 1);
-            if (i0 < 0 || i0 >= g.in[0])
+        for (I r0 = 0; r0 < g.W(0); r0++) {
+            const I i0 = o0 * g.S(0) - g.pad_lo[0] + r0 * (p.is_max ? g.D(0) : 1);
+            if (i0 < 0 || i0 >= g.In(0))
                 continue;
-            for (I r1 = 0; r1 < g.win[1]; r1++) {
-                const I i1 = o1 * g.stride[1] - g.pad_lo[1] + r1 * (p.is_max ? g.dil[1] : 1);
-                if (i1 < 0 || i1 >= g.in[1])
+            for (I r1 = 0; r1 < g.W(1); r1++) {
+                const I i1 = o1 * g.S(1) - g.pad_lo[1] + r1 * (p.is_max ? g.D(1) : 1);
+                if (i1 < 0 || i1 >= g.In(1))
                     continue;
-                for (I r2 = 0; r2 < g.win[2]; r2++) {
-                    const I i2 = o2 * g.stride[2] - g.pad_lo[2] + r2 * (p.is_max ? g.dil[2] : 1);
-                    if (i2 < 0 || i2 >= g.in[2])
+                for (I r2 = 0; r2 < g.W(2); r2++) {
+                    const I i2 = o2 * g.S(2) - g.pad_lo[2] + r2 * (p.is_max ? g.D(2) : 1);
+                    if (i2 < 0 || i2 >= g.In(2))
                         continue;
                     chunk v;
                     v.q = *reinterpret_cast<const uint4 *>(xb + i0 * g.sx[2] + i1 * g.sx[3] + i2 * g.sx[4]);
@@ -274,8 +281,8 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_fwd_vec(kpool_params p, cons
  * (the forward's tie rule per channel: the first maximum in row-major window
  * order, replaced only by a strictly larger value or the first NaN), as the
  * tap's row-major window index; -1 for a window entirely in the padding. */
-template <typename T, int V, typename I>
-static __device__ __forceinline__ void kp_window_winners(const kp_ix<I> &g, const T *__restrict__ xb, const I *o,
+template <typename T, int V, typename I, bool K3S2>
+static __device__ __forceinline__ void kp_window_winners(const kp_ix<I, K3S2> &g, const T *__restrict__ xb, const I *o,
                                                          int (&win)[V])
 {
     union chunk { uint4 q; T e[V]; };
@@ -285,21 +292,21 @@ static __device__ __forceinline__ void kp_window_winners(const kp_ix<I> &g, cons
         win[k] = -1;
         best[k] = 0.f;
     }
-    for (I q0 = 0; q0 < g.win[0]; q0++) {
-        const I j0 = o[0] * g.stride[0] - g.pad_lo[0] + q0 * g.dil[0];
-        if (j0 < 0 || j0 >= g.in[0])
+    for (I q0 = 0; q0 < g.W(0); q0++) {
+        const I j0 = o[0] * g.S(0) - g.pad_lo[0] + q0 * g.D(0);
+        if (j0 < 0 || j0 >= g.In(0))
             continue;
-        for (I q1 = 0; q1 < g.win[1]; q1++) {
-            const I j1 = o[1] * g.stride[1] - g.pad_lo[1] + q1 * g.dil[1];
-            if (j1 < 0 || j1 >= g.in[1])
+        for (I q1 = 0; q1 < g.W(1); q1++) {
+            const I j1 = o[1] * g.S(1) - g.pad_lo[1] + q1 * g.D(1);
+            if (j1 < 0 || j1 >= g.In(1))
                 continue;
-            for (I q2 = 0; q2 < g.win[2]; q2++) {
-                const I j2 = o[2] * g.stride[2] - g.pad_lo[2] + q2 * g.dil[2];
-                if (j2 < 0 || j2 >= g.in[2])
+            for (I q2 = 0; q2 < g.W(2); q2++) {
+                const I j2 = o[2] * g.S(2) - g.pad_lo[2] + q2 * g.D(2);
+                if (j2 < 0 || j2 >= g.In(2))
                     continue;
                 chunk v;
                 v.q = *reinterpret_cast<const uint4 *>(xb + j0 * g.sx[2] + j1 * g.sx[3] + j2 * g.sx[4]);
-                const int tap = (int)((q0 * g.win[1] + q1) * g.win[2] + q2);
+                const int tap = (int)((q0 * g.W(1) + q1) * g.W(2) + q2);
 #pragma unroll
                 for (int k = 0; k < V; k++) {
                     const float f = kp_f<T>(v.e[k]);
@@ -325,11 +332,11 @@ enum { KP_NO_WINNER = 255 }; /* a window of only padding; window taps are < 255 
  * every input pixel a window covers: 4 windows x 9 taps of 16-byte loads per
  * pixel for ResNet-50's 3x3 stride-2 stem pooling, 7.6 ms of its N = 256
  * training step (H100, 122 GB/s). */
-template <typename T, typename I>
+template <typename T, typename I, bool K3S2>
 __global__ void __launch_bounds__(KP_THREADS) kpool_winners_vec(kpool_params p, const T *__restrict__ x,
                                                                 uint8_t *__restrict__ w8)
 {
-    const kp_ix<I> g(p);
+    const kp_ix<I, K3S2> g(p);
     constexpr int V = 16 / sizeof(T);
     typedef typename kp_win_bytes<V>::type wtype;
     const int64_t total = p.N * (p.C / V) * p.out[0] * p.out[1] * p.out[2];
@@ -337,12 +344,12 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_winners_vec(kpool_params p, 
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
         const I c = ((I)t % chunks) * V, op = (I)t / chunks; /* op: flat output pixel (n, o0, o1, o2) */
         I r = op, o[3];
-        o[2] = r % g.out[2]; r /= g.out[2];
-        o[1] = r % g.out[1]; r /= g.out[1];
-        o[0] = r % g.out[0];
-        const I n = r / g.out[0];
+        o[2] = r % g.Out(2); r /= g.Out(2);
+        o[1] = r % g.Out(1); r /= g.Out(1);
+        o[0] = r % g.Out(0);
+        const I n = r / g.Out(0);
         int win[V];
-        kp_window_winners<T, V, I>(g, x + n * g.sx[0] + c, o, win);
+        kp_window_winners<T, V, I, K3S2>(g, x + n * g.sx[0] + c, o, win);
         union { wtype w; uint8_t b[V]; } out;
 #pragma unroll
         for (int k = 0; k < V; k++)
@@ -358,12 +365,12 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_winners_vec(kpool_params p, 
  * tap) or read as V bytes that kpool_winners_vec stored (v3); then one
  * 16-byte store of dx.  v1 recomputed every window per element with scalar
  * loads: 27 GB/s on ResNet-50's stem pooling (H100). */
-template <typename T, bool kStored, typename I>
+template <typename T, bool kStored, typename I, bool K3S2>
 __global__ void __launch_bounds__(KP_THREADS)
     kpool_bwd_vec(kpool_params p, const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx,
                   const uint8_t *__restrict__ w8)
 {
-    const kp_ix<I> g(p);
+    const kp_ix<I, K3S2> g(p);
     constexpr int V = 16 / sizeof(T);
     typedef typename kp_win_bytes<V>::type wtype;
     union chunk { uint4 q; T e[V]; };
@@ -371,26 +378,26 @@ __global__ void __launch_bounds__(KP_THREADS)
     const I chunks = g.C / V;
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
         I i[3], c;
-        const I n = kp_split_chunk((I)t, chunks, V, g.in, i, c), i0 = i[0], i1 = i[1], i2 = i[2];
+        const I n = kp_split_chunk((I)t, chunks, V, g.In(0), g.In(1), g.In(2), i, c), i0 = i[0], i1 = i[1], i2 = i[2];
         const T *xb = x + n * g.sx[0] + c;
         const T *dyb = dy + n * g.sy[0] + c;
         float acc[V];
 #pragma unroll
         for (int k = 0; k < V; k++)
             acc[k] = 0.f;
-        for (I r0 = 0; r0 < g.win[0]; r0++) {
-            const I t0 = i0 + g.pad_lo[0] - r0 * g.dil[0];
-            if (t0 < 0 || t0 % g.stride[0] || t0 / g.stride[0] >= g.out[0])
+        for (I r0 = 0; r0 < g.W(0); r0++) {
+            const I t0 = i0 + g.pad_lo[0] - r0 * g.D(0);
+            if (t0 < 0 || t0 % g.S(0) || t0 / g.S(0) >= g.Out(0))
                 continue;
-            for (I r1 = 0; r1 < g.win[1]; r1++) {
-                const I t1 = i1 + g.pad_lo[1] - r1 * g.dil[1];
-                if (t1 < 0 || t1 % g.stride[1] || t1 / g.stride[1] >= g.out[1])
+            for (I r1 = 0; r1 < g.W(1); r1++) {
+                const I t1 = i1 + g.pad_lo[1] - r1 * g.D(1);
+                if (t1 < 0 || t1 % g.S(1) || t1 / g.S(1) >= g.Out(1))
                     continue;
-                for (I r2 = 0; r2 < g.win[2]; r2++) {
-                    const I t2 = i2 + g.pad_lo[2] - r2 * g.dil[2];
-                    if (t2 < 0 || t2 % g.stride[2] || t2 / g.stride[2] >= g.out[2])
+                for (I r2 = 0; r2 < g.W(2); r2++) {
+                    const I t2 = i2 + g.pad_lo[2] - r2 * g.D(2);
+                    if (t2 < 0 || t2 % g.S(2) || t2 / g.S(2) >= g.Out(2))
                         continue;
-                    const I o[3] = {t0 / g.stride[0], t1 / g.stride[1], t2 / g.stride[2]};
+                    const I o[3] = {t0 / g.S(0), t1 / g.S(1), t2 / g.S(2)};
                     chunk dyv;
                     dyv.q = *reinterpret_cast<const uint4 *>(dyb + o[0] * g.sy[2] + o[1] * g.sy[3] + o[2] * g.sy[4]);
                     if (!p.is_max) {
@@ -401,17 +408,17 @@ __global__ void __launch_bounds__(KP_THREADS)
                         continue;
                     }
                     /* o's winner per channel: the tap index in row-major window order */
-                    const int mine = (int)((r0 * g.win[1] + r1) * g.win[2] + r2);
+                    const int mine = (int)((r0 * g.W(1) + r1) * g.W(2) + r2);
                     int win[V];
                     if (kStored) {
-                        const I op = ((n * g.out[0] + o[0]) * g.out[1] + o[1]) * g.out[2] + o[2];
+                        const I op = ((n * g.Out(0) + o[0]) * g.Out(1) + o[1]) * g.Out(2) + o[2];
                         union { wtype w; uint8_t b[V]; } wb;
                         wb.w = *reinterpret_cast<const wtype *>(w8 + op * g.C + c);
 #pragma unroll
                         for (int k = 0; k < V; k++)
                             win[k] = wb.b[k];
                     } else {
-                        kp_window_winners<T, V, I>(g, xb, o, win);
+                        kp_window_winners<T, V, I, K3S2>(g, xb, o, win);
                     }
 #pragma unroll
                     for (int k = 0; k < V; k++)
@@ -458,17 +465,24 @@ static bool kp_fits_i32(const kpool_params *p)
     return span_x < lim && span_y < lim && span_dx < lim && n_x < lim && n_y < lim;
 }
 
-template <typename T, typename I>
+/* ResNet's stem pooling (kp_ix's K3S2): 2-D, 3x3 at stride 2, no dilation; any padding. */
+static bool kp_is_3x3s2(const kpool_params *p)
+{
+    return p->in[0] == 1 && p->out[0] == 1 && p->win[0] == 1 && p->win[1] == 3 && p->win[2] == 3 &&
+           p->stride[1] == 2 && p->stride[2] == 2 && p->dil[1] == 1 && p->dil[2] == 1;
+}
+
+template <typename T, typename I, bool K3S2>
 static void kp_bwd_vec_go(const kpool_params *p, const T *x, const T *dy, T *dx, uint8_t *w8, cudaStream_t s)
 {
     const int64_t V = 16 / sizeof(T);
     const int64_t work = p->N * (p->C / V) * p->in[0] * p->in[1] * p->in[2];
     if (w8) {
         const int64_t wins = p->N * (p->C / V) * p->out[0] * p->out[1] * p->out[2];
-        kpool_winners_vec<T, I><<<kgrid(wins, KP_THREADS), KP_THREADS, 0, s>>>(*p, x, w8);
-        kpool_bwd_vec<T, true, I><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, x, dy, dx, w8);
+        kpool_winners_vec<T, I, K3S2><<<kgrid(wins, KP_THREADS), KP_THREADS, 0, s>>>(*p, x, w8);
+        kpool_bwd_vec<T, true, I, K3S2><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, x, dy, dx, w8);
     } else {
-        kpool_bwd_vec<T, false, I><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, x, dy, dx, NULL);
+        kpool_bwd_vec<T, false, I, K3S2><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, x, dy, dx, NULL);
     }
 }
 
@@ -476,10 +490,13 @@ template <typename T>
 static void kp_bwd_vec_launch(const kpool_params *p, const void *x, const void *dy, void *dx, uint8_t *w8,
                               cudaStream_t s)
 {
-    if (kp_fits_i32(p))
-        kp_bwd_vec_go<T, int32_t>(p, (const T *)x, (const T *)dy, (T *)dx, w8, s);
+    const T *xt = (const T *)x, *dyt = (const T *)dy;
+    if (!kp_fits_i32(p))
+        kp_bwd_vec_go<T, int64_t, false>(p, xt, dyt, (T *)dx, w8, s);
+    else if (kp_is_3x3s2(p))
+        kp_bwd_vec_go<T, int32_t, true>(p, xt, dyt, (T *)dx, w8, s);
     else
-        kp_bwd_vec_go<T, int64_t>(p, (const T *)x, (const T *)dy, (T *)dx, w8, s);
+        kp_bwd_vec_go<T, int32_t, false>(p, xt, dyt, (T *)dx, w8, s);
 }
 
 template <typename T>
@@ -487,10 +504,13 @@ static void kp_fwd_vec_launch(const kpool_params *p, const void *x, void *y, cud
 {
     const int64_t V = 16 / sizeof(T);
     const int64_t work = p->N * (p->C / V) * p->out[0] * p->out[1] * p->out[2];
-    if (kp_fits_i32(p))
-        kpool_fwd_vec<T, int32_t><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, (const T *)x, (T *)y);
+    const unsigned grid = kgrid(work, KP_THREADS);
+    if (!kp_fits_i32(p))
+        kpool_fwd_vec<T, int64_t, false><<<grid, KP_THREADS, 0, s>>>(*p, (const T *)x, (T *)y);
+    else if (kp_is_3x3s2(p))
+        kpool_fwd_vec<T, int32_t, true><<<grid, KP_THREADS, 0, s>>>(*p, (const T *)x, (T *)y);
     else
-        kpool_fwd_vec<T, int64_t><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, (const T *)x, (T *)y);
+        kpool_fwd_vec<T, int32_t, false><<<grid, KP_THREADS, 0, s>>>(*p, (const T *)x, (T *)y);
 }
 
 extern "C" {
