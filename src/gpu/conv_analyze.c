@@ -608,3 +608,13 @@ bool gpu_pool_analyze(const gplan *pl, const gpart *p, gpool_problem *pp, char *
         gpu_conv_strides5(&g->t[pp->dx], k->sdx);
     return true;
 }
+
+double gpu_conv_one_slice_extra_us(const gpart *p, const gconv_problem *cp)
+{
+    const kconv_params *k = &cp->kp;
+    const int64_t taps = k->win[0] * k->win[1] * k->win[2];
+    const int64_t red = (cp->dir == GCONV_DGRAD ? k->K : cp->dir == GCONV_FWD ? k->C : 0) * taps;
+    if (red < 1 || red > 64 || (k->dt_x != KDT_F16 && k->dt_x != KDT_BF16))
+        return 0.0;
+    return p->bytes * (1.0 / 1.0e12 - 1.0 / 3.0e12) * 1e6;
+}

@@ -256,6 +256,7 @@ static double cw_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
                                                         : 0.95 * gpu_roofline_us(p, 450.0);
     if (launches > 2)
         us += 1.0 * launches;
+    us += gpu_conv_one_slice_extra_us(p, &cv->cp); /* one-slice reductions stream at ~1 TB/s, as on conv_igemm */
     if (cv->pk.on)
         us = gpu_conv_pack_cost_us(&cv->cp.kp, &cv->pk, us);
     free(cv);
