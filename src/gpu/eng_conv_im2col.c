@@ -43,8 +43,9 @@
  *   fwd:   y [M, K] = X [M, C] . W [K, C]^T
  *   dgrad: dx [M, C] = dy [M, K] . W [K, C]      (stride 1 only: at stride 2
  *          dx would be a scatter with zero pixels between)
- * W is read in place when it is the packed [K, C] (any 1x1 w of KCRS or
- * KRSC layout), else packed into Wr first; x (fwd) in place at stride 1 on
+ * W is read in place: the packed [K, C] (any 1x1 w of KCRS or KRSC layout;
+ * other strides are refused, a transposing view is copied by the planner
+ * first); x (fwd) in place at stride 1 on
  * a packed NHWC x, subsampled into A in chunks otherwise, as for wgrad.
  *
  * Claimed: conv (a lone node: fused epilogues are refused) and conv_wgrad,
@@ -56,7 +57,7 @@
  * (pixel strides multiples of 8, not a view), the same dy and dw rules;
  * and conv (any stride) and conv_dgrad (stride 1) with a 1x1 window,
  * C % 8 == 0, no pad, x (dx) channels-last under the same rules, dx packed,
- * w of x's dtype.
+ * w the packed [K, C] of x's dtype.
  * Environment knobs (benchmarks): XDNN_IM2COL_ROWS (rows per chunk),
  * XDNN_IM2COL_SPLIT (wgrad batch items per chunk: 32 for the stem, 1 for
  * the 1x1 wgrad), XDNN_IM2COL_NO_1X1=1 (the 1x1 wgrad refused: the A/B
@@ -82,7 +83,7 @@ typedef struct cim_shape {
     bool one;      /* a 1x1 window with C % 8 == 0: A is x's pixels, Kc = C */
     bool inplace;  /* ... at stride 1 on a packed NHWC x (dx): A is x itself (no copy, no chunks) */
     bool direct;   /* ... the GEMM touches w itself: wgrad writes dw (no partials, no unpack), fwd and dgrad
-                    * read it as the packed [K, C] (no Wr) */
+                    * read it as the packed [K, C] (always: no Wr) */
     int64_t M, rows, split, item;  /* rows per chunk (a multiple of split), item = rows / split */
     int64_t full, last;            /* full chunks; rows of the last chunk (1 .. rows) */
     size_t a_off, w_off, ws_bytes; /* workspace: cuBLASLt's, A chunk, Wr (fwd) or the partials (wgrad) */
@@ -261,8 +262,12 @@ static bool cim_analyze(const gplan *pl, const gpart *p, cim_shape *s, char *why
     const bool w_packed = gg->t[cp->w].view_of < 0 && g->swc == 1 && g->swk == g->C; /* [K, C] row-major */
     if (s->wgrad)
         s->direct = s->one && s->split == 1 && s->full == 0 && w_packed && (k->dt_w == k->dt_x || k->dt_w == KDT_F32);
+    else if (s->one && !w_packed) /* any 1x1 w of KCRS or KRSC layout is; a transposing view is copied first */
+        GPU_REFUSE(ENG " needs w '%s' as the packed [K, C] for a 1x1 %s (the GEMM reads it in place), got strides "
+                   "k=%" PRId64 " c=%" PRId64 "%s", wn, cim_op(s), g->swk, g->swc,
+                   gg->t[cp->w].view_of >= 0 ? ", a view" : "");
     else
-        s->direct = s->one && w_packed; /* of x's dtype (checked above) */
+        s->direct = s->one; /* w of x's dtype (checked above) read in place */
     s->a_off = GPU_LT_LOWP_WORKSPACE;
     s->w_off = s->a_off + (s->inplace ? 0 : up256((size_t)(rows * g->Kc * 2)));
     s->ws_bytes = s->w_off + (s->direct ? 0 : up256((size_t)(g->K * g->Kc) * (s->wgrad ? 4 * (size_t)s->split : 2)));
@@ -350,7 +355,7 @@ static xdnn_status cim_plan(gpu_ctx *c, const cim_shape *s, int64_t rows, int64_
 }
 
 /* "1x1 wgrad: x read in place (A = x) + cublasLt algo=.. tile=.. splitk=..; dw written by the GEMM";
- * fwd / dgrad: "1x1 fwd: x read in place (A = x) + cublasLt ...; w read in place" */
+ * fwd: "1x1 fwd: x read in place (A = x) + cublasLt ...; w read in place" */
 static void cim_one_detail(const cim_shape *s, const gpu_lt_gemm *l0, char *buf, size_t len)
 {
     const char *dir = s->wgrad ? "wgrad" : s->dgrad ? "dgrad" : "fwd";
@@ -360,7 +365,7 @@ static void cim_one_detail(const cim_shape *s, const gpu_lt_gemm *l0, char *buf,
                                     " chunk(s) of %" PRId64 " pixels", dir, s->g.sh, s->g.sw, s->full + 1, s->rows);
     n += snprintf(buf + n, len - (size_t)n, " + cublasLt algo=%d tile=%d splitk=%d", l0->algo_id, l0->tile, l0->splitk);
     if (!s->wgrad)
-        snprintf(buf + n, len - (size_t)n, s->direct ? "; w read in place" : "; w packed into [K, C] first");
+        snprintf(buf + n, len - (size_t)n, "; w read in place");
     else if (s->direct)
         snprintf(buf + n, len - (size_t)n, "; dw written by the GEMM");
     else

@@ -11,8 +11,11 @@
 #     forced on conv_im2col_gemm, and the 56x56 stride-1 ones forced on conv_igemm and conv_igemm_wgmma;
 #  3. the peer: cuDNN and torch.mm on the same shapes (bench/conv_peer.py fd1x1);
 #  4. compute-sanitizer memcheck on the --quick fd1x1 cases (small shapes only).
-# PART=step (the second call): the sweep again (fd1x1 w1x1 im2c), then the ResNet-50 training step at N = 256
-# (xdnn run --format json --iters 10) with the 1x1 fwd/dgrad path and without it (XDNN_IM2COL_NO_1X1_FD=1).
+# PART=step (the second call): the sweep again (fd1x1 w1x1 im2c), five bench rows as planned (the stride-2
+# forwards, unmeasured on the GEMM in the first call, and two layers the implicit-GEMM engines' 1x1 model
+# moved), then the ResNet-50 training step at N = 256 (xdnn run --format json --iters 10) with the 1x1
+# fwd/dgrad path and without it (XDNN_IM2COL_NO_1X1_FD=1: the cost models' 1x1 floor stays, so "off" is
+# those layers on conv_igemm / conv_igemm_wgmma as main plans them).
 # A table last (summary.txt); logs in OUT/logs.tgz.  BUDGET_S: the whole call's seconds (default 225).
 #
 # EXPECTED (written before the first run).  Floors at 2976 GB/s; model max(bytes / 2.6 TB/s, FLOPs / 400) + 6 us.
@@ -50,6 +53,13 @@ if [ "$part" = layers ]; then
         echo "rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -8
     fi
 else
+    step "bench: the stride-2 forwards and two newly routed layers, as planned"
+    : > "$out/bench.log"
+    for f in fwd_bf16_nhwc\ n256c256h56k512s2 fwd_bf16_nhwc\ n256c512h28k1024s2 fwd_bf16_nhwc\ n256c1024h14k2048s2 \
+             fwd_bf16_nhwc\ n256c128h28k512s1 dgrad_bf16_nhwc\ n256c256h56k128s1; do
+        timeout 25 "$dt" --bench "conv1x1_$f" >> "$out/bench.log" 2>&1
+    done
+    grep "^BENCH" "$out/bench.log" | cut -c1-260
     gcc -o "$dev/xdnn" "$dev"/cli/*.o "$dev/libxdnn.a" -L"$dev/lib" -lcjson -lm -fopenmp -L/usr/local/cuda/lib64 \
         -lcudart_static -lstdc++ -ldl -lpthread -lrt > "$out/link_cli.log" 2>&1 || echo "CLI link failed"
     for ab in on off; do

@@ -1087,33 +1087,10 @@ static void conv_wgrad_1x1_cases(void)
     }
 }
 
-/* A 1x1 fwd (dir 0) or dgrad (dir 1) of C = 24 -> K = 40 on an odd 11x9 map with w stored column-major
- * (K fastest): the GEMM cannot read it as [K, C], so Wr is packed first. */
-static void conv_fd_1x1_wcol_case(const char *dt, int dir)
-{
-    char id[160];
-    snprintf(id, sizeof id, "conv/%s/fd1x1-wcol-c24-k40-11x9/%s/nhwc/2d/[2,24,11,9]", dir ? "dgrad" : "fwd", dt);
-    tcase *c = dir == 0 ? add_case(id, 1, "conv_im2col_gemm",
-                                   "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[2, 24, 11, 9] @nhwc;\n"
-                                   "  weight w: %s[40, 24, 1, 1] @col;\n  y = conv(x, w);\n  output y: %s @nhwc;\n}\n",
-                                   ncases * 7 + 1, dt, dt, dt)
-                        : add_case(id, 1, "conv_im2col_gemm",
-                                   "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s[2, 40, 11, 9] @nhwc;\n"
-                                   "  weight w: %s[40, 24, 1, 1] @col;\n"
-                                   "  dx = conv_dgrad(dy, w, x_dims=[2, 24, 11, 9]);\n  output dx: %s @nhwc;\n}\n",
-                                   ncases * 7 + 1, dt, dt, dt);
-    if (c) {
-        c->force = dir ? "conv_dgrad" : "conv";
-        c->want_detail = "w packed into [K, C] first";
-        c->want_parts = 1;
-    }
-}
-
 /* conv_im2col_gemm's 1x1 forward conv and conv_dgrad (C % 8 == 0) as one GEMM, forced, NHWC, f16 and bf16:
  * odd maps (N*P*Q 60 .. 390, not multiples of any tile), C and K of 8, 24, 40, 64, 136 and 256 (ResNet's
  * 64 <-> 256 among them), 1-D; the forward at strides 2 and 3 (x subsampled into A) and in forced chunks
- * (M = 4 x 15 x 15 = 900 in chunks of 300 -> 384 rows: 2 full + 132); w read in place (KRSC) and packed from a
- * column-major w; and the refusals (a pad, a 3x3 window, C % 8, an NCHW y, a strided dgrad). */
+ * (M = 4 x 15 x 15 = 900 in chunks of 300 -> 384 rows: 2 full + 132); w read in place; and the refusals (a pad, a 3x3 window, C % 8, an NCHW y, a strided dgrad). */
 static void conv_fd_1x1_cases(void)
 {
     static const char *const dts[] = {"f16", "bf16"};
@@ -1151,10 +1128,6 @@ static void conv_fd_1x1_cases(void)
                 c->want_detail = dir ? "1x1 dgrad: dx = dy . W" : cfgs[ci].detail;
                 c->want_detail2 = cfgs[ci].detail2;
             }
-    for (int ti = 0; ti < 2; ti++)
-        for (int dir = 0; dir < 2; dir++)
-            if (!opts.quick || ti == dir)
-                conv_fd_1x1_wcol_case(dts[ti], dir);
     struct { const char *name; win_cfg w; bool chlast; int dir; const char *why; } no[] = {
         {"fd1x1-refused-pad1", cfg(2, 2, 16, 16, 1, (int[]){9, 9}, (int[]){1, 1}, NULL, NULL, (int[]){1, 1},
                                    (int[]){1, 1}, false), true, 0, "without pad, got pad=[1, 1]"},
