@@ -19,7 +19,8 @@ dev = "cuda"
 # which sets to time (arguments; default all but sk): r50 (fwd/dgrad/wgrad, tf32, maxpool), epi, dw (fwd, dgrad
 # and the depthwise wgrad set dww), sk (split-K's layers alone), stem (the C = 3 stem at N = 32 and 256, fwd and wgrad),
 # dgrad (the dgrad and f16 forward of every layer but the stem), w1x1 (the 15 distinct 1x1 weight gradients of
-# ResNet-50 at N = 256, bf16 channels-last: cuDNN's, and torch.mm's dW = dy^T X on the same matrices)
+# ResNet-50 at N = 256, bf16 channels-last: cuDNN's, and torch.mm's dW = dy^T X on the same matrices), fd1x1 (the
+# same 15 shapes' forward conv and stride-1 dgrad: cuDNN's, and torch.mm's y = X W^T and dx = dy W)
 SETS = sys.argv[1:] or ["r50", "epi", "dw"]
 
 
@@ -88,27 +89,38 @@ if "stem" in SETS:
             rep(f"conv_wgrad_{tag}", f"n{N}c3h224k64r7",
                 bench(lambda: cb(g, x, w, None, [2, 2], [3, 3], [1, 1], False, [0, 0], 1, [False, True, False])))
 
-if "w1x1" in SETS:
-    # (C, H, K, stride): difftest_conv.c's r50_1x1; names "conv_wgrad1x1_bf16_nhwc nNcChHkKsS" (cuDNN) and
-    # "gemm_wgrad1x1_bf16 ..." (torch.mm on dy as [N*P*Q, K] and x as [N*P*Q, C], the strided x subsampled first,
-    # outside the timing: the GEMM alone, the floor conv_im2col_gemm's one cuBLASLt call is held to)
-    W1 = [(64, 56, 64, 1), (64, 56, 256, 1), (256, 56, 64, 1), (256, 56, 128, 1), (128, 28, 512, 1),
-          (256, 56, 512, 2), (512, 28, 128, 1), (512, 28, 256, 1), (256, 14, 1024, 1), (512, 28, 1024, 2),
-          (1024, 14, 256, 1), (1024, 14, 512, 1), (512, 7, 2048, 1), (1024, 14, 2048, 2), (2048, 7, 512, 1)]
+# ResNet-50's 15 distinct 1x1 convs (C, H, K, stride): difftest_conv.c's r50_1x1
+R50_1X1 = [(64, 56, 64, 1), (64, 56, 256, 1), (256, 56, 64, 1), (256, 56, 128, 1), (128, 28, 512, 1),
+           (256, 56, 512, 2), (512, 28, 128, 1), (512, 28, 256, 1), (256, 14, 1024, 1), (512, 28, 1024, 2),
+           (1024, 14, 256, 1), (1024, 14, 512, 1), (512, 7, 2048, 1), (1024, 14, 2048, 2), (2048, 7, 512, 1)]
+# w1x1: names "conv_wgrad1x1_bf16_nhwc nNcChHkKsS" (cuDNN) and "gemm_wgrad1x1_bf16 ..." (torch.mm on dy as
+# [N*P*Q, K] and x as [N*P*Q, C]).  fd1x1: "conv1x1_{fwd,dgrad}_bf16_nhwc ..." (cuDNN; dgrad at stride 1) and
+# "gemm1x1_{fwd,dgrad}_bf16 ..." (torch.mm: y = X W^T, dx = dy W).  The strided x is subsampled first, outside
+# the timing: torch.mm is the GEMM alone, the floor conv_im2col_gemm's one cuBLASLt call is held to.
+if "w1x1" in SETS or "fd1x1" in SETS:
     N = 256
     cb = torch.ops.aten.convolution_backward
-    for (C, H, K, s) in W1:
+    for (C, H, K, s) in R50_1X1:
         P = H // s
         x = torch.randn(N, C, H, H, device=dev, dtype=torch.bfloat16).to(memory_format=torch.channels_last)
         w = torch.randn(K, C, 1, 1, device=dev, dtype=torch.bfloat16).to(memory_format=torch.channels_last)
         g = torch.randn(N, K, P, P, device=dev, dtype=torch.bfloat16).to(memory_format=torch.channels_last)
         shp = f"n{N}c{C}h{H}k{K}s{s}"
-        rep("conv_wgrad1x1_bf16_nhwc", shp,
-            bench(lambda: cb(g, x, w, None, [s, s], [0, 0], [1, 1], False, [0, 0], 1, [False, True, False])))
         xm = x[:, :, ::s, ::s].permute(0, 2, 3, 1).contiguous().view(-1, C)
         gm = g.permute(0, 2, 3, 1).reshape(-1, K)
-        rep("gemm_wgrad1x1_bf16", shp, bench(lambda: torch.mm(gm.t(), xm)))
-        del x, w, g, xm, gm
+        wm = w.view(K, C)
+        if "w1x1" in SETS:
+            rep("conv_wgrad1x1_bf16_nhwc", shp,
+                bench(lambda: cb(g, x, w, None, [s, s], [0, 0], [1, 1], False, [0, 0], 1, [False, True, False])))
+            rep("gemm_wgrad1x1_bf16", shp, bench(lambda: torch.mm(gm.t(), xm)))
+        if "fd1x1" in SETS:
+            rep("conv1x1_fwd_bf16_nhwc", shp, bench(lambda: F.conv2d(x, w, stride=s)))
+            rep("gemm1x1_fwd_bf16", shp, bench(lambda: torch.mm(xm, wm.t())))
+        if "fd1x1" in SETS and s == 1:
+            rep("conv1x1_dgrad_bf16_nhwc", shp,
+                bench(lambda: cb(g, x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [True, False, False])))
+            rep("gemm1x1_dgrad_bf16", shp, bench(lambda: torch.mm(gm, wm)))
+        del x, w, g, xm, gm, wm
         torch.cuda.empty_cache()
 
 if "r50" in SETS:

@@ -608,3 +608,18 @@ bool gpu_pool_analyze(const gplan *pl, const gpart *p, gpool_problem *pp, char *
         gpu_conv_strides5(&g->t[pp->dx], k->sdx);
     return true;
 }
+
+double gpu_conv_1x1_floor_us(const gconv_problem *cp)
+{
+    const kconv_params *k = &cp->kp;
+    const bool one = k->win[0] == 1 && k->win[1] == 1 && k->win[2] == 1;
+    const bool unit = k->stride[0] == 1 && k->stride[1] == 1 && k->stride[2] == 1;
+    if (!one || cp->dir == GCONV_WGRAD || (cp->dir == GCONV_DGRAD && !unit) ||
+        (k->dt_x != KDT_F16 && k->dt_x != KDT_BF16))
+        return 0.0;
+    const bool dg = cp->dir == GCONV_DGRAD;
+    const double pix = dg ? (double)(k->N * k->in[0] * k->in[1] * k->in[2])
+                          : (double)(k->N * k->out[0] * k->out[1] * k->out[2]);
+    const double outs = pix * (double)(dg ? k->C : k->K), red = (double)(dg ? k->K : k->C);
+    return outs * (2.13e-6 + red * 7.25e-9);
+}

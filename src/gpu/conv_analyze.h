@@ -58,6 +58,19 @@ int gpu_conv_igemm_splits(const kconv_params *f, int sm_count);
 int gpu_conv_split_k(int64_t kt, int64_t tiles, int per_sm, int64_t min_slices, int sm_count);
 size_t gpu_conv_igemm_split_ws_bytes(const kconv_params *f, int splits);
 
+/* The implicit-GEMM engines (conv_igemm, conv_igemm_wgmma) on a 16-bit 1x1
+ * conv (any stride) or stride-1 1x1 conv_dgrad, as measured on the H100
+ * (session 8, ResNet-50's 1x1 shapes at N = 256, bf16; bench/RESULTS-conv.md):
+ * outputs x (2.13 ps + red x 7.25 fs), red = C (dgrad: K), fits
+ * conv_igemm_wgmma's 21 measured shapes (0.10-0.66 ms) and conv_igemm's two
+ * (C = 64) within 20%.  Each output costs ~2 ps however short the
+ * reduction: the tiles' stores write ~1 TB/s, so these layers ran at
+ * 79-263 TFLOP/s (2.5-2.9x cuDNN at reductions of 128-512), far below the
+ * rooflines the 3x3 layers reach.  0 for any other problem.  The engines
+ * take the larger of it and their own estimate, plus 1% of their own (so
+ * that their order between them stays as it was). */
+double gpu_conv_1x1_floor_us(const gconv_problem *cp);
+
 /* A forward conv whose x or w the kernel cannot read as is (C not a
  * multiple of the 16-byte chunk, as in the C = 3 stem; channels not
  * contiguous, as in NCHW) runs on copies of both, channels-last with C

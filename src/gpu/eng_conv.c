@@ -89,6 +89,9 @@ static double igemm_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
     /* a strided dgrad launches a pack and a GEMM (or a zero fill) per phase: ~2 us each */
     const double phases = cp.dir == GCONV_DGRAD ? (double)(cp.kp.stride[0] * cp.kp.stride[1] * cp.kp.stride[2]) : 0;
     double us = gpu_roofline_us(p, cp.kp.dt_x == KDT_F32 ? 150.0 : 300.0) + 2.0 * (phases > 1 ? phases : 0);
+    const double floor = gpu_conv_1x1_floor_us(&cp); /* the 1x1 layers as measured (conv_analyze.h) */
+    if (floor > 0.0)
+        us = (floor > us ? floor : us) + 0.01 * us;
     /* packed copies: the padded GEMM and the copies (gpu_conv_pack_cost_us) */
     gconv_packed pk;
     if (gpu_conv_igemm_packed(&cp, pl->g->tf32, &pk.k, &pk.xbytes, &pk.wbytes))

@@ -1,6 +1,7 @@
 /* eng_conv_im2col.c — conv_im2col_gemm: a forward conv or conv_wgrad with
  * few input channels (C < 8: the C = 3 image stem) as cuBLASLt GEMMs on an
- * im2col matrix packed per filter row (kern_conv_im2col.h).
+ * im2col matrix packed per filter row (kern_conv_im2col.h), and the 1x1
+ * conv, conv_dgrad and conv_wgrad with C % 8 == 0 as one plain GEMM.
  *
  * Why: with C = 3 the implicit-GEMM engines read x through a copy padded to
  * 8 channels, a reduction of R * S * 8 = 392 for the stem's 147 useful taps.
@@ -35,17 +36,33 @@
  * rows: every operand offset stays 256-byte aligned, as the heuristic's
  * algorithms assume.
  *
+ * The 1x1 forward conv and conv_dgrad (C % 8 == 0, no pad) are the same
+ * GEMM on x's pixels (session 8: ResNet's 1x1 convs with C or K = 64 at
+ * 56x56 ran at ~1.05 TB/s on the implicit-GEMM engines, whose one 64-deep
+ * reduction slice per output tile leaves the DRAM stream half idle):
+ *   fwd:   y [M, K] = X [M, C] . W [K, C]^T
+ *   dgrad: dx [M, C] = dy [M, K] . W [K, C]      (stride 1 only: at stride 2
+ *          dx would be a scatter with zero pixels between)
+ * W is read in place: the packed [K, C] (any 1x1 w of KCRS or KRSC layout;
+ * other strides are refused, a transposing view is copied by the planner
+ * first); x (fwd) in place at stride 1 on
+ * a packed NHWC x, subsampled into A in chunks otherwise, as for wgrad.
+ *
  * Claimed: conv (a lone node: fused epilogues are refused) and conv_wgrad,
  * 1-D or 2-D, groups 1, C < 8, any stride, pad, dilation; x f16/bf16 in any
  * layout (gathered through its strides when not channels-last); w of x's
  * dtype, any layout; y (dy) packed channels-last, not a view, K % 8 == 0
  * (16-byte GEMM rows); dw f32, f16 or bf16, any layout.  And conv_wgrad
  * with a 1x1 window and C % 8 == 0, any stride, no pad, x channels-last
- * (pixel strides multiples of 8, not a view), the same dy and dw rules.
+ * (pixel strides multiples of 8, not a view), the same dy and dw rules;
+ * and conv (any stride) and conv_dgrad (stride 1) with a 1x1 window,
+ * C % 8 == 0, no pad, x (dx) channels-last under the same rules, dx packed,
+ * w the packed [K, C] of x's dtype.
  * Environment knobs (benchmarks): XDNN_IM2COL_ROWS (rows per chunk),
  * XDNN_IM2COL_SPLIT (wgrad batch items per chunk: 32 for the stem, 1 for
  * the 1x1 wgrad), XDNN_IM2COL_NO_1X1=1 (the 1x1 wgrad refused: the A/B
- * switch of a whole-network timing). */
+ * switch of a whole-network timing), XDNN_IM2COL_NO_1X1_FD=1 (the 1x1
+ * forward and dgrad refused: their A/B switch). */
 #include "gpu/conv_analyze.h"
 #include "gpu/engine.h"
 #include "gpu/kern_conv_im2col.h"
@@ -62,10 +79,11 @@ enum { CIM_MAX_C = 7 }; /* C % 8 == 0 convs run unpadded on the implicit-GEMM en
 typedef struct cim_shape {
     gconv_problem cp;
     kim_geom g;
-    bool wgrad;
-    bool one;      /* a 1x1 conv_wgrad with C % 8 == 0: A is x's pixels, Kc = C */
-    bool inplace;  /* ... at stride 1 on a packed NHWC x: A is x itself (no copy, no chunks) */
-    bool direct;   /* ... one GEMM that writes dw itself (no partials, no unpack) */
+    bool wgrad, dgrad;
+    bool one;      /* a 1x1 window with C % 8 == 0: A is x's pixels, Kc = C */
+    bool inplace;  /* ... at stride 1 on a packed NHWC x (dx): A is x itself (no copy, no chunks) */
+    bool direct;   /* ... the GEMM touches w itself: wgrad writes dw (no partials, no unpack), fwd and dgrad
+                    * read it as the packed [K, C] (always: no Wr) */
     int64_t M, rows, split, item;  /* rows per chunk (a multiple of split), item = rows / split */
     int64_t full, last;            /* full chunks; rows of the last chunk (1 .. rows) */
     size_t a_off, w_off, ws_bytes; /* workspace: cuBLASLt's, A chunk, Wr (fwd) or the partials (wgrad) */
@@ -103,29 +121,44 @@ static bool packed_rows(const int64_t dims[4], const int64_t *s)
     return true;
 }
 
-/* The 1x1 weight gradient's rules (C >= 8): C % 8 == 0, no pad, a
- * channels-last x whose 16-byte pieces the GEMM or the pixel copy can read;
- * sets inplace: stride 1 on a packed NHWC x, which is then A itself. */
+static const char *cim_op(const cim_shape *s)
+{
+    return s->wgrad ? "conv_wgrad" : s->dgrad ? "conv_dgrad" : "conv";
+}
+
+/* The 1x1 rules (C >= 8): C % 8 == 0, no pad, a channels-last x whose
+ * 16-byte pieces the GEMM or the pixel copy can read (dgrad: a packed dx,
+ * stride 1, as the GEMM writes it); sets inplace: stride 1 on a packed NHWC
+ * x, which is then A itself. */
 static bool cim_one_rules(const ggraph *gg, cim_shape *s, char *why, size_t len)
 {
     const kim_geom *g = &s->g;
     const gtensor *x = &gg->t[s->cp.x];
-    const char *off = getenv("XDNN_IM2COL_NO_1X1"); /* A/B switch: set and not "0" = left to the other engines */
+    const char *op = cim_op(s);
+    /* A/B switches: set and not "0" = left to the other engines */
+    const char *knob = s->wgrad ? "XDNN_IM2COL_NO_1X1" : "XDNN_IM2COL_NO_1X1_FD", *off = getenv(knob);
     if (off && strcmp(off, "0") != 0)
-        GPU_REFUSE(ENG ": the 1x1 conv_wgrad is turned off (XDNN_IM2COL_NO_1X1=%s)", off);
+        GPU_REFUSE(ENG ": the 1x1 %s is turned off (%s=%s)", op, knob, off);
     if (g->C % 8 != 0)
-        GPU_REFUSE(ENG " needs C %% 8 == 0 for a 1x1 conv_wgrad with C >= 8 (16-byte GEMM rows of x '%s'), got C=%" PRId64,
-                   x->name, g->C);
+        GPU_REFUSE(ENG " needs C %% 8 == 0 for a 1x1 %s with C >= 8 (16-byte GEMM rows of %s '%s'), got C=%" PRId64,
+                   op, s->dgrad ? "dx" : "x", x->name, g->C);
     if (g->ph != 0 || g->pw != 0 || (g->OH - 1) * g->sh >= g->H || (g->OW - 1) * g->sw >= g->W)
-        GPU_REFUSE(ENG " runs a 1x1 conv_wgrad with C >= 8 without pad, got pad=[%" PRId64 ", %" PRId64 "] (leading) "
+        GPU_REFUSE(ENG " runs a 1x1 %s with C >= 8 without pad, got pad=[%" PRId64 ", %" PRId64 "] (leading) "
                    "and %" PRId64 "x%" PRId64 " outputs of a %" PRId64 "x%" PRId64 " x at stride [%" PRId64 ", %" PRId64
-                   "]", g->ph, g->pw, g->OH, g->OW, g->H, g->W, g->sh, g->sw);
+                   "]", op, g->ph, g->pw, g->OH, g->OW, g->H, g->W, g->sh, g->sw);
+    if (s->dgrad && (g->sh != 1 || g->sw != 1))
+        GPU_REFUSE(ENG " runs a 1x1 conv_dgrad at stride 1 only (dx = dy . W, one GEMM row per pixel; a strided dx "
+                   "has zero pixels between), got stride [%" PRId64 ", %" PRId64 "]", g->sh, g->sw);
     if (g->sxc != 1 || (g->sxn | g->sxh | g->sxw) % 8 != 0 || x->view_of >= 0)
-        GPU_REFUSE(ENG " needs x '%s' channels-last for a 1x1 conv_wgrad with C >= 8 (channel stride 1, pixel "
+        GPU_REFUSE(ENG " needs %s '%s' channels-last for a 1x1 %s with C >= 8 (channel stride 1, pixel "
                    "strides multiples of 8, not a view), got strides n=%" PRId64 " c=%" PRId64 " h=%" PRId64
-                   " w=%" PRId64 "%s", x->name, g->sxn, g->sxc, g->sxh, g->sxw, x->view_of >= 0 ? ", a view" : "");
+                   " w=%" PRId64 "%s", s->dgrad ? "dx" : "x", x->name, op, g->sxn, g->sxc, g->sxh, g->sxw,
+                   x->view_of >= 0 ? ", a view" : "");
     const int64_t xdims[4] = {g->C, g->W, g->H, g->N};
     s->inplace = g->sh == 1 && g->sw == 1 && packed_rows(xdims, s->cp.kp.sx);
+    if (s->dgrad && !s->inplace)
+        GPU_REFUSE(ENG " needs dx '%s' packed channels-last for a 1x1 conv_dgrad (the GEMM's row-major [N*H*W, C])",
+                   x->name);
     return true;
 }
 
@@ -134,7 +167,7 @@ static bool cim_one_rules(const ggraph *gg, cim_shape *s, char *why, size_t len)
  * and chunk); one chunk of a single item of M rows when split is 1. */
 static void cim_one_chunks(cim_shape *s, int64_t target)
 {
-    s->split = env_int("XDNN_IM2COL_SPLIT", 1);
+    s->split = s->wgrad ? env_int("XDNN_IM2COL_SPLIT", 1) : 1;
     const int64_t unit = 128 * s->split;
     int64_t rows = s->inplace ? s->M : env_int("XDNN_IM2COL_ROWS", target);
     rows = (rows + unit - 1) / unit * unit;
@@ -169,35 +202,32 @@ static bool cim_analyze(const gplan *pl, const gpart *p, cim_shape *s, char *why
     if (!gpu_conv_analyze(pl, p, cp, why, len))
         return false;
     const ggraph *gg = pl->g;
-    if (cp->dir == GCONV_DGRAD)
-        GPU_REFUSE(ENG " runs conv and conv_wgrad, not conv_dgrad");
     if (p->nnodes != 1 || cp->epi.n > 0)
         GPU_REFUSE(ENG " runs a lone conv: partition %s fuses %d node(s) (no epilogue here)", p->name, p->nnodes);
     const kconv_params *k = &cp->kp;
     s->wgrad = cp->dir == GCONV_WGRAD;
+    s->dgrad = cp->dir == GCONV_DGRAD;
     if (k->G != 1)
         GPU_REFUSE(ENG " needs groups 1, got groups=%" PRId64, k->G);
     if (k->in[0] != 1 || k->win[0] != 1 || k->out[0] != 1)
         GPU_REFUSE(ENG " runs 1-D and 2-D convs, %s is 3-D", cp->node->name);
-    s->one = s->wgrad && k->win[1] == 1 && k->win[2] == 1 && k->C > CIM_MAX_C;
-    if (k->C > CIM_MAX_C && !s->wgrad)
-        GPU_REFUSE(ENG " packs filter rows for C < 8 only, got C=%" PRId64 " (wider x runs unpadded on the "
-                   "implicit-GEMM engines)", k->C);
-    if (k->C > CIM_MAX_C && !s->one)
-        GPU_REFUSE(ENG " runs a conv_wgrad with C >= 8 for a 1x1 window only (x's pixels as they are), got C=%" PRId64
-                   " and a %" PRId64 "x%" PRId64 " window", k->C, k->win[1], k->win[2]);
+    s->one = k->win[1] == 1 && k->win[2] == 1 && k->C > CIM_MAX_C;
+    if ((k->C > CIM_MAX_C || s->dgrad) && !s->one)
+        GPU_REFUSE(ENG " runs a %s with C >= 8 for a 1x1 window only (x's pixels as they are; the filter-row "
+                   "packing is for C < 8 and the forward conv and conv_wgrad), got C=%" PRId64 " and a %" PRId64
+                   "x%" PRId64 " window", cim_op(s), k->C, k->win[1], k->win[2]);
     const char *xn = gg->t[cp->x].name, *yn = gg->t[cp->y].name, *wn = gg->t[cp->w].name;
     if (k->dt_x != KDT_F16 && k->dt_x != KDT_BF16)
         GPU_REFUSE(ENG " needs x '%s' f16 or bf16, got %s", xn, xdnn_dtype_name(gg->t[cp->x].dtype));
     if (k->dt_y != k->dt_x)
-        GPU_REFUSE(ENG " needs %s '%s' of x's dtype %s, got %s", s->wgrad ? "dy" : "y", yn,
+        GPU_REFUSE(ENG " needs %s '%s' of x's dtype %s, got %s", s->wgrad || s->dgrad ? "dy" : "y", yn,
                    xdnn_dtype_name(gg->t[cp->x].dtype), xdnn_dtype_name(gg->t[cp->y].dtype));
     if (!s->wgrad && k->dt_w != k->dt_x)
         GPU_REFUSE(ENG " needs w '%s' of x's dtype %s, got %s", wn, xdnn_dtype_name(gg->t[cp->x].dtype),
                    xdnn_dtype_name(gg->t[cp->w].dtype));
     if (k->K % 8 != 0)
-        GPU_REFUSE(ENG " needs K %% 8 == 0 (16-byte GEMM rows of %s '%s'), got K=%" PRId64, s->wgrad ? "dy" : "y", yn,
-                   k->K);
+        GPU_REFUSE(ENG " needs K %% 8 == 0 (16-byte GEMM rows of %s '%s'), got K=%" PRId64,
+                   s->wgrad || s->dgrad ? "dy" : "y", yn, k->K);
     kim_geom *g = &s->g;
     *g = (kim_geom){.N = k->N, .C = k->C, .K = k->K, .H = k->in[1], .W = k->in[2], .OH = k->out[1],
                     .OW = k->out[2], .R = k->win[1], .S = k->win[2], .sh = k->stride[1], .sw = k->stride[2],
@@ -209,7 +239,7 @@ static bool cim_analyze(const gplan *pl, const gpart *p, cim_shape *s, char *why
     const int64_t ydims[4] = {g->K, g->OW, g->OH, g->N};
     if (gg->t[cp->y].view_of >= 0 || !packed_rows(ydims, k->sy))
         GPU_REFUSE(ENG " needs %s '%s' packed channels-last (the GEMM's row-major [N*out, K]), not a view",
-                   s->wgrad ? "dy" : "y", yn);
+                   s->wgrad || s->dgrad ? "dy" : "y", yn);
     s->M = g->N * g->OH * g->OW;
     if (s->M < 1)
         GPU_REFUSE(ENG ": %s has no output pixel", cp->node->name);
@@ -229,8 +259,15 @@ static bool cim_analyze(const gplan *pl, const gpart *p, cim_shape *s, char *why
     s->last = s->M - s->full * rows;
     /* dw written by the one GEMM: a packed [K, C] (swc 1, swk C) of a type cuBLASLt's f32-accumulating
      * kernels store from 16-bit operands (the operands' own, or f32) */
-    s->direct = s->one && s->split == 1 && s->full == 0 && gg->t[cp->w].view_of < 0 && g->swc == 1 &&
-                g->swk == g->C && (k->dt_w == k->dt_x || k->dt_w == KDT_F32);
+    const bool w_packed = gg->t[cp->w].view_of < 0 && g->swc == 1 && g->swk == g->C; /* [K, C] row-major */
+    if (s->wgrad)
+        s->direct = s->one && s->split == 1 && s->full == 0 && w_packed && (k->dt_w == k->dt_x || k->dt_w == KDT_F32);
+    else if (s->one && !w_packed) /* any 1x1 w of KCRS or KRSC layout is; a transposing view is copied first */
+        GPU_REFUSE(ENG " needs w '%s' as the packed [K, C] for a 1x1 %s (the GEMM reads it in place), got strides "
+                   "k=%" PRId64 " c=%" PRId64 "%s", wn, cim_op(s), g->swk, g->swc,
+                   gg->t[cp->w].view_of >= 0 ? ", a view" : "");
+    else
+        s->direct = s->one; /* w of x's dtype (checked above) read in place */
     s->a_off = GPU_LT_LOWP_WORKSPACE;
     s->w_off = s->a_off + (s->inplace ? 0 : up256((size_t)(rows * g->Kc * 2)));
     s->ws_bytes = s->w_off + (s->direct ? 0 : up256((size_t)(g->K * g->Kc) * (s->wgrad ? 4 * (size_t)s->split : 2)));
@@ -253,11 +290,15 @@ static bool cim_supports(const gplan *pl, const gpart *p, const gpu_device *dev,
  * x (the pixels read), w, y (dy), at 2.6 TB/s (DRAM: a 256 MiB chunk does
  * not stay in L2), or the GEMM on the reduction Kc (useful + padded) if
  * that bounds: 400 TFLOP/s for the stem (a K = 64 wide GEMM is far from the
- * 8192^3 peak), 550 for the 1x1 wgrad (a long reduction onto outputs of
- * 64 x 64 and up: the rate cuBLASLt is expected to reach, not yet measured
- * here); plus ~6 us per chunk (measured on the stem: its GEMM's ramp and
- * tail) and 4 us for the other launches (none for an in-place GEMM that
- * writes dw itself). */
+ * 8192^3 peak) and for the 1x1 fwd and dgrad (short reductions of 64 ..
+ * 2048 onto 64 .. 2048 columns; kept below conv_igemm_wgmma's ~430 until
+ * measured, so that only the DRAM-bound ones move here), 550 for the 1x1
+ * wgrad (a long reduction onto outputs of 64 x 64 and up); plus
+ * ~6 us per chunk (measured on the stem: its GEMM's ramp and tail) and 4 us
+ * for the other launches (none for an in-place GEMM that touches w itself).
+ * ResNet's 1x1 convs at N = 256 are DRAM-bound wherever K*C/(K+C) is below
+ * ~250 FLOP/byte: 64 -> 256 at 56x56 (514 MB) models at 204 us, against the
+ * 480-500 us that conv_igemm measured (session 8). */
 static double cim_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
     cim_shape s;
@@ -267,10 +308,10 @@ static double cim_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
     const kim_geom *g = &s.g;
     const double a_bytes = s.inplace ? 0.0 : 2.0 * (double)s.M * (double)g->Kc * 2.0;
     const double part_bytes = s.wgrad && !s.direct ? 3.0 * (double)s.split * (double)(g->K * g->Kc) * 4.0 : 0.0;
-    /* a strided 1x1 reads only the pixels its stride keeps, M of x's N*H*W */
+    /* a strided 1x1 (wgrad, fwd) reads only the pixels its stride keeps, M of x's N*H*W */
     const double unread = s.one ? (double)(g->N * g->H * g->W - s.M) * (double)g->C * 2.0 : 0.0;
     const double mem = (a_bytes + part_bytes + p->bytes - unread) / 2.6e6;
-    const double math = 2.0 * (double)s.M * (double)g->K * (double)g->Kc / (s.one ? 550.0e6 : 400.0e6);
+    const double math = 2.0 * (double)s.M * (double)g->K * (double)g->Kc / (s.one && s.wgrad ? 550.0e6 : 400.0e6);
     return (mem > math ? mem : math) + 6.0 * (double)(s.full + 1) + (s.inplace && s.direct ? 0.0 : 4.0);
 }
 
@@ -293,6 +334,12 @@ static xdnn_status cim_plan(gpu_ctx *c, const cim_shape *s, int64_t rows, int64_
     const kim_geom *g = &s->g;
     const cudaDataType_t t = cim_type(s->cp.kp.dt_x);
     const uint64_t Kc = (uint64_t)g->Kc, K = (uint64_t)g->K, R = (uint64_t)rows;
+    if (s->dgrad) { /* dx^T [C x rows] = Wr [C x K] (row-major [K, C] read column-major) . dy^T [K x rows] */
+        const gpu_lt_mat wr = {t, Kc, K, (int64_t)Kc, 1, 0}, dy = {t, K, R, (int64_t)K, 1, 0};
+        const gpu_lt_mat dx = {t, Kc, R, (int64_t)Kc, 1, 0};
+        return gpu_lt_gemm_plan(c, CUBLAS_COMPUTE_32F, CUDA_R_32F, false, false, &wr, &dy, &dx, GPU_LT_LOWP_WORKSPACE,
+                                who, lg, d);
+    }
     if (!s->wgrad) { /* y^T [K x rows] = Wr^T . A^T (column-major) */
         const gpu_lt_mat wr = {t, Kc, K, (int64_t)Kc, 1, 0}, a = {t, Kc, R, (int64_t)Kc, 1, 0};
         const gpu_lt_mat y = {t, K, R, (int64_t)K, 1, 0};
@@ -307,14 +354,19 @@ static xdnn_status cim_plan(gpu_ctx *c, const cim_shape *s, int64_t rows, int64_
                             lg, d);
 }
 
-/* "1x1 wgrad: x read in place (A = x) + cublasLt algo=.. tile=.. splitk=..; dw written by the GEMM" */
+/* "1x1 wgrad: x read in place (A = x) + cublasLt algo=.. tile=.. splitk=..; dw written by the GEMM";
+ * fwd: "1x1 fwd: x read in place (A = x) + cublasLt ...; w read in place" */
 static void cim_one_detail(const cim_shape *s, const gpu_lt_gemm *l0, char *buf, size_t len)
 {
-    int n = s->inplace ? snprintf(buf, len, "1x1 wgrad: x read in place (A = x)")
-                       : snprintf(buf, len, "1x1 wgrad: x subsampled at stride %" PRId64 "x%" PRId64 " into A, %" PRId64
-                                  " chunk(s) of %" PRId64 " pixels", s->g.sh, s->g.sw, s->full + 1, s->rows);
+    const char *dir = s->wgrad ? "wgrad" : s->dgrad ? "dgrad" : "fwd";
+    int n = s->dgrad ? snprintf(buf, len, "1x1 dgrad: dx = dy . W written in place")
+            : s->inplace ? snprintf(buf, len, "1x1 %s: x read in place (A = x)", dir)
+                         : snprintf(buf, len, "1x1 %s: x subsampled at stride %" PRId64 "x%" PRId64 " into A, %" PRId64
+                                    " chunk(s) of %" PRId64 " pixels", dir, s->g.sh, s->g.sw, s->full + 1, s->rows);
     n += snprintf(buf + n, len - (size_t)n, " + cublasLt algo=%d tile=%d splitk=%d", l0->algo_id, l0->tile, l0->splitk);
-    if (s->direct)
+    if (!s->wgrad)
+        snprintf(buf + n, len - (size_t)n, "; w read in place");
+    else if (s->direct)
         snprintf(buf + n, len - (size_t)n, "; dw written by the GEMM");
     else
         snprintf(buf + n, len - (size_t)n, "; %" PRId64 " f32 partial(s) summed into dw", s->split);
@@ -381,13 +433,16 @@ static xdnn_status cim_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_dia
     const cim_shape *s = &cv->s;
     const kim_geom *g = &s->g;
     char *ws = c->ws + p->ws_offset, *a = ws + s->a_off, *wbuf = ws + s->w_off;
-    const char *x = c->dptr[s->cp.x];
-    char *y = c->dptr[s->cp.y]; /* y, or dy for wgrad */
-    char *dm = s->direct ? (char *)c->dptr[s->cp.w] : wbuf; /* the wgrad GEMMs' D: dw, or the f32 partials */
+    char *x = c->dptr[s->cp.x]; /* x, or dx for dgrad */
+    char *y = c->dptr[s->cp.y]; /* y, or dy for wgrad and dgrad */
+    /* w itself where the GEMM touches it (direct), else Wr (fwd, dgrad) or the f32 partials (wgrad) */
+    char *wm = s->direct ? (char *)c->dptr[s->cp.w] : wbuf;
     int ce;
     xdnn_status st = XDNN_OK;
-    if (!s->wgrad && (ce = kim_pack_w_launch(g, c->dptr[s->cp.w], wbuf, strm)) != 0)
+    if (!s->wgrad && !s->direct && (ce = kim_pack_w_launch(g, c->dptr[s->cp.w], wbuf, strm)) != 0)
         return gpu_check_cuda((cudaError_t)ce, "kim_pack_w", __FILE__, __LINE__, d);
+    if (s->dgrad) /* stride 1, packed dx: one GEMM over all N*H*W pixels */
+        return cim_gemm(c, &cv->lt[1], wm, y, x, false, ws, strm, d);
     if (s->wgrad && !s->direct)
         CUDA_TRY(cudaMemsetAsync(wbuf, 0, (size_t)(s->split * g->K * g->Kc) * 4, strm));
     for (int64_t ch = 0; ch <= s->full && st == XDNN_OK; ch++) {
@@ -397,16 +452,16 @@ static xdnn_status cim_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_dia
             return gpu_check_cuda((cudaError_t)ce, "kim_im2col", __FILE__, __LINE__, d);
         char *ym = y + (size_t)(m0 * g->K) * 2;
         if (!s->wgrad) {
-            st = cim_gemm(c, &cv->lt[ch < s->full ? 0 : 1], wbuf, am, ym, false, ws, strm, d);
+            st = cim_gemm(c, &cv->lt[ch < s->full ? 0 : 1], wm, am, ym, false, ws, strm, d);
             continue;
         }
         /* the chunk's whole items into partials 0 .. items-1, its remainder rows into partial 0 (direct: a
          * single GEMM, one item or the remainder, that overwrites dw) */
         const int64_t whole = ch < s->full ? s->rows : s->last / s->item * s->item;
         if (whole > 0)
-            st = cim_gemm(c, &cv->lt[ch < s->full ? 0 : 1], am, ym, dm, !s->direct, ws, strm, d);
+            st = cim_gemm(c, &cv->lt[ch < s->full ? 0 : 1], am, ym, wm, !s->direct, ws, strm, d);
         if (st == XDNN_OK && rows > whole)
-            st = cim_gemm(c, &cv->lt[2], am + (size_t)(whole * g->Kc) * 2, ym + (size_t)(whole * g->K) * 2, dm,
+            st = cim_gemm(c, &cv->lt[2], am + (size_t)(whole * g->Kc) * 2, ym + (size_t)(whole * g->K) * 2, wm,
                           !s->direct, ws, strm, d);
     }
     if (st != XDNN_OK || !s->wgrad || s->direct)
@@ -437,7 +492,7 @@ const gpu_engine gpu_engine_conv_im2col_gemm = {
     ENG,
     "conv / conv_wgrad with C < 8 (the image stem) as an im2col packed per filter row (reduction R x "
     "roundup(S*C, 8)) + cuBLASLt GEMMs in 256 MiB chunks, and the 1x1 conv_wgrad (C % 8 == 0, no pad) as one "
-    "cuBLASLt GEMM dW = dy^T x (x read in place at stride 1, subsampled otherwise): 1-/2-D, groups 1, f16/bf16, "
-    "y/dy packed NHWC",
+    "cuBLASLt GEMM dW = dy^T x (x read in place at stride 1, subsampled otherwise), the 1x1 conv y = x W^T (any "
+    "stride) and conv_dgrad dx = dy W (stride 1) likewise: 1-/2-D, groups 1, f16/bf16, y/dy packed NHWC",
     cim_supports, cim_cost, cim_workspace, cim_build, cim_execute, cim_release, cim_detail,
 };

@@ -256,6 +256,9 @@ static double cw_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
                                                         : 0.95 * gpu_roofline_us(p, 450.0);
     if (launches > 2)
         us += 1.0 * launches;
+    const double floor = gpu_conv_1x1_floor_us(&cv->cp); /* the 1x1 layers as measured (conv_analyze.h) */
+    if (floor > 0.0)
+        us = (floor > us ? floor : us) + 0.01 * us;
     if (cv->pk.on)
         us = gpu_conv_pack_cost_us(&cv->cp.kp, &cv->pk, us);
     free(cv);

@@ -11,7 +11,8 @@
  * (depthwise fwd, dgrad and wgrad); conv_im2col_gemm (C < 8, fwd and wgrad,
  * "im2c" cases); fused conv epilogues, which must plan as one partition;
  * conv_dgrad with its fused relu_bwd mask; conv_im2col_gemm's 1x1 weight
- * gradient ("w1x1" cases, and the refusals it must name).
+ * gradient ("w1x1" cases, and the refusals it must name); its 1x1 forward
+ * conv and conv_dgrad ("fd1x1" cases, and their refusals).
  * One line per case, then
  * "N passed, N failed".
  *
@@ -1086,6 +1087,65 @@ static void conv_wgrad_1x1_cases(void)
     }
 }
 
+/* conv_im2col_gemm's 1x1 forward conv and conv_dgrad (C % 8 == 0) as one GEMM, forced, NHWC, f16 and bf16:
+ * odd maps (N*P*Q 60 .. 390, not multiples of any tile), C and K of 8, 24, 40, 64, 136 and 256 (ResNet's
+ * 64 <-> 256 among them), 1-D; the forward at strides 2 and 3 (x subsampled into A) and in forced chunks
+ * (M = 4 x 15 x 15 = 900 in chunks of 300 -> 384 rows: 2 full + 132); w read in place; and the refusals (a pad, a 3x3 window, C % 8, an NCHW y, a strided dgrad). */
+static void conv_fd_1x1_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    static const char wdirect[] = "w read in place";
+    struct { const char *name; win_cfg w; bool dgrad; int rows; const char *detail, *detail2; } cfgs[] = {
+        {"fd1x1-c8-k8-7x9", cfg(2, 3, 8, 8, 1, (int[]){7, 9}, (int[]){1, 1}, NULL, NULL, NULL, NULL, false), true,
+         0, "read in place", wdirect},
+        {"fd1x1-c24-k136-13x11", cfg(2, 1, 24, 136, 1, (int[]){13, 11}, (int[]){1, 1}, NULL, NULL, NULL, NULL,
+                                     false), true, 0, "in place", wdirect},
+        {"fd1x1-c136-k24-5x7", cfg(2, 2, 136, 24, 1, (int[]){5, 7}, (int[]){1, 1}, NULL, NULL, NULL, NULL, false),
+         true, 0, "in place", wdirect},
+        {"fd1x1-c64-k256-15x13", cfg(2, 2, 64, 256, 1, (int[]){15, 13}, (int[]){1, 1}, NULL, NULL, NULL, NULL,
+                                     false), true, 0, "in place", wdirect},
+        {"fd1x1-c256-k64-11x9", cfg(2, 3, 256, 64, 1, (int[]){11, 9}, (int[]){1, 1}, NULL, NULL, NULL, NULL, false),
+         true, 0, "in place", wdirect},
+        {"fd1x1-1d-c16-k40", cfg(1, 3, 16, 40, 1, (int[]){37}, (int[]){1}, NULL, NULL, NULL, NULL, false), true, 0,
+         "in place", wdirect},
+        {"fd1x1-c136-k24-s2-9x11", cfg(2, 2, 136, 24, 1, (int[]){9, 11}, (int[]){1, 1}, (int[]){2, 2}, NULL, NULL,
+                                       NULL, false), false, 0, "x subsampled at stride 2x2", wdirect},
+        {"fd1x1-c24-k40-s3-10x10", cfg(2, 2, 24, 40, 1, (int[]){10, 10}, (int[]){1, 1}, (int[]){3, 3}, NULL, NULL,
+                                       NULL, false), false, 0, "x subsampled at stride 3x3", wdirect},
+        {"fd1x1-1d-c16-k8-s2", cfg(1, 2, 16, 8, 1, (int[]){37}, (int[]){1}, (int[]){2}, NULL, NULL, NULL, false),
+         false, 0, "x subsampled at stride 1x2", wdirect},
+        {"fd1x1-chunks-c136-k24-s2", cfg(2, 4, 136, 24, 1, (int[]){30, 30}, (int[]){1, 1}, (int[]){2, 2}, NULL,
+                                         NULL, NULL, false), false, 300, "3 chunk(s) of 384 pixels", wdirect},
+    };
+    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
+        for (int ti = 0; ti < 2; ti++)
+            for (int dir = 0; dir <= (cfgs[ci].dgrad ? 1 : 0); dir++) {
+                if (opts.quick && ti != (ci + dir) % 2)
+                    continue;
+                conv_case_forced(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, dir, false, "conv_im2col_gemm", 1);
+                tcase *c = &cases[ncases - 1];
+                c->im2col_rows = cfgs[ci].rows;
+                c->want_detail = dir ? "1x1 dgrad: dx = dy . W" : cfgs[ci].detail;
+                c->want_detail2 = cfgs[ci].detail2;
+            }
+    struct { const char *name; win_cfg w; bool chlast; int dir; const char *why; } no[] = {
+        {"fd1x1-refused-pad1", cfg(2, 2, 16, 16, 1, (int[]){9, 9}, (int[]){1, 1}, NULL, NULL, (int[]){1, 1},
+                                   (int[]){1, 1}, false), true, 0, "without pad, got pad=[1, 1]"},
+        {"fd1x1-refused-3x3", cfg(2, 2, 16, 16, 1, (int[]){9, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                  (int[]){1, 1}, false), true, 1, "for a 1x1 window only"},
+        {"fd1x1-refused-c12", cfg(2, 2, 12, 16, 1, (int[]){9, 9}, (int[]){1, 1}, NULL, NULL, NULL, NULL, false),
+         true, 1, "C % 8 == 0 for a 1x1 conv_dgrad"},
+        {"fd1x1-refused-nchw", cfg(2, 2, 16, 16, 1, (int[]){9, 9}, (int[]){1, 1}, NULL, NULL, NULL, NULL, false),
+         false, 0, "packed channels-last"},
+        {"fd1x1-refused-dgrad-s2", cfg(2, 2, 16, 16, 1, (int[]){9, 9}, (int[]){1, 1}, (int[]){2, 2}, NULL, NULL,
+                                       NULL, false), true, 1, "conv_dgrad at stride 1 only"},
+    };
+    for (int i = 0; i < (int)(sizeof no / sizeof no[0]); i++) {
+        conv_case_forced(no[i].name, &no[i].w, "bf16", no[i].chlast, no[i].dir, false, "conv_im2col_gemm", 1);
+        cases[ncases - 1].refuse = no[i].why;
+    }
+}
+
 /* ---- benchmarks: torch_baseline.py's ResNet-50 layers (N, C, H, W, K, R, stride, pad) */
 static const int r50[][8] = {{32, 64, 56, 56, 64, 1, 1, 0},   {32, 64, 56, 56, 64, 3, 1, 1},
                              {32, 64, 56, 56, 256, 1, 1, 0},  {32, 256, 56, 56, 64, 1, 1, 0},
@@ -1144,6 +1204,40 @@ static void wgrad_1x1_bench_cases(void)
                 c->im2col_split = kinds[k].split;
             }
         }
+}
+
+/* ResNet-50's 1x1 forward convs and conv_dgrads at N = 256, bf16 NHWC, on r50_1x1's shapes (set "fd1x1" of
+ * bench/conv_peer.py times cuDNN's and torch.mm's): "conv1x1_{fwd,dgrad}_bf16_nhwc" as the planner places
+ * them, "_im2col" forced on conv_im2col_gemm (dgrad at stride 1 only), and the 56x56 stride-1 ones (the
+ * session-8 partitions on conv_igemm: C or K = 64) forced on conv_igemm ("_igemm") and conv_igemm_wgmma
+ * ("_wgmma"). */
+static void fd_1x1_bench_cases(void)
+{
+    static const struct { const char *suffix, *engine; } kinds[] = {
+        {"", NULL}, {"_im2col", "conv_im2col_gemm"}, {"_igemm", "conv_igemm"}, {"_wgmma", "conv_igemm_wgmma"}};
+    for (int k = 0; k < 4; k++)
+        for (int dir = 0; dir < 2; dir++)
+            for (size_t i = 0; i < sizeof r50_1x1 / sizeof r50_1x1[0]; i++) {
+                const int C = r50_1x1[i][0], H = r50_1x1[i][1], K = r50_1x1[i][2], st = r50_1x1[i][3], P = H / st;
+                if ((dir == 1 && st != 1) || (k >= 2 && (H != 56 || st != 1)))
+                    continue;
+                char id[192];
+                snprintf(id, sizeof id, "conv1x1_%s_bf16_nhwc%s n256c%dh%dk%ds%d", dir ? "dgrad" : "fwd",
+                         kinds[k].suffix, C, H, K, st);
+                tcase *c = dir == 0 ? add_case(id, 1, kinds[k].engine,
+                                               "dnn 1;\ngraph g(seed=1) {\n  input x: bf16[256, %d, %d, %d] @nhwc;\n"
+                                               "  weight w: bf16[%d, %d, 1, 1] @nhwc;\n  y = conv(x, w, stride=%d);\n"
+                                               "  output y: bf16 @nhwc;\n}\n",
+                                               C, H, H, K, C, st)
+                                    : add_case(id, 1, kinds[k].engine,
+                                               "dnn 1;\ngraph g(seed=2) {\n  input dy: bf16[256, %d, %d, %d] @nhwc;\n"
+                                               "  weight w: bf16[%d, %d, 1, 1] @nhwc;\n"
+                                               "  dx = conv_dgrad(dy, w, x_dims=[256, %d, %d, %d]);\n"
+                                               "  output dx: bf16 @nhwc;\n}\n",
+                                               K, P, P, K, C, C, H, H);
+                if (c && kinds[k].engine)
+                    c->force = dir ? "conv_dgrad" : "conv";
+            }
 }
 
 static void bench_cases(void)
@@ -1265,6 +1359,7 @@ static void bench_cases(void)
                  s[0], s[4], P, P, s[0], s[1], s[2], s[3], s[4], s[1], s[5], s[5], s[6], s[7]);
     }
     wgrad_1x1_bench_cases();
+    fd_1x1_bench_cases();
     add_case("conv_fwd_f32tf32_nhwc n32c64h56k64r3s1p1", 1, NULL,
              "dnn 1;\ngraph g(seed=4, tf32=true) {\n  input x: f32[32, 64, 56, 56] @nhwc;\n"
              "  weight w: f32[64, 64, 3, 3] @nhwc;\n  y = conv(x, w, pad=1);\n  output y: f32 @nhwc;\n}\n");
@@ -1498,6 +1593,7 @@ int main(int argc, char **argv)
         conv_dgrad_epi_cases();
         conv_im2col_cases();
         conv_wgrad_1x1_cases();
+        conv_fd_1x1_cases();
         conv_dw_cases();
         pool_cases();
     }

@@ -617,9 +617,12 @@ static void test_wgmma_rules(void)
     CHECK(gpu_select_engines(f.pl, &a100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
           strcmp(f.p->engine->name, "conv_igemm") == 0);
     teardown(&f);
-    /* a 1x1 conv of C = 64 (one 64-deep slice) stays on conv_igemm, measured faster there */
+    /* a 1x1 conv of C = 64 (one 64-deep slice): alone, conv_im2col_gemm's one GEMM (session 8: 0.20 ms
+     * against 0.48 at N = 256); with a fused relu, conv_igemm, measured faster there than this engine */
     check_choice(e, "  input x: f16[32, 64, 56, 56] @nhwc;\n  weight w: f16[256, 64, 1, 1] @nhwc;\n"
-                    "  y = conv(x, w);\n  output y: f16 @nhwc;\n", "conv_igemm");
+                    "  y = conv(x, w);\n  output y: f16 @nhwc;\n", "conv_im2col_gemm");
+    check_choice(e, "  input x: f16[32, 64, 56, 56] @nhwc;\n  weight w: f16[256, 64, 1, 1] @nhwc;\n"
+                    "  y = relu(conv(x, w));\n  output y: f16 @nhwc;\n", "conv_igemm");
     /* a small conv stays on conv_igemm though this engine could run it */
     check_choice(e, "  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[24, 16, 3, 3] @nhwc;\n"
                     "  y = conv(x, w, pad=1);\n  output y: f16 @nhwc;\n", "conv_igemm");
@@ -686,8 +689,10 @@ static void test_wgmma_dgrad(void)
     CHECK(gpu_select_engines(f.pl, &a100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
           strcmp(f.p->engine->name, "conv_igemm") == 0);
     teardown(&f);
+    /* the 1x1 dgrad of K = 64 alone: conv_im2col_gemm's one GEMM (session 8: 0.21 ms against 0.50 at N = 256) */
     check_choice(e, "  input dy: f16[32, 64, 56, 56] @nhwc;\n  weight w: f16[64, 256, 1, 1] @nhwc;\n"
-                    "  dx = conv_dgrad(dy, w, x_dims=[32, 256, 56, 56]);\n  output dx: f16 @nhwc;\n", "conv_igemm");
+                    "  dx = conv_dgrad(dy, w, x_dims=[32, 256, 56, 56]);\n  output dx: f16 @nhwc;\n",
+                 "conv_im2col_gemm");
     /* the projection: dx [32, 256, 56, 56] NHWC, phase (0,0) the GEMM, (0,1) (1,0) (1,1) at +W, +H, +H+W */
     if (!setup(&f, "  input dy: f16[32, 512, 28, 28] @nhwc;\n  weight w: f16[512, 256, 1, 1] @nhwc;\n"
                    "  dx = conv_dgrad(dy, w, x_dims=[32, 256, 56, 56], stride=2);\n  output dx: f16 @nhwc;\n", false))
@@ -888,8 +893,8 @@ static void test_im2col_rules(void)
                     "  y = conv(x, w, dilation=2);\n  output y: f16 @nwc;\n", why, sizeof why)); /* 1-D, x gathered */
     static const struct { const char *body, *want; } no[] = {
         {"  input x: f16[2, 8, 9, 9] @nhwc;\n  weight w: f16[16, 8, 3, 3] @nhwc;\n  y = conv(x, w);\n  output y: f16 @nhwc;\n",
-         "conv_im2col_gemm packs filter rows for C < 8 only, got C=8 (wider x runs unpadded on the implicit-GEMM "
-         "engines)"},
+         "conv_im2col_gemm runs a conv with C >= 8 for a 1x1 window only (x's pixels as they are; the filter-row "
+         "packing is for C < 8 and the forward conv and conv_wgrad), got C=8 and a 3x3 window"},
         {"  input x: f16[2, 3, 9, 9] @nhwc;\n  weight w: f16[16, 3, 3, 3] @nhwc;\n  y = conv(x, w);\n  output y: f16 @nchw;\n",
          "conv_im2col_gemm needs y 'y' packed channels-last (the GEMM's row-major [N*out, K]), not a view"},
         {"  input x: f16[2, 3, 9, 9] @nhwc;\n  weight w: f16[12, 3, 3, 3] @nhwc;\n  y = conv(x, w);\n  output y: f16 @nhwc;\n",
@@ -902,7 +907,8 @@ static void test_im2col_rules(void)
          "  output y: f16 @ndhwc;\n", "conv_im2col_gemm runs 1-D and 2-D convs, y is 3-D"},
         {"  input dy: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[16, 3, 3, 3] @nhwc;\n"
          "  dx = conv_dgrad(dy, w, x_dims=[2, 3, 9, 9], pad=1);\n  output dx: f16 @nhwc;\n",
-         "conv_im2col_gemm runs conv and conv_wgrad, not conv_dgrad"},
+         "conv_im2col_gemm runs a conv_dgrad with C >= 8 for a 1x1 window only (x's pixels as they are; the "
+         "filter-row packing is for C < 8 and the forward conv and conv_wgrad), got C=3 and a 3x3 window"},
     };
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
         CHECK(!im2col_ok(no[i].body, why, sizeof why));
@@ -965,8 +971,8 @@ static void test_im2col_wgrad_1x1(void)
     static const struct { const char *body, *want; } no[] = {
         {"  input dy: f16[2, 16, 9, 9] @nhwc;\n  input x: f16[2, 16, 9, 9] @nhwc;\n"
          "  dw = conv_wgrad(dy, x, w_dims=[16, 16, 3, 3], pad=1);\n  output dw: f16 @nhwc;\n",
-         "conv_im2col_gemm runs a conv_wgrad with C >= 8 for a 1x1 window only (x's pixels as they are), got C=16 and "
-         "a 3x3 window"},
+         "conv_im2col_gemm runs a conv_wgrad with C >= 8 for a 1x1 window only (x's pixels as they are; the "
+         "filter-row packing is for C < 8 and the forward conv and conv_wgrad), got C=16 and a 3x3 window"},
         {"  input dy: f16[2, 16, 11, 11] @nhwc;\n  input x: f16[2, 16, 9, 9] @nhwc;\n"
          "  dw = conv_wgrad(dy, x, w_dims=[16, 16, 1, 1], pad=1);\n  output dw: f16 @nhwc;\n",
          "conv_im2col_gemm runs a 1x1 conv_wgrad with C >= 8 without pad, got pad=[1, 1] (leading) and 11x11 outputs "
@@ -987,10 +993,6 @@ static void test_im2col_wgrad_1x1(void)
         {"  input dy: f16[2, 16, 9, 9] @nhwc;\n  input x: f16[2, 16, 9, 9] @nhwc;\n"
          "  dw = conv_wgrad(dy, x, w_dims=[16, 8, 1, 1], groups=2);\n  output dw: f16 @nhwc;\n",
          "conv_im2col_gemm needs groups 1, got groups=2"},
-        {"  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[16, 16, 1, 1] @nhwc;\n  y = conv(x, w);\n"
-         "  output y: f16 @nhwc;\n",
-         "conv_im2col_gemm packs filter rows for C < 8 only, got C=16 (wider x runs unpadded on the implicit-GEMM "
-         "engines)"},
     };
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
         CHECK(!im2col_ok(no[i].body, why, sizeof why));
@@ -1021,6 +1023,104 @@ static void test_im2col_wgrad_1x1(void)
     }
 }
 
+/* conv_im2col_gemm's 1x1 forward conv and conv_dgrad (C % 8 == 0): x in place at stride 1, w read in place
+ * (workspace: cuBLASLt's alone), the subsampling copy at stride 2, each refusal
+ * with its reason, and the planner's choice of it on an H100 for every ResNet-50 1x1 fwd and stride-1 dgrad
+ * at N = 256 (measured 0.8-1.0x cuDNN where the implicit-GEMM engines ran 1.3-2.9x) but a fused one. */
+typedef struct im2col_refusal {
+    const char *body, *want;
+} im2col_refusal;
+
+/* Each body refused by conv_im2col_gemm with exactly its reason. */
+static void check_im2col_refusals(const im2col_refusal *no, size_t n, const char *what)
+{
+    char why[512] = "";
+    for (size_t i = 0; i < n; i++) {
+        CHECK(!im2col_ok(no[i].body, why, sizeof why));
+        CHECK_STR(why, no[i].want, "%s", what);
+    }
+}
+
+static void test_im2col_fd_1x1(void)
+{
+    static const char *const rn = "conv_im2col_gemm";
+    char why[512] = "";
+    fixture f;
+    /* in place: cuBLASLt's workspace alone (a weight stored NCHW, KCRS, is the same packed [K, C]); stride 2:
+     * + A = 3 x 4 x 5 = 60 pixels x 16 channels (1920 bytes -> 2048) */
+    static const struct { const char *body; size_t ws; } yes[] = {
+        {"  input x: bf16[3, 24, 7, 9] @nhwc;\n  weight w: bf16[40, 24, 1, 1] @nhwc;\n  y = conv(x, w);\n"
+         "  output y: bf16 @nhwc;\n", 0},
+        {"  input dy: f16[3, 40, 7, 9] @nhwc;\n  weight w: f16[40, 24, 1, 1] @nchw;\n"
+         "  dx = conv_dgrad(dy, w, x_dims=[3, 24, 7, 9]);\n  output dx: f16 @nhwc;\n", 0},
+        {"  input x: f16[3, 16, 7, 9] @nhwc;\n  weight w: f16[24, 16, 1, 1] @nhwc;\n  y = conv(x, w, stride=2);\n"
+         "  output y: f16 @nhwc;\n", 2048},
+    };
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        if (!setup(&f, yes[i].body, false))
+            continue;
+        CHECK(gpu_engine_find(rn)->supports(f.pl, f.p, &h100, why, sizeof why), "%s", why);
+        CHECK(gpu_engine_find(rn)->workspace(f.pl, f.p, &h100) == (size_t)(32 << 20) + yes[i].ws);
+        teardown(&f);
+    }
+    static const im2col_refusal no[] = {
+        {"  input dy: f16[2, 16, 5, 5] @nhwc;\n  weight w: f16[16, 16, 1, 1] @nhwc;\n"
+         "  dx = conv_dgrad(dy, w, x_dims=[2, 16, 9, 9], stride=2);\n  output dx: f16 @nhwc;\n",
+         "conv_im2col_gemm runs a 1x1 conv_dgrad at stride 1 only (dx = dy . W, one GEMM row per pixel; a strided dx "
+         "has zero pixels between), got stride [2, 2]"},
+        {"  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[16, 16, 1, 1] @nhwc;\n  y = conv(x, w, pad=1);\n"
+         "  output y: f16 @nhwc;\n",
+         "conv_im2col_gemm runs a 1x1 conv with C >= 8 without pad, got pad=[1, 1] (leading) and 11x11 outputs of a "
+         "9x9 x at stride [1, 1]"},
+        {"  input dy: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[16, 12, 1, 1] @nhwc;\n"
+         "  dx = conv_dgrad(dy, w, x_dims=[2, 12, 9, 9]);\n  output dx: f16 @nhwc;\n",
+         "conv_im2col_gemm needs C % 8 == 0 for a 1x1 conv_dgrad with C >= 8 (16-byte GEMM rows of dx 'dx'), got C=12"},
+        {"  input x: f16[2, 16, 9, 9];\n  weight w: f16[16, 16, 1, 1] @nhwc;\n  y = conv(x, w);\n"
+         "  output y: f16 @nhwc;\n",
+         "conv_im2col_gemm needs x 'x' channels-last for a 1x1 conv with C >= 8 (channel stride 1, pixel strides "
+         "multiples of 8, not a view), got strides n=1296 c=81 h=9 w=1"},
+    };
+    check_im2col_refusals(no, sizeof no / sizeof no[0], "1x1 fwd/dgrad refusal");
+    setenv("XDNN_IM2COL_NO_1X1_FD", "1", 1);
+    CHECK(!im2col_ok("  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[16, 16, 1, 1] @nhwc;\n  y = conv(x, w);\n"
+                     "  output y: f16 @nhwc;\n", why, sizeof why));
+    CHECK_STR(why, "conv_im2col_gemm: the 1x1 conv is turned off (XDNN_IM2COL_NO_1X1_FD=1)", "A/B switch");
+    unsetenv("XDNN_IM2COL_NO_1X1_FD");
+    static const int layers[][4] = {{64, 56, 64, 1},    {64, 56, 256, 1},   {256, 56, 64, 1},   {256, 56, 128, 1},
+                                    {128, 28, 512, 1},  {256, 56, 512, 2},  {512, 28, 128, 1},  {512, 28, 256, 1},
+                                    {256, 14, 1024, 1}, {512, 28, 1024, 2}, {1024, 14, 256, 1}, {1024, 14, 512, 1},
+                                    {512, 7, 2048, 1},  {1024, 14, 2048, 2}, {2048, 7, 512, 1}};
+    for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++)
+        for (int dir = 0; dir < 2; dir++) {
+            const int C = layers[i][0], H = layers[i][1], K = layers[i][2], st = layers[i][3];
+            if (dir == 1 && st != 1)
+                continue;
+            char body[512];
+            if (dir == 0)
+                snprintf(body, sizeof body,
+                         "  input x: bf16[256, %d, %d, %d] @nhwc;\n  weight w: bf16[%d, %d, 1, 1] @nhwc;\n"
+                         "  y = conv(x, w, stride=%d);\n  output y: bf16 @nhwc;\n", C, H, H, K, C, st);
+            else
+                snprintf(body, sizeof body,
+                         "  input dy: bf16[256, %d, %d, %d] @nhwc;\n  weight w: bf16[%d, %d, 1, 1] @nhwc;\n"
+                         "  dx = conv_dgrad(dy, w, x_dims=[256, %d, %d, %d]);\n  output dx: bf16 @nhwc;\n",
+                         K, H, H, K, C, C, H, H);
+            if (!setup(&f, body, false))
+                continue;
+            CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK);
+            CHECK(strcmp(f.p->engine->name, rn) == 0, "ResNet-50 1x1 %s C=%d H=%d K=%d stride %d on %s",
+                  dir ? "dgrad" : "fwd", C, H, K, st, f.p->engine->name);
+            teardown(&f);
+        }
+    /* a fused epilogue stays on the implicit-GEMM engines */
+    if (setup(&f, "  input x: bf16[256, 64, 56, 56] @nhwc;\n  weight w: bf16[256, 64, 1, 1] @nhwc;\n"
+                  "  y = relu(conv(x, w));\n  output y: bf16 @nhwc;\n", false)) {
+        CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK);
+        CHECK(strcmp(f.p->engine->name, rn) != 0);
+        teardown(&f);
+    }
+}
+
 int main(void)
 {
     test_geometry_nchw_asym_dil_groups();
@@ -1041,6 +1141,7 @@ int main(void)
     test_dw_wgrad();
     test_im2col_rules();
     test_im2col_wgrad_1x1();
+    test_im2col_fd_1x1();
     test_pool_geometry();
     gpu_release_caches();
     return test_summary("test_gpu_conv");
