@@ -1,6 +1,7 @@
 /* difftest_norm.c — the differential tester for the gpunorm engines:
  * norm_welford (batch/layer/rms/group/instance norm fwd+bwd, softmax_bwd),
- * copy_strided (reshape/permute/broadcast/slice/concat/split/pad) and
+ * copy_strided (reshape/permute/broadcast/slice/concat/split/pad),
+ * conv + batchnorm pairs with genstats (the conv's store writes the statistics) and
  * rng_philox (dropout, rng), and for plans built with const_weights
  * (const/).  Each case is a tiny .dnn graph run by the CPU reference and the GPU on the same Philox inputs; every output is compared
  * with METHOD.md's per-dtype tolerances.  One line per case, then
@@ -701,6 +702,40 @@ static void network_fusion_cases(void)
     }
 }
 
+/* ---- genstats (src/gpu/genstats.h): a conv on conv_igemm_wgmma (sm_90) whose store writes the statistics
+ * partials of the training batchnorm that reads its result, [+ residual] + relu, the batchnorm's outputs
+ * and running statistics compared.  K odd multiples of 8 (24, 136) and 64, M = N*H*W with tails past the
+ * 128-row tiles (18, 27, 41 rows) and none, small and large (1272 tiles: the block-per-channel finalize);
+ * zero-mean inputs, so a bf16 rounding flip of c moves y by a fraction of its own size. */
+static void genstats_cases(void)
+{
+    static const int shapes[][5] = {/* N, HW, C, K, R */ {2, 29, 64, 136, 3}, {3, 61, 64, 24, 3}, {8, 56, 64, 64, 3},
+                                    {41, 63, 128, 24, 1}};
+    int nsh = opts.quick ? 2 : 4;
+    for (int si = 0; si < nsh; si++) {
+        const int *d = shapes[si], M = d[0] * d[1] * d[1];
+        const double ts = sqrt((double)M) / 32;
+        for (int ti = 1; ti < 3; ti++)
+            for (int res = 0; res < 2; res++) {
+                const char *t = dts[ti];
+                char name[192];
+                snprintf(name, sizeof name, "genstats/conv+batchnorm%s+relu/%s/n%d-hw%d-c%d-k%d-r%d",
+                         res ? "+residual" : "", t, d[0], d[1], d[2], d[3], d[4]);
+                add_case(name, 2 * (ts > 1 ? ts : 1),
+                         "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n  input x: %s[%d, %d, %d, %d] @nhwc;\n"
+                         "  weight w: %s[%d, %d, %d, %d] @nhwc;\n  input r: %s[%d, %d, %d, %d] @nhwc;\n"
+                         "  weight s: f32[%d] = uniform(0.5, 1.5);\n  weight b: f32[%d] = uniform(-0.5, 0.5);\n"
+                         "  weight rm: f32[%d];\n  weight rv: f32[%d] = uniform(0.5, 2.0);\n"
+                         "  c: @nhwc = conv(x, w, pad=%d);\n  z: @nhwc, m: f32, iv: f32, rmn: f32, rvn: f32 = "
+                         "batchnorm(c, s, b, running_mean=rm, running_var=rv, momentum=0.25);\n"
+                         "  y: @nhwc = relu(%s);\n  output y: %s @nhwc, m, iv, rmn, rvn%s;\n}\n",
+                         600 + 4 * si + 2 * ti + res, t, t, d[0], d[2], d[1], d[1], t, d[3], d[2], d[4], d[4], t,
+                         d[0], d[3], d[1], d[1], d[3], d[3], d[3], d[3], d[4] / 2, res ? "z + r" : "z", t,
+                         res ? "" : ", c");
+            }
+    }
+}
+
 /* ---- the vectorized paths: pointwise 16-byte chunks (codegen.c v2) with
  * broadcast operands and mixed dtypes, NHWC pooling 16-byte chunks (pool.cu
  * v2); odd sizes beside them take the scalar paths. */
@@ -968,6 +1003,7 @@ int main(int argc, char **argv)
         residual_cases();
         warp_row_cases();
         network_fusion_cases();
+        genstats_cases();
         const_cases();
         rng_cases();
     }
