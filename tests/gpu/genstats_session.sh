@@ -43,14 +43,14 @@ import json, re, sys
 g = json.load(open(sys.argv[1]))["gpu"]
 ps = g["partitions"]
 print("step %.3f ms (plan %.0f ms), %d partitions" % (g["total_ms"], g["plan_ms"], len(ps)))
-def agg(sel):
-    s = [p for p in ps if sel(p)]
-    t = sum(p["ms_median"] for p in s)
-    by = sum(p["bytes"] for p in s)
-    return "%d partitions %.3f ms %.0f GB/s" % (len(s), t, by / t / 1e6 if t else 0)
-print("forward batchnorms:", agg(lambda p: re.search(r"^(stem_z|s\db\d+_y/z)", p["name"])))
-print("forward convs on wgmma:", agg(lambda p: re.search(r"^(stem_c|s\db\d+_c[123p])$", p["name"]) and p["engine"] == "conv_igemm_wgmma"))
-print("forward convs, others:", agg(lambda p: re.search(r"^(stem_c|s\db\d+_c[123p])$", p["name"]) and p["engine"] != "conv_igemm_wgmma"))
+fwd_bn, fwd_conv = r"^(stem_z|s\db\d+_y/z)", r"^(stem_c|s\db\d+_c[123p])$"
+groups = {"forward batchnorms": lambda p: re.search(fwd_bn, p["name"]),
+          "forward convs on wgmma": lambda p: re.search(fwd_conv, p["name"]) and p["engine"] == "conv_igemm_wgmma",
+          "forward convs, others": lambda p: re.search(fwd_conv, p["name"]) and p["engine"] != "conv_igemm_wgmma"}
+for label, sel in groups.items():
+    ms = [(p["ms_median"], p["bytes"]) for p in ps if sel(p)]
+    t = sum(m for m, _ in ms)
+    print("%s: %d partitions %.3f ms %.0f GB/s" % (label, len(ms), t, sum(b for _, b in ms) / t / 1e6 if t else 0))
 PY
 done
 step "regression: batchnorm-cl/ (finalize)"
