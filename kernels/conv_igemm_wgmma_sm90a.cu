@@ -28,9 +28,9 @@
 // stride-2 projection's three) is zero-filled by the store of the phase beside it (nz offsets from each row).
 // genstats (stats set, unsplit; src/gpu/genstats.h): the store also writes, per 128-row M tile t and filter
 // k, the (count, mean, M2) of the tile's y[., k] as stored (rounded to y's dtype) to stats[(t * K + k) * 4]:
-// each thread's two rows per column give (mean, M2) exactly, three xor-shuffle Chan merges (lanes 4, 8, 16
-// apart hold the same columns) give each warp's 16 rows, and after a consumer barrier one thread per column
-// merges the 8 warps in order: deterministic, and no sum / sum of squares in f32.
+// each thread's two rows per column give (mean, M2) exactly, a three-round xor-shuffle reduce-scatter of Chan
+// merges (lanes 4, 8, 16 apart hold the same columns) gives each warp's 16 rows, and after a consumer barrier
+// one thread per column merges the 8 warps in order: deterministic, and no sum / sum of squares in f32.
 // Offsets are 32-bit: the engine refuses tensors spanning 2^31 elements or more.
 #include "conv_epi.cuh"
 #include "wgmma_sm90a.cuh"
@@ -57,8 +57,9 @@ template <int BN> struct kcw_cfg {
     static constexpr int A_BYTES = kcwBM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
     static constexpr int ST = kcwStageBudget / STAGE;       // 8, 6, 4
     static constexpr int LAG = ST - 2;                    // slices of copies in flight per producer thread
-    static constexpr int SSM = ST * STAGE + 2 * ST * 8;          // genstats: per warp and column (mean, M2)
-    static constexpr int SMEM = SSM + 8 * BN * 2 * 4 + 1024;     // + alignment slack
+    static constexpr int SSM = ST * STAGE + 2 * ST * 8;          // genstats: per warp and column (mean, M2),
+    static constexpr int SSM_TILE = 8 * BN * 2;                 // floats, two tiles' (kcw_epilogue)
+    static constexpr int SMEM = SSM + 2 * SSM_TILE * 4 + 1024;   // + alignment slack
 };
 
 #if XW_DEVICE
@@ -158,29 +159,48 @@ __device__ __forceinline__ kcw_chan kcw_chan_of(const bool (&rv)[2])
     return w;
 }
 
+// One Chan merge of (mean, M2) with a partner group's (om, o2), weights of round r.
+__device__ __forceinline__ void kcw_chan_merge(float &mean, float &m2, float om, float o2, const kcw_chan &w, int r)
+{
+    const float d = om - mean;
+    mean += d * w.f1[r];
+    m2 += o2 + d * d * w.f2[r];
+}
+
 // genstats: the warp's (mean, M2) over its 16 rows of the thread's 8 columns (v as stored) to
 // ssm[(w8 * BN + column) * 2]; the columns of v[.][e]: col0 + (e / 2) * 8 + (lane % 4) * 2 + e % 2.
-// Row mrow + 8 is in M only if mrow is.
+// Row mrow + 8 is in M only if mrow is.  A reduce-scatter over the 8 lanes of a column quad: each round
+// a lane keeps half its columns (those whose bit matches its lane bit), sends the partner the other half
+// and merges what it receives: 8 + 4 + 2 shuffles for the 8 columns (an all-reduce took 48, +44% on the
+// wgmma convs of ResNet-50, session 8 call 1); lane l ends with column e = (l>>2 & 1) 4 + (l>>3 & 1) 2 +
+// (l>>4 & 1).
 template <int BN>
 __device__ __forceinline__ void kcw_stats_cols(int dt, const float (&v)[2][8], const bool (&rv)[2],
                                                const kcw_chan &w, float *ssm, int w8, int lane, int col0)
 {
+    float m[8], q[8];
 #pragma unroll
     for (int e = 0; e < 8; e++) {
         const float a = kcw_round(dt, v[0][e]), b = kcw_round(dt, v[1][e]), d0 = a - b;
-        float mean = rv[1] ? 0.5f * (a + b) : rv[0] ? a : 0.f, m2 = rv[1] ? 0.5f * d0 * d0 : 0.f;
+        m[e] = rv[1] ? 0.5f * (a + b) : rv[0] ? a : 0.f;
+        q[e] = rv[1] ? 0.5f * d0 * d0 : 0.f;
+    }
 #pragma unroll
-        for (int r = 0; r < 3; r++) {
-            const float om = __shfl_xor_sync(0xffffffffu, mean, 4 << r), o2 = __shfl_xor_sync(0xffffffffu, m2, 4 << r);
-            const float d = om - mean;
-            mean += d * w.f1[r];
-            m2 += o2 + d * d * w.f2[r];
-        }
-        if (lane < 4) {
-            const int col = col0 + (e / 2) * 8 + lane * 2 + e % 2;
-            *reinterpret_cast<float2 *>(ssm + (w8 * BN + col) * 2) = make_float2(mean, m2);
+    for (int r = 0, half = 4; r < 3; r++, half /= 2) {
+        const bool hi = (lane >> (2 + r)) & 1;
+#pragma unroll
+        for (int i = 0; i < half; i++) {
+            const float km = hi ? m[half + i] : m[i], kq = hi ? q[half + i] : q[i];
+            const float sm = hi ? m[i] : m[half + i], sq = hi ? q[i] : q[half + i];
+            m[i] = km;
+            q[i] = kq;
+            kcw_chan_merge(m[i], q[i], __shfl_xor_sync(0xffffffffu, sm, 4 << r),
+                           __shfl_xor_sync(0xffffffffu, sq, 4 << r), w, r);
         }
     }
+    const int e = ((lane >> 2) & 1) * 4 + ((lane >> 3) & 1) * 2 + ((lane >> 4) & 1);
+    const int col = col0 + (e / 2) * 8 + (lane & 3) * 2 + e % 2;
+    *reinterpret_cast<float2 *>(ssm + (w8 * BN + col) * 2) = make_float2(m[0], q[0]);
 }
 
 // genstats: after every consumer warp wrote ssm, consumer thread t < BN merges the 8 warps' (mean, M2) of
@@ -259,11 +279,11 @@ __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw
 #pragma unroll
     for (int h = 0; h < 2; h++)
         yrow[h] = (int64_t)rc[h][0] * g.yN + (int64_t)rc[h][2] * g.yP + (int64_t)rc[h][3] * g.yQ;
+    // genstats: ssm alternates between two buffers by tile, so one barrier a tile suffices (a thread writes
+    // this buffer again two tiles on, past the barrier of the tile between, which every reader of it reached)
     kcw_chan cwt;
-    if (stats) {
+    if (stats)
         cwt = kcw_chan_of(rv);
-        kcw_consumer_bar(); // the last tile's kcw_stats_tile has read ssm
-    }
 #pragma unroll
     for (int b = 0; b < NB; b++)
 #pragma unroll
@@ -513,7 +533,8 @@ __global__ void __launch_bounds__(kcwThreads, 1)
         for (int b = 0; b < NB; b++)
             keep(acc[b]);
         mb_arrive(KCW_EMPTY((gs - 1) % ST)); // the tile's last slice (the producer is already past it)
-        kcw_epilogue<BN>(g, acc, y, epi, part, it.bm, it.bn, it.z, cw, warp, lane, mask, mk, stats, ssm);
+        kcw_epilogue<BN>(g, acc, y, epi, part, it.bm, it.bn, it.z, cw, warp, lane, mask, mk, stats,
+                         ssm + ((wi / gridDim.x) & 1) * C::SSM_TILE); // this CTA's tiles alternate buffers
     }
 #undef KCW_FULL
 #undef KCW_EMPTY

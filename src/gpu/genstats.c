@@ -14,10 +14,19 @@
 
 extern const gpu_engine gpu_engine_conv_igemm_wgmma, gpu_engine_norm_welford;
 
-static bool env_off(void)
+/* Off until it measures faster on the ResNet-50 step (bench/RESULTS-norm.md, session 8): XDNN_GENSTATS=1
+ * turns it on, XDNN_NO_GENSTATS=1 off (that one wins). */
+enum { GENSTATS_DEFAULT = 0 };
+
+static bool env_set(const char *name)
 {
-    const char *v = getenv("XDNN_NO_GENSTATS");
+    const char *v = getenv(name);
     return v && *v && strcmp(v, "0") != 0;
+}
+
+bool gpu_genstats_enabled(void)
+{
+    return !env_set("XDNN_NO_GENSTATS") && (GENSTATS_DEFAULT || env_set("XDNN_GENSTATS"));
 }
 
 void gpu_genstats_unpair(gplan *pl, gpart *p)
@@ -33,7 +42,7 @@ int gpu_genstats_pair(gplan *pl, const gpu_device *dev, FILE *log)
     for (int i = 0; i < pl->nparts; i++)
         pl->parts[i].genstats = GS_NONE;
     /* a dynamic plan keeps its engines across resizes: the M tiles would change under it */
-    if (env_off() || pl->g->sizes_as_args)
+    if (!gpu_genstats_enabled() || pl->g->sizes_as_args)
         return 0;
     for (int i = 0; i < pl->nparts; i++) {
         gpart *bn = &pl->parts[i];

@@ -721,7 +721,10 @@ static void genstats_cases(void)
                 char name[192];
                 snprintf(name, sizeof name, "genstats/conv+batchnorm%s+relu/%s/n%d-hw%d-c%d-k%d-r%d",
                          res ? "+residual" : "", t, d[0], d[1], d[2], d[3], d[4]);
-                add_case(name, 2 * (ts > 1 ? ts : 1),
+                /* + 8: the GPU's c (f32 sums) and the reference's (double) round apart where a sum sits
+                 * at a rounding boundary (1 of 136 channels at M = 1682, session 8 call 1: c off by 0.125,
+                 * 1 ulp); the mean of that channel moves by 0.125 / M = 7.4e-5, 3x the f32 atol x 2.56 */
+                add_case(name, 2 * (ts > 1 ? ts : 1) + 8,
                          "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n  input x: %s[%d, %d, %d, %d] @nhwc;\n"
                          "  weight w: %s[%d, %d, %d, %d] @nhwc;\n  input r: %s[%d, %d, %d, %d] @nhwc;\n"
                          "  weight s: f32[%d] = uniform(0.5, 1.5);\n  weight b: f32[%d] = uniform(-0.5, 0.5);\n"
@@ -943,8 +946,14 @@ static void run_case(int i, dh_outcome *out)
     xgraph *g = r.g;
     if (s != XDNN_OK)
         goto done;
+    /* the genstats/ cases test the pairing whatever its default (src/gpu/genstats.c) */
+    const bool gs_on = strncmp(c->id, "genstats/", 9) == 0 && !getenv("XDNN_GENSTATS");
+    if (gs_on)
+        setenv("XDNN_GENSTATS", "1", 1);
     if (opts.dry) {
         s = dh_dry_select(g, out->engines, sizeof out->engines, r.d);
+        if (gs_on)
+            unsetenv("XDNN_GENSTATS");
         out->ok = s == XDNN_OK;
         snprintf(out->msg, sizeof out->msg, "(dry: planned, not run)");
         goto done;
@@ -953,6 +962,8 @@ static void run_case(int i, dh_outcome *out)
                       .verbose = getenv("DIFFTEST_VERBOSE") ? 1 : 0,
                       .const_weights = strncmp(c->id, "const/", 6) == 0};
     s = dh_gpu_run(&r, &o, out);
+    if (gs_on)
+        unsetenv("XDNN_GENSTATS");
     if (s != XDNN_OK)
         goto done;
     if (bench) {

@@ -4,10 +4,11 @@
 # only), sized for a call of <= 240 s.  DEV: tests/gpu/pack_dev.sh's folder plus dt/ (difftest_norm.o,
 # diffharness.o) and dtc/ (difftest_conv.o, diffharness.o) compiled where the library was built.
 #  1. difftest_norm "genstats/": conv -> batchnorm (training, running statistics) [+ residual] + relu
-#     against the CPU reference (K 24/136/64, M tails, 1272 M tiles), verbose: the pairs it planned;
+#     against the CPU reference (K 24/136/64, M tails, 1272 M tiles; the cases turn genstats on
+#     themselves), verbose: the pairs it planned;
 #  2. compute-sanitizer memcheck on the --quick genstats cases (the small shapes);
-#  3. the ResNet-50 N=256 training step with genstats ("on") and XDNN_NO_GENSTATS=1 ("off"), the
-#     forward batchnorm and forward conv partitions summed;
+#  3. the ResNet-50 N=256 training step with XDNN_GENSTATS=1 ("on") and XDNN_NO_GENSTATS=1 ("off"),
+#     twice each, interleaved, the forward batchnorm and forward conv partitions summed;
 #  4. as time allows: the channels-last batchnorm cases (its finalize changed) and the conv
 #     forward + epilogue cases (its store changed) as regressions.
 # GS_S, SAN_S, RUN_S, REG_S: time limits; logs under OUT, a summary on stdout.
@@ -31,8 +32,8 @@ step "memcheck --quick genstats/"
 timeout "${SAN_S:-30}" compute-sanitizer --tool memcheck --print-limit 10 "$dev/difftest_norm" --quick genstats/ \
     > "$out/memcheck.log" 2>&1
 echo "rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -8
-for ab in on off; do
-    env=(); [ "$ab" = off ] && env=(XDNN_NO_GENSTATS=1)
+for ab in on off on2 off2; do # twice each, interleaved: the drift between runs shows
+    env=(XDNN_GENSTATS=1); [ "${ab#off}" != "$ab" ] && env=(XDNN_NO_GENSTATS=1)
     step "resnet256 step, genstats $ab"
     env "${env[@]}" timeout "${RUN_S:-50}" "$dev/xdnn" run --device gpu --format json --iters 5 \
         graphs/resnet50_train_step.dnn --set N=256 --set HW=224 --set WID=64 --set NCLS=1000 \

@@ -2,7 +2,7 @@
  * GPU: which conv + training batchnorm pairs it marks on a described H100,
  * the workspaces it gives them (the batchnorm's live from the conv on), and
  * what keeps a pair apart (another device, dtype, inference batchnorm,
- * XDNN_NO_GENSTATS).  Built with CUDA=1 only (else it just says so). */
+ * XDNN_NO_GENSTATS over XDNN_GENSTATS).  Built with CUDA=1 only (else it just says so). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +114,7 @@ static void test_pair_refused(void)
 
 int main(void)
 {
+    setenv("XDNN_GENSTATS", "1", 1); /* on whatever the default */
     test_pair_marked();
     test_pair_refused();
     gpu_release_caches();
