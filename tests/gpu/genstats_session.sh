@@ -54,6 +54,14 @@ for label, sel in groups.items():
     print("%s: %d partitions %.3f ms %.0f GB/s" % (label, len(ms), t, sum(b for _, b in ms) / t / 1e6 if t else 0))
 PY
 done
+step "per partition, on2 - off2: the largest changes"
+python3 - "$out/run_on2.json" "$out/run_off2.json" <<'PY' 2>&1 | tail -12
+import json, sys
+on, off = ({p["name"]: p for p in json.load(open(f))["gpu"]["partitions"]} for f in sys.argv[1:3])
+d = sorted(((on[n]["ms_median"] - off[n]["ms_median"], n) for n in on if n in off), key=lambda t: -abs(t[0]))
+for delta, n in d[:10]:
+    print("%+.3f ms  %-28s %s  off %.3f" % (delta, n, on[n]["engine"], off[n]["ms_median"]))
+PY
 step "regression: batchnorm-cl/ (finalize)"
 timeout "${REG_S:-20}" "$dev/difftest_norm" batchnorm-cl/ > "$out/cl.log" 2>&1
 echo "rc=$?"; summary "$out/cl.log"
