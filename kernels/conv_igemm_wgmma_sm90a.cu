@@ -60,6 +60,7 @@ template <int BN> struct kcw_cfg {
     static constexpr int SSM = ST * STAGE + 2 * ST * 8;          // genstats: per warp and column (mean, M2),
     static constexpr int SSM_TILE = 8 * BN * 2;                 // floats, two tiles' (kcw_epilogue)
     static constexpr int SMEM = SSM + 2 * SSM_TILE * 4 + 1024;   // + alignment slack
+    static constexpr int SMEM_PLAIN = SSM + 1024;               // without genstats: the L1 keeps the rest
 };
 
 #if XW_DEVICE
@@ -568,7 +569,8 @@ int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kc
             sms = 132;
     }
     const int tiles_m = (g.M + kcwBM - 1) / kcwBM, tiles_n = (g.K + BN - 1) / BN, nwork = tiles_m * tiles_n * splits;
-    kcw_fwd_kernel<T, BN><<<(unsigned)min(nwork, sms), kcwThreads, cf::SMEM, s>>>(
+    const int smem = stats && splits <= 1 ? cf::SMEM : cf::SMEM_PLAIN; // the statistics' buffers only when used
+    kcw_fwd_kernel<T, BN><<<(unsigned)min(nwork, sms), kcwThreads, smem, s>>>(
         gs, static_cast<const T *>(x), static_cast<const T *>(w), y, epi, splits > 1 ? part : nullptr,
         splits > 1 ? nullptr : stats, tiles_m, tiles_n, nwork);
     return (int)cudaGetLastError();
