@@ -26,6 +26,11 @@
 // conv_dgrad (conv_dgrad.h) runs here one stride phase at a time, as the forward conv of dy with the phase's
 // flipped, C/K-swapped weights, y the phase's sub-lattice of dx; an empty phase on the same lattice (the 1x1
 // stride-2 projection's three) is zero-filled by the store of the phase beside it (nz offsets from each row).
+// genstats (stats set, unsplit; src/gpu/genstats.h): the store also writes, per 128-row M tile t and filter
+// k, the (count, mean, M2) of the tile's y[., k] as stored (rounded to y's dtype) to stats[(t * K + k) * 4]:
+// each thread's two rows per column give (mean, M2) exactly, a three-round xor-shuffle reduce-scatter of Chan
+// merges (lanes 4, 8, 16 apart hold the same columns) gives each warp's 16 rows, and after a consumer barrier
+// one thread per column merges the 8 warps in order: deterministic, and no sum / sum of squares in f32.
 // Offsets are 32-bit: the engine refuses tensors spanning 2^31 elements or more.
 #include "conv_epi.cuh"
 #include "wgmma_sm90a.cuh"
@@ -52,7 +57,10 @@ template <int BN> struct kcw_cfg {
     static constexpr int A_BYTES = kcwBM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
     static constexpr int ST = kcwStageBudget / STAGE;       // 8, 6, 4
     static constexpr int LAG = ST - 2;                    // slices of copies in flight per producer thread
-    static constexpr int SMEM = ST * STAGE + 1024 + 2 * ST * 8; // + alignment slack + the barriers
+    static constexpr int SSM = ST * STAGE + 2 * ST * 8;          // genstats: per warp and column (mean, M2),
+    static constexpr int SSM_TILE = 8 * BN * 2;                 // floats, two tiles' (kcw_epilogue)
+    static constexpr int SMEM = SSM + 2 * SSM_TILE * 4 + 1024;   // + alignment slack
+    static constexpr int SMEM_PLAIN = SSM + 1024;               // without genstats: the L1 keeps the rest
 };
 
 #if XW_DEVICE
@@ -126,13 +134,112 @@ __device__ __forceinline__ float2 unpack_pair(int dt, uint32_t u)
     return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&u));
 }
 
+// a value as y stores it
+__device__ __forceinline__ float kcw_round(int dt, float a)
+{
+    return dt == KDT_F16 ? __half2float(__float2half_rn(a)) : dt == KDT_BF16 ? __bfloat162float(__float2bfloat16_rn(a)) : a;
+}
+
+// genstats: the Chan weights of the three xor-shuffle merges (lanes 4, 8, 16 apart), from the rows each lane
+// holds (the same for every column): the merge of (mean, M2) of na rows with a partner's of nb rows is
+// mean += d nb / n, M2 += M2' + d^2 na nb / n (d = mean' - mean, n = na + nb).
+struct kcw_chan {
+    float f1[3], f2[3];
+};
+__device__ __forceinline__ kcw_chan kcw_chan_of(const bool (&rv)[2])
+{
+    kcw_chan w;
+    float n = (float)rv[0] + (float)rv[1];
+#pragma unroll
+    for (int r = 0; r < 3; r++) {
+        const float nb = __shfl_xor_sync(0xffffffffu, n, 4 << r), t = n + nb;
+        w.f1[r] = t > 0.f ? nb / t : 0.f;
+        w.f2[r] = t > 0.f ? n * nb / t : 0.f;
+        n = t;
+    }
+    return w;
+}
+
+// One Chan merge of (mean, M2) with a partner group's (om, o2), weights of round r.
+__device__ __forceinline__ void kcw_chan_merge(float &mean, float &m2, float om, float o2, const kcw_chan &w, int r)
+{
+    const float d = om - mean;
+    mean += d * w.f1[r];
+    m2 += o2 + d * d * w.f2[r];
+}
+
+// genstats: the warp's (mean, M2) over its 16 rows of the thread's 8 columns (v as stored) to
+// ssm[(w8 * BN + column) * 2]; the columns of v[.][e]: col0 + (e / 2) * 8 + (lane % 4) * 2 + e % 2.
+// Row mrow + 8 is in M only if mrow is.  A reduce-scatter over the 8 lanes of a column quad: each round
+// a lane keeps half its columns (those whose bit matches its lane bit), sends the partner the other half
+// and merges what it receives: 8 + 4 + 2 shuffles for the 8 columns (an all-reduce took 48, +44% on the
+// wgmma convs of ResNet-50, session 8 call 1); lane l ends with column e = (l>>2 & 1) 4 + (l>>3 & 1) 2 +
+// (l>>4 & 1).
+template <int BN>
+__device__ __forceinline__ void kcw_stats_cols(int dt, const float (&v)[2][8], const bool (&rv)[2],
+                                               const kcw_chan &w, float *ssm, int w8, int lane, int col0)
+{
+    float m[8], q[8];
+#pragma unroll
+    for (int e = 0; e < 8; e++) {
+        const float a = kcw_round(dt, v[0][e]), b = kcw_round(dt, v[1][e]), d0 = a - b;
+        m[e] = rv[1] ? 0.5f * (a + b) : rv[0] ? a : 0.f;
+        q[e] = rv[1] ? 0.5f * d0 * d0 : 0.f;
+    }
+#pragma unroll
+    for (int r = 0, half = 4; r < 3; r++, half /= 2) {
+        const bool hi = (lane >> (2 + r)) & 1;
+#pragma unroll
+        for (int i = 0; i < half; i++) {
+            const float km = hi ? m[half + i] : m[i], kq = hi ? q[half + i] : q[i];
+            const float sm = hi ? m[i] : m[half + i], sq = hi ? q[i] : q[half + i];
+            m[i] = km;
+            q[i] = kq;
+            kcw_chan_merge(m[i], q[i], __shfl_xor_sync(0xffffffffu, sm, 4 << r),
+                           __shfl_xor_sync(0xffffffffu, sq, 4 << r), w, r);
+        }
+    }
+    const int e = ((lane >> 2) & 1) * 4 + ((lane >> 3) & 1) * 2 + ((lane >> 4) & 1);
+    const int col = col0 + (e / 2) * 8 + (lane & 3) * 2 + e % 2;
+    *reinterpret_cast<float2 *>(ssm + (w8 * BN + col) * 2) = make_float2(m[0], q[0]);
+}
+
+// genstats: after every consumer warp wrote ssm, consumer thread t < BN merges the 8 warps' (mean, M2) of
+// column t in warp order (warp w8 holds rows bm + 16 w8 ...) and stores the tile's partial.
+template <int BN>
+__device__ __forceinline__ void kcw_stats_tile(const kcw_geom &g, const float *ssm, float *__restrict__ stats, int bm,
+                                               int bn, int t)
+{
+    const int k = bn + t;
+    if (t >= BN || k >= g.K)
+        return;
+    float n = 0.f, mean = 0.f, m2 = 0.f;
+#pragma unroll
+    for (int w8 = 0; w8 < 8; w8++) {
+        const int left = g.M - (bm + 16 * w8);
+        const float nb = (float)(left < 0 ? 0 : left < 16 ? left : 16);
+        if (nb == 0.f)
+            break;
+        const float2 o = *reinterpret_cast<const float2 *>(ssm + (w8 * BN + t) * 2);
+        const float tot = n + nb, d = o.x - mean;
+        mean += d * (nb / tot);
+        m2 += o.y + d * d * (n * nb / tot);
+        n = tot;
+    }
+    *reinterpret_cast<float4 *>(stats + ((int64_t)(bm / kcwBM) * g.K + k) * 4) = make_float4(n, mean, m2, 0.f);
+}
+
+// the 256 consumer threads (barrier 0 is __syncthreads'; the producer warpgroup is not in it)
+__device__ __forceinline__ void kcw_consumer_bar() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
+
 // The tile's store: split-K's raw f32 partial, or the fused epilogue and y (mask: the epilogue is the relu_bwd
 // mask in mk, kcw_mask_load's).
 template <int BN>
 __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw_cfg<BN>::NB][kcw_cfg<BN>::WN / 2],
                                              void *__restrict__ y, const kconv_epi &epi, float *__restrict__ part,
                                              int bm, int bn, int z, int cw, int warp, int lane, bool mask,
-                                             const uint32_t (&mk)[kcw_cfg<BN>::NB][kcw_cfg<BN>::WN / 8][2])
+                                             const uint32_t (&mk)[kcw_cfg<BN>::NB][kcw_cfg<BN>::WN / 8][2],
+                                             float *__restrict__ stats, float *ssm)
 {
     constexpr int WN = kcw_cfg<BN>::WN, NB = kcw_cfg<BN>::NB;
     // accumulator layout of m64nWN (per warp, per 8-column block j): rows lane/4 and lane/4 + 8,
@@ -173,6 +280,11 @@ __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw
 #pragma unroll
     for (int h = 0; h < 2; h++)
         yrow[h] = (int64_t)rc[h][0] * g.yN + (int64_t)rc[h][2] * g.yP + (int64_t)rc[h][3] * g.yQ;
+    // genstats: ssm alternates between two buffers by tile, so one barrier a tile suffices (a thread writes
+    // this buffer again two tiles on, past the barrier of the tile between, which every reader of it reached)
+    kcw_chan cwt;
+    if (stats)
+        cwt = kcw_chan_of(rv);
 #pragma unroll
     for (int b = 0; b < NB; b++)
 #pragma unroll
@@ -201,6 +313,8 @@ __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw
             } else if (epi.n) {
                 kepi_tile<2, 8>(epi, v, rc, kc, rv, cv);
             }
+            if (stats)
+                kcw_stats_cols<BN>(g.dt_y, v, rv, cwt, ssm, cw * 4 + warp, lane, b * WN + j0 * 8);
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 // 16-byte stores: a 4x4 transpose of packed pairs within each quad of lanes gives lane q the 8
@@ -266,6 +380,10 @@ __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw
                 }
             }
         }
+    if (stats) {
+        kcw_consumer_bar(); // every warp's columns are in ssm
+        kcw_stats_tile<BN>(g, ssm, stats, bm, bn, cw * 128 + warp * 32 + lane);
+    }
 }
 #endif
 
@@ -290,7 +408,8 @@ __device__ __forceinline__ kcw_item item_of(const kcw_geom &g, int w, int tiles_
 template <typename T, int BN>
 __global__ void __launch_bounds__(kcwThreads, 1)
     kcw_fwd_kernel(const kcw_geom g, const T *__restrict__ x, const T *__restrict__ w, void *__restrict__ y,
-                   const kconv_epi epi, float *__restrict__ part, int tiles_m, int tiles_n, int nwork)
+                   const kconv_epi epi, float *__restrict__ part, float *__restrict__ stats, int tiles_m,
+                   int tiles_n, int nwork)
 {
 #if XW_DEVICE
     using C = kcw_cfg<BN>;
@@ -388,6 +507,7 @@ __global__ void __launch_bounds__(kcwThreads, 1)
             acc[b][i] = 0.f;
     int gs = 0;
     const bool mask = kcw_mask_regs(epi, part);
+    float *ssm = reinterpret_cast<float *>(smem_raw + (sbase - smem_u32(smem_raw)) + C::SSM);
     uint32_t mk[NB][WN / 8][2];
     for (int wi = blockIdx.x; wi < nwork; wi += gridDim.x) {
         const kcw_item it = item_of(g, wi, tiles_m, tiles_n, BN);
@@ -414,7 +534,8 @@ __global__ void __launch_bounds__(kcwThreads, 1)
         for (int b = 0; b < NB; b++)
             keep(acc[b]);
         mb_arrive(KCW_EMPTY((gs - 1) % ST)); // the tile's last slice (the producer is already past it)
-        kcw_epilogue<BN>(g, acc, y, epi, part, it.bm, it.bn, it.z, cw, warp, lane, mask, mk);
+        kcw_epilogue<BN>(g, acc, y, epi, part, it.bm, it.bn, it.z, cw, warp, lane, mask, mk, stats,
+                         ssm + ((wi / gridDim.x) & 1) * C::SSM_TILE); // this CTA's tiles alternate buffers
     }
 #undef KCW_FULL
 #undef KCW_EMPTY
@@ -423,7 +544,7 @@ __global__ void __launch_bounds__(kcwThreads, 1)
 
 template <typename T, int BN>
 int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part,
-              int splits, cudaStream_t s)
+              float *stats, int splits, cudaStream_t s)
 {
     typedef kcw_cfg<BN> cf;
     static bool attr_set = false; // the attribute is per function, set once per process
@@ -448,18 +569,19 @@ int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kc
             sms = 132;
     }
     const int tiles_m = (g.M + kcwBM - 1) / kcwBM, tiles_n = (g.K + BN - 1) / BN, nwork = tiles_m * tiles_n * splits;
-    kcw_fwd_kernel<T, BN><<<(unsigned)min(nwork, sms), kcwThreads, cf::SMEM, s>>>(
-        gs, static_cast<const T *>(x), static_cast<const T *>(w), y, epi, splits > 1 ? part : nullptr, tiles_m,
-        tiles_n, nwork);
+    const int smem = stats && splits <= 1 ? cf::SMEM : cf::SMEM_PLAIN; // the statistics' buffers only when used
+    kcw_fwd_kernel<T, BN><<<(unsigned)min(nwork, sms), kcwThreads, smem, s>>>(
+        gs, static_cast<const T *>(x), static_cast<const T *>(w), y, epi, splits > 1 ? part : nullptr,
+        splits > 1 ? nullptr : stats, tiles_m, tiles_n, nwork);
     return (int)cudaGetLastError();
 }
 
 template <typename T>
-int launch_t(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part, int splits,
-             int bn, cudaStream_t s)
+int launch_t(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part,
+             float *stats, int splits, int bn, cudaStream_t s)
 {
-    return bn == 64 ? launch_bn<T, 64>(g, x, w, y, epi, part, splits, s)
-                    : launch_bn<T, 128>(g, x, w, y, epi, part, splits, s);
+    return bn == 64 ? launch_bn<T, 64>(g, x, w, y, epi, part, stats, splits, s)
+                    : launch_bn<T, 128>(g, x, w, y, epi, part, stats, splits, s);
 }
 
 } // namespace
@@ -479,9 +601,11 @@ extern "C" int kconv_wgmma_smem(int bn)
 }
 
 extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
-                               float *part, int splits, int bn, int nzero, const int64_t *zoff, void *stream)
+                               float *part, int splits, int bn, int nzero, const int64_t *zoff, float *stats,
+                               void *stream)
 {
-    if ((bn != 64 && bn != 128) || nzero < 0 || nzero > KCW_ZERO_MAX || (nzero > 0 && splits > 1 && part))
+    if ((bn != 64 && bn != 128) || nzero < 0 || nzero > KCW_ZERO_MAX || (nzero > 0 && splits > 1 && part) ||
+        (stats && splits > 1 && part))
         return (int)cudaErrorInvalidValue;
     kconv_epi none;
     none.n = 0;
@@ -507,8 +631,8 @@ extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void 
         return 0;
     cudaStream_t s = (cudaStream_t)stream;
     const kconv_epi &e = epi ? *epi : none;
-    int rc = p->dt_x == KDT_BF16 ? launch_t<__nv_bfloat16>(g, x, w, y, e, part, splits, bn, s)
-                                 : launch_t<__half>(g, x, w, y, e, part, splits, bn, s);
+    int rc = p->dt_x == KDT_BF16 ? launch_t<__nv_bfloat16>(g, x, w, y, e, part, stats, splits, bn, s)
+                                 : launch_t<__half>(g, x, w, y, e, part, stats, splits, bn, s);
     if (rc != 0 || splits <= 1 || !part)
         return rc;
     return kconv_igemm_reduce(p, part, splits, y, epi, stream);

@@ -11,7 +11,10 @@
 //             0, 0, sum dy, sum dy xhat);
 //   finalize  one warp per channel combines the splits (lanes stride the
 //             splits, then a fixed shuffle tree: deterministic) and stores
-//             what the generic finalize stores (fin_store);
+//             what the generic finalize stores (fin_store); past
+//             CL_WIDE_SPLITS splits (genstats: one per 128-row M tile of the
+//             producing conv, src/gpu/genstats.h, thousands) a block of 8
+//             warps per channel, their results merged in warp order;
 //   apply     the same grid with the splits in reverse order (the rows the
 //             reduce read last are the likeliest still in L2), per-channel
 //             constants in registers: y = act((x - mean) * inv * scale + bias),
@@ -192,24 +195,36 @@ __global__ void __launch_bounds__(CL_THREADS, NG_CL_BLOCKS(BWD)) k_cl_reduce(con
     }
 }
 
-// One warp per channel: lanes combine splits lane, lane + 32, ... then a
-// fixed xor tree; the backward turns sum dy, sum dy xhat into sum g,
+// W warps per channel (1, or 8: a block): lanes combine splits lane, lane + 32 W, ... (four loads in flight)
+// then a fixed xor tree, then (W > 1) the warps in order; the backward turns sum dy, sum dy xhat into sum g,
 // sum g xhat (g = dy * scale, one scale per channel).
-template <int MODE>
+enum { CL_WIDE_SPLITS = 1024 };
+template <int MODE, int W>
 __global__ void __launch_bounds__(CL_THREADS) k_cl_finalize(const ng_job j)
 {
-    const int lane = threadIdx.x & 31;
-    const int64_t c = (int64_t)blockIdx.x * (CL_THREADS / 32) + (threadIdx.x >> 5);
-    if (c >= j.O)
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wq = warp % W;
+    const int64_t c = (int64_t)blockIdx.x * (CL_THREADS / 32 / W) + warp / W;
+    if (W == 1 && c >= j.O)
         return;
     acc4 a = {{0.f, 0.f, 0.f, 0.f}};
-    for (int s = lane; s < j.nsplit; s += 32) {
+#pragma unroll 4
+    for (int s = wq * 32 + lane; s < j.nsplit && c < j.O; s += 32 * W) {
         float4 p = *reinterpret_cast<const float4 *>(j.part + ((int64_t)s * j.O + c) * 4);
         acc4 b = {{p.x, p.y, p.z, p.w}};
         acc_merge<MODE>(a, b);
     }
     for (int m = 1; m < 32; m <<= 1)
         acc_shfl<MODE>(a, m);
+    if (W > 1) {
+        __shared__ acc4 wsum[CL_THREADS / 32];
+        if (lane == 0)
+            wsum[warp] = a;
+        __syncthreads();
+        if (wq != 0 || c >= j.O)
+            return;
+        for (int q = 1; q < W; q++)
+            acc_merge<MODE>(a, wsum[warp + q]);
+    }
     if (lane != 0)
         return;
     constexpr unsigned M = OPBIT(NG_ROW) | OPBIT(NG_MEAN) | OPBIT(NG_INV) | OPBIT(NG_RM) | OPBIT(NG_RV) |
@@ -378,11 +393,13 @@ extern "C" int ng_launch_cl_finalize(const ng_job *j, void *stream)
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (j->O <= 0)
         return 0;
-    unsigned blocks = (unsigned)((j->O + CL_THREADS / 32 - 1) / (CL_THREADS / 32));
-    if (j->mode == NGR_BWD)
-        k_cl_finalize<NGR_BWD><<<blocks, CL_THREADS, 0, s>>>(*j);
+    constexpr int per = CL_THREADS / 32; // channels per block at one warp each
+    if (j->nsplit > CL_WIDE_SPLITS && j->mode != NGR_BWD) // genstats' splits: a block per channel
+        k_cl_finalize<NGR_WELFORD, per><<<(unsigned)j->O, CL_THREADS, 0, s>>>(*j);
+    else if (j->mode == NGR_BWD)
+        k_cl_finalize<NGR_BWD, 1><<<(unsigned)((j->O + per - 1) / per), CL_THREADS, 0, s>>>(*j);
     else
-        k_cl_finalize<NGR_WELFORD><<<blocks, CL_THREADS, 0, s>>>(*j);
+        k_cl_finalize<NGR_WELFORD, 1><<<(unsigned)((j->O + per - 1) / per), CL_THREADS, 0, s>>>(*j);
     return (int)cudaGetLastError();
 }
 

@@ -14,6 +14,7 @@
  * execute runs them under a lock and synchronizes its stream before any
  * execute may skip them, so no thread reads a constant not yet written. */
 #include "gpu/engine.h"
+#include "gpu/genstats.h"
 #include "gpu/lower.h"
 #include "plan/backend.h"
 
@@ -104,6 +105,7 @@ static xdnn_status restore_choices(xdnn_plan_t *p, gplan *pl, const gpu_device *
         p->parts[i].bytes = g->bytes;
         g->ws_bytes = eng->workspace(pl, g, dev);
     }
+    gpu_genstats_pair(pl, dev, NULL); /* as the selection pairs them (genstats.h) */
     return XDNN_OK;
 }
 

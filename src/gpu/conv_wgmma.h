@@ -28,4 +28,13 @@ int gpu_conv_wgmma_bn(const kconv_params *k);
 int gpu_conv_wgmma_splits(const kconv_params *k, int sm_count);
 size_t gpu_conv_wgmma_ws_bytes(const kconv_params *k, int splits);
 
+/* Can the forward conv of partition p write the batchnorm statistics of its
+ * result y (genstats.h) for a batchnorm of C channels over M rows?  The
+ * engine's plan of p, a forward conv whose stored tensor is y, f16 or bf16,
+ * K == C and N*P*Q == M; it then runs unsplit (the statistics come from the
+ * fused store, which split-K's separate reduction does not run).  False with
+ * the reason. */
+bool gpu_conv_wgmma_genstats_ok(const gplan *pl, const gpart *p, const gpu_device *dev, int y, int64_t C, int64_t M,
+                                char *why, size_t len);
+
 #endif

@@ -180,10 +180,34 @@ static bool cw_prepare(const gplan *pl, const gpart *p, const gpu_device *dev, c
     }
     const kconv_params *k = cv->pk.on ? &cv->pk.k : &cv->cp.kp;
     cv->bn = gpu_conv_wgmma_bn(k);
-    cv->splits = gpu_conv_wgmma_splits(k, dev->sm_count);
+    /* genstats: the statistics come from the fused store, which split-K's reduction does not run */
+    cv->splits = p->genstats == GS_WRITE ? 1 : gpu_conv_wgmma_splits(k, dev->sm_count);
     /* [x copy | w copy | split-K partials of the (padded) problem] */
     cv->ws_total = (cv->pk.on ? cv->pk.xbytes + cv->pk.wbytes : 0) + gpu_conv_wgmma_ws_bytes(k, cv->splits);
     return true;
+}
+
+bool gpu_conv_wgmma_genstats_ok(const gplan *pl, const gpart *p, const gpu_device *dev, int y, int64_t C, int64_t M,
+                                char *why, size_t len)
+{
+    cw_priv *cv = calloc(1, sizeof *cv);
+    if (!cv)
+        GPU_REFUSE(ENG ": out of host memory");
+    bool ok = cw_prepare(pl, p, dev, cv, why, len);
+    const kconv_params *k = &cv->cp.kp;
+    const int64_t NPQ = k->N * k->out[0] * k->out[1] * k->out[2];
+    if (ok && cv->cp.dir != GCONV_FWD)
+        ok = false, snprintf(why, len, ENG ": genstats needs a forward conv, got %s", cv->cp.node->op);
+    else if (ok && cv->cp.y != y)
+        ok = false, snprintf(why, len, ENG ": genstats: the partition stores %s, not the batchnorm's x %s",
+                             pl->g->t[cv->cp.y].name, pl->g->t[y].name);
+    else if (ok && k->dt_y != KDT_F16 && k->dt_y != KDT_BF16)
+        ok = false, snprintf(why, len, ENG ": genstats needs y f16 or bf16, got %s", dt_name(k->dt_y));
+    else if (ok && (k->K != C || NPQ != M))
+        ok = false, snprintf(why, len, ENG ": genstats: y holds K=%" PRId64 " channels of N*P*Q=%" PRId64
+                             " rows, the batchnorm reduces C=%" PRId64 " over M=%" PRId64, k->K, NPQ, C, M);
+    free(cv);
+    return ok;
 }
 
 static bool cw_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
@@ -326,6 +350,10 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     if (most > 1 && n > 0 && (size_t)n < sizeof cv->detail)
         n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n, ", split-K %d (ordered f32 reduction)", most);
     gconv_epi_append(&cv->cp.epi, cv->detail, sizeof cv->detail);
+    n = (int)strlen(cv->detail);
+    if (p->genstats == GS_WRITE && (size_t)n < sizeof cv->detail)
+        snprintf(cv->detail + n, sizeof cv->detail - (size_t)n, ", + batchnorm statistics for partition %d "
+                 "(genstats)", p->gen_peer);
     return XDNN_OK;
 }
 
@@ -335,7 +363,7 @@ static int cw_phase_gemm(const void *ctx, const gconv_dgrad *dg, int i, const vo
 {
     const cw_priv *cv = ctx;
     return kconv_wgmma_fwd(&dg->ph[i].f, dy, wt, dx_phase, epi, part, dg->splits[i], cv->bn, dg->nzero[i],
-                           dg->zoff[i], stream);
+                           dg->zoff[i], NULL, stream);
 }
 
 static xdnn_status cw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
@@ -350,18 +378,20 @@ static xdnn_status cw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t
                                    cw_phase_gemm, cv, s);
         return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd dgrad launch", __FILE__, __LINE__, d);
     }
+    /* genstats: the partials at the head of the batchnorm partition's workspace (genstats.h) */
+    float *stats = p->genstats == GS_WRITE ? (float *)(void *)(c->ws + c->plan->parts[p->gen_peer].ws_offset) : NULL;
     if (cv->pk.on) { /* the copies at the workspace head (256-aligned: 16-byte cp.async rows), then the partials */
         const size_t copies = cv->pk.xbytes + cv->pk.wbytes;
         float *part = cv->splits > 1 ? (float *)(void *)(ws + copies) : NULL;
         int e = gpu_conv_pack_run(&cp->kp, &cv->pk, c->dptr[cp->x], c->dptr[cp->w], ws, s);
         if (e == 0)
             e = kconv_wgmma_fwd(&cv->pk.k, ws, ws + cv->pk.xbytes, c->dptr[cp->y], &epi, part, cv->splits, cv->bn, 0,
-                                NULL, s);
+                                NULL, stats, s);
         return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd (packed) launch", __FILE__, __LINE__, d);
     }
     float *part = cv->splits > 1 ? (float *)(void *)ws : NULL;
     int e = kconv_wgmma_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], &epi, part, cv->splits, cv->bn,
-                            0, NULL, s);
+                            0, NULL, stats, s);
     return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd launch", __FILE__, __LINE__, d);
 }
 

@@ -29,6 +29,7 @@
 #include "gpu/eng_norm.h"
 
 #include "gpu/engine.h"
+#include "gpu/kern_conv_wgmma.h"
 #include "ops/norm_util.h"
 
 #include <stdio.h>
@@ -730,8 +731,16 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
     }
 
     plan_cl(np, g, sm_count);
+    /* genstats: one partial per 128-row M tile of the conv's store, at the workspace head (off_part 0) */
+    if (p->genstats == GS_READ) {
+        if (!np->cl)
+            GPU_REFUSE("%s: statistics from the conv's store (genstats) need the channels-last kernels", n->op);
+        np->gen_splits = (int)((np->stats.Q + KCW_BM - 1) / KCW_BM);
+    }
     /* workspace: partial sums, then six per-row f32 arrays */
     size_t part = (size_t)np->stats.nsplit * (size_t)np->stats.O * 4 * sizeof(float);
+    if ((size_t)np->gen_splits * (size_t)np->stats.O * 4 * sizeof(float) > part)
+        part = (size_t)np->gen_splits * (size_t)np->stats.O * 4 * sizeof(float);
     if (np->pg_fused && (size_t)np->stats.pg_blocks * 2 * (size_t)np->D * sizeof(float) > part)
         part = (size_t)np->stats.pg_blocks * 2 * (size_t)np->D * sizeof(float);
     if (np->has_pgrad && !np->pgrad_from_rows) {
@@ -747,6 +756,26 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
         off += align256((size_t)np->rows * sizeof(float));
     }
     np->ws_bytes = np->row_fast && !bwd ? 0 : off;
+    return true;
+}
+
+bool gpu_norm_genstats_ok(const gplan *pl, const gpart *p, const gpu_device *dev, int *x, int64_t *C, int64_t *M,
+                          char *why, size_t len)
+{
+    gpart alone = *p; /* the plan it would make on its own */
+    alone.genstats = GS_NONE;
+    norm_plan np;
+    if (!gpu_norm_analyze(pl, &alone, dev->sm_count, &np, why, len))
+        return false;
+    if (np.kind != NK_BN || !np.cl)
+        GPU_REFUSE("genstats needs a training batchnorm on the channels-last kernels, got %s%s",
+                   pl->g->n[p->anchor].op, np.kind == NK_BN ? " on another path" : "");
+    const xdnn_dtype xt = pl->g->t[np.tid[NG_X]].dtype;
+    if (xt != XDNN_F16 && xt != XDNN_BF16)
+        GPU_REFUSE("genstats needs x f16 or bf16, got %s", gg_dtype_name(xt));
+    *x = np.tid[NG_X];
+    *C = np.stats.O;
+    *M = np.stats.Q;
     return true;
 }
 
@@ -797,6 +826,11 @@ static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
              : np->stats.col ? "split reduce, threads across rows (coalesced columns)"
                              : "split reduce, threads along rows",
              !is_bwd(np->kind) && np->tid[NG_DY] >= 0 ? ", + residual" : "", acts[np->stats.act]);
+    if (np->gen_splits) {
+        size_t n = strlen(np->detail);
+        snprintf(np->detail + n, sizeof np->detail - n, "; statistics from partition %d's store (genstats)",
+                 p->gen_peer);
+    }
     return XDNN_OK;
 }
 
@@ -853,8 +887,12 @@ static xdnn_status norm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags
     if (is_bwd(np->kind) && !np->pgrad_from_rows)
         j.c = j.e = NULL;
     if (np->cl) {
-        KTRY(ng_launch_cl_reduce(&j, st), "channels-last reduce");
-        KTRY(ng_launch_cl_finalize(&j, st), "channels-last finalize");
+        ng_job f = j; /* genstats: the conv's store wrote one partial per M tile, no reduce here */
+        if (np->gen_splits)
+            f.nsplit = np->gen_splits;
+        else
+            KTRY(ng_launch_cl_reduce(&j, st), "channels-last reduce");
+        KTRY(ng_launch_cl_finalize(&f, st), "channels-last finalize");
         KTRY(ng_launch_cl_apply(&j, np->apply_mode, st), "channels-last apply");
     } else if (np->row_fast && np->pg_fused) { /* ... with dscale / dbias in the same pass */
         KTRY(ng_launch_row_bwd_pg(&j, np->rows, np->D, st), "row backward with parameter gradients");

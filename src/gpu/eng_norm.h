@@ -5,6 +5,7 @@
 #ifndef XDNN_GPU_ENG_NORM_H
 #define XDNN_GPU_ENG_NORM_H
 
+#include "gpu/device.h"
 #include "gpu/kern_norm.h"
 #include "gpu/partition.h"
 
@@ -32,6 +33,8 @@ typedef struct norm_plan {
                                   aligned at execute (kernels/norm_warp.cu), else row_fast's block */
     int64_t ldx, ldy;          /* softmax rows: the row strides of x and y, in elements */
     bool cl;                   /* batchnorm over channels-last x: kernels/norm_cl.cu */
+    int gen_splits;            /* genstats (genstats.h): the producing conv's M tiles wrote the partials
+                                  (part[gen_splits][C][4]): no reduce launch; 0 = its own reduce */
     bool pgrad_from_rows;      /* batchnorm_bwd: dscale/dbias are the row sums */
     bool has_pgrad;            /* a backward writing dscale/dbias */
     bool pg_fused;             /* row backward: dscale/dbias summed in the dx pass (ng_launch_row_bwd_pg) */
@@ -40,7 +43,7 @@ typedef struct norm_plan {
     ng_job pgrad;              /* parameter-gradient reduce + finalize */
     int apply_mode;            /* ng_apply_mode */
     int act_node;              /* the fused activation's node, -1 = none */
-    char detail[128];          /* norm_detail's text */
+    char detail[192];          /* norm_detail's text */
     /* workspace layout, bytes from the partition's workspace base */
     size_t off_part, off_rows[6], ws_bytes;
 } norm_plan;
@@ -67,5 +70,12 @@ int gpu_norm_res_add(const ggraph *g, int node, int dx);
  * log_softmax over contiguous last-axis rows) for a device with
  * sm_count SMs.  False with a reason naming the op and attribute/tensor. */
 bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *np, char *why, size_t len);
+
+/* Can partition p take its statistics from the conv that writes its x
+ * (genstats.h)?  A batchnorm in training mode on the channels-last kernels
+ * (norm_cl.cu), x f16 or bf16: *x gets x's tensor, *C its channels, *M its
+ * rows (N*H*W).  False with the reason. */
+bool gpu_norm_genstats_ok(const gplan *pl, const gpart *p, const gpu_device *dev, int *x, int64_t *C, int64_t *M,
+                          char *why, size_t len);
 
 #endif

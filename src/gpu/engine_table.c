@@ -1,6 +1,7 @@
 /* engine_table.c — THE table of GPU engines, and choosing one per partition:
  * forced (--engine) first, else the supporting engine of lowest cost. */
 #include "gpu/engine.h"
+#include "gpu/genstats.h"
 #include "gpu/gpu.h"
 #include "ops/op.h"
 
@@ -268,5 +269,7 @@ xdnn_status gpu_select_engines(gplan *pl, const gpu_device *dev, const char *con
         if (verbose && log)
             fprintf(log, "  chosen    %s%s%s\n", best->name, *p->knobs ? ":" : "", p->knobs);
     }
+    if (result == XDNN_OK) /* conv + batchnorm pairs on the engines chosen */
+        gpu_genstats_pair(pl, dev, verbose ? log : NULL);
     return result;
 }

@@ -28,9 +28,12 @@ int kconv_wgmma_smem(int bn);
  * part[split][M][K] and kconv_igemm_reduce finishes (deterministic).
  * nzero (<= KCW_ZERO_MAX, unsplit only): the store also writes zeros at each
  * y element's offset + zoff[i] (multiples of 8 elements): a dgrad's empty
- * stride phases on the same lattice as this one. */
+ * stride phases on the same lattice as this one.  stats (unsplit only, y f16
+ * or bf16; NULL = none): for each KCW_BM-row M tile t and filter k, the
+ * (count, mean, M2) of the tile's y[., k] as stored (rounded to y's dtype)
+ * at stats[(t * K + k) * 4 + 0..2] (norm_cl.cu's partials: genstats.h). */
 int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi, float *part,
-                    int splits, int bn, int nzero, const int64_t *zoff, void *stream);
+                    int splits, int bn, int nzero, const int64_t *zoff, float *stats, void *stream);
 /* conv_igemm's split-K second pass (kernels/conv_igemm.cu): y = epilogue(sum
  * of part[0..splits)[M][K] in split order), through y's strides. */
 int kconv_igemm_reduce(const kconv_params *p, const float *part, int splits, void *y, const kconv_epi *epi,

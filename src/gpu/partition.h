@@ -59,7 +59,14 @@ typedef struct gpart {
     gcand *cands;           /* every engine asked, in table order (arena) */
     int ncands;
     bool once;              /* constant: run when the plan is built, skipped by executes (constfold.c) */
+    /* genstats (genstats.h): GS_WRITE, a forward conv whose store also writes the batchnorm statistics
+     * partials of its y into the head of partition gen_peer's workspace; GS_READ, a batchnorm that takes
+     * them from there instead of reducing x (set after the engine selection; GS_NONE = 0 otherwise) */
+    int genstats;
+    int gen_peer;
 } gpart;
+
+enum { GS_NONE, GS_WRITE, GS_READ };
 
 typedef struct gplan {
     ggraph *g;

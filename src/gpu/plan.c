@@ -61,7 +61,13 @@ void gpu_plan_workspace(gplan *p)
     }
     for (int i = 0; i < p->nparts; i++)
         if (p->parts[i].ws_bytes)
-            items[n++] = (ws_item){align_up(p->parts[i].ws_bytes), i, i, &p->parts[i].ws_offset, 0};
+            /* a genstats batchnorm's workspace receives its statistics from the conv's store: live from there,
+             * and to the plan's end, so that a rerun of partitions from the batchnorm on
+             * (xdnn_plan_execute_partitions) finds them where a full execute left them (ResNet-50 N=256:
+             * +225 MB on 10.8 GB) */
+            items[n++] = (ws_item){align_up(p->parts[i].ws_bytes), p->parts[i].genstats == GS_READ ?
+                                   p->parts[i].gen_peer : i, p->parts[i].genstats == GS_READ ? p->nparts - 1 : i,
+                                   &p->parts[i].ws_offset, 0};
     qsort(items, (size_t)n, sizeof *items, by_size_desc);
 
     size_t total = 0;

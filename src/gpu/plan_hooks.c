@@ -198,6 +198,7 @@ static void time_candidate(gpu_ctx *c, gpart *p, const gpu_engine *eng, plan_gpu
     p->engine = eng;
     p->priv = NULL;
     p->knobs = cand->knobs;
+    p->genstats = GS_NONE; /* timed alone: a genstats pair's peer does not run (genstats.h) */
     p->ws_bytes = eng->workspace(c->plan, p, &c->dev);
     p->ws_offset = 0;
     xdnn_status st = gpu_check_cuda(cudaMalloc(&scratch, p->ws_bytes ? p->ws_bytes : 1), "cudaMalloc", __FILE__,

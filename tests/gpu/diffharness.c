@@ -201,7 +201,8 @@ xdnn_status dh_dry_select(xgraph *g, char *engines, size_t len, xdnn_diags_t *d)
     gpu_device dev = {.sm_count = 132, .cc_major = 9, .cc_minor = 0};
     xdnn_status s = gpu_select_engines(pl, &dev, NULL, 0, getenv("DIFFTEST_VERBOSE") ? 1 : 0, stderr, d);
     for (int i = 0; i < pl->nparts && s == XDNN_OK; i++)
-        snprintf(engines + strlen(engines), len - strlen(engines), "%s%s", i ? "," : "", pl->parts[i].engine->name);
+        snprintf(engines + strlen(engines), len - strlen(engines), "%s%s%s", i ? "," : "", pl->parts[i].engine->name,
+                 pl->parts[i].genstats == GS_WRITE ? "(genstats)" : ""); /* the store writes a batchnorm's statistics */
     arena_destroy(ar);
     return s;
 }

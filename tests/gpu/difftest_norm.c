@@ -1,6 +1,7 @@
 /* difftest_norm.c — the differential tester for the gpunorm engines:
  * norm_welford (batch/layer/rms/group/instance norm fwd+bwd, softmax_bwd),
- * copy_strided (reshape/permute/broadcast/slice/concat/split/pad) and
+ * copy_strided (reshape/permute/broadcast/slice/concat/split/pad),
+ * conv + batchnorm pairs with genstats (the conv's store writes the statistics) and
  * rng_philox (dropout, rng), and for plans built with const_weights
  * (const/).  Each case is a tiny .dnn graph run by the CPU reference and the GPU on the same Philox inputs; every output is compared
  * with METHOD.md's per-dtype tolerances.  One line per case, then
@@ -701,6 +702,43 @@ static void network_fusion_cases(void)
     }
 }
 
+/* ---- genstats (src/gpu/genstats.h): a conv on conv_igemm_wgmma (sm_90) whose store writes the statistics
+ * partials of the training batchnorm that reads its result, [+ residual] + relu, the batchnorm's outputs
+ * and running statistics compared.  K odd multiples of 8 (24, 136) and 64, M = N*H*W with tails past the
+ * 128-row tiles (18, 27, 41 rows) and none, small and large (1272 tiles: the block-per-channel finalize);
+ * zero-mean inputs, so a bf16 rounding flip of c moves y by a fraction of its own size. */
+static void genstats_cases(void)
+{
+    static const int shapes[][5] = {/* N, HW, C, K, R */ {2, 29, 64, 136, 3}, {3, 61, 64, 24, 3}, {8, 56, 64, 64, 3},
+                                    {41, 63, 128, 24, 1}};
+    int nsh = opts.quick ? 2 : 4;
+    for (int si = 0; si < nsh; si++) {
+        const int *d = shapes[si], M = d[0] * d[1] * d[1];
+        const double ts = sqrt((double)M) / 32;
+        for (int ti = 1; ti < 3; ti++)
+            for (int res = 0; res < 2; res++) {
+                const char *t = dts[ti];
+                char name[192];
+                snprintf(name, sizeof name, "genstats/conv+batchnorm%s+relu/%s/n%d-hw%d-c%d-k%d-r%d",
+                         res ? "+residual" : "", t, d[0], d[1], d[2], d[3], d[4]);
+                /* + 8: the GPU's c (f32 sums) and the reference's (double) round apart where a sum sits
+                 * at a rounding boundary (1 of 136 channels at M = 1682, session 8 call 1: c off by 0.125,
+                 * 1 ulp); the mean of that channel moves by 0.125 / M = 7.4e-5, 3x the f32 atol x 2.56 */
+                add_case(name, 2 * (ts > 1 ? ts : 1) + 8,
+                         "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n  input x: %s[%d, %d, %d, %d] @nhwc;\n"
+                         "  weight w: %s[%d, %d, %d, %d] @nhwc;\n  input r: %s[%d, %d, %d, %d] @nhwc;\n"
+                         "  weight s: f32[%d] = uniform(0.5, 1.5);\n  weight b: f32[%d] = uniform(-0.5, 0.5);\n"
+                         "  weight rm: f32[%d];\n  weight rv: f32[%d] = uniform(0.5, 2.0);\n"
+                         "  c: @nhwc = conv(x, w, pad=%d);\n  z: @nhwc, m: f32, iv: f32, rmn: f32, rvn: f32 = "
+                         "batchnorm(c, s, b, running_mean=rm, running_var=rv, momentum=0.25);\n"
+                         "  y: @nhwc = relu(%s);\n  output y: %s @nhwc, m, iv, rmn, rvn%s;\n}\n",
+                         600 + 4 * si + 2 * ti + res, t, t, d[0], d[2], d[1], d[1], t, d[3], d[2], d[4], d[4], t,
+                         d[0], d[3], d[1], d[1], d[3], d[3], d[3], d[3], d[4] / 2, res ? "z + r" : "z", t,
+                         res ? "" : ", c");
+            }
+    }
+}
+
 /* ---- the vectorized paths: pointwise 16-byte chunks (codegen.c v2) with
  * broadcast operands and mixed dtypes, NHWC pooling 16-byte chunks (pool.cu
  * v2); odd sizes beside them take the scalar paths. */
@@ -908,8 +946,14 @@ static void run_case(int i, dh_outcome *out)
     xgraph *g = r.g;
     if (s != XDNN_OK)
         goto done;
+    /* the genstats/ cases test the pairing whatever its default (src/gpu/genstats.c) */
+    const bool gs_on = strncmp(c->id, "genstats/", 9) == 0 && !getenv("XDNN_GENSTATS");
+    if (gs_on)
+        setenv("XDNN_GENSTATS", "1", 1);
     if (opts.dry) {
         s = dh_dry_select(g, out->engines, sizeof out->engines, r.d);
+        if (gs_on)
+            unsetenv("XDNN_GENSTATS");
         out->ok = s == XDNN_OK;
         snprintf(out->msg, sizeof out->msg, "(dry: planned, not run)");
         goto done;
@@ -918,6 +962,8 @@ static void run_case(int i, dh_outcome *out)
                       .verbose = getenv("DIFFTEST_VERBOSE") ? 1 : 0,
                       .const_weights = strncmp(c->id, "const/", 6) == 0};
     s = dh_gpu_run(&r, &o, out);
+    if (gs_on)
+        unsetenv("XDNN_GENSTATS");
     if (s != XDNN_OK)
         goto done;
     if (bench) {
@@ -968,6 +1014,7 @@ int main(int argc, char **argv)
         residual_cases();
         warp_row_cases();
         network_fusion_cases();
+        genstats_cases();
         const_cases();
         rng_cases();
     }
