@@ -428,16 +428,33 @@ __global__ void __launch_bounds__(kThreads, 1)
                     mrow[r] = mx[r];
                     lrow[r] *= corr[r];
                 }
+                // Two copies of the exponentials and row sums (the row sums are taken before dropout, sdpa.h)
+                // under one uniform branch.  v7: with the dropout test inside one loop ptxas put a branch between
+                // consecutive elements (each element's exp2, Philox word, then a jump over them), so GEN's 64
+                // exp2 per tile ran one after another, their latencies exposed, bias or not (SASS: MUFU.EX2 and
+                // BRA alternating).  Without dropout the loop is now straight-line, as the plain variant's; with
+                // it, the factor stays fused per element (the exp2s first and the factors in a second loop
+                // spilled 24-56 bytes: 64 Philox words scheduled side by side).
+                if (GEN && p.drop_threshold) { // masked entries are 0 already, whatever the word says
 #pragma unroll
-                for (int c = 0; c < BN / 8; c++)
+                    for (int c = 0; c < BN / 8; c++)
 #pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        float x = ex2(fmaf(s[c * 4 + e], scale2, -muse[e >> 1]));
-                        lrow[e >> 1] += x; // the row sums are taken before dropout (sdpa.h)
-                        if (GEN && p.drop_threshold) // masked entries are 0 already, whatever the word says
-                            x *= drop_factor(p, t.b, t.h, row0 + 8 * (e >> 1), n0 + c * 8 + t4 * 2 + (e & 1));
-                        s[c * 4 + e] = x;
-                    }
+                        for (int e = 0; e < 4; e++) {
+                            const float x = ex2(fmaf(s[c * 4 + e], scale2, -muse[e >> 1]));
+                            lrow[e >> 1] += x;
+                            s[c * 4 + e] =
+                                x * drop_factor(p, t.b, t.h, row0 + 8 * (e >> 1), n0 + c * 8 + t4 * 2 + (e & 1));
+                        }
+                } else {
+#pragma unroll
+                    for (int c = 0; c < BN / 8; c++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++) {
+                            const float x = ex2(fmaf(s[c * 4 + e], scale2, -muse[e >> 1]));
+                            lrow[e >> 1] += x;
+                            s[c * 4 + e] = x;
+                        }
+                }
             };
             // P (the accumulator layout of S) as the A fragments of the P V k-steps
             auto pack_p = [&]() {

@@ -26,6 +26,11 @@
 # add 8 ldmatrix.x4 per tile instead of 64 dependent global loads.  [S, S] ~1.0-1.2 ms (L2-resident); [B, H, S, S]
 # 1.4-2.0 (2 GB once, ~0.75 ms of HBM).  Plain, windows, padding, dropout unchanged (0.87 / 0.14 / 0.27 / 0.26 /
 # 6.83).
+# Run 1 (commit 1272f88, H100): 980/980, memcheck clean; bias 3.43-3.51 ms for all four shapes (v6 4.56-4.62, cuDNN
+# 1.65-1.92): the same time with a 32 MB L2-resident [S, S] as with 2 GB [B, H, S, S], so not the bias bytes.  SASS
+# of GEN showed why: the per-element dropout test split the exp2 loop into 64 branches (MUFU.EX2 / BRA in turn).
+# Run 2 expected, with the straight exp2 loop: bias 1.2-1.8 ms on v7, v6 (BIAS_TMA=0) 1.5-2.5 (its loads now
+# the main cost), dropout 6.9 -> 5-6.5 (the Philox words stay per element).  SKIP_PEER=1 (cuDNN from run 1).
 set -uo pipefail
 . "$(dirname "$0")/dev_env.sh"
 dev_link_tester difftest_seq || exit 1
