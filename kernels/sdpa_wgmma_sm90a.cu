@@ -435,26 +435,22 @@ __global__ void __launch_bounds__(kThreads, 1)
                 // BRA alternating).  Without dropout the loop is now straight-line, as the plain variant's; with
                 // it, the factor stays fused per element (the exp2s first and the factors in a second loop
                 // spilled 24-56 bytes: 64 Philox words scheduled side by side).
-                if (GEN && p.drop_threshold) { // masked entries are 0 already, whatever the word says
+                auto exps = [&](auto drop) { // drop: std::true_type / false_type, a copy of the loop each
 #pragma unroll
                     for (int c = 0; c < BN / 8; c++)
 #pragma unroll
                         for (int e = 0; e < 4; e++) {
                             const float x = ex2(fmaf(s[c * 4 + e], scale2, -muse[e >> 1]));
                             lrow[e >> 1] += x;
-                            s[c * 4 + e] =
-                                x * drop_factor(p, t.b, t.h, row0 + 8 * (e >> 1), n0 + c * 8 + t4 * 2 + (e & 1));
+                            s[c * 4 + e] = decltype(drop)::value ? x * drop_factor(p, t.b, t.h, row0 + 8 * (e >> 1),
+                                                                                   n0 + c * 8 + t4 * 2 + (e & 1))
+                                                                 : x;
                         }
-                } else {
-#pragma unroll
-                    for (int c = 0; c < BN / 8; c++)
-#pragma unroll
-                        for (int e = 0; e < 4; e++) {
-                            const float x = ex2(fmaf(s[c * 4 + e], scale2, -muse[e >> 1]));
-                            lrow[e >> 1] += x;
-                            s[c * 4 + e] = x;
-                        }
-                }
+                };
+                if (GEN && p.drop_threshold) // masked entries are 0 already, whatever the word says
+                    exps(std::true_type());
+                else
+                    exps(std::false_type());
             };
             // P (the accumulator layout of S) as the A fragments of the P V k-steps
             auto pack_p = [&]() {
