@@ -10,7 +10,7 @@
 #  3. compute-sanitizer memcheck on the --quick wgmma forward cases (small shapes only);
 #  4. the mask bench on sdpa_flash_wgmma (b4h16k16s4096d128 bf16: plain, windows, padding, dropout and the bias
 #     [1, H, S, S], [B, 1, S, S], [S, S], [B, H, S, S]) with v7, then its bias rows with v6 (A/B);
-#  5. PyTorch's cuDNN on the four bias shapes (bench/sdpa_mask_peer.py, MASK_PEER_* filters).
+#  5. PyTorch's cuDNN on the four bias shapes and dropout (bench/sdpa_mask_peer.py, MASK_PEER_* filters).
 # Logs in OUT/logs.tgz; a summary on stdout.  SKIP_SWEEP, SKIP_SAN, SKIP_PEER leave one out.
 # Packing DEV (tree at the commit to test), then the call `tests/gpu/biastma_session.sh build-biastma-dev $OUT`
 # carrying build-biastma-dev:
@@ -30,7 +30,7 @@
 # 1.65-1.92): the same time with a 32 MB L2-resident [S, S] as with 2 GB [B, H, S, S], so not the bias bytes.  SASS
 # of GEN showed why: the per-element dropout test split the exp2 loop into 64 branches (MUFU.EX2 / BRA in turn).
 # Run 2 expected, with the straight exp2 loop: bias 1.2-1.8 ms on v7, v6 (BIAS_TMA=0) 1.5-2.5 (its loads now
-# the main cost), dropout 6.9 -> 5-6.5 (the Philox words stay per element).  SKIP_PEER=1 (cuDNN from run 1).
+# the main cost), dropout 6.9 -> 5-6.5 (the Philox words stay per element).
 set -uo pipefail
 . "$(dirname "$0")/dev_env.sh"
 dev_link_tester difftest_seq || exit 1
@@ -69,7 +69,7 @@ fi
 grep -E "^(PASS|FAIL)|TIME|^==" "$out/bench.log" | sed 's/engines=.*//' | cut -c1-200
 if [ -z "${SKIP_PEER:-}" ] && [ "$(budget)" -gt 30 ]; then
     step "PyTorch cuDNN on the bias shapes"
-    (cd "$dev/py" && PYTHONUNBUFFERED=1 MASK_PEER_CASES=bias-1hss,bias-b1ss,bias-ss,bias-bhss \
+    (cd "$dev/py" && PYTHONUNBUFFERED=1 MASK_PEER_CASES=bias-1hss,bias-b1ss,bias-ss,bias-bhss,dropout \
         MASK_PEER_BACKENDS=cudnn timeout $(( $(budget) - 5 )) python3 sdpa_mask_peer.py) > "$out/peer.log" 2>&1
     echo "peer rc=$?"; grep -v Warning "$out/peer.log" | grep -E '"sdpa_fwd|torch' | cut -c1-160
 fi
