@@ -66,7 +66,9 @@
 //    fragment layout (bias_smem), instead of 64 global loads per thread per tile through the math warps.  Taken
 //    for a bias in q's dtype with contiguous keys, rows not broadcast and 16-byte strides (bias_map); the rest
 //    (f32 and other dtypes, Skv % 8 != 0, [.., 1, Skv]) and DP 256 (registers: wg_cfg::BT) keep v6's loads.
-//    Shared memory SMEM_BIAS: 210, 226 KiB at DP 64, 128.
+//    Shared memory SMEM_BIAS: 210, 226 KiB at DP 64, 128.  Also GEN's exp2 loop made straight-line (softmax:
+//    the per-element dropout test had split it into 64 branches).  H100, b4h16s4096d128 bf16: bias 4.46 ms (v6)
+//    -> 1.08-1.12 for every broadcast (cuDNN 1.72-1.97), 2.07-2.13 with BIAS_TMA=0; dropout 6.83 -> 5.88.
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
 

@@ -31,6 +31,8 @@
 # of GEN showed why: the per-element dropout test split the exp2 loop into 64 branches (MUFU.EX2 / BRA in turn).
 # Run 2 expected, with the straight exp2 loop: bias 1.2-1.8 ms on v7, v6 (BIAS_TMA=0) 1.5-2.5 (its loads now
 # the main cost), dropout 6.9 -> 5-6.5 (the Philox words stay per element).
+# Run 2 (6407e52): 980/980, v6 switch 107/107, memcheck 0 errors; bias 1.075-1.122 ms (BIAS_TMA=0 2.07-2.13),
+# cuDNN 1.72-1.97 in the same call; dropout 5.88 (cuDNN 1.96); plain 0.905 (bench/RESULTS-sdpa.md).
 set -uo pipefail
 . "$(dirname "$0")/dev_env.sh"
 dev_link_tester difftest_seq || exit 1
