@@ -2,9 +2,11 @@
 bench/masks): b4h16s4096d128 bf16 bhsd, forward (and backward where the mask is a band or padding) under the
 cuDNN, flash and memory-efficient backends.  PyTorch's SDPA has no window or seq-len argument: the band and the
 padding reach the backends as a boolean attn_mask (dense: no backend skips the masked blocks, which is the point
-of comparison), the bias as an additive bf16 attn_mask of [1, H, S, S] or [B, 1, S, S].  One JSON line per
-(backend, case); a backend that refuses a case says so.  Timing: bench/peer.py's (median of CUDA events)."""
-import json, torch
+of comparison), the bias as an additive bf16 attn_mask of [1, H, S, S], [B, 1, S, S], [S, S] or [B, H, S, S].
+One JSON line per (backend, case); a backend that refuses a case says so.  Timing: bench/peer.py's (median of
+CUDA events).  MASK_PEER_CASES / MASK_PEER_BACKENDS (comma lists of tags / backend names, "dropout" a case too)
+run a part."""
+import json, os, torch
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
 from peer import bench as peer_bench  # bench/peer.py: the suite's CUDA-event timer
@@ -23,10 +25,19 @@ pad[:, :, : S // 2, : S // 2] = True  # seq_len_q = seq_len_kv = S/2 in every ba
 CASES = (("plain", None, True), ("window256", band(256), True), ("window1024", band(1024), True),
          ("pad-half", pad, True),
          ("bias-1hss", torch.randn(1, H, S, S, device=dev, dtype=torch.bfloat16), False),
-         ("bias-b1ss", torch.randn(B, 1, S, S, device=dev, dtype=torch.bfloat16), False))
+         ("bias-b1ss", torch.randn(B, 1, S, S, device=dev, dtype=torch.bfloat16), False),
+         ("bias-ss", torch.randn(S, S, device=dev, dtype=torch.bfloat16), False),
+         ("bias-bhss", lambda: torch.randn(B, H, S, S, device=dev, dtype=torch.bfloat16), False))
 BACKENDS = (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION),
             ("efficient", SDPBackend.EFFICIENT_ATTENTION))
+def chosen(var, names):
+    v = os.environ.get(var)
+    return [n for n in names if not v or n in v.split(",")]
+CASES = [c for c in CASES if c[0] in chosen("MASK_PEER_CASES", [c[0] for c in CASES])]
+BACKENDS = [b for b in BACKENDS if b[0] in chosen("MASK_PEER_BACKENDS", [b[0] for b in BACKENDS])]
 for tag, mask, with_bwd in CASES:
+    if callable(mask):  # made only when its case runs (2 GB)
+        mask = mask()
     for bname, backend in BACKENDS:
         try:
             with sdpa_kernel(backend):
@@ -48,7 +59,7 @@ for tag, mask, with_bwd in CASES:
         torch.cuda.empty_cache()
 # dropout 0.1, forward (difftest_seq's bench/masks/.../sdpa_fwd_bf16_dropout): the backends draw their own random
 # numbers, not xdnn's Philox words (src/ops/sdpa.h), but the work per element is of the same kind
-for bname, backend in BACKENDS:
+for bname, backend in BACKENDS if chosen("MASK_PEER_CASES", ["dropout"]) else ():
     try:
         with sdpa_kernel(backend):
             ms = bench(lambda: F.scaled_dot_product_attention(q, k, v, dropout_p=0.1))

@@ -58,6 +58,17 @@
 //    stores/loads in bytes, GEN before -> after: DP 64 0/0 -> 0/0; DP 128 20/16 -> 0/0; DP 256 72/76 -> 0/0;
 //    SPLIT DP 64 0/0 -> 0/0; SPLIT DP 128 56/52 -> 68/120 (bf16; f16 64/104); SPLIT DP 256 88/100 -> 100/156
 //    (a few of the work item's scalars reloaded per tile).
+//  v7 (2026-11-24, issue 10): GEN's bias by TMA (btma).  The producer loads each key tile's bias [BM rows, BN
+//    keys] right after its K into ST stages of its own (full/empty barriers as K's), through a 4-d map over the
+//    bias's own dims [B or 1, Hq or 1, Sq, Skv] (a broadcast b or h is a dim of 1 read at 0: TMA has no zero
+//    strides), boxes of 64 keys x BM rows in the 128-byte swizzle, zeros past Sq and Skv (masked keys are still
+//    set to -inf on the edge tiles).  The consumers add it from shared memory with ldmatrix.x4 straight into S's
+//    fragment layout (bias_smem), instead of 64 global loads per thread per tile through the math warps.  Taken
+//    for a bias in q's dtype with contiguous keys, rows not broadcast and 16-byte strides (bias_map); the rest
+//    (f32 and other dtypes, Skv % 8 != 0, [.., 1, Skv]) and DP 256 (registers: wg_cfg::BT) keep v6's loads.
+//    Shared memory SMEM_BIAS: 210, 226 KiB at DP 64, 128.  Also GEN's exp2 loop made straight-line (softmax:
+//    the per-element dropout test had split it into 64 branches).  H100, b4h16s4096d128 bf16: bias 4.46 ms (v6)
+//    -> 1.08-1.12 for every broadcast (cuDNN 1.72-1.97), 2.07-2.13 with BIAS_TMA=0; dropout 6.83 -> 5.88.
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
 
@@ -75,8 +86,15 @@ template <int DP> struct wg_cfg {
     static constexpr int OC = DP / ON;                      // P V wgmmas per k-step
     static constexpr int Q_BYTES = NB * BM * 128;
     static constexpr int KV_BYTES = NB * BN * 128;          // one K (or V) stage
-    static constexpr int BAR_BYTES = 8 * (2 + 4 * ST);      // full/empty Q, full K/V, empty K/V
+    static constexpr int BAR_BYTES = 8 * (2 + 6 * ST);      // full/empty Q, full K/V, empty K/V, full/empty bias
     static constexpr int SMEM = 1024 + Q_BYTES + 2 * ST * KV_BYTES + BAR_BYTES; // +1024: alignment slack
+    // GEN with a TMA bias (v7): ST stages of the bias tile [BM rows, BN keys] in 16 bits, BN / 64 boxes of 64
+    // keys (128-byte rows, 128-byte swizzle), 1024 bytes after the barriers: 210, 226 KiB at DP 64, 128
+    // Only at DP <= 128: at DP 256 the consumers' 128 o registers leave no room (ptxas spilled 20 bytes with
+    // either bias path beside the other, 264 with the TMA path alone), so GEN keeps v6's loads there.
+    static constexpr bool BT = DP <= 128;
+    static constexpr int B_BYTES = BM * BN * 2;
+    static constexpr int SMEM_BIAS = 1024 + Q_BYTES + 2 * ST * KV_BYTES + 1024 + ST * B_BYTES;
 };
 
 constexpr int kThreads = 384;
@@ -173,13 +191,53 @@ __device__ __forceinline__ void bias_add(const xk_sdpa &p, float *s, int b, int 
     }
 }
 
+// v7's bias from shared memory: the tile [BM rows, BN keys] the producer loaded by TMA, BN / 64 boxes of
+// [BM rows, 64 keys] with 128-byte rows in the 128-byte swizzle (16-byte chunk k of row r at chunk k ^ (r & 7)).
+// One ldmatrix.x4 gives a thread the accumulator layout's elements of two 8-key column groups c, c + 1 for its
+// rows r, r + 8 (matrix i's row addresses from lanes 8i .. 8i + 7: rows r, r + 8, r, r + 8 of chunks c, c, c + 1,
+// c + 1; each thread gets row lane / 4, keys 2 (lane % 4), + 1 of each), the same layout as S's fragments.  The
+// eight rows a matrix reads are 8 consecutive rows (r & 7 = 0 .. 7), so the swizzle puts their chunks in 8
+// different bank quads: no bank conflict.  lrow: this lane's row address (its warp's rows + (lane & 7) +
+// 8 ((lane >> 3) & 1), times 128); x = (lane >> 4) ^ (lane & 7): chunk c + (lane >> 4) of row r, c even, is at
+// (c + (lane >> 4)) ^ (r & 7) = c ^ x.
+template <typename T> __device__ __forceinline__ float2 unpack2(uint32_t w);
+template <> __device__ __forceinline__ float2 unpack2<__nv_bfloat16>(uint32_t w)
+{
+    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
+}
+template <> __device__ __forceinline__ float2 unpack2<__half>(uint32_t w)
+{
+    return __half22float2(*reinterpret_cast<const __half2 *>(&w));
+}
+template <typename T, int NE, int BM>
+__device__ __forceinline__ void bias_smem(float *s, uint32_t tile, uint32_t lrow, uint32_t x, float inv_scale)
+{
+    // (ptxas hoists the loads ahead of their FMAs as far as registers allow)
+#pragma unroll
+    for (int c = 0; c < NE / 4; c += 2) {
+        uint32_t r[4];
+        const uint32_t a = tile + (c / 8) * BM * 128 + lrow + (((uint32_t)(c % 8) ^ x) << 4);
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(a)
+                     : "memory");
+#pragma unroll
+        for (int m = 0; m < 4; m++) { // matrix m: column group c + (m >> 1), row r + 8 (m & 1)
+            const float2 b = unpack2<T>(r[m]);
+            float *d = s + (c + (m >> 1)) * 4 + (m & 1) * 2;
+            d[0] = fmaf(b.x, inv_scale, d[0]);
+            d[1] = fmaf(b.y, inv_scale, d[1]);
+        }
+    }
+}
+
 // GEN: the additive bias and dropout (per-element loads and Philox words in the softmax); without them the
 // kernel has no trace of either, so the plain and band-masked cases keep their registers and schedule.
 template <typename T, int DP, bool GEN, bool SPLIT>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_fwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
-                   const __grid_constant__ CUtensorMap tv, const xk_sdpa p, int rev, int nmblk, int nwork,
-                   int pingpong)
+                   const __grid_constant__ CUtensorMap tv, const __grid_constant__ CUtensorMap tb, const xk_sdpa p,
+                   int rev, int nmblk, int nwork, int pingpong, int btma)
 {
 #if XW_DEVICE
     using C = wg_cfg<DP>;
@@ -188,10 +246,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     const uint32_t sQ = (smem_u32(smem_raw) + 1023u) & ~1023u; // swizzled tiles need 1024-byte alignment
     const uint32_t sK = sQ + C::Q_BYTES, sV = sK + ST * C::KV_BYTES, sBar = sV + ST * C::KV_BYTES;
     const uint32_t fullQ = sBar, emptyQ = sBar + 8;
+    // btma (GEN only, v7): the bias tiles by TMA into ST stages at sB (launched with SMEM_BIAS), beside K and V
+    const uint32_t sB = sBar + 1024;
 #define XW_FULLK(s) (sBar + 8u * (2 + (s)))
 #define XW_FULLV(s) (sBar + 8u * (2 + ST + (s)))
 #define XW_EMPTYK(s) (sBar + 8u * (2 + 2 * ST + (s)))
 #define XW_EMPTYV(s) (sBar + 8u * (2 + 3 * ST + (s)))
+#define XW_FULLB(s) (sBar + 8u * (2 + 4 * ST + (s)))
+#define XW_EMPTYB(s) (sBar + 8u * (2 + 5 * ST + (s)))
     const int wg = threadIdx.x / 128;
 
     if (threadIdx.x == 0) {
@@ -203,6 +265,8 @@ __global__ void __launch_bounds__(kThreads, 1)
             mb_init(XW_FULLV(s), 1);
             mb_init(XW_EMPTYK(s), 256);
             mb_init(XW_EMPTYV(s), 256);
+            mb_init(XW_FULLB(s), 1);
+            mb_init(XW_EMPTYB(s), 256);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -233,6 +297,14 @@ __global__ void __launch_bounds__(kThreads, 1)
                     for (int c = 0; c < NB; c++)
                         tma_load(sK + s * C::KV_BYTES + c * BN * 128, &tk, XW_FULLK(s), c * 64,
                                  sr.krow + (t.t0 + it) * BN, t.hk, kb);
+                    if (C::BT && btma) { // the bias tile: rows m0 .. m0 + BM - 1 of its (b, h), zeros outside
+                        mb_wait(XW_EMPTYB(s), ph ^ 1);
+                        mb_expect(XW_FULLB(s), C::B_BYTES);
+#pragma unroll
+                        for (int c = 0; c < BN / 64; c++)
+                            tma_load(sB + s * C::B_BYTES + c * BM * 128, &tb, XW_FULLB(s), (t.t0 + it) * BN + c * 64,
+                                     t.m0, p.bias.st[1] ? t.h : 0, p.bias.st[0] ? t.b : 0);
+                    }
                     mb_wait(XW_EMPTYV(s), ph ^ 1);
                     mb_expect(XW_FULLV(s), C::KV_BYTES);
 #pragma unroll
@@ -250,6 +322,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         const float scale2 = p.scale * kLog2e; // scale > 0 (the engine checks)
         const float inv_scale = 1.0f / p.scale; // bias enters S in Q K^T units: s + bias / scale
         const uint32_t qbase = sQ + cw * 64 * 128;
+        // btma: this lane's row of the bias tile for ldmatrix and its swizzle term (bias_smem)
+        const uint32_t brow = (uint32_t)(cw * 64 + warp * 16 + (lane & 7) + 8 * ((lane >> 3) & 1)) * 128u,
+                       bx = (uint32_t)((lane >> 4) ^ (lane & 7));
         // Ping-pong: named barriers 1 and 2 hand the tensor cores from one consumer to the other, so one
         // warpgroup's softmax runs while the other's GEMMs do.  Consumer 0 starts.
         auto my_turn = [&]() {
@@ -316,8 +391,16 @@ __global__ void __launch_bounds__(kThreads, 1)
                 const bool edge = n0 + BN > t.lkv || wrow0 + 64 > t.lq ||
                                   (p.right >= 0 && n0 + BN - 1 > (int64_t)wrow0 + t.off + p.right) ||
                                   (p.left >= 0 && n0 < (int64_t)wrow0 + 63 + t.off - p.left);
-                if (GEN && p.bias.p) // every lane loads (clamped to the bias): no divergent branch
-                    bias_add<NS>(p, s, t.b, t.h, row0, n0, t4, inv_scale);
+                if (GEN && p.bias.p) { // btma: the tile from shared memory, else every lane loads (clamped to the
+                                       // bias) from global memory; both uniform: no divergent branch
+                    if (C::BT && btma) {
+                        const int bs = (gt + it) % ST;
+                        bias_smem<T, NS, BM>(s, sB + bs * C::B_BYTES, brow, bx, inv_scale);
+                        mb_arrive(XW_EMPTYB(bs));
+                    } else {
+                        bias_add<NS>(p, s, t.b, t.h, row0, n0, t4, inv_scale);
+                    }
+                }
                 // (GEN too masks only the edge tiles: run on every tile, ptxas made the select a branch per
                 // element beside the P V in flight, and spilled)
                 if (edge) {
@@ -347,16 +430,29 @@ __global__ void __launch_bounds__(kThreads, 1)
                     mrow[r] = mx[r];
                     lrow[r] *= corr[r];
                 }
+                // Two copies of the exponentials and row sums (the row sums are taken before dropout, sdpa.h)
+                // under one uniform branch.  v7: with the dropout test inside one loop ptxas put a branch between
+                // consecutive elements (each element's exp2, Philox word, then a jump over them), so GEN's 64
+                // exp2 per tile ran one after another, their latencies exposed, bias or not (SASS: MUFU.EX2 and
+                // BRA alternating).  Without dropout the loop is now straight-line, as the plain variant's; with
+                // it, the factor stays fused per element (the exp2s first and the factors in a second loop
+                // spilled 24-56 bytes: 64 Philox words scheduled side by side).
+                auto exps = [&](auto drop) { // drop: std::true_type / false_type, a copy of the loop each
 #pragma unroll
-                for (int c = 0; c < BN / 8; c++)
+                    for (int c = 0; c < BN / 8; c++)
 #pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        float x = ex2(fmaf(s[c * 4 + e], scale2, -muse[e >> 1]));
-                        lrow[e >> 1] += x; // the row sums are taken before dropout (sdpa.h)
-                        if (GEN && p.drop_threshold) // masked entries are 0 already, whatever the word says
-                            x *= drop_factor(p, t.b, t.h, row0 + 8 * (e >> 1), n0 + c * 8 + t4 * 2 + (e & 1));
-                        s[c * 4 + e] = x;
-                    }
+                        for (int e = 0; e < 4; e++) {
+                            const float x = ex2(fmaf(s[c * 4 + e], scale2, -muse[e >> 1]));
+                            lrow[e >> 1] += x;
+                            s[c * 4 + e] = decltype(drop)::value ? x * drop_factor(p, t.b, t.h, row0 + 8 * (e >> 1),
+                                                                                   n0 + c * 8 + t4 * 2 + (e & 1))
+                                                                 : x;
+                        }
+                };
+                if (GEN && p.drop_threshold) // masked entries are 0 already, whatever the word says
+                    exps(std::true_type());
+                else
+                    exps(std::false_type());
             };
             // P (the accumulator layout of S) as the A fragments of the P V k-steps
             auto pack_p = [&]() {
@@ -387,6 +483,8 @@ __global__ void __launch_bounds__(kThreads, 1)
             if (t.ntiles > 0) {
                 float corr[2];
                 mb_wait(XW_FULLK(gt % ST), (gt / ST) & 1);
+                if (C::BT && btma) // (before the fence, as the V wait below: no spin loop with a wgmma in flight)
+                    mb_wait(XW_FULLB(gt % ST), (gt / ST) & 1);
                 my_turn();
                 wg_fence();
                 keep(s);
@@ -407,6 +505,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                     // this wait is nearly always over at once.
                     if (GEN)
                         mb_wait(XW_FULLV(ps), ((ct - 1) / ST) & 1);
+                    if (C::BT && btma) // this tile's bias, asked for right after its K
+                        mb_wait(XW_FULLB(st), (ct / ST) & 1);
                     my_turn();
                     wg_fence();
                     keep(s);
@@ -508,6 +608,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #undef XW_FULLV
 #undef XW_EMPTYK
 #undef XW_EMPTYV
+#undef XW_FULLB
+#undef XW_EMPTYB
 #else
     __trap(); // not the sm_90a pass: the engine never launches this (it refuses devices other than 9.0)
 #endif
@@ -516,36 +618,64 @@ __global__ void __launch_bounds__(kThreads, 1)
 // Schedule knobs, read once: XDNN_SDPA_WGMMA_PINGPONG=0 lets both consumers issue their GEMMs freely,
 // XDNN_SDPA_WGMMA_PERSISTENT=0 launches one block per work item instead of one per SM (for bisecting; measured
 // on the H100, ping-pong gains 5-12%, the persistent grid 2-12% without a causal mask).
+// XDNN_SDPA_WGMMA_BIAS_TMA=0 keeps v6's per-element global bias loads for every bias (A/B of v7).
 struct knobs {
-    int pingpong, persistent, sms;
+    int pingpong, persistent, sms, bias_tma, smem;
 };
 knobs knobs_of()
 {
-    static knobs k = {-1, -1, 0};
+    static knobs k = {-1, -1, 0, 0, 0};
     if (k.pingpong < 0) {
-        const char *pp = getenv("XDNN_SDPA_WGMMA_PINGPONG"), *pe = getenv("XDNN_SDPA_WGMMA_PERSISTENT");
-        int dev = 0, sms = 0;
+        const char *pp = getenv("XDNN_SDPA_WGMMA_PINGPONG"), *pe = getenv("XDNN_SDPA_WGMMA_PERSISTENT"),
+                   *bt = getenv("XDNN_SDPA_WGMMA_BIAS_TMA");
+        int dev = 0, sms = 0, smem = 0;
         if (cudaGetDevice(&dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-            sms = 0;
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
+            sms = 0, smem = 0;
         k.sms = sms;
+        k.smem = smem;
         k.persistent = sms > 0 && !(pe && pe[0] == '0');
         k.pingpong = !(pp && pp[0] == '0');
+        k.bias_tma = !(bt && bt[0] == '0');
     }
     return k;
+}
+
+// v7: the bias through a tensor map when TMA can describe it: q's 16-bit dtype (the tile is converted as T),
+// keys contiguous, rows not broadcast (a zero row stride over Sq > 1 rows has no map), the other strides in
+// multiples of 16 bytes and a 16-byte aligned base (make_map checks it), and SMEM_BIAS within the device's
+// limit.  The map is over the bias's own dims [B or 1, Hq or 1, Sq, Skv] (a broadcast b or h is a dim of 1,
+// read at coordinate 0), in boxes of 64 keys x BM rows.  Anything else (f32 and other dtypes, odd row strides
+// such as Skv % 8 != 0, [.., 1, Skv]) keeps v6's loads.
+template <int DP> bool bias_map(CUtensorMap *m, const xk_sdpa &p, const knobs &k)
+{
+    const xk_tensor &b = p.bias;
+    if (!b.p || !k.bias_tma || b.dtype != p.q.dtype || b.st[3] != 1 || (b.st[2] == 0 && p.Sq > 1) || p.off_q.p ||
+        p.off_kv.p || wg_cfg<DP>::SMEM_BIAS > k.smem)
+        return false;
+    for (int d = 0; d < 3; d++)
+        if (b.st[d] % 8 != 0)
+            return false;
+    const int64_t dims[4] = {b.st[0] ? p.B : 1, b.st[1] ? p.Hq : 1, p.Sq, p.Skv};
+    return make_map(m, b.p, p.q.dtype == XK_BF16, dims, b.st, wg_cfg<DP>::BM);
 }
 
 template <typename T, int DP, bool GEN, bool SPLIT>
 cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], cudaStream_t s)
 {
     using C = wg_cfg<DP>;
-    static bool opted = false;
-    if (!opted) {
+    const knobs k = knobs_of();
+    CUtensorMap tb;
+    const bool btma = GEN && C::BT && bias_map<DP>(&tb, p, k);
+    const int smem = btma ? C::SMEM_BIAS : C::SMEM;
+    static int opted = 0; // the dynamic shared memory this instantiation may use so far
+    if (opted < smem) {
         cudaError_t e =
-            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN, SPLIT>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN, SPLIT>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
         if (e != cudaSuccess)
             return e;
-        opted = true;
+        opted = smem;
     }
     const bool bf = p.q.dtype == XK_BF16;
     // a packed side is one batch of T rows (st: the engine's [0, head, token, 1] strides)
@@ -555,6 +685,8 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], cudaStream_t s)
     if (!make_map(&tq, p.q.p, bf, qd, st[0], C::BM) || !make_map(&tk, p.k.p, bf, kd, st[1], C::BN) ||
         !make_map(&tv, p.v.p, bf, vd, st[2], C::BN))
         return cudaErrorInvalidValue;
+    if (!btma)
+        tb = tq; // not read
     // Items of one length (no band, or a band bounded on both sides) suit the persistent grid's static walk;
     // a band open on one side gives items of every length, which the hardware's block scheduler balances
     // better, longest first (rev: a causal-like band, longest at the end).
@@ -565,12 +697,11 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], cudaStream_t s)
     const int64_t nwork = nmblk * (p.off_q.p ? 1 : p.B) * p.Hq;
     if (nwork > INT32_MAX)
         return cudaErrorInvalidValue;
-    const knobs k = knobs_of();
     // (H100: causal b4h16s4096d128 0.511 ms with one block per item, 0.520 persistent; non-causal 0.906 / 0.888,
     // b16h16s1024d64 0.212 / 0.185)
     const int grid = k.persistent && uniform && nwork > k.sms ? k.sms : (int)nwork;
-    sdpa_fwd_wgmma<T, DP, GEN, SPLIT><<<grid, kThreads, C::SMEM, s>>>(tq, tk, tv, p, rev, (int)nmblk, (int)nwork,
-                                                                             k.pingpong);
+    sdpa_fwd_wgmma<T, DP, GEN, SPLIT><<<grid, kThreads, smem, s>>>(tq, tk, tv, tb, p, rev, (int)nmblk, (int)nwork,
+                                                                          k.pingpong, btma);
     return cudaGetLastError();
 }
 

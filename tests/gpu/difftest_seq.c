@@ -80,7 +80,8 @@ typedef struct sshape {
 typedef struct sopt {
     const char *tag;
     const char *attrs;   /* extra attribute text, starts with ", " or empty */
-    int bias;            /* 0 none, 1 [Sq, Skv], 2 [B, 1, 1, Skv], 3 [1, Hq, Sq, Skv], 4 [B, 1, Sq, Skv] */
+    int bias;            /* 0 none, 1 [Sq, Skv], 2 [B, 1, 1, Skv], 3 [1, Hq, Sq, Skv], 4 [B, 1, Sq, Skv],
+                            5 [B, Hq, Sq, Skv], 6 [1, 1, Sq, Skv] (2: f32, the others in q's dtype) */
     bool lens;
 } sopt;
 
@@ -137,6 +138,10 @@ static void sdpa_case2(const sshape *s, const sopt *o, const char *dt, const cha
         snprintf(bias, sizeof bias, "  input bias: %s[1, %d, %d, %d];\n", dt, s->Hq, s->Sq, s->Skv);
     else if (o->bias == 4)
         snprintf(bias, sizeof bias, "  input bias: %s[%d, 1, %d, %d];\n", dt, s->B, s->Sq, s->Skv);
+    else if (o->bias == 5)
+        snprintf(bias, sizeof bias, "  input bias: %s[%d, %d, %d, %d];\n", dt, s->B, s->Hq, s->Sq, s->Skv);
+    else if (o->bias == 6)
+        snprintf(bias, sizeof bias, "  input bias: %s[1, 1, %d, %d];\n", dt, s->Sq, s->Skv);
     if (o->lens) {
         lens_text(lq, sizeof lq, s, "lq", s->Sq);
         lens_text(lkv, sizeof lkv, s, "lkv", s->Skv);
@@ -290,6 +295,46 @@ static void sdpa_cases_wgmma_masks(void)
             const int oi = (si * 4 + k) % WG_NBAND;
             sdpa_case2(&bwd[si], &wg_sopts[oi], half[(si + k) % 2], (si + k) % 3 == 0 ? " @bshd" : "",
                        "sdpa_flash", "sdpa_bwd_wgmma", false, false); /* o: an f32 intermediate */
+        }
+}
+
+/* v8 (2026-11-24, issue 10): the Hopper forward's bias by TMA (kernel v7: a
+ * bias in q's dtype with keys contiguous and rows 16-byte aligned, Skv % 8
+ * == 0 here), every broadcast shape ([Sq, Skv], [1, 1, Sq, Skv], [1, Hq, Sq,
+ * Skv], [B, 1, Sq, Skv], [B, Hq, Sq, Skv]) with Sq and Skv off the 128-row /
+ * 128- and 64-key tiles (TMA's zero fill on the edges, masked keys still
+ * -inf), Sq != Skv both ways, Sq = 1, Skv = 8; D = Dv of 64, 128, 256 and
+ * 192/128; GQA; causal top-left and bottom-right, windows, seq lens and
+ * dropout beside the bias; more work items than SMs (the bias ring runs on
+ * across items); f16 and bf16, bhsd and bshd; 16-bit and f32 o. */
+static const sopt bt_sopts[] = {
+    {"bias-2d", ", scale=0.3", 1, false},
+    {"bias-1hss+causal", ", causal=true", 3, false},
+    {"bias-b1ss+window", ", window=[50, 10]", 4, false},
+    {"bias-bhss", "", 5, false},
+    {"bias-11ss+seqlens", "", 6, true},
+    {"bias-bhss+dropout-br", ", causal=true, align=\"bottom_right\", dropout=0.1, seed=5", 5, false},
+    {"bias-1hss+seqlens-window", ", window=[30, 20]", 3, true},
+};
+enum { BT_NSOPTS = sizeof bt_sopts / sizeof bt_sopts[0] };
+
+static void sdpa_cases_wgmma_biastma(void)
+{
+    static const sshape shapes[] = {
+        {2, 4, 2, 200, 136, 128, 128}, {1, 2, 1, 77, 264, 64, 64},    {2, 3, 3, 130, 200, 256, 256},
+        {1, 8, 2, 257, 392, 128, 128}, {3, 2, 2, 1, 88, 128, 128},    {1, 4, 4, 300, 8, 64, 64},
+        {4, 40, 8, 200, 304, 64, 64},  {2, 36, 6, 136, 128, 128, 128}, {1, 2, 2, 100, 144, 192, 128},
+    };
+    static const char *const half[] = {"f16", "bf16"};
+    const int n = (int)(sizeof shapes / sizeof shapes[0]);
+    for (int si = 0; si < n; si++)
+        for (int oi = 0; oi < BT_NSOPTS; oi++) {
+            if (opts.quick && oi != si % BT_NSOPTS)
+                continue;
+            const char *dt = half[(si + oi) % 2], *lay = (si + oi) % 3 == 1 ? " @bshd" : "";
+            sdpa_case2(&shapes[si], &bt_sopts[oi], dt, lay, "sdpa_flash_wgmma", NULL, false, false);
+            if ((si + oi) % 4 == 0) /* f32 o: the SPLIT kernel */
+                sdpa_case2(&shapes[si], &bt_sopts[oi], dt, lay, "sdpa_flash_wgmma", NULL, true, false);
         }
 }
 
@@ -760,6 +805,7 @@ static void sdpa_cases(void)
     sdpa_cases_ragged();
     sdpa_cases_bwd_wgmma();
     sdpa_cases_wgmma_masks();
+    sdpa_cases_wgmma_biastma();
     sdpa_cases_wgmma_o32();
     sdpa_cases_fp8();
     add_case("sdpa_bwd/sdpa_flash+sdpa_bwd_wgmma/intermediate-o/f16/b2h4k2q50kv70d64", "sdpa=sdpa_flash",
@@ -895,7 +941,8 @@ static void bench_cases_o32(void)
 
 /* ---- bench, masks (issue 10): b4h16s4096d128 bf16 forward on sdpa_flash_wgmma and on sdpa_flash (the
  * fallback these masks had before), ids "bench/masks/ENGINE/...": windows of 256 and 1024 keys (time should
- * follow the visible pairs), padding to half the lengths, bias [1, H, S, S] and [B, 1, S, S], and the unmasked
+ * follow the visible pairs), padding to half the lengths, bias [1, H, S, S], [B, 1, S, S], [S, S] and
+ * [B, H, S, S], and the unmasked
  * reference, dropout 0.1 (forward only, like the bias); the backward on sdpa_bwd_wgmma and sdpa_bwd_flash for
  * the window and the padding.  Inputs are
  * constants (fill): random ones took ~10 s per case on the host, and the kernels' time does not depend on the
@@ -913,6 +960,9 @@ static void bench_cases_masks(void)
         {"bias-1hss", "  input bias: bf16[1, 16, 4096, 4096] = fill(value=0.25);\n", ", bias=bias"},
         {"bias-b1ss", "  input bias: bf16[4, 1, 4096, 4096] = fill(value=0.25);\n", ", bias=bias"},
         {"dropout", "", ", dropout=0.1, seed=7"},
+        /* the bias's two ends: one [S, S] for all (L2-resident, 32 MB) and [B, H, S, S] (2 GB, each byte once) */
+        {"bias-ss", "  input bias: bf16[4096, 4096] = fill(value=0.25);\n", ", bias=bias"},
+        {"bias-bhss", "  input bias: bf16[4, 16, 4096, 4096] = fill(value=0.25);\n", ", bias=bias"},
     };
     static const char *const fe[] = {"sdpa_flash_wgmma", "sdpa_flash"}, *const be[] = {"sdpa_bwd_wgmma", "sdpa_bwd_flash"};
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
