@@ -105,10 +105,17 @@ $(BUILD)/obj/%.cu.o: %.cu
 # kernels/*_sm90a.cu use Hopper-only instructions (wgmma, setmaxnreg): one
 # sm_90a target instead of sm_80 + sm_90 + PTX; XK_HAVE_SM90A tells the host
 # side that the code is there (their engines refuse every other device).
+# ptxas's notes C7518 / C7520 say it serialized a kernel's wgmmas (each waits
+# for the one before): only "info", but they cost the attention backward 18%
+# for three sessions unseen.  They fail the build here; C7519 (an arrive
+# injected, no serialization) is let through.
 $(BUILD)/obj/%_sm90a.cu.o: %_sm90a.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(filter-out -gencode=%,$(NVFLAGS)) -gencode=arch=compute_90a,code=sm_90a -DXK_HAVE_SM90A=1 \
-	    -MMD -MP -MF $(@:.o=.d) -c $< -o $@
+	    -MMD -MP -MF $(@:.o=.d) -c $< -o $@ 2> $(@:.o=.log); st=$$?; cat $(@:.o=.log) >&2; \
+	    if [ $$st -ne 0 ]; then rm -f $@; exit $$st; fi; \
+	    if grep -E '\((C7518|C7520)\)' $(@:.o=.log) >&2; then \
+	        echo "$<: ptxas serialized wgmma instructions (the lines above): each waits for the one before" >&2; rm -f $@; exit 1; fi
 
 $(BUILD)/libxdnn.a: $(LIB_OBJ)
 	@rm -f $@
