@@ -21,6 +21,11 @@
  * on a tie of the bf16 / f16 grid (f32 and e8m0 products need nothing).
  * v1 divided per element and multiplied in double: 590 GB/s on the H100 for
  * bf16 -> e4m3 (5x below copy); v2 removes the division and the f64 path.
+ * v3 fp8 quantize (kq_quant8_fp8): the tie test on the product's bits for a
+ * whole chunk (kq_plain, a few integer instructions per element), two bytes
+ * per cvt, and kq_quant's exact paths out of line for the rare chunk that
+ * fails it, so the unrolled kernel stays small enough for the instruction
+ * cache.
  *
  * quant_scale: elementwise over the amax tensor (kq_scale_kernel).
  *
@@ -29,6 +34,7 @@
  * NaN sticks) when the scale element changes; the last flush is reduced over
  * the warp first when the whole warp shares the element (per-tensor). */
 #include "gpu/kern_quant.h"
+#include "kern_fdiv.cuh"
 #include "xdnn.h"
 
 #include <cuda_bf16.h>
@@ -351,50 +357,22 @@ template <int MODE, int XDT, int YDT> __global__ void kq_kernel(const kq_params 
  * dequantize stored its 2-byte elements one by one: 21-48% of copy on the
  * H100.  v3: each thread takes KQ_U chunks per iteration, issues all their
  * loads first (raw words in registers), divides by multiply-high with
- * magics made on the host, and stores 16 bytes per chunk in dequantize
+ * magics made on the host (kern_fdiv.cuh), and stores 16 bytes per chunk in dequantize
  * (bf16 / f16; two 16-byte stores for f32).  The per-element arithmetic is
  * v2's own (kq_quant, kq_deq): the bytes are identical. */
 
-/* n / d for n < 2^31 by multiply-high (Granlund-Montgomery, the round-up
- * variant): l = ceil(log2 d), m = floor(2^32 (2^l - d) / d) + 1, then
- * n / d = (umulhi(n, m) + n) >> l (t + n < 2^32 since t <= n < 2^31). */
-struct kq_fdiv {
-    uint32_t d, m, l;
-};
-
-static kq_fdiv kq_fdiv_make(uint32_t d)
-{
-    kq_fdiv f;
-    f.d = d ? d : 1;
-    if (f.d > 0x80000000u) { /* every n < 2^31 gives 0 (and l = 32 would shift a uint32 by 32) */
-        f.m = 0;
-        f.l = 31;
-        return f;
-    }
-    f.l = 0;
-    while (f.l < 32 && (1ull << f.l) < f.d)
-        f.l++;
-    f.m = (uint32_t)(((1ull << 32) * ((1ull << f.l) - f.d)) / f.d + 1);
-    return f;
-}
-
-static __device__ __forceinline__ uint32_t kq_div(uint32_t n, const kq_fdiv &f)
-{
-    return (__umulhi(n, f.m) + n) >> f.l;
-}
-
 /* The divisors of the index maps, as magics (kern_quant.h's map). */
 struct kq_fast {
-    kq_fdiv per_row, col_blk, lead_dim[KQ_MAXD], lead_blk[KQ_MAXD];
+    kfdiv per_row, col_blk, lead_dim[KQ_MAXD], lead_blk[KQ_MAXD];
 };
 
 static __device__ __forceinline__ uint32_t kq_row_off_fast(const kq_params &p, const kq_fast &f, uint32_t row)
 {
     uint32_t off = 0;
     for (int d = p.nlead - 1; d >= 0; d--) {
-        const uint32_t q = kq_div(row, f.lead_dim[d]), i = row - q * p.lead_dims[d];
+        const uint32_t q = kfdiv_div(row, f.lead_dim[d]), i = row - q * p.lead_dims[d];
         row = q;
-        off += kq_div(i, f.lead_blk[d]) * p.lead_sst[d];
+        off += kfdiv_div(i, f.lead_blk[d]) * p.lead_sst[d];
     }
     return off;
 }
@@ -404,6 +382,65 @@ static __device__ __forceinline__ uint32_t kq_row_off_fast(const kq_params &p, c
 template <int XDT> struct kq_unroll {
     enum { U = XDT == XDNN_F32 || XDT == XDNN_F16 || XDT == XDNN_BF16 ? 4 : 8 };
 };
+
+/* True when q = x * RN(1/s) (the f32 product), 2^emin <= |q| < 2^24, is no
+ * nearer than 2^-14 grid steps to a tie of fp8 dt's grid: kq_quotient's test
+ * done on q's bits.  In the normal range the grid step is 2^(e - mbits), so
+ * the position between grid points is q's low 23 - mbits mantissa bits
+ * (`low`, a tie is `half`) and "within 2^-14 of a tie" is |low - half| < tol
+ * = 2^(9 - mbits); (low + tol - 1 - half) mod 2^(23 - mbits) < 2 tol - 1 says
+ * it (a negative difference wraps to >= half + tol).  Then kq_quotient
+ * returns q itself (its a0 with x's sign times s's), and kq_quant converts it
+ * with SATFINITE. */
+template <int YDT> static __device__ __forceinline__ bool kq_plain(float q)
+{
+    constexpr int mbits = YDT == XDNN_FP8_E4M3 ? 3 : 2;
+    constexpr float lo = YDT == XDNN_FP8_E4M3 ? 0x1p-6f : 0x1p-14f; /* 2^emin: below it the grid is subnormal */
+    constexpr uint32_t fmask = (1u << (23 - mbits)) - 1, half = 1u << (22 - mbits), tol = 1u << (9 - mbits);
+    const uint32_t d = (__float_as_uint(q) + (tol - 1 - half)) & fmask;
+    return fabsf(q) >= lo && fabsf(q) < 16777216.0f && d >= 2 * tol - 1;
+}
+
+/* kq_quant of 8 elements, out of line: the rare chunks that kq_quant8_fp8's
+ * test sends back (a near tie, zero, subnormal-range, huge, Inf / NaN
+ * quotients, odd scales).  Inlined, its exact paths (__fdiv_rn and its
+ * library call, nextafterf) made v3's quantize instantiation ~7,800
+ * instructions (4 chunks x 8 elements), and ncu's top stall was the
+ * instruction fetch. */
+template <int YDT>
+static __device__ __noinline__ uint2 kq_quant8_exact(float v0, float v1, float v2, float v3, float v4, float v5,
+                                                     float v6, float v7, float s, float rs)
+{
+    const float v[KQ_V] = {v0, v1, v2, v3, v4, v5, v6, v7};
+    union { uint2 w; unsigned char b[KQ_V]; } out;
+    for (int j = 0; j < KQ_V; j++)
+        out.b[j] = kq_quant(v[j], s, rs, YDT);
+    return out.w;
+}
+
+/* The 8 fp8 bytes of v[j] / s (kq_quant's bytes): straight-line for a chunk
+ * whose every product x * RN(1/s) passes kq_plain (then the byte is that
+ * product converted, two per cvt), kq_quant8_exact otherwise. */
+template <int YDT> static __device__ __forceinline__ uint2 kq_quant8_fp8(const float *v, float s)
+{
+    const float rs = __frcp_rn(s);
+    /* kq_quotient's fast path needs 0 < |s| < 2^125 (1/s normal) */
+    bool plain = fabsf(s) > 0.0f && fabsf(s) < 4.2535296e37f;
+    float q[KQ_V];
+#pragma unroll
+    for (int j = 0; j < KQ_V; j++) {
+        q[j] = v[j] * rs;
+        plain &= kq_plain<YDT>(q[j]);
+    }
+    if (!plain)
+        return kq_quant8_exact<YDT>(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], s, rs);
+    const __nv_fp8_interpretation_t k = YDT == XDNN_FP8_E4M3 ? __NV_E4M3 : __NV_E5M2;
+    uint32_t h[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) /* the low byte is .x */
+        h[j] = __nv_cvt_float2_to_fp8x2(make_float2(q[2 * j], q[2 * j + 1]), __NV_SATFINITE, k);
+    return make_uint2(h[0] | h[1] << 16, h[2] | h[3] << 16);
+}
 
 template <int MODE, int XDT, int YDT>
 __global__ void __launch_bounds__(KQ_THREADS) kq_kernel_v3(const kq_params p, const kq_fast f)
@@ -427,11 +464,11 @@ __global__ void __launch_bounds__(KQ_THREADS) kq_kernel_v3(const kq_params p, co
             const uint32_t ch = ch0 + k * KQ_THREADS;
             if (ch >= nchunks)
                 break;
-            const uint32_t row = kq_div(ch, f.per_row), c0 = (ch - row * per_row) * KQ_V, base = ch * KQ_V;
+            const uint32_t row = kfdiv_div(ch, f.per_row), c0 = (ch - row * per_row) * KQ_V, base = ch * KQ_V;
             const uint32_t roff = p.nlead ? kq_row_off_fast(p, f, row) : 0;
             float v[KQ_V];
             kq_unpack8<XDT>(raw[k], v);
-            const uint32_t off = roff + kq_div(c0, f.col_blk) * p.col_sst; /* the chunk's one scale element */
+            const uint32_t off = roff + kfdiv_div(c0, f.col_blk) * p.col_sst; /* the chunk's one scale element */
             if (MODE == KQ_AMAX) { /* the chunk's max, then one compare */
                 unsigned m = 0;
                 for (int j = 0; j < KQ_V; j++)
@@ -440,7 +477,9 @@ __global__ void __launch_bounds__(KQ_THREADS) kq_kernel_v3(const kq_params p, co
                 continue;
             }
             const float s = kq_ld(p.s, p.sdt, off);
-            if (MODE == KQ_QUANT) {
+            if (MODE == KQ_QUANT && YDT != XDNN_I8) {
+                *reinterpret_cast<uint2 *>(static_cast<unsigned char *>(p.y) + base) = kq_quant8_fp8<YDT>(v, s);
+            } else if (MODE == KQ_QUANT) {
                 const float rs = __frcp_rn(s);
                 unsigned char out[KQ_V];
                 for (int j = 0; j < KQ_V; j++)
@@ -532,11 +571,11 @@ extern "C" int kq_launch(const kq_params *p, void *stream)
     const bool v3 = vec && uniform && !kq_use_v2();
     kq_fast f = {};
     if (v3) {
-        f.per_row = kq_fdiv_make((uint32_t)per_row);
-        f.col_blk = kq_fdiv_make(p->col_blk);
+        f.per_row = kfdiv_make((uint32_t)per_row);
+        f.col_blk = kfdiv_make(p->col_blk);
         for (int d = 0; d < p->nlead && d < KQ_MAXD; d++) {
-            f.lead_dim[d] = kq_fdiv_make(p->lead_dims[d]);
-            f.lead_blk[d] = kq_fdiv_make(p->lead_blk[d]);
+            f.lead_dim[d] = kfdiv_make(p->lead_dims[d]);
+            f.lead_blk[d] = kfdiv_make(p->lead_blk[d]);
         }
     }
     /* v3 threads take kq_unroll<x>::U chunks per iteration (4 or 8) */
