@@ -442,6 +442,29 @@ template <int YDT> static __device__ __forceinline__ uint2 kq_quant8_fp8(const f
     return make_uint2(h[0] | h[1] << 16, h[2] | h[3] << 16);
 }
 
+/* The scales at offs[k] of this thread's U chunks (chunk ch0 + k * KQ_THREADS, those below nchunks), the
+ * dtype branch taken once (uniform) so that the loads issue back to back. */
+template <int U>
+static __device__ __forceinline__ void kq_ld_scales(const kq_params &p, uint32_t ch0, uint32_t nchunks,
+                                                    const uint32_t *offs, float *sc)
+{
+    if (p.sdt == XDNN_F32 || p.sdt == XDNN_E8M0) {
+        uint32_t w[U];
+#pragma unroll
+        for (int k = 0; k < U; k++)
+            w[k] = ch0 + k * KQ_THREADS >= nchunks ? 0u
+                   : p.sdt == XDNN_F32 ? __float_as_uint(static_cast<const float *>(p.s)[offs[k]])
+                                        : static_cast<const unsigned char *>(p.s)[offs[k]];
+#pragma unroll
+        for (int k = 0; k < U; k++)
+            sc[k] = p.sdt == XDNN_F32 ? __uint_as_float(w[k]) : e8m0_to_f32(w[k]);
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < U; k++)
+        sc[k] = ch0 + k * KQ_THREADS < nchunks ? kq_ld(p.s, p.sdt, offs[k]) : 0.0f;
+}
+
 template <int MODE, int XDT, int YDT>
 __global__ void __launch_bounds__(KQ_THREADS) kq_kernel_v3(const kq_params p, const kq_fast f)
 {
@@ -459,16 +482,29 @@ __global__ void __launch_bounds__(KQ_THREADS) kq_kernel_v3(const kq_params p, co
             if (ch < nchunks)
                 kq_ld8_raw<XDT>(p.x, ch * KQ_V, raw[k]);
         }
+        /* every chunk's one scale element, loaded back to back behind x's loads: read per chunk between the
+         * chunks' arithmetic, each was a dependent load on the way to the chunk's store (L2 latency for
+         * 1x32 blocks), four in a row per thread */
+        uint32_t offs[U];
+        float sc[U];
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            const uint32_t ch = ch0 + k * KQ_THREADS;
+            const uint32_t row = kfdiv_div(ch, f.per_row), c0 = (ch - row * per_row) * KQ_V;
+            const uint32_t roff = p.nlead ? kq_row_off_fast(p, f, row) : 0;
+            offs[k] = roff + kfdiv_div(c0, f.col_blk) * p.col_sst;
+        }
+        if (MODE != KQ_AMAX)
+            kq_ld_scales<U>(p, ch0, nchunks, offs, sc);
 #pragma unroll
         for (int k = 0; k < U; k++) {
             const uint32_t ch = ch0 + k * KQ_THREADS;
             if (ch >= nchunks)
                 break;
-            const uint32_t row = kfdiv_div(ch, f.per_row), c0 = (ch - row * per_row) * KQ_V, base = ch * KQ_V;
-            const uint32_t roff = p.nlead ? kq_row_off_fast(p, f, row) : 0;
+            const uint32_t base = ch * KQ_V;
             float v[KQ_V];
             kq_unpack8<XDT>(raw[k], v);
-            const uint32_t off = roff + kfdiv_div(c0, f.col_blk) * p.col_sst; /* the chunk's one scale element */
+            const uint32_t off = offs[k]; /* the chunk's one scale element */
             if (MODE == KQ_AMAX) { /* the chunk's max, then one compare */
                 unsigned m = 0;
                 for (int j = 0; j < KQ_V; j++)
@@ -476,7 +512,7 @@ __global__ void __launch_bounds__(KQ_THREADS) kq_kernel_v3(const kq_params p, co
                 kq_amax_add(static_cast<float *>(p.y), off, m, &cur, &cur_max);
                 continue;
             }
-            const float s = kq_ld(p.s, p.sdt, off);
+            const float s = sc[k];
             if (MODE == KQ_QUANT && YDT != XDNN_I8) {
                 *reinterpret_cast<uint2 *>(static_cast<unsigned char *>(p.y) + base) = kq_quant8_fp8<YDT>(v, s);
             } else if (MODE == KQ_QUANT) {
