@@ -21,11 +21,10 @@
  * on a tie of the bf16 / f16 grid (f32 and e8m0 products need nothing).
  * v1 divided per element and multiplied in double: 590 GB/s on the H100 for
  * bf16 -> e4m3 (5x below copy); v2 removes the division and the f64 path.
- * v3 fp8 quantize (kq_quant8_fp8): the tie test on the product's bits for a
- * whole chunk (kq_plain, a few integer instructions per element), two bytes
- * per cvt, and kq_quant's exact paths out of line for the rare chunk that
- * fails it, so the unrolled kernel stays small enough for the instruction
- * cache.
+ * v3 fp8 quantize (kq_quant8_fp8): kq_quotient's fast path on the product's
+ * bits (kq_settle, a few integer instructions per element), two bytes per
+ * cvt, and kq_quant's exact paths out of line for the rare chunk out of its
+ * range, so the unrolled kernel stays small.
  *
  * quant_scale: elementwise over the amax tensor (kq_scale_kernel).
  *
@@ -383,27 +382,36 @@ template <int XDT> struct kq_unroll {
     enum { U = XDT == XDNN_F32 || XDT == XDNN_F16 || XDT == XDNN_BF16 ? 4 : 8 };
 };
 
-/* True when q = x * RN(1/s) (the f32 product), 2^emin <= |q| < 2^24, is no
- * nearer than 2^-14 grid steps to a tie of fp8 dt's grid: kq_quotient's test
- * done on q's bits.  In the normal range the grid step is 2^(e - mbits), so
+/* kq_quotient's fast path on the bits of q = x * RN(1/s) (the f32 product),
+ * for 2^emin <= |q| < 2^24 (else ok becomes false and the caller takes the
+ * exact path).  In fp8 dt's normal range the grid step is 2^(e - mbits), so
  * the position between grid points is q's low 23 - mbits mantissa bits
- * (`low`, a tie is `half`) and "within 2^-14 of a tie" is |low - half| < tol
- * = 2^(9 - mbits); (low + tol - 1 - half) mod 2^(23 - mbits) < 2 tol - 1 says
- * it (a negative difference wraps to >= half + tol).  Then kq_quotient
- * returns q itself (its a0 with x's sign times s's), and kq_quant converts it
- * with SATFINITE. */
-template <int YDT> static __device__ __forceinline__ bool kq_plain(float q)
+ * (`low`; a tie is `half`) and "within 2^-14 of a tie" is |low - half| < tol
+ * = 2^(9 - mbits): (low + tol - 1 - half) mod 2^(23 - mbits) < 2 tol - 1 (a
+ * negative difference wraps to >= half + tol).  Off a tie: q itself.  Near
+ * one: the tie T (q's bits with low = half), moved one ulp toward the exact
+ * quotient by the sign of |x| - T |s| (one fma, exact in sign), q's sign.
+ * Handled here rather than out of line: bf16 x over a power-of-two scale
+ * (e8m0) lands exactly on a tie of e4m3 for 1 element in 16, so 40% of
+ * chunks and nearly every warp met the exact path (0.185 ms, 38% of copy). */
+template <int YDT> static __device__ __forceinline__ float kq_settle(float x, float rs, float as, bool &ok)
 {
     constexpr int mbits = YDT == XDNN_FP8_E4M3 ? 3 : 2;
     constexpr float lo = YDT == XDNN_FP8_E4M3 ? 0x1p-6f : 0x1p-14f; /* 2^emin: below it the grid is subnormal */
     constexpr uint32_t fmask = (1u << (23 - mbits)) - 1, half = 1u << (22 - mbits), tol = 1u << (9 - mbits);
-    const uint32_t d = (__float_as_uint(q) + (tol - 1 - half)) & fmask;
-    return fabsf(q) >= lo && fabsf(q) < 16777216.0f && d >= 2 * tol - 1;
+    const float q = x * rs;
+    const uint32_t u = __float_as_uint(q);
+    ok &= fabsf(q) >= lo && fabsf(q) < 16777216.0f;
+    if (((u + (tol - 1 - half)) & fmask) >= 2 * tol - 1)
+        return q;
+    const uint32_t tb = (u & 0x7fffffffu & ~fmask) | half; /* |T| */
+    const float r = fmaf(-__uint_as_float(tb), as, fabsf(x));
+    return __uint_as_float((tb + (r > 0.0f) - (r < 0.0f)) | (u & 0x80000000u));
 }
 
 /* kq_quant of 8 elements, out of line: the rare chunks that kq_quant8_fp8's
- * test sends back (a near tie, zero, subnormal-range, huge, Inf / NaN
- * quotients, odd scales).  Inlined, its exact paths (__fdiv_rn and its
+ * test sends back (zero, subnormal-range, huge, Inf / NaN quotients, odd
+ * scales).  Inlined, its exact paths (__fdiv_rn and its
  * library call, nextafterf) made v3's quantize instantiation ~7,800
  * instructions (4 chunks x 8 elements), and ncu's top stall was the
  * instruction fetch. */
@@ -419,19 +427,17 @@ static __device__ __noinline__ uint2 kq_quant8_exact(float v0, float v1, float v
 }
 
 /* The 8 fp8 bytes of v[j] / s (kq_quant's bytes): straight-line for a chunk
- * whose every product x * RN(1/s) passes kq_plain (then the byte is that
- * product converted, two per cvt), kq_quant8_exact otherwise. */
+ * whose every product x * RN(1/s) is in kq_settle's range (its values
+ * converted, two per cvt), kq_quant8_exact otherwise. */
 template <int YDT> static __device__ __forceinline__ uint2 kq_quant8_fp8(const float *v, float s)
 {
-    const float rs = __frcp_rn(s);
+    const float rs = __frcp_rn(s), as = fabsf(s);
     /* kq_quotient's fast path needs 0 < |s| < 2^125 (1/s normal) */
-    bool plain = fabsf(s) > 0.0f && fabsf(s) < 4.2535296e37f;
+    bool plain = as > 0.0f && as < 4.2535296e37f;
     float q[KQ_V];
 #pragma unroll
-    for (int j = 0; j < KQ_V; j++) {
-        q[j] = v[j] * rs;
-        plain &= kq_plain<YDT>(q[j]);
-    }
+    for (int j = 0; j < KQ_V; j++)
+        q[j] = kq_settle<YDT>(v[j], rs, as, plain);
     if (!plain)
         return kq_quant8_exact<YDT>(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], s, rs);
     const __nv_fp8_interpretation_t k = YDT == XDNN_FP8_E4M3 ? __NV_E4M3 : __NV_E5M2;
