@@ -18,6 +18,7 @@
  *     every tap one 16-byte load, index math once per chunk (the launcher
  *     picks it; the result is the same value by value). */
 #include "kern_common.cuh"
+#include "kern_fdiv.cuh"
 
 #include <math.h>
 #include <stdlib.h>
@@ -199,17 +200,44 @@ template <typename I, bool K3S2> struct kp_ix {
     __device__ I D(int d) const { return K3S2 ? 1 : dil[d]; }
 };
 
+/* The divisors of a vector kernel's flat index split as multiply-high
+ * magics (kern_fdiv.cuh), made on the host: C / V and the three spatial
+ * extents the split runs over (in for the backward gather, out for the
+ * forward and the winners pass).  Even in int32 the four runtime divisions
+ * and remainders were ~80 instructions per chunk. */
+struct kp_fast {
+    kfdiv chunks, e[3];
+};
+
+static kp_fast kp_fast_make(const kpool_params *p, int64_t V, const int64_t *ext)
+{
+    kp_fast f;
+    f.chunks = kfdiv_make((uint32_t)(p->C / V));
+    for (int d = 0; d < 3; d++)
+        f.e[d] = kfdiv_make((uint32_t)ext[d]);
+    return f;
+}
+
+/* t / d: by the magic f in the int32 instantiations (every flat index is
+ * below 2^31 there: kp_fits_i32), a division in int64. */
+template <typename I> static __device__ __forceinline__ I kp_div(I t, I d, const kfdiv &f)
+{
+    return sizeof(I) == 4 ? (I)kfdiv_div((uint32_t)t, f) : t / d;
+}
+
 /* Flat work index t over [N, sp0, sp1, sp2, C / V] (channels innermost):
  * the first channel c of the chunk and the spatial index sp; returns n. */
 template <typename I>
-static __device__ __forceinline__ I kp_split_chunk(I t, I chunks, int V, I e0, I e1, I e2, I (&sp)[3], I &c)
+static __device__ __forceinline__ I kp_split_chunk(I t, I chunks, int V, I e0, I e1, I e2, const kp_fast &f,
+                                                   I (&sp)[3], I &c)
 {
-    c = (t % chunks) * V;
-    t /= chunks;
-    sp[2] = t % e2; t /= e2;
-    sp[1] = t % e1; t /= e1;
-    sp[0] = t % e0;
-    return t / e0;
+    I q = kp_div(t, chunks, f.chunks);
+    c = (t - q * chunks) * V;
+    t = q;
+    q = kp_div(t, e2, f.e[2]), sp[2] = t - q * e2, t = q;
+    q = kp_div(t, e1, f.e[1]), sp[1] = t - q * e1, t = q;
+    q = kp_div(t, e0, f.e[0]), sp[0] = t - q * e0;
+    return q;
 }
 
 template <typename T> static __device__ __forceinline__ float kp_f(T v);
@@ -223,7 +251,8 @@ template <> __device__ __forceinline__ __nv_bfloat16 kp_t<__nv_bfloat16>(float v
 
 /* v2: V = 16 / sizeof(T) channels per thread (see the file header). */
 template <typename T, typename I, bool K3S2>
-__global__ void __launch_bounds__(KP_THREADS) kpool_fwd_vec(kpool_params p, const T *__restrict__ x, T *__restrict__ y)
+__global__ void __launch_bounds__(KP_THREADS) kpool_fwd_vec(kpool_params p, const kp_fast f, const T *__restrict__ x,
+                                                            T *__restrict__ y)
 {
     const kp_ix<I, K3S2> g(p);
     constexpr int V = 16 / sizeof(T);
@@ -232,7 +261,8 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_fwd_vec(kpool_params p, cons
     const I chunks = g.C / V;
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
         I o[3], c;
-        const I n = kp_split_chunk((I)t, chunks, V, g.Out(0), g.Out(1), g.Out(2), o, c), o0 = o[0], o1 = o[1], o2 = o[2];
+        const I n = kp_split_chunk((I)t, chunks, V, g.Out(0), g.Out(1), g.Out(2), f, o, c);
+        const I o0 = o[0], o1 = o[1], o2 = o[2];
         const T *xb = x + n * g.sx[0] + c;
         float acc[V];
         bool any = false;
@@ -333,8 +363,8 @@ enum { KP_NO_WINNER = 255 }; /* a window of only padding; window taps are < 255 
  * pixel for ResNet-50's 3x3 stride-2 stem pooling, 7.6 ms of its N = 256
  * training step (H100, 122 GB/s). */
 template <typename T, typename I, bool K3S2>
-__global__ void __launch_bounds__(KP_THREADS) kpool_winners_vec(kpool_params p, const T *__restrict__ x,
-                                                                uint8_t *__restrict__ w8)
+__global__ void __launch_bounds__(KP_THREADS) kpool_winners_vec(kpool_params p, const kp_fast f,
+                                                                const T *__restrict__ x, uint8_t *__restrict__ w8)
 {
     const kp_ix<I, K3S2> g(p);
     constexpr int V = 16 / sizeof(T);
@@ -342,12 +372,9 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_winners_vec(kpool_params p, 
     const int64_t total = p.N * (p.C / V) * p.out[0] * p.out[1] * p.out[2];
     const I chunks = g.C / V;
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
-        const I c = ((I)t % chunks) * V, op = (I)t / chunks; /* op: flat output pixel (n, o0, o1, o2) */
-        I r = op, o[3];
-        o[2] = r % g.Out(2); r /= g.Out(2);
-        o[1] = r % g.Out(1); r /= g.Out(1);
-        o[0] = r % g.Out(0);
-        const I n = r / g.Out(0);
+        I o[3], c;
+        const I n = kp_split_chunk((I)t, chunks, V, g.Out(0), g.Out(1), g.Out(2), f, o, c);
+        const I op = ((n * g.Out(0) + o[0]) * g.Out(1) + o[1]) * g.Out(2) + o[2]; /* flat output pixel */
         int win[V];
         kp_window_winners<T, V, I, K3S2>(g, x + n * g.sx[0] + c, o, win);
         union { wtype w; uint8_t b[V]; } out;
@@ -367,8 +394,8 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_winners_vec(kpool_params p, 
  * loads: 27 GB/s on ResNet-50's stem pooling (H100). */
 template <typename T, bool kStored, typename I, bool K3S2>
 __global__ void __launch_bounds__(KP_THREADS)
-    kpool_bwd_vec(kpool_params p, const T *__restrict__ x, const T *__restrict__ dy, T *__restrict__ dx,
-                  const uint8_t *__restrict__ w8)
+    kpool_bwd_vec(kpool_params p, const kp_fast f, const T *__restrict__ x, const T *__restrict__ dy,
+                  T *__restrict__ dx, const uint8_t *__restrict__ w8)
 {
     const kp_ix<I, K3S2> g(p);
     constexpr int V = 16 / sizeof(T);
@@ -378,14 +405,41 @@ __global__ void __launch_bounds__(KP_THREADS)
     const I chunks = g.C / V;
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
         I i[3], c;
-        const I n = kp_split_chunk((I)t, chunks, V, g.In(0), g.In(1), g.In(2), i, c), i0 = i[0], i1 = i[1], i2 = i[2];
+        const I n = kp_split_chunk((I)t, chunks, V, g.In(0), g.In(1), g.In(2), f, i, c);
+        const I i0 = i[0], i1 = i[1], i2 = i[2];
         const T *xb = x + n * g.sx[0] + c;
         const T *dyb = dy + n * g.sy[0] + c;
         float acc[V];
 #pragma unroll
         for (int k = 0; k < V; k++)
             acc[k] = 0.f;
-        for (I r0 = 0; r0 < g.W(0); r0++) {
+        if (K3S2 && kStored) {
+            /* the windows that cover row a - p at stride 2, window 3: o with 2o <= a <= 2o + 2, at most two per
+             * dim, tap a - 2o; descending o, the order in which the tap loop below meets them (tap
+             * ascending), so the sums are the same.  v3 tested all 9 taps with their bounds. */
+            const I a1 = i1 + g.pad_lo[1], a2 = i2 + g.pad_lo[2];
+            const I hi1 = min(a1 >> 1, g.out[1] - 1), lo1 = max((a1 - 1) >> 1, (I)0);
+            const I hi2 = min(a2 >> 1, g.out[2] - 1), lo2 = max((a2 - 1) >> 1, (I)0);
+#pragma unroll
+            for (int j1 = 0; j1 < 2; j1++) /* trip counts the compiler can see: no loop of unknown length */
+#pragma unroll
+                for (int j2 = 0; j2 < 2; j2++) {
+                    const I o1 = hi1 - j1, o2 = hi2 - j2;
+                    if (o1 < lo1 || o2 < lo2)
+                        continue;
+                    const int mine = (int)((a1 - 2 * o1) * 3 + (a2 - 2 * o2));
+                    chunk dyv;
+                    dyv.q = *reinterpret_cast<const uint4 *>(dyb + o1 * g.sy[3] + o2 * g.sy[4]);
+                    const I op = (n * g.out[1] + o1) * g.out[2] + o2;
+                    union { wtype w; uint8_t b[V]; } wb;
+                    wb.w = *reinterpret_cast<const wtype *>(w8 + op * g.C + c);
+#pragma unroll
+                    for (int k = 0; k < V; k++)
+                        if (wb.b[k] == mine)
+                            acc[k] += kp_f<T>(dyv.e[k]);
+                }
+        }
+        for (I r0 = 0; r0 < (K3S2 && kStored ? 0 : g.W(0)); r0++) {
             const I t0 = i0 + g.pad_lo[0] - r0 * g.D(0);
             if (t0 < 0 || t0 % g.S(0) || t0 / g.S(0) >= g.Out(0))
                 continue;
@@ -465,10 +519,12 @@ static bool kp_fits_i32(const kpool_params *p)
     return span_x < lim && span_y < lim && span_dx < lim && n_x < lim && n_y < lim;
 }
 
-/* ResNet's stem pooling (kp_ix's K3S2): 2-D, 3x3 at stride 2, no dilation; any padding. */
+/* ResNet's stem pooling (kp_ix's K3S2): 2-D, 3x3 at stride 2, no dilation; any padding of the two real
+ * dims (slot 0 unpadded: kpool_bwd_vec's K3S2 gather takes its one window as covering row 0). */
 static bool kp_is_3x3s2(const kpool_params *p)
 {
-    return p->in[0] == 1 && p->out[0] == 1 && p->win[0] == 1 && p->win[1] == 3 && p->win[2] == 3 &&
+    return p->in[0] == 1 && p->out[0] == 1 && p->win[0] == 1 && p->pad_lo[0] == 0 && p->win[1] == 3 &&
+           p->win[2] == 3 &&
            p->stride[1] == 2 && p->stride[2] == 2 && p->dil[1] == 1 && p->dil[2] == 1;
 }
 
@@ -477,12 +533,13 @@ static void kp_bwd_vec_go(const kpool_params *p, const T *x, const T *dy, T *dx,
 {
     const int64_t V = 16 / sizeof(T);
     const int64_t work = p->N * (p->C / V) * p->in[0] * p->in[1] * p->in[2];
+    const kp_fast fi = kp_fast_make(p, V, p->in), fo = kp_fast_make(p, V, p->out);
     if (w8) {
         const int64_t wins = p->N * (p->C / V) * p->out[0] * p->out[1] * p->out[2];
-        kpool_winners_vec<T, I, K3S2><<<kgrid(wins, KP_THREADS), KP_THREADS, 0, s>>>(*p, x, w8);
-        kpool_bwd_vec<T, true, I, K3S2><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, x, dy, dx, w8);
+        kpool_winners_vec<T, I, K3S2><<<kgrid(wins, KP_THREADS), KP_THREADS, 0, s>>>(*p, fo, x, w8);
+        kpool_bwd_vec<T, true, I, K3S2><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, fi, x, dy, dx, w8);
     } else {
-        kpool_bwd_vec<T, false, I, K3S2><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, x, dy, dx, NULL);
+        kpool_bwd_vec<T, false, I, K3S2><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, fi, x, dy, dx, NULL);
     }
 }
 
@@ -505,12 +562,13 @@ static void kp_fwd_vec_launch(const kpool_params *p, const void *x, void *y, cud
     const int64_t V = 16 / sizeof(T);
     const int64_t work = p->N * (p->C / V) * p->out[0] * p->out[1] * p->out[2];
     const unsigned grid = kgrid(work, KP_THREADS);
+    const kp_fast f = kp_fast_make(p, V, p->out);
     if (!kp_fits_i32(p))
-        kpool_fwd_vec<T, int64_t, false><<<grid, KP_THREADS, 0, s>>>(*p, (const T *)x, (T *)y);
+        kpool_fwd_vec<T, int64_t, false><<<grid, KP_THREADS, 0, s>>>(*p, f, (const T *)x, (T *)y);
     else if (kp_is_3x3s2(p))
-        kpool_fwd_vec<T, int32_t, true><<<grid, KP_THREADS, 0, s>>>(*p, (const T *)x, (T *)y);
+        kpool_fwd_vec<T, int32_t, true><<<grid, KP_THREADS, 0, s>>>(*p, f, (const T *)x, (T *)y);
     else
-        kpool_fwd_vec<T, int32_t, false><<<grid, KP_THREADS, 0, s>>>(*p, (const T *)x, (T *)y);
+        kpool_fwd_vec<T, int32_t, false><<<grid, KP_THREADS, 0, s>>>(*p, f, (const T *)x, (T *)y);
 }
 
 extern "C" {

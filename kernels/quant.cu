@@ -21,6 +21,10 @@
  * on a tie of the bf16 / f16 grid (f32 and e8m0 products need nothing).
  * v1 divided per element and multiplied in double: 590 GB/s on the H100 for
  * bf16 -> e4m3 (5x below copy); v2 removes the division and the f64 path.
+ * v3 fp8 quantize (kq_quant8_fp8): kq_quotient's fast path on the product's
+ * bits (kq_settle, a few integer instructions per element), two bytes per
+ * cvt, and kq_quant's exact paths out of line for the rare chunk out of its
+ * range, so the unrolled kernel stays small.
  *
  * quant_scale: elementwise over the amax tensor (kq_scale_kernel).
  *
@@ -29,6 +33,7 @@
  * NaN sticks) when the scale element changes; the last flush is reduced over
  * the warp first when the whole warp shares the element (per-tensor). */
 #include "gpu/kern_quant.h"
+#include "kern_fdiv.cuh"
 #include "xdnn.h"
 
 #include <cuda_bf16.h>
@@ -351,50 +356,22 @@ template <int MODE, int XDT, int YDT> __global__ void kq_kernel(const kq_params 
  * dequantize stored its 2-byte elements one by one: 21-48% of copy on the
  * H100.  v3: each thread takes KQ_U chunks per iteration, issues all their
  * loads first (raw words in registers), divides by multiply-high with
- * magics made on the host, and stores 16 bytes per chunk in dequantize
+ * magics made on the host (kern_fdiv.cuh), and stores 16 bytes per chunk in dequantize
  * (bf16 / f16; two 16-byte stores for f32).  The per-element arithmetic is
  * v2's own (kq_quant, kq_deq): the bytes are identical. */
 
-/* n / d for n < 2^31 by multiply-high (Granlund-Montgomery, the round-up
- * variant): l = ceil(log2 d), m = floor(2^32 (2^l - d) / d) + 1, then
- * n / d = (umulhi(n, m) + n) >> l (t + n < 2^32 since t <= n < 2^31). */
-struct kq_fdiv {
-    uint32_t d, m, l;
-};
-
-static kq_fdiv kq_fdiv_make(uint32_t d)
-{
-    kq_fdiv f;
-    f.d = d ? d : 1;
-    if (f.d > 0x80000000u) { /* every n < 2^31 gives 0 (and l = 32 would shift a uint32 by 32) */
-        f.m = 0;
-        f.l = 31;
-        return f;
-    }
-    f.l = 0;
-    while (f.l < 32 && (1ull << f.l) < f.d)
-        f.l++;
-    f.m = (uint32_t)(((1ull << 32) * ((1ull << f.l) - f.d)) / f.d + 1);
-    return f;
-}
-
-static __device__ __forceinline__ uint32_t kq_div(uint32_t n, const kq_fdiv &f)
-{
-    return (__umulhi(n, f.m) + n) >> f.l;
-}
-
 /* The divisors of the index maps, as magics (kern_quant.h's map). */
 struct kq_fast {
-    kq_fdiv per_row, col_blk, lead_dim[KQ_MAXD], lead_blk[KQ_MAXD];
+    kfdiv per_row, col_blk, lead_dim[KQ_MAXD], lead_blk[KQ_MAXD];
 };
 
 static __device__ __forceinline__ uint32_t kq_row_off_fast(const kq_params &p, const kq_fast &f, uint32_t row)
 {
     uint32_t off = 0;
     for (int d = p.nlead - 1; d >= 0; d--) {
-        const uint32_t q = kq_div(row, f.lead_dim[d]), i = row - q * p.lead_dims[d];
+        const uint32_t q = kfdiv_div(row, f.lead_dim[d]), i = row - q * p.lead_dims[d];
         row = q;
-        off += kq_div(i, f.lead_blk[d]) * p.lead_sst[d];
+        off += kfdiv_div(i, f.lead_blk[d]) * p.lead_sst[d];
     }
     return off;
 }
@@ -404,6 +381,95 @@ static __device__ __forceinline__ uint32_t kq_row_off_fast(const kq_params &p, c
 template <int XDT> struct kq_unroll {
     enum { U = XDT == XDNN_F32 || XDT == XDNN_F16 || XDT == XDNN_BF16 ? 4 : 8 };
 };
+
+/* kq_quotient's fast path on the bits of q = x * RN(1/s) (the f32 product),
+ * for 2^emin <= |q| < 2^24 (else ok becomes false and the caller takes the
+ * exact path).  In fp8 dt's normal range the grid step is 2^(e - mbits), so
+ * the position between grid points is q's low 23 - mbits mantissa bits
+ * (`low`; a tie is `half`) and "within 2^-14 of a tie" is |low - half| < tol
+ * = 2^(9 - mbits): (low + tol - 1 - half) mod 2^(23 - mbits) < 2 tol - 1 (a
+ * negative difference wraps to >= half + tol).  Off a tie: q itself.  Near
+ * one: the tie T (q's bits with low = half), moved one ulp toward the exact
+ * quotient by the sign of |x| - T |s| (one fma, exact in sign), q's sign.
+ * Handled here rather than out of line: bf16 x over a power-of-two scale
+ * (e8m0) lands exactly on a tie of e4m3 for 1 element in 16, so 40% of
+ * chunks and nearly every warp met the exact path (0.185 ms, 38% of copy). */
+template <int YDT> static __device__ __forceinline__ float kq_settle(float x, float rs, float as, bool &ok)
+{
+    constexpr int mbits = YDT == XDNN_FP8_E4M3 ? 3 : 2;
+    constexpr float lo = YDT == XDNN_FP8_E4M3 ? 0x1p-6f : 0x1p-14f; /* 2^emin: below it the grid is subnormal */
+    constexpr uint32_t fmask = (1u << (23 - mbits)) - 1, half = 1u << (22 - mbits), tol = 1u << (9 - mbits);
+    const float q = x * rs;
+    const uint32_t u = __float_as_uint(q);
+    ok &= fabsf(q) >= lo && fabsf(q) < 16777216.0f;
+    if (((u + (tol - 1 - half)) & fmask) >= 2 * tol - 1)
+        return q;
+    const uint32_t tb = (u & 0x7fffffffu & ~fmask) | half; /* |T| */
+    const float r = fmaf(-__uint_as_float(tb), as, fabsf(x));
+    return __uint_as_float((tb + (r > 0.0f) - (r < 0.0f)) | (u & 0x80000000u));
+}
+
+/* kq_quant of 8 elements, out of line: the rare chunks that kq_quant8_fp8's
+ * test sends back (zero, subnormal-range, huge, Inf / NaN quotients, odd
+ * scales).  Inlined, its exact paths (__fdiv_rn and its
+ * library call, nextafterf) made v3's quantize instantiation ~7,800
+ * instructions (4 chunks x 8 elements), and ncu's top stall was the
+ * instruction fetch. */
+template <int YDT>
+static __device__ __noinline__ uint2 kq_quant8_exact(float v0, float v1, float v2, float v3, float v4, float v5,
+                                                     float v6, float v7, float s, float rs)
+{
+    const float v[KQ_V] = {v0, v1, v2, v3, v4, v5, v6, v7};
+    union { uint2 w; unsigned char b[KQ_V]; } out;
+    for (int j = 0; j < KQ_V; j++)
+        out.b[j] = kq_quant(v[j], s, rs, YDT);
+    return out.w;
+}
+
+/* The 8 fp8 bytes of v[j] / s (kq_quant's bytes): straight-line for a chunk
+ * whose every product x * RN(1/s) is in kq_settle's range (its values
+ * converted, two per cvt), kq_quant8_exact otherwise. */
+template <int YDT> static __device__ __forceinline__ uint2 kq_quant8_fp8(const float *v, float s)
+{
+    const float rs = __frcp_rn(s), as = fabsf(s);
+    /* kq_quotient's fast path needs 0 < |s| < 2^125 (1/s normal) */
+    bool plain = as > 0.0f && as < 4.2535296e37f;
+    float q[KQ_V];
+#pragma unroll
+    for (int j = 0; j < KQ_V; j++)
+        q[j] = kq_settle<YDT>(v[j], rs, as, plain);
+    if (!plain)
+        return kq_quant8_exact<YDT>(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], s, rs);
+    const __nv_fp8_interpretation_t k = YDT == XDNN_FP8_E4M3 ? __NV_E4M3 : __NV_E5M2;
+    uint32_t h[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) /* the low byte is .x */
+        h[j] = __nv_cvt_float2_to_fp8x2(make_float2(q[2 * j], q[2 * j + 1]), __NV_SATFINITE, k);
+    return make_uint2(h[0] | h[1] << 16, h[2] | h[3] << 16);
+}
+
+/* The scales at offs[k] of this thread's U chunks (chunk ch0 + k * KQ_THREADS, those below nchunks), the
+ * dtype branch taken once (uniform) so that the loads issue back to back. */
+template <int U>
+static __device__ __forceinline__ void kq_ld_scales(const kq_params &p, uint32_t ch0, uint32_t nchunks,
+                                                    const uint32_t *offs, float *sc)
+{
+    if (p.sdt == XDNN_F32 || p.sdt == XDNN_E8M0) {
+        uint32_t w[U];
+#pragma unroll
+        for (int k = 0; k < U; k++)
+            w[k] = ch0 + k * KQ_THREADS >= nchunks ? 0u
+                   : p.sdt == XDNN_F32 ? __float_as_uint(static_cast<const float *>(p.s)[offs[k]])
+                                        : static_cast<const unsigned char *>(p.s)[offs[k]];
+#pragma unroll
+        for (int k = 0; k < U; k++)
+            sc[k] = p.sdt == XDNN_F32 ? __uint_as_float(w[k]) : e8m0_to_f32(w[k]);
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < U; k++)
+        sc[k] = ch0 + k * KQ_THREADS < nchunks ? kq_ld(p.s, p.sdt, offs[k]) : 0.0f;
+}
 
 template <int MODE, int XDT, int YDT>
 __global__ void __launch_bounds__(KQ_THREADS) kq_kernel_v3(const kq_params p, const kq_fast f)
@@ -422,16 +488,29 @@ __global__ void __launch_bounds__(KQ_THREADS) kq_kernel_v3(const kq_params p, co
             if (ch < nchunks)
                 kq_ld8_raw<XDT>(p.x, ch * KQ_V, raw[k]);
         }
+        /* every chunk's one scale element, loaded back to back behind x's loads: read per chunk between the
+         * chunks' arithmetic, each was a dependent load on the way to the chunk's store (L2 latency for
+         * 1x32 blocks), four in a row per thread */
+        uint32_t offs[U];
+        float sc[U];
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            const uint32_t ch = ch0 + k * KQ_THREADS;
+            const uint32_t row = kfdiv_div(ch, f.per_row), c0 = (ch - row * per_row) * KQ_V;
+            const uint32_t roff = p.nlead ? kq_row_off_fast(p, f, row) : 0;
+            offs[k] = roff + kfdiv_div(c0, f.col_blk) * p.col_sst;
+        }
+        if (MODE != KQ_AMAX)
+            kq_ld_scales<U>(p, ch0, nchunks, offs, sc);
 #pragma unroll
         for (int k = 0; k < U; k++) {
             const uint32_t ch = ch0 + k * KQ_THREADS;
             if (ch >= nchunks)
                 break;
-            const uint32_t row = kq_div(ch, f.per_row), c0 = (ch - row * per_row) * KQ_V, base = ch * KQ_V;
-            const uint32_t roff = p.nlead ? kq_row_off_fast(p, f, row) : 0;
+            const uint32_t base = ch * KQ_V;
             float v[KQ_V];
             kq_unpack8<XDT>(raw[k], v);
-            const uint32_t off = roff + kq_div(c0, f.col_blk) * p.col_sst; /* the chunk's one scale element */
+            const uint32_t off = offs[k]; /* the chunk's one scale element */
             if (MODE == KQ_AMAX) { /* the chunk's max, then one compare */
                 unsigned m = 0;
                 for (int j = 0; j < KQ_V; j++)
@@ -439,8 +518,10 @@ __global__ void __launch_bounds__(KQ_THREADS) kq_kernel_v3(const kq_params p, co
                 kq_amax_add(static_cast<float *>(p.y), off, m, &cur, &cur_max);
                 continue;
             }
-            const float s = kq_ld(p.s, p.sdt, off);
-            if (MODE == KQ_QUANT) {
+            const float s = sc[k];
+            if (MODE == KQ_QUANT && YDT != XDNN_I8) {
+                *reinterpret_cast<uint2 *>(static_cast<unsigned char *>(p.y) + base) = kq_quant8_fp8<YDT>(v, s);
+            } else if (MODE == KQ_QUANT) {
                 const float rs = __frcp_rn(s);
                 unsigned char out[KQ_V];
                 for (int j = 0; j < KQ_V; j++)
@@ -532,11 +613,11 @@ extern "C" int kq_launch(const kq_params *p, void *stream)
     const bool v3 = vec && uniform && !kq_use_v2();
     kq_fast f = {};
     if (v3) {
-        f.per_row = kq_fdiv_make((uint32_t)per_row);
-        f.col_blk = kq_fdiv_make(p->col_blk);
+        f.per_row = kfdiv_make((uint32_t)per_row);
+        f.col_blk = kfdiv_make(p->col_blk);
         for (int d = 0; d < p->nlead && d < KQ_MAXD; d++) {
-            f.lead_dim[d] = kq_fdiv_make(p->lead_dims[d]);
-            f.lead_blk[d] = kq_fdiv_make(p->lead_blk[d]);
+            f.lead_dim[d] = kfdiv_make(p->lead_dims[d]);
+            f.lead_blk[d] = kfdiv_make(p->lead_blk[d]);
         }
     }
     /* v3 threads take kq_unroll<x>::U chunks per iteration (4 or 8) */

@@ -783,6 +783,13 @@ static void vector_cases(void)
         add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s[3, %d, 7, 6] @nhwc;\n  input x: %s[3, %d, 13, 11] @nhwc;\n"
                           "  dx = maxpool_bwd(dy, x, window=[3, 3], stride=[2, 2], pad=[1, 1]);\n  output dx: %s @nhwc;\n}\n",
                  70 + ti, t, C, t, C, t);
+        /* the 3x3 stride-2 gather enumerates the (at most 2 x 2) windows over a pixel from the padding: even
+         * extents, a top padding of 2 (the first window row all padding) and none at the left */
+        snprintf(name, sizeof name, "vec/maxpool_bwd-3x3s2-asym/%s/nhwc", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s[2, %d, 6, 5] @nhwc;\n  input x: %s[2, %d, 12, 10] @nhwc;\n"
+                          "  dx = maxpool_bwd(dy, x, window=[3, 3], stride=[2, 2], pad=[[2, 0], [0, 1]]);\n"
+                          "  output dx: %s @nhwc;\n}\n",
+                 88 + ti, t, C, t, C, t);
         snprintf(name, sizeof name, "vec/maxpool_bwd-dil2-ties/%s/nhwc", t);
         add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s[2, %d, 11, 4] @nhwc;\n  input x: %s[2, %d, 12, 9] @nhwc;\n"
                           "  dx = maxpool_bwd(dy, floor(x * 2.0), window=[2, 3], stride=[1, 2], dilation=[2, 1], pad=[[1, 0], [0, 1]]);\n"

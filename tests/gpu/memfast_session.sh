@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # memfast_session.sh DEV OUT — one device call for two memory-bound kernel changes of session 8 (issues 12
 # and 14), DEV packed by tests/gpu/pack_dev.sh from the tree checked out here (the testers are compiled
-# here from this tree's sources):
+# here from this tree's sources, or linked from DEV/dt/*.o when that holds the testers' objects):
 #  - kernels/quant.cu: quantize's paired-conversion fast path (kq_quant);
 #  - kernels/pool.cu: pool_direct's vector kernels indexing in int32 (kp_ix, kp_fits_i32).
 #  1. difftest_quant (full sweep, byte-exact), difftest_conv pool/, difftest_norm vec/ against the CPU
@@ -14,6 +14,11 @@
 # EXPECTED (written before the run): quantize 0.205 -> ~0.09-0.10 ms (dequantize's rate, ~2 TB/s: the
 # per-element tie test was the limit); stem maxpool bwd at N=64 0.44 -> ~0.15 ms (winners pass + gather
 # at ~2.5 TB/s of ~0.25 GB), the N=256 step's dstem_a 1.73 -> ~0.6 ms, pool fwd 0.43 -> ~0.25.
+# Second use, branch wip/alu (DEV/dt from that branch; issues 12 and 14 again): fp8 quantize's tie test on
+# the product's bits per chunk with the exact paths out of line (the kernel had ~7,800 instructions and ncu's
+# top stall was instruction fetch); pool.cu's index splits by multiply-high magics and the 3x3 stride-2
+# gather enumerating its at most 2 x 2 windows.  EXPECTED (written before): quantize 0.205 -> ~0.09-0.11 ms
+# (~45 -> ~12 instructions per element); stem maxpool bwd N=64 0.226 -> ~0.12-0.14 ms.
 set -uo pipefail
 . "$(dirname "$0")/dev_env.sh"
 cuda=/usr/local/cuda
@@ -21,11 +26,20 @@ L=("$dev/libxdnn.a" -L"$dev/lib" -lcjson -lm -fopenmp -L"$cuda/lib64" -lcudart_s
 CF=(-std=c11 -D_GNU_SOURCE -O2 -DXDNN_HAVE_CUDA=1 -Iinclude -Isrc -I"$cuda/include")
 step link
 gunzip -f "$dev/libxdnn.a.gz" 2>/dev/null
-gcc "${CF[@]}" -c tests/gpu/diffharness.c -o "$out/diffharness.o" > "$out/link.log" 2>&1
-for t in difftest_quant difftest_norm difftest_conv; do
-    gcc "${CF[@]}" -o "$dev/$t" tests/gpu/$t.c "$out/diffharness.o" "${L[@]}" >> "$out/link.log" 2>&1 ||
-        { tail "$out/link.log"; exit 1; }
-done
+if [ -f "$dev/dt/diffharness.o" ]; then
+    # the testers' objects compiled where the library was built (a branch's tester sources: this tree may be
+    # another branch's checkout)
+    for t in difftest_quant difftest_norm difftest_conv; do
+        gcc -o "$dev/$t" "$dev/dt/$t.o" "$dev/dt/diffharness.o" "${L[@]}" >> "$out/link.log" 2>&1 ||
+            { tail "$out/link.log"; exit 1; }
+    done
+else
+    gcc "${CF[@]}" -c tests/gpu/diffharness.c -o "$out/diffharness.o" > "$out/link.log" 2>&1
+    for t in difftest_quant difftest_norm difftest_conv; do
+        gcc "${CF[@]}" -o "$dev/$t" tests/gpu/$t.c "$out/diffharness.o" "${L[@]}" >> "$out/link.log" 2>&1 ||
+            { tail "$out/link.log"; exit 1; }
+    done
+fi
 step "difftests"
 timeout 60 "$dev/difftest_quant" > "$out/quant.log" 2>&1; echo "difftest_quant rc=$?"
 timeout 60 "$dev/difftest_norm" vec/ > "$out/vec.log" 2>&1; echo "difftest_norm vec/ rc=$?"
