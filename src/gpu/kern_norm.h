@@ -102,6 +102,7 @@ typedef struct ng_job {
                                       residual (NG_DY set): y rounded to this dtype, then NG_DY
                                       added, then the activation (generic and channels-last apply) */
     int clv;                       /* channels-last kernels' variant (norm_cl.cu; plan_cl sets it) */
+    int cl_pdl;                    /* channels-last: finalize and apply as programmatic dependent launches */
 } ng_job;
 
 /* The activation a forward norm partition applies after normalizing (the
