@@ -20,21 +20,43 @@
 //             constants in registers: y = act((x - mean) * inv * scale + bias),
 //             or act(round(that) + r) with a fused residual r (partition.c),
 //             or dx = inv / M * (M g - sum g - xhat sum g xhat), g = dy * scale.
+// Hopper (ng_job.cl_pdl): the finalize and the apply are programmatic
+// dependent launches: the reduce and the finalize let their successor's
+// blocks become resident at once (griddepcontrol.launch_dependents at their
+// start), and those wait (griddepcontrol.wait: the predecessor finished, its
+// writes visible) before reading anything: the launch and block scheduling
+// of the next pass overlap the tail of the last (a fixed cost per pass that
+// the 13-100 MB batchnorms of ResNet-50 N=256 feel: 31-77 % of copy, the
+// 400 MB ones 88 %).
 // Forward: x read twice (r once), y written once; backward: x and dy read twice, dx
 // written once.  The backward reads mean / inv from the saved tensors.
+// Variants (ng_job.clv, set by plan_cl in eng_norm.c; XDNN_NORM_CL_V=0 for A/B):
+//   v0  vectors in flight per stream and thread: 4 forward, 2 backward;
+//       3 / 2 blocks per SM; every per-channel constant in registers.
+//   v1  8 forward, 4 backward (twice the bytes in flight: ncu saw v0's
+//       passes at 59-65 % of DRAM, stalled on L1TEX scoreboard); 3 blocks
+//       per SM both ways: the apply's (and the backward reduce's) per-channel
+//       constants live in shared memory (one float4 per channel, [k][tx] so a
+//       warp's reads are conflict-free, read by ld.shared volatile so that
+//       they are not hoisted back into registers: with them in registers the
+//       8-vector forward spilled ~200 bytes), the loaded vectors stay packed
+//       until used.
 #include "norm_common.cuh"
 
 namespace {
 
-// Blocks per SM (plan_cl in eng_norm.c sizes the grid to match): three
-// forward (<= 85 registers), two backward (its apply holds four constants per
-// channel and two streams: at 85 registers it spilled).  Vectors in flight per
-// stream and thread: four forward (x), two backward (x and dy, the same bytes),
-// two forward with a fused residual (x and r: four spilled 120+ bytes).
+// Blocks per SM (plan_cl in eng_norm.c sizes the grid to match): v0 three
+// forward (<= 85 registers), two backward (its apply held four constants per
+// channel and two streams in registers: at 85 it spilled); v1 three both.
+// Vectors in flight per stream and thread (U): v0 four forward (x), two
+// backward (x and dy, the same bytes), two forward with a fused residual (x
+// and r: four spilled 120+ bytes); v1 twice those.
 enum { CL_THREADS = NG_CL_THREADS, CL_UNROLL = NG_CL_UNROLL };
-template <bool BWD>
-struct cl_unroll {
-    static constexpr int v = BWD ? CL_UNROLL / 2 : CL_UNROLL;
+template <bool BWD, int VAR>
+struct cl_cfg {
+    static constexpr int U = (BWD ? CL_UNROLL / 2 : CL_UNROLL) * (VAR ? 2 : 1);
+    static constexpr int blocks = NG_CL_BLOCKS(BWD, VAR);
+    static constexpr bool shared_consts = VAR; // apply, backward reduce: per-channel constants in shared memory
 };
 
 template <typename T, int V>
@@ -65,13 +87,63 @@ __device__ __forceinline__ void cl_rows(const ng_job &j, int split, int64_t &q0,
     q1 = q0 + j.chunk < j.Q ? q0 + j.chunk : j.Q;
 }
 
+// loads stay packed (4 registers per 16 bytes) until each element is used
+template <typename T, int V>
+__device__ __forceinline__ vec_t<T, V> cl_ld(const void *p, int64_t off)
+{
+    return *reinterpret_cast<const vec_t<T, V> *>(static_cast<const T *>(p) + off);
+}
+
 template <typename T, int V>
 __device__ __forceinline__ void cl_load(const void *p, int64_t off, float (&v)[V])
 {
-    vec_t<T, V> q = *reinterpret_cast<const vec_t<T, V> *>(static_cast<const T *>(p) + off);
+    vec_t<T, V> q = cl_ld<T, V>(p, off);
 #pragma unroll
     for (int k = 0; k < V; k++)
         v[k] = to_f<T>(q.v[k]);
+}
+
+// v1 (LATE): a loaded element converted where it is used: for bf16 the
+// compiler otherwise widens every loaded vector to f32 as soon as it lands
+// (a shift), doubling the registers the vectors in flight hold (v1's
+// 8-vector bf16 apply spilled ~150 bytes); the volatile asm keeps the
+// conversions in program order between the volatile shared loads
+template <typename T, bool LATE>
+__device__ __forceinline__ float cl_f(T v)
+{
+    return to_f<T>(v);
+}
+template <>
+__device__ __forceinline__ float cl_f<__nv_bfloat16, true>(__nv_bfloat16 v)
+{
+    float f;
+    asm volatile("{ .reg .b32 t; mov.b32 t, {0, %1}; mov.b32 %0, t; }" : "=f"(f) : "h"(__bfloat16_as_ushort(v)));
+    return f;
+}
+
+// programmatic dependent launch (sm_90; no-ops on a plain launch)
+__device__ __forceinline__ void cl_let_next_start()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::);
+#endif
+}
+__device__ __forceinline__ void cl_wait_prev()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// a float4 of per-channel constants from shared memory, volatile so that the
+// compiler reloads it at each use instead of hoisting it out of the row loop
+// into registers (which is what v1 keeps them in shared memory to avoid)
+__device__ __forceinline__ float4 cl_lds4(const float4 *p)
+{
+    float4 v;
+    unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(a));
+    return v;
 }
 
 template <typename T, int V>
@@ -93,11 +165,15 @@ __device__ __forceinline__ float cl_chan(const ng_job &j, int k, int64_t c, floa
 
 // BWD = false: shifted sums of x per channel (shift: the thread's first
 // value), turned into (count, mean, M2); BWD = true: sum dy, sum dy xhat.
-template <typename T, int V, bool BWD>
-__global__ void __launch_bounds__(CL_THREADS, NG_CL_BLOCKS(BWD)) k_cl_reduce(const ng_job j)
+template <typename T, int V, bool BWD, int VAR>
+__global__ void __launch_bounds__(CL_THREADS, (cl_cfg<BWD, VAR>::blocks)) k_cl_reduce(const ng_job j)
 {
-    constexpr int U = cl_unroll<BWD>::v;
+    using cfg = cl_cfg<BWD, VAR>;
+    constexpr int U = cfg::U;
+    constexpr bool SH = cfg::shared_consts;
+    cl_let_next_start(); // the finalize waits for this grid's end itself
     __shared__ float s0[CL_THREADS * V], s1[CL_THREADS * V];
+    __shared__ float4 sc[SH ? 32 * V : 1]; // (mean, inv) of the block's channels, [k][tx]
     const int tx = threadIdx.x, ty = threadIdx.y, TX = blockDim.x, TY = blockDim.y;
     const int64_t C = j.O, cbase = (int64_t)blockIdx.x * TX * V, c0 = cbase + (int64_t)tx * V;
     int64_t q0, q1;
@@ -109,39 +185,53 @@ __global__ void __launch_bounds__(CL_THREADS, NG_CL_BLOCKS(BWD)) k_cl_reduce(con
         shift[k] = a[k] = b[k] = mean[k] = inv[k] = 0.f;
     const int64_t first = q0 + ty;
     const float n = first < q1 ? (float)((q1 - first + TY - 1) / TY) : 0.f;
+    if (BWD && (SH ? ty == 0 : first < q1) && c0 < C) { // v1: one row of threads fills sc
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            mean[k] = cl_chan(j, NG_MEAN, c0 + k, 0.f);
+            inv[k] = cl_chan(j, NG_INV, c0 + k, 1.f);
+            if (SH)
+                sc[k * TX + tx] = make_float4(mean[k], inv[k], 0.f, 0.f);
+        }
+    }
+    if (SH && BWD)
+        __syncthreads();
     if (c0 < C && first < q1) {
         int64_t q = first;
-        if (BWD) {
-#pragma unroll
-            for (int k = 0; k < V; k++) {
-                mean[k] = cl_chan(j, NG_MEAN, c0 + k, 0.f);
-                inv[k] = cl_chan(j, NG_INV, c0 + k, 1.f);
-            }
-        } else {
+        if (!BWD) {
             cl_load<T, V>(j.t.p[NG_X], q * sx + c0, shift);
             q += TY;
         }
+        // k outer: a channel's constants read once per U rows (v1: from shared memory)
         for (; q + (U - 1) * TY < q1; q += U * TY) {
-            float x[U][V], dy[U][V];
+            vec_t<T, V> x[U], dy[U];
 #pragma unroll
             for (int u = 0; u < U; u++) {
-                cl_load<T, V>(j.t.p[NG_X], (q + u * TY) * sx + c0, x[u]);
+                x[u] = cl_ld<T, V>(j.t.p[NG_X], (q + u * TY) * sx + c0);
                 if (BWD)
-                    cl_load<T, V>(j.t.p[NG_DY], (q + u * TY) * sdy + c0, dy[u]);
+                    dy[u] = cl_ld<T, V>(j.t.p[NG_DY], (q + u * TY) * sdy + c0);
             }
 #pragma unroll
-            for (int u = 0; u < U; u++)
+            for (int k = 0; k < V; k++) {
+                float mk = mean[k], ik = inv[k];
+                if (SH) {
+                    float4 cv = cl_lds4(&sc[k * TX + tx]);
+                    mk = cv.x, ik = cv.y;
+                }
 #pragma unroll
-                for (int k = 0; k < V; k++) {
+                for (int u = 0; u < U; u++) {
+                    float xv = cl_f<T, SH>(x[u].v[k]);
                     if (BWD) {
-                        a[k] += dy[u][k];
-                        b[k] += dy[u][k] * ((x[u][k] - mean[k]) * inv[k]);
+                        float dv = cl_f<T, SH>(dy[u].v[k]);
+                        a[k] += dv;
+                        b[k] += dv * ((xv - mk) * ik);
                     } else {
-                        float d = x[u][k] - shift[k];
+                        float d = xv - shift[k];
                         a[k] += d;
                         b[k] += d * d;
                     }
                 }
+            }
         }
         for (; q < q1; q += TY) {
             float x[V], dy[V];
@@ -151,8 +241,13 @@ __global__ void __launch_bounds__(CL_THREADS, NG_CL_BLOCKS(BWD)) k_cl_reduce(con
 #pragma unroll
             for (int k = 0; k < V; k++) {
                 if (BWD) {
+                    float mk = mean[k], ik = inv[k];
+                    if (SH) {
+                        float4 cv = cl_lds4(&sc[k * TX + tx]);
+                        mk = cv.x, ik = cv.y;
+                    }
                     a[k] += dy[k];
-                    b[k] += dy[k] * ((x[k] - mean[k]) * inv[k]);
+                    b[k] += dy[k] * ((x[k] - mk) * ik);
                 } else {
                     float d = x[k] - shift[k];
                     a[k] += d;
@@ -202,6 +297,8 @@ enum { CL_WIDE_SPLITS = 1024 };
 template <int MODE, int W>
 __global__ void __launch_bounds__(CL_THREADS) k_cl_finalize(const ng_job j)
 {
+    cl_let_next_start();
+    cl_wait_prev(); // the reduce's partials (or the conv's, genstats)
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wq = warp % W;
     const int64_t c = (int64_t)blockIdx.x * (CL_THREADS / 32 / W) + warp / W;
     if (W == 1 && c >= j.O)
@@ -242,24 +339,28 @@ __global__ void __launch_bounds__(CL_THREADS) k_cl_finalize(const ng_job j)
 // The apply's rows q0 + ty, + TY, ... below q1 for the thread's V channels
 // from c0: U row vectors in flight per stream; RD: a second stream (the
 // backward's dy, or the forward's fused residual r: y rounded to res_dt, r
-// added, then the activation).
-template <typename T, int V, int AM, int ACT, int U, bool RD>
-__device__ __forceinline__ void cl_apply_rows(const ng_job &j, int64_t q0, int64_t q1, int ty, int TY, int64_t c0,
-                                              const float (&m)[V], const float (&k1)[V], const float (&k2)[V],
-                                              const float (&k3)[V])
+// added, then the activation).  SH (v1): the constants (m, k1, k2, k3) of
+// channel c0 + k at sc[k TX] in shared memory, read at each row (V 16-byte
+// shared loads a row against 16 bytes of each stream from DRAM); else in
+// m, k1, k2, k3.
+template <typename T, int V, int AM, int ACT, int U, bool RD, bool SH>
+__device__ __forceinline__ void cl_apply_rows(const ng_job &j, int64_t q0, int64_t q1, int ty, int TX, int TY,
+                                              int64_t c0,
+                                              const float4 *sc, const float (&m)[V], const float (&k1)[V],
+                                              const float (&k2)[V], const float (&k3)[V])
 {
     const int ko = AM == NGA_FWD ? NG_Y : NG_DX;
     const int64_t sx = j.inner.stride[NG_X][0], so = j.inner.stride[ko][0];
     const int64_t sdy = RD ? j.inner.stride[NG_DY][0] : 0;
     for (int64_t q = q0 + ty; q < q1; q += U * TY) {
-        float x[U][V], dy[U][V];
+        vec_t<T, V> x[U], dy[U];
 #pragma unroll
         for (int u = 0; u < U; u++) {
             int64_t r = q + u * TY;
             if (r < q1) {
-                cl_load<T, V>(j.t.p[NG_X], r * sx + c0, x[u]);
+                x[u] = cl_ld<T, V>(j.t.p[NG_X], r * sx + c0);
                 if (RD)
-                    cl_load<T, V>(j.t.p[NG_DY], r * sdy + c0, dy[u]);
+                    dy[u] = cl_ld<T, V>(j.t.p[NG_DY], r * sdy + c0);
             }
         }
 #pragma unroll
@@ -270,25 +371,31 @@ __device__ __forceinline__ void cl_apply_rows(const ng_job &j, int64_t q0, int64
             float o[V];
 #pragma unroll
             for (int k = 0; k < V; k++) {
+                float xv = cl_f<T, SH>(x[u].v[k]), dv = RD ? cl_f<T, SH>(dy[u].v[k]) : 0.f;
+                float4 cv = SH ? cl_lds4(&sc[k * TX]) : make_float4(m[k], k1[k], k2[k], k3[k]);
                 if (AM == NGA_FWD && RD)
-                    o[k] = act_f(round_dt((x[u][k] - m[k]) * k1[k] + k2[k], j.res_dt) + dy[u][k], ACT, j.act_dt);
+                    o[k] = act_f(round_dt((xv - cv.x) * cv.y + cv.z, j.res_dt) + dv, ACT, j.act_dt);
                 else if (AM == NGA_FWD)
-                    o[k] = act_f((x[u][k] - m[k]) * k1[k] + k2[k], ACT, j.act_dt);
+                    o[k] = act_f((xv - cv.x) * cv.y + cv.z, ACT, j.act_dt);
                 else
-                    o[k] = k1[k] * dy[u][k] + (k2[k] * (x[u][k] - m[k]) + k3[k]);
+                    o[k] = cv.y * dv + (cv.z * (xv - cv.x) + cv.w);
             }
             cl_store<T, V>(j.t.p[ko], r * so + c0, o);
         }
     }
 }
 
-template <typename T, int V, int AM, int ACT>
-__global__ void __launch_bounds__(CL_THREADS, NG_CL_BLOCKS(AM == NGA_BWD)) k_cl_apply(const ng_job j)
+template <typename T, int V, int AM, int ACT, int VAR>
+__global__ void __launch_bounds__(CL_THREADS, (cl_cfg<AM == NGA_BWD, VAR>::blocks)) k_cl_apply(const ng_job j)
 {
-    constexpr int U = cl_unroll<AM == NGA_BWD>::v;
-    const int tx = threadIdx.x, ty = threadIdx.y, TY = blockDim.y;
+    using cfg = cl_cfg<AM == NGA_BWD, VAR>;
+    constexpr int U = cfg::U;
+    constexpr bool SH = cfg::shared_consts;
+    __shared__ float4 sc[SH ? 32 * V : 1]; // [k][tx]
+    cl_wait_prev(); // the finalize's mean / inv / sums
+    const int tx = threadIdx.x, ty = threadIdx.y, TX = blockDim.x, TY = blockDim.y;
     const int64_t C = j.O, c0 = ((int64_t)blockIdx.x * blockDim.x + tx) * V;
-    if (c0 >= C)
+    if (!SH && c0 >= C)
         return;
     int64_t q0, q1;
     cl_rows(j, gridDim.y - 1 - blockIdx.y, q0, q1);
@@ -298,28 +405,39 @@ __global__ void __launch_bounds__(CL_THREADS, NG_CL_BLOCKS(AM == NGA_BWD)) k_cl_
     float m[V], k1[V], k2[V], k3[V];
     const float fD = j.D;
 #pragma unroll
-    for (int k = 0; k < V; k++) {
-        int64_t c = c0 + k;
-        float sc = cl_chan(j, NG_SC, c, 1.f);
-        if (AM == NGA_FWD) {
-            m[k] = j.mean[c];
-            k1[k] = j.inv[c] * sc;
-            k2[k] = cl_chan(j, NG_BI, c, 0.f);
-            k3[k] = 0.f;
-        } else {
-            float iv = cl_chan(j, NG_INV, c, 1.f);
-            m[k] = cl_chan(j, NG_MEAN, c, 0.f);
-            k1[k] = iv * sc;
-            k2[k] = -iv * iv * j.b[c] / fD;
-            k3[k] = -iv * j.a[c] / fD;
+    for (int k = 0; k < V; k++)
+        m[k] = k1[k] = k2[k] = k3[k] = 0.f;
+    if (c0 < C && (!SH || ty == 0)) {
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            int64_t c = c0 + k;
+            float sc_ = cl_chan(j, NG_SC, c, 1.f);
+            if (AM == NGA_FWD) {
+                m[k] = j.mean[c];
+                k1[k] = j.inv[c] * sc_;
+                k2[k] = cl_chan(j, NG_BI, c, 0.f);
+            } else {
+                float iv = cl_chan(j, NG_INV, c, 1.f);
+                m[k] = cl_chan(j, NG_MEAN, c, 0.f);
+                k1[k] = iv * sc_;
+                k2[k] = -iv * iv * j.b[c] / fD;
+                k3[k] = -iv * j.a[c] / fD;
+            }
+            if (SH)
+                sc[k * TX + tx] = make_float4(m[k], k1[k], k2[k], k3[k]);
         }
+    }
+    if (SH) {
+        __syncthreads();
+        if (c0 >= C)
+            return;
     }
     // the forward with a fused residual (NG_DY set) reads two streams: half the
     // vectors in flight per stream, as the backward (one stream of U spilled)
     if (AM == NGA_FWD && j.t.p[NG_DY])
-        cl_apply_rows<T, V, AM, ACT, U / 2, true>(j, q0, q1, ty, TY, c0, m, k1, k2, k3);
+        cl_apply_rows<T, V, AM, ACT, U / 2, true, SH>(j, q0, q1, ty, TX, TY, c0, sc + tx, m, k1, k2, k3);
     else
-        cl_apply_rows<T, V, AM, ACT, U, AM == NGA_BWD>(j, q0, q1, ty, TY, c0, m, k1, k2, k3);
+        cl_apply_rows<T, V, AM, ACT, U, AM == NGA_BWD, SH>(j, q0, q1, ty, TX, TY, c0, sc + tx, m, k1, k2, k3);
 }
 
 // V: 16 bytes of channels when C, every row stride and every base pointer
@@ -334,24 +452,42 @@ int cl_width(const ng_job *j, const int *ops, int nops)
     return ok ? V : 1;
 }
 
-template <typename T, int V>
+// a launch of k(j), as a programmatic dependent launch when pdl (Hopper up)
+void cl_go(void (*k)(ng_job), dim3 grid, dim3 block, cudaStream_t s, bool pdl, const ng_job &j)
+{
+    int dev = 0, cc = 0;
+    if (pdl && cudaGetDevice(&dev) == cudaSuccess)
+        cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, dev);
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.stream = s;
+    cfg.attrs = &attr;
+    cfg.numAttrs = pdl && cc >= 9 ? 1 : 0;
+    cudaLaunchKernelEx(&cfg, k, j);
+}
+
+template <typename T, int V, int VAR>
 void cl_run(const ng_job *j, int what, int act, cudaStream_t s)
 {
     cl_geo g = cl_geometry(j->O, V);
     dim3 grid(g.cblocks, (unsigned)j->nsplit), block((unsigned)g.tx, (unsigned)g.ty);
     switch (what) {
-    case 0: k_cl_reduce<T, V, false><<<grid, block, 0, s>>>(*j); break;
-    case 1: k_cl_reduce<T, V, true><<<grid, block, 0, s>>>(*j); break;
+    case 0: k_cl_reduce<T, V, false, VAR><<<grid, block, 0, s>>>(*j); break;
+    case 1: k_cl_reduce<T, V, true, VAR><<<grid, block, 0, s>>>(*j); break;
     case 2:
         switch (act) {
-        case NGACT_RELU: k_cl_apply<T, V, NGA_FWD, NGACT_RELU><<<grid, block, 0, s>>>(*j); break;
-        case NGACT_SILU: k_cl_apply<T, V, NGA_FWD, NGACT_SILU><<<grid, block, 0, s>>>(*j); break;
-        case NGACT_GELU_TANH: k_cl_apply<T, V, NGA_FWD, NGACT_GELU_TANH><<<grid, block, 0, s>>>(*j); break;
-        case NGACT_GELU_ERF: k_cl_apply<T, V, NGA_FWD, NGACT_GELU_ERF><<<grid, block, 0, s>>>(*j); break;
-        default: k_cl_apply<T, V, NGA_FWD, NGACT_NONE><<<grid, block, 0, s>>>(*j); break;
+        case NGACT_RELU: cl_go(k_cl_apply<T, V, NGA_FWD, NGACT_RELU, VAR>, grid, block, s, j->cl_pdl, *j); break;
+        case NGACT_SILU: cl_go(k_cl_apply<T, V, NGA_FWD, NGACT_SILU, VAR>, grid, block, s, j->cl_pdl, *j); break;
+        case NGACT_GELU_TANH: cl_go(k_cl_apply<T, V, NGA_FWD, NGACT_GELU_TANH, VAR>, grid, block, s, j->cl_pdl, *j); break;
+        case NGACT_GELU_ERF: cl_go(k_cl_apply<T, V, NGA_FWD, NGACT_GELU_ERF, VAR>, grid, block, s, j->cl_pdl, *j); break;
+        default: cl_go(k_cl_apply<T, V, NGA_FWD, NGACT_NONE, VAR>, grid, block, s, j->cl_pdl, *j); break;
         }
         break;
-    default: k_cl_apply<T, V, NGA_BWD, NGACT_NONE><<<grid, block, 0, s>>>(*j); break;
+    default: cl_go(k_cl_apply<T, V, NGA_BWD, NGACT_NONE, VAR>, grid, block, s, j->cl_pdl, *j); break;
     }
 }
 
@@ -363,10 +499,16 @@ void cl_dispatch(const ng_job *j, int what, cudaStream_t s)
                      bwd_a[] = {NG_X, NG_DY, NG_DX};
     const int *ops[] = {fwd_r, bwd_r, fwd_a, bwd_a};
     const int nops[] = {1, 2, j->t.p[NG_DY] ? 3 : 2, 3}; // the forward's residual r too
-    if (cl_width<T>(j, ops[what], nops[what]) > 1)
-        cl_run<T, 16 / (int)sizeof(T)>(j, what, j->act, s);
+    const bool wide = cl_width<T>(j, ops[what], nops[what]) > 1;
+    constexpr int VW = 16 / (int)sizeof(T);
+    if (wide && j->clv)
+        cl_run<T, VW, 1>(j, what, j->act, s);
+    else if (wide)
+        cl_run<T, VW, 0>(j, what, j->act, s);
+    else if (j->clv)
+        cl_run<T, 1, 1>(j, what, j->act, s);
     else
-        cl_run<T, 1>(j, what, j->act, s);
+        cl_run<T, 1, 0>(j, what, j->act, s);
 }
 
 int cl_launch(const ng_job *j, int what, cudaStream_t s)
@@ -395,11 +537,11 @@ extern "C" int ng_launch_cl_finalize(const ng_job *j, void *stream)
         return 0;
     constexpr int per = CL_THREADS / 32; // channels per block at one warp each
     if (j->nsplit > CL_WIDE_SPLITS && j->mode != NGR_BWD) // genstats' splits: a block per channel
-        k_cl_finalize<NGR_WELFORD, per><<<(unsigned)j->O, CL_THREADS, 0, s>>>(*j);
+        cl_go(k_cl_finalize<NGR_WELFORD, per>, (unsigned)j->O, CL_THREADS, s, j->cl_pdl, *j);
     else if (j->mode == NGR_BWD)
-        k_cl_finalize<NGR_BWD, 1><<<(unsigned)((j->O + per - 1) / per), CL_THREADS, 0, s>>>(*j);
+        cl_go(k_cl_finalize<NGR_BWD, 1>, (unsigned)((j->O + per - 1) / per), CL_THREADS, s, j->cl_pdl, *j);
     else
-        k_cl_finalize<NGR_WELFORD, 1><<<(unsigned)((j->O + per - 1) / per), CL_THREADS, 0, s>>>(*j);
+        cl_go(k_cl_finalize<NGR_WELFORD, 1>, (unsigned)((j->O + per - 1) / per), CL_THREADS, s, j->cl_pdl, *j);
     return (int)cudaGetLastError();
 }
 

@@ -4,7 +4,7 @@
 # built).  Sets dev, out (created), t0 and LD_LIBRARY_PATH / XDNN_CACHE_DIR,
 # defines step (a heading with the seconds since t0) and dev_link_tester NAME
 # (links DEV/NAME from DEV/dt/*.o and the unpacked library; 1 on failure, the
-# log in OUT/link.log), and writes the device's name to OUT/device.txt.
+# log in OUT/link.log), dev_link_cli (DEV/xdnn from DEV/cli/*.o), and writes the device's name to OUT/device.txt.
 dev=${1:?DEV}; out=${2:?OUT}
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$(cd "$dev/lib" && pwd):${LD_LIBRARY_PATH:-}"
@@ -19,4 +19,8 @@ dev_link_tester() {
     gcc -o "$dev/$1" "$dev"/dt/*.o "$dev/libxdnn.a" -L"$dev/lib" -lcjson -lm -fopenmp -L"$cuda/lib64" \
         -lcudart_static -lstdc++ -ldl -lpthread -lrt > "$out/link.log" 2>&1
     [ -x "$dev/$1" ] || { echo "link failed"; tail -20 "$out/link.log"; return 1; }
+}
+dev_link_cli() {
+    gcc -o "$dev/xdnn" "$dev"/cli/*.o "$dev/libxdnn.a" -L"$dev/lib" -lcjson -lm -fopenmp -L/usr/local/cuda/lib64 \
+        -lcudart_static -lstdc++ -ldl -lpthread -lrt >> "$out/link.log" 2>&1 || { echo "CLI link failed"; return 1; }
 }
