@@ -24,3 +24,20 @@ dev_link_cli() {
     gcc -o "$dev/xdnn" "$dev"/cli/*.o "$dev/libxdnn.a" -L"$dev/lib" -lcjson -lm -fopenmp -L/usr/local/cuda/lib64 \
         -lcudart_static -lstdc++ -ldl -lpthread -lrt >> "$out/link.log" 2>&1 || { echo "CLI link failed"; return 1; }
 }
+# dev_build_testers NAME... — DEV/NAME for several testers: from DEV/dt/NAME.o and DEV/dt/diffharness.o when
+# DEV has them (compiled where the library was built: a branch's tester sources, when this tree is another
+# checkout), else compiled here from this tree's tests/gpu/NAME.c.  1 on failure, the log in OUT/link.log.
+dev_build_testers() {
+    local cuda=/usr/local/cuda t
+    local L=("$dev/libxdnn.a" -L"$dev/lib" -lcjson -lm -fopenmp -L"$cuda/lib64" -lcudart_static -lstdc++ -ldl -lpthread -lrt)
+    local CF=(-std=c11 -D_GNU_SOURCE -O2 -DXDNN_HAVE_CUDA=1 -Iinclude -Isrc -I"$cuda/include")
+    [ -f "$dev/libxdnn.a.gz" ] && gunzip -f "$dev/libxdnn.a.gz"
+    [ -f "$dev/dt/diffharness.o" ] || gcc "${CF[@]}" -c tests/gpu/diffharness.c -o "$out/diffharness.o" >> "$out/link.log" 2>&1
+    for t in "$@"; do
+        if [ -f "$dev/dt/diffharness.o" ]; then
+            gcc -o "$dev/$t" "$dev/dt/$t.o" "$dev/dt/diffharness.o" "${L[@]}" >> "$out/link.log" 2>&1
+        else
+            gcc "${CF[@]}" -o "$dev/$t" "tests/gpu/$t.c" "$out/diffharness.o" "${L[@]}" >> "$out/link.log" 2>&1
+        fi || { echo "link of $t failed"; tail -20 "$out/link.log"; return 1; }
+    done
+}

@@ -12,20 +12,10 @@ PEER_ARGS=${PEER_ARGS:---profile 25} CASES=${CASES:-resnet256 llama} tests/gpu/n
 export LD_LIBRARY_PATH="$(cd "$dev/lib" && pwd):${LD_LIBRARY_PATH:-}"
 export XDNN_CACHE_DIR=${XDNN_CACHE_DIR:-/tmp/xdnn-cache}
 R="graphs/resnet50_train_step.dnn --set N=256 --set HW=224 --set WID=64 --set NCLS=1000"
-summ() { python3 - "$1" <<'PY'
-import json, sys, collections
-g = json.load(open(sys.argv[1]))["gpu"]
-by = collections.defaultdict(float)
-for p in g["partitions"]:
-    by[p["engine"]] += p["ms_median"]
-print("step %.3f ms, %d partitions; %s" % (g["total_ms"], len(g["partitions"]),
-      ", ".join("%s %.2f" % kv for kv in sorted(by.items(), key=lambda kv: -kv[1]))))
-PY
-}
 for ab in ${AB:-XDNN_NO_NORM_RESIDUAL=1}; do
     echo "== resnet256 with $ab ($((SECONDS - t0)) s)"
     env "$ab" timeout "${RUN_S:-150}" "$dev/xdnn" run --device gpu --format json --iters 10 --warmup 2 $R \
         > "$out/ab_${ab%%=*}.json" 2> "$out/ab_${ab%%=*}.err"
-    echo "rc=$?"; summ "$out/ab_${ab%%=*}.json"
+    echo "rc=$?"; python3 tests/gpu/step_by_engine.py "$out/ab_${ab%%=*}.json"
 done
 echo "== done ($((SECONDS - t0)) s)"

@@ -21,25 +21,8 @@
 # (~45 -> ~12 instructions per element); stem maxpool bwd N=64 0.226 -> ~0.12-0.14 ms.
 set -uo pipefail
 . "$(dirname "$0")/dev_env.sh"
-cuda=/usr/local/cuda
-L=("$dev/libxdnn.a" -L"$dev/lib" -lcjson -lm -fopenmp -L"$cuda/lib64" -lcudart_static -lstdc++ -ldl -lpthread -lrt)
-CF=(-std=c11 -D_GNU_SOURCE -O2 -DXDNN_HAVE_CUDA=1 -Iinclude -Isrc -I"$cuda/include")
 step link
-gunzip -f "$dev/libxdnn.a.gz" 2>/dev/null
-if [ -f "$dev/dt/diffharness.o" ]; then
-    # the testers' objects compiled where the library was built (a branch's tester sources: this tree may be
-    # another branch's checkout)
-    for t in difftest_quant difftest_norm difftest_conv; do
-        gcc -o "$dev/$t" "$dev/dt/$t.o" "$dev/dt/diffharness.o" "${L[@]}" >> "$out/link.log" 2>&1 ||
-            { tail "$out/link.log"; exit 1; }
-    done
-else
-    gcc "${CF[@]}" -c tests/gpu/diffharness.c -o "$out/diffharness.o" > "$out/link.log" 2>&1
-    for t in difftest_quant difftest_norm difftest_conv; do
-        gcc "${CF[@]}" -o "$dev/$t" tests/gpu/$t.c "$out/diffharness.o" "${L[@]}" >> "$out/link.log" 2>&1 ||
-            { tail "$out/link.log"; exit 1; }
-    done
-fi
+dev_build_testers difftest_quant difftest_norm difftest_conv || exit 1
 step "difftests"
 timeout 60 "$dev/difftest_quant" > "$out/quant.log" 2>&1; echo "difftest_quant rc=$?"
 timeout 60 "$dev/difftest_norm" vec/ > "$out/vec.log" 2>&1; echo "difftest_norm vec/ rc=$?"

@@ -48,14 +48,5 @@ step "resnet50 N=256 step"
 timeout 200 "$dev/xdnn" run --device gpu --format json --iters 10 --warmup 2 graphs/resnet50_train_step.dnn \
     --set N=256 --set HW=224 --set WID=64 --set NCLS=1000 > "$out/run_resnet256.json" 2> "$out/run_resnet256.err"
 echo "rc=$?"; tail -3 "$out/run_resnet256.err"
-python3 - "$out/run_resnet256.json" <<'PY'
-import json, sys, collections
-g = json.load(open(sys.argv[1]))["gpu"]
-by = collections.defaultdict(float)
-for p in g["partitions"]:
-    by[p["engine"]] += p["ms_median"]
-print("step %.3f ms, %d partitions; by engine: %s" % (g["total_ms"], len(g["partitions"]),
-      ", ".join("%s %.2f" % kv for kv in sorted(by.items(), key=lambda kv: -kv[1]))))
-print("dstem_a:", [round(p["ms_median"], 4) for p in g["partitions"] if p["name"] == "dstem_a"])
-PY
+python3 tests/gpu/step_by_engine.py "$out/run_resnet256.json" dstem_a
 step done

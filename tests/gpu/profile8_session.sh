@@ -7,16 +7,8 @@
 # CASES: "LABEL|TESTER|FILTER|KERNEL" lines (default below); NCU_S each one's time limit.
 set -uo pipefail
 . "$(dirname "$0")/dev_env.sh"
-cuda=/usr/local/cuda
-L=("$dev/libxdnn.a" -L"$dev/lib" -lcjson -lm -fopenmp -L"$cuda/lib64" -lcudart_static -lstdc++ -ldl -lpthread -lrt)
-CF=(-std=c11 -D_GNU_SOURCE -O2 -DXDNN_HAVE_CUDA=1 -Iinclude -Isrc -I"$cuda/include")
 step link
-gunzip -f "$dev/libxdnn.a.gz" 2>/dev/null
-gcc "${CF[@]}" -c tests/gpu/diffharness.c -o "$out/diffharness.o" > "$out/link.log" 2>&1
-for t in difftest_seq difftest_quant difftest_norm difftest_conv; do
-    gcc "${CF[@]}" -o "$dev/$t" tests/gpu/$t.c "$out/diffharness.o" "${L[@]}" >> "$out/link.log" 2>&1 ||
-        { tail "$out/link.log"; exit 1; }
-done
+dev_build_testers difftest_seq difftest_quant difftest_norm difftest_conv || exit 1
 CASES=${CASES:-"sdpa_fwd|difftest_seq|bench/wgmma/sdpa_fwd_bf16/b4h16k16s4096d128|sdpa_fwd_wgmma
 sdpa_fwd_causal|difftest_seq|bench/wgmma/sdpa_fwd_bf16_causal/b4h16k16s4096d128|sdpa_fwd_wgmma
 sdpa_bwd|difftest_seq|bench/wgmma/sdpa_bwd_bf16/b4h16k16s4096d128|sdpa_bwd_wgmma
