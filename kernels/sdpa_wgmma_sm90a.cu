@@ -651,12 +651,8 @@ knobs knobs_of()
 template <int DP> bool bias_map(CUtensorMap *m, const xk_sdpa &p, const knobs &k)
 {
     const xk_tensor &b = p.bias;
-    if (!b.p || !k.bias_tma || b.dtype != p.q.dtype || b.st[3] != 1 || (b.st[2] == 0 && p.Sq > 1) || p.off_q.p ||
-        p.off_kv.p || wg_cfg<DP>::SMEM_BIAS > k.smem)
+    if (!b.p || !k.bias_tma || !xk_sdpa_bias_tma_layout(&p, p.off_q.p || p.off_kv.p) || wg_cfg<DP>::SMEM_BIAS > k.smem)
         return false;
-    for (int d = 0; d < 3; d++)
-        if (b.st[d] % 8 != 0)
-            return false;
     const int64_t dims[4] = {b.st[0] ? p.B : 1, b.st[1] ? p.Hq : 1, p.Sq, p.Skv};
     return make_map(m, b.p, p.q.dtype == XK_BF16, dims, b.st, wg_cfg<DP>::BM);
 }

@@ -452,21 +452,6 @@ static double flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 }
 /* sdpa_flash_wgmma on the H100 (bench/RESULTS-sdpa.md): 590-630 TFLOP/s at D = 128, 370-420 at D = 64, 225 at
  * D = 40 padded to 64: ranked ahead of sdpa_flash everywhere it runs. */
-/* Whether the Hopper forward reads this bias by TMA (kernels/sdpa_wgmma_sm90a.cu, bias_map: q's dtype, keys
- * contiguous, rows not broadcast, 16-byte strides, max(D, Dv) <= 128; the base's alignment is only known at run
- * time, where a misaligned bias falls back to the per-element loads). */
-static bool wgmma_bias_tma(const ggraph *g, const xk_sdpa *kp, const sdpa_ids *ids)
-{
-    const xk_tensor *b = &kp->bias;
-    if (ids->bias < 0 || g->t[ids->bias].dtype != g->t[ids->q].dtype || b->st[3] != 1 ||
-        (b->st[2] == 0 && kp->Sq > 1) || (kp->D > kp->Dv ? kp->D : kp->Dv) > 128)
-        return false;
-    for (int d = 0; d < 3; d++)
-        if (b->st[d] % 8 != 0)
-            return false;
-    return true;
-}
-
 static double wgmma_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
     /* A bias or dropout, b4h16s4096d128 bf16 on the H100 (bench/RESULTS-sdpa.md, session 8, kernel v7): a bias
@@ -480,7 +465,7 @@ static double wgmma_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
     double rate = 450.0;
     if (gpu_sdpa_analyze(pl, p, SDPA_K_MMA, &kp, &ids, why, sizeof why)) {
         if (ids.bias >= 0)
-            rate = wgmma_bias_tma(pl->g, &kp, &ids) ? 480.0 : 250.0;
+            rate = xk_sdpa_bias_tma_layout(&kp, ids.off_q >= 0 || ids.off_kv >= 0) ? 480.0 : 250.0; /* TMA or v6 */
         if (kp.drop_threshold)
             rate = 90.0;
         /* an f32 o: P V twice (hi + lo), one of the two GEMMs doubled, ~1.33x the tensor-core time (not measured

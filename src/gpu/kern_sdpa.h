@@ -69,6 +69,19 @@ int xk_sdpa_bwd_mma(const xk_sdpa *p, void *stream);   /* q, k, v, do f16/bf16 (
  * this build; _smem: bytes of shared memory per block for head dim
  * max(D, Dv). */
 int xk_sdpa_fwd_wgmma(const xk_sdpa *p, const int64_t (*qkv_st)[4], void *stream);
+/* Whether the Hopper forward can load p's bias tile by TMA (its v7; else the
+ * per-element loads of v6): the bias in q's dtype, keys contiguous, rows not
+ * broadcast, 16-byte strides, dense (not ragged) sequences, max(D, Dv) <= 128.
+ * The launcher adds what only it knows (the base's alignment, its shared
+ * memory); eng_sdpa.c prices the bias with the same rule. */
+static inline int xk_sdpa_bias_tma_layout(const xk_sdpa *p, int ragged)
+{
+    const xk_tensor *b = &p->bias;
+    if (ragged || b->dtype != p->q.dtype || b->st[3] != 1 || (b->st[2] == 0 && p->Sq > 1) ||
+        (p->D > p->Dv ? p->D : p->Dv) > 128)
+        return 0;
+    return b->st[0] % 8 == 0 && b->st[1] % 8 == 0 && b->st[2] % 8 == 0;
+}
 int xk_sdpa_fwd_wgmma_built(void);
 int xk_sdpa_fwd_wgmma_smem(int D);
 
