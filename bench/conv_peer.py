@@ -20,7 +20,9 @@ dev = "cuda"
 # and the depthwise wgrad set dww), sk (split-K's layers alone), stem (the C = 3 stem at N = 32 and 256, fwd and wgrad),
 # dgrad (the dgrad and f16 forward of every layer but the stem), w1x1 (the 15 distinct 1x1 weight gradients of
 # ResNet-50 at N = 256, bf16 channels-last: cuDNN's, and torch.mm's dW = dy^T X on the same matrices), fd1x1 (the
-# same 15 shapes' forward conv and stride-1 dgrad: cuDNN's, and torch.mm's y = X W^T and dx = dy W)
+# same 15 shapes' forward conv and stride-1 dgrad: cuDNN's, and torch.mm's y = X W^T and dx = dy W), zoo (3-D UNet,
+# WaveNet 1-D and GoogLeNet-v3 1x7 / 7x1 layers, bf16 channels-last, fwd / dgrad / wgrad: difftest_conv's
+# "convzoo" rows)
 SETS = sys.argv[1:] or ["r50", "epi", "dw"]
 
 
@@ -197,3 +199,35 @@ if "dww" in SETS or "dw" in SETS:
         cb = torch.ops.aten.convolution_backward
         rep(f"convdw_wgrad_{tag}_nhwc", f"n32c{C}h{H}r{R}s{s}",
             bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], C, [False, True, False])))
+
+if "zoo" in SETS:
+    # (tag, N, C, K, spatial, window, stride, pad per dim, dilation), as zoo_bench_cases in difftest_conv.c
+    ZOO = [("u3d_c4k32d128", 1, 4, 32, (128,) * 3, (3,) * 3, 1, (1,) * 3, 1),
+           ("u3d_c32k32d64", 2, 32, 32, (64,) * 3, (3,) * 3, 1, (1,) * 3, 1),
+           ("u3d_c64k64d32", 2, 64, 64, (32,) * 3, (3,) * 3, 1, (1,) * 3, 1),
+           ("u3d_c128k128d16", 2, 128, 128, (16,) * 3, (3,) * 3, 1, (1,) * 3, 1),
+           ("u3d_c256k256d8", 2, 256, 256, (8,) * 3, (3,) * 3, 1, (1,) * 3, 1),
+           ("u3d_c64k128d32s2", 2, 64, 128, (32,) * 3, (3,) * 3, 2, (1,) * 3, 1),
+           ("wn_c64k128l16384d1", 8, 64, 128, (16384,), (2,), 1, (0,), 1),
+           ("wn_c64k128l16384d16", 8, 64, 128, (16384,), (2,), 1, (0,), 16),
+           ("wn_c64k128l16384d256", 8, 64, 128, (16384,), (2,), 1, (0,), 256),
+           ("wn_c64k64l16384k1", 8, 64, 64, (16384,), (1,), 1, (0,), 1),
+           ("g3_c128k128h17r1x7", 32, 128, 128, (17, 17), (1, 7), 1, (0, 3), 1),
+           ("g3_c128k192h17r7x1", 32, 128, 192, (17, 17), (7, 1), 1, (3, 0), 1)]
+    conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+    for (tag, n, c, k, sp, win, s, pad, dil) in ZOO:
+        nd = len(sp)
+        # channels-last storage: allocate N, spatial..., C and view it as N, C, spatial...
+        perm = (0, nd + 1) + tuple(range(1, nd + 1))
+        x = torch.randn(n, *sp, c, device=dev, dtype=torch.bfloat16).permute(*perm)
+        w = torch.randn(k, *win, c, device=dev, dtype=torch.bfloat16).permute(*perm)
+        f = conv[nd]
+        y = f(x, w, stride=s, padding=pad, dilation=dil)
+        g = torch.randn(y.shape[0], *y.shape[2:], y.shape[1], device=dev, dtype=torch.bfloat16).permute(*perm)
+        cb = torch.ops.aten.convolution_backward
+        st, pd, dl = [s] * nd, list(pad), [dil] * nd
+        rep("convzoo_fwd_bf16", tag, bench(lambda: f(x, w, stride=s, padding=pad, dilation=dil)))
+        rep("convzoo_dgrad_bf16", tag,
+            bench(lambda: cb(g, x, w, None, st, pd, dl, False, [0] * nd, 1, [True, False, False])))
+        rep("convzoo_wgrad_bf16", tag,
+            bench(lambda: cb(g, x, w, None, st, pd, dl, False, [0] * nd, 1, [False, True, False])))
