@@ -2,7 +2,8 @@
 # final9_session.sh DEV OUT — session 9's whole-network call on the merged tree (DEV packed by
 # tests/gpu/pack_dev.sh, with DEV/dt/difftest_conv.o and diffharness.o): final8_session.sh (ResNet-50 N=256 and
 # the Llama block beside PyTorch eager and torch.compile, then the ResNet step under each AB switch), the
-# ResNet step once more replayed as one CUDA graph (--cuda-graph: what the launches cost), then the issue's
+# ResNet step replayed as one CUDA graph at each batch in CG_N (default 256; --cuda-graph: what the launches
+# cost), then the issue's
 # other conv families (difftest_conv --bench convzoo beside bench/conv_peer.py zoo: 3-D UNet, WaveNet 1-D,
 # GoogLeNet-v3 1x7/7x1).  ZOO=0 skips the last part.
 set -uo pipefail
@@ -12,11 +13,13 @@ t0=$SECONDS
 tests/gpu/final8_session.sh "$dev" "$out" 2>&1 | tail -40
 export LD_LIBRARY_PATH="$(cd "$dev/lib" && pwd):${LD_LIBRARY_PATH:-}"
 export XDNN_CACHE_DIR=${XDNN_CACHE_DIR:-/tmp/xdnn-cache}
-R="graphs/resnet50_train_step.dnn --set N=256 --set HW=224 --set WID=64 --set NCLS=1000"
-echo "== resnet256 replayed as one CUDA graph ($((SECONDS - t0)) s)"
-timeout "${RUN_S:-150}" "$dev/xdnn" run --device gpu --cuda-graph --format json --iters 10 --warmup 2 $R \
-    > "$out/cudagraph.json" 2> "$out/cudagraph.err"
-echo "rc=$?"; python3 tests/gpu/step_by_engine.py "$out/cudagraph.json"
+for n in ${CG_N:-256}; do
+    R="graphs/resnet50_train_step.dnn --set N=$n --set HW=224 --set WID=64 --set NCLS=1000"
+    echo "== resnet$n replayed as one CUDA graph ($((SECONDS - t0)) s)"
+    timeout "${RUN_S:-150}" "$dev/xdnn" run --device gpu --cuda-graph --format json --iters 10 --warmup 2 $R \
+        > "$out/cudagraph$n.json" 2> "$out/cudagraph$n.err"
+    echo "rc=$?"; python3 tests/gpu/step_by_engine.py "$out/cudagraph$n.json"
+done
 [ "${ZOO:-1}" = 0 ] && exit 0
 echo "== conv zoo ($((SECONDS - t0)) s)"
 zoo=$out/zoo
