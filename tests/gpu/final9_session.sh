@@ -3,9 +3,8 @@
 # tests/gpu/pack_dev.sh, with DEV/dt/difftest_conv.o and diffharness.o): final8_session.sh (ResNet-50 N=256 and
 # the Llama block beside PyTorch eager and torch.compile, then the ResNet step under each AB switch), the
 # ResNet step replayed as one CUDA graph at each batch in CG_N (default 256; --cuda-graph: what the launches
-# cost), then the issue's
-# other conv families (difftest_conv --bench convzoo beside bench/conv_peer.py zoo: 3-D UNet, WaveNet 1-D,
-# GoogLeNet-v3 1x7/7x1).  ZOO=0 skips the last part.
+# cost), then the other conv families (difftest_conv --bench convzoo beside bench/conv_peer.py zoo: 3-D
+# UNet, WaveNet 1-D, GoogLeNet-v3 1x7/7x1).  ZOO=0 skips the last part.
 set -uo pipefail
 dev=${1:?DEV}; out=${2:?OUT}
 mkdir -p "$out"
