@@ -185,7 +185,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     sdpa_bwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tdo,
                    const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, const xk_sdpa p,
                    const float *__restrict__ lse2, const float *__restrict__ delta, float *dqacc, int *sems, int Sqp,
-                   int dq_red, int sched)
+                   int dq_red, int sched, int lpt_heads)
 {
 #if XW_DEVICE
     using C = bw_cfg<DP>;
@@ -209,6 +209,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (rkv) {
         slot_seq(p.off_kv, p.B, p.Skv, BN, blockIdx.x, &b, &n0);
         hk = blockIdx.y;
+    } else if (lpt_heads > 0) {
+        // longest first (causal: key block 0 sees the most rows), in sections of lpt_heads (b, kv head) pairs
+        // so that the blocks running together share their heads' Q, dO and dQ sums in L2: the grid's linear
+        // index walks the key blocks x of a section, and inside each x its heads.  x still grows with the
+        // index inside a head, as the deterministic dQ order needs.
+        const int nx = gridDim.x, nh = gridDim.y, L = blockIdx.y * nx + blockIdx.x;
+        const int h0 = L / (lpt_heads * nx) * lpt_heads, nin = min(lpt_heads, nh - h0), l = L - h0 * nx;
+        const int bh = h0 + l % nin;
+        n0 = l / nin * BN, b = bh / p.Hk, hk = bh % p.Hk;
     } else {
         n0 = blockIdx.x * BN, b = blockIdx.y / p.Hk, hk = blockIdx.y % p.Hk;
     }
@@ -530,7 +539,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                 asm volatile("bar.sync %0, 128;\n" ::"r"(4 + cw) : "memory");
                 // deterministic (sems): the key blocks add into a dQ tile in their order, DP = 64 consumer 0
                 // before 1; every block that sees a tile's rows also sees those of the blocks before it, and
-                // blocks are dispatched in index order, so the wait always ends.  Every thread spins on a
+                // blocks are dispatched in index order (lpt_heads keeps a head's key blocks in it), so the wait
+                // always ends.  Every thread spins on a
                 // warp-uniform vote (a thread-dependent branch would serialize the wgmmas in flight, C7518).
                 if (sems) {
                     int *sem = sems + tile / (64 * 64);
@@ -670,6 +680,32 @@ static bool band_knob()
     return k;
 }
 
+// The causal block order (kernel argument lpt_heads): a causal key block x sees S - 128 x rows, so in the
+// grid's order (x fastest) the longest blocks of the last heads start in the last wave and run alone: b2h32k8
+// s4096 causal (512 blocks of 4 query heads each on 132 SMs) models at 1.28x its balanced time, b4h16 at 1.07x.
+// Longest first (x-major) in sections of at least a wave of blocks (heads: a power of two, ceil(SMs / nx) up)
+// models at 1.00-1.02x.  Not for windows with a left edge (even work; the grid's order shares Q tiles
+// between neighbouring key blocks) or ragged keys (slots).  XDNN_SDPA_BWD_LPT=N sets the section's heads, 0
+// the grid's order (A/B; read once).
+static int lpt_heads_of(const xk_sdpa &p, int nx, int nh)
+{
+    static int knob = -2, sms = 0;
+    if (knob == -2) {
+        const char *e = getenv("XDNN_SDPA_BWD_LPT");
+        knob = e && e[0] ? atoi(e) : -1;
+        int dev = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+            sms = 132;
+    }
+    if (p.off_kv.p || p.right < 0 || p.left >= 0 || knob == 0)
+        return 0;
+    int h = 1;
+    while (h < nh && h * nx < sms)
+        h *= 2;
+    return knob > 0 ? knob : h;
+}
+
 // XDNN_SDPA_BWD_DETERMINISTIC=1 takes the ordered dQ sums without the plan asking (timing, testing).
 int det_knob()
 {
@@ -721,15 +757,15 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
         // ragged: the band kernel (its per-batch row base and the lengths as mask bounds)
         const bool band = p.left >= 0 || p.right > 0 || p.len_q.p || p.len_kv.p || p.off_q.p || p.off_kv.p ||
                           band_knob();
-        const int red = det ? 0 : dq_red_knob();
+        const int red = det ? 0 : dq_red_knob(), lpt = lpt_heads_of(p, (int)grid.x, (int)grid.y);
         if (timing_knobs()[1])
             ;
         else if (band)
-            sdpa_bwd_wgmma<T, DP, true>
-                <<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems, w.Sqp, red, timing_knobs()[0]);
+            sdpa_bwd_wgmma<T, DP, true><<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems,
+                                                                      w.Sqp, red, timing_knobs()[0], lpt);
         else
-            sdpa_bwd_wgmma<T, DP, false>
-                <<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems, w.Sqp, red, timing_knobs()[0]);
+            sdpa_bwd_wgmma<T, DP, false><<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems,
+                                                                      w.Sqp, red, timing_knobs()[0], lpt);
     }
     const int64_t items = (int64_t)(p.off_q.p ? 1 : p.B) * p.Hq * p.Sq * (p.D / 8);
     if (items > 0)
