@@ -40,6 +40,9 @@
 //    recomputing its own instead of branching.  dV, dK are issued before the dS stores, which are stmatrix
 //    (XDNN_SDPA_BWD_SCHED).  H100 b4h16s4096d128: 3.33-3.48 -> 2.85 ms, causal 1.84-1.93 -> 1.60 ms.
 //    Build with -Xptxas -v and check that no C751x "serialized" line comes back after a change.
+//  v5 (2026-11-24, session 9, issue 10): causal grids walked longest key block first, in sections of heads
+//    (lpt_heads, XDNN_SDPA_BWD_LPT; see lpt_heads_of); lse2 and Delta read from shared memory before the wgmma
+//    waits, the tile's head and row block kept by the loop instead of divided out per tile.
 //  sdpa_bwd_dq_out  dq = scale * workspace, in q's dtype (16-byte stores).
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -361,10 +364,19 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         // The tile's front half: S^T of tile t is in after one wait, P^T = exp2(...) in sa while dP^T runs,
         // then dP^T too.  The loop below runs it for tile t + 1 at the end of tile t's iteration, so no wgmma is
-        // in flight across the loop's back edge (ptxas serializes every wgmma of a loop that carries one, C7514)
-        auto front = [&](int t) {
-            const int s = t % ST, m0 = mlo + (t % ntq) * BM;
+        // in flight across the loop's back edge (ptxas serializes every wgmma of a loop that carries one, C7514).
+        // it: the tile's place in its head (t % ntq, kept by the loop: no division per tile).  lse2 is read
+        // into registers before the wait and Delta (dl, for the loop's dS) before the second, so the shared
+        // memory latency runs under the GEMMs rather than in front of the first FFMA (ncu, session 9: 7% of
+        // the stall samples on those FFMAs).
+        float2 dl[BM / 8];
+        auto front = [&](int t, int it) {
+            const int s = t % ST, m0 = mlo + it * BM;
             const float *lr = ld_gen + s * (C::LD_BYTES / 4); // lse2 of the stage's rows (Delta at lr + BM)
+            float2 l[BM / 8];
+#pragma unroll
+            for (int nt = 0; nt < BM / 8; nt++)
+                l[nt] = *reinterpret_cast<const float2 *>(lr + nt * 8 + t4 * 2);
             if (!kEarlyDP)
                 issue_dp(t);
             wg_wait<1>(); // S^T of tile t is in
@@ -379,10 +391,9 @@ __global__ void __launch_bounds__(kThreads, 1)
                                       : p.right == 0 && n0 + BN - 1 > m0 + off;
 #pragma unroll
             for (int nt = 0; nt < BM / 8; nt++) {
-                const float2 l = *reinterpret_cast<const float2 *>(lr + nt * 8 + t4 * 2);
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
-                    float x = fmaf(sa[nt * 4 + e], scale2, -((e & 1) ? l.y : l.x));
+                    float x = fmaf(sa[nt * 4 + e], scale2, -((e & 1) ? l[nt].y : l[nt].x));
                     const int i = m0 + nt * 8 + t4 * 2 + (e & 1);
                     const bool hidden = kBand ? !(i >= rlo_k[e >> 1] && i <= rhi_k[e >> 1])
                                               : key0 + 8 * (e >> 1) > i + off;
@@ -391,6 +402,9 @@ __global__ void __launch_bounds__(kThreads, 1)
                     sa[nt * 4 + e] = ex2(x);
                 }
             }
+#pragma unroll
+            for (int nt = 0; nt < BM / 8; nt++)
+                dl[nt] = *reinterpret_cast<const float2 *>(lr + BM + nt * 8 + t4 * 2);
             wg_wait<0>(); // dP^T too
             keep(dpa);
         };
@@ -399,19 +413,20 @@ __global__ void __launch_bounds__(kThreads, 1)
         issue_s(0);
         if (kEarlyDP)
             issue_dp(0);
-        front(0);
+        front(0, 0);
 
-        for (int t = 0; t < total; t++) {
+        // tile t is query head hk * group + th, rows mlo + it * BM (th, it: t / ntq, t % ntq); its workspace
+        // row row_of(t) = row0 + th * Sqp + it * BM
+        const int64_t row0 = row_of(0);
+        for (int t = 0, th = 0, it = 0; t < total; t++) {
             const int s = t % ST;
             const uint32_t qb = sQ + s * C::QT_BYTES, ob = sO + s * C::QT_BYTES, dsb = sDS + (t & 1) * C::DS_BYTES;
-            // this thread's query columns: m0 + nt * 8 + t4 * 2 + {0, 1}; lse2 and Delta came with the stage
-            const float *dr = ld_gen + s * (C::LD_BYTES / 4) + BM;
+            // this thread's query columns: m0 + nt * 8 + t4 * 2 + {0, 1}; Delta (dl) read by front
 #pragma unroll
             for (int nt = 0; nt < BM / 8; nt++) {
-                const float2 dl = *reinterpret_cast<const float2 *>(dr + nt * 8 + t4 * 2);
 #pragma unroll
                 for (int e = 0; e < 4; e++)
-                    dpa[nt * 4 + e] = sa[nt * 4 + e] * (dpa[nt * 4 + e] - ((e & 1) ? dl.y : dl.x));
+                    dpa[nt * 4 + e] = sa[nt * 4 + e] * (dpa[nt * 4 + e] - ((e & 1) ? dl[nt].y : dl[nt].x));
             }
             // P^T and dS^T as A fragments (k = queries)
             uint32_t pf[BM / 16][4], df[BM / 16][4];
@@ -523,7 +538,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             keep(dq);
             // dq into the workspace in the thread-major order of dq_index (below): float4 c of thread tid
-            const int64_t tile = ((row_of(t) / BM) * NB + (DP > 64 ? cw : 0)) * (64 * 64);
+            const int64_t tile = ((row0 + (int64_t)th * Sqp + it * BM) / BM * NB + (DP > 64 ? cw : 0)) * (64 * 64);
             if (dq_red) {
 #pragma unroll
                 for (int c = 0; c < 8; c++)
@@ -562,7 +577,10 @@ __global__ void __launch_bounds__(kThreads, 1)
                     bulk_reduce_if(tid == 0, dqacc + tile, dqs, C::DQ_BYTES);
                 }
             }
-            front(tn);
+            const bool last = t + 1 >= total, wrap = it + 1 == ntq; // tn's place (tn = t after the last)
+            th = last || !wrap ? th : th + 1;
+            it = last ? it : wrap ? 0 : it + 1;
+            front(tn, it);
         }
         bulk_wait_if(!dq_red && tid == 0); // shared memory must outlive the last reduction's reads
 

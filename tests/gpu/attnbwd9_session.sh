@@ -3,11 +3,12 @@
 # order XDNN_SDPA_BWD_LPT, the Llama-3-8B step's GQA 32/8 causal shape), sized for a 195-second call.  DEV as in
 # ragged_session.sh (tests/gpu/pack_dev.sh, dt/difftest_seq.o and dt/diffharness.o compiled where the library was
 # built, py/sdpa_peer.py).  Steps, in order of need (each skipped when the budget BUDGET_S runs short):
-#  1. correctness against the CPU reference: the sdpa_bwd_wgmma cases (FULL=1: the whole sdpa sweep), then again
+#  1. correctness against the CPU reference: the sdpa_bwd_wgmma cases (FULL=1: the whole sdpa sweep; DET=1: again
+#     deterministic under the default order), then again
 #     with XDNN_SDPA_BWD_LPT=2 (sections of 2 heads: several sections and a short last one) in the deterministic
 #     mode (the dQ turn order under the new block order; QUICK2=1: the --quick subset);
 #  2. bench rows (bench/wgmma, the backward partition): b4h16 plain, then causal b4h16, b2h32k8 (Llama step),
-#     b1h32k8 under each LPT value of LPTS ("def" = the default);
+#     b1h32k8 under each LPT value of LPTS ("def" = the default); SIDE=1: the side passes alone at b2h32k8;
 #  3. SAN=1: compute-sanitizer memcheck on the --quick sdpa_bwd_wgmma cases;
 #  4. NCU=1: ncu on one launch of the main kernel (a few sections and the SASS stall samples) at b4h16 plain and
 #     b2h32k8 causal;
@@ -29,7 +30,7 @@ step "correctness"
 FILTER=$([ -n "${FULL:-}" ] && echo sdpa || echo sdpa_bwd_wgmma) cases cases.log ${CASES_S:-60} XDNN_SDPA_BWD_LPT=
 [ "$(left)" -gt 120 ] && dry="$dry ${QUICK2:+--quick}" cases lpt2det.log ${CASES_S:-45} XDNN_SDPA_BWD_LPT=2 \
     XDNN_SDPA_BWD_DETERMINISTIC=1
-[ -n "${FULL:-}" ] && cases det.log 30 XDNN_SDPA_BWD_DETERMINISTIC=1
+[ -n "${DET:-}" ] && [ "$(left)" -gt 120 ] && cases det.log 30 XDNN_SDPA_BWD_DETERMINISTIC=1
 step "bench rows"
 row() { # row LPT CASE
     [ "$(left)" -gt 60 ] || { echo "out of time at $1 $2"; return 1; }
@@ -40,7 +41,12 @@ row def sdpa_bwd_bf16/b4h16k16s4096d128
 for c in b4h16k16s4096d128 b2h32k8s4096d128 b1h32k8s4096d128; do
     for l in ${LPTS:-0 def}; do row "$l" "sdpa_bwd_bf16_causal/$c" || break 2; done
 done
-grep -E "^lpt|TIME|^FAIL" "$out/bench.log" | sed 's/engines=.*//' | cut -c1-200
+if [ -n "${SIDE:-}" ] && [ "$(left)" -gt 60 ]; then # the side passes alone: prep, memset, dq conversion
+    echo "side passes alone (XDNN_SDPA_BWD_MAIN=0) b2h32k8 causal" >> "$out/bench.log"
+    XDNN_SDPA_BWD_MAIN=0 DIFFTEST_ITERS=${ITERS:-20} timeout 25 "$dt" $blist --bench \
+        bench/wgmma/sdpa_bwd_bf16_causal/b2h32k8s4096d128 >> "$out/bench.log" 2>&1
+fi
+grep -E "^lpt|^side|TIME|^FAIL" "$out/bench.log" | sed 's/engines=.*//' | cut -c1-200
 [ -n "$dry" ] && { step "dry: done"; exit 0; }
 if [ -n "${SAN:-}" ] && [ "$(left)" -gt 70 ]; then
     step "memcheck --quick sdpa_bwd_wgmma"
