@@ -54,8 +54,8 @@ if [ -n "${SAN:-}" ] && [ "$(left)" -gt 70 ]; then
     echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -8
 fi
 if [ -n "${NCU:-}" ]; then
-    for c in sdpa_bwd_bf16/b4h16k16s4096d128 sdpa_bwd_bf16_causal/b2h32k8s4096d128; do
-        [ "$(left)" -gt 55 ] || { echo "no time for ncu $c"; break; }
+    for c in ${NCU_CASES:-sdpa_bwd_bf16/b4h16k16s4096d128 sdpa_bwd_bf16_causal/b2h32k8s4096d128}; do
+        [ "$(left)" -gt ${NCU_LEFT:-55} ] || { echo "no time for ncu $c"; break; }
         tag=$(echo "$c" | tr '/' '_')
         step "ncu, one launch of the main kernel: $c"
         DIFFTEST_ITERS=1 timeout $(( $(left) - 40 )) ncu --launch-count 1 --kernel-name regex:sdpa_bwd_wgmma \
