@@ -40,6 +40,11 @@
 //    recomputing its own instead of branching.  dV, dK are issued before the dS stores, which are stmatrix
 //    (XDNN_SDPA_BWD_SCHED).  H100 b4h16s4096d128: 3.33-3.48 -> 2.85 ms, causal 1.84-1.93 -> 1.60 ms.
 //    Build with -Xptxas -v and check that no C751x "serialized" line comes back after a change.
+//  v5 (2026-11-24, session 9, issue 10): causal grids walked longest key block first, in sections of heads
+//    (lpt_heads, XDNN_SDPA_BWD_LPT; see lpt_heads_of); lse2 and Delta read from shared memory before the wgmma
+//    waits, the tile's head and row block kept by the loop instead of divided out per tile, the causal/band mask
+//    a block-uniform branch before the exp2 loop.  H100 (bench/RESULTS-sdpa.md): b4h16s4096d128 plain main kernel
+//    -12% cycles (partition 2.67 ms, 1.04x cuDNN), causal 1.52 ms (0.92x), b2h32k8 causal (Llama) 1.60 (0.92x).
 //  sdpa_bwd_dq_out  dq = scale * workspace, in q's dtype (16-byte stores).
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -185,7 +190,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     sdpa_bwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tdo,
                    const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, const xk_sdpa p,
                    const float *__restrict__ lse2, const float *__restrict__ delta, float *dqacc, int *sems, int Sqp,
-                   int dq_red, int sched)
+                   int dq_red, int sched, int lpt_heads)
 {
 #if XW_DEVICE
     using C = bw_cfg<DP>;
@@ -209,6 +214,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (rkv) {
         slot_seq(p.off_kv, p.B, p.Skv, BN, blockIdx.x, &b, &n0);
         hk = blockIdx.y;
+    } else if (lpt_heads > 0) {
+        // longest first (causal: key block 0 sees the most rows), in sections of lpt_heads (b, kv head) pairs
+        // so that the blocks running together share their heads' Q, dO and dQ sums in L2: the grid's linear
+        // index walks the key blocks x of a section, and inside each x its heads.  x still grows with the
+        // index inside a head, as the deterministic dQ order needs.
+        const int nx = gridDim.x, nh = gridDim.y, L = blockIdx.y * nx + blockIdx.x;
+        const int h0 = L / (lpt_heads * nx) * lpt_heads, nin = min(lpt_heads, nh - h0), l = L - h0 * nx;
+        const int bh = h0 + l % nin;
+        n0 = l / nin * BN, b = bh / p.Hk, hk = bh % p.Hk;
     } else {
         n0 = blockIdx.x * BN, b = blockIdx.y / p.Hk, hk = blockIdx.y % p.Hk;
     }
@@ -352,10 +366,19 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         // The tile's front half: S^T of tile t is in after one wait, P^T = exp2(...) in sa while dP^T runs,
         // then dP^T too.  The loop below runs it for tile t + 1 at the end of tile t's iteration, so no wgmma is
-        // in flight across the loop's back edge (ptxas serializes every wgmma of a loop that carries one, C7514)
-        auto front = [&](int t) {
-            const int s = t % ST, m0 = mlo + (t % ntq) * BM;
+        // in flight across the loop's back edge (ptxas serializes every wgmma of a loop that carries one, C7514).
+        // it: the tile's place in its head (t % ntq, kept by the loop: no division per tile).  lse2 is read
+        // into registers before the wait and Delta (dl, for the loop's dS) before the second, so the shared
+        // memory latency runs under the GEMMs rather than in front of the first FFMA (ncu, session 9: 7% of
+        // the stall samples on those FFMAs).
+        float2 dl[BM / 8];
+        auto front = [&](int t, int it) {
+            const int s = t % ST, m0 = mlo + it * BM;
             const float *lr = ld_gen + s * (C::LD_BYTES / 4); // lse2 of the stage's rows (Delta at lr + BM)
+            float2 l[BM / 8];
+#pragma unroll
+            for (int nt = 0; nt < BM / 8; nt++)
+                l[nt] = *reinterpret_cast<const float2 *>(lr + nt * 8 + t4 * 2);
             if (!kEarlyDP)
                 issue_dp(t);
             wg_wait<1>(); // S^T of tile t is in
@@ -368,20 +391,29 @@ __global__ void __launch_bounds__(kThreads, 1)
                                             (p.right >= 0 && n0 + BN - 1 > (int64_t)m0 + off + p.right) ||
                                             (p.left >= 0 && n0 < (int64_t)m0 + BM - 1 + off - p.left)
                                       : p.right == 0 && n0 + BN - 1 > m0 + off;
+            // the mask as a block-uniform branch of its own (S^T = -inf gives x = -inf: lse2 is finite or +inf),
+            // not a select per element in the exp2 loop: that cost every tile ~80 instructions in front of the
+            // exp2s (ncu, session 9: 5% of the stall samples at b4h16s4096d128, where no tile is masked)
+            if (masked) {
 #pragma unroll
-            for (int nt = 0; nt < BM / 8; nt++) {
-                const float2 l = *reinterpret_cast<const float2 *>(lr + nt * 8 + t4 * 2);
+                for (int nt = 0; nt < BM / 8; nt++)
 #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    float x = fmaf(sa[nt * 4 + e], scale2, -((e & 1) ? l.y : l.x));
-                    const int i = m0 + nt * 8 + t4 * 2 + (e & 1);
-                    const bool hidden = kBand ? !(i >= rlo_k[e >> 1] && i <= rhi_k[e >> 1])
-                                              : key0 + 8 * (e >> 1) > i + off;
-                    if (masked && hidden)
-                        x = -CUDART_INF_F;
-                    sa[nt * 4 + e] = ex2(x);
-                }
+                    for (int e = 0; e < 4; e++) {
+                        const int i = m0 + nt * 8 + t4 * 2 + (e & 1);
+                        const bool hidden = kBand ? !(i >= rlo_k[e >> 1] && i <= rhi_k[e >> 1])
+                                                  : key0 + 8 * (e >> 1) > i + off;
+                        if (hidden)
+                            sa[nt * 4 + e] = -CUDART_INF_F;
+                    }
             }
+#pragma unroll
+            for (int nt = 0; nt < BM / 8; nt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    sa[nt * 4 + e] = ex2(fmaf(sa[nt * 4 + e], scale2, -((e & 1) ? l[nt].y : l[nt].x)));
+#pragma unroll
+            for (int nt = 0; nt < BM / 8; nt++)
+                dl[nt] = *reinterpret_cast<const float2 *>(lr + BM + nt * 8 + t4 * 2);
             wg_wait<0>(); // dP^T too
             keep(dpa);
         };
@@ -390,19 +422,20 @@ __global__ void __launch_bounds__(kThreads, 1)
         issue_s(0);
         if (kEarlyDP)
             issue_dp(0);
-        front(0);
+        front(0, 0);
 
-        for (int t = 0; t < total; t++) {
+        // tile t is query head hk * group + th, rows mlo + it * BM (th, it: t / ntq, t % ntq); its workspace
+        // row row_of(t) = row0 + th * Sqp + it * BM
+        const int64_t row0 = row_of(0);
+        for (int t = 0, th = 0, it = 0; t < total; t++) {
             const int s = t % ST;
             const uint32_t qb = sQ + s * C::QT_BYTES, ob = sO + s * C::QT_BYTES, dsb = sDS + (t & 1) * C::DS_BYTES;
-            // this thread's query columns: m0 + nt * 8 + t4 * 2 + {0, 1}; lse2 and Delta came with the stage
-            const float *dr = ld_gen + s * (C::LD_BYTES / 4) + BM;
+            // this thread's query columns: m0 + nt * 8 + t4 * 2 + {0, 1}; Delta (dl) read by front
 #pragma unroll
             for (int nt = 0; nt < BM / 8; nt++) {
-                const float2 dl = *reinterpret_cast<const float2 *>(dr + nt * 8 + t4 * 2);
 #pragma unroll
                 for (int e = 0; e < 4; e++)
-                    dpa[nt * 4 + e] = sa[nt * 4 + e] * (dpa[nt * 4 + e] - ((e & 1) ? dl.y : dl.x));
+                    dpa[nt * 4 + e] = sa[nt * 4 + e] * (dpa[nt * 4 + e] - ((e & 1) ? dl[nt].y : dl[nt].x));
             }
             // P^T and dS^T as A fragments (k = queries)
             uint32_t pf[BM / 16][4], df[BM / 16][4];
@@ -514,7 +547,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             keep(dq);
             // dq into the workspace in the thread-major order of dq_index (below): float4 c of thread tid
-            const int64_t tile = ((row_of(t) / BM) * NB + (DP > 64 ? cw : 0)) * (64 * 64);
+            const int64_t tile = ((row0 + (int64_t)th * Sqp + it * BM) / BM * NB + (DP > 64 ? cw : 0)) * (64 * 64);
             if (dq_red) {
 #pragma unroll
                 for (int c = 0; c < 8; c++)
@@ -530,7 +563,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                 asm volatile("bar.sync %0, 128;\n" ::"r"(4 + cw) : "memory");
                 // deterministic (sems): the key blocks add into a dQ tile in their order, DP = 64 consumer 0
                 // before 1; every block that sees a tile's rows also sees those of the blocks before it, and
-                // blocks are dispatched in index order, so the wait always ends.  Every thread spins on a
+                // blocks are dispatched in index order (lpt_heads keeps a head's key blocks in it), so the wait
+                // always ends.  Every thread spins on a
                 // warp-uniform vote (a thread-dependent branch would serialize the wgmmas in flight, C7518).
                 if (sems) {
                     int *sem = sems + tile / (64 * 64);
@@ -552,7 +586,10 @@ __global__ void __launch_bounds__(kThreads, 1)
                     bulk_reduce_if(tid == 0, dqacc + tile, dqs, C::DQ_BYTES);
                 }
             }
-            front(tn);
+            const bool last = t + 1 >= total, wrap = it + 1 == ntq; // tn's place (tn = t after the last)
+            th = last || !wrap ? th : th + 1;
+            it = last ? it : wrap ? 0 : it + 1;
+            front(tn, it);
         }
         bulk_wait_if(!dq_red && tid == 0); // shared memory must outlive the last reduction's reads
 
@@ -670,6 +707,32 @@ static bool band_knob()
     return k;
 }
 
+// The causal block order (kernel argument lpt_heads): a causal key block x sees S - 128 x rows, so in the
+// grid's order (x fastest) the longest blocks of the last heads start in the last wave and run alone: b2h32k8
+// s4096 causal (512 blocks of 4 query heads each on 132 SMs) models at 1.28x its balanced time, b4h16 at 1.07x.
+// Longest first (x-major) in sections of at least a wave of blocks (heads: a power of two, ceil(SMs / nx) up)
+// models at 1.00-1.02x.  Not for windows with a left edge (even work; the grid's order shares Q tiles
+// between neighbouring key blocks) or ragged keys (slots).  XDNN_SDPA_BWD_LPT=N sets the section's heads, 0
+// the grid's order (A/B; read once).
+static int lpt_heads_of(const xk_sdpa &p, int nx, int nh)
+{
+    static int knob = -2, sms = 0;
+    if (knob == -2) {
+        const char *e = getenv("XDNN_SDPA_BWD_LPT");
+        knob = e && e[0] ? atoi(e) : -1;
+        int dev = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+            sms = 132;
+    }
+    if (p.off_kv.p || p.right < 0 || p.left >= 0 || knob == 0)
+        return 0;
+    int h = 1;
+    while (h < nh && h * nx < sms)
+        h *= 2;
+    return knob > 0 ? knob : h;
+}
+
 // XDNN_SDPA_BWD_DETERMINISTIC=1 takes the ordered dQ sums without the plan asking (timing, testing).
 int det_knob()
 {
@@ -721,15 +784,15 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
         // ragged: the band kernel (its per-batch row base and the lengths as mask bounds)
         const bool band = p.left >= 0 || p.right > 0 || p.len_q.p || p.len_kv.p || p.off_q.p || p.off_kv.p ||
                           band_knob();
-        const int red = det ? 0 : dq_red_knob();
+        const int red = det ? 0 : dq_red_knob(), lpt = lpt_heads_of(p, (int)grid.x, (int)grid.y);
         if (timing_knobs()[1])
             ;
         else if (band)
-            sdpa_bwd_wgmma<T, DP, true>
-                <<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems, w.Sqp, red, timing_knobs()[0]);
+            sdpa_bwd_wgmma<T, DP, true><<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems,
+                                                                      w.Sqp, red, timing_knobs()[0], lpt);
         else
-            sdpa_bwd_wgmma<T, DP, false>
-                <<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems, w.Sqp, red, timing_knobs()[0]);
+            sdpa_bwd_wgmma<T, DP, false><<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems,
+                                                                      w.Sqp, red, timing_knobs()[0], lpt);
     }
     const int64_t items = (int64_t)(p.off_q.p ? 1 : p.B) * p.Hq * p.Sq * (p.D / 8);
     if (items > 0)

@@ -388,6 +388,9 @@ static void sdpa_cases_bwd_wgmma(void)
         {1, 32, 8, 256, 256, 128, 128}, {1, 2, 2, 45, 77, 40, 40},    {1, 3, 3, 100, 140, 96, 96},
         {1, 1, 1, 2, 3, 64, 64},       {3, 6, 2, 129, 129, 128, 128}, {1, 2, 2, 300, 9, 128, 128},
         {2, 16, 4, 64, 512, 64, 64},   {1, 2, 2, 67, 31, 8, 8},       {2, 8, 8, 384, 383, 128, 128},
+        /* the causal block order (longest key blocks first, in sections of heads; XDNN_SDPA_BWD_LPT=2 leaves a
+         * section of one head at 9 = 3 x 3 heads): Sq < Skv and Sq > Skv, 5 and 6 key blocks */
+        {3, 6, 3, 200, 520, 128, 128}, {2, 8, 2, 777, 700, 64, 64},
     };
     static const char *const half[] = {"f16", "bf16"};
     const int n = (int)(sizeof shapes / sizeof shapes[0]);
@@ -916,6 +919,8 @@ static void bench_cases(void)
             }
     /* the long causal case on the Hopper backward only (sdpa_bwd_flash takes 78 ms there) */
     bench_bwd_wgmma("bench/sdpa_bwd_bf16_causal/b1h32k32s16384d128", 1, 32, 32, 16384, 128, "true");
+    /* the attention of graphs/llama_block_train.dnn's step (B 2, GQA 32/8, causal) */
+    bench_bwd_wgmma("bench/sdpa_bwd_bf16_causal/b2h32k8s4096d128", 2, 32, 8, 4096, 128, "true");
 }
 
 /* ---- bench, f32 o (issue 10): b4h16s4096d128 bf16 q, k, v with an f32 o (what a graph's intermediates default
