@@ -400,6 +400,35 @@ static void sdpa_cases_bwd_wgmma(void)
         }
 }
 
+/* v7 (2026-11-24, session 9): sdpa_bwd_wgmma past 128 columns (its wide kernel, 64 keys per block, DP = 192
+ * or 256) and D != Dv (both sides zero-padded to the wider): D of 144, 160, 192, 200, 256, Dv != D both ways
+ * (192/128 as DeepSeek's MLA, 128/64, 64/128, 256/128, 96/160); Sq, Skv of 1, 2, primes, crossing the 64-key
+ * blocks; GQA and MQA; no mask, causal of both alignments, and one band option (windows, seq lens) per shape;
+ * bhsd and bshd; f16 and bf16.  Ragged wide cases are in sdpa_cases_ragged. */
+static void sdpa_cases_bwd_wide(void)
+{
+    static const sshape shapes[] = {
+        {1, 2, 2, 1, 130, 256, 256},   {2, 4, 2, 17, 23, 192, 128},   {1, 8, 1, 130, 129, 160, 160},
+        {2, 4, 4, 200, 77, 144, 144},  {1, 4, 1, 257, 260, 256, 256}, {1, 2, 1, 131, 509, 192, 128},
+        {1, 4, 4, 67, 131, 128, 64},   {1, 2, 2, 45, 77, 64, 128},    {2, 6, 2, 129, 129, 256, 256},
+        {1, 1, 1, 2, 3, 256, 256},     {1, 3, 3, 100, 140, 256, 128}, {1, 2, 1, 61, 200, 96, 160},
+        {2, 16, 4, 64, 512, 256, 256}, {3, 6, 2, 131, 67, 200, 136},  {1, 4, 2, 384, 383, 192, 192},
+    };
+    static const char *const half[] = {"f16", "bf16"};
+    const int n = (int)(sizeof shapes / sizeof shapes[0]);
+    for (int si = 0; si < n; si++) {
+        for (int oi = 0; oi < 3; oi++) { /* plain, causal, causal-br */
+            if ((opts.quick && oi != si % 3) || (shapes[si].Sq == 1 && oi == 1)) /* one row sees key 0 only */
+                continue;
+            sdpa_case2(&shapes[si], &sopts[oi], half[(si + oi) % 2], (si + oi) % 3 == 1 ? " @bshd" : "",
+                       "sdpa_flash", "sdpa_bwd_wgmma", false, false);
+        }
+        if (!opts.quick || si % 4 == 0) /* a band option: windows, seq lens */
+            sdpa_case2(&shapes[si], &wg_sopts[si % WG_NBAND], half[si % 2], si % 3 == 2 ? " @bshd" : "",
+                       "sdpa_flash", "sdpa_bwd_wgmma", false, false);
+    }
+}
+
 /* v5 (2026-11-24): the split-KV forward (sdpa_splitkv) for decode and
  * chunked prefill: Sq 1, 2, 7, 64, 130, 300 against Skv 1, 77, 4097, 33000
  * (one split when the keys are few, up to dozens when many); GQA 1, 4, 8, 32
@@ -646,6 +675,10 @@ static void sdpa_cases_ragged(void)
          true, true, false},
         {"qkv-causal-fwd-odd", 3, 8, 2, 128, 0, 0, {129, 255, 1}, {129, 255, 1}, false, CAUSAL, true, false, false,
          true},
+        {"qkv-causal-odd-d256", 4, 4, 2, 256, 0, 0, {1, 129, 0, 200}, {1, 129, 0, 200}, false, CAUSAL, true, false,
+         true, false},
+        {"kv-qdense-lens-causal-br-d192", 3, 4, 1, 192, 130, 0, {130, 61, 7}, {1, 200, 130}, true, CAUSAL_BR, true,
+         true, true, false},
         {"qkv-causal-many", 12, 4, 2, 64, 0, 0, {5, 300, 1, 0, 77, 128, 129, 64, 1000, 3, 255, 17},
          {5, 300, 1, 0, 77, 128, 129, 64, 1000, 3, 255, 17}, false, CAUSAL, true, true, true, false},
     };
@@ -804,6 +837,7 @@ static void sdpa_cases(void)
     sdpa_cases_serve();
     sdpa_cases_ragged();
     sdpa_cases_bwd_wgmma();
+    sdpa_cases_bwd_wide();
     sdpa_cases_wgmma_masks();
     sdpa_cases_wgmma_biastma();
     sdpa_cases_wgmma_o32();
@@ -905,14 +939,33 @@ static void bench_cases(void)
                     }
                     continue;
                 }
-                if (D <= 128) /* sdpa_bwd_wgmma's range; "bench/wgmma/sdpa_bwd..." */
-                    bench_bwd_wgmma(id, B, Hq, Hk, S, D, cz);
+                bench_bwd_wgmma(id, B, Hq, Hk, S, D, cz); /* "bench/wgmma/sdpa_bwd..." */
                 add_case(id, "sdpa=sdpa_flash", "sdpa_bwd=sdpa_bwd_flash",
                          "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, %d, %d, %d];\n  input k: bf16[%d, %d, %d, %d];\n"
                          "  input v: bf16[%d, %d, %d, %d];\n  input do: bf16[%d, %d, %d, %d];\n"
                          "  o, stats = sdpa(q, k, v, causal=%s);\n"
                          "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=%s);\n  output o, dq, dk, dv;\n}\n",
                          B, Hq, S, D, B, Hk, S, D, B, Hk, S, D, B, Hq, S, D, cz, cz);
+            }
+    /* issue 10's wide shapes (session 9): Gemma's D = 256, DeepSeek MLA's 192/128, 128/64, D = 160; the Hopper
+     * backward ("bench/wgmma/...") beside sdpa_bwd_flash, both fed by sdpa_flash_wgmma */
+    static const struct {
+        int B, H, S, D, Dv;
+    } wide[] = {{2, 8, 4096, 256, 256}, {2, 16, 4096, 192, 128}, {4, 16, 4096, 128, 64}, {2, 16, 4096, 160, 160}};
+    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++)
+        for (int causal = 0; causal <= 1; causal++)
+            for (int wg = 0; wg <= 1; wg++) {
+                const int B = wide[i].B, H = wide[i].H, S = wide[i].S, D = wide[i].D, Dv = wide[i].Dv;
+                char id[200];
+                snprintf(id, sizeof id, "bench/%ssdpa_bwd_bf16%s/b%dh%dk%ds%dd%dv%d", wg ? "wgmma/" : "",
+                         causal ? "_causal" : "", B, H, H, S, D, Dv);
+                add_case(id, "sdpa=sdpa_flash_wgmma", wg ? "sdpa_bwd=sdpa_bwd_wgmma" : "sdpa_bwd=sdpa_bwd_flash",
+                         "dnn 1;\ngraph g(seed=1, intermediate=bf16) {\n  input q: bf16[%d, %d, %d, %d];\n"
+                         "  input k: bf16[%d, %d, %d, %d];\n  input v: bf16[%d, %d, %d, %d];\n"
+                         "  input do: bf16[%d, %d, %d, %d];\n  o, stats = sdpa(q, k, v, causal=%s);\n"
+                         "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=%s);\n  output o, dq, dk, dv;\n}\n",
+                         B, H, S, D, B, H, S, D, B, H, S, Dv, B, H, S, Dv, causal ? "true" : "false",
+                         causal ? "true" : "false");
             }
     /* the long causal case on the Hopper backward only (sdpa_bwd_flash takes 78 ms there) */
     bench_bwd_wgmma("bench/sdpa_bwd_bf16_causal/b1h32k32s16384d128", 1, 32, 32, 16384, 128, "true");
