@@ -5,7 +5,7 @@
 # py/sdpa_peer.py, dev_env.sh and this script.
 #  1. correctness: every sdpa_bwd_wgmma case of difftest_seq (the old D <= 128 ones, the wide and D != Dv ones,
 #     the ragged Hopper pairs) against the CPU reference;
-#  2. compute-sanitizer memcheck on the --quick wide cases of D = 256 and of 192/128;
+#  2. compute-sanitizer memcheck on the --quick wide cases (ids "wide-...": one mask per shape);
 #  3. bench rows (sdpa_flash_wgmma forward, then the backward on sdpa_bwd_wgmma and on sdpa_bwd_flash, the
 #     "before"): b2h8s4096 D = 256, b2h16s4096 192/128, b4h16s4096 128/64, b2h16s4096 160, plain and causal,
 #     and b4h16s4096d256 (bench/RESULTS-sdpa.md's row);
@@ -21,8 +21,8 @@ step "sdpa_bwd_wgmma cases"
 timeout ${CASES_S:-75} "$dt" sdpa_bwd_wgmma > "$out/cases.log" 2>&1
 echo "rc=$?"; grep -E "^FAIL" "$out/cases.log" | cut -c1-220 | head -12; grep -E "passed," "$out/cases.log"
 step "memcheck --quick wide cases"
-for f in d256v256 d192v128; do
-    timeout ${SAN_S:-25} compute-sanitizer --tool memcheck --print-limit 5 "$dt" --quick "$f" > "$out/memcheck_$f.log" 2>&1
+for f in wide-; do
+    timeout ${SAN_S:-35} compute-sanitizer --tool memcheck --print-limit 5 "$dt" --quick "$f" > "$out/memcheck_$f.log" 2>&1
     echo "memcheck $f rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck_$f.log" | head -5
 done
 step "bench rows"
