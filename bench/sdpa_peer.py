@@ -21,7 +21,7 @@ SHAPES = ((4, 16, 16, 4096, 128, True), (4, 16, 16, 4096, 64, True), (16, 16, 16
           (4, 16, 16, 4096, 256, True), (1, 32, 8, 4096, 128, True),
           # issue 10's wide backward shapes (session 9): Gemma D = 256, DeepSeek MLA 192/128, 128/64, D = 160
           (2, 8, 8, 4096, 256, True), (2, 16, 16, 4096, 192, True, 128), (4, 16, 16, 4096, 128, True, 64),
-          (2, 16, 16, 4096, 160, True))
+          (2, 16, 16, 4096, 160, True), (2, 8, 4, 4096, 256, True))
 BACKENDS = (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION))
 for shape in SHAPES:
     (B, Hq, Hk, S, D, with_bwd), Dv = shape[:6], (shape[6] if len(shape) > 6 else shape[4])

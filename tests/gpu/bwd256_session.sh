@@ -4,11 +4,12 @@
 # tests/gpu/pack_dev.sh packs, plus dt/difftest_seq.o, dt/diffharness.o compiled where the library was built,
 # py/sdpa_peer.py, dev_env.sh and this script.
 #  1. correctness: every sdpa_bwd_wgmma case of difftest_seq (the old D <= 128 ones, the wide and D != Dv ones,
-#     the ragged Hopper pairs) against the CPU reference;
+#     the ragged Hopper pairs) against the CPU reference; SWEEP=1: then difftest_seq --quick sdpa (every engine);
 #  2. compute-sanitizer memcheck on the --quick wide cases (ids "wide-...": one mask per shape);
 #  3. bench rows (sdpa_flash_wgmma forward, then the backward on sdpa_bwd_wgmma and on sdpa_bwd_flash, the
-#     "before"): b2h8s4096 D = 256, b2h16s4096 192/128, b4h16s4096 128/64, b2h16s4096 160, plain and causal,
-#     and b4h16s4096d256 (bench/RESULTS-sdpa.md's row);
+#     "before"): the difftest_seq --bench filters in BENCH (default: b2h8s4096 D = 256, b2h16s4096 192/128,
+#     b4h16s4096 128/64, b2h16s4096 160, plain and causal, and b4h16s4096d256, bench/RESULTS-sdpa.md's row);
+#     AB: filters timed again under XDNN_SDPA_BWD_WIDE=1 (the wide kernel's v1 schedule);
 #  4. NCU=1: ncu on one launch of the wide kernel (b2h8s4096d256, a few sections);
 #  5. PyTorch's cuDNN (and flash / efficient) on the same shapes (bench/sdpa_peer.py).
 # Logs in OUT/logs.tgz, a summary on stdout.
@@ -20,17 +21,27 @@ left() { echo $(( ${BUDGET_S:-190} - (SECONDS - t0) )); }
 step "sdpa_bwd_wgmma cases"
 timeout ${CASES_S:-75} "$dt" sdpa_bwd_wgmma > "$out/cases.log" 2>&1
 echo "rc=$?"; grep -E "^FAIL" "$out/cases.log" | cut -c1-220 | head -12; grep -E "passed," "$out/cases.log"
+if [ -n "${SWEEP:-}" ]; then
+    step "difftest_seq --quick sdpa"
+    timeout ${SWEEP_S:-60} "$dt" --quick sdpa > "$out/sweep.log" 2>&1
+    echo "rc=$?"; grep -E "^FAIL" "$out/sweep.log" | cut -c1-220 | head -12; grep -E "passed," "$out/sweep.log"
+fi
 step "memcheck --quick wide cases"
 for f in wide-; do
     timeout ${SAN_S:-35} compute-sanitizer --tool memcheck --print-limit 5 "$dt" --quick "$f" > "$out/memcheck_$f.log" 2>&1
     echo "memcheck $f rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck_$f.log" | head -5
 done
 step "bench rows"
-for f in s4096d256v256 s4096d192v128 s4096d128v64 wgmma/sdpa_bwd_bf16/b4h16k16s4096d256 s4096d160v160; do
+for f in ${BENCH:-s4096d256v256 s4096d192v128 s4096d128v64 wgmma/sdpa_bwd_bf16/b4h16k16s4096d256 s4096d160v160}; do
     [ "$(left)" -gt 50 ] || { echo "out of time at $f"; break; }
     DIFFTEST_ITERS=${ITERS:-10} timeout 40 "$dt" --bench "$f" >> "$out/bench.log" 2>&1
 done
-grep -E "TIME|^(PASS|FAIL)" "$out/bench.log" | grep -v sdpa_flash_wgmma | sed 's/engines=.*//' | cut -c1-200
+for f in ${AB:-}; do
+    [ "$(left)" -gt 50 ] || { echo "out of time at v1 $f"; break; }
+    echo "XDNN_SDPA_BWD_WIDE=1 (v1 schedule) $f" >> "$out/bench.log"
+    XDNN_SDPA_BWD_WIDE=1 DIFFTEST_ITERS=${ITERS:-10} timeout 40 "$dt" --bench "$f" >> "$out/bench.log" 2>&1
+done
+grep -E "TIME|^(PASS|FAIL)|^XDNN" "$out/bench.log" | grep -v sdpa_flash_wgmma | sed 's/engines=.*//' | cut -c1-200
 if [ -n "${NCU:-}" ] && [ "$(left)" -gt 55 ]; then
     step "ncu, one launch of sdpa_bwd_wide (b2h8s4096d256)"
     DIFFTEST_ITERS=1 timeout 30 ncu --launch-count 1 --kernel-name regex:sdpa_bwd_wide --section SpeedOfLight \

@@ -952,23 +952,25 @@ static void bench_cases(void)
                          B, Hq, S, D, B, Hk, S, D, B, Hk, S, D, B, Hq, S, D, cz, cz);
             }
     /* issue 10's wide shapes (session 9): Gemma's D = 256, DeepSeek MLA's 192/128, 128/64, D = 160; the Hopper
-     * backward ("bench/wgmma/...") beside sdpa_bwd_flash, both fed by sdpa_flash_wgmma */
+     * backward ("bench/wgmma/...") beside sdpa_bwd_flash, both fed by sdpa_flash_wgmma; D = 256 with GQA 2 */
     static const struct {
-        int B, H, S, D, Dv;
-    } wide[] = {{2, 8, 4096, 256, 256}, {2, 16, 4096, 192, 128}, {4, 16, 4096, 128, 64}, {2, 16, 4096, 160, 160}};
+        int B, H, Hk, S, D, Dv;
+    } wide[] = {{2, 8, 8, 4096, 256, 256},    {2, 16, 16, 4096, 192, 128}, {4, 16, 16, 4096, 128, 64},
+                {2, 16, 16, 4096, 160, 160}, {2, 8, 4, 4096, 256, 256}};
     for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++)
         for (int causal = 0; causal <= 1; causal++)
             for (int wg = 0; wg <= 1; wg++) {
-                const int B = wide[i].B, H = wide[i].H, S = wide[i].S, D = wide[i].D, Dv = wide[i].Dv;
+                const int B = wide[i].B, H = wide[i].H, Hk = wide[i].Hk, S = wide[i].S, D = wide[i].D,
+                          Dv = wide[i].Dv;
                 char id[200];
                 snprintf(id, sizeof id, "bench/%ssdpa_bwd_bf16%s/b%dh%dk%ds%dd%dv%d", wg ? "wgmma/" : "",
-                         causal ? "_causal" : "", B, H, H, S, D, Dv);
+                         causal ? "_causal" : "", B, H, Hk, S, D, Dv);
                 add_case(id, "sdpa=sdpa_flash_wgmma", wg ? "sdpa_bwd=sdpa_bwd_wgmma" : "sdpa_bwd=sdpa_bwd_flash",
                          "dnn 1;\ngraph g(seed=1, intermediate=bf16) {\n  input q: bf16[%d, %d, %d, %d];\n"
                          "  input k: bf16[%d, %d, %d, %d];\n  input v: bf16[%d, %d, %d, %d];\n"
                          "  input do: bf16[%d, %d, %d, %d];\n  o, stats = sdpa(q, k, v, causal=%s);\n"
                          "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=%s);\n  output o, dq, dk, dv;\n}\n",
-                         B, H, S, D, B, H, S, D, B, H, S, Dv, B, H, S, Dv, causal ? "true" : "false",
+                         B, H, S, D, B, Hk, S, D, B, Hk, S, Dv, B, H, S, Dv, causal ? "true" : "false",
                          causal ? "true" : "false");
             }
     /* the long causal case on the Hopper backward only (sdpa_bwd_flash takes 78 ms there) */
