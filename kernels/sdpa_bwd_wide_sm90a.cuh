@@ -18,9 +18,10 @@
 // across thread-dependent branches, C7518 / C7520).  Shared memory at DP = 256: K, V 64 KiB, two stages of
 // Q, dO 128 KiB, dS 8, P^T 16 (218 KiB): no room to stage dQ tiles for bulk adds, hence the red.global adds.
 // The dQ sums are not ordered: the engine refuses a deterministic plan here (sdpa_bwd_flash takes it).
-//  v1 (2026-11-24, session 9): each GEMM waited for in turn.  H100, b2h8s4096 D = 256: 1.83 ms (sdpa_bwd_flash
-//    21.1, cuDNN 2.14); 192/128 b2h16: 3.10 (cuDNN 3.38); D = 160: 3.07 (cuDNN 3.09) (bench/RESULTS-sdpa.md).
-//  v2: the next tile's S^T / dP^T issued between a tile's two dQ blocks (kEarlyS; XDNN_SDPA_BWD_WIDE=1: v1).
+//  v1 (2026-11-24, session 9): every GEMM of a side waited for in its tile.  H100 (bench/RESULTS-sdpa.md),
+//    b2h8s4096 D = 256: 1.75-1.83 ms (sdpa_bwd_flash 21.1, cuDNN 2.14); 192/128 b2h16: 3.10 (cuDNN 3.38); D = 160
+//    b2h16: 3.07 (cuDNN 3.09).  Tried and dropped: the next tile's S^T / dP^T issued between a tile's two dQ
+//    blocks (1.91 ms at D = 256 against v1's 1.75 in the same call; 192/128 and 160 within 1%).
 
 namespace {
 
@@ -80,7 +81,7 @@ template <int BN, int BM> __device__ __forceinline__ wide_block wide_block_of(co
 }
 #endif
 
-template <typename T, int DP, bool kBand, bool kEarlyS>
+template <typename T, int DP, bool kBand>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_bwd_wide(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tdo,
                   const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, const xk_sdpa p,
@@ -197,9 +198,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     keep(acc0); // the zeros are in before the first wgmma is issued
     keep(acc1);
-    // S^T = K Q^T (P side) or dP^T = V dO^T (dS side) of tile t, keys x queries, once its stage has landed
-    auto issue_s = [&](int t) {
-        const int s = t % ST;
+    for (int t = 0; t < total; t++) {
+        const int s = t % ST, m0 = w.mlo + (t % w.ntq) * BM;
+        const float *lr = ld_gen + s * (C::LD_BYTES / 4); // lse2 of the stage's rows, Delta at lr + BM
+        // S^T = K Q^T (P side) or dP^T = V dO^T (dS side), keys x queries
         mb_wait(XB_FULL(s), (t / ST) & 1);
         wg_fence();
         keep(sa);
@@ -210,16 +212,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                   gdesc(bS + s * C::QT_BYTES + co * BM * 128 + ko, 16, 1024), kk > 0, T());
         }
         wg_commit();
-    };
-    issue_s(0);
-    wg_wait<0>();
-    // kEarlyS (v2, the default): tile t + 1's S^T / dP^T is issued between tile t's two dQ blocks (below), so
-    // the tensor cores run it while the first block's sums go out; without it (v1, XDNN_SDPA_BWD_WIDE=1) it
-    // follows them.  Every iteration ends drained either way (no wgmma in flight across the back edge: ptxas
-    // would serialize them all, C7514)
-    for (int t = 0; t < total; t++) {
-        const int s = t % ST, m0 = w.mlo + (t % w.ntq) * BM;
-        const float *lr = ld_gen + s * (C::LD_BYTES / 4); // lse2 of the stage's rows, Delta at lr + BM
+        wg_wait<0>();
         keep(sa);
         // accumulator e of n-tile nt: key key0 + 8 (e >> 1), query m0 + nt * 8 + 2 t4 + (e & 1)
         if (cw == 0) { // P^T, masked per element only on tiles that cross a length or an edge of the band
@@ -297,50 +290,30 @@ __global__ void __launch_bounds__(kThreads, 1)
         asm volatile("bar.sync 2, 256;\n" ::: "memory"); // dS is in shared memory
         // dQ tile = dS K, 64-column blocks c = 2 j + cw (DP = 192: the dS side's second is block 2 again,
         // computed and dropped so that both sides run the same code), into the workspace in dq_index order
-        static_assert((NB + 1) / 2 == 2, "two dQ blocks per side");
         const int64_t tile0 = (row_of(t) / BM) * NB;
-        float dq[32];
-        auto issue_dq = [&](int j) {
+#pragma unroll
+        for (int j = 0; j < (NB + 1) / 2; j++) {
             const int c = min(2 * j + cw, NB - 1);
+            float dq[32];
             wg_fence();
-            keep(dq);
 #pragma unroll
             for (int kk = 0; kk < BN / 16; kk++)
                 wg_ss_tb(dq, gdesc(sDS + kk * 32, 16, 1024), gdesc(sK + c * BN * 128 + kk * 16 * 128, BN * 128, 1024),
                          kk > 0, T());
             wg_commit();
-        };
-        auto add_dq = [&](int j) {
-            float *dst = dqacc + (tile0 + min(2 * j + cw, NB - 1)) * (64 * 64);
+            wg_wait<0>(); // (the first also waits for dV / dK)
+            keep(dq);
+            keep(fr);
+            keep(acc0);
+            keep(acc1);
+            if (2 * j + cw < NB) {
+                float *dst = dqacc + (tile0 + c) * (64 * 64);
 #pragma unroll
-            for (int i = 0; i < 8; i++)
-                red_add4(dst + (i * 128 + tid) * 4, dq[i * 4], dq[i * 4 + 1], dq[i * 4 + 2], dq[i * 4 + 3]);
-        };
-        // the next tile's S^T / dP^T (after the last tile, the last again: straight-line code, no branch with
-        // wgmmas in flight; its stage is still held, so its wait passes at once)
-        const int tn = t + 1 < total ? t + 1 : t;
-        issue_dq(0);
-        wg_wait<kEarlyS ? 1 : 0>(); // dV / dK are in: the A fragments' registers are free for S^T
-        keep(fr);
-        keep(acc0);
-        keep(acc1);
-        if constexpr (kEarlyS) {
-            issue_s(tn);
-            wg_wait<1>(); // dQ block 0 is in (the next tile's S^T runs on)
+                for (int i = 0; i < 8; i++)
+                    red_add4(dst + (i * 128 + tid) * 4, dq[i * 4], dq[i * 4 + 1], dq[i * 4 + 2], dq[i * 4 + 3]);
+            }
         }
-        keep(dq);
-        add_dq(0); // block cw < NB always
-        issue_dq(1);
-        wg_wait<0>(); // dQ block 1 (and the next tile's S^T / dP^T)
-        keep(dq);
-        if constexpr (!kEarlyS) {
-            issue_s(tn);
-            wg_wait<0>();
-        }
-        keep(sa);
         mb_arrive(XB_EMPTY(s)); // this side is done with the stage
-        if (2 + cw < NB) // no wgmma in flight here
-            add_dq(1);
     }
     store_acc();
 #undef XB_FULL
@@ -350,47 +323,22 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-// XDNN_SDPA_BWD_WIDE=1 runs the wide kernel's v1 schedule (the next tile's S^T after both dQ blocks) instead
-// of v2 (between them), for A/B timing and bisecting; read once.
-static bool wide_v1_knob()
-{
-    static int k = -1;
-    if (k < 0) {
-        const char *e = getenv("XDNN_SDPA_BWD_WIDE");
-        k = e && strcmp(e, "1") == 0;
-    }
-    return k;
-}
-
-template <typename T, int DP, bool kEarlyS>
-static cudaError_t launch_wide_kernel(const dim3 &grid, bool band, const CUtensorMap &tq, const CUtensorMap &tdo,
-                                      const CUtensorMap &tk, const CUtensorMap &tv, const xk_sdpa &p,
-                                      const float *lse2, const float *delta, float *acc, int Sqp, cudaStream_t s)
-{
-    constexpr int smem = wide_cfg<DP>::SMEM;
-    static bool opted = false;
-    if (!opted) {
-        cudaError_t e =
-            cudaFuncSetAttribute(sdpa_bwd_wide<T, DP, false, kEarlyS>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-        if (e == cudaSuccess)
-            e = cudaFuncSetAttribute(sdpa_bwd_wide<T, DP, true, kEarlyS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     smem);
-        if (e != cudaSuccess)
-            return e;
-        opted = true;
-    }
-    if (band)
-        sdpa_bwd_wide<T, DP, true, kEarlyS><<<grid, kThreads, smem, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, Sqp);
-    else
-        sdpa_bwd_wide<T, DP, false, kEarlyS><<<grid, kThreads, smem, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, Sqp);
-    return cudaGetLastError();
-}
-
 template <typename T, int DP>
 cudaError_t launch_wide(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *ws, const ws_layout &w,
                         cudaStream_t s)
 {
     using C = wide_cfg<DP>;
+    static bool opted = false;
+    if (!opted) {
+        cudaError_t e =
+            cudaFuncSetAttribute(sdpa_bwd_wide<T, DP, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+        if (e == cudaSuccess)
+            e = cudaFuncSetAttribute(sdpa_bwd_wide<T, DP, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     C::SMEM);
+        if (e != cudaSuccess)
+            return e;
+        opted = true;
+    }
     float *lse2 = reinterpret_cast<float *>(ws + w.lse), *delta = reinterpret_cast<float *>(ws + w.delta);
     float *acc = reinterpret_cast<float *>(ws + w.acc);
     const int64_t rows = (int64_t)(p.off_q.p ? 1 : p.B) * p.Hq * w.Sqp;
@@ -409,12 +357,12 @@ cudaError_t launch_wide(const xk_sdpa &p, const int64_t (*st)[4], unsigned char 
     dim3 grid(p.off_kv.p ? (unsigned)(p.Skv / C::BN + p.B) : (unsigned)((p.Skv + C::BN - 1) / C::BN),
               (unsigned)(p.off_kv.p ? p.Hk : p.B * p.Hk));
     const bool band = p.left >= 0 || p.right > 0 || p.len_q.p || p.len_kv.p || p.off_q.p || p.off_kv.p || band_knob();
-    if (!timing_knobs()[1]) {
-        e = wide_v1_knob() ? launch_wide_kernel<T, DP, false>(grid, band, tq, tdo, tk, tv, p, lse2, delta, acc, w.Sqp, s)
-                           : launch_wide_kernel<T, DP, true>(grid, band, tq, tdo, tk, tv, p, lse2, delta, acc, w.Sqp, s);
-        if (e != cudaSuccess)
-            return e;
-    }
+    if (timing_knobs()[1])
+        ;
+    else if (band)
+        sdpa_bwd_wide<T, DP, true><<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, w.Sqp);
+    else
+        sdpa_bwd_wide<T, DP, false><<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, w.Sqp);
     const int64_t items = (int64_t)(p.off_q.p ? 1 : p.B) * p.Hq * p.Sq * (p.D / 8);
     if (items > 0)
         sdpa_bwd_dq_out<T, DP><<<(unsigned)((items + 255) / 256), 256, 0, s>>>(p, acc, w.Sqp);

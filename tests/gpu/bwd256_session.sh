@@ -9,7 +9,7 @@
 #  3. bench rows (sdpa_flash_wgmma forward, then the backward on sdpa_bwd_wgmma and on sdpa_bwd_flash, the
 #     "before"): the difftest_seq --bench filters in BENCH (default: b2h8s4096 D = 256, b2h16s4096 192/128,
 #     b4h16s4096 128/64, b2h16s4096 160, plain and causal, and b4h16s4096d256, bench/RESULTS-sdpa.md's row);
-#     AB: filters timed again under XDNN_SDPA_BWD_WIDE=1 (the wide kernel's v1 schedule);
+#     AB="ENV=VALUE:FILTER ...": those filters timed again with the variable set (a kernel's A/B switch);
 #  4. NCU=1: ncu on one launch of the wide kernel (b2h8s4096d256, a few sections);
 #  5. PyTorch's cuDNN (and flash / efficient) on the same shapes (bench/sdpa_peer.py).
 # Logs in OUT/logs.tgz, a summary on stdout.
@@ -36,12 +36,12 @@ for f in ${BENCH:-s4096d256v256 s4096d192v128 s4096d128v64 wgmma/sdpa_bwd_bf16/b
     [ "$(left)" -gt 50 ] || { echo "out of time at $f"; break; }
     DIFFTEST_ITERS=${ITERS:-10} timeout 40 "$dt" --bench "$f" >> "$out/bench.log" 2>&1
 done
-for f in ${AB:-}; do
-    [ "$(left)" -gt 50 ] || { echo "out of time at v1 $f"; break; }
-    echo "XDNN_SDPA_BWD_WIDE=1 (v1 schedule) $f" >> "$out/bench.log"
-    XDNN_SDPA_BWD_WIDE=1 DIFFTEST_ITERS=${ITERS:-10} timeout 40 "$dt" --bench "$f" >> "$out/bench.log" 2>&1
+for f in ${AB:-}; do # ENV=VALUE:FILTER, timed again with that variable set (a kernel's A/B switch)
+    [ "$(left)" -gt 50 ] || { echo "out of time at $f"; break; }
+    echo "${f%%:*} ${f#*:}" >> "$out/bench.log"
+    env "${f%%:*}" DIFFTEST_ITERS=${ITERS:-10} timeout 40 "$dt" --bench "${f#*:}" >> "$out/bench.log" 2>&1
 done
-grep -E "TIME|^(PASS|FAIL)|^XDNN" "$out/bench.log" | grep -v sdpa_flash_wgmma | sed 's/engines=.*//' | cut -c1-200
+grep -E "TIME|^(PASS|FAIL)|^[A-Z_]+=" "$out/bench.log" | grep -v sdpa_flash_wgmma | sed 's/engines=.*//' | cut -c1-200
 if [ -n "${NCU:-}" ] && [ "$(left)" -gt 55 ]; then
     step "ncu, one launch of sdpa_bwd_wide (b2h8s4096d256)"
     DIFFTEST_ITERS=1 timeout 30 ncu --launch-count 1 --kernel-name regex:sdpa_bwd_wide --section SpeedOfLight \

@@ -404,7 +404,7 @@ static void sdpa_cases_bwd_wgmma(void)
  * or 256) and D != Dv (both sides zero-padded to the wider): D of 144, 160, 192, 200, 256, Dv != D both ways
  * (192/128 as DeepSeek's MLA, 128/64, 64/128, 256/128, 96/160); Sq, Skv of 1, 2, primes, crossing the 64-key
  * blocks; GQA and MQA; no mask, causal of both alignments, and one band option (windows, seq lens) per shape;
- * bhsd and bshd; f16 and bf16.  Ragged wide cases are in sdpa_cases_ragged. */
+ * bhsd and bshd; f16 and bf16.  Ragged wide cases: sdpa_cases_ragged_wide. */
 static void sdpa_cases_bwd_wide(void)
 {
     /* sopts' plain, causal, causal-br under tags of their own: "wide-" picks these cases (memcheck --quick) */
@@ -679,10 +679,6 @@ static void sdpa_cases_ragged(void)
          true, true, false},
         {"qkv-causal-fwd-odd", 3, 8, 2, 128, 0, 0, {129, 255, 1}, {129, 255, 1}, false, CAUSAL, true, false, false,
          true},
-        {"qkv-causal-odd-d256", 4, 4, 2, 256, 0, 0, {1, 129, 0, 200}, {1, 129, 0, 200}, false, CAUSAL, true, false,
-         true, false},
-        {"kv-qdense-lens-causal-br-d192", 3, 4, 1, 192, 130, 0, {130, 61, 7}, {1, 200, 130}, true, CAUSAL_BR, true,
-         true, true, false},
         {"qkv-causal-many", 12, 4, 2, 64, 0, 0, {5, 300, 1, 0, 77, 128, 129, 64, 1000, 3, 255, 17},
          {5, 300, 1, 0, 77, 128, 129, 64, 1000, 3, 255, 17}, false, CAUSAL, true, true, true, false},
     };
@@ -694,6 +690,22 @@ static void sdpa_cases_ragged(void)
     for (size_t i = 0; i < sizeof long_shapes / sizeof long_shapes[0]; i++)
         if (!opts.quick || i % 2 == 0)
             ragged_case(&long_shapes[i], true);
+}
+
+/* v7 (2026-11-24, session 9): ragged backward past 128 columns on the Hopper pair (sdpa_bwd_wgmma's wide
+ * kernel: 64-key slots per sequence).  Registered after every older case (as sdpa_cases_bwd_wide): the seeds
+ * come from the case count, so the older cases keep their inputs. */
+static void sdpa_cases_ragged_wide(void)
+{
+    static const char CAUSAL[] = ", causal=true", CAUSAL_BR[] = ", causal=true, align=\"bottom_right\"";
+    static const ragged_shape shapes[] = {
+        {"qkv-causal-odd-d256", 4, 4, 2, 256, 0, 0, {1, 129, 0, 200}, {1, 129, 0, 200}, false, CAUSAL, true, false,
+         true, false},
+        {"kv-qdense-lens-causal-br-d192", 3, 4, 1, 192, 130, 0, {130, 61, 7}, {1, 200, 130}, true, CAUSAL_BR, true,
+         true, true, false},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        ragged_case(&shapes[i], true);
 }
 
 /* ---- fp8 attention (issue 14 item 3): the fp8 form of sdpa (src/ops/sdpa_fp8.c) on sdpa_fp8_wgmma.  q, k, v
@@ -841,7 +853,6 @@ static void sdpa_cases(void)
     sdpa_cases_serve();
     sdpa_cases_ragged();
     sdpa_cases_bwd_wgmma();
-    sdpa_cases_bwd_wide();
     sdpa_cases_wgmma_masks();
     sdpa_cases_wgmma_biastma();
     sdpa_cases_wgmma_o32();
@@ -1269,6 +1280,9 @@ int main(int argc, char **argv)
     } else {
         sdpa_cases();
         rnn_cases();
+        /* the cases added since (session 9) last: seeds come from the case count, older cases keep their inputs */
+        sdpa_cases_bwd_wide();
+        sdpa_cases_ragged_wide();
     }
     dh_tester t = {.name = "difftest_seq", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
