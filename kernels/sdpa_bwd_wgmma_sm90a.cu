@@ -40,6 +40,8 @@
 //    recomputing its own instead of branching.  dV, dK are issued before the dS stores, which are stmatrix
 //    (XDNN_SDPA_BWD_SCHED).  H100 b4h16s4096d128: 3.33-3.48 -> 2.85 ms, causal 1.84-1.93 -> 1.60 ms.
 //    Build with -Xptxas -v and check that no C751x "serialized" line comes back after a change.
+//  v5 (2026-11-24, session 9, issue 10): D != Dv, both sides zero-padded by TMA to DP of the wider (dV stored to
+//    Dv); past 128 columns the launcher runs sdpa_bwd_wide (sdpa_bwd_wide_sm90a.cuh, included below).
 //  sdpa_bwd_dq_out  dq = scale * workspace, in q's dtype (16-byte stores).
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
