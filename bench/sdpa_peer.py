@@ -1,7 +1,8 @@
 """PyTorch peer for the xdnn SDPA bench (bench/RESULTS-sdpa.md): F.scaled_dot_product_attention fwd/bwd under the
 flash and the cuDNN backends, bf16, bhsd, the shapes of tests/gpu/difftest_seq.c --bench (same timing recipe as
 anchors/torch_baseline.py).  One JSON line per (backend, case); a backend that refuses a shape says so.
-Environment: SDPA_PEER_SHAPES=b4h16k16s4096d128,... runs only those shapes; SDPA_PEER_FWD_ONLY=1 skips the backward."""
+Environment: SDPA_PEER_SHAPES=b4h16k16s4096d128,... runs only those shapes; SDPA_PEER_FWD_ONLY=1 skips the backward.
+Shapes with Dv != D (tag ...d192v128) also try the memory-efficient backend (flash refuses Dv != D)."""
 import os, torch, json
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
@@ -17,19 +18,24 @@ print("torch", torch.__version__, torch.cuda.get_device_name(), "cudnn", torch.b
 # (B, Hq, Hk, S, D, backward too)
 SHAPES = ((4, 16, 16, 4096, 128, True), (4, 16, 16, 4096, 64, True), (16, 16, 16, 1024, 64, True),
           (1, 32, 32, 16384, 128, True), (2, 8, 8, 4096, 40, True), (4, 16, 16, 4096, 80, True),
-          (4, 16, 16, 4096, 256, True), (1, 32, 8, 4096, 128, True), (2, 32, 8, 4096, 128, True))
+          (4, 16, 16, 4096, 256, True), (1, 32, 8, 4096, 128, True), (2, 32, 8, 4096, 128, True),
+          # issue 10's wide backward shapes (session 9): Gemma D = 256, DeepSeek MLA 192/128, 128/64, D = 160
+          (2, 8, 8, 4096, 256, True), (2, 16, 16, 4096, 192, True, 128), (4, 16, 16, 4096, 128, True, 64),
+          (2, 16, 16, 4096, 160, True), (2, 8, 4, 4096, 256, True))
 BACKENDS = (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION))
-for (B, Hq, Hk, S, D, with_bwd) in SHAPES:
-    if os.environ.get("SDPA_PEER_SHAPES") and f"b{B}h{Hq}k{Hk}s{S}d{D}" not in os.environ["SDPA_PEER_SHAPES"].split(","):
+for shape in SHAPES:
+    (B, Hq, Hk, S, D, with_bwd), Dv = shape[:6], (shape[6] if len(shape) > 6 else shape[4])
+    tag = f"b{B}h{Hq}k{Hk}s{S}d{D}" + (f"v{Dv}" if Dv != D else "")
+    if os.environ.get("SDPA_PEER_SHAPES") and tag not in os.environ["SDPA_PEER_SHAPES"].split(","):
         continue
     with_bwd = with_bwd and not os.environ.get("SDPA_PEER_FWD_ONLY")
     for causal in (False, True):
         q = torch.randn(B, Hq, S, D, device=dev, dtype=torch.bfloat16)
-        k = torch.randn(B, Hk, S, D, device=dev, dtype=torch.bfloat16); v = torch.randn_like(k)
-        fl = 4 * B * Hq * S * S * D // (2 if causal else 1)
-        tag = f"b{B}h{Hq}k{Hk}s{S}d{D}"
+        k = torch.randn(B, Hk, S, D, device=dev, dtype=torch.bfloat16)
+        v = torch.randn(B, Hk, S, Dv, device=dev, dtype=torch.bfloat16)
+        fl = 2 * B * Hq * S * S * (D + Dv) // (2 if causal else 1)
         gqa = Hq != Hk
-        for bname, backend in BACKENDS:
+        for bname, backend in BACKENDS + ((("efficient", SDPBackend.EFFICIENT_ATTENTION),) if Dv != D else ()):
             name = f"sdpa_{{}}_bf16{'_causal' if causal else ''}"
             try:
                 with sdpa_kernel(backend):

@@ -45,6 +45,8 @@
 //    waits, the tile's head and row block kept by the loop instead of divided out per tile, the causal/band mask
 //    a block-uniform branch before the exp2 loop.  H100 (bench/RESULTS-sdpa.md): b4h16s4096d128 plain main kernel
 //    -12% cycles (partition 2.67 ms, 1.04x cuDNN), causal 1.52 ms (0.92x), b2h32k8 causal (Llama) 1.60 (0.92x).
+//  v6 (2026-11-24, session 9, issue 10): D != Dv, both sides zero-padded by TMA to DP of the wider (dV stored to
+//    Dv); past 128 columns the launcher runs sdpa_bwd_wide (sdpa_bwd_wide_sm90a.cuh, included below).
 //  sdpa_bwd_dq_out  dq = scale * workspace, in q's dtype (16-byte stores).
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -319,11 +321,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                 for (int q = 0; q < DP / 8; q++) {
                     const int d = q * 8 + t4 * 2;
-                    if (d < p.D) {
+                    if (d < p.D)
                         *reinterpret_cast<uint32_t *>(kr + d) =
                             pack2<T>(dk[q * 4 + r * 2] * p.scale, dk[q * 4 + r * 2 + 1] * p.scale);
+                    if (d < p.Dv) // D != Dv: both padded to DP (TMA fills the columns past each with zeros)
                         *reinterpret_cast<uint32_t *>(vr + d) = pack2<T>(dv[q * 4 + r * 2], dv[q * 4 + r * 2 + 1]);
-                    }
                 }
             }
         };
@@ -657,7 +659,7 @@ ws_layout layout_of(int B, int Hq, int Sq, int D, bool ragged_q)
 {
     ws_layout w;
     w.Sqp = ragged_q ? (Sq / kPadRows + B) * kPadRows : (Sq + kPadRows - 1) / kPadRows * kPadRows;
-    w.DP = D <= 64 ? 64 : 128;
+    w.DP = D <= 64 ? 64 : D <= 128 ? 128 : D <= 192 ? 192 : 256; // D: max(D, Dv); past 128 sdpa_bwd_wide's
     const size_t rows = (size_t)(ragged_q ? 1 : B) * (size_t)Hq * (size_t)w.Sqp;
     auto up = [](size_t x) { return (x + 255) & ~(size_t)255; };
     w.lse = 0;
@@ -802,6 +804,8 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
 
 } // namespace
 
+#include "sdpa_bwd_wide_sm90a.cuh"
+
 extern "C" int xk_sdpa_bwd_wgmma_built(void)
 {
 #ifdef XK_HAVE_SM90A
@@ -813,7 +817,8 @@ extern "C" int xk_sdpa_bwd_wgmma_built(void)
 
 extern "C" int xk_sdpa_bwd_wgmma_smem(int D)
 {
-    return D <= 64 ? bw_cfg<64>::SMEM : D <= 128 ? bw_cfg<128>::SMEM : 1 << 30;
+    return D <= 64 ? bw_cfg<64>::SMEM : D <= 128 ? bw_cfg<128>::SMEM : D <= 192 ? wide_cfg<192>::SMEM
+                                                                   : D <= 256 ? wide_cfg<256>::SMEM : 1 << 30;
 }
 
 extern "C" size_t xk_sdpa_bwd_wgmma_ws(int B, int Hq, int Sq, int D, int ragged_q)
@@ -826,16 +831,21 @@ extern "C" int xk_sdpa_bwd_wgmma(const xk_sdpa *p, const int64_t (*st)[4], void 
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if ((int64_t)p->B * p->Hq == 0)
         return 0;
-    if (p->D < 8 || p->D > 128 || p->Dv != p->D || p->D % 8 != 0 || !(p->scale > 0.0f) || p->Sq < 1 ||
-        p->Skv < 1)
+    if (p->D < 8 || p->D > 256 || p->Dv < 8 || p->Dv > 256 || p->D % 8 != 0 || p->Dv % 8 != 0 ||
+        !(p->scale > 0.0f) || p->Sq < 1 || p->Skv < 1 || (deterministic && (p->D > 128 || p->Dv > 128)))
         return (int)cudaErrorInvalidValue;
     const void *rows16[] = {p->o.p, p->dout.p, p->dq.p, p->dk.p, p->dv.p}; // 16-byte row loads and stores
     for (int i = 0; i < 5; i++)
         if (reinterpret_cast<uintptr_t>(rows16[i]) & 15)
             return (int)cudaErrorInvalidValue;
     unsigned char *base = reinterpret_cast<unsigned char *>(((uintptr_t)ws + 255) & ~(uintptr_t)255);
-    const ws_layout w = layout_of(p->B, p->Hq, p->Sq, p->D, p->off_q.p != nullptr);
+    const ws_layout w = layout_of(p->B, p->Hq, p->Sq, p->D > p->Dv ? p->D : p->Dv, p->off_q.p != nullptr);
     const bool bf = p->q.dtype == XK_BF16, det = deterministic || det_knob();
+    if (w.DP > 128) // sdpa_bwd_wide (its dQ sums unordered: the engine refuses a deterministic plan there)
+        return (int)(w.DP == 192 ? (bf ? launch_wide<__nv_bfloat16, 192>(*p, st, base, w, s)
+                                       : launch_wide<__half, 192>(*p, st, base, w, s))
+                                 : (bf ? launch_wide<__nv_bfloat16, 256>(*p, st, base, w, s)
+                                       : launch_wide<__half, 256>(*p, st, base, w, s)));
     cudaError_t e = w.DP == 64 ? (bf ? launch_bw<__nv_bfloat16, 64>(*p, st, base, w, det, s)
                                      : launch_bw<__half, 64>(*p, st, base, w, det, s))
                                : (bf ? launch_bw<__nv_bfloat16, 128>(*p, st, base, w, det, s)

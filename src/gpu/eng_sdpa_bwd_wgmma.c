@@ -3,13 +3,15 @@
  * consumers, one block per 128 keys looping over the query tiles; dQ summed
  * in an f32 workspace by bulk reduce-adds, in key-block order when the plan
  * is deterministic).  Compute capability 9.0 only; q, k, v, o,
- * do, dq, dk, dv in one of f16/bf16, D = Dv <= 128 with D % 8 == 0, rows
+ * do, dq, dk, dv in one of f16/bf16, D and Dv <= 256 with D % 8 == Dv % 8 == 0 (D != Dv:
+ * both zero-padded to the wider; past 128 the wide kernel, sdpa_bwd_wide_sm90a.cuh, with its dQ sums
+ * unordered, so a deterministic plan is refused there), rows
  * contiguous and strides TMA can describe (o may be f32); scale > 0, causal or
  * window (either alignment; query tiles outside the band skipped),
  * seq_len_q/seq_len_kv, ragged THD q and/or k, v (seq_offsets_q/kv: one
  * block per 128 keys of a sequence, each sequence's rows from its first
  * token, the band kernel masking the neighbours' rows), GQA/MQA, bhsd or
- * bshd.  Everything else (bias, dropout, D > 128, D != Dv, Sq or Skv of 0)
+ * bshd.  Everything else (bias, dropout, D or Dv > 256, Sq or Skv of 0)
  * is refused with the attribute and its value, and sdpa_bwd_flash (any
  * shape) takes it.  Semantics: src/ops/sdpa.h. */
 #include "gpu/eng_seq.h"
@@ -52,10 +54,14 @@ static bool bw_check(const gplan *pl, const gpart *p, xk_sdpa *kp, sdpa_ids *ids
         if (g->t[io[i].id].dtype != t && !(i == 3 && g->t[io[i].id].dtype == XDNN_F32))
             return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs %s in q's dtype %s%s, got %s", io[i].name, gg_dtype_name(t),
                         i == 3 ? " or f32" : "", gg_dtype_name(g->t[io[i].id].dtype));
-    if (kp->D != kp->Dv)
-        return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs D == Dv, got D=%d Dv=%d", kp->D, kp->Dv);
-    if (kp->D % 8 != 0 || kp->D > 128)
-        return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs D %% 8 == 0 and D <= 128, got D=%d", kp->D);
+    if (kp->D % 8 != 0 || kp->D > 256)
+        return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs D %% 8 == 0 and D <= 256, got D=%d", kp->D);
+    if (kp->Dv % 8 != 0 || kp->Dv > 256)
+        return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs Dv %% 8 == 0 and Dv <= 256, got Dv=%d", kp->Dv);
+    /* past 128 columns the wide kernel adds dQ tiles unordered (no shared memory left to stage them) */
+    if (pl->deterministic && (kp->D > 128 || kp->Dv > 128))
+        return gpu_refuse(why, len, "sdpa_bwd: " ENG " has no deterministic dQ past 128 columns, got D=%d Dv=%d",
+                          kp->D, kp->Dv);
     if (kp->Sq < 1 || kp->Skv < 1)
         return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs Sq, Skv >= 1, got Sq=%d Skv=%d", kp->Sq, kp->Skv);
     if (ids->bias >= 0)
@@ -92,10 +98,11 @@ static bool bw_supports(const gplan *pl, const gpart *p, const gpu_device *dev, 
     sdpa_ids ids;
     if (!bw_check(pl, p, &kp, &ids, why, len))
         return false;
-    const size_t need = (size_t)xk_sdpa_bwd_wgmma_smem(kp.D), have = gpu_smem_per_block(dev);
+    const int dmax = kp.D > kp.Dv ? kp.D : kp.Dv;
+    const size_t need = (size_t)xk_sdpa_bwd_wgmma_smem(dmax), have = gpu_smem_per_block(dev);
     if (need > have)
-        return gpu_refuse(why, len, ENG ": D=%d needs %zu bytes of shared memory per block, the device gives %zu", kp.D,
-                    need, have);
+        return gpu_refuse(why, len, ENG ": D=%d Dv=%d needs %zu bytes of shared memory per block, the device gives %zu",
+                          kp.D, kp.Dv, need, have);
     return true;
 }
 
@@ -109,7 +116,7 @@ static size_t bw_ws(const gplan *pl, const gpart *p, const gpu_device *dev)
     char why[256];
     if (!bw_check(pl, p, &kp, &ids, why, sizeof why))
         return 0;
-    return xk_sdpa_bwd_wgmma_ws(kp.B, kp.Hq, kp.Sq, kp.D, ids.off_q >= 0);
+    return xk_sdpa_bwd_wgmma_ws(kp.B, kp.Hq, kp.Sq, kp.D > kp.Dv ? kp.D : kp.Dv, ids.off_q >= 0);
 }
 
 static xdnn_status bw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
@@ -130,8 +137,8 @@ static xdnn_status bw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         gpu_sdpa_bhsd(&c->plan->g->t[ids[i]], dims, bp->st[i]);
     }
     const xk_sdpa *k = &bp->kp;
-    snprintf(bp->detail, sizeof bp->detail, ENG " B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d%s%s%s%s%s%s%s", k->B, k->Hq, k->Hk,
-             k->Sq, k->Skv, k->D, k->right == 0 && k->left < 0 ? " causal" : "",
+    snprintf(bp->detail, sizeof bp->detail, ENG " B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s%s%s%s%s%s%s%s", k->B, k->Hq,
+             k->Hk, k->Sq, k->Skv, k->D, k->Dv, k->D > 128 || k->Dv > 128 ? " wide" : "", k->right == 0 && k->left < 0 ? " causal" : "",
              k->left >= 0 || k->right > 0 ? " window" : "", k->right >= 0 && k->bottom_right ? " bottom_right" : "",
              bp->ids.len_q >= 0 || bp->ids.len_kv >= 0 ? " seqlens" : "", bp->ids.off_q >= 0 ? " ragged-q" : "",
              bp->ids.off_kv >= 0 ? " ragged-kv" : "", bp->deterministic ? " deterministic" : "");
@@ -177,7 +184,7 @@ static const char *bw_detail(const gpart *p)
 const gpu_engine gpu_engine_sdpa_bwd_wgmma = {
     .name = ENG,
     .summary = "attention backward on Hopper (sm_90a: TMA + wgmma, keys per block, dQ by f32 bulk adds, ordered "
-               "when deterministic), f16/bf16, D = Dv <= 128, causal, window, seq lens, ragged (THD), GQA",
+               "when deterministic), f16/bf16, D, Dv <= 256 (past 128 a kernel of 64 keys per block), causal, window, seq lens, ragged (THD), GQA",
     .supports = bw_supports, .cost = bw_cost, .workspace = bw_ws,
     .build = bw_build, .execute = bw_execute, .release = bw_release, .detail = bw_detail,
 };

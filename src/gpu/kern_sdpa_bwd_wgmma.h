@@ -13,8 +13,9 @@
 extern "C" {
 #endif
 
-/* q, k, v, do, dq, dk, dv in one of f16/bf16 (o in it or f32), D = Dv, D % 8 == 0, 8 <= D
- * <= 128, Sq, Skv >= 1, scale > 0, no bias or dropout; any mask (window,
+/* q, k, v, do, dq, dk, dv in one of f16/bf16 (o in it or f32), D and Dv % 8 == 0 in
+ * [8, 256] (D != Dv: both zero-padded to the wider; past 128 the wide kernel, not
+ * deterministic: refused there), Sq, Skv >= 1, scale > 0, no bias or dropout; any mask (window,
  * seq lens, ragged off_q / off_kv as kern_sdpa.h describes them); o, do, dq,
  * dk, dv 16-byte aligned with rows contiguous.
  * st: the element strides of q, k, v, do as stored ([B, H, S, D], 16-byte
@@ -24,7 +25,8 @@ extern "C" {
  * deterministic (the key blocks add into each dQ tile in a fixed order).
  * Returns a cudaError_t as int. */
 int xk_sdpa_bwd_wgmma(const xk_sdpa *p, const int64_t (*st)[4], void *ws, int deterministic, void *stream);
-size_t xk_sdpa_bwd_wgmma_ws(int B, int Hq, int Sq, int D, int ragged_q); /* ragged_q: Sq = T packed tokens */
+/* D: max(D, Dv) here and in _smem; ragged_q: Sq = T packed tokens */
+size_t xk_sdpa_bwd_wgmma_ws(int B, int Hq, int Sq, int D, int ragged_q);
 int xk_sdpa_bwd_wgmma_built(void);  /* 1 when this build has the sm_90a code */
 int xk_sdpa_bwd_wgmma_smem(int D);  /* dynamic shared memory per block */
 

@@ -403,6 +403,39 @@ static void sdpa_cases_bwd_wgmma(void)
         }
 }
 
+/* v7 (2026-11-24, session 9): sdpa_bwd_wgmma past 128 columns (its wide kernel, 64 keys per block, DP = 192
+ * or 256) and D != Dv (both sides zero-padded to the wider): D of 144, 160, 192, 200, 256, Dv != D both ways
+ * (192/128 as DeepSeek's MLA, 128/64, 64/128, 256/128, 96/160); Sq, Skv of 1, 2, primes, crossing the 64-key
+ * blocks; GQA and MQA; no mask, causal of both alignments, and one band option (windows, seq lens) per shape;
+ * bhsd and bshd; f16 and bf16.  Ragged wide cases: sdpa_cases_ragged_wide. */
+static void sdpa_cases_bwd_wide(void)
+{
+    /* sopts' plain, causal, causal-br under tags of their own: "wide-" picks these cases (memcheck --quick) */
+    static const sopt mask[] = {{"wide-plain", "", 0, false},
+                                {"wide-causal", ", causal=true", 0, false},
+                                {"wide-causal-br", ", causal=true, align=\"bottom_right\"", 0, false}};
+    static const sshape shapes[] = {
+        {1, 2, 2, 1, 130, 256, 256},   {2, 4, 2, 17, 23, 192, 128},   {1, 8, 1, 130, 129, 160, 160},
+        {2, 4, 4, 200, 77, 144, 144},  {1, 4, 1, 257, 260, 256, 256}, {1, 2, 1, 131, 509, 192, 128},
+        {1, 4, 4, 67, 131, 128, 64},   {1, 2, 2, 45, 77, 64, 128},    {2, 6, 2, 129, 129, 256, 256},
+        {1, 1, 1, 2, 3, 256, 256},     {1, 3, 3, 100, 140, 256, 128}, {1, 2, 1, 61, 200, 96, 160},
+        {2, 16, 4, 64, 512, 256, 256}, {3, 6, 2, 131, 67, 200, 136},  {1, 4, 2, 384, 383, 192, 192},
+    };
+    static const char *const half[] = {"f16", "bf16"};
+    const int n = (int)(sizeof shapes / sizeof shapes[0]);
+    for (int si = 0; si < n; si++) {
+        for (int oi = 0; oi < 3; oi++) { /* plain, causal, causal-br */
+            if ((opts.quick && oi != si % 3) || (shapes[si].Sq == 1 && oi == 1)) /* one row sees key 0 only */
+                continue;
+            sdpa_case2(&shapes[si], &mask[oi], half[(si + oi) % 2], (si + oi) % 3 == 1 ? " @bshd" : "",
+                       "sdpa_flash", "sdpa_bwd_wgmma", false, false);
+        }
+        if (!opts.quick || si % 4 == 0) /* a band option: windows, seq lens */
+            sdpa_case2(&shapes[si], &wg_sopts[si % WG_NBAND], half[si % 2], si % 3 == 2 ? " @bshd" : "",
+                       "sdpa_flash", "sdpa_bwd_wgmma", false, false);
+    }
+}
+
 /* v5 (2026-11-24): the split-KV forward (sdpa_splitkv) for decode and
  * chunked prefill: Sq 1, 2, 7, 64, 130, 300 against Skv 1, 77, 4097, 33000
  * (one split when the keys are few, up to dozens when many); GQA 1, 4, 8, 32
@@ -662,6 +695,22 @@ static void sdpa_cases_ragged(void)
             ragged_case(&long_shapes[i], true);
 }
 
+/* v7 (2026-11-24, session 9): ragged backward past 128 columns on the Hopper pair (sdpa_bwd_wgmma's wide
+ * kernel: 64-key slots per sequence).  Registered after every older case (as sdpa_cases_bwd_wide): the seeds
+ * come from the case count, so the older cases keep their inputs. */
+static void sdpa_cases_ragged_wide(void)
+{
+    static const char CAUSAL[] = ", causal=true", CAUSAL_BR[] = ", causal=true, align=\"bottom_right\"";
+    static const ragged_shape shapes[] = {
+        {"qkv-causal-odd-d256", 4, 4, 2, 256, 0, 0, {1, 129, 0, 200}, {1, 129, 0, 200}, false, CAUSAL, true, false,
+         true, false},
+        {"kv-qdense-lens-causal-br-d192", 3, 4, 1, 192, 130, 0, {130, 61, 7}, {1, 200, 130}, true, CAUSAL_BR, true,
+         true, true, false},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        ragged_case(&shapes[i], true);
+}
+
 /* ---- fp8 attention (issue 14 item 3): the fp8 form of sdpa (src/ops/sdpa_fp8.c) on sdpa_fp8_wgmma.  q, k, v
  * fp8_e4m3 (randn, std 1, rounded), D = 128; Sq, Skv of 1, primes, tails of its 128-row and 128-key tiles,
  * Sq > Skv and Sq < Skv, a long Skv; GQA 1, 2, 3, 4, 8 and MQA; no mask, causal top-left and bottom-right;
@@ -908,14 +957,35 @@ static void bench_cases(void)
                     }
                     continue;
                 }
-                if (D <= 128) /* sdpa_bwd_wgmma's range; "bench/wgmma/sdpa_bwd..." */
-                    bench_bwd_wgmma(id, B, Hq, Hk, S, D, cz);
+                bench_bwd_wgmma(id, B, Hq, Hk, S, D, cz); /* "bench/wgmma/sdpa_bwd..." */
                 add_case(id, "sdpa=sdpa_flash", "sdpa_bwd=sdpa_bwd_flash",
                          "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, %d, %d, %d];\n  input k: bf16[%d, %d, %d, %d];\n"
                          "  input v: bf16[%d, %d, %d, %d];\n  input do: bf16[%d, %d, %d, %d];\n"
                          "  o, stats = sdpa(q, k, v, causal=%s);\n"
                          "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=%s);\n  output o, dq, dk, dv;\n}\n",
                          B, Hq, S, D, B, Hk, S, D, B, Hk, S, D, B, Hq, S, D, cz, cz);
+            }
+    /* issue 10's wide shapes (session 9): Gemma's D = 256, DeepSeek MLA's 192/128, 128/64, D = 160; the Hopper
+     * backward ("bench/wgmma/...") beside sdpa_bwd_flash, both fed by sdpa_flash_wgmma; D = 256 with GQA 2 */
+    static const struct {
+        int B, H, Hk, S, D, Dv;
+    } wide[] = {{2, 8, 8, 4096, 256, 256},    {2, 16, 16, 4096, 192, 128}, {4, 16, 16, 4096, 128, 64},
+                {2, 16, 16, 4096, 160, 160}, {2, 8, 4, 4096, 256, 256}};
+    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++)
+        for (int causal = 0; causal <= 1; causal++)
+            for (int wg = 0; wg <= 1; wg++) {
+                const int B = wide[i].B, H = wide[i].H, Hk = wide[i].Hk, S = wide[i].S, D = wide[i].D,
+                          Dv = wide[i].Dv;
+                char id[200];
+                snprintf(id, sizeof id, "bench/%ssdpa_bwd_bf16%s/b%dh%dk%ds%dd%dv%d", wg ? "wgmma/" : "",
+                         causal ? "_causal" : "", B, H, Hk, S, D, Dv);
+                add_case(id, "sdpa=sdpa_flash_wgmma", wg ? "sdpa_bwd=sdpa_bwd_wgmma" : "sdpa_bwd=sdpa_bwd_flash",
+                         "dnn 1;\ngraph g(seed=1, intermediate=bf16) {\n  input q: bf16[%d, %d, %d, %d];\n"
+                         "  input k: bf16[%d, %d, %d, %d];\n  input v: bf16[%d, %d, %d, %d];\n"
+                         "  input do: bf16[%d, %d, %d, %d];\n  o, stats = sdpa(q, k, v, causal=%s);\n"
+                         "  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats, causal=%s);\n  output o, dq, dk, dv;\n}\n",
+                         B, H, S, D, B, Hk, S, D, B, Hk, S, Dv, B, H, S, Dv, causal ? "true" : "false",
+                         causal ? "true" : "false");
             }
     /* the long causal case on the Hopper backward only (sdpa_bwd_flash takes 78 ms there) */
     bench_bwd_wgmma("bench/sdpa_bwd_bf16_causal/b1h32k32s16384d128", 1, 32, 32, 16384, 128, "true");
@@ -1215,6 +1285,9 @@ int main(int argc, char **argv)
     } else {
         sdpa_cases();
         rnn_cases();
+        /* the cases added since (session 9) last: seeds come from the case count, older cases keep their inputs */
+        sdpa_cases_bwd_wide();
+        sdpa_cases_ragged_wide();
     }
     dh_tester t = {.name = "difftest_seq", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};

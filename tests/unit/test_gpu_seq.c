@@ -431,8 +431,9 @@ static void test_sdpa_fp8_wgmma(void)
 }
 
 /* sdpa_bwd_wgmma: chosen first on sm_90 where it applies (bf16 GQA causal
- * bottom_right, bshd q); refuses, naming the attribute and its value, what
- * sdpa_bwd_flash takes instead, and every device but compute capability 9.0. */
+ * bottom_right, bshd q; D, Dv up to 256, D != Dv); refuses, naming the
+ * attribute and its value, what sdpa_bwd_flash takes instead (a deterministic
+ * plan past 128 columns too), and every device but compute capability 9.0. */
 static void test_sdpa_bwd_wgmma(void)
 {
     static const struct {
@@ -447,9 +448,12 @@ static void test_sdpa_bwd_wgmma(void)
         {"f16", "f16", ", window=[100, -1], align=\"bottom_right\"", 64, 64, NULL},
         {"bf16", "bf16", ", dropout=0.25, seed=1", 64, 64, "dropout=0.25"},
         {"bf16", "bf16", ", scale=-0.5", 64, 64, "scale=-0.5"},
-        {"f16", "f16", "", 256, 256, "D <= 128, got D=256"},
-        {"f16", "f16", "", 64, 32, "D == Dv, got D=64 Dv=32"},
-        {"f16", "f16", "", 36, 36, "D % 8 == 0 and D <= 128, got D=36"},
+        {"f16", "f16", "", 256, 256, NULL},
+        {"bf16", "bf16", ", causal=true", 192, 128, NULL},
+        {"f16", "f16", "", 64, 32, NULL},
+        {"bf16", "bf16", ", window=[8, 4]", 160, 160, NULL},
+        {"f16", "f16", "", 36, 36, "D % 8 == 0 and D <= 256, got D=36"},
+        {"f16", "f16", "", 64, 36, "Dv % 8 == 0 and Dv <= 256, got Dv=36"},
         {"f32", "f32", "", 64, 64, "sdpa_bwd_wgmma needs q in f16 or bf16"},
         {"bf16", "f32", "", 64, 64, "dq in q's dtype bf16, got f32"},
         {"f16", "f16", ", scale=0.2", 128, 128, NULL}, /* o is an f32 intermediate here: taken too */
@@ -481,8 +485,15 @@ static void test_sdpa_bwd_wgmma(void)
         if (ok) { /* the cheapest engine on sm_90; a workspace for lse, Delta and the f32 dQ sums */
             CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK);
             CHECK(strcmp(p->engine->name, "sdpa_bwd_wgmma") == 0);
-            const size_t rows = 2 * 8 * 64; /* Sq = 33 padded to 64 */
-            CHECK(e->workspace(f.pl, p, &h100) >= rows * 4 * 2 + rows * (cases[i].D <= 64 ? 64 : 128) * 4);
+            const size_t rows = 2 * 8 * 64; /* Sq = 33 padded to 64; dQ sums at the wider of D, Dv padded */
+            const int dmax = cases[i].D > cases[i].Dv ? cases[i].D : cases[i].Dv;
+            CHECK(e->workspace(f.pl, p, &h100) >= rows * 4 * 2 + rows * (size_t)((dmax + 63) / 64 * 64) * 4);
+        }
+        if (ok && (cases[i].D > 128 || cases[i].Dv > 128)) { /* the wide kernel's dQ sums are unordered */
+            f.pl->deterministic = true;
+            CHECK(!accepts("sdpa_bwd_wgmma", f.pl, p, why, sizeof why) &&
+                  strstr(why, "no deterministic dQ past 128 columns, got D="));
+            f.pl->deterministic = false;
         }
         fixture_teardown(&f);
     }
@@ -509,9 +520,9 @@ static void test_sdpa_wgmma_ragged(void)
         {"[3, 8, 2100]", "[4100, 2]", "seq_len_q=len, seq_offsets_kv=off", 64, "sdpa_flash_wgmma", "sdpa_bwd_wgmma",
          NULL},
         {"[4100, 8]", "[4100, 2]", "seq_offsets_q=off, seq_offsets_kv=off", 36, "sdpa_flash", "sdpa_bwd_flash",
-         "D % 8 == 0 and D <= 128, got D=36"},
-        {"[4100, 8]", "[4100, 2]", "seq_offsets_q=off, seq_offsets_kv=off", 192, "sdpa_flash_wgmma", "sdpa_bwd_flash",
-         "D % 8 == 0 and D <= 128, got D=192"},
+         "D % 8 == 0 and D <= 256, got D=36"},
+        {"[4100, 8]", "[4100, 2]", "seq_offsets_q=off, seq_offsets_kv=off", 192, "sdpa_flash_wgmma", "sdpa_bwd_wgmma",
+         NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[1024];
@@ -558,7 +569,7 @@ static void test_sdpa_wgmma_ragged(void)
         if (ok && ids.off_q >= 0) { /* lse and Delta rows: (4100 / 64 + 3) blocks of 64 per head, 8 heads */
             const size_t rows = (size_t)(4100 / 64 + 3) * 64 * 8;
             CHECK(gpu_engine_find("sdpa_bwd_wgmma")->workspace(f.pl, pb, &h100) >=
-                  rows * 4 * 2 + rows * (D <= 64 ? 64 : 128) * 4);
+                  rows * 4 * 2 + rows * (size_t)(D <= 64 ? 64 : (D + 63) / 64 * 64) * 4);
         }
         fixture_teardown(&f);
     }
