@@ -746,6 +746,40 @@ int det_knob()
     return k;
 }
 
+// What both backward kernels (sdpa_bwd_wgmma, sdpa_bwd_wide) are launched with: the four TMA maps (a packed
+// side is one batch of T rows; st: the engine's [0, head, token, 1] strides), the grid of key blocks of BN per
+// kv head (ragged k, v: T / BN + B key-block slots per kv head, slot_seq; the empty ones exit) and whether the
+// band kernel runs (ragged too: its per-batch row base and the lengths as mask bounds).
+struct bw_launch {
+    CUtensorMap tq, tdo, tk, tv;
+    dim3 grid;
+    bool band;
+};
+
+static bool bw_launch_of(bw_launch *l, const xk_sdpa &p, const int64_t (*st)[4], int BM, int BN)
+{
+    const bool bf = p.q.dtype == XK_BF16;
+    const int64_t bq = p.off_q.p ? 1 : p.B, bkv = p.off_kv.p ? 1 : p.B;
+    const int64_t qd[4] = {bq, p.Hq, p.Sq, p.D}, kd[4] = {bkv, p.Hk, p.Skv, p.D};
+    const int64_t od[4] = {bq, p.Hq, p.Sq, p.Dv}, vd[4] = {bkv, p.Hk, p.Skv, p.Dv};
+    if (!make_map(&l->tq, p.q.p, bf, qd, st[0], BM) || !make_map(&l->tk, p.k.p, bf, kd, st[1], BN) ||
+        !make_map(&l->tv, p.v.p, bf, vd, st[2], BN) || !make_map(&l->tdo, p.dout.p, bf, od, st[3], BM))
+        return false;
+    l->grid = dim3(p.off_kv.p ? (unsigned)(p.Skv / BN + p.B) : (unsigned)((p.Skv + BN - 1) / BN),
+                   (unsigned)(p.off_kv.p ? p.Hk : p.B * p.Hk));
+    l->band = p.left >= 0 || p.right > 0 || p.len_q.p || p.len_kv.p || p.off_q.p || p.off_kv.p || band_knob();
+    return true;
+}
+
+// dq = scale * the f32 sums, in q's dtype: the last pass of both launchers
+template <typename T, int DP> cudaError_t bw_dq_out(const xk_sdpa &p, const float *acc, int Sqp, cudaStream_t s)
+{
+    const int64_t items = (int64_t)(p.off_q.p ? 1 : p.B) * p.Hq * p.Sq * (p.D / 8);
+    if (items > 0)
+        sdpa_bwd_dq_out<T, DP><<<(unsigned)((items + 255) / 256), 256, 0, s>>>(p, acc, Sqp);
+    return cudaGetLastError();
+}
+
 template <typename T, int DP>
 cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *ws, const ws_layout &w, bool det,
                       cudaStream_t s)
@@ -770,36 +804,19 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
     if (e != cudaSuccess)
         return e;
     sdpa_bwd_prep<T><<<(unsigned)((rows * 32 + 255) / 256), 256, 0, s>>>(p, lse2, delta, rows, w.Sqp);
-    {
-        const bool bf = p.q.dtype == XK_BF16;
-        // a packed side is one batch of T rows (st: the engine's [0, head, token, 1] strides)
-        const int64_t bq = p.off_q.p ? 1 : p.B, bkv = p.off_kv.p ? 1 : p.B;
-        const int64_t qd[4] = {bq, p.Hq, p.Sq, p.D}, kd[4] = {bkv, p.Hk, p.Skv, p.D};
-        const int64_t od[4] = {bq, p.Hq, p.Sq, p.Dv}, vd[4] = {bkv, p.Hk, p.Skv, p.Dv};
-        CUtensorMap tq, tdo, tk, tv;
-        if (!make_map(&tq, p.q.p, bf, qd, st[0], C::BM) || !make_map(&tk, p.k.p, bf, kd, st[1], C::BN) ||
-            !make_map(&tv, p.v.p, bf, vd, st[2], C::BN) || !make_map(&tdo, p.dout.p, bf, od, st[3], C::BM))
-            return cudaErrorInvalidValue;
-        // ragged k, v: T / BN + B key-block slots per kv head (slot_seq), the empty ones exit
-        dim3 grid(p.off_kv.p ? (unsigned)(p.Skv / C::BN + p.B) : (unsigned)((p.Skv + C::BN - 1) / C::BN),
-                  (unsigned)(p.off_kv.p ? p.Hk : p.B * p.Hk));
-        // ragged: the band kernel (its per-batch row base and the lengths as mask bounds)
-        const bool band = p.left >= 0 || p.right > 0 || p.len_q.p || p.len_kv.p || p.off_q.p || p.off_kv.p ||
-                          band_knob();
-        const int red = det ? 0 : dq_red_knob(), lpt = lpt_heads_of(p, (int)grid.x, (int)grid.y);
-        if (timing_knobs()[1])
-            ;
-        else if (band)
-            sdpa_bwd_wgmma<T, DP, true><<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems,
-                                                                      w.Sqp, red, timing_knobs()[0], lpt);
-        else
-            sdpa_bwd_wgmma<T, DP, false><<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, sems,
-                                                                      w.Sqp, red, timing_knobs()[0], lpt);
-    }
-    const int64_t items = (int64_t)(p.off_q.p ? 1 : p.B) * p.Hq * p.Sq * (p.D / 8);
-    if (items > 0)
-        sdpa_bwd_dq_out<T, DP><<<(unsigned)((items + 255) / 256), 256, 0, s>>>(p, acc, w.Sqp);
-    return cudaGetLastError();
+    bw_launch l;
+    if (!bw_launch_of(&l, p, st, C::BM, C::BN))
+        return cudaErrorInvalidValue;
+    const int red = det ? 0 : dq_red_knob(), lpt = lpt_heads_of(p, (int)l.grid.x, (int)l.grid.y);
+    if (timing_knobs()[1])
+        ;
+    else if (l.band)
+        sdpa_bwd_wgmma<T, DP, true><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
+                                                                     sems, w.Sqp, red, timing_knobs()[0], lpt);
+    else
+        sdpa_bwd_wgmma<T, DP, false><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
+                                                                      sems, w.Sqp, red, timing_knobs()[0], lpt);
+    return bw_dq_out<T, DP>(p, acc, w.Sqp, s);
 }
 
 } // namespace

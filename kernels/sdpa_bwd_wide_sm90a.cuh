@@ -346,27 +346,18 @@ cudaError_t launch_wide(const xk_sdpa &p, const int64_t (*st)[4], unsigned char 
     if (e != cudaSuccess)
         return e;
     sdpa_bwd_prep<T><<<(unsigned)((rows * 32 + 255) / 256), 256, 0, s>>>(p, lse2, delta, rows, w.Sqp);
-    const bool bf = p.q.dtype == XK_BF16;
-    const int64_t bq = p.off_q.p ? 1 : p.B, bkv = p.off_kv.p ? 1 : p.B;
-    const int64_t qd[4] = {bq, p.Hq, p.Sq, p.D}, kd[4] = {bkv, p.Hk, p.Skv, p.D};
-    const int64_t od[4] = {bq, p.Hq, p.Sq, p.Dv}, vd[4] = {bkv, p.Hk, p.Skv, p.Dv};
-    CUtensorMap tq, tdo, tk, tv;
-    if (!make_map(&tq, p.q.p, bf, qd, st[0], C::BM) || !make_map(&tk, p.k.p, bf, kd, st[1], C::BN) ||
-        !make_map(&tv, p.v.p, bf, vd, st[2], C::BN) || !make_map(&tdo, p.dout.p, bf, od, st[3], C::BM))
+    bw_launch l;
+    if (!bw_launch_of(&l, p, st, C::BM, C::BN))
         return cudaErrorInvalidValue;
-    dim3 grid(p.off_kv.p ? (unsigned)(p.Skv / C::BN + p.B) : (unsigned)((p.Skv + C::BN - 1) / C::BN),
-              (unsigned)(p.off_kv.p ? p.Hk : p.B * p.Hk));
-    const bool band = p.left >= 0 || p.right > 0 || p.len_q.p || p.len_kv.p || p.off_q.p || p.off_kv.p || band_knob();
     if (timing_knobs()[1])
         ;
-    else if (band)
-        sdpa_bwd_wide<T, DP, true><<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, w.Sqp);
+    else if (l.band)
+        sdpa_bwd_wide<T, DP, true><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
+                                                                    w.Sqp);
     else
-        sdpa_bwd_wide<T, DP, false><<<grid, kThreads, C::SMEM, s>>>(tq, tdo, tk, tv, p, lse2, delta, acc, w.Sqp);
-    const int64_t items = (int64_t)(p.off_q.p ? 1 : p.B) * p.Hq * p.Sq * (p.D / 8);
-    if (items > 0)
-        sdpa_bwd_dq_out<T, DP><<<(unsigned)((items + 255) / 256), 256, 0, s>>>(p, acc, w.Sqp);
-    return cudaGetLastError();
+        sdpa_bwd_wide<T, DP, false><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
+                                                                     w.Sqp);
+    return bw_dq_out<T, DP>(p, acc, w.Sqp, s);
 }
 
 } // namespace
