@@ -311,17 +311,20 @@ static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
 }
 
 /* One persistent launch instead of the three (kernels/norm_cl1.cu) when a
- * block holds enough of its split's rows in shared memory: one split per SM
- * (one 512-thread block each), the rows past what fits read a second time.
- * The limit: a block re-reads at most CL1_REREAD times the rows it holds
- * (XDNN_NORM_CL1_REREAD=f to move it; XDNN_NORM_CL1=0 never, =all whatever
- * the size; XDNN_NORM_CL1_ROWS=n holds at most n rows a block, for the
- * tests of the re-read rows).  The plan sizes with Hopper's 227 KiB of
+ * fits (C at most 256 channel vectors a block, one block per SM): one split
+ * per SM (one 512-thread block each), its rows held in shared memory as far
+ * as they fit, the rest read a second time.  A limit on the rows a block
+ * re-reads, CL1_REREAD times the rows it holds, is none by default: on the
+ * H100 (2026-11-24, bench/RESULTS-norm.md session 9) the one launch was as
+ * fast as the three or faster at every ResNet-50 size, 411 MB holding 3 %
+ * of it included.  XDNN_NORM_CL1_REREAD=f sets one; XDNN_NORM_CL1=0 never
+ * (the three launches), =all whatever the limit; XDNN_NORM_CL1_ROWS=n holds
+ * at most n rows a block (the tests of the re-read rows and the limit).  The plan sizes with Hopper's 227 KiB of
  * shared memory a block; the launcher with the device's own (a smaller one
  * re-reads more rows), and falls back to the three launches when the grid
  * would not be resident at once.  Forward activations other than relu and
  * the backward with a fused residual stay on the three launches. */
-#define CL1_REREAD 1.0
+#define CL1_REREAD 1e30
 enum { CL1_SMEM_PLAN = 232448 };
 static void plan_cl1(norm_plan *np, const ggraph *g, int sm_count)
 {

@@ -8,13 +8,15 @@
 #  1. difftest_norm for each filter in CHECK (default "batchnorm genstats/": batchnorm-cl/,
 #     batchnorm-cl1/, the three-launch/ and cl1-held0/3 reruns, fuse/ and net/ batchnorms;
 #     "all": the whole sweep, "none": nothing);
-#  2. (unless SKIP_BENCH) difftest_norm --bench bench/rn50 (ResNet-50 N=256's shapes,
-#     forward + relu and backward) for each setting in BENCH_AB (default "0 all":
-#     XDNN_NORM_CL1's value; "def" = unset), then bench/bn_peer.py --resnet (PyTorch);
-#  3. (unless SKIP_SAN) compute-sanitizer memcheck on --quick batchnorm-cl1/ (held whole, at
-#     and past the limit) and cl1-held3/batchnorm-cl/ (3 rows held a block);
-#  4. (STEP=1) the ResNet-50 N=256 training step for each setting in STEP_AB (default
-#     "def 0"): step time and the partitions' times by engine.
+#  2. (STEP=1) the ResNet-50 N=256 training step for each setting in STEP_AB (default
+#     "def 0"): step time and the partitions' times by engine;
+#  3. (unless SKIP_BENCH) difftest_norm --bench for each filter in BENCH_F (default
+#     bench/rn50: ResNet-50 N=256's shapes, forward + relu and backward; the inputs'
+#     fill on the CPU takes ~10 s a 100 M elements) and each setting in BENCH_AB
+#     (default "0 all": XDNN_NORM_CL1's value; "def" = unset);
+#  4. (unless SKIP_PEER) bench/bn_peer.py --resnet (PyTorch, the same shapes);
+#  5. (unless SKIP_SAN) compute-sanitizer memcheck on --quick batchnorm-cl1/ (held whole, at
+#     and past a limit) and cl1-held3/batchnorm-cl/ (3 rows held a block).
 # Logs under OUT, a summary on stdout.
 set -uo pipefail
 . "$(dirname "$0")/dev_env.sh"
@@ -30,14 +32,29 @@ for f in ${CHECK:-batchnorm genstats/}; do
     echo "rc=$?"; grep -E "^FAIL" -A8 "$out/check_${f//\//}.log" | cut -c1-300 | head -30
     grep -E "passed," "$out/check_${f//\//}.log"
 done
-if [ -z "${SKIP_BENCH:-}" ]; then
-    for ab in ${BENCH_AB:-0 all}; do
-        step "bench/rn50, XDNN_NORM_CL1=$ab"
-        env $(setting $ab) timeout "$(left 50)" "$dt" --bench bench/rn50 > "$out/bench_$ab.log" 2>&1
-        echo "rc=$?"
-        grep -E "BENCH" "$out/bench_$ab.log" | sed -E 's/^ *BENCH bench\/rn50\/bf16\///; s/\| [^|]*\| median/| median/' |
-            cut -c1-150
+if [ -n "${STEP:-}" ]; then
+    dev_link_cli || exit 1
+    for v in ${STEP_AB:-def 0}; do
+        step "resnet256 step, XDNN_NORM_CL1=$v"
+        env $(setting $v) timeout "$(left 75)" "$dev/xdnn" run --device gpu --format json --iters 10 --warmup 2 \
+            graphs/resnet50_train_step.dnn --set N=256 --set HW=224 --set WID=64 --set NCLS=1000 \
+            > "$out/run_$v.json" 2> "$out/run_$v.err"
+        echo "rc=$? $(tail -2 "$out/run_$v.err")"
+        python3 tests/gpu/step_by_engine.py "$out/run_$v.json" 2>&1 | tail -2
     done
+fi
+if [ -z "${SKIP_BENCH:-}" ]; then
+    for f in ${BENCH_F:-bench/rn50}; do
+        for ab in ${BENCH_AB:-0 all}; do
+            step "$f, XDNN_NORM_CL1=$ab"
+            env $(setting $ab) timeout "$(left 50)" "$dt" --bench "$f" >> "$out/bench_$ab.log" 2>&1
+            echo "rc=$?"
+            grep -E "BENCH $f" "$out/bench_$ab.log" | sed -E 's/^ *BENCH bench\/rn50\/bf16\///; s/\| [^|]*\| median/| median/' |
+                cut -c1-150
+        done
+    done
+fi
+if [ -z "${SKIP_PEER:-}" ]; then
     step "PyTorch peer (bn_peer.py --resnet)"
     (cd "$dev" && PYTHONUNBUFFERED=1 timeout "$(left 50)" python3 bn_peer.py --resnet) > "$out/peer.log" 2>&1
     echo "rc=$?"; cut -c1-120 "$out/peer.log"
@@ -50,16 +67,5 @@ if [ -z "${SKIP_SAN:-}" ]; then
         echo "memcheck $f rc=$?"
     done
     grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -12
-fi
-if [ -n "${STEP:-}" ]; then
-    dev_link_cli || exit 1
-    for v in ${STEP_AB:-def 0}; do
-        step "resnet256 step, XDNN_NORM_CL1=$v"
-        env $(setting $v) timeout "$(left 75)" "$dev/xdnn" run --device gpu --format json --iters 10 --warmup 2 \
-            graphs/resnet50_train_step.dnn --set N=256 --set HW=224 --set WID=64 --set NCLS=1000 \
-            > "$out/run_$v.json" 2> "$out/run_$v.err"
-        echo "rc=$? $(tail -2 "$out/run_$v.err")"
-        python3 tests/gpu/step_by_engine.py "$out/run_$v.json" 2>&1 | tail -2
-    done
 fi
 step done

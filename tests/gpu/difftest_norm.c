@@ -546,9 +546,10 @@ static void residual_cases(void)
  * fuse/ cases above by default (they fit on chip); these run them again
  * through the three launches (XDNN_NORM_CL1=0) and through the persistent
  * launch holding 0 or 3 rows a block (every other row read again), then
- * [5, 64, 33, 32] (40 rows a block on 132 SMs) held whole, and the size
- * limit's two sides: a block holding 20 re-reads 20 (at the limit:
- * persistent), holding 19 re-reads 21 (past it: the three launches). */
+ * [5, 64, 33, 32] (40 rows a block on 132 SMs) held whole, and the two
+ * sides of a re-read limit of 1 (XDNN_NORM_CL1_REREAD; none by default): a
+ * block holding 20 re-reads 20 (at the limit: persistent), holding 19
+ * re-reads 21 (past it: the three launches). */
 static void cl1_cases(void)
 {
     static const char *const runs[][2] = {{"three-launch/", "XDNN_NORM_CL1=0"},
@@ -560,8 +561,8 @@ static void cl1_cases(void)
         if (!opts.quick)
             residual_cases();
     }
-    static const char *const sides[][2] = {{"held-all", ""}, {"limit-at", "XDNN_NORM_CL1_ROWS=20"},
-                                            {"limit-past", "XDNN_NORM_CL1_ROWS=19"}};
+    static const char *const sides[][2] = {{"held-all", ""}, {"limit-at", "XDNN_NORM_CL1_REREAD=1 XDNN_NORM_CL1_ROWS=20"},
+                                            {"limit-past", "XDNN_NORM_CL1_REREAD=1 XDNN_NORM_CL1_ROWS=19"}};
     for (int k = 0; k < 3; k++) {
         case_prefix = "", case_env = sides[k][1];
         for (int ti = 0; ti < 3; ti++) {
