@@ -310,21 +310,26 @@ static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
     return true;
 }
 
-/* One persistent launch instead of the three (kernels/norm_cl1.cu) when a
+/* One persistent launch instead of the three (kernels/norm_cl1.cu) when it
  * fits (C at most 256 channel vectors a block, one block per SM): one split
  * per SM (one 512-thread block each), its rows held in shared memory as far
- * as they fit, the rest read a second time.  A limit on the rows a block
- * re-reads, CL1_REREAD times the rows it holds, is none by default: on the
- * H100 (2026-11-24, bench/RESULTS-norm.md session 9) the one launch was as
- * fast as the three or faster at every ResNet-50 size, 411 MB holding 3 %
- * of it included.  XDNN_NORM_CL1_REREAD=f sets one; XDNN_NORM_CL1=0 never
- * (the three launches), =all whatever the limit; XDNN_NORM_CL1_ROWS=n holds
- * at most n rows a block (the tests of the re-read rows and the limit).  The plan sizes with Hopper's 227 KiB of
+ * as they fit, the rest read a second time.  Where it pays, from ResNet-50
+ * N=256's 107 batchnorm partitions on the H100 (bench/RESULTS-norm.md,
+ * 2026-11-24 session 9): every batchnorm whose split does not fit whole
+ * (-4 to -22 us a partition), but a forward with a fused residual only while
+ * a block re-reads at most as many rows as it holds (CL1_REREAD_RES; past
+ * that its apply, three streams, ran 5-14 us slower); the ones held whole
+ * (12.8 and 25.7 MB) ran 1-4 us slower than the three dependent launches,
+ * so they keep those.  XDNN_NORM_CL1=0 never, =all at every size;
+ * XDNN_NORM_CL1_REREAD=f the re-read limit for every batchnorm;
+ * XDNN_NORM_CL1_ROWS=n holds at most n rows a block (the tests of the
+ * re-read rows and the limit).  The plan sizes with Hopper's 227 KiB of
  * shared memory a block; the launcher with the device's own (a smaller one
  * re-reads more rows), and falls back to the three launches when the grid
  * would not be resident at once.  Forward activations other than relu and
  * the backward with a fused residual stay on the three launches. */
 #define CL1_REREAD 1e30
+#define CL1_REREAD_RES 1.0
 enum { CL1_SMEM_PLAN = 232448 };
 static void plan_cl1(norm_plan *np, const ggraph *g, int sm_count)
 {
@@ -352,8 +357,9 @@ static void plan_cl1(norm_plan *np, const ggraph *g, int sm_count)
         if (held > j->cl1_rows)
             held = j->cl1_rows;
     }
-    const double reread = er && *er ? atof(er) : CL1_REREAD;
-    if (!(e && strcmp(e, "all") == 0) && (double)(chunk - held) > reread * (double)held)
+    const bool res = !bwd && np->tid[NG_DY] >= 0;
+    const double reread = er && *er ? atof(er) : res ? CL1_REREAD_RES : CL1_REREAD;
+    if (!(e && strcmp(e, "all") == 0) && (held >= chunk || (double)(chunk - held) > reread * (double)held))
         return;
     j->cl1 = 1;
     np->cl1_held = held >= chunk;

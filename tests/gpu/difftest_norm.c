@@ -542,14 +542,16 @@ static void residual_cases(void)
     }
 }
 
-/* The persistent launch (kernels/norm_cl1.cu) takes the batchnorm-cl/ and
- * fuse/ cases above by default (they fit on chip); these run them again
- * through the three launches (XDNN_NORM_CL1=0) and through the persistent
+/* The persistent launch (kernels/norm_cl1.cu) leaves the batchnorm-cl/ and
+ * fuse/ cases above to the three launches by default (they fit on chip
+ * whole); these run them again through the three launches (XDNN_NORM_CL1=0,
+ * whatever the default) and through the persistent
  * launch holding 0 or 3 rows a block (every other row read again), then
- * [5, 64, 33, 32] (40 rows a block on 132 SMs) held whole, and the two
- * sides of a re-read limit of 1 (XDNN_NORM_CL1_REREAD; none by default): a
- * block holding 20 re-reads 20 (at the limit: persistent), holding 19
- * re-reads 21 (past it: the three launches). */
+ * [5, 64, 33, 32] (40 rows a block on 132 SMs) held whole (forced: by
+ * default what a block holds whole runs the three launches), and the two
+ * sides of a re-read limit of 1 (XDNN_NORM_CL1_REREAD; the default for a
+ * forward with a residual): a block holding 20 re-reads 20 (at the limit:
+ * persistent), holding 19 re-reads 21 (past it: the three launches). */
 static void cl1_cases(void)
 {
     static const char *const runs[][2] = {{"three-launch/", "XDNN_NORM_CL1=0"},
@@ -561,7 +563,7 @@ static void cl1_cases(void)
         if (!opts.quick)
             residual_cases();
     }
-    static const char *const sides[][2] = {{"held-all", ""}, {"limit-at", "XDNN_NORM_CL1_REREAD=1 XDNN_NORM_CL1_ROWS=20"},
+    static const char *const sides[][2] = {{"held-all", "XDNN_NORM_CL1=all"}, {"limit-at", "XDNN_NORM_CL1_REREAD=1 XDNN_NORM_CL1_ROWS=20"},
                                             {"limit-past", "XDNN_NORM_CL1_REREAD=1 XDNN_NORM_CL1_ROWS=19"}};
     for (int k = 0; k < 3; k++) {
         case_prefix = "", case_env = sides[k][1];
