@@ -3,7 +3,10 @@
 running statistics updated) in f32 / f16 and bf16 + relu, and the backward
 (dx, dgamma, dbeta) in bf16 / f16: eager (cuDNN / PyTorch's NHWC kernels) and, with
 --compile, torch.compile of the same function (Inductor's generated kernels) for the
-bf16 cases (each compile costs device seconds).
+bf16 cases (each compile costs device seconds).  --resnet: instead, ResNet-50 N = 256's
+batchnorm shapes in bf16 (C 64@112, 64/256@56, 128/512@28, 256/1024@14, 512/2048@7),
+batchnorm + relu forward and the backward, eager (difftest_norm --bench bench/rn50 is
+xdnn's side, 2026-11-24 session 9).
 Median of 50 after 10 warm-up runs, CUDA events.  One JSON line per case; bytes =
 2 x numel x element size forward, 3 x backward (x, dy, dx)."""
 import sys, time, torch
@@ -28,6 +31,19 @@ def fwd(xi, rm, rv, relu):
 def bwd(dy, xi, mean, rstd):
     return torch.ops.aten.native_batch_norm_backward(dy, xi, w, None, None, mean, rstd, True, 1e-5,
                                                      [True, True, True])
+
+if "--resnet" in sys.argv:
+    for C, HW in ((64, 112), (64, 56), (256, 56), (128, 28), (512, 28), (256, 14), (1024, 14), (512, 7), (2048, 7)):
+        w = torch.rand(C, device=dev) + 0.5; b = torch.rand(C, device=dev) - 0.5
+        xi = torch.randn(256, C, HW, HW, device=dev, dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+        dy = torch.randn_like(xi)
+        rm = torch.zeros(C, device=dev); rv = torch.ones(C, device=dev)
+        _, mean, rstd = torch.ops.aten.native_batch_norm(xi, w, b, rm, rv, True, 0.1, 1e-5)
+        tag = f"rn50 bf16 256x{C}x{HW}x{HW}"
+        rep(tag + " fwd+relu", bench(lambda: fwd(xi, rm, rv, True)), 4 * xi.numel(), mode="eager")
+        rep(tag + " bwd", bench(lambda: bwd(dy, xi, mean, rstd)), 6 * xi.numel(), mode="eager")
+        del xi, dy
+    sys.exit(0)
 
 cases = [("fwd", torch.float32, False), ("fwd", torch.float16, False), ("fwd", torch.bfloat16, True),
          ("bwd", torch.bfloat16, False), ("bwd", torch.float16, False)]

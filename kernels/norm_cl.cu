@@ -41,7 +41,7 @@
 //       they are not hoisted back into registers: with them in registers the
 //       8-vector forward spilled ~200 bytes), the loaded vectors stay packed
 //       until used.
-#include "norm_common.cuh"
+#include "norm_cl_common.cuh"
 
 namespace {
 
@@ -58,110 +58,6 @@ struct cl_cfg {
     static constexpr int blocks = NG_CL_BLOCKS(BWD, VAR);
     static constexpr bool shared_consts = VAR; // apply, backward reduce: per-channel constants in shared memory
 };
-
-template <typename T, int V>
-struct __align__(sizeof(T) * V) vec_t {
-    T v[V];
-};
-
-// Block shape for C channels in vectors of V: TX a power of two up to 32
-// covering the vectors of one row, TY the rest of 256 threads.
-struct cl_geo {
-    int tx, ty;
-    unsigned cblocks;
-};
-
-cl_geo cl_geometry(int64_t C, int V)
-{
-    int64_t cv = (C + V - 1) / V;
-    int tx = 1;
-    while (tx < cv && tx < 32)
-        tx <<= 1;
-    cl_geo g = {tx, CL_THREADS / tx, (unsigned)((cv + tx - 1) / tx)};
-    return g;
-}
-
-__device__ __forceinline__ void cl_rows(const ng_job &j, int split, int64_t &q0, int64_t &q1)
-{
-    q0 = (int64_t)split * j.chunk;
-    q1 = q0 + j.chunk < j.Q ? q0 + j.chunk : j.Q;
-}
-
-// loads stay packed (4 registers per 16 bytes) until each element is used
-template <typename T, int V>
-__device__ __forceinline__ vec_t<T, V> cl_ld(const void *p, int64_t off)
-{
-    return *reinterpret_cast<const vec_t<T, V> *>(static_cast<const T *>(p) + off);
-}
-
-template <typename T, int V>
-__device__ __forceinline__ void cl_load(const void *p, int64_t off, float (&v)[V])
-{
-    vec_t<T, V> q = cl_ld<T, V>(p, off);
-#pragma unroll
-    for (int k = 0; k < V; k++)
-        v[k] = to_f<T>(q.v[k]);
-}
-
-// v1 (LATE): a loaded element converted where it is used: for bf16 the
-// compiler otherwise widens every loaded vector to f32 as soon as it lands
-// (a shift), doubling the registers the vectors in flight hold (v1's
-// 8-vector bf16 apply spilled ~150 bytes); the volatile asm keeps the
-// conversions in program order between the volatile shared loads
-template <typename T, bool LATE>
-__device__ __forceinline__ float cl_f(T v)
-{
-    return to_f<T>(v);
-}
-template <>
-__device__ __forceinline__ float cl_f<__nv_bfloat16, true>(__nv_bfloat16 v)
-{
-    float f;
-    asm volatile("{ .reg .b32 t; mov.b32 t, {0, %1}; mov.b32 %0, t; }" : "=f"(f) : "h"(__bfloat16_as_ushort(v)));
-    return f;
-}
-
-// programmatic dependent launch (sm_90; no-ops on a plain launch)
-__device__ __forceinline__ void cl_let_next_start()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;" ::);
-#endif
-}
-__device__ __forceinline__ void cl_wait_prev()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-// a float4 of per-channel constants from shared memory, volatile so that the
-// compiler reloads it at each use instead of hoisting it out of the row loop
-// into registers (which is what v1 keeps them in shared memory to avoid)
-__device__ __forceinline__ float4 cl_lds4(const float4 *p)
-{
-    float4 v;
-    unsigned a = (unsigned)__cvta_generic_to_shared(p);
-    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(a));
-    return v;
-}
-
-template <typename T, int V>
-__device__ __forceinline__ void cl_store(void *p, int64_t off, const float (&v)[V])
-{
-    vec_t<T, V> q;
-#pragma unroll
-    for (int k = 0; k < V; k++)
-        q.v[k] = from_f<T>(v[k]);
-    *reinterpret_cast<vec_t<T, V> *>(static_cast<T *>(p) + off) = q;
-}
-
-// A per-channel tensor (scale, bias, saved statistics) at channel c through
-// its channel stride; dflt when absent.
-__device__ __forceinline__ float cl_chan(const ng_job &j, int k, int64_t c, float dflt)
-{
-    return j.t.p[k] ? ldf(j.t.p[k], c * j.outer.stride[k][0], j.t.dt[k]) : dflt;
-}
 
 // BWD = false: shifted sums of x per channel (shift: the thread's first
 // value), turned into (count, mean, M2); BWD = true: sum dy, sum dy xhat.
@@ -219,18 +115,9 @@ __global__ void __launch_bounds__(CL_THREADS, (cl_cfg<BWD, VAR>::blocks)) k_cl_r
                     mk = cv.x, ik = cv.y;
                 }
 #pragma unroll
-                for (int u = 0; u < U; u++) {
-                    float xv = cl_f<T, SH>(x[u].v[k]);
-                    if (BWD) {
-                        float dv = cl_f<T, SH>(dy[u].v[k]);
-                        a[k] += dv;
-                        b[k] += dv * ((xv - mk) * ik);
-                    } else {
-                        float d = xv - shift[k];
-                        a[k] += d;
-                        b[k] += d * d;
-                    }
-                }
+                for (int u = 0; u < U; u++)
+                    cl_accum<BWD>(cl_f<T, SH>(x[u].v[k]), BWD ? cl_f<T, SH>(dy[u].v[k]) : 0.f, mk, ik, shift[k], a[k],
+                                  b[k]);
             }
         }
         for (; q < q1; q += TY) {
@@ -240,19 +127,12 @@ __global__ void __launch_bounds__(CL_THREADS, (cl_cfg<BWD, VAR>::blocks)) k_cl_r
                 cl_load<T, V>(j.t.p[NG_DY], q * sdy + c0, dy);
 #pragma unroll
             for (int k = 0; k < V; k++) {
-                if (BWD) {
-                    float mk = mean[k], ik = inv[k];
-                    if (SH) {
-                        float4 cv = cl_lds4(&sc[k * TX + tx]);
-                        mk = cv.x, ik = cv.y;
-                    }
-                    a[k] += dy[k];
-                    b[k] += dy[k] * ((x[k] - mk) * ik);
-                } else {
-                    float d = x[k] - shift[k];
-                    a[k] += d;
-                    b[k] += d * d;
+                float mk = mean[k], ik = inv[k];
+                if (BWD && SH) {
+                    float4 cv = cl_lds4(&sc[k * TX + tx]);
+                    mk = cv.x, ik = cv.y;
                 }
+                cl_accum<BWD>(x[k], BWD ? dy[k] : 0.f, mk, ik, shift[k], a[k], b[k]);
             }
         }
     }
@@ -290,9 +170,7 @@ __global__ void __launch_bounds__(CL_THREADS, (cl_cfg<BWD, VAR>::blocks)) k_cl_r
     }
 }
 
-// W warps per channel (1, or 8: a block): lanes combine splits lane, lane + 32 W, ... (four loads in flight)
-// then a fixed xor tree, then (W > 1) the warps in order; the backward turns sum dy, sum dy xhat into sum g,
-// sum g xhat (g = dy * scale, one scale per channel).
+// W warps per channel (1, or 8: a block): cl_combine_splits, then (W > 1) the warps in order
 enum { CL_WIDE_SPLITS = 1024 };
 template <int MODE, int W>
 __global__ void __launch_bounds__(CL_THREADS) k_cl_finalize(const ng_job j)
@@ -303,15 +181,7 @@ __global__ void __launch_bounds__(CL_THREADS) k_cl_finalize(const ng_job j)
     const int64_t c = (int64_t)blockIdx.x * (CL_THREADS / 32 / W) + warp / W;
     if (W == 1 && c >= j.O)
         return;
-    acc4 a = {{0.f, 0.f, 0.f, 0.f}};
-#pragma unroll 4
-    for (int s = wq * 32 + lane; s < j.nsplit && c < j.O; s += 32 * W) {
-        float4 p = *reinterpret_cast<const float4 *>(j.part + ((int64_t)s * j.O + c) * 4);
-        acc4 b = {{p.x, p.y, p.z, p.w}};
-        acc_merge<MODE>(a, b);
-    }
-    for (int m = 1; m < 32; m <<= 1)
-        acc_shfl<MODE>(a, m);
+    acc4 a = cl_combine_splits<MODE>(j, c < j.O ? c : 0, wq * 32 + lane, 32 * W, c < j.O ? j.nsplit : 0);
     if (W > 1) {
         __shared__ acc4 wsum[CL_THREADS / 32];
         if (lane == 0)
@@ -322,18 +192,8 @@ __global__ void __launch_bounds__(CL_THREADS) k_cl_finalize(const ng_job j)
         for (int q = 1; q < W; q++)
             acc_merge<MODE>(a, wsum[warp + q]);
     }
-    if (lane != 0)
-        return;
-    constexpr unsigned M = OPBIT(NG_ROW) | OPBIT(NG_MEAN) | OPBIT(NG_INV) | OPBIT(NG_RM) | OPBIT(NG_RV) |
-                           OPBIT(NG_RMO) | OPBIT(NG_RVO) | OPBIT(NG_DSC) | OPBIT(NG_DBI);
-    int64_t off[NG_NOPS];
-    decomp<M, int64_t>(j.outer, c, off);
-    if (MODE == NGR_BWD) {
-        float sc = cl_chan(j, NG_SC, c, 1.f);
-        a.v[0] = sc * a.v[2];
-        a.v[1] = sc * a.v[3];
-    }
-    fin_store<MODE>(j, off, a);
+    if (lane == 0)
+        cl_fin_channel<MODE>(j, c, a);
 }
 
 // The apply's rows q0 + ty, + TY, ... below q1 for the thread's V channels
@@ -438,36 +298,6 @@ __global__ void __launch_bounds__(CL_THREADS, (cl_cfg<AM == NGA_BWD, VAR>::block
         cl_apply_rows<T, V, AM, ACT, U / 2, true, SH>(j, q0, q1, ty, TX, TY, c0, sc + tx, m, k1, k2, k3);
     else
         cl_apply_rows<T, V, AM, ACT, U, AM == NGA_BWD, SH>(j, q0, q1, ty, TX, TY, c0, sc + tx, m, k1, k2, k3);
-}
-
-// V: 16 bytes of channels when C, every row stride and every base pointer
-// allow it, else 1.
-template <typename T>
-int cl_width(const ng_job *j, const int *ops, int nops)
-{
-    const int V = 16 / (int)sizeof(T);
-    bool ok = j->O % V == 0;
-    for (int q = 0; q < nops && ok; q++)
-        ok = j->inner.stride[ops[q]][0] % V == 0 && (uintptr_t)j->t.p[ops[q]] % 16 == 0;
-    return ok ? V : 1;
-}
-
-// a launch of k(j), as a programmatic dependent launch when pdl (Hopper up)
-void cl_go(void (*k)(ng_job), dim3 grid, dim3 block, cudaStream_t s, bool pdl, const ng_job &j)
-{
-    int dev = 0, cc = 0;
-    if (pdl && cudaGetDevice(&dev) == cudaSuccess)
-        cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, dev);
-    cudaLaunchAttribute attr;
-    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = block;
-    cfg.stream = s;
-    cfg.attrs = &attr;
-    cfg.numAttrs = pdl && cc >= 9 ? 1 : 0;
-    cudaLaunchKernelEx(&cfg, k, j);
 }
 
 template <typename T, int V, int VAR>

@@ -310,6 +310,61 @@ static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
     return true;
 }
 
+/* One persistent launch instead of the three (kernels/norm_cl1.cu) when it
+ * fits (C at most 256 channel vectors a block, one block per SM): one split
+ * per SM (one 512-thread block each), its rows held in shared memory as far
+ * as they fit, the rest read a second time.  Where it pays, from ResNet-50
+ * N=256's 107 batchnorm partitions on the H100 (bench/RESULTS-norm.md,
+ * 2026-11-24 session 9): every batchnorm whose split does not fit whole
+ * (-4 to -22 us a partition), but a forward with a fused residual only while
+ * a block re-reads at most as many rows as it holds (CL1_REREAD_RES; past
+ * that its apply, three streams, ran 5-14 us slower); the ones held whole
+ * (12.8 and 25.7 MB) ran 1-4 us slower than the three dependent launches,
+ * so they keep those.  XDNN_NORM_CL1=0 never, =all at every size;
+ * XDNN_NORM_CL1_REREAD=f the re-read limit for every batchnorm;
+ * XDNN_NORM_CL1_ROWS=n holds at most n rows a block (the tests of the
+ * re-read rows and the limit).  The plan sizes with Hopper's 227 KiB of
+ * shared memory a block; the launcher with the device's own (a smaller one
+ * re-reads more rows), and falls back to the three launches when the grid
+ * would not be resident at once.  Forward activations other than relu and
+ * the backward with a fused residual stay on the three launches. */
+#define CL1_REREAD 1e30
+#define CL1_REREAD_RES 1.0
+enum { CL1_SMEM_PLAN = 232448 };
+static void plan_cl1(norm_plan *np, const ggraph *g, int sm_count)
+{
+    ng_job *j = &np->stats;
+    j->cl1 = 0;
+    j->cl1_rows = -1;
+    const char *e = getenv("XDNN_NORM_CL1"), *er = getenv("XDNN_NORM_CL1_REREAD"), *en = getenv("XDNN_NORM_CL1_ROWS");
+    const bool bwd = np->kind == NK_BN_BWD;
+    if (!np->cl || np->gen_splits || (e && *e == '0'))
+        return;
+    if (bwd ? np->tid[NG_Y] >= 0 : j->act != NGACT_NONE && j->act != NGACT_RELU)
+        return;
+    const int64_t V = 16 / (int64_t)xdnn_dtype_size(g->t[np->tid[NG_X]].dtype), cv = (j->O + V - 1) / V;
+    int64_t tx = 1;
+    while (tx < cv && tx < 32)
+        tx <<= 1;
+    const int64_t sms = sm_count > 0 ? sm_count : 132, cblocks = (cv + tx - 1) / tx;
+    if (cblocks > sms)
+        return;
+    const int64_t ns = sms / cblocks, chunk = (j->Q + ns - 1) / ns;
+    const int64_t fixed = NG_CL1_THREADS / 2 * (2 * V + 1) * 4, rowb = tx * 16 * (bwd ? 2 : 1);
+    int64_t held = (CL1_SMEM_PLAN - fixed) / rowb;
+    if (en && *en) {
+        j->cl1_rows = atoll(en);
+        if (held > j->cl1_rows)
+            held = j->cl1_rows;
+    }
+    const bool res = !bwd && np->tid[NG_DY] >= 0;
+    const double reread = er && *er ? atof(er) : res ? CL1_REREAD_RES : CL1_REREAD;
+    if (!(e && strcmp(e, "all") == 0) && (held >= chunk || (double)(chunk - held) > reread * (double)held))
+        return;
+    j->cl1 = 1;
+    np->cl1_held = held >= chunk;
+}
+
 static size_t align256(size_t v) { return (v + 255) / 256 * 256; }
 
 static int dt_bytes(xdnn_dtype t) { return t == XDNN_F32 ? 4 : 2; }
@@ -744,8 +799,11 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
             GPU_REFUSE("%s: statistics from the conv's store (genstats) need the channels-last kernels", n->op);
         np->gen_splits = (int)((np->stats.Q + KCW_BM - 1) / KCW_BM);
     }
-    /* workspace: partial sums, then six per-row f32 arrays */
+    plan_cl1(np, g, sm_count);
+    /* workspace: partial sums (the persistent launch: one split per SM), then six per-row f32 arrays */
     size_t part = (size_t)np->stats.nsplit * (size_t)np->stats.O * 4 * sizeof(float);
+    if (np->stats.cl1 && (size_t)(sm_count > 0 ? sm_count : 132) * (size_t)np->stats.O * 4 * sizeof(float) > part)
+        part = (size_t)(sm_count > 0 ? sm_count : 132) * (size_t)np->stats.O * 4 * sizeof(float);
     if ((size_t)np->gen_splits * (size_t)np->stats.O * 4 * sizeof(float) > part)
         part = (size_t)np->gen_splits * (size_t)np->stats.O * 4 * sizeof(float);
     if (np->pg_fused && (size_t)np->stats.pg_blocks * 2 * (size_t)np->D * sizeof(float) > part)
@@ -829,6 +887,8 @@ static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
              : np->pg_fused ? "rows in registers, 4-wide loads, parameter gradients in the same pass"
              : np->row_fast ? (np->stats.vec4 ? "one block per row (row in registers, 4-wide loads)"
                                             : "one block per row (row in registers)")
+             : np->cl && np->stats.cl1 ? (np->cl1_held ? "channels last, one persistent launch: rows held on chip"
+                                                        : "channels last, one persistent launch: rows partly held on chip")
              : np->cl ? "channels last: column partials in vectors, warp-per-channel combine, apply"
              : np->stats.col ? "split reduce, threads across rows (coalesced columns)"
                              : "split reduce, threads along rows",
@@ -893,7 +953,10 @@ static xdnn_status norm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags
     /* the row sums need no c/e arrays unless batchnorm writes dscale/dbias from them */
     if (is_bwd(np->kind) && !np->pgrad_from_rows)
         j.c = j.e = NULL;
-    if (np->cl) {
+    int one = np->cl && j.cl1 ? ng_launch_cl1(&j, np->apply_mode, st) : -1; /* -1: not launched */
+    if (one != -1) {
+        KTRY(one, "channels-last persistent");
+    } else if (np->cl) {
         ng_job f = j; /* genstats: the conv's store wrote one partial per M tile, no reduce here */
         if (np->gen_splits)
             f.nsplit = np->gen_splits;

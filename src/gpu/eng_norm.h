@@ -33,6 +33,7 @@ typedef struct norm_plan {
                                   aligned at execute (kernels/norm_warp.cu), else row_fast's block */
     int64_t ldx, ldy;          /* softmax rows: the row strides of x and y, in elements */
     bool cl;                   /* batchnorm over channels-last x: kernels/norm_cl.cu */
+    bool cl1_held;             /* ... in one launch (stats.cl1, norm_cl1.cu) holding every row on chip */
     int gen_splits;            /* genstats (genstats.h): the producing conv's M tiles wrote the partials
                                   (part[gen_splits][C][4]): no reduce launch; 0 = its own reduce */
     bool pgrad_from_rows;      /* batchnorm_bwd: dscale/dbias are the row sums */

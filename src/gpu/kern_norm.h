@@ -103,6 +103,9 @@ typedef struct ng_job {
                                       added, then the activation (generic and channels-last apply) */
     int clv;                       /* channels-last kernels' variant (norm_cl.cu; plan_cl sets it) */
     int cl_pdl;                    /* channels-last: finalize and apply as programmatic dependent launches */
+    int cl1;                       /* channels-last: one persistent launch (norm_cl1.cu; plan_cl1 sets it) */
+    int64_t cl1_rows;              /* ... the most rows of its split a block holds on chip (-1: what fits;
+                                      XDNN_NORM_CL1_ROWS, for the tests of the re-read rows) */
 } ng_job;
 
 /* The activation a forward norm partition applies after normalizing (the
@@ -157,6 +160,16 @@ enum { NG_CL_THREADS = 256, NG_CL_UNROLL = 4 };
 int ng_launch_cl_reduce(const ng_job *j, void *stream);
 int ng_launch_cl_finalize(const ng_job *j, void *stream);
 int ng_launch_cl_apply(const ng_job *j, int apply_mode, void *stream);
+/* The same three in one persistent launch (kernels/norm_cl1.cu): a grid of
+ * exactly the resident blocks (one of NG_CL1_THREADS per SM, cooperative),
+ * each split's rows loaded once and held in shared memory as far as they fit
+ * (the rest read again), two grid barriers around the merge of the splits'
+ * partials.  part needs room for one split per SM.  Forward with no
+ * activation or relu (and a residual), backward without one.  Returns -1
+ * having launched nothing when the grid cannot be resident at once (or the
+ * activation is another): the caller runs the three launches. */
+enum { NG_CL1_THREADS = 512 };
+int ng_launch_cl1(const ng_job *j, int apply_mode, void *stream);
 
 #ifdef __cplusplus
 }

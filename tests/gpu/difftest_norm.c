@@ -33,18 +33,22 @@ typedef struct tcase {
     char id[192];
     char text[TEXT_MAX];
     double tol_scale;
+    char env[96]; /* "NAME=VALUE ..." set while the case is planned and run */
 } tcase;
 
 static tcase *cases;
 static int ncases;
 static dh_opts opts;
+/* what add_case gives the cases being added: a prefix of their ids and their environment (cl1_cases) */
+static const char *case_prefix = "", *case_env = "";
 
 __attribute__((format(printf, 3, 4))) static void add_case(const char *id, double tol_scale, const char *fmt, ...)
 {
     if (ncases >= MAX_CASES)
         return;
     tcase *c = &cases[ncases++];
-    snprintf(c->id, sizeof c->id, "%s", id);
+    snprintf(c->id, sizeof c->id, "%s%s", case_prefix, id);
+    snprintf(c->env, sizeof c->env, "%s", case_env);
     c->tol_scale = tol_scale;
     va_list ap;
     va_start(ap, fmt);
@@ -538,6 +542,46 @@ static void residual_cases(void)
     }
 }
 
+/* The persistent launch (kernels/norm_cl1.cu) leaves the batchnorm-cl/ and
+ * fuse/ cases above to the three launches by default (they fit on chip
+ * whole); these run them again through the three launches (XDNN_NORM_CL1=0,
+ * whatever the default) and through the persistent
+ * launch holding 0 or 3 rows a block (every other row read again), then
+ * [5, 64, 33, 32] (40 rows a block on 132 SMs) held whole (forced: by
+ * default what a block holds whole runs the three launches), and the two
+ * sides of a re-read limit of 1 (XDNN_NORM_CL1_REREAD; the default for a
+ * forward with a residual): a block holding 20 re-reads 20 (at the limit:
+ * persistent), holding 19 re-reads 21 (past it: the three launches). */
+static void cl1_cases(void)
+{
+    static const char *const runs[][2] = {{"three-launch/", "XDNN_NORM_CL1=0"},
+                                           {"cl1-held0/", "XDNN_NORM_CL1=all XDNN_NORM_CL1_ROWS=0"},
+                                           {"cl1-held3/", "XDNN_NORM_CL1=all XDNN_NORM_CL1_ROWS=3"}};
+    for (int k = 0; k < 3; k++) {
+        case_prefix = runs[k][0], case_env = runs[k][1];
+        cl_cases();
+        if (!opts.quick)
+            residual_cases();
+    }
+    static const char *const sides[][2] = {{"held-all", "XDNN_NORM_CL1=all"}, {"limit-at", "XDNN_NORM_CL1_REREAD=1 XDNN_NORM_CL1_ROWS=20"},
+                                            {"limit-past", "XDNN_NORM_CL1_REREAD=1 XDNN_NORM_CL1_ROWS=19"}};
+    for (int k = 0; k < 3; k++) {
+        case_prefix = "", case_env = sides[k][1];
+        for (int ti = 0; ti < 3; ti++) {
+            const char *t = dts[ti];
+            char name[192];
+            snprintf(name, sizeof name, "batchnorm-cl1/%s/%s/5x64x33x32", sides[k][0], t);
+            res_case(name, 4, 450 + 3 * k + ti, t, "[64]",
+                     "  input c: %s[5, 64, 33, 32] @nhwc = uniform(-2.0, 3.0);\n  input r: %s[5, 64, 33, 32] @nhwc;\n"
+                     "  input dy: %s[5, 64, 33, 32] @nhwc;\n"
+                     "  z: @nhwc, m: f32, iv: f32 = batchnorm(c, s, b);\n  y: @nhwc = relu(z + r);\n"
+                     "  dx: @nhwc, ds: f32, db: f32 = batchnorm_bwd(dy, c, s, m, iv);\n"
+                     "  output y: %s @nhwc, m, iv, dx: %s @nhwc, ds, db;\n}\n", t, t, t, t, t);
+        }
+    }
+    case_prefix = case_env = "";
+}
+
 /* ---- warp rows (kernels/norm_warp.cu): a warp or 2 / 4 / 8 per row, 16-byte
  * chunks.  Row lengths at each boundary: under a chunk per lane (8), one
  * chunk per lane (256 f16), the 16 elements a lane one warp takes (512) and
@@ -913,6 +957,24 @@ static void bench_cases(void)
              "dnn 1;\ngraph g(seed=3) {\n  input x: f16[32, 256, 56, 56] @nhwc;\n  input dy: f16[32, 256, 56, 56] @nhwc;\n"
              "  weight s: f32[256] = fill(1.0);\n  input m: f32[256];\n  input iv: f32[256] = uniform(0.5, 2);\n"
              "  dx, ds, db = batchnorm_bwd(dy, x, s, m, iv);\n  output dx: f16 @nhwc, ds, db;\n}\n");
+    /* ResNet-50 N = 256's batchnorm shapes (bf16 activations, f32 parameters, as
+     * graphs/resnet50_train_step.dnn): batchnorm + relu and its backward, one
+     * graph (two partitions) per shape; bench/bn_peer.py --resnet is the peer */
+    static const int rn50[][2] = {{64, 112}, {64, 56}, {256, 56}, {128, 28}, {512, 28},
+                                  {256, 14}, {1024, 14}, {512, 7}, {2048, 7}};
+    for (int k = 0; k < 9; k++) {
+        const int C = rn50[k][0], HW = rn50[k][1];
+        char name[192];
+        snprintf(name, sizeof name, "bench/rn50/bf16/256x%dx%dx%d", C, HW, HW);
+        add_case(name, 1,
+                 "dnn 1;\ngraph g(seed=9) {\n  input x: bf16[256, %d, %d, %d] @nhwc;\n"
+                 "  input dy: bf16[256, %d, %d, %d] @nhwc;\n  weight s: f32[%d] = uniform(0.5, 1.5);\n"
+                 "  weight b: f32[%d];\n  weight rm: f32[%d];\n  weight rv: f32[%d] = fill(1.0);\n"
+                 "  y0, m, iv, rmn, rvn = batchnorm(x, s, b, running_mean=rm, running_var=rv);\n  y = relu(y0);\n"
+                 "  dx, ds, db = batchnorm_bwd(dy, x, s, m, iv);\n"
+                 "  output y: bf16 @nhwc, rmn, rvn, dx: bf16 @nhwc, ds, db;\n}\n",
+                 C, HW, HW, C, HW, HW, C, C, C, C);
+    }
     add_case("bench/layernorm_bwd/f16/8192x8192", 1,
              "dnn 1;\ngraph g(seed=4) {\n  input x: f16[8192, 8192];\n  input dy: f16[8192, 8192];\n"
              "  weight s: f16[8192];\n  input m: f32[8192, 1];\n  input iv: f32[8192, 1] = uniform(0.5, 2);\n"
@@ -948,6 +1010,18 @@ static void run_case(int i, dh_outcome *out)
 {
     const tcase *c = &cases[i];
     bool bench = opts.bench;
+    /* the case's environment (cl1_cases), set while it is planned and run */
+    char envbuf[sizeof c->env], *names[8];
+    int nenv = 0;
+    snprintf(envbuf, sizeof envbuf, "%s", c->env);
+    for (char *sv = NULL, *tok = strtok_r(envbuf, " ", &sv); tok && nenv < 8; tok = strtok_r(NULL, " ", &sv)) {
+        char *eq = strchr(tok, '=');
+        if (!eq)
+            continue;
+        *eq = 0;
+        setenv(tok, eq + 1, 1);
+        names[nenv++] = tok;
+    }
     dh_case_run r = {0};
     xdnn_status s = dh_case_begin(&r, c->id, c->text, !bench, out);
     xgraph *g = r.g;
@@ -997,6 +1071,8 @@ static void run_case(int i, dh_outcome *out)
         out->ok &= dh_compare_output(&r, g->outputs[k], &rule, out->msg, sizeof out->msg, &n, NULL);
     }
 done:
+    for (int k = 0; k < nenv; k++)
+        unsetenv(names[k]);
     dh_case_end(&r, c->id, out->ok);
 }
 
@@ -1022,6 +1098,7 @@ int main(int argc, char **argv)
         warp_row_cases();
         network_fusion_cases();
         genstats_cases();
+        cl1_cases();
         const_cases();
         rng_cases();
     }
