@@ -17,7 +17,8 @@ print("torch", torch.__version__, torch.cuda.get_device_name(), "cudnn", torch.b
 # (B, Hq, Hk, S, D, backward too)
 SHAPES = ((4, 16, 16, 4096, 128, True), (4, 16, 16, 4096, 64, True), (16, 16, 16, 1024, 64, True),
           (1, 32, 32, 16384, 128, True), (2, 8, 8, 4096, 40, True), (4, 16, 16, 4096, 80, True),
-          (4, 16, 16, 4096, 256, True), (1, 32, 8, 4096, 128, True))
+          (4, 16, 16, 4096, 256, True), (1, 32, 8, 4096, 128, True),
+          (2, 32, 8, 4096, 128, False))  # the Llama-3-8B block's attention at B = 2 (forward only)
 BACKENDS = (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION))
 for (B, Hq, Hk, S, D, with_bwd) in SHAPES:
     if os.environ.get("SDPA_PEER_SHAPES") and f"b{B}h{Hq}k{Hk}s{S}d{D}" not in os.environ["SDPA_PEER_SHAPES"].split(","):

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# fwdcausal_session.sh DEV OUT — one device call on sdpa_flash_wgmma's v8 (issue 10: a causal-like band on the
+# persistent grid, its items drawn longest first from a counter; kernel header v8), sized for a 200-second call.
+#  1. difftest_seq "sdpa" against the CPU reference (the regression of every sdpa engine and mask, and the
+#     session-9 cases "sdpa/sdpa_flash_wgmma/...": more items than SMs on every one-sided band);
+#  2. the wgmma causal cases again with XDNN_SDPA_WGMMA_CAUSAL=0 and =1 (v7 and the section order: the switch);
+#  3. compute-sanitizer memcheck on the --quick wgmma forward cases (small shapes only);
+#  4. the forward bench on sdpa_flash_wgmma (bench/sdpa_peer.py's shapes and the Llama block's b2h32k8), causal with
+#     CAUSAL=2 (v8), 1 and 0 (A/B in one call), non-causal once;
+#  5. PyTorch's flash and cuDNN on the same shapes, forward only (DEV/py/sdpa_peer.py);
+#  6. NCU=1: ncu on one launch of the causal b4h16s4096d128 forward (a few sections), if time is left.
+# Logs in OUT/logs.tgz; a summary on stdout.  SKIP_SWEEP, SKIP_SAN, SKIP_PEER leave one out.
+# Packing DEV (from the worktree, tree at the commit to test), then the call
+# `bash build-fwdcausal-dev/fwdcausal_session.sh build-fwdcausal-dev $OUT` carrying build-fwdcausal-dev:
+#   tests/gpu/pack_dev.sh build-fwdcausal /work/main/build-fwdcausal-dev
+#   mkdir -p DEV/dt DEV/py && for f in difftest_seq diffharness; do gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra \
+#     -DXDNN_HAVE_CUDA=1 -Iinclude -Isrc -I/usr/local/cuda/include -c tests/gpu/$f.c -o DEV/dt/$f.o; done
+#   cp bench/sdpa_peer.py DEV/py/; cp tests/gpu/fwdcausal_session.sh tests/gpu/dev_env.sh DEV/
+set -uo pipefail
+. "$(dirname "$0")/dev_env.sh"
+dev_link_tester difftest_seq || exit 1
+dt=$dev/difftest_seq
+budget() { echo $(( ${BUDGET_S:-190} - (SECONDS - t0) )); }
+sweep() { # LOG SECONDS FILTER
+    timeout "$2" "$dt" "$3" > "$out/$1" 2>&1
+    echo "$1: rc=$? (124: cut short)"
+    grep -E "^FAIL" -A6 "$out/$1" | cut -c1-300 | head -24
+    echo "$1: $(grep -E '^PASS' "$out/$1" | grep -c 'sdpa_flash_wgmma/') wgmma forward passed; $(grep -E 'passed,' "$out/$1")"
+}
+if [ -z "${SKIP_SWEEP:-}" ]; then
+    step "difftest_seq sdpa (full sweep)"
+    sweep sdpa.log "${SWEEP_S:-60}" sdpa
+    for m in 0 1; do
+        step "the wgmma one-sided-band cases with XDNN_SDPA_WGMMA_CAUSAL=$m"
+        XDNN_SDPA_WGMMA_CAUSAL=$m sweep "sdpa_c$m.log" 12 sdpa/sdpa_flash_wgmma/lpt-
+    done
+fi
+if [ -z "${SKIP_SAN:-}" ]; then
+    step "memcheck --quick sdpa_flash_wgmma causal cases"
+    timeout "${SAN_S:-30}" compute-sanitizer --tool memcheck --print-limit 10 --error-exitcode 3 "$dt" --quick \
+        sdpa/sdpa_flash_wgmma/lpt- > "$out/memcheck.log" 2>&1
+    echo "memcheck rc=$? (124: cut short, the cases listed ran)"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -8
+    echo "memcheck: $(grep -c '^PASS' "$out/memcheck.log") cases passed"
+fi
+step "forward bench (xdnn): causal v8, v7's order, v7; non-causal"
+: > "$out/bench.log"
+shapes="b4h16k16s4096d128 b16h16k16s1024d64 b1h32k32s16384d128 b2h32k8s4096d128 b1h32k8s4096d128"
+bench() { # TAG FILTER [ENV...]
+    local tag=$1 f=$2; shift 2
+    echo "== $tag $f" >> "$out/bench.log"
+    env "$@" DIFFTEST_ITERS=${ITERS:-10} timeout 20 "$dt" --bench "$f" >> "$out/bench.log" 2>&1 || echo "bench $tag $f rc=$?"
+}
+for m in 2 1 0; do
+    for sh in $shapes; do bench "CAUSAL=$m" "bench/wgmma/sdpa_fwd_bf16_causal/$sh" XDNN_SDPA_WGMMA_CAUSAL=$m; done
+done
+for sh in b4h16k16s4096d128 b16h16k16s1024d64; do bench noncausal "bench/wgmma/sdpa_fwd_bf16/$sh"; done
+grep -E "^(FAIL)|TIME|^==" "$out/bench.log" | sed 's/ TFLOP.*//; s/sdpa_flash_wgmma//' | paste - - | cut -c1-150
+if [ -z "${SKIP_PEER:-}" ] && [ "$(budget)" -gt 35 ]; then
+    step "PyTorch flash and cuDNN, forward"
+    PYTHONUNBUFFERED=1 SDPA_PEER_FWD_ONLY=1 \
+        SDPA_PEER_SHAPES=b4h16k16s4096d128,b16h16k16s1024d64,b1h32k32s16384d128,b2h32k8s4096d128,b1h32k8s4096d128 \
+        timeout $(( $(budget) - 8 )) python3 "$dev/py/sdpa_peer.py" > "$out/peer.log" 2>&1
+    echo "peer rc=$?"; grep -v Warning "$out/peer.log" | grep -E '"sdpa_fwd|torch' | sed 's/"peer": //' | cut -c1-140
+fi
+if [ -n "${NCU:-}" ] && [ "$(budget)" -gt 25 ]; then
+    step "ncu, one launch of the causal forward (b4h16s4096d128)"
+    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    DIFFTEST_ITERS=1 timeout $(( $(budget) - 3 )) $ncu --section SpeedOfLight --section LaunchStats \
+        --metrics sm__cycles_active.min,sm__cycles_active.avg,sm__cycles_active.max,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed \
+        -k regex:sdpa_fwd_wgmma -c 1 "$dt" --bench bench/wgmma/sdpa_fwd_bf16_causal/b4h16k16s4096d128 > "$out/ncu.log" 2>&1
+    echo "ncu rc=$?"; grep -E "sm__|Duration|Throughput|Grid Size|Registers" "$out/ncu.log" | head -14
+fi
+step done
+(cd "$out" && tar czf logs.tgz --remove-files $(ls | grep -v '^logs.tgz$'))
