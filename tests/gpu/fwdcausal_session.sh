@@ -3,7 +3,7 @@
 # persistent grid, its items drawn longest first from a counter; kernel header v8), sized for a 200-second call.
 #  1. difftest_seq "sdpa" against the CPU reference (the regression of every sdpa engine and mask, and the
 #     session-9 cases "sdpa/sdpa_flash_wgmma/...": more items than SMs on every one-sided band);
-#  2. the wgmma causal cases again with XDNN_SDPA_WGMMA_CAUSAL=0 and =1 (v7 and the section order: the switch);
+#  2. the lpt- cases again with XDNN_SDPA_WGMMA_CAUSAL=1 (the section order with one block per item);
 #  3. compute-sanitizer memcheck on the --quick wgmma forward cases (small shapes only);
 #  4. the forward bench on sdpa_flash_wgmma (bench/sdpa_peer.py's shapes and the Llama block's b2h32k8), causal with
 #     CAUSAL=2 (v8), 1 and 0 (A/B in one call), non-causal once;
@@ -30,10 +30,8 @@ sweep() { # LOG SECONDS FILTER
 if [ -z "${SKIP_SWEEP:-}" ]; then
     step "difftest_seq sdpa (full sweep)"
     sweep sdpa.log "${SWEEP_S:-60}" sdpa
-    for m in 0 1; do
-        step "the wgmma one-sided-band cases with XDNN_SDPA_WGMMA_CAUSAL=$m"
-        XDNN_SDPA_WGMMA_CAUSAL=$m sweep "sdpa_c$m.log" 12 sdpa/sdpa_flash_wgmma/lpt-
-    done
+    step "the wgmma lpt- cases with XDNN_SDPA_WGMMA_CAUSAL=1 (the section order, one block per item)"
+    XDNN_SDPA_WGMMA_CAUSAL=1 sweep sdpa_c1.log 15 sdpa/sdpa_flash_wgmma/lpt-
 fi
 if [ -z "${SKIP_SAN:-}" ]; then
     step "memcheck --quick sdpa_flash_wgmma causal cases"
@@ -54,7 +52,8 @@ for m in 2 1 0; do
     for sh in $shapes; do bench "CAUSAL=$m" "bench/wgmma/sdpa_fwd_bf16_causal/$sh" XDNN_SDPA_WGMMA_CAUSAL=$m; done
 done
 for sh in b4h16k16s4096d128 b16h16k16s1024d64; do bench noncausal "bench/wgmma/sdpa_fwd_bf16/$sh"; done
-grep -E "^(FAIL)|TIME|^==" "$out/bench.log" | sed 's/ TFLOP.*//; s/sdpa_flash_wgmma//' | paste - - | cut -c1-150
+awk '/^==/ {h = $2 " " $3} /^FAIL/ {print "FAIL", h} /TIME/ {print h, $4, $5, $6, $7, $8, $9, $10}' "$out/bench.log" |
+    sed 's|bench/wgmma/sdpa_fwd_bf16||' 
 if [ -z "${SKIP_PEER:-}" ] && [ "$(budget)" -gt 35 ]; then
     step "PyTorch flash and cuDNN, forward"
     PYTHONUNBUFFERED=1 SDPA_PEER_FWD_ONLY=1 \
