@@ -78,6 +78,14 @@
 //    (zeroed by a memset before the launch), handing its index to the consumers beside the item's Q (sItem):
 //    every SM takes the next longest item as it frees, the next Q and K/V load while the consumers finish.
 //    XDNN_SDPA_WGMMA_CAUSAL=0/1/2 (knobs_of): v7, the section order with one block per item, the counter.
+//    H100 (session 9, run 1): causal b4h16s4096d128 0.542 (v7) -> 0.486 ms, 566 TFLOP/s counted as half the
+//    matrix; ncu: the SMs' active cycles within 1.5% of each other (balanced).  What was left is per item: the
+//    non-causal kernel's rate per 128x128 tile, 0.890 ms for the same 2048 items of 32 tiles, puts ~3.6 us on
+//    each item (the first tile's softmax without a P V beside it, the last P V alone, the store of o, and the
+//    next Q, asked for only once the last Q K^T was done, arriving ~1-2 us later).  So, on a persistent grid
+//    where shared memory allows (SMEM_Q2: DP 64, 128 without a TMA bias), two Q buffers that the items take
+//    in turn: the producer loads the next item's Q as soon as it has drawn the item, an item ahead.
+//    XDNN_SDPA_WGMMA_QBUF=1 keeps one.
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
 
@@ -95,8 +103,9 @@ template <int DP> struct wg_cfg {
     static constexpr int OC = DP / ON;                      // P V wgmmas per k-step
     static constexpr int Q_BYTES = NB * BM * 128;
     static constexpr int KV_BYTES = NB * BN * 128;          // one K (or V) stage
-    static constexpr int BAR_BYTES = 8 * (3 + 6 * ST);      // full/empty Q, full K/V, empty K/V, full/empty bias,
-                                                            // the next item's index (v8's dynamic walk)
+    static constexpr int BAR_BYTES = 8 * (6 + 6 * ST);      // full/empty Q, full K/V, empty K/V, full/empty bias,
+                                                            // the item's index (v8's dynamic walk), and the
+                                                            // second Q buffer's full/empty and index (v8)
     static constexpr int SMEM = 1024 + Q_BYTES + 2 * ST * KV_BYTES + BAR_BYTES; // +1024: alignment slack
     // GEN with a TMA bias (v7): ST stages of the bias tile [BM rows, BN keys] in 16 bits, BN / 64 boxes of 64
     // keys (128-byte rows, 128-byte swizzle), 1024 bytes after the barriers: 210, 226 KiB at DP 64, 128
@@ -105,6 +114,10 @@ template <int DP> struct wg_cfg {
     static constexpr bool BT = DP <= 128;
     static constexpr int B_BYTES = BM * BN * 2;
     static constexpr int SMEM_BIAS = 1024 + Q_BYTES + 2 * ST * KV_BYTES + 1024 + ST * B_BYTES;
+    // v8, a persistent grid without a TMA bias: a second Q buffer at the bias tiles' place, so the producer loads
+    // the next item's Q while the consumers still run this one's last Q K^T (one buffer: only after it, its
+    // latency in the gap between items).  130, 194 KiB at DP 64, 128; DP 256 (256 KiB) has no room.
+    static constexpr int SMEM_Q2 = 1024 + Q_BYTES + 2 * ST * KV_BYTES + 1024 + Q_BYTES;
 };
 
 constexpr int kThreads = 384;
@@ -130,9 +143,9 @@ struct wg_item {
     bool skip;
 };
 // The walk over the work items: nwork items of nmblk row blocks; next: the dynamic scheduler's counter (v8: a
-// zeroed int of the launch's workspace, null for a static walk).
+// zeroed int of the launch's workspace, null for a static walk); nq: the Q buffers the items take in turn.
 struct wg_walk {
-    int rev, nmblk, nwork, sec;
+    int rev, nmblk, nwork, sec, nq; // nq: Q buffers, 1 or 2 (v8: the second at sB, launched with SMEM_Q2)
     int *next;
 };
 __device__ __forceinline__ wg_item item_of(const xk_sdpa &p, int w, const wg_walk &k, int bm, int bn)
@@ -286,11 +299,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     extern __shared__ unsigned char smem_raw[];
     const uint32_t sQ = (smem_u32(smem_raw) + 1023u) & ~1023u; // swizzled tiles need 1024-byte alignment
     const uint32_t sK = sQ + C::Q_BYTES, sV = sK + ST * C::KV_BYTES, sBar = sV + ST * C::KV_BYTES;
-    const uint32_t fullQ = sBar, emptyQ = sBar + 8;
-    // v8's dynamic walk: the producer writes the item it drew here before the item's Q arrives (fullQ), the
-    // consumers read it after waiting for that Q (mbarrier arrive/wait order the write before the read); an
-    // index >= nwork, with fullQ arrived on and no Q, ends the block
-    const uint32_t sItem = sBar + 8u * (2 + 6 * ST);
+    // Q buffer b (walk.nq of them, v8; item n of a block in buffer n % nq, its phase (n / nq) & 1) at sQ, sB:
+    // full/empty barriers and, for the dynamic walk, the item's index: the producer writes the index it drew
+    // before the item's Q arrives (fullQ), the consumers read it after waiting for that Q (mbarrier arrive/wait
+    // order the write before the read); an index >= nwork, with fullQ arrived on and no Q, ends the block
+#define XW_FULLQ(b) (sBar + ((b) ? 8u * (3 + 6 * ST) : 0u))
+#define XW_EMPTYQ(b) (XW_FULLQ(b) + 8u)
+#define XW_ITEM(b) (sBar + ((b) ? 8u * (5 + 6 * ST) : 8u * (2 + 6 * ST)))
     // btma (GEN only, v7): the bias tiles by TMA into ST stages at sB (launched with SMEM_BIAS), beside K and V
     const uint32_t sB = sBar + 1024;
 #define XW_FULLK(s) (sBar + 8u * (2 + (s)))
@@ -302,8 +317,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int wg = threadIdx.x / 128;
 
     if (threadIdx.x == 0) {
-        mb_init(fullQ, 1);
-        mb_init(emptyQ, 256);
+        for (int b = 0; b < 2; b++) {
+            mb_init(XW_FULLQ(b), 1);
+            mb_init(XW_EMPTYQ(b), 256);
+        }
 #pragma unroll
         for (int s = 0; s < ST; s++) {
             mb_init(XW_FULLK(s), 1);
@@ -329,21 +346,23 @@ __global__ void __launch_bounds__(kThreads, 1)
                 const wg_item t = item_of(p, min(w, walk.nwork - 1), walk, BM, BN);
                 if (t.skip)
                     continue;
-                mb_wait(emptyQ, (wi++ & 1) ^ 1); // the consumers' last Q K^T of the previous item is done
+                const int qs = wi % walk.nq, qph = (wi / walk.nq) & 1;
+                wi++;
+                mb_wait(XW_EMPTYQ(qs), qph ^ 1); // the consumers' last Q K^T of this buffer's last item is done
                 if (walk.next) { // hand the index to the consumers with the Q, or end them all
-                    st_shared_s32(sItem, w);
+                    st_shared_s32(XW_ITEM(qs), w);
                     if (w >= walk.nwork) {
-                        mb_arrive(fullQ);
+                        mb_arrive(XW_FULLQ(qs));
                         break;
                     }
                 }
                 // the rows' first tokens and the maps' batch coordinates (a packed side: [1, H, T, D] from 0)
                 const seq_rows sr = rows_of(p, t.b);
                 const int qb = p.off_q.p ? 0 : t.b, kb = p.off_kv.p ? 0 : t.b;
-                mb_expect(fullQ, C::Q_BYTES);
+                mb_expect(XW_FULLQ(qs), C::Q_BYTES);
 #pragma unroll
                 for (int c = 0; c < NB; c++)
-                    tma_load(sQ + c * BM * 128, &tq, fullQ, c * 64, sr.qrow + t.m0, t.h, qb);
+                    tma_load((qs ? sB : sQ) + c * BM * 128, &tq, XW_FULLQ(qs), c * 64, sr.qrow + t.m0, t.h, qb);
                 for (int it = 0; it < t.ntiles; it++, gt++) {
                     const int s = gt % ST, ph = (gt / ST) & 1;
                     mb_wait(XW_EMPTYK(s), ph ^ 1);
@@ -376,7 +395,6 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int g = lane >> 2, t4 = lane & 3;
         const float scale2 = p.scale * kLog2e; // scale > 0 (the engine checks)
         const float inv_scale = 1.0f / p.scale; // bias enters S in Q K^T units: s + bias / scale
-        const uint32_t qbase = sQ + cw * 64 * 128;
         // btma: this lane's row of the bias tile for ldmatrix and its swizzle term (bias_smem)
         const uint32_t brow = (uint32_t)(cw * 64 + warp * 16 + (lane & 7) + 8 * ((lane >> 3) & 1)) * 128u,
                        bx = (uint32_t)((lane >> 4) ^ (lane & 7));
@@ -398,15 +416,18 @@ __global__ void __launch_bounds__(kThreads, 1)
         int gt = 0; // ring position
         for (int w = blockIdx.x, wi = -1;; w += gridDim.x) {
             if (walk.next) { // the item the producer drew comes with its Q
-                mb_wait(fullQ, (wi + 1) & 1);
-                w = ld_shared_s32(sItem);
+                const int n = wi + 1;
+                mb_wait(XW_FULLQ(n % walk.nq), (n / walk.nq) & 1);
+                w = ld_shared_s32(XW_ITEM(n % walk.nq));
             }
             if (w >= walk.nwork)
                 break;
             const wg_item t = item_of(p, w, walk, BM, BN);
             if (t.skip)
                 continue;
-            wi++; // the items this block has taken (the parity of the Q barriers)
+            wi++; // the items this block has taken (the Q buffer and its barriers' parity)
+            const int qs = wi % walk.nq, qph = (wi / walk.nq) & 1;
+            const uint32_t qbase = (qs ? sB : sQ) + cw * 64 * 128;
             const int wrow0 = t.m0 + cw * 64;         // this warpgroup's first row
             const int row0 = wrow0 + warp * 16 + g; // this thread's rows: row0, row0 + 8
             int klo[2], khi[2];                       // the keys they see: [klo, khi]
@@ -540,7 +561,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                     keep(pl);
             };
 
-            mb_wait(fullQ, wi & 1);
+            mb_wait(XW_FULLQ(qs), qph);
             if (t.ntiles > 0) {
                 float corr[2];
                 mb_wait(XW_FULLK(gt % ST), (gt / ST) & 1);
@@ -599,7 +620,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                             o[c][i] *= corr[(i >> 1) & 1];
                     pack_p();
                 }
-                mb_arrive(emptyQ); // every Q K^T of this item is done: the producer may load the next Q
+                mb_arrive(XW_EMPTYQ(qs)); // every Q K^T of this item is done: the buffer may take another Q
                 const int lt = gt + t.ntiles - 1, ls = lt % ST;
                 mb_wait(XW_FULLV(ls), (lt / ST) & 1);
                 my_turn();
@@ -619,7 +640,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 mb_arrive(XW_EMPTYV(ls));
                 gt += t.ntiles;
             } else {
-                mb_arrive(emptyQ);
+                mb_arrive(XW_EMPTYQ(qs));
             }
 
             // normalize and store: thread rows row0, row0 + 8; accumulator i of chunk c holds column
@@ -665,6 +686,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (cw == 0)
             my_turn(); // the other consumer's last hand-over
     }
+#undef XW_FULLQ
+#undef XW_EMPTYQ
+#undef XW_ITEM
 #undef XW_FULLK
 #undef XW_FULLV
 #undef XW_EMPTYK
@@ -683,15 +707,17 @@ __global__ void __launch_bounds__(kThreads, 1)
 // XDNN_SDPA_WGMMA_CAUSAL (v8), a band open on one side (causal) with dense q: 0 one block per item, (b, h) major
 // (v7); 1 one block per item in longest-first sections (item_of's sec); 2 (the default) a persistent grid that
 // draws the items in that order from a counter in the workspace (PERSISTENT=0 makes 2 into 1).
+// XDNN_SDPA_WGMMA_QBUF=1 keeps one Q buffer on the persistent grid (v8: two where shared memory allows).
 struct knobs {
-    int pingpong, persistent, sms, bias_tma, smem, causal;
+    int pingpong, persistent, sms, bias_tma, smem, causal, qbuf;
 };
 knobs knobs_of()
 {
-    static knobs k = {-1, -1, 0, 0, 0, 2};
+    static knobs k = {-1, -1, 0, 0, 0, 2, 2};
     if (k.pingpong < 0) {
         const char *pp = getenv("XDNN_SDPA_WGMMA_PINGPONG"), *pe = getenv("XDNN_SDPA_WGMMA_PERSISTENT"),
-                   *bt = getenv("XDNN_SDPA_WGMMA_BIAS_TMA"), *ca = getenv("XDNN_SDPA_WGMMA_CAUSAL");
+                   *bt = getenv("XDNN_SDPA_WGMMA_BIAS_TMA"), *ca = getenv("XDNN_SDPA_WGMMA_CAUSAL"),
+                   *qb = getenv("XDNN_SDPA_WGMMA_QBUF");
         int dev = 0, sms = 0, smem = 0;
         if (cudaGetDevice(&dev) != cudaSuccess ||
             cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
@@ -705,6 +731,7 @@ knobs knobs_of()
         k.causal = ca && ca[0] >= '0' && ca[0] <= '2' ? ca[0] - '0' : 2;
         if (!k.persistent && k.causal == 2)
             k.causal = 1;
+        k.qbuf = qb && qb[0] == '1' ? 1 : 2;
     }
     return k;
 }
@@ -731,15 +758,6 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, cuda
     const knobs k = knobs_of();
     CUtensorMap tb;
     const bool btma = GEN && C::BT && bias_map<DP>(&tb, p, k);
-    const int smem = btma ? C::SMEM_BIAS : C::SMEM;
-    static int opted = 0; // the dynamic shared memory this instantiation may use so far
-    if (opted < smem) {
-        cudaError_t e =
-            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN, SPLIT>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-        if (e != cudaSuccess)
-            return e;
-        opted = smem;
-    }
     const bool bf = p.q.dtype == XK_BF16;
     // a packed side is one batch of T rows (st: the engine's [0, head, token, 1] strides)
     const int64_t bq = p.off_q.p ? 1 : p.B, bkv = p.off_kv.p ? 1 : p.B;
@@ -783,6 +801,17 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, cuda
     // (H100, v7: causal b4h16s4096d128 0.511 ms with one block per item, 0.520 with the static persistent walk;
     // non-causal 0.906 / 0.888, b16h16s1024d64 0.212 / 0.185)
     const int grid = k.persistent && (uniform || walk.next) && nwork > k.sms ? k.sms : (int)nwork;
+    // two Q buffers where a block takes several items and the bias tiles do not hold the room
+    walk.nq = grid < nwork && !btma && k.qbuf == 2 && C::SMEM_Q2 <= k.smem ? 2 : 1;
+    const int smem = walk.nq == 2 ? C::SMEM_Q2 : btma ? C::SMEM_BIAS : C::SMEM;
+    static int opted = 0; // the dynamic shared memory this instantiation may use so far
+    if (opted < smem) {
+        cudaError_t e =
+            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN, SPLIT>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+        if (e != cudaSuccess)
+            return e;
+        opted = smem;
+    }
     sdpa_fwd_wgmma<T, DP, GEN, SPLIT><<<grid, kThreads, smem, s>>>(tq, tk, tv, tb, p, walk, k.pingpong, btma);
     return cudaGetLastError();
 }

@@ -3,10 +3,11 @@
 # persistent grid, its items drawn longest first from a counter; kernel header v8), sized for a 200-second call.
 #  1. difftest_seq "sdpa" against the CPU reference (the regression of every sdpa engine and mask, and the
 #     session-9 cases "sdpa/sdpa_flash_wgmma/...": more items than SMs on every one-sided band);
-#  2. the lpt- cases again with XDNN_SDPA_WGMMA_CAUSAL=1 (the section order with one block per item);
-#  3. compute-sanitizer memcheck on the --quick wgmma forward cases (small shapes only);
-#  4. the forward bench on sdpa_flash_wgmma (bench/sdpa_peer.py's shapes and the Llama block's b2h32k8), causal with
-#     CAUSAL=2 (v8), 1 and 0 (A/B in one call), non-causal once;
+#  2. the lpt- cases again with XDNN_SDPA_WGMMA_CAUSAL=1 (the section order with one block per item) and with
+#     XDNN_SDPA_WGMMA_QBUF=1 (one Q buffer);
+#  3. compute-sanitizer memcheck on the --quick lpt- and plain wgmma forward cases (small shapes only);
+#  4. the forward bench on sdpa_flash_wgmma (bench/sdpa_peer.py's shapes and the Llama block's b2h32k8), causal as
+#     v8 (two Q buffers), QBUF=1, CAUSAL=1 and CAUSAL=0 (v7) (A/B in one call), non-causal with two and one Q buffer;
 #  5. PyTorch's flash and cuDNN on the same shapes, forward only (DEV/py/sdpa_peer.py);
 #  6. NCU=1: ncu on one launch of the causal b4h16s4096d128 forward (a few sections), if time is left.
 # Logs in OUT/logs.tgz; a summary on stdout.  SKIP_SWEEP, SKIP_SAN, SKIP_PEER leave one out.
@@ -30,15 +31,20 @@ sweep() { # LOG SECONDS FILTER
 if [ -z "${SKIP_SWEEP:-}" ]; then
     step "difftest_seq sdpa (full sweep)"
     sweep sdpa.log "${SWEEP_S:-60}" sdpa
-    step "the wgmma lpt- cases with XDNN_SDPA_WGMMA_CAUSAL=1 (the section order, one block per item)"
-    XDNN_SDPA_WGMMA_CAUSAL=1 sweep sdpa_c1.log 15 sdpa/sdpa_flash_wgmma/lpt-
+    for e in XDNN_SDPA_WGMMA_CAUSAL=1 XDNN_SDPA_WGMMA_QBUF=1; do
+        step "the wgmma lpt- cases with $e"
+        env $e timeout 15 "$dt" sdpa/sdpa_flash_wgmma/lpt- > "$out/sdpa_$e.log" 2>&1
+        echo "$e: rc=$?; $(grep -E 'passed,' "$out/sdpa_$e.log")"; grep -E "^FAIL" "$out/sdpa_$e.log" | cut -c1-200 | head -5
+    done
 fi
 if [ -z "${SKIP_SAN:-}" ]; then
-    step "memcheck --quick sdpa_flash_wgmma causal cases"
-    timeout "${SAN_S:-30}" compute-sanitizer --tool memcheck --print-limit 10 --error-exitcode 3 "$dt" --quick \
-        sdpa/sdpa_flash_wgmma/lpt- > "$out/memcheck.log" 2>&1
-    echo "memcheck rc=$? (124: cut short, the cases listed ran)"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -8
-    echo "memcheck: $(grep -c '^PASS' "$out/memcheck.log") cases passed"
+    for f in lpt- plain; do
+        step "memcheck --quick sdpa/sdpa_flash_wgmma/$f"
+        timeout "${SAN_S:-25}" compute-sanitizer --tool memcheck --print-limit 10 --error-exitcode 3 "$dt" --quick \
+            sdpa/sdpa_flash_wgmma/$f > "$out/memcheck_$f.log" 2>&1
+        echo "memcheck rc=$? (124: cut short, the cases listed ran)"
+        grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck_$f.log" | head -6
+    done
 fi
 step "forward bench (xdnn): causal v8, v7's order, v7; non-causal"
 : > "$out/bench.log"
@@ -48,10 +54,12 @@ bench() { # TAG FILTER [ENV...]
     echo "== $tag $f" >> "$out/bench.log"
     env "$@" DIFFTEST_ITERS=${ITERS:-10} timeout 20 "$dt" --bench "$f" >> "$out/bench.log" 2>&1 || echo "bench $tag $f rc=$?"
 }
-for m in 2 1 0; do
-    for sh in $shapes; do bench "CAUSAL=$m" "bench/wgmma/sdpa_fwd_bf16_causal/$sh" XDNN_SDPA_WGMMA_CAUSAL=$m; done
+for e in XDNN_SDPA_WGMMA_CAUSAL=2 XDNN_SDPA_WGMMA_QBUF=1 XDNN_SDPA_WGMMA_CAUSAL=1 XDNN_SDPA_WGMMA_CAUSAL=0; do
+    for sh in $shapes; do bench "${e#XDNN_SDPA_WGMMA_}" "bench/wgmma/sdpa_fwd_bf16_causal/$sh" $e; done
 done
-for sh in b4h16k16s4096d128 b16h16k16s1024d64; do bench noncausal "bench/wgmma/sdpa_fwd_bf16/$sh"; done
+for e in XDNN_SDPA_WGMMA_QBUF=2 XDNN_SDPA_WGMMA_QBUF=1; do
+    for sh in b4h16k16s4096d128 b16h16k16s1024d64 b1h32k8s4096d128; do bench "nc-${e#XDNN_SDPA_WGMMA_}" "bench/wgmma/sdpa_fwd_bf16/$sh" $e; done
+done
 awk '/^==/ {h = $2 " " $3} /^FAIL/ {print "FAIL", h} /TIME/ {print h, $4, $5, $6, $7, $8, $9, $10}' "$out/bench.log" |
     sed 's|bench/wgmma/sdpa_fwd_bf16||' 
 if [ -z "${SKIP_PEER:-}" ] && [ "$(budget)" -gt 35 ]; then
