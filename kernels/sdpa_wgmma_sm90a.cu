@@ -86,6 +86,9 @@
 //    where shared memory allows (SMEM_Q2: DP 64, 128 without a TMA bias), two Q buffers that the items take
 //    in turn: the producer loads the next item's Q as soon as it has drawn the item, an item ahead.
 //    XDNN_SDPA_WGMMA_QBUF=1 keeps one.
+//    Run 2: 0.4956 ms (555 TFLOP/s; QBUF=1 0.4977, v7 0.5537, cuDNN 0.5036 in the same call): the second Q
+//    buffer gives 0.4-3% on causal, nothing without a mask; the rest of the per-item cost is the first tile's
+//    softmax alone, the last P V alone and the store of o (bench/RESULTS-sdpa.md, session 9).
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
 
