@@ -69,6 +69,26 @@
 //    Shared memory SMEM_BIAS: 210, 226 KiB at DP 64, 128.  Also GEN's exp2 loop made straight-line (softmax:
 //    the per-element dropout test had split it into 64 branches).  H100, b4h16s4096d128 bf16: bias 4.46 ms (v6)
 //    -> 1.08-1.12 for every broadcast (cuDNN 1.72-1.97), 2.07-2.13 with BIAS_TMA=0; dropout 6.83 -> 5.88.
+//  v8 (2026-11-24, issue 10): a band open on one side (causal) on v2's persistent grid too.  Its items have every
+//    length (1 .. nmblk key tiles), so a static walk (v2's w += gridDim.x) left SMs idle for ~12% of the run, and
+//    v7's one block per item paid a block's prologue per item and, in (b, h)-major order, still started the last
+//    heads' longest items near the end (~7% tail, a list-scheduling model).  Now the items are ordered longest
+//    first within sections of heads whose K and V fit in 32 MB of L2 (item_of's sec, flash-attention-3's order)
+//    and the producer of each of the SMs' blocks draws the next item from a counter in the engine's workspace
+//    (zeroed by a memset before the launch), handing its index to the consumers beside the item's Q (sItem):
+//    every SM takes the next longest item as it frees, the next Q and K/V load while the consumers finish.
+//    XDNN_SDPA_WGMMA_CAUSAL=0/1/2 (knobs_of): v7, the section order with one block per item, the counter.
+//    H100 (session 9, run 1): causal b4h16s4096d128 0.542 (v7) -> 0.486 ms, 566 TFLOP/s counted as half the
+//    matrix; ncu: the SMs' active cycles within 1.5% of each other (balanced).  What was left is per item: the
+//    non-causal kernel's rate per 128x128 tile, 0.890 ms for the same 2048 items of 32 tiles, puts ~3.6 us on
+//    each item (the first tile's softmax without a P V beside it, the last P V alone, the store of o, and the
+//    next Q, asked for only once the last Q K^T was done, arriving ~1-2 us later).  So, on a persistent grid
+//    where shared memory allows (SMEM_Q2: DP 64, 128 without a TMA bias), two Q buffers that the items take
+//    in turn: the producer loads the next item's Q as soon as it has drawn the item, an item ahead.
+//    XDNN_SDPA_WGMMA_QBUF=1 keeps one.
+//    Run 2: 0.4956 ms (555 TFLOP/s; QBUF=1 0.4977, v7 0.5537, cuDNN 0.5036 in the same call): the second Q
+//    buffer gives 0.4-3% on causal, nothing without a mask; the rest of the per-item cost is the first tile's
+//    softmax alone, the last P V alone and the store of o (bench/RESULTS-sdpa.md, session 9).
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
 
@@ -86,7 +106,9 @@ template <int DP> struct wg_cfg {
     static constexpr int OC = DP / ON;                      // P V wgmmas per k-step
     static constexpr int Q_BYTES = NB * BM * 128;
     static constexpr int KV_BYTES = NB * BN * 128;          // one K (or V) stage
-    static constexpr int BAR_BYTES = 8 * (2 + 6 * ST);      // full/empty Q, full K/V, empty K/V, full/empty bias
+    static constexpr int BAR_BYTES = 8 * (6 + 6 * ST);      // full/empty Q, full K/V, empty K/V, full/empty bias,
+                                                            // the item's index (v8's dynamic walk), and the
+                                                            // second Q buffer's full/empty and index (v8)
     static constexpr int SMEM = 1024 + Q_BYTES + 2 * ST * KV_BYTES + BAR_BYTES; // +1024: alignment slack
     // GEN with a TMA bias (v7): ST stages of the bias tile [BM rows, BN keys] in 16 bits, BN / 64 boxes of 64
     // keys (128-byte rows, 128-byte swizzle), 1024 bytes after the barriers: 210, 226 KiB at DP 64, 128
@@ -95,13 +117,21 @@ template <int DP> struct wg_cfg {
     static constexpr bool BT = DP <= 128;
     static constexpr int B_BYTES = BM * BN * 2;
     static constexpr int SMEM_BIAS = 1024 + Q_BYTES + 2 * ST * KV_BYTES + 1024 + ST * B_BYTES;
+    // v8, a persistent grid without a TMA bias: a second Q buffer at the bias tiles' place, so the producer loads
+    // the next item's Q while the consumers still run this one's last Q K^T (one buffer: only after it, its
+    // latency in the gap between items).  130, 194 KiB at DP 64, 128; DP 256 (256 KiB) has no room.
+    static constexpr int SMEM_Q2 = 1024 + Q_BYTES + 2 * ST * KV_BYTES + 1024 + Q_BYTES;
 };
 
 constexpr int kThreads = 384;
 
 
 // One work item = (row block, b, h); items w = blockIdx.x, + gridDim.x, ... (a persistent grid of one block per
-// SM, or one block per item).  rev: the last row blocks first (a causal-like band: they are the longest).
+// SM, or one block per item), or (v8, next) whatever index the producer draws from the launch's counter.
+// rev: the last row blocks first (a causal-like band: they are the longest).  sec > 0 (v8, dense only): the
+// items in sections of sec (b, h) heads, row-block major within a section and longest first, so the heads in
+// flight at once share their K/V in L2 and the block scheduler (or the counter) hands out long items before
+// short ones in every section (flash-attention-3's longest-processing-time-first order); sec = 0: (b, h) major.
 // The item's key tiles t0 .. t0 + ntiles - 1 cover the keys any of its rows may see (sdpa.h's band with this
 // batch's seq_len_q / seq_len_kv, clipped to them); the tiles outside are never loaded.  Rows of the block
 // past lq see nothing: an item made of them has no tiles and writes o = 0, stats = -inf.
@@ -115,18 +145,33 @@ struct wg_item {
     int b, h, hk, m0, t0, ntiles, lq, lkv, off;
     bool skip;
 };
-__device__ __forceinline__ wg_item item_of(const xk_sdpa &p, int w, int nmblk, int rev, int bm, int bn)
+// The walk over the work items: nwork items of nmblk row blocks; next: the dynamic scheduler's counter (v8: a
+// zeroed int of the launch's workspace, null for a static walk); nq: the Q buffers the items take in turn.
+struct wg_walk {
+    int rev, nmblk, nwork, sec, nq; // nq: Q buffers, 1 or 2 (v8: the second at sB, launched with SMEM_Q2)
+    int *next;
+};
+__device__ __forceinline__ wg_item item_of(const xk_sdpa &p, int w, const wg_walk &k, int bm, int bn)
 {
     wg_item t;
-    const int mb = w % nmblk, sl = rev ? nmblk - 1 - mb : mb;
+    const int nmblk = k.nmblk;
     if (p.off_q.p) {
+        const int mb = w % nmblk;
         t.h = w / nmblk;
-        slot_seq(p.off_q, p.B, p.Sq, bm, sl, &t.b, &t.m0);
+        slot_seq(p.off_q, p.B, p.Sq, bm, k.rev ? nmblk - 1 - mb : mb, &t.b, &t.m0);
     } else {
-        const int bh = w / nmblk;
+        int bh, mb;
+        if (k.sec) { // section s0 / sec of n heads (the last may have fewer), n items per row block
+            const int span = k.sec * nmblk, s0 = w / span * k.sec, r = w % span, n = min(k.sec, p.B * p.Hq - s0);
+            bh = s0 + r % n;
+            mb = r / n;
+        } else {
+            bh = w / nmblk;
+            mb = w % nmblk;
+        }
         t.b = bh / p.Hq;
         t.h = bh % p.Hq;
-        t.m0 = sl * bm;
+        t.m0 = (k.rev ? nmblk - 1 - mb : mb) * bm;
     }
     t.hk = t.h / (p.Hq / p.Hk);
     const seq_rows sr = rows_of(p, t.b);
@@ -142,6 +187,18 @@ __device__ __forceinline__ wg_item item_of(const xk_sdpa &p, int w, int nmblk, i
     t.t0 = (int)(jlo / bn);
     t.ntiles = jhi > jlo ? (int)((jhi + bn - 1) / bn) - t.t0 : 0;
     return t;
+}
+
+// The dynamic walk's item index in shared memory (sItem)
+__device__ __forceinline__ void st_shared_s32(uint32_t a, int v)
+{
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(a), "r"(v) : "memory");
+}
+__device__ __forceinline__ int ld_shared_s32(uint32_t a)
+{
+    int v;
+    asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(a) : "memory");
+    return v;
 }
 
 // GEN's bias of a thread's tile elements, added to S in Q K^T units (s + bias / scale).  Element (c, e) of the
@@ -237,7 +294,7 @@ template <typename T, int DP, bool GEN, bool SPLIT>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_fwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                    const __grid_constant__ CUtensorMap tv, const __grid_constant__ CUtensorMap tb, const xk_sdpa p,
-                   int rev, int nmblk, int nwork, int pingpong, int btma)
+                   const wg_walk walk, int pingpong, int btma)
 {
 #if XW_DEVICE
     using C = wg_cfg<DP>;
@@ -245,7 +302,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     extern __shared__ unsigned char smem_raw[];
     const uint32_t sQ = (smem_u32(smem_raw) + 1023u) & ~1023u; // swizzled tiles need 1024-byte alignment
     const uint32_t sK = sQ + C::Q_BYTES, sV = sK + ST * C::KV_BYTES, sBar = sV + ST * C::KV_BYTES;
-    const uint32_t fullQ = sBar, emptyQ = sBar + 8;
+    // Q buffer b (walk.nq of them, v8; item n of a block in buffer n % nq, its phase (n / nq) & 1) at sQ, sB:
+    // full/empty barriers and, for the dynamic walk, the item's index: the producer writes the index it drew
+    // before the item's Q arrives (fullQ), the consumers read it after waiting for that Q (mbarrier arrive/wait
+    // order the write before the read); an index >= nwork, with fullQ arrived on and no Q, ends the block
+#define XW_FULLQ(b) (sBar + ((b) ? 8u * (3 + 6 * ST) : 0u))
+#define XW_EMPTYQ(b) (XW_FULLQ(b) + 8u)
+#define XW_ITEM(b) (sBar + ((b) ? 8u * (5 + 6 * ST) : 8u * (2 + 6 * ST)))
     // btma (GEN only, v7): the bias tiles by TMA into ST stages at sB (launched with SMEM_BIAS), beside K and V
     const uint32_t sB = sBar + 1024;
 #define XW_FULLK(s) (sBar + 8u * (2 + (s)))
@@ -257,8 +320,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int wg = threadIdx.x / 128;
 
     if (threadIdx.x == 0) {
-        mb_init(fullQ, 1);
-        mb_init(emptyQ, 256);
+        for (int b = 0; b < 2; b++) {
+            mb_init(XW_FULLQ(b), 1);
+            mb_init(XW_EMPTYQ(b), 256);
+        }
 #pragma unroll
         for (int s = 0; s < ST; s++) {
             mb_init(XW_FULLK(s), 1);
@@ -277,18 +342,30 @@ __global__ void __launch_bounds__(kThreads, 1)
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
         if (threadIdx.x == 0) {
             int gt = 0;
-            for (int w = blockIdx.x, wi = 0; w < nwork; w += gridDim.x) {
-                const wg_item t = item_of(p, w, nmblk, rev, BM, BN);
+            for (int w = walk.next ? atomicAdd(walk.next, 1) : blockIdx.x, wi = 0;;
+                 w = walk.next ? atomicAdd(walk.next, 1) : w + gridDim.x) {
+                if (!walk.next && w >= walk.nwork)
+                    break;
+                const wg_item t = item_of(p, min(w, walk.nwork - 1), walk, BM, BN);
                 if (t.skip)
                     continue;
-                mb_wait(emptyQ, (wi++ & 1) ^ 1); // the consumers' last Q K^T of the previous item is done
+                const int qs = wi % walk.nq, qph = (wi / walk.nq) & 1;
+                wi++;
+                mb_wait(XW_EMPTYQ(qs), qph ^ 1); // the consumers' last Q K^T of this buffer's last item is done
+                if (walk.next) { // hand the index to the consumers with the Q, or end them all
+                    st_shared_s32(XW_ITEM(qs), w);
+                    if (w >= walk.nwork) {
+                        mb_arrive(XW_FULLQ(qs));
+                        break;
+                    }
+                }
                 // the rows' first tokens and the maps' batch coordinates (a packed side: [1, H, T, D] from 0)
                 const seq_rows sr = rows_of(p, t.b);
                 const int qb = p.off_q.p ? 0 : t.b, kb = p.off_kv.p ? 0 : t.b;
-                mb_expect(fullQ, C::Q_BYTES);
+                mb_expect(XW_FULLQ(qs), C::Q_BYTES);
 #pragma unroll
                 for (int c = 0; c < NB; c++)
-                    tma_load(sQ + c * BM * 128, &tq, fullQ, c * 64, sr.qrow + t.m0, t.h, qb);
+                    tma_load((qs ? sB : sQ) + c * BM * 128, &tq, XW_FULLQ(qs), c * 64, sr.qrow + t.m0, t.h, qb);
                 for (int it = 0; it < t.ntiles; it++, gt++) {
                     const int s = gt % ST, ph = (gt / ST) & 1;
                     mb_wait(XW_EMPTYK(s), ph ^ 1);
@@ -321,7 +398,6 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int g = lane >> 2, t4 = lane & 3;
         const float scale2 = p.scale * kLog2e; // scale > 0 (the engine checks)
         const float inv_scale = 1.0f / p.scale; // bias enters S in Q K^T units: s + bias / scale
-        const uint32_t qbase = sQ + cw * 64 * 128;
         // btma: this lane's row of the bias tile for ldmatrix and its swizzle term (bias_smem)
         const uint32_t brow = (uint32_t)(cw * 64 + warp * 16 + (lane & 7) + 8 * ((lane >> 3) & 1)) * 128u,
                        bx = (uint32_t)((lane >> 4) ^ (lane & 7));
@@ -341,11 +417,20 @@ __global__ void __launch_bounds__(kThreads, 1)
         float s[NS], o[OC][ON / 2];
         uint32_t pf[BN / 16][4], pl[SPLIT ? BN / 16 : 1][4]; // pl: P's residual below pf (SPLIT only)
         int gt = 0; // ring position
-        for (int w = blockIdx.x, wi = -1; w < nwork; w += gridDim.x) {
-            const wg_item t = item_of(p, w, nmblk, rev, BM, BN);
+        for (int w = blockIdx.x, wi = -1;; w += gridDim.x) {
+            if (walk.next) { // the item the producer drew comes with its Q
+                const int n = wi + 1;
+                mb_wait(XW_FULLQ(n % walk.nq), (n / walk.nq) & 1);
+                w = ld_shared_s32(XW_ITEM(n % walk.nq));
+            }
+            if (w >= walk.nwork)
+                break;
+            const wg_item t = item_of(p, w, walk, BM, BN);
             if (t.skip)
                 continue;
-            wi++; // the items this block has taken (the parity of the Q barriers)
+            wi++; // the items this block has taken (the Q buffer and its barriers' parity)
+            const int qs = wi % walk.nq, qph = (wi / walk.nq) & 1;
+            const uint32_t qbase = (qs ? sB : sQ) + cw * 64 * 128;
             const int wrow0 = t.m0 + cw * 64;         // this warpgroup's first row
             const int row0 = wrow0 + warp * 16 + g; // this thread's rows: row0, row0 + 8
             int klo[2], khi[2];                       // the keys they see: [klo, khi]
@@ -479,7 +564,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                     keep(pl);
             };
 
-            mb_wait(fullQ, wi & 1);
+            mb_wait(XW_FULLQ(qs), qph);
             if (t.ntiles > 0) {
                 float corr[2];
                 mb_wait(XW_FULLK(gt % ST), (gt / ST) & 1);
@@ -538,7 +623,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                             o[c][i] *= corr[(i >> 1) & 1];
                     pack_p();
                 }
-                mb_arrive(emptyQ); // every Q K^T of this item is done: the producer may load the next Q
+                mb_arrive(XW_EMPTYQ(qs)); // every Q K^T of this item is done: the buffer may take another Q
                 const int lt = gt + t.ntiles - 1, ls = lt % ST;
                 mb_wait(XW_FULLV(ls), (lt / ST) & 1);
                 my_turn();
@@ -558,7 +643,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 mb_arrive(XW_EMPTYV(ls));
                 gt += t.ntiles;
             } else {
-                mb_arrive(emptyQ);
+                mb_arrive(XW_EMPTYQ(qs));
             }
 
             // normalize and store: thread rows row0, row0 + 8; accumulator i of chunk c holds column
@@ -604,6 +689,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (cw == 0)
             my_turn(); // the other consumer's last hand-over
     }
+#undef XW_FULLQ
+#undef XW_EMPTYQ
+#undef XW_ITEM
 #undef XW_FULLK
 #undef XW_FULLV
 #undef XW_EMPTYK
@@ -619,15 +707,20 @@ __global__ void __launch_bounds__(kThreads, 1)
 // XDNN_SDPA_WGMMA_PERSISTENT=0 launches one block per work item instead of one per SM (for bisecting; measured
 // on the H100, ping-pong gains 5-12%, the persistent grid 2-12% without a causal mask).
 // XDNN_SDPA_WGMMA_BIAS_TMA=0 keeps v6's per-element global bias loads for every bias (A/B of v7).
+// XDNN_SDPA_WGMMA_CAUSAL (v8), a band open on one side (causal) with dense q: 0 one block per item, (b, h) major
+// (v7); 1 one block per item in longest-first sections (item_of's sec); 2 (the default) a persistent grid that
+// draws the items in that order from a counter in the workspace (PERSISTENT=0 makes 2 into 1).
+// XDNN_SDPA_WGMMA_QBUF=1 keeps one Q buffer on the persistent grid (v8: two where shared memory allows).
 struct knobs {
-    int pingpong, persistent, sms, bias_tma, smem;
+    int pingpong, persistent, sms, bias_tma, smem, causal, qbuf;
 };
 knobs knobs_of()
 {
-    static knobs k = {-1, -1, 0, 0, 0};
+    static knobs k = {-1, -1, 0, 0, 0, 2, 2};
     if (k.pingpong < 0) {
         const char *pp = getenv("XDNN_SDPA_WGMMA_PINGPONG"), *pe = getenv("XDNN_SDPA_WGMMA_PERSISTENT"),
-                   *bt = getenv("XDNN_SDPA_WGMMA_BIAS_TMA");
+                   *bt = getenv("XDNN_SDPA_WGMMA_BIAS_TMA"), *ca = getenv("XDNN_SDPA_WGMMA_CAUSAL"),
+                   *qb = getenv("XDNN_SDPA_WGMMA_QBUF");
         int dev = 0, sms = 0, smem = 0;
         if (cudaGetDevice(&dev) != cudaSuccess ||
             cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
@@ -638,6 +731,10 @@ knobs knobs_of()
         k.persistent = sms > 0 && !(pe && pe[0] == '0');
         k.pingpong = !(pp && pp[0] == '0');
         k.bias_tma = !(bt && bt[0] == '0');
+        k.causal = ca && ca[0] >= '0' && ca[0] <= '2' ? ca[0] - '0' : 2;
+        if (!k.persistent && k.causal == 2)
+            k.causal = 1;
+        k.qbuf = qb && qb[0] == '1' ? 1 : 2;
     }
     return k;
 }
@@ -658,21 +755,12 @@ template <int DP> bool bias_map(CUtensorMap *m, const xk_sdpa &p, const knobs &k
 }
 
 template <typename T, int DP, bool GEN, bool SPLIT>
-cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], cudaStream_t s)
+cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, cudaStream_t s)
 {
     using C = wg_cfg<DP>;
     const knobs k = knobs_of();
     CUtensorMap tb;
     const bool btma = GEN && C::BT && bias_map<DP>(&tb, p, k);
-    const int smem = btma ? C::SMEM_BIAS : C::SMEM;
-    static int opted = 0; // the dynamic shared memory this instantiation may use so far
-    if (opted < smem) {
-        cudaError_t e =
-            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN, SPLIT>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-        if (e != cudaSuccess)
-            return e;
-        opted = smem;
-    }
     const bool bf = p.q.dtype == XK_BF16;
     // a packed side is one batch of T rows (st: the engine's [0, head, token, 1] strides)
     const int64_t bq = p.off_q.p ? 1 : p.B, bkv = p.off_kv.p ? 1 : p.B;
@@ -683,34 +771,65 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], cudaStream_t s)
         return cudaErrorInvalidValue;
     if (!btma)
         tb = tq; // not read
-    // Items of one length (no band, or a band bounded on both sides) suit the persistent grid's static walk;
-    // a band open on one side gives items of every length, which the hardware's block scheduler balances
-    // better, longest first (rev: a causal-like band, longest at the end).
+    // Items of one length (no band, or a band bounded on both sides) suit the persistent grid's static walk.
+    // A band open on one side gives items of every length (rev: a causal-like band, longest at the end): v8
+    // orders them longest first in L2-sized sections of heads (item_of's sec) and, by default, a persistent grid
+    // draws them from a counter (walk.next), each SM taking the next item as it frees, as the hardware's block
+    // scheduler would, without a block's prologue per item and with the next item's Q and K/V loaded while the
+    // consumers finish.  Ragged q keeps v7's one block per item.
     const bool uniform = (p.left < 0) == (p.right < 0);
-    const int rev = p.right >= 0 && p.left < 0;
+    wg_walk walk;
+    walk.rev = p.right >= 0 && p.left < 0;
     // ragged q: T / BM + B slots per head (slot_seq), the empty ones passed over
     const int64_t nmblk = p.off_q.p ? (int64_t)p.Sq / C::BM + p.B : (p.Sq + C::BM - 1) / C::BM;
     const int64_t nwork = nmblk * (p.off_q.p ? 1 : p.B) * p.Hq;
     if (nwork > INT32_MAX)
         return cudaErrorInvalidValue;
-    // (H100: causal b4h16s4096d128 0.511 ms with one block per item, 0.520 persistent; non-causal 0.906 / 0.888,
-    // b16h16s1024d64 0.212 / 0.185)
-    const int grid = k.persistent && uniform && nwork > k.sms ? k.sms : (int)nwork;
-    sdpa_fwd_wgmma<T, DP, GEN, SPLIT><<<grid, kThreads, smem, s>>>(tq, tk, tv, tb, p, rev, (int)nmblk, (int)nwork,
-                                                                          k.pingpong, btma);
+    walk.nmblk = (int)nmblk, walk.nwork = (int)nwork, walk.sec = 0, walk.next = NULL;
+    const int mode = uniform || p.off_q.p ? 0 : k.causal;
+    if (mode >= 1) { // sections: as many kv heads' K and V as fit in 32 MB of L2 (a power of 2), their q heads
+        const int64_t kv_bytes = (int64_t)p.Skv * (p.D + p.Dv) * 2;
+        int64_t sec = 1;
+        while (sec * 2 * kv_bytes <= (32 << 20))
+            sec *= 2;
+        sec *= p.Hq / p.Hk;
+        walk.sec = (int)(sec < (int64_t)p.B * p.Hq ? sec : (int64_t)p.B * p.Hq);
+    }
+    if (mode == 2 && sched && nwork > k.sms) { // a zeroed counter for this launch (the engine's workspace)
+        cudaError_t e = cudaMemsetAsync(sched, 0, sizeof(int), s);
+        if (e != cudaSuccess)
+            return e;
+        walk.next = sched;
+    }
+    // (H100, v7: causal b4h16s4096d128 0.511 ms with one block per item, 0.520 with the static persistent walk;
+    // non-causal 0.906 / 0.888, b16h16s1024d64 0.212 / 0.185)
+    const int grid = k.persistent && (uniform || walk.next) && nwork > k.sms ? k.sms : (int)nwork;
+    // two Q buffers where a block takes several items and the bias tiles do not hold the room
+    walk.nq = grid < nwork && !btma && k.qbuf == 2 && C::SMEM_Q2 <= k.smem ? 2 : 1;
+    const int smem = walk.nq == 2 ? C::SMEM_Q2 : btma ? C::SMEM_BIAS : C::SMEM;
+    static int opted = 0; // the dynamic shared memory this instantiation may use so far
+    if (opted < smem) {
+        cudaError_t e =
+            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN, SPLIT>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+        if (e != cudaSuccess)
+            return e;
+        opted = smem;
+    }
+    sdpa_fwd_wgmma<T, DP, GEN, SPLIT><<<grid, kThreads, smem, s>>>(tq, tk, tv, tb, p, walk, k.pingpong, btma);
     return cudaGetLastError();
 }
 
-template <typename T, bool SPLIT> cudaError_t launch_t(const xk_sdpa &p, const int64_t (*st)[4], cudaStream_t s)
+template <typename T, bool SPLIT>
+cudaError_t launch_t(const xk_sdpa &p, const int64_t (*st)[4], int *sched, cudaStream_t s)
 {
     const int d = p.D > p.Dv ? p.D : p.Dv;
     if (p.bias.p || p.drop_threshold)
-        return d <= 64    ? launch_wg<T, 64, true, SPLIT>(p, st, s)
-               : d <= 128 ? launch_wg<T, 128, true, SPLIT>(p, st, s)
-                          : launch_wg<T, 256, true, SPLIT>(p, st, s);
-    return d <= 64    ? launch_wg<T, 64, false, SPLIT>(p, st, s)
-           : d <= 128 ? launch_wg<T, 128, false, SPLIT>(p, st, s)
-                      : launch_wg<T, 256, false, SPLIT>(p, st, s);
+        return d <= 64    ? launch_wg<T, 64, true, SPLIT>(p, st, sched, s)
+               : d <= 128 ? launch_wg<T, 128, true, SPLIT>(p, st, sched, s)
+                          : launch_wg<T, 256, true, SPLIT>(p, st, sched, s);
+    return d <= 64    ? launch_wg<T, 64, false, SPLIT>(p, st, sched, s)
+           : d <= 128 ? launch_wg<T, 128, false, SPLIT>(p, st, sched, s)
+                      : launch_wg<T, 256, false, SPLIT>(p, st, sched, s);
 }
 
 } // namespace
@@ -729,7 +848,7 @@ extern "C" int xk_sdpa_fwd_wgmma_smem(int D)
     return D <= 64 ? wg_cfg<64>::SMEM : D <= 128 ? wg_cfg<128>::SMEM : D <= 256 ? wg_cfg<256>::SMEM : 1 << 30;
 }
 
-extern "C" int xk_sdpa_fwd_wgmma(const xk_sdpa *p, const int64_t (*qkv_st)[4], void *stream)
+extern "C" int xk_sdpa_fwd_wgmma(const xk_sdpa *p, const int64_t (*qkv_st)[4], int *sched, void *stream)
 {
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if ((int64_t)p->B * p->Hq * p->Sq == 0)
@@ -740,7 +859,7 @@ extern "C" int xk_sdpa_fwd_wgmma(const xk_sdpa *p, const int64_t (*qkv_st)[4], v
     if ((f32o && (uintptr_t)p->o.p % 8 != 0) || (!f32o && p->o.dtype != p->q.dtype))
         return (int)cudaErrorInvalidValue;
     const bool bf = p->q.dtype == XK_BF16;
-    cudaError_t e = f32o ? (bf ? launch_t<__nv_bfloat16, true>(*p, qkv_st, s) : launch_t<__half, true>(*p, qkv_st, s))
-                         : (bf ? launch_t<__nv_bfloat16, false>(*p, qkv_st, s) : launch_t<__half, false>(*p, qkv_st, s));
+    cudaError_t e = f32o ? (bf ? launch_t<__nv_bfloat16, true>(*p, qkv_st, sched, s) : launch_t<__half, true>(*p, qkv_st, sched, s))
+                         : (bf ? launch_t<__nv_bfloat16, false>(*p, qkv_st, sched, s) : launch_t<__half, false>(*p, qkv_st, sched, s));
     return (int)e;
 }

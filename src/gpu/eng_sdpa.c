@@ -484,6 +484,9 @@ static double bwd_flash_cost(const gplan *pl, const gpart *p, const gpu_device *
 static double bwd_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 3.0); }
 
 static size_t no_ws(const gplan *pl, const gpart *p, const gpu_device *dev) { return 0; }
+/* sdpa_flash_wgmma: one int, the counter its persistent grid draws a causal-like band's work items from (zeroed
+ * by each launch in its stream, so concurrent executes each need their own: the workspace is per execute) */
+static size_t wgmma_ws(const gplan *pl, const gpart *p, const gpu_device *dev) { return 256 + sizeof(int); }
 static size_t bwd_ws_kind(const gplan *pl, const gpart *p, sdpa_kind kind)
 {
     xk_sdpa kp;
@@ -583,7 +586,9 @@ static xdnn_status sdpa_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags
         rc = xk_sdpa_fwd_tf32(&k, s);
         call = "xk_sdpa_fwd_tf32";
     } else if (sp->wgmma) {
-        rc = xk_sdpa_fwd_wgmma(&k, (const int64_t(*)[4])sp->qkv_st, s);
+        /* the persistent causal grid's work counter (wgmma_ws) */
+        int *sched = (int *)(void *)(((uintptr_t)(c->ws + p->ws_offset) + 255) & ~(uintptr_t)255);
+        rc = xk_sdpa_fwd_wgmma(&k, (const int64_t(*)[4])sp->qkv_st, sched, s);
         call = "xk_sdpa_fwd_wgmma";
     } else if (sp->kind == SDPA_K_MMA) {
         rc = xk_sdpa_fwd_mma(&k, s);
@@ -611,7 +616,7 @@ const gpu_engine gpu_engine_sdpa_flash_wgmma = {
     .name = "sdpa_flash_wgmma",
     .summary = "attention forward on Hopper (sm_90a: TMA + wgmma, warp-specialized), f16/bf16 (o also f32), "
                "D, Dv <= 256, every mask, GQA",
-    .supports = wgmma_supports, .cost = wgmma_cost, .workspace = no_ws,
+    .supports = wgmma_supports, .cost = wgmma_cost, .workspace = wgmma_ws,
     .build = wgmma_build, .execute = sdpa_execute, .release = sdpa_release, .detail = sdpa_detail,
 };
 const gpu_engine gpu_engine_sdpa_flash = {

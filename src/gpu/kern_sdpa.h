@@ -65,10 +65,12 @@ int xk_sdpa_bwd_mma(const xk_sdpa *p, void *stream);   /* q, k, v, do f16/bf16 (
  * mask (window/causal, seq lens, bias, dropout), ragged off_q / off_kv.
  * qkv_st: the element strides of q, k, v as stored ([B, H, S, D]; a packed
  * side [0, head, token, 1]; TMA needs them in 16-byte multiples, rows
- * contiguous).  _built: 1 when the sm_90a code is in
+ * contiguous).  sched: one int of device memory the launch may zero and
+ * use as its work counter (a causal-like band's persistent grid; NULL: one
+ * block per work item there).  _built: 1 when the sm_90a code is in
  * this build; _smem: bytes of shared memory per block for head dim
  * max(D, Dv). */
-int xk_sdpa_fwd_wgmma(const xk_sdpa *p, const int64_t (*qkv_st)[4], void *stream);
+int xk_sdpa_fwd_wgmma(const xk_sdpa *p, const int64_t (*qkv_st)[4], int *sched, void *stream);
 /* Whether the Hopper forward can load p's bias tile by TMA (its v7; else the
  * per-element loads of v6): the bias in q's dtype, keys contiguous, rows not
  * broadcast, 16-byte strides, dense (not ragged) sequences, max(D, Dv) <= 128.

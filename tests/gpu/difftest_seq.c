@@ -298,6 +298,24 @@ static void sdpa_cases_wgmma_masks(void)
         }
 }
 
+/* The forward on sdpa_flash_wgmma over n shapes, each with `per` of the nso options in turn (shape si takes
+ * options si * per .. si * per + per - 1, mod nso; --quick: the (si % per)-th of them), f16 and bf16 and bhsd and
+ * bshd taking turns, and with an f32 o (the SPLIT kernel) on every o32_mod-th. */
+static void sdpa_sweep_opts(const sshape *shapes, int n, const sopt *so, int nso, int per, int o32_mod)
+{
+    static const char *const half[] = {"f16", "bf16"};
+    for (int si = 0; si < n; si++)
+        for (int k = 0; k < per; k++) {
+            if (opts.quick && k != si % per)
+                continue;
+            const sopt *o = &so[(si * per + k) % nso];
+            const char *dt = half[(si + k) % 2], *lay = (si + k) % 3 == 1 ? " @bshd" : "";
+            sdpa_case2(&shapes[si], o, dt, lay, "sdpa_flash_wgmma", NULL, false, false);
+            if ((si + k) % o32_mod == 0)
+                sdpa_case2(&shapes[si], o, dt, lay, "sdpa_flash_wgmma", NULL, true, false);
+        }
+}
+
 /* v8 (2026-11-24, issue 10): the Hopper forward's bias by TMA (kernel v7: a
  * bias in q's dtype with keys contiguous and rows 16-byte aligned, Skv % 8
  * == 0 here), every broadcast shape ([Sq, Skv], [1, 1, Sq, Skv], [1, Hq, Sq,
@@ -325,17 +343,7 @@ static void sdpa_cases_wgmma_biastma(void)
         {1, 8, 2, 257, 392, 128, 128}, {3, 2, 2, 1, 88, 128, 128},    {1, 4, 4, 300, 8, 64, 64},
         {4, 40, 8, 200, 304, 64, 64},  {2, 36, 6, 136, 128, 128, 128}, {1, 2, 2, 100, 144, 192, 128},
     };
-    static const char *const half[] = {"f16", "bf16"};
-    const int n = (int)(sizeof shapes / sizeof shapes[0]);
-    for (int si = 0; si < n; si++)
-        for (int oi = 0; oi < BT_NSOPTS; oi++) {
-            if (opts.quick && oi != si % BT_NSOPTS)
-                continue;
-            const char *dt = half[(si + oi) % 2], *lay = (si + oi) % 3 == 1 ? " @bshd" : "";
-            sdpa_case2(&shapes[si], &bt_sopts[oi], dt, lay, "sdpa_flash_wgmma", NULL, false, false);
-            if ((si + oi) % 4 == 0) /* f32 o: the SPLIT kernel */
-                sdpa_case2(&shapes[si], &bt_sopts[oi], dt, lay, "sdpa_flash_wgmma", NULL, true, false);
-        }
+    sdpa_sweep_opts(shapes, (int)(sizeof shapes / sizeof shapes[0]), bt_sopts, BT_NSOPTS, BT_NSOPTS, 4);
 }
 
 /* v7 (2026-11-24): the Hopper forward with an f32 o (the SPLIT kernel: P as
@@ -370,6 +378,33 @@ static void sdpa_cases_wgmma_o32(void)
         for (int oi = 0; oi < 2; oi++)
             sdpa_case2(&bwd[si], &sopts[oi], half[(si + oi) % 2], "", "sdpa_flash_wgmma", "sdpa_bwd_wgmma", false,
                        false); /* o: an f32 intermediate, now the forward's own */
+}
+
+/* Session 9 (2026-11-24, issue 10, kernel v8): a band open on one side (causal both alignments, window [L, -1] and
+ * [-1, R], seq lens with causal) on sdpa_flash_wgmma's persistent grid drawing its items from a counter, every
+ * shape with more work items (row blocks x B x Hq) than an H100's 132 SMs, so each block takes several items of
+ * different lengths: Sq, Skv prime or off the tiles, Sq > Skv (bottom-right rows that see no key) and Sq < Skv,
+ * GQA 1, 4, 8, 32, D = Dv 64, 128, 256, f16 and bf16, bhsd and bshd, 16-bit and f32 o, a bias beside causal.
+ * (The section order itself also runs on the small shapes of the sweeps above, with one block per item.)  Ids
+ * "sdpa/sdpa_flash_wgmma/lpt-...". */
+static const sopt causal_sopts[] = {
+    {"lpt-causal", ", causal=true", 0, false},
+    {"lpt-causal-br", ", causal=true, align=\"bottom_right\"", 0, false},
+    {"lpt-window100-1", ", window=[100, -1]", 0, false},
+    {"lpt-window-1+3-br", ", window=[-1, 3], align=\"bottom_right\"", 0, false},
+    {"lpt-seqlens-causal-br", ", causal=true, align=\"bottom_right\"", 0, true},
+    {"lpt-bias-1hss+causal", ", causal=true", 3, false},
+};
+enum { CA_NSOPTS = sizeof causal_sopts / sizeof causal_sopts[0] };
+
+static void sdpa_cases_wgmma_causal(void)
+{
+    static const sshape shapes[] = {
+        {2, 32, 8, 263, 263, 128, 128}, {1, 64, 2, 389, 131, 64, 64},  {2, 48, 48, 131, 509, 64, 64},
+        {3, 32, 1, 131, 200, 256, 256}, {4, 40, 8, 300, 200, 64, 64},  {1, 12, 4, 1543, 1543, 64, 64},
+        {2, 36, 9, 257, 300, 128, 128}, {5, 29, 29, 137, 137, 128, 128},
+    };
+    sdpa_sweep_opts(shapes, (int)(sizeof shapes / sizeof shapes[0]), causal_sopts, CA_NSOPTS, 3, 5);
 }
 
 /* v4 (2026-11-24): the Hopper backward (sdpa_bwd_wgmma, forward on
@@ -933,8 +968,9 @@ static void bench_cases(void)
         bool bwd;
     } shapes[] = {
         {4, 16, 16, 4096, 128, true}, {4, 16, 16, 4096, 64, true}, {16, 16, 16, 1024, 64, true},
-        {1, 32, 32, 16384, 128}, {2, 8, 8, 4096, 40, true}, {4, 16, 16, 4096, 80, true},
+        {1, 32, 32, 16384, 128, false}, {2, 8, 8, 4096, 40, true}, {4, 16, 16, 4096, 80, true},
         {4, 16, 16, 4096, 256, true}, {1, 32, 8, 4096, 128, true},
+        {2, 32, 8, 4096, 128, false}, /* the Llama-3-8B block's attention (graphs/llama_block_train.dnn at B = 2) */
     };
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
         for (int causal = 0; causal <= 1; causal++)
@@ -1285,7 +1321,9 @@ int main(int argc, char **argv)
     } else {
         sdpa_cases();
         rnn_cases();
-        /* the cases added since (session 9) last: seeds come from the case count, older cases keep their inputs */
+        /* the cases added since (session 9) last, in the order they were added: seeds come from the case
+         * count, so the older cases keep their inputs */
+        sdpa_cases_wgmma_causal();
         sdpa_cases_bwd_wide();
         sdpa_cases_ragged_wide();
     }
