@@ -12,10 +12,14 @@
 //
 // CTA tile bm x bn of dW (128 x 128, or 64 x 256 for K <= 64: K = 64 fills it), 3 warpgroups:
 //   warpgroup 0, the producer (setmaxnreg down to 80): each thread owns chunk column cc = t % 16 of rows
-//     t / 16 + 8 i of a slice; the row's (n, p, q) is divided out once (multiply-high) and serves its dY chunk
-//     and its X chunks, whose taps are fixed per CTA (the j tile does not move).  16-byte cp.async, zero-filled
-//     (src-size 0) past M, K, R*S*C and in the padding; copies of LAG slices stay in flight per thread, then
-//     it fences them into the async proxy and arrives on the slice's "full" mbarrier (128 arrivals).
+//     t / 16 + 8 i of a slice; the row's (n, p, q) is divided out once (multiply-high) and serves its X chunks,
+//     whose taps are fixed per CTA (the j tile does not move), and its dY chunk.  16-byte cp.async,
+//     zero-filled (src-size 0) past M, K, R*S*C and in the padding; copies of LAG slices stay in flight per
+//     thread, then it fences them into the async proxy and arrives on the slice's "full" mbarrier.  When dY
+//     is a plain [M, K] matrix (NHWC, packed pixels) its tiles come by TMA instead (thread 0: one box of
+//     64 x 64 per 64 filters, zeros past M and K, completing on the same barrier): cp.async's requests in
+//     flight per SM bound what the gather streams (session 9, call 1: ~32 KB a microsecond an SM, 250
+//     TFLOP/s), and the bulk copy takes half of them off it.  "full" counts 128 thread arrivals (+ 1 with TMA).
 //   warpgroups 1 and 2, the consumers (setmaxnreg up to 208): a 64 x 128 quarter or half each (the two
 //     64-filter halves of a 128 x 128 tile, or the two 128-column halves of a 64 x 256 one), wgmma m64n128k16
 //     from shared memory, 4 k-steps a slice, one slice's group in flight; "empty" (256 arrivals) hands a
@@ -30,6 +34,9 @@
 
 #include "gpu/kern_conv_wgrad_wgmma.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 namespace {
 
 struct kwx_geom {
@@ -38,6 +45,7 @@ struct kwx_geom {
     int xN, xH, xW; // x strides (elements); channel stride 1
     int yN, yP, yQ; // dy strides; channel stride 1
     int M, J, slices, per; // N*P*Q, R*S*C, KWX_BK-row slices, slices per split
+    int tma;               // dY's tiles by TMA (dY a plain [M, K] matrix), else by the producer's cp.async
     kfdiv dPQ, dQ;
 };
 
@@ -92,7 +100,8 @@ KWX_TT(__half, "f16")
 
 template <typename T, int BM>
 __global__ void __launch_bounds__(kwxThreads, 1)
-    kwx_kernel(const kwx_geom g, const T *__restrict__ x, const T *__restrict__ dy, float *__restrict__ ws)
+    kwx_kernel(const __grid_constant__ CUtensorMap tdy, const kwx_geom g, const T *__restrict__ x,
+               const T *__restrict__ dy, float *__restrict__ ws)
 {
 #if XW_DEVICE
     using C = kwx_cfg<BM>;
@@ -109,7 +118,7 @@ __global__ void __launch_bounds__(kwxThreads, 1)
     if (threadIdx.x == 0) {
 #pragma unroll
         for (int s = 0; s < ST; s++) {
-            mb_init(KWX_FULL(s), 128);
+            mb_init(KWX_FULL(s), 128 + (g.tma ? 1 : 0));
             mb_init(KWX_EMPTY(s), 256);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -141,6 +150,12 @@ __global__ void __launch_bounds__(kwxThreads, 1)
             mb_wait(KWX_EMPTY(st), ((kt / ST) & 1) ^ 1);
             const uint32_t sA = sbase + st * C::STAGE, sB = sA + C::A_BYTES;
             const int mrow0 = (sl0 + kt) * KWX_BK + r0;
+            if (g.tma && t == 0) {
+                mb_expect(KWX_FULL(st), (uint32_t)C::A_BYTES);
+#pragma unroll
+                for (int a = 0; a < BM / 64; a++)
+                    tma_load(sA + a * BLK, &tdy, KWX_FULL(st), bm + a * 64, (sl0 + kt) * KWX_BK, 0, 0);
+            }
 #pragma unroll
             for (int i = 0; i < 8; i++) {
                 const int m = mrow0 + 8 * i, row = r0 + 8 * i;
@@ -148,7 +163,7 @@ __global__ void __launch_bounds__(kwxThreads, 1)
                 const uint32_t mm = v ? (uint32_t)m : 0u;
                 const uint32_t n = kfdiv_div(mm, g.dPQ), rem = mm - n * g.dPQ.d;
                 const uint32_t p = kfdiv_div(rem, g.dQ), q = rem - p * g.dQ.d;
-                if (BM == KWX_BM_BIG || (i & 1) == (cc >> 3)) {
+                if (!g.tma && (BM == KWX_BM_BIG || (i & 1) == (cc >> 3))) {
                     const bool va = v && aval;
                     const T *src = va ? dy + ((int)n * g.yN + (int)p * g.yP + (int)q * g.yQ + ka) : dy;
                     cpa16(sA + row * 128 + aoff, src, va);
@@ -247,8 +262,8 @@ __global__ void __launch_bounds__(256) kwx_reduce(const float *__restrict__ ws, 
     }
 }
 
-template <typename T, int BM> int launch(const kwx_geom &g, const void *x, const void *dy, float *ws, int splits,
-                                         cudaStream_t s)
+template <typename T, int BM> int launch(const CUtensorMap &tdy, const kwx_geom &g, const void *x, const void *dy,
+                                         float *ws, int splits, cudaStream_t s)
 {
     typedef kwx_cfg<BM> cf;
     static bool attr_set = false; // the attribute is per function, set once per process
@@ -259,15 +274,16 @@ template <typename T, int BM> int launch(const kwx_geom &g, const void *x, const
         attr_set = true;
     }
     dim3 grid((unsigned)((g.J + cf::BN - 1) / cf::BN), (unsigned)((g.K + BM - 1) / BM), (unsigned)splits);
-    kwx_kernel<T, BM><<<grid, kwxThreads, cf::SMEM, s>>>(g, static_cast<const T *>(x), static_cast<const T *>(dy), ws);
+    kwx_kernel<T, BM><<<grid, kwxThreads, cf::SMEM, s>>>(tdy, g, static_cast<const T *>(x), static_cast<const T *>(dy),
+                                                          ws);
     return (int)cudaGetLastError();
 }
 
-template <typename T> int launch_t(const kwx_geom &g, const void *x, const void *dy, float *ws, int bm, int splits,
-                                   cudaStream_t s)
+template <typename T> int launch_t(const CUtensorMap &tdy, const kwx_geom &g, const void *x, const void *dy, float *ws,
+                                   int bm, int splits, cudaStream_t s)
 {
-    return bm == KWX_BM_SMALL ? launch<T, KWX_BM_SMALL>(g, x, dy, ws, splits, s)
-                              : launch<T, KWX_BM_BIG>(g, x, dy, ws, splits, s);
+    return bm == KWX_BM_SMALL ? launch<T, KWX_BM_SMALL>(tdy, g, x, dy, ws, splits, s)
+                              : launch<T, KWX_BM_BIG>(tdy, g, x, dy, ws, splits, s);
 }
 
 } // namespace
@@ -313,9 +329,20 @@ extern "C" int kconv_wgrad_wgmma(const kconv_params *p, const void *x, void *dw,
         splits = g.slices;
     g.per = (g.slices + splits - 1) / splits;
     splits = (g.slices + g.per - 1) / g.per; // none empty
+    // dY by TMA when its pixels are packed rows of one stride (a [M, K] matrix); XDNN_WGRAD_NO_TMA=1 keeps
+    // the cp.async path (the A/B of session 9)
+    CUtensorMap tdy;
+    memset(&tdy, 0, sizeof tdy);
+    const char *no_tma = getenv("XDNN_WGRAD_NO_TMA");
+    const int64_t rs = p->sy[4];
+    g.tma = !(no_tma && *no_tma == '1') && p->sy[3] == Q * rs && p->sy[0] == P * p->sy[3];
+    if (g.tma) {
+        const int64_t dims[4] = {1, 1, g.M, g.K}, st[4] = {0, 0, rs, 1};
+        g.tma = make_map(&tdy, dy, p->dt_x == KDT_BF16, dims, st, KWX_BK);
+    }
     cudaStream_t s = (cudaStream_t)stream;
-    int e = p->dt_x == KDT_BF16 ? launch_t<__nv_bfloat16>(g, x, dy, ws, bm, splits, s)
-                                : launch_t<__half>(g, x, dy, ws, bm, splits, s);
+    int e = p->dt_x == KDT_BF16 ? launch_t<__nv_bfloat16>(tdy, g, x, dy, ws, bm, splits, s)
+                                : launch_t<__half>(tdy, g, x, dy, ws, bm, splits, s);
     if (e)
         return e;
     const int64_t total = (int64_t)g.K * g.J / 4;

@@ -68,22 +68,24 @@ bool gpu_conv_wgrad_wgmma_check(const ggraph *g, const gconv_problem *cp, const 
 }
 
 /* The model behind the splits and the cost, per CTA tile (bm x bn x one
- * 64-row slice = 2 MFLOP): T_SLICE us on one SM, T_FILL us to fill the ring
- * and store the tile; the partials written and read once at BW bytes/us, and
- * T_LAUNCH for the two launches.  NOT YET FITTED: the fprop kernel's rates
- * (~450-600 TFLOP/s device-wide); bench/RESULTS-conv.md (session 9) has the
- * measurement this must be fitted to. */
-#define GWX_T_SLICE 0.46
+ * 64-row slice = 2 MFLOP): T_SLICE us on one SM (the 64 x 256 tile's 40 KB
+ * of gathered rows took twice the 128 x 128 tile's 32 KB: session 9, call 1,
+ * dY by cp.async: 2.05 and 1.03 us; PROVISIONAL for dY by TMA: 0.6),
+ * T_FILL us to fill the ring and store the tile; the partials written and
+ * read once at BW bytes/us, and T_LAUNCH for the two launches. */
+#define GWX_T_SLICE_BIG 0.6
+#define GWX_T_SLICE_SMALL 2.0
 #define GWX_T_FILL 2.0
 #define GWX_BW 2.5e6
 #define GWX_T_LAUNCH 6.0
 
-static double model_us(const kconv_params *k, int64_t tiles, int64_t slices, int64_t s, int sms)
+static double model_us(const kconv_params *k, int bm, int64_t tiles, int64_t slices, int64_t s, int sms)
 {
+    const double t_slice = bm == KWX_BM_SMALL ? GWX_T_SLICE_SMALL : GWX_T_SLICE_BIG;
     const int64_t per = (slices + s - 1) / s, n = (slices + per - 1) / per; /* normalised: none empty */
     const int64_t waves = (tiles * n + sms - 1) / sms;
     const double J = (double)(k->C * k->win[1] * k->win[2]);
-    return (double)waves * ((double)per * GWX_T_SLICE + GWX_T_FILL) + (double)n * (double)k->K * J * 8.0 / GWX_BW +
+    return (double)waves * ((double)per * t_slice + GWX_T_FILL) + (double)n * (double)k->K * J * 8.0 / GWX_BW +
            GWX_T_LAUNCH;
 }
 
@@ -102,10 +104,10 @@ void gpu_conv_wgrad_wgmma_plan(const kconv_params *k, int sm_count, gwx_plan *ou
     if (out->slices < 1)
         out->slices = 1;
     int64_t best = 1;
-    double best_us = model_us(k, out->tiles, out->slices, 1, sms);
+    double best_us = model_us(k, out->bm, out->tiles, out->slices, 1, sms);
     const int64_t most = out->slices < 1024 ? out->slices : 1024;
     for (int64_t s = 2; s <= most; s++) {
-        const double us = model_us(k, out->tiles, out->slices, s, sms);
+        const double us = model_us(k, out->bm, out->tiles, out->slices, s, sms);
         if (us < best_us * 0.995) { /* a split more only for a clear gain: fewer partials */
             best = s;
             best_us = us;
@@ -118,7 +120,7 @@ void gpu_conv_wgrad_wgmma_plan(const kconv_params *k, int sm_count, gwx_plan *ou
             best = 1;
         if (best > out->slices)
             best = out->slices;
-        best_us = model_us(k, out->tiles, out->slices, best, sms);
+        best_us = model_us(k, out->bm, out->tiles, out->slices, best, sms);
     }
     const int64_t per = (out->slices + best - 1) / best;
     out->splits = (int)((out->slices + per - 1) / per);
