@@ -68,13 +68,18 @@ bool gpu_conv_wgrad_wgmma_check(const ggraph *g, const gconv_problem *cp, const 
 }
 
 /* The model behind the splits and the cost, per CTA tile (bm x bn x one
- * 64-row slice = 2 MFLOP): T_SLICE us on one SM (the 64 x 256 tile's 40 KB
- * of gathered rows took twice the 128 x 128 tile's 32 KB: session 9, call 1,
- * dY by cp.async: 2.05 and 1.03 us; PROVISIONAL for dY by TMA: 0.6),
- * T_FILL us to fill the ring and store the tile; the partials written and
- * read once at BW bytes/us, and T_LAUNCH for the two launches. */
-#define GWX_T_SLICE_BIG 0.6
-#define GWX_T_SLICE_SMALL 2.0
+ * 64-row slice = 2 MFLOP): T_SLICE us on one SM, T_FILL us to fill the ring
+ * and store the tile; the partials written and read once at BW bytes/us, and
+ * T_LAUNCH for the two launches.  T_SLICE fitted on the H100 (session 9,
+ * call 2, dY by TMA; bench/RESULTS-conv.md): the 128 x 128 tile's slices
+ * took 0.88-0.93 us on the 28x28 (1 wave of 14 splits), 14x14 (2 waves of
+ * 7) and 7x7 (5 waves of 4) layers, 222-265 us each, and the 64 x 256
+ * tile's 1.69 us (its 40 KB of rows gathered a slice against 32 KB) on
+ * 64@56x56; the model's times are within 5% of those 7 shapes.  Latency
+ * bound: ~30% of the SM's and of L2's throughput (ncu), the consumers
+ * waiting on the "full" barrier. */
+#define GWX_T_SLICE_BIG 0.9
+#define GWX_T_SLICE_SMALL 1.7
 #define GWX_T_FILL 2.0
 #define GWX_BW 2.5e6
 #define GWX_T_LAUNCH 6.0
@@ -162,9 +167,11 @@ static bool wx_supports(const gplan *pl, const gpart *p, const gpu_device *dev, 
 }
 
 /* The model's time (the kernel's waves, the partials, two launches), at
- * least the partition's bytes at 2.6 TB/s.  The 1x1 wgrads (DRAM-bound
- * GEMMs) are charged 10% more: conv_im2col_gemm's one cuBLASLt call was
- * measured on them, this kernel NOT YET. */
+ * least the partition's bytes at 2.6 TB/s; on the 1x1 wgrads (DRAM-bound
+ * GEMMs) 10% more, leaving ties to conv_im2col_gemm's one cuBLASLt call,
+ * which measured 0.0645 / 0.103 / 0.195 ms against this kernel's 0.105 /
+ * 0.106 / 0.194 on 1024->256 at 14x14, 128->512 at 28x28 and 64->256 at
+ * 56x56 (N = 256, session 9). */
 static double wx_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
     wx_priv wv;
