@@ -62,42 +62,6 @@ template <int BM> struct kwx_cfg {
     static constexpr int NU = BN / 128;                         // X chunks per row and producer thread
 };
 
-#if XW_DEVICE
-__device__ __forceinline__ void cpa16(uint32_t dst, const void *src, bool valid)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
-                 : "memory");
-}
-__device__ __forceinline__ void cpa_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void cpa_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-__device__ __forceinline__ void fence_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-
-// D (+)= A B with both operands MN-major in shared memory (transpose bits 1, 1): m64n128k16, acc = 0 overwrites.
-#define KWX_F8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
-                  "+f"(d[i + 6]), "+f"(d[i + 7])
-#define KWX_TT(TN, TY)                                                                                  \
-    __device__ __forceinline__ void wg_tt(float (&d)[64], uint64_t da, uint64_t db, int acc, TN)        \
-    {                                                                                                   \
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                       \
-                     "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {"                      \
-                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "           \
-                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-                     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-                     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"   \
-                     "}, %64, %65, p, 1, 1, 1, 1;\n}\n"                                                 \
-                     : KWX_F8(0), KWX_F8(8), KWX_F8(16), KWX_F8(24), KWX_F8(32), KWX_F8(40),            \
-                       KWX_F8(48), KWX_F8(56)                                                           \
-                     : "l"(da), "l"(db), "r"(acc));                                                     \
-    }
-KWX_TT(__nv_bfloat16, "bf16")
-KWX_TT(__half, "f16")
-#undef KWX_TT
-#undef KWX_F8
-#endif
-
 template <typename T, int BM>
 __global__ void __launch_bounds__(kwxThreads, 1)
     kwx_kernel(const __grid_constant__ CUtensorMap tdy, const kwx_geom g, const T *__restrict__ x,

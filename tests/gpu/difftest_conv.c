@@ -1245,8 +1245,9 @@ static void dgrad_bench_case(const int *s, const char *forced)
 /* The 15 distinct 1x1 weight gradients of ResNet-50 at N = 256, bf16 NHWC (C, H, K, stride; set "w1x1" of
  * bench/conv_peer.py times cuDNN's and torch.mm's on the same shapes): as the planner places them
  * ("conv_wgrad1x1_bf16_nhwc", for --dry), forced on conv_im2col_gemm ("_im2col") and on conv_wgrad_mma
- * ("_mma"), and the 56x56 stride-1 ones (the smallest outputs: 64 x 64 .. 128 x 256) on conv_im2col_gemm
- * with 8 batch items instead of cuBLASLt's own split-K alone ("_split8"). */
+ * ("_mma") and on conv_wgrad_wgmma ("_wgmma", session 9), and the 56x56 stride-1 ones (the smallest outputs:
+ * 64 x 64 .. 128 x 256) on conv_im2col_gemm with 8 batch items instead of cuBLASLt's own split-K alone
+ * ("_split8"). */
 static const int r50_1x1[][4] = {{64, 56, 64, 1},    {64, 56, 256, 1},   {256, 56, 64, 1},   {256, 56, 128, 1},
                                  {128, 28, 512, 1},  {256, 56, 512, 2},  {512, 28, 128, 1},  {512, 28, 256, 1},
                                  {256, 14, 1024, 1}, {512, 28, 1024, 2}, {1024, 14, 256, 1}, {1024, 14, 512, 1},
@@ -1256,8 +1257,8 @@ static void wgrad_1x1_bench_cases(void)
 {
     static const struct { const char *suffix, *engine; int split; } kinds[] = {
         {"", NULL, 0}, {"_im2col", "conv_im2col_gemm", 0}, {"_mma", "conv_wgrad_mma", 0},
-        {"_split8", "conv_im2col_gemm", 8}};
-    for (int k = 0; k < 4; k++)
+        {"_split8", "conv_im2col_gemm", 8}, {"_wgmma", "conv_wgrad_wgmma", 0}};
+    for (int k = 0; k < 5; k++)
         for (size_t i = 0; i < sizeof r50_1x1 / sizeof r50_1x1[0]; i++) {
             const int C = r50_1x1[i][0], H = r50_1x1[i][1], K = r50_1x1[i][2], st = r50_1x1[i][3], P = H / st;
             if (kinds[k].split && (H != 56 || st != 1))
@@ -1280,7 +1281,7 @@ static void wgrad_1x1_bench_cases(void)
 /* The 3x3 weight gradients of the ResNet-50 step at N = 256, bf16 NHWC (C = K, input H, stride; the count
  * of each in the step: 3, 1, 3, 1, 5, 1, 2), set "w3x3" of bench/conv_peer.py times cuDNN's: as the planner
  * places them ("conv_wgrad3x3_bf16_nhwc"), forced on conv_wgrad_wgmma ("_wgmma") and on conv_wgrad_mma
- * ("_mma", the engine before); and three 1x1 ones on conv_wgrad_wgmma beside their set "w1x1" rows. */
+ * ("_mma", the engine before).  (wgrad_1x1_bench_cases has the 1x1 ones on conv_wgrad_wgmma.) */
 static const int r50_3x3[][3] = {{64, 56, 1}, {128, 56, 2}, {128, 28, 1}, {256, 28, 2},
                                  {256, 14, 1}, {512, 14, 2}, {512, 7, 1}};
 
@@ -1302,19 +1303,6 @@ static void wgrad_3x3_bench_cases(void)
             if (c && kinds[k].engine)
                 c->force = "conv_wgrad";
         }
-    static const int w1[][4] = {{1024, 14, 256, 1}, {128, 28, 512, 1}, {64, 56, 256, 1}};
-    for (int i = 0; i < 3; i++) {
-        const int C = w1[i][0], H = w1[i][1], K = w1[i][2];
-        char id[192];
-        snprintf(id, sizeof id, "conv_wgrad1x1_bf16_nhwc_wgmma n256c%dh%dk%ds1", C, H, K);
-        tcase *c = add_case(id, 1, "conv_wgrad_wgmma",
-                            "dnn 1;\ngraph g(seed=3) {\n  input dy: bf16[256, %d, %d, %d] @nhwc;\n"
-                            "  input x: bf16[256, %d, %d, %d] @nhwc;\n"
-                            "  dw = conv_wgrad(dy, x, w_dims=[%d, %d, 1, 1]);\n  output dw: bf16 @nhwc;\n}\n",
-                            K, H, H, C, H, H, K, C);
-        if (c)
-            c->force = "conv_wgrad";
-    }
 }
 
 /* ResNet-50's 1x1 forward convs and conv_dgrads at N = 256, bf16 NHWC, on r50_1x1's shapes (set "fd1x1" of
