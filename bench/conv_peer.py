@@ -20,7 +20,8 @@ dev = "cuda"
 # and the depthwise wgrad set dww), sk (split-K's layers alone), stem (the C = 3 stem at N = 32 and 256, fwd and wgrad),
 # dgrad (the dgrad and f16 forward of every layer but the stem), w1x1 (the 15 distinct 1x1 weight gradients of
 # ResNet-50 at N = 256, bf16 channels-last: cuDNN's, and torch.mm's dW = dy^T X on the same matrices), fd1x1 (the
-# same 15 shapes' forward conv and stride-1 dgrad: cuDNN's, and torch.mm's y = X W^T and dx = dy W), zoo (3-D UNet,
+# same 15 shapes' forward conv and stride-1 dgrad: cuDNN's, and torch.mm's y = X W^T and dx = dy W), w3x3 (the
+# 7 distinct 3x3 weight gradients of the ResNet-50 step at N = 256, bf16 channels-last: cuDNN's), zoo (3-D UNet,
 # WaveNet 1-D and GoogLeNet-v3 1x7 / 7x1 layers, bf16 channels-last, fwd / dgrad / wgrad: difftest_conv's
 # "convzoo" rows)
 SETS = sys.argv[1:] or ["r50", "epi", "dw"]
@@ -123,6 +124,20 @@ if "w1x1" in SETS or "fd1x1" in SETS:
                 bench(lambda: cb(g, x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [True, False, False])))
             rep("gemm1x1_dgrad_bf16", shp, bench(lambda: torch.mm(gm, wm)))
         del x, w, g, xm, gm, wm
+        torch.cuda.empty_cache()
+
+# w3x3: "conv_wgrad3x3_bf16_nhwc nNcChHkKsS" (difftest_conv.c's r50_3x3: C = K, 3x3, pad 1)
+if "w3x3" in SETS:
+    N = 256
+    cb = torch.ops.aten.convolution_backward
+    for (C, H, s) in ((64, 56, 1), (128, 56, 2), (128, 28, 1), (256, 28, 2), (256, 14, 1), (512, 14, 2), (512, 7, 1)):
+        P = H // s
+        x = torch.randn(N, C, H, H, device=dev, dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+        w = torch.randn(C, C, 3, 3, device=dev, dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+        g = torch.randn(N, C, P, P, device=dev, dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+        rep("conv_wgrad3x3_bf16_nhwc", f"n{N}c{C}h{H}k{C}s{s}",
+            bench(lambda: cb(g, x, w, None, [s, s], [1, 1], [1, 1], False, [0, 0], 1, [False, True, False])))
+        del x, w, g
         torch.cuda.empty_cache()
 
 if "r50" in SETS:

@@ -64,21 +64,6 @@ template <int BN> struct kcw_cfg {
 };
 
 #if XW_DEVICE
-__device__ __forceinline__ void cpa16(uint32_t dst, const void *src, bool valid)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
-                 : "memory");
-}
-__device__ __forceinline__ void cpa_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void cpa_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-// the copies this thread saw complete become visible to wgmma (the async proxy)
-__device__ __forceinline__ void fence_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-#endif
-
-#if XW_DEVICE
 __device__ __forceinline__ uint32_t pack_y(int dt, float a, float b)
 {
     if (dt == KDT_F16) {

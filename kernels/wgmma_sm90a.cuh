@@ -1,6 +1,7 @@
-// wgmma_sm90a.cuh — the Hopper building blocks shared by the sm_90a attention kernels
-// (sdpa_wgmma_sm90a.cu: forward, sdpa_bwd_wgmma_sm90a.cu: backward): mbarriers, TMA tile loads, wgmma
-// shared-memory descriptors and the wgmma shapes they issue, and on the host the tensor maps TMA reads through.
+// wgmma_sm90a.cuh — the Hopper building blocks shared by the sm_90a kernels (sdpa_wgmma_sm90a.cu: attention
+// forward, sdpa_bwd_wgmma_sm90a.cu: backward, conv_igemm_wgmma_sm90a.cu and conv_wgrad_wgmma_sm90a.cu: the
+// convolutions): mbarriers, TMA tile loads, cp.async gathers, wgmma shared-memory descriptors and the wgmma
+// shapes they issue, and on the host the tensor maps TMA reads through.
 // Everything sits in an anonymous namespace: each kernel file gets its own copy, nothing is exported.
 // XW_DEVICE is 1 only in the sm_90a device pass; the other passes see the declarations they need and no asm.
 #ifndef XDNN_KERNELS_WGMMA_SM90A_CUH
@@ -55,6 +56,20 @@ __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map, u
                  : "memory");
 }
 
+// 16-byte cp.async, zero-filled (src-size 0) where !valid; its groups; and the fence that makes the copies a
+// thread saw complete visible to wgmma (the async proxy).  The conv kernels' producers gather with these.
+__device__ __forceinline__ void cpa16(uint32_t dst, const void *src, bool valid)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
+                 : "memory");
+}
+__device__ __forceinline__ void cpa_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cpa_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void fence_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
 // A wgmma shared-memory descriptor, 128-byte swizzle (the layout TMA's SWIZZLE_128B writes): start address,
 // leading and stride byte offsets, all in 16-byte units.
 __device__ __forceinline__ uint64_t gdesc(uint32_t addr, uint32_t lbo, uint32_t sbo)
@@ -101,7 +116,23 @@ __device__ __forceinline__ float ex2(float x)
 // wg_ss: D (+)= A B^T, both from shared memory, K-major (S = Q K^T); acc = 0 overwrites D.
 // wg_ss_tb: the same with B MN-major (tnspB: rows of B along k, as K in dQ = dS K).
 // wg_rs: D += A B with A in registers (the m16n8k16 A-fragment layout per warp) and B MN-major (tnspB: V).
+// wg_tt: D (+)= A B with both MN-major (tnspA, tnspB: the weight gradient's dY^T X, both reduction-major).
 // The last argument only selects the dtype.
+// m64n128k16 from shared memory, TR the transpose bits of A and B ("0, 0": K-major; "1, 1": MN-major)
+#define XW_SS128(NAME, TN, TY, TR)                                                                       \
+    __device__ __forceinline__ void NAME(float (&d)[64], uint64_t da, uint64_t db, int acc, TN)        \
+    {                                                                                                   \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                       \
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {"                      \
+                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "           \
+                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+                     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+                     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"   \
+                     "}, %64, %65, p, 1, 1, " TR ";\n}\n"                                                 \
+                     : XW_F64(d)                                                                        \
+                     : "l"(da), "l"(db), "r"(acc));                                                     \
+    }
+
 #define XW_OPS(TN, TY)                                                                                  \
     __device__ __forceinline__ void wg_ss(float (&d)[32], uint64_t da, uint64_t db, int acc, TN)        \
     {                                                                                                   \
@@ -133,18 +164,7 @@ __device__ __forceinline__ float ex2(float x)
                      : XW_F32(d)                                                                        \
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));                    \
     }                                                                                                   \
-    __device__ __forceinline__ void wg_ss(float (&d)[64], uint64_t da, uint64_t db, int acc, TN)        \
-    {                                                                                                   \
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                       \
-                     "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {"                      \
-                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "           \
-                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-                     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-                     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"   \
-                     "}, %64, %65, p, 1, 1, 0, 0;\n}\n"                                                 \
-                     : XW_F64(d)                                                                        \
-                     : "l"(da), "l"(db), "r"(acc));                                                     \
-    }                                                                                                   \
+    XW_SS128(wg_ss, TN, TY, "0, 0")                                                                 \
     __device__ __forceinline__ void wg_rs(float (&d)[64], const uint32_t (&a)[4], uint64_t db, TN)      \
     {                                                                                                   \
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"                                       \
@@ -156,10 +176,12 @@ __device__ __forceinline__ float ex2(float x)
                      "}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"                                   \
                      : XW_F64(d)                                                                        \
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));                    \
-    }
+    }                                                                                                   \
+    XW_SS128(wg_tt, TN, TY, "1, 1")
 XW_OPS(__nv_bfloat16, "bf16")
 XW_OPS(__half, "f16")
 #undef XW_OPS
+#undef XW_SS128
 #undef XW_F8
 #undef XW_F32
 #undef XW_F64

@@ -41,7 +41,13 @@ static bool wgrad_supports(const gplan *pl, const gpart *p, const gpu_device *de
  * per group, at ~250 TFLOP/s with 16-byte loads and ~40 with the element
  * gather, plus the partials written and read once at ~2.5 TB/s.  Tiny
  * channel counts (depthwise) pad most of the tile away, so the direct
- * engine wins there. */
+ * engine wins there.  With 16-byte loads a CTA's own m-chunk bounds it from
+ * below: ~0.8 TFLOP/s a CTA (2 an SM) in waves of 2 x SMs, which the H100
+ * showed on ResNet-50's 3x3 wgrads at N = 256 (session 9: 0.40 ms on 64@56x56,
+ * 260 CTAs of 253 MFLOP; 0.54 ms on 512@7x7, 144 CTAs of 411 MFLOP, where
+ * the rate alone said 0.25).  Only where the window has several taps: the
+ * 1x1 layers' choices between this engine and conv_im2col_gemm were made on
+ * session 8's measurements with the rate alone. */
 static double wgrad_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
     gconv_problem cp;
@@ -56,7 +62,17 @@ static double wgrad_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
     const double M = (double)(k->N * k->out[0] * k->out[1] * k->out[2]);
     const double flops = 2.0 * (double)k->G * kp * jp * M;
     const double ws = (double)gpu_conv_wgrad_mma_ws_bytes(k, dev->sm_count) * 2.0;
-    const double math = flops / ((vec ? 250.0 : 40.0) * 1e6), mem = p->bytes / 3.0e6;
+    double math = flops / ((vec ? 250.0 : 40.0) * 1e6);
+    const double mem = p->bytes / 3.0e6;
+    if (vec && k->win[0] * k->win[1] * k->win[2] > 1) {
+        const int64_t splits = gpu_conv_wgrad_mma_splits(k, dev->sm_count), sms = dev->sm_count > 0 ? dev->sm_count : 132;
+        const double ctas = (double)k->G * (kp / bm) * (jp / 128.0) * (double)splits;
+        const double chunk = (double)(int64_t)(((int64_t)M + splits - 1) / splits);
+        const double waves = (double)(int64_t)(((int64_t)ctas + 2 * sms - 1) / (2 * sms));
+        const double cta_us = waves * 2.0 * bm * 128.0 * chunk / 0.8e6;
+        if (cta_us > math)
+            math = cta_us;
+    }
     return (math > mem ? math : mem) + ws / 2.5e6 + 5.0;
 }
 

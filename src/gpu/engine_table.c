@@ -14,6 +14,7 @@ extern const gpu_engine gpu_engine_pointwise_nvrtc, gpu_engine_reduce_nvrtc, gpu
 extern const gpu_engine gpu_engine_conv_direct, gpu_engine_conv_igemm, gpu_engine_conv_wgrad_mma, gpu_engine_conv_dw,
     gpu_engine_pool_direct; /* gpuconv */
 extern const gpu_engine gpu_engine_conv_igemm_wgmma; /* convw */
+extern const gpu_engine gpu_engine_conv_wgrad_wgmma; /* wgrad3 */
 extern const gpu_engine gpu_engine_conv_im2col_gemm; /* stem */
 extern const gpu_engine gpu_engine_sdpa_splitkv; /* gpuseq: decode / chunked prefill */
 extern const gpu_engine gpu_engine_sdpa_flash_wgmma, gpu_engine_sdpa_flash, gpu_engine_sdpa_flash_tf32,
@@ -41,6 +42,7 @@ const gpu_engine_row gpu_engine_rows[] = {
     {&gpu_engine_conv_direct, SERVES(CONV), NULL}, /* gpuconv */
     {&gpu_engine_conv_igemm_wgmma, SERVES(CONV), NULL}, /* convw */
     {&gpu_engine_conv_igemm, SERVES(CONV), NULL},
+    {&gpu_engine_conv_wgrad_wgmma, SERVES(CONV), NULL}, /* wgrad3 */
     {&gpu_engine_conv_wgrad_mma, SERVES(CONV), NULL},
     {&gpu_engine_conv_dw, SERVES(CONV), NULL},
     {&gpu_engine_conv_im2col_gemm, SERVES(CONV), NULL}, /* stem */

@@ -12,7 +12,8 @@
  * "im2c" cases); fused conv epilogues, which must plan as one partition;
  * conv_dgrad with its fused relu_bwd mask; conv_im2col_gemm's 1x1 weight
  * gradient ("w1x1" cases, and the refusals it must name); its 1x1 forward
- * conv and conv_dgrad ("fd1x1" cases, and their refusals).
+ * conv and conv_dgrad ("fd1x1" cases, and their refusals); conv_wgrad_wgmma
+ * (the Hopper weight gradient: "wgmma" cases, and its refusals).
  * One line per case, then
  * "N passed, N failed".
  *
@@ -52,6 +53,7 @@ typedef struct tcase {
     const char *want_detail2, *reject_detail; /* another it must hold; one no partition's detail may hold */
     int im2col_rows, im2col_split; /* > 0: XDNN_IM2COL_ROWS / _SPLIT for this case (conv_im2col_gemm's chunks) */
     const char *refuse;      /* the forced engine must refuse the case with a reason holding this text */
+    int wsplits;             /* > 0: XDNN_WGRAD_SPLITS for this case (conv_wgrad_wgmma's reduction splits) */
 } tcase;
 
 static tcase *cases;
@@ -406,6 +408,75 @@ static void conv_wgrad_mma_cases(void)
                 continue;
             conv_case_forced(cfgs[ci].name, &cfgs[ci].w, dts[ti], cfgs[ci].chlast, 2, false, "conv_wgrad_mma", 1);
         }
+}
+
+/* conv_wgrad_wgmma (Hopper): odd N*P*Q (a slice's tail past M), K and C in {8, 24, 64, 136} (K past one
+ * 128 tile; both tile shapes: 64 x 256 for K <= 64, 128 x 128 above), strides 1 and 2 (and 2 x 1), dilation
+ * 2, pads 0 / 1 / asymmetric, 1-D, 5x5 and 3x2 windows, a 1x1 stride-2 one, and the reduction split chosen
+ * by the model or forced (XDNN_WGRAD_SPLITS: 1, and 7 of 100 slices, the last split shorter).  Forced: at
+ * these sizes the cost model may prefer another engine.  dw f16/bf16, NHWC (KRSC). */
+static void conv_wgrad_wgmma_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    struct { const char *name; win_cfg w; int splits; } cfgs[] = {
+        {"c8-k8-3x3", cfg(2, 1, 8, 8, 1, (int[]){7, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1}, (int[]){1, 1},
+                          false), 0},
+        {"c24-k136-s2-asym", cfg(2, 3, 24, 136, 1, (int[]){13, 11}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                 (int[]){1, 0}, (int[]){0, 2}, false), 0},
+        {"c64-k24-dil2", cfg(2, 2, 64, 24, 1, (int[]){15, 13}, (int[]){3, 3}, NULL, (int[]){2, 2}, (int[]){2, 2},
+                             (int[]){2, 2}, false), 0},
+        {"c136-k64-5x5", cfg(2, 1, 136, 64, 1, (int[]){11, 9}, (int[]){5, 5}, NULL, NULL, (int[]){2, 2},
+                             (int[]){2, 2}, false), 0},
+        {"c64-k64-pad0", cfg(2, 5, 64, 64, 1, (int[]){9, 9}, (int[]){3, 3}, NULL, NULL, NULL, NULL, false), 0},
+        {"c8-k24-3x2-s2x1", cfg(2, 2, 8, 24, 1, (int[]){17, 10}, (int[]){3, 2}, (int[]){2, 1}, NULL,
+                                (int[]){0, 1}, (int[]){1, 0}, false), 0},
+        {"c8-k200", cfg(2, 3, 8, 200, 1, (int[]){11, 7}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1}, (int[]){1, 1},
+                        false), 0},
+        {"1d-c24-k8-s2-dil2", cfg(1, 3, 24, 8, 1, (int[]){101}, (int[]){5}, (int[]){2}, (int[]){2}, (int[]){3},
+                                  (int[]){1}, false), 0},
+        {"1x1-c16-k64-s2", cfg(2, 3, 16, 64, 1, (int[]){21, 19}, (int[]){1, 1}, (int[]){2, 2}, NULL, NULL, NULL,
+                               false), 0},
+        {"long-c64-k128", cfg(2, 4, 64, 128, 1, (int[]){40, 40}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                              (int[]){1, 1}, false), 0},
+        {"long-c64-k128-split7", cfg(2, 4, 64, 128, 1, (int[]){40, 40}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                     (int[]){1, 1}, false), 7},
+        {"long-c24-k64-split1", cfg(2, 3, 24, 64, 1, (int[]){33, 31}, (int[]){3, 3}, (int[]){1, 1}, NULL,
+                                    (int[]){1, 1}, (int[]){1, 1}, false), 1},
+    };
+    int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]);
+    for (int ci = 0; ci < ncfg; ci++)
+        for (int ti = 0; ti < 2; ti++) {
+            if (opts.quick && ti != ci % 2)
+                continue;
+            char name[64];
+            snprintf(name, sizeof name, "wgmma-%s", cfgs[ci].name);
+            conv_case_forced(name, &cfgs[ci].w, dts[ti], true, 2, false, "conv_wgrad_wgmma", 1);
+            if (ncases > 0 && cfgs[ci].splits) {
+                cases[ncases - 1].wsplits = cfgs[ci].splits;
+                cases[ncases - 1].want_detail = cfgs[ci].splits == 7 ? "x 7 splits" : "x 1 splits";
+            }
+        }
+    /* what it refuses, with the reason named (conv_wgrad_mma keeps these) */
+    static const struct { const char *name, *text, *why; } no[] = {
+        {"c12", "  input dy: f16[2, 16, 7, 7] @nhwc;\n  input x: f16[2, 12, 9, 9] @nhwc;\n"
+                "  dw = conv_wgrad(dy, x, w_dims=[16, 12, 3, 3]);\n  output dw: f16 @nhwc;\n",
+         "conv_wgrad_wgmma needs x channels C % 8 == 0, got C=12"},
+        {"nchw", "  input dy: f16[2, 16, 7, 7];\n  input x: f16[2, 16, 9, 9];\n"
+                 "  dw = conv_wgrad(dy, x, w_dims=[16, 16, 3, 3]);\n  output dw: f16;\n",
+         "conv_wgrad_wgmma needs channels-last dy and x (@nhwc)"},
+        {"groups2", "  input dy: f16[2, 16, 7, 7] @nhwc;\n  input x: f16[2, 16, 9, 9] @nhwc;\n"
+                    "  dw = conv_wgrad(dy, x, w_dims=[16, 8, 3, 3], groups=2);\n  output dw: f16 @nhwc;\n",
+         "conv_wgrad_wgmma needs groups == 1, got groups=2"},
+    };
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+        char id[96];
+        snprintf(id, sizeof id, "conv/wgrad/wgmma-refuses-%s", no[i].name);
+        tcase *c = add_case(id, 1, "conv_wgrad_wgmma", "dnn 1;\ngraph g(seed=5) {\n%s}\n", no[i].text);
+        if (c) {
+            c->force = "conv_wgrad";
+            c->refuse = no[i].why;
+        }
+    }
 }
 
 /* conv_igemm beyond 2-D stride-1: strided dgrad by stride phases (strides 2
@@ -1174,8 +1245,9 @@ static void dgrad_bench_case(const int *s, const char *forced)
 /* The 15 distinct 1x1 weight gradients of ResNet-50 at N = 256, bf16 NHWC (C, H, K, stride; set "w1x1" of
  * bench/conv_peer.py times cuDNN's and torch.mm's on the same shapes): as the planner places them
  * ("conv_wgrad1x1_bf16_nhwc", for --dry), forced on conv_im2col_gemm ("_im2col") and on conv_wgrad_mma
- * ("_mma"), and the 56x56 stride-1 ones (the smallest outputs: 64 x 64 .. 128 x 256) on conv_im2col_gemm
- * with 8 batch items instead of cuBLASLt's own split-K alone ("_split8"). */
+ * ("_mma") and on conv_wgrad_wgmma ("_wgmma", session 9), and the 56x56 stride-1 ones (the smallest outputs:
+ * 64 x 64 .. 128 x 256) on conv_im2col_gemm with 8 batch items instead of cuBLASLt's own split-K alone
+ * ("_split8"). */
 static const int r50_1x1[][4] = {{64, 56, 64, 1},    {64, 56, 256, 1},   {256, 56, 64, 1},   {256, 56, 128, 1},
                                  {128, 28, 512, 1},  {256, 56, 512, 2},  {512, 28, 128, 1},  {512, 28, 256, 1},
                                  {256, 14, 1024, 1}, {512, 28, 1024, 2}, {1024, 14, 256, 1}, {1024, 14, 512, 1},
@@ -1185,8 +1257,8 @@ static void wgrad_1x1_bench_cases(void)
 {
     static const struct { const char *suffix, *engine; int split; } kinds[] = {
         {"", NULL, 0}, {"_im2col", "conv_im2col_gemm", 0}, {"_mma", "conv_wgrad_mma", 0},
-        {"_split8", "conv_im2col_gemm", 8}};
-    for (int k = 0; k < 4; k++)
+        {"_split8", "conv_im2col_gemm", 8}, {"_wgmma", "conv_wgrad_wgmma", 0}};
+    for (int k = 0; k < 5; k++)
         for (size_t i = 0; i < sizeof r50_1x1 / sizeof r50_1x1[0]; i++) {
             const int C = r50_1x1[i][0], H = r50_1x1[i][1], K = r50_1x1[i][2], st = r50_1x1[i][3], P = H / st;
             if (kinds[k].split && (H != 56 || st != 1))
@@ -1203,6 +1275,33 @@ static void wgrad_1x1_bench_cases(void)
                 c->force = "conv_wgrad";
                 c->im2col_split = kinds[k].split;
             }
+        }
+}
+
+/* The 3x3 weight gradients of the ResNet-50 step at N = 256, bf16 NHWC (C = K, input H, stride; the count
+ * of each in the step: 3, 1, 3, 1, 5, 1, 2), set "w3x3" of bench/conv_peer.py times cuDNN's: as the planner
+ * places them ("conv_wgrad3x3_bf16_nhwc"), forced on conv_wgrad_wgmma ("_wgmma") and on conv_wgrad_mma
+ * ("_mma", the engine before).  (wgrad_1x1_bench_cases has the 1x1 ones on conv_wgrad_wgmma.) */
+static const int r50_3x3[][3] = {{64, 56, 1}, {128, 56, 2}, {128, 28, 1}, {256, 28, 2},
+                                 {256, 14, 1}, {512, 14, 2}, {512, 7, 1}};
+
+static void wgrad_3x3_bench_cases(void)
+{
+    static const struct { const char *suffix, *engine; } kinds[] = {
+        {"", NULL}, {"_wgmma", "conv_wgrad_wgmma"}, {"_mma", "conv_wgrad_mma"}};
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < sizeof r50_3x3 / sizeof r50_3x3[0]; i++) {
+            const int C = r50_3x3[i][0], H = r50_3x3[i][1], st = r50_3x3[i][2], P = H / st;
+            char id[192];
+            snprintf(id, sizeof id, "conv_wgrad3x3_bf16_nhwc%s n256c%dh%dk%ds%d", kinds[k].suffix, C, H, C, st);
+            tcase *c = add_case(id, 1, kinds[k].engine,
+                                "dnn 1;\ngraph g(seed=3) {\n  input dy: bf16[256, %d, %d, %d] @nhwc;\n"
+                                "  input x: bf16[256, %d, %d, %d] @nhwc;\n"
+                                "  dw = conv_wgrad(dy, x, w_dims=[%d, %d, 3, 3], stride=%d, pad=1);\n"
+                                "  output dw: bf16 @nhwc;\n}\n",
+                                C, P, P, C, H, H, C, C, st);
+            if (c && kinds[k].engine)
+                c->force = "conv_wgrad";
         }
 }
 
@@ -1405,6 +1504,7 @@ static void bench_cases(void)
                  s[0], s[4], P, P, s[0], s[1], s[2], s[3], s[4], s[1], s[5], s[5], s[6], s[7]);
     }
     wgrad_1x1_bench_cases();
+    wgrad_3x3_bench_cases();
     fd_1x1_bench_cases();
     zoo_bench_cases();
     add_case("conv_fwd_f32tf32_nhwc n32c64h56k64r3s1p1", 1, NULL,
@@ -1538,6 +1638,10 @@ static void run_case(int i, dh_outcome *out)
         setenv("XDNN_IM2COL_ROWS", rows, 1);
     if (c->im2col_split > 0)
         setenv("XDNN_IM2COL_SPLIT", split, 1);
+    char wsp[16];
+    snprintf(wsp, sizeof wsp, "%d", c->wsplits);
+    if (c->wsplits > 0)
+        setenv("XDNN_WGRAD_SPLITS", wsp, 1);
     snprintf(force, sizeof force, "%s=%s", c->force ? c->force : "", c->want_engine ? c->want_engine : "");
     if (c->refuse) { /* planned only (dry or not): the forced engine's refusal, its reason named */
         gpu_run_opts o = {.iters = 1, .log = stderr, .force = forces, .nforce = 1};
@@ -1617,6 +1721,8 @@ done:
         unsetenv("XDNN_IM2COL_ROWS");
     if (c->im2col_split > 0)
         unsetenv("XDNN_IM2COL_SPLIT");
+    if (c->wsplits > 0)
+        unsetenv("XDNN_WGRAD_SPLITS");
     dh_case_end(&r, c->id, out->ok);
 }
 
@@ -1639,6 +1745,7 @@ int main(int argc, char **argv)
         conv_wgrad_tiled_cases();
         conv_igemm_cases();
         conv_wgrad_mma_cases();
+        conv_wgrad_wgmma_cases();
         conv_igemm_nd_cases();
         conv_epilogue_cases();
         conv_igemm_splitk_cases();

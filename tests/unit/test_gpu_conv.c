@@ -16,6 +16,7 @@
 #include "gpu/conv_dgrad.h"
 #include "gpu/conv_epi.h"
 #include "gpu/conv_wgmma.h"
+#include "gpu/conv_wgrad_wgmma.h"
 #include "gpu/engine.h"
 #include "gpu/lower.h"
 
@@ -554,12 +555,50 @@ static void check_choice(const gpu_engine *e, const char *body, const char *want
         teardown(&f);
 }
 
+/* A refusal case: the partition body and the reason an engine must give on 9.0. */
+typedef struct refusal_case {
+    const char *body, *reason;
+} refusal_case;
+
+/* The engine named `name` refuses each case on 9.0 with its reason; the engine (NULL when not found). */
+static const gpu_engine *check_refusals(const char *name, const refusal_case *cases, int n)
+{
+    const gpu_engine *e = gpu_engine_find(name);
+    CHECK(e != NULL, "%s", name);
+    if (!e)
+        return NULL;
+    char why[512];
+    for (int i = 0; i < n; i++) {
+        fixture f;
+        if (!setup(&f, cases[i].body, false))
+            continue;
+        why[0] = 0;
+        CHECK(!e->supports(f.pl, f.p, &h100, why, sizeof why));
+        CHECK_STR(why, cases[i].reason, "%s refusal", e->name);
+        teardown(&f);
+    }
+    return e;
+}
+
+/* On 8.0 engine e refuses f's partition with its compute-capability reason and the selection gives it to
+ * `other`. */
+static void check_sm80(const gpu_engine *e, fixture *f, const char *other)
+{
+    const gpu_device a100 = {.sm_count = 108, .cc_major = 8, .cc_minor = 0};
+    char why[512], want[160];
+    snprintf(want, sizeof want, "%s needs compute capability 9.0 (sm_90a wgmma), device is sm_80", e->name);
+    CHECK(!e->supports(f->pl, f->p, &a100, why, sizeof why));
+    CHECK_STR(why, want, "on sm_80");
+    CHECK(gpu_select_engines(f->pl, &a100, NULL, 0, 0, NULL, f->d) == XDNN_OK &&
+          strcmp(f->p->engine->name, other) == 0, "%s", f->p->engine->name);
+}
+
 /* conv_igemm_wgmma: its refusals name the attribute and value; on 9.0 the
  * selection prefers it to conv_igemm for a large conv and leaves it the
  * small ones and other devices; tile widths and split-K. */
 static void test_wgmma_rules(void)
 {
-    static const struct { const char *body, *reason; } cases[] = {
+    static const refusal_case cases[] = {
         {"  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[130, 16, 3, 3] @nhwc;\n  y = conv(x, w);\n"
          "  output y: f16 @nhwc;\n", "conv_igemm_wgmma needs K % 8 == 0, got K=130"},
         {"  input x: f32[2, 16, 9, 9] @nhwc;\n  weight w: f32[16, 16, 3, 3] @nhwc;\n  y = conv(x, w);\n"
@@ -591,31 +630,16 @@ static void test_wgmma_rules(void)
          "  dx = conv_dgrad(dy, w, x_dims=[1, 8, 5, 6, 7]);\n  output dx: f16 @ndhwc;\n",
          "conv_igemm_wgmma runs 1-D and 2-D convs, got 3 spatial dims"},
     };
-    const gpu_engine *e = gpu_engine_find("conv_igemm_wgmma");
-    CHECK(e != NULL);
+    const gpu_engine *e = check_refusals("conv_igemm_wgmma", cases, (int)(sizeof cases / sizeof cases[0]));
     if (!e)
         return;
-    char why[512];
-    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
-        fixture f;
-        if (!setup(&f, cases[i].body, false))
-            continue;
-        why[0] = 0;
-        CHECK(!e->supports(f.pl, f.p, &h100, why, sizeof why));
-        CHECK_STR(why, cases[i].reason, "conv_igemm_wgmma refusal");
-        teardown(&f);
-    }
     /* ResNet's 3x3 64 -> 64 at 56x56 (N = 32): taken on 9.0 and preferred, refused on 8.0 */
     fixture f;
     if (!chosen(e, &f, "  input x: f16[32, 64, 56, 56] @nhwc;\n  weight w: f16[64, 64, 3, 3] @nhwc;\n"
                        "  y = conv(x, w, pad=1);\n  output y: f16 @nhwc;\n", "conv_igemm_wgmma"))
         return;
     CHECK(f.p->ws_bytes == 0);
-    const gpu_device a100 = {.sm_count = 108, .cc_major = 8, .cc_minor = 0};
-    CHECK(!e->supports(f.pl, f.p, &a100, why, sizeof why));
-    CHECK_STR(why, "conv_igemm_wgmma needs compute capability 9.0 (sm_90a wgmma), device is sm_80", "on sm_80");
-    CHECK(gpu_select_engines(f.pl, &a100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
-          strcmp(f.p->engine->name, "conv_igemm") == 0);
+    check_sm80(e, &f, "conv_igemm");
     teardown(&f);
     /* a 1x1 conv of C = 64 (one 64-deep slice): alone, conv_im2col_gemm's one GEMM (session 8: 0.20 ms
      * against 0.48 at N = 256); with a fused relu, conv_igemm, measured faster there than this engine */
@@ -675,6 +699,79 @@ static void test_wgmma_rules(void)
  * empty phases are zero-filled by its GEMM's store (the offsets of one
  * pixel, one row and both), and on an odd dx only the phase on the GEMM's
  * lattice is. */
+/* conv_wgrad_wgmma: its refusals name the attribute and value; on 9.0 the
+ * selection gives it ResNet-50's 3x3 wgrads at N = 256 but for 64@56x56
+ * (its 64 x 256 tile measured 0.49 ms against conv_wgrad_mma's 0.40),
+ * leaves the 1x1 ones to conv_im2col_gemm and other devices to
+ * conv_wgrad_mma; its tile, splits and workspace. */
+static void test_wgrad_wgmma(void)
+{
+    static const refusal_case cases[] = {
+        {"  input dy: f32[2, 16, 7, 7] @nhwc;\n  input x: f32[2, 16, 9, 9] @nhwc;\n"
+         "  dw = conv_wgrad(dy, x, w_dims=[16, 16, 3, 3]);\n  output dw: f32 @nhwc;\n",
+         "conv_wgrad_wgmma needs dy and x both f16 or both bf16, got f32 and f32"},
+        {"  input dy: f16[2, 16, 7, 7] @nhwc;\n  input x: f16[2, 12, 9, 9] @nhwc;\n"
+         "  dw = conv_wgrad(dy, x, w_dims=[16, 12, 3, 3]);\n  output dw: f16 @nhwc;\n",
+         "conv_wgrad_wgmma needs x channels C % 8 == 0, got C=12"},
+        {"  input dy: f16[2, 12, 7, 7] @nhwc;\n  input x: f16[2, 16, 9, 9] @nhwc;\n"
+         "  dw = conv_wgrad(dy, x, w_dims=[12, 16, 3, 3]);\n  output dw: f16 @nhwc;\n",
+         "conv_wgrad_wgmma needs dy channels K % 8 == 0, got K=12"},
+        {"  input dy: f16[2, 16, 7, 7];\n  input x: f16[2, 16, 9, 9];\n"
+         "  dw = conv_wgrad(dy, x, w_dims=[16, 16, 3, 3]);\n  output dw: f16;\n",
+         "conv_wgrad_wgmma needs channels-last dy and x (@nhwc), got channel strides dy 49, x 81"},
+        {"  input dy: f16[2, 16, 7, 7] @nhwc;\n  input x: f16[2, 16, 9, 9] @nhwc;\n"
+         "  dw = conv_wgrad(dy, x, w_dims=[16, 8, 3, 3], groups=2);\n  output dw: f16 @nhwc;\n",
+         "conv_wgrad_wgmma needs groups == 1, got groups=2"},
+        {"  input dy: f16[1, 8, 3, 4, 5] @ndhwc;\n  input x: f16[1, 8, 5, 6, 7] @ndhwc;\n"
+         "  dw = conv_wgrad(dy, x, w_dims=[8, 8, 3, 3, 3]);\n  output dw: f16 @ndhwc;\n",
+         "conv_wgrad_wgmma runs 1-D and 2-D weight gradients, got 3 spatial dims"},
+        {"  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[16, 16, 3, 3] @nhwc;\n  y = conv(x, w);\n"
+         "  output y: f16 @nhwc;\n", "conv_wgrad_wgmma runs conv_wgrad only, not conv"},
+    };
+    const gpu_engine *e = check_refusals("conv_wgrad_wgmma", cases, (int)(sizeof cases / sizeof cases[0]));
+    if (!e)
+        return;
+    char why[512];
+    /* 3x3 128 -> 128 at 28x28, N = 256: 9 tiles of 128 x 128, 3136 slices in 14 splits (one wave of 126
+     * CTAs), taken on 9.0; refused on 8.0, where conv_wgrad_mma takes it */
+    fixture f;
+    if (!chosen(e, &f, "  input dy: bf16[256, 128, 28, 28] @nhwc;\n  input x: bf16[256, 128, 28, 28] @nhwc;\n"
+                       "  dw = conv_wgrad(dy, x, w_dims=[128, 128, 3, 3], pad=1);\n  output dw: bf16 @nhwc;\n",
+                "conv_wgrad_wgmma"))
+        return;
+    gconv_problem cp;
+    gwx_plan wp;
+    CHECK(gpu_conv_analyze(f.pl, f.p, &cp, why, sizeof why));
+    gpu_conv_wgrad_wgmma_plan(&cp.kp, 132, &wp);
+    CHECK(wp.bm == 128 && wp.bn == 128 && wp.tiles == 9 && wp.slices == 3136 && wp.splits == 14,
+          "bm %d bn %d tiles %lld slices %lld splits %d", wp.bm, wp.bn, (long long)wp.tiles, (long long)wp.slices,
+          wp.splits);
+    CHECK(f.p->ws_bytes == gpu_conv_wgrad_wgmma_ws_bytes(&cp.kp, &wp) && f.p->ws_bytes == (size_t)14 * 128 * 1152 * 4);
+    CHECK(wp.us > 200.0 && wp.us < 245.0, "modelled %.1f us (measured 222.8)", wp.us);
+    char detail[256];
+    CHECK(build_host(e, &f, detail, sizeof detail) == XDNN_OK && strstr(detail, "9 tiles x 14 splits"), "%s", detail);
+    check_sm80(e, &f, "conv_wgrad_mma");
+    teardown(&f);
+    /* the 7x7 layer (144 tiles) and the stride-2 one into it; 64@56x56 takes the 64 x 256 tile but stays on
+     * conv_wgrad_mma; a 1x1 wgrad stays on conv_im2col_gemm */
+    check_choice(e, "  input dy: bf16[256, 512, 7, 7] @nhwc;\n  input x: bf16[256, 512, 7, 7] @nhwc;\n"
+                    "  dw = conv_wgrad(dy, x, w_dims=[512, 512, 3, 3], pad=1);\n  output dw: bf16 @nhwc;\n",
+                 "conv_wgrad_wgmma");
+    check_choice(e, "  input dy: bf16[256, 512, 7, 7] @nhwc;\n  input x: bf16[256, 512, 14, 14] @nhwc;\n"
+                    "  dw = conv_wgrad(dy, x, w_dims=[512, 512, 3, 3], stride=2, pad=1);\n  output dw: bf16 @nhwc;\n",
+                 "conv_wgrad_wgmma");
+    check_choice(e, "  input dy: bf16[256, 64, 56, 56] @nhwc;\n  input x: bf16[256, 64, 56, 56] @nhwc;\n"
+                    "  dw = conv_wgrad(dy, x, w_dims=[64, 64, 3, 3], pad=1);\n  output dw: bf16 @nhwc;\n",
+                 "conv_wgrad_mma");
+    kconv_params k = {.N = 256, .C = 64, .K = 64, .G = 1, .in = {1, 56, 56}, .win = {1, 3, 3}, .out = {1, 56, 56}};
+    gpu_conv_wgrad_wgmma_plan(&k, 132, &wp);
+    CHECK(wp.bm == 64 && wp.bn == 256 && wp.tiles == 3 && wp.splits == 44, "bm %d tiles %lld splits %d", wp.bm,
+          (long long)wp.tiles, wp.splits);
+    check_choice(e, "  input dy: bf16[256, 256, 14, 14] @nhwc;\n  input x: bf16[256, 1024, 14, 14] @nhwc;\n"
+                    "  dw = conv_wgrad(dy, x, w_dims=[256, 1024, 1, 1]);\n  output dw: bf16 @nhwc;\n",
+                 "conv_im2col_gemm");
+}
+
 static void test_wgmma_dgrad(void)
 {
     const gpu_engine *e = gpu_engine_find("conv_igemm_wgmma");
@@ -1136,6 +1233,7 @@ int main(void)
     test_wgrad_splits();
     test_igemm_splitk();
     test_wgmma_rules();
+    test_wgrad_wgmma();
     test_wgmma_dgrad();
     test_dgrad_epi_fusion();
     test_dw_wgrad();

@@ -1,0 +1,316 @@
+// conv_wgrad_wgmma_sm90a.cu — the Hopper weight gradient (the conv_wgrad_wgmma engine,
+// src/gpu/eng_conv_wgrad_wgmma.c): 1-/2-D channels-last x and dy, groups 1, f16/bf16, C % 8 == 0, K % 8 == 0.
+//
+// GEMM view: dW[k, j] = sum_m dY[m, k] X[m, j], k over K filters, j = (r, s, c) over R*S*C (c fastest: KRSC),
+// m = (n, p, q) over N*P*Q output pixels; X[m, j] = x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c] (0 in the
+// padding).  In NHWC both operands lie reduction-major: a row m of dY holds K contiguous filters and a row of
+// X a tap's C contiguous channels.  So the tiles are gathered as they lie (one 128-byte row per m and 64
+// columns, 64 rows m per slice, the 128-byte swizzle: 16-byte chunk c of row r at c ^ (r % 8)) and wgmma reads
+// both MN-major (its transpose bits, 16-bit types only): a descriptor's 8-row groups along the reduction are
+// SBO = 1024 bytes apart, its 64-column blocks along M / N LBO = 64 * 128 bytes apart (as the attention
+// kernels read V).
+//
+// CTA tile bm x bn of dW (128 x 128, or 64 x 256 for K <= 64: K = 64 fills it), 3 warpgroups:
+//   warpgroup 0, the producer (setmaxnreg down to 80): each thread owns chunk column cc = t % 16 of rows
+//     t / 16 + 8 i of a slice; the row's (n, p, q) is divided out once (multiply-high) and serves its X chunks,
+//     whose taps are fixed per CTA (the j tile does not move), and its dY chunk.  16-byte cp.async,
+//     zero-filled (src-size 0) past M, K, R*S*C and in the padding; copies of LAG slices stay in flight per
+//     thread, then it fences them into the async proxy and arrives on the slice's "full" mbarrier.  When dY
+//     is a plain [M, K] matrix (NHWC, packed pixels) its tiles come by TMA instead (thread 0: one box of
+//     64 x 64 per 64 filters, zeros past M and K, completing on the same barrier): cp.async's requests in
+//     flight per SM bound what the gather streams (session 9, call 1: ~32 KB a microsecond an SM, 250
+//     TFLOP/s), and the bulk copy takes half of them off it.  "full" counts 128 thread arrivals (+ 1 with TMA).
+//   warpgroups 1 and 2, the consumers (setmaxnreg up to 208): a 64 x 128 quarter or half each (the two
+//     64-filter halves of a 128 x 128 tile, or the two 128-column halves of a 64 x 256 one), wgmma m64n128k16
+//     from shared memory, 4 k-steps a slice, one slice's group in flight; "empty" (256 arrivals) hands a
+//     stage back once the group after it is issued and it has retired.
+// Split reduction: grid (j tiles, k tiles, splits), j fastest (CTAs at once read the same rows of dY and x);
+// split z reduces slices [z * per, ...) and stores its raw f32 tile to ws[z][K][J]; kwx_reduce sums the splits
+// in order (deterministic) and stores dw in its type through its strides.
+// Offsets are 32-bit: the engine refuses tensors spanning 2^31 elements or more.
+#include "kern_common.cuh"
+#include "kern_fdiv.cuh"
+#include "wgmma_sm90a.cuh"
+
+#include "gpu/kern_conv_wgrad_wgmma.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+namespace {
+
+struct kwx_geom {
+    int H, W, C, K, S;
+    int sh, sw, ph, pw, dh, dw;
+    int xN, xH, xW; // x strides (elements); channel stride 1
+    int yN, yP, yQ; // dy strides; channel stride 1
+    int M, J, slices, per; // N*P*Q, R*S*C, KWX_BK-row slices, slices per split
+    int tma;               // dY's tiles by TMA (dY a plain [M, K] matrix), else by the producer's cp.async
+    kfdiv dPQ, dQ;
+};
+
+constexpr int kwxThreads = 384, kwxBudget = 208 * 1024;
+
+template <int BM> struct kwx_cfg {
+    static constexpr int BN = BM == KWX_BM_BIG ? KWX_BN_BIG : KWX_BN_SMALL;
+    static constexpr int BLK = KWX_BK * 128;                  // one 64-column block of a slice (bytes)
+    static constexpr int A_BYTES = BM / 64 * BLK, STAGE = A_BYTES + BN / 64 * BLK;
+    static constexpr int ST = kwxBudget / STAGE;                // 6 (128 x 128), 5 (64 x 256)
+    static constexpr int LAG = ST - 2;                          // slices of copies in flight per producer thread
+    static constexpr int SMEM = ST * STAGE + 2 * ST * 8 + 1024; // + barriers, + alignment slack
+    static constexpr int AC = BM / 8;                           // dY chunks per row (16 or 8)
+    static constexpr int NU = BN / 128;                         // X chunks per row and producer thread
+};
+
+template <typename T, int BM>
+__global__ void __launch_bounds__(kwxThreads, 1)
+    kwx_kernel(const __grid_constant__ CUtensorMap tdy, const kwx_geom g, const T *__restrict__ x,
+               const T *__restrict__ dy, float *__restrict__ ws)
+{
+#if XW_DEVICE
+    using C = kwx_cfg<BM>;
+    constexpr int ST = C::ST, BN = C::BN, BLK = C::BLK;
+    extern __shared__ unsigned char smem_raw[];
+    const uint32_t sbase = (smem_u32(smem_raw) + 1023u) & ~1023u; // swizzled tiles need 1024-byte alignment
+    const uint32_t sbar = sbase + ST * C::STAGE;
+#define KWX_FULL(s) (sbar + 8u * (s))
+#define KWX_EMPTY(s) (sbar + 8u * (ST + (s)))
+    const int wg = threadIdx.x / 128;
+    const int bn = blockIdx.x * BN, bm = blockIdx.y * BM, z = blockIdx.z;
+    const int sl0 = z * g.per, KT = max(0, min(g.per, g.slices - sl0));
+
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int s = 0; s < ST; s++) {
+            mb_init(KWX_FULL(s), 128 + (g.tma ? 1 : 0));
+            mb_init(KWX_EMPTY(s), 256);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) { // ---- producer
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 80;\n");
+        const int t = threadIdx.x, cc = t & 15, r0 = t >> 4; // chunk column; rows r0 + 8 i (r0 == row % 8)
+        // the dY chunk: filters ka .. ka + 7 (BM = 64: columns 0-7, rows of parity cc / 8)
+        const int ac = cc % C::AC, ka = bm + ac * 8;
+        const bool aval = ka < g.K;
+        const uint32_t aoff = (uint32_t)((ac >> 3) * BLK + (((ac & 7) ^ r0) << 4));
+        // the X chunks: j = bn + cc * 8 + 128 u, one tap each (C % 8 == 0), fixed for the CTA
+        int xc[C::NU], xdr[C::NU], xds[C::NU];
+        bool xval[C::NU];
+#pragma unroll
+        for (int u = 0; u < C::NU; u++) {
+            const int j = bn + cc * 8 + 128 * u;
+            xval[u] = j < g.J;
+            const int jj = xval[u] ? j : 0, tap = jj / g.C;
+            xc[u] = jj - tap * g.C;
+            xdr[u] = (tap / g.S) * g.dh;
+            xds[u] = (tap % g.S) * g.dw;
+        }
+        const uint32_t swz = (uint32_t)(((cc & 7) ^ r0) << 4);
+        for (int kt = 0; kt < KT; kt++) {
+            const int st = kt % ST;
+            mb_wait(KWX_EMPTY(st), ((kt / ST) & 1) ^ 1);
+            const uint32_t sA = sbase + st * C::STAGE, sB = sA + C::A_BYTES;
+            const int mrow0 = (sl0 + kt) * KWX_BK + r0;
+            if (g.tma && t == 0) {
+                mb_expect(KWX_FULL(st), (uint32_t)C::A_BYTES);
+#pragma unroll
+                for (int a = 0; a < BM / 64; a++)
+                    tma_load(sA + a * BLK, &tdy, KWX_FULL(st), bm + a * 64, (sl0 + kt) * KWX_BK, 0, 0);
+            }
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                const int m = mrow0 + 8 * i, row = r0 + 8 * i;
+                const bool v = m < g.M;
+                const uint32_t mm = v ? (uint32_t)m : 0u;
+                const uint32_t n = kfdiv_div(mm, g.dPQ), rem = mm - n * g.dPQ.d;
+                const uint32_t p = kfdiv_div(rem, g.dQ), q = rem - p * g.dQ.d;
+                if (!g.tma && (BM == KWX_BM_BIG || (i & 1) == (cc >> 3))) {
+                    const bool va = v && aval;
+                    const T *src = va ? dy + ((int)n * g.yN + (int)p * g.yP + (int)q * g.yQ + ka) : dy;
+                    cpa16(sA + row * 128 + aoff, src, va);
+                }
+                const int ih0 = (int)p * g.sh - g.ph, iw0 = (int)q * g.sw - g.pw, xb = (int)n * g.xN;
+#pragma unroll
+                for (int u = 0; u < C::NU; u++) {
+                    const int ih = ih0 + xdr[u], iw = iw0 + xds[u];
+                    const bool vb = v && xval[u] && (unsigned)ih < (unsigned)g.H && (unsigned)iw < (unsigned)g.W;
+                    const T *src = vb ? x + (xb + ih * g.xH + iw * g.xW + xc[u]) : x;
+                    cpa16(sB + (2 * u + (cc >> 3)) * BLK + row * 128 + swz, src, vb);
+                }
+            }
+            cpa_commit();
+            if (kt >= C::LAG) { // the copies of slice kt - LAG have landed: hand it over
+                cpa_wait<C::LAG>();
+                fence_async();
+                mb_arrive(KWX_FULL((kt - C::LAG) % ST));
+            }
+        }
+        cpa_wait<0>();
+        fence_async();
+        for (int j = max(0, KT - C::LAG); j < KT; j++)
+            mb_arrive(KWX_FULL(j % ST));
+        return;
+    }
+
+    // ---- consumers
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 208;\n");
+    const int cw = wg - 1, tid = threadIdx.x - 128 * wg, warp = tid >> 5, lane = tid & 31;
+    const int acol = BM == KWX_BM_BIG ? cw : 0, bcol = BM == KWX_BM_BIG ? 0 : 2 * cw; // 64-column blocks
+    float acc[64];
+#pragma unroll
+    for (int i = 0; i < 64; i++)
+        acc[i] = 0.f;
+    for (int kt = 0; kt < KT; kt++) {
+        const int st = kt % ST;
+        mb_wait(KWX_FULL(st), (kt / ST) & 1);
+        const uint32_t sA = sbase + st * C::STAGE + acol * BLK, sB = sbase + st * C::STAGE + C::A_BYTES + bcol * BLK;
+        wg_fence();
+#pragma unroll
+        for (int k16 = 0; k16 < KWX_BK / 16; k16++)
+            wg_tt(acc, gdesc(sA + k16 * 2048, BLK, 1024), gdesc(sB + k16 * 2048, BLK, 1024), kt > 0 || k16 > 0, T());
+        wg_commit();
+        wg_wait<1>(); // the previous slice's group has retired: its stage goes back
+        if (kt > 0)
+            mb_arrive(KWX_EMPTY((kt - 1) % ST));
+    }
+    wg_wait<0>();
+    keep(acc);
+    // the raw f32 tile to this split's partial: accumulator layout of m64n128 (per warp, per 8-column block jj):
+    // rows lane/4 and lane/4 + 8, columns jj*8 + (lane%4)*2 + {0, 1} at acc[jj*4 + h*2 + {0, 1}]
+    float *wz = ws + (size_t)z * g.K * g.J;
+    const int jb = bn + bcol * 64 + (lane & 3) * 2;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int k = bm + acol * 64 + warp * 16 + lane / 4 + h * 8;
+        if (k >= g.K)
+            continue;
+#pragma unroll
+        for (int jj = 0; jj < 16; jj++) {
+            const int j = jb + jj * 8;
+            if (j < g.J) // J % 8 == 0: the pair is wholly in or out
+                *reinterpret_cast<float2 *>(wz + (size_t)k * g.J + j) =
+                    make_float2(acc[jj * 4 + h * 2], acc[jj * 4 + h * 2 + 1]);
+        }
+    }
+#undef KWX_FULL
+#undef KWX_EMPTY
+#endif
+}
+
+// dw[k, c, r, s] = sum over the splits (in order) of ws[z][k][j], j = (r*S + s)*C + c; 4 columns a thread
+// (J % 8 == 0: the 4 share a tap).
+__global__ void __launch_bounds__(256) kwx_reduce(const float *__restrict__ ws, int splits, int K, int J, int C,
+                                                  int S, void *__restrict__ dw, int dt, int64_t swK, int64_t swC,
+                                                  int64_t swR, int64_t swS)
+{
+    const int64_t per = (int64_t)K * J, total = per / 4;
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t e = t * 4;
+        float4 s = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int z = 0; z < splits; z++) {
+            const float4 v = __ldg(reinterpret_cast<const float4 *>(ws + z * per + e));
+            s.x += v.x;
+            s.y += v.y;
+            s.z += v.z;
+            s.w += v.w;
+        }
+        const int k = (int)(e / J), j = (int)(e % J), tap = j / C, c = j - tap * C;
+        const int64_t o = k * swK + c * swC + (tap / S) * swR + (tap % S) * swS;
+        kst(dw, dt, o, s.x);
+        kst(dw, dt, o + swC, s.y);
+        kst(dw, dt, o + 2 * swC, s.z);
+        kst(dw, dt, o + 3 * swC, s.w);
+    }
+}
+
+template <typename T, int BM> int launch(const CUtensorMap &tdy, const kwx_geom &g, const void *x, const void *dy,
+                                         float *ws, int splits, cudaStream_t s)
+{
+    typedef kwx_cfg<BM> cf;
+    static bool attr_set = false; // the attribute is per function, set once per process
+    if (!attr_set) {
+        cudaError_t e = cudaFuncSetAttribute(kwx_kernel<T, BM>, cudaFuncAttributeMaxDynamicSharedMemorySize, cf::SMEM);
+        if (e != cudaSuccess)
+            return (int)e;
+        attr_set = true;
+    }
+    dim3 grid((unsigned)((g.J + cf::BN - 1) / cf::BN), (unsigned)((g.K + BM - 1) / BM), (unsigned)splits);
+    kwx_kernel<T, BM><<<grid, kwxThreads, cf::SMEM, s>>>(tdy, g, static_cast<const T *>(x), static_cast<const T *>(dy),
+                                                          ws);
+    return (int)cudaGetLastError();
+}
+
+template <typename T> int launch_t(const CUtensorMap &tdy, const kwx_geom &g, const void *x, const void *dy, float *ws,
+                                   int bm, int splits, cudaStream_t s)
+{
+    return bm == KWX_BM_SMALL ? launch<T, KWX_BM_SMALL>(tdy, g, x, dy, ws, splits, s)
+                              : launch<T, KWX_BM_BIG>(tdy, g, x, dy, ws, splits, s);
+}
+
+} // namespace
+
+extern "C" int kconv_wgrad_wgmma_built(void)
+{
+#ifdef XK_HAVE_SM90A
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+extern "C" int kconv_wgrad_wgmma_smem(int bm)
+{
+    return bm == KWX_BM_SMALL ? kwx_cfg<KWX_BM_SMALL>::SMEM : kwx_cfg<KWX_BM_BIG>::SMEM;
+}
+
+extern "C" int kconv_wgrad_wgmma(const kconv_params *p, const void *x, void *dw, const void *dy, float *ws, int bm,
+                                 int splits, void *stream)
+{
+    if (bm != KWX_BM_BIG && bm != KWX_BM_SMALL)
+        return (int)cudaErrorInvalidValue;
+    kwx_geom g; // slots 1, 2 of the 5-slot view: H, W (a 1-D conv has unit H)
+    g.H = (int)p->in[1]; g.W = (int)p->in[2];
+    g.C = (int)p->C; g.K = (int)p->K; g.S = (int)p->win[2];
+    g.sh = (int)p->stride[1]; g.sw = (int)p->stride[2];
+    g.ph = (int)p->pad[1]; g.pw = (int)p->pad[2];
+    g.dh = (int)p->dil[1]; g.dw = (int)p->dil[2];
+    g.xN = (int)p->sx[0]; g.xH = (int)p->sx[3]; g.xW = (int)p->sx[4];
+    g.yN = (int)p->sy[0]; g.yP = (int)p->sy[3]; g.yQ = (int)p->sy[4];
+    const int P = (int)p->out[1], Q = (int)p->out[2];
+    g.M = (int)p->N * P * Q;
+    g.J = (int)(p->win[1] * p->win[2]) * g.C;
+    g.dPQ = kfdiv_make((uint32_t)(P * Q));
+    g.dQ = kfdiv_make((uint32_t)Q);
+    g.slices = (g.M + KWX_BK - 1) / KWX_BK;
+    if (g.M == 0 || g.K == 0 || g.J == 0)
+        return 0;
+    if (splits < 1)
+        splits = 1;
+    if (splits > g.slices)
+        splits = g.slices;
+    g.per = (g.slices + splits - 1) / splits;
+    splits = (g.slices + g.per - 1) / g.per; // none empty
+    // dY by TMA when its pixels are packed rows of one stride (a [M, K] matrix); XDNN_WGRAD_NO_TMA=1 keeps
+    // the cp.async path (the A/B of session 9)
+    CUtensorMap tdy;
+    memset(&tdy, 0, sizeof tdy);
+    const char *no_tma = getenv("XDNN_WGRAD_NO_TMA");
+    const int64_t rs = p->sy[4];
+    g.tma = !(no_tma && *no_tma == '1') && p->sy[3] == Q * rs && p->sy[0] == P * p->sy[3];
+    if (g.tma) {
+        const int64_t dims[4] = {1, 1, g.M, g.K}, st[4] = {0, 0, rs, 1};
+        g.tma = make_map(&tdy, dy, p->dt_x == KDT_BF16, dims, st, KWX_BK);
+    }
+    cudaStream_t s = (cudaStream_t)stream;
+    int e = p->dt_x == KDT_BF16 ? launch_t<__nv_bfloat16>(tdy, g, x, dy, ws, bm, splits, s)
+                                : launch_t<__half>(tdy, g, x, dy, ws, bm, splits, s);
+    if (e)
+        return e;
+    const int64_t total = (int64_t)g.K * g.J / 4;
+    kwx_reduce<<<kgrid(total, 256), 256, 0, s>>>(ws, splits, g.K, g.J, g.C, g.S, dw, p->dt_w, p->sw[0], p->sw[1],
+                                                 p->sw[3], p->sw[4]);
+    return (int)cudaGetLastError();
+}

@@ -1,0 +1,37 @@
+/* kern_conv_wgrad_wgmma.h — the launcher of the Hopper weight gradient
+ * (kernels/conv_wgrad_wgmma_sm90a.cu, the conv_wgrad_wgmma engine), callable
+ * from C.  Plain C; the kernel file includes it. */
+#ifndef XDNN_GPU_KERN_CONV_WGRAD_WGMMA_H
+#define XDNN_GPU_KERN_CONV_WGRAD_WGMMA_H
+
+#include "gpu/kern_conv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The kernel's tiles: bm filters (KWX_BM_BIG = 128 or KWX_BM_SMALL = 64) by
+ * 128 or 256 taps*channels (KWX_BN_BIG / KWX_BN_SMALL: bm * bn = 128 * 128 or
+ * 64 * 256), the N*P*Q reduction in KWX_BK-row slices. */
+enum { KWX_BM_BIG = 128, KWX_BM_SMALL = 64, KWX_BN_BIG = 128, KWX_BN_SMALL = 256, KWX_BK = 64 };
+
+/* 1 when this build holds the sm_90a code (the Makefile rule of kernels/..._sm90a.cu). */
+int kconv_wgrad_wgmma_built(void);
+/* Dynamic shared memory one CTA of tile height bm takes (bytes). */
+int kconv_wgrad_wgmma_smem(int bm);
+/* dw = conv_wgrad(dy, x) for a 1- or 2-D conv (slot 0 unit), groups 1, x and
+ * dy channels-last of one type, f16 or bf16, C % 8 == 0, K % 8 == 0, pixel
+ * strides multiples of 8 elements (the engine checks); dw any strides and
+ * type.  The N*P*Q reduction is cut into `splits` ranges of whole KWX_BK
+ * slices (the caller's count, normalised here so that none is empty): CTA
+ * (j tile, k tile, split z) writes its f32 tile to ws[z][K][R*S*C] and a
+ * second kernel sums the splits in order into dw (deterministic).  ws holds
+ * splits * K * R*S*C floats. */
+int kconv_wgrad_wgmma(const kconv_params *p, const void *x, void *dw, const void *dy, float *ws, int bm, int splits,
+                      void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
