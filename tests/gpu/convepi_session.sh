@@ -42,7 +42,14 @@ timeout 20 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10
 echo "rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck2.log" | head -4
 
 if [ "$part" = layers ]; then
-    dev_bench_peer "$dev/difftest_conv" conv_step_ step256 "$(( $(left) - 60 ))" 55 # staged and _regs; cuDNN
+    dev_bench_peer "$dev/difftest_conv" conv_step_ step256 "$(( $(left) - 75 ))" 55 # staged and _regs; cuDNN
+    if [ "$(left)" -gt 25 ] && command -v ncu > /dev/null; then # one staged launch of a store-bound shape
+        step "ncu: one kcw_fwd_kernel launch, 1x1 dgrad + mask at 14x14"
+        timeout "$(( $(left) - 5 ))" ncu --launch-count 1 -k regex:kcw_fwd --section SpeedOfLight \
+            --section WarpStateStats --section MemoryWorkloadAnalysis "$dev/difftest_conv" --bench \
+            "conv_step_dgmask_bf16_nhwc n256c256h14k1024r1s1" > "$out/ncu.log" 2>&1
+        echo "rc=$?"; grep -E "Duration|Throughput|Stall|Issued Warp" "$out/ncu.log" | head -14
+    fi
 else
     dev_link_cli || exit 1
     for ab in staged regs; do
