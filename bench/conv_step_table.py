@@ -3,6 +3,7 @@ ResNet-50's N = 256 training step (bf16 NHWC; difftest_conv --bench conv_step_ l
 with the staged store and with the register store ("_regs"), cuDNN's (bench/conv_peer.py step256 in OUT/peer.log:
 for the masked dgrads cuDNN's dgrad + eager threshold_backward), the floor max(bytes / 2976 GB/s, FLOPs / 759
 TFLOP/s), and the sums weighted by how often the step runs each shape."""
+import json
 import os
 import re
 import sys
@@ -50,3 +51,27 @@ for kind in ("fwd", "dgmask", "dgrad"):
             "%.0f" % (100 * floor / b) if b else "-", "%.0f" % (flops / b * 1e-9) if b else "-"))
 print("weighted by the step's counts (rows with all three): register store %.3f ms, staged %.3f ms, cuDNN %.3f ms" %
       (tot["regs"], tot["staged"], tot["cudnn"]))
+
+# the training step (PART=step): OUT/step_{staged,regs}.json, its conv_igemm_wgmma partitions timed alone, grouped
+# by role (the names of graphs/lib/resnet.dnn: c2 the 3x3 forward, d1 its dgrad, d2 the 1x1 dgrad of c3, dp the
+# projection's dgrad; d1 / d2 carry their relu_bwd mask)
+step = {}
+for ab in ("staged", "regs"):
+    try:
+        step[ab] = json.load(open(os.path.join(out, "step_%s.json" % ab)))["gpu"]
+    except Exception as e:
+        print("step (%s store): no result (%s)" % (ab, e))
+role = lambda n: "fwd 3x3" if n.endswith("_c2") else "dgrad 3x3+mask" if "/d1+" in n else \
+    "dgrad 1x1+mask" if "/d2+" in n else "dgrad 1x1 s2 (dp)" if n.endswith("/dp") else "other"
+sums = {}
+for ab, g in step.items():
+    for q in g["partitions"]:
+        if q["engine"] == "conv_igemm_wgmma":
+            r = role(q["name"])
+            c, t = sums.get((ab, r), (0, 0.0))
+            sums[(ab, r)] = (c + 1, t + q["ms_median"])
+for ab, g in step.items():
+    wg = sum(t for (a, _), (c, t) in sums.items() if a == ab)
+    print("step (%s store): %.3f ms, %d partitions; conv_igemm_wgmma partitions timed alone %.3f ms: %s" % (
+        ab, g["total_ms"], len(g["partitions"]), wg, ", ".join(
+            "%s x%d %.3f" % (r, c, t) for (a, r), (c, t) in sorted(sums.items()) if a == ab)))
