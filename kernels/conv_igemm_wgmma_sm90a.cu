@@ -55,14 +55,16 @@ constexpr int kcwBM = 128, kcwBK = 64, kcwThreads = 384, kcwStageBudget = 192 * 
 // buffer, one row of BN * 2 + 64 bytes per tile row (the 64-byte pad puts the two rows a quarter-warp's
 // 16-byte stores touch on different banks), and leaves by one bulk copy per row, so the consumers start the
 // next tile's wgmmas while the copy engine writes y.  It costs BN = 128 a stage (6 -> 5: 227 KiB in all).
+// Launched for BN = 128 only (launch_t says why).
 constexpr int kcwSmemMax = 227 * 1024; // an H100's opt-in dynamic shared memory per block
+template <int BN> constexpr int kcw_stg_row = BN * 2 + 64;
 template <int BN, bool STG> struct kcw_cfg {
     static constexpr int WN = BN < 128 ? BN : 128;        // one wgmma's n
     static constexpr int NB = BN / WN;                    // wgmmas per k-step
     static constexpr int A_BYTES = kcwBM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
     static constexpr int SSM_TILE = 8 * BN * 2;           // genstats: per warp and column (mean, M2), floats,
                                                           // two tiles' (kcw_epilogue)
-    static constexpr int STG_ROW = BN * 2 + 64, STG_BYTES = STG ? kcwBM * STG_ROW + BN * 2 : 0; // + a zero row
+    static constexpr int STG_ROW = kcw_stg_row<BN>, STG_BYTES = STG ? kcwBM * STG_ROW + BN * 2 : 0; // + a zero row
     static constexpr int ST_FIT = (kcwSmemMax - 1024 - 2 * SSM_TILE * 4 - STG_BYTES - 256) / STAGE;
     static constexpr int ST_MAX = kcwStageBudget / STAGE;
     static constexpr int ST = ST_FIT < ST_MAX ? ST_FIT : ST_MAX; // 8, 6 (unstaged); 8, 5 (staged)
@@ -287,7 +289,7 @@ __device__ __forceinline__ void kcw_stage_issue(const kcw_geom &g, void *y, uint
         const int bytes = (g.K - bn < BN ? g.K - bn : BN) * 2; // K % 8 == 0: 16-byte multiples
         char *dst = static_cast<char *>(y) + yo * 2;
         if (tid < 64) {
-            bulk_store(dst, stg + r * kcw_cfg<BN, true>::STG_ROW, bytes);
+            bulk_store(dst, stg + r * kcw_stg_row<BN>, bytes);
         } else {
 #pragma unroll
             for (int z = 0; z < KCW_ZERO_MAX; z++)
@@ -408,7 +410,7 @@ __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw
                         else o[3] = got;
                     }
                     if (STG) { // the warpgroup's row warp * 16 + lane / 4 + 8 h; past M or K: never copied
-                        sts128(stg + (warp * 16 + lane / 4 + h * 8) * kcw_cfg<BN, true>::STG_ROW +
+                        sts128(stg + (warp * 16 + lane / 4 + h * 8) * kcw_stg_row<BN> +
                                    (b * WN + (j0 + q) * 8) * 2,
                                o[0], o[1], o[2], o[3]);
                         continue;
@@ -675,9 +677,10 @@ template <typename T>
 int launch_t(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part,
              float *stats, int splits, int bn, bool stage, cudaStream_t s)
 {
-    if (stage && stage_ok(g, y, splits > 1 && part))
-        return bn == 64 ? launch_bn<T, 64, true>(g, x, w, y, epi, part, stats, splits, s)
-                        : launch_bn<T, 128, true>(g, x, w, y, epi, part, stats, splits, s);
+    // the 128-wide tile only: its 256-byte rows' copies made ResNet-50's BN = 128 partitions 1.09-1.20x faster,
+    // the 128-byte rows of BN = 64 (the 64-channel layers) 0.92-0.96x (bench/RESULTS-conv.md, session 9)
+    if (stage && bn == 128 && stage_ok(g, y, splits > 1 && part))
+        return launch_bn<T, 128, true>(g, x, w, y, epi, part, stats, splits, s);
     return bn == 64 ? launch_bn<T, 64, false>(g, x, w, y, epi, part, stats, splits, s)
                     : launch_bn<T, 128, false>(g, x, w, y, epi, part, stats, splits, s);
 }
@@ -695,15 +698,15 @@ extern "C" int kconv_wgmma_built(void)
 
 extern "C" int kconv_wgmma_smem(int bn)
 {
-    const int a = bn == 64 ? kcw_cfg<64, false>::SMEM : kcw_cfg<128, false>::SMEM;
-    const int b = bn == 64 ? kcw_cfg<64, true>::SMEM : kcw_cfg<128, true>::SMEM;
-    return a > b ? a : b;
+    constexpr int a = kcw_cfg<128, false>::SMEM, b = kcw_cfg<128, true>::SMEM;
+    return bn == 64 ? kcw_cfg<64, false>::SMEM : a > b ? a : b;
 }
+
+extern "C" int kconv_wgmma_staged(int bn) { return bn == 128; }
 
 extern "C" int kconv_wgmma_stages(int bn, int staged)
 {
-    return staged ? (bn == 64 ? kcw_cfg<64, true>::ST : kcw_cfg<128, true>::ST)
-                  : (bn == 64 ? kcw_cfg<64, false>::ST : kcw_cfg<128, false>::ST);
+    return bn == 64 ? kcw_cfg<64, false>::ST : staged ? kcw_cfg<128, true>::ST : kcw_cfg<128, false>::ST;
 }
 
 extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,

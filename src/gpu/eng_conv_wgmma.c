@@ -340,7 +340,7 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         most = cv->dg.splits[i] > most ? cv->dg.splits[i] : most;
     /* the staged store where y allows it (the kernel checks the rest: 16-byte aligned rows; split-K's partials
      * leave from registers) */
-    const bool staged = cv->stage && k->dt_y != KDT_F32 && k->sy[1] == 1 && most <= 1;
+    const bool staged = cv->stage && kconv_wgmma_staged(cv->bn) && k->dt_y != KDT_F32 && k->sy[1] == 1 && most <= 1;
     const int stages = kconv_wgmma_stages(cv->bn, staged);
     int n = 0;
     if (cv->pk.on)
