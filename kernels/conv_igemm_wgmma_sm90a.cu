@@ -22,7 +22,10 @@
 // consumer thread spilled in the epilogue, and its producer's 16 rows of B in the mainloop: 64 and 128 only.)
 // Split-K (splits > 1): work item z of a tile reduces k slices [z * kt_per, ...) and stores its raw f32 tile to
 // part[z][M][K]; conv_igemm's ordered reduction (kconv_igemm_reduce) sums, runs the epilogue and stores y.
-// Otherwise the fused epilogue (conv_epi.cuh) runs on the accumulators and y is stored through its strides.
+// Otherwise the fused epilogue (conv_epi.cuh) runs on the accumulators and y is stored through its strides:
+// from registers (16-byte stores after a quad transpose), or, on 128-wide tiles of 16-bit y with 16-byte
+// aligned rows (session 9), through shared-memory staging rows that one bulk copy per row writes to y while
+// the consumers run the next tile's wgmmas (kcw_stage_*; XDNN_CONV_WGMMA_NO_STAGE=1 keeps the register store).
 // conv_dgrad (conv_dgrad.h) runs here one stride phase at a time, as the forward conv of dy with the phase's
 // flipped, C/K-swapped weights, y the phase's sub-lattice of dx; an empty phase on the same lattice (the 1x1
 // stride-2 projection's three) is zero-filled by the store of the phase beside it (nz offsets from each row).
