@@ -21,9 +21,11 @@ dev = "cuda"
 # dgrad (the dgrad and f16 forward of every layer but the stem), w1x1 (the 15 distinct 1x1 weight gradients of
 # ResNet-50 at N = 256, bf16 channels-last: cuDNN's, and torch.mm's dW = dy^T X on the same matrices), fd1x1 (the
 # same 15 shapes' forward conv and stride-1 dgrad: cuDNN's, and torch.mm's y = X W^T and dx = dy W), w3x3 (the
-# 7 distinct 3x3 weight gradients of the ResNet-50 step at N = 256, bf16 channels-last: cuDNN's), zoo (3-D UNet,
-# WaveNet 1-D and GoogLeNet-v3 1x7 / 7x1 layers, bf16 channels-last, fwd / dgrad / wgrad: difftest_conv's
-# "convzoo" rows)
+# 7 distinct 3x3 weight gradients of the ResNet-50 step at N = 256, bf16 channels-last: cuDNN's), step256 (the
+# conv_igemm_wgmma partitions of ResNet-50's N = 256 training step, bf16 channels-last: the 3x3 forward convs, the
+# 3x3 and 1x1 dgrads with their relu_bwd mask (cuDNN's dgrad + eager threshold_backward, and "_dgradonly"), the
+# stride-2 1x1 projection dgrads; names as difftest_conv's conv_step_ rows), zoo (3-D UNet, WaveNet 1-D and
+# GoogLeNet-v3 1x7 / 7x1 layers, bf16 channels-last, fwd / dgrad / wgrad: difftest_conv's "convzoo" rows)
 SETS = sys.argv[1:] or ["r50", "epi", "dw"]
 
 
@@ -138,6 +140,32 @@ if "w3x3" in SETS:
         rep("conv_wgrad3x3_bf16_nhwc", f"n{N}c{C}h{H}k{C}s{s}",
             bench(lambda: cb(g, x, w, None, [s, s], [1, 1], [1, 1], False, [0, 0], 1, [False, True, False])))
         del x, w, g
+
+if "step256" in SETS:
+    cb = torch.ops.aten.convolution_backward
+    STEP = [(0, 64, 56, 64, 3, 1), (0, 128, 28, 128, 3, 1), (0, 256, 14, 256, 3, 1), (0, 512, 7, 512, 3, 1),
+            (0, 128, 56, 128, 3, 2), (0, 256, 28, 256, 3, 2), (0, 512, 14, 512, 3, 2)]
+    STEP += [(1,) + r[1:] for r in STEP] + [(1, 64, 56, 256, 1, 1), (1, 128, 28, 512, 1, 1), (1, 256, 14, 1024, 1, 1),
+                                           (1, 512, 7, 2048, 1, 1), (2, 256, 56, 512, 1, 2), (2, 512, 28, 1024, 1, 2),
+                                           (2, 1024, 14, 2048, 1, 2)]
+    for (kd, C, H, K, Rk, s) in STEP:
+        p = Rk // 2
+        cl = torch.channels_last
+        x = torch.randn(256, C, H, H, device=dev, dtype=torch.bfloat16).to(memory_format=cl)
+        w = torch.randn(K, C, Rk, Rk, device=dev, dtype=torch.bfloat16).to(memory_format=cl)
+        shp = f"n256c{C}h{H}k{K}r{Rk}s{s}"
+        if kd == 0:
+            rep("conv_step_fwd_bf16_nhwc", shp, bench(lambda: F.conv2d(x, w, stride=s, padding=p)))
+        else:
+            g = torch.randn_like(F.conv2d(x, w, stride=s, padding=p))
+            dx = lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], 1, [True, False, False])[0]
+            if kd == 1:
+                a = torch.relu(torch.randn_like(x))
+                rep("conv_step_dgmask_bf16_nhwc", shp,
+                    bench(lambda: torch.ops.aten.threshold_backward(dx(), a, 0)))
+            rep(f"conv_step_{'dgrad' if kd == 2 else 'dgmask'}_bf16_nhwc{'_dgradonly' if kd == 1 else ''}", shp,
+                bench(dx))
+        x = w = g = a = None
         torch.cuda.empty_cache()
 
 if "r50" in SETS:

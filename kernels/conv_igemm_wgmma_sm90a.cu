@@ -22,7 +22,10 @@
 // consumer thread spilled in the epilogue, and its producer's 16 rows of B in the mainloop: 64 and 128 only.)
 // Split-K (splits > 1): work item z of a tile reduces k slices [z * kt_per, ...) and stores its raw f32 tile to
 // part[z][M][K]; conv_igemm's ordered reduction (kconv_igemm_reduce) sums, runs the epilogue and stores y.
-// Otherwise the fused epilogue (conv_epi.cuh) runs on the accumulators and y is stored through its strides.
+// Otherwise the fused epilogue (conv_epi.cuh) runs on the accumulators and y is stored through its strides:
+// from registers (16-byte stores after a quad transpose), or, on 128-wide tiles of 16-bit y with 16-byte
+// aligned rows (session 9), through shared-memory staging rows that one bulk copy per row writes to y while
+// the consumers run the next tile's wgmmas (kcw_stage_*; XDNN_CONV_WGMMA_NO_STAGE=1 keeps the register store).
 // conv_dgrad (conv_dgrad.h) runs here one stride phase at a time, as the forward conv of dy with the phase's
 // flipped, C/K-swapped weights, y the phase's sub-lattice of dx; an empty phase on the same lattice (the 1x1
 // stride-2 projection's three) is zero-filled by the store of the phase beside it (nz offsets from each row).
@@ -51,16 +54,29 @@ struct kcw_geom {
 
 constexpr int kcwBM = 128, kcwBK = 64, kcwThreads = 384, kcwStageBudget = 192 * 1024;
 
-template <int BN> struct kcw_cfg {
+// STG: the staged store (kcw_stage_*): the finished tile in y's 16-bit type goes to a shared-memory staging
+// buffer, one row of BN * 2 + 64 bytes per tile row (the 64-byte pad puts the two rows a quarter-warp's
+// 16-byte stores touch on different banks), and leaves by one bulk copy per row, so the consumers start the
+// next tile's wgmmas while the copy engine writes y.  It costs BN = 128 a stage (6 -> 5: 227 KiB in all).
+// Launched for BN = 128 only (launch_t says why).
+constexpr int kcwSmemMax = 227 * 1024; // an H100's opt-in dynamic shared memory per block
+template <int BN> constexpr int kcw_stg_row = BN * 2 + 64;
+template <int BN, bool STG> struct kcw_cfg {
     static constexpr int WN = BN < 128 ? BN : 128;        // one wgmma's n
     static constexpr int NB = BN / WN;                    // wgmmas per k-step
     static constexpr int A_BYTES = kcwBM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
-    static constexpr int ST = kcwStageBudget / STAGE;       // 8, 6, 4
+    static constexpr int SSM_TILE = 8 * BN * 2;           // genstats: per warp and column (mean, M2), floats,
+                                                          // two tiles' (kcw_epilogue)
+    static constexpr int STG_ROW = kcw_stg_row<BN>, STG_BYTES = STG ? kcwBM * STG_ROW + BN * 2 : 0; // + a zero row
+    static constexpr int ST_FIT = (kcwSmemMax - 1024 - 2 * SSM_TILE * 4 - STG_BYTES - 256) / STAGE;
+    static constexpr int ST_MAX = kcwStageBudget / STAGE;
+    static constexpr int ST = ST_FIT < ST_MAX ? ST_FIT : ST_MAX; // 8, 6 (unstaged); 8, 5 (staged)
     static constexpr int LAG = ST - 2;                    // slices of copies in flight per producer thread
-    static constexpr int SSM = ST * STAGE + 2 * ST * 8;          // genstats: per warp and column (mean, M2),
-    static constexpr int SSM_TILE = 8 * BN * 2;                 // floats, two tiles' (kcw_epilogue)
-    static constexpr int SMEM = SSM + 2 * SSM_TILE * 4 + 1024;   // + alignment slack
-    static constexpr int SMEM_PLAIN = SSM + 1024;               // without genstats: the L1 keeps the rest
+    static constexpr int STG_OFF = (ST * STAGE + 2 * ST * 8 + 127) / 128 * 128; // after the ring's mbarriers
+    static constexpr int SSM = STG_OFF + STG_BYTES;       // genstats' buffers after the staging
+    static constexpr int SMEM = SSM + 2 * SSM_TILE * 4 + 1024; // + alignment slack
+    static constexpr int SMEM_PLAIN = SSM + 1024;         // without genstats: the L1 keeps the rest
+    static_assert(SMEM <= kcwSmemMax, "one CTA per SM must fit");
 };
 
 #if XW_DEVICE
@@ -90,10 +106,10 @@ __device__ __forceinline__ bool kcw_mask_regs(const kconv_epi &epi, const float 
 // past M or K.
 template <int BN>
 __device__ __forceinline__ void kcw_mask_load(const kcw_geom &g, const kepi_step &s,
-                                              uint32_t (&mk)[kcw_cfg<BN>::NB][kcw_cfg<BN>::WN / 8][2], int bm,
+                                              uint32_t (&mk)[kcw_cfg<BN, false>::NB][kcw_cfg<BN, false>::WN / 8][2], int bm,
                                               int bn, int cw, int warp, int lane)
 {
-    constexpr int WN = kcw_cfg<BN>::WN, NB = kcw_cfg<BN>::NB;
+    constexpr int WN = kcw_cfg<BN, false>::WN, NB = kcw_cfg<BN, false>::NB;
     const int mrow = bm + cw * 64 + warp * 16 + lane / 4;
     const uint16_t *t = static_cast<const uint16_t *>(s.t);
 #pragma unroll
@@ -217,16 +233,71 @@ __device__ __forceinline__ void kcw_stats_tile(const kcw_geom &g, const float *s
 // the 256 consumer threads (barrier 0 is __syncthreads'; the producer warpgroup is not in it)
 __device__ __forceinline__ void kcw_consumer_bar() { asm volatile("bar.sync 1, 256;\n" ::: "memory"); }
 
-// The tile's store: split-K's raw f32 partial, or the fused epilogue and y (mask: the epilogue is the relu_bwd
-// mask in mk, kcw_mask_load's).
+// ---- the staged store (STG): each consumer warpgroup owns 64 staging rows; per tile it waits until its last
+// bulk copies have read them (kcw_stage_free), writes the finished values (16-byte st.shared after the quad
+// transpose), fences them into the async proxy and hands each row to one thread's bulk copy (kcw_stage_issue).
+// Barriers 2 and 3: the 128 threads of consumer warpgroup 0 and 1.
+__device__ __forceinline__ void kcw_wg_bar(int cw)
+{
+    asm volatile("bar.sync %0, 128;\n" ::"r"(2 + cw) : "memory");
+}
+__device__ __forceinline__ void bulk_store(void *dst, uint32_t src, int bytes)
+{
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst), "r"(src), "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// this thread's bulk copies have read their shared memory (the staging rows may be written again)
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+// this thread's bulk copies are complete (written to global memory): before the CTA exits
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+__device__ __forceinline__ void sts128(uint32_t a, uint32_t x, uint32_t y, uint32_t z, uint32_t w)
+{
+    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(x), "r"(y), "r"(z), "r"(w) : "memory");
+}
+
+__device__ __forceinline__ void kcw_stage_free(int cw)
+{
+    bulk_wait_read(); // a no-op in the threads that issued none
+    kcw_wg_bar(cw);
+}
+
+// Warpgroup cw's 64 staged rows of the tile (bm, bn) to y: thread tid < 64 copies row tid (the columns in K),
+// thread 64 + r the zeros of row r's folded empty phases (zoff) from the zero row.  Rows past M are skipped.
 template <int BN>
-__device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw_cfg<BN>::NB][kcw_cfg<BN>::WN / 2],
+__device__ __forceinline__ void kcw_stage_issue(const kcw_geom &g, void *y, uint32_t stg, uint32_t zrow, int bm,
+                                                int bn, int cw, int tid)
+{
+    fence_async(); // this thread's st.shared become visible to the copy engine
+    kcw_wg_bar(cw);
+    const int r = tid & 63, m = bm + cw * 64 + r;
+    if (m < g.M && (tid < 64 || g.nz > 0)) {
+        const int q = m % g.Q, p = (m / g.Q) % g.P, n = m / (g.P * g.Q);
+        const int64_t yo = (int64_t)n * g.yN + (int64_t)p * g.yP + (int64_t)q * g.yQ + bn;
+        const int bytes = (g.K - bn < BN ? g.K - bn : BN) * 2; // K % 8 == 0: 16-byte multiples
+        char *dst = static_cast<char *>(y) + yo * 2;
+        if (tid < 64) {
+            bulk_store(dst, stg + r * kcw_stg_row<BN>, bytes);
+        } else {
+#pragma unroll
+            for (int z = 0; z < KCW_ZERO_MAX; z++)
+                if (z < g.nz)
+                    bulk_store(dst + (int64_t)g.zoff[z] * 2, zrow, bytes);
+        }
+    }
+    bulk_commit();
+}
+
+// The tile's store: split-K's raw f32 partial, or the fused epilogue and y (mask: the epilogue is the relu_bwd
+// mask in mk, kcw_mask_load's).  STG: y through the staging rows of this warpgroup (stg; zrow: the zero row).
+template <int BN, bool STG>
+__device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw_cfg<BN, false>::NB][kcw_cfg<BN, false>::WN / 2],
                                              void *__restrict__ y, const kconv_epi &epi, float *__restrict__ part,
                                              int bm, int bn, int z, int cw, int warp, int lane, bool mask,
-                                             const uint32_t (&mk)[kcw_cfg<BN>::NB][kcw_cfg<BN>::WN / 8][2],
-                                             float *__restrict__ stats, float *ssm)
+                                             const uint32_t (&mk)[kcw_cfg<BN, false>::NB][kcw_cfg<BN, false>::WN / 8][2],
+                                             float *__restrict__ stats, float *ssm, uint32_t stg, uint32_t zrow)
 {
-    constexpr int WN = kcw_cfg<BN>::WN, NB = kcw_cfg<BN>::NB;
+    constexpr int WN = kcw_cfg<BN, false>::WN, NB = kcw_cfg<BN, false>::NB;
     // accumulator layout of m64nWN (per warp, per 8-column block j): rows lane/4 and lane/4 + 8,
     // columns j*8 + (lane%4)*2 + {0, 1} at acc[j*4 + h*2 + {0, 1}]
     const int mrow = bm + cw * 64 + warp * 16 + lane / 4;
@@ -270,6 +341,8 @@ __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw
     kcw_chan cwt;
     if (stats)
         cwt = kcw_chan_of(rv);
+    if (STG)
+        kcw_stage_free(cw);
 #pragma unroll
     for (int b = 0; b < NB; b++)
 #pragma unroll
@@ -306,8 +379,8 @@ __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw
                 // columns of block j0 + q (the 4 lanes of a row then write 64 contiguous bytes: whole sectors,
                 // where each lane's own 4-byte pairs cost a 1x1 conv's epilogue half its time).  Every lane
                 // shuffles (full mask); only rows in M store.
-                const bool vec = g.yK == 1 && g.dt_y != KDT_F32 &&
-                                 ((reinterpret_cast<uintptr_t>(y) + (uint64_t)yrow[h] * 2) & 15) == 0;
+                const bool vec = STG || (g.yK == 1 && g.dt_y != KDT_F32 &&
+                                        ((reinterpret_cast<uintptr_t>(y) + (uint64_t)yrow[h] * 2) & 15) == 0);
                 if (vec) {
                     const int q = lane & 3;
                     uint32_t u[4], o[4];
@@ -323,6 +396,12 @@ __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw
                         else if (from == 1) o[1] = got;
                         else if (from == 2) o[2] = got;
                         else o[3] = got;
+                    }
+                    if (STG) { // the warpgroup's row warp * 16 + lane / 4 + 8 h; past M or K: never copied
+                        sts128(stg + (warp * 16 + lane / 4 + h * 8) * kcw_stg_row<BN> +
+                                   (b * WN + (j0 + q) * 8) * 2,
+                               o[0], o[1], o[2], o[3]);
+                        continue;
                     }
                     const int k = bn + b * WN + (j0 + q) * 8; // K % 8 == 0: the block is wholly in or out
                     if (rv[h] && k < g.K) {
@@ -365,6 +444,8 @@ __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw
                 }
             }
         }
+    if (STG)
+        kcw_stage_issue<BN>(g, y, stg, zrow, bm, bn, cw, warp * 32 + lane);
     if (stats) {
         kcw_consumer_bar(); // every warp's columns are in ssm
         kcw_stats_tile<BN>(g, ssm, stats, bm, bn, cw * 128 + warp * 32 + lane);
@@ -390,14 +471,14 @@ __device__ __forceinline__ kcw_item item_of(const kcw_geom &g, int w, int tiles_
     return t;
 }
 
-template <typename T, int BN>
+template <typename T, int BN, bool STG>
 __global__ void __launch_bounds__(kcwThreads, 1)
     kcw_fwd_kernel(const kcw_geom g, const T *__restrict__ x, const T *__restrict__ w, void *__restrict__ y,
                    const kconv_epi epi, float *__restrict__ part, float *__restrict__ stats, int tiles_m,
                    int tiles_n, int nwork)
 {
 #if XW_DEVICE
-    using C = kcw_cfg<BN>;
+    using C = kcw_cfg<BN, STG>;
     constexpr int ST = C::ST, WN = C::WN, NB = C::NB;
     extern __shared__ unsigned char smem_raw[];
     const uint32_t sbase = (smem_u32(smem_raw) + 1023u) & ~1023u; // swizzled tiles need 1024-byte alignment
@@ -413,6 +494,11 @@ __global__ void __launch_bounds__(kcwThreads, 1)
             mb_init(KCW_EMPTY(s), 256);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    const uint32_t stg = sbase + C::STG_OFF, zrow = stg + kcwBM * C::STG_ROW; // STG: staging rows, zero row
+    if (STG && threadIdx.x >= 128 && threadIdx.x < 128 + BN / 8) { // the zero row, 16 bytes a thread
+        sts128(zrow + (threadIdx.x - 128) * 16, 0u, 0u, 0u, 0u);
+        fence_async();
     }
     __syncthreads();
 
@@ -519,23 +605,26 @@ __global__ void __launch_bounds__(kcwThreads, 1)
         for (int b = 0; b < NB; b++)
             keep(acc[b]);
         mb_arrive(KCW_EMPTY((gs - 1) % ST)); // the tile's last slice (the producer is already past it)
-        kcw_epilogue<BN>(g, acc, y, epi, part, it.bm, it.bn, it.z, cw, warp, lane, mask, mk, stats,
-                         ssm + ((wi / gridDim.x) & 1) * C::SSM_TILE); // this CTA's tiles alternate buffers
+        kcw_epilogue<BN, STG>(g, acc, y, epi, part, it.bm, it.bn, it.z, cw, warp, lane, mask, mk, stats,
+                              ssm + ((wi / gridDim.x) & 1) * C::SSM_TILE, // this CTA's tiles alternate buffers
+                              stg + cw * 64 * C::STG_ROW, zrow);
     }
+    if (STG)
+        bulk_wait_all(); // the staging must outlive the copies reading it
 #undef KCW_FULL
 #undef KCW_EMPTY
 #endif
 }
 
-template <typename T, int BN>
+template <typename T, int BN, bool STG>
 int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part,
               float *stats, int splits, cudaStream_t s)
 {
-    typedef kcw_cfg<BN> cf;
+    typedef kcw_cfg<BN, STG> cf;
     static bool attr_set = false; // the attribute is per function, set once per process
     if (!attr_set) {
         cudaError_t e =
-            cudaFuncSetAttribute(kcw_fwd_kernel<T, BN>, cudaFuncAttributeMaxDynamicSharedMemorySize, cf::SMEM);
+            cudaFuncSetAttribute(kcw_fwd_kernel<T, BN, STG>, cudaFuncAttributeMaxDynamicSharedMemorySize, cf::SMEM);
         if (e != cudaSuccess)
             return (int)e;
         attr_set = true;
@@ -555,18 +644,33 @@ int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kc
     }
     const int tiles_m = (g.M + kcwBM - 1) / kcwBM, tiles_n = (g.K + BN - 1) / BN, nwork = tiles_m * tiles_n * splits;
     const int smem = stats && splits <= 1 ? cf::SMEM : cf::SMEM_PLAIN; // the statistics' buffers only when used
-    kcw_fwd_kernel<T, BN><<<(unsigned)min(nwork, sms), kcwThreads, smem, s>>>(
+    kcw_fwd_kernel<T, BN, STG><<<(unsigned)min(nwork, sms), kcwThreads, smem, s>>>(
         gs, static_cast<const T *>(x), static_cast<const T *>(w), y, epi, splits > 1 ? part : nullptr,
         splits > 1 ? nullptr : stats, tiles_m, tiles_n, nwork);
     return (int)cudaGetLastError();
 }
 
+// Whether the staged store can write y: unsplit, 16-bit y with unit channel stride and every row start (and
+// zero lattice) on a 16-byte boundary, as a bulk copy needs; else the register store writes it.
+bool stage_ok(const kcw_geom &g, const void *y, bool split)
+{
+    bool ok = !split && g.yK == 1 && g.dt_y != KDT_F32 && (reinterpret_cast<uintptr_t>(y) & 15) == 0 &&
+              (g.N == 1 || g.yN % 8 == 0) && (g.P == 1 || g.yP % 8 == 0) && (g.Q == 1 || g.yQ % 8 == 0);
+    for (int i = 0; i < g.nz; i++)
+        ok = ok && g.zoff[i] % 8 == 0;
+    return ok;
+}
+
 template <typename T>
 int launch_t(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part,
-             float *stats, int splits, int bn, cudaStream_t s)
+             float *stats, int splits, int bn, bool stage, cudaStream_t s)
 {
-    return bn == 64 ? launch_bn<T, 64>(g, x, w, y, epi, part, stats, splits, s)
-                    : launch_bn<T, 128>(g, x, w, y, epi, part, stats, splits, s);
+    // the 128-wide tile only: its 256-byte rows' copies made ResNet-50's BN = 128 partitions 1.09-1.20x faster,
+    // the 128-byte rows of BN = 64 (the 64-channel layers) 0.92-0.96x (bench/RESULTS-conv.md, session 9)
+    if (stage && bn == 128 && stage_ok(g, y, splits > 1 && part))
+        return launch_bn<T, 128, true>(g, x, w, y, epi, part, stats, splits, s);
+    return bn == 64 ? launch_bn<T, 64, false>(g, x, w, y, epi, part, stats, splits, s)
+                    : launch_bn<T, 128, false>(g, x, w, y, epi, part, stats, splits, s);
 }
 
 } // namespace
@@ -582,12 +686,20 @@ extern "C" int kconv_wgmma_built(void)
 
 extern "C" int kconv_wgmma_smem(int bn)
 {
-    return bn == 64 ? kcw_cfg<64>::SMEM : kcw_cfg<128>::SMEM;
+    constexpr int a = kcw_cfg<128, false>::SMEM, b = kcw_cfg<128, true>::SMEM;
+    return bn == 64 ? kcw_cfg<64, false>::SMEM : a > b ? a : b;
+}
+
+extern "C" int kconv_wgmma_staged(int bn) { return bn == 128; }
+
+extern "C" int kconv_wgmma_stages(int bn, int staged)
+{
+    return bn == 64 ? kcw_cfg<64, false>::ST : staged ? kcw_cfg<128, true>::ST : kcw_cfg<128, false>::ST;
 }
 
 extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
                                float *part, int splits, int bn, int nzero, const int64_t *zoff, float *stats,
-                               void *stream)
+                               int stage, void *stream)
 {
     if ((bn != 64 && bn != 128) || nzero < 0 || nzero > KCW_ZERO_MAX || (nzero > 0 && splits > 1 && part) ||
         (stats && splits > 1 && part))
@@ -616,8 +728,8 @@ extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void 
         return 0;
     cudaStream_t s = (cudaStream_t)stream;
     const kconv_epi &e = epi ? *epi : none;
-    int rc = p->dt_x == KDT_BF16 ? launch_t<__nv_bfloat16>(g, x, w, y, e, part, stats, splits, bn, s)
-                                 : launch_t<__half>(g, x, w, y, e, part, stats, splits, bn, s);
+    int rc = p->dt_x == KDT_BF16 ? launch_t<__nv_bfloat16>(g, x, w, y, e, part, stats, splits, bn, stage != 0, s)
+                                 : launch_t<__half>(g, x, w, y, e, part, stats, splits, bn, stage != 0, s);
     if (rc != 0 || splits <= 1 || !part)
         return rc;
     return kconv_igemm_reduce(p, part, splits, y, epi, stream);

@@ -43,8 +43,9 @@ typedef struct cw_priv {
     gconv_packed pk; /* pk.on: the kernel runs on padded copies of x and w (workspace head) */
     gconv_dgrad dg;  /* conv_dgrad: its stride phases */
     int bn, splits;  /* the tile width; the forward conv's split-K */
+    bool stage;      /* y by the staged store (kern_conv_wgmma.h); XDNN_CONV_WGMMA_NO_STAGE turns it off */
     size_t ws_total;
-    char detail[320];
+    char detail[448];
 } cw_priv;
 
 static const char *dt_name(int dt) { return dt == KDT_F32 ? "f32" : dt == KDT_F16 ? "f16" : "bf16"; }
@@ -170,6 +171,8 @@ static bool cw_prepare(const gplan *pl, const gpart *p, const gpu_device *dev, c
 {
     if (!gpu_conv_analyze(pl, p, &cv->cp, why, len) || !gpu_conv_wgmma_check(pl->g, &cv->cp, dev, &cv->pk, why, len))
         return false;
+    const char *off = getenv("XDNN_CONV_WGMMA_NO_STAGE"); /* A/B switch: set and not "0" = the register store */
+    cv->stage = !off || strcmp(off, "0") == 0;
     if (cv->cp.dir == GCONV_DGRAD) {
         if (!gpu_conv_dgrad_plan(&cv->cp, dev->sm_count, gpu_conv_wgmma_splits, &cv->dg, why, len))
             return false;
@@ -335,7 +338,10 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     int most = cv->splits;
     for (int i = 0; i < (dgrad ? cv->dg.nph : 0); i++)
         most = cv->dg.splits[i] > most ? cv->dg.splits[i] : most;
-    const int stages = 192 * 1024 / ((KCW_BM + cv->bn) * 128);
+    /* the staged store where y allows it (the kernel checks the rest: 16-byte aligned rows; split-K's partials
+     * leave from registers) */
+    const bool staged = cv->stage && kconv_wgmma_staged(cv->bn) && k->dt_y != KDT_F32 && k->sy[1] == 1 && most <= 1;
+    const int stages = kconv_wgmma_stages(cv->bn, staged);
     int n = 0;
     if (cv->pk.on)
         n = snprintf(cv->detail, sizeof cv->detail, "x and w copied channels-last with C %" PRId64 " -> %" PRId64 ", ",
@@ -344,9 +350,9 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         n = dgrad_detail(&cv->dg, cv->detail, sizeof cv->detail);
     n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n,
                      "implicit GEMM M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ", tile %dx%dx%d, %d stages, wgmma "
-                     "m64n%dk16, cp.async producer warpgroup + 2 consumers",
+                     "m64n%dk16, cp.async producer warpgroup + 2 consumers%s",
                      k->N * k->out[1] * k->out[2], k->K, k->C * k->win[1] * k->win[2], KCW_BM, cv->bn, KCW_BK,
-                     stages, cv->bn < 128 ? cv->bn : 128);
+                     stages, cv->bn < 128 ? cv->bn : 128, staged ? ", y staged in shared memory and bulk-copied" : "");
     if (most > 1 && n > 0 && (size_t)n < sizeof cv->detail)
         n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n, ", split-K %d (ordered f32 reduction)", most);
     gconv_epi_append(&cv->cp.epi, cv->detail, sizeof cv->detail);
@@ -363,7 +369,7 @@ static int cw_phase_gemm(const void *ctx, const gconv_dgrad *dg, int i, const vo
 {
     const cw_priv *cv = ctx;
     return kconv_wgmma_fwd(&dg->ph[i].f, dy, wt, dx_phase, epi, part, dg->splits[i], cv->bn, dg->nzero[i],
-                           dg->zoff[i], NULL, stream);
+                           dg->zoff[i], NULL, cv->stage, stream);
 }
 
 static xdnn_status cw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
@@ -386,12 +392,12 @@ static xdnn_status cw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t
         int e = gpu_conv_pack_run(&cp->kp, &cv->pk, c->dptr[cp->x], c->dptr[cp->w], ws, s);
         if (e == 0)
             e = kconv_wgmma_fwd(&cv->pk.k, ws, ws + cv->pk.xbytes, c->dptr[cp->y], &epi, part, cv->splits, cv->bn, 0,
-                                NULL, stats, s);
+                                NULL, stats, cv->stage, s);
         return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd (packed) launch", __FILE__, __LINE__, d);
     }
     float *part = cv->splits > 1 ? (float *)(void *)ws : NULL;
     int e = kconv_wgmma_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], &epi, part, cv->splits, cv->bn,
-                            0, NULL, stats, s);
+                            0, NULL, stats, cv->stage, s);
     return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd launch", __FILE__, __LINE__, d);
 }
 

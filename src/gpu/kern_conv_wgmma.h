@@ -18,8 +18,15 @@ enum { KCW_ZERO_MAX = 3 };
 
 /* 1 when this build holds the sm_90a code (the Makefile rule of kernels/..._sm90a.cu). */
 int kconv_wgmma_built(void);
-/* Dynamic shared memory one CTA of tile width bn takes (bytes). */
+/* Dynamic shared memory one CTA of tile width bn takes (bytes; the larger of
+ * the staged and the register store's). */
 int kconv_wgmma_smem(int bn);
+/* 1 when tiles of width bn may use the staged store (kconv_wgmma_fwd's
+ * stage): the 128-wide ones. */
+int kconv_wgmma_staged(int bn);
+/* The ring's stages at tile width bn with the staged store (staged != 0) or
+ * the register store: the staging rows cost the 128-wide tile one. */
+int kconv_wgmma_stages(int bn, int staged);
 /* y = epilogue(conv(x, w)) for a 1- or 2-D conv (slot 0 unit) with groups 1,
  * x and w channel-contiguous of one type, f16 or bf16, C % 8 == 0 and
  * K % 8 == 0, 16-byte aligned x / w rows (the engine checks: eng_conv_wgmma.c);
@@ -31,9 +38,14 @@ int kconv_wgmma_smem(int bn);
  * stride phases on the same lattice as this one.  stats (unsplit only, y f16
  * or bf16; NULL = none): for each KCW_BM-row M tile t and filter k, the
  * (count, mean, M2) of the tile's y[., k] as stored (rounded to y's dtype)
- * at stats[(t * K + k) * 4 + 0..2] (norm_cl.cu's partials: genstats.h). */
+ * at stats[(t * K + k) * 4 + 0..2] (norm_cl.cu's partials: genstats.h).
+ * stage (!= 0): y leaves through shared-memory staging rows by bulk copies
+ * while the next tile's wgmmas run, where the tile and y allow it
+ * (kconv_wgmma_staged(bn); unsplit, f16 / bf16, unit channel stride, 16-byte
+ * aligned rows and zero lattices); else, and with stage 0, the consumers
+ * store from registers. */
 int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi, float *part,
-                    int splits, int bn, int nzero, const int64_t *zoff, float *stats, void *stream);
+                    int splits, int bn, int nzero, const int64_t *zoff, float *stats, int stage, void *stream);
 /* conv_igemm's split-K second pass (kernels/conv_igemm.cu): y = epilogue(sum
  * of part[0..splits)[M][K] in split order), through y's strides. */
 int kconv_igemm_reduce(const kconv_params *p, const float *part, int splits, void *y, const kconv_epi *epi,

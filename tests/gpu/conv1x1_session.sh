@@ -29,7 +29,6 @@ dev_link_tester difftest_conv || exit 1
 dt=$dev/difftest_conv
 left() { echo $(( ${BUDGET_S:-225} - (SECONDS - t0) )); }
 part=${PART:-layers}
-R="graphs/resnet50_train_step.dnn --set N=256 --set HW=224 --set WID=64 --set NCLS=1000"
 
 step "difftest_conv fd1x1, w1x1, im2c"
 : > "$out/sweep.log"
@@ -39,12 +38,7 @@ done
 grep -E "^FAIL" "$out/sweep.log" | cut -c1-300 | head -12; grep -E "passed," "$out/sweep.log"
 
 if [ "$part" = layers ]; then
-    step "bench: the 1x1 fwd / dgrad at N=256"
-    timeout "$(( $(left) - 110 ))" "$dt" --bench conv1x1_ > "$out/bench.log" 2>&1; echo "rc=$?"
-    grep -c "^BENCH.* ok " "$out/bench.log"; grep -E "^BENCH.*FAILED" "$out/bench.log" | cut -c1-200 | head -5
-    step "peer: cuDNN and torch.mm (bench/conv_peer.py fd1x1)"
-    PYTHONUNBUFFERED=1 timeout "$(( $(left) - 45 ))" python3 "$dev/conv_peer.py" fd1x1 > "$out/peer.log" 2>&1
-    echo "rc=$?"; head -1 "$out/peer.log"
+    dev_bench_peer "$dt" conv1x1_ fd1x1 "$(( $(left) - 110 ))" 65 # the peer: what the bench leaves, less 45 s
     if [ "$(left)" -gt 25 ]; then
         step "memcheck --quick fd1x1"
         timeout "$(( $(left) - 8 ))" compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10 "$dt" \
@@ -61,18 +55,11 @@ else
     gcc -o "$dev/xdnn" "$dev"/cli/*.o "$dev/libxdnn.a" -L"$dev/lib" -lcjson -lm -fopenmp -L/usr/local/cuda/lib64 \
         -lcudart_static -lstdc++ -ldl -lpthread -lrt > "$out/link_cli.log" 2>&1 || echo "CLI link failed"
     for ab in on off; do
-        step "ResNet-50 step N=256, the 1x1 fwd/dgrad path $ab"
         # the first run compiles the generated kernels into XDNN_CACHE_DIR; the second finds them there
         lim=$(( $(left) - 10 )); [ "$ab" = off ] || lim=$(( lim - 50 ))
         [ "$lim" -gt 20 ] || { echo "out of time"; break; }
         off=0; [ "$ab" = on ] || off=1
-        XDNN_IM2COL_NO_1X1_FD=$off timeout "$lim" "$dev/xdnn" run --device gpu --format json --iters 10 $R \
-            > "$out/step_$ab.json" 2> "$out/step_$ab.err"
-        echo "rc=$?"; tail -2 "$out/step_$ab.err"
+        dev_step "$ab" "$lim" XDNN_IM2COL_NO_1X1_FD=$off
     done
 fi
-step "tables"
-python3 "$dev/conv1x1_table.py" "$out" > "$out/summary.txt" 2>&1
-cat "$out/summary.txt"
-step done
-(cd "$out" && tar czf logs.tgz --remove-files $(ls | grep -v -e '^logs.tgz$' -e '^summary.txt$'))
+dev_tables "$dev/conv1x1_table.py"

@@ -41,3 +41,36 @@ dev_build_testers() {
         fi || { echo "link of $t failed"; tail -20 "$out/link.log"; return 1; }
     done
 }
+# dev_bench_peer TESTER FILTER SET BENCH_S PEER_S — TESTER --bench FILTER into OUT/bench.log (BENCH_S seconds at
+# most), then DEV/conv_peer.py SET (bench/conv_peer.py: the cuDNN side, same names) into OUT/peer.log (PEER_S);
+# prints the rc of each, the count of ok rows and the first failures.
+dev_bench_peer() {
+    step "bench: $1 --bench $2"
+    timeout "$4" "$1" --bench "$2" > "$out/bench.log" 2>&1; echo "rc=$?"
+    grep -c "^BENCH.* ok " "$out/bench.log"; grep -E "^BENCH.*FAILED" "$out/bench.log" | cut -c1-200 | head -5
+    step "peer: bench/conv_peer.py $3"
+    PYTHONUNBUFFERED=1 timeout "$5" python3 "$dev/conv_peer.py" "$3" > "$out/peer.log" 2>&1
+    echo "rc=$?"; head -1 "$out/peer.log"
+}
+# dev_step TAG LIMIT_S [VAR=VALUE...] [-- XDNN_RUN_ARGS...] — the ResNet-50 N = 256 training step through DEV/xdnn
+# (dev_link_cli first) with the given environment, into OUT/step_TAG.json (and .err): `xdnn run --device gpu
+# --format json` and the arguments (default --iters 10).
+dev_step() {
+    local tag=$1 lim=$2 env=() args=(--iters 10); shift 2
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do env+=("$1"); shift; done
+    [ "${1:-}" = -- ] && { shift; args=("$@"); }
+    step "ResNet-50 step N=256 ($tag: ${env[*]})"
+    env "${env[@]}" timeout "$lim" "$dev/xdnn" run --device gpu --format json "${args[@]}" \
+        graphs/resnet50_train_step.dnn --set N=256 --set HW=224 --set WID=64 --set NCLS=1000 \
+        > "$out/step_$tag.json" 2> "$out/step_$tag.err"
+    echo "rc=$?"; tail -2 "$out/step_$tag.err"
+}
+# dev_tables SCRIPT — SCRIPT OUT's summary into OUT/summary.txt (printed), then every other file of OUT into
+# OUT/logs.tgz (a call brings back at most 8 files).
+dev_tables() {
+    step "tables"
+    python3 "$1" "$out" > "$out/summary.txt" 2>&1
+    cat "$out/summary.txt"
+    step done
+    (cd "$out" && tar czf logs.tgz --remove-files $(ls | grep -v -e '^logs.tgz$' -e '^summary.txt$'))
+}

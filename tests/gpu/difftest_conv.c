@@ -54,6 +54,7 @@ typedef struct tcase {
     int im2col_rows, im2col_split; /* > 0: XDNN_IM2COL_ROWS / _SPLIT for this case (conv_im2col_gemm's chunks) */
     const char *refuse;      /* the forced engine must refuse the case with a reason holding this text */
     int wsplits;             /* > 0: XDNN_WGRAD_SPLITS for this case (conv_wgrad_wgmma's reduction splits) */
+    bool regs;               /* XDNN_CONV_WGMMA_NO_STAGE=1: conv_igemm_wgmma's register store instead of the staged */
 } tcase;
 
 static tcase *cases;
@@ -950,6 +951,25 @@ static void conv_wgmma_dgrad_cases(void)
     }
 }
 
+/* One "conv/dgrad+relu_bwd/NAME/DT/nhwc/2d" case: dx = relu_bwd(conv_dgrad(dy, w), a) with a = floor(2 m) (m
+ * uniform in [-1, 1): zeros, negatives and positives) and relu_bwd's extra arguments args; second: d is an output
+ * too (then it must not fuse). */
+static tcase *dgrad_relu_case(const char *name, const char *dt, const win_cfg *w, const char *args, const char *want,
+                              bool second)
+{
+    conv_text ct;
+    conv_strs(w, &ct);
+    char id[192];
+    snprintf(id, sizeof id, "conv/dgrad+relu_bwd/%s/%s/nhwc/2d", name, dt);
+    return add_case(id, 1, want,
+                    "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s%s @nhwc;\n  weight w: %s%s @nhwc;\n"
+                    "  input m: %s%s @nhwc;\n  a: @nhwc = floor(m * 2.0);\n"
+                    "  d: @nhwc = conv_dgrad(dy, w, x_dims=%s, %s);\n  dx: @nhwc = relu_bwd(d, a%s);\n"
+                    "  output dx: %s @nhwc;\n%s}\n",
+                    ncases * 5 + 3, dt, ct.ys, dt, ct.ws, dt, ct.xs, ct.xs, ct.attrs, args, dt,
+                    second ? "  output d: @nhwc;\n" : "");
+}
+
 /* conv_dgrad + the relu_bwd that alone reads its dx, fused (partition.c
  * fuse_dgrad_masks; conv_epi.h): dx = relu_bwd(conv_dgrad(dy, w), a), the
  * mask a read at dx's coordinates in the dgrad's store.  a = floor(2 m), m
@@ -1003,20 +1023,9 @@ static void conv_dgrad_epi_cases(void)
             if (opts.quick && ti != ci % 2)
                 continue;
             const bool second = ci == ncfg; /* dx read twice: d is an output too */
-            const win_cfg *w = second ? &cfgs[0].w : &cfgs[ci].w;
-            conv_text ct;
-            conv_strs(w, &ct);
-            char id[192];
-            snprintf(id, sizeof id, "conv/dgrad+relu_bwd/%s/%s/nhwc/2d", second ? "dge-d-read-twice" : cfgs[ci].name,
-                     dts[ti]);
-            const char *dt = dts[ti];
-            tcase *c = add_case(id, 1, second ? "conv_igemm_wgmma" : cfgs[ci].want,
-                                "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s%s @nhwc;\n  weight w: %s%s @nhwc;\n"
-                                "  input m: %s%s @nhwc;\n  a: @nhwc = floor(m * 2.0);\n"
-                                "  d: @nhwc = conv_dgrad(dy, w, x_dims=%s, %s);\n  dx: @nhwc = relu_bwd(d, a%s);\n"
-                                "  output dx: %s @nhwc;\n%s}\n",
-                                ncases * 5 + 3, dt, ct.ys, dt, ct.ws, dt, ct.xs, ct.xs, ct.attrs,
-                                second ? "" : cfgs[ci].args, dt, second ? "  output d: @nhwc;\n" : "");
+            tcase *c = dgrad_relu_case(second ? "dge-d-read-twice" : cfgs[ci].name, dts[ti],
+                                       second ? &cfgs[0].w : &cfgs[ci].w, second ? "" : cfgs[ci].args,
+                                       second ? "conv_igemm_wgmma" : cfgs[ci].want, second);
             if (c) {
                 c->force = "conv_dgrad";
                 c->want_parts = 2;
@@ -1025,6 +1034,62 @@ static void conv_dgrad_epi_cases(void)
                 c->want_detail2 = second ? NULL : "fused epilogue relu_bwd";
                 c->reject_detail = second ? "fused epilogue relu_bwd" : NULL;
             }
+        }
+}
+
+/* conv_igemm_wgmma's staged store (y through shared-memory rows and one bulk copy per row while the next tile's
+ * wgmmas run; kern_conv_wgmma.h), forced, on its 128-wide tiles (K = 248: BN 128 with a 120-column tail; "wide"
+ * rows): M tails (M % 128 != 0), maps with more work items than an H100 has SMs (each CTA reuses its staging
+ * rows: 170 and 226 items), a dgrad's three zero phases folded into the store (bulk copies of the zero row) and
+ * its relu_bwd mask; f16 and bf16; each also with the register store (XDNN_CONV_WGMMA_NO_STAGE=1, "-regs").
+ * The 64-wide tiles (K = 24, 40, 136) must take the register store, whose detail lacks "staged" (they ran
+ * staged in session 9's first call, all passing: the kernel still holds that path); the register store also
+ * runs what the staged one cannot (f32 / NCHW y, split-K: the wgd- and wg-sk cases). */
+static void conv_wgmma_stage_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    const char *staged = "y staged in shared memory";
+    struct { const char *name; win_cfg w; int dir; bool wide; } cfgs[] = {
+        {"wgs-c16-k24-3x3-n4-101x99", cfg(2, 4, 16, 24, 1, (int[]){101, 99}, (int[]){3, 3}, NULL, NULL,
+                                          (int[]){1, 1}, (int[]){1, 1}, false), 0, false},
+        {"wgs-c24-k136-1x1-odd", cfg(2, 3, 24, 136, 1, (int[]){13, 11}, (int[]){1, 1}, NULL, NULL, NULL, NULL,
+                                     false), 0, false},
+        {"wgs-c16-k248-1x1-n4-61x59", cfg(2, 4, 16, 248, 1, (int[]){61, 59}, (int[]){1, 1}, NULL, NULL, NULL,
+                                          NULL, false), 0, true},
+        {"wgs-c8-k248-3x3-n3-61x59", cfg(2, 3, 8, 248, 1, (int[]){61, 59}, (int[]){3, 3}, NULL, NULL,
+                                         (int[]){1, 1}, (int[]){1, 1}, false), 0, true},
+        {"wgs-c24-k40-1x1-s2-fold-n4", cfg(2, 4, 24, 40, 1, (int[]){202, 198}, (int[]){1, 1}, (int[]){2, 2}, NULL,
+                                           NULL, NULL, false), 1, false},
+        {"wgs-c248-k16-1x1-s2-fold", cfg(2, 3, 248, 16, 1, (int[]){46, 42}, (int[]){1, 1}, (int[]){2, 2}, NULL,
+                                         NULL, NULL, false), 1, true},
+        {"wgs-mask-c136-k64-1x1-n4", cfg(2, 4, 136, 64, 1, (int[]){50, 51}, (int[]){1, 1}, NULL, NULL, NULL, NULL,
+                                         false), 2, false},
+        {"wgs-mask-c248-k24-1x1-n3", cfg(2, 3, 248, 24, 1, (int[]){45, 41}, (int[]){1, 1}, NULL, NULL, NULL, NULL,
+                                         false), 2, true},
+        {"wgs-mask-c248-k40-3x3-s2", cfg(2, 3, 248, 40, 1, (int[]){29, 27}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                         (int[]){1, 1}, (int[]){1, 1}, false), 2, true},
+    };
+    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
+        for (int ti = 0; ti < 3; ti++) { /* f16, bf16, then the register store in f16 */
+            if (opts.quick && ti != ci % 2)
+                continue;
+            const char *dt = dts[ti % 2 ? 1 : 0];
+            char name[96];
+            snprintf(name, sizeof name, "%s%s", cfgs[ci].name, ti == 2 ? "-regs" : "");
+            tcase *c;
+            if (cfgs[ci].dir < 2) {
+                conv_case_forced(name, &cfgs[ci].w, dt, true, cfgs[ci].dir, false, "conv_igemm_wgmma", 1);
+                c = &cases[ncases - 1];
+            } else if ((c = dgrad_relu_case(name, dt, &cfgs[ci].w, "", "conv_igemm_wgmma", false))) {
+                c->force = "conv_dgrad";
+                c->want_parts = 2;
+                c->want_detail2 = "fused epilogue relu_bwd";
+            }
+            if (!c)
+                continue;
+            c->regs = ti == 2;
+            c->want_detail = ti < 2 && cfgs[ci].wide ? staged : NULL;
+            c->reject_detail = ti < 2 && cfgs[ci].wide ? NULL : staged;
         }
 }
 
@@ -1385,6 +1450,45 @@ static void zoo_bench_cases(void)
         }
 }
 
+/* ResNet-50's conv_igemm_wgmma partitions of the N = 256 training step (bf16 NHWC; set "step256" of
+ * bench/conv_peer.py times cuDNN's): the 3x3 forward convs, the 3x3 and 1x1 dgrads fused with their relu_bwd
+ * mask (a given), the stride-2 1x1 projection dgrads; "conv_step_{fwd,dgmask,dgrad}_bf16_nhwc nNcChHkKrRsS"
+ * (C, H, K, R, stride of the forward conv) as the planner places them, staged store, and "_regs" with the
+ * register store (XDNN_CONV_WGMMA_NO_STAGE=1). */
+static void step_bench_cases(void)
+{
+    static const int rows[][6] = { /* kind (0 fwd, 1 dgrad + mask, 2 dgrad), C, H, K, R, stride */
+        {0, 64, 56, 64, 3, 1},   {0, 128, 28, 128, 3, 1},  {0, 256, 14, 256, 3, 1},  {0, 512, 7, 512, 3, 1},
+        {0, 128, 56, 128, 3, 2}, {0, 256, 28, 256, 3, 2},  {0, 512, 14, 512, 3, 2},  {1, 64, 56, 64, 3, 1},
+        {1, 128, 28, 128, 3, 1}, {1, 256, 14, 256, 3, 1},  {1, 512, 7, 512, 3, 1},   {1, 128, 56, 128, 3, 2},
+        {1, 256, 28, 256, 3, 2}, {1, 512, 14, 512, 3, 2},  {1, 64, 56, 256, 1, 1},   {1, 128, 28, 512, 1, 1},
+        {1, 256, 14, 1024, 1, 1}, {1, 512, 7, 2048, 1, 1}, {2, 256, 56, 512, 1, 2},  {2, 512, 28, 1024, 1, 2},
+        {2, 1024, 14, 2048, 1, 2}};
+    static const char *const kinds[] = {"fwd", "dgmask", "dgrad"};
+    for (int regs = 0; regs < 2; regs++)
+        for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+            const int kd = rows[i][0], C = rows[i][1], H = rows[i][2], K = rows[i][3], R = rows[i][4],
+                      st = rows[i][5], pad = R / 2, P = (H + 2 * pad - R) / st + 1;
+            char id[192], mask[128] = "", text[768];
+            snprintf(id, sizeof id, "conv_step_%s_bf16_nhwc%s n256c%dh%dk%dr%ds%d", kinds[kd], regs ? "_regs" : "",
+                     C, H, K, R, st);
+            if (kd == 1)
+                snprintf(mask, sizeof mask, "  input a: bf16[256, %d, %d, %d] @nhwc;\n", C, H, H);
+            if (kd == 0)
+                snprintf(text, sizeof text, "  input x: bf16[256, %d, %d, %d] @nhwc;\n  weight w: bf16[%d, %d, %d, %d] "
+                         "@nhwc;\n  y = conv(x, w, stride=%d, pad=%d);\n  output y: bf16 @nhwc;\n", C, H, H, K, C, R, R,
+                         st, pad);
+            else
+                snprintf(text, sizeof text, "  input dy: bf16[256, %d, %d, %d] @nhwc;\n  weight w: bf16[%d, %d, %d, %d] "
+                         "@nhwc;\n%s  d%s = conv_dgrad(dy, w, x_dims=[256, %d, %d, %d], stride=%d, pad=%d);\n%s"
+                         "  output dx: bf16 @nhwc;\n", K, P, P, K, C, R, R, mask, kd == 1 ? ": @nhwc" : "x", C, H, H, st,
+                         pad, kd == 1 ? "  dx: @nhwc = relu_bwd(d, a);\n" : "");
+            tcase *c = add_case(id, 1, NULL, "dnn 1;\ngraph g(seed=5) {\n%s}\n", text);
+            if (c)
+                c->regs = regs;
+        }
+}
+
 static void bench_cases(void)
 {
     static const struct { const char *tag, *dt, *lay; } kinds[] = {
@@ -1507,6 +1611,7 @@ static void bench_cases(void)
     wgrad_3x3_bench_cases();
     fd_1x1_bench_cases();
     zoo_bench_cases();
+    step_bench_cases();
     add_case("conv_fwd_f32tf32_nhwc n32c64h56k64r3s1p1", 1, NULL,
              "dnn 1;\ngraph g(seed=4, tf32=true) {\n  input x: f32[32, 64, 56, 56] @nhwc;\n"
              "  weight w: f32[64, 64, 3, 3] @nhwc;\n  y = conv(x, w, pad=1);\n  output y: f32 @nhwc;\n}\n");
@@ -1642,6 +1747,8 @@ static void run_case(int i, dh_outcome *out)
     snprintf(wsp, sizeof wsp, "%d", c->wsplits);
     if (c->wsplits > 0)
         setenv("XDNN_WGRAD_SPLITS", wsp, 1);
+    if (c->regs)
+        setenv("XDNN_CONV_WGMMA_NO_STAGE", "1", 1);
     snprintf(force, sizeof force, "%s=%s", c->force ? c->force : "", c->want_engine ? c->want_engine : "");
     if (c->refuse) { /* planned only (dry or not): the forced engine's refusal, its reason named */
         gpu_run_opts o = {.iters = 1, .log = stderr, .force = forces, .nforce = 1};
@@ -1723,6 +1830,8 @@ done:
         unsetenv("XDNN_IM2COL_SPLIT");
     if (c->wsplits > 0)
         unsetenv("XDNN_WGRAD_SPLITS");
+    if (c->regs)
+        unsetenv("XDNN_CONV_WGMMA_NO_STAGE");
     dh_case_end(&r, c->id, out->ok);
 }
 
@@ -1752,6 +1861,7 @@ int main(int argc, char **argv)
         conv_wgmma_cases();
         conv_wgmma_dgrad_cases();
         conv_dgrad_epi_cases();
+        conv_wgmma_stage_cases();
         conv_im2col_cases();
         conv_wgrad_1x1_cases();
         conv_fd_1x1_cases();
