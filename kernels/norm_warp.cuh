@@ -203,11 +203,28 @@ __device__ __forceinline__ void wr_stage_row(uint4 *slot, const T *row, int D, c
 // backward's parameter-gradient partials have room for so many groups).
 static unsigned wr2_grid(const void *kern, size_t smem, int64_t rows, int wpr, int64_t cap)
 {
-    int dev = 0, sms = 0, per_sm = 0;
+    // the attribute and the occupancy once per kernel, shared-memory size and
+    // device: a few microseconds of host calls per launch showed in the
+    // timings of the small rows (8192 x 768: ~20 us a launch)
+    struct seen {
+        const void *kern;
+        size_t smem;
+        int dev, blocks;
+    };
+    static seen cache[64];
+    static int ncache;
+    int dev = 0, sms = 0, per_sm = -1;
     cudaGetDevice(&dev);
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, WR_WARPS * 32, smem);
+    for (int i = 0; i < ncache && per_sm < 0; i++)
+        if (cache[i].kern == kern && cache[i].smem == smem && cache[i].dev == dev)
+            per_sm = cache[i].blocks;
+    if (per_sm < 0) {
+        cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, WR_WARPS * 32, smem);
+        if (ncache < 64)
+            cache[ncache++] = {kern, smem, dev, per_sm};
+    }
     const int64_t gpb = WR_WARPS / wpr;
     int64_t n = (int64_t)(per_sm < 1 ? 1 : per_sm) * (sms < 1 ? 1 : sms), need = (rows + gpb - 1) / gpb;
     n = n < need ? n : need;

@@ -5,8 +5,8 @@
 # built, and dev_env.sh, profile8_session.sh, this script and bench/norm_torch.py copied into DEV.
 #  1. difftest_norm warp-rows/ (v1 and v2 forward, the warp-row backward, odd widths) against the CPU reference;
 #  2. compute-sanitizer memcheck on difftest_norm --quick warp-rows/;
-#  3. ncu, one launch each (profile8_session.sh): forward and backward of rmsnorm bf16 8192x4096 and
-#     layernorm f16 8192x768, v2 and (XDNN_NORM_WARP_V=1) the kernels before;
+#  3. ncu, one launch each (profile8_session.sh; NCU_CASES replaces the list): forward and backward of rmsnorm
+#     bf16 8192x4096 (v2 and, XDNN_NORM_WARP_V=1, the kernels before) and layernorm f16 8192x768 (v2);
 #  4. difftest_norm --bench on the rows (v2), then with each A/B switch of BENCH_AB, then norm_torch.py;
 #  5. the full difftest_norm sweep in the time left (regressions).
 # Every log goes to OUT/logs.tgz (a call brings back 8 files); a summary on stdout.  LIMIT_S: the call's
@@ -33,14 +33,12 @@ grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/san.log" | head -8
 
 if [ -z "${SKIP_NCU:-}" ]; then
     step "ncu: one launch each"
-    TESTERS=difftest_norm NCU_S=${NCU_S:-25} CASES="rms_fwd_v2|difftest_norm|bench/rmsnorm/bf16|k_warp_norm2
+    TESTERS=difftest_norm NCU_S=${NCU_S:-18} CASES=${NCU_CASES:-"rms_fwd_v2|difftest_norm|bench/rmsnorm/bf16|k_warp_norm2
 rms_fwd_v1|difftest_norm|bench/rmsnorm/bf16|k_warp_norm|XDNN_NORM_WARP_V=1
 rms_bwd_v2|difftest_norm|bench/rmsnorm_bwd+residual/bf16|k_warp_norm_bwd
 rms_bwd_v1|difftest_norm|bench/rmsnorm_bwd+residual/bf16|k_row_bwd_pg|XDNN_NORM_WARP_V=1
 ln768_fwd_v2|difftest_norm|bench/layernorm/f16/8192x768|k_warp_norm2
-ln768_fwd_v1|difftest_norm|bench/layernorm/f16/8192x768|k_warp_norm|XDNN_NORM_WARP_V=1
-ln768_bwd_v2|difftest_norm|bench/layernorm_bwd/f16/8192x768|k_warp_norm_bwd
-ln768_bwd_v1|difftest_norm|bench/layernorm_bwd/f16/8192x768|k_row_bwd_pg|XDNN_NORM_WARP_V=1" \
+ln768_bwd_v2|difftest_norm|bench/layernorm_bwd/f16/8192x768|k_warp_norm_bwd"} \
         bash "$dev/profile8_session.sh" "$dev" "$out" | grep -vE "^==|^NVIDIA|^[0-9a-f]{7}"
 fi
 
