@@ -247,8 +247,13 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_norm(const ng_job j, int
 // its exit).  Scale and bias, 16-byte chunks, are read where they are used:
 // the same columns every row, L1 hits after the first.  Parameters absent,
 // or contiguous of x's dtype and 16-byte aligned (the launcher sends others
-// to v1); NV <= WR2_FWD_NV chunks a lane.
-enum { WR2_FWD_NV = 4 };
+// to v1); NV <= WR2_FWD_NV chunks a lane, at most WR2_FWD_WPR warps a row.
+// Measured on the H100 (RESULTS-norm.md, session 9): v2 ahead where a row
+// takes up to 4 warps (rmsnorm bf16 8192x4096 0.0619 ms against 0.0636,
+// layernorm f16 8192x768 0.0170 against 0.0204, bf16 16384x1024 0.0393
+// against 0.0428); v1 ahead for the 8-warp rows (layernorm f16 8192x8192
+// 0.1007 against 0.1242: three groups an SM against v1's four blocks).
+enum { WR2_FWD_NV = 4, WR2_FWD_WPR = 4 };
 
 template <typename T, int NV>
 __global__ void __launch_bounds__(WR_WARPS * 32, 3) k_warp_norm2(const ng_job j, int64_t rows, int D, int wpr)
@@ -407,10 +412,11 @@ int wr_norm(const ng_job *j, int64_t rows, int64_t D, cudaStream_t s)
     for (int i = 0; i < j->outer.n; i++)
         if (j->outer.stride[NG_X][i] % VW || j->outer.stride[NG_Y][i] % VW)
             return -1;
+    wr_geom g2;
     if (wr2_params_ok<T>(j, NG_SC) && wr2_params_ok<T>(j, NG_BI) && env_int("XDNN_NORM_WARP_V", 2) != 1 &&
-        wr2_pick<T>(D, WR2_FWD_NV, &g)) {
-#define WR_NORM2(NV) return wr_norm2_launch<T, NV>(j, rows, (int)D, g.wpr, s)
-        switch (g.nv) {
+        wr2_pick<T>(D, WR2_FWD_NV, &g2) && g2.wpr <= WR2_FWD_WPR) {
+#define WR_NORM2(NV) return wr_norm2_launch<T, NV>(j, rows, (int)D, g2.wpr, s)
+        switch (g2.nv) {
         case 1: WR_NORM2(1);
         case 2: WR_NORM2(2);
         case 3: WR_NORM2(3);
