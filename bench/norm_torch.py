@@ -60,5 +60,48 @@ def main():
     rep("concat_float16 2x[8192,4096] axis 1", bench(lambda: torch.cat((a, b2), 1)), 4 * a.numel() * 2)
 
 
+def rows_session9(alone=False):
+    """session 9: GPT / BERT widths and the Llama block's rmsnorm backward (difftest_norm's bench rows);
+    alone: also the copy ceiling and the two forward rows of main() they are compared with."""
+    if alone:
+        x = torch.empty(1 << 30, dtype=torch.uint8, device=dev); y = torch.empty_like(x)
+        rep("copy 1GiB", bench(lambda: y.copy_(x)), 2 * x.numel())
+        x = torch.randn(8192, 8192, device=dev, dtype=torch.float16); g = torch.randn(8192, device=dev, dtype=torch.float16)
+        rep("layernorm_float16 8192x8192", bench(lambda: F.layer_norm(x, (8192,), g, g)), 2 * x.numel() * 2)
+        x = torch.randn(8192, 4096, device=dev, dtype=torch.bfloat16); g = torch.randn(4096, device=dev, dtype=torch.bfloat16)
+        rep("rmsnorm_bfloat16 8192x4096", bench(lambda: F.rms_norm(x, (4096,), g)), 2 * x.numel() * 2)
+    x = torch.randn(8192, 768, device=dev, dtype=torch.float16); g = torch.randn(768, device=dev, dtype=torch.float16)
+    bb = torch.randn(768, device=dev, dtype=torch.float16); dy = torch.randn_like(x)
+    rep("layernorm_float16 8192x768", bench(lambda: F.layer_norm(x, (768,), g, bb)), 2 * x.numel() * 2)
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x, [768], g, bb, 1e-5)
+    rep("layernorm_bwd_float16 8192x768 (dx, dgamma, dbeta)",
+        bench(lambda: torch.ops.aten.native_layer_norm_backward(dy, x, [768], mean, rstd, g, bb, [True, True, True])),
+        3 * x.numel() * 2)
+    x = torch.randn(16384, 1024, device=dev, dtype=torch.bfloat16); g = torch.randn(1024, device=dev, dtype=torch.bfloat16)
+    bb = torch.randn(1024, device=dev, dtype=torch.bfloat16)
+    rep("layernorm_bfloat16 16384x1024", bench(lambda: F.layer_norm(x, (1024,), g, bb)), 2 * x.numel() * 2)
+    x = torch.randn(8192, 4096, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    w = torch.randn(4096, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    dy = torch.randn(8192, 4096, device=dev, dtype=torch.bfloat16)
+    y = F.rms_norm(x, (4096,), w)
+    rep("rmsnorm_bwd_bfloat16 8192x4096 (dx, dscale; autograd of F.rms_norm)",
+        bench(lambda: torch.autograd.grad(y, (x, w), dy, retain_graph=True)), 3 * x.numel() * 2)
+    fused = getattr(torch.ops.aten, "_fused_rms_norm_backward", None)
+    if fused is not None:
+        try:
+            with torch.no_grad():
+                _, rs = torch.ops.aten._fused_rms_norm(x, [4096], w, None)
+            rep("rmsnorm_bwd_bfloat16 8192x4096 (aten._fused_rms_norm_backward)",
+                bench(lambda: fused(dy, x, [4096], rs, w, [True, True])), 3 * x.numel() * 2)
+        except Exception as e:  # the op's signature differs between releases
+            print(json.dumps({"name": "aten._fused_rms_norm_backward", "error": str(e)[:200]}), flush=True)
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+    if sys.argv[1:] == ["session9"]:
+        print("torch", torch.__version__, torch.cuda.get_device_name(), flush=True)
+        rows_session9(alone=True)
+    else:
+        main()
+        rows_session9()

@@ -619,6 +619,12 @@ extern "C" int ng_launch_row_bwd(const ng_job *j, int64_t rows, int64_t D, void 
     return (int)cudaGetLastError();
 }
 
+extern "C" int ng_launch_pgrad_cols(const ng_job *j, int64_t D, int nblk, void *stream)
+{
+    k_pgrad_cols<<<(unsigned)((D + 31) / 32), dim3(32, 8), 0, static_cast<cudaStream_t>(stream)>>>(*j, D, nblk);
+    return (int)cudaGetLastError();
+}
+
 template <typename T, int PT, bool BIAS>
 static int launch_row_bwd_pg1(const ng_job *j, int64_t rows, int64_t D, int threads, cudaStream_t s)
 {
@@ -630,8 +636,7 @@ static int launch_row_bwd_pg1(const ng_job *j, int64_t rows, int64_t D, int thre
     nblk = nblk > j->pg_blocks ? j->pg_blocks : nblk;
     nblk = nblk > rows ? rows : nblk;
     k_row_bwd_pg<T, PT, BIAS><<<(unsigned)nblk, threads, 0, s>>>(*j, D, rows);
-    k_pgrad_cols<<<(unsigned)((D + 31) / 32), dim3(32, 8), 0, s>>>(*j, D, (int)nblk);
-    return (int)cudaGetLastError();
+    return ng_launch_pgrad_cols(j, D, (int)nblk, s);
 }
 
 template <typename T, int PT>

@@ -22,70 +22,10 @@
 //  - reductions: warp shuffles; with WPR > 1 the row's warps then swap their
 //    partials through shared memory behind a named barrier of the row's
 //    warps only (one slot per reduction, so no barrier guards reuse).
-#include "norm_common.cuh"
-
-#include <stdint.h>
-#include <stdlib.h>
+#include "norm_warp.cuh"
 
 namespace {
 
-enum { WR_WARPS = 8, WR_MAX_NV = 8, WR_MAX_SCALAR = 32 };
-
-// The most chunks a lane holds: WR_MAX_NV, or WR_MAX_SCALAR elements
-// without VEC; NV above it never launches, so it is not instantiated.
-template <typename T, bool VEC>
-__host__ __device__ constexpr int wr_cap(int nv)
-{
-    return VEC || nv * (int)(16 / sizeof(T)) <= WR_MAX_SCALAR ? nv : WR_MAX_SCALAR / (int)(16 / sizeof(T));
-}
-
-// Which warp of its row this one is, the row group in the block, the lane.
-struct wr_pos {
-    int lane, wr, group, wpr;
-};
-
-__device__ __forceinline__ wr_pos wr_here(int wpr)
-{
-    int w = threadIdx.x >> 5;
-    return {(int)(threadIdx.x & 31), w % wpr, w / wpr, wpr};
-}
-
-// Sum (MAX: max) over the row: shuffles, then the row's warps through
-// sh[slot][warp] behind barrier 1 + group (0 is __syncthreads').
-template <bool MAX>
-__device__ __forceinline__ float wr_reduce(float v, const wr_pos &p, float (*sh)[WR_WARPS], int slot)
-{
-#pragma unroll
-    for (int m = 16; m > 0; m >>= 1) {
-        float o = __shfl_xor_sync(0xffffffffu, v, m);
-        v = MAX ? fmaxf(v, o) : v + o;
-    }
-    if (p.wpr == 1)
-        return v;
-    int w0 = p.group * p.wpr;
-    if (p.lane == 0)
-        sh[slot][w0 + p.wr] = v;
-    asm volatile("bar.sync %0, %1;" ::"r"(1 + p.group), "r"(p.wpr * 32) : "memory");
-    v = sh[slot][w0];
-    for (int i = 1; i < p.wpr; i++)
-        v = MAX ? fmaxf(v, sh[slot][w0 + i]) : v + sh[slot][w0 + i];
-    return v;
-}
-
-template <typename T>
-struct __align__(16) chunk16 {
-    T v[16 / sizeof(T)];
-};
-
-// Element index of value e (0 .. NV*VW-1) of this lane within its row (an
-// int: rows are at most NG_WARP_ROW_MAX long, and 64-bit indices per element
-// took the element-load forms to ~190 registers).
-template <typename T, bool VEC>
-__device__ __forceinline__ int wr_index(int e, const wr_pos &p)
-{
-    constexpr int VW = 16 / sizeof(T);
-    return VEC ? (((e / VW) * p.wpr + p.wr) * 32 + p.lane) * VW + e % VW : (e * p.wpr + p.wr) * 32 + p.lane;
-}
 
 // The lane's values of one row; elements past D read as `pad`.
 template <typename T, bool VEC, int NV>
@@ -166,62 +106,17 @@ __device__ __forceinline__ void wr_param(const void *p, int dt, int64_t stride, 
     }
 }
 
-__host__ __device__ __forceinline__ bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
-
-// The VW values of a 16-byte chunk as loaded (uint4), as floats.  16-bit
-// types convert through volatile asm, so each use converts again rather than
-// the compiler keeping the converted row live in twice the registers (bf16
-// rows of 4 chunks a lane: 64 registers, 79 with plain conversions).
-template <typename T>
-__device__ __forceinline__ void wr_unpack(const uint4 &c, float (&f)[16 / sizeof(T)])
-{
-    const uint32_t w[4] = {c.x, c.y, c.z, c.w};
-    if constexpr (sizeof(T) == 4) {
-#pragma unroll
-        for (int q = 0; q < 4; q++)
-            f[q] = __uint_as_float(w[q]);
-    } else {
-#pragma unroll
-        for (int q = 0; q < 4; q++) {
-            uint32_t lo, hi;
-            if constexpr (dt_of<T>::v == DT_F16)
-                asm volatile("{.reg .f16 l, h;\n mov.b32 {l, h}, %2;\n cvt.f32.f16 %0, l;\n cvt.f32.f16 %1, h;}"
-                             : "=f"(f[2 * q]), "=f"(f[2 * q + 1]) : "r"(w[q]));
-            else {
-                asm volatile("shl.b32 %0, %2, 16;\n and.b32 %1, %2, 0xffff0000;" : "=r"(lo), "=r"(hi) : "r"(w[q]));
-                f[2 * q] = __uint_as_float(lo), f[2 * q + 1] = __uint_as_float(hi);
-            }
-        }
-    }
-}
-
-// layernorm / rmsnorm forward: y = act((x - mean) inv scale + bias); mean and
-// inv stored when asked.  VEC only (the launcher sends other rows to norm.cu).
-// The row stays as loaded (NV uint4 a lane) and is unpacked at each of its
-// three uses: 16-bit rows take half the registers of floats, so more rows
-// fit an SM.
+// mean (0 for rms) and inv = 1 / sqrt(var + eps) of the row the group holds
+// as loaded (c): two passes over the registers (the mean, then the squares
+// about it), one reduction each; `slot` alternates between reductions.
 template <typename T, int NV>
-__global__ void __launch_bounds__(WR_WARPS * 32) k_warp_norm(const ng_job j, int64_t rows, int D, int wpr)
+__device__ __forceinline__ void wr_row_stats(const uint4 (&c)[NV], int D, int rms, float eps, const wr_pos &p,
+                                             float (*sh)[WR_WARPS], int &slot, float &mean, float &inv)
 {
     constexpr int VW = 16 / sizeof(T);
-    __shared__ float sh[2][WR_WARPS];
-    const wr_pos p = wr_here(wpr);
-    int64_t row = (int64_t)blockIdx.x * (WR_WARPS / wpr) + p.group;
-    if (row >= rows) // the row's warps leave together: no barrier waits on them
-        return;
-    constexpr unsigned M = OPBIT(NG_X) | OPBIT(NG_Y) | OPBIT(NG_MEAN) | OPBIT(NG_INV);
-    int64_t base[NG_NOPS];
-    decomp<M, int64_t>(j.outer, row, base);
-    const T *xr = static_cast<const T *>(j.t.p[NG_X]) + base[NG_X];
-    uint4 c[NV];
-#pragma unroll
-    for (int k = 0; k < NV; k++) { // all loads first; past D: zeros (+0 in every dtype)
-        int i = wr_index<T, true>(k * VW, p);
-        c[k] = i < D ? *reinterpret_cast<const uint4 *>(xr + i) : make_uint4(0, 0, 0, 0);
-    }
     const float fD = (float)D;
-    float mean = 0.f;
-    if (!j.rms) {
+    mean = 0.f;
+    if (!rms) {
         float s = 0.f;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
@@ -231,7 +126,8 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_norm(const ng_job j, int
             for (int q = 0; q < VW; q++)
                 s += f[q];
         }
-        mean = wr_reduce<false>(s, p, sh, 0) / fD;
+        mean = wr_reduce<false>(s, p, sh, slot) / fD;
+        slot ^= 1;
     }
     float sq = 0.f;
 #pragma unroll
@@ -245,18 +141,48 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_norm(const ng_job j, int
             sq += d * d;
         }
     }
-    const float inv = rsqrtf(wr_reduce<false>(sq, p, sh, 1) / fD + j.eps);
-    if (p.wr == 0 && p.lane == 0) {
-        if (j.t.p[NG_MEAN])
-            stf(j.t.p[NG_MEAN], base[NG_MEAN], j.t.dt[NG_MEAN], mean);
-        if (j.t.p[NG_INV])
-            stf(j.t.p[NG_INV], base[NG_INV], j.t.dt[NG_INV], inv);
-    }
+    inv = rsqrtf(wr_reduce<false>(sq, p, sh, slot) / fD + eps);
+    slot ^= 1;
+}
+
+// y of the row the group holds as loaded (c) at offset `yo`: scale and bias
+// as 16-byte chunks when contiguous of x's dtype and aligned, else element
+// loads (v1 only: the launcher gives v2 none of those).  The common case, no
+// fused activation and 16-byte parameters (or none), has a loop of its own:
+// with the activation's and the element loads' code inlined beside every
+// element, the one loop ran out of the instruction cache (ncu, session 9:
+// layernorm f16 8192x768 stalled mostly on instruction fetch).
+template <typename T, int NV>
+__device__ __forceinline__ void wr_store_y(const ng_job &j, const uint4 (&c)[NV], int64_t yo, int D, const wr_pos &p,
+                                           float mean, float inv)
+{
+    constexpr int VW = 16 / sizeof(T);
     const void *ps = j.t.p[NG_SC], *pb = j.t.p[NG_BI];
     const int64_t ss = j.inner.stride[NG_SC][0], sb = j.inner.stride[NG_BI][0];
     const bool vs = ps && ss == 1 && j.t.dt[NG_SC] == dt_of<T>::v && aligned16(ps);
     const bool vb = pb && sb == 1 && j.t.dt[NG_BI] == dt_of<T>::v && aligned16(pb);
-    T *yr = static_cast<T *>(j.t.p[NG_Y]) + base[NG_Y];
+    T *yr = static_cast<T *>(j.t.p[NG_Y]) + yo;
+    if (j.act == NGACT_NONE && (vs || !ps) && (vb || !pb)) {
+        const T *ts = static_cast<const T *>(ps), *tb = static_cast<const T *>(pb);
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const int i = wr_index<T, true>(k * VW, p);
+            if (i >= D)
+                continue;
+            float f[VW], w[VW], b[VW];
+            wr_unpack<T>(c[k], f);
+            if (ts)
+                wr_unpack<T>(*reinterpret_cast<const uint4 *>(ts + i), w);
+            if (tb)
+                wr_unpack<T>(*reinterpret_cast<const uint4 *>(tb + i), b);
+            chunk16<T> o;
+#pragma unroll
+            for (int q = 0; q < VW; q++)
+                o.v[q] = from_f<T>((f[q] - mean) * inv * (ts ? w[q] : 1.f) + (tb ? b[q] : 0.f));
+            *reinterpret_cast<chunk16<T> *>(yr + i) = o;
+        }
+        return;
+    }
 #pragma unroll
     for (int k = 0; k < NV; k++) {
         int i = wr_index<T, true>(k * VW, p);
@@ -272,6 +198,117 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_norm(const ng_job j, int
             o.v[q] = from_f<T>(act_f((f[q] - mean) * inv * w[q] + b[q], j.act, j.act_dt));
         *reinterpret_cast<chunk16<T> *>(yr + i) = o;
     }
+}
+
+// The row's mean / inv into the statistics outputs the forward has (lane 0
+// of the group's first warp).
+__device__ __forceinline__ void wr_put_stats(const ng_job &j, const int64_t (&base)[NG_NOPS], const wr_pos &p,
+                                             float mean, float inv)
+{
+    if (p.wr != 0 || p.lane != 0)
+        return;
+    if (j.t.p[NG_MEAN])
+        stf(j.t.p[NG_MEAN], base[NG_MEAN], j.t.dt[NG_MEAN], mean);
+    if (j.t.p[NG_INV])
+        stf(j.t.p[NG_INV], base[NG_INV], j.t.dt[NG_INV], inv);
+}
+
+// layernorm / rmsnorm forward: y = act((x - mean) inv scale + bias); mean and
+// inv stored when asked.  VEC only (the launcher sends other rows to norm.cu).
+// The row stays as loaded (NV uint4 a lane) and is unpacked at each of its
+// three uses: 16-bit rows take half the registers of floats, so more rows
+// fit an SM.
+template <typename T, int NV>
+__global__ void __launch_bounds__(WR_WARPS * 32) k_warp_norm(const ng_job j, int64_t rows, int D, int wpr)
+{
+    __shared__ float sh[2][WR_WARPS];
+    const wr_pos p = wr_here(wpr);
+    int64_t row = (int64_t)blockIdx.x * (WR_WARPS / wpr) + p.group;
+    if (row >= rows) // the row's warps leave together: no barrier waits on them
+        return;
+    constexpr unsigned M = OPBIT(NG_X) | OPBIT(NG_Y) | OPBIT(NG_MEAN) | OPBIT(NG_INV);
+    int64_t base[NG_NOPS];
+    decomp<M, int64_t>(j.outer, row, base);
+    const T *xr = static_cast<const T *>(j.t.p[NG_X]) + base[NG_X];
+    uint4 c[NV];
+    wr_load_row<T, NV>(xr, D, p, c); // all loads first
+    float mean, inv;
+    int slot = 0;
+    wr_row_stats<T, NV>(c, D, j.rms, j.eps, p, sh, slot, mean, inv);
+    wr_put_stats(j, base, p, mean, inv);
+    wr_store_y<T, NV>(j, c, base[NG_Y], D, p, mean, inv);
+}
+
+// v2 (session 9): the same rows, a persistent grid (wr2_grid: the blocks
+// that fit the SMs at once).  Row group g walks rows g, g + G, ... (G: every
+// group of the grid), its rows staged through shared memory
+// (norm_warp.cuh): WR2_STAGES - 1 rows of x in flight per group while it
+// reduces and stores another (v1's group had none from its reductions to
+// its exit).  Scale and bias, 16-byte chunks, are read where they are used:
+// the same columns every row, L1 hits after the first.  Parameters absent,
+// or contiguous of x's dtype and 16-byte aligned (the launcher sends others
+// to v1); NV <= WR2_FWD_NV chunks a lane, at most WR2_FWD_WPR warps a row.
+// Measured on the H100 (RESULTS-norm.md, session 9): v2 ahead where a row
+// takes up to 4 warps (rmsnorm bf16 8192x4096 0.0619 ms against 0.0636,
+// layernorm f16 8192x768 0.0170 against 0.0204, bf16 16384x1024 0.0393
+// against 0.0428); v1 ahead for the 8-warp rows (layernorm f16 8192x8192
+// 0.1007 against 0.1242: three groups an SM against v1's four blocks).
+enum { WR2_FWD_NV = 4, WR2_FWD_WPR = 4 };
+
+template <typename T, int NV>
+__global__ void __launch_bounds__(WR_WARPS * 32, 3) k_warp_norm2(const ng_job j, int64_t rows, int D, int wpr)
+{
+    constexpr int TH = WR_WARPS * 32;
+    extern __shared__ uint4 wr_stage[]; // [WR2_STAGES][NV][TH]
+    __shared__ float sh[2][WR_WARPS];
+    const wr_pos p = wr_here(wpr);
+    const int64_t step = (int64_t)gridDim.x * (WR_WARPS / wpr);
+    const int64_t first = (int64_t)blockIdx.x * (WR_WARPS / wpr) + p.group;
+    if (first >= rows) // the group's warps leave together: no barrier waits on them
+        return;
+    const T *x = static_cast<const T *>(j.t.p[NG_X]);
+    uint4 *mine = wr_stage + threadIdx.x;
+    for (int s = 0; s < WR2_STAGES - 1; s++) { // the first rows in flight
+        const int64_t r = first + s * step;
+        if (r < rows) {
+            int64_t o[NG_NOPS];
+            wr_offsets<OPBIT(NG_X)>(j.outer, r, o);
+            wr_stage_row<T, NV>(mine + s * NV * TH, x + o[NG_X], D, p);
+        }
+        wr_cp_commit(); // empty groups too: the wait counts groups
+    }
+    int slot = 0, st = 0;
+    for (int64_t row = first; row < rows; row += step) {
+        const int64_t ahead = row + (WR2_STAGES - 1) * step;
+        if (ahead < rows) {
+            int64_t o[NG_NOPS];
+            wr_offsets<OPBIT(NG_X)>(j.outer, ahead, o);
+            wr_stage_row<T, NV>(mine + ((st + WR2_STAGES - 1) % WR2_STAGES) * NV * TH, x + o[NG_X], D, p);
+        }
+        wr_cp_commit();
+        wr_cp_wait_oldest();
+        uint4 c[NV];
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            c[k] = mine[(st * NV + k) * TH];
+        st = st + 1 == WR2_STAGES ? 0 : st + 1;
+        float mean, inv;
+        wr_row_stats<T, NV>(c, D, j.rms, j.eps, p, sh, slot, mean, inv);
+        constexpr unsigned M = OPBIT(NG_Y) | OPBIT(NG_MEAN) | OPBIT(NG_INV);
+        int64_t base[NG_NOPS];
+        wr_offsets<M>(j.outer, row, base);
+        wr_put_stats(j, base, p, mean, inv);
+        wr_store_y<T, NV>(j, c, base[NG_Y], D, p, mean, inv);
+    }
+}
+
+template <typename T, int NV>
+int wr_norm2_launch(const ng_job *j, int64_t rows, int D, int wpr, cudaStream_t s)
+{
+    const size_t smem = (size_t)WR2_STAGES * NV * WR_WARPS * 32 * 16;
+    const unsigned grid = wr2_grid((const void *)k_warp_norm2<T, NV>, smem, rows, wpr, INT32_MAX);
+    k_warp_norm2<T, NV><<<grid, WR_WARPS * 32, smem, s>>>(*j, rows, D, wpr);
+    return (int)cudaGetLastError();
 }
 
 // softmax (log = 0) / log_softmax over rows at x + row * ldx, y + row * ldy.
@@ -327,15 +364,6 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_softmax(const T *x, T *y
 // of 64 in 0.243; rmsnorm bf16 4096: 8 warps of 16 0.070 ms, 2 of 64 0.126.
 // XDNN_NORM_WPR=n forces n warps per row where the row still fits (A/B).
 enum { WR_PREF = 16 };
-struct wr_geom {
-    int wpr, nv;
-};
-
-static int env_int(const char *name, int dflt)
-{
-    const char *e = getenv(name);
-    return e && *e ? atoi(e) : dflt;
-}
 
 template <typename T>
 bool wr_pick(int64_t D, bool vec, wr_geom *g)
@@ -384,6 +412,18 @@ int wr_norm(const ng_job *j, int64_t rows, int64_t D, cudaStream_t s)
     for (int i = 0; i < j->outer.n; i++)
         if (j->outer.stride[NG_X][i] % VW || j->outer.stride[NG_Y][i] % VW)
             return -1;
+    wr_geom g2;
+    if (wr2_params_ok<T>(j, NG_SC) && wr2_params_ok<T>(j, NG_BI) && env_int("XDNN_NORM_WARP_V", 2) != 1 &&
+        wr2_pick<T>(D, WR2_FWD_NV, &g2) && g2.wpr <= WR2_FWD_WPR) {
+#define WR_NORM2(NV) return wr_norm2_launch<T, NV>(j, rows, (int)D, g2.wpr, s)
+        switch (g2.nv) {
+        case 1: WR_NORM2(1);
+        case 2: WR_NORM2(2);
+        case 3: WR_NORM2(3);
+        default: WR_NORM2(4);
+        }
+#undef WR_NORM2
+    }
     unsigned grid = wr_blocks(rows, g.wpr);
 #define WR_NORM(NV) k_warp_norm<T, NV><<<grid, WR_WARPS * 32, 0, s>>>(*j, rows, (int)D, g.wpr)
     WR_NV_SWITCH(g.nv, WR_NORM)

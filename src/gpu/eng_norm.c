@@ -760,10 +760,10 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
             np->stats.vec4 = vec;
         /* the warp rows need 16-byte rows (the pointers are checked at execute) */
         int vw = 16 / dt_bytes(x->dtype);
-        bool w16 = ok && fwd_row && np->D % vw == 0 && np->D <= NG_WARP_ROW_MAX && !env_on("XDNN_NORM_NO_WARP");
-        for (int q = 0; q < 2 && w16; q++)
+        bool w16 = ok && np->D % vw == 0 && np->D <= NG_WARP_ROW_MAX && !env_on("XDNN_NORM_NO_WARP");
+        for (int q = 0; q < nops && w16; q++)
             for (int i = 0; i < rows.outer.n; i++)
-                w16 = w16 && rows.outer.stride[ops_fwd[q]][i] % vw == 0;
+                w16 = w16 && rows.outer.stride[ops[q]][i] % vw == 0;
         np->warp_rows = w16;
     }
     /* the row backward sums dscale/dbias itself when they are per feature
@@ -945,6 +945,13 @@ static xdnn_status norm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags
     /* the channels-last kernels read the saved statistics themselves; the
      * generic parameter-gradient reduce reads them from the workspace */
     bool pgrad_apart = np->has_pgrad && !np->pgrad_from_rows && !np->pg_fused;
+    if (np->row_fast && is_bwd(np->kind) && np->warp_rows && !pgrad_apart) {
+        int e = ng_launch_warp_norm_bwd(&j, np->rows, np->D, st); /* reads mean / inv itself */
+        if (e != -1) {
+            KTRY(e, "warp-row backward");
+            return XDNN_OK;
+        }
+    }
     if (np->kind == NK_BN_INFER || (is_bwd(np->kind) && (!np->cl || pgrad_apart))) {
         ng_job l = np->load;
         bind(c, p, np, &l);

@@ -29,7 +29,7 @@ typedef struct norm_plan {
     int64_t rows, D;           /* statistics rows and elements per row */
     bool index64;
     bool row_fast;             /* one block per row, row in registers (forward) */
-    bool warp_rows;            /* forward: a warp (or a few) per row when the rows are 16-byte
+    bool warp_rows;            /* forward and backward: a warp (or a few) per row when the rows are 16-byte
                                   aligned at execute (kernels/norm_warp.cu), else row_fast's block */
     int64_t ldx, ldy;          /* softmax rows: the row strides of x and y, in elements */
     bool cl;                   /* batchnorm over channels-last x: kernels/norm_cl.cu */

@@ -129,6 +129,9 @@ int ng_launch_row_bwd(const ng_job *j, int64_t rows, int64_t D, void *stream);
  * column sum.  Rows 4-element aligned (vec4), D <= NG_ROW_PG_MAX. */
 enum { NG_ROW_PG_MAX = 8192 };
 int ng_launch_row_bwd_pg(const ng_job *j, int64_t rows, int64_t D, void *stream);
+/* dscale / dbias (NG_DSC / NG_DBI) of column c = the sum over nblk blocks b of
+ * part[b][0][c] / part[b][1][c] (the row backward kernels' partials). */
+int ng_launch_pgrad_cols(const ng_job *j, int64_t D, int nblk, void *stream);
 
 /* A warp (or 2, 4, 8 warps) per row, the row in registers, 16-byte loads
  * (kernels/norm_warp.cu), for rows of D <= NG_WARP_ROW_MAX elements.
@@ -142,6 +145,14 @@ enum { NG_WARP_ROW_MAX = 8192 };
 int ng_launch_warp_norm(const ng_job *j, int64_t rows, int64_t D, void *stream);
 int ng_launch_warp_softmax(const void *x, void *y, int dt, int log, int64_t rows, int64_t D, int64_t ldx,
                            int64_t ldy, void *stream);
+/* Layernorm / rmsnorm backward dx (+ the residual NG_Y, + dscale / dbias per
+ * feature through j->part, j->pg_blocks as ng_launch_row_bwd_pg) over the same
+ * warp rows (kernels/norm_warp_bwd.cu), mean / inv read from the statistics
+ * tensors themselves (no NGF_LOAD finalize first).  Returns -1 without
+ * launching when the rows do not fit it (not 16-byte aligned, a scale not
+ * contiguous of x's dtype, rows over 4096 16-bit / 2048 f32 elements,
+ * XDNN_NORM_WARP_V=1): the caller then takes norm.cu's row kernels. */
+int ng_launch_warp_norm_bwd(const ng_job *j, int64_t rows, int64_t D, void *stream);
 
 typedef enum ng_apply_mode { NGA_FWD, NGA_BWD, NGA_SMB } ng_apply_mode;
 

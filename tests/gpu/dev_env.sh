@@ -74,3 +74,12 @@ dev_tables() {
     step done
     (cd "$out" && tar czf logs.tgz --remove-files $(ls | grep -v -e '^logs.tgz$' -e '^summary.txt$'))
 }
+# dev_sweep TESTER SECONDS — the tester's full sweep (every case) within SECONDS, the log in OUT/sweep.log; the
+# failures, how many cases ran of how many, and the tester's count on stdout.
+dev_sweep() {
+    timeout "$2" "$1" > "$out/sweep.log" 2>&1
+    echo "rc=$? (124: cut short; the cases listed ran)"
+    grep -E "^FAIL" "$out/sweep.log" | cut -c1-300 | head -20
+    echo "ran $(grep -cE '^(PASS|FAIL)' "$out/sweep.log") of $("$1" --list | wc -l) cases"
+    grep -E "passed," "$out/sweep.log"
+}

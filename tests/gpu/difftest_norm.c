@@ -694,6 +694,81 @@ static void warp_row_cases(void)
     }
 }
 
+/* ---- warp-row backward and the v2 forward (kernels/norm_warp_bwd.cu,
+ * norm_warp.cu's k_warp_norm2, session 9): persistent row groups, rows staged
+ * through shared memory.  Widths at the geometry's edges: a chunk of one lane
+ * (8), 264 (one warp, two chunks), 768 (GPT; 16-bit forward one warp of 3
+ * chunks, backward two warps of 2), 1024 / 2048 / 4096 (the backward's widest
+ * 16-bit rows), 4104 (16-bit backward past them: norm.cu), f32 2048 / 2056
+ * (its widest f32 row / past it); row counts past what one pass of the grid
+ * holds (7001 x 64: one-warp groups; 1001 x 4096: eight-warp groups, each
+ * group several rows, so the staging ring wraps and the dscale / dbias
+ * partials gather several rows); dx alone (no parameter gradients: dscale
+ * discarded, `_`) + a residual, dscale alone (rmsnorm), dbias alone, dscale +
+ * dbias; forward
+ * with f32 scale / bias (v1's element loads) and a scale of x's dtype.  Odd widths (1, 7,
+ * 13, 769, 8191: not 16-byte rows, norm.cu's block kernels) beside them. */
+static void warp_bwd_row(int seed, const char *t, int R, int D)
+{
+    char name[192], sh[48];
+    snprintf(sh, sizeof sh, "[%d, %d]", R, D);
+    snprintf(name, sizeof name, "warp-rows/bwd/layernorm+rmsnorm/%s/%dx%d", t, R, D);
+    add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  input dy: %s%s;\n  weight s: %s[%d];\n"
+                      "  weight b: %s[%d];\n  y, m, iv = layernorm(x, s, b);\n"
+                      "  dx, ds, db = layernorm_bwd(dy, x, s, m, iv);\n  z, ir = rmsnorm(x, s);\n"
+                      "  ex, es = rmsnorm_bwd(dy, x, s, ir);\n"
+                      "  output y: %s, m, iv, dx: %s, ds: f32, db: f32, z: %s, ir, ex: %s, es: f32;\n}\n",
+             seed, t, sh, t, sh, t, D, t, D, t, t, t, t);
+    if (opts.quick)
+        return;
+    snprintf(name, sizeof name, "warp-rows/bwd/dx-only+residual/%s/%dx%d", t, R, D);
+    add_case(name, 2, "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n  input x: %s%s;\n  input dy: %s%s;\n"
+                      "  input r0: %s%s;\n  weight s: %s[%d];\n  input ir: f32[%d, 1] = uniform(0.5, 2.0);\n"
+                      "  input m: f32[%d, 1];\n  e0, _ = rmsnorm_bwd(dy, x, s, ir);\n  ex = r0 + e0;\n"
+                      "  dx, _, db = layernorm_bwd(dy, x, s, m, ir);\n  output ex: %s, dx: %s, db: f32;\n}\n",
+             seed + 1, t, t, sh, t, sh, t, sh, t, D, R, R, t, t);
+    snprintf(name, sizeof name, "warp-rows/fwd/f32-params/%s/%dx%d", t, R, D);
+    add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  weight s: f32[%d];\n  weight b: f32[%d];\n"
+                      "  y, m, iv = layernorm(x, s, b);\n  z = rmsnorm(x, s);\n  input u: %s[%d] = fill(1.0);\n"
+                      "  w = rmsnorm(x, u, eps=1e-3);\n  output y: %s, m, iv, z: %s, w: %s;\n}\n",
+             seed + 2, t, sh, D, D, t, D, t, t, t);
+}
+
+static void warp_bwd_cases(void)
+{
+    static const int rows[][3] = { /* R, D, quick */
+        {13, 8, 1},   {37, 264, 1}, {50, 768, 1}, {9, 1024, 0},  {11, 2048, 0}, {9, 4096, 1},
+        {3, 4104, 0}, {5, 2056, 0}, {7001, 64, 1}, {1001, 4096, 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        if (opts.quick && !rows[i][2])
+            continue;
+        for (int ti = 0; ti < 3; ti++)
+            warp_bwd_row(800 + 10 * (int)i + 3 * ti, dts[ti], rows[i][0], rows[i][1]);
+    }
+    static const int odd[] = {1, 7, 13, 769, 8191};
+    for (int k = 0; k < 5; k++) {
+        if (opts.quick && odd[k] > 13)
+            continue;
+        for (int ti = 0; ti < 3; ti++) {
+            const char *t = dts[ti];
+            char name[192];
+            const int D = odd[k], R = D > 1000 ? 3 : 11;
+            char dxo[48] = ""; /* one element a row: xhat = 0, dx and dscale all zeros (nothing to compare) */
+            if (D > 1)
+                snprintf(dxo, sizeof dxo, "dx: %s, ds: f32, ", t);
+            snprintf(name, sizeof name, "warp-rows/odd-width/%s/%dx%d", t, R, D);
+            add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d];\n  input dy: %s[%d, %d];\n"
+                              "  weight s: %s[%d];\n  weight b: %s[%d];\n  y, m, iv = layernorm(x, s, b);\n"
+                              "  dx, ds, db = layernorm_bwd(dy, x, s, m, iv);\n"
+                              "  z, ir = rmsnorm(x, s);\n  ex, es = rmsnorm_bwd(dy, x, s, ir);\n"
+                              "  p = softmax(x, axis=-1);\n"
+                              "  output y: %s, m, iv, %sdb: f32, z: %s, ir, ex: %s, es: f32, p: %s;\n}\n",
+                     900 + 7 * k + ti, t, R, D, t, R, D, t, D, t, D, t, dxo, t, t, t);
+        }
+    }
+}
+
 /* ---- whole-network fusions (the Llama block's): RoPE's rotated halves
  * written in place into the concat's result (views.c; a half of 8 elements is
  * 16-byte aligned in every dtype, one of 3 is not and stays a copy; a piece
@@ -979,6 +1054,27 @@ static void bench_cases(void)
              "dnn 1;\ngraph g(seed=4) {\n  input x: f16[8192, 8192];\n  input dy: f16[8192, 8192];\n"
              "  weight s: f16[8192];\n  input m: f32[8192, 1];\n  input iv: f32[8192, 1] = uniform(0.5, 2);\n"
              "  dx, ds, db = layernorm_bwd(dy, x, s, m, iv);\n  output dx: f16, ds: f32, db: f32;\n}\n");
+    /* session 9: the widths of GPT / BERT (768, 1024) and the Llama block's rmsnorm backward
+     * (dx + the residual, dscale in x's dtype), forward and backward on the warp rows */
+    add_case("bench/layernorm/f16/8192x768", 1,
+             "dnn 1;\ngraph g(seed=1) {\n  input x: f16[8192, 768];\n  weight s: f16[768];\n  weight b: f16[768];\n"
+             "  y = layernorm(x, s, b);\n  output y: f16;\n}\n");
+    add_case("bench/layernorm/bf16/16384x1024", 1,
+             "dnn 1;\ngraph g(seed=1) {\n  input x: bf16[16384, 1024];\n  weight s: bf16[1024];\n"
+             "  weight b: bf16[1024];\n  y = layernorm(x, s, b);\n  output y: bf16;\n}\n");
+    add_case("bench/layernorm_bwd/f16/8192x768", 1,
+             "dnn 1;\ngraph g(seed=4) {\n  input x: f16[8192, 768];\n  input dy: f16[8192, 768];\n"
+             "  weight s: f16[768];\n  input m: f32[8192, 1];\n  input iv: f32[8192, 1] = uniform(0.5, 2);\n"
+             "  dx, ds, db = layernorm_bwd(dy, x, s, m, iv);\n  output dx: f16, ds: f32, db: f32;\n}\n");
+    add_case("bench/rmsnorm_bwd/bf16/8192x4096", 1,
+             "dnn 1;\ngraph g(seed=4) {\n  input x: bf16[8192, 4096];\n  input dy: bf16[8192, 4096];\n"
+             "  weight s: bf16[4096];\n  input ir: f32[8192, 1] = uniform(0.5, 2);\n"
+             "  dx, ds = rmsnorm_bwd(dy, x, s, ir);\n  output dx: bf16, ds: bf16;\n}\n");
+    add_case("bench/rmsnorm_bwd+residual/bf16/8192x4096", 1,
+             "dnn 1;\ngraph g(seed=4, intermediate=bf16) {\n  input x: bf16[8192, 4096];\n"
+             "  input dy: bf16[8192, 4096];\n  input r0: bf16[8192, 4096];\n  weight s: bf16[4096];\n"
+             "  input ir: f32[8192, 1] = uniform(0.5, 2);\n  d0, ds = rmsnorm_bwd(dy, x, s, ir);\n"
+             "  dx = r0 + d0;\n  output dx: bf16, ds: bf16;\n}\n");
     add_case("bench/dropout/f16/8192x8192", 1,
              "dnn 1;\ngraph g(seed=5) {\n  input x: f16[8192, 8192];\n  y, m = dropout(x, p=0.1);\n"
              "  output y: f16, m;\n}\n");
@@ -1096,6 +1192,7 @@ int main(int argc, char **argv)
         fused_act_cases();
         residual_cases();
         warp_row_cases();
+        warp_bwd_cases();
         network_fusion_cases();
         genstats_cases();
         cl1_cases();

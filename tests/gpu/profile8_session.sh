@@ -4,11 +4,12 @@
 # kernel of a bench row (ncu -k regex:KERNEL -s SKIP -c 1; sections SpeedOfLight, Occupancy, LaunchStats,
 # WarpStateStats, MemoryWorkloadAnalysis), the full report per kernel in OUT/ncu_LABEL.txt and its headline
 # figures on stdout.  The testers are compiled here from the tree checked out (as memfast_session.sh).
-# CASES: "LABEL|TESTER|FILTER|KERNEL" lines (default below); NCU_S each one's time limit.
+# CASES: "LABEL|TESTER|FILTER|KERNEL[|ENV]" lines (default below; ENV: VAR=value words set for that run);
+# NCU_S each one's time limit; TESTERS the testers to link (default: the four of the default CASES).
 set -uo pipefail
 . "$(dirname "$0")/dev_env.sh"
 step link
-dev_build_testers difftest_seq difftest_quant difftest_norm difftest_conv || exit 1
+dev_build_testers ${TESTERS:-difftest_seq difftest_quant difftest_norm difftest_conv} || exit 1
 CASES=${CASES:-"sdpa_fwd|difftest_seq|bench/wgmma/sdpa_fwd_bf16/b4h16k16s4096d128|sdpa_fwd_wgmma
 sdpa_fwd_causal|difftest_seq|bench/wgmma/sdpa_fwd_bf16_causal/b4h16k16s4096d128|sdpa_fwd_wgmma
 sdpa_bwd|difftest_seq|bench/wgmma/sdpa_bwd_bf16/b4h16k16s4096d128|sdpa_bwd_wgmma
@@ -23,10 +24,10 @@ bn_bwd_apply|difftest_norm|bench/batchnorm_bwd/bf16|k_cl_apply
 maxpool_bwd|difftest_norm|bench/maxpool_bwd|kpool_bwd_vec
 conv3x3_c64|difftest_conv|conv_fwd_bf16_nhwc n32c64h56k64r3s1p1|kcw_fwd_kernel"}
 printf '%-16s %9s %7s %7s %7s %6s %5s %s\n' label "dur(us)" "SM%" "mem%" "DRAM%" occ% regs "top stall (WarpStateStats)"
-while IFS='|' read -r label tester filter kernel; do
+while IFS='|' read -r label tester filter kernel envs; do
     [ -z "$label" ] && continue
     f="$out/ncu_$label.txt"
-    timeout "${NCU_S:-60}" ncu -k "regex:$kernel" -s 3 -c 1 --section SpeedOfLight --section Occupancy \
+    env ${envs:-} timeout "${NCU_S:-60}" ncu -k "regex:$kernel" -s 3 -c 1 --section SpeedOfLight --section Occupancy \
         --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis \
         "$dev/$tester" --bench "$filter" > "$f" 2>&1
     rc=$?

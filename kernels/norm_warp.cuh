@@ -1,0 +1,265 @@
+// norm_warp.cuh — what the warp-row kernels share (kernels/norm_warp.cu:
+// layernorm / rmsnorm forward and softmax rows; kernels/norm_warp_bwd.cu:
+// layernorm / rmsnorm backward): a row group of 1, 2, 4 or 8 warps of a block
+// of 8 warps holds one row in registers, lane l of warp w owning 16-byte
+// chunk k at element ((k wpr + w) 32 + l) VW; its reductions (shuffles, then
+// the group's warps through shared memory behind a named barrier), the chunk
+// loads and unpacking, and the persistent grid of the v2 kernels.
+#ifndef XDNN_NORM_WARP_CUH
+#define XDNN_NORM_WARP_CUH
+
+#include "norm_common.cuh"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+namespace {
+
+enum { WR_WARPS = 8, WR_MAX_NV = 8, WR_MAX_SCALAR = 32 };
+
+// The most chunks a lane holds: WR_MAX_NV, or WR_MAX_SCALAR elements
+// without VEC; NV above it never launches, so it is not instantiated.
+template <typename T, bool VEC>
+__host__ __device__ constexpr int wr_cap(int nv)
+{
+    return VEC || nv * (int)(16 / sizeof(T)) <= WR_MAX_SCALAR ? nv : WR_MAX_SCALAR / (int)(16 / sizeof(T));
+}
+
+// Which warp of its row this one is, the row group in the block, the lane.
+struct wr_pos {
+    int lane, wr, group, wpr;
+};
+
+__device__ __forceinline__ wr_pos wr_here(int wpr)
+{
+    int w = threadIdx.x >> 5;
+    return {(int)(threadIdx.x & 31), w % wpr, w / wpr, wpr};
+}
+
+// The values a reduction carries: one float (a sum or a max), or two sums
+// at once (float2: the backward's sum g and sum g xhat, one barrier).
+__device__ __forceinline__ float wr_comb(float a, float b, bool mx) { return mx ? fmaxf(a, b) : a + b; }
+__device__ __forceinline__ float2 wr_comb(float2 a, float2 b, bool) { return make_float2(a.x + b.x, a.y + b.y); }
+__device__ __forceinline__ float wr_shfl(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
+__device__ __forceinline__ float2 wr_shfl(float2 v, int m)
+{
+    return make_float2(__shfl_xor_sync(0xffffffffu, v.x, m), __shfl_xor_sync(0xffffffffu, v.y, m));
+}
+
+// Sum (MAX: max) over the row: shuffles, then the row's warps through
+// sh[slot][warp] behind barrier 1 + group (0 is __syncthreads').  A caller
+// that reduces again before every warp has read a slot alternates slots: a
+// warp that runs ahead writes the other one, and cannot come back to this
+// one before the group's next barrier, which waits for every reader.
+template <bool MAX, typename V>
+__device__ __forceinline__ V wr_reduce(V v, const wr_pos &p, V (*sh)[WR_WARPS], int slot)
+{
+#pragma unroll
+    for (int m = 16; m > 0; m >>= 1)
+        v = wr_comb(v, wr_shfl(v, m), MAX);
+    if (p.wpr == 1)
+        return v;
+    int w0 = p.group * p.wpr;
+    if (p.lane == 0)
+        sh[slot][w0 + p.wr] = v;
+    asm volatile("bar.sync %0, %1;" ::"r"(1 + p.group), "r"(p.wpr * 32) : "memory");
+    v = sh[slot][w0];
+    for (int i = 1; i < p.wpr; i++)
+        v = wr_comb(v, sh[slot][w0 + i], MAX);
+    return v;
+}
+
+template <typename T>
+struct __align__(16) chunk16 {
+    T v[16 / sizeof(T)];
+};
+
+// Element index of value e (0 .. NV*VW-1) of this lane within its row (an
+// int: rows are at most NG_WARP_ROW_MAX long, and 64-bit indices per element
+// took the element-load forms to ~190 registers).
+template <typename T, bool VEC>
+__device__ __forceinline__ int wr_index(int e, const wr_pos &p)
+{
+    constexpr int VW = 16 / sizeof(T);
+    return VEC ? (((e / VW) * p.wpr + p.wr) * 32 + p.lane) * VW + e % VW : (e * p.wpr + p.wr) * 32 + p.lane;
+}
+
+__host__ __device__ __forceinline__ bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
+// The VW values of a 16-byte chunk as loaded (uint4), as floats.  16-bit
+// types convert through volatile asm, so each use converts again rather than
+// the compiler keeping the converted row live in twice the registers (bf16
+// rows of 4 chunks a lane: 64 registers, 79 with plain conversions).
+template <typename T>
+__device__ __forceinline__ void wr_unpack(const uint4 &c, float (&f)[16 / sizeof(T)])
+{
+    const uint32_t w[4] = {c.x, c.y, c.z, c.w};
+    if constexpr (sizeof(T) == 4) {
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            f[q] = __uint_as_float(w[q]);
+    } else {
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            uint32_t lo, hi;
+            if constexpr (dt_of<T>::v == DT_F16)
+                asm volatile("{.reg .f16 l, h;\n mov.b32 {l, h}, %2;\n cvt.f32.f16 %0, l;\n cvt.f32.f16 %1, h;}"
+                             : "=f"(f[2 * q]), "=f"(f[2 * q + 1]) : "r"(w[q]));
+            else {
+                asm volatile("shl.b32 %0, %2, 16;\n and.b32 %1, %2, 0xffff0000;" : "=r"(lo), "=r"(hi) : "r"(w[q]));
+                f[2 * q] = __uint_as_float(lo), f[2 * q + 1] = __uint_as_float(hi);
+            }
+        }
+    }
+}
+
+
+// A row's 16-byte chunks of this lane, as loaded; past D: zeros (+0 in every
+// dtype).  VEC rows only (D % VW == 0, the row 16-byte aligned).
+template <typename T, int NV>
+__device__ __forceinline__ void wr_load_row(const T *row, int D, const wr_pos &p, uint4 (&c)[NV])
+{
+    constexpr int VW = 16 / sizeof(T);
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        int i = wr_index<T, true>(k * VW, p);
+        c[k] = i < D ? *reinterpret_cast<const uint4 *>(row + i) : make_uint4(0, 0, 0, 0);
+    }
+}
+
+struct wr_geom {
+    int wpr, nv;
+};
+
+static int env_int(const char *name, int dflt)
+{
+    const char *e = getenv(name);
+    return e && *e ? atoi(e) : dflt;
+}
+
+// v2 geometry: the fewest warps per row (1, 2, 4, 8) whose lanes hold the
+// row in at most `most` 16-byte chunks, nv = the chunks that takes (any count
+// up to `most`: a 768-wide f16 row is one warp of 3 chunks, where v1's
+// power-of-two chunks left a quarter of two warps idle).  XDNN_NORM_WPR=n
+// forces n warps where the row still fits (A/B).
+template <typename T>
+bool wr2_pick(int64_t D, int most, wr_geom *g)
+{
+    const int64_t unit = 32 * (16 / sizeof(T));
+    int wpr = 1;
+    while (wpr < WR_WARPS && D > most * unit * wpr)
+        wpr *= 2;
+    if (D > most * unit * wpr || D > NG_WARP_ROW_MAX)
+        return false;
+    const int forced = env_int("XDNN_NORM_WPR", 0);
+    if ((forced == 1 || forced == 2 || forced == 4 || forced == 8) && D <= most * unit * forced)
+        wpr = forced;
+    *g = {wpr, (int)((D + unit * wpr - 1) / (unit * wpr))};
+    return true;
+}
+
+// ---- v2: a persistent grid, rows staged through shared memory by cp.async
+// Each lane copies its own 16-byte chunks of a row into its own slots of a
+// ring of WR2_STAGES rows (slot (stage, operand, chunk) of thread t at
+// ((stage * ops + operand) * NV + chunk) * 256 + t) and later reads back only
+// those: a lane waits for its own copies (cp.async.wait_group), no barrier.
+// WR2_STAGES - 1 rows of each group are in flight while it reduces and
+// stores another, whatever the registers (v1: one row, in registers, between
+// its load and its reductions).
+enum { WR2_STAGES = 3 };
+
+__device__ __forceinline__ void wr_cp16(uint4 *dst, const void *src, bool in)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(in ? 16 : 0) : "memory");
+}
+
+__device__ __forceinline__ void wr_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+
+// Wait until at most WR2_STAGES - 1 of this thread's copy groups are pending
+// (the rows ahead, one group each, empty ones too): the oldest, the row about
+// to be used, has landed.
+__device__ __forceinline__ void wr_cp_wait_oldest()
+{
+    asm volatile("cp.async.wait_group %0;" ::"n"(WR2_STAGES - 1) : "memory");
+}
+
+// Copy this lane's chunks of a row into its slots at `slot` (chunk k at
+// slot[k * 256]); past D: zero-filled.
+template <typename T, int NV>
+__device__ __forceinline__ void wr_stage_row(uint4 *slot, const T *row, int D, const wr_pos &p)
+{
+    constexpr int VW = 16 / sizeof(T);
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        const int i = wr_index<T, true>(k * VW, p);
+        wr_cp16(slot + k * WR_WARPS * 32, i < D ? row + i : row, i < D);
+    }
+}
+
+// The persistent grid of a v2 kernel: enough blocks to fill every SM at the
+// kernel's occupancy (with `smem` bytes of dynamic shared memory, allowed
+// first), no more than the rows need; `cap` bounds it further (the
+// backward's parameter-gradient partials have room for so many groups).
+static unsigned wr2_grid(const void *kern, size_t smem, int64_t rows, int wpr, int64_t cap)
+{
+    // the attribute and the occupancy once per kernel, shared-memory size and
+    // device: a few microseconds of host calls per launch showed in the
+    // timings of the small rows (8192 x 768: ~20 us a launch)
+    struct seen {
+        const void *kern;
+        size_t smem;
+        int dev, blocks;
+    };
+    static seen cache[64];
+    static int ncache;
+    int dev = 0, sms = 0, per_sm = -1;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    for (int i = 0; i < ncache && per_sm < 0; i++)
+        if (cache[i].kern == kern && cache[i].smem == smem && cache[i].dev == dev)
+            per_sm = cache[i].blocks;
+    if (per_sm < 0) {
+        cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, WR_WARPS * 32, smem);
+        if (ncache < 64)
+            cache[ncache++] = {kern, smem, dev, per_sm};
+    }
+    const int64_t gpb = WR_WARPS / wpr;
+    int64_t n = (int64_t)(per_sm < 1 ? 1 : per_sm) * (sms < 1 ? 1 : sms), need = (rows + gpb - 1) / gpb;
+    n = n < need ? n : need;
+    n = n < cap ? n : cap;
+    return (unsigned)(n < 1 ? 1 : n);
+}
+
+// A parameter (scale, bias) the v2 kernels load once as 16-byte chunks:
+// absent, or per feature (no outer stride), contiguous, of x's dtype and
+// 16-byte aligned.
+template <typename T>
+bool wr2_params_ok(const ng_job *j, int k)
+{
+    if (!j->t.p[k])
+        return true;
+    for (int i = 0; i < j->outer.n; i++)
+        if (j->outer.stride[k][i] != 0)
+            return false;
+    return j->inner.stride[k][0] == 1 && j->t.dt[k] == dt_of<T>::v && aligned16(j->t.p[k]);
+}
+
+// decomp's offsets for the row-major outer dims of the warp rows: with one
+// outer dim (plain [rows, D] tensors) a multiply each, no 64-bit division.
+template <unsigned MASK>
+__device__ __forceinline__ void wr_offsets(const ng_dims &d, int64_t row, int64_t (&o)[NG_NOPS])
+{
+    if (d.n != 1) {
+        decomp<MASK, int64_t>(d, row, o);
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < NG_NOPS; k++)
+        o[k] = MASK >> k & 1u ? row * d.stride[k][0] : 0;
+}
+
+} // namespace
+
+#endif
