@@ -4,15 +4,15 @@
 # the Llama block beside PyTorch eager and torch.compile, then the ResNet step under each AB switch), the
 # ResNet step replayed as one CUDA graph at each batch in CG_N (default 256; --cuda-graph: what the launches
 # cost), then the issue's other conv families (difftest_conv --bench convzoo beside bench/conv_peer.py zoo: 3-D
-# UNet, WaveNet 1-D, GoogLeNet-v3 1x7/7x1).  ZOO=0 skips the last part.
+# UNet, WaveNet 1-D, GoogLeNet-v3 1x7/7x1).  NETS=0 skips the networks and the replay, ZOO=0 the last part.
 set -uo pipefail
 dev=${1:?DEV}; out=${2:?OUT}
 mkdir -p "$out"
 t0=$SECONDS
-tests/gpu/final8_session.sh "$dev" "$out" 2>&1 | tail -40
+[ "${NETS:-1}" = 0 ] || tests/gpu/final8_session.sh "$dev" "$out" 2>&1 | tail -40
 export LD_LIBRARY_PATH="$(cd "$dev/lib" && pwd):${LD_LIBRARY_PATH:-}"
 export XDNN_CACHE_DIR=${XDNN_CACHE_DIR:-/tmp/xdnn-cache}
-for n in ${CG_N:-256}; do
+for n in $([ "${NETS:-1}" = 0 ] || echo "${CG_N:-256}"); do
     R="graphs/resnet50_train_step.dnn --set N=$n --set HW=224 --set WID=64 --set NCLS=1000"
     echo "== resnet$n replayed as one CUDA graph ($((SECONDS - t0)) s)"
     timeout "${RUN_S:-150}" "$dev/xdnn" run --device gpu --cuda-graph --format json --iters 10 --warmup 2 $R \
