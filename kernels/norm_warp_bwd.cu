@@ -19,6 +19,18 @@
 //    current row's reduction: two rows in flight per group;
 //  - sum g and sum g xhat reduced together (one shuffle tree of float2, one
 //    barrier).
+// v3 (session 9, "normbwd"; XDNN_NORM_BWD_V=2 keeps v2, above): v2 held
+// 118-128 registers (16-bit rows with parameter gradients: 16-32 partials a
+// lane), 2 blocks an SM.  v3 keeps
+//  - the partials in shared memory, each lane its own slots [e][thread] (no
+//    conflicts, no barrier while the rows run), and sums the block's groups
+//    at the end in a fixed order (deterministic) into one partial per block:
+//    part[block][2][D], 8 / wpr times fewer than v2's per group (8192 x 768:
+//    1056 groups x 6 KB written and read again, a third of the rows' bytes);
+//  - the residual out of the ring: loaded into registers after the row's
+//    wait, before its reduction (two operands staged: a smaller ring);
+//  - __launch_bounds__(256, 3): at most 80 registers, 3 blocks an SM where
+//    the shared memory allows it.
 #include "norm_warp.cuh"
 
 namespace {
@@ -53,12 +65,41 @@ __device__ __forceinline__ float2 wr_bwd_stats(const ng_job &j, int64_t row)
                        ldf(j.t.p[NG_INV], o[NG_INV], j.t.dt[NG_INV]));
 }
 
+// v3's end: the block's partial of each column, summed over its groups in
+// group order (deterministic), to part[blockIdx.x][2][D].  psh: the block's
+// partials, value e of thread t at psh[e * 256 + t] (dbias: e + N).
+template <typename T, int NV, int PG>
+__device__ void wr_bwd_block_partials(const ng_job &j, int D, int wpr, const float *psh)
+{
+    constexpr int VW = 16 / sizeof(T), N = NV * VW, TH = WR_WARPS * 32;
+    __syncthreads();
+    float *out = j.part + (int64_t)blockIdx.x * 2 * D;
+    const int gpb = WR_WARPS / wpr;
+    for (int c = threadIdx.x; c < D; c += TH) {
+        // the lane of group 0 owning column c (wr_index inverted), value e
+        const int ch = c / VW, lane = ch & 31, wr = (ch >> 5) % wpr, k = (ch >> 5) / wpr;
+        const int e = k * VW + c % VW, t = wr * 32 + lane;
+        float a = 0.f, b = 0.f;
+        for (int g = 0; g < gpb; g++) {
+            a += psh[e * TH + g * wpr * 32 + t];
+            if (PG == 2)
+                b += psh[(N + e) * TH + g * wpr * 32 + t];
+        }
+        out[c] = a;
+        if (PG == 2)
+            out[D + c] = b;
+    }
+}
+
 // PG: 0 no parameter gradients, 1 dscale, 2 dscale and dbias (j.part holds
 // gridDim.x * (8 / wpr) groups of 2 D floats).  Rows with a bias gradient
 // only (no dscale) take PG = 2 too.  Dynamic shared memory: the ring,
 // WR2_STAGES x ops x NV x 256 chunks (ops: 3 with a residual, else 2).
-template <typename T, int NV, int PG>
-__global__ void __launch_bounds__(WR_WARPS * 32, 2) k_warp_norm_bwd(const ng_job j, int64_t rows, int D, int wpr)
+// V3: the partials in shared memory after the ring (PG x N x 256 floats),
+// the residual loaded into registers (module comment).
+template <typename T, int NV, int PG, bool V3>
+__global__ void __launch_bounds__(WR_WARPS * 32, V3 ? 3 : 2)
+    k_warp_norm_bwd(const ng_job j, int64_t rows, int D, int wpr)
 {
     constexpr int VW = 16 / sizeof(T), N = NV * VW, TH = WR_WARPS * 32;
     extern __shared__ uint4 wr_stage[];
@@ -68,16 +109,21 @@ __global__ void __launch_bounds__(WR_WARPS * 32, 2) k_warp_norm_bwd(const ng_job
     const int64_t step = (int64_t)gridDim.x * (WR_WARPS / wpr);
     const T *sc = static_cast<const T *>(j.t.p[NG_SC]);
     const bool has_r = j.t.p[NG_Y] != nullptr;
-    const int ops = has_r ? 3 : 2;
+    const int ops = has_r && !V3 ? 3 : 2;
     const float fD = (float)D;
     uint4 *mine = wr_stage + threadIdx.x;
-    float ps[PG ? N : 1], pb[PG == 2 ? N : 1];
+    // V3: this thread's partial e at psh[e * TH] (dscale), psh[(N + e) * TH] (dbias)
+    float *psh = reinterpret_cast<float *>(wr_stage + WR2_STAGES * 2 * NV * TH) + threadIdx.x;
+    float ps[PG && !V3 ? N : 1], pb[PG == 2 && !V3 ? N : 1];
 #pragma unroll
-    for (int e = 0; e < (PG ? N : 1); e++)
+    for (int e = 0; e < (PG && !V3 ? N : 1); e++)
         ps[e] = 0.f;
 #pragma unroll
-    for (int e = 0; e < (PG == 2 ? N : 1); e++)
+    for (int e = 0; e < (PG == 2 && !V3 ? N : 1); e++)
         pb[e] = 0.f;
+    if (V3)
+        for (int e = 0; e < PG * N; e++)
+            psh[e * TH] = 0.f;
     if (gid < rows) {
         for (int s = 0; s < WR2_STAGES - 1; s++) { // the first rows in flight
             if (gid + s * step < rows)
@@ -96,6 +142,12 @@ __global__ void __launch_bounds__(WR_WARPS * 32, 2) k_warp_norm_bwd(const ng_job
             const uint4 *at = mine + st * ops * NV * TH;
             st = st + 1 == WR2_STAGES ? 0 : st + 1;
             const float mean = mi.x, inv = mi.y;
+            uint4 rr[V3 ? NV : 1]; // v3: the residual, in flight during the reduction
+            if (V3 && has_r) {
+                int64_t o[NG_NOPS];
+                wr_offsets<OPBIT(NG_Y)>(j.outer, row, o);
+                wr_load_row<T, V3 ? NV : 1>(static_cast<const T *>(j.t.p[NG_Y]) + o[NG_Y], D, p, rr);
+            }
             float2 s = make_float2(0.f, 0.f); // sum g, sum g xhat
 #pragma unroll
             for (int k = 0; k < NV; k++) {
@@ -109,9 +161,13 @@ __global__ void __launch_bounds__(WR_WARPS * 32, 2) k_warp_norm_bwd(const ng_job
 #pragma unroll
                 for (int q = 0; q < VW; q++) {
                     const float xh = in ? (fx[q] - mean) * inv : 0.f, g = fd[q] * (sc ? fw[q] : 1.f);
-                    if (PG)
+                    if (PG && V3)
+                        psh[(k * VW + q) * TH] += fd[q] * xh;
+                    else if (PG)
                         ps[k * VW + q] += fd[q] * xh;
-                    if (PG == 2)
+                    if (PG == 2 && V3)
+                        psh[(N + k * VW + q) * TH] += fd[q];
+                    else if (PG == 2)
                         pb[k * VW + q] += fd[q];
                     s.x += g;
                     s.y += g * xh;
@@ -134,7 +190,7 @@ __global__ void __launch_bounds__(WR_WARPS * 32, 2) k_warp_norm_bwd(const ng_job
                 if (sc)
                     wr_unpack<T>(*reinterpret_cast<const uint4 *>(sc + i), fw);
                 if (has_r)
-                    wr_unpack<T>(at[(WR_BR * NV + k) * TH], fr);
+                    wr_unpack<T>(V3 ? rr[V3 ? k : 0] : at[(WR_BR * NV + k) * TH], fr);
                 chunk16<T> out;
 #pragma unroll
                 for (int q = 0; q < VW; q++) {
@@ -151,6 +207,10 @@ __global__ void __launch_bounds__(WR_WARPS * 32, 2) k_warp_norm_bwd(const ng_job
     }
     if (!PG)
         return;
+    if (V3) {
+        wr_bwd_block_partials<T, NV, PG>(j, D, wpr, psh - threadIdx.x);
+        return;
+    }
     // every group writes its partials, zeros when it had no row: the column
     // sum reads all of them
     float *out = j.part + gid * 2 * D;
@@ -170,16 +230,19 @@ __global__ void __launch_bounds__(WR_WARPS * 32, 2) k_warp_norm_bwd(const ng_job
     }
 }
 
-template <typename T, int NV, int PG>
+// v3 writes a partial per block, v2 one per group (gpb a block).
+template <typename T, int NV, int PG, bool V3>
 int wr_bwd_launch(const ng_job *j, int64_t rows, int D, int wpr, cudaStream_t s)
 {
-    const int64_t gpb = WR_WARPS / wpr;
-    const size_t smem = (size_t)WR2_STAGES * (j->t.p[NG_Y] ? 3 : 2) * NV * WR_WARPS * 32 * 16;
-    const unsigned grid = wr2_grid((const void *)k_warp_norm_bwd<T, NV, PG>, smem, rows, wpr,
-                                   PG ? j->pg_blocks / gpb : INT32_MAX);
-    k_warp_norm_bwd<T, NV, PG><<<grid, WR_WARPS * 32, smem, s>>>(*j, rows, D, wpr);
+    constexpr int TH = WR_WARPS * 32;
+    const int64_t gpb = WR_WARPS / wpr, per_part = V3 ? 1 : gpb;
+    const size_t smem = (size_t)WR2_STAGES * (j->t.p[NG_Y] && !V3 ? 3 : 2) * NV * TH * 16 +
+                        (V3 ? (size_t)PG * NV * (16 / sizeof(T)) * TH * sizeof(float) : 0);
+    const unsigned grid = wr2_grid((const void *)k_warp_norm_bwd<T, NV, PG, V3>, smem, rows, wpr,
+                                   PG ? j->pg_blocks / per_part : INT32_MAX);
+    k_warp_norm_bwd<T, NV, PG, V3><<<grid, TH, smem, s>>>(*j, rows, D, wpr);
     int e = (int)cudaGetLastError();
-    return e || !PG ? e : ng_launch_pgrad_cols(j, D, (int)(grid * gpb), s);
+    return e || !PG ? e : ng_launch_pgrad_cols(j, D, (int)(grid * per_part), s);
 }
 
 template <typename T>
@@ -202,11 +265,14 @@ int wr_norm_bwd(const ng_job *j, int64_t rows, int64_t D, cudaStream_t s)
     wr_geom g;
     if (!wr2_pick<T>(D, WR2_BWD_NV, &g) || (pg && (!j->part || j->pg_blocks < WR_WARPS / g.wpr)))
         return -1;
-#define WR_BWD(NV)                                                                                           \
-    (pg == 2   ? wr_bwd_launch<T, NV, 2>(j, rows, (int)D, g.wpr, s)                                           \
-     : pg == 1 ? wr_bwd_launch<T, NV, 1>(j, rows, (int)D, g.wpr, s)                                           \
-               : wr_bwd_launch<T, NV, 0>(j, rows, (int)D, g.wpr, s))
-    return g.nv == 1 ? WR_BWD(1) : WR_BWD(2);
+    const bool v3 = env_int("XDNN_NORM_BWD_V", 3) != 2; // A/B: 2 = v2
+#define WR_BWD(NV, V3)                                                                                       \
+    (pg == 2   ? wr_bwd_launch<T, NV, 2, V3>(j, rows, (int)D, g.wpr, s)                                       \
+     : pg == 1 ? wr_bwd_launch<T, NV, 1, V3>(j, rows, (int)D, g.wpr, s)                                       \
+               : wr_bwd_launch<T, NV, 0, V3>(j, rows, (int)D, g.wpr, s))
+    if (v3)
+        return g.nv == 1 ? WR_BWD(1, true) : WR_BWD(2, true);
+    return g.nv == 1 ? WR_BWD(1, false) : WR_BWD(2, false);
 #undef WR_BWD
 }
 
