@@ -230,6 +230,53 @@ __global__ void __launch_bounds__(WR_WARPS * 32, V3 ? 3 : 2)
     }
 }
 
+// v3's column sum of the blocks' partials part[nblk][2][D] into dscale /
+// dbias (v2: norm.cu's k_pgrad_cols, 8 warps of a 32-column block walking the
+// partials one load each a step).  Here 16 warps, each walking every 16th
+// partial 8 at a time (8 loads in flight a thread: 8192 x 768 has 24 column
+// blocks, and one load a step left them waiting on latency), then the warps'
+// sums in warp order: deterministic.
+enum { WR_PC_WARPS = 16 };
+
+__global__ void __launch_bounds__(32 * WR_PC_WARPS) k_wr_pgrad_cols(const ng_job j, int D, int nblk)
+{
+    __shared__ float sh[2][WR_PC_WARPS][33];
+    const int col = blockIdx.x * 32 + threadIdx.x;
+    const bool bias = j.t.p[NG_DBI] != nullptr;
+    float s = 0.f, b = 0.f;
+    if (col < D) {
+        const float *src = j.part + col;
+        int k = threadIdx.y;
+        for (; k + 7 * WR_PC_WARPS < nblk; k += 8 * WR_PC_WARPS) {
+            float a[8], c[8];
+#pragma unroll
+            for (int u = 0; u < 8; u++) {
+                a[u] = src[(int64_t)(k + u * WR_PC_WARPS) * 2 * D];
+                c[u] = bias ? src[(int64_t)(k + u * WR_PC_WARPS) * 2 * D + D] : 0.f;
+            }
+#pragma unroll
+            for (int u = 0; u < 8; u++)
+                s += a[u], b += c[u];
+        }
+        for (; k < nblk; k += WR_PC_WARPS) {
+            s += src[(int64_t)k * 2 * D];
+            if (bias)
+                b += src[(int64_t)k * 2 * D + D];
+        }
+    }
+    sh[0][threadIdx.y][threadIdx.x] = s;
+    sh[1][threadIdx.y][threadIdx.x] = b;
+    __syncthreads();
+    if (threadIdx.y != 0 || col >= D)
+        return;
+    for (int w = 1; w < WR_PC_WARPS; w++)
+        s += sh[0][w][threadIdx.x], b += sh[1][w][threadIdx.x];
+    if (j.t.p[NG_DSC])
+        stf(j.t.p[NG_DSC], (int64_t)col * j.inner.stride[NG_DSC][0], j.t.dt[NG_DSC], s);
+    if (bias)
+        stf(j.t.p[NG_DBI], (int64_t)col * j.inner.stride[NG_DBI][0], j.t.dt[NG_DBI], b);
+}
+
 // v3 writes a partial per block, v2 one per group (gpb a block).
 template <typename T, int NV, int PG, bool V3>
 int wr_bwd_launch(const ng_job *j, int64_t rows, int D, int wpr, cudaStream_t s)
@@ -242,7 +289,12 @@ int wr_bwd_launch(const ng_job *j, int64_t rows, int D, int wpr, cudaStream_t s)
                                    PG ? j->pg_blocks / per_part : INT32_MAX);
     k_warp_norm_bwd<T, NV, PG, V3><<<grid, TH, smem, s>>>(*j, rows, D, wpr);
     int e = (int)cudaGetLastError();
-    return e || !PG ? e : ng_launch_pgrad_cols(j, D, (int)(grid * per_part), s);
+    if (e || !PG)
+        return e;
+    if (!V3)
+        return ng_launch_pgrad_cols(j, D, (int)(grid * per_part), s);
+    k_wr_pgrad_cols<<<(unsigned)((D + 31) / 32), dim3(32, WR_PC_WARPS), 0, s>>>(*j, D, (int)grid);
+    return (int)cudaGetLastError();
 }
 
 template <typename T>
