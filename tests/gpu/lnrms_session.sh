@@ -10,7 +10,9 @@
 #  4. difftest_norm --bench on the rows (v2), then with each A/B switch of BENCH_AB, then norm_torch.py;
 #  5. the full difftest_norm sweep in the time left (regressions).
 # Every log goes to OUT/logs.tgz (a call brings back 8 files); a summary on stdout.  LIMIT_S: the call's
-# budget in seconds (the sweep gets what is left of it); SKIP_NCU leaves step 3 out.
+# budget in seconds (the sweep gets what is left of it); SKIP_NCU leaves step 3 out.  Also used for the v3
+# backward (session 9 "normbwd"): NEW_AB=VAR=VALUE runs warp-rows/bwd/ once more under it (the A/B path stays
+# correct), SAN_FILTER replaces memcheck's warp-rows/, BENCH_FILES step 4's list.
 set -uo pipefail
 dev=${1:?DEV}; out0=${2:?OUT}
 . "$(dirname "$0")/dev_env.sh" "$dev" "$out0/logs"
@@ -24,9 +26,14 @@ timeout "${NEW_S:-40}" "$t" warp-rows/ > "$out/new.log" 2>&1
 echo "rc=$?"
 grep -E "^FAIL" -A8 "$out/new.log" | cut -c1-300 | head -40
 grep -E "passed," "$out/new.log"
+if [ -n "${NEW_AB:-}" ]; then
+    step "difftest_norm warp-rows/bwd/ with $NEW_AB"
+    env "$NEW_AB" timeout "${AB_S:-15}" "$t" warp-rows/bwd/ > "$out/new_ab.log" 2>&1
+    echo "rc=$?"; grep -E "^FAIL" "$out/new_ab.log" | cut -c1-200 | head -5; grep -E "passed," "$out/new_ab.log"
+fi
 
-step "compute-sanitizer memcheck --quick warp-rows/"
-timeout "${SAN_S:-40}" /usr/local/cuda/bin/compute-sanitizer --tool memcheck --print-limit 10 "$t" --quick warp-rows/ \
+step "compute-sanitizer memcheck --quick ${SAN_FILTER:-warp-rows/}"
+timeout "${SAN_S:-40}" /usr/local/cuda/bin/compute-sanitizer --tool memcheck --print-limit 10 "$t" --quick "${SAN_FILTER:-warp-rows/}" \
     > "$out/san.log" 2>&1
 echo "rc=$?"
 grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/san.log" | head -8
@@ -45,7 +52,7 @@ fi
 step "bench: v2, then each A/B switch"
 for cfg in default ${BENCH_AB:-XDNN_NORM_WARP_V=1 XDNN_NORM_WPR=8}; do
     echo "-- $cfg" | tee -a "$out/bench.log"
-    for f in bench/layernorm/ bench/layernorm_bwd/f16/8192x768 bench/rmsnorm; do
+    for f in ${BENCH_FILES:-bench/layernorm/ bench/layernorm_bwd/f16/8192x768 bench/rmsnorm}; do
         env ${cfg/default/} timeout "${BENCH_S:-30}" "$t" --bench "$f" > "$out/bench_one.log" 2>&1
         echo "rc=$?" >> "$out/bench_one.log"
         cat "$out/bench_one.log" >> "$out/bench.log"
