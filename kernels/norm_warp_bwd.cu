@@ -19,7 +19,8 @@
 //    current row's reduction: two rows in flight per group;
 //  - sum g and sum g xhat reduced together (one shuffle tree of float2, one
 //    barrier).
-// v3 (session 9, "normbwd"; XDNN_NORM_BWD_V=2 keeps v2, above): v2 held
+// v3 (session 9, "normbwd"; rows of 1-2 warps, wr_norm_bwd; XDNN_NORM_BWD_V=2
+// / 3 forces v2 / v3): v2 held
 // 118-128 registers (16-bit rows with parameter gradients: 16-32 partials a
 // lane), 2 blocks an SM.  v3 keeps
 //  - the partials in shared memory, each lane its own slots [e][thread] (no
@@ -317,7 +318,14 @@ int wr_norm_bwd(const ng_job *j, int64_t rows, int64_t D, cudaStream_t s)
     wr_geom g;
     if (!wr2_pick<T>(D, WR2_BWD_NV, &g) || (pg && (!j->part || j->pg_blocks < WR_WARPS / g.wpr)))
         return -1;
-    const bool v3 = env_int("XDNN_NORM_BWD_V", 3) != 2; // A/B: 2 = v2
+    // v3 where a block holds 4 or 8 row groups (rows of 1-2 warps): its one
+    // partial a block cuts the partials 4-8x; measured (H100, 7876890) layernorm_bwd
+    // f16 8192x768 0.0402 -> 0.0362 ms.  Rows of 8 warps (one group a block) gain
+    // nothing there and lost to the shared-memory partials: rmsnorm_bwd bf16
+    // 8192x4096 0.1015 -> 0.1116 ms, so v2 (4 warps: unmeasured, v2 kept).
+    // XDNN_NORM_BWD_V=2 / 3 forces one (A/B).
+    const int vf = env_int("XDNN_NORM_BWD_V", 0);
+    const bool v3 = vf == 3 || (vf != 2 && g.wpr <= 2);
 #define WR_BWD(NV, V3)                                                                                       \
     (pg == 2   ? wr_bwd_launch<T, NV, 2, V3>(j, rows, (int)D, g.wpr, s)                                       \
      : pg == 1 ? wr_bwd_launch<T, NV, 1, V3>(j, rows, (int)D, g.wpr, s)                                       \
