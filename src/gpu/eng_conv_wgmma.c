@@ -284,6 +284,15 @@ static double cw_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
                                                         : 0.95 * gpu_roofline_us(p, 450.0);
     if (launches > 2)
         us += 1.0 * launches;
+    /* 3-D: charged for the tile's idle columns (the GEMM's N, dx's C for a dgrad, padded to the 64- or 128-wide
+     * tile).  Measured on the H100 (bench/RESULTS-conv.md, session 9): the 3-D UNet's K = 32 layers (64^3, and
+     * the C = 4 stem on padded copies) ran 1.05-1.13x slower than on conv_igemm with half of each 64-wide tile
+     * idle, the K = 64-256 ones 0.81-0.99x of its time; so K = 32 stays on conv_igemm.  1-/2-D keep their
+     * measured rule unchanged. */
+    if (cv->cp.nsp == 3) {
+        const int64_t n = cv->cp.dir == GCONV_DGRAD ? cv->dg.ph[0].f.K : k->K, bn = cv->bn;
+        us *= (double)((n + bn - 1) / bn * bn) / (double)n;
+    }
     const double floor = gpu_conv_1x1_floor_us(&cv->cp); /* the 1x1 layers as measured (conv_analyze.h) */
     if (floor > 0.0)
         us = (floor > us ? floor : us) + 0.01 * us;
