@@ -1,5 +1,5 @@
 // conv_igemm_wgmma_sm90a.cu — the Hopper implicit-GEMM forward convolution (the conv_igemm_wgmma engine,
-// src/gpu/eng_conv_wgmma.c): 1-/2-D channels-last x, KRSC w, groups 1, f16/bf16, C % 8 == 0.
+// src/gpu/eng_conv_wgmma.c): 1-/2-/3-D channels-last x, K(T)RSC w, groups 1, f16/bf16, C % 8 == 0.
 //
 // GEMM view (as conv_igemm.cu): Y[m, k] = sum_j A[m, j] B[j, k], m = (n, p, q) over N*P*Q output pixels,
 // k over K filters, j = (r, s, c) over R*S*C (c fastest); A[m, j] = x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c]
@@ -34,6 +34,8 @@
 // each thread's two rows per column give (mean, M2) exactly, a three-round xor-shuffle reduce-scatter of Chan
 // merges (lanes 4, 8, 16 apart hold the same columns) gives each warp's 16 rows, and after a consumer barrier
 // one thread per column merges the 8 warps in order: deterministic, and no sum / sum of squares in f32.
+// 3-D convs (session 9) run the D3 instances: m = (n, o, p, q), j = (t, r, s, c), the depth bounds-tested like
+// H and W; the 1-/2-D instances keep the code they had (D3 false folds the depth away), with the staged store.
 // Offsets are 32-bit: the engine refuses tensors spanning 2^31 elements or more.
 #include "conv_epi.cuh"
 #include "wgmma_sm90a.cuh"
@@ -48,6 +50,9 @@ struct kcw_geom {
     int xN, xH, xW;     // x strides (elements); channel stride 1
     int wK, wR, wS;     // w strides; channel stride 1
     int yN, yK, yP, yQ; // y strides, any
+    // depth (3-D convs, the D3 kernels only; 1 / 0 in 1-D and 2-D, which never read them): x depth D, filter
+    // depth T, output depth O, its stride, lead pad and dilation, and the x / w / y depth strides
+    int D, T, O, sd, pd, dd, xD, wT, yO;
     int M, Kred, dt_y, kt_per;
     int nz, zoff[KCW_ZERO_MAX]; // a dgrad phase's store also writes zeros at yrow + zoff[i] (folded empty phases)
 };
@@ -104,7 +109,7 @@ __device__ __forceinline__ bool kcw_mask_regs(const kconv_epi &epi, const float 
 
 // The thread's mask pairs (rows mrow, mrow + 8; columns j*8 + (lane%4)*2 + {0, 1} of each wgmma block b), 0
 // past M or K.
-template <int BN>
+template <int BN, bool D3>
 __device__ __forceinline__ void kcw_mask_load(const kcw_geom &g, const kepi_step &s,
                                               uint32_t (&mk)[kcw_cfg<BN, false>::NB][kcw_cfg<BN, false>::WN / 8][2], int bm,
                                               int bn, int cw, int warp, int lane)
@@ -116,8 +121,9 @@ __device__ __forceinline__ void kcw_mask_load(const kcw_geom &g, const kepi_step
     for (int h = 0; h < 2; h++) {
         const int m = mrow + h * 8;
         const int mm = m < g.M ? m : 0;
-        const int64_t row = (int64_t)(mm / (g.P * g.Q)) * s.st[0] + (int64_t)((mm / g.Q) % g.P) * s.st[3] +
-                            (int64_t)(mm % g.Q) * s.st[4];
+        const int nn = mm / (g.P * g.Q); // D3: (n, o)
+        const int64_t row = (int64_t)(D3 ? nn / g.O : nn) * s.st[0] + (D3 ? (int64_t)(nn % g.O) * s.st[2] : 0) +
+                            (int64_t)((mm / g.Q) % g.P) * s.st[3] + (int64_t)(mm % g.Q) * s.st[4];
 #pragma unroll
         for (int b = 0; b < NB; b++)
 #pragma unroll
@@ -289,8 +295,9 @@ __device__ __forceinline__ void kcw_stage_issue(const kcw_geom &g, void *y, uint
 }
 
 // The tile's store: split-K's raw f32 partial, or the fused epilogue and y (mask: the epilogue is the relu_bwd
-// mask in mk, kcw_mask_load's).  STG: y through the staging rows of this warpgroup (stg; zrow: the zero row).
-template <int BN, bool STG>
+// mask in mk, kcw_mask_load's).  STG: y through the staging rows of this warpgroup (stg; zrow: the zero row;
+// never with D3: kcw_stage_issue decomposes rows in 2-D).  D3: rows m = (n, o, p, q).
+template <int BN, bool STG, bool D3>
 __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw_cfg<BN, false>::NB][kcw_cfg<BN, false>::WN / 2],
                                              void *__restrict__ y, const kconv_epi &epi, float *__restrict__ part,
                                              int bm, int bn, int z, int cw, int warp, int lane, bool mask,
@@ -320,22 +327,23 @@ __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw
         }
         return;
     }
-    int rc[2][4]; // n, o (0), p, q of the thread's two rows
+    int rc[2][4]; // n, o (0 unless D3), p, q of the thread's two rows
     bool rv[2];
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const int m = mrow + h * 8;
         rv[h] = m < g.M;
-        const int mm = rv[h] ? m : 0;
-        rc[h][0] = mm / (g.P * g.Q);
-        rc[h][1] = 0;
+        const int mm = rv[h] ? m : 0, nn = mm / (g.P * g.Q);
+        rc[h][0] = D3 ? nn / g.O : nn;
+        rc[h][1] = D3 ? nn % g.O : 0;
         rc[h][2] = (mm / g.Q) % g.P;
         rc[h][3] = mm % g.Q;
     }
     int64_t yrow[2];
 #pragma unroll
     for (int h = 0; h < 2; h++)
-        yrow[h] = (int64_t)rc[h][0] * g.yN + (int64_t)rc[h][2] * g.yP + (int64_t)rc[h][3] * g.yQ;
+        yrow[h] = (int64_t)rc[h][0] * g.yN + (D3 ? (int64_t)rc[h][1] * g.yO : 0) + (int64_t)rc[h][2] * g.yP +
+                  (int64_t)rc[h][3] * g.yQ;
     // genstats: ssm alternates between two buffers by tile, so one barrier a tile suffices (a thread writes
     // this buffer again two tiles on, past the barrier of the tile between, which every reader of it reached)
     kcw_chan cwt;
@@ -471,7 +479,8 @@ __device__ __forceinline__ kcw_item item_of(const kcw_geom &g, int w, int tiles_
     return t;
 }
 
-template <typename T, int BN, bool STG>
+// D3: a 3-D conv (depth gathered and bounds-tested too); the 1-/2-D instances compile the depth away.
+template <typename T, int BN, bool STG, bool D3>
 __global__ void __launch_bounds__(kcwThreads, 1)
     kcw_fwd_kernel(const kcw_geom g, const T *__restrict__ x, const T *__restrict__ w, void *__restrict__ y,
                    const kconv_epi epi, float *__restrict__ part, float *__restrict__ stats, int tiles_m,
@@ -509,33 +518,42 @@ __global__ void __launch_bounds__(kcwThreads, 1)
         int gs = 0;
         for (int wi = blockIdx.x; wi < nwork; wi += gridDim.x) {
             const kcw_item it = item_of(g, wi, tiles_m, tiles_n, BN);
-            int xoff[8], ih0[8], iw0[8];
+            int xoff[8], ih0[8], iw0[8], id0[D3 ? 8 : 1];
 #pragma unroll
             for (int i = 0; i < 8; i++) {
                 const int m = it.bm + r0 + 16 * i;
                 const int mm = m < g.M ? m : 0;
-                const int q = mm % g.Q, p = (mm / g.Q) % g.P, n = mm / (g.P * g.Q);
+                const int q = mm % g.Q, p = (mm / g.Q) % g.P, nn = mm / (g.P * g.Q);
+                const int n = D3 ? nn / g.O : nn;
+                if (D3)
+                    id0[i] = (nn % g.O) * g.sd - g.pd;
                 xoff[i] = n * g.xN;
                 ih0[i] = m < g.M ? p * g.sh - g.ph : -(1 << 29); // a row past M never passes the bounds test
                 iw0[i] = q * g.sw - g.pw;
             }
-            // this thread's chunk of the first slice: kk = (r, s, c), c fastest (C % 8 == 0: a chunk is one tap)
+            // this thread's chunk of the first slice: kk = (t, r, s, c), c fastest (C % 8 == 0: a chunk is one
+            // tap); t (the filter depth tap) is 0 unless D3
             int kk = it.kt0 * kcwBK + cc * 8;
-            int c = kk % g.C, s = (kk / g.C) % g.S, r = kk / (g.C * g.S);
+            int c = kk % g.C, s = (kk / g.C) % g.S, r = kk / (g.C * g.S), t3 = 0;
+            if (D3) {
+                t3 = r / g.R;
+                r %= g.R;
+            }
             for (int kt = 0; kt < it.KT; kt++, gs++) {
                 const int st = gs % ST;
                 mb_wait(KCW_EMPTY(st), ((gs / ST) & 1) ^ 1);
                 const uint32_t sA = sbase + st * C::STAGE, sB = sA + C::A_BYTES;
                 const bool kin = kk < g.Kred;
-                const int dr = r * g.dh, ds = s * g.dw;
+                const int dr = r * g.dh, ds = s * g.dw, dd = D3 ? t3 * g.dd : 0;
 #pragma unroll
                 for (int i = 0; i < 8; i++) {
-                    const int ih = ih0[i] + dr, iw = iw0[i] + ds;
-                    const bool v = kin && (unsigned)ih < (unsigned)g.H && (unsigned)iw < (unsigned)g.W;
-                    const T *src = v ? x + (xoff[i] + ih * g.xH + iw * g.xW + c) : x;
+                    const int ih = ih0[i] + dr, iw = iw0[i] + ds, id = D3 ? id0[i] + dd : 0;
+                    const bool v = kin && (unsigned)ih < (unsigned)g.H && (unsigned)iw < (unsigned)g.W &&
+                                   (!D3 || (unsigned)id < (unsigned)g.D);
+                    const T *src = v ? x + (xoff[i] + (D3 ? id * g.xD : 0) + ih * g.xH + iw * g.xW + c) : x;
                     cpa16(sA + (r0 + 16 * i) * 128 + swz, src, v);
                 }
-                const int woff = r * g.wR + s * g.wS + c;
+                const int woff = (D3 ? t3 * g.wT : 0) + r * g.wR + s * g.wS + c;
 #pragma unroll
                 for (int i = 0; i < BN / 16; i++) {
                     const int k = it.bn + r0 + 16 * i;
@@ -549,13 +567,16 @@ __global__ void __launch_bounds__(kcwThreads, 1)
                     fence_async();
                     mb_arrive(KCW_FULL((gs - C::LAG) % ST));
                 }
-                kk += kcwBK; // carry c into s and r
+                kk += kcwBK; // carry c into s, r (and t3)
                 c += kcwBK;
                 while (c >= g.C) {
                     c -= g.C;
                     if (++s == g.S) {
                         s = 0;
-                        ++r;
+                        if (++r == g.R && D3) {
+                            r = 0;
+                            ++t3;
+                        }
                     }
                 }
             }
@@ -583,7 +604,7 @@ __global__ void __launch_bounds__(kcwThreads, 1)
     for (int wi = blockIdx.x; wi < nwork; wi += gridDim.x) {
         const kcw_item it = item_of(g, wi, tiles_m, tiles_n, BN);
         if (mask)
-            kcw_mask_load<BN>(g, epi.s[0], mk, it.bm, it.bn, cw, warp, lane);
+            kcw_mask_load<BN, D3>(g, epi.s[0], mk, it.bm, it.bn, cw, warp, lane);
         for (int kt = 0; kt < it.KT; kt++, gs++) {
             const int st = gs % ST;
             mb_wait(KCW_FULL(st), (gs / ST) & 1);
@@ -605,7 +626,7 @@ __global__ void __launch_bounds__(kcwThreads, 1)
         for (int b = 0; b < NB; b++)
             keep(acc[b]);
         mb_arrive(KCW_EMPTY((gs - 1) % ST)); // the tile's last slice (the producer is already past it)
-        kcw_epilogue<BN, STG>(g, acc, y, epi, part, it.bm, it.bn, it.z, cw, warp, lane, mask, mk, stats,
+        kcw_epilogue<BN, STG, D3>(g, acc, y, epi, part, it.bm, it.bn, it.z, cw, warp, lane, mask, mk, stats,
                               ssm + ((wi / gridDim.x) & 1) * C::SSM_TILE, // this CTA's tiles alternate buffers
                               stg + cw * 64 * C::STG_ROW, zrow);
     }
@@ -616,7 +637,7 @@ __global__ void __launch_bounds__(kcwThreads, 1)
 #endif
 }
 
-template <typename T, int BN, bool STG>
+template <typename T, int BN, bool STG, bool D3>
 int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part,
               float *stats, int splits, cudaStream_t s)
 {
@@ -624,7 +645,7 @@ int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kc
     static bool attr_set = false; // the attribute is per function, set once per process
     if (!attr_set) {
         cudaError_t e =
-            cudaFuncSetAttribute(kcw_fwd_kernel<T, BN, STG>, cudaFuncAttributeMaxDynamicSharedMemorySize, cf::SMEM);
+            cudaFuncSetAttribute(kcw_fwd_kernel<T, BN, STG, D3>, cudaFuncAttributeMaxDynamicSharedMemorySize, cf::SMEM);
         if (e != cudaSuccess)
             return (int)e;
         attr_set = true;
@@ -644,7 +665,7 @@ int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kc
     }
     const int tiles_m = (g.M + kcwBM - 1) / kcwBM, tiles_n = (g.K + BN - 1) / BN, nwork = tiles_m * tiles_n * splits;
     const int smem = stats && splits <= 1 ? cf::SMEM : cf::SMEM_PLAIN; // the statistics' buffers only when used
-    kcw_fwd_kernel<T, BN, STG><<<(unsigned)min(nwork, sms), kcwThreads, smem, s>>>(
+    kcw_fwd_kernel<T, BN, STG, D3><<<(unsigned)min(nwork, sms), kcwThreads, smem, s>>>(
         gs, static_cast<const T *>(x), static_cast<const T *>(w), y, epi, splits > 1 ? part : nullptr,
         splits > 1 ? nullptr : stats, tiles_m, tiles_n, nwork);
     return (int)cudaGetLastError();
@@ -665,12 +686,17 @@ template <typename T>
 int launch_t(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part,
              float *stats, int splits, int bn, bool stage, cudaStream_t s)
 {
+    // 3-D: the register store (the staged one decomposes rows in 2-D; its 4 more instances would cost compile
+    // time, and the 3-D UNet's 32-/64-channel layers run 64-wide tiles, which it does not serve)
+    if (g.D != 1 || g.T != 1 || g.O != 1 || g.pd != 0)
+        return bn == 64 ? launch_bn<T, 64, false, true>(g, x, w, y, epi, part, stats, splits, s)
+                        : launch_bn<T, 128, false, true>(g, x, w, y, epi, part, stats, splits, s);
     // the 128-wide tile only: its 256-byte rows' copies made ResNet-50's BN = 128 partitions 1.09-1.20x faster,
     // the 128-byte rows of BN = 64 (the 64-channel layers) 0.92-0.96x (bench/RESULTS-conv.md, session 9)
     if (stage && bn == 128 && stage_ok(g, y, splits > 1 && part))
-        return launch_bn<T, 128, true>(g, x, w, y, epi, part, stats, splits, s);
-    return bn == 64 ? launch_bn<T, 64, false>(g, x, w, y, epi, part, stats, splits, s)
-                    : launch_bn<T, 128, false>(g, x, w, y, epi, part, stats, splits, s);
+        return launch_bn<T, 128, true, false>(g, x, w, y, epi, part, stats, splits, s);
+    return bn == 64 ? launch_bn<T, 64, false, false>(g, x, w, y, epi, part, stats, splits, s)
+                    : launch_bn<T, 128, false, false>(g, x, w, y, epi, part, stats, splits, s);
 }
 
 } // namespace
@@ -706,7 +732,7 @@ extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void 
         return (int)cudaErrorInvalidValue;
     kconv_epi none;
     none.n = 0;
-    kcw_geom g; // slots 1, 2 of the 5-slot view: H, W (a 1-D conv has unit H)
+    kcw_geom g; // slots 0, 1, 2 of the 5-slot view: D, H, W (a 2-D conv has unit D, a 1-D one unit D and H)
     g.N = (int)p->N; g.C = (int)p->C; g.K = (int)p->K;
     g.H = (int)p->in[1]; g.W = (int)p->in[2];
     g.R = (int)p->win[1]; g.S = (int)p->win[2];
@@ -717,8 +743,11 @@ extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void 
     g.xN = (int)p->sx[0]; g.xH = (int)p->sx[3]; g.xW = (int)p->sx[4];
     g.wK = (int)p->sw[0]; g.wR = (int)p->sw[3]; g.wS = (int)p->sw[4];
     g.yN = (int)p->sy[0]; g.yK = (int)p->sy[1]; g.yP = (int)p->sy[3]; g.yQ = (int)p->sy[4];
-    g.M = g.N * g.P * g.Q;
-    g.Kred = g.R * g.S * g.C;
+    g.D = (int)p->in[0]; g.T = (int)p->win[0]; g.O = (int)p->out[0];
+    g.sd = (int)p->stride[0]; g.pd = (int)p->pad[0]; g.dd = (int)p->dil[0];
+    g.xD = (int)p->sx[2]; g.wT = (int)p->sw[2]; g.yO = (int)p->sy[2];
+    g.M = g.N * g.O * g.P * g.Q;
+    g.Kred = g.T * g.R * g.S * g.C;
     g.dt_y = p->dt_y;
     g.kt_per = 0; // launch_bn sets it
     g.nz = nzero;

@@ -10,7 +10,7 @@
 #include "gpu/device.h"
 
 /* The kernel's rules: compute capability 9.0 (wgmma, setmaxnreg), a forward
- * conv of 1 or 2 spatial dims, groups 1, x and w both f16 or both bf16,
+ * conv or conv_dgrad of 1 to 3 spatial dims, groups 1, x and w both f16 or both bf16,
  * K % 8 == 0, tensors spanning < 2^31 elements; x and w channels-last with
  * 16-byte aligned rows and C % 8 == 0, or else (the C = 3 stem, odd C, NCHW)
  * run on channels-last copies with C padded to 8: pk (may be NULL) gets the

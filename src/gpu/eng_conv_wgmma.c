@@ -2,7 +2,7 @@
  * gradient as implicit GEMMs on Hopper tensor cores
  * (kernels/conv_igemm_wgmma_sm90a.cu: wgmma from 128-byte swizzled shared
  * memory, a cp.async producer warpgroup feeding two consumer warpgroups
- * through an mbarrier ring, 64-deep k slices).  1-/2-D channels-last
+ * through an mbarrier ring, 64-deep k slices).  1-/2-/3-D channels-last
  * f16/bf16 with C and K multiples of 8, groups 1, the fused epilogue of
  * conv_igemm (conv_epi.h) and its ordered split-K reduction for the
  * small-spatial layers.  An x or w the kernel cannot read as is (C not a
@@ -126,8 +126,8 @@ bool gpu_conv_wgmma_check(const ggraph *g, const gconv_problem *cp, const gpu_de
                    dev->cc_minor);
     if (cp->dir == GCONV_WGRAD)
         GPU_REFUSE(ENG " runs conv and conv_dgrad, not %s", cp->node->op);
-    if (cp->nsp > 2)
-        GPU_REFUSE(ENG " runs 1-D and 2-D convs, got %d spatial dims", cp->nsp);
+    if (cp->nsp > 3)
+        GPU_REFUSE(ENG " runs 1-D to 3-D convs, got %d spatial dims", cp->nsp);
     if (k->G != 1)
         GPU_REFUSE(ENG " needs groups == 1, got groups=%" PRId64, k->G);
     if (cp->dir == GCONV_DGRAD)
@@ -265,24 +265,34 @@ static double cw_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
         return 1e30;
     }
     const kconv_params *k = &cv->cp.kp;
-    int64_t red = (cv->pk.on ? cv->pk.k.C : k->C) * k->win[1] * k->win[2]; /* the kernel's reduction, padded */
+    int64_t red = (cv->pk.on ? cv->pk.k.C : k->C) * k->win[0] * k->win[1] * k->win[2]; /* the kernel's, padded */
     int launches = 0;
     if (cv->cp.dir == GCONV_DGRAD) {
         red = 0;
         for (int i = 0; i < cv->dg.nph; i++) {
             const kconv_params *f = &cv->dg.ph[i].f;
-            if (!cv->dg.ph[i].empty && !cv->dg.ph[i].none && f->C * f->win[1] * f->win[2] > red)
-                red = f->C * f->win[1] * f->win[2];
+            const int64_t fr = f->C * f->win[0] * f->win[1] * f->win[2];
+            if (!cv->dg.ph[i].empty && !cv->dg.ph[i].none && fr > red)
+                red = fr;
         }
         launches = gpu_conv_dgrad_launches(&cv->dg);
     }
     /* a dgrad's k is its forward conv's: the same GEMM size */
     const double flops = 2.0 * (double)(k->N * k->out[0] * k->out[1] * k->out[2]) * (double)k->K *
-                         (double)(k->C * k->win[1] * k->win[2]);
+                         (double)(k->C * k->win[0] * k->win[1] * k->win[2]);
     double us = flops < GCW_MIN_FLOPS || red <= KCW_BK ? gpu_roofline_us(p, 300.0) + 0.5
                                                         : 0.95 * gpu_roofline_us(p, 450.0);
     if (launches > 2)
         us += 1.0 * launches;
+    /* 3-D: charged for the tile's idle columns (the GEMM's N, dx's C for a dgrad, padded to the 64- or 128-wide
+     * tile).  Measured on the H100 (bench/RESULTS-conv.md, session 9): the 3-D UNet's K = 32 layers (64^3, and
+     * the C = 4 stem on padded copies) ran 1.05-1.13x slower than on conv_igemm with half of each 64-wide tile
+     * idle, the K = 64-256 ones 0.81-0.99x of its time; so K = 32 stays on conv_igemm.  1-/2-D keep their
+     * measured rule unchanged. */
+    if (cv->cp.nsp == 3) {
+        const int64_t n = cv->cp.dir == GCONV_DGRAD ? cv->dg.ph[0].f.K : k->K, bn = cv->bn;
+        us *= (double)((n + bn - 1) / bn * bn) / (double)n;
+    }
     const double floor = gpu_conv_1x1_floor_us(&cv->cp); /* the 1x1 layers as measured (conv_analyze.h) */
     if (floor > 0.0)
         us = (floor > us ? floor : us) + 0.01 * us;
@@ -340,7 +350,9 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         most = cv->dg.splits[i] > most ? cv->dg.splits[i] : most;
     /* the staged store where y allows it (the kernel checks the rest: 16-byte aligned rows; split-K's partials
      * leave from registers) */
-    const bool staged = cv->stage && kconv_wgmma_staged(cv->bn) && k->dt_y != KDT_F32 && k->sy[1] == 1 && most <= 1;
+    /* (3-D convs: the register store, kernels/conv_igemm_wgmma_sm90a.cu's launch_t) */
+    const bool staged = cv->stage && kconv_wgmma_staged(cv->bn) && k->dt_y != KDT_F32 && k->sy[1] == 1 && most <= 1 &&
+                        cv->cp.nsp < 3;
     const int stages = kconv_wgmma_stages(cv->bn, staged);
     int n = 0;
     if (cv->pk.on)
@@ -351,7 +363,8 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n,
                      "implicit GEMM M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ", tile %dx%dx%d, %d stages, wgmma "
                      "m64n%dk16, cp.async producer warpgroup + 2 consumers%s",
-                     k->N * k->out[1] * k->out[2], k->K, k->C * k->win[1] * k->win[2], KCW_BM, cv->bn, KCW_BK,
+                     k->N * k->out[0] * k->out[1] * k->out[2], k->K, k->C * k->win[0] * k->win[1] * k->win[2], KCW_BM,
+                     cv->bn, KCW_BK,
                      stages, cv->bn < 128 ? cv->bn : 128, staged ? ", y staged in shared memory and bulk-copied" : "");
     if (most > 1 && n > 0 && (size_t)n < sizeof cv->detail)
         n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n, ", split-K %d (ordered f32 reduction)", most);
@@ -414,6 +427,6 @@ static const char *cw_detail(const gpart *p)
 }
 
 const gpu_engine gpu_engine_conv_igemm_wgmma = {
-    ENG, "Hopper implicit-GEMM conv and dgrad (wgmma, cp.async producer warpgroup, split-K; dgrad by stride phases): 1-/2-D, groups 1, f16/bf16, K % 8 == 0, sm_90; x and w channels-last with C % 8 == 0, else padded channels-last copies (C = 3 stem; fwd only)",
+    ENG, "Hopper implicit-GEMM conv and dgrad (wgmma, cp.async producer warpgroup, split-K; dgrad by stride phases): 1-/2-/3-D, groups 1, f16/bf16, K % 8 == 0, sm_90; x and w channels-last with C % 8 == 0, else padded channels-last copies (C = 3 stem; fwd only)",
     cw_supports, cw_cost, cw_workspace, cw_build, cw_execute, cw_release, cw_detail,
 };

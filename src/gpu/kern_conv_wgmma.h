@@ -27,7 +27,7 @@ int kconv_wgmma_staged(int bn);
 /* The ring's stages at tile width bn with the staged store (staged != 0) or
  * the register store: the staging rows cost the 128-wide tile one. */
 int kconv_wgmma_stages(int bn, int staged);
-/* y = epilogue(conv(x, w)) for a 1- or 2-D conv (slot 0 unit) with groups 1,
+/* y = epilogue(conv(x, w)) for a 1-, 2- or 3-D conv with groups 1,
  * x and w channel-contiguous of one type, f16 or bf16, C % 8 == 0 and
  * K % 8 == 0, 16-byte aligned x / w rows (the engine checks: eng_conv_wgmma.c);
  * y any strides and type.  bn: 64 or 128.  splits > 1 (normalised as

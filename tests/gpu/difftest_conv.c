@@ -960,14 +960,15 @@ static tcase *dgrad_relu_case(const char *name, const char *dt, const win_cfg *w
     conv_text ct;
     conv_strs(w, &ct);
     char id[192];
-    snprintf(id, sizeof id, "conv/dgrad+relu_bwd/%s/%s/nhwc/2d", name, dt);
+    const char *l = layout_tag(w->nsp, true); /* nhwc; ndhwc for the 3-D case */
+    snprintf(id, sizeof id, "conv/dgrad+relu_bwd/%s/%s/%s/%dd", name, dt, l, w->nsp);
     return add_case(id, 1, want,
-                    "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s%s @nhwc;\n  weight w: %s%s @nhwc;\n"
-                    "  input m: %s%s @nhwc;\n  a: @nhwc = floor(m * 2.0);\n"
-                    "  d: @nhwc = conv_dgrad(dy, w, x_dims=%s, %s);\n  dx: @nhwc = relu_bwd(d, a%s);\n"
-                    "  output dx: %s @nhwc;\n%s}\n",
-                    ncases * 5 + 3, dt, ct.ys, dt, ct.ws, dt, ct.xs, ct.xs, ct.attrs, args, dt,
-                    second ? "  output d: @nhwc;\n" : "");
+                    "dnn 1;\ngraph g(seed=%d) {\n  input dy: %s%s @%s;\n  weight w: %s%s @%s;\n"
+                    "  input m: %s%s @%s;\n  a: @%s = floor(m * 2.0);\n"
+                    "  d: @%s = conv_dgrad(dy, w, x_dims=%s, %s);\n  dx: @%s = relu_bwd(d, a%s);\n"
+                    "  output dx: %s @%s;\n%s%s%s}\n",
+                    ncases * 5 + 3, dt, ct.ys, l, dt, ct.ws, l, dt, ct.xs, l, l, l, ct.xs, ct.attrs, l, args, dt, l,
+                    second ? "  output d: @" : "", second ? l : "", second ? ";\n" : "");
 }
 
 /* conv_dgrad + the relu_bwd that alone reads its dx, fused (partition.c
@@ -1841,6 +1842,77 @@ static void bench_line(int i, const dh_outcome *o)
            o->msg);
 }
 
+/* conv_igemm_wgmma on 3-D convs (the kernel's D3 instances: m = (n, o, p, q), the depth gathered and
+ * bounds-tested), forced, "wg3-" in every id: odd D/H/W (partial 128-row tiles), stride 2 in depth only and in
+ * all dims, dilation (depth and width), asymmetric pads, T != R, K = 40 / 24 / 136 (tiles with a tail) and 128
+ * (the 128-wide tile), C = 3 on padded copies, split-K forced; conv_dgrad with its stride phases (8 of them for
+ * stride 2, a 1x1x1 stride-2 dgrad's 7 empty ones folded into the GEMM's store or launched), split-K; the fused
+ * epilogue once each way (bias + relu forward, the relu_bwd mask of a strided dgrad).  Registered after every
+ * other case: the seeds come from the case count. */
+static void conv_wgmma_3d_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    struct { const char *name; int dir; win_cfg w; int splitk; const char *detail; } cfgs[] = {
+        {"wg3-c8-k8-1x1x1-odd", 0, cfg(3, 3, 8, 8, 1, (int[]){5, 7, 9}, (int[]){1, 1, 1}, NULL, NULL, NULL, NULL,
+                                       false), 0, NULL},
+        {"wg3-c24-k40-3x3x3-asym", 0, cfg(3, 2, 24, 40, 1, (int[]){7, 9, 11}, (int[]){3, 3, 3}, NULL, NULL,
+                                          (int[]){1, 0, 1}, (int[]){2, 1, 0}, false), 0, NULL},
+        {"wg3-c32-k24-s2d", 0, cfg(3, 2, 32, 24, 1, (int[]){9, 7, 11}, (int[]){3, 3, 3}, (int[]){2, 1, 1}, NULL,
+                                   (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 0, NULL},
+        {"wg3-c16-k136-s2", 0, cfg(3, 1, 16, 136, 1, (int[]){9, 11, 13}, (int[]){3, 3, 3}, (int[]){2, 2, 2}, NULL,
+                                   (int[]){1, 1, 1}, (int[]){0, 1, 1}, false), 0, NULL},
+        {"wg3-c64-k72-dil", 0, cfg(3, 2, 64, 72, 1, (int[]){9, 8, 11}, (int[]){3, 3, 3}, NULL, (int[]){2, 1, 2},
+                                   (int[]){2, 1, 2}, (int[]){2, 1, 1}, false), 0, NULL},
+        {"wg3-c24-k128-3x1x5-s2x1x2", 0, cfg(3, 2, 24, 128, 1, (int[]){7, 6, 11}, (int[]){3, 1, 5},
+                                             (int[]){2, 1, 2}, NULL, (int[]){1, 0, 2}, (int[]){1, 0, 1}, false),
+         0, NULL},
+        {"wg3-sk3-c64-k64-3x3x3", 0, cfg(3, 1, 64, 64, 1, (int[]){5, 6, 7}, (int[]){3, 3, 3}, NULL, NULL,
+                                         (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 3, "split-K 3"},
+        {"wg3p-c3-k16-3x3x3", 0, cfg(3, 2, 3, 16, 1, (int[]){7, 9, 8}, (int[]){3, 3, 3}, NULL, NULL,
+                                     (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 0, "C 3 -> 8"},
+        {"wg3d-c24-k40-3x3x3-asym", 1, cfg(3, 2, 24, 40, 1, (int[]){7, 9, 11}, (int[]){3, 3, 3}, NULL, NULL,
+                                           (int[]){1, 0, 1}, (int[]){1, 2, 1}, false), 0, NULL},
+        {"wg3d-c16-k24-s2", 1, cfg(3, 1, 16, 24, 1, (int[]){9, 11, 13}, (int[]){3, 3, 3}, (int[]){2, 2, 2}, NULL,
+                                   (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 0, "8 flipped-weight"},
+        {"wg3d-c32-k16-s2d-dil", 1, cfg(3, 2, 32, 16, 1, (int[]){9, 9, 7}, (int[]){3, 3, 3}, (int[]){2, 1, 1},
+                                        (int[]){1, 2, 1}, (int[]){1, 2, 1}, (int[]){1, 2, 1}, false), 0, NULL},
+        {"wg3d-c8-k24-1x1x1-s2", 1, cfg(3, 2, 8, 24, 1, (int[]){6, 8, 10}, (int[]){1, 1, 1}, (int[]){2, 2, 2}, NULL,
+                                        NULL, NULL, false), 0, "(7 zero, 3 of them in a GEMM's store)"},
+        {"wg3d-sk2-c64-k64-3x3x3", 1, cfg(3, 1, 64, 64, 1, (int[]){5, 6, 7}, (int[]){3, 3, 3}, NULL, NULL,
+                                          (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 2, "split-K 2"},
+    };
+    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
+        for (int ti = 0; ti < 2; ti++) {
+            if (opts.quick && ti != ci % 2)
+                continue;
+            conv_case_forced(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, cfgs[ci].dir, false, "conv_igemm_wgmma", 1);
+            tcase *c = &cases[ncases - 1];
+            c->splitk = cfgs[ci].splitk;
+            c->want_detail = cfgs[ci].detail;
+        }
+    /* the fused epilogue: bias + relu in the forward store; the relu_bwd mask (kcw_mask_load) of a stride-2 dgrad */
+    const win_cfg *ew = &cfgs[1].w;
+    conv_text ct;
+    conv_strs(ew, &ct);
+    char bs[96];
+    dims_str(bs, sizeof bs, 1, ew->k, 3, (int[]){1, 1, 1});
+    tcase *tc = add_case("conv/fwd+epi/wg3-c24-k40-3x3x3-asym/bias-relu/bf16/ndhwc/3d", 1, "conv_igemm_wgmma",
+                         "dnn 1;\ngraph g(seed=%d) {\n  input x: bf16%s @ndhwc;\n  weight w: bf16%s @ndhwc;\n"
+                         "  weight b: bf16%s;\n  y = relu(conv(x, w, %s) + b);\n  output y: bf16 @ndhwc;\n}\n",
+                         ncases * 3 + 11, ct.xs, ct.ws, bs, ct.attrs);
+    if (tc) {
+        tc->force = "conv";
+        tc->want_parts = 1;
+        tc->want_detail = "fused epilogue";
+    }
+    tc = dgrad_relu_case("wg3-dge-c16-k24-s2", "f16", &cfgs[9].w, "", "conv_igemm_wgmma", false);
+    if (tc) {
+        tc->force = "conv_dgrad";
+        tc->want_parts = 2;
+        tc->want_detail2 = "fused epilogue relu_bwd";
+    }
+}
+
 int main(int argc, char **argv)
 {
     dh_parse_args(argc, argv, true, &opts);
@@ -1867,6 +1939,7 @@ int main(int argc, char **argv)
         conv_fd_1x1_cases();
         conv_dw_cases();
         pool_cases();
+        conv_wgmma_3d_cases(); /* last: the cases before keep their seeds (ncases) */
     }
     dh_tester t = {.name = "difftest_conv", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case, .bench_line = bench_line};

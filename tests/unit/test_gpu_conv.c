@@ -605,8 +605,6 @@ static void test_wgmma_rules(void)
          "  output y: f32 @nhwc;\n", "conv_igemm_wgmma needs x and w both f16 or both bf16, got f32 and f32"},
         {"  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[16, 8, 3, 3] @nhwc;\n  y = conv(x, w, groups=2);\n"
          "  output y: f16 @nhwc;\n", "conv_igemm_wgmma needs groups == 1, got groups=2"},
-        {"  input x: f16[1, 8, 5, 6, 7] @ndhwc;\n  weight w: f16[8, 8, 3, 3, 3] @ndhwc;\n  y = conv(x, w);\n"
-         "  output y: f16 @ndhwc;\n", "conv_igemm_wgmma runs 1-D and 2-D convs, got 3 spatial dims"},
         {"  input dy: f16[2, 16, 7, 7] @nhwc;\n  input x: f16[2, 16, 9, 9] @nhwc;\n"
          "  dw = conv_wgrad(dy, x, w_dims=[16, 16, 3, 3]);\n  output dw: f16 @nhwc;\n",
          "conv_igemm_wgmma runs conv and conv_dgrad, not conv_wgrad"},
@@ -626,9 +624,10 @@ static void test_wgmma_rules(void)
         {"  input dy: f16[2, 16, 4, 4] @nhwc;\n  weight w: f16[16, 8, 3, 3] @nhwc;\n"
          "  dx = conv_dgrad(dy, w, x_dims=[2, 16, 9, 9], stride=2, groups=2);\n  output dx: f16 @nhwc;\n",
          "conv_igemm_wgmma needs groups == 1, got groups=2"},
-        {"  input dy: f16[1, 8, 3, 4, 5] @ndhwc;\n  weight w: f16[8, 8, 3, 3, 3] @ndhwc;\n"
-         "  dx = conv_dgrad(dy, w, x_dims=[1, 8, 5, 6, 7]);\n  output dx: f16 @ndhwc;\n",
-         "conv_igemm_wgmma runs 1-D and 2-D convs, got 3 spatial dims"},
+        /* 3-D runs (the kernel's D3 instances) with the same rules: the UNet stem's dgrad, dx of C = 4 */
+        {"  input dy: f16[1, 32, 3, 4, 5] @ndhwc;\n  weight w: f16[32, 4, 3, 3, 3] @ndhwc;\n"
+         "  dx = conv_dgrad(dy, w, x_dims=[1, 4, 5, 6, 7]);\n  output dx: f16 @ndhwc;\n",
+         "conv_igemm_wgmma needs conv_dgrad's dx channels C % 8 == 0, got C=4"},
     };
     const gpu_engine *e = check_refusals("conv_igemm_wgmma", cases, (int)(sizeof cases / sizeof cases[0]));
     if (!e)
@@ -647,6 +646,15 @@ static void test_wgmma_rules(void)
                     "  y = conv(x, w);\n  output y: f16 @nhwc;\n", "conv_im2col_gemm");
     check_choice(e, "  input x: f16[32, 64, 56, 56] @nhwc;\n  weight w: f16[256, 64, 1, 1] @nhwc;\n"
                     "  y = relu(conv(x, w));\n  output y: f16 @nhwc;\n", "conv_igemm");
+    /* 3-D UNet layers (bench/RESULTS-conv.md, session 9): K = 64 here (0.094 ms against conv_igemm's 0.107),
+     * K = 32 on conv_igemm (half of each 64-wide tile idle: 0.433 against 0.412), forward and dgrad */
+    check_choice(e, "  input x: bf16[2, 64, 32, 32, 32] @ndhwc;\n  weight w: bf16[64, 64, 3, 3, 3] @ndhwc;\n"
+                    "  y = conv(x, w, pad=1);\n  output y: bf16 @ndhwc;\n", "conv_igemm_wgmma");
+    check_choice(e, "  input dy: bf16[2, 64, 32, 32, 32] @ndhwc;\n  weight w: bf16[64, 64, 3, 3, 3] @ndhwc;\n"
+                    "  dx = conv_dgrad(dy, w, x_dims=[2, 64, 32, 32, 32], pad=1);\n  output dx: bf16 @ndhwc;\n",
+                    "conv_igemm_wgmma");
+    check_choice(e, "  input x: bf16[2, 32, 64, 64, 64] @ndhwc;\n  weight w: bf16[32, 32, 3, 3, 3] @ndhwc;\n"
+                    "  y = conv(x, w, pad=1);\n  output y: bf16 @ndhwc;\n", "conv_igemm");
     /* a small conv stays on conv_igemm though this engine could run it */
     check_choice(e, "  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[24, 16, 3, 3] @nhwc;\n"
                     "  y = conv(x, w, pad=1);\n  output y: f16 @nhwc;\n", "conv_igemm");
