@@ -780,30 +780,43 @@ template <typename T, int DP> cudaError_t bw_dq_out(const xk_sdpa &p, const floa
     return cudaGetLastError();
 }
 
+// Both launchers' start: the plain and band instantiations opted in to smem bytes of shared memory (once per
+// instantiation: *opted), the f32 sums cleared (clear bytes from w.acc: the dQ sums, and the deterministic
+// mode's semaphores after them), then Delta and lse2 by sdpa_bwd_prep.
+template <typename T>
+static cudaError_t bw_begin(const void *plain, const void *band, int smem, bool *opted, const xk_sdpa &p,
+                            unsigned char *ws, const ws_layout &w, size_t clear, cudaStream_t s)
+{
+    if (!*opted) {
+        cudaError_t e = cudaFuncSetAttribute(plain, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+        if (e == cudaSuccess)
+            e = cudaFuncSetAttribute(band, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+        if (e != cudaSuccess)
+            return e;
+        *opted = true;
+    }
+    cudaError_t e = cudaMemsetAsync(ws + w.acc, 0, clear, s);
+    if (e != cudaSuccess)
+        return e;
+    float *lse2 = reinterpret_cast<float *>(ws + w.lse), *delta = reinterpret_cast<float *>(ws + w.delta);
+    const int64_t rows = (int64_t)(p.off_q.p ? 1 : p.B) * p.Hq * w.Sqp;
+    sdpa_bwd_prep<T><<<(unsigned)((rows * 32 + 255) / 256), 256, 0, s>>>(p, lse2, delta, rows, w.Sqp);
+    return cudaSuccess;
+}
+
 template <typename T, int DP>
 cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *ws, const ws_layout &w, bool det,
                       cudaStream_t s)
 {
     using C = bw_cfg<DP>;
     static bool opted = false;
-    if (!opted) {
-        cudaError_t e =
-            cudaFuncSetAttribute(sdpa_bwd_wgmma<T, DP, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
-        if (e == cudaSuccess)
-            e = cudaFuncSetAttribute(sdpa_bwd_wgmma<T, DP, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     C::SMEM);
-        if (e != cudaSuccess)
-            return e;
-        opted = true;
-    }
-    float *lse2 = reinterpret_cast<float *>(ws + w.lse), *delta = reinterpret_cast<float *>(ws + w.delta);
-    float *acc = reinterpret_cast<float *>(ws + w.acc);
-    const int64_t rows = (int64_t)(p.off_q.p ? 1 : p.B) * p.Hq * w.Sqp;
-    int *sems = det ? reinterpret_cast<int *>(ws + w.sem) : nullptr;
-    cudaError_t e = cudaMemsetAsync(acc, 0, (det ? w.total : w.sem) - w.acc, s); // the sums (and semaphores)
+    cudaError_t e = bw_begin<T>((const void *)sdpa_bwd_wgmma<T, DP, false>, (const void *)sdpa_bwd_wgmma<T, DP, true>,
+                                C::SMEM, &opted, p, ws, w, (det ? w.total : w.sem) - w.acc, s);
     if (e != cudaSuccess)
         return e;
-    sdpa_bwd_prep<T><<<(unsigned)((rows * 32 + 255) / 256), 256, 0, s>>>(p, lse2, delta, rows, w.Sqp);
+    float *lse2 = reinterpret_cast<float *>(ws + w.lse), *delta = reinterpret_cast<float *>(ws + w.delta);
+    float *acc = reinterpret_cast<float *>(ws + w.acc);
+    int *sems = det ? reinterpret_cast<int *>(ws + w.sem) : nullptr;
     bw_launch l;
     if (!bw_launch_of(&l, p, st, C::BM, C::BN))
         return cudaErrorInvalidValue;

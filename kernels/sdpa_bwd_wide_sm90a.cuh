@@ -329,23 +329,12 @@ cudaError_t launch_wide(const xk_sdpa &p, const int64_t (*st)[4], unsigned char 
 {
     using C = wide_cfg<DP>;
     static bool opted = false;
-    if (!opted) {
-        cudaError_t e =
-            cudaFuncSetAttribute(sdpa_bwd_wide<T, DP, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
-        if (e == cudaSuccess)
-            e = cudaFuncSetAttribute(sdpa_bwd_wide<T, DP, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     C::SMEM);
-        if (e != cudaSuccess)
-            return e;
-        opted = true;
-    }
-    float *lse2 = reinterpret_cast<float *>(ws + w.lse), *delta = reinterpret_cast<float *>(ws + w.delta);
-    float *acc = reinterpret_cast<float *>(ws + w.acc);
-    const int64_t rows = (int64_t)(p.off_q.p ? 1 : p.B) * p.Hq * w.Sqp;
-    cudaError_t e = cudaMemsetAsync(acc, 0, w.sem - w.acc, s); // the dQ sums
+    cudaError_t e = bw_begin<T>((const void *)sdpa_bwd_wide<T, DP, false>, (const void *)sdpa_bwd_wide<T, DP, true>,
+                                C::SMEM, &opted, p, ws, w, w.sem - w.acc, s); // the dQ sums (atomics: no semaphores)
     if (e != cudaSuccess)
         return e;
-    sdpa_bwd_prep<T><<<(unsigned)((rows * 32 + 255) / 256), 256, 0, s>>>(p, lse2, delta, rows, w.Sqp);
+    float *lse2 = reinterpret_cast<float *>(ws + w.lse), *delta = reinterpret_cast<float *>(ws + w.delta);
+    float *acc = reinterpret_cast<float *>(ws + w.acc);
     bw_launch l;
     if (!bw_launch_of(&l, p, st, C::BM, C::BN))
         return cudaErrorInvalidValue;
