@@ -681,7 +681,9 @@ __global__ void __launch_bounds__(kcwThreads, 1)
 // 8-bit range, strides <= 8).  Dilation needs nothing: it only scales the per-slice tap offsets.
 bool tma_geom_ok(const kcw_geom &g)
 {
-    return g.D == 1 && g.T == 1 && g.O == 1 && g.C % kcwBK == 0 && g.wS == g.C && g.wR == g.S * g.C && g.wK % 8 == 0 &&
+    // (a size-1 dimension's stride is never stepped: 1x1 and 1-D filters, 1-D and batch-1 x may carry any)
+    return g.D == 1 && g.T == 1 && g.O == 1 && g.C % kcwBK == 0 && (g.S == 1 || g.wS == g.C) &&
+           (g.R == 1 || g.wR == g.S * g.C) && g.wK % 8 == 0 &&
            (g.N == 1 || g.xN % 8 == 0) && (g.H == 1 || g.xH % 8 == 0) && g.xW % 8 == 0 &&
            (g.R - 1) * g.dh <= 32767 && (g.S - 1) * g.dw <= 32767 && // the instruction's 16-bit tap offsets
            im2col_map_fits(g.H, g.W, g.P, g.Q, g.sh, g.sw, g.ph, g.pw);

@@ -13,7 +13,9 @@
 #     the N = 256 step's forwards and masked dgrads, conv_step_{fwd,dgmask}_bf16_nhwc; the N = 32 f16 forwards
 #     and dgrads, conv_{fwd,dgrad}_f16_nhwc n32), then cuDNN on the same shapes (bench/conv_peer.py dgrad step256);
 #  4. the same conv_igemm_wgmma cases with XDNN_CONV_WGMMA_NO_TMA=1 (the cp.async path, whose code moved).
-# PART=sweep (a later call): the whole conv/ family with TMA on, then with it off.
+#  BENCH_F ('|'-separated tester filters) and PEER_SETS (conv_peer.py's sets) narrow step 3 to what a call has
+#  time for; PEER_S: the seconds kept for the peer, OFF_S for step 4.
+# PART=sweep (a later call): the whole conv/ family with TMA on, then with it off; then step 3 if BENCH_F is set.
 # A table last (summary.txt); logs in OUT/logs.tgz.  BUDGET_S: the whole call's seconds (default 190).
 #
 # EXPECTED (written before the first call).  Session 9's ncu put the 3x3 mainloop's limit on the producer's
@@ -44,6 +46,23 @@ sweep() { # sweep LOG TMA_OFF LIMIT_S FILTER...: each filter's cases, one proces
     done
 }
 
+bench_peer() { # the ResNet-50 rows of BENCH_F, TMA on then off, each in its own process; then the peer
+    step "bench: ResNet-50 3x3 rows, TMA on and off"
+    : > "$out/bench_tma.log"; : > "$out/bench_notma.log"
+    IFS='|' read -r -a bf <<< "${BENCH_F:-conv_step_fwd_bf16_nhwc n|conv_step_dgmask_bf16_nhwc n|conv_fwd_f16_nhwc n32|conv_dgrad_f16_nhwc n32}"
+    for f in "${bf[@]}"; do
+        for off in 0 1; do
+            [ "$(left)" -gt "${PEER_S:-60}" ] || { echo "out of time before $f ($off)"; break 2; }
+            lg=$out/bench_tma.log; [ "$off" = 0 ] || lg=$out/bench_notma.log
+            XDNN_CONV_WGMMA_NO_TMA=$off timeout 40 "$dt" $dry --bench "$f" >> "$lg" 2>&1; echo "$f off=$off rc=$?"
+        done
+    done
+    step "peer: bench/conv_peer.py ${PEER_SETS:-dgrad step256}"
+    PYTHONUNBUFFERED=1 timeout "$(( $(left) - ${OFF_S:-22} ))" python3 "$dev/conv_peer.py" ${PEER_SETS:-dgrad step256} \
+        > "$out/peer.log" 2>&1
+    echo "rc=$?"; head -1 "$out/peer.log"
+}
+
 if [ "$part" = layers ]; then
     step "correctness, TMA on: $WG"
     sweep "$out/sweep_tma.log" 0 "${SWEEP_S:-45}" $WG; summary "$out/sweep_tma.log"
@@ -51,26 +70,15 @@ if [ "$part" = layers ]; then
     timeout "${SAN_S:-22}" compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10 "$dt" $dry --quick /wgt \
         > "$out/memcheck.log" 2>&1
     echo "rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -8
-    step "bench: ResNet-50 3x3 rows, TMA on and off"
-    : > "$out/bench_tma.log"; : > "$out/bench_notma.log"
-    for f in "conv_step_fwd_bf16_nhwc n" "conv_step_dgmask_bf16_nhwc n" "conv_fwd_f16_nhwc n32" \
-             "conv_dgrad_f16_nhwc n32"; do
-        for off in 0 1; do
-            [ "$(left)" -gt 85 ] || { echo "out of time before $f ($off)"; break 2; }
-            lg=$out/bench_tma.log; [ "$off" = 0 ] || lg=$out/bench_notma.log
-            XDNN_CONV_WGMMA_NO_TMA=$off timeout 40 "$dt" $dry --bench "$f" >> "$lg" 2>&1; echo "$f off=$off rc=$?"
-        done
-    done
-    step "peer: bench/conv_peer.py dgrad step256"
-    PYTHONUNBUFFERED=1 timeout "$(( $(left) - 22 ))" python3 "$dev/conv_peer.py" dgrad step256 > "$out/peer.log" 2>&1
-    echo "rc=$?"; head -1 "$out/peer.log"
+    bench_peer
     step "correctness, TMA off (cp.async): $WG"
     sweep "$out/sweep_notma.log" 1 "$(( $(left) - 6 ))" $WG; summary "$out/sweep_notma.log"
-else
+else # the whole family each way (SWEEP_S each), then BENCH_F's rows beside the peer if BENCH_F is set
     step "the conv/ family, TMA on"
-    sweep "$out/sweep_tma.log" 0 "$(( ($(left) - 10) / 2 ))" conv/; summary "$out/sweep_tma.log"
+    sweep "$out/sweep_tma.log" 0 "${SWEEP_S:-80}" conv/; summary "$out/sweep_tma.log"
     step "the conv/ family, TMA off"
-    sweep "$out/sweep_notma.log" 1 "$(( $(left) - 8 ))" conv/; summary "$out/sweep_notma.log"
+    sweep "$out/sweep_notma.log" 1 "${SWEEP_S:-80}" conv/; summary "$out/sweep_notma.log"
+    [ -n "${BENCH_F:-}" ] && OFF_S=${OFF_S:-6} bench_peer
 fi
 
 step "tables"
