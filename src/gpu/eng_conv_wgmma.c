@@ -432,6 +432,6 @@ static const char *cw_detail(const gpart *p)
 }
 
 const gpu_engine gpu_engine_conv_igemm_wgmma = {
-    ENG, "Hopper implicit-GEMM conv and dgrad (wgmma, cp.async producer warpgroup, split-K; dgrad by stride phases): 1-/2-/3-D, groups 1, f16/bf16, K % 8 == 0, sm_90; x and w channels-last with C % 8 == 0, else padded channels-last copies (C = 3 stem; fwd only)",
+    ENG, "Hopper implicit-GEMM conv and dgrad (wgmma, TMA im2col or cp.async producer warpgroup, split-K; dgrad by stride phases): 1-/2-/3-D, groups 1, f16/bf16, K % 8 == 0, sm_90; x and w channels-last with C % 8 == 0, else padded channels-last copies (C = 3 stem; fwd only)",
     cw_supports, cw_cost, cw_workspace, cw_build, cw_execute, cw_release, cw_detail,
 };
