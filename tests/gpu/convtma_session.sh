@@ -14,7 +14,8 @@
 #     and dgrads, conv_{fwd,dgrad}_f16_nhwc n32), then cuDNN on the same shapes (bench/conv_peer.py dgrad step256);
 #  4. the same conv_igemm_wgmma cases with XDNN_CONV_WGMMA_NO_TMA=1 (the cp.async path, whose code moved).
 #  BENCH_F ('|'-separated tester filters) and PEER_SETS (conv_peer.py's sets) narrow step 3 to what a call has
-#  time for; PEER_S: the seconds kept for the peer, OFF_S for step 4.
+#  time for; PEER_S: the seconds kept for the peer, OFF_S for step 4.  NCU_F: a bench row to profile one TMA
+#  launch of with ncu (before step 4; NCU_S seconds).
 # PART=sweep (a later call): the whole conv/ family with TMA on, then with it off; then step 3 if BENCH_F is set.
 # A table last (summary.txt); logs in OUT/logs.tgz.  BUDGET_S: the whole call's seconds (default 190).
 #
@@ -33,7 +34,8 @@ dt=$dev/difftest_conv
 dry=${DRY:+--dry} # DRY=1: the script's own check on a machine without a GPU (CPU reference and plans only)
 left() { echo $(( ${BUDGET_S:-190} - (SECONDS - t0) )); }
 part=${PART:-layers}
-summary() { grep -E "^FAIL" -A6 "$1" | cut -c1-300 | head -24; grep -E "passed," "$1" | awk '{p += $1; f += $3} END {print p " passed, " f " failed (all runs)"}'; }
+# the failures, and the cases that ran (a run cut short by its limit prints no count of its own)
+summary() { grep -E "^FAIL" -A6 "$1" | cut -c1-300 | head -24; echo "$(grep -c "^PASS" "$1") passed, $(grep -c "^FAIL" "$1") failed (all runs)"; }
 # the conv_igemm_wgmma cases (ids: conv/DIR/NAME/...): the new TMA ones first
 WG="/wgt /wg- /wgp- /wgd- /wgs- dge- /wg3 /wgmma-"
 
@@ -71,11 +73,17 @@ if [ "$part" = layers ]; then
         > "$out/memcheck.log" 2>&1
     echo "rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -8
     bench_peer
+    if [ -n "${NCU_F:-}" ] && command -v ncu > /dev/null; then # one TMA launch of the bench row NCU_F
+        step "ncu: one kcw_fwd_kernel launch of $NCU_F"
+        timeout "${NCU_S:-30}" ncu --launch-skip 3 --launch-count 1 -k regex:kcw_fwd --section SpeedOfLight \
+            --section WarpStateStats --section MemoryWorkloadAnalysis "$dt" --bench "$NCU_F" > "$out/ncu.log" 2>&1
+        echo "rc=$?"; grep -E "Duration|Throughput|Stall|Issued Warp|Cycles Per" "$out/ncu.log" | head -16
+    fi
     step "correctness, TMA off (cp.async): $WG"
     sweep "$out/sweep_notma.log" 1 "$(( $(left) - 6 ))" $WG; summary "$out/sweep_notma.log"
 else # the whole family each way (SWEEP_S each), then BENCH_F's rows beside the peer if BENCH_F is set
     step "the conv/ family, TMA on"
-    sweep "$out/sweep_tma.log" 0 "${SWEEP_S:-80}" conv/; summary "$out/sweep_tma.log"
+    sweep "$out/sweep_tma.log" 0 "${SWEEP_S:-80}" /wgt conv/; summary "$out/sweep_tma.log" # wgt: the table's end
     step "the conv/ family, TMA off"
     sweep "$out/sweep_notma.log" 1 "${SWEEP_S:-80}" conv/; summary "$out/sweep_notma.log"
     [ -n "${BENCH_F:-}" ] && OFF_S=${OFF_S:-6} bench_peer
