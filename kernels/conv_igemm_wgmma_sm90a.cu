@@ -42,6 +42,9 @@
 
 #include "gpu/kern_conv_wgmma.h"
 
+#include <string.h>
+#include <type_traits>
+
 namespace {
 
 struct kcw_geom {
@@ -54,6 +57,7 @@ struct kcw_geom {
     // depth T, output depth O, its stride, lead pad and dilation, and the x / w / y depth strides
     int D, T, O, sd, pd, dd, xD, wT, yO;
     int M, Kred, dt_y, kt_per;
+    int tma; // the producer loads A by a TMA im2col map and B by a tiled one (launch_bn: tma_maps), 1-/2-D only
     int nz, zoff[KCW_ZERO_MAX]; // a dgrad phase's store also writes zeros at yrow + zoff[i] (folded empty phases)
 };
 
@@ -482,7 +486,8 @@ __device__ __forceinline__ kcw_item item_of(const kcw_geom &g, int w, int tiles_
 // D3: a 3-D conv (depth gathered and bounds-tested too); the 1-/2-D instances compile the depth away.
 template <typename T, int BN, bool STG, bool D3>
 __global__ void __launch_bounds__(kcwThreads, 1)
-    kcw_fwd_kernel(const kcw_geom g, const T *__restrict__ x, const T *__restrict__ w, void *__restrict__ y,
+    kcw_fwd_kernel(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw, const kcw_geom g,
+                   const T *__restrict__ x, const T *__restrict__ w, void *__restrict__ y,
                    const kconv_epi epi, float *__restrict__ part, float *__restrict__ stats, int tiles_m,
                    int tiles_n, int nwork)
 {
@@ -499,7 +504,7 @@ __global__ void __launch_bounds__(kcwThreads, 1)
     if (threadIdx.x == 0) {
 #pragma unroll
         for (int s = 0; s < ST; s++) {
-            mb_init(KCW_FULL(s), 128);
+            mb_init(KCW_FULL(s), !D3 && g.tma ? 1 : 128); // TMA: the one expect_tx arrival
             mb_init(KCW_EMPTY(s), 256);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -513,6 +518,39 @@ __global__ void __launch_bounds__(kcwThreads, 1)
 
     if (wg == 0) { // ---- producer: the ring position gs runs on across work items
         asm volatile("setmaxnreg.dec.sync.aligned.u32 80;\n");
+        if (!D3 && g.tma) { // TMA: one thread issues a slice's two loads; the copy engine zero-fills
+            if (threadIdx.x != 0)
+                return;
+            int gs = 0;
+            for (int wi = blockIdx.x; wi < nwork; wi += gridDim.x) {
+                const kcw_item it = item_of(g, wi, tiles_m, tiles_n, BN);
+                // the tile's first output pixel's first tap: the im2col traversal walks its 128 rows from there
+                // (across row ends and images as m does; rows past M read images past N: zeros, never stored)
+                const int q0 = it.bm % g.Q, p0 = (it.bm / g.Q) % g.P, n0 = it.bm / (g.P * g.Q);
+                const int w0 = q0 * g.sw - g.pw, h0 = p0 * g.sh - g.ph;
+                int kk = it.kt0 * kcwBK; // C % 64 == 0: a slice is 64 channels of one tap (r, s)
+                int c = kk % g.C, s = (kk / g.C) % g.S, r = kk / (g.C * g.S);
+                for (int kt = 0; kt < it.KT; kt++, gs++) {
+                    const int st = gs % ST;
+                    mb_wait(KCW_EMPTY(st), ((gs / ST) & 1) ^ 1);
+                    const uint32_t sA = sbase + st * C::STAGE, sB = sA + C::A_BYTES;
+                    mb_expect(KCW_FULL(st), C::STAGE); // whole boxes, zero-filled parts included
+                    tma_load_im2col_4d(sA, &tx, KCW_FULL(st), c, w0, h0, n0, (uint16_t)(s * g.dw),
+                                       (uint16_t)(r * g.dh));
+                    tma_load(sB, &tw, KCW_FULL(st), kk, it.bn, 0, 0); // w as [K][Kred]: rows past K are zeros
+                    kk += kcwBK;
+                    c += kcwBK;
+                    if (c == g.C) {
+                        c = 0;
+                        if (++s == g.S) {
+                            s = 0;
+                            ++r;
+                        }
+                    }
+                }
+            }
+            return;
+        }
         const int t = threadIdx.x, cc = t & 7, r0 = t >> 3; // chunk column; rows r0 + 16 i
         const uint32_t swz = (uint32_t)((cc ^ (r0 & 7)) << 4); // the row's swizzled chunk: r % 8 == r0 % 8
         int gs = 0;
@@ -637,6 +675,29 @@ __global__ void __launch_bounds__(kcwThreads, 1)
 #endif
 }
 
+// The producer's TMA maps where the geometry allows them (else g.tma = 0, the cp.async gather): a 1-/2-D conv
+// with C % 64 == 0 (a 64-deep slice is one tap's channels, the im2col box's one row), dense (r, s, c) weights
+// read as a [K][R*S*C] matrix with 16-byte rows, and what make_im2col_map accepts (alignment, the corners'
+// 8-bit range, strides <= 8).  Dilation needs nothing: it only scales the per-slice tap offsets.
+bool tma_geom_ok(const kcw_geom &g)
+{
+    // (a size-1 dimension's stride is never stepped: 1x1 and 1-D filters, 1-D and batch-1 x may carry any)
+    return g.D == 1 && g.T == 1 && g.O == 1 && g.C % kcwBK == 0 && (g.S == 1 || g.wS == g.C) &&
+           (g.R == 1 || g.wR == g.S * g.C) && g.wK % 8 == 0 &&
+           (g.N == 1 || g.xN % 8 == 0) && (g.H == 1 || g.xH % 8 == 0) && g.xW % 8 == 0 &&
+           (g.R - 1) * g.dh <= 32767 && (g.S - 1) * g.dw <= 32767 && // the instruction's 16-bit tap offsets
+           im2col_map_fits(g.H, g.W, g.P, g.Q, g.sh, g.sw, g.ph, g.pw);
+}
+
+bool tma_maps(const kcw_geom &g, const void *x, const void *w, bool bf16, int bn, CUtensorMap *tx, CUtensorMap *tw)
+{
+    if (!tma_geom_ok(g) || !make_im2col_map(tx, x, bf16, g.N, g.H, g.W, g.C, g.xN, g.xH, g.xW, g.P, g.Q, g.sh, g.sw,
+                                            g.ph, g.pw, kcwBM))
+        return false;
+    const int64_t dims[4] = {1, 1, g.K, g.Kred}, st[4] = {0, 0, g.wK, 1};
+    return make_map(tw, w, bf16, dims, st, bn);
+}
+
 template <typename T, int BN, bool STG, bool D3>
 int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part,
               float *stats, int splits, cudaStream_t s)
@@ -651,6 +712,10 @@ int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kc
         attr_set = true;
     }
     kcw_geom gs = g; // splits as the host normalised them: ceil(KT / per) == splits, none empty
+    CUtensorMap tx, tw;
+    memset(&tx, 0, sizeof tx);
+    memset(&tw, 0, sizeof tw);
+    gs.tma = !D3 && g.tma && tma_maps(g, x, w, std::is_same<T, __nv_bfloat16>::value, BN, &tx, &tw);
     const int KT = (g.Kred + kcwBK - 1) / kcwBK;
     if (splits < 1 || !part)
         splits = 1;
@@ -666,7 +731,7 @@ int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kc
     const int tiles_m = (g.M + kcwBM - 1) / kcwBM, tiles_n = (g.K + BN - 1) / BN, nwork = tiles_m * tiles_n * splits;
     const int smem = stats && splits <= 1 ? cf::SMEM : cf::SMEM_PLAIN; // the statistics' buffers only when used
     kcw_fwd_kernel<T, BN, STG, D3><<<(unsigned)min(nwork, sms), kcwThreads, smem, s>>>(
-        gs, static_cast<const T *>(x), static_cast<const T *>(w), y, epi, splits > 1 ? part : nullptr,
+        tx, tw, gs, static_cast<const T *>(x), static_cast<const T *>(w), y, epi, splits > 1 ? part : nullptr,
         splits > 1 ? nullptr : stats, tiles_m, tiles_n, nwork);
     return (int)cudaGetLastError();
 }
@@ -699,6 +764,35 @@ int launch_t(const kcw_geom &g, const void *x, const void *w, void *y, const kco
                     : launch_bn<T, 128, false, false>(g, x, w, y, epi, part, stats, splits, s);
 }
 
+// The kernel's geometry of a conv: slots 0, 1, 2 of the 5-slot view are D, H, W (a 2-D conv has unit D, a 1-D
+// one unit D and H); nzero zero lattices at zoff for the store.
+kcw_geom geom_of(const kconv_params *p, int nzero, const int64_t *zoff)
+{
+    kcw_geom g;
+    g.N = (int)p->N; g.C = (int)p->C; g.K = (int)p->K;
+    g.H = (int)p->in[1]; g.W = (int)p->in[2];
+    g.R = (int)p->win[1]; g.S = (int)p->win[2];
+    g.P = (int)p->out[1]; g.Q = (int)p->out[2];
+    g.sh = (int)p->stride[1]; g.sw = (int)p->stride[2];
+    g.ph = (int)p->pad[1]; g.pw = (int)p->pad[2];
+    g.dh = (int)p->dil[1]; g.dw = (int)p->dil[2];
+    g.xN = (int)p->sx[0]; g.xH = (int)p->sx[3]; g.xW = (int)p->sx[4];
+    g.wK = (int)p->sw[0]; g.wR = (int)p->sw[3]; g.wS = (int)p->sw[4];
+    g.yN = (int)p->sy[0]; g.yK = (int)p->sy[1]; g.yP = (int)p->sy[3]; g.yQ = (int)p->sy[4];
+    g.D = (int)p->in[0]; g.T = (int)p->win[0]; g.O = (int)p->out[0];
+    g.sd = (int)p->stride[0]; g.pd = (int)p->pad[0]; g.dd = (int)p->dil[0];
+    g.xD = (int)p->sx[2]; g.wT = (int)p->sw[2]; g.yO = (int)p->sy[2];
+    g.M = g.N * g.O * g.P * g.Q;
+    g.Kred = g.T * g.R * g.S * g.C;
+    g.dt_y = p->dt_y;
+    g.kt_per = 0; // launch_bn sets it
+    g.tma = 0;
+    g.nz = nzero;
+    for (int i = 0; i < KCW_ZERO_MAX; i++)
+        g.zoff[i] = i < nzero ? (int)zoff[i] : 0;
+    return g;
+}
+
 } // namespace
 
 extern "C" int kconv_wgmma_built(void)
@@ -723,36 +817,22 @@ extern "C" int kconv_wgmma_stages(int bn, int staged)
     return bn == 64 ? kcw_cfg<64, false>::ST : staged ? kcw_cfg<128, true>::ST : kcw_cfg<128, false>::ST;
 }
 
+extern "C" int kconv_wgmma_tma(const kconv_params *p)
+{
+    return tma_geom_ok(geom_of(p, 0, nullptr));
+}
+
 extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
                                float *part, int splits, int bn, int nzero, const int64_t *zoff, float *stats,
-                               int stage, void *stream)
+                               int stage, int tma, void *stream)
 {
     if ((bn != 64 && bn != 128) || nzero < 0 || nzero > KCW_ZERO_MAX || (nzero > 0 && splits > 1 && part) ||
         (stats && splits > 1 && part))
         return (int)cudaErrorInvalidValue;
     kconv_epi none;
     none.n = 0;
-    kcw_geom g; // slots 0, 1, 2 of the 5-slot view: D, H, W (a 2-D conv has unit D, a 1-D one unit D and H)
-    g.N = (int)p->N; g.C = (int)p->C; g.K = (int)p->K;
-    g.H = (int)p->in[1]; g.W = (int)p->in[2];
-    g.R = (int)p->win[1]; g.S = (int)p->win[2];
-    g.P = (int)p->out[1]; g.Q = (int)p->out[2];
-    g.sh = (int)p->stride[1]; g.sw = (int)p->stride[2];
-    g.ph = (int)p->pad[1]; g.pw = (int)p->pad[2];
-    g.dh = (int)p->dil[1]; g.dw = (int)p->dil[2];
-    g.xN = (int)p->sx[0]; g.xH = (int)p->sx[3]; g.xW = (int)p->sx[4];
-    g.wK = (int)p->sw[0]; g.wR = (int)p->sw[3]; g.wS = (int)p->sw[4];
-    g.yN = (int)p->sy[0]; g.yK = (int)p->sy[1]; g.yP = (int)p->sy[3]; g.yQ = (int)p->sy[4];
-    g.D = (int)p->in[0]; g.T = (int)p->win[0]; g.O = (int)p->out[0];
-    g.sd = (int)p->stride[0]; g.pd = (int)p->pad[0]; g.dd = (int)p->dil[0];
-    g.xD = (int)p->sx[2]; g.wT = (int)p->sw[2]; g.yO = (int)p->sy[2];
-    g.M = g.N * g.O * g.P * g.Q;
-    g.Kred = g.T * g.R * g.S * g.C;
-    g.dt_y = p->dt_y;
-    g.kt_per = 0; // launch_bn sets it
-    g.nz = nzero;
-    for (int i = 0; i < KCW_ZERO_MAX; i++)
-        g.zoff[i] = i < nzero ? (int)zoff[i] : 0;
+    kcw_geom g = geom_of(p, nzero, zoff);
+    g.tma = tma != 0; // launch_bn keeps it where the maps can be made
     if (g.M == 0 || g.K == 0)
         return 0;
     cudaStream_t s = (cudaStream_t)stream;

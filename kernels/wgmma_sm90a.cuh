@@ -56,6 +56,20 @@ __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map, u
                  : "memory");
 }
 
+// One im2col box of a 4-d channels-last map (make_im2col_map: {C, W, H, N}) into shared memory at dst: the map's
+// pixelsPerColumn pixels x channelsPerPixel channels from channel c on, the first pixel at (w, h) of image n
+// shifted by the filter tap (ow, oh) = (s * dw, r * dh), then on along W by the map's element stride, wrapping at
+// the bounding box's row end to its next row and at its last row to the next image (the box moves with the tap;
+// pixels outside the tensor, images past N included, arrive as zeros and count towards complete_tx).
+__device__ __forceinline__ void tma_load_im2col_4d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c, int w,
+                                                   int h, int n, uint16_t ow, uint16_t oh)
+{
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4, %5, %6}], [%2], {%7, %8};\n" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c), "r"(w), "r"(h), "r"(n), "h"(ow), "h"(oh)
+                 : "memory");
+}
+
 // 16-byte cp.async, zero-filled (src-size 0) where !valid; its groups; and the fence that makes the copies a
 // thread saw complete visible to wgmma (the async proxy).  The conv kernels' producers gather with these.
 __device__ __forceinline__ void cpa16(uint32_t dst, const void *src, bool valid)
@@ -223,17 +237,22 @@ typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, vo
                               const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
                               CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
+// A driver function by name (CUDA 12.0's ABI), NULL where the driver has none.
+void *driver_entry(const char *name)
+{
+    void *f = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    return cudaGetDriverEntryPointByVersion(name, &f, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+                   q == cudaDriverEntryPointSuccess
+               ? f
+               : nullptr;
+}
+
 encode_fn tensor_map_encoder()
 {
     static encode_fn fn = nullptr;
-    if (!fn) {
-        void *f = nullptr;
-        cudaDriverEntryPointQueryResult q;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) ==
-                cudaSuccess &&
-            q == cudaDriverEntryPointSuccess)
-            fn = reinterpret_cast<encode_fn>(f);
-    }
+    if (!fn)
+        fn = reinterpret_cast<encode_fn>(driver_entry("cuTensorMapEncodeTiled"));
     return fn;
 }
 
@@ -254,6 +273,61 @@ bool make_map(CUtensorMap *m, const void *base, bool bf16, const int64_t *dims, 
     return enc(m, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
                const_cast<void *>(base), gdim, gst, box, est, CU_TENSOR_MAP_INTERLEAVE_NONE,
                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// cuTensorMapEncodeIm2col from the driver, looked up once like the tiled encoder.
+typedef CUresult (*encode_im2col_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                     const cuuint64_t *, const int *, const int *, cuuint32_t, cuuint32_t,
+                                     const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                     CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+encode_im2col_fn im2col_map_encoder()
+{
+    static encode_im2col_fn fn = nullptr;
+    if (!fn)
+        fn = reinterpret_cast<encode_im2col_fn>(driver_entry("cuTensorMapEncodeIm2col"));
+    return fn;
+}
+
+// The im2col view of a channels-last 2-D conv input x[N][H][W][C] (element strides xn, xh, xw; channel stride 1)
+// for tma_load_im2col_4d: boxes of `pixels` output pixels (GEMM rows, in (n, p, q) order) x 64 channels (one
+// 128-byte row, 128-byte swizzled), zeros outside x.  The bounding box is the range of the filter's first tap
+// over the P x Q output lattice: lower corner (-pw, -ph), upper corner the last output's tap relative to
+// (W - 1, H - 1), so that the traversal, stepping (sw, sh), visits exactly the output pixels in order, and the
+// instruction's coordinates are the tile's first output pixel's tap (q * sw - pw, p * sh - ph, n).  False
+// where the driver or the map's limits refuse (corners in [-128, 127], strides <= 8, 16-byte aligned base and
+// strides): the caller gathers by hand there.
+// Whether make_im2col_map's geometry fits a 4-d im2col map (before the pointer and the driver are asked): the
+// corners in the encoder's 8-bit range, traversal strides 1..8.
+bool im2col_map_fits(int H, int W, int P, int Q, int sh, int sw, int ph, int pw)
+{
+    const int c[4] = {-pw, -ph, -pw + (Q - 1) * sw - (W - 1), -ph + (P - 1) * sh - (H - 1)};
+    for (int i = 0; i < 4; i++)
+        if (c[i] < -128 || c[i] > 127)
+            return false;
+    return sh >= 1 && sh <= 8 && sw >= 1 && sw <= 8;
+}
+
+bool make_im2col_map(CUtensorMap *m, const void *x, bool bf16, int N, int H, int W, int C, int64_t xn, int64_t xh,
+                     int64_t xw, int P, int Q, int sh, int sw, int ph, int pw, int pixels)
+{
+    encode_im2col_fn enc = im2col_map_encoder();
+    if (H == 1) // a size-1 dimension's stride is never stepped: make it the dense one the encoder accepts
+        xh = xw * W;
+    if (N == 1)
+        xn = xh * H;
+    const int lo[2] = {-pw, -ph}; // {W, H}, innermost first, as every array the encoder takes
+    const int hi[2] = {-pw + (Q - 1) * sw - (W - 1), -ph + (P - 1) * sh - (H - 1)};
+    if (!enc || !im2col_map_fits(H, W, P, Q, sh, sw, ph, pw) || (reinterpret_cast<uintptr_t>(x) & 15) ||
+        (xn | xh | xw) % 8 || pixels < 1 || pixels > 1024)
+        return false;
+    const cuuint64_t gdim[4] = {(cuuint64_t)C, (cuuint64_t)W, (cuuint64_t)H, (cuuint64_t)N};
+    const cuuint64_t gst[3] = {(cuuint64_t)xw * 2, (cuuint64_t)xh * 2, (cuuint64_t)xn * 2}; // bytes, dims 1..3
+    const cuuint32_t est[4] = {1, (cuuint32_t)sw, (cuuint32_t)sh, 1};
+    return enc(m, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4, const_cast<void *>(x),
+               gdim, gst, lo, hi, 64, (cuuint32_t)pixels, est, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 

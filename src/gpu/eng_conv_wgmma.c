@@ -44,6 +44,7 @@ typedef struct cw_priv {
     gconv_dgrad dg;  /* conv_dgrad: its stride phases */
     int bn, splits;  /* the tile width; the forward conv's split-K */
     bool stage;      /* y by the staged store (kern_conv_wgmma.h); XDNN_CONV_WGMMA_NO_STAGE turns it off */
+    bool tma;        /* the producer loads by TMA where it can (kern_conv_wgmma.h); XDNN_CONV_WGMMA_NO_TMA: cp.async */
     size_t ws_total;
     char detail[448];
 } cw_priv;
@@ -173,6 +174,8 @@ static bool cw_prepare(const gplan *pl, const gpart *p, const gpu_device *dev, c
         return false;
     const char *off = getenv("XDNN_CONV_WGMMA_NO_STAGE"); /* A/B switch: set and not "0" = the register store */
     cv->stage = !off || strcmp(off, "0") == 0;
+    const char *notma = getenv("XDNN_CONV_WGMMA_NO_TMA"); /* A/B switch: set and not "0" = the cp.async gather */
+    cv->tma = !notma || strcmp(notma, "0") == 0;
     if (cv->cp.dir == GCONV_DGRAD) {
         if (!gpu_conv_dgrad_plan(&cv->cp, dev->sm_count, gpu_conv_wgmma_splits, &cv->dg, why, len))
             return false;
@@ -362,10 +365,12 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         n = dgrad_detail(&cv->dg, cv->detail, sizeof cv->detail);
     n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n,
                      "implicit GEMM M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ", tile %dx%dx%d, %d stages, wgmma "
-                     "m64n%dk16, cp.async producer warpgroup + 2 consumers%s",
+                     "m64n%dk16, %s producer warpgroup + 2 consumers%s",
                      k->N * k->out[0] * k->out[1] * k->out[2], k->K, k->C * k->win[0] * k->win[1] * k->win[2], KCW_BM,
                      cv->bn, KCW_BK,
-                     stages, cv->bn < 128 ? cv->bn : 128, staged ? ", y staged in shared memory and bulk-copied" : "");
+                     stages, cv->bn < 128 ? cv->bn : 128,
+                     cv->tma && kconv_wgmma_tma(k) ? "TMA (im2col x, tiled w)" : "cp.async",
+                     staged ? ", y staged in shared memory and bulk-copied" : "");
     if (most > 1 && n > 0 && (size_t)n < sizeof cv->detail)
         n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n, ", split-K %d (ordered f32 reduction)", most);
     gconv_epi_append(&cv->cp.epi, cv->detail, sizeof cv->detail);
@@ -382,7 +387,7 @@ static int cw_phase_gemm(const void *ctx, const gconv_dgrad *dg, int i, const vo
 {
     const cw_priv *cv = ctx;
     return kconv_wgmma_fwd(&dg->ph[i].f, dy, wt, dx_phase, epi, part, dg->splits[i], cv->bn, dg->nzero[i],
-                           dg->zoff[i], NULL, cv->stage, stream);
+                           dg->zoff[i], NULL, cv->stage, cv->tma, stream);
 }
 
 static xdnn_status cw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
@@ -405,12 +410,12 @@ static xdnn_status cw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t
         int e = gpu_conv_pack_run(&cp->kp, &cv->pk, c->dptr[cp->x], c->dptr[cp->w], ws, s);
         if (e == 0)
             e = kconv_wgmma_fwd(&cv->pk.k, ws, ws + cv->pk.xbytes, c->dptr[cp->y], &epi, part, cv->splits, cv->bn, 0,
-                                NULL, stats, cv->stage, s);
+                                NULL, stats, cv->stage, cv->tma, s);
         return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd (packed) launch", __FILE__, __LINE__, d);
     }
     float *part = cv->splits > 1 ? (float *)(void *)ws : NULL;
     int e = kconv_wgmma_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], &epi, part, cv->splits, cv->bn,
-                            0, NULL, stats, cv->stage, s);
+                            0, NULL, stats, cv->stage, cv->tma, s);
     return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd launch", __FILE__, __LINE__, d);
 }
 
@@ -427,6 +432,6 @@ static const char *cw_detail(const gpart *p)
 }
 
 const gpu_engine gpu_engine_conv_igemm_wgmma = {
-    ENG, "Hopper implicit-GEMM conv and dgrad (wgmma, cp.async producer warpgroup, split-K; dgrad by stride phases): 1-/2-/3-D, groups 1, f16/bf16, K % 8 == 0, sm_90; x and w channels-last with C % 8 == 0, else padded channels-last copies (C = 3 stem; fwd only)",
+    ENG, "Hopper implicit-GEMM conv and dgrad (wgmma, TMA im2col or cp.async producer warpgroup, split-K; dgrad by stride phases): 1-/2-/3-D, groups 1, f16/bf16, K % 8 == 0, sm_90; x and w channels-last with C % 8 == 0, else padded channels-last copies (C = 3 stem; fwd only)",
     cw_supports, cw_cost, cw_workspace, cw_build, cw_execute, cw_release, cw_detail,
 };

@@ -43,9 +43,19 @@ int kconv_wgmma_stages(int bn, int staged);
  * while the next tile's wgmmas run, where the tile and y allow it
  * (kconv_wgmma_staged(bn); unsplit, f16 / bf16, unit channel stride, 16-byte
  * aligned rows and zero lattices); else, and with stage 0, the consumers
- * store from registers. */
+ * store from registers.  tma (!= 0): the producer loads x's im2col slices and
+ * w's rows through TMA maps (one thread, two bulk tensor copies a slice)
+ * where kconv_wgmma_tma(p) holds and x / w are 16-byte aligned; else, and
+ * with tma 0, its 128 threads gather them by cp.async. */
 int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi, float *part,
-                    int splits, int bn, int nzero, const int64_t *zoff, float *stats, int stage, void *stream);
+                    int splits, int bn, int nzero, const int64_t *zoff, float *stats, int stage, int tma,
+                    void *stream);
+/* 1 when p's geometry lets the producer load by TMA: 1-/2-D, C % 64 == 0
+ * (a slice is one tap's 64 channels), w dense in (r, s, c) with rows a
+ * multiple of 8 elements, x's strides multiples of 8 elements, the im2col
+ * map's corners (-pad and the last output's tap past the edge) in
+ * [-128, 127], strides <= 8. */
+int kconv_wgmma_tma(const kconv_params *p);
 /* conv_igemm's split-K second pass (kernels/conv_igemm.cu): y = epilogue(sum
  * of part[0..splits)[M][K] in split order), through y's strides. */
 int kconv_igemm_reduce(const kconv_params *p, const float *part, int splits, void *y, const kconv_epi *epi,

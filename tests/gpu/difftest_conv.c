@@ -1842,6 +1842,16 @@ static void bench_line(int i, const dh_outcome *o)
            o->msg);
 }
 
+/* One channels-last case forced on conv_igemm_wgmma (dir 0 fwd, 1 dgrad), split-K splitk (0: the heuristic's),
+ * its detail holding `detail` (NULL: anything). */
+static void wgmma_case(const char *name, const win_cfg *w, const char *dt, int dir, int splitk, const char *detail)
+{
+    conv_case_forced(name, w, dt, true, dir, false, "conv_igemm_wgmma", 1);
+    tcase *c = &cases[ncases - 1];
+    c->splitk = splitk;
+    c->want_detail = detail;
+}
+
 /* conv_igemm_wgmma on 3-D convs (the kernel's D3 instances: m = (n, o, p, q), the depth gathered and
  * bounds-tested), forced, "wg3-" in every id: odd D/H/W (partial 128-row tiles), stride 2 in depth only and in
  * all dims, dilation (depth and width), asymmetric pads, T != R, K = 40 / 24 / 136 (tiles with a tail) and 128
@@ -1882,14 +1892,9 @@ static void conv_wgmma_3d_cases(void)
                                           (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 2, "split-K 2"},
     };
     for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
-        for (int ti = 0; ti < 2; ti++) {
-            if (opts.quick && ti != ci % 2)
-                continue;
-            conv_case_forced(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, cfgs[ci].dir, false, "conv_igemm_wgmma", 1);
-            tcase *c = &cases[ncases - 1];
-            c->splitk = cfgs[ci].splitk;
-            c->want_detail = cfgs[ci].detail;
-        }
+        for (int ti = 0; ti < 2; ti++)
+            if (!opts.quick || ti == ci % 2)
+                wgmma_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], cfgs[ci].dir, cfgs[ci].splitk, cfgs[ci].detail);
     /* the fused epilogue: bias + relu in the forward store; the relu_bwd mask (kcw_mask_load) of a stride-2 dgrad */
     const win_cfg *ew = &cfgs[1].w;
     conv_text ct;
@@ -1911,6 +1916,55 @@ static void conv_wgmma_3d_cases(void)
         tc->want_parts = 2;
         tc->want_detail2 = "fused epilogue relu_bwd";
     }
+}
+
+/* conv_igemm_wgmma's TMA producer (session 10: x's im2col slices by one cp.async.bulk.tensor im2col load, w's
+ * rows by a tiled one; kern_conv_wgmma.h), forced, "wgt-" in every id, f16 and bf16: M tails (N*P*Q not a
+ * multiple of 128) with 128-row tiles crossing image ends, P*Q < 128 (a tile spans several images), padding 0,
+ * 2 and asymmetric, stride 2 and 3 on odd H / W, dilation 2, a 1-D conv, K = 8 (the w box's rows past K
+ * zero-filled) and K = 72 / 128 (the 64-wide tile's tail, the staged 128-wide tile), split-K starting slices
+ * mid-filter, and the dgrad phases (dy channels 64 / 128: strided, a 1x1 stride-2 one with folded zero phases).
+ * Each must say which producer ran: TMA, or cp.async where the map cannot serve (C = 72: a 64-channel slice
+ * would straddle two taps) or XDNN_CONV_WGMMA_NO_TMA is set (the sweep runs with it too).  Registered after
+ * every other case: the seeds come from the case count. */
+static void conv_wgmma_tma_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    const char *off = getenv("XDNN_CONV_WGMMA_NO_TMA");
+    const bool tma = !off || strcmp(off, "0") == 0;
+    struct { const char *name; int dir; win_cfg w; int splitk; bool no_tma; } cfgs[] = {
+        {"wgt-c64-k64-3x3-mtail", 0, cfg(2, 3, 64, 64, 1, (int[]){13, 11}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                         (int[]){1, 1}, false), 0, false},
+        {"wgt-c128-k72-3x3-pq35", 0, cfg(2, 9, 128, 72, 1, (int[]){5, 7}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                         (int[]){1, 1}, false), 0, false},
+        {"wgt-c64-k128-3x3-pad0", 0, cfg(2, 2, 64, 128, 1, (int[]){9, 12}, (int[]){3, 3}, NULL, NULL, NULL, NULL,
+                                         false), 0, false},
+        {"wgt-c64-k64-5x5-pad2-asym", 0, cfg(2, 2, 64, 64, 1, (int[]){11, 10}, (int[]){5, 5}, NULL, NULL,
+                                             (int[]){2, 3}, (int[]){3, 1}, false), 0, false},
+        {"wgt-c64-k64-3x3-s2-odd", 0, cfg(2, 3, 64, 64, 1, (int[]){15, 13}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                          (int[]){1, 1}, (int[]){1, 1}, false), 0, false},
+        {"wgt-c128-k24-3x3-s3-dil2", 0, cfg(2, 2, 128, 24, 1, (int[]){23, 21}, (int[]){3, 3}, (int[]){3, 3},
+                                            (int[]){2, 2}, (int[]){2, 1}, (int[]){0, 2}, false), 0, false},
+        {"wgt-c64-k8-3x3", 0, cfg(2, 2, 64, 8, 1, (int[]){10, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                  (int[]){1, 1}, false), 0, false},
+        {"wgt-c72-k64-3x3-cpasync", 0, cfg(2, 2, 72, 64, 1, (int[]){11, 9}, (int[]){3, 3}, NULL, NULL,
+                                           (int[]){1, 1}, (int[]){1, 1}, false), 0, true},
+        {"wgt-1d-c64-k40-s2", 0, cfg(1, 3, 64, 40, 1, (int[]){45}, (int[]){5}, (int[]){2}, NULL, (int[]){2},
+                                     (int[]){1}, false), 0, false},
+        {"wgt-sk4-c192-k64-3x3", 0, cfg(2, 2, 192, 64, 1, (int[]){7, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                        (int[]){1, 1}, false), 4, false},
+        {"wgtd-c64-k64-3x3", 1, cfg(2, 3, 64, 64, 1, (int[]){13, 11}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                    (int[]){1, 1}, false), 0, false},
+        {"wgtd-c40-k128-3x3-s2-odd", 1, cfg(2, 2, 40, 128, 1, (int[]){15, 13}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                            (int[]){1, 1}, (int[]){1, 1}, false), 0, false},
+        {"wgtd-c24-k64-1x1-s2-fold", 1, cfg(2, 2, 24, 64, 1, (int[]){14, 12}, (int[]){1, 1}, (int[]){2, 2}, NULL,
+                                            NULL, NULL, false), 0, false},
+    };
+    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
+        for (int ti = 0; ti < 2; ti++)
+            if (!opts.quick || ti == ci % 2)
+                wgmma_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], cfgs[ci].dir, cfgs[ci].splitk,
+                           tma && !cfgs[ci].no_tma ? "TMA (im2col x, tiled w) producer" : "cp.async producer");
 }
 
 int main(int argc, char **argv)
@@ -1939,7 +1993,8 @@ int main(int argc, char **argv)
         conv_fd_1x1_cases();
         conv_dw_cases();
         pool_cases();
-        conv_wgmma_3d_cases(); /* last: the cases before keep their seeds (ncases) */
+        conv_wgmma_3d_cases();
+        conv_wgmma_tma_cases(); /* last: the cases before keep their seeds (ncases) */
     }
     dh_tester t = {.name = "difftest_conv", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case, .bench_line = bench_line};
