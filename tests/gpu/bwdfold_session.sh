@@ -15,10 +15,10 @@ exec > >(tee "$out/summary.txt") 2>&1
 dev_link_tester difftest_seq || exit 1
 dt=$dev/difftest_seq
 step "correctness: fold on, fold off, deterministic (in parallel)"
-OMP_NUM_THREADS=5 timeout "${SWEEP_S:-80}" "$dt" sdpa_bwd_wgmma > "$out/fold1.log" 2>&1 &
-XDNN_SDPA_BWD_FOLD=0 OMP_NUM_THREADS=5 timeout "${SWEEP_S:-80}" "$dt" sdpa_bwd_wgmma > "$out/fold0.log" 2>&1 &
-XDNN_SDPA_BWD_DETERMINISTIC=1 OMP_NUM_THREADS=5 timeout "${SWEEP_S:-80}" "$dt" --quick sdpa_bwd_wgmma > "$out/det.log" 2>&1 &
-wait
+OMP_NUM_THREADS=5 timeout "${SWEEP_S:-80}" "$dt" sdpa_bwd_wgmma > "$out/fold1.log" 2>&1 & p1=$!
+XDNN_SDPA_BWD_FOLD=0 OMP_NUM_THREADS=5 timeout "${SWEEP_S:-80}" "$dt" sdpa_bwd_wgmma > "$out/fold0.log" 2>&1 & p2=$!
+XDNN_SDPA_BWD_DETERMINISTIC=1 OMP_NUM_THREADS=5 timeout "${SWEEP_S:-80}" "$dt" --quick sdpa_bwd_wgmma > "$out/det.log" 2>&1 & p3=$!
+wait $p1 $p2 $p3 # (not a bare wait: the tee of stdout is a child too)
 for f in fold1 fold0 det; do
     echo "$f: ran $(grep -cE '^(PASS|FAIL)' "$out/$f.log"), fold- $(grep -E '^PASS' "$out/$f.log" | grep -c fold-) passed;" \
         "$(grep -E 'passed,' "$out/$f.log")"
