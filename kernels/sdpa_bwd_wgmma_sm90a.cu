@@ -116,12 +116,13 @@ __device__ __forceinline__ void bulk_reduce_if(bool on, float *dst, uint32_t src
                  "l"(dst), "r"(src), "r"(n)
                  : "memory");
 }
-// The folded dq conversion's arrival (thread 0 of a consumer, predicated: see bulk_reduce_if): once the bulk
-// group's reduce-adds are complete in global memory, one release-acquire add on the tile's counter; its old value.
+// The folded dq conversion's arrival in the loop (XDNN_SDPA_BWD_FOLD=2; thread 0 of a consumer, predicated: see
+// bulk_reduce_if): once all but the newest one of its bulk groups of reduce-adds are complete in global memory,
+// one release-acquire add on the counter of the tile two back; its old value.
 __device__ __forceinline__ int arrive_if(bool on, int *cnt)
 {
     int old = -1;
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %1, 0;\n@p cp.async.bulk.wait_group 0;\n"
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %1, 0;\n@p cp.async.bulk.wait_group 1;\n"
                  "@p fence.proxy.async.global;\n@p atom.add.acq_rel.gpu.global.s32 %0, [%2], 1;\n}\n"
                  : "+r"(old)
                  : "r"((int)on), "l"(cnt)
@@ -258,7 +259,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     sdpa_bwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tdo,
                    const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, const xk_sdpa p,
                    const float *__restrict__ lse2, const float *__restrict__ delta, float *dqacc, int *sems, int Sqp,
-                   int dq_red, int sched, int lpt_heads, int *dq_cnt)
+                   int dq_red, int sched, int lpt_heads, int *dq_cnt, int fold_mode)
 {
 #if XW_DEVICE
     using C = bw_cfg<DP>;
@@ -495,12 +496,16 @@ __global__ void __launch_bounds__(kThreads, 1)
         // tile t is query head hk * group + th, rows mlo + it * BM (th, it: t / ntq, t % ntq); its workspace
         // row row_of(t) = row0 + th * Sqp + it * BM
         const int64_t row0 = row_of(0);
-        // The folded dq conversion (dq_cnt): tile t's reduce-add is waited for and counted at tile t + 1's dS
-        // barrier (by then it has long completed: no wait in the loop), the flag "this consumer brought the
-        // tile's count to its arrivals" crosses that barrier, and the warpgroup converts the tile's 64 x 64 sums
-        // to dq while tile t + 1's S^T runs; the last tile's after the loop.  Every store is predicated and the
-        // branch a warp vote (a thread-dependent branch with wgmmas in flight serializes them, C7518).
-        const bool fold = dq_cnt != nullptr;
+        // The folded dq conversion (dq_cnt): each consumer counts its arrival on a tile's counter once its
+        // reduce-add into the tile has completed; the arrival that brings the count to the tile's arrivals
+        // (dq_arrivals) converts the tile's 64 x 64 sums to dq.  fold_mode 1 (default): every arrival at the
+        // end of the block, one wait for the bulk groups, the counters added by all 128 threads (session 10,
+        // C1: waiting in the loop for each tile's reduce-add to complete and its release add cost +40% at
+        // b4h16s4096d128).  fold_mode 2: in the loop, tile t - 2's at tile t's dS barrier (wait_group 1), the
+        // flag crossing that barrier and the warpgroup converting while tile t + 1's S^T runs (every store
+        // predicated, the branch a warp vote: a thread-dependent branch with wgmmas in flight serializes them,
+        // C7518); the last two tiles' as in mode 1.
+        const bool fold = dq_cnt != nullptr, fold_loop = fold && fold_mode == 2;
         const int arrivals = DP > 64 ? 1 : 2; // DP = 64: both consumers add into the one column tile
         auto tile_of = [&](int th_, int it_) -> int64_t {
             return ((row0 + (int64_t)th_ * Sqp + it_ * BM) / BM * NB + (DP > 64 ? cw : 0)) * (64 * 64);
@@ -533,7 +538,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 st_global_if(d < p.D && r0 + 8 < sr.nq, dqp + o8 + d, pack2<T>(a.z * p.scale, a.w * p.scale));
             }
         };
-        int pth = 0, pit = 0; // the previous tile's (th, it)
+        int pth = 0, pit = 0, ppth = 0, ppit = 0; // the (th, it) of tiles t - 1 and t - 2
         for (int t = 0, th = 0, it = 0; t < total; t++) {
             const int s = t % ST;
             const uint32_t qb = sQ + s * C::QT_BYTES, ob = sO + s * C::QT_BYTES, dsb = sDS + (t & 1) * C::DS_BYTES;
@@ -618,13 +623,13 @@ __global__ void __launch_bounds__(kThreads, 1)
             // the previous tile's dQ reduction has read the staging tile (thread 0's bulk group; predicated, not
             // branched: a thread-dependent branch while a wgmma is in flight serializes them all, C7518)
             bulk_wait_read_if(!dq_red && tid == 0);
-            if (fold)
-                arrive(t > 0, pth, pit);
+            if (fold_loop)
+                arrive(t > 1, ppth, ppit);
             if (DP > 64)
                 asm volatile("bar.sync 1, 256;\n" ::: "memory"); // both halves of dS are in
             else
                 asm volatile("bar.sync %0, 128;\n" ::"r"(2 + cw) : "memory");
-            const bool conv = fold && read_flag(); // the previous tile's sums are complete: convert them below
+            const bool conv = fold_loop && read_flag(); // tile t - 2's sums are complete: convert them below
             float dq[32];
             wg_fence();
             if (DP > 64) { // dq[:, cw * 64 + 0..63] over the 128 keys
@@ -696,20 +701,43 @@ __global__ void __launch_bounds__(kThreads, 1)
                     bulk_reduce_if(tid == 0, dqacc + tile, dqs, C::DQ_BYTES);
                 }
             }
-            if (conv) // tile t - 1, while tile t + 1's S^T runs
-                convert(pth, pit);
-            pth = th, pit = it;
+            if (conv) // tile t - 2, while tile t + 1's S^T runs
+                convert(ppth, ppit);
+            ppth = pth, ppit = pit, pth = th, pit = it;
             const bool last = t + 1 >= total, wrap = it + 1 == ntq; // tn's place (tn = t after the last)
             th = last || !wrap ? th : th + 1;
             it = last ? it : wrap ? 0 : it + 1;
             front(tn, it);
         }
         bulk_wait_if(!dq_red && tid == 0); // shared memory must outlive the last reduction's reads
-        if (fold) { // the last tile's arrival (no wgmma in flight here)
-            arrive(true, pth, pit);
-            asm volatile("bar.sync %0, 128;\n" ::"r"(4 + cw) : "memory");
-            if (read_flag())
-                convert(pth, pit);
+        if (fold) { // the arrivals not yet counted (no wgmma in flight here; the bulk groups waited for above)
+            // thread 0's reduce-adds, complete, ordered before the counters' adds of every thread (the barrier)
+            asm volatile("{\n.reg .pred p;\nsetp.eq.b32 p, %0, 0;\n@p fence.proxy.async.global;\n"
+                         "@p fence.acq_rel.gpu;\n}\n" ::"r"(tid)
+                         : "memory");
+            int *list = reinterpret_cast<int *>(smem_raw + (dqs - smem_u32(smem_raw))); // the free dQ staging tile
+            int *nlist = reinterpret_cast<int *>(smem_raw + (sFlag + 4u * cw - smem_u32(smem_raw)));
+            constexpr int kList = C::DQ_BYTES / 4;
+            for (int base = fold_loop ? max(total - 2, 0) : 0; base < total; base += kList) {
+                if (tid == 0)
+                    *nlist = 0;
+                asm volatile("bar.sync %0, 128;\n" ::"r"(4 + cw) : "memory");
+                asm volatile("fence.acq_rel.gpu;\n" ::: "memory"); // with the atomics below: a release pattern
+                for (int u = base + tid; u < min(total, base + kList); u += 128) {
+                    const int uth = u / ntq, uit = u - uth * ntq;
+                    const int want = arrivals * dq_arrivals(p, lq, lkv, off, (mlo + uit * BM) / BM, BM, BN);
+                    if (atomicAdd(dq_cnt + tile_of(uth, uit) / (64 * 64), 1) + 1 == want)
+                        list[atomicAdd(nlist, 1)] = u;
+                }
+                asm volatile("fence.acq_rel.gpu;\n" ::: "memory"); // the last arrivals' sums seen by every thread
+                asm volatile("bar.sync %0, 128;\n" ::"r"(4 + cw) : "memory");
+                const int n = *nlist;
+                for (int i = 0; i < n; i++) {
+                    const int u = list[i], uth = u / ntq;
+                    convert(uth, u - uth * ntq);
+                }
+                asm volatile("bar.sync %0, 128;\n" ::"r"(4 + cw) : "memory"); // the list read before it is reused
+            }
         }
 
         store_dkv();
@@ -899,13 +927,15 @@ template <typename T, int DP> cudaError_t bw_dq_out(const xk_sdpa &p, const floa
 
 // XDNN_SDPA_BWD_FOLD=0 runs the side passes as before 2026-11-24 session 10 (a cudaMemset of the f32 sums, the
 // dq conversion as a pass of its own: sdpa_bwd_dq_out) instead of folding them into the prep pass and the main
-// kernel (A/B; read once).
-static bool fold_knob()
+// kernel; 2 counts the dQ tiles' arrivals in the loop instead of at the end of each block (the kernel's
+// fold_mode; A/B, read once).
+static int fold_knob()
 {
     static int k = -1;
     if (k < 0) {
         const char *e = getenv("XDNN_SDPA_BWD_FOLD");
-        k = !(e && strcmp(e, "0") == 0);
+        k = e && e[0] ? atoi(e) : 1;
+        k = k < 0 || k > 2 ? 1 : k;
     }
     return k;
 }
@@ -926,7 +956,7 @@ static cudaError_t bw_begin(const void *plain, const void *band, int smem, bool 
             return e;
         *opted = true;
     }
-    const bool fold = fold_knob();
+    const bool fold = fold_knob() != 0;
     if (!fold) {
         cudaError_t e = cudaMemsetAsync(ws + w.acc, 0, clear, s);
         if (e != cudaSuccess)
@@ -950,7 +980,7 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
     // the dq conversion folded into the main kernel (per-tile arrival counters in the semaphores' place): not
     // for the ordered sums (their own path), red.global adds (no bulk group to wait for) or ragged q (tokens of
     // no sequence, rows by slot)
-    const bool conv = fold_knob() && !det && !red && !p.off_q.p;
+    const bool conv = fold_knob() != 0 && !det && !red && !p.off_q.p;
     cudaError_t e = bw_begin<T>((const void *)sdpa_bwd_wgmma<T, DP, false>, (const void *)sdpa_bwd_wgmma<T, DP, true>,
                                 C::SMEM, &opted, p, ws, w, (det || conv ? w.total : w.sem) - w.acc, conv, s);
     if (e != cudaSuccess)
@@ -966,10 +996,10 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
         ;
     else if (l.band)
         sdpa_bwd_wgmma<T, DP, true><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
-                                                                     sems, w.Sqp, red, timing_knobs()[0], lpt, cnt);
+                                                                     sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
     else
         sdpa_bwd_wgmma<T, DP, false><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
-                                                                      sems, w.Sqp, red, timing_knobs()[0], lpt, cnt);
+                                                                      sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
     return conv ? cudaGetLastError() : bw_dq_out<T, DP>(p, acc, w.Sqp, s);
 }
 
