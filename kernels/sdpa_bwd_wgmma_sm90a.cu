@@ -47,6 +47,10 @@
 //    -12% cycles (partition 2.67 ms, 1.04x cuDNN), causal 1.52 ms (0.92x), b2h32k8 causal (Llama) 1.60 (0.92x).
 //  v6 (2026-11-24, session 9, issue 10): D != Dv, both sides zero-padded by TMA to DP of the wider (dV stored to
 //    Dv); past 128 columns the launcher runs sdpa_bwd_wide (sdpa_bwd_wide_sm90a.cuh, included below).
+//  v7 (2026-11-24, session 10, issue 10): the side passes folded, behind XDNN_SDPA_BWD_FOLD and off by default
+//    (both modes measured slower, bench/RESULTS-sdpa.md): prep clears the f32 sums, and per 64 x 64 dQ tile an
+//    arrival counter (dq_arrivals: how many key blocks visit it) lets the last block to add into a tile
+//    convert it to dq (fold_mode 1 at the end of each block, 2 in the loop).
 //  sdpa_bwd_dq_out  dq = scale * workspace, in q's dtype (16-byte stores).
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -189,7 +193,7 @@ __device__ __forceinline__ int dq_arrivals(const xk_sdpa &p, int lq, int lkv, in
     return (int)max((int64_t)0, k1 - k0);
 }
 
-// Folded side passes (XDNN_SDPA_BWD_FOLD, on by default): zero, when not null, clears zwords floats (a multiple
+// Folded side passes (XDNN_SDPA_BWD_FOLD, off by default): zero, when not null, clears zwords floats (a multiple
 // of 4) there, the f32 dQ sums and the counters after them, a chunk per warp (no cudaMemset pass); dq_zero: the
 // main kernel converts dQ itself (dq_cnt), so prep writes the dq rows no key block adds into (rows that see no
 // key: seq_len_q, bottom-right causal with Sq > Skv) as zeros, which sdpa_bwd_dq_out would have written.
@@ -498,10 +502,12 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int64_t row0 = row_of(0);
         // The folded dq conversion (dq_cnt): each consumer counts its arrival on a tile's counter once its
         // reduce-add into the tile has completed; the arrival that brings the count to the tile's arrivals
-        // (dq_arrivals) converts the tile's 64 x 64 sums to dq.  fold_mode 1 (default): every arrival at the
-        // end of the block, one wait for the bulk groups, the counters added by all 128 threads (session 10,
-        // C1: waiting in the loop for each tile's reduce-add to complete and its release add cost +40% at
-        // b4h16s4096d128).  fold_mode 2: in the loop, tile t - 2's at tile t's dS barrier (wait_group 1), the
+        // (dq_arrivals) converts the tile's 64 x 64 sums to dq (XDNN_SDPA_BWD_FOLD; off by default: both modes
+        // measured slower than the conversion pass, bench/RESULTS-sdpa.md session 10).  fold_mode 1: every
+        // arrival at the end of the block, one wait for the bulk groups, the counters added by all 128 threads
+        // (+11% at b4h16s4096d128, +35% at the Llama shape: the last block of a tile's run converts it after its
+        // own loop, 64 tiles one after another at the plain shape).  fold_mode 2: in the loop, tile t - 2's at
+        // tile t's dS barrier (wait_group 1; +47%, as much as one tile late: not the reduce-add's latency), the
         // flag crossing that barrier and the warpgroup converting while tile t + 1's S^T runs (every store
         // predicated, the branch a warp vote: a thread-dependent branch with wgmmas in flight serializes them,
         // C7518); the last two tiles' as in mode 1.
@@ -925,17 +931,18 @@ template <typename T, int DP> cudaError_t bw_dq_out(const xk_sdpa &p, const floa
     return cudaGetLastError();
 }
 
-// XDNN_SDPA_BWD_FOLD=0 runs the side passes as before 2026-11-24 session 10 (a cudaMemset of the f32 sums, the
-// dq conversion as a pass of its own: sdpa_bwd_dq_out) instead of folding them into the prep pass and the main
-// kernel; 2 counts the dQ tiles' arrivals in the loop instead of at the end of each block (the kernel's
-// fold_mode; A/B, read once).
+// XDNN_SDPA_BWD_FOLD=1 folds the side passes into the prep pass (the f32 sums cleared there, no cudaMemset) and
+// the main kernel (the dq conversion, counted at the end of each block: the kernel's fold_mode 1), 2 likewise
+// with the arrivals counted in the loop (fold_mode 2); unset or 0, a memset and sdpa_bwd_dq_out as before.  Off
+// by default: both folds lost on the H100 (session 10, bench/RESULTS-sdpa.md: b4h16s4096d128 2.70 ms unfolded,
+// 2.99 mode 1, 3.97 mode 2; Llama causal 1.61, 2.17, 2.95).  A/B, read once.
 static int fold_knob()
 {
     static int k = -1;
     if (k < 0) {
         const char *e = getenv("XDNN_SDPA_BWD_FOLD");
-        k = e && e[0] ? atoi(e) : 1;
-        k = k < 0 || k > 2 ? 1 : k;
+        k = e && e[0] ? atoi(e) : 0;
+        k = k < 0 || k > 2 ? 0 : k;
     }
     return k;
 }
