@@ -47,6 +47,10 @@
 //    -12% cycles (partition 2.67 ms, 1.04x cuDNN), causal 1.52 ms (0.92x), b2h32k8 causal (Llama) 1.60 (0.92x).
 //  v6 (2026-11-24, session 9, issue 10): D != Dv, both sides zero-padded by TMA to DP of the wider (dV stored to
 //    Dv); past 128 columns the launcher runs sdpa_bwd_wide (sdpa_bwd_wide_sm90a.cuh, included below).
+//  v7 (2026-11-24, session 10, issue 10): the side passes folded, behind XDNN_SDPA_BWD_FOLD and off by default
+//    (both modes measured slower, bench/RESULTS-sdpa.md): prep clears the f32 sums, and per 64 x 64 dQ tile an
+//    arrival counter (dq_arrivals: how many key blocks visit it) lets the last block to add into a tile
+//    convert it to dq (fold_mode 1 at the end of each block, 2 in the loop).
 //  sdpa_bwd_dq_out  dq = scale * workspace, in q's dtype (16-byte stores).
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -69,8 +73,9 @@ template <int DP> struct bw_cfg {
     static constexpr int DQ_BYTES = 64 * 64 * 4;    // one consumer's dQ tile staged for the bulk reduce-add
     static constexpr int LD_BYTES = 2 * BM * 4;     // lse2 and Delta of one stage's rows
     static constexpr int BAR_BYTES = 8 * (1 + 2 * ST);
+    static constexpr int FLAG_BYTES = 16;           // the folded dq conversion: each consumer's "last arrival" flag
     static constexpr int SMEM =
-        1024 + 2 * KV_BYTES + 2 * ST * QT_BYTES + 2 * DS_BYTES + 2 * DQ_BYTES + ST * LD_BYTES + BAR_BYTES;
+        1024 + 2 * KV_BYTES + 2 * ST * QT_BYTES + 2 * DS_BYTES + 2 * DQ_BYTES + ST * LD_BYTES + BAR_BYTES + FLAG_BYTES;
 };
 
 constexpr int kThreads = 384;
@@ -115,6 +120,31 @@ __device__ __forceinline__ void bulk_reduce_if(bool on, float *dst, uint32_t src
                  "l"(dst), "r"(src), "r"(n)
                  : "memory");
 }
+// The folded dq conversion's arrival in the loop (XDNN_SDPA_BWD_FOLD=2; thread 0 of a consumer, predicated: see
+// bulk_reduce_if): once all but the newest one of its bulk groups of reduce-adds are complete in global memory,
+// one release-acquire add on the counter of the tile two back; its old value.
+__device__ __forceinline__ int arrive_if(bool on, int *cnt)
+{
+    int old = -1;
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %1, 0;\n@p cp.async.bulk.wait_group 1;\n"
+                 "@p fence.proxy.async.global;\n@p atom.add.acq_rel.gpu.global.s32 %0, [%2], 1;\n}\n"
+                 : "+r"(old)
+                 : "r"((int)on), "l"(cnt)
+                 : "memory");
+    return old;
+}
+__device__ __forceinline__ void st_shared_if(bool on, uint32_t addr, int v)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %0, 0;\n@p st.shared.s32 [%1], %2;\n}\n" ::"r"((int)on), "r"(addr),
+                 "r"(v)
+                 : "memory");
+}
+__device__ __forceinline__ void st_global_if(bool on, void *addr, uint32_t v)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %0, 0;\n@p st.global.b32 [%1], %2;\n}\n" ::"r"((int)on), "l"(addr),
+                 "r"(v)
+                 : "memory");
+}
 #endif
 
 // ---------------------------------------------------------------- prep: Delta and lse2
@@ -140,13 +170,46 @@ __device__ __forceinline__ bool ws_row(const xk_sdpa &p, int64_t r, int Sqp, int
     return m0 >= 0 && i < n;
 }
 
+// How many key blocks of BN keys add into the dQ rows [m BM, m BM + BM) of a batch with lq / lkv rows / keys
+// and diagonal offset off, under the main kernel's visiting rule (its rlo / rhi below, non-deterministic: the
+// left edge applied): a block at n0 < lkv visits the row tiles m with rlo < min((m + 1) BM, lq) and
+// m BM < rhi; both bounds grow with n0, so the blocks that visit tile m are a run [k0, k1) of key blocks.
+// The folded dQ conversion (dq_cnt) counts arrivals against it; 0: no block adds there (dq rows of zeros).
+__device__ __forceinline__ int dq_arrivals(const xk_sdpa &p, int lq, int lkv, int off, int m, int BM, int BN)
+{
+    int64_t k0 = 0, k1 = (lkv + BN - 1) / BN;
+    if ((int64_t)m * BM >= lq)
+        return 0;
+    if (p.left >= 0) { // rhi = min(lq, min(n0 + BN, lkv) + left - off) > m BM
+        const int64_t x = (int64_t)m * BM - p.left + off;
+        if (lkv <= x)
+            return 0;
+        k0 = x <= 0 ? 0 : x / BN; // n0 + BN > x
+    }
+    if (p.right >= 0) { // rlo = max(0, n0 - right - off) < min((m + 1) BM, lq)
+        const int64_t y = min((int64_t)(m + 1) * BM, (int64_t)lq) + p.right + off;
+        k1 = min(k1, y <= 0 ? (int64_t)0 : (y + BN - 1) / BN); // n0 < y
+    }
+    return (int)max((int64_t)0, k1 - k0);
+}
+
+// Folded side passes (XDNN_SDPA_BWD_FOLD, off by default): zero, when not null, clears zwords floats (a multiple
+// of 4) there, the f32 dQ sums and the counters after them, a chunk per warp (no cudaMemset pass); dq_zero: the
+// main kernel converts dQ itself (dq_cnt), so prep writes the dq rows no key block adds into (rows that see no
+// key: seq_len_q, bottom-right causal with Sq > Skv) as zeros, which sdpa_bwd_dq_out would have written.
 template <typename T>
-__global__ void __launch_bounds__(256) sdpa_bwd_prep(const xk_sdpa p, float *lse2, float *delta, int64_t nrows, int Sqp)
+__global__ void __launch_bounds__(256) sdpa_bwd_prep(const xk_sdpa p, float *lse2, float *delta, int64_t nrows, int Sqp,
+                                                     float *zero, int64_t zwords, int dq_zero)
 {
     const int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
     if (row >= nrows)
         return;
+    if (zero) {
+        const int64_t chunk = ((zwords + nrows - 1) / nrows + 3) & ~(int64_t)3, end = min(zwords, (row + 1) * chunk);
+        for (int64_t k = row * chunk + lane * 4; k < end; k += 128)
+            *reinterpret_cast<float4 *>(zero + k) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
     int b, h, i;
     float dl = 0.0f, l2 = CUDART_INF_F;
     if (ws_row(p, row, Sqp, &b, &h, &i)) { // i: the row of (b, h) in q's addressing (ragged: the token, st[0] 0)
@@ -175,6 +238,14 @@ __global__ void __launch_bounds__(256) sdpa_bwd_prep(const xk_sdpa p, float *lse
         dl = warp_sum(part);
         const float lse = ld_any(p.stats.p, p.stats.dtype, off4(p.stats, b, h, i, 0));
         l2 = lse == -CUDART_INF_F ? CUDART_INF_F : lse * kLog2e; // a row that saw no key has P = 0
+        if (dq_zero) { // dense q only (the engine folds nothing else): row i of (b, h)
+            const seq_rows sr = rows_of(p, b);
+            if (dq_arrivals(p, sr.lq, sr.lkv, p.bottom_right ? sr.lkv - sr.lq : 0, i / kPadRows, kPadRows, bw_cfg<64>::BN) == 0) {
+                T *dst = static_cast<T *>(const_cast<void *>(p.dq.p)) + off4(p.dq, b, h, i, 0);
+                for (int d = lane * 8; d < p.D; d += 256)
+                    *reinterpret_cast<uint4 *>(dst + d) = make_uint4(0, 0, 0, 0);
+            }
+        }
     }
     if (lane == 0) {
         lse2[row] = l2;
@@ -192,7 +263,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     sdpa_bwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tdo,
                    const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, const xk_sdpa p,
                    const float *__restrict__ lse2, const float *__restrict__ delta, float *dqacc, int *sems, int Sqp,
-                   int dq_red, int sched, int lpt_heads)
+                   int dq_red, int sched, int lpt_heads, int *dq_cnt, int fold_mode)
 {
 #if XW_DEVICE
     using C = bw_cfg<DP>;
@@ -201,7 +272,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const uint32_t sK = (smem_u32(smem_raw) + 1023u) & ~1023u; // swizzled tiles need 1024-byte alignment
     const uint32_t sV = sK + C::KV_BYTES, sQ = sV + C::KV_BYTES, sO = sQ + ST * C::QT_BYTES;
     const uint32_t sDS = sO + ST * C::QT_BYTES, sDQ = sDS + 2 * C::DS_BYTES, sLD = sDQ + 2 * C::DQ_BYTES;
-    const uint32_t sBar = sLD + ST * C::LD_BYTES;
+    const uint32_t sBar = sLD + ST * C::LD_BYTES, sFlag = sBar + C::BAR_BYTES;
     const uint32_t fullKV = sBar;
     // generic pointers to the lse2 / Delta rows of the stages (read with plain loads)
     const float *ld_gen = reinterpret_cast<const float *>(smem_raw + (sLD - smem_u32(smem_raw)));
@@ -429,6 +500,51 @@ __global__ void __launch_bounds__(kThreads, 1)
         // tile t is query head hk * group + th, rows mlo + it * BM (th, it: t / ntq, t % ntq); its workspace
         // row row_of(t) = row0 + th * Sqp + it * BM
         const int64_t row0 = row_of(0);
+        // The folded dq conversion (dq_cnt): each consumer counts its arrival on a tile's counter once its
+        // reduce-add into the tile has completed; the arrival that brings the count to the tile's arrivals
+        // (dq_arrivals) converts the tile's 64 x 64 sums to dq (XDNN_SDPA_BWD_FOLD; off by default: both modes
+        // measured slower than the conversion pass, bench/RESULTS-sdpa.md session 10).  fold_mode 1: every
+        // arrival at the end of the block, one wait for the bulk groups, the counters added by all 128 threads
+        // (+11% at b4h16s4096d128, +35% at the Llama shape: the last block of a tile's run converts it after its
+        // own loop, 64 tiles one after another at the plain shape).  fold_mode 2: in the loop, tile t - 2's at
+        // tile t's dS barrier (wait_group 1; +47%, as much as one tile late: not the reduce-add's latency), the
+        // flag crossing that barrier and the warpgroup converting while tile t + 1's S^T runs (every store
+        // predicated, the branch a warp vote: a thread-dependent branch with wgmmas in flight serializes them,
+        // C7518); the last two tiles' as in mode 1.
+        const bool fold = dq_cnt != nullptr, fold_loop = fold && fold_mode == 2;
+        const int arrivals = DP > 64 ? 1 : 2; // DP = 64: both consumers add into the one column tile
+        auto tile_of = [&](int th_, int it_) -> int64_t {
+            return ((row0 + (int64_t)th_ * Sqp + it_ * BM) / BM * NB + (DP > 64 ? cw : 0)) * (64 * 64);
+        };
+        // thread 0: count tile (th_, it_) in (on), then every thread of the warpgroup learns at the next named
+        // barrier whether it was the last arrival (the flag at sFlag + 4 cw, read right after that barrier)
+        auto arrive = [&](bool on, int th_, int it_) {
+            const int64_t tl = tile_of(th_, it_);
+            const int want = arrivals * dq_arrivals(p, lq, lkv, off, (mlo + it_ * BM) / BM, BM, BN);
+            const int old = arrive_if(on && tid == 0, dq_cnt + tl / (64 * 64));
+            st_shared_if(tid == 0, sFlag + 4u * cw, on && old + 1 == want);
+        };
+        auto read_flag = [&]() {
+            int v;
+            asm volatile("ld.shared.s32 %0, [%1];\n" : "=r"(v) : "r"(sFlag + 4u * cw) : "memory");
+            return __any_sync(0xffffffffu, v != 0);
+        };
+        // dq = scale * the sums of tile (th_, it_): each thread its 8 float4s (the accumulator order, dq_index),
+        // rows past the batch's (dense q: nq = Sq) and columns past D not stored
+        auto convert = [&](int th_, int it_) {
+            const int64_t tl = tile_of(th_, it_);
+            const int h = hk * group + th_, r0 = mlo + it_ * BM + warp * 16 + g, c0 = DP > 64 ? cw * 64 : 0;
+            T *dqp = static_cast<T *>(const_cast<void *>(p.dq.p));
+            const int64_t o0 = off4(p.dq, qb, h, min(r0, sr.nq - 1), 0), o8 = off4(p.dq, qb, h, min(r0 + 8, sr.nq - 1), 0);
+#pragma unroll
+            for (int c = 0; c < 8; c++) {
+                const float4 a = __ldcg(reinterpret_cast<const float4 *>(dqacc + tl + (c * 128 + tid) * 4));
+                const int d = c0 + c * 8 + t4 * 2;
+                st_global_if(d < p.D && r0 < sr.nq, dqp + o0 + d, pack2<T>(a.x * p.scale, a.y * p.scale));
+                st_global_if(d < p.D && r0 + 8 < sr.nq, dqp + o8 + d, pack2<T>(a.z * p.scale, a.w * p.scale));
+            }
+        };
+        int pth = 0, pit = 0, ppth = 0, ppit = 0; // the (th, it) of tiles t - 1 and t - 2
         for (int t = 0, th = 0, it = 0; t < total; t++) {
             const int s = t % ST;
             const uint32_t qb = sQ + s * C::QT_BYTES, ob = sO + s * C::QT_BYTES, dsb = sDS + (t & 1) * C::DS_BYTES;
@@ -513,10 +629,13 @@ __global__ void __launch_bounds__(kThreads, 1)
             // the previous tile's dQ reduction has read the staging tile (thread 0's bulk group; predicated, not
             // branched: a thread-dependent branch while a wgmma is in flight serializes them all, C7518)
             bulk_wait_read_if(!dq_red && tid == 0);
+            if (fold_loop)
+                arrive(t > 1, ppth, ppit);
             if (DP > 64)
                 asm volatile("bar.sync 1, 256;\n" ::: "memory"); // both halves of dS are in
             else
                 asm volatile("bar.sync %0, 128;\n" ::"r"(2 + cw) : "memory");
+            const bool conv = fold_loop && read_flag(); // tile t - 2's sums are complete: convert them below
             float dq[32];
             wg_fence();
             if (DP > 64) { // dq[:, cw * 64 + 0..63] over the 128 keys
@@ -549,7 +668,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             keep(dq);
             // dq into the workspace in the thread-major order of dq_index (below): float4 c of thread tid
-            const int64_t tile = ((row0 + (int64_t)th * Sqp + it * BM) / BM * NB + (DP > 64 ? cw : 0)) * (64 * 64);
+            const int64_t tile = tile_of(th, it);
             if (dq_red) {
 #pragma unroll
                 for (int c = 0; c < 8; c++)
@@ -588,12 +707,44 @@ __global__ void __launch_bounds__(kThreads, 1)
                     bulk_reduce_if(tid == 0, dqacc + tile, dqs, C::DQ_BYTES);
                 }
             }
+            if (conv) // tile t - 2, while tile t + 1's S^T runs
+                convert(ppth, ppit);
+            ppth = pth, ppit = pit, pth = th, pit = it;
             const bool last = t + 1 >= total, wrap = it + 1 == ntq; // tn's place (tn = t after the last)
             th = last || !wrap ? th : th + 1;
             it = last ? it : wrap ? 0 : it + 1;
             front(tn, it);
         }
         bulk_wait_if(!dq_red && tid == 0); // shared memory must outlive the last reduction's reads
+        if (fold) { // the arrivals not yet counted (no wgmma in flight here; the bulk groups waited for above)
+            // thread 0's reduce-adds, complete, ordered before the counters' adds of every thread (the barrier)
+            asm volatile("{\n.reg .pred p;\nsetp.eq.b32 p, %0, 0;\n@p fence.proxy.async.global;\n"
+                         "@p fence.acq_rel.gpu;\n}\n" ::"r"(tid)
+                         : "memory");
+            int *list = reinterpret_cast<int *>(smem_raw + (dqs - smem_u32(smem_raw))); // the free dQ staging tile
+            int *nlist = reinterpret_cast<int *>(smem_raw + (sFlag + 4u * cw - smem_u32(smem_raw)));
+            constexpr int kList = C::DQ_BYTES / 4;
+            for (int base = fold_loop ? max(total - 2, 0) : 0; base < total; base += kList) {
+                if (tid == 0)
+                    *nlist = 0;
+                asm volatile("bar.sync %0, 128;\n" ::"r"(4 + cw) : "memory");
+                asm volatile("fence.acq_rel.gpu;\n" ::: "memory"); // with the atomics below: a release pattern
+                for (int u = base + tid; u < min(total, base + kList); u += 128) {
+                    const int uth = u / ntq, uit = u - uth * ntq;
+                    const int want = arrivals * dq_arrivals(p, lq, lkv, off, (mlo + uit * BM) / BM, BM, BN);
+                    if (atomicAdd(dq_cnt + tile_of(uth, uit) / (64 * 64), 1) + 1 == want)
+                        list[atomicAdd(nlist, 1)] = u;
+                }
+                asm volatile("fence.acq_rel.gpu;\n" ::: "memory"); // the last arrivals' sums seen by every thread
+                asm volatile("bar.sync %0, 128;\n" ::"r"(4 + cw) : "memory");
+                const int n = *nlist;
+                for (int i = 0; i < n; i++) {
+                    const int u = list[i], uth = u / ntq;
+                    convert(uth, u - uth * ntq);
+                }
+                asm volatile("bar.sync %0, 128;\n" ::"r"(4 + cw) : "memory"); // the list read before it is reused
+            }
+        }
 
         store_dkv();
     }
@@ -780,12 +931,29 @@ template <typename T, int DP> cudaError_t bw_dq_out(const xk_sdpa &p, const floa
     return cudaGetLastError();
 }
 
+// XDNN_SDPA_BWD_FOLD=1 folds the side passes into the prep pass (the f32 sums cleared there, no cudaMemset) and
+// the main kernel (the dq conversion, counted at the end of each block: the kernel's fold_mode 1), 2 likewise
+// with the arrivals counted in the loop (fold_mode 2); unset or 0, a memset and sdpa_bwd_dq_out as before.  Off
+// by default: both folds lost on the H100 (session 10, bench/RESULTS-sdpa.md: b4h16s4096d128 2.70 ms unfolded,
+// 2.99 mode 1, 3.97 mode 2; Llama causal 1.61, 2.17, 2.95).  A/B, read once.
+static int fold_knob()
+{
+    static int k = -1;
+    if (k < 0) {
+        const char *e = getenv("XDNN_SDPA_BWD_FOLD");
+        k = e && e[0] ? atoi(e) : 0;
+        k = k < 0 || k > 2 ? 0 : k;
+    }
+    return k;
+}
+
 // Both launchers' start: the plain and band instantiations opted in to smem bytes of shared memory (once per
-// instantiation: *opted), the f32 sums cleared (clear bytes from w.acc: the dQ sums, and the deterministic
-// mode's semaphores after them), then Delta and lse2 by sdpa_bwd_prep.
+// instantiation: *opted), the f32 sums cleared (clear bytes from w.acc: the dQ sums, and the semaphores or
+// arrival counters after them; folded: by sdpa_bwd_prep, else a cudaMemset), then Delta and lse2 by
+// sdpa_bwd_prep (dq_zero: and dq's rows that no key block adds into, see sdpa_bwd_prep).
 template <typename T>
 static cudaError_t bw_begin(const void *plain, const void *band, int smem, bool *opted, const xk_sdpa &p,
-                            unsigned char *ws, const ws_layout &w, size_t clear, cudaStream_t s)
+                            unsigned char *ws, const ws_layout &w, size_t clear, bool dq_zero, cudaStream_t s)
 {
     if (!*opted) {
         cudaError_t e = cudaFuncSetAttribute(plain, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
@@ -795,12 +963,17 @@ static cudaError_t bw_begin(const void *plain, const void *band, int smem, bool 
             return e;
         *opted = true;
     }
-    cudaError_t e = cudaMemsetAsync(ws + w.acc, 0, clear, s);
-    if (e != cudaSuccess)
-        return e;
+    const bool fold = fold_knob() != 0;
+    if (!fold) {
+        cudaError_t e = cudaMemsetAsync(ws + w.acc, 0, clear, s);
+        if (e != cudaSuccess)
+            return e;
+    }
     float *lse2 = reinterpret_cast<float *>(ws + w.lse), *delta = reinterpret_cast<float *>(ws + w.delta);
     const int64_t rows = (int64_t)(p.off_q.p ? 1 : p.B) * p.Hq * w.Sqp;
-    sdpa_bwd_prep<T><<<(unsigned)((rows * 32 + 255) / 256), 256, 0, s>>>(p, lse2, delta, rows, w.Sqp);
+    sdpa_bwd_prep<T><<<(unsigned)((rows * 32 + 255) / 256), 256, 0, s>>>(
+        p, lse2, delta, rows, w.Sqp, fold ? reinterpret_cast<float *>(ws + w.acc) : nullptr, (int64_t)(clear / 4),
+        dq_zero);
     return cudaSuccess;
 }
 
@@ -810,26 +983,31 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
 {
     using C = bw_cfg<DP>;
     static bool opted = false;
+    const int red = det ? 0 : dq_red_knob();
+    // the dq conversion folded into the main kernel (per-tile arrival counters in the semaphores' place): not
+    // for the ordered sums (their own path), red.global adds (no bulk group to wait for) or ragged q (tokens of
+    // no sequence, rows by slot)
+    const bool conv = fold_knob() != 0 && !det && !red && !p.off_q.p;
     cudaError_t e = bw_begin<T>((const void *)sdpa_bwd_wgmma<T, DP, false>, (const void *)sdpa_bwd_wgmma<T, DP, true>,
-                                C::SMEM, &opted, p, ws, w, (det ? w.total : w.sem) - w.acc, s);
+                                C::SMEM, &opted, p, ws, w, (det || conv ? w.total : w.sem) - w.acc, conv, s);
     if (e != cudaSuccess)
         return e;
     float *lse2 = reinterpret_cast<float *>(ws + w.lse), *delta = reinterpret_cast<float *>(ws + w.delta);
     float *acc = reinterpret_cast<float *>(ws + w.acc);
-    int *sems = det ? reinterpret_cast<int *>(ws + w.sem) : nullptr;
+    int *sems = det ? reinterpret_cast<int *>(ws + w.sem) : nullptr, *cnt = conv ? reinterpret_cast<int *>(ws + w.sem) : nullptr;
     bw_launch l;
     if (!bw_launch_of(&l, p, st, C::BM, C::BN))
         return cudaErrorInvalidValue;
-    const int red = det ? 0 : dq_red_knob(), lpt = lpt_heads_of(p, (int)l.grid.x, (int)l.grid.y);
+    const int lpt = lpt_heads_of(p, (int)l.grid.x, (int)l.grid.y);
     if (timing_knobs()[1])
         ;
     else if (l.band)
         sdpa_bwd_wgmma<T, DP, true><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
-                                                                     sems, w.Sqp, red, timing_knobs()[0], lpt);
+                                                                     sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
     else
         sdpa_bwd_wgmma<T, DP, false><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
-                                                                      sems, w.Sqp, red, timing_knobs()[0], lpt);
-    return bw_dq_out<T, DP>(p, acc, w.Sqp, s);
+                                                                      sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
+    return conv ? cudaGetLastError() : bw_dq_out<T, DP>(p, acc, w.Sqp, s);
 }
 
 } // namespace

@@ -330,7 +330,7 @@ cudaError_t launch_wide(const xk_sdpa &p, const int64_t (*st)[4], unsigned char 
     using C = wide_cfg<DP>;
     static bool opted = false;
     cudaError_t e = bw_begin<T>((const void *)sdpa_bwd_wide<T, DP, false>, (const void *)sdpa_bwd_wide<T, DP, true>,
-                                C::SMEM, &opted, p, ws, w, w.sem - w.acc, s); // the dQ sums (atomics: no semaphores)
+                                C::SMEM, &opted, p, ws, w, w.sem - w.acc, false, s); // the dQ sums (atomics: no semaphores)
     if (e != cudaSuccess)
         return e;
     float *lse2 = reinterpret_cast<float *>(ws + w.lse), *delta = reinterpret_cast<float *>(ws + w.delta);

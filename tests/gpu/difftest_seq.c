@@ -746,6 +746,35 @@ static void sdpa_cases_ragged_wide(void)
         ragged_case(&shapes[i], true);
 }
 
+/* v8 (2026-11-24, session 10): the folded side passes of sdpa_bwd_wgmma (XDNN_SDPA_BWD_FOLD: the f32 dQ sums
+ * cleared by the prep pass, dq converted by the key block that adds into a 64 x 64 tile last, counted against
+ * the number of key blocks that visit it): Sq of 1, 77, 300 (not multiples of the 64-row tiles), GQA 8, causal
+ * of both alignments (bottom-right with Sq > Skv: whole row tiles no key block visits, their dq rows zeroed by
+ * the prep pass), seq lens (rows past a batch's length), a window whose left edge bounds the blocks' rows,
+ * D != Dv on both kernels (the wide one keeps its pass); f16 and bf16, bhsd and bshd. */
+static void sdpa_cases_bwd_fold(void)
+{
+    static const sopt mask[] = {{"fold-plain", "", 0, false},
+                                {"fold-causal", ", causal=true", 0, false},
+                                {"fold-causal-br", ", causal=true, align=\"bottom_right\"", 0, false},
+                                {"fold-seqlens-causal-br", ", causal=true, align=\"bottom_right\"", 0, true},
+                                {"fold-window70+10", ", window=[70, 10]", 0, false}};
+    static const sshape shapes[] = {
+        {2, 16, 2, 1, 300, 128, 128}, {1, 8, 1, 77, 200, 64, 64},   {2, 8, 1, 300, 77, 128, 128},
+        {1, 4, 4, 300, 300, 64, 64},  {2, 4, 2, 300, 77, 128, 64}, {1, 4, 2, 77, 131, 192, 128},
+        {3, 8, 8, 77, 300, 40, 40},   {1, 16, 2, 300, 520, 128, 128},
+    };
+    static const char *const half[] = {"f16", "bf16"};
+    const int n = (int)(sizeof shapes / sizeof shapes[0]), nm = (int)(sizeof mask / sizeof mask[0]);
+    for (int si = 0; si < n; si++)
+        for (int oi = 0; oi < nm; oi++) {
+            if ((opts.quick && oi != si % nm) || (shapes[si].Sq == 1 && oi == 1)) /* one row sees key 0 only */
+                continue;
+            sdpa_case2(&shapes[si], &mask[oi], half[(si + oi) % 2], (si + oi) % 3 == 1 ? " @bshd" : "",
+                       "sdpa_flash", "sdpa_bwd_wgmma", false, false);
+        }
+}
+
 /* ---- fp8 attention (issue 14 item 3): the fp8 form of sdpa (src/ops/sdpa_fp8.c) on sdpa_fp8_wgmma.  q, k, v
  * fp8_e4m3 (randn, std 1, rounded), D = 128; Sq, Skv of 1, primes, tails of its 128-row and 128-key tiles,
  * Sq > Skv and Sq < Skv, a long Skv; GQA 1, 2, 3, 4, 8 and MQA; no mask, causal top-left and bottom-right;
@@ -1326,6 +1355,7 @@ int main(int argc, char **argv)
         sdpa_cases_wgmma_causal();
         sdpa_cases_bwd_wide();
         sdpa_cases_ragged_wide();
+        sdpa_cases_bwd_fold();
     }
     dh_tester t = {.name = "difftest_seq", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
