@@ -353,6 +353,14 @@ kwx_im2col_fn kwx_im2col_encoder()
     return fn;
 }
 
+// dY a plain [N*P*Q, K] matrix: its pixels packed rows of one stride (the stride of a unit P is any: a 1-D
+// conv's slot 1 has stride 0).
+bool kwx_dy_packed(const kconv_params *p)
+{
+    const int64_t Q = p->out[2], P = p->out[1], rs = p->sy[4];
+    return p->sy[0] == P * Q * rs && (P == 1 || p->sy[3] == Q * rs);
+}
+
 // The im2col corners of slots 1, 2 (H, W): a pixel's base input position runs from -pad (lower, relative to
 // 0) to the last output pixel's (upper, relative to H-1 / W-1, inclusive), in steps of the stride; the map
 // takes them in [W, H] order, each within [-128, 127] for a 4-d tensor.
@@ -373,8 +381,7 @@ bool kwx_x_tma_ok(const kconv_params *p)
     const char *e = getenv("XDNN_WGRAD_NO_TMA"), *ex = getenv("XDNN_WGRAD_X_NO_TMA");
     if ((e && *e == '1') || (ex && *ex == '1') || p->C % 64 != 0)
         return false;
-    const int64_t Q = p->out[2], P = p->out[1];
-    if (p->sy[3] != Q * p->sy[4] || p->sy[0] != P * p->sy[3])
+    if (!kwx_dy_packed(p))
         return false;
     int lo[2], hi[2];
     kwx_corners(p, lo, hi);
@@ -395,7 +402,9 @@ bool kwx_make_x_map(CUtensorMap *m, const kconv_params *p, const void *x)
     if (!enc || (reinterpret_cast<uintptr_t>(x) & 15))
         return false;
     const cuuint64_t gdim[4] = {(cuuint64_t)p->C, (cuuint64_t)p->in[2], (cuuint64_t)p->in[1], (cuuint64_t)p->N};
-    const cuuint64_t gst[3] = {(cuuint64_t)p->sx[4] * 2, (cuuint64_t)p->sx[3] * 2, (cuuint64_t)p->sx[0] * 2};
+    // strides in bytes, each a multiple of 16 and non-zero: a unit H (1-D) or N has stride 0 in the view
+    const int64_t sw = p->sx[4], sh = p->in[1] == 1 ? p->in[2] * sw : p->sx[3], sn = p->N == 1 ? p->in[1] * sh : p->sx[0];
+    const cuuint64_t gst[3] = {(cuuint64_t)sw * 2, (cuuint64_t)sh * 2, (cuuint64_t)sn * 2};
     const cuuint32_t est[4] = {1, (cuuint32_t)p->stride[2], (cuuint32_t)p->stride[1], 1};
     int lo[2], hi[2];
     kwx_corners(p, lo, hi);
@@ -456,7 +465,7 @@ extern "C" int kconv_wgrad_wgmma(const kconv_params *p, const void *x, void *dw,
     memset(&tdy, 0, sizeof tdy);
     const char *no_tma = getenv("XDNN_WGRAD_NO_TMA");
     const int64_t rs = p->sy[4];
-    g.tma = !(no_tma && *no_tma == '1') && p->sy[3] == Q * rs && p->sy[0] == P * p->sy[3];
+    g.tma = !(no_tma && *no_tma == '1') && kwx_dy_packed(p);
     if (g.tma) {
         const int64_t dims[4] = {1, 1, g.M, g.K}, st[4] = {0, 0, rs, 1};
         g.tma = make_map(&tdy, dy, p->dt_x == KDT_BF16, dims, st, KWX_BK);

@@ -80,13 +80,16 @@ bool gpu_conv_wgrad_wgmma_check(const ggraph *g, const gconv_problem *cp, const 
  * waiting on the "full" barrier. */
 #define GWX_T_SLICE_BIG 0.9
 #define GWX_T_SLICE_SMALL 1.7
-#define GWX_T_SLICE_WIDE 1.8
-/* x by TMA im2col (session 10): the slices before the call measured them,
- * guessed from the L2 bytes a slice takes (32 / 40 / 48 KB) against the
- * wgmma time of its FLOPs (0.28 / 0.28 / 0.56 us) */
-#define GWX_T_SLICE_BIG_TMA 0.5
-#define GWX_T_SLICE_SMALL_TMA 0.55
-#define GWX_T_SLICE_WIDE_TMA 0.75
+#define GWX_T_SLICE_WIDE 2.1 /* not measured alone: above 2 x 0.9, the 128 x 256 tile stays off the gather */
+/* x by TMA im2col (session 10, call 1, each tile forced on the 7 layers):
+ * 128 x 128 0.31-0.34 us a slice at stride 1 (its wgmmas need 0.28: the
+ * mainloop at ~85% of the tensor cores), 0.35-0.41 at stride 2; 128 x 256
+ * 0.64-0.70 (0.79 on 128@56 s2); 64 x 256 0.57 (64@56x56, L2-bound: 576
+ * columns of x a pixel).  The 1x1 windows keep the gather's times (their x
+ * by TMA not measured; conv_im2col_gemm keeps them). */
+#define GWX_T_SLICE_BIG_TMA 0.35
+#define GWX_T_SLICE_SMALL_TMA 0.57
+#define GWX_T_SLICE_WIDE_TMA 0.67
 #define GWX_T_FILL 2.0
 #define GWX_BW 2.5e6
 #define GWX_T_LAUNCH 6.0
@@ -145,11 +148,12 @@ void gpu_conv_wgrad_wgmma_plan(const kconv_params *k, int sm_count, gwx_plan *ou
     const int sms = sm_count > 0 ? sm_count : 132;
     const int64_t J = k->C * k->win[0] * k->win[1] * k->win[2];
     const int64_t M = k->N * k->out[0] * k->out[1] * k->out[2];
-    const bool xtma = kconv_wgrad_wgmma_x_tma(k) != 0;
+    const bool xtma = kconv_wgrad_wgmma_x_tma(k) != 0 && k->win[1] * k->win[2] > 1;
     out->slices = (M + KWX_BK - 1) / KWX_BK;
     if (out->slices < 1)
         out->slices = 1;
-    /* the tile of the least modelled time (the first on a tie); XDNN_WGRAD_TILE=BMxBN forces one */
+    /* the tile of the least modelled time (the first on a tie) among those for K; XDNN_WGRAD_TILE=BMxBN
+     * forces one */
     const char *tenv = getenv("XDNN_WGRAD_TILE");
     int64_t best = 0;
     double best_us = 0;
@@ -158,8 +162,10 @@ void gpu_conv_wgrad_wgmma_plan(const kconv_params *k, int sm_count, gwx_plan *ou
         const int bm = gwx_tiles[t][0], bn = gwx_tiles[t][1];
         char name[16];
         snprintf(name, sizeof name, "%dx%d", bm, bn);
-        if (tenv && *tenv && strcmp(tenv, name) != 0)
-            continue;
+        if (tenv && *tenv ? strcmp(tenv, name) != 0 : (bm == KWX_BM_SMALL) != (k->K <= KWX_BM_SMALL))
+            continue; /* 64 x 256 for K <= 64 only: the 128-high tiles measured 0.28-0.31 ms on 64@56x56
+                       * against its 0.18 (x's L2 traffic per useful FLOP doubles), and it was not
+                       * measured above */
         const int64_t tiles = ((k->K + bm - 1) / bm) * ((J + bn - 1) / bn);
         double us;
         const int64_t s = best_splits(k, slice_us(bm, bn, xtma), tiles, out->slices, sms, &us);

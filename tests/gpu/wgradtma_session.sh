@@ -12,7 +12,7 @@
 #   TMA; then the "wgmma-x-" ones with XDNN_WGRAD_X_NO_TMA=1), memcheck on the --quick "wgmma-x-" cases, the
 #   ResNet-50 3x3 wgrads at N = 256 on each tile forced (XDNN_WGRAD_TILE) with x by TMA and the default plan
 #   with x gathered (XDNN_WGRAD_X_NO_TMA=1), cuDNN beside them (conv_peer.py w3x3).
-# MODE=final (call 2): the whole conv/wgrad sweep, the rows as planned at N = 256 and N = 32, beside cuDNN at
+# MODE=final (call 2): the whole conv/wgrad sweep, memcheck as in call 1, the rows as planned at N = 256 and N = 32, beside cuDNN at
 #   both (w3x3, w3x3n32), the X_NO_TMA A/B at N = 256, ncu on one launch if time is left.
 # DRY=1 runs the testers with --dry on a GPU-less machine (the script's check; bench rows skipped).
 set -uo pipefail
@@ -56,6 +56,12 @@ else
     step "difftest_conv conv/wgrad"
     timeout "${SWEEP_S:-50}" "$dt" "${dry[@]}" conv/wgrad > "$out/sweep.log" 2>&1; echo "rc=$?"
     grep -E "^FAIL" "$out/sweep.log" | cut -c1-300 | head -12; grep -E "passed," "$out/sweep.log"
+    if [ -z "${DRY:-}" ]; then
+        step "memcheck --quick conv/wgrad/wgmma-x"
+        timeout 20 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10 "$dt" --quick \
+            conv/wgrad/wgmma-x > "$out/memcheck.log" 2>&1
+        echo "rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -8
+    fi
     [ "$(left)" -gt 120 ] && bench plan 25 "$b n256"
     [ "$(left)" -gt 100 ] && bench plan32 12 "$b n32"
     [ "$(left)" -gt 85 ] && bench xnotma 22 "${b}_wgmma n256" XDNN_WGRAD_X_NO_TMA=1
