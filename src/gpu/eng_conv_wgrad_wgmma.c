@@ -1,8 +1,9 @@
 /* eng_conv_wgrad_wgmma.c — conv_wgrad_wgmma: the weight gradient as an
  * implicit GEMM on Hopper tensor cores (kernels/conv_wgrad_wgmma_sm90a.cu:
- * dW[K, R*S*C] = dY^T X over the N*P*Q pixels, both operands gathered
- * reduction-major with cp.async into the 128-byte swizzle by a producer
- * warpgroup and read MN-major by wgmma in two consumer warpgroups).  1-/2-D,
+ * dW[K, R*S*C] = dY^T X over the N*P*Q pixels, both operands loaded
+ * reduction-major into the 128-byte swizzle by a producer warpgroup, by TMA
+ * (x in im2col mode) where the maps express them, else gathered with
+ * cp.async, and read MN-major by wgmma in two consumer warpgroups).  1-/2-D,
  * groups 1, channels-last f16/bf16 with C and K multiples of 8, any R x S,
  * stride, dilation and padding; dw any type and layout.  The reduction is
  * split across CTAs into f32 partials (the workspace) that a second kernel
