@@ -128,9 +128,8 @@ if "w1x1" in SETS or "fd1x1" in SETS:
         del x, w, g, xm, gm, wm
         torch.cuda.empty_cache()
 
-# w3x3: "conv_wgrad3x3_bf16_nhwc nNcChHkKsS" (difftest_conv.c's r50_3x3: C = K, 3x3, pad 1)
-if "w3x3" in SETS:
-    N = 256
+# w3x3: "conv_wgrad3x3_bf16_nhwc nNcChHkKsS" (difftest_conv.c's r50_3x3: C = K, 3x3, pad 1); w3x3n32 at N = 32
+for N in [n for (n, k) in ((256, "w3x3"), (32, "w3x3n32")) if k in SETS]:
     cb = torch.ops.aten.convolution_backward
     for (C, H, s) in ((64, 56, 1), (128, 56, 2), (128, 28, 1), (256, 28, 2), (256, 14, 1), (512, 14, 2), (512, 7, 1)):
         P = H // s

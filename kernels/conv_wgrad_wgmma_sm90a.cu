@@ -10,7 +10,7 @@
 // SBO = 1024 bytes apart, its 64-column blocks along M / N LBO = 64 * 128 bytes apart (as the attention
 // kernels read V).
 //
-// CTA tile bm x bn of dW (128 x 128, or 64 x 256 for K <= 64: K = 64 fills it), 3 warpgroups:
+// CTA tile bm x bn of dW (128 x 128, 128 x 256, or 64 x 256 for K <= 64: K = 64 fills it), 3 warpgroups:
 //   warpgroup 0, the producer (setmaxnreg down to 80): each thread owns chunk column cc = t % 16 of rows
 //     t / 16 + 8 i of a slice; the row's (n, p, q) is divided out once (multiply-high) and serves its X chunks,
 //     whose taps are fixed per CTA (the j tile does not move), and its dY chunk.  16-byte cp.async,
@@ -20,8 +20,15 @@
 //     64 x 64 per 64 filters, zeros past M and K, completing on the same barrier): cp.async's requests in
 //     flight per SM bound what the gather streams (session 9, call 1: ~32 KB a microsecond an SM, 250
 //     TFLOP/s), and the bulk copy takes half of them off it.  "full" counts 128 thread arrivals (+ 1 with TMA).
-//   warpgroups 1 and 2, the consumers (setmaxnreg up to 208): a 64 x 128 quarter or half each (the two
-//     64-filter halves of a 128 x 128 tile, or the two 128-column halves of a 64 x 256 one), wgmma m64n128k16
+//     With dY by TMA, x comes by TMA too where an im2col map expresses it (kwx_x_tma: C % 64 == 0, so
+//     that a 64-column block of j is one tap's 64 channels; the map's corners within its range): then
+//     thread 0 alone feeds the ring, one im2col box of 64 pixels x 64 channels per 64-column block, the
+//     tap's (r*dh, s*dw) as the box's offsets, at the slice's first pixel's base input position; the box
+//     lands in the same 128-byte swizzle as the gather, zeros in the padding and past N*P*Q, and "full"
+//     counts that one arrival (session 10; XDNN_WGRAD_X_NO_TMA=1 keeps the gather).
+//   warpgroups 1 and 2, the consumers (setmaxnreg up to 208): a 64 x 128 or 64 x 256 part each (the two
+//     64-filter halves of a 128 x 128 or 128 x 256 tile, or the two 128-column halves of a 64 x 256 one; the
+//     128 x 256 tile halves the bytes a FLOP takes from L2, session 10), wgmma m64n128k16, one or two
 //     from shared memory, 4 k-steps a slice, one slice's group in flight; "empty" (256 arrivals) hands a
 //     stage back once the group after it is issued and it has retired.
 // Split reduction: grid (j tiles, k tiles, splits), j fastest (CTAs at once read the same rows of dY and x);
@@ -46,30 +53,88 @@ struct kwx_geom {
     int yN, yP, yQ; // dy strides; channel stride 1
     int M, J, slices, per; // N*P*Q, R*S*C, KWX_BK-row slices, slices per split
     int tma;               // dY's tiles by TMA (dY a plain [M, K] matrix), else by the producer's cp.async
+    int xtma;              // x's tiles by TMA im2col too (needs tma): thread 0 feeds the ring alone
     kfdiv dPQ, dQ;
 };
 
 constexpr int kwxThreads = 384, kwxBudget = 208 * 1024;
 
-template <int BM> struct kwx_cfg {
-    static constexpr int BN = BM == KWX_BM_BIG ? KWX_BN_BIG : KWX_BN_SMALL;
+template <int BM, int BN_> struct kwx_cfg {
+    static constexpr int BN = BN_;
     static constexpr int BLK = KWX_BK * 128;                  // one 64-column block of a slice (bytes)
     static constexpr int A_BYTES = BM / 64 * BLK, STAGE = A_BYTES + BN / 64 * BLK;
-    static constexpr int ST = kwxBudget / STAGE;                // 6 (128 x 128), 5 (64 x 256)
+    static constexpr int ST = kwxBudget / STAGE;                // 6 (128 x 128), 5 (64 x 256), 4 (128 x 256)
     static constexpr int LAG = ST - 2;                          // slices of copies in flight per producer thread
     static constexpr int SMEM = ST * STAGE + 2 * ST * 8 + 1024; // + barriers, + alignment slack
     static constexpr int AC = BM / 8;                           // dY chunks per row (16 or 8)
     static constexpr int NU = BN / 128;                         // X chunks per row and producer thread
+    // a consumer's part: 64 filters x CN columns (BM = 64: half the columns; else all), as NH m64n128 halves
+    static constexpr int CN = BM == 64 ? BN / 2 : BN, NH = CN / 128;
 };
 
-template <typename T, int BM>
+#if XW_DEVICE
+// One im2col box of a 4-d (c, w, h, n) map: pixelsPerColumn pixels from the base input position (w, h, n) on,
+// each read at (w + ow, h + oh), channels c .. c + channelsPerPixel - 1; zeros outside x.
+__device__ __forceinline__ void kwx_tma_im2col(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c, int w,
+                                               int h, int n, uint16_t ow, uint16_t oh)
+{
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4, %5, %6}], [%2], {%7, %8};\n" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c), "r"(w), "r"(h), "r"(n), "h"(ow), "h"(oh)
+                 : "memory");
+}
+
+// The producer when every tile comes by TMA (thread 0 of warpgroup 0): per slice one dY box per 64 filters
+// and one x im2col box per 64-column block of j that holds columns (each one tap, C % 64 == 0).  All ST
+// stages can be in flight (no copies of its own to wait for).
+template <int BM, int BN>
+__device__ __forceinline__ void kwx_produce_tma(const CUtensorMap *tdy, const CUtensorMap *tx, const kwx_geom &g,
+                                                uint32_t sbase, uint32_t sbar, int bn, int bm, int sl0, int KT)
+{
+    using C = kwx_cfg<BM, BN>;
+    constexpr int ST = C::ST, NB = BN / 64;
+    int xc[NB];
+    uint16_t xow[NB], xoh[NB];
+    int nb = 0;
+#pragma unroll
+    for (int b = 0; b < NB; b++) {
+        const int j0 = bn + 64 * b, tap = j0 / g.C;
+        if (j0 < g.J)
+            nb = b + 1;
+        xc[b] = j0 - tap * g.C;
+        xoh[b] = (uint16_t)((tap / g.S) * g.dh);
+        xow[b] = (uint16_t)((tap % g.S) * g.dw);
+    }
+    const uint32_t bytes = (uint32_t)(C::A_BYTES + nb * C::BLK);
+    for (int kt = 0; kt < KT; kt++) {
+        const int st = kt % ST;
+        const uint32_t full = sbar + 8u * st, sA = sbase + st * C::STAGE, sB = sA + C::A_BYTES;
+        mb_wait(sbar + 8u * (ST + st), ((kt / ST) & 1) ^ 1);
+        mb_expect(full, bytes);
+        const int m0 = (sl0 + kt) * KWX_BK;
+#pragma unroll
+        for (int a = 0; a < BM / 64; a++)
+            tma_load(sA + a * C::BLK, tdy, full, bm + a * 64, m0, 0, 0);
+        const uint32_t n = kfdiv_div((uint32_t)m0, g.dPQ), rem = (uint32_t)m0 - n * g.dPQ.d;
+        const uint32_t p = kfdiv_div(rem, g.dQ), q = rem - p * g.dQ.d;
+        const int w0 = (int)q * g.sw - g.pw, h0 = (int)p * g.sh - g.ph;
+#pragma unroll
+        for (int b = 0; b < NB; b++)
+            if (b < nb)
+                kwx_tma_im2col(sB + b * C::BLK, tx, full, xc[b], w0, h0, (int)n, xow[b], xoh[b]);
+    }
+}
+#endif
+
+template <typename T, int BM, int BN>
 __global__ void __launch_bounds__(kwxThreads, 1)
-    kwx_kernel(const __grid_constant__ CUtensorMap tdy, const kwx_geom g, const T *__restrict__ x,
+    kwx_kernel(const __grid_constant__ CUtensorMap tdy, const __grid_constant__ CUtensorMap tx, const kwx_geom g,
+               const T *__restrict__ x,
                const T *__restrict__ dy, float *__restrict__ ws)
 {
 #if XW_DEVICE
-    using C = kwx_cfg<BM>;
-    constexpr int ST = C::ST, BN = C::BN, BLK = C::BLK;
+    using C = kwx_cfg<BM, BN>;
+    constexpr int ST = C::ST, BLK = C::BLK, NH = C::NH;
     extern __shared__ unsigned char smem_raw[];
     const uint32_t sbase = (smem_u32(smem_raw) + 1023u) & ~1023u; // swizzled tiles need 1024-byte alignment
     const uint32_t sbar = sbase + ST * C::STAGE;
@@ -82,7 +147,7 @@ __global__ void __launch_bounds__(kwxThreads, 1)
     if (threadIdx.x == 0) {
 #pragma unroll
         for (int s = 0; s < ST; s++) {
-            mb_init(KWX_FULL(s), 128 + (g.tma ? 1 : 0));
+            mb_init(KWX_FULL(s), g.xtma ? 1 : 128 + (g.tma ? 1 : 0));
             mb_init(KWX_EMPTY(s), 256);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -91,6 +156,11 @@ __global__ void __launch_bounds__(kwxThreads, 1)
 
     if (wg == 0) { // ---- producer
         asm volatile("setmaxnreg.dec.sync.aligned.u32 80;\n");
+        if (g.xtma) { // every tile by TMA: one thread
+            if (threadIdx.x == 0)
+                kwx_produce_tma<BM, BN>(&tdy, &tx, g, sbase, sbar, bn, bm, sl0, KT);
+            return;
+        }
         const int t = threadIdx.x, cc = t & 15, r0 = t >> 4; // chunk column; rows r0 + 8 i (r0 == row % 8)
         // the dY chunk: filters ka .. ka + 7 (BM = 64: columns 0-7, rows of parity cc / 8)
         const int ac = cc % C::AC, ka = bm + ac * 8;
@@ -158,11 +228,13 @@ __global__ void __launch_bounds__(kwxThreads, 1)
     // ---- consumers
     asm volatile("setmaxnreg.inc.sync.aligned.u32 208;\n");
     const int cw = wg - 1, tid = threadIdx.x - 128 * wg, warp = tid >> 5, lane = tid & 31;
-    const int acol = BM == KWX_BM_BIG ? cw : 0, bcol = BM == KWX_BM_BIG ? 0 : 2 * cw; // 64-column blocks
-    float acc[64];
+    const int acol = BM == 64 ? 0 : cw, bcol = BM == 64 ? 2 * cw : 0; // 64-column blocks
+    float acc[NH][64];
 #pragma unroll
-    for (int i = 0; i < 64; i++)
-        acc[i] = 0.f;
+    for (int h = 0; h < NH; h++)
+#pragma unroll
+        for (int i = 0; i < 64; i++)
+            acc[h][i] = 0.f;
     for (int kt = 0; kt < KT; kt++) {
         const int st = kt % ST;
         mb_wait(KWX_FULL(st), (kt / ST) & 1);
@@ -170,16 +242,22 @@ __global__ void __launch_bounds__(kwxThreads, 1)
         wg_fence();
 #pragma unroll
         for (int k16 = 0; k16 < KWX_BK / 16; k16++)
-            wg_tt(acc, gdesc(sA + k16 * 2048, BLK, 1024), gdesc(sB + k16 * 2048, BLK, 1024), kt > 0 || k16 > 0, T());
+#pragma unroll
+            for (int h = 0; h < NH; h++)
+                wg_tt(acc[h], gdesc(sA + k16 * 2048, BLK, 1024), gdesc(sB + 2 * h * BLK + k16 * 2048, BLK, 1024),
+                      kt > 0 || k16 > 0, T());
         wg_commit();
         wg_wait<1>(); // the previous slice's group has retired: its stage goes back
         if (kt > 0)
             mb_arrive(KWX_EMPTY((kt - 1) % ST));
     }
     wg_wait<0>();
-    keep(acc);
+#pragma unroll
+    for (int h = 0; h < NH; h++)
+        keep(acc[h]);
     // the raw f32 tile to this split's partial: accumulator layout of m64n128 (per warp, per 8-column block jj):
-    // rows lane/4 and lane/4 + 8, columns jj*8 + (lane%4)*2 + {0, 1} at acc[jj*4 + h*2 + {0, 1}]
+    // rows lane/4 and lane/4 + 8, columns jj*8 + (lane%4)*2 + {0, 1} at acc[jj*4 + h*2 + {0, 1}]; half hn of
+    // a consumer's columns 128 further on
     float *wz = ws + (size_t)z * g.K * g.J;
     const int jb = bn + bcol * 64 + (lane & 3) * 2;
 #pragma unroll
@@ -188,12 +266,14 @@ __global__ void __launch_bounds__(kwxThreads, 1)
         if (k >= g.K)
             continue;
 #pragma unroll
-        for (int jj = 0; jj < 16; jj++) {
-            const int j = jb + jj * 8;
-            if (j < g.J) // J % 8 == 0: the pair is wholly in or out
-                *reinterpret_cast<float2 *>(wz + (size_t)k * g.J + j) =
-                    make_float2(acc[jj * 4 + h * 2], acc[jj * 4 + h * 2 + 1]);
-        }
+        for (int hn = 0; hn < NH; hn++)
+#pragma unroll
+            for (int jj = 0; jj < 16; jj++) {
+                const int j = jb + 128 * hn + jj * 8;
+                if (j < g.J) // J % 8 == 0: the pair is wholly in or out
+                    *reinterpret_cast<float2 *>(wz + (size_t)k * g.J + j) =
+                        make_float2(acc[hn][jj * 4 + h * 2], acc[hn][jj * 4 + h * 2 + 1]);
+            }
     }
 #undef KWX_FULL
 #undef KWX_EMPTY
@@ -226,28 +306,112 @@ __global__ void __launch_bounds__(256) kwx_reduce(const float *__restrict__ ws, 
     }
 }
 
-template <typename T, int BM> int launch(const CUtensorMap &tdy, const kwx_geom &g, const void *x, const void *dy,
-                                         float *ws, int splits, cudaStream_t s)
+template <typename T, int BM, int BN>
+int launch(const CUtensorMap &tdy, const CUtensorMap &tx, const kwx_geom &g, const void *x, const void *dy, float *ws,
+           int splits, cudaStream_t s)
 {
-    typedef kwx_cfg<BM> cf;
+    typedef kwx_cfg<BM, BN> cf;
     static bool attr_set = false; // the attribute is per function, set once per process
     if (!attr_set) {
-        cudaError_t e = cudaFuncSetAttribute(kwx_kernel<T, BM>, cudaFuncAttributeMaxDynamicSharedMemorySize, cf::SMEM);
+        cudaError_t e = cudaFuncSetAttribute(kwx_kernel<T, BM, BN>, cudaFuncAttributeMaxDynamicSharedMemorySize, cf::SMEM);
         if (e != cudaSuccess)
             return (int)e;
         attr_set = true;
     }
-    dim3 grid((unsigned)((g.J + cf::BN - 1) / cf::BN), (unsigned)((g.K + BM - 1) / BM), (unsigned)splits);
-    kwx_kernel<T, BM><<<grid, kwxThreads, cf::SMEM, s>>>(tdy, g, static_cast<const T *>(x), static_cast<const T *>(dy),
-                                                          ws);
+    dim3 grid((unsigned)((g.J + BN - 1) / BN), (unsigned)((g.K + BM - 1) / BM), (unsigned)splits);
+    kwx_kernel<T, BM, BN><<<grid, kwxThreads, cf::SMEM, s>>>(tdy, tx, g, static_cast<const T *>(x),
+                                                          static_cast<const T *>(dy), ws);
     return (int)cudaGetLastError();
 }
 
-template <typename T> int launch_t(const CUtensorMap &tdy, const kwx_geom &g, const void *x, const void *dy, float *ws,
-                                   int bm, int splits, cudaStream_t s)
+template <typename T> int launch_t(const CUtensorMap &tdy, const CUtensorMap &tx, const kwx_geom &g, const void *x,
+                                   const void *dy, float *ws, int bm, int bn, int splits, cudaStream_t s)
 {
-    return bm == KWX_BM_SMALL ? launch<T, KWX_BM_SMALL>(tdy, g, x, dy, ws, splits, s)
-                              : launch<T, KWX_BM_BIG>(tdy, g, x, dy, ws, splits, s);
+    if (bm == 64)
+        return launch<T, 64, 256>(tdy, tx, g, x, dy, ws, splits, s);
+    return bn == 256 ? launch<T, 128, 256>(tdy, tx, g, x, dy, ws, splits, s)
+                     : launch<T, 128, 128>(tdy, tx, g, x, dy, ws, splits, s);
+}
+
+// cuTensorMapEncodeIm2col from the driver, looked up once (as wgmma_sm90a.cuh's tensor_map_encoder).
+typedef CUresult (*kwx_im2col_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                  const cuuint64_t *, const int *, const int *, cuuint32_t, cuuint32_t,
+                                  const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                  CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+kwx_im2col_fn kwx_im2col_encoder()
+{
+    static kwx_im2col_fn fn = nullptr;
+    if (!fn) {
+        void *f = nullptr;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeIm2col", &f, 12000, cudaEnableDefault, &q) ==
+                cudaSuccess &&
+            q == cudaDriverEntryPointSuccess)
+            fn = reinterpret_cast<kwx_im2col_fn>(f);
+    }
+    return fn;
+}
+
+// dY a plain [N*P*Q, K] matrix: its pixels packed rows of one stride (the stride of a unit P is any: a 1-D
+// conv's slot 1 has stride 0).
+bool kwx_dy_packed(const kconv_params *p)
+{
+    const int64_t Q = p->out[2], P = p->out[1], rs = p->sy[4];
+    return p->sy[0] == P * Q * rs && (P == 1 || p->sy[3] == Q * rs);
+}
+
+// The im2col corners of slots 1, 2 (H, W): a pixel's base input position runs from -pad (lower, relative to
+// 0) to the last output pixel's (upper, relative to H-1 / W-1, inclusive), in steps of the stride; the map
+// takes them in [W, H] order, each within [-128, 127] for a 4-d tensor.
+void kwx_corners(const kconv_params *p, int lo[2], int hi[2])
+{
+    for (int i = 0; i < 2; i++) {
+        const int slot = 2 - i; // W first
+        lo[i] = (int)-p->pad[slot];
+        hi[i] = (int)((p->out[slot] - 1) * p->stride[slot] - p->pad[slot] - (p->in[slot] - 1));
+    }
+}
+
+// x by TMA im2col: dY by TMA (dy packed; XDNN_WGRAD_NO_TMA unset), XDNN_WGRAD_X_NO_TMA unset, a 64-channel
+// block one tap's (C % 64 == 0), the corners and the taps' offsets within what the map and the instruction
+// hold, strides within elementStrides' 8.
+bool kwx_x_tma_ok(const kconv_params *p)
+{
+    const char *e = getenv("XDNN_WGRAD_NO_TMA"), *ex = getenv("XDNN_WGRAD_X_NO_TMA");
+    if ((e && *e == '1') || (ex && *ex == '1') || p->C % 64 != 0)
+        return false;
+    if (!kwx_dy_packed(p))
+        return false;
+    int lo[2], hi[2];
+    kwx_corners(p, lo, hi);
+    for (int i = 0; i < 2; i++) {
+        const int slot = 2 - i;
+        if (lo[i] < -128 || lo[i] > 127 || hi[i] < -128 || hi[i] > 127 || p->stride[slot] > 8 ||
+            (p->win[slot] - 1) * p->dil[slot] > 255)
+            return false;
+    }
+    return true;
+}
+
+// The im2col map of x (c, w, h, n): boxes of KWX_BK pixels x 64 channels, 128-byte swizzled, the conv stride
+// as the pixel walk's step.
+bool kwx_make_x_map(CUtensorMap *m, const kconv_params *p, const void *x)
+{
+    kwx_im2col_fn enc = kwx_im2col_encoder();
+    if (!enc || (reinterpret_cast<uintptr_t>(x) & 15))
+        return false;
+    const cuuint64_t gdim[4] = {(cuuint64_t)p->C, (cuuint64_t)p->in[2], (cuuint64_t)p->in[1], (cuuint64_t)p->N};
+    // strides in bytes, each a multiple of 16 and non-zero: a unit H (1-D) or N has stride 0 in the view
+    const int64_t sw = p->sx[4], sh = p->in[1] == 1 ? p->in[2] * sw : p->sx[3], sn = p->N == 1 ? p->in[1] * sh : p->sx[0];
+    const cuuint64_t gst[3] = {(cuuint64_t)sw * 2, (cuuint64_t)sh * 2, (cuuint64_t)sn * 2};
+    const cuuint32_t est[4] = {1, (cuuint32_t)p->stride[2], (cuuint32_t)p->stride[1], 1};
+    int lo[2], hi[2];
+    kwx_corners(p, lo, hi);
+    return enc(m, p->dt_x == KDT_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+               const_cast<void *>(x), gdim, gst, lo, hi, 64, KWX_BK, est, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
 } // namespace
@@ -261,15 +425,17 @@ extern "C" int kconv_wgrad_wgmma_built(void)
 #endif
 }
 
-extern "C" int kconv_wgrad_wgmma_smem(int bm)
+extern "C" int kconv_wgrad_wgmma_smem(int bm, int bn)
 {
-    return bm == KWX_BM_SMALL ? kwx_cfg<KWX_BM_SMALL>::SMEM : kwx_cfg<KWX_BM_BIG>::SMEM;
+    return bm == 64 ? kwx_cfg<64, 256>::SMEM : bn == 256 ? kwx_cfg<128, 256>::SMEM : kwx_cfg<128, 128>::SMEM;
 }
 
+extern "C" int kconv_wgrad_wgmma_x_tma(const kconv_params *p) { return kwx_x_tma_ok(p) ? 1 : 0; }
+
 extern "C" int kconv_wgrad_wgmma(const kconv_params *p, const void *x, void *dw, const void *dy, float *ws, int bm,
-                                 int splits, void *stream)
+                                 int bn, int splits, void *stream)
 {
-    if (bm != KWX_BM_BIG && bm != KWX_BM_SMALL)
+    if (!((bm == 64 && bn == 256) || (bm == 128 && (bn == 128 || bn == 256))))
         return (int)cudaErrorInvalidValue;
     kwx_geom g; // slots 1, 2 of the 5-slot view: H, W (a 1-D conv has unit H)
     g.H = (int)p->in[1]; g.W = (int)p->in[2];
@@ -299,14 +465,17 @@ extern "C" int kconv_wgrad_wgmma(const kconv_params *p, const void *x, void *dw,
     memset(&tdy, 0, sizeof tdy);
     const char *no_tma = getenv("XDNN_WGRAD_NO_TMA");
     const int64_t rs = p->sy[4];
-    g.tma = !(no_tma && *no_tma == '1') && p->sy[3] == Q * rs && p->sy[0] == P * p->sy[3];
+    g.tma = !(no_tma && *no_tma == '1') && kwx_dy_packed(p);
     if (g.tma) {
         const int64_t dims[4] = {1, 1, g.M, g.K}, st[4] = {0, 0, rs, 1};
         g.tma = make_map(&tdy, dy, p->dt_x == KDT_BF16, dims, st, KWX_BK);
     }
+    CUtensorMap tx;
+    memset(&tx, 0, sizeof tx);
+    g.xtma = g.tma && kwx_x_tma_ok(p) && kwx_make_x_map(&tx, p, x);
     cudaStream_t s = (cudaStream_t)stream;
-    int e = p->dt_x == KDT_BF16 ? launch_t<__nv_bfloat16>(tdy, g, x, dy, ws, bm, splits, s)
-                                : launch_t<__half>(tdy, g, x, dy, ws, bm, splits, s);
+    int e = p->dt_x == KDT_BF16 ? launch_t<__nv_bfloat16>(tdy, tx, g, x, dy, ws, bm, bn, splits, s)
+                                : launch_t<__half>(tdy, tx, g, x, dy, ws, bm, bn, splits, s);
     if (e)
         return e;
     const int64_t total = (int64_t)g.K * g.J / 4;

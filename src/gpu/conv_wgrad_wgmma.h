@@ -17,11 +17,12 @@
 bool gpu_conv_wgrad_wgmma_check(const ggraph *g, const gconv_problem *cp, const gpu_device *dev, char *why,
                                 size_t len);
 
-/* The launch: tile height bm (64 for a 64 x 256 tile, 128 for 128 x 128:
- * whichever pads K x R*S*C less, 128 on a tie) and the splits of the N*P*Q
- * reduction that minimise the modelled time (gpu_conv_wgrad_wgmma_us: waves
- * of one CTA per SM against the partials written and summed), normalised so
- * that none is empty.  XDNN_WGRAD_SPLITS=n forces n (tests). */
+/* The launch: the tile bm x bn (64 x 256 for K <= 64, else 128 x 128 or
+ * 128 x 256, whichever the model times lower; XDNN_WGRAD_TILE=BMxBN forces
+ * one) and the splits of the N*P*Q reduction that minimise the modelled time
+ * (waves of one CTA per SM, a slice's time per tile and x loader, against
+ * the partials written and summed), normalised so that none is empty.
+ * XDNN_WGRAD_SPLITS=n forces n (tests). */
 typedef struct gwx_plan {
     int bm, bn, splits;
     int64_t tiles, slices; /* CTA tiles of dW, KWX_BK-row slices of the reduction */

@@ -1,8 +1,9 @@
 /* eng_conv_wgrad_wgmma.c — conv_wgrad_wgmma: the weight gradient as an
  * implicit GEMM on Hopper tensor cores (kernels/conv_wgrad_wgmma_sm90a.cu:
- * dW[K, R*S*C] = dY^T X over the N*P*Q pixels, both operands gathered
- * reduction-major with cp.async into the 128-byte swizzle by a producer
- * warpgroup and read MN-major by wgmma in two consumer warpgroups).  1-/2-D,
+ * dW[K, R*S*C] = dY^T X over the N*P*Q pixels, both operands loaded
+ * reduction-major into the 128-byte swizzle by a producer warpgroup, by TMA
+ * (x in im2col mode) where the maps express them, else gathered with
+ * cp.async, and read MN-major by wgmma in two consumer warpgroups).  1-/2-D,
  * groups 1, channels-last f16/bf16 with C and K multiples of 8, any R x S,
  * stride, dilation and padding; dw any type and layout.  The reduction is
  * split across CTAs into f32 partials (the workspace) that a second kernel
@@ -80,13 +81,34 @@ bool gpu_conv_wgrad_wgmma_check(const ggraph *g, const gconv_problem *cp, const 
  * waiting on the "full" barrier. */
 #define GWX_T_SLICE_BIG 0.9
 #define GWX_T_SLICE_SMALL 1.7
+#define GWX_T_SLICE_WIDE 2.1 /* not measured alone: above 2 x 0.9, the 128 x 256 tile stays off the gather */
+/* x by TMA im2col (session 10, call 1, each tile forced on the 7 layers):
+ * 128 x 128 0.31-0.34 us a slice at stride 1 (its wgmmas need 0.28: the
+ * mainloop at ~85% of the tensor cores), 0.35-0.41 at stride 2; 128 x 256
+ * 0.64-0.70 (0.79 on 128@56 s2); 64 x 256 0.57 (64@56x56, L2-bound: 576
+ * columns of x a pixel).  The 1x1 windows keep the gather's times (their x
+ * by TMA not measured; conv_im2col_gemm keeps them). */
+#define GWX_T_SLICE_BIG_TMA 0.35
+#define GWX_T_SLICE_SMALL_TMA 0.57
+#define GWX_T_SLICE_WIDE_TMA 0.67
 #define GWX_T_FILL 2.0
 #define GWX_BW 2.5e6
 #define GWX_T_LAUNCH 6.0
 
-static double model_us(const kconv_params *k, int bm, int64_t tiles, int64_t slices, int64_t s, int sms)
+/* the tiles (bm x bn) the kernel has */
+static const int gwx_tiles[3][2] = {{KWX_BM_BIG, KWX_BN_BIG}, {KWX_BM_BIG, KWX_BN_SMALL}, {KWX_BM_SMALL, KWX_BN_SMALL}};
+
+static double slice_us(int bm, int bn, bool xtma)
 {
-    const double t_slice = bm == KWX_BM_SMALL ? GWX_T_SLICE_SMALL : GWX_T_SLICE_BIG;
+    if (bm == KWX_BM_SMALL)
+        return xtma ? GWX_T_SLICE_SMALL_TMA : GWX_T_SLICE_SMALL;
+    if (bn == KWX_BN_SMALL)
+        return xtma ? GWX_T_SLICE_WIDE_TMA : GWX_T_SLICE_WIDE;
+    return xtma ? GWX_T_SLICE_BIG_TMA : GWX_T_SLICE_BIG;
+}
+
+static double model_us(const kconv_params *k, double t_slice, int64_t tiles, int64_t slices, int64_t s, int sms)
+{
     const int64_t per = (slices + s - 1) / s, n = (slices + per - 1) / per; /* normalised: none empty */
     const int64_t waves = (tiles * n + sms - 1) / sms;
     const double J = (double)(k->C * k->win[1] * k->win[2]);
@@ -94,26 +116,17 @@ static double model_us(const kconv_params *k, int bm, int64_t tiles, int64_t sli
            GWX_T_LAUNCH;
 }
 
-void gpu_conv_wgrad_wgmma_plan(const kconv_params *k, int sm_count, gwx_plan *out)
+/* The splits that minimise the modelled time of one tile shape (a split
+ * more only for a clear gain: fewer partials); XDNN_WGRAD_SPLITS=n forces n. */
+static int64_t best_splits(const kconv_params *k, double t_slice, int64_t tiles, int64_t slices, int sms,
+                           double *us_out)
 {
-    const int sms = sm_count > 0 ? sm_count : 132;
-    const int64_t J = k->C * k->win[0] * k->win[1] * k->win[2];
-    const int64_t M = k->N * k->out[0] * k->out[1] * k->out[2];
-    /* the tile that pads K x J less (128 x 128 on a tie) */
-    const int64_t pad_big = (k->K + 127) / 128 * 128 * ((J + 127) / 128 * 128);
-    const int64_t pad_small = (k->K + 63) / 64 * 64 * ((J + 255) / 256 * 256);
-    out->bm = pad_small < pad_big ? KWX_BM_SMALL : KWX_BM_BIG;
-    out->bn = out->bm == KWX_BM_SMALL ? KWX_BN_SMALL : KWX_BN_BIG;
-    out->tiles = ((k->K + out->bm - 1) / out->bm) * ((J + out->bn - 1) / out->bn);
-    out->slices = (M + KWX_BK - 1) / KWX_BK;
-    if (out->slices < 1)
-        out->slices = 1;
     int64_t best = 1;
-    double best_us = model_us(k, out->bm, out->tiles, out->slices, 1, sms);
-    const int64_t most = out->slices < 1024 ? out->slices : 1024;
+    double best_us = model_us(k, t_slice, tiles, slices, 1, sms);
+    const int64_t most = slices < 1024 ? slices : 1024;
     for (int64_t s = 2; s <= most; s++) {
-        const double us = model_us(k, out->bm, out->tiles, out->slices, s, sms);
-        if (us < best_us * 0.995) { /* a split more only for a clear gain: fewer partials */
+        const double us = model_us(k, t_slice, tiles, slices, s, sms);
+        if (us < best_us * 0.995) {
             best = s;
             best_us = us;
         }
@@ -123,9 +136,53 @@ void gpu_conv_wgrad_wgmma_plan(const kconv_params *k, int sm_count, gwx_plan *ou
         best = strtol(env, NULL, 10);
         if (best < 1)
             best = 1;
-        if (best > out->slices)
-            best = out->slices;
-        best_us = model_us(k, out->bm, out->tiles, out->slices, best, sms);
+        if (best > slices)
+            best = slices;
+        best_us = model_us(k, t_slice, tiles, slices, best, sms);
+    }
+    *us_out = best_us;
+    return best;
+}
+
+void gpu_conv_wgrad_wgmma_plan(const kconv_params *k, int sm_count, gwx_plan *out)
+{
+    const int sms = sm_count > 0 ? sm_count : 132;
+    const int64_t J = k->C * k->win[0] * k->win[1] * k->win[2];
+    const int64_t M = k->N * k->out[0] * k->out[1] * k->out[2];
+    const bool xtma = kconv_wgrad_wgmma_x_tma(k) != 0 && k->win[1] * k->win[2] > 1;
+    out->slices = (M + KWX_BK - 1) / KWX_BK;
+    if (out->slices < 1)
+        out->slices = 1;
+    /* the tile of the least modelled time (the first on a tie) among those for K; XDNN_WGRAD_TILE=BMxBN
+     * forces one */
+    const char *tenv = getenv("XDNN_WGRAD_TILE");
+    int64_t best = 0;
+    double best_us = 0;
+    out->bm = 0;
+    for (int t = 0; t < 3; t++) {
+        const int bm = gwx_tiles[t][0], bn = gwx_tiles[t][1];
+        char name[16];
+        snprintf(name, sizeof name, "%dx%d", bm, bn);
+        if (tenv && *tenv ? strcmp(tenv, name) != 0 : (bm == KWX_BM_SMALL) != (k->K <= KWX_BM_SMALL))
+            continue; /* 64 x 256 for K <= 64 only: the 128-high tiles measured 0.28-0.31 ms on 64@56x56
+                       * against its 0.18 (x's L2 traffic per useful FLOP doubles), and it was not
+                       * measured above */
+        const int64_t tiles = ((k->K + bm - 1) / bm) * ((J + bn - 1) / bn);
+        double us;
+        const int64_t s = best_splits(k, slice_us(bm, bn, xtma), tiles, out->slices, sms, &us);
+        if (out->bm == 0 || us < best_us) {
+            out->bm = bm;
+            out->bn = bn;
+            out->tiles = tiles;
+            best = s;
+            best_us = us;
+        }
+    }
+    if (out->bm == 0) { /* an XDNN_WGRAD_TILE the kernel lacks: the first tile */
+        out->bm = gwx_tiles[0][0];
+        out->bn = gwx_tiles[0][1];
+        out->tiles = ((k->K + out->bm - 1) / out->bm) * ((J + out->bn - 1) / out->bn);
+        best = best_splits(k, slice_us(out->bm, out->bn, xtma), out->tiles, out->slices, sms, &best_us);
     }
     const int64_t per = (out->slices + best - 1) / best;
     out->splits = (int)((out->slices + per - 1) / per);
@@ -159,7 +216,7 @@ static bool wx_supports(const gplan *pl, const gpart *p, const gpu_device *dev, 
         return false;
     if (!kconv_wgrad_wgmma_built())
         GPU_REFUSE(ENG ": this build has no sm_90a code (kernels/*_sm90a.cu rule)");
-    const int need = kconv_wgrad_wgmma_smem(wv.plan.bm);
+    const int need = kconv_wgrad_wgmma_smem(wv.plan.bm, wv.plan.bn);
     if ((size_t)need > gpu_smem_per_block(dev))
         GPU_REFUSE(ENG ": a %dx%d tile needs %d bytes of shared memory per block, the device gives %zu", wv.plan.bm,
                    wv.plan.bn, need, gpu_smem_per_block(dev));
@@ -208,9 +265,9 @@ static xdnn_status wx_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     const kconv_params *k = &wv->cp.kp;
     snprintf(wv->detail, sizeof wv->detail,
              "wgrad implicit GEMM %" PRId64 "x%" PRId64 "x%" PRId64 ", tile %dx%dx%d, %" PRId64 " tiles x %d splits, "
-             "wgmma m64n128k16 MN-major",
+             "wgmma m64n128k16 MN-major, x by %s",
              k->K, k->C * k->win[1] * k->win[2], k->N * k->out[1] * k->out[2], wv->plan.bm, wv->plan.bn, KWX_BK,
-             wv->plan.tiles, wv->plan.splits);
+             wv->plan.tiles, wv->plan.splits, kconv_wgrad_wgmma_x_tma(k) ? "TMA im2col" : "cp.async");
     return XDNN_OK;
 }
 
@@ -219,7 +276,7 @@ static xdnn_status wx_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t
     const wx_priv *wv = p->priv;
     const gconv_problem *cp = &wv->cp;
     int e = kconv_wgrad_wgmma(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y],
-                              (float *)(void *)(c->ws + p->ws_offset), wv->plan.bm, wv->plan.splits, s);
+                              (float *)(void *)(c->ws + p->ws_offset), wv->plan.bm, wv->plan.bn, wv->plan.splits, s);
     return gpu_check_cuda((cudaError_t)e, "kconv_wgrad_wgmma launch", __FILE__, __LINE__, d);
 }
 

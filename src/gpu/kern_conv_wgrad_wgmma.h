@@ -11,14 +11,18 @@ extern "C" {
 #endif
 
 /* The kernel's tiles: bm filters (KWX_BM_BIG = 128 or KWX_BM_SMALL = 64) by
- * 128 or 256 taps*channels (KWX_BN_BIG / KWX_BN_SMALL: bm * bn = 128 * 128 or
- * 64 * 256), the N*P*Q reduction in KWX_BK-row slices. */
+ * 128 or 256 taps*channels (KWX_BN_BIG / KWX_BN_SMALL: bm x bn = 128 x 128,
+ * 128 x 256 or 64 x 256), the N*P*Q reduction in KWX_BK-row slices. */
 enum { KWX_BM_BIG = 128, KWX_BM_SMALL = 64, KWX_BN_BIG = 128, KWX_BN_SMALL = 256, KWX_BK = 64 };
 
 /* 1 when this build holds the sm_90a code (the Makefile rule of kernels/..._sm90a.cu). */
 int kconv_wgrad_wgmma_built(void);
-/* Dynamic shared memory one CTA of tile height bm takes (bytes). */
-int kconv_wgrad_wgmma_smem(int bm);
+/* Dynamic shared memory one CTA of tile bm x bn takes (bytes). */
+int kconv_wgrad_wgmma_smem(int bm, int bn);
+/* 1 when x's tiles will come by TMA im2col (dy packed and dY by TMA, C % 64
+ * == 0, the map's corners in range, neither XDNN_WGRAD_NO_TMA=1 nor
+ * XDNN_WGRAD_X_NO_TMA=1), else 0: the producer gathers them with cp.async. */
+int kconv_wgrad_wgmma_x_tma(const kconv_params *p);
 /* dw = conv_wgrad(dy, x) for a 1- or 2-D conv (slot 0 unit), groups 1, x and
  * dy channels-last of one type, f16 or bf16, C % 8 == 0, K % 8 == 0, pixel
  * strides multiples of 8 elements (the engine checks); dw any strides and
@@ -27,8 +31,8 @@ int kconv_wgrad_wgmma_smem(int bm);
  * (j tile, k tile, split z) writes its f32 tile to ws[z][K][R*S*C] and a
  * second kernel sums the splits in order into dw (deterministic).  ws holds
  * splits * K * R*S*C floats. */
-int kconv_wgrad_wgmma(const kconv_params *p, const void *x, void *dw, const void *dy, float *ws, int bm, int splits,
-                      void *stream);
+int kconv_wgrad_wgmma(const kconv_params *p, const void *x, void *dw, const void *dy, float *ws, int bm, int bn,
+                      int splits, void *stream);
 
 #ifdef __cplusplus
 }

@@ -55,6 +55,7 @@ typedef struct tcase {
     const char *refuse;      /* the forced engine must refuse the case with a reason holding this text */
     int wsplits;             /* > 0: XDNN_WGRAD_SPLITS for this case (conv_wgrad_wgmma's reduction splits) */
     bool regs;               /* XDNN_CONV_WGMMA_NO_STAGE=1: conv_igemm_wgmma's register store instead of the staged */
+    const char *wtile;       /* XDNN_WGRAD_TILE for this case ("128x256": conv_wgrad_wgmma's tile forced) */
 } tcase;
 
 static tcase *cases;
@@ -411,6 +412,15 @@ static void conv_wgrad_mma_cases(void)
         }
 }
 
+/* A channels-last wgrad case "wgmma-NAME" forced on conv_wgrad_wgmma; the case registered. */
+static tcase *wgrad_wgmma_case(const char *name, const win_cfg *w, const char *dt)
+{
+    char id[64];
+    snprintf(id, sizeof id, "wgmma-%s", name);
+    conv_case_forced(id, w, dt, true, 2, false, "conv_wgrad_wgmma", 1);
+    return &cases[ncases - 1];
+}
+
 /* conv_wgrad_wgmma (Hopper): odd N*P*Q (a slice's tail past M), K and C in {8, 24, 64, 136} (K past one
  * 128 tile; both tile shapes: 64 x 256 for K <= 64, 128 x 128 above), strides 1 and 2 (and 2 x 1), dilation
  * 2, pads 0 / 1 / asymmetric, 1-D, 5x5 and 3x2 windows, a 1x1 stride-2 one, and the reduction split chosen
@@ -449,9 +459,7 @@ static void conv_wgrad_wgmma_cases(void)
         for (int ti = 0; ti < 2; ti++) {
             if (opts.quick && ti != ci % 2)
                 continue;
-            char name[64];
-            snprintf(name, sizeof name, "wgmma-%s", cfgs[ci].name);
-            conv_case_forced(name, &cfgs[ci].w, dts[ti], true, 2, false, "conv_wgrad_wgmma", 1);
+            wgrad_wgmma_case(cfgs[ci].name, &cfgs[ci].w, dts[ti]);
             if (ncases > 0 && cfgs[ci].splits) {
                 cases[ncases - 1].wsplits = cfgs[ci].splits;
                 cases[ncases - 1].want_detail = cfgs[ci].splits == 7 ? "x 7 splits" : "x 1 splits";
@@ -1351,25 +1359,32 @@ static void wgrad_1x1_bench_cases(void)
 static const int r50_3x3[][3] = {{64, 56, 1}, {128, 56, 2}, {128, 28, 1}, {256, 28, 2},
                                  {256, 14, 1}, {512, 14, 2}, {512, 7, 1}};
 
-static void wgrad_3x3_bench_cases(void)
+/* r50_3x3's rows at batch N, the first nk kinds (as planned, "_wgmma", "_mma") */
+static void wgrad_3x3_rows(int N, int nk)
 {
     static const struct { const char *suffix, *engine; } kinds[] = {
         {"", NULL}, {"_wgmma", "conv_wgrad_wgmma"}, {"_mma", "conv_wgrad_mma"}};
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < nk; k++)
         for (size_t i = 0; i < sizeof r50_3x3 / sizeof r50_3x3[0]; i++) {
             const int C = r50_3x3[i][0], H = r50_3x3[i][1], st = r50_3x3[i][2], P = H / st;
             char id[192];
-            snprintf(id, sizeof id, "conv_wgrad3x3_bf16_nhwc%s n256c%dh%dk%ds%d", kinds[k].suffix, C, H, C, st);
+            snprintf(id, sizeof id, "conv_wgrad3x3_bf16_nhwc%s n%dc%dh%dk%ds%d", kinds[k].suffix, N, C, H, C, st);
             tcase *c = add_case(id, 1, kinds[k].engine,
-                                "dnn 1;\ngraph g(seed=3) {\n  input dy: bf16[256, %d, %d, %d] @nhwc;\n"
-                                "  input x: bf16[256, %d, %d, %d] @nhwc;\n"
+                                "dnn 1;\ngraph g(seed=3) {\n  input dy: bf16[%d, %d, %d, %d] @nhwc;\n"
+                                "  input x: bf16[%d, %d, %d, %d] @nhwc;\n"
                                 "  dw = conv_wgrad(dy, x, w_dims=[%d, %d, 3, 3], stride=%d, pad=1);\n"
                                 "  output dw: bf16 @nhwc;\n}\n",
-                                C, P, P, C, H, H, C, C, st);
+                                N, C, P, P, N, C, H, H, C, C, st);
             if (c && kinds[k].engine)
                 c->force = "conv_wgrad";
         }
 }
+
+static void wgrad_3x3_bench_cases(void) { wgrad_3x3_rows(256, 3); }
+
+/* The same 3x3 weight gradients at N = 32 (set "w3x3n32" of bench/conv_peer.py): as the planner places them
+ * and forced on conv_wgrad_wgmma ("_wgmma"); XDNN_WGRAD_TILE / XDNN_WGRAD_X_NO_TMA pick its tile and x's loader. */
+static void wgrad_3x3_n32_bench_cases(void) { wgrad_3x3_rows(32, 2); }
 
 /* ResNet-50's 1x1 forward convs and conv_dgrads at N = 256, bf16 NHWC, on r50_1x1's shapes (set "fd1x1" of
  * bench/conv_peer.py times cuDNN's and torch.mm's): "conv1x1_{fwd,dgrad}_bf16_nhwc" as the planner places
@@ -1677,6 +1692,7 @@ static void bench_cases(void)
     add_case("maxpool3s2_float32_nhwc 32x256x56x56", 1, NULL,
              "dnn 1;\ngraph g(seed=5) {\n  input x: f32[32, 256, 56, 56] @nhwc;\n"
              "  y = maxpool(x, window=3, stride=2, pad=1);\n  output y: f32 @nhwc;\n}\n");
+    wgrad_3x3_n32_bench_cases(); /* last: the bench rows before keep their order */
 }
 
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */
@@ -1750,6 +1766,8 @@ static void run_case(int i, dh_outcome *out)
         setenv("XDNN_WGRAD_SPLITS", wsp, 1);
     if (c->regs)
         setenv("XDNN_CONV_WGMMA_NO_STAGE", "1", 1);
+    if (c->wtile)
+        setenv("XDNN_WGRAD_TILE", c->wtile, 1);
     snprintf(force, sizeof force, "%s=%s", c->force ? c->force : "", c->want_engine ? c->want_engine : "");
     if (c->refuse) { /* planned only (dry or not): the forced engine's refusal, its reason named */
         gpu_run_opts o = {.iters = 1, .log = stderr, .force = forces, .nforce = 1};
@@ -1833,6 +1851,8 @@ done:
         unsetenv("XDNN_WGRAD_SPLITS");
     if (c->regs)
         unsetenv("XDNN_CONV_WGMMA_NO_STAGE");
+    if (c->wtile)
+        unsetenv("XDNN_WGRAD_TILE");
     dh_case_end(&r, c->id, out->ok);
 }
 
@@ -1967,6 +1987,59 @@ static void conv_wgmma_tma_cases(void)
                            tma && !cfgs[ci].no_tma ? "TMA (im2col x, tiled w) producer" : "cp.async producer");
 }
 
+/* conv_wgrad_wgmma with x's tiles by TMA im2col (session 10) and its 128 x 256 tile, forced, "wgmma-x-" in
+ * every id (so the conv/wgrad/wgmma runs take them too): N*P*Q not a multiple of the 64-pixel slice, 7x7
+ * maps (a slice spans images), stride 2 and 2x1, pads 0 / 2 / asymmetric, dilation 2, 1-D, 5x5, K = 8, 24,
+ * 136 (a partial 128 tile), each tile forced (XDNN_WGRAD_TILE) with a partial last j tile, splits forced; C =
+ * 72 (a 64-channel block would span two taps) takes the cp.async gather, in the wide tile too.  The detail
+ * names the loader: "x by TMA im2col" where the map expresses the case, unless XDNN_WGRAD_NO_TMA=1 or
+ * XDNN_WGRAD_X_NO_TMA=1 is set for the run (then "x by cp.async", the fallback under test). */
+static void conv_wgrad_xtma_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    const char *e1 = getenv("XDNN_WGRAD_NO_TMA"), *e2 = getenv("XDNN_WGRAD_X_NO_TMA");
+    const bool off = (e1 && *e1 == '1') || (e2 && *e2 == '1');
+    struct { const char *name; win_cfg w; const char *tile; int splits; bool tma; } cfgs[] = {
+        {"x-c64-k64-7x7-odd", cfg(2, 3, 64, 64, 1, (int[]){7, 7}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                  (int[]){1, 1}, false), NULL, 0, true},
+        {"x-c128-k24-s2-pad0", cfg(2, 2, 128, 24, 1, (int[]){15, 13}, (int[]){3, 3}, (int[]){2, 2}, NULL, NULL,
+                                   NULL, false), NULL, 0, true},
+        {"x-c64-k8-pad2-dil2", cfg(2, 2, 64, 8, 1, (int[]){11, 9}, (int[]){3, 3}, NULL, (int[]){2, 2},
+                                   (int[]){2, 2}, (int[]){2, 2}, false), NULL, 0, true},
+        {"x-c64-k136-s2x1-asym", cfg(2, 2, 64, 136, 1, (int[]){13, 11}, (int[]){3, 3}, (int[]){2, 1}, NULL,
+                                     (int[]){1, 0}, (int[]){0, 2}, false), NULL, 0, true},
+        {"x-c72-k24-cpasync", cfg(2, 2, 72, 24, 1, (int[]){9, 11}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                  (int[]){1, 1}, false), NULL, 0, false},
+        {"x-1d-c64-k24-s2-dil2", cfg(1, 3, 64, 24, 1, (int[]){101}, (int[]){5}, (int[]){2}, (int[]){2},
+                                     (int[]){3}, (int[]){1}, false), NULL, 0, true},
+        {"x-c64-k64-5x5-pad2", cfg(2, 2, 64, 64, 1, (int[]){11, 9}, (int[]){5, 5}, NULL, NULL, (int[]){2, 2},
+                                   (int[]){2, 2}, false), NULL, 0, true},
+        {"x-c192-k136-t128x256", cfg(2, 2, 192, 136, 1, (int[]){17, 15}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                     (int[]){1, 1}, false), "128x256", 0, true},
+        {"x-c64-k24-t64x256", cfg(2, 3, 64, 24, 1, (int[]){20, 19}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                  (int[]){1, 1}, false), "64x256", 0, true},
+        {"x-c128-k128-t128x128-split7", cfg(2, 4, 128, 128, 1, (int[]){14, 14}, (int[]){3, 3}, NULL, NULL,
+                                            (int[]){1, 1}, (int[]){1, 1}, false), "128x128", 7, true},
+        {"x-c72-k136-t128x256-cpasync", cfg(2, 2, 72, 136, 1, (int[]){13, 11}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                            (int[]){1, 1}, (int[]){1, 1}, false), "128x256", 0, false},
+        {"x-long-c64-k128-t128x256-split5", cfg(2, 4, 64, 128, 1, (int[]){40, 40}, (int[]){3, 3}, NULL, NULL,
+                                                (int[]){1, 1}, (int[]){1, 1}, false), "128x256", 5, true},
+    };
+    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
+        for (int ti = 0; ti < 2; ti++) {
+            if (opts.quick && ti != ci % 2)
+                continue;
+            tcase *c = wgrad_wgmma_case(cfgs[ci].name, &cfgs[ci].w, dts[ti]);
+            c->wtile = cfgs[ci].tile;
+            c->wsplits = cfgs[ci].splits;
+            c->want_detail = cfgs[ci].tma && !off ? "x by TMA im2col" : "x by cp.async";
+            if (cfgs[ci].tile)
+                c->want_detail2 = strcmp(cfgs[ci].tile, "128x256") == 0  ? "tile 128x256x"
+                                  : strcmp(cfgs[ci].tile, "64x256") == 0 ? "tile 64x256x"
+                                                                          : "tile 128x128x";
+        }
+}
+
 int main(int argc, char **argv)
 {
     dh_parse_args(argc, argv, true, &opts);
@@ -1994,7 +2067,8 @@ int main(int argc, char **argv)
         conv_dw_cases();
         pool_cases();
         conv_wgmma_3d_cases();
-        conv_wgmma_tma_cases(); /* last: the cases before keep their seeds (ncases) */
+        conv_wgmma_tma_cases();  /* after the others: the cases before keep their seeds (ncases) */
+        conv_wgrad_xtma_cases(); /* last */
     }
     dh_tester t = {.name = "difftest_conv", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case, .bench_line = bench_line};
