@@ -73,17 +73,6 @@ template <int BM, int BN_> struct kwx_cfg {
 };
 
 #if XW_DEVICE
-// One im2col box of a 4-d (c, w, h, n) map: pixelsPerColumn pixels from the base input position (w, h, n) on,
-// each read at (w + ow, h + oh), channels c .. c + channelsPerPixel - 1; zeros outside x.
-__device__ __forceinline__ void kwx_tma_im2col(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c, int w,
-                                               int h, int n, uint16_t ow, uint16_t oh)
-{
-    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%3, %4, %5, %6}], [%2], {%7, %8};\n" ::"r"(dst),
-                 "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c), "r"(w), "r"(h), "r"(n), "h"(ow), "h"(oh)
-                 : "memory");
-}
-
 // The producer when every tile comes by TMA (thread 0 of warpgroup 0): per slice one dY box per 64 filters
 // and one x im2col box per 64-column block of j that holds columns (each one tap, C % 64 == 0).  All ST
 // stages can be in flight (no copies of its own to wait for).
@@ -121,7 +110,7 @@ __device__ __forceinline__ void kwx_produce_tma(const CUtensorMap *tdy, const CU
 #pragma unroll
         for (int b = 0; b < NB; b++)
             if (b < nb)
-                kwx_tma_im2col(sB + b * C::BLK, tx, full, xc[b], w0, h0, (int)n, xow[b], xoh[b]);
+                tma_load_im2col_4d(sB + b * C::BLK, tx, full, xc[b], w0, h0, (int)n, xow[b], xoh[b]);
     }
 }
 #endif
@@ -333,44 +322,12 @@ template <typename T> int launch_t(const CUtensorMap &tdy, const CUtensorMap &tx
                      : launch<T, 128, 128>(tdy, tx, g, x, dy, ws, splits, s);
 }
 
-// cuTensorMapEncodeIm2col from the driver, looked up once (as wgmma_sm90a.cuh's tensor_map_encoder).
-typedef CUresult (*kwx_im2col_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
-                                  const cuuint64_t *, const int *, const int *, cuuint32_t, cuuint32_t,
-                                  const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                  CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-kwx_im2col_fn kwx_im2col_encoder()
-{
-    static kwx_im2col_fn fn = nullptr;
-    if (!fn) {
-        void *f = nullptr;
-        cudaDriverEntryPointQueryResult q;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeIm2col", &f, 12000, cudaEnableDefault, &q) ==
-                cudaSuccess &&
-            q == cudaDriverEntryPointSuccess)
-            fn = reinterpret_cast<kwx_im2col_fn>(f);
-    }
-    return fn;
-}
-
 // dY a plain [N*P*Q, K] matrix: its pixels packed rows of one stride (the stride of a unit P is any: a 1-D
 // conv's slot 1 has stride 0).
 bool kwx_dy_packed(const kconv_params *p)
 {
     const int64_t Q = p->out[2], P = p->out[1], rs = p->sy[4];
     return p->sy[0] == P * Q * rs && (P == 1 || p->sy[3] == Q * rs);
-}
-
-// The im2col corners of slots 1, 2 (H, W): a pixel's base input position runs from -pad (lower, relative to
-// 0) to the last output pixel's (upper, relative to H-1 / W-1, inclusive), in steps of the stride; the map
-// takes them in [W, H] order, each within [-128, 127] for a 4-d tensor.
-void kwx_corners(const kconv_params *p, int lo[2], int hi[2])
-{
-    for (int i = 0; i < 2; i++) {
-        const int slot = 2 - i; // W first
-        lo[i] = (int)-p->pad[slot];
-        hi[i] = (int)((p->out[slot] - 1) * p->stride[slot] - p->pad[slot] - (p->in[slot] - 1));
-    }
 }
 
 // x by TMA im2col: dY by TMA (dy packed; XDNN_WGRAD_NO_TMA unset), XDNN_WGRAD_X_NO_TMA unset, a 64-channel
@@ -383,35 +340,19 @@ bool kwx_x_tma_ok(const kconv_params *p)
         return false;
     if (!kwx_dy_packed(p))
         return false;
-    int lo[2], hi[2];
-    kwx_corners(p, lo, hi);
-    for (int i = 0; i < 2; i++) {
-        const int slot = 2 - i;
-        if (lo[i] < -128 || lo[i] > 127 || hi[i] < -128 || hi[i] > 127 || p->stride[slot] > 8 ||
-            (p->win[slot] - 1) * p->dil[slot] > 255)
-            return false;
-    }
-    return true;
+    // the taps' offsets are 16-bit; the corners and strides are make_im2col_map's to judge
+    return (p->win[1] - 1) * p->dil[1] <= 255 && (p->win[2] - 1) * p->dil[2] <= 255 &&
+           im2col_map_fits((int)p->in[1], (int)p->in[2], (int)p->out[1], (int)p->out[2], (int)p->stride[1],
+                           (int)p->stride[2], (int)p->pad[1], (int)p->pad[2]);
 }
 
-// The im2col map of x (c, w, h, n): boxes of KWX_BK pixels x 64 channels, 128-byte swizzled, the conv stride
-// as the pixel walk's step.
+// The im2col map of x: boxes of KWX_BK pixels (the reduction's slice) x 64 channels, the conv stride as the
+// pixel walk's step (wgmma_sm90a.cuh's make_im2col_map, the forward conv's too).
 bool kwx_make_x_map(CUtensorMap *m, const kconv_params *p, const void *x)
 {
-    kwx_im2col_fn enc = kwx_im2col_encoder();
-    if (!enc || (reinterpret_cast<uintptr_t>(x) & 15))
-        return false;
-    const cuuint64_t gdim[4] = {(cuuint64_t)p->C, (cuuint64_t)p->in[2], (cuuint64_t)p->in[1], (cuuint64_t)p->N};
-    // strides in bytes, each a multiple of 16 and non-zero: a unit H (1-D) or N has stride 0 in the view
-    const int64_t sw = p->sx[4], sh = p->in[1] == 1 ? p->in[2] * sw : p->sx[3], sn = p->N == 1 ? p->in[1] * sh : p->sx[0];
-    const cuuint64_t gst[3] = {(cuuint64_t)sw * 2, (cuuint64_t)sh * 2, (cuuint64_t)sn * 2};
-    const cuuint32_t est[4] = {1, (cuuint32_t)p->stride[2], (cuuint32_t)p->stride[1], 1};
-    int lo[2], hi[2];
-    kwx_corners(p, lo, hi);
-    return enc(m, p->dt_x == KDT_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
-               const_cast<void *>(x), gdim, gst, lo, hi, 64, KWX_BK, est, CU_TENSOR_MAP_INTERLEAVE_NONE,
-               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+    return make_im2col_map(m, x, p->dt_x == KDT_BF16, (int)p->N, (int)p->in[1], (int)p->in[2], (int)p->C, p->sx[0],
+                           p->sx[3], p->sx[4], (int)p->out[1], (int)p->out[2], (int)p->stride[1], (int)p->stride[2],
+                           (int)p->pad[1], (int)p->pad[2], KWX_BK);
 }
 
 } // namespace
