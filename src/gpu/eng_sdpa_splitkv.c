@@ -30,6 +30,35 @@ enum { SPLIT_MAX = 128, MIN_TILES_PER_SPLIT = 2, GRID_YZ_MAX = 65535 };
 
 static const char ENG[] = "sdpa: sdpa_splitkv";
 
+/* The launch knobs, for A/B measurement (man/xdnn.1): XDNN_SPLITKV_STAGES=N
+ * shared-memory stages (2..6; fewer when N do not fit the device's shared
+ * memory), XDNN_SPLITKV_PREFETCH=N key tiles asked of the L2 beyond them
+ * (Hopper; 0 = none). */
+enum { PREFETCH_DEFAULT = 0 };
+
+static int env_int(const char *name, int dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : dflt;
+}
+
+static xk_splitkv_tune splitkv_tune(int group_rows, int D, int Dv, const gpu_device *dev)
+{
+    xk_splitkv_tune t = {env_int("XDNN_SPLITKV_STAGES", 0), env_int("XDNN_SPLITKV_PREFETCH", PREFETCH_DEFAULT)};
+    const size_t lim = gpu_smem_per_block(dev);
+    while (t.stages > 2 && (size_t)xk_sdpa_splitkv_shape(group_rows, D, Dv, t.stages).smem > lim)
+        t.stages--;
+    if (t.prefetch < 0 || dev->cc_major < 9)
+        t.prefetch = 0; /* the bulk prefetch is Hopper's */
+    return t;
+}
+
+static xk_splitkv_shape splitkv_shape(const xk_sdpa *kp, const gpu_device *dev)
+{
+    const int rows = kp->Hq / kp->Hk * kp->Sq;
+    return xk_sdpa_splitkv_shape(rows, kp->D, kp->Dv, splitkv_tune(rows, kp->D, kp->Dv, dev).stages);
+}
+
 /* Everything beyond sdpa_flash's analysis (f16/bf16 q, k, v of one dtype,
  * D, Dv <= 256) that the split kernel needs. */
 /* The page table and offsets (kp: Skv of a paged cache = max_pages * page_size). */
@@ -110,7 +139,7 @@ static bool splitkv_analyze(const gplan *pl, const gpart *p, const gpu_device *d
                             ENG, t[i].name, (long long)x->strides[d], d);
     }
     const int G = kp->Hq / kp->Hk;
-    const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(G * kp->Sq, kp->D, kp->Dv);
+    const xk_splitkv_shape sh = splitkv_shape(kp, dev);
     const int64_t tiles = ((int64_t)G * kp->Sq + sh.rows - 1) / sh.rows;
     if (tiles > GRID_YZ_MAX || (int64_t)kp->B * kp->Hk > GRID_YZ_MAX)
         return gpu_refuse(why, len, "%s: grid of %lld row tiles x B*Hk = %lld exceeds 65535", ENG, (long long)tiles,
@@ -139,7 +168,7 @@ enum { BLOCK_COST_TILES = 3 };
 static int splitkv_count(const xk_sdpa *kp, const gpu_device *dev)
 {
     const int G = kp->Hq / kp->Hk;
-    const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(G * kp->Sq, kp->D, kp->Dv);
+    const xk_splitkv_shape sh = splitkv_shape(kp, dev);
     const int64_t base = (int64_t)kp->B * kp->Hk * (((int64_t)G * kp->Sq + sh.rows - 1) / sh.rows);
     size_t lim = gpu_smem_per_block(dev);
     const int64_t per_sm = 2 * ((size_t)sh.smem + 1024) <= lim ? 2 : 1;
@@ -215,7 +244,7 @@ static double splitkv_cost(const gplan *pl, const gpart *p, const gpu_device *de
     if (!splitkv_params(pl, p, dev, &kp))
         return 1e30;
     const bool split = splitkv_count(&kp, dev) > 1;
-    const bool tall = xk_sdpa_splitkv_shape(kp.Hq / kp.Hk * kp.Sq, kp.D, kp.Dv).rows > 16;
+    const bool tall = splitkv_shape(&kp, dev).rows > 16;
     const double mem = p->bytes / (0.8 * 3.0e12), math = p->flops / (tall ? 25e12 : 100e12);
     return 1e6 * (mem > math ? mem : math) + (split ? 6.0 : 4.0);
 }
@@ -232,8 +261,9 @@ typedef struct splitkv_priv {
     xk_sdpa kp;
     sdpa_ids ids;
     xk_splitkv_serve sv;
+    xk_splitkv_tune tune;
     int nsplit;
-    char detail[192];
+    char detail[224];
 } splitkv_priv;
 
 static xdnn_status splitkv_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
@@ -251,12 +281,14 @@ static xdnn_status splitkv_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     while (sp->nsplit > 1 && xk_sdpa_splitkv_ws(&sp->kp, sp->nsplit) > p->ws_bytes)
         sp->nsplit--; /* planned for another device model: fit what was planned */
     const xk_sdpa *k = &sp->kp;
-    const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(k->Hq / k->Hk * k->Sq, k->D, k->Dv);
+    const int rows = k->Hq / k->Hk * k->Sq;
+    sp->tune = splitkv_tune(rows, k->D, k->Dv, &c->dev);
+    const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(rows, k->D, k->Dv, sp->tune.stages);
     snprintf(sp->detail, sizeof sp->detail,
-             "sdpa_splitkv B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s%s%s%s splits=%d tile=%dx%d", k->B, k->Hq, k->Hk,
-             k->Sq, k->Skv, k->D, k->Dv, k->right == 0 ? " causal" : "", sp->ids.page_table >= 0 ? " paged" : "",
-             sp->ids.off_q >= 0 ? " ragged-q" : "", sp->ids.off_kv >= 0 ? " ragged-kv" : "", sp->nsplit, sh.rows,
-             sh.keys);
+             "sdpa_splitkv B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s%s%s%s splits=%d tile=%dx%d stages=%d prefetch=%d",
+             k->B, k->Hq, k->Hk, k->Sq, k->Skv, k->D, k->Dv, k->right == 0 ? " causal" : "",
+             sp->ids.page_table >= 0 ? " paged" : "", sp->ids.off_q >= 0 ? " ragged-q" : "",
+             sp->ids.off_kv >= 0 ? " ragged-kv" : "", sp->nsplit, sh.rows, sh.keys, sh.stages, sp->tune.prefetch);
     return XDNN_OK;
 }
 
@@ -276,7 +308,7 @@ static xdnn_status splitkv_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_di
     sv.page_table = dev_ptr(c, sp->ids.page_table);
     sv.off_q = dev_ptr(c, sp->ids.off_q);
     sv.off_kv = dev_ptr(c, sp->ids.off_kv);
-    int rc = xk_sdpa_splitkv(&k, &sv, sp->nsplit, sp->nsplit > 1 ? c->ws + p->ws_offset : NULL, s);
+    int rc = xk_sdpa_splitkv(&k, &sv, sp->nsplit, &sp->tune, sp->nsplit > 1 ? c->ws + p->ws_offset : NULL, s);
     return gpu_check_cuda((cudaError_t)rc, "xk_sdpa_splitkv", __FILE__, __LINE__, d);
 }
 
