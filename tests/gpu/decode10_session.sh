@@ -4,8 +4,8 @@
 # dev_env.sh, decode10_tables.py and sdpa_decode_peer.py.
 #  1. sweep: difftest_seq FILTER for each "ENV=V,ENV=V|FILTER|ARGS" of SWEEPS (';'-separated; ENV "-": none);
 #  2. compute-sanitizer memcheck on --quick SAN_FILTER (SAN_FILTER empty: skipped);
-#  3. bench: each "ENV=V,ENV=V|FILTER|TAG" of BENCH_RUNS into OUT/bench_TAG.log (difftest_seq --bench, ITERS timed
-#     CUDA-graph replays);
+#  3. bench: each "ENV=V,ENV=V|FILTER|TAG|SECONDS" of BENCH_RUNS into OUT/bench.log under "### TAG [ENV]"
+#     (difftest_seq --bench, ITERS timed CUDA-graph replays; one file: a call brings back 8);
 #  4. the PyTorch peer (sdpa_decode_peer.py table) into OUT/peer.log (SKIP_PEER);
 #  5. decode10_tables.py: the table beside the peer into OUT/summary.txt, the rest tarred.
 set -uo pipefail
@@ -29,14 +29,15 @@ if [ -n "${SAN_FILTER:-}" ]; then
     echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY|passed,' "$out/memcheck.log" | tr '\n' ' ')"
 fi
 step bench
-IFS=';' read -ra runs <<< "${BENCH_RUNS:--|bench/decode/table/|main}"
+IFS=';' read -ra runs <<< "${BENCH_RUNS:--|bench/decode/table/|main|60}"
 for r in "${runs[@]}"; do
-    IFS='|' read -r envs filt tag <<< "$r"
-    echo "--- [$envs] $filt -> bench_$tag.log ($((SECONDS - t0)) s)"
-    env ${envs//,/ } DIFFTEST_ITERS="${ITERS:-10}" timeout "${BENCH_S:-60}" "$T" --bench "$filt" \
-        > "$out/bench_$tag.log" 2>&1
-    echo "rc=$? ok=$(grep -c '^PASS' "$out/bench_$tag.log") fail=$(grep -c '^FAIL' "$out/bench_$tag.log")"
+    IFS='|' read -r envs filt tag lim <<< "$r"
+    echo "--- $tag [$envs] $filt ($((SECONDS - t0)) s)"
+    env ${envs//,/ } DIFFTEST_ITERS="${ITERS:-10}" timeout "${lim:-60}" "$T" --bench "$filt" > "$out/bench.tmp" 2>&1
+    echo "rc=$? ok=$(grep -c '^PASS' "$out/bench.tmp") fail=$(grep -c '^FAIL' "$out/bench.tmp")"
+    { echo "### $tag [$envs]"; cat "$out/bench.tmp"; } >> "$out/bench.log"
 done
+rm -f "$out/bench.tmp"
 if [ -z "${SKIP_PEER:-}" ]; then
     step peer
     PYTHONUNBUFFERED=1 timeout "${PEER_S:-50}" python3 "$dev/sdpa_decode_peer.py" table > "$out/peer.log" 2>&1

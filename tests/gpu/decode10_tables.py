@@ -1,8 +1,8 @@
 """decode10_tables.py OUT — session 10's decode table (tests/gpu/decode10_session.sh): for every
-bench/decode/table case of OUT/bench_*.log, xdnn's CUDA-graph replay time, splits / stages / prefetch, K+V GB/s and
+bench/decode/table case of OUT/bench.log (its ### sections), xdnn's CUDA-graph replay time, splits / stages / prefetch, K+V GB/s and
 % of the 2976 GB/s copy ceiling (METHOD.md), beside the best of flash and cuDNN from OUT/peer.log (same method,
 one graph replay per event pair) and the ratio."""
-import glob, json, os, re, sys
+import json, os, re, sys
 
 out = sys.argv[1]
 peer = {}
@@ -20,11 +20,16 @@ def kv_bytes(tag):
     B, Hq, Hk, Sq, Skv, D = map(int, m.groups())
     return 2 * B * Hk * Skv * D * 2
 
-for path in sorted(glob.glob(os.path.join(out, "bench_*.log"))):
-    print(f"## {os.path.basename(path)}")
-    print("| case | engine | xdnn us | detail | peer us (which) | ratio | xdnn GB/s (% of 2976) | peer GB/s |")
+HEAD = "| case | engine | xdnn us | detail | peer us (which) | ratio | xdnn GB/s (% of 2976) | peer GB/s |"
+path = os.path.join(out, "bench.log")
+if os.path.exists(path):
     cur = None
     for line in open(path):
+        if line.startswith("### "):
+            print(f"## {line[4:].strip()}")
+            print(HEAD)
+            cur = None
+            continue
         m = re.match(r"^(PASS|FAIL) (bench/decode/table/\S+)", line)
         if m:
             cur = {"ok": m.group(1), "id": m.group(2), "detail": ""}
