@@ -34,7 +34,12 @@ template <int DP, int WM> struct skv_cfg {
     static constexpr int BN = DP > 128 && WM == 4 ? 32 : 64; // keys per tile (o needs DP/2 registers)
     static constexpr int KW = BN / WN;                      // keys per warp per tile
     static constexpr int NT = KW / 8;
-    static constexpr int STAGES = DP <= 128 ? 3 : 2;         // the default stage count
+    // Decode tiles (WM 1, DP <= 128) are held to 170 registers, three blocks
+    // per SM (12 warps; 232 registers allowed two: 8 warps per SM kept too
+    // few loads in flight, b16 Skv 4k at 77-79% of the copy rate), with 2
+    // stages so that three fit in shared memory.  The rest: 2 blocks per SM.
+    static constexpr int MIN_BLOCKS = WM == 1 && DP <= 128 ? 3 : 1;
+    static constexpr int STAGES = WM == 1 && DP == 128 ? 2 : DP <= 128 ? 3 : 2; // the default stage count
     static constexpr int MAX_STAGES = 6;
     static constexpr bool QREG = DP <= 128;
     static constexpr int LD = DP + 8;                       // 16-bit elements; +8: conflict-free fragments
@@ -248,7 +253,7 @@ __device__ __forceinline__ int row_keys(const xk_sdpa &p, int G, int r)
 }
 
 template <typename T, int DP, int WM>
-__global__ void __launch_bounds__(128) splitkv_fwd(xk_sdpa p0, xk_splitkv_serve sv, float *ws_o, float *ws_l, int vec_q,
+__global__ void __launch_bounds__(128, skv_cfg<DP, WM>::MIN_BLOCKS) splitkv_fwd(xk_sdpa p0, xk_splitkv_serve sv, float *ws_o, float *ws_l, int vec_q,
                                                    int vec_k, int vec_v, int S, int pf)
 {
     using C = skv_cfg<DP, WM>;
@@ -539,7 +544,7 @@ template <int DP, int WM> xk_splitkv_shape shape_dp(int ns)
 {
     using C = skv_cfg<DP, WM>;
     const int n = stages_of<DP, WM>(ns);
-    return {C::BM, C::BN, C::smem(n), n};
+    return {C::BM, C::BN, C::smem(n), n, C::MIN_BLOCKS > 2 ? C::MIN_BLOCKS : 2};
 }
 
 template <int WM> xk_splitkv_shape shape_of(int dp, int ns)

@@ -171,7 +171,10 @@ static int splitkv_count(const xk_sdpa *kp, const gpu_device *dev)
     const xk_splitkv_shape sh = splitkv_shape(kp, dev);
     const int64_t base = (int64_t)kp->B * kp->Hk * (((int64_t)G * kp->Sq + sh.rows - 1) / sh.rows);
     size_t lim = gpu_smem_per_block(dev);
-    const int64_t per_sm = 2 * ((size_t)sh.smem + 1024) <= lim ? 2 : 1;
+    const size_t per_block = (size_t)sh.smem + 1024; /* the 1 KB the driver reserves per block */
+    int64_t per_sm = 1;
+    while (per_sm < sh.max_blocks && (size_t)(per_sm + 1) * per_block <= lim + 1024)
+        per_sm++; /* lim: a block's limit, 1 KB under the SM's */
     const int64_t target = (dev->sm_count > 0 ? dev->sm_count : 132) * per_sm;
     const int64_t ntiles = ((int64_t)kp->Skv + sh.keys - 1) / sh.keys;
     int64_t cap = ntiles / MIN_TILES_PER_SPLIT;

@@ -22,10 +22,12 @@ extern "C" {
 /* The tile shape a launch uses: query rows of one KV head's group packed
  * (position-major, the group's heads minor) into tiles of `rows` (16 or 64),
  * keys streamed in tiles of `keys` through `stages` shared-memory stages;
- * `smem`: dynamic shared memory per block.  stages: 0 = the kernel's default
- * (3 up to D 128, else 2), else clamped to [2, 6]. */
+ * `smem`: dynamic shared memory per block; `max_blocks`: blocks per SM its
+ * registers allow (3 for 16-row tiles up to D 128, else 2).  stages: 0 = the
+ * kernel's default (2 for 16-row tiles of D 128: three blocks fit; 3 for
+ * the others up to D 128; 2 past it), else clamped to [2, 6]. */
 typedef struct xk_splitkv_shape {
-    int rows, keys, smem, stages;
+    int rows, keys, smem, stages, max_blocks;
 } xk_splitkv_shape;
 
 xk_splitkv_shape xk_sdpa_splitkv_shape(int group_rows, int D, int Dv, int stages);

@@ -16,7 +16,8 @@ step sweep
 IFS=';' read -ra sweeps <<< "${SWEEPS:--|odd-|}"
 for r in "${sweeps[@]}"; do
     IFS='|' read -r envs filt args <<< "$r"
-    env ${envs//,/ } timeout "${SWEEP_S:-30}" "$T" $args "$filt" > "$out/sweep.tmp" 2>&1
+    x=${envs/#-/} # "-": no variables (env - would empty the environment)
+    env ${x//,/ } timeout "${SWEEP_S:-30}" "$T" $args "$filt" > "$out/sweep.tmp" 2>&1
     echo "difftest [$envs] $args $filt rc=$? $(grep -E 'passed,' "$out/sweep.tmp")"
     grep -E "^FAIL" "$out/sweep.tmp" | cut -c1-300 | head -8
     { echo "=== [$envs] $args $filt"; cat "$out/sweep.tmp"; } >> "$out/sweep.log"
@@ -33,7 +34,8 @@ IFS=';' read -ra runs <<< "${BENCH_RUNS:--|bench/decode/table/|main|60}"
 for r in "${runs[@]}"; do
     IFS='|' read -r envs filt tag lim <<< "$r"
     echo "--- $tag [$envs] $filt ($((SECONDS - t0)) s)"
-    env ${envs//,/ } DIFFTEST_ITERS="${ITERS:-10}" timeout "${lim:-60}" "$T" --bench "$filt" > "$out/bench.tmp" 2>&1
+    x=${envs/#-/}
+    env ${x//,/ } DIFFTEST_ITERS="${ITERS:-10}" timeout "${lim:-60}" "$T" --bench "$filt" > "$out/bench.tmp" 2>&1
     echo "rc=$? ok=$(grep -c '^PASS' "$out/bench.tmp") fail=$(grep -c '^FAIL' "$out/bench.tmp")"
     { echo "### $tag [$envs]"; cat "$out/bench.tmp"; } >> "$out/bench.log"
 done
