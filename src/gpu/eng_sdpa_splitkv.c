@@ -33,7 +33,8 @@ static const char ENG[] = "sdpa: sdpa_splitkv";
 /* The launch knobs, for A/B measurement (man/xdnn.1): XDNN_SPLITKV_STAGES=N
  * shared-memory stages (2..6; fewer when N do not fit the device's shared
  * memory), XDNN_SPLITKV_PREFETCH=N key tiles asked of the L2 beyond them
- * (Hopper; 0 = none). */
+ * (Hopper; 0 = none: N = 2 and 4 ran 3-60% slower on the H100, session 10,
+ * bench/RESULTS-sdpa.md). */
 enum { PREFETCH_DEFAULT = 0 };
 
 static int env_int(const char *name, int dflt)
@@ -152,16 +153,18 @@ static bool splitkv_analyze(const gplan *pl, const gpart *p, const gpu_device *d
 }
 
 /* Splits of the keys: the count with the least (waves of blocks) x (key
- * tiles per block + BLOCK_COST_TILES), two blocks per SM when two fit, fewer
+ * tiles per block + BLOCK_COST_TILES), as many blocks per SM as shared
+ * memory and the kernel's registers allow (max_blocks: 3 for 16-row tiles up
+ * to D 128 since session 10, else 2), fewer
  * splits on a tie; only counts whose every split gets tiles (17 splits of 64
  * tiles are 16 of 4 and an empty one).  BLOCK_COST_TILES is a block's fixed
  * cost (Q, the pipeline's fill and drain, the merge and partial write, the
  * page lookups) in key tiles, fitted on the H100 (bench/RESULTS-sdpa.md,
  * 2026-11-24 session 7): paged decode b64 Skv 4096 ran 1.67x slower in 17
  * splits of 4 tiles (the old waves-only count) than in 1 of 64, b16 Skv 32768
- * 1.21x slower in 33 of 16 than in 4 of 128.  Decode b16 Skv 4096: 2 splits
- * (256 blocks of 32 tiles, one wave); b64: 1 (512 blocks, two waves); b1:
- * 32, one wave of 2-tile blocks (few keys: the device must be filled).
+ * 1.21x slower in 33 of 16 than in 4 of 128.  Decode b16 Skv 4096 (GQA 4,
+ * D 128): 3 splits (384 blocks of ~22 tiles, one wave of 3 per SM); b64: 3;
+ * b1: 32 of 2 tiles (few keys: the device must be filled), 49 at 128k keys.
  * XDNN_SPLITKV_SPLITS=N forces N (capped likewise) for measuring. */
 enum { BLOCK_COST_TILES = 3 };
 
