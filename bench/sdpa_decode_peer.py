@@ -4,8 +4,10 @@ F.scaled_dot_product_attention under the flash, cuDNN and efficient backends (en
 dispatch (no backend forced).  Decode takes microseconds, so Python's launch cost would dominate a plain timing:
 each call is captured in a CUDA graph and timed two ways, one replay per event pair (the way xdnn's
 "GRAPH replay" figure is taken) and 20 calls in one graph (device time per call, no launch gap).
-One JSON line per (backend, case); a backend that refuses a shape says so."""
-import json, torch
+One JSON line per (backend, case); a backend that refuses a shape says so.
+`table` (session 10): difftest_seq's bench/decode/table shapes (B 1-64, Hk 8 and 32, Sq 1/4/64/256, Skv 1k-128k),
+under flash and cuDNN only (the efficient backend refuses GQA, the default dispatch picks one of the two)."""
+import json, sys, torch
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
 dev = "cuda"
@@ -33,7 +35,16 @@ SHAPES = ((1, 1, 4096), (1, 1, 32768), (1, 1, 131072), (16, 1, 4096), (1, 128, 8
 BACKENDS = (("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
             ("efficient", SDPBackend.EFFICIENT_ATTENTION), ("default", None))
 Hq, Hk, D = 32, 8, 128
-for (B, Sq, Skv) in SHAPES:
+SHAPES = tuple((B, Hk, Sq, Skv) for (B, Sq, Skv) in SHAPES)
+if sys.argv[1:2] == ["table"]:
+    SHAPES = tuple((B, hk, 1, kv) for hk, B, kvs in (
+        (8, 1, (1024, 4096, 32768, 131072)), (8, 4, (1024, 4096, 32768, 131072)), (8, 16, (1024, 4096, 32768)),
+        (8, 64, (1024, 4096)), (32, 1, (1024, 4096, 32768, 131072)), (32, 4, (1024, 4096, 32768)),
+        (32, 16, (1024, 4096)), (32, 64, (1024,))) for kv in kvs)
+    SHAPES += ((1, 8, 4, 4096), (1, 8, 4, 32768), (16, 8, 4, 4096), (1, 32, 4, 4096), (16, 32, 4, 4096))
+    SHAPES += tuple((1, hk, sq, kv) for hk in (8, 32) for sq in (64, 256) for kv in (4096, 32768))
+    BACKENDS = BACKENDS[:2]
+for (B, Hk, Sq, Skv) in SHAPES:
     causal = Sq > 1
     q = torch.randn(B, Hq, Sq, D, device=dev, dtype=torch.bfloat16)
     k = torch.randn(B, Hk, Skv, D, device=dev, dtype=torch.bfloat16); v = torch.randn_like(k)

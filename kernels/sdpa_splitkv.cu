@@ -7,7 +7,10 @@
 //      KV head).  The query rows of a KV head's group are packed into the M
 //      dimension (packed row r = position * G + head in group), so K and V
 //      are read once per group, not once per query head.  Each block streams
-//      its share of the keys (a split) through STAGES cp.async stages and
+//      its share of the keys (a split) through `ns` cp.async stages (a
+//      launch parameter: the shared memory, hence blocks per SM, follows it)
+//      and, with `pf` > 0, asks the L2 for the tiles pf beyond them (Hopper's
+//      bulk prefetch: DRAM reads in flight with no shared memory held), and
 //      runs S = Q K^T, O += P V on mma.sync m16n8k16 with an online softmax
 //      (exp2 domain).  WM warps split the rows (16 each), the other 4 / WM
 //      split each key tile: WM = 1 (<= 16 packed rows: decode, where the
@@ -31,12 +34,20 @@ template <int DP, int WM> struct skv_cfg {
     static constexpr int BN = DP > 128 && WM == 4 ? 32 : 64; // keys per tile (o needs DP/2 registers)
     static constexpr int KW = BN / WN;                      // keys per warp per tile
     static constexpr int NT = KW / 8;
-    static constexpr int STAGES = DP <= 128 ? 3 : 2;
+    // Decode tiles (WM 1, DP <= 128) are held to 170 registers, three blocks
+    // per SM (12 warps; 232 registers allowed two: 8 warps per SM kept too
+    // few loads in flight, b16 Skv 4k at 77-79% of the copy rate), with 2
+    // stages so that three fit in shared memory.  The rest: 2 blocks per SM.
+    static constexpr int MIN_BLOCKS = WM == 1 && DP <= 128 ? 3 : 1;
+    static constexpr int STAGES = WM == 1 && DP == 128 ? 2 : DP <= 128 ? 3 : 2; // the default stage count
+    static constexpr int MAX_STAGES = 6;
     static constexpr bool QREG = DP <= 128;
     static constexpr int LD = DP + 8;                       // 16-bit elements; +8: conflict-free fragments
-    static constexpr int MAIN = (BM + 2 * STAGES * BN) * LD * 2;
     static constexpr int MERGE = 4 * 16 * DP * 4 + 2 * 4 * 16 * 4; // each warp's o, m, l in f32
-    static constexpr int SMEM = MAIN > MERGE ? MAIN : MERGE;
+    static constexpr int smem(int ns)
+    {
+        return (BM + 2 * ns * BN) * LD * 2 > MERGE ? (BM + 2 * ns * BN) * LD * 2 : MERGE;
+    }
 };
 
 __device__ __forceinline__ void cp_async_wait_n(int n)
@@ -46,8 +57,12 @@ __device__ __forceinline__ void cp_async_wait_n(int n)
         asm volatile("cp.async.wait_group 0;\n" ::);
     else if (n == 1)
         asm volatile("cp.async.wait_group 1;\n" ::);
-    else
+    else if (n == 2)
         asm volatile("cp.async.wait_group 2;\n" ::);
+    else if (n == 3)
+        asm volatile("cp.async.wait_group 3;\n" ::);
+    else
+        asm volatile("cp.async.wait_group 4;\n" ::);
 }
 
 // Packed rows [r0, r0 + BM) of KV head hk's group into shared memory (row
@@ -183,6 +198,50 @@ __device__ __forceinline__ void load_kv(E *sk, E *sv_, int lds, const xk_sdpa &p
     }
 }
 
+// Asks the L2 for keys [n0, n0 + R) of k and v (at most nrows), so that the
+// cp.async copies of that tile, issued pf tiles later, hit the L2: more DRAM
+// reads in flight per SM than the shared-memory stages hold (Little's law:
+// ~3 TB/s x the loaded latency).  Hopper's bulk prefetch (no registers, no
+// shared memory, no completion to wait for): one per tile when its rows are
+// contiguous (bhsd K/V, head-major page pools), else one per row.  Paged
+// pools only when a tile lies in one page (one lookup); a no-op before sm_90
+// and for unaligned rows (vec false).
+template <typename E, int R>
+__device__ __forceinline__ void prefetch_kv(const xk_sdpa &p, const xk_splitkv_serve &sv, int b, int h, int n0,
+                                            int nrows, bool vec)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (!vec || n0 >= nrows || (sv.page_table && sv.page_size % R != 0))
+        return;
+    const int rows = min(R, nrows - n0);
+    const E *kb = static_cast<const E *>(p.k.p) + (int64_t)h * p.k.st[1];
+    const E *vb = static_cast<const E *>(p.v.p) + (int64_t)h * p.v.st[1];
+    if (sv.page_table) {
+        int64_t page = ld_index(sv.page_table, sv.pt_dtype, (int64_t)b * sv.pt_stride + n0 / sv.page_size);
+        page = page < 0 ? 0 : page >= sv.num_pages ? sv.num_pages - 1 : page;
+        const int64_t slot = n0 % sv.page_size;
+        kb += page * p.k.st[0] + slot * p.k.st[2];
+        vb += page * p.v.st[0] + slot * p.v.st[2];
+    } else {
+        kb += (int64_t)b * p.k.st[0] + (int64_t)n0 * p.k.st[2];
+        vb += (int64_t)b * p.v.st[0] + (int64_t)n0 * p.v.st[2];
+    }
+    const unsigned kbytes = (unsigned)p.D * (unsigned)sizeof(E), vbytes = (unsigned)p.Dv * (unsigned)sizeof(E);
+    if (p.k.st[2] == p.D && p.v.st[2] == p.Dv) { // contiguous rows: one request per tensor
+        if (threadIdx.x == 0)
+            asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(kb), "r"(kbytes * rows) : "memory");
+        else if (threadIdx.x == 32)
+            asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(vb), "r"(vbytes * rows) : "memory");
+        return;
+    }
+    for (int r = threadIdx.x; r < 2 * rows; r += blockDim.x) {
+        const bool isk = r < rows;
+        const E *row = isk ? kb + (int64_t)r * p.k.st[2] : vb + (int64_t)(r - rows) * p.v.st[2];
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(row), "r"(isk ? kbytes : vbytes) : "memory");
+    }
+#endif
+}
+
 // Keys [0, *hi) that packed row r may see (no left window: the engine refuses it).
 __device__ __forceinline__ int row_keys(const xk_sdpa &p, int G, int r)
 {
@@ -194,11 +253,11 @@ __device__ __forceinline__ int row_keys(const xk_sdpa &p, int G, int r)
 }
 
 template <typename T, int DP, int WM>
-__global__ void __launch_bounds__(128) splitkv_fwd(xk_sdpa p0, xk_splitkv_serve sv, float *ws_o, float *ws_l, int vec_q,
-                                                   int vec_k, int vec_v)
+__global__ void __launch_bounds__(128, skv_cfg<DP, WM>::MIN_BLOCKS) splitkv_fwd(xk_sdpa p0, xk_splitkv_serve sv, float *ws_o, float *ws_l, int vec_q,
+                                                   int vec_k, int vec_v, int S, int pf)
 {
     using C = skv_cfg<DP, WM>;
-    constexpr int BM = C::BM, BN = C::BN, LD = C::LD, NT = C::NT, KW = C::KW, S = C::STAGES;
+    constexpr int BM = C::BM, BN = C::BN, LD = C::LD, NT = C::NT, KW = C::KW; // S: stages (2..MAX_STAGES)
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *Qs = reinterpret_cast<T *>(smem_raw);
     T *KV = Qs + BM * LD; // stage st: K at KV + 2 * st * BN * LD, V right after it
@@ -224,7 +283,6 @@ __global__ void __launch_bounds__(128) splitkv_fwd(xk_sdpa p0, xk_splitkv_serve 
     const int t_lo = split * per, t_hi = min(ntiles, t_lo + per);
 
     load_q<T, BM, DP>(Qs, LD, p, b, hk, G, r0, vec_q != 0);
-#pragma unroll
     for (int st = 0; st < S - 1; st++) { // prologue: the first S - 1 tiles
         if (t_lo + st < t_hi) {
             const int n0 = (t_lo + st) * BN;
@@ -233,6 +291,9 @@ __global__ void __launch_bounds__(128) splitkv_fwd(xk_sdpa p0, xk_splitkv_serve 
         }
         cp_async_commit();
     }
+    const bool vec_kv = vec_k != 0 && vec_v != 0;
+    for (int t = t_lo + S - 1; t < min(t_hi, t_lo + S - 1 + pf); t++) // the prefetch lead: pf tiles beyond
+        prefetch_kv<T, BN>(p, sv, b, hk, t * BN, p.Skv, vec_kv);
 
     const int ra = wm * 16 + g; // this thread's rows in the tile: ra, ra + 8
     int hi_r[2];
@@ -259,6 +320,8 @@ __global__ void __launch_bounds__(128) splitkv_fwd(xk_sdpa p0, xk_splitkv_serve 
             const int st = (it + S - 1) % S, n0 = (t + S - 1) * BN;
             load_kv<T, BN, DP>(KV + 2 * st * BN * LD, KV + (2 * st + 1) * BN * LD, LD, p, sv, b, hk, n0, p.Skv,
                                vec_k != 0, vec_v != 0);
+            if (pf > 0 && t + S - 1 + pf < t_hi)
+                prefetch_kv<T, BN>(p, sv, b, hk, (t + S - 1 + pf) * BN, p.Skv, vec_kv);
         }
         cp_async_commit();
         const T *Kc = KV + 2 * (it % S) * BN * LD, *Vc = Kc + BN * LD;
@@ -431,31 +494,42 @@ __global__ void __launch_bounds__(128) splitkv_combine(xk_sdpa p0, xk_splitkv_se
                empty ? -CUDART_INF_F : (s_m + log2f(s_sum)) * kLn2);
 }
 
+// The launch's knobs: ns stages (0: the default; capped), pf prefetch lead.
+struct knobs {
+    int vq, vk, vv, ns, pf;
+};
+
+template <int DP, int WM> int stages_of(int ns)
+{
+    using C = skv_cfg<DP, WM>;
+    return ns < 2 ? C::STAGES : ns > C::MAX_STAGES ? C::MAX_STAGES : ns;
+}
+
 template <typename T, int DP, int WM>
 cudaError_t launch_split(const xk_sdpa &p, const xk_splitkv_serve &sv, dim3 grid, float *wo, float *wl, cudaStream_t s,
-                         int vq, int vk, int vv)
+                         const knobs &kn)
 {
-    static bool opted = false;
-    const int bytes = skv_cfg<DP, WM>::SMEM;
-    if (!opted) {
+    static int opted = 0; // the largest dynamic shared memory opted in so far
+    const int ns = stages_of<DP, WM>(kn.ns), bytes = skv_cfg<DP, WM>::smem(ns);
+    if (bytes > opted) {
         cudaError_t e =
             cudaFuncSetAttribute(splitkv_fwd<T, DP, WM>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
         if (e != cudaSuccess)
             return e;
-        opted = true;
+        opted = bytes;
     }
-    splitkv_fwd<T, DP, WM><<<grid, 128, bytes, s>>>(p, sv, wo, wl, vq, vk, vv);
+    splitkv_fwd<T, DP, WM><<<grid, 128, bytes, s>>>(p, sv, wo, wl, kn.vq, kn.vk, kn.vv, ns, kn.pf < 0 ? 0 : kn.pf);
     return cudaGetLastError();
 }
 
 template <typename T, int WM>
 cudaError_t launch_wm(const xk_sdpa &p, const xk_splitkv_serve &sv, int dp, dim3 grid, float *wo, float *wl,
-                      cudaStream_t s, int vq, int vk, int vv)
+                      cudaStream_t s, const knobs &kn)
 {
     switch (dp) {
-    case 64: return launch_split<T, 64, WM>(p, sv, grid, wo, wl, s, vq, vk, vv);
-    case 128: return launch_split<T, 128, WM>(p, sv, grid, wo, wl, s, vq, vk, vv);
-    case 256: return launch_split<T, 256, WM>(p, sv, grid, wo, wl, s, vq, vk, vv);
+    case 64: return launch_split<T, 64, WM>(p, sv, grid, wo, wl, s, kn);
+    case 128: return launch_split<T, 128, WM>(p, sv, grid, wo, wl, s, kn);
+    case 256: return launch_split<T, 256, WM>(p, sv, grid, wo, wl, s, kn);
     default: return cudaErrorInvalidValue;
     }
 }
@@ -466,21 +540,28 @@ int dp_of(int D, int Dv)
     return d <= 64 ? 64 : d <= 128 ? 128 : 256;
 }
 
-template <int WM> xk_splitkv_shape shape_of(int dp)
+template <int DP, int WM> xk_splitkv_shape shape_dp(int ns)
+{
+    using C = skv_cfg<DP, WM>;
+    const int n = stages_of<DP, WM>(ns);
+    return {C::BM, C::BN, C::smem(n), n, C::MIN_BLOCKS > 2 ? C::MIN_BLOCKS : 2};
+}
+
+template <int WM> xk_splitkv_shape shape_of(int dp, int ns)
 {
     switch (dp) {
-    case 64: return {skv_cfg<64, WM>::BM, skv_cfg<64, WM>::BN, skv_cfg<64, WM>::SMEM};
-    case 128: return {skv_cfg<128, WM>::BM, skv_cfg<128, WM>::BN, skv_cfg<128, WM>::SMEM};
-    default: return {skv_cfg<256, WM>::BM, skv_cfg<256, WM>::BN, skv_cfg<256, WM>::SMEM};
+    case 64: return shape_dp<64, WM>(ns);
+    case 128: return shape_dp<128, WM>(ns);
+    default: return shape_dp<256, WM>(ns);
     }
 }
 
 } // namespace
 
-extern "C" xk_splitkv_shape xk_sdpa_splitkv_shape(int group_rows, int D, int Dv)
+extern "C" xk_splitkv_shape xk_sdpa_splitkv_shape(int group_rows, int D, int Dv, int stages)
 {
     const int dp = dp_of(D, Dv);
-    return group_rows <= 16 ? shape_of<1>(dp) : shape_of<4>(dp);
+    return group_rows <= 16 ? shape_of<1>(dp, stages) : shape_of<4>(dp, stages);
 }
 
 extern "C" size_t xk_sdpa_splitkv_ws(const xk_sdpa *p, int nsplit)
@@ -491,7 +572,8 @@ extern "C" size_t xk_sdpa_splitkv_ws(const xk_sdpa *p, int nsplit)
     return (size_t)nsplit * rows * ((size_t)p->Dv + 1) * sizeof(float) + 256;
 }
 
-extern "C" int xk_sdpa_splitkv(const xk_sdpa *p, const xk_splitkv_serve *svp, int nsplit, void *ws, void *stream)
+extern "C" int xk_sdpa_splitkv(const xk_sdpa *p, const xk_splitkv_serve *svp, int nsplit, const xk_splitkv_tune *tune,
+                               void *ws, void *stream)
 {
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     xk_splitkv_serve sv = {};
@@ -505,19 +587,19 @@ extern "C" int xk_sdpa_splitkv(const xk_sdpa *p, const xk_splitkv_serve *svp, in
         (nsplit > 1 && !ws))
         return (int)cudaErrorInvalidValue;
     const int G = p->Hq / p->Hk, rows = G * p->Sq, dp = dp_of(p->D, p->Dv);
-    const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(rows, p->D, p->Dv);
+    const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(rows, p->D, p->Dv, 0);
     dim3 grid((unsigned)nsplit, (unsigned)((rows + sh.rows - 1) / sh.rows), (unsigned)(p->B * p->Hk));
     const size_t nall = (size_t)p->B * p->Hq * p->Sq;
     float *wo = nsplit > 1 ? reinterpret_cast<float *>((reinterpret_cast<uintptr_t>(ws) + 255) & ~(uintptr_t)255)
                            : nullptr;
     float *wl = wo ? wo + (size_t)nsplit * nall * p->Dv : nullptr;
-    const int vq = vec_ok(p->q, p->D, 2), vk = vec_ok(p->k, p->D, 2), vv = vec_ok(p->v, p->Dv, 2);
+    const knobs kn = {vec_ok(p->q, p->D, 2), vec_ok(p->k, p->D, 2), vec_ok(p->v, p->Dv, 2), tune ? tune->stages : 0,
+                      tune ? tune->prefetch : 0};
     const bool bf = p->q.dtype == XK_BF16;
-    cudaError_t e = sh.rows == 16
-                        ? (bf ? launch_wm<__nv_bfloat16, 1>(*p, sv, dp, grid, wo, wl, s, vq, vk, vv)
-                              : launch_wm<__half, 1>(*p, sv, dp, grid, wo, wl, s, vq, vk, vv))
-                        : (bf ? launch_wm<__nv_bfloat16, 4>(*p, sv, dp, grid, wo, wl, s, vq, vk, vv)
-                              : launch_wm<__half, 4>(*p, sv, dp, grid, wo, wl, s, vq, vk, vv));
+    cudaError_t e = sh.rows == 16 ? (bf ? launch_wm<__nv_bfloat16, 1>(*p, sv, dp, grid, wo, wl, s, kn)
+                                        : launch_wm<__half, 1>(*p, sv, dp, grid, wo, wl, s, kn))
+                                  : (bf ? launch_wm<__nv_bfloat16, 4>(*p, sv, dp, grid, wo, wl, s, kn)
+                                        : launch_wm<__half, 4>(*p, sv, dp, grid, wo, wl, s, kn));
     if (e != cudaSuccess || nsplit == 1)
         return (int)e;
     // Hopper: a programmatic dependent launch (the split pass lets it start

@@ -30,6 +30,36 @@ enum { SPLIT_MAX = 128, MIN_TILES_PER_SPLIT = 2, GRID_YZ_MAX = 65535 };
 
 static const char ENG[] = "sdpa: sdpa_splitkv";
 
+/* The launch knobs, for A/B measurement (man/xdnn.1): XDNN_SPLITKV_STAGES=N
+ * shared-memory stages (2..6; fewer when N do not fit the device's shared
+ * memory), XDNN_SPLITKV_PREFETCH=N key tiles asked of the L2 beyond them
+ * (Hopper; 0 = none: N = 2 and 4 ran 3-60% slower on the H100, session 10,
+ * bench/RESULTS-sdpa.md). */
+enum { PREFETCH_DEFAULT = 0 };
+
+static int env_int(const char *name, int dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : dflt;
+}
+
+static xk_splitkv_tune splitkv_tune(int group_rows, int D, int Dv, const gpu_device *dev)
+{
+    xk_splitkv_tune t = {env_int("XDNN_SPLITKV_STAGES", 0), env_int("XDNN_SPLITKV_PREFETCH", PREFETCH_DEFAULT)};
+    const size_t lim = gpu_smem_per_block(dev);
+    while (t.stages > 2 && (size_t)xk_sdpa_splitkv_shape(group_rows, D, Dv, t.stages).smem > lim)
+        t.stages--;
+    if (t.prefetch < 0 || dev->cc_major < 9)
+        t.prefetch = 0; /* the bulk prefetch is Hopper's */
+    return t;
+}
+
+static xk_splitkv_shape splitkv_shape(const xk_sdpa *kp, const gpu_device *dev)
+{
+    const int rows = kp->Hq / kp->Hk * kp->Sq;
+    return xk_sdpa_splitkv_shape(rows, kp->D, kp->Dv, splitkv_tune(rows, kp->D, kp->Dv, dev).stages);
+}
+
 /* Everything beyond sdpa_flash's analysis (f16/bf16 q, k, v of one dtype,
  * D, Dv <= 256) that the split kernel needs. */
 /* The page table and offsets (kp: Skv of a paged cache = max_pages * page_size). */
@@ -110,7 +140,7 @@ static bool splitkv_analyze(const gplan *pl, const gpart *p, const gpu_device *d
                             ENG, t[i].name, (long long)x->strides[d], d);
     }
     const int G = kp->Hq / kp->Hk;
-    const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(G * kp->Sq, kp->D, kp->Dv);
+    const xk_splitkv_shape sh = splitkv_shape(kp, dev);
     const int64_t tiles = ((int64_t)G * kp->Sq + sh.rows - 1) / sh.rows;
     if (tiles > GRID_YZ_MAX || (int64_t)kp->B * kp->Hk > GRID_YZ_MAX)
         return gpu_refuse(why, len, "%s: grid of %lld row tiles x B*Hk = %lld exceeds 65535", ENG, (long long)tiles,
@@ -123,26 +153,31 @@ static bool splitkv_analyze(const gplan *pl, const gpart *p, const gpu_device *d
 }
 
 /* Splits of the keys: the count with the least (waves of blocks) x (key
- * tiles per block + BLOCK_COST_TILES), two blocks per SM when two fit, fewer
+ * tiles per block + BLOCK_COST_TILES), as many blocks per SM as shared
+ * memory and the kernel's registers allow (max_blocks: 3 for 16-row tiles up
+ * to D 128 since session 10, else 2), fewer
  * splits on a tie; only counts whose every split gets tiles (17 splits of 64
  * tiles are 16 of 4 and an empty one).  BLOCK_COST_TILES is a block's fixed
  * cost (Q, the pipeline's fill and drain, the merge and partial write, the
  * page lookups) in key tiles, fitted on the H100 (bench/RESULTS-sdpa.md,
  * 2026-11-24 session 7): paged decode b64 Skv 4096 ran 1.67x slower in 17
  * splits of 4 tiles (the old waves-only count) than in 1 of 64, b16 Skv 32768
- * 1.21x slower in 33 of 16 than in 4 of 128.  Decode b16 Skv 4096: 2 splits
- * (256 blocks of 32 tiles, one wave); b64: 1 (512 blocks, two waves); b1:
- * 32, one wave of 2-tile blocks (few keys: the device must be filled).
+ * 1.21x slower in 33 of 16 than in 4 of 128.  Decode b16 Skv 4096 (GQA 4,
+ * D 128): 3 splits (384 blocks of ~22 tiles, one wave of 3 per SM); b64: 3;
+ * b1: 32 of 2 tiles (few keys: the device must be filled), 49 at 128k keys.
  * XDNN_SPLITKV_SPLITS=N forces N (capped likewise) for measuring. */
 enum { BLOCK_COST_TILES = 3 };
 
 static int splitkv_count(const xk_sdpa *kp, const gpu_device *dev)
 {
     const int G = kp->Hq / kp->Hk;
-    const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(G * kp->Sq, kp->D, kp->Dv);
+    const xk_splitkv_shape sh = splitkv_shape(kp, dev);
     const int64_t base = (int64_t)kp->B * kp->Hk * (((int64_t)G * kp->Sq + sh.rows - 1) / sh.rows);
     size_t lim = gpu_smem_per_block(dev);
-    const int64_t per_sm = 2 * ((size_t)sh.smem + 1024) <= lim ? 2 : 1;
+    const size_t per_block = (size_t)sh.smem + 1024; /* the 1 KB the driver reserves per block */
+    int64_t per_sm = 1;
+    while (per_sm < sh.max_blocks && (size_t)(per_sm + 1) * per_block <= lim + 1024)
+        per_sm++; /* lim: a block's limit, 1 KB under the SM's */
     const int64_t target = (dev->sm_count > 0 ? dev->sm_count : 132) * per_sm;
     const int64_t ntiles = ((int64_t)kp->Skv + sh.keys - 1) / sh.keys;
     int64_t cap = ntiles / MIN_TILES_PER_SPLIT;
@@ -215,7 +250,7 @@ static double splitkv_cost(const gplan *pl, const gpart *p, const gpu_device *de
     if (!splitkv_params(pl, p, dev, &kp))
         return 1e30;
     const bool split = splitkv_count(&kp, dev) > 1;
-    const bool tall = xk_sdpa_splitkv_shape(kp.Hq / kp.Hk * kp.Sq, kp.D, kp.Dv).rows > 16;
+    const bool tall = splitkv_shape(&kp, dev).rows > 16;
     const double mem = p->bytes / (0.8 * 3.0e12), math = p->flops / (tall ? 25e12 : 100e12);
     return 1e6 * (mem > math ? mem : math) + (split ? 6.0 : 4.0);
 }
@@ -232,8 +267,9 @@ typedef struct splitkv_priv {
     xk_sdpa kp;
     sdpa_ids ids;
     xk_splitkv_serve sv;
+    xk_splitkv_tune tune;
     int nsplit;
-    char detail[192];
+    char detail[224];
 } splitkv_priv;
 
 static xdnn_status splitkv_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
@@ -251,12 +287,14 @@ static xdnn_status splitkv_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     while (sp->nsplit > 1 && xk_sdpa_splitkv_ws(&sp->kp, sp->nsplit) > p->ws_bytes)
         sp->nsplit--; /* planned for another device model: fit what was planned */
     const xk_sdpa *k = &sp->kp;
-    const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(k->Hq / k->Hk * k->Sq, k->D, k->Dv);
+    const int rows = k->Hq / k->Hk * k->Sq;
+    sp->tune = splitkv_tune(rows, k->D, k->Dv, &c->dev);
+    const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(rows, k->D, k->Dv, sp->tune.stages);
     snprintf(sp->detail, sizeof sp->detail,
-             "sdpa_splitkv B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s%s%s%s splits=%d tile=%dx%d", k->B, k->Hq, k->Hk,
-             k->Sq, k->Skv, k->D, k->Dv, k->right == 0 ? " causal" : "", sp->ids.page_table >= 0 ? " paged" : "",
-             sp->ids.off_q >= 0 ? " ragged-q" : "", sp->ids.off_kv >= 0 ? " ragged-kv" : "", sp->nsplit, sh.rows,
-             sh.keys);
+             "sdpa_splitkv B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s%s%s%s splits=%d tile=%dx%d stages=%d prefetch=%d",
+             k->B, k->Hq, k->Hk, k->Sq, k->Skv, k->D, k->Dv, k->right == 0 ? " causal" : "",
+             sp->ids.page_table >= 0 ? " paged" : "", sp->ids.off_q >= 0 ? " ragged-q" : "",
+             sp->ids.off_kv >= 0 ? " ragged-kv" : "", sp->nsplit, sh.rows, sh.keys, sh.stages, sp->tune.prefetch);
     return XDNN_OK;
 }
 
@@ -276,7 +314,7 @@ static xdnn_status splitkv_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_di
     sv.page_table = dev_ptr(c, sp->ids.page_table);
     sv.off_q = dev_ptr(c, sp->ids.off_q);
     sv.off_kv = dev_ptr(c, sp->ids.off_kv);
-    int rc = xk_sdpa_splitkv(&k, &sv, sp->nsplit, sp->nsplit > 1 ? c->ws + p->ws_offset : NULL, s);
+    int rc = xk_sdpa_splitkv(&k, &sv, sp->nsplit, &sp->tune, sp->nsplit > 1 ? c->ws + p->ws_offset : NULL, s);
     return gpu_check_cuda((cudaError_t)rc, "xk_sdpa_splitkv", __FILE__, __LINE__, d);
 }
 

@@ -21,12 +21,22 @@ extern "C" {
 
 /* The tile shape a launch uses: query rows of one KV head's group packed
  * (position-major, the group's heads minor) into tiles of `rows` (16 or 64),
- * keys streamed in tiles of `keys`; `smem`: dynamic shared memory per block. */
+ * keys streamed in tiles of `keys` through `stages` shared-memory stages;
+ * `smem`: dynamic shared memory per block; `max_blocks`: blocks per SM its
+ * registers allow (3 for 16-row tiles up to D 128, else 2).  stages: 0 = the
+ * kernel's default (2 for 16-row tiles of D 128: three blocks fit; 3 for
+ * the others up to D 128; 2 past it), else clamped to [2, 6]. */
 typedef struct xk_splitkv_shape {
-    int rows, keys, smem;
+    int rows, keys, smem, stages, max_blocks;
 } xk_splitkv_shape;
 
-xk_splitkv_shape xk_sdpa_splitkv_shape(int group_rows, int D, int Dv);
+xk_splitkv_shape xk_sdpa_splitkv_shape(int group_rows, int D, int Dv, int stages);
+
+/* Launch knobs (NULL: the defaults): stages as above; prefetch: key tiles
+ * asked of the L2 ahead of the stages (Hopper's bulk prefetch; 0 = none). */
+typedef struct xk_splitkv_tune {
+    int stages, prefetch;
+} xk_splitkv_tune;
 
 /* Workspace bytes for nsplit > 1: partial o (f32, normalized by its own row
  * sum) and its log2-sum-exp per split and query row. */
@@ -54,7 +64,8 @@ typedef struct xk_splitkv_serve {
  * nsplit > 1, the combine pass (one block per query row).  nsplit == 1
  * writes o and stats directly and needs no workspace.  sv: NULL = dense.
  * Returns a cudaError_t as int. */
-int xk_sdpa_splitkv(const xk_sdpa *p, const xk_splitkv_serve *sv, int nsplit, void *ws, void *stream);
+int xk_sdpa_splitkv(const xk_sdpa *p, const xk_splitkv_serve *sv, int nsplit, const xk_splitkv_tune *tune, void *ws,
+                    void *stream);
 
 #ifdef __cplusplus
 }

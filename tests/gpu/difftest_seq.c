@@ -1130,6 +1130,51 @@ static void bench_cases_masks(void)
         }
 }
 
+/* Session 10 (2026-11-24, issue 10): sdpa_splitkv's odd shapes, registered last: Skv 1, 13, 4097, 131071; Sq 1,
+ * 3, 65 (65 rows x GQA 4 = 260 packed rows: five 64-row tiles, the last of 4 rows); GQA 4 and 8; no mask and
+ * causal bottom-right (Sq > Skv: rows that see no key); padding by seq_len_kv alone (batch 0 full, the others
+ * shorter, some 0: rows with no key); bhsd and bshd; f16 and bf16; stats on every case; from 1 split to dozens.
+ * The XDNN_SPLITKV_STAGES / _PREFETCH variants run these under the device script.  Ids
+ * "sdpa/sdpa_splitkv/odd-...". */
+static void sdpa_cases_splitkv_odd(void)
+{
+    static const sshape shapes[] = {
+        {2, 8, 2, 1, 1, 128, 128},     {3, 16, 2, 3, 13, 128, 128},  {2, 32, 4, 1, 4097, 128, 128},
+        {1, 8, 2, 3, 131071, 128, 128}, {1, 4, 1, 65, 4097, 64, 64},  {2, 16, 2, 65, 13, 128, 128},
+        {1, 8, 1, 1, 131071, 64, 64},  {2, 8, 1, 3, 4097, 256, 256}, {1, 32, 4, 65, 300, 128, 128},
+    };
+    static const sopt odd[] = {{"odd-plain", "", 0, false},
+                               {"odd-causal-br", ", causal=true, align=\"bottom_right\"", 0, false}};
+    static const char *const half[] = {"f16", "bf16"};
+    const int n = (int)(sizeof shapes / sizeof shapes[0]);
+    for (int si = 0; si < n; si++)
+        for (int oi = 0; oi < 2; oi++) {
+            if (opts.quick && oi != si % 2)
+                continue;
+            sdpa_case2(&shapes[si], &odd[oi], half[(si + oi) % 2], (si + oi) % 3 == 1 ? " @bshd" : "",
+                       "sdpa_splitkv", NULL, false, false);
+        }
+    /* seq_len_kv alone (the engine refuses seq_len_q), with and without causal bottom-right */
+    static const sshape lshapes[] = {
+        {5, 32, 8, 1, 4097, 128, 128}, {3, 8, 2, 1, 1, 64, 64}, {4, 16, 2, 3, 131071, 128, 128}, {3, 8, 2, 65, 13, 128, 128},
+    };
+    for (int si = 0; si < (int)(sizeof lshapes / sizeof lshapes[0]); si++) {
+        const sshape *sh = &lshapes[si];
+        const bool causal = si % 2 == 1;
+        const char *dt = half[si % 2], *lay = si == 2 ? " @bshd" : "";
+        char id[200], lkv[256];
+        lens_text(lkv, sizeof lkv, sh, "lkv", sh->Skv);
+        snprintf(id, sizeof id, "sdpa/sdpa_splitkv/odd-lenkv%s/%s/%s/b%dh%dk%dq%dkv%dd%dv%d", causal ? "-causal-br" : "",
+                 dt, lay[0] ? lay + 1 : "bhsd", sh->B, sh->Hq, sh->Hk, sh->Sq, sh->Skv, sh->D, sh->Dv);
+        add_case(id, "sdpa=sdpa_splitkv", NULL,
+                 "dnn 1;\ngraph g(seed=%d) {\n  input q: %s[%d, %d, %d, %d]%s;\n  input k: %s[%d, %d, %d, %d]%s;\n"
+                 "  input v: %s[%d, %d, %d, %d]%s;\n%s  o, stats = sdpa(q, k, v, seq_len_kv=lkv%s);\n"
+                 "  output o, stats;\n}\n",
+                 ncases + 1, dt, sh->B, sh->Hq, sh->Sq, sh->D, lay, dt, sh->B, sh->Hk, sh->Skv, sh->D, lay, dt, sh->B,
+                 sh->Hk, sh->Skv, sh->Dv, lay, lkv, causal ? ", causal=true, align=\"bottom_right\"" : "");
+    }
+}
+
 /* ---- bench, decode and chunked prefill (bench/sdpa_decode_peer.py's
  * shapes): Llama-3-8B GQA 32/8, D = 128, bf16, bhsd; each on sdpa_splitkv and
  * on sdpa_flash_wgmma (the engine these shapes had before).  Ids
@@ -1215,6 +1260,46 @@ static void bench_cases_paged(void)
                      "  input pt: i32[%d, %d] = arange(start=%d, step=-1);\n  input lkv: i32[%d] = fill(value=%d);\n"
                      "  o = sdpa(q, k, v, page_table=pt, seq_len_kv=lkv);\n  output o;\n}\n",
                      B, P, ps, hm ? "" : " @bshd", P, ps, hm ? "" : " @bshd", B, mp, P - 1, B, S);
+        }
+}
+
+/* ---- bench, the decode table (session 10, issue 10): B 1/4/16/64, Hq/Hk 32/8 and 32/32, D 128, bf16, bhsd,
+ * Skv 1k-128k (K + V at most ~2.2 GB), Sq 1 ("dec"), Sq 4 ("spec", speculative decode; causal bottom-right) and
+ * chunked prefill Sq 64/256 ("chunk", causal bottom-right, on sdpa_splitkv and sdpa_flash_wgmma); the shapes
+ * bench/sdpa_decode_peer.py's `table` times; "big": the 2.1 GB ones (fills take seconds).  "-ab" marks the few the XDNN_SPLITKV_* variants are compared on.
+ * Constant inputs (a host fill of ~1G random values would outlast the call).  Ids "bench/decode/table/...". */
+static void bench_cases_decode_table(void)
+{
+    static const struct {
+        int B, Hk, Sq, Skv;
+        const char *grp;
+    } shapes[] = {
+        {1, 8, 1, 1024, "dec"},      {1, 8, 1, 4096, "dec-ab"},  {1, 8, 1, 32768, "dec"},   {1, 8, 1, 131072, "dec-ab"},
+        {4, 8, 1, 1024, "dec"},      {4, 8, 1, 4096, "dec"},     {4, 8, 1, 32768, "dec-ab"}, {4, 8, 1, 131072, "big"},
+        {16, 8, 1, 1024, "dec"},     {16, 8, 1, 4096, "dec-ab"}, {16, 8, 1, 32768, "big"},  {64, 8, 1, 1024, "dec"},
+        {64, 8, 1, 4096, "dec-ab"},  {1, 32, 1, 1024, "dec"},    {1, 32, 1, 4096, "dec"},   {1, 32, 1, 32768, "dec-ab"},
+        {1, 32, 1, 131072, "big"},   {4, 32, 1, 1024, "dec"},    {4, 32, 1, 4096, "dec"},   {4, 32, 1, 32768, "big"},
+        {16, 32, 1, 1024, "dec"},    {16, 32, 1, 4096, "dec-ab"}, {64, 32, 1, 1024, "dec"}, {1, 8, 4, 4096, "spec"},
+        {1, 8, 4, 32768, "spec"},    {16, 8, 4, 4096, "spec"},   {1, 32, 4, 4096, "spec"},  {16, 32, 4, 4096, "spec"},
+        {1, 8, 64, 4096, "chunk"},   {1, 8, 64, 32768, "chunk"}, {1, 8, 256, 4096, "chunk"}, {1, 8, 256, 32768, "chunk"},
+        {1, 32, 64, 4096, "chunk"},  {1, 32, 64, 32768, "chunk"}, {1, 32, 256, 4096, "chunk"},
+        {1, 32, 256, 32768, "chunk"},
+    };
+    static const char *const engines[] = {"sdpa_splitkv", "sdpa_flash_wgmma"};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int e = 0; e < 2; e++) {
+            const int B = shapes[si].B, Hk = shapes[si].Hk, Sq = shapes[si].Sq, Skv = shapes[si].Skv;
+            if (e == 1 && strcmp(shapes[si].grp, "chunk") != 0)
+                continue; /* sdpa_flash_wgmma only where it may win: Sq >= 64 */
+            char id[200], force[64];
+            snprintf(id, sizeof id, "bench/decode/table/%s/%s/sdpa_fwd_bf16%s/b%dh32k%dq%dkv%dd128", shapes[si].grp,
+                     engines[e], Sq > 1 ? "_causal_br" : "", B, Hk, Sq, Skv);
+            snprintf(force, sizeof force, "sdpa=%s", engines[e]);
+            add_case(id, force, NULL,
+                     "dnn 1;\ngraph g(seed=1) {\n  input q: bf16[%d, 32, %d, 128] = fill(value=0.5);\n"
+                     "  input k: bf16[%d, %d, %d, 128] = fill(value=0.25);\n"
+                     "  input v: bf16[%d, %d, %d, 128] = fill(value=1);\n  o = sdpa(q, k, v%s);\n  output o;\n}\n",
+                     B, Sq, B, Hk, Skv, B, Hk, Skv, Sq > 1 ? ", causal=true, align=\"bottom_right\"" : "");
         }
 }
 
@@ -1347,6 +1432,7 @@ int main(int argc, char **argv)
         bench_cases_ragged();
         bench_cases_o32();
         bench_cases_fp8();
+        bench_cases_decode_table();
     } else {
         sdpa_cases();
         rnn_cases();
@@ -1356,6 +1442,7 @@ int main(int argc, char **argv)
         sdpa_cases_bwd_wide();
         sdpa_cases_ragged_wide();
         sdpa_cases_bwd_fold();
+        sdpa_cases_splitkv_odd();
     }
     dh_tester t = {.name = "difftest_seq", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
