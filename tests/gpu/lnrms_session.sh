@@ -12,7 +12,9 @@
 # Every log goes to OUT/logs.tgz (a call brings back 8 files); a summary on stdout.  LIMIT_S: the call's
 # budget in seconds (the sweep gets what is left of it); SKIP_NCU leaves step 3 out.  Also used for the v3
 # backward (session 9 "normbwd"): NEW_AB=VAR=VALUE runs warp-rows/bwd/ once more under it (the A/B path stays
-# correct), SAN_FILTER replaces memcheck's warp-rows/, BENCH_FILES step 4's list.
+# correct), SAN_FILTER replaces memcheck's warp-rows/, BENCH_FILES step 4's list.  Session 10 ("normtrim"):
+# NEW_FILTER replaces step 1's warp-rows/ (odd-rows/), NCU_EXTRA adds ncu options (--clock-control none: the
+# durations compare with the event-timed medians), TORCH_ARGS="session10 eager" the peer's rows.
 set -uo pipefail
 dev=${1:?DEV}; out0=${2:?OUT}
 . "$(dirname "$0")/dev_env.sh" "$dev" "$out0/logs"
@@ -21,8 +23,8 @@ t=$dev/difftest_norm
 finish() { tar -C "$out0" -czf "$out0/logs.tgz" logs && rm -rf "$out0/logs"; }
 trap finish EXIT
 
-step "difftest_norm warp-rows/"
-timeout "${NEW_S:-40}" "$t" warp-rows/ > "$out/new.log" 2>&1
+step "difftest_norm ${NEW_FILTER:-warp-rows/}"
+timeout "${NEW_S:-40}" "$t" "${NEW_FILTER:-warp-rows/}" > "$out/new.log" 2>&1
 echo "rc=$?"
 grep -E "^FAIL" -A8 "$out/new.log" | cut -c1-300 | head -40
 grep -E "passed," "$out/new.log"
