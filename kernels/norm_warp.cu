@@ -152,12 +152,12 @@ __device__ __forceinline__ void wr_row_stats(const uint4 (&c)[NV], int D, int rm
 // with the activation's and the element loads' code inlined beside every
 // element, the one loop ran out of the instruction cache (ncu, session 9:
 // layernorm f16 8192x768 stalled mostly on instruction fetch).
-// ps / pb: scale and bias (j's, or v2's copies in shared memory).
 template <typename T, int NV>
 __device__ __forceinline__ void wr_store_y(const ng_job &j, const uint4 (&c)[NV], int64_t yo, int D, const wr_pos &p,
-                                           float mean, float inv, const void *ps, const void *pb)
+                                           float mean, float inv)
 {
     constexpr int VW = 16 / sizeof(T);
+    const void *ps = j.t.p[NG_SC], *pb = j.t.p[NG_BI];
     const int64_t ss = j.inner.stride[NG_SC][0], sb = j.inner.stride[NG_BI][0];
     const bool vs = ps && ss == 1 && j.t.dt[NG_SC] == dt_of<T>::v && aligned16(ps);
     const bool vb = pb && sb == 1 && j.t.dt[NG_BI] == dt_of<T>::v && aligned16(pb);
@@ -236,7 +236,7 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_norm(const ng_job j, int
     int slot = 0;
     wr_row_stats<T, NV>(c, D, j.rms, j.eps, p, sh, slot, mean, inv);
     wr_put_stats(j, base, p, mean, inv);
-    wr_store_y<T, NV>(j, c, base[NG_Y], D, p, mean, inv, j.t.p[NG_SC], j.t.p[NG_BI]);
+    wr_store_y<T, NV>(j, c, base[NG_Y], D, p, mean, inv);
 }
 
 // v2 (session 9): the same rows, a persistent grid (wr2_grid: the blocks
@@ -253,35 +253,17 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_norm(const ng_job j, int
 // layernorm f16 8192x768 0.0170 against 0.0204, bf16 16384x1024 0.0393
 // against 0.0428); v1 ahead for the 8-warp rows (layernorm f16 8192x8192
 // 0.1007 against 0.1242: three groups an SM against v1's four blocks).
-// hold (session 10, A/B XDNN_NORM_WR2_HOLD): the block copies scale and bias
-// into shared memory once (after the ring, D elements each) and every row
-// reads them there, not through L1 from global memory.
 enum { WR2_FWD_NV = 4, WR2_FWD_WPR = 4 };
 
 template <typename T, int NV>
-__global__ void __launch_bounds__(WR_WARPS * 32, 3) k_warp_norm2(const ng_job j, int64_t rows, int D, int wpr,
-                                                                  int hold)
+__global__ void __launch_bounds__(WR_WARPS * 32, 3) k_warp_norm2(const ng_job j, int64_t rows, int D, int wpr)
 {
-    constexpr int TH = WR_WARPS * 32, VW = 16 / sizeof(T);
-    extern __shared__ uint4 wr_stage[]; // [WR2_STAGES][NV][TH], then (hold) scale [D], bias [D]
+    constexpr int TH = WR_WARPS * 32;
+    extern __shared__ uint4 wr_stage[]; // [WR2_STAGES][NV][TH]
     __shared__ float sh[2][WR_WARPS];
     const wr_pos p = wr_here(wpr);
     const int64_t step = (int64_t)gridDim.x * (WR_WARPS / wpr);
     const int64_t first = (int64_t)blockIdx.x * (WR_WARPS / wpr) + p.group;
-    const void *ps = j.t.p[NG_SC], *pb = j.t.p[NG_BI];
-    if (hold) { // every thread reaches this barrier: no group has left yet
-        T *held = reinterpret_cast<T *>(wr_stage + WR2_STAGES * NV * TH);
-        for (int i = threadIdx.x * VW; i < D; i += TH * VW) {
-            if (ps)
-                *reinterpret_cast<uint4 *>(held + i) = *reinterpret_cast<const uint4 *>(static_cast<const T *>(ps) + i);
-            if (pb)
-                *reinterpret_cast<uint4 *>(held + D + i) =
-                    *reinterpret_cast<const uint4 *>(static_cast<const T *>(pb) + i);
-        }
-        __syncthreads();
-        ps = ps ? held : nullptr;
-        pb = pb ? held + D : nullptr;
-    }
     if (first >= rows) // the group's warps leave together: no barrier waits on them
         return;
     const T *x = static_cast<const T *>(j.t.p[NG_X]);
@@ -316,22 +298,16 @@ __global__ void __launch_bounds__(WR_WARPS * 32, 3) k_warp_norm2(const ng_job j,
         int64_t base[NG_NOPS];
         wr_offsets<M>(j.outer, row, base);
         wr_put_stats(j, base, p, mean, inv);
-        wr_store_y<T, NV>(j, c, base[NG_Y], D, p, mean, inv, ps, pb);
+        wr_store_y<T, NV>(j, c, base[NG_Y], D, p, mean, inv);
     }
 }
 
-// XDNN_NORM_WR2_HOLD=1: scale and bias held in shared memory (A/B, session 10);
-// XDNN_NORM_WR2_BPS=n: at most n blocks an SM (A/B of the grid).
 template <typename T, int NV>
 int wr_norm2_launch(const ng_job *j, int64_t rows, int D, int wpr, cudaStream_t s)
 {
-    static const int hold_env = env_int("XDNN_NORM_WR2_HOLD", 0), bps = env_int("XDNN_NORM_WR2_BPS", 0);
-    const int hold = hold_env == 1 && (j->t.p[NG_SC] || j->t.p[NG_BI]);
-    const size_t smem = (size_t)WR2_STAGES * NV * WR_WARPS * 32 * 16 + (hold ? (size_t)2 * D * sizeof(T) : 0);
-    const int64_t sms = wr_sm_count();
-    const unsigned grid = wr2_grid((const void *)k_warp_norm2<T, NV>, smem, rows, wpr,
-                                   bps > 0 ? bps * sms : INT32_MAX);
-    k_warp_norm2<T, NV><<<grid, WR_WARPS * 32, smem, s>>>(*j, rows, D, wpr, hold);
+    const size_t smem = (size_t)WR2_STAGES * NV * WR_WARPS * 32 * 16;
+    const unsigned grid = wr2_grid((const void *)k_warp_norm2<T, NV>, smem, rows, wpr, INT32_MAX);
+    k_warp_norm2<T, NV><<<grid, WR_WARPS * 32, smem, s>>>(*j, rows, D, wpr);
     return (int)cudaGetLastError();
 }
 
@@ -436,12 +412,10 @@ int wr_norm(const ng_job *j, int64_t rows, int64_t D, cudaStream_t s)
     for (int i = 0; i < j->outer.n; i++)
         if (j->outer.stride[NG_X][i] % VW || j->outer.stride[NG_Y][i] % VW)
             return -1;
-    // XDNN_NORM_WARP_V=1: v1 everywhere; XDNN_NORM_WR2_WPR=n: v2 for rows of up to n warps
-    // (A/B, session 10: 8 runs the 8-warp rows on v2 too)
-    static const int wv = env_int("XDNN_NORM_WARP_V", 2), v2_wpr = env_int("XDNN_NORM_WR2_WPR", WR2_FWD_WPR);
+    static const int wv = env_int("XDNN_NORM_WARP_V", 2); // 1: v1 everywhere (A/B)
     wr_geom g2;
     if (wr2_params_ok<T>(j, NG_SC) && wr2_params_ok<T>(j, NG_BI) && wv != 1 && wr2_pick<T>(D, WR2_FWD_NV, &g2) &&
-        g2.wpr <= v2_wpr) {
+        g2.wpr <= WR2_FWD_WPR) {
 #define WR_NORM2(NV) return wr_norm2_launch<T, NV>(j, rows, (int)D, g2.wpr, s)
         switch (g2.nv) {
         case 1: WR_NORM2(1);
