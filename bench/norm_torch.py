@@ -97,8 +97,49 @@ def rows_session9(alone=False):
             print(json.dumps({"name": "aten._fused_rms_norm_backward", "error": str(e)[:200]}), flush=True)
 
 
+def rows_session10(compile_too=True):
+    """session 10: layernorm / rmsnorm forward and backward, bf16, 8192 x 4096 and 8192 x 8192, eager and
+    torch.compile (difftest_norm --bench bench/s10/), and a copy of the same bytes (the ceiling at that size)."""
+    x = torch.empty(1 << 30, dtype=torch.uint8, device=dev); y = torch.empty_like(x)
+    rep("copy 1GiB", bench(lambda: y.copy_(x)), 2 * x.numel())
+    del x, y
+    bf = torch.bfloat16
+    for D in (4096, 8192):
+        x = torch.randn(8192, D, device=dev, dtype=bf); w = torch.randn(D, device=dev, dtype=bf)
+        b = torch.randn(D, device=dev, dtype=bf); dy = torch.randn_like(x); yc = torch.empty_like(x)
+        n = x.numel()
+        rep(f"copy_bfloat16 8192x{D}", bench(lambda: yc.copy_(x)), 2 * n * 2)
+        _, mean, rstd = torch.ops.aten.native_layer_norm(x, [D], w, b, 1e-5)
+        rrstd = torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6)
+
+        def rms_f(x, w): return F.rms_norm(x, (D,), w, 1e-6)
+        def ln_f(x, w, b): return F.layer_norm(x, (D,), w, b)
+        def ln_b(dy, x, mean, rstd, w, b):
+            return torch.ops.aten.native_layer_norm_backward(dy, x, [D], mean, rstd, w, b, [True, True, True])
+        def rms_b(dy, x, rstd, w):  # dx and dscale, f32 math as aten's
+            xh = x.float() * rstd; g = dy.float() * w.float()
+            dx = rstd * (g - xh * (g * xh).mean(-1, keepdim=True))
+            return dx.to(x.dtype), (dy.float() * xh).sum(0).to(w.dtype)
+        cases = [("rmsnorm", rms_f, (x, w), 2), ("layernorm", ln_f, (x, w, b), 2),
+                 ("rmsnorm_bwd (dx, dscale)", rms_b, (dy, x, rrstd, w), 3),
+                 ("layernorm_bwd (dx, dscale, dbias)", ln_b, (dy, x, mean, rstd, w, b), 3)]
+        for name, f, args, k in cases:
+            rep(f"{name}_bfloat16 8192x{D} eager", bench(lambda: f(*args)), k * n * 2)
+            if compile_too:
+                try:
+                    cf = torch.compile(f)
+                    rep(f"{name}_bfloat16 8192x{D} compile", bench(lambda: cf(*args)), k * n * 2)
+                except Exception as e:
+                    print(json.dumps({"name": f"{name} 8192x{D} compile", "error": str(e)[:200]}), flush=True)
+        del x, dy, yc
+
+
 if __name__ == "__main__":
     import sys
+    if sys.argv[1:2] == ["session10"]:
+        print("torch", torch.__version__, torch.cuda.get_device_name(), flush=True)
+        rows_session10(compile_too=sys.argv[2:] != ["eager"])
+        sys.exit(0)
     if sys.argv[1:] == ["session9"]:
         print("torch", torch.__version__, torch.cuda.get_device_name(), flush=True)
         rows_session9(alone=True)

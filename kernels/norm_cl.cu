@@ -30,41 +30,38 @@
 // 400 MB ones 88 %).
 // Forward: x read twice (r once), y written once; backward: x and dy read twice, dx
 // written once.  The backward reads mean / inv from the saved tensors.
-// Variants (ng_job.clv, set by plan_cl in eng_norm.c; XDNN_NORM_CL_V=0 for A/B):
-//   v0  vectors in flight per stream and thread: 4 forward, 2 backward;
-//       3 / 2 blocks per SM; every per-channel constant in registers.
-//   v1  8 forward, 4 backward (twice the bytes in flight: ncu saw v0's
-//       passes at 59-65 % of DRAM, stalled on L1TEX scoreboard); 3 blocks
-//       per SM both ways: the apply's (and the backward reduce's) per-channel
-//       constants live in shared memory (one float4 per channel, [k][tx] so a
-//       warp's reads are conflict-free, read by ld.shared volatile so that
-//       they are not hoisted back into registers: with them in registers the
-//       8-vector forward spilled ~200 bytes), the loaded vectors stay packed
-//       until used.
+// Per thread and stream, 8 16-byte vectors in flight forward and 4 backward
+// (session 8: ncu saw 4 / 2 at 59-65 % of DRAM, stalled on L1TEX
+// scoreboard); 3 blocks per SM both ways: the apply's (and the backward
+// reduce's) per-channel constants live in shared memory (one float4 per
+// channel, [k][tx] so a warp's reads are conflict-free, read by ld.shared
+// volatile so that they are not hoisted back into registers: with them in
+// registers the 8-vector forward spilled ~200 bytes), the loaded vectors
+// stay packed until used.  (Session 8's first variant, half the vectors in
+// flight and the constants in registers, was retired in session 10: it lost
+// or tied everywhere and doubled this file's compile time.)
 #include "norm_cl_common.cuh"
 
 namespace {
 
-// Blocks per SM (plan_cl in eng_norm.c sizes the grid to match): v0 three
-// forward (<= 85 registers), two backward (its apply held four constants per
-// channel and two streams in registers: at 85 it spilled); v1 three both.
-// Vectors in flight per stream and thread (U): v0 four forward (x), two
-// backward (x and dy, the same bytes), two forward with a fused residual (x
-// and r: four spilled 120+ bytes); v1 twice those.
+// Blocks per SM: NG_CL_BLOCKS (plan_cl in eng_norm.c sizes the grid to
+// match).  Vectors in flight per stream and thread (U): 8 forward (x), 4
+// backward (x and dy, the same bytes), 4 forward with a fused residual (x
+// and r).
 enum { CL_THREADS = NG_CL_THREADS, CL_UNROLL = NG_CL_UNROLL };
-template <bool BWD, int VAR>
+template <bool BWD>
 struct cl_cfg {
-    static constexpr int U = (BWD ? CL_UNROLL / 2 : CL_UNROLL) * (VAR ? 2 : 1);
-    static constexpr int blocks = NG_CL_BLOCKS(BWD, VAR);
-    static constexpr bool shared_consts = VAR; // apply, backward reduce: per-channel constants in shared memory
+    static constexpr int U = (BWD ? CL_UNROLL / 2 : CL_UNROLL) * 2;
+    static constexpr int blocks = NG_CL_BLOCKS;
+    static constexpr bool shared_consts = true; // apply, backward reduce: per-channel constants in shared memory
 };
 
 // BWD = false: shifted sums of x per channel (shift: the thread's first
 // value), turned into (count, mean, M2); BWD = true: sum dy, sum dy xhat.
-template <typename T, int V, bool BWD, int VAR>
-__global__ void __launch_bounds__(CL_THREADS, (cl_cfg<BWD, VAR>::blocks)) k_cl_reduce(const ng_job j)
+template <typename T, int V, bool BWD>
+__global__ void __launch_bounds__(CL_THREADS, (cl_cfg<BWD>::blocks)) k_cl_reduce(const ng_job j)
 {
-    using cfg = cl_cfg<BWD, VAR>;
+    using cfg = cl_cfg<BWD>;
     constexpr int U = cfg::U;
     constexpr bool SH = cfg::shared_consts;
     cl_let_next_start(); // the finalize waits for this grid's end itself
@@ -81,7 +78,7 @@ __global__ void __launch_bounds__(CL_THREADS, (cl_cfg<BWD, VAR>::blocks)) k_cl_r
         shift[k] = a[k] = b[k] = mean[k] = inv[k] = 0.f;
     const int64_t first = q0 + ty;
     const float n = first < q1 ? (float)((q1 - first + TY - 1) / TY) : 0.f;
-    if (BWD && (SH ? ty == 0 : first < q1) && c0 < C) { // v1: one row of threads fills sc
+    if (BWD && (SH ? ty == 0 : first < q1) && c0 < C) { // one row of threads fills sc
 #pragma unroll
         for (int k = 0; k < V; k++) {
             mean[k] = cl_chan(j, NG_MEAN, c0 + k, 0.f);
@@ -98,7 +95,7 @@ __global__ void __launch_bounds__(CL_THREADS, (cl_cfg<BWD, VAR>::blocks)) k_cl_r
             cl_load<T, V>(j.t.p[NG_X], q * sx + c0, shift);
             q += TY;
         }
-        // k outer: a channel's constants read once per U rows (v1: from shared memory)
+        // k outer: a channel's constants read once per U rows (from shared memory)
         for (; q + (U - 1) * TY < q1; q += U * TY) {
             vec_t<T, V> x[U], dy[U];
 #pragma unroll
@@ -199,7 +196,7 @@ __global__ void __launch_bounds__(CL_THREADS) k_cl_finalize(const ng_job j)
 // The apply's rows q0 + ty, + TY, ... below q1 for the thread's V channels
 // from c0: U row vectors in flight per stream; RD: a second stream (the
 // backward's dy, or the forward's fused residual r: y rounded to res_dt, r
-// added, then the activation).  SH (v1): the constants (m, k1, k2, k3) of
+// added, then the activation).  SH (always, since session 10): the constants (m, k1, k2, k3) of
 // channel c0 + k at sc[k TX] in shared memory, read at each row (V 16-byte
 // shared loads a row against 16 bytes of each stream from DRAM); else in
 // m, k1, k2, k3.
@@ -245,10 +242,10 @@ __device__ __forceinline__ void cl_apply_rows(const ng_job &j, int64_t q0, int64
     }
 }
 
-template <typename T, int V, int AM, int ACT, int VAR>
-__global__ void __launch_bounds__(CL_THREADS, (cl_cfg<AM == NGA_BWD, VAR>::blocks)) k_cl_apply(const ng_job j)
+template <typename T, int V, int AM, int ACT>
+__global__ void __launch_bounds__(CL_THREADS, (cl_cfg<AM == NGA_BWD>::blocks)) k_cl_apply(const ng_job j)
 {
-    using cfg = cl_cfg<AM == NGA_BWD, VAR>;
+    using cfg = cl_cfg<AM == NGA_BWD>;
     constexpr int U = cfg::U;
     constexpr bool SH = cfg::shared_consts;
     __shared__ float4 sc[SH ? 32 * V : 1]; // [k][tx]
@@ -300,24 +297,24 @@ __global__ void __launch_bounds__(CL_THREADS, (cl_cfg<AM == NGA_BWD, VAR>::block
         cl_apply_rows<T, V, AM, ACT, U, AM == NGA_BWD, SH>(j, q0, q1, ty, TX, TY, c0, sc + tx, m, k1, k2, k3);
 }
 
-template <typename T, int V, int VAR>
+template <typename T, int V>
 void cl_run(const ng_job *j, int what, int act, cudaStream_t s)
 {
     cl_geo g = cl_geometry(j->O, V);
     dim3 grid(g.cblocks, (unsigned)j->nsplit), block((unsigned)g.tx, (unsigned)g.ty);
     switch (what) {
-    case 0: k_cl_reduce<T, V, false, VAR><<<grid, block, 0, s>>>(*j); break;
-    case 1: k_cl_reduce<T, V, true, VAR><<<grid, block, 0, s>>>(*j); break;
+    case 0: k_cl_reduce<T, V, false><<<grid, block, 0, s>>>(*j); break;
+    case 1: k_cl_reduce<T, V, true><<<grid, block, 0, s>>>(*j); break;
     case 2:
         switch (act) {
-        case NGACT_RELU: cl_go(k_cl_apply<T, V, NGA_FWD, NGACT_RELU, VAR>, grid, block, s, j->cl_pdl, *j); break;
-        case NGACT_SILU: cl_go(k_cl_apply<T, V, NGA_FWD, NGACT_SILU, VAR>, grid, block, s, j->cl_pdl, *j); break;
-        case NGACT_GELU_TANH: cl_go(k_cl_apply<T, V, NGA_FWD, NGACT_GELU_TANH, VAR>, grid, block, s, j->cl_pdl, *j); break;
-        case NGACT_GELU_ERF: cl_go(k_cl_apply<T, V, NGA_FWD, NGACT_GELU_ERF, VAR>, grid, block, s, j->cl_pdl, *j); break;
-        default: cl_go(k_cl_apply<T, V, NGA_FWD, NGACT_NONE, VAR>, grid, block, s, j->cl_pdl, *j); break;
+        case NGACT_RELU: cl_go(k_cl_apply<T, V, NGA_FWD, NGACT_RELU>, grid, block, s, j->cl_pdl, *j); break;
+        case NGACT_SILU: cl_go(k_cl_apply<T, V, NGA_FWD, NGACT_SILU>, grid, block, s, j->cl_pdl, *j); break;
+        case NGACT_GELU_TANH: cl_go(k_cl_apply<T, V, NGA_FWD, NGACT_GELU_TANH>, grid, block, s, j->cl_pdl, *j); break;
+        case NGACT_GELU_ERF: cl_go(k_cl_apply<T, V, NGA_FWD, NGACT_GELU_ERF>, grid, block, s, j->cl_pdl, *j); break;
+        default: cl_go(k_cl_apply<T, V, NGA_FWD, NGACT_NONE>, grid, block, s, j->cl_pdl, *j); break;
         }
         break;
-    default: cl_go(k_cl_apply<T, V, NGA_BWD, NGACT_NONE, VAR>, grid, block, s, j->cl_pdl, *j); break;
+    default: cl_go(k_cl_apply<T, V, NGA_BWD, NGACT_NONE>, grid, block, s, j->cl_pdl, *j); break;
     }
 }
 
@@ -331,14 +328,10 @@ void cl_dispatch(const ng_job *j, int what, cudaStream_t s)
     const int nops[] = {1, 2, j->t.p[NG_DY] ? 3 : 2, 3}; // the forward's residual r too
     const bool wide = cl_width<T>(j, ops[what], nops[what]) > 1;
     constexpr int VW = 16 / (int)sizeof(T);
-    if (wide && j->clv)
-        cl_run<T, VW, 1>(j, what, j->act, s);
-    else if (wide)
-        cl_run<T, VW, 0>(j, what, j->act, s);
-    else if (j->clv)
-        cl_run<T, 1, 1>(j, what, j->act, s);
+    if (wide)
+        cl_run<T, VW>(j, what, j->act, s);
     else
-        cl_run<T, 1, 0>(j, what, j->act, s);
+        cl_run<T, 1>(j, what, j->act, s);
 }
 
 int cl_launch(const ng_job *j, int what, cudaStream_t s)

@@ -412,9 +412,10 @@ int wr_norm(const ng_job *j, int64_t rows, int64_t D, cudaStream_t s)
     for (int i = 0; i < j->outer.n; i++)
         if (j->outer.stride[NG_X][i] % VW || j->outer.stride[NG_Y][i] % VW)
             return -1;
+    static const int wv = env_int("XDNN_NORM_WARP_V", 2); // 1: v1 everywhere (A/B)
     wr_geom g2;
-    if (wr2_params_ok<T>(j, NG_SC) && wr2_params_ok<T>(j, NG_BI) && env_int("XDNN_NORM_WARP_V", 2) != 1 &&
-        wr2_pick<T>(D, WR2_FWD_NV, &g2) && g2.wpr <= WR2_FWD_WPR) {
+    if (wr2_params_ok<T>(j, NG_SC) && wr2_params_ok<T>(j, NG_BI) && wv != 1 && wr2_pick<T>(D, WR2_FWD_NV, &g2) &&
+        g2.wpr <= WR2_FWD_WPR) {
 #define WR_NORM2(NV) return wr_norm2_launch<T, NV>(j, rows, (int)D, g2.wpr, s)
         switch (g2.nv) {
         case 1: WR_NORM2(1);

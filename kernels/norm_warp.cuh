@@ -151,7 +151,7 @@ bool wr2_pick(int64_t D, int most, wr_geom *g)
         wpr *= 2;
     if (D > most * unit * wpr || D > NG_WARP_ROW_MAX)
         return false;
-    const int forced = env_int("XDNN_NORM_WPR", 0);
+    static const int forced = env_int("XDNN_NORM_WPR", 0);
     if ((forced == 1 || forced == 2 || forced == 4 || forced == 8) && D <= most * unit * forced)
         wpr = forced;
     *g = {wpr, (int)((D + unit * wpr - 1) / (unit * wpr))};
@@ -201,6 +201,21 @@ __device__ __forceinline__ void wr_stage_row(uint4 *slot, const T *row, int D, c
 // kernel's occupancy (with `smem` bytes of dynamic shared memory, allowed
 // first), no more than the rows need; `cap` bounds it further (the
 // backward's parameter-gradient partials have room for so many groups).
+// The current device's SM count, asked once per device (host calls before a
+// launch are part of what a partition's timing measures).
+static int wr_sm_count()
+{
+    static int sms_of[16];
+    int dev = 0, sms = 0;
+    cudaGetDevice(&dev);
+    if (dev >= 0 && dev < 16 && sms_of[dev] > 0)
+        return sms_of[dev];
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (dev >= 0 && dev < 16)
+        sms_of[dev] = sms;
+    return sms;
+}
+
 static unsigned wr2_grid(const void *kern, size_t smem, int64_t rows, int wpr, int64_t cap)
 {
     // the attribute and the occupancy once per kernel, shared-memory size and
@@ -213,9 +228,9 @@ static unsigned wr2_grid(const void *kern, size_t smem, int64_t rows, int wpr, i
     };
     static seen cache[64];
     static int ncache;
-    int dev = 0, sms = 0, per_sm = -1;
+    int dev = 0, per_sm = -1;
+    const int sms = wr_sm_count();
     cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     for (int i = 0; i < ncache && per_sm < 0; i++)
         if (cache[i].kern == kern && cache[i].smem == smem && cache[i].dev == dev)
             per_sm = cache[i].blocks;
@@ -229,6 +244,15 @@ static unsigned wr2_grid(const void *kern, size_t smem, int64_t rows, int wpr, i
     int64_t n = (int64_t)(per_sm < 1 ? 1 : per_sm) * (sms < 1 ? 1 : sms), need = (rows + gpb - 1) / gpb;
     n = n < need ? n : need;
     n = n < cap ? n : cap;
+    // balanced (session 10; XDNN_NORM_WR2_BALANCE=0 turns it off, A/B): as few
+    // groups as give every group the same number of rows to within one, so
+    // they finish together (8192 rows on 792 groups: 270 of them walk an 11th
+    // row while the other 522 are done; on 745 groups all walk 11)
+    static const int balance = env_int("XDNN_NORM_WR2_BALANCE", 1);
+    if (balance && n > 0) {
+        const int64_t per = (rows + n * gpb - 1) / (n * gpb), groups = (rows + per - 1) / per;
+        n = (groups + gpb - 1) / gpb;
+    }
     return (unsigned)(n < 1 ? 1 : n);
 }
 

@@ -19,8 +19,10 @@
 //    current row's reduction: two rows in flight per group;
 //  - sum g and sum g xhat reduced together (one shuffle tree of float2, one
 //    barrier).
-// v3 (session 9, "normbwd"; rows of 1-2 warps, wr_norm_bwd; XDNN_NORM_BWD_V=2
-// / 3 forces v2 / v3): v2 held
+// v3 (session 9, "normbwd"; rows of 1-2 warps, wr_norm_bwd; v2 keeps the
+// rows of 4-8 warps, where v3 lost: each width runs the one that won there,
+// session 10 retired the switch XDNN_NORM_BWD_V and v2's one-chunk forms):
+// v2 held
 // 118-128 registers (16-bit rows with parameter gradients: 16-32 partials a
 // lane), 2 blocks an SM.  v3 keeps
 //  - the partials in shared memory, each lane its own slots [e][thread] (no
@@ -303,7 +305,8 @@ int wr_norm_bwd(const ng_job *j, int64_t rows, int64_t D, cudaStream_t s)
 {
     constexpr int VW = 16 / sizeof(T);
     const int ops[] = {NG_X, NG_DY, NG_DX, NG_Y};
-    if (D % VW || env_int("XDNN_NORM_WARP_V", 2) == 1 || !wr2_params_ok<T>(j, NG_SC))
+    static const int wv = env_int("XDNN_NORM_WARP_V", 2);
+    if (D % VW || wv == 1 || !wr2_params_ok<T>(j, NG_SC))
         return -1;
     for (int q = 0; q < 4; q++) {
         if (!j->t.p[ops[q]])
@@ -322,17 +325,17 @@ int wr_norm_bwd(const ng_job *j, int64_t rows, int64_t D, cudaStream_t s)
     // partial a block cuts the partials 4-8x; measured (H100, 7876890) layernorm_bwd
     // f16 8192x768 0.0402 -> 0.0362 ms.  Rows of 8 warps (one group a block) gain
     // nothing there and lost to the shared-memory partials: rmsnorm_bwd bf16
-    // 8192x4096 0.1015 -> 0.1116 ms, so v2 (4 warps: unmeasured, v2 kept).
-    // XDNN_NORM_BWD_V=2 / 3 forces one (A/B).
-    const int vf = env_int("XDNN_NORM_BWD_V", 0);
-    const bool v3 = vf == 3 || (vf != 2 && g.wpr <= 2);
+    // 8192x4096 0.1015 -> 0.1116 ms, so v2 (4 warps: unmeasured, v2 kept).  Rows
+    // of 4-8 warps hold 2 chunks a lane unless XDNN_NORM_WPR forces more warps:
+    // those one-chunk rows take v3 (v2 is built for 2 chunks only).
+    const bool v3 = g.wpr <= 2 || g.nv == 1;
 #define WR_BWD(NV, V3)                                                                                       \
     (pg == 2   ? wr_bwd_launch<T, NV, 2, V3>(j, rows, (int)D, g.wpr, s)                                       \
      : pg == 1 ? wr_bwd_launch<T, NV, 1, V3>(j, rows, (int)D, g.wpr, s)                                       \
                : wr_bwd_launch<T, NV, 0, V3>(j, rows, (int)D, g.wpr, s))
     if (v3)
         return g.nv == 1 ? WR_BWD(1, true) : WR_BWD(2, true);
-    return g.nv == 1 ? WR_BWD(1, false) : WR_BWD(2, false);
+    return WR_BWD(2, false);
 #undef WR_BWD
 }
 

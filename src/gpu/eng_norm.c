@@ -288,14 +288,11 @@ static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
     while (tx < cv && tx < 32)
         tx <<= 1;
     int64_t ty = NG_CL_THREADS / tx, cblocks = (cv + tx - 1) / tx;
-    /* A/B switches: XDNN_NORM_CL_V=0 the first variant (norm_cl.cu's header),
-     * XDNN_NORM_CL_WAVES=n n waves of blocks instead of one, XDNN_NORM_CL_PDL=0
-     * the finalize and apply launched plainly (not as dependent launches) */
-    const char *ev = getenv("XDNN_NORM_CL_V"), *ew = getenv("XDNN_NORM_CL_WAVES"), *ep = getenv("XDNN_NORM_CL_PDL");
-    j->clv = ev && *ev == '0' ? 0 : 1;
+    /* A/B switch: XDNN_NORM_CL_PDL=0 the finalize and apply launched plainly
+     * (not as dependent launches) */
+    const char *ep = getenv("XDNN_NORM_CL_PDL");
     j->cl_pdl = ep && *ep == '0' ? 0 : 1;
-    int64_t waves = ew && atoi(ew) > 1 ? atoi(ew) : 1;
-    int64_t target = NG_CL_BLOCKS(np->kind == NK_BN_BWD, j->clv) * (int64_t)(sm_count > 0 ? sm_count : 132) * waves;
+    int64_t target = NG_CL_BLOCKS * (int64_t)(sm_count > 0 ? sm_count : 132);
     int64_t ns = (target + cblocks - 1) / cblocks, min_rows = 2 * NG_CL_UNROLL * ty;
     int64_t by_work = (j->Q + min_rows - 1) / min_rows;
     if (ns > by_work)

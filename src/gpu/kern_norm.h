@@ -101,7 +101,6 @@ typedef struct ng_job {
                                       `dx + r` of partition.c); batchnorm forward with a
                                       residual (NG_DY set): y rounded to this dtype, then NG_DY
                                       added, then the activation (generic and channels-last apply) */
-    int clv;                       /* channels-last kernels' variant (norm_cl.cu; plan_cl sets it) */
     int cl_pdl;                    /* channels-last: finalize and apply as programmatic dependent launches */
     int cl1;                       /* channels-last: one persistent launch (norm_cl1.cu; plan_cl1 sets it) */
     int64_t cl1_rows;              /* ... the most rows of its split a block holds on chip (-1: what fits;
@@ -165,9 +164,8 @@ typedef enum ng_apply_mode { NGA_FWD, NGA_BWD, NGA_SMB } ng_apply_mode;
  * (NGA_FWD, with j->act and the residual NG_DY when set) or dx (NGA_BWD, mean / inv from the saved tensors,
  * sum g / sum g xhat from the a / b arrays). */
 enum { NG_CL_THREADS = 256, NG_CL_UNROLL = 4 };
-/* Resident blocks per SM the kernels are built for, by variant (ng_job.clv,
- * norm_cl.cu's header): v0 three forward, two backward; v1 three both. */
-#define NG_CL_BLOCKS(bwd, clv) ((bwd) && !(clv) ? 2 : 3)
+/* Resident blocks per SM the kernels are built for (norm_cl.cu's header). */
+enum { NG_CL_BLOCKS = 3 };
 int ng_launch_cl_reduce(const ng_job *j, void *stream);
 int ng_launch_cl_finalize(const ng_job *j, void *stream);
 int ng_launch_cl_apply(const ng_job *j, int apply_mode, void *stream);

@@ -734,6 +734,26 @@ static void warp_bwd_row(int seed, const char *t, int R, int D)
              seed + 2, t, sh, D, D, t, D, t, t, t);
 }
 
+/* layernorm and rmsnorm forward and backward (and softmax) of one [R, D] x of
+ * dtype t, every output compared */
+static void lnrms_pair_case(const char *name, int seed, const char *t, int R, int D, bool softmax)
+{
+    char dxo[48] = ""; /* one element a row: xhat = 0, dx and dscale all zeros (nothing to compare) */
+    if (D > 1)
+        snprintf(dxo, sizeof dxo, "dx: %s, ds: f32, ", t);
+    char sm[48] = "", smo[24] = "";
+    if (softmax) {
+        snprintf(sm, sizeof sm, "  p = softmax(x, axis=-1);\n");
+        snprintf(smo, sizeof smo, ", p: %s", t);
+    }
+    add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d];\n  input dy: %s[%d, %d];\n"
+                      "  weight s: %s[%d];\n  weight b: %s[%d];\n  y, m, iv = layernorm(x, s, b);\n"
+                      "  dx, ds, db = layernorm_bwd(dy, x, s, m, iv);\n"
+                      "  z, ir = rmsnorm(x, s);\n  ex, es = rmsnorm_bwd(dy, x, s, ir);\n%s"
+                      "  output y: %s, m, iv, %sdb: f32, z: %s, ir, ex: %s, es: f32%s;\n}\n",
+             seed, t, R, D, t, R, D, t, D, t, D, sm, t, dxo, t, t, smo);
+}
+
 static void warp_bwd_cases(void)
 {
     static const int rows[][3] = { /* R, D, quick */
@@ -754,17 +774,8 @@ static void warp_bwd_cases(void)
             const char *t = dts[ti];
             char name[192];
             const int D = odd[k], R = D > 1000 ? 3 : 11;
-            char dxo[48] = ""; /* one element a row: xhat = 0, dx and dscale all zeros (nothing to compare) */
-            if (D > 1)
-                snprintf(dxo, sizeof dxo, "dx: %s, ds: f32, ", t);
             snprintf(name, sizeof name, "warp-rows/odd-width/%s/%dx%d", t, R, D);
-            add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d];\n  input dy: %s[%d, %d];\n"
-                              "  weight s: %s[%d];\n  weight b: %s[%d];\n  y, m, iv = layernorm(x, s, b);\n"
-                              "  dx, ds, db = layernorm_bwd(dy, x, s, m, iv);\n"
-                              "  z, ir = rmsnorm(x, s);\n  ex, es = rmsnorm_bwd(dy, x, s, ir);\n"
-                              "  p = softmax(x, axis=-1);\n"
-                              "  output y: %s, m, iv, %sdb: f32, z: %s, ir, ex: %s, es: f32, p: %s;\n}\n",
-                     900 + 7 * k + ti, t, R, D, t, R, D, t, D, t, D, t, dxo, t, t, t);
+            lnrms_pair_case(name, 900 + 7 * k + ti, t, R, D, true);
         }
     }
 }
@@ -988,6 +999,31 @@ static void rng_cases(void)
     }
 }
 
+/* ---- session 10: odd row counts and widths of layernorm / rmsnorm forward and
+ * backward after the kernel trim: widths 1, 7 (element kernels), 4095 (not 16-byte
+ * aligned: norm.cu's block rows), 4097 (16-bit: past the warp-row backward's 4096),
+ * 12288 (past NG_WARP_ROW_MAX: the split path); rows 1, 3 and 8191 (a prime past
+ * one pass of the persistent grid).  Registered last: the seeds of the cases
+ * before them do not move. */
+static void odd_row_cases(void)
+{
+    static const int shapes[][3] = { /* R, D, quick */
+        {1, 1, 1},    {3, 1, 1},    {8191, 1, 0},    {1, 7, 1},    {3, 7, 1},    {8191, 7, 0},    {1, 4095, 1},
+        {3, 4095, 0}, {1, 4097, 0}, {3, 4097, 1},    {1, 12288, 0}, {3, 12288, 0}, {8191, 4095, 0},
+    };
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        if (opts.quick && !shapes[k][2])
+            continue;
+        for (int ti = 0; ti < 3; ti++) {
+            const char *t = dts[ti];
+            const int R = shapes[k][0], D = shapes[k][1];
+            char name[192];
+            snprintf(name, sizeof name, "odd-rows/%s/%dx%d", t, R, D);
+            lnrms_pair_case(name, 1000 + 3 * (int)k + ti, t, R, D, false);
+        }
+    }
+}
+
 /* ---- bench: the torch_baseline shapes */
 
 static void bench_cases(void)
@@ -1088,6 +1124,28 @@ static void bench_cases(void)
     add_case("bench/concat/f16/2x[8192,4096]", 1,
              "dnn 1;\ngraph g(seed=7) {\n  input a: f16[8192, 4096];\n  input b: f16[8192, 4096];\n"
              "  y = concat(a, b, axis=1);\n  output y: f16;\n}\n");
+    /* session 10: layernorm / rmsnorm forward and backward, bf16, at 8192 x 4096 and
+     * 8192 x 8192 (bench/norm_torch.py session10 times the same beside torch.compile) */
+    static const int wide[] = {4096, 8192};
+    for (int k = 0; k < 2; k++) {
+        const int D = wide[k];
+        char name[128];
+        snprintf(name, sizeof name, "bench/s10/rmsnorm/bf16/8192x%d", D);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=2) {\n  input x: bf16[8192, %d];\n  weight s: bf16[%d];\n"
+                          "  y = rmsnorm(x, s);\n  output y: bf16;\n}\n", D, D);
+        snprintf(name, sizeof name, "bench/s10/layernorm/bf16/8192x%d", D);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=1) {\n  input x: bf16[8192, %d];\n  weight s: bf16[%d];\n"
+                          "  weight b: bf16[%d];\n  y = layernorm(x, s, b);\n  output y: bf16;\n}\n", D, D, D);
+        snprintf(name, sizeof name, "bench/s10/rmsnorm_bwd/bf16/8192x%d", D);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=4) {\n  input x: bf16[8192, %d];\n  input dy: bf16[8192, %d];\n"
+                          "  weight s: bf16[%d];\n  input ir: f32[8192, 1] = uniform(0.5, 2);\n"
+                          "  dx, ds = rmsnorm_bwd(dy, x, s, ir);\n  output dx: bf16, ds: bf16;\n}\n", D, D, D);
+        snprintf(name, sizeof name, "bench/s10/layernorm_bwd/bf16/8192x%d", D);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=4) {\n  input x: bf16[8192, %d];\n  input dy: bf16[8192, %d];\n"
+                          "  weight s: bf16[%d];\n  input m: f32[8192, 1];\n  input iv: f32[8192, 1] = uniform(0.5, 2);\n"
+                          "  dx, ds, db = layernorm_bwd(dy, x, s, m, iv);\n  output dx: bf16, ds: f32, db: f32;\n}\n",
+                 D, D, D);
+    }
 }
 
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */
@@ -1198,6 +1256,7 @@ int main(int argc, char **argv)
         cl1_cases();
         const_cases();
         rng_cases();
+        odd_row_cases();
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};

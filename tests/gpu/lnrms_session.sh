@@ -12,7 +12,9 @@
 # Every log goes to OUT/logs.tgz (a call brings back 8 files); a summary on stdout.  LIMIT_S: the call's
 # budget in seconds (the sweep gets what is left of it); SKIP_NCU leaves step 3 out.  Also used for the v3
 # backward (session 9 "normbwd"): NEW_AB=VAR=VALUE runs warp-rows/bwd/ once more under it (the A/B path stays
-# correct), SAN_FILTER replaces memcheck's warp-rows/, BENCH_FILES step 4's list.
+# correct), SAN_FILTER replaces memcheck's warp-rows/, BENCH_FILES step 4's list.  Session 10 ("normtrim"):
+# NEW_FILTER replaces step 1's warp-rows/ (odd-rows/), AB_FILES the A/B runs' bench list, NCU_EXTRA adds ncu options (--clock-control none: the
+# durations compare with the event-timed medians), TORCH_ARGS="session10 eager" the peer's rows.
 set -uo pipefail
 dev=${1:?DEV}; out0=${2:?OUT}
 . "$(dirname "$0")/dev_env.sh" "$dev" "$out0/logs"
@@ -21,8 +23,8 @@ t=$dev/difftest_norm
 finish() { tar -C "$out0" -czf "$out0/logs.tgz" logs && rm -rf "$out0/logs"; }
 trap finish EXIT
 
-step "difftest_norm warp-rows/"
-timeout "${NEW_S:-40}" "$t" warp-rows/ > "$out/new.log" 2>&1
+step "difftest_norm ${NEW_FILTER:-warp-rows/}"
+timeout "${NEW_S:-40}" "$t" "${NEW_FILTER:-warp-rows/}" > "$out/new.log" 2>&1
 echo "rc=$?"
 grep -E "^FAIL" -A8 "$out/new.log" | cut -c1-300 | head -40
 grep -E "passed," "$out/new.log"
@@ -38,6 +40,11 @@ timeout "${SAN_S:-40}" /usr/local/cuda/bin/compute-sanitizer --tool memcheck --p
 echo "rc=$?"
 grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/san.log" | head -8
 
+if [ -n "${EARLY_SWEEP_S:-}" ]; then
+    step "difftest_norm full sweep first (${EARLY_SWEEP_S} s)"
+    dev_sweep "$t" "$EARLY_SWEEP_S"
+fi
+
 if [ -z "${SKIP_NCU:-}" ]; then
     step "ncu: one launch each"
     TESTERS=difftest_norm NCU_S=${NCU_S:-18} CASES=${NCU_CASES:-"rms_fwd_v2|difftest_norm|bench/rmsnorm/bf16|k_warp_norm2
@@ -52,7 +59,9 @@ fi
 step "bench: v2, then each A/B switch"
 for cfg in default ${BENCH_AB:-XDNN_NORM_WARP_V=1 XDNN_NORM_WPR=8}; do
     echo "-- $cfg" | tee -a "$out/bench.log"
-    for f in ${BENCH_FILES:-bench/layernorm/ bench/layernorm_bwd/f16/8192x768 bench/rmsnorm}; do
+    files=${BENCH_FILES:-bench/layernorm/ bench/layernorm_bwd/f16/8192x768 bench/rmsnorm}
+    [ "$cfg" != default ] && files=${AB_FILES:-$files}
+    for f in $files; do
         env ${cfg/default/} timeout "${BENCH_S:-30}" "$t" --bench "$f" > "$out/bench_one.log" 2>&1
         echo "rc=$?" >> "$out/bench_one.log"
         cat "$out/bench_one.log" >> "$out/bench.log"
@@ -60,9 +69,11 @@ for cfg in default ${BENCH_AB:-XDNN_NORM_WARP_V=1 XDNN_NORM_WPR=8}; do
     done
 done
 
-step "PyTorch (norm_torch.py)"
-PYTHONUNBUFFERED=1 timeout "${TORCH_S:-50}" python3 "$dev/norm_torch.py" ${TORCH_ARGS:-} > "$out/torch.log" 2>&1
-echo "rc=$?"; grep -E "layernorm|rmsnorm|copy|softmax_float16" "$out/torch.log" | head -16
+if [ -z "${SKIP_TORCH:-}" ]; then
+    step "PyTorch (norm_torch.py ${TORCH_ARGS:-})"
+    PYTHONUNBUFFERED=1 timeout "${TORCH_S:-50}" python3 "$dev/norm_torch.py" ${TORCH_ARGS:-} > "$out/torch.log" 2>&1
+    echo "rc=$?"; grep -E "layernorm|rmsnorm|copy|softmax_float16" "$out/torch.log" | cut -c1-150 | head -24
+fi
 
 left=$(( ${LIMIT_S:-190} - (SECONDS - t0) - 8 ))
 if [ "$left" -gt 10 ]; then

@@ -5,7 +5,8 @@
 # WarpStateStats, MemoryWorkloadAnalysis), the full report per kernel in OUT/ncu_LABEL.txt and its headline
 # figures on stdout.  The testers are compiled here from the tree checked out (as memfast_session.sh).
 # CASES: "LABEL|TESTER|FILTER|KERNEL[|ENV]" lines (default below; ENV: VAR=value words set for that run);
-# NCU_S each one's time limit; TESTERS the testers to link (default: the four of the default CASES).
+# NCU_S each one's time limit; TESTERS the testers to link (default: the four of the default CASES); NCU_EXTRA
+# more ncu options (--clock-control none).
 set -uo pipefail
 . "$(dirname "$0")/dev_env.sh"
 step link
@@ -27,7 +28,7 @@ printf '%-16s %9s %7s %7s %7s %6s %5s %s\n' label "dur(us)" "SM%" "mem%" "DRAM%"
 while IFS='|' read -r label tester filter kernel envs; do
     [ -z "$label" ] && continue
     f="$out/ncu_$label.txt"
-    env ${envs:-} timeout "${NCU_S:-60}" ncu -k "regex:$kernel" -s 3 -c 1 --section SpeedOfLight --section Occupancy \
+    env ${envs:-} timeout "${NCU_S:-60}" ncu ${NCU_EXTRA:-} -k "regex:$kernel" -s 3 -c 1 --section SpeedOfLight --section Occupancy \
         --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis \
         "$dev/$tester" --bench "$filter" > "$f" 2>&1
     rc=$?
