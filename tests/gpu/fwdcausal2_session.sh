@@ -9,7 +9,8 @@
 #     b1h32s16384d128, the Llama block's b2h32k8s4096d128;
 #  5. PyTorch's flash and cuDNN on the same shapes, forward only (DEV/py/sdpa_peer.py);
 #  6. ncu on one launch of the non-causal and the causal b4h16s4096d128 forward, v9 and CHAIN=0 (NCU=0: none).
-# Logs in OUT/logs.tgz; a summary on stdout.  SKIP_SWEEP, SKIP_SAN, SKIP_PEER leave one out.
+# Logs in OUT/logs.tgz; a summary on stdout.  SKIP_SWEEP, SKIP_SAN, SKIP_PEER, SKIP_CHAIN0 leave one out;
+# SWEEP_FILTER narrows step 1 (a second call: sdpa/sdpa_flash_wgmma/).
 # Packing DEV (from the worktree, tree at the commit to test), then the call
 # `bash build-fwdcausal2-dev/fwdcausal2_session.sh build-fwdcausal2-dev $OUT` carrying build-fwdcausal2-dev:
 #   tests/gpu/pack_dev.sh build-fwdcausal2 /work/main/build-fwdcausal2-dev
@@ -29,10 +30,12 @@ sweep() { # LOG SECONDS FILTER [ENV...]
     echo "$log: $(grep -E '^PASS' "$out/$log" | grep -c 'sdpa_flash_wgmma/') wgmma forward passed; $(grep -E 'passed,' "$out/$log")"
 }
 if [ -z "${SKIP_SWEEP:-}" ]; then
-    step "difftest_seq sdpa (full sweep)"
-    sweep sdpa.log "${SWEEP_S:-70}" sdpa
-    step "the wgmma forward cases with XDNN_SDPA_WGMMA_CHAIN=0"
-    sweep sdpa_chain0.log 25 sdpa/sdpa_flash_wgmma/ XDNN_SDPA_WGMMA_CHAIN=0
+    step "difftest_seq ${SWEEP_FILTER:-sdpa}"
+    sweep sdpa.log "${SWEEP_S:-70}" "${SWEEP_FILTER:-sdpa}"
+    if [ -z "${SKIP_CHAIN0:-}" ]; then
+        step "the wgmma forward cases with XDNN_SDPA_WGMMA_CHAIN=0"
+        sweep sdpa_chain0.log 25 sdpa/sdpa_flash_wgmma/ XDNN_SDPA_WGMMA_CHAIN=0
+    fi
 fi
 if [ -z "${SKIP_SAN:-}" ]; then
     for f in chain- plain; do dev_memcheck "$dt" sdpa/sdpa_flash_wgmma/$f "${SAN_S:-20}"; done
