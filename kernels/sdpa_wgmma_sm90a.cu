@@ -97,7 +97,7 @@
 //    shares its turn with the next item's first Q K^T and o is stored once that P V is in (one turn fewer per
 //    item, no idle Q K^T latency between items).  Not GEN (bias, dropout), nor DP 256 (one Q buffer).
 //    XDNN_SDPA_WGMMA_CHAIN=0 keeps v8's loop (the same kernel).  H100: the static walk (no mask, bands bounded
-//    on both sides) 1.6-3% faster; on the counter's walk (causal) 1.5-3% slower (the next item, drawn by an
+//    on both sides) 1-3% faster; on the counter's walk (causal) 1-3% slower (the next item, drawn by an
 //    atomic only when the producer gets to it, has its Q and first K in later than the stream's turn wants
 //    them), so the stream takes the static walk only.
 #include "sdpa_ragged.cuh"
@@ -946,9 +946,9 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, cuda
     const int smem = walk.nq == 2 ? C::SMEM_Q2 : btma ? C::SMEM_BIAS : C::SMEM;
     // v9: the next item's first Q K^T beside the last P V needs its Q loaded an item ahead (two buffers), every
     // item's rows its own (dense q) and a key tile in every item (the stream has no turn for an empty one)
-    // (H100, session 10: on the counter's walk, causal, it lost 1.5-3%: the next item is drawn by an atomic only
+    // (H100, session 10: on the counter's walk, causal, it lost 1-3%: the next item is drawn by an atomic only
     // when the producer reaches it, so its Q and first K arrive after the consumers want them; the static walk
-    // gained 1.6-3%)
+    // gained 1-2.5%)
     walk.chain = k.chain && walk.nq == 2 && !walk.next && !p.off_q.p && !GEN && every_item_has_keys(p, C::BM);
     static int opted = 0; // the dynamic shared memory this instantiation may use so far
     if (opted < smem) {
