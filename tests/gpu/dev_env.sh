@@ -83,3 +83,12 @@ dev_sweep() {
     echo "ran $(grep -cE '^(PASS|FAIL)' "$out/sweep.log") of $("$1" --list | wc -l) cases"
     grep -E "passed," "$out/sweep.log"
 }
+# dev_memcheck TESTER FILTER SECONDS — compute-sanitizer memcheck on TESTER --quick FILTER (small shapes only), the
+# log in OUT/memcheck_<FILTER with / as _>.log; its rc and error summary on stdout.
+dev_memcheck() {
+    local log="$out/memcheck_${2//\//_}.log"
+    step "memcheck --quick $2"
+    timeout "$3" compute-sanitizer --tool memcheck --print-limit 10 --error-exitcode 3 "$1" --quick "$2" > "$log" 2>&1
+    echo "memcheck rc=$? (124: cut short, the cases listed ran)"
+    grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$log" | head -6
+}

@@ -407,6 +407,31 @@ static void sdpa_cases_wgmma_causal(void)
     sdpa_sweep_opts(shapes, (int)(sizeof shapes / sizeof shapes[0]), causal_sopts, CA_NSOPTS, 3, 5);
 }
 
+/* Session 10 (2026-11-24, issue 10, kernel v9): the persistent grid begins each next work item beside the last
+ * P V of the one before (XDNN_SDPA_WGMMA_CHAIN).  Every shape has more items than an H100's 132 SMs, so each
+ * block chains several: the static walk (no mask, a window bounded on both sides, seq lens: items with no key
+ * tile between others) and the counter's walk (causal both alignments, a window open on one side: items of
+ * different lengths); Sq 1, 77, 130 (a last row block of 2 rows), 300 > Skv, 389; GQA 1, 3, 5, 8; D 64, 128;
+ * f16 and bf16, bhsd and bshd, 16-bit and f32 o.  Ids "sdpa/sdpa_flash_wgmma/chain-...". */
+static const sopt chain_sopts[] = {
+    {"chain-plain", "", 0, false},
+    {"chain-causal", ", causal=true", 0, false},
+    {"chain-causal-br", ", causal=true, align=\"bottom_right\"", 0, false},
+    {"chain-seqlens", "", 0, true},
+    {"chain-window8-4", ", window=[8, 4]", 0, false},
+    {"chain-window100-1", ", window=[100, -1]", 0, false},
+};
+enum { CH_NSOPTS = sizeof chain_sopts / sizeof chain_sopts[0] };
+
+static void sdpa_cases_wgmma_chain(void)
+{
+    static const sshape shapes[] = {
+        {4, 40, 8, 1, 300, 128, 128},  {2, 72, 8, 77, 200, 64, 64},  {2, 36, 12, 130, 257, 128, 128},
+        {3, 24, 24, 300, 130, 128, 128}, {1, 48, 6, 389, 389, 64, 64}, {2, 40, 8, 129, 140, 128, 128},
+    };
+    sdpa_sweep_opts(shapes, (int)(sizeof shapes / sizeof shapes[0]), chain_sopts, CH_NSOPTS, 3, 4);
+}
+
 /* v4 (2026-11-24): the Hopper backward (sdpa_bwd_wgmma, forward on
  * sdpa_flash) over what it claims: D = Dv of 64, 128 and 8, 40, 96 (padded
  * to 64/128); Sq, Skv of 1, primes, crossing its 64-query and 128-key tiles,
@@ -1443,6 +1468,7 @@ int main(int argc, char **argv)
         sdpa_cases_ragged_wide();
         sdpa_cases_bwd_fold();
         sdpa_cases_splitkv_odd();
+        sdpa_cases_wgmma_chain();
     }
     dh_tester t = {.name = "difftest_seq", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
