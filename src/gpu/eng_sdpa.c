@@ -35,6 +35,7 @@
 #include "gpu/eng_seq.h"
 #include "gpu/engine.h"
 #include "ops/op.h"
+#include "ops/sdpa.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -230,8 +231,9 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
     kp->left = clamp_i32(w[0]);
     kp->right = clamp_i32(w[1]);
     kp->bottom_right = align && strcmp(align, "bottom_right") == 0;
-    /* keep iff uniform01 = (word >> 8) * 2^-24 >= p  <=>  (word >> 8) >= ceil(p * 2^24) */
-    kp->drop_threshold = drop > 0 ? (uint32_t)ceil(drop * 16777216.0) : 0;
+    /* keep iff u16 >= t = round(p * 65536) (src/ops/sdpa.h); t + 1 so that 0 still says "no dropout" when a
+     * tiny p rounds t to 0 (every element kept, scaled by 1/(1-p)) */
+    kp->drop_threshold = drop > 0 ? sdpa_dropout_threshold(drop) + 1u : 0;
     kp->drop_scale = drop > 0 ? (float)(1.0 / (1.0 - drop)) : 1.0f;
     kp->seed = (uint64_t)op_attr_int(ir, d, "seed");
 
