@@ -443,13 +443,14 @@ static bool bwd_supports(const gplan *pl, const gpart *p, const gpu_device *dev,
  * still 10x the f32 warp-per-row loops). */
 static double flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
-    /* a bias or dropout: 45 / 56 TFLOP/s at b4h16s4096d128 (bench/RESULTS-sdpa.md, session 8) */
+    /* a bias or dropout: 45 / 148 TFLOP/s at b4h16s4096d128 (bench/RESULTS-sdpa.md, session 8 for the bias;
+     * dropout 3.71 ms in session 10, one Philox call per row and 8 keys shared by a quad; 56 before) */
     xk_sdpa kp;
     sdpa_ids ids;
     char why[256];
     double rate = 110.0;
     if (gpu_sdpa_analyze(pl, p, SDPA_K_MMA, &kp, &ids, why, sizeof why) && (ids.bias >= 0 || kp.drop_threshold))
-        rate = ids.bias >= 0 ? 45.0 : 56.0;
+        rate = ids.bias >= 0 ? 45.0 : 148.0;
     return gpu_sdpa_underfill_us(pl, p, dev, 64, rate); /* one block per 64 query rows */
 }
 /* sdpa_flash_wgmma on the H100 (bench/RESULTS-sdpa.md): 590-630 TFLOP/s at D = 128, 370-420 at D = 64, 225 at
@@ -458,9 +459,9 @@ static double wgmma_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
     /* A bias or dropout, b4h16s4096d128 bf16 on the H100 (bench/RESULTS-sdpa.md, session 8, kernel v7): a bias
      * by TMA 1.08-1.12 ms for every broadcast (~500 TFLOP/s; cuDNN 1.72-1.97), one read per element from
-     * global memory (f32 and other dtypes, odd strides, D > 128) 2.07-2.13 ms (~260), dropout 0.1 5.88 ms (93:
-     * a Philox word per element); sdpa_flash 12.2 and 9.7.  Windows and seq lens cost nothing beyond the
-     * visible tiles. */
+     * global memory (f32 and other dtypes, odd strides, D > 128) 2.07-2.13 ms (~260); dropout 0.1 2.01 ms (273,
+     * session 10: one Philox call per row and 8 keys, made once per quad; 5.88 ms, 93, with a call per element);
+     * sdpa_flash 12.2 and 3.71.  Windows and seq lens cost nothing beyond the visible tiles. */
     xk_sdpa kp;
     sdpa_ids ids;
     char why[256];
@@ -469,7 +470,7 @@ static double wgmma_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
         if (ids.bias >= 0)
             rate = xk_sdpa_bias_tma_layout(&kp, ids.off_q >= 0 || ids.off_kv >= 0) ? 480.0 : 250.0; /* TMA or v6 */
         if (kp.drop_threshold)
-            rate = 90.0;
+            rate = fmin(rate, 270.0);
         /* an f32 o: P V twice (hi + lo), one of the two GEMMs doubled, ~1.33x the tensor-core time (not measured
          * yet); sdpa_flash does the same second P V on mma.sync, so the order against it stays */
         if (pl->g->t[ids.o].dtype == XDNN_F32)
