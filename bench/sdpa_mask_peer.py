@@ -65,6 +65,14 @@ for bname, backend in BACKENDS if chosen("MASK_PEER_CASES", ["dropout"]) else ()
             ms = bench(lambda: F.scaled_dot_product_attention(q, k, v, dropout_p=0.1))
             print(json.dumps({"peer": bname, "name": "sdpa_fwd_bf16_dropout", "shape": "b4h16k16s4096d128",
                               "ms": round(ms, 4)}), flush=True)
+            # the backward too (session 10: difftest_seq's bench/masks/sdpa_bwd_flash/sdpa_bwd_bf16_dropout)
+            qq = q.clone().requires_grad_(); kk = k.clone().requires_grad_(); vv = v.clone().requires_grad_()
+            o = F.scaled_dot_product_attention(qq, kk, vv, dropout_p=0.1)
+            go = torch.randn_like(o)
+            ms = bench(lambda: torch.autograd.grad(o, (qq, kk, vv), go, retain_graph=True), iters=10)
+            print(json.dumps({"peer": bname, "name": "sdpa_bwd_bf16_dropout", "shape": "b4h16k16s4096d128",
+                              "ms": round(ms, 4)}), flush=True)
+            del qq, kk, vv, o, go
     except Exception as ex:  # the backend refuses this case
         print(json.dumps({"peer": bname, "name": "sdpa_fwd_bf16_dropout", "error": str(ex).splitlines()[0][:160]}),
               flush=True)

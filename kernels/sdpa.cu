@@ -9,8 +9,9 @@
 //                 do.o and dq; (2) one warp per key row: dk, dv summed over
 //                 every query head of its kv group and every visible row.
 //                 P is recomputed from the forward's stats (logsumexp).
-// Dropout: keep iff philox(seed, 0x73647061, ((b*Hq+h)*Sq+i)*Skv+j) >> 8 >=
-// ceil(p * 2^24), i.e. uniform01 >= p exactly as the CPU reference decides.
+// Dropout: the CPU reference's mask (src/ops/sdpa.h: 16 bits of the Philox
+// call of row (b, h, i) and key group j / 8), one call per element here
+// (drop_factor); the tensor-core kernels share each call among lanes.
 #include "sdpa_common.cuh"
 
 namespace {

@@ -21,7 +21,8 @@
 // sdpa_mma.cu; the accumulated head dim is split into chunks of DC <= 128
 // (blockIdx.z) so dK + dV (or dQ) fit in registers at DP = 256, at the price
 // of recomputing S and dP once per chunk.  f = dropout factor (0 or
-// 1/(1-p)), the same Philox decision as the forward; P and dS enter the
+// 1/(1-p)), the same Philox decision as the forward (drop_rows_mma in dQ's
+// layout, drop_words_oct in dK/dV's transposed one); P and dS enter the
 // tensor cores rounded to the input type, everything accumulates in f32.
 // Ragged THD sequences (kern_sdpa.h; 2026-11-24): each block finds its
 // sequence's rows (rows_of) and exits when its tile starts past the
@@ -108,16 +109,15 @@ __device__ __forceinline__ bool tile_full(const xk_sdpa &p, int lq, int lkv, int
 
 // The probability (times log2e-domain inputs) and dS of one element: s2 is
 // the masked, scaled logit in the log2 domain, lse2 the row's logsumexp in
-// it.  Writes P*f (for dV) to *pf and returns dS = P (f dP - Delta).
-__device__ __forceinline__ float ds_of(const xk_sdpa &p, float s2, float lse2, float dp, float delta, int b, int h,
-                                       int i, int j, float *pf)
+// it, f its dropout factor.  Writes P*f (for dV) to *pf and returns dS =
+// P (f dP - Delta).
+__device__ __forceinline__ float ds_of(float s2, float lse2, float dp, float delta, float f, float *pf)
 {
     if (s2 == -CUDART_INF_F) {
         *pf = 0.0f;
         return 0.0f;
     }
     float pr = exp2f(s2 - lse2);
-    float f = p.drop_threshold ? drop_factor(p, b, h, i, j) : 1.0f;
     *pf = pr * f;
     return pr * (f * dp - delta);
 }
@@ -200,6 +200,9 @@ __global__ void __launch_bounds__(128) sdpa_bwd_dq_mma(xk_sdpa p, int vq, int vk
         gemm_abt<T, NT, DP>(s, Qs, Kc, LD, r0);
         gemm_abt<T, NT, DP>(dp, dOs, Vc, LD, r0);
         const bool full = tile_full(p, lq, lkv, m0, 64, n0, BN) && !p.bias.p;
+        // dropout: the forward's layout, so its quad calls (drop_rows_mma) on f dP
+        if (p.drop_threshold)
+            drop_rows_mma<NT>(p, dp, b, h, row0, n0);
 #pragma unroll
         for (int nt = 0; nt < NT; nt++)
 #pragma unroll
@@ -209,7 +212,7 @@ __global__ void __launch_bounds__(128) sdpa_bwd_dq_mma(xk_sdpa p, int vq, int vk
                                : visible(p, lq, lkv, i, j) ? s[nt][e] * scale2 + bias_at(p, b, h, i, j) * kLog2e
                                                            : -CUDART_INF_F;
                 float pf;
-                s[nt][e] = ds_of(p, x, lse2[r], dp[nt][e], dl[r], b, h, i, j, &pf);
+                s[nt][e] = ds_of(x, lse2[r], dp[nt][e], dl[r], 1.0f, &pf); // dp holds f dP
             }
         gemm_pb<T, NT, DC / 8>(dq, s, Kc, LD, c0);
         cp_async_wait();
@@ -307,18 +310,30 @@ __global__ void __launch_bounds__(128) sdpa_bwd_dkdv_mma(xk_sdpa p, int vq, int 
         gemm_abt<T, NT, DP>(s, Ks, Qc, LD, r0);  // S^T: keys x queries
         gemm_abt<T, NT, DP>(dp, Vs, Oc, LD, r0); // dP^T
         const bool full = tile_full(p, lq, lkv, q0, QB, k0, 64) && !p.bias.p;
+        // dropout, S^T's layout: per two query tiles, the 8 calls of a t4 column's (query, key group)
+        // pairs, call q = 4 (nt - nt0) + e made by lane g = q (drop_words_oct)
+        const uint64_t groups = (uint64_t)((p.Skv + 7) >> 3); // a row's calls
+        const uint64_t mine = p.drop_threshold ? drop_call(p, b, h, q0 + (g >> 2) * 8 + t4 * 2 + (g & 1)) +
+                                                     (uint32_t)((k0 + warp * 16) >> 3) + ((g >> 1) & 1)
+                                               : 0;
 #pragma unroll
-        for (int nt = 0; nt < NT; nt++)
+        for (int nt0 = 0; nt0 < NT; nt0 += 2) {
+            uint32_t u16[8] = {};
+            if (p.drop_threshold)
+                drop_words_oct(p.seed, mine + (uint64_t)nt0 * 8 * groups, u16);
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
+            for (int q = 0; q < 8; q++) {
+                const int nt = nt0 + (q >> 2), e = q & 3;
                 const int ci = nt * 8 + t4 * 2 + (e & 1), i = q0 + ci, j = key0 + 8 * (e >> 1);
                 float x = full ? s[nt][e] * scale2
                                : visible(p, lq, lkv, i, j) ? s[nt][e] * scale2 + bias_at(p, b, h, i, j) * kLog2e
                                                            : -CUDART_INF_F;
+                const float f = p.drop_threshold ? drop_keep(p, u16[q]) : 1.0f;
                 float pf;
-                s[nt][e] = ds_of(p, x, lse_c[ci], dp[nt][e], dl_c[ci], b, h, i, j, &pf);
+                s[nt][e] = ds_of(x, lse_c[ci], dp[nt][e], dl_c[ci], f, &pf);
                 dp[nt][e] = pf;
             }
+        }
         gemm_pb<T, NT, DC / 8>(dv, dp, Oc, LD, c0); // dV += (f P)^T dO
         gemm_pb<T, NT, DC / 8>(dk, s, Qc, LD, c0);   // dK += dS^T Q
         cp_async_wait();

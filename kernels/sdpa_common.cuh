@@ -47,8 +47,8 @@ __device__ __forceinline__ int64_t off4(const xk_tensor &t, int64_t a, int64_t b
     return a * t.st[0] + b * t.st[1] + c * t.st[2] + d * t.st[3];
 }
 
-// Philox-4x32-10, first output word (src/data/philox.c has the recipe).
-__device__ __forceinline__ uint32_t philox_word0(uint64_t seed, uint64_t stream, uint64_t index)
+// Philox-4x32-10, all four output words (src/data/philox.c has the recipe).
+__device__ __forceinline__ void philox4(uint64_t seed, uint64_t stream, uint64_t index, uint32_t (&w)[4])
 {
     uint32_t c0 = (uint32_t)index, c1 = (uint32_t)(index >> 32), c2 = (uint32_t)stream, c3 = (uint32_t)(stream >> 32);
     uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
@@ -66,16 +66,99 @@ __device__ __forceinline__ uint32_t philox_word0(uint64_t seed, uint64_t stream,
         c2 = n2;
         c3 = lo0;
     }
-    return c0;
+    w[0] = c0;
+    w[1] = c1;
+    w[2] = c2;
+    w[3] = c3;
 }
 
-// Dropout factor of probability (b, h, i, j): 0, 1/(1-p), or 1 without dropout.
+// ---- dropout (the rule: src/ops/sdpa.h).  One Philox call per (row, group of 8 keys), counter
+// drop_call(p, b, h, i) + j / 8; element j takes the 16-bit half j % 2 of word (j % 8) / 2.
+// p.drop_threshold = t + 1 (0: no dropout), so keep iff u16 + 1 >= drop_threshold.
+
+// Counter of row (b, h, i)'s first key group.
+__device__ __forceinline__ uint64_t drop_call(const xk_sdpa &p, int b, int h, int i)
+{
+    return (((uint64_t)b * p.Hq + h) * p.Sq + i) * (uint64_t)((p.Skv + 7) >> 3);
+}
+
+// The factor of a 16-bit value: 1/(1-p) kept, 0 dropped.
+__device__ __forceinline__ float drop_keep(const xk_sdpa &p, uint32_t u16)
+{
+    return u16 + 1u >= p.drop_threshold ? p.drop_scale : 0.0f;
+}
+
+// Dropout factor of probability (b, h, i, j): 0, 1/(1-p), or 1 without dropout.  One Philox call per
+// element: for the row kernels (sdpa.cu); the tensor-core kernels share the calls (drop_words_quad,
+// drop_words_oct).
 __device__ __forceinline__ float drop_factor(const xk_sdpa &p, int b, int h, int i, int j)
 {
     if (p.drop_threshold == 0)
         return 1.0f;
-    uint64_t idx = (((uint64_t)b * p.Hq + h) * p.Sq + i) * (uint64_t)p.Skv + j;
-    return (philox_word0(p.seed, kDropStream, idx) >> 8) >= p.drop_threshold ? p.drop_scale : 0.0f;
+    uint32_t w[4];
+    philox4(p.seed, kDropStream, drop_call(p, b, h, i) + (uint32_t)(j >> 3), w);
+    const int k = j & 7;
+    const uint32_t word = k < 4 ? (k < 2 ? w[0] : w[1]) : (k < 6 ? w[2] : w[3]);
+    return drop_keep(p, (word >> (16 * (k & 1))) & 0xffffu);
+}
+
+// x[k] <- x[k ^ m] for k = 0..N-1 (N = 4 or 8, m < N a per-lane value): conditional swaps, one stage per
+// bit of m, as selects (a dynamic register index would go to local memory).
+template <int N> __device__ __forceinline__ void xor_permute(uint32_t (&x)[N], int m)
+{
+#pragma unroll
+    for (int bit = 1; bit < N; bit <<= 1) {
+        const bool sw = (m & bit) != 0;
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            if (!(k & bit)) {
+                const uint32_t a = x[k], b = x[k | bit];
+                x[k] = sw ? b : a;
+                x[k | bit] = sw ? a : b;
+            }
+    }
+}
+
+// The S accumulator layout of mma.sync m16n8k16 and of wgmma: the 4 lanes of a quad (t4 = lane & 3)
+// hold one row and keys 8c + 2 t4 + {0, 1} of each 8-key group c, i.e. lane t4 needs word t4 (both
+// halves) of the row's call for group c.  The quad's 4 calls q = 0..3: lane t4 makes call q = t4 only
+// (counter `mine`), and a 4x4 transpose of words through 3 shuffles gives every lane its word of each:
+// word[q] = word t4 of call q.  4x fewer calls than a call per (row, group) in every lane, 8x fewer
+// than one per element.  Every lane of the warp must take part.
+__device__ __forceinline__ void drop_words_quad(uint64_t seed, uint64_t mine, uint32_t (&word)[4])
+{
+    const int t4 = threadIdx.x & 3;
+    uint32_t w[4];
+    philox4(seed, kDropStream, mine, w);
+    xor_permute<4>(w, t4); // w[k] = my word t4 ^ k: what lane t4 ^ k wants of my call
+#pragma unroll
+    for (int k = 1; k < 4; k++)
+        w[k] = __shfl_xor_sync(0xffffffffu, w[k], k); // now w[k] = word t4 of call t4 ^ k
+    xor_permute<4>(w, t4);                            // w[q] = word t4 of call q
+#pragma unroll
+    for (int q = 0; q < 4; q++)
+        word[q] = w[q];
+}
+
+// The transposed layout of sdpa_bwd_mma's dK/dV pass (S^T: rows are keys): the 8 lanes g = lane >> 2
+// of one t4 column hold keys 8G + g (one group G) of one query, so lane g needs half g & 1 of word g >> 1.
+// Their 8 calls q = 0..7: lane g makes call q = g (counter `mine`); 7 shuffles give every lane
+// u16[q] = its 16-bit value of call q.
+__device__ __forceinline__ void drop_words_oct(uint64_t seed, uint64_t mine, uint32_t (&u16)[8])
+{
+    const int g = (threadIdx.x >> 2) & 7;
+    uint32_t w[4];
+    philox4(seed, kDropStream, mine, w);
+    xor_permute<4>(w, g >> 1); // w[m] = my word m ^ (g >> 1); lane g ^ k wants word (g ^ k) >> 1 = w[k >> 1]
+    uint32_t r[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        r[k] = k ? __shfl_xor_sync(0xffffffffu, w[k >> 1], k << 2) : w[0]; // r[k]: my word of call g ^ k
+    xor_permute<8>(r, g);                                                // r[q]: my word of call q
+    const int sh = 16 * (g & 1);
+#pragma unroll
+    for (int q = 0; q < 8; q++)
+        u16[q] = (r[q] >> sh) & 0xffffu;
 }
 
 __device__ __forceinline__ int seq_len(const xk_tensor &t, int b, int full)
@@ -333,6 +416,27 @@ constexpr float kLog2e = 1.4426950408889634f, kLn2 = 0.6931471805599453f;
 // kBM = 64 query rows, 4 warps x 16 rows, C-fragment layout of S and o.
 constexpr int kBM = 64;
 
+// Dropout on s[nt][e] in the C-fragment layout (rows row0 + 8 (e >> 1), keys n0 + 8 nt + 2 t4 + (e & 1);
+// n0 a multiple of 8): the quad's 4 calls per two 8-key groups (drop_words_quad).
+template <int NT>
+__device__ __forceinline__ void drop_rows_mma(const xk_sdpa &p, float (&s)[NT][4], int b, int h, int row0, int n0)
+{
+    static_assert(NT % 2 == 0, "key tiles of 16");
+    const int t4 = threadIdx.x & 3;
+    // call q = 2 (nt - nt0) + r: lane t4 makes (nt0 + (t4 >> 1), row r = t4 & 1)
+    const uint64_t mine = drop_call(p, b, h, row0 + 8 * (t4 & 1)) + (uint32_t)(n0 >> 3) + (t4 >> 1);
+#pragma unroll
+    for (int nt0 = 0; nt0 < NT; nt0 += 2) {
+        uint32_t word[4];
+        drop_words_quad(p.seed, mine + nt0, word);
+#pragma unroll
+        for (int e = 0; e < 8; e++) {
+            const uint32_t wq = word[(e >> 2) * 2 + ((e >> 1) & 1)];
+            s[nt0 + (e >> 2)][e & 3] *= drop_keep(p, (e & 1) ? wq >> 16 : wq & 0xffffu);
+        }
+    }
+}
+
 // The online-softmax step shared by the 16-bit and tf32 forwards: s holds the
 // raw Q K^T of rows row(0), row(1) and keys n0 + nt*8 + t4*2 + {0,1}; on
 // return it holds the probabilities (dropout applied), mrow/lrow are updated
@@ -389,12 +493,10 @@ __device__ __forceinline__ void softmax_step(const xk_sdpa &p, float (&s)[NT][4]
         for (int e = 0; e < 4; e++) {
             float x = exp2f(s[nt][e] - muse[e >> 1]);
             lrow[e >> 1] += x;
-            if (p.drop_threshold) {
-                const int i = row0 + 8 * (e >> 1), j = n0 + nt * 8 + t4 * 2 + (e & 1);
-                x *= (i < p.Sq && j < p.Skv) ? drop_factor(p, b, h, i, j) : 0.0f;
-            }
             s[nt][e] = x;
         }
+    if (p.drop_threshold) // masked entries (rows past Sq, keys past Skv included) are 0 already
+        drop_rows_mma<NT>(p, s, b, h, row0, n0);
 }
 
 // Keys [*jlo, *jhi) any row of the block may see; jlo rounded down to BN.

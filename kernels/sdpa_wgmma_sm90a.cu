@@ -543,17 +543,27 @@ __global__ void __launch_bounds__(kThreads, 1)
                 // BRA alternating).  Without dropout the loop is now straight-line, as the plain variant's; with
                 // it, the factor stays fused per element (the exp2s first and the factors in a second loop
                 // spilled 24-56 bytes: 64 Philox words scheduled side by side).
+                // Dropout (2026-11-24): one Philox call per row and 8 keys, made once per quad and shared by
+                // shuffles (drop_words_quad), per pair of 8-key groups beside their 8 exponentials.
                 auto exps = [&](auto drop) { // drop: std::true_type / false_type, a copy of the loop each
+                    const uint64_t mine = decltype(drop)::value ? drop_call(p, t.b, t.h, row0 + 8 * (t4 & 1)) +
+                                                                      (uint32_t)(n0 >> 3) + (t4 >> 1)
+                                                                : 0;
 #pragma unroll
-                    for (int c = 0; c < BN / 8; c++)
+                    for (int c0 = 0; c0 < BN / 8; c0 += 2) {
+                        uint32_t word[4] = {};
+                        if (decltype(drop)::value)
+                            drop_words_quad(p.seed, mine + c0, word);
 #pragma unroll
-                        for (int e = 0; e < 4; e++) {
+                        for (int e8 = 0; e8 < 8; e8++) {
+                            const int c = c0 + (e8 >> 2), e = e8 & 3;
                             const float x = ex2(fmaf(s[c * 4 + e], scale2, -muse[e >> 1]));
                             lrow[e >> 1] += x;
-                            s[c * 4 + e] = decltype(drop)::value ? x * drop_factor(p, t.b, t.h, row0 + 8 * (e >> 1),
-                                                                                   n0 + c * 8 + t4 * 2 + (e & 1))
+                            const uint32_t wq = word[(e8 >> 2) * 2 + (e >> 1)];
+                            s[c * 4 + e] = decltype(drop)::value ? x * drop_keep(p, (e & 1) ? wq >> 16 : wq & 0xffffu)
                                                                  : x;
                         }
+                    }
                 };
                 if (GEN && p.drop_threshold) // masked entries are 0 already, whatever the word says
                     exps(std::true_type());

@@ -35,6 +35,7 @@
 #include "gpu/eng_seq.h"
 #include "gpu/engine.h"
 #include "ops/op.h"
+#include "ops/sdpa.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -230,8 +231,9 @@ bool gpu_sdpa_analyze(const gplan *pl, const gpart *p, sdpa_kind kind, xk_sdpa *
     kp->left = clamp_i32(w[0]);
     kp->right = clamp_i32(w[1]);
     kp->bottom_right = align && strcmp(align, "bottom_right") == 0;
-    /* keep iff uniform01 = (word >> 8) * 2^-24 >= p  <=>  (word >> 8) >= ceil(p * 2^24) */
-    kp->drop_threshold = drop > 0 ? (uint32_t)ceil(drop * 16777216.0) : 0;
+    /* keep iff u16 >= t = round(p * 65536) (src/ops/sdpa.h); t + 1 so that 0 still says "no dropout" when a
+     * tiny p rounds t to 0 (every element kept, scaled by 1/(1-p)) */
+    kp->drop_threshold = drop > 0 ? sdpa_dropout_threshold(drop) + 1u : 0;
     kp->drop_scale = drop > 0 ? (float)(1.0 / (1.0 - drop)) : 1.0f;
     kp->seed = (uint64_t)op_attr_int(ir, d, "seed");
 
@@ -441,13 +443,14 @@ static bool bwd_supports(const gplan *pl, const gpart *p, const gpu_device *dev,
  * still 10x the f32 warp-per-row loops). */
 static double flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
-    /* a bias or dropout: 45 / 56 TFLOP/s at b4h16s4096d128 (bench/RESULTS-sdpa.md, session 8) */
+    /* a bias or dropout: 45 / 148 TFLOP/s at b4h16s4096d128 (bench/RESULTS-sdpa.md, session 8 for the bias;
+     * dropout 3.71 ms in session 10, one Philox call per row and 8 keys shared by a quad; 56 before) */
     xk_sdpa kp;
     sdpa_ids ids;
     char why[256];
     double rate = 110.0;
     if (gpu_sdpa_analyze(pl, p, SDPA_K_MMA, &kp, &ids, why, sizeof why) && (ids.bias >= 0 || kp.drop_threshold))
-        rate = ids.bias >= 0 ? 45.0 : 56.0;
+        rate = ids.bias >= 0 ? 45.0 : 148.0;
     return gpu_sdpa_underfill_us(pl, p, dev, 64, rate); /* one block per 64 query rows */
 }
 /* sdpa_flash_wgmma on the H100 (bench/RESULTS-sdpa.md): 590-630 TFLOP/s at D = 128, 370-420 at D = 64, 225 at
@@ -456,9 +459,9 @@ static double wgmma_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
     /* A bias or dropout, b4h16s4096d128 bf16 on the H100 (bench/RESULTS-sdpa.md, session 8, kernel v7): a bias
      * by TMA 1.08-1.12 ms for every broadcast (~500 TFLOP/s; cuDNN 1.72-1.97), one read per element from
-     * global memory (f32 and other dtypes, odd strides, D > 128) 2.07-2.13 ms (~260), dropout 0.1 5.88 ms (93:
-     * a Philox word per element); sdpa_flash 12.2 and 9.7.  Windows and seq lens cost nothing beyond the
-     * visible tiles. */
+     * global memory (f32 and other dtypes, odd strides, D > 128) 2.07-2.13 ms (~260); dropout 0.1 2.01 ms (273,
+     * session 10: one Philox call per row and 8 keys, made once per quad; 5.88 ms, 93, with a call per element);
+     * sdpa_flash 12.2 and 3.71.  Windows and seq lens cost nothing beyond the visible tiles. */
     xk_sdpa kp;
     sdpa_ids ids;
     char why[256];
@@ -467,7 +470,7 @@ static double wgmma_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
         if (ids.bias >= 0)
             rate = xk_sdpa_bias_tma_layout(&kp, ids.off_q >= 0 || ids.off_kv >= 0) ? 480.0 : 250.0; /* TMA or v6 */
         if (kp.drop_threshold)
-            rate = 90.0;
+            rate = fmin(rate, 270.0);
         /* an f32 o: P V twice (hi + lo), one of the two GEMMs doubled, ~1.33x the tensor-core time (not measured
          * yet); sdpa_flash does the same second P V on mma.sync, so the order against it stays */
         if (pl->g->t[ids.o].dtype == XDNN_F32)

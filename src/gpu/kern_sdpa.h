@@ -41,7 +41,7 @@ typedef struct xk_sdpa {
     int32_t left, right;          /* -1 = unbounded; causal already folded into right */
     int32_t bottom_right;
     float scale;
-    uint32_t drop_threshold;      /* keep iff (philox_out0 >> 8) >= threshold; 0 = no dropout */
+    uint32_t drop_threshold;      /* 0 = no dropout; else t + 1: keep iff u16 >= t (src/ops/sdpa.h) */
     float drop_scale;             /* 1 / (1 - p) */
     int32_t pad_;
     uint64_t seed;

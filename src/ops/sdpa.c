@@ -30,7 +30,10 @@ const attr_spec sdpa_attrs[SDPA_NATTRS] = {
     {"window", AT_INTS, NULL, NULL, "[left, right] inclusive band around the diagonal; -1 = unbounded side"},
     {"align", AT_STRING, "\"top_left\"", "top_left|bottom_right",
      "diagonal of causal/window: row i at key i, or at key i + Lkv - Lq"},
-    {"dropout", AT_FLOAT, "0.0", NULL, "probability of dropping an attention weight, in [0, 1)"},
+    {"dropout", AT_FLOAT, "0.0", NULL,
+     "probability p of dropping an attention weight, in [0, 1); quantized to 1/65536: a weight is dropped with "
+     "probability round(p*65536)/65536 (16 bits of a Philox call per row and 8 keys, sdpa.h), kept ones scaled "
+     "by 1/(1-p)"},
     {"seed", AT_INT, "0", NULL, "Philox key of the dropout mask"},
 };
 
@@ -245,14 +248,30 @@ double sdpa_row_logits(const sdpa_cfg *cfg, const double *q, const double *k, in
     return m;
 }
 
+uint32_t sdpa_dropout_threshold(double p)
+{
+    double t = floor(p * 65536.0 + 0.5);
+    return t <= 0 ? 0u : t >= 65536.0 ? 65536u : (uint32_t)t;
+}
+
+uint32_t sdpa_dropout_u16(uint64_t seed, const sdpa_dims *n, int64_t b, int64_t h, int64_t i, int64_t j)
+{
+    const uint64_t groups = (uint64_t)(n->Skv + 7) / 8;
+    const uint64_t index = (uint64_t)((b * n->Hq + h) * n->Sq + i) * groups + (uint64_t)j / 8;
+    const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
+    const uint32_t ctr[4] = {(uint32_t)index, (uint32_t)(index >> 32), (uint32_t)SDPA_DROPOUT_STREAM,
+                             (uint32_t)(SDPA_DROPOUT_STREAM >> 32)};
+    uint32_t w[4];
+    philox4x32_10(ctr, key, w);
+    return (w[(j % 8) / 2] >> (16 * (j % 2))) & 0xffffu;
+}
+
 double sdpa_dropout_factor(const sdpa_cfg *cfg, int64_t b, int64_t h, int64_t i, int64_t j)
 {
     if (cfg->dropout <= 0)
         return 1.0;
-    const sdpa_dims *n = &cfg->n;
-    uint64_t index = (uint64_t)(((b * n->Hq + h) * n->Sq + i) * n->Skv + j);
-    double u = rng_uniform01(cfg->seed, SDPA_DROPOUT_STREAM, index);
-    return u >= cfg->dropout ? 1.0 / (1.0 - cfg->dropout) : 0.0;
+    bool keep = sdpa_dropout_u16(cfg->seed, &cfg->n, b, h, i, j) >= sdpa_dropout_threshold(cfg->dropout);
+    return keep ? 1.0 / (1.0 - cfg->dropout) : 0.0;
 }
 
 /* (query, key) pairs of one (batch, head) that the mask band leaves visible

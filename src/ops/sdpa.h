@@ -21,9 +21,19 @@
  * every visible logit -inf through the bias) produce o = 0 and stats = -inf;
  * the backward gives them no gradient.
  *
- * Dropout (p = attribute dropout, key = attribute seed):
- *   u = rng_uniform01(seed, SDPA_DROPOUT_STREAM, ((b*Hq + h)*Sq + i)*Skv + j)
- *   keep iff u >= p; kept probabilities are scaled by 1/(1 - p).
+ * Dropout (p = attribute dropout, key = attribute seed): one Philox-4x32-10
+ * call per row and group of 8 consecutive keys (8x fewer calls than one per
+ * element: the GPU engines' softmax was bound by them), 16 bits per element:
+ *   r   = (b*Hq + h)*Sq + i,   g = j / 8,   G = ceil(Skv / 8)
+ *   w[0..3] = philox4x32_10(ctr = (idx lo, idx hi, stream lo, stream hi),
+ *                           key = (seed lo, seed hi)),  idx = r*G + g,
+ *             stream = SDPA_DROPOUT_STREAM (philox.c's packing)
+ *   u16 = (w[(j % 8) / 2] >> (16 * (j % 2))) & 0xffff   (low half for even j)
+ *   keep iff u16 >= t,  t = round(p * 65536) clamped to [0, 65536];
+ *   kept probabilities are scaled by 1/(1 - p) (exactly, not by 1/(1 - t/65536)).
+ * So the keep probability is 1 - t/65536, quantized to 1/65536: within
+ * 0.5/65536 < 7.7e-6 of 1 - p.  The mask is the same for every engine and
+ * the CPU reference (a format: changing it changes every saved expectation).
  * It is applied to the softmax probabilities after the stats are taken, so
  * stats never depend on dropout.
  */
@@ -151,8 +161,12 @@ double sdpa_row_logits(const sdpa_cfg *cfg, const double *q, const double *k, in
                        int64_t i, double *s);
 
 /* Dropout factor of probability (b, h, i, j): 0 (dropped), 1/(1-p) (kept), or
- * 1 when dropout is 0. */
+ * 1 when dropout is 0 (the rule in the header comment). */
 double sdpa_dropout_factor(const sdpa_cfg *cfg, int64_t b, int64_t h, int64_t i, int64_t j);
+/* The rule's parts, for the GPU engines and the tests: t of probability p,
+ * and the 16-bit value u16 of element (b, h, i, j). */
+uint32_t sdpa_dropout_threshold(double p);
+uint32_t sdpa_dropout_u16(uint64_t seed, const sdpa_dims *n, int64_t b, int64_t h, int64_t i, int64_t j);
 
 /* FLOPs of the two (forward) or five (backward) matrix products over the
  * (query, key) pairs the causal/window band leaves visible (padding by

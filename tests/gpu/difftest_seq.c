@@ -1104,6 +1104,43 @@ static void bench_cases_o32(void)
             }
 }
 
+/* Session 10 (2026-11-24, issue 10): the dropout mask of one Philox call per row and 8 keys, 16 bits per key
+ * (src/ops/sdpa.h), on every engine that draws it: sdpa_flash_wgmma (the quad's calls shared by shuffles, 16-bit
+ * and f32 o), sdpa_flash and sdpa_flash_tf32 (softmax_step), sdpa_bwd_flash (dQ in the forward's layout, dK/dV in
+ * the transposed one), sdpa_naive and sdpa_bwd (a call per element).  Skv of 77 and 13 (the last group runs past
+ * the keys), Sq 1, GQA 4 and 8, p 0.5 and 0.01, D 64, 128, 256 (key tiles of 32 and 64, dK/dV query tiles of 32
+ * and 64), causal bottom-right and padding beside it.  Ids ".../drop16-...". */
+static const sopt drop_sopts[] = {
+    {"drop16-p0.5", ", dropout=0.5, seed=123456789", 0, false},
+    {"drop16-p0.01", ", dropout=0.01, seed=5", 0, false},
+    {"drop16-p0.5-causal-br", ", causal=true, align=\"bottom_right\", dropout=0.5, seed=9", 0, false},
+    {"drop16-p0.2-seqlens", ", dropout=0.2, seed=77", 0, true},
+};
+
+static void sdpa_cases_dropout16(void)
+{
+    static const sshape shapes[] = {
+        {1, 4, 1, 130, 77, 128, 128}, {2, 8, 1, 1, 13, 64, 64},   {1, 2, 2, 77, 13, 64, 64},
+        {2, 8, 2, 65, 77, 256, 256},  {1, 4, 4, 200, 300, 64, 64}, {1, 2, 1, 1, 77, 128, 128},
+        {2, 4, 1, 129, 77, 40, 40},   {1, 8, 8, 33, 133, 96, 96},
+    };
+    static const char *const half[] = {"f16", "bf16"};
+    const int n = (int)(sizeof shapes / sizeof shapes[0]);
+    for (int si = 0; si < n; si++)
+        for (int k = 0; k < 2; k++) {
+            if (opts.quick && k != si % 2)
+                continue;
+            const sopt *o = &drop_sopts[(si * 2 + k) % 4];
+            const char *dt = half[(si + k) % 2], *lay = (si + k) % 3 == 1 ? " @bshd" : "";
+            sdpa_case2(&shapes[si], o, dt, lay, "sdpa_flash_wgmma", NULL, (si + k) % 4 == 3, false);
+            sdpa_case2(&shapes[si], o, dt, lay, "sdpa_flash", "sdpa_bwd_flash", false, false);
+            if (k == 0)
+                sdpa_case2(&shapes[si], o, "f32", lay, "sdpa_flash_tf32", NULL, false, true);
+            if (k == 1 && shapes[si].Sq * shapes[si].Skv <= 10000)
+                sdpa_case2(&shapes[si], o, (si % 2) ? "f32" : dt, lay, "sdpa_naive", "sdpa_bwd", false, false);
+        }
+}
+
 /* ---- bench, masks (issue 10): b4h16s4096d128 bf16 forward on sdpa_flash_wgmma and on sdpa_flash (the
  * fallback these masks had before), ids "bench/masks/ENGINE/...": windows of 256 and 1024 keys (time should
  * follow the visible pairs), padding to half the lengths, bias [1, H, S, S], [B, 1, S, S], [S, S] and
@@ -1140,7 +1177,9 @@ static void bench_cases_masks(void)
                      "  input k: bf16[4, 16, 4096, 128] = fill(value=0.25);\n"
                      "  input v: bf16[4, 16, 4096, 128] = fill(value=1);\n%s  o = sdpa(q, k, v%s);\n  output o;\n}\n",
                      m[i].in, m[i].attrs);
-            if (i == 0 || i > 3) /* the backward on the band and padding masks only */
+            /* the backward on the band and padding masks, and dropout on sdpa_bwd_flash (session 10:
+             * sdpa_bwd_wgmma refuses dropout; bench inputs are constants, so a case added here moves no seed) */
+            if ((i == 0 || i > 3) && !(strcmp(m[i].tag, "dropout") == 0 && e == 1))
                 continue;
             snprintf(id, sizeof id, "bench/masks/%s/sdpa_bwd_bf16_%s/b4h16k16s4096d128", be[e], m[i].tag);
             snprintf(f1, sizeof f1, "sdpa_bwd=%s", be[e]);
@@ -1469,6 +1508,7 @@ int main(int argc, char **argv)
         sdpa_cases_bwd_fold();
         sdpa_cases_splitkv_odd();
         sdpa_cases_wgmma_chain();
+        sdpa_cases_dropout16();
     }
     dh_tester t = {.name = "difftest_seq", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};

@@ -3,6 +3,7 @@
 #include "op_test_util.h"
 #include "test_util.h"
 
+#include "data/data.h"
 #include "lang/parse.h"
 
 #include <math.h>
@@ -319,4 +320,15 @@ void optest_fill_lcg(ref_tensor *t, uint64_t seed, double lo, double hi)
         s = s * 6364136223846793005ull + 1442695040888963407ull;
         t->data[i] = lo + (hi - lo) * (double)(s >> 11) / 9007199254740992.0;
     }
+}
+
+bool optest_sdpa_keep(uint64_t seed, int64_t row, int64_t Skv, int64_t j, double p)
+{
+    uint64_t idx = (uint64_t)(row * ((Skv + 7) / 8) + j / 8);
+    const uint32_t ctr[4] = {(uint32_t)idx, (uint32_t)(idx >> 32), 0x73647061u, 0};
+    const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
+    uint32_t w[4];
+    philox4x32_10(ctr, key, w);
+    uint32_t u16 = (w[(j % 8) / 2] >> (16 * (j % 2))) & 0xffffu;
+    return u16 >= (uint32_t)floor(p * 65536 + 0.5);
 }

@@ -107,4 +107,11 @@ ref_tensor optest_ref_of(int rank, const int64_t *dims, const double *vals, uint
 ref_tensor optest_ref_ints(int64_t n, const int64_t *vals);
 void optest_fill_lcg(ref_tensor *t, uint64_t seed, double lo, double hi);
 
+/* The attention dropout rule of src/ops/sdpa.h, written out for the oracles
+ * (not the library's sdpa_dropout_factor): is key j of flat row `row` = (b*Hq
+ * + h)*Sq + i kept at probability p under key seed?  One Philox call per row
+ * and 8 keys (counter row * ceil(Skv/8) + j/8, stream "sdpa"), 16 bits of it
+ * per key, kept iff they are >= round(p * 65536). */
+bool optest_sdpa_keep(uint64_t seed, int64_t row, int64_t Skv, int64_t j, double p);
+
 #endif

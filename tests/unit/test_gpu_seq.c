@@ -42,7 +42,7 @@ static void test_sdpa_params(void)
     CHECK(kp.B == 2 && kp.Hq == 8 && kp.Hk == 2 && kp.Sq == 33 && kp.Skv == 40 && kp.D == 64 && kp.Dv == 64);
     CHECK(kp.left == 5 && kp.right == 0 && kp.bottom_right == 1); /* causal wins over right = 7 */
     CHECK(fabsf(kp.scale - 0.125f) < 1e-7f);
-    CHECK(kp.drop_threshold == 3355444u); /* ceil(0.2 * 2^24) */
+    CHECK(kp.drop_threshold == 13108u); /* round(0.2 * 65536) + 1 */
     CHECK(fabsf(kp.drop_scale - 1.25f) < 1e-6f && kp.seed == 11);
     /* q is bshd: [B, H, S, D] strides = [S*H*D, D, H*D, 1] */
     CHECK(kp.q.st[0] == 33 * 8 * 64 && kp.q.st[1] == 64 && kp.q.st[2] == 8 * 64 && kp.q.st[3] == 1);

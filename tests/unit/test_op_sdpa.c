@@ -146,8 +146,7 @@ static void naive_sdpa(const sdpa_case *cs, const sdpa_inputs *in, double *o, do
                 for (int64_t j = 0; j < cs->Skv; j++) {
                     double p = exp(s[j] - m) / sum;
                     if (cs->dropout > 0) {
-                        uint64_t idx = (uint64_t)(row * cs->Skv + j);
-                        bool keep = rng_uniform01((uint64_t)cs->seed, 0x73647061, idx) >= cs->dropout;
+                        bool keep = optest_sdpa_keep((uint64_t)cs->seed, row, cs->Skv, j, cs->dropout);
                         p = keep ? p / (1 - cs->dropout) : 0;
                     }
                     for (int64_t d = 0; d < cs->Dv; d++)

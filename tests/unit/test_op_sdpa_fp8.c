@@ -163,8 +163,7 @@ static void naive_fp8(const fp8_case *cs, const fp8_inputs *in, double *O, doubl
                         continue;
                     double p = exp(s[j] - stats[row]);
                     if (cs->dropout > 0) {
-                        uint64_t idx = (uint64_t)(row * cs->Skv + j);
-                        p = rng_uniform01(9, 0x73647061, idx) >= cs->dropout ? p / (1 - cs->dropout) : 0;
+                        p = optest_sdpa_keep(9, row, cs->Skv, j, cs->dropout) ? p / (1 - cs->dropout) : 0;
                     }
                     *amax_s = fmax(*amax_s, p);
                     double p8 = e4m3_round(p / ss) * ss;
