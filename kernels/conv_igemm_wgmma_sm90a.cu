@@ -685,7 +685,7 @@ bool tma_geom_ok(const kcw_geom &g)
     return g.D == 1 && g.T == 1 && g.O == 1 && g.C % kcwBK == 0 && (g.S == 1 || g.wS == g.C) &&
            (g.R == 1 || g.wR == g.S * g.C) && g.wK % 8 == 0 &&
            (g.N == 1 || g.xN % 8 == 0) && (g.H == 1 || g.xH % 8 == 0) && g.xW % 8 == 0 &&
-           (g.R - 1) * g.dh <= 32767 && (g.S - 1) * g.dw <= 32767 && // the instruction's 16-bit tap offsets
+           im2col_offsets_fit((int64_t)(g.R - 1) * g.dh, (int64_t)(g.S - 1) * g.dw) &&
            im2col_map_fits(g.H, g.W, g.P, g.Q, g.sh, g.sw, g.ph, g.pw);
 }
 

@@ -340,8 +340,7 @@ bool kwx_x_tma_ok(const kconv_params *p)
         return false;
     if (!kwx_dy_packed(p))
         return false;
-    // the taps' offsets are 16-bit; the corners and strides are make_im2col_map's to judge
-    return (p->win[1] - 1) * p->dil[1] <= 255 && (p->win[2] - 1) * p->dil[2] <= 255 &&
+    return im2col_offsets_fit((p->win[1] - 1) * p->dil[1], (p->win[2] - 1) * p->dil[2]) &&
            im2col_map_fits((int)p->in[1], (int)p->in[2], (int)p->out[1], (int)p->out[2], (int)p->stride[1],
                            (int)p->stride[2], (int)p->pad[1], (int)p->pad[2]);
 }

@@ -290,14 +290,11 @@ encode_im2col_fn im2col_map_encoder()
     return fn;
 }
 
-// The im2col view of a channels-last 2-D conv input x[N][H][W][C] (element strides xn, xh, xw; channel stride 1)
-// for tma_load_im2col_4d: boxes of `pixels` output pixels (GEMM rows, in (n, p, q) order) x 64 channels (one
-// 128-byte row, 128-byte swizzled), zeros outside x.  The bounding box is the range of the filter's first tap
-// over the P x Q output lattice: lower corner (-pw, -ph), upper corner the last output's tap relative to
-// (W - 1, H - 1), so that the traversal, stepping (sw, sh), visits exactly the output pixels in order, and the
-// instruction's coordinates are the tile's first output pixel's tap (q * sw - pw, p * sh - ph, n).  False
-// where the driver or the map's limits refuse (corners in [-128, 127], strides <= 8, 16-byte aligned base and
-// strides): the caller gathers by hand there.
+// Whether a 4-d im2col load can carry the filter's largest tap offsets (oh, ow) = ((R - 1) dh, (S - 1) dw): the
+// PTX ISA gives the instruction's offsets of a 4-d tensor the range [0, 2^8 - 1] (3-d 2^16, 5-d 2^5), whatever
+// their 16-bit operands could hold.  Every caller of tma_load_im2col_4d asks this before choosing TMA.
+bool im2col_offsets_fit(int64_t oh, int64_t ow) { return oh >= 0 && oh <= 255 && ow >= 0 && ow <= 255; }
+
 // Whether make_im2col_map's geometry fits a 4-d im2col map (before the pointer and the driver are asked): the
 // corners in the encoder's 8-bit range, traversal strides 1..8.
 bool im2col_map_fits(int H, int W, int P, int Q, int sh, int sw, int ph, int pw)
@@ -309,6 +306,14 @@ bool im2col_map_fits(int H, int W, int P, int Q, int sh, int sw, int ph, int pw)
     return sh >= 1 && sh <= 8 && sw >= 1 && sw <= 8;
 }
 
+// The im2col view of a channels-last 2-D conv input x[N][H][W][C] (element strides xn, xh, xw; channel stride 1)
+// for tma_load_im2col_4d: boxes of `pixels` output pixels (GEMM rows, in (n, p, q) order) x 64 channels (one
+// 128-byte row, 128-byte swizzled), zeros outside x.  The bounding box is the range of the filter's first tap
+// over the P x Q output lattice: lower corner (-pw, -ph), upper corner the last output's tap relative to
+// (W - 1, H - 1), so that the traversal, stepping (sw, sh), visits exactly the output pixels in order, and the
+// instruction's coordinates are the tile's first output pixel's tap (q * sw - pw, p * sh - ph, n).  False
+// where the driver or the map's limits refuse (corners in [-128, 127], strides <= 8, 16-byte aligned base and
+// strides): the caller gathers by hand there.
 bool make_im2col_map(CUtensorMap *m, const void *x, bool bf16, int N, int H, int W, int C, int64_t xn, int64_t xh,
                      int64_t xw, int P, int Q, int sh, int sw, int ph, int pw, int pixels)
 {

@@ -2040,6 +2040,18 @@ static void conv_wgrad_xtma_cases(void)
         }
 }
 
+/* The im2col loads' tap offsets (session 10's review): a 4-d im2col instruction carries offsets up to 255 only
+ * (PTX ISA), so a filter reaching further, (S - 1) * dw = 300 here (WaveNet's dilations run to 512), must take
+ * the cp.async gather in both Hopper conv engines, forward and weight gradient, and stay correct.  Registered
+ * last: the seeds come from the case count. */
+static void conv_tma_offset_cases(void)
+{
+    const win_cfg w = cfg(1, 2, 64, 64, 1, (int[]){700}, (int[]){2}, NULL, (int[]){300}, NULL, NULL, false);
+    wgmma_case("wgt-1d-c64-k64-dil300-cpasync", &w, "bf16", 0, 0, "cp.async producer");
+    tcase *c = wgrad_wgmma_case("x-1d-c64-k64-dil300-cpasync", &w, "f16");
+    c->want_detail = "x by cp.async";
+}
+
 int main(int argc, char **argv)
 {
     dh_parse_args(argc, argv, true, &opts);
@@ -2068,7 +2080,8 @@ int main(int argc, char **argv)
         pool_cases();
         conv_wgmma_3d_cases();
         conv_wgmma_tma_cases();  /* after the others: the cases before keep their seeds (ncases) */
-        conv_wgrad_xtma_cases(); /* last */
+        conv_wgrad_xtma_cases();
+        conv_tma_offset_cases(); /* last */
     }
     dh_tester t = {.name = "difftest_conv", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case, .bench_line = bench_line};
