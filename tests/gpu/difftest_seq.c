@@ -867,8 +867,10 @@ static void sdpa_cases_fp8(void)
  *    one step (0.25 / 0.5), atol 0.5 / o_scale plus a step near 32 (worst 32 and 64 at larger values);
  *  - stats: the f32 log-sum-exp of scores that the fp8 tensor cores sum with less than f32's precision (as in
  *    the fp8 GEMM, RESULTS-lowp.md): rtol 5e-4, atol 5e-3, relative norm 1e-3 (worst 2.7e-3 absolute, 2e-4 norm);
- *  - amax_s = max 1 / l, f32 sums: 1e-3 (worst 5.8e-4); amax_o, the largest |O|, noisy as O: rtol 0.1 (worst
- *    5.8e-2). */
+ *  - amax_s = max 1 / l: the relative error of l itself, which is the absolute error of log l, i.e. of the
+ *    stats above (its bound 5e-3 absolute): rtol 5e-3 (worst 5.8e-4, then 1.05e-3 once the case table grew in
+ *    session 10 and moved this case's inputs: 1e-3 was tighter than the stats it derives from); amax_o, the
+ *    largest |O|, noisy as O: rtol 0.1 (worst 5.8e-2). */
 static void fp8_rule(const xgraph *g, int t, dh_rule *rule)
 {
     const xtensor *x = &g->tensors[t];
@@ -884,9 +886,9 @@ static void fp8_rule(const xgraph *g, int t, dh_rule *rule)
         rule->atol = 0;
         rule->max_rel_norm = 0.1;
     } else if (strcmp(name, "amax_s") == 0) {
-        rule->rtol = 1e-3;
+        rule->rtol = 5e-3;
         rule->atol = 0;
-        rule->max_rel_norm = 1e-3;
+        rule->max_rel_norm = 5e-3;
     } else { /* stats */
         rule->rtol = 5e-4;
         rule->atol = 5e-3;
