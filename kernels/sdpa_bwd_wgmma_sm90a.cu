@@ -253,12 +253,42 @@ __global__ void __launch_bounds__(256) sdpa_bwd_prep(const xk_sdpa p, float *lse
     }
 }
 
+// ---------------------------------------------------------------- dropout in S^T's layout
+
+// Dropout (sdpa.h's mask: the forward's decision, one Philox call per row and 8 keys) on P^T held as S^T
+// accumulators sa (element e of n-tile nt: key kbase + warp's g + 8 (e >> 1), query m0 + 8 nt + 2 t4 + (e & 1);
+// kbase, this warp's 16 keys, a multiple of 8), query head h of batch b.  A dropped element keeps its
+// magnitude with the sign flipped (P >= 0): the mask travels in the sign bits, no register holds it from here
+// to the dS loop (the consumers of sdpa_bwd_wgmma run at 230+ of their 240 registers).  The calls of a t4
+// column's (query, key group) pairs, 8 per two n-tiles, are shared by its 8 lanes (drop_words_oct, the
+// pattern of sdpa_bwd_mma's dK/dV pass): BM / 16 Philox calls per thread and tile.
+template <int BM>
+__device__ __forceinline__ void drop_sign(const xk_sdpa &p, float (&sa)[BM / 2], int b, int h, int m0, int kbase)
+{
+    const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+    const uint64_t groups = (uint64_t)((p.Skv + 7) >> 3); // a row's calls
+    const uint64_t mine = drop_call(p, b, h, m0 + (g >> 2) * 8 + t4 * 2 + (g & 1)) + (uint32_t)(kbase >> 3) + ((g >> 1) & 1);
+#pragma unroll
+    for (int nt0 = 0; nt0 < BM / 8; nt0 += 2) {
+        uint32_t u16[8];
+        drop_words_oct(p.seed, mine + (uint64_t)nt0 * 8 * groups, u16); // call q: n-tile nt0 + q / 4, element q % 4
+#pragma unroll
+        for (int q = 0; q < 8; q++)
+            if (u16[q] + 1u < p.drop_threshold)
+                sa[nt0 * 4 + q] = -sa[nt0 * 4 + q];
+    }
+}
+
+// P f of a signed P (drop_sign): P / (1 - p) kept, 0 dropped; |x| is P either way.
+__device__ __forceinline__ float drop_kept(const xk_sdpa &p, float x) { return fmaxf(x, 0.0f) * p.drop_scale; }
+
 // ---------------------------------------------------------------- the main kernel
 
 // kBand: a window or seq_len_q / seq_len_kv (each thread's keys carry their band of rows); without it only
 // no mask or causal, tested per element as one compare on the diagonal tiles, as before the band existed:
 // the band's two compares per element cost 5-7% on unmasked shapes (H100, b4h16s4096d128: 3.47 vs 3.32 ms).
-template <typename T, int DP, bool kBand>
+// kDrop: dropout (launched with kBand only, one instance per dtype and DP): see drop_sign and the dS loop.
+template <typename T, int DP, bool kBand, bool kDrop>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_bwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tdo,
                    const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, const xk_sdpa p,
@@ -445,7 +475,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         // memory latency runs under the GEMMs rather than in front of the first FFMA (ncu, session 9: 7% of
         // the stall samples on those FFMAs).
         float2 dl[BM / 8];
-        auto front = [&](int t, int it) {
+        auto front = [&](int t, int th, int it) {
             const int s = t % ST, m0 = mlo + it * BM;
             const float *lr = ld_gen + s * (C::LD_BYTES / 4); // lse2 of the stage's rows (Delta at lr + BM)
             float2 l[BM / 8];
@@ -484,6 +514,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                 for (int e = 0; e < 4; e++)
                     sa[nt * 4 + e] = ex2(fmaf(sa[nt * 4 + e], scale2, -((e & 1) ? l[nt].y : l[nt].x)));
+            if constexpr (kDrop) // while dP^T runs
+                drop_sign<BM>(p, sa, b, hk * group + th, m0, n0 + cw * 64 + warp * 16);
 #pragma unroll
             for (int nt = 0; nt < BM / 8; nt++)
                 dl[nt] = *reinterpret_cast<const float2 *>(lr + BM + nt * 8 + t4 * 2);
@@ -495,7 +527,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         issue_s(0);
         if (kEarlyDP)
             issue_dp(0);
-        front(0, 0);
+        front(0, 0, 0);
 
         // tile t is query head hk * group + th, rows mlo + it * BM (th, it: t / ntq, t % ntq); its workspace
         // row row_of(t) = row0 + th * Sqp + it * BM
@@ -552,8 +584,16 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
             for (int nt = 0; nt < BM / 8; nt++) {
 #pragma unroll
-                for (int e = 0; e < 4; e++)
-                    dpa[nt * 4 + e] = sa[nt * 4 + e] * (dpa[nt * 4 + e] - ((e & 1) ? dl[nt].y : dl[nt].x));
+                for (int e = 0; e < 4; e++) {
+                    const float dn = (e & 1) ? dl[nt].y : dl[nt].x;
+                    if constexpr (kDrop) { // dS^T = P^T (f dP^T - Delta); P^T f, dV's A operand, back into sa
+                        const float pf_ = drop_kept(p, sa[nt * 4 + e]);
+                        dpa[nt * 4 + e] = fmaf(pf_, dpa[nt * 4 + e], -fabsf(sa[nt * 4 + e]) * dn);
+                        sa[nt * 4 + e] = pf_;
+                    } else {
+                        dpa[nt * 4 + e] = sa[nt * 4 + e] * (dpa[nt * 4 + e] - dn);
+                    }
+                }
             }
             // P^T and dS^T as A fragments (k = queries)
             uint32_t pf[BM / 16][4], df[BM / 16][4];
@@ -713,7 +753,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             const bool last = t + 1 >= total, wrap = it + 1 == ntq; // tn's place (tn = t after the last)
             th = last || !wrap ? th : th + 1;
             it = last ? it : wrap ? 0 : it + 1;
-            front(tn, it);
+            front(tn, th, it);
         }
         bulk_wait_if(!dq_red && tid == 0); // shared memory must outlive the last reduction's reads
         if (fold) { // the arrivals not yet counted (no wgmma in flight here; the bulk groups waited for above)
@@ -947,20 +987,20 @@ static int fold_knob()
     return k;
 }
 
-// Both launchers' start: the plain and band instantiations opted in to smem bytes of shared memory (once per
-// instantiation: *opted), the f32 sums cleared (clear bytes from w.acc: the dQ sums, and the semaphores or
+// Both launchers' start: the plain, band and dropout instantiations opted in to smem bytes of shared memory
+// (once per launcher: *opted), the f32 sums cleared (clear bytes from w.acc: the dQ sums, and the semaphores or
 // arrival counters after them; folded: by sdpa_bwd_prep, else a cudaMemset), then Delta and lse2 by
 // sdpa_bwd_prep (dq_zero: and dq's rows that no key block adds into, see sdpa_bwd_prep).
 template <typename T>
-static cudaError_t bw_begin(const void *plain, const void *band, int smem, bool *opted, const xk_sdpa &p,
+static cudaError_t bw_begin(const void *const (&kern)[3], int smem, bool *opted, const xk_sdpa &p,
                             unsigned char *ws, const ws_layout &w, size_t clear, bool dq_zero, cudaStream_t s)
 {
     if (!*opted) {
-        cudaError_t e = cudaFuncSetAttribute(plain, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-        if (e == cudaSuccess)
-            e = cudaFuncSetAttribute(band, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-        if (e != cudaSuccess)
-            return e;
+        for (const void *k : kern) {
+            const cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+            if (e != cudaSuccess)
+                return e;
+        }
         *opted = true;
     }
     const bool fold = fold_knob() != 0;
@@ -988,8 +1028,10 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
     // for the ordered sums (their own path), red.global adds (no bulk group to wait for) or ragged q (tokens of
     // no sequence, rows by slot)
     const bool conv = fold_knob() != 0 && !det && !red && !p.off_q.p;
-    cudaError_t e = bw_begin<T>((const void *)sdpa_bwd_wgmma<T, DP, false>, (const void *)sdpa_bwd_wgmma<T, DP, true>,
-                                C::SMEM, &opted, p, ws, w, (det || conv ? w.total : w.sem) - w.acc, conv, s);
+    const void *const kern[3] = {(const void *)sdpa_bwd_wgmma<T, DP, false, false>,
+                                 (const void *)sdpa_bwd_wgmma<T, DP, true, false>,
+                                 (const void *)sdpa_bwd_wgmma<T, DP, true, true>};
+    cudaError_t e = bw_begin<T>(kern, C::SMEM, &opted, p, ws, w, (det || conv ? w.total : w.sem) - w.acc, conv, s);
     if (e != cudaSuccess)
         return e;
     float *lse2 = reinterpret_cast<float *>(ws + w.lse), *delta = reinterpret_cast<float *>(ws + w.delta);
@@ -1001,11 +1043,14 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
     const int lpt = lpt_heads_of(p, (int)l.grid.x, (int)l.grid.y);
     if (timing_knobs()[1])
         ;
+    else if (p.drop_threshold) // dropout: the band kernel's masks (one instance more per dtype and DP, not two)
+        sdpa_bwd_wgmma<T, DP, true, true><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
+                                                                           sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
     else if (l.band)
-        sdpa_bwd_wgmma<T, DP, true><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
+        sdpa_bwd_wgmma<T, DP, true, false><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
                                                                      sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
     else
-        sdpa_bwd_wgmma<T, DP, false><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
+        sdpa_bwd_wgmma<T, DP, false, false><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
                                                                       sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
     return conv ? cudaGetLastError() : bw_dq_out<T, DP>(p, acc, w.Sqp, s);
 }
