@@ -16,7 +16,7 @@ set -uo pipefail
 source "$(dirname "$0")/dev_env.sh" "$@" > /dev/null
 sum=$out/summary.txt
 say() { echo "$*" | tee -a "$sum"; }
-left() { echo $(( ${BUDGET_S:-230} - (SECONDS - t0) )); }
+left() { echo $(( ${BUDGET_S:-180} - (SECONDS - t0) )); }
 dry=${DRY:+--dry}
 if [ -z "$dry" ]; then
     dev_build_testers difftest_seq || exit 1
@@ -32,18 +32,18 @@ run() {
     grep -E "^FAIL" -A3 "$out/$tag.log" | cut -c1-300 | head -12 | tee -a "$sum"
     say "ran $(grep -cE '^(PASS|FAIL)' "$out/$tag.log"); $(grep -E 'passed,' "$out/$tag.log" | tail -1)"
 }
-run drop 45 -- bwddrop
-run drop_det 30 XDNN_SDPA_BWD_DETERMINISTIC=1 -- bwddrop
+run drop 30 -- bwddrop
+run drop_det 20 XDNN_SDPA_BWD_DETERMINISTIC=1 -- bwddrop
 say "== bench ($((SECONDS - t0)) s)"
-DIFFTEST_ITERS=${ITERS:-20} timeout 60 "$dt" $dry --bench bench/drop > "$out/bench.log" 2>&1
+DIFFTEST_ITERS=${ITERS:-20} timeout 45 "$dt" $dry --bench bench/drop > "$out/bench.log" 2>&1
 say "rc=$?"
 grep -E "^(PASS|FAIL)|TIME" "$out/bench.log" | sed 's/engines=.*//' | cut -c1-220 | tee -a "$sum"
 if [ -z "$dry" ]; then
     say "== peer ($((SECONDS - t0)) s)"
-    (cd "$dev" && PYTHONUNBUFFERED=1 timeout 70 python3 sdpa_drop_peer.py) > "$out/peer.log" 2>&1
+    (cd "$dev" && PYTHONUNBUFFERED=1 timeout 50 python3 sdpa_drop_peer.py) > "$out/peer.log" 2>&1
     say "rc=$?"; tee -a "$sum" < "$out/peer.log"
     say "== memcheck --quick bwddrop ($((SECONDS - t0)) s)"
-    timeout 40 compute-sanitizer --tool memcheck --print-limit 10 --error-exitcode 3 "$dt" --quick bwddrop \
+    timeout 30 compute-sanitizer --tool memcheck --print-limit 10 --error-exitcode 3 "$dt" --quick bwddrop \
         > "$out/memcheck.log" 2>&1
     say "memcheck rc=$? (124: cut short)"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -6 | tee -a "$sum"
 fi
