@@ -67,6 +67,10 @@ static bool bw_check(const gplan *pl, const gpart *p, xk_sdpa *kp, sdpa_ids *ids
         return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs Sq, Skv >= 1, got Sq=%d Skv=%d", kp->Sq, kp->Skv);
     if (ids->bias >= 0)
         return gpu_refuse(why, len, "sdpa_bwd: " ENG " takes no bias input");
+    /* t = round(p 65536) = 65536 drops everything: the kernels compare u16 << 16 against t << 16 in 32 bits */
+    if (kp->drop_threshold > 65536u)
+        return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs dropout < 1 - 2^-17 (16-bit keep test), got dropout=%.9g",
+                          1.0 - 1.0 / (double)kp->drop_scale);
     if (!(kp->scale > 0.0f))
         return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs scale > 0, got scale=%g", (double)kp->scale);
     if ((int64_t)kp->B * kp->Hk > 65535)

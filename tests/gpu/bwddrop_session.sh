@@ -2,11 +2,17 @@
 # bwddrop_session.sh DEV OUT — session 11's device call for dropout on sdpa_bwd_wgmma (issue 10).  DEV: what
 # tests/gpu/pack_dev.sh packs, plus DEV/dt/{difftest_seq,diffharness}.o, DEV/peer.py, DEV/sdpa_drop_peer.py.
 #
-# EXPECTED (written before the first call): b4h16s4096d128 bf16 dropout 0.1 backward from 17.0 ms on
+# EXPECTED (written before the first call; the second call's below): b4h16s4096d128 bf16 dropout 0.1 backward from 17.0 ms on
 # sdpa_bwd_flash to ~3.0-3.4 ms on sdpa_bwd_wgmma (the no-dropout kernel takes 2.67-2.70: the Philox words,
 # BM / 16 = 4 calls per thread and 64 x 64 tile plus the oct shuffles, cost ~10-25% over it), i.e. <= 1.0x
 # cuDNN's 3.57; causal and the Llama GQA causal shape likewise ~10-25% over their 1.52 / 1.60 ms.  The
 # no-dropout rows must not move (their kernels' PTX and registers are unchanged: ptxas -v, same spills).
+# First call (commit 5f44485): all correct; dropout 3.88 ms (cuDNN 3.57: 1.09x), causal 2.15 (1.90: 1.13x), Llama
+# 2.09 (1.96: 1.06x); no-dropout rows unmoved (2.66, 1.54, 1.61).  Dropout costs +1.2 ms, as the forward's
+# (+1.13): the consumers' issue slots, ~145 instructions per Philox call of which ~80 the oct exchange.
+# EXPECTED of the second call: drop_words_t8 (a 3-stage butterfly transpose, ~40 instructions less per call)
+# takes ~25% off the dropout's cost: ~3.55 ms (~1.0x cuDNN), against XDNN_SDPA_BWD_DROP=oct in the same call;
+# its extra spills (104 bytes against oct's 68, ptxas -v) may eat part of it.
 #
 # PART=all (default): the bwddrop cases (every dropout case on sdpa_bwd_wgmma), again under
 # XDNN_SDPA_BWD_DETERMINISTIC=1; the bench rows bench/drop (xdnn) and sdpa_drop_peer.py (cuDNN, flash);
@@ -38,6 +44,13 @@ say "== bench ($((SECONDS - t0)) s)"
 DIFFTEST_ITERS=${ITERS:-20} timeout 45 "$dt" $dry --bench bench/drop > "$out/bench.log" 2>&1
 say "rc=$?"
 grep -E "^(PASS|FAIL)|TIME" "$out/bench.log" | sed 's/engines=.*//' | cut -c1-220 | tee -a "$sum"
+if [ -n "${OCT:-1}" ]; then # the A/B: the Philox words shared as sdpa_bwd_mma does (drop_words_oct)
+    say "== bench, XDNN_SDPA_BWD_DROP=oct ($((SECONDS - t0)) s)"
+    XDNN_SDPA_BWD_DROP=oct DIFFTEST_ITERS=${ITERS:-20} timeout 30 "$dt" $dry --bench bench/drop/sdpa_bwd_wgmma/sdpa_bwd_bf16_ \
+        > "$out/bench_oct.log" 2>&1
+    say "rc=$?"
+    grep -E "^(PASS|FAIL)|TIME dq" "$out/bench_oct.log" | grep -B1 "TIME dq.*dropout" | sed 's/engines=.*//' | cut -c1-220 | tee -a "$sum"
+fi
 if [ -z "$dry" ]; then
     say "== peer ($((SECONDS - t0)) s)"
     (cd "$dev" && PYTHONUNBUFFERED=1 timeout 50 python3 sdpa_drop_peer.py) > "$out/peer.log" 2>&1
