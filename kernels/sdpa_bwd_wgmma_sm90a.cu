@@ -5,7 +5,7 @@
 //  sdpa_bwd_prep    one warp per query row (rows padded to a multiple of BM): Delta = do . o and the logsumexp
 //                   in the exp2 domain, +inf on padding rows and rows that see no key (so P = 0 there), into two
 //                   f32 workspace vectors (the producer copies each tile's slice next to its Q and dO).
-//  sdpa_bwd_wgmma<T, DP, kBand>  flash-attention-3's loop order: one block per (128-key block, b, kv head), looping
+//  sdpa_bwd_wgmma<T, DP, kBand, kDrop>  flash-attention-3's loop order: one block per (128-key block, b, kv head), looping
 //    over the query tiles (BM = 64 rows) of every query head of its GQA group that can see the keys; dK and dV
 //    stay in registers for the whole loop (GQA sums included), dQ is accumulated in f32 in the workspace.
 //    warpgroup 0, the producer (setmaxnreg 24): one thread loads K and V once, then streams Q and dO tiles
@@ -51,6 +51,11 @@
 //    (both modes measured slower, bench/RESULTS-sdpa.md): prep clears the f32 sums, and per 64 x 64 dQ tile an
 //    arrival counter (dq_arrivals: how many key blocks visit it) lets the last block to add into a tile
 //    convert it to dq (fold_mode 1 at the end of each block, 2 in the loop).
+//  v8 (2026-11-24, session 11, issue 10): dropout (kDrop, on the band kernel; the wide kernel too): sdpa.h's mask
+//    replayed in S^T's layout (drop_sign: BM / 16 Philox calls per thread and tile, their words transposed among a
+//    t4 column's 8 lanes by drop_words_t8), a dropped P^T element carried as -P^T to the dS loop, which takes
+//    P f = max(x, 0) / (1 - p) for dV and dS = P (f dP - Delta) = P f dP - |x| Delta.  H100 b4h16s4096d128 bf16
+//    dropout 0.1: 16.97 ms on sdpa_bwd_flash -> 3.66 (cuDNN 3.48), causal 2.02 (2.01), Llama GQA causal 1.96 (2.05).
 //  sdpa_bwd_dq_out  dq = scale * workspace, in q's dtype (16-byte stores).
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -260,7 +265,9 @@ __global__ void __launch_bounds__(256) sdpa_bwd_prep(const xk_sdpa p, float *lse
 // form an 8 x 8 matrix of 16-bit values, call q's row held by lane q, key g's column wanted by lane g.  Lane g
 // makes call g (counter mine) and the matrix is transposed in three butterfly stages over lane bits 2, 1, 0 of
 // g (words, then halves): 6 shuffles, 8 selects, 6 byte permutes, against drop_words_oct's 7 shuffles, 32
-// selects and 8 extracts (sdpa_common.cuh).  On return w[q / 2] holds lane g's value of call q in half q % 2.
+// selects and 8 extracts (sdpa_common.cuh; H100, b4h16s4096d128 dropout 0.1: 3.66 ms against 3.87 with
+// drop_words_oct in the same call, causal 2.02 / 2.16, bench/RESULTS-sdpa.md session 11).  On return w[q / 2]
+// holds lane g's value of call q in half q % 2.
 __device__ __forceinline__ void drop_words_t8(uint64_t seed, uint64_t mine, uint32_t (&w)[4])
 {
     const int g = (threadIdx.x >> 2) & 7;
@@ -287,10 +294,10 @@ __device__ __forceinline__ void drop_words_t8(uint64_t seed, uint64_t mine, uint
 // kbase, this warp's 16 keys, a multiple of 8), query head h of batch b.  A dropped element keeps its
 // magnitude with the sign flipped (P >= 0): the mask travels in the sign bits, no register holds it from here
 // to the dS loop (the consumers of sdpa_bwd_wgmma run at 230+ of their 240 registers).  BM / 16 Philox calls per
-// thread and tile, shared by the 8 lanes of a t4 column: drop_words_t8, or (kOct, XDNN_SDPA_BWD_DROP=oct, the
-// A/B) drop_words_oct.  keep iff u16 >= t compares (u16 << 16) >= (t << 16) (t <= 65535: the engine refuses
-// more), so the high half is compared in place and the low one after one shift.
-template <int BM, bool kOct>
+// thread and tile, shared by the 8 lanes of a t4 column (drop_words_t8).  keep iff u16 >= t compares
+// (u16 << 16) >= (t << 16) (t <= 65535: the engine refuses more), so the high half is compared in place and the
+// low one after one shift.
+template <int BM>
 __device__ __forceinline__ void drop_sign(const xk_sdpa &p, float (&sa)[BM / 2], int b, int h, int m0, int kbase)
 {
     const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
@@ -299,21 +306,12 @@ __device__ __forceinline__ void drop_sign(const xk_sdpa &p, float (&sa)[BM / 2],
     const uint32_t T = (p.drop_threshold - 1u) << 16;
 #pragma unroll
     for (int nt0 = 0; nt0 < BM / 8; nt0 += 2) { // call q: n-tile nt0 + q / 4, element q % 4
-        if constexpr (kOct) {
-            uint32_t u16[8];
-            drop_words_oct(p.seed, mine + (uint64_t)nt0 * 8 * groups, u16);
+        uint32_t w[4];
+        drop_words_t8(p.seed, mine + (uint64_t)nt0 * 8 * groups, w);
 #pragma unroll
-            for (int q = 0; q < 8; q++)
-                if (u16[q] + 1u < p.drop_threshold)
-                    sa[nt0 * 4 + q] = -sa[nt0 * 4 + q];
-        } else {
-            uint32_t w[4];
-            drop_words_t8(p.seed, mine + (uint64_t)nt0 * 8 * groups, w);
-#pragma unroll
-            for (int q = 0; q < 8; q++)
-                if (((q & 1) ? w[q >> 1] : w[q >> 1] << 16) < T)
-                    sa[nt0 * 4 + q] = -sa[nt0 * 4 + q];
-        }
+        for (int q = 0; q < 8; q++)
+            if (((q & 1) ? w[q >> 1] : w[q >> 1] << 16) < T)
+                sa[nt0 * 4 + q] = -sa[nt0 * 4 + q];
     }
 }
 
@@ -325,9 +323,8 @@ __device__ __forceinline__ float drop_kept(const xk_sdpa &p, float x) { return f
 // kBand: a window or seq_len_q / seq_len_kv (each thread's keys carry their band of rows); without it only
 // no mask or causal, tested per element as one compare on the diagonal tiles, as before the band existed:
 // the band's two compares per element cost 5-7% on unmasked shapes (H100, b4h16s4096d128: 3.47 vs 3.32 ms).
-// kDrop: dropout (launched with kBand only, one instance per dtype and DP; 2: drop_sign's kOct, the A/B): see
-// drop_sign and the dS loop.
-template <typename T, int DP, bool kBand, int kDrop>
+// kDrop: dropout (launched with kBand only, one instance per dtype and DP): see drop_sign and the dS loop.
+template <typename T, int DP, bool kBand, bool kDrop>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_bwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tdo,
                    const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, const xk_sdpa p,
@@ -553,8 +550,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                 for (int e = 0; e < 4; e++)
                     sa[nt * 4 + e] = ex2(fmaf(sa[nt * 4 + e], scale2, -((e & 1) ? l[nt].y : l[nt].x)));
-            if constexpr (kDrop != 0) // while dP^T runs
-                drop_sign<BM, kDrop == 2>(p, sa, b, hk * group + th, m0, n0 + cw * 64 + warp * 16);
+            if constexpr (kDrop) // while dP^T runs
+                drop_sign<BM>(p, sa, b, hk * group + th, m0, n0 + cw * 64 + warp * 16);
 #pragma unroll
             for (int nt = 0; nt < BM / 8; nt++)
                 dl[nt] = *reinterpret_cast<const float2 *>(lr + BM + nt * 8 + t4 * 2);
@@ -625,7 +622,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
                     const float dn = (e & 1) ? dl[nt].y : dl[nt].x;
-                    if constexpr (kDrop != 0) { // dS^T = P^T (f dP^T - Delta); P^T f, dV's A operand, back into sa
+                    if constexpr (kDrop) { // dS^T = P^T (f dP^T - Delta); P^T f, dV's A operand, back into sa
                         const float pf_ = drop_kept(p, sa[nt * 4 + e]);
                         dpa[nt * 4 + e] = fmaf(pf_, dpa[nt * 4 + e], -fabsf(sa[nt * 4 + e]) * dn);
                         sa[nt * 4 + e] = pf_;
@@ -965,18 +962,6 @@ static int lpt_heads_of(const xk_sdpa &p, int nx, int nh)
     return knob > 0 ? knob : h;
 }
 
-// XDNN_SDPA_BWD_DROP=oct shares the dropout mask's Philox words among a t4 column's lanes as sdpa_bwd_mma does
-// (drop_words_oct) instead of drop_words_t8's transpose (A/B, timing; read once).
-static bool drop_oct_knob()
-{
-    static int k = -1;
-    if (k < 0) {
-        const char *e = getenv("XDNN_SDPA_BWD_DROP");
-        k = e && strcmp(e, "oct") == 0;
-    }
-    return k;
-}
-
 // XDNN_SDPA_BWD_DETERMINISTIC=1 takes the ordered dQ sums without the plan asking (timing, testing).
 int det_knob()
 {
@@ -1079,8 +1064,9 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
     // for the ordered sums (their own path), red.global adds (no bulk group to wait for) or ragged q (tokens of
     // no sequence, rows by slot)
     const bool conv = fold_knob() != 0 && !det && !red && !p.off_q.p;
-    const void *const kern[4] = {(const void *)sdpa_bwd_wgmma<T, DP, false, 0>, (const void *)sdpa_bwd_wgmma<T, DP, true, 0>,
-                                 (const void *)sdpa_bwd_wgmma<T, DP, true, 1>, (const void *)sdpa_bwd_wgmma<T, DP, true, 2>};
+    const void *const kern[3] = {(const void *)sdpa_bwd_wgmma<T, DP, false, false>,
+                                 (const void *)sdpa_bwd_wgmma<T, DP, true, false>,
+                                 (const void *)sdpa_bwd_wgmma<T, DP, true, true>};
     cudaError_t e = bw_begin<T>(kern, C::SMEM, &opted, p, ws, w, (det || conv ? w.total : w.sem) - w.acc, conv, s);
     if (e != cudaSuccess)
         return e;
@@ -1093,17 +1079,14 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
     const int lpt = lpt_heads_of(p, (int)l.grid.x, (int)l.grid.y);
     if (timing_knobs()[1])
         ;
-    else if (p.drop_threshold && drop_oct_knob()) // dropout, the A/B
-        sdpa_bwd_wgmma<T, DP, true, 2><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
-                                                                        sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
     else if (p.drop_threshold) // dropout: the band kernel's masks (one instance more per dtype and DP, not two)
-        sdpa_bwd_wgmma<T, DP, true, 1><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
-                                                                        sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
+        sdpa_bwd_wgmma<T, DP, true, true><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
+                                                                           sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
     else if (l.band)
-        sdpa_bwd_wgmma<T, DP, true, 0><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
+        sdpa_bwd_wgmma<T, DP, true, false><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
                                                                      sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
     else
-        sdpa_bwd_wgmma<T, DP, false, 0><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
+        sdpa_bwd_wgmma<T, DP, false, false><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
                                                                       sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
     return conv ? cudaGetLastError() : bw_dq_out<T, DP>(p, acc, w.Sqp, s);
 }

@@ -241,7 +241,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                                  : "memory");
             }
             if constexpr (kDrop) { // signed P^T to shared memory, then P^T f for dV
-                drop_sign<BM, false>(p, sa, w.b, hk * w.group + t / w.ntq, m0, n0 + warp * 16);
+                drop_sign<BM>(p, sa, w.b, hk * w.group + t / w.ntq, m0, n0 + warp * 16);
 #pragma unroll
                 for (int nt = 0; nt < BM / 8; nt++)
                     asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(sP + (nt * 128 + tid) * 16),

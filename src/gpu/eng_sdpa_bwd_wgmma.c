@@ -108,8 +108,8 @@ static bool bw_supports(const gplan *pl, const gpart *p, const gpu_device *dev, 
     return true;
 }
 
-/* H100, bench/RESULTS-sdpa.md 2026-11-24: well ahead of sdpa_bwd_flash (50; 81 TFLOP/s measured with dropout,
- * where this engine's dropout kernel is planned too) wherever it runs. */
+/* H100, bench/RESULTS-sdpa.md 2026-11-24: well ahead of sdpa_bwd_flash (50) wherever it runs; with dropout
+ * (session 11) 375 TFLOP/s at b4h16s4096d128 against sdpa_bwd_flash's 81, so 300 plans it there too. */
 static double bw_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 300.0); }
 
 static size_t bw_ws(const gplan *pl, const gpart *p, const gpu_device *dev)
