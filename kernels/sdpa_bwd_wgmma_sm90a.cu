@@ -5,7 +5,7 @@
 //  sdpa_bwd_prep    one warp per query row (rows padded to a multiple of BM): Delta = do . o and the logsumexp
 //                   in the exp2 domain, +inf on padding rows and rows that see no key (so P = 0 there), into two
 //                   f32 workspace vectors (the producer copies each tile's slice next to its Q and dO).
-//  sdpa_bwd_wgmma<T, DP, kBand>  flash-attention-3's loop order: one block per (128-key block, b, kv head), looping
+//  sdpa_bwd_wgmma<T, DP, kBand, kDrop>  flash-attention-3's loop order: one block per (128-key block, b, kv head), looping
 //    over the query tiles (BM = 64 rows) of every query head of its GQA group that can see the keys; dK and dV
 //    stay in registers for the whole loop (GQA sums included), dQ is accumulated in f32 in the workspace.
 //    warpgroup 0, the producer (setmaxnreg 24): one thread loads K and V once, then streams Q and dO tiles
@@ -51,6 +51,11 @@
 //    (both modes measured slower, bench/RESULTS-sdpa.md): prep clears the f32 sums, and per 64 x 64 dQ tile an
 //    arrival counter (dq_arrivals: how many key blocks visit it) lets the last block to add into a tile
 //    convert it to dq (fold_mode 1 at the end of each block, 2 in the loop).
+//  v8 (2026-11-24, session 11, issue 10): dropout (kDrop, on the band kernel; the wide kernel too): sdpa.h's mask
+//    replayed in S^T's layout (drop_sign: BM / 16 Philox calls per thread and tile, their words transposed among a
+//    t4 column's 8 lanes by drop_words_t8), a dropped P^T element carried as -P^T to the dS loop, which takes
+//    P f = max(x, 0) / (1 - p) for dV and dS = P (f dP - Delta) = P f dP - |x| Delta.  H100 b4h16s4096d128 bf16
+//    dropout 0.1: 16.97 ms on sdpa_bwd_flash -> 3.66 (cuDNN 3.48), causal 2.02 (2.01), Llama GQA causal 1.96 (2.05).
 //  sdpa_bwd_dq_out  dq = scale * workspace, in q's dtype (16-byte stores).
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -253,12 +258,73 @@ __global__ void __launch_bounds__(256) sdpa_bwd_prep(const xk_sdpa p, float *lse
     }
 }
 
+// ---------------------------------------------------------------- dropout in S^T's layout
+
+// The Philox words of S^T's layout: the 8 lanes g of a t4 column hold keys kbase + g of one query each, so
+// among them the 8 calls q of two n-tiles (query q / 4 of the pair's, element q % 4: sdpa_bwd_mma's pattern)
+// form an 8 x 8 matrix of 16-bit values, call q's row held by lane q, key g's column wanted by lane g.  Lane g
+// makes call g (counter mine) and the matrix is transposed in three butterfly stages over lane bits 2, 1, 0 of
+// g (words, then halves): 6 shuffles, 8 selects, 6 byte permutes, against drop_words_oct's 7 shuffles, 32
+// selects and 8 extracts (sdpa_common.cuh; H100, b4h16s4096d128 dropout 0.1: 3.66 ms against 3.87 with
+// drop_words_oct in the same call, causal 2.02 / 2.16, bench/RESULTS-sdpa.md session 11).  On return w[q / 2]
+// holds lane g's value of call q in half q % 2.
+__device__ __forceinline__ void drop_words_t8(uint64_t seed, uint64_t mine, uint32_t (&w)[4])
+{
+    const int g = (threadIdx.x >> 2) & 7;
+    philox4(seed, kDropStream, mine, w); // key j of call g: word j / 2, half j % 2
+    // g's bit 2 against the word's bit 1 (lanes 16 apart): keep the two words of my keys' half, send the others
+    // and put the partner's in their place (word bit 1 = the call's bit 2 from here on)
+    const bool b2 = (g & 4) != 0, b1 = (g & 2) != 0, b0 = (g & 1) != 0;
+    uint32_t r0 = __shfl_xor_sync(0xffffffffu, b2 ? w[0] : w[2], 16), r1 = __shfl_xor_sync(0xffffffffu, b2 ? w[1] : w[3], 16);
+    w[0] = b2 ? r0 : w[0], w[1] = b2 ? r1 : w[1], w[2] = b2 ? w[2] : r0, w[3] = b2 ? w[3] : r1;
+    // g's bit 1 against the word's bit 0 (lanes 8 apart; word bit 0 = the call's bit 1 after)
+    r0 = __shfl_xor_sync(0xffffffffu, b1 ? w[0] : w[1], 8), r1 = __shfl_xor_sync(0xffffffffu, b1 ? w[2] : w[3], 8);
+    w[0] = b1 ? r0 : w[0], w[1] = b1 ? w[1] : r0, w[2] = b1 ? r1 : w[2], w[3] = b1 ? w[3] : r1;
+    // g's bit 0 against the half (lanes 4 apart): the other halves of words (0, 1) and (2, 3) go in one word
+    // each; the low half of a word ends as the even call's, the high half as the odd one's
+    const uint32_t sel = b0 ? 0x5410u : 0x7632u, lo = b0 ? 0x3254u : 0x5410u, hi = b0 ? 0x3276u : 0x7610u;
+    r0 = __shfl_xor_sync(0xffffffffu, __byte_perm(w[0], w[1], sel), 4);
+    r1 = __shfl_xor_sync(0xffffffffu, __byte_perm(w[2], w[3], sel), 4);
+    w[0] = __byte_perm(w[0], r0, lo), w[1] = __byte_perm(w[1], r0, hi);
+    w[2] = __byte_perm(w[2], r1, lo), w[3] = __byte_perm(w[3], r1, hi);
+}
+
+// Dropout (sdpa.h's mask: the forward's decision, one Philox call per row and 8 keys) on P^T held as S^T
+// accumulators sa (element e of n-tile nt: key kbase + warp's g + 8 (e >> 1), query m0 + 8 nt + 2 t4 + (e & 1);
+// kbase, this warp's 16 keys, a multiple of 8), query head h of batch b.  A dropped element keeps its
+// magnitude with the sign flipped (P >= 0): the mask travels in the sign bits, no register holds it from here
+// to the dS loop (the consumers of sdpa_bwd_wgmma run at 230+ of their 240 registers).  BM / 16 Philox calls per
+// thread and tile, shared by the 8 lanes of a t4 column (drop_words_t8).  keep iff u16 >= t compares
+// (u16 << 16) >= (t << 16) (t <= 65535: the engine refuses more), so the high half is compared in place and the
+// low one after one shift.
+template <int BM>
+__device__ __forceinline__ void drop_sign(const xk_sdpa &p, float (&sa)[BM / 2], int b, int h, int m0, int kbase)
+{
+    const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+    const uint64_t groups = (uint64_t)((p.Skv + 7) >> 3); // a row's calls
+    const uint64_t mine = drop_call(p, b, h, m0 + (g >> 2) * 8 + t4 * 2 + (g & 1)) + (uint32_t)(kbase >> 3) + ((g >> 1) & 1);
+    const uint32_t T = (p.drop_threshold - 1u) << 16;
+#pragma unroll
+    for (int nt0 = 0; nt0 < BM / 8; nt0 += 2) { // call q: n-tile nt0 + q / 4, element q % 4
+        uint32_t w[4];
+        drop_words_t8(p.seed, mine + (uint64_t)nt0 * 8 * groups, w);
+#pragma unroll
+        for (int q = 0; q < 8; q++)
+            if (((q & 1) ? w[q >> 1] : w[q >> 1] << 16) < T)
+                sa[nt0 * 4 + q] = -sa[nt0 * 4 + q];
+    }
+}
+
+// P f of a signed P (drop_sign): P / (1 - p) kept, 0 dropped; |x| is P either way.
+__device__ __forceinline__ float drop_kept(const xk_sdpa &p, float x) { return fmaxf(x, 0.0f) * p.drop_scale; }
+
 // ---------------------------------------------------------------- the main kernel
 
 // kBand: a window or seq_len_q / seq_len_kv (each thread's keys carry their band of rows); without it only
 // no mask or causal, tested per element as one compare on the diagonal tiles, as before the band existed:
 // the band's two compares per element cost 5-7% on unmasked shapes (H100, b4h16s4096d128: 3.47 vs 3.32 ms).
-template <typename T, int DP, bool kBand>
+// kDrop: dropout (launched with kBand only, one instance per dtype and DP): see drop_sign and the dS loop.
+template <typename T, int DP, bool kBand, bool kDrop>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_bwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tdo,
                    const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, const xk_sdpa p,
@@ -445,7 +511,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         // memory latency runs under the GEMMs rather than in front of the first FFMA (ncu, session 9: 7% of
         // the stall samples on those FFMAs).
         float2 dl[BM / 8];
-        auto front = [&](int t, int it) {
+        auto front = [&](int t, int th, int it) {
             const int s = t % ST, m0 = mlo + it * BM;
             const float *lr = ld_gen + s * (C::LD_BYTES / 4); // lse2 of the stage's rows (Delta at lr + BM)
             float2 l[BM / 8];
@@ -484,6 +550,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                 for (int e = 0; e < 4; e++)
                     sa[nt * 4 + e] = ex2(fmaf(sa[nt * 4 + e], scale2, -((e & 1) ? l[nt].y : l[nt].x)));
+            if constexpr (kDrop) // while dP^T runs
+                drop_sign<BM>(p, sa, b, hk * group + th, m0, n0 + cw * 64 + warp * 16);
 #pragma unroll
             for (int nt = 0; nt < BM / 8; nt++)
                 dl[nt] = *reinterpret_cast<const float2 *>(lr + BM + nt * 8 + t4 * 2);
@@ -495,7 +563,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         issue_s(0);
         if (kEarlyDP)
             issue_dp(0);
-        front(0, 0);
+        front(0, 0, 0);
 
         // tile t is query head hk * group + th, rows mlo + it * BM (th, it: t / ntq, t % ntq); its workspace
         // row row_of(t) = row0 + th * Sqp + it * BM
@@ -552,8 +620,16 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
             for (int nt = 0; nt < BM / 8; nt++) {
 #pragma unroll
-                for (int e = 0; e < 4; e++)
-                    dpa[nt * 4 + e] = sa[nt * 4 + e] * (dpa[nt * 4 + e] - ((e & 1) ? dl[nt].y : dl[nt].x));
+                for (int e = 0; e < 4; e++) {
+                    const float dn = (e & 1) ? dl[nt].y : dl[nt].x;
+                    if constexpr (kDrop) { // dS^T = P^T (f dP^T - Delta); P^T f, dV's A operand, back into sa
+                        const float pf_ = drop_kept(p, sa[nt * 4 + e]);
+                        dpa[nt * 4 + e] = fmaf(pf_, dpa[nt * 4 + e], -fabsf(sa[nt * 4 + e]) * dn);
+                        sa[nt * 4 + e] = pf_;
+                    } else {
+                        dpa[nt * 4 + e] = sa[nt * 4 + e] * (dpa[nt * 4 + e] - dn);
+                    }
+                }
             }
             // P^T and dS^T as A fragments (k = queries)
             uint32_t pf[BM / 16][4], df[BM / 16][4];
@@ -713,7 +789,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             const bool last = t + 1 >= total, wrap = it + 1 == ntq; // tn's place (tn = t after the last)
             th = last || !wrap ? th : th + 1;
             it = last ? it : wrap ? 0 : it + 1;
-            front(tn, it);
+            front(tn, th, it);
         }
         bulk_wait_if(!dq_red && tid == 0); // shared memory must outlive the last reduction's reads
         if (fold) { // the arrivals not yet counted (no wgmma in flight here; the bulk groups waited for above)
@@ -947,20 +1023,20 @@ static int fold_knob()
     return k;
 }
 
-// Both launchers' start: the plain and band instantiations opted in to smem bytes of shared memory (once per
-// instantiation: *opted), the f32 sums cleared (clear bytes from w.acc: the dQ sums, and the semaphores or
+// Both launchers' start: the plain, band and dropout instantiations opted in to smem bytes of shared memory
+// (once per launcher: *opted), the f32 sums cleared (clear bytes from w.acc: the dQ sums, and the semaphores or
 // arrival counters after them; folded: by sdpa_bwd_prep, else a cudaMemset), then Delta and lse2 by
 // sdpa_bwd_prep (dq_zero: and dq's rows that no key block adds into, see sdpa_bwd_prep).
-template <typename T>
-static cudaError_t bw_begin(const void *plain, const void *band, int smem, bool *opted, const xk_sdpa &p,
+template <typename T, size_t N>
+static cudaError_t bw_begin(const void *const (&kern)[N], int smem, bool *opted, const xk_sdpa &p,
                             unsigned char *ws, const ws_layout &w, size_t clear, bool dq_zero, cudaStream_t s)
 {
     if (!*opted) {
-        cudaError_t e = cudaFuncSetAttribute(plain, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-        if (e == cudaSuccess)
-            e = cudaFuncSetAttribute(band, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-        if (e != cudaSuccess)
-            return e;
+        for (const void *k : kern) {
+            const cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+            if (e != cudaSuccess)
+                return e;
+        }
         *opted = true;
     }
     const bool fold = fold_knob() != 0;
@@ -988,8 +1064,10 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
     // for the ordered sums (their own path), red.global adds (no bulk group to wait for) or ragged q (tokens of
     // no sequence, rows by slot)
     const bool conv = fold_knob() != 0 && !det && !red && !p.off_q.p;
-    cudaError_t e = bw_begin<T>((const void *)sdpa_bwd_wgmma<T, DP, false>, (const void *)sdpa_bwd_wgmma<T, DP, true>,
-                                C::SMEM, &opted, p, ws, w, (det || conv ? w.total : w.sem) - w.acc, conv, s);
+    const void *const kern[3] = {(const void *)sdpa_bwd_wgmma<T, DP, false, false>,
+                                 (const void *)sdpa_bwd_wgmma<T, DP, true, false>,
+                                 (const void *)sdpa_bwd_wgmma<T, DP, true, true>};
+    cudaError_t e = bw_begin<T>(kern, C::SMEM, &opted, p, ws, w, (det || conv ? w.total : w.sem) - w.acc, conv, s);
     if (e != cudaSuccess)
         return e;
     float *lse2 = reinterpret_cast<float *>(ws + w.lse), *delta = reinterpret_cast<float *>(ws + w.delta);
@@ -1001,11 +1079,14 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
     const int lpt = lpt_heads_of(p, (int)l.grid.x, (int)l.grid.y);
     if (timing_knobs()[1])
         ;
+    else if (p.drop_threshold) // dropout: the band kernel's masks (one instance more per dtype and DP, not two)
+        sdpa_bwd_wgmma<T, DP, true, true><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
+                                                                           sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
     else if (l.band)
-        sdpa_bwd_wgmma<T, DP, true><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
+        sdpa_bwd_wgmma<T, DP, true, false><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
                                                                      sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
     else
-        sdpa_bwd_wgmma<T, DP, false><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
+        sdpa_bwd_wgmma<T, DP, false, false><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
                                                                       sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
     return conv ? cudaGetLastError() : bw_dq_out<T, DP>(p, acc, w.Sqp, s);
 }
@@ -1040,7 +1121,7 @@ extern "C" int xk_sdpa_bwd_wgmma(const xk_sdpa *p, const int64_t (*st)[4], void 
     if ((int64_t)p->B * p->Hq == 0)
         return 0;
     if (p->D < 8 || p->D > 256 || p->Dv < 8 || p->Dv > 256 || p->D % 8 != 0 || p->Dv % 8 != 0 ||
-        !(p->scale > 0.0f) || p->Sq < 1 || p->Skv < 1 || (deterministic && (p->D > 128 || p->Dv > 128)))
+        !(p->scale > 0.0f) || p->Sq < 1 || p->Skv < 1 || p->drop_threshold > 65536u || (deterministic && (p->D > 128 || p->Dv > 128)))
         return (int)cudaErrorInvalidValue;
     const void *rows16[] = {p->o.p, p->dout.p, p->dq.p, p->dk.p, p->dv.p}; // 16-byte row loads and stores
     for (int i = 0; i < 5; i++)

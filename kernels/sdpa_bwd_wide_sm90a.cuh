@@ -81,7 +81,9 @@ template <int BN, int BM> __device__ __forceinline__ wide_block wide_block_of(co
 }
 #endif
 
-template <typename T, int DP, bool kBand>
+// kDrop: dropout (launched with kBand only): the P side flips the sign of the dropped P^T elements before they
+// go to shared memory (drop_sign), dV takes P f, the dS side P (f dP - Delta).
+template <typename T, int DP, bool kBand, bool kDrop>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_bwd_wide(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tdo,
                   const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, const xk_sdpa p,
@@ -233,9 +235,21 @@ __global__ void __launch_bounds__(kThreads, 1)
                         x = -CUDART_INF_F;
                     sa[nt * 4 + e] = ex2(x);
                 }
-                asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(sP + (nt * 128 + tid) * 16),
-                             "f"(sa[nt * 4]), "f"(sa[nt * 4 + 1]), "f"(sa[nt * 4 + 2]), "f"(sa[nt * 4 + 3])
-                             : "memory");
+                if constexpr (!kDrop)
+                    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(sP + (nt * 128 + tid) * 16),
+                                 "f"(sa[nt * 4]), "f"(sa[nt * 4 + 1]), "f"(sa[nt * 4 + 2]), "f"(sa[nt * 4 + 3])
+                                 : "memory");
+            }
+            if constexpr (kDrop) { // signed P^T to shared memory, then P^T f for dV
+                drop_sign<BM>(p, sa, w.b, hk * w.group + t / w.ntq, m0, n0 + warp * 16);
+#pragma unroll
+                for (int nt = 0; nt < BM / 8; nt++)
+                    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(sP + (nt * 128 + tid) * 16),
+                                 "f"(sa[nt * 4]), "f"(sa[nt * 4 + 1]), "f"(sa[nt * 4 + 2]), "f"(sa[nt * 4 + 3])
+                                 : "memory");
+#pragma unroll
+                for (int i = 0; i < BM / 2; i++)
+                    sa[i] = drop_kept(p, sa[i]);
             }
             asm volatile("bar.arrive 1, 256;\n" ::: "memory"); // P^T is in shared memory
         } else { // dS^T = P^T (dP^T - Delta), P^T from the P side's thread of the same place
@@ -248,10 +262,17 @@ __global__ void __launch_bounds__(kThreads, 1)
                              : "=f"(pt.x), "=f"(pt.y), "=f"(pt.z), "=f"(pt.w)
                              : "r"(sP + (nt * 128 + tid) * 16)
                              : "memory");
-                sa[nt * 4] = pt.x * (sa[nt * 4] - dl.x);
-                sa[nt * 4 + 1] = pt.y * (sa[nt * 4 + 1] - dl.y);
-                sa[nt * 4 + 2] = pt.z * (sa[nt * 4 + 2] - dl.x);
-                sa[nt * 4 + 3] = pt.w * (sa[nt * 4 + 3] - dl.y);
+                if constexpr (kDrop) { // P (f dP - Delta), P signed (drop_sign)
+                    sa[nt * 4] = fmaf(drop_kept(p, pt.x), sa[nt * 4], -fabsf(pt.x) * dl.x);
+                    sa[nt * 4 + 1] = fmaf(drop_kept(p, pt.y), sa[nt * 4 + 1], -fabsf(pt.y) * dl.y);
+                    sa[nt * 4 + 2] = fmaf(drop_kept(p, pt.z), sa[nt * 4 + 2], -fabsf(pt.z) * dl.x);
+                    sa[nt * 4 + 3] = fmaf(drop_kept(p, pt.w), sa[nt * 4 + 3], -fabsf(pt.w) * dl.y);
+                } else {
+                    sa[nt * 4] = pt.x * (sa[nt * 4] - dl.x);
+                    sa[nt * 4 + 1] = pt.y * (sa[nt * 4 + 1] - dl.y);
+                    sa[nt * 4 + 2] = pt.z * (sa[nt * 4 + 2] - dl.x);
+                    sa[nt * 4 + 3] = pt.w * (sa[nt * 4 + 3] - dl.y);
+                }
             }
         }
         // P^T or dS^T as A fragments (k = queries)
@@ -329,8 +350,9 @@ cudaError_t launch_wide(const xk_sdpa &p, const int64_t (*st)[4], unsigned char 
 {
     using C = wide_cfg<DP>;
     static bool opted = false;
-    cudaError_t e = bw_begin<T>((const void *)sdpa_bwd_wide<T, DP, false>, (const void *)sdpa_bwd_wide<T, DP, true>,
-                                C::SMEM, &opted, p, ws, w, w.sem - w.acc, false, s); // the dQ sums (atomics: no semaphores)
+    const void *const kern[3] = {(const void *)sdpa_bwd_wide<T, DP, false, false>,
+                                 (const void *)sdpa_bwd_wide<T, DP, true, false>, (const void *)sdpa_bwd_wide<T, DP, true, true>};
+    cudaError_t e = bw_begin<T>(kern, C::SMEM, &opted, p, ws, w, w.sem - w.acc, false, s); // the dQ sums (atomics: no semaphores)
     if (e != cudaSuccess)
         return e;
     float *lse2 = reinterpret_cast<float *>(ws + w.lse), *delta = reinterpret_cast<float *>(ws + w.delta);
@@ -340,11 +362,14 @@ cudaError_t launch_wide(const xk_sdpa &p, const int64_t (*st)[4], unsigned char 
         return cudaErrorInvalidValue;
     if (timing_knobs()[1])
         ;
+    else if (p.drop_threshold) // dropout: the band kernel's masks
+        sdpa_bwd_wide<T, DP, true, true><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
+                                                                          w.Sqp);
     else if (l.band)
-        sdpa_bwd_wide<T, DP, true><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
+        sdpa_bwd_wide<T, DP, true, false><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
                                                                     w.Sqp);
     else
-        sdpa_bwd_wide<T, DP, false><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
+        sdpa_bwd_wide<T, DP, false, false><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
                                                                      w.Sqp);
     return bw_dq_out<T, DP>(p, acc, w.Sqp, s);
 }

@@ -11,9 +11,10 @@
  * seq_len_q/seq_len_kv, ragged THD q and/or k, v (seq_offsets_q/kv: one
  * block per 128 keys of a sequence, each sequence's rows from its first
  * token, the band kernel masking the neighbours' rows), GQA/MQA, bhsd or
- * bshd.  Everything else (bias, dropout, D or Dv > 256, Sq or Skv of 0)
- * is refused with the attribute and its value, and sdpa_bwd_flash (any
- * shape) takes it.  Semantics: src/ops/sdpa.h. */
+ * bshd, dropout (sdpa.h's Philox mask replayed in the S^T layout; not with
+ * ragged, which gpu_sdpa_analyze refuses).  Everything else (bias, D or
+ * Dv > 256, Sq or Skv of 0) is refused with the attribute and its value, and
+ * sdpa_bwd_flash (any shape) takes it.  Semantics: src/ops/sdpa.h. */
 #include "gpu/eng_seq.h"
 #include "gpu/engine.h"
 #include "gpu/kern_sdpa_bwd_wgmma.h"
@@ -66,9 +67,10 @@ static bool bw_check(const gplan *pl, const gpart *p, xk_sdpa *kp, sdpa_ids *ids
         return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs Sq, Skv >= 1, got Sq=%d Skv=%d", kp->Sq, kp->Skv);
     if (ids->bias >= 0)
         return gpu_refuse(why, len, "sdpa_bwd: " ENG " takes no bias input");
-    if (kp->drop_threshold)
-        return gpu_refuse(why, len, "sdpa_bwd: " ENG " takes no dropout, got dropout=%g",
-                    1.0 - 1.0 / (double)kp->drop_scale);
+    /* t = round(p 65536) = 65536 drops everything: the kernels compare u16 << 16 against t << 16 in 32 bits */
+    if (kp->drop_threshold > 65536u)
+        return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs dropout < 1 - 2^-17 (16-bit keep test), got dropout=%.9g",
+                          1.0 - 1.0 / (double)kp->drop_scale);
     if (!(kp->scale > 0.0f))
         return gpu_refuse(why, len, "sdpa_bwd: " ENG " needs scale > 0, got scale=%g", (double)kp->scale);
     if ((int64_t)kp->B * kp->Hk > 65535)
@@ -106,7 +108,8 @@ static bool bw_supports(const gplan *pl, const gpart *p, const gpu_device *dev, 
     return true;
 }
 
-/* H100, bench/RESULTS-sdpa.md 2026-11-24: well ahead of sdpa_bwd_flash (50) wherever it runs. */
+/* H100, bench/RESULTS-sdpa.md 2026-11-24: well ahead of sdpa_bwd_flash (50) wherever it runs; with dropout
+ * (session 11) 375 TFLOP/s at b4h16s4096d128 against sdpa_bwd_flash's 81, so 300 plans it there too. */
 static double bw_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 300.0); }
 
 static size_t bw_ws(const gplan *pl, const gpart *p, const gpu_device *dev)
@@ -137,11 +140,12 @@ static xdnn_status bw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         gpu_sdpa_bhsd(&c->plan->g->t[ids[i]], dims, bp->st[i]);
     }
     const xk_sdpa *k = &bp->kp;
-    snprintf(bp->detail, sizeof bp->detail, ENG " B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s%s%s%s%s%s%s%s", k->B, k->Hq,
+    snprintf(bp->detail, sizeof bp->detail, ENG " B=%d Hq=%d Hk=%d Sq=%d Skv=%d D=%d Dv=%d%s%s%s%s%s%s%s%s%s", k->B, k->Hq,
              k->Hk, k->Sq, k->Skv, k->D, k->Dv, k->D > 128 || k->Dv > 128 ? " wide" : "", k->right == 0 && k->left < 0 ? " causal" : "",
              k->left >= 0 || k->right > 0 ? " window" : "", k->right >= 0 && k->bottom_right ? " bottom_right" : "",
              bp->ids.len_q >= 0 || bp->ids.len_kv >= 0 ? " seqlens" : "", bp->ids.off_q >= 0 ? " ragged-q" : "",
-             bp->ids.off_kv >= 0 ? " ragged-kv" : "", bp->deterministic ? " deterministic" : "");
+             bp->ids.off_kv >= 0 ? " ragged-kv" : "", k->drop_threshold ? " dropout" : "",
+             bp->deterministic ? " deterministic" : "");
     return XDNN_OK;
 }
 
@@ -184,7 +188,7 @@ static const char *bw_detail(const gpart *p)
 const gpu_engine gpu_engine_sdpa_bwd_wgmma = {
     .name = ENG,
     .summary = "attention backward on Hopper (sm_90a: TMA + wgmma, keys per block, dQ by f32 bulk adds, ordered "
-               "when deterministic), f16/bf16, D, Dv <= 256 (past 128 a kernel of 64 keys per block), causal, window, seq lens, ragged (THD), GQA",
+               "when deterministic), f16/bf16, D, Dv <= 256 (past 128 a kernel of 64 keys per block), causal, window, seq lens, ragged (THD), GQA, dropout",
     .supports = bw_supports, .cost = bw_cost, .workspace = bw_ws,
     .build = bw_build, .execute = bw_execute, .release = bw_release, .detail = bw_detail,
 };

@@ -15,7 +15,7 @@ extern "C" {
 
 /* q, k, v, do, dq, dk, dv in one of f16/bf16 (o in it or f32), D and Dv % 8 == 0 in
  * [8, 256] (D != Dv: both zero-padded to the wider; past 128 the wide kernel, not
- * deterministic: refused there), Sq, Skv >= 1, scale > 0, no bias or dropout; any mask (window,
+ * deterministic: refused there), Sq, Skv >= 1, scale > 0, no bias; dropout (not ragged); any mask (window,
  * seq lens, ragged off_q / off_kv as kern_sdpa.h describes them); o, do, dq,
  * dk, dv 16-byte aligned with rows contiguous.
  * st: the element strides of q, k, v, do as stored ([B, H, S, D], 16-byte

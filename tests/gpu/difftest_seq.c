@@ -1143,6 +1143,69 @@ static void sdpa_cases_dropout16(void)
         }
 }
 
+/* Session 11 (2026-11-24, issue 10): dropout on sdpa_bwd_wgmma (the mask replayed in S^T's layout, dropped
+ * P^T elements carried as negative values to the dS loop; the wide kernel's P side likewise).  p 0.1, 0.5, 0.9;
+ * D 64, 128 and D != Dv on the main kernel (DP 64, 128), 192/128 and 256 on the wide one; no mask, causal of
+ * both alignments, a window, padding by seq lens; GQA 32/8 and 4/1; Sq, Skv of 1, 77, 130, 300, 1000 (rows
+ * and keys past the 64-row / 128-key tiles, Sq > Skv with rows that see no key); f16 and bf16, bhsd and bshd.
+ * Ids ".../bwddrop-...": the session runs them again under XDNN_SDPA_BWD_DETERMINISTIC=1. */
+static void sdpa_cases_bwd_dropout(void)
+{
+    static const sopt drop[] = {
+        {"bwddrop-p0.1", ", dropout=0.1, seed=11", 0, false},
+        {"bwddrop-p0.5-causal", ", causal=true, dropout=0.5, seed=12", 0, false},
+        {"bwddrop-p0.9-causal-br", ", causal=true, align=\"bottom_right\", dropout=0.9, seed=13", 0, false},
+        {"bwddrop-p0.1-seqlens", ", dropout=0.1, seed=14", 0, true},
+        {"bwddrop-p0.5-window40+8", ", window=[40, 8], dropout=0.5, seed=15", 0, false},
+    };
+    static const sshape shapes[] = {
+        {1, 4, 4, 77, 77, 64, 64},       {1, 32, 8, 77, 1000, 128, 128}, {1, 2, 2, 1000, 1000, 128, 128},
+        {2, 4, 2, 1, 77, 64, 64},        {1, 4, 1, 1000, 77, 64, 64},    {1, 4, 2, 77, 300, 192, 128},
+        {1, 2, 2, 130, 77, 256, 256},    {2, 8, 8, 300, 300, 128, 64},   {1, 8, 2, 129, 1000, 64, 64},
+    };
+    static const char *const half[] = {"f16", "bf16"};
+    const int n = (int)(sizeof shapes / sizeof shapes[0]), nd = (int)(sizeof drop / sizeof drop[0]);
+    for (int si = 0; si < n; si++)
+        for (int k = 0; k < 2; k++) {
+            const int oi = (si * 2 + k) % nd;
+            if ((opts.quick && k != si % 2) || (shapes[si].Sq == 1 && oi == 1)) /* one row sees key 0 only */
+                continue;
+            sdpa_case2(&shapes[si], &drop[oi], half[(si + k) % 2], (si + k) % 3 == 1 ? " @bshd" : "", "sdpa_flash",
+                       "sdpa_bwd_wgmma", false, false);
+        }
+}
+
+/* ---- bench, dropout backward (session 11, issue 10): b4h16s4096d128 bf16 dropout 0.1, causal and not, and
+ * the Llama block's GQA 32/8 causal (b2), on sdpa_bwd_wgmma (fed by sdpa_flash_wgmma, o in bf16), the same
+ * shapes without dropout, and b4h16 dropout on sdpa_bwd_flash (the engine dropout had before); ids
+ * "bench/drop/ENGINE/sdpa_bwd_bf16[_causal][_dropout]/SHAPE".  Inputs are constants (bench_cases_masks). */
+static void bench_cases_bwd_dropout(void)
+{
+    static const struct {
+        int B, H, Hk;
+        bool causal, drop;
+        const char *engine;
+    } c[] = {{4, 16, 16, false, true, "sdpa_bwd_wgmma"}, {4, 16, 16, true, true, "sdpa_bwd_wgmma"},
+             {2, 32, 8, true, true, "sdpa_bwd_wgmma"},   {4, 16, 16, false, false, "sdpa_bwd_wgmma"},
+             {4, 16, 16, true, false, "sdpa_bwd_wgmma"}, {2, 32, 8, true, false, "sdpa_bwd_wgmma"},
+             {4, 16, 16, false, true, "sdpa_bwd_flash"}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char id[200], f1[64], attrs[96];
+        snprintf(id, sizeof id, "bench/drop/%s/sdpa_bwd_bf16%s%s/b%dh%dk%ds4096d128", c[i].engine,
+                 c[i].causal ? "_causal" : "", c[i].drop ? "_dropout" : "", c[i].B, c[i].H, c[i].Hk);
+        snprintf(f1, sizeof f1, "sdpa_bwd=%s", c[i].engine);
+        snprintf(attrs, sizeof attrs, ", causal=%s%s", c[i].causal ? "true" : "false", c[i].drop ? ", dropout=0.1, seed=7" : "");
+        add_case(id, "sdpa=sdpa_flash_wgmma", f1,
+                 "dnn 1;\ngraph g(seed=1, intermediate=bf16) {\n  input q: bf16[%d, %d, 4096, 128] = fill(value=0.5);\n"
+                 "  input k: bf16[%d, %d, 4096, 128] = fill(value=0.25);\n"
+                 "  input v: bf16[%d, %d, 4096, 128] = fill(value=1);\n"
+                 "  input do: bf16[%d, %d, 4096, 128] = fill(value=0.5);\n"
+                 "  o, stats = sdpa(q, k, v%s);\n  dq, dk, dv = sdpa_bwd(q, k, v, o, do, stats%s);\n"
+                 "  output o, dq, dk, dv;\n}\n",
+                 c[i].B, c[i].H, c[i].B, c[i].Hk, c[i].B, c[i].Hk, c[i].B, c[i].H, attrs, attrs);
+    }
+}
+
 /* ---- bench, masks (issue 10): b4h16s4096d128 bf16 forward on sdpa_flash_wgmma and on sdpa_flash (the
  * fallback these masks had before), ids "bench/masks/ENGINE/...": windows of 256 and 1024 keys (time should
  * follow the visible pairs), padding to half the lengths, bias [1, H, S, S], [B, 1, S, S], [S, S] and
@@ -1179,8 +1242,8 @@ static void bench_cases_masks(void)
                      "  input k: bf16[4, 16, 4096, 128] = fill(value=0.25);\n"
                      "  input v: bf16[4, 16, 4096, 128] = fill(value=1);\n%s  o = sdpa(q, k, v%s);\n  output o;\n}\n",
                      m[i].in, m[i].attrs);
-            /* the backward on the band and padding masks, and dropout on sdpa_bwd_flash (session 10:
-             * sdpa_bwd_wgmma refuses dropout; bench inputs are constants, so a case added here moves no seed) */
+            /* the backward on the band and padding masks, and dropout on sdpa_bwd_flash (session 10, when
+             * sdpa_bwd_wgmma refused dropout; its dropout rows since: bench_cases_bwd_dropout) */
             if ((i == 0 || i > 3) && !(strcmp(m[i].tag, "dropout") == 0 && e == 1))
                 continue;
             snprintf(id, sizeof id, "bench/masks/%s/sdpa_bwd_bf16_%s/b4h16k16s4096d128", be[e], m[i].tag);
@@ -1499,6 +1562,7 @@ int main(int argc, char **argv)
         bench_cases_o32();
         bench_cases_fp8();
         bench_cases_decode_table();
+        bench_cases_bwd_dropout();
     } else {
         sdpa_cases();
         rnn_cases();
@@ -1511,6 +1575,7 @@ int main(int argc, char **argv)
         sdpa_cases_splitkv_odd();
         sdpa_cases_wgmma_chain();
         sdpa_cases_dropout16();
+        sdpa_cases_bwd_dropout();
     }
     dh_tester t = {.name = "difftest_seq", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
