@@ -69,17 +69,17 @@ __device__ __forceinline__ vec_t<T, V> cl_join_dy(const ng_job &j, const vec_t<T
     vec_t<T, V> g;
 #pragma unroll
     for (int k = 0; k < V; k++) {
-        float v = to_f<T>(a.v[k]), mv = to_f<T>(m.v[k]);
+        float v = cl_f<T, true>(a.v[k]), mv = cl_f<T, true>(m.v[k]);
         if (JN == 2)
-            v = round_dt(v + to_f<T>(b.v[k]), j.join_dt);
+            v = round_dt(v + cl_f<T, true>(b.v[k]), j.join_dt);
         g.v[k] = from_f<T>(mv > j.jp0 ? (mv < j.jp1 ? v : 0.f) : v * j.jp2);
     }
     return g;
 }
 
 // The backward reduce's rows q, q + TY, ... below q1 with the join (JN 1 or
-// 2): x, a, (b,) m loaded for UJ rows (four or three streams: half the rows
-// in flight of the plain backward), dy made, stored and summed.
+// 2): x, a, (b,) m loaded for UJ rows (three or four streams), dy made,
+// stored and summed; loaded elements widened where used (cl_f LATE).
 template <typename T, int V, int JN, int UJ>
 __device__ __forceinline__ void cl_reduce_join_rows(const ng_job &j, int64_t q, int64_t q1, int TY, int64_t c0,
                                                     const float4 *sc, int TX, float (&a)[V], float (&b)[V])
@@ -149,7 +149,8 @@ __global__ void __launch_bounds__(CL_THREADS, (cl_cfg<BWD>::blocks)) k_cl_reduce
     if (SH && BWD)
         __syncthreads();
     if (JN > 0 && c0 < C && first < q1) {
-        cl_reduce_join_rows<T, V, JN, U / 2>(j, first, q1, TY, c0, sc + tx, TX, a, b);
+        // rows in flight: 2 (x, a, m), 1 with the add (x, a, b, m: 4 x 16 bytes; 2 spilled ~150 bytes)
+        cl_reduce_join_rows<T, V, JN, JN == 2 ? U / 4 : U / 2>(j, first, q1, TY, c0, sc + tx, TX, a, b);
     } else if (c0 < C && first < q1) {
         int64_t q = first;
         if (!BWD) {
