@@ -1086,6 +1086,23 @@ static void bench_cases(void)
                  "  output y: bf16 @nhwc, rmn, rvn, dx: bf16 @nhwc, ds, db;\n}\n",
                  C, HW, HW, C, HW, HW, C, C, C, C);
     }
+    /* session 11: ResNet-50 N = 256's residual joins (the shapes of a block's output: every other row
+     * of rn50 above from 256@56) with the batchnorm backward that reads them (bench/bn_peer.py --join is
+     * the peer): ds = relu_bwd(d0 + dn, y), dx = batchnorm_bwd(ds, ..), ds also an output (the shortcut
+     * reads it); run with and without XDNN_NO_NORM_JOIN=1 */
+    for (int k = 2; k < 9; k += 2) {
+        const int C = rn50[k][0], HW = rn50[k][1];
+        char name[192];
+        snprintf(name, sizeof name, "bench/rn50join/bf16/256x%dx%dx%d", C, HW, HW);
+        add_case(name, 1,
+                 "dnn 1;\ngraph g(seed=9, intermediate=bf16) {\n  input c: bf16[256, %d, %d, %d] @nhwc;\n"
+                 "  input d0: bf16[256, %d, %d, %d] @nhwc;\n  input dn: bf16[256, %d, %d, %d] @nhwc;\n"
+                 "  input y: bf16[256, %d, %d, %d] @nhwc;\n  weight s: f32[%d] = uniform(0.5, 1.5);\n"
+                 "  input m: f32[%d];\n  input iv: f32[%d] = uniform(0.5, 2);\n"
+                 "  ds: @nhwc = relu_bwd(d0 + dn, y);\n  dc: @nhwc, dg: f32, db: f32 = batchnorm_bwd(ds, c, s, m, iv);\n"
+                 "  output ds: bf16 @nhwc, dc: bf16 @nhwc, dg, db;\n}\n",
+                 C, HW, HW, C, HW, HW, C, HW, HW, C, HW, HW, C, C, C);
+    }
     add_case("bench/layernorm_bwd/f16/8192x8192", 1,
              "dnn 1;\ngraph g(seed=4) {\n  input x: f16[8192, 8192];\n  input dy: f16[8192, 8192];\n"
              "  weight s: f16[8192];\n  input m: f32[8192, 1];\n  input iv: f32[8192, 1] = uniform(0.5, 2);\n"
@@ -1145,23 +1162,6 @@ static void bench_cases(void)
                           "  weight s: bf16[%d];\n  input m: f32[8192, 1];\n  input iv: f32[8192, 1] = uniform(0.5, 2);\n"
                           "  dx, ds, db = layernorm_bwd(dy, x, s, m, iv);\n  output dx: bf16, ds: f32, db: f32;\n}\n",
                  D, D, D);
-    }
-    /* session 11: ResNet-50 N = 256's residual joins with the batchnorm backward that reads them
-     * (bench/bn_peer.py --join is the peer): ds = relu_bwd(d0 + dn, y), dx = batchnorm_bwd(ds, ..),
-     * ds also output (the shortcut reads it); run with and without XDNN_NO_NORM_JOIN=1 */
-    static const int joins[][2] = {{256, 56}, {512, 28}, {1024, 14}, {2048, 7}};
-    for (int k = 0; k < 4; k++) {
-        const int C = joins[k][0], HW = joins[k][1];
-        char name[192];
-        snprintf(name, sizeof name, "bench/rn50join/bf16/256x%dx%dx%d", C, HW, HW);
-        add_case(name, 1,
-                 "dnn 1;\ngraph g(seed=9, intermediate=bf16) {\n  input c: bf16[256, %d, %d, %d] @nhwc;\n"
-                 "  input d0: bf16[256, %d, %d, %d] @nhwc;\n  input dn: bf16[256, %d, %d, %d] @nhwc;\n"
-                 "  input y: bf16[256, %d, %d, %d] @nhwc;\n  weight s: f32[%d] = uniform(0.5, 1.5);\n"
-                 "  input m: f32[%d];\n  input iv: f32[%d] = uniform(0.5, 2);\n"
-                 "  ds: @nhwc = relu_bwd(d0 + dn, y);\n  dc: @nhwc, dg: f32, db: f32 = batchnorm_bwd(ds, c, s, m, iv);\n"
-                 "  output ds: bf16 @nhwc, dc: bf16 @nhwc, dg, db;\n}\n",
-                 C, HW, HW, C, HW, HW, C, HW, HW, C, HW, HW, C, C, C);
     }
 }
 
