@@ -32,6 +32,21 @@ def bwd(dy, xi, mean, rstd):
     return torch.ops.aten.native_batch_norm_backward(dy, xi, w, None, None, mean, rstd, True, 1e-5,
                                                      [True, True, True])
 
+if "--join" in sys.argv:  # session 11: the residual join + the batchnorm backward (difftest_norm bench/rn50join)
+    for C, HW in ((256, 56), (512, 28), (1024, 14), (2048, 7)):
+        w = torch.rand(C, device=dev) + 0.5; b = torch.rand(C, device=dev) - 0.5
+        xi = torch.randn(256, C, HW, HW, device=dev, dtype=torch.bfloat16).to(memory_format=torch.channels_last)
+        d0, dn, yr = torch.randn_like(xi), torch.randn_like(xi), torch.randn_like(xi).relu()
+        rm = torch.zeros(C, device=dev); rv = torch.ones(C, device=dev)
+        _, mean, rstd = torch.ops.aten.native_batch_norm(xi, w, b, rm, rv, True, 0.1, 1e-5)
+        def join():
+            ds = torch.ops.aten.threshold_backward(d0 + dn, yr, 0)
+            return ds, bwd(ds, xi, mean, rstd)
+        # the fewest bytes: d0, dn, y, x read, ds and dx written (6 x numel x 2 bytes)
+        rep(f"rn50join bf16 256x{C}x{HW}x{HW}", bench(join), 12 * xi.numel(), mode="eager")
+        del xi, d0, dn, yr
+    sys.exit(0)
+
 if "--resnet" in sys.argv:
     for C, HW in ((64, 112), (64, 56), (256, 56), (128, 28), (512, 28), (256, 14), (1024, 14), (512, 7), (2048, 7)):
         w = torch.rand(C, device=dev) + 0.5; b = torch.rand(C, device=dev) - 0.5

@@ -29,7 +29,10 @@
 // the 13-100 MB batchnorms of ResNet-50 N=256 feel: 31-77 % of copy, the
 // 400 MB ones 88 %).
 // Forward: x read twice (r once), y written once; backward: x and dy read twice, dx
-// written once.  The backward reads mean / inv from the saved tensors.
+// written once.  Backward with the fused join (session 11, ng_job.join): the
+// reduce reads a, (b,) m instead of dy, makes dy = relu_bwd(a [+ b], m),
+// stores it and sums it; the apply reads it back (one pass over dy and the
+// pointwise partition's launch fewer).  The backward reads mean / inv from the saved tensors.
 // Per thread and stream, 8 16-byte vectors in flight forward and 4 backward
 // (session 8: ncu saw 4 / 2 at 59-65 % of DRAM, stalled on L1TEX
 // scoreboard); 3 blocks per SM both ways: the apply's (and the backward
@@ -56,9 +59,65 @@ struct cl_cfg {
     static constexpr bool shared_consts = true; // apply, backward reduce: per-channel constants in shared memory
 };
 
+// The fused join's dy for one vector (ng_job.join, eng_norm.c): relu_bwd(a
+// [+ b], m), a + b rounded to join_dt first, in T as it is stored (the sums
+// take the stored value, as the unfused partitions would).
+template <typename T, int V, int JN>
+__device__ __forceinline__ vec_t<T, V> cl_join_dy(const ng_job &j, const vec_t<T, V> &a, const vec_t<T, V> &b,
+                                                  const vec_t<T, V> &m)
+{
+    vec_t<T, V> g;
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+        float v = cl_f<T, true>(a.v[k]), mv = cl_f<T, true>(m.v[k]);
+        if (JN == 2)
+            v = round_dt(v + cl_f<T, true>(b.v[k]), j.join_dt);
+        g.v[k] = from_f<T>(mv > j.jp0 ? (mv < j.jp1 ? v : 0.f) : v * j.jp2);
+    }
+    return g;
+}
+
+// The backward reduce's rows q, q + TY, ... below q1 with the join (JN 1 or
+// 2): x, a, (b,) m loaded for UJ rows (three or four streams), dy made,
+// stored and summed; loaded elements widened where used (cl_f LATE).
+template <typename T, int V, int JN, int UJ>
+__device__ __forceinline__ void cl_reduce_join_rows(const ng_job &j, int64_t q, int64_t q1, int TY, int64_t c0,
+                                                    const float4 *sc, int TX, float (&a)[V], float (&b)[V])
+{
+    const int64_t sx = j.inner.stride[NG_X][0], sd = j.inner.stride[NG_DY][0];
+    for (; q < q1; q += UJ * TY) {
+        vec_t<T, V> x[UJ], ja[UJ], jb[UJ], jm[UJ];
+#pragma unroll
+        for (int u = 0; u < UJ; u++) {
+            const int64_t r = q + u * TY;
+            if (r < q1) {
+                x[u] = cl_ld<T, V>(j.t.p[NG_X], r * sx + c0);
+                ja[u] = cl_ld<T, V>(j.t.p[NG_JA], r * sd + c0);
+                if (JN == 2)
+                    jb[u] = cl_ld<T, V>(j.t.p[NG_JB], r * sd + c0);
+                jm[u] = cl_ld<T, V>(j.t.p[NG_JM], r * sd + c0);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < UJ; u++) {
+            const int64_t r = q + u * TY;
+            if (r >= q1)
+                break;
+            const vec_t<T, V> g = cl_join_dy<T, V, JN>(j, ja[u], jb[u], jm[u]);
+            *reinterpret_cast<vec_t<T, V> *>(static_cast<T *>(j.t.p[NG_DY]) + r * sd + c0) = g;
+#pragma unroll
+            for (int k = 0; k < V; k++) {
+                const float4 cv = cl_lds4(&sc[k * TX]);
+                cl_accum<true>(cl_f<T, true>(x[u].v[k]), cl_f<T, true>(g.v[k]), cv.x, cv.y, 0.f, a[k], b[k]);
+            }
+        }
+    }
+}
+
 // BWD = false: shifted sums of x per channel (shift: the thread's first
-// value), turned into (count, mean, M2); BWD = true: sum dy, sum dy xhat.
-template <typename T, int V, bool BWD>
+// value), turned into (count, mean, M2); BWD = true: sum dy, sum dy xhat
+// (JN > 0: dy made from the fused join, cl_reduce_join_rows).
+template <typename T, int V, bool BWD, int JN = 0>
 __global__ void __launch_bounds__(CL_THREADS, (cl_cfg<BWD>::blocks)) k_cl_reduce(const ng_job j)
 {
     using cfg = cl_cfg<BWD>;
@@ -89,7 +148,10 @@ __global__ void __launch_bounds__(CL_THREADS, (cl_cfg<BWD>::blocks)) k_cl_reduce
     }
     if (SH && BWD)
         __syncthreads();
-    if (c0 < C && first < q1) {
+    if (JN > 0 && c0 < C && first < q1) {
+        // rows in flight: 2 (x, a, m), 1 with the add (x, a, b, m: 4 x 16 bytes; 2 spilled ~150 bytes)
+        cl_reduce_join_rows<T, V, JN, JN == 2 ? U / 4 : U / 2>(j, first, q1, TY, c0, sc + tx, TX, a, b);
+    } else if (c0 < C && first < q1) {
         int64_t q = first;
         if (!BWD) {
             cl_load<T, V>(j.t.p[NG_X], q * sx + c0, shift);
@@ -304,7 +366,14 @@ void cl_run(const ng_job *j, int what, int act, cudaStream_t s)
     dim3 grid(g.cblocks, (unsigned)j->nsplit), block((unsigned)g.tx, (unsigned)g.ty);
     switch (what) {
     case 0: k_cl_reduce<T, V, false><<<grid, block, 0, s>>>(*j); break;
-    case 1: k_cl_reduce<T, V, true><<<grid, block, 0, s>>>(*j); break;
+    case 1:
+        if (j->join == 2)
+            k_cl_reduce<T, V, true, 2><<<grid, block, 0, s>>>(*j);
+        else if (j->join == 1)
+            k_cl_reduce<T, V, true, 1><<<grid, block, 0, s>>>(*j);
+        else
+            k_cl_reduce<T, V, true><<<grid, block, 0, s>>>(*j);
+        break;
     case 2:
         switch (act) {
         case NGACT_RELU: cl_go(k_cl_apply<T, V, NGA_FWD, NGACT_RELU>, grid, block, s, j->cl_pdl, *j); break;
@@ -322,10 +391,11 @@ void cl_run(const ng_job *j, int what, int act, cudaStream_t s)
 template <typename T>
 void cl_dispatch(const ng_job *j, int what, cudaStream_t s)
 {
-    static const int fwd_r[] = {NG_X}, bwd_r[] = {NG_X, NG_DY}, fwd_a[] = {NG_X, NG_Y, NG_DY},
+    static const int fwd_r[] = {NG_X}, bwd_r[] = {NG_X, NG_DY, NG_JA, NG_JM, NG_JB}, fwd_a[] = {NG_X, NG_Y, NG_DY},
                      bwd_a[] = {NG_X, NG_DY, NG_DX};
     const int *ops[] = {fwd_r, bwd_r, fwd_a, bwd_a};
-    const int nops[] = {1, 2, j->t.p[NG_DY] ? 3 : 2, 3}; // the forward's residual r too
+    // the forward's residual r too; the backward reduce's join operands (read through dy's strides)
+    const int nops[] = {1, j->join ? 3 + j->join : 2, j->t.p[NG_DY] ? 3 : 2, 3};
     const bool wide = cl_width<T>(j, ops[what], nops[what]) > 1;
     constexpr int VW = 16 / (int)sizeof(T);
     if (wide)

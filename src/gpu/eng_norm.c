@@ -31,6 +31,8 @@
 #include "gpu/engine.h"
 #include "gpu/kern_conv_wgmma.h"
 #include "ops/norm_util.h"
+#include "ops/op.h"
+#include "ops/pointwise.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,6 +167,80 @@ static bool dense_row_major(const gtensor *t)
 static bool dtype_ok(xdnn_dtype t, bool allow_f64)
 {
     return t == XDNN_F32 || t == XDNN_F16 || t == XDNN_BF16 || (allow_f64 && t == XDNN_F64);
+}
+
+/* ---- the residual join fused into a batchnorm backward (partition.c
+ * fuse_norm_joins): dy = relu_bwd(a [+ b], m), ResNet's backward at a block's
+ * output (ds = relu_bwd(d0 + ds_next, y)).  The channels-last reduce reads a,
+ * b and m instead of dy, stores dy (it has other readers: the shortcut) and
+ * sums it; the apply reads dy as before: one pass over dy and one launch
+ * fewer than the pointwise partition + the batchnorm. */
+
+/* t is channels-last rows: C (dim 1) of stride 1, the other dims one run of
+ * rows (NHWC order, size-1 dims skipped) at least C apart. */
+static bool cl_rows_layout(const gtensor *t)
+{
+    if (t->rank < 2 || (t->dims[1] > 1 && t->strides[1] != 1))
+        return false;
+    int64_t next = -1;
+    for (int q = t->rank - 1; q >= 0; q--) { /* dims r-1 .. 2 (W, H, ...), then 0 (N) */
+        if (q == 1 || t->dims[q] == 1)
+            continue;
+        if (next < 0 ? t->strides[q] < t->dims[1] : t->strides[q] != next)
+            return false;
+        next = t->strides[q] * t->dims[q];
+    }
+    return true;
+}
+
+static bool same_layout(const gtensor *a, const gtensor *b)
+{
+    if (!gg_same_dims(a, b) || a->is_scalar || b->is_scalar || a->view_of >= 0 || b->view_of >= 0)
+        return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] > 1 && a->strides[i] != b->strides[i])
+            return false;
+    return true;
+}
+
+bool gpu_norm_join(const ggraph *g, int node, int *relu, int *add)
+{
+    const gnode *n = &g->n[node];
+    *relu = *add = -1;
+    if (env_on("XDNN_NO_NORM_JOIN") || env_on("XDNN_NORM_NO_CL")) /* A/B switches: the join apart; no cl path */
+        return false;
+    if (n->kind != GN_OTHER || gpu_norm_kind(n->op) != NK_BN_BWD || n->nin < 2 || n->in[0] < 0 || n->in[1] < 0)
+        return false;
+    const int dy = n->in[0], p = g->t[dy].producer;
+    const gtensor *x = &g->t[n->in[1]];
+    const int dx = n->nouts > 0 ? n->outs[0] : n->out;
+    if (p < 0 || g->n[p].op_id != OP_relu_bwd || !g->n[p].ir || g->n[p].nin != 2 || dx < 0)
+        return false;
+    const int v = g->n[p].in[0], m = g->n[p].in[1];
+    /* the channels-last kernels' geometry (plan_cl): one channel dim of >= 2, >= 2 rows in one run */
+    if (v < 0 || m < 0 || v == m || !dtype_ok(x->dtype, false) || !cl_rows_layout(x) || x->dims[1] < 2 ||
+        x->numel / x->dims[1] < 2)
+        return false;
+    /* dscale / dbias from the channels-last row sums (one scale per channel), not the generic reduce */
+    if (n->nin < 3 || n->in[2] < 0 || g->t[n->in[2]].numel <= 1)
+        return false;
+    const int same[] = {dy, m, dx};
+    for (int i = 0; i < 3; i++)
+        if (g->t[same[i]].dtype != x->dtype || !same_layout(&g->t[same[i]], x))
+            return false;
+    /* the add a + b that alone feeds relu_bwd (of dy's dims: no broadcast), else relu_bwd(a, m) */
+    const int q = g->t[v].producer;
+    const gnode *an = q >= 0 ? &g->n[q] : NULL;
+    const gtensor *vt = &g->t[v];
+    if (an && an->kind == GN_POINTWISE && an->tag == PWT_ADD && an->nin == 2 && an->in[0] >= 0 && an->in[1] >= 0 &&
+        an->in[0] != an->in[1] && !vt->is_output && vt->nconsumers == 1 && vt->view_of < 0 && dtype_ok(vt->dtype, false) &&
+        gg_same_dims(vt, x) && g->t[an->in[0]].dtype == x->dtype && g->t[an->in[1]].dtype == x->dtype &&
+        same_layout(&g->t[an->in[0]], x) && same_layout(&g->t[an->in[1]], x))
+        *add = q;
+    else if (vt->dtype != x->dtype || !same_layout(vt, x))
+        return false;
+    *relu = p;
+    return true;
 }
 
 /* Build the ng_dims of the canonical dims selected by `want_row` (-1 = all),
@@ -466,7 +542,7 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
     memset(np, 0, sizeof *np);
     for (int k = 0; k < NG_NOPS; k++)
         np->tid[k] = -1;
-    np->act_node = -1;
+    np->act_node = np->join_relu = np->join_add = -1;
     if (p->kind == GP_REDUCE && p->anchor >= 0)
         return softmax_rows(pl, p, np, why, len);
     if (p->kind != GP_SINGLE || p->anchor < 0 || p->nnodes > 3)
@@ -476,8 +552,20 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
     const gnode *n = &g->n[p->anchor];
     /* what partition.c fused behind the norm: the `dx + r` of a layer/rms backward, or
      * on a forward's y an activation, or (batchnorm) `y + r` then optionally an activation */
-    int res_node = -1, res_in = -1;
-    if (p->nnodes > 1 && !norm_epilogue(g, p, &res_node, &res_in, &np->act_node))
+    int res_node = -1, res_in = -1, njoin = 0;
+    if (p->nnodes > 1 && gpu_norm_join(g, p->anchor, &np->join_relu, &np->join_add)) {
+        /* a batchnorm backward with its join (partition.c fuse_norm_joins): exactly those nodes */
+        njoin = 1 + (np->join_add >= 0);
+        for (int i = 0; i < p->nnodes; i++)
+            if (p->nodes[i] != p->anchor && p->nodes[i] != np->join_relu && p->nodes[i] != np->join_add)
+                njoin = -1;
+        if (njoin < 0 || p->nnodes != 1 + njoin)
+            GPU_REFUSE("%s: a batchnorm backward runs with its relu_bwd join (and the add before it) and "
+                       "nothing else, got %d nodes", n->op, p->nnodes);
+    } else {
+        np->join_relu = np->join_add = -1;
+    }
+    if (p->nnodes > 1 && !njoin && !norm_epilogue(g, p, &res_node, &res_in, &np->act_node))
         GPU_REFUSE("%s: only a forward normalization followed by relu, silu or gelu on its y, a batchnorm followed "
                    "by an add to its y (then optionally one of those), or a layer/rms backward followed by an add "
                    "to its dx, runs as one partition", n->op);
@@ -790,6 +878,30 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
     }
 
     plan_cl(np, g, sm_count);
+    if (np->join_relu >= 0) { /* the join's operands (after the dims: read through dy's strides) */
+        if (!np->cl)
+            GPU_REFUSE("%s: the fused relu_bwd join needs the channels-last kernels (XDNN_NORM_NO_CL unset, one "
+                       "run of rows)", n->op);
+        const gnode *jr = &g->n[np->join_relu];
+        double jp[PW_MAX_PARAMS] = {0};
+        pw_params(jr->ir, op_get(jr->op_id), jp);
+        ng_job *j = &np->stats;
+        j->jp0 = (float)jp[0], j->jp1 = (float)jp[1], j->jp2 = (float)jp[2];
+        tid[NG_JM] = jr->in[1];
+        if (np->join_add >= 0) {
+            const gnode *ja = &g->n[np->join_add];
+            tid[NG_JA] = ja->in[0], tid[NG_JB] = ja->in[1];
+            j->join = 2;
+            j->join_dt = (int)g->t[jr->in[0]].dtype;
+        } else {
+            tid[NG_JA] = jr->in[0];
+            j->join = 1;
+            j->join_dt = (int)x->dtype;
+        }
+        const int jk[] = {NG_JA, NG_JB, NG_JM};
+        for (int q = 0; q < 3; q++)
+            j->t.dt[jk[q]] = tid[jk[q]] >= 0 ? (int)x->dtype : 0;
+    }
     /* genstats: one partial per 128-row M tile of the conv's store, at the workspace head (off_part 0) */
     if (p->genstats == GS_READ) {
         if (!np->cl)
@@ -889,7 +1001,11 @@ static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
              : np->cl ? "channels last: column partials in vectors, warp-per-channel combine, apply"
              : np->stats.col ? "split reduce, threads across rows (coalesced columns)"
                              : "split reduce, threads along rows",
-             !is_bwd(np->kind) && np->tid[NG_DY] >= 0 ? ", + residual" : "", acts[np->stats.act]);
+             !is_bwd(np->kind) && np->tid[NG_DY] >= 0 ? ", + residual"
+             : np->stats.join == 2                   ? "; dy = relu_bwd(a + b, m) in the reduce (the join)"
+             : np->stats.join == 1                   ? "; dy = relu_bwd(a, m) in the reduce (the join)"
+                                                     : "",
+             acts[np->stats.act]);
     if (np->gen_splits) {
         size_t n = strlen(np->detail);
         snprintf(np->detail + n, sizeof np->detail - n, "; statistics from partition %d's store (genstats)",
@@ -957,6 +1073,10 @@ static xdnn_status norm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags
     /* the row sums need no c/e arrays unless batchnorm writes dscale/dbias from them */
     if (is_bwd(np->kind) && !np->pgrad_from_rows)
         j.c = j.e = NULL;
+    if (j.join && !j.t.p[NG_DY]) { /* partition.c fuses the join only where dy is stored */
+        diag_error(d, XDNN_ERR_INTERNAL, xloc_none(), "norm_welford: %s: the join's dy has no device buffer", p->name);
+        return XDNN_ERR_INTERNAL;
+    }
     int one = np->cl && j.cl1 ? ng_launch_cl1(&j, np->apply_mode, st) : -1; /* -1: not launched */
     if (one != -1) {
         KTRY(one, "channels-last persistent");

@@ -44,6 +44,7 @@ typedef struct norm_plan {
     ng_job pgrad;              /* parameter-gradient reduce + finalize */
     int apply_mode;            /* ng_apply_mode */
     int act_node;              /* the fused activation's node, -1 = none */
+    int join_relu, join_add;   /* the fused join's nodes (gpu_norm_join), -1 = none */
     char detail[192];          /* norm_detail's text */
     /* workspace layout, bytes from the partition's workspace base */
     size_t off_part, off_rows[6], ws_bytes;
@@ -66,6 +67,15 @@ bool gpu_norm_fusable_res(const ggraph *g, int node);
  * A forward's y takes the same add (gpu_norm_fusable_res). */
 int gpu_norm_fusable_dx(const ggraph *g, int node);
 int gpu_norm_res_add(const ggraph *g, int node, int dx);
+
+/* Is the dy of batchnorm_bwd node `node` made by a relu_bwd(a, m) or
+ * relu_bwd(a + b, m) (the add read by nothing else) that its channels-last
+ * reduce can compute (kernels/norm_cl.cu): every x-shaped tensor of x's dtype
+ * and layout, channels-last rows, no broadcast?  *relu and *add get the
+ * nodes (*add -1 without one).  XDNN_NO_NORM_JOIN=1 (or XDNN_NORM_NO_CL)
+ * says no.  partition.c asks; the partition also needs dy stored (it has
+ * other readers). */
+bool gpu_norm_join(const ggraph *g, int node, int *relu, int *add);
 
 /* Analyze partition p (a single norm / softmax_bwd node, or a lone softmax /
  * log_softmax over contiguous last-axis rows) for a device with

@@ -105,7 +105,18 @@ typedef struct ng_job {
     int cl1;                       /* channels-last: one persistent launch (norm_cl1.cu; plan_cl1 sets it) */
     int64_t cl1_rows;              /* ... the most rows of its split a block holds on chip (-1: what fits;
                                       XDNN_NORM_CL1_ROWS, for the tests of the re-read rows) */
+    int join;                      /* batchnorm backward, channels last: dy made by the reduce from the
+                                      fused join (NG_JA..NG_JM below): 0 none, 1 relu_bwd(a, m),
+                                      2 relu_bwd(a + b, m) (a + b rounded to join_dt first); the reduce
+                                      stores dy (NG_DY) for the apply */
+    int join_dt;
+    float jp0, jp1, jp2;           /* relu_bwd's lower, upper, slope: m > p0 ? (m < p1 ? v : 0) : v * p2 */
 } ng_job;
+
+/* The join's x-shaped operands sit in slots a batchnorm backward leaves
+ * empty (its bias, its forward output, the running statistics); they are
+ * read through NG_DY's strides (eng_norm.c requires the same layout). */
+enum { NG_JA = NG_Y, NG_JB = NG_BI, NG_JM = NG_RM };
 
 /* The activation a forward norm partition applies after normalizing (the
  * pointwise node fused behind it, partition.c / eng_norm.c). */

@@ -215,6 +215,33 @@ static void fuse_norm_epilogues(pstate *s)
     }
 }
 
+/* A batchnorm backward + the relu_bwd that makes its dy + the add that
+ * alone feeds that relu_bwd (ResNet's backward at a block's output: ds =
+ * relu_bwd(d0 + ds_next, y), read by the block's last batchnorm backward
+ * and by the shortcut): norm_welford's channels-last reduce computes dy
+ * from the add's operands and the mask, stores it, and sums it
+ * (gpu_norm_join says which; eng_norm.c).  Only where dy is stored anyway
+ * (other readers, or an output): the apply reads it back.
+ * XDNN_NO_NORM_JOIN=1 keeps the join a pointwise partition (A/B). */
+static void fuse_norm_joins(pstate *s)
+{
+    ggraph *g = s->g;
+    for (int m = 0; m < g->nn; m++) {
+        int relu, add;
+        if (s->grp[m] != m || !gpu_norm_join(g, m, &relu, &add) || s->grp[relu] != relu ||
+            (add >= 0 && s->grp[add] != add))
+            continue;
+        const int dy = g->n[relu].out;
+        if (!(g->t[dy].is_output || g->t[dy].nconsumers >= 2) || has_view_readers(g, dy) || !can_merge(s, m, relu))
+            continue;
+        merge(s, m, relu);
+        if (add >= 0 && can_merge(s, m, add))
+            merge(s, m, add);
+        else if (add >= 0) /* the engine runs the add with the relu_bwd or neither: undo */
+            s->grp[relu] = relu;
+    }
+}
+
 static void fuse_pointwise(pstate *s)
 {
     ggraph *g = s->g;
@@ -427,8 +454,10 @@ gplan *gpu_partition(ggraph *g, bool no_fusion)
     if (!no_fusion) {
         fuse_matmul_epilogues(&s);
         fuse_dgrad_masks(&s);
-        if (!getenv("XDNN_NO_NORM_FUSION"))
+        if (!getenv("XDNN_NO_NORM_FUSION")) {
             fuse_norm_epilogues(&s);
+            fuse_norm_joins(&s);
+        }
         fuse_pointwise(&s);
         fuse_reduce_prologues(&s);
         const char *sib = getenv("XDNN_NO_SIBLING_FUSION");

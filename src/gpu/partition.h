@@ -7,6 +7,9 @@
  *    the chain steps its engines apply in their store (conv_epi.h);
  *  - a conv_dgrad + the relu_bwd that alone reads its dx (the mask applied
  *    in the dgrad's store; XDNN_NO_DGRAD_EPI=1 keeps them apart);
+ *  - a batchnorm_bwd + the relu_bwd (+ the add before it) that makes its dy,
+ *    when dy is stored anyway (eng_norm.h gpu_norm_join; XDNN_NO_NORM_JOIN=1
+ *    keeps them apart);
  *  - connected pointwise nodes of the same output shape (any broadcasting of
  *    their outside operands, mixed dtypes), merged only when no other
  *    partition sits on a path between them (no cycles);

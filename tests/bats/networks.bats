@@ -75,16 +75,28 @@ workspace() { sed -n '1s/.*workspace \([0-9]*\) bytes.*/\1/p'; }
 @test "ResNet-50 plan: each block's last batchnorm, residual add and relu one partition (z3 never stored)" {
     xdnn engines | grep -q "built without CUDA" && skip "built without CUDA"
     run xdnn plan --explain --device-model h100 "$R" "${RREAL[@]}"
-    # 504 partitions before session 7; 16 fewer by this fusion, 32 by conv_dgrad + relu_bwd
-    [[ "${lines[0]}" == *": 456 partitions, "* ]]
+    # 504 partitions before session 7; 16 fewer by this fusion, 32 by conv_dgrad + relu_bwd, 16 by the joins
+    [[ "${lines[0]}" == *": 440 partitions, "* ]]
     [ "$(grep -c '(conv_dgrad+relu_bwd)' <<< "$output")" -eq 32 ]
     [[ "$output" == *"partition 10  s1b0_y/z3+s1b0_y/y.0+s1b0_y  (batchnorm+add+relu)"$'\n'"  chosen    norm_welford "* ]]
     [[ "$output" == *"s4b2_y/z3+s4b2_y/y.0+s4b2_y  (batchnorm+add+relu)"* ]]
     [ "$(grep -c '(batchnorm+add+relu)' <<< "$output")" -eq 16 ]
     ! grep -q "(add+relu)" <<< "$output"
     XDNN_NO_NORM_RESIDUAL=1 run xdnn plan --explain --device-model h100 "$R" "${RREAL[@]}"
-    [[ "${lines[0]}" == *": 472 partitions, "* ]]
+    [[ "${lines[0]}" == *": 456 partitions, "* ]]
     [ "$(grep -c '(add+relu)' <<< "$output")" -eq 16 ]
+}
+
+@test "ResNet-50 plan: each residual join (add + relu_bwd) runs in the batchnorm backward that reads it" {
+    xdnn engines | grep -q "built without CUDA" && skip "built without CUDA"
+    run xdnn plan --explain --device-model h100 "$R" "${RREAL[@]}"
+    # 15 joins with the add (the last block's ds has none); the stem's relu_bwd has one reader: apart
+    [ "$(grep -c '(add+relu_bwd+batchnorm_bwd)' <<< "$output")" -eq 15 ]
+    [ "$(grep -c '(relu_bwd+batchnorm_bwd)' <<< "$output")" -eq 1 ]
+    [[ "$output" == *"ds1b1_y+ds1b0_y/ds+ds1b0_y/d2/dc  (add+relu_bwd+batchnorm_bwd)"$'\n'"  chosen    norm_welford "* ]]
+    XDNN_NO_NORM_JOIN=1 run xdnn plan --explain --device-model h100 "$R" "${RREAL[@]}"
+    [[ "${lines[0]}" == *": 456 partitions, "* ]]
+    ! grep -q "relu_bwd+batchnorm_bwd" <<< "$output"
 }
 
 @test "ResNet-50 step on the CPU: finite, the loss of a random net, and one SGD step lowers it" {

@@ -1086,6 +1086,23 @@ static void bench_cases(void)
                  "  output y: bf16 @nhwc, rmn, rvn, dx: bf16 @nhwc, ds, db;\n}\n",
                  C, HW, HW, C, HW, HW, C, C, C, C);
     }
+    /* session 11: ResNet-50 N = 256's residual joins (the shapes of a block's output: every other row
+     * of rn50 above from 256@56) with the batchnorm backward that reads them (bench/bn_peer.py --join is
+     * the peer): ds = relu_bwd(d0 + dn, y), dx = batchnorm_bwd(ds, ..), ds also an output (the shortcut
+     * reads it); run with and without XDNN_NO_NORM_JOIN=1 */
+    for (int k = 2; k < 9; k += 2) {
+        const int C = rn50[k][0], HW = rn50[k][1];
+        char name[192];
+        snprintf(name, sizeof name, "bench/rn50join/bf16/256x%dx%dx%d", C, HW, HW);
+        add_case(name, 1,
+                 "dnn 1;\ngraph g(seed=9, intermediate=bf16) {\n  input c: bf16[256, %d, %d, %d] @nhwc;\n"
+                 "  input d0: bf16[256, %d, %d, %d] @nhwc;\n  input dn: bf16[256, %d, %d, %d] @nhwc;\n"
+                 "  input y: bf16[256, %d, %d, %d] @nhwc;\n  weight s: f32[%d] = uniform(0.5, 1.5);\n"
+                 "  input m: f32[%d];\n  input iv: f32[%d] = uniform(0.5, 2);\n"
+                 "  ds: @nhwc = relu_bwd(d0 + dn, y);\n  dc: @nhwc, dg: f32, db: f32 = batchnorm_bwd(ds, c, s, m, iv);\n"
+                 "  output ds: bf16 @nhwc, dc: bf16 @nhwc, dg, db;\n}\n",
+                 C, HW, HW, C, HW, HW, C, HW, HW, C, HW, HW, C, C, C);
+    }
     add_case("bench/layernorm_bwd/f16/8192x8192", 1,
              "dnn 1;\ngraph g(seed=4) {\n  input x: f16[8192, 8192];\n  input dy: f16[8192, 8192];\n"
              "  weight s: f16[8192];\n  input m: f32[8192, 1];\n  input iv: f32[8192, 1] = uniform(0.5, 2);\n"
@@ -1146,6 +1163,91 @@ static void bench_cases(void)
                           "  dx, ds, db = layernorm_bwd(dy, x, s, m, iv);\n  output dx: bf16, ds: f32, db: f32;\n}\n",
                  D, D, D);
     }
+}
+
+/* ---- session 11: the residual join fused into the batchnorm backward
+ * (partition.c fuse_norm_joins, norm_cl.cu's reduce with ng_job.join): ds =
+ * relu_bwd(d0 + dn, y) read by the batchnorm backward and by a second add (the
+ * shortcut, as lib/resnet.dnn's block), the mask y = relu(z) from the forward
+ * (zeros in it).  16-byte vectors (C = 40, 520: several channel blocks), odd
+ * C (13: scalar), one row, rows padded past C (stride 48 for 40 channels);
+ * relu_bwd alone (no add); then, bf16, the cases that stay apart: dn
+ * broadcast over the rows, ds read by the batchnorm alone, and the switch
+ * XDNN_NO_NORM_JOIN=1. */
+__attribute__((format(printf, 5, 6))) static void join_case(const char *id, int seed, const char *t, int M,
+                                                           const char *body, ...)
+{
+    char text[TEXT_MAX];
+    int n = snprintf(text, sizeof text, "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n", seed, t);
+    va_list ap;
+    va_start(ap, body);
+    n += vsnprintf(text + n, sizeof text - (size_t)n, body, ap);
+    va_end(ap);
+    snprintf(text + n, sizeof text - (size_t)n, "}\n");
+    double ts = sqrt((double)M) / 32; /* as cl_cases: dscale's tolerance grows with sqrt(M) */
+    add_case(id, 4 * (ts > 1 ? ts : 1), "%s", text);
+}
+
+static void join_cases(void)
+{
+    static const int shapes[][5] = {{4, 2, 40, 7, 9}, {4, 3, 13, 5, 11}, {4, 2, 520, 5, 7}};
+    for (int ti = 0; ti < 3; ti++) {
+        const char *t = dts[ti];
+        char name[192];
+        /* one row (it stays apart: the channels-last kernels want two): the mask an input (a batchnorm's y
+         * of one row is 0), dx = 0 and dscale = 0: dbias and the shortcut's sum (+ dx) compare */
+        snprintf(name, sizeof name, "join/add+relu_bwd+batchnorm_bwd/%s/nhwc/1x24x1x1", t);
+        join_case(name, 624 + 2 * ti, t, 1,
+                  "  input c: %s[1, 24, 1, 1] @nhwc;\n  input d0: %s[1, 24, 1, 1] @nhwc;\n"
+                  "  input dn: %s[1, 24, 1, 1] @nhwc;\n  input y: %s[1, 24, 1, 1] @nhwc = uniform(-1.0, 1.0);\n"
+                  "  weight s: f32[24] = uniform(0.5, 1.5);\n  input m: f32[24];\n  input iv: f32[24] = uniform(0.5, 2.0);\n"
+                  "  ds: @nhwc = relu_bwd(d0 + dn, y);\n  dc: @nhwc, _, db = batchnorm_bwd(ds, c, s, m, iv);\n"
+                  "  dx: @nhwc = ds + d0 + dc;\n  output db, dx: %s @nhwc;\n", t, t, t, t, t);
+        for (int si = 0; si < 3; si++) {
+            shape_txt st = shape_of(shapes[si]);
+            const int M = st.d[0] * st.d[2] * st.d[3];
+            for (int one = 0; one < 2; one++) {
+                if (one && si != 0)
+                    continue;
+                snprintf(name, sizeof name, "join/%s+batchnorm_bwd/%s/nhwc/%s", one ? "relu_bwd" : "add+relu_bwd", t,
+                         st.id);
+                join_case(name, 600 + 8 * si + 2 * ti + one, t, M,
+                          "  input c: %s%s @nhwc = uniform(-2.0, 3.0);\n  input d0: %s%s @nhwc;\n"
+                          "  input dn: %s%s @nhwc;\n  weight s: f32%s = uniform(0.5, 1.5);\n"
+                          "  weight b: f32%s = uniform(-0.5, 0.5);\n"
+                          "  z: @nhwc, m: f32, iv: f32 = batchnorm(c, s, b);\n  y: @nhwc = relu(z);\n"
+                          "  ds: @nhwc = relu_bwd(%s, y);\n"
+                          "  dc: @nhwc, dg: f32, db: f32 = batchnorm_bwd(ds, c, s, m, iv);\n"
+                          "  dx: @nhwc = ds + d0;\n  output y: %s @nhwc, dc: %s @nhwc, dg, db, dx: %s @nhwc;\n",
+                          t, st.s, t, st.s, t, st.s, st.ch, st.ch, one ? "dn" : "d0 + dn", t, t, t);
+            }
+        }
+        snprintf(name, sizeof name, "join/add+relu_bwd+batchnorm_bwd/%s/padded-rows/97x40", t);
+        join_case(name, 640 + ti, t, 97,
+                  "  input c: %s[97, 40] @strides(48, 1) = uniform(-2.0, 3.0);\n  input d0: %s[97, 40] @strides(48, 1);\n"
+                  "  input dn: %s[97, 40] @strides(48, 1);\n  input y: %s[97, 40] @strides(48, 1) = uniform(-1.0, 1.0);\n"
+                  "  weight s: f32[40] = uniform(0.5, 1.5);\n  input m: f32[40] = uniform(-2.0, 3.0);\n"
+                  "  input iv: f32[40] = uniform(0.5, 2.0);\n"
+                  "  ds: @strides(48, 1) = relu_bwd(d0 + dn, y);\n"
+                  "  dc: @strides(48, 1), dg: f32, db: f32 = batchnorm_bwd(ds, c, s, m, iv);\n"
+                  "  dx = ds + d0;\n  output dc: %s @strides(48, 1), dg, db, dx: %s;\n",
+                  t, t, t, t, t, t);
+    }
+    /* bf16: the forms that stay apart (and must still be right) */
+    const char *body = "  input c: bf16[2, 40, 7, 9] @nhwc = uniform(-2.0, 3.0);\n  input d0: bf16[2, 40, 7, 9] @nhwc;\n"
+                       "  input dn: bf16%s @nhwc;\n  weight s: f32[40] = uniform(0.5, 1.5);\n"
+                       "  weight b: f32[40] = uniform(-0.5, 0.5);\n"
+                       "  z: @nhwc, m: f32, iv: f32 = batchnorm(c, s, b);\n  y: @nhwc = relu(z);\n"
+                       "  ds: @nhwc = relu_bwd(d0 + dn, y);\n"
+                       "  dc: @nhwc, dg: f32, db: f32 = batchnorm_bwd(ds, c, s, m, iv);\n"
+                       "  %s\n  output y: bf16 @nhwc, dc: bf16 @nhwc, dg, db%s;\n";
+    join_case("join/apart/bf16/dn-broadcast", 650, "bf16", 126, body, "[1, 40, 1, 1]", "dx: @nhwc = ds + d0;",
+              ", dx: bf16 @nhwc");
+    join_case("join/apart/bf16/ds-read-once", 651, "bf16", 126, body, "[2, 40, 7, 9]", "", "");
+    case_env = "XDNN_NO_NORM_JOIN=1";
+    join_case("join/apart/bf16/switch-off", 652, "bf16", 126, body, "[2, 40, 7, 9]", "dx: @nhwc = ds + d0;",
+              ", dx: bf16 @nhwc");
+    case_env = "";
 }
 
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */
@@ -1257,6 +1359,7 @@ int main(int argc, char **argv)
         const_cases();
         rng_cases();
         odd_row_cases();
+        join_cases();
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
