@@ -25,8 +25,13 @@ int kconv_wgmma_smem(int bn);
  * stage): the 128-wide ones. */
 int kconv_wgmma_staged(int bn);
 /* The ring's stages at tile width bn with the staged store (staged != 0) or
- * the register store: the staging rows cost the 128-wide tile one. */
-int kconv_wgmma_stages(int bn, int staged);
+ * the register store: the staging rows cost the 128-wide tile one; resw
+ * (kconv_wgmma_resw): stages of x alone beside the resident weights. */
+int kconv_wgmma_stages(int bn, int staged, int resw);
+/* 1 when kconv_wgmma_fwd with resw != 0 keeps p's whole weight resident in
+ * shared memory (loaded once per CTA; the ring streams only x's slices): a
+ * 1-/2-D conv, bn 64, K <= 64, unsplit (splits <= 1), R*S*C <= 576. */
+int kconv_wgmma_resw(const kconv_params *p, int splits, int bn);
 /* y = epilogue(conv(x, w)) for a 1-, 2- or 3-D conv with groups 1,
  * x and w channel-contiguous of one type, f16 or bf16, C % 8 == 0 and
  * K % 8 == 0, 16-byte aligned x / w rows (the engine checks: eng_conv_wgmma.c);
@@ -46,9 +51,11 @@ int kconv_wgmma_stages(int bn, int staged);
  * store from registers.  tma (!= 0): the producer loads x's im2col slices and
  * w's rows through TMA maps (one thread, two bulk tensor copies a slice)
  * where kconv_wgmma_tma(p) holds and x / w are 16-byte aligned; else, and
- * with tma 0, its 128 threads gather them by cp.async. */
+ * with tma 0, its 128 threads gather them by cp.async.  resw (!= 0): the
+ * weights stay resident where kconv_wgmma_resw holds (then w is never read
+ * by TMA); else every slice carries its rows of w. */
 int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi, float *part,
-                    int splits, int bn, int nzero, const int64_t *zoff, float *stats, int stage, int tma,
+                    int splits, int bn, int nzero, const int64_t *zoff, float *stats, int stage, int tma, int resw,
                     void *stream);
 /* 1 when p's geometry lets the producer load by TMA: 1-/2-D, C % 64 == 0
  * (a slice is one tap's 64 channels), w dense in (r, s, c) with rows a
