@@ -18,10 +18,13 @@
 //   warpgroups 1 and 2, the consumers (setmaxnreg up to 208): 64 rows each, wgmma m64nWNk16 from shared
 //     memory (4 k-steps per slice), one slice's wgmma group kept in flight; a slice's "empty" mbarrier
 //     (256 arrivals) hands its buffers back once the group after it is issued and it has retired.
-// Resident weights (session 11, kcw_cfg's RES; XDNN_CONV_WGMMA_NO_RESW=1 streams them): where K <= 64 and
-//   R*S*C <= 576 (the 64-channel 3x3 layers, 1x1s of C <= 576), 1-/2-D and unsplit, the producer's 128 threads
-//   copy the whole weight into shared memory once per CTA (cp.async, one mbarrier) and the ring's 9 stages carry
-//   x's slices alone: a third fewer bytes from L2 a tile.
+// Row tiles (session 11; XDNN_CONV_WGMMA_ROWTILE=0 keeps the im2col map): a stride-1 conv whose output rows
+//   fill a tile to 7/8 or more with whole rows (rowt rows of Q pixels, rowt dividing P: the 56- and 28-wide
+//   layers, 2 x 56 / 4 x 28 = 112) loads x's slice as one tiled box {64 channels, Q, rowt, 1} of x at the tap
+//   (s dw - pw, p0 - ph + r dh): contiguous rows of W x C bytes, where the im2col map walked 128 pixels one by one
+//   (ncu, session 11: the 64-channel 3x3 layer's slices took ~1300 cycles each, with or without w's bytes beside
+//   x's, and the 128-channel layer's the same: the per-pixel walk, not the bytes).  The tile is then tm =
+//   rowt * Q GEMM rows (bm = tile * tm); its rows tm..127 hold stale shared memory and are never stored.
 // ST stages fill 192 KiB (8 / 6 for BN = 64 / 128): one CTA per SM.  (A 256-wide tile's 128 accumulators a
 // consumer thread spilled in the epilogue, and its producer's 16 rows of B in the mainloop: 64 and 128 only.)
 // Split-K (splits > 1): work item z of a tile reduces k slices [z * kt_per, ...) and stores its raw f32 tile to
@@ -62,6 +65,7 @@ struct kcw_geom {
     int D, T, O, sd, pd, dd, xD, wT, yO;
     int M, Kred, dt_y, kt_per;
     int tma; // the producer loads A by a TMA im2col map and B by a tiled one (launch_bn: tma_maps), 1-/2-D only
+    int rowt, tm; // row tiles: x's slice as rowt whole output rows (tma too); tm: the tile's GEMM rows (else 128)
     int nz, zoff[KCW_ZERO_MAX]; // a dgrad phase's store also writes zeros at yrow + zoff[i] (folded empty phases)
 };
 
@@ -74,28 +78,18 @@ constexpr int kcwBM = 128, kcwBK = 64, kcwThreads = 384, kcwStageBudget = 192 * 
 // Launched for BN = 128 only (launch_t says why).
 constexpr int kcwSmemMax = 227 * 1024; // an H100's opt-in dynamic shared memory per block
 template <int BN> constexpr int kcw_stg_row = BN * 2 + 64;
-// RES (resident weights, session 11; BN = 64, 1-/2-D, unsplit, K <= 64, R*S*C <= kcwResSlices * 64): the
-// whole weight, KT slices of BN rows x 64 in the swizzled layout a stage's B has, is loaded once per CTA at
-// W_OFF and the ring's stages carry only A: a 64-wide tile re-read its 72 KiB of 3x3 weights per 128 rows, a
-// third of the bytes the 64-channel 3x3 layers move from L2 (ncu: 1.39 GB at 4 TB/s, the limit there).
-constexpr int kcwResSlices = 9; // a 3x3 conv of 64 channels (72 KiB); leaves 9 stages of A
-template <int BN, bool STG, bool RES = false> struct kcw_cfg {
+template <int BN, bool STG> struct kcw_cfg {
     static constexpr int WN = BN < 128 ? BN : 128;        // one wgmma's n
     static constexpr int NB = BN / WN;                    // wgmmas per k-step
-    static constexpr int A_BYTES = kcwBM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + (RES ? 0 : B_BYTES);
-    static constexpr int W_BYTES = RES ? kcwResSlices * B_BYTES : 0; // the resident weights
+    static constexpr int A_BYTES = kcwBM * 128, B_BYTES = BN * 128, STAGE = A_BYTES + B_BYTES;
     static constexpr int SSM_TILE = 8 * BN * 2;           // genstats: per warp and column (mean, M2), floats,
                                                           // two tiles' (kcw_epilogue)
     static constexpr int STG_ROW = kcw_stg_row<BN>, STG_BYTES = STG ? kcwBM * STG_ROW + BN * 2 : 0; // + a zero row
-    static constexpr int ST_FIT =
-        (kcwSmemMax - 1024 - 2 * SSM_TILE * 4 - STG_BYTES - (RES ? W_BYTES + 1024 : 0) - 256) / STAGE;
+    static constexpr int ST_FIT = (kcwSmemMax - 1024 - 2 * SSM_TILE * 4 - STG_BYTES - 256) / STAGE;
     static constexpr int ST_MAX = kcwStageBudget / STAGE;
-    static constexpr int ST = ST_FIT < ST_MAX ? ST_FIT : ST_MAX; // 8, 6 (unstaged); 8, 5 (staged); RES 9
+    static constexpr int ST = ST_FIT < ST_MAX ? ST_FIT : ST_MAX; // 8, 6 (unstaged); 8, 5 (staged)
     static constexpr int LAG = ST - 2;                    // slices of copies in flight per producer thread
-    static constexpr int NBAR = 2 * ST + (RES ? 1 : 0);   // full, empty (+ RES: the weights' one)
-    static constexpr int W_OFF = (ST * STAGE + NBAR * 8 + 1023) / 1024 * 1024; // RES: 1024-aligned slices
-    static constexpr int STG_OFF = RES ? W_OFF + W_BYTES : (ST * STAGE + NBAR * 8 + 127) / 128 * 128; // after the
-                                                          // ring's mbarriers (and RES's weights)
+    static constexpr int STG_OFF = (ST * STAGE + 2 * ST * 8 + 127) / 128 * 128; // after the ring's mbarriers
     static constexpr int SSM = STG_OFF + STG_BYTES;       // genstats' buffers after the staging
     static constexpr int SMEM = SSM + 2 * SSM_TILE * 4 + 1024; // + alignment slack
     static constexpr int SMEM_PLAIN = SSM + 1024;         // without genstats: the L1 keeps the rest
@@ -295,7 +289,7 @@ __device__ __forceinline__ void kcw_stage_issue(const kcw_geom &g, void *y, uint
     fence_async(); // this thread's st.shared become visible to the copy engine
     kcw_wg_bar(cw);
     const int r = tid & 63, m = bm + cw * 64 + r;
-    if (m < g.M && (tid < 64 || g.nz > 0)) {
+    if (m < min(g.M, bm + g.tm) && (tid < 64 || g.nz > 0)) {
         const int q = m % g.Q, p = (m / g.Q) % g.P, n = m / (g.P * g.Q);
         const int64_t yo = (int64_t)n * g.yN + (int64_t)p * g.yP + (int64_t)q * g.yQ + bn;
         const int bytes = (g.K - bn < BN ? g.K - bn : BN) * 2; // K % 8 == 0: 16-byte multiples
@@ -326,12 +320,13 @@ __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw
     // accumulator layout of m64nWN (per warp, per 8-column block j): rows lane/4 and lane/4 + 8,
     // columns j*8 + (lane%4)*2 + {0, 1} at acc[j*4 + h*2 + {0, 1}]
     const int mrow = bm + cw * 64 + warp * 16 + lane / 4;
+    const int mend = min(g.M, bm + g.tm); // the tile's rows end (a row tile's rows past tm are not its own)
     if (part) { // split-K: the raw f32 tile to this split's partial [M][K] (K % 8 == 0: float2 stores)
         float *pz = part + (size_t)z * g.M * g.K;
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const int m = mrow + h * 8;
-            if (m >= g.M)
+            if (m >= mend)
                 continue;
 #pragma unroll
             for (int b = 0; b < NB; b++)
@@ -350,7 +345,7 @@ __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const int m = mrow + h * 8;
-        rv[h] = m < g.M;
+        rv[h] = m < mend;
         const int mm = rv[h] ? m : 0, nn = mm / (g.P * g.Q);
         rc[h][0] = D3 ? nn / g.O : nn;
         rc[h][1] = D3 ? nn % g.O : 0;
@@ -488,7 +483,7 @@ __device__ __forceinline__ kcw_item item_of(const kcw_geom &g, int w, int tiles_
 {
     kcw_item t;
     const int mt = w % tiles_m, rest = w / tiles_m;
-    t.bm = mt * kcwBM;
+    t.bm = mt * g.tm;
     t.bn = (rest % tiles_n) * BN;
     t.z = rest / tiles_n;
     const int KT_all = (g.Kred + kcwBK - 1) / kcwBK;
@@ -498,8 +493,7 @@ __device__ __forceinline__ kcw_item item_of(const kcw_geom &g, int w, int tiles_
 }
 
 // D3: a 3-D conv (depth gathered and bounds-tested too); the 1-/2-D instances compile the depth away.
-// RES: the weights resident (kcw_cfg), loaded by the producer's 128 threads before its first slice.
-template <typename T, int BN, bool STG, bool D3, bool RES>
+template <typename T, int BN, bool STG, bool D3>
 __global__ void __launch_bounds__(kcwThreads, 1)
     kcw_fwd_kernel(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw, const kcw_geom g,
                    const T *__restrict__ x, const T *__restrict__ w, void *__restrict__ y,
@@ -507,15 +501,13 @@ __global__ void __launch_bounds__(kcwThreads, 1)
                    int tiles_n, int nwork)
 {
 #if XW_DEVICE
-    using C = kcw_cfg<BN, STG, RES>;
-    static_assert(!RES || (BN == 64 && !STG && !D3), "resident weights: the 1-/2-D 64-wide tile only");
+    using C = kcw_cfg<BN, STG>;
     constexpr int ST = C::ST, WN = C::WN, NB = C::NB;
     extern __shared__ unsigned char smem_raw[];
     const uint32_t sbase = (smem_u32(smem_raw) + 1023u) & ~1023u; // swizzled tiles need 1024-byte alignment
     const uint32_t sbar = sbase + ST * C::STAGE;
 #define KCW_FULL(s) (sbar + 8u * (s))
 #define KCW_EMPTY(s) (sbar + 8u * (ST + (s)))
-    const uint32_t wbar = sbar + 8u * (2 * ST), sW = sbase + C::W_OFF; // RES: the weights' mbarrier and slices
     const int wg = threadIdx.x / 128;
 
     if (threadIdx.x == 0) {
@@ -524,8 +516,6 @@ __global__ void __launch_bounds__(kcwThreads, 1)
             mb_init(KCW_FULL(s), !D3 && g.tma ? 1 : 128); // TMA: the one expect_tx arrival
             mb_init(KCW_EMPTY(s), 256);
         }
-        if (RES)
-            mb_init(wbar, 128); // the producer's threads, once their copies of the weights landed
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     const uint32_t stg = sbase + C::STG_OFF, zrow = stg + kcwBM * C::STG_ROW; // STG: staging rows, zero row
@@ -537,25 +527,6 @@ __global__ void __launch_bounds__(kcwThreads, 1)
 
     if (wg == 0) { // ---- producer: the ring position gs runs on across work items
         asm volatile("setmaxnreg.dec.sync.aligned.u32 80;\n");
-        if (RES) { // the whole weight: slice kt's row k, chunk cc at the swizzled chunk, zeros past K and R*S*C
-            const int t = threadIdx.x, cc = t & 7, r0 = t >> 3;
-            const uint32_t swz = (uint32_t)((cc ^ (r0 & 7)) << 4);
-            const int KT_all = (g.Kred + kcwBK - 1) / kcwBK; // <= kcwResSlices (launch_t)
-            for (int kt = 0; kt < KT_all; kt++) {
-                const int kk = kt * kcwBK + cc * 8, c = kk % g.C, s = (kk / g.C) % g.S, r = kk / (g.C * g.S);
-                const int woff = r * g.wR + s * g.wS + c;
-#pragma unroll
-                for (int i = 0; i < BN / 16; i++) {
-                    const int k = r0 + 16 * i; // bn = 0: K <= BN
-                    const bool v = kk < g.Kred && k < g.K;
-                    cpa16(sW + kt * C::B_BYTES + (r0 + 16 * i) * 128 + swz, v ? w + (k * g.wK + woff) : w, v);
-                }
-            }
-            cpa_commit();
-            cpa_wait<0>();
-            fence_async();
-            mb_arrive(wbar);
-        }
         if (!D3 && g.tma) { // TMA: one thread issues a slice's two loads; the copy engine zero-fills
             if (threadIdx.x != 0)
                 return;
@@ -572,11 +543,14 @@ __global__ void __launch_bounds__(kcwThreads, 1)
                     const int st = gs % ST;
                     mb_wait(KCW_EMPTY(st), ((gs / ST) & 1) ^ 1);
                     const uint32_t sA = sbase + st * C::STAGE, sB = sA + C::A_BYTES;
-                    mb_expect(KCW_FULL(st), C::STAGE); // whole boxes, zero-filled parts included
-                    tma_load_im2col_4d(sA, &tx, KCW_FULL(st), c, w0, h0, n0, (uint16_t)(s * g.dw),
-                                       (uint16_t)(r * g.dh));
-                    if (!RES) // w as [K][Kred]: rows past K are zeros
-                        tma_load(sB, &tw, KCW_FULL(st), kk, it.bn, 0, 0);
+                    // whole boxes, zero-filled parts included
+                    mb_expect(KCW_FULL(st), (g.rowt ? g.tm * 128 : C::A_BYTES) + C::B_BYTES);
+                    if (g.rowt) // rowt whole output rows (q0 = 0), stride 1: x at the tap's corner
+                        tma_load(sA, &tx, KCW_FULL(st), c, s * g.dw - g.pw, h0 + r * g.dh, n0);
+                    else
+                        tma_load_im2col_4d(sA, &tx, KCW_FULL(st), c, w0, h0, n0, (uint16_t)(s * g.dw),
+                                           (uint16_t)(r * g.dh));
+                    tma_load(sB, &tw, KCW_FULL(st), kk, it.bn, 0, 0); // w as [K][Kred]: rows past K are zeros
                     kk += kcwBK;
                     c += kcwBK;
                     if (c == g.C) {
@@ -632,7 +606,7 @@ __global__ void __launch_bounds__(kcwThreads, 1)
                 }
                 const int woff = (D3 ? t3 * g.wT : 0) + r * g.wR + s * g.wS + c;
 #pragma unroll
-                for (int i = 0; i < (RES ? 0 : BN / 16); i++) {
+                for (int i = 0; i < BN / 16; i++) {
                     const int k = it.bn + r0 + 16 * i;
                     const bool v = kin && k < g.K;
                     const T *src = v ? w + (k * g.wK + woff) : w;
@@ -678,8 +652,6 @@ __global__ void __launch_bounds__(kcwThreads, 1)
     const bool mask = kcw_mask_regs(epi, part);
     float *ssm = reinterpret_cast<float *>(smem_raw + (sbase - smem_u32(smem_raw)) + C::SSM);
     uint32_t mk[NB][WN / 8][2];
-    if (RES)
-        mb_wait(wbar, 0);
     for (int wi = blockIdx.x; wi < nwork; wi += gridDim.x) {
         const kcw_item it = item_of(g, wi, tiles_m, tiles_n, BN);
         if (mask)
@@ -687,8 +659,7 @@ __global__ void __launch_bounds__(kcwThreads, 1)
         for (int kt = 0; kt < it.KT; kt++, gs++) {
             const int st = gs % ST;
             mb_wait(KCW_FULL(st), (gs / ST) & 1);
-            const uint32_t sA = sbase + st * C::STAGE + cw * 64 * 128,
-                           sB = RES ? sW + (it.kt0 + kt) * C::B_BYTES : sbase + st * C::STAGE + C::A_BYTES;
+            const uint32_t sA = sbase + st * C::STAGE + cw * 64 * 128, sB = sbase + st * C::STAGE + C::A_BYTES;
             wg_fence();
 #pragma unroll
             for (int k16 = 0; k16 < kcwBK / 16; k16++)
@@ -740,15 +711,46 @@ bool tma_maps(const kcw_geom &g, const void *x, const void *w, bool bf16, int bn
     return make_map(tw, w, bf16, dims, st, bn);
 }
 
-template <typename T, int BN, bool STG, bool D3, bool RES = false>
+// Row tiles (the file's header): output rows per tile for a stride-1 conv the TMA maps serve, the largest
+// divisor of P whose rows fit 128 GEMM rows, taken where they fill 7/8 of them; 0 = the im2col map.
+int rowtile_rows(const kcw_geom &g)
+{
+    if (!tma_geom_ok(g) || g.sh != 1 || g.sw != 1 || g.Q > kcwBM)
+        return 0;
+    int d = kcwBM / g.Q < g.P ? kcwBM / g.Q : g.P;
+    while (g.P % d)
+        d--;
+    return d * g.Q * 8 >= kcwBM * 7 ? d : 0;
+}
+
+// x[N][H][W][C] as a tiled map read in boxes of {64 channels, Q, rows, 1}, 128-byte swizzled, zeros outside.
+bool make_rowtile_map(CUtensorMap *m, const void *x, bool bf16, const kcw_geom &g, int rows)
+{
+    encode_fn enc = tensor_map_encoder();
+    int64_t xh = g.xH, xn = g.xN;
+    if (g.H == 1) // a size-1 dimension's stride is never stepped: the dense one the encoder accepts
+        xh = (int64_t)g.xW * g.W;
+    if (g.N == 1)
+        xn = xh * g.H;
+    if (!enc || (reinterpret_cast<uintptr_t>(x) & 15) || (xn | xh | g.xW) % 8)
+        return false;
+    const cuuint64_t gdim[4] = {(cuuint64_t)g.C, (cuuint64_t)g.W, (cuuint64_t)g.H, (cuuint64_t)g.N};
+    const cuuint64_t gst[3] = {(cuuint64_t)g.xW * 2, (cuuint64_t)xh * 2, (cuuint64_t)xn * 2};
+    const cuuint32_t box[4] = {64, (cuuint32_t)g.Q, (cuuint32_t)rows, 1}, est[4] = {1, 1, 1, 1};
+    return enc(m, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4, const_cast<void *>(x),
+               gdim, gst, box, est, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+template <typename T, int BN, bool STG, bool D3>
 int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part,
               float *stats, int splits, cudaStream_t s)
 {
-    typedef kcw_cfg<BN, STG, RES> cf;
+    typedef kcw_cfg<BN, STG> cf;
     static bool attr_set = false; // the attribute is per function, set once per process
     if (!attr_set) {
         cudaError_t e =
-            cudaFuncSetAttribute(kcw_fwd_kernel<T, BN, STG, D3, RES>, cudaFuncAttributeMaxDynamicSharedMemorySize, cf::SMEM);
+            cudaFuncSetAttribute(kcw_fwd_kernel<T, BN, STG, D3>, cudaFuncAttributeMaxDynamicSharedMemorySize, cf::SMEM);
         if (e != cudaSuccess)
             return (int)e;
         attr_set = true;
@@ -757,12 +759,19 @@ int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kc
     CUtensorMap tx, tw;
     memset(&tx, 0, sizeof tx);
     memset(&tw, 0, sizeof tw);
-    gs.tma = !D3 && g.tma && tma_maps(g, x, w, std::is_same<T, __nv_bfloat16>::value, BN, &tx, &tw);
+    const bool bf16 = std::is_same<T, __nv_bfloat16>::value;
+    gs.tma = !D3 && g.tma && tma_maps(g, x, w, bf16, BN, &tx, &tw);
     const int KT = (g.Kred + kcwBK - 1) / kcwBK;
     if (splits < 1 || !part)
         splits = 1;
     gs.kt_per = (KT + splits - 1) / splits;
     splits = (KT + gs.kt_per - 1) / gs.kt_per;
+    // row tiles where asked and the rule holds; genstats keeps the 128-row tiles its partials are indexed by
+    const int rows = gs.tma && g.rowt && !(stats && splits <= 1) ? rowtile_rows(g) : 0;
+    gs.rowt = rows > 0 && make_rowtile_map(&tx, x, bf16, g, rows) ? rows : 0;
+    if (!gs.rowt && rows > 0) // the im2col map again (the failed encode may have written tx)
+        gs.tma = tma_maps(g, x, w, bf16, BN, &tx, &tw);
+    gs.tm = gs.rowt ? gs.rowt * g.Q : kcwBM;
     static int sms = 0; // one CTA per SM (192 KiB of stages), each looping over work items
     if (!sms) {
         int dev = 0;
@@ -770,9 +779,9 @@ int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kc
                                                       cudaSuccess || sms < 1)
             sms = 132;
     }
-    const int tiles_m = (g.M + kcwBM - 1) / kcwBM, tiles_n = (g.K + BN - 1) / BN, nwork = tiles_m * tiles_n * splits;
+    const int tiles_m = (g.M + gs.tm - 1) / gs.tm, tiles_n = (g.K + BN - 1) / BN, nwork = tiles_m * tiles_n * splits;
     const int smem = stats && splits <= 1 ? cf::SMEM : cf::SMEM_PLAIN; // the statistics' buffers only when used
-    kcw_fwd_kernel<T, BN, STG, D3, RES><<<(unsigned)min(nwork, sms), kcwThreads, smem, s>>>(
+    kcw_fwd_kernel<T, BN, STG, D3><<<(unsigned)min(nwork, sms), kcwThreads, smem, s>>>(
         tx, tw, gs, static_cast<const T *>(x), static_cast<const T *>(w), y, epi, splits > 1 ? part : nullptr,
         splits > 1 ? nullptr : stats, tiles_m, tiles_n, nwork);
     return (int)cudaGetLastError();
@@ -789,17 +798,9 @@ bool stage_ok(const kcw_geom &g, const void *y, bool split)
     return ok;
 }
 
-// Whether the weights can stay resident (kcw_cfg's RES): a 1-/2-D conv unsplit on the 64-wide tile with K <=
-// 64 (one tile over K) and at most kcwResSlices 64-deep slices of R*S*C.
-bool resw_ok(const kcw_geom &g, int splits, int bn)
-{
-    return bn == 64 && g.K <= 64 && splits <= 1 && g.D == 1 && g.T == 1 && g.O == 1 && g.pd == 0 &&
-           g.Kred <= kcwResSlices * kcwBK;
-}
-
 template <typename T>
 int launch_t(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part,
-             float *stats, int splits, int bn, bool stage, bool resw, cudaStream_t s)
+             float *stats, int splits, int bn, bool stage, cudaStream_t s)
 {
     // 3-D: the register store (the staged one decomposes rows in 2-D; its 4 more instances would cost compile
     // time, and the 3-D UNet's 32-/64-channel layers run 64-wide tiles, which it does not serve)
@@ -808,8 +809,6 @@ int launch_t(const kcw_geom &g, const void *x, const void *w, void *y, const kco
                         : launch_bn<T, 128, false, true>(g, x, w, y, epi, part, stats, splits, s);
     // the 128-wide tile only: its 256-byte rows' copies made ResNet-50's BN = 128 partitions 1.09-1.20x faster,
     // the 128-byte rows of BN = 64 (the 64-channel layers) 0.92-0.96x (bench/RESULTS-conv.md, session 9)
-    if (resw && resw_ok(g, splits > 1 && part ? splits : 1, bn))
-        return launch_bn<T, 64, false, false, true>(g, x, w, y, epi, part, stats, 1, s);
     if (stage && bn == 128 && stage_ok(g, y, splits > 1 && part))
         return launch_bn<T, 128, true, false>(g, x, w, y, epi, part, stats, splits, s);
     return bn == 64 ? launch_bn<T, 64, false, false>(g, x, w, y, epi, part, stats, splits, s)
@@ -839,6 +838,8 @@ kcw_geom geom_of(const kconv_params *p, int nzero, const int64_t *zoff)
     g.dt_y = p->dt_y;
     g.kt_per = 0; // launch_bn sets it
     g.tma = 0;
+    g.rowt = 0; // kconv_wgmma_fwd: asked; launch_bn: the rows taken
+    g.tm = kcwBM;
     g.nz = nzero;
     for (int i = 0; i < KCW_ZERO_MAX; i++)
         g.zoff[i] = i < nzero ? (int)zoff[i] : 0;
@@ -859,21 +860,14 @@ extern "C" int kconv_wgmma_built(void)
 extern "C" int kconv_wgmma_smem(int bn)
 {
     constexpr int a = kcw_cfg<128, false>::SMEM, b = kcw_cfg<128, true>::SMEM;
-    constexpr int c = kcw_cfg<64, false>::SMEM, d = kcw_cfg<64, false, true>::SMEM;
-    return bn == 64 ? (c > d ? c : d) : a > b ? a : b;
+    return bn == 64 ? kcw_cfg<64, false>::SMEM : a > b ? a : b;
 }
 
 extern "C" int kconv_wgmma_staged(int bn) { return bn == 128; }
 
-extern "C" int kconv_wgmma_stages(int bn, int staged, int resw)
+extern "C" int kconv_wgmma_stages(int bn, int staged)
 {
-    return bn == 64 ? (resw ? kcw_cfg<64, false, true>::ST : kcw_cfg<64, false>::ST)
-                    : staged ? kcw_cfg<128, true>::ST : kcw_cfg<128, false>::ST;
-}
-
-extern "C" int kconv_wgmma_resw(const kconv_params *p, int splits, int bn)
-{
-    return resw_ok(geom_of(p, 0, nullptr), splits, bn);
+    return bn == 64 ? kcw_cfg<64, false>::ST : staged ? kcw_cfg<128, true>::ST : kcw_cfg<128, false>::ST;
 }
 
 extern "C" int kconv_wgmma_tma(const kconv_params *p)
@@ -881,9 +875,11 @@ extern "C" int kconv_wgmma_tma(const kconv_params *p)
     return tma_geom_ok(geom_of(p, 0, nullptr));
 }
 
+extern "C" int kconv_wgmma_rowtile(const kconv_params *p) { return rowtile_rows(geom_of(p, 0, nullptr)); }
+
 extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
                                float *part, int splits, int bn, int nzero, const int64_t *zoff, float *stats,
-                               int stage, int tma, int resw, void *stream)
+                               int stage, int tma, int rowt, void *stream)
 {
     if ((bn != 64 && bn != 128) || nzero < 0 || nzero > KCW_ZERO_MAX || (nzero > 0 && splits > 1 && part) ||
         (stats && splits > 1 && part))
@@ -892,12 +888,13 @@ extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void 
     none.n = 0;
     kcw_geom g = geom_of(p, nzero, zoff);
     g.tma = tma != 0; // launch_bn keeps it where the maps can be made
+    g.rowt = tma != 0 && rowt != 0; // launch_bn: row tiles where rowtile_rows and the map allow
     if (g.M == 0 || g.K == 0)
         return 0;
     cudaStream_t s = (cudaStream_t)stream;
     const kconv_epi &e = epi ? *epi : none;
-    int rc = p->dt_x == KDT_BF16 ? launch_t<__nv_bfloat16>(g, x, w, y, e, part, stats, splits, bn, stage != 0, resw != 0, s)
-                                 : launch_t<__half>(g, x, w, y, e, part, stats, splits, bn, stage != 0, resw != 0, s);
+    int rc = p->dt_x == KDT_BF16 ? launch_t<__nv_bfloat16>(g, x, w, y, e, part, stats, splits, bn, stage != 0, s)
+                                 : launch_t<__half>(g, x, w, y, e, part, stats, splits, bn, stage != 0, s);
     if (rc != 0 || splits <= 1 || !part)
         return rc;
     return kconv_igemm_reduce(p, part, splits, y, epi, stream);

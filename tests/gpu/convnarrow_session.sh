@@ -1,20 +1,30 @@
 #!/usr/bin/env bash
-# convnarrow_session.sh DEV OUT — the device calls of conv_igemm_wgmma's resident-weight tile (issue 11, session
-# 11: for K <= 64 the whole weight, KT slices of 64 x 64, is loaded once per persistent CTA and the ring streams
-# only x's im2col slices; XDNN_CONV_WGMMA_NO_RESW=1 keeps the streamed weights, the A/B).  DEV: pack_dev.sh's
-# folder plus dt/ (difftest_conv.o, diffharness.o), conv_peer.py.
-# PART=profile (call 1, on the tree before the change): ncu on one launch of the 64@56 N = 256 forward (the row
+# convnarrow_session.sh DEV OUT — the device calls of issue 11's narrow conv tiles (session 11) on conv_igemm_wgmma.
+# DEV: pack_dev.sh's folder plus dt/ (difftest_conv.o, diffharness.o), conv_peer.py, this script and dev_env.sh.
+# PART=profile (call 1, the tree before the change): ncu on one launch of the 64@56 N = 256 forward (the row
 #   conv_step_fwd_bf16_nhwc n256c64h56): speed of light, memory workload (L2 <-> SM bytes), warp stalls.
-# PART=check (call 2): the new wgr- cases (on and off); memcheck --quick /wgr-; the bench rows (the step's 3x3
-#   forwards and 64-channel masked dgrads, the N = 32 f16 64-channel rows) with the resident weights on and off,
-#   bench/conv_peer.py step256 and dgrad in the same call; then the conv/ family with the call's rest.
+# PART=check (calls 2 and 3): the new cases (CASES: wgr- in call 2, wgrt- in call 3) with the change on and off
+#   (OFF_ENV, the A/B switch: XDNN_CONV_WGMMA_NO_RESW=1 in call 2, XDNN_CONV_WGMMA_ROWTILE=0 in call 3); memcheck
+#   --quick on them; the bench rows (BENCH_F: the step's 3x3 forwards and the masked dgrads it changes, the N =
+#   32 f16 rows) on, then off (OFF_F); ncu on the 64@56 forward; bench/conv_peer.py step256 and dgrad in the same
+#   call; then the conv/ family with the call's rest.
 #
+# Call 2 (8ba79ac, resident weights: for K <= 64 the whole w loaded once per CTA, the ring carrying x alone).
 # EXPECTED (written before the first call).  The 64@56 forward (BN 64, 9 slices) moves per 128 x 64 tile 144 KiB
 # of x's im2col slices and 72 KiB of weights from L2: 1.39 GB in 0.276 ms, ~5 TB/s, near what the L2 gives the
 # SMs, so the kernel is L2 -> SM bound, not tensor bound (8 m64n64k16 per slice: ~256 cycles of the ~1280 it
 # takes).  With the weights resident (72 KiB loaded once per CTA) a tile moves 144 KiB: ~1.5x fewer bytes, 64@56
 # toward ~0.19 ms (1.1x cuDNN's 0.1775), the masked 64@56 dgrad the same way (0.318 -> ~0.22 ms), the 1x1 K = 64
 # forwards / dgrads (1 or 4 slices) within noise; the BN = 128 rows do not change (not taken there).
+# OUTCOME: the bytes fell as predicted (ncu: 935 MB from L2 to the SMs, was 1.39 GB) and the time did not
+# (0.2739 -> 0.2820 ms, 0.97x; masked dgrad 0.97x): not the L2.  Each 64-deep slice takes ~1300 cycles on the
+# 64- and the 128-channel layers alike (one im2col box of 128 pixels a slice either way; w's tiled box beside it
+# cost nothing): the im2col walk of 128 pixels.  Reverted.
+# Call 3 (row tiles: x's slice as whole output rows by one tiled box, kernels/conv_igemm_wgmma_sm90a.cu).
+# EXPECTED: if the im2col map's per-pixel walk sets the ~1300 cycles a slice, a tiled box of 2 x 56 / 4 x 28
+# contiguous pixel rows (12.5% of the 128-row MMA idle) loads faster: 64@56 fwd 0.274 -> ~0.20 ms (1.15x cuDNN),
+# 128@28 0.150 -> ~0.12 (1.0x), the masked dgrads at 56 and 28 alike; 14x14 and 7x7 rows (98 of 128 rows) and
+# stride 2 keep the im2col map: unchanged.
 set -uo pipefail
 . "$(dirname "$0")/dev_env.sh"
 dev_link_tester difftest_conv || exit 1
@@ -39,29 +49,30 @@ if [ "$part" = profile ]; then
     fi
 fi
 if [ "$part" = check ]; then
-    step "correctness: the wgr- cases, then the conv/ family (resident weights on)"
-    timeout 25 "$dt" $dry /wgr- > "$out/sweep_wgr.log" 2>&1; echo "wgr rc=$?"; summary "$out/sweep_wgr.log"
-    XDNN_CONV_WGMMA_NO_RESW=1 timeout 15 "$dt" $dry /wgr- > "$out/sweep_wgr_off.log" 2>&1; echo "wgr off rc=$?"
+    cs=${CASES:-/wgrt-}; offenv=${OFF_ENV:-XDNN_CONV_WGMMA_ROWTILE=0}
+    step "correctness: $cs on, then off ($offenv)"
+    timeout 25 "$dt" $dry "$cs" > "$out/sweep_wgr.log" 2>&1; echo "on rc=$?"; summary "$out/sweep_wgr.log"
+    env "$offenv" timeout 15 "$dt" $dry "$cs" > "$out/sweep_wgr_off.log" 2>&1; echo "off rc=$?"
     summary "$out/sweep_wgr_off.log"
-    step "memcheck --quick /wgr-"
-    timeout "${SAN_S:-20}" compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10 "$dt" $dry --quick /wgr- \
+    step "memcheck --quick $cs"
+    timeout "${SAN_S:-20}" compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10 "$dt" $dry --quick "$cs" \
         > "$out/memcheck.log" 2>&1
     echo "rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -6
-    step "bench: resident weights on, then off (XDNN_CONV_WGMMA_NO_RESW=1) on the rows it takes"
+    step "bench: on, then off ($offenv) on the rows it takes"
     : > "$out/bench_on.log"; : > "$out/bench_off.log"
-    IFS='|' read -r -a bf <<< "${BENCH_F:-conv_step_fwd_bf16_nhwc n256|conv_step_dgmask_bf16_nhwc n256c64h56|conv_fwd_f16_nhwc n32c64h56k64r3|conv_fwd_f16_nhwc n32c256h56k64|conv_dgrad_f16_nhwc n32c64}"
+    IFS='|' read -r -a bf <<< "${BENCH_F:-conv_step_fwd_bf16_nhwc n256|conv_step_dgmask_bf16_nhwc n256c64h56|conv_step_dgmask_bf16_nhwc n256c128h28|conv_fwd_f16_nhwc n32c64h56k64r3|conv_dgrad_f16_nhwc n32c64h56k64r3}"
     for f in "${bf[@]}"; do
         [ "$(left)" -gt "${PEER_S:-70}" ] || { echo "out of time before $f"; break; }
         timeout 40 "$dt" $dry --bench "$f" >> "$out/bench_on.log" 2>&1; echo "$f rc=$?"
     done
-    IFS='|' read -r -a bo <<< "${OFF_F:-conv_step_fwd_bf16_nhwc n256c64|conv_step_dgmask_bf16_nhwc n256c64h56|conv_fwd_f16_nhwc n32c64h56k64r3|conv_fwd_f16_nhwc n32c256h56k64|conv_dgrad_f16_nhwc n32c64}"
+    IFS='|' read -r -a bo <<< "${OFF_F:-conv_step_fwd_bf16_nhwc n256c64|conv_step_fwd_bf16_nhwc n256c128h28|conv_step_dgmask_bf16_nhwc n256c64h56|conv_step_dgmask_bf16_nhwc n256c128h28|conv_fwd_f16_nhwc n32c64h56k64r3|conv_dgrad_f16_nhwc n32c64h56k64r3}"
     for f in "${bo[@]}"; do
         [ "$(left)" -gt "${PEER_S:-70}" ] || { echo "out of time before $f (off)"; break; }
-        XDNN_CONV_WGMMA_NO_RESW=1 timeout 40 "$dt" $dry --bench "$f" >> "$out/bench_off.log" 2>&1; echo "$f off rc=$?"
+        env "$offenv" timeout 40 "$dt" $dry --bench "$f" >> "$out/bench_off.log" 2>&1; echo "$f off rc=$?"
     done
-    if [ -z "$dry" ] && [ "${NCU:-1}" = 1 ]; then # the resident tile's one launch of the 64@56 forward, as in call 1
+    if [ -z "$dry" ] && [ "${NCU:-1}" = 1 ]; then # one launch of the 64@56 forward, as in call 1
         step "ncu: one kcw_fwd_kernel launch of conv_step_fwd_bf16_nhwc n256c64h56"
-        timeout 40 ncu --launch-skip 3 --launch-count 1 -k regex:kcw_fwd --section SpeedOfLight --section WarpStateStats \
+        timeout "${NCU_S:-20}" ncu --launch-skip 3 --launch-count 1 -k regex:kcw_fwd --section SpeedOfLight --section WarpStateStats \
             --metrics lts__t_bytes.sum.per_second,l1tex__m_xbar2l1tex_read_bytes.sum.per_second,l1tex__m_xbar2l1tex_read_bytes.sum \
             "$dt" --bench "conv_step_fwd_bf16_nhwc n256c64h56" > "$out/ncu.log" 2>&1
         echo "rc=$?"; grep -E "Duration|Throughput|Issued|Cycles Per|xbar2l1tex|lts__" "$out/ncu.log" | head -14
@@ -73,14 +84,14 @@ if [ "$part" = check ]; then
             "$ps" >> "$out/peer.log" 2>&1
         echo "rc=$?"; grep -c "^PEER" "$out/peer.log"
     done
-    step "the conv/ family (resident weights on; within the call's rest)"
+    step "the conv/ family (on; within the call's rest)"
     timeout "$(( $(left) - 5 ))" "$dt" $dry conv/ > "$out/sweep.log" 2>&1; echo "rc=$? (124: cut short)"; summary "$out/sweep.log"
     step "tables"
     {
         echo "== correctness"
         for l in sweep_wgr sweep_wgr_off sweep; do [ -f "$out/$l.log" ] && echo "$l: $(summary "$out/$l.log" | tail -1)"; done
         grep -E "ERROR SUMMARY" "$out/memcheck.log" | tail -1
-        echo "== bench (ms; on = resident weights, off = XDNN_CONV_WGMMA_NO_RESW=1; cuDNN: conv_peer.py; TF/s of on)"
+        echo "== bench (ms; on = this tree, off = $offenv; cuDNN: conv_peer.py; TF/s of on)"
         dev_ab_table "$out/peer.log" "$out/bench_on.log" "$out/bench_off.log"
         grep -hE "^BENCH.*FAILED" "$out/bench_on.log" "$out/bench_off.log" | cut -c1-200 | head -5
         grep -hE "^BENCH.*n256c64h56" "$out/bench_on.log" "$out/bench_off.log" | cut -c1-400
