@@ -18,13 +18,6 @@
 //   warpgroups 1 and 2, the consumers (setmaxnreg up to 208): 64 rows each, wgmma m64nWNk16 from shared
 //     memory (4 k-steps per slice), one slice's wgmma group kept in flight; a slice's "empty" mbarrier
 //     (256 arrivals) hands its buffers back once the group after it is issued and it has retired.
-// Row tiles (session 11; XDNN_CONV_WGMMA_ROWTILE=0 keeps the im2col map): a stride-1 conv whose output rows
-//   fill a tile to 7/8 or more with whole rows (rowt rows of Q pixels, rowt dividing P: the 56- and 28-wide
-//   layers, 2 x 56 / 4 x 28 = 112) loads x's slice as one tiled box {64 channels, Q, rowt, 1} of x at the tap
-//   (s dw - pw, p0 - ph + r dh): contiguous rows of W x C bytes, where the im2col map walked 128 pixels one by one
-//   (ncu, session 11: the 64-channel 3x3 layer's slices took ~1300 cycles each, with or without w's bytes beside
-//   x's, and the 128-channel layer's the same: the per-pixel walk, not the bytes).  The tile is then tm =
-//   rowt * Q GEMM rows (bm = tile * tm); its rows tm..127 hold stale shared memory and are never stored.
 // ST stages fill 192 KiB (8 / 6 for BN = 64 / 128): one CTA per SM.  (A 256-wide tile's 128 accumulators a
 // consumer thread spilled in the epilogue, and its producer's 16 rows of B in the mainloop: 64 and 128 only.)
 // Split-K (splits > 1): work item z of a tile reduces k slices [z * kt_per, ...) and stores its raw f32 tile to
@@ -65,7 +58,6 @@ struct kcw_geom {
     int D, T, O, sd, pd, dd, xD, wT, yO;
     int M, Kred, dt_y, kt_per;
     int tma; // the producer loads A by a TMA im2col map and B by a tiled one (launch_bn: tma_maps), 1-/2-D only
-    int rowt, tm; // row tiles: x's slice as rowt whole output rows (tma too); tm: the tile's GEMM rows (else 128)
     int nz, zoff[KCW_ZERO_MAX]; // a dgrad phase's store also writes zeros at yrow + zoff[i] (folded empty phases)
 };
 
@@ -289,7 +281,7 @@ __device__ __forceinline__ void kcw_stage_issue(const kcw_geom &g, void *y, uint
     fence_async(); // this thread's st.shared become visible to the copy engine
     kcw_wg_bar(cw);
     const int r = tid & 63, m = bm + cw * 64 + r;
-    if (m < min(g.M, bm + g.tm) && (tid < 64 || g.nz > 0)) {
+    if (m < g.M && (tid < 64 || g.nz > 0)) {
         const int q = m % g.Q, p = (m / g.Q) % g.P, n = m / (g.P * g.Q);
         const int64_t yo = (int64_t)n * g.yN + (int64_t)p * g.yP + (int64_t)q * g.yQ + bn;
         const int bytes = (g.K - bn < BN ? g.K - bn : BN) * 2; // K % 8 == 0: 16-byte multiples
@@ -320,13 +312,12 @@ __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw
     // accumulator layout of m64nWN (per warp, per 8-column block j): rows lane/4 and lane/4 + 8,
     // columns j*8 + (lane%4)*2 + {0, 1} at acc[j*4 + h*2 + {0, 1}]
     const int mrow = bm + cw * 64 + warp * 16 + lane / 4;
-    const int mend = min(g.M, bm + g.tm); // the tile's rows end (a row tile's rows past tm are not its own)
     if (part) { // split-K: the raw f32 tile to this split's partial [M][K] (K % 8 == 0: float2 stores)
         float *pz = part + (size_t)z * g.M * g.K;
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const int m = mrow + h * 8;
-            if (m >= mend)
+            if (m >= g.M)
                 continue;
 #pragma unroll
             for (int b = 0; b < NB; b++)
@@ -345,7 +336,7 @@ __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const int m = mrow + h * 8;
-        rv[h] = m < mend;
+        rv[h] = m < g.M;
         const int mm = rv[h] ? m : 0, nn = mm / (g.P * g.Q);
         rc[h][0] = D3 ? nn / g.O : nn;
         rc[h][1] = D3 ? nn % g.O : 0;
@@ -483,7 +474,7 @@ __device__ __forceinline__ kcw_item item_of(const kcw_geom &g, int w, int tiles_
 {
     kcw_item t;
     const int mt = w % tiles_m, rest = w / tiles_m;
-    t.bm = mt * g.tm;
+    t.bm = mt * kcwBM;
     t.bn = (rest % tiles_n) * BN;
     t.z = rest / tiles_n;
     const int KT_all = (g.Kred + kcwBK - 1) / kcwBK;
@@ -543,13 +534,9 @@ __global__ void __launch_bounds__(kcwThreads, 1)
                     const int st = gs % ST;
                     mb_wait(KCW_EMPTY(st), ((gs / ST) & 1) ^ 1);
                     const uint32_t sA = sbase + st * C::STAGE, sB = sA + C::A_BYTES;
-                    // whole boxes, zero-filled parts included
-                    mb_expect(KCW_FULL(st), (g.rowt ? g.tm * 128 : C::A_BYTES) + C::B_BYTES);
-                    if (g.rowt) // rowt whole output rows (q0 = 0), stride 1: x at the tap's corner
-                        tma_load(sA, &tx, KCW_FULL(st), c, s * g.dw - g.pw, h0 + r * g.dh, n0);
-                    else
-                        tma_load_im2col_4d(sA, &tx, KCW_FULL(st), c, w0, h0, n0, (uint16_t)(s * g.dw),
-                                           (uint16_t)(r * g.dh));
+                    mb_expect(KCW_FULL(st), C::STAGE); // whole boxes, zero-filled parts included
+                    tma_load_im2col_4d(sA, &tx, KCW_FULL(st), c, w0, h0, n0, (uint16_t)(s * g.dw),
+                                       (uint16_t)(r * g.dh));
                     tma_load(sB, &tw, KCW_FULL(st), kk, it.bn, 0, 0); // w as [K][Kred]: rows past K are zeros
                     kk += kcwBK;
                     c += kcwBK;
@@ -711,37 +698,6 @@ bool tma_maps(const kcw_geom &g, const void *x, const void *w, bool bf16, int bn
     return make_map(tw, w, bf16, dims, st, bn);
 }
 
-// Row tiles (the file's header): output rows per tile for a stride-1 conv the TMA maps serve, the largest
-// divisor of P whose rows fit 128 GEMM rows, taken where they fill 7/8 of them; 0 = the im2col map.
-int rowtile_rows(const kcw_geom &g)
-{
-    if (!tma_geom_ok(g) || g.sh != 1 || g.sw != 1 || g.Q > kcwBM)
-        return 0;
-    int d = kcwBM / g.Q < g.P ? kcwBM / g.Q : g.P;
-    while (g.P % d)
-        d--;
-    return d * g.Q * 8 >= kcwBM * 7 ? d : 0;
-}
-
-// x[N][H][W][C] as a tiled map read in boxes of {64 channels, Q, rows, 1}, 128-byte swizzled, zeros outside.
-bool make_rowtile_map(CUtensorMap *m, const void *x, bool bf16, const kcw_geom &g, int rows)
-{
-    encode_fn enc = tensor_map_encoder();
-    int64_t xh = g.xH, xn = g.xN;
-    if (g.H == 1) // a size-1 dimension's stride is never stepped: the dense one the encoder accepts
-        xh = (int64_t)g.xW * g.W;
-    if (g.N == 1)
-        xn = xh * g.H;
-    if (!enc || (reinterpret_cast<uintptr_t>(x) & 15) || (xn | xh | g.xW) % 8)
-        return false;
-    const cuuint64_t gdim[4] = {(cuuint64_t)g.C, (cuuint64_t)g.W, (cuuint64_t)g.H, (cuuint64_t)g.N};
-    const cuuint64_t gst[3] = {(cuuint64_t)g.xW * 2, (cuuint64_t)xh * 2, (cuuint64_t)xn * 2};
-    const cuuint32_t box[4] = {64, (cuuint32_t)g.Q, (cuuint32_t)rows, 1}, est[4] = {1, 1, 1, 1};
-    return enc(m, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4, const_cast<void *>(x),
-               gdim, gst, box, est, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
-
 template <typename T, int BN, bool STG, bool D3>
 int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part,
               float *stats, int splits, cudaStream_t s)
@@ -759,19 +715,12 @@ int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kc
     CUtensorMap tx, tw;
     memset(&tx, 0, sizeof tx);
     memset(&tw, 0, sizeof tw);
-    const bool bf16 = std::is_same<T, __nv_bfloat16>::value;
-    gs.tma = !D3 && g.tma && tma_maps(g, x, w, bf16, BN, &tx, &tw);
+    gs.tma = !D3 && g.tma && tma_maps(g, x, w, std::is_same<T, __nv_bfloat16>::value, BN, &tx, &tw);
     const int KT = (g.Kred + kcwBK - 1) / kcwBK;
     if (splits < 1 || !part)
         splits = 1;
     gs.kt_per = (KT + splits - 1) / splits;
     splits = (KT + gs.kt_per - 1) / gs.kt_per;
-    // row tiles where asked and the rule holds; genstats keeps the 128-row tiles its partials are indexed by
-    const int rows = gs.tma && g.rowt && !(stats && splits <= 1) ? rowtile_rows(g) : 0;
-    gs.rowt = rows > 0 && make_rowtile_map(&tx, x, bf16, g, rows) ? rows : 0;
-    if (!gs.rowt && rows > 0) // the im2col map again (the failed encode may have written tx)
-        gs.tma = tma_maps(g, x, w, bf16, BN, &tx, &tw);
-    gs.tm = gs.rowt ? gs.rowt * g.Q : kcwBM;
     static int sms = 0; // one CTA per SM (192 KiB of stages), each looping over work items
     if (!sms) {
         int dev = 0;
@@ -779,7 +728,7 @@ int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kc
                                                       cudaSuccess || sms < 1)
             sms = 132;
     }
-    const int tiles_m = (g.M + gs.tm - 1) / gs.tm, tiles_n = (g.K + BN - 1) / BN, nwork = tiles_m * tiles_n * splits;
+    const int tiles_m = (g.M + kcwBM - 1) / kcwBM, tiles_n = (g.K + BN - 1) / BN, nwork = tiles_m * tiles_n * splits;
     const int smem = stats && splits <= 1 ? cf::SMEM : cf::SMEM_PLAIN; // the statistics' buffers only when used
     kcw_fwd_kernel<T, BN, STG, D3><<<(unsigned)min(nwork, sms), kcwThreads, smem, s>>>(
         tx, tw, gs, static_cast<const T *>(x), static_cast<const T *>(w), y, epi, splits > 1 ? part : nullptr,
@@ -838,8 +787,6 @@ kcw_geom geom_of(const kconv_params *p, int nzero, const int64_t *zoff)
     g.dt_y = p->dt_y;
     g.kt_per = 0; // launch_bn sets it
     g.tma = 0;
-    g.rowt = 0; // kconv_wgmma_fwd: asked; launch_bn: the rows taken
-    g.tm = kcwBM;
     g.nz = nzero;
     for (int i = 0; i < KCW_ZERO_MAX; i++)
         g.zoff[i] = i < nzero ? (int)zoff[i] : 0;
@@ -875,11 +822,9 @@ extern "C" int kconv_wgmma_tma(const kconv_params *p)
     return tma_geom_ok(geom_of(p, 0, nullptr));
 }
 
-extern "C" int kconv_wgmma_rowtile(const kconv_params *p) { return rowtile_rows(geom_of(p, 0, nullptr)); }
-
 extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
                                float *part, int splits, int bn, int nzero, const int64_t *zoff, float *stats,
-                               int stage, int tma, int rowt, void *stream)
+                               int stage, int tma, void *stream)
 {
     if ((bn != 64 && bn != 128) || nzero < 0 || nzero > KCW_ZERO_MAX || (nzero > 0 && splits > 1 && part) ||
         (stats && splits > 1 && part))
@@ -888,7 +833,6 @@ extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void 
     none.n = 0;
     kcw_geom g = geom_of(p, nzero, zoff);
     g.tma = tma != 0; // launch_bn keeps it where the maps can be made
-    g.rowt = tma != 0 && rowt != 0; // launch_bn: row tiles where rowtile_rows and the map allow
     if (g.M == 0 || g.K == 0)
         return 0;
     cudaStream_t s = (cudaStream_t)stream;

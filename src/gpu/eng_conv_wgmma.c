@@ -45,7 +45,6 @@ typedef struct cw_priv {
     int bn, splits;  /* the tile width; the forward conv's split-K */
     bool stage;      /* y by the staged store (kern_conv_wgmma.h); XDNN_CONV_WGMMA_NO_STAGE turns it off */
     bool tma;        /* the producer loads by TMA where it can (kern_conv_wgmma.h); XDNN_CONV_WGMMA_NO_TMA: cp.async */
-    bool rowt;       /* x by whole output rows where they fill a tile (kern_conv_wgmma.h); XDNN_CONV_WGMMA_ROWTILE */
     size_t ws_total;
     char detail[448];
 } cw_priv;
@@ -177,8 +176,6 @@ static bool cw_prepare(const gplan *pl, const gpart *p, const gpu_device *dev, c
     cv->stage = !off || strcmp(off, "0") == 0;
     const char *notma = getenv("XDNN_CONV_WGMMA_NO_TMA"); /* A/B switch: set and not "0" = the cp.async gather */
     cv->tma = !notma || strcmp(notma, "0") == 0;
-    const char *rowt = getenv("XDNN_CONV_WGMMA_ROWTILE"); /* A/B switch: "0" = the im2col map's 128-pixel tiles */
-    cv->rowt = !rowt || strcmp(rowt, "0") != 0;
     if (cv->cp.dir == GCONV_DGRAD) {
         if (!gpu_conv_dgrad_plan(&cv->cp, dev->sm_count, gpu_conv_wgmma_splits, &cv->dg, why, len))
             return false;
@@ -360,9 +357,6 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     const bool staged = cv->stage && kconv_wgmma_staged(cv->bn) && k->dt_y != KDT_F32 && k->sy[1] == 1 && most <= 1 &&
                         cv->cp.nsp < 3;
     const int stages = kconv_wgmma_stages(cv->bn, staged);
-    const bool tma = cv->tma && kconv_wgmma_tma(k);
-    /* row tiles: rowt whole output rows of Q pixels a tile (the kernel keeps 128-row tiles for genstats) */
-    const int rowt = tma && cv->rowt && p->genstats != GS_WRITE ? kconv_wgmma_rowtile(k) : 0;
     int n = 0;
     if (cv->pk.on)
         n = snprintf(cv->detail, sizeof cv->detail, "x and w copied channels-last with C %" PRId64 " -> %" PRId64 ", ",
@@ -372,10 +366,10 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n,
                      "implicit GEMM M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ", tile %dx%dx%d, %d stages, wgmma "
                      "m64n%dk16, %s producer warpgroup + 2 consumers%s",
-                     k->N * k->out[0] * k->out[1] * k->out[2], k->K, k->C * k->win[0] * k->win[1] * k->win[2],
-                     rowt ? rowt * (int)k->out[2] : KCW_BM, cv->bn, KCW_BK,
+                     k->N * k->out[0] * k->out[1] * k->out[2], k->K, k->C * k->win[0] * k->win[1] * k->win[2], KCW_BM,
+                     cv->bn, KCW_BK,
                      stages, cv->bn < 128 ? cv->bn : 128,
-                     !tma ? "cp.async" : rowt ? "TMA (x by whole output rows, tiled w)" : "TMA (im2col x, tiled w)",
+                     cv->tma && kconv_wgmma_tma(k) ? "TMA (im2col x, tiled w)" : "cp.async",
                      staged ? ", y staged in shared memory and bulk-copied" : "");
     if (most > 1 && n > 0 && (size_t)n < sizeof cv->detail)
         n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n, ", split-K %d (ordered f32 reduction)", most);
@@ -393,7 +387,7 @@ static int cw_phase_gemm(const void *ctx, const gconv_dgrad *dg, int i, const vo
 {
     const cw_priv *cv = ctx;
     return kconv_wgmma_fwd(&dg->ph[i].f, dy, wt, dx_phase, epi, part, dg->splits[i], cv->bn, dg->nzero[i],
-                           dg->zoff[i], NULL, cv->stage, cv->tma, cv->rowt, stream);
+                           dg->zoff[i], NULL, cv->stage, cv->tma, stream);
 }
 
 static xdnn_status cw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
@@ -416,12 +410,12 @@ static xdnn_status cw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t
         int e = gpu_conv_pack_run(&cp->kp, &cv->pk, c->dptr[cp->x], c->dptr[cp->w], ws, s);
         if (e == 0)
             e = kconv_wgmma_fwd(&cv->pk.k, ws, ws + cv->pk.xbytes, c->dptr[cp->y], &epi, part, cv->splits, cv->bn, 0,
-                                NULL, stats, cv->stage, cv->tma, cv->rowt, s);
+                                NULL, stats, cv->stage, cv->tma, s);
         return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd (packed) launch", __FILE__, __LINE__, d);
     }
     float *part = cv->splits > 1 ? (float *)(void *)ws : NULL;
     int e = kconv_wgmma_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], &epi, part, cv->splits, cv->bn,
-                            0, NULL, stats, cv->stage, cv->tma, cv->rowt, s);
+                            0, NULL, stats, cv->stage, cv->tma, s);
     return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd launch", __FILE__, __LINE__, d);
 }
 

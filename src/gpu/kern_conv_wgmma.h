@@ -46,12 +46,9 @@ int kconv_wgmma_stages(int bn, int staged);
  * store from registers.  tma (!= 0): the producer loads x's im2col slices and
  * w's rows through TMA maps (one thread, two bulk tensor copies a slice)
  * where kconv_wgmma_tma(p) holds and x / w are 16-byte aligned; else, and
- * with tma 0, its 128 threads gather them by cp.async.  rowt (!= 0, with
- * tma): where kconv_wgmma_rowtile(p) > 0 and no stats are asked, x's slices
- * are loaded as that many whole output rows by a tiled map (tiles of
- * rowt * Q GEMM rows) instead of the im2col map's 128 pixels. */
+ * with tma 0, its 128 threads gather them by cp.async. */
 int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi, float *part,
-                    int splits, int bn, int nzero, const int64_t *zoff, float *stats, int stage, int tma, int rowt,
+                    int splits, int bn, int nzero, const int64_t *zoff, float *stats, int stage, int tma,
                     void *stream);
 /* 1 when p's geometry lets the producer load by TMA: 1-/2-D, C % 64 == 0
  * (a slice is one tap's 64 channels), w dense in (r, s, c) with rows a
@@ -59,11 +56,6 @@ int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y
  * map's corners (-pad and the last output's tap past the edge) in
  * [-128, 127], strides <= 8. */
 int kconv_wgmma_tma(const kconv_params *p);
-/* The output rows a row tile of p takes (kconv_wgmma_fwd's rowt), 0 where
- * the im2col map loads x: a conv kconv_wgmma_tma serves at stride 1 whose
- * Q <= 128 wide rows, a divisor of P of them, fill 112 or more of the 128
- * GEMM rows (the 56- and 28-wide layers: 2 x 56, 4 x 28). */
-int kconv_wgmma_rowtile(const kconv_params *p);
 /* conv_igemm's split-K second pass (kernels/conv_igemm.cu): y = epilogue(sum
  * of part[0..splits)[M][K] in split order), through y's strides. */
 int kconv_igemm_reduce(const kconv_params *p, const float *part, int splits, void *y, const kconv_epi *epi,

@@ -25,6 +25,10 @@
 # contiguous pixel rows (12.5% of the 128-row MMA idle) loads faster: 64@56 fwd 0.274 -> ~0.20 ms (1.15x cuDNN),
 # 128@28 0.150 -> ~0.12 (1.0x), the masked dgrads at 56 and 28 alike; 14x14 and 7x7 rows (98 of 128 rows) and
 # stride 2 keep the im2col map: unchanged.
+# OUTCOME: correct (26/26 each way, conv/ 798/798, memcheck 0) and slower on every row it took (0.89-0.92x:
+# 64@56 0.2690 -> 0.3011 ms; 128@28 0.1504 -> 0.1672): per slice 0.616 us against 0.63 (the same), with 14%
+# more tiles of 112 rows.  Neither the bytes nor the load mode set the slice's time.  Reverted
+# (bench/RESULTS-conv.md, session 11).
 set -uo pipefail
 . "$(dirname "$0")/dev_env.sh"
 dev_link_tester difftest_conv || exit 1

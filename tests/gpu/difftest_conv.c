@@ -1984,8 +1984,7 @@ static void conv_wgmma_tma_cases(void)
         for (int ti = 0; ti < 2; ti++)
             if (!opts.quick || ti == ci % 2)
                 wgmma_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], cfgs[ci].dir, cfgs[ci].splitk,
-                           tma && !cfgs[ci].no_tma ? "TMA (" : "cp.async producer"); /* x by the im2col map, or by
-                                                                      whole output rows (wgrt- cases) */
+                           tma && !cfgs[ci].no_tma ? "TMA (im2col x, tiled w) producer" : "cp.async producer");
 }
 
 /* conv_wgrad_wgmma with x's tiles by TMA im2col (session 10) and its 128 x 256 tile, forced, "wgmma-x-" in
@@ -2053,87 +2052,6 @@ static void conv_tma_offset_cases(void)
     c->want_detail = "x by cp.async";
 }
 
-/* conv_igemm_wgmma's row tiles (session 11: a stride-1 conv whose whole output rows fill 7/8 of a 128-row tile
- * takes x's slices as rowt rows of Q pixels by a tiled TMA box, tiles of rowt * Q GEMM rows; kern_conv_wgmma.h),
- * forced, "wgrt-" in every id, f16 and bf16: Q = 56 / 28 / 14 / 10 / 16 / 120 / 115 (2, 4, 9, 12, 8, 1, 1 rows:
- * tiles of 112 .. 128 rows), K = 64 / 128 / 48 (a tile's tail in N; the 128-wide tile's staged store), pads 0, 2
- * and asymmetric (the box's corner outside x: zeros), dilation 2, a 1x1 with N = 1, a 1-D conv, unsplit (split-K
- * forced to 1: the engine would split these small problems) and split-K 3 (the partials' rows end at the tile's
- * tm), the stride-1 dgrad and a stride-2 dgrad's phases (28-wide sub-lattices); and those that keep the im2col
- * map: Q = 13 over 7 rows (91 < 112 rows), stride 2.  The fused epilogues on row tiles: bias + relu forward, a
- * dgrad's relu_bwd mask.  The detail must name the row tiles where the rule holds, and must not elsewhere or
- * when XDNN_CONV_WGMMA_ROWTILE=0 / XDNN_CONV_WGMMA_NO_TMA=1 is set for the run.  Registered last: the seeds
- * come from the case count. */
-static void conv_wgmma_rowtile_cases(void)
-{
-    static const char *const dts[] = {"f16", "bf16"};
-    const char *off = getenv("XDNN_CONV_WGMMA_ROWTILE"), *notma = getenv("XDNN_CONV_WGMMA_NO_TMA");
-    const bool on = (!off || strcmp(off, "0") != 0) && (!notma || strcmp(notma, "0") == 0);
-    static const char rows[] = "TMA (x by whole output rows";
-    struct { const char *name; int dir; win_cfg w; int splitk; bool rt; } cfgs[] = {
-        {"wgrt-c64-k64-3x3-q56", 0, cfg(2, 3, 64, 64, 1, (int[]){4, 56}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
-                                        (int[]){1, 1}, false), 1, true},
-        {"wgrt-c128-k128-3x3-q28", 0, cfg(2, 2, 128, 128, 1, (int[]){8, 28}, (int[]){3, 3}, NULL, NULL,
-                                          (int[]){1, 1}, (int[]){1, 1}, false), 1, true},
-        {"wgrt-c64-k48-3x3-q14", 0, cfg(2, 2, 64, 48, 1, (int[]){9, 14}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
-                                        (int[]){1, 1}, false), 1, true},
-        {"wgrt-c64-k64-5x5-pad2-asym", 0, cfg(2, 2, 64, 64, 1, (int[]){11, 10}, (int[]){5, 5}, NULL, NULL,
-                                              (int[]){2, 3}, (int[]){3, 1}, false), 1, true},
-        {"wgrt-c64-k64-3x3-dil2-q16", 0, cfg(2, 2, 64, 64, 1, (int[]){16, 16}, (int[]){3, 3}, NULL, (int[]){2, 2},
-                                             (int[]){2, 2}, (int[]){2, 2}, false), 1, true},
-        {"wgrt-n1-c128-k64-1x1-q120", 0, cfg(2, 1, 128, 64, 1, (int[]){3, 120}, (int[]){1, 1}, NULL, NULL, NULL,
-                                             NULL, false), 1, true},
-        {"wgrt-1d-c64-k40-q115", 0, cfg(1, 2, 64, 40, 1, (int[]){117}, (int[]){3}, NULL, NULL, NULL, NULL, false),
-         1, true},
-        {"wgrt-sk3-c64-k64-3x3-q56", 0, cfg(2, 2, 64, 64, 1, (int[]){6, 56}, (int[]){3, 3}, NULL, NULL,
-                                            (int[]){1, 1}, (int[]){1, 1}, false), 3, true},
-        {"wgrt-c64-k64-3x3-q13-im2col", 0, cfg(2, 2, 64, 64, 1, (int[]){7, 13}, (int[]){3, 3}, NULL, NULL,
-                                               (int[]){1, 1}, (int[]){1, 1}, false), 1, false},
-        {"wgrt-c64-k64-3x3-s2-im2col", 0, cfg(2, 2, 64, 64, 1, (int[]){8, 112}, (int[]){3, 3}, (int[]){2, 2}, NULL,
-                                              (int[]){1, 1}, (int[]){1, 1}, false), 1, false},
-        {"wgrt-d-c64-k64-3x3-q28", 1, cfg(2, 3, 64, 64, 1, (int[]){8, 28}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
-                                          (int[]){1, 1}, false), 1, true},
-        {"wgrt-d-c64-k64-3x3-s2-q28", 1, cfg(2, 2, 64, 64, 1, (int[]){16, 56}, (int[]){3, 3}, (int[]){2, 2}, NULL,
-                                             (int[]){1, 1}, (int[]){1, 1}, false), 1, true},
-    };
-    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
-        for (int ti = 0; ti < 2; ti++) {
-            if (opts.quick && ti != ci % 2)
-                continue;
-            wgmma_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], cfgs[ci].dir, cfgs[ci].splitk, NULL);
-            tcase *c = &cases[ncases - 1];
-            if (on && cfgs[ci].rt)
-                c->want_detail = rows;
-            else
-                c->reject_detail = rows;
-        }
-    /* the fused epilogues on row tiles: bias + relu in the forward store; a dgrad's relu_bwd mask */
-    const win_cfg *ew = &cfgs[0].w;
-    conv_text ct;
-    conv_strs(ew, &ct);
-    char bs[96];
-    dims_str(bs, sizeof bs, 1, ew->k, 2, (int[]){1, 1});
-    tcase *tc = add_case("conv/fwd+epi/wgrt-c64-k64-3x3-q56/bias-relu/bf16/nhwc/2d", 1, "conv_igemm_wgmma",
-                         "dnn 1;\ngraph g(seed=%d) {\n  input x: bf16%s @nhwc;\n  weight w: bf16%s @nhwc;\n"
-                         "  weight b: bf16%s;\n  y = relu(conv(x, w, %s) + b);\n  output y: bf16 @nhwc;\n}\n",
-                         ncases * 3 + 11, ct.xs, ct.ws, bs, ct.attrs);
-    if (tc) {
-        tc->force = "conv";
-        tc->want_parts = 1;
-        tc->splitk = 1;
-        tc->want_detail = "fused epilogue";
-        tc->want_detail2 = on ? rows : NULL;
-    }
-    tc = dgrad_relu_case("wgrt-dge-c64-k64-3x3-q28", "f16", &cfgs[10].w, "", "conv_igemm_wgmma", false);
-    if (tc) {
-        tc->force = "conv_dgrad";
-        tc->want_parts = 2;
-        tc->splitk = 1;
-        tc->want_detail = "fused epilogue relu_bwd";
-        tc->want_detail2 = on ? rows : NULL;
-    }
-}
-
 int main(int argc, char **argv)
 {
     dh_parse_args(argc, argv, true, &opts);
@@ -2163,8 +2081,7 @@ int main(int argc, char **argv)
         conv_wgmma_3d_cases();
         conv_wgmma_tma_cases();  /* after the others: the cases before keep their seeds (ncases) */
         conv_wgrad_xtma_cases();
-        conv_tma_offset_cases();
-        conv_wgmma_rowtile_cases(); /* last */
+        conv_tma_offset_cases(); /* last */
     }
     dh_tester t = {.name = "difftest_conv", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case, .bench_line = bench_line};
