@@ -96,15 +96,7 @@ step "tables"
     [ -f "$out/memcheck.log" ] && grep -E "ERROR SUMMARY" "$out/memcheck.log" | tail -1
     if [ -f "$out/bench_tma.log" ]; then
         echo "== bench (ms; on = TMA producer, off = XDNN_CONV_WGMMA_NO_TMA=1; cuDNN: conv_peer.py; TF/s of on)"
-        awk 'FNR == 1 {f++} f == 1 && /^PEER/ {p[$2" "$3] = $4; next}
-             /^BENCH/ && $6 == "ok" {k = $2" "$3; if (f == 2) {on[k] = $5; eng[k] = $4; tf[k] = $14; ord[++n] = k}
-                                      else off[k] = $5}
-             END {printf "%-46s %-18s %8s %8s %6s %8s %6s %6s\n", "row", "engine", "off", "on", "off/on", "cuDNN",
-                         "on/cuD", "TF/s";
-                  for (i = 1; i <= n; i++) {k = ord[i]; q = p[k]; b = off[k];
-                      printf "%-46s %-18s %8.4f %8.4f %6.2f %8.4f %6.2f %6s\n", k, eng[k], b, on[k],
-                             (on[k] > 0 && b > 0 ? b / on[k] : 0), q, (q > 0 ? on[k] / q : 0), tf[k]}}' \
-            "$out/peer.log" "$out/bench_tma.log" "$out/bench_notma.log"
+        dev_ab_table "$out/peer.log" "$out/bench_tma.log" "$out/bench_notma.log"
         grep -hE "^BENCH.*FAILED" "$out/bench_tma.log" "$out/bench_notma.log" | cut -c1-200 | head -5
         grep -hE "^BENCH" "$out/bench_tma.log" | head -2 | cut -c1-400
     fi

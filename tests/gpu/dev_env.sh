@@ -92,3 +92,16 @@ dev_memcheck() {
     echo "memcheck rc=$? (124: cut short, the cases listed ran)"
     grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$log" | head -6
 }
+# dev_ab_table PEER ON OFF — one row per "BENCH name shape engine ms ok ..." line of ON (difftest --bench): its
+# engine, the time in OFF (the same rows with an A/B switch set), in ON, off/on, the peer's (PEER: "PEER name shape
+# ms" lines, conv_peer.py's), on/peer and ON's TF/s.  0 where a side is missing.
+dev_ab_table() {
+    awk -v P="$1" -v ON="$2" 'FILENAME == P {if (/^PEER/) p[$2" "$3] = $4; next}
+         /^BENCH/ && $6 == "ok" {k = $2" "$3; if (FILENAME == ON) {on[k] = $5; eng[k] = $4; tf[k] = $14; ord[++n] = k}
+                                  else off[k] = $5}
+         END {printf "%-50s %-18s %8s %8s %6s %8s %6s %6s\n", "row", "engine", "off", "on", "off/on", "cuDNN",
+                     "on/cuD", "TF/s";
+              for (i = 1; i <= n; i++) {k = ord[i]; q = p[k]; b = off[k];
+                  printf "%-50s %-18s %8.4f %8.4f %6.2f %8.4f %6.2f %6s\n", k, eng[k], b, on[k],
+                         (on[k] > 0 && b > 0 ? b / on[k] : 0), q, (q > 0 ? on[k] / q : 0), tf[k]}}' "$1" "$2" "$3"
+}
