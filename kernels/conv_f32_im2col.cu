@@ -2,9 +2,9 @@
  * src/gpu/kern_conv_f32.h; the GEMMs are cuBLASLt's f32 / tf32 ones).
  *
  * kf32_im2col_kernel: a block of 256 threads takes 256 consecutive columns
- * m of the column matrix (their (n, od, oh, ow) decoded once) and walks
- * rows j = blockIdx.y, + gridDim.y, ...: per row the tap (c, t, r, s) is
- * uniform across the block, so each row costs a bounds test, one load and
+ * m of the column matrix (their (n, od, oh, ow) decoded once) and a range
+ * of consecutive rows j: per row the tap (c, t, r, s) is uniform across the
+ * block and stepped by one, so each row costs a bounds test, one load and
  * one coalesced store per thread.  In an NCHW x consecutive ow read
  * consecutive (stride 1) or strided elements of one input row.
  *
@@ -18,13 +18,14 @@
 
 namespace {
 
-/* Rows of cols per block: enough blocks (~4096) to fill the device, and
- * each thread's column decode amortised over several rows. */
+/* Block (x, y) writes columns 256 x .. of rows y * per .. (y + 1) * per - 1,
+ * stepping the tap (s, r, t, c) of the row by one instead of dividing. */
 __global__ void kf32_im2col_kernel(const kf32_geom g, int64_t n0, uint32_t ncols, uint32_t ld, uint32_t crs,
-                                   const float *__restrict__ x, float *__restrict__ cols)
+                                   uint32_t per, const float *__restrict__ x, float *__restrict__ cols)
 {
     const uint32_t m = blockIdx.x * blockDim.x + threadIdx.x;
-    if (m >= ncols)
+    const uint32_t j0 = blockIdx.y * per, j1 = min(j0 + per, crs);
+    if (m >= ncols || j0 >= j1)
         return;
     const uint32_t OD = (uint32_t)g.out[0], OH = (uint32_t)g.out[1], OW = (uint32_t)g.out[2];
     const uint32_t pq = OD * OH * OW, nl = m / pq, rem = m - nl * pq;
@@ -33,23 +34,35 @@ __global__ void kf32_im2col_kernel(const kf32_geom g, int64_t n0, uint32_t ncols
                   i2 = (int64_t)ow * g.stride[2] - g.pad[2];
     const float *xn = x + (n0 + nl) * g.sx[0];
     const uint32_t T = (uint32_t)g.win[0], R = (uint32_t)g.win[1], S = (uint32_t)g.win[2];
-    for (uint32_t j = blockIdx.y; j < crs; j += gridDim.y) {
-        const uint32_t s = j % S, q = j / S, r = q % R, q2 = q / R, t = q2 % T, c = q2 / T;
+    uint32_t s = j0 % S, q = j0 / S, r = q % R, q2 = q / R, t = q2 % T, c = q2 / T;
+    for (uint32_t j = j0; j < j1; j++) {
         const int64_t d = i0 + (int64_t)t * g.dil[0], h = i1 + (int64_t)r * g.dil[1], w = i2 + (int64_t)s * g.dil[2];
         const bool in = d >= 0 && d < g.in[0] && h >= 0 && h < g.in[1] && w >= 0 && w < g.in[2];
         cols[(size_t)j * ld + m] = in ? xn[c * g.sx[1] + d * g.sx[2] + h * g.sx[3] + w * g.sx[4]] : 0.0f;
+        if (++s == S) {
+            s = 0;
+            if (++r == R) {
+                r = 0;
+                if (++t == T) {
+                    t = 0;
+                    c++;
+                }
+            }
+        }
     }
 }
 
-/* The output index o with i + pad - k * dil = o * stride (per dim), or -1. */
-__device__ __forceinline__ int64_t kf32_src(int64_t i, int64_t k, int64_t pad, int64_t dil, int64_t stride,
-                                            int64_t out)
+/* The output index o with i + pad - k * dil = o * stride (per dim), or -1.
+ * 32-bit: a 64-bit division is a ~100-instruction sequence, and a dx
+ * element asks this once per tap row and column (every size here is below
+ * 2^31: the engine's chunks are). */
+__device__ __forceinline__ int kf32_src(int i, int k, int pad, int dil, int stride, int out)
 {
-    const int64_t v = i + pad - k * dil;
-    if (v < 0 || v % stride != 0)
+    const int v = i + pad - k * dil;
+    if (v < 0)
         return -1;
-    const int64_t o = v / stride;
-    return o < out ? o : -1;
+    const int o = stride == 1 ? v : v / stride;
+    return o * stride == v && o < out ? o : -1;
 }
 
 __global__ void kf32_col2im_kernel(const kf32_geom g, int64_t n0, int64_t ld, uint32_t total,
@@ -61,24 +74,23 @@ __global__ void kf32_col2im_kernel(const kf32_geom g, int64_t n0, int64_t ld, ui
     const uint32_t D = (uint32_t)g.in[0], H = (uint32_t)g.in[1], W = (uint32_t)g.in[2], C = (uint32_t)g.C;
     const uint32_t iw = e % W, q1 = e / W, ih = q1 % H, q2 = q1 / H, id = q2 % D, q3 = q2 / D, c = q3 % C,
                    nl = q3 / C;
-    const int64_t pq = g.out[0] * g.out[1] * g.out[2];
-    const int64_t T = g.win[0], R = g.win[1], S = g.win[2];
-    const float *col = dcols + (int64_t)nl * pq;
+    const int OD = (int)g.out[0], OH = (int)g.out[1], OW = (int)g.out[2];
+    const int T = (int)g.win[0], R = (int)g.win[1], S = (int)g.win[2];
+    const float *col = dcols + (int64_t)nl * OD * OH * OW;
     float v = 0.0f;
-    for (int64_t t = 0; t < T; t++) {
-        const int64_t od = kf32_src(id, t, g.pad[0], g.dil[0], g.stride[0], g.out[0]);
+    for (int t = 0; t < T; t++) {
+        const int od = kf32_src((int)id, t, (int)g.pad[0], (int)g.dil[0], (int)g.stride[0], OD);
         if (od < 0)
             continue;
-        for (int64_t r = 0; r < R; r++) {
-            const int64_t oh = kf32_src(ih, r, g.pad[1], g.dil[1], g.stride[1], g.out[1]);
+        for (int r = 0; r < R; r++) {
+            const int oh = kf32_src((int)ih, r, (int)g.pad[1], (int)g.dil[1], (int)g.stride[1], OH);
             if (oh < 0)
                 continue;
-            for (int64_t s = 0; s < S; s++) {
-                const int64_t ow = kf32_src(iw, s, g.pad[2], g.dil[2], g.stride[2], g.out[2]);
-                if (ow < 0)
-                    continue;
-                const int64_t j = ((c * T + t) * R + r) * S + s;
-                v += col[j * ld + (od * g.out[1] + oh) * g.out[2] + ow];
+            const int64_t row = (((int64_t)c * T + t) * R + r) * S;
+            for (int s = 0; s < S; s++) {
+                const int ow = kf32_src((int)iw, s, (int)g.pad[2], (int)g.dil[2], (int)g.stride[2], OW);
+                if (ow >= 0)
+                    v += col[(row + s) * ld + (od * OH + oh) * OW + ow];
             }
         }
     }
@@ -112,13 +124,15 @@ extern "C" int kf32_im2col_launch(const kf32_geom *g, int64_t n0, int64_t nb, in
 {
     const int64_t ncols = nb * g->out[0] * g->out[1] * g->out[2];
     const int64_t crs = g->C * g->win[0] * g->win[1] * g->win[2];
+    /* ~4096 blocks fill the device; rows per block so that y stays within 65535 */
     const int64_t bx = (ncols + 255) / 256;
     int64_t by = (4096 + bx - 1) / bx;
     by = by < crs ? by : crs;
     by = by < 65535 ? by : 65535;
-    const dim3 grid((unsigned)bx, (unsigned)(by > 0 ? by : 1));
-    kf32_im2col_kernel<<<grid, 256, 0, (cudaStream_t)stream>>>(*g, n0, (uint32_t)ncols, (uint32_t)ld, (uint32_t)crs, x,
-                                                                        cols);
+    const int64_t per = (crs + by - 1) / by;
+    const dim3 grid((unsigned)bx, (unsigned)((crs + per - 1) / per));
+    kf32_im2col_kernel<<<grid, 256, 0, (cudaStream_t)stream>>>(*g, n0, (uint32_t)ncols, (uint32_t)ld, (uint32_t)crs,
+                                                                        (uint32_t)per, x, cols);
     return (int)cudaGetLastError();
 }
 

@@ -64,6 +64,7 @@ typedef struct f32_shape {
     kf32_geom g, gdy;      /* x's geometry; dy's as a 1x1 "conv" (the wgrad's gather) */
     bool tf32, wgrad, dgrad;
     bool x_inplace;        /* cols = x (fwd, wgrad) or dcols = dx (dgrad): a 1x1, stride 1, no pad */
+    bool flat;             /* fwd / dgrad as one GEMM over the chunk's nb * PQ columns (y through a buffer) */
     bool dy_inplace;       /* wgrad: dy's chunk pixels form one stride */
     bool w_inplace;        /* w (dw) is a KCRS-packed [K, CRS] */
     int64_t K, CRS, PQ, nb, full, last; /* images per chunk; full chunks; images of the last (1 .. nb) */
@@ -241,7 +242,14 @@ static bool f32_analyze(const gplan *pl, const gpart *p, f32_shape *s, char *why
     const fmat W = {s->w_inplace && s->K > 1 ? k->sw[0] : s->CRS, 1, 0, 0};
     /* chunks: bytes of cols (and the wgrad's gathered dy) per image */
     s->dy_inplace = s->wgrad && (g->N == 1 || k->sy[0] == s->PQ * y.cs) && lt_ok(s->K, g->N * s->PQ, &y);
-    const int64_t per_img = (s->x_inplace ? 0 : s->CRS * s->PQ) + (s->wgrad && !s->dy_inplace ? s->K * s->PQ : 0);
+    /* small images (P*Q <= 1024: ResNet's 28x28 and below) make the per-image GEMMs short (M = P*Q of 49 ..
+     * 784 rows): one GEMM over the chunk's columns instead, y (dy) scattered from (gathered into) a
+     * [K][nb * PQ] buffer by the col2im (im2col) kernel with a 1x1 window.  XDNN_F32GEMM_FLAT=0 / 1: never /
+     * wherever x is not read in place (A/B, tests) */
+    const char *fl = getenv("XDNN_F32GEMM_FLAT");
+    s->flat = !s->wgrad && !s->x_inplace && (fl ? strcmp(fl, "0") != 0 : s->PQ <= 1024);
+    const bool dy_buf = (s->wgrad && !s->dy_inplace) || s->flat;
+    const int64_t per_img = (s->x_inplace ? 0 : s->CRS * s->PQ) + (dy_buf ? s->K * s->PQ : 0);
     int64_t nb = g->N;
     if (per_img > 0)
         nb = env_int("XDNN_F32GEMM_IMAGES", ((int64_t)env_int("XDNN_F32GEMM_MB", 256) << 20) / (per_img * 4));
@@ -255,8 +263,13 @@ static bool f32_analyze(const gplan *pl, const gpart *p, f32_shape *s, char *why
     s->last = g->N - s->full * nb;
     const int64_t ncols = nb * s->PQ;
     const fmat cols = {ncols, 1, s->PQ, 0}; /* [CRS][nb * PQ], image b at column b * PQ */
+    const fmat buf = {ncols, 1, 0, 0};      /* the same, or [K][nb * PQ], as one matrix */
     fgemm *f = &s->gm;
-    if (s->wgrad) { /* dW [K x CRS] = dy [K x nb*PQ] . cols^T */
+    if (s->flat && s->dgrad) /* dcols [CRS x nb*PQ] = W^T . dy gathered [K x nb*PQ] */
+        *f = (fgemm){s->CRS, ncols, s->K, fm_t(W), buf, buf};
+    else if (s->flat) /* y buffer [K x nb*PQ] = W . cols */
+        *f = (fgemm){s->K, ncols, s->CRS, W, buf, buf};
+    else if (s->wgrad) { /* dW [K x CRS] = dy [K x nb*PQ] . cols^T */
         fmat dyv = s->dy_inplace ? (fmat){y.rs, y.cs, 0, nb * k->sy[0]} : cols;
         fmat xv = s->x_inplace ? (fmat){x.cs, x.rs, 0, nb * k->sx[0]} : fm_t(cols);
         dyv.bs = xv.bs = 0;
@@ -282,7 +295,7 @@ static bool f32_analyze(const gplan *pl, const gpart *p, f32_shape *s, char *why
     memcpy(s->gdy.sx, k->sy, sizeof s->gdy.sx);
     s->cols_off = GPU_LT_LOWP_WORKSPACE;
     s->dy_off = s->cols_off + (s->x_inplace ? 0 : up256((size_t)(s->CRS * ncols) * 4));
-    s->w_off = s->dy_off + (s->wgrad && !s->dy_inplace ? up256((size_t)(s->K * ncols) * 4) : 0);
+    s->w_off = s->dy_off + (dy_buf ? up256((size_t)(s->K * ncols) * 4) : 0);
     s->ws_bytes = s->w_off + (s->w_inplace ? 0 : up256((size_t)(s->K * s->CRS) * 4));
     return true;
 }
@@ -293,12 +306,17 @@ static bool f32_supports(const gplan *pl, const gpart *p, const gpu_device *dev,
     return f32_analyze(pl, p, &s, why, len);
 }
 
-/* The im2col's column matrix written and read back (and the wgrad's
- * gathered dy, the dgrad's dcols before col2im), at 2.6 TB/s, before the
- * GEMM, bound by its FLOPs (true f32: 40 TFLOP/s of the measured 51 at
+/* The im2col's column matrix written and read back (and the gathered dy or
+ * scattered y buffer, the dgrad's dcols before col2im) at 1.4 TB/s, before
+ * the GEMM, bound by its FLOPs (true f32: 40 TFLOP/s of the measured 51 at
  * 8192^3; tf32: 250 of 391, the conv shapes being smaller) or by x, w and
- * y at the same rate; ~6 us per chunk (its GEMM's ramp and tail, as
- * conv_im2col_gemm measured) and 4 for the other launches. */
+ * y at 2.6 TB/s; ~6 us per chunk (its GEMM's ramp and tail, as
+ * conv_im2col_gemm measured) and 4 for the other launches.  The 1.4 is
+ * measured (session 11, H100, N = 32 tf32 forwards): the 3x3 layers at
+ * 56x56 and 14x14 and the C = 3 stem took 372, 128 and 419 us against 370,
+ * 122 and 377 modelled so; the 1x1 ones (x in place) 32-70 us against
+ * 30-59.  At 2.6 the planner gave the stem to this engine, which conv_igemm
+ * runs in 311 us. */
 static double f32_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
     f32_shape s;
@@ -307,11 +325,11 @@ static double f32_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
         return 1e30;
     const double n = (double)s.g.N, pq = (double)s.PQ;
     double side = s.x_inplace ? 0.0 : 2.0 * n * (double)s.CRS * pq * 4.0;
-    if (s.wgrad && !s.dy_inplace)
+    if ((s.wgrad && !s.dy_inplace) || s.flat)
         side += 2.0 * n * (double)s.K * pq * 4.0;
     const double flops = 2.0 * n * (double)s.K * (double)s.CRS * pq;
     const double math = flops / (s.tf32 ? 250.0e6 : 40.0e6), mem = p->bytes / 2.6e6;
-    return side / 2.6e6 + (math > mem ? math : mem) + 6.0 * (double)(s.full + 1) + 4.0;
+    return side / 1.4e6 + (math > mem ? math : mem) + 6.0 * (double)(s.full + 1) + 4.0;
 }
 
 static size_t f32_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
@@ -338,13 +356,15 @@ static xdnn_status f32_plan(gpu_ctx *c, const f32_shape *s, int64_t images, int 
 {
     fgemm f = s->gm;
     const int64_t Kr = s->wgrad ? images * s->PQ : f.Kr;
+    if (s->flat)
+        f.Nn = images * s->PQ;
     gpu_lt_mat a, b, dm;
     bool ta, tb;
     if (!lt_shape(&f, Kr, &a, &ta, &b, &tb, &dm, swap)) {
         diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "%s: the GEMM's operands have no matrix view", who);
         return XDNN_ERR_UNSUPPORTED;
     }
-    const int32_t batch = s->wgrad ? 1 : (int32_t)images;
+    const int32_t batch = s->wgrad || s->flat ? 1 : (int32_t)images;
     /* every item's and every chunk's address: the views' strides and chunk advances */
     const fmat *ops[3] = {*swap ? &f.b : &f.a, *swap ? &f.a : &f.b, &f.c};
     gpu_lt_mat *lts[3] = {&a, &b, &dm};
@@ -402,7 +422,8 @@ static xdnn_status f32_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
                           : (s->dgrad ? "col2im" : "im2col"),
              s->tf32 ? "32F_FAST_TF32" : "32F", l0->algo_id, l0->tile, l0->splitk, s->full + 1, s->nb,
              s->w_inplace ? "" : s->wgrad ? "; dW unpacked" : "; w packed",
-             s->wgrad && !s->dy_inplace ? "; dy gathered" : "");
+             s->flat ? (s->dgrad ? "; one GEMM, dy gathered" : "; one GEMM, y scattered")
+             : s->wgrad && !s->dy_inplace ? "; dy gathered" : "");
     return XDNN_OK;
 }
 
@@ -448,13 +469,17 @@ static xdnn_status f32_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_dia
                 return gpu_check_cuda((cudaError_t)ce, "kf32_im2col (gather dy)", __FILE__, __LINE__, d);
             st = f32_gemm(c, fv, which, s->dy_inplace ? ym : dyb, s->x_inplace ? xm : cols, wm, ch > 0, ws, strm, d);
         } else if (s->dgrad) {
-            st = f32_gemm(c, fv, which, wm, ym, s->x_inplace ? xm : cols, false, ws, strm, d);
+            if (s->flat && (ce = kf32_im2col_launch(&s->gdy, n0, nb, ld, y, dyb, strm)) != 0)
+                return gpu_check_cuda((cudaError_t)ce, "kf32_im2col (gather dy)", __FILE__, __LINE__, d);
+            st = f32_gemm(c, fv, which, wm, s->flat ? dyb : ym, s->x_inplace ? xm : cols, false, ws, strm, d);
             if (st == XDNN_OK && !s->x_inplace && (ce = kf32_col2im_launch(&s->g, n0, nb, ld, cols, x, strm)) != 0)
                 return gpu_check_cuda((cudaError_t)ce, "kf32_col2im", __FILE__, __LINE__, d);
         } else {
             if (!s->x_inplace && (ce = kf32_im2col_launch(&s->g, n0, nb, ld, x, cols, strm)) != 0)
                 return gpu_check_cuda((cudaError_t)ce, "kf32_im2col", __FILE__, __LINE__, d);
-            st = f32_gemm(c, fv, which, wm, s->x_inplace ? xm : cols, ym, false, ws, strm, d);
+            st = f32_gemm(c, fv, which, wm, s->x_inplace ? xm : cols, s->flat ? dyb : ym, false, ws, strm, d);
+            if (st == XDNN_OK && s->flat && (ce = kf32_col2im_launch(&s->gdy, n0, nb, ld, dyb, y, strm)) != 0)
+                return gpu_check_cuda((cudaError_t)ce, "kf32_col2im (scatter y)", __FILE__, __LINE__, d);
         }
     }
     if (st != XDNN_OK || !s->wgrad || s->w_inplace)

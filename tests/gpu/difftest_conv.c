@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_CASES = 1024, TEXT_MAX = 1536 };
+enum { MAX_CASES = 2048, TEXT_MAX = 1536 };
 
 typedef struct tcase {
     char id[192];
@@ -57,6 +57,7 @@ typedef struct tcase {
     bool regs;               /* XDNN_CONV_WGMMA_NO_STAGE=1: conv_igemm_wgmma's register store instead of the staged */
     const char *wtile;       /* XDNN_WGRAD_TILE for this case ("128x256": conv_wgrad_wgmma's tile forced) */
     int f32_images;          /* > 0: XDNN_F32GEMM_IMAGES for this case (conv_f32_gemm's images per chunk) */
+    const char *f32_flat;    /* XDNN_F32GEMM_FLAT for this case ("0": conv_f32_gemm's per-image GEMMs) */
 } tcase;
 
 static tcase *cases;
@@ -1811,6 +1812,8 @@ static void run_case(int i, dh_outcome *out)
     snprintf(f32img, sizeof f32img, "%d", c->f32_images);
     if (c->f32_images > 0)
         setenv("XDNN_F32GEMM_IMAGES", f32img, 1);
+    if (c->f32_flat)
+        setenv("XDNN_F32GEMM_FLAT", c->f32_flat, 1);
     snprintf(force, sizeof force, "%s=%s", c->force ? c->force : "", c->want_engine ? c->want_engine : "");
     if (c->refuse) { /* planned only (dry or not): the forced engine's refusal, its reason named */
         gpu_run_opts o = {.iters = 1, .log = stderr, .force = forces, .nforce = 1};
@@ -1898,6 +1901,8 @@ done:
         unsetenv("XDNN_WGRAD_TILE");
     if (c->f32_images > 0)
         unsetenv("XDNN_F32GEMM_IMAGES");
+    if (c->f32_flat)
+        unsetenv("XDNN_F32GEMM_FLAT");
     dh_case_end(&r, c->id, out->ok);
 }
 
@@ -2171,6 +2176,21 @@ static void conv_f32_gemm_cases(void)
         conv_case_forced(no[i].name, &no[i].w, no[i].dt, false, 0, false, "conv_f32_gemm", 1);
         cases[ncases - 1].refuse = no[i].why;
     }
+    /* the forward and dgrad as per-image batched GEMMs (XDNN_F32GEMM_FLAT=0; the cases above, whose P*Q are
+     * small, take one GEMM over the chunk where x is not read in place), both layouts, tf32 on odd rows */
+    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
+        for (int lay = 0; lay < 2; lay++)
+            for (int dir = 0; dir < 2; dir++) {
+                const bool tf = (ci + lay + dir) % 3 == 0;
+                if (opts.quick && (ci + lay + dir) % 3 != 1)
+                    continue;
+                conv_case_forced(cfgs[ci].name, &cfgs[ci].w, "f32", lay == 1, dir, tf, "conv_f32_gemm", 1);
+                tcase *c = &cases[ncases - 1];
+                snprintf(c->id + strlen(c->id), sizeof c->id - strlen(c->id), "/batched");
+                c->f32_images = cfgs[ci].images;
+                c->f32_flat = "0";
+                c->reject_detail = "one GEMM";
+            }
 }
 
 int main(int argc, char **argv)
