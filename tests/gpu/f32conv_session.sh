@@ -43,13 +43,17 @@ left() { echo $(( ${BUDGET_S:-140} - (SECONDS - t0) )); }
 part=${PART:-first}
 summary() { grep -E "^FAIL" -A6 "$1" | cut -c1-300 | head -24; echo "$(grep -c "^PASS" "$1") passed, $(grep -c "^FAIL" "$1") failed (all runs)"; }
 
-if [ "$part" = first ]; then
+check_f32g() { # the f32g cases, then memcheck on their --quick subset
     step "correctness: f32g"
     timeout "${CASES_S:-30}" "$dt" $dry f32g > "$out/cases.log" 2>&1; echo "rc=$?"; summary "$out/cases.log"
     step "memcheck --quick f32g"
     timeout "${SAN_S:-30}" compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10 "$dt" $dry --quick f32g \
         > "$out/memcheck.log" 2>&1
     echo "rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -8
+}
+
+if [ "$part" = first ]; then
+    check_f32g
     step "bench: --bench f32_nchw (as planned), then conv_fwd_f32_nchw with XDNN_F32GEMM_OFF=1"
     timeout "${BENCH_S:-40}" "$dt" $dry --bench f32_nchw > "$out/bench.log" 2>&1; echo "rc=$?"
     XDNN_F32GEMM_OFF=1 timeout "${OFF_S:-15}" "$dt" $dry --bench "conv_fwd_f32_nchw " > "$out/bench_off.log" 2>&1
@@ -58,12 +62,7 @@ if [ "$part" = first ]; then
     [ -n "$dry" ] || PYTHONUNBUFFERED=1 timeout "$(( $(left) - 5 ))" python3 "$dev/conv_peer.py" f32 > "$out/peer.log" 2>&1
     echo "rc=$?"; head -1 "$out/peer.log" 2>/dev/null
 elif [ "$part" = final ]; then
-    step "correctness: f32g"
-    timeout "${CASES_S:-30}" "$dt" $dry f32g > "$out/cases.log" 2>&1; echo "rc=$?"; summary "$out/cases.log"
-    step "memcheck --quick f32g"
-    timeout "${SAN_S:-30}" compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10 "$dt" $dry --quick f32g \
-        > "$out/memcheck.log" 2>&1
-    echo "rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -8
+    check_f32g
     step "the conv/ family"
     timeout "${SWEEP_S:-100}" "$dt" $dry conv/ > "$out/sweep.log" 2>&1; echo "rc=$? (124: cut short)"
     summary "$out/sweep.log"; echo "ran $(grep -cE '^(PASS|FAIL)' "$out/sweep.log") of $("$dt" --list conv/ | wc -l)"
