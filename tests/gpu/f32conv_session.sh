@@ -68,14 +68,18 @@ elif [ "$part" = final ]; then
     summary "$out/sweep.log"; echo "ran $(grep -cE '^(PASS|FAIL)' "$out/sweep.log") of $("$dt" --list conv/ | wc -l)"
     step "bench: --bench f32_nchw as planned, FLAT=0, FLAT=1; conv_direct's forwards"
     timeout "${BENCH_S:-30}" "$dt" $dry --bench f32_nchw > "$out/bench.log" 2>&1; echo "rc=$?"
-    XDNN_F32GEMM_FLAT=0 timeout "${BENCH_S:-30}" "$dt" $dry --bench f32_nchw > "$out/bench_flat0.log" 2>&1; echo "rc=$?"
-    XDNN_F32GEMM_FLAT=1 timeout "${BENCH_S:-30}" "$dt" $dry --bench f32_nchw > "$out/bench_flat1.log" 2>&1; echo "rc=$?"
+    for v in 0 1; do # the A/B on the rows the flat form can take (x not read in place): fwd, dgrad, tf32 fwd
+        for f in "conv_fwd_f32_nchw " conv_dgrad_f32_nchw conv_fwd_f32tf32_nchw_f32gemm; do
+            XDNN_F32GEMM_FLAT=$v timeout 15 "$dt" $dry --bench "$f" >> "$out/bench_flat$v.log" 2>&1
+        done
+        echo "flat=$v: $(grep -c "^BENCH.* ok " "$out/bench_flat$v.log") rows"
+    done
     XDNN_F32GEMM_OFF=1 timeout "${OFF_S:-15}" "$dt" $dry --bench "conv_fwd_f32_nchw " > "$out/bench_off.log" 2>&1
     echo "rc=$?"
     if [ -z "$dry" ]; then
         for f in ${NCU_F:-conv_fwd_f32_nchw_n32c64h56k64r3s1p1 conv_dgrad_f32_nchw_n32c64h56k64r3}; do
             step "ncu: the kernels of one iteration of $f"
-            timeout 20 ncu --clock-control none --metrics gpu__time_duration.sum --launch-skip 0 --launch-count 30 "$dt" --bench "${f//_n32/ n32}" \
+            timeout 15 ncu --clock-control none --metrics gpu__time_duration.sum --launch-skip 0 --launch-count 30 "$dt" --bench "${f//_n32/ n32}" \
                 > "$out/ncu_$f.log" 2>&1; echo "rc=$?"
             grep -E "^  [a-zA-Z_].*\(|gpu__time_duration" "$out/ncu_$f.log" | tail -8 | cut -c1-110
         done
