@@ -242,12 +242,15 @@ static bool f32_analyze(const gplan *pl, const gpart *p, f32_shape *s, char *why
     const fmat W = {s->w_inplace && s->K > 1 ? k->sw[0] : s->CRS, 1, 0, 0};
     /* chunks: bytes of cols (and the wgrad's gathered dy) per image */
     s->dy_inplace = s->wgrad && (g->N == 1 || k->sy[0] == s->PQ * y.cs) && lt_ok(s->K, g->N * s->PQ, &y);
-    /* small images (P*Q <= 1024: ResNet's 28x28 and below) make the per-image GEMMs short (M = P*Q of 49 ..
-     * 784 rows): one GEMM over the chunk's columns instead, y (dy) scattered from (gathered into) a
-     * [K][nb * PQ] buffer by the col2im (im2col) kernel with a 1x1 window.  XDNN_F32GEMM_FLAT=0 / 1: never /
-     * wherever x is not read in place (A/B, tests) */
+    /* small images make the per-image GEMMs short (M = P*Q rows): one GEMM over the chunk's columns instead,
+     * y (dy) scattered from (gathered into) a [K][nb * PQ] buffer by the col2im (im2col) kernel with a 1x1
+     * window.  Measured (session 11, H100, r50 at N = 32, A/B in one call): the forward gains at 7x7 only
+     * (P*Q = 49: 0.272 -> 0.213 ms true f32, 0.172 -> 0.084 tf32) and loses from 14x14 up (196: 0.255 ->
+     * 0.267; 784: 0.290 -> 0.306, the 1x1 s2 0.220 -> 0.319, tf32 0.084 -> 0.216: the y buffer's traffic);
+     * the dgrad gains at 14x14 too (0.290 -> 0.259) and loses at 28x28 (0.316 -> 0.331).
+     * XDNN_F32GEMM_FLAT=0 / 1: never / wherever x (dx) is not read in place (A/B, tests) */
     const char *fl = getenv("XDNN_F32GEMM_FLAT");
-    s->flat = !s->wgrad && !s->x_inplace && (fl ? strcmp(fl, "0") != 0 : s->PQ <= 1024);
+    s->flat = !s->wgrad && !s->x_inplace && (fl ? strcmp(fl, "0") != 0 : s->PQ <= (s->dgrad ? 256 : 64));
     const bool dy_buf = (s->wgrad && !s->dy_inplace) || s->flat;
     const int64_t per_img = (s->x_inplace ? 0 : s->CRS * s->PQ) + (dy_buf ? s->K * s->PQ : 0);
     int64_t nb = g->N;

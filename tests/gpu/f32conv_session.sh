@@ -22,6 +22,9 @@
 # 13 per dx element) and the small-image layers (per-image GEMMs of M = 49 .. 784 rows).  EXPECTED of the final
 # call: the 32-bit col2im takes the 3x3 dgrads from 3.55 / 2.67x to ~1.5-2x; the flat form the 7x7 and 14x14
 # layers from 0.86-1.33x (fwd) to ~0.7-1.0x, their tf32 forward 2.1x -> ~1x.
+# OUTCOME (703aa9c): 160/160 f32g, conv/ 932/932, memcheck clean; the 3x3 dgrads 2.09x / 1.92x (col2im 196 us of
+# 434 at 64@56, ncu), the flat form better at 7x7 only for the forward (0.66x; tf32 0.98x) and up to 14x14 for the
+# dgrad, worse above (the y buffer): the rule is now fwd P*Q <= 64, dgrad <= 256.  bench/RESULTS-conv.md.
 # A table last (summary.txt); logs in OUT/logs.tgz.  BUDGET_S: the whole call's seconds (default 140).
 #
 # EXPECTED (written before the first call).  cuDNN's true-f32 rows ran 7-29 TFLOP/s in session 10 and
