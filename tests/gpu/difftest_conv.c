@@ -13,7 +13,9 @@
  * conv_dgrad with its fused relu_bwd mask; conv_im2col_gemm's 1x1 weight
  * gradient ("w1x1" cases, and the refusals it must name); its 1x1 forward
  * conv and conv_dgrad ("fd1x1" cases, and their refusals); conv_wgrad_wgmma
- * (the Hopper weight gradient: "wgmma" cases, and its refusals).
+ * (the Hopper weight gradient: "wgmma" cases, and its refusals); conv_f32_gemm
+ * (f32 fwd / dgrad / wgrad through cuBLASLt's f32 or tf32 GEMM: "f32g" cases,
+ * its flat and per-image forms, and its refusals).
  * One line per case, then
  * "N passed, N failed".
  *
