@@ -28,6 +28,11 @@
  * is a KCRS-packed [K, CRS] (any row stride), else packed first; the same
  * for the wgrad's dW (written in place, or into a buffer then unpacked).
  *
+ * Small images (fwd P*Q <= 64, dgrad <= 256, measured): the per-image GEMMs
+ * are short, so the chunk is one GEMM over all its nb * PQ columns ("flat"),
+ * y scattered from (dy gathered into) a [K][nb * PQ] buffer by the same
+ * kernels with a 1x1 window; XDNN_F32GEMM_FLAT=0 / 1 never / always.
+ *
  * Chunks: the column buffer holds at most XDNN_F32GEMM_MB MiB (256) of
  * cols (and the wgrad's gathered dy), nb = that / the bytes per image,
  * at least 1; XDNN_F32GEMM_IMAGES=n forces nb (tests).  A full chunk and
