@@ -25,7 +25,8 @@ dev = "cuda"
 # conv_igemm_wgmma partitions of ResNet-50's N = 256 training step, bf16 channels-last: the 3x3 forward convs, the
 # 3x3 and 1x1 dgrads with their relu_bwd mask (cuDNN's dgrad + eager threshold_backward, and "_dgradonly"), the
 # stride-2 1x1 projection dgrads; names as difftest_conv's conv_step_ rows), zoo (3-D UNet, WaveNet 1-D and
-# GoogLeNet-v3 1x7 / 7x1 layers, bf16 channels-last, fwd / dgrad / wgrad: difftest_conv's "convzoo" rows)
+# GoogLeNet-v3 1x7 / 7x1 layers, bf16 channels-last, fwd / dgrad / wgrad: difftest_conv's "convzoo" rows), f32
+# (R50's layers in f32 NCHW: true-f32 fwd / dgrad / wgrad, and the forward with tf32 allowed)
 SETS = sys.argv[1:] or ["r50", "epi", "dw"]
 
 
@@ -166,6 +167,25 @@ if "step256" in SETS:
                 bench(dx))
         x = w = g = a = None
         torch.cuda.empty_cache()
+
+if "f32" in SETS:
+    # difftest_conv's f32 rows: true f32 (tf32 off) NCHW forward, dgrad (not the stem) and wgrad of R50, then the
+    # forward with tf32 allowed (conv_fwd_f32tf32_nchw)
+    cb = torch.ops.aten.convolution_backward
+    for (N, C, H, W, K, Rk, s, p) in R50:
+        x = torch.randn(N, C, H, W, device=dev)
+        w = torch.randn(K, C, Rk, Rk, device=dev)
+        rep("conv_fwd_f32_nchw", f"n{N}c{C}h{H}k{K}r{Rk}s{s}p{p}", bench(lambda: F.conv2d(x, w, stride=s, padding=p)))
+        g = torch.randn_like(F.conv2d(x, w, stride=s, padding=p))
+        if C != 3:
+            rep("conv_dgrad_f32_nchw", f"n{N}c{C}h{H}k{K}r{Rk}",
+                bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], 1, [True, False, False])))
+        rep("conv_wgrad_f32_nchw", f"n{N}c{C}h{H}k{K}r{Rk}",
+            bench(lambda: cb(g, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], 1, [False, True, False])))
+        torch.backends.cudnn.allow_tf32 = True
+        rep("conv_fwd_f32tf32_nchw", f"n{N}c{C}h{H}k{K}r{Rk}s{s}p{p}",
+            bench(lambda: F.conv2d(x, w, stride=s, padding=p)))
+        torch.backends.cudnn.allow_tf32 = False
 
 if "r50" in SETS:
     for dt, cl, tag in ((torch.float16, True, "f16_nhwc"), (torch.float32, False, "f32_nchw"),

@@ -88,7 +88,10 @@ static double igemm_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
         return 1e30;
     /* a strided dgrad launches a pack and a GEMM (or a zero fill) per phase: ~2 us each */
     const double phases = cp.dir == GCONV_DGRAD ? (double)(cp.kp.stride[0] * cp.kp.stride[1] * cp.kp.stride[2]) : 0;
-    double us = gpu_roofline_us(p, cp.kp.dt_x == KDT_F32 ? 150.0 : 300.0) + 2.0 * (phases > 1 ? phases : 0);
+    /* tf32 (f32 x): 60 TFLOP/s, as measured (session 11, H100, r50's f32 NCHW forwards at N = 32 with tf32,
+     * the packed copies included: 37-52 on the 3x3 layers, 18-24 on the 1x1 and the stem); at 150 the planner
+     * kept conv_f32_gemm off layers it runs 1.6-4.4x faster (14x14, 7x7, the 1x1 stride-2 projection) */
+    double us = gpu_roofline_us(p, cp.kp.dt_x == KDT_F32 ? 60.0 : 300.0) + 2.0 * (phases > 1 ? phases : 0);
     const double floor = gpu_conv_1x1_floor_us(&cp); /* the 1x1 layers as measured (conv_analyze.h) */
     if (floor > 0.0)
         us = (floor > us ? floor : us) + 0.01 * us;

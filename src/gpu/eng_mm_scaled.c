@@ -187,6 +187,13 @@ xdnn_status gpu_lt_gemm_plan(gpu_ctx *c, cublasComputeType_t ct, cudaDataType_t 
                              const gpu_lt_mat *a, const gpu_lt_mat *b, const gpu_lt_mat *dm, uint64_t ws,
                              const char *who, gpu_lt_gemm *lg, xdnn_diags_t *d)
 {
+    return gpu_lt_gemm_plan_aligned(c, ct, scale, ta, tb, a, b, dm, ws, NULL, who, lg, d);
+}
+
+xdnn_status gpu_lt_gemm_plan_aligned(gpu_ctx *c, cublasComputeType_t ct, cudaDataType_t scale, bool ta, bool tb,
+                                     const gpu_lt_mat *a, const gpu_lt_mat *b, const gpu_lt_mat *dm, uint64_t ws,
+                                     const int *align, const char *who, gpu_lt_gemm *lg, xdnn_diags_t *d)
+{
     CUBLAS_TRY(cublasLtMatmulDescCreate(&lg->op, ct, scale));
     cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
     CUBLAS_TRY(cublasLtMatmulDescSetAttribute(lg->op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa));
@@ -204,6 +211,13 @@ xdnn_status gpu_lt_gemm_plan(gpu_ctx *c, cublasComputeType_t ct, cudaDataType_t 
     int nres = 0;
     cublasStatus_t e1 = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
                                                              sizeof ws);
+    static const cublasLtMatmulPreferenceAttributes_t align_attr[4] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    for (int i = 0; i < 4 && align && e1 == CUBLAS_STATUS_SUCCESS; i++) {
+        const uint32_t al = (uint32_t)align[i < 3 ? i : 2]; /* C is D */
+        e1 = cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &al, sizeof al);
+    }
     cublasStatus_t e2 = e1 != CUBLAS_STATUS_SUCCESS
                           ? e1
                           : cublasLtMatmulAlgoGetHeuristic(c->lt, lg->op, lg->la, lg->lb, lg->lc, lg->lc, pref, 1, &res,

@@ -159,6 +159,13 @@ typedef struct gpu_lt_mat {
 xdnn_status gpu_lt_gemm_plan(gpu_ctx *c, cublasComputeType_t ct, cudaDataType_t scale, bool ta, bool tb,
                              const gpu_lt_mat *a, const gpu_lt_mat *b, const gpu_lt_mat *dm, uint64_t ws,
                              const char *who, gpu_lt_gemm *lg, xdnn_diags_t *d);
+/* The same with the byte alignment every item's address of A, B and D has
+ * (align[3], 4 .. 16: the heuristic's MIN_ALIGNMENT preferences; cuBLASLt
+ * otherwise assumes 256-byte aligned items: conv_f32_gemm's per-image views
+ * are not). */
+xdnn_status gpu_lt_gemm_plan_aligned(gpu_ctx *c, cublasComputeType_t ct, cudaDataType_t scale, bool ta, bool tb,
+                                     const gpu_lt_mat *a, const gpu_lt_mat *b, const gpu_lt_mat *dm, uint64_t ws,
+                                     const int *align, const char *who, gpu_lt_gemm *lg, xdnn_diags_t *d);
 xdnn_status gpu_lt_lowp_gemm(gpu_ctx *c, bool i8, const gpu_lt_operand *a, const gpu_lt_operand *b, cudaDataType_t td,
                              uint64_t ldd, const char *who, gpu_lt_gemm *lg, xdnn_diags_t *d);
 

@@ -13,7 +13,9 @@
  * conv_dgrad with its fused relu_bwd mask; conv_im2col_gemm's 1x1 weight
  * gradient ("w1x1" cases, and the refusals it must name); its 1x1 forward
  * conv and conv_dgrad ("fd1x1" cases, and their refusals); conv_wgrad_wgmma
- * (the Hopper weight gradient: "wgmma" cases, and its refusals).
+ * (the Hopper weight gradient: "wgmma" cases, and its refusals); conv_f32_gemm
+ * (f32 fwd / dgrad / wgrad through cuBLASLt's f32 or tf32 GEMM: "f32g" cases,
+ * its flat and per-image forms, and its refusals).
  * One line per case, then
  * "N passed, N failed".
  *
@@ -38,7 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_CASES = 1024, TEXT_MAX = 1536 };
+enum { MAX_CASES = 2048, TEXT_MAX = 1536 };
 
 typedef struct tcase {
     char id[192];
@@ -56,6 +58,8 @@ typedef struct tcase {
     int wsplits;             /* > 0: XDNN_WGRAD_SPLITS for this case (conv_wgrad_wgmma's reduction splits) */
     bool regs;               /* XDNN_CONV_WGMMA_NO_STAGE=1: conv_igemm_wgmma's register store instead of the staged */
     const char *wtile;       /* XDNN_WGRAD_TILE for this case ("128x256": conv_wgrad_wgmma's tile forced) */
+    int f32_images;          /* > 0: XDNN_F32GEMM_IMAGES for this case (conv_f32_gemm's images per chunk) */
+    const char *f32_flat;    /* XDNN_F32GEMM_FLAT for this case ("0": conv_f32_gemm's per-image GEMMs) */
 } tcase;
 
 static tcase *cases;
@@ -327,13 +331,14 @@ static void conv_igemm_cases(void)
                     continue;
                 bool f32 = ti == 2;
                 /* dgrad runs on the igemm kernel by stride phases when dy's channels K % 8 == 0; f32
-                 * dgrad stays without tf32 here */
+                 * dgrad stays without tf32 here: conv_direct's single launch at these sizes, but for the
+                 * largest (3 x 64 x 17 x 15 from K = 136: 120 MFLOP), which conv_f32_gemm's GEMM takes */
                 bool igemm = dir == 0 || (!f32 && cfgs[ci].w.k % 8 == 0);
+                const char *other = f32 && cfgs[ci].w.k == 136 ? "conv_f32_gemm" : "conv_direct";
                 /* strided dgrad (several phase launches) is forced: at these sizes direct ties */
                 bool strided = dir == 1 && cfgs[ci].w.stride[0] * cfgs[ci].w.stride[1] > 1;
                 (strided && igemm ? conv_case_forced : conv_case)(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, dir,
-                                                                  f32 && igemm, igemm ? "conv_igemm" : "conv_direct",
-                                                                  1);
+                                                                  f32 && igemm, igemm ? "conv_igemm" : other, 1);
             }
         }
     }
@@ -1505,6 +1510,42 @@ static void step_bench_cases(void)
         }
 }
 
+/* f32 NCHW on r50's layers (set f32 of bench/conv_peer.py, tf32 off unless named): dgrad (not the stem) and
+ * wgrad as planned (conv_f32_gemm), and the forward with tf32 as planned, forced on conv_igemm ("_igemm", its
+ * packed channels-last copies) and on conv_f32_gemm ("_f32gemm") */
+static void f32_bench_cases(void)
+{
+    static const char *const fwd_kinds[3][2] = {{"", NULL}, {"_igemm", "conv_igemm"}, {"_f32gemm", "conv_f32_gemm"}};
+    for (int i = 0; i < 10; i++) {
+        const int *s = r50[i];
+        const int P = (s[2] + 2 * s[7] - s[5]) / s[6] + 1;
+        char id[192];
+        if (s[1] != 3) {
+            snprintf(id, sizeof id, "conv_dgrad_f32_nchw n%dc%dh%dk%dr%d", s[0], s[1], s[2], s[4], s[5]);
+            add_case(id, 1, NULL,
+                     "dnn 1;\ngraph g(seed=2) {\n  input dy: f32[%d, %d, %d, %d];\n  weight w: f32[%d, %d, %d, %d];\n"
+                     "  dx = conv_dgrad(dy, w, x_dims=[%d, %d, %d, %d], stride=%d, pad=%d);\n  output dx: f32;\n}\n",
+                     s[0], s[4], P, P, s[4], s[1], s[5], s[5], s[0], s[1], s[2], s[3], s[6], s[7]);
+        }
+        snprintf(id, sizeof id, "conv_wgrad_f32_nchw n%dc%dh%dk%dr%d", s[0], s[1], s[2], s[4], s[5]);
+        add_case(id, 1, NULL,
+                 "dnn 1;\ngraph g(seed=3) {\n  input dy: f32[%d, %d, %d, %d];\n  input x: f32[%d, %d, %d, %d];\n"
+                 "  dw = conv_wgrad(dy, x, w_dims=[%d, %d, %d, %d], stride=%d, pad=%d);\n  output dw: f32;\n}\n",
+                 s[0], s[4], P, P, s[0], s[1], s[2], s[3], s[4], s[1], s[5], s[5], s[6], s[7]);
+        for (int k = 0; k < 3; k++) {
+            snprintf(id, sizeof id, "conv_fwd_f32tf32_nchw%s n%dc%dh%dk%dr%ds%dp%d", fwd_kinds[k][0], s[0], s[1], s[2],
+                     s[4], s[5], s[6], s[7]);
+            tcase *c = add_case(id, 1, fwd_kinds[k][1],
+                                "dnn 1;\ngraph g(seed=1, tf32=true) {\n  input x: f32[%d, %d, %d, %d];\n"
+                                "  weight w: f32[%d, %d, %d, %d];\n  y = conv(x, w, stride=%d, pad=%d);\n"
+                                "  output y: f32;\n}\n",
+                                s[0], s[1], s[2], s[3], s[4], s[1], s[5], s[5], s[6], s[7]);
+            if (c && fwd_kinds[k][1])
+                c->force = "conv";
+        }
+    }
+}
+
 static void bench_cases(void)
 {
     static const struct { const char *tag, *dt, *lay; } kinds[] = {
@@ -1692,7 +1733,8 @@ static void bench_cases(void)
     add_case("maxpool3s2_float32_nhwc 32x256x56x56", 1, NULL,
              "dnn 1;\ngraph g(seed=5) {\n  input x: f32[32, 256, 56, 56] @nhwc;\n"
              "  y = maxpool(x, window=3, stride=2, pad=1);\n  output y: f32 @nhwc;\n}\n");
-    wgrad_3x3_n32_bench_cases(); /* last: the bench rows before keep their order */
+    wgrad_3x3_n32_bench_cases(); /* the bench rows before keep their order */
+    f32_bench_cases();
 }
 
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */
@@ -1768,6 +1810,12 @@ static void run_case(int i, dh_outcome *out)
         setenv("XDNN_CONV_WGMMA_NO_STAGE", "1", 1);
     if (c->wtile)
         setenv("XDNN_WGRAD_TILE", c->wtile, 1);
+    char f32img[16];
+    snprintf(f32img, sizeof f32img, "%d", c->f32_images);
+    if (c->f32_images > 0)
+        setenv("XDNN_F32GEMM_IMAGES", f32img, 1);
+    if (c->f32_flat)
+        setenv("XDNN_F32GEMM_FLAT", c->f32_flat, 1);
     snprintf(force, sizeof force, "%s=%s", c->force ? c->force : "", c->want_engine ? c->want_engine : "");
     if (c->refuse) { /* planned only (dry or not): the forced engine's refusal, its reason named */
         gpu_run_opts o = {.iters = 1, .log = stderr, .force = forces, .nforce = 1};
@@ -1853,6 +1901,10 @@ done:
         unsetenv("XDNN_CONV_WGMMA_NO_STAGE");
     if (c->wtile)
         unsetenv("XDNN_WGRAD_TILE");
+    if (c->f32_images > 0)
+        unsetenv("XDNN_F32GEMM_IMAGES");
+    if (c->f32_flat)
+        unsetenv("XDNN_F32GEMM_FLAT");
     dh_case_end(&r, c->id, out->ok);
 }
 
@@ -2052,6 +2104,97 @@ static void conv_tma_offset_cases(void)
     c->want_detail = "x by cp.async";
 }
 
+/* conv_f32_gemm (f32 through cuBLASLt's f32 / tf32 GEMM on an im2col),
+ * forced: fwd, dgrad and wgrad, NCHW and NHWC, odd C and K (1, 3, 7, 13,
+ * 130), 1x1 (x read in place at stride 1, im2col at stride 2), 3x3 s1 / s2
+ * with asymmetric pads, dilation 2, the 7x7 s2 C = 3 stem, 1-D and 3-D,
+ * N = 1 and chunks of images forced (N = 5 in chunks of 2), tf32 on half
+ * the configurations (METHOD.md's tf32 model), x NCHW with y NHWC; and the
+ * refusals (groups, dtype). */
+static void conv_f32_gemm_cases(void)
+{
+    struct { const char *name; win_cfg w; int images; const char *detail; } cfgs[] = {
+        {"f32g-3x3-c13-k7", cfg(2, 2, 13, 7, 1, (int[]){11, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                (int[]){1, 1}, false), 0, "im2col"},
+        {"f32g-s2-asym-c7-k13", cfg(2, 3, 7, 13, 1, (int[]){13, 10}, (int[]){3, 2}, (int[]){2, 2}, NULL,
+                                    (int[]){1, 0}, (int[]){0, 2}, false), 0, NULL},
+        {"f32g-dil2-c3-k5", cfg(2, 2, 3, 5, 1, (int[]){12, 11}, (int[]){3, 3}, NULL, (int[]){2, 2}, (int[]){2, 1},
+                                (int[]){2, 1}, false), 0, NULL},
+        {"f32g-stem-c3-k16-7x7-s2", cfg(2, 2, 3, 16, 1, (int[]){29, 31}, (int[]){7, 7}, (int[]){2, 2}, NULL,
+                                        (int[]){3, 3}, (int[]){3, 3}, false), 0, NULL},
+        {"f32g-1x1-c130-k13", cfg(2, 3, 130, 13, 1, (int[]){5, 6}, (int[]){1, 1}, NULL, NULL, NULL, NULL, false), 0,
+         "in place"},
+        {"f32g-1x1-s2-c13-k130", cfg(2, 2, 13, 130, 1, (int[]){9, 7}, (int[]){1, 1}, (int[]){2, 2}, NULL, NULL,
+                                     NULL, false), 0, NULL},
+        {"f32g-c1-k1-n1", cfg(2, 1, 1, 1, 1, (int[]){7, 5}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1}, (int[]){1, 1},
+                              false), 0, NULL},
+        {"f32g-1d-s2-dil2", cfg(1, 2, 7, 3, 1, (int[]){41}, (int[]){5}, (int[]){2}, (int[]){2}, (int[]){3},
+                                (int[]){1}, false), 0, NULL},
+        {"f32g-3d", cfg(3, 2, 3, 5, 1, (int[]){5, 6, 7}, (int[]){2, 3, 3}, (int[]){1, 2, 1}, NULL, (int[]){1, 1, 0},
+                        (int[]){0, 1, 2}, false), 0, NULL},
+        {"f32g-long-c130-k7-n1", cfg(2, 1, 130, 7, 1, (int[]){13, 13}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                     (int[]){1, 1}, false), 0, NULL},
+        {"f32g-chunks-c7-k13", cfg(2, 5, 7, 13, 1, (int[]){9, 8}, (int[]){3, 3}, (int[]){2, 1}, NULL, (int[]){1, 1},
+                                   (int[]){1, 1}, false), 2, "3 chunk(s) of 2 image(s)"},
+        {"f32g-chunks-1x1-c13-k7", cfg(2, 5, 13, 7, 1, (int[]){6, 7}, (int[]){1, 1}, NULL, NULL, NULL, NULL, false),
+         2, NULL},
+    };
+    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
+        for (int lay = 0; lay < 2; lay++)
+            for (int dir = 0; dir < 3; dir++)
+                for (int tf = 0; tf < 2; tf++) {
+                    if (tf && (ci + lay + dir) % 2) /* tf32 on half of them */
+                        continue;
+                    if (opts.quick && (ci + lay + dir + tf) % 3)
+                        continue;
+                    conv_case_forced(cfgs[ci].name, &cfgs[ci].w, "f32", lay == 1, dir, tf == 1, "conv_f32_gemm", 1);
+                    tcase *c = &cases[ncases - 1];
+                    c->f32_images = cfgs[ci].images;
+                    c->want_detail = cfgs[ci].detail && (cfgs[ci].images || dir == 0) ? cfgs[ci].detail : NULL;
+                    c->want_detail2 = tf ? "tf32" : "32F algo";
+                }
+    /* x and w NCHW, y NHWC: the GEMM writes y transposed from an NCHW im2col */
+    for (int tf = 0; tf < 2; tf++) {
+        char id[128];
+        snprintf(id, sizeof id, "conv/fwd/f32g-x-nchw-y-nhwc-c5-k9/f32%s/nchw-nhwc/2d/[2,5,10,9]", tf ? "-tf32" : "");
+        tcase *c = add_case(id, 1, "conv_f32_gemm",
+                            "dnn 1;\ngraph g(seed=%d, tf32=%s) {\n  input x: f32[2, 5, 10, 9] @nchw;\n"
+                            "  weight w: f32[9, 5, 3, 3] @nhwc;\n  y = conv(x, w, stride=[2, 1], pad=1);\n"
+                            "  output y: f32 @nhwc;\n}\n",
+                            ncases * 7 + 1, tf ? "true" : "false");
+        if (c) {
+            c->force = "conv";
+            c->tf32 = tf == 1;
+            c->want_detail = "w packed";
+        }
+    }
+    struct { const char *name; win_cfg w; const char *dt; const char *why; } no[] = {
+        {"f32g-refused-groups2", cfg(2, 2, 6, 4, 2, (int[]){7, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                     (int[]){1, 1}, false), "f32", "needs groups 1 for conv"},
+        {"f32g-refused-f16", cfg(2, 2, 8, 8, 1, (int[]){7, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1}, (int[]){1, 1},
+                                 false), "f16", "all f32, got f16"},
+    };
+    for (int i = 0; i < (int)(sizeof no / sizeof no[0]); i++) {
+        conv_case_forced(no[i].name, &no[i].w, no[i].dt, false, 0, false, "conv_f32_gemm", 1);
+        cases[ncases - 1].refuse = no[i].why;
+    }
+    /* the forward and dgrad as per-image batched GEMMs (XDNN_F32GEMM_FLAT=0; the cases above, whose P*Q are
+     * small, take one GEMM over the chunk where x is not read in place), both layouts, tf32 on odd rows */
+    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
+        for (int lay = 0; lay < 2; lay++)
+            for (int dir = 0; dir < 2; dir++) {
+                const bool tf = (ci + lay + dir) % 3 == 0;
+                if (opts.quick && (ci + lay + dir) % 3 != 1)
+                    continue;
+                conv_case_forced(cfgs[ci].name, &cfgs[ci].w, "f32", lay == 1, dir, tf, "conv_f32_gemm", 1);
+                tcase *c = &cases[ncases - 1];
+                snprintf(c->id + strlen(c->id), sizeof c->id - strlen(c->id), "/batched");
+                c->f32_images = cfgs[ci].images;
+                c->f32_flat = "0";
+                c->reject_detail = "one GEMM";
+            }
+}
+
 int main(int argc, char **argv)
 {
     dh_parse_args(argc, argv, true, &opts);
@@ -2081,7 +2224,8 @@ int main(int argc, char **argv)
         conv_wgmma_3d_cases();
         conv_wgmma_tma_cases();  /* after the others: the cases before keep their seeds (ncases) */
         conv_wgrad_xtma_cases();
-        conv_tma_offset_cases(); /* last */
+        conv_tma_offset_cases();
+        conv_f32_gemm_cases(); /* last */
     }
     dh_tester t = {.name = "difftest_conv", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case, .bench_line = bench_line};
