@@ -70,8 +70,10 @@ static dh_opts opts;
 
 __attribute__((format(printf, 3, 4))) static tcase *add_case(const char *id, ckind kind, const char *fmt, ...)
 {
-    if (ncases >= MAX_CASES)
-        return NULL;
+    if (ncases >= MAX_CASES) { /* a case dropped silently would be a test that cannot fail */
+        fprintf(stderr, "%s: more than %d cases: raise MAX_CASES\n", id, (int)MAX_CASES);
+        exit(2);
+    }
     tcase *c = &cases[ncases++];
     memset(c, 0, sizeof *c);
     snprintf(c->id, sizeof c->id, "%s", id);
