@@ -7,9 +7,9 @@
 # PART=layers (the first call):
 #  1. correctness: difftest_conv stem- (the forced conv_stem cases and refusals, fwd and wgrad, f16 / bf16);
 #  2. compute-sanitizer memcheck on --quick stem-;
-#  3. the stem rows (difftest_conv --bench c3h224: as planned = conv_stem now, "_stem" forced, "_im2col" forced
-#     on the old engine, "_igemm" / "_mma"), N = 32 and 256, f16 and bf16 NHWC, then cuDNN on the same shapes
-#     (bench/conv_peer.py stem).
+#  3. the stem rows (difftest_conv --bench: "_stem" forced on conv_stem, which the planner now picks for the
+#     rows without a suffix too, and "_im2col" forced on the old engine), fwd and wgrad, N = 32 and 256, f16 and
+#     bf16 NHWC, then cuDNN on the same shapes (bench/conv_peer.py stem).
 # PART=step (the second call): the whole conv/ family (SWEEP_S), then the ResNet-50 N = 256 training step with
 #  conv_stem and without it (XDNN_CONV_STEM_OFF=1: the stem on conv_im2col_gemm as before), partitions by engine.
 # A table last (summary.txt); logs in OUT/logs.tgz.  BUDGET_S: the whole call's seconds.
@@ -37,8 +37,12 @@ if [ "$part" = layers ]; then
     timeout "${SAN_S:-30}" compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10 "$dt" $dry --quick stem- \
         > "$out/memcheck.log" 2>&1
     echo "rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -8
-    step "bench: the stem rows (c3h224)"
-    timeout "${BENCH_S:-45}" "$dt" $dry --bench c3h224 > "$out/bench.log" 2>&1; echo "rc=$?"
+    step "bench: the stem rows (conv_stem forced, conv_im2col_gemm forced)"
+    : > "$out/bench.log"
+    for f in "_stem n" "_im2col n32c3h224" "_im2col n256c3h224"; do
+        [ "$(left)" -gt "${PEER_S:-35}" ] || { echo "out of time before $f"; break; }
+        timeout "$(( $(left) - ${PEER_S:-35} ))" "$dt" $dry --bench "$f" >> "$out/bench.log" 2>&1; echo "$f rc=$?"
+    done
     grep -E "^BENCH.*FAILED" "$out/bench.log" | cut -c1-200 | head -5
     step "peer: bench/conv_peer.py stem"
     [ -n "$dry" ] || PYTHONUNBUFFERED=1 timeout "$(( $(left) - 5 ))" python3 "$dev/conv_peer.py" stem > "$out/peer.log" 2>&1
