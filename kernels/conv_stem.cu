@@ -108,18 +108,42 @@ __device__ __forceinline__ void put2(uint16_t *p0, uint16_t *p1, int i, uint16_t
         p1[i - 1] = v;
 }
 
-/* Stage a tile's patch: PH rows of `pitch` elements, element e of row pr = at(e, xr) with xr x's input row
- * ih0 + pr of image n (zeros for rows outside x); both copies, their tails zeroed. */
+/* Stage a tile's patch: PH rows of `pitch` elements; element e of row pr is x's input row ih0 + pr of image n
+ * at offset colof(e) (-1: a zero; rows outside x are zeros); both copies, their tails zeroed.  The loads go out
+ * in batches of RB rows x MB columns per thread before any is stored (one memory latency per batch, not per
+ * element: a first version that stored each element as it came ran the stem at ~13 us per tile). */
 template <typename F>
-__device__ __forceinline__ void stage_patch(const kstem_geom &g, const uint16_t *x, int n, int ih0, int PH, int pitch,
-                                            uint16_t *p0, uint16_t *p1, F at)
+__device__ __forceinline__ void stage_patch(const kstem_geom &g, const uint16_t *__restrict__ x, int n, int ih0, int PH,
+                                            int pitch, uint16_t *p0, uint16_t *p1, F colof)
 {
+    constexpr int RB = 6, MB = 4;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    for (int pr = warp; pr < PH; pr += NT / 32) {
-        const int ih = ih0 + pr;
-        const uint16_t *xr = ih >= 0 && ih < g.H ? x + (int64_t)n * g.sxn + (int64_t)ih * g.sxh : nullptr;
-        for (int e = lane; e < pitch; e += 32)
-            put2(p0, p1, pr * pitch + e, xr ? at(e, xr) : (uint16_t)0);
+    const uint16_t *xn = x + (int64_t)n * g.sxn;
+    for (int e0 = lane; e0 < pitch; e0 += 32 * MB) {
+        int off[MB];
+#pragma unroll
+        for (int b = 0; b < MB; b++)
+            off[b] = e0 + 32 * b < pitch ? colof(e0 + 32 * b) : -1;
+        for (int pr0 = warp; pr0 < PH; pr0 += (NT / 32) * RB) {
+            uint16_t v[RB][MB];
+#pragma unroll
+            for (int a = 0; a < RB; a++) {
+                const int ih = ih0 + pr0 + (NT / 32) * a;
+                const bool rin = pr0 + (NT / 32) * a < PH && ih >= 0 && ih < g.H;
+                const uint16_t *xr = xn + (rin ? (int64_t)ih * g.sxh : 0);
+#pragma unroll
+                for (int b = 0; b < MB; b++)
+                    v[a][b] = rin && off[b] >= 0 ? xr[off[b]] : (uint16_t)0;
+            }
+#pragma unroll
+            for (int a = 0; a < RB; a++)
+#pragma unroll
+                for (int b = 0; b < MB; b++) {
+                    const int pr = pr0 + (NT / 32) * a, e = e0 + 32 * b;
+                    if (pr < PH && e < pitch)
+                        put2(p0, p1, pr * pitch + e, v[a][b]);
+                }
+        }
     }
     if (threadIdx.x < 3)
         p1[PH * pitch - 1 + threadIdx.x] = 0;
@@ -157,14 +181,21 @@ __global__ void __launch_bounds__(NT, 3) kstem_fwd_kernel(const kstem_geom g, co
     uint16_t *p0 = reinterpret_cast<uint16_t *>(tab + d.KP / 2), *p1 = p0 + psz;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g8 = lane >> 2, t4 = lane & 3;
     const int kb = blockIdx.y * BK;
-    for (int i = tid; i < BK * d.KP; i += NT) { /* Wr block, zeros past K and in padding columns */
-        const int n = i / d.KP, kc = i - n * d.KP, r = kc / d.ldr, j = kc - r * d.ldr;
-        uint16_t v = 0;
-        if (kb + n < g.K && r < g.R && j < SC) {
+    for (int i0 = tid; i0 < BK * d.KP; i0 += NT * 8) { /* Wr block, zeros past K and in padding columns */
+        uint16_t v[8];
+        int at[8];
+#pragma unroll
+        for (int u = 0; u < 8; u++) { /* 8 loads in flight per thread */
+            const int i = i0 + u * NT, n = i / d.KP, kc = i - n * d.KP, r = kc / d.ldr, j = kc - r * d.ldr;
             const int s = j / g.C, c = j - s * g.C;
-            v = w[(kb + n) * g.swk + c * g.swc + r * g.swr + s * g.sws];
+            const bool in = i < BK * d.KP && kb + n < g.K && r < g.R && j < SC;
+            v[u] = in ? w[(kb + n) * g.swk + c * g.swc + r * g.swr + s * g.sws] : (uint16_t)0;
+            at[u] = i < BK * d.KP ? n * KPS + kc : -1;
         }
-        ws[n * KPS + kc] = v;
+#pragma unroll
+        for (int u = 0; u < 8; u++)
+            if (at[u] >= 0)
+                ws[at[u]] = v[u];
     }
     for (int p = tid; p < d.KP / 2; p += NT) { /* pair p = columns 2p, 2p + 1: patch offset, mask */
         const int kc = 2 * p, r = kc / d.ldr, j = kc - r * d.ldr;
@@ -181,9 +212,9 @@ __global__ void __launch_bounds__(NT, 3) kstem_fwd_kernel(const kstem_geom g, co
         tile_origin(g, tile, n, oh0, ow0);
         __syncthreads(); /* the previous tile's reads (and the tables' writes) are done */
         const int pos0 = (ow0 * g.sw - g.pw) * g.C;
-        stage_patch(g, x, n, oh0 * g.sh - g.ph, d.PH, d.PWC, p0, p1, [&](int e, const uint16_t *xr) {
+        stage_patch(g, x, n, oh0 * g.sh - g.ph, d.PH, d.PWC, p0, p1, [&](int e) {
             const int pos = pos0 + e;
-            return e < PWpC && pos >= 0 && pos < WC ? xr[pos] : (uint16_t)0;
+            return e < PWpC && pos >= 0 && pos < WC ? pos : -1;
         });
         __syncthreads();
         uint32_t pa[2][2]; /* per m16 tile, rows g8 and g8 + 8: the pixel's base in its aligned copy */
@@ -275,15 +306,15 @@ __global__ void __launch_bounds__(NT, 3) kstem_wgrad_kernel(const kstem_geom g, 
         int n, oh0, ow0;
         tile_origin(g, tile, n, oh0, ow0);
         __syncthreads();
-        if (vec) { /* 16-byte pieces: K % 8 == 0, 16-byte aligned pixels */
-            for (int i = tid; i < TH * TW * BK / 8; i += NT) {
-                const int px = i >> 3, k = kb + (i & 7) * 8, oh = oh0 + px / TW, ow = ow0 + px % TW;
-                uint4 v = make_uint4(0, 0, 0, 0);
-                if (oh < g.OH && ow < g.OW && k < g.K)
-                    v = *reinterpret_cast<const uint4 *>(dy + (int64_t)n * g.syn + (int64_t)oh * g.syh +
-                                                         (int64_t)ow * g.syw + k);
-                *reinterpret_cast<uint4 *>(ds + px * DSP + (i & 7) * 8) = v;
+        if (vec) { /* 16-byte pieces by cp.async (K % 8 == 0, 16-byte aligned pixels), in flight during the patch */
+#pragma unroll
+            for (int u = 0; u < TH * TW * BK / 8 / NT; u++) {
+                const int i = tid + u * NT, px = i >> 3, k = kb + (i & 7) * 8, oh = oh0 + px / TW, ow = ow0 + px % TW;
+                const bool in = oh < g.OH && ow < g.OW && k < g.K;
+                kmma::cp_async16(ds + px * DSP + (i & 7) * 8,
+                                 in ? dy + (int64_t)n * g.syn + (int64_t)oh * g.syh + (int64_t)ow * g.syw + k : dy, in);
             }
+            kmma::cp_async_commit();
         } else {
             for (int i = tid; i < TH * TW * BK; i += NT) {
                 const int px = i / BK, k = kb + i % BK, oh = oh0 + px / TW, ow = ow0 + px % TW;
@@ -293,12 +324,13 @@ __global__ void __launch_bounds__(NT, 3) kstem_wgrad_kernel(const kstem_geom g, 
             }
         }
         const int iw0 = ow0 * g.sw - g.pw, cp = g.sw * d.PQ;
-        stage_patch(g, x, n, oh0 * g.sh - g.ph, d.PH, d.RP, p0, p1, [&](int e, const uint16_t *xr) {
+        stage_patch(g, x, n, oh0 * g.sh - g.ph, d.PH, d.RP, p0, p1, [&](int e) {
             /* e = (c * sw + phase) * PQ + q */
             const int c = e / cp, rest = e - c * cp, phs = rest / d.PQ, q = rest - phs * d.PQ;
             const int iw = iw0 + q * g.sw + phs;
-            return iw >= 0 && iw < g.W ? xr[iw * g.C + c] : (uint16_t)0;
+            return iw >= 0 && iw < g.W ? iw * g.C + c : -1;
         });
+        kmma::cp_async_wait<0>();
         __syncthreads();
 #pragma unroll 2
         for (int r = 0; r < TH; r++) { /* k16 step: output row r's 16 pixels */

@@ -10,8 +10,9 @@
 #  3. the stem rows (difftest_conv --bench: "_stem" forced on conv_stem, which the planner now picks for the
 #     rows without a suffix too, and "_im2col" forced on the old engine), fwd and wgrad, N = 32 and 256, f16 and
 #     bf16 NHWC, then cuDNN on the same shapes (bench/conv_peer.py stem).
-# PART=step (the second call): the whole conv/ family (SWEEP_S), then the ResNet-50 N = 256 training step with
-#  conv_stem and without it (XDNN_CONV_STEM_OFF=1: the stem on conv_im2col_gemm as before), partitions by engine.
+# PART=final (the last call): 1, 2, the stem rows again (BENCH_F) beside the peer, then the ResNet-50 N = 256
+#  training step with conv_stem and without it (XDNN_CONV_STEM_OFF=1: the stem on conv_im2col_gemm as before;
+#  STEP_S), partitions by engine, then the whole conv/ family in the seconds left.
 # A table last (summary.txt); logs in OUT/logs.tgz.  BUDGET_S: the whole call's seconds.
 #
 # EXPECTED (written before the first call).  Floors at 2976 GB/s: fwd N=256 x 77 MB + y 411 MB = 0.164 ms; the
@@ -20,6 +21,12 @@
 # N=32 ~0.04 ms (1.57x cuDNN -> ~1.0-1.2x).  Weight gradient N=256: 1.23 ms -> ~0.30-0.40 ms (dy 411 MB read
 # once + x ~1.5x, Kc 147 -> 152 per MMA n tile); N=32 proportionally, plus ~5 us for the partials' sum.  The
 # step: -1.5 ms (stem_c 1.13 -> 0.3, stem_wn/dw 1.23 -> 0.4).
+#
+# OUTCOME of the first call (ed000b2, H100): correct (stem- 54 of 54, memcheck clean) but latency-bound: fwd N=256
+# 0.87 ms (im2col 1.10), wgrad 1.22 (1.20), N=32 fwd 0.150 (0.157): ~13 us per 128-pixel tile per CTA, the patch
+# staged one 16-bit load at a time (each waited for before the next) and the weights likewise (~40 us per CTA).
+# EXPECTED of the second version (loads batched: 24 per thread in flight per patch, 8 for the weights; dy by
+# cp.async during the patch): one or two memory latencies per tile, fwd N=256 ~0.3-0.4 ms, wgrad ~0.4-0.5 ms.
 set -uo pipefail
 . "$(dirname "$0")/dev_env.sh"
 dry=${DRY:+--dry}
@@ -29,38 +36,46 @@ left() { echo $(( ${BUDGET_S:-140} - (SECONDS - t0) )); }
 part=${PART:-layers}
 summary() { grep -E "^FAIL" -A6 "$1" | cut -c1-300 | head -24; echo "$(grep -c "^PASS" "$1") passed, $(grep -c "^FAIL" "$1") failed"; }
 
-if [ "$part" = layers ]; then
-    step "correctness: difftest_conv stem-"
-    timeout "${SWEEP_S:-45}" "$dt" $dry stem- > "$out/sweep_stem.log" 2>&1; echo "rc=$?"
-    summary "$out/sweep_stem.log"
-    step "memcheck --quick stem-"
-    timeout "${SAN_S:-30}" compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10 "$dt" $dry --quick stem- \
-        > "$out/memcheck.log" 2>&1
-    echo "rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -8
-    step "bench: the stem rows (conv_stem forced, conv_im2col_gemm forced)"
+bench_rows() { # BENCH_F's filters ('|'-separated) into OUT/bench.log, leaving PEER_S seconds for the peer
     : > "$out/bench.log"
-    for f in "_stem n" "_im2col n32c3h224" "_im2col n256c3h224"; do
+    IFS='|' read -r -a bf <<< "$1"
+    for f in "${bf[@]}"; do
         [ "$(left)" -gt "${PEER_S:-35}" ] || { echo "out of time before $f"; break; }
         timeout "$(( $(left) - ${PEER_S:-35} ))" "$dt" $dry --bench "$f" >> "$out/bench.log" 2>&1; echo "$f rc=$?"
     done
-    grep -E "^BENCH.*FAILED" "$out/bench.log" | cut -c1-200 | head -5
     step "peer: bench/conv_peer.py stem"
     [ -n "$dry" ] || PYTHONUNBUFFERED=1 timeout "$(( $(left) - 5 ))" python3 "$dev/conv_peer.py" stem > "$out/peer.log" 2>&1
     echo "rc=$?"; head -1 "$out/peer.log" 2>/dev/null
-else
+}
+steps() { # the ResNet-50 step with conv_stem (on) and without (off), STEP_S seconds in all
+    local end=$(( SECONDS + ${STEP_S:-100} )) lim ab off
+    dev_link_cli || return 1
+    for ab in on off; do # the first run compiles the generated kernels into XDNN_CACHE_DIR; the second reuses them
+        lim=$(( end - SECONDS )); [ "$ab" = off ] || lim=$(( lim * 55 / 100 ))
+        [ "$lim" -gt 15 ] || { echo "out of time before $ab"; break; }
+        off=0; [ "$ab" = on ] || off=1
+        dev_step "$ab" "$lim" XDNN_CONV_STEM_OFF=$off -- --iters "${ITERS:-5}" --warmup 2
+        python3 tests/gpu/step_by_engine.py "$out/step_$ab.json" stem_c stem_wn/dw 2>&1 | head -3
+    done
+}
+
+step "correctness: difftest_conv stem-"
+timeout "${SWEEP_S:-40}" "$dt" $dry stem- > "$out/sweep_stem.log" 2>&1; echo "rc=$?"
+summary "$out/sweep_stem.log"
+step "memcheck --quick stem-"
+timeout "${SAN_S:-30}" compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10 "$dt" $dry --quick stem- \
+    > "$out/memcheck.log" 2>&1
+echo "rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -8
+if [ "$part" = layers ]; then
+    step "bench: the stem rows (conv_stem forced, conv_im2col_gemm forced)"
+    bench_rows "${BENCH_F:-_stem n|_im2col n32c3h224|_im2col n256c3h224}"
+else # final: the stem rows, the step on / off, then the conv/ family in what is left
+    step "bench: the stem rows"
+    bench_rows "${BENCH_F:-_stem n|bf16_nhwc_im2col n256c3h224}"
+    [ -n "$dry" ] || steps
     step "the conv/ family"
-    timeout "${SWEEP_S:-80}" "$dt" $dry conv/ > "$out/sweep_conv.log" 2>&1; echo "rc=$? (124: cut short, the cases listed ran)"
+    timeout "$(( $(left) - 4 ))" "$dt" $dry conv/ > "$out/sweep_conv.log" 2>&1; echo "rc=$? (124: cut short, the cases listed ran)"
     summary "$out/sweep_conv.log"; echo "of $("$dt" --list | grep -c '^conv/') conv/ cases"
-    if [ -z "$dry" ]; then
-        dev_link_cli || exit 1
-        for ab in on off; do # the first run compiles the generated kernels into XDNN_CACHE_DIR; the second reuses them
-            lim=$(( $(left) - 5 )); [ "$ab" = off ] || lim=$(( lim * 6 / 10 ))
-            [ "$lim" -gt 15 ] || { echo "out of time before $ab"; break; }
-            off=0; [ "$ab" = on ] || off=1
-            dev_step "$ab" "$lim" XDNN_CONV_STEM_OFF=$off -- --iters "${ITERS:-5}" --warmup 2
-            python3 tests/gpu/step_by_engine.py "$out/step_$ab.json" stem_c stem_wn/dw 2>&1 | head -3
-        done
-    fi
 fi
 
 step "tables"
