@@ -17,6 +17,7 @@ extern const gpu_engine gpu_engine_conv_igemm_wgmma; /* convw */
 extern const gpu_engine gpu_engine_conv_wgrad_wgmma; /* wgrad3 */
 extern const gpu_engine gpu_engine_conv_im2col_gemm; /* stem */
 extern const gpu_engine gpu_engine_conv_f32_gemm; /* f32conv */
+extern const gpu_engine gpu_engine_conv_stem; /* stem: session 11 */
 extern const gpu_engine gpu_engine_sdpa_splitkv; /* gpuseq: decode / chunked prefill */
 extern const gpu_engine gpu_engine_sdpa_flash_wgmma, gpu_engine_sdpa_flash, gpu_engine_sdpa_flash_tf32,
     gpu_engine_sdpa_naive, gpu_engine_sdpa_bwd_flash, gpu_engine_sdpa_bwd, gpu_engine_rnn_cublas; /* gpuseq */
@@ -48,6 +49,7 @@ const gpu_engine_row gpu_engine_rows[] = {
     {&gpu_engine_conv_dw, SERVES(CONV), NULL},
     {&gpu_engine_conv_im2col_gemm, SERVES(CONV), NULL}, /* stem */
     {&gpu_engine_conv_f32_gemm, SERVES(CONV), NULL}, /* f32conv */
+    {&gpu_engine_conv_stem, SERVES(CONV), NULL}, /* stem: session 11 */
     {&gpu_engine_pool_direct, SERVES(POOL), NULL},
     {&gpu_engine_sdpa_fp8_wgmma, SERVES(SDPA), NULL}, /* fp8attn: the fp8 form only */
     {&gpu_engine_sdpa_flash_wgmma, SERVES(SDPA), NULL}, /* gpuseq */

@@ -1623,6 +1623,34 @@ static void bench_cases(void)
                     c->force = "conv_wgrad";
             }
         }
+    /* the stem forced on conv_stem ("_stem", session 11: the implicit GEMM on the staged patch) and its weight
+     * gradient forced on conv_im2col_gemm ("_im2col": the engine the planner gave it before), N = 32 and 256;
+     * the rows without a suffix above are as the planner places them (set "stem" of bench/conv_peer.py) */
+    for (int k = 0; k < 3; k += 2)
+        for (int n = 32; n <= 256; n *= 8)
+            for (int v = 0; v < 3; v++) {
+                char id[192];
+                tcase *c;
+                if (v == 0) {
+                    snprintf(id, sizeof id, "conv_fwd_%s_stem n%dc3h224k64r7s2p3", kinds[k].tag, n);
+                    c = add_case(id, 1, "conv_stem",
+                                 "dnn 1;\ngraph g(seed=1) {\n  input x: %s[%d, 3, 224, 224] @nhwc;\n"
+                                 "  weight w: %s[64, 3, 7, 7] @nhwc;\n  y = conv(x, w, stride=2, pad=3);\n"
+                                 "  output y: %s @nhwc;\n}\n",
+                                 kinds[k].dt, n, kinds[k].dt, kinds[k].dt);
+                } else {
+                    snprintf(id, sizeof id, "conv_wgrad_%s_%s n%dc3h224k64r7", kinds[k].tag, v == 1 ? "stem" : "im2col",
+                             n);
+                    c = add_case(id, 1, v == 1 ? "conv_stem" : "conv_im2col_gemm",
+                                 "dnn 1;\ngraph g(seed=3) {\n  input dy: %s[%d, 64, 112, 112] @nhwc;\n"
+                                 "  input x: %s[%d, 3, 224, 224] @nhwc;\n"
+                                 "  dw = conv_wgrad(dy, x, w_dims=[64, 3, 7, 7], stride=2, pad=3);\n"
+                                 "  output dw: %s @nhwc;\n}\n",
+                                 kinds[k].dt, n, kinds[k].dt, n, kinds[k].dt);
+                }
+                if (c)
+                    c->force = v == 0 ? "conv" : "conv_wgrad";
+            }
     /* the 1x1 layers at 7x7 (few output tiles: split-K's cases beside the 3x3 ones), f16 only */
     static const int r50_7x7[][8] = {{32, 2048, 7, 7, 512, 1, 1, 0}, {32, 512, 7, 7, 2048, 1, 1, 0}};
     for (int i = 0; i < 2; i++) {
@@ -2195,6 +2223,55 @@ static void conv_f32_gemm_cases(void)
                 c->f32_flat = "0";
                 c->reject_detail = "one GEMM";
             }
+/* conv_stem (session 11: the small-C 2-D conv as an implicit GEMM whose im2col fragments come from the CTA's
+ * input patch in shared memory; kern_conv_stem.h), forced, "stem-" in every id, fwd and wgrad, f16 and bf16: the
+ * ResNet stem at N = 1 and N = 5 on an odd 97x223 map (a partial row of tiles), C = 1 / 2 / 4 / 8, K = 7, 16, 24,
+ * 64 and 136 (two 64-channel blocks and a tail), 3x3 stride 1, 5x5, 7x7 stride 2 and 3, asymmetric pads, odd
+ * H / W (OW = 29: partial 16-pixel tiles), C = 8 7x7 (the weight gradient's 392 columns in 3 chunks of 160);
+ * refusals named: dilation 2, C = 16, a 9x9 window.  Registered last: the seeds come from the case count. */
+static void conv_stem_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    struct { const char *name; win_cfg w; } cfgs[] = {
+        {"stem-r50-n1", cfg(2, 1, 3, 64, 1, (int[]){224, 224}, (int[]){7, 7}, (int[]){2, 2}, NULL, (int[]){3, 3},
+                            (int[]){3, 3}, false)},
+        {"stem-r50-n5-97x223", cfg(2, 5, 3, 64, 1, (int[]){97, 223}, (int[]){7, 7}, (int[]){2, 2}, NULL,
+                                   (int[]){3, 3}, (int[]){3, 3}, false)},
+        {"stem-c1-k24-3x3-37x29", cfg(2, 2, 1, 24, 1, (int[]){37, 29}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                      (int[]){1, 1}, false)},
+        {"stem-c4-k7-7x7-s2-asym", cfg(2, 3, 4, 7, 1, (int[]){45, 38}, (int[]){7, 7}, (int[]){2, 2}, NULL,
+                                       (int[]){3, 2}, (int[]){2, 3}, false)},
+        {"stem-c4-k64-7x7-s2-61x57", cfg(2, 2, 4, 64, 1, (int[]){61, 57}, (int[]){7, 7}, (int[]){2, 2}, NULL,
+                                         (int[]){3, 3}, (int[]){3, 3}, false)},
+        {"stem-c3-k136-3x3-s2", cfg(2, 2, 3, 136, 1, (int[]){19, 23}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                    (int[]){1, 1}, (int[]){1, 1}, false)},
+        {"stem-c2-k16-7x7-s3-asym", cfg(2, 2, 2, 16, 1, (int[]){40, 33}, (int[]){7, 7}, (int[]){3, 3}, NULL,
+                                        (int[]){1, 3}, (int[]){2, 0}, false)},
+        {"stem-c8-k24-7x7-30x27", cfg(2, 1, 8, 24, 1, (int[]){30, 27}, (int[]){7, 7}, NULL, NULL, (int[]){3, 3},
+                                      (int[]){3, 3}, false)},
+        {"stem-c3-k64-5x3-s2x1", cfg(2, 3, 3, 64, 1, (int[]){21, 35}, (int[]){5, 3}, (int[]){2, 1}, NULL,
+                                     (int[]){2, 0}, (int[]){1, 2}, false)},
+    };
+    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
+        for (int ti = 0; ti < 2; ti++)
+            for (int dir = 0; dir < 3; dir += 2) {
+                if (opts.quick && (ti != ci % 2 || ci == 0))
+                    continue;
+                conv_case_forced(cfgs[ci].name, &cfgs[ci].w, dts[ti], true, dir, false, "conv_stem", 1);
+                cases[ncases - 1].want_detail = dir == 0 ? "implicit-GEMM fwd" : "implicit-GEMM wgrad";
+            }
+    struct { const char *name; win_cfg w; int dir; const char *why; } no[] = {
+        {"stem-refused-dil2", cfg(2, 2, 3, 16, 1, (int[]){15, 13}, (int[]){3, 3}, NULL, (int[]){2, 2},
+                                  (int[]){2, 2}, (int[]){2, 2}, false), 0, "needs dilation 1, got dilation=[2, 2]"},
+        {"stem-refused-c16", cfg(2, 2, 16, 16, 1, (int[]){9, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                 (int[]){1, 1}, false), 2, "runs C <= 8"},
+        {"stem-refused-9x9", cfg(2, 1, 3, 16, 1, (int[]){20, 20}, (int[]){9, 9}, NULL, NULL, (int[]){4, 4},
+                                 (int[]){4, 4}, false), 0, "windows up to 7x7, got 9x9"},
+    };
+    for (int i = 0; i < (int)(sizeof no / sizeof no[0]); i++) {
+        conv_case_forced(no[i].name, &no[i].w, "bf16", true, no[i].dir, false, "conv_stem", 1);
+        cases[ncases - 1].refuse = no[i].why;
+    }
 }
 
 int main(int argc, char **argv)
@@ -2227,7 +2304,8 @@ int main(int argc, char **argv)
         conv_wgmma_tma_cases();  /* after the others: the cases before keep their seeds (ncases) */
         conv_wgrad_xtma_cases();
         conv_tma_offset_cases();
-        conv_f32_gemm_cases(); /* last */
+        conv_f32_gemm_cases();
+        conv_stem_cases(); /* last */
     }
     dh_tester t = {.name = "difftest_conv", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case, .bench_line = bench_line};
