@@ -2223,6 +2223,8 @@ static void conv_f32_gemm_cases(void)
                 c->f32_flat = "0";
                 c->reject_detail = "one GEMM";
             }
+}
+
 /* conv_stem (session 11: the small-C 2-D conv as an implicit GEMM whose im2col fragments come from the CTA's
  * input patch in shared memory; kern_conv_stem.h), forced, "stem-" in every id, fwd and wgrad, f16 and bf16: the
  * ResNet stem at N = 1 and N = 5 on an odd 97x223 map (a partial row of tiles), C = 1 / 2 / 4 / 8, K = 7, 16, 24,
