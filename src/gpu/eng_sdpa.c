@@ -489,7 +489,20 @@ static double bwd_cost(const gplan *pl, const gpart *p, const gpu_device *dev) {
 static size_t no_ws(const gplan *pl, const gpart *p, const gpu_device *dev) { return 0; }
 /* sdpa_flash_wgmma: one int, the counter its persistent grid draws a causal-like band's work items from (zeroed
  * by each launch in its stream, so concurrent executes each need their own: the workspace is per execute) */
-static size_t wgmma_ws(const gplan *pl, const gpart *p, const gpu_device *dev) { return 256 + sizeof(int); }
+/* and, after 256 bytes, v10's key splits' partials (xk_sdpa_fwd_wgmma_ws: chunked prefill, few query rows) */
+static size_t wgmma_ws(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    xk_sdpa kp;
+    sdpa_ids ids;
+    char why[256];
+    size_t split = 0;
+    /* (the tensors' addresses are not known here: the kernel's own test of bias, dropout and ragged sequences,
+     * which keep the plain kernel, is made from the ids) */
+    if (gpu_sdpa_analyze(pl, p, SDPA_K_MMA, &kp, &ids, why, sizeof why) && ids.bias < 0 && !kp.drop_threshold &&
+        ids.off_q < 0 && ids.off_kv < 0)
+        split = xk_sdpa_fwd_wgmma_ws(&kp, dev->sm_count);
+    return 256 + 256 + split;
+}
 static size_t bwd_ws_kind(const gplan *pl, const gpart *p, sdpa_kind kind)
 {
     xk_sdpa kp;
@@ -591,7 +604,8 @@ static xdnn_status sdpa_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags
     } else if (sp->wgmma) {
         /* the persistent causal grid's work counter (wgmma_ws) */
         int *sched = (int *)(void *)(((uintptr_t)(c->ws + p->ws_offset) + 255) & ~(uintptr_t)255);
-        rc = xk_sdpa_fwd_wgmma(&k, (const int64_t(*)[4])sp->qkv_st, sched, s);
+        const size_t split_ws = p->ws_bytes > 512 ? p->ws_bytes - 512 : 0; /* past the counter (wgmma_ws) */
+        rc = xk_sdpa_fwd_wgmma(&k, (const int64_t(*)[4])sp->qkv_st, sched, (char *)sched + 256, split_ws, s);
         call = "xk_sdpa_fwd_wgmma";
     } else if (sp->kind == SDPA_K_MMA) {
         rc = xk_sdpa_fwd_mma(&k, s);

@@ -92,3 +92,19 @@ dev_memcheck() {
     echo "memcheck rc=$? (124: cut short, the cases listed ran)"
     grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$log" | head -6
 }
+# dev_bench_runs TESTER RUNS — TESTER --bench for each "ENV=V,ENV=V|FILTER|TAG|SECONDS" of RUNS (';'-separated;
+# ENV "-": none) into OUT/bench.log under "### TAG [ENV]" (DIFFTEST_ITERS=ITERS, default 10), the rc and the
+# PASS / FAIL counts of each on stdout.
+dev_bench_runs() {
+    local r envs filt tag lim x runs
+    IFS=';' read -ra runs <<< "$2"
+    for r in "${runs[@]}"; do
+        IFS='|' read -r envs filt tag lim <<< "$r"
+        echo "--- $tag [$envs] $filt ($((SECONDS - t0)) s)"
+        x=${envs/#-/} # "-": no variables (env - would empty the environment)
+        env ${x//,/ } DIFFTEST_ITERS="${ITERS:-10}" timeout "${lim:-60}" "$1" --bench "$filt" > "$out/bench.tmp" 2>&1
+        echo "rc=$? ok=$(grep -c '^PASS' "$out/bench.tmp") fail=$(grep -c '^FAIL' "$out/bench.tmp")"
+        { echo "### $tag [$envs]"; cat "$out/bench.tmp"; } >> "$out/bench.log"
+    done
+    rm -f "$out/bench.tmp"
+}
