@@ -1125,11 +1125,13 @@ extern "C" int xk_sdpa_fwd_wgmma_smem(int D)
     return D <= 64 ? wg_cfg<64>::SMEM : D <= 128 ? wg_cfg<128>::SMEM : D <= 256 ? wg_cfg<256>::SMEM : 1 << 30;
 }
 
-extern "C" size_t xk_sdpa_fwd_wgmma_ws(const xk_sdpa *p, int sm_count)
+extern "C" size_t xk_sdpa_fwd_wgmma_ws(const xk_sdpa *p, int sm_count, int *pack, int *nsplit)
 {
     const int d = p->D > p->Dv ? p->D : p->Dv;
     const pack_plan pk = plan_pack(*p, p->bias.p || p->drop_threshold, knobs_of(), sm_count, d <= 128 ? 128 : 64,
                                    (size_t)-1);
+    *pack = pk.pack;
+    *nsplit = pk.nsplit;
     return pk.nsplit > 1 ? xk_sdpa_splitkv_ws(p, pk.nsplit) : 0;
 }
 

@@ -13,6 +13,7 @@
 # (memory-bound, 31/32 of the tile's rows padding).  The large row b4h16s4096d128 (2048 items: v10 not taken)
 # unchanged: 0.90 ms no mask, 0.50 causal (session 10).
 #
+# PART=splitkv (call 2): every sdpa_splitkv case, memcheck on --quick sdpa_splitkv/odd-.
 # PART=check: difftest_seq pack- in full (default, then --quick with XDNN_SDPA_WGMMA_SPLITS=1 and with
 #   XDNN_SDPA_WGMMA_PACK=0), every sdpa forward case ("sdpa/"), compute-sanitizer memcheck on --quick pack-.
 # PART=bench: the decode table's chunk / dec / spec rows (both engines) with the v10 A/B (PACK=0, SPLITS=1) on
@@ -44,6 +45,14 @@ if [ "$PART" = check ] || [ "$PART" = all ]; then
     step sanitizer
     timeout "${SAN_S:-30}" compute-sanitizer --tool memcheck --print-limit 10 "$T" --quick /pack- \
         > "$out/memcheck.log" 2>&1
+    echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY|passed,' "$out/memcheck.log" | tr '\n' ' ')"
+fi
+if [ "$PART" = splitkv ]; then # call 2: the sdpa_splitkv cases call 1's 15 s left (its combine pass refactored)
+    step splitkv
+    sweep "-|sdpa/sdpa_splitkv/||45"
+    rm -f "$out/sweep.tmp"
+    step sanitizer
+    timeout 30 compute-sanitizer --tool memcheck --print-limit 10 "$T" --quick sdpa_splitkv/odd- > "$out/memcheck.log" 2>&1
     echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY|passed,' "$out/memcheck.log" | tr '\n' ' ')"
 fi
 if [ "$PART" = bench ] || [ "$PART" = all ]; then
