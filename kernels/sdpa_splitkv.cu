@@ -447,9 +447,16 @@ __global__ void __launch_bounds__(128, skv_cfg<DP, WM>::MIN_BLOCKS) splitkv_fwd(
     }
 }
 
-// One block per query row (b, h, i): o = sum_s 2^(lse_s - M) o_s / sum_s 2^(lse_s - M).
-__global__ void __launch_bounds__(128) splitkv_combine(xk_sdpa p0, xk_splitkv_serve sv, int nsplit, const float *ws_o,
-                                                       const float *ws_l)
+__device__ __forceinline__ float ld_any_t(float x) { return x; }
+__device__ __forceinline__ float ld_any_t(__half x) { return __half2float(x); }
+__device__ __forceinline__ float ld_any_t(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+// One block per query row (b, h, i): o = sum_s 2^(lse_s - M) o_s / sum_s 2^(lse_s - M).  The partials o_s in
+// PT (f32 here; sdpa_flash_wgmma's key splits write o's dtype), lse_s times lse_mul in the log2 domain (1 here;
+// log2(e) for sdpa_flash_wgmma's natural-log stats).
+template <typename PT>
+__global__ void __launch_bounds__(128) splitkv_combine(xk_sdpa p0, xk_splitkv_serve sv, int nsplit, const PT *ws_o,
+                                                       const float *ws_l, float lse_mul)
 {
     extern __shared__ float wts[]; // [nsplit]
     __shared__ float s_m, s_sum;
@@ -464,13 +471,13 @@ __global__ void __launch_bounds__(128) splitkv_combine(xk_sdpa p0, xk_splitkv_se
     if (threadIdx.x < 32) {
         float m = -CUDART_INF_F;
         for (int s = threadIdx.x; s < nsplit; s += 32)
-            m = fmaxf(m, ws_l[s * nall + row]);
+            m = fmaxf(m, ws_l[s * nall + row] * lse_mul);
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1)
             m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
         float sum = 0.0f;
         for (int s = threadIdx.x; s < nsplit; s += 32) {
-            const float w = m == -CUDART_INF_F ? 0.0f : exp2f(ws_l[s * nall + row] - m);
+            const float w = m == -CUDART_INF_F ? 0.0f : exp2f(ws_l[s * nall + row] * lse_mul - m);
             wts[s] = w;
             sum += w;
         }
@@ -486,7 +493,7 @@ __global__ void __launch_bounds__(128) splitkv_combine(xk_sdpa p0, xk_splitkv_se
     for (int d = threadIdx.x; d < p.Dv; d += blockDim.x) {
         float acc = 0.0f;
         for (int s = 0; s < nsplit; s++)
-            acc += wts[s] * ws_o[(s * nall + row) * p.Dv + d];
+            acc += wts[s] * ld_any_t(ws_o[(s * nall + row) * p.Dv + d]);
         st_any(p.o.p, p.o.dtype, off4(p.o, b, h, i, d), acc * inv);
     }
     if (threadIdx.x == 0 && p.stats.p)
@@ -556,6 +563,31 @@ template <int WM> xk_splitkv_shape shape_of(int dp, int ns)
     }
 }
 
+// The combine pass over nsplit partials at (wo, wl): on Hopper a programmatic dependent launch (the split pass
+// lets it start early, it waits for the split pass's end in the kernel)
+template <typename PT>
+cudaError_t combine(const xk_sdpa &p0, const xk_splitkv_serve &sv, int nsplit, const PT *wo, const float *wl,
+                    float lse_mul, cudaStream_t s)
+{
+    const size_t nall = (size_t)p0.B * p0.Hq * p0.Sq;
+    int dev = 0, cc = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess)
+        cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, dev);
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)nall);
+    cfg.blockDim = dim3(128);
+    // whole 16-byte units: compute-sanitizer saw a 12-byte shared read at the
+    // end of 2 floats (nsplit 2); the padding is never written or used
+    cfg.dynamicSmemBytes = (size_t)((nsplit + 3) & ~3) * sizeof(float);
+    cfg.stream = s;
+    cfg.attrs = &attr;
+    cfg.numAttrs = cc >= 9 ? 1 : 0;
+    return cudaLaunchKernelEx(&cfg, splitkv_combine<PT>, p0, sv, nsplit, wo, wl, lse_mul);
+}
+
 } // namespace
 
 extern "C" xk_splitkv_shape xk_sdpa_splitkv_shape(int group_rows, int D, int Dv, int stages)
@@ -570,6 +602,24 @@ extern "C" size_t xk_sdpa_splitkv_ws(const xk_sdpa *p, int nsplit)
         return 0;
     const size_t rows = (size_t)p->B * (size_t)p->Hq * (size_t)p->Sq;
     return (size_t)nsplit * rows * ((size_t)p->Dv + 1) * sizeof(float) + 256;
+}
+
+extern "C" int xk_sdpa_splitkv_combine(const xk_sdpa *p, int nsplit, void *ws, int part_dtype, int lse_ln,
+                                       void *stream)
+{
+    if (nsplit <= 1 || (int64_t)p->B * p->Hq * p->Sq == 0 || p->Dv == 0)
+        return 0;
+    float *wo = NULL, *wl = NULL;
+    xk_splitkv_ws_parts(p, nsplit, ws, &wo, &wl);
+    const xk_splitkv_serve sv = {};
+    const float mul = lse_ln ? kLog2e : 1.0f;
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    switch (part_dtype) {
+    case XK_F32: return (int)combine(*p, sv, nsplit, (const float *)wo, wl, mul, s);
+    case XK_F16: return (int)combine(*p, sv, nsplit, (const __half *)(void *)wo, wl, mul, s);
+    case XK_BF16: return (int)combine(*p, sv, nsplit, (const __nv_bfloat16 *)(void *)wo, wl, mul, s);
+    default: return (int)cudaErrorInvalidValue;
+    }
 }
 
 extern "C" int xk_sdpa_splitkv(const xk_sdpa *p, const xk_splitkv_serve *svp, int nsplit, const xk_splitkv_tune *tune,
@@ -589,10 +639,8 @@ extern "C" int xk_sdpa_splitkv(const xk_sdpa *p, const xk_splitkv_serve *svp, in
     const int G = p->Hq / p->Hk, rows = G * p->Sq, dp = dp_of(p->D, p->Dv);
     const xk_splitkv_shape sh = xk_sdpa_splitkv_shape(rows, p->D, p->Dv, 0);
     dim3 grid((unsigned)nsplit, (unsigned)((rows + sh.rows - 1) / sh.rows), (unsigned)(p->B * p->Hk));
-    const size_t nall = (size_t)p->B * p->Hq * p->Sq;
-    float *wo = nsplit > 1 ? reinterpret_cast<float *>((reinterpret_cast<uintptr_t>(ws) + 255) & ~(uintptr_t)255)
-                           : nullptr;
-    float *wl = wo ? wo + (size_t)nsplit * nall * p->Dv : nullptr;
+    float *wo = NULL, *wl = NULL;
+    xk_splitkv_ws_parts(p, nsplit, ws, &wo, &wl);
     const knobs kn = {vec_ok(p->q, p->D, 2), vec_ok(p->k, p->D, 2), vec_ok(p->v, p->Dv, 2), tune ? tune->stages : 0,
                       tune ? tune->prefetch : 0};
     const bool bf = p->q.dtype == XK_BF16;
@@ -602,22 +650,5 @@ extern "C" int xk_sdpa_splitkv(const xk_sdpa *p, const xk_splitkv_serve *svp, in
                                         : launch_wm<__half, 4>(*p, sv, dp, grid, wo, wl, s, kn));
     if (e != cudaSuccess || nsplit == 1)
         return (int)e;
-    // Hopper: a programmatic dependent launch (the split pass lets it start
-    // early, it waits for the split pass's end in the kernel)
-    int dev = 0, cc = 0;
-    if (cudaGetDevice(&dev) == cudaSuccess)
-        cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, dev);
-    cudaLaunchAttribute attr;
-    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)nall);
-    cfg.blockDim = dim3(128);
-    // whole 16-byte units: compute-sanitizer saw a 12-byte shared read at the
-    // end of 2 floats (nsplit 2); the padding is never written or used
-    cfg.dynamicSmemBytes = (size_t)((nsplit + 3) & ~3) * sizeof(float);
-    cfg.stream = s;
-    cfg.attrs = &attr;
-    cfg.numAttrs = cc >= 9 ? 1 : 0;
-    return (int)cudaLaunchKernelEx(&cfg, splitkv_combine, *p, sv, nsplit, (const float *)wo, (const float *)wl);
+    return combine(*p, sv, nsplit, (const float *)wo, wl, 1.0f, s);
 }

@@ -100,6 +100,17 @@
 //    on both sides) 1-3% faster; on the counter's walk (causal) 1-3% slower (the next item, drawn by an
 //    atomic only when the producer gets to it, has its Q and first K in later than the stream's turn wants
 //    them), so the stream takes the static walk only.
+//  v10 (2026-11-24, issue 10, session 11): few query rows (chunked prefill, speculative decode).  Where the plain
+//    grid (an item per 128 rows of a head) has fewer items than SMs, the tile packs a GQA group's G = Hq / Hk
+//    heads (G a divisor of 128): tile row r is head h + r % G, position m0 + r / G (position-major, so a causal
+//    band stays narrow), one TMA box of 64 columns x G heads x 128 / G positions from a map over [D, H, S, B]
+//    (make_pack_map), so K and V are streamed once per group instead of once per q head; and each item's key
+//    tiles are split into nsplit shares (items = shares x row blocks x B x Hk <= SMs, one block each), their
+//    partial o (o's dtype) and logsumexp written by the same stores into the workspace (o and stats pointed
+//    there, the share as a batch index: no branch, which C7520 punishes) and combined by sdpa_splitkv's pass
+//    (launched as a programmatic dependent).  Dense q and k/v without bias or dropout; the rest of the kernel
+//    is v9's (the stream off: a share may have no key tile).  XDNN_SDPA_WGMMA_PACK=0 / _SPLITS=n (knobs_of).
+#include "gpu/kern_sdpa_splitkv.h"
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
 
@@ -154,6 +165,7 @@ constexpr int kThreads = 384;
 // masked as padding is, never stored.
 struct wg_item {
     int b, h, hk, m0, t0, ntiles, lq, lkv, off;
+    int split; // v10: the item's share of the keys (0 without a key split)
     bool skip;
 };
 // The walk over the work items: nwork items of nmblk row blocks; next: the dynamic scheduler's counter (v8: a
@@ -162,12 +174,26 @@ struct wg_walk {
     int rev, nmblk, nwork, sec, nq; // nq: Q buffers, 1 or 2 (v8: the second at sB, launched with SMEM_Q2)
     int chain; // v9: the consumers run the items' tiles as one stream (nq 2, dense q, no item without a key tile)
     int *next;
+    // v10: pack > 0: a tile holds pack (= Hq / Hk) heads' rows of BM / pack positions, position-major (tile row
+    // r: head h + r % pack, position m0 + r / pack), so a GQA group's K/V is streamed once; nsplit > 1: each
+    // item's key tiles are split into nsplit shares, items (split, row block, b, hk) with the split minor, each
+    // writing its partial o (normalized, in o's dtype) and logsumexp into the workspace (the kernel's o and
+    // stats are pointed there: store_o) for sdpa_splitkv's combine pass
+    int pack, nsplit;
 };
 __device__ __forceinline__ wg_item item_of(const xk_sdpa &p, int w, const wg_walk &k, int bm, int bn)
 {
     wg_item t;
     const int nmblk = k.nmblk;
-    if (p.off_q.p) {
+    t.split = 0;
+    if (k.pack) { // v10 (dense q): w = ((b, hk) * nmblk + row block) * nsplit + split; m0, bm in positions
+        const int w2 = w / k.nsplit, bh = w2 / nmblk;
+        t.split = w % k.nsplit;
+        t.b = bh / p.Hk;
+        t.h = bh % p.Hk * k.pack; // the group's first head
+        bm /= k.pack;
+        t.m0 = w2 % nmblk * bm;
+    } else if (p.off_q.p) {
         const int mb = w % nmblk;
         t.h = w / nmblk;
         slot_seq(p.off_q, p.B, p.Sq, bm, k.rev ? nmblk - 1 - mb : mb, &t.b, &t.m0);
@@ -198,6 +224,11 @@ __device__ __forceinline__ wg_item item_of(const xk_sdpa &p, int w, const wg_wal
         jhi = min(jhi, (int64_t)rhi + t.off + p.right);
     t.t0 = (int)(jlo / bn);
     t.ntiles = jhi > jlo ? (int)((jhi + bn - 1) / bn) - t.t0 : 0;
+    if (k.nsplit > 1) { // v10: this split's share of the tiles (none past the end: o = 0, lse = -inf, weight 0)
+        const int per = (t.ntiles + k.nsplit - 1) / k.nsplit, lo = min(t.ntiles, t.split * per);
+        t.t0 += lo;
+        t.ntiles = min(per, t.ntiles - lo);
+    }
     return t;
 }
 
@@ -330,6 +361,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #define XW_FULLB(s) (sBar + 8u * (2 + 4 * ST + (s)))
 #define XW_EMPTYB(s) (sBar + 8u * (2 + 5 * ST + (s)))
     const int wg = threadIdx.x / 128;
+    if (walk.nsplit > 1) // v10: the combine pass may be scheduled now (it waits for this grid's end)
+        asm volatile("griddepcontrol.launch_dependents;\n" ::);
 
     if (threadIdx.x == 0) {
         for (int b = 0; b < 2; b++) {
@@ -377,7 +410,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                 mb_expect(XW_FULLQ(qs), C::Q_BYTES);
 #pragma unroll
                 for (int c = 0; c < NB; c++)
-                    tma_load((qs ? sB : sQ) + c * BM * 128, &tq, XW_FULLQ(qs), c * 64, sr.qrow + t.m0, t.h, qb);
+                    tma_load((qs ? sB : sQ) + c * BM * 128, &tq, XW_FULLQ(qs), c * 64,
+                             walk.pack ? t.h : sr.qrow + t.m0, walk.pack ? t.m0 : t.h, qb); // v10: [D, H, S, B]
                 for (int it = 0; it < t.ntiles; it++, gt++) {
                     const int s = gt % ST, ph = (gt / ST) & 1;
                     mb_wait(XW_EMPTYK(s), ph ^ 1);
@@ -435,18 +469,27 @@ __global__ void __launch_bounds__(kThreads, 1)
         int wi = -1;             // the items this block has taken (the Q buffer and its barriers' parity)
         int qs = 0, qph = 0;     // the item's Q buffer and its phase
         uint32_t qbase = 0;      // this warpgroup's 64 rows of that Q
-        int wrow0 = 0, row0 = 0; // this warpgroup's first row; this thread's rows: row0, row0 + 8
+        // this warpgroup's rows' first and last positions; this thread's rows' positions row0, row1 (row0 + 8
+        // but with v10's packing) and, packed, their heads' offsets in the group hr0, hr1
+        int wlo = 0, whi = 0, row0 = 0, row1 = 0, hr0 = 0, hr1 = 0;
         int klo[2], khi[2];      // the keys those rows see: [klo, khi]
         float mrow[2], lrow[2];
         auto begin_item = [&]() { // t is the next item this block takes
             wi++;
             qs = wi % walk.nq, qph = (wi / walk.nq) & 1;
             qbase = (qs ? sB : sQ) + cw * 64 * 128;
-            wrow0 = t.m0 + cw * 64;
-            row0 = wrow0 + warp * 16 + g;
+            const int tr = cw * 64 + warp * 16 + g; // this thread's first row of the tile
+            if (walk.pack) {
+                const int G = walk.pack;
+                wlo = t.m0 + cw * 64 / G, whi = t.m0 + (cw * 64 + 63) / G;
+                row0 = t.m0 + tr / G, row1 = t.m0 + (tr + 8) / G, hr0 = tr % G, hr1 = (tr + 8) % G;
+            } else {
+                wlo = t.m0 + cw * 64, whi = wlo + 63;
+                row0 = wlo + warp * 16 + g, row1 = row0 + 8;
+            }
 #pragma unroll
             for (int r = 0; r < 2; r++) {
-                band_keys(p, t.lq, t.lkv, t.off, row0 + 8 * r, &klo[r], &khi[r]);
+                band_keys(p, t.lq, t.lkv, t.off, r ? row1 : row0, &klo[r], &khi[r]);
                 mrow[r] = -CUDART_INF_F, lrow[r] = 0.0f;
             }
 #pragma unroll
@@ -494,9 +537,9 @@ __global__ void __launch_bounds__(kThreads, 1)
                 const int n0 = (t.t0 + it) * BN;
                 // a tile needs the per-element mask where it crosses the key or row end (seq lens) or an edge
                 // of the band for this warpgroup's 64 rows
-                const bool edge = n0 + BN > t.lkv || wrow0 + 64 > t.lq ||
-                                  (p.right >= 0 && n0 + BN - 1 > (int64_t)wrow0 + t.off + p.right) ||
-                                  (p.left >= 0 && n0 < (int64_t)wrow0 + 63 + t.off - p.left);
+                const bool edge = n0 + BN > t.lkv || whi >= t.lq ||
+                                  (p.right >= 0 && n0 + BN - 1 > (int64_t)wlo + t.off + p.right) ||
+                                  (p.left >= 0 && n0 < (int64_t)whi + t.off - p.left);
                 if (GEN && p.bias.p) { // btma: the tile from shared memory, else every lane loads (clamped to the
                                        // bias) from global memory; both uniform: no divergent branch
                     if (C::BT && btma) {
@@ -639,15 +682,19 @@ __global__ void __launch_bounds__(kThreads, 1)
                 ragged_span(p.off_q, t.b, p.Sq, &qrow, &nq);
             using OT = typename std::conditional<SPLIT, float, T>::type;
             OT *op = static_cast<OT *>(const_cast<void *>(p.o.p));
+            // v10's key split: o and stats are the workspace's partials, [nsplit x B, Hq, Sq, Dv] and [.., 1]
+            // (the host's views), split s of batch b at b + s B; the same stores, no branch (a branch here made
+            // ptxas serialize the wgmmas, C7520)
+            const int ob = t.b + t.split * p.B;
 #pragma unroll
             for (int r = 0; r < 2; r++) {
-                const int i = row0 + 8 * r;
+                const int i = r ? row1 : row0, h = t.h + (r ? hr1 : hr0);
                 if (i >= nq) // past Sq, or (ragged) the next sequence's row: never written
                     continue;
                 const bool empty = mrow[r] == -CUDART_INF_F || !(lrow[r] > 0.0f);
                 const float inv = empty ? 0.0f : 1.0f / lrow[r];
                 OT *orow =
-                    op + (int64_t)t.b * p.o.st[0] + (int64_t)t.h * p.o.st[1] + (int64_t)(qrow + i) * p.o.st[2];
+                    op + (int64_t)ob * p.o.st[0] + (int64_t)h * p.o.st[1] + (int64_t)(qrow + i) * p.o.st[2];
 #pragma unroll
                 for (int c = 0; c < OC; c++)
 #pragma unroll
@@ -662,7 +709,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                             *reinterpret_cast<uint32_t *>(orow + d) = pack2<T>(x0, x1);
                     }
                 if (t4 == 0 && p.stats.p)
-                    st_any(p.stats.p, p.stats.dtype, off4(p.stats, t.b, t.h, qrow + i, 0),
+                    st_any(p.stats.p, p.stats.dtype, off4(p.stats, ob, h, qrow + i, 0),
                            empty ? -CUDART_INF_F : (mrow[r] * scale2 + log2f(lrow[r])) * kLn2);
             }
         };
@@ -836,12 +883,14 @@ __global__ void __launch_bounds__(kThreads, 1)
 // XDNN_SDPA_WGMMA_QBUF=1 keeps one Q buffer on the persistent grid (v8: two where shared memory allows).
 // XDNN_SDPA_WGMMA_CHAIN=0 ends each work item before the next begins (v8) instead of issuing the next item's
 // first Q K^T beside the last P V (v9, where there are two Q buffers).
+// XDNN_SDPA_WGMMA_PACK=0 (v10) keeps one head per tile and every item's keys in one block where the plain
+// grid has fewer items than SMs; XDNN_SDPA_WGMMA_SPLITS=n caps v10's key splits at n (1: packing alone).
 struct knobs {
-    int pingpong, persistent, sms, bias_tma, smem, causal, qbuf, chain;
+    int pingpong, persistent, sms, bias_tma, smem, causal, qbuf, chain, pack, splits;
 };
 knobs knobs_of()
 {
-    static knobs k = {-1, -1, 0, 0, 0, 2, 2, 1};
+    static knobs k = {-1, -1, 0, 0, 0, 2, 2, 1, 1, 0};
     if (k.pingpong < 0) {
         const char *pp = getenv("XDNN_SDPA_WGMMA_PINGPONG"), *pe = getenv("XDNN_SDPA_WGMMA_PERSISTENT"),
                    *bt = getenv("XDNN_SDPA_WGMMA_BIAS_TMA"), *ca = getenv("XDNN_SDPA_WGMMA_CAUSAL"),
@@ -861,8 +910,61 @@ knobs knobs_of()
             k.causal = 1;
         k.qbuf = qb && qb[0] == '1' ? 1 : 2;
         k.chain = !(ch && ch[0] == '0');
+        const char *pk = getenv("XDNN_SDPA_WGMMA_PACK"), *sp = getenv("XDNN_SDPA_WGMMA_SPLITS");
+        k.pack = !(pk && pk[0] == '0');
+        k.splits = sp ? atoi(sp) : 0;
     }
     return k;
+}
+
+// v10: few query rows (chunked prefill, speculative decode).  Where the plain grid (one item per 128 rows of a
+// head) has fewer items than SMs, a tile packs a GQA group's heads (pack = Hq / Hk, a divisor of 128: the tile
+// is pack x 128 / pack positions, one TMA box) so the group's K/V is streamed once, not once per q head, and
+// the items' keys are split over blocks so that the grid fills the SMs (nsplit shares of the key tiles, at most
+// one block per SM in all: an item costs ~3.6 us beside ~1.7 us a tile, so more shares than SMs lose), combined
+// by sdpa_splitkv's pass.  Dense q and k/v, no bias or dropout (GEN).  nsplit shrinks to what ws_bytes holds.
+struct pack_plan {
+    int pack, nmblk, nsplit;
+};
+pack_plan plan_pack(const xk_sdpa &p, bool gen, const knobs &k, int sms, int bn, size_t ws_bytes)
+{
+    pack_plan pl = {0, 0, 1};
+    const int G = p.Hk > 0 ? p.Hq / p.Hk : 0;
+    const int64_t plain = (int64_t)(p.Sq + 127) / 128 * p.B * p.Hq;
+    if (!k.pack || gen || p.off_q.p || p.off_kv.p || sms <= 0 || plain >= sms || G < 1 || 128 % G != 0)
+        return pl;
+    const int P = 128 / G; // positions per tile
+    const int64_t nmblk = (p.Sq + P - 1) / P, items = nmblk * p.B * p.Hk;
+    const int ntiles = (p.Skv + bn - 1) / bn;
+    int ns = (int)(sms / items);
+    if (k.splits > 0 && ns > k.splits)
+        ns = k.splits;
+    ns = ns > ntiles ? ntiles : ns < 1 ? 1 : ns;
+    const int per = (ntiles + ns - 1) / ns;
+    ns = (ntiles + per - 1) / per; // no share left empty by the rounding
+    while (ns > 1 && xk_sdpa_splitkv_ws(&p, ns) > ws_bytes)
+        ns--;
+    pl.pack = G, pl.nmblk = (int)nmblk, pl.nsplit = ns;
+    return pl;
+}
+
+// v10's Q map: dims [D, Hq, Sq, B] (heads before positions), boxes of 64 columns x pack heads x 128 / pack
+// positions, so that box row r is head h + r % pack, position m0 + r / pack (the tile's position-major packing)
+bool make_pack_map(CUtensorMap *m, const void *base, bool bf16, const int64_t *dims, const int64_t *st, int pack)
+{
+    encode_fn enc = tensor_map_encoder();
+    if (!enc || (reinterpret_cast<uintptr_t>(base) & 15))
+        return false;
+    cuuint64_t gdim[4] = {(cuuint64_t)dims[3], (cuuint64_t)dims[1], (cuuint64_t)dims[2], (cuuint64_t)dims[0]};
+    const int64_t s[3] = {st[1], st[2], st[0]};
+    cuuint64_t gst[3];
+    for (int i = 0; i < 3; i++)
+        gst[i] = (cuuint64_t)(s[i] ? s[i] : 8) * 2;
+    cuuint32_t box[4] = {64, (cuuint32_t)pack, (cuuint32_t)(128 / pack), 1}, est[4] = {1, 1, 1, 1};
+    return enc(m, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+               const_cast<void *>(base), gdim, gst, box, est, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
 // v7: the bias through a tensor map when TMA can describe it: q's 16-bit dtype (the tile is converted as T),
@@ -902,7 +1004,8 @@ bool every_item_has_keys(const xk_sdpa &p, int bm)
 }
 
 template <typename T, int DP, bool GEN, bool SPLIT>
-cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, cudaStream_t s)
+cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void *ws, size_t ws_bytes,
+                      cudaStream_t s)
 {
     using C = wg_cfg<DP>;
     const knobs k = knobs_of();
@@ -912,9 +1015,10 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, cuda
     // a packed side is one batch of T rows (st: the engine's [0, head, token, 1] strides)
     const int64_t bq = p.off_q.p ? 1 : p.B, bkv = p.off_kv.p ? 1 : p.B;
     const int64_t qd[4] = {bq, p.Hq, p.Sq, p.D}, kd[4] = {bkv, p.Hk, p.Skv, p.D}, vd[4] = {bkv, p.Hk, p.Skv, p.Dv};
+    const pack_plan pk = plan_pack(p, GEN, k, k.sms, C::BN, ws ? ws_bytes : 0);
     CUtensorMap tq, tk, tv;
-    if (!make_map(&tq, p.q.p, bf, qd, st[0], C::BM) || !make_map(&tk, p.k.p, bf, kd, st[1], C::BN) ||
-        !make_map(&tv, p.v.p, bf, vd, st[2], C::BN))
+    if (!(pk.pack ? make_pack_map(&tq, p.q.p, bf, qd, st[0], pk.pack) : make_map(&tq, p.q.p, bf, qd, st[0], C::BM)) ||
+        !make_map(&tk, p.k.p, bf, kd, st[1], C::BN) || !make_map(&tv, p.v.p, bf, vd, st[2], C::BN))
         return cudaErrorInvalidValue;
     if (!btma)
         tb = tq; // not read
@@ -928,12 +1032,27 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, cuda
     wg_walk walk;
     walk.rev = p.right >= 0 && p.left < 0;
     // ragged q: T / BM + B slots per head (slot_seq), the empty ones passed over
-    const int64_t nmblk = p.off_q.p ? (int64_t)p.Sq / C::BM + p.B : (p.Sq + C::BM - 1) / C::BM;
-    const int64_t nwork = nmblk * (p.off_q.p ? 1 : p.B) * p.Hq;
+    const int64_t nmblk = pk.pack    ? pk.nmblk
+                          : p.off_q.p ? (int64_t)p.Sq / C::BM + p.B
+                                      : (p.Sq + C::BM - 1) / C::BM;
+    const int64_t nwork =
+        pk.pack ? nmblk * p.B * p.Hk * pk.nsplit : nmblk * (p.off_q.p ? 1 : p.B) * p.Hq; // v10: <= the SMs
     if (nwork > INT32_MAX)
         return cudaErrorInvalidValue;
     walk.nmblk = (int)nmblk, walk.nwork = (int)nwork, walk.sec = 0, walk.next = NULL;
-    const int mode = uniform || p.off_q.p ? 0 : k.causal;
+    walk.pack = pk.pack, walk.nsplit = pk.nsplit;
+    xk_sdpa pk_p = p; // v10's key split: o and stats become the partials in the workspace (store_o)
+    if (pk.nsplit > 1) {
+        float *wo, *wl;
+        xk_splitkv_ws_parts(&p, pk.nsplit, ws, &wo, &wl);
+        const int64_t rows = (int64_t)p.Sq * p.Hq;
+        pk_p.o.p = wo;
+        pk_p.o.st[0] = rows * p.Dv, pk_p.o.st[1] = (int64_t)p.Sq * p.Dv, pk_p.o.st[2] = p.Dv, pk_p.o.st[3] = 1;
+        pk_p.stats.p = wl;
+        pk_p.stats.dtype = XK_F32;
+        pk_p.stats.st[0] = rows, pk_p.stats.st[1] = p.Sq, pk_p.stats.st[2] = 1, pk_p.stats.st[3] = 0;
+    }
+    const int mode = uniform || p.off_q.p || pk.pack ? 0 : k.causal;
     if (mode >= 1) { // sections: as many kv heads' K and V as fit in 32 MB of L2 (a power of 2), their q heads
         const int64_t kv_bytes = (int64_t)p.Skv * (p.D + p.Dv) * 2;
         int64_t sec = 1;
@@ -959,7 +1078,8 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, cuda
     // (H100, session 10: on the counter's walk, causal, it lost 1-3%: the next item is drawn by an atomic only
     // when the producer reaches it, so its Q and first K arrive after the consumers want them; the static walk
     // gained 1-2.5%)
-    walk.chain = k.chain && walk.nq == 2 && !walk.next && !p.off_q.p && !GEN && every_item_has_keys(p, C::BM);
+    walk.chain =
+        k.chain && walk.nq == 2 && !walk.next && !p.off_q.p && !GEN && !pk.pack && every_item_has_keys(p, C::BM);
     static int opted = 0; // the dynamic shared memory this instantiation may use so far
     if (opted < smem) {
         cudaError_t e =
@@ -968,21 +1088,25 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, cuda
             return e;
         opted = smem;
     }
-    sdpa_fwd_wgmma<T, DP, GEN, SPLIT><<<grid, kThreads, smem, s>>>(tq, tk, tv, tb, p, walk, k.pingpong, btma);
-    return cudaGetLastError();
+    sdpa_fwd_wgmma<T, DP, GEN, SPLIT><<<grid, kThreads, smem, s>>>(tq, tk, tv, tb, pk_p, walk, k.pingpong, btma);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess || pk.nsplit <= 1)
+        return e;
+    // v10: the shares into o and stats (partials in o's dtype, natural-log lse)
+    return (cudaError_t)xk_sdpa_splitkv_combine(&p, pk.nsplit, ws, SPLIT ? XK_F32 : p.q.dtype, 1, s);
 }
 
 template <typename T, bool SPLIT>
-cudaError_t launch_t(const xk_sdpa &p, const int64_t (*st)[4], int *sched, cudaStream_t s)
+cudaError_t launch_t(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void *ws, size_t wb, cudaStream_t s)
 {
     const int d = p.D > p.Dv ? p.D : p.Dv;
     if (p.bias.p || p.drop_threshold)
-        return d <= 64    ? launch_wg<T, 64, true, SPLIT>(p, st, sched, s)
-               : d <= 128 ? launch_wg<T, 128, true, SPLIT>(p, st, sched, s)
-                          : launch_wg<T, 256, true, SPLIT>(p, st, sched, s);
-    return d <= 64    ? launch_wg<T, 64, false, SPLIT>(p, st, sched, s)
-           : d <= 128 ? launch_wg<T, 128, false, SPLIT>(p, st, sched, s)
-                      : launch_wg<T, 256, false, SPLIT>(p, st, sched, s);
+        return d <= 64    ? launch_wg<T, 64, true, SPLIT>(p, st, sched, ws, wb, s)
+               : d <= 128 ? launch_wg<T, 128, true, SPLIT>(p, st, sched, ws, wb, s)
+                          : launch_wg<T, 256, true, SPLIT>(p, st, sched, ws, wb, s);
+    return d <= 64    ? launch_wg<T, 64, false, SPLIT>(p, st, sched, ws, wb, s)
+           : d <= 128 ? launch_wg<T, 128, false, SPLIT>(p, st, sched, ws, wb, s)
+                      : launch_wg<T, 256, false, SPLIT>(p, st, sched, ws, wb, s);
 }
 
 } // namespace
@@ -1001,7 +1125,18 @@ extern "C" int xk_sdpa_fwd_wgmma_smem(int D)
     return D <= 64 ? wg_cfg<64>::SMEM : D <= 128 ? wg_cfg<128>::SMEM : D <= 256 ? wg_cfg<256>::SMEM : 1 << 30;
 }
 
-extern "C" int xk_sdpa_fwd_wgmma(const xk_sdpa *p, const int64_t (*qkv_st)[4], int *sched, void *stream)
+extern "C" size_t xk_sdpa_fwd_wgmma_ws(const xk_sdpa *p, int sm_count, int *pack, int *nsplit)
+{
+    const int d = p->D > p->Dv ? p->D : p->Dv;
+    const pack_plan pk = plan_pack(*p, p->bias.p || p->drop_threshold, knobs_of(), sm_count, d <= 128 ? 128 : 64,
+                                   (size_t)-1);
+    *pack = pk.pack;
+    *nsplit = pk.nsplit;
+    return pk.nsplit > 1 ? xk_sdpa_splitkv_ws(p, pk.nsplit) : 0;
+}
+
+extern "C" int xk_sdpa_fwd_wgmma(const xk_sdpa *p, const int64_t (*qkv_st)[4], int *sched, void *ws, size_t ws_bytes,
+                                 void *stream)
 {
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if ((int64_t)p->B * p->Hq * p->Sq == 0)
@@ -1012,7 +1147,10 @@ extern "C" int xk_sdpa_fwd_wgmma(const xk_sdpa *p, const int64_t (*qkv_st)[4], i
     if ((f32o && (uintptr_t)p->o.p % 8 != 0) || (!f32o && p->o.dtype != p->q.dtype))
         return (int)cudaErrorInvalidValue;
     const bool bf = p->q.dtype == XK_BF16;
-    cudaError_t e = f32o ? (bf ? launch_t<__nv_bfloat16, true>(*p, qkv_st, sched, s) : launch_t<__half, true>(*p, qkv_st, sched, s))
-                         : (bf ? launch_t<__nv_bfloat16, false>(*p, qkv_st, sched, s) : launch_t<__half, false>(*p, qkv_st, sched, s));
+    const size_t wb = ws_bytes;
+    cudaError_t e = f32o ? (bf ? launch_t<__nv_bfloat16, true>(*p, qkv_st, sched, ws, wb, s)
+                               : launch_t<__half, true>(*p, qkv_st, sched, ws, wb, s))
+                         : (bf ? launch_t<__nv_bfloat16, false>(*p, qkv_st, sched, ws, wb, s)
+                               : launch_t<__half, false>(*p, qkv_st, sched, ws, wb, s));
     return (int)e;
 }

@@ -453,6 +453,16 @@ static double flash_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
         rate = ids.bias >= 0 ? 45.0 : 148.0;
     return gpu_sdpa_underfill_us(pl, p, dev, 64, rate); /* one block per 64 query rows */
 }
+/* sdpa_flash_wgmma's plan for few query rows (its v10, xk_sdpa_fwd_wgmma_ws) where the kernel takes it: dense q
+ * and k/v, no bias or dropout (decided from the ids: the tensors' addresses are not known when planning) */
+static size_t wgmma_pack_plan(const xk_sdpa *kp, const sdpa_ids *ids, int sm_count, int *pack, int *nsplit)
+{
+    *pack = 0, *nsplit = 1;
+    if (ids->bias >= 0 || kp->drop_threshold || ids->off_q >= 0 || ids->off_kv >= 0)
+        return 0;
+    return xk_sdpa_fwd_wgmma_ws(kp, sm_count, pack, nsplit);
+}
+
 /* sdpa_flash_wgmma on the H100 (bench/RESULTS-sdpa.md): 590-630 TFLOP/s at D = 128, 370-420 at D = 64, 225 at
  * D = 40 padded to 64: ranked ahead of sdpa_flash everywhere it runs. */
 static double wgmma_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
@@ -475,6 +485,19 @@ static double wgmma_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
          * yet); sdpa_flash does the same second P V on mma.sync, so the order against it stays */
         if (pl->g->t[ids.o].dtype == XDNN_F32)
             rate /= 1.33;
+        int pack, nsplit;
+        wgmma_pack_plan(&kp, &ids, dev->sm_count, &pack, &nsplit);
+        if (pack) {
+            /* v10, few query rows (H100, session 11: 14-245 us at Sq 1-256, Skv 1k-128k, within ~15%): the
+             * packed tiles' tensor work (padding rows included) at 560 TFLOP/s or K and V read once per group
+             * at 2.7 TB/s, whichever is longer, + 12 us (the launch, a block's fill and drain) + 4 us with the
+             * combine pass; never above the plain kernel's figure (v10 only takes what that grid underfills) */
+            const double rows = ceil(kp.Sq / (128.0 / pack)) * 128.0 * kp.B * kp.Hk;
+            const double flops = 2.0 * rows * kp.Skv * (kp.D + kp.Dv) * (450.0 / rate);
+            const double bytes = 2.0 * kp.B * kp.Hk * (double)kp.Skv * (kp.D + kp.Dv);
+            return fmin(fmax(flops / 560e6, bytes / 2.7e6) + 12.0 + (nsplit > 1 ? 4.0 : 0.0),
+                        gpu_sdpa_underfill_us(pl, p, dev, 128, rate));
+        }
     }
     return gpu_sdpa_underfill_us(pl, p, dev, 128, rate); /* one work item per 128 query rows */
 }
@@ -489,7 +512,18 @@ static double bwd_cost(const gplan *pl, const gpart *p, const gpu_device *dev) {
 static size_t no_ws(const gplan *pl, const gpart *p, const gpu_device *dev) { return 0; }
 /* sdpa_flash_wgmma: one int, the counter its persistent grid draws a causal-like band's work items from (zeroed
  * by each launch in its stream, so concurrent executes each need their own: the workspace is per execute) */
-static size_t wgmma_ws(const gplan *pl, const gpart *p, const gpu_device *dev) { return 256 + sizeof(int); }
+/* and, after 256 bytes, v10's key splits' partials (xk_sdpa_fwd_wgmma_ws: chunked prefill, few query rows) */
+static size_t wgmma_ws(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    xk_sdpa kp;
+    sdpa_ids ids;
+    char why[256];
+    size_t split = 0;
+    int pack, nsplit;
+    if (gpu_sdpa_analyze(pl, p, SDPA_K_MMA, &kp, &ids, why, sizeof why))
+        split = wgmma_pack_plan(&kp, &ids, dev->sm_count, &pack, &nsplit);
+    return 256 + 256 + split;
+}
 static size_t bwd_ws_kind(const gplan *pl, const gpart *p, sdpa_kind kind)
 {
     xk_sdpa kp;
@@ -533,6 +567,11 @@ static xdnn_status build_kind2(gpu_ctx *c, gpart *p, sdpa_kind kind, bool wgmma,
              k->drop_threshold ? " dropout" : "", sp->ids.len_q >= 0 || sp->ids.len_kv >= 0 ? " seqlens" : "",
              sp->ids.off_q >= 0 ? " ragged-q" : "", sp->ids.off_kv >= 0 ? " ragged-kv" : "",
              kind == SDPA_K_MMA && k->o.dtype == XK_F32 ? " o=f32" : ""); /* f32 o: P V as hi + lo */
+    int pack, nsplit;
+    if (wgmma && (wgmma_pack_plan(k, &sp->ids, c->dev.sm_count, &pack, &nsplit), pack)) { /* v10's plan */
+        size_t n = strlen(sp->detail);
+        snprintf(sp->detail + n, sizeof sp->detail - n, " pack=%d splits=%d", pack, nsplit);
+    }
     return XDNN_OK;
 }
 
@@ -591,7 +630,8 @@ static xdnn_status sdpa_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags
     } else if (sp->wgmma) {
         /* the persistent causal grid's work counter (wgmma_ws) */
         int *sched = (int *)(void *)(((uintptr_t)(c->ws + p->ws_offset) + 255) & ~(uintptr_t)255);
-        rc = xk_sdpa_fwd_wgmma(&k, (const int64_t(*)[4])sp->qkv_st, sched, s);
+        const size_t split_ws = p->ws_bytes > 512 ? p->ws_bytes - 512 : 0; /* past the counter (wgmma_ws) */
+        rc = xk_sdpa_fwd_wgmma(&k, (const int64_t(*)[4])sp->qkv_st, sched, (char *)sched + 256, split_ws, s);
         call = "xk_sdpa_fwd_wgmma";
     } else if (sp->kind == SDPA_K_MMA) {
         rc = xk_sdpa_fwd_mma(&k, s);

@@ -70,7 +70,15 @@ int xk_sdpa_bwd_mma(const xk_sdpa *p, void *stream);   /* q, k, v, do f16/bf16 (
  * block per work item there).  _built: 1 when the sm_90a code is in
  * this build; _smem: bytes of shared memory per block for head dim
  * max(D, Dv). */
-int xk_sdpa_fwd_wgmma(const xk_sdpa *p, const int64_t (*qkv_st)[4], int *sched, void *stream);
+int xk_sdpa_fwd_wgmma(const xk_sdpa *p, const int64_t (*qkv_st)[4], int *sched, void *ws, size_t ws_bytes,
+                      void *stream);
+/* Its plan for few query rows (v10: a GQA group's heads packed in a tile and
+ * the keys split over blocks up to sm_count, combined by sdpa_splitkv's
+ * pass) on a device of sm_count SMs: *pack, the heads packed per tile (0:
+ * the plain kernel), *nsplit the key splits (1: none); returns the bytes ws
+ * must hold for them (0 without splits).  A launch given fewer bytes splits
+ * less. */
+size_t xk_sdpa_fwd_wgmma_ws(const xk_sdpa *p, int sm_count, int *pack, int *nsplit);
 /* Whether the Hopper forward can load p's bias tile by TMA (its v7; else the
  * per-element loads of v6): the bias in q's dtype, keys contiguous, rows not
  * broadcast, 16-byte strides, dense (not ragged) sequences, max(D, Dv) <= 128.

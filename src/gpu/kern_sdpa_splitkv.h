@@ -14,6 +14,7 @@
 #include "gpu/kern_sdpa.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,6 +42,24 @@ typedef struct xk_splitkv_tune {
 /* Workspace bytes for nsplit > 1: partial o (f32, normalized by its own row
  * sum) and its log2-sum-exp per split and query row. */
 size_t xk_sdpa_splitkv_ws(const xk_sdpa *p, int nsplit);
+
+/* Where the partials lie in that workspace (NULL, NULL for nsplit <= 1):
+ * o of split s, query row (b, h, i) at wo[(s * rows + (b * Hq + h) * Sq + i)
+ * * Dv], its log2-sum-exp at wl[s * rows + ...]; rows = B * Hq * Sq. */
+static inline void xk_splitkv_ws_parts(const xk_sdpa *p, int nsplit, void *ws, float **wo, float **wl)
+{
+    const size_t rows = (size_t)p->B * (size_t)p->Hq * (size_t)p->Sq;
+    *wo = nsplit > 1 && ws ? (float *)(void *)(((uintptr_t)ws + 255) & ~(uintptr_t)255) : NULL;
+    *wl = *wo ? *wo + (size_t)nsplit * rows * (size_t)p->Dv : NULL;
+}
+
+/* The combine pass alone, over partials another kernel wrote into ws as
+ * above (sdpa_flash_wgmma's key splits, kernels/sdpa_wgmma_sm90a.cu): o in
+ * part_dtype (XK_F32, XK_F16 or XK_BF16, at wo as above), the logsumexp at
+ * wl in log2 units or, lse_ln != 0, natural-log ones; o and stats of dense
+ * q in their dtypes.  A no-op for nsplit <= 1.  Returns a cudaError_t as
+ * int. */
+int xk_sdpa_splitkv_combine(const xk_sdpa *p, int nsplit, void *ws, int part_dtype, int lse_ln, void *stream);
 
 /* The serving inputs (src/ops/sdpa.h): a paged K/V cache and ragged THD
  * sequences; all zero = dense.

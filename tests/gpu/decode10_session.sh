@@ -30,16 +30,7 @@ if [ -n "${SAN_FILTER:-}" ]; then
     echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY|passed,' "$out/memcheck.log" | tr '\n' ' ')"
 fi
 step bench
-IFS=';' read -ra runs <<< "${BENCH_RUNS:--|bench/decode/table/|main|60}"
-for r in "${runs[@]}"; do
-    IFS='|' read -r envs filt tag lim <<< "$r"
-    echo "--- $tag [$envs] $filt ($((SECONDS - t0)) s)"
-    x=${envs/#-/}
-    env ${x//,/ } DIFFTEST_ITERS="${ITERS:-10}" timeout "${lim:-60}" "$T" --bench "$filt" > "$out/bench.tmp" 2>&1
-    echo "rc=$? ok=$(grep -c '^PASS' "$out/bench.tmp") fail=$(grep -c '^FAIL' "$out/bench.tmp")"
-    { echo "### $tag [$envs]"; cat "$out/bench.tmp"; } >> "$out/bench.log"
-done
-rm -f "$out/bench.tmp"
+dev_bench_runs "$T" "${BENCH_RUNS:--|bench/decode/table/|main|60}"
 if [ -z "${SKIP_PEER:-}" ]; then
     step peer
     PYTHONUNBUFFERED=1 timeout "${PEER_S:-50}" python3 "$dev/sdpa_decode_peer.py" table > "$out/peer.log" 2>&1

@@ -105,3 +105,20 @@ dev_ab_table() {
                   printf "%-50s %-18s %8.4f %8.4f %6.2f %8.4f %6.2f %6s\n", k, eng[k], b, on[k],
                          (on[k] > 0 && b > 0 ? b / on[k] : 0), q, (q > 0 ? on[k] / q : 0), tf[k]}}' "$1" "$2" "$3"
 }
+
+# dev_bench_runs TESTER RUNS — TESTER --bench for each "ENV=V,ENV=V|FILTER|TAG|SECONDS" of RUNS (';'-separated;
+# ENV "-": none) into OUT/bench.log under "### TAG [ENV]" (DIFFTEST_ITERS=ITERS, default 10), the rc and the
+# PASS / FAIL counts of each on stdout.
+dev_bench_runs() {
+    local r envs filt tag lim x runs
+    IFS=';' read -ra runs <<< "$2"
+    for r in "${runs[@]}"; do
+        IFS='|' read -r envs filt tag lim <<< "$r"
+        echo "--- $tag [$envs] $filt ($((SECONDS - t0)) s)"
+        x=${envs/#-/} # "-": no variables (env - would empty the environment)
+        env ${x//,/ } DIFFTEST_ITERS="${ITERS:-10}" timeout "${lim:-60}" "$1" --bench "$filt" > "$out/bench.tmp" 2>&1
+        echo "rc=$? ok=$(grep -c '^PASS' "$out/bench.tmp") fail=$(grep -c '^FAIL' "$out/bench.tmp")"
+        { echo "### $tag [$envs]"; cat "$out/bench.tmp"; } >> "$out/bench.log"
+    done
+    rm -f "$out/bench.tmp"
+}

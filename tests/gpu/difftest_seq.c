@@ -1208,6 +1208,36 @@ static void bench_cases_bwd_dropout(void)
     }
 }
 
+/* Session 11 (2026-11-24, issue 10, kernel v10): few query rows on sdpa_flash_wgmma.  Where the plain grid has
+ * fewer items than an H100's 132 SMs, a tile packs a GQA group's heads (Hq / Hk a divisor of 128: 128 / G
+ * positions x G heads, position-major) and the keys are split over blocks, combined by sdpa_splitkv's pass.
+ * Sq 1, 3, 7, 33, 64, 100, 256; GQA 1, 2, 4, 8, 32, 128 and 3 (no packing: the plain kernel); Skv 1, primes,
+ * 32768; D = Dv 64, 128 and 96; no mask, causal top-left (most key shares empty) and bottom-right, a sliding
+ * window bottom-right, a window on both sides, seq lens (seq_len_q and seq_len_kv, a batch with none);
+ * f16 and bf16, bhsd and bshd, 16-bit and f32 o; stats output.  Ids "sdpa/sdpa_flash_wgmma/pack-...". */
+static const sopt pack_sopts[] = {
+    {"pack-plain", "", 0, false},
+    {"pack-causal-br", ", causal=true, align=\"bottom_right\"", 0, false},
+    {"pack-causal", ", causal=true", 0, false},
+    {"pack-slide64-br", ", window=[64, 0], align=\"bottom_right\"", 0, false},
+    {"pack-seqlens-causal-br", ", causal=true, align=\"bottom_right\"", 0, true},
+    {"pack-window8-4", ", window=[8, 4]", 0, false},
+    {"pack-seqlens", "", 0, true},
+};
+enum { PK_NSOPTS = sizeof pack_sopts / sizeof pack_sopts[0] };
+
+static void sdpa_cases_wgmma_pack(void)
+{
+    static const sshape shapes[] = {
+        {1, 32, 8, 64, 4099, 128, 128}, {1, 8, 8, 1, 1, 64, 64},        {2, 16, 8, 7, 331, 128, 128},
+        {1, 32, 4, 100, 1021, 64, 64},  {1, 32, 1, 7, 2053, 128, 128},  {1, 8, 2, 64, 32768, 128, 128},
+        {1, 12, 3, 64, 509, 96, 96},    {1, 16, 4, 256, 600, 64, 64},   {2, 32, 32, 1, 777, 128, 128},
+        {1, 12, 4, 64, 300, 128, 128},  {1, 64, 2, 1, 1000, 64, 64},    {3, 16, 2, 33, 129, 128, 128},
+        {1, 128, 1, 3, 700, 64, 64},
+    };
+    sdpa_sweep_opts(shapes, (int)(sizeof shapes / sizeof shapes[0]), pack_sopts, PK_NSOPTS, 3, 4);
+}
+
 /* ---- bench, masks (issue 10): b4h16s4096d128 bf16 forward on sdpa_flash_wgmma and on sdpa_flash (the
  * fallback these masks had before), ids "bench/masks/ENGINE/...": windows of 256 and 1024 keys (time should
  * follow the visible pairs), padding to half the lengths, bias [1, H, S, S], [B, 1, S, S], [S, S] and
@@ -1420,8 +1450,10 @@ static void bench_cases_decode_table(void)
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
         for (int e = 0; e < 2; e++) {
             const int B = shapes[si].B, Hk = shapes[si].Hk, Sq = shapes[si].Sq, Skv = shapes[si].Skv;
-            if (e == 1 && strcmp(shapes[si].grp, "chunk") != 0)
-                continue; /* sdpa_flash_wgmma only where it may win: Sq >= 64 */
+            /* sdpa_flash_wgmma where it may win: Sq >= 64, and (session 11, v10: packed heads, split keys) the
+             * decode and speculative rows of fewer than 132 plain items */
+            if (e == 1 && strcmp(shapes[si].grp, "chunk") != 0 && (strcmp(shapes[si].grp, "big") == 0 || B * 32 >= 132))
+                continue;
             char id[200], force[64];
             snprintf(id, sizeof id, "bench/decode/table/%s/%s/sdpa_fwd_bf16%s/b%dh32k%dq%dkv%dd128", shapes[si].grp,
                      engines[e], Sq > 1 ? "_causal_br" : "", B, Hk, Sq, Skv);
@@ -1578,6 +1610,7 @@ int main(int argc, char **argv)
         sdpa_cases_wgmma_chain();
         sdpa_cases_dropout16();
         sdpa_cases_bwd_dropout();
+        sdpa_cases_wgmma_pack(); /* last */
     }
     dh_tester t = {.name = "difftest_seq", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
