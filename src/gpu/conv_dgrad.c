@@ -86,6 +86,42 @@ void gpu_conv_dgrad_phase_epi(const kconv_epi *epi, const gconv_phase *q, kconv_
     }
 }
 
+/* Phase i's launches before its GEMM: the zero fill of an empty phase no GEMM's store writes (*gemm false), or
+ * the pack of its flipped weights (*gemm true); nothing for a phase without positions or a folded one. */
+static int phase_prep(const kconv_params *k, const gconv_dgrad *dg, int i, const void *w, void *dx, char *ws,
+                      bool *gemm, void *stream)
+{
+    const gconv_phase *q = &dg->ph[i];
+    const size_t esz_w = k->dt_y == KDT_F32 ? 4 : 2, esz_x = k->dt_x == KDT_F32 ? 4 : 2;
+    *gemm = false;
+    if (q->none || dg->folded[i])
+        return 0;
+    if (q->empty)
+        return kconv_zero_lattice(&q->f, (char *)dx + (size_t)q->dx_off * esz_x, stream);
+    *gemm = true;
+    return kconv_pack_phase(k, w, ws + (size_t)q->wt_off * esz_w, q->f.dt_w, q->r0, q->rstep, q->taps, stream);
+}
+
+int gpu_conv_dgrad_run_one(const gconv_problem *cp, const gconv_dgrad *dg, const void *dy, const void *w, void *dx,
+                           const kconv_epi *epi, char *ws, gconv_phases_gemm all, const void *ctx, void *stream)
+{
+    int e = 0, g = -1; /* g: a GEMM phase, whose dx strides every phase shares */
+    for (int i = 0; i < dg->nph && e == 0; i++) {
+        bool gemm;
+        e = phase_prep(&cp->kp, dg, i, w, dx, ws, &gemm, stream);
+        g = gemm ? i : g;
+    }
+    if (e || g < 0)
+        return e;
+    kconv_epi pe;
+    if (epi && epi->n) { /* the phases' strides, dx's offsets (the kernel adds each phase's) */
+        gpu_conv_dgrad_phase_epi(epi, &dg->ph[g], &pe);
+        for (int j = 0; j < pe.n; j++)
+            pe.s[j].t = epi->s[j].t;
+    }
+    return all(ctx, dg, dy, ws, dx, epi && epi->n ? &pe : NULL, stream);
+}
+
 int gpu_conv_dgrad_run(const gconv_problem *cp, const gconv_dgrad *dg, const void *dy, const void *w, void *dx,
                        const kconv_epi *epi, char *ws, gconv_phase_gemm gemm, const void *ctx, void *stream)
 {
@@ -95,20 +131,15 @@ int gpu_conv_dgrad_run(const gconv_problem *cp, const gconv_dgrad *dg, const voi
     int e = 0;
     for (int i = 0; i < dg->nph && e == 0; i++) {
         const gconv_phase *q = &dg->ph[i];
-        char *y = (char *)dx + (size_t)q->dx_off * esz_x;
-        if (q->none || dg->folded[i])
+        bool run;
+        e = phase_prep(k, dg, i, w, dx, ws, &run, stream);
+        if (e || !run)
             continue;
-        if (q->empty) {
-            e = kconv_zero_lattice(&q->f, y, stream);
-            continue;
-        }
-        char *wt = ws + (size_t)q->wt_off * esz_w;
-        e = kconv_pack_phase(k, w, wt, q->f.dt_w, q->r0, q->rstep, q->taps, stream);
         kconv_epi pe;
         if (epi && epi->n)
             gpu_conv_dgrad_phase_epi(epi, q, &pe);
-        if (e == 0)
-            e = gemm(ctx, dg, i, dy, wt, y, epi && epi->n ? &pe : NULL, part, stream);
+        e = gemm(ctx, dg, i, dy, ws + (size_t)q->wt_off * esz_w, (char *)dx + (size_t)q->dx_off * esz_x,
+                 epi && epi->n ? &pe : NULL, part, stream);
     }
     return e;
 }

@@ -56,6 +56,7 @@ typedef struct tcase {
     int wsplits;             /* > 0: XDNN_WGRAD_SPLITS for this case (conv_wgrad_wgmma's reduction splits) */
     bool regs;               /* XDNN_CONV_WGMMA_NO_STAGE=1: conv_igemm_wgmma's register store instead of the staged */
     const char *wtile;       /* XDNN_WGRAD_TILE for this case ("128x256": conv_wgrad_wgmma's tile forced) */
+    bool one_launch;         /* XDNN_DGRAD_ONE_LAUNCH=1 for this case (a dgrad's phases in one launch forced) */
 } tcase;
 
 static tcase *cases;
@@ -1768,6 +1769,8 @@ static void run_case(int i, dh_outcome *out)
         setenv("XDNN_CONV_WGMMA_NO_STAGE", "1", 1);
     if (c->wtile)
         setenv("XDNN_WGRAD_TILE", c->wtile, 1);
+    if (c->one_launch)
+        setenv("XDNN_DGRAD_ONE_LAUNCH", "1", 1);
     snprintf(force, sizeof force, "%s=%s", c->force ? c->force : "", c->want_engine ? c->want_engine : "");
     if (c->refuse) { /* planned only (dry or not): the forced engine's refusal, its reason named */
         gpu_run_opts o = {.iters = 1, .log = stderr, .force = forces, .nforce = 1};
@@ -1853,6 +1856,8 @@ done:
         unsetenv("XDNN_CONV_WGMMA_NO_STAGE");
     if (c->wtile)
         unsetenv("XDNN_WGRAD_TILE");
+    if (c->one_launch)
+        unsetenv("XDNN_DGRAD_ONE_LAUNCH");
     dh_case_end(&r, c->id, out->ok);
 }
 
@@ -2104,6 +2109,61 @@ static void conv_wgrad_wgmma_3d_cases(void)
         }
 }
 
+/* A conv_dgrad's GEMM phases in one launch of conv_igemm_wgmma (session 11: kconv_wgmma_phases; the 3-D
+ * instances' phase table), forced, "olp-" in every id, f16 and bf16: 3-D stride 2 (eight phases) on odd and
+ * even dx, dx channels 24 / 64 / 136 (the 64- and 128-wide tiles, a partial N tile), stride 2 in depth only;
+ * 2-D and 1-D with dy channels off the TMA map (K % 64 != 0: taken by default when the phases are small);
+ * stride above the window (2x2x2 stride 3, 2x2 stride 3, 1-D 2 stride 3: GEMM phases beside empty ones, some
+ * zero-filled by a GEMM's store, some launched); XDNN_DGRAD_ONE_LAUNCH=1 on a 2-D phase set that would load
+ * by TMA; the fused relu_bwd mask read at each phase's offset (3-D and 2-D).  Registered last: the seeds come
+ * from the case count. */
+static void conv_dgrad_one_launch_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    struct { const char *name; win_cfg w; } cfgs[] = {
+        {"olp-3d-c24-k40-s2-odd", cfg(3, 2, 24, 40, 1, (int[]){9, 11, 13}, (int[]){3, 3, 3}, (int[]){2, 2, 2}, NULL,
+                                      (int[]){1, 1, 1}, (int[]){1, 1, 1}, false)},
+        {"olp-3d-c64-k128-s2", cfg(3, 2, 64, 128, 1, (int[]){8, 10, 12}, (int[]){3, 3, 3}, (int[]){2, 2, 2}, NULL,
+                                   (int[]){1, 1, 1}, (int[]){1, 1, 1}, false)},
+        {"olp-3d-c136-k24-s2-asym", cfg(3, 1, 136, 24, 1, (int[]){7, 9, 8}, (int[]){3, 3, 3}, (int[]){2, 2, 2}, NULL,
+                                        (int[]){1, 0, 1}, (int[]){0, 1, 1}, false)},
+        {"olp-3d-c32-k16-s2d", cfg(3, 2, 32, 16, 1, (int[]){9, 7, 6}, (int[]){3, 3, 3}, (int[]){2, 1, 1}, NULL,
+                                   (int[]){1, 1, 1}, (int[]){1, 1, 1}, false)},
+        {"olp-3d-c16-k24-2x2x2-s3", cfg(3, 2, 16, 24, 1, (int[]){10, 8, 11}, (int[]){2, 2, 2}, (int[]){3, 3, 3},
+                                        NULL, NULL, NULL, false)},
+        {"olp-2d-c40-k24-3x3-s2-odd", cfg(2, 3, 40, 24, 1, (int[]){15, 13}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                          (int[]){1, 1}, (int[]){1, 1}, false)},
+        {"olp-2d-c24-k40-2x2-s3", cfg(2, 2, 24, 40, 1, (int[]){13, 11}, (int[]){2, 2}, (int[]){3, 3}, NULL, NULL,
+                                      NULL, false)},
+        {"olp-1d-c24-k8-5-s2", cfg(1, 3, 24, 8, 1, (int[]){61}, (int[]){5}, (int[]){2}, NULL, (int[]){2}, (int[]){2},
+                                   false)},
+        {"olp-1d-c16-k24-2-s3", cfg(1, 2, 16, 24, 1, (int[]){50}, (int[]){2}, (int[]){3}, NULL, NULL, NULL, false)},
+    };
+    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
+        for (int ti = 0; ti < 2; ti++)
+            if (!opts.quick || ti == ci % 2)
+                wgmma_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], 1, 0, "GEMMs in one launch");
+    /* the 2-D phases TMA would load, in one launch by XDNN_DGRAD_ONE_LAUNCH=1 (its force: dgrad_env) */
+    const win_cfg t = cfg(2, 2, 64, 64, 1, (int[]){13, 11}, (int[]){3, 3}, (int[]){2, 2}, NULL, (int[]){1, 1},
+                          (int[]){1, 1}, false);
+    wgmma_case("olp-force-2d-c64-k64-3x3-s2", &t, "bf16", 1, 0, "GEMMs in one launch");
+    cases[ncases - 1].one_launch = true;
+    /* the relu_bwd mask read at each phase's offset: the 3-D and the 2-D stride-2 sets above */
+    static const char *const mdt[2] = {"bf16", "f16"};
+    const win_cfg *mw[2] = {&cfgs[0].w, &cfgs[5].w};
+    for (int i = 0; i < 2; i++) {
+        char name[48];
+        snprintf(name, sizeof name, "olp-dge-%dd-s2", mw[i]->nsp);
+        tcase *tc = dgrad_relu_case(name, mdt[i], mw[i], "", "conv_igemm_wgmma", false);
+        if (!tc)
+            continue;
+        tc->force = "conv_dgrad";
+        tc->want_parts = 2;
+        tc->want_detail = "GEMMs in one launch";
+        tc->want_detail2 = "fused epilogue relu_bwd";
+    }
+}
+
 /* The im2col loads' tap offsets (session 10's review): a 4-d im2col instruction carries offsets up to 255 only
  * (PTX ISA), so a filter reaching further, (S - 1) * dw = 300 here (WaveNet's dilations run to 512), must take
  * the cp.async gather in both Hopper conv engines, forward and weight gradient, and stay correct.  Registered
@@ -2146,7 +2206,8 @@ int main(int argc, char **argv)
         conv_wgmma_tma_cases();  /* after the others: the cases before keep their seeds (ncases) */
         conv_wgrad_xtma_cases();
         conv_tma_offset_cases();
-        conv_wgrad_wgmma_3d_cases(); /* session 11: last */
+        conv_wgrad_wgmma_3d_cases();   /* session 11 */
+        conv_dgrad_one_launch_cases(); /* last */
     }
     dh_tester t = {.name = "difftest_conv", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case, .bench_line = bench_line};

@@ -819,6 +819,20 @@ static void test_wgrad_wgmma(void)
                  "conv_im2col_gemm");
 }
 
+/* e's build of body says its GEMM phases run in one launch, or not (want). */
+static void check_one_launch(const gpu_engine *e, const char *body, bool want)
+{
+    fixture f;
+    if (!setup(&f, body, false))
+        return;
+    f.p->ws_bytes = e->workspace(f.pl, f.p, &h100);
+    char detail[512];
+    CHECK(build_host(e, &f, detail, sizeof detail) == XDNN_OK &&
+              (strstr(detail, "GEMMs in one launch") != NULL) == want && (!want || strstr(detail, "cp.async")),
+          "%s", detail);
+    teardown(&f);
+}
+
 static void test_wgmma_dgrad(void)
 {
     const gpu_engine *e = gpu_engine_find("conv_igemm_wgmma");
@@ -876,6 +890,31 @@ static void test_wgmma_dgrad(void)
     CHECK(dg->nzero[0] == 0 && gpu_conv_dgrad_launches(dg) == 5);
     free(dg);
     teardown(&f);
+    /* session 11: the GEMM phases in one launch (kconv_wgmma_phases): the 3-D UNet's stride-2 dgrad (eight
+     * phases), a small 2-D one whose dy channels (24) keep TMA off; not ResNet-50's at N = 256 (TMA loads,
+     * phases that fill the device), nor one GEMM phase beside empty ones, nor with XDNN_DGRAD_ONE_LAUNCH=0; =1
+     * takes the ResNet one */
+    static const char *const u3d = "  input dy: bf16[2, 128, 16, 16, 16] @ndhwc;\n"
+                                   "  weight w: bf16[128, 64, 3, 3, 3] @ndhwc;\n"
+                                   "  dx = conv_dgrad(dy, w, x_dims=[2, 64, 32, 32, 32], stride=2, pad=1);\n"
+                                   "  output dx: bf16 @ndhwc;\n";
+    static const char *const r50 = "  input dy: bf16[256, 256, 14, 14] @nhwc;\n"
+                                   "  weight w: bf16[256, 256, 3, 3] @nhwc;\n"
+                                   "  dx = conv_dgrad(dy, w, x_dims=[256, 256, 28, 28], stride=2, pad=1);\n"
+                                   "  output dx: bf16 @nhwc;\n";
+    check_one_launch(e, u3d, true);
+    check_one_launch(e, "  input dy: f16[3, 24, 8, 7] @nhwc;\n  weight w: f16[24, 40, 3, 3] @nhwc;\n"
+                        "  dx = conv_dgrad(dy, w, x_dims=[3, 40, 15, 13], stride=2, pad=1);\n  output dx: f16 @nhwc;\n",
+                     true);
+    check_one_launch(e, r50, false);
+    check_one_launch(e, "  input dy: f16[2, 16, 7, 6] @nhwc;\n  weight w: f16[16, 24, 1, 1] @nhwc;\n"
+                        "  dx = conv_dgrad(dy, w, x_dims=[2, 24, 13, 12], stride=2);\n  output dx: f16 @nhwc;\n",
+                     false);
+    setenv("XDNN_DGRAD_ONE_LAUNCH", "0", 1);
+    check_one_launch(e, u3d, false);
+    setenv("XDNN_DGRAD_ONE_LAUNCH", "1", 1);
+    check_one_launch(e, r50, true);
+    unsetenv("XDNN_DGRAD_ONE_LAUNCH");
 }
 
 /* conv_dgrad + the relu_bwd that alone reads its dx: one partition
