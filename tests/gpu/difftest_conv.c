@@ -1465,6 +1465,18 @@ static void zoo_bench_cases(void)
                 snprintf(cases[ncases - 1].id, sizeof cases[ncases - 1].id, "convzoo_%s_bf16 %s", dirs[dir],
                          zoo[i].tag);
         }
+    /* the 3-D wgrads forced on each Hopper-era engine (session 11's A/B: conv_wgrad_wgmma's depth against
+     * conv_wgrad_mma, which ran them before): "convzoo_wgrad_bf16_{wgmma,mma} TAG" */
+    static const char *const weng[2][2] = {{"wgmma", "conv_wgrad_wgmma"}, {"mma", "conv_wgrad_mma"}};
+    for (int e = 0; e < 2; e++)
+        for (size_t i = 0; i < sizeof zoo / sizeof zoo[0]; i++) {
+            if (zoo[i].w.nsp != 3)
+                continue;
+            conv_case_forced(zoo[i].tag, &zoo[i].w, "bf16", true, 2, false, weng[e][1], 1);
+            if (ncases > 0)
+                snprintf(cases[ncases - 1].id, sizeof cases[ncases - 1].id, "convzoo_wgrad_bf16_%s %s", weng[e][0],
+                         zoo[i].tag);
+        }
 }
 
 /* ResNet-50's conv_igemm_wgmma partitions of the N = 256 training step (bf16 NHWC; set "step256" of
