@@ -36,9 +36,10 @@
 // one thread per column merges the 8 warps in order: deterministic, and no sum / sum of squares in f32.
 // 3-D convs (session 9) run the D3 instances: m = (n, o, p, q), j = (t, r, s, c), the depth bounds-tested like
 // H and W; the 1-/2-D instances keep the code they had (D3 false folds the depth away), with the staged store.
-// The D3 instances read their geometry per work item from a phase table (kcw_phases, session 11): a lone conv
-// is one phase, and the stride phases of a conv_dgrad (kconv_wgmma_phases) run in one launch, each work item
-// finding its phase, its weights and its dx sub-lattice there (the 1-/2-D instances keep their one geometry).
+// The MP instances (3-D code, session 11) run the stride phases of a conv_dgrad in one launch
+// (kconv_wgmma_phases): each work item finds its phase's geometry, weights and dx sub-lattice in a table
+// (kcw_phases).  Their own instances: read through the table, the geometry costs the lone 3-D convs ~1.4x
+// (session 11, call 1: C64 32^3 fwd 0.094 -> 0.146 ms), so every other instance keeps its one geometry g.
 // Offsets are 32-bit: the engine refuses tensors spanning 2^31 elements or more.
 #include "conv_epi.cuh"
 #include "wgmma_sm90a.cuh"
@@ -64,7 +65,7 @@ struct kcw_geom {
     int nz, zoff[KCW_ZERO_MAX]; // a dgrad phase's store also writes zeros at yrow + zoff[i] (folded empty phases)
 };
 
-// The D3 instances' phases (kern_conv_wgmma.h's kconv_wgmma_phases; a lone 3-D conv is one): phase i owns work
+// The MP instances' phases (kern_conv_wgmma.h's kconv_wgmma_phases): phase i owns work
 // items [work0[i], work0[i + 1]) (M tile fastest, tiles_m[i] of them, then the K tile), its weights at w +
 // woff[i], its y (and a relu_bwd mask) at + yoff[i] elements.
 struct kcw_phases {
@@ -494,16 +495,16 @@ __device__ __forceinline__ kcw_item item_of(const kcw_geom &g, int w, int tiles_
     return t;
 }
 
-// Work item wi's phase (kcw_phases; the 1-/2-D instances: their one geometry g): its geometry, the item's index
-// within it, its M tiles, its weights' and y's offsets (elements).
+// Work item wi's phase (MP: kcw_phases; the other instances: their one geometry g): its geometry, the item's
+// index within it, its M tiles, its weights' and y's offsets (elements).
 struct kcw_job {
     const kcw_geom *g;
     int w, tiles_m, woff, yoff;
 };
-template <bool D3>
+template <bool MP>
 __device__ __forceinline__ kcw_job job_of(const kcw_geom &g, const kcw_phases &ph, int wi, int tiles_m)
 {
-    if (!D3)
+    if (!MP)
         return kcw_job{&g, wi, tiles_m, 0, 0};
     int i = 0;
     while (i + 1 < ph.n && wi >= ph.work0[i + 1])
@@ -511,8 +512,9 @@ __device__ __forceinline__ kcw_job job_of(const kcw_geom &g, const kcw_phases &p
     return kcw_job{&ph.g[i], wi - ph.work0[i], ph.tiles_m[i], ph.woff[i], ph.yoff[i]};
 }
 
-// D3: a 3-D conv (depth gathered and bounds-tested too); the 1-/2-D instances compile the depth away.
-template <typename T, int BN, bool STG, bool D3>
+// D3: a 3-D conv (depth gathered and bounds-tested too); the 1-/2-D instances compile the depth away.  MP (with
+// D3): a dgrad's phases from the table ph.
+template <typename T, int BN, bool STG, bool D3, bool MP = false>
 __global__ void __launch_bounds__(kcwThreads, 1)
     kcw_fwd_kernel(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,
                    const __grid_constant__ kcw_geom g, const __grid_constant__ kcw_phases ph,
@@ -584,9 +586,9 @@ __global__ void __launch_bounds__(kcwThreads, 1)
         const uint32_t swz = (uint32_t)((cc ^ (r0 & 7)) << 4); // the row's swizzled chunk: r % 8 == r0 % 8
         int gs = 0;
         for (int wi = blockIdx.x; wi < nwork; wi += gridDim.x) {
-            const kcw_job jb = job_of<D3>(g, ph, wi, tiles_m);
+            const kcw_job jb = job_of<MP>(g, ph, wi, tiles_m);
             const T *wq = w + jb.woff;
-            const kcw_geom &g = *jb.g; // the work item's phase's geometry (D3) from here on, else the one g
+            const kcw_geom &g = *jb.g; // the work item's phase's geometry (MP) from here on, else the one g
             const kcw_item it = item_of(g, jb.w, jb.tiles_m, tiles_n, BN);
             int xoff[8], ih0[8], iw0[8], id0[D3 ? 8 : 1];
 #pragma unroll
@@ -672,8 +674,8 @@ __global__ void __launch_bounds__(kcwThreads, 1)
     float *ssm = reinterpret_cast<float *>(smem_raw + (sbase - smem_u32(smem_raw)) + C::SSM);
     uint32_t mk[NB][WN / 8][2];
     for (int wi = blockIdx.x; wi < nwork; wi += gridDim.x) {
-        const kcw_job jb = job_of<D3>(g, ph, wi, tiles_m);
-        const kcw_geom &g = *jb.g; // the work item's phase's geometry (D3) from here on, else the one g
+        const kcw_job jb = job_of<MP>(g, ph, wi, tiles_m);
+        const kcw_geom &g = *jb.g; // the work item's phase's geometry (MP) from here on, else the one g
         const kcw_item it = item_of(g, jb.w, jb.tiles_m, tiles_n, BN);
         if (mask)
             kcw_mask_load<BN, D3>(g, epi.s[0], jb.yoff, mk, it.bm, it.bn, cw, warp, lane);
@@ -733,8 +735,8 @@ bool tma_maps(const kcw_geom &g, const void *x, const void *w, bool bf16, int bn
     return make_map(tw, w, bf16, dims, st, bn);
 }
 
-// mp (D3 only, unsplit): the phases of a conv_dgrad in this one launch (kconv_wgmma_phases); else g alone.
-template <typename T, int BN, bool STG, bool D3>
+// mp (MP, with D3, unsplit): the phases of a conv_dgrad in this one launch (kconv_wgmma_phases); else g alone.
+template <typename T, int BN, bool STG, bool D3, bool MP = false>
 int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part,
               float *stats, int splits, cudaStream_t s, const kcw_phases *mp = nullptr)
 {
@@ -742,7 +744,7 @@ int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kc
     static bool attr_set = false; // the attribute is per function, set once per process
     if (!attr_set) {
         cudaError_t e =
-            cudaFuncSetAttribute(kcw_fwd_kernel<T, BN, STG, D3>, cudaFuncAttributeMaxDynamicSharedMemorySize, cf::SMEM);
+            cudaFuncSetAttribute(kcw_fwd_kernel<T, BN, STG, D3, MP>, cudaFuncAttributeMaxDynamicSharedMemorySize, cf::SMEM);
         if (e != cudaSuccess)
             return (int)e;
         attr_set = true;
@@ -766,19 +768,14 @@ int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kc
     }
     const int tiles_m = (g.M + kcwBM - 1) / kcwBM, tiles_n = (g.K + BN - 1) / BN;
     int nwork = tiles_m * tiles_n * splits;
-    kcw_phases ph; // the D3 instances' table: mp's phases, or this conv as the one phase
+    kcw_phases ph; // MP: mp's phases (the other instances never read it)
     memset(&ph, 0, sizeof ph);
-    if (D3 && mp) {
+    if (MP && mp) {
         ph = *mp;
         nwork = ph.work0[ph.n];
-    } else if (D3) {
-        ph.n = 1;
-        ph.work0[1] = nwork;
-        ph.tiles_m[0] = tiles_m;
-        ph.g[0] = gs;
     }
     const int smem = stats && splits <= 1 ? cf::SMEM : cf::SMEM_PLAIN; // the statistics' buffers only when used
-    kcw_fwd_kernel<T, BN, STG, D3><<<(unsigned)min(nwork, sms), kcwThreads, smem, s>>>(
+    kcw_fwd_kernel<T, BN, STG, D3, MP><<<(unsigned)min(nwork, sms), kcwThreads, smem, s>>>(
         tx, tw, gs, ph, static_cast<const T *>(x), static_cast<const T *>(w), y, epi, splits > 1 ? part : nullptr,
         splits > 1 ? nullptr : stats, tiles_m, tiles_n, nwork);
     return (int)cudaGetLastError();
@@ -910,10 +907,11 @@ extern "C" int kconv_wgmma_phases(int n, const kconv_params *f, const int64_t *w
     const kconv_epi &e = epi ? *epi : none;
     cudaStream_t s = (cudaStream_t)stream;
     if (f[0].dt_x == KDT_BF16)
-        return bn == 64 ? launch_bn<__nv_bfloat16, 64, false, true>(ph.g[0], x, w, y, e, nullptr, nullptr, 1, s, &ph)
-                        : launch_bn<__nv_bfloat16, 128, false, true>(ph.g[0], x, w, y, e, nullptr, nullptr, 1, s, &ph);
-    return bn == 64 ? launch_bn<__half, 64, false, true>(ph.g[0], x, w, y, e, nullptr, nullptr, 1, s, &ph)
-                    : launch_bn<__half, 128, false, true>(ph.g[0], x, w, y, e, nullptr, nullptr, 1, s, &ph);
+        return bn == 64
+                   ? launch_bn<__nv_bfloat16, 64, false, true, true>(ph.g[0], x, w, y, e, nullptr, nullptr, 1, s, &ph)
+                   : launch_bn<__nv_bfloat16, 128, false, true, true>(ph.g[0], x, w, y, e, nullptr, nullptr, 1, s, &ph);
+    return bn == 64 ? launch_bn<__half, 64, false, true, true>(ph.g[0], x, w, y, e, nullptr, nullptr, 1, s, &ph)
+                    : launch_bn<__half, 128, false, true, true>(ph.g[0], x, w, y, e, nullptr, nullptr, 1, s, &ph);
 }
 
 extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,

@@ -166,28 +166,20 @@ size_t gpu_conv_wgmma_ws_bytes(const kconv_params *k, int splits) { return gpu_c
 
 /* Whether a conv_dgrad's GEMM phases run in one launch (kconv_wgmma_phases, session 11).
  * XDNN_DGRAD_ONE_LAUNCH=0: each phase its own launch; =1: one launch wherever the kernel's table holds them (A/B,
- * tests); unset: where the phases are small and their own launches would gather by cp.async too: a 3-D dgrad
- * (the TMA map is 4-d), or one whose largest phase has fewer tiles than the device has SMs and no TMA loads
- * (launched one after another, each left SMs idle: the 3-D stride-2 dgrad's eight ran at 28 TFLOP/s,
- * bench/RESULTS-conv.md).  The one launch runs the 3-D instances (cp.async, register store): the 2-D phases
- * with TMA loads or the staged store keep them (their A/B: =1). */
-static bool cw_one_launch(const gconv_problem *cp, const gconv_dgrad *dg, int bn, bool tma, int sm_count)
+ * tests); unset: a 3-D dgrad (eight small phases at stride 2, launched one after another, each left SMs idle:
+ * 28 TFLOP/s in session 9; one launch 2.2x faster, session 11 call 1), whose own launches gather by cp.async
+ * too (the TMA map is 4-d).  The one launch runs the 3-D code (cp.async, register store, the geometry read from
+ * the table per work item): the 2-D phases keep their TMA loads and staged store unless =1 (their A/B; the
+ * small 2-D phase sets off TMA not measured). */
+static bool cw_one_launch(const gconv_problem *cp, const gconv_dgrad *dg)
 {
     int gemms = 0;
-    int64_t most = 0;
-    for (int i = 0; i < dg->nph; i++) {
-        const kconv_params *f = &dg->ph[i].f;
-        if (dg->ph[i].none || dg->ph[i].empty)
-            continue;
-        const int64_t M = f->N * f->out[0] * f->out[1] * f->out[2];
-        const int64_t tiles = (M + KCW_BM - 1) / KCW_BM * ((f->K + bn - 1) / bn);
-        most = tiles > most ? tiles : most;
-        gemms++;
-    }
+    for (int i = 0; i < dg->nph; i++)
+        gemms += !dg->ph[i].none && !dg->ph[i].empty;
     const char *env = getenv("XDNN_DGRAD_ONE_LAUNCH");
     if (gemms < 2 || gemms > KCW_PH_MAX || (env && strcmp(env, "0") == 0))
         return false;
-    return (env && strcmp(env, "1") == 0) || cp->nsp == 3 || (!tma && most < (sm_count > 0 ? sm_count : 132));
+    return (env && strcmp(env, "1") == 0) || cp->nsp == 3;
 }
 
 /* The engine's plan of partition p on dev: the rules, then for a forward
@@ -206,8 +198,7 @@ static bool cw_prepare(const gplan *pl, const gpart *p, const gpu_device *dev, c
         if (!gpu_conv_dgrad_plan(&cv->cp, dev->sm_count, gpu_conv_wgmma_splits, &cv->dg, why, len))
             return false;
         cv->bn = gpu_conv_wgmma_bn(&cv->dg.ph[0].f); /* every phase's K is dx's C */
-        cv->dg.one_launch = cw_one_launch(&cv->cp, &cv->dg, cv->bn, cv->tma && kconv_wgmma_tma(&cv->dg.ph[0].f),
-                                          dev->sm_count);
+        cv->dg.one_launch = cw_one_launch(&cv->cp, &cv->dg);
         if (cv->dg.one_launch) /* the table's phases run whole */
             gpu_conv_dgrad_unsplit(&cv->dg);
         gpu_conv_dgrad_fold(&cv->dg, 8, KCW_ZERO_MAX); /* 16-byte zero stores */

@@ -96,6 +96,9 @@ bool gpu_conv_wgrad_wgmma_check(const ggraph *g, const gconv_problem *cp, const 
 #define GWX_T_SLICE_BIG_TMA 0.35
 #define GWX_T_SLICE_SMALL_TMA 0.57
 #define GWX_T_SLICE_WIDE_TMA 0.67
+/* 3-D (x always gathered; session 11, call 1, the 3-D UNet's six wgrads forced): 1.21-1.56x the 2-D gather's
+ * model (the depth's division and bounds test a row, the stem's 8-byte halves), 1.4 charged a slice. */
+#define GWX_3D_GATHER 1.4
 #define GWX_T_FILL 2.0
 #define GWX_BW 2.5e6
 #define GWX_T_LAUNCH 6.0
@@ -155,6 +158,7 @@ void gpu_conv_wgrad_wgmma_plan(const kconv_params *k, int sm_count, gwx_plan *ou
     const int64_t J = gwx_cg(k) * k->win[0] * k->win[1] * k->win[2];
     const int64_t M = k->N * k->out[0] * k->out[1] * k->out[2];
     const bool xtma = kconv_wgrad_wgmma_x_tma(k) != 0 && k->win[1] * k->win[2] > 1;
+    const double f3 = k->in[0] != 1 || k->win[0] != 1 || k->out[0] != 1 ? GWX_3D_GATHER : 1.0;
     out->slices = (M + KWX_BK - 1) / KWX_BK;
     if (out->slices < 1)
         out->slices = 1;
@@ -174,7 +178,7 @@ void gpu_conv_wgrad_wgmma_plan(const kconv_params *k, int sm_count, gwx_plan *ou
                        * measured above */
         const int64_t tiles = ((k->K + bm - 1) / bm) * ((J + bn - 1) / bn);
         double us;
-        const int64_t s = best_splits(k, slice_us(bm, bn, xtma), tiles, out->slices, sms, &us);
+        const int64_t s = best_splits(k, f3 * slice_us(bm, bn, xtma), tiles, out->slices, sms, &us);
         if (out->bm == 0 || us < best_us) {
             out->bm = bm;
             out->bn = bn;
@@ -187,7 +191,7 @@ void gpu_conv_wgrad_wgmma_plan(const kconv_params *k, int sm_count, gwx_plan *ou
         out->bm = gwx_tiles[0][0];
         out->bn = gwx_tiles[0][1];
         out->tiles = ((k->K + out->bm - 1) / out->bm) * ((J + out->bn - 1) / out->bn);
-        best = best_splits(k, slice_us(out->bm, out->bn, xtma), out->tiles, out->slices, sms, &best_us);
+        best = best_splits(k, f3 * slice_us(out->bm, out->bn, xtma), out->tiles, out->slices, sms, &best_us);
     }
     const int64_t per = (out->slices + best - 1) / best;
     out->splits = (int)((out->slices + per - 1) / per);

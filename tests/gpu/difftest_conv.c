@@ -2124,10 +2124,10 @@ static void conv_wgrad_wgmma_3d_cases(void)
 /* A conv_dgrad's GEMM phases in one launch of conv_igemm_wgmma (session 11: kconv_wgmma_phases; the 3-D
  * instances' phase table), forced, "olp-" in every id, f16 and bf16: 3-D stride 2 (eight phases) on odd and
  * even dx, dx channels 24 / 64 / 136 (the 64- and 128-wide tiles, a partial N tile), stride 2 in depth only;
- * 2-D and 1-D with dy channels off the TMA map (K % 64 != 0: taken by default when the phases are small);
- * stride above the window (2x2x2 stride 3, 2x2 stride 3, 1-D 2 stride 3: GEMM phases beside empty ones, some
- * zero-filled by a GEMM's store, some launched); XDNN_DGRAD_ONE_LAUNCH=1 on a 2-D phase set that would load
- * by TMA; the fused relu_bwd mask read at each phase's offset (3-D and 2-D).  Registered last: the seeds come
+ * 2-D and 1-D (XDNN_DGRAD_ONE_LAUNCH=1: not taken by default); stride above the window (2x2x2 stride 3, 2x2
+ * stride 3, 1-D 2 stride 3: GEMM phases beside empty ones, some zero-filled by a GEMM's store, some
+ * launched); a 2-D phase set that would load by TMA; the fused relu_bwd mask read at each phase's offset (3-D
+ * and 2-D).  Registered last: the seeds come
  * from the case count. */
 static void conv_dgrad_one_launch_cases(void)
 {
@@ -2153,9 +2153,11 @@ static void conv_dgrad_one_launch_cases(void)
     };
     for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
         for (int ti = 0; ti < 2; ti++)
-            if (!opts.quick || ti == ci % 2)
+            if (!opts.quick || ti == ci % 2) {
                 wgmma_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], 1, 0, "GEMMs in one launch");
-    /* the 2-D phases TMA would load, in one launch by XDNN_DGRAD_ONE_LAUNCH=1 (its force: dgrad_env) */
+                cases[ncases - 1].one_launch = cfgs[ci].w.nsp < 3;
+            }
+    /* the 2-D phases TMA would load, in one launch by XDNN_DGRAD_ONE_LAUNCH=1 */
     const win_cfg t = cfg(2, 2, 64, 64, 1, (int[]){13, 11}, (int[]){3, 3}, (int[]){2, 2}, NULL, (int[]){1, 1},
                           (int[]){1, 1}, false);
     wgmma_case("olp-force-2d-c64-k64-3x3-s2", &t, "bf16", 1, 0, "GEMMs in one launch");
@@ -2169,6 +2171,7 @@ static void conv_dgrad_one_launch_cases(void)
         tcase *tc = dgrad_relu_case(name, mdt[i], mw[i], "", "conv_igemm_wgmma", false);
         if (!tc)
             continue;
+        tc->one_launch = mw[i]->nsp < 3;
         tc->force = "conv_dgrad";
         tc->want_parts = 2;
         tc->want_detail = "GEMMs in one launch";
