@@ -84,9 +84,13 @@ else
     step "conv/ sweep: ${SWEEP_F:-conv/}"
     sweep "$out/sweep.log" "${STEP_KEEP_S:-60}" ${SWEEP_F:-conv/}
     summary "$out/sweep.log"
-    step "bench: the step's masked dgrads as placed, then XDNN_DGRAD_ONE_LAUNCH=1"
-    timeout 25 "$dt" $dry --bench conv_step_dgmask > "$out/bench.log" 2>&1; echo "rc=$?"
-    XDNN_DGRAD_ONE_LAUNCH=1 timeout 25 "$dt" $dry --bench conv_step_dgmask > "$out/bench_one.log" 2>&1; echo "rc=$?"
+    step "bench: the step's stride-2 masked dgrads as placed, then XDNN_DGRAD_ONE_LAUNCH=1"
+    : > "$out/bench.log"; : > "$out/bench_one.log"
+    for f in c128h56k128r3s2 c256h28k256r3s2 c512h14k512r3s2; do
+        timeout 15 "$dt" $dry --bench "conv_step_dgmask_bf16_nhwc n256$f" >> "$out/bench.log" 2>&1
+        XDNN_DGRAD_ONE_LAUNCH=1 timeout 15 "$dt" $dry --bench "conv_step_dgmask_bf16_nhwc n256$f" \
+            >> "$out/bench_one.log" 2>&1; echo "$f rc=$?"
+    done
     step "peer: conv_peer.py step256"
     PYTHONUNBUFFERED=1 timeout $(( $(left) - 3 )) python3 "$dev/conv_peer.py" step256 > "$out/peer.log" 2>&1
     echo "rc=$?"; head -1 "$out/peer.log"
