@@ -96,9 +96,12 @@ bool gpu_conv_wgrad_wgmma_check(const ggraph *g, const gconv_problem *cp, const 
 #define GWX_T_SLICE_BIG_TMA 0.35
 #define GWX_T_SLICE_SMALL_TMA 0.57
 #define GWX_T_SLICE_WIDE_TMA 0.67
-/* 3-D (x always gathered; session 11, call 1, the 3-D UNet's six wgrads forced): 1.21-1.56x the 2-D gather's
- * model (the depth's division and bounds test a row, the stem's 8-byte halves), 1.4 charged a slice. */
-#define GWX_3D_GATHER 1.4
+/* 3-D (x always gathered; session 11, the 3-D UNet's six wgrads forced on this engine and on conv_wgrad_mma):
+ * 1.21-1.56x the 2-D gather's model (the depth's division and bounds test a row, the stem's 8-byte halves);
+ * 1.6 charged a slice, so that the selection takes the faster engine on all six (this one for the C = 4 stem,
+ * 0.68 against 1.24 ms, and C256 8^3, 0.041 against 0.055; conv_wgrad_mma for C32-C128, 1.01-1.45x faster:
+ * conv_wgrad_mma's own model is optimistic on 3-D too; at 1.4 C128 16^3 came here, 0.063 against 0.052). */
+#define GWX_3D_GATHER 1.6
 #define GWX_T_FILL 2.0
 #define GWX_BW 2.5e6
 #define GWX_T_LAUNCH 6.0
