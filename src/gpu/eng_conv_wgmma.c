@@ -167,10 +167,10 @@ size_t gpu_conv_wgmma_ws_bytes(const kconv_params *k, int splits) { return gpu_c
 /* Whether a conv_dgrad's GEMM phases run in one launch (kconv_wgmma_phases, session 11).
  * XDNN_DGRAD_ONE_LAUNCH=0: each phase its own launch; =1: one launch wherever the kernel's table holds them (A/B,
  * tests); unset: a 3-D dgrad (eight small phases at stride 2, launched one after another, each left SMs idle:
- * 28 TFLOP/s in session 9; one launch 2.2x faster, session 11 call 1), whose own launches gather by cp.async
- * too (the TMA map is 4-d).  The one launch runs the 3-D code (cp.async, register store, the geometry read from
- * the table per work item): the 2-D phases keep their TMA loads and staged store unless =1 (their A/B; the
- * small 2-D phase sets off TMA not measured). */
+ * 28 TFLOP/s in session 9; one launch 1.9x faster, 0.134 -> 0.071 ms, session 11), whose own launches gather
+ * by cp.async too (the TMA map is 4-d).  The one launch runs the 3-D code (cp.async, register store, the geometry read from
+ * the table per work item): the 2-D phases keep their TMA loads and staged store unless =1 (their A/B: ResNet's
+ * N = 256 stride-2 dgrads 1.5-2.1x slower in one launch; small 2-D phase sets off TMA not measured). */
 static bool cw_one_launch(const gconv_problem *cp, const gconv_dgrad *dg)
 {
     int gemms = 0;

@@ -52,7 +52,7 @@ int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y
                     int splits, int bn, int nzero, const int64_t *zoff, float *stats, int stage, int tma,
                     void *stream);
 /* The GEMM phases of one conv_dgrad in ONE launch (session 11; the kernel's
- * D3 instances, cp.async gather, register store, unsplit): phase i is the
+ * MP instances: its 3-D code, cp.async gather, register store, unsplit): phase i is the
  * forward conv f[i] of x (dy) with the weights at w + woff[i] elements into
  * y + yoff[i] (dx's sub-lattice), zero-filling nzero[i] lattices at zoff[i];
  * the persistent CTAs take every phase's tiles from one list, so the small
