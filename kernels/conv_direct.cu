@@ -20,6 +20,8 @@
  *        atomics: deterministic. */
 #include "conv_epi.cuh"
 
+#include <string.h>
+
 enum { KCD_KB = 4, KCD_THREADS = 256 };
 
 extern "C" {
@@ -303,11 +305,11 @@ __global__ void __launch_bounds__(KCD_THREADS) kconv_pack_kernel(kconv_params p,
  * along c (w's rows, channel-contiguous in KRSC), stores along k (wt's rows): both coalesced, where the loop
  * above reads neighbouring k, R*S*C elements apart, one sector each (measured ~20 us of a 0.067 ms dgrad of
  * ResNet's 3x3 512 -> 512: 2.4 M weights). */
-__global__ void __launch_bounds__(256) kconv_pack_tiled_kernel(kconv_params p, kpack_taps tp, const void *w,
-                                                               void *wt, int dt_wt)
+__device__ __forceinline__ void kconv_pack_tile(const kconv_params &p, const kpack_taps &tp, int64_t tap,
+                                                const void *w, void *wt, int dt_wt)
 {
     __shared__ float tile[32][33];
-    const int64_t T1 = tp.taps[1], T2 = tp.taps[2], taps = tp.taps[0] * T1 * T2, tap = blockIdx.z;
+    const int64_t T1 = tp.taps[1], T2 = tp.taps[2], taps = tp.taps[0] * T1 * T2;
     const int64_t i2 = tap % T2, i1 = (tap / T2) % T1, i0 = tap / (T1 * T2);
     const int64_t woff = (tp.r0[0] + (tp.taps[0] - 1 - i0) * tp.rstep[0]) * p.sw[2] +
                          (tp.r0[1] + (T1 - 1 - i1) * tp.rstep[1]) * p.sw[3] +
@@ -324,6 +326,57 @@ __global__ void __launch_bounds__(256) kconv_pack_tiled_kernel(kconv_params p, k
         if (k < p.K && c < p.C)
             kst(wt, dt_wt, (c * taps + tap) * p.K + k, tile[threadIdx.x][j]);
     }
+}
+
+__global__ void __launch_bounds__(256) kconv_pack_tiled_kernel(kconv_params p, kpack_taps tp, const void *w,
+                                                               void *wt, int dt_wt)
+{
+    kconv_pack_tile(p, tp, blockIdx.z, w, wt, dt_wt);
+}
+
+/* Several phases' packs in one launch (kconv_pack_phases, session 11): blockIdx.z runs over phase i's taps from
+ * z0[i] on, its weights at wt + wt_off[i] elements. */
+enum { KPACK_PH_MAX = 8 };
+typedef struct kpack_phases {
+    int n, z0[KPACK_PH_MAX + 1];
+    int64_t wt_off[KPACK_PH_MAX];
+    kpack_taps tp[KPACK_PH_MAX];
+} kpack_phases;
+
+__global__ void __launch_bounds__(256) kconv_pack_phases_kernel(kconv_params p, const __grid_constant__ kpack_phases ph,
+                                                                const void *w, void *wt, int dt_wt)
+{
+    int i = 0;
+    while (i + 1 < ph.n && (int)blockIdx.z >= ph.z0[i + 1])
+        i++;
+    char *wi = static_cast<char *>(wt) + ph.wt_off[i] * (dt_wt == KDT_F32 ? 4 : 2);
+    kconv_pack_tile(p, ph.tp[i], blockIdx.z - ph.z0[i], w, wi, dt_wt);
+}
+
+int kconv_pack_phases(const kconv_params *p, const void *w, void *wt, int dt_wt, int n, const int64_t *wt_off,
+                      const int64_t (*r0)[KCONV_SP], const int64_t (*rstep)[KCONV_SP],
+                      const int64_t (*taps)[KCONV_SP], void *stream)
+{
+    const int64_t kt = (p->K + 31) / 32, ct = (p->C + 31) / 32;
+    if (n < 1 || n > KPACK_PH_MAX || ct > 65535 || kt >= ((int64_t)1 << 31))
+        return (int)cudaErrorInvalidValue;
+    kpack_phases ph;
+    memset(&ph, 0, sizeof ph);
+    ph.n = n;
+    for (int i = 0; i < n; i++) {
+        ph.wt_off[i] = wt_off[i];
+        for (int d = 0; d < KCONV_SP; d++) {
+            ph.tp[i].r0[d] = r0[i][d];
+            ph.tp[i].rstep[d] = rstep[i][d];
+            ph.tp[i].taps[d] = taps[i][d];
+        }
+        ph.z0[i + 1] = ph.z0[i] + (int)(taps[i][0] * taps[i][1] * taps[i][2]);
+    }
+    if (ph.z0[n] == 0 || ph.z0[n] > 65535)
+        return ph.z0[n] == 0 ? 0 : (int)cudaErrorInvalidValue;
+    kconv_pack_phases_kernel<<<dim3((unsigned)kt, (unsigned)ct, (unsigned)ph.z0[n]), dim3(32, 8), 0,
+                               (cudaStream_t)stream>>>(*p, ph, w, wt, dt_wt);
+    return (int)cudaGetLastError();
 }
 
 int kconv_pack_phase(const kconv_params *p, const void *w, void *wt, int dt_wt, const int64_t *r0,

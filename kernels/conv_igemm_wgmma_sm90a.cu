@@ -36,6 +36,10 @@
 // one thread per column merges the 8 warps in order: deterministic, and no sum / sum of squares in f32.
 // 3-D convs (session 9) run the D3 instances: m = (n, o, p, q), j = (t, r, s, c), the depth bounds-tested like
 // H and W; the 1-/2-D instances keep the code they had (D3 false folds the depth away), with the staged store.
+// The MP instances (3-D code, session 11) run the stride phases of a conv_dgrad in one launch
+// (kconv_wgmma_phases): each work item finds its phase's geometry, weights and dx sub-lattice in a table
+// (kcw_phases).  Their own instances: read through the table, the geometry costs the lone 3-D convs ~1.4x
+// (session 11, call 1: C64 32^3 fwd 0.094 -> 0.146 ms), so every other instance keeps its one geometry g.
 // Offsets are 32-bit: the engine refuses tensors spanning 2^31 elements or more.
 #include "conv_epi.cuh"
 #include "wgmma_sm90a.cuh"
@@ -59,6 +63,14 @@ struct kcw_geom {
     int M, Kred, dt_y, kt_per;
     int tma; // the producer loads A by a TMA im2col map and B by a tiled one (launch_bn: tma_maps), 1-/2-D only
     int nz, zoff[KCW_ZERO_MAX]; // a dgrad phase's store also writes zeros at yrow + zoff[i] (folded empty phases)
+};
+
+// The MP instances' phases (kern_conv_wgmma.h's kconv_wgmma_phases): phase i owns work
+// items [work0[i], work0[i + 1]) (M tile fastest, tiles_m[i] of them, then the K tile), its weights at w +
+// woff[i], its y (and a relu_bwd mask) at + yoff[i] elements.
+struct kcw_phases {
+    int n, work0[KCW_PH_MAX + 1], tiles_m[KCW_PH_MAX], woff[KCW_PH_MAX], yoff[KCW_PH_MAX];
+    kcw_geom g[KCW_PH_MAX];
 };
 
 constexpr int kcwBM = 128, kcwBK = 64, kcwThreads = 384, kcwStageBudget = 192 * 1024;
@@ -114,13 +126,13 @@ __device__ __forceinline__ bool kcw_mask_regs(const kconv_epi &epi, const float 
 // The thread's mask pairs (rows mrow, mrow + 8; columns j*8 + (lane%4)*2 + {0, 1} of each wgmma block b), 0
 // past M or K.
 template <int BN, bool D3>
-__device__ __forceinline__ void kcw_mask_load(const kcw_geom &g, const kepi_step &s,
+__device__ __forceinline__ void kcw_mask_load(const kcw_geom &g, const kepi_step &s, int toff,
                                               uint32_t (&mk)[kcw_cfg<BN, false>::NB][kcw_cfg<BN, false>::WN / 8][2], int bm,
                                               int bn, int cw, int warp, int lane)
 {
     constexpr int WN = kcw_cfg<BN, false>::WN, NB = kcw_cfg<BN, false>::NB;
     const int mrow = bm + cw * 64 + warp * 16 + lane / 4;
-    const uint16_t *t = static_cast<const uint16_t *>(s.t);
+    const uint16_t *t = static_cast<const uint16_t *>(s.t) + toff; // toff: the phase's (kcw_phases)
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const int m = mrow + h * 8;
@@ -483,10 +495,29 @@ __device__ __forceinline__ kcw_item item_of(const kcw_geom &g, int w, int tiles_
     return t;
 }
 
-// D3: a 3-D conv (depth gathered and bounds-tested too); the 1-/2-D instances compile the depth away.
-template <typename T, int BN, bool STG, bool D3>
+// Work item wi's phase (MP: kcw_phases; the other instances: their one geometry g): its geometry, the item's
+// index within it, its M tiles, its weights' and y's offsets (elements).
+struct kcw_job {
+    const kcw_geom *g;
+    int w, tiles_m, woff, yoff;
+};
+template <bool MP>
+__device__ __forceinline__ kcw_job job_of(const kcw_geom &g, const kcw_phases &ph, int wi, int tiles_m)
+{
+    if (!MP)
+        return kcw_job{&g, wi, tiles_m, 0, 0};
+    int i = 0;
+    while (i + 1 < ph.n && wi >= ph.work0[i + 1])
+        i++;
+    return kcw_job{&ph.g[i], wi - ph.work0[i], ph.tiles_m[i], ph.woff[i], ph.yoff[i]};
+}
+
+// D3: a 3-D conv (depth gathered and bounds-tested too); the 1-/2-D instances compile the depth away.  MP (with
+// D3): a dgrad's phases from the table ph.
+template <typename T, int BN, bool STG, bool D3, bool MP = false>
 __global__ void __launch_bounds__(kcwThreads, 1)
-    kcw_fwd_kernel(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw, const kcw_geom g,
+    kcw_fwd_kernel(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,
+                   const __grid_constant__ kcw_geom g, const __grid_constant__ kcw_phases ph,
                    const T *__restrict__ x, const T *__restrict__ w, void *__restrict__ y,
                    const kconv_epi epi, float *__restrict__ part, float *__restrict__ stats, int tiles_m,
                    int tiles_n, int nwork)
@@ -555,7 +586,10 @@ __global__ void __launch_bounds__(kcwThreads, 1)
         const uint32_t swz = (uint32_t)((cc ^ (r0 & 7)) << 4); // the row's swizzled chunk: r % 8 == r0 % 8
         int gs = 0;
         for (int wi = blockIdx.x; wi < nwork; wi += gridDim.x) {
-            const kcw_item it = item_of(g, wi, tiles_m, tiles_n, BN);
+            const kcw_job jb = job_of<MP>(g, ph, wi, tiles_m);
+            const T *wq = w + jb.woff;
+            const kcw_geom &g = *jb.g; // the work item's phase's geometry (MP) from here on, else the one g
+            const kcw_item it = item_of(g, jb.w, jb.tiles_m, tiles_n, BN);
             int xoff[8], ih0[8], iw0[8], id0[D3 ? 8 : 1];
 #pragma unroll
             for (int i = 0; i < 8; i++) {
@@ -596,7 +630,7 @@ __global__ void __launch_bounds__(kcwThreads, 1)
                 for (int i = 0; i < BN / 16; i++) {
                     const int k = it.bn + r0 + 16 * i;
                     const bool v = kin && k < g.K;
-                    const T *src = v ? w + (k * g.wK + woff) : w;
+                    const T *src = v ? wq + (k * g.wK + woff) : w;
                     cpa16(sB + (r0 + 16 * i) * 128 + swz, src, v);
                 }
                 cpa_commit();
@@ -640,9 +674,11 @@ __global__ void __launch_bounds__(kcwThreads, 1)
     float *ssm = reinterpret_cast<float *>(smem_raw + (sbase - smem_u32(smem_raw)) + C::SSM);
     uint32_t mk[NB][WN / 8][2];
     for (int wi = blockIdx.x; wi < nwork; wi += gridDim.x) {
-        const kcw_item it = item_of(g, wi, tiles_m, tiles_n, BN);
+        const kcw_job jb = job_of<MP>(g, ph, wi, tiles_m);
+        const kcw_geom &g = *jb.g; // the work item's phase's geometry (MP) from here on, else the one g
+        const kcw_item it = item_of(g, jb.w, jb.tiles_m, tiles_n, BN);
         if (mask)
-            kcw_mask_load<BN, D3>(g, epi.s[0], mk, it.bm, it.bn, cw, warp, lane);
+            kcw_mask_load<BN, D3>(g, epi.s[0], jb.yoff, mk, it.bm, it.bn, cw, warp, lane);
         for (int kt = 0; kt < it.KT; kt++, gs++) {
             const int st = gs % ST;
             mb_wait(KCW_FULL(st), (gs / ST) & 1);
@@ -664,7 +700,8 @@ __global__ void __launch_bounds__(kcwThreads, 1)
         for (int b = 0; b < NB; b++)
             keep(acc[b]);
         mb_arrive(KCW_EMPTY((gs - 1) % ST)); // the tile's last slice (the producer is already past it)
-        kcw_epilogue<BN, STG, D3>(g, acc, y, epi, part, it.bm, it.bn, it.z, cw, warp, lane, mask, mk, stats,
+        void *yq = static_cast<char *>(y) + (size_t)jb.yoff * (g.dt_y == KDT_F32 ? 4 : 2);
+        kcw_epilogue<BN, STG, D3>(g, acc, yq, epi, part, it.bm, it.bn, it.z, cw, warp, lane, mask, mk, stats,
                               ssm + ((wi / gridDim.x) & 1) * C::SSM_TILE, // this CTA's tiles alternate buffers
                               stg + cw * 64 * C::STG_ROW, zrow);
     }
@@ -698,15 +735,16 @@ bool tma_maps(const kcw_geom &g, const void *x, const void *w, bool bf16, int bn
     return make_map(tw, w, bf16, dims, st, bn);
 }
 
-template <typename T, int BN, bool STG, bool D3>
+// mp (MP, with D3, unsplit): the phases of a conv_dgrad in this one launch (kconv_wgmma_phases); else g alone.
+template <typename T, int BN, bool STG, bool D3, bool MP = false>
 int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part,
-              float *stats, int splits, cudaStream_t s)
+              float *stats, int splits, cudaStream_t s, const kcw_phases *mp = nullptr)
 {
     typedef kcw_cfg<BN, STG> cf;
     static bool attr_set = false; // the attribute is per function, set once per process
     if (!attr_set) {
         cudaError_t e =
-            cudaFuncSetAttribute(kcw_fwd_kernel<T, BN, STG, D3>, cudaFuncAttributeMaxDynamicSharedMemorySize, cf::SMEM);
+            cudaFuncSetAttribute(kcw_fwd_kernel<T, BN, STG, D3, MP>, cudaFuncAttributeMaxDynamicSharedMemorySize, cf::SMEM);
         if (e != cudaSuccess)
             return (int)e;
         attr_set = true;
@@ -728,10 +766,17 @@ int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kc
                                                       cudaSuccess || sms < 1)
             sms = 132;
     }
-    const int tiles_m = (g.M + kcwBM - 1) / kcwBM, tiles_n = (g.K + BN - 1) / BN, nwork = tiles_m * tiles_n * splits;
+    const int tiles_m = (g.M + kcwBM - 1) / kcwBM, tiles_n = (g.K + BN - 1) / BN;
+    int nwork = tiles_m * tiles_n * splits;
+    kcw_phases ph; // MP: mp's phases (the other instances never read it)
+    memset(&ph, 0, sizeof ph);
+    if (MP && mp) {
+        ph = *mp;
+        nwork = ph.work0[ph.n];
+    }
     const int smem = stats && splits <= 1 ? cf::SMEM : cf::SMEM_PLAIN; // the statistics' buffers only when used
-    kcw_fwd_kernel<T, BN, STG, D3><<<(unsigned)min(nwork, sms), kcwThreads, smem, s>>>(
-        tx, tw, gs, static_cast<const T *>(x), static_cast<const T *>(w), y, epi, splits > 1 ? part : nullptr,
+    kcw_fwd_kernel<T, BN, STG, D3, MP><<<(unsigned)min(nwork, sms), kcwThreads, smem, s>>>(
+        tx, tw, gs, ph, static_cast<const T *>(x), static_cast<const T *>(w), y, epi, splits > 1 ? part : nullptr,
         splits > 1 ? nullptr : stats, tiles_m, tiles_n, nwork);
     return (int)cudaGetLastError();
 }
@@ -820,6 +865,53 @@ extern "C" int kconv_wgmma_stages(int bn, int staged)
 extern "C" int kconv_wgmma_tma(const kconv_params *p)
 {
     return tma_geom_ok(geom_of(p, 0, nullptr));
+}
+
+extern "C" int kconv_wgmma_phases_ok(const kconv_epi *epi, int n, const int64_t *yoff)
+{
+    if (!epi || epi->n == 0)
+        return 1;
+    const kepi_step &s = epi->s[0]; // kcw_mask_regs' conditions, at every phase's offset
+    bool ok = epi->n == 1 && s.op == KEPI_RELU_BWD && s.dt != KDT_F32 && s.st[1] == 1 && s.st[0] % 2 == 0 &&
+              s.st[3] % 2 == 0 && s.st[4] % 2 == 0;
+    for (int i = 0; i < n && ok; i++)
+        ok = ((reinterpret_cast<uintptr_t>(s.t) + (uint64_t)yoff[i] * 2) & 3) == 0;
+    return ok;
+}
+
+extern "C" int kconv_wgmma_phases(int n, const kconv_params *f, const int64_t *woff, const int64_t *yoff,
+                                  const int *nzero, const int64_t (*zoff)[KCW_ZERO_MAX], const void *x, const void *w,
+                                  void *y, const kconv_epi *epi, int bn, void *stream)
+{
+    if (n < 1 || n > KCW_PH_MAX || (bn != 64 && bn != 128) || !kconv_wgmma_phases_ok(epi, n, yoff))
+        return (int)cudaErrorInvalidValue;
+    kcw_phases ph;
+    memset(&ph, 0, sizeof ph);
+    ph.n = n;
+    const int tiles_n = (int)((f[0].K + bn - 1) / bn);
+    for (int i = 0; i < n; i++) { // each phase whole (unsplit): its kt_per is its reduction
+        if (nzero[i] < 0 || nzero[i] > KCW_ZERO_MAX || f[i].K != f[0].K)
+            return (int)cudaErrorInvalidValue;
+        kcw_geom g = geom_of(&f[i], nzero[i], zoff[i]);
+        g.kt_per = (g.Kred + kcwBK - 1) / kcwBK;
+        ph.g[i] = g;
+        ph.tiles_m[i] = (g.M + kcwBM - 1) / kcwBM;
+        ph.woff[i] = (int)woff[i];
+        ph.yoff[i] = (int)yoff[i];
+        ph.work0[i + 1] = ph.work0[i] + (g.M > 0 ? ph.tiles_m[i] * tiles_n : 0);
+    }
+    if (ph.work0[n] == 0)
+        return 0;
+    kconv_epi none;
+    none.n = 0;
+    const kconv_epi &e = epi ? *epi : none;
+    cudaStream_t s = (cudaStream_t)stream;
+    if (f[0].dt_x == KDT_BF16)
+        return bn == 64
+                   ? launch_bn<__nv_bfloat16, 64, false, true, true>(ph.g[0], x, w, y, e, nullptr, nullptr, 1, s, &ph)
+                   : launch_bn<__nv_bfloat16, 128, false, true, true>(ph.g[0], x, w, y, e, nullptr, nullptr, 1, s, &ph);
+    return bn == 64 ? launch_bn<__half, 64, false, true, true>(ph.g[0], x, w, y, e, nullptr, nullptr, 1, s, &ph)
+                    : launch_bn<__half, 128, false, true, true>(ph.g[0], x, w, y, e, nullptr, nullptr, 1, s, &ph);
 }
 
 extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,

@@ -1,5 +1,11 @@
 // conv_wgrad_wgmma_sm90a.cu — the Hopper weight gradient (the conv_wgrad_wgmma engine,
-// src/gpu/eng_conv_wgrad_wgmma.c): 1-/2-D channels-last x and dy, groups 1, f16/bf16, C % 8 == 0, K % 8 == 0.
+// src/gpu/eng_conv_wgrad_wgmma.c): 1-/2-/3-D channels-last x and dy, groups 1, f16/bf16, C % 4 == 0, K % 8 == 0.
+//
+// 3-D (session 11): m = (n, o, p, q), j = (t, r, s, c); the depth is one more coordinate of the gather's rows
+// and taps, bounds-tested as H and W (runtime, no instance of its own: a 2-D conv has D = O = T = 1 and the
+// test passes).  x comes by the gather there (the TMA im2col map is 4-d).  C % 8 == 4 (the BraTS stem, C = 4):
+// the GEMM's channels are Cg = C + 4, each 16-byte chunk gathered as two 8-byte copies (x's pixels are 8-byte
+// aligned only), the half past C zero-filled, and the reduction kernel drops those columns.
 //
 // GEMM view: dW[k, j] = sum_m dY[m, k] X[m, j], k over K filters, j = (r, s, c) over R*S*C (c fastest: KRSC),
 // m = (n, p, q) over N*P*Q output pixels; X[m, j] = x[n, p*sh - ph + r*dh, q*sw - pw + s*dw, c] (0 in the
@@ -46,15 +52,32 @@
 
 namespace {
 
+#if XW_DEVICE
+// 8-byte cp.async (the .ca form: .cg takes 16 only), zero-filled when !valid: the C % 8 == 4 gather's halves
+__device__ __forceinline__ void kwx_cpa8(uint32_t dst, const void *src, bool valid)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 8 : 0)
+                 : "memory");
+}
+#endif
+
 struct kwx_geom {
     int H, W, C, K, S;
     int sh, sw, ph, pw, dh, dw;
     int xN, xH, xW; // x strides (elements); channel stride 1
     int yN, yP, yQ; // dy strides; channel stride 1
-    int M, J, slices, per; // N*P*Q, R*S*C, KWX_BK-row slices, slices per split
+    int M, J, slices, per; // N*O*P*Q, T*R*S*Cg, KWX_BK-row slices, slices per split
     int tma;               // dY's tiles by TMA (dY a plain [M, K] matrix), else by the producer's cp.async
     int xtma;              // x's tiles by TMA im2col too (needs tma): thread 0 feeds the ring alone
     kfdiv dPQ, dQ;
+    // depth (session 11): x depth D, filter depth taps over R*S taps (RS), stride / lead pad / dilation, x and
+    // dy depth strides, O = dy's depth (dO divides it out of m / (P*Q)); a 1-/2-D conv has D = O = 1, sd = dd
+    // = 1, pd = 0, so the depth test passes and adds nothing
+    int D, RS, sd, pd, dd, xD, yO;
+    kfdiv dO;
+    // channels in the GEMM: Cg = C rounded up to 8 (J's c runs over Cg); C % 8 == 4 (the 3-D stem's C = 4,
+    // x's pixels 8-byte aligned only) gathers each chunk as two 8-byte halves, the one past C zero-filled
+    int Cg, half;
 };
 
 constexpr int kwxThreads = 384, kwxBudget = 208 * 1024;
@@ -155,17 +178,18 @@ __global__ void __launch_bounds__(kwxThreads, 1)
         const int ac = cc % C::AC, ka = bm + ac * 8;
         const bool aval = ka < g.K;
         const uint32_t aoff = (uint32_t)((ac >> 3) * BLK + (((ac & 7) ^ r0) << 4));
-        // the X chunks: j = bn + cc * 8 + 128 u, one tap each (C % 8 == 0), fixed for the CTA
-        int xc[C::NU], xdr[C::NU], xds[C::NU];
+        // the X chunks: j = bn + cc * 8 + 128 u, one tap each (Cg % 8 == 0), fixed for the CTA; tap = (t, r, s)
+        int xc[C::NU], xdr[C::NU], xds[C::NU], xdt[C::NU];
         bool xval[C::NU];
 #pragma unroll
         for (int u = 0; u < C::NU; u++) {
             const int j = bn + cc * 8 + 128 * u;
             xval[u] = j < g.J;
-            const int jj = xval[u] ? j : 0, tap = jj / g.C;
-            xc[u] = jj - tap * g.C;
-            xdr[u] = (tap / g.S) * g.dh;
-            xds[u] = (tap % g.S) * g.dw;
+            const int jj = xval[u] ? j : 0, tap = jj / g.Cg, t3 = tap / g.RS, rs = tap - t3 * g.RS;
+            xc[u] = jj - tap * g.Cg;
+            xdt[u] = t3 * g.dd;
+            xdr[u] = (rs / g.S) * g.dh;
+            xds[u] = (rs % g.S) * g.dw;
         }
         const uint32_t swz = (uint32_t)(((cc & 7) ^ r0) << 4);
         for (int kt = 0; kt < KT; kt++) {
@@ -184,20 +208,31 @@ __global__ void __launch_bounds__(kwxThreads, 1)
                 const int m = mrow0 + 8 * i, row = r0 + 8 * i;
                 const bool v = m < g.M;
                 const uint32_t mm = v ? (uint32_t)m : 0u;
-                const uint32_t n = kfdiv_div(mm, g.dPQ), rem = mm - n * g.dPQ.d;
+                const uint32_t no = kfdiv_div(mm, g.dPQ), rem = mm - no * g.dPQ.d; // no = n * O + o
                 const uint32_t p = kfdiv_div(rem, g.dQ), q = rem - p * g.dQ.d;
+                const uint32_t n = kfdiv_div(no, g.dO), o = no - n * g.dO.d;
                 if (!g.tma && (BM == KWX_BM_BIG || (i & 1) == (cc >> 3))) {
                     const bool va = v && aval;
-                    const T *src = va ? dy + ((int)n * g.yN + (int)p * g.yP + (int)q * g.yQ + ka) : dy;
+                    const T *src =
+                        va ? dy + ((int)n * g.yN + (int)o * g.yO + (int)p * g.yP + (int)q * g.yQ + ka) : dy;
                     cpa16(sA + row * 128 + aoff, src, va);
                 }
-                const int ih0 = (int)p * g.sh - g.ph, iw0 = (int)q * g.sw - g.pw, xb = (int)n * g.xN;
+                const int ih0 = (int)p * g.sh - g.ph, iw0 = (int)q * g.sw - g.pw, id0 = (int)o * g.sd - g.pd;
+                const int xb = (int)n * g.xN;
 #pragma unroll
                 for (int u = 0; u < C::NU; u++) {
-                    const int ih = ih0 + xdr[u], iw = iw0 + xds[u];
-                    const bool vb = v && xval[u] && (unsigned)ih < (unsigned)g.H && (unsigned)iw < (unsigned)g.W;
-                    const T *src = vb ? x + (xb + ih * g.xH + iw * g.xW + xc[u]) : x;
-                    cpa16(sB + (2 * u + (cc >> 3)) * BLK + row * 128 + swz, src, vb);
+                    const int ih = ih0 + xdr[u], iw = iw0 + xds[u], id = id0 + xdt[u];
+                    const bool vb = v && xval[u] && (unsigned)ih < (unsigned)g.H && (unsigned)iw < (unsigned)g.W &&
+                                    (unsigned)id < (unsigned)g.D;
+                    const uint32_t dst = sB + (2 * u + (cc >> 3)) * BLK + row * 128 + swz;
+                    const T *src = vb ? x + (xb + id * g.xD + ih * g.xH + iw * g.xW + xc[u]) : x;
+                    if (g.half) { // channels xc .. xc + 3 then xc + 4 .. xc + 7 (zeros past C)
+                        const bool v2 = vb && xc[u] + 4 < g.C;
+                        kwx_cpa8(dst, src, vb);
+                        kwx_cpa8(dst + 8, v2 ? src + 4 : x, v2);
+                    } else {
+                        cpa16(dst, src, vb);
+                    }
                 }
             }
             cpa_commit();
@@ -269,11 +304,12 @@ __global__ void __launch_bounds__(kwxThreads, 1)
 #endif
 }
 
-// dw[k, c, r, s] = sum over the splits (in order) of ws[z][k][j], j = (r*S + s)*C + c; 4 columns a thread
-// (J % 8 == 0: the 4 share a tap).
-__global__ void __launch_bounds__(256) kwx_reduce(const float *__restrict__ ws, int splits, int K, int J, int C,
-                                                  int S, void *__restrict__ dw, int dt, int64_t swK, int64_t swC,
-                                                  int64_t swR, int64_t swS)
+// dw[k, c, t, r, s] = sum over the splits (in order) of ws[z][k][j], j = ((t*R + r)*S + s)*Cg + c; 4 columns a
+// thread (J % 8 == 0: the 4 share a tap; Cg = C + 4 when C % 8 == 4: a group wholly past C is the padding, not
+// stored).
+__global__ void __launch_bounds__(256) kwx_reduce(const float *__restrict__ ws, int splits, int K, int J, int Cg,
+                                                  int C, int S, int RS, void *__restrict__ dw, int dt, int64_t swK,
+                                                  int64_t swC, int64_t swT, int64_t swR, int64_t swS)
 {
     const int64_t per = (int64_t)K * J, total = per / 4;
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
@@ -286,8 +322,11 @@ __global__ void __launch_bounds__(256) kwx_reduce(const float *__restrict__ ws, 
             s.z += v.z;
             s.w += v.w;
         }
-        const int k = (int)(e / J), j = (int)(e % J), tap = j / C, c = j - tap * C;
-        const int64_t o = k * swK + c * swC + (tap / S) * swR + (tap % S) * swS;
+        const int k = (int)(e / J), j = (int)(e % J), tap = j / Cg, c = j - tap * Cg, t3 = tap / RS,
+                  rs = tap - t3 * RS;
+        if (c >= C)
+            continue;
+        const int64_t o = k * swK + c * swC + t3 * swT + (rs / S) * swR + (rs % S) * swS;
         kst(dw, dt, o, s.x);
         kst(dw, dt, o + swC, s.y);
         kst(dw, dt, o + 2 * swC, s.z);
@@ -322,13 +361,16 @@ template <typename T> int launch_t(const CUtensorMap &tdy, const CUtensorMap &tx
                      : launch<T, 128, 128>(tdy, tx, g, x, dy, ws, splits, s);
 }
 
-// dY a plain [N*P*Q, K] matrix: its pixels packed rows of one stride (the stride of a unit P is any: a 1-D
-// conv's slot 1 has stride 0).
+// dY a plain [N*O*P*Q, K] matrix: its pixels packed rows of one stride (the stride of a unit O or P is any: a
+// 1-D conv's slot 1 has stride 0).
 bool kwx_dy_packed(const kconv_params *p)
 {
-    const int64_t Q = p->out[2], P = p->out[1], rs = p->sy[4];
-    return p->sy[0] == P * Q * rs && (P == 1 || p->sy[3] == Q * rs);
+    const int64_t Q = p->out[2], P = p->out[1], O = p->out[0], rs = p->sy[4];
+    return p->sy[0] == O * P * Q * rs && (O == 1 || p->sy[2] == P * Q * rs) && (P == 1 || p->sy[3] == Q * rs);
 }
+
+// a conv with a depth (3-D): x's tiles by the gather (the im2col map is 4-d)
+bool kwx_has_depth(const kconv_params *p) { return p->in[0] != 1 || p->win[0] != 1 || p->out[0] != 1; }
 
 // x by TMA im2col: dY by TMA (dy packed; XDNN_WGRAD_NO_TMA unset), XDNN_WGRAD_X_NO_TMA unset, a 64-channel
 // block one tap's (C % 64 == 0), the corners and the taps' offsets within what the map and the instruction
@@ -336,7 +378,7 @@ bool kwx_dy_packed(const kconv_params *p)
 bool kwx_x_tma_ok(const kconv_params *p)
 {
     const char *e = getenv("XDNN_WGRAD_NO_TMA"), *ex = getenv("XDNN_WGRAD_X_NO_TMA");
-    if ((e && *e == '1') || (ex && *ex == '1') || p->C % 64 != 0)
+    if ((e && *e == '1') || (ex && *ex == '1') || p->C % 64 != 0 || kwx_has_depth(p))
         return false;
     if (!kwx_dy_packed(p))
         return false;
@@ -377,19 +419,24 @@ extern "C" int kconv_wgrad_wgmma(const kconv_params *p, const void *x, void *dw,
 {
     if (!((bm == 64 && bn == 256) || (bm == 128 && (bn == 128 || bn == 256))))
         return (int)cudaErrorInvalidValue;
-    kwx_geom g; // slots 1, 2 of the 5-slot view: H, W (a 1-D conv has unit H)
+    kwx_geom g; // slots 0-2 of the 5-slot view: D, H, W (a 1-D conv has unit D and H, a 2-D one unit D)
     g.H = (int)p->in[1]; g.W = (int)p->in[2];
+    g.D = (int)p->in[0]; g.RS = (int)(p->win[1] * p->win[2]);
+    g.sd = (int)p->stride[0]; g.pd = (int)p->pad[0]; g.dd = (int)p->dil[0];
+    g.xD = (int)p->sx[2]; g.yO = (int)p->sy[2];
+    g.Cg = (int)(p->C + 7) / 8 * 8; g.half = p->C % 8 != 0;
     g.C = (int)p->C; g.K = (int)p->K; g.S = (int)p->win[2];
     g.sh = (int)p->stride[1]; g.sw = (int)p->stride[2];
     g.ph = (int)p->pad[1]; g.pw = (int)p->pad[2];
     g.dh = (int)p->dil[1]; g.dw = (int)p->dil[2];
     g.xN = (int)p->sx[0]; g.xH = (int)p->sx[3]; g.xW = (int)p->sx[4];
     g.yN = (int)p->sy[0]; g.yP = (int)p->sy[3]; g.yQ = (int)p->sy[4];
-    const int P = (int)p->out[1], Q = (int)p->out[2];
-    g.M = (int)p->N * P * Q;
-    g.J = (int)(p->win[1] * p->win[2]) * g.C;
+    const int P = (int)p->out[1], Q = (int)p->out[2], O = (int)p->out[0];
+    g.M = (int)p->N * O * P * Q;
+    g.J = (int)(p->win[0] * p->win[1] * p->win[2]) * g.Cg;
     g.dPQ = kfdiv_make((uint32_t)(P * Q));
     g.dQ = kfdiv_make((uint32_t)Q);
+    g.dO = kfdiv_make((uint32_t)O);
     g.slices = (g.M + KWX_BK - 1) / KWX_BK;
     if (g.M == 0 || g.K == 0 || g.J == 0)
         return 0;
@@ -419,7 +466,7 @@ extern "C" int kconv_wgrad_wgmma(const kconv_params *p, const void *x, void *dw,
     if (e)
         return e;
     const int64_t total = (int64_t)g.K * g.J / 4;
-    kwx_reduce<<<kgrid(total, 256), 256, 0, s>>>(ws, splits, g.K, g.J, g.C, g.S, dw, p->dt_w, p->sw[0], p->sw[1],
-                                                 p->sw[3], p->sw[4]);
+    kwx_reduce<<<kgrid(total, 256), 256, 0, s>>>(ws, splits, g.K, g.J, g.Cg, g.C, g.S, g.RS, dw, p->dt_w, p->sw[0],
+                                                 p->sw[1], p->sw[2], p->sw[3], p->sw[4]);
     return (int)cudaGetLastError();
 }

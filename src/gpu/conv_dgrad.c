@@ -86,6 +86,64 @@ void gpu_conv_dgrad_phase_epi(const kconv_epi *epi, const gconv_phase *q, kconv_
     }
 }
 
+/* Phase i's launches before its GEMM: the zero fill of an empty phase no GEMM's store writes (*gemm false), or
+ * (pack) the pack of its flipped weights (*gemm true); nothing for a phase without positions or a folded one. */
+static int phase_prep(const kconv_params *k, const gconv_dgrad *dg, int i, const void *w, void *dx, char *ws,
+                      bool pack, bool *gemm, void *stream)
+{
+    const gconv_phase *q = &dg->ph[i];
+    const size_t esz_w = k->dt_y == KDT_F32 ? 4 : 2, esz_x = k->dt_x == KDT_F32 ? 4 : 2;
+    *gemm = false;
+    if (q->none || dg->folded[i])
+        return 0;
+    if (q->empty)
+        return kconv_zero_lattice(&q->f, (char *)dx + (size_t)q->dx_off * esz_x, stream);
+    *gemm = true;
+    if (!pack)
+        return 0;
+    return kconv_pack_phase(k, w, ws + (size_t)q->wt_off * esz_w, q->f.dt_w, q->r0, q->rstep, q->taps, stream);
+}
+
+int gpu_conv_dgrad_run_one(const gconv_problem *cp, const gconv_dgrad *dg, const void *dy, const void *w, void *dx,
+                           const kconv_epi *epi, char *ws, gconv_phases_gemm all, const void *ctx, void *stream)
+{
+    int e = 0, g = -1, n = 0; /* g: a GEMM phase, whose dx strides every phase shares */
+    int64_t off[8], r0[8][KCONV_SP], rstep[8][KCONV_SP], taps[8][KCONV_SP];
+    for (int i = 0; i < dg->nph && e == 0; i++) {
+        bool gemm;
+        e = phase_prep(&cp->kp, dg, i, w, dx, ws, false, &gemm, stream);
+        if (!gemm)
+            continue;
+        g = i;
+        if (n < 8) {
+            const gconv_phase *q = &dg->ph[i];
+            off[n] = q->wt_off;
+            memcpy(r0[n], q->r0, sizeof r0[n]);
+            memcpy(rstep[n], q->rstep, sizeof rstep[n]);
+            memcpy(taps[n], q->taps, sizeof taps[n]);
+        }
+        n++;
+    }
+    if (e || g < 0)
+        return e;
+    /* the weights of every GEMM phase in one launch where it holds them (8 at most), else one by one */
+    if (n > 8 || kconv_pack_phases(&cp->kp, w, ws, dg->ph[g].f.dt_w, n, off, (const int64_t(*)[KCONV_SP])r0,
+                                   (const int64_t(*)[KCONV_SP])rstep, (const int64_t(*)[KCONV_SP])taps, stream) != 0)
+        for (int i = 0; i < dg->nph && e == 0; i++) {
+            bool gemm;
+            e = !dg->ph[i].empty ? phase_prep(&cp->kp, dg, i, w, dx, ws, true, &gemm, stream) : 0;
+        }
+    if (e)
+        return e;
+    kconv_epi pe;
+    if (epi && epi->n) { /* the phases' strides, dx's offsets (the kernel adds each phase's) */
+        gpu_conv_dgrad_phase_epi(epi, &dg->ph[g], &pe);
+        for (int j = 0; j < pe.n; j++)
+            pe.s[j].t = epi->s[j].t;
+    }
+    return all(ctx, dg, dy, ws, dx, epi && epi->n ? &pe : NULL, stream);
+}
+
 int gpu_conv_dgrad_run(const gconv_problem *cp, const gconv_dgrad *dg, const void *dy, const void *w, void *dx,
                        const kconv_epi *epi, char *ws, gconv_phase_gemm gemm, const void *ctx, void *stream)
 {
@@ -95,20 +153,15 @@ int gpu_conv_dgrad_run(const gconv_problem *cp, const gconv_dgrad *dg, const voi
     int e = 0;
     for (int i = 0; i < dg->nph && e == 0; i++) {
         const gconv_phase *q = &dg->ph[i];
-        char *y = (char *)dx + (size_t)q->dx_off * esz_x;
-        if (q->none || dg->folded[i])
+        bool run;
+        e = phase_prep(k, dg, i, w, dx, ws, true, &run, stream);
+        if (e || !run)
             continue;
-        if (q->empty) {
-            e = kconv_zero_lattice(&q->f, y, stream);
-            continue;
-        }
-        char *wt = ws + (size_t)q->wt_off * esz_w;
-        e = kconv_pack_phase(k, w, wt, q->f.dt_w, q->r0, q->rstep, q->taps, stream);
         kconv_epi pe;
         if (epi && epi->n)
             gpu_conv_dgrad_phase_epi(epi, q, &pe);
-        if (e == 0)
-            e = gemm(ctx, dg, i, dy, wt, y, epi && epi->n ? &pe : NULL, part, stream);
+        e = gemm(ctx, dg, i, dy, ws + (size_t)q->wt_off * esz_w, (char *)dx + (size_t)q->dx_off * esz_x,
+                 epi && epi->n ? &pe : NULL, part, stream);
     }
     return e;
 }

@@ -24,6 +24,7 @@ typedef struct gconv_dgrad {
     int nzero[GCONV_MAX_PHASES];    /* a GEMM phase: how many empty phases it zero-fills ... */
     int64_t zoff[GCONV_MAX_PHASES][GCONV_MAX_ZERO]; /* ... at these element offsets from its own dx positions */
     size_t split_off, ws_total;     /* workspace: [phase weights][split-K partials, shared by the phases] */
+    bool one_launch;                /* the GEMM phases in one launch (gpu_conv_dgrad_run_one), unsplit */
 } gconv_dgrad;
 
 /* The engine's split-K rule for one forward problem (gpu_conv_igemm_splits, gpu_conv_wgmma_splits). */
@@ -59,6 +60,17 @@ typedef int (*gconv_phase_gemm)(const void *ctx, const gconv_dgrad *dg, int i, c
  * finite slope).  A cudaError_t value. */
 int gpu_conv_dgrad_run(const gconv_problem *cp, const gconv_dgrad *dg, const void *dy, const void *w, void *dx,
                        const kconv_epi *epi, char *ws, gconv_phase_gemm gemm, const void *ctx, void *stream);
+/* The GEMM phases of dg in one launch (gpu_conv_dgrad_run_one): the weights
+ * of phase i at wt + dg->ph[i].wt_off elements, its dx at dx + dx_off; epi
+ * (NULL or bound) in dx's coordinates through the phases' dx strides, each
+ * phase reading it at its own offset as it writes dx.  A cudaError_t value. */
+typedef int (*gconv_phases_gemm)(const void *ctx, const gconv_dgrad *dg, const void *dy, const void *wt, void *dx,
+                                 const kconv_epi *epi, void *stream);
+/* gpu_conv_dgrad_run with every GEMM phase in one launch (dg->one_launch:
+ * unsplit): the phases' weights packed, the empty phases that no GEMM's
+ * store writes zero-filled, then all. */
+int gpu_conv_dgrad_run_one(const gconv_problem *cp, const gconv_dgrad *dg, const void *dy, const void *w, void *dx,
+                           const kconv_epi *epi, char *ws, gconv_phases_gemm all, const void *ctx, void *stream);
 /* The phase q's view of epi (every tensor operand shifted to q's first dx
  * position and read through q's dx strides). */
 void gpu_conv_dgrad_phase_epi(const kconv_epi *epi, const gconv_phase *q, kconv_epi *out);

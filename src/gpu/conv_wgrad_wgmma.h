@@ -9,9 +9,10 @@
 #include "gpu/device.h"
 
 /* The kernel's rules: compute capability 9.0 (wgmma, setmaxnreg), a
- * conv_wgrad of 1 or 2 spatial dims, groups 1, dy and x both f16 or both
- * bf16, channels-last with pixel strides in multiples of 8 elements, C % 8
- * == 0 and K % 8 == 0, N*P*Q and every tensor spanning < 2^31 elements
+ * conv_wgrad of 1-3 spatial dims, groups 1, dy and x both f16 or both
+ * bf16, channels-last with pixel strides in multiples of 8 elements (x's of
+ * 4 when C % 8 == 4), C % 4 == 0 and K % 8 == 0, N*O*P*Q and every tensor
+ * spanning < 2^31 elements
  * (dw: any type and strides).  False with the reason (attribute and value);
  * conv_wgrad_mma keeps what it refuses. */
 bool gpu_conv_wgrad_wgmma_check(const ggraph *g, const gconv_problem *cp, const gpu_device *dev, char *why,
@@ -29,7 +30,7 @@ typedef struct gwx_plan {
     double us;             /* the modelled time of the kernel and its reduction */
 } gwx_plan;
 void gpu_conv_wgrad_wgmma_plan(const kconv_params *k, int sm_count, gwx_plan *out);
-/* The f32 partials: splits * K * R*S*C floats, rounded to 256 bytes. */
+/* The f32 partials: splits * K * T*R*S*Cg floats (Cg: C rounded up to 8), rounded to 256 bytes. */
 size_t gpu_conv_wgrad_wgmma_ws_bytes(const kconv_params *k, const gwx_plan *pl);
 
 #endif

@@ -164,6 +164,24 @@ int gpu_conv_wgmma_splits(const kconv_params *k, int sm_count)
 
 size_t gpu_conv_wgmma_ws_bytes(const kconv_params *k, int splits) { return gpu_conv_igemm_split_ws_bytes(k, splits); }
 
+/* Whether a conv_dgrad's GEMM phases run in one launch (kconv_wgmma_phases, session 11).
+ * XDNN_DGRAD_ONE_LAUNCH=0: each phase its own launch; =1: one launch wherever the kernel's table holds them (A/B,
+ * tests); unset: a 3-D dgrad (eight small phases at stride 2, launched one after another, each left SMs idle:
+ * 28 TFLOP/s in session 9; one launch 1.9x faster, 0.134 -> 0.071 ms, session 11), whose own launches gather
+ * by cp.async too (the TMA map is 4-d).  The one launch runs the 3-D code (cp.async, register store, the geometry read from
+ * the table per work item): the 2-D phases keep their TMA loads and staged store unless =1 (their A/B: ResNet's
+ * N = 256 stride-2 dgrads 1.5-2.1x slower in one launch; small 2-D phase sets off TMA not measured). */
+static bool cw_one_launch(const gconv_problem *cp, const gconv_dgrad *dg)
+{
+    int gemms = 0;
+    for (int i = 0; i < dg->nph; i++)
+        gemms += !dg->ph[i].none && !dg->ph[i].empty;
+    const char *env = getenv("XDNN_DGRAD_ONE_LAUNCH");
+    if (gemms < 2 || gemms > KCW_PH_MAX || (env && strcmp(env, "0") == 0))
+        return false;
+    return (env && strcmp(env, "1") == 0) || cp->nsp == 3;
+}
+
 /* The engine's plan of partition p on dev: the rules, then for a forward
  * conv its padded copies and split-K, for a conv_dgrad its stride phases
  * (each split; the empty phases folded into GEMM stores where they can be),
@@ -179,8 +197,11 @@ static bool cw_prepare(const gplan *pl, const gpart *p, const gpu_device *dev, c
     if (cv->cp.dir == GCONV_DGRAD) {
         if (!gpu_conv_dgrad_plan(&cv->cp, dev->sm_count, gpu_conv_wgmma_splits, &cv->dg, why, len))
             return false;
+        cv->bn = gpu_conv_wgmma_bn(&cv->dg.ph[0].f); /* every phase's K is dx's C */
+        cv->dg.one_launch = cw_one_launch(&cv->cp, &cv->dg);
+        if (cv->dg.one_launch) /* the table's phases run whole */
+            gpu_conv_dgrad_unsplit(&cv->dg);
         gpu_conv_dgrad_fold(&cv->dg, 8, KCW_ZERO_MAX); /* 16-byte zero stores */
-        cv->bn = gpu_conv_wgmma_bn(&cv->dg.ph[0].f);    /* every phase's K is dx's C */
         cv->ws_total = cv->dg.ws_total;
         return true;
     }
@@ -320,8 +341,8 @@ static int dgrad_detail(const gconv_dgrad *dg, char *buf, size_t len)
     int folded = 0;
     for (int i = 0; i < dg->nph; i++)
         folded += dg->folded[i];
-    return snprintf(buf, len, "dgrad as %d flipped-weight phase conv(s) (%d zero, %d of them in a GEMM's store), ",
-                    dg->nph, gpu_conv_dgrad_empty(dg), folded);
+    return snprintf(buf, len, "dgrad as %d flipped-weight phase conv(s) (%d zero, %d of them in a GEMM's store%s), ",
+                    dg->nph, gpu_conv_dgrad_empty(dg), folded, dg->one_launch ? "; GEMMs in one launch" : "");
 }
 
 static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
@@ -354,8 +375,9 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     /* the staged store where y allows it (the kernel checks the rest: 16-byte aligned rows; split-K's partials
      * leave from registers) */
     /* (3-D convs: the register store, kernels/conv_igemm_wgmma_sm90a.cu's launch_t) */
+    const bool one = dgrad && cv->dg.one_launch; /* the 3-D instances: cp.async, the register store */
     const bool staged = cv->stage && kconv_wgmma_staged(cv->bn) && k->dt_y != KDT_F32 && k->sy[1] == 1 && most <= 1 &&
-                        cv->cp.nsp < 3;
+                        cv->cp.nsp < 3 && !one;
     const int stages = kconv_wgmma_stages(cv->bn, staged);
     int n = 0;
     if (cv->pk.on)
@@ -369,7 +391,7 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
                      k->N * k->out[0] * k->out[1] * k->out[2], k->K, k->C * k->win[0] * k->win[1] * k->win[2], KCW_BM,
                      cv->bn, KCW_BK,
                      stages, cv->bn < 128 ? cv->bn : 128,
-                     cv->tma && kconv_wgmma_tma(k) ? "TMA (im2col x, tiled w)" : "cp.async",
+                     cv->tma && !one && kconv_wgmma_tma(k) ? "TMA (im2col x, tiled w)" : "cp.async",
                      staged ? ", y staged in shared memory and bulk-copied" : "");
     if (most > 1 && n > 0 && (size_t)n < sizeof cv->detail)
         n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n, ", split-K %d (ordered f32 reduction)", most);
@@ -390,6 +412,41 @@ static int cw_phase_gemm(const void *ctx, const gconv_dgrad *dg, int i, const vo
                            dg->zoff[i], NULL, cv->stage, cv->tma, stream);
 }
 
+/* Every GEMM phase of a dgrad in one launch (gpu_conv_dgrad_run_one); one launch per phase where the kernel
+ * cannot apply epi at every phase's offset (kconv_wgmma_phases_ok). */
+static int cw_phases_gemm(const void *ctx, const gconv_dgrad *dg, const void *dy, const void *wt, void *dx,
+                          const kconv_epi *epi, void *stream)
+{
+    const cw_priv *cv = ctx;
+    kconv_params f[KCW_PH_MAX];
+    int64_t woff[KCW_PH_MAX], yoff[KCW_PH_MAX], zoff[KCW_PH_MAX][KCW_ZERO_MAX];
+    int nzero[KCW_PH_MAX], idx[KCW_PH_MAX], n = 0;
+    for (int i = 0; i < dg->nph && n < KCW_PH_MAX; i++) {
+        const gconv_phase *q = &dg->ph[i];
+        if (q->none || q->empty)
+            continue;
+        f[n] = q->f;
+        woff[n] = q->wt_off;
+        yoff[n] = q->dx_off;
+        nzero[n] = dg->nzero[i];
+        memcpy(zoff[n], dg->zoff[i], sizeof zoff[n]);
+        idx[n++] = i;
+    }
+    if (kconv_wgmma_phases_ok(epi, n, yoff))
+        return kconv_wgmma_phases(n, f, woff, yoff, nzero, (const int64_t(*)[KCW_ZERO_MAX])zoff, dy, wt, dx, epi,
+                                  cv->bn, stream);
+    const size_t esz_w = f[0].dt_w == KDT_F32 ? 4 : 2, esz_x = f[0].dt_y == KDT_F32 ? 4 : 2;
+    int e = 0;
+    for (int j = 0; j < n && e == 0; j++) {
+        kconv_epi pe;
+        if (epi && epi->n)
+            gpu_conv_dgrad_phase_epi(epi, &dg->ph[idx[j]], &pe); /* epi's tensors at dx's offsets: shift */
+        e = cw_phase_gemm(ctx, dg, idx[j], dy, (const char *)wt + (size_t)woff[j] * esz_w,
+                          (char *)dx + (size_t)yoff[j] * esz_x, epi && epi->n ? &pe : NULL, NULL, stream);
+    }
+    return e;
+}
+
 static xdnn_status cw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
 {
     const cw_priv *cv = p->priv;
@@ -398,8 +455,10 @@ static xdnn_status cw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t
     kconv_epi epi;
     gpu_conv_epi_bind(cp, c->dptr, &epi);
     if (cp->dir == GCONV_DGRAD) {
-        int e = gpu_conv_dgrad_run(cp, &cv->dg, c->dptr[cp->y], c->dptr[cp->w], c->dptr[cp->x], &epi, ws,
-                                   cw_phase_gemm, cv, s);
+        int e = cv->dg.one_launch ? gpu_conv_dgrad_run_one(cp, &cv->dg, c->dptr[cp->y], c->dptr[cp->w],
+                                                           c->dptr[cp->x], &epi, ws, cw_phases_gemm, cv, s)
+                                  : gpu_conv_dgrad_run(cp, &cv->dg, c->dptr[cp->y], c->dptr[cp->w], c->dptr[cp->x],
+                                                       &epi, ws, cw_phase_gemm, cv, s);
         return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd dgrad launch", __FILE__, __LINE__, d);
     }
     /* genstats: the partials at the head of the batchnorm partition's workspace (genstats.h) */

@@ -7,9 +7,11 @@
  * groups 1, channels-last f16/bf16 with C and K multiples of 8, any R x S,
  * stride, dilation and padding; dw any type and layout.  The reduction is
  * split across CTAs into f32 partials (the workspace) that a second kernel
- * sums in split order: deterministic, no atomics.  conv_wgrad_mma (sm_80,
- * mma.sync) keeps what this engine refuses: other devices, groups, 3-D,
- * NCHW, odd channel counts. */
+ * sums in split order: deterministic, no atomics.  3-D (session 11) on the
+ * gather (the im2col map is 4-d); C % 8 == 4 (the 3-D stem's C = 4) as
+ * C + 4 channels, the pad zero-filled in the gather and dropped by the sum.
+ * conv_wgrad_mma (sm_80, mma.sync) keeps what this engine refuses: other
+ * devices, groups, NCHW, odd channel counts. */
 #include "gpu/conv_wgrad_wgmma.h"
 #include "gpu/engine.h"
 #include "gpu/kern_conv_wgrad_wgmma.h"
@@ -22,6 +24,9 @@
 #define ENG "conv_wgrad_wgmma"
 
 static const char *dt_name(int dt) { return dt == KDT_F32 ? "f32" : dt == KDT_F16 ? "f16" : "bf16"; }
+
+/* the GEMM's channels: C rounded up to 8 (C % 8 == 4: the kernel zero-fills the pad) */
+static int64_t gwx_cg(const kconv_params *k) { return (k->C + 7) / 8 * 8; }
 
 static int64_t span(const gtensor *t)
 {
@@ -40,31 +45,31 @@ bool gpu_conv_wgrad_wgmma_check(const ggraph *g, const gconv_problem *cp, const 
                    dev->cc_minor);
     if (cp->dir != GCONV_WGRAD)
         GPU_REFUSE(ENG " runs conv_wgrad only, not %s", cp->node->op);
-    if (cp->nsp > 2)
-        GPU_REFUSE(ENG " runs 1-D and 2-D weight gradients, got %d spatial dims", cp->nsp);
     if (k->G != 1)
         GPU_REFUSE(ENG " needs groups == 1, got groups=%" PRId64, k->G);
     if (k->dt_x != k->dt_y || k->dt_x == KDT_F32)
         GPU_REFUSE(ENG " needs dy and x both f16 or both bf16, got %s and %s", dt_name(k->dt_y), dt_name(k->dt_x));
-    if (k->C % 8 != 0)
-        GPU_REFUSE(ENG " needs x channels C %% 8 == 0, got C=%" PRId64, k->C);
+    if (k->C % 4 != 0)
+        GPU_REFUSE(ENG " needs x channels C %% 4 == 0, got C=%" PRId64, k->C);
     if (k->K % 8 != 0)
         GPU_REFUSE(ENG " needs dy channels K %% 8 == 0, got K=%" PRId64, k->K);
     if (k->sx[1] != 1 || k->sy[1] != 1)
         GPU_REFUSE(ENG " needs channels-last dy and x (@nhwc), got channel strides dy %" PRId64 ", x %" PRId64,
                    k->sy[1], k->sx[1]);
+    /* x's pixels 16-byte aligned, or 8 when C % 8 == 4 (the gather's 8-byte halves) */
+    const int64_t xal = k->C % 8 ? 4 : 8;
     for (int i = 0; i < 5; i++)
-        if (i != 1 && (k->sx[i] % 8 || k->sy[i] % 8))
-            GPU_REFUSE(ENG " needs dy and x strides in multiples of 8 elements (16 bytes), got %" PRId64
-                           " and %" PRId64 " in slot %d", k->sy[i], k->sx[i], i);
+        if (i != 1 && (k->sx[i] % xal || k->sy[i] % 8))
+            GPU_REFUSE(ENG " needs dy strides in multiples of 8 elements and x strides of %" PRId64 ", got %" PRId64
+                           " and %" PRId64 " in slot %d", xal, k->sy[i], k->sx[i], i);
     const int ids[3] = {cp->x, cp->w, cp->y};
     for (int i = 0; i < 3; i++)
         if (span(&g->t[ids[i]]) >= ((int64_t)1 << 31))
             GPU_REFUSE(ENG " needs tensors spanning < 2^31 elements, %s spans %" PRId64, g->t[ids[i]].name,
                        span(&g->t[ids[i]]));
-    const int64_t taps = k->C * k->win[1] * k->win[2];
+    const int64_t taps = gwx_cg(k) * k->win[0] * k->win[1] * k->win[2];
     if (k->K * taps >= ((int64_t)1 << 31))
-        GPU_REFUSE(ENG " needs K*R*S*C < 2^31, got %" PRId64, k->K * taps);
+        GPU_REFUSE(ENG " needs K*T*R*S*C < 2^31, got %" PRId64, k->K * taps);
     return true;
 }
 
@@ -91,6 +96,12 @@ bool gpu_conv_wgrad_wgmma_check(const ggraph *g, const gconv_problem *cp, const 
 #define GWX_T_SLICE_BIG_TMA 0.35
 #define GWX_T_SLICE_SMALL_TMA 0.57
 #define GWX_T_SLICE_WIDE_TMA 0.67
+/* 3-D (x always gathered; session 11, the 3-D UNet's six wgrads forced on this engine and on conv_wgrad_mma):
+ * 1.21-1.56x the 2-D gather's model (the depth's division and bounds test a row, the stem's 8-byte halves);
+ * 1.6 charged a slice, so that the selection takes the faster engine on all six (this one for the C = 4 stem,
+ * 0.68 against 1.24 ms, and C256 8^3, 0.041 against 0.055; conv_wgrad_mma for C32-C128, 1.01-1.45x faster:
+ * conv_wgrad_mma's own model is optimistic on 3-D too; at 1.4 C128 16^3 came here, 0.063 against 0.052). */
+#define GWX_3D_GATHER 1.6
 #define GWX_T_FILL 2.0
 #define GWX_BW 2.5e6
 #define GWX_T_LAUNCH 6.0
@@ -111,7 +122,7 @@ static double model_us(const kconv_params *k, double t_slice, int64_t tiles, int
 {
     const int64_t per = (slices + s - 1) / s, n = (slices + per - 1) / per; /* normalised: none empty */
     const int64_t waves = (tiles * n + sms - 1) / sms;
-    const double J = (double)(k->C * k->win[1] * k->win[2]);
+    const double J = (double)(gwx_cg(k) * k->win[0] * k->win[1] * k->win[2]);
     return (double)waves * ((double)per * t_slice + GWX_T_FILL) + (double)n * (double)k->K * J * 8.0 / GWX_BW +
            GWX_T_LAUNCH;
 }
@@ -147,9 +158,10 @@ static int64_t best_splits(const kconv_params *k, double t_slice, int64_t tiles,
 void gpu_conv_wgrad_wgmma_plan(const kconv_params *k, int sm_count, gwx_plan *out)
 {
     const int sms = sm_count > 0 ? sm_count : 132;
-    const int64_t J = k->C * k->win[0] * k->win[1] * k->win[2];
+    const int64_t J = gwx_cg(k) * k->win[0] * k->win[1] * k->win[2];
     const int64_t M = k->N * k->out[0] * k->out[1] * k->out[2];
     const bool xtma = kconv_wgrad_wgmma_x_tma(k) != 0 && k->win[1] * k->win[2] > 1;
+    const double f3 = k->in[0] != 1 || k->win[0] != 1 || k->out[0] != 1 ? GWX_3D_GATHER : 1.0;
     out->slices = (M + KWX_BK - 1) / KWX_BK;
     if (out->slices < 1)
         out->slices = 1;
@@ -169,7 +181,7 @@ void gpu_conv_wgrad_wgmma_plan(const kconv_params *k, int sm_count, gwx_plan *ou
                        * measured above */
         const int64_t tiles = ((k->K + bm - 1) / bm) * ((J + bn - 1) / bn);
         double us;
-        const int64_t s = best_splits(k, slice_us(bm, bn, xtma), tiles, out->slices, sms, &us);
+        const int64_t s = best_splits(k, f3 * slice_us(bm, bn, xtma), tiles, out->slices, sms, &us);
         if (out->bm == 0 || us < best_us) {
             out->bm = bm;
             out->bn = bn;
@@ -182,7 +194,7 @@ void gpu_conv_wgrad_wgmma_plan(const kconv_params *k, int sm_count, gwx_plan *ou
         out->bm = gwx_tiles[0][0];
         out->bn = gwx_tiles[0][1];
         out->tiles = ((k->K + out->bm - 1) / out->bm) * ((J + out->bn - 1) / out->bn);
-        best = best_splits(k, slice_us(out->bm, out->bn, xtma), out->tiles, out->slices, sms, &best_us);
+        best = best_splits(k, f3 * slice_us(out->bm, out->bn, xtma), out->tiles, out->slices, sms, &best_us);
     }
     const int64_t per = (out->slices + best - 1) / best;
     out->splits = (int)((out->slices + per - 1) / per);
@@ -191,7 +203,7 @@ void gpu_conv_wgrad_wgmma_plan(const kconv_params *k, int sm_count, gwx_plan *ou
 
 size_t gpu_conv_wgrad_wgmma_ws_bytes(const kconv_params *k, const gwx_plan *pl)
 {
-    const size_t bytes = (size_t)pl->splits * (size_t)(k->K * k->C * k->win[0] * k->win[1] * k->win[2]) * 4;
+    const size_t bytes = (size_t)pl->splits * (size_t)(k->K * gwx_cg(k) * k->win[0] * k->win[1] * k->win[2]) * 4;
     return (bytes + 255) / 256 * 256;
 }
 
@@ -266,7 +278,8 @@ static xdnn_status wx_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     snprintf(wv->detail, sizeof wv->detail,
              "wgrad implicit GEMM %" PRId64 "x%" PRId64 "x%" PRId64 ", tile %dx%dx%d, %" PRId64 " tiles x %d splits, "
              "wgmma m64n128k16 MN-major, x by %s",
-             k->K, k->C * k->win[1] * k->win[2], k->N * k->out[1] * k->out[2], wv->plan.bm, wv->plan.bn, KWX_BK,
+             k->K, gwx_cg(k) * k->win[0] * k->win[1] * k->win[2], k->N * k->out[0] * k->out[1] * k->out[2],
+             wv->plan.bm, wv->plan.bn, KWX_BK,
              wv->plan.tiles, wv->plan.splits, kconv_wgrad_wgmma_x_tma(k) ? "TMA im2col" : "cp.async");
     return XDNN_OK;
 }
@@ -294,7 +307,7 @@ static const char *wx_detail(const gpart *p)
 
 const gpu_engine gpu_engine_conv_wgrad_wgmma = {
     ENG,
-    "conv_wgrad as an implicit GEMM on Hopper wgmma (sm_90a): 1-/2-D, groups 1, channels-last f16/bf16, C and K "
-    "% 8, deterministic split reduction",
+    "conv_wgrad as an implicit GEMM on Hopper wgmma (sm_90a): 1-/2-/3-D, groups 1, channels-last f16/bf16, C % 4, "
+    "K % 8, deterministic split reduction",
     wx_supports, wx_cost, wx_workspace, wx_build, wx_execute, wx_release, wx_detail,
 };

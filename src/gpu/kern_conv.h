@@ -103,6 +103,13 @@ int kconv_pack_cl(const int64_t *dims, const int64_t *strides, int dt, const voi
  * packed in type dt_wt from the dgrad problem p (p->sw: w's strides). */
 int kconv_pack_phase(const kconv_params *p, const void *w, void *wt, int dt_wt, const int64_t *r0,
                      const int64_t *rstep, const int64_t *taps, void *stream);
+/* kconv_pack_phase for n (<= 8) phases in one launch (session 11): phase i
+ * packed at wt + wt_off[i] elements from its r0[i], rstep[i], taps[i].
+ * cudaErrorInvalidValue where it cannot (n > 8, C > 2M, taps > 65535 in
+ * all): pack them one by one. */
+int kconv_pack_phases(const kconv_params *p, const void *w, void *wt, int dt_wt, int n, const int64_t *wt_off,
+                      const int64_t (*r0)[KCONV_SP], const int64_t (*rstep)[KCONV_SP],
+                      const int64_t (*taps)[KCONV_SP], void *stream);
 /* y[n, k, o...] = 0 over f's N x K x out through f's y strides (sy): a
  * phase of dx that no tap reaches. */
 int kconv_zero_lattice(const kconv_params *f, void *y, void *stream);

@@ -13,8 +13,9 @@ extern "C" {
 /* The kernel's tile: KCW_BM rows of M = N*P*Q by bn (KCW_BN_*) filters, the
  * reduction R*S*C in KCW_BK-deep slices (one 128-byte swizzled row of f16). */
 enum { KCW_BM = 128, KCW_BK = 64, KCW_BN_SMALL = 64, KCW_BN_BIG = 128 };
-/* The most zero-filled lattices one store may carry (conv_dgrad.h's GCONV_MAX_ZERO). */
-enum { KCW_ZERO_MAX = 3 };
+/* The most zero-filled lattices one store may carry (conv_dgrad.h's GCONV_MAX_ZERO); the most stride
+ * phases one launch of kconv_wgmma_phases runs (a 3-D stride-2 dgrad's eight). */
+enum { KCW_ZERO_MAX = 3, KCW_PH_MAX = 8 };
 
 /* 1 when this build holds the sm_90a code (the Makefile rule of kernels/..._sm90a.cu). */
 int kconv_wgmma_built(void);
@@ -50,6 +51,23 @@ int kconv_wgmma_stages(int bn, int staged);
 int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi, float *part,
                     int splits, int bn, int nzero, const int64_t *zoff, float *stats, int stage, int tma,
                     void *stream);
+/* The GEMM phases of one conv_dgrad in ONE launch (session 11; the kernel's
+ * MP instances: its 3-D code, cp.async gather, register store, unsplit): phase i is the
+ * forward conv f[i] of x (dy) with the weights at w + woff[i] elements into
+ * y + yoff[i] (dx's sub-lattice), zero-filling nzero[i] lattices at zoff[i];
+ * the persistent CTAs take every phase's tiles from one list, so the small
+ * phases of a strided dgrad share the SMs instead of running one after
+ * another.  n <= KCW_PH_MAX, every f[i].K the same (dx's C).  epi: NULL or
+ * the relu_bwd mask alone, in dx's coordinates through the phases' strides
+ * (f[i].sy), shifted by yoff[i] as y is; kconv_wgmma_phases_ok(epi) says
+ * whether it can be served.  A cudaError_t value. */
+int kconv_wgmma_phases(int n, const kconv_params *f, const int64_t *woff, const int64_t *yoff, const int *nzero,
+                       const int64_t (*zoff)[KCW_ZERO_MAX], const void *x, const void *w, void *y,
+                       const kconv_epi *epi, int bn, void *stream);
+/* 1 when kconv_wgmma_phases can apply epi (NULL, none, or a 16-bit
+ * channel-contiguous relu_bwd mask read as 4-byte pairs at every phase's
+ * offset yoff[0..n)). */
+int kconv_wgmma_phases_ok(const kconv_epi *epi, int n, const int64_t *yoff);
 /* 1 when p's geometry lets the producer load by TMA: 1-/2-D, C % 64 == 0
  * (a slice is one tap's 64 channels), w dense in (r, s, c) with rows a
  * multiple of 8 elements, x's strides multiples of 8 elements, the im2col

@@ -20,17 +20,18 @@ int kconv_wgrad_wgmma_built(void);
 /* Dynamic shared memory one CTA of tile bm x bn takes (bytes). */
 int kconv_wgrad_wgmma_smem(int bm, int bn);
 /* 1 when x's tiles will come by TMA im2col (dy packed and dY by TMA, C % 64
- * == 0, the map's corners in range, neither XDNN_WGRAD_NO_TMA=1 nor
+ * == 0, no depth (the map is 4-d), the map's corners in range, neither XDNN_WGRAD_NO_TMA=1 nor
  * XDNN_WGRAD_X_NO_TMA=1), else 0: the producer gathers them with cp.async. */
 int kconv_wgrad_wgmma_x_tma(const kconv_params *p);
-/* dw = conv_wgrad(dy, x) for a 1- or 2-D conv (slot 0 unit), groups 1, x and
- * dy channels-last of one type, f16 or bf16, C % 8 == 0, K % 8 == 0, pixel
- * strides multiples of 8 elements (the engine checks); dw any strides and
- * type.  The N*P*Q reduction is cut into `splits` ranges of whole KWX_BK
- * slices (the caller's count, normalised here so that none is empty): CTA
- * (j tile, k tile, split z) writes its f32 tile to ws[z][K][R*S*C] and a
- * second kernel sums the splits in order into dw (deterministic).  ws holds
- * splits * K * R*S*C floats. */
+/* dw = conv_wgrad(dy, x) for a 1-, 2- or 3-D conv, groups 1, x and dy
+ * channels-last of one type, f16 or bf16, C % 4 == 0 (C % 8 == 4: the GEMM
+ * runs Cg = C + 4 channels, the pad zero-filled), K % 8 == 0, pixel strides
+ * multiples of 8 elements (x's of 4 when C % 8 == 4; the engine checks); dw
+ * any strides and type.  The N*O*P*Q reduction is cut into `splits` ranges
+ * of whole KWX_BK slices (the caller's count, normalised here so that none
+ * is empty): CTA (j tile, k tile, split z) writes its f32 tile to
+ * ws[z][K][T*R*S*Cg] and a second kernel sums the splits in order into dw
+ * (deterministic). */
 int kconv_wgrad_wgmma(const kconv_params *p, const void *x, void *dw, const void *dy, float *ws, int bm, int bn,
                       int splits, void *stream);
 

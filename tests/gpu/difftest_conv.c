@@ -60,6 +60,7 @@ typedef struct tcase {
     const char *wtile;       /* XDNN_WGRAD_TILE for this case ("128x256": conv_wgrad_wgmma's tile forced) */
     int f32_images;          /* > 0: XDNN_F32GEMM_IMAGES for this case (conv_f32_gemm's images per chunk) */
     const char *f32_flat;    /* XDNN_F32GEMM_FLAT for this case ("0": conv_f32_gemm's per-image GEMMs) */
+    bool one_launch;         /* XDNN_DGRAD_ONE_LAUNCH=1 for this case (a dgrad's phases in one launch forced) */
 } tcase;
 
 static tcase *cases;
@@ -474,9 +475,9 @@ static void conv_wgrad_wgmma_cases(void)
         }
     /* what it refuses, with the reason named (conv_wgrad_mma keeps these) */
     static const struct { const char *name, *text, *why; } no[] = {
-        {"c12", "  input dy: f16[2, 16, 7, 7] @nhwc;\n  input x: f16[2, 12, 9, 9] @nhwc;\n"
-                "  dw = conv_wgrad(dy, x, w_dims=[16, 12, 3, 3]);\n  output dw: f16 @nhwc;\n",
-         "conv_wgrad_wgmma needs x channels C % 8 == 0, got C=12"},
+        {"c6", "  input dy: f16[2, 16, 7, 7] @nhwc;\n  input x: f16[2, 6, 9, 9] @nhwc;\n"
+               "  dw = conv_wgrad(dy, x, w_dims=[16, 6, 3, 3]);\n  output dw: f16 @nhwc;\n",
+         "conv_wgrad_wgmma needs x channels C % 4 == 0, got C=6"},
         {"nchw", "  input dy: f16[2, 16, 7, 7];\n  input x: f16[2, 16, 9, 9];\n"
                  "  dw = conv_wgrad(dy, x, w_dims=[16, 16, 3, 3]);\n  output dw: f16;\n",
          "conv_wgrad_wgmma needs channels-last dy and x (@nhwc)"},
@@ -1471,6 +1472,18 @@ static void zoo_bench_cases(void)
                 snprintf(cases[ncases - 1].id, sizeof cases[ncases - 1].id, "convzoo_%s_bf16 %s", dirs[dir],
                          zoo[i].tag);
         }
+    /* the 3-D wgrads forced on each Hopper-era engine (session 11's A/B: conv_wgrad_wgmma's depth against
+     * conv_wgrad_mma, which ran them before): "convzoo_wgrad_bf16_{wgmma,mma} TAG" */
+    static const char *const weng[2][2] = {{"wgmma", "conv_wgrad_wgmma"}, {"mma", "conv_wgrad_mma"}};
+    for (int e = 0; e < 2; e++)
+        for (size_t i = 0; i < sizeof zoo / sizeof zoo[0]; i++) {
+            if (zoo[i].w.nsp != 3)
+                continue;
+            conv_case_forced(zoo[i].tag, &zoo[i].w, "bf16", true, 2, false, weng[e][1], 1);
+            if (ncases > 0)
+                snprintf(cases[ncases - 1].id, sizeof cases[ncases - 1].id, "convzoo_wgrad_bf16_%s %s", weng[e][0],
+                         zoo[i].tag);
+        }
 }
 
 /* ResNet-50's conv_igemm_wgmma partitions of the N = 256 training step (bf16 NHWC; set "step256" of
@@ -1846,6 +1859,8 @@ static void run_case(int i, dh_outcome *out)
         setenv("XDNN_F32GEMM_IMAGES", f32img, 1);
     if (c->f32_flat)
         setenv("XDNN_F32GEMM_FLAT", c->f32_flat, 1);
+    if (c->one_launch)
+        setenv("XDNN_DGRAD_ONE_LAUNCH", "1", 1);
     snprintf(force, sizeof force, "%s=%s", c->force ? c->force : "", c->want_engine ? c->want_engine : "");
     if (c->refuse) { /* planned only (dry or not): the forced engine's refusal, its reason named */
         gpu_run_opts o = {.iters = 1, .log = stderr, .force = forces, .nforce = 1};
@@ -1935,6 +1950,8 @@ done:
         unsetenv("XDNN_F32GEMM_IMAGES");
     if (c->f32_flat)
         unsetenv("XDNN_F32GEMM_FLAT");
+    if (c->one_launch)
+        unsetenv("XDNN_DGRAD_ONE_LAUNCH");
     dh_case_end(&r, c->id, out->ok);
 }
 
@@ -2069,6 +2086,22 @@ static void conv_wgmma_tma_cases(void)
                            tma && !cfgs[ci].no_tma ? "TMA (im2col x, tiled w) producer" : "cp.async producer");
 }
 
+/* A wgrad_wgmma_case with its tile (XDNN_WGRAD_TILE; NULL: the model's) and splits (0: the model's) forced, its
+ * detail holding `detail` and the tile's name; the case registered. */
+static tcase *wgrad_tile_case(const char *name, const win_cfg *w, const char *dt, const char *tile, int splits,
+                              const char *detail)
+{
+    tcase *c = wgrad_wgmma_case(name, w, dt);
+    c->wtile = tile;
+    c->wsplits = splits;
+    c->want_detail = detail;
+    if (tile)
+        c->want_detail2 = strcmp(tile, "128x256") == 0  ? "tile 128x256x"
+                          : strcmp(tile, "64x256") == 0 ? "tile 64x256x"
+                                                         : "tile 128x128x";
+    return c;
+}
+
 /* conv_wgrad_wgmma with x's tiles by TMA im2col (session 10) and its 128 x 256 tile, forced, "wgmma-x-" in
  * every id (so the conv/wgrad/wgmma runs take them too): N*P*Q not a multiple of the 64-pixel slice, 7x7
  * maps (a slice spans images), stride 2 and 2x1, pads 0 / 2 / asymmetric, dilation 2, 1-D, 5x5, K = 8, 24,
@@ -2111,15 +2144,121 @@ static void conv_wgrad_xtma_cases(void)
         for (int ti = 0; ti < 2; ti++) {
             if (opts.quick && ti != ci % 2)
                 continue;
-            tcase *c = wgrad_wgmma_case(cfgs[ci].name, &cfgs[ci].w, dts[ti]);
-            c->wtile = cfgs[ci].tile;
-            c->wsplits = cfgs[ci].splits;
-            c->want_detail = cfgs[ci].tma && !off ? "x by TMA im2col" : "x by cp.async";
-            if (cfgs[ci].tile)
-                c->want_detail2 = strcmp(cfgs[ci].tile, "128x256") == 0  ? "tile 128x256x"
-                                  : strcmp(cfgs[ci].tile, "64x256") == 0 ? "tile 64x256x"
-                                                                          : "tile 128x128x";
+            wgrad_tile_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], cfgs[ci].tile, cfgs[ci].splits,
+                            cfgs[ci].tma && !off ? "x by TMA im2col" : "x by cp.async");
         }
+}
+
+/* conv_wgrad_wgmma on 3-D convs (session 11: m = (n, o, p, q), j = (t, r, s, c), x by the gather), forced,
+ * "wgmma-w3-" in every id: odd D/H/W, stride 2 in all dims and in depth only, dilation in depth and width,
+ * asymmetric pads, T != R (3x1x5), N = 1, K = 136 / 200 (partial 128 tiles), each tile forced, the reduction's
+ * splits forced (7 of many slices, and 1), a 1x1x1 stride-2 window; C % 8 == 4 (x's channels padded to 8 in
+ * the gather, the pad's columns dropped by the sum): the 3-D stem's C = 4 (stride 1 and 2), C = 12 in 2-D and
+ * 1-D.  The sweep runs them again with XDNN_WGRAD_NO_TMA=1 (dY by the gather too: its depth stride).  The
+ * reduction is deterministic (split order fixed): no option to test.  Registered last: the seeds come from
+ * the case count. */
+static void conv_wgrad_wgmma_3d_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    struct { const char *name; win_cfg w; const char *tile; int splits; } cfgs[] = {
+        {"w3-c8-k8-3x3x3-odd", cfg(3, 2, 8, 8, 1, (int[]){5, 7, 9}, (int[]){3, 3, 3}, NULL, NULL, (int[]){1, 1, 1},
+                                   (int[]){1, 1, 1}, false), NULL, 0},
+        {"w3-c24-k40-asym", cfg(3, 2, 24, 40, 1, (int[]){7, 9, 11}, (int[]){3, 3, 3}, NULL, NULL, (int[]){1, 0, 1},
+                                (int[]){2, 1, 0}, false), NULL, 0},
+        {"w3-c16-k136-s2", cfg(3, 1, 16, 136, 1, (int[]){9, 11, 13}, (int[]){3, 3, 3}, (int[]){2, 2, 2}, NULL,
+                               (int[]){1, 1, 1}, (int[]){0, 1, 1}, false), NULL, 0},
+        {"w3-c32-k24-s2d", cfg(3, 2, 32, 24, 1, (int[]){9, 7, 11}, (int[]){3, 3, 3}, (int[]){2, 1, 1}, NULL,
+                               (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), NULL, 0},
+        {"w3-c64-k72-dil", cfg(3, 2, 64, 72, 1, (int[]){9, 8, 11}, (int[]){3, 3, 3}, NULL, (int[]){2, 1, 2},
+                               (int[]){2, 1, 2}, (int[]){2, 1, 1}, false), NULL, 0},
+        {"w3-c24-k128-3x1x5-s2x1x2", cfg(3, 2, 24, 128, 1, (int[]){7, 6, 11}, (int[]){3, 1, 5}, (int[]){2, 1, 2},
+                                         NULL, (int[]){1, 0, 2}, (int[]){1, 0, 1}, false), NULL, 0},
+        {"w3-n1-c64-k64-t64x256", cfg(3, 1, 64, 64, 1, (int[]){9, 10, 11}, (int[]){3, 3, 3}, NULL, NULL,
+                                      (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), "64x256", 0},
+        {"w3-c64-k200-t128x256", cfg(3, 1, 64, 200, 1, (int[]){6, 7, 9}, (int[]){3, 3, 3}, NULL, NULL,
+                                     (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), "128x256", 0},
+        {"w3-c128-k128-t128x128-split7", cfg(3, 2, 128, 128, 1, (int[]){8, 8, 8}, (int[]){3, 3, 3}, NULL, NULL,
+                                             (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), "128x128", 7},
+        {"w3-c32-k64-split1", cfg(3, 2, 32, 64, 1, (int[]){9, 9, 9}, (int[]){3, 3, 3}, NULL, NULL, (int[]){1, 1, 1},
+                                  (int[]){1, 1, 1}, false), NULL, 1},
+        {"w3-c16-k24-1x1x1-s2", cfg(3, 2, 16, 24, 1, (int[]){7, 8, 9}, (int[]){1, 1, 1}, (int[]){2, 2, 2}, NULL,
+                                    NULL, NULL, false), NULL, 0},
+        {"w3-c4-k32-stem", cfg(3, 1, 4, 32, 1, (int[]){9, 10, 11}, (int[]){3, 3, 3}, NULL, NULL, (int[]){1, 1, 1},
+                               (int[]){1, 1, 1}, false), NULL, 0},
+        {"w3-c4-k16-s2-asym", cfg(3, 2, 4, 16, 1, (int[]){9, 7, 11}, (int[]){3, 3, 3}, (int[]){2, 2, 2}, NULL,
+                                  (int[]){1, 0, 1}, (int[]){0, 1, 1}, false), NULL, 0},
+        {"w3-c12-k24-2d", cfg(2, 2, 12, 24, 1, (int[]){13, 11}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                              (int[]){1, 1}, false), NULL, 0},
+        {"w3-c12-k8-1d-s2-dil2", cfg(1, 3, 12, 8, 1, (int[]){61}, (int[]){5}, (int[]){2}, (int[]){2}, (int[]){3},
+                                     (int[]){1}, false), NULL, 0},
+    };
+    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
+        for (int ti = 0; ti < 2; ti++) {
+            if (opts.quick && ti != ci % 2)
+                continue;
+            tcase *c = wgrad_tile_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], cfgs[ci].tile, cfgs[ci].splits,
+                                       "x by cp.async");
+            if (!cfgs[ci].tile && cfgs[ci].splits)
+                c->want_detail2 = cfgs[ci].splits == 7 ? "x 7 splits" : "x 1 splits";
+        }
+}
+
+/* A conv_dgrad's GEMM phases in one launch of conv_igemm_wgmma (session 11: kconv_wgmma_phases; the 3-D
+ * instances' phase table), forced, "olp-" in every id, f16 and bf16: 3-D stride 2 (eight phases) on odd and
+ * even dx, dx channels 24 / 64 / 136 (the 64- and 128-wide tiles, a partial N tile), stride 2 in depth only;
+ * 2-D and 1-D (XDNN_DGRAD_ONE_LAUNCH=1: not taken by default); stride above the window (2x2x2 stride 3, 2x2
+ * stride 3, 1-D 2 stride 3: GEMM phases beside empty ones, some zero-filled by a GEMM's store, some
+ * launched); a 2-D phase set that would load by TMA; the fused relu_bwd mask read at each phase's offset (3-D
+ * and 2-D).  Registered last: the seeds come
+ * from the case count. */
+static void conv_dgrad_one_launch_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    struct { const char *name; win_cfg w; } cfgs[] = {
+        {"olp-3d-c24-k40-s2-odd", cfg(3, 2, 24, 40, 1, (int[]){9, 11, 13}, (int[]){3, 3, 3}, (int[]){2, 2, 2}, NULL,
+                                      (int[]){1, 1, 1}, (int[]){1, 1, 1}, false)},
+        {"olp-3d-c64-k128-s2", cfg(3, 2, 64, 128, 1, (int[]){8, 10, 12}, (int[]){3, 3, 3}, (int[]){2, 2, 2}, NULL,
+                                   (int[]){1, 1, 1}, (int[]){1, 1, 1}, false)},
+        {"olp-3d-c136-k24-s2-asym", cfg(3, 1, 136, 24, 1, (int[]){7, 9, 8}, (int[]){3, 3, 3}, (int[]){2, 2, 2}, NULL,
+                                        (int[]){1, 0, 1}, (int[]){0, 1, 1}, false)},
+        {"olp-3d-c32-k16-s2d", cfg(3, 2, 32, 16, 1, (int[]){9, 7, 6}, (int[]){3, 3, 3}, (int[]){2, 1, 1}, NULL,
+                                   (int[]){1, 1, 1}, (int[]){1, 1, 1}, false)},
+        {"olp-3d-c16-k24-2x2x2-s3", cfg(3, 2, 16, 24, 1, (int[]){10, 8, 11}, (int[]){2, 2, 2}, (int[]){3, 3, 3},
+                                        NULL, NULL, NULL, false)},
+        {"olp-2d-c40-k24-3x3-s2-odd", cfg(2, 3, 40, 24, 1, (int[]){15, 13}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                          (int[]){1, 1}, (int[]){1, 1}, false)},
+        {"olp-2d-c24-k40-2x2-s3", cfg(2, 2, 24, 40, 1, (int[]){13, 11}, (int[]){2, 2}, (int[]){3, 3}, NULL, NULL,
+                                      NULL, false)},
+        {"olp-1d-c24-k8-5-s2", cfg(1, 3, 24, 8, 1, (int[]){61}, (int[]){5}, (int[]){2}, NULL, (int[]){2}, (int[]){2},
+                                   false)},
+        {"olp-1d-c16-k24-2-s3", cfg(1, 2, 16, 24, 1, (int[]){50}, (int[]){2}, (int[]){3}, NULL, NULL, NULL, false)},
+    };
+    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
+        for (int ti = 0; ti < 2; ti++)
+            if (!opts.quick || ti == ci % 2) {
+                wgmma_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], 1, 0, "GEMMs in one launch");
+                cases[ncases - 1].one_launch = cfgs[ci].w.nsp < 3;
+            }
+    /* the 2-D phases TMA would load, in one launch by XDNN_DGRAD_ONE_LAUNCH=1 */
+    const win_cfg t = cfg(2, 2, 64, 64, 1, (int[]){13, 11}, (int[]){3, 3}, (int[]){2, 2}, NULL, (int[]){1, 1},
+                          (int[]){1, 1}, false);
+    wgmma_case("olp-force-2d-c64-k64-3x3-s2", &t, "bf16", 1, 0, "GEMMs in one launch");
+    cases[ncases - 1].one_launch = true;
+    /* the relu_bwd mask read at each phase's offset: the 3-D and the 2-D stride-2 sets above */
+    static const char *const mdt[2] = {"bf16", "f16"};
+    const win_cfg *mw[2] = {&cfgs[0].w, &cfgs[5].w};
+    for (int i = 0; i < 2; i++) {
+        char name[48];
+        snprintf(name, sizeof name, "olp-dge-%dd-s2", mw[i]->nsp);
+        tcase *tc = dgrad_relu_case(name, mdt[i], mw[i], "", "conv_igemm_wgmma", false);
+        if (!tc)
+            continue;
+        tc->one_launch = mw[i]->nsp < 3;
+        tc->force = "conv_dgrad";
+        tc->want_parts = 2;
+        tc->want_detail = "GEMMs in one launch";
+        tc->want_detail2 = "fused epilogue relu_bwd";
+    }
 }
 
 /* The im2col loads' tap offsets (session 10's review): a 4-d im2col instruction carries offsets up to 255 only
@@ -2307,7 +2446,9 @@ int main(int argc, char **argv)
         conv_wgrad_xtma_cases();
         conv_tma_offset_cases();
         conv_f32_gemm_cases();
-        conv_stem_cases(); /* last */
+        conv_stem_cases();
+        conv_wgrad_wgmma_3d_cases();   /* session 11 */
+        conv_dgrad_one_launch_cases(); /* last */
     }
     dh_tester t = {.name = "difftest_conv", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case, .bench_line = bench_line};

@@ -722,9 +722,9 @@ static void test_wgrad_wgmma(void)
         {"  input dy: f32[2, 16, 7, 7] @nhwc;\n  input x: f32[2, 16, 9, 9] @nhwc;\n"
          "  dw = conv_wgrad(dy, x, w_dims=[16, 16, 3, 3]);\n  output dw: f32 @nhwc;\n",
          "conv_wgrad_wgmma needs dy and x both f16 or both bf16, got f32 and f32"},
-        {"  input dy: f16[2, 16, 7, 7] @nhwc;\n  input x: f16[2, 12, 9, 9] @nhwc;\n"
-         "  dw = conv_wgrad(dy, x, w_dims=[16, 12, 3, 3]);\n  output dw: f16 @nhwc;\n",
-         "conv_wgrad_wgmma needs x channels C % 8 == 0, got C=12"},
+        {"  input dy: f16[2, 16, 7, 7] @nhwc;\n  input x: f16[2, 6, 9, 9] @nhwc;\n"
+         "  dw = conv_wgrad(dy, x, w_dims=[16, 6, 3, 3]);\n  output dw: f16 @nhwc;\n",
+         "conv_wgrad_wgmma needs x channels C % 4 == 0, got C=6"},
         {"  input dy: f16[2, 12, 7, 7] @nhwc;\n  input x: f16[2, 16, 9, 9] @nhwc;\n"
          "  dw = conv_wgrad(dy, x, w_dims=[12, 16, 3, 3]);\n  output dw: f16 @nhwc;\n",
          "conv_wgrad_wgmma needs dy channels K % 8 == 0, got K=12"},
@@ -734,9 +734,6 @@ static void test_wgrad_wgmma(void)
         {"  input dy: f16[2, 16, 7, 7] @nhwc;\n  input x: f16[2, 16, 9, 9] @nhwc;\n"
          "  dw = conv_wgrad(dy, x, w_dims=[16, 8, 3, 3], groups=2);\n  output dw: f16 @nhwc;\n",
          "conv_wgrad_wgmma needs groups == 1, got groups=2"},
-        {"  input dy: f16[1, 8, 3, 4, 5] @ndhwc;\n  input x: f16[1, 8, 5, 6, 7] @ndhwc;\n"
-         "  dw = conv_wgrad(dy, x, w_dims=[8, 8, 3, 3, 3]);\n  output dw: f16 @ndhwc;\n",
-         "conv_wgrad_wgmma runs 1-D and 2-D weight gradients, got 3 spatial dims"},
         {"  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[16, 16, 3, 3] @nhwc;\n  y = conv(x, w);\n"
          "  output y: f16 @nhwc;\n", "conv_wgrad_wgmma runs conv_wgrad only, not conv"},
     };
@@ -797,9 +794,44 @@ static void test_wgrad_wgmma(void)
                        .out = {1, 1, 49}, .stride = {1, 1, 2}, .dil = {1, 1, 2}, .pad = {0, 0, 3},
                        .sx = {6464, 1, 0, 0, 64}, .sy = {1176, 1, 0, 0, 24}};
     CHECK(kconv_wgrad_wgmma_x_tma(&k1) == 1);
+    /* 3-D (session 11): x by the gather (the im2col map is 4-d); the BraTS stem's C = 4 taken as 8 channels
+     * (its J = 27 * 8) and its dw workspace sized so */
+    kconv_params k3 = {.dt_x = KDT_BF16, .N = 2, .C = 64, .K = 64, .G = 1, .in = {32, 32, 32}, .win = {3, 3, 3},
+                       .out = {32, 32, 32}, .stride = {1, 1, 1}, .dil = {1, 1, 1}, .pad = {1, 1, 1},
+                       .sx = {32 * 32 * 32 * 64, 1, 32 * 32 * 64, 32 * 64, 64},
+                       .sy = {32 * 32 * 32 * 64, 1, 32 * 32 * 64, 32 * 64, 64}};
+    CHECK(kconv_wgrad_wgmma_x_tma(&k3) == 0);
+    gpu_conv_wgrad_wgmma_plan(&k3, 132, &wp);
+    CHECK(wp.bm == 64 && wp.bn == 256 && wp.tiles == 7 && wp.slices == 1024, "bm %d tiles %lld slices %lld", wp.bm,
+          (long long)wp.tiles, (long long)wp.slices);
+    kconv_params k4 = k3;
+    k4.N = 1;
+    k4.C = 4;
+    k4.K = 32;
+    gpu_conv_wgrad_wgmma_plan(&k4, 132, &wp);
+    CHECK(wp.bm == 64 && wp.tiles == 1 && gpu_conv_wgrad_wgmma_ws_bytes(&k4, &wp) == (size_t)wp.splits * 32 * 216 * 4,
+          "bm %d tiles %lld splits %d", wp.bm, (long long)wp.tiles, wp.splits);
+    check_choice(e, "  input dy: bf16[1, 32, 128, 128, 128] @ndhwc;\n"
+                    "  input x: bf16[1, 4, 128, 128, 128] @ndhwc;\n"
+                    "  dw = conv_wgrad(dy, x, w_dims=[32, 4, 3, 3, 3], pad=1);\n  output dw: bf16 @ndhwc;\n",
+                 "conv_wgrad_wgmma");
     check_choice(e, "  input dy: bf16[256, 256, 14, 14] @nhwc;\n  input x: bf16[256, 1024, 14, 14] @nhwc;\n"
                     "  dw = conv_wgrad(dy, x, w_dims=[256, 1024, 1, 1]);\n  output dw: bf16 @nhwc;\n",
                  "conv_im2col_gemm");
+}
+
+/* e's build of body says its GEMM phases run in one launch, or not (want). */
+static void check_one_launch(const gpu_engine *e, const char *body, bool want)
+{
+    fixture f;
+    if (!setup(&f, body, false))
+        return;
+    f.p->ws_bytes = e->workspace(f.pl, f.p, &h100);
+    char detail[512];
+    CHECK(build_host(e, &f, detail, sizeof detail) == XDNN_OK &&
+              (strstr(detail, "GEMMs in one launch") != NULL) == want && (!want || strstr(detail, "cp.async")),
+          "%s", detail);
+    teardown(&f);
 }
 
 static void test_wgmma_dgrad(void)
@@ -859,6 +891,30 @@ static void test_wgmma_dgrad(void)
     CHECK(dg->nzero[0] == 0 && gpu_conv_dgrad_launches(dg) == 5);
     free(dg);
     teardown(&f);
+    /* session 11: the GEMM phases in one launch (kconv_wgmma_phases): the 3-D UNet's stride-2 dgrad (eight
+     * phases); not 2-D ones by default (ResNet-50's at N = 256, a small one off TMA), nor one GEMM phase beside
+     * empty ones, nor with XDNN_DGRAD_ONE_LAUNCH=0; =1 takes the 2-D ones */
+    static const char *const u3d = "  input dy: bf16[2, 128, 16, 16, 16] @ndhwc;\n"
+                                   "  weight w: bf16[128, 64, 3, 3, 3] @ndhwc;\n"
+                                   "  dx = conv_dgrad(dy, w, x_dims=[2, 64, 32, 32, 32], stride=2, pad=1);\n"
+                                   "  output dx: bf16 @ndhwc;\n";
+    static const char *const r50 = "  input dy: bf16[256, 256, 14, 14] @nhwc;\n"
+                                   "  weight w: bf16[256, 256, 3, 3] @nhwc;\n"
+                                   "  dx = conv_dgrad(dy, w, x_dims=[256, 256, 28, 28], stride=2, pad=1);\n"
+                                   "  output dx: bf16 @nhwc;\n";
+    check_one_launch(e, u3d, true);
+    check_one_launch(e, "  input dy: f16[3, 24, 8, 7] @nhwc;\n  weight w: f16[24, 40, 3, 3] @nhwc;\n"
+                        "  dx = conv_dgrad(dy, w, x_dims=[3, 40, 15, 13], stride=2, pad=1);\n  output dx: f16 @nhwc;\n",
+                     false);
+    check_one_launch(e, r50, false);
+    check_one_launch(e, "  input dy: f16[2, 16, 7, 6] @nhwc;\n  weight w: f16[16, 24, 1, 1] @nhwc;\n"
+                        "  dx = conv_dgrad(dy, w, x_dims=[2, 24, 13, 12], stride=2);\n  output dx: f16 @nhwc;\n",
+                     false);
+    setenv("XDNN_DGRAD_ONE_LAUNCH", "0", 1);
+    check_one_launch(e, u3d, false);
+    setenv("XDNN_DGRAD_ONE_LAUNCH", "1", 1);
+    check_one_launch(e, r50, true);
+    unsetenv("XDNN_DGRAD_ONE_LAUNCH");
 }
 
 /* conv_dgrad + the relu_bwd that alone reads its dx: one partition
