@@ -12,9 +12,10 @@
 //   finalize  one warp per channel combines the splits (lanes stride the
 //             splits, then a fixed shuffle tree: deterministic) and stores
 //             what the generic finalize stores (fin_store); past
-//             CL_WIDE_SPLITS splits (genstats: one per 128-row M tile of the
-//             producing conv, src/gpu/genstats.h, thousands) a block of 8
-//             warps per channel, their results merged in warp order;
+//             CL_WIDE_SPLITS splits (128: the three-launch forwards of
+//             ResNet-50 N=256, 198-396 splits; genstats: one per 128-row M
+//             tile of the producing conv, src/gpu/genstats.h, thousands) a
+//             block of 8 warps per channel, merged in warp order (forward);
 //   apply     the same grid with the splits in reverse order (the rows the
 //             reduce read last are the likeliest still in L2), per-channel
 //             constants in registers: y = act((x - mean) * inv * scale + bias),
@@ -44,6 +45,8 @@
 // flight and the constants in registers, was retired in session 10: it lost
 // or tied everywhere and doubled this file's compile time.)
 #include "norm_cl_common.cuh"
+
+#include <cstdlib> // getenv: XDNN_NORM_CL_FIN_WIDE
 
 namespace {
 
@@ -229,8 +232,13 @@ __global__ void __launch_bounds__(CL_THREADS, (cl_cfg<BWD>::blocks)) k_cl_reduce
     }
 }
 
-// W warps per channel (1, or 8: a block): cl_combine_splits, then (W > 1) the warps in order
-enum { CL_WIDE_SPLITS = 1024 };
+// W warps per channel (1, or 8: a block): cl_combine_splits, then (W > 1) the warps in order.
+// The forward takes a block per channel past CL_WIDE_SPLITS splits (session 11: 128, was 1024 for
+// genstats only): one warp over the 198-396 splits of the three-launch forwards of ResNet-50 N=256
+// (the 13-26 MB tensors held whole, the residual ones) walks 7-13 partials a lane, 4 in flight: two
+// to four dependent L2 round trips in the tail between reduce and apply; eight warps walk at most 2.
+// XDNN_NORM_CL_FIN_WIDE=n moves the limit (0: always a block; 1024: the tree before session 11).
+enum { CL_WIDE_SPLITS = 128 };
 template <int MODE, int W>
 __global__ void __launch_bounds__(CL_THREADS) k_cl_finalize(const ng_job j)
 {
@@ -429,7 +437,10 @@ extern "C" int ng_launch_cl_finalize(const ng_job *j, void *stream)
     if (j->O <= 0)
         return 0;
     constexpr int per = CL_THREADS / 32; // channels per block at one warp each
-    if (j->nsplit > CL_WIDE_SPLITS && j->mode != NGR_BWD) // genstats' splits: a block per channel
+    // read at each launch, not cached: difftest_norm's fin-wide/ cases set it per case
+    const char *ew = getenv("XDNN_NORM_CL_FIN_WIDE");
+    const int wide = ew && *ew ? atoi(ew) : CL_WIDE_SPLITS;
+    if (j->nsplit > wide && j->mode != NGR_BWD) // many splits (genstats': thousands): a block per channel
         cl_go(k_cl_finalize<NGR_WELFORD, per>, (unsigned)j->O, CL_THREADS, s, j->cl_pdl, *j);
     else if (j->mode == NGR_BWD)
         cl_go(k_cl_finalize<NGR_BWD, 1>, (unsigned)((j->O + per - 1) / per), CL_THREADS, s, j->cl_pdl, *j);

@@ -1252,6 +1252,31 @@ static void join_cases(void)
     case_env = "";
 }
 
+/* session 11 (bnfwd): the forward's finalize with a block of 8 warps per channel (kernels/norm_cl.cu,
+ * past CL_WIDE_SPLITS = 128 splits; was 1024).  The batchnorm-cl/ cases (C 13 / 20 / 24 / 72 / 520 / 40,
+ * one row, 4099 rows, padded rows, relu or not, f32 / f16 / bf16) and the residual forwards again with
+ * XDNN_NORM_CL_FIN_WIDE=0 (a block per channel at every split count) on the three launches; then
+ * [8, 40, 64, 65] @nhwc (33280 rows: 130 splits of 256, held whole on the persistent launch, so the three
+ * launches) where the default limit takes the block per channel itself. */
+static void finwide_cases(void)
+{
+    case_prefix = "fin-wide/", case_env = "XDNN_NORM_CL1=0 XDNN_NORM_CL_FIN_WIDE=0";
+    cl_cases();
+    if (!opts.quick)
+        residual_cases();
+    case_prefix = case_env = "";
+    for (int ti = 0; ti < 3; ti++) {
+        const char *t = dts[ti];
+        char name[192];
+        snprintf(name, sizeof name, "fin-wide/default/batchnorm+relu/%s/nhwc/8x40x64x65", t);
+        res_case(name, 4, 470 + ti, t, "[40]",
+                 "  input c: %s[8, 40, 64, 65] @nhwc = uniform(2.0, 5.0);\n  weight rm: f32[40];\n"
+                 "  weight rv: f32[40] = uniform(0.5, 2.0);\n"
+                 "  z: @nhwc, m: f32, iv: f32, rmn: f32, rvn: f32 = batchnorm(c, s, b, running_mean=rm, "
+                 "running_var=rv);\n  y: @nhwc = relu(z);\n  output y: %s @nhwc, m, iv, rmn, rvn;\n}\n", t, t);
+    }
+}
+
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */
 
 static const char *case_id(int i)
@@ -1362,6 +1387,7 @@ int main(int argc, char **argv)
         rng_cases();
         odd_row_cases();
         join_cases();
+        finwide_cases(); /* session 11 (bnfwd): registered last */
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
