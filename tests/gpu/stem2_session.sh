@@ -54,7 +54,7 @@ else
     step "bench: the stem rows (3 CTAs an SM)"
     timeout "${BENCH_S:-25}" "$dt" $dry --bench "_stem n" > "$out/bench.log" 2>&1; echo "rc=$?"
     step "bench: the forward rows with XDNN_CONV_STEM_FWD_CTAS=4"
-    for f in "_stem n256c3h224k64r7s2p3" "_stem n32c3h224k64r7s2p3"; do
+    for f in "${STEM4_F:-_stem n256c3h224k64r7s2p3}"; do
         XDNN_CONV_STEM_FWD_CTAS=4 timeout 12 "$dt" $dry --bench "$f" 2>&1 | sed 's/^BENCH conv_fwd_\([a-z0-9]*\)_nhwc_stem/BENCH conv_fwd_\1_nhwc_stem4/' >> "$out/bench.log"
     done
     step "peer: bench/conv_peer.py stem"
