@@ -31,9 +31,16 @@
  * 5 n8 tiles cover 160 columns (kc = (r * S + s) * C + c, the natural order;
  * more in grid.z chunks), 4 m16 tiles the 64 channels of grid.y's block.
  * Each CTA sums a contiguous range of tiles into its f32 partial; then
- * kstem_reduce_kernel sums the partials in split order (deterministic).
- * Pixels past OH / OW are zeros in the staged dy (their columns are read but
- * multiplied by zero: a NaN or Inf in x reached only by them would spread).
+ * kstem_reduce_kernel sums the partials in a fixed order (deterministic).
+ * Pixels past OH / OW are zeros in the staged dy, and their halves of the B
+ * fragments are zeroed too: their x columns are real, and a NaN or Inf of x
+ * that only they reach would otherwise give 0 * Inf = NaN in dw.
+ *
+ * Session 11's second pass (forward): y leaves through shared memory in
+ * 16-byte stores of whole pixels (the fragments' 4-byte pieces gave 8 pixels
+ * x 16 bytes a warp store), and the next tile's patch rows are prefetched
+ * into L2 during this tile's MMAs; fwd N = 256 0.40 -> 0.38 ms.  A double-
+ * buffered patch by cp.async was not done (see bench/RESULTS-conv.md).
  */
 #include "gpu/kern_conv_stem.h"
 #include "conv_mma.cuh"
@@ -367,16 +374,6 @@ __global__ void __launch_bounds__(NT, 3) kstem_wgrad_kernel(const kstem_geom g, 
         });
         kmma::cp_async_wait<0>();
         __syncthreads();
-        if (tile + 1 < t_hi) { /* the next tile's patch rows and dy pixels into L2 during this tile's MMAs */
-            int nn, noh0, now0;
-            tile_origin(g, tile + 1, nn, noh0, now0);
-            const int niw0 = now0 * g.sw - g.pw;
-            prefetch_patch(g, x, nn, noh0 * g.sh - g.ph, d.PH, niw0 * g.C, (niw0 + d.PQ * g.sw) * g.C);
-            const int oh = noh0 + tid / TW, ow = now0 + tid % TW;
-            if (oh < g.OH && ow < g.OW)
-                prefetch_l2(dy + (int64_t)nn * g.syn + (int64_t)oh * g.syh + (int64_t)ow * g.syw + kb,
-                            (int64_t)((g.K - kb < BK ? g.K - kb : BK) * 2), 0, 1);
-        }
         /* Pixels past OH / OW: their dy is staged as zeros, but their x columns are real, so an Inf or NaN of x that
          * only they reach would give 0 * Inf = NaN in dw: their halves of the B fragments are zeroed (exact, one AND
          * a register) and the rows past OH are skipped. */
@@ -421,8 +418,9 @@ __global__ void __launch_bounds__(NT, 3) kstem_wgrad_kernel(const kstem_geom g, 
 }
 
 /* dw[k, c, r, s] = the partials' sum, in a fixed order (deterministic): 32 outputs a block, each summed by 8
- * threads over the splits b = j, j + 8, ... in order, then those 8 sums in order.  (One thread an output, serial
- * over ~400 splits, left ~37 blocks on the whole GPU, each waiting out one load after another.) */
+ * threads over the splits b = j, j + 8, ... in order, then those 8 sums in order.  One thread an output, serial
+ * over ~400 splits, left ~37 blocks on the whole GPU, each waiting out one load after another: the N = 32 stem's
+ * weight gradient went 0.092 -> 0.080 ms with this (session 11, second pass). */
 enum { RED_OUT = 32, RED_PAR = 8 };
 __global__ void __launch_bounds__(RED_OUT * RED_PAR) kstem_reduce_kernel(const kstem_geom g,
                                                                          const float *__restrict__ part, int splits,

@@ -6,10 +6,10 @@
  * into cuBLASLt (at N = 256, 1.08 GB each way against y's 411 MB): the
  * stem's forward ran at ~50 TFLOP/s, 1.13 ms, its weight gradient 1.23 ms.
  * Here each CTA stages the input patch of its 8 x 16 output tile in shared
- * memory and builds the fragments from it; the forward writes y straight
- * from the accumulators, the weight gradient sums per CTA into f32
+ * memory and builds the fragments from it; the forward writes y through
+ * shared memory in 16-byte stores, the weight gradient sums per CTA into f32
  * partials that one small kernel adds in order (deterministic).  Measured
- * (session 11, H100, N = 256 bf16): fwd 0.40 ms, wgrad 0.42 ms (150 and 144
+ * (session 11, H100, N = 256 f16): fwd 0.38 ms, wgrad 0.42 ms (159 and 143
  * TFLOP/s, ~40% of the memory floor; bench/RESULTS-conv.md).
  *
  * Claimed: a lone conv (no fused epilogue) or conv_wgrad, 2-D, groups 1,

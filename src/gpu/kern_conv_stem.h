@@ -45,7 +45,7 @@ int kstem_fwd_launch(const kstem_geom *g, const void *x, const void *w, void *y,
                      void *stream);
 /* dw = conv_wgrad(dy, x): `splits` CTAs per (K block, reduction chunk), each
  * summing a contiguous range of tiles into its f32 partial [K][R*S*C] of
- * `partials` ([splits][K][R*S*C]); then the partials summed in split order
+ * `partials` ([splits][K][R*S*C]); then the partials summed in a fixed order
  * (deterministic) into dw of type dt_w (KDT_*). */
 int kstem_wgrad_launch(const kstem_geom *g, const void *dy, const void *x, float *partials, int splits, void *dw,
                        int dt_w, void *stream);
