@@ -31,9 +31,16 @@
  * 5 n8 tiles cover 160 columns (kc = (r * S + s) * C + c, the natural order;
  * more in grid.z chunks), 4 m16 tiles the 64 channels of grid.y's block.
  * Each CTA sums a contiguous range of tiles into its f32 partial; then
- * kstem_reduce_kernel sums the partials in split order (deterministic).
- * Pixels past OH / OW are zeros in the staged dy (their columns are read but
- * multiplied by zero: a NaN or Inf in x reached only by them would spread).
+ * kstem_reduce_kernel sums the partials in a fixed order (deterministic).
+ * Pixels past OH / OW are zeros in the staged dy, and their halves of the B
+ * fragments are zeroed too: their x columns are real, and a NaN or Inf of x
+ * that only they reach would otherwise give 0 * Inf = NaN in dw.
+ *
+ * Session 11's second pass (forward): y leaves through shared memory in
+ * 16-byte stores of whole pixels (the fragments' 4-byte pieces gave 8 pixels
+ * x 16 bytes a warp store), and the next tile's patch rows are prefetched
+ * into L2 during this tile's MMAs; fwd N = 256 0.40 -> 0.38 ms.  A double-
+ * buffered patch by cp.async was not done (see bench/RESULTS-conv.md).
  */
 #include "gpu/kern_conv_stem.h"
 #include "conv_mma.cuh"
@@ -55,7 +62,7 @@ struct fwd_dims {
     __host__ __device__ int psz() const { return PH * PWC + 2; }
     __host__ __device__ size_t smem() const
     {
-        return (size_t)BK * (KP + 8) * 2 + (size_t)KP / 2 * 8 + 2 * (size_t)psz() * 2;
+        return (size_t)BK * (KP + 8) * 2 + (size_t)KP / 2 * 8 + (size_t)rup(2 * psz(), 8) * 2 + (size_t)TH * TW * DSP * 2;
     }
 };
 
@@ -77,6 +84,31 @@ __device__ __forceinline__ uint32_t lds32(uint32_t a)
     return v;
 }
 
+/* The 128-byte lines of [p, p + bytes) into L2 (a hint: nothing waits for it). */
+__device__ __forceinline__ void prefetch_l2(const void *p, int64_t bytes, int lane0, int lanes)
+{
+    const uintptr_t a0 = (uintptr_t)p & ~(uintptr_t)127, a1 = (uintptr_t)p + (uintptr_t)bytes;
+    for (uintptr_t a = a0 + (uintptr_t)lane0 * 128; a < a1; a += (uintptr_t)lanes * 128)
+        asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a));
+}
+
+/* The next tile's patch rows (x columns [c0, c1) of rows ih0 .. ih0 + PH - 1, clamped to x) into L2, issued before
+ * this tile's MMAs so that its staging reads L2 rather than DRAM: the loads of a tile are waited for (the patch
+ * goes through registers) and a CTA's tiles are otherwise serial. */
+__device__ __forceinline__ void prefetch_patch(const kstem_geom &g, const uint16_t *x, int n, int ih0, int PH, int c0,
+                                               int c1)
+{
+    c0 = c0 < 0 ? 0 : c0;
+    c1 = c1 > g.W * g.C ? g.W * g.C : c1;
+    if (c1 <= c0)
+        return;
+    for (int pr = threadIdx.x >> 2; pr < PH; pr += NT / 4) { /* 4 threads a row */
+        const int ih = ih0 + pr;
+        if (ih >= 0 && ih < g.H)
+            prefetch_l2(x + (int64_t)n * g.sxn + (int64_t)ih * g.sxh + c0, (int64_t)(c1 - c0) * 2, threadIdx.x & 3, 4);
+    }
+}
+
 template <typename T> __device__ __forceinline__ uint32_t pack2(float a, float b);
 template <> __device__ __forceinline__ uint32_t pack2<__half>(float a, float b)
 {
@@ -88,7 +120,6 @@ template <> __device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float a, fl
     __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
     return *reinterpret_cast<uint32_t *>(&h);
 }
-template <typename T> __device__ __forceinline__ uint16_t cvt1(float a) { return (uint16_t)(pack2<T>(a, 0.0f) & 0xffff); }
 
 /* tile -> (n, oh0, ow0) */
 __device__ __forceinline__ void tile_origin(const kstem_geom &g, int64_t tile, int &n, int &oh0, int &ow0)
@@ -168,10 +199,12 @@ __device__ __forceinline__ uint32_t pair_addr(const uint16_t *p0, const uint16_t
     return kmma::smem_addr((off & 1) ? p1 + off - 1 : p0 + off);
 }
 
-template <typename T>
-__global__ void __launch_bounds__(NT, 3) kstem_fwd_kernel(const kstem_geom g, const uint16_t *__restrict__ x,
+/* MINB: CTAs an SM (3: 168 registers; 4: 128, a few bytes spilled outside the k loop, one more CTA to hide the
+ * patch's wait) */
+template <typename T, int MINB>
+__global__ void __launch_bounds__(NT, MINB) kstem_fwd_kernel(const kstem_geom g, const uint16_t *__restrict__ x,
                                                        const uint16_t *__restrict__ w, uint16_t *__restrict__ y,
-                                                       int64_t tiles, int pair_store)
+                                                       int64_t tiles, int vec)
 {
     extern __shared__ __align__(16) unsigned char smem[];
     const fwd_dims d(g);
@@ -179,6 +212,7 @@ __global__ void __launch_bounds__(NT, 3) kstem_fwd_kernel(const kstem_geom g, co
     uint16_t *ws = reinterpret_cast<uint16_t *>(smem);
     int2 *tab = reinterpret_cast<int2 *>(smem + (size_t)BK * KPS * 2);
     uint16_t *p0 = reinterpret_cast<uint16_t *>(tab + d.KP / 2), *p1 = p0 + psz;
+    uint16_t *ys = p0 + rup(2 * psz, 8); /* 16-byte aligned y tile [pixel][64 + 8], each warp's 32 pixels its own (no CTA barrier) */
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g8 = lane >> 2, t4 = lane & 3;
     const int kb = blockIdx.y * BK;
     for (int i0 = tid; i0 < BK * d.KP; i0 += NT * 8) { /* Wr block, zeros past K and in padding columns */
@@ -217,6 +251,12 @@ __global__ void __launch_bounds__(NT, 3) kstem_fwd_kernel(const kstem_geom g, co
             return e < PWpC && pos >= 0 && pos < WC ? pos : -1;
         });
         __syncthreads();
+        if (tile + gridDim.x < tiles) {
+            int nn, noh0, now0;
+            tile_origin(g, tile + gridDim.x, nn, noh0, now0);
+            const int npos0 = (now0 * g.sw - g.pw) * g.C;
+            prefetch_patch(g, x, nn, noh0 * g.sh - g.ph, d.PH, npos0, npos0 + PWpC);
+        }
         uint32_t pa[2][2]; /* per m16 tile, rows g8 and g8 + 8: the pixel's base in its aligned copy */
 #pragma unroll
         for (int mi = 0; mi < 2; mi++)
@@ -246,34 +286,36 @@ __global__ void __launch_bounds__(NT, 3) kstem_fwd_kernel(const kstem_geom g, co
                 for (int ni = 0; ni < 8; ni++)
                     kmma::mma16816<T>(acc[mi][ni], af[mi], bf[ni]);
         }
+        /* y through shared memory: the fragments' 4-byte pieces (8 pixels x 16 bytes a store) staged, then whole
+         * 128-byte pixel rows leave in 16-byte stores */
+        uint16_t *yw = ys + warp * 32 * DSP;
 #pragma unroll
-        for (int mi = 0; mi < 2; mi++) {
-            const int oh = oh0 + warp * 2 + mi;
+        for (int mi = 0; mi < 2; mi++)
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int ow = ow0 + g8 + 8 * h;
-                if (oh >= g.OH || ow >= g.OW)
-                    continue;
-                uint16_t *yp = y + (int64_t)n * g.syn + (int64_t)oh * g.syh + (int64_t)ow * g.syw;
+            for (int h = 0; h < 2; h++)
 #pragma unroll
-                for (int ni = 0; ni < 8; ni++) {
-                    const int k = kb + ni * 8 + 2 * t4;
-                    const float v0 = acc[mi][ni][2 * h], v1 = acc[mi][ni][2 * h + 1];
-                    if (pair_store) {
-                        if (k < g.K)
-                            *reinterpret_cast<uint32_t *>(yp + k) = pack2<T>(v0, v1);
-                    } else {
-                        if (k < g.K)
-                            yp[k] = cvt1<T>(v0);
-                        if (k + 1 < g.K)
-                            yp[k + 1] = cvt1<T>(v1);
-                    }
-                }
+                for (int ni = 0; ni < 8; ni++)
+                    *reinterpret_cast<uint32_t *>(yw + (mi * 16 + g8 + 8 * h) * DSP + ni * 8 + 2 * t4) =
+                        pack2<T>(acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1]);
+        __syncwarp();
+        if (vec) { /* K % 8 == 0, 16-byte aligned pixels */
+#pragma unroll
+            for (int u = 0; u < 8; u++) {
+                const int i = lane + 32 * u, px = i >> 3, ch = (i & 7) * 8;
+                const int oh = oh0 + warp * 2 + (px >> 4), ow = ow0 + (px & 15);
+                if (oh < g.OH && ow < g.OW && kb + ch < g.K)
+                    *reinterpret_cast<uint4 *>(y + (int64_t)n * g.syn + (int64_t)oh * g.syh + (int64_t)ow * g.syw + kb +
+                                               ch) = *reinterpret_cast<const uint4 *>(yw + px * DSP + ch);
+            }
+        } else {
+            for (int i = lane; i < 32 * BK; i += 32) {
+                const int px = i / BK, ch = i % BK, oh = oh0 + warp * 2 + (px >> 4), ow = ow0 + (px & 15);
+                if (oh < g.OH && ow < g.OW && kb + ch < g.K)
+                    y[(int64_t)n * g.syn + (int64_t)oh * g.syh + (int64_t)ow * g.syw + kb + ch] = yw[px * DSP + ch];
             }
         }
     }
 }
-
 template <typename T>
 __global__ void __launch_bounds__(NT, 3) kstem_wgrad_kernel(const kstem_geom g, const uint16_t *__restrict__ dy,
                                                          const uint16_t *__restrict__ x, float *__restrict__ part,
@@ -332,14 +374,20 @@ __global__ void __launch_bounds__(NT, 3) kstem_wgrad_kernel(const kstem_geom g, 
         });
         kmma::cp_async_wait<0>();
         __syncthreads();
+        /* Pixels past OH / OW: their dy is staged as zeros, but their x columns are real, so an Inf or NaN of x that
+         * only they reach would give 0 * Inf = NaN in dw: their halves of the B fragments are zeroed (exact, one AND
+         * a register) and the rows past OH are skipped. */
+        const int ncol = g.OW - ow0, nrow = g.OH - oh0 < TH ? g.OH - oh0 : TH;
+        const uint32_t m0 = (2 * t4 < ncol ? 0xffffu : 0u) | (2 * t4 + 1 < ncol ? 0xffff0000u : 0u),
+                       m1 = (2 * t4 + 8 < ncol ? 0xffffu : 0u) | (2 * t4 + 9 < ncol ? 0xffff0000u : 0u);
 #pragma unroll 2
-        for (int r = 0; r < TH; r++) { /* k16 step: output row r's 16 pixels */
+        for (int r = 0; r < nrow; r++) { /* k16 step: output row r's 16 pixels */
             const uint32_t ro = 2u * (uint32_t)(r * g.sh * d.RP);
             unsigned bf[5][2], af[4];
 #pragma unroll
             for (int ni = 0; ni < 5; ni++) {
-                bf[ni][0] = lds32(pb[ni] + ro);
-                bf[ni][1] = lds32(pb[ni] + ro + 16);
+                bf[ni][0] = lds32(pb[ni] + ro) & m0;
+                bf[ni][1] = lds32(pb[ni] + ro + 16) & m1;
             }
 #pragma unroll
             for (int mi = 0; mi < 4; mi++) {
@@ -369,18 +417,42 @@ __global__ void __launch_bounds__(NT, 3) kstem_wgrad_kernel(const kstem_geom g, 
         }
 }
 
-/* dw[k, c, r, s] = the partials' sum in split order */
-__global__ void kstem_reduce_kernel(const kstem_geom g, const float *__restrict__ part, int splits, void *dw, int dt)
+/* dw[k, c, r, s] = the partials' sum, in a fixed order (deterministic): 32 outputs a block, each summed by 8
+ * threads over the splits b = j, j + 8, ... in order, then those 8 sums in order.  One thread an output, serial
+ * over ~400 splits, left ~37 blocks on the whole GPU, each waiting out one load after another: the N = 32 stem's
+ * weight gradient went 0.092 -> 0.080 ms with this (session 11, second pass). */
+enum { RED_OUT = 32, RED_PAR = 8 };
+__global__ void __launch_bounds__(RED_OUT * RED_PAR) kstem_reduce_kernel(const kstem_geom g,
+                                                                         const float *__restrict__ part, int splits,
+                                                                         void *dw, int dt)
 {
-    const int SC = g.S * g.C, RSC = g.R * SC;
+    __shared__ float sum[RED_PAR][RED_OUT];
+    const int SC = g.S * g.C, RSC = g.R * SC, o = threadIdx.x % RED_OUT, j = threadIdx.x / RED_OUT;
     const int64_t total = (int64_t)g.K * RSC;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+    for (int64_t i0 = (int64_t)blockIdx.x * RED_OUT; i0 < total; i0 += (int64_t)gridDim.x * RED_OUT) {
+        const int64_t i = i0 + o;
         float v = 0.0f;
-        for (int b = 0; b < splits; b++)
-            v += part[(size_t)b * total + i];
-        const int k = (int)(i / RSC), kc = (int)(i - (int64_t)k * RSC), r = kc / SC, rem = kc - r * SC,
-                  s = rem / g.C, c = rem - s * g.C;
-        kst(dw, dt, k * g.swk + c * g.swc + r * g.swr + s * g.sws, v);
+        if (i < total) {
+            int b = j;
+            for (; b + 3 * RED_PAR < splits; b += 4 * RED_PAR) { /* 4 loads in flight, summed in order */
+                const float a0 = part[(size_t)b * total + i], a1 = part[(size_t)(b + RED_PAR) * total + i],
+                            a2 = part[(size_t)(b + 2 * RED_PAR) * total + i],
+                            a3 = part[(size_t)(b + 3 * RED_PAR) * total + i];
+                v = (((v + a0) + a1) + a2) + a3;
+            }
+            for (; b < splits; b += RED_PAR)
+                v += part[(size_t)b * total + i];
+        }
+        __syncthreads(); /* the previous step's sums are read */
+        sum[j][o] = v;
+        __syncthreads();
+        if (j == 0 && i < total) {
+            for (int q = 1; q < RED_PAR; q++)
+                v += sum[q][o];
+            const int k = (int)(i / RSC), kc = (int)(i - (int64_t)k * RSC), r = kc / SC, rem = kc - r * SC,
+                      s = rem / g.C, c = rem - s * g.C;
+            kst(dw, dt, k * g.swk + c * g.swc + r * g.swr + s * g.sws, v);
+        }
     }
 }
 
@@ -408,21 +480,25 @@ extern "C" int64_t kstem_tiles(const kstem_geom *g)
 
 extern "C" int kstem_kchunks(const kstem_geom *g) { return (g->R * g->S * g->C + BKC - 1) / BKC; }
 
-extern "C" int kstem_fwd_launch(const kstem_geom *g, const void *x, const void *w, void *y, int ctas, void *stream)
+extern "C" int kstem_fwd_launch(const kstem_geom *g, const void *x, const void *w, void *y, int ctas, int ctas_per_sm,
+                                void *stream)
 {
     const int64_t tiles = kstem_tiles(g);
     const int kbl = (g->K + BK - 1) / BK;
     int64_t gx = ctas / kbl < 1 ? 1 : ctas / kbl;
     if (gx > tiles)
         gx = tiles;
-    const int pair = g->K % 2 == 0 && (g->syn | g->syh | g->syw) % 2 == 0 && (uintptr_t)y % 4 == 0;
+    const int vec = g->K % 8 == 0 && (g->syn | g->syh | g->syw) % 8 == 0 && (uintptr_t)y % 16 == 0;
     const size_t sm = kstem_fwd_smem(g);
     const dim3 grid((unsigned)gx, (unsigned)kbl);
     const uint16_t *xs = static_cast<const uint16_t *>(x), *ws = static_cast<const uint16_t *>(w);
     uint16_t *ys = static_cast<uint16_t *>(y);
     cudaStream_t s = (cudaStream_t)stream;
-    return g->bf16 ? launch(kstem_fwd_kernel<__nv_bfloat16>, grid, sm, s, *g, xs, ws, ys, tiles, pair)
-                   : launch(kstem_fwd_kernel<__half>, grid, sm, s, *g, xs, ws, ys, tiles, pair);
+    if (ctas_per_sm >= 4)
+        return g->bf16 ? launch(kstem_fwd_kernel<__nv_bfloat16, 4>, grid, sm, s, *g, xs, ws, ys, tiles, vec)
+                       : launch(kstem_fwd_kernel<__half, 4>, grid, sm, s, *g, xs, ws, ys, tiles, vec);
+    return g->bf16 ? launch(kstem_fwd_kernel<__nv_bfloat16, 3>, grid, sm, s, *g, xs, ws, ys, tiles, vec)
+                   : launch(kstem_fwd_kernel<__half, 3>, grid, sm, s, *g, xs, ws, ys, tiles, vec);
 }
 
 extern "C" int kstem_wgrad_launch(const kstem_geom *g, const void *dy, const void *x, float *partials, int splits,
@@ -439,6 +515,6 @@ extern "C" int kstem_wgrad_launch(const kstem_geom *g, const void *dy, const voi
     if (e != 0)
         return e;
     const int64_t total = (int64_t)g->K * g->R * g->S * g->C;
-    kstem_reduce_kernel<<<kgrid(total, 256), 256, 0, s>>>(*g, partials, splits, dw, dt_w);
+    kstem_reduce_kernel<<<kgrid(total, RED_OUT), RED_OUT * RED_PAR, 0, s>>>(*g, partials, splits, dw, dt_w);
     return (int)cudaGetLastError();
 }

@@ -6,10 +6,10 @@
  * into cuBLASLt (at N = 256, 1.08 GB each way against y's 411 MB): the
  * stem's forward ran at ~50 TFLOP/s, 1.13 ms, its weight gradient 1.23 ms.
  * Here each CTA stages the input patch of its 8 x 16 output tile in shared
- * memory and builds the fragments from it; the forward writes y straight
- * from the accumulators, the weight gradient sums per CTA into f32
+ * memory and builds the fragments from it; the forward writes y through
+ * shared memory in 16-byte stores, the weight gradient sums per CTA into f32
  * partials that one small kernel adds in order (deterministic).  Measured
- * (session 11, H100, N = 256 bf16): fwd 0.40 ms, wgrad 0.42 ms (150 and 144
+ * (session 11, H100, N = 256 f16): fwd 0.38 ms, wgrad 0.42 ms (159 and 143
  * TFLOP/s, ~40% of the memory floor; bench/RESULTS-conv.md).
  *
  * Claimed: a lone conv (no fused epilogue) or conv_wgrad, 2-D, groups 1,
@@ -106,6 +106,14 @@ static bool stem_analyze(const gplan *pl, const gpart *p, const gpu_device *dev,
 
 static int stem_sms(const gpu_device *dev) { return dev && dev->sm_count > 0 ? dev->sm_count : 132; }
 
+/* The forward's CTAs an SM: 3 (168 registers), or 4 with XDNN_CONV_STEM_FWD_CTAS=4 (128 registers, one more CTA
+ * whose MMAs can run while another waits for its patch; the A/B of session 11's second pass). */
+static int stem_fwd_ctas_per_sm(void)
+{
+    const char *v = getenv("XDNN_CONV_STEM_FWD_CTAS");
+    return v && atoi(v) >= 4 ? 4 : STEM_CTAS_PER_SM;
+}
+
 /* The weight gradient's CTAs per (K block, reduction chunk): ~3 per SM in all, at most one per tile. */
 static int stem_splits(const stem_shape *s, const gpu_device *dev)
 {
@@ -161,8 +169,8 @@ static size_t stem_workspace(const gplan *pl, const gpart *p, const gpu_device *
 
 typedef struct stem_priv {
     stem_shape s;
-    int ctas, splits;
-    char detail[160];
+    int ctas, fwd_per_sm, splits;
+    char detail[192];
 } stem_priv;
 
 static xdnn_status stem_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
@@ -176,7 +184,8 @@ static xdnn_status stem_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), ENG ": %s: %s", p->name, why);
         return XDNN_ERR_UNSUPPORTED;
     }
-    sv->ctas = stem_sms(&c->dev) * STEM_CTAS_PER_SM;
+    sv->fwd_per_sm = stem_fwd_ctas_per_sm();
+    sv->ctas = stem_sms(&c->dev) * sv->fwd_per_sm;
     sv->splits = stem_splits(&sv->s, &c->dev);
     const size_t ws = stem_workspace(c->plan, p, &c->dev);
     if (ws > p->ws_bytes) {
@@ -193,7 +202,8 @@ static xdnn_status stem_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     else
         snprintf(sv->detail, sizeof sv->detail,
                  "implicit-GEMM fwd, patch in shared memory (%zu B/CTA), %" PRId64 " tiles of %dx%d px on %d "
-                 "persistent CTAs", sv->s.smem, kstem_tiles(g), KSTEM_TH, KSTEM_TW, sv->ctas);
+                 "persistent CTAs (%d an SM)", sv->s.smem, kstem_tiles(g), KSTEM_TH, KSTEM_TW, sv->ctas,
+                 sv->fwd_per_sm);
     return XDNN_OK;
 }
 
@@ -208,7 +218,7 @@ static xdnn_status stem_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_di
         ce = kstem_wgrad_launch(&s->g, y, x, (float *)(void *)(c->ws + p->ws_offset), sv->splits, w, s->cp.kp.dt_w,
                                 strm);
     else
-        ce = kstem_fwd_launch(&s->g, x, w, y, sv->ctas, strm);
+        ce = kstem_fwd_launch(&s->g, x, w, y, sv->ctas, sv->fwd_per_sm, strm);
     return gpu_check_cuda((cudaError_t)ce, s->wgrad ? "kstem_wgrad" : "kstem_fwd", __FILE__, __LINE__, d);
 }
 

@@ -39,12 +39,13 @@ size_t kstem_wgrad_smem(const kstem_geom *g);
 int64_t kstem_tiles(const kstem_geom *g);
 int kstem_kchunks(const kstem_geom *g);
 
-/* y = conv(x, w) on `ctas` persistent CTAs per 64-channel block of K.
- * Returns a cudaError_t. */
-int kstem_fwd_launch(const kstem_geom *g, const void *x, const void *w, void *y, int ctas, void *stream);
+/* y = conv(x, w) on `ctas` persistent CTAs per 64-channel block of K, built
+ * for ctas_per_sm (3 or 4) resident on an SM.  Returns a cudaError_t. */
+int kstem_fwd_launch(const kstem_geom *g, const void *x, const void *w, void *y, int ctas, int ctas_per_sm,
+                     void *stream);
 /* dw = conv_wgrad(dy, x): `splits` CTAs per (K block, reduction chunk), each
  * summing a contiguous range of tiles into its f32 partial [K][R*S*C] of
- * `partials` ([splits][K][R*S*C]); then the partials summed in split order
+ * `partials` ([splits][K][R*S*C]); then the partials summed in a fixed order
  * (deterministic) into dw of type dt_w (KDT_*). */
 int kstem_wgrad_launch(const kstem_geom *g, const void *dy, const void *x, float *partials, int splits, void *dw,
                        int dt_w, void *stream);

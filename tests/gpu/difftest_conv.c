@@ -35,6 +35,7 @@
 #include "gpu/lower.h"
 #include "ops/op.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,8 @@ typedef struct tcase {
     int f32_images;          /* > 0: XDNN_F32GEMM_IMAGES for this case (conv_f32_gemm's images per chunk) */
     const char *f32_flat;    /* XDNN_F32GEMM_FLAT for this case ("0": conv_f32_gemm's per-image GEMMs) */
     bool one_launch;         /* XDNN_DGRAD_ONE_LAUNCH=1 for this case (a dgrad's phases in one launch forced) */
+    int x_inf[2][4];         /* x_inf[0..1] = (n, c, h, w) != all 0: x holds +Inf there (both runs) before the
+                                reference: placed where no valid output reads it, the outputs must stay finite */
 } tcase;
 
 static tcase *cases;
@@ -1822,13 +1825,53 @@ static dh_rule conv_rule(const tcase *c, const dh_case_run *r, int t)
     return rule;
 }
 
+/* x_inf: +Inf written into input x of both run states at the case's (n, c, h, w) places (the tensor's logical
+ * order, its strides), then the CPU reference run (dh_case_begin ran without it). */
+static xdnn_status place_x_infs(const tcase *c, dh_case_run *r, dh_outcome *out)
+{
+    size_t xi = r->g->ntensors;
+    for (size_t t = 0; t < r->g->ntensors; t++)
+        if (strcmp(r->g->tensors[t].name, "x") == 0)
+            xi = t;
+    if (xi == r->g->ntensors) {
+        snprintf(out->msg, sizeof out->msg, "x_inf: the graph has no input x");
+        return XDNN_ERR_USAGE;
+    }
+    for (int s = 0; s < 2; s++) {
+        host_tensor *ht = s ? &r->gpu.tensors[xi] : &r->cpu.tensors[xi];
+        for (int k = 0; k < 2; k++) {
+            const int *at = c->x_inf[k];
+            if (!(at[0] | at[1] | at[2] | at[3]) || ht->rank != 4 || !ht->data)
+                continue;
+            int64_t off = 0;
+            for (int d = 0; d < 4; d++)
+                off += (int64_t)at[d] * ht->strides[d];
+            if (ht->dtype == XDNN_F16)
+                ((uint16_t *)ht->data)[off] = 0x7c00;
+            else if (ht->dtype == XDNN_BF16)
+                ((uint16_t *)ht->data)[off] = 0x7f80;
+            else
+                ((float *)ht->data)[off] = INFINITY;
+        }
+    }
+    xdnn_status st = run_state_alloc_results(&r->cpu, r->d);
+    if (st == XDNN_OK)
+        st = exec_cpu_run(&r->cpu, r->d);
+    if (st != XDNN_OK)
+        snprintf(out->msg, sizeof out->msg, "x_inf: CPU reference failed (%s)", xdnn_status_name(st));
+    return st;
+}
+
 static void run_case(int i, dh_outcome *out)
 {
     const tcase *c = &cases[i];
     bool bench = opts.bench;
     dh_case_run r = {0};
-    xdnn_status s = dh_case_begin(&r, c->id, c->text, !bench && !c->refuse, out);
+    const bool infs = c->x_inf[0][0] | c->x_inf[0][1] | c->x_inf[0][2] | c->x_inf[0][3];
+    xdnn_status s = dh_case_begin(&r, c->id, c->text, !bench && !c->refuse && !infs, out);
     xgraph *g = r.g;
+    if (s == XDNN_OK && infs && !bench && !c->refuse)
+        s = place_x_infs(c, &r, out);
     if (s != XDNN_OK)
         goto done;
     char force[96], sk[16];
@@ -2413,6 +2456,20 @@ static void conv_stem_cases(void)
         conv_case_forced(no[i].name, &no[i].w, "bf16", true, no[i].dir, false, "conv_stem", 1);
         cases[ncases - 1].refuse = no[i].why;
     }
+    /* session 11, second pass: +Inf in x where no valid output reads it (7x7 stride 2, no pad, 20x22: OH = 7,
+     * OW = 8, so input row 19 and column 21 fall past the last window, inside the patch of the tile's pixels past
+     * OH / OW): the reference stays finite, and so must dw (the weight gradient multiplied those pixels' zero dy
+     * by the staged Inf: NaN) and y (the forward's padding column of a filter row reads column 21, c 0 for the
+     * last valid pixel: masked, not multiplied) */
+    const win_cfg inf_w = cfg(2, 2, 3, 64, 1, (int[]){20, 22}, (int[]){7, 7}, (int[]){2, 2}, NULL, NULL, NULL, false);
+    for (int ti = 0; ti < 2; ti++)
+        for (int dir = 0; dir < 3; dir += 2) {
+            if (opts.quick && ti != dir / 2)
+                continue;
+            conv_case_forced("stem-inf-past-edge-20x22", &inf_w, dts[ti], true, dir, false, "conv_stem", 1);
+            tcase *c = &cases[ncases - 1];
+            memcpy(c->x_inf, (int[2][4]){{1, 2, 19, 4}, {0, 0, 9, 21}}, sizeof c->x_inf);
+        }
 }
 
 int main(int argc, char **argv)

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# final10_session.sh DEV OUT — session 10's two lead calls on the merged tree (DEV packed by tests/gpu/pack_dev.sh
-# with DEV/dt/*.o), picked by PART:
-#   check: the GPU unit tests; the full sweep of difftest_conv's conv/ family (both TMA producers are new), the
-#          --quick sweeps of difftest_seq sdpa and difftest_norm, then difftest_seq's dropout cases in full (the
-#          mask's definition changed), and `xdnn run --check` on every shipped graph; each with its own limit;
+# merged_tree_session.sh DEV OUT — the lead's calls on a merged tree (DEV packed by tests/gpu/pack_dev.sh with
+# DEV/dt/*.o; sessions 10 and 11), picked by PART:
+#   check: the GPU unit tests; the full sweep of difftest_conv's conv/ family, the --quick sweeps of difftest_seq
+#          sdpa and difftest_norm, then the session's own cases in full (SEQ_FILTERS, NORM_FILTERS: space-
+#          separated tester filters, e.g. the new branches' case prefixes), and `xdnn run --check` on every
+#          shipped graph; each with its own limit;
 #   net:   network_dev.sh (ResNet-50 N=256 and the Llama block beside PyTorch eager and torch.compile), then the
-#          ResNet step under each A/B switch of this session's new defaults (AB).
+#          ResNet step under each A/B switch of the session's new defaults (AB: space-separated VAR=VALUE).
 # Everything lands in OUT/logs.tgz but summary.txt (a call brings back at most 8 files).
 set -uo pipefail
 source "$(dirname "$0")/dev_env.sh" "$@" > /dev/null
@@ -38,8 +39,9 @@ check)
     for t in "$dev"/tests/test_*; do say "$(basename "$t"): $(timeout 60 "$t" 2>&1 | tail -1)"; done
     run conv_full "${CONV_S:-150}" "$dev/difftest_conv" conv/
     run seq_quick "${SEQ_S:-100}" "$dev/difftest_seq" --quick sdpa
-    run seq_drop "${DROP_S:-60}" "$dev/difftest_seq" ${DROP_FILTER:-drop}
     run norm_quick "${NORM_S:-50}" "$dev/difftest_norm" --quick
+    for f in ${SEQ_FILTERS:-}; do run "seq_${f//[^a-z0-9]/_}" "${SEQF_S:-60}" "$dev/difftest_seq" "$f"; done
+    for f in ${NORM_FILTERS:-}; do run "norm_${f//[^a-z0-9]/_}" "${NORMF_S:-60}" "$dev/difftest_norm" "$f"; done
     say "== graphs ($((SECONDS - t0)) s)"
     for g in graphs/*.dnn; do
         say "$g: $(timeout 60 "$dev/xdnn" run --device gpu --check "$g" 2>&1 | grep -E '^total|error|FAILED' | head -2 | tr '\n' ' ')"
