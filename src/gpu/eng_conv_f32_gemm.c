@@ -112,7 +112,7 @@ typedef struct f32_priv {
     gpu_lt_gemm lt[2];     /* [0] a full chunk, [1] the last */
     bool have[2], swap[2]; /* swap: cuBLASLt computes C^T = B^T A^T (C row-major) */
     bool lt_epi;           /* the plans carry the epilogue (false: cuBLASLt had none; the pass runs it) */
-    char detail[256];
+    char detail[384];
 } f32_priv;
 
 static size_t up256(size_t v) { return (v + 255) / 256 * 256; }
