@@ -163,7 +163,7 @@ xdnn_status gpu_lt_gemm_plan(gpu_ctx *c, cublasComputeType_t ct, cudaDataType_t 
 /* The same with the byte alignment every item's address of A, B and D has
  * (align[3], 4 .. 16: the heuristic's MIN_ALIGNMENT preferences; cuBLASLt
  * otherwise assumes 256-byte aligned items: conv_f32_gemm's per-image views
- * are not), a pointwise cuBLASLt epilogue (CUBLASLT_EPILOGUE_RELU / GELU;
+ * are not), a pointwise cuBLASLt epilogue (CUBLASLT_EPILOGUE_RELU, ...;
  * DEFAULT for none: no pointer attribute is set) and cm, C's own layout
  * when C is not D (a broadcast C of batch stride 0: lg->lcc; NULL: C is D). */
 xdnn_status gpu_lt_gemm_plan_aligned(gpu_ctx *c, cublasComputeType_t ct, cudaDataType_t scale, bool ta, bool tb,
