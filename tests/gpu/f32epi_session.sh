@@ -29,7 +29,10 @@
 # rel 5e-5: GELU now takes the pass), conv/ 1053/1056 (the same 3), memcheck 0 errors.  bias + relu / conv alone:
 # 3x3 1.02-1.03x, flat 512@7 1.00x, the 1x1 read in place 1.09x (256->64) and 1.23x (64->64, 39 us): over the
 # 1.05x there; the pass (LTEPI=0) 1.07-2.38x.  Against cuDNN + eager bias / relu 0.49-1.43x.  PART=second adds
-# relu alone to split the broadcast C's cost from the epilogue's.  bench/RESULTS-conv.md.
+# relu alone to split the broadcast C's cost from the epilogue's.
+# OUTCOME of call 2 (cfd0b9d): f32e 85/85, conv/ 1056/1056, memcheck 32/32 0 errors; ratios repeated (3x3 1.03-1.04,
+# 512@7 0.99, 256->64 1x1 1.09); relu alone 0.98-1.03x: the 1x1 layers' excess is the broadcast C (~7-9 us: its
+# fill and its L2 reads).  bench/RESULTS-conv.md.
 set -uo pipefail
 . "$(dirname "$0")/dev_env.sh"
 dev_link_tester difftest_conv || exit 1
