@@ -26,7 +26,8 @@ dev = "cuda"
 # 3x3 and 1x1 dgrads with their relu_bwd mask (cuDNN's dgrad + eager threshold_backward, and "_dgradonly"), the
 # stride-2 1x1 projection dgrads; names as difftest_conv's conv_step_ rows), zoo (3-D UNet, WaveNet 1-D and
 # GoogLeNet-v3 1x7 / 7x1 layers, bf16 channels-last, fwd / dgrad / wgrad: difftest_conv's "convzoo" rows), f32
-# (R50's layers in f32 NCHW: true-f32 fwd / dgrad / wgrad, and the forward with tf32 allowed)
+# (R50's layers in f32 NCHW: true-f32 fwd / dgrad / wgrad, and the forward with tf32 allowed), f32epi (conv +
+# bias + relu in f32 NCHW beside the conv alone: conv_f32_gemm's fused epilogue)
 SETS = sys.argv[1:] or ["r50", "epi", "dw"]
 
 
@@ -186,6 +187,18 @@ if "f32" in SETS:
         rep("conv_fwd_f32tf32_nchw", f"n{N}c{C}h{H}k{K}r{Rk}s{s}p{p}",
             bench(lambda: F.conv2d(x, w, stride=s, padding=p)))
         torch.backends.cudnn.allow_tf32 = False
+
+if "f32epi" in SETS:
+    # conv_f32_gemm's fused epilogue (difftest_conv's convepi_f32_nchw rows): r50's f32 NCHW layers, tf32 off, the
+    # conv alone and conv + bias + relu in PyTorch eager (cuDNN's conv with its bias, then relu)
+    for i in (1, 0, 3, 4, 5, 6):
+        (N, C, H, W, K, Rk, s, p) = R50[i]
+        x = torch.randn(N, C, H, W, device=dev)
+        w = torch.randn(K, C, Rk, Rk, device=dev)
+        b = torch.randn(K, device=dev)
+        shp = f"n{N}c{C}h{H}k{K}r{Rk}s{s}p{p}"
+        rep("convepi_f32_nchw", shp + "_none", bench(lambda: F.conv2d(x, w, stride=s, padding=p)))
+        rep("convepi_f32_nchw", shp + "_bias_relu", bench(lambda: F.relu(F.conv2d(x, w, b, stride=s, padding=p))))
 
 if "r50" in SETS:
     for dt, cl, tag in ((torch.float16, True, "f16_nhwc"), (torch.float32, False, "f32_nchw"),

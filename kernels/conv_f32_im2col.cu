@@ -12,8 +12,13 @@
  * columns of its taps in (t, r, s) order: an input position i is read by
  * output o at tap r when i + pad - r * dil = o * stride, 0 <= o < out.
  *
+ * kf32_epi_kernel: one thread per output element (the innermost dim
+ * fastest): the fused epilogue (conv_epi.cuh) where cuBLASLt's own cannot
+ * take it, in place on y or from the flat form's buffer, stored in y's type.
+ *
  * kf32_copy5_kernel: one thread per element of the small weight tensors. */
 #include "gpu/kern_conv_f32.h"
+#include "conv_epi.cuh"
 #include "kern_common.cuh"
 
 namespace {
@@ -66,7 +71,7 @@ __device__ __forceinline__ int kf32_src(int i, int k, int pad, int dil, int stri
 }
 
 __global__ void kf32_col2im_kernel(const kf32_geom g, int64_t n0, int64_t ld, uint32_t total,
-                                   const float *__restrict__ dcols, float *__restrict__ dx)
+                                   const float *__restrict__ dcols, float *__restrict__ dx, const kconv_epi epi)
 {
     const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= total)
@@ -94,7 +99,28 @@ __global__ void kf32_col2im_kernel(const kf32_geom g, int64_t n0, int64_t ld, ui
             }
         }
     }
+    if (epi.n) /* the dgrad's relu_bwd mask, read at dx's coordinate */
+        v = kepi_apply(epi, v, n0 + nl, c, id, ih, iw);
     dx[(n0 + nl) * g.sx[0] + c * g.sx[1] + id * g.sx[2] + ih * g.sx[3] + iw * g.sx[4]] = v;
+}
+
+/* dst[n0 + nl, k, o, p, q] (type dt) = the epilogue of src[nl, k, o, p, q]
+ * (0 without src: the broadcast C of cuBLASLt's path, the bias summed). */
+__global__ void kf32_epi_kernel(uint32_t K, uint32_t D0, uint32_t D1, uint32_t D2, uint32_t total, int64_t n0,
+                                const float *src, const int64_t s0, const int64_t s1, const int64_t s2,
+                                const int64_t s3, const int64_t s4, void *dst, int dt, const int64_t d0,
+                                const int64_t d1, const int64_t d2, const int64_t d3, const int64_t d4,
+                                const kconv_epi e)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= total)
+        return;
+    const uint32_t q = i % D2, r1 = i / D2, p = r1 % D1, r2 = r1 / D1, o = r2 % D0, r3 = r2 / D0, k = r3 % K,
+                   nl = r3 / K;
+    float v = src ? src[nl * s0 + k * s1 + o * s2 + p * s3 + q * s4] : 0.0f;
+    const int64_t n = n0 + nl;
+    v = kepi_apply(e, v, n, k, o, p, q);
+    kst(dst, dt, n * d0 + k * d1 + o * d2 + p * d3 + q * d4, v);
 }
 
 __global__ void kf32_copy5_kernel(int64_t d1, int64_t d2, int64_t d3, int64_t d4, int64_t total, int64_t s0,
@@ -137,11 +163,26 @@ extern "C" int kf32_im2col_launch(const kf32_geom *g, int64_t n0, int64_t nb, in
 }
 
 extern "C" int kf32_col2im_launch(const kf32_geom *g, int64_t n0, int64_t nb, int64_t ld, const float *dcols,
-                                  float *dx, void *stream)
+                                  float *dx, const kconv_epi *epi, void *stream)
 {
     const int64_t total = nb * g->C * g->in[0] * g->in[1] * g->in[2];
+    kconv_epi e = {0};
+    if (epi)
+        e = *epi;
     kf32_col2im_kernel<<<(unsigned)((total + 255) / 256), 256, 0, (cudaStream_t)stream>>>(*g, n0, ld, (uint32_t)total,
-                                                                                          dcols, dx);
+                                                                                          dcols, dx, e);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int kf32_epi_launch(const int64_t *dims, int64_t n0, const float *src, const int64_t *ss, void *dst,
+                               int dt, const int64_t *sd, const kconv_epi *epi, void *stream)
+{
+    const int64_t total = dims[0] * dims[1] * dims[2] * dims[3] * dims[4];
+    if (total == 0)
+        return 0;
+    kf32_epi_kernel<<<(unsigned)((total + 255) / 256), 256, 0, (cudaStream_t)stream>>>(
+        (uint32_t)dims[1], (uint32_t)dims[2], (uint32_t)dims[3], (uint32_t)dims[4], (uint32_t)total, n0, src, ss[0],
+        ss[1], ss[2], ss[3], ss[4], dst, dt, sd[0], sd[1], sd[2], sd[3], sd[4], *epi);
     return (int)cudaGetLastError();
 }
 

@@ -39,12 +39,37 @@
  * the last one are two GEMM shapes planned at build.
  * Workspace: [cuBLASLt's 32 MiB][cols][dy gathered][W or dW packed].
  * XDNN_F32GEMM_OFF=1 refuses every conv (the A/B switch: the old engines
- * take them). */
+ * take them).
+ *
+ * Fused epilogues (conv_epi.h: the partitioner fuses a forward conv's
+ * pointwise chain, a conv_dgrad's relu_bwd mask, whatever the engine):
+ * without them every f32 conv + bias + relu fell to conv_direct.
+ *   cuBLASLt's own, in the GEMM's store (the per-image forward, y f32): a
+ *   chain [scale] [adds] [relu] is D = act(alpha A.B + C): the scale is
+ *   alpha, the relu CUBLASLT_EPILOGUE_RELU (pointwise, so either
+ *   orientation of D), and C (beta 1) is either one per-image
+ *   operand of y's own layout (a residual, read in place) or a broadcast
+ *   matrix of one image's y, batch stride 0, that a small pass fills with
+ *   the sum of the operands read the same for every image (the bias, any
+ *   [1, K, ...] or scalar add) before the GEMMs: L2-resident, it costs no
+ *   DRAM traffic.  CUBLASLT_EPILOGUE_BIAS is not used: its vector runs
+ *   along D's rows, which are the pixels when y is NCHW (D = y^T); nor
+ *   CUBLASLT_EPILOGUE_GELU: its tanh GELU is not pointwise_modes.def's
+ *   formula (session 11, H100: 5e-6 off at |y| ~ 0.1, rel 5e-5, past the
+ *   true-f32 tolerance), so a gelu takes the pass.
+ *   A pass of its own (kf32_epi) for anything else: in place on y after
+ *   the GEMM, or (the flat form) fused into the scatter from the y buffer;
+ *   an output cast (y f16 / bf16) takes the flat form, the GEMM writing
+ *   f32.  The dgrad's relu_bwd mask is applied in the col2im gather (it
+ *   reads dx's position anyway), or in place when dx is the GEMM's own.
+ * XDNN_F32GEMM_LTEPI=0 puts every epilogue on the pass (the A/B). */
 #include "gpu/conv_analyze.h"
+#include "gpu/conv_epi.h"
 #include "gpu/engine.h"
 #include "gpu/kern_conv_f32.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,16 +97,25 @@ typedef struct f32_shape {
     bool flat;             /* fwd / dgrad as one GEMM over the chunk's nb * PQ columns (y through a buffer) */
     bool dy_inplace;       /* wgrad: dy's chunk pixels form one stride */
     bool w_inplace;        /* w (dw) is a KCRS-packed [K, CRS] */
+    bool epi;              /* a fused epilogue or an output cast */
+    bool lt_epi;           /* ... in cuBLASLt's store (else the pass / the col2im) */
+    int lt_act;            /* CUBLASLT_EPILOGUE_RELU / GELU / DEFAULT */
+    float alpha;           /* the leading scale folded into the GEMM */
+    int res_step;          /* the residual read as C in place, or -1 */
+    kconv_epi bc;          /* the broadcast C's steps (added to 0), bc.n = 0: none */
+    int bc_t[KEPI_MAX];    /* their operand tensors */
+    int64_t bc_elems;      /* one image of y's span (the broadcast C) */
     int64_t K, CRS, PQ, nb, full, last; /* images per chunk; full chunks; images of the last (1 .. nb) */
     fgemm gm;
-    size_t cols_off, dy_off, w_off, ws_bytes;
+    size_t cols_off, dy_off, w_off, bc_off, ws_bytes;
 } f32_shape;
 
 typedef struct f32_priv {
     f32_shape s;
     gpu_lt_gemm lt[2];     /* [0] a full chunk, [1] the last */
     bool have[2], swap[2]; /* swap: cuBLASLt computes C^T = B^T A^T (C row-major) */
-    char detail[256];
+    bool lt_epi;           /* the plans carry the epilogue (false: cuBLASLt had none; the pass runs it) */
+    char detail[384];
 } f32_priv;
 
 static size_t up256(size_t v) { return (v + 255) / 256 * 256; }
@@ -187,6 +221,50 @@ static bool lt_ok(int64_t rows, int64_t cols, const fmat *m)
     return lt_operand(rows, cols, m, &o, &t);
 }
 
+/* Does the forward's chain fit cuBLASLt's store, D = act(alpha A.B + C)?
+ * [scale] [add ...] [relu], the adds either all broadcast over
+ * the images (summed into one image's C) or one residual of y's layout y.
+ * Fills lt_epi, alpha, lt_act, res_step, bc; false leaves the pass. */
+static void lt_epi_match(f32_shape *s, const fmat *y)
+{
+    const char *v = getenv("XDNN_F32GEMM_LTEPI");
+    if ((v && strcmp(v, "0") == 0) || s->cp.kp.dt_y != KDT_F32)
+        return;
+    const kconv_epi *e = &s->cp.epi;
+    kconv_epi bc = {0};
+    int i = 0, res = -1;
+    float alpha = 1.0f;
+    if (i < e->n && e->s[i].op == KEPI_MUL_S)
+        alpha = e->s[i++].p0;
+    for (; i < e->n && (e->s[i].op == KEPI_ADD_T || e->s[i].op == KEPI_ADD_S); i++) {
+        const kepi_step *st = &e->s[i];
+        fmat r;
+        if (st->op == KEPI_ADD_T && st->st[0] != 0) { /* per image: C itself, in y's layout */
+            if (res >= 0 || st->dt != KDT_F32 || !act_view(s->g.out, st->st, &r) || r.rs != y->rs || r.cs != y->cs)
+                return;
+            res = i;
+        } else {
+            s->bc_t[bc.n] = s->cp.epi_t[i];
+            bc.s[bc.n++] = *st;
+        }
+    }
+    int act = CUBLASLT_EPILOGUE_DEFAULT;
+    if (i < e->n && e->s[i].op == KEPI_RELU && e->s[i].p0 == 0 && isinf(e->s[i].p1) && e->s[i].p1 > 0 &&
+        e->s[i].p2 == 0)
+        act = CUBLASLT_EPILOGUE_RELU, i++;
+    if (i < e->n || (res >= 0 && bc.n > 0))
+        return;
+    s->lt_epi = true;
+    s->alpha = alpha;
+    s->lt_act = act;
+    s->res_step = res;
+    s->bc = bc;
+    const kconv_params *k = &s->cp.kp;
+    s->bc_elems = 1;
+    for (int d = 1; d < 5; d++)
+        s->bc_elems += ((d == 1 ? s->K : s->g.out[d - 2]) - 1) * k->sy[d];
+}
+
 static bool f32_analyze(const gplan *pl, const gpart *p, f32_shape *s, char *why, size_t len)
 {
     memset(s, 0, sizeof *s);
@@ -197,15 +275,15 @@ static bool f32_analyze(const gplan *pl, const gpart *p, f32_shape *s, char *why
     if (!gpu_conv_analyze(pl, p, cp, why, len))
         return false;
     const ggraph *gg = pl->g;
-    if (p->nnodes != 1 || cp->epi.n > 0)
-        GPU_REFUSE(ENG " runs a lone conv: partition %s fuses %d node(s) (no epilogue here)", p->name, p->nnodes);
     const kconv_params *k = &cp->kp;
     s->wgrad = cp->dir == GCONV_WGRAD;
     s->dgrad = cp->dir == GCONV_DGRAD;
+    s->epi = cp->epi.n > 0 || (!s->dgrad && !s->wgrad && k->dt_y != KDT_F32);
     if (k->G != 1)
         GPU_REFUSE(ENG " needs groups 1 for %s %s, got groups=%" PRId64 " (grouped convs run on conv_direct or "
                    "conv_dw)", f32_op(s), cp->node->name, k->G);
-    if (k->dt_x != KDT_F32 || k->dt_w != KDT_F32 || k->dt_y != KDT_F32)
+    const bool cast = !s->dgrad && !s->wgrad && (k->dt_y == KDT_F16 || k->dt_y == KDT_BF16);
+    if (k->dt_x != KDT_F32 || k->dt_w != KDT_F32 || (k->dt_y != KDT_F32 && !cast))
         GPU_REFUSE(ENG " needs x, w and y (dx, dw, dy) all f32, got %s, %s, %s", xdnn_dtype_name(gg->t[cp->x].dtype),
                    xdnn_dtype_name(gg->t[cp->w].dtype), xdnn_dtype_name(gg->t[cp->y].dtype));
     s->tf32 = gg->tf32;
@@ -237,7 +315,7 @@ static bool f32_analyze(const gplan *pl, const gpart *p, f32_shape *s, char *why
     bool unit = taps == 1;
     for (int i = 0; i < 3; i++)
         unit = unit && g->stride[i] == 1 && g->pad[i] == 0 && g->in[i] == g->out[i];
-    s->x_inplace = unit && act_view(g->in, g->sx, &x) && lt_ok(g->C, s->PQ, &x);
+    s->x_inplace = unit && !cast && act_view(g->in, g->sx, &x) && lt_ok(g->C, s->PQ, &x);
     if (s->wgrad) /* x as the [N*PQ, C] matrix colsT: its pixels of all images at one stride */
         s->x_inplace = s->x_inplace && (g->N == 1 || g->sx[0] == s->PQ * x.cs) && lt_ok(g->N * s->PQ, g->C, &(fmat){x.cs, x.rs, 0, 0});
     /* w (dw) as W [K, CRS] in place: (c, t, r, s) at one unit stride */
@@ -255,7 +333,7 @@ static bool f32_analyze(const gplan *pl, const gpart *p, f32_shape *s, char *why
      * the dgrad gains at 14x14 too (0.290 -> 0.259) and loses at 28x28 (0.316 -> 0.331).
      * XDNN_F32GEMM_FLAT=0 / 1: never / wherever x (dx) is not read in place (A/B, tests) */
     const char *fl = getenv("XDNN_F32GEMM_FLAT");
-    s->flat = !s->wgrad && !s->x_inplace && (fl ? strcmp(fl, "0") != 0 : s->PQ <= (s->dgrad ? 256 : 64));
+    s->flat = !s->wgrad && !s->x_inplace && (cast || (fl ? strcmp(fl, "0") != 0 : s->PQ <= (s->dgrad ? 256 : 64)));
     const bool dy_buf = (s->wgrad && !s->dy_inplace) || s->flat;
     const int64_t per_img = (s->x_inplace ? 0 : s->CRS * s->PQ) + (dy_buf ? s->K * s->PQ : 0);
     int64_t nb = g->N;
@@ -304,7 +382,13 @@ static bool f32_analyze(const gplan *pl, const gpart *p, f32_shape *s, char *why
     s->cols_off = GPU_LT_LOWP_WORKSPACE;
     s->dy_off = s->cols_off + (s->x_inplace ? 0 : up256((size_t)(s->CRS * ncols) * 4));
     s->w_off = s->dy_off + (dy_buf ? up256((size_t)(s->K * ncols) * 4) : 0);
-    s->ws_bytes = s->w_off + (s->w_inplace ? 0 : up256((size_t)(s->K * s->CRS) * 4));
+    s->bc_off = s->w_off + (s->w_inplace ? 0 : up256((size_t)(s->K * s->CRS) * 4));
+    s->res_step = -1;
+    s->alpha = 1.0f;
+    s->lt_act = CUBLASLT_EPILOGUE_DEFAULT;
+    if (s->epi && !s->dgrad && !s->flat)
+        lt_epi_match(s, &y);
+    s->ws_bytes = s->bc_off + (s->bc.n ? up256((size_t)s->bc_elems * 4) : 0);
     return true;
 }
 
@@ -337,7 +421,12 @@ static double f32_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
         side += 2.0 * n * (double)s.K * pq * 4.0;
     const double flops = 2.0 * n * (double)s.K * (double)s.CRS * pq;
     const double math = flops / (s.tf32 ? 250.0e6 : 40.0e6), mem = p->bytes / 2.6e6;
-    return side / 1.4e6 + (math > mem ? math : mem) + 6.0 * (double)(s.full + 1) + 4.0;
+    /* the epilogue's pass in place reads and writes y (dx) once more; the flat form's scatter and the col2im
+     * carry it, and cuBLASLt's store does */
+    double epi = 0.0;
+    if (s.epi && !s.lt_epi && !s.flat && (s.x_inplace || !s.dgrad))
+        epi = 2.0 * n * (double)(s.dgrad ? s.g.C : s.K) * pq * 4.0 / 2.6e6 + 4.0;
+    return side / 1.4e6 + (math > mem ? math : mem) + epi + 6.0 * (double)(s.full + 1) + 4.0;
 }
 
 static size_t f32_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
@@ -359,8 +448,8 @@ static int align_of(const int64_t *v, int n)
 
 /* The GEMM of a chunk of `images` images; base_al: the alignment of the
  * tensors' own addresses (workspace buffers are 256-byte aligned). */
-static xdnn_status f32_plan(gpu_ctx *c, const f32_shape *s, int64_t images, int base_al, const char *who,
-                            gpu_lt_gemm *lg, bool *swap, xdnn_diags_t *d)
+static xdnn_status f32_plan(gpu_ctx *c, const f32_shape *s, int64_t images, int base_al, bool lt_epi,
+                            const char *who, gpu_lt_gemm *lg, bool *swap, xdnn_diags_t *d)
 {
     fgemm f = s->gm;
     const int64_t Kr = s->wgrad ? images * s->PQ : f.Kr;
@@ -384,8 +473,33 @@ static xdnn_status f32_plan(gpu_ctx *c, const f32_shape *s, int64_t images, int 
         align[i] = align_of(offs, 3);
         align[i] = align[i] < base_al ? align[i] : base_al;
     }
+    /* C (beta 1): D's layout, its items the residual's images or the broadcast image (stride 0) */
+    gpu_lt_mat cm = dm;
+    const bool has_c = lt_epi && (s->res_step >= 0 || s->bc.n > 0);
+    if (has_c && s->res_step >= 0) {
+        const int64_t rs0 = s->cp.epi.s[s->res_step].st[0], offs[3] = {dm.ld, rs0, images * rs0};
+        const int al = align_of(offs, 3);
+        cm.stride = batch > 1 ? rs0 : 0;
+        align[2] = align[2] < al ? align[2] : al;
+    } else if (has_c) {
+        cm.stride = 0;
+    }
     return gpu_lt_gemm_plan_aligned(c, s->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F, ta, tb,
-                                    &a, &b, &dm, GPU_LT_LOWP_WORKSPACE, align, who, lg, d);
+                                    &a, &b, &dm, GPU_LT_LOWP_WORKSPACE, align,
+                                    lt_epi ? s->lt_act : CUBLASLT_EPILOGUE_DEFAULT, has_c ? &cm : NULL, who, lg, d);
+}
+
+static void f32_release_plans(f32_priv *fv)
+{
+    for (int i = 0; i < 2; i++) {
+        if (!fv->have[i])
+            continue;
+        gpu_lt_destroy(fv->lt[i].op, fv->lt[i].la, fv->lt[i].lb, fv->lt[i].lc);
+        if (fv->lt[i].lcc)
+            cublasLtMatrixLayoutDestroy(fv->lt[i].lcc);
+        memset(&fv->lt[i], 0, sizeof fv->lt[i]);
+        fv->have[i] = false;
+    }
 }
 
 static xdnn_status f32_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
@@ -408,16 +522,25 @@ static xdnn_status f32_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     char who[160];
     snprintf(who, sizeof who, ENG ": %s", p->name);
     int base_al = 16;
-    const int roles[3] = {s->cp.x, s->cp.w, s->cp.y};
-    for (int i = 0; i < 3; i++)
+    const int roles[4] = {s->cp.x, s->cp.w, s->cp.y, s->res_step >= 0 ? s->cp.epi_t[s->res_step] : s->cp.y};
+    for (int i = 0; i < 4; i++)
         while (base_al > 4 && (uintptr_t)c->dptr[roles[i]] % (uintptr_t)base_al != 0)
             base_al /= 2;
     const int64_t images[2] = {s->nb, s->last};
     const bool want[2] = {s->full > 0, s->full == 0 || s->last != s->nb};
-    for (int i = 0; i < 2; i++) {
+    /* cuBLASLt's epilogue where the chain fits it; where it has no algorithm for it, the pass (quietly: d NULL) */
+    fv->lt_epi = s->lt_epi;
+    for (int i = 0; i < 2 && fv->lt_epi; i++) {
+        if (want[i] && f32_plan(c, s, images[i], base_al, true, who, &fv->lt[i], &fv->swap[i], NULL) != XDNN_OK)
+            fv->lt_epi = false;
+        fv->have[i] = want[i];
+    }
+    if (!fv->lt_epi)
+        f32_release_plans(fv);
+    for (int i = 0; i < 2 && !fv->lt_epi; i++) {
         if (!want[i])
             continue;
-        xdnn_status st = f32_plan(c, s, images[i], base_al, who, &fv->lt[i], &fv->swap[i], d);
+        xdnn_status st = f32_plan(c, s, images[i], base_al, false, who, &fv->lt[i], &fv->swap[i], d);
         if (st != XDNN_OK)
             return st;
         fv->have[i] = true;
@@ -432,11 +555,21 @@ static xdnn_status f32_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
              s->w_inplace ? "" : s->wgrad ? "; dW unpacked" : "; w packed",
              s->flat ? (s->dgrad ? "; one GEMM, dy gathered" : "; one GEMM, y scattered")
              : s->wgrad && !s->dy_inplace ? "; dy gathered" : "");
+    if (s->epi) {
+        const size_t n = strlen(fv->detail);
+        snprintf(fv->detail + n, sizeof fv->detail - n, "; epilogue %s%s",
+                 fv->lt_epi ? (s->res_step >= 0 ? "in cublasLt, C = the residual"
+                               : s->bc.n ? "in cublasLt, C = the broadcast bias" : "in cublasLt")
+                 : s->dgrad && !s->x_inplace ? "in the col2im" : s->flat ? "in the scatter" : "by a pass",
+                 s->cp.kp.dt_y != KDT_F32 && !s->dgrad ? ", y cast" : "");
+        gconv_epi_append(&s->cp.epi, fv->detail, sizeof fv->detail);
+    }
     return XDNN_OK;
 }
 
+/* D = alpha op(a) op(b) + C (cm; NULL: beta 1 on D itself when acc, else 0) */
 static xdnn_status f32_gemm(gpu_ctx *c, const f32_priv *fv, int which, const void *a, const void *b, void *dm,
-                            bool acc, char *ws, cudaStream_t strm, xdnn_diags_t *d)
+                            bool acc, const void *cm, float alpha, char *ws, cudaStream_t strm, xdnn_diags_t *d)
 {
     const gpu_lt_gemm *lg = &fv->lt[which];
     if (fv->swap[which]) {
@@ -444,9 +577,10 @@ static xdnn_status f32_gemm(gpu_ctx *c, const f32_priv *fv, int which, const voi
         a = b;
         b = t;
     }
-    const float one = 1.0f, beta = acc ? 1.0f : 0.0f;
-    cublasStatus_t e = cublasLtMatmul(c->lt, lg->op, &one, a, lg->la, b, lg->lb, &beta, dm, lg->lc, dm, lg->lc,
-                                      &lg->algo, ws, GPU_LT_LOWP_WORKSPACE, strm);
+    const float beta = acc || cm ? 1.0f : 0.0f;
+    cublasStatus_t e = cublasLtMatmul(c->lt, lg->op, &alpha, a, lg->la, b, lg->lb, &beta, cm ? cm : dm,
+                                      lg->lcc ? lg->lcc : lg->lc, dm, lg->lc, &lg->algo, ws, GPU_LT_LOWP_WORKSPACE,
+                                      strm);
     return gpu_check_cublas(e, "cublasLtMatmul (" ENG ")", __FILE__, __LINE__, d);
 }
 
@@ -465,29 +599,64 @@ static xdnn_status f32_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_dia
     if (!s->wgrad && !s->w_inplace && (ce = kf32_copy5_launch(wdims, k->sw, w, wbuf, 1, strm)) != 0)
         return gpu_check_cuda((cudaError_t)ce, "kf32_copy5 (pack w)", __FILE__, __LINE__, d);
     float *wm = s->w_inplace ? w : wbuf;
+    /* the epilogue's operands bound; cuBLASLt's C: the broadcast image, filled first, or the residual */
+    kconv_epi epi, bc;
+    gpu_conv_epi_bind(&s->cp, c->dptr, &epi);
+    bc = s->bc;
+    for (int i = 0; i < bc.n; i++)
+        bc.s[i].t = s->bc_t[i] >= 0 ? c->dptr[s->bc_t[i]] : NULL;
+    float *bcb = (float *)(void *)(ws + s->bc_off);
+    const float *res = NULL;
+    const bool lt = fv->lt_epi, pass = s->epi && !lt;
+    if (lt && s->res_step >= 0)
+        res = epi.s[s->res_step].t;
+    const int64_t ydims[5] = {1, s->K, s->g.out[0], s->g.out[1], s->g.out[2]};
+    const int64_t bcst[5] = {0, k->sy[1], k->sy[2], k->sy[3], k->sy[4]};
+    if (lt && bc.n && (ce = kf32_epi_launch(ydims, 0, NULL, bcst, bcb, KDT_F32, bcst, &bc, strm)) != 0)
+        return gpu_check_cuda((cudaError_t)ce, "kf32_epi (broadcast C)", __FILE__, __LINE__, d);
+    const float *cm = !lt ? NULL : res ? res : bc.n ? bcb : NULL;
+    const float alpha = lt ? s->alpha : 1.0f;
+    /* the flat form's y buffer [K][nb * PQ] as a 5-slot view (image nl at column nl * PQ) */
+    const int64_t bufst[5] = {s->PQ, ld, s->g.out[1] * s->g.out[2], s->g.out[2], 1};
     xdnn_status st = XDNN_OK;
     for (int64_t ch = 0; ch <= s->full && st == XDNN_OK; ch++) {
         const int64_t n0 = ch * s->nb, nb = ch < s->full ? s->nb : s->last;
         const int which = ch < s->full || !fv->have[1] ? 0 : 1; /* [1]: planned when the last chunk differs */
         float *xm = x + n0 * k->sx[0], *ym = y + n0 * k->sy[0];
+        const int64_t dims[5] = {nb, s->K, s->g.out[0], s->g.out[1], s->g.out[2]};
         if (s->wgrad) {
             if (!s->x_inplace && (ce = kf32_im2col_launch(&s->g, n0, nb, ld, x, cols, strm)) != 0)
                 return gpu_check_cuda((cudaError_t)ce, "kf32_im2col", __FILE__, __LINE__, d);
             if (!s->dy_inplace && (ce = kf32_im2col_launch(&s->gdy, n0, nb, ld, y, dyb, strm)) != 0)
                 return gpu_check_cuda((cudaError_t)ce, "kf32_im2col (gather dy)", __FILE__, __LINE__, d);
-            st = f32_gemm(c, fv, which, s->dy_inplace ? ym : dyb, s->x_inplace ? xm : cols, wm, ch > 0, ws, strm, d);
+            st = f32_gemm(c, fv, which, s->dy_inplace ? ym : dyb, s->x_inplace ? xm : cols, wm, ch > 0, NULL, 1.0f, ws,
+                          strm, d);
         } else if (s->dgrad) {
             if (s->flat && (ce = kf32_im2col_launch(&s->gdy, n0, nb, ld, y, dyb, strm)) != 0)
                 return gpu_check_cuda((cudaError_t)ce, "kf32_im2col (gather dy)", __FILE__, __LINE__, d);
-            st = f32_gemm(c, fv, which, wm, s->flat ? dyb : ym, s->x_inplace ? xm : cols, false, ws, strm, d);
-            if (st == XDNN_OK && !s->x_inplace && (ce = kf32_col2im_launch(&s->g, n0, nb, ld, cols, x, strm)) != 0)
+            st = f32_gemm(c, fv, which, wm, s->flat ? dyb : ym, s->x_inplace ? xm : cols, false, NULL, 1.0f, ws, strm,
+                          d);
+            if (st == XDNN_OK && !s->x_inplace &&
+                (ce = kf32_col2im_launch(&s->g, n0, nb, ld, cols, x, s->epi ? &epi : NULL, strm)) != 0)
                 return gpu_check_cuda((cudaError_t)ce, "kf32_col2im", __FILE__, __LINE__, d);
+            /* dx written by the GEMM itself: the mask in place */
+            const int64_t dxdims[5] = {nb, s->g.C, s->g.in[0], s->g.in[1], s->g.in[2]};
+            if (st == XDNN_OK && s->x_inplace && s->epi &&
+                (ce = kf32_epi_launch(dxdims, n0, xm, k->sx, x, KDT_F32, k->sx, &epi, strm)) != 0)
+                return gpu_check_cuda((cudaError_t)ce, "kf32_epi (relu_bwd mask)", __FILE__, __LINE__, d);
         } else {
             if (!s->x_inplace && (ce = kf32_im2col_launch(&s->g, n0, nb, ld, x, cols, strm)) != 0)
                 return gpu_check_cuda((cudaError_t)ce, "kf32_im2col", __FILE__, __LINE__, d);
-            st = f32_gemm(c, fv, which, wm, s->x_inplace ? xm : cols, s->flat ? dyb : ym, false, ws, strm, d);
-            if (st == XDNN_OK && s->flat && (ce = kf32_col2im_launch(&s->gdy, n0, nb, ld, dyb, y, strm)) != 0)
+            st = f32_gemm(c, fv, which, wm, s->x_inplace ? xm : cols, s->flat ? dyb : ym, false,
+                          res ? res + n0 * epi.s[s->res_step].st[0] : cm, alpha, ws, strm, d);
+            if (st == XDNN_OK && s->flat && !s->epi &&
+                (ce = kf32_col2im_launch(&s->gdy, n0, nb, ld, dyb, y, NULL, strm)) != 0)
                 return gpu_check_cuda((cudaError_t)ce, "kf32_col2im (scatter y)", __FILE__, __LINE__, d);
+            /* the pass: the flat form's scatter with the epilogue (and y's type), or in place on y */
+            if (st == XDNN_OK && pass &&
+                (ce = kf32_epi_launch(dims, n0, s->flat ? dyb : ym, s->flat ? bufst : k->sy, c->dptr[s->cp.y],
+                                      k->dt_y, k->sy, &epi, strm)) != 0)
+                return gpu_check_cuda((cudaError_t)ce, "kf32_epi", __FILE__, __LINE__, d);
         }
     }
     if (st != XDNN_OK || !s->wgrad || s->w_inplace)
@@ -501,9 +670,7 @@ static void f32_release(gpart *p)
     f32_priv *fv = p->priv;
     if (!fv)
         return;
-    for (int i = 0; i < 2; i++)
-        if (fv->have[i])
-            gpu_lt_destroy(fv->lt[i].op, fv->lt[i].la, fv->lt[i].lb, fv->lt[i].lc);
+    f32_release_plans(fv);
     free(fv);
     p->priv = NULL;
 }

@@ -187,14 +187,20 @@ xdnn_status gpu_lt_gemm_plan(gpu_ctx *c, cublasComputeType_t ct, cudaDataType_t 
                              const gpu_lt_mat *a, const gpu_lt_mat *b, const gpu_lt_mat *dm, uint64_t ws,
                              const char *who, gpu_lt_gemm *lg, xdnn_diags_t *d)
 {
-    return gpu_lt_gemm_plan_aligned(c, ct, scale, ta, tb, a, b, dm, ws, NULL, who, lg, d);
+    return gpu_lt_gemm_plan_aligned(c, ct, scale, ta, tb, a, b, dm, ws, NULL, CUBLASLT_EPILOGUE_DEFAULT, NULL, who, lg, d);
 }
 
 xdnn_status gpu_lt_gemm_plan_aligned(gpu_ctx *c, cublasComputeType_t ct, cudaDataType_t scale, bool ta, bool tb,
                                      const gpu_lt_mat *a, const gpu_lt_mat *b, const gpu_lt_mat *dm, uint64_t ws,
-                                     const int *align, const char *who, gpu_lt_gemm *lg, xdnn_diags_t *d)
+                                     const int *align, int epilogue, const gpu_lt_mat *cm, const char *who,
+                                     gpu_lt_gemm *lg, xdnn_diags_t *d)
 {
+    lg->lcc = NULL;
     CUBLAS_TRY(cublasLtMatmulDescCreate(&lg->op, ct, scale));
+    if (epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+        const cublasLtEpilogue_t e = (cublasLtEpilogue_t)epilogue;
+        CUBLAS_TRY(cublasLtMatmulDescSetAttribute(lg->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof e));
+    }
     cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
     CUBLAS_TRY(cublasLtMatmulDescSetAttribute(lg->op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa));
     CUBLAS_TRY(cublasLtMatmulDescSetAttribute(lg->op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb));
@@ -203,6 +209,8 @@ xdnn_status gpu_lt_gemm_plan_aligned(gpu_ctx *c, cublasComputeType_t ct, cudaDat
         st = lt_layout(b, &lg->lb, d);
     if (st == XDNN_OK)
         st = lt_layout(dm, &lg->lc, d);
+    if (st == XDNN_OK && cm)
+        st = lt_layout(cm, &lg->lcc, d);
     if (st != XDNN_OK)
         return st;
     cublasLtMatmulPreference_t pref;
@@ -220,8 +228,8 @@ xdnn_status gpu_lt_gemm_plan_aligned(gpu_ctx *c, cublasComputeType_t ct, cudaDat
     }
     cublasStatus_t e2 = e1 != CUBLAS_STATUS_SUCCESS
                           ? e1
-                          : cublasLtMatmulAlgoGetHeuristic(c->lt, lg->op, lg->la, lg->lb, lg->lc, lg->lc, pref, 1, &res,
-                                                           &nres);
+                          : cublasLtMatmulAlgoGetHeuristic(c->lt, lg->op, lg->la, lg->lb, lg->lcc ? lg->lcc : lg->lc,
+                                                           lg->lc, pref, 1, &res, &nres);
     cublasLtMatmulPreferenceDestroy(pref);
     CUBLAS_TRY(e2);
     if (nres < 1) {

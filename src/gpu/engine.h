@@ -136,6 +136,7 @@ typedef struct gpu_lt_operand {
 typedef struct gpu_lt_gemm {
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, lc;  /* lc: C and D */
+    cublasLtMatrixLayout_t lcc;         /* C's own layout when it differs from D's (else NULL; the caller destroys it) */
     cublasLtMatmulAlgo_t algo;
     int algo_id, tile, splitk;          /* of algo, for the detail line */
 } gpu_lt_gemm;
@@ -162,10 +163,13 @@ xdnn_status gpu_lt_gemm_plan(gpu_ctx *c, cublasComputeType_t ct, cudaDataType_t 
 /* The same with the byte alignment every item's address of A, B and D has
  * (align[3], 4 .. 16: the heuristic's MIN_ALIGNMENT preferences; cuBLASLt
  * otherwise assumes 256-byte aligned items: conv_f32_gemm's per-image views
- * are not). */
+ * are not), a pointwise cuBLASLt epilogue (CUBLASLT_EPILOGUE_RELU, ...;
+ * DEFAULT for none: no pointer attribute is set) and cm, C's own layout
+ * when C is not D (a broadcast C of batch stride 0: lg->lcc; NULL: C is D). */
 xdnn_status gpu_lt_gemm_plan_aligned(gpu_ctx *c, cublasComputeType_t ct, cudaDataType_t scale, bool ta, bool tb,
                                      const gpu_lt_mat *a, const gpu_lt_mat *b, const gpu_lt_mat *dm, uint64_t ws,
-                                     const int *align, const char *who, gpu_lt_gemm *lg, xdnn_diags_t *d);
+                                     const int *align, int epilogue, const gpu_lt_mat *cm, const char *who,
+                                     gpu_lt_gemm *lg, xdnn_diags_t *d);
 xdnn_status gpu_lt_lowp_gemm(gpu_ctx *c, bool i8, const gpu_lt_operand *a, const gpu_lt_operand *b, cudaDataType_t td,
                              uint64_t ldd, const char *who, gpu_lt_gemm *lg, xdnn_diags_t *d);
 

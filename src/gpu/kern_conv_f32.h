@@ -13,6 +13,8 @@
 #ifndef XDNN_GPU_KERN_CONV_F32_H
 #define XDNN_GPU_KERN_CONV_F32_H
 
+#include "gpu/kern_conv.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -37,9 +39,19 @@ int kf32_im2col_launch(const kf32_geom *g, int64_t n0, int64_t nb, int64_t ld, c
  * dcols [CRS][nb * PQ] (row stride ld; the columns that read it in the forward conv): one
  * thread per dx element, taps in a fixed order, so deterministic and
  * without atomics; every element of the chunk is written (0 where no tap
- * reaches). */
+ * reaches); epi (NULL: none): a relu_bwd mask applied to each dx element
+ * before its store (kern_conv.h's kconv_epi, coordinates in dx's 5-slot
+ * view). */
 int kf32_col2im_launch(const kf32_geom *g, int64_t n0, int64_t nb, int64_t ld, const float *dcols, float *dx,
-                       void *stream);
+                       const kconv_epi *epi, void *stream);
+/* The fused epilogue as a pass of its own: for every (nl, k, o, p, q) <
+ * dims (nb images, channels, 3 spatial), dst[(n0 + nl) * sd[0] + k * sd[1]
+ * + ...] (type dt: KDT_*) = epi applied at y coordinate (n0 + nl, k, o, p,
+ * q) to src[nl * ss[0] + k * ss[1] + ...] (src NULL: to 0).  src == dst
+ * (in place) is allowed: each element reads its own position first.
+ * dims' product < 2^31. */
+int kf32_epi_launch(const int64_t *dims, int64_t n0, const float *src, const int64_t *ss, void *dst, int dt,
+                    const int64_t *sd, const kconv_epi *epi, void *stream);
 /* A copy between the strided 5-D tensor t (dims, strides) and its packed
  * row-major copy p: pack = 1 writes p from t, 0 writes t from p. */
 int kf32_copy5_launch(const int64_t *dims, const int64_t *strides, float *t, float *p, int pack, void *stream);

@@ -1564,6 +1564,29 @@ static void f32_bench_cases(void)
     }
 }
 
+/* conv_f32_gemm's fused epilogue against the conv alone (issue 11: <= 1.05x) on r50's f32 NCHW layers, tf32
+ * off (bench/conv_peer.py f32epi: cuDNN, and cuDNN + eager bias / relu); relu alone (cuBLASLt's RELU, no C:
+ * what the broadcast bias C costs) */
+static void f32_epi_bench_cases(void)
+{
+    static const int layers[] = {1, 0, 3, 4, 5, 6};
+    static const char *const ex[][2] = {{"none", "conv(x, w, stride=%d, pad=%d)"},
+                                        {"bias_relu", "relu(conv(x, w, stride=%d, pad=%d) + b)"},
+                                        {"relu", "relu(conv(x, w, stride=%d, pad=%d))"}};
+    for (int i = 0; i < (int)(sizeof layers / sizeof layers[0]); i++)
+        for (int e = 0; e < 3; e++) {
+            const int *s = r50[layers[i]];
+            char id[192], expr[128];
+            snprintf(id, sizeof id, "convepi_f32_nchw n%dc%dh%dk%dr%ds%dp%d_%s", s[0], s[1], s[2], s[4], s[5], s[6],
+                     s[7], ex[e][0]);
+            snprintf(expr, sizeof expr, ex[e][1], s[6], s[7]);
+            add_case(id, 1, NULL,
+                     "dnn 1;\ngraph g(seed=12) {\n  input x: f32[%d, %d, %d, %d];\n  weight w: f32[%d, %d, %d, %d];\n"
+                     "  weight b: f32[1, %d, 1, 1];\n  y = %s;\n  output y: f32;\n}\n",
+                     s[0], s[1], s[2], s[3], s[4], s[1], s[5], s[5], s[4], expr);
+        }
+}
+
 static void bench_cases(void)
 {
     static const struct { const char *tag, *dt, *lay; } kinds[] = {
@@ -1781,6 +1804,7 @@ static void bench_cases(void)
              "  y = maxpool(x, window=3, stride=2, pad=1);\n  output y: f32 @nhwc;\n}\n");
     wgrad_3x3_n32_bench_cases(); /* the bench rows before keep their order */
     f32_bench_cases();
+    f32_epi_bench_cases();
 }
 
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */
@@ -2407,6 +2431,108 @@ static void conv_f32_gemm_cases(void)
             }
 }
 
+/* conv_f32_gemm's fused epilogues (session 11, issue 11), forced, "f32e-" in every id: per-channel bias, relu,
+ * bias + relu, gelu and bias + gelu_tanh (the pass: cuBLASLt's GELU was 5e-5 off), residual (C in place), bias + residual
+ * + relu (two C's: the pass), a leading scale (alpha) with bias and relu, sigmoid after a scale and an add (the
+ * pass), and an f16 output cast (the flat form); NCHW and NHWC, tf32 on half; odd K; per-image GEMMs (the
+ * epilogue in cuBLASLt's store), the flat form (the scatter), x read in place (1x1) and chunks of 2 of 5
+ * images (the last chunk's own plan).  Each must run as ONE partition on conv_f32_gemm, its detail naming
+ * where the epilogue ran.  Then the dgrad's relu_bwd mask: in the col2im gather (per-image and flat), in place
+ * where dx is the GEMM's own (1x1), stride 2, a leaky / clipped slope.  Registered last: the seeds come from
+ * the case count. */
+static void conv_f32_epi_cases(void)
+{
+    static const struct { const char *name, *expr, *where; bool cast; } acts[] = {
+        {"bias", "conv(x, w, %s) + b", "in cublasLt, C = the broadcast bias", false},
+        {"relu", "relu(conv(x, w, %s))", "in cublasLt", false},
+        {"bias-relu", "relu(conv(x, w, %s) + b)", "in cublasLt, C = the broadcast bias", false},
+        {"gelu", "gelu(conv(x, w, %s))", "by a pass", false},
+        {"bias-gelu-tanh", "gelu(b + conv(x, w, %s), approx=\"tanh\")", "by a pass", false},
+        {"res", "conv(x, w, %s) + r", "in cublasLt, C = the residual", false},
+        {"bias-res-relu", "relu(conv(x, w, %s) + b + r)", "by a pass", false},
+        {"scale-bias-relu", "relu(conv(x, w, %s) * 0.75 + b)", "in cublasLt, C = the broadcast bias", false},
+        {"sigmoid-scale", "sigmoid(conv(x, w, %s) * 0.75 - 0.5)", "by a pass", false},
+        {"bias-relu-f16", "relu(conv(x, w, %s) + b)", "in the scatter, y cast", true},
+    };
+    struct { const char *name; win_cfg w; int images; const char *flat; } cfgs[] = {
+        {"f32e-3x3-c13-k7", cfg(2, 2, 13, 7, 1, (int[]){11, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                (int[]){1, 1}, false), 0, "0"},
+        {"f32e-s2-asym-c7-k13-flat", cfg(2, 3, 7, 13, 1, (int[]){13, 10}, (int[]){3, 2}, (int[]){2, 2}, NULL,
+                                         (int[]){1, 0}, (int[]){0, 2}, false), 0, NULL},
+        {"f32e-1x1-c130-k13", cfg(2, 3, 130, 13, 1, (int[]){5, 6}, (int[]){1, 1}, NULL, NULL, NULL, NULL, false), 0,
+         NULL},
+        {"f32e-chunks-c7-k13", cfg(2, 5, 7, 13, 1, (int[]){9, 8}, (int[]){3, 3}, (int[]){2, 1}, NULL, (int[]){1, 1},
+                                   (int[]){1, 1}, false), 2, "0"},
+    };
+    const int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]), nact = (int)(sizeof acts / sizeof acts[0]);
+    for (int ci = 0; ci < ncfg; ci++)
+        for (int ai = 0; ai < nact; ai++)
+            for (int lay = 0; lay < 2; lay++) {
+                if (opts.quick && (ci + ai + lay) % 3)
+                    continue;
+                const win_cfg *w = &cfgs[ci].w;
+                const bool tf = (ci + ai + lay) % 2 == 1;
+                conv_text ct;
+                conv_strs(w, &ct);
+                const char *l = layout_tag(w->nsp, lay == 1);
+                char bs[96], expr[512], id[192], rdecl[160] = "";
+                dims_str(bs, sizeof bs, 1, w->k, w->nsp, (int[]){1, 1, 1});
+                snprintf(expr, sizeof expr, acts[ai].expr, ct.attrs);
+                snprintf(id, sizeof id, "conv/fwd+epi/%s/%s/f32%s/%s", cfgs[ci].name, acts[ai].name, tf ? "-tf32" : "",
+                         l);
+                if (strstr(acts[ai].expr, " r"))
+                    snprintf(rdecl, sizeof rdecl, "  input r: f32%s @%s;\n", ct.ys, l);
+                tcase *tc = add_case(id, 1, "conv_f32_gemm",
+                                     "dnn 1;\ngraph g(seed=%d, tf32=%s) {\n  input x: f32%s @%s;\n"
+                                     "  weight w: f32%s @%s;\n  weight b: f32%s;\n%s  y = %s;\n  output y: %s @%s;\n}\n",
+                                     ncases * 3 + 11, tf ? "true" : "false", ct.xs, l, ct.ws, l, bs, rdecl, expr,
+                                     acts[ai].cast ? "f16" : "f32", l);
+                if (!tc)
+                    continue;
+                tc->force = "conv";
+                tc->tf32 = tf;
+                tc->want_parts = 1;
+                tc->f32_images = cfgs[ci].images;
+                tc->f32_flat = cfgs[ci].flat;
+                /* cuBLASLt's store serves the per-image GEMMs; the flat form's scatter carries every epilogue */
+                tc->want_detail = ci == 1 ? "in the scatter" : acts[ai].where;
+                tc->want_detail2 = "fused epilogue";
+            }
+    /* the same chain on the pass (XDNN_F32GEMM_LTEPI=0 is not a case knob: a leaky relu is no cuBLASLt act) */
+    tcase *tc = add_case("conv/fwd+epi/f32e-3x3-c13-k7/bias-leaky/f32/nchw", 1, "conv_f32_gemm",
+                         "dnn 1;\ngraph g(seed=%d) {\n  input x: f32[2, 13, 11, 9];\n  weight w: f32[7, 13, 3, 3];\n"
+                         "  weight b: f32[1, 7, 1, 1];\n  y = relu(conv(x, w, pad=1) + b, slope=0.125);\n"
+                         "  output y: f32;\n}\n", ncases * 3 + 11);
+    if (tc) {
+        tc->force = "conv";
+        tc->want_parts = 1;
+        tc->f32_flat = "0";
+        tc->want_detail = "by a pass";
+    }
+    /* the dgrad's relu_bwd mask */
+    struct { const char *name; win_cfg w; const char *args, *flat, *detail; } dg[] = {
+        {"f32e-dge-c13-k7-3x3", cfg(2, 2, 13, 7, 1, (int[]){11, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                    (int[]){1, 1}, false), "", "0", "in the col2im"},
+        {"f32e-dge-c7-k13-3x3-s2-flat", cfg(2, 3, 7, 13, 1, (int[]){13, 10}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                            (int[]){1, 1}, (int[]){1, 0}, false), "", NULL, "in the col2im"},
+        {"f32e-dge-c130-k13-1x1", cfg(2, 3, 130, 13, 1, (int[]){5, 6}, (int[]){1, 1}, NULL, NULL, NULL, NULL, false),
+         "", NULL, "by a pass"},
+        {"f32e-dge-leaky-clip-c7-k5-3x3-s2", cfg(2, 1, 7, 5, 1, (int[]){11, 9}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                                 (int[]){1, 1}, (int[]){1, 1}, false),
+         ", slope=0.125, upper=0.5", "0", "in the col2im"},
+    };
+    for (int i = 0; i < (int)(sizeof dg / sizeof dg[0]); i++) {
+        tcase *c = dgrad_relu_case(dg[i].name, "f32", &dg[i].w, dg[i].args, "conv_f32_gemm", false);
+        if (!c)
+            continue;
+        c->force = "conv_dgrad";
+        c->want_parts = 2;
+        c->f32_flat = dg[i].flat;
+        c->want_detail = dg[i].detail;
+        c->want_detail2 = "fused epilogue relu_bwd";
+    }
+}
+
 /* conv_stem (session 11: the small-C 2-D conv as an implicit GEMM whose im2col fragments come from the CTA's
  * input patch in shared memory; kern_conv_stem.h), forced, "stem-" in every id, fwd and wgrad, f16 and bf16: the
  * ResNet stem at N = 1 and N = 5 on an odd 97x223 map (a partial row of tiles), C = 1 / 2 / 4 / 8, K = 7, 16, 24,
@@ -2505,7 +2631,8 @@ int main(int argc, char **argv)
         conv_f32_gemm_cases();
         conv_stem_cases();
         conv_wgrad_wgmma_3d_cases();   /* session 11 */
-        conv_dgrad_one_launch_cases(); /* last */
+        conv_dgrad_one_launch_cases();
+        conv_f32_epi_cases(); /* last */
     }
     dh_tester t = {.name = "difftest_conv", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case, .bench_line = bench_line};

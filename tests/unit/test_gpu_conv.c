@@ -1307,6 +1307,49 @@ static void test_im2col_fd_1x1(void)
     }
 }
 
+/* conv_f32_gemm's fused epilogues (session 11): the planner gives an f32 conv + bias + relu (ResNet-50's
+ * 64-channel 3x3 at N = 32, NCHW, tf32 off) and an f32 dgrad with its relu_bwd mask to conv_f32_gemm, not
+ * conv_direct (13-48x slower); an f16 output cast is taken (the flat form); a grouped conv with an epilogue
+ * is refused by name. */
+static void test_f32_epi(void)
+{
+    const gpu_engine *e = gpu_engine_find("conv_f32_gemm");
+    char why[512] = "";
+    fixture f;
+    if (setup(&f, "  input x: f32[32, 64, 56, 56];\n  weight w: f32[64, 64, 3, 3];\n  weight b: f32[1, 64, 1, 1];\n"
+                  "  y = relu(conv(x, w, pad=1) + b);\n  output y: f32;\n", false)) {
+        CHECK(f.pl->nparts == 1 && f.p->nnodes == 3, "%d partitions", f.pl->nparts);
+        CHECK(e->supports(f.pl, f.p, &h100, why, sizeof why), "%s", why);
+        CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
+              strcmp(f.p->engine->name, "conv_f32_gemm") == 0, "%s", f.p->engine->name);
+        /* the broadcast bias image (64 x 3136 f32) after the column buffer */
+        CHECK(e->workspace(f.pl, f.p, &h100) >= (size_t)(32 << 20) + (size_t)64 * 3136 * 4, "%zu",
+              e->workspace(f.pl, f.p, &h100));
+        teardown(&f);
+    }
+    if (setup(&f, "  input x: f32[2, 13, 11, 9] @nhwc;\n  weight w: f32[7, 13, 3, 3] @nhwc;\n"
+                  "  weight b: f32[1, 7, 1, 1];\n  y = relu(conv(x, w, pad=1) + b);\n  output y: f16 @nhwc;\n",
+              true)) {
+        CHECK(e->supports(f.pl, f.p, &h100, why, sizeof why), "%s", why);
+        teardown(&f);
+    }
+    if (setup(&f, "  input x: f32[2, 6, 7, 9];\n  weight w: f32[4, 3, 3, 3];\n"
+                  "  y = relu(conv(x, w, pad=1, groups=2));\n  output y: f32;\n", false)) {
+        CHECK(!e->supports(f.pl, f.p, &h100, why, sizeof why));
+        CHECK(strstr(why, "needs groups 1 for conv") != NULL, "%s", why);
+        teardown(&f);
+    }
+    if (setup(&f, "  input dy: f32[32, 64, 56, 56];\n  weight w: f32[64, 64, 3, 3];\n"
+                  "  input a: f32[32, 64, 56, 56];\n  d = conv_dgrad(dy, w, x_dims=[32, 64, 56, 56], pad=1);\n"
+                  "  dx = relu_bwd(d, a);\n  output dx: f32;\n", false)) {
+        CHECK(f.p->nnodes == 2, "%d nodes", f.p->nnodes);
+        CHECK(e->supports(f.pl, f.p, &h100, why, sizeof why), "%s", why);
+        CHECK(gpu_select_engines(f.pl, &h100, NULL, 0, 0, NULL, f.d) == XDNN_OK &&
+              strcmp(f.p->engine->name, "conv_f32_gemm") == 0, "%s", f.p->engine->name);
+        teardown(&f);
+    }
+}
+
 int main(void)
 {
     test_geometry_nchw_asym_dil_groups();
@@ -1330,6 +1373,7 @@ int main(void)
     test_im2col_wgrad_1x1();
     test_im2col_fd_1x1();
     test_pool_geometry();
+    test_f32_epi();
     gpu_release_caches();
     return test_summary("test_gpu_conv");
 }
