@@ -13,8 +13,12 @@
  * (the GEMM then writes the chain's output directly); any other chain runs as
  * GEMM into scratch + a generated pointwise kernel.  A chain that is one add of
  * a full-size tensor laid out as the output (a residual: r = x + h @ W) runs as
- * D = A B + 1 * C with that tensor as C: the sum is rounded once and the GEMM's
- * own result never goes through memory (XDNN_MATMUL_NO_ADDEND: the old way). */
+ * D = A B + 1 * C with that tensor as C: the GEMM's own result never goes
+ * through memory.  The sum is rounded once, so by default only where the
+ * graph rounds nothing in between (the GEMM's result is f32): a bf16/f16
+ * product rounded before the add (intermediate=bf16) stays the graph's number
+ * unless XDNN_MATMUL_ADDEND=1 accepts one rounding fewer (PyTorch's addmm);
+ * XDNN_MATMUL_NO_ADDEND=1: never. */
 #include "gpu/engine.h"
 
 #include <pthread.h>
@@ -103,6 +107,8 @@ static bool lt_addend_match(const gplan *pl, mm_shape *s)
     if (other < 0 || other == s->c_tensor || g->t[other].is_scalar)
         return false;
     const gtensor *x = &g->t[other], *out = &g->t[n->out];
+    if (g->t[s->c_tensor].dtype != XDNN_F32 && !switch_on("XDNN_MATMUL_ADDEND"))
+        return false; /* the product is rounded before the add: keep that rounding */
     if (!lt_dtype_pair(g->t[s->first].dtype, out->dtype) || x->dtype != out->dtype || !gg_same_dims(x, out) ||
         !gg_same_dims(out, &g->t[s->c_tensor]))
         return false;

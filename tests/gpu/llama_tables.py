@@ -17,21 +17,26 @@ def load(name):
         return None
 
 
-new, old = load("run_llama.json"), load("run_llama-old.json")
-for tag, g in (("new (default)", new), ("old (XDNN_MATMUL_NO_ADDEND=1 XDNN_MATMUL_NO_ROWFOLD=1)", old)):
+import glob
+new = load("run_llama.json")
+others = sorted(os.path.basename(f)[10:-5] for f in glob.glob(os.path.join(d, "run_llama-*.json")))
+for tag, g in [("default", new)] + [(o, load("run_llama-%s.json" % o)) for o in others]:
     if g:
         parts = g["partitions"]
         print("%s: step %.3f ms, %d partitions, sum alone %.3f ms" % (tag, g["total_ms"], len(parts),
                                                                       sum(p["ms_median"] for p in parts)))
 if new:
-    oldp = {p["name"]: p["ms_median"] for p in old["partitions"]} if old else {}
-    print("\n| partition | engine | ms | old ms | floor ms | % of floor | by |\n|---|---|---|---|---|---|---|")
+    alt = {o: {p["name"]: p["ms_median"] for p in (load("run_llama-%s.json" % o) or {"partitions": []})["partitions"]}
+           for o in others}
+    print("\n| partition | engine | ms | %sfloor ms | %% of floor | by |\n|---|---|---|%s---|---|---|"
+          % ("".join("%s ms | " % o for o in others), "---|" * len(others)))
     for p in sorted(new["partitions"], key=lambda p: -p["ms_median"]):
         ff, fb = p["flops"] / PEAK_FLOPS * 1e3, p["bytes"] / PEAK_BYTES * 1e3
         fl = max(ff, fb)
         t = p["ms_median"]
-        print("| %s | %s | %.3f | %s | %.3f | %.0f%% | %s |" % (
-            p["name"][:44], p["engine"], t, "%.3f" % oldp[p["name"]] if p["name"] in oldp else "-", fl,
+        print("| %s | %s | %.3f | %s%.3f | %.0f%% | %s |" % (
+            p["name"][:44], p["engine"], t,
+            "".join("%s | " % ("%.3f" % alt[o][p["name"]] if p["name"] in alt[o] else "-") for o in others), fl,
             100 * fl / t if t else 0, "flops" if ff > fb else "bytes"))
     by = {}
     for p in new["partitions"]:
