@@ -17,8 +17,8 @@
 #   1 of 262144 elements of the Llama check off.  So the addend is exact-only by default (XDNN_MATMUL_ADDEND=1: the
 #   Llama form too), and call 2 measures the default (row fold on, the Llama addend off), the addend on, the row
 #   fold off (= session 10), torch.compile only:
-#   RUNS="new addend:XDNN_MATMUL_ADDEND=1 nofold:XDNN_MATMUL_NO_ROWFOLD=1" CHECKS=new PEER_MODES=compile
-#   PEER_ARGS="--iters 10" WARM_S=1
+#   RUNS="new addend:XDNN_MATMUL_ADDEND=1" CHECKS=new PEER_MODES=compile (the fold off = call 1's old: no time left)
+#   PEER_ARGS="--iters 10"
 # EXPECTED (call 2): the default = call 1's old within the spread (19.0-19.3 ms: the fold alone moved no GEMM by
 #   more than +-0.05 ms); the addend on -0.1 to -0.4 ms; difftest matmul/ all pass by default.
 # OUTCOME: see bench/RESULTS-networks.md, session 11 (llama).
