@@ -11,7 +11,14 @@
  * Epilogues: the partition's chain [add bias[N]] [relu | gelu(tanh)] [cast] on
  * an unbatched row-major output maps onto CUBLASLT_EPILOGUE_{BIAS,RELU,GELU}*
  * (the GEMM then writes the chain's output directly); any other chain runs as
- * GEMM into scratch + a generated pointwise kernel. */
+ * GEMM into scratch + a generated pointwise kernel.  A chain that is one add of
+ * a full-size tensor laid out as the output (a residual: r = x + h @ W) runs as
+ * D = A B + 1 * C with that tensor as C: the GEMM's own result never goes
+ * through memory.  The sum is rounded once, so by default only where the
+ * graph rounds nothing in between (the GEMM's result is f32): a bf16/f16
+ * product rounded before the add (intermediate=bf16) stays the graph's number
+ * unless XDNN_MATMUL_ADDEND=1 accepts one rounding fewer (PyTorch's addmm);
+ * XDNN_MATMUL_NO_ADDEND=1: never. */
 #include "gpu/engine.h"
 
 #include <pthread.h>
@@ -21,6 +28,13 @@
 
 enum { MM_LT_WORKSPACE = 32 << 20 };
 enum { MM_ALGO_VARIANTS = 6 }; /* knob algo=0..5: that many of cuBLASLt's ranked algorithms are tuned */
+
+/* An A/B switch: set and not "0". */
+static bool switch_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && strcmp(v, "0") != 0;
+}
 
 typedef struct mm_view {
     int64_t r, c, sr, sc;  /* logical rows, cols and their strides (elements) */
@@ -79,9 +93,39 @@ static bool is_bias_row(const gtensor *b, int64_t n)
     return true;
 }
 
+/* The residual form: the chain is a single add of a tensor with the output's
+ * dims, strides and dtype, on an unbatched row-major GEMM.  True when it took it. */
+static bool lt_addend_match(const gplan *pl, mm_shape *s)
+{
+    const ggraph *g = pl->g;
+    if (switch_on("XDNN_MATMUL_NO_ADDEND") || s->nepi != 1 || !s->row_major_out || s->batch != 1 || s->nouter != 0)
+        return false;
+    const gnode *n = &g->n[s->epi_nodes[0]];
+    if (n->tag != PWT_ADD || n->nin != 2 || (n->in[0] != s->c_tensor && n->in[1] != s->c_tensor))
+        return false;
+    int other = n->in[0] == s->c_tensor ? n->in[1] : n->in[0];
+    if (other < 0 || other == s->c_tensor || g->t[other].is_scalar)
+        return false;
+    const gtensor *x = &g->t[other], *out = &g->t[n->out];
+    if (g->t[s->c_tensor].dtype != XDNN_F32 && !switch_on("XDNN_MATMUL_ADDEND"))
+        return false; /* the product is rounded before the add: keep that rounding */
+    if (!lt_dtype_pair(g->t[s->first].dtype, out->dtype) || x->dtype != out->dtype || !gg_same_dims(x, out) ||
+        !gg_same_dims(out, &g->t[s->c_tensor]))
+        return false;
+    for (int j = 0; j < out->rank; j++)
+        if (x->strides[j] != out->strides[j] || out->strides[j] != g->t[s->c_tensor].strides[j])
+            return false;
+    s->addend = other;
+    s->d_tensor = n->out;
+    s->need_kernel = false;
+    return true;
+}
+
 static void lt_epilogue_match(const gplan *pl, mm_shape *s)
 {
     const ggraph *g = pl->g;
+    if (lt_addend_match(pl, s))
+        return;
     int cur = s->c_tensor, i = 0, epi = CUBLASLT_EPILOGUE_DEFAULT, bias = -1;
     if (i < s->nepi && g->n[s->epi_nodes[i]].tag == PWT_ADD) {
         const gnode *n = &g->n[s->epi_nodes[i]];
@@ -126,7 +170,7 @@ static void lt_epilogue_match(const gplan *pl, mm_shape *s)
 bool gpu_matmul_analyze(const gplan *pl, const gpart *p, bool tf32, mm_shape *s, char *why, size_t len)
 {
     memset(s, 0, sizeof *s);
-    s->bias = -1;
+    s->bias = s->addend = -1;
     s->lt_epilogue = CUBLASLT_EPILOGUE_DEFAULT; /* == 1: zero is no epilogue at all */
     const ggraph *g = pl->g;
     if (p->kind != GP_MATMUL || p->anchor < 0) {
@@ -219,6 +263,21 @@ bool gpu_matmul_analyze(const gplan *pl, const gpart *p, bool tf32, mm_shape *s,
                 st[k][m] = st[k][i];
             m++;
         }
+    }
+    /* Activations [..., M, K] times one weight [K, N] (the weight broadcast
+     * along the batch dims: stride 0): when the activations' and the output's
+     * batch dims continue their rows, they are more rows of one GEMM, e.g. a
+     * Llama block's [B, S, D] @ [D, N] is one [B*S, D] @ [D, N] (one launch
+     * with a fuller last wave than B looped ones, and the residual and bias
+     * epilogues apply).  Row-major output only: there the rows are cuBLASLt's
+     * columns of its B (our A) and of D. */
+    while (m > 0 && s->row_major_out && !s->b.trans && st[0][m - 1] == 0 && s->b.bstride == 0 &&
+           st[1][m - 1] == s->b.cols * s->b.ld && st[2][m - 1] == s->d.cols * s->d.ld &&
+           s->b.ld >= s->b.rows && s->d.ld >= s->d.rows && !switch_on("XDNN_MATMUL_NO_ROWFOLD")) {
+        m--;
+        s->b.cols *= dims[m];
+        s->d.cols *= dims[m];
+        s->n *= dims[m];
     }
     s->batch = 1;
     /* The innermost batch dim becomes cuBLASLt's strided batch, unless an
@@ -373,7 +432,8 @@ static xdnn_status mm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     cublasLtMatmulAlgoConfigGetAttribute(&mp->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
     snprintf(mp->detail, sizeof mp->detail, "cublasLt algo=%d tile=%d stages=%d splitk=%d epilogue=%s%s%s", algo_id,
              tile, stages, splitk,
-             s->lt_epilogue != CUBLASLT_EPILOGUE_DEFAULT ? "lt" : s->need_kernel ? "kernel" : "none",
+             s->lt_epilogue != CUBLASLT_EPILOGUE_DEFAULT ? "lt" : s->addend >= 0 ? "addend"
+                                                           : s->need_kernel ? "kernel" : "none",
              ct == CUBLAS_COMPUTE_32F_FAST_TF32 ? " tf32" : "", s->batch > 1 || s->nouter ? " batched" : "");
     if (s->need_kernel) {
         char kname[64];
@@ -400,7 +460,7 @@ static xdnn_status mm_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_diag
     int64_t total = 1;
     for (int i = 0; i < s->nouter; i++)
         total *= s->outer_dims[i];
-    const float alpha = 1.0f, beta = 0.0f;
+    const float alpha = 1.0f, beta = s->addend >= 0 ? 1.0f : 0.0f;
     /* The descriptor is plan state shared by every thread executing the plan;
      * its bias pointer is the caller's, so it is set and consumed (the
      * enqueue reads it) under the partition's lock. */
@@ -425,7 +485,8 @@ static xdnn_status mm_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_diag
         const char *pa = (const char *)c->dptr[s->first] + off[0] * (int64_t)ea;
         const char *pb = (const char *)c->dptr[s->second] + off[1] * (int64_t)ea;
         char *pd = dbase + off[2] * (int64_t)ed;
-        cublasStatus_t e = cublasLtMatmul(c->lt, mp->op, &alpha, pa, mp->la, pb, mp->lb, &beta, pd, mp->ld, pd,
+        const char *pc = s->addend >= 0 ? (const char *)c->dptr[s->addend] : pd; /* unbatched: no offset */
+        cublasStatus_t e = cublasLtMatmul(c->lt, mp->op, &alpha, pa, mp->la, pb, mp->lb, &beta, pc, mp->ld, pd,
                                           mp->ld, &mp->algo, ws, MM_LT_WORKSPACE, strm);
         if (e != CUBLAS_STATUS_SUCCESS) {
             if (locked)

@@ -114,6 +114,7 @@ typedef struct mm_shape {
     int d_tensor;             /* where the GEMM writes (final output with an lt epilogue) */
     int lt_epilogue;          /* cublasLtEpilogue_t */
     int bias;                 /* bias tensor for the lt epilogue, or -1 */
+    int addend;               /* residual added as cuBLASLt's C (beta = 1), or -1 */
     bool need_kernel;         /* GEMM into scratch + generated epilogue */
     int *epi_nodes;           /* the chain (everything but the matmul) */
     int nepi;

@@ -69,7 +69,7 @@ static xdnn_status dry_run(xgraph *g, char *engines, size_t len, xdnn_diags_t *d
             else if (ms.need_kernel)
                 s = cg_pointwise(gg, ms.epi_nodes, ms.nepi, p->outs, p->nouts, "k", &k);
             n = strlen(engines);
-            snprintf(engines + n, len - n, "(%s)", ms.lt_epilogue != CUBLASLT_EPILOGUE_DEFAULT ? "lt-epilogue" : ms.need_kernel ? "kernel-epilogue" : "plain");
+            snprintf(engines + n, len - n, "(%s)", ms.lt_epilogue != CUBLASLT_EPILOGUE_DEFAULT ? "lt-epilogue" : ms.addend >= 0 ? "addend" : ms.need_kernel ? "kernel-epilogue" : "plain");
         }
         if (s == XDNN_OK && k.src)
             s = gpu_nvrtc_check(k.src, "k", "sm_90", d);
@@ -281,6 +281,55 @@ static void graph_cases(void)
              "  p = softmax(l * 0.5);\n  s = reduce(p, op=\"sum\", axes=[-1]);\n  output p, s: f32;\n}\n");
 }
 
+/* A residual add after a GEMM (r = x + a @ b) runs as cuBLASLt's C with beta = 1
+ * (session 11); the broadcast and batched forms keep the generated epilogue. */
+static void matmul_addend_cases(void)
+{
+    static const int mnk[][3] = {{1, 1, 1}, {7, 13, 5}, {127, 129, 65}, {256, 200, 384}};
+    static const char *const dts[] = {"f32", "f16", "bf16"};
+    for (int si = 0; si < (opts.quick ? 3 : 4); si++) {
+        int M = mnk[si][0], N = mnk[si][1], K = mnk[si][2];
+        for (int ti = 0; ti < 3; ti++) {
+            const char *t = dts[ti];
+            char id[160];
+            snprintf(id, sizeof id, "matmul/addend/%s/%dx%dx%d", t, M, N, K);
+            add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d];\n  input a: %s[%d, %d];\n"
+                            "  weight w: %s[%d, %d];\n  r = x + matmul(a, w, trans_b=true);\n  output r: %s;\n}\n",
+                     si * 59 + ti, t, M, N, t, M, K, t, N, K, t);
+            /* Llama's form: [B, S, K] activations, [N, K] weights, the sum of two GEMMs (dh2), with
+             * f32 products (the residual C by default).  Not with bf16 products: the reference rounds
+             * each, and where the sum cancels one GEMM's 1-ulp flip is past the sum's tolerance (the
+             * kernel epilogue path too: 2x256x200x384, max_abs 0.125 of a sum near 8, session 11). */
+            snprintf(id, sizeof id, "matmul/addend-two-gemms/%s/2x%dx%dx%d", t, M, N, K);
+            add_case(id, 1, "dnn 1;\ngraph g(seed=%d, intermediate=f32) {\n  input a: %s[2, %d, %d];\n"
+                            "  input b: %s[2, %d, %d];\n  weight v: %s[%d, %d];\n  weight w: %s[%d, %d];\n"
+                            "  d = matmul(a, v, trans_b=true) + matmul(b, w, trans_b=true);\n  output d: f32;\n}\n",
+                     si * 61 + ti, t, M, K, t, M, N, t, N, K, t, N, N);
+            if (opts.quick && si > 1)
+                continue;
+            /* a column broadcast and a true batch keep the generated epilogue */
+            snprintf(id, sizeof id, "matmul/addend-broadcast/%s/%dx%dx%d", t, M, N, K);
+            add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, 1];\n  input a: %s[%d, %d];\n"
+                            "  input b: %s[%d, %d];\n  r = matmul(a, b) + x;\n  output r: %s;\n}\n",
+                     si * 67 + ti, t, M, t, M, K, t, K, N, t);
+            snprintf(id, sizeof id, "matmul/addend-batched/%s/3x%dx%dx%d", t, M, N, K);
+            add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[3, %d, %d];\n  input a: %s[3, %d, %d];\n"
+                            "  input b: %s[3, %d, %d];\n  r = matmul(a, b) + x;\n  output r: %s;\n}\n",
+                     si * 73 + ti, t, M, N, t, M, K, t, K, N, t);
+            /* the row fold alone: [2, 3, M, K] @ [K, N] + bias, relu (a cuBLASLt epilogue once folded) */
+            snprintf(id, sizeof id, "matmul/rowfold-bias-relu/%s/2x3x%dx%dx%d", t, M, N, K);
+            if (M * N > 1)
+                add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input a: %s[2, 3, %d, %d];\n  weight w: %s[%d, %d];\n"
+                                "  weight b: %s[%d];\n  h = relu(matmul(a, w) + b);\n  output h: %s;\n}\n",
+                         si * 79 + ti, t, M, K, t, K, N, t, N, t);
+            snprintf(id, sizeof id, "matmul/addend-f32-out/%s/%dx%dx%d", t, M, N, K);
+            add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: f32[%d, %d];\n  input a: %s[%d, %d];\n"
+                            "  input b: %s[%d, %d];\n  r = x + matmul(a, b);\n  output r: f32;\n}\n",
+                     si * 71 + ti, M, N, t, M, K, t, K, N);
+        }
+    }
+}
+
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */
 static const char *case_id(int i)
 {
@@ -398,6 +447,7 @@ int main(int argc, char **argv)
         reduce_cases();
         matmul_cases();
         graph_cases();
+        matmul_addend_cases(); /* session 11: registered last (the seeds follow the case count) */
     }
     dh_tester t = {.name = "difftest", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
