@@ -2,9 +2,9 @@
 # merged_tree_session.sh DEV OUT — the lead's calls on a merged tree (DEV packed by tests/gpu/pack_dev.sh with
 # DEV/dt/*.o; sessions 10 and 11), picked by PART:
 #   check: the GPU unit tests; the full sweep of difftest_conv's conv/ family, the --quick sweeps of difftest_seq
-#          sdpa and difftest_norm, then the session's own cases in full (SEQ_FILTERS, NORM_FILTERS: space-
-#          separated tester filters, e.g. the new branches' case prefixes), and `xdnn run --check` on every
-#          shipped graph; each with its own limit;
+#          sdpa and difftest_norm, then the session's own cases in full (SEQ_FILTERS, NORM_FILTERS, CORE_FILTERS:
+#          space-separated filters of difftest_seq, difftest_norm and difftest, e.g. the new branches' case
+#          prefixes), and `xdnn run --check` on every shipped graph; each with its own limit;
 #   net:   network_dev.sh (ResNet-50 N=256 and the Llama block beside PyTorch eager and torch.compile), then the
 #          ResNet step under each A/B switch of the session's new defaults (AB: space-separated VAR=VALUE).
 # Everything lands in OUT/logs.tgz but summary.txt (a call brings back at most 8 files).
@@ -27,7 +27,7 @@ run() {
 }
 case ${PART:-check} in
 check)
-    dev_build_testers difftest_conv difftest_seq difftest_norm || exit 1
+    dev_build_testers difftest difftest_conv difftest_seq difftest_norm || exit 1
     dev_link_cli || exit 1
     mkdir -p "$dev/tests"
     unit_lib=$(ls tests/unit/*.c | grep -v '/test_')
@@ -41,6 +41,7 @@ check)
     run seq_quick "${SEQ_S:-100}" "$dev/difftest_seq" --quick sdpa
     run norm_quick "${NORM_S:-50}" "$dev/difftest_norm" --quick
     for f in ${SEQ_FILTERS:-}; do run "seq_${f//[^a-z0-9]/_}" "${SEQF_S:-60}" "$dev/difftest_seq" "$f"; done
+    for f in ${CORE_FILTERS:-}; do run "core_${f//[^a-z0-9]/_}" "${COREF_S:-60}" "$dev/difftest" "$f"; done
     for f in ${NORM_FILTERS:-}; do run "norm_${f//[^a-z0-9]/_}" "${NORMF_S:-60}" "$dev/difftest_norm" "$f"; done
     say "== graphs ($((SECONDS - t0)) s)"
     for g in graphs/*.dnn; do
