@@ -345,7 +345,7 @@ int c1_typed(const ng_job *j, int apply_mode, cudaStream_t s)
 extern "C" int ng_launch_cl1(const ng_job *j, int apply_mode, void *stream)
 {
     cudaStream_t s = static_cast<cudaStream_t>(stream);
-    if (j->O <= 0 || j->Q <= 0)
+    if (j->O <= 0 || j->Q <= 0 || j->join) /* a fused join makes dy in the three launches' reduce only */
         return -1;
     switch (j->t.dt[NG_X]) {
     case DT_F16: return c1_typed<__half>(j, apply_mode, s);

@@ -1123,6 +1123,8 @@ extern "C" int xk_sdpa_bwd_wgmma(const xk_sdpa *p, const int64_t (*st)[4], void 
     if (p->D < 8 || p->D > 256 || p->Dv < 8 || p->Dv > 256 || p->D % 8 != 0 || p->Dv % 8 != 0 ||
         !(p->scale > 0.0f) || p->Sq < 1 || p->Skv < 1 || p->drop_threshold > 65536u || (deterministic && (p->D > 128 || p->Dv > 128)))
         return (int)cudaErrorInvalidValue;
+    if (p->drop_threshold && (p->off_q.p || p->off_kv.p)) // the mask is keyed by dense rows: not the ragged slots
+        return (int)cudaErrorInvalidValue;
     const void *rows16[] = {p->o.p, p->dout.p, p->dq.p, p->dk.p, p->dv.p}; // 16-byte row loads and stores
     for (int i = 0; i < 5; i++)
         if (reinterpret_cast<uintptr_t>(rows16[i]) & 15)

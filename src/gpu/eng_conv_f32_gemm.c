@@ -115,6 +115,7 @@ typedef struct f32_priv {
     gpu_lt_gemm lt[2];     /* [0] a full chunk, [1] the last */
     bool have[2], swap[2]; /* swap: cuBLASLt computes C^T = B^T A^T (C row-major) */
     bool lt_epi;           /* the plans carry the epilogue (false: cuBLASLt had none; the pass runs it) */
+    int base_al;           /* the alignment (bytes) the plans assume of x, w, y and the residual */
     char detail[384];
 } f32_priv;
 
@@ -489,6 +490,15 @@ static xdnn_status f32_plan(gpu_ctx *c, const f32_shape *s, int64_t images, int 
                                     lt_epi ? s->lt_act : CUBLASLT_EPILOGUE_DEFAULT, has_c ? &cm : NULL, who, lg, d);
 }
 
+/* the tensors whose addresses the GEMM plans' alignment covers: x, w, y and the residual (y when none) */
+static void f32_roles(const f32_shape *s, int roles[4])
+{
+    roles[0] = s->cp.x;
+    roles[1] = s->cp.w;
+    roles[2] = s->cp.y;
+    roles[3] = s->res_step >= 0 ? s->cp.epi_t[s->res_step] : s->cp.y;
+}
+
 static void f32_release_plans(f32_priv *fv)
 {
     for (int i = 0; i < 2; i++) {
@@ -521,11 +531,15 @@ static xdnn_status f32_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     }
     char who[160];
     snprintf(who, sizeof who, ENG ": %s", p->name);
-    int base_al = 16;
-    const int roles[4] = {s->cp.x, s->cp.w, s->cp.y, s->res_step >= 0 ? s->cp.epi_t[s->res_step] : s->cp.y};
-    for (int i = 0; i < 4; i++)
-        while (base_al > 4 && (uintptr_t)c->dptr[roles[i]] % (uintptr_t)base_al != 0)
+    /* cuBLASLt picks algorithms for the operands' alignment.  Where the addresses are bound before the build
+     * (xdnn run) they set it; a plan built ahead of its buffers (the plan API: no addresses yet) assumes 16
+     * bytes, what cudaMalloc and xdnn's workspace give, and its execute refuses an address that breaks it. */
+    int base_al = 16, roles[4];
+    f32_roles(s, roles);
+    for (int i = 0; i < 4 && c->dptr; i++)
+        while (base_al > 4 && c->dptr[roles[i]] && (uintptr_t)c->dptr[roles[i]] % (uintptr_t)base_al != 0)
             base_al /= 2;
+    fv->base_al = base_al;
     const int64_t images[2] = {s->nb, s->last};
     const bool want[2] = {s->full > 0, s->full == 0 || s->last != s->nb};
     /* cuBLASLt's epilogue where the chain fits it; where it has no algorithm for it, the pass (quietly: d NULL) */
@@ -541,9 +555,9 @@ static xdnn_status f32_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         if (!want[i])
             continue;
         xdnn_status st = f32_plan(c, s, images[i], base_al, false, who, &fv->lt[i], &fv->swap[i], d);
+        fv->have[i] = true; /* before the check: what a failed plan made is released with the rest */
         if (st != XDNN_OK)
             return st;
-        fv->have[i] = true;
     }
     const gpu_lt_gemm *l0 = &fv->lt[fv->have[0] ? 0 : 1];
     snprintf(fv->detail, sizeof fv->detail,
@@ -593,6 +607,19 @@ static xdnn_status f32_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_dia
     float *cols = (float *)(void *)(ws + s->cols_off), *dyb = (float *)(void *)(ws + s->dy_off);
     float *wbuf = (float *)(void *)(ws + s->w_off);
     float *x = c->dptr[s->cp.x], *w = c->dptr[s->cp.w], *y = c->dptr[s->cp.y];
+    int roles[4];
+    f32_roles(s, roles);
+    for (int i = 0; i < 4; i++) {
+        const int t = roles[i];
+        if ((uintptr_t)c->dptr[t] % (uintptr_t)fv->base_al != 0) {
+            diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(),
+                       ENG ": %s: tensor '%s' at %p is not %d-byte aligned, which its plan assumed (built before "
+                       "the buffers were bound); rebuild the plan with this buffer bound",
+                       p->name, c->plan->g->t[t].name ? c->plan->g->t[t].name : "?", c->dptr[t],
+                       fv->base_al);
+            return XDNN_ERR_UNSUPPORTED;
+        }
+    }
     const kconv_params *k = &s->cp.kp;
     const int64_t wdims[5] = {s->K, s->g.C, s->g.win[0], s->g.win[1], s->g.win[2]};
     int ce;

@@ -411,7 +411,7 @@ static void plan_cl1(norm_plan *np, const ggraph *g, int sm_count)
     j->cl1_rows = -1;
     const char *e = getenv("XDNN_NORM_CL1"), *er = getenv("XDNN_NORM_CL1_REREAD"), *en = getenv("XDNN_NORM_CL1_ROWS");
     const bool bwd = np->kind == NK_BN_BWD;
-    if (!np->cl || np->gen_splits || (e && *e == '0'))
+    if (!np->cl || np->gen_splits || j->join || (e && *e == '0')) /* norm_cl1 knows no fused join */
         return;
     if (bwd ? np->tid[NG_Y] >= 0 : j->act != NGACT_NONE && j->act != NGACT_RELU)
         return;
