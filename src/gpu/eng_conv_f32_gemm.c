@@ -341,6 +341,13 @@ static bool f32_analyze(const gplan *pl, const gpart *p, f32_shape *s, char *why
     if (per_img > 0)
         nb = env_int("XDNN_F32GEMM_IMAGES", ((int64_t)env_int("XDNN_F32GEMM_MB", 256) << 20) / (per_img * 4));
     nb = nb < 1 ? 1 : nb > g->N ? g->N : nb;
+    /* the kernels index a chunk in 32 bits: fewer images per chunk past 2^31 elements (x read in place has no
+     * column buffer to bound it: a 1x1 at N = 4096, 256 x 56 x 56, is 3.3e9 elements of x) */
+    int64_t img_el = g->C * HW > s->K * s->PQ ? g->C * HW : s->K * s->PQ;
+    if (!s->x_inplace && s->CRS * s->PQ > img_el)
+        img_el = s->CRS * s->PQ;
+    if (nb > 1 && nb * img_el >= ((int64_t)1 << 31))
+        nb = (((int64_t)1 << 31) - 1) / img_el > 1 ? (((int64_t)1 << 31) - 1) / img_el : 1;
     if ((!s->x_inplace && s->CRS * nb * s->PQ >= ((int64_t)1 << 31)) || nb * g->C * HW >= ((int64_t)1 << 31) ||
         nb * s->K * s->PQ >= ((int64_t)1 << 31))
         GPU_REFUSE(ENG ": a chunk of %" PRId64 " image(s) passes the kernels' 32-bit indices (CRS=%" PRId64

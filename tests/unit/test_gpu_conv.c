@@ -1348,6 +1348,12 @@ static void test_f32_epi(void)
               strcmp(f.p->engine->name, "conv_f32_gemm") == 0, "%s", f.p->engine->name);
         teardown(&f);
     }
+    /* x read in place past 2^31 elements (3.3e9): chunks of images, not a refusal */
+    if (setup(&f, "  input x: f32[4096, 256, 56, 56];\n  weight w: f32[64, 256, 1, 1];\n  y = conv(x, w);\n"
+                  "  output y: f32;\n", false)) {
+        CHECK(e->supports(f.pl, f.p, &h100, why, sizeof why), "%s", why);
+        teardown(&f);
+    }
 }
 
 int main(void)
