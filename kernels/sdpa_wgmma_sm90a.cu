@@ -952,19 +952,13 @@ pack_plan plan_pack(const xk_sdpa &p, bool gen, const knobs &k, int sms, int bn,
 // positions, so that box row r is head h + r % pack, position m0 + r / pack (the tile's position-major packing)
 bool make_pack_map(CUtensorMap *m, const void *base, bool bf16, const int64_t *dims, const int64_t *st, int pack)
 {
-    encode_fn enc = tensor_map_encoder();
-    if (!enc || (reinterpret_cast<uintptr_t>(base) & 15))
-        return false;
-    cuuint64_t gdim[4] = {(cuuint64_t)dims[3], (cuuint64_t)dims[1], (cuuint64_t)dims[2], (cuuint64_t)dims[0]};
+    const cuuint64_t gdim[4] = {(cuuint64_t)dims[3], (cuuint64_t)dims[1], (cuuint64_t)dims[2], (cuuint64_t)dims[0]};
     const int64_t s[3] = {st[1], st[2], st[0]};
     cuuint64_t gst[3];
     for (int i = 0; i < 3; i++)
         gst[i] = (cuuint64_t)(s[i] ? s[i] : 8) * 2;
-    cuuint32_t box[4] = {64, (cuuint32_t)pack, (cuuint32_t)(128 / pack), 1}, est[4] = {1, 1, 1, 1};
-    return enc(m, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
-               const_cast<void *>(base), gdim, gst, box, est, CU_TENSOR_MAP_INTERLEAVE_NONE,
-               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+    const cuuint32_t box[4] = {64, (cuuint32_t)pack, (cuuint32_t)(128 / pack), 1};
+    return encode_map16(m, base, bf16, gdim, gst, box);
 }
 
 // v7: the bias through a tensor map when TMA can describe it: q's 16-bit dtype (the tile is converted as T),

@@ -256,24 +256,31 @@ encode_fn tensor_map_encoder()
     return fn;
 }
 
-// The map of a [B, H, S, D] tensor (element strides st; 0 on size-1 dims is replaced, the coordinate is
-// always 0 there) read in boxes of 64 head-dim columns x `rows` rows, 128-byte swizzled, zeros outside.
-bool make_map(CUtensorMap *m, const void *base, bool bf16, const int64_t *dims, const int64_t *st, int rows)
+// A 4-d tiled map of a 16-bit tensor (gdim innermost first, gst the byte strides of dims 1-3), 128-byte swizzled
+// boxes, zeros outside; false without the driver's encoder or on a base that is not 16-byte aligned.
+bool encode_map16(CUtensorMap *m, const void *base, bool bf16, const cuuint64_t *gdim, const cuuint64_t *gst,
+                  const cuuint32_t *box)
 {
     encode_fn enc = tensor_map_encoder();
     if (!enc || (reinterpret_cast<uintptr_t>(base) & 15))
         return false;
-    cuuint64_t gdim[4] = {(cuuint64_t)dims[3], (cuuint64_t)dims[2], (cuuint64_t)dims[1], (cuuint64_t)dims[0]};
-    cuuint64_t gst[3];
-    for (int i = 0; i < 3; i++) {
-        int64_t e = st[2 - i] ? st[2 - i] : 8;
-        gst[i] = (cuuint64_t)e * 2;
-    }
-    cuuint32_t box[4] = {64, (cuuint32_t)rows, 1, 1}, est[4] = {1, 1, 1, 1};
+    const cuuint32_t est[4] = {1, 1, 1, 1};
     return enc(m, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
                const_cast<void *>(base), gdim, gst, box, est, CU_TENSOR_MAP_INTERLEAVE_NONE,
                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// The map of a [B, H, S, D] tensor (element strides st; 0 on size-1 dims is replaced, the coordinate is
+// always 0 there) read in boxes of 64 head-dim columns x `rows` rows.
+bool make_map(CUtensorMap *m, const void *base, bool bf16, const int64_t *dims, const int64_t *st, int rows)
+{
+    const cuuint64_t gdim[4] = {(cuuint64_t)dims[3], (cuuint64_t)dims[2], (cuuint64_t)dims[1], (cuuint64_t)dims[0]};
+    cuuint64_t gst[3];
+    for (int i = 0; i < 3; i++)
+        gst[i] = (cuuint64_t)(st[2 - i] ? st[2 - i] : 8) * 2;
+    const cuuint32_t box[4] = {64, (cuuint32_t)rows, 1, 1};
+    return encode_map16(m, base, bf16, gdim, gst, box);
 }
 
 // cuTensorMapEncodeIm2col from the driver, looked up once like the tiled encoder.
