@@ -40,6 +40,11 @@
 // (kconv_wgmma_phases): each work item finds its phase's geometry, weights and dx sub-lattice in a table
 // (kcw_phases).  Their own instances: read through the table, the geometry costs the lone 3-D convs ~1.4x
 // (session 11, call 1: C64 32^3 fwd 0.094 -> 0.146 ms), so every other instance keeps its one geometry g.
+// The 32-wide tile (session 12; BN = 32, wgmma m64n32k16, D3 code, register store): the 3-D UNet's K = 32 layers
+// and their C = 32 (and the C = 4 stem's) dgrads left half of the 64-wide tile idle; its 20 KiB stages fit 11 in
+// the ring (a slice more in flight for the gather-bound 3-D producer).  It runs any 1-/2-/3-D conv given it (the
+// D3 code folds a unit depth); the engine picks it (eng_conv_wgmma.c, XDNN_CONV_WGMMA_BN32).
+// A y of K % 8 != 0 channels (a dgrad's dx of C = 4): the register store's 16-byte blocks are off, pairs only.
 // Offsets are 32-bit: the engine refuses tensors spanning 2^31 elements or more.
 #include "conv_epi.cuh"
 #include "wgmma_sm90a.cuh"
@@ -90,8 +95,8 @@ template <int BN, bool STG> struct kcw_cfg {
                                                           // two tiles' (kcw_epilogue)
     static constexpr int STG_ROW = kcw_stg_row<BN>, STG_BYTES = STG ? kcwBM * STG_ROW + BN * 2 : 0; // + a zero row
     static constexpr int ST_FIT = (kcwSmemMax - 1024 - 2 * SSM_TILE * 4 - STG_BYTES - 256) / STAGE;
-    static constexpr int ST_MAX = kcwStageBudget / STAGE;
-    static constexpr int ST = ST_FIT < ST_MAX ? ST_FIT : ST_MAX; // 8, 6 (unstaged); 8, 5 (staged)
+    static constexpr int ST_MAX = BN < 64 ? ST_FIT : kcwStageBudget / STAGE; // the 32-wide tile: all that fit
+    static constexpr int ST = ST_FIT < ST_MAX ? ST_FIT : ST_MAX; // 8, 6 (unstaged); 8, 5 (staged); 11 (BN 32)
     static constexpr int LAG = ST - 2;                    // slices of copies in flight per producer thread
     static constexpr int STG_OFF = (ST * STAGE + 2 * ST * 8 + 127) / 128 * 128; // after the ring's mbarriers
     static constexpr int SSM = STG_OFF + STG_BYTES;       // genstats' buffers after the staging
@@ -403,7 +408,7 @@ __device__ __forceinline__ void kcw_epilogue(const kcw_geom &g, float (&acc)[kcw
                 // columns of block j0 + q (the 4 lanes of a row then write 64 contiguous bytes: whole sectors,
                 // where each lane's own 4-byte pairs cost a 1x1 conv's epilogue half its time).  Every lane
                 // shuffles (full mask); only rows in M store.
-                const bool vec = STG || (g.yK == 1 && g.dt_y != KDT_F32 &&
+                const bool vec = STG || (g.yK == 1 && g.dt_y != KDT_F32 && g.K % 8 == 0 &&
                                         ((reinterpret_cast<uintptr_t>(y) + (uint64_t)yrow[h] * 2) & 15) == 0);
                 if (vec) {
                     const int q = lane & 3;
@@ -785,7 +790,7 @@ int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kc
 // zero lattice) on a 16-byte boundary, as a bulk copy needs; else the register store writes it.
 bool stage_ok(const kcw_geom &g, const void *y, bool split)
 {
-    bool ok = !split && g.yK == 1 && g.dt_y != KDT_F32 && (reinterpret_cast<uintptr_t>(y) & 15) == 0 &&
+    bool ok = !split && g.yK == 1 && g.dt_y != KDT_F32 && g.K % 8 == 0 && (reinterpret_cast<uintptr_t>(y) & 15) == 0 &&
               (g.N == 1 || g.yN % 8 == 0) && (g.P == 1 || g.yP % 8 == 0) && (g.Q == 1 || g.yQ % 8 == 0);
     for (int i = 0; i < g.nz; i++)
         ok = ok && g.zoff[i] % 8 == 0;
@@ -796,6 +801,9 @@ template <typename T>
 int launch_t(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part,
              float *stats, int splits, int bn, bool stage, cudaStream_t s)
 {
+    // the 32-wide tile: the D3 code whatever the dims (one instance a type)
+    if (bn == 32)
+        return launch_bn<T, 32, false, true>(g, x, w, y, epi, part, stats, splits, s);
     // 3-D: the register store (the staged one decomposes rows in 2-D; its 4 more instances would cost compile
     // time, and the 3-D UNet's 32-/64-channel layers run 64-wide tiles, which it does not serve)
     if (g.D != 1 || g.T != 1 || g.O != 1 || g.pd != 0)
@@ -852,14 +860,15 @@ extern "C" int kconv_wgmma_built(void)
 extern "C" int kconv_wgmma_smem(int bn)
 {
     constexpr int a = kcw_cfg<128, false>::SMEM, b = kcw_cfg<128, true>::SMEM;
-    return bn == 64 ? kcw_cfg<64, false>::SMEM : a > b ? a : b;
+    return bn == 32 ? kcw_cfg<32, false>::SMEM : bn == 64 ? kcw_cfg<64, false>::SMEM : a > b ? a : b;
 }
 
 extern "C" int kconv_wgmma_staged(int bn) { return bn == 128; }
 
 extern "C" int kconv_wgmma_stages(int bn, int staged)
 {
-    return bn == 64 ? kcw_cfg<64, false>::ST : staged ? kcw_cfg<128, true>::ST : kcw_cfg<128, false>::ST;
+    return bn == 32 ? kcw_cfg<32, false>::ST : bn == 64 ? kcw_cfg<64, false>::ST
+                    : staged ? kcw_cfg<128, true>::ST : kcw_cfg<128, false>::ST;
 }
 
 extern "C" int kconv_wgmma_tma(const kconv_params *p)
@@ -918,7 +927,7 @@ extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void 
                                float *part, int splits, int bn, int nzero, const int64_t *zoff, float *stats,
                                int stage, int tma, void *stream)
 {
-    if ((bn != 64 && bn != 128) || nzero < 0 || nzero > KCW_ZERO_MAX || (nzero > 0 && splits > 1 && part) ||
+    if ((bn != 32 && bn != 64 && bn != 128) || nzero < 0 || nzero > KCW_ZERO_MAX || (nzero > 0 && splits > 1 && part) ||
         (stats && splits > 1 && part))
         return (int)cudaErrorInvalidValue;
     kconv_epi none;

@@ -194,6 +194,20 @@ __device__ __forceinline__ float ex2(float x)
     XW_SS128(wg_tt, TN, TY, "1, 1")
 XW_OPS(__nv_bfloat16, "bf16")
 XW_OPS(__half, "f16")
+// m64n32k16 from shared memory, both K-major (conv_igemm_wgmma's 32-wide tile: the 3-D UNet's K = 32 layers)
+#define XW_SS32(TN, TY)                                                                                 \
+    __device__ __forceinline__ void wg_ss(float (&d)[16], uint64_t da, uint64_t db, int acc, TN)        \
+    {                                                                                                   \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"                                       \
+                     "wgmma.mma_async.sync.aligned.m64n32k16.f32." TY "." TY " {"                       \
+                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"             \
+                     "}, %16, %17, p, 1, 1, 0, 0;\n}\n"                                                 \
+                     : XW_F8(d, 0), XW_F8(d, 8)                                                         \
+                     : "l"(da), "l"(db), "r"(acc));                                                     \
+    }
+XW_SS32(__nv_bfloat16, "bf16")
+XW_SS32(__half, "f16")
+#undef XW_SS32
 #undef XW_OPS
 #undef XW_SS128
 #undef XW_F8

@@ -11,14 +11,17 @@
 
 /* The kernel's rules: compute capability 9.0 (wgmma, setmaxnreg), a forward
  * conv or conv_dgrad of 1 to 3 spatial dims, groups 1, x and w both f16 or both bf16,
- * K % 8 == 0, tensors spanning < 2^31 elements; x and w channels-last with
+ * K % 8 == 0 (a conv_dgrad: dy's K % 8 == 0, dx's C even), tensors
+ * spanning < 2^31 elements; x and w channels-last with
  * 16-byte aligned rows and C % 8 == 0, or else (the C = 3 stem, odd C, NCHW)
  * run on channels-last copies with C padded to 8: pk (may be NULL) gets the
  * copies' plan, pk->on set when they are needed.  False with the reason
  * (attribute and value). */
 bool gpu_conv_wgmma_check(const ggraph *g, const gconv_problem *cp, const gpu_device *dev, gconv_packed *pk,
                           char *why, size_t len);
-/* The tile width over K: 128 when it pads K by at most an eighth, else 64. */
+/* The tile width over K: 32 for a 3-D conv of K <= 32 (XDNN_CONV_WGMMA_BN32:
+ * 0 never, 1 any conv of K <= 32), else 128 when it pads K by at most an
+ * eighth, else 64. */
 int gpu_conv_wgmma_bn(const kconv_params *k);
 /* Split-K: 1 when the 128 x bn tiles fill the SMs (one CTA per SM);
  * otherwise about SMs / tiles splits of the 64-deep k slices, each at least

@@ -100,8 +100,9 @@ static bool dgrad_ok(const ggraph *g, const gconv_problem *cp, char *why, size_t
                    dt_name(k->dt_w));
     if (k->K % 8 != 0)
         GPU_REFUSE(ENG " needs conv_dgrad's dy channels K %% 8 == 0, got K=%" PRId64, k->K);
-    if (k->C % 8 != 0)
-        GPU_REFUSE(ENG " needs conv_dgrad's dx channels C %% 8 == 0, got C=%" PRId64, k->C);
+    /* dx is the GEMM's y: C % 8 != 0 (the 3-D UNet stem's C = 4) is stored in pairs of channels */
+    if (k->C % 2 != 0)
+        GPU_REFUSE(ENG " needs conv_dgrad's dx channels C %% 2 == 0, got C=%" PRId64, k->C);
     if (k->sy[1] != 1)
         GPU_REFUSE(ENG " needs channels-last dy (@nhwc) for conv_dgrad, got channel stride %" PRId64, k->sy[1]);
     for (int i = 0; i < 5; i++)
@@ -145,8 +146,22 @@ bool gpu_conv_wgmma_check(const ggraph *g, const gconv_problem *cp, const gpu_de
     return spans_ok(g, cp, pk->on ? 2 : 0, why, len);
 }
 
+/* The 32-wide tile (session 12): XDNN_CONV_WGMMA_BN32=0 never (A/B: the 64-wide tile, and the cost model's
+ * idle-column charge then leaves 3-D K = 32 on conv_igemm), =1 for every conv of K <= 32 (tests: 1-/2-D too),
+ * unset for the 3-D ones (the UNet's K = 32 layers and C = 32 / C = 4 dgrads; 1-/2-D narrow convs keep the
+ * 64-wide tile's TMA producer and their measured rule). */
+static bool narrow_tile(const kconv_params *k)
+{
+    const char *env = getenv("XDNN_CONV_WGMMA_BN32");
+    if (k->K > KCW_BN_NARROW || (env && strcmp(env, "0") == 0))
+        return false;
+    return (env && strcmp(env, "1") == 0) || k->in[0] > 1 || k->win[0] > 1 || k->out[0] > 1;
+}
+
 int gpu_conv_wgmma_bn(const kconv_params *k)
 {
+    if (narrow_tile(k))
+        return KCW_BN_NARROW;
     static const int64_t bns[2] = {KCW_BN_BIG, KCW_BN_SMALL};
     for (int i = 0; i < 2; i++)
         if ((k->K + bns[i] - 1) / bns[i] * bns[i] - k->K <= k->K / 8)
@@ -199,8 +214,10 @@ static bool cw_prepare(const gplan *pl, const gpart *p, const gpu_device *dev, c
             return false;
         cv->bn = gpu_conv_wgmma_bn(&cv->dg.ph[0].f); /* every phase's K is dx's C */
         cv->dg.one_launch = cw_one_launch(&cv->cp, &cv->dg);
-        if (cv->dg.one_launch) /* the table's phases run whole */
+        if (cv->dg.one_launch) /* the table's phases run whole, on the 64- or 128-wide MP instances */
             gpu_conv_dgrad_unsplit(&cv->dg);
+        if (cv->dg.one_launch && cv->bn == KCW_BN_NARROW)
+            cv->bn = KCW_BN_SMALL;
         gpu_conv_dgrad_fold(&cv->dg, 8, KCW_ZERO_MAX); /* 16-byte zero stores */
         cv->ws_total = cv->dg.ws_total;
         return true;
@@ -308,8 +325,8 @@ static double cw_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
                                                         : 0.95 * gpu_roofline_us(p, 450.0);
     if (launches > 2)
         us += 1.0 * launches;
-    /* 3-D: charged for the tile's idle columns (the GEMM's N, dx's C for a dgrad, padded to the 64- or 128-wide
-     * tile).  Measured on the H100 (bench/RESULTS-conv.md, session 9): the 3-D UNet's K = 32 layers (64^3, and
+    /* 3-D: charged for the tile's idle columns (the GEMM's N, dx's C for a dgrad, padded to the 32-, 64- or
+     * 128-wide tile).  Measured on the H100 (bench/RESULTS-conv.md, session 9): the 3-D UNet's K = 32 layers (64^3, and
      * the C = 4 stem on padded copies) ran 1.05-1.13x slower than on conv_igemm with half of each 64-wide tile
      * idle, the K = 64-256 ones 0.81-0.99x of its time; so K = 32 stays on conv_igemm.  1-/2-D keep their
      * measured rule unchanged. */
@@ -375,7 +392,8 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     /* the staged store where y allows it (the kernel checks the rest: 16-byte aligned rows; split-K's partials
      * leave from registers) */
     /* (3-D convs: the register store, kernels/conv_igemm_wgmma_sm90a.cu's launch_t) */
-    const bool one = dgrad && cv->dg.one_launch; /* the 3-D instances: cp.async, the register store */
+    /* the 3-D instances: cp.async, the register store (the one launch's, and the 32-wide tile's) */
+    const bool one = dgrad && cv->dg.one_launch;
     const bool staged = cv->stage && kconv_wgmma_staged(cv->bn) && k->dt_y != KDT_F32 && k->sy[1] == 1 && most <= 1 &&
                         cv->cp.nsp < 3 && !one;
     const int stages = kconv_wgmma_stages(cv->bn, staged);
@@ -391,7 +409,8 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
                      k->N * k->out[0] * k->out[1] * k->out[2], k->K, k->C * k->win[0] * k->win[1] * k->win[2], KCW_BM,
                      cv->bn, KCW_BK,
                      stages, cv->bn < 128 ? cv->bn : 128,
-                     cv->tma && !one && kconv_wgmma_tma(k) ? "TMA (im2col x, tiled w)" : "cp.async",
+                     cv->tma && !one && cv->bn != KCW_BN_NARROW && kconv_wgmma_tma(k) ? "TMA (im2col x, tiled w)"
+                                                                                      : "cp.async",
                      staged ? ", y staged in shared memory and bulk-copied" : "");
     if (most > 1 && n > 0 && (size_t)n < sizeof cv->detail)
         n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n, ", split-K %d (ordered f32 reduction)", most);

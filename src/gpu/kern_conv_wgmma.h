@@ -12,7 +12,7 @@ extern "C" {
 
 /* The kernel's tile: KCW_BM rows of M = N*P*Q by bn (KCW_BN_*) filters, the
  * reduction R*S*C in KCW_BK-deep slices (one 128-byte swizzled row of f16). */
-enum { KCW_BM = 128, KCW_BK = 64, KCW_BN_SMALL = 64, KCW_BN_BIG = 128 };
+enum { KCW_BM = 128, KCW_BK = 64, KCW_BN_NARROW = 32, KCW_BN_SMALL = 64, KCW_BN_BIG = 128 };
 /* The most zero-filled lattices one store may carry (conv_dgrad.h's GCONV_MAX_ZERO); the most stride
  * phases one launch of kconv_wgmma_phases runs (a 3-D stride-2 dgrad's eight). */
 enum { KCW_ZERO_MAX = 3, KCW_PH_MAX = 8 };
@@ -29,9 +29,11 @@ int kconv_wgmma_staged(int bn);
  * the register store: the staging rows cost the 128-wide tile one. */
 int kconv_wgmma_stages(int bn, int staged);
 /* y = epilogue(conv(x, w)) for a 1-, 2- or 3-D conv with groups 1,
- * x and w channel-contiguous of one type, f16 or bf16, C % 8 == 0 and
- * K % 8 == 0, 16-byte aligned x / w rows (the engine checks: eng_conv_wgmma.c);
- * y any strides and type.  bn: 64 or 128.  splits > 1 (normalised as
+ * x and w channel-contiguous of one type, f16 or bf16, C % 8 == 0, K even
+ * (a forward conv's K % 8 == 0; a dgrad's dx of C = 4 is stored in pairs),
+ * 16-byte aligned x / w rows (the engine checks: eng_conv_wgmma.c); y any
+ * strides and type.  bn: 32 (the 3-D code, register store, cp.async: any
+ * dims), 64 or 128.  splits > 1 (normalised as
  * gpu_conv_wgmma_splits does: none empty): each CTA writes its f32 partial to
  * part[split][M][K] and kconv_igemm_reduce finishes (deterministic).
  * nzero (<= KCW_ZERO_MAX, unsplit only): the store also writes zeros at each
