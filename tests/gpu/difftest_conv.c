@@ -62,6 +62,7 @@ typedef struct tcase {
     int f32_images;          /* > 0: XDNN_F32GEMM_IMAGES for this case (conv_f32_gemm's images per chunk) */
     const char *f32_flat;    /* XDNN_F32GEMM_FLAT for this case ("0": conv_f32_gemm's per-image GEMMs) */
     bool one_launch;         /* XDNN_DGRAD_ONE_LAUNCH=1 for this case (a dgrad's phases in one launch forced) */
+    const char *bn32;        /* XDNN_CONV_WGMMA_BN32 for this case ("1": conv_igemm_wgmma's 32-wide tile for 2-D) */
     int x_inf[2][4];         /* x_inf[0..1] = (n, c, h, w) != all 0: x holds +Inf there (both runs) before the
                                 reference: placed where no valid output reads it, the outputs must stay finite */
 } tcase;
@@ -1487,6 +1488,18 @@ static void zoo_bench_cases(void)
                 snprintf(cases[ncases - 1].id, sizeof cases[ncases - 1].id, "convzoo_wgrad_bf16_%s %s", weng[e][0],
                          zoo[i].tag);
         }
+    /* the 3-D K = 32 layers' fwd and dgrad (the stem's dx C = 4 too) forced on each implicit-GEMM engine
+     * (session 12's A/B: conv_igemm_wgmma's 32-wide tile, with XDNN_CONV_WGMMA_BN32=0 its 64-wide one, against
+     * conv_igemm, which ran them before): "convzoo_{fwd,dgrad}_bf16_{wgmma,igemm} TAG" */
+    static const char *const feng[2][2] = {{"wgmma", "conv_igemm_wgmma"}, {"igemm", "conv_igemm"}};
+    for (int e = 0; e < 2; e++)
+        for (size_t i = 0; i < 2; i++) /* u3d_c4k32d128, u3d_c32k32d64 */
+            for (int dir = 0; dir < 2; dir++) {
+                conv_case_forced(zoo[i].tag, &zoo[i].w, "bf16", true, dir, false, feng[e][1], 1);
+                if (ncases > 0)
+                    snprintf(cases[ncases - 1].id, sizeof cases[ncases - 1].id, "convzoo_%s_bf16_%s %s", dirs[dir],
+                             feng[e][0], zoo[i].tag);
+            }
 }
 
 /* ResNet-50's conv_igemm_wgmma partitions of the N = 256 training step (bf16 NHWC; set "step256" of
@@ -1928,6 +1941,8 @@ static void run_case(int i, dh_outcome *out)
         setenv("XDNN_F32GEMM_FLAT", c->f32_flat, 1);
     if (c->one_launch)
         setenv("XDNN_DGRAD_ONE_LAUNCH", "1", 1);
+    if (c->bn32)
+        setenv("XDNN_CONV_WGMMA_BN32", c->bn32, 1);
     snprintf(force, sizeof force, "%s=%s", c->force ? c->force : "", c->want_engine ? c->want_engine : "");
     if (c->refuse) { /* planned only (dry or not): the forced engine's refusal, its reason named */
         gpu_run_opts o = {.iters = 1, .log = stderr, .force = forces, .nforce = 1};
@@ -2019,6 +2034,8 @@ done:
         unsetenv("XDNN_F32GEMM_FLAT");
     if (c->one_launch)
         unsetenv("XDNN_DGRAD_ONE_LAUNCH");
+    if (c->bn32)
+        unsetenv("XDNN_CONV_WGMMA_BN32");
     dh_case_end(&r, c->id, out->ok);
 }
 
@@ -2598,6 +2615,86 @@ static void conv_stem_cases(void)
         }
 }
 
+/* conv_igemm_wgmma's 32-wide tile (session 12: m64n32k16, the D3 code, 11 stages; kern_conv_wgmma.h), forced,
+ * "wgn" in every id, f16 and bf16: 3-D K = 32 / 24 / 8 with odd D/H/W (partial 128-row tiles), stride 2 with
+ * asymmetric pads, dilation, N = 1, split-K forced; the fused bias + relu; conv_dgrad with dx C = 32 (stride 1:
+ * one phase on the 32-wide tile), the stem's dx C = 4 and C = 6 (C % 8 != 0: pairs of channels in the store;
+ * stride 1, and stride 2's eight phases in one launch on the 64-wide MP tile), their relu_bwd masks; 2-D on the
+ * 32-wide tile by XDNN_CONV_WGMMA_BN32=1 (a C = 64 conv TMA would load otherwise, a 1x1 stride-2 dgrad with its
+ * folded zero phases), and the 2-D dgrad of dx C = 4 on its default 64-wide tile.  Each says which tile ran.
+ * Registered last: the seeds come from the case count. */
+static void conv_wgmma_narrow_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    static const char t32[] = "tile 128x32x64", t64[] = "tile 128x64x64";
+    struct { const char *name; int dir; win_cfg w; int splitk; const char *detail, *bn32; } cfgs[] = {
+        {"wgn-3d-c32-k32-3x3x3-odd", 0, cfg(3, 2, 32, 32, 1, (int[]){7, 9, 11}, (int[]){3, 3, 3}, NULL, NULL,
+                                            (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 0, t32, NULL},
+        {"wgn-3d-c24-k24-s2-asym", 0, cfg(3, 2, 24, 24, 1, (int[]){9, 11, 13}, (int[]){3, 3, 3}, (int[]){2, 2, 2},
+                                          NULL, (int[]){1, 0, 1}, (int[]){0, 1, 2}, false), 0, t32, NULL},
+        {"wgn-3d-n1-c16-k8-dil", 0, cfg(3, 1, 16, 8, 1, (int[]){8, 9, 10}, (int[]){3, 3, 3}, NULL, (int[]){2, 1, 2},
+                                        (int[]){2, 1, 2}, (int[]){2, 1, 2}, false), 0, t32, NULL},
+        {"wgn-3d-sk3-c32-k32", 0, cfg(3, 1, 32, 32, 1, (int[]){5, 6, 7}, (int[]){3, 3, 3}, NULL, NULL,
+                                      (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 3, "split-K 3", NULL},
+        {"wgn-3dp-c4-k32-stem", 0, cfg(3, 1, 4, 32, 1, (int[]){9, 10, 11}, (int[]){3, 3, 3}, NULL, NULL,
+                                       (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 0, "C 4 -> 8", NULL},
+        {"wgnd-3d-c32-k32-3x3x3-odd", 1, cfg(3, 2, 32, 32, 1, (int[]){7, 9, 11}, (int[]){3, 3, 3}, NULL, NULL,
+                                             (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 0, t32, NULL},
+        {"wgnd-3d-n1-c4-k32-stem", 1, cfg(3, 1, 4, 32, 1, (int[]){9, 10, 11}, (int[]){3, 3, 3}, NULL, NULL,
+                                          (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 0, t32, NULL},
+        {"wgnd-3d-c6-k16-asym", 1, cfg(3, 2, 6, 16, 1, (int[]){7, 8, 9}, (int[]){3, 3, 3}, NULL, NULL,
+                                       (int[]){1, 0, 1}, (int[]){0, 2, 1}, false), 0, t32, NULL},
+        {"wgnd-3d-c4-k32-s2", 1, cfg(3, 2, 4, 32, 1, (int[]){9, 10, 11}, (int[]){3, 3, 3}, (int[]){2, 2, 2}, NULL,
+                                     (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 0, "GEMMs in one launch", NULL},
+        {"wgnd-3d-sk2-c32-k16", 1, cfg(3, 1, 32, 16, 1, (int[]){5, 6, 7}, (int[]){3, 3, 3}, NULL, NULL,
+                                       (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 2, "split-K 2", NULL},
+        {"wgn-2d-c64-k32-3x3-bn32", 0, cfg(2, 2, 64, 32, 1, (int[]){13, 11}, (int[]){3, 3}, NULL, NULL,
+                                           (int[]){1, 1}, (int[]){1, 1}, false), 0, "128x32x64, 11 stages, wgmma "
+                                           "m64n32k16, cp.async", "1"},
+        {"wgnd-2d-c24-k40-1x1-s2-bn32", 1, cfg(2, 2, 24, 40, 1, (int[]){14, 12}, (int[]){1, 1}, (int[]){2, 2},
+                                               NULL, NULL, NULL, false), 0, "3 of them in a GEMM's store", "1"},
+        {"wgnd-2d-c4-k16-3x3", 1, cfg(2, 2, 4, 16, 1, (int[]){13, 11}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                      (int[]){1, 1}, false), 0, t64, NULL},
+    };
+    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
+        for (int ti = 0; ti < 2; ti++)
+            if (!opts.quick || ti == ci % 2) {
+                wgmma_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], cfgs[ci].dir, cfgs[ci].splitk, cfgs[ci].detail);
+                cases[ncases - 1].bn32 = cfgs[ci].bn32;
+            }
+    /* the 2-D case's tile, and the 1x1 dgrad's, said too */
+    /* the fused epilogue on the 32-wide tile: bias + relu (N = 1, odd dims), the relu_bwd masks of the C = 32
+     * and the C = 4 dgrads (pairs of 16-bit mask values at dx's even channel offsets) */
+    const win_cfg ew = cfg(3, 1, 32, 32, 1, (int[]){7, 6, 9}, (int[]){3, 3, 3}, NULL, NULL, (int[]){1, 1, 1},
+                           (int[]){1, 1, 1}, false);
+    conv_text ct;
+    conv_strs(&ew, &ct);
+    char bs[96];
+    dims_str(bs, sizeof bs, 1, ew.k, 3, (int[]){1, 1, 1});
+    tcase *tc = add_case("conv/fwd+epi/wgn-3d-n1-c32-k32/bias-relu/f16/ndhwc/3d", 1, "conv_igemm_wgmma",
+                         "dnn 1;\ngraph g(seed=%d) {\n  input x: f16%s @ndhwc;\n  weight w: f16%s @ndhwc;\n"
+                         "  weight b: f16%s;\n  y = relu(conv(x, w, %s) + b);\n  output y: f16 @ndhwc;\n}\n",
+                         ncases * 3 + 11, ct.xs, ct.ws, bs, ct.attrs);
+    if (tc) {
+        tc->force = "conv";
+        tc->want_parts = 1;
+        tc->want_detail = "fused epilogue";
+        tc->want_detail2 = t32;
+    }
+    const win_cfg *mw[2] = {&cfgs[5].w, &cfgs[6].w};
+    for (int i = 0; i < 2; i++) {
+        char name[48];
+        snprintf(name, sizeof name, "wgn-dge-3d-c%d", mw[i]->c);
+        tc = dgrad_relu_case(name, dts[1 - i], mw[i], "", "conv_igemm_wgmma", false);
+        if (!tc)
+            continue;
+        tc->force = "conv_dgrad";
+        tc->want_parts = 2;
+        tc->want_detail = t32;
+        tc->want_detail2 = "fused epilogue relu_bwd";
+    }
+}
+
 int main(int argc, char **argv)
 {
     dh_parse_args(argc, argv, true, &opts);
@@ -2632,7 +2729,8 @@ int main(int argc, char **argv)
         conv_stem_cases();
         conv_wgrad_wgmma_3d_cases();   /* session 11 */
         conv_dgrad_one_launch_cases();
-        conv_f32_epi_cases(); /* last */
+        conv_f32_epi_cases();
+        conv_wgmma_narrow_cases(); /* session 12: last */
     }
     dh_tester t = {.name = "difftest_conv", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case, .bench_line = bench_line};

@@ -615,9 +615,9 @@ static void test_wgmma_rules(void)
         {"  input dy: f16[2, 12, 7, 7] @nhwc;\n  weight w: f16[12, 16, 3, 3] @nhwc;\n"
          "  dx = conv_dgrad(dy, w, x_dims=[2, 16, 9, 9]);\n  output dx: f16 @nhwc;\n",
          "conv_igemm_wgmma needs conv_dgrad's dy channels K % 8 == 0, got K=12"},
-        {"  input dy: f16[2, 16, 7, 7] @nhwc;\n  weight w: f16[16, 12, 3, 3] @nhwc;\n"
-         "  dx = conv_dgrad(dy, w, x_dims=[2, 12, 9, 9]);\n  output dx: f16 @nhwc;\n",
-         "conv_igemm_wgmma needs conv_dgrad's dx channels C % 8 == 0, got C=12"},
+        {"  input dy: f16[2, 16, 7, 7] @nhwc;\n  weight w: f16[16, 13, 3, 3] @nhwc;\n"
+         "  dx = conv_dgrad(dy, w, x_dims=[2, 13, 9, 9]);\n  output dx: f16 @nhwc;\n",
+         "conv_igemm_wgmma needs conv_dgrad's dx channels C % 2 == 0, got C=13"},
         {"  input dy: f16[2, 16, 7, 7];\n  weight w: f16[16, 16, 3, 3] @nhwc;\n"
          "  dx = conv_dgrad(dy, w, x_dims=[2, 16, 9, 9]);\n  output dx: f16 @nhwc;\n",
          "conv_igemm_wgmma needs channels-last dy (@nhwc) for conv_dgrad, got channel stride 49"},
@@ -627,10 +627,11 @@ static void test_wgmma_rules(void)
         {"  input dy: f16[2, 16, 4, 4] @nhwc;\n  weight w: f16[16, 8, 3, 3] @nhwc;\n"
          "  dx = conv_dgrad(dy, w, x_dims=[2, 16, 9, 9], stride=2, groups=2);\n  output dx: f16 @nhwc;\n",
          "conv_igemm_wgmma needs groups == 1, got groups=2"},
-        /* 3-D runs (the kernel's D3 instances) with the same rules: the UNet stem's dgrad, dx of C = 4 */
-        {"  input dy: f16[1, 32, 3, 4, 5] @ndhwc;\n  weight w: f16[32, 4, 3, 3, 3] @ndhwc;\n"
-         "  dx = conv_dgrad(dy, w, x_dims=[1, 4, 5, 6, 7]);\n  output dx: f16 @ndhwc;\n",
-         "conv_igemm_wgmma needs conv_dgrad's dx channels C % 8 == 0, got C=4"},
+        /* 3-D runs (the kernel's D3 instances) with the same rules (the UNet stem's dgrad, dx of C = 4, runs:
+         * pairs of channels) */
+        {"  input dy: f16[1, 32, 3, 4, 5] @ndhwc;\n  weight w: f16[32, 3, 3, 3, 3] @ndhwc;\n"
+         "  dx = conv_dgrad(dy, w, x_dims=[1, 3, 5, 6, 7]);\n  output dx: f16 @ndhwc;\n",
+         "conv_igemm_wgmma needs conv_dgrad's dx channels C % 2 == 0, got C=3"},
     };
     const gpu_engine *e = check_refusals("conv_igemm_wgmma", cases, (int)(sizeof cases / sizeof cases[0]));
     if (!e)
@@ -656,8 +657,14 @@ static void test_wgmma_rules(void)
     check_choice(e, "  input dy: bf16[2, 64, 32, 32, 32] @ndhwc;\n  weight w: bf16[64, 64, 3, 3, 3] @ndhwc;\n"
                     "  dx = conv_dgrad(dy, w, x_dims=[2, 64, 32, 32, 32], pad=1);\n  output dx: bf16 @ndhwc;\n",
                     "conv_igemm_wgmma");
-    check_choice(e, "  input x: bf16[2, 32, 64, 64, 64] @ndhwc;\n  weight w: bf16[32, 32, 3, 3, 3] @ndhwc;\n"
-                    "  y = conv(x, w, pad=1);\n  output y: bf16 @ndhwc;\n", "conv_igemm");
+    /* the 3-D K = 32 layer on the 32-wide tile (session 12); with XDNN_CONV_WGMMA_BN32=0 the 64-wide tile's
+     * idle half is charged and conv_igemm keeps it, as before */
+    static const char u32[] = "  input x: bf16[2, 32, 64, 64, 64] @ndhwc;\n  weight w: bf16[32, 32, 3, 3, 3] @ndhwc;\n"
+                              "  y = conv(x, w, pad=1);\n  output y: bf16 @ndhwc;\n";
+    check_choice(e, u32, "conv_igemm_wgmma");
+    setenv("XDNN_CONV_WGMMA_BN32", "0", 1);
+    check_choice(e, u32, "conv_igemm");
+    unsetenv("XDNN_CONV_WGMMA_BN32");
     /* a small conv stays on conv_igemm though this engine could run it */
     check_choice(e, "  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[24, 16, 3, 3] @nhwc;\n"
                     "  y = conv(x, w, pad=1);\n  output y: f16 @nhwc;\n", "conv_igemm");
@@ -671,6 +678,17 @@ static void test_wgmma_rules(void)
         kconv_params k = {.K = ks[i][0]};
         CHECK(gpu_conv_wgmma_bn(&k) == ks[i][1], "K=%lld: bn %d", (long long)ks[i][0], gpu_conv_wgmma_bn(&k));
     }
+    /* 32 for a 3-D conv of K <= 32 (any conv with XDNN_CONV_WGMMA_BN32=1, none with =0) */
+    kconv_params k3 = {.K = 32, .in = {5, 9, 9}, .win = {3, 3, 3}, .out = {5, 9, 9}}, k2 = {.K = 24};
+    CHECK(gpu_conv_wgmma_bn(&k3) == 32 && gpu_conv_wgmma_bn(&k2) == 64);
+    k3.K = 40;
+    CHECK(gpu_conv_wgmma_bn(&k3) == 64);
+    k3.K = 8;
+    setenv("XDNN_CONV_WGMMA_BN32", "1", 1);
+    CHECK(gpu_conv_wgmma_bn(&k3) == 32 && gpu_conv_wgmma_bn(&k2) == 32);
+    setenv("XDNN_CONV_WGMMA_BN32", "0", 1);
+    CHECK(gpu_conv_wgmma_bn(&k3) == 64 && gpu_conv_wgmma_bn(&k2) == 64);
+    unsetenv("XDNN_CONV_WGMMA_BN32");
     /* split-K: 3x3 512 -> 512 at 7x7, N = 32: 13 x 4 tiles of 128 x 128, 72 slices: 132 / 52 = 2 splits of 36;
      * 3x3 256 -> 256 at 14x14: 98 tiles (a persistent CTA per SM takes the rest): unsplit */
     unsetenv("XDNN_CONV_SPLITK");
