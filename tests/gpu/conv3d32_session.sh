@@ -9,9 +9,9 @@
 #  3. bench, one call for every side: the 3-D UNet rows as the planner places them (convzoo_{fwd,dgrad}_bf16
 #     u3d), the K = 32 rows forced on conv_igemm_wgmma (32-wide tile) and on conv_igemm (before), the forced
 #     wgmma rows again with XDNN_CONV_WGMMA_BN32=0 (the 64-wide tile: the A/B), beside bench/conv_peer.py zoo;
-#  4. the whole conv/ family with the time left (SWEEP_F's filters in turn; a later call takes the rest).
-# PART=rest: SWEEP_F's filters (what the first call did not reach), then the bench rows again (BENCH_AGAIN=1).
-# BUDGET_S: the call's seconds (default 225).  A table last (table.txt); every log in OUT/logs.tgz.
+#  4. the tester's whole sweep (every conv/ case) with the time left (SWEEP_S).
+# PART=rest: the cases of SWEEP_F (filters; what the first call did not reach), BENCH_AGAIN=1: the bench again.
+# A table last (table.txt); every log in OUT/logs.tgz.
 #
 # EXPECTED (written before the first call; ratios against cuDNN in the same call; before: RESULTS-conv.md,
 # session 11, conv_igemm 0.4086 / 0.4175 ms fwd / dgrad against cuDNN 0.1706 / 0.1810, the stem 0.8354 /
@@ -33,64 +33,42 @@ set -uo pipefail
 . tests/gpu/dev_env.sh "$@"
 dev_link_tester difftest_conv || exit 1
 dt=$dev/difftest_conv
-dry=${DRY:+--dry} # DRY=1: the script's own check on a machine without a GPU (CPU reference and plans only)
-left() { echo $(( ${BUDGET_S:-225} - (SECONDS - t0) )); }
-part=${PART:-new}
-# the failures, and the cases that ran (a run cut short by its limit prints no count of its own)
-summary() { grep -E "^FAIL" -A6 "$1" | cut -c1-300 | head -24; echo "$(grep -c "^PASS" "$1") passed, $(grep -c "^FAIL" "$1") failed"; }
-sweep() { # sweep LOG KEEP_S FILTER...: each filter's cases in turn, leaving KEEP_S seconds of the call
-    local log=$1 keep=$2 f; shift 2
-    for f in "$@"; do
-        [ $(( $(left) - keep )) -gt 5 ] || { echo "out of time before $f"; break; }
-        timeout $(( $(left) - keep )) "$dt" $dry "$f" >> "$log" 2>&1
-        echo "$f rc=$? $(grep -E 'passed,' "$log" | tail -1)"
-    done
-}
-# join: BENCH rows of $1 with the PEER rows of peer.log (a forced row "NAME_engine TAG" against "NAME TAG")
-join_peer() {
-    awk '/^PEER/ {peer[$2" "$3] = $4}
-         /^BENCH/ {k = $2; sub(/_(wgmma|igemm)$/, "", k); b[++n] = $2" "$3; key[n] = k" "$3; e[n] = $4; ms[n] = $5; st[n] = $6}
-         END {for (i = 1; i <= n; i++) { p = peer[key[i]]; printf "%-46s %-26s %8.4f %8.4f %6.2f %s\n", b[i], e[i],
-              ms[i], p, (p > 0 ? ms[i] / p : 0), st[i] } }' "$out/peer.log" "$1"
-}
-bench() { # bench LOG FILTER LIMIT_S [VAR=VALUE...]
-    local log=$1 f=$2 lim=$3; shift 3
-    env "$@" timeout "$lim" "$dt" $dry --bench "$f" >> "$log" 2>&1; echo "$f $* rc=$? ok=$(grep -c '^BENCH.* ok ' "$log")"
-}
+if [ -n "${DRY:-}" ]; then # DRY=1: the script's own check on a machine without a GPU (CPU reference and plans)
+    printf '#!/bin/sh\nexec "%s" --dry "$@"\n' "$dt" > "$dev/difftest_dry"; chmod +x "$dev/difftest_dry"; dt=$dev/difftest_dry
+fi
+# the bench rows (dev_bench_runs' "ENV|FILTER|TAG|SECONDS") and their table: each BENCH row of a tag with the
+# PEER row of its name (a forced row "NAME_engine TAG" against cuDNN's "NAME TAG")
+runs="-|convzoo_fwd_bf16 u3d|planned|25;-|convzoo_dgrad_bf16 u3d|planned|25;-|convzoo_fwd_bf16_|forced|25"
+runs+=";-|convzoo_dgrad_bf16_|forced|25;XDNN_CONV_WGMMA_BN32=0|convzoo_fwd_bf16_wgmma|bn64|15"
+runs+=";XDNN_CONV_WGMMA_BN32=0|convzoo_dgrad_bf16_wgmma|bn64|15"
 bench_all() {
-    step "bench: the planner's u3d rows, the K = 32 rows forced, then the forced wgmma rows with XDNN_CONV_WGMMA_BN32=0"
-    : > "$out/bench.log"; : > "$out/bench_bn64.log"
-    bench "$out/bench.log" "convzoo_fwd_bf16 u3d" 25
-    bench "$out/bench.log" "convzoo_dgrad_bf16 u3d" 25
-    bench "$out/bench.log" "convzoo_fwd_bf16_" 25
-    bench "$out/bench.log" "convzoo_dgrad_bf16_" 25
-    bench "$out/bench_bn64.log" "convzoo_fwd_bf16_wgmma" 15 XDNN_CONV_WGMMA_BN32=0
-    bench "$out/bench_bn64.log" "convzoo_dgrad_bf16_wgmma" 15 XDNN_CONV_WGMMA_BN32=0
+    step "bench: the planner's u3d rows, the K = 32 rows forced, the forced wgmma rows with XDNN_CONV_WGMMA_BN32=0"
+    dev_bench_runs "$dt" "$runs"
     step "peer: conv_peer.py zoo"
     PYTHONUNBUFFERED=1 timeout "${PEER_S:-45}" python3 "$dev/conv_peer.py" zoo > "$out/peer.log" 2>&1
     echo "rc=$?"; head -1 "$out/peer.log"
-    { echo "== u3d as planned, and forced (_wgmma: 32-wide tile; _igemm: conv_igemm) (xdnn ms, cuDNN ms, ratio)"
-      join_peer "$out/bench.log"
-      echo "== forced conv_igemm_wgmma with XDNN_CONV_WGMMA_BN32=0 (the 64-wide tile)"; join_peer "$out/bench_bn64.log"
-    } > "$out/table.txt"
+    awk '/^PEER/ {peer[$2" "$3] = $4; next} /^### / {tag = $2}
+         /^BENCH/ {k = $2; sub(/_(wgmma|igemm)$/, "", k); b[++n] = $2" "$3; key[n] = k" "$3; e[n] = $4; ms[n] = $5;
+                   st[n] = $6; tg[n] = tag}
+         END {print "tag (bn64: XDNN_CONV_WGMMA_BN32=0) / row / engine / xdnn ms / cuDNN ms / ratio";
+              for (i = 1; i <= n; i++) { p = peer[key[i]]; printf "%-8s %-46s %-26s %8.4f %8.4f %6.2f %s\n", tg[i],
+              b[i], e[i], ms[i], p, (p > 0 ? ms[i] / p : 0), st[i] } }' "$out/peer.log" "$out/bench.log" \
+        > "$out/table.txt"
 }
 
-if [ "$part" = new ]; then
+if [ "${PART:-new}" = new ]; then
     step "new cases: wgn"
-    timeout 60 "$dt" $dry wgn > "$out/new.log" 2>&1; echo "wgn rc=$?"
-    summary "$out/new.log"
-    step "memcheck --quick wgn"
-    timeout "${SAN_S:-45}" compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10 "$dt" $dry --quick wgn \
-        > "$out/memcheck.log" 2>&1
-    echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -8
+    timeout 60 "$dt" wgn > "$out/new.log" 2>&1; echo "wgn rc=$?"
+    grep -E "^FAIL" -A6 "$out/new.log" | cut -c1-300 | head -24; grep -E "passed," "$out/new.log"
+    dev_memcheck "$dt" wgn "${SAN_S:-45}"
     bench_all
-    step "conv/ sweep with the time left"
-    sweep "$out/sweep.log" 4 ${SWEEP_F:-conv/dgrad conv/fwd conv/wgrad}
-    summary "$out/sweep.log"
+    step "the whole sweep with the time left"
+    dev_sweep "$dt" "${SWEEP_S:-70}"
 else
-    step "conv/ sweep: ${SWEEP_F:-conv/}"
-    sweep "$out/sweep.log" "${KEEP_S:-4}" ${SWEEP_F:-conv/}
-    summary "$out/sweep.log"
+    step "sweep: ${SWEEP_F:?filters}"
+    for f in $SWEEP_F; do timeout "${F_S:-60}" "$dt" "$f" >> "$out/sweep.log" 2>&1; echo "$f rc=$?"; done
+    grep -E "^FAIL" "$out/sweep.log" | cut -c1-300 | head -20
+    echo "$(grep -c '^PASS' "$out/sweep.log") passed, $(grep -c '^FAIL' "$out/sweep.log") failed"
     [ -n "${BENCH_AGAIN:-}" ] && bench_all
 fi
 step "tables"

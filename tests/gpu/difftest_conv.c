@@ -2055,6 +2055,26 @@ static void wgmma_case(const char *name, const win_cfg *w, const char *dt, int d
     c->want_detail = detail;
 }
 
+/* y = relu(conv(x, w) + b) of 3-D channels-last dt tensors forced on conv_igemm_wgmma, the epilogue fused in its
+ * store (one partition). */
+static tcase *bias_relu_3d_case(const char *id, const win_cfg *w, const char *dt)
+{
+    conv_text ct;
+    conv_strs(w, &ct);
+    char bs[96];
+    dims_str(bs, sizeof bs, 1, w->k, 3, (int[]){1, 1, 1});
+    tcase *tc = add_case(id, 1, "conv_igemm_wgmma",
+                         "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s @ndhwc;\n  weight w: %s%s @ndhwc;\n"
+                         "  weight b: %s%s;\n  y = relu(conv(x, w, %s) + b);\n  output y: %s @ndhwc;\n}\n",
+                         ncases * 3 + 11, dt, ct.xs, dt, ct.ws, dt, bs, ct.attrs, dt);
+    if (tc) {
+        tc->force = "conv";
+        tc->want_parts = 1;
+        tc->want_detail = "fused epilogue";
+    }
+    return tc;
+}
+
 /* conv_igemm_wgmma on 3-D convs (the kernel's D3 instances: m = (n, o, p, q), the depth gathered and
  * bounds-tested), forced, "wg3-" in every id: odd D/H/W (partial 128-row tiles), stride 2 in depth only and in
  * all dims, dilation (depth and width), asymmetric pads, T != R, K = 40 / 24 / 136 (tiles with a tail) and 128
@@ -2099,21 +2119,8 @@ static void conv_wgmma_3d_cases(void)
             if (!opts.quick || ti == ci % 2)
                 wgmma_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], cfgs[ci].dir, cfgs[ci].splitk, cfgs[ci].detail);
     /* the fused epilogue: bias + relu in the forward store; the relu_bwd mask (kcw_mask_load) of a stride-2 dgrad */
-    const win_cfg *ew = &cfgs[1].w;
-    conv_text ct;
-    conv_strs(ew, &ct);
-    char bs[96];
-    dims_str(bs, sizeof bs, 1, ew->k, 3, (int[]){1, 1, 1});
-    tcase *tc = add_case("conv/fwd+epi/wg3-c24-k40-3x3x3-asym/bias-relu/bf16/ndhwc/3d", 1, "conv_igemm_wgmma",
-                         "dnn 1;\ngraph g(seed=%d) {\n  input x: bf16%s @ndhwc;\n  weight w: bf16%s @ndhwc;\n"
-                         "  weight b: bf16%s;\n  y = relu(conv(x, w, %s) + b);\n  output y: bf16 @ndhwc;\n}\n",
-                         ncases * 3 + 11, ct.xs, ct.ws, bs, ct.attrs);
-    if (tc) {
-        tc->force = "conv";
-        tc->want_parts = 1;
-        tc->want_detail = "fused epilogue";
-    }
-    tc = dgrad_relu_case("wg3-dge-c16-k24-s2", "f16", &cfgs[9].w, "", "conv_igemm_wgmma", false);
+    bias_relu_3d_case("conv/fwd+epi/wg3-c24-k40-3x3x3-asym/bias-relu/bf16/ndhwc/3d", &cfgs[1].w, "bf16");
+    tcase *tc = dgrad_relu_case("wg3-dge-c16-k24-s2", "f16", &cfgs[9].w, "", "conv_igemm_wgmma", false);
     if (tc) {
         tc->force = "conv_dgrad";
         tc->want_parts = 2;
@@ -2662,25 +2669,13 @@ static void conv_wgmma_narrow_cases(void)
                 wgmma_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], cfgs[ci].dir, cfgs[ci].splitk, cfgs[ci].detail);
                 cases[ncases - 1].bn32 = cfgs[ci].bn32;
             }
-    /* the 2-D case's tile, and the 1x1 dgrad's, said too */
     /* the fused epilogue on the 32-wide tile: bias + relu (N = 1, odd dims), the relu_bwd masks of the C = 32
      * and the C = 4 dgrads (pairs of 16-bit mask values at dx's even channel offsets) */
     const win_cfg ew = cfg(3, 1, 32, 32, 1, (int[]){7, 6, 9}, (int[]){3, 3, 3}, NULL, NULL, (int[]){1, 1, 1},
                            (int[]){1, 1, 1}, false);
-    conv_text ct;
-    conv_strs(&ew, &ct);
-    char bs[96];
-    dims_str(bs, sizeof bs, 1, ew.k, 3, (int[]){1, 1, 1});
-    tcase *tc = add_case("conv/fwd+epi/wgn-3d-n1-c32-k32/bias-relu/f16/ndhwc/3d", 1, "conv_igemm_wgmma",
-                         "dnn 1;\ngraph g(seed=%d) {\n  input x: f16%s @ndhwc;\n  weight w: f16%s @ndhwc;\n"
-                         "  weight b: f16%s;\n  y = relu(conv(x, w, %s) + b);\n  output y: f16 @ndhwc;\n}\n",
-                         ncases * 3 + 11, ct.xs, ct.ws, bs, ct.attrs);
-    if (tc) {
-        tc->force = "conv";
-        tc->want_parts = 1;
-        tc->want_detail = "fused epilogue";
+    tcase *tc = bias_relu_3d_case("conv/fwd+epi/wgn-3d-n1-c32-k32/bias-relu/f16/ndhwc/3d", &ew, "f16");
+    if (tc)
         tc->want_detail2 = t32;
-    }
     const win_cfg *mw[2] = {&cfgs[5].w, &cfgs[6].w};
     for (int i = 0; i < 2; i++) {
         char name[48];
