@@ -9,7 +9,7 @@
 #  3. bench, one call for every side: the 3-D UNet rows as the planner places them (convzoo_{fwd,dgrad}_bf16
 #     u3d), the K = 32 rows forced on conv_igemm_wgmma (32-wide tile) and on conv_igemm (before), the forced
 #     wgmma rows again with XDNN_CONV_WGMMA_BN32=0 (the 64-wide tile: the A/B), beside bench/conv_peer.py zoo;
-#  4. the tester's whole sweep (every conv/ case) with the time left (SWEEP_S).
+#  4. the tester's whole sweep (every conv/ case) with the time left (SWEEP_S; BUDGET_S the call's, 225).
 # PART=rest: the cases of SWEEP_F (filters; what the first call did not reach), BENCH_AGAIN=1: the bench again.
 # A table last (table.txt); every log in OUT/logs.tgz.
 #
@@ -63,7 +63,7 @@ if [ "${PART:-new}" = new ]; then
     dev_memcheck "$dt" wgn "${SAN_S:-45}"
     bench_all
     step "the whole sweep with the time left"
-    dev_sweep "$dt" "${SWEEP_S:-70}"
+    dev_sweep "$dt" "${SWEEP_S:-$(( ${BUDGET_S:-225} - (SECONDS - t0) - 8 ))}"
 else
     step "sweep: ${SWEEP_F:?filters}"
     for f in $SWEEP_F; do timeout "${F_S:-60}" "$dt" "$f" >> "$out/sweep.log" 2>&1; echo "$f rc=$?"; done
