@@ -45,6 +45,7 @@ typedef struct cw_priv {
     int bn, splits;  /* the tile width; the forward conv's split-K */
     bool stage;      /* y by the staged store (kern_conv_wgmma.h); XDNN_CONV_WGMMA_NO_STAGE turns it off */
     bool tma;        /* the producer loads by TMA where it can (kern_conv_wgmma.h); XDNN_CONV_WGMMA_NO_TMA: cp.async */
+    bool l1;         /* the 3-D code's gather of x through L1 (kern_conv_wgmma.h); XDNN_CONV_WGMMA_GATHER_L1=0: L2 only */
     size_t ws_total;
     char detail[448];
 } cw_priv;
@@ -209,6 +210,8 @@ static bool cw_prepare(const gplan *pl, const gpart *p, const gpu_device *dev, c
     cv->stage = !off || strcmp(off, "0") == 0;
     const char *notma = getenv("XDNN_CONV_WGMMA_NO_TMA"); /* A/B switch: set and not "0" = the cp.async gather */
     cv->tma = !notma || strcmp(notma, "0") == 0;
+    const char *l1 = getenv("XDNN_CONV_WGMMA_GATHER_L1"); /* A/B switch: "0" = cp.async.cg (L2 only), as before */
+    cv->l1 = !l1 || strcmp(l1, "0") != 0;
     if (cv->cp.dir == GCONV_DGRAD) {
         if (!gpu_conv_dgrad_plan(&cv->cp, dev->sm_count, gpu_conv_wgmma_splits, &cv->dg, why, len))
             return false;
@@ -412,6 +415,8 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
                      cv->tma && !one && cv->bn != KCW_BN_NARROW && kconv_wgmma_tma(k) ? "TMA (im2col x, tiled w)"
                                                                                       : "cp.async",
                      staged ? ", y staged in shared memory and bulk-copied" : "");
+    if (cv->l1 && !one && (cv->cp.nsp == 3 || cv->bn == KCW_BN_NARROW) && n > 0 && (size_t)n < sizeof cv->detail)
+        n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n, ", x gathered through L1");
     if (most > 1 && n > 0 && (size_t)n < sizeof cv->detail)
         n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n, ", split-K %d (ordered f32 reduction)", most);
     gconv_epi_append(&cv->cp.epi, cv->detail, sizeof cv->detail);
@@ -428,7 +433,7 @@ static int cw_phase_gemm(const void *ctx, const gconv_dgrad *dg, int i, const vo
 {
     const cw_priv *cv = ctx;
     return kconv_wgmma_fwd(&dg->ph[i].f, dy, wt, dx_phase, epi, part, dg->splits[i], cv->bn, dg->nzero[i],
-                           dg->zoff[i], NULL, cv->stage, cv->tma, stream);
+                           dg->zoff[i], NULL, cv->stage, cv->tma, cv->l1, stream);
 }
 
 /* Every GEMM phase of a dgrad in one launch (gpu_conv_dgrad_run_one); one launch per phase where the kernel
@@ -488,12 +493,12 @@ static xdnn_status cw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t
         int e = gpu_conv_pack_run(&cp->kp, &cv->pk, c->dptr[cp->x], c->dptr[cp->w], ws, s);
         if (e == 0)
             e = kconv_wgmma_fwd(&cv->pk.k, ws, ws + cv->pk.xbytes, c->dptr[cp->y], &epi, part, cv->splits, cv->bn, 0,
-                                NULL, stats, cv->stage, cv->tma, s);
+                                NULL, stats, cv->stage, cv->tma, cv->l1, s);
         return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd (packed) launch", __FILE__, __LINE__, d);
     }
     float *part = cv->splits > 1 ? (float *)(void *)ws : NULL;
     int e = kconv_wgmma_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], &epi, part, cv->splits, cv->bn,
-                            0, NULL, stats, cv->stage, cv->tma, s);
+                            0, NULL, stats, cv->stage, cv->tma, cv->l1, s);
     return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd launch", __FILE__, __LINE__, d);
 }
 

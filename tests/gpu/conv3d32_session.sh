@@ -10,7 +10,8 @@
 #     u3d), the K = 32 rows forced on conv_igemm_wgmma (32-wide tile) and on conv_igemm (before), the forced
 #     wgmma rows again with XDNN_CONV_WGMMA_BN32=0 (the 64-wide tile: the A/B), beside bench/conv_peer.py zoo;
 #  4. the tester's whole sweep (every conv/ case) with the time left (SWEEP_S; BUDGET_S the call's, 225).
-# PART=rest: the cases of SWEEP_F (filters; what the first call did not reach), BENCH_AGAIN=1: the bench again.
+# PART=l1 (the second call): the L1 gather's A/B (XDNN_CONV_WGMMA_GATHER_L1): the whole sweep (L1 on, the
+# default), wgn with it off, memcheck --quick wgn and wg3, the bench rows with it on and off, the peer again.
 # A table last (table.txt); every log in OUT/logs.tgz.
 #
 # EXPECTED (written before the first call; ratios against cuDNN in the same call; before: RESULTS-conv.md,
@@ -29,6 +30,16 @@
 #    128-row tile over 2.1 M rows): ~1.2-1.5 ms against conv_igemm's 1.56; the planner keeps conv_igemm (the
 #    idle-column charge, 8x) unless this measures faster.
 #  - other 3-D rows unchanged (their tiles did not change).
+# OUTCOME of call 1 (88253f2, 11 stages): every case passed (1234 / 1234, wgn 29 / 29, memcheck 0 errors); the
+#  32-wide tile is 1.12x faster than the 64-wide one but only level with conv_igemm (C32 fwd 0.398 / dgrad 0.406
+#  ms, conv_igemm 0.405 / 0.414, cuDNN 0.166 / 0.173): ~0.9 us a slice as before, 20 KiB a slice at ~2.9 TB/s
+#  from L2 to the SMs; the stem fwd on it 0.929 against conv_igemm's 0.837; the stem dgrad 1.495 against 1.549.
+# EXPECTED of call 2 (PART=l1, written before it): x gathered through L1 (cp.async.ca; 9 stages so L1 keeps
+#  ~60 KiB): a tile's 27 taps read 9 pixel runs 3 times each, so if L2 -> SM bytes set the pace and the run
+#  shifted by one pixel still sits in L1, A's L2 traffic falls toward 1/3: C32 K32 64^3 fwd / dgrad 0.40 ->
+#  ~0.25-0.30 ms (1.5-1.8x cuDNN), C64 K64 32^3 0.098 / 0.105 -> ~0.07-0.08, the stem dgrad on wgmma 1.50 ->
+#  ~1.0; with the switch off (=0) as call 1 within noise (9 stages, not 11, for the 32-wide tile).  If L1 is too
+#  small or a hit costs the request what a miss does: no change, and the default goes back to L2 only.
 set -uo pipefail
 . tests/gpu/dev_env.sh "$@"
 dev_link_tester difftest_conv || exit 1
@@ -50,13 +61,30 @@ bench_all() {
     awk '/^PEER/ {peer[$2" "$3] = $4; next} /^### / {tag = $2}
          /^BENCH/ {k = $2; sub(/_(wgmma|igemm)$/, "", k); b[++n] = $2" "$3; key[n] = k" "$3; e[n] = $4; ms[n] = $5;
                    st[n] = $6; tg[n] = tag}
-         END {print "tag (bn64: XDNN_CONV_WGMMA_BN32=0) / row / engine / xdnn ms / cuDNN ms / ratio";
-              for (i = 1; i <= n; i++) { p = peer[key[i]]; printf "%-8s %-46s %-26s %8.4f %8.4f %6.2f %s\n", tg[i],
+         END {print "tag (bn64: XDNN_CONV_WGMMA_BN32=0; -l2: XDNN_CONV_WGMMA_GATHER_L1=0) / row / engine / xdnn ms / cuDNN ms / ratio";
+              for (i = 1; i <= n; i++) { p = peer[key[i]]; printf "%-10s %-46s %-26s %8.4f %8.4f %6.2f %s\n", tg[i],
               b[i], e[i], ms[i], p, (p > 0 ? ms[i] / p : 0), st[i] } }' "$out/peer.log" "$out/bench.log" \
         > "$out/table.txt"
 }
 
-if [ "${PART:-new}" = new ]; then
+l1runs="-|convzoo_fwd_bf16 u3d|planned|20;-|convzoo_dgrad_bf16 u3d|planned|20"
+l1runs+=";XDNN_CONV_WGMMA_GATHER_L1=0|convzoo_fwd_bf16 u3d|planned-l2|20"
+l1runs+=";XDNN_CONV_WGMMA_GATHER_L1=0|convzoo_dgrad_bf16 u3d|planned-l2|20"
+l1runs+=";-|convzoo_fwd_bf16_|forced|20;-|convzoo_dgrad_bf16_|forced|20"
+l1runs+=";XDNN_CONV_WGMMA_GATHER_L1=0|convzoo_fwd_bf16_wgmma|forced-l2|15"
+l1runs+=";XDNN_CONV_WGMMA_GATHER_L1=0|convzoo_dgrad_bf16_wgmma|forced-l2|15"
+l1runs+=";XDNN_CONV_WGMMA_BN32=0|convzoo_fwd_bf16_wgmma|bn64|15;XDNN_CONV_WGMMA_BN32=0|convzoo_dgrad_bf16_wgmma|bn64|15"
+if [ "${PART:-new}" = l1 ]; then
+    step "the whole sweep (the L1 gather on: the default)"
+    dev_sweep "$dt" "${SWEEP_S:-45}"
+    step "wgn with XDNN_CONV_WGMMA_GATHER_L1=0"
+    XDNN_CONV_WGMMA_GATHER_L1=0 timeout 30 "$dt" wgn > "$out/new_l2.log" 2>&1; echo "rc=$?"
+    grep -E "^FAIL" -A6 "$out/new_l2.log" | cut -c1-300 | head -12; grep -E "passed," "$out/new_l2.log"
+    dev_memcheck "$dt" wgn "${SAN_S:-30}"
+    dev_memcheck "$dt" wg3 "${SAN_S:-30}"
+    runs=$l1runs
+    bench_all
+elif [ "${PART:-new}" = new ]; then
     step "new cases: wgn"
     timeout 60 "$dt" wgn > "$out/new.log" 2>&1; echo "wgn rc=$?"
     grep -E "^FAIL" -A6 "$out/new.log" | cut -c1-300 | head -24; grep -E "passed," "$out/new.log"
@@ -64,12 +92,6 @@ if [ "${PART:-new}" = new ]; then
     bench_all
     step "the whole sweep with the time left"
     dev_sweep "$dt" "${SWEEP_S:-$(( ${BUDGET_S:-225} - (SECONDS - t0) - 8 ))}"
-else
-    step "sweep: ${SWEEP_F:?filters}"
-    for f in $SWEEP_F; do timeout "${F_S:-60}" "$dt" "$f" >> "$out/sweep.log" 2>&1; echo "$f rc=$?"; done
-    grep -E "^FAIL" "$out/sweep.log" | cut -c1-300 | head -20
-    echo "$(grep -c '^PASS' "$out/sweep.log") passed, $(grep -c '^FAIL' "$out/sweep.log") failed"
-    [ -n "${BENCH_AGAIN:-}" ] && bench_all
 fi
 step "tables"
 [ -f "$out/table.txt" ] && cat "$out/table.txt"
