@@ -41,12 +41,11 @@
 // (kcw_phases).  Their own instances: read through the table, the geometry costs the lone 3-D convs ~1.4x
 // (session 11, call 1: C64 32^3 fwd 0.094 -> 0.146 ms), so every other instance keeps its one geometry g.
 // The 32-wide tile (session 12; BN = 32, wgmma m64n32k16, D3 code, register store): the 3-D UNet's K = 32 layers
-// and their C = 32 (and the C = 4 stem's) dgrads left half of the 64-wide tile idle; 9 stages of 20 KiB (11 would
-// fit: session 12's first call ran them, 1.12x faster than the 64-wide tile, no faster than conv_igemm: the
-// gather, not the MMA, bounds a slice; 9 leave L1 the room the L1 gather below needs).  It runs any 1-/2-/3-D
-// conv given it (the D3 code folds a unit depth); the engine picks it (eng_conv_wgmma.c, XDNN_CONV_WGMMA_BN32).
-// The D3 producer may gather x through L1 (g.l1, cp.async.ca; XDNN_CONV_WGMMA_GATHER_L1): a 3x3x3 tile's 27 taps
-// read 9 runs of x's pixels, each 3 times shifted by one pixel, and L2 -> SM bytes, not the MMA, set its pace.
+// and their C = 32 (and the C = 4 stem's) dgrads left half of the 64-wide tile idle; its 20 KiB stages fit 11 in
+// the ring (a slice more in flight for the gather-bound 3-D producer: 9 ran the K = 32 layers ~5% slower in
+// session 12; x gathered through L1 by cp.async.ca, tried with 9 so that L1 kept room, won 1-7% on this tile, lost
+// up to 6% on the 64-wide 3-D ones and did not make up the two stages: not kept).  It runs any 1-/2-/3-D conv (the
+// D3 code folds a unit depth); the engine picks it (eng_conv_wgmma.c, XDNN_CONV_WGMMA_BN32).
 // A y of K % 8 != 0 channels (a dgrad's dx of C = 4): the register store's 16-byte blocks are off, pairs only.
 // Offsets are 32-bit: the engine refuses tensors spanning 2^31 elements or more.
 #include "conv_epi.cuh"
@@ -70,7 +69,6 @@ struct kcw_geom {
     int D, T, O, sd, pd, dd, xD, wT, yO;
     int M, Kred, dt_y, kt_per;
     int tma; // the producer loads A by a TMA im2col map and B by a tiled one (launch_bn: tma_maps), 1-/2-D only
-    int l1;  // D3: the producer gathers A through L1 (cpa16_l1: the taps along W re-read x's lines), else L2 only
     int nz, zoff[KCW_ZERO_MAX]; // a dgrad phase's store also writes zeros at yrow + zoff[i] (folded empty phases)
 };
 
@@ -99,8 +97,8 @@ template <int BN, bool STG> struct kcw_cfg {
                                                           // two tiles' (kcw_epilogue)
     static constexpr int STG_ROW = kcw_stg_row<BN>, STG_BYTES = STG ? kcwBM * STG_ROW + BN * 2 : 0; // + a zero row
     static constexpr int ST_FIT = (kcwSmemMax - 1024 - 2 * SSM_TILE * 4 - STG_BYTES - 256) / STAGE;
-    static constexpr int ST_MAX = kcwStageBudget / STAGE;
-    static constexpr int ST = ST_FIT < ST_MAX ? ST_FIT : ST_MAX; // 8, 6 (unstaged); 8, 5 (staged); 9 (BN 32)
+    static constexpr int ST_MAX = BN < 64 ? ST_FIT : kcwStageBudget / STAGE; // the 32-wide tile: all that fit
+    static constexpr int ST = ST_FIT < ST_MAX ? ST_FIT : ST_MAX; // 8, 6 (unstaged); 8, 5 (staged); 11 (BN 32)
     static constexpr int LAG = ST - 2;                    // slices of copies in flight per producer thread
     static constexpr int STG_OFF = (ST * STAGE + 2 * ST * 8 + 127) / 128 * 128; // after the ring's mbarriers
     static constexpr int SSM = STG_OFF + STG_BYTES;       // genstats' buffers after the staging
@@ -632,10 +630,7 @@ __global__ void __launch_bounds__(kcwThreads, 1)
                     const bool v = kin && (unsigned)ih < (unsigned)g.H && (unsigned)iw < (unsigned)g.W &&
                                    (!D3 || (unsigned)id < (unsigned)g.D);
                     const T *src = v ? x + (xoff[i] + (D3 ? id * g.xD : 0) + ih * g.xH + iw * g.xW + c) : x;
-                    if (D3 && g.l1)
-                        cpa16_l1(sA + (r0 + 16 * i) * 128 + swz, src, v);
-                    else
-                        cpa16(sA + (r0 + 16 * i) * 128 + swz, src, v);
+                    cpa16(sA + (r0 + 16 * i) * 128 + swz, src, v);
                 }
                 const int woff = (D3 ? t3 * g.wT : 0) + r * g.wR + s * g.wS + c;
 #pragma unroll
@@ -847,7 +842,6 @@ kcw_geom geom_of(const kconv_params *p, int nzero, const int64_t *zoff)
     g.dt_y = p->dt_y;
     g.kt_per = 0; // launch_bn sets it
     g.tma = 0;
-    g.l1 = 0;
     g.nz = nzero;
     for (int i = 0; i < KCW_ZERO_MAX; i++)
         g.zoff[i] = i < nzero ? (int)zoff[i] : 0;
@@ -933,7 +927,7 @@ extern "C" int kconv_wgmma_phases(int n, const kconv_params *f, const int64_t *w
 
 extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
                                float *part, int splits, int bn, int nzero, const int64_t *zoff, float *stats,
-                               int stage, int tma, int l1, void *stream)
+                               int stage, int tma, void *stream)
 {
     if ((bn != 32 && bn != 64 && bn != 128) || nzero < 0 || nzero > KCW_ZERO_MAX || (nzero > 0 && splits > 1 && part) ||
         (stats && splits > 1 && part))
@@ -942,7 +936,6 @@ extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void 
     none.n = 0;
     kcw_geom g = geom_of(p, nzero, zoff);
     g.tma = tma != 0; // launch_bn keeps it where the maps can be made
-    g.l1 = l1 != 0;   // the D3 instances only
     if (g.M == 0 || g.K == 0)
         return 0;
     cudaStream_t s = (cudaStream_t)stream;

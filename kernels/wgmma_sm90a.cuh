@@ -77,13 +77,6 @@ __device__ __forceinline__ void cpa16(uint32_t dst, const void *src, bool valid)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
                  : "memory");
 }
-// the same through L1 (cp.async.ca): a gather whose neighbouring rows re-read the same lines (a 3-D conv's taps
-// along W read x's pixel run shifted by one) hits there instead of asking L2 again
-__device__ __forceinline__ void cpa16_l1(uint32_t dst, const void *src, bool valid)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
-                 : "memory");
-}
 __device__ __forceinline__ void cpa_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void cpa_wait()
 {

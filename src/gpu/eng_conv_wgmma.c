@@ -45,7 +45,6 @@ typedef struct cw_priv {
     int bn, splits;  /* the tile width; the forward conv's split-K */
     bool stage;      /* y by the staged store (kern_conv_wgmma.h); XDNN_CONV_WGMMA_NO_STAGE turns it off */
     bool tma;        /* the producer loads by TMA where it can (kern_conv_wgmma.h); XDNN_CONV_WGMMA_NO_TMA: cp.async */
-    bool l1;         /* the 3-D code's gather of x through L1 (kern_conv_wgmma.h); XDNN_CONV_WGMMA_GATHER_L1=0: L2 only */
     size_t ws_total;
     char detail[448];
 } cw_priv;
@@ -210,8 +209,6 @@ static bool cw_prepare(const gplan *pl, const gpart *p, const gpu_device *dev, c
     cv->stage = !off || strcmp(off, "0") == 0;
     const char *notma = getenv("XDNN_CONV_WGMMA_NO_TMA"); /* A/B switch: set and not "0" = the cp.async gather */
     cv->tma = !notma || strcmp(notma, "0") == 0;
-    const char *l1 = getenv("XDNN_CONV_WGMMA_GATHER_L1"); /* A/B switch: "0" = cp.async.cg (L2 only), as before */
-    cv->l1 = !l1 || strcmp(l1, "0") != 0;
     if (cv->cp.dir == GCONV_DGRAD) {
         if (!gpu_conv_dgrad_plan(&cv->cp, dev->sm_count, gpu_conv_wgmma_splits, &cv->dg, why, len))
             return false;
@@ -328,14 +325,20 @@ static double cw_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
                                                         : 0.95 * gpu_roofline_us(p, 450.0);
     if (launches > 2)
         us += 1.0 * launches;
-    /* 3-D: charged for the tile's idle columns (the GEMM's N, dx's C for a dgrad, padded to the 32-, 64- or
-     * 128-wide tile).  Measured on the H100 (bench/RESULTS-conv.md, session 9): the 3-D UNet's K = 32 layers (64^3, and
-     * the C = 4 stem on padded copies) ran 1.05-1.13x slower than on conv_igemm with half of each 64-wide tile
-     * idle, the K = 64-256 ones 0.81-0.99x of its time; so K = 32 stays on conv_igemm.  1-/2-D keep their
-     * measured rule unchanged. */
+    /* 3-D: charged for the tile's idle columns (the GEMM's N, dx's C for a dgrad, padded to the 64- or 128-wide
+     * tile; the 32-wide tile's are free).  Measured on the H100 (bench/RESULTS-conv.md): with half of each 64-wide
+     * tile idle the UNet's K = 32 layers ran 1.05-1.13x slower than on conv_igemm, the K = 64-256 ones 0.81-0.99x
+     * of its time (session 9).  On the 32-wide tile (session 12) the K = 32 fwd / dgrad ran 0.98x conv_igemm's
+     * time and the stem's dgrad (dx C = 4: 4 of 32 columns) 0.97x, at the same ~0.9 us a slice whatever the
+     * columns used (the producer's gather bounds it), so only the wider tiles' idle columns are charged; the stem
+     * forward on padded copies (C 4 -> 8, a 3.4-slice reduction) ran 1.11x slower than conv_igemm's packed path
+     * and is charged 2x, which leaves it there.  1-/2-D keep their measured rule unchanged. */
     if (cv->cp.nsp == 3) {
         const int64_t n = cv->cp.dir == GCONV_DGRAD ? cv->dg.ph[0].f.K : k->K, bn = cv->bn;
-        us *= (double)((n + bn - 1) / bn * bn) / (double)n;
+        if (bn > KCW_BN_NARROW)
+            us *= (double)((n + bn - 1) / bn * bn) / (double)n;
+        if (cv->pk.on)
+            us *= 2.0;
     }
     const double floor = gpu_conv_1x1_floor_us(&cv->cp); /* the 1x1 layers as measured (conv_analyze.h) */
     if (floor > 0.0)
@@ -415,8 +418,6 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
                      cv->tma && !one && cv->bn != KCW_BN_NARROW && kconv_wgmma_tma(k) ? "TMA (im2col x, tiled w)"
                                                                                       : "cp.async",
                      staged ? ", y staged in shared memory and bulk-copied" : "");
-    if (cv->l1 && !one && (cv->cp.nsp == 3 || cv->bn == KCW_BN_NARROW) && n > 0 && (size_t)n < sizeof cv->detail)
-        n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n, ", x gathered through L1");
     if (most > 1 && n > 0 && (size_t)n < sizeof cv->detail)
         n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n, ", split-K %d (ordered f32 reduction)", most);
     gconv_epi_append(&cv->cp.epi, cv->detail, sizeof cv->detail);
@@ -433,7 +434,7 @@ static int cw_phase_gemm(const void *ctx, const gconv_dgrad *dg, int i, const vo
 {
     const cw_priv *cv = ctx;
     return kconv_wgmma_fwd(&dg->ph[i].f, dy, wt, dx_phase, epi, part, dg->splits[i], cv->bn, dg->nzero[i],
-                           dg->zoff[i], NULL, cv->stage, cv->tma, cv->l1, stream);
+                           dg->zoff[i], NULL, cv->stage, cv->tma, stream);
 }
 
 /* Every GEMM phase of a dgrad in one launch (gpu_conv_dgrad_run_one); one launch per phase where the kernel
@@ -493,12 +494,12 @@ static xdnn_status cw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t
         int e = gpu_conv_pack_run(&cp->kp, &cv->pk, c->dptr[cp->x], c->dptr[cp->w], ws, s);
         if (e == 0)
             e = kconv_wgmma_fwd(&cv->pk.k, ws, ws + cv->pk.xbytes, c->dptr[cp->y], &epi, part, cv->splits, cv->bn, 0,
-                                NULL, stats, cv->stage, cv->tma, cv->l1, s);
+                                NULL, stats, cv->stage, cv->tma, s);
         return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd (packed) launch", __FILE__, __LINE__, d);
     }
     float *part = cv->splits > 1 ? (float *)(void *)ws : NULL;
     int e = kconv_wgmma_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], &epi, part, cv->splits, cv->bn,
-                            0, NULL, stats, cv->stage, cv->tma, cv->l1, s);
+                            0, NULL, stats, cv->stage, cv->tma, s);
     return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd launch", __FILE__, __LINE__, d);
 }
 

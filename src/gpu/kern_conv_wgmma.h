@@ -49,11 +49,9 @@ int kconv_wgmma_stages(int bn, int staged);
  * store from registers.  tma (!= 0): the producer loads x's im2col slices and
  * w's rows through TMA maps (one thread, two bulk tensor copies a slice)
  * where kconv_wgmma_tma(p) holds and x / w are 16-byte aligned; else, and
- * with tma 0, its 128 threads gather them by cp.async.  l1 (!= 0; the 3-D
- * code, which the 32-wide tile runs too): x's gather goes through L1
- * (cp.async.ca), else L2 only (cp.async.cg). */
+ * with tma 0, its 128 threads gather them by cp.async. */
 int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi, float *part,
-                    int splits, int bn, int nzero, const int64_t *zoff, float *stats, int stage, int tma, int l1,
+                    int splits, int bn, int nzero, const int64_t *zoff, float *stats, int stage, int tma,
                     void *stream);
 /* The GEMM phases of one conv_dgrad in ONE launch (session 11; the kernel's
  * MP instances: its 3-D code, cp.async gather, register store, unsplit): phase i is the

@@ -40,6 +40,12 @@
 #  ~0.25-0.30 ms (1.5-1.8x cuDNN), C64 K64 32^3 0.098 / 0.105 -> ~0.07-0.08, the stem dgrad on wgmma 1.50 ->
 #  ~1.0; with the switch off (=0) as call 1 within noise (9 stages, not 11, for the 32-wide tile).  If L1 is too
 #  small or a hit costs the request what a miss does: no change, and the default goes back to L2 only.
+# OUTCOME of call 2 (4b62aa2): values right everywhere (1232 / 1234: the two wgn-2d cases' detail said "9
+#  stages" where the case asked for 11; wgn 27 / 29 likewise with L1 off; memcheck --quick wgn / wg3 0 errors).
+#  L1 won 1-7% on the 32-wide tile (the packed stem fwd 0.870 -> 0.81 ms, C32 fwd 0.421 -> 0.414), lost up to 6%
+#  on the 64-wide 3-D tiles (C64 dgrad 0.110 -> 0.117), and 9 stages cost the K = 32 rows ~5% (C32 fwd 0.398 ->
+#  0.420 with L2 only): both reverted (XDNN_CONV_WGMMA_GATHER_L1 is gone; PART=l1 stays as the record of the
+#  call); the kernel is call 1's again.
 set -uo pipefail
 . tests/gpu/dev_env.sh "$@"
 dev_link_tester difftest_conv || exit 1

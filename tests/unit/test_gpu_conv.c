@@ -665,6 +665,13 @@ static void test_wgmma_rules(void)
     setenv("XDNN_CONV_WGMMA_BN32", "0", 1);
     check_choice(e, u32, "conv_igemm");
     unsetenv("XDNN_CONV_WGMMA_BN32");
+    /* the BraTS stem (C = 4): its dgrad (dx C = 4 in pairs) on the 32-wide tile, 0.97x conv_igemm's time; its
+     * forward on padded copies stays on conv_igemm (1.11x faster there), as measured in session 12 */
+    check_choice(e, "  input dy: bf16[1, 32, 128, 128, 128] @ndhwc;\n  weight w: bf16[32, 4, 3, 3, 3] @ndhwc;\n"
+                    "  dx = conv_dgrad(dy, w, x_dims=[1, 4, 128, 128, 128], pad=1);\n  output dx: bf16 @ndhwc;\n",
+                    "conv_igemm_wgmma");
+    check_choice(e, "  input x: bf16[1, 4, 128, 128, 128] @ndhwc;\n  weight w: bf16[32, 4, 3, 3, 3] @ndhwc;\n"
+                    "  y = conv(x, w, pad=1);\n  output y: bf16 @ndhwc;\n", "conv_igemm");
     /* a small conv stays on conv_igemm though this engine could run it */
     check_choice(e, "  input x: f16[2, 16, 9, 9] @nhwc;\n  weight w: f16[24, 16, 3, 3] @nhwc;\n"
                     "  y = conv(x, w, pad=1);\n  output y: f16 @nhwc;\n", "conv_igemm");
