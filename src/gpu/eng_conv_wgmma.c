@@ -3,7 +3,8 @@
  * (kernels/conv_igemm_wgmma_sm90a.cu: wgmma from 128-byte swizzled shared
  * memory, a cp.async producer warpgroup feeding two consumer warpgroups
  * through an mbarrier ring, 64-deep k slices).  1-/2-/3-D channels-last
- * f16/bf16 with C and K multiples of 8, groups 1, the fused epilogue of
+ * f16/bf16 with C and K multiples of 8 (a conv_dgrad's dx: C even, stored
+ * in pairs), groups 1, 32-, 64- or 128-wide tiles, the fused epilogue of
  * conv_igemm (conv_epi.h) and its ordered split-K reduction for the
  * small-spatial layers.  An x or w the kernel cannot read as is (C not a
  * multiple of 8, as in the C = 3 stem; NCHW) is copied channels-last with
