@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# pingpong_session.sh DEV OUT — the device calls of conv_igemm_wgmma's ping-pong consumers (issue 11, session 12;
+# kernels/conv_igemm_wgmma_sm90a.cu's kcw_consume_pingpong, XDNN_CONV_WGMMA_PINGPONG=0/1/2).  Run from the root of
+# the lead's tree as `bash DEV/pingpong_session.sh DEV OUT`.  DEV: tests/gpu/pack_dev.sh's folder plus dt/
+# (difftest_conv.o, diffharness.o compiled in the branch's worktree), conv_peer.py (bench/), pingpong_tables.py
+# and this script; the lead tree's tests/gpu/dev_env.sh is sourced by its relative path.
+# PART=check (call 1, 240 s): the new wgpp cases (default on), the conv/ family (default on: every 64-wide
+#   conv_igemm_wgmma case runs ping-pong), compute-sanitizer memcheck --quick wgpp; then the step's rows
+#   (difftest_conv --bench conv_step_{fwd,dgmask}_bf16_nhwc n256) with PINGPONG=1, 0 and 2 in one call, the
+#   64@56 rows twice each way (the spread), and cuDNN (bench/conv_peer.py step256) last.
+# PART=final (call 2, 200 s): the same bench A/B on the final default, the ResNet-50 N = 256 step with the switch
+#   on and off, the wgpp cases and the conv/ family in what is left.
+# BUDGET_S: the seconds the script plans for (default 225 for check, 185 for final).  DRY=1: the script's own
+# check without a GPU (--dry: CPU reference and plans only; no memcheck, peer or step).
+#
+# EXPECTED (written before the first call).  Session 11 put the 64@56 forward (BN 64, 9 slices a tile, 47.5 tiles
+# an SM at N = 256) at ~0.43 us a slice + 2.5-5 us a tile, the tile's end being where both consumers drain and
+# store while the filled ring waits.  If that holds, the ping-pong hides the end behind the other warpgroup's
+# mainloop: 64@56 fwd 0.274-0.307 -> ~0.19-0.21 ms (1.1-1.2x cuDNN's 0.174-0.181), the masked 3x3 dgrad 64@56
+# 0.31 -> ~0.23-0.25, the masked 1x1 64@56 dgrad (4 slices a tile: the end is a larger share) 0.25 -> ~0.17-0.20.
+# If instead the producer's slice rate sets the time (two producer changes, resident weights and row tiles,
+# left it unmoved), 1.00-1.05x.  Mode 2 (the 64-wide ping-pong tile on the 128- / 256-channel layers): A is
+# loaded once per 64 columns (2-4x the x traffic of the 128-wide tile) for the same overlap: expected 0.9-1.05x
+# on 128@28 and a loss on 256@14 / 512@7.
+set -uo pipefail
+. tests/gpu/dev_env.sh "$1" "$2"
+dev_link_tester difftest_conv || exit 1
+dt=$dev/difftest_conv
+dry=${DRY:+--dry}
+part=${PART:-check}
+left() { echo $(( ${BUDGET_S:-$([ "$part" = check ] && echo 225 || echo 185)} - (SECONDS - t0) )); }
+summary() { grep -E "^FAIL" -A6 "$1" | cut -c1-300 | head -24; echo "$(grep -c "^PASS" "$1") passed, $(grep -c "^FAIL" "$1") failed"; }
+F64="conv_step_fwd_bf16_nhwc n256c64h56"
+FWD="conv_step_fwd_bf16_nhwc n256"
+DGM="conv_step_dgmask_bf16_nhwc n256"
+DGM64="conv_step_dgmask_bf16_nhwc n256c64h56"
+P="XDNN_CONV_WGMMA_PINGPONG"
+
+bench_ab() { # the A/B rows: $1 = extra runs
+    step "bench A/B (PINGPONG=1, 0, 2; the 64@56 rows again at the end)"
+    [ -n "$dry" ] && return 0
+    ITERS=10 dev_bench_runs "$dt" "$P=1|$FWD|pp1|45;$P=0|$FWD|pp0|45;$P=1|$DGM|pp1|60;$P=0|$DGM64|pp0|25;$P=2|$FWD|pp2|45;$P=2|$DGM|pp2|60;$P=0|$F64|pp0|15;$P=1|$F64|pp1|15;$P=0|$DGM64|pp0|25;$P=1|$DGM64|pp1|25${1:-}"
+}
+peer() {
+    step "peer: bench/conv_peer.py step256"
+    [ -n "$dry" ] && return 0
+    PYTHONUNBUFFERED=1 timeout "$1" python3 "$dev/conv_peer.py" step256 > "$out/peer.log" 2>&1
+    echo "rc=$? $(grep -c '^PEER' "$out/peer.log") rows"
+}
+
+if [ "$part" = check ]; then
+    step "correctness: wgpp (new cases), then the conv/ family (ping-pong by default)"
+    timeout 40 "$dt" $dry wgpp > "$out/sweep_wgpp.log" 2>&1; echo "rc=$?"; summary "$out/sweep_wgpp.log"
+    timeout 70 "$dt" $dry conv/ > "$out/sweep_conv.log" 2>&1; echo "rc=$? (124: cut short)"; summary "$out/sweep_conv.log"
+    if [ -z "$dry" ]; then
+        step "memcheck --quick wgpp"
+        timeout 35 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10 "$dt" --quick wgpp \
+            > "$out/memcheck_wgpp.log" 2>&1
+        echo "rc=$?"; grep -E "ERROR SUMMARY|^FAIL|Invalid" "$out/memcheck_wgpp.log" | head -6
+    fi
+    bench_ab
+    peer "$(( $(left) > 20 ? $(left) - 3 : 20 ))"
+else
+    bench_ab
+    peer 45
+    if [ -z "$dry" ]; then
+        dev_link_cli || true
+        dev_step pp1 40 "$P=1" -- --iters 5 --warmup 2
+        dev_step pp0 40 "$P=0" -- --iters 5 --warmup 2
+    fi
+    step "correctness: wgpp, then the conv/ family in what is left"
+    timeout 30 "$dt" $dry wgpp > "$out/sweep_wgpp.log" 2>&1; echo "rc=$?"; summary "$out/sweep_wgpp.log"
+    timeout "$(( $(left) > 12 ? $(left) - 4 : 8 ))" "$dt" $dry conv/ > "$out/sweep_conv.log" 2>&1
+    echo "rc=$? (124: cut short)"; summary "$out/sweep_conv.log"
+fi
+dev_tables "$dev/pingpong_tables.py"
