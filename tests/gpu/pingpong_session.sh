@@ -4,10 +4,11 @@
 # the lead's tree as `bash DEV/pingpong_session.sh DEV OUT`.  DEV: tests/gpu/pack_dev.sh's folder plus dt/
 # (difftest_conv.o, diffharness.o compiled in the branch's worktree), conv_peer.py (bench/), pingpong_tables.py
 # and this script; the lead tree's tests/gpu/dev_env.sh is sourced by its relative path.
-# PART=check (call 1, 240 s): the new wgpp cases (default on), the conv/ family (default on: every 64-wide
-#   conv_igemm_wgmma case runs ping-pong), compute-sanitizer memcheck --quick wgpp; then the step's rows
-#   (difftest_conv --bench conv_step_{fwd,dgmask}_bf16_nhwc n256) with PINGPONG=1, 0 and 2 in one call, the
-#   64@56 rows twice each way (the spread), and cuDNN (bench/conv_peer.py step256) last.
+# PART=check (call 1, 240 s): the new wgpp cases, compute-sanitizer memcheck --quick wgpp; the step's rows
+#   (difftest_conv --bench conv_step_{fwd,dgmask}_bf16_nhwc n256: the forwards, the 64-, 128- and 256-channel
+#   masked dgrads) with PINGPONG=1, 0 and 2 in one call, the 64@56 forward twice each way (the spread), cuDNN
+#   (bench/conv_peer.py step256); then the conv/ family (ping-pong by default: every 64-wide conv_igemm_wgmma
+#   case runs it) in what is left.
 # PART=final (call 2, 200 s): the same bench A/B on the final default, the ResNet-50 N = 256 step with the switch
 #   on and off, the wgpp cases and the conv/ family in what is left.
 # BUDGET_S: the seconds the script plans for (default 225 for check, 185 for final).  DRY=1: the script's own
@@ -32,14 +33,18 @@ left() { echo $(( ${BUDGET_S:-$([ "$part" = check ] && echo 225 || echo 185)} - 
 summary() { grep -E "^FAIL" -A6 "$1" | cut -c1-300 | head -24; echo "$(grep -c "^PASS" "$1") passed, $(grep -c "^FAIL" "$1") failed"; }
 F64="conv_step_fwd_bf16_nhwc n256c64h56"
 FWD="conv_step_fwd_bf16_nhwc n256"
-DGM="conv_step_dgmask_bf16_nhwc n256"
-DGM64="conv_step_dgmask_bf16_nhwc n256c64h56"
+DGM64="conv_step_dgmask_bf16_nhwc n256c64h56" # the 3x3 and the 1x1 (dy 256) masked dgrads of dx C = 64
+DGM28="conv_step_dgmask_bf16_nhwc n256c128h28"
+DGM14="conv_step_dgmask_bf16_nhwc n256c256h14"
 P="XDNN_CONV_WGMMA_PINGPONG"
 
-bench_ab() { # the A/B rows: $1 = extra runs
+bench_ab() { # the A/B rows (dev_bench_runs: "ENV|FILTER|TAG|SECONDS" runs); $1: more runs
     step "bench A/B (PINGPONG=1, 0, 2; the 64@56 rows again at the end)"
     [ -n "$dry" ] && return 0
-    ITERS=10 dev_bench_runs "$dt" "$P=1|$FWD|pp1|45;$P=0|$FWD|pp0|45;$P=1|$DGM|pp1|60;$P=0|$DGM64|pp0|25;$P=2|$FWD|pp2|45;$P=2|$DGM|pp2|60;$P=0|$F64|pp0|15;$P=1|$F64|pp1|15;$P=0|$DGM64|pp0|25;$P=1|$DGM64|pp1|25${1:-}"
+    local r="$P=1|$FWD|pp1|30;$P=0|$F64|pp0|12;$P=1|$DGM64|pp1|15;$P=0|$DGM64|pp0|15;$P=2|$FWD|pp2|30"
+    r+=";$P=1|$DGM28|pp1|15;$P=2|$DGM28|pp2|15;$P=1|$DGM14|pp1|15;$P=2|$DGM14|pp2|15"
+    r+=";$P=0|$F64|pp0|12;$P=1|$F64|pp1|12${1:-}"
+    ITERS=10 dev_bench_runs "$dt" "$r"
 }
 peer() {
     step "peer: bench/conv_peer.py step256"
@@ -49,17 +54,19 @@ peer() {
 }
 
 if [ "$part" = check ]; then
-    step "correctness: wgpp (new cases), then the conv/ family (ping-pong by default)"
-    timeout 40 "$dt" $dry wgpp > "$out/sweep_wgpp.log" 2>&1; echo "rc=$?"; summary "$out/sweep_wgpp.log"
-    timeout 70 "$dt" $dry conv/ > "$out/sweep_conv.log" 2>&1; echo "rc=$? (124: cut short)"; summary "$out/sweep_conv.log"
+    step "correctness: wgpp (the new cases)"
+    timeout 30 "$dt" $dry wgpp > "$out/sweep_wgpp.log" 2>&1; echo "rc=$?"; summary "$out/sweep_wgpp.log"
     if [ -z "$dry" ]; then
         step "memcheck --quick wgpp"
-        timeout 35 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10 "$dt" --quick wgpp \
+        timeout 30 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10 "$dt" --quick wgpp \
             > "$out/memcheck_wgpp.log" 2>&1
         echo "rc=$?"; grep -E "ERROR SUMMARY|^FAIL|Invalid" "$out/memcheck_wgpp.log" | head -6
     fi
     bench_ab
-    peer "$(( $(left) > 20 ? $(left) - 3 : 20 ))"
+    peer 45
+    step "the conv/ family (ping-pong by default) in what is left"
+    timeout "$(( $(left) > 12 ? $(left) - 4 : 8 ))" "$dt" $dry conv/ > "$out/sweep_conv.log" 2>&1
+    echo "rc=$? (124: cut short)"; summary "$out/sweep_conv.log"
 else
     bench_ab
     peer 45

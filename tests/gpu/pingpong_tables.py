@@ -46,7 +46,7 @@ for line in read("bench.log").splitlines():
     pp = "pp" if "ping-pong" in line else "coop"
     eng[row + " " + tag] = pp
 print("== bench (ms, median of 10; the tag's schedule in brackets: pp = ping-pong, coop = both consumers a tile)")
-print(f"{'row':<48} " + " ".join(f"{t:>16}" for t in tags) + f" {'cuDNN':>8} {'best/cuDNN':>10} {'off/on':>7}")
+print(f"{'row':<48} " + " ".join(f"{t:>16}" for t in tags) + f" {'cuDNN':>8} {'best/cuDNN':>10} {'off/on':>7} {'TF/s pp1':>8}")
 for row in order:
     cells, best = [], None
     for t in tags:
@@ -61,4 +61,5 @@ for row in order:
     on = min(times.get(row, {}).get("pp1", [0]) or [0])
     off = min(times.get(row, {}).get("pp0", [0]) or [0])
     print(f"{row:<48} " + " ".join(f"{c:>16}" for c in cells) + f" {q if q else 0:8.4f} "
-          f"{(best / q if q and best else 0):10.2f} {(off / on if on and off else 0):7.2f}")
+          f"{(best / q if q and best else 0):10.2f} {(off / on if on and off else 0):7.2f} "
+          f"{tfs.get(row, {}).get('pp1', '-'):>8}")
