@@ -45,7 +45,7 @@ typedef struct cw_priv {
     int bn, splits;  /* the tile width; the forward conv's split-K */
     bool stage;      /* y by the staged store (kern_conv_wgmma.h); XDNN_CONV_WGMMA_NO_STAGE turns it off */
     bool tma;        /* the producer loads by TMA where it can (kern_conv_wgmma.h); XDNN_CONV_WGMMA_NO_TMA: cp.async */
-    int pingpong;    /* the ping-pong consumers on 64-wide tiles (cw_pingpong_mode; 2: 64-wide tiles for any K) */
+    bool pingpong;   /* the ping-pong consumers on 64-wide tiles (cw_pingpong_on) */
     size_t ws_total;
     char detail[448];
 } cw_priv;
@@ -184,15 +184,15 @@ static bool cw_one_launch(const gconv_problem *cp, const gconv_dgrad *dg)
 }
 
 /* XDNN_CONV_WGMMA_PINGPONG (session 12): 0 = both consumer warpgroups share each 128 x 64 tile (the cooperative
- * schedule); 1 = the ping-pong schedule on the 64-wide tiles (kern_conv_wgmma.h: each warpgroup a whole tile,
- * the two taking turns); 2 = also the 64-wide tile, so the ping-pong, for the unsplit 2-D convs whose K would
- * take the 128-wide one (A/B: the 128- and 256-channel layers).  Unset: 1. */
-static int cw_pingpong_mode(void)
+ * schedule); unset or anything else = the ping-pong schedule on the 64-wide tiles (kern_conv_wgmma.h: each
+ * warpgroup a whole tile, the two taking turns).  Measured on the H100 (bench/RESULTS-conv.md, session 12):
+ * ResNet-50's N = 256 3x3 64@56 forward 1.18x faster, its masked dgrad 1.15x.  The 64-wide ping-pong tile given
+ * to the 128- to 512-channel layers instead of the 128-wide cooperative one lost 0.70-0.91x (x loaded once per
+ * 64 columns): they keep the 128-wide tile. */
+static bool cw_pingpong_on(void)
 {
     const char *env = getenv("XDNN_CONV_WGMMA_PINGPONG");
-    if (!env || !*env)
-        return 1;
-    return env[0] == '2' ? 2 : env[0] != '0';
+    return !env || strcmp(env, "0") != 0;
 }
 
 /* Whether the kernel runs partition cv's tiles ping-pong (kernels/conv_igemm_wgmma_sm90a.cu's launch_t: 64-wide,
@@ -215,9 +215,7 @@ static bool cw_prepare(const gplan *pl, const gpart *p, const gpu_device *dev, c
     cv->stage = !off || strcmp(off, "0") == 0;
     const char *notma = getenv("XDNN_CONV_WGMMA_NO_TMA"); /* A/B switch: set and not "0" = the cp.async gather */
     cv->tma = !notma || strcmp(notma, "0") == 0;
-    cv->pingpong = cw_pingpong_mode();
-    /* mode 2: the 64-wide tile where the 128-wide one needs no split-K (the split counts were chosen for it) */
-    const bool wide_pp = cv->pingpong == 2 && cv->cp.nsp < 3;
+    cv->pingpong = cw_pingpong_on();
     if (cv->cp.dir == GCONV_DGRAD) {
         if (!gpu_conv_dgrad_plan(&cv->cp, dev->sm_count, gpu_conv_wgmma_splits, &cv->dg, why, len))
             return false;
@@ -226,11 +224,6 @@ static bool cw_prepare(const gplan *pl, const gpart *p, const gpu_device *dev, c
         if (cv->dg.one_launch) /* the table's phases run whole */
             gpu_conv_dgrad_unsplit(&cv->dg);
         gpu_conv_dgrad_fold(&cv->dg, 8, KCW_ZERO_MAX); /* 16-byte zero stores */
-        bool unsplit = !cv->dg.one_launch;
-        for (int i = 0; i < cv->dg.nph; i++)
-            unsplit = unsplit && cv->dg.splits[i] <= 1;
-        if (wide_pp && unsplit)
-            cv->bn = KCW_BN_SMALL;
         cv->ws_total = cv->dg.ws_total;
         return true;
     }
@@ -238,8 +231,6 @@ static bool cw_prepare(const gplan *pl, const gpart *p, const gpu_device *dev, c
     cv->bn = gpu_conv_wgmma_bn(k);
     /* genstats: the statistics come from the fused store, which split-K's reduction does not run */
     cv->splits = p->genstats == GS_WRITE ? 1 : gpu_conv_wgmma_splits(k, dev->sm_count);
-    if (wide_pp && cv->splits <= 1 && p->genstats != GS_WRITE)
-        cv->bn = KCW_BN_SMALL;
     /* [x copy | w copy | split-K partials of the (padded) problem] */
     cv->ws_total = (cv->pk.on ? cv->pk.xbytes + cv->pk.wbytes : 0) + gpu_conv_wgmma_ws_bytes(k, cv->splits);
     return true;

@@ -2604,10 +2604,10 @@ static void conv_stem_cases(void)
 }
 
 /* conv_igemm_wgmma's ping-pong consumers (session 12: each consumer warpgroup a whole 128 x 64 tile, the two
- * taking turns; kern_conv_wgmma.h), forced, "wgpp" in every id, XDNN_CONV_WGMMA_PINGPONG=1 (=2 where named), each
- * detail holding "ping-pong": M tails (M % 128 != 0), a CTA with one item (warpgroup 1 idle: its turn empty) and
- * maps of 313 items (CTAs of 2 and 3: an odd count leaves the last turn empty), N = 1, K = 64, 72 (two tiles, an
- * 8-column tail), 136 and 128 / 256 (the 64-wide tile forced by mode 2), C = 64 with pads 1, 2 and asymmetric,
+ * taking turns; kern_conv_wgmma.h), forced, "wgpp" in every id, XDNN_CONV_WGMMA_PINGPONG=1, each detail holding
+ * "ping-pong": M tails (M % 128 != 0), a CTA with one item (warpgroup 1 idle: its turn empty) and maps of 313
+ * items (CTAs of 2 and 3: an odd count leaves the last turn empty), N = 1, K = 64, 72 (two tiles, an 8-column
+ * tail) and 136, K = 128 (the 128-wide tile: cooperative, not ping-pong), C = 64 with pads 1, 2 and asymmetric,
  * stride 2, a 1-D conv, C = 24 (the cp.async producer), split-K 3 (the partials' store); the fused epilogues
  * bias + relu and bias + residual + relu; the dgrad (stride 1, and stride 2's phases) and the relu_bwd-masked
  * dgrad (3x3, 1x1 with a 256-deep reduction, 1x1 stride 2 with its zero phases folded into the store); and
@@ -2633,10 +2633,6 @@ static void conv_wgmma_pingpong_cases(void)
                                          (int[]){1, 1}, false), 3, "1", "split-K 3"},
         {"wgpp-1d-c64-k64-s2", 0, cfg(1, 3, 64, 64, 1, (int[]){301}, (int[]){5}, (int[]){2}, NULL, (int[]){2},
                                       (int[]){1}, false), 1, "1", NULL},
-        {"wgpp2-c64-k128-3x3-n2-29x27", 0, cfg(2, 2, 64, 128, 1, (int[]){29, 27}, (int[]){3, 3}, NULL, NULL,
-                                               (int[]){1, 1}, (int[]){1, 1}, false), 1, "2", "tile 128x64x64"},
-        {"wgpp2-c128-k256-3x3-n3-15x13", 0, cfg(2, 3, 128, 256, 1, (int[]){15, 13}, (int[]){3, 3}, NULL, NULL,
-                                                (int[]){1, 1}, (int[]){1, 1}, false), 1, "2", "tile 128x64x64"},
         {"wgppd-c64-k64-3x3-n3-35x33", 1, cfg(2, 3, 64, 64, 1, (int[]){35, 33}, (int[]){3, 3}, NULL, NULL,
                                               (int[]){1, 1}, (int[]){1, 1}, false), 1, "1", NULL},
         {"wgppd-c64-k128-3x3-s2-n2-29x27", 1, cfg(2, 2, 64, 128, 1, (int[]){29, 27}, (int[]){3, 3},
@@ -2650,9 +2646,14 @@ static void conv_wgmma_pingpong_cases(void)
                 cases[ncases - 1].pingpong = cfgs[ci].mode;
                 cases[ncases - 1].want_detail2 = cfgs[ci].detail;
             }
-    /* mode 0: the cooperative consumers on the same tile */
+    /* mode 0: the cooperative consumers on the same tile; K = 128: the 128-wide tile, cooperative whatever the mode */
     wgmma_case("wgpp-off-c64-k64-3x3-n3-13x11", &cfgs[0].w, "bf16", 0, 0, "TMA");
     cases[ncases - 1].pingpong = "0";
+    cases[ncases - 1].reject_detail = pp;
+    const win_cfg k128 = cfg(2, 2, 64, 128, 1, (int[]){29, 27}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                             (int[]){1, 1}, false);
+    wgmma_case("wgpp-coop-c64-k128-3x3-n2-29x27", &k128, "f16", 0, 1, "tile 128x128x64");
+    cases[ncases - 1].pingpong = "1";
     cases[ncases - 1].reject_detail = pp;
     /* the fused epilogues of the forward store */
     static const struct { const char *name, *expr; } acts[] = {
