@@ -50,7 +50,8 @@ int kconv_wgmma_stages(int bn, int staged);
  * with tma 0, its 128 threads gather them by cp.async.  pingpong (!= 0):
  * on 64-wide tiles of a 1-/2-D conv without stats, each consumer warpgroup
  * runs whole tiles and the two take turns at the tensor pipe, so that one's
- * store overlaps the other's mainloop (session 12); else, and with
+ * store overlaps the other's mainloop (session 12; the engine asks for it
+ * only without a fused epilogue other than a relu_bwd mask); else, and with
  * pingpong 0, both consumers share each tile (64 rows each). */
 int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi, float *part,
                     int splits, int bn, int nzero, const int64_t *zoff, float *stats, int stage, int tma,
