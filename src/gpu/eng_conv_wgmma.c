@@ -187,7 +187,7 @@ static bool cw_one_launch(const gconv_problem *cp, const gconv_dgrad *dg)
  * schedule); unset or anything else = the ping-pong schedule on the 64-wide tiles (kern_conv_wgmma.h: each
  * warpgroup a whole tile, the two taking turns).  Measured on the H100 (bench/RESULTS-conv.md, session 12):
  * ResNet-50's N = 256 3x3 64@56 forward 1.18x faster, its masked dgrad 1.15x.  The 64-wide ping-pong tile given
- * to the 128- to 512-channel layers instead of the 128-wide cooperative one lost 0.70-0.91x (x loaded once per
+ * to the 128- to 512-channel layers instead of the 128-wide cooperative one lost 0.66-0.91x (x loaded once per
  * 64 columns): they keep the 128-wide tile. */
 static bool cw_pingpong_on(void)
 {

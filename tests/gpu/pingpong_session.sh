@@ -28,7 +28,7 @@
 # 1146/1146 (ping-pong by default).  64@56 fwd 0.2757 / 0.2790 -> 0.2341 / 0.2338 / 0.2345 ms (1.18x; cuDNN
 # 0.1663: 1.66x -> 1.41x), masked 3x3 dgrad 64@56 0.3142 -> 0.2742 (1.15x; 0.99x cuDNN's dgrad + threshold), masked
 # 1x1 64@56 0.2590 -> 0.2541 (1.02x): between the two predictions, nearer the first on the 3x3 layers.  Mode 2
-# lost on every row it took (0.70-0.91x: 128@28 fwd 0.1524 -> 0.1677, 256@14 0.1217 -> 0.1701): removed.
+# lost on every row it took (0.66-0.91x: 128@28 fwd 0.1524 -> 0.1677, 256@14 0.1217 -> 0.1701): removed.
 # OUTCOME, call 2 (d064dd5, 120 s): wgpp 32/32, conv/ 1143/1143.  64@56 fwd 0.2745 -> 0.2324 / 0.2361 (1.18x;
 # cuDNN 0.1734: 1.34x), masked dgrads 0.3166 -> 0.2738 (1.16x) and 0.2595 -> 0.2531 (1.03x); N = 32 f16 fwd and
 # dgrad 1.00x, but N = 32 conv + bias + relu 0.0813 -> 0.0937 (0.87x), + residual 0.89x: after the call the engine
