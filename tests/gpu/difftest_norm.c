@@ -1167,6 +1167,69 @@ static void bench_cases(void)
     }
 }
 
+/* ---- session 12 (issue 12 item 1): the consolidated memory-bound table, one row per engine at >= 64 MB
+ * (bench/mem_peer.py times the same rows in PyTorch eager and torch.compile, and a copy of the same bytes).
+ * The layernorm / rmsnorm rows are bench/s10/ at 8192 x 8192, batchnorm bench/rn50/ at 256x256x56x56. */
+static void s12_bench_cases(void)
+{
+    static const struct { const char *id, *body; } r[] = {
+        {"pw/relu/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  y = relu(x);\n  output y: bf16;"},
+        {"pw/gelu/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  y = gelu(x);\n  output y: bf16;"},
+        {"pw/silu/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  y = silu(x);\n  output y: bf16;"},
+        {"pw/add-bcast/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  weight b: bf16[8192];\n  y = x + b;\n"
+                                        "  output y: bf16;"},
+        {"pw/add/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  input z: bf16[8192, 8192];\n  y = x + z;\n"
+                                  "  output y: bf16;"},
+        {"pw/cast/bf16->f32/8192x8192", "  input x: bf16[8192, 8192];\n  y = cast(x, dtype=f32);\n  output y: f32;"},
+        {"reduce/sum-last/f32/8192x8192", "  input x: f32[8192, 8192];\n  y = reduce(x, op=\"sum\", axes=[-1]);\n"
+                                          "  output y: f32;"},
+        {"reduce/sum-first/f32/8192x8192", "  input x: f32[8192, 8192];\n  y = reduce(x, op=\"sum\", axes=[0]);\n"
+                                           "  output y: f32;"},
+        {"reduce/max-last/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  y = reduce(x, op=\"max\", axes=[-1]);\n"
+                                           "  output y: bf16;"},
+        {"reduce/max-first/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  y = reduce(x, op=\"max\", axes=[0]);\n"
+                                            "  output y: bf16;"},
+        {"softmax/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  y = softmax(x);\n  output y: bf16;"},
+        {"log_softmax/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  y = log_softmax(x);\n  output y: bf16;"},
+        {"softmax_bwd/bf16/8192x8192", "  input dy: bf16[8192, 8192];\n  input y: bf16[8192, 8192] = uniform(0, 0.001);\n"
+                                       "  dx = softmax_bwd(dy, y);\n  output dx: bf16;"},
+        {"log_softmax_bwd/bf16/8192x8192", "  input dy: bf16[8192, 8192];\n  input l: bf16[8192, 8192] = uniform(-12, -8);\n"
+                                           "  dx = log_softmax_bwd(dy, l);\n  output dx: bf16;"},
+        {"groupnorm/bf16/64x256x56x56", "  input x: bf16[64, 256, 56, 56];\n  weight s: f32[256] = uniform(0.5, 1.5);\n"
+                                        "  weight b: f32[256];\n  y, m, iv = groupnorm(x, s, b, groups=32);\n"
+                                        "  output y: bf16, m, iv;"},
+        {"groupnorm_bwd/bf16/64x256x56x56", "  input x: bf16[64, 256, 56, 56];\n  input dy: bf16[64, 256, 56, 56];\n"
+                                            "  weight s: f32[256] = uniform(0.5, 1.5);\n  input m: f32[64, 32];\n"
+                                            "  input iv: f32[64, 32] = uniform(0.5, 2);\n"
+                                            "  dx, ds, db = groupnorm_bwd(dy, x, s, m, iv, groups=32);\n"
+                                            "  output dx: bf16, ds, db;"},
+        {"maxpool/bf16/nhwc/64x256x56x56", "  input x: bf16[64, 256, 56, 56] @nhwc;\n"
+                                           "  y = maxpool(x, window=[3, 3], stride=[2, 2], pad=[1, 1]);\n  output y: bf16 @nhwc;"},
+        {"maxpool/bf16/nhwc/64x64x112x112", "  input x: bf16[64, 64, 112, 112] @nhwc;\n"
+                                            "  y = maxpool(x, window=[3, 3], stride=[2, 2], pad=[1, 1]);\n  output y: bf16 @nhwc;"},
+        {"maxpool_bwd/bf16/nhwc/64x256x56x56", "  input dy: bf16[64, 256, 28, 28] @nhwc;\n  input x: bf16[64, 256, 56, 56] @nhwc;\n"
+                                               "  dx = maxpool_bwd(dy, x, window=[3, 3], stride=[2, 2], pad=[1, 1]);\n"
+                                               "  output dx: bf16 @nhwc;"},
+        {"avgpool/bf16/nhwc/64x256x56x56", "  input x: bf16[64, 256, 56, 56] @nhwc;\n"
+                                           "  y = avgpool(x, window=[3, 3], stride=[2, 2], pad=[1, 1]);\n  output y: bf16 @nhwc;"},
+        {"avgpool_bwd/bf16/nhwc/64x256x56x56", "  input dy: bf16[64, 256, 28, 28] @nhwc;\n  input x: bf16[64, 256, 56, 56] @nhwc;\n"
+                                               "  dx = avgpool_bwd(dy, x, window=[3, 3], stride=[2, 2], pad=[1, 1]);\n"
+                                               "  output dx: bf16 @nhwc;"},
+        {"permute/bf16/64x256x56x56->nhwc", "  input x: bf16[64, 256, 56, 56];\n  y = permute(x, perm=[0, 2, 3, 1]);\n"
+                                            "  output y: bf16;"},
+        {"permute/bf16/64x56x56x256->nchw", "  input x: bf16[64, 56, 56, 256];\n  y = permute(x, perm=[0, 3, 1, 2]);\n"
+                                            "  output y: bf16;"},
+        {"permute/f32/8192x8192->T", "  input x: f32[8192, 8192];\n  y = permute(x, perm=[1, 0]);\n  output y: f32;"},
+        {"concat/bf16/2x[8192,4096]", "  input a: bf16[8192, 4096];\n  input b: bf16[8192, 4096];\n"
+                                      "  y = concat(a, b, axis=1);\n  output y: bf16;"},
+    };
+    for (size_t k = 0; k < sizeof r / sizeof r[0]; k++) {
+        char name[192];
+        snprintf(name, sizeof name, "bench/s12/%s", r[k].id);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=12) {\n%s\n}\n", r[k].body);
+    }
+}
+
 /* ---- session 11: the residual join fused into the batchnorm backward
  * (partition.c fuse_norm_joins, norm_cl.cu's reduce with ng_job.join): ds =
  * relu_bwd(d0 + dn, y) read by the batchnorm backward and by a second add (the
@@ -1367,6 +1430,7 @@ int main(int argc, char **argv)
         return 2;
     if (opts.bench) {
         bench_cases();
+        s12_bench_cases(); /* session 12 (pool): registered last */
     } else {
         layer_cases();
         batch_cases();
