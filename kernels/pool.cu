@@ -16,7 +16,19 @@
  *     other stride a multiple of 16 bytes' worth of elements, 16-byte-aligned
  *     buffers: one thread per output pixel and 16-byte chunk of channels,
  *     every tap one 16-byte load, index math once per chunk (the launcher
- *     picks it; the result is the same value by value). */
+ *     picks it; the result is the same value by value);
+ *  v3 kpool_roll3x3s2 (3x3 stride-2 windows, 2-D, int32 offsets: ResNet's
+ *     pooling): one thread per (n, run of KP_ROLL_ROWS output rows, output
+ *     column, 16-byte chunk) walks down its rows, reducing each input row's
+ *     3 taps once and carrying the shared row (row 2o + 2 is row 0 of o + 1)
+ *     to the next output: v2 read every input 2.25 times through L1/L2 (35-42 %
+ *     of copy), v3 ~1.1 times vertically (the column shared by neighbouring
+ *     outputs is an L1 hit of the neighbouring warp).  The first maximum in
+ *     row-major window order is the first row maximum of the first row that
+ *     holds the window maximum (NaN likewise), so the winners and values are
+ *     those of v2; avgpool sums per row, then the rows (other rounding than
+ *     the tap order).  The same walk stores the backward's winners
+ *     (kWinners).  XDNN_POOL_ROLL=0 keeps v2. */
 #include "kern_common.cuh"
 #include "kern_fdiv.cuh"
 
@@ -356,6 +368,142 @@ template <> struct kp_win_bytes<8> { typedef uint2 type; };
 template <> struct kp_win_bytes<4> { typedef uint32_t type; };
 enum { KP_NO_WINNER = 255 }; /* a window of only padding; window taps are < 255 when winners are stored */
 
+/* v3 (see the file header): output rows per thread; 4 reads 9 input rows for 4 output rows and still leaves
+ * ~400 K threads at ResNet-50's pooling shapes (N = 64). */
+enum { KP_ROLL_ROWS = 4 };
+
+/* One input row's 3 taps of the columns cols (valid: ok) reduced per channel: the row maximum with its first
+ * column (the tie and NaN rule of v2), or the sum for avgpool; false when the row is outside x. */
+template <typename T, int V>
+static __device__ __forceinline__ bool kp_roll_row(const T *__restrict__ xr, bool row_ok, const int (&cols)[3],
+                                                   const bool (&ok)[3], int sxw, bool is_max, float (&v)[V],
+                                                   int (&col)[V])
+{
+    union chunk { uint4 q; T e[V]; };
+    chunk t[3];
+#pragma unroll
+    for (int q = 0; q < 3; q++) /* the three loads first: in flight together */
+        t[q].q = row_ok && ok[q] ? *reinterpret_cast<const uint4 *>(xr + cols[q] * sxw) : make_uint4(0, 0, 0, 0);
+    bool have = false;
+#pragma unroll
+    for (int q = 0; q < 3; q++) {
+        if (!row_ok || !ok[q])
+            continue;
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            const float f = kp_f<T>(t[q].e[k]);
+            if (!is_max)
+                v[k] = have ? v[k] + f : f;
+            else if (!have || (!isnan(v[k]) && (f > v[k] || isnan(f)))) {
+                v[k] = f;
+                col[k] = q;
+            }
+        }
+        have = true;
+    }
+    return have;
+}
+
+/* Window rows 1 and 2 into the window's running (b, tap): row h's reduction (v, its columns c), taps from
+ * `first` (the row's first tap in window order); the max rule of kp_roll_row, or a sum. */
+template <int V>
+static __device__ __forceinline__ void kp_roll_take(bool h, int first, bool is_max, const float (&v)[V],
+                                                    const int (&c)[V], bool &have, float (&b)[V], int (&tap)[V])
+{
+    if (!h)
+        return;
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+        if (!is_max)
+            b[k] += v[k];
+        else if (!have || (!isnan(b[k]) && (v[k] > b[k] || isnan(v[k])))) {
+            b[k] = v[k];
+            tap[k] = first + c[k];
+        }
+    }
+    have = true;
+}
+
+template <typename T, bool kWinners>
+__global__ void __launch_bounds__(KP_THREADS) kpool_roll3x3s2(kpool_params p, const kp_fast f, const T *__restrict__ x,
+                                                              T *__restrict__ y, uint8_t *__restrict__ w8)
+{
+    const kp_ix<int32_t, true> g(p);
+    constexpr int V = 16 / sizeof(T);
+    const int chunks = g.C / V, segs = (g.out[1] + KP_ROLL_ROWS - 1) / KP_ROLL_ROWS;
+    const int64_t total = (int64_t)g.N * segs * g.out[2] * chunks;
+    const bool is_max = kWinners || p.is_max;
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
+        int32_t sp[3], c;
+        const int32_t n = kp_split_chunk((int32_t)t, chunks, V, 1, segs, g.out[2], f, sp, c);
+        const int ow = sp[2], oh0 = sp[1] * KP_ROLL_ROWS, oh1 = min(oh0 + KP_ROLL_ROWS, (int)g.out[1]);
+        const T *xb = x + n * g.sx[0] + c;
+        int cols[3];
+        bool ok[3];
+#pragma unroll
+        for (int q = 0; q < 3; q++) {
+            cols[q] = 2 * ow - g.pad_lo[2] + q;
+            ok[q] = cols[q] >= 0 && cols[q] < g.in[2];
+        }
+        /* the carried row: input row 2 * oh - pad of the next output row, reduced */
+        float cv[V];
+        int cc[V];
+        int r = 2 * oh0 - g.pad_lo[1];
+        bool chave = kp_roll_row<T, V>(xb + r * g.sx[3], r >= 0 && r < g.in[1], cols, ok, g.sx[4], is_max, cv, cc);
+#pragma unroll
+        for (int j = 0; j < KP_ROLL_ROWS; j++) {
+            const int oh = oh0 + j;
+            if (oh >= oh1)
+                break;
+            r = 2 * oh - g.pad_lo[1];
+            float v1[V], v2[V];
+            int c1[V], c2[V];
+            const bool h1 = kp_roll_row<T, V>(xb + (r + 1) * g.sx[3], r + 1 >= 0 && r + 1 < g.in[1], cols, ok,
+                                              g.sx[4], is_max, v1, c1);
+            const bool h2 = kp_roll_row<T, V>(xb + (r + 2) * g.sx[3], r + 2 >= 0 && r + 2 < g.in[1], cols, ok,
+                                              g.sx[4], is_max, v2, c2);
+            /* rows in window order: the carried row (window row 0), then rows 1 and 2 */
+            float b[V];
+            int tap[V];
+            bool have = chave;
+#pragma unroll
+            for (int k = 0; k < V; k++) {
+                b[k] = chave ? cv[k] : 0.f;
+                tap[k] = chave ? cc[k] : -1;
+            }
+            kp_roll_take<V>(h1, 3, is_max, v1, c1, have, b, tap);
+            kp_roll_take<V>(h2, 6, is_max, v2, c2, have, b, tap);
+            if (kWinners) {
+                typedef typename kp_win_bytes<V>::type wtype;
+                union { wtype w; uint8_t b[V]; } out;
+#pragma unroll
+                for (int k = 0; k < V; k++)
+                    out.b[k] = have ? (uint8_t)tap[k] : (uint8_t)KP_NO_WINNER;
+                const int op = (n * g.out[1] + oh) * g.out[2] + ow;
+                *reinterpret_cast<wtype *>(w8 + op * g.C + c) = out.w;
+            } else {
+                float div = 1.f;
+                if (!is_max) {
+                    const int64_t o64[3] = {0, oh, ow}, d = kp_divisor(p, o64);
+                    div = d > 0 ? (float)d : 0.f;
+                }
+                union chunk { uint4 q; T e[V]; } out;
+#pragma unroll
+                for (int k = 0; k < V; k++)
+                    out.e[k] = kp_t<T>(is_max ? (have ? b[k] : -INFINITY) : div > 0.f ? b[k] / div : 0.f);
+                *reinterpret_cast<uint4 *>(y + n * g.sy[0] + c + oh * g.sy[3] + ow * g.sy[4]) = out.q;
+            }
+            /* window row 2 is row 0 of the next output row */
+            chave = h2;
+#pragma unroll
+            for (int k = 0; k < V; k++) {
+                cv[k] = v2[k];
+                cc[k] = c2[k];
+            }
+        }
+    }
+}
+
 /* Backward v3, first pass (maxpool): the winning tap of every window, found
  * once per window and stored as one byte per output element (w8, [N, out...,
  * C] in the order of the flat output pixel index).  v2 found them again for
@@ -528,6 +676,27 @@ static bool kp_is_3x3s2(const kpool_params *p)
            p->stride[1] == 2 && p->stride[2] == 2 && p->dil[1] == 1 && p->dil[2] == 1;
 }
 
+/* v3's switch: XDNN_POOL_ROLL=0 keeps v2 (and v2's winners pass), read once. */
+static bool kp_roll_on(void)
+{
+    static const char *const e = getenv("XDNN_POOL_ROLL");
+    return !e || strcmp(e, "0") != 0;
+}
+
+/* v3 over a 3x3 stride-2 call that fits int32 (kp_is_3x3s2, kp_fits_i32): y (forward), or w8 (the winners). */
+template <typename T>
+static void kp_roll_go(const kpool_params *p, const T *x, T *y, uint8_t *w8, cudaStream_t s)
+{
+    const int64_t V = 16 / sizeof(T), segs = (p->out[1] + KP_ROLL_ROWS - 1) / KP_ROLL_ROWS;
+    const int64_t ext[3] = {1, segs, p->out[2]};
+    const kp_fast f = kp_fast_make(p, V, ext);
+    const unsigned grid = kgrid(p->N * segs * p->out[2] * (p->C / V), KP_THREADS);
+    if (w8)
+        kpool_roll3x3s2<T, true><<<grid, KP_THREADS, 0, s>>>(*p, f, x, NULL, w8);
+    else
+        kpool_roll3x3s2<T, false><<<grid, KP_THREADS, 0, s>>>(*p, f, x, y, NULL);
+}
+
 template <typename T, typename I, bool K3S2>
 static void kp_bwd_vec_go(const kpool_params *p, const T *x, const T *dy, T *dx, uint8_t *w8, cudaStream_t s)
 {
@@ -536,7 +705,10 @@ static void kp_bwd_vec_go(const kpool_params *p, const T *x, const T *dy, T *dx,
     const kp_fast fi = kp_fast_make(p, V, p->in), fo = kp_fast_make(p, V, p->out);
     if (w8) {
         const int64_t wins = p->N * (p->C / V) * p->out[0] * p->out[1] * p->out[2];
-        kpool_winners_vec<T, I, K3S2><<<kgrid(wins, KP_THREADS), KP_THREADS, 0, s>>>(*p, fo, x, w8);
+        if (K3S2 && kp_roll_on())
+            kp_roll_go<T>(p, x, NULL, w8, s);
+        else
+            kpool_winners_vec<T, I, K3S2><<<kgrid(wins, KP_THREADS), KP_THREADS, 0, s>>>(*p, fo, x, w8);
         kpool_bwd_vec<T, true, I, K3S2><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, fi, x, dy, dx, w8);
     } else {
         kpool_bwd_vec<T, false, I, K3S2><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, fi, x, dy, dx, NULL);
@@ -565,6 +737,8 @@ static void kp_fwd_vec_launch(const kpool_params *p, const void *x, void *y, cud
     const kp_fast f = kp_fast_make(p, V, p->out);
     if (!kp_fits_i32(p))
         kpool_fwd_vec<T, int64_t, false><<<grid, KP_THREADS, 0, s>>>(*p, f, (const T *)x, (T *)y);
+    else if (kp_is_3x3s2(p) && kp_roll_on())
+        kp_roll_go<T>(p, (const T *)x, (T *)y, NULL, s);
     else if (kp_is_3x3s2(p))
         kpool_fwd_vec<T, int32_t, true><<<grid, KP_THREADS, 0, s>>>(*p, f, (const T *)x, (T *)y);
     else

@@ -1340,6 +1340,88 @@ static void finwide_cases(void)
     }
 }
 
+/* ---- session 12 (pool): max / avg pooling v3 (pool.cu kpool_roll3x3s2: 3x3 stride-2 windows walked down
+ * runs of 4 output rows, the backward's winners from the same walk) and the tiled transposing copy (copy.cu
+ * k_transpose).  Pooling: channels in whole 16-byte chunks (C = 8, 24 bf16 / f16; 4, 12 f32) and not (C = 20:
+ * the element kernel), output rows 1, 5, 6, 9 (runs of 4 with tails), pads 0 / 1 / asymmetric, ceil_mode (a last
+ * window past the padding), NaN taps (sqrt of negatives) and ties (floor), NCHW (the element kernel).  Copies:
+ * NCHW <-> NHWC with odd extents, 2-D transposes with tails, a batched [0, 2, 1], a permuted slice (ibase), i32 and
+ * bool (4- and 1-byte units), extents under a tile (the element loop).  Registered last. */
+static void s12_pool_copy_cases(void)
+{
+    static const struct { int n, c, h, w; const char *attrs; } pc[] = {
+        {2, 8, 13, 11, "pad=[1, 1]"},
+        {3, 24, 9, 18, "pad=[0, 0]"},
+        {1, 8, 17, 3, "pad=[[0, 1], [1, 0]]"},
+        {2, 8, 12, 12, "pad=[1, 1], ceil_mode=true"},
+        {2, 8, 2, 3, "pad=[1, 1]"},
+        {1, 20, 11, 9, "pad=[1, 1]"},
+    };
+    for (size_t k = 0; k < sizeof pc / sizeof pc[0]; k++)
+        for (int ti = 0; ti < 3; ti++) {
+            const char *t = dts[ti];
+            const int C = ti == 0 && pc[k].c % 8 == 0 ? pc[k].c / 2 : pc[k].c; /* f32: 4 per chunk */
+            char name[192], lay[16];
+            snprintf(lay, sizeof lay, "%s", k == 4 && ti == 0 ? "" : "@nhwc"); /* one NCHW case */
+            const int seed = 1200 + (int)k * 3 + ti;
+            snprintf(name, sizeof name, "s12-pool/max+avg/%s/%dx%dx%dx%d/%d", t, pc[k].n, C, pc[k].h, pc[k].w, (int)k);
+            add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d, %d, %d] %s;\n"
+                              "  y = maxpool(x, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  t = maxpool(floor(x * 2.0), window=[3, 3], stride=[2, 2], %s);\n"
+                              "  a = avgpool(x, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  b = avgpool(x, window=[3, 3], stride=[2, 2], %s, include_pad=true);\n"
+                              "  output y: %s %s, t: %s %s, a: %s %s, b: %s %s;\n}\n",
+                     seed, t, pc[k].n, C, pc[k].h, pc[k].w, lay, pc[k].attrs, pc[k].attrs, pc[k].attrs, pc[k].attrs,
+                     t, lay, t, lay, t, lay, t, lay);
+            snprintf(name, sizeof name, "s12-pool/max-nan/%s/%dx%dx%dx%d/%d", t, pc[k].n, C, pc[k].h, pc[k].w, (int)k);
+            add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d, %d, %d] %s;\n"
+                              "  y = maxpool(sqrt(x), window=[3, 3], stride=[2, 2], %s);\n  output y: %s %s;\n}\n",
+                     seed + 50, t, pc[k].n, C, pc[k].h, pc[k].w, lay, pc[k].attrs, t, lay);
+            /* the backward: dy in y's shape, ties (floor) and NaN taps (sqrt) pick the forward's winner */
+            snprintf(name, sizeof name, "s12-pool/max_bwd/%s/%dx%dx%dx%d/%d", t, pc[k].n, C, pc[k].h, pc[k].w, (int)k);
+            add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d, %d, %d] %s;\n"
+                              "  y = maxpool(x, window=[3, 3], stride=[2, 2], %s);\n  dy = y * 0.5 + 1.0;\n"
+                              "  d1 = maxpool_bwd(dy, x, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  d2 = maxpool_bwd(dy, floor(x * 2.0), window=[3, 3], stride=[2, 2], %s);\n"
+                              "  d3 = maxpool_bwd(dy, sqrt(x), window=[3, 3], stride=[2, 2], %s);\n"
+                              "  output d1: %s %s, d2: %s %s, d3: %s %s;\n}\n",
+                     seed + 100, t, pc[k].n, C, pc[k].h, pc[k].w, lay, pc[k].attrs, pc[k].attrs, pc[k].attrs,
+                     pc[k].attrs, t, lay, t, lay, t, lay);
+        }
+    static const struct { const char *id, *body; } cc[] = {
+        {"nchw->nhwc/3x37x5x7", "  input x: $T[3, 37, 5, 7];\n  y = permute(x, perm=[0, 2, 3, 1]);\n  output y: $T;"},
+        {"nhwc->nchw/2x9x7x40", "  input x: $T[2, 9, 7, 40];\n  y = permute(x, perm=[0, 3, 1, 2]);\n  output y: $T;"},
+        {"2d/33x70", "  input x: $T[33, 70];\n  y = permute(x, perm=[1, 0]);\n  output y: $T;"},
+        {"2d/129x200", "  input x: $T[129, 200];\n  y = permute(x, perm=[1, 0]);\n  output y: $T;"},
+        {"batched/5x48x17", "  input x: $T[5, 48, 17];\n  y = permute(x, perm=[0, 2, 1]);\n  output y: $T;"},
+        {"slice+perm/4x40x36", "  input x: $T[4, 40, 36];\n  s = slice(x, axis=2, start=3, end=35);\n"
+                                "  y = permute(s, perm=[0, 2, 1]);\n  output y: $T;"},
+        {"3-way/6x20x3x24", "  input x: $T[6, 20, 3, 24];\n  y = permute(x, perm=[3, 1, 0, 2]);\n  output y: $T;"},
+        {"small/4x7x9", "  input x: $T[4, 7, 9];\n  y = permute(x, perm=[0, 2, 1]);\n  output y: $T;"},
+        {"out-col/50x70", "  input x: $T[50, 70];\n  y = x * 1.0;\n  output y: $T @col;"},
+    };
+    for (size_t k = 0; k < sizeof cc / sizeof cc[0]; k++)
+        for (int ti = 0; ti < 3; ti++) {
+            char name[192], body[512];
+            size_t m = 0;
+            for (const char *q = cc[k].body; *q && m + 8 < sizeof body; q++) { /* $T: the case's dtype */
+                if (q[0] == '$' && q[1] == 'T') {
+                    m += (size_t)snprintf(body + m, sizeof body - m, "%s", dts[ti]);
+                    q++;
+                } else {
+                    body[m++] = *q;
+                }
+            }
+            body[m] = 0;
+            snprintf(name, sizeof name, "s12-copy/transpose/%s/%s", cc[k].id, dts[ti]);
+            add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n%s\n}\n", 1300 + (int)k * 3 + ti, body);
+        }
+    add_case("s12-copy/transpose/i32+bool/40x72", 1,
+             "dnn 1;\ngraph g(seed=1330) {\n  input x: f32[40, 72];\n  m = gt(x, 0.0);\n"
+             "  i = cast(x * 100.0, dtype=i32);\n  a = permute(m, perm=[1, 0]);\n  b = permute(i, perm=[1, 0]);\n"
+             "  output a, b;\n}\n");
+}
+
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */
 
 static const char *case_id(int i)
@@ -1451,7 +1533,8 @@ int main(int argc, char **argv)
         rng_cases();
         odd_row_cases();
         join_cases();
-        finwide_cases(); /* session 11 (bnfwd): registered last */
+        finwide_cases(); /* session 11 (bnfwd) */
+        s12_pool_copy_cases(); /* session 12 (pool): registered last */
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};

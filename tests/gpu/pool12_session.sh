@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# pool12_session.sh DEV OUT — session 12 (pool, issue 12 item 1): the consolidated table of the memory-bound
+# engines at >= 64 MB and the A/B of two new paths, run from the lead tree's root as
+# `bash DEV/pool12_session.sh DEV OUT` (DEV: tests/gpu/pack_dev.sh's folder, dt/{difftest_norm,difftest_conv,
+# difftest_quant,diffharness}.o compiled where the library was built, mem_peer.py and pool12_tables.py copied in).
+#  PART=1 (first call): the new difftest cases (s12-: pooling v3 and the tiled transposes) against the CPU
+#    reference, memcheck on them; xdnn `--bench` of every row (difftest_norm bench/s12/, the s10 layernorm /
+#    rmsnorm, rn50 batchnorm and stem maxpool_bwd rows, difftest_quant's quantize / dequantize); the A/B of the
+#    new paths (XDNN_POOL_ROLL=0, XDNN_COPY_TILED=0: the old ones); bench/mem_peer.py (PyTorch eager, a copy_ of
+#    the same bytes, torch.compile while COMPILE_S lasts); the table (pool12_tables.py).
+#  PART=2 (second call): the families touched, in full (difftest_norm vec/ copy/ view/ s12-, difftest_conv
+#    pool/, difftest_quant), memcheck; the bench and A/B again; torch.compile of the rows PART=1 left
+#    (COMPILE_START).
+# New paths: kernels/pool.cu v3 (kpool_roll3x3s2: a thread walks 4 output rows of a 3x3 stride-2 pooling,
+# each input row reduced once and the shared row carried; the backward's winners from the same walk);
+# kernels/copy.cu k_transpose (a 128-byte shared-memory tile for copies whose output-contiguous dim is strided
+# in the input).
+# EXPECTED (written before the first call): maxpool fwd bf16 NHWC 64x256x56x56 from ~35-42 % of copy (v2, L1/L2
+# re-reads 2.25x) to ~75-85 %, avgpool alike; maxpool_bwd -15-25 % (its winners pass is a forward); NCHW <-> NHWC
+# bf16 64x256x56x56 from ~18 % to ~70-80 % of copy, the f32 8192^2 transpose to ~80 %.
+set -uo pipefail
+. tests/gpu/dev_env.sh
+PART=${PART:-1}
+ITER_FILTERS=(bench/s12/ bench/s10/layernorm/bf16/8192x8192 bench/s10/layernorm_bwd/bf16/8192x8192
+              bench/s10/rmsnorm/bf16/8192x8192 bench/s10/rmsnorm_bwd/bf16/8192x8192 bench/rn50/bf16/256x256x56x56
+              bench/maxpool_bwd/)
+step link
+dev_build_testers difftest_norm difftest_conv difftest_quant || exit 1
+if [ "$PART" = 1 ]; then
+    step "difftest_norm s12- (the new cases)"
+    timeout 90 "$dev/difftest_norm" s12- > "$out/t_s12.log" 2>&1; echo "rc=$?"
+    grep -E "^FAIL" -A2 "$out/t_s12.log" | cut -c1-300 | head -12; grep "passed," "$out/t_s12.log"
+else
+    step "families in full"
+    for f in vec/ copy/ view s12-; do
+        timeout 100 "$dev/difftest_norm" "$f" > "$out/t_norm_${f//\//}.log" 2>&1; echo "difftest_norm $f rc=$?"
+    done
+    timeout 90 "$dev/difftest_conv" pool/ > "$out/t_pool.log" 2>&1; echo "difftest_conv pool/ rc=$?"
+    timeout 60 "$dev/difftest_quant" > "$out/t_quant.log" 2>&1; echo "difftest_quant rc=$?"
+    grep -hE "^FAIL" "$out"/t_*.log | cut -c1-300 | head -12; grep -h "passed," "$out"/t_*.log
+fi
+dev_memcheck "$dev/difftest_norm" s12- 60
+step "xdnn bench"
+for f in "${ITER_FILTERS[@]}"; do
+    timeout 60 "$dev/difftest_norm" --bench "$f" >> "$out/bench_norm.log" 2>&1
+done
+for f in bench/quantize bench/dequantize; do
+    timeout 30 "$dev/difftest_quant" --bench "$f" >> "$out/bench_quant.log" 2>&1
+done
+grep -hc "BENCH" "$out"/bench_*.log; grep -h "FAIL" "$out"/bench_*.log | cut -c1-200 | head -5
+step "A/B: the old paths"
+for f in bench/s12/maxpool bench/s12/avgpool bench/maxpool_bwd/; do
+    XDNN_POOL_ROLL=0 timeout 30 "$dev/difftest_norm" --bench "$f" >> "$out/ab_XDNN_POOL_ROLL=0.log" 2>&1
+done
+XDNN_COPY_TILED=0 timeout 30 "$dev/difftest_norm" --bench bench/s12/permute >> "$out/ab_XDNN_COPY_TILED=0.log" 2>&1
+step "peer: bench/mem_peer.py"
+if [ "$PART" = 1 ]; then
+    PYTHONUNBUFFERED=1 timeout "${PEER_S:-150}" python3 "$dev/mem_peer.py" --compile-budget-s "${COMPILE_S:-60}" \
+        > "$out/peer1.log" 2> "$out/peer1.err"
+else
+    PYTHONUNBUFFERED=1 timeout "${PEER_S:-100}" python3 "$dev/mem_peer.py" --no-eager \
+        --compile-start "${COMPILE_START:-0}" --compile-budget-s "${COMPILE_S:-70}" > "$out/peer2.log" 2> "$out/peer2.err"
+fi
+echo "rc=$?"; tail -2 "$out"/peer*.err | cut -c1-200
+dev_tables "$dev/pool12_tables.py"
