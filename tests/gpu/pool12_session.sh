@@ -21,7 +21,7 @@
 set -uo pipefail
 . tests/gpu/dev_env.sh
 PART=${PART:-1}
-ITER_FILTERS=(bench/s12/ bench/s10/layernorm/bf16/8192x8192 bench/s10/layernorm_bwd/bf16/8192x8192
+BENCH_FILTERS=(bench/s12/ bench/s10/layernorm/bf16/8192x8192 bench/s10/layernorm_bwd/bf16/8192x8192
               bench/s10/rmsnorm/bf16/8192x8192 bench/s10/rmsnorm_bwd/bf16/8192x8192 bench/rn50/bf16/256x256x56x56
               bench/maxpool_bwd/)
 step link
@@ -39,10 +39,10 @@ else
     timeout 60 "$dev/difftest_quant" > "$out/t_quant.log" 2>&1; echo "difftest_quant rc=$?"
     grep -hE "^FAIL" "$out"/t_*.log | cut -c1-300 | head -12; grep -h "passed," "$out"/t_*.log
 fi
-dev_memcheck "$dev/difftest_norm" s12- 60
+dev_memcheck "$dev/difftest_norm" s12- 45
 step "xdnn bench"
-for f in "${ITER_FILTERS[@]}"; do
-    timeout 60 "$dev/difftest_norm" --bench "$f" >> "$out/bench_norm.log" 2>&1
+for f in "${BENCH_FILTERS[@]}"; do
+    timeout 90 "$dev/difftest_norm" --bench "$f" >> "$out/bench_norm.log" 2>&1
 done
 for f in bench/quantize bench/dequantize; do
     timeout 30 "$dev/difftest_quant" --bench "$f" >> "$out/bench_quant.log" 2>&1
