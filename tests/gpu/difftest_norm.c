@@ -1346,7 +1346,8 @@ static void finwide_cases(void)
  * the element kernel), output rows 1, 5, 6, 9 (runs of 4 with tails), pads 0 / 1 / asymmetric, ceil_mode (a last
  * window past the padding), NaN taps (sqrt of negatives) and ties (floor), NCHW (the element kernel).  Copies:
  * NCHW <-> NHWC with odd extents, 2-D transposes with tails, a batched [0, 2, 1], a permuted slice (ibase), i32 and
- * bool (4- and 1-byte units), extents under a tile (the element loop).  Registered last. */
+ * bool (4- and 1-byte units), extents under a tile (the element loop), even extents (2-byte units in pairs).
+ * Registered last. */
 static void s12_pool_copy_cases(void)
 {
     static const struct { int n, c, h, w; const char *attrs; } pc[] = {
@@ -1375,7 +1376,7 @@ static void s12_pool_copy_cases(void)
                      t, lay, t, lay, t, lay, t, lay);
             snprintf(name, sizeof name, "s12-pool/max-nan/%s/%dx%dx%dx%d/%d", t, pc[k].n, C, pc[k].h, pc[k].w, (int)k);
             add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d, %d, %d] %s;\n"
-                              "  y = maxpool(sqrt(x), window=[3, 3], stride=[2, 2], %s);\n  output y: %s %s;\n}\n",
+                              "  y = maxpool(sqrt(x + 0.8), window=[3, 3], stride=[2, 2], %s);\n  output y: %s %s;\n}\n",
                      seed + 50, t, pc[k].n, C, pc[k].h, pc[k].w, lay, pc[k].attrs, t, lay);
             /* the backward: dy in y's shape, ties (floor) and NaN taps (sqrt) pick the forward's winner */
             snprintf(name, sizeof name, "s12-pool/max_bwd/%s/%dx%dx%dx%d/%d", t, pc[k].n, C, pc[k].h, pc[k].w, (int)k);
@@ -1383,7 +1384,7 @@ static void s12_pool_copy_cases(void)
                               "  y = maxpool(x, window=[3, 3], stride=[2, 2], %s);\n  dy = y * 0.5 + 1.0;\n"
                               "  d1 = maxpool_bwd(dy, x, window=[3, 3], stride=[2, 2], %s);\n"
                               "  d2 = maxpool_bwd(dy, floor(x * 2.0), window=[3, 3], stride=[2, 2], %s);\n"
-                              "  d3 = maxpool_bwd(dy, sqrt(x), window=[3, 3], stride=[2, 2], %s);\n"
+                              "  d3 = maxpool_bwd(dy, sqrt(x + 0.8), window=[3, 3], stride=[2, 2], %s);\n"
                               "  output d1: %s %s, d2: %s %s, d3: %s %s;\n}\n",
                      seed + 100, t, pc[k].n, C, pc[k].h, pc[k].w, lay, pc[k].attrs, pc[k].attrs, pc[k].attrs,
                      pc[k].attrs, t, lay, t, lay, t, lay);
@@ -1399,6 +1400,12 @@ static void s12_pool_copy_cases(void)
         {"3-way/6x20x3x24", "  input x: $T[6, 20, 3, 24];\n  y = permute(x, perm=[3, 1, 0, 2]);\n  output y: $T;"},
         {"small/4x7x9", "  input x: $T[4, 7, 9];\n  y = permute(x, perm=[0, 2, 1]);\n  output y: $T;"},
         {"out-col/50x70", "  input x: $T[50, 70];\n  y = x * 1.0;\n  output y: $T @col;"},
+        /* even extents and offsets: 2-byte units in pairs (copy.cu cp_pairs_ok), with tile tails */
+        {"pairs/nchw->nhwc/2x24x6x10", "  input x: $T[2, 24, 6, 10];\n  y = permute(x, perm=[0, 2, 3, 1]);\n"
+                                       "  output y: $T;"},
+        {"pairs/2d/66x130", "  input x: $T[66, 130];\n  y = permute(x, perm=[1, 0]);\n  output y: $T;"},
+        {"pairs/slice+perm/4x40x36", "  input x: $T[4, 40, 36];\n  s = slice(x, axis=2, start=2, end=34);\n"
+                                     "  y = permute(s, perm=[0, 2, 1]);\n  output y: $T;"},
     };
     for (size_t k = 0; k < sizeof cc / sizeof cc[0]; k++)
         for (int ti = 0; ti < 3; ti++) {

@@ -15,6 +15,12 @@
 # each input row reduced once and the shared row carried; the backward's winners from the same walk);
 # kernels/copy.cu k_transpose (a 128-byte shared-memory tile for copies whose output-contiguous dim is strided
 # in the input).
+# After the first call (00:40): the forward's walk 1.37x (60 % of copy: 64 registers, 4 blocks per SM), the
+# walk's winners lost (92 registers: 0.167 against 0.136 ms), the transposes 2.9-3.4x (bf16 51 %, f32 80 %).
+# Second call: the 16-bit max forward on packed pairs (48 registers, 5 blocks), the walk's winners with packed
+# tap bits behind XDNN_POOL_ROLL_WINNERS=1 (v2's winners by default), the avgpool backward enumerating its 2 x 2
+# windows, 2-byte transposes in pairs (XDNN_COPY_TILED_PAIRS=0: one by one).  EXPECTED: maxpool fwd 60 -> ~70 %,
+# avgpool bwd 35 -> ~50 %, bf16 transposes 51 -> ~65-75 %, the walk's winners within +-10 % of v2's.
 # EXPECTED (written before the first call): maxpool fwd bf16 NHWC 64x256x56x56 from ~35-42 % of copy (v2, L1/L2
 # re-reads 2.25x) to ~75-85 %, avgpool alike; maxpool_bwd -15-25 % (its winners pass is a forward); NCHW <-> NHWC
 # bf16 64x256x56x56 from ~18 % to ~70-80 % of copy, the f32 8192^2 transpose to ~80 %.
@@ -53,6 +59,13 @@ for f in bench/s12/maxpool bench/s12/avgpool bench/maxpool_bwd/; do
     XDNN_POOL_ROLL=0 timeout 30 "$dev/difftest_norm" --bench "$f" >> "$out/ab_XDNN_POOL_ROLL=0.log" 2>&1
 done
 XDNN_COPY_TILED=0 timeout 30 "$dev/difftest_norm" --bench bench/s12/permute >> "$out/ab_XDNN_COPY_TILED=0.log" 2>&1
+if [ "$PART" != 1 ]; then # the variants added after the first call
+    for f in bench/s12/maxpool_bwd bench/maxpool_bwd/; do
+        XDNN_POOL_ROLL_WINNERS=1 timeout 30 "$dev/difftest_norm" --bench "$f" >> "$out/ab_XDNN_POOL_ROLL_WINNERS=1.log" 2>&1
+    done
+    XDNN_COPY_TILED_PAIRS=0 timeout 30 "$dev/difftest_norm" --bench bench/s12/permute \
+        >> "$out/ab_XDNN_COPY_TILED_PAIRS=0.log" 2>&1
+fi
 step "peer: bench/mem_peer.py"
 if [ "$PART" = 1 ]; then
     PYTHONUNBUFFERED=1 timeout "${PEER_S:-150}" python3 "$dev/mem_peer.py" --compile-budget-s "${COMPILE_S:-60}" \
