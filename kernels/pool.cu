@@ -617,12 +617,10 @@ template <typename T> struct KpRollMax16 {
     }
     static __device__ __forceinline__ void take(acc &a, bool &have, const acc &r, bool h, int first)
     {
-        if (!h)
-            return;
 #pragma unroll
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < 4 && h; k++)
             a.m[k] = have ? __hmax2_nan(a.m[k], r.m[k]) : r.m[k];
-        have = true;
+        have |= h;
     }
     static __device__ __forceinline__ void store(const kpool_params &p, T *y, uint8_t *w8, int y_off, int op, int c,
                                                  int oh, int ow, const acc &a, bool have)
@@ -666,15 +664,13 @@ template <typename T, bool kWinners> struct KpRollMax {
     }
     static __device__ __forceinline__ void take(acc &a, bool &have, const acc &r, bool h, int first)
     {
-        if (!h)
-            return;
 #pragma unroll
-        for (int k = 0; k < V; k++)
-            if (!have || (!isnan(a.v[k]) && (r.v[k] > a.v[k] || isnan(r.v[k])))) {
+        for (int k = 0; k < V && h; k++)
+            if (!have || (!isnan(a.v[k]) && (r.v[k] > a.v[k] || isnan(r.v[k])))) { /* the window's first row wins */
                 a.v[k] = r.v[k];
                 a.bits = (a.bits & ~(15u << 4 * k)) | ((((r.bits >> 2 * k) & 3u) + (uint32_t)first) << 4 * k);
             }
-        have = true;
+        have |= h;
     }
     static __device__ __forceinline__ void store(const kpool_params &p, T *y, uint8_t *w8, int y_off, int op, int c,
                                                  int oh, int ow, const acc &a, bool have)
@@ -720,12 +716,10 @@ template <typename T> struct KpRollAvg {
     }
     static __device__ __forceinline__ void take(acc &a, bool &have, const acc &r, bool h, int first)
     {
-        if (!h)
-            return;
 #pragma unroll
-        for (int k = 0; k < V; k++)
+        for (int k = 0; k < V && h; k++)
             a.v[k] = have ? a.v[k] + r.v[k] : r.v[k];
-        have = true;
+        have |= h;
     }
     static __device__ __forceinline__ void store(const kpool_params &p, T *y, uint8_t *w8, int y_off, int op, int c,
                                                  int oh, int ow, const acc &a, bool have)
