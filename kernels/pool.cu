@@ -18,7 +18,7 @@
  *     every tap one 16-byte load, index math once per chunk (the launcher
  *     picks it; the result is the same value by value);
  *  v3 kpool_roll3x3s2 (3x3 stride-2 windows, 2-D, int32 offsets: ResNet's
- *     pooling): one thread per (n, run of KP_ROLL_ROWS output rows, output
+ *     pooling): one thread per (n, run of 4 (or 2) output rows, output
  *     column, 16-byte chunk) walks down its rows, reducing each input row's
  *     3 taps once and carrying the shared row (row 2o + 2 is row 0 of o + 1)
  *     to the next output: v2 read every input 2.25 times through L1/L2 (35-42 %
@@ -567,9 +567,9 @@ static bool kp_is_3x3s2(const kpool_params *p)
            p->stride[1] == 2 && p->stride[2] == 2 && p->dil[1] == 1 && p->dil[2] == 1;
 }
 
-/* v3 (see the file header): output rows per thread; 4 reads 9 input rows for 4 output rows and still leaves
- * ~400 K threads at ResNet-50's pooling shapes (N = 64). */
-enum { KP_ROLL_ROWS = 4 };
+/* v3 (see the file header): RR output rows per thread; 4 reads 9 input rows for 4 output rows and still leaves
+ * ~400 K threads at ResNet-50's pooling shapes (N = 64); 2 (XDNN_POOL_ROLL_ROWS=2) reads 5 for 2 with twice
+ * the threads (more waves: less of a partial last one). */
 
 /* The walk is one skeleton (kpool_roll3x3s2) over a policy that reduces a row's 3 taps (row), merges a window
  * row into the window (take: rows in window order, `first` = the row's first tap) and stores (store):
@@ -734,19 +734,19 @@ template <typename T> struct KpRollAvg {
     }
 };
 
-template <typename T, class Pol>
+template <typename T, class Pol, int RR>
 __global__ void __launch_bounds__(KP_THREADS, Pol::kMinBlocks)
     kpool_roll3x3s2(kpool_params p, const kp_fast f, const T *__restrict__ x, T *__restrict__ y, uint8_t *__restrict__ w8)
 {
     typedef typename Pol::acc acc;
     const kp_ix<int32_t, true> g(p);
     constexpr int V = 16 / sizeof(T);
-    const int chunks = g.C / V, segs = (g.out[1] + KP_ROLL_ROWS - 1) / KP_ROLL_ROWS;
+    const int chunks = g.C / V, segs = (g.out[1] + RR - 1) / RR;
     const int64_t total = (int64_t)g.N * segs * g.out[2] * chunks;
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
         int32_t sp[3], c;
         const int32_t n = kp_split_chunk((int32_t)t, chunks, V, 1, segs, g.out[2], f, sp, c);
-        const int ow = sp[2], oh0 = sp[1] * KP_ROLL_ROWS, oh1 = min(oh0 + KP_ROLL_ROWS, (int)g.out[1]);
+        const int ow = sp[2], oh0 = sp[1] * RR, oh1 = min(oh0 + RR, (int)g.out[1]);
         const T *xb = x + n * g.sx[0] + c;
         int cols[3];
         bool ok[3];
@@ -760,7 +760,7 @@ __global__ void __launch_bounds__(KP_THREADS, Pol::kMinBlocks)
         int r = 2 * oh0 - g.pad_lo[1];
         bool chave = Pol::row(xb + r * g.sx[3], r >= 0 && r < g.in[1], cols, ok, g.sx[4], carried);
 #pragma unroll
-        for (int j = 0; j < KP_ROLL_ROWS; j++) {
+        for (int j = 0; j < RR; j++) {
             const int oh = oh0 + j;
             if (oh >= oh1)
                 break;
@@ -787,16 +787,36 @@ static bool kp_roll_on(void)
     return !e || strcmp(e, "0") != 0;
 }
 
-template <typename T>
-static void kp_roll_max_go(const kpool_params *p, const kp_fast &f, unsigned grid, const T *x, T *y, cudaStream_t s)
+/* Output rows per thread of the walk: XDNN_POOL_ROLL_ROWS=2 or 4 (default), read once (A/B). */
+static int kp_roll_rows(void)
 {
-    kpool_roll3x3s2<T, KpRollMax16<T> ><<<grid, KP_THREADS, 0, s>>>(*p, f, x, y, NULL);
+    static const char *const e = getenv("XDNN_POOL_ROLL_ROWS");
+    return e && atoi(e) == 2 ? 2 : 4;
 }
 
-static void kp_roll_max_go(const kpool_params *p, const kp_fast &f, unsigned grid, const float *x, float *y,
-                           cudaStream_t s)
+/* v3 over a 3x3 stride-2 call that fits int32 (kp_is_3x3s2, kp_fits_i32) with policy Pol. */
+template <typename T, class Pol>
+static void kp_roll_launch(const kpool_params *p, const T *x, T *y, uint8_t *w8, cudaStream_t s)
 {
-    kpool_roll3x3s2<float, KpRollMax<float, false> ><<<grid, KP_THREADS, 0, s>>>(*p, f, x, y, NULL);
+    const int rr = kp_roll_rows();
+    const int64_t V = 16 / sizeof(T), segs = (p->out[1] + rr - 1) / rr;
+    const int64_t ext[3] = {1, segs, p->out[2]};
+    const kp_fast f = kp_fast_make(p, V, ext);
+    const unsigned grid = kgrid(p->N * segs * p->out[2] * (p->C / V), KP_THREADS);
+    if (rr == 2)
+        kpool_roll3x3s2<T, Pol, 2><<<grid, KP_THREADS, 0, s>>>(*p, f, x, y, w8);
+    else
+        kpool_roll3x3s2<T, Pol, 4><<<grid, KP_THREADS, 0, s>>>(*p, f, x, y, w8);
+}
+
+template <typename T> static void kp_roll_max_go(const kpool_params *p, const T *x, T *y, cudaStream_t s)
+{
+    kp_roll_launch<T, KpRollMax16<T> >(p, x, y, NULL, s);
+}
+
+static void kp_roll_max_go(const kpool_params *p, const float *x, float *y, cudaStream_t s)
+{
+    kp_roll_launch<float, KpRollMax<float, false> >(p, x, y, NULL, s);
 }
 
 /* The backward's winners from v3's walk too: XDNN_POOL_ROLL_WINNERS=1 (read once; by default v2's winners pass,
@@ -807,20 +827,16 @@ static bool kp_roll_winners_on(void)
     return e && strcmp(e, "0") != 0;
 }
 
-/* v3 over a 3x3 stride-2 call that fits int32 (kp_is_3x3s2, kp_fits_i32): y (forward), or w8 (the winners). */
+/* v3: y (forward), or w8 (the winners). */
 template <typename T>
 static void kp_roll_go(const kpool_params *p, const T *x, T *y, uint8_t *w8, cudaStream_t s)
 {
-    const int64_t V = 16 / sizeof(T), segs = (p->out[1] + KP_ROLL_ROWS - 1) / KP_ROLL_ROWS;
-    const int64_t ext[3] = {1, segs, p->out[2]};
-    const kp_fast f = kp_fast_make(p, V, ext);
-    const unsigned grid = kgrid(p->N * segs * p->out[2] * (p->C / V), KP_THREADS);
     if (w8)
-        kpool_roll3x3s2<T, KpRollMax<T, true> ><<<grid, KP_THREADS, 0, s>>>(*p, f, x, NULL, w8);
+        kp_roll_launch<T, KpRollMax<T, true> >(p, x, NULL, w8, s);
     else if (!p->is_max)
-        kpool_roll3x3s2<T, KpRollAvg<T> ><<<grid, KP_THREADS, 0, s>>>(*p, f, x, y, NULL);
+        kp_roll_launch<T, KpRollAvg<T> >(p, x, y, NULL, s);
     else
-        kp_roll_max_go(p, f, grid, x, y, s);
+        kp_roll_max_go(p, x, y, s);
 }
 
 template <typename T, typename I, bool K3S2>

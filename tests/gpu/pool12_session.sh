@@ -19,7 +19,8 @@
 # walk's winners lost (92 registers: 0.167 against 0.136 ms), the transposes 2.9-3.4x (bf16 51 %, f32 80 %).
 # Second call: the 16-bit max forward on packed pairs (48 registers, 5 blocks), the walk's winners with packed
 # tap bits behind XDNN_POOL_ROLL_WINNERS=1 (v2's winners by default), the avgpool backward enumerating its 2 x 2
-# windows, 2-byte transposes in pairs (XDNN_COPY_TILED_PAIRS=0: one by one).  EXPECTED: maxpool fwd 60 -> ~70 %,
+# windows, 2-byte transposes in pairs (XDNN_COPY_TILED_PAIRS=0: one by one), 2 rows per thread of the walk
+# (XDNN_POOL_ROLL_ROWS=2: more waves).  EXPECTED: maxpool fwd 60 -> ~70 %,
 # avgpool bwd 35 -> ~50 %, bf16 transposes 51 -> ~65-75 %, the walk's winners within +-10 % of v2's.
 # EXPECTED (written before the first call): maxpool fwd bf16 NHWC 64x256x56x56 from ~35-42 % of copy (v2, L1/L2
 # re-reads 2.25x) to ~75-85 %, avgpool alike; maxpool_bwd -15-25 % (its winners pass is a forward); NCHW <-> NHWC
@@ -38,41 +39,54 @@ if [ "$PART" = 1 ]; then
     grep -E "^FAIL" -A2 "$out/t_s12.log" | cut -c1-300 | head -12; grep "passed," "$out/t_s12.log"
 else
     step "families in full"
-    for f in vec/ copy/ view s12-; do
-        timeout 100 "$dev/difftest_norm" "$f" > "$out/t_norm_${f//\//}.log" 2>&1; echo "difftest_norm $f rc=$?"
+    for f in vec/:50 copy/:20 view:20 s12-:20; do
+        timeout "${f#*:}" "$dev/difftest_norm" "${f%:*}" > "$out/t_norm_${f%%[/:]*}.log" 2>&1
+        echo "difftest_norm ${f%:*} rc=$?"
     done
-    timeout 90 "$dev/difftest_conv" pool/ > "$out/t_pool.log" 2>&1; echo "difftest_conv pool/ rc=$?"
-    timeout 60 "$dev/difftest_quant" > "$out/t_quant.log" 2>&1; echo "difftest_quant rc=$?"
+    timeout 40 "$dev/difftest_conv" pool/ > "$out/t_pool.log" 2>&1; echo "difftest_conv pool/ rc=$?"
+    timeout 40 "$dev/difftest_quant" > "$out/t_quant.log" 2>&1; echo "difftest_quant rc=$?"
+    # the switched paths on the new cases: the old ones, 2 rows per thread, the walk's winners, single units
+    XDNN_POOL_ROLL=0 timeout 15 "$dev/difftest_norm" s12-pool > "$out/t_sw_roll0.log" 2>&1; echo "ROLL=0 rc=$?"
+    XDNN_POOL_ROLL_ROWS=2 timeout 15 "$dev/difftest_norm" s12-pool > "$out/t_sw_rows2.log" 2>&1; echo "ROWS=2 rc=$?"
+    XDNN_POOL_ROLL_WINNERS=1 timeout 15 "$dev/difftest_norm" s12-pool/max_bwd > "$out/t_sw_win.log" 2>&1
+    echo "WINNERS=1 rc=$?"
+    XDNN_COPY_TILED_PAIRS=0 timeout 15 "$dev/difftest_norm" s12-copy > "$out/t_sw_pairs0.log" 2>&1; echo "PAIRS=0 rc=$?"
     grep -hE "^FAIL" "$out"/t_*.log | cut -c1-300 | head -12; grep -h "passed," "$out"/t_*.log
 fi
 dev_memcheck "$dev/difftest_norm" s12- 45
 step "xdnn bench"
+# the second call times again only the rows its changes reach (the others: the first call's)
+[ "$PART" = 1 ] || BENCH_FILTERS=(bench/s12/maxpool bench/s12/avgpool bench/s12/permute bench/maxpool_bwd/)
 for f in "${BENCH_FILTERS[@]}"; do
     timeout 90 "$dev/difftest_norm" --bench "$f" >> "$out/bench_norm.log" 2>&1
 done
 for f in bench/quantize bench/dequantize; do
-    timeout 30 "$dev/difftest_quant" --bench "$f" >> "$out/bench_quant.log" 2>&1
+    [ "$PART" = 1 ] && timeout 30 "$dev/difftest_quant" --bench "$f" >> "$out/bench_quant.log" 2>&1
 done
 grep -hc "BENCH" "$out"/bench_*.log; grep -h "FAIL" "$out"/bench_*.log | cut -c1-200 | head -5
 step "A/B: the old paths"
 for f in bench/s12/maxpool bench/s12/avgpool bench/maxpool_bwd/; do
     XDNN_POOL_ROLL=0 timeout 30 "$dev/difftest_norm" --bench "$f" >> "$out/ab_XDNN_POOL_ROLL=0.log" 2>&1
 done
-XDNN_COPY_TILED=0 timeout 30 "$dev/difftest_norm" --bench bench/s12/permute >> "$out/ab_XDNN_COPY_TILED=0.log" 2>&1
+[ "$PART" = 1 ] && XDNN_COPY_TILED=0 timeout 30 "$dev/difftest_norm" --bench bench/s12/permute \
+    >> "$out/ab_XDNN_COPY_TILED=0.log" 2>&1
 if [ "$PART" != 1 ]; then # the variants added after the first call
     for f in bench/s12/maxpool_bwd bench/maxpool_bwd/; do
         XDNN_POOL_ROLL_WINNERS=1 timeout 30 "$dev/difftest_norm" --bench "$f" >> "$out/ab_XDNN_POOL_ROLL_WINNERS=1.log" 2>&1
     done
     XDNN_COPY_TILED_PAIRS=0 timeout 30 "$dev/difftest_norm" --bench bench/s12/permute \
         >> "$out/ab_XDNN_COPY_TILED_PAIRS=0.log" 2>&1
+    for f in bench/s12/maxpool/ bench/s12/avgpool/; do
+        XDNN_POOL_ROLL_ROWS=2 timeout 30 "$dev/difftest_norm" --bench "$f" >> "$out/ab_XDNN_POOL_ROLL_ROWS=2.log" 2>&1
+    done
 fi
 step "peer: bench/mem_peer.py"
 if [ "$PART" = 1 ]; then
     PYTHONUNBUFFERED=1 timeout "${PEER_S:-150}" python3 "$dev/mem_peer.py" --compile-budget-s "${COMPILE_S:-60}" \
         > "$out/peer1.log" 2> "$out/peer1.err"
 else
-    PYTHONUNBUFFERED=1 timeout "${PEER_S:-100}" python3 "$dev/mem_peer.py" --no-eager \
-        --compile-start "${COMPILE_START:-0}" --compile-budget-s "${COMPILE_S:-70}" > "$out/peer2.log" 2> "$out/peer2.err"
+    PYTHONUNBUFFERED=1 timeout "${PEER_S:-50}" python3 "$dev/mem_peer.py" --no-eager \
+        --compile-start "${COMPILE_START:-0}" --compile-budget-s "${COMPILE_S:-30}" > "$out/peer2.log" 2> "$out/peer2.err"
 fi
 echo "rc=$?"; tail -2 "$out"/peer*.err | cut -c1-200
 dev_tables "$dev/pool12_tables.py"

@@ -2,7 +2,8 @@
 the xdnn rows (OUT/bench_*.log: `difftest_* --bench` BENCH lines; a graph of two partitions gives id#0, id#1)
 beside bench/mem_peer.py's (OUT/peer*.log: eager, torch.compile, a copy of the same bytes), and the A/B rows
 (OUT/ab_*.log: the same BENCH lines under a switch that keeps the old path).  With several OUTs (unpacked
-calls, the first first) the xdnn and A/B rows come from the last, the peer's from all.  Prints markdown."""
+calls, the first first) the A/B rows come from the last, the xdnn and peer rows from all (a later call's
+replacing an earlier one's).  Prints markdown."""
 import glob, json, os, re, sys
 
 outs = sys.argv[1:]
@@ -25,8 +26,8 @@ def read_bench(path):
     return {(k[:-2] if k.endswith("#0") and seen[k[:-2]] == 1 else k): v for k, v in rows.items()}
 
 
-xd = {}
-for f in sorted(glob.glob(os.path.join(out, "bench_*.log"))):
+xd = {}  # a later call's row replaces an earlier one's
+for f in [g for o in outs for g in sorted(glob.glob(os.path.join(o, "bench_*.log")))]:
     xd.update(read_bench(f))
 peer, copy1g = {}, None
 for f in [g for o in outs for g in sorted(glob.glob(os.path.join(o, "peer*.log")))]:
