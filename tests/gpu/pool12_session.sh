@@ -89,4 +89,14 @@ else
         --compile-start "${COMPILE_START:-0}" --compile-budget-s "${COMPILE_S:-30}" > "$out/peer2.log" 2> "$out/peer2.err"
 fi
 echo "rc=$?"; tail -2 "$out"/peer*.err | cut -c1-200
+if [ "$PART" != 1 ] && [ $((SECONDS - t0)) -lt 165 ]; then # what limits the pooling kernels, if time is left
+    step "ncu: the pooling kernels of bench/s12/maxpool (forward walk, winners, gather)"
+    timeout 20 ncu --section SpeedOfLight --section Occupancy -k regex:roll --launch-skip 2 --launch-count 1 \
+        "$dev/difftest_norm" --bench bench/s12/maxpool/bf16/nhwc/64x256 > "$out/ncu.log" 2>&1
+    echo "rc=$?"
+    timeout 20 ncu --section SpeedOfLight --section Occupancy -k regex:'winners|bwd_vec' --launch-skip 2 \
+        --launch-count 2 "$dev/difftest_norm" --bench bench/s12/maxpool_bwd/ >> "$out/ncu.log" 2>&1
+    echo "rc=$?"; grep -E "kpool_|DRAM Throughput|Memory Throughput|L1/TEX Cache|L2 Cache Throughput|Achieved Occ|Duration" \
+        "$out/ncu.log" | cut -c1-110 | head -24
+fi
 dev_tables "$dev/pool12_tables.py"
