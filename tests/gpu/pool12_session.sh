@@ -28,6 +28,9 @@
 set -uo pipefail
 . tests/gpu/dev_env.sh
 PART=${PART:-1}
+# tl S: S seconds, or what is left before DEADLINE (seconds after t0, default 185) when less: every step ends in
+# time for the tables (a call that is killed brings back its files untarred, past the 8 that return)
+tl() { local l=$((${DEADLINE:-185} - (SECONDS - t0))); if [ "$l" -lt "$1" ]; then echo $((l > 1 ? l : 1)); else echo "$1"; fi; }
 BENCH_FILTERS=(bench/s12/ bench/s10/layernorm/bf16/8192x8192 bench/s10/layernorm_bwd/bf16/8192x8192
               bench/s10/rmsnorm/bf16/8192x8192 bench/s10/rmsnorm_bwd/bf16/8192x8192 bench/rn50/bf16/256x256x56x56
               bench/maxpool_bwd/)
@@ -35,66 +38,66 @@ step link
 dev_build_testers difftest_norm difftest_conv difftest_quant || exit 1
 if [ "$PART" = 1 ]; then
     step "difftest_norm s12- (the new cases)"
-    timeout 90 "$dev/difftest_norm" s12- > "$out/t_s12.log" 2>&1; echo "rc=$?"
+    timeout "$(tl 90)" "$dev/difftest_norm" s12- > "$out/t_s12.log" 2>&1; echo "rc=$?"
     grep -E "^FAIL" -A2 "$out/t_s12.log" | cut -c1-300 | head -12; grep "passed," "$out/t_s12.log"
 else
     step "families in full"
     for f in vec/:50 copy/:20 view:20 s12-:20; do
-        timeout "${f#*:}" "$dev/difftest_norm" "${f%:*}" > "$out/t_norm_${f%%[/:]*}.log" 2>&1
+        timeout "$(tl "${f#*:}")" "$dev/difftest_norm" "${f%:*}" > "$out/t_norm_${f%%[/:]*}.log" 2>&1
         echo "difftest_norm ${f%:*} rc=$?"
     done
-    timeout 40 "$dev/difftest_conv" pool/ > "$out/t_pool.log" 2>&1; echo "difftest_conv pool/ rc=$?"
-    timeout 40 "$dev/difftest_quant" > "$out/t_quant.log" 2>&1; echo "difftest_quant rc=$?"
+    timeout "$(tl 40)" "$dev/difftest_conv" pool/ > "$out/t_pool.log" 2>&1; echo "difftest_conv pool/ rc=$?"
+    timeout "$(tl 40)" "$dev/difftest_quant" > "$out/t_quant.log" 2>&1; echo "difftest_quant rc=$?"
     # the switched paths on the new cases: the old ones, 2 rows per thread, the walk's winners, single units
-    XDNN_POOL_ROLL=0 timeout 15 "$dev/difftest_norm" s12-pool > "$out/t_sw_roll0.log" 2>&1; echo "ROLL=0 rc=$?"
-    XDNN_POOL_ROLL_ROWS=2 timeout 15 "$dev/difftest_norm" s12-pool > "$out/t_sw_rows2.log" 2>&1; echo "ROWS=2 rc=$?"
-    XDNN_POOL_ROLL_WINNERS=1 timeout 15 "$dev/difftest_norm" s12-pool/max_bwd > "$out/t_sw_win.log" 2>&1
+    XDNN_POOL_ROLL=0 timeout "$(tl 15)" "$dev/difftest_norm" s12-pool > "$out/t_sw_roll0.log" 2>&1; echo "ROLL=0 rc=$?"
+    XDNN_POOL_ROLL_ROWS=2 timeout "$(tl 15)" "$dev/difftest_norm" s12-pool > "$out/t_sw_rows2.log" 2>&1; echo "ROWS=2 rc=$?"
+    XDNN_POOL_ROLL_WINNERS=1 timeout "$(tl 15)" "$dev/difftest_norm" s12-pool/max_bwd > "$out/t_sw_win.log" 2>&1
     echo "WINNERS=1 rc=$?"
-    XDNN_COPY_TILED_PAIRS=0 timeout 15 "$dev/difftest_norm" s12-copy > "$out/t_sw_pairs0.log" 2>&1; echo "PAIRS=0 rc=$?"
+    XDNN_COPY_TILED_PAIRS=0 timeout "$(tl 15)" "$dev/difftest_norm" s12-copy > "$out/t_sw_pairs0.log" 2>&1; echo "PAIRS=0 rc=$?"
     grep -hE "^FAIL" "$out"/t_*.log | cut -c1-300 | head -12; grep -h "passed," "$out"/t_*.log
 fi
-dev_memcheck "$dev/difftest_norm" s12- 45
+dev_memcheck "$dev/difftest_norm" s12- "$(tl 45)"
 step "xdnn bench"
 # the second call times again only the rows its changes reach (the others: the first call's)
 [ "$PART" = 1 ] || BENCH_FILTERS=(bench/s12/maxpool bench/s12/avgpool bench/s12/permute bench/maxpool_bwd/)
 for f in "${BENCH_FILTERS[@]}"; do
-    timeout 90 "$dev/difftest_norm" --bench "$f" >> "$out/bench_norm.log" 2>&1
+    timeout "$(tl 90)" "$dev/difftest_norm" --bench "$f" >> "$out/bench_norm.log" 2>&1
 done
 for f in bench/quantize bench/dequantize; do
-    [ "$PART" = 1 ] && timeout 30 "$dev/difftest_quant" --bench "$f" >> "$out/bench_quant.log" 2>&1
+    [ "$PART" = 1 ] && timeout "$(tl 30)" "$dev/difftest_quant" --bench "$f" >> "$out/bench_quant.log" 2>&1
 done
 grep -hc "BENCH" "$out"/bench_*.log; grep -h "FAIL" "$out"/bench_*.log | cut -c1-200 | head -5
 step "A/B: the old paths"
 for f in bench/s12/maxpool bench/s12/avgpool bench/maxpool_bwd/; do
-    XDNN_POOL_ROLL=0 timeout 30 "$dev/difftest_norm" --bench "$f" >> "$out/ab_XDNN_POOL_ROLL=0.log" 2>&1
+    XDNN_POOL_ROLL=0 timeout "$(tl 30)" "$dev/difftest_norm" --bench "$f" >> "$out/ab_XDNN_POOL_ROLL=0.log" 2>&1
 done
-[ "$PART" = 1 ] && XDNN_COPY_TILED=0 timeout 30 "$dev/difftest_norm" --bench bench/s12/permute \
+[ "$PART" = 1 ] && XDNN_COPY_TILED=0 timeout "$(tl 30)" "$dev/difftest_norm" --bench bench/s12/permute \
     >> "$out/ab_XDNN_COPY_TILED=0.log" 2>&1
 if [ "$PART" != 1 ]; then # the variants added after the first call
     for f in bench/s12/maxpool_bwd bench/maxpool_bwd/; do
-        XDNN_POOL_ROLL_WINNERS=1 timeout 30 "$dev/difftest_norm" --bench "$f" >> "$out/ab_XDNN_POOL_ROLL_WINNERS=1.log" 2>&1
+        XDNN_POOL_ROLL_WINNERS=1 timeout "$(tl 30)" "$dev/difftest_norm" --bench "$f" >> "$out/ab_XDNN_POOL_ROLL_WINNERS=1.log" 2>&1
     done
-    XDNN_COPY_TILED_PAIRS=0 timeout 30 "$dev/difftest_norm" --bench bench/s12/permute \
+    XDNN_COPY_TILED_PAIRS=0 timeout "$(tl 30)" "$dev/difftest_norm" --bench bench/s12/permute \
         >> "$out/ab_XDNN_COPY_TILED_PAIRS=0.log" 2>&1
     for f in bench/s12/maxpool/ bench/s12/avgpool/; do
-        XDNN_POOL_ROLL_ROWS=2 timeout 30 "$dev/difftest_norm" --bench "$f" >> "$out/ab_XDNN_POOL_ROLL_ROWS=2.log" 2>&1
+        XDNN_POOL_ROLL_ROWS=2 timeout "$(tl 30)" "$dev/difftest_norm" --bench "$f" >> "$out/ab_XDNN_POOL_ROLL_ROWS=2.log" 2>&1
     done
 fi
 step "peer: bench/mem_peer.py"
 if [ "$PART" = 1 ]; then
-    PYTHONUNBUFFERED=1 timeout "${PEER_S:-150}" python3 "$dev/mem_peer.py" --compile-budget-s "${COMPILE_S:-60}" \
+    PYTHONUNBUFFERED=1 timeout "$(tl "${PEER_S:-150}")" python3 "$dev/mem_peer.py" --compile-budget-s "${COMPILE_S:-60}" \
         > "$out/peer1.log" 2> "$out/peer1.err"
 else
-    PYTHONUNBUFFERED=1 timeout "${PEER_S:-50}" python3 "$dev/mem_peer.py" --no-eager \
+    PYTHONUNBUFFERED=1 timeout "$(tl "${PEER_S:-50}")" python3 "$dev/mem_peer.py" --no-eager \
         --compile-start "${COMPILE_START:-0}" --compile-budget-s "${COMPILE_S:-30}" > "$out/peer2.log" 2> "$out/peer2.err"
 fi
 echo "rc=$?"; tail -2 "$out"/peer*.err | cut -c1-200
 if [ "$PART" != 1 ] && [ $((SECONDS - t0)) -lt 165 ]; then # what limits the pooling kernels, if time is left
     step "ncu: the pooling kernels of bench/s12/maxpool (forward walk, winners, gather)"
-    timeout 20 ncu --section SpeedOfLight --section Occupancy -k regex:roll --launch-skip 2 --launch-count 1 \
+    timeout "$(tl 20)" ncu --section SpeedOfLight --section Occupancy -k regex:roll --launch-skip 2 --launch-count 1 \
         "$dev/difftest_norm" --bench bench/s12/maxpool/bf16/nhwc/64x256 > "$out/ncu.log" 2>&1
     echo "rc=$?"
-    timeout 20 ncu --section SpeedOfLight --section Occupancy -k regex:'winners|bwd_vec' --launch-skip 2 \
+    timeout "$(tl 20)" ncu --section SpeedOfLight --section Occupancy -k regex:'winners|bwd_vec' --launch-skip 2 \
         --launch-count 2 "$dev/difftest_norm" --bench bench/s12/maxpool_bwd/ >> "$out/ncu.log" 2>&1
     echo "rc=$?"; grep -E "kpool_|DRAM Throughput|Memory Throughput|L1/TEX Cache|L2 Cache Throughput|Achieved Occ|Duration" \
         "$out/ncu.log" | cut -c1-110 | head -24
