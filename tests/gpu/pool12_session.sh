@@ -9,7 +9,7 @@
 #    new paths (XDNN_POOL_ROLL=0, XDNN_COPY_TILED=0: the old ones); bench/mem_peer.py (PyTorch eager, a copy_ of
 #    the same bytes, torch.compile while COMPILE_S lasts); the table (pool12_tables.py).
 #  PART=2 (second call): the families touched, in full (difftest_norm vec/ copy/ view/ s12-, difftest_conv
-#    pool/, difftest_quant), memcheck; the bench and A/B again; torch.compile of the rows PART=1 left
+#    pool/, difftest_quant, difftest --quick), memcheck; the bench and A/B again; torch.compile of the rows PART=1 left
 #    (COMPILE_START).
 # New paths: kernels/pool.cu v3 (kpool_roll3x3s2: a thread walks 4 output rows of a 3x3 stride-2 pooling,
 # each input row reduced once and the shared row carried; the backward's winners from the same walk);
@@ -35,7 +35,7 @@ BENCH_FILTERS=(bench/s12/ bench/s10/layernorm/bf16/8192x8192 bench/s10/layernorm
               bench/s10/rmsnorm/bf16/8192x8192 bench/s10/rmsnorm_bwd/bf16/8192x8192 bench/rn50/bf16/256x256x56x56
               bench/maxpool_bwd/)
 step link
-dev_build_testers difftest_norm difftest_conv difftest_quant || exit 1
+dev_build_testers difftest_norm difftest_conv difftest_quant difftest || exit 1
 if [ "$PART" = 1 ]; then
     step "difftest_norm s12- (the new cases)"
     timeout "$(tl 90)" "$dev/difftest_norm" s12- > "$out/t_s12.log" 2>&1; echo "rc=$?"
@@ -48,13 +48,14 @@ else
     done
     timeout "$(tl 40)" "$dev/difftest_conv" pool/ > "$out/t_pool.log" 2>&1; echo "difftest_conv pool/ rc=$?"
     timeout "$(tl 40)" "$dev/difftest_quant" > "$out/t_quant.log" 2>&1; echo "difftest_quant rc=$?"
+    timeout "$(tl 30)" "$dev/difftest" --quick > "$out/t_core.log" 2>&1; echo "difftest --quick rc=$?"
     # the switched paths on the new cases: the old ones, 2 rows per thread, the walk's winners, single units
     XDNN_POOL_ROLL=0 timeout "$(tl 15)" "$dev/difftest_norm" s12-pool > "$out/t_sw_roll0.log" 2>&1; echo "ROLL=0 rc=$?"
     XDNN_POOL_ROLL_ROWS=2 timeout "$(tl 15)" "$dev/difftest_norm" s12-pool > "$out/t_sw_rows2.log" 2>&1; echo "ROWS=2 rc=$?"
     XDNN_POOL_ROLL_WINNERS=1 timeout "$(tl 15)" "$dev/difftest_norm" s12-pool/max_bwd > "$out/t_sw_win.log" 2>&1
     echo "WINNERS=1 rc=$?"
     XDNN_COPY_TILED_PAIRS=0 timeout "$(tl 15)" "$dev/difftest_norm" s12-copy > "$out/t_sw_pairs0.log" 2>&1; echo "PAIRS=0 rc=$?"
-    grep -hE "^FAIL" "$out"/t_*.log | cut -c1-300 | head -12; grep -h "passed," "$out"/t_*.log
+    grep -hE "^FAIL" "$out"/t_*.log | cut -c1-300 | head -12; grep "passed," "$out"/t_*.log | sed "s|^$out/||"
 fi
 dev_memcheck "$dev/difftest_norm" s12- "$(tl 45)"
 step "xdnn bench"
