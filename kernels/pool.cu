@@ -18,7 +18,7 @@
  *     every tap one 16-byte load, index math once per chunk (the launcher
  *     picks it; the result is the same value by value);
  *  v3 kpool_roll3x3s2 (3x3 stride-2 windows, 2-D, int32 offsets: ResNet's
- *     pooling): one thread per (n, run of 4 (or 2) output rows, output
+ *     pooling): one thread per (n, run of 2 (or 4) output rows, output
  *     column, 16-byte chunk) walks down its rows, reducing each input row's
  *     3 taps once and carrying the shared row (row 2o + 2 is row 0 of o + 1)
  *     to the next output: v2 read every input 2.25 times through L1/L2 (35-42 %
@@ -567,9 +567,8 @@ static bool kp_is_3x3s2(const kpool_params *p)
            p->stride[1] == 2 && p->stride[2] == 2 && p->dil[1] == 1 && p->dil[2] == 1;
 }
 
-/* v3 (see the file header): RR output rows per thread; 4 reads 9 input rows for 4 output rows and still leaves
- * ~400 K threads at ResNet-50's pooling shapes (N = 64); 2 (XDNN_POOL_ROLL_ROWS=2) reads 5 for 2 with twice
- * the threads (more waves: less of a partial last one). */
+/* v3 (see the file header): RR output rows per thread; 2 (the default) reads 5 input rows for 2 output rows,
+ * 4 (XDNN_POOL_ROLL_ROWS=4) 9 for 4 with half the threads (fewer waves: more of a partial last one). */
 
 /* The walk is one skeleton (kpool_roll3x3s2) over a policy that reduces a row's 3 taps (row), merges a window
  * row into the window (take: rows in window order, `first` = the row's first tap) and stores (store):
@@ -787,11 +786,13 @@ static bool kp_roll_on(void)
     return !e || strcmp(e, "0") != 0;
 }
 
-/* Output rows per thread of the walk: XDNN_POOL_ROLL_ROWS=2 or 4 (default), read once (A/B). */
+/* Output rows per thread of the walk: 2, or 4 with XDNN_POOL_ROLL_ROWS=4, read once (A/B).  Session 12's second
+ * call, bf16 64x256x56x56 3x3 s2: max 0.0503 ms with 2 rows, 0.0556 with 4 (5 blocks per SM: 2.4 waves of 4-row
+ * threads against 4.8 of 2-row ones); avg 0.0655 / 0.0649. */
 static int kp_roll_rows(void)
 {
     static const char *const e = getenv("XDNN_POOL_ROLL_ROWS");
-    return e && atoi(e) == 2 ? 2 : 4;
+    return e && atoi(e) == 4 ? 4 : 2;
 }
 
 /* v3 over a 3x3 stride-2 call that fits int32 (kp_is_3x3s2, kp_fits_i32) with policy Pol. */

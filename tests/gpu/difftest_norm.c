@@ -1341,9 +1341,9 @@ static void finwide_cases(void)
 }
 
 /* ---- session 12 (pool): max / avg pooling v3 (pool.cu kpool_roll3x3s2: 3x3 stride-2 windows walked down
- * runs of 4 output rows, the backward's winners from the same walk) and the tiled transposing copy (copy.cu
+ * runs of 2 (or 4) output rows, the backward's winners from the same walk) and the tiled transposing copy (copy.cu
  * k_transpose).  Pooling: channels in whole 16-byte chunks (C = 8, 24 bf16 / f16; 4, 12 f32) and not (C = 20:
- * the element kernel), output rows 1, 5, 6, 9 (runs of 4 with tails), pads 0 / 1 / asymmetric, ceil_mode (a last
+ * the element kernel), output rows 1, 5, 6, 9 (runs of 2 or 4 with tails), pads 0 / 1 / asymmetric, ceil_mode (a last
  * window past the padding), NaN taps (sqrt of negatives) and ties (floor), NCHW (the element kernel).  Copies:
  * NCHW <-> NHWC with odd extents, 2-D transposes with tails, a batched [0, 2, 1], a permuted slice (ibase), i32 and
  * bool (4- and 1-byte units), extents under a tile (the element loop), even extents (2-byte units in pairs).
