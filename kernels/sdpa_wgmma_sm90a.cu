@@ -110,6 +110,14 @@
 //    there, the share as a batch index: no branch, which C7520 punishes) and combined by sdpa_splitkv's pass
 //    (launched as a programmatic dependent).  Dense q and k/v without bias or dropout; the rest of the kernel
 //    is v9's (the stream off: a share may have no key tile).  XDNN_SDPA_WGMMA_PACK=0 / _SPLITS=n (knobs_of).
+//  v11 (2026-11-25, issue 10, session 12): (a) the wide key tile: 176 keys at DP 128 with 16-bit o and no band
+//    (wide_tile; flash-attention-3's tile at D = 128 without a causal mask): S = Q K^T by wgmma m64n176k16 (88
+//    accumulators), P V in 11 k-steps; one Q buffer (208 KiB of shared memory, a second does not fit), so v8's
+//    loop, not v9's stream.  The per-tile costs that do not grow with the keys (max shuffles, o rescale, the
+//    turn's barriers, the GEMMs' issue and wait) spread over 1.375x the matrix work.  XDNN_SDPA_WGMMA_WIDE=0
+//    keeps 128.  (b) lazy rescale, every instance: where no row of a warp moved its max, corr is set to exactly
+//    1 and the o rescale (64 multiplies at DP 128) is skipped for that warp (rescale_o).  XDNN_SDPA_WGMMA_LAZY=0
+//    rescales every tile as before.
 #include "gpu/kern_sdpa_splitkv.h"
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -119,9 +127,10 @@
 
 namespace {
 
-template <int DP> struct wg_cfg {
+// BNX: v11's wide key tile (176 keys at DP 128, 16-bit o, no mask); 0: the BN below
+template <int DP, int BNX = 0> struct wg_cfg {
     static constexpr int BM = 128;                          // query rows per block (2 consumers x 64)
-    static constexpr int BN = DP <= 128 ? 128 : 64;         // keys per tile
+    static constexpr int BN = BNX ? BNX : DP <= 128 ? 128 : 64; // keys per tile
     static constexpr int ST = DP <= 64 ? 3 : 2;             // ring stages
     static constexpr int NB = DP / 64;                      // 128-byte column blocks of a row
     static constexpr int ON = DP < 128 ? DP : 128;          // n of one P V wgmma
@@ -142,6 +151,7 @@ template <int DP> struct wg_cfg {
     // v8, a persistent grid without a TMA bias: a second Q buffer at the bias tiles' place, so the producer loads
     // the next item's Q while the consumers still run this one's last Q K^T (one buffer: only after it, its
     // latency in the gap between items).  130, 194 KiB at DP 64, 128; DP 256 (256 KiB) has no room.
+    // v11, BN 176 at DP 128: 209 KiB with one Q buffer; a second (241 KiB) does not fit, so no v9 stream
     static constexpr int SMEM_Q2 = 1024 + Q_BYTES + 2 * ST * KV_BYTES + 1024 + Q_BYTES;
 };
 
@@ -180,6 +190,7 @@ struct wg_walk {
     // writing its partial o (normalized, in o's dtype) and logsumexp into the workspace (the kernel's o and
     // stats are pointed there: store_o) for sdpa_splitkv's combine pass
     int pack, nsplit;
+    int lazy; // v11: o rescaled only where a row of the warp's fragment moved its max (XDNN_SDPA_WGMMA_LAZY)
 };
 __device__ __forceinline__ wg_item item_of(const xk_sdpa &p, int w, const wg_walk &k, int bm, int bn)
 {
@@ -333,14 +344,14 @@ __device__ __forceinline__ void bias_smem(float *s, uint32_t tile, uint32_t lrow
 
 // GEN: the additive bias and dropout (per-element loads and Philox words in the softmax); without them the
 // kernel has no trace of either, so the plain and band-masked cases keep their registers and schedule.
-template <typename T, int DP, bool GEN, bool SPLIT>
+template <typename T, int DP, bool GEN, bool SPLIT, int BNX>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_fwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                    const __grid_constant__ CUtensorMap tv, const __grid_constant__ CUtensorMap tb, const xk_sdpa p,
                    const wg_walk walk, int pingpong, int btma)
 {
 #if XW_DEVICE
-    using C = wg_cfg<DP>;
+    using C = wg_cfg<DP, BNX>;
     constexpr int BM = C::BM, BN = C::BN, ST = C::ST, NB = C::NB;
     extern __shared__ unsigned char smem_raw[];
     const uint32_t sQ = (smem_u32(smem_raw) + 1023u) & ~1023u; // swizzled tiles need 1024-byte alignment
@@ -575,7 +586,10 @@ __global__ void __launch_bounds__(kThreads, 1)
                     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
                     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
                     muse[r] = mx[r] == -CUDART_INF_F ? 0.0f : mx[r] * scale2;
-                    corr[r] = ex2(mrow[r] * scale2 - muse[r]); // 0 while the row has seen nothing
+                    // 0 while the row has seen nothing.  v11 (lazy): exactly 1 where the max did not move, which
+                    // ex2 of the expression need not give (contracted to an fma, it is ex2 of muse's rounding
+                    // residual, up to an ulp of 1 away): the o rescale is skipped on such warps (rescale_o)
+                    corr[r] = walk.lazy && mx[r] == mrow[r] ? 1.0f : ex2(mrow[r] * scale2 - muse[r]);
                     mrow[r] = mx[r];
                     lrow[r] *= corr[r];
                 }
@@ -643,6 +657,11 @@ __global__ void __launch_bounds__(kThreads, 1)
                     keep(o[c]);
             };
             auto rescale_o = [&](const float *corr) { // o *= the rows' corr (online softmax)
+                // v11 (lazy): where no row of this warp's 16 moved its max, every corr is exactly 1 (softmax):
+                // the multiplies would change no bit.  The vote is warp-uniform and no wgmma is in flight here
+                // (after wg_wait<0>)
+                if (walk.lazy && __all_sync(0xffffffffu, corr[0] == 1.0f && corr[1] == 1.0f))
+                    return;
 #pragma unroll
                 for (int c = 0; c < OC; c++)
 #pragma unroll
@@ -885,12 +904,14 @@ __global__ void __launch_bounds__(kThreads, 1)
 // first Q K^T beside the last P V (v9, where there are two Q buffers).
 // XDNN_SDPA_WGMMA_PACK=0 (v10) keeps one head per tile and every item's keys in one block where the plain
 // grid has fewer items than SMs; XDNN_SDPA_WGMMA_SPLITS=n caps v10's key splits at n (1: packing alone).
+// XDNN_SDPA_WGMMA_WIDE=0 (v11) keeps 128-key tiles where the 176-key tile would be taken (wide_tile);
+// XDNN_SDPA_WGMMA_LAZY=0 (v11) rescales o on every tile.
 struct knobs {
-    int pingpong, persistent, sms, bias_tma, smem, causal, qbuf, chain, pack, splits;
+    int pingpong, persistent, sms, bias_tma, smem, causal, qbuf, chain, pack, splits, wide, lazy;
 };
 knobs knobs_of()
 {
-    static knobs k = {-1, -1, 0, 0, 0, 2, 2, 1, 1, 0};
+    static knobs k = {-1, -1, 0, 0, 0, 2, 2, 1, 1, 0, 1, 1};
     if (k.pingpong < 0) {
         const char *pp = getenv("XDNN_SDPA_WGMMA_PINGPONG"), *pe = getenv("XDNN_SDPA_WGMMA_PERSISTENT"),
                    *bt = getenv("XDNN_SDPA_WGMMA_BIAS_TMA"), *ca = getenv("XDNN_SDPA_WGMMA_CAUSAL"),
@@ -913,6 +934,9 @@ knobs knobs_of()
         const char *pk = getenv("XDNN_SDPA_WGMMA_PACK"), *sp = getenv("XDNN_SDPA_WGMMA_SPLITS");
         k.pack = !(pk && pk[0] == '0');
         k.splits = sp ? atoi(sp) : 0;
+        const char *wd = getenv("XDNN_SDPA_WGMMA_WIDE"), *lz = getenv("XDNN_SDPA_WGMMA_LAZY");
+        k.wide = !(wd && wd[0] == '0');
+        k.lazy = !(lz && lz[0] == '0');
     }
     return k;
 }
@@ -997,11 +1021,11 @@ bool every_item_has_keys(const xk_sdpa &p, int bm)
     return true;
 }
 
-template <typename T, int DP, bool GEN, bool SPLIT>
+template <typename T, int DP, bool GEN, bool SPLIT, int BNX = 0>
 cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void *ws, size_t ws_bytes,
                       cudaStream_t s)
 {
-    using C = wg_cfg<DP>;
+    using C = wg_cfg<DP, BNX>;
     const knobs k = knobs_of();
     CUtensorMap tb;
     const bool btma = GEN && C::BT && bias_map<DP>(&tb, p, k);
@@ -1035,6 +1059,7 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void
         return cudaErrorInvalidValue;
     walk.nmblk = (int)nmblk, walk.nwork = (int)nwork, walk.sec = 0, walk.next = NULL;
     walk.pack = pk.pack, walk.nsplit = pk.nsplit;
+    walk.lazy = k.lazy;
     xk_sdpa pk_p = p; // v10's key split: o and stats become the partials in the workspace (store_o)
     if (pk.nsplit > 1) {
         float *wo, *wl;
@@ -1077,12 +1102,13 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void
     static int opted = 0; // the dynamic shared memory this instantiation may use so far
     if (opted < smem) {
         cudaError_t e =
-            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN, SPLIT>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 smem);
         if (e != cudaSuccess)
             return e;
         opted = smem;
     }
-    sdpa_fwd_wgmma<T, DP, GEN, SPLIT><<<grid, kThreads, smem, s>>>(tq, tk, tv, tb, pk_p, walk, k.pingpong, btma);
+    sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX><<<grid, kThreads, smem, s>>>(tq, tk, tv, tb, pk_p, walk, k.pingpong, btma);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess || pk.nsplit <= 1)
         return e;
@@ -1090,10 +1116,23 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void
     return (cudaError_t)xk_sdpa_splitkv_combine(&p, pk.nsplit, ws, SPLIT ? XK_F32 : p.q.dtype, 1, s);
 }
 
+// v11: the wide key tile (BN 176 at DP 128) where there is no band (no mask but seq lens), q and k/v dense,
+// 16-bit o (f32 o's P residual needs 44 registers more than the consumers have), no bias or dropout, and v10's
+// packing not taken.  flash-attention-3's tile at D = 128 without a causal mask: the per-tile costs that do
+// not grow with the keys (the max shuffles, the o rescale, the turn's barriers and the GEMMs' issue and wait)
+// over 1.375x the matrix work.  A band keeps 128 (its edge tiles, and causal's items of every length).
+bool wide_tile(const xk_sdpa &p, const knobs &k, size_t ws_bytes)
+{
+    return k.wide && p.left < 0 && p.right < 0 && !p.off_q.p && !p.off_kv.p &&
+           wg_cfg<128, 176>::SMEM <= k.smem && !plan_pack(p, false, k, k.sms, 128, ws_bytes).pack;
+}
+
 template <typename T, bool SPLIT>
 cudaError_t launch_t(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void *ws, size_t wb, cudaStream_t s)
 {
     const int d = p.D > p.Dv ? p.D : p.Dv;
+    if (!SPLIT && !p.bias.p && !p.drop_threshold && d > 64 && d <= 128 && wide_tile(p, knobs_of(), ws ? wb : 0))
+        return launch_wg<T, 128, false, false, 176>(p, st, sched, ws, wb, s);
     if (p.bias.p || p.drop_threshold)
         return d <= 64    ? launch_wg<T, 64, true, SPLIT>(p, st, sched, ws, wb, s)
                : d <= 128 ? launch_wg<T, 128, true, SPLIT>(p, st, sched, ws, wb, s)
