@@ -1243,11 +1243,11 @@ static void sdpa_cases_wgmma_pack(void)
  * least an H100's 132 work items (row blocks x B x Hq): Skv 1, 175, 176 + 1, 353, 1000 and 4097 (off the tile
  * and below it), Sq 1, 3, 77, 129, 257, 300 (odd, crossing the 128-row tile), GQA 1, 3, 6, 8, 11; D = Dv 96,
  * 128 and Dv != D (128/64, 64/128: DP 128); no mask, seq lens (the wide tile's edge tiles), a scale; f16 and
- * bf16, bhsd and bshd, 16-bit and f32 o (f32 o keeps 128 keys).  Ids "sdpa/sdpa_flash_wgmma/wide-...". */
+ * bf16, bhsd and bshd, 16-bit and f32 o (f32 o keeps 128 keys).  Ids "sdpa/sdpa_flash_wgmma/k176-...". */
 static const sopt wide_sopts[] = {
-    {"wide-plain", "", 0, false},
-    {"wide-seqlens", "", 0, true},
-    {"wide-scale", ", scale=0.3", 0, false},
+    {"k176-plain", "", 0, false},
+    {"k176-seqlens", "", 0, true},
+    {"k176-scale", ", scale=0.3", 0, false},
 };
 enum { WD_NSOPTS = sizeof wide_sopts / sizeof wide_sopts[0] };
 

@@ -13,9 +13,9 @@
 # data): -0.5..-1.5% on every row, causal included.  Not enough for the issue's 700 (0.785 ms): that would need
 # the softmax hidden entirely (what the session-10 notes call the gaps every tile).
 #
-# PART=1 (the first call, <= 240 s): 1. difftest_seq's wgmma forward cases (every one, the wide- cases last) with
-# v11 on; 2. again with WIDE=0 LAZY=0 (the old path); 3. with PACK=0 (small shapes then take the wide tile too);
-# 4. memcheck --quick wide- and plain; 5. the bench, the variants taking turns per shape: no mask v11 /
+# PART=1 (the first call, <= 240 s): 1. difftest_seq's wgmma forward cases (every one, the k176- cases last) with
+# v11 on; 2. again with WIDE=0 LAZY=0 (the old path); 3. the plain cases with PACK=0 (small shapes then take the wide tile too);
+# 4. memcheck --quick k176- and plain; 5. the bench, the variants taking turns per shape: no mask v11 /
 # WIDE=0 (lazy alone) / WIDE=0 LAZY=0, causal v11 (lazy) / LAZY=0; 6. PyTorch flash and cuDNN on the same shapes.
 # PART=2 (the second call, <= 200 s): the bench and peer again (confirmation) and ncu on one launch of the no-mask
 # b4h16s4096d128 with WIDE on and off (NCU=0: none).
@@ -29,7 +29,7 @@
 set -uo pipefail
 part=${PART:-1}
 if [ -n "${DRY:-}" ]; then
-    echo "PART=$part: sweeps (v11, WIDE=0 LAZY=0, PACK=0), memcheck wide-/plain, bench 4 shapes x {nomask 3 variants," \
+    echo "PART=$part: sweeps (v11, WIDE=0 LAZY=0, PACK=0), memcheck k176-/plain, bench 4 shapes x {nomask 3 variants," \
         "causal 2 variants} x 10, peer, ncu (PART=2)"
     exit 0
 fi
@@ -43,16 +43,16 @@ sweep() { # LOG SECONDS FILTER [ENV...]
     echo "$log: rc=$? (124: cut short)"
     grep -E "^FAIL" -A6 "$out/$log" | cut -c1-300 | head -24
     echo "$log: $(grep -cE '^PASS' "$out/$log") passed, $(grep -cE '^FAIL' "$out/$log") failed," \
-        "wide- $(grep -E '^PASS' "$out/$log" | grep -c '/wide-') passed; $(grep -E 'passed,' "$out/$log")"
+        "k176- $(grep -E '^PASS' "$out/$log" | grep -c '/k176-') passed; $(grep -E 'passed,' "$out/$log")"
 }
 if [ "$part" = 1 ]; then
     step "difftest_seq sdpa/sdpa_flash_wgmma/ (v11: WIDE, LAZY on)"
-    sweep sweep_v11.log 45 sdpa/sdpa_flash_wgmma/
+    sweep sweep_v11.log 48 sdpa/sdpa_flash_wgmma/
     step "the same with XDNN_SDPA_WGMMA_WIDE=0 XDNN_SDPA_WGMMA_LAZY=0 (the old path)"
-    sweep sweep_old.log 35 sdpa/sdpa_flash_wgmma/ XDNN_SDPA_WGMMA_WIDE=0 XDNN_SDPA_WGMMA_LAZY=0
-    step "the same with XDNN_SDPA_WGMMA_PACK=0 (small shapes on the wide tile)"
-    sweep sweep_pack0.log 35 sdpa/sdpa_flash_wgmma/ XDNN_SDPA_WGMMA_PACK=0
-    for f in wide- plain; do dev_memcheck "$dt" sdpa/sdpa_flash_wgmma/$f 15; done
+    sweep sweep_old.log 40 sdpa/sdpa_flash_wgmma/ XDNN_SDPA_WGMMA_WIDE=0 XDNN_SDPA_WGMMA_LAZY=0
+    step "the plain cases with XDNN_SDPA_WGMMA_PACK=0 (small shapes on the wide tile)"
+    sweep sweep_pack0.log 12 sdpa/sdpa_flash_wgmma/plain/ XDNN_SDPA_WGMMA_PACK=0
+    for f in k176- plain/; do dev_memcheck "$dt" sdpa/sdpa_flash_wgmma/$f 14; done
 fi
 step "forward bench (xdnn), the variants in turn per shape"
 : > "$out/bench.log"
