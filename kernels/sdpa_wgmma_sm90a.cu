@@ -115,9 +115,13 @@
 //    accumulators), P V in 11 k-steps; one Q buffer (208 KiB of shared memory, a second does not fit), so v8's
 //    loop, not v9's stream.  The per-tile costs that do not grow with the keys (max shuffles, o rescale, the
 //    turn's barriers, the GEMMs' issue and wait) spread over 1.375x the matrix work.  XDNN_SDPA_WGMMA_WIDE=0
-//    keeps 128.  (b) lazy rescale, every instance: where no row of a warp moved its max, corr is set to exactly
-//    1 and the o rescale (64 multiplies at DP 128) is skipped for that warp (rescale_o).  XDNN_SDPA_WGMMA_LAZY=0
-//    rescales every tile as before.
+//    keeps 128, =2 takes 176 for a causal-like band too.  (c) ahead: on the counter's walk (causal) with two Q
+//    buffers the producer draws the next item as soon as it begins one and loads that item's Q right after
+//    this item's first K and V (hand_q, load_tile), so v9's stream takes the counter's walk too (session 10:
+//    without this it lost 1-3% there, its next Q in late).  XDNN_SDPA_WGMMA_AHEAD=0 keeps v8's producer order.  H100 (session 12, run 1): no mask b4h16s4096d128
+//    0.987 -> 0.918 ms, b1h32s16384d128 -8.7%.  Measured and dropped: the o rescale skipped (a warp vote) on
+//    warps whose rows kept their max, 0.3-1.4% slower on every row, even on the bench's constant inputs where
+//    no max moves after the first tile (bench/RESULTS-sdpa.md, session 12).
 #include "gpu/kern_sdpa_splitkv.h"
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -190,7 +194,7 @@ struct wg_walk {
     // writing its partial o (normalized, in o's dtype) and logsumexp into the workspace (the kernel's o and
     // stats are pointed there: store_o) for sdpa_splitkv's combine pass
     int pack, nsplit;
-    int lazy; // v11: o rescaled only where a row of the warp's fragment moved its max (XDNN_SDPA_WGMMA_LAZY)
+    int ahead; // v11: the dynamic walk's producer draws the next item and loads its Q an item ahead (nq 2)
 };
 __device__ __forceinline__ wg_item item_of(const xk_sdpa &p, int w, const wg_walk &k, int bm, int bn)
 {
@@ -397,54 +401,89 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (wg == 0) { // ---- producer: the ring position runs on across work items
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
         if (threadIdx.x == 0) {
-            int gt = 0;
-            for (int w = walk.next ? atomicAdd(walk.next, 1) : blockIdx.x, wi = 0;;
-                 w = walk.next ? atomicAdd(walk.next, 1) : w + gridDim.x) {
-                if (!walk.next && w >= walk.nwork)
-                    break;
-                const wg_item t = item_of(p, min(w, walk.nwork - 1), walk, BM, BN);
-                if (t.skip)
-                    continue;
-                const int qs = wi % walk.nq, qph = (wi / walk.nq) & 1;
-                wi++;
-                mb_wait(XW_EMPTYQ(qs), qph ^ 1); // the consumers' last Q K^T of this buffer's last item is done
-                if (walk.next) { // hand the index to the consumers with the Q, or end them all
+            int gt = 0; // the ring position
+            // Item w's Q into the buffer of the block's n-th item, after the consumers' last Q K^T of that
+            // buffer's previous item; on the dynamic walk the index goes with it (sItem), or, past the last
+            // item, the end (fullQ arrived on without a Q): false then
+            auto hand_q = [&](int w, int n, const wg_item &t) {
+                const int qs = n % walk.nq, qph = (n / walk.nq) & 1;
+                mb_wait(XW_EMPTYQ(qs), qph ^ 1);
+                if (walk.next) {
                     st_shared_s32(XW_ITEM(qs), w);
                     if (w >= walk.nwork) {
                         mb_arrive(XW_FULLQ(qs));
-                        break;
+                        return false;
                     }
                 }
-                // the rows' first tokens and the maps' batch coordinates (a packed side: [1, H, T, D] from 0)
-                const seq_rows sr = rows_of(p, t.b);
-                const int qb = p.off_q.p ? 0 : t.b, kb = p.off_kv.p ? 0 : t.b;
+                // the rows' first token and the map's batch coordinate (a packed side: [1, H, T, D] from 0)
+                const int qrow = p.off_q.p ? rows_of(p, t.b).qrow : 0, qb = p.off_q.p ? 0 : t.b;
                 mb_expect(XW_FULLQ(qs), C::Q_BYTES);
 #pragma unroll
                 for (int c = 0; c < NB; c++)
                     tma_load((qs ? sB : sQ) + c * BM * 128, &tq, XW_FULLQ(qs), c * 64,
-                             walk.pack ? t.h : sr.qrow + t.m0, walk.pack ? t.m0 : t.h, qb); // v10: [D, H, S, B]
-                for (int it = 0; it < t.ntiles; it++, gt++) {
-                    const int s = gt % ST, ph = (gt / ST) & 1;
-                    mb_wait(XW_EMPTYK(s), ph ^ 1);
-                    mb_expect(XW_FULLK(s), C::KV_BYTES);
+                             walk.pack ? t.h : qrow + t.m0, walk.pack ? t.m0 : t.h, qb); // v10: [D, H, S, B]
+                return true;
+            };
+            // Key tile it of item t (its K, bias, V) at the next ring position; krow: the sequence's first key
+            auto load_tile = [&](const wg_item &t, int krow, int it) {
+                const int s = gt % ST, ph = (gt / ST) & 1, kb = p.off_kv.p ? 0 : t.b;
+                gt++;
+                mb_wait(XW_EMPTYK(s), ph ^ 1);
+                mb_expect(XW_FULLK(s), C::KV_BYTES);
 #pragma unroll
-                    for (int c = 0; c < NB; c++)
-                        tma_load(sK + s * C::KV_BYTES + c * BN * 128, &tk, XW_FULLK(s), c * 64,
-                                 sr.krow + (t.t0 + it) * BN, t.hk, kb);
-                    if (C::BT && btma) { // the bias tile: rows m0 .. m0 + BM - 1 of its (b, h), zeros outside
-                        mb_wait(XW_EMPTYB(s), ph ^ 1);
-                        mb_expect(XW_FULLB(s), C::B_BYTES);
+                for (int c = 0; c < NB; c++)
+                    tma_load(sK + s * C::KV_BYTES + c * BN * 128, &tk, XW_FULLK(s), c * 64, krow + (t.t0 + it) * BN,
+                             t.hk, kb);
+                if (C::BT && btma) { // the bias tile: rows m0 .. m0 + BM - 1 of its (b, h), zeros outside
+                    mb_wait(XW_EMPTYB(s), ph ^ 1);
+                    mb_expect(XW_FULLB(s), C::B_BYTES);
 #pragma unroll
-                        for (int c = 0; c < BN / 64; c++)
-                            tma_load(sB + s * C::B_BYTES + c * BM * 128, &tb, XW_FULLB(s), (t.t0 + it) * BN + c * 64,
-                                     t.m0, p.bias.st[1] ? t.h : 0, p.bias.st[0] ? t.b : 0);
+                    for (int c = 0; c < BN / 64; c++)
+                        tma_load(sB + s * C::B_BYTES + c * BM * 128, &tb, XW_FULLB(s), (t.t0 + it) * BN + c * 64,
+                                 t.m0, p.bias.st[1] ? t.h : 0, p.bias.st[0] ? t.b : 0);
+                }
+                mb_wait(XW_EMPTYV(s), ph ^ 1);
+                mb_expect(XW_FULLV(s), C::KV_BYTES);
+#pragma unroll
+                for (int c = 0; c < NB; c++)
+                    tma_load(sV + s * C::KV_BYTES + c * BN * 128, &tv, XW_FULLV(s), c * 64, krow + (t.t0 + it) * BN,
+                             t.hk, kb);
+            };
+            if (walk.ahead) {
+                // v11 (ahead, the dynamic walk with two Q buffers): the next item is drawn as soon as this one
+                // begins and its Q asked for right after this item's first K and V (once the consumers are
+                // through the last item's Q K^T), not once this item's last V is out: the counter's latency
+                // and the Q's load sit under this item's tiles, so v9's stream can take the counter's walk
+                int w = atomicAdd(walk.next, 1), wi = 0;
+                bool live = hand_q(w, wi, item_of(p, min(w, walk.nwork - 1), walk, BM, BN));
+                while (live) {
+                    const int wn = atomicAdd(walk.next, 1);
+                    const wg_item t = item_of(p, w, walk, BM, BN);
+                    const int krow = p.off_kv.p ? rows_of(p, t.b).krow : 0;
+                    bool handed = false;
+                    for (int it = 0; it < t.ntiles; it++) {
+                        load_tile(t, krow, it);
+                        if (!handed)
+                            live = hand_q(wn, wi + 1, item_of(p, min(wn, walk.nwork - 1), walk, BM, BN));
+                        handed = true;
                     }
-                    mb_wait(XW_EMPTYV(s), ph ^ 1);
-                    mb_expect(XW_FULLV(s), C::KV_BYTES);
-#pragma unroll
-                    for (int c = 0; c < NB; c++)
-                        tma_load(sV + s * C::KV_BYTES + c * BN * 128, &tv, XW_FULLV(s), c * 64,
-                                 sr.krow + (t.t0 + it) * BN, t.hk, kb);
+                    if (!handed)
+                        live = hand_q(wn, wi + 1, item_of(p, min(wn, walk.nwork - 1), walk, BM, BN));
+                    w = wn, wi++;
+                }
+            } else {
+                for (int w = walk.next ? atomicAdd(walk.next, 1) : blockIdx.x, wi = 0;;
+                     w = walk.next ? atomicAdd(walk.next, 1) : w + gridDim.x) {
+                    if (!walk.next && w >= walk.nwork)
+                        break;
+                    const wg_item t = item_of(p, min(w, walk.nwork - 1), walk, BM, BN);
+                    if (t.skip)
+                        continue;
+                    if (!hand_q(w, wi++, t))
+                        break;
+                    const int krow = p.off_kv.p ? rows_of(p, t.b).krow : 0;
+                    for (int it = 0; it < t.ntiles; it++)
+                        load_tile(t, krow, it);
                 }
             }
         }
@@ -586,10 +625,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
                     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
                     muse[r] = mx[r] == -CUDART_INF_F ? 0.0f : mx[r] * scale2;
-                    // 0 while the row has seen nothing.  v11 (lazy): exactly 1 where the max did not move, which
-                    // ex2 of the expression need not give (contracted to an fma, it is ex2 of muse's rounding
-                    // residual, up to an ulp of 1 away): the o rescale is skipped on such warps (rescale_o)
-                    corr[r] = walk.lazy && mx[r] == mrow[r] ? 1.0f : ex2(mrow[r] * scale2 - muse[r]);
+                    corr[r] = ex2(mrow[r] * scale2 - muse[r]); // 0 while the row has seen nothing
                     mrow[r] = mx[r];
                     lrow[r] *= corr[r];
                 }
@@ -657,11 +693,6 @@ __global__ void __launch_bounds__(kThreads, 1)
                     keep(o[c]);
             };
             auto rescale_o = [&](const float *corr) { // o *= the rows' corr (online softmax)
-                // v11 (lazy): where no row of this warp's 16 moved its max, every corr is exactly 1 (softmax):
-                // the multiplies would change no bit.  The vote is warp-uniform and no wgmma is in flight here
-                // (after wg_wait<0>)
-                if (walk.lazy && __all_sync(0xffffffffu, corr[0] == 1.0f && corr[1] == 1.0f))
-                    return;
 #pragma unroll
                 for (int c = 0; c < OC; c++)
 #pragma unroll
@@ -904,10 +935,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 // first Q K^T beside the last P V (v9, where there are two Q buffers).
 // XDNN_SDPA_WGMMA_PACK=0 (v10) keeps one head per tile and every item's keys in one block where the plain
 // grid has fewer items than SMs; XDNN_SDPA_WGMMA_SPLITS=n caps v10's key splits at n (1: packing alone).
-// XDNN_SDPA_WGMMA_WIDE=0 (v11) keeps 128-key tiles where the 176-key tile would be taken (wide_tile);
-// XDNN_SDPA_WGMMA_LAZY=0 (v11) rescales o on every tile.
+// XDNN_SDPA_WGMMA_WIDE=0 (v11) keeps 128-key tiles where the 176-key tile would be taken (wide_tile); 2 takes
+// it for a band open on one side (causal-like) too.  XDNN_SDPA_WGMMA_AHEAD=0 (v11) keeps the counter's walk
+// drawing each item when its producer gets to it (and so the stream off there).
 struct knobs {
-    int pingpong, persistent, sms, bias_tma, smem, causal, qbuf, chain, pack, splits, wide, lazy;
+    int pingpong, persistent, sms, bias_tma, smem, causal, qbuf, chain, pack, splits, wide, ahead;
 };
 knobs knobs_of()
 {
@@ -934,9 +966,10 @@ knobs knobs_of()
         const char *pk = getenv("XDNN_SDPA_WGMMA_PACK"), *sp = getenv("XDNN_SDPA_WGMMA_SPLITS");
         k.pack = !(pk && pk[0] == '0');
         k.splits = sp ? atoi(sp) : 0;
-        const char *wd = getenv("XDNN_SDPA_WGMMA_WIDE"), *lz = getenv("XDNN_SDPA_WGMMA_LAZY");
-        k.wide = !(wd && wd[0] == '0');
-        k.lazy = !(lz && lz[0] == '0');
+        const char *wd = getenv("XDNN_SDPA_WGMMA_WIDE");
+        k.wide = wd && wd[0] >= '0' && wd[0] <= '2' ? wd[0] - '0' : 1;
+        const char *ah = getenv("XDNN_SDPA_WGMMA_AHEAD");
+        k.ahead = !(ah && ah[0] == '0');
     }
     return k;
 }
@@ -1057,9 +1090,8 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void
         pk.pack ? nmblk * p.B * p.Hk * pk.nsplit : nmblk * (p.off_q.p ? 1 : p.B) * p.Hq; // v10: <= the SMs
     if (nwork > INT32_MAX)
         return cudaErrorInvalidValue;
-    walk.nmblk = (int)nmblk, walk.nwork = (int)nwork, walk.sec = 0, walk.next = NULL;
+    walk.nmblk = (int)nmblk, walk.nwork = (int)nwork, walk.sec = 0, walk.next = NULL, walk.ahead = 0;
     walk.pack = pk.pack, walk.nsplit = pk.nsplit;
-    walk.lazy = k.lazy;
     xk_sdpa pk_p = p; // v10's key split: o and stats become the partials in the workspace (store_o)
     if (pk.nsplit > 1) {
         float *wo, *wl;
@@ -1096,9 +1128,10 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void
     // item's rows its own (dense q) and a key tile in every item (the stream has no turn for an empty one)
     // (H100, session 10: on the counter's walk, causal, it lost 1-3%: the next item is drawn by an atomic only
     // when the producer reaches it, so its Q and first K arrive after the consumers want them; the static walk
-    // gained 1-2.5%)
-    walk.chain =
-        k.chain && walk.nq == 2 && !walk.next && !p.off_q.p && !GEN && !pk.pack && every_item_has_keys(p, C::BM);
+    // gained 1-2.5%).  v11: the counter's walk too where its producer works an item ahead (walk.ahead).
+    walk.ahead = walk.next && walk.nq == 2 && k.ahead;
+    walk.chain = k.chain && walk.nq == 2 && (!walk.next || walk.ahead) && !p.off_q.p && !GEN && !pk.pack &&
+                 every_item_has_keys(p, C::BM);
     static int opted = 0; // the dynamic shared memory this instantiation may use so far
     if (opted < smem) {
         cudaError_t e =
@@ -1120,10 +1153,12 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void
 // 16-bit o (f32 o's P residual needs 44 registers more than the consumers have), no bias or dropout, and v10's
 // packing not taken.  flash-attention-3's tile at D = 128 without a causal mask: the per-tile costs that do
 // not grow with the keys (the max shuffles, the o rescale, the turn's barriers and the GEMMs' issue and wait)
-// over 1.375x the matrix work.  A band keeps 128 (its edge tiles, and causal's items of every length).
+// over 1.375x the matrix work.  A band keeps 128 (its edge tiles, and causal's items of every length; WIDE=2
+// takes 176 for a band open on one side too, one Q buffer there as well).
 bool wide_tile(const xk_sdpa &p, const knobs &k, size_t ws_bytes)
 {
-    return k.wide && p.left < 0 && p.right < 0 && !p.off_q.p && !p.off_kv.p &&
+    const bool band = p.left >= 0 || p.right >= 0, one_side = (p.left < 0) != (p.right < 0);
+    return (k.wide == 1 ? !band : k.wide == 2 && (!band || one_side)) && !p.off_q.p && !p.off_kv.p &&
            wg_cfg<128, 176>::SMEM <= k.smem && !plan_pack(p, false, k, k.sms, 128, ws_bytes).pack;
 }
 
