@@ -454,21 +454,22 @@ __global__ void __launch_bounds__(kThreads, 1)
                 // begins and its Q asked for right after this item's first K and V (once the consumers are
                 // through the last item's Q K^T), not once this item's last V is out: the counter's latency
                 // and the Q's load sit under this item's tiles, so v9's stream can take the counter's walk
+                // (the item is worked out again after the next one's Q: with 24 registers, keeping it across
+                // that spilled)
                 int w = atomicAdd(walk.next, 1), wi = 0;
                 bool live = hand_q(w, wi, item_of(p, min(w, walk.nwork - 1), walk, BM, BN));
                 while (live) {
                     const int wn = atomicAdd(walk.next, 1);
+                    {
+                        const wg_item t = item_of(p, w, walk, BM, BN);
+                        if (t.ntiles > 0)
+                            load_tile(t, p.off_kv.p ? rows_of(p, t.b).krow : 0, 0);
+                    }
+                    live = hand_q(wn, wi + 1, item_of(p, min(wn, walk.nwork - 1), walk, BM, BN));
                     const wg_item t = item_of(p, w, walk, BM, BN);
                     const int krow = p.off_kv.p ? rows_of(p, t.b).krow : 0;
-                    bool handed = false;
-                    for (int it = 0; it < t.ntiles; it++) {
+                    for (int it = 1; it < t.ntiles; it++)
                         load_tile(t, krow, it);
-                        if (!handed)
-                            live = hand_q(wn, wi + 1, item_of(p, min(wn, walk.nwork - 1), walk, BM, BN));
-                        handed = true;
-                    }
-                    if (!handed)
-                        live = hand_q(wn, wi + 1, item_of(p, min(wn, walk.nwork - 1), walk, BM, BN));
                     w = wn, wi++;
                 }
             } else {

@@ -19,12 +19,15 @@
 # WIDE=0 (lazy alone) / WIDE=0 LAZY=0, causal v11 (lazy) / LAZY=0; 6. PyTorch flash and cuDNN on the same shapes.
 # Run 1 (dc327cf): 398/398 forward cases both ways, memcheck 0 errors; no mask b4h16s4096d128 0.987 -> 0.918 ms
 # (wide), b1h32s16384 -8.7%, Llama -7.3%; the lazy rescale 0.3-1.4% slower everywhere: dropped.
-# PART=2 (the second call, <= 200 s), after dropping LAZY and adding WIDE=2 (176 keys on a causal-like band too;
-# EXPECTED: the full tiles' -7% of run 1 less the diagonal tiles' extra waste (88 of 176 keys against 64 of
-# 128) and the second Q buffer's 0.4-3%: causal b4h16s4096d128 -2..-4%, b1h32s16384 -4..-6%):
-# 1. the wgmma forward cases with v11 (WIDE=1), 2. with WIDE=2; 3. memcheck --quick lpt- (WIDE=2) and k176-;
-# 4. the bench: no mask v11 / WIDE=0, causal v11 / WIDE=2; 5. the peer; 6. ncu on one launch of the 176-key
-# no-mask b4h16s4096d128 (NCU=0: none).
+# PART=2 (the second call, <= 200 s), after dropping LAZY, with WIDE=2 (176 keys on a causal-like band too) and
+# AHEAD (the counter walk's producer an item ahead, v9's stream on causal).  EXPECTED: WIDE=2, the full tiles'
+# -7% of run 1 less the diagonal tiles' extra waste (88 of 176 keys against 64 of 128) and the second Q
+# buffer's 0.4-3%: causal b4h16s4096d128 -2..-4%, b1h32s16384 -4..-6%; AHEAD (with the stream), what the stream
+# gave the static walk: causal -1..-2.5% (b16h16s1024d64, 8 tiles an item at most, -3..-4%).
+# 1. the wgmma forward cases with the defaults (WIDE=1, AHEAD=1); 2. the lpt- and chain- cases with WIDE=2
+# AHEAD=0; 3. memcheck --quick lpt- (defaults) and chain- (WIDE=2); 4. the peer; 5. the bench: causal v11 /
+# AHEAD=0 / WIDE=2, no mask v11 / WIDE=0, taking turns per shape; 6. ncu on one launch of the 176-key no-mask
+# b4h16s4096d128 if time is left (NCU=0: none).
 # Logs in OUT/logs.tgz; the summary on stdout.  DRY=1: print the plan only.
 # Packing DEV (from /work/wt/fwd176, tree at the commit to test), then the call
 # `bash build-fwd176-dev/fwd176_session.sh build-fwd176-dev $OUT` (cwd: the copy of /work/main), carrying it:
@@ -36,8 +39,8 @@ set -uo pipefail
 part=${PART:-1}
 if [ -n "${DRY:-}" ]; then
     echo "PART=1: sweeps (v11, WIDE=0 LAZY=0, PACK=0), memcheck k176-/plain, bench 4 shapes x {nomask 3 variants," \
-        "causal 2 variants} x 10, peer; PART=2: sweeps (WIDE=1, WIDE=2), memcheck lpt-/k176-, bench (no mask" \
-        "WIDE=1/0, causal WIDE=1/2), peer, ncu"
+        "causal 2 variants} x 10, peer; PART=2: sweeps (defaults; lpt-/chain- WIDE=2 AHEAD=0), memcheck lpt-/chain-," \
+        "peer, bench (causal v11/AHEAD=0/WIDE=2, no mask v11/WIDE=0), ncu"
     exit 0
 fi
 . tests/gpu/dev_env.sh # the lead tree's (this script is run from the root of the copy of /work/main)
@@ -61,40 +64,45 @@ if [ "$part" = 1 ]; then
     sweep sweep_pack0.log 12 sdpa/sdpa_flash_wgmma/plain/ XDNN_SDPA_WGMMA_PACK=0
     for f in k176- plain/; do dev_memcheck "$dt" sdpa/sdpa_flash_wgmma/$f 14; done
 else
-    step "difftest_seq sdpa/sdpa_flash_wgmma/ (v11 without LAZY: WIDE=1)"
-    sweep sweep_v11b.log 38 sdpa/sdpa_flash_wgmma/
-    step "the same with XDNN_SDPA_WGMMA_WIDE=2 (the 176-key tile on causal-like bands too)"
-    sweep sweep_wide2.log 38 sdpa/sdpa_flash_wgmma/ XDNN_SDPA_WGMMA_WIDE=2
-    step "memcheck --quick lpt- with WIDE=2"
-    XDNN_SDPA_WGMMA_WIDE=2 dev_memcheck "$dt" sdpa/sdpa_flash_wgmma/lpt- 12
-    dev_memcheck "$dt" sdpa/sdpa_flash_wgmma/k176- 10
+    step "difftest_seq sdpa/sdpa_flash_wgmma/ (v11 defaults: WIDE=1, AHEAD=1)"
+    sweep sweep_v11b.log 36 sdpa/sdpa_flash_wgmma/
+    step "the causal-like (lpt-, chain-) cases with XDNN_SDPA_WGMMA_WIDE=2 XDNN_SDPA_WGMMA_AHEAD=0"
+    sweep sweep_wide2_lpt.log 18 sdpa_flash_wgmma/lpt- XDNN_SDPA_WGMMA_WIDE=2 XDNN_SDPA_WGMMA_AHEAD=0
+    sweep sweep_wide2_chain.log 12 sdpa_flash_wgmma/chain- XDNN_SDPA_WGMMA_WIDE=2 XDNN_SDPA_WGMMA_AHEAD=0
+    dev_memcheck "$dt" sdpa/sdpa_flash_wgmma/lpt- 9
+    XDNN_SDPA_WGMMA_WIDE=2 dev_memcheck "$dt" sdpa/sdpa_flash_wgmma/chain- 9
 fi
-step "forward bench (xdnn), the variants in turn per shape"
-: > "$out/bench.log"
-runs=""
-for sh in b4h16k16s4096d128 b16h16k16s1024d64 b1h32k32s16384d128 b2h32k8s4096d128; do
-    f=bench/wgmma/sdpa_fwd_bf16/$sh c=bench/wgmma/sdpa_fwd_bf16_causal/$sh
-    if [ "$part" = 1 ]; then
-        runs+="-|$f|v11|20;XDNN_SDPA_WGMMA_WIDE=0|$f|wide0|20;XDNN_SDPA_WGMMA_WIDE=0,XDNN_SDPA_WGMMA_LAZY=0|$f|old|20;"
-        runs+="-|$c|v11|20;XDNN_SDPA_WGMMA_LAZY=0|$c|old|20;"
-    else # the d64 rows do not take the wide tile: one run each
-        runs+="-|$f|v11|20;"
-        [ $sh = b16h16k16s1024d64 ] || runs+="XDNN_SDPA_WGMMA_WIDE=0|$f|wide0|20;XDNN_SDPA_WGMMA_WIDE=2|$c|wide2|20;"
-        runs+="-|$c|v11|20;"
-    fi
-done
-dev_bench_runs "$dt" "${runs%;}" | grep -v "ok=1 fail=0"
-awk '/^###/ {h = $2} /^(PASS|FAIL)/ {id = $2} /^FAIL/ {print "FAIL", h, id}
-     /TIME/ {print id, h, "median", $5, "min", $8, "max", $10 + 0, $11, "TF/s"}' "$out/bench.log" |
-    sed 's|bench/wgmma/sdpa_fwd_bf16||'
 if [ "$(budget)" -gt 30 ]; then
     step "PyTorch flash and cuDNN, forward"
     PYTHONUNBUFFERED=1 SDPA_PEER_FWD_ONLY=1 \
         SDPA_PEER_SHAPES=b4h16k16s4096d128,b16h16k16s1024d64,b1h32k32s16384d128,b2h32k8s4096d128 \
-        timeout $(( $(budget) - 8 )) python3 "$dev/py/sdpa_peer.py" > "$out/peer.log" 2>&1
+        timeout 40 python3 "$dev/py/sdpa_peer.py" > "$out/peer.log" 2>&1
     echo "peer rc=$?"; grep -v Warning "$out/peer.log" | grep -E '"sdpa_fwd|torch' | sed 's/"peer": //' | cut -c1-140
 fi
-if [ "$part" = 2 ] && [ "${NCU:-1}" != 0 ] && [ "$(budget)" -gt 15 ]; then
+step "forward bench (xdnn), the variants in turn per shape"
+: > "$out/bench.log"
+runs=""
+for sh in b4h16k16s4096d128 b2h32k8s4096d128 b1h32k32s16384d128 b16h16k16s1024d64; do
+    f=bench/wgmma/sdpa_fwd_bf16/$sh c=bench/wgmma/sdpa_fwd_bf16_causal/$sh
+    if [ "$part" = 1 ]; then
+        runs+="-|$f|v11|20;XDNN_SDPA_WGMMA_WIDE=0|$f|wide0|20;XDNN_SDPA_WGMMA_WIDE=0,XDNN_SDPA_WGMMA_LAZY=0|$f|old|20;"
+        runs+="-|$c|v11|20;XDNN_SDPA_WGMMA_LAZY=0|$c|old|20;"
+    else # the d64 rows do not take the wide tile
+        runs+="-|$c|v11|20;XDNN_SDPA_WGMMA_AHEAD=0|$c|ahead0|20;"
+        [ $sh = b16h16k16s1024d64 ] || runs+="XDNN_SDPA_WGMMA_WIDE=2|$c|wide2|20;"
+        runs+="-|$f|v11|20;"
+        [ $sh = b16h16k16s1024d64 ] || runs+="XDNN_SDPA_WGMMA_WIDE=0|$f|wide0|20;"
+    fi
+done
+IFS=';' read -ra rl <<< "${runs%;}"
+for r in "${rl[@]}"; do
+    [ "$(budget)" -gt 14 ] || { echo "bench cut short: $r and after not run"; break; }
+    dev_bench_runs "$dt" "$r" | grep -v "ok=1 fail=0"
+done
+awk '/^###/ {h = $2} /^(PASS|FAIL)/ {id = $2} /^FAIL/ {print "FAIL", h, id}
+     /TIME/ {print id, h, "median", $5, "min", $8, "max", $10 + 0, $11, "TF/s"}' "$out/bench.log" |
+    sed 's|bench/wgmma/sdpa_fwd_bf16||'
+if [ "$part" = 2 ] && [ "${NCU:-1}" != 0 ] && [ "$(budget)" -gt 16 ]; then
     ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
     step "ncu, one launch of the no-mask b4h16s4096d128 on the 176-key tile"
     DIFFTEST_ITERS=1 timeout $(( $(budget) - 3 )) $ncu --section SpeedOfLight --section LaunchStats \
