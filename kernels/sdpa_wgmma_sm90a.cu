@@ -114,14 +114,19 @@
 //    (wide_tile; flash-attention-3's tile at D = 128 without a causal mask): S = Q K^T by wgmma m64n176k16 (88
 //    accumulators), P V in 11 k-steps; one Q buffer (208 KiB of shared memory, a second does not fit), so v8's
 //    loop, not v9's stream.  The per-tile costs that do not grow with the keys (max shuffles, o rescale, the
-//    turn's barriers, the GEMMs' issue and wait) spread over 1.375x the matrix work.  XDNN_SDPA_WGMMA_WIDE=0
-//    keeps 128, =2 takes 176 for a causal-like band too.  (c) ahead: on the counter's walk (causal) with two Q
-//    buffers the producer draws the next item as soon as it begins one and loads that item's Q right after
-//    this item's first K and V (hand_q, load_tile), so v9's stream takes the counter's walk too (session 10:
-//    without this it lost 1-3% there, its next Q in late).  XDNN_SDPA_WGMMA_AHEAD=0 keeps v8's producer order.  H100 (session 12, run 1): no mask b4h16s4096d128
-//    0.987 -> 0.918 ms, b1h32s16384d128 -8.7%.  Measured and dropped: the o rescale skipped (a warp vote) on
-//    warps whose rows kept their max, 0.3-1.4% slower on every row, even on the bench's constant inputs where
-//    no max moves after the first tile (bench/RESULTS-sdpa.md, session 12).
+//    turn's barriers, the GEMMs' issue and wait) spread over 1.375x the matrix work, less the stream and, at
+//    S = 4096, 3% of keys computed past the end (24 x 176).  XDNN_SDPA_WGMMA_WIDE=0 keeps 128, =2 takes 176 for
+//    a causal-like band too.  (b) ahead: on the counter's walk (causal) with two Q buffers the producer draws
+//    the next item as soon as it begins one and loads that item's Q right after this item's first K and V
+//    (hand_q, load_tile), so v9's stream takes the counter's walk too (session 10: without this it lost 1-3%
+//    there, its next Q in late).  XDNN_SDPA_WGMMA_AHEAD=0 keeps v8's producer order.  ptxas: the producer's
+//    spills (24 registers) 24/8 -> 84/64 bytes of plain instances; the consumers' code is unchanged.
+//    H100 (session 12, run 2, the variants in turn): no mask 176 / 128 keys 0.999 (b4h16s4096d128), 0.989
+//    (Llama b2h32k8s4096d128), 1.02 (b1h32s16384d128, noisy; by the minima 0.98-0.99 on all three); causal
+//    ahead 0.990, 0.998, 0.990, 0.990 (b16h16s1024d64); WIDE=2 on causal 1.004, 0.991, 0.967 of ahead alone.
+//    Measured and dropped: the o rescale skipped by a warp vote where no row's max moved (exact: corr 1) was
+//    0.3-1.4% slower on every row in the same binary, and that binary's 128-key paths ran 3-12% slower than
+//    run 2's without it (bench/RESULTS-sdpa.md, session 12).
 #include "gpu/kern_sdpa_splitkv.h"
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"

@@ -1238,12 +1238,13 @@ static void sdpa_cases_wgmma_pack(void)
     sdpa_sweep_opts(shapes, (int)(sizeof shapes / sizeof shapes[0]), pack_sopts, PK_NSOPTS, 3, 4);
 }
 
-/* Session 12 (2026-11-25, issue 10, kernel v11): sdpa_flash_wgmma's 176-key tile (no band, DP 128, 16-bit o) and
- * the lazy o rescale (every instance).  The wide tile is taken where v10's packing is not, so every shape has at
- * least an H100's 132 work items (row blocks x B x Hq): Skv 1, 175, 176 + 1, 353, 1000 and 4097 (off the tile
- * and below it), Sq 1, 3, 77, 129, 257, 300 (odd, crossing the 128-row tile), GQA 1, 3, 6, 8, 11; D = Dv 96,
- * 128 and Dv != D (128/64, 64/128: DP 128); no mask, seq lens (the wide tile's edge tiles), a scale; f16 and
- * bf16, bhsd and bshd, 16-bit and f32 o (f32 o keeps 128 keys).  Ids "sdpa/sdpa_flash_wgmma/k176-...". */
+/* Session 12 (2026-11-25, issue 10, kernel v11): sdpa_flash_wgmma's 176-key tile (no band, DP 128, 16-bit o;
+ * XDNN_SDPA_WGMMA_WIDE=2: causal-like bands too, run on the lpt- and chain- cases).  The wide tile is taken where
+ * v10's packing is not, so every shape has at least an H100's 132 work items (row blocks x B x Hq): Skv 1, 175,
+ * 176 + 1, 353, 530, 1000 and 4097 (off the tile and below it), Sq 1, 3, 77, 129, 130, 200, 257, 300 (odd,
+ * crossing the 128-row tile), GQA 1, 5, 6, 7, 8, 11; D = Dv 96, 128 and Dv != D (128/64, 64/128: DP 128); no
+ * mask, seq lens (the wide tile's edge tiles), a scale; f16 and bf16, bhsd and bshd, 16-bit and f32 o (f32 o
+ * keeps 128 keys).  Ids "sdpa/sdpa_flash_wgmma/k176-...". */
 static const sopt wide_sopts[] = {
     {"k176-plain", "", 0, false},
     {"k176-seqlens", "", 0, true},

@@ -28,6 +28,10 @@
 # AHEAD=0; 3. memcheck --quick lpt- (defaults) and chain- (WIDE=2); 4. the peer; 5. the bench: causal v11 /
 # AHEAD=0 / WIDE=2, no mask v11 / WIDE=0, taking turns per shape; 6. ncu on one launch of the 176-key no-mask
 # b4h16s4096d128 if time is left (NCU=0: none).
+# Run 2 (08f0be1): 398/398 (defaults), lpt- 28/28 and chain- 22/22 (WIDE=2 AHEAD=0), memcheck 0 errors; no mask
+# 176 / 128 keys 0.999, 0.989, 1.02 (noisy) by the medians, 0.98-0.99 by the minima: run 1's 7% was the lazy
+# vote slowing the 128-key paths of its binary; AHEAD on causal -1.0% (Llama -0.2%); WIDE=2 on causal +0.4%,
+# -0.9%, -3.3% (b1h32s16384): an option.  bench/RESULTS-sdpa.md, session 12.
 # Logs in OUT/logs.tgz; the summary on stdout.  DRY=1: print the plan only.
 # Packing DEV (from /work/wt/fwd176, tree at the commit to test), then the call
 # `bash build-fwd176-dev/fwd176_session.sh build-fwd176-dev $OUT` (cwd: the copy of /work/main), carrying it:
