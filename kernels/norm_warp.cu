@@ -152,8 +152,8 @@ __device__ __forceinline__ void wr_row_stats(const uint4 (&c)[NV], int D, int rm
 // with the activation's and the element loads' code inlined beside every
 // element, the one loop ran out of the instruction cache (ncu, session 9:
 // layernorm f16 8192x768 stalled mostly on instruction fetch).
-template <typename T, int NV, typename J>
-__device__ __forceinline__ void wr_store_y(const J &j, const uint4 (&c)[NV], int64_t yo, int D, const wr_pos &p,
+template <typename T, int NV>
+__device__ __forceinline__ void wr_store_y(const ng_row_job &j, const uint4 (&c)[NV], int64_t yo, int D, const wr_pos &p,
                                            float mean, float inv)
 {
     constexpr int VW = 16 / sizeof(T);
@@ -202,8 +202,7 @@ __device__ __forceinline__ void wr_store_y(const J &j, const uint4 (&c)[NV], int
 
 // The row's mean / inv into the statistics outputs the forward has (lane 0
 // of the group's first warp).
-template <typename J>
-__device__ __forceinline__ void wr_put_stats(const J &j, const int64_t (&base)[NG_NOPS], const wr_pos &p,
+__device__ __forceinline__ void wr_put_stats(const ng_row_job &j, const int64_t (&base)[NG_NOPS], const wr_pos &p,
                                              float mean, float inv)
 {
     if (p.wr != 0 || p.lane != 0)
@@ -256,8 +255,8 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_norm(const ng_row_job j,
 // 0.1007 against 0.1242: three groups an SM against v1's four blocks).
 enum { WR2_FWD_NV = 4, WR2_FWD_WPR = 4 };
 
-template <typename T, int NV, typename J>
-__global__ void __launch_bounds__(WR_WARPS * 32, 3) k_warp_norm2(const J j, int64_t rows, int D, int wpr)
+template <typename T, int NV>
+__global__ void __launch_bounds__(WR_WARPS * 32, 3) k_warp_norm2(const ng_row_job j, int64_t rows, int D, int wpr)
 {
     constexpr int TH = WR_WARPS * 32;
     extern __shared__ uint4 wr_stage[]; // [WR2_STAGES][NV][TH]
@@ -303,20 +302,15 @@ __global__ void __launch_bounds__(WR_WARPS * 32, 3) k_warp_norm2(const J j, int6
     }
 }
 
-// The launch parameter: the slim ng_row_job; XDNN_NORM_FULL_JOB=1 passes the
-// whole ng_job (3.6 KB) as before session 12 (A/B of the launch's cost).
+// The launch parameter is the ~1 KB ng_row_job (session 12; the whole 3.6 KB
+// ng_job before): rmsnorm bf16 8192 x 4096 0.0624 / 0.0637 ms against 0.0653,
+// layernorm bf16 16384 x 1024 0.0392 / 0.0382 against 0.0406 (H100, 2bc164c).
 template <typename T, int NV>
 int wr_norm2_launch(const ng_job *j, int64_t rows, int D, int wpr, cudaStream_t s)
 {
     const size_t smem = (size_t)WR2_STAGES * NV * WR_WARPS * 32 * 16;
-    static const int full = env_int("XDNN_NORM_FULL_JOB", 0);
-    if (full) {
-        const unsigned grid = wr2_grid((const void *)k_warp_norm2<T, NV, ng_job>, smem, rows, wpr, INT32_MAX);
-        k_warp_norm2<T, NV, ng_job><<<grid, WR_WARPS * 32, smem, s>>>(*j, rows, D, wpr);
-    } else {
-        const unsigned grid = wr2_grid((const void *)k_warp_norm2<T, NV, ng_row_job>, smem, rows, wpr, INT32_MAX);
-        k_warp_norm2<T, NV, ng_row_job><<<grid, WR_WARPS * 32, smem, s>>>(wr_row_job(j), rows, D, wpr);
-    }
+    const unsigned grid = wr2_grid((const void *)k_warp_norm2<T, NV>, smem, rows, wpr, INT32_MAX);
+    k_warp_norm2<T, NV><<<grid, WR_WARPS * 32, smem, s>>>(wr_row_job(j), rows, D, wpr);
     return (int)cudaGetLastError();
 }
 

@@ -236,7 +236,15 @@ static unsigned wr_grid_for(const void *kern, size_t smem, int threads, int64_t 
         if (cache[i].kern == kern && cache[i].smem == smem && cache[i].threads == threads && cache[i].dev == dev)
             per_sm = cache[i].blocks;
     if (per_sm < 0) {
-        cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        // the kernel's dynamic shared memory limit only grows: a launch
+        // found in the cache still fits after the kernel ran smaller (the
+        // backward with and without a residual stages 3 or 2 operands; a
+        // limit set down to the smaller size failed the larger launch)
+        size_t most = smem;
+        for (int i = 0; i < ncache; i++)
+            if (cache[i].kern == kern && cache[i].dev == dev && cache[i].smem > most)
+                most = cache[i].smem;
+        cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)most);
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, threads, smem);
         if (ncache < 64)
             cache[ncache++] = {kern, smem, threads, dev, per_sm};

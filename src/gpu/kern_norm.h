@@ -116,8 +116,8 @@ typedef struct ng_job {
 /* What the warp-row kernels (kernels/norm_warp.cu's layernorm / rmsnorm
  * forward, norm_warp_bwd.cu, norm_wide_bwd.cu) read of an ng_job: their
  * launch parameter, ~1 KB where ng_job is 3.6 KB (a launch copies its
- * parameter; session 10 found ~11 us between the rmsnorm forward's
- * event-timed median and its kernel).  ng_job's member names, so the
+ * parameter: 1-3 us less a launch, session 12; also fewer registers spilled
+ * by the backward's v3).  ng_job's member names, so the
  * kernels' code reads either; outer strides of the operands up to NG_INV
  * only (the row kernels' x, y, dy, dx, mean, inv), the first inner stride of
  * every operand (scale / bias / dscale / dbias along the row).  Filled from

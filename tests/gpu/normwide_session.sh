@@ -19,7 +19,11 @@
 #  5. ncu (--clock-control none: the clocks the event timings run at) on one k_wide_norm_bwd launch
 #     (layernorm_bwd bf16 8192 x 8192) and one k_warp_norm2 (rmsnorm bf16 8192 x 4096);
 #  6. the full difftest_norm sweep in what is left.
-# PART=2 (the second call, <= 200 s): the full sweep first (SWEEP_S), then step 2's bench again if BENCH2 is set.
+# PART=2 (the second call, <= 200 s; after call 1: the slim parameter kept, its A/B retired; the launch's
+# shared-memory limit only raised (call 1's two f32 1001 x 4096 failures); XDNN_NORM_WIDE_ELEMS=8, 1024 threads
+# of 8 elements a row, as an A/B): wide-rows/ with and without it, warp-rows/bwd/, the wide backwards' bench
+# both ways and with the old path, ncu with the warps' stall reasons, memcheck --quick wide-rows/ with it, the
+# full sweep, then norm_torch.py session10 in what is left.
 # A table last (summary.txt); every log in OUT/logs.tgz.  BUDGET_S: the call's seconds (default 230 / 190).
 # DRY=1: the script's own check without a GPU (--dry: CPU reference and plans; no bench, ncu or torch).
 #
@@ -74,7 +78,7 @@ bench_ab() { # the rows, the A/B switches (each run its own process: the switche
 ncu_one() { # ncu_one LABEL FILTER KERNEL
     step "ncu $1 ($3)"
     timeout "${NCU_S:-25}" ncu --clock-control none -k "regex:$3" -s 3 -c 1 --section SpeedOfLight --section Occupancy \
-        --section LaunchStats --section MemoryWorkloadAnalysis "$t" --bench "$2" > "$out/ncu_$1.txt" 2>&1
+        --section LaunchStats --section MemoryWorkloadAnalysis ${NCU_SECTIONS:-} "$t" --bench "$2" > "$out/ncu_$1.txt" 2>&1
     echo "rc=$?"; grep -E "^\s*(Duration|DRAM Throughput|Memory Throughput|Registers Per Thread|Achieved Occupancy|Block Size|Grid Size)\s" \
         "$out/ncu_$1.txt" | head -8
 }
@@ -93,8 +97,33 @@ if [ "$part" = 1 ]; then
     fi
     [ "$(left)" -gt 20 ] && run_family sweep "" "$(( $(left) - 12 ))"
 else
-    run_family sweep "" "${SWEEP_S:-$(( $(left) - 12 ))}"
-    [ -n "${BENCH2:-}" ] && [ -z "$dry" ] && bench_ab
+    run_family wide wide-rows/ 25
+    XDNN_NORM_WIDE_ELEMS=8 run_family wide_e8 wide-rows/ 25
+    run_family warpbwd warp-rows/bwd/ 20
+    if [ -z "$dry" ]; then
+        step "bench (call 2)"
+        : > "$out/bench.log"
+        for r in "-|_bwd/bf16/8192x8192|default|25" "XDNN_NORM_WIDE_ELEMS=8|_bwd/bf16/8192x8192|elems8|25" \
+                 "XDNN_NORM_WIDE_BWD=0|bench/s10/layernorm_bwd/bf16/8192x8192|wide_off|15" \
+                 "-|bench/layernorm_bwd/f16/8192x8192|default|15"; do
+            IFS='|' read -r envs filt tag lim <<< "$r"
+            env ${envs/#-/} timeout "$lim" "$t" --bench "$filt" > "$out/bench.tmp" 2>&1
+            echo "$tag [$envs] $filt rc=$? ok=$(grep -c '^PASS' "$out/bench.tmp")"
+            sed "s/^ *BENCH /BENCH $tag /" "$out/bench.tmp" >> "$out/bench.log"
+        done
+        rm -f "$out/bench.tmp"
+        command -v ncu > /dev/null && NCU_SECTIONS="--section WarpStateStats" ncu_one wide_ln_bwd bench/s10/layernorm_bwd/bf16/8192x8192 k_wide_norm_bwd
+        step "memcheck --quick wide-rows/, XDNN_NORM_WIDE_ELEMS=8"
+        XDNN_NORM_WIDE_ELEMS=8 timeout 20 compute-sanitizer --tool memcheck --print-limit 10 --error-exitcode 3 "$t" --quick wide-rows/ \
+            > "$out/memcheck.log" 2>&1
+        echo "rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -6
+    fi
+    run_family sweep "" "$(( $(left) > ${TORCH_S:-40} + 85 ? $(left) - ${TORCH_S:-40} - 8 : $(left) - 8 ))"
+    if [ -z "$dry" ] && [ "$(left)" -gt 38 ]; then
+        step "PyTorch: norm_torch.py session10"
+        PYTHONUNBUFFERED=1 timeout "$(( $(left) - 6 ))" python3 "$dev/norm_torch.py" session10 > "$out/torch.log" 2>&1
+        echo "rc=$?"; grep -cE '"ms"' "$out/torch.log"
+    fi
 fi
 
 step "tables"
@@ -105,7 +134,7 @@ def rd(n):
     p = os.path.join(out, n)
     return open(p, errors="replace").read() if os.path.exists(p) else ""
 print("== correctness")
-for n in ("wide", "warprows", "sweep", "memcheck"):
+for n in ("wide", "wide_e8", "warprows", "warpbwd", "sweep", "memcheck"):
     t = rd(n + ".log")
     if t:
         es = re.findall(r"ERROR SUMMARY: (\d+)", t)
@@ -149,6 +178,8 @@ for n in sorted(os.listdir(out)):
         got = [re.search(r"^\s*%s\s+(\S+)\s+([\d.,]+)" % re.escape(k), t, re.M) for k in
                ("Duration", "DRAM Throughput", "Registers Per Thread", "Achieved Occupancy", "Grid Size")]
         print("ncu %-20s " % n[4:-4] + "  ".join("%s %s" % (g.group(2), g.group(1)) if g else "-" for g in got))
+        for st in re.findall(r"(?:On average, each warp of this kernel spends|Warp Cycles Per Issued Instruction)[^\n]*(?:\n[^\n]*){0,2}", t)[:2]:
+            print("    " + " ".join(st.split())[:260])
 PY
 cat "$out/summary.txt"
 (cd "$out" && tar czf logs.tgz --remove-files $(ls | grep -v -e '^logs.tgz$' -e '^summary.txt$' -e '^device.txt$'))
