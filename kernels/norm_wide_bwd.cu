@@ -19,16 +19,19 @@
 // Before (kernels/norm.cu): a statistics-loading finalize, k_row_bwd_pg (a
 // block per row, 8-byte loads, the next row's loads only after the current
 // row's store) and a column sum: bf16 8192 x 8192 at 43-44 % of copy.
+// Measured (H100, 57d434e, bench/RESULTS-norm.md session 12): layernorm_bwd /
+// rmsnorm_bwd bf16 8192 x 8192 0.2002 / 0.1976 ms (0.3191 / 0.3119 before),
+// 67-68 % of copy; the kernel alone 188 us = 72 %, latency-bound: 16 warps an
+// SM, 7.3 cycles between a warp's instructions (ring depth 2 or 3: the same).
 #include "norm_warp.cuh"
 
 namespace {
 
-// E elements a thread: 16 (512 threads for 8192-element rows, the
-// default) or 8 (1024 threads, half the partials a thread: the A/B of
-// XDNN_NORM_WIDE_ELEMS=8).
-enum { WB_MAX_STAGES = 4 };
-template <int E>
-__host__ __device__ constexpr int wb_threads() { return NG_WIDE_ROW_MAX / E; }
+// 16 elements a thread, 512 threads for an 8192-element row.  1024 threads
+// of 8 (half the partials a thread, 64 registers, twice the warps an SM)
+// lost: bf16 8192 x 8192 layernorm_bwd 0.2233 ms against 0.2002, rmsnorm_bwd
+// 0.2145 against 0.1976 (H100, 57d434e).
+enum { WB_ELEMS = 16, WB_THREADS = NG_WIDE_ROW_MAX / WB_ELEMS, WB_MAX_STAGES = 4 };
 
 // The operands staged per row: x, dy, and the residual when there is one.
 enum { WB_X, WB_DY, WB_R };
@@ -68,21 +71,21 @@ __device__ __forceinline__ void wb_wait(int stages)
 // Dynamic shared memory: the ring, stages x ops x NV x nt chunks (ops: 3
 // with a residual, else 2).  j.part null: no parameter gradients (the
 // partials are summed anyway, the cheaper branch-free form).
-template <typename T, int E>
-__global__ void __launch_bounds__(wb_threads<E>(), 1) k_wide_norm_bwd(const ng_row_job j, int64_t rows, int D, int stages)
+template <typename T>
+__global__ void __launch_bounds__(WB_THREADS, 1) k_wide_norm_bwd(const ng_row_job j, int64_t rows, int D, int stages)
 {
-    constexpr int VW = 16 / sizeof(T), NV = E / VW;
+    constexpr int VW = 16 / sizeof(T), NV = WB_ELEMS / VW;
     extern __shared__ uint4 wb_ring[];
-    __shared__ float2 sh[2][wb_threads<E>() / 32];
+    __shared__ float2 sh[2][WB_THREADS / 32];
     const int nt = (int)blockDim.x, t = (int)threadIdx.x, nw = nt >> 5;
     const T *sc = static_cast<const T *>(j.t.p[NG_SC]);
     const bool has_r = j.t.p[NG_Y] != nullptr;
     const int ops = has_r ? 3 : 2, per_stage = ops * NV * nt;
     const float fD = (float)D;
     uint4 *mine = wb_ring + t;
-    float ps[E], pb[E];
+    float ps[WB_ELEMS], pb[WB_ELEMS];
 #pragma unroll
-    for (int e = 0; e < E; e++)
+    for (int e = 0; e < WB_ELEMS; e++)
         ps[e] = pb[e] = 0.f;
     const int64_t step = gridDim.x;
     int64_t row = blockIdx.x;
@@ -176,35 +179,28 @@ static int wb_stages(size_t per_stage)
     return n;
 }
 
-template <typename T, int E>
+template <typename T>
 int wb_launch(const ng_job *j, int64_t rows, int D, cudaStream_t s)
 {
-    constexpr int VW = 16 / sizeof(T), NV = E / VW;
+    constexpr int VW = 16 / sizeof(T), NV = WB_ELEMS / VW;
     const int pg = j->t.p[NG_DBI] || j->t.p[NG_DSC];
     // the fewest threads (whole warps) whose NV chunks cover the row
     const int chunks = (D + VW - 1) / VW, nt = ((chunks + NV - 1) / NV + 31) / 32 * 32;
-    if (D % VW || nt > wb_threads<E>() || (pg && (!j->part || j->pg_blocks < 1)))
+    if (D % VW || nt > WB_THREADS || (pg && (!j->part || j->pg_blocks < 1)))
         return -1;
     const size_t per_stage = (size_t)(j->t.p[NG_Y] ? 3 : 2) * NV * nt * 16;
     const int stages = wb_stages(per_stage);
     const size_t smem = stages * per_stage;
-    const unsigned grid = wr_grid_for((const void *)k_wide_norm_bwd<T, E>, smem, nt, rows, 1,
+    const unsigned grid = wr_grid_for((const void *)k_wide_norm_bwd<T>, smem, nt, rows, 1,
                                       pg ? j->pg_blocks : INT32_MAX);
     ng_row_job k = wr_row_job(j);
     if (!pg)
         k.part = nullptr;
-    k_wide_norm_bwd<T, E><<<grid, nt, smem, s>>>(k, rows, D, stages);
+    k_wide_norm_bwd<T><<<grid, nt, smem, s>>>(k, rows, D, stages);
     int e = (int)cudaGetLastError();
     if (e || !pg)
         return e;
     return ng_launch_block_pgrad_cols(j, D, (int)grid, s);
-}
-
-template <typename T>
-int wb_pick(const ng_job *j, int64_t rows, int D, cudaStream_t s)
-{
-    static const int elems = env_int("XDNN_NORM_WIDE_ELEMS", 16);
-    return elems == 8 ? wb_launch<T, 8>(j, rows, D, s) : wb_launch<T, 16>(j, rows, D, s);
 }
 
 } // namespace
@@ -217,8 +213,8 @@ extern "C" int ng_launch_wide_norm_bwd(const ng_job *j, int64_t rows, int64_t D,
     if (D > NG_WIDE_ROW_MAX)
         return -1;
     switch (j->t.dt[NG_X]) {
-    case DT_F16: return wb_pick<__half>(j, rows, (int)D, s);
-    case DT_BF16: return wb_pick<__nv_bfloat16>(j, rows, (int)D, s);
-    default: return wb_pick<float>(j, rows, (int)D, s);
+    case DT_F16: return wb_launch<__half>(j, rows, (int)D, s);
+    case DT_BF16: return wb_launch<__nv_bfloat16>(j, rows, (int)D, s);
+    default: return wb_launch<float>(j, rows, (int)D, s);
     }
 }

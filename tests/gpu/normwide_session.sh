@@ -23,7 +23,11 @@
 # shared-memory limit only raised (call 1's two f32 1001 x 4096 failures); XDNN_NORM_WIDE_ELEMS=8, 1024 threads
 # of 8 elements a row, as an A/B): wide-rows/ with and without it, warp-rows/bwd/, the wide backwards' bench
 # both ways and with the old path, ncu with the warps' stall reasons, memcheck --quick wide-rows/ with it, the
-# full sweep, then norm_torch.py session10 in what is left.
+# full sweep, then norm_torch.py session10 in what is left.  (XDNN_NORM_WIDE_ELEMS=8 lost in call 2 and was
+# removed after it; that call's runs of it now run the default twice.)
+# OUTCOME (bench/RESULTS-norm.md session 12): layernorm_bwd / rmsnorm_bwd bf16 8192 x 8192 0.2002 / 0.1976 ms
+# (0.3191 / 0.3119 before: 1.58x; 67-68 % of copy; 0.51-0.57x torch.compile), short of the expected 0.17-0.19;
+# the kernel latency-bound (ncu: 188 us, 16 warps an SM).  The slim parameter -1.4 to -2.9 us on the v2 rows.
 # A table last (summary.txt); every log in OUT/logs.tgz.  BUDGET_S: the call's seconds (default 230 / 190).
 # DRY=1: the script's own check without a GPU (--dry: CPU reference and plans; no bench, ncu or torch).
 #
