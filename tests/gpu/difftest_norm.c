@@ -1429,6 +1429,58 @@ static void s12_pool_copy_cases(void)
              "  output a, b;\n}\n");
 }
 
+/* session 12 (normwide): the layernorm / rmsnorm backward over rows too wide
+ * for the warp rows (kernels/norm_wide_bwd.cu: 16-bit rows of 4097 to 8192
+ * elements, f32 2049 to 8192; a block per row, dscale / dbias partials per
+ * block).  Widths 4097 (not 16-byte: norm.cu's rows), 6000 (a block of 384
+ * threads, the last chunks past the row), 8192 (512 threads, every chunk),
+ * 12288 and 16384 (past 8192: the split path); 263 rows (past one pass of
+ * the persistent grid: each block walks 2 rows and its ring wraps) or 37
+ * past 8192; f32 / f16 / bf16.  Each width: the layernorm / rmsnorm pair
+ * with scale, bias and every gradient; dx alone (dscale discarded) + the
+ * Llama residual add, and layernorm dx + dbias alone; then rows padded past
+ * D (an outer stride that is not D), and the switch XDNN_NORM_WIDE_BWD=0
+ * (norm.cu's row kernels, the A/B). */
+static void wide_row_cases(void)
+{
+    static const int widths[][2] = {{4097, 0}, {6000, 1}, {8192, 1}, {12288, 0}, {16384, 0}}; /* D, quick */
+    for (int k = 0; k < 5; k++) {
+        if (opts.quick && !widths[k][1])
+            continue;
+        for (int ti = 0; ti < 3; ti++) {
+            const char *t = dts[ti];
+            const int D = widths[k][0], R = D > 8192 ? 37 : 263;
+            char name[192], sh[48];
+            snprintf(name, sizeof name, "wide-rows/layer+rms/%s/%dx%d", t, R, D);
+            lnrms_pair_case(name, 1100 + 10 * k + 3 * ti, t, R, D, false);
+            if (opts.quick && ti != 2)
+                continue;
+            snprintf(sh, sizeof sh, "[%d, %d]", R, D);
+            snprintf(name, sizeof name, "wide-rows/dx-only+residual/%s/%dx%d", t, R, D);
+            add_case(name, 2, "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n  input x: %s%s;\n  input dy: %s%s;\n"
+                              "  input r0: %s%s;\n  weight s: %s[%d];\n  input ir: f32[%d, 1] = uniform(0.5, 2.0);\n"
+                              "  input m: f32[%d, 1];\n  e0, _ = rmsnorm_bwd(dy, x, s, ir);\n  ex = r0 + e0;\n"
+                              "  dx, _, db = layernorm_bwd(dy, x, s, m, ir);\n  output ex: %s, dx: %s, db: f32;\n}\n",
+                     1101 + 10 * k + 3 * ti, t, t, sh, t, sh, t, sh, t, D, R, R, t, t);
+        }
+    }
+    for (int ti = 0; ti < 3; ti++) {
+        const char *t = dts[ti];
+        char name[192];
+        snprintf(name, sizeof name, "wide-rows/padded-rows/%s/37x6000@6016", t);
+        add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[37, 6000] @strides(6016, 1);\n"
+                          "  input dy: %s[37, 6000] @strides(6016, 1);\n  weight s: %s[6000];\n"
+                          "  input m: f32[37, 1];\n  input iv: f32[37, 1] = uniform(0.5, 2.0);\n"
+                          "  dx: @strides(6016, 1), ds: f32, db: f32 = layernorm_bwd(dy, x, s, m, iv);\n"
+                          "  ex: @strides(6016, 1), es: f32 = rmsnorm_bwd(dy, x, s, iv);\n"
+                          "  output dx: %s @strides(6016, 1), ds, db, ex: %s @strides(6016, 1), es;\n}\n",
+                 1160 + ti, t, t, t, t, t);
+    }
+    case_env = "XDNN_NORM_WIDE_BWD=0";
+    lnrms_pair_case("wide-rows/switch-off/bf16/263x8192", 1170, "bf16", 263, 8192, false);
+    case_env = "";
+}
+
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */
 
 static const char *case_id(int i)
@@ -1542,6 +1594,7 @@ int main(int argc, char **argv)
         join_cases();
         finwide_cases(); /* session 11 (bnfwd) */
         s12_pool_copy_cases(); /* session 12 (pool): registered last */
+        wide_row_cases(); /* session 12 (normwide): registered last */
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
