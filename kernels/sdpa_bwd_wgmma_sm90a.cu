@@ -87,7 +87,13 @@ constexpr int kThreads = 384;
 // the consumers' schedule of a tile's dS (bits of sched, XDNN_SDPA_BWD_SCHED): kSchedEarlyDKV issues dV, dK
 // before the dS stores so the stores run beside them; kSchedStm stores dS with stmatrix (4 per thread, not 32
 // 16-bit stores)
-constexpr int kSchedEarlyDKV = 1, kSchedStm = 2;
+// kSchedDqWarp: a producer warp per consumer issues its dQ tile's bulk reduce-add (the launcher sets it unless
+// the sums are ordered, added by red.global or folded: XDNN_SDPA_BWD_DQ)
+constexpr int kSchedEarlyDKV = 1, kSchedStm = 2, kSchedDqWarp = 4;
+// named barriers of sdpa_bwd_wgmma: 1 the consumers' dS join (DP 128), 2 + cw a consumer's dS (DP 64), 4 + cw a
+// consumer's dQ staging tile (its own bulk reduce), and with kSchedDqWarp 6 + cw "staging tile cw written"
+// (its 128 threads arrive, the writer warp syncs) and 8 + cw "staging tile cw read" (the reverse)
+constexpr int kBarDqFull = 6, kBarDqFree = 8;
 constexpr int kPadRows = 64; // the workspace's rows per (b, h): Sq rounded up to this (bw_cfg::BM)
 
 #if XW_DEVICE
@@ -202,17 +208,22 @@ __device__ __forceinline__ int dq_arrivals(const xk_sdpa &p, int lq, int lkv, in
 // of 4) there, the f32 dQ sums and the counters after them, a chunk per warp (no cudaMemset pass); dq_zero: the
 // main kernel converts dQ itself (dq_cnt), so prep writes the dq rows no key block adds into (rows that see no
 // key: seq_len_q, bottom-right causal with Sq > Skv) as zeros, which sdpa_bwd_dq_out would have written.
+// lpr lanes per row (a power of two, 4..32; XDNN_SDPA_BWD_PREP): 32 (before session 12) left half a warp idle
+// at Dv = 128 and gave each warp one 512-byte round of loads, ~1.4 TB/s at b4h16s4096d128 (session 10's side
+// pass timings); 8 has each lane load 2 x 16 bytes of do and o per row at Dv = 128, four rows per warp.
 template <typename T>
 __global__ void __launch_bounds__(256) sdpa_bwd_prep(const xk_sdpa p, float *lse2, float *delta, int64_t nrows, int Sqp,
-                                                     float *zero, int64_t zwords, int dq_zero)
+                                                     float *zero, int64_t zwords, int dq_zero, int lpr)
 {
-    const int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const int lane = threadIdx.x & 31;
+    const int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> (__ffs(lpr) - 1);
+    const int lane = threadIdx.x & (lpr - 1), step = lpr * 8;
+    // the row's lanes (the shuffles below stay among them: rows past nrows have returned)
+    const unsigned grp = (lpr == 32 ? 0xffffffffu : (1u << lpr) - 1u) << ((threadIdx.x & 31) & ~(lpr - 1));
     if (row >= nrows)
         return;
     if (zero) {
         const int64_t chunk = ((zwords + nrows - 1) / nrows + 3) & ~(int64_t)3, end = min(zwords, (row + 1) * chunk);
-        for (int64_t k = row * chunk + lane * 4; k < end; k += 128)
+        for (int64_t k = row * chunk + lane * 4; k < end; k += 4 * lpr)
             *reinterpret_cast<float4 *>(zero + k) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
     int b, h, i;
@@ -221,7 +232,8 @@ __global__ void __launch_bounds__(256) sdpa_bwd_prep(const xk_sdpa p, float *lse
         const T *dor = static_cast<const T *>(p.dout.p) + off4(p.dout, b, h, i, 0);
         const int64_t oo = off4(p.o, b, h, i, 0);
         float part = 0.0f;
-        for (int d = lane * 8; d < p.Dv; d += 256) { // Dv % 8 == 0, rows 16-byte aligned (the engine checks)
+#pragma unroll 2
+        for (int d = lane * 8; d < p.Dv; d += step) { // Dv % 8 == 0, rows 16-byte aligned (the engine checks)
             const uint4 a = *reinterpret_cast<const uint4 *>(dor + d);
             const T *ae = reinterpret_cast<const T *>(&a);
             float oe[8];
@@ -240,14 +252,18 @@ __global__ void __launch_bounds__(256) sdpa_bwd_prep(const xk_sdpa p, float *lse
             for (int e = 0; e < 8; e++)
                 part += (float)ae[e] * oe[e];
         }
-        dl = warp_sum(part);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+            if (o < lpr)
+                part += __shfl_xor_sync(grp, part, o);
+        dl = part; // identical in the row's lanes
         const float lse = ld_any(p.stats.p, p.stats.dtype, off4(p.stats, b, h, i, 0));
         l2 = lse == -CUDART_INF_F ? CUDART_INF_F : lse * kLog2e; // a row that saw no key has P = 0
         if (dq_zero) { // dense q only (the engine folds nothing else): row i of (b, h)
             const seq_rows sr = rows_of(p, b);
             if (dq_arrivals(p, sr.lq, sr.lkv, p.bottom_right ? sr.lkv - sr.lq : 0, i / kPadRows, kPadRows, bw_cfg<64>::BN) == 0) {
                 T *dst = static_cast<T *>(const_cast<void *>(p.dq.p)) + off4(p.dq, b, h, i, 0);
-                for (int d = lane * 8; d < p.D; d += 256)
+                for (int d = lane * 8; d < p.D; d += step)
                     *reinterpret_cast<uint4 *>(dst + d) = make_uint4(0, 0, 0, 0);
             }
         }
@@ -391,6 +407,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     auto row_of = [&](int t) -> int64_t {
         return (int64_t)(qb * p.Hq + hk * group + t / ntq) * Sqp + wq0 + mlo + (t % ntq) * BM;
     };
+    // the f32 dQ tile of tile t = (th_, it_) (its workspace row row_of(0) + th_ Sqp + it_ BM) and consumer cw_'s
+    // 64 columns (DP = 64: both consumers add into the one tile); total > 0
+    auto dq_tile = [&](int cw_, int th_, int it_) -> int64_t {
+        return ((row_of(0) + (int64_t)th_ * Sqp + it_ * BM) / BM * NB + (DP > 64 ? cw_ : 0)) * (64 * 64);
+    };
+    // kSchedDqWarp: producer warps 1 and 2 add consumer 0's and 1's staged dQ tiles (the launcher clears the bit
+    // for ordered sums, red.global adds and the fold)
+    const bool dqw = (sched & kSchedDqWarp) != 0;
 
     if (threadIdx.x == 0) {
         mb_init(fullKV, 1);
@@ -426,6 +450,29 @@ __global__ void __launch_bounds__(kThreads, 1)
                 bulk_load(sLD + s * C::LD_BYTES, lse2 + r, BM * 4, XB_FULL(s));
                 bulk_load(sLD + s * C::LD_BYTES + BM * 4, delta + r, BM * 4, XB_FULL(s));
             }
+        }
+        // The dQ writers (FA3's pattern): warp 1 + cw waits until consumer cw has staged a tile's dQ (barrier
+        // kBarDqFull + cw, the consumers only arrive), has its lane 0 issue the 16 KiB bulk reduce-add and wait
+        // until it has read shared memory, and gives the staging tile back (kBarDqFree + cw).  The consumers'
+        // path keeps the stores and their proxy fence but loses the 128-thread barrier in front of the reduce
+        // and thread 0's wait for the previous one's reads (ncu, session 9: 3% of the stall samples, and the
+        // two consumers meet right after it at the dS join).
+        const int pw = threadIdx.x >> 5;
+        if (dqw && (pw == 1 || pw == 2) && total > 0) {
+            const int cw = pw - 1;
+            const bool l0 = (threadIdx.x & 31) == 0;
+            asm volatile("bar.arrive %0, 160;\n" ::"r"(kBarDqFree + cw) : "memory");
+            for (int t = 0, th = 0, it = 0; t < total; t++) {
+                asm volatile("bar.sync %0, 160;\n" ::"r"(kBarDqFull + cw) : "memory");
+                bulk_reduce_if(l0, dqacc + dq_tile(cw, th, it), sDQ + cw * C::DQ_BYTES, C::DQ_BYTES);
+                bulk_wait_read_if(l0);
+                __syncwarp();
+                if (t + 1 < total) // the consumers wait for it before staging the next tile (none after the last)
+                    asm volatile("bar.arrive %0, 160;\n" ::"r"(kBarDqFree + cw) : "memory");
+                it = it + 1 == ntq ? 0 : it + 1;
+                th = it == 0 ? th + 1 : th;
+            }
+            bulk_wait_if(l0);
         }
     } else { // ---- consumers
         asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
@@ -511,7 +558,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         // memory latency runs under the GEMMs rather than in front of the first FFMA (ncu, session 9: 7% of
         // the stall samples on those FFMAs).
         float2 dl[BM / 8];
-        auto front = [&](int t, int th, int it) {
+        // staged: the dQ tile of the previous tile is in the staging tile (dqw; the loop's calls), fenced and
+        // handed to the writer warp here, after the exp2s, when the stores have long completed
+        auto front = [&](int t, int th, int it, bool staged) {
             const int s = t % ST, m0 = mlo + it * BM;
             const float *lr = ld_gen + s * (C::LD_BYTES / 4); // lse2 of the stage's rows (Delta at lr + BM)
             float2 l[BM / 8];
@@ -550,6 +599,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                 for (int e = 0; e < 4; e++)
                     sa[nt * 4 + e] = ex2(fmaf(sa[nt * 4 + e], scale2, -((e & 1) ? l[nt].y : l[nt].x)));
+            if (staged) {
+                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // generic writes -> bulk reads
+                asm volatile("bar.arrive %0, 160;\n" ::"r"(kBarDqFull + cw) : "memory");
+            }
             if constexpr (kDrop) // while dP^T runs
                 drop_sign<BM>(p, sa, b, hk * group + th, m0, n0 + cw * 64 + warp * 16);
 #pragma unroll
@@ -563,11 +616,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         issue_s(0);
         if (kEarlyDP)
             issue_dp(0);
-        front(0, 0, 0);
+        front(0, 0, 0, false);
 
-        // tile t is query head hk * group + th, rows mlo + it * BM (th, it: t / ntq, t % ntq); its workspace
-        // row row_of(t) = row0 + th * Sqp + it * BM
-        const int64_t row0 = row_of(0);
+        // tile t is query head hk * group + th, rows mlo + it * BM (th, it: t / ntq, t % ntq; dq_tile)
         // The folded dq conversion (dq_cnt): each consumer counts its arrival on a tile's counter once its
         // reduce-add into the tile has completed; the arrival that brings the count to the tile's arrivals
         // (dq_arrivals) converts the tile's 64 x 64 sums to dq (XDNN_SDPA_BWD_FOLD; off by default: both modes
@@ -581,9 +632,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         // C7518); the last two tiles' as in mode 1.
         const bool fold = dq_cnt != nullptr, fold_loop = fold && fold_mode == 2;
         const int arrivals = DP > 64 ? 1 : 2; // DP = 64: both consumers add into the one column tile
-        auto tile_of = [&](int th_, int it_) -> int64_t {
-            return ((row0 + (int64_t)th_ * Sqp + it_ * BM) / BM * NB + (DP > 64 ? cw : 0)) * (64 * 64);
-        };
+        auto tile_of = [&](int th_, int it_) -> int64_t { return dq_tile(cw, th_, it_); };
         // thread 0: count tile (th_, it_) in (on), then every thread of the warpgroup learns at the next named
         // barrier whether it was the last arrival (the flag at sFlag + 4 cw, read right after that barrier)
         auto arrive = [&](bool on, int th_, int it_) {
@@ -704,7 +753,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             // the previous tile's dQ reduction has read the staging tile (thread 0's bulk group; predicated, not
             // branched: a thread-dependent branch while a wgmma is in flight serializes them all, C7518)
-            bulk_wait_read_if(!dq_red && tid == 0);
+            bulk_wait_read_if(!dq_red && !dqw && tid == 0);
             if (fold_loop)
                 arrive(t > 1, ppth, ppit);
             if (DP > 64)
@@ -736,6 +785,8 @@ __global__ void __launch_bounds__(kThreads, 1)
             // again (straight-line code: a branch here with wgmmas in flight serializes them all, C7515)
             const int tn = t + 1 < total ? t + 1 : t;
             issue_s(tn);
+            if (dqw) // the writer has read the previous staged tile (a tile ago: no wait expected), under dQ's GEMM
+                asm volatile("bar.sync %0, 160;\n" ::"r"(kBarDqFree + cw) : "memory");
             if (kEarlyDP) {
                 issue_dp(tn);
                 wg_wait<2>(); // dQ of this tile is in
@@ -750,6 +801,12 @@ __global__ void __launch_bounds__(kThreads, 1)
                 for (int c = 0; c < 8; c++)
                     red_add4(dqacc + tile + (c * 128 + tid) * 4, dq[c * 4], dq[c * 4 + 1], dq[c * 4 + 2],
                              dq[c * 4 + 3]);
+            } else if (dqw) { // staged for the writer warp (fenced and handed over in front, below)
+#pragma unroll
+                for (int c = 0; c < 8; c++)
+                    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(dqs + (c * 128 + tid) * 16),
+                                 "f"(dq[c * 4]), "f"(dq[c * 4 + 1]), "f"(dq[c * 4 + 2]), "f"(dq[c * 4 + 3])
+                                 : "memory");
             } else { // staged in shared memory, then one bulk reduce-add of 16 KiB
 #pragma unroll
                 for (int c = 0; c < 8; c++)
@@ -789,7 +846,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             const bool last = t + 1 >= total, wrap = it + 1 == ntq; // tn's place (tn = t after the last)
             th = last || !wrap ? th : th + 1;
             it = last ? it : wrap ? 0 : it + 1;
-            front(tn, th, it);
+            front(tn, th, it, dqw);
         }
         bulk_wait_if(!dq_red && tid == 0); // shared memory must outlive the last reduction's reads
         if (fold) { // the arrivals not yet counted (no wgmma in flight here; the bulk groups waited for above)
@@ -897,14 +954,16 @@ ws_layout layout_of(int B, int Hq, int Sq, int D, bool ragged_q)
     return w;
 }
 
-// XDNN_SDPA_BWD_DQ=red adds dQ tiles with red.global.add.v4.f32 from registers instead of staging them in
-// shared memory for one cp.reduce.async.bulk per tile (for bisecting and timing; read once).
+// How dQ tiles reach the f32 sums: 0 staged in shared memory and added by one cp.reduce.async.bulk per tile that
+// a producer warp issues (kSchedDqWarp, the default since session 12); XDNN_SDPA_BWD_DQ=red (1) with
+// red.global.add.v4.f32 from registers, =cta (2) staged and added by the consumer warpgroup's thread 0 behind a
+// 128-thread barrier (the kernel before session 12).  Bisecting and timing; read once.
 int dq_red_knob()
 {
     static int k = -1;
     if (k < 0) {
         const char *e = getenv("XDNN_SDPA_BWD_DQ");
-        k = e && strcmp(e, "red") == 0;
+        k = !e ? 0 : strcmp(e, "red") == 0 ? 1 : strcmp(e, "cta") == 0 ? 2 : 0;
     }
     return k;
 }
@@ -1023,6 +1082,19 @@ static int fold_knob()
     return k;
 }
 
+// XDNN_SDPA_BWD_PREP=N: sdpa_bwd_prep's lanes per row (4, 8, 16 or 32; default 8, 32 the pass before session 12).
+// A/B timing, read once.
+static int prep_lanes_knob()
+{
+    static int k = -1;
+    if (k < 0) {
+        const char *e = getenv("XDNN_SDPA_BWD_PREP");
+        const int v = e && e[0] ? atoi(e) : 8;
+        k = v == 4 || v == 16 || v == 32 ? v : 8;
+    }
+    return k;
+}
+
 // Both launchers' start: the plain, band and dropout instantiations opted in to smem bytes of shared memory
 // (once per launcher: *opted), the f32 sums cleared (clear bytes from w.acc: the dQ sums, and the semaphores or
 // arrival counters after them; folded: by sdpa_bwd_prep, else a cudaMemset), then Delta and lse2 by
@@ -1047,9 +1119,10 @@ static cudaError_t bw_begin(const void *const (&kern)[N], int smem, bool *opted,
     }
     float *lse2 = reinterpret_cast<float *>(ws + w.lse), *delta = reinterpret_cast<float *>(ws + w.delta);
     const int64_t rows = (int64_t)(p.off_q.p ? 1 : p.B) * p.Hq * w.Sqp;
-    sdpa_bwd_prep<T><<<(unsigned)((rows * 32 + 255) / 256), 256, 0, s>>>(
+    const int lpr = prep_lanes_knob();
+    sdpa_bwd_prep<T><<<(unsigned)((rows * lpr + 255) / 256), 256, 0, s>>>(
         p, lse2, delta, rows, w.Sqp, fold ? reinterpret_cast<float *>(ws + w.acc) : nullptr, (int64_t)(clear / 4),
-        dq_zero);
+        dq_zero, lpr);
     return cudaSuccess;
 }
 
@@ -1059,7 +1132,7 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
 {
     using C = bw_cfg<DP>;
     static bool opted = false;
-    const int red = det ? 0 : dq_red_knob();
+    const int dqm = det ? 2 : dq_red_knob(), red = dqm == 1;
     // the dq conversion folded into the main kernel (per-tile arrival counters in the semaphores' place): not
     // for the ordered sums (their own path), red.global adds (no bulk group to wait for) or ragged q (tokens of
     // no sequence, rows by slot)
@@ -1077,17 +1150,20 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
     if (!bw_launch_of(&l, p, st, C::BM, C::BN))
         return cudaErrorInvalidValue;
     const int lpt = lpt_heads_of(p, (int)l.grid.x, (int)l.grid.y);
+    // the dQ writer warps: not for the ordered sums (the consumers take their turns themselves), red.global
+    // adds or the fold (both count on thread 0's bulk groups)
+    const int sched = timing_knobs()[0] | (dqm == 0 && !conv && !fold_knob() ? kSchedDqWarp : 0);
     if (timing_knobs()[1])
         ;
     else if (p.drop_threshold) // dropout: the band kernel's masks (one instance more per dtype and DP, not two)
         sdpa_bwd_wgmma<T, DP, true, true><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
-                                                                           sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
+                                                                           sems, w.Sqp, red, sched, lpt, cnt, fold_knob());
     else if (l.band)
         sdpa_bwd_wgmma<T, DP, true, false><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
-                                                                     sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
+                                                                     sems, w.Sqp, red, sched, lpt, cnt, fold_knob());
     else
         sdpa_bwd_wgmma<T, DP, false, false><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
-                                                                      sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
+                                                                      sems, w.Sqp, red, sched, lpt, cnt, fold_knob());
     return conv ? cudaGetLastError() : bw_dq_out<T, DP>(p, acc, w.Sqp, s);
 }
 
