@@ -64,6 +64,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <type_traits>
 
 namespace {
 
@@ -89,7 +90,8 @@ constexpr int kThreads = 384;
 // 16-bit stores)
 // kSchedDqWarp: a producer warp per consumer issues its dQ tile's bulk reduce-add (the launcher sets it unless
 // the sums are ordered, added by red.global or folded: XDNN_SDPA_BWD_DQ)
-constexpr int kSchedEarlyDKV = 1, kSchedStm = 2, kSchedDqWarp = 4;
+// kSchedEarlyDV: dV issued before the dS^T arithmetic (session 12), not beside dK after it
+constexpr int kSchedEarlyDKV = 1, kSchedStm = 2, kSchedDqWarp = 4, kSchedEarlyDV = 8;
 // named barriers of sdpa_bwd_wgmma: 1 the consumers' dS join (DP 128), 2 + cw a consumer's dS (DP 64), 4 + cw a
 // consumer's dQ staging tile (its own bulk reduce), and with kSchedDqWarp 6 + cw "staging tile cw written"
 // (its 128 threads arrive, the writer warp syncs) and 8 + cw "staging tile cw read" (the reverse)
@@ -331,6 +333,42 @@ __device__ __forceinline__ void drop_sign(const xk_sdpa &p, float (&sa)[BM / 2],
     }
 }
 
+#if XW_DEVICE
+// wg_ss's first k-step (D = A B^T, no accumulate) with D as outputs only: the registers' old values are dead
+// before it (wg_ss binds D read-write for its runtime acc, so S^T's old accumulators stayed live through the
+// whole loop; with P^T's 16-bit copy live across the dS^T arithmetic (kSchedEarlyDV) that cost ~100 bytes of
+// spills at DP = 128)
+#define XB_O8(d, i) "=f"(d[i]), "=f"(d[i + 1]), "=f"(d[i + 2]), "=f"(d[i + 3]), "=f"(d[i + 4]), "=f"(d[i + 5]), \
+                    "=f"(d[i + 6]), "=f"(d[i + 7])
+#define XB_FIRST(TN, TY)                                                                                \
+    __device__ __forceinline__ void wg_ss_first(float (&d)[32], uint64_t da, uint64_t db, TN)           \
+    {                                                                                                   \
+        asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {"                       \
+                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "           \
+                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"   \
+                     "}, %32, %33, 0, 1, 1, 0, 0;\n"                                                     \
+                     : XB_O8(d, 0), XB_O8(d, 8), XB_O8(d, 16), XB_O8(d, 24)                             \
+                     : "l"(da), "l"(db));                                                               \
+    }
+XB_FIRST(__nv_bfloat16, "bf16")
+XB_FIRST(__half, "f16")
+#undef XB_FIRST
+#undef XB_O8
+#endif
+
+// pack2's inverse: the two values of a 16-bit pair (lo in x)
+template <typename T> __device__ __forceinline__ float2 unpack2(uint32_t w);
+template <> __device__ __forceinline__ float2 unpack2<__nv_bfloat16>(uint32_t w)
+{
+    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
+}
+template <> __device__ __forceinline__ float2 unpack2<__half>(uint32_t w)
+{
+    __half2 h;
+    memcpy(&h, &w, 4);
+    return __half22float2(h);
+}
+
 // P f of a signed P (drop_sign): P / (1 - p) kept, 0 dropped; |x| is P either way.
 __device__ __forceinline__ float drop_kept(const xk_sdpa &p, float x) { return fmaxf(x, 0.0f) * p.drop_scale; }
 
@@ -340,7 +378,9 @@ __device__ __forceinline__ float drop_kept(const xk_sdpa &p, float x) { return f
 // no mask or causal, tested per element as one compare on the diagonal tiles, as before the band existed:
 // the band's two compares per element cost 5-7% on unmasked shapes (H100, b4h16s4096d128: 3.47 vs 3.32 ms).
 // kDrop: dropout (launched with kBand only, one instance per dtype and DP): see drop_sign and the dS loop.
-template <typename T, int DP, bool kBand, bool kDrop>
+// kLateDV: dV issued beside dK after the dS^T arithmetic, the schedule of sessions 7-11 (one instance, bf16 DP 128
+// without the band, for XDNN_SDPA_BWD_SCHED's A/B; every other instance issues dV before it, kSchedEarlyDV).
+template <typename T, int DP, bool kBand, bool kDrop, bool kLateDV = false>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_bwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tdo,
                    const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, const xk_sdpa p,
@@ -522,12 +562,11 @@ __global__ void __launch_bounds__(kThreads, 1)
             const uint32_t qb = sQ + s * C::QT_BYTES;
             mb_wait(XB_FULL(s), (t / ST) & 1);
             wg_fence();
-            keep(sa);
+            wg_ss_first(sa, gdesc(kA, 16, 1024), gdesc(qb, 16, 1024), T()); // sa's old values dead (wg_ss_first)
 #pragma unroll
-            for (int kk = 0; kk < DP / 16; kk++) {
+            for (int kk = 1; kk < DP / 16; kk++) {
                 const uint32_t co = (kk >> 2), ko = (kk & 3) * 32u;
-                wg_ss(sa, gdesc(kA + co * BN * 128 + ko, 16, 1024), gdesc(qb + co * BM * 128 + ko, 16, 1024), kk > 0,
-                      T());
+                wg_ss(sa, gdesc(kA + co * BN * 128 + ko, 16, 1024), gdesc(qb + co * BM * 128 + ko, 16, 1024), 1, T());
             }
             wg_commit();
         };
@@ -665,30 +704,65 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int t = 0, th = 0, it = 0; t < total; t++) {
             const int s = t % ST;
             const uint32_t qb = sQ + s * C::QT_BYTES, ob = sO + s * C::QT_BYTES, dsb = sDS + (t & 1) * C::DS_BYTES;
+            // P^T (dropout: P^T f) and dS^T as A fragments (k = queries)
+            uint32_t pf[BM / 16][4], df[BM / 16][4];
+            auto pack_p = [&]() {
+#pragma unroll
+                for (int kk = 0; kk < BM / 16; kk++)
+#pragma unroll
+                    for (int q = 0; q < 4; q++) {
+                        const float x0 = sa[kk * 8 + q * 2], x1 = sa[kk * 8 + q * 2 + 1];
+                        pf[kk][q] = kDrop ? pack2<T>(drop_kept(p, x0), drop_kept(p, x1)) : pack2<T>(x0, x1);
+                    }
+            };
+            // kSchedEarlyDV: dV += P^T dO goes to the tensor cores before the dS^T arithmetic, which it then
+            // hides (front drains every wgmma, so before this the tensor cores idled through it on both
+            // consumers at once: they meet at the dS join each tile).  dS^T then takes P^T from its 16-bit
+            // copy in pf (sa dies here: with both live, ptxas spilled 116 bytes instead of 20 at DP = 128).
+            // Not with dropout: its dS^T needs |x| of the signed P^T, which pf (P^T f) does not keep.  A compile-
+            // time choice: as a runtime branch ptxas spilled 120-132 bytes at DP = 128 and injected wgmma fences
+            // (C7519); kLateDV keeps the schedule before it in one instance for the A/B (launch_bw).
+            constexpr bool edv = !kDrop && !kLateDV;
+            if (edv) {
+                pack_p();
+                wg_fence();
+                keep(pf);
+#pragma unroll
+                for (int kk = 0; kk < BM / 16; kk++)
+                    wg_rs(dv, pf[kk], gdesc(ob + kk * 16 * 128, BM * 128, 1024), T());
+                wg_commit();
+            }
             // this thread's query columns: m0 + nt * 8 + t4 * 2 + {0, 1}; Delta (dl) read by front
+            if (edv) { // dS^T = P^T (dP^T - Delta), P^T rounded to T (pf: element 2 q + j of k-step kk is nt = 2 kk + q / 2)
 #pragma unroll
-            for (int nt = 0; nt < BM / 8; nt++) {
+                for (int kk = 0; kk < BM / 16; kk++)
 #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const float dn = (e & 1) ? dl[nt].y : dl[nt].x;
-                    if constexpr (kDrop) { // dS^T = P^T (f dP^T - Delta); P^T f, dV's A operand, back into sa
-                        const float pf_ = drop_kept(p, sa[nt * 4 + e]);
-                        dpa[nt * 4 + e] = fmaf(pf_, dpa[nt * 4 + e], -fabsf(sa[nt * 4 + e]) * dn);
-                        sa[nt * 4 + e] = pf_;
-                    } else {
-                        dpa[nt * 4 + e] = sa[nt * 4 + e] * (dpa[nt * 4 + e] - dn);
+                    for (int q = 0; q < 4; q++) {
+                        const float2 pv = unpack2<T>(pf[kk][q]), dn = dl[kk * 2 + q / 2];
+                        const int i = kk * 8 + q * 2;
+                        dpa[i] = pv.x * (dpa[i] - dn.x);
+                        dpa[i + 1] = pv.y * (dpa[i + 1] - dn.y);
+                    }
+            } else {
+#pragma unroll
+                for (int nt = 0; nt < BM / 8; nt++) {
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const float dn = (e & 1) ? dl[nt].y : dl[nt].x;
+                        if constexpr (kDrop) // dS^T = P^T (f dP^T - Delta)
+                            dpa[nt * 4 + e] = fmaf(drop_kept(p, sa[nt * 4 + e]), dpa[nt * 4 + e], -fabsf(sa[nt * 4 + e]) * dn);
+                        else
+                            dpa[nt * 4 + e] = sa[nt * 4 + e] * (dpa[nt * 4 + e] - dn);
                     }
                 }
             }
-            // P^T and dS^T as A fragments (k = queries)
-            uint32_t pf[BM / 16][4], df[BM / 16][4];
+            if (!edv)
+                pack_p();
 #pragma unroll
             for (int kk = 0; kk < BM / 16; kk++)
 #pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    pf[kk][q] = pack2<T>(sa[kk * 8 + q * 2], sa[kk * 8 + q * 2 + 1]);
+                for (int q = 0; q < 4; q++)
                     df[kk][q] = pack2<T>(dpa[kk * 8 + q * 2], dpa[kk * 8 + q * 2 + 1]);
-                }
             // dS (queries x keys, keys along the 128-byte rows, swizzled as TMA would) into this warpgroup's
             // column block of the buffer: element (query c, key r) at c * 128 + ((r / 8) ^ (c % 8)) * 16 + r % 8 * 2
             const uint32_t blk = dsb + cw * (BM * 128);
@@ -721,13 +795,14 @@ __global__ void __launch_bounds__(kThreads, 1)
                         }
                     }
             };
-            auto issue_dkv = [&]() { // dV += P^T dO, dK += dS^T Q (B: 16 query rows per k-step)
+            auto issue_dkv = [&]() { // dV += P^T dO (unless issued above), dK += dS^T Q (B: 16 query rows per k-step)
                 wg_fence();
                 keep(pf);
                 keep(df);
 #pragma unroll
                 for (int kk = 0; kk < BM / 16; kk++) {
-                    wg_rs(dv, pf[kk], gdesc(ob + kk * 16 * 128, BM * 128, 1024), T());
+                    if (!edv)
+                        wg_rs(dv, pf[kk], gdesc(ob + kk * 16 * 128, BM * 128, 1024), T());
                     wg_rs(dk, df[kk], gdesc(qb + kk * 16 * 128, BM * 128, 1024), T());
                 }
                 wg_commit();
@@ -968,8 +1043,8 @@ int dq_red_knob()
     return k;
 }
 
-// XDNN_SDPA_BWD_SCHED=N sets the consumers' dS schedule bits (default kSchedEarlyDKV | kSchedStm, 0 the
-// schedule before 2026-11-24 session 7); XDNN_SDPA_BWD_MAIN=0
+// XDNN_SDPA_BWD_SCHED=N sets the consumers' dS schedule bits (default kSchedEarlyDKV | kSchedStm | kSchedEarlyDV,
+// 3 the schedule of sessions 7-11, 0 the one before session 7); XDNN_SDPA_BWD_MAIN=0
 // skips the main kernel, to time the prep, memset and dq passes alone (dq, dK, dV then come out wrong).  Timing
 // knobs, read once: knobs[0] the schedule, knobs[1] skip.
 static const int *timing_knobs()
@@ -978,7 +1053,7 @@ static const int *timing_knobs()
     if (k[0] < 0) {
         const char *e = getenv("XDNN_SDPA_BWD_SCHED"), *m = getenv("XDNN_SDPA_BWD_MAIN");
         k[1] = m && strcmp(m, "0") == 0;
-        k[0] = e && e[0] ? atoi(e) & 3 : kSchedEarlyDKV | kSchedStm;
+        k[0] = e && e[0] ? atoi(e) & (kSchedEarlyDKV | kSchedStm | kSchedEarlyDV) : kSchedEarlyDKV | kSchedStm | kSchedEarlyDV;
     }
     return k;
 }
@@ -1137,9 +1212,12 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
     // for the ordered sums (their own path), red.global adds (no bulk group to wait for) or ragged q (tokens of
     // no sequence, rows by slot)
     const bool conv = fold_knob() != 0 && !det && !red && !p.off_q.p;
-    const void *const kern[3] = {(const void *)sdpa_bwd_wgmma<T, DP, false, false>,
+    // the kLateDV instance (XDNN_SDPA_BWD_SCHED without kSchedEarlyDV): bf16 DP 128 without the band only
+    constexpr bool kAB = DP == 128 && std::is_same<T, __nv_bfloat16>::value;
+    const void *const kern[4] = {(const void *)sdpa_bwd_wgmma<T, DP, false, false>,
                                  (const void *)sdpa_bwd_wgmma<T, DP, true, false>,
-                                 (const void *)sdpa_bwd_wgmma<T, DP, true, true>};
+                                 (const void *)sdpa_bwd_wgmma<T, DP, true, true>,
+                                 (const void *)sdpa_bwd_wgmma<T, DP, false, false, kAB>};
     cudaError_t e = bw_begin<T>(kern, C::SMEM, &opted, p, ws, w, (det || conv ? w.total : w.sem) - w.acc, conv, s);
     if (e != cudaSuccess)
         return e;
@@ -1153,7 +1231,14 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
     // the dQ writer warps: not for the ordered sums (the consumers take their turns themselves), red.global
     // adds or the fold (both count on thread 0's bulk groups)
     const int sched = timing_knobs()[0] | (dqm == 0 && !conv && !fold_knob() ? kSchedDqWarp : 0);
-    if (timing_knobs()[1])
+    bool late = false;
+    if constexpr (kAB)
+        if (!timing_knobs()[1] && !p.drop_threshold && !l.band && !(sched & kSchedEarlyDV)) {
+            sdpa_bwd_wgmma<T, DP, false, false, true><<<l.grid, kThreads, C::SMEM, s>>>(
+                l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc, sems, w.Sqp, red, sched, lpt, cnt, fold_knob());
+            late = true;
+        }
+    if (timing_knobs()[1] || late)
         ;
     else if (p.drop_threshold) // dropout: the band kernel's masks (one instance more per dtype and DP, not two)
         sdpa_bwd_wgmma<T, DP, true, true><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,

@@ -14,13 +14,20 @@
 #  (2) sdpa_bwd_prep at 8 lanes per row (XDNN_SDPA_BWD_PREP=32 is the pass before): session 10's side-pass
 #      timings put prep at ~0.09-0.10 ms for 134 MB read (~1.4 TB/s, half a warp idle at Dv 128, one 512-byte
 #      round per warp); expected ~0.05-0.06 ms, -0.04 ms on every row (-1.5% plain, -2.5% causal).
-#  Together b4h16 plain ~2.55 ms = 539 TFLOP/s (0.97x cuDNN): 560 not expected from these alone.
+#  (3) dV issued before the dS^T arithmetic (kSchedEarlyDV; XDNN_SDPA_BWD_SCHED=3 runs the schedule before on
+#      the bf16 plain/causal rows): front drains every wgmma, so both consumers (in step: the dS join) left the
+#      tensor cores idle through dS^T = P^T (dP^T - Delta) and its packing, ~250-300 of ~4400 cycles per tile;
+#      dV (256 cycles per consumer) now runs under it.  dS^T takes P^T rounded to 16 bits (pf) so that the f32
+#      copy dies (register pressure); spills at DP 128 bf16 plain 20 -> 48 bytes.  Expected -3 to -5% of the main
+#      kernel on the non-dropout rows (dropout keeps the old order: its dS^T needs the signed P^T).
+#  Together b4h16 plain ~2.45-2.50 ms = 550-560 TFLOP/s (0.93-0.95x cuDNN); causal ~1.45, Llama ~1.50.
 #
 # PART=1 (call 1): link; correctness in parallel (every sdpa_bwd_wgmma case, default; --quick with the old paths
-# (DQ=cta, PREP=32); deterministic --quick; bwddrop; memcheck --quick on a subset); ncu on one launch of the main
-# kernel (b4h16 plain, default); the peer (cuDNN, flash: bench/sdpa_drop_peer.py); the bench rows
-# bench/drop/sdpa_bwd_wgmma (plain / causal / Llama causal, with and without dropout 0.1) for the configurations
-# in CFGS; the side passes alone (XDNN_SDPA_BWD_MAIN=0) with PREP=32 and 8.  DRY=1: the CPU references and plans
+# (DQ=cta, PREP=32, SCHED=3); deterministic --quick; bwddrop; memcheck --quick on a subset); ncu on one launch of the main
+# kernel (b4h16 plain, default) in the time left; the peer (cuDNN: bench/sdpa_drop_peer.py, its flash rows cut
+# from the copy carried); the bench rows bench/drop/sdpa_bwd_wgmma (plain / causal / Llama causal, with and
+# without dropout 0.1) for the configurations in CFGS (new, old = all three switches back, and each switch alone
+# on two rows); the side passes alone (XDNN_SDPA_BWD_MAIN=0) with PREP=32 and 8.  DRY=1: the CPU references and plans
 # here (no GPU).  Logs in OUT/logs.tgz, the tables in OUT/summary.txt.
 set -uo pipefail
 . tests/gpu/dev_env.sh "$@" > /dev/null
@@ -30,7 +37,7 @@ dry=${DRY:+--dry}
 if [ -z "$dry" ]; then
     dev_build_testers difftest_seq || exit 1
 fi
-dt=$dev/difftest_seq
+dt=${DT:-$dev/difftest_seq}
 PART=${PART:-1}
 SWEEP_S=${SWEEP_S:-70}
 
@@ -41,7 +48,7 @@ sweep() { # TAG LIMIT [VAR=VALUE...] -- TESTER ARGS
     env "${env[@]}" OMP_NUM_THREADS=3 timeout "$lim" "$dt" $dry "$@" > "$out/$tag.log" 2>&1
 }
 sweep all "$SWEEP_S" -- sdpa_bwd_wgmma & p1=$!
-sweep old_quick "$SWEEP_S" XDNN_SDPA_BWD_DQ=cta XDNN_SDPA_BWD_PREP=32 -- --quick sdpa_bwd_wgmma & p2=$!
+sweep old_quick "$SWEEP_S" XDNN_SDPA_BWD_DQ=cta XDNN_SDPA_BWD_PREP=32 XDNN_SDPA_BWD_SCHED=3 -- --quick sdpa_bwd_wgmma & p2=$!
 sweep det_quick "$SWEEP_S" XDNN_SDPA_BWD_DETERMINISTIC=1 -- --quick sdpa_bwd_wgmma & p3=$!
 sweep drop "$SWEEP_S" -- bwddrop & p4=$!
 if [ -z "$dry" ]; then
@@ -57,43 +64,47 @@ done
 [ -z "$dry" ] && { echo "memcheck:"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -6; }
 [ -n "$dry" ] && exit 0
 
+# "TAG|VAR=VALUE,...|FILTER" ("-": no variables); FILTER under bench/drop/sdpa_bwd_wgmma/sdpa_bwd_bf16
 row=bench/drop/sdpa_bwd_wgmma/sdpa_bwd_bf16/b4h16k16s4096d128
-if [ "$PART" = 1 ]; then
-    step "ncu: one launch of the main kernel ($row, default)"
-    DIFFTEST_ITERS=1 timeout "${NCU_S:-45}" ncu --kernel-name regex:'sdpa_bwd_wgmma' --launch-count 1 \
-        --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section SourceCounters \
-        --import-source no -o "$out/ncu_main" "$dt" --bench "$row" > "$out/ncu.log" 2>&1
-    echo "ncu rc=$?"
-    ncu --import "$out/ncu_main.ncu-rep" --page details > "$out/ncu_details.txt" 2>&1
-    grep -E "Duration|Elapsed Cycles|SM Frequency|Compute \(SM\) Throughput|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Registers" \
-        "$out/ncu_details.txt" | head -12
-    ncu --import "$out/ncu_main.ncu-rep" --page source --csv --print-source sass > "$out/ncu_sass.csv" 2>/dev/null
-    echo "sass rows: $(wc -l < "$out/ncu_sass.csv")"
-fi
-
-step "peer (cuDNN, flash)"
-(cd "$dev" && PYTHONUNBUFFERED=1 timeout "${PEER_S:-50}" python3 sdpa_drop_peer.py) > "$out/peer.log" 2>&1
-echo "peer rc=$?"; grep -E '"cudnn"' "$out/peer.log" | grep _bwd | cut -c1-160
-
+old=XDNN_SDPA_BWD_DQ=cta,XDNN_SDPA_BWD_PREP=32,XDNN_SDPA_BWD_SCHED=3
+CFGS=${CFGS:-"new|-|;old|$old|;late_dv|XDNN_SDPA_BWD_SCHED=3|/b4h16;late_dv|XDNN_SDPA_BWD_SCHED=3|_causal/b2h32;dq_cta|XDNN_SDPA_BWD_DQ=cta|/b4h16;dq_cta|XDNN_SDPA_BWD_DQ=cta|_causal/b2h32"}
 step "bench"
-# "TAG|VAR=VALUE,..." ("-": none); each runs every bench/drop/sdpa_bwd_wgmma row in one process
-CFGS=${CFGS:-"new|-;old|XDNN_SDPA_BWD_DQ=cta,XDNN_SDPA_BWD_PREP=32;dqw_only|XDNN_SDPA_BWD_PREP=32"}
 IFS=';' read -ra cfgs <<< "$CFGS"
 for c in "${cfgs[@]}"; do
-    IFS='|' read -r tag envs <<< "$c"
+    IFS='|' read -r tag envs filt <<< "$c"
     x=${envs/#-/}
-    echo "### $tag [$envs]" >> "$out/bench.log"
-    env ${x//,/ } DIFFTEST_ITERS=${ITERS:-20} timeout "${BENCH_S:-40}" "$dt" --bench bench/drop/sdpa_bwd_wgmma \
+    echo "### $tag [$envs] $filt" >> "$out/bench.log"
+    env ${x//,/ } DIFFTEST_ITERS=${ITERS:-20} timeout "${BENCH_S:-40}" "$dt" --bench "bench/drop/sdpa_bwd_wgmma/sdpa_bwd_bf16$filt" \
         >> "$out/bench.log" 2>&1
-    echo "$tag rc=$?"
+    echo "$tag $filt rc=$? ($((SECONDS - t0)) s)"
 done
-for lpr in 32 8; do
+for lpr in 32 8; do # the side passes alone (prep, memset, dq conversion)
     echo "### side$lpr [XDNN_SDPA_BWD_MAIN=0,XDNN_SDPA_BWD_PREP=$lpr]" >> "$out/bench.log"
     XDNN_SDPA_BWD_MAIN=0 XDNN_SDPA_BWD_PREP=$lpr DIFFTEST_ITERS=${ITERS:-20} timeout 25 "$dt" --bench "$row" \
         >> "$out/bench.log" 2>&1
 done
 awk '/^### /{cfg=$2} /^(PASS|FAIL)/{r=$2} /TIME .*sdpa_bwd/{n=r; sub(/.*sdpa_bwd_bf16/, "", n); printf "%-10s %-40s %s ms %s TFLOP/s\n", cfg, n, $5, $11}' \
     "$out/bench.log"
+
+step "peer (cuDNN)"
+(cd "$dev" && PYTHONUNBUFFERED=1 timeout "${PEER_S:-40}" python3 sdpa_drop_peer.py) > "$out/peer.log" 2>&1
+echo "peer rc=$?"; grep -E '"cudnn"' "$out/peer.log" | grep _bwd | cut -c1-160
+
+lim=$(( ${BUDGET_S:-228} - (SECONDS - t0) ))
+if [ "$PART" = 1 ] && [ "$lim" -gt 20 ]; then
+    step "ncu: one launch of the main kernel ($row, default; ${lim} s)"
+    DIFFTEST_ITERS=1 timeout "$lim" ncu --kernel-name regex:'sdpa_bwd_wgmma' --launch-count 1 \
+        --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section SourceCounters \
+        -o "$out/ncu_main" "$dt" --bench "$row" > "$out/ncu.log" 2>&1
+    echo "ncu rc=$?"
+    if [ -f "$out/ncu_main.ncu-rep" ]; then
+        ncu --import "$out/ncu_main.ncu-rep" --page details > "$out/ncu_details.txt" 2>&1
+        grep -E "Duration|Elapsed Cycles|SM Frequency|Compute \(SM\) Throughput|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Registers|Stall" \
+            "$out/ncu_details.txt" | head -24
+        ncu --import "$out/ncu_main.ncu-rep" --page source --csv --print-source sass > "$out/ncu_sass.csv" 2>/dev/null
+        echo "sass rows: $(wc -l < "$out/ncu_sass.csv")"
+    fi
+fi
 step done
 (cd "$out" && tar czf logs.tgz --remove-files $(ls | grep -v -e '^logs.tgz$' -e '^summary.txt$' -e '^bench.log$' -e '^peer.log$'))
 exit 0
