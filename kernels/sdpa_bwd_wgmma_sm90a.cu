@@ -2,9 +2,10 @@
 // sdpa_bwd_wgmma, semantics: src/ops/sdpa.h, building blocks: wgmma_sm90a.cuh).  Built for sm_90a only (the
 // Makefile's *_sm90a.cu rule); other passes compile empty bodies and the engine refuses other devices.
 //
-//  sdpa_bwd_prep    one warp per query row (rows padded to a multiple of BM): Delta = do . o and the logsumexp
-//                   in the exp2 domain, +inf on padding rows and rows that see no key (so P = 0 there), into two
-//                   f32 workspace vectors (the producer copies each tile's slice next to its Q and dO).
+//  sdpa_bwd_prep    8 lanes per query row (session 12; a warp per row before, XDNN_SDPA_BWD_PREP; rows padded to a
+//                   multiple of BM): Delta = do . o and the logsumexp in the exp2 domain, +inf on padding rows and
+//                   rows that see no key (so P = 0 there), into two f32 workspace vectors (the producer copies each
+//                   tile's slice next to its Q and dO).
 //  sdpa_bwd_wgmma<T, DP, kBand, kDrop>  flash-attention-3's loop order: one block per (128-key block, b, kv head), looping
 //    over the query tiles (BM = 64 rows) of every query head of its GQA group that can see the keys; dK and dV
 //    stay in registers for the whole loop (GQA sums included), dQ is accumulated in f32 in the workspace.
@@ -56,6 +57,11 @@
 //    t4 column's 8 lanes by drop_words_t8), a dropped P^T element carried as -P^T to the dS loop, which takes
 //    P f = max(x, 0) / (1 - p) for dV and dS = P (f dP - Delta) = P f dP - |x| Delta.  H100 b4h16s4096d128 bf16
 //    dropout 0.1: 16.97 ms on sdpa_bwd_flash -> 3.66 (cuDNN 3.48), causal 2.02 (2.01), Llama GQA causal 1.96 (2.05).
+//  v9 (2026-11-25, session 12, issue 10): the wgmma descriptors of a GEMM's k-steps by one add to a base descriptor
+//    (kDescAdd, not the dropout instance): a consumer warp built them with ~250 of its 743 instructions per tile
+//    and ptxas spilled 28 / 36 bytes at DP = 128 (plain / band), now 0; sdpa_bwd_prep at 8 lanes per row.  Tried
+//    and dropped (bench/RESULTS-sdpa.md): the dQ reduce-adds issued by producer warps (FA3's dQ writer) and dV
+//    issued before the dS arithmetic: neither faster, together slower, with more spills.
 //  sdpa_bwd_dq_out  dq = scale * workspace, in q's dtype (16-byte stores).
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -88,14 +94,7 @@ constexpr int kThreads = 384;
 // the consumers' schedule of a tile's dS (bits of sched, XDNN_SDPA_BWD_SCHED): kSchedEarlyDKV issues dV, dK
 // before the dS stores so the stores run beside them; kSchedStm stores dS with stmatrix (4 per thread, not 32
 // 16-bit stores)
-// kSchedDqWarp: a producer warp per consumer issues its dQ tile's bulk reduce-add (the launcher sets it unless
-// the sums are ordered, added by red.global or folded: XDNN_SDPA_BWD_DQ)
-// kSchedEarlyDV: dV issued before the dS^T arithmetic (session 12), not beside dK after it
-constexpr int kSchedEarlyDKV = 1, kSchedStm = 2, kSchedDqWarp = 4, kSchedEarlyDV = 8;
-// named barriers of sdpa_bwd_wgmma: 1 the consumers' dS join (DP 128), 2 + cw a consumer's dS (DP 64), 4 + cw a
-// consumer's dQ staging tile (its own bulk reduce), and with kSchedDqWarp 6 + cw "staging tile cw written"
-// (its 128 threads arrive, the writer warp syncs) and 8 + cw "staging tile cw read" (the reverse)
-constexpr int kBarDqFull = 6, kBarDqFree = 8;
+constexpr int kSchedEarlyDKV = 1, kSchedStm = 2;
 constexpr int kPadRows = 64; // the workspace's rows per (b, h): Sq rounded up to this (bw_cfg::BM)
 
 #if XW_DEVICE
@@ -210,16 +209,16 @@ __device__ __forceinline__ int dq_arrivals(const xk_sdpa &p, int lq, int lkv, in
 // of 4) there, the f32 dQ sums and the counters after them, a chunk per warp (no cudaMemset pass); dq_zero: the
 // main kernel converts dQ itself (dq_cnt), so prep writes the dq rows no key block adds into (rows that see no
 // key: seq_len_q, bottom-right causal with Sq > Skv) as zeros, which sdpa_bwd_dq_out would have written.
-// lpr lanes per row (a power of two, 4..32; XDNN_SDPA_BWD_PREP): 32 (before session 12) left half a warp idle
-// at Dv = 128 and gave each warp one 512-byte round of loads, ~1.4 TB/s at b4h16s4096d128 (session 10's side
-// pass timings); 8 has each lane load 2 x 16 bytes of do and o per row at Dv = 128, four rows per warp.
+// lpr lanes per row (a power of two, 4..32; XDNN_SDPA_BWD_PREP): at 32 (the pass before session 12) half a warp
+// idled at Dv = 128 and each warp made one 512-byte round of loads; 8 has each lane load 2 x 16 bytes of do
+// and o per row at Dv = 128, four rows per warp (H100, b4h16s4096d128: the side passes 0.224 -> 0.177 ms).
 template <typename T>
 __global__ void __launch_bounds__(256) sdpa_bwd_prep(const xk_sdpa p, float *lse2, float *delta, int64_t nrows, int Sqp,
                                                      float *zero, int64_t zwords, int dq_zero, int lpr)
 {
     const int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> (__ffs(lpr) - 1);
     const int lane = threadIdx.x & (lpr - 1), step = lpr * 8;
-    // the row's lanes (the shuffles below stay among them: rows past nrows have returned)
+    // the row's lanes (the shuffles below stay among them; nrows is a multiple of 64, so no warp is cut)
     const unsigned grp = (lpr == 32 ? 0xffffffffu : (1u << lpr) - 1u) << ((threadIdx.x & 31) & ~(lpr - 1));
     if (row >= nrows)
         return;
@@ -333,40 +332,10 @@ __device__ __forceinline__ void drop_sign(const xk_sdpa &p, float (&sa)[BM / 2],
     }
 }
 
-#if XW_DEVICE
-// wg_ss's first k-step (D = A B^T, no accumulate) with D as outputs only: the registers' old values are dead
-// before it (wg_ss binds D read-write for its runtime acc, so S^T's old accumulators stayed live through the
-// whole loop; with P^T's 16-bit copy live across the dS^T arithmetic (kSchedEarlyDV) that cost ~100 bytes of
-// spills at DP = 128)
-#define XB_O8(d, i) "=f"(d[i]), "=f"(d[i + 1]), "=f"(d[i + 2]), "=f"(d[i + 3]), "=f"(d[i + 4]), "=f"(d[i + 5]), \
-                    "=f"(d[i + 6]), "=f"(d[i + 7])
-#define XB_FIRST(TN, TY)                                                                                \
-    __device__ __forceinline__ void wg_ss_first(float (&d)[32], uint64_t da, uint64_t db, TN)           \
-    {                                                                                                   \
-        asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {"                       \
-                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "           \
-                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"   \
-                     "}, %32, %33, 0, 1, 1, 0, 0;\n"                                                     \
-                     : XB_O8(d, 0), XB_O8(d, 8), XB_O8(d, 16), XB_O8(d, 24)                             \
-                     : "l"(da), "l"(db));                                                               \
-    }
-XB_FIRST(__nv_bfloat16, "bf16")
-XB_FIRST(__half, "f16")
-#undef XB_FIRST
-#undef XB_O8
-#endif
-
-// pack2's inverse: the two values of a 16-bit pair (lo in x)
-template <typename T> __device__ __forceinline__ float2 unpack2(uint32_t w);
-template <> __device__ __forceinline__ float2 unpack2<__nv_bfloat16>(uint32_t w)
+// the wgmma descriptor of address a + off from a's (gdesc): off >> 4 added to the address field (a + off < 2^18)
+__device__ __forceinline__ uint64_t desc_add(uint64_t d, uint32_t off)
 {
-    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
-}
-template <> __device__ __forceinline__ float2 unpack2<__half>(uint32_t w)
-{
-    __half2 h;
-    memcpy(&h, &w, 4);
-    return __half22float2(h);
+    return (d & 0xffffffff00000000ull) | (uint32_t)((uint32_t)d + (off >> 4));
 }
 
 // P f of a signed P (drop_sign): P / (1 - p) kept, 0 dropped; |x| is P either way.
@@ -378,9 +347,10 @@ __device__ __forceinline__ float drop_kept(const xk_sdpa &p, float x) { return f
 // no mask or causal, tested per element as one compare on the diagonal tiles, as before the band existed:
 // the band's two compares per element cost 5-7% on unmasked shapes (H100, b4h16s4096d128: 3.47 vs 3.32 ms).
 // kDrop: dropout (launched with kBand only, one instance per dtype and DP): see drop_sign and the dS loop.
-// kLateDV: dV issued beside dK after the dS^T arithmetic, the schedule of sessions 7-11 (one instance, bf16 DP 128
-// without the band, for XDNN_SDPA_BWD_SCHED's A/B; every other instance issues dV before it, kSchedEarlyDV).
-template <typename T, int DP, bool kBand, bool kDrop, bool kLateDV = false>
+// kDescAdd: wgmma descriptors by one add from a base descriptor (DSC).  Not with dropout (ptxas -v, DP 128: its
+// spills 104 -> 136 bytes with it, while the plain and band instances' 28 and 36 went to 0); false in one more
+// instance (bf16, DP 128, no band: XDNN_SDPA_BWD_DESC=0), the kernel before session 12, for the A/B.
+template <typename T, int DP, bool kBand, bool kDrop, bool kDescAdd = !kDrop>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_bwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tdo,
                    const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, const xk_sdpa p,
@@ -447,14 +417,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     auto row_of = [&](int t) -> int64_t {
         return (int64_t)(qb * p.Hq + hk * group + t / ntq) * Sqp + wq0 + mlo + (t % ntq) * BM;
     };
-    // the f32 dQ tile of tile t = (th_, it_) (its workspace row row_of(0) + th_ Sqp + it_ BM) and consumer cw_'s
-    // 64 columns (DP = 64: both consumers add into the one tile); total > 0
-    auto dq_tile = [&](int cw_, int th_, int it_) -> int64_t {
-        return ((row_of(0) + (int64_t)th_ * Sqp + it_ * BM) / BM * NB + (DP > 64 ? cw_ : 0)) * (64 * 64);
-    };
-    // kSchedDqWarp: producer warps 1 and 2 add consumer 0's and 1's staged dQ tiles (the launcher clears the bit
-    // for ordered sums, red.global adds and the fold)
-    const bool dqw = (sched & kSchedDqWarp) != 0;
 
     if (threadIdx.x == 0) {
         mb_init(fullKV, 1);
@@ -491,29 +453,6 @@ __global__ void __launch_bounds__(kThreads, 1)
                 bulk_load(sLD + s * C::LD_BYTES + BM * 4, delta + r, BM * 4, XB_FULL(s));
             }
         }
-        // The dQ writers (FA3's pattern): warp 1 + cw waits until consumer cw has staged a tile's dQ (barrier
-        // kBarDqFull + cw, the consumers only arrive), has its lane 0 issue the 16 KiB bulk reduce-add and wait
-        // until it has read shared memory, and gives the staging tile back (kBarDqFree + cw).  The consumers'
-        // path keeps the stores and their proxy fence but loses the 128-thread barrier in front of the reduce
-        // and thread 0's wait for the previous one's reads (ncu, session 9: 3% of the stall samples, and the
-        // two consumers meet right after it at the dS join).
-        const int pw = threadIdx.x >> 5;
-        if (dqw && (pw == 1 || pw == 2) && total > 0) {
-            const int cw = pw - 1;
-            const bool l0 = (threadIdx.x & 31) == 0;
-            asm volatile("bar.arrive %0, 160;\n" ::"r"(kBarDqFree + cw) : "memory");
-            for (int t = 0, th = 0, it = 0; t < total; t++) {
-                asm volatile("bar.sync %0, 160;\n" ::"r"(kBarDqFull + cw) : "memory");
-                bulk_reduce_if(l0, dqacc + dq_tile(cw, th, it), sDQ + cw * C::DQ_BYTES, C::DQ_BYTES);
-                bulk_wait_read_if(l0);
-                __syncwarp();
-                if (t + 1 < total) // the consumers wait for it before staging the next tile (none after the last)
-                    asm volatile("bar.arrive %0, 160;\n" ::"r"(kBarDqFree + cw) : "memory");
-                it = it + 1 == ntq ? 0 : it + 1;
-                th = it == 0 ? th + 1 : th;
-            }
-            bulk_wait_if(l0);
-        }
     } else { // ---- consumers
         asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
         const int cw = wg - 1, tid = threadIdx.x - 128 * wg, warp = tid >> 5, lane = tid & 31;
@@ -527,6 +466,12 @@ __global__ void __launch_bounds__(kThreads, 1)
                 band_rows(p, lq, lkv, off, key0 + 8 * r, &rlo_k[r], &rhi_k[r]);
         }
         const uint32_t kA = sK + cw * 64 * 128, vA = sV + cw * 64 * 128; // this warpgroup's 64 key rows
+        // DSC(base, off, lbo): the wgmma descriptor of shared address base + off (off a compile-time constant once
+        // the k-steps are unrolled; 1024-byte stride of 8-row groups).  kDescAdd adds off >> 4 to the low word of
+        // base's descriptor, one add per wgmma instead of the mask-shift-or of gdesc on base + off (ncu, session
+        // 12: ~250 of a consumer warp's 743 instructions per tile built descriptors, and the wgmma issue chains
+        // stalled on them: 19% of the samples "wait"); base + off < 2^18, so the 14-bit field takes no carry.
+#define DSC(base, off, lbo) (kDescAdd ? desc_add(gdesc((base), (lbo), 1024), (off)) : gdesc((base) + (off), (lbo), 1024))
         const uint32_t dqs = sDQ + cw * C::DQ_BYTES; // this warpgroup's dQ staging tile
         float dk[DP / 2], dv[DP / 2], sa[BM / 2], dpa[BM / 2];
 #pragma unroll
@@ -562,11 +507,11 @@ __global__ void __launch_bounds__(kThreads, 1)
             const uint32_t qb = sQ + s * C::QT_BYTES;
             mb_wait(XB_FULL(s), (t / ST) & 1);
             wg_fence();
-            wg_ss_first(sa, gdesc(kA, 16, 1024), gdesc(qb, 16, 1024), T()); // sa's old values dead (wg_ss_first)
+            keep(sa);
 #pragma unroll
-            for (int kk = 1; kk < DP / 16; kk++) {
+            for (int kk = 0; kk < DP / 16; kk++) {
                 const uint32_t co = (kk >> 2), ko = (kk & 3) * 32u;
-                wg_ss(sa, gdesc(kA + co * BN * 128 + ko, 16, 1024), gdesc(qb + co * BM * 128 + ko, 16, 1024), 1, T());
+                wg_ss(sa, DSC(kA, co * BN * 128 + ko, 16), DSC(qb, co * BM * 128 + ko, 16), kk > 0, T());
             }
             wg_commit();
         };
@@ -577,7 +522,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
             for (int kk = 0; kk < DP / 16; kk++) {
                 const uint32_t co = (kk >> 2), ko = (kk & 3) * 32u;
-                wg_ss(dpa, gdesc(vA + co * BN * 128 + ko, 16, 1024), gdesc(ob + co * BM * 128 + ko, 16, 1024),
+                wg_ss(dpa, DSC(vA, co * BN * 128 + ko, 16), DSC(ob, co * BM * 128 + ko, 16),
                       kk > 0, T());
             }
             wg_commit();
@@ -597,9 +542,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         // memory latency runs under the GEMMs rather than in front of the first FFMA (ncu, session 9: 7% of
         // the stall samples on those FFMAs).
         float2 dl[BM / 8];
-        // staged: the dQ tile of the previous tile is in the staging tile (dqw; the loop's calls), fenced and
-        // handed to the writer warp here, after the exp2s, when the stores have long completed
-        auto front = [&](int t, int th, int it, bool staged) {
+        auto front = [&](int t, int th, int it) {
             const int s = t % ST, m0 = mlo + it * BM;
             const float *lr = ld_gen + s * (C::LD_BYTES / 4); // lse2 of the stage's rows (Delta at lr + BM)
             float2 l[BM / 8];
@@ -638,10 +581,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                 for (int e = 0; e < 4; e++)
                     sa[nt * 4 + e] = ex2(fmaf(sa[nt * 4 + e], scale2, -((e & 1) ? l[nt].y : l[nt].x)));
-            if (staged) {
-                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // generic writes -> bulk reads
-                asm volatile("bar.arrive %0, 160;\n" ::"r"(kBarDqFull + cw) : "memory");
-            }
             if constexpr (kDrop) // while dP^T runs
                 drop_sign<BM>(p, sa, b, hk * group + th, m0, n0 + cw * 64 + warp * 16);
 #pragma unroll
@@ -655,9 +594,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         issue_s(0);
         if (kEarlyDP)
             issue_dp(0);
-        front(0, 0, 0, false);
+        front(0, 0, 0);
 
-        // tile t is query head hk * group + th, rows mlo + it * BM (th, it: t / ntq, t % ntq; dq_tile)
+        // tile t is query head hk * group + th, rows mlo + it * BM (th, it: t / ntq, t % ntq); its workspace
+        // row row_of(t) = row0 + th * Sqp + it * BM
+        const int64_t row0 = row_of(0);
         // The folded dq conversion (dq_cnt): each consumer counts its arrival on a tile's counter once its
         // reduce-add into the tile has completed; the arrival that brings the count to the tile's arrivals
         // (dq_arrivals) converts the tile's 64 x 64 sums to dq (XDNN_SDPA_BWD_FOLD; off by default: both modes
@@ -671,7 +612,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         // C7518); the last two tiles' as in mode 1.
         const bool fold = dq_cnt != nullptr, fold_loop = fold && fold_mode == 2;
         const int arrivals = DP > 64 ? 1 : 2; // DP = 64: both consumers add into the one column tile
-        auto tile_of = [&](int th_, int it_) -> int64_t { return dq_tile(cw, th_, it_); };
+        auto tile_of = [&](int th_, int it_) -> int64_t {
+            return ((row0 + (int64_t)th_ * Sqp + it_ * BM) / BM * NB + (DP > 64 ? cw : 0)) * (64 * 64);
+        };
         // thread 0: count tile (th_, it_) in (on), then every thread of the warpgroup learns at the next named
         // barrier whether it was the last arrival (the flag at sFlag + 4 cw, read right after that barrier)
         auto arrive = [&](bool on, int th_, int it_) {
@@ -704,65 +647,30 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int t = 0, th = 0, it = 0; t < total; t++) {
             const int s = t % ST;
             const uint32_t qb = sQ + s * C::QT_BYTES, ob = sO + s * C::QT_BYTES, dsb = sDS + (t & 1) * C::DS_BYTES;
-            // P^T (dropout: P^T f) and dS^T as A fragments (k = queries)
-            uint32_t pf[BM / 16][4], df[BM / 16][4];
-            auto pack_p = [&]() {
-#pragma unroll
-                for (int kk = 0; kk < BM / 16; kk++)
-#pragma unroll
-                    for (int q = 0; q < 4; q++) {
-                        const float x0 = sa[kk * 8 + q * 2], x1 = sa[kk * 8 + q * 2 + 1];
-                        pf[kk][q] = kDrop ? pack2<T>(drop_kept(p, x0), drop_kept(p, x1)) : pack2<T>(x0, x1);
-                    }
-            };
-            // kSchedEarlyDV: dV += P^T dO goes to the tensor cores before the dS^T arithmetic, which it then
-            // hides (front drains every wgmma, so before this the tensor cores idled through it on both
-            // consumers at once: they meet at the dS join each tile).  dS^T then takes P^T from its 16-bit
-            // copy in pf (sa dies here: with both live, ptxas spilled 116 bytes instead of 20 at DP = 128).
-            // Not with dropout: its dS^T needs |x| of the signed P^T, which pf (P^T f) does not keep.  A compile-
-            // time choice: as a runtime branch ptxas spilled 120-132 bytes at DP = 128 and injected wgmma fences
-            // (C7519); kLateDV keeps the schedule before it in one instance for the A/B (launch_bw).
-            constexpr bool edv = !kDrop && !kLateDV;
-            if (edv) {
-                pack_p();
-                wg_fence();
-                keep(pf);
-#pragma unroll
-                for (int kk = 0; kk < BM / 16; kk++)
-                    wg_rs(dv, pf[kk], gdesc(ob + kk * 16 * 128, BM * 128, 1024), T());
-                wg_commit();
-            }
             // this thread's query columns: m0 + nt * 8 + t4 * 2 + {0, 1}; Delta (dl) read by front
-            if (edv) { // dS^T = P^T (dP^T - Delta), P^T rounded to T (pf: element 2 q + j of k-step kk is nt = 2 kk + q / 2)
 #pragma unroll
-                for (int kk = 0; kk < BM / 16; kk++)
+            for (int nt = 0; nt < BM / 8; nt++) {
 #pragma unroll
-                    for (int q = 0; q < 4; q++) {
-                        const float2 pv = unpack2<T>(pf[kk][q]), dn = dl[kk * 2 + q / 2];
-                        const int i = kk * 8 + q * 2;
-                        dpa[i] = pv.x * (dpa[i] - dn.x);
-                        dpa[i + 1] = pv.y * (dpa[i + 1] - dn.y);
-                    }
-            } else {
-#pragma unroll
-                for (int nt = 0; nt < BM / 8; nt++) {
-#pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        const float dn = (e & 1) ? dl[nt].y : dl[nt].x;
-                        if constexpr (kDrop) // dS^T = P^T (f dP^T - Delta)
-                            dpa[nt * 4 + e] = fmaf(drop_kept(p, sa[nt * 4 + e]), dpa[nt * 4 + e], -fabsf(sa[nt * 4 + e]) * dn);
-                        else
-                            dpa[nt * 4 + e] = sa[nt * 4 + e] * (dpa[nt * 4 + e] - dn);
+                for (int e = 0; e < 4; e++) {
+                    const float dn = (e & 1) ? dl[nt].y : dl[nt].x;
+                    if constexpr (kDrop) { // dS^T = P^T (f dP^T - Delta); P^T f, dV's A operand, back into sa
+                        const float pf_ = drop_kept(p, sa[nt * 4 + e]);
+                        dpa[nt * 4 + e] = fmaf(pf_, dpa[nt * 4 + e], -fabsf(sa[nt * 4 + e]) * dn);
+                        sa[nt * 4 + e] = pf_;
+                    } else {
+                        dpa[nt * 4 + e] = sa[nt * 4 + e] * (dpa[nt * 4 + e] - dn);
                     }
                 }
             }
-            if (!edv)
-                pack_p();
+            // P^T and dS^T as A fragments (k = queries)
+            uint32_t pf[BM / 16][4], df[BM / 16][4];
 #pragma unroll
             for (int kk = 0; kk < BM / 16; kk++)
 #pragma unroll
-                for (int q = 0; q < 4; q++)
+                for (int q = 0; q < 4; q++) {
+                    pf[kk][q] = pack2<T>(sa[kk * 8 + q * 2], sa[kk * 8 + q * 2 + 1]);
                     df[kk][q] = pack2<T>(dpa[kk * 8 + q * 2], dpa[kk * 8 + q * 2 + 1]);
+                }
             // dS (queries x keys, keys along the 128-byte rows, swizzled as TMA would) into this warpgroup's
             // column block of the buffer: element (query c, key r) at c * 128 + ((r / 8) ^ (c % 8)) * 16 + r % 8 * 2
             const uint32_t blk = dsb + cw * (BM * 128);
@@ -795,15 +703,14 @@ __global__ void __launch_bounds__(kThreads, 1)
                         }
                     }
             };
-            auto issue_dkv = [&]() { // dV += P^T dO (unless issued above), dK += dS^T Q (B: 16 query rows per k-step)
+            auto issue_dkv = [&]() { // dV += P^T dO, dK += dS^T Q (B: 16 query rows per k-step)
                 wg_fence();
                 keep(pf);
                 keep(df);
 #pragma unroll
                 for (int kk = 0; kk < BM / 16; kk++) {
-                    if (!edv)
-                        wg_rs(dv, pf[kk], gdesc(ob + kk * 16 * 128, BM * 128, 1024), T());
-                    wg_rs(dk, df[kk], gdesc(qb + kk * 16 * 128, BM * 128, 1024), T());
+                    wg_rs(dv, pf[kk], DSC(ob, kk * 16 * 128, BM * 128), T());
+                    wg_rs(dk, df[kk], DSC(qb, kk * 16 * 128, BM * 128), T());
                 }
                 wg_commit();
             };
@@ -828,7 +735,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             // the previous tile's dQ reduction has read the staging tile (thread 0's bulk group; predicated, not
             // branched: a thread-dependent branch while a wgmma is in flight serializes them all, C7518)
-            bulk_wait_read_if(!dq_red && !dqw && tid == 0);
+            bulk_wait_read_if(!dq_red && tid == 0);
             if (fold_loop)
                 arrive(t > 1, ppth, ppit);
             if (DP > 64)
@@ -837,17 +744,18 @@ __global__ void __launch_bounds__(kThreads, 1)
                 asm volatile("bar.sync %0, 128;\n" ::"r"(2 + cw) : "memory");
             const bool conv = fold_loop && read_flag(); // tile t - 2's sums are complete: convert them below
             float dq[32];
+            // dQ's operands: DP 128, this consumer's 64 columns of K over the 128 keys; DP 64, its own 64 keys
+            const uint32_t kB = DP > 64 ? sK + cw * BN * 128 : sK + cw * 64 * 128, dsc = dsb + cw * (BM * 128);
             wg_fence();
             if (DP > 64) { // dq[:, cw * 64 + 0..63] over the 128 keys
 #pragma unroll
                 for (int kk = 0; kk < BN / 16; kk++)
-                    wg_ss_tb(dq, gdesc(dsb + (kk >> 2) * (BM * 128) + (kk & 3) * 32, 16, 1024),
-                             gdesc(sK + kk * 16 * 128 + cw * BN * 128, BN * 128, 1024), kk > 0, T());
+                    wg_ss_tb(dq, DSC(dsb, (kk >> 2) * (BM * 128) + (kk & 3) * 32, 16),
+                             DSC(kB, kk * 16 * 128, BN * 128), kk > 0, T());
             } else { // dq[:, 0..63] over this warpgroup's 64 keys
 #pragma unroll
                 for (int kk = 0; kk < 4; kk++)
-                    wg_ss_tb(dq, gdesc(dsb + cw * (BM * 128) + kk * 32, 16, 1024),
-                             gdesc(sK + (cw * 64 + kk * 16) * 128, BN * 128, 1024), kk > 0, T());
+                    wg_ss_tb(dq, DSC(dsc, kk * 32, 16), DSC(kB, kk * 16 * 128, BN * 128), kk > 0, T());
             }
             wg_commit();
             wg_wait<1>(); // dV, dK of this tile are in: the stage is free, the next tile's GEMMs may start
@@ -860,8 +768,6 @@ __global__ void __launch_bounds__(kThreads, 1)
             // again (straight-line code: a branch here with wgmmas in flight serializes them all, C7515)
             const int tn = t + 1 < total ? t + 1 : t;
             issue_s(tn);
-            if (dqw) // the writer has read the previous staged tile (a tile ago: no wait expected), under dQ's GEMM
-                asm volatile("bar.sync %0, 160;\n" ::"r"(kBarDqFree + cw) : "memory");
             if (kEarlyDP) {
                 issue_dp(tn);
                 wg_wait<2>(); // dQ of this tile is in
@@ -876,12 +782,6 @@ __global__ void __launch_bounds__(kThreads, 1)
                 for (int c = 0; c < 8; c++)
                     red_add4(dqacc + tile + (c * 128 + tid) * 4, dq[c * 4], dq[c * 4 + 1], dq[c * 4 + 2],
                              dq[c * 4 + 3]);
-            } else if (dqw) { // staged for the writer warp (fenced and handed over in front, below)
-#pragma unroll
-                for (int c = 0; c < 8; c++)
-                    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(dqs + (c * 128 + tid) * 16),
-                                 "f"(dq[c * 4]), "f"(dq[c * 4 + 1]), "f"(dq[c * 4 + 2]), "f"(dq[c * 4 + 3])
-                                 : "memory");
             } else { // staged in shared memory, then one bulk reduce-add of 16 KiB
 #pragma unroll
                 for (int c = 0; c < 8; c++)
@@ -921,7 +821,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             const bool last = t + 1 >= total, wrap = it + 1 == ntq; // tn's place (tn = t after the last)
             th = last || !wrap ? th : th + 1;
             it = last ? it : wrap ? 0 : it + 1;
-            front(tn, th, it, dqw);
+            front(tn, th, it);
         }
         bulk_wait_if(!dq_red && tid == 0); // shared memory must outlive the last reduction's reads
         if (fold) { // the arrivals not yet counted (no wgmma in flight here; the bulk groups waited for above)
@@ -956,6 +856,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
         store_dkv();
     }
+#undef DSC
 #undef XB_FULL
 #undef XB_EMPTY
 #else
@@ -1029,22 +930,20 @@ ws_layout layout_of(int B, int Hq, int Sq, int D, bool ragged_q)
     return w;
 }
 
-// How dQ tiles reach the f32 sums: 0 staged in shared memory and added by one cp.reduce.async.bulk per tile that
-// a producer warp issues (kSchedDqWarp, the default since session 12); XDNN_SDPA_BWD_DQ=red (1) with
-// red.global.add.v4.f32 from registers, =cta (2) staged and added by the consumer warpgroup's thread 0 behind a
-// 128-thread barrier (the kernel before session 12).  Bisecting and timing; read once.
+// XDNN_SDPA_BWD_DQ=red adds dQ tiles with red.global.add.v4.f32 from registers instead of staging them in
+// shared memory for one cp.reduce.async.bulk per tile (for bisecting and timing; read once).
 int dq_red_knob()
 {
     static int k = -1;
     if (k < 0) {
         const char *e = getenv("XDNN_SDPA_BWD_DQ");
-        k = !e ? 0 : strcmp(e, "red") == 0 ? 1 : strcmp(e, "cta") == 0 ? 2 : 0;
+        k = e && strcmp(e, "red") == 0;
     }
     return k;
 }
 
-// XDNN_SDPA_BWD_SCHED=N sets the consumers' dS schedule bits (default kSchedEarlyDKV | kSchedStm | kSchedEarlyDV,
-// 3 the schedule of sessions 7-11, 0 the one before session 7); XDNN_SDPA_BWD_MAIN=0
+// XDNN_SDPA_BWD_SCHED=N sets the consumers' dS schedule bits (default kSchedEarlyDKV | kSchedStm, 0 the
+// schedule before 2026-11-24 session 7); XDNN_SDPA_BWD_MAIN=0
 // skips the main kernel, to time the prep, memset and dq passes alone (dq, dK, dV then come out wrong).  Timing
 // knobs, read once: knobs[0] the schedule, knobs[1] skip.
 static const int *timing_knobs()
@@ -1053,7 +952,7 @@ static const int *timing_knobs()
     if (k[0] < 0) {
         const char *e = getenv("XDNN_SDPA_BWD_SCHED"), *m = getenv("XDNN_SDPA_BWD_MAIN");
         k[1] = m && strcmp(m, "0") == 0;
-        k[0] = e && e[0] ? atoi(e) & (kSchedEarlyDKV | kSchedStm | kSchedEarlyDV) : kSchedEarlyDKV | kSchedStm | kSchedEarlyDV;
+        k[0] = e && e[0] ? atoi(e) & 3 : kSchedEarlyDKV | kSchedStm;
     }
     return k;
 }
@@ -1170,6 +1069,31 @@ static int prep_lanes_knob()
     return k;
 }
 
+// XDNN_SDPA_BWD_CLEAR=prep: sdpa_bwd_prep clears the f32 dQ sums (a chunk per row) instead of a cudaMemset
+// before it, the main kernel and the dq conversion unchanged (XDNN_SDPA_BWD_FOLD's first half alone).  A/B
+// timing, read once.
+static bool clear_knob()
+{
+    static int k = -1;
+    if (k < 0) {
+        const char *e = getenv("XDNN_SDPA_BWD_CLEAR");
+        k = e && strcmp(e, "prep") == 0;
+    }
+    return k;
+}
+
+// XDNN_SDPA_BWD_DESC=0: bf16 at DP 128 without the band runs the kDescAdd = false instance (descriptors built by
+// gdesc per wgmma, the kernel before session 12).  A/B timing, read once.
+static bool desc_knob()
+{
+    static int k = -1;
+    if (k < 0) {
+        const char *e = getenv("XDNN_SDPA_BWD_DESC");
+        k = !(e && strcmp(e, "0") == 0);
+    }
+    return k;
+}
+
 // Both launchers' start: the plain, band and dropout instantiations opted in to smem bytes of shared memory
 // (once per launcher: *opted), the f32 sums cleared (clear bytes from w.acc: the dQ sums, and the semaphores or
 // arrival counters after them; folded: by sdpa_bwd_prep, else a cudaMemset), then Delta and lse2 by
@@ -1186,8 +1110,8 @@ static cudaError_t bw_begin(const void *const (&kern)[N], int smem, bool *opted,
         }
         *opted = true;
     }
-    const bool fold = fold_knob() != 0;
-    if (!fold) {
+    const bool zero_in_prep = fold_knob() != 0 || clear_knob();
+    if (!zero_in_prep) {
         cudaError_t e = cudaMemsetAsync(ws + w.acc, 0, clear, s);
         if (e != cudaSuccess)
             return e;
@@ -1196,8 +1120,8 @@ static cudaError_t bw_begin(const void *const (&kern)[N], int smem, bool *opted,
     const int64_t rows = (int64_t)(p.off_q.p ? 1 : p.B) * p.Hq * w.Sqp;
     const int lpr = prep_lanes_knob();
     sdpa_bwd_prep<T><<<(unsigned)((rows * lpr + 255) / 256), 256, 0, s>>>(
-        p, lse2, delta, rows, w.Sqp, fold ? reinterpret_cast<float *>(ws + w.acc) : nullptr, (int64_t)(clear / 4),
-        dq_zero, lpr);
+        p, lse2, delta, rows, w.Sqp, zero_in_prep ? reinterpret_cast<float *>(ws + w.acc) : nullptr,
+        (int64_t)(clear / 4), dq_zero, lpr);
     return cudaSuccess;
 }
 
@@ -1207,17 +1131,17 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
 {
     using C = bw_cfg<DP>;
     static bool opted = false;
-    const int dqm = det ? 2 : dq_red_knob(), red = dqm == 1;
+    const int red = det ? 0 : dq_red_knob();
     // the dq conversion folded into the main kernel (per-tile arrival counters in the semaphores' place): not
     // for the ordered sums (their own path), red.global adds (no bulk group to wait for) or ragged q (tokens of
     // no sequence, rows by slot)
     const bool conv = fold_knob() != 0 && !det && !red && !p.off_q.p;
-    // the kLateDV instance (XDNN_SDPA_BWD_SCHED without kSchedEarlyDV): bf16 DP 128 without the band only
+    // the kDescAdd = false instance (XDNN_SDPA_BWD_DESC=0): bf16 DP 128 without the band only
     constexpr bool kAB = DP == 128 && std::is_same<T, __nv_bfloat16>::value;
     const void *const kern[4] = {(const void *)sdpa_bwd_wgmma<T, DP, false, false>,
                                  (const void *)sdpa_bwd_wgmma<T, DP, true, false>,
                                  (const void *)sdpa_bwd_wgmma<T, DP, true, true>,
-                                 (const void *)sdpa_bwd_wgmma<T, DP, false, false, kAB>};
+                                 (const void *)sdpa_bwd_wgmma<T, DP, false, false, !kAB>};
     cudaError_t e = bw_begin<T>(kern, C::SMEM, &opted, p, ws, w, (det || conv ? w.total : w.sem) - w.acc, conv, s);
     if (e != cudaSuccess)
         return e;
@@ -1228,27 +1152,24 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
     if (!bw_launch_of(&l, p, st, C::BM, C::BN))
         return cudaErrorInvalidValue;
     const int lpt = lpt_heads_of(p, (int)l.grid.x, (int)l.grid.y);
-    // the dQ writer warps: not for the ordered sums (the consumers take their turns themselves), red.global
-    // adds or the fold (both count on thread 0's bulk groups)
-    const int sched = timing_knobs()[0] | (dqm == 0 && !conv && !fold_knob() ? kSchedDqWarp : 0);
-    bool late = false;
+    bool old_desc = false;
     if constexpr (kAB)
-        if (!timing_knobs()[1] && !p.drop_threshold && !l.band && !(sched & kSchedEarlyDV)) {
-            sdpa_bwd_wgmma<T, DP, false, false, true><<<l.grid, kThreads, C::SMEM, s>>>(
-                l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc, sems, w.Sqp, red, sched, lpt, cnt, fold_knob());
-            late = true;
+        if (!timing_knobs()[1] && !p.drop_threshold && !l.band && !desc_knob()) {
+            sdpa_bwd_wgmma<T, DP, false, false, false><<<l.grid, kThreads, C::SMEM, s>>>(
+                l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc, sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
+            old_desc = true;
         }
-    if (timing_knobs()[1] || late)
+    if (timing_knobs()[1] || old_desc)
         ;
     else if (p.drop_threshold) // dropout: the band kernel's masks (one instance more per dtype and DP, not two)
         sdpa_bwd_wgmma<T, DP, true, true><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
-                                                                           sems, w.Sqp, red, sched, lpt, cnt, fold_knob());
+                                                                           sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
     else if (l.band)
         sdpa_bwd_wgmma<T, DP, true, false><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
-                                                                     sems, w.Sqp, red, sched, lpt, cnt, fold_knob());
+                                                                     sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
     else
         sdpa_bwd_wgmma<T, DP, false, false><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
-                                                                      sems, w.Sqp, red, sched, lpt, cnt, fold_knob());
+                                                                      sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
     return conv ? cudaGetLastError() : bw_dq_out<T, DP>(p, acc, w.Sqp, s);
 }
 

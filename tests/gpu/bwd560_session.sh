@@ -22,6 +22,20 @@
 #      kernel on the non-dropout rows (dropout keeps the old order: its dS^T needs the signed P^T).
 #  Together b4h16 plain ~2.45-2.50 ms = 550-560 TFLOP/s (0.93-0.95x cuDNN); causal ~1.45, Llama ~1.50.
 #
+# CALL 1 (commit bc79787, 196 s): correct everywhere (219/219 sdpa_bwd_wgmma, --quick old paths 77/77, deterministic
+#   77/77, bwddrop 17/17, memcheck 8/8 0 errors).  b4h16 plain: all three 2.768 ms, none 2.737, without (3) 2.699,
+#   without (1) 2.698 (cuDNN 2.769); Llama causal 1.592 / 1.613 / 1.576 / 1.571 (cuDNN 1.662); the side passes 0.224
+#   -> 0.177 ms with (2).  So (2) gains its -0.048 ms; (1) and (3) gain nothing, together they lose, and both raise
+#   ptxas's spills (28 -> 40-48 bytes).  ncu (all three): tensor pipe 54% of 4.70 M cycles; a consumer warp issues
+#   743 instructions per tile, ~250 of them building wgmma descriptors (ULOP3/USHF/UIADD3/UMOV/R2UR), the wgmma
+#   issue chains 19% of the samples "wait", spill reloads feeding R2UR before S^T's wgmmas ~5% long scoreboard.
+#   (1) and (3) dropped.
+# EXPECTED of call 2 (PART=2): (4) the descriptors of a GEMM's k-steps by one add to a base descriptor (kDescAdd;
+#   XDNN_SDPA_BWD_DESC=0 runs an instance without it): ptxas spills at DP 128 plain / band 28 / 36 -> 0 bytes,
+#   ~200 instructions less per warp and tile; expected -3 to -6% of the main kernel (b4h16 plain ~2.69 -> ~2.55 ms
+#   with (2)); dropout rows unchanged (its instance keeps gdesc: 104 -> 136 bytes of spills with (4)).
+#   (5) XDNN_SDPA_BWD_CLEAR=prep (prep clears the dQ sums, no memset): -0.01 to -0.03 ms, A/B only.
+#
 # PART=1 (call 1): link; correctness in parallel (every sdpa_bwd_wgmma case, default; --quick with the old paths
 # (DQ=cta, PREP=32, SCHED=3); deterministic --quick; bwddrop; memcheck --quick on a subset); ncu on one launch of the main
 # kernel (b4h16 plain, default) in the time left; the peer (cuDNN: bench/sdpa_drop_peer.py, its flash rows cut
@@ -48,7 +62,11 @@ sweep() { # TAG LIMIT [VAR=VALUE...] -- TESTER ARGS
     env "${env[@]}" OMP_NUM_THREADS=3 timeout "$lim" "$dt" $dry "$@" > "$out/$tag.log" 2>&1
 }
 sweep all "$SWEEP_S" -- sdpa_bwd_wgmma & p1=$!
-sweep old_quick "$SWEEP_S" XDNN_SDPA_BWD_DQ=cta XDNN_SDPA_BWD_PREP=32 XDNN_SDPA_BWD_SCHED=3 -- --quick sdpa_bwd_wgmma & p2=$!
+if [ "$PART" = 1 ]; then
+    sweep old_quick "$SWEEP_S" XDNN_SDPA_BWD_DQ=cta XDNN_SDPA_BWD_PREP=32 XDNN_SDPA_BWD_SCHED=3 -- --quick sdpa_bwd_wgmma & p2=$!
+else # the A/B paths: the old descriptors and prep, and the clearing in prep
+    sweep old_quick "$SWEEP_S" XDNN_SDPA_BWD_DESC=0 XDNN_SDPA_BWD_PREP=32 XDNN_SDPA_BWD_CLEAR=prep -- --quick sdpa_bwd_wgmma & p2=$!
+fi
 sweep det_quick "$SWEEP_S" XDNN_SDPA_BWD_DETERMINISTIC=1 -- --quick sdpa_bwd_wgmma & p3=$!
 sweep drop "$SWEEP_S" -- bwddrop & p4=$!
 if [ -z "$dry" ]; then
@@ -66,32 +84,51 @@ done
 
 # "TAG|VAR=VALUE,...|FILTER" ("-": no variables); FILTER under bench/drop/sdpa_bwd_wgmma/sdpa_bwd_bf16
 row=bench/drop/sdpa_bwd_wgmma/sdpa_bwd_bf16/b4h16k16s4096d128
-old=XDNN_SDPA_BWD_DQ=cta,XDNN_SDPA_BWD_PREP=32,XDNN_SDPA_BWD_SCHED=3
-CFGS=${CFGS:-"new|-|;old|$old|;late_dv|XDNN_SDPA_BWD_SCHED=3|/b4h16;late_dv|XDNN_SDPA_BWD_SCHED=3|_causal/b2h32;dq_cta|XDNN_SDPA_BWD_DQ=cta|/b4h16;dq_cta|XDNN_SDPA_BWD_DQ=cta|_causal/b2h32"}
+if [ "$PART" = 1 ]; then
+    old=XDNN_SDPA_BWD_DQ=cta,XDNN_SDPA_BWD_PREP=32,XDNN_SDPA_BWD_SCHED=3
+    CFGS=${CFGS:-"new|-|;old|$old|;late_dv|XDNN_SDPA_BWD_SCHED=3|/b4h16;late_dv|XDNN_SDPA_BWD_SCHED=3|_causal/b2h32;dq_cta|XDNN_SDPA_BWD_DQ=cta|/b4h16;dq_cta|XDNN_SDPA_BWD_DQ=cta|_causal/b2h32"}
+else # new = (2) + (4); old = main's kernel and prep; then (after the peer) desc0 = (2) alone, clear = new + (5)
+    CFGS=${CFGS:-"new|-|;old|XDNN_SDPA_BWD_DESC=0,XDNN_SDPA_BWD_PREP=32|"}
+    CFGS2=${CFGS2:-"desc0|XDNN_SDPA_BWD_DESC=0|/b4h16;desc0|XDNN_SDPA_BWD_DESC=0|_causal/b2h32;clear|XDNN_SDPA_BWD_CLEAR=prep|/b4h16;clear|XDNN_SDPA_BWD_CLEAR=prep|_causal/b2h32"}
+fi
+bench_cfgs() { # "TAG|VAR=VALUE,...|FILTER;..."
+    local c tag envs filt x cfgs
+    IFS=';' read -ra cfgs <<< "$1"
+    for c in "${cfgs[@]}"; do
+        IFS='|' read -r tag envs filt <<< "$c"
+        x=${envs/#-/}
+        echo "### $tag [$envs] $filt" >> "$out/bench.log"
+        env ${x//,/ } DIFFTEST_ITERS=${ITERS:-20} timeout "${BENCH_S:-40}" "$dt" --bench "bench/drop/sdpa_bwd_wgmma/sdpa_bwd_bf16$filt" \
+            >> "$out/bench.log" 2>&1
+        echo "$tag $filt rc=$? ($((SECONDS - t0)) s)"
+    done
+}
 step "bench"
-IFS=';' read -ra cfgs <<< "$CFGS"
-for c in "${cfgs[@]}"; do
-    IFS='|' read -r tag envs filt <<< "$c"
-    x=${envs/#-/}
-    echo "### $tag [$envs] $filt" >> "$out/bench.log"
-    env ${x//,/ } DIFFTEST_ITERS=${ITERS:-20} timeout "${BENCH_S:-40}" "$dt" --bench "bench/drop/sdpa_bwd_wgmma/sdpa_bwd_bf16$filt" \
-        >> "$out/bench.log" 2>&1
-    echo "$tag $filt rc=$? ($((SECONDS - t0)) s)"
-done
-for lpr in 32 8; do # the side passes alone (prep, memset, dq conversion)
-    echo "### side$lpr [XDNN_SDPA_BWD_MAIN=0,XDNN_SDPA_BWD_PREP=$lpr]" >> "$out/bench.log"
-    XDNN_SDPA_BWD_MAIN=0 XDNN_SDPA_BWD_PREP=$lpr DIFFTEST_ITERS=${ITERS:-20} timeout 25 "$dt" --bench "$row" \
-        >> "$out/bench.log" 2>&1
+bench_cfgs "$CFGS"
+if [ "$PART" != 1 ]; then
+    step "peer (cuDNN)"
+    (cd "$dev" && PYTHONUNBUFFERED=1 timeout "${PEER_S:-40}" python3 sdpa_drop_peer.py) > "$out/peer.log" 2>&1
+    echo "peer rc=$?"; grep -E '"cudnn"' "$out/peer.log" | grep _bwd | cut -c1-160
+    step "bench (single switches)"
+    bench_cfgs "${CFGS2:-}"
+fi
+for sp in ${SIDES:-32 8}; do # the side passes alone (prep, memset, dq conversion); "8c": with CLEAR=prep
+    echo "### side$sp [XDNN_SDPA_BWD_MAIN=0,XDNN_SDPA_BWD_PREP=${sp%c}]" >> "$out/bench.log"
+    c=; [ "${sp%c}" != "$sp" ] && c=prep
+    XDNN_SDPA_BWD_MAIN=0 XDNN_SDPA_BWD_PREP=${sp%c} XDNN_SDPA_BWD_CLEAR=$c DIFFTEST_ITERS=${ITERS:-20} timeout 25 \
+        "$dt" --bench "$row" >> "$out/bench.log" 2>&1
 done
 awk '/^### /{cfg=$2} /^(PASS|FAIL)/{r=$2} /TIME .*sdpa_bwd/{n=r; sub(/.*sdpa_bwd_bf16/, "", n); printf "%-10s %-40s %s ms %s TFLOP/s\n", cfg, n, $5, $11}' \
     "$out/bench.log"
 
-step "peer (cuDNN)"
-(cd "$dev" && PYTHONUNBUFFERED=1 timeout "${PEER_S:-40}" python3 sdpa_drop_peer.py) > "$out/peer.log" 2>&1
-echo "peer rc=$?"; grep -E '"cudnn"' "$out/peer.log" | grep _bwd | cut -c1-160
+if [ "$PART" = 1 ]; then
+    step "peer (cuDNN)"
+    (cd "$dev" && PYTHONUNBUFFERED=1 timeout "${PEER_S:-40}" python3 sdpa_drop_peer.py) > "$out/peer.log" 2>&1
+    echo "peer rc=$?"; grep -E '"cudnn"' "$out/peer.log" | grep _bwd | cut -c1-160
+fi
 
 lim=$(( ${BUDGET_S:-228} - (SECONDS - t0) ))
-if [ "$PART" = 1 ] && [ "$lim" -gt 20 ]; then
+if [ "$lim" -gt 22 ]; then
     step "ncu: one launch of the main kernel ($row, default; ${lim} s)"
     DIFFTEST_ITERS=1 timeout "$lim" ncu --kernel-name regex:'sdpa_bwd_wgmma' --launch-count 1 \
         --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section SourceCounters \
