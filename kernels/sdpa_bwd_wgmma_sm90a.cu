@@ -1072,13 +1072,14 @@ static int prep_lanes_knob()
 // XDNN_SDPA_BWD_CLEAR=prep: sdpa_bwd_prep clears the f32 dQ sums (a chunk per row) instead of a cudaMemset
 // before it, the main kernel and the dq conversion unchanged (XDNN_SDPA_BWD_FOLD's first half alone).  A/B
 // timing, read once.
+static bool env_is(const char *name, const char *v)
+{
+    const char *e = getenv(name);
+    return e && strcmp(e, v) == 0;
+}
 static bool clear_knob()
 {
-    static int k = -1;
-    if (k < 0) {
-        const char *e = getenv("XDNN_SDPA_BWD_CLEAR");
-        k = e && strcmp(e, "prep") == 0;
-    }
+    static const bool k = env_is("XDNN_SDPA_BWD_CLEAR", "prep");
     return k;
 }
 
@@ -1086,11 +1087,7 @@ static bool clear_knob()
 // gdesc per wgmma, the kernel before session 12).  A/B timing, read once.
 static bool desc_knob()
 {
-    static int k = -1;
-    if (k < 0) {
-        const char *e = getenv("XDNN_SDPA_BWD_DESC");
-        k = !(e && strcmp(e, "0") == 0);
-    }
+    static const bool k = !env_is("XDNN_SDPA_BWD_DESC", "0");
     return k;
 }
 
