@@ -57,11 +57,12 @@
 //    t4 column's 8 lanes by drop_words_t8), a dropped P^T element carried as -P^T to the dS loop, which takes
 //    P f = max(x, 0) / (1 - p) for dV and dS = P (f dP - Delta) = P f dP - |x| Delta.  H100 b4h16s4096d128 bf16
 //    dropout 0.1: 16.97 ms on sdpa_bwd_flash -> 3.66 (cuDNN 3.48), causal 2.02 (2.01), Llama GQA causal 1.96 (2.05).
-//  v9 (2026-11-25, session 12, issue 10): the wgmma descriptors of a GEMM's k-steps by one add to a base descriptor
-//    (kDescAdd, not the dropout instance): a consumer warp built them with ~250 of its 743 instructions per tile
-//    and ptxas spilled 28 / 36 bytes at DP = 128 (plain / band), now 0; sdpa_bwd_prep at 8 lanes per row.  Tried
-//    and dropped (bench/RESULTS-sdpa.md): the dQ reduce-adds issued by producer warps (FA3's dQ writer) and dV
-//    issued before the dS arithmetic: neither faster, together slower, with more spills.
+//  v9 (2026-11-25, session 12, issue 10): sdpa_bwd_prep at 8 lanes per row (the side passes 0.224 -> 0.177 ms at
+//    b4h16s4096d128).  Opt-in and not yet run on a GPU: the wgmma descriptors of a GEMM's k-steps by one add to a
+//    base descriptor (kDescAdd, XDNN_SDPA_BWD_DESC=1): ncu showed a consumer warp building descriptors with ~250 of
+//    its 743 instructions per tile, and ptxas's 28 / 36 bytes of spills at DP = 128 (plain / band) go to 0 with it.
+//    Tried and dropped (bench/RESULTS-sdpa.md): the dQ reduce-adds issued by producer warps (FA3's dQ writer) and
+//    dV issued before the dS arithmetic: neither faster, together slower, with more spills.
 //  sdpa_bwd_dq_out  dq = scale * workspace, in q's dtype (16-byte stores).
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -347,10 +348,11 @@ __device__ __forceinline__ float drop_kept(const xk_sdpa &p, float x) { return f
 // no mask or causal, tested per element as one compare on the diagonal tiles, as before the band existed:
 // the band's two compares per element cost 5-7% on unmasked shapes (H100, b4h16s4096d128: 3.47 vs 3.32 ms).
 // kDrop: dropout (launched with kBand only, one instance per dtype and DP): see drop_sign and the dS loop.
-// kDescAdd: wgmma descriptors by one add from a base descriptor (DSC).  Not with dropout (ptxas -v, DP 128: its
-// spills 104 -> 136 bytes with it, while the plain and band instances' 28 and 36 went to 0); false in one more
-// instance (bf16, DP 128, no band: XDNN_SDPA_BWD_DESC=0), the kernel before session 12, for the A/B.
-template <typename T, int DP, bool kBand, bool kDrop, bool kDescAdd = !kDrop>
+// kDescAdd: wgmma descriptors by one add from a base descriptor (DSC).  NOT YET RUN ON A GPU (session 12's second
+// device call found the team's device time spent): one opt-in instance, bf16 DP 128 without the band or dropout,
+// XDNN_SDPA_BWD_DESC=1.  ptxas -v, DP 128: the plain and band instances' spills 28 and 36 bytes -> 0 with it, the
+// dropout instance's 104 -> 136 (so not there).
+template <typename T, int DP, bool kBand, bool kDrop, bool kDescAdd = false>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_bwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tdo,
                    const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, const xk_sdpa p,
@@ -471,7 +473,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         // base's descriptor, one add per wgmma instead of the mask-shift-or of gdesc on base + off (ncu, session
         // 12: ~250 of a consumer warp's 743 instructions per tile built descriptors, and the wgmma issue chains
         // stalled on them: 19% of the samples "wait"); base + off < 2^18, so the 14-bit field takes no carry.
-#define DSC(base, off, lbo) (kDescAdd ? desc_add(gdesc((base), (lbo), 1024), (off)) : gdesc((base) + (off), (lbo), 1024))
+        // (without kDescAdd it expands to the very expression of the kernel before, so that those instances compile
+        // as they did: base, off unparenthesized on purpose)
+#define DSC(base, off, lbo) (kDescAdd ? desc_add(gdesc(base, lbo, 1024), off) : gdesc(base + off, lbo, 1024))
         const uint32_t dqs = sDQ + cw * C::DQ_BYTES; // this warpgroup's dQ staging tile
         float dk[DP / 2], dv[DP / 2], sa[BM / 2], dpa[BM / 2];
 #pragma unroll
@@ -744,18 +748,25 @@ __global__ void __launch_bounds__(kThreads, 1)
                 asm volatile("bar.sync %0, 128;\n" ::"r"(2 + cw) : "memory");
             const bool conv = fold_loop && read_flag(); // tile t - 2's sums are complete: convert them below
             float dq[32];
-            // dQ's operands: DP 128, this consumer's 64 columns of K over the 128 keys; DP 64, its own 64 keys
-            const uint32_t kB = DP > 64 ? sK + cw * BN * 128 : sK + cw * 64 * 128, dsc = dsb + cw * (BM * 128);
             wg_fence();
             if (DP > 64) { // dq[:, cw * 64 + 0..63] over the 128 keys
 #pragma unroll
                 for (int kk = 0; kk < BN / 16; kk++)
-                    wg_ss_tb(dq, DSC(dsb, (kk >> 2) * (BM * 128) + (kk & 3) * 32, 16),
-                             DSC(kB, kk * 16 * 128, BN * 128), kk > 0, T());
+                    if constexpr (kDescAdd) // this consumer's 64 columns of K
+                        wg_ss_tb(dq, DSC(dsb, (kk >> 2) * (BM * 128) + (kk & 3) * 32, 16),
+                                 DSC(sK + cw * BN * 128, kk * 16 * 128, BN * 128), kk > 0, T());
+                    else
+                        wg_ss_tb(dq, gdesc(dsb + (kk >> 2) * (BM * 128) + (kk & 3) * 32, 16, 1024),
+                                 gdesc(sK + kk * 16 * 128 + cw * BN * 128, BN * 128, 1024), kk > 0, T());
             } else { // dq[:, 0..63] over this warpgroup's 64 keys
 #pragma unroll
                 for (int kk = 0; kk < 4; kk++)
-                    wg_ss_tb(dq, DSC(dsc, kk * 32, 16), DSC(kB, kk * 16 * 128, BN * 128), kk > 0, T());
+                    if constexpr (kDescAdd) // this consumer's 64 keys
+                        wg_ss_tb(dq, DSC(dsb + cw * (BM * 128), kk * 32, 16), DSC(sK + cw * 64 * 128, kk * 16 * 128, BN * 128),
+                                 kk > 0, T());
+                    else
+                        wg_ss_tb(dq, gdesc(dsb + cw * (BM * 128) + kk * 32, 16, 1024),
+                                 gdesc(sK + (cw * 64 + kk * 16) * 128, BN * 128, 1024), kk > 0, T());
             }
             wg_commit();
             wg_wait<1>(); // dV, dK of this tile are in: the stage is free, the next tile's GEMMs may start
@@ -1069,25 +1080,18 @@ static int prep_lanes_knob()
     return k;
 }
 
-// XDNN_SDPA_BWD_CLEAR=prep: sdpa_bwd_prep clears the f32 dQ sums (a chunk per row) instead of a cudaMemset
-// before it, the main kernel and the dq conversion unchanged (XDNN_SDPA_BWD_FOLD's first half alone).  A/B
-// timing, read once.
+// whether environment variable name is set to v
 static bool env_is(const char *name, const char *v)
 {
     const char *e = getenv(name);
     return e && strcmp(e, v) == 0;
 }
-static bool clear_knob()
-{
-    static const bool k = env_is("XDNN_SDPA_BWD_CLEAR", "prep");
-    return k;
-}
 
-// XDNN_SDPA_BWD_DESC=0: bf16 at DP 128 without the band runs the kDescAdd = false instance (descriptors built by
-// gdesc per wgmma, the kernel before session 12).  A/B timing, read once.
+// XDNN_SDPA_BWD_DESC=1: bf16 at DP 128 without the band or dropout runs the kDescAdd instance (descriptors by one
+// add per wgmma; not yet run on a GPU: correctness and A/B for the next device call).  Read once.
 static bool desc_knob()
 {
-    static const bool k = !env_is("XDNN_SDPA_BWD_DESC", "0");
+    static const bool k = env_is("XDNN_SDPA_BWD_DESC", "1");
     return k;
 }
 
@@ -1107,8 +1111,8 @@ static cudaError_t bw_begin(const void *const (&kern)[N], int smem, bool *opted,
         }
         *opted = true;
     }
-    const bool zero_in_prep = fold_knob() != 0 || clear_knob();
-    if (!zero_in_prep) {
+    const bool fold = fold_knob() != 0;
+    if (!fold) {
         cudaError_t e = cudaMemsetAsync(ws + w.acc, 0, clear, s);
         if (e != cudaSuccess)
             return e;
@@ -1117,7 +1121,7 @@ static cudaError_t bw_begin(const void *const (&kern)[N], int smem, bool *opted,
     const int64_t rows = (int64_t)(p.off_q.p ? 1 : p.B) * p.Hq * w.Sqp;
     const int lpr = prep_lanes_knob();
     sdpa_bwd_prep<T><<<(unsigned)((rows * lpr + 255) / 256), 256, 0, s>>>(
-        p, lse2, delta, rows, w.Sqp, zero_in_prep ? reinterpret_cast<float *>(ws + w.acc) : nullptr,
+        p, lse2, delta, rows, w.Sqp, fold ? reinterpret_cast<float *>(ws + w.acc) : nullptr,
         (int64_t)(clear / 4), dq_zero, lpr);
     return cudaSuccess;
 }
@@ -1133,12 +1137,12 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
     // for the ordered sums (their own path), red.global adds (no bulk group to wait for) or ragged q (tokens of
     // no sequence, rows by slot)
     const bool conv = fold_knob() != 0 && !det && !red && !p.off_q.p;
-    // the kDescAdd = false instance (XDNN_SDPA_BWD_DESC=0): bf16 DP 128 without the band only
+    // the kDescAdd instance (XDNN_SDPA_BWD_DESC=1): bf16 DP 128 without the band only
     constexpr bool kAB = DP == 128 && std::is_same<T, __nv_bfloat16>::value;
     const void *const kern[4] = {(const void *)sdpa_bwd_wgmma<T, DP, false, false>,
                                  (const void *)sdpa_bwd_wgmma<T, DP, true, false>,
                                  (const void *)sdpa_bwd_wgmma<T, DP, true, true>,
-                                 (const void *)sdpa_bwd_wgmma<T, DP, false, false, !kAB>};
+                                 (const void *)sdpa_bwd_wgmma<T, DP, false, false, kAB>};
     cudaError_t e = bw_begin<T>(kern, C::SMEM, &opted, p, ws, w, (det || conv ? w.total : w.sem) - w.acc, conv, s);
     if (e != cudaSuccess)
         return e;
@@ -1149,14 +1153,14 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
     if (!bw_launch_of(&l, p, st, C::BM, C::BN))
         return cudaErrorInvalidValue;
     const int lpt = lpt_heads_of(p, (int)l.grid.x, (int)l.grid.y);
-    bool old_desc = false;
+    bool added = false;
     if constexpr (kAB)
-        if (!timing_knobs()[1] && !p.drop_threshold && !l.band && !desc_knob()) {
-            sdpa_bwd_wgmma<T, DP, false, false, false><<<l.grid, kThreads, C::SMEM, s>>>(
+        if (!timing_knobs()[1] && !p.drop_threshold && !l.band && desc_knob()) {
+            sdpa_bwd_wgmma<T, DP, false, false, true><<<l.grid, kThreads, C::SMEM, s>>>(
                 l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc, sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
-            old_desc = true;
+            added = true;
         }
-    if (timing_knobs()[1] || old_desc)
+    if (timing_knobs()[1] || added)
         ;
     else if (p.drop_threshold) // dropout: the band kernel's masks (one instance more per dtype and DP, not two)
         sdpa_bwd_wgmma<T, DP, true, true><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,
