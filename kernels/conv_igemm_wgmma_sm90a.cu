@@ -18,6 +18,9 @@
 //   warpgroups 1 and 2, the consumers (setmaxnreg up to 208): 64 rows each, wgmma m64nWNk16 from shared
 //     memory (4 k-steps per slice), one slice's wgmma group kept in flight; a slice's "empty" mbarrier
 //     (256 arrivals) hands its buffers back once the group after it is issued and it has retired.
+//     PP instances (session 12, the ping-pong schedule: kcw_consume_pingpong): each consumer takes every other
+//     work item whole (128 x 64, two m64n64k16 a k-step), the two taking turns at the tensor pipe, so that one
+//     warpgroup's drain and store run while the other's wgmmas do (the "empty" mbarrier: 128 arrivals).
 // ST stages fill 192 KiB (8 / 6 for BN = 64 / 128): one CTA per SM.  (A 256-wide tile's 128 accumulators a
 // consumer thread spilled in the epilogue, and its producer's 16 rows of B in the mainloop: 64 and 128 only.)
 // Split-K (splits > 1): work item z of a tile reduces k slices [z * kt_per, ...) and stores its raw f32 tile to
@@ -519,9 +522,109 @@ __device__ __forceinline__ kcw_job job_of(const kcw_geom &g, const kcw_phases &p
     return kcw_job{&ph.g[i], wi - ph.work0[i], ph.tiles_m[i], ph.woff[i], ph.yoff[i]};
 }
 
+#if XW_DEVICE
+// ---- the ping-pong consumers (PP, session 12): warpgroup cw owns the CTA's work items li = cw, cw + 2, ... (li:
+// the CTA's own count) whole, 128 rows x 64 columns, 8 m64n64k16 a slice (two 64-row halves: acc[0], acc[1]),
+// and the two take turns at the tensor pipe: warpgroup cw issues its item's mainloop after the other has issued
+// its previous one's (the math turn, barriers 4 and 5), then hands the turn over, drains its wgmmas and runs its
+// epilogue while the other's mainloop runs.  With both consumers on one tile (the cooperative schedule) both
+// drained and stored at each tile's end while the ring, filled, waited (session 11: ~0.43 us a slice + 2.5-5 us a
+// tile on the 64-channel layers).  The producer is unchanged: it fills the ring in item order, so warpgroup cw
+// counts every item's slices (its own and the other's) to keep the ring position gs; a slice's "empty" mbarrier
+// takes the 128 arrivals of the one warpgroup that read it.
+// The turn also keeps the ring's parities sound: warpgroup cw waits for the "full" mbarrier of slice gs only
+// after every slice before its item has been waited for (by the other, in its turn), so that slice gs - ST has
+// completed its phase.
+// Barrier 4 + cw: warpgroup cw's turn (its 128 threads' bar.sync + the other's 128 bar.arrive).
+__device__ __forceinline__ void kcw_turn_wait(int cw)
+{
+    asm volatile("bar.sync %0, 256;\n" ::"r"(4 + cw) : "memory");
+}
+__device__ __forceinline__ void kcw_turn_pass(int cw)
+{
+    asm volatile("bar.arrive %0, 256;\n" ::"r"(5 - cw) : "memory");
+}
+
+// A consumer warpgroup's items (2-D and 1-D, BN = 64, no genstats and no staging: launch_t says when): the ring's
+// stages at sbase, their mbarriers at sbar (full, then empty), ST of them.
+template <typename T, int BN, int ST>
+__device__ __forceinline__ void kcw_consume_pingpong(const kcw_geom &g, void *__restrict__ y, const kconv_epi &epi,
+                                                     float *__restrict__ part, uint32_t sbase, uint32_t sbar,
+                                                     int tiles_m, int tiles_n, int nwork, int warp, int lane)
+{
+    // the warpgroup's index broadcast from lane 0: warp-uniform where the compiler can see it, so that the branches
+    // on it below (whose paths hold wgmmas) are not divergent (threadIdx.x / 128 was: ptxas serialized the
+    // wgmmas, C7518 "WG.DP in divergent path")
+    const int cw = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0) - 1;
+    using C = kcw_cfg<BN, false>;
+    constexpr int WN = C::WN, NB = C::NB;
+    static_assert(NB == 1, "a warpgroup's 128-row tile keeps 2 x BN / 2 accumulators a thread: BN = 64 only");
+    float acc[2][NB][WN / 2];
+#pragma unroll
+    for (int h = 0; h < 2; h++)
+#pragma unroll
+        for (int i = 0; i < WN / 2; i++)
+            acc[h][0][i] = 0.f;
+    uint32_t mk[2][NB][WN / 8][2];
+    const bool mask = kcw_mask_regs(epi, part);
+    // every CTA has an item (the grid is at most nwork); an even count of turns, each warpgroup half of them
+    const int mine = (nwork - (int)blockIdx.x + (int)gridDim.x - 1) / (int)gridDim.x, turns = (mine + 1) & ~1;
+    if (cw == 1)
+        kcw_turn_pass(1); // warpgroup 0 goes first
+    int gs = 0;
+    for (int li = 0; li < turns; li++) {
+        const int wi = (int)blockIdx.x + li * (int)gridDim.x;
+        const bool have = wi < nwork; // the last turn of an odd count is empty
+        kcw_item it = {0, 0, 0, 0, 0};
+        if (have)
+            it = item_of(g, wi, tiles_m, tiles_n, BN);
+        if ((li & 1) != cw) { // the other warpgroup's item: its slices pass by in the ring
+            gs += it.KT;
+            continue;
+        }
+        if (have && mask) // the mask's loads before the turn: their latency hides behind the wait
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+                kcw_mask_load<BN, false>(g, epi.s[0], 0, mk[h], it.bm, it.bn, h, warp, lane);
+        kcw_turn_wait(cw);
+        for (int kt = 0; kt < it.KT; kt++, gs++) {
+            const int st = gs % ST;
+            mb_wait(sbar + 8u * st, (gs / ST) & 1);
+            const uint32_t sA = sbase + st * C::STAGE, sB = sA + C::A_BYTES;
+            wg_fence();
+#pragma unroll
+            for (int k16 = 0; k16 < kcwBK / 16; k16++)
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    wg_ss(acc[h][0], gdesc(sA + h * 64 * 128 + k16 * 32, 16, 1024), gdesc(sB + k16 * 32, 16, 1024),
+                          kt > 0 || k16 > 0, T());
+            wg_commit();
+            wg_wait<1>(); // the previous slice's group has retired: its buffers go back
+            if (kt > 0)
+                mb_arrive(sbar + 8u * (ST + (gs - 1) % ST));
+        }
+        if (li + 1 < turns || cw == 0) // the turn's last pass would have no taker
+            kcw_turn_pass(cw);
+        // the drain on every path, an empty turn's too: a branch around it left wgmmas in flight on a path that
+        // ptxas took as divergent (C7518, the wgmmas serialized)
+        wg_wait<0>();
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            keep(acc[h][0]);
+        if (!have)
+            continue;
+        mb_arrive(sbar + 8u * (ST + (gs - 1) % ST)); // the item's last slice
+#pragma unroll
+        for (int h = 0; h < 2; h++) // the halves as the cooperative consumers' rows: h stands for cw there
+            kcw_epilogue<BN, false, false>(g, acc[h], y, epi, part, it.bm, it.bn, it.z, h, warp, lane, mask, mk[h],
+                                           nullptr, nullptr, 0u, 0u);
+    }
+}
+#endif
+
 // D3: a 3-D conv (depth gathered and bounds-tested too); the 1-/2-D instances compile the depth away.  MP (with
 // D3): a dgrad's phases from the table ph.
-template <typename T, int BN, bool STG, bool D3, bool MP = false>
+template <typename T, int BN, bool STG, bool D3, bool MP = false, bool PP = false>
 __global__ void __launch_bounds__(kcwThreads, 1)
     kcw_fwd_kernel(const __grid_constant__ CUtensorMap tx, const __grid_constant__ CUtensorMap tw,
                    const __grid_constant__ kcw_geom g, const __grid_constant__ kcw_phases ph,
@@ -543,7 +646,7 @@ __global__ void __launch_bounds__(kcwThreads, 1)
 #pragma unroll
         for (int s = 0; s < ST; s++) {
             mb_init(KCW_FULL(s), !D3 && g.tma ? 1 : 128); // TMA: the one expect_tx arrival
-            mb_init(KCW_EMPTY(s), 256);
+            mb_init(KCW_EMPTY(s), PP ? 128 : 256); // PP: one warpgroup reads a slice
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -670,6 +773,8 @@ __global__ void __launch_bounds__(kcwThreads, 1)
     // ---- consumers
     asm volatile("setmaxnreg.inc.sync.aligned.u32 208;\n");
     const int cw = wg - 1, tid = threadIdx.x - 128 * wg, warp = tid >> 5, lane = tid & 31;
+    if (PP) // (never with STG, D3, MP or genstats: launch_t); the cooperative loop below then takes no item
+        kcw_consume_pingpong<T, BN, ST>(g, y, epi, part, sbase, sbar, tiles_m, tiles_n, nwork, warp, lane);
     float acc[NB][WN / 2];
 #pragma unroll
     for (int b = 0; b < NB; b++)
@@ -680,7 +785,7 @@ __global__ void __launch_bounds__(kcwThreads, 1)
     const bool mask = kcw_mask_regs(epi, part);
     float *ssm = reinterpret_cast<float *>(smem_raw + (sbase - smem_u32(smem_raw)) + C::SSM);
     uint32_t mk[NB][WN / 8][2];
-    for (int wi = blockIdx.x; wi < nwork; wi += gridDim.x) {
+    for (int wi = PP ? nwork : (int)blockIdx.x; wi < nwork; wi += gridDim.x) {
         const kcw_job jb = job_of<MP>(g, ph, wi, tiles_m);
         const kcw_geom &g = *jb.g; // the work item's phase's geometry (MP) from here on, else the one g
         const kcw_item it = item_of(g, jb.w, jb.tiles_m, tiles_n, BN);
@@ -743,7 +848,8 @@ bool tma_maps(const kcw_geom &g, const void *x, const void *w, bool bf16, int bn
 }
 
 // mp (MP, with D3, unsplit): the phases of a conv_dgrad in this one launch (kconv_wgmma_phases); else g alone.
-template <typename T, int BN, bool STG, bool D3, bool MP = false>
+// PP: the ping-pong consumers (kcw_consume_pingpong).
+template <typename T, int BN, bool STG, bool D3, bool MP = false, bool PP = false>
 int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part,
               float *stats, int splits, cudaStream_t s, const kcw_phases *mp = nullptr)
 {
@@ -751,7 +857,8 @@ int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kc
     static bool attr_set = false; // the attribute is per function, set once per process
     if (!attr_set) {
         cudaError_t e =
-            cudaFuncSetAttribute(kcw_fwd_kernel<T, BN, STG, D3, MP>, cudaFuncAttributeMaxDynamicSharedMemorySize, cf::SMEM);
+            cudaFuncSetAttribute(kcw_fwd_kernel<T, BN, STG, D3, MP, PP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 cf::SMEM);
         if (e != cudaSuccess)
             return (int)e;
         attr_set = true;
@@ -782,7 +889,7 @@ int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kc
         nwork = ph.work0[ph.n];
     }
     const int smem = stats && splits <= 1 ? cf::SMEM : cf::SMEM_PLAIN; // the statistics' buffers only when used
-    kcw_fwd_kernel<T, BN, STG, D3, MP><<<(unsigned)min(nwork, sms), kcwThreads, smem, s>>>(
+    kcw_fwd_kernel<T, BN, STG, D3, MP, PP><<<(unsigned)min(nwork, sms), kcwThreads, smem, s>>>(
         tx, tw, gs, ph, static_cast<const T *>(x), static_cast<const T *>(w), y, epi, splits > 1 ? part : nullptr,
         splits > 1 ? nullptr : stats, tiles_m, tiles_n, nwork);
     return (int)cudaGetLastError();
@@ -801,7 +908,7 @@ bool stage_ok(const kcw_geom &g, const void *y, bool split)
 
 template <typename T>
 int launch_t(const kcw_geom &g, const void *x, const void *w, void *y, const kconv_epi &epi, float *part,
-             float *stats, int splits, int bn, bool stage, cudaStream_t s)
+             float *stats, int splits, int bn, bool stage, bool pingpong, cudaStream_t s)
 {
     // the 32-wide tile: the D3 code whatever the dims (one instance a type)
     if (bn == 32)
@@ -811,6 +918,10 @@ int launch_t(const kcw_geom &g, const void *x, const void *w, void *y, const kco
     if (g.D != 1 || g.T != 1 || g.O != 1 || g.pd != 0)
         return bn == 64 ? launch_bn<T, 64, false, true>(g, x, w, y, epi, part, stats, splits, s)
                         : launch_bn<T, 128, false, true>(g, x, w, y, epi, part, stats, splits, s);
+    // the ping-pong consumers: 64-wide tiles (a warpgroup's 128 x 128 tile would hold 128 accumulators a thread,
+    // which spilled in session 8's 256-wide tile); genstats merges both warpgroups' rows of one tile: cooperative
+    if (pingpong && bn == 64 && !stats)
+        return launch_bn<T, 64, false, false, false, true>(g, x, w, y, epi, part, stats, splits, s);
     // the 128-wide tile only: its 256-byte rows' copies made ResNet-50's BN = 128 partitions 1.09-1.20x faster,
     // the 128-byte rows of BN = 64 (the 64-channel layers) 0.92-0.96x (bench/RESULTS-conv.md, session 9)
     if (stage && bn == 128 && stage_ok(g, y, splits > 1 && part))
@@ -927,7 +1038,7 @@ extern "C" int kconv_wgmma_phases(int n, const kconv_params *f, const int64_t *w
 
 extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi,
                                float *part, int splits, int bn, int nzero, const int64_t *zoff, float *stats,
-                               int stage, int tma, void *stream)
+                               int stage, int tma, int pingpong, void *stream)
 {
     if ((bn != 32 && bn != 64 && bn != 128) || nzero < 0 || nzero > KCW_ZERO_MAX || (nzero > 0 && splits > 1 && part) ||
         (stats && splits > 1 && part))
@@ -940,8 +1051,9 @@ extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void 
         return 0;
     cudaStream_t s = (cudaStream_t)stream;
     const kconv_epi &e = epi ? *epi : none;
-    int rc = p->dt_x == KDT_BF16 ? launch_t<__nv_bfloat16>(g, x, w, y, e, part, stats, splits, bn, stage != 0, s)
-                                 : launch_t<__half>(g, x, w, y, e, part, stats, splits, bn, stage != 0, s);
+    int rc = p->dt_x == KDT_BF16
+                 ? launch_t<__nv_bfloat16>(g, x, w, y, e, part, stats, splits, bn, stage != 0, pingpong != 0, s)
+                 : launch_t<__half>(g, x, w, y, e, part, stats, splits, bn, stage != 0, pingpong != 0, s);
     if (rc != 0 || splits <= 1 || !part)
         return rc;
     return kconv_igemm_reduce(p, part, splits, y, epi, stream);

@@ -1,11 +1,17 @@
 // copy.cu — the generic strided copy (reshape, permute, broadcast, slice,
 // concat/split pieces, pad in every mode), see src/gpu/kern_copy.h.
 // Grid-stride loop over the iteration space; 32-bit index math when it fits.
+// Transposing copies (the output's contiguous dim strided in the input, another
+// dim contiguous there: NCHW <-> NHWC, 2-D transposes) go through a shared-memory
+// tile (k_transpose, cp_tiled_axis): the element loop read 2-byte units at a
+// stride of the plane and ran at 18 % of copy; XDNN_COPY_TILED=0 keeps it.
 #include "gpu/kern_copy.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
 
 namespace {
 
@@ -126,6 +132,79 @@ __global__ void k_copy_cast(const cp_job j)
     }
 }
 
+// The tiled transpose: a TT x TT tile of units (TT * ES = 128 bytes: whole
+// lines on both sides), read along dim a (input stride 1) and written along the
+// output's last dim (output stride 1) through shared memory; one block per tile
+// of one "batch" index (every other dim), grid-stride over the tiles.  P units
+// per global access: 2-byte units move in pairs when every offset is even
+// (cp_pairs_ok): one 2-byte access per thread held the bf16 NCHW <-> NHWC copies
+// at 51 % of copy (session 12's first call; f32 80 %).
+template <int ES, int P>
+__global__ void __launch_bounds__(256) k_transpose(const cp_job j, int a, int64_t tiles_a, int64_t tiles_d,
+                                                   int64_t ntiles)
+{
+    typedef typename unit<ES>::t U;
+    typedef typename unit<ES * P>::t W;
+    constexpr int TT = 128 / ES, TX = TT / P, RY = 256 / TX;
+    __shared__ __align__(16) U tile[TT][TT + P]; // the pitch keeps P-unit alignment and spreads the banks
+    const U *src = static_cast<const U *>(j.src);
+    U *dst = static_cast<U *>(j.dst);
+    const int last = j.n - 1, tx = threadIdx.x % TX, ty = threadIdx.x / TX;
+    const int64_t sa = j.size[a], sd = j.size[last], ist_d = j.ist[last], ost_a = j.ost[a];
+    for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        int64_t b = t / tiles_a;
+        const int64_t a0 = (t - b * tiles_a) * TT;
+        const int64_t d0 = (b % tiles_d) * TT;
+        b /= tiles_d;
+        int64_t io = j.ibase, oo = j.obase; // the batch index over every other dim
+        for (int d = last - 1; d >= 0; d--) {
+            if (d == a)
+                continue;
+            const int64_t q = b / j.size[d], r = b - q * j.size[d];
+            io += r * j.ist[d];
+            oo += r * j.ost[d];
+            b = q;
+        }
+        for (int r = ty; r < TT; r += RY)
+            if (a0 + P * tx < sa && d0 + r < sd)
+                *reinterpret_cast<W *>(&tile[r][P * tx]) =
+                    *reinterpret_cast<const W *>(src + io + (a0 + P * tx) + (d0 + r) * ist_d);
+        __syncthreads();
+        for (int r = ty; r < TT; r += RY)
+            if (a0 + r < sa && d0 + P * tx < sd) {
+                union { W w; U e[P]; } v;
+#pragma unroll
+                for (int k = 0; k < P; k++)
+                    v.e[k] = tile[P * tx + k][r];
+                *reinterpret_cast<W *>(dst + oo + (a0 + r) * ost_a + (d0 + P * tx)) = v.w;
+            }
+        __syncthreads();
+    }
+}
+
+// Pairs of 2-byte units: both extents and every offset and stride even (4-byte aligned accesses on both sides).
+bool cp_pairs_ok(const cp_job *j, int a)
+{
+    const int last = j->n - 1;
+    if (j->esize != 2 || j->size[a] % 2 || j->size[last] % 2 || j->ibase % 2 || j->obase % 2 ||
+        j->ist[last] % 2 || j->ost[a] % 2)
+        return false;
+    for (int d = 0; d < last; d++)
+        if (d != a && (j->ist[d] % 2 || j->ost[d] % 2))
+            return false;
+    return true;
+}
+
+template <int ES, int P>
+void launch_transpose(const cp_job *j, int a, cudaStream_t s)
+{
+    constexpr int TT = 128 / ES;
+    const int64_t tiles_a = (j->size[a] + TT - 1) / TT, tiles_d = (j->size[j->n - 1] + TT - 1) / TT;
+    const int64_t ntiles = j->numel / (j->size[a] * j->size[j->n - 1]) * tiles_a * tiles_d;
+    const int64_t cap = 132 * 8;
+    k_transpose<ES, P><<<(unsigned)(ntiles < cap ? ntiles : cap), 256, 0, s>>>(*j, a, tiles_a, tiles_d, ntiles);
+}
+
 template <typename IT>
 void launch(const cp_job *j, int blocks, cudaStream_t s)
 {
@@ -144,10 +223,39 @@ void launch(const cp_job *j, int blocks, cudaStream_t s)
 
 } // namespace
 
+extern "C" int cp_tiled_axis(const cp_job *j)
+{
+    static const char *const e = getenv("XDNN_COPY_TILED"); // A/B switch, read once
+    if ((e && strcmp(e, "0") == 0) || j->kind != CPK_AFFINE || j->idt != j->odt || j->n < 2 ||
+        (j->esize != 1 && j->esize != 2 && j->esize != 4))
+        return -1;
+    const int last = j->n - 1;
+    if (j->ost[last] != 1 || j->ist[last] == 1 || j->size[last] < 16)
+        return -1;
+    for (int a = 0; a < last; a++)
+        if (j->ist[a] == 1 && j->size[a] >= 16)
+            return a;
+    return -1;
+}
+
 extern "C" int cp_launch(const cp_job *j, void *stream)
 {
     if (j->numel <= 0)
         return 0;
+    const int a = cp_tiled_axis(j);
+    if (a >= 0) {
+        cudaStream_t ts = static_cast<cudaStream_t>(stream);
+        static const char *const pe = getenv("XDNN_COPY_TILED_PAIRS"); // A/B: 0 moves 2-byte units one by one
+        if (j->esize == 1)
+            launch_transpose<1, 1>(j, a, ts);
+        else if (j->esize == 2 && !(pe && strcmp(pe, "0") == 0) && cp_pairs_ok(j, a))
+            launch_transpose<2, 2>(j, a, ts);
+        else if (j->esize == 2)
+            launch_transpose<2, 1>(j, a, ts);
+        else
+            launch_transpose<4, 1>(j, a, ts);
+        return (int)cudaGetLastError();
+    }
     int64_t b = (j->numel + 255) / 256, cap = 132 * 16;
     int blocks = (int)(b < 1 ? 1 : b > cap ? cap : b);
     cudaStream_t s = static_cast<cudaStream_t>(stream);

@@ -36,10 +36,12 @@ __device__ __forceinline__ void stf(void *p, int64_t i, int dt, float v)
     }
 }
 
-// Offsets of flat index i over dims d for the operands in MASK.
-template <unsigned MASK, typename IT>
-__device__ __forceinline__ void decomp(const ng_dims &d, IT i, int64_t (&o)[NG_NOPS])
+// Offsets of flat index i over dims d for the operands in MASK (DIMS:
+// ng_dims, or ng_row_dims, whose strides stop at NG_INV).
+template <unsigned MASK, typename IT, typename DIMS>
+__device__ __forceinline__ void decomp(const DIMS &d, IT i, int64_t (&o)[NG_NOPS])
 {
+    static_assert(MASK >> (sizeof d.stride / sizeof d.stride[0]) == 0, "an operand the dims carry no stride for");
 #pragma unroll
     for (int k = 0; k < NG_NOPS; k++)
         o[k] = 0;

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 namespace {
 
@@ -216,15 +217,15 @@ static int wr_sm_count()
     return sms;
 }
 
-static unsigned wr2_grid(const void *kern, size_t smem, int64_t rows, int wpr, int64_t cap)
+static unsigned wr_grid_for(const void *kern, size_t smem, int threads, int64_t rows, int64_t gpb, int64_t cap)
 {
-    // the attribute and the occupancy once per kernel, shared-memory size and
-    // device: a few microseconds of host calls per launch showed in the
-    // timings of the small rows (8192 x 768: ~20 us a launch)
+    // the attribute and the occupancy once per kernel, shared-memory size,
+    // block size and device: a few microseconds of host calls per launch
+    // showed in the timings of the small rows (8192 x 768: ~20 us a launch)
     struct seen {
         const void *kern;
         size_t smem;
-        int dev, blocks;
+        int threads, dev, blocks;
     };
     static seen cache[64];
     static int ncache;
@@ -232,15 +233,22 @@ static unsigned wr2_grid(const void *kern, size_t smem, int64_t rows, int wpr, i
     const int sms = wr_sm_count();
     cudaGetDevice(&dev);
     for (int i = 0; i < ncache && per_sm < 0; i++)
-        if (cache[i].kern == kern && cache[i].smem == smem && cache[i].dev == dev)
+        if (cache[i].kern == kern && cache[i].smem == smem && cache[i].threads == threads && cache[i].dev == dev)
             per_sm = cache[i].blocks;
     if (per_sm < 0) {
-        cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, WR_WARPS * 32, smem);
+        // the kernel's dynamic shared memory limit only grows: a launch
+        // found in the cache still fits after the kernel ran smaller (the
+        // backward with and without a residual stages 3 or 2 operands; a
+        // limit set down to the smaller size failed the larger launch)
+        size_t most = smem;
+        for (int i = 0; i < ncache; i++)
+            if (cache[i].kern == kern && cache[i].dev == dev && cache[i].smem > most)
+                most = cache[i].smem;
+        cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)most);
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, threads, smem);
         if (ncache < 64)
-            cache[ncache++] = {kern, smem, dev, per_sm};
+            cache[ncache++] = {kern, smem, threads, dev, per_sm};
     }
-    const int64_t gpb = WR_WARPS / wpr;
     int64_t n = (int64_t)(per_sm < 1 ? 1 : per_sm) * (sms < 1 ? 1 : sms), need = (rows + gpb - 1) / gpb;
     n = n < need ? n : need;
     n = n < cap ? n : cap;
@@ -254,6 +262,12 @@ static unsigned wr2_grid(const void *kern, size_t smem, int64_t rows, int wpr, i
         n = (groups + gpb - 1) / gpb;
     }
     return (unsigned)(n < 1 ? 1 : n);
+}
+
+// v2's grid: blocks of WR_WARPS warps, WR_WARPS / wpr row groups each.
+static unsigned wr2_grid(const void *kern, size_t smem, int64_t rows, int wpr, int64_t cap)
+{
+    return wr_grid_for(kern, smem, WR_WARPS * 32, rows, WR_WARPS / wpr, cap);
 }
 
 // A parameter (scale, bias) the v2 kernels load once as 16-byte chunks:
@@ -270,11 +284,29 @@ bool wr2_params_ok(const ng_job *j, int k)
     return j->inner.stride[k][0] == 1 && j->t.dt[k] == dt_of<T>::v && aligned16(j->t.p[k]);
 }
 
+// The warp-row kernels' launch parameter from the engine's job (kern_norm.h).
+static ng_row_job wr_row_job(const ng_job *j)
+{
+    ng_row_job r;
+    memset(&r, 0, sizeof r);
+    r.outer.n = j->outer.n;
+    memcpy(r.outer.size, j->outer.size, sizeof r.outer.size);
+    memcpy(r.outer.stride, j->outer.stride, sizeof r.outer.stride); // the first NG_ROW_NOPS operands
+    for (int k = 0; k < NG_NOPS; k++)
+        r.inner.stride[k][0] = j->inner.stride[k][0];
+    r.t = j->t;
+    r.part = j->part;
+    r.eps = j->eps;
+    r.rms = j->rms, r.act = j->act, r.act_dt = j->act_dt, r.res_dt = j->res_dt;
+    return r;
+}
+
 // decomp's offsets for the row-major outer dims of the warp rows: with one
 // outer dim (plain [rows, D] tensors) a multiply each, no 64-bit division.
-template <unsigned MASK>
-__device__ __forceinline__ void wr_offsets(const ng_dims &d, int64_t row, int64_t (&o)[NG_NOPS])
+template <unsigned MASK, typename DIMS>
+__device__ __forceinline__ void wr_offsets(const DIMS &d, int64_t row, int64_t (&o)[NG_NOPS])
 {
+    static_assert(MASK >> (sizeof d.stride / sizeof d.stride[0]) == 0, "an operand the dims carry no stride for");
     if (d.n != 1) {
         decomp<MASK, int64_t>(d, row, o);
         return;
@@ -282,6 +314,68 @@ __device__ __forceinline__ void wr_offsets(const ng_dims &d, int64_t row, int64_
 #pragma unroll
     for (int k = 0; k < NG_NOPS; k++)
         o[k] = MASK >> k & 1u ? row * d.stride[k][0] : 0;
+}
+
+// mean (0 for rms) and inv of a row, from the statistics tensors (the
+// backward kernels: no statistics-loading finalize first).
+__device__ __forceinline__ float2 wr_bwd_stats(const ng_row_job &j, int64_t row)
+{
+    int64_t o[NG_NOPS];
+    wr_offsets<OPBIT(NG_MEAN) | OPBIT(NG_INV)>(j.outer, row, o);
+    return make_float2(j.rms ? 0.f : ldf(j.t.p[NG_MEAN], o[NG_MEAN], j.t.dt[NG_MEAN]),
+                       ldf(j.t.p[NG_INV], o[NG_INV], j.t.dt[NG_INV]));
+}
+
+// The backward's first pass over one 16-byte chunk: x, dy and the scale's
+// chunk at sc (1 where there is none; not read past the row: `in` false) as
+// floats.
+template <typename T>
+__device__ __forceinline__ void wr_unpack_xdw(const uint4 &cx, const uint4 &cd, const T *sc, bool in,
+                                              float (&fx)[16 / sizeof(T)], float (&fd)[16 / sizeof(T)],
+                                              float (&fw)[16 / sizeof(T)])
+{
+    wr_unpack<T>(cx, fx);
+    wr_unpack<T>(cd, fd);
+    if (sc)
+        wr_unpack<T>(in ? *reinterpret_cast<const uint4 *>(sc) : make_uint4(0, 0, 0, 0), fw);
+    else
+        for (int q = 0; q < 16 / (int)sizeof(T); q++)
+            fw[q] = 1.f;
+}
+
+// A backward row's constants for its dx: mean (0 for rms), inv, sa = sum g
+// (0 for rms), sb = sum g xhat, k_inv = inv / D, fD = D, res_dt (the dtype
+// dx is rounded to before the residual is added).
+struct wr_dx_row {
+    float mean, inv, sa, sb, k_inv, fD;
+    int res_dt;
+};
+
+// dx = inv / D (D g - sum g - xhat sum g xhat) of one 16-byte chunk, stored
+// at dst: x and dy as loaded, the scale's chunk at sc (null: 1), the
+// residual's chunk cr added after rounding when has_r.
+template <typename T>
+__device__ __forceinline__ void wr_store_dx(T *dst, const uint4 &cx, const uint4 &cd, const T *sc, bool has_r,
+                                            const uint4 &cr, const wr_dx_row &r)
+{
+    constexpr int VW = 16 / sizeof(T);
+    float fx[VW], fd[VW], fw[VW], fr[VW];
+    wr_unpack<T>(cx, fx);
+    wr_unpack<T>(cd, fd);
+    if (sc)
+        wr_unpack<T>(*reinterpret_cast<const uint4 *>(sc), fw);
+    if (has_r)
+        wr_unpack<T>(cr, fr);
+    chunk16<T> out;
+#pragma unroll
+    for (int q = 0; q < VW; q++) {
+        const float xh = (fx[q] - r.mean) * r.inv, g = fd[q] * (sc ? fw[q] : 1.f);
+        float dx = r.k_inv * (r.fD * g - r.sa - xh * r.sb);
+        if (has_r)
+            dx = round_dt(dx, r.res_dt) + fr[q];
+        out.v[q] = from_f<T>(dx);
+    }
+    *reinterpret_cast<chunk16<T> *>(dst) = out;
 }
 
 } // namespace

@@ -39,13 +39,14 @@
 namespace {
 
 enum { WR2_BWD_NV = 2 };
+static_assert(WR_WARPS * 32 * WR2_BWD_NV * 16 == NG_WARP_BWD_ROW_BYTES, "kern_norm.h names this width");
 
 // The operands staged per row: x, dy, and the residual when there is one.
 enum { WR_BX, WR_BDY, WR_BR };
 
 // Stage this lane's chunks of row `row` (x, dy, residual) into ring stage `st`.
 template <typename T, int NV>
-__device__ __forceinline__ void wr_bwd_stage(const ng_job &j, int64_t row, int D, const wr_pos &p, uint4 *mine,
+__device__ __forceinline__ void wr_bwd_stage(const ng_row_job &j, int64_t row, int D, const wr_pos &p, uint4 *mine,
                                              int st, int ops)
 {
     constexpr int TH = WR_WARPS * 32;
@@ -59,20 +60,11 @@ __device__ __forceinline__ void wr_bwd_stage(const ng_job &j, int64_t row, int D
         wr_stage_row<T, NV>(at + WR_BR * NV * TH, static_cast<const T *>(j.t.p[NG_Y]) + o[NG_Y], D, p);
 }
 
-// mean (0 for rms) and inv of a row, from the statistics tensors.
-__device__ __forceinline__ float2 wr_bwd_stats(const ng_job &j, int64_t row)
-{
-    int64_t o[NG_NOPS];
-    wr_offsets<OPBIT(NG_MEAN) | OPBIT(NG_INV)>(j.outer, row, o);
-    return make_float2(j.rms ? 0.f : ldf(j.t.p[NG_MEAN], o[NG_MEAN], j.t.dt[NG_MEAN]),
-                       ldf(j.t.p[NG_INV], o[NG_INV], j.t.dt[NG_INV]));
-}
-
 // v3's end: the block's partial of each column, summed over its groups in
 // group order (deterministic), to part[blockIdx.x][2][D].  psh: the block's
 // partials, value e of thread t at psh[e * 256 + t] (dbias: e + N).
 template <typename T, int NV, int PG>
-__device__ void wr_bwd_block_partials(const ng_job &j, int D, int wpr, const float *psh)
+__device__ void wr_bwd_block_partials(const ng_row_job &j, int D, int wpr, const float *psh)
 {
     constexpr int VW = 16 / sizeof(T), N = NV * VW, TH = WR_WARPS * 32;
     __syncthreads();
@@ -102,7 +94,7 @@ __device__ void wr_bwd_block_partials(const ng_job &j, int D, int wpr, const flo
 // the residual loaded into registers (module comment).
 template <typename T, int NV, int PG, bool V3>
 __global__ void __launch_bounds__(WR_WARPS * 32, V3 ? 3 : 2)
-    k_warp_norm_bwd(const ng_job j, int64_t rows, int D, int wpr)
+    k_warp_norm_bwd(const ng_row_job j, int64_t rows, int D, int wpr)
 {
     constexpr int VW = 16 / sizeof(T), N = NV * VW, TH = WR_WARPS * 32;
     extern __shared__ uint4 wr_stage[];
@@ -157,13 +149,11 @@ __global__ void __launch_bounds__(WR_WARPS * 32, V3 ? 3 : 2)
                 const int i = wr_index<T, true>(k * VW, p);
                 const bool in = i < D;
                 float fx[VW], fd[VW], fw[VW];
-                wr_unpack<T>(at[(WR_BX * NV + k) * TH], fx);
-                wr_unpack<T>(at[(WR_BDY * NV + k) * TH], fd);
-                if (sc)
-                    wr_unpack<T>(in ? *reinterpret_cast<const uint4 *>(sc + i) : make_uint4(0, 0, 0, 0), fw);
+                wr_unpack_xdw<T>(at[(WR_BX * NV + k) * TH], at[(WR_BDY * NV + k) * TH], sc ? sc + i : sc, in, fx, fd,
+                                 fw);
 #pragma unroll
                 for (int q = 0; q < VW; q++) {
-                    const float xh = in ? (fx[q] - mean) * inv : 0.f, g = fd[q] * (sc ? fw[q] : 1.f);
+                    const float xh = in ? (fx[q] - mean) * inv : 0.f, g = fd[q] * fw[q];
                     if (PG && V3)
                         psh[(k * VW + q) * TH] += fd[q] * xh;
                     else if (PG)
@@ -178,32 +168,16 @@ __global__ void __launch_bounds__(WR_WARPS * 32, V3 ? 3 : 2)
             }
             s = wr_reduce<false>(s, p, sh, slot);
             slot ^= 1;
-            const float sa = j.rms ? 0.f : s.x, sb = s.y, k_inv = inv / fD;
+            const wr_dx_row rc = {mean, inv, j.rms ? 0.f : s.x, s.y, inv / fD, fD, j.res_dt};
             int64_t o[NG_NOPS];
             wr_offsets<OPBIT(NG_DX)>(j.outer, row, o);
             T *dxr = static_cast<T *>(j.t.p[NG_DX]) + o[NG_DX];
 #pragma unroll
             for (int k = 0; k < NV; k++) {
                 const int i = wr_index<T, true>(k * VW, p);
-                if (i >= D)
-                    continue;
-                float fx[VW], fd[VW], fw[VW], fr[VW];
-                wr_unpack<T>(at[(WR_BX * NV + k) * TH], fx);
-                wr_unpack<T>(at[(WR_BDY * NV + k) * TH], fd);
-                if (sc)
-                    wr_unpack<T>(*reinterpret_cast<const uint4 *>(sc + i), fw);
-                if (has_r)
-                    wr_unpack<T>(V3 ? rr[V3 ? k : 0] : at[(WR_BR * NV + k) * TH], fr);
-                chunk16<T> out;
-#pragma unroll
-                for (int q = 0; q < VW; q++) {
-                    const float xh = (fx[q] - mean) * inv, g = fd[q] * (sc ? fw[q] : 1.f);
-                    float dx = k_inv * (fD * g - sa - xh * sb);
-                    if (has_r)
-                        dx = round_dt(dx, j.res_dt) + fr[q];
-                    out.v[q] = from_f<T>(dx);
-                }
-                *reinterpret_cast<chunk16<T> *>(dxr + i) = out;
+                if (i < D)
+                    wr_store_dx<T>(dxr + i, at[(WR_BX * NV + k) * TH], at[(WR_BDY * NV + k) * TH], sc ? sc + i : sc,
+                                   has_r, V3 ? rr[V3 ? k : 0] : at[(WR_BR * NV + k) * TH], rc);
             }
             mi = nmi;
         }
@@ -241,7 +215,7 @@ __global__ void __launch_bounds__(WR_WARPS * 32, V3 ? 3 : 2)
 // sums in warp order: deterministic.
 enum { WR_PC_WARPS = 16 };
 
-__global__ void __launch_bounds__(32 * WR_PC_WARPS) k_wr_pgrad_cols(const ng_job j, int D, int nblk)
+__global__ void __launch_bounds__(32 * WR_PC_WARPS) k_wr_pgrad_cols(const ng_row_job j, int D, int nblk)
 {
     __shared__ float sh[2][WR_PC_WARPS][33];
     const int col = blockIdx.x * 32 + threadIdx.x;
@@ -290,14 +264,13 @@ int wr_bwd_launch(const ng_job *j, int64_t rows, int D, int wpr, cudaStream_t s)
                         (V3 ? (size_t)PG * NV * (16 / sizeof(T)) * TH * sizeof(float) : 0);
     const unsigned grid = wr2_grid((const void *)k_warp_norm_bwd<T, NV, PG, V3>, smem, rows, wpr,
                                    PG ? j->pg_blocks / per_part : INT32_MAX);
-    k_warp_norm_bwd<T, NV, PG, V3><<<grid, TH, smem, s>>>(*j, rows, D, wpr);
+    k_warp_norm_bwd<T, NV, PG, V3><<<grid, TH, smem, s>>>(wr_row_job(j), rows, D, wpr);
     int e = (int)cudaGetLastError();
     if (e || !PG)
         return e;
     if (!V3)
         return ng_launch_pgrad_cols(j, D, (int)(grid * per_part), s);
-    k_wr_pgrad_cols<<<(unsigned)((D + 31) / 32), dim3(32, WR_PC_WARPS), 0, s>>>(*j, D, (int)grid);
-    return (int)cudaGetLastError();
+    return ng_launch_block_pgrad_cols(j, D, (int)grid, s);
 }
 
 template <typename T>
@@ -319,7 +292,13 @@ int wr_norm_bwd(const ng_job *j, int64_t rows, int64_t D, cudaStream_t s)
     }
     const int pg = j->t.p[NG_DBI] ? 2 : j->t.p[NG_DSC] ? 1 : 0;
     wr_geom g;
-    if (!wr2_pick<T>(D, WR2_BWD_NV, &g) || (pg && (!j->part || j->pg_blocks < WR_WARPS / g.wpr)))
+    if (!wr2_pick<T>(D, WR2_BWD_NV, &g)) {
+        // wider than 8 warps of 2 chunks: a block per row (norm_wide_bwd.cu);
+        // XDNN_NORM_WIDE_BWD=0 leaves them to norm.cu's row kernels (A/B)
+        static const int wide = env_int("XDNN_NORM_WIDE_BWD", 1);
+        return wide ? ng_launch_wide_norm_bwd(j, rows, D, s) : -1;
+    }
+    if (pg && (!j->part || j->pg_blocks < WR_WARPS / g.wpr))
         return -1;
     // v3 where a block holds 4 or 8 row groups (rows of 1-2 warps): its one
     // partial a block cuts the partials 4-8x; measured (H100, 7876890) layernorm_bwd
@@ -340,6 +319,13 @@ int wr_norm_bwd(const ng_job *j, int64_t rows, int64_t D, cudaStream_t s)
 }
 
 } // namespace
+
+extern "C" int ng_launch_block_pgrad_cols(const ng_job *j, int64_t D, int nblk, void *stream)
+{
+    k_wr_pgrad_cols<<<(unsigned)((D + 31) / 32), dim3(32, WR_PC_WARPS), 0, static_cast<cudaStream_t>(stream)>>>(
+        wr_row_job(j), (int)D, nblk);
+    return (int)cudaGetLastError();
+}
 
 extern "C" int ng_launch_warp_norm_bwd(const ng_job *j, int64_t rows, int64_t D, void *stream)
 {

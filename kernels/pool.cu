@@ -16,7 +16,22 @@
  *     other stride a multiple of 16 bytes' worth of elements, 16-byte-aligned
  *     buffers: one thread per output pixel and 16-byte chunk of channels,
  *     every tap one 16-byte load, index math once per chunk (the launcher
- *     picks it; the result is the same value by value). */
+ *     picks it; the result is the same value by value);
+ *  v3 kpool_roll3x3s2 (3x3 stride-2 windows, 2-D, int32 offsets: ResNet's
+ *     pooling): one thread per (n, run of 2 (or 4) output rows, output
+ *     column, 16-byte chunk) walks down its rows, reducing each input row's
+ *     3 taps once and carrying the shared row (row 2o + 2 is row 0 of o + 1)
+ *     to the next output: v2 read every input 2.25 times through L1/L2 (35-42 %
+ *     of copy), v3 ~1.1 times vertically (the column shared by neighbouring
+ *     outputs is an L1 hit of the neighbouring warp).  The first maximum in
+ *     row-major window order is the first row maximum of the first row that
+ *     holds the window maximum (NaN likewise), so the winners and values are
+ *     those of v2; avgpool sums per row, then the rows (other rounding than
+ *     the tap order); 16-bit max forward on packed pairs (max.NaN).  The same
+ *     walk can store the backward's winners (XDNN_POOL_ROLL_WINNERS=1).
+ *     The avgpool backward of those windows enumerates the at most 2 x 2
+ *     windows over a pixel as the maxpool's does (kp_taps3 for the divisor).
+ *     XDNN_POOL_ROLL=0 keeps v2 for both. */
 #include "kern_common.cuh"
 #include "kern_fdiv.cuh"
 
@@ -385,6 +400,20 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_winners_vec(kpool_params p, 
     }
 }
 
+/* The taps of a 3-tap stride-2 window at o along spatial slot d inside the divisor's extent (kp_divisor per dim). */
+static __device__ __forceinline__ int kp_taps3(const kpool_params &p, int d, int o)
+{
+    const int lo = p.include_pad ? -(int)p.pad_lo[d] : 0;
+    const int hi = (int)(p.include_pad ? p.in[d] + p.pad_hi[d] : p.in[d]);
+    int taps = 0;
+#pragma unroll
+    for (int r = 0; r < 3; r++) {
+        const int i = 2 * o - (int)p.pad_lo[d] + r;
+        taps += i >= lo && i < hi;
+    }
+    return taps;
+}
+
 /* Backward v2 / v3: one thread per input pixel and 16-byte chunk of channels
  * (channels contiguous, one dtype): for every window that covers the pixel,
  * one 16-byte load of dy and, for maxpool, the window's winners for the V
@@ -395,7 +424,7 @@ __global__ void __launch_bounds__(KP_THREADS) kpool_winners_vec(kpool_params p, 
 template <typename T, bool kStored, typename I, bool K3S2>
 __global__ void __launch_bounds__(KP_THREADS)
     kpool_bwd_vec(kpool_params p, const kp_fast f, const T *__restrict__ x, const T *__restrict__ dy,
-                  T *__restrict__ dx, const uint8_t *__restrict__ w8)
+                  T *__restrict__ dx, const uint8_t *__restrict__ w8, bool quad_avg)
 {
     const kp_ix<I, K3S2> g(p);
     constexpr int V = 16 / sizeof(T);
@@ -413,7 +442,10 @@ __global__ void __launch_bounds__(KP_THREADS)
 #pragma unroll
         for (int k = 0; k < V; k++)
             acc[k] = 0.f;
-        if (K3S2 && kStored) {
+        /* 3x3 stride 2: the at most 2 x 2 windows over the pixel enumerated (max with stored winners; avgpool
+         * unless XDNN_POOL_ROLL=0, where each window's divisor was kp_divisor's 64-bit loops: 35 % of copy) */
+        const bool quad = K3S2 && (kStored || (quad_avg && !p.is_max));
+        if (quad) {
             /* the windows that cover row a - p at stride 2, window 3: o with 2o <= a <= 2o + 2, at most two per
              * dim, tap a - 2o; descending o, the order in which the tap loop below meets them (tap
              * ascending), so the sums are the same.  v3 tested all 9 taps with their bounds. */
@@ -427,9 +459,16 @@ __global__ void __launch_bounds__(KP_THREADS)
                     const I o1 = hi1 - j1, o2 = hi2 - j2;
                     if (o1 < lo1 || o2 < lo2)
                         continue;
-                    const int mine = (int)((a1 - 2 * o1) * 3 + (a2 - 2 * o2));
                     chunk dyv;
                     dyv.q = *reinterpret_cast<const uint4 *>(dyb + o1 * g.sy[3] + o2 * g.sy[4]);
+                    if (!kStored) { /* avgpool: kp_divisor of (o1, o2), the taps inside per dim */
+                        const float d = (float)(kp_taps3(p, 1, o1) * kp_taps3(p, 2, o2));
+#pragma unroll
+                        for (int k = 0; k < V; k++)
+                            acc[k] += d > 0 ? kp_f<T>(dyv.e[k]) / d : 0.f;
+                        continue;
+                    }
+                    const int mine = (int)((a1 - 2 * o1) * 3 + (a2 - 2 * o2));
                     const I op = (n * g.out[1] + o1) * g.out[2] + o2;
                     union { wtype w; uint8_t b[V]; } wb;
                     wb.w = *reinterpret_cast<const wtype *>(w8 + op * g.C + c);
@@ -439,7 +478,7 @@ __global__ void __launch_bounds__(KP_THREADS)
                             acc[k] += kp_f<T>(dyv.e[k]);
                 }
         }
-        for (I r0 = 0; r0 < (K3S2 && kStored ? 0 : g.W(0)); r0++) {
+        for (I r0 = 0; r0 < (quad ? 0 : g.W(0)); r0++) {
             const I t0 = i0 + g.pad_lo[0] - r0 * g.D(0);
             if (t0 < 0 || t0 % g.S(0) || t0 / g.S(0) >= g.Out(0))
                 continue;
@@ -528,6 +567,279 @@ static bool kp_is_3x3s2(const kpool_params *p)
            p->stride[1] == 2 && p->stride[2] == 2 && p->dil[1] == 1 && p->dil[2] == 1;
 }
 
+/* v3 (see the file header): RR output rows per thread; 2 (the default) reads 5 input rows for 2 output rows,
+ * 4 (XDNN_POOL_ROLL_ROWS=4) 9 for 4 with half the threads (fewer waves: more of a partial last one). */
+
+/* The walk is one skeleton (kpool_roll3x3s2) over a policy that reduces a row's 3 taps (row), merges a window
+ * row into the window (take: rows in window order, `first` = the row's first tap) and stores (store):
+ *  KpRollMax16: max forward of 16-bit types, 4 packed pairs per chunk (max.NaN: the value is the first maximum's;
+ *     the scalar compares below held 64 registers, 4 blocks of 256 per SM);
+ *  KpRollMax<T, kWinners>: the first maximum with its tap (2 bits of column, 4 of tap per channel), the forward of
+ *     f32 or the backward's winners (one byte per channel);
+ *  KpRollAvg: sums per row, then the rows; the divisor of v2. */
+template <typename T> struct kp_pair;
+template <> struct kp_pair<__half> { typedef __half2 t; };
+template <> struct kp_pair<__nv_bfloat16> { typedef __nv_bfloat162 t; };
+
+/* One row's 3 taps (columns cols, valid: ok), loaded together; false when none lies in x. */
+template <typename T>
+static __device__ __forceinline__ int kp_roll_load(const T *__restrict__ xr, bool row_ok, const int (&cols)[3],
+                                                   const bool (&ok)[3], int sxw, uint4 (&t)[3])
+{
+#pragma unroll
+    for (int q = 0; q < 3; q++)
+        t[q] = row_ok && ok[q] ? *reinterpret_cast<const uint4 *>(xr + cols[q] * sxw) : make_uint4(0, 0, 0, 0);
+    return row_ok && (ok[0] || ok[1] || ok[2]);
+}
+
+template <typename T> struct KpRollMax16 {
+    enum { kMinBlocks = 5 }; /* blocks of 256 per SM the registers allow (__launch_bounds__; 6 spilled) */
+    typedef typename kp_pair<T>::t P;
+    struct acc { P m[4]; };
+    static __device__ __forceinline__ bool row(const T *xr, bool row_ok, const int (&cols)[3], const bool (&ok)[3],
+                                               int sxw, acc &a)
+    {
+        uint4 t[3];
+        const bool any = kp_roll_load<T>(xr, row_ok, cols, ok, sxw, t);
+        bool have = false;
+#pragma unroll
+        for (int q = 0; q < 3; q++) {
+            if (!row_ok || !ok[q])
+                continue;
+            const P *e = reinterpret_cast<const P *>(&t[q]);
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                a.m[k] = have ? __hmax2_nan(a.m[k], e[k]) : e[k];
+            have = true;
+        }
+        return any;
+    }
+    static __device__ __forceinline__ void take(acc &a, bool &have, const acc &r, bool h, int first)
+    {
+#pragma unroll
+        for (int k = 0; k < 4 && h; k++)
+            a.m[k] = have ? __hmax2_nan(a.m[k], r.m[k]) : r.m[k];
+        have |= h;
+    }
+    static __device__ __forceinline__ void store(const kpool_params &p, T *y, uint8_t *w8, int y_off, int op, int c,
+                                                 int oh, int ow, const acc &a, bool have)
+    {
+        union { uint4 q; P e[4]; } out;
+        const T ninf = kp_t<T>(-INFINITY);
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            out.e[k] = have ? a.m[k] : P(ninf, ninf);
+        *reinterpret_cast<uint4 *>(y + y_off) = out.q;
+    }
+};
+
+template <typename T, bool kWinners> struct KpRollMax {
+    enum { V = 16 / sizeof(T), kMinBlocks = 3 }; /* 4 spilled */
+    struct acc { float v[V]; uint32_t bits; }; /* row: 2 bits of column per channel; window: 4 bits of tap */
+    static __device__ __forceinline__ bool row(const T *xr, bool row_ok, const int (&cols)[3], const bool (&ok)[3],
+                                               int sxw, acc &a)
+    {
+        union chunk { uint4 q; T e[V]; } t[3];
+        uint4 raw[3];
+        const bool any = kp_roll_load<T>(xr, row_ok, cols, ok, sxw, raw);
+        bool have = false;
+        a.bits = 0;
+#pragma unroll
+        for (int q = 0; q < 3; q++) {
+            if (!row_ok || !ok[q])
+                continue;
+            t[q].q = raw[q];
+#pragma unroll
+            for (int k = 0; k < V; k++) {
+                const float f = kp_f<T>(t[q].e[k]);
+                if (!have || (!isnan(a.v[k]) && (f > a.v[k] || isnan(f)))) { /* v2's rule: first max, first NaN */
+                    a.v[k] = f;
+                    a.bits = (a.bits & ~(3u << 2 * k)) | (uint32_t)q << 2 * k;
+                }
+            }
+            have = true;
+        }
+        return any;
+    }
+    static __device__ __forceinline__ void take(acc &a, bool &have, const acc &r, bool h, int first)
+    {
+#pragma unroll
+        for (int k = 0; k < V && h; k++)
+            if (!have || (!isnan(a.v[k]) && (r.v[k] > a.v[k] || isnan(r.v[k])))) { /* the window's first row wins */
+                a.v[k] = r.v[k];
+                a.bits = (a.bits & ~(15u << 4 * k)) | ((((r.bits >> 2 * k) & 3u) + (uint32_t)first) << 4 * k);
+            }
+        have |= h;
+    }
+    static __device__ __forceinline__ void store(const kpool_params &p, T *y, uint8_t *w8, int y_off, int op, int c,
+                                                 int oh, int ow, const acc &a, bool have)
+    {
+        if (kWinners) {
+            typedef typename kp_win_bytes<V>::type wtype;
+            union { wtype w; uint8_t b[V]; } out;
+#pragma unroll
+            for (int k = 0; k < V; k++)
+                out.b[k] = have ? (uint8_t)((a.bits >> 4 * k) & 15u) : (uint8_t)KP_NO_WINNER;
+            *reinterpret_cast<wtype *>(w8 + op * p.C + c) = out.w;
+        } else {
+            union { uint4 q; T e[V]; } out;
+#pragma unroll
+            for (int k = 0; k < V; k++)
+                out.e[k] = kp_t<T>(have ? a.v[k] : -INFINITY);
+            *reinterpret_cast<uint4 *>(y + y_off) = out.q;
+        }
+    }
+};
+
+template <typename T> struct KpRollAvg {
+    enum { V = 16 / sizeof(T), kMinBlocks = 4 };
+    struct acc { float v[V]; };
+    static __device__ __forceinline__ bool row(const T *xr, bool row_ok, const int (&cols)[3], const bool (&ok)[3],
+                                               int sxw, acc &a)
+    {
+        union chunk { uint4 q; T e[V]; } t[3];
+        uint4 raw[3];
+        const bool any = kp_roll_load<T>(xr, row_ok, cols, ok, sxw, raw);
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            a.v[k] = 0.f;
+#pragma unroll
+        for (int q = 0; q < 3; q++) {
+            t[q].q = raw[q];
+            if (row_ok && ok[q])
+#pragma unroll
+                for (int k = 0; k < V; k++)
+                    a.v[k] += kp_f<T>(t[q].e[k]);
+        }
+        return any;
+    }
+    static __device__ __forceinline__ void take(acc &a, bool &have, const acc &r, bool h, int first)
+    {
+#pragma unroll
+        for (int k = 0; k < V && h; k++)
+            a.v[k] = have ? a.v[k] + r.v[k] : r.v[k];
+        have |= h;
+    }
+    static __device__ __forceinline__ void store(const kpool_params &p, T *y, uint8_t *w8, int y_off, int op, int c,
+                                                 int oh, int ow, const acc &a, bool have)
+    {
+        const int64_t o64[3] = {0, oh, ow}, d = kp_divisor(p, o64);
+        const float div = d > 0 ? (float)d : 0.f;
+        union { uint4 q; T e[V]; } out;
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            out.e[k] = kp_t<T>(have && div > 0.f ? a.v[k] / div : 0.f);
+        *reinterpret_cast<uint4 *>(y + y_off) = out.q;
+    }
+};
+
+template <typename T, class Pol, int RR>
+__global__ void __launch_bounds__(KP_THREADS, Pol::kMinBlocks)
+    kpool_roll3x3s2(kpool_params p, const kp_fast f, const T *__restrict__ x, T *__restrict__ y, uint8_t *__restrict__ w8)
+{
+    typedef typename Pol::acc acc;
+    const kp_ix<int32_t, true> g(p);
+    constexpr int V = 16 / sizeof(T);
+    const int chunks = g.C / V, segs = (g.out[1] + RR - 1) / RR;
+    const int64_t total = (int64_t)g.N * segs * g.out[2] * chunks;
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
+        int32_t sp[3], c;
+        const int32_t n = kp_split_chunk((int32_t)t, chunks, V, 1, segs, g.out[2], f, sp, c);
+        const int ow = sp[2], oh0 = sp[1] * RR, oh1 = min(oh0 + RR, (int)g.out[1]);
+        const T *xb = x + n * g.sx[0] + c;
+        int cols[3];
+        bool ok[3];
+#pragma unroll
+        for (int q = 0; q < 3; q++) {
+            cols[q] = 2 * ow - g.pad_lo[2] + q;
+            ok[q] = cols[q] >= 0 && cols[q] < g.in[2];
+        }
+        /* the carried row: window row 0 of the next output row (row 2 of the one before), reduced */
+        acc carried;
+        int r = 2 * oh0 - g.pad_lo[1];
+        bool chave = Pol::row(xb + r * g.sx[3], r >= 0 && r < g.in[1], cols, ok, g.sx[4], carried);
+#pragma unroll
+        for (int j = 0; j < RR; j++) {
+            const int oh = oh0 + j;
+            if (oh >= oh1)
+                break;
+            r = 2 * oh - g.pad_lo[1];
+            acc r1, r2, a;
+            const bool h1 = Pol::row(xb + (r + 1) * g.sx[3], r + 1 >= 0 && r + 1 < g.in[1], cols, ok, g.sx[4], r1);
+            const bool h2 = Pol::row(xb + (r + 2) * g.sx[3], r + 2 >= 0 && r + 2 < g.in[1], cols, ok, g.sx[4], r2);
+            bool have = false;
+            Pol::take(a, have, carried, chave, 0); /* rows in window order */
+            Pol::take(a, have, r1, h1, 3);
+            Pol::take(a, have, r2, h2, 6);
+            Pol::store(p, y, w8, n * g.sy[0] + c + oh * g.sy[3] + ow * g.sy[4], (n * g.out[1] + oh) * g.out[2] + ow,
+                       c, oh, ow, a, have);
+            carried = r2;
+            chave = h2;
+        }
+    }
+}
+
+/* v3's switch: XDNN_POOL_ROLL=0 keeps v2 (and v2's winners pass), read once. */
+static bool kp_roll_on(void)
+{
+    static const char *const e = getenv("XDNN_POOL_ROLL");
+    return !e || strcmp(e, "0") != 0;
+}
+
+/* Output rows per thread of the walk: 2, or 4 with XDNN_POOL_ROLL_ROWS=4, read once (A/B).  Session 12's second
+ * call, bf16 64x256x56x56 3x3 s2: max 0.0503 ms with 2 rows, 0.0556 with 4 (5 blocks per SM: 2.4 waves of 4-row
+ * threads against 4.8 of 2-row ones); avg 0.0655 / 0.0649. */
+static int kp_roll_rows(void)
+{
+    static const char *const e = getenv("XDNN_POOL_ROLL_ROWS");
+    return e && atoi(e) == 4 ? 4 : 2;
+}
+
+/* v3 over a 3x3 stride-2 call that fits int32 (kp_is_3x3s2, kp_fits_i32) with policy Pol. */
+template <typename T, class Pol>
+static void kp_roll_launch(const kpool_params *p, const T *x, T *y, uint8_t *w8, cudaStream_t s)
+{
+    const int rr = kp_roll_rows();
+    const int64_t V = 16 / sizeof(T), segs = (p->out[1] + rr - 1) / rr;
+    const int64_t ext[3] = {1, segs, p->out[2]};
+    const kp_fast f = kp_fast_make(p, V, ext);
+    const unsigned grid = kgrid(p->N * segs * p->out[2] * (p->C / V), KP_THREADS);
+    if (rr == 2)
+        kpool_roll3x3s2<T, Pol, 2><<<grid, KP_THREADS, 0, s>>>(*p, f, x, y, w8);
+    else
+        kpool_roll3x3s2<T, Pol, 4><<<grid, KP_THREADS, 0, s>>>(*p, f, x, y, w8);
+}
+
+template <typename T> static void kp_roll_max_go(const kpool_params *p, const T *x, T *y, cudaStream_t s)
+{
+    kp_roll_launch<T, KpRollMax16<T> >(p, x, y, NULL, s);
+}
+
+static void kp_roll_max_go(const kpool_params *p, const float *x, float *y, cudaStream_t s)
+{
+    kp_roll_launch<float, KpRollMax<float, false> >(p, x, y, NULL, s);
+}
+
+/* The backward's winners from v3's walk too: XDNN_POOL_ROLL_WINNERS=1 (read once; by default v2's winners pass,
+ * session 12's first call: the walk's winners held 92 registers and lost, 0.167 against 0.136 ms). */
+static bool kp_roll_winners_on(void)
+{
+    static const char *const e = getenv("XDNN_POOL_ROLL_WINNERS");
+    return e && strcmp(e, "0") != 0;
+}
+
+/* v3: y (forward), or w8 (the winners). */
+template <typename T>
+static void kp_roll_go(const kpool_params *p, const T *x, T *y, uint8_t *w8, cudaStream_t s)
+{
+    if (w8)
+        kp_roll_launch<T, KpRollMax<T, true> >(p, x, NULL, w8, s);
+    else if (!p->is_max)
+        kp_roll_launch<T, KpRollAvg<T> >(p, x, y, NULL, s);
+    else
+        kp_roll_max_go(p, x, y, s);
+}
+
 template <typename T, typename I, bool K3S2>
 static void kp_bwd_vec_go(const kpool_params *p, const T *x, const T *dy, T *dx, uint8_t *w8, cudaStream_t s)
 {
@@ -536,10 +848,14 @@ static void kp_bwd_vec_go(const kpool_params *p, const T *x, const T *dy, T *dx,
     const kp_fast fi = kp_fast_make(p, V, p->in), fo = kp_fast_make(p, V, p->out);
     if (w8) {
         const int64_t wins = p->N * (p->C / V) * p->out[0] * p->out[1] * p->out[2];
-        kpool_winners_vec<T, I, K3S2><<<kgrid(wins, KP_THREADS), KP_THREADS, 0, s>>>(*p, fo, x, w8);
-        kpool_bwd_vec<T, true, I, K3S2><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, fi, x, dy, dx, w8);
+        if (K3S2 && kp_roll_on() && kp_roll_winners_on())
+            kp_roll_go<T>(p, x, NULL, w8, s);
+        else
+            kpool_winners_vec<T, I, K3S2><<<kgrid(wins, KP_THREADS), KP_THREADS, 0, s>>>(*p, fo, x, w8);
+        kpool_bwd_vec<T, true, I, K3S2><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, fi, x, dy, dx, w8, false);
     } else {
-        kpool_bwd_vec<T, false, I, K3S2><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, fi, x, dy, dx, NULL);
+        kpool_bwd_vec<T, false, I, K3S2><<<kgrid(work, KP_THREADS), KP_THREADS, 0, s>>>(*p, fi, x, dy, dx, NULL,
+                                                                                         kp_roll_on());
     }
 }
 
@@ -565,6 +881,8 @@ static void kp_fwd_vec_launch(const kpool_params *p, const void *x, void *y, cud
     const kp_fast f = kp_fast_make(p, V, p->out);
     if (!kp_fits_i32(p))
         kpool_fwd_vec<T, int64_t, false><<<grid, KP_THREADS, 0, s>>>(*p, f, (const T *)x, (T *)y);
+    else if (kp_is_3x3s2(p) && kp_roll_on())
+        kp_roll_go<T>(p, (const T *)x, (T *)y, NULL, s);
     else if (kp_is_3x3s2(p))
         kpool_fwd_vec<T, int32_t, true><<<grid, KP_THREADS, 0, s>>>(*p, f, (const T *)x, (T *)y);
     else

@@ -2,9 +2,10 @@
 // sdpa_bwd_wgmma, semantics: src/ops/sdpa.h, building blocks: wgmma_sm90a.cuh).  Built for sm_90a only (the
 // Makefile's *_sm90a.cu rule); other passes compile empty bodies and the engine refuses other devices.
 //
-//  sdpa_bwd_prep    one warp per query row (rows padded to a multiple of BM): Delta = do . o and the logsumexp
-//                   in the exp2 domain, +inf on padding rows and rows that see no key (so P = 0 there), into two
-//                   f32 workspace vectors (the producer copies each tile's slice next to its Q and dO).
+//  sdpa_bwd_prep    8 lanes per query row (session 12; a warp per row before, XDNN_SDPA_BWD_PREP; rows padded to a
+//                   multiple of BM): Delta = do . o and the logsumexp in the exp2 domain, +inf on padding rows and
+//                   rows that see no key (so P = 0 there), into two f32 workspace vectors (the producer copies each
+//                   tile's slice next to its Q and dO).
 //  sdpa_bwd_wgmma<T, DP, kBand, kDrop>  flash-attention-3's loop order: one block per (128-key block, b, kv head), looping
 //    over the query tiles (BM = 64 rows) of every query head of its GQA group that can see the keys; dK and dV
 //    stay in registers for the whole loop (GQA sums included), dQ is accumulated in f32 in the workspace.
@@ -56,6 +57,12 @@
 //    t4 column's 8 lanes by drop_words_t8), a dropped P^T element carried as -P^T to the dS loop, which takes
 //    P f = max(x, 0) / (1 - p) for dV and dS = P (f dP - Delta) = P f dP - |x| Delta.  H100 b4h16s4096d128 bf16
 //    dropout 0.1: 16.97 ms on sdpa_bwd_flash -> 3.66 (cuDNN 3.48), causal 2.02 (2.01), Llama GQA causal 1.96 (2.05).
+//  v9 (2026-11-25, session 12, issue 10): sdpa_bwd_prep at 8 lanes per row (the side passes 0.224 -> 0.177 ms at
+//    b4h16s4096d128).  Opt-in and not yet run on a GPU: the wgmma descriptors of a GEMM's k-steps by one add to a
+//    base descriptor (kDescAdd, XDNN_SDPA_BWD_DESC=1): ncu showed a consumer warp building descriptors with ~250 of
+//    its 743 instructions per tile, and ptxas's 28 / 36 bytes of spills at DP = 128 (plain / band) go to 0 with it.
+//    Tried and dropped (bench/RESULTS-sdpa.md): the dQ reduce-adds issued by producer warps (FA3's dQ writer) and
+//    dV issued before the dS arithmetic: neither faster, together slower, with more spills.
 //  sdpa_bwd_dq_out  dq = scale * workspace, in q's dtype (16-byte stores).
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -64,6 +71,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <type_traits>
 
 namespace {
 
@@ -202,17 +210,22 @@ __device__ __forceinline__ int dq_arrivals(const xk_sdpa &p, int lq, int lkv, in
 // of 4) there, the f32 dQ sums and the counters after them, a chunk per warp (no cudaMemset pass); dq_zero: the
 // main kernel converts dQ itself (dq_cnt), so prep writes the dq rows no key block adds into (rows that see no
 // key: seq_len_q, bottom-right causal with Sq > Skv) as zeros, which sdpa_bwd_dq_out would have written.
+// lpr lanes per row (a power of two, 4..32; XDNN_SDPA_BWD_PREP): at 32 (the pass before session 12) half a warp
+// idled at Dv = 128 and each warp made one 512-byte round of loads; 8 has each lane load 2 x 16 bytes of do
+// and o per row at Dv = 128, four rows per warp (H100, b4h16s4096d128: the side passes 0.224 -> 0.177 ms).
 template <typename T>
 __global__ void __launch_bounds__(256) sdpa_bwd_prep(const xk_sdpa p, float *lse2, float *delta, int64_t nrows, int Sqp,
-                                                     float *zero, int64_t zwords, int dq_zero)
+                                                     float *zero, int64_t zwords, int dq_zero, int lpr)
 {
-    const int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const int lane = threadIdx.x & 31;
+    const int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> (__ffs(lpr) - 1);
+    const int lane = threadIdx.x & (lpr - 1), step = lpr * 8;
+    // the row's lanes (the shuffles below stay among them; nrows is a multiple of 64, so no warp is cut)
+    const unsigned grp = (lpr == 32 ? 0xffffffffu : (1u << lpr) - 1u) << ((threadIdx.x & 31) & ~(lpr - 1));
     if (row >= nrows)
         return;
     if (zero) {
         const int64_t chunk = ((zwords + nrows - 1) / nrows + 3) & ~(int64_t)3, end = min(zwords, (row + 1) * chunk);
-        for (int64_t k = row * chunk + lane * 4; k < end; k += 128)
+        for (int64_t k = row * chunk + lane * 4; k < end; k += 4 * lpr)
             *reinterpret_cast<float4 *>(zero + k) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
     int b, h, i;
@@ -221,7 +234,8 @@ __global__ void __launch_bounds__(256) sdpa_bwd_prep(const xk_sdpa p, float *lse
         const T *dor = static_cast<const T *>(p.dout.p) + off4(p.dout, b, h, i, 0);
         const int64_t oo = off4(p.o, b, h, i, 0);
         float part = 0.0f;
-        for (int d = lane * 8; d < p.Dv; d += 256) { // Dv % 8 == 0, rows 16-byte aligned (the engine checks)
+#pragma unroll 2
+        for (int d = lane * 8; d < p.Dv; d += step) { // Dv % 8 == 0, rows 16-byte aligned (the engine checks)
             const uint4 a = *reinterpret_cast<const uint4 *>(dor + d);
             const T *ae = reinterpret_cast<const T *>(&a);
             float oe[8];
@@ -240,14 +254,18 @@ __global__ void __launch_bounds__(256) sdpa_bwd_prep(const xk_sdpa p, float *lse
             for (int e = 0; e < 8; e++)
                 part += (float)ae[e] * oe[e];
         }
-        dl = warp_sum(part);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+            if (o < lpr)
+                part += __shfl_xor_sync(grp, part, o);
+        dl = part; // identical in the row's lanes
         const float lse = ld_any(p.stats.p, p.stats.dtype, off4(p.stats, b, h, i, 0));
         l2 = lse == -CUDART_INF_F ? CUDART_INF_F : lse * kLog2e; // a row that saw no key has P = 0
         if (dq_zero) { // dense q only (the engine folds nothing else): row i of (b, h)
             const seq_rows sr = rows_of(p, b);
             if (dq_arrivals(p, sr.lq, sr.lkv, p.bottom_right ? sr.lkv - sr.lq : 0, i / kPadRows, kPadRows, bw_cfg<64>::BN) == 0) {
                 T *dst = static_cast<T *>(const_cast<void *>(p.dq.p)) + off4(p.dq, b, h, i, 0);
-                for (int d = lane * 8; d < p.D; d += 256)
+                for (int d = lane * 8; d < p.D; d += step)
                     *reinterpret_cast<uint4 *>(dst + d) = make_uint4(0, 0, 0, 0);
             }
         }
@@ -315,6 +333,12 @@ __device__ __forceinline__ void drop_sign(const xk_sdpa &p, float (&sa)[BM / 2],
     }
 }
 
+// the wgmma descriptor of address a + off from a's (gdesc): off >> 4 added to the address field (a + off < 2^18)
+__device__ __forceinline__ uint64_t desc_add(uint64_t d, uint32_t off)
+{
+    return (d & 0xffffffff00000000ull) | (uint32_t)((uint32_t)d + (off >> 4));
+}
+
 // P f of a signed P (drop_sign): P / (1 - p) kept, 0 dropped; |x| is P either way.
 __device__ __forceinline__ float drop_kept(const xk_sdpa &p, float x) { return fmaxf(x, 0.0f) * p.drop_scale; }
 
@@ -324,7 +348,11 @@ __device__ __forceinline__ float drop_kept(const xk_sdpa &p, float x) { return f
 // no mask or causal, tested per element as one compare on the diagonal tiles, as before the band existed:
 // the band's two compares per element cost 5-7% on unmasked shapes (H100, b4h16s4096d128: 3.47 vs 3.32 ms).
 // kDrop: dropout (launched with kBand only, one instance per dtype and DP): see drop_sign and the dS loop.
-template <typename T, int DP, bool kBand, bool kDrop>
+// kDescAdd: wgmma descriptors by one add from a base descriptor (DSC).  NOT YET RUN ON A GPU (session 12's second
+// device call found the team's device time spent): one opt-in instance, bf16 DP 128 without the band or dropout,
+// XDNN_SDPA_BWD_DESC=1.  ptxas -v, DP 128: the plain and band instances' spills 28 and 36 bytes -> 0 with it, the
+// dropout instance's 104 -> 136 (so not there).
+template <typename T, int DP, bool kBand, bool kDrop, bool kDescAdd = false>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_bwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tdo,
                    const __grid_constant__ CUtensorMap tk, const __grid_constant__ CUtensorMap tv, const xk_sdpa p,
@@ -440,6 +468,14 @@ __global__ void __launch_bounds__(kThreads, 1)
                 band_rows(p, lq, lkv, off, key0 + 8 * r, &rlo_k[r], &rhi_k[r]);
         }
         const uint32_t kA = sK + cw * 64 * 128, vA = sV + cw * 64 * 128; // this warpgroup's 64 key rows
+        // DSC(base, off, lbo): the wgmma descriptor of shared address base + off (off a compile-time constant once
+        // the k-steps are unrolled; 1024-byte stride of 8-row groups).  kDescAdd adds off >> 4 to the low word of
+        // base's descriptor, one add per wgmma instead of the mask-shift-or of gdesc on base + off (ncu, session
+        // 12: ~250 of a consumer warp's 743 instructions per tile built descriptors, and the wgmma issue chains
+        // stalled on them: 19% of the samples "wait"); base + off < 2^18, so the 14-bit field takes no carry.
+        // (without kDescAdd it expands to the very expression of the kernel before, so that those instances compile
+        // as they did: base, off unparenthesized on purpose)
+#define DSC(base, off, lbo) (kDescAdd ? desc_add(gdesc(base, lbo, 1024), off) : gdesc(base + off, lbo, 1024))
         const uint32_t dqs = sDQ + cw * C::DQ_BYTES; // this warpgroup's dQ staging tile
         float dk[DP / 2], dv[DP / 2], sa[BM / 2], dpa[BM / 2];
 #pragma unroll
@@ -479,8 +515,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
             for (int kk = 0; kk < DP / 16; kk++) {
                 const uint32_t co = (kk >> 2), ko = (kk & 3) * 32u;
-                wg_ss(sa, gdesc(kA + co * BN * 128 + ko, 16, 1024), gdesc(qb + co * BM * 128 + ko, 16, 1024), kk > 0,
-                      T());
+                wg_ss(sa, DSC(kA, co * BN * 128 + ko, 16), DSC(qb, co * BM * 128 + ko, 16), kk > 0, T());
             }
             wg_commit();
         };
@@ -491,7 +526,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
             for (int kk = 0; kk < DP / 16; kk++) {
                 const uint32_t co = (kk >> 2), ko = (kk & 3) * 32u;
-                wg_ss(dpa, gdesc(vA + co * BN * 128 + ko, 16, 1024), gdesc(ob + co * BM * 128 + ko, 16, 1024),
+                wg_ss(dpa, DSC(vA, co * BN * 128 + ko, 16), DSC(ob, co * BM * 128 + ko, 16),
                       kk > 0, T());
             }
             wg_commit();
@@ -678,8 +713,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                 keep(df);
 #pragma unroll
                 for (int kk = 0; kk < BM / 16; kk++) {
-                    wg_rs(dv, pf[kk], gdesc(ob + kk * 16 * 128, BM * 128, 1024), T());
-                    wg_rs(dk, df[kk], gdesc(qb + kk * 16 * 128, BM * 128, 1024), T());
+                    wg_rs(dv, pf[kk], DSC(ob, kk * 16 * 128, BM * 128), T());
+                    wg_rs(dk, df[kk], DSC(qb, kk * 16 * 128, BM * 128), T());
                 }
                 wg_commit();
             };
@@ -717,13 +752,21 @@ __global__ void __launch_bounds__(kThreads, 1)
             if (DP > 64) { // dq[:, cw * 64 + 0..63] over the 128 keys
 #pragma unroll
                 for (int kk = 0; kk < BN / 16; kk++)
-                    wg_ss_tb(dq, gdesc(dsb + (kk >> 2) * (BM * 128) + (kk & 3) * 32, 16, 1024),
-                             gdesc(sK + kk * 16 * 128 + cw * BN * 128, BN * 128, 1024), kk > 0, T());
+                    if constexpr (kDescAdd) // this consumer's 64 columns of K
+                        wg_ss_tb(dq, DSC(dsb, (kk >> 2) * (BM * 128) + (kk & 3) * 32, 16),
+                                 DSC(sK + cw * BN * 128, kk * 16 * 128, BN * 128), kk > 0, T());
+                    else
+                        wg_ss_tb(dq, gdesc(dsb + (kk >> 2) * (BM * 128) + (kk & 3) * 32, 16, 1024),
+                                 gdesc(sK + kk * 16 * 128 + cw * BN * 128, BN * 128, 1024), kk > 0, T());
             } else { // dq[:, 0..63] over this warpgroup's 64 keys
 #pragma unroll
                 for (int kk = 0; kk < 4; kk++)
-                    wg_ss_tb(dq, gdesc(dsb + cw * (BM * 128) + kk * 32, 16, 1024),
-                             gdesc(sK + (cw * 64 + kk * 16) * 128, BN * 128, 1024), kk > 0, T());
+                    if constexpr (kDescAdd) // this consumer's 64 keys
+                        wg_ss_tb(dq, DSC(dsb + cw * (BM * 128), kk * 32, 16), DSC(sK + cw * 64 * 128, kk * 16 * 128, BN * 128),
+                                 kk > 0, T());
+                    else
+                        wg_ss_tb(dq, gdesc(dsb + cw * (BM * 128) + kk * 32, 16, 1024),
+                                 gdesc(sK + (cw * 64 + kk * 16) * 128, BN * 128, 1024), kk > 0, T());
             }
             wg_commit();
             wg_wait<1>(); // dV, dK of this tile are in: the stage is free, the next tile's GEMMs may start
@@ -824,6 +867,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
         store_dkv();
     }
+#undef DSC
 #undef XB_FULL
 #undef XB_EMPTY
 #else
@@ -1023,6 +1067,34 @@ static int fold_knob()
     return k;
 }
 
+// XDNN_SDPA_BWD_PREP=N: sdpa_bwd_prep's lanes per row (4, 8, 16 or 32; default 8, 32 the pass before session 12).
+// A/B timing, read once.
+static int prep_lanes_knob()
+{
+    static int k = -1;
+    if (k < 0) {
+        const char *e = getenv("XDNN_SDPA_BWD_PREP");
+        const int v = e && e[0] ? atoi(e) : 8;
+        k = v == 4 || v == 16 || v == 32 ? v : 8;
+    }
+    return k;
+}
+
+// whether environment variable name is set to v
+static bool env_is(const char *name, const char *v)
+{
+    const char *e = getenv(name);
+    return e && strcmp(e, v) == 0;
+}
+
+// XDNN_SDPA_BWD_DESC=1: bf16 at DP 128 without the band or dropout runs the kDescAdd instance (descriptors by one
+// add per wgmma; not yet run on a GPU: correctness and A/B for the next device call).  Read once.
+static bool desc_knob()
+{
+    static const bool k = env_is("XDNN_SDPA_BWD_DESC", "1");
+    return k;
+}
+
 // Both launchers' start: the plain, band and dropout instantiations opted in to smem bytes of shared memory
 // (once per launcher: *opted), the f32 sums cleared (clear bytes from w.acc: the dQ sums, and the semaphores or
 // arrival counters after them; folded: by sdpa_bwd_prep, else a cudaMemset), then Delta and lse2 by
@@ -1047,9 +1119,10 @@ static cudaError_t bw_begin(const void *const (&kern)[N], int smem, bool *opted,
     }
     float *lse2 = reinterpret_cast<float *>(ws + w.lse), *delta = reinterpret_cast<float *>(ws + w.delta);
     const int64_t rows = (int64_t)(p.off_q.p ? 1 : p.B) * p.Hq * w.Sqp;
-    sdpa_bwd_prep<T><<<(unsigned)((rows * 32 + 255) / 256), 256, 0, s>>>(
-        p, lse2, delta, rows, w.Sqp, fold ? reinterpret_cast<float *>(ws + w.acc) : nullptr, (int64_t)(clear / 4),
-        dq_zero);
+    const int lpr = prep_lanes_knob();
+    sdpa_bwd_prep<T><<<(unsigned)((rows * lpr + 255) / 256), 256, 0, s>>>(
+        p, lse2, delta, rows, w.Sqp, fold ? reinterpret_cast<float *>(ws + w.acc) : nullptr,
+        (int64_t)(clear / 4), dq_zero, lpr);
     return cudaSuccess;
 }
 
@@ -1064,9 +1137,12 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
     // for the ordered sums (their own path), red.global adds (no bulk group to wait for) or ragged q (tokens of
     // no sequence, rows by slot)
     const bool conv = fold_knob() != 0 && !det && !red && !p.off_q.p;
-    const void *const kern[3] = {(const void *)sdpa_bwd_wgmma<T, DP, false, false>,
+    // the kDescAdd instance (XDNN_SDPA_BWD_DESC=1): bf16 DP 128 without the band only
+    constexpr bool kAB = DP == 128 && std::is_same<T, __nv_bfloat16>::value;
+    const void *const kern[4] = {(const void *)sdpa_bwd_wgmma<T, DP, false, false>,
                                  (const void *)sdpa_bwd_wgmma<T, DP, true, false>,
-                                 (const void *)sdpa_bwd_wgmma<T, DP, true, true>};
+                                 (const void *)sdpa_bwd_wgmma<T, DP, true, true>,
+                                 (const void *)sdpa_bwd_wgmma<T, DP, false, false, kAB>};
     cudaError_t e = bw_begin<T>(kern, C::SMEM, &opted, p, ws, w, (det || conv ? w.total : w.sem) - w.acc, conv, s);
     if (e != cudaSuccess)
         return e;
@@ -1077,7 +1153,14 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
     if (!bw_launch_of(&l, p, st, C::BM, C::BN))
         return cudaErrorInvalidValue;
     const int lpt = lpt_heads_of(p, (int)l.grid.x, (int)l.grid.y);
-    if (timing_knobs()[1])
+    bool added = false;
+    if constexpr (kAB)
+        if (!timing_knobs()[1] && !p.drop_threshold && !l.band && desc_knob()) {
+            sdpa_bwd_wgmma<T, DP, false, false, true><<<l.grid, kThreads, C::SMEM, s>>>(
+                l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc, sems, w.Sqp, red, timing_knobs()[0], lpt, cnt, fold_knob());
+            added = true;
+        }
+    if (timing_knobs()[1] || added)
         ;
     else if (p.drop_threshold) // dropout: the band kernel's masks (one instance more per dtype and DP, not two)
         sdpa_bwd_wgmma<T, DP, true, true><<<l.grid, kThreads, C::SMEM, s>>>(l.tq, l.tdo, l.tk, l.tv, p, lse2, delta, acc,

@@ -110,6 +110,23 @@
 //    there, the share as a batch index: no branch, which C7520 punishes) and combined by sdpa_splitkv's pass
 //    (launched as a programmatic dependent).  Dense q and k/v without bias or dropout; the rest of the kernel
 //    is v9's (the stream off: a share may have no key tile).  XDNN_SDPA_WGMMA_PACK=0 / _SPLITS=n (knobs_of).
+//  v11 (2026-11-25, issue 10, session 12): (a) the wide key tile: 176 keys at DP 128 with 16-bit o and no band
+//    (wide_tile; flash-attention-3's tile at D = 128 without a causal mask): S = Q K^T by wgmma m64n176k16 (88
+//    accumulators), P V in 11 k-steps; one Q buffer (208 KiB of shared memory, a second does not fit), so v8's
+//    loop, not v9's stream.  The per-tile costs that do not grow with the keys (max shuffles, o rescale, the
+//    turn's barriers, the GEMMs' issue and wait) spread over 1.375x the matrix work, less the stream and, at
+//    S = 4096, 3% of keys computed past the end (24 x 176).  XDNN_SDPA_WGMMA_WIDE=0 keeps 128, =2 takes 176 for
+//    a causal-like band too.  (b) ahead: on the counter's walk (causal) with two Q buffers the producer draws
+//    the next item as soon as it begins one and loads that item's Q right after this item's first K and V
+//    (hand_q, load_tile), so v9's stream takes the counter's walk too (session 10: without this it lost 1-3%
+//    there, its next Q in late).  XDNN_SDPA_WGMMA_AHEAD=0 keeps v8's producer order.  ptxas: the producer's
+//    spills (24 registers) 24/8 -> 84/64 bytes of plain instances; the consumers' code is unchanged.
+//    H100 (session 12, run 2, the variants in turn): no mask 176 / 128 keys 0.999 (b4h16s4096d128), 0.989
+//    (Llama b2h32k8s4096d128), 1.02 (b1h32s16384d128, noisy; by the minima 0.98-0.99 on all three); causal
+//    ahead 0.990, 0.998, 0.990, 0.990 (b16h16s1024d64); WIDE=2 on causal 1.004, 0.991, 0.967 of ahead alone.
+//    Measured and dropped: the o rescale skipped by a warp vote where no row's max moved (exact: corr 1) was
+//    0.3-1.4% slower on every row in the same binary, and that binary's 128-key paths ran 3-12% slower than
+//    run 2's without it (bench/RESULTS-sdpa.md, session 12).
 #include "gpu/kern_sdpa_splitkv.h"
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -119,9 +136,10 @@
 
 namespace {
 
-template <int DP> struct wg_cfg {
+// BNX: v11's wide key tile (176 keys at DP 128, 16-bit o, no mask); 0: the BN below
+template <int DP, int BNX = 0> struct wg_cfg {
     static constexpr int BM = 128;                          // query rows per block (2 consumers x 64)
-    static constexpr int BN = DP <= 128 ? 128 : 64;         // keys per tile
+    static constexpr int BN = BNX ? BNX : DP <= 128 ? 128 : 64; // keys per tile
     static constexpr int ST = DP <= 64 ? 3 : 2;             // ring stages
     static constexpr int NB = DP / 64;                      // 128-byte column blocks of a row
     static constexpr int ON = DP < 128 ? DP : 128;          // n of one P V wgmma
@@ -142,6 +160,7 @@ template <int DP> struct wg_cfg {
     // v8, a persistent grid without a TMA bias: a second Q buffer at the bias tiles' place, so the producer loads
     // the next item's Q while the consumers still run this one's last Q K^T (one buffer: only after it, its
     // latency in the gap between items).  130, 194 KiB at DP 64, 128; DP 256 (256 KiB) has no room.
+    // v11, BN 176 at DP 128: 209 KiB with one Q buffer; a second (241 KiB) does not fit, so no v9 stream
     static constexpr int SMEM_Q2 = 1024 + Q_BYTES + 2 * ST * KV_BYTES + 1024 + Q_BYTES;
 };
 
@@ -180,6 +199,7 @@ struct wg_walk {
     // writing its partial o (normalized, in o's dtype) and logsumexp into the workspace (the kernel's o and
     // stats are pointed there: store_o) for sdpa_splitkv's combine pass
     int pack, nsplit;
+    int ahead; // v11: the dynamic walk's producer draws the next item and loads its Q an item ahead (nq 2)
 };
 __device__ __forceinline__ wg_item item_of(const xk_sdpa &p, int w, const wg_walk &k, int bm, int bn)
 {
@@ -333,14 +353,14 @@ __device__ __forceinline__ void bias_smem(float *s, uint32_t tile, uint32_t lrow
 
 // GEN: the additive bias and dropout (per-element loads and Philox words in the softmax); without them the
 // kernel has no trace of either, so the plain and band-masked cases keep their registers and schedule.
-template <typename T, int DP, bool GEN, bool SPLIT>
+template <typename T, int DP, bool GEN, bool SPLIT, int BNX>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_fwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                    const __grid_constant__ CUtensorMap tv, const __grid_constant__ CUtensorMap tb, const xk_sdpa p,
                    const wg_walk walk, int pingpong, int btma)
 {
 #if XW_DEVICE
-    using C = wg_cfg<DP>;
+    using C = wg_cfg<DP, BNX>;
     constexpr int BM = C::BM, BN = C::BN, ST = C::ST, NB = C::NB;
     extern __shared__ unsigned char smem_raw[];
     const uint32_t sQ = (smem_u32(smem_raw) + 1023u) & ~1023u; // swizzled tiles need 1024-byte alignment
@@ -386,54 +406,90 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (wg == 0) { // ---- producer: the ring position runs on across work items
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
         if (threadIdx.x == 0) {
-            int gt = 0;
-            for (int w = walk.next ? atomicAdd(walk.next, 1) : blockIdx.x, wi = 0;;
-                 w = walk.next ? atomicAdd(walk.next, 1) : w + gridDim.x) {
-                if (!walk.next && w >= walk.nwork)
-                    break;
-                const wg_item t = item_of(p, min(w, walk.nwork - 1), walk, BM, BN);
-                if (t.skip)
-                    continue;
-                const int qs = wi % walk.nq, qph = (wi / walk.nq) & 1;
-                wi++;
-                mb_wait(XW_EMPTYQ(qs), qph ^ 1); // the consumers' last Q K^T of this buffer's last item is done
-                if (walk.next) { // hand the index to the consumers with the Q, or end them all
+            int gt = 0; // the ring position
+            // Item w's Q into the buffer of the block's n-th item, after the consumers' last Q K^T of that
+            // buffer's previous item; on the dynamic walk the index goes with it (sItem), or, past the last
+            // item, the end (fullQ arrived on without a Q): false then
+            auto hand_q = [&](int w, int n, const wg_item &t) {
+                const int qs = n % walk.nq, qph = (n / walk.nq) & 1;
+                mb_wait(XW_EMPTYQ(qs), qph ^ 1);
+                if (walk.next) {
                     st_shared_s32(XW_ITEM(qs), w);
                     if (w >= walk.nwork) {
                         mb_arrive(XW_FULLQ(qs));
-                        break;
+                        return false;
                     }
                 }
-                // the rows' first tokens and the maps' batch coordinates (a packed side: [1, H, T, D] from 0)
-                const seq_rows sr = rows_of(p, t.b);
-                const int qb = p.off_q.p ? 0 : t.b, kb = p.off_kv.p ? 0 : t.b;
+                // the rows' first token and the map's batch coordinate (a packed side: [1, H, T, D] from 0)
+                const int qrow = p.off_q.p ? rows_of(p, t.b).qrow : 0, qb = p.off_q.p ? 0 : t.b;
                 mb_expect(XW_FULLQ(qs), C::Q_BYTES);
 #pragma unroll
                 for (int c = 0; c < NB; c++)
                     tma_load((qs ? sB : sQ) + c * BM * 128, &tq, XW_FULLQ(qs), c * 64,
-                             walk.pack ? t.h : sr.qrow + t.m0, walk.pack ? t.m0 : t.h, qb); // v10: [D, H, S, B]
-                for (int it = 0; it < t.ntiles; it++, gt++) {
-                    const int s = gt % ST, ph = (gt / ST) & 1;
-                    mb_wait(XW_EMPTYK(s), ph ^ 1);
-                    mb_expect(XW_FULLK(s), C::KV_BYTES);
+                             walk.pack ? t.h : qrow + t.m0, walk.pack ? t.m0 : t.h, qb); // v10: [D, H, S, B]
+                return true;
+            };
+            // Key tile it of item t (its K, bias, V) at the next ring position; krow: the sequence's first key
+            auto load_tile = [&](const wg_item &t, int krow, int it) {
+                const int s = gt % ST, ph = (gt / ST) & 1, kb = p.off_kv.p ? 0 : t.b;
+                gt++;
+                mb_wait(XW_EMPTYK(s), ph ^ 1);
+                mb_expect(XW_FULLK(s), C::KV_BYTES);
 #pragma unroll
-                    for (int c = 0; c < NB; c++)
-                        tma_load(sK + s * C::KV_BYTES + c * BN * 128, &tk, XW_FULLK(s), c * 64,
-                                 sr.krow + (t.t0 + it) * BN, t.hk, kb);
-                    if (C::BT && btma) { // the bias tile: rows m0 .. m0 + BM - 1 of its (b, h), zeros outside
-                        mb_wait(XW_EMPTYB(s), ph ^ 1);
-                        mb_expect(XW_FULLB(s), C::B_BYTES);
+                for (int c = 0; c < NB; c++)
+                    tma_load(sK + s * C::KV_BYTES + c * BN * 128, &tk, XW_FULLK(s), c * 64, krow + (t.t0 + it) * BN,
+                             t.hk, kb);
+                if (C::BT && btma) { // the bias tile: rows m0 .. m0 + BM - 1 of its (b, h), zeros outside
+                    mb_wait(XW_EMPTYB(s), ph ^ 1);
+                    mb_expect(XW_FULLB(s), C::B_BYTES);
 #pragma unroll
-                        for (int c = 0; c < BN / 64; c++)
-                            tma_load(sB + s * C::B_BYTES + c * BM * 128, &tb, XW_FULLB(s), (t.t0 + it) * BN + c * 64,
-                                     t.m0, p.bias.st[1] ? t.h : 0, p.bias.st[0] ? t.b : 0);
+                    for (int c = 0; c < BN / 64; c++)
+                        tma_load(sB + s * C::B_BYTES + c * BM * 128, &tb, XW_FULLB(s), (t.t0 + it) * BN + c * 64,
+                                 t.m0, p.bias.st[1] ? t.h : 0, p.bias.st[0] ? t.b : 0);
+                }
+                mb_wait(XW_EMPTYV(s), ph ^ 1);
+                mb_expect(XW_FULLV(s), C::KV_BYTES);
+#pragma unroll
+                for (int c = 0; c < NB; c++)
+                    tma_load(sV + s * C::KV_BYTES + c * BN * 128, &tv, XW_FULLV(s), c * 64, krow + (t.t0 + it) * BN,
+                             t.hk, kb);
+            };
+            if (walk.ahead) {
+                // v11 (ahead, the dynamic walk with two Q buffers): the next item is drawn as soon as this one
+                // begins and its Q asked for right after this item's first K and V (once the consumers are
+                // through the last item's Q K^T), not once this item's last V is out: the counter's latency
+                // and the Q's load sit under this item's tiles, so v9's stream can take the counter's walk
+                // (the item is worked out again after the next one's Q: with 24 registers, keeping it across
+                // that spilled)
+                int w = atomicAdd(walk.next, 1), wi = 0;
+                bool live = hand_q(w, wi, item_of(p, min(w, walk.nwork - 1), walk, BM, BN));
+                while (live) {
+                    const int wn = atomicAdd(walk.next, 1);
+                    {
+                        const wg_item t = item_of(p, w, walk, BM, BN);
+                        if (t.ntiles > 0)
+                            load_tile(t, p.off_kv.p ? rows_of(p, t.b).krow : 0, 0);
                     }
-                    mb_wait(XW_EMPTYV(s), ph ^ 1);
-                    mb_expect(XW_FULLV(s), C::KV_BYTES);
-#pragma unroll
-                    for (int c = 0; c < NB; c++)
-                        tma_load(sV + s * C::KV_BYTES + c * BN * 128, &tv, XW_FULLV(s), c * 64,
-                                 sr.krow + (t.t0 + it) * BN, t.hk, kb);
+                    live = hand_q(wn, wi + 1, item_of(p, min(wn, walk.nwork - 1), walk, BM, BN));
+                    const wg_item t = item_of(p, w, walk, BM, BN);
+                    const int krow = p.off_kv.p ? rows_of(p, t.b).krow : 0;
+                    for (int it = 1; it < t.ntiles; it++)
+                        load_tile(t, krow, it);
+                    w = wn, wi++;
+                }
+            } else {
+                for (int w = walk.next ? atomicAdd(walk.next, 1) : blockIdx.x, wi = 0;;
+                     w = walk.next ? atomicAdd(walk.next, 1) : w + gridDim.x) {
+                    if (!walk.next && w >= walk.nwork)
+                        break;
+                    const wg_item t = item_of(p, min(w, walk.nwork - 1), walk, BM, BN);
+                    if (t.skip)
+                        continue;
+                    if (!hand_q(w, wi++, t))
+                        break;
+                    const int krow = p.off_kv.p ? rows_of(p, t.b).krow : 0;
+                    for (int it = 0; it < t.ntiles; it++)
+                        load_tile(t, krow, it);
                 }
             }
         }
@@ -885,12 +941,15 @@ __global__ void __launch_bounds__(kThreads, 1)
 // first Q K^T beside the last P V (v9, where there are two Q buffers).
 // XDNN_SDPA_WGMMA_PACK=0 (v10) keeps one head per tile and every item's keys in one block where the plain
 // grid has fewer items than SMs; XDNN_SDPA_WGMMA_SPLITS=n caps v10's key splits at n (1: packing alone).
+// XDNN_SDPA_WGMMA_WIDE=0 (v11) keeps 128-key tiles where the 176-key tile would be taken (wide_tile); 2 takes
+// it for a band open on one side (causal-like) too.  XDNN_SDPA_WGMMA_AHEAD=0 (v11) keeps the counter's walk
+// drawing each item when its producer gets to it (and so the stream off there).
 struct knobs {
-    int pingpong, persistent, sms, bias_tma, smem, causal, qbuf, chain, pack, splits;
+    int pingpong, persistent, sms, bias_tma, smem, causal, qbuf, chain, pack, splits, wide, ahead;
 };
 knobs knobs_of()
 {
-    static knobs k = {-1, -1, 0, 0, 0, 2, 2, 1, 1, 0};
+    static knobs k = {-1, -1, 0, 0, 0, 2, 2, 1, 1, 0, 1, 1};
     if (k.pingpong < 0) {
         const char *pp = getenv("XDNN_SDPA_WGMMA_PINGPONG"), *pe = getenv("XDNN_SDPA_WGMMA_PERSISTENT"),
                    *bt = getenv("XDNN_SDPA_WGMMA_BIAS_TMA"), *ca = getenv("XDNN_SDPA_WGMMA_CAUSAL"),
@@ -913,6 +972,10 @@ knobs knobs_of()
         const char *pk = getenv("XDNN_SDPA_WGMMA_PACK"), *sp = getenv("XDNN_SDPA_WGMMA_SPLITS");
         k.pack = !(pk && pk[0] == '0');
         k.splits = sp ? atoi(sp) : 0;
+        const char *wd = getenv("XDNN_SDPA_WGMMA_WIDE");
+        k.wide = wd && wd[0] >= '0' && wd[0] <= '2' ? wd[0] - '0' : 1;
+        const char *ah = getenv("XDNN_SDPA_WGMMA_AHEAD");
+        k.ahead = !(ah && ah[0] == '0');
     }
     return k;
 }
@@ -997,11 +1060,11 @@ bool every_item_has_keys(const xk_sdpa &p, int bm)
     return true;
 }
 
-template <typename T, int DP, bool GEN, bool SPLIT>
+template <typename T, int DP, bool GEN, bool SPLIT, int BNX = 0>
 cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void *ws, size_t ws_bytes,
                       cudaStream_t s)
 {
-    using C = wg_cfg<DP>;
+    using C = wg_cfg<DP, BNX>;
     const knobs k = knobs_of();
     CUtensorMap tb;
     const bool btma = GEN && C::BT && bias_map<DP>(&tb, p, k);
@@ -1033,7 +1096,7 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void
         pk.pack ? nmblk * p.B * p.Hk * pk.nsplit : nmblk * (p.off_q.p ? 1 : p.B) * p.Hq; // v10: <= the SMs
     if (nwork > INT32_MAX)
         return cudaErrorInvalidValue;
-    walk.nmblk = (int)nmblk, walk.nwork = (int)nwork, walk.sec = 0, walk.next = NULL;
+    walk.nmblk = (int)nmblk, walk.nwork = (int)nwork, walk.sec = 0, walk.next = NULL, walk.ahead = 0;
     walk.pack = pk.pack, walk.nsplit = pk.nsplit;
     xk_sdpa pk_p = p; // v10's key split: o and stats become the partials in the workspace (store_o)
     if (pk.nsplit > 1) {
@@ -1071,18 +1134,20 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void
     // item's rows its own (dense q) and a key tile in every item (the stream has no turn for an empty one)
     // (H100, session 10: on the counter's walk, causal, it lost 1-3%: the next item is drawn by an atomic only
     // when the producer reaches it, so its Q and first K arrive after the consumers want them; the static walk
-    // gained 1-2.5%)
-    walk.chain =
-        k.chain && walk.nq == 2 && !walk.next && !p.off_q.p && !GEN && !pk.pack && every_item_has_keys(p, C::BM);
+    // gained 1-2.5%).  v11: the counter's walk too where its producer works an item ahead (walk.ahead).
+    walk.ahead = walk.next && walk.nq == 2 && k.ahead;
+    walk.chain = k.chain && walk.nq == 2 && (!walk.next || walk.ahead) && !p.off_q.p && !GEN && !pk.pack &&
+                 every_item_has_keys(p, C::BM);
     static int opted = 0; // the dynamic shared memory this instantiation may use so far
     if (opted < smem) {
         cudaError_t e =
-            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN, SPLIT>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 smem);
         if (e != cudaSuccess)
             return e;
         opted = smem;
     }
-    sdpa_fwd_wgmma<T, DP, GEN, SPLIT><<<grid, kThreads, smem, s>>>(tq, tk, tv, tb, pk_p, walk, k.pingpong, btma);
+    sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX><<<grid, kThreads, smem, s>>>(tq, tk, tv, tb, pk_p, walk, k.pingpong, btma);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess || pk.nsplit <= 1)
         return e;
@@ -1090,10 +1155,25 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void
     return (cudaError_t)xk_sdpa_splitkv_combine(&p, pk.nsplit, ws, SPLIT ? XK_F32 : p.q.dtype, 1, s);
 }
 
+// v11: the wide key tile (BN 176 at DP 128) where there is no band (no mask but seq lens), q and k/v dense,
+// 16-bit o (f32 o's P residual needs 44 registers more than the consumers have), no bias or dropout, and v10's
+// packing not taken.  flash-attention-3's tile at D = 128 without a causal mask: the per-tile costs that do
+// not grow with the keys (the max shuffles, the o rescale, the turn's barriers and the GEMMs' issue and wait)
+// over 1.375x the matrix work.  A band keeps 128 (its edge tiles, and causal's items of every length; WIDE=2
+// takes 176 for a band open on one side too, one Q buffer there as well).
+bool wide_tile(const xk_sdpa &p, const knobs &k, size_t ws_bytes)
+{
+    const bool band = p.left >= 0 || p.right >= 0, one_side = (p.left < 0) != (p.right < 0);
+    return (k.wide == 1 ? !band : k.wide == 2 && (!band || one_side)) && !p.off_q.p && !p.off_kv.p &&
+           wg_cfg<128, 176>::SMEM <= k.smem && !plan_pack(p, false, k, k.sms, 128, ws_bytes).pack;
+}
+
 template <typename T, bool SPLIT>
 cudaError_t launch_t(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void *ws, size_t wb, cudaStream_t s)
 {
     const int d = p.D > p.Dv ? p.D : p.Dv;
+    if (!SPLIT && !p.bias.p && !p.drop_threshold && d > 64 && d <= 128 && wide_tile(p, knobs_of(), ws ? wb : 0))
+        return launch_wg<T, 128, false, false, 176>(p, st, sched, ws, wb, s);
     if (p.bias.p || p.drop_threshold)
         return d <= 64    ? launch_wg<T, 64, true, SPLIT>(p, st, sched, ws, wb, s)
                : d <= 128 ? launch_wg<T, 128, true, SPLIT>(p, st, sched, ws, wb, s)

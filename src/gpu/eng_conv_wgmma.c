@@ -46,6 +46,7 @@ typedef struct cw_priv {
     int bn, splits;  /* the tile width; the forward conv's split-K */
     bool stage;      /* y by the staged store (kern_conv_wgmma.h); XDNN_CONV_WGMMA_NO_STAGE turns it off */
     bool tma;        /* the producer loads by TMA where it can (kern_conv_wgmma.h); XDNN_CONV_WGMMA_NO_TMA: cp.async */
+    bool pingpong;   /* the ping-pong consumers on 64-wide tiles (cw_pingpong_on, cw_pingpong_epi_ok) */
     size_t ws_total;
     char detail[448];
 } cw_priv;
@@ -198,6 +199,35 @@ static bool cw_one_launch(const gconv_problem *cp, const gconv_dgrad *dg)
     return (env && strcmp(env, "1") == 0) || cp->nsp == 3;
 }
 
+/* XDNN_CONV_WGMMA_PINGPONG (session 12): 0 = both consumer warpgroups share each 128 x 64 tile (the cooperative
+ * schedule); unset or anything else = the ping-pong schedule on the 64-wide tiles (kern_conv_wgmma.h: each
+ * warpgroup a whole tile, the two taking turns).  Measured on the H100 (bench/RESULTS-conv.md, session 12):
+ * ResNet-50's N = 256 3x3 64@56 forward 1.18x faster, its masked dgrad 1.15x.  The 64-wide ping-pong tile given
+ * to the 128- to 512-channel layers instead of the 128-wide cooperative one lost 0.66-0.91x (x loaded once per
+ * 64 columns): they keep the 128-wide tile. */
+static bool cw_pingpong_on(void)
+{
+    const char *env = getenv("XDNN_CONV_WGMMA_PINGPONG");
+    return !env || strcmp(env, "0") != 0;
+}
+
+/* The ping-pong store serves no fused epilogue but a dgrad's relu_bwd mask (read into registers before the
+ * mainloop): one warpgroup runs a tile's whole epilogue there, and the N = 32 64@56 forward with bias + relu ran
+ * 0.87x (0.0813 -> 0.0937 ms), with bias + residual + relu 0.89x, against the cooperative store (session 12,
+ * call 2; the plain conv 1.00x, the masked dgrads 1.03-1.16x faster). */
+static bool cw_pingpong_epi_ok(const kconv_epi *e)
+{
+    return e->n == 0 || (e->n == 1 && e->s[0].op == KEPI_RELU_BWD);
+}
+
+/* Whether the kernel runs partition cv's tiles ping-pong (cv->pingpong, then kernels/conv_igemm_wgmma_sm90a.cu's
+ * launch_t: 64-wide, 1-/2-D, no genstats; the one-launch dgrad runs the 3-D code). */
+static bool cw_pingpong(const cw_priv *cv, bool genstats)
+{
+    return cv->pingpong && cv->bn == KCW_BN_SMALL && cv->cp.nsp < 3 && !genstats &&
+           !(cv->cp.dir == GCONV_DGRAD && cv->dg.one_launch);
+}
+
 /* The engine's plan of partition p on dev: the rules, then for a forward
  * conv its padded copies and split-K, for a conv_dgrad its stride phases
  * (each split; the empty phases folded into GEMM stores where they can be),
@@ -210,6 +240,7 @@ static bool cw_prepare(const gplan *pl, const gpart *p, const gpu_device *dev, c
     cv->stage = !off || strcmp(off, "0") == 0;
     const char *notma = getenv("XDNN_CONV_WGMMA_NO_TMA"); /* A/B switch: set and not "0" = the cp.async gather */
     cv->tma = !notma || strcmp(notma, "0") == 0;
+    cv->pingpong = cw_pingpong_on() && cw_pingpong_epi_ok(&cv->cp.epi);
     if (cv->cp.dir == GCONV_DGRAD) {
         if (!gpu_conv_dgrad_plan(&cv->cp, dev->sm_count, gpu_conv_wgmma_splits, &cv->dg, why, len))
             return false;
@@ -404,6 +435,7 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     const bool staged = cv->stage && kconv_wgmma_staged(cv->bn) && k->dt_y != KDT_F32 && k->sy[1] == 1 && most <= 1 &&
                         cv->cp.nsp < 3 && !one;
     const int stages = kconv_wgmma_stages(cv->bn, staged);
+    const bool pp = cw_pingpong(cv, p->genstats == GS_WRITE);
     int n = 0;
     if (cv->pk.on)
         n = snprintf(cv->detail, sizeof cv->detail, "x and w copied channels-last with C %" PRId64 " -> %" PRId64 ", ",
@@ -412,12 +444,13 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         n = dgrad_detail(&cv->dg, cv->detail, sizeof cv->detail);
     n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n,
                      "implicit GEMM M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ", tile %dx%dx%d, %d stages, wgmma "
-                     "m64n%dk16, %s producer warpgroup + 2 consumers%s",
+                     "m64n%dk16, %s producer warpgroup + 2 consumers%s%s",
                      k->N * k->out[0] * k->out[1] * k->out[2], k->K, k->C * k->win[0] * k->win[1] * k->win[2], KCW_BM,
                      cv->bn, KCW_BK,
                      stages, cv->bn < 128 ? cv->bn : 128,
                      cv->tma && !one && cv->bn != KCW_BN_NARROW && kconv_wgmma_tma(k) ? "TMA (im2col x, tiled w)"
                                                                                       : "cp.async",
+                     pp ? ", ping-pong (a tile each, in turns)" : "",
                      staged ? ", y staged in shared memory and bulk-copied" : "");
     if (most > 1 && n > 0 && (size_t)n < sizeof cv->detail)
         n += snprintf(cv->detail + n, sizeof cv->detail - (size_t)n, ", split-K %d (ordered f32 reduction)", most);
@@ -435,7 +468,7 @@ static int cw_phase_gemm(const void *ctx, const gconv_dgrad *dg, int i, const vo
 {
     const cw_priv *cv = ctx;
     return kconv_wgmma_fwd(&dg->ph[i].f, dy, wt, dx_phase, epi, part, dg->splits[i], cv->bn, dg->nzero[i],
-                           dg->zoff[i], NULL, cv->stage, cv->tma, stream);
+                           dg->zoff[i], NULL, cv->stage, cv->tma, cv->pingpong, stream);
 }
 
 /* Every GEMM phase of a dgrad in one launch (gpu_conv_dgrad_run_one); one launch per phase where the kernel
@@ -495,12 +528,12 @@ static xdnn_status cw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t
         int e = gpu_conv_pack_run(&cp->kp, &cv->pk, c->dptr[cp->x], c->dptr[cp->w], ws, s);
         if (e == 0)
             e = kconv_wgmma_fwd(&cv->pk.k, ws, ws + cv->pk.xbytes, c->dptr[cp->y], &epi, part, cv->splits, cv->bn, 0,
-                                NULL, stats, cv->stage, cv->tma, s);
+                                NULL, stats, cv->stage, cv->tma, cv->pingpong, s);
         return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd (packed) launch", __FILE__, __LINE__, d);
     }
     float *part = cv->splits > 1 ? (float *)(void *)ws : NULL;
     int e = kconv_wgmma_fwd(&cp->kp, c->dptr[cp->x], c->dptr[cp->w], c->dptr[cp->y], &epi, part, cv->splits, cv->bn,
-                            0, NULL, stats, cv->stage, cv->tma, s);
+                            0, NULL, stats, cv->stage, cv->tma, cv->pingpong, s);
     return gpu_check_cuda((cudaError_t)e, "kconv_wgmma_fwd launch", __FILE__, __LINE__, d);
 }
 

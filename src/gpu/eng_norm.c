@@ -978,6 +978,19 @@ static size_t norm_workspace(const gplan *pl, const gpart *p, const gpu_device *
     return gpu_norm_analyze(pl, p, dev->sm_count, &np, why, sizeof why) ? np.ws_bytes : 0;
 }
 
+static int64_t x_bytes(const norm_plan *np) { return dt_bytes((xdnn_dtype)np->stats.t.dt[NG_X]); }
+
+/* Does a layer/rms backward on the warp rows take norm_wide_bwd.cu's block
+ * per row (rows past the warp rows' NG_WARP_BWD_ROW_BYTES, unless
+ * XDNN_NORM_WIDE_BWD=0: the A/B against norm.cu's row kernels)?  The
+ * launcher decides the same at execute; this names it in the detail. */
+static bool wide_bwd(const norm_plan *np)
+{
+    const char *w = getenv("XDNN_NORM_WIDE_BWD");
+    return is_bwd(np->kind) && np->D * x_bytes(np) > NG_WARP_BWD_ROW_BYTES && np->D <= NG_WIDE_ROW_MAX &&
+           !(w && strcmp(w, "0") == 0);
+}
+
 static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
 {
     norm_plan *np = calloc(1, sizeof *np);
@@ -992,7 +1005,11 @@ static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     static const char *const acts[] = {"", ", + relu", ", + silu", ", + gelu (tanh)", ", + gelu"};
     snprintf(np->detail, sizeof np->detail, "%s%s%s",
              np->kind == NK_SM || np->kind == NK_LSM ? "softmax rows: a warp or a few per row, in registers"
-             : np->warp_rows ? "a warp or a few per row (row in registers, 16-byte loads)"
+             : np->warp_rows && wide_bwd(np) ? "a block per row (rows staged in shared memory, 16-byte loads), "
+                                               "dscale / dbias partials per block"
+             : np->warp_rows && !is_bwd(np->kind) ? "a warp or a few per row (row in registers, 16-byte loads)"
+             : np->warp_rows && np->D * x_bytes(np) <= NG_WARP_BWD_ROW_BYTES
+                 ? "a warp or a few per row (row in registers, 16-byte loads)"
              : np->pg_fused ? "rows in registers, 4-wide loads, parameter gradients in the same pass"
              : np->row_fast ? (np->stats.vec4 ? "one block per row (row in registers, 4-wide loads)"
                                             : "one block per row (row in registers)")

@@ -49,10 +49,15 @@ int kconv_wgmma_stages(int bn, int staged);
  * store from registers.  tma (!= 0): the producer loads x's im2col slices and
  * w's rows through TMA maps (one thread, two bulk tensor copies a slice)
  * where kconv_wgmma_tma(p) holds and x / w are 16-byte aligned; else, and
- * with tma 0, its 128 threads gather them by cp.async. */
+ * with tma 0, its 128 threads gather them by cp.async.  pingpong (!= 0):
+ * on 64-wide tiles of a 1-/2-D conv without stats, each consumer warpgroup
+ * runs whole tiles and the two take turns at the tensor pipe, so that one's
+ * store overlaps the other's mainloop (session 12; the engine asks for it
+ * only without a fused epilogue other than a relu_bwd mask); else, and with
+ * pingpong 0, both consumers share each tile (64 rows each). */
 int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void *w, void *y, const kconv_epi *epi, float *part,
                     int splits, int bn, int nzero, const int64_t *zoff, float *stats, int stage, int tma,
-                    void *stream);
+                    int pingpong, void *stream);
 /* The GEMM phases of one conv_dgrad in ONE launch (session 11; the kernel's
  * MP instances: its 3-D code, cp.async gather, register store, unsplit): phase i is the
  * forward conv f[i] of x (dy) with the weights at w + woff[i] elements into

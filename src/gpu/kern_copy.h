@@ -45,6 +45,9 @@ typedef struct cp_job {
 
 /* Enqueue one job on `stream` (a cudaStream_t); returns a cudaError_t value. */
 int cp_launch(const cp_job *j, void *stream);
+/* The dim a that a transposing job is tiled over (input stride 1, while the output's last dim is strided in the
+ * input): cp_launch takes the shared-memory tile for it; -1 when the element loop runs (XDNN_COPY_TILED=0). */
+int cp_tiled_axis(const cp_job *j);
 
 #ifdef __cplusplus
 }

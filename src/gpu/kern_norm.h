@@ -113,6 +113,33 @@ typedef struct ng_job {
     float jp0, jp1, jp2;           /* relu_bwd's lower, upper, slope: m > p0 ? (m < p1 ? v : 0) : v * p2 */
 } ng_job;
 
+/* What the warp-row kernels (kernels/norm_warp.cu's layernorm / rmsnorm
+ * forward, norm_warp_bwd.cu, norm_wide_bwd.cu) read of an ng_job: their
+ * launch parameter, ~1 KB where ng_job is 3.6 KB (a launch copies its
+ * parameter: 1-3 us less a launch, session 12; also fewer registers spilled
+ * by the backward's v3).  ng_job's member names, so the
+ * kernels' code reads either; outer strides of the operands up to NG_INV
+ * only (the row kernels' x, y, dy, dx, mean, inv), the first inner stride of
+ * every operand (scale / bias / dscale / dbias along the row).  Filled from
+ * an ng_job by the launchers (wr_row_job, kernels/norm_warp.cuh). */
+enum { NG_ROW_NOPS = NG_INV + 1 };
+typedef struct ng_row_dims {
+    int n;
+    int64_t size[NG_MAXD];
+    int64_t stride[NG_ROW_NOPS][NG_MAXD];
+} ng_row_dims;
+typedef struct ng_row_stride {
+    int64_t stride[NG_NOPS][1];
+} ng_row_stride;
+typedef struct ng_row_job {
+    ng_row_dims outer;
+    ng_row_stride inner;
+    ng_ptrs t;
+    float *part;
+    float eps;
+    int rms, act, act_dt, res_dt;
+} ng_row_job;
+
 /* The join's x-shaped operands sit in slots a batchnorm backward leaves
  * empty (its bias, its forward output, the running statistics); they are
  * read through NG_DY's strides (eng_norm.c requires the same layout). */
@@ -158,11 +185,27 @@ int ng_launch_warp_softmax(const void *x, void *y, int dt, int log, int64_t rows
 /* Layernorm / rmsnorm backward dx (+ the residual NG_Y, + dscale / dbias per
  * feature through j->part, j->pg_blocks as ng_launch_row_bwd_pg) over the same
  * warp rows (kernels/norm_warp_bwd.cu), mean / inv read from the statistics
- * tensors themselves (no NGF_LOAD finalize first).  Returns -1 without
- * launching when the rows do not fit it (not 16-byte aligned, a scale not
- * contiguous of x's dtype, rows over 4096 16-bit / 2048 f32 elements,
- * XDNN_NORM_WARP_V=1): the caller then takes norm.cu's row kernels. */
+ * tensors themselves (no NGF_LOAD finalize first).  Rows over 4096 16-bit /
+ * 2048 f32 elements go to ng_launch_wide_norm_bwd (unless
+ * XDNN_NORM_WIDE_BWD=0).  Returns -1 without launching when the rows do not
+ * fit it (not 16-byte aligned, a scale not contiguous of x's dtype, rows over
+ * 8192 elements, XDNN_NORM_WARP_V=1): the caller then takes norm.cu's row
+ * kernels. */
 int ng_launch_warp_norm_bwd(const ng_job *j, int64_t rows, int64_t D, void *stream);
+/* The same backward with a block per row (kernels/norm_wide_bwd.cu), rows of
+ * up to NG_WIDE_ROW_MAX elements of any dtype, 16-byte aligned as the warp
+ * rows; dscale / dbias partials one per block in j->part (at most
+ * j->pg_blocks blocks), summed by ng_launch_block_pgrad_cols.  -1: not
+ * launched (the caller's checks first: ng_launch_warp_norm_bwd's). */
+enum { NG_WIDE_ROW_MAX = 8192 };
+/* The warp-row backward's widest row in bytes (8 warps x 32 lanes x 2 chunks
+ * of 16 bytes: 4096 16-bit, 2048 f32 elements): wider ones take the block per row. */
+enum { NG_WARP_BWD_ROW_BYTES = 8192 };
+int ng_launch_wide_norm_bwd(const ng_job *j, int64_t rows, int64_t D, void *stream);
+/* dscale / dbias (NG_DSC / NG_DBI) of column c = the sum over nblk blocks b of
+ * part[b][0][c] / part[b][1][c], in block order (kernels/norm_warp_bwd.cu:
+ * 16 warps a column block, 8 loads in flight a thread). */
+int ng_launch_block_pgrad_cols(const ng_job *j, int64_t D, int nblk, void *stream);
 
 typedef enum ng_apply_mode { NGA_FWD, NGA_BWD, NGA_SMB } ng_apply_mode;
 

@@ -62,6 +62,7 @@ typedef struct tcase {
     int f32_images;          /* > 0: XDNN_F32GEMM_IMAGES for this case (conv_f32_gemm's images per chunk) */
     const char *f32_flat;    /* XDNN_F32GEMM_FLAT for this case ("0": conv_f32_gemm's per-image GEMMs) */
     bool one_launch;         /* XDNN_DGRAD_ONE_LAUNCH=1 for this case (a dgrad's phases in one launch forced) */
+    const char *pingpong;    /* XDNN_CONV_WGMMA_PINGPONG for this case (conv_igemm_wgmma's consumer schedule) */
     const char *bn32;        /* XDNN_CONV_WGMMA_BN32 for this case ("1": conv_igemm_wgmma's 32-wide tile for 2-D) */
     int x_inf[2][4];         /* x_inf[0..1] = (n, c, h, w) != all 0: x holds +Inf there (both runs) before the
                                 reference: placed where no valid output reads it, the outputs must stay finite */
@@ -1941,6 +1942,8 @@ static void run_case(int i, dh_outcome *out)
         setenv("XDNN_F32GEMM_FLAT", c->f32_flat, 1);
     if (c->one_launch)
         setenv("XDNN_DGRAD_ONE_LAUNCH", "1", 1);
+    if (c->pingpong)
+        setenv("XDNN_CONV_WGMMA_PINGPONG", c->pingpong, 1);
     if (c->bn32)
         setenv("XDNN_CONV_WGMMA_BN32", c->bn32, 1);
     snprintf(force, sizeof force, "%s=%s", c->force ? c->force : "", c->want_engine ? c->want_engine : "");
@@ -2034,6 +2037,8 @@ done:
         unsetenv("XDNN_F32GEMM_FLAT");
     if (c->one_launch)
         unsetenv("XDNN_DGRAD_ONE_LAUNCH");
+    if (c->pingpong)
+        unsetenv("XDNN_CONV_WGMMA_PINGPONG");
     if (c->bn32)
         unsetenv("XDNN_CONV_WGMMA_BN32");
     dh_case_end(&r, c->id, out->ok);
@@ -2622,6 +2627,115 @@ static void conv_stem_cases(void)
         }
 }
 
+/* conv_igemm_wgmma's ping-pong consumers (session 12: each consumer warpgroup a whole 128 x 64 tile, the two
+ * taking turns; kern_conv_wgmma.h), forced, "wgpp" in every id, XDNN_CONV_WGMMA_PINGPONG=1, each detail holding
+ * "ping-pong": M tails (M % 128 != 0), a CTA with one item (warpgroup 1 idle: its turn empty) and maps of 313
+ * items (CTAs of 2 and 3: an odd count leaves the last turn empty), N = 1, K = 64, 72 (two tiles, an 8-column
+ * tail) and 136, K = 128 (the 128-wide tile: cooperative, not ping-pong), C = 64 with pads 1, 2 and asymmetric,
+ * stride 2, a 1-D conv, C = 24 (the cp.async producer), unsplit (XDNN_CONV_SPLITK=1) but for split-K 3 (the
+ * partials' store); the fused epilogues bias + relu and bias + residual + relu, which must run cooperative (the
+ * ping-pong store ran them correctly in session 12's calls but 0.87-0.89x slower); the dgrad (stride 1, and stride 2's phases) and the relu_bwd-masked
+ * dgrad (3x3, 1x1 with a 256-deep reduction, 1x1 stride 2 with its zero phases folded into the store); and
+ * mode 0, whose detail must not say ping-pong.  Registered last: the seeds come from the case count. */
+static void conv_wgmma_pingpong_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    const char *pp = "ping-pong";
+    struct { const char *name; int dir; win_cfg w; int splitk; const char *mode, *detail; } cfgs[] = {
+        {"wgpp-c64-k64-3x3-n3-13x11", 0, cfg(2, 3, 64, 64, 1, (int[]){13, 11}, (int[]){3, 3}, NULL, NULL,
+                                             (int[]){1, 1}, (int[]){1, 1}, false), 1, "1", "TMA"},
+        {"wgpp-c64-k64-3x3-n4-101x99", 0, cfg(2, 4, 64, 64, 1, (int[]){101, 99}, (int[]){3, 3}, NULL, NULL,
+                                              (int[]){1, 1}, (int[]){1, 1}, false), 1, "1", "TMA"},
+        {"wgpp-n1-c64-k72-3x3-61x59", 0, cfg(2, 1, 64, 72, 1, (int[]){61, 59}, (int[]){3, 3}, NULL, NULL,
+                                             (int[]){1, 1}, (int[]){1, 1}, false), 1, "1", "tile 128x64x64"},
+        {"wgpp-c64-k136-3x3-s2-n4-57x55", 0, cfg(2, 4, 64, 136, 1, (int[]){57, 55}, (int[]){3, 3}, (int[]){2, 2},
+                                                 NULL, (int[]){1, 1}, (int[]){1, 1}, false), 1, "1", NULL},
+        {"wgpp-c64-k64-5x5-pad2-asym", 0, cfg(2, 2, 64, 64, 1, (int[]){23, 21}, (int[]){5, 5}, NULL, NULL,
+                                              (int[]){2, 3}, (int[]){3, 1}, false), 1, "1", NULL},
+        {"wgpp-c24-k40-3x3-n3-41x37", 0, cfg(2, 3, 24, 40, 1, (int[]){41, 37}, (int[]){3, 3}, NULL, NULL,
+                                             (int[]){1, 1}, (int[]){1, 1}, false), 1, "1", "cp.async producer"},
+        {"wgpp-sk3-c192-k64-3x3", 0, cfg(2, 2, 192, 64, 1, (int[]){7, 9}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                         (int[]){1, 1}, false), 3, "1", "split-K 3"},
+        {"wgpp-1d-c64-k64-s2", 0, cfg(1, 3, 64, 64, 1, (int[]){301}, (int[]){5}, (int[]){2}, NULL, (int[]){2},
+                                      (int[]){1}, false), 1, "1", NULL},
+        {"wgppd-c64-k64-3x3-n3-35x33", 1, cfg(2, 3, 64, 64, 1, (int[]){35, 33}, (int[]){3, 3}, NULL, NULL,
+                                              (int[]){1, 1}, (int[]){1, 1}, false), 1, "1", NULL},
+        {"wgppd-c64-k128-3x3-s2-n2-29x27", 1, cfg(2, 2, 64, 128, 1, (int[]){29, 27}, (int[]){3, 3},
+                                                  (int[]){2, 2}, NULL, (int[]){1, 1}, (int[]){1, 1}, false),
+         1, "1", "flipped-weight"},
+    };
+    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
+        for (int ti = 0; ti < 2; ti++)
+            if (!opts.quick || ti == ci % 2) {
+                wgmma_case(cfgs[ci].name, &cfgs[ci].w, dts[ti], cfgs[ci].dir, cfgs[ci].splitk, pp);
+                cases[ncases - 1].pingpong = cfgs[ci].mode;
+                cases[ncases - 1].want_detail2 = cfgs[ci].detail;
+            }
+    /* mode 0: the cooperative consumers on the same tile; K = 128: the 128-wide tile, cooperative whatever the mode */
+    wgmma_case("wgpp-off-c64-k64-3x3-n3-13x11", &cfgs[0].w, "bf16", 0, 0, "TMA");
+    cases[ncases - 1].pingpong = "0";
+    cases[ncases - 1].reject_detail = pp;
+    const win_cfg k128 = cfg(2, 2, 64, 128, 1, (int[]){29, 27}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                             (int[]){1, 1}, false);
+    wgmma_case("wgpp-coop-c64-k128-3x3-n2-29x27", &k128, "f16", 0, 1, "tile 128x128x64");
+    cases[ncases - 1].pingpong = "1";
+    cases[ncases - 1].reject_detail = pp;
+    /* the fused epilogues of the forward store */
+    static const struct { const char *name, *expr; } acts[] = {
+        {"bias-relu", "relu(conv(x, w, %s) + b)"},
+        {"bias-res-relu", "relu(conv(x, w, %s) + b + r)"},
+    };
+    const win_cfg *ew = &cfgs[3].w; /* stride 2, K = 136: three 64-wide tiles, the last with an 8-column tail */
+    for (int ai = 0; ai < 2; ai++)
+        for (int ti = 0; ti < 2; ti++) {
+            if (opts.quick && ti != ai)
+                continue;
+            conv_text ct;
+            conv_strs(ew, &ct);
+            char bs[96], expr[512], id[192], rdecl[160] = "";
+            dims_str(bs, sizeof bs, 1, ew->k, ew->nsp, (int[]){1, 1, 1});
+            snprintf(expr, sizeof expr, acts[ai].expr, ct.attrs);
+            snprintf(id, sizeof id, "conv/fwd+epi/wgpp-c64-k136-3x3-s2/%s/%s", acts[ai].name, dts[ti]);
+            if (ai == 1)
+                snprintf(rdecl, sizeof rdecl, "  input r: %s%s @nhwc;\n", dts[ti], ct.ys);
+            tcase *tc = add_case(id, 1, "conv_igemm_wgmma",
+                                 "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s @nhwc;\n  weight w: %s%s @nhwc;\n"
+                                 "  weight b: %s%s;\n%s  y = %s;\n  output y: %s @nhwc;\n}\n",
+                                 ncases * 3 + 11, dts[ti], ct.xs, dts[ti], ct.ws, dts[ti], bs, rdecl, expr, dts[ti]);
+            if (tc) {
+                tc->force = "conv";
+                tc->want_parts = 1;
+                tc->splitk = 1; /* unsplit: the epilogue in the ping-pong store, not split-K's reduction */
+                tc->pingpong = "1";
+                tc->reject_detail = pp; /* the engine keeps fused epilogues on the cooperative store */
+                tc->want_detail2 = "fused epilogue";
+            }
+        }
+    /* the relu_bwd-masked dgrad (kcw_mask_load for both halves of a warpgroup's tile) */
+    struct { const char *name; win_cfg w; const char *detail; } dg[] = {
+        {"wgpp-dge-c64-k64-3x3-n4-35x33", cfg(2, 4, 64, 64, 1, (int[]){35, 33}, (int[]){3, 3}, NULL, NULL,
+                                              (int[]){1, 1}, (int[]){1, 1}, false), NULL},
+        {"wgpp-dge-c64-k256-1x1-n3-29x31", cfg(2, 3, 64, 256, 1, (int[]){29, 31}, (int[]){1, 1}, NULL, NULL, NULL,
+                                               NULL, false), NULL},
+        {"wgpp-dge-c64-k128-1x1-s2-fold", cfg(2, 2, 64, 128, 1, (int[]){30, 26}, (int[]){1, 1}, (int[]){2, 2}, NULL,
+                                              NULL, NULL, false), "(3 zero, 3 of them in a GEMM's store)"},
+    };
+    for (int i = 0; i < (int)(sizeof dg / sizeof dg[0]); i++)
+        for (int ti = 0; ti < 2; ti++) {
+            if (opts.quick && ti != i % 2)
+                continue;
+            tcase *tc = dgrad_relu_case(dg[i].name, dts[ti], &dg[i].w, "", "conv_igemm_wgmma", false);
+            if (!tc)
+                continue;
+            tc->force = "conv_dgrad";
+            tc->want_parts = 2;
+            tc->pingpong = "1";
+            tc->want_detail = dg[i].detail ? dg[i].detail : pp;
+            tc->want_detail2 = "fused epilogue relu_bwd";
+            tc->splitk = 1; /* the mask in the ping-pong store */
+        }
+}
+
 /* conv_igemm_wgmma's 32-wide tile (session 12: m64n32k16, the D3 code, 11 stages; kern_conv_wgmma.h), forced,
  * "wgn" in every id, f16 and bf16: 3-D K = 32 / 24 / 8 with odd D/H/W (partial 128-row tiles), stride 2 with
  * asymmetric pads, dilation, N = 1, split-K forced; the fused bias + relu; conv_dgrad with dx C = 32 (stride 1:
@@ -2725,7 +2839,8 @@ int main(int argc, char **argv)
         conv_wgrad_wgmma_3d_cases();   /* session 11 */
         conv_dgrad_one_launch_cases();
         conv_f32_epi_cases();
-        conv_wgmma_narrow_cases(); /* session 12: last */
+        conv_wgmma_pingpong_cases(); /* session 12 (pingpong) */
+        conv_wgmma_narrow_cases();   /* session 12 (conv3d32): last */
     }
     dh_tester t = {.name = "difftest_conv", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case, .bench_line = bench_line};

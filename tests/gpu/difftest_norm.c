@@ -1167,6 +1167,69 @@ static void bench_cases(void)
     }
 }
 
+/* ---- session 12 (issue 12 item 1): the consolidated memory-bound table, one row per engine at >= 64 MB
+ * (bench/mem_peer.py times the same rows in PyTorch eager and torch.compile, and a copy of the same bytes).
+ * The layernorm / rmsnorm rows are bench/s10/ at 8192 x 8192, batchnorm bench/rn50/ at 256x256x56x56. */
+static void s12_bench_cases(void)
+{
+    static const struct { const char *id, *body; } r[] = {
+        {"pw/relu/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  y = relu(x);\n  output y: bf16;"},
+        {"pw/gelu/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  y = gelu(x);\n  output y: bf16;"},
+        {"pw/silu/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  y = silu(x);\n  output y: bf16;"},
+        {"pw/add-bcast/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  weight b: bf16[8192];\n  y = x + b;\n"
+                                        "  output y: bf16;"},
+        {"pw/add/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  input z: bf16[8192, 8192];\n  y = x + z;\n"
+                                  "  output y: bf16;"},
+        {"pw/cast/bf16->f32/8192x8192", "  input x: bf16[8192, 8192];\n  y = cast(x, dtype=f32);\n  output y: f32;"},
+        {"reduce/sum-last/f32/8192x8192", "  input x: f32[8192, 8192];\n  y = reduce(x, op=\"sum\", axes=[-1]);\n"
+                                          "  output y: f32;"},
+        {"reduce/sum-first/f32/8192x8192", "  input x: f32[8192, 8192];\n  y = reduce(x, op=\"sum\", axes=[0]);\n"
+                                           "  output y: f32;"},
+        {"reduce/max-last/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  y = reduce(x, op=\"max\", axes=[-1]);\n"
+                                           "  output y: bf16;"},
+        {"reduce/max-first/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  y = reduce(x, op=\"max\", axes=[0]);\n"
+                                            "  output y: bf16;"},
+        {"softmax/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  y = softmax(x);\n  output y: bf16;"},
+        {"log_softmax/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  y = log_softmax(x);\n  output y: bf16;"},
+        {"softmax_bwd/bf16/8192x8192", "  input dy: bf16[8192, 8192];\n  input y: bf16[8192, 8192] = uniform(0, 0.001);\n"
+                                       "  dx = softmax_bwd(dy, y);\n  output dx: bf16;"},
+        {"log_softmax_bwd/bf16/8192x8192", "  input dy: bf16[8192, 8192];\n  input l: bf16[8192, 8192] = uniform(-12, -8);\n"
+                                           "  dx = log_softmax_bwd(dy, l);\n  output dx: bf16;"},
+        {"groupnorm/bf16/64x256x56x56", "  input x: bf16[64, 256, 56, 56];\n  weight s: f32[256] = uniform(0.5, 1.5);\n"
+                                        "  weight b: f32[256];\n  y, m, iv = groupnorm(x, s, b, groups=32);\n"
+                                        "  output y: bf16, m, iv;"},
+        {"groupnorm_bwd/bf16/64x256x56x56", "  input x: bf16[64, 256, 56, 56];\n  input dy: bf16[64, 256, 56, 56];\n"
+                                            "  weight s: f32[256] = uniform(0.5, 1.5);\n  input m: f32[64, 32];\n"
+                                            "  input iv: f32[64, 32] = uniform(0.5, 2);\n"
+                                            "  dx, ds, db = groupnorm_bwd(dy, x, s, m, iv, groups=32);\n"
+                                            "  output dx: bf16, ds, db;"},
+        {"maxpool/bf16/nhwc/64x256x56x56", "  input x: bf16[64, 256, 56, 56] @nhwc;\n"
+                                           "  y = maxpool(x, window=[3, 3], stride=[2, 2], pad=[1, 1]);\n  output y: bf16 @nhwc;"},
+        {"maxpool/bf16/nhwc/64x64x112x112", "  input x: bf16[64, 64, 112, 112] @nhwc;\n"
+                                            "  y = maxpool(x, window=[3, 3], stride=[2, 2], pad=[1, 1]);\n  output y: bf16 @nhwc;"},
+        {"maxpool_bwd/bf16/nhwc/64x256x56x56", "  input dy: bf16[64, 256, 28, 28] @nhwc;\n  input x: bf16[64, 256, 56, 56] @nhwc;\n"
+                                               "  dx = maxpool_bwd(dy, x, window=[3, 3], stride=[2, 2], pad=[1, 1]);\n"
+                                               "  output dx: bf16 @nhwc;"},
+        {"avgpool/bf16/nhwc/64x256x56x56", "  input x: bf16[64, 256, 56, 56] @nhwc;\n"
+                                           "  y = avgpool(x, window=[3, 3], stride=[2, 2], pad=[1, 1]);\n  output y: bf16 @nhwc;"},
+        {"avgpool_bwd/bf16/nhwc/64x256x56x56", "  input dy: bf16[64, 256, 28, 28] @nhwc;\n  input x: bf16[64, 256, 56, 56] @nhwc;\n"
+                                               "  dx = avgpool_bwd(dy, x, window=[3, 3], stride=[2, 2], pad=[1, 1]);\n"
+                                               "  output dx: bf16 @nhwc;"},
+        {"permute/bf16/64x256x56x56->nhwc", "  input x: bf16[64, 256, 56, 56];\n  y = permute(x, perm=[0, 2, 3, 1]);\n"
+                                            "  output y: bf16;"},
+        {"permute/bf16/64x56x56x256->nchw", "  input x: bf16[64, 56, 56, 256];\n  y = permute(x, perm=[0, 3, 1, 2]);\n"
+                                            "  output y: bf16;"},
+        {"permute/f32/8192x8192->T", "  input x: f32[8192, 8192];\n  y = permute(x, perm=[1, 0]);\n  output y: f32;"},
+        {"concat/bf16/2x[8192,4096]", "  input a: bf16[8192, 4096];\n  input b: bf16[8192, 4096];\n"
+                                      "  y = concat(a, b, axis=1);\n  output y: bf16;"},
+    };
+    for (size_t k = 0; k < sizeof r / sizeof r[0]; k++) {
+        char name[192];
+        snprintf(name, sizeof name, "bench/s12/%s", r[k].id);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=12) {\n%s\n}\n", r[k].body);
+    }
+}
+
 /* ---- session 11: the residual join fused into the batchnorm backward
  * (partition.c fuse_norm_joins, norm_cl.cu's reduce with ng_job.join): ds =
  * relu_bwd(d0 + dn, y) read by the batchnorm backward and by a second add (the
@@ -1277,6 +1340,147 @@ static void finwide_cases(void)
     }
 }
 
+/* ---- session 12 (pool): max / avg pooling v3 (pool.cu kpool_roll3x3s2: 3x3 stride-2 windows walked down
+ * runs of 2 (or 4) output rows, the backward's winners from the same walk) and the tiled transposing copy (copy.cu
+ * k_transpose).  Pooling: channels in whole 16-byte chunks (C = 8, 24 bf16 / f16; 4, 12 f32) and not (C = 20:
+ * the element kernel), output rows 1, 5, 6, 9 (runs of 2 or 4 with tails), pads 0 / 1 / asymmetric, ceil_mode (a last
+ * window past the padding), NaN taps (sqrt of negatives) and ties (floor), NCHW (the element kernel).  Copies:
+ * NCHW <-> NHWC with odd extents, 2-D transposes with tails, a batched [0, 2, 1], a permuted slice (ibase), i32 and
+ * bool (4- and 1-byte units), extents under a tile (the element loop), even extents (2-byte units in pairs).
+ * Registered last. */
+static void s12_pool_copy_cases(void)
+{
+    static const struct { int n, c, h, w; const char *attrs; } pc[] = {
+        {2, 8, 13, 11, "pad=[1, 1]"},
+        {3, 24, 9, 18, "pad=[0, 0]"},
+        {1, 8, 17, 3, "pad=[[0, 1], [1, 0]]"},
+        {2, 8, 12, 12, "pad=[1, 1], ceil_mode=true"},
+        {2, 8, 2, 3, "pad=[1, 1]"},
+        {1, 20, 11, 9, "pad=[1, 1]"},
+    };
+    for (size_t k = 0; k < sizeof pc / sizeof pc[0]; k++)
+        for (int ti = 0; ti < 3; ti++) {
+            const char *t = dts[ti];
+            const int C = ti == 0 && pc[k].c % 8 == 0 ? pc[k].c / 2 : pc[k].c; /* f32: 4 per chunk */
+            char name[192], lay[16];
+            snprintf(lay, sizeof lay, "%s", k == 4 && ti == 0 ? "" : "@nhwc"); /* one NCHW case */
+            const int seed = 1200 + (int)k * 3 + ti;
+            snprintf(name, sizeof name, "s12-pool/max+avg/%s/%dx%dx%dx%d/%d", t, pc[k].n, C, pc[k].h, pc[k].w, (int)k);
+            add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d, %d, %d] %s;\n"
+                              "  y = maxpool(x, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  t = maxpool(floor(x * 2.0), window=[3, 3], stride=[2, 2], %s);\n"
+                              "  a = avgpool(x, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  b = avgpool(x, window=[3, 3], stride=[2, 2], %s, include_pad=true);\n"
+                              "  output y: %s %s, t: %s %s, a: %s %s, b: %s %s;\n}\n",
+                     seed, t, pc[k].n, C, pc[k].h, pc[k].w, lay, pc[k].attrs, pc[k].attrs, pc[k].attrs, pc[k].attrs,
+                     t, lay, t, lay, t, lay, t, lay);
+            snprintf(name, sizeof name, "s12-pool/max-nan/%s/%dx%dx%dx%d/%d", t, pc[k].n, C, pc[k].h, pc[k].w, (int)k);
+            add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d, %d, %d] %s;\n"
+                              "  y = maxpool(sqrt(x + 0.8), window=[3, 3], stride=[2, 2], %s);\n  output y: %s %s;\n}\n",
+                     seed + 50, t, pc[k].n, C, pc[k].h, pc[k].w, lay, pc[k].attrs, t, lay);
+            /* the backward: dy in y's shape, ties (floor) and NaN taps (sqrt) pick the forward's winner */
+            snprintf(name, sizeof name, "s12-pool/max_bwd/%s/%dx%dx%dx%d/%d", t, pc[k].n, C, pc[k].h, pc[k].w, (int)k);
+            add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d, %d, %d] %s;\n"
+                              "  y = maxpool(x, window=[3, 3], stride=[2, 2], %s);\n  dy = y * 0.5 + 1.0;\n"
+                              "  d1 = maxpool_bwd(dy, x, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  d2 = maxpool_bwd(dy, floor(x * 2.0), window=[3, 3], stride=[2, 2], %s);\n"
+                              "  d3 = maxpool_bwd(dy, sqrt(x + 0.8), window=[3, 3], stride=[2, 2], %s);\n"
+                              "  output d1: %s %s, d2: %s %s, d3: %s %s;\n}\n",
+                     seed + 100, t, pc[k].n, C, pc[k].h, pc[k].w, lay, pc[k].attrs, pc[k].attrs, pc[k].attrs,
+                     pc[k].attrs, t, lay, t, lay, t, lay);
+        }
+    static const struct { const char *id, *body; } cc[] = {
+        {"nchw->nhwc/3x37x5x7", "  input x: $T[3, 37, 5, 7];\n  y = permute(x, perm=[0, 2, 3, 1]);\n  output y: $T;"},
+        {"nhwc->nchw/2x9x7x40", "  input x: $T[2, 9, 7, 40];\n  y = permute(x, perm=[0, 3, 1, 2]);\n  output y: $T;"},
+        {"2d/33x70", "  input x: $T[33, 70];\n  y = permute(x, perm=[1, 0]);\n  output y: $T;"},
+        {"2d/129x200", "  input x: $T[129, 200];\n  y = permute(x, perm=[1, 0]);\n  output y: $T;"},
+        {"batched/5x48x17", "  input x: $T[5, 48, 17];\n  y = permute(x, perm=[0, 2, 1]);\n  output y: $T;"},
+        {"slice+perm/4x40x36", "  input x: $T[4, 40, 36];\n  s = slice(x, axis=2, start=3, end=35);\n"
+                                "  y = permute(s, perm=[0, 2, 1]);\n  output y: $T;"},
+        {"3-way/6x20x3x24", "  input x: $T[6, 20, 3, 24];\n  y = permute(x, perm=[3, 1, 0, 2]);\n  output y: $T;"},
+        {"small/4x7x9", "  input x: $T[4, 7, 9];\n  y = permute(x, perm=[0, 2, 1]);\n  output y: $T;"},
+        {"out-col/50x70", "  input x: $T[50, 70];\n  y = x * 1.0;\n  output y: $T @col;"},
+        /* even extents and offsets: 2-byte units in pairs (copy.cu cp_pairs_ok), with tile tails */
+        {"pairs/nchw->nhwc/2x24x6x10", "  input x: $T[2, 24, 6, 10];\n  y = permute(x, perm=[0, 2, 3, 1]);\n"
+                                       "  output y: $T;"},
+        {"pairs/2d/66x130", "  input x: $T[66, 130];\n  y = permute(x, perm=[1, 0]);\n  output y: $T;"},
+        {"pairs/slice+perm/4x40x36", "  input x: $T[4, 40, 36];\n  s = slice(x, axis=2, start=2, end=34);\n"
+                                     "  y = permute(s, perm=[0, 2, 1]);\n  output y: $T;"},
+    };
+    for (size_t k = 0; k < sizeof cc / sizeof cc[0]; k++)
+        for (int ti = 0; ti < 3; ti++) {
+            char name[192], body[512];
+            size_t m = 0;
+            for (const char *q = cc[k].body; *q && m + 8 < sizeof body; q++) { /* $T: the case's dtype */
+                if (q[0] == '$' && q[1] == 'T') {
+                    m += (size_t)snprintf(body + m, sizeof body - m, "%s", dts[ti]);
+                    q++;
+                } else {
+                    body[m++] = *q;
+                }
+            }
+            body[m] = 0;
+            snprintf(name, sizeof name, "s12-copy/transpose/%s/%s", cc[k].id, dts[ti]);
+            add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n%s\n}\n", 1300 + (int)k * 3 + ti, body);
+        }
+    add_case("s12-copy/transpose/i32+bool/40x72", 1,
+             "dnn 1;\ngraph g(seed=1330) {\n  input x: f32[40, 72];\n  m = gt(x, 0.0);\n"
+             "  i = cast(x * 100.0, dtype=i32);\n  a = permute(m, perm=[1, 0]);\n  b = permute(i, perm=[1, 0]);\n"
+             "  output a, b;\n}\n");
+}
+
+/* session 12 (normwide): the layernorm / rmsnorm backward over rows too wide
+ * for the warp rows (kernels/norm_wide_bwd.cu: 16-bit rows of 4097 to 8192
+ * elements, f32 2049 to 8192; a block per row, dscale / dbias partials per
+ * block).  Widths 4097 (not 16-byte: norm.cu's rows), 6000 (a block of 384
+ * threads, the last chunks past the row), 8192 (512 threads, every chunk),
+ * 12288 and 16384 (past 8192: the split path); 263 rows (past one pass of
+ * the persistent grid: each block walks 2 rows and its ring wraps) or 37
+ * past 8192; f32 / f16 / bf16.  Each width: the layernorm / rmsnorm pair
+ * with scale, bias and every gradient; dx alone (dscale discarded) + the
+ * Llama residual add, and layernorm dx + dbias alone; then rows padded past
+ * D (an outer stride that is not D), and the switch XDNN_NORM_WIDE_BWD=0
+ * (norm.cu's row kernels, the A/B). */
+static void wide_row_cases(void)
+{
+    static const int widths[][2] = {{4097, 0}, {6000, 1}, {8192, 1}, {12288, 0}, {16384, 0}}; /* D, quick */
+    for (int k = 0; k < 5; k++) {
+        if (opts.quick && !widths[k][1])
+            continue;
+        for (int ti = 0; ti < 3; ti++) {
+            const char *t = dts[ti];
+            const int D = widths[k][0], R = D > 8192 ? 37 : 263;
+            char name[192], sh[48];
+            snprintf(name, sizeof name, "wide-rows/layer+rms/%s/%dx%d", t, R, D);
+            lnrms_pair_case(name, 1100 + 10 * k + 3 * ti, t, R, D, false);
+            if (opts.quick && ti != 2)
+                continue;
+            snprintf(sh, sizeof sh, "[%d, %d]", R, D);
+            snprintf(name, sizeof name, "wide-rows/dx-only+residual/%s/%dx%d", t, R, D);
+            add_case(name, 2, "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n  input x: %s%s;\n  input dy: %s%s;\n"
+                              "  input r0: %s%s;\n  weight s: %s[%d];\n  input ir: f32[%d, 1] = uniform(0.5, 2.0);\n"
+                              "  input m: f32[%d, 1];\n  e0, _ = rmsnorm_bwd(dy, x, s, ir);\n  ex = r0 + e0;\n"
+                              "  dx, _, db = layernorm_bwd(dy, x, s, m, ir);\n  output ex: %s, dx: %s, db: f32;\n}\n",
+                     1101 + 10 * k + 3 * ti, t, t, sh, t, sh, t, sh, t, D, R, R, t, t);
+        }
+    }
+    for (int ti = 0; ti < 3; ti++) {
+        const char *t = dts[ti];
+        char name[192];
+        snprintf(name, sizeof name, "wide-rows/padded-rows/%s/37x6000@6016", t);
+        add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[37, 6000] @strides(6016, 1);\n"
+                          "  input dy: %s[37, 6000] @strides(6016, 1);\n  weight s: %s[6000];\n"
+                          "  input m: f32[37, 1];\n  input iv: f32[37, 1] = uniform(0.5, 2.0);\n"
+                          "  dx: @strides(6016, 1), ds: f32, db: f32 = layernorm_bwd(dy, x, s, m, iv);\n"
+                          "  ex: @strides(6016, 1), es: f32 = rmsnorm_bwd(dy, x, s, iv);\n"
+                          "  output dx: %s @strides(6016, 1), ds, db, ex: %s @strides(6016, 1), es;\n}\n",
+                 1160 + ti, t, t, t, t, t);
+    }
+    case_env = "XDNN_NORM_WIDE_BWD=0";
+    lnrms_pair_case("wide-rows/switch-off/bf16/263x8192", 1170, "bf16", 263, 8192, false);
+    case_env = "";
+}
+
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */
 
 static const char *case_id(int i)
@@ -1367,6 +1571,7 @@ int main(int argc, char **argv)
         return 2;
     if (opts.bench) {
         bench_cases();
+        s12_bench_cases(); /* session 12 (pool): registered last */
     } else {
         layer_cases();
         batch_cases();
@@ -1387,7 +1592,9 @@ int main(int argc, char **argv)
         rng_cases();
         odd_row_cases();
         join_cases();
-        finwide_cases(); /* session 11 (bnfwd): registered last */
+        finwide_cases(); /* session 11 (bnfwd) */
+        s12_pool_copy_cases(); /* session 12 (pool): registered last */
+        wide_row_cases(); /* session 12 (normwide): registered last */
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};

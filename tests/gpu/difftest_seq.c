@@ -1238,6 +1238,30 @@ static void sdpa_cases_wgmma_pack(void)
     sdpa_sweep_opts(shapes, (int)(sizeof shapes / sizeof shapes[0]), pack_sopts, PK_NSOPTS, 3, 4);
 }
 
+/* Session 12 (2026-11-25, issue 10, kernel v11): sdpa_flash_wgmma's 176-key tile (no band, DP 128, 16-bit o;
+ * XDNN_SDPA_WGMMA_WIDE=2: causal-like bands too, run on the lpt- and chain- cases).  The wide tile is taken where
+ * v10's packing is not, so every shape has at least an H100's 132 work items (row blocks x B x Hq): Skv 1, 175,
+ * 176 + 1, 353, 530, 1000 and 4097 (off the tile and below it), Sq 1, 3, 77, 129, 130, 200, 257, 300 (odd,
+ * crossing the 128-row tile), GQA 1, 5, 6, 7, 8, 11; D = Dv 96, 128 and Dv != D (128/64, 64/128: DP 128); no
+ * mask, seq lens (the wide tile's edge tiles), a scale; f16 and bf16, bhsd and bshd, 16-bit and f32 o (f32 o
+ * keeps 128 keys).  Ids "sdpa/sdpa_flash_wgmma/k176-...". */
+static const sopt wide_sopts[] = {
+    {"k176-plain", "", 0, false},
+    {"k176-seqlens", "", 0, true},
+    {"k176-scale", ", scale=0.3", 0, false},
+};
+enum { WD_NSOPTS = sizeof wide_sopts / sizeof wide_sopts[0] };
+
+static void sdpa_cases_wgmma_wide(void)
+{
+    static const sshape shapes[] = {
+        {2, 66, 6, 77, 175, 128, 128},  {1, 144, 18, 1, 1, 128, 128},  {2, 36, 6, 257, 1000, 128, 128},
+        {1, 48, 48, 300, 177, 96, 96},  {1, 132, 12, 3, 4097, 128, 128}, {2, 40, 8, 130, 353, 128, 64},
+        {1, 70, 10, 200, 353, 64, 128}, {3, 24, 24, 129, 530, 128, 128},
+    };
+    sdpa_sweep_opts(shapes, (int)(sizeof shapes / sizeof shapes[0]), wide_sopts, WD_NSOPTS, 2, 3);
+}
+
 /* ---- bench, masks (issue 10): b4h16s4096d128 bf16 forward on sdpa_flash_wgmma and on sdpa_flash (the
  * fallback these masks had before), ids "bench/masks/ENGINE/...": windows of 256 and 1024 keys (time should
  * follow the visible pairs), padding to half the lengths, bias [1, H, S, S], [B, 1, S, S], [S, S] and
@@ -1610,7 +1634,8 @@ int main(int argc, char **argv)
         sdpa_cases_wgmma_chain();
         sdpa_cases_dropout16();
         sdpa_cases_bwd_dropout();
-        sdpa_cases_wgmma_pack(); /* last */
+        sdpa_cases_wgmma_pack();
+        sdpa_cases_wgmma_wide(); /* last */
     }
     dh_tester t = {.name = "difftest_seq", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
