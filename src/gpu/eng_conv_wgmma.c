@@ -245,6 +245,8 @@ static bool cw_prepare(const gplan *pl, const gpart *p, const gpu_device *dev, c
         if (!gpu_conv_dgrad_plan(&cv->cp, dev->sm_count, gpu_conv_wgmma_splits, &cv->dg, why, len))
             return false;
         cv->bn = gpu_conv_wgmma_bn(&cv->dg.ph[0].f); /* every phase's K is dx's C */
+        if (cv->dg.ph[0].f.K % 8) /* dx C % 8 != 0 stores channel pairs: measured on the plain schedule only */
+            cv->pingpong = false;
         cv->dg.one_launch = cw_one_launch(&cv->cp, &cv->dg);
         if (cv->dg.one_launch) /* the table's phases run whole, on the 64- or 128-wide MP instances */
             gpu_conv_dgrad_unsplit(&cv->dg);
