@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mutex>
+
 namespace {
 
 enum { WR_WARPS = 8, WR_MAX_NV = 8, WR_MAX_SCALAR = 32 };
@@ -229,9 +231,11 @@ static unsigned wr_grid_for(const void *kern, size_t smem, int threads, int64_t 
     };
     static seen cache[64];
     static int ncache;
+    static std::mutex lock; // host threads launching at once: the cache and the grow-only limit stay whole
     int dev = 0, per_sm = -1;
     const int sms = wr_sm_count();
     cudaGetDevice(&dev);
+    std::unique_lock<std::mutex> held(lock);
     for (int i = 0; i < ncache && per_sm < 0; i++)
         if (cache[i].kern == kern && cache[i].smem == smem && cache[i].threads == threads && cache[i].dev == dev)
             per_sm = cache[i].blocks;
@@ -249,6 +253,7 @@ static unsigned wr_grid_for(const void *kern, size_t smem, int threads, int64_t 
         if (ncache < 64)
             cache[ncache++] = {kern, smem, threads, dev, per_sm};
     }
+    held.unlock();
     int64_t n = (int64_t)(per_sm < 1 ? 1 : per_sm) * (sms < 1 ? 1 : sms), need = (rows + gpb - 1) / gpb;
     n = n < need ? n : need;
     n = n < cap ? n : cap;

@@ -25,6 +25,8 @@
 // SM, 7.3 cycles between a warp's instructions (ring depth 2 or 3: the same).
 #include "norm_warp.cuh"
 
+#include <atomic>
+
 namespace {
 
 // 16 elements a thread, 512 threads for an 8192-element row.  1024 threads
@@ -168,15 +170,36 @@ __global__ void __launch_bounds__(WB_THREADS, 1) k_wide_norm_bwd(const ng_row_jo
     }
 }
 
+// The dynamic shared memory a block of this kernel may ask for on the current
+// device: the opt-in limit (227 KB on sm_90, 163 KB on sm_80, 99 KB on sm_86/89)
+// less a margin for the kernel's static shared memory, at most 200 KB (the
+// ring's measured depths fit under it on the H100).  Read once per device.
+static size_t wb_smem_cap()
+{
+    static std::atomic<int> optin[16];
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 16)
+        return 0;
+    int v = optin[dev].load(std::memory_order_relaxed);
+    if (v == 0) {
+        if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess || v <= 0)
+            v = -1;
+        optin[dev].store(v, std::memory_order_relaxed);
+    }
+    const size_t cap = v > 1024 ? (size_t)v - 1024 : 0;
+    return cap < 200 * 1024 ? cap : 200 * 1024;
+}
+
 // The ring's depth: 3 rows (2 ahead of the one reducing) where it fits in
-// shared memory, else 2; XDNN_NORM_WIDE_STAGES=n asks for n (2 to 4, A/B).
-static int wb_stages(size_t per_stage)
+// shared memory (cap bytes), else 2, 0 where 2 do not fit (the caller leaves
+// the rows to norm.cu); XDNN_NORM_WIDE_STAGES=n asks for n (2 to 4, A/B).
+static int wb_stages(size_t per_stage, size_t cap)
 {
     static const int want = env_int("XDNN_NORM_WIDE_STAGES", 3);
     int n = want < 2 ? 2 : want > WB_MAX_STAGES ? WB_MAX_STAGES : want;
-    while (n > 2 && n * per_stage > 200 * 1024)
+    while (n > 2 && n * per_stage > cap)
         n--;
-    return n;
+    return n * per_stage <= cap ? n : 0;
 }
 
 template <typename T>
@@ -189,7 +212,9 @@ int wb_launch(const ng_job *j, int64_t rows, int D, cudaStream_t s)
     if (D % VW || nt > WB_THREADS || (pg && (!j->part || j->pg_blocks < 1)))
         return -1;
     const size_t per_stage = (size_t)(j->t.p[NG_Y] ? 3 : 2) * NV * nt * 16;
-    const int stages = wb_stages(per_stage);
+    const int stages = wb_stages(per_stage, wb_smem_cap());
+    if (!stages) // pre-Hopper shared memory: two staged rows do not fit
+        return -1;
     const size_t smem = stages * per_stage;
     const unsigned grid = wr_grid_for((const void *)k_wide_norm_bwd<T>, smem, nt, rows, 1,
                                       pg ? j->pg_blocks : INT32_MAX);

@@ -947,10 +947,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 struct knobs {
     int pingpong, persistent, sms, bias_tma, smem, causal, qbuf, chain, pack, splits, wide, ahead;
 };
-knobs knobs_of()
+static knobs read_knobs()
 {
-    static knobs k = {-1, -1, 0, 0, 0, 2, 2, 1, 1, 0, 1, 1};
-    if (k.pingpong < 0) {
+    knobs k = {};
+    {
         const char *pp = getenv("XDNN_SDPA_WGMMA_PINGPONG"), *pe = getenv("XDNN_SDPA_WGMMA_PERSISTENT"),
                    *bt = getenv("XDNN_SDPA_WGMMA_BIAS_TMA"), *ca = getenv("XDNN_SDPA_WGMMA_CAUSAL"),
                    *qb = getenv("XDNN_SDPA_WGMMA_QBUF"), *ch = getenv("XDNN_SDPA_WGMMA_CHAIN");
@@ -977,6 +977,13 @@ knobs knobs_of()
         const char *ah = getenv("XDNN_SDPA_WGMMA_AHEAD");
         k.ahead = !(ah && ah[0] == '0');
     }
+    return k;
+}
+// Read once per process; a function-local static is initialized once even when two threads make their first
+// attention call together (a flag set before the other fields let the second copy half-read knobs).
+knobs knobs_of()
+{
+    static const knobs k = read_knobs();
     return k;
 }
 

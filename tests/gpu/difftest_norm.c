@@ -1399,7 +1399,7 @@ static void s12_pool_copy_cases(void)
                                 "  y = permute(s, perm=[0, 2, 1]);\n  output y: $T;"},
         {"3-way/6x20x3x24", "  input x: $T[6, 20, 3, 24];\n  y = permute(x, perm=[3, 1, 0, 2]);\n  output y: $T;"},
         {"small/4x7x9", "  input x: $T[4, 7, 9];\n  y = permute(x, perm=[0, 2, 1]);\n  output y: $T;"},
-        {"out-col/50x70", "  input x: $T[50, 70];\n  y = x * 1.0;\n  output y: $T @col;"},
+        {"out-col/50x70", "  input x: $T[50, 70];\n  y = slice(x, axis=0, start=0, end=50);\n  output y: $T @col;"},
         /* even extents and offsets: 2-byte units in pairs (copy.cu cp_pairs_ok), with tile tails */
         {"pairs/nchw->nhwc/2x24x6x10", "  input x: $T[2, 24, 6, 10];\n  y = permute(x, perm=[0, 2, 3, 1]);\n"
                                        "  output y: $T;"},
@@ -1479,6 +1479,22 @@ static void wide_row_cases(void)
     case_env = "XDNN_NORM_WIDE_BWD=0";
     lnrms_pair_case("wide-rows/switch-off/bf16/263x8192", 1170, "bf16", 263, 8192, false);
     case_env = "";
+    /* rows enough that each block walks 5 or more (132 blocks on an H100): the ring's slots reused, its
+     * wait_group with groups outstanding; with the residual too (two operands staged, a shallower ring) */
+    static const struct { const char *t; int D; } ring[] = {{"bf16", 4104}, {"f32", 2052}};
+    for (int i = 0; i < 2; i++) {
+        const char *t = ring[i].t;
+        const int R = 1500, D = ring[i].D;
+        char name[192], sh[48];
+        snprintf(name, sizeof name, "wide-rows/ring/%s/%dx%d", t, R, D);
+        lnrms_pair_case(name, 1180 + 2 * i, t, R, D, false);
+        snprintf(sh, sizeof sh, "[%d, %d]", R, D);
+        snprintf(name, sizeof name, "wide-rows/ring+residual/%s/%dx%d", t, R, D);
+        add_case(name, 2, "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n  input x: %s%s;\n  input dy: %s%s;\n"
+                          "  input r0: %s%s;\n  weight s: %s[%d];\n  input ir: f32[%d, 1] = uniform(0.5, 2.0);\n"
+                          "  e0, es = rmsnorm_bwd(dy, x, s, ir);\n  ex = r0 + e0;\n  output ex: %s, es: f32;\n}\n",
+                 1181 + 2 * i, t, t, sh, t, sh, t, sh, t, D, R, t);
+    }
 }
 
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # pingpong_session.sh DEV OUT — the device calls of conv_igemm_wgmma's ping-pong consumers (issue 11, session 12;
-# kernels/conv_igemm_wgmma_sm90a.cu's kcw_consume_pingpong, XDNN_CONV_WGMMA_PINGPONG=0/1/2).  Run from the root of
+# kernels/conv_igemm_wgmma_sm90a.cu's kcw_consume_pingpong, XDNN_CONV_WGMMA_PINGPONG=0/1; mode 2 was removed after call 1).  Run from the root of
 # the lead's tree as `bash DEV/pingpong_session.sh DEV OUT`.  DEV: tests/gpu/pack_dev.sh's folder plus dt/
 # (difftest_conv.o, diffharness.o compiled in the branch's worktree), conv_peer.py (bench/), pingpong_tables.py
 # and this script; the lead tree's tests/gpu/dev_env.sh is sourced by its relative path.
