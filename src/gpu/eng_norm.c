@@ -15,7 +15,10 @@
  *             sum dy, sum dy xhat) -> apply dx; parameter gradients by a
  *             second reduce over the parameter's dims (batchnorm: they are
  *             the row sums already);
- *   softmax_bwd  reduce sum dy*y (or sum dy) per row -> apply dx;
+ *   softmax_bwd  reduce sum dy*y (or sum dy) per row -> apply dx; with
+ *             XDNN_SOFTMAX_BWD_ROWS=1 (session 12, not yet run on a GPU) rows of
+ *             <= NG_SMB_ROW_BYTES contiguous elements instead take a warp or a
+ *             few per row (kernels/softmax_warp_bwd.cu, y and dy read once);
  *   softmax / log_softmax (a lone reduce partition over contiguous last-axis
  *             rows of <= NG_WARP_ROW_MAX elements): kernels/norm_warp.cu,
  *             a warp or a few per row (other softmax partitions, and all
