@@ -19,7 +19,7 @@
 //    launch): lane l of warp w of the row holds 16-byte chunk k at element
 //    ((k wpr + w) 32 + l) VW, NV chunks of y and NV of dy as loaded (uint4),
 //    unpacked at each use (16-bit rows: half the registers of floats);
-//  - otherwise (odd D, padded or offset rows) element e of the lane is
+//  - otherwise (odd D, rows padded or offset off 16 bytes) element e is
 //    (e wpr + w) 32 + l, scalar loads (coalesced), NV VW values of each as
 //    loaded (16-bit rows of 4 chunks: 123 registers, 162 as floats): a
 //    correct path for any layout, not a fast one;
