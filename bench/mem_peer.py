@@ -57,17 +57,17 @@ def red(op, dt, axis):
     return b
 
 
-def softmax_rows(log, bwd):
+def softmax_rows(log, bwd, R=8192, D=8192, dt=bf):
     def b():
-        x = rnd(8192, 8192)
+        x = rnd(R, D, dtype=dt)
         if not bwd:
             return ((lambda x: torch.log_softmax(x, -1)) if log else (lambda x: torch.softmax(x, -1))), (x,), 2 * nb(x)
-        y = (torch.log_softmax if log else torch.softmax)(x.float(), -1).to(bf)
-        dy = rnd(8192, 8192)
+        y = (torch.log_softmax if log else torch.softmax)(x.float(), -1).to(dt)
+        dy = rnd(R, D, dtype=dt)
         if log:
-            f = lambda dy, y: torch.ops.aten._log_softmax_backward_data(dy, y, -1, bf)
+            f = lambda dy, y: torch.ops.aten._log_softmax_backward_data(dy, y, -1, dt)
         else:
-            f = lambda dy, y: torch.ops.aten._softmax_backward_data(dy, y, -1, bf)
+            f = lambda dy, y: torch.ops.aten._softmax_backward_data(dy, y, -1, dt)
         return f, (dy, y), 3 * nb(x)
     return b
 
@@ -212,6 +212,9 @@ ROWS = [
     ("bench/s12/pw/add-bcast/bf16/8192x8192", add_bcast),
     ("bench/s12/pw/add/bf16/8192x8192", add2),
     ("bench/s12/pw/cast/bf16->f32/8192x8192", cast),
+    # session 12 (smbwd): a narrower softmax_bwd row, the widest f32 row of the warp rows
+    ("bench/s12/softmax_bwd/bf16/32768x1024", softmax_rows(False, True, 32768, 1024)),
+    ("bench/s12/log_softmax_bwd/f32/8192x4096", softmax_rows(True, True, 8192, 4096, f32)),
 ]
 
 

@@ -15,7 +15,10 @@
  *             sum dy, sum dy xhat) -> apply dx; parameter gradients by a
  *             second reduce over the parameter's dims (batchnorm: they are
  *             the row sums already);
- *   softmax_bwd  reduce sum dy*y (or sum dy) per row -> apply dx;
+ *   softmax_bwd  reduce sum dy*y (or sum dy) per row -> apply dx; with
+ *             XDNN_SOFTMAX_BWD_ROWS=1 (session 12, not yet run on a GPU) rows of
+ *             <= NG_SMB_ROW_BYTES contiguous elements instead take a warp or a
+ *             few per row (kernels/softmax_warp_bwd.cu, y and dy read once);
  *   softmax / log_softmax (a lone reduce partition over contiguous last-axis
  *             rows of <= NG_WARP_ROW_MAX elements): kernels/norm_warp.cu,
  *             a warp or a few per row (other softmax partitions, and all
@@ -537,6 +540,28 @@ static bool norm_epilogue(const ggraph *g, const gpart *p, int *res_node, int *r
     return dx < 0 || *act_node < 0;
 }
 
+/* softmax_bwd / log_softmax_bwd on the warp rows (kernels/softmax_warp_bwd.cu,
+ * session 12: y and dy read once, one reduction a row, dx written once)
+ * instead of the split reduction's three launches: the reduced axis one run
+ * of stride 1 in y, dy and dx (or one element), all of one dtype, rows of at
+ * most NG_SMB_ROW_BYTES.  Any outer strides (the launcher takes 16-byte loads
+ * where every row is aligned, element loads otherwise).  Off unless
+ * XDNN_SOFTMAX_BWD_ROWS is set and not 0 (not yet run on a GPU). */
+static bool smb_rows_fit(const norm_plan *np, const ng_job *rows, const ggraph *g)
+{
+    if (!env_on("XDNN_SOFTMAX_BWD_ROWS"))
+        return false;
+    const int ops[] = {NG_X, NG_DY, NG_DX};
+    const xdnn_dtype xt = g->t[np->tid[NG_X]].dtype;
+    if (rows->inner.n > 1 || np->D * dt_bytes(xt) > NG_SMB_ROW_BYTES || np->rows > 0x7fffffffLL)
+        return false;
+    for (int q = 0; q < 3; q++)
+        if (np->tid[ops[q]] < 0 || g->t[np->tid[ops[q]]].dtype != xt ||
+            (rows->inner.n == 1 && rows->inner.stride[ops[q]][0] != 1))
+            return false;
+    return true;
+}
+
 bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *np, char *why, size_t len)
 {
     memset(np, 0, sizeof *np);
@@ -822,6 +847,7 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
     } else if (is_smb(kind)) {
         np->stats.mode = NGR_SMB;
         np->stats.fin = NGF_SUMS;
+        np->smb_rows = smb_rows_fit(np, &rows, g);
     } else {
         np->stats.mode = is_rms(kind) ? NGR_SQUARES : NGR_WELFORD;
         np->stats.fin = NGF_STATS;
@@ -1005,6 +1031,8 @@ static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     static const char *const acts[] = {"", ", + relu", ", + silu", ", + gelu (tanh)", ", + gelu"};
     snprintf(np->detail, sizeof np->detail, "%s%s%s",
              np->kind == NK_SM || np->kind == NK_LSM ? "softmax rows: a warp or a few per row, in registers"
+             : np->smb_rows ? "a warp or a few per row (y and dy in registers, one reduction; 16-byte loads "
+                              "where the rows are aligned)"
              : np->warp_rows && wide_bwd(np) ? "a block per row (rows staged in shared memory, 16-byte loads), "
                                                "dscale / dbias partials per block"
              : np->warp_rows && !is_bwd(np->kind) ? "a warp or a few per row (row in registers, 16-byte loads)"
@@ -1018,7 +1046,7 @@ static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
              : np->cl ? "channels last: column partials in vectors, warp-per-channel combine, apply"
              : np->stats.col ? "split reduce, threads across rows (coalesced columns)"
                              : "split reduce, threads along rows",
-             !is_bwd(np->kind) && np->tid[NG_DY] >= 0 ? ", + residual"
+             !is_bwd(np->kind) && !is_smb(np->kind) && np->tid[NG_DY] >= 0 ? ", + residual" /* smb: dy, no residual */
              : np->stats.join == 2                   ? "; dy = relu_bwd(a + b, m) in the reduce (the join)"
              : np->stats.join == 1                   ? "; dy = relu_bwd(a, m) in the reduce (the join)"
                                                      : "",
@@ -1064,6 +1092,13 @@ static xdnn_status norm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags
                                     np->kind == NK_LSM, np->rows, np->D, np->ldx, np->ldy, st),
              "softmax rows");
         return XDNN_OK;
+    }
+    if (np->smb_rows) { /* -1: not launched (rows past the grid), the split path below */
+        int e = ng_launch_warp_softmax_bwd(&j, np->rows, np->D, st);
+        if (e != -1) {
+            KTRY(e, "softmax_bwd rows");
+            return XDNN_OK;
+        }
     }
     if (np->row_fast && !is_bwd(np->kind)) {
         int e = np->warp_rows ? ng_launch_warp_norm(&j, np->rows, np->D, st) : -1;

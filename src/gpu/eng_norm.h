@@ -39,6 +39,8 @@ typedef struct norm_plan {
     bool pgrad_from_rows;      /* batchnorm_bwd: dscale/dbias are the row sums */
     bool has_pgrad;            /* a backward writing dscale/dbias */
     bool pg_fused;             /* row backward: dscale/dbias summed in the dx pass (ng_launch_row_bwd_pg) */
+    bool smb_rows;             /* softmax_bwd / log_softmax_bwd on the warp rows (kernels/softmax_warp_bwd.cu;
+                                  XDNN_SOFTMAX_BWD_ROWS=1, session 12), else the split reduction */
     ng_job stats;              /* reduce + finalize over the rows (or the loads of the backward) */
     ng_job load;               /* backward: saved mean/inv -> workspace */
     ng_job pgrad;              /* parameter-gradient reduce + finalize */

@@ -207,6 +207,18 @@ int ng_launch_wide_norm_bwd(const ng_job *j, int64_t rows, int64_t D, void *stre
  * 16 warps a column block, 8 loads in flight a thread). */
 int ng_launch_block_pgrad_cols(const ng_job *j, int64_t D, int nblk, void *stream);
 
+/* softmax_bwd / log_softmax_bwd (j->log_softmax) of `rows` rows of D
+ * elements (kernels/softmax_warp_bwd.cu: the warp rows, y = NG_X and dy
+ * read once, one reduction a row, dx = NG_DX written once): the row is one
+ * contiguous run (inner stride 1) of y, dy and dx, all of one dtype, any
+ * outer strides (16-byte loads where every row is 16-byte aligned, element
+ * loads otherwise), D * dtype bytes <= NG_SMB_ROW_BYTES (16-bit rows up to
+ * 8192 elements, f32 up to 4096).  Returns -1 without launching when the
+ * rows do not fit it: the caller then runs the split path.  Off by default
+ * (XDNN_SOFTMAX_BWD_ROWS=1, eng_norm.c; session 12, not yet run on a GPU). */
+enum { NG_SMB_ROW_BYTES = 16384 };
+int ng_launch_warp_softmax_bwd(const ng_job *j, int64_t rows, int64_t D, void *stream);
+
 typedef enum ng_apply_mode { NGA_FWD, NGA_BWD, NGA_SMB } ng_apply_mode;
 
 /* Batchnorm training forward / backward over channels-last x

@@ -16,6 +16,7 @@
 
 #include "core/exec.h"
 #include "data/data.h"
+#include "gpu/eng_norm.h"
 #include "gpu/engine.h"
 #include "gpu/gpu.h"
 #include "gpu/lower.h"
@@ -1222,6 +1223,12 @@ static void s12_bench_cases(void)
         {"permute/f32/8192x8192->T", "  input x: f32[8192, 8192];\n  y = permute(x, perm=[1, 0]);\n  output y: f32;"},
         {"concat/bf16/2x[8192,4096]", "  input a: bf16[8192, 4096];\n  input b: bf16[8192, 4096];\n"
                                       "  y = concat(a, b, axis=1);\n  output y: bf16;"},
+        /* session 12 (smbwd, last): softmax_bwd over a narrower 16-bit row (1024: 2 warps of 2 chunks on the warp
+         * rows) and log_softmax_bwd over the widest f32 row they take (4096: 8 warps of 4 chunks) */
+        {"softmax_bwd/bf16/32768x1024", "  input dy: bf16[32768, 1024];\n  input y: bf16[32768, 1024] = uniform(0, 0.002);\n"
+                                        "  dx = softmax_bwd(dy, y);\n  output dx: bf16;"},
+        {"log_softmax_bwd/f32/8192x4096", "  input dy: f32[8192, 4096];\n  input l: f32[8192, 4096] = uniform(-10, -6);\n"
+                                          "  dx = log_softmax_bwd(dy, l);\n  output dx: f32;"},
     };
     for (size_t k = 0; k < sizeof r / sizeof r[0]; k++) {
         char name[192];
@@ -1497,6 +1504,116 @@ static void wide_row_cases(void)
     }
 }
 
+/* session 12 (smbwd): softmax_bwd and log_softmax_bwd on the warp rows
+ * (kernels/softmax_warp_bwd.cu, XDNN_SOFTMAX_BWD_ROWS=1: y and dy in
+ * registers, one reduction a row).  Widths 1 (one element: y and l inputs,
+ * since a softmax of one element has a zero gradient), 7 and 31 (element
+ * loads, one warp), 768 (two warps of 16-bit, f32 16-byte chunks), 4096 (8
+ * warps: 16-bit 2 chunks a lane, f32 4, its widest row), 4097 (16-bit
+ * element loads, 8 warps; f32 past its rows: the split path), 8192 (16-bit:
+ * 8 warps of 4 chunks; f32: split), 8193 (past every row: split); rows 1, 3,
+ * 1001 (a block's last groups empty); f32 / f16 / bf16; y = softmax(x), l =
+ * log_softmax(x) in the graph, dy the harness's fill.  Then padded rows
+ * (strides 1008: 16-byte loads; 1004: f32 16-byte, 16-bit element loads),
+ * outer dims that do not merge (rank 4: the offsets' division path), the
+ * axis not the contiguous one (the split path, switch on), each with the
+ * switch on; then 1001 rows of 7 / 768 / 4096 / 8192 with
+ * XDNN_SOFTMAX_BWD_ROWS=0 (the default path: the A/B's correctness).  --quick: rows 3, widths 1 / 7 / 768 / 4097
+ * / 8192, the strided forms. */
+static void smbwd_case(const char *id, int seed, const char *t, int R, int D)
+{
+    char sh[48];
+    snprintf(sh, sizeof sh, "[%d, %d]", R, D);
+    if (D == 1)
+        add_case(id, 2, "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n  input dy: %s%s;\n  input y: %s%s = uniform(0.05, 1.0);\n"
+                        "  input l: %s%s = uniform(-3.0, 0.0);\n  dx = softmax_bwd(dy, y, axis=-1);\n"
+                        "  dl = log_softmax_bwd(dy, l, axis=-1);\n  output dx: %s, dl: %s;\n}\n",
+                 seed, t, t, sh, t, sh, t, sh, t, t);
+    else
+        add_case(id, 2, "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n  input x: %s%s = uniform(-4.0, 4.0);\n  input dy: %s%s;\n"
+                        "  y = softmax(x, axis=-1);\n  dx = softmax_bwd(dy, y, axis=-1);\n"
+                        "  l = log_softmax(x, axis=-1);\n  dl = log_softmax_bwd(dy, l, axis=-1);\n"
+                        "  output dx: %s, dl: %s;\n}\n",
+                 seed, t, t, sh, t, sh, t, t);
+}
+
+/* off: the default path's share of the grid (1001 rows of 7, 768, 4096, 8192: the widths whose path the switch
+ * changes), for the A/B's correctness; the rest of the default path is the softmax_bwd/ sweep's */
+static void smbwd_grid(const char *prefix, int seed0, bool off)
+{
+    static const int widths[] = {1, 7, 31, 768, 4096, 4097, 8192, 8193}, rows[] = {1, 3, 1001};
+    for (int wi = 0; wi < 8; wi++)
+        for (int ri = 0; ri < 3; ri++) {
+            const int D = widths[wi], R = rows[ri];
+            if (opts.quick && (R != 3 || !(D == 1 || D == 7 || D == 768 || D == 4097 || D == 8192)))
+                continue;
+            if (off && (R != 1001 || !(D == 7 || D == 768 || D == 4096 || D == 8192)))
+                continue;
+            for (int ti = 0; ti < 3; ti++) {
+                char name[192];
+                snprintf(name, sizeof name, "%s/%s/%dx%d", prefix, dts[ti], R, D);
+                smbwd_case(name, seed0 + 30 * wi + 10 * ri + ti, dts[ti], R, D);
+            }
+        }
+}
+
+static void smbwd_cases(void)
+{
+    case_env = "XDNN_SOFTMAX_BWD_ROWS=1";
+    smbwd_grid("smbwd/rows", 1400, false);
+    for (int ti = 0; ti < 3; ti++) {
+        const char *t = dts[ti];
+        char name[192];
+        for (int pad = 1004; pad <= 1008; pad += 4) {
+            snprintf(name, sizeof name, "smbwd/padded-rows/%s/37x1000@%d", t, pad);
+            add_case(name, 2, "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n  input x: %s[37, 1000] = uniform(-4.0, 4.0);\n"
+                              "  input dy: %s[37, 1000] @strides(%d, 1);\n  y: @strides(%d, 1) = softmax(x, axis=-1);\n"
+                              "  dx: @strides(%d, 1) = softmax_bwd(dy, y, axis=-1);\n"
+                              "  l: @strides(%d, 1) = log_softmax(x, axis=-1);\n"
+                              "  dl: @strides(%d, 1) = log_softmax_bwd(dy, l, axis=-1);\n"
+                              "  output dx: %s @strides(%d, 1), dl: %s @strides(%d, 1);\n}\n",
+                     1650 + ti + pad, t, t, t, pad, pad, pad, pad, pad, t, pad, t, pad);
+        }
+        snprintf(name, sizeof name, "smbwd/strided-rank4/%s/2x1x3x1000", t);
+        add_case(name, 2, "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n  input x: %s[2, 1, 3, 1000] = uniform(-4.0, 4.0);\n"
+                          "  input dy: %s[2, 1, 3, 1000] @strides(7000, 7000, 2008, 1);\n"
+                          "  y = softmax(x, axis=3);\n  dx = softmax_bwd(dy, y, axis=3);\n"
+                          "  l = log_softmax(x, axis=-1);\n  dl = log_softmax_bwd(dy, l, axis=-1);\n"
+                          "  output dx: %s, dl: %s;\n}\n", 1660 + ti, t, t, t, t, t);
+        snprintf(name, sizeof name, "smbwd/axis0-split/%s/33x130", t);
+        add_case(name, 2, "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n  input x: %s[33, 130] = uniform(-4.0, 4.0);\n"
+                          "  input dy: %s[33, 130];\n  y = softmax(x, axis=0);\n  dx = softmax_bwd(dy, y, axis=0);\n"
+                          "  l = log_softmax(x, axis=0);\n  dl = log_softmax_bwd(dy, l, axis=0);\n"
+                          "  output dx: %s, dl: %s;\n}\n", 1670 + ti, t, t, t, t, t);
+    }
+    case_env = "XDNN_SOFTMAX_BWD_ROWS=0";
+    if (!opts.quick)
+        smbwd_grid("smbwd/switch-off", 1700, true);
+    case_env = "";
+}
+
+/* --dry: the path each softmax_bwd / log_softmax_bwd partition of g plans
+ * onto ("rows": kernels/softmax_warp_bwd.cu, "split": norm.cu's split
+ * reduction), appended to msg: the smbwd/ cases' CPU check of the routing. */
+static void smbwd_dry_paths(xgraph *g, char *msg, size_t len)
+{
+    arena *ar = arena_create();
+    gplan *pl = gpu_partition(gpu_lower(g, ar), false);
+    size_t n = strlen(msg);
+    for (int i = 0; i < pl->nparts; i++) {
+        const gpart *p = &pl->parts[i];
+        norm_kind k = p->anchor >= 0 ? gpu_norm_kind(pl->g->n[p->anchor].op) : NK_NONE;
+        norm_plan np;
+        char why[256];
+        if ((k == NK_SMB || k == NK_LSMB) && n < len)
+            n += (size_t)snprintf(msg + n, len - n, " %s:%s", pl->g->n[p->anchor].op,
+                                  !gpu_norm_analyze(pl, p, 132, &np, why, sizeof why) ? "refused"
+                                  : np.smb_rows                                         ? "rows"
+                                                                                        : "split");
+    }
+    arena_destroy(ar);
+}
+
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */
 
 static const char *case_id(int i)
@@ -1540,6 +1657,8 @@ static void run_case(int i, dh_outcome *out)
             unsetenv("XDNN_GENSTATS");
         out->ok = s == XDNN_OK;
         snprintf(out->msg, sizeof out->msg, "(dry: planned, not run)");
+        if (s == XDNN_OK && strncmp(c->id, "smbwd/", 6) == 0) /* set while the case's environment is */
+            smbwd_dry_paths(g, out->msg, sizeof out->msg);
         goto done;
     }
     gpu_run_opts o = {.warmup = bench ? 10 : 0, .iters = bench ? 50 : 1, .log = stderr,
@@ -1611,6 +1730,7 @@ int main(int argc, char **argv)
         finwide_cases(); /* session 11 (bnfwd) */
         s12_pool_copy_cases(); /* session 12 (pool): registered last */
         wide_row_cases(); /* session 12 (normwide): registered last */
+        smbwd_cases(); /* session 12 (smbwd): registered last */
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};

@@ -288,6 +288,49 @@ static void test_norm_paths(void)
     test_norm_residual();
 }
 
+/* softmax_bwd / log_softmax_bwd on the warp rows (kernels/softmax_warp_bwd.cu,
+ * session 12): only with XDNN_SOFTMAX_BWD_ROWS set; rows of one stride-1 run
+ * in y, dy and dx of one dtype, at most NG_SMB_ROW_BYTES (16-bit 8192, f32
+ * 4096 elements), any outer strides (padded rows, outer dims that do not
+ * merge), one element a row; wider rows, another axis, mixed dtypes stay on
+ * the split path. */
+static void test_smb_rows(void)
+{
+    fixture f;
+    norm_plan np;
+    char why[256];
+    const char *text =
+        "dnn 1;\ngraph g {\n  input a: bf16[3, 8192];\n  input b: f32[3, 4096];\n  input c: f32[3, 4097];\n"
+        "  input d: bf16[3, 8193];\n  input e: f16[5, 1];\n  input h: f16[6, 1000] @strides(1004, 1);\n"
+        "  input k: bf16[2, 1, 3, 1000] @strides(7000, 7000, 2008, 1);\n  input m: f32[3, 64];\n"
+        "  input n: bf16[3, 64];\n"
+        "  da = softmax_bwd(a, a);\n  db = log_softmax_bwd(b, b);\n  dc = softmax_bwd(c, c);\n"
+        "  dd = log_softmax_bwd(d, d);\n  de = softmax_bwd(e, e);\n  dh: @strides(1004, 1) = softmax_bwd(h, h);\n"
+        "  dk = log_softmax_bwd(k, k);\n  d0 = softmax_bwd(m, m, axis=0);\n  dm = softmax_bwd(n, m);\n"
+        "  output da: bf16, db: f32, dc: f32, dd: bf16, de: f16, dh: f16 @strides(1004, 1), dk: bf16, d0: f32, dm: bf16;\n}\n";
+    if (setup(&f, text, false)) {
+        CHECK(norm_plan_of(&f, "da", &np, why, sizeof why) && np.kind == NK_SMB && !np.smb_rows, "off by default");
+        setenv("XDNN_SOFTMAX_BWD_ROWS", "1", 1);
+        CHECK(norm_plan_of(&f, "da", &np, why, sizeof why) && np.smb_rows && np.rows == 3 && np.D == 8192, "%s", why);
+        CHECK(norm_plan_of(&f, "db", &np, why, sizeof why) && np.smb_rows && np.kind == NK_LSMB && np.stats.log_softmax,
+              "f32 4096");
+        CHECK(norm_plan_of(&f, "dc", &np, why, sizeof why) && !np.smb_rows, "f32 4097: past the rows");
+        CHECK(norm_plan_of(&f, "dd", &np, why, sizeof why) && !np.smb_rows, "bf16 8193: past the rows");
+        CHECK(norm_plan_of(&f, "de", &np, why, sizeof why) && np.smb_rows && np.rows == 5 && np.D == 1 &&
+              np.stats.inner.n == 0, "one element a row");
+        CHECK(norm_plan_of(&f, "dh", &np, why, sizeof why) && np.smb_rows && np.stats.outer.n == 1 &&
+              np.stats.outer.stride[NG_X][0] == 1004 && np.stats.outer.stride[NG_DX][0] == 1004, "padded rows");
+        CHECK(norm_plan_of(&f, "dk", &np, why, sizeof why) && np.smb_rows && np.rows == 6 && np.stats.outer.n == 2,
+              "outer dims that do not merge");
+        CHECK(norm_plan_of(&f, "d0", &np, why, sizeof why) && !np.smb_rows, "axis 0: not contiguous");
+        CHECK(norm_plan_of(&f, "dm", &np, why, sizeof why) && !np.smb_rows, "dy bf16, y f32");
+        setenv("XDNN_SOFTMAX_BWD_ROWS", "0", 1);
+        CHECK(norm_plan_of(&f, "da", &np, why, sizeof why) && !np.smb_rows, "=0: off");
+        unsetenv("XDNN_SOFTMAX_BWD_ROWS");
+    }
+    teardown(&f);
+}
+
 /* ---- copy_strided: replay the jobs with the kernel's index arithmetic */
 
 static bool job_offsets(const cp_job *j, int64_t i, int64_t *io, int64_t *oo)
@@ -492,6 +535,7 @@ static void test_rng(void)
 int main(void)
 {
     test_norm_paths();
+    test_smb_rows();
     test_copies();
     test_rng();
     return test_summary("test_gpu_norm");
