@@ -34,9 +34,7 @@
 #  max-last bf16: 40 % -> 75-85 % (16-byte loads of 8 bf16: an eighth of the load instructions): ~2x.
 #  Every redcol/ case passes both ways; memcheck clean; the older reduce cases pass with the switch on.
 set -uo pipefail
-dev=${1:?DEV}; out0=${2:?OUT}
-. tests/gpu/dev_env.sh "$dev" "$out0"
-out=$out0
+. tests/gpu/dev_env.sh "${1:?DEV}" "${2:?OUT}" # sets dev, out, t0, step
 dry=${DRY:+--dry}
 budget=${BUDGET_S:-150}
 left() { echo $(( budget - (SECONDS - t0) )); }
