@@ -4,7 +4,7 @@
 # stripped) and its geometry, emu.cpp compiles that source with g++ (256 std::threads a block, std::barrier for
 # __syncthreads, a warp exchange for __shfl_xor_sync, f16 / bf16 conversions in software) and runs every block,
 # then the fold, against a double reference.  One line per configuration: "ok" or "FAIL" with the first
-# mismatches.  Session 12 (redcol): 261 of 261 ok, ~7 minutes on 2 cores.  WORK: scratch (default /tmp/redcol_emu).
+# mismatches.  Session 12 (redcol): 285 of 285 ok, ~8 minutes on 2 cores.  WORK: scratch (default /tmp/redcol_emu).
 set -uo pipefail
 build=${1:?usage: sweep.sh BUILD [WORK] [FILTER]}; work=${2:-/tmp/redcol_emu}; filter=${3:-}
 here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../../.." && pwd)
@@ -46,5 +46,6 @@ for dt in f32 f16 bf16; do
     for sh in "[7, 3]" "[7, 8]" "[300, 40]" "[7, 1000]" "[300, 4097]" "[7, 8192]" "[9, 520]" "[3, 1024]"; do
         for op in sum mean max min; do one $dt "$sh" "[-1]" $op f32; done
     done
+    for op in amax norm1 norm2 prod; do one $dt "[9, 520]" "[-1]" $op f32; one $dt "[7, 1000]" "[-1]" $op f32; done
     one $dt "[4, 512, 64]" "[0]" sum f32
 done
