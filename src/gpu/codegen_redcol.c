@@ -228,8 +228,9 @@ static void emit_row(FILE *f, const cg_redv2 *rc, gred_op r, const gtensor *x, c
     } else {
         fprintf(f, "  __shared__ float xd_sh[32];\n");
         fprintf(f, "  for (long long row = blockIdx.x; row < %" PRId64 "; row += gridDim.x) {\n", rc->outer);
-        fprintf(f, "    float acc = %s;\n    for (long long e = threadIdx.x; e < %" PRId64 "; e += blockDim.x) {\n",
-                cg_red_init(r), nv);
+        /* unrolled: several 16-byte loads in flight a thread (8 a thread for 8192 f32) */
+        fprintf(f, "    float acc = %s;\n#pragma unroll 4\n    for (long long e = threadIdx.x; e < %" PRId64
+                   "; e += blockDim.x) {\n", cg_red_init(r), nv);
     }
     if (V > 1) {
         fprintf(f, "      union { xd_v%zu w; %s e[%d]; } v; v.w = ((const xd_v%zu *)(p1 + row * %" PRId64 "))[e];\n", vb,
