@@ -611,9 +611,17 @@ static const char *red_init(gred_op r)
     return r == RED_MAX ? "-INFINITY" : r == RED_MIN ? "INFINITY" : r == RED_PROD ? "1.0f" : "0.0f";
 }
 
+const char *cg_prelude(void) { return prelude; }
+const char *cg_storage_type(xdnn_dtype t) { return storage_type(t); }
+const char *cg_store_fn(xdnn_dtype t) { return store_fn(t); }
+const char *cg_red_init(gred_op r) { return red_init(r); }
+
 xdnn_status cg_reduce(const ggraph *g, int anchor, const int *nodes, int nnodes, const char *kname,
                       cg_kernel *k)
 {
+    cg_redv2 v2;
+    if (cg_reduce_v2_plan(g, anchor, nnodes, &v2)) /* XDNN_REDUCE_V2=1 only */
+        return cg_reduce_v2(g, anchor, &v2, kname, k);
     memset(k, 0, sizeof *k);
     const gnode *n = &g->n[anchor];
     int x = n->in[0], y = n->out;

@@ -22,6 +22,9 @@
  *              reduced elements (contiguous for the last-axis case), f32
  *              accumulation, warp-shuffle + shared-memory block reduction.
  *  softmax:    one block per row: max, sum of exp, write (log_softmax too).
+ *  reduce v2 (XDNN_REDUCE_V2=1, off by default, codegen_redcol.c): a column
+ *              form for outer reduced axes and 16-byte row loads for last-axis
+ *              ones, for plain contiguous reductions.
  * Pointwise producers in the same partition are evaluated inline, in registers.
  */
 #ifndef XDNN_GPU_CODEGEN_H
@@ -47,7 +50,42 @@ typedef struct cg_kernel {
      * nvals 64-bit integers); NULL/0 when the sizes are literals */
     int64_t *vals;
     int nvals;
+    /* reduce v2 (XDNN_REDUCE_V2=1, codegen_redcol.c); form 0: the forms above */
+    int form;              /* CG_FORM_COL or CG_FORM_ROW */
+    int align;             /* bytes the input's address must be aligned to (its vector loads) */
+    unsigned grid_y;       /* column form: row splits; blocks along x are `work` */
+    const char *name2;     /* column form with splits > 1: the kernel folding the partials, */
+    int64_t work2;         /* over work2 output elements */
+    size_t ws_bytes;       /* the partials (f32) in the partition's workspace */
 } cg_kernel;
+
+enum { CG_FORM_COL = 1, CG_FORM_ROW = 2 };
+
+/* Reduce v2's geometry: x viewed as [outer, rlen, cols] (codegen_redcol.c). */
+typedef struct cg_redv2 {
+    int form;              /* 0: not taken (cg_reduce's form) */
+    int64_t outer, rlen, cols;
+    int vec;               /* elements per load (16 bytes where cols, or rlen for rows, allows) */
+    int lanes_c, lanes_r;  /* column form: column and row lanes of a 256-thread block */
+    int64_t tiles, grid_x; /* column tiles per outer index; blocks along x */
+    int splits;            /* row slices over blockIdx.y, split_rows rows each */
+    int64_t split_rows;
+    size_t ws_bytes;
+    bool warp_rows;        /* row form: a warp per row (else a block) */
+} cg_redv2;
+
+/* XDNN_REDUCE_V2=1 in the environment (off by default: not yet run on a GPU). */
+bool cg_reduce_v2_enabled(void);
+/* Does the reduce `anchor` with `nprologue` prologue nodes take a v2 form?
+ * Fills rc when it does (false with the switch off). */
+bool cg_reduce_v2_plan(const ggraph *g, int anchor, int nprologue, cg_redv2 *rc);
+/* The v2 kernel(s) of a reduce that cg_reduce_v2_plan accepted. */
+xdnn_status cg_reduce_v2(const ggraph *g, int anchor, const cg_redv2 *rc, const char *kname, cg_kernel *k);
+/* Pieces of codegen.c that codegen_redcol.c shares. */
+const char *cg_prelude(void);
+const char *cg_storage_type(xdnn_dtype t);
+const char *cg_store_fn(xdnn_dtype t);
+const char *cg_red_init(gred_op r);
 
 /* The first tensor whose dtype generated code cannot load/store (fp8), or -1. */
 int cg_unsupported_dtype(const ggraph *g, const int *tensors, int n);

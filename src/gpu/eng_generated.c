@@ -12,7 +12,9 @@
 typedef struct gen_priv {
     cg_kernel k;
     gpu_kernel kern;
+    gpu_kernel kern2;      /* reduce v2 column form with splits: the partials' fold */
     int block;
+    char detail[96];       /* reduce v2: the form, for plan -v and --bench */
 } gen_priv;
 
 static bool dtypes_ok(const gplan *pl, const gpart *p, char *why, size_t len)
@@ -73,6 +75,27 @@ static double gen_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
 
 static size_t no_workspace(const gplan *pl, const gpart *p, const gpu_device *dev) { return 0; }
 
+/* The prologue nodes of a reduce partition: all but the anchor. */
+static int red_prologue(const gpart *p, int *pro)
+{
+    int npro = 0;
+    for (int i = 0; i < p->nnodes; i++)
+        if (p->nodes[i] != p->anchor)
+            pro[npro++] = p->nodes[i];
+    return npro;
+}
+
+/* Reduce v2's column form keeps f32 partials per row split; 0 otherwise
+ * (always 0 with XDNN_REDUCE_V2 off). */
+static size_t red_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
+{
+    cg_redv2 rc;
+    int npro = 0;
+    for (int i = 0; i < p->nnodes; i++)
+        npro += p->nodes[i] != p->anchor;
+    return p->kind == GP_REDUCE && cg_reduce_v2_plan(pl->g, p->anchor, npro, &rc) ? rc.ws_bytes : 0;
+}
+
 static xdnn_status gen_build(gpu_ctx *c, gpart *p, bool reduce, xdnn_diags_t *d)
 {
     gen_priv *gp = calloc(1, sizeof *gp);
@@ -86,10 +109,7 @@ static xdnn_status gen_build(gpu_ctx *c, gpart *p, bool reduce, xdnn_diags_t *d)
     xdnn_status st;
     if (reduce) {
         int *pro = arena_alloc(g->ar, (size_t)p->nnodes * sizeof(int) + 1);
-        int npro = 0;
-        for (int i = 0; i < p->nnodes; i++)
-            if (p->nodes[i] != p->anchor)
-                pro[npro++] = p->nodes[i];
+        int npro = red_prologue(p, pro);
         st = cg_reduce(g, p->anchor, pro, npro, name, &gp->k);
         /* Small rows get a smaller block (all threads must take part in the
          * block reduction, so it stays a multiple of 32). */
@@ -107,7 +127,47 @@ static xdnn_status gen_build(gpu_ctx *c, gpart *p, bool reduce, xdnn_diags_t *d)
     int forced = 0;
     if (p->knobs && *p->knobs && sscanf(p->knobs, "block=%d", &forced) == 1)
         gp->block = forced; /* checked by gen_knobs_valid; the kernels stride, so any multiple of 32 works */
-    return gpu_nvrtc_get(&c->dev, gp->k.src, gp->k.name, &gp->kern, &c->cstats, d);
+    if (gp->k.form == CG_FORM_COL)
+        gp->block = CG_BLOCK; /* its lanes are laid out over exactly CG_BLOCK threads */
+    else if (gp->k.form == CG_FORM_ROW && !forced)
+        gp->block = CG_BLOCK;
+    if (gp->k.form)
+        snprintf(gp->detail, sizeof gp->detail, "%s v2 %s form, %d-byte loads%s", gp->k.name,
+                 gp->k.form == CG_FORM_COL ? "column" : "row", gp->k.align, gp->k.name2 ? ", split + fold" : "");
+    st = gpu_nvrtc_get(&c->dev, gp->k.src, gp->k.name, &gp->kern, &c->cstats, d);
+    if (st == XDNN_OK && gp->k.name2)
+        st = gpu_nvrtc_get(&c->dev, gp->k.src, gp->k.name2, &gp->kern2, &c->cstats, d);
+    return st;
+}
+
+/* Reduce v2 (codegen_redcol.c): the input's vector loads need its alignment;
+ * the column form runs (work x grid_y) blocks, then the fold of the splits. */
+static xdnn_status launch_reduce_v2(gpu_ctx *c, gpart *p, gen_priv *gp, cudaStream_t s, xdnn_diags_t *d)
+{
+    const cg_kernel *k = &gp->k;
+    void *y = c->dptr[k->params[0]], *x = c->dptr[k->params[1]];
+    if (k->align > 1 && (uintptr_t)x % (uintptr_t)k->align) {
+        diag_error(d, XDNN_ERR_USAGE, xloc_none(),
+                   "%s: tensor '%s' is bound at %p, not %d-byte aligned as its vectorized reduce needs "
+                   "(cudaMalloc gives 256)", k->name, c->plan->g->t[k->params[1]].name, x, k->align);
+        return XDNN_ERR_USAGE;
+    }
+    if (k->form == CG_FORM_ROW)
+        return gpu_launch_generated(c, &gp->kern, k, gp->block, s, d);
+    float *ws = k->ws_bytes ? (float *)(void *)(c->ws + p->ws_offset) : NULL;
+    void *args[3] = {&y, &x, &ws};
+    dim3 grid = {(unsigned)k->work, k->grid_y, 1}, threads = {(unsigned)CG_BLOCK, 1, 1};
+    cudaError_t e = cudaLaunchKernel((const void *)gp->kern.fn, grid, threads, args, 0, s);
+    if (e == cudaSuccess && k->name2) {
+        void *args2[2] = {&y, &ws};
+        int64_t blocks = (k->work2 + CG_BLOCK - 1) / CG_BLOCK, cap = (int64_t)c->dev.sm_count * 16;
+        dim3 grid2 = {(unsigned)(blocks > cap ? cap : blocks), 1, 1};
+        e = cudaLaunchKernel((const void *)gp->kern2.fn, grid2, threads, args2, 0, s);
+    }
+    if (e != cudaSuccess)
+        (void)cudaGetLastError();
+    CUDA_TRY(e);
+    return XDNN_OK;
 }
 
 /* Knob: the thread-block size, "block=N" with N a multiple of 32 up to the
@@ -186,6 +246,8 @@ xdnn_status gpu_launch_generated(gpu_ctx *c, const gpu_kernel *kern, const cg_ke
 static xdnn_status gen_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
 {
     gen_priv *gp = p->priv;
+    if (gp->k.form)
+        return launch_reduce_v2(c, p, gp, s, d);
     return gpu_launch_generated(c, &gp->kern, &gp->k, gp->block, s, d);
 }
 
@@ -198,7 +260,7 @@ static void gen_release(gpart *p)
 static const char *gen_detail(const gpart *p)
 {
     const gen_priv *gp = p->priv;
-    return gp ? gp->k.name : "";
+    return !gp ? "" : gp->k.form ? gp->detail : gp->k.name;
 }
 
 const gpu_engine gpu_engine_pointwise_nvrtc = {
@@ -209,6 +271,6 @@ const gpu_knobs gpu_knobs_pointwise_nvrtc = {&gpu_engine_pointwise_nvrtc, gen_kn
 
 const gpu_engine gpu_engine_reduce_nvrtc = {
     "reduce_nvrtc", "reduce over axes / softmax over an axis, one block per row, pointwise prologue inline",
-    red_supports, gen_cost, no_workspace, red_build, gen_execute, gen_release, gen_detail,
+    red_supports, gen_cost, red_workspace, red_build, gen_execute, gen_release, gen_detail,
 };
 const gpu_knobs gpu_knobs_reduce_nvrtc = {&gpu_engine_reduce_nvrtc, gen_knob_variants, gen_knobs_valid};

@@ -19,17 +19,6 @@ typedef struct quant_priv {
     char detail[96];
 } quant_priv;
 
-static bool packed(const gtensor *t)
-{
-    int64_t want = 1;
-    for (int i = t->rank - 1; i >= 0; i--) {
-        if (t->dims[i] != 1 && t->strides[i] != want)
-            return false;
-        want *= t->dims[i];
-    }
-    return true;
-}
-
 static bool one_of(xdnn_dtype t, const xdnn_dtype *set, int n)
 {
     for (int i = 0; i < n; i++)
@@ -82,7 +71,7 @@ static bool quant_analyze(const gplan *pl, const gpart *p, quant_priv *q, char *
         GPU_REFUSE("%s: scale '%s' has dtype %s (expected f32 or e8m0)", n->op, s->name, xdnn_dtype_name(s->dtype));
     const gtensor *all[3] = {x, y, s};
     for (int i = 0; i < 3; i++) {
-        if (all[i] && !packed(all[i])) {
+        if (all[i] && !gg_packed(all[i])) {
             char st[128];
             size_t m = 0;
             for (int d = 0; d < all[i]->rank; d++)

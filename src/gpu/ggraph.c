@@ -120,6 +120,17 @@ bool gg_same_dims(const gtensor *a, const gtensor *b)
     return true;
 }
 
+bool gg_packed(const gtensor *t)
+{
+    int64_t want = 1;
+    for (int i = t->rank - 1; i >= 0; i--) {
+        if (t->dims[i] != 1 && t->strides[i] != want)
+            return false;
+        want *= t->dims[i];
+    }
+    return true;
+}
+
 const char *gg_kind_name(gnode_kind k)
 {
     static const char *const names[] = {"pointwise", "reduce", "softmax", "matmul", "other"};

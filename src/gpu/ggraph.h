@@ -124,6 +124,8 @@ size_t gg_span_bytes(const gtensor *t);
 size_t gg_dtype_bytes(xdnn_dtype dt);
 const char *gg_dtype_name(xdnn_dtype dt);
 bool gg_same_dims(const gtensor *a, const gtensor *b);
+/* Row-major with no gaps (size-1 dims may have any stride). */
+bool gg_packed(const gtensor *t);
 const char *gg_kind_name(gnode_kind k);
 
 #endif

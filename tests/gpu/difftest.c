@@ -61,6 +61,11 @@ static xdnn_status dry_run(xgraph *g, char *engines, size_t len, xdnn_diags_t *d
                 if (p->nodes[j] != p->anchor)
                     pro[npro++] = p->nodes[j];
             s = cg_reduce(gg, p->anchor, pro, npro, "k", &k);
+            if (s == XDNN_OK && k.form) { /* XDNN_REDUCE_V2=1 took it */
+                n = strlen(engines);
+                snprintf(engines + n, len - n, "(v2-%s%s)", k.form == CG_FORM_COL ? "col" : "row",
+                         k.name2 ? "+fold" : "");
+            }
         } else if (p->kind == GP_MATMUL) {
             mm_shape ms;
             char why[256];
@@ -341,6 +346,79 @@ static const char *case_text(int i)
     return cases[i].text;
 }
 
+/* Session 12 (redcol): reduce v2 (XDNN_REDUCE_V2=1, src/gpu/codegen_redcol.c) — column form for outer
+ * reduced axes (first, middle, several), row form for the last axis; odd row counts (1, 7, 8191), odd and
+ * misaligned column counts (3, 40, 4097: not multiples of the 16-byte vector), 8-column tiles, every dtype,
+ * sum/mean/max/min in each (keepdims alternating), amax/norm1/norm2 on two shapes, 16-bit outputs rounded.
+ * Registered last; the ids start "redcol/" so they run on their own with the switch on and off. */
+/* redcol/<name>/OP/DT/RxC[/keep]: [R, C] reduced over `axis`, sum/mean/max/min x every dtype, keepdims on
+ * sum and max, the 16-bit outputs of max/min rounded to the input's dtype. */
+static void redcol_2d(const char *name, const char *axis, const int (*shapes)[2], int nshapes, int seed0)
+{
+    static const char *const ops[] = {"sum", "mean", "max", "min"};
+    static const char *const dts[] = {"f32", "f16", "bf16"};
+    char id[160];
+    for (int si = 0; si < nshapes; si++)
+        for (int oi = 0; oi < 4; oi++)
+            for (int ti = 0; ti < 3; ti++) {
+                const int r = shapes[si][0], c = shapes[si][1];
+                const bool keep = oi % 2 == 0;
+                snprintf(id, sizeof id, "redcol/%s/%s/%s/%dx%d%s", name, ops[oi], dts[ti], r, c, keep ? "/keep" : "");
+                add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d];\n"
+                                "  y = reduce(x, op=\"%s\", axes=[%s], keepdims=%s);\n  output y: %s;\n}\n",
+                         seed0 + si * 12 + oi * 3 + ti, dts[ti], r, c, ops[oi], axis, keep ? "true" : "false",
+                         oi < 2 ? "f32" : dts[ti]);
+            }
+}
+
+static void redcol_cases(void)
+{
+    static const char *const ops[] = {"sum", "mean", "max", "min"};
+    static const char *const dts[] = {"f32", "f16", "bf16"};
+    static const int first[][2] = {{1, 3}, {7, 3}, {8191, 3}, {1, 40}, {7, 40}, {8191, 40}, {7, 8}, {8191, 8},
+                                   {1, 4097}, {7, 4097}, {300, 4096}};
+    int nfirst = opts.quick ? 5 : (int)(sizeof first / sizeof first[0]);
+    redcol_2d("first", "0", first, nfirst, 100);
+    char id[160];
+    static const int mid[][3] = {{3, 7, 5}, {3, 1031, 64}, {2, 9, 4097}};
+    int nmid = opts.quick ? 1 : 3;
+    for (int si = 0; si < nmid; si++)
+        for (int oi = 0; oi < 4; oi++)
+            for (int ti = 0; ti < 3; ti++) {
+                const int *d = mid[si];
+                const bool keep = oi % 2 == 1;
+                snprintf(id, sizeof id, "redcol/mid/%s/%s/%dx%dx%d%s", ops[oi], dts[ti], d[0], d[1], d[2],
+                         keep ? "/keep" : "");
+                add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d, %d];\n"
+                                "  y = reduce(x, op=\"%s\", axes=[1], keepdims=%s);\n  output y: %s;\n}\n",
+                         300 + si * 12 + oi * 3 + ti, dts[ti], d[0], d[1], d[2], ops[oi], keep ? "true" : "false",
+                         oi == 0 ? dts[ti] : "f32");
+            }
+    /* several outer axes in one run: [5, 7, 24] over 0 and 1; [4, 6, 2, 12] over 1 and 2 */
+    for (int ti = 0; ti < 3; ti++) {
+        snprintf(id, sizeof id, "redcol/axes01/sum/%s/5x7x24", dts[ti]);
+        add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[5, 7, 24];\n"
+                        "  y = reduce(x, op=\"sum\", axes=[0, 1]);\n  output y: f32;\n}\n", 340 + ti, dts[ti]);
+        snprintf(id, sizeof id, "redcol/axes12/max/%s/4x6x2x12", dts[ti]);
+        add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[4, 6, 2, 12];\n"
+                        "  y = reduce(x, op=\"max\", axes=[1, 2], keepdims=false);\n  output y: %s;\n}\n", 343 + ti,
+                 dts[ti], dts[ti]);
+    }
+    /* the other ops of the column form */
+    static const char *const more[] = {"amax", "norm1", "norm2"};
+    for (int oi = 0; oi < 3; oi++)
+        for (int ti = 0; ti < 3; ti++) {
+            snprintf(id, sizeof id, "redcol/first/%s/%s/1031x40", more[oi], dts[ti]);
+            add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[1031, 40];\n"
+                            "  y = reduce(x, op=\"%s\", axes=[0]);\n  output y: f32;\n}\n", 350 + oi * 3 + ti,
+                     dts[ti], more[oi]);
+        }
+    /* last axis (row form): a warp per row up to 64 vectors, a block per row beyond */
+    static const int last[][2] = {{7, 3}, {7, 8}, {300, 40}, {7, 1000}, {300, 4097}, {7, 8192}, {1, 1}};
+    int nlast = opts.quick ? 3 : (int)(sizeof last / sizeof last[0]);
+    redcol_2d("last", "-1", last, nlast, 400);
+}
+
 static void run_case(int i, dh_outcome *out)
 {
     const tcase *c = &cases[i];
@@ -448,6 +526,7 @@ int main(int argc, char **argv)
         matmul_cases();
         graph_cases();
         matmul_addend_cases(); /* session 11: registered last (the seeds follow the case count) */
+        redcol_cases();        /* session 12: reduce v2, after every older case */
     }
     dh_tester t = {.name = "difftest", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};

@@ -4,6 +4,7 @@
  * (forward and backward), reduce ops, softmax/log_softmax with prologues, a
  * matmul's generated epilogue.  A codegen bug shows here with the NVRTC log. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if XDNN_HAVE_CUDA
@@ -15,15 +16,25 @@
 
 static int kernels; /* generated kernels compiled */
 
-static void compile_graph(const char *label, const char *text)
+/* Parse and bind `text`; NULL (the diagnostics printed, m destroyed) when it does not bind. */
+static xdnn_module_t *bind_graph(const char *label, const char *text, xdnn_diags_t *d)
 {
-    xdnn_diags_t *d = xdnn_diags_create();
     xdnn_module_t *m = NULL;
     if (xdnn_module_parse(label, text, strlen(text), false, d, &m) != XDNN_OK ||
         xdnn_graph_bind(xdnn_module_find_graph(m, NULL), NULL, 0, d) != XDNN_OK) {
         CHECK(false, "%s: graph did not bind (diagnostics below)", label);
         xdnn_diags_print(d, stderr);
         xdnn_module_destroy(m);
+        return NULL;
+    }
+    return m;
+}
+
+static void compile_graph(const char *label, const char *text)
+{
+    xdnn_diags_t *d = xdnn_diags_create();
+    xdnn_module_t *m = bind_graph(label, text, d);
+    if (!m) {
         xdnn_diags_destroy(d);
         return;
     }
@@ -53,8 +64,72 @@ static void compile_graph(const char *label, const char *text)
     xdnn_diags_destroy(d);
 }
 
+/* Reduce v2 (XDNN_REDUCE_V2=1, codegen_redcol.c): each graph's one reduce takes the form `form` (0: the
+ * old one) with `splits` row splits, and compiles; with the switch off the same graph keeps the old form. */
+static void reduce_v2(const char *label, const char *text, int form, int splits)
+{
+    for (int on = 1; on >= 0; on--) {
+        if (on)
+            setenv("XDNN_REDUCE_V2", "1", 1);
+        else
+            unsetenv("XDNN_REDUCE_V2");
+        xdnn_diags_t *d = xdnn_diags_create();
+        xdnn_module_t *m = bind_graph(label, text, d);
+        if (!m) {
+            xdnn_diags_destroy(d);
+            continue;
+        }
+        arena *ar = arena_create();
+        ggraph *g = gpu_lower(xdnn_module_find_graph(m, NULL), ar);
+        gplan *pl = gpu_partition(g, false);
+        int seen = 0;
+        for (int i = 0; i < pl->nparts; i++) {
+            gpart *p = &pl->parts[i];
+            cg_kernel k;
+            char why[256] = "";
+            if (p->kind != GP_REDUCE || fixture_partition_kernel(pl, p, &k, why, sizeof why) != 1)
+                continue;
+            seen++;
+            kernels++;
+            CHECK(k.form == (on ? form : 0), "%s (switch %s): form %d, expected %d", label, on ? "on" : "off", k.form,
+                  on ? form : 0);
+            CHECK(k.form != CG_FORM_COL || (int)k.grid_y == splits, "%s: %u splits, expected %d", label, k.grid_y,
+                  splits);
+            CHECK((k.name2 != NULL) == (k.form == CG_FORM_COL && splits > 1), "%s: fold kernel %s", label,
+                  k.name2 ? k.name2 : "(none)");
+            const xdnn_status st = gpu_nvrtc_check(k.src, "k", "sm_90", d);
+            CHECK(st == XDNN_OK, "%s (switch %s): does not compile (diagnostics below)", label, on ? "on" : "off");
+            if (st != XDNN_OK)
+                xdnn_diags_print(d, stderr);
+        }
+        CHECK(seen == 1, "%s: %d reduce kernels, expected 1", label, seen);
+        arena_destroy(ar);
+        xdnn_module_destroy(m);
+        xdnn_diags_destroy(d);
+    }
+}
+
 int main(void)
 {
+    /* 8192x8192 f32 over rows: 256 tiles of 32 columns, 4 splits to reach 1024 blocks; bf16: 128 tiles, 8 */
+    reduce_v2("v2-first-f32", "dnn 1;\ngraph g {\n  input x: f32[8192, 8192];\n  y = reduce(x, axes=[0]);\n"
+                              "  output y;\n}\n", CG_FORM_COL, 4);
+    reduce_v2("v2-first-bf16", "dnn 1;\ngraph g {\n  input x: bf16[8192, 8192];\n  y = reduce(x, op=\"max\", axes=[0]);\n"
+                               "  output y;\n}\n", CG_FORM_COL, 8);
+    /* misaligned columns (scalar loads), a middle axis, one split (7 rows) */
+    reduce_v2("v2-mid-f16", "dnn 1;\ngraph g {\n  input x: f16[3, 7, 4097];\n"
+                            "  y = reduce(x, op=\"norm2\", axes=[1], keepdims=false);\n  output y: f16;\n}\n",
+              CG_FORM_COL, 1);
+    reduce_v2("v2-last-bf16", "dnn 1;\ngraph g {\n  input x: bf16[300, 1000];\n  y = reduce(x, op=\"mean\", axes=[-1]);\n"
+                              "  output y;\n}\n", CG_FORM_ROW, 0);
+    reduce_v2("v2-last-long", "dnn 1;\ngraph g {\n  input x: f32[64, 8192];\n  y = reduce(x, op=\"amax\", axes=[1]);\n"
+                              "  output y;\n}\n", CG_FORM_ROW, 0);
+    /* stays old: a prologue, a kept dim between reduced ones, an i32 input */
+    reduce_v2("v2-prologue", "dnn 1;\ngraph g {\n  input x: f32[64, 96];\n  y = reduce(x * 2.0, axes=[0]);\n"
+                             "  output y;\n}\n", 0, 0);
+    reduce_v2("v2-interleaved", "dnn 1;\ngraph g {\n  input x: f32[4, 5, 6];\n  y = reduce(x, axes=[0, 2]);\n"
+                                "  output y;\n}\n", 0, 0);
+    unsetenv("XDNN_REDUCE_V2");
     compile_graph("mixed.dnn", "dnn 1;\ngraph g {\n  input a: f16[3, 5] @col;\n  input b: bf16[5];\n"
                                "  input c: i32[3, 1];\n  input k: bool[3, 5];\n"
                                "  y = select(k, relu(a * b, slope=0.25) + c, gelu(a, approx=\"tanh\"));\n"
