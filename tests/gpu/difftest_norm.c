@@ -1481,6 +1481,102 @@ static void wide_row_cases(void)
     case_env = "";
 }
 
+/* ---- session 12 (gnorm): group / instance norm on kernels/norm_group.cu
+ * (XDNN_GROUPNORM_V2=1, planned by eng_norm.c plan_gn): forward + backward
+ * in one graph over groups 1, 2, 32 and C (instance-norm-like), odd spatial
+ * (1x1, 7x5, 57x57, rank 3 and rank 2), N 1 and 3, every dtype; the group
+ * held in shared memory (>= 264 groups: 9x64x12x12, 17x32x24x24) or split
+ * (few or long groups: 1x32x57x57, 3x16x32x32 g1, 1x320x16x16); groups
+ * whose length is not a multiple of 16 bytes (the scalar loops); a
+ * one-element scale and bias (the affine off: 1 and 0, dscale / dbias one
+ * sum); the fused silu; NHWC (plan_gn declines: the generic path under the
+ * switch); and two cases with the switch off (the A/B). */
+static void gn_v2_cases(void)
+{
+    static const int shapes[][7] = { /* rank, dims (N, C, spatial...), groups */
+        {4, 3, 64, 7, 5, 32},     {4, 1, 32, 57, 57, 2}, {4, 3, 6, 9, 9, 6},   {4, 2, 64, 1, 1, 32},
+        {4, 1, 320, 16, 16, 32},  {4, 3, 16, 32, 32, 1}, {4, 9, 64, 12, 12, 32}, {4, 17, 32, 24, 24, 16},
+        {3, 3, 12, 37, 4},        {2, 5, 12, 3},
+    };
+    const int nsh = opts.quick ? 4 : (int)(sizeof shapes / sizeof shapes[0]);
+    case_env = "XDNN_GROUPNORM_V2=1";
+    for (int si = 0; si < nsh; si++) {
+        shape_txt st = shape_of(shapes[si]);
+        const int r = st.r, G = shapes[si][r + 1];
+        int64_t M = st.d[0]; /* dscale's sum length: N * spatial */
+        for (int q = 2; q < r; q++)
+            M *= st.d[q];
+        const double ts = 4 * (sqrt((double)M) / 32 > 1 ? sqrt((double)M) / 32 : 1);
+        for (int ti = 0; ti < 3; ti++) {
+            const char *t = dts[ti];
+            char name[192];
+            snprintf(name, sizeof name, "gn-v2/g%d+bwd/%s/%s", G, t, st.id);
+            add_case(name, ts, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  input dy: %s%s;\n"
+                               "  weight s: f32%s = uniform(0.5, 1.5);\n  weight b: f32%s;\n"
+                               "  y, m, iv = groupnorm(x, s, b, groups=%d);\n"
+                               "  dx, ds, db = groupnorm_bwd(dy, x, s, m, iv, groups=%d);\n"
+                               "  output y: %s, m, iv, dx: %s, ds, db;\n}\n",
+                     1200 + 7 * si + ti, t, st.s, t, st.s, st.ch, st.ch, G, G, t, t);
+            if (opts.quick && ti != 2)
+                continue;
+            snprintf(name, sizeof name, "gn-v2/silu/%s/%s", t, st.id);
+            add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  weight s: f32%s = uniform(0.5, 1.5);\n"
+                              "  weight b: f32%s;\n  y = silu(groupnorm(x, s, b, groups=%d));\n  output y: %s;\n}\n",
+                     1280 + 7 * si + ti, t, st.s, st.ch, st.ch, G, t);
+        }
+    }
+    for (int ti = 0; ti < 3; ti++) {
+        const char *t = dts[ti];
+        char name[192];
+        /* the affine off: a one-element scale 1 and bias 0 (dscale / dbias: one sum over every channel) */
+        snprintf(name, sizeof name, "gn-v2/no-affine+bwd/%s/3x24x7x5", t);
+        add_case(name, 4, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[3, 24, 7, 5];\n  input dy: %s[3, 24, 7, 5];\n"
+                          "  weight s: f32[1] = fill(1.0);\n  weight b: f32[1] = fill(0.0);\n"
+                          "  y, m, iv = groupnorm(x, s, b, groups=4);\n"
+                          "  dx, ds, db = groupnorm_bwd(dy, x, s, m, iv, groups=4);\n"
+                          "  output y: %s, m, iv, dx: %s, ds, db;\n}\n", 1350 + ti, t, t, t, t);
+        snprintf(name, sizeof name, "gn-v2/instancenorm+bwd/%s/3x16x9x7", t);
+        add_case(name, 4, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[3, 16, 9, 7];\n  input dy: %s[3, 16, 9, 7];\n"
+                          "  weight s: f32[16] = uniform(0.5, 1.5);\n  weight b: f32[16];\n"
+                          "  y, m, iv = instancenorm(x, s, b);\n  dx, ds, db = instancenorm_bwd(dy, x, s, m, iv);\n"
+                          "  output y: %s, m, iv, dx: %s, ds, db;\n}\n", 1355 + ti, t, t, t, t);
+        snprintf(name, sizeof name, "gn-v2/nhwc-declined+silu+bwd/%s/3x64x7x5", t);
+        add_case(name, 4, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[3, 64, 7, 5] @nhwc;\n"
+                          "  input dy: %s[3, 64, 7, 5] @nhwc;\n  weight s: f32[64] = uniform(0.5, 1.5);\n"
+                          "  weight b: f32[64];\n  z = silu(groupnorm(x, s, b, groups=32));\n"
+                          "  y, m, iv = groupnorm(x, s, b, groups=32);\n"
+                          "  dx, ds, db = groupnorm_bwd(dy, x, s, m, iv, groups=32);\n"
+                          "  output z: %s @nhwc, m, iv, dx: %s @nhwc, ds, db;\n}\n", 1360 + ti, t, t, t, t);
+    }
+    case_env = "";
+    add_case("gn-v2/switch-off/bf16/9x64x12x12", 4,
+             "dnn 1;\ngraph g(seed=1370) {\n  input x: bf16[9, 64, 12, 12];\n  input dy: bf16[9, 64, 12, 12];\n"
+             "  weight s: f32[64] = uniform(0.5, 1.5);\n  weight b: f32[64];\n"
+             "  y, m, iv = groupnorm(x, s, b, groups=32);\n  dx, ds, db = groupnorm_bwd(dy, x, s, m, iv, groups=32);\n"
+             "  output y: bf16, m, iv, dx: bf16, ds, db;\n}\n");
+    add_case("gn-v2/switch-off/silu/bf16/1x320x16x16", 2,
+             "dnn 1;\ngraph g(seed=1371) {\n  input x: bf16[1, 320, 16, 16];\n  weight s: f32[320] = uniform(0.5, 1.5);\n"
+             "  weight b: f32[320];\n  y = silu(groupnorm(x, s, b, groups=32));\n  output y: bf16;\n}\n");
+}
+
+/* ---- session 12 (gnorm): Stable Diffusion's groupnorm + silu (issue 12: 32 groups, C 320-1280, 64x64 down
+ * to 8x8, NCHW and NHWC), bench rows beside bench/s12/groupnorm (bench/mem_peer.py has their peers) */
+static void gn_bench_cases(void)
+{
+    static const struct { const char *id; int N, C, H; const char *lay; } r[] = {
+        {"2x320x64x64", 2, 320, 64, ""},   {"2x640x32x32", 2, 640, 32, ""}, {"2x1280x16x16", 2, 1280, 16, ""},
+        {"2x1280x8x8", 2, 1280, 8, ""},    {"nhwc/2x320x64x64", 2, 320, 64, " @nhwc"},
+    };
+    for (size_t k = 0; k < sizeof r / sizeof r[0]; k++) {
+        char name[192];
+        snprintf(name, sizeof name, "bench/s12/groupnorm+silu/bf16/%s", r[k].id);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=12) {\n  input x: bf16[%d, %d, %d, %d]%s;\n"
+                          "  weight s: f32[%d] = uniform(0.5, 1.5);\n  weight b: f32[%d];\n"
+                          "  y = silu(groupnorm(x, s, b, groups=32));\n  output y: bf16%s;\n}\n",
+                 r[k].N, r[k].C, r[k].H, r[k].H, r[k].lay, r[k].C, r[k].C, r[k].lay);
+    }
+}
+
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */
 
 static const char *case_id(int i)
@@ -1572,6 +1668,7 @@ int main(int argc, char **argv)
     if (opts.bench) {
         bench_cases();
         s12_bench_cases(); /* session 12 (pool): registered last */
+        gn_bench_cases();  /* session 12 (gnorm): registered last */
     } else {
         layer_cases();
         batch_cases();
@@ -1595,6 +1692,7 @@ int main(int argc, char **argv)
         finwide_cases(); /* session 11 (bnfwd) */
         s12_pool_copy_cases(); /* session 12 (pool): registered last */
         wide_row_cases(); /* session 12 (normwide): registered last */
+        gn_v2_cases();    /* session 12 (gnorm): registered last */
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
