@@ -123,6 +123,14 @@ def gn(bwd):
     return b
 
 
+def gn_silu(N, C, HW, cl=False):
+    """Stable Diffusion's groupnorm + silu (session 12, gnorm): 32 groups, bf16 parameters as the model keeps them"""
+    def b():
+        x = rnd(N, C, HW, HW, cl=cl); w = (torch.rand(C, device=dev) + 0.5).to(bf); bb = torch.zeros(C, device=dev, dtype=bf)
+        return (lambda x, w, bb: F.silu(F.group_norm(x, 32, w, bb))), (x, w, bb), 2 * nb(x)
+    return b
+
+
 def pool(kind, bwd, C=256, HW=56):
     def b():
         x = rnd(64, C, HW, HW, cl=True)
@@ -212,6 +220,11 @@ ROWS = [
     ("bench/s12/pw/add-bcast/bf16/8192x8192", add_bcast),
     ("bench/s12/pw/add/bf16/8192x8192", add2),
     ("bench/s12/pw/cast/bf16->f32/8192x8192", cast),
+    ("bench/s12/groupnorm+silu/bf16/2x320x64x64", gn_silu(2, 320, 64)),
+    ("bench/s12/groupnorm+silu/bf16/2x640x32x32", gn_silu(2, 640, 32)),
+    ("bench/s12/groupnorm+silu/bf16/2x1280x16x16", gn_silu(2, 1280, 16)),
+    ("bench/s12/groupnorm+silu/bf16/2x1280x8x8", gn_silu(2, 1280, 8)),
+    ("bench/s12/groupnorm+silu/bf16/nhwc/2x320x64x64", gn_silu(2, 320, 64, cl=True)),
 ]
 
 

@@ -1490,8 +1490,9 @@ static void wide_row_cases(void)
  * whose length is not a multiple of 16 bytes (the scalar loops); a
  * one-element scale and bias (the affine off: 1 and 0, dscale / dbias one
  * sum); the fused silu; NHWC (plan_gn declines: the generic path under the
- * switch); and two cases with the switch off (the A/B). */
-static void gn_v2_cases(void)
+ * switch).  Registered twice: gnv2-on/ (the switch on) and gnv2-off/ (the
+ * same cases on the default path: the A/B; not in --quick). */
+static void gn_v2_table(void)
 {
     static const int shapes[][7] = { /* rank, dims (N, C, spatial...), groups */
         {4, 3, 64, 7, 5, 32},     {4, 1, 32, 57, 57, 2}, {4, 3, 6, 9, 9, 6},   {4, 2, 64, 1, 1, 32},
@@ -1499,7 +1500,6 @@ static void gn_v2_cases(void)
         {3, 3, 12, 37, 4},        {2, 5, 12, 3},
     };
     const int nsh = opts.quick ? 4 : (int)(sizeof shapes / sizeof shapes[0]);
-    case_env = "XDNN_GROUPNORM_V2=1";
     for (int si = 0; si < nsh; si++) {
         shape_txt st = shape_of(shapes[si]);
         const int r = st.r, G = shapes[si][r + 1];
@@ -1510,7 +1510,7 @@ static void gn_v2_cases(void)
         for (int ti = 0; ti < 3; ti++) {
             const char *t = dts[ti];
             char name[192];
-            snprintf(name, sizeof name, "gn-v2/g%d+bwd/%s/%s", G, t, st.id);
+            snprintf(name, sizeof name, "gn/g%d+bwd/%s/%s", G, t, st.id);
             add_case(name, ts, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  input dy: %s%s;\n"
                                "  weight s: f32%s = uniform(0.5, 1.5);\n  weight b: f32%s;\n"
                                "  y, m, iv = groupnorm(x, s, b, groups=%d);\n"
@@ -1519,7 +1519,7 @@ static void gn_v2_cases(void)
                      1200 + 7 * si + ti, t, st.s, t, st.s, st.ch, st.ch, G, G, t, t);
             if (opts.quick && ti != 2)
                 continue;
-            snprintf(name, sizeof name, "gn-v2/silu/%s/%s", t, st.id);
+            snprintf(name, sizeof name, "gn/silu/%s/%s", t, st.id);
             add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  weight s: f32%s = uniform(0.5, 1.5);\n"
                               "  weight b: f32%s;\n  y = silu(groupnorm(x, s, b, groups=%d));\n  output y: %s;\n}\n",
                      1280 + 7 * si + ti, t, st.s, st.ch, st.ch, G, t);
@@ -1529,18 +1529,18 @@ static void gn_v2_cases(void)
         const char *t = dts[ti];
         char name[192];
         /* the affine off: a one-element scale 1 and bias 0 (dscale / dbias: one sum over every channel) */
-        snprintf(name, sizeof name, "gn-v2/no-affine+bwd/%s/3x24x7x5", t);
+        snprintf(name, sizeof name, "gn/no-affine+bwd/%s/3x24x7x5", t);
         add_case(name, 4, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[3, 24, 7, 5];\n  input dy: %s[3, 24, 7, 5];\n"
                           "  weight s: f32[1] = fill(1.0);\n  weight b: f32[1] = fill(0.0);\n"
                           "  y, m, iv = groupnorm(x, s, b, groups=4);\n"
                           "  dx, ds, db = groupnorm_bwd(dy, x, s, m, iv, groups=4);\n"
                           "  output y: %s, m, iv, dx: %s, ds, db;\n}\n", 1350 + ti, t, t, t, t);
-        snprintf(name, sizeof name, "gn-v2/instancenorm+bwd/%s/3x16x9x7", t);
+        snprintf(name, sizeof name, "gn/instancenorm+bwd/%s/3x16x9x7", t);
         add_case(name, 4, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[3, 16, 9, 7];\n  input dy: %s[3, 16, 9, 7];\n"
                           "  weight s: f32[16] = uniform(0.5, 1.5);\n  weight b: f32[16];\n"
                           "  y, m, iv = instancenorm(x, s, b);\n  dx, ds, db = instancenorm_bwd(dy, x, s, m, iv);\n"
                           "  output y: %s, m, iv, dx: %s, ds, db;\n}\n", 1355 + ti, t, t, t, t);
-        snprintf(name, sizeof name, "gn-v2/nhwc-declined+silu+bwd/%s/3x64x7x5", t);
+        snprintf(name, sizeof name, "gn/nhwc-declined+silu+bwd/%s/3x64x7x5", t);
         add_case(name, 4, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[3, 64, 7, 5] @nhwc;\n"
                           "  input dy: %s[3, 64, 7, 5] @nhwc;\n  weight s: f32[64] = uniform(0.5, 1.5);\n"
                           "  weight b: f32[64];\n  z = silu(groupnorm(x, s, b, groups=32));\n"
@@ -1548,15 +1548,17 @@ static void gn_v2_cases(void)
                           "  dx, ds, db = groupnorm_bwd(dy, x, s, m, iv, groups=32);\n"
                           "  output z: %s @nhwc, m, iv, dx: %s @nhwc, ds, db;\n}\n", 1360 + ti, t, t, t, t);
     }
-    case_env = "";
-    add_case("gn-v2/switch-off/bf16/9x64x12x12", 4,
-             "dnn 1;\ngraph g(seed=1370) {\n  input x: bf16[9, 64, 12, 12];\n  input dy: bf16[9, 64, 12, 12];\n"
-             "  weight s: f32[64] = uniform(0.5, 1.5);\n  weight b: f32[64];\n"
-             "  y, m, iv = groupnorm(x, s, b, groups=32);\n  dx, ds, db = groupnorm_bwd(dy, x, s, m, iv, groups=32);\n"
-             "  output y: bf16, m, iv, dx: bf16, ds, db;\n}\n");
-    add_case("gn-v2/switch-off/silu/bf16/1x320x16x16", 2,
-             "dnn 1;\ngraph g(seed=1371) {\n  input x: bf16[1, 320, 16, 16];\n  weight s: f32[320] = uniform(0.5, 1.5);\n"
-             "  weight b: f32[320];\n  y = silu(groupnorm(x, s, b, groups=32));\n  output y: bf16;\n}\n");
+}
+
+static void gn_v2_cases(void)
+{
+    case_prefix = "gnv2-on/", case_env = "XDNN_GROUPNORM_V2=1";
+    gn_v2_table();
+    if (!opts.quick) {
+        case_prefix = "gnv2-off/", case_env = "";
+        gn_v2_table();
+    }
+    case_prefix = case_env = "";
 }
 
 /* ---- session 12 (gnorm): Stable Diffusion's groupnorm + silu (issue 12: 32 groups, C 320-1280, 64x64 down
