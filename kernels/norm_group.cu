@@ -54,20 +54,20 @@ __device__ __forceinline__ uint4 gn_pack(const float (&f)[16 / sizeof(T)])
     return u;
 }
 
-// The sum of v over the block, to every thread (sh: 32 floats; callable
-// again at once: the first barrier keeps the previous call's readers).
-__device__ __forceinline__ float gn_block_sum(float v, float *sh)
+// v merged over the block (`warp` merges a warp's lanes by shuffles; then
+// warp 0 merges the warps' results), to every thread.  sh: 32 elements;
+// callable again at once (the first barrier keeps the last call's readers).
+template <typename A, typename WARP>
+__device__ __forceinline__ A gn_block_merge(A v, A *sh, A zero, WARP warp)
 {
-    for (int m = 16; m > 0; m >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, m);
+    warp(v);
     __syncthreads();
     if ((threadIdx.x & 31) == 0)
         sh[threadIdx.x >> 5] = v;
     __syncthreads();
     if (threadIdx.x < 32) {
-        v = threadIdx.x < (blockDim.x >> 5) ? sh[threadIdx.x] : 0.f;
-        for (int m = 16; m > 0; m >>= 1)
-            v += __shfl_xor_sync(0xffffffffu, v, m);
+        v = threadIdx.x < (blockDim.x >> 5) ? sh[threadIdx.x] : zero;
+        warp(v);
         if (threadIdx.x == 0)
             sh[0] = v;
     }
@@ -75,23 +75,21 @@ __device__ __forceinline__ float gn_block_sum(float v, float *sh)
     return sh[0];
 }
 
-// Welford partials (count, mean, M2) merged over the block into sh[0].
+__device__ __forceinline__ float gn_block_sum(float v, float *sh)
+{
+    return gn_block_merge(v, sh, 0.f, [](float &u) {
+        for (int m = 16; m > 0; m >>= 1)
+            u += __shfl_xor_sync(0xffffffffu, u, m);
+    });
+}
+
+// Welford partials (count, mean, M2), Chan's combination.
 __device__ __forceinline__ acc4 gn_block_welford(acc4 a, acc4 *sh)
 {
-    for (int m = 16; m > 0; m >>= 1)
-        acc_shfl<NGR_WELFORD>(a, m);
-    if ((threadIdx.x & 31) == 0)
-        sh[threadIdx.x >> 5] = a;
-    __syncthreads();
-    if (threadIdx.x < 32) {
-        a = threadIdx.x < (blockDim.x >> 5) ? sh[threadIdx.x] : acc4{{0.f, 0.f, 0.f, 0.f}};
+    return gn_block_merge(a, sh, acc4{{0.f, 0.f, 0.f, 0.f}}, [](acc4 &u) {
         for (int m = 16; m > 0; m >>= 1)
-            acc_shfl<NGR_WELFORD>(a, m);
-        if (threadIdx.x == 0)
-            sh[0] = a;
-    }
-    __syncthreads();
-    return sh[0];
+            acc_shfl<NGR_WELFORD>(u, m);
+    });
 }
 
 // Per channel of group g: A[c] = scale * inv, B[c] = bias (y = (x - mean) * A + B).
@@ -177,7 +175,7 @@ __global__ void __launch_bounds__(NG_GN_ROW_THREADS) k_gn_row(const ng_gn_job j)
 template <typename T, bool VEC>
 __global__ void __launch_bounds__(NG_GN_THREADS) k_gn_stats(const ng_gn_job j)
 {
-    __shared__ acc4 sh[NG_GN_THREADS / 32];
+    __shared__ acc4 sh[32];
     constexpr int V = gn_vec<T>::V;
     const int64_t row = blockIdx.x;
     const int q0 = (int)(blockIdx.y * j.chunk), q1 = (int)(q0 + j.chunk < j.D ? q0 + j.chunk : j.D);
