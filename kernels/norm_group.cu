@@ -12,8 +12,9 @@
 //   forward, split (k_gn_stats + k_gn_apply): few or long groups: nsplit
 //     blocks a group, each a chunk: shifted sums per thread and Chan's
 //     combination (norm_common.cuh, as norm.cu) -> part[row][split][4]; every
-//     apply block combines its group's partials in split order (the same
-//     result in each), then writes y of its chunk.
+//     apply block combines its group's partials in one fixed order (warp 0:
+//     strided by lane, then a shuffle tree; the same result in each), then
+//     writes y of its chunk.
 //   backward (k_gn_bwd_chan, k_gn_bwd_dx, k_gn_bwd_pgrad): a warp per (n, c)
 //     sums dy and dy * xhat over S -> part[n][c][2]; a group's sum g =
 //     sum_c scale_c * sum dy and sum g xhat likewise (a warp, fixed lanes);
@@ -212,18 +213,23 @@ __global__ void __launch_bounds__(NG_GN_THREADS) k_gn_apply(const ng_gn_job j)
     constexpr int V = gn_vec<T>::V;
     float *A = reinterpret_cast<float *>(gn_dyn), *B = A + j.CG;
     const int64_t row = blockIdx.x;
-    if (threadIdx.x == 0) {
+    if (threadIdx.x < 32) { // warp 0: lane l merges splits l, l + 32, ..., then the lanes' tree (lane 0's
+                            // result is the same in every block of the group: the same order)
         acc4 a = {{0.f, 0.f, 0.f, 0.f}};
-        for (int s = 0; s < j.nsplit; s++) {
+        for (int s = threadIdx.x; s < j.nsplit; s += 32) {
             const float *src = j.part + (row * j.nsplit + s) * 4;
             acc4 b = {{src[0], src[1], src[2], src[3]}};
             acc_merge<NGR_WELFORD>(a, b);
         }
-        float var = a.v[0] > 0.f ? a.v[2] / a.v[0] : 0.f;
-        mi[0] = a.v[1];
-        mi[1] = rsqrtf(var + j.eps);
-        if (blockIdx.y == 0)
-            gn_store_stats(j, row, mi[0], mi[1]);
+        for (int m = 16; m > 0; m >>= 1)
+            acc_shfl<NGR_WELFORD>(a, m);
+        if (threadIdx.x == 0) {
+            float var = a.v[0] > 0.f ? a.v[2] / a.v[0] : 0.f;
+            mi[0] = a.v[1];
+            mi[1] = rsqrtf(var + j.eps);
+            if (blockIdx.y == 0)
+                gn_store_stats(j, row, mi[0], mi[1]);
+        }
     }
     __syncthreads();
     const float mean = mi[0];
