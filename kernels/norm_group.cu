@@ -254,6 +254,61 @@ __global__ void __launch_bounds__(NG_GN_THREADS) k_gn_apply(const ng_gn_job j)
     }
 }
 
+// The sums of a and b over the warp (xor tree: every lane the same).
+__device__ __forceinline__ void gn_warp_sum2(float &a, float &b)
+{
+    for (int k = 16; k > 0; k >>= 1) {
+        a += __shfl_xor_sync(0xffffffffu, a, k);
+        b += __shfl_xor_sync(0xffffffffu, b, k);
+    }
+}
+
+// A lane's part of a channel's sum dy and sum dy * xhat: elements lane,
+// lane + 32, ... of its S (scalar loads).
+template <typename T>
+__device__ __forceinline__ void gn_chan_sums(const T *x, const T *dy, int S, int lane, float m, float iv, float &sd,
+                                             float &sdx)
+{
+    for (int i = lane; i < S; i += 32) {
+        float fd = to_f<T>(dy[i]);
+        sd += fd;
+        sdx += fd * ((to_f<T>(x[i]) - m) * iv);
+    }
+}
+
+// Warp 0: the group's sum g = sum_c scale_c * sum dy and sum g xhat from its
+// channels' pairs p[c][2] (fixed lanes: deterministic) into sums[2].
+__device__ __forceinline__ void gn_group_sums(const float *A, const float *p, int CG, float *sums)
+{
+    if (threadIdx.x >= 32)
+        return;
+    float sg = 0.f, sgx = 0.f;
+    for (int c = threadIdx.x; c < CG; c += 32) {
+        sg += A[c] * p[2 * c];
+        sgx += A[c] * p[2 * c + 1];
+    }
+    gn_warp_sum2(sg, sgx);
+    if (threadIdx.x == 0)
+        sums[0] = sg, sums[1] = sgx;
+}
+
+// dx of the NV elements from i (fd: dy in, dx out), the channel stepped as
+// gn_y; as norm.cu's k_apply: dx = inv / D * (D g - sum g - xhat sum g xhat),
+// g = dy * scale.
+template <int NV>
+__device__ __forceinline__ void gn_dx(const float (&fx)[NV], float (&fd)[NV], int i, int S, float m, float iv, float Df,
+                                      const float *A, float sg, float sgx)
+{
+    int c = i / S, rem = i - c * S;
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        float xhat = (fx[k] - m) * iv;
+        fd[k] = iv / Df * (Df * (fd[k] * A[c]) - sg - xhat * sgx);
+        if (++rem == S)
+            rem = 0, ++c;
+    }
+}
+
 // ---- backward: a warp per (n, c): sum dy, sum dy * xhat over the S elements
 template <typename T, bool VEC>
 __global__ void __launch_bounds__(NG_GN_THREADS) k_gn_bwd_chan(const ng_gn_job j)
@@ -279,16 +334,9 @@ __global__ void __launch_bounds__(NG_GN_THREADS) k_gn_bwd_chan(const ng_gn_job j
             }
         }
     } else {
-        for (int i = lane; i < S; i += 32) {
-            float fd = to_f<T>(dy[i]);
-            sd += fd;
-            sdx += fd * ((to_f<T>(x[i]) - m) * iv);
-        }
+        gn_chan_sums<T>(x, dy, S, lane, m, iv, sd, sdx);
     }
-    for (int k = 16; k > 0; k >>= 1) {
-        sd += __shfl_xor_sync(0xffffffffu, sd, k);
-        sdx += __shfl_xor_sync(0xffffffffu, sdx, k);
-    }
+    gn_warp_sum2(sd, sdx);
     if (lane == 0) {
         j.part[nc * 2] = sd;
         j.part[nc * 2 + 1] = sdx;
@@ -309,47 +357,77 @@ __global__ void __launch_bounds__(NG_GN_THREADS) k_gn_bwd_dx(const ng_gn_job j)
         A[c] = j.sc ? ldf(j.sc, ch * j.sc_st, j.sc_dt) : 1.f;
     }
     __syncthreads();
-    if (threadIdx.x < 32) { // sum g = sum_c scale_c * sum dy; sum g xhat likewise (fixed lanes: deterministic)
-        const float *p = j.part + (n * j.C + g * j.CG) * 2;
-        float sg = 0.f, sgx = 0.f;
-        for (int c = threadIdx.x; c < (int)j.CG; c += 32) {
-            sg += A[c] * p[2 * c];
-            sgx += A[c] * p[2 * c + 1];
-        }
-        for (int k = 16; k > 0; k >>= 1) {
-            sg += __shfl_xor_sync(0xffffffffu, sg, k);
-            sgx += __shfl_xor_sync(0xffffffffu, sgx, k);
-        }
-        if (threadIdx.x == 0)
-            sums[0] = sg, sums[1] = sgx;
-    }
+    gn_group_sums(A, j.part + (n * j.C + g * j.CG) * 2, (int)j.CG, sums);
     __syncthreads();
     const float m = ldf(j.mean, row, j.mean_dt), iv = ldf(j.inv, row, j.inv_dt), Df = (float)j.D;
     const float sg = sums[0], sgx = sums[1];
     const int q0 = (int)(blockIdx.y * j.chunk), q1 = (int)(q0 + j.chunk < j.D ? q0 + j.chunk : j.D), S = (int)j.S;
     const T *x = static_cast<const T *>(j.x) + row * j.D, *dy = static_cast<const T *>(j.dy) + row * j.D;
     T *dx = static_cast<T *>(j.dx) + row * j.D;
-    // as norm.cu's k_apply: dx = inv / D * (D g - sum g - xhat sum g xhat), g = dy * scale
     if (VEC) {
         for (int i = q0 + (int)threadIdx.x * V; i < q1; i += (int)blockDim.x * V) {
             float fx[V], fd[V];
             gn_unpack<T>(*reinterpret_cast<const uint4 *>(x + i), fx);
             gn_unpack<T>(*reinterpret_cast<const uint4 *>(dy + i), fd);
-            int c = i / S, rem = i - c * S;
-#pragma unroll
-            for (int k = 0; k < V; k++) {
-                float xhat = (fx[k] - m) * iv;
-                fd[k] = iv / Df * (Df * (fd[k] * A[c]) - sg - xhat * sgx);
-                if (++rem == S)
-                    rem = 0, ++c;
-            }
+            gn_dx<V>(fx, fd, i, S, m, iv, Df, A, sg, sgx);
             *reinterpret_cast<uint4 *>(dx + i) = gn_pack<T>(fd);
         }
     } else {
         for (int i = q0 + (int)threadIdx.x; i < q1; i += (int)blockDim.x) {
-            float xhat = (to_f<T>(x[i]) - m) * iv;
-            dx[i] = from_f<T>(iv / Df * (Df * (to_f<T>(dy[i]) * A[i / S]) - sg - xhat * sgx));
+            float fx[1] = {to_f<T>(x[i])}, fd[1] = {to_f<T>(dy[i])};
+            gn_dx<1>(fx, fd, i, S, m, iv, Df, A, sg, sgx);
+            dx[i] = from_f<T>(fd[0]);
         }
+    }
+}
+
+// ---- backward, row: x and dy of the group in shared memory (vec only): read
+// once; a warp per channel sums dy and dy * xhat over its S elements there
+// (part[n][c][2] too, for k_gn_bwd_pgrad), warp 0 the group's sum g and
+// sum g xhat, then dx from shared memory.
+template <typename T>
+__global__ void __launch_bounds__(NG_GN_ROW_THREADS) k_gn_bwd_row(const ng_gn_job j)
+{
+    extern __shared__ uint4 gn_dyn[];
+    __shared__ float sums[2];
+    constexpr int V = gn_vec<T>::V;
+    const int D = (int)j.D, S = (int)j.S, CG = (int)j.CG, nth = (int)blockDim.x;
+    const int64_t row = blockIdx.x, n = row / j.G, g = row - n * j.G;
+    uint4 *xs = gn_dyn, *ds = gn_dyn + D / V;
+    float *A = reinterpret_cast<float *>(ds + D / V), *P = A + CG; // scale a channel; its two sums
+    const uint4 *x = reinterpret_cast<const uint4 *>(static_cast<const T *>(j.x) + row * j.D);
+    const uint4 *dy = reinterpret_cast<const uint4 *>(static_cast<const T *>(j.dy) + row * j.D);
+    for (int v = threadIdx.x; v < D / V; v += nth) {
+        xs[v] = x[v];
+        ds[v] = dy[v];
+    }
+    for (int c = threadIdx.x; c < CG; c += nth)
+        A[c] = j.sc ? ldf(j.sc, (g * j.CG + c) * j.sc_st, j.sc_dt) : 1.f;
+    const float m = ldf(j.mean, row, j.mean_dt), iv = ldf(j.inv, row, j.inv_dt), Df = (float)j.D;
+    __syncthreads();
+    const T *xe = reinterpret_cast<const T *>(xs), *de = reinterpret_cast<const T *>(ds);
+    const int lane = threadIdx.x & 31;
+    for (int c = threadIdx.x >> 5; c < CG; c += nth >> 5) { // whole warps: the shuffles are full
+        float sd = 0.f, sdx = 0.f;
+        gn_chan_sums<T>(xe + c * S, de + c * S, S, lane, m, iv, sd, sdx);
+        gn_warp_sum2(sd, sdx);
+        if (lane == 0) {
+            P[2 * c] = sd, P[2 * c + 1] = sdx;
+            float *pp = j.part + (n * j.C + g * j.CG + c) * 2;
+            pp[0] = sd, pp[1] = sdx;
+        }
+    }
+    __syncthreads();
+    gn_group_sums(A, P, CG, sums);
+    __syncthreads();
+    const float sg = sums[0], sgx = sums[1];
+    uint4 *dx = reinterpret_cast<uint4 *>(static_cast<T *>(j.dx) + row * j.D);
+    for (int v = threadIdx.x; v < D / V; v += nth) {
+        float fx[V], fd[V];
+        gn_unpack<T>(xs[v], fx);
+        gn_unpack<T>(ds[v], fd);
+        gn_dx<V>(fx, fd, v * V, S, m, iv, Df, A, sg, sgx);
+        dx[v] = gn_pack<T>(fd);
     }
 }
 
@@ -419,11 +497,10 @@ static int gn_fwd(const ng_gn_job *j, cudaStream_t s)
     return (int)cudaGetLastError();
 }
 
+// The backward's three launches: the channels' sums, dx by chunks (its pgrad: the caller's).
 template <typename T>
-static int gn_bwd(const ng_gn_job *j, cudaStream_t s)
+static int gn_bwd_split(const ng_gn_job *j, bool vec_c, bool vec, cudaStream_t s)
 {
-    const bool al = gn_al16(j->x) && gn_al16(j->dy) && gn_al16(j->dx);
-    const bool vec_c = al && j->S % gn_vec<T>::V == 0, vec = al && j->vec;
     const size_t pbytes = (size_t)j->CG * sizeof(float);
     const int64_t nc = j->N * j->C, wpb = NG_GN_THREADS / 32;
     const unsigned cblocks = (unsigned)((nc + wpb - 1) / wpb);
@@ -441,6 +518,24 @@ static int gn_bwd(const ng_gn_job *j, cudaStream_t s)
         if (!gn_smem(k_gn_bwd_dx<T, false>, pbytes, GN_PAR_MOST, opt[1]))
             return (int)cudaGetLastError();
         k_gn_bwd_dx<T, false><<<grid, NG_GN_THREADS, pbytes, s>>>(*j);
+    }
+    return 0;
+}
+
+template <typename T>
+static int gn_bwd(const ng_gn_job *j, cudaStream_t s)
+{
+    const bool al = gn_al16(j->x) && gn_al16(j->dy) && gn_al16(j->dx);
+    const bool vec_c = al && j->S % gn_vec<T>::V == 0, vec = al && j->vec;
+    const size_t pbytes = (size_t)j->CG * sizeof(float);
+    if (j->row_smem && vec) { // (a row plan whose pointers are not 16-byte aligned: the split, part sized for it)
+        static bool opt_row;
+        const size_t bytes = (size_t)j->D * sizeof(T) * 2 + pbytes * 3;
+        if (!gn_smem(k_gn_bwd_row<T>, bytes, NG_GN_BWD_ROW_BYTES, opt_row)) /* the plan: <= NG_GN_BWD_ROW_BYTES */
+            return (int)cudaGetLastError();
+        k_gn_bwd_row<T><<<(unsigned)j->rows, NG_GN_ROW_THREADS, bytes, s>>>(*j);
+    } else if (int e = gn_bwd_split<T>(j, vec_c, vec, s)) {
+        return e;
     }
     if (j->dsc || j->dbi)
         k_gn_bwd_pgrad<<<(unsigned)((j->C + NG_GN_THREADS - 1) / NG_GN_THREADS), NG_GN_THREADS, 0, s>>>(*j);

@@ -539,13 +539,14 @@ static bool norm_epilogue(const ggraph *g, const gpart *p, int *res_node, int *r
 
 /* XDNN_GROUPNORM_V2=1 (not yet run on a GPU, session 12): group / instance
  * norm over packed NCHW x (group (n, g) one contiguous run of D = C/G * S
- * elements in x, y, dy, dx of x's dtype) on kernels/norm_group.cu.  Forward:
- * one block a group holding it in shared memory when it fits
- * (NG_GN_ROW_BYTES with its channels' parameters) and the groups fill the
- * device (two a SM or more: bf16 64x256x56x56 / 32 groups is 2048 groups
- * of 50 KB), else blocks splitting each group (Stable Diffusion's
- * 1x320x64x64: 32 groups of 40960) with a second pass over x.  Backward: a
- * warp per (n, c) for its sums, then dx in the same chunks.  False (the
+ * elements in x, y, dy, dx of x's dtype) on kernels/norm_group.cu.  One
+ * block a group holding it in shared memory (the backward: x and dy) when it
+ * fits (NG_GN_ROW_BYTES / NG_GN_BWD_ROW_BYTES with its channels'
+ * parameters) and the groups fill the device (two a SM or more: bf16
+ * 64x256x56x56 / 32 groups is 2048 groups of 50 KB), else blocks splitting
+ * each group (Stable Diffusion's 1x320x64x64: 32 groups of 40960) with a
+ * second pass over x (the backward: a warp per (n, c) for its sums, then dx
+ * in the same chunks).  False (the
  * generic path plans as before) for anything else: NHWC, strides, mixed
  * dtypes, over NG_GN_MAX_CG channels a group. */
 static bool plan_gn(norm_plan *np, const ggraph *g, const gtensor *x, int64_t G, int sm_count)
@@ -584,7 +585,10 @@ static bool plan_gn(norm_plan *np, const ggraph *g, const gtensor *x, int64_t G,
     j->eps = np->stats.eps, j->act = np->stats.act, j->act_dt = np->stats.act_dt;
     const int64_t V = 16 / dt_bytes(x->dtype), sms = sm_count > 0 ? sm_count : 132;
     j->vec = D % V == 0;
-    j->row_smem = !bwd && j->vec && D * dt_bytes(x->dtype) + CG * 2 * 4 <= NG_GN_ROW_BYTES && j->rows >= 2 * sms;
+    /* a block a group holding it (backward: x and dy) on chip; XDNN_GROUPNORM_V2_SPLIT=1: never (the A/B) */
+    const int64_t row_bytes = bwd ? 2 * D * dt_bytes(x->dtype) + CG * 12 : D * dt_bytes(x->dtype) + CG * 8;
+    j->row_smem = j->vec && row_bytes <= (bwd ? NG_GN_BWD_ROW_BYTES : NG_GN_ROW_BYTES) && j->rows >= 2 * sms &&
+                  !env_on("XDNN_GROUPNORM_V2_SPLIT");
     /* the split: a wave of 256-thread blocks (8 a SM), each thread 4 vectors or more */
     const int64_t minchunk = (int64_t)NG_GN_THREADS * V * 4;
     int64_t ns = (D + minchunk - 1) / minchunk, by_fill = (8 * sms + j->rows - 1) / j->rows;
@@ -1069,7 +1073,10 @@ static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     static const char *const acts[] = {"", ", + relu", ", + silu", ", + gelu (tanh)", ", + gelu"};
     if (np->gn) {
         const ng_gn_job *j = &np->gnj;
-        if (is_bwd(np->kind))
+        if (is_bwd(np->kind) && j->row_smem)
+            snprintf(np->detail, sizeof np->detail, "groups v2: a block per group, x and dy held in shared memory "
+                     "(read once), dscale / dbias in order");
+        else if (is_bwd(np->kind))
             snprintf(np->detail, sizeof np->detail, "groups v2: a warp per channel's sums, dx in %d chunk%s a "
                      "group, dscale / dbias in order", j->nsplit, j->nsplit > 1 ? "s" : "");
         else if (j->row_smem)

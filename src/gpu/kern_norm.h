@@ -245,10 +245,15 @@ int ng_launch_cl1(const ng_job *j, int apply_mode, void *stream);
  * group held in shared memory (x read once), else nsplit chunks of `chunk`
  * elements a group (partials in part[rows][nsplit][4], then the apply).
  * Backward: part[N][C][2] (sum dy, sum dy xhat per channel), then dx in the
- * same chunks, then dscale / dbias summed over n in order (deterministic).
+ * same chunks, then dscale / dbias summed over n in order (deterministic);
+ * row_smem: one 512-thread block a group holds its x and dy in shared memory
+ * (read once) for the sums and dx, then the same dscale / dbias.
  * vec: D (backward: S too) a multiple of 16 bytes; the launchers check the
  * pointers and take the scalar loops when one is not 16-byte aligned. */
 enum { NG_GN_THREADS = 256, NG_GN_ROW_THREADS = 512, NG_GN_MAX_CG = 8192, NG_GN_ROW_BYTES = 98304 };
+/* The backward's row path: x and dy of a group (+ 12 bytes a channel) in at most this much shared memory: two
+ * blocks an SM on Hopper (the 64x256x56x56 / 32-group bf16 case: 2 x 50 KB a group), one on Ampere. */
+enum { NG_GN_BWD_ROW_BYTES = 112640 };
 typedef struct ng_gn_job {
     const void *x, *dy, *sc, *bi;
     void *y, *dx, *mean, *inv, *dsc, *dbi;

@@ -1490,8 +1490,9 @@ static void wide_row_cases(void)
  * whose length is not a multiple of 16 bytes (the scalar loops); a
  * one-element scale and bias (the affine off: 1 and 0, dscale / dbias one
  * sum); the fused silu; NHWC (plan_gn declines: the generic path under the
- * switch).  Registered twice: gnv2-on/ (the switch on) and gnv2-off/ (the
- * same cases on the default path: the A/B; not in --quick). */
+ * switch).  Registered three times: gnv2-on/ (the switch on), gnv2-split/
+ * (on, the row paths off: XDNN_GROUPNORM_V2_SPLIT=1) and gnv2-off/ (the same
+ * cases on the default path: the A/B); --quick: gnv2-on/ only. */
 static void gn_v2_table(void)
 {
     static const int shapes[][7] = { /* rank, dims (N, C, spatial...), groups */
@@ -1555,6 +1556,8 @@ static void gn_v2_cases(void)
     case_prefix = "gnv2-on/", case_env = "XDNN_GROUPNORM_V2=1";
     gn_v2_table();
     if (!opts.quick) {
+        case_prefix = "gnv2-split/", case_env = "XDNN_GROUPNORM_V2=1 XDNN_GROUPNORM_V2_SPLIT=1";
+        gn_v2_table();
         case_prefix = "gnv2-off/", case_env = "";
         gn_v2_table();
     }

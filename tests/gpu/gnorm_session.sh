@@ -8,16 +8,16 @@
 # generic path).  DEV: tests/gpu/pack_dev.sh's folder plus dt/difftest_norm.o and dt/diffharness.o compiled where
 # the library was built; bench/mem_peer.py and bench/norm_torch.py copied into DEV.  Run from the root of the
 # lead's tree: bash DEV/gnorm_session.sh DEV OUT (PART=1, the first call; <= ~150 s, BUDGET_S).
-#  1. difftest_norm gnv2- : the new cases, gnv2-on/ (the switch on) and gnv2-off/ (the same cases on the default
-#     path): groups 1 / 2 / 32 / C, spatial 1x1 / 7x5 / 57x57 / rank 3 / rank 2, N 1 and 3, f32 / f16 / bf16,
+#  1. difftest_norm gnv2- : the new cases, gnv2-on/ (the switch on), gnv2-split/ (on, the row paths off:
+#     XDNN_GROUPNORM_V2_SPLIT=1) and gnv2-off/ (the same cases on the default path): groups 1 / 2 / 32 / C, spatial 1x1 / 7x5 / 57x57 / rank 3 / rank 2, N 1 and 3, f32 / f16 / bf16,
 #     affine and one-element scale / bias, fused silu, NHWC (declined), forward + backward in one graph;
 #  2. the family in full both ways: difftest_norm groupnorm and instancenorm (group_cases, fuse/groupnorm+silu)
 #     with XDNN_GROUPNORM_V2=1 in the environment (their NCHW cases then run on norm_group.cu) and without;
 #  3. compute-sanitizer memcheck on --quick gnv2-on/;
 #  4. bench: difftest_norm --bench bench/s12/groupnorm (64x256x56x56 forward and backward, SD's groupnorm + silu
-#     2x320x64x64 .. 2x1280x8x8, NHWC 2x320x64x64) on / off / on (the drift shows), then bench/mem_peer.py
+#     2x320x64x64 .. 2x1280x8x8, NHWC 2x320x64x64) on / off / split / on (the drift shows), then bench/mem_peer.py
 #     --filter groupnorm (PyTorch eager, a copy_ of the same bytes, torch.compile while COMPILE_S lasts);
-#  5. the table (summary.txt): on, off, off/on, eager, compile, % of copy, the path chosen (the detail).
+#  5. the table (summary.txt): on, on2, split, off, off/on, eager, compile, % of copy, the path chosen (the detail).
 # DRY=1 TESTER=path-of-a-difftest_norm-built-here: steps 1-2 with --dry (CPU reference and plans), no GPU.
 #
 # EXPECTED (written before the first call; bench/RESULTS-norm.md session 12 "gnorm").  Default path today:
@@ -25,9 +25,10 @@
 #  - forward (row path, 2048 groups of 50 KB, 4 blocks an SM): x read once + y written once = 2 x 102.8 MB =
 #    0.069 ms at 2976 GB/s; a block's two reductions over shared memory and the single wave of 4 x 132 blocks
 #    of 16 waves -> ~0.085-0.10 ms (70-80 % of copy): ~6x the default, ~0.3x eager's 0.28 ms.
-#  - backward (three launches: x and dy read twice, dx written once = 5 x 102.8 MB = 0.173 ms at copy speed;
-#    the per-channel warps' 3136-element runs and the dx pass's 8 chunks a group) -> ~0.22-0.26 ms (65-80 %
-#    of copy): ~5x the default.
+#  - backward (row path: a block a group holds x and dy, 2 x 50 KB, 2 blocks an SM; x and dy read once, dx
+#    written once = 3 x 102.8 MB = 0.104 ms at copy speed; + the dscale / dbias launch, ~5 us) -> ~0.13-0.16 ms
+#    (65-80 % of copy): ~8-10x the default.  XDNN_GROUPNORM_V2_SPLIT=1 (three launches: x and dy read twice,
+#    5 x 102.8 MB = 0.173 ms at copy speed) -> ~0.22-0.26 ms.
 #  - SD groupnorm + silu bf16 (2x320x64x64 = 5.2 MB .. 2x1280x8x8 = 0.33 MB, in L2): the split path (64 groups:
 #    few a SM), launch-bound at 2 launches: ~8-15 us each, against the generic path's 3 launches + the finalize.
 #  - NHWC: unchanged (declined: the generic path).
@@ -59,16 +60,18 @@ if [ -z "$dry" ]; then
     echo "rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -6
     step "bench: on / off / on"
     : > "$out/bench.log"
-    for r in "XDNN_GROUPNORM_V2=1|on" "XDNN_GROUPNORM_V2=0|off" "XDNN_GROUPNORM_V2=1|on2"; do
-        IFS='|' read -r e tag <<< "$r"
-        [ "$(left)" -gt $(( 15 + ${PEER_S:-55} )) ] || { echo "out of time before $tag"; break; }
-        env $e timeout 15 "$t" --bench bench/s12/groupnorm > "$out/bench.tmp" 2>&1
-        echo "$tag [$e] rc=$? ok=$(grep -c '^PASS' "$out/bench.tmp") fail=$(grep -c '^FAIL' "$out/bench.tmp")"
+    # on: every groupnorm row; off, split, on2: the two large ones only (the SD rows: on and off)
+    for r in "XDNN_GROUPNORM_V2=1|on|bench/s12/groupnorm" "XDNN_GROUPNORM_V2=0|off|bench/s12/groupnorm" \
+             "XDNN_GROUPNORM_V2=1 XDNN_GROUPNORM_V2_SPLIT=1|split|64x256x56x56" "XDNN_GROUPNORM_V2=1|on2|64x256x56x56"; do
+        IFS='|' read -r e tag filt <<< "$r"
+        [ "$(left)" -gt $(( 20 + ${PEER_S:-50} )) ] || { echo "out of time before $tag"; break; }
+        env $e timeout 20 "$t" --bench "$filt" > "$out/bench.tmp" 2>&1
+        echo "$tag [$e] $filt rc=$? ok=$(grep -c '^PASS' "$out/bench.tmp") fail=$(grep -c '^FAIL' "$out/bench.tmp")"
         sed "s/^ *BENCH /BENCH $tag /" "$out/bench.tmp" >> "$out/bench.log"
     done
     rm -f "$out/bench.tmp"
     step "PyTorch: mem_peer.py --filter groupnorm (eager, copy_, torch.compile)"
-    (cd "$dev" && PYTHONUNBUFFERED=1 timeout "$(( $(left) > ${PEER_S:-55} ? ${PEER_S:-55} : $(left) - 5 ))" \
+    (cd "$dev" && PYTHONUNBUFFERED=1 timeout "$(( $(left) > ${PEER_S:-50} ? ${PEER_S:-50} : $(left) - 5 ))" \
         python3 mem_peer.py --filter groupnorm --compile-budget-s "${COMPILE_S:-35}") > "$out/peer.log" 2> "$out/peer.err"
     echo "rc=$?"; tail -2 "$out/peer.err" | cut -c1-200
 fi
@@ -109,15 +112,15 @@ for line in logs.get("peer", "").splitlines():
     elif "id" in j:
         peer.setdefault(j["id"], {}).update({k: v for k, v in j.items() if k.endswith("_ms")})
 print("== bench (ms, median of 50; %%copy: xdnn's bytes / %.0f GB/s, the copy_ of 1 GiB in this call)" % cgbs)
-print("%-46s %8s %8s %8s %6s %8s %8s %6s %6s %6s  %s" % ("row", "on", "on2", "off", "off/on", "eager", "compile",
-      "/eag", "/comp", "%copy", "path (on)"))
+print("%-46s %8s %8s %8s %8s %6s %8s %8s %6s %6s %6s  %s" % ("row", "on", "on2", "split", "off", "off/on", "eager",
+      "compile", "/eag", "/comp", "%copy", "path (on)"))
 for row, runs in bench.items():
-    on, on2, off = runs.get("on"), runs.get("on2"), runs.get("off")
+    on, on2, off, sp = runs.get("on"), runs.get("on2"), runs.get("off"), runs.get("split")
     p = peer.get(row, {})
     eg, cp = p.get("eager_ms"), p.get("compile_ms")
     f = lambda v: "%8.4f" % v[0] if v else "%8s" % "-"
     r = lambda a, b: "%6.2f" % (a / b) if a and b else "%6s" % "-"
-    print("%-46s %s %s %s %s %8s %8s %s %s %5.0f%%  %s" % (row, f(on), f(on2), f(off), r(off and off[0], on and on[0]),
+    print("%-46s %s %s %s %s %s %8s %8s %s %s %5.0f%%  %s" % (row, f(on), f(on2), f(sp), f(off), r(off and off[0], on and on[0]),
           eg or "-", cp or "-", r(on and on[0], eg), r(on and on[0], cp), (on[1] / cgbs * 100) if on else 0,
           (on[2] if on else "")[:70]))
     if off:

@@ -544,10 +544,18 @@ static void test_norm_groups_v2(void)
         CHECK(np.gnj.row_smem && np.gnj.vec && np.gnj.rows == 2048 && np.gnj.D == 25088 && np.gnj.CG == 8);
         CHECK(np.gnj.mean_dt == (int)XDNN_F32 && np.gnj.sc_st == 1 && np.ws_bytes > 0);
         gn_walk(&np.gnj, 8, &bad);
-        /* the backward: a warp per (n, c), dx in chunks; part[64][256][2] */
+        /* the backward: x and dy of a group on chip (2 x 50 KB); part[64][256][2] for dscale / dbias */
         CHECK(norm_plan_of(&f, "dx", &np, why, sizeof why) && np.gn, "%s", why);
-        CHECK(!np.gnj.row_smem && np.gnj.nsplit >= 1 && np.ws_bytes == 64 * 256 * 2 * sizeof(float));
+        CHECK(np.gnj.row_smem && np.gnj.nsplit >= 1 && np.ws_bytes == 64 * 256 * 2 * sizeof(float));
         gn_walk(&np.gnj, 8, &bad);
+        /* XDNN_GROUPNORM_V2_SPLIT=1: the split paths (a warp per (n, c), dx in chunks) */
+        setenv("XDNN_GROUPNORM_V2_SPLIT", "1", 1);
+        CHECK(norm_plan_of(&f, "dx", &np, why, sizeof why) && np.gn && !np.gnj.row_smem, "%s", why);
+        gn_walk(&np.gnj, 8, &bad);
+        CHECK(norm_plan_of(&f, "y", &np, why, sizeof why) && np.gn && !np.gnj.row_smem && np.gnj.nsplit == 1, "%s",
+              why);
+        gn_walk(&np.gnj, 8, &bad);
+        unsetenv("XDNN_GROUPNORM_V2_SPLIT");
         /* SD: 32 groups of 40960: split (8 * 132 blocks wanted, 4 vectors a thread: 5 chunks) + silu */
         CHECK(norm_plan_of(&f, "z0", &np, why, sizeof why) && np.gn, "%s", why);
         CHECK(!np.gnj.row_smem && np.gnj.nsplit == 5 && np.gnj.chunk % 8 == 0 && np.gnj.act == NGACT_SILU);
