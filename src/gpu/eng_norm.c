@@ -546,9 +546,9 @@ static bool norm_epilogue(const ggraph *g, const gpart *p, int *res_node, int *r
  * 64x256x56x56 / 32 groups is 2048 groups of 50 KB), else blocks splitting
  * each group (Stable Diffusion's 1x320x64x64: 32 groups of 40960) with a
  * second pass over x (the backward: a warp per (n, c) for its sums, then dx
- * in the same chunks).  False (the
- * generic path plans as before) for anything else: NHWC, strides, mixed
- * dtypes, over NG_GN_MAX_CG channels a group. */
+ * in the same chunks).  False (the generic path plans as before) for
+ * anything else: NHWC, strides, mixed dtypes, a fused residual, statistics
+ * not packed, over NG_GN_MAX_CG channels a group. */
 static bool plan_gn(norm_plan *np, const ggraph *g, const gtensor *x, int64_t G, int sm_count)
 {
     const int *tid = np->tid;
