@@ -453,14 +453,18 @@ __global__ void __launch_bounds__(NG_GN_THREADS) k_gn_bwd_pgrad(const ng_gn_job 
 }
 
 // Dynamic shared memory over 48 KB needs the opt-in: once per kernel, for
-// the most its path asks (most), so every later size fits under it.
+// the most its path asks (most), so every later size fits under it.  False
+// (the error cleared) where the device allows less: the row paths then take
+// the split ones.
 template <typename K>
 static bool gn_smem(K k, size_t bytes, size_t most, bool &done)
 {
     if (bytes <= 48 * 1024 || done)
         return true;
-    if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)most) != cudaSuccess)
+    if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)most) != cudaSuccess) {
+        cudaGetLastError();
         return false;
+    }
     done = true;
     return true;
 }
@@ -472,12 +476,10 @@ static int gn_fwd(const ng_gn_job *j, cudaStream_t s)
 {
     const bool vec = j->vec && gn_al16(j->x) && gn_al16(j->y);
     const size_t pbytes = (size_t)j->CG * 2 * sizeof(float);
-    if (j->row_smem && vec) {
-        static bool opt[1];
-        const size_t bytes = (size_t)j->D * sizeof(T) + pbytes;
-        if (!gn_smem(k_gn_row<T>, bytes, NG_GN_ROW_BYTES, opt[0])) /* the plan: bytes <= NG_GN_ROW_BYTES */
-            return (int)cudaGetLastError();
-        k_gn_row<T><<<(unsigned)j->rows, NG_GN_ROW_THREADS, bytes, s>>>(*j);
+    static bool opt_row;
+    const size_t row_bytes = (size_t)j->D * sizeof(T) + pbytes; // the plan: <= NG_GN_ROW_BYTES
+    if (j->row_smem && vec && gn_smem(k_gn_row<T>, row_bytes, NG_GN_ROW_BYTES, opt_row)) {
+        k_gn_row<T><<<(unsigned)j->rows, NG_GN_ROW_THREADS, row_bytes, s>>>(*j);
         return (int)cudaGetLastError();
     }
     // the split path (also a row plan whose pointers are not 16-byte aligned: the plan sized part for it)
@@ -485,12 +487,12 @@ static int gn_fwd(const ng_gn_job *j, cudaStream_t s)
     const dim3 grid((unsigned)j->rows, (unsigned)j->nsplit);
     if (vec) {
         if (!gn_smem(k_gn_apply<T, true>, pbytes, GN_PAR_MOST, opt[0]))
-            return (int)cudaGetLastError();
+            return (int)cudaErrorInvalidConfiguration; // the device's opt-in is under 64 KB
         k_gn_stats<T, true><<<grid, NG_GN_THREADS, 0, s>>>(*j);
         k_gn_apply<T, true><<<grid, NG_GN_THREADS, pbytes, s>>>(*j);
     } else {
         if (!gn_smem(k_gn_apply<T, false>, pbytes, GN_PAR_MOST, opt[1]))
-            return (int)cudaGetLastError();
+            return (int)cudaErrorInvalidConfiguration;
         k_gn_stats<T, false><<<grid, NG_GN_THREADS, 0, s>>>(*j);
         k_gn_apply<T, false><<<grid, NG_GN_THREADS, pbytes, s>>>(*j);
     }
@@ -512,11 +514,11 @@ static int gn_bwd_split(const ng_gn_job *j, bool vec_c, bool vec, cudaStream_t s
     const dim3 grid((unsigned)j->rows, (unsigned)j->nsplit);
     if (vec) {
         if (!gn_smem(k_gn_bwd_dx<T, true>, pbytes, GN_PAR_MOST, opt[0]))
-            return (int)cudaGetLastError();
+            return (int)cudaErrorInvalidConfiguration; // the device's opt-in is under 64 KB
         k_gn_bwd_dx<T, true><<<grid, NG_GN_THREADS, pbytes, s>>>(*j);
     } else {
         if (!gn_smem(k_gn_bwd_dx<T, false>, pbytes, GN_PAR_MOST, opt[1]))
-            return (int)cudaGetLastError();
+            return (int)cudaErrorInvalidConfiguration;
         k_gn_bwd_dx<T, false><<<grid, NG_GN_THREADS, pbytes, s>>>(*j);
     }
     return 0;
@@ -528,12 +530,11 @@ static int gn_bwd(const ng_gn_job *j, cudaStream_t s)
     const bool al = gn_al16(j->x) && gn_al16(j->dy) && gn_al16(j->dx);
     const bool vec_c = al && j->S % gn_vec<T>::V == 0, vec = al && j->vec;
     const size_t pbytes = (size_t)j->CG * sizeof(float);
-    if (j->row_smem && vec) { // (a row plan whose pointers are not 16-byte aligned: the split, part sized for it)
-        static bool opt_row;
-        const size_t bytes = (size_t)j->D * sizeof(T) * 2 + pbytes * 3;
-        if (!gn_smem(k_gn_bwd_row<T>, bytes, NG_GN_BWD_ROW_BYTES, opt_row)) /* the plan: <= NG_GN_BWD_ROW_BYTES */
-            return (int)cudaGetLastError();
-        k_gn_bwd_row<T><<<(unsigned)j->rows, NG_GN_ROW_THREADS, bytes, s>>>(*j);
+    static bool opt_row;
+    const size_t row_bytes = (size_t)j->D * sizeof(T) * 2 + pbytes * 3; // the plan: <= NG_GN_BWD_ROW_BYTES
+    // (a row plan whose pointers are not 16-byte aligned takes the split: part is sized for it)
+    if (j->row_smem && vec && gn_smem(k_gn_bwd_row<T>, row_bytes, NG_GN_BWD_ROW_BYTES, opt_row)) {
+        k_gn_bwd_row<T><<<(unsigned)j->rows, NG_GN_ROW_THREADS, row_bytes, s>>>(*j);
     } else if (int e = gn_bwd_split<T>(j, vec_c, vec, s)) {
         return e;
     }
