@@ -21,7 +21,9 @@
 //     dx in the forward's chunks; dscale_c / dbias_c = the sums over n in
 //     order (deterministic: no atomics).
 // 16-byte loads and stores when every group (backward: every channel) starts
-// 16-byte aligned (j.vec and the pointers); else scalar loops.
+// 16-byte aligned (j.vec and the pointers); else scalar loops.  NHWC (j.nhwc:
+// a group is CG channels at each of S positions, C apart): the split paths'
+// scalar loops only (gn_base / gn_at), the backward's channel sums C apart.
 #include "norm_common.cuh"
 
 #include <stdint.h>
@@ -127,6 +129,27 @@ __device__ __forceinline__ void gn_store_stats(const ng_gn_job &j, int64_t row, 
         stf(j.inv, row, j.inv_dt, inv);
 }
 
+// Where group `row` starts in the x-shaped operands: NCHW row * D; NHWC
+// (j.nhwc: channels last, packed) n * S * C + g * CG.
+__device__ __forceinline__ int64_t gn_base(const ng_gn_job &j, int64_t row)
+{
+    return j.nhwc ? (row / j.G) * j.S * j.C + (row % j.G) * j.CG : row * j.D;
+}
+
+// Element i of a group: its offset from the group's base, and in *c its
+// channel within the group.  NCHW: i, i / S; NHWC (i = s * CG + k): s * C + k,
+// k.  The scalar loops only (NHWC takes no vectors).
+__device__ __forceinline__ int64_t gn_at(const ng_gn_job &j, int i, int *c)
+{
+    if (!j.nhwc) {
+        *c = i / (int)j.S;
+        return i;
+    }
+    const int sp = i / (int)j.CG;
+    *c = i - sp * (int)j.CG;
+    return (int64_t)sp * j.C + *c;
+}
+
 // ---- forward, row: the group in shared memory (vec only: D % V == 0, aligned)
 template <typename T>
 __global__ void __launch_bounds__(NG_GN_ROW_THREADS) k_gn_row(const ng_gn_job j)
@@ -180,7 +203,7 @@ __global__ void __launch_bounds__(NG_GN_THREADS) k_gn_stats(const ng_gn_job j)
     constexpr int V = gn_vec<T>::V;
     const int64_t row = blockIdx.x;
     const int q0 = (int)(blockIdx.y * j.chunk), q1 = (int)(q0 + j.chunk < j.D ? q0 + j.chunk : j.D);
-    const T *x = static_cast<const T *>(j.x) + row * j.D;
+    const T *x = static_cast<const T *>(j.x) + gn_base(j, row);
     acc4 a = {{0.f, 0.f, 0.f, 0.f}};
     if (VEC) {
         for (int i = q0 + (int)threadIdx.x * V; i < q1; i += (int)blockDim.x * V) {
@@ -191,8 +214,10 @@ __global__ void __launch_bounds__(NG_GN_THREADS) k_gn_stats(const ng_gn_job j)
                 acc_x<NGR_WELFORD>(a, f[k]);
         }
     } else {
-        for (int i = q0 + (int)threadIdx.x; i < q1; i += (int)blockDim.x)
-            acc_x<NGR_WELFORD>(a, to_f<T>(x[i]));
+        for (int i = q0 + (int)threadIdx.x; i < q1; i += (int)blockDim.x) {
+            int c;
+            acc_x<NGR_WELFORD>(a, to_f<T>(x[gn_at(j, i, &c)]));
+        }
     }
     acc_to_welford(a);
     a = gn_block_welford(a, sh);
@@ -236,8 +261,8 @@ __global__ void __launch_bounds__(NG_GN_THREADS) k_gn_apply(const ng_gn_job j)
     gn_params(j, row % j.G, mi[1], A, B);
     __syncthreads();
     const int q0 = (int)(blockIdx.y * j.chunk), q1 = (int)(q0 + j.chunk < j.D ? q0 + j.chunk : j.D), S = (int)j.S;
-    const T *x = static_cast<const T *>(j.x) + row * j.D;
-    T *y = static_cast<T *>(j.y) + row * j.D;
+    const T *x = static_cast<const T *>(j.x) + gn_base(j, row);
+    T *y = static_cast<T *>(j.y) + gn_base(j, row);
     if (VEC) {
         for (int i = q0 + (int)threadIdx.x * V; i < q1; i += (int)blockDim.x * V) {
             float f[V];
@@ -247,9 +272,11 @@ __global__ void __launch_bounds__(NG_GN_THREADS) k_gn_apply(const ng_gn_job j)
         }
     } else {
         for (int i = q0 + (int)threadIdx.x; i < q1; i += (int)blockDim.x) {
-            float f[1] = {to_f<T>(x[i])};
-            gn_y<1>(f, i, S, mean, A, B, j.act, j.act_dt);
-            y[i] = from_f<T>(f[0]);
+            int c;
+            const int64_t o = gn_at(j, i, &c);
+            float f[1] = {to_f<T>(x[o])};
+            gn_y<1>(f, c, 1, mean, A, B, j.act, j.act_dt); // element c of "S = 1": channel c
+            y[o] = from_f<T>(f[0]);
         }
     }
 }
@@ -264,15 +291,15 @@ __device__ __forceinline__ void gn_warp_sum2(float &a, float &b)
 }
 
 // A lane's part of a channel's sum dy and sum dy * xhat: elements lane,
-// lane + 32, ... of its S (scalar loads).
+// lane + 32, ... of its S, `st` apart (scalar loads; NHWC: C).
 template <typename T>
-__device__ __forceinline__ void gn_chan_sums(const T *x, const T *dy, int S, int lane, float m, float iv, float &sd,
-                                             float &sdx)
+__device__ __forceinline__ void gn_chan_sums(const T *x, const T *dy, int S, int64_t st, int lane, float m, float iv,
+                                             float &sd, float &sdx)
 {
     for (int i = lane; i < S; i += 32) {
-        float fd = to_f<T>(dy[i]);
+        float fd = to_f<T>(dy[i * st]);
         sd += fd;
-        sdx += fd * ((to_f<T>(x[i]) - m) * iv);
+        sdx += fd * ((to_f<T>(x[i * st]) - m) * iv);
     }
 }
 
@@ -320,7 +347,8 @@ __global__ void __launch_bounds__(NG_GN_THREADS) k_gn_bwd_chan(const ng_gn_job j
         return;
     const int64_t n = nc / j.C, c = nc - n * j.C, row = n * j.G + c / j.CG;
     const float m = ldf(j.mean, row, j.mean_dt), iv = ldf(j.inv, row, j.inv_dt);
-    const T *x = static_cast<const T *>(j.x) + nc * j.S, *dy = static_cast<const T *>(j.dy) + nc * j.S;
+    const int64_t cb = j.nhwc ? n * j.S * j.C + c : nc * j.S; // the channel's first element (NHWC: then C apart)
+    const T *x = static_cast<const T *>(j.x) + cb, *dy = static_cast<const T *>(j.dy) + cb;
     float sd = 0.f, sdx = 0.f;
     if (VEC) {
         for (int i = lane * V; i < S; i += 32 * V) {
@@ -334,7 +362,7 @@ __global__ void __launch_bounds__(NG_GN_THREADS) k_gn_bwd_chan(const ng_gn_job j
             }
         }
     } else {
-        gn_chan_sums<T>(x, dy, S, lane, m, iv, sd, sdx);
+        gn_chan_sums<T>(x, dy, S, j.nhwc ? j.C : 1, lane, m, iv, sd, sdx);
     }
     gn_warp_sum2(sd, sdx);
     if (lane == 0) {
@@ -362,8 +390,9 @@ __global__ void __launch_bounds__(NG_GN_THREADS) k_gn_bwd_dx(const ng_gn_job j)
     const float m = ldf(j.mean, row, j.mean_dt), iv = ldf(j.inv, row, j.inv_dt), Df = (float)j.D;
     const float sg = sums[0], sgx = sums[1];
     const int q0 = (int)(blockIdx.y * j.chunk), q1 = (int)(q0 + j.chunk < j.D ? q0 + j.chunk : j.D), S = (int)j.S;
-    const T *x = static_cast<const T *>(j.x) + row * j.D, *dy = static_cast<const T *>(j.dy) + row * j.D;
-    T *dx = static_cast<T *>(j.dx) + row * j.D;
+    const int64_t base = gn_base(j, row);
+    const T *x = static_cast<const T *>(j.x) + base, *dy = static_cast<const T *>(j.dy) + base;
+    T *dx = static_cast<T *>(j.dx) + base;
     if (VEC) {
         for (int i = q0 + (int)threadIdx.x * V; i < q1; i += (int)blockDim.x * V) {
             float fx[V], fd[V];
@@ -374,9 +403,11 @@ __global__ void __launch_bounds__(NG_GN_THREADS) k_gn_bwd_dx(const ng_gn_job j)
         }
     } else {
         for (int i = q0 + (int)threadIdx.x; i < q1; i += (int)blockDim.x) {
-            float fx[1] = {to_f<T>(x[i])}, fd[1] = {to_f<T>(dy[i])};
-            gn_dx<1>(fx, fd, i, S, m, iv, Df, A, sg, sgx);
-            dx[i] = from_f<T>(fd[0]);
+            int c;
+            const int64_t o = gn_at(j, i, &c);
+            float fx[1] = {to_f<T>(x[o])}, fd[1] = {to_f<T>(dy[o])};
+            gn_dx<1>(fx, fd, c, 1, m, iv, Df, A, sg, sgx); // as gn_y<1>: channel c
+            dx[o] = from_f<T>(fd[0]);
         }
     }
 }
@@ -409,7 +440,7 @@ __global__ void __launch_bounds__(NG_GN_ROW_THREADS) k_gn_bwd_row(const ng_gn_jo
     const int lane = threadIdx.x & 31;
     for (int c = threadIdx.x >> 5; c < CG; c += nth >> 5) { // whole warps: the shuffles are full
         float sd = 0.f, sdx = 0.f;
-        gn_chan_sums<T>(xe + c * S, de + c * S, S, lane, m, iv, sd, sdx);
+        gn_chan_sums<T>(xe + c * S, de + c * S, S, 1, lane, m, iv, sd, sdx);
         gn_warp_sum2(sd, sdx);
         if (lane == 0) {
             P[2 * c] = sd, P[2 * c + 1] = sdx;
@@ -528,7 +559,7 @@ template <typename T>
 static int gn_bwd(const ng_gn_job *j, cudaStream_t s)
 {
     const bool al = gn_al16(j->x) && gn_al16(j->dy) && gn_al16(j->dx);
-    const bool vec_c = al && j->S % gn_vec<T>::V == 0, vec = al && j->vec;
+    const bool vec_c = al && !j->nhwc && j->S % gn_vec<T>::V == 0, vec = al && j->vec;
     const size_t pbytes = (size_t)j->CG * sizeof(float);
     static bool opt_row;
     const size_t row_bytes = (size_t)j->D * sizeof(T) * 2 + pbytes * 3; // the plan: <= NG_GN_BWD_ROW_BYTES

@@ -546,17 +546,41 @@ static bool norm_epilogue(const ggraph *g, const gpart *p, int *res_node, int *r
  * 64x256x56x56 / 32 groups is 2048 groups of 50 KB), else blocks splitting
  * each group (Stable Diffusion's 1x320x64x64: 32 groups of 40960) with a
  * second pass over x (the backward: a warp per (n, c) for its sums, then dx
- * in the same chunks).  False (the generic path plans as before) for
- * anything else: NHWC, strides, mixed dtypes, a fused residual, statistics
- * not packed, over NG_GN_MAX_CG channels a group. */
+ * in the same chunks).  Packed NHWC takes the split paths' scalar loops (a
+ * group: CG channels at each position, C apart).  False (the generic path
+ * plans as before) for anything else: other strides, mixed dtypes, a fused
+ * residual, statistics not packed, over NG_GN_MAX_CG channels a group. */
+/* t is channels last and packed: C (dim 1) of stride 1, then the spatial dims
+ * row-major, then N (size-1 dims ignored). */
+static bool packed_channels_last(const gtensor *t)
+{
+    if (t->rank < 2 || (t->dims[1] > 1 && t->strides[1] != 1))
+        return false;
+    int64_t want = t->dims[1];
+    for (int q = t->rank - 1; q >= 0; q--) { /* W, H, ..., then N */
+        if (q == 1)
+            continue;
+        if (t->dims[q] > 1 && t->strides[q] != want)
+            return false;
+        want *= t->dims[q];
+    }
+    return true;
+}
+
 static bool plan_gn(norm_plan *np, const ggraph *g, const gtensor *x, int64_t G, int sm_count)
 {
     const int *tid = np->tid;
     const bool bwd = is_bwd(np->kind);
     const int xk[] = {NG_X, bwd ? NG_DY : NG_Y, bwd ? NG_DX : NG_X};
-    for (int q = 0; q < 3; q++)
-        if (tid[xk[q]] < 0 || g->t[tid[xk[q]]].dtype != x->dtype || !dense_row_major(&g->t[tid[xk[q]]]))
+    bool nchw = true, nhwc = true; /* every x-shaped operand packed in one of the two */
+    for (int q = 0; q < 3; q++) {
+        if (tid[xk[q]] < 0 || g->t[tid[xk[q]]].dtype != x->dtype)
             return false;
+        nchw = nchw && dense_row_major(&g->t[tid[xk[q]]]);
+        nhwc = nhwc && packed_channels_last(&g->t[tid[xk[q]]]);
+    }
+    if (!nchw && !nhwc)
+        return false;
     if (tid[bwd ? NG_Y : NG_DY] >= 0) /* a fused residual: not on these kernels */
         return false;
     const int64_t N = x->dims[0], C = x->dims[1], CG = C / G, S = x->numel / (N * C), D = CG * S;
@@ -582,9 +606,10 @@ static bool plan_gn(norm_plan *np, const ggraph *g, const gtensor *x, int64_t G,
     j->pg_one = (tid[NG_DSC] >= 0 && g->t[tid[NG_DSC]].numel == 1) ||
                 (tid[NG_DBI] >= 0 && g->t[tid[NG_DBI]].numel == 1);
     j->N = N, j->C = C, j->G = G, j->CG = CG, j->S = S, j->D = D, j->rows = N * G;
+    j->nhwc = !nchw; /* NHWC: the split paths' scalar loops */
     j->eps = np->stats.eps, j->act = np->stats.act, j->act_dt = np->stats.act_dt;
     const int64_t V = 16 / dt_bytes(x->dtype), sms = sm_count > 0 ? sm_count : 132;
-    j->vec = D % V == 0;
+    j->vec = D % V == 0 && !j->nhwc;
     /* a block a group holding it (backward: x and dy) on chip; XDNN_GROUPNORM_V2_SPLIT=1: never (the A/B) */
     const int64_t row_bytes = bwd ? 2 * D * dt_bytes(x->dtype) + CG * 12 : D * dt_bytes(x->dtype) + CG * 8;
     j->row_smem = j->vec && row_bytes <= (bwd ? NG_GN_BWD_ROW_BYTES : NG_GN_ROW_BYTES) && j->rows >= 2 * sms &&

@@ -234,7 +234,7 @@ int ng_launch_cl_apply(const ng_job *j, int apply_mode, void *stream);
 enum { NG_CL1_THREADS = 512 };
 int ng_launch_cl1(const ng_job *j, int apply_mode, void *stream);
 
-/* Group / instance norm over packed NCHW x (kernels/norm_group.cu; eng_norm.c
+/* Group / instance norm over packed NCHW x, or NHWC (nhwc) (kernels/norm_group.cu; eng_norm.c
  * plans it with XDNN_GROUPNORM_V2=1, not yet run on a GPU, session 12): group
  * (n, g) is the run of D = C/G * S elements at (n * G + g) * D of every
  * x-shaped operand (x, y, dy, dx: one dtype `dt`), channel c = g * C/G + i / S
@@ -263,6 +263,8 @@ typedef struct ng_gn_job {
     int64_t chunk;                     /* split chunk: elements, a multiple of 16 bytes of dt */
     int nsplit, row_smem, vec;
     int pg_one;                        /* dscale / dbias one element (a one-element scale): the sum of all */
+    int nhwc;                          /* x-shaped operands channels last, packed: element (n, s, c) at
+                                          (n * S + s) * C + c; the split paths' scalar loops only */
     float eps;
     int act, act_dt;                   /* the fused activation (ng_act) and its input's dtype */
     float *part;                       /* workspace: forward rows * nsplit * 4 floats, backward N * C * 2 */

@@ -1489,10 +1489,33 @@ static void wide_row_cases(void)
  * (few or long groups: 1x32x57x57, 3x16x32x32 g1, 1x320x16x16); groups
  * whose length is not a multiple of 16 bytes (the scalar loops); a
  * one-element scale and bias (the affine off: 1 and 0, dscale / dbias one
- * sum); the fused silu; NHWC (plan_gn declines: the generic path under the
- * switch).  Registered three times: gnv2-on/ (the switch on), gnv2-split/
+ * sum); the fused silu; NHWC (the split paths' scalar loops: 3x64x7x5,
+ * 2x320x9x7, 3x64x1x1).  Registered three times: gnv2-on/ (the switch on), gnv2-split/
  * (on, the row paths off: XDNN_GROUPNORM_V2_SPLIT=1) and gnv2-off/ (the same
  * cases on the default path: the A/B); --quick: gnv2-on/ only. */
+/* groupnorm and its backward over x, dy: T SHAPE LAY ("" or " @nhwc"), scale / bias f32 PAR ("[C]": uniform(0.5,
+ * 1.5) and Philox; "[1]": 1 and 0, the affine off) */
+static void gn_pair_case(const char *id, double tol, int seed, const char *t, const char *shape, const char *lay,
+                         const char *par, int G)
+{
+    const bool one = strcmp(par, "[1]") == 0;
+    add_case(id, tol, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s%s;\n  input dy: %s%s%s;\n"
+                      "  weight s: f32%s = %s;\n  weight b: f32%s%s;\n  y, m, iv = groupnorm(x, s, b, groups=%d);\n"
+                      "  dx, ds, db = groupnorm_bwd(dy, x, s, m, iv, groups=%d);\n"
+                      "  output y: %s%s, m, iv, dx: %s%s, ds, db;\n}\n",
+             seed, t, shape, lay, t, shape, lay, par, one ? "fill(1.0)" : "uniform(0.5, 1.5)", par,
+             one ? " = fill(0.0)" : "", G, G, t, lay, t, lay);
+}
+
+/* silu(groupnorm(x)) of x: T SHAPE LAY, scale / bias f32 PAR */
+static void gn_silu_case(const char *id, int seed, const char *t, const char *shape, const char *lay, const char *par,
+                         int G)
+{
+    add_case(id, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s%s;\n  weight s: f32%s = uniform(0.5, 1.5);\n"
+                    "  weight b: f32%s;\n  y = silu(groupnorm(x, s, b, groups=%d));\n  output y: %s%s;\n}\n",
+             seed, t, shape, lay, par, par, G, t, lay);
+}
+
 static void gn_v2_table(void)
 {
     static const int shapes[][7] = { /* rank, dims (N, C, spatial...), groups */
@@ -1509,21 +1532,13 @@ static void gn_v2_table(void)
             M *= st.d[q];
         const double ts = 4 * (sqrt((double)M) / 32 > 1 ? sqrt((double)M) / 32 : 1);
         for (int ti = 0; ti < 3; ti++) {
-            const char *t = dts[ti];
             char name[192];
-            snprintf(name, sizeof name, "gn/g%d+bwd/%s/%s", G, t, st.id);
-            add_case(name, ts, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  input dy: %s%s;\n"
-                               "  weight s: f32%s = uniform(0.5, 1.5);\n  weight b: f32%s;\n"
-                               "  y, m, iv = groupnorm(x, s, b, groups=%d);\n"
-                               "  dx, ds, db = groupnorm_bwd(dy, x, s, m, iv, groups=%d);\n"
-                               "  output y: %s, m, iv, dx: %s, ds, db;\n}\n",
-                     1200 + 7 * si + ti, t, st.s, t, st.s, st.ch, st.ch, G, G, t, t);
+            snprintf(name, sizeof name, "gn/g%d+bwd/%s/%s", G, dts[ti], st.id);
+            gn_pair_case(name, ts, 1200 + 7 * si + ti, dts[ti], st.s, "", st.ch, G);
             if (opts.quick && ti != 2)
                 continue;
-            snprintf(name, sizeof name, "gn/silu/%s/%s", t, st.id);
-            add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  weight s: f32%s = uniform(0.5, 1.5);\n"
-                              "  weight b: f32%s;\n  y = silu(groupnorm(x, s, b, groups=%d));\n  output y: %s;\n}\n",
-                     1280 + 7 * si + ti, t, st.s, st.ch, st.ch, G, t);
+            snprintf(name, sizeof name, "gn/silu/%s/%s", dts[ti], st.id);
+            gn_silu_case(name, 1280 + 7 * si + ti, dts[ti], st.s, "", st.ch, G);
         }
     }
     for (int ti = 0; ti < 3; ti++) {
@@ -1531,23 +1546,21 @@ static void gn_v2_table(void)
         char name[192];
         /* the affine off: a one-element scale 1 and bias 0 (dscale / dbias: one sum over every channel) */
         snprintf(name, sizeof name, "gn/no-affine+bwd/%s/3x24x7x5", t);
-        add_case(name, 4, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[3, 24, 7, 5];\n  input dy: %s[3, 24, 7, 5];\n"
-                          "  weight s: f32[1] = fill(1.0);\n  weight b: f32[1] = fill(0.0);\n"
-                          "  y, m, iv = groupnorm(x, s, b, groups=4);\n"
-                          "  dx, ds, db = groupnorm_bwd(dy, x, s, m, iv, groups=4);\n"
-                          "  output y: %s, m, iv, dx: %s, ds, db;\n}\n", 1350 + ti, t, t, t, t);
+        gn_pair_case(name, 4, 1350 + ti, t, "[3, 24, 7, 5]", "", "[1]", 4);
         snprintf(name, sizeof name, "gn/instancenorm+bwd/%s/3x16x9x7", t);
         add_case(name, 4, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[3, 16, 9, 7];\n  input dy: %s[3, 16, 9, 7];\n"
                           "  weight s: f32[16] = uniform(0.5, 1.5);\n  weight b: f32[16];\n"
                           "  y, m, iv = instancenorm(x, s, b);\n  dx, ds, db = instancenorm_bwd(dy, x, s, m, iv);\n"
                           "  output y: %s, m, iv, dx: %s, ds, db;\n}\n", 1355 + ti, t, t, t, t);
-        snprintf(name, sizeof name, "gn/nhwc-declined+silu+bwd/%s/3x64x7x5", t);
-        add_case(name, 4, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[3, 64, 7, 5] @nhwc;\n"
-                          "  input dy: %s[3, 64, 7, 5] @nhwc;\n  weight s: f32[64] = uniform(0.5, 1.5);\n"
-                          "  weight b: f32[64];\n  z = silu(groupnorm(x, s, b, groups=32));\n"
-                          "  y, m, iv = groupnorm(x, s, b, groups=32);\n"
-                          "  dx, ds, db = groupnorm_bwd(dy, x, s, m, iv, groups=32);\n"
-                          "  output z: %s @nhwc, m, iv, dx: %s @nhwc, ds, db;\n}\n", 1360 + ti, t, t, t, t);
+        /* NHWC: odd spatial; SD's 10 channels a group (20 bytes a position in 16-bit); 1x1 spatial */
+        snprintf(name, sizeof name, "gn/nhwc+bwd/%s/3x64x7x5", t);
+        gn_pair_case(name, 4, 1360 + ti, t, "[3, 64, 7, 5]", " @nhwc", "[64]", 32);
+        snprintf(name, sizeof name, "gn/nhwc+silu/%s/3x64x7x5", t);
+        gn_silu_case(name, 1363 + ti, t, "[3, 64, 7, 5]", " @nhwc", "[64]", 32);
+        snprintf(name, sizeof name, "gn/nhwc+bwd/%s/2x320x9x7", t);
+        gn_pair_case(name, 4, 1365 + ti, t, "[2, 320, 9, 7]", " @nhwc", "[320]", 32);
+        snprintf(name, sizeof name, "gn/nhwc+silu/%s/3x64x1x1", t);
+        gn_silu_case(name, 1368 + ti, t, "[3, 64, 1, 1]", " @nhwc", "[64]", 16);
     }
 }
 

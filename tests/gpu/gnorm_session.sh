@@ -3,14 +3,14 @@
 # packed NCHW on kernels/norm_group.cu behind XDNN_GROUPNORM_V2=1 (eng_norm.c plan_gn; off by default).  Forward:
 # a 512-thread block per group holding it in shared memory when it fits (<= 96 KB with its channels' parameters)
 # and there are >= 2 groups a SM (x read once, y written once), else blocks splitting each group (shifted sums +
-# Chan -> partials, then the apply); the fused silu / relu / gelu.  Backward: a warp per (n, c) sums dy and
-# dy * xhat, then dx by chunks, then dscale / dbias over n in order (deterministic).  NHWC is declined (the
-# generic path).  DEV: tests/gpu/pack_dev.sh's folder plus dt/difftest_norm.o and dt/diffharness.o compiled where
+# Chan -> partials, then the apply); the fused silu / relu / gelu.  Backward: a block per group holding x and dy
+# (when they fit and fill the GPU), else a warp per (n, c) sums dy and dy * xhat, then dx by chunks; then
+# dscale / dbias over n in order (deterministic).  Packed NHWC: the split paths, element by element.  DEV: tests/gpu/pack_dev.sh's folder plus dt/difftest_norm.o and dt/diffharness.o compiled where
 # the library was built; bench/mem_peer.py and bench/norm_torch.py copied into DEV.  Run from the root of the
 # lead's tree: bash DEV/gnorm_session.sh DEV OUT (PART=1, the first call; <= ~150 s, BUDGET_S).
 #  1. difftest_norm gnv2- : the new cases, gnv2-on/ (the switch on), gnv2-split/ (on, the row paths off:
 #     XDNN_GROUPNORM_V2_SPLIT=1) and gnv2-off/ (the same cases on the default path): groups 1 / 2 / 32 / C, spatial 1x1 / 7x5 / 57x57 / rank 3 / rank 2, N 1 and 3, f32 / f16 / bf16,
-#     affine and one-element scale / bias, fused silu, NHWC (declined), forward + backward in one graph;
+#     affine and one-element scale / bias, fused silu, NHWC, forward + backward in one graph;
 #  2. the family in full both ways: difftest_norm groupnorm and instancenorm (group_cases, fuse/groupnorm+silu)
 #     with XDNN_GROUPNORM_V2=1 in the environment (their NCHW cases then run on norm_group.cu) and without;
 #  3. compute-sanitizer memcheck on --quick gnv2-on/;
@@ -31,7 +31,8 @@
 #    5 x 102.8 MB = 0.173 ms at copy speed) -> ~0.22-0.26 ms.
 #  - SD groupnorm + silu bf16 (2x320x64x64 = 5.2 MB .. 2x1280x8x8 = 0.33 MB, in L2): the split path (64 groups:
 #    few a SM), launch-bound at 2 launches: ~8-15 us each, against the generic path's 3 launches + the finalize.
-#  - NHWC: unchanged (declined: the generic path).
+#  - NHWC 2x320x64x64 + silu: the split path element by element (20-byte runs of a group's 10 channels, 640
+#    bytes apart): about the generic path's time or somewhat better (it was 3 launches); the row above says.
 # Failures to look for first: a wrong channel at a group's edge when S is not a multiple of the vector (7x5,
 # 57x57, 1x1: the scalar loops), the one-element scale's dscale (pg_one), the f32 rows (4 a vector).
 set -uo pipefail

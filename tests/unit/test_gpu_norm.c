@@ -494,7 +494,7 @@ static void test_rng(void)
  * geometry it picks for 132 SMs; then, on the host, the kernels' index
  * walks over those jobs: the split chunks cover each group once (16-byte
  * starts when vec), the channel a thread steps through (i / S once per
- * vector, then stepped) is (i + k) / S for every element. */
+ * vector, then stepped) is (i + k) / S for every element; NHWC's offsets. */
 static void gn_walk(const ng_gn_job *j, int V, int *bad)
 {
     int64_t covered = 0;
@@ -513,6 +513,25 @@ static void gn_walk(const ng_gn_job *j, int V, int *bad)
                 rem = 0, ++c;
         }
     }
+}
+
+/* NHWC (kernels/norm_group.cu gn_base / gn_at, replayed): the groups' elements
+ * are every element of x exactly once, each in channel g * CG + its k. */
+static void gn_walk_nhwc(const ng_gn_job *j, int *bad)
+{
+    const int64_t total = j->N * j->S * j->C;
+    unsigned char *seen = calloc((size_t)total, 1);
+    for (int64_t row = 0; row < j->rows && seen; row++) {
+        const int64_t base = (row / j->G) * j->S * j->C + (row % j->G) * j->CG;
+        for (int i = 0; i < (int)j->D; i++) {
+            const int sp = i / (int)j->CG, k = i - sp * (int)j->CG;
+            const int64_t o = base + (int64_t)sp * j->C + k;
+            *bad += o < 0 || o >= total || seen[o]++ || o % j->C != (row % j->G) * j->CG + k;
+        }
+    }
+    for (int64_t o = 0; o < total && seen; o++)
+        *bad += seen[o] != 1;
+    free(seen);
 }
 
 static void test_norm_groups_v2(void)
@@ -565,8 +584,11 @@ static void test_norm_groups_v2(void)
         CHECK(norm_plan_of(&f, "o", &np, why, sizeof why) && np.gn, "%s", why);
         CHECK(!np.gnj.vec && !np.gnj.row_smem && np.gnj.nsplit == 1 && np.gnj.D == 70 && np.gnj.S == 35);
         gn_walk(&np.gnj, 4, &bad);
-        /* NHWC: declined (the generic path) */
-        CHECK(norm_plan_of(&f, "h", &np, why, sizeof why) && !np.gn, "NHWC stays on the generic path");
+        /* NHWC: the split's scalar loops; every element of x once over the groups, in its group's channel */
+        CHECK(norm_plan_of(&f, "h", &np, why, sizeof why) && np.gn, "%s", why);
+        CHECK(np.gnj.nhwc && !np.gnj.vec && !np.gnj.row_smem && np.gnj.S == 35 && np.gnj.CG == 2);
+        gn_walk(&np.gnj, 8, &bad);
+        gn_walk_nhwc(&np.gnj, &bad);
         /* 1x1 spatial, one-element scale and bias: S = 1, D = 2; dscale / dbias one sum (pg_one) */
         CHECK(norm_plan_of(&f, "u", &np, why, sizeof why) && np.gn, "%s", why);
         CHECK(np.gnj.S == 1 && np.gnj.D == 2 && np.gnj.sc_st == 0 && !np.gnj.vec);
