@@ -49,7 +49,7 @@ run_family() { # run_family TAG FILTER LIMIT_S [ENV=V] [--quick]
     echo "rc=$? (124: cut short)"; counts "$out/$1.log"
 }
 
-run_family new gnv2- "${NEW_S:-30}"
+run_family new gnv2- "${NEW_S:-40}"
 run_family grp_on groupnorm 15 XDNN_GROUPNORM_V2=1
 run_family inst_on instancenorm 10 XDNN_GROUPNORM_V2=1
 run_family grp_off groupnorm 15
