@@ -1,6 +1,6 @@
 // norm_group.cu — group norm / instance norm over packed NCHW x, where group
-// (n, g) is one contiguous run of D = C/G * S elements (layout in
-// src/gpu/kern_norm.h, ng_gn_job).  Planned by eng_norm.c with
+// (n, g) is one contiguous run of D = C/G * S elements, or packed NHWC
+// (layout in src/gpu/kern_norm.h, ng_gn_job).  Planned by eng_norm.c with
 // XDNN_GROUPNORM_V2=1 (not yet run on a GPU, session 12); the default stays
 // norm.cu's generic split reduce (0.590 ms forward, 1.285 ms backward for
 // bf16 64x256x56x56 / 32 groups: 12 % and 8 % of copy).
@@ -15,11 +15,15 @@
 //     apply block combines its group's partials in one fixed order (warp 0:
 //     strided by lane, then a shuffle tree; the same result in each), then
 //     writes y of its chunk.
-//   backward (k_gn_bwd_chan, k_gn_bwd_dx, k_gn_bwd_pgrad): a warp per (n, c)
-//     sums dy and dy * xhat over S -> part[n][c][2]; a group's sum g =
-//     sum_c scale_c * sum dy and sum g xhat likewise (a warp, fixed lanes);
-//     dx in the forward's chunks; dscale_c / dbias_c = the sums over n in
-//     order (deterministic: no atomics).
+//   backward, row (k_gn_bwd_row): one 512-thread block per group, x and dy
+//     held in shared memory (<= NG_GN_BWD_ROW_BYTES, read once): a warp per
+//     channel sums dy and dy * xhat there (also -> part[n][c][2]), warp 0
+//     the group's sum g = sum_c scale_c * sum dy and sum g xhat, then dx.
+//   backward, split (k_gn_bwd_chan, k_gn_bwd_dx): a warp per (n, c) for its
+//     two sums -> part[n][c][2]; then dx in the forward's chunks, each block
+//     forming its group's two sums as above.
+//   then (both) k_gn_bwd_pgrad: dscale_c / dbias_c = the sums over n in
+//     order (deterministic: no atomics anywhere).
 // 16-byte loads and stores when every group (backward: every channel) starts
 // 16-byte aligned (j.vec and the pointers); else scalar loops.  NHWC (j.nhwc:
 // a group is CG channels at each of S positions, C apart): the split paths'
