@@ -123,6 +123,14 @@ def gn(bwd):
     return b
 
 
+def gn_silu(N, C, HW, cl=False):
+    """Stable Diffusion's groupnorm + silu (session 12, gnorm): 32 groups, bf16 parameters as the model keeps them"""
+    def b():
+        x = rnd(N, C, HW, HW, cl=cl); w = (torch.rand(C, device=dev) + 0.5).to(bf); bb = torch.zeros(C, device=dev, dtype=bf)
+        return (lambda x, w, bb: F.silu(F.group_norm(x, 32, w, bb))), (x, w, bb), 2 * nb(x)
+    return b
+
+
 def pool(kind, bwd, C=256, HW=56):
     def b():
         x = rnd(64, C, HW, HW, cl=True)
@@ -215,6 +223,11 @@ ROWS = [
     # session 12 (smbwd): a narrower softmax_bwd row, the widest f32 row of the warp rows
     ("bench/s12/softmax_bwd/bf16/32768x1024", softmax_rows(False, True, 32768, 1024)),
     ("bench/s12/log_softmax_bwd/f32/8192x4096", softmax_rows(True, True, 8192, 4096, f32)),
+    ("bench/s12/groupnorm+silu/bf16/2x320x64x64", gn_silu(2, 320, 64)),
+    ("bench/s12/groupnorm+silu/bf16/2x640x32x32", gn_silu(2, 640, 32)),
+    ("bench/s12/groupnorm+silu/bf16/2x1280x16x16", gn_silu(2, 1280, 16)),
+    ("bench/s12/groupnorm+silu/bf16/2x1280x8x8", gn_silu(2, 1280, 8)),
+    ("bench/s12/groupnorm+silu/bf16/nhwc/2x320x64x64", gn_silu(2, 320, 64, cl=True)),
 ]
 
 

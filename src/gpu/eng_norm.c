@@ -562,6 +562,97 @@ static bool smb_rows_fit(const norm_plan *np, const ng_job *rows, const ggraph *
     return true;
 }
 
+/* XDNN_GROUPNORM_V2=1 (not yet run on a GPU, session 12): group / instance
+ * norm over packed NCHW x (group (n, g) one contiguous run of D = C/G * S
+ * elements in x, y, dy, dx of x's dtype) on kernels/norm_group.cu.  One
+ * block a group holding it in shared memory (the backward: x and dy) when it
+ * fits (NG_GN_ROW_BYTES / NG_GN_BWD_ROW_BYTES with its channels'
+ * parameters) and the groups fill the device (two a SM or more: bf16
+ * 64x256x56x56 / 32 groups is 2048 groups of 50 KB), else blocks splitting
+ * each group (Stable Diffusion's 1x320x64x64: 32 groups of 40960) with a
+ * second pass over x (the backward: a warp per (n, c) for its sums, then dx
+ * in the same chunks).  Packed NHWC takes the split paths' scalar loops (a
+ * group: CG channels at each position, C apart).  False (the generic path
+ * plans as before) for anything else: other strides, mixed dtypes, a fused
+ * residual, statistics not packed, over NG_GN_MAX_CG channels a group. */
+/* t is channels last and packed: C (dim 1) of stride 1, then the spatial dims
+ * row-major, then N (size-1 dims ignored). */
+static bool packed_channels_last(const gtensor *t)
+{
+    if (t->rank < 2 || (t->dims[1] > 1 && t->strides[1] != 1))
+        return false;
+    int64_t want = t->dims[1];
+    for (int q = t->rank - 1; q >= 0; q--) { /* W, H, ..., then N */
+        if (q == 1)
+            continue;
+        if (t->dims[q] > 1 && t->strides[q] != want)
+            return false;
+        want *= t->dims[q];
+    }
+    return true;
+}
+
+static bool plan_gn(norm_plan *np, const ggraph *g, const gtensor *x, int64_t G, int sm_count)
+{
+    const int *tid = np->tid;
+    const bool bwd = is_bwd(np->kind);
+    const int xk[] = {NG_X, bwd ? NG_DY : NG_Y, bwd ? NG_DX : NG_X};
+    bool nchw = true, nhwc = true; /* every x-shaped operand packed in one of the two */
+    for (int q = 0; q < 3; q++) {
+        if (tid[xk[q]] < 0 || g->t[tid[xk[q]]].dtype != x->dtype)
+            return false;
+        nchw = nchw && dense_row_major(&g->t[tid[xk[q]]]);
+        nhwc = nhwc && packed_channels_last(&g->t[tid[xk[q]]]);
+    }
+    if (!nchw && !nhwc)
+        return false;
+    if (tid[bwd ? NG_Y : NG_DY] >= 0) /* a fused residual: not on these kernels */
+        return false;
+    const int64_t N = x->dims[0], C = x->dims[1], CG = C / G, S = x->numel / (N * C), D = CG * S;
+    if (CG > NG_GN_MAX_CG || D > 0x7fffffffLL || np->rows != N * G || np->rows > 0x7fffffffLL)
+        return false;
+    const int pk[] = {NG_SC, NG_BI, NG_DSC, NG_DBI}, sk[] = {NG_MEAN, NG_INV};
+    for (int q = 0; q < 4; q++) /* one parameter a channel, or one for all, or none */
+        if (tid[pk[q]] >= 0 && g->t[tid[pk[q]]].numel != C && g->t[tid[pk[q]]].numel != 1)
+            return false;
+    for (int q = 0; q < 2; q++) /* one statistic a group, packed (index n * G + g) */
+        if (tid[sk[q]] >= 0 ? !dense_row_major(&g->t[tid[sk[q]]]) : bwd)
+            return false;
+    ng_gn_job *j = &np->gnj;
+    memset(j, 0, sizeof *j);
+    const int *dt = np->stats.t.dt;
+    j->dt = (int)x->dtype;
+    j->sc_dt = dt[NG_SC], j->bi_dt = dt[NG_BI], j->mean_dt = dt[NG_MEAN], j->inv_dt = dt[NG_INV];
+    j->dsc_dt = dt[NG_DSC], j->dbi_dt = dt[NG_DBI];
+    j->sc_st = tid[NG_SC] >= 0 ? chan_stride(&g->t[tid[NG_SC]]) : 0;
+    j->bi_st = tid[NG_BI] >= 0 ? chan_stride(&g->t[tid[NG_BI]]) : 0;
+    j->dsc_st = tid[NG_DSC] >= 0 ? chan_stride(&g->t[tid[NG_DSC]]) : 0;
+    j->dbi_st = tid[NG_DBI] >= 0 ? chan_stride(&g->t[tid[NG_DBI]]) : 0;
+    j->pg_one = (tid[NG_DSC] >= 0 && g->t[tid[NG_DSC]].numel == 1) ||
+                (tid[NG_DBI] >= 0 && g->t[tid[NG_DBI]].numel == 1);
+    j->N = N, j->C = C, j->G = G, j->CG = CG, j->S = S, j->D = D, j->rows = N * G;
+    j->nhwc = !nchw; /* NHWC: the split paths' scalar loops */
+    j->eps = np->stats.eps, j->act = np->stats.act, j->act_dt = np->stats.act_dt;
+    const int64_t V = 16 / dt_bytes(x->dtype), sms = sm_count > 0 ? sm_count : 132;
+    j->vec = D % V == 0 && !j->nhwc;
+    /* a block a group holding it (backward: x and dy) on chip; XDNN_GROUPNORM_V2_SPLIT=1: never (the A/B) */
+    const int64_t row_bytes = bwd ? 2 * D * dt_bytes(x->dtype) + CG * 12 : D * dt_bytes(x->dtype) + CG * 8;
+    j->row_smem = j->vec && row_bytes <= (bwd ? NG_GN_BWD_ROW_BYTES : NG_GN_ROW_BYTES) && j->rows >= 2 * sms &&
+                  !env_on("XDNN_GROUPNORM_V2_SPLIT");
+    /* the split: a wave of 256-thread blocks (8 a SM), each thread 4 vectors or more */
+    const int64_t minchunk = (int64_t)NG_GN_THREADS * V * 4;
+    int64_t ns = (D + minchunk - 1) / minchunk, by_fill = (8 * sms + j->rows - 1) / j->rows;
+    if (ns > by_fill)
+        ns = by_fill;
+    ns = ns < 1 ? 1 : ns > 65535 ? 65535 : ns;
+    j->chunk = ((D + ns - 1) / ns + V - 1) / V * V;
+    j->nsplit = (int)((D + j->chunk - 1) / j->chunk);
+    np->gn = true;
+    np->off_part = 0;
+    np->ws_bytes = align256((size_t)(bwd ? N * C * 2 : j->rows * j->nsplit * 4) * sizeof(float));
+    return true;
+}
+
 bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *np, char *why, size_t len)
 {
     memset(np, 0, sizeof *np);
@@ -935,6 +1026,8 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
         np->gen_splits = (int)((np->stats.Q + KCW_BM - 1) / KCW_BM);
     }
     plan_cl1(np, g, sm_count);
+    if (is_group(kind) && env_on("XDNN_GROUPNORM_V2") && plan_gn(np, g, x, G, sm_count))
+        return true; /* kernels/norm_group.cu (plan_gn sized its workspace) */
     /* workspace: partial sums (the persistent launch: one split per SM), then six per-row f32 arrays */
     size_t part = (size_t)np->stats.nsplit * (size_t)np->stats.O * 4 * sizeof(float);
     if (np->stats.cl1 && (size_t)(sm_count > 0 ? sm_count : 132) * (size_t)np->stats.O * 4 * sizeof(float) > part)
@@ -1029,6 +1122,22 @@ static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         return XDNN_ERR_UNSUPPORTED;
     }
     static const char *const acts[] = {"", ", + relu", ", + silu", ", + gelu (tanh)", ", + gelu"};
+    if (np->gn) {
+        const ng_gn_job *j = &np->gnj;
+        if (is_bwd(np->kind) && j->row_smem)
+            snprintf(np->detail, sizeof np->detail, "groups v2: a block per group, x and dy held in shared memory "
+                     "(read once), dscale / dbias in order");
+        else if (is_bwd(np->kind))
+            snprintf(np->detail, sizeof np->detail, "groups v2: a warp per channel's sums, dx in %d chunk%s a "
+                     "group, dscale / dbias in order", j->nsplit, j->nsplit > 1 ? "s" : "");
+        else if (j->row_smem)
+            snprintf(np->detail, sizeof np->detail, "groups v2: a block per group, held in shared memory "
+                     "(x read once)%s", acts[j->act]);
+        else
+            snprintf(np->detail, sizeof np->detail, "groups v2: %d block%s a group (partials, then the apply)%s",
+                     j->nsplit, j->nsplit > 1 ? "s" : "", acts[j->act]);
+        return XDNN_OK;
+    }
     snprintf(np->detail, sizeof np->detail, "%s%s%s",
              np->kind == NK_SM || np->kind == NK_LSM ? "softmax rows: a warp or a few per row, in registers"
              : np->smb_rows ? "a warp or a few per row (y and dy in registers, one reduction; 16-byte loads "
@@ -1099,6 +1208,14 @@ static xdnn_status norm_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags
             KTRY(e, "softmax_bwd rows");
             return XDNN_OK;
         }
+    }
+    if (np->gn) { /* XDNN_GROUPNORM_V2: kernels/norm_group.cu */
+        ng_gn_job gj = np->gnj;
+        gj.x = j.t.p[NG_X], gj.dy = j.t.p[NG_DY], gj.sc = j.t.p[NG_SC], gj.bi = j.t.p[NG_BI];
+        gj.y = j.t.p[NG_Y], gj.dx = j.t.p[NG_DX], gj.mean = j.t.p[NG_MEAN], gj.inv = j.t.p[NG_INV];
+        gj.dsc = j.t.p[NG_DSC], gj.dbi = j.t.p[NG_DBI], gj.part = j.part;
+        KTRY(is_bwd(np->kind) ? ng_launch_gn_bwd(&gj, st) : ng_launch_gn_fwd(&gj, st), "groups v2");
+        return XDNN_OK;
     }
     if (np->row_fast && !is_bwd(np->kind)) {
         int e = np->warp_rows ? ng_launch_warp_norm(&j, np->rows, np->D, st) : -1;

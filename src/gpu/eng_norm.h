@@ -50,6 +50,9 @@ typedef struct norm_plan {
     char detail[192];          /* norm_detail's text */
     /* workspace layout, bytes from the partition's workspace base */
     size_t off_part, off_rows[6], ws_bytes;
+    bool gn;                   /* XDNN_GROUPNORM_V2=1: group / instance norm over packed NCHW on
+                                  kernels/norm_group.cu (gnj: its geometry; pointers bound at execute) */
+    ng_gn_job gnj;
 } norm_plan;
 
 /* The ng_act a norm partition can apply for pointwise node `node` (relu,

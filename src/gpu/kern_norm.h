@@ -246,6 +246,44 @@ int ng_launch_cl_apply(const ng_job *j, int apply_mode, void *stream);
 enum { NG_CL1_THREADS = 512 };
 int ng_launch_cl1(const ng_job *j, int apply_mode, void *stream);
 
+/* Group / instance norm over packed NCHW x, or NHWC (nhwc) (kernels/norm_group.cu; eng_norm.c
+ * plans it with XDNN_GROUPNORM_V2=1, not yet run on a GPU, session 12): group
+ * (n, g) is the run of D = C/G * S elements at (n * G + g) * D of every
+ * x-shaped operand (x, y, dy, dx: one dtype `dt`), channel c = g * C/G + i / S
+ * of element i of the run.  scale / bias / dscale / dbias: one element per
+ * channel at c * stride (their own dtypes; NULL: scale 1, bias 0, not
+ * written; one element: every channel's); mean / inv: one element per group at n * G + g (NULL in a forward
+ * with one target).  Forward: row_smem = one 512-thread block per group, the
+ * group held in shared memory (x read once), else nsplit chunks of `chunk`
+ * elements a group (partials in part[rows][nsplit][4], then the apply).
+ * Backward: part[N][C][2] (sum dy, sum dy xhat per channel), then dx in the
+ * same chunks, then dscale / dbias summed over n in order (deterministic);
+ * row_smem: one 512-thread block a group holds its x and dy in shared memory
+ * (read once) for the sums and dx, then the same dscale / dbias.
+ * vec: D (backward: S too) a multiple of 16 bytes; the launchers check the
+ * pointers and take the scalar loops when one is not 16-byte aligned. */
+enum { NG_GN_THREADS = 256, NG_GN_ROW_THREADS = 512, NG_GN_MAX_CG = 8192, NG_GN_ROW_BYTES = 98304 };
+/* The backward's row path: x and dy of a group (+ 12 bytes a channel) in at most this much shared memory: two
+ * blocks an SM on Hopper (the 64x256x56x56 / 32-group bf16 case: 2 x 50 KB a group), one on Ampere. */
+enum { NG_GN_BWD_ROW_BYTES = 112640 };
+typedef struct ng_gn_job {
+    const void *x, *dy, *sc, *bi;
+    void *y, *dx, *mean, *inv, *dsc, *dbi;
+    int dt, sc_dt, bi_dt, mean_dt, inv_dt, dsc_dt, dbi_dt;
+    int64_t sc_st, bi_st, dsc_st, dbi_st;
+    int64_t N, C, G, CG, S, D, rows;   /* D = CG * S < 2^31, rows = N * G */
+    int64_t chunk;                     /* split chunk: elements, a multiple of 16 bytes of dt */
+    int nsplit, row_smem, vec;
+    int pg_one;                        /* dscale / dbias one element (a one-element scale): the sum of all */
+    int nhwc;                          /* x-shaped operands channels last, packed: element (n, s, c) at
+                                          (n * S + s) * C + c; the split paths' scalar loops only */
+    float eps;
+    int act, act_dt;                   /* the fused activation (ng_act) and its input's dtype */
+    float *part;                       /* workspace: forward rows * nsplit * 4 floats, backward N * C * 2 */
+} ng_gn_job;
+int ng_launch_gn_fwd(const ng_gn_job *j, void *stream);
+int ng_launch_gn_bwd(const ng_gn_job *j, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1614,6 +1614,120 @@ static void smbwd_dry_paths(xgraph *g, char *msg, size_t len)
     arena_destroy(ar);
 }
 
+/* ---- session 12 (gnorm): group / instance norm on kernels/norm_group.cu
+ * (XDNN_GROUPNORM_V2=1, planned by eng_norm.c plan_gn): forward + backward
+ * in one graph over groups 1, 2, 32 and C (instance-norm-like), odd spatial
+ * (1x1, 7x5, 57x57, rank 3 and rank 2), N 1 and 3, every dtype; the group
+ * held in shared memory (>= 264 groups: 9x64x12x12, 17x32x24x24) or split
+ * (few or long groups: 1x32x57x57, 3x16x32x32 g1, 1x320x16x16); groups
+ * whose length is not a multiple of 16 bytes (the scalar loops); a
+ * one-element scale and bias (the affine off: 1 and 0, dscale / dbias one
+ * sum); the fused silu; NHWC (the split paths' scalar loops: 3x64x7x5,
+ * 2x320x9x7, 3x64x1x1).  Registered three times: gnv2-on/ (the switch on), gnv2-split/
+ * (on, the row paths off: XDNN_GROUPNORM_V2_SPLIT=1) and gnv2-off/ (the same
+ * cases on the default path: the A/B); --quick: gnv2-on/ only. */
+/* groupnorm and its backward over x, dy: T SHAPE LAY ("" or " @nhwc"), scale / bias f32 PAR ("[C]": uniform(0.5,
+ * 1.5) and Philox; "[1]": 1 and 0, the affine off) */
+static void gn_pair_case(const char *id, double tol, int seed, const char *t, const char *shape, const char *lay,
+                         const char *par, int G)
+{
+    const bool one = strcmp(par, "[1]") == 0;
+    add_case(id, tol, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s%s;\n  input dy: %s%s%s;\n"
+                      "  weight s: f32%s = %s;\n  weight b: f32%s%s;\n  y, m, iv = groupnorm(x, s, b, groups=%d);\n"
+                      "  dx, ds, db = groupnorm_bwd(dy, x, s, m, iv, groups=%d);\n"
+                      "  output y: %s%s, m, iv, dx: %s%s, ds, db;\n}\n",
+             seed, t, shape, lay, t, shape, lay, par, one ? "fill(1.0)" : "uniform(0.5, 1.5)", par,
+             one ? " = fill(0.0)" : "", G, G, t, lay, t, lay);
+}
+
+/* silu(groupnorm(x)) of x: T SHAPE LAY, scale / bias f32 PAR */
+static void gn_silu_case(const char *id, int seed, const char *t, const char *shape, const char *lay, const char *par,
+                         int G)
+{
+    add_case(id, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s%s;\n  weight s: f32%s = uniform(0.5, 1.5);\n"
+                    "  weight b: f32%s;\n  y = silu(groupnorm(x, s, b, groups=%d));\n  output y: %s%s;\n}\n",
+             seed, t, shape, lay, par, par, G, t, lay);
+}
+
+static void gn_v2_table(void)
+{
+    static const int shapes[][7] = { /* rank, dims (N, C, spatial...), groups */
+        {4, 3, 64, 7, 5, 32},     {4, 1, 32, 57, 57, 2}, {4, 3, 6, 9, 9, 6},   {4, 2, 64, 1, 1, 32},
+        {4, 1, 320, 16, 16, 32},  {4, 3, 16, 32, 32, 1}, {4, 9, 64, 12, 12, 32}, {4, 17, 32, 24, 24, 16},
+        {3, 3, 12, 37, 4},        {2, 5, 12, 3},
+    };
+    const int nsh = opts.quick ? 4 : (int)(sizeof shapes / sizeof shapes[0]);
+    for (int si = 0; si < nsh; si++) {
+        shape_txt st = shape_of(shapes[si]);
+        const int r = st.r, G = shapes[si][r + 1];
+        int64_t M = st.d[0]; /* dscale's sum length: N * spatial */
+        for (int q = 2; q < r; q++)
+            M *= st.d[q];
+        const double ts = 4 * (sqrt((double)M) / 32 > 1 ? sqrt((double)M) / 32 : 1);
+        for (int ti = 0; ti < 3; ti++) {
+            char name[192];
+            snprintf(name, sizeof name, "gn/g%d+bwd/%s/%s", G, dts[ti], st.id);
+            gn_pair_case(name, ts, 1200 + 7 * si + ti, dts[ti], st.s, "", st.ch, G);
+            if (opts.quick && ti != 2)
+                continue;
+            snprintf(name, sizeof name, "gn/silu/%s/%s", dts[ti], st.id);
+            gn_silu_case(name, 1280 + 7 * si + ti, dts[ti], st.s, "", st.ch, G);
+        }
+    }
+    for (int ti = 0; ti < 3; ti++) {
+        const char *t = dts[ti];
+        char name[192];
+        /* the affine off: a one-element scale 1 and bias 0 (dscale / dbias: one sum over every channel) */
+        snprintf(name, sizeof name, "gn/no-affine+bwd/%s/3x24x7x5", t);
+        gn_pair_case(name, 4, 1350 + ti, t, "[3, 24, 7, 5]", "", "[1]", 4);
+        snprintf(name, sizeof name, "gn/instancenorm+bwd/%s/3x16x9x7", t);
+        add_case(name, 4, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[3, 16, 9, 7];\n  input dy: %s[3, 16, 9, 7];\n"
+                          "  weight s: f32[16] = uniform(0.5, 1.5);\n  weight b: f32[16];\n"
+                          "  y, m, iv = instancenorm(x, s, b);\n  dx, ds, db = instancenorm_bwd(dy, x, s, m, iv);\n"
+                          "  output y: %s, m, iv, dx: %s, ds, db;\n}\n", 1355 + ti, t, t, t, t);
+        /* NHWC: odd spatial; SD's 10 channels a group (20 bytes a position in 16-bit); 1x1 spatial */
+        snprintf(name, sizeof name, "gn/nhwc+bwd/%s/3x64x7x5", t);
+        gn_pair_case(name, 4, 1360 + ti, t, "[3, 64, 7, 5]", " @nhwc", "[64]", 32);
+        snprintf(name, sizeof name, "gn/nhwc+silu/%s/3x64x7x5", t);
+        gn_silu_case(name, 1363 + ti, t, "[3, 64, 7, 5]", " @nhwc", "[64]", 32);
+        snprintf(name, sizeof name, "gn/nhwc+bwd/%s/2x320x9x7", t);
+        gn_pair_case(name, 4, 1365 + ti, t, "[2, 320, 9, 7]", " @nhwc", "[320]", 32);
+        snprintf(name, sizeof name, "gn/nhwc+silu/%s/3x64x1x1", t);
+        gn_silu_case(name, 1368 + ti, t, "[3, 64, 1, 1]", " @nhwc", "[64]", 16);
+    }
+}
+
+static void gn_v2_cases(void)
+{
+    case_prefix = "gnv2-on/", case_env = "XDNN_GROUPNORM_V2=1";
+    gn_v2_table();
+    if (!opts.quick) {
+        case_prefix = "gnv2-split/", case_env = "XDNN_GROUPNORM_V2=1 XDNN_GROUPNORM_V2_SPLIT=1";
+        gn_v2_table();
+        case_prefix = "gnv2-off/", case_env = "";
+        gn_v2_table();
+    }
+    case_prefix = case_env = "";
+}
+
+/* ---- session 12 (gnorm): Stable Diffusion's groupnorm + silu (issue 12: 32 groups, C 320-1280, 64x64 down
+ * to 8x8, NCHW and NHWC), bench rows beside bench/s12/groupnorm (bench/mem_peer.py has their peers) */
+static void gn_bench_cases(void)
+{
+    static const struct { const char *id; int N, C, H; const char *lay; } r[] = {
+        {"2x320x64x64", 2, 320, 64, ""},   {"2x640x32x32", 2, 640, 32, ""}, {"2x1280x16x16", 2, 1280, 16, ""},
+        {"2x1280x8x8", 2, 1280, 8, ""},    {"nhwc/2x320x64x64", 2, 320, 64, " @nhwc"},
+    };
+    for (size_t k = 0; k < sizeof r / sizeof r[0]; k++) {
+        char name[192];
+        snprintf(name, sizeof name, "bench/s12/groupnorm+silu/bf16/%s", r[k].id);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=12) {\n  input x: bf16[%d, %d, %d, %d]%s;\n"
+                          "  weight s: f32[%d] = uniform(0.5, 1.5);\n  weight b: f32[%d];\n"
+                          "  y = silu(groupnorm(x, s, b, groups=32));\n  output y: bf16%s;\n}\n",
+                 r[k].N, r[k].C, r[k].H, r[k].H, r[k].lay, r[k].C, r[k].C, r[k].lay);
+    }
+}
+
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */
 
 static const char *case_id(int i)
@@ -1707,6 +1821,7 @@ int main(int argc, char **argv)
     if (opts.bench) {
         bench_cases();
         s12_bench_cases(); /* session 12 (pool): registered last */
+        gn_bench_cases();  /* session 12 (gnorm): registered last */
     } else {
         layer_cases();
         batch_cases();
@@ -1731,6 +1846,7 @@ int main(int argc, char **argv)
         s12_pool_copy_cases(); /* session 12 (pool): registered last */
         wide_row_cases(); /* session 12 (normwide): registered last */
         smbwd_cases(); /* session 12 (smbwd): registered last */
+        gn_v2_cases();    /* session 12 (gnorm): registered last */
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};

@@ -532,12 +532,125 @@ static void test_rng(void)
     teardown(&f);
 }
 
+/* ---- XDNN_GROUPNORM_V2 (kernels/norm_group.cu, session 12: not yet run on
+ * a GPU): which group norms plan_gn takes (packed NCHW, one dtype) and the
+ * geometry it picks for 132 SMs; then, on the host, the kernels' index
+ * walks over those jobs: the split chunks cover each group once (16-byte
+ * starts when vec), the channel a thread steps through (i / S once per
+ * vector, then stepped) is (i + k) / S for every element; NHWC's offsets. */
+static void gn_walk(const ng_gn_job *j, int V, int *bad)
+{
+    int64_t covered = 0;
+    for (int s = 0; s < j->nsplit; s++) {
+        int64_t q0 = s * j->chunk, q1 = q0 + j->chunk < j->D ? q0 + j->chunk : j->D;
+        *bad += q0 >= j->D || (j->vec && q0 % V != 0);
+        covered += q1 - q0;
+    }
+    *bad += covered != j->D;
+    const int step = j->vec ? V : 1, S = (int)j->S;
+    for (int i = 0; i < (int)j->D; i += step) { /* gn_y / k_gn_bwd_dx's stepping */
+        int c = i / S, rem = i - c * S;
+        for (int k = 0; k < step; k++) {
+            *bad += c != (i + k) / S || c >= j->CG;
+            if (++rem == S)
+                rem = 0, ++c;
+        }
+    }
+}
+
+/* NHWC (kernels/norm_group.cu gn_base / gn_at, replayed): the groups' elements
+ * are every element of x exactly once, each in channel g * CG + its k. */
+static void gn_walk_nhwc(const ng_gn_job *j, int *bad)
+{
+    const int64_t total = j->N * j->S * j->C;
+    unsigned char *seen = calloc((size_t)total, 1);
+    for (int64_t row = 0; row < j->rows && seen; row++) {
+        const int64_t base = (row / j->G) * j->S * j->C + (row % j->G) * j->CG;
+        for (int i = 0; i < (int)j->D; i++) {
+            const int sp = i / (int)j->CG, k = i - sp * (int)j->CG;
+            const int64_t o = base + (int64_t)sp * j->C + k;
+            *bad += o < 0 || o >= total || seen[o]++ || o % j->C != (row % j->G) * j->CG + k;
+        }
+    }
+    for (int64_t o = 0; o < total && seen; o++)
+        *bad += seen[o] != 1;
+    free(seen);
+}
+
+static void test_norm_groups_v2(void)
+{
+    static const char *text =
+        "dnn 1;\ngraph g {\n  input x: bf16[64, 256, 56, 56];\n  input dy: bf16[64, 256, 56, 56];\n"
+        "  weight s: f32[256];\n  weight b: f32[256];\n  y, m, iv = groupnorm(x, s, b, groups=32);\n"
+        "  dx, ds, db = groupnorm_bwd(dy, x, s, m, iv, groups=32);\n"
+        "  input xs: bf16[1, 320, 64, 64];\n  weight s3: f32[320];\n  z0 = groupnorm(xs, s3, s3, groups=32);\n"
+        "  z = silu(z0);\n  input xo: f32[3, 64, 7, 5];\n  weight s6: f32[64];\n"
+        "  o = groupnorm(xo, s6, s6, groups=32);\n  input xh: bf16[3, 64, 7, 5] @nhwc;\n"
+        "  h = groupnorm(xh, s6, s6, groups=32);\n  weight one: f32[1];\n  input x1: f16[3, 24, 1, 1];\n"
+        "  input d1: f16[3, 24, 1, 1];\n  u, um, ui = groupnorm(x1, one, one, groups=12);\n"
+        "  du, dus, dub = groupnorm_bwd(d1, x1, one, um, ui, groups=12);\n"
+        "  output y: bf16, m, iv, dx: bf16, ds, db, z: bf16, o, h: bf16 @nhwc, u: f16, um, ui, du: f16, dus, dub;\n}\n";
+    fixture f;
+    norm_plan np;
+    char why[512];
+    int bad = 0;
+    unsetenv("XDNN_GROUPNORM_V2");
+    if (setup(&f, text, false)) {
+        CHECK(norm_plan_of(&f, "y", &np, why, sizeof why) && !np.gn, "the switch off: the generic path");
+    }
+    teardown(&f);
+    setenv("XDNN_GROUPNORM_V2", "1", 1);
+    if (setup(&f, text, false)) {
+        /* 2048 groups of 25088 (50 KB): a block each, the group in shared memory */
+        CHECK(norm_plan_of(&f, "y", &np, why, sizeof why) && np.gn, "%s", why);
+        CHECK(np.gnj.row_smem && np.gnj.vec && np.gnj.rows == 2048 && np.gnj.D == 25088 && np.gnj.CG == 8);
+        CHECK(np.gnj.mean_dt == (int)XDNN_F32 && np.gnj.sc_st == 1 && np.ws_bytes > 0);
+        gn_walk(&np.gnj, 8, &bad);
+        /* the backward: x and dy of a group on chip (2 x 50 KB); part[64][256][2] for dscale / dbias */
+        CHECK(norm_plan_of(&f, "dx", &np, why, sizeof why) && np.gn, "%s", why);
+        CHECK(np.gnj.row_smem && np.gnj.nsplit >= 1 && np.ws_bytes == 64 * 256 * 2 * sizeof(float));
+        gn_walk(&np.gnj, 8, &bad);
+        /* XDNN_GROUPNORM_V2_SPLIT=1: the split paths (a warp per (n, c), dx in chunks) */
+        setenv("XDNN_GROUPNORM_V2_SPLIT", "1", 1);
+        CHECK(norm_plan_of(&f, "dx", &np, why, sizeof why) && np.gn && !np.gnj.row_smem, "%s", why);
+        gn_walk(&np.gnj, 8, &bad);
+        CHECK(norm_plan_of(&f, "y", &np, why, sizeof why) && np.gn && !np.gnj.row_smem && np.gnj.nsplit == 1, "%s",
+              why);
+        gn_walk(&np.gnj, 8, &bad);
+        unsetenv("XDNN_GROUPNORM_V2_SPLIT");
+        /* SD: 32 groups of 40960: split (8 * 132 blocks wanted, 4 vectors a thread: 5 chunks) + silu */
+        CHECK(norm_plan_of(&f, "z0", &np, why, sizeof why) && np.gn, "%s", why);
+        CHECK(!np.gnj.row_smem && np.gnj.nsplit == 5 && np.gnj.chunk % 8 == 0 && np.gnj.act == NGACT_SILU);
+        CHECK(np.gnj.act_dt == (int)XDNN_F32, "silu reads z0, an f32 intermediate (the graph default)");
+        gn_walk(&np.gnj, 8, &bad);
+        /* 7x5 spatial, f32: groups of 70 elements (not 16 bytes: scalar), few groups: split of one */
+        CHECK(norm_plan_of(&f, "o", &np, why, sizeof why) && np.gn, "%s", why);
+        CHECK(!np.gnj.vec && !np.gnj.row_smem && np.gnj.nsplit == 1 && np.gnj.D == 70 && np.gnj.S == 35);
+        gn_walk(&np.gnj, 4, &bad);
+        /* NHWC: the split's scalar loops; every element of x once over the groups, in its group's channel */
+        CHECK(norm_plan_of(&f, "h", &np, why, sizeof why) && np.gn, "%s", why);
+        CHECK(np.gnj.nhwc && !np.gnj.vec && !np.gnj.row_smem && np.gnj.S == 35 && np.gnj.CG == 2);
+        gn_walk(&np.gnj, 8, &bad);
+        gn_walk_nhwc(&np.gnj, &bad);
+        /* 1x1 spatial, one-element scale and bias: S = 1, D = 2; dscale / dbias one sum (pg_one) */
+        CHECK(norm_plan_of(&f, "u", &np, why, sizeof why) && np.gn, "%s", why);
+        CHECK(np.gnj.S == 1 && np.gnj.D == 2 && np.gnj.sc_st == 0 && !np.gnj.vec);
+        gn_walk(&np.gnj, 8, &bad);
+        CHECK(norm_plan_of(&f, "du", &np, why, sizeof why) && np.gn && np.gnj.pg_one, "%s", why);
+        gn_walk(&np.gnj, 8, &bad);
+        CHECK(bad == 0, "%d index walks went wrong", bad);
+    }
+    teardown(&f);
+    unsetenv("XDNN_GROUPNORM_V2");
+}
+
 int main(void)
 {
     test_norm_paths();
     test_smb_rows();
     test_copies();
     test_rng();
+    test_norm_groups_v2(); /* session 12 (gnorm) */
     return test_summary("test_gpu_norm");
 }
 #else
