@@ -414,7 +414,7 @@ static void redcol_cases(void)
                      dts[ti], more[oi]);
         }
     /* last axis (row form): a warp per row up to 64 vectors, a block per row beyond */
-    static const int last[][2] = {{7, 3}, {7, 8}, {300, 40}, {7, 1000}, {300, 4097}, {7, 8192}, {1, 1}};
+    static const int last[][2] = {{7, 3}, {7, 1000}, {300, 40}, {7, 8}, {300, 4097}, {7, 8192}, {1, 1}};
     int nlast = opts.quick ? 3 : (int)(sizeof last / sizeof last[0]);
     redcol_2d("last", "-1", last, nlast, 400);
 }

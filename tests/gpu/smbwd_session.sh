@@ -66,7 +66,7 @@ if [ "$part" = 1 ]; then
         echo "rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -6
         # on, off (the default path: the A/B); the peer; on again (the drift) only with time left
         bench_run on XDNN_SOFTMAX_BWD_ROWS=1 30 bench_1on.log
-        bench_run off - 30 ab_XDNN_SOFTMAX_BWD_ROWS=0.log
+        bench_run off XDNN_SOFTMAX_BWD_ROWS=0 30 ab_XDNN_SOFTMAX_BWD_ROWS=0.log
         step "PyTorch: mem_peer.py --filter softmax_bwd (eager, copy_, torch.compile)"
         PYTHONUNBUFFERED=1 timeout "${PEER_S:-40}" python3 "$dev/mem_peer.py" --filter softmax_bwd --compile-budget-s 20 \
             > "$out/peer.log" 2> "$out/peer.err"
