@@ -371,8 +371,13 @@ static double cw_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
         const int64_t n = cv->cp.dir == GCONV_DGRAD ? cv->dg.ph[0].f.K : k->K, bn = cv->bn;
         if (bn > KCW_BN_NARROW)
             us *= (double)((n + bn - 1) / bn * bn) / (double)n;
-        if (cv->pk.on)
+        if (cv->pk.on && cv->pk.k.C != k->C) /* measured on the stem's C padding, not on layout copies */
             us *= 2.0;
+    } else if (cv->cp.dir == GCONV_DGRAD && cv->dg.ph[0].f.K % 8) {
+        /* a 1-/2-D dgrad with dx C % 8 != 0 (the channel-pair store) was measured on 3-D only: its idle columns
+         * are charged, which leaves it on conv_igemm as before session 12 (forced plans still take it) */
+        const int64_t n = cv->dg.ph[0].f.K, bn = cv->bn;
+        us *= (double)((n + bn - 1) / bn * bn) / (double)n;
     }
     const double floor = gpu_conv_1x1_floor_us(&cv->cp); /* the 1x1 layers as measured (conv_analyze.h) */
     if (floor > 0.0)
