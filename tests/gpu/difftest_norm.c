@@ -1710,6 +1710,21 @@ static void gn_v2_cases(void)
     case_prefix = case_env = "";
 }
 
+/* session 12 (review): the row kernels with 16-byte vectors that cross a channel (35 elements a channel):
+ * 320 groups of D = 280 (two an SM or more on an H100: the row path), forward + backward and + silu */
+static void gn_v2_cross_cases(void)
+{
+    case_prefix = "gnv2-on/", case_env = "XDNN_GROUPNORM_V2=1";
+    for (int ti = 0; ti < 3; ti++) {
+        char name[192];
+        snprintf(name, sizeof name, "gn/cross+bwd/%s/10x256x7x5", dts[ti]);
+        gn_pair_case(name, 4, 1370 + ti, dts[ti], "[10, 256, 7, 5]", "", "[256]", 32);
+        snprintf(name, sizeof name, "gn/cross+silu/%s/10x256x7x5", dts[ti]);
+        gn_silu_case(name, 1373 + ti, dts[ti], "[10, 256, 7, 5]", "", "[256]", 32);
+    }
+    case_prefix = case_env = "";
+}
+
 /* ---- session 12 (gnorm): Stable Diffusion's groupnorm + silu (issue 12: 32 groups, C 320-1280, 64x64 down
  * to 8x8, NCHW and NHWC), bench rows beside bench/s12/groupnorm (bench/mem_peer.py has their peers) */
 static void gn_bench_cases(void)
@@ -1847,6 +1862,7 @@ int main(int argc, char **argv)
         wide_row_cases(); /* session 12 (normwide): registered last */
         smbwd_cases(); /* session 12 (smbwd): registered last */
         gn_v2_cases();    /* session 12 (gnorm): registered last */
+        gn_v2_cross_cases(); /* session 12 (review): registered last */
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
