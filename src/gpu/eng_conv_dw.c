@@ -8,6 +8,7 @@
 #include "gpu/conv_analyze.h"
 #include "gpu/conv_epi.h"
 #include "gpu/engine.h"
+#include "gpu/kern_conv_dw_tile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +16,19 @@
 
 typedef struct dw_priv {
     gconv_problem cp;
+    bool tile; /* XDNN_CONV_DW_V2=1 and the shape fits kconv_dw_tile (v2) */
     char detail[224];
 } dw_priv;
+
+/* conv_dw v2 (kernels/conv_dw_tile.cu: a 2-D output tile a thread, each
+ * input row loaded once) is off by default: not yet run on a GPU (session
+ * 12).  XDNN_CONV_DW_V2=1 turns it on for the shapes it takes; the others
+ * stay on v1. */
+static bool dw_v2_on(void)
+{
+    const char *e = getenv("XDNN_CONV_DW_V2");
+    return e && strcmp(e, "1") == 0;
+}
 
 static bool dw_supports(const gplan *pl, const gpart *p, const gpu_device *dev, char *why, size_t len)
 {
@@ -47,6 +59,18 @@ static size_t dw_workspace(const gplan *pl, const gpart *p, const gpu_device *de
     return kconv_dw_wgrad_ws_bytes(&cp.kp, dev->sm_count);
 }
 
+/* ", fused epilogue <steps>" after the n characters of dv->detail.  Not
+ * inlined: gcc would read n off a caller's format and warn that the steps
+ * may be truncated, which the bounded snprintf already handles. */
+__attribute__((noinline)) static void dw_append_epi(dw_priv *dv, int n)
+{
+    if (!dv->cp.epi.n || n <= 0 || (size_t)n >= sizeof dv->detail)
+        return;
+    char steps[128];
+    gconv_epi_describe(&dv->cp.epi, steps, sizeof steps);
+    snprintf(dv->detail + n, sizeof dv->detail - (size_t)n, ", fused epilogue %s", steps);
+}
+
 static xdnn_status dw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
 {
     dw_priv *dv = calloc(1, sizeof *dv);
@@ -69,6 +93,17 @@ static xdnn_status dw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         return XDNN_OK;
     }
     const bool dg = dv->cp.dir == GCONV_DGRAD;
+    if (dw_v2_on() && kconv_dw_tile_fits(k, dg)) {
+        dv->tile = true;
+        const bool th4 = k->stride[2] == 1 && (dg ? k->in[1] : k->out[1]) >= 28;
+        int n = snprintf(dv->detail, sizeof dv->detail,
+                         "depthwise %s, C=%lld, %lldx%lld s%lld, v2 2-D tile %dx2 outputs x 8 channels a thread, "
+                         "rows loaded once",
+                         dg ? "dgrad (flipped taps)" : "fwd", (long long)k->C, (long long)k->win[1],
+                         (long long)k->win[2], (long long)k->stride[2], th4 ? 4 : 2);
+        dw_append_epi(dv, n);
+        return XDNN_OK;
+    }
     bool strided = k->stride[0] * k->stride[1] * k->stride[2] > 1;
     const int vec = k->dt_x == KDT_F32 ? 4 : 8;
     const bool w_strip = !(dg && strided) && k->dil[2] == 1 && (k->win[2] == 3 || k->win[2] == 5) &&
@@ -78,11 +113,7 @@ static xdnn_status dw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
                      (long long)k->C, (long long)(k->win[0] * k->win[1] * k->win[2]),
                      k->C % vec == 0 ? "16-byte channel vectors" : "scalar channels",
                      w_strip ? "register window along W" : "one load per tap");
-    if (dv->cp.epi.n && n > 0 && (size_t)n < sizeof dv->detail) {
-        char steps[128];
-        gconv_epi_describe(&dv->cp.epi, steps, sizeof steps);
-        snprintf(dv->detail + n, sizeof dv->detail - (size_t)n, ", fused epilogue %s", steps);
-    }
+    dw_append_epi(dv, n);
     return XDNN_OK;
 }
 
@@ -98,7 +129,8 @@ static xdnn_status dw_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t
     kconv_epi epi;
     gpu_conv_epi_bind(cp, c->dptr, &epi);
     const bool dg = cp->dir == GCONV_DGRAD;
-    int e = kconv_dw(&cp->kp, dg, c->dptr[dg ? cp->y : cp->x], c->dptr[cp->w], c->dptr[dg ? cp->x : cp->y], &epi, s);
+    int e = (dv->tile ? kconv_dw_tile : kconv_dw)(&cp->kp, dg, c->dptr[dg ? cp->y : cp->x], c->dptr[cp->w],
+                                                  c->dptr[dg ? cp->x : cp->y], &epi, s);
     return gpu_check_cuda((cudaError_t)e, "kconv_dw launch", __FILE__, __LINE__, d);
 }
 

@@ -30,8 +30,10 @@
 
 #include "core/exec.h"
 #include "data/data.h"
+#include "gpu/conv_analyze.h"
 #include "gpu/engine.h"
 #include "gpu/gpu.h"
+#include "gpu/kern_conv_dw_tile.h"
 #include "gpu/lower.h"
 #include "ops/op.h"
 
@@ -64,6 +66,8 @@ typedef struct tcase {
     bool one_launch;         /* XDNN_DGRAD_ONE_LAUNCH=1 for this case (a dgrad's phases in one launch forced) */
     const char *pingpong;    /* XDNN_CONV_WGMMA_PINGPONG for this case (conv_igemm_wgmma's consumer schedule) */
     const char *bn32;        /* XDNN_CONV_WGMMA_BN32 for this case ("1": conv_igemm_wgmma's 32-wide tile for 2-D) */
+    const char *dw_v2;       /* XDNN_CONV_DW_V2 for this case ("1": conv_dw's 2-D tile kernel, "0": v1) */
+    bool dw_v2_fits;         /* with dw_v2 "1": the conv_dw partition must take v2 (else it must stay on v1) */
     int x_inf[2][4];         /* x_inf[0..1] = (n, c, h, w) != all 0: x holds +Inf there (both runs) before the
                                 reference: placed where no valid output reads it, the outputs must stay finite */
 } tcase;
@@ -75,8 +79,10 @@ static dh_opts opts;
 /* --dry (no GPU): lower, partition and choose engines with a nominal sm_90
  * device, so the sweep's graphs and engine choices are checked before any
  * device time is spent. */
+/* dw_fits (may be NULL): set to 1 when a conv_dw partition's problem fits
+ * conv_dw v2 (kconv_dw_tile_fits: what dw_build checks with the switch on) */
 static xdnn_status dry_run(xgraph *g, const char *const *force, int nforce, char *engines, size_t len,
-                           xdnn_diags_t *d)
+                           xdnn_diags_t *d, int *dw_fits)
 {
     arena *ar = arena_create();
     ggraph *gg = gpu_lower(g, ar);
@@ -86,6 +92,11 @@ static xdnn_status dry_run(xgraph *g, const char *const *force, int nforce, char
     for (int i = 0; i < pl->nparts && s == XDNN_OK; i++) {
         size_t n = strlen(engines);
         snprintf(engines + n, len - n, "%s%s", i ? "," : "", pl->parts[i].engine->name);
+        gconv_problem cp;
+        char why[256];
+        if (dw_fits && strcmp(pl->parts[i].engine->name, "conv_dw") == 0 &&
+            gpu_conv_analyze(pl, &pl->parts[i], &cp, why, sizeof why) && cp.dir != GCONV_WGRAD)
+            *dw_fits = kconv_dw_tile_fits(&cp.kp, cp.dir == GCONV_DGRAD);
     }
     arena_destroy(ar);
     return s;
@@ -1946,10 +1957,12 @@ static void run_case(int i, dh_outcome *out)
         setenv("XDNN_CONV_WGMMA_PINGPONG", c->pingpong, 1);
     if (c->bn32)
         setenv("XDNN_CONV_WGMMA_BN32", c->bn32, 1);
+    if (c->dw_v2)
+        setenv("XDNN_CONV_DW_V2", c->dw_v2, 1);
     snprintf(force, sizeof force, "%s=%s", c->force ? c->force : "", c->want_engine ? c->want_engine : "");
     if (c->refuse) { /* planned only (dry or not): the forced engine's refusal, its reason named */
         gpu_run_opts o = {.iters = 1, .log = stderr, .force = forces, .nforce = 1};
-        s = opts.dry ? dry_run(g, forces, 1, out->engines, sizeof out->engines, r.d) : dh_gpu_run(&r, &o, out);
+        s = opts.dry ? dry_run(g, forces, 1, out->engines, sizeof out->engines, r.d, NULL) : dh_gpu_run(&r, &o, out);
         bool named = false;
         for (size_t k = 0; k < xdnn_diags_count(r.d) && !named; k++)
             named = strstr(xdnn_diags_get(r.d, k)->message, c->refuse) != NULL;
@@ -1959,14 +1972,18 @@ static void run_case(int i, dh_outcome *out)
         goto done;
     }
     if (opts.dry) {
-        s = dry_run(g, forces, c->force ? 1 : 0, out->engines, sizeof out->engines, r.d);
+        int dw_fits = 0;
+        s = dry_run(g, forces, c->force ? 1 : 0, out->engines, sizeof out->engines, r.d, &dw_fits);
         int nparts = out->engines[0] ? 1 : 0;
         for (const char *q = out->engines; *q; q++)
             nparts += *q == ',';
         out->ok = s == XDNN_OK && (!c->want_engine || strstr(out->engines, c->want_engine)) &&
                   (c->want_parts <= 0 || nparts == c->want_parts);
-        snprintf(out->msg, sizeof out->msg, "(dry: planned, not run)%s%s", out->ok ? "" : " expected engine ",
-                 out->ok ? "" : c->want_engine);
+        /* conv_dw v2's cases: the shape takes v2 (or stays on v1) as the case says */
+        const bool v2_bad = c->dw_v2 && strcmp(c->dw_v2, "1") == 0 && (dw_fits != 0) != c->dw_v2_fits;
+        out->ok = out->ok && !v2_bad;
+        snprintf(out->msg, sizeof out->msg, "(dry: planned, not run)%s%s", out->ok || v2_bad ? "" : " expected engine ",
+                 v2_bad ? (c->dw_v2_fits ? " expected conv_dw v2" : " expected conv_dw v1") : out->ok ? "" : c->want_engine);
         goto done;
     }
     gpu_run_opts o = {.warmup = bench ? 2 : 0, .iters = bench ? 10 : 1, .log = stderr,
@@ -2041,6 +2058,8 @@ done:
         unsetenv("XDNN_CONV_WGMMA_PINGPONG");
     if (c->bn32)
         unsetenv("XDNN_CONV_WGMMA_BN32");
+    if (c->dw_v2)
+        unsetenv("XDNN_CONV_DW_V2");
     dh_case_end(&r, c->id, out->ok);
 }
 
@@ -2804,6 +2823,87 @@ static void conv_wgmma_narrow_cases(void)
     }
 }
 
+/* conv_dw v2 (kernels/conv_dw_tile.cu, XDNN_CONV_DW_V2; session 12, not
+ * yet run on a GPU): every case with the switch on (the id's "v2/") and off
+ * ("v1/").  On, the shapes v2 takes must say "v2 2-D tile" in the detail and
+ * the others (C = 21, dilation 2, the stride-2 dgrad) must not; off, none
+ * may.  Odd shapes for the tile's edges: 13 and 57 (a partial last tile of
+ * rows and of columns), 7 (TH = 2: 4 tiles of rows, the last half empty),
+ * 112 (TH = 4, whole tiles), asymmetric pads, N = 1 and 3, C = 144 (two
+ * slices of 9 vectors) and 960 (8 slices of 15).  Not forced: the cost
+ * model must choose conv_dw. */
+static void conv_dw_v2_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    struct { const char *name; win_cfg w; bool fits, dgrad; } cfgs[] = {
+        {"dwv2-c144-3x3-13x13", cfg(2, 3, 144, 144, 144, (int[]){13, 13}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                    (int[]){1, 1}, false), true, true},
+        {"dwv2-c960-3x3-7x7-n1", cfg(2, 1, 960, 960, 960, (int[]){7, 7}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                     (int[]){1, 1}, false), true, true},
+        {"dwv2-c144-3x3-s2-57-asym", cfg(2, 1, 144, 144, 144, (int[]){57, 57}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                         (int[]){1, 0}, (int[]){0, 1}, false), true, true},
+        {"dwv2-c24-5x5-57-asym", cfg(2, 1, 24, 24, 24, (int[]){57, 57}, (int[]){5, 5}, NULL, NULL, (int[]){2, 1},
+                                     (int[]){1, 2}, false), true, true},
+        {"dwv2-c144-5x5-13x13", cfg(2, 3, 144, 144, 144, (int[]){13, 13}, (int[]){5, 5}, NULL, NULL, (int[]){2, 2},
+                                    (int[]){2, 2}, false), true, true},
+        {"dwv2-c960-5x5-s2-13x13", cfg(2, 1, 960, 960, 960, (int[]){13, 13}, (int[]){5, 5}, (int[]){2, 2}, NULL,
+                                       (int[]){2, 2}, (int[]){2, 2}, false), true, false},
+        {"dwv2-c144-3x3-112-n1", cfg(2, 1, 144, 144, 144, (int[]){112, 112}, (int[]){3, 3}, NULL, NULL,
+                                     (int[]){1, 1}, (int[]){1, 1}, false), true, true},
+        {"dwv2-c32-3x3-s2-112-n3", cfg(2, 3, 32, 32, 32, (int[]){112, 112}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                       (int[]){1, 1}, (int[]){1, 1}, false), true, false},
+        {"dwv2-c21-3x3-13x13", cfg(2, 3, 21, 21, 21, (int[]){13, 13}, (int[]){3, 3}, NULL, NULL, (int[]){1, 1},
+                                   (int[]){1, 1}, false), false, true},
+        {"dwv2-c144-3x3-dil2-13x13", cfg(2, 3, 144, 144, 144, (int[]){13, 13}, (int[]){3, 3}, NULL, (int[]){2, 2},
+                                         (int[]){2, 2}, (int[]){2, 2}, false), false, true},
+    };
+    const int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]);
+    for (int ci = 0; ci < ncfg; ci++)
+        for (int ti = 0; ti < 2; ti++)
+            for (int dir = 0; dir < 2; dir++)
+                for (int on = 1; on >= 0; on--) {
+                    /* the stride-2 dgrad is v1's gather either way: once, off */
+                    const bool s2 = cfgs[ci].w.stride[0] == 2;
+                    if ((dir == 1 && (!cfgs[ci].dgrad || (s2 && on))) || (opts.quick && ti != ci % 2))
+                        continue;
+                    char name[96];
+                    snprintf(name, sizeof name, "%s/%s", on ? "v2" : "v1", cfgs[ci].name);
+                    conv_case(name, &cfgs[ci].w, dts[ti], true, dir, false, "conv_dw", 1);
+                    tcase *c = &cases[ncases - 1];
+                    c->dw_v2 = on ? "1" : "0";
+                    c->dw_v2_fits = on && cfgs[ci].fits;
+                    if (c->dw_v2_fits)
+                        c->want_detail = "v2 2-D tile";
+                    else
+                        c->reject_detail = "v2 2-D tile";
+                }
+    /* the fused bias + relu on v2 (N = 3, 13x13: partial tiles) and on v1 beside it */
+    for (int ti = 0; ti < 2; ti++)
+        for (int on = 1; on >= 0; on--) {
+            const win_cfg *w = &cfgs[ti ? 5 : 0].w;
+            conv_text ct;
+            conv_strs(w, &ct);
+            char bs[96], id[192];
+            dims_str(bs, sizeof bs, 1, w->k, w->nsp, (int[]){1, 1, 1});
+            snprintf(id, sizeof id, "conv/fwd+epi/%s/%s/bias-relu/%s", on ? "v2" : "v1", cfgs[ti ? 5 : 0].name,
+                     dts[ti]);
+            tcase *c = add_case(id, 1, "conv_dw",
+                                "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s @nhwc;\n  weight w: %s%s @nhwc;\n"
+                                "  weight b: %s%s;\n  y = relu(conv(x, w, %s) + b);\n  output y: %s @nhwc;\n}\n",
+                                ncases * 3 + 11, dts[ti], ct.xs, dts[ti], ct.ws, dts[ti], bs, ct.attrs, dts[ti]);
+            if (!c)
+                continue;
+            c->force = "conv";
+            c->want_parts = 1;
+            c->dw_v2 = on ? "1" : "0";
+            c->dw_v2_fits = on;
+            c->want_detail = on ? "v2 2-D tile" : "fused epilogue";
+            c->want_detail2 = "fused epilogue";
+            if (!on)
+                c->reject_detail = "v2 2-D tile";
+        }
+}
+
 int main(int argc, char **argv)
 {
     dh_parse_args(argc, argv, true, &opts);
@@ -2840,7 +2940,8 @@ int main(int argc, char **argv)
         conv_dgrad_one_launch_cases();
         conv_f32_epi_cases();
         conv_wgmma_pingpong_cases(); /* session 12 (pingpong) */
-        conv_wgmma_narrow_cases();   /* session 12 (conv3d32): last */
+        conv_wgmma_narrow_cases();   /* session 12 (conv3d32) */
+        conv_dw_v2_cases();          /* session 12 (dwconv): last */
     }
     dh_tester t = {.name = "difftest_conv", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case, .bench_line = bench_line};
