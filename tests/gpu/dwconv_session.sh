@@ -40,7 +40,7 @@ if [ "$PART" = 1 ]; then
     XDNN_CONV_DW_V2=0 timeout 20 "$dt" $dry dw- > "$out/t_dw_off.log" 2>&1; echo "off rc=$?"; summary "$out/t_dw_off.log"
     if [ -z "$dry" ]; then
         step "memcheck --quick dwv2"
-        timeout 25 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10 "$dt" --quick dwv2 \
+        timeout 35 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10 "$dt" --quick dwv2 \
             > "$out/memcheck.log" 2>&1
         echo "rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -6
     fi
