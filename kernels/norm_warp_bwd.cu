@@ -294,12 +294,8 @@ int wr_norm_bwd(const ng_job *j, int64_t rows, int64_t D, cudaStream_t s)
     wr_geom g;
     if (!wr2_pick<T>(D, WR2_BWD_NV, &g)) {
         // wider than 8 warps of 2 chunks: a block per row (norm_wide_bwd.cu);
-        // XDNN_NORM_WIDE_BWD=0 leaves them to norm.cu's row kernels (A/B).  Read at
-        // each launch, parsed as eng_norm.c's wide_bwd() names the path in the detail:
-        // difftest_norm sets it per case in one process (a getenv beside a launch of
-        // >= 30 us rows)
-        const char *w = getenv("XDNN_NORM_WIDE_BWD");
-        return w && strcmp(w, "0") == 0 ? -1 : ng_launch_wide_norm_bwd(j, rows, D, s);
+        // the plan's XDNN_NORM_WIDE_BWD=0 leaves them to norm.cu's row kernels (A/B)
+        return j->no_wide_bwd ? -1 : ng_launch_wide_norm_bwd(j, rows, D, s);
     }
     if (pg && (!j->part || j->pg_blocks < WR_WARPS / g.wpr))
         return -1;

@@ -1101,13 +1101,12 @@ static int64_t x_bytes(const norm_plan *np) { return dt_bytes((xdnn_dtype)np->st
 
 /* Does a layer/rms backward on the warp rows take norm_wide_bwd.cu's block
  * per row (rows past the warp rows' NG_WARP_BWD_ROW_BYTES, unless
- * XDNN_NORM_WIDE_BWD=0: the A/B against norm.cu's row kernels)?  The
- * launcher decides the same at execute; this names it in the detail. */
+ * XDNN_NORM_WIDE_BWD=0 at build: the A/B against norm.cu's row kernels)?  The
+ * launcher reads the same flag (stats.no_wide_bwd); this names the path in the detail. */
 static bool wide_bwd(const norm_plan *np)
 {
-    const char *w = getenv("XDNN_NORM_WIDE_BWD");
     return is_bwd(np->kind) && np->D * x_bytes(np) > NG_WARP_BWD_ROW_BYTES && np->D <= NG_WIDE_ROW_MAX &&
-           !(w && strcmp(w, "0") == 0);
+           !np->stats.no_wide_bwd;
 }
 
 static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
@@ -1121,6 +1120,8 @@ static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "norm_welford: %s", why);
         return XDNN_ERR_UNSUPPORTED;
     }
+    const char *wide = getenv("XDNN_NORM_WIDE_BWD"); /* the A/B of the wide-row backward, fixed with the plan */
+    np->stats.no_wide_bwd = wide && strcmp(wide, "0") == 0;
     static const char *const acts[] = {"", ", + relu", ", + silu", ", + gelu (tanh)", ", + gelu"};
     if (np->gn) {
         const ng_gn_job *j = &np->gnj;

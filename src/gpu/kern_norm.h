@@ -111,6 +111,9 @@ typedef struct ng_job {
                                       stores dy (NG_DY) for the apply */
     int join_dt;
     float jp0, jp1, jp2;           /* relu_bwd's lower, upper, slope: m > p0 ? (m < p1 ? v : 0) : v * p2 */
+    int no_wide_bwd;               /* layer/rms backward rows past the warp rows: 1 leaves them to norm.cu's row
+                                      kernels instead of norm_wide_bwd.cu (XDNN_NORM_WIDE_BWD=0, read when the
+                                      plan is built) */
 } ng_job;
 
 /* What the warp-row kernels (kernels/norm_warp.cu's layernorm / rmsnorm
