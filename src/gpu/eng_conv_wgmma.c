@@ -366,19 +366,14 @@ static double cw_cost(const gplan *pl, const gpart *p, const gpu_device *dev)
      * time and the stem's dgrad (dx C = 4: 4 of 32 columns) 0.97x, at the same ~0.9 us a slice whatever the
      * columns used (the producer's gather bounds it), so only the wider tiles' idle columns are charged; the stem
      * forward on padded copies (C 4 -> 8, a 3.4-slice reduction) ran 1.11x slower than conv_igemm's packed path
-     * and is charged 2x, which leaves it there.  1-/2-D keep their measured rule unchanged. */
-    if (cv->cp.nsp == 3) {
-        const int64_t n = cv->cp.dir == GCONV_DGRAD ? cv->dg.ph[0].f.K : k->K, bn = cv->bn;
-        if (bn > KCW_BN_NARROW)
-            us *= (double)((n + bn - 1) / bn * bn) / (double)n;
-        if (cv->pk.on && cv->pk.k.C != k->C) /* measured on the stem's C padding, not on layout copies */
-            us *= 2.0;
-    } else if (cv->cp.dir == GCONV_DGRAD && cv->dg.ph[0].f.K % 8) {
-        /* a 1-/2-D dgrad with dx C % 8 != 0 (the channel-pair store) was measured on 3-D only: its idle columns
-         * are charged, which leaves it on conv_igemm as before session 12 (forced plans still take it) */
-        const int64_t n = cv->dg.ph[0].f.K, bn = cv->bn;
+     * and is charged 2x, which leaves it there.  A 1-/2-D dgrad with dx C % 8 != 0 (the
+     * channel-pair store, measured on 3-D only) is charged its idle columns too, which keeps it on conv_igemm as
+     * before session 12 (forced plans still take it); other 1-/2-D convs keep their measured rule. */
+    const int64_t n = cv->cp.dir == GCONV_DGRAD ? cv->dg.ph[0].f.K : k->K, bn = cv->bn;
+    if (cv->cp.nsp == 3 ? bn > KCW_BN_NARROW : cv->cp.dir == GCONV_DGRAD && n % 8)
         us *= (double)((n + bn - 1) / bn * bn) / (double)n;
-    }
+    if (cv->cp.nsp == 3 && cv->pk.on && cv->pk.k.C != k->C) /* measured on the stem's C padding, not layout copies */
+        us *= 2.0;
     const double floor = gpu_conv_1x1_floor_us(&cv->cp); /* the 1x1 layers as measured (conv_analyze.h) */
     if (floor > 0.0)
         us = (floor > us ? floor : us) + 0.01 * us;
