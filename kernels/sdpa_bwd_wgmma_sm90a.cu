@@ -58,9 +58,10 @@
 //    P f = max(x, 0) / (1 - p) for dV and dS = P (f dP - Delta) = P f dP - |x| Delta.  H100 b4h16s4096d128 bf16
 //    dropout 0.1: 16.97 ms on sdpa_bwd_flash -> 3.66 (cuDNN 3.48), causal 2.02 (2.01), Llama GQA causal 1.96 (2.05).
 //  v9 (2026-11-25, session 12, issue 10): sdpa_bwd_prep at 8 lanes per row (the side passes 0.224 -> 0.177 ms at
-//    b4h16s4096d128).  Opt-in and not yet run on a GPU: the wgmma descriptors of a GEMM's k-steps by one add to a
-//    base descriptor (kDescAdd, XDNN_SDPA_BWD_DESC=1): ncu showed a consumer warp building descriptors with ~250 of
-//    its 743 instructions per tile, and ptxas's 28 / 36 bytes of spills at DP = 128 (plain / band) go to 0 with it.
+//    b4h16s4096d128).  The wgmma descriptors of a GEMM's k-steps by one add to a base descriptor (kDescAdd; the
+//    default since session 13, XDNN_SDPA_BWD_DESC=0 the A/B): ncu showed a consumer warp building descriptors with
+//    ~250 of its 743 instructions per tile, and ptxas's 28 / 36 bytes of spills at DP = 128 (plain / band) go to 0
+//    with it; H100 b4h16s4096d128 bf16 2.638 -> 2.525 ms (544 TFLOP/s; cuDNN 2.704 in the same call).
 //    Tried and dropped (bench/RESULTS-sdpa.md): the dQ reduce-adds issued by producer warps (FA3's dQ writer) and
 //    dV issued before the dS arithmetic: neither faster, together slower, with more spills.
 //  sdpa_bwd_dq_out  dq = scale * workspace, in q's dtype (16-byte stores).
@@ -348,9 +349,8 @@ __device__ __forceinline__ float drop_kept(const xk_sdpa &p, float x) { return f
 // no mask or causal, tested per element as one compare on the diagonal tiles, as before the band existed:
 // the band's two compares per element cost 5-7% on unmasked shapes (H100, b4h16s4096d128: 3.47 vs 3.32 ms).
 // kDrop: dropout (launched with kBand only, one instance per dtype and DP): see drop_sign and the dS loop.
-// kDescAdd: wgmma descriptors by one add from a base descriptor (DSC).  NOT YET RUN ON A GPU (session 12's second
-// device call found the team's device time spent): one opt-in instance, bf16 DP 128 without the band or dropout,
-// XDNN_SDPA_BWD_DESC=1.  ptxas -v, DP 128: the plain and band instances' spills 28 and 36 bytes -> 0 with it, the
+// kDescAdd: wgmma descriptors by one add from a base descriptor (DSC).  One instance, bf16 DP 128 without the
+// band or dropout, the default there (XDNN_SDPA_BWD_DESC=0: the plain instance, the A/B).  ptxas -v, DP 128: the plain and band instances' spills 28 and 36 bytes -> 0 with it, the
 // dropout instance's 104 -> 136 (so not there).
 template <typename T, int DP, bool kBand, bool kDrop, bool kDescAdd = false>
 __global__ void __launch_bounds__(kThreads, 1)
@@ -1087,11 +1087,11 @@ static bool env_is(const char *name, const char *v)
     return e && strcmp(e, v) == 0;
 }
 
-// XDNN_SDPA_BWD_DESC=1: bf16 at DP 128 without the band or dropout runs the kDescAdd instance (descriptors by one
-// add per wgmma; not yet run on a GPU: correctness and A/B for the next device call).  Read once.
+// bf16 at DP 128 without the band or dropout runs the kDescAdd instance (descriptors by one add per wgmma) unless
+// XDNN_SDPA_BWD_DESC=0 (the A/B).  Read once.
 static bool desc_knob()
 {
-    static const bool k = env_is("XDNN_SDPA_BWD_DESC", "1");
+    static const bool k = !env_is("XDNN_SDPA_BWD_DESC", "0");
     return k;
 }
 
@@ -1137,7 +1137,7 @@ cudaError_t launch_bw(const xk_sdpa &p, const int64_t (*st)[4], unsigned char *w
     // for the ordered sums (their own path), red.global adds (no bulk group to wait for) or ragged q (tokens of
     // no sequence, rows by slot)
     const bool conv = fold_knob() != 0 && !det && !red && !p.off_q.p;
-    // the kDescAdd instance (XDNN_SDPA_BWD_DESC=1): bf16 DP 128 without the band only
+    // the kDescAdd instance (unless XDNN_SDPA_BWD_DESC=0): bf16 DP 128 without the band only
     constexpr bool kAB = DP == 128 && std::is_same<T, __nv_bfloat16>::value;
     const void *const kern[4] = {(const void *)sdpa_bwd_wgmma<T, DP, false, false>,
                                  (const void *)sdpa_bwd_wgmma<T, DP, true, false>,

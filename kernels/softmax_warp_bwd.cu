@@ -10,8 +10,8 @@
 // tree and the group's warps in a fixed order; dx rounded once, on its store
 // (the reference sums in double and rounds once; norm.cu's split path, the
 // one this replaces, sums in f32 too).
-// v1 (session 12, "smbwd"; not yet run on a GPU; XDNN_SOFTMAX_BWD_ROWS=1
-// routes here, eng_norm.c): replaces, for these rows, norm.cu's split
+// v1 (session 12, "smbwd"; the default since session 13, XDNN_SOFTMAX_BWD_ROWS=0
+// is the A/B; eng_norm.c): replaces, for these rows, norm.cu's split
 // reduction (reduce -> finalize -> apply: y and dy read twice, three
 // launches; bf16 8192 x 8192 at 24 % of copy).  y and dy read once, every
 // load issued before the row's one reduction, dx written once:

@@ -620,7 +620,7 @@ xdnn_status cg_reduce(const ggraph *g, int anchor, const int *nodes, int nnodes,
                       cg_kernel *k)
 {
     cg_redv2 v2;
-    if (cg_reduce_v2_plan(g, anchor, nnodes, &v2)) /* XDNN_REDUCE_V2=1 only */
+    if (cg_reduce_v2_plan(g, anchor, nnodes, &v2)) /* unless XDNN_REDUCE_V2=0 */
         return cg_reduce_v2(g, anchor, &v2, kname, k);
     memset(k, 0, sizeof *k);
     const gnode *n = &g->n[anchor];

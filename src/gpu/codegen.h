@@ -22,7 +22,7 @@
  *              reduced elements (contiguous for the last-axis case), f32
  *              accumulation, warp-shuffle + shared-memory block reduction.
  *  softmax:    one block per row: max, sum of exp, write (log_softmax too).
- *  reduce v2 (XDNN_REDUCE_V2=1, off by default, codegen_redcol.c): a column
+ *  reduce v2 (the default since session 13, codegen_redcol.c): a column
  *              form for outer reduced axes and 16-byte row loads for last-axis
  *              ones, for plain contiguous reductions.
  * Pointwise producers in the same partition are evaluated inline, in registers.
@@ -50,7 +50,7 @@ typedef struct cg_kernel {
      * nvals 64-bit integers); NULL/0 when the sizes are literals */
     int64_t *vals;
     int nvals;
-    /* reduce v2 (XDNN_REDUCE_V2=1, codegen_redcol.c); form 0: the forms above */
+    /* reduce v2 (codegen_redcol.c); form 0: the forms above */
     int form;              /* CG_FORM_COL or CG_FORM_ROW */
     int align;             /* bytes the input's address must be aligned to (its vector loads) */
     unsigned grid_y;       /* column form: row splits; blocks along x are `work` */
@@ -74,7 +74,7 @@ typedef struct cg_redv2 {
     bool warp_rows;        /* row form: a warp per row (else a block) */
 } cg_redv2;
 
-/* XDNN_REDUCE_V2=1 in the environment (off by default: not yet run on a GPU). */
+/* Reduce v2 is on unless XDNN_REDUCE_V2=0 (the A/B with the forms above). */
 bool cg_reduce_v2_enabled(void);
 /* Does the reduce `anchor` with `nprologue` prologue nodes take a v2 form?
  * Fills rc when it does (false with the switch off). */

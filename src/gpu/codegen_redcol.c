@@ -1,4 +1,4 @@
-/* codegen_redcol.c — reduce v2 (XDNN_REDUCE_V2=1): two generated forms for
+/* codegen_redcol.c — reduce v2 (the default; XDNN_REDUCE_V2=0: the old forms): two generated forms for
  * plain reductions (no prologue) of a contiguous f32/f16/bf16 input, beside
  * cg_reduce's one block per output element.  Not yet run on a GPU (session
  * 12): the next session verifies it and makes it the default if it wins.
@@ -37,8 +37,8 @@ enum {
 
 bool cg_reduce_v2_enabled(void)
 {
-    const char *e = getenv("XDNN_REDUCE_V2");
-    return e && e[0] == '1' && e[1] == '\0';
+    const char *e = getenv("XDNN_REDUCE_V2"); /* on unless "0" (the A/B with the old forms) */
+    return !(e && e[0] == '0' && e[1] == '\0');
 }
 
 bool cg_reduce_v2_plan(const ggraph *g, int anchor, int nprologue, cg_redv2 *rc)

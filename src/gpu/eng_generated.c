@@ -86,7 +86,7 @@ static int red_prologue(const gpart *p, int *pro)
 }
 
 /* Reduce v2's column form keeps f32 partials per row split; 0 otherwise
- * (always 0 with XDNN_REDUCE_V2 off). */
+ * (always 0 with XDNN_REDUCE_V2=0). */
 static size_t red_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
     cg_redv2 rc;

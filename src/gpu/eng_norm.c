@@ -15,8 +15,8 @@
  *             sum dy, sum dy xhat) -> apply dx; parameter gradients by a
  *             second reduce over the parameter's dims (batchnorm: they are
  *             the row sums already);
- *   softmax_bwd  reduce sum dy*y (or sum dy) per row -> apply dx; with
- *             XDNN_SOFTMAX_BWD_ROWS=1 (session 12, not yet run on a GPU) rows of
+ *   softmax_bwd  reduce sum dy*y (or sum dy) per row -> apply dx; by default
+ *             (XDNN_SOFTMAX_BWD_ROWS=0: the split reduction for all) rows of
  *             <= NG_SMB_ROW_BYTES contiguous elements instead take a warp or a
  *             few per row (kernels/softmax_warp_bwd.cu, y and dy read once);
  *   softmax / log_softmax (a lone reduce partition over contiguous last-axis
@@ -128,6 +128,13 @@ static bool env_on(const char *name)
 {
     const char *v = getenv(name);
     return v && *v && strcmp(v, "0") != 0;
+}
+
+/* A path that is the default: off only when NAME is "0" (its A/B switch). */
+static bool env_default_on(const char *name)
+{
+    const char *v = getenv(name);
+    return !(v && strcmp(v, "0") == 0);
 }
 
 /* ---- canonical dims (before merging: up to rank + 1) */
@@ -545,11 +552,11 @@ static bool norm_epilogue(const ggraph *g, const gpart *p, int *res_node, int *r
  * instead of the split reduction's three launches: the reduced axis one run
  * of stride 1 in y, dy and dx (or one element), all of one dtype, rows of at
  * most NG_SMB_ROW_BYTES.  Any outer strides (the launcher takes 16-byte loads
- * where every row is aligned, element loads otherwise).  Off unless
- * XDNN_SOFTMAX_BWD_ROWS is set and not 0 (not yet run on a GPU). */
+ * where every row is aligned, element loads otherwise).  The default;
+ * XDNN_SOFTMAX_BWD_ROWS=0 keeps the split reduction (the A/B). */
 static bool smb_rows_fit(const norm_plan *np, const ng_job *rows, const ggraph *g)
 {
-    if (!env_on("XDNN_SOFTMAX_BWD_ROWS"))
+    if (!env_default_on("XDNN_SOFTMAX_BWD_ROWS"))
         return false;
     const int ops[] = {NG_X, NG_DY, NG_DX};
     const xdnn_dtype xt = g->t[np->tid[NG_X]].dtype;
@@ -562,7 +569,7 @@ static bool smb_rows_fit(const norm_plan *np, const ng_job *rows, const ggraph *
     return true;
 }
 
-/* XDNN_GROUPNORM_V2=1 (not yet run on a GPU, session 12): group / instance
+/* Groups v2 (session 12, the default since session 13; XDNN_GROUPNORM_V2=0: the split path): group / instance
  * norm over packed NCHW x (group (n, g) one contiguous run of D = C/G * S
  * elements in x, y, dy, dx of x's dtype) on kernels/norm_group.cu.  One
  * block a group holding it in shared memory (the backward: x and dy) when it
@@ -1026,7 +1033,7 @@ bool gpu_norm_analyze(const gplan *pl, const gpart *p, int sm_count, norm_plan *
         np->gen_splits = (int)((np->stats.Q + KCW_BM - 1) / KCW_BM);
     }
     plan_cl1(np, g, sm_count);
-    if (is_group(kind) && env_on("XDNN_GROUPNORM_V2") && plan_gn(np, g, x, G, sm_count))
+    if (is_group(kind) && env_default_on("XDNN_GROUPNORM_V2") && plan_gn(np, g, x, G, sm_count))
         return true; /* kernels/norm_group.cu (plan_gn sized its workspace) */
     /* workspace: partial sums (the persistent launch: one split per SM), then six per-row f32 arrays */
     size_t part = (size_t)np->stats.nsplit * (size_t)np->stats.O * 4 * sizeof(float);

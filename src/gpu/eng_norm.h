@@ -40,7 +40,7 @@ typedef struct norm_plan {
     bool has_pgrad;            /* a backward writing dscale/dbias */
     bool pg_fused;             /* row backward: dscale/dbias summed in the dx pass (ng_launch_row_bwd_pg) */
     bool smb_rows;             /* softmax_bwd / log_softmax_bwd on the warp rows (kernels/softmax_warp_bwd.cu;
-                                  XDNN_SOFTMAX_BWD_ROWS=1, session 12), else the split reduction */
+                                  the default; XDNN_SOFTMAX_BWD_ROWS=0), else the split reduction */
     ng_job stats;              /* reduce + finalize over the rows (or the loads of the backward) */
     ng_job load;               /* backward: saved mean/inv -> workspace */
     ng_job pgrad;              /* parameter-gradient reduce + finalize */
@@ -50,7 +50,7 @@ typedef struct norm_plan {
     char detail[192];          /* norm_detail's text */
     /* workspace layout, bytes from the partition's workspace base */
     size_t off_part, off_rows[6], ws_bytes;
-    bool gn;                   /* XDNN_GROUPNORM_V2=1: group / instance norm over packed NCHW on
+    bool gn;                   /* groups v2 (unless XDNN_GROUPNORM_V2=0): group / instance norm on
                                   kernels/norm_group.cu (gnj: its geometry; pointers bound at execute) */
     ng_gn_job gnj;
 } norm_plan;

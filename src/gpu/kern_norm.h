@@ -217,8 +217,8 @@ int ng_launch_block_pgrad_cols(const ng_job *j, int64_t D, int nblk, void *strea
  * outer strides (16-byte loads where every row is 16-byte aligned, element
  * loads otherwise), D * dtype bytes <= NG_SMB_ROW_BYTES (16-bit rows up to
  * 8192 elements, f32 up to 4096).  Returns -1 without launching when the
- * rows do not fit it: the caller then runs the split path.  Off by default
- * (XDNN_SOFTMAX_BWD_ROWS=1, eng_norm.c; session 12, not yet run on a GPU). */
+ * rows do not fit it: the caller then runs the split path.  The default
+ * (XDNN_SOFTMAX_BWD_ROWS=0: the split path for all; eng_norm.c). */
 enum { NG_SMB_ROW_BYTES = 16384 };
 int ng_launch_warp_softmax_bwd(const ng_job *j, int64_t rows, int64_t D, void *stream);
 
@@ -250,7 +250,7 @@ enum { NG_CL1_THREADS = 512 };
 int ng_launch_cl1(const ng_job *j, int apply_mode, void *stream);
 
 /* Group / instance norm over packed NCHW x, or NHWC (nhwc) (kernels/norm_group.cu; eng_norm.c
- * plans it with XDNN_GROUPNORM_V2=1, not yet run on a GPU, session 12): group
+ * plans it unless XDNN_GROUPNORM_V2=0; session 12, the default since 13): group
  * (n, g) is the run of D = C/G * S elements at (n * G + g) * D of every
  * x-shaped operand (x, y, dy, dx: one dtype `dt`), channel c = g * C/G + i / S
  * of element i of the run.  scale / bias / dscale / dbias: one element per

@@ -61,7 +61,7 @@ static xdnn_status dry_run(xgraph *g, char *engines, size_t len, xdnn_diags_t *d
                 if (p->nodes[j] != p->anchor)
                     pro[npro++] = p->nodes[j];
             s = cg_reduce(gg, p->anchor, pro, npro, "k", &k);
-            if (s == XDNN_OK && k.form) { /* XDNN_REDUCE_V2=1 took it */
+            if (s == XDNN_OK && k.form) { /* reduce v2 took it (the default) */
                 n = strlen(engines);
                 snprintf(engines + n, len - n, "(v2-%s%s)", k.form == CG_FORM_COL ? "col" : "row",
                          k.name2 ? "+fold" : "");
@@ -346,7 +346,7 @@ static const char *case_text(int i)
     return cases[i].text;
 }
 
-/* Session 12 (redcol): reduce v2 (XDNN_REDUCE_V2=1, src/gpu/codegen_redcol.c) — column form for outer
+/* Session 12 (redcol): reduce v2 (the default since session 13; XDNN_REDUCE_V2=0: the old forms; src/gpu/codegen_redcol.c) — column form for outer
  * reduced axes (first, middle, several), row form for the last axis; odd row counts (1, 7, 8191), odd and
  * misaligned column counts (3, 40, 4097: not multiples of the 16-byte vector), 8-column tiles, every dtype,
  * sum/mean/max/min in each (keepdims alternating), amax/norm1/norm2 on two shapes, 16-bit outputs rounded.

@@ -1518,7 +1518,7 @@ static void wide_row_cases(void)
  * outer dims that do not merge (rank 4: the offsets' division path), the
  * axis not the contiguous one (the split path, switch on), each with the
  * switch on; then 1001 rows of 7 / 768 / 4096 / 8192 with
- * XDNN_SOFTMAX_BWD_ROWS=0 (the default path: the A/B's correctness).  --quick: rows 3, widths 1 / 7 / 768 / 4097
+ * XDNN_SOFTMAX_BWD_ROWS=0 (the split path, the default until session 13: the A/B's correctness).  --quick: rows 3, widths 1 / 7 / 768 / 4097
  * / 8192, the strided forms. */
 static void smbwd_case(const char *id, int seed, const char *t, int R, int D)
 {
@@ -1625,7 +1625,8 @@ static void smbwd_dry_paths(xgraph *g, char *msg, size_t len)
  * sum); the fused silu; NHWC (the split paths' scalar loops: 3x64x7x5,
  * 2x320x9x7, 3x64x1x1).  Registered three times: gnv2-on/ (the switch on), gnv2-split/
  * (on, the row paths off: XDNN_GROUPNORM_V2_SPLIT=1) and gnv2-off/ (the same
- * cases on the default path: the A/B); --quick: gnv2-on/ only. */
+ * cases with XDNN_GROUPNORM_V2=0, the generic path: the A/B); --quick: gnv2-on/ only.
+ * (Groups v2 is the default since session 13: the gnv2-on/ switch is explicit.) */
 /* groupnorm and its backward over x, dy: T SHAPE LAY ("" or " @nhwc"), scale / bias f32 PAR ("[C]": uniform(0.5,
  * 1.5) and Philox; "[1]": 1 and 0, the affine off) */
 static void gn_pair_case(const char *id, double tol, int seed, const char *t, const char *shape, const char *lay,
@@ -1704,7 +1705,7 @@ static void gn_v2_cases(void)
     if (!opts.quick) {
         case_prefix = "gnv2-split/", case_env = "XDNN_GROUPNORM_V2=1 XDNN_GROUPNORM_V2_SPLIT=1";
         gn_v2_table();
-        case_prefix = "gnv2-off/", case_env = "";
+        case_prefix = "gnv2-off/", case_env = "XDNN_GROUPNORM_V2=0";
         gn_v2_table();
     }
     case_prefix = case_env = "";

@@ -52,8 +52,8 @@ run_family() { # run_family TAG FILTER LIMIT_S [ENV=V] [--quick]
 run_family new gnv2- "${NEW_S:-40}"
 run_family grp_on groupnorm 15 XDNN_GROUPNORM_V2=1
 run_family inst_on instancenorm 10 XDNN_GROUPNORM_V2=1
-run_family grp_off groupnorm 15
-run_family inst_off instancenorm 10
+run_family grp_off groupnorm 15 XDNN_GROUPNORM_V2=0
+run_family inst_off instancenorm 10 XDNN_GROUPNORM_V2=0
 if [ -z "$dry" ]; then
     step "memcheck --quick gnv2-on/"
     timeout "${SAN_S:-30}" compute-sanitizer --tool memcheck --print-limit 10 --error-exitcode 3 "$t" --quick gnv2-on/ \

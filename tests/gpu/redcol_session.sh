@@ -45,11 +45,11 @@ else
 fi
 pick() { [ -f "$dev/$1" ] && echo "$dev/$1" || echo "$2/$1"; }
 counts() { grep -E "^FAIL" -A6 "$1" | cut -c1-300 | head -24; echo "$(grep -c "^PASS" "$1") passed, $(grep -c "^FAIL" "$1") failed"; }
-run() { # run TAG LIMIT_S SWITCH(on|off) ARGS... — the tester $t with XDNN_REDUCE_V2=1 or unset
+run() { # run TAG LIMIT_S SWITCH(on|off) ARGS... — the tester $t with XDNN_REDUCE_V2=1 or 0 (session 13: on is the default)
     local tag=$1 lim=$2 sw=$3; shift 3
     step "difftest $* (XDNN_REDUCE_V2 $sw)"
     if [ "$sw" = on ]; then XDNN_REDUCE_V2=1 timeout "$lim" "$t" $dry "$@" > "$out/$tag.log" 2>&1
-    else env -u XDNN_REDUCE_V2 timeout "$lim" "$t" $dry "$@" > "$out/$tag.log" 2>&1; fi
+    else XDNN_REDUCE_V2=0 timeout "$lim" "$t" $dry "$@" > "$out/$tag.log" 2>&1; fi
     echo "rc=$? (124: cut short)"; counts "$out/$tag.log"
 }
 
@@ -65,7 +65,7 @@ if [ -z "$dry" ]; then
     echo "rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck.log" | head -6
     step "bench: difftest_norm --bench bench/s12/reduce/ (on, off, on)"
     XDNN_REDUCE_V2=1 timeout 20 "$tn" --bench bench/s12/reduce/ > "$out/bench_on.log" 2>&1; echo "on rc=$?"
-    env -u XDNN_REDUCE_V2 timeout 20 "$tn" --bench bench/s12/reduce/ > "$out/ab_off.log" 2>&1; echo "off rc=$?"
+    XDNN_REDUCE_V2=0 timeout 20 "$tn" --bench bench/s12/reduce/ > "$out/ab_off.log" 2>&1; echo "off rc=$?"
     XDNN_REDUCE_V2=1 timeout 20 "$tn" --bench bench/s12/reduce/ > "$out/drift_on2.log" 2>&1; echo "on2 rc=$?"
     grep -h "BENCH" "$out/bench_on.log" "$out/ab_off.log" "$out/drift_on2.log" | cut -c1-200
     step "PyTorch: mem_peer.py --filter reduce/"

@@ -289,7 +289,7 @@ static void test_norm_paths(void)
 }
 
 /* softmax_bwd / log_softmax_bwd on the warp rows (kernels/softmax_warp_bwd.cu,
- * session 12): only with XDNN_SOFTMAX_BWD_ROWS set; rows of one stride-1 run
+ * session 12; the default since 13, XDNN_SOFTMAX_BWD_ROWS=0: never): rows of one stride-1 run
  * in y, dy and dx of one dtype, at most NG_SMB_ROW_BYTES (16-bit 8192, f32
  * 4096 elements), any outer strides (padded rows, outer dims that do not
  * merge), one element a row; wider rows, another axis, mixed dtypes stay on
@@ -309,9 +309,10 @@ static void test_smb_rows(void)
         "  dk = log_softmax_bwd(k, k);\n  d0 = softmax_bwd(m, m, axis=0);\n  dm = softmax_bwd(n, m);\n"
         "  output da: bf16, db: f32, dc: f32, dd: bf16, de: f16, dh: f16 @strides(1004, 1), dk: bf16, d0: f32, dm: bf16;\n}\n";
     if (setup(&f, text, false)) {
-        CHECK(norm_plan_of(&f, "da", &np, why, sizeof why) && np.kind == NK_SMB && !np.smb_rows, "off by default");
+        unsetenv("XDNN_SOFTMAX_BWD_ROWS");
+        CHECK(norm_plan_of(&f, "da", &np, why, sizeof why) && np.kind == NK_SMB && np.smb_rows && np.rows == 3 &&
+              np.D == 8192, "on by default: %s", why);
         setenv("XDNN_SOFTMAX_BWD_ROWS", "1", 1);
-        CHECK(norm_plan_of(&f, "da", &np, why, sizeof why) && np.smb_rows && np.rows == 3 && np.D == 8192, "%s", why);
         CHECK(norm_plan_of(&f, "db", &np, why, sizeof why) && np.smb_rows && np.kind == NK_LSMB && np.stats.log_softmax,
               "f32 4096");
         CHECK(norm_plan_of(&f, "dc", &np, why, sizeof why) && !np.smb_rows, "f32 4097: past the rows");
@@ -532,8 +533,8 @@ static void test_rng(void)
     teardown(&f);
 }
 
-/* ---- XDNN_GROUPNORM_V2 (kernels/norm_group.cu, session 12: not yet run on
- * a GPU): which group norms plan_gn takes (packed NCHW, one dtype) and the
+/* ---- groups v2 (kernels/norm_group.cu, session 12; the default since 13,
+ * XDNN_GROUPNORM_V2=0: the generic path): which group norms plan_gn takes (packed NCHW, one dtype) and the
  * geometry it picks for 132 SMs; then, on the host, the kernels' index
  * walks over those jobs: the split chunks cover each group once (16-byte
  * starts when vec), the channel a thread steps through (i / S once per
@@ -594,12 +595,12 @@ static void test_norm_groups_v2(void)
     norm_plan np;
     char why[512];
     int bad = 0;
-    unsetenv("XDNN_GROUPNORM_V2");
+    setenv("XDNN_GROUPNORM_V2", "0", 1);
     if (setup(&f, text, false)) {
-        CHECK(norm_plan_of(&f, "y", &np, why, sizeof why) && !np.gn, "the switch off: the generic path");
+        CHECK(norm_plan_of(&f, "y", &np, why, sizeof why) && !np.gn, "=0: the generic path");
     }
     teardown(&f);
-    setenv("XDNN_GROUPNORM_V2", "1", 1);
+    unsetenv("XDNN_GROUPNORM_V2"); /* the default */
     if (setup(&f, text, false)) {
         /* 2048 groups of 25088 (50 KB): a block each, the group in shared memory */
         CHECK(norm_plan_of(&f, "y", &np, why, sizeof why) && np.gn, "%s", why);

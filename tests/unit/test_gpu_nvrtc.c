@@ -64,15 +64,15 @@ static void compile_graph(const char *label, const char *text)
     xdnn_diags_destroy(d);
 }
 
-/* Reduce v2 (XDNN_REDUCE_V2=1, codegen_redcol.c): each graph's one reduce takes the form `form` (0: the
- * old one) with `splits` row splits, and compiles; with the switch off the same graph keeps the old form. */
+/* Reduce v2 (codegen_redcol.c, the default): each graph's one reduce takes the form `form` (0: the old one)
+ * with `splits` row splits, and compiles; with XDNN_REDUCE_V2=0 the same graph keeps the old form. */
 static void reduce_v2(const char *label, const char *text, int form, int splits)
 {
     for (int on = 1; on >= 0; on--) {
         if (on)
-            setenv("XDNN_REDUCE_V2", "1", 1);
+            unsetenv("XDNN_REDUCE_V2"); /* the default */
         else
-            unsetenv("XDNN_REDUCE_V2");
+            setenv("XDNN_REDUCE_V2", "0", 1);
         xdnn_diags_t *d = xdnn_diags_create();
         xdnn_module_t *m = bind_graph(label, text, d);
         if (!m) {
