@@ -41,17 +41,17 @@ run() {
     env "$@" timeout "$lim" "$dt" "$filt" > "$out/$tag.log" 2>&1; echo "rc=$?"
     grep -E "^FAIL" -A4 "$out/$tag.log" | cut -c1-300 | head -16; grep -E "passed," "$out/$tag.log"
 }
-run new 40 tm3
-run 3d-on 50 /3d
-run 3d-off 50 /3d XDNN_CONV_WGMMA_TMA3D=0
-run wgn-on 30 wgn
-run wgt 30 wgt
+run new 30 tm3
+run 3d-on 45 /3d
+run 3d-off 45 /3d XDNN_CONV_WGMMA_TMA3D=0
+run wgn-on 25 wgn
+run wgt 25 wgt
 dev_memcheck "$dt" tm3 "${SAN_S:-40}"
 
 step "bench: the planner's u3d rows with the 5-d TMA producer on, then off (XDNN_CONV_WGMMA_TMA3D=0), conv_igemm"
-dev_bench_runs "$dt" "-|convzoo_fwd_bf16 u3d|on|25;-|convzoo_dgrad_bf16 u3d|on|25"
+dev_bench_runs "$dt" "-|convzoo_fwd_bf16 u3d|on|20;-|convzoo_dgrad_bf16 u3d|on|20"
 mv "$out/bench.log" "$out/bench_on.log"
-dev_bench_runs "$dt" "XDNN_CONV_WGMMA_TMA3D=0|convzoo_fwd_bf16 u3d|off|25;XDNN_CONV_WGMMA_TMA3D=0|convzoo_dgrad_bf16 u3d|off|25"
+dev_bench_runs "$dt" "XDNN_CONV_WGMMA_TMA3D=0|convzoo_fwd_bf16 u3d|off|20;XDNN_CONV_WGMMA_TMA3D=0|convzoo_dgrad_bf16 u3d|off|20"
 mv "$out/bench.log" "$out/bench_off.log"
 dev_bench_runs "$dt" "-|convzoo_fwd_bf16_igemm u3d_c32|igemm|10;-|convzoo_dgrad_bf16_igemm u3d_c32|igemm|10"
 mv "$out/bench.log" "$out/bench_igemm.log"
