@@ -13,6 +13,8 @@
 #  3. bench: the 3-D UNet rows as the planner places them (convzoo_{fwd,dgrad}_bf16 u3d), on and off, the K = 32
 #     rows forced on conv_igemm, beside bench/conv_peer.py zoo (cuDNN) in the same call;
 #  4. the tester's whole sweep with the time left (BUDGET_S, the call's: 280).
+# PART=ncu (the second call): Nsight Compute's speed-of-light, memory, compute and warp-state sections of one
+# launch each: the C32 forward with the switch on and off, the C64 forward on.
 # A table last (table.txt); every log in OUT/logs.tgz.
 #
 # EXPECTED (written before the call; before = session 12's call 1, 3977763: C32 K32 64^3 fwd / dgrad 0.398 /
@@ -41,6 +43,19 @@ run() {
     env "$@" timeout "$lim" "$dt" "$filt" > "$out/$tag.log" 2>&1; echo "rc=$?"
     grep -E "^FAIL" -A4 "$out/$tag.log" | cut -c1-300 | head -16; grep -E "passed," "$out/$tag.log"
 }
+if [ "${PART:-ab}" = ncu ]; then # the second call: where the on path's time goes (Nsight Compute, one launch each)
+    for r in "-|u3d_c32k32d64|c32-on" "XDNN_CONV_WGMMA_TMA3D=0|u3d_c32k32d64|c32-off" "-|u3d_c64k64d32|c64-on"; do
+        IFS='|' read -r e row tag <<< "$r"; x=${e/#-/}
+        step "ncu $tag: convzoo_fwd_bf16 $row $x"
+        env $x DIFFTEST_ITERS=1 timeout 40 ncu -k regex:kcw_fwd --launch-skip 2 --launch-count 1 --section SpeedOfLight \
+            --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section WarpStateStats \
+            "$dt" --bench "convzoo_fwd_bf16 $row" > "$out/ncu_$tag.txt" 2>&1; echo "rc=$?"
+        grep -E "Duration|Memory Throughput|L2 Cache Throughput|L1/TEX Cache Throughput|DRAM Throughput|Compute \(SM\) Th|Issue Slots Busy|L2 Hit Rate|Mem Busy|Max Bandwidth" \
+            "$out/ncu_$tag.txt" | head -14
+    done
+    (cd "$out" && tar czf logs.tgz --remove-files $(ls | grep -v -e '^logs.tgz$' -e '^device.txt$'))
+    step done; exit 0
+fi
 run new 30 tm3
 run 3d-on 45 /3d
 run 3d-off 45 /3d XDNN_CONV_WGMMA_TMA3D=0
