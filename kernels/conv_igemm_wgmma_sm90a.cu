@@ -50,6 +50,11 @@
 // up to 6% on the 64-wide 3-D ones and did not make up the two stages: not kept).  It runs any 1-/2-/3-D conv (the
 // D3 code folds a unit depth); the engine picks it (eng_conv_wgmma.c, XDNN_CONV_WGMMA_BN32).
 // A y of K % 8 != 0 channels (a dgrad's dx of C = 4): the register store's 16-byte blocks are off, pairs only.
+// The 3-D code's TMA producer (session 13; the engine's XDNN_CONV_WGMMA_TMA3D): one thread loads each slice
+// through a 5-d im2col map of x (kcw_load_tap5: a box of the tile's 128 output pixels at one tap (t, r, s)) and
+// w's tiled map, as the 1-/2-D code does through its 4-d map; C = 32 (the 3-D UNet's 64^3 layer and the K = 32
+// dgrads' dy) makes a slice two taps' 32-channel boxes, A in two 64-byte swizzled halves (g.tma == 2,
+// kcw_a_desc).  Measured 1.14-1.51x faster than the gather on the UNet's rows (bench/RESULTS-conv.md).
 // Offsets are 32-bit: the engine refuses tensors spanning 2^31 elements or more.
 #include "conv_epi.cuh"
 #include "wgmma_sm90a.cuh"

@@ -35,8 +35,8 @@ int kconv_wgmma_stages(int bn, int staged);
  * x and w channel-contiguous of one type, f16 or bf16, C % 8 == 0, K even
  * (a forward conv's K % 8 == 0; a dgrad's dx of C = 4 is stored in pairs),
  * 16-byte aligned x / w rows (the engine checks: eng_conv_wgmma.c); y any
- * strides and type.  bn: 32 (the 3-D code, register store, cp.async: any
- * dims), 64 or 128.  splits > 1 (normalised as
+ * strides and type.  bn: 32 (the 3-D code, register store: any dims), 64
+ * or 128.  splits > 1 (normalised as
  * gpu_conv_wgmma_splits does: none empty): each CTA writes its f32 partial to
  * part[split][M][K] and kconv_igemm_reduce finishes (deterministic).
  * nzero (<= KCW_ZERO_MAX, unsplit only): the store also writes zeros at each
