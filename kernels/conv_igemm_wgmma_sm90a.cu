@@ -50,6 +50,11 @@
 // up to 6% on the 64-wide 3-D ones and did not make up the two stages: not kept).  It runs any 1-/2-/3-D conv (the
 // D3 code folds a unit depth); the engine picks it (eng_conv_wgmma.c, XDNN_CONV_WGMMA_BN32).
 // A y of K % 8 != 0 channels (a dgrad's dx of C = 4): the register store's 16-byte blocks are off, pairs only.
+// The 3-D code's TMA producer (session 13; the engine's XDNN_CONV_WGMMA_TMA3D): one thread loads each slice
+// through a 5-d im2col map of x (kcw_load_tap5: a box of the tile's 128 output pixels at one tap (t, r, s)) and
+// w's tiled map, as the 1-/2-D code does through its 4-d map; C = 32 (the 3-D UNet's 64^3 layer and the K = 32
+// dgrads' dy) makes a slice two taps' 32-channel boxes, A in two 64-byte swizzled halves (g.tma == 2,
+// kcw_a_desc).  Measured 1.14-1.51x faster than the gather on the UNet's rows (bench/RESULTS-conv.md).
 // Offsets are 32-bit: the engine refuses tensors spanning 2^31 elements or more.
 #include "conv_epi.cuh"
 #include "wgmma_sm90a.cuh"
@@ -71,7 +76,10 @@ struct kcw_geom {
     // depth T, output depth O, its stride, lead pad and dilation, and the x / w / y depth strides
     int D, T, O, sd, pd, dd, xD, wT, yO;
     int M, Kred, dt_y, kt_per;
-    int tma; // the producer loads A by a TMA im2col map and B by a tiled one (launch_bn: tma_maps), 1-/2-D only
+    // the producer: 0 gathers by cp.async; else it loads B by a tiled map and A by an im2col map (launch_bn),
+    // 1: a slice one 64-channel box (C % 64 == 0, 128-byte swizzle; a 4-d map, or 5-d in the D3 code), 2 (D3,
+    // C == 32): a slice two taps' 32-channel boxes, A in two 64-byte swizzled halves (kcw_a_desc)
+    int tma;
     int nz, zoff[KCW_ZERO_MAX]; // a dgrad phase's store also writes zeros at yrow + zoff[i] (folded empty phases)
 };
 
@@ -622,6 +630,28 @@ __device__ __forceinline__ void kcw_consume_pingpong(const kcw_geom &g, void *__
 }
 #endif
 
+#if XW_DEVICE
+// One tap's box of x through the 5-d im2col map (the D3 code's TMA producer): channels from c of tap = (t, r, s)
+// (s fastest) for the 128 rows from the output pixel whose first tap is (w0, h0, d0) of image n0.
+__device__ __forceinline__ void kcw_load_tap5(uint32_t dst, const CUtensorMap *tx, uint32_t bar, const kcw_geom &g,
+                                              int c, int tap, int w0, int h0, int d0, int n0)
+{
+    const int s = tap % g.S, r = tap / g.S % g.R, t = tap / (g.S * g.R);
+    tma_load_im2col_5d(dst, tx, bar, c, w0, h0, d0, n0, (uint16_t)(s * g.dw), (uint16_t)(r * g.dh),
+                       (uint16_t)(t * g.dd));
+}
+
+// The wgmma descriptor of consumer cw's 64 rows of A at k step k16 of the stage at sA: 128-byte swizzled rows of
+// the slice's 64 channels, or (g.tma == 2, D3) the two 64-byte swizzled halves of 32 channels, k16 0-1 in the
+// first, 2-3 in the second.
+template <bool D3> __device__ __forceinline__ uint64_t kcw_a_desc(const kcw_geom &g, uint32_t sA, int cw, int k16)
+{
+    if (D3 && g.tma == 2)
+        return gdesc64(sA + (k16 >> 1) * (kcwBM * 64) + cw * 64 * 64 + (k16 & 1) * 32);
+    return gdesc(sA + cw * 64 * 128 + k16 * 32, 16, 1024);
+}
+#endif
+
 // D3: a 3-D conv (depth gathered and bounds-tested too); the 1-/2-D instances compile the depth away.  MP (with
 // D3): a dgrad's phases from the table ph.
 template <typename T, int BN, bool STG, bool D3, bool MP = false, bool PP = false>
@@ -645,7 +675,7 @@ __global__ void __launch_bounds__(kcwThreads, 1)
     if (threadIdx.x == 0) {
 #pragma unroll
         for (int s = 0; s < ST; s++) {
-            mb_init(KCW_FULL(s), !D3 && g.tma ? 1 : 128); // TMA: the one expect_tx arrival
+            mb_init(KCW_FULL(s), g.tma ? 1 : 128); // TMA: the one expect_tx arrival
             mb_init(KCW_EMPTY(s), PP ? 128 : 256); // PP: one warpgroup reads a slice
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -659,35 +689,37 @@ __global__ void __launch_bounds__(kcwThreads, 1)
 
     if (wg == 0) { // ---- producer: the ring position gs runs on across work items
         asm volatile("setmaxnreg.dec.sync.aligned.u32 80;\n");
-        if (!D3 && g.tma) { // TMA: one thread issues a slice's two loads; the copy engine zero-fills
+        if (g.tma) { // TMA: one thread issues a slice's loads; the copy engine zero-fills
             if (threadIdx.x != 0)
                 return;
+            const int taps = g.T * g.R * g.S;
             int gs = 0;
             for (int wi = blockIdx.x; wi < nwork; wi += gridDim.x) {
                 const kcw_item it = item_of(g, wi, tiles_m, tiles_n, BN);
                 // the tile's first output pixel's first tap: the im2col traversal walks its 128 rows from there
-                // (across row ends and images as m does; rows past M read images past N: zeros, never stored)
-                const int q0 = it.bm % g.Q, p0 = (it.bm / g.Q) % g.P, n0 = it.bm / (g.P * g.Q);
-                const int w0 = q0 * g.sw - g.pw, h0 = p0 * g.sh - g.ph;
-                int kk = it.kt0 * kcwBK; // C % 64 == 0: a slice is 64 channels of one tap (r, s)
-                int c = kk % g.C, s = (kk / g.C) % g.S, r = kk / (g.C * g.S);
+                // (across row ends, depth planes and images as m does; rows past M read images past N: zeros,
+                // never stored)
+                const int q0 = it.bm % g.Q, p0 = (it.bm / g.Q) % g.P, nn0 = it.bm / (g.P * g.Q);
+                const int o0 = D3 ? nn0 % g.O : 0, n0 = D3 ? nn0 / g.O : nn0;
+                const int w0 = q0 * g.sw - g.pw, h0 = p0 * g.sh - g.ph, d0 = o0 * g.sd - g.pd;
                 for (int kt = 0; kt < it.KT; kt++, gs++) {
-                    const int st = gs % ST;
+                    const int st = gs % ST, kk = (it.kt0 + kt) * kcwBK;
                     mb_wait(KCW_EMPTY(st), ((gs / ST) & 1) ^ 1);
                     const uint32_t sA = sbase + st * C::STAGE, sB = sA + C::A_BYTES;
                     mb_expect(KCW_FULL(st), C::STAGE); // whole boxes, zero-filled parts included
-                    tma_load_im2col_4d(sA, &tx, KCW_FULL(st), c, w0, h0, n0, (uint16_t)(s * g.dw),
-                                       (uint16_t)(r * g.dh));
-                    tma_load(sB, &tw, KCW_FULL(st), kk, it.bn, 0, 0); // w as [K][Kred]: rows past K are zeros
-                    kk += kcwBK;
-                    c += kcwBK;
-                    if (c == g.C) {
-                        c = 0;
-                        if (++s == g.S) {
-                            s = 0;
-                            ++r;
-                        }
+                    if (!D3) { // C % 64 == 0: a slice is 64 channels of one tap (r, s)
+                        const int tap = kk / g.C;
+                        tma_load_im2col_4d(sA, &tx, KCW_FULL(st), kk % g.C, w0, h0, n0,
+                                           (uint16_t)(tap % g.S * g.dw), (uint16_t)(tap / g.S * g.dh));
+                    } else if (g.tma == 1) { // 64 channels of one tap (t, r, s)
+                        kcw_load_tap5(sA, &tx, KCW_FULL(st), g, kk % g.C, kk / g.C, w0, h0, d0, n0);
+                    } else { // C == 32: taps 2 kt and 2 kt + 1 side by side; past the last tap the last again
+                        const int tap = kk / 32; // (finite x times w's zero columns past Kred: adds 0)
+                        kcw_load_tap5(sA, &tx, KCW_FULL(st), g, 0, tap, w0, h0, d0, n0);
+                        kcw_load_tap5(sA + kcwBM * 64, &tx, KCW_FULL(st), g, 0, tap + 1 < taps ? tap + 1 : tap, w0,
+                                      h0, d0, n0);
                     }
+                    tma_load(sB, &tw, KCW_FULL(st), kk, it.bn, 0, 0); // w as [K][Kred]: rows past K are zeros
                 }
             }
             return;
@@ -794,13 +826,13 @@ __global__ void __launch_bounds__(kcwThreads, 1)
         for (int kt = 0; kt < it.KT; kt++, gs++) {
             const int st = gs % ST;
             mb_wait(KCW_FULL(st), (gs / ST) & 1);
-            const uint32_t sA = sbase + st * C::STAGE + cw * 64 * 128, sB = sbase + st * C::STAGE + C::A_BYTES;
+            const uint32_t sA = sbase + st * C::STAGE, sB = sA + C::A_BYTES;
             wg_fence();
 #pragma unroll
             for (int k16 = 0; k16 < kcwBK / 16; k16++)
 #pragma unroll
                 for (int b = 0; b < NB; b++)
-                    wg_ss(acc[b], gdesc(sA + k16 * 32, 16, 1024), gdesc(sB + b * WN * 128 + k16 * 32, 16, 1024),
+                    wg_ss(acc[b], kcw_a_desc<D3>(g, sA, cw, k16), gdesc(sB + b * WN * 128 + k16 * 32, 16, 1024),
                           kt > 0 || k16 > 0, T());
             wg_commit();
             wg_wait<1>(); // the previous slice's group has retired: its buffers go back
@@ -847,6 +879,37 @@ bool tma_maps(const kcw_geom &g, const void *x, const void *w, bool bf16, int bn
     return make_map(tw, w, bf16, dims, st, bn);
 }
 
+// The D3 code's TMA producer (session 13, the 5-d im2col map): x's 64-channel blocks (C % 64 == 0: mode 1) or two
+// taps' 32 channels a slice (C == 32: mode 2, the 3-D UNet's 32-channel layers), dense (t, r, s, c) weights read
+// as [K][T*R*S*C] with 16-byte rows, x strides in 16-byte multiples, the taps' offsets (T-1) dd, (R-1) dh, (S-1)
+// dw in the 5-d instruction's [0, 31] and the map's corners in [-16, 15] (make_im2col_map5).  0: the gather.
+int tma3_mode(const kcw_geom &g)
+{
+    const int in[3] = {g.D, g.H, g.W}, out[3] = {g.O, g.P, g.Q}, st[3] = {g.sd, g.sh, g.sw};
+    const int pad[3] = {g.pd, g.ph, g.pw};
+    const bool ok = (g.C % kcwBK == 0 || g.C == 32) && (g.S == 1 || g.wS == g.C) && (g.R == 1 || g.wR == g.S * g.C) &&
+                    (g.T == 1 || g.wT == g.R * g.S * g.C) && g.wK % 8 == 0 && (g.N == 1 || g.xN % 8 == 0) &&
+                    (g.D == 1 || g.xD % 8 == 0) && (g.H == 1 || g.xH % 8 == 0) && g.xW % 8 == 0 &&
+                    (g.T - 1) * g.dd <= 31 && (g.R - 1) * g.dh <= 31 && (g.S - 1) * g.dw <= 31 &&
+                    im2col_map5_fits(in, out, st, pad);
+    return ok ? (g.C == 32 ? 2 : 1) : 0;
+}
+
+int tma3_maps(const kcw_geom &g, const void *x, const void *w, bool bf16, int bn, CUtensorMap *tx, CUtensorMap *tw)
+{
+    const int mode = tma3_mode(g);
+    const int in[3] = {g.D, g.H, g.W}, out[3] = {g.O, g.P, g.Q}, st[3] = {g.sd, g.sh, g.sw};
+    const int pad[3] = {g.pd, g.ph, g.pw};
+    const int64_t xs[3] = {g.xD, g.xH, g.xW};
+    if (!mode || !make_im2col_map5(tx, x, bf16, g.N, in, g.C, g.xN, xs, out, st, pad, mode == 2 ? 32 : 64, kcwBM))
+        return 0;
+    const int64_t dims[4] = {1, 1, g.K, g.Kred}, wst[4] = {0, 0, g.wK, 1};
+    return make_map(tw, w, bf16, dims, wst, bn) ? mode : 0;
+}
+
+// Whether a launch runs the D3 code (launch_t): the 32-wide tile, and every 3-D conv.
+bool runs_d3(const kcw_geom &g, int bn) { return bn == 32 || g.D != 1 || g.T != 1 || g.O != 1 || g.pd != 0; }
+
 // mp (MP, with D3, unsplit): the phases of a conv_dgrad in this one launch (kconv_wgmma_phases); else g alone.
 // PP: the ping-pong consumers (kcw_consume_pingpong).
 template <typename T, int BN, bool STG, bool D3, bool MP = false, bool PP = false>
@@ -867,7 +930,11 @@ int launch_bn(const kcw_geom &g, const void *x, const void *w, void *y, const kc
     CUtensorMap tx, tw;
     memset(&tx, 0, sizeof tx);
     memset(&tw, 0, sizeof tw);
-    gs.tma = !D3 && g.tma && tma_maps(g, x, w, std::is_same<T, __nv_bfloat16>::value, BN, &tx, &tw);
+    // the producer (g.tma: the caller's KCW_TMA_* bits): the MP table's phases gather
+    const bool bf = std::is_same<T, __nv_bfloat16>::value;
+    gs.tma = MP ? 0
+         : D3 ? ((g.tma & KCW_TMA_3D) ? tma3_maps(g, x, w, bf, BN, &tx, &tw) : 0)
+              : ((g.tma & KCW_TMA_2D) && tma_maps(g, x, w, bf, BN, &tx, &tw));
     const int KT = (g.Kred + kcwBK - 1) / kcwBK;
     if (splits < 1 || !part)
         splits = 1;
@@ -915,7 +982,7 @@ int launch_t(const kcw_geom &g, const void *x, const void *w, void *y, const kco
         return launch_bn<T, 32, false, true>(g, x, w, y, epi, part, stats, splits, s);
     // 3-D: the register store (the staged one decomposes rows in 2-D; its 4 more instances would cost compile
     // time, and the 3-D UNet's 32-/64-channel layers run 64-wide tiles, which it does not serve)
-    if (g.D != 1 || g.T != 1 || g.O != 1 || g.pd != 0)
+    if (runs_d3(g, bn))
         return bn == 64 ? launch_bn<T, 64, false, true>(g, x, w, y, epi, part, stats, splits, s)
                         : launch_bn<T, 128, false, true>(g, x, w, y, epi, part, stats, splits, s);
     // the ping-pong consumers: 64-wide tiles (a warpgroup's 128 x 128 tile would hold 128 accumulators a thread,
@@ -984,9 +1051,12 @@ extern "C" int kconv_wgmma_stages(int bn, int staged)
                     : staged ? kcw_cfg<128, true>::ST : kcw_cfg<128, false>::ST;
 }
 
-extern "C" int kconv_wgmma_tma(const kconv_params *p)
+extern "C" int kconv_wgmma_tma(const kconv_params *p, int bn, int tma)
 {
-    return tma_geom_ok(geom_of(p, 0, nullptr));
+    const kcw_geom g = geom_of(p, 0, nullptr);
+    if (runs_d3(g, bn))
+        return (tma & KCW_TMA_3D) && tma3_mode(g) ? 2 : 0;
+    return (tma & KCW_TMA_2D) && tma_geom_ok(g) ? 1 : 0;
 }
 
 extern "C" int kconv_wgmma_phases_ok(const kconv_epi *epi, int n, const int64_t *yoff)
@@ -1046,7 +1116,7 @@ extern "C" int kconv_wgmma_fwd(const kconv_params *p, const void *x, const void 
     kconv_epi none;
     none.n = 0;
     kcw_geom g = geom_of(p, nzero, zoff);
-    g.tma = tma != 0; // launch_bn keeps it where the maps can be made
+    g.tma = tma; // KCW_TMA_* bits: launch_bn keeps them where the maps can be made
     if (g.M == 0 || g.K == 0)
         return 0;
     cudaStream_t s = (cudaStream_t)stream;

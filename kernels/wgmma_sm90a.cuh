@@ -70,6 +70,18 @@ __device__ __forceinline__ void tma_load_im2col_4d(uint32_t dst, const CUtensorM
                  : "memory");
 }
 
+// The 5-d form for a 3-D conv's x (make_im2col_map5: {C, W, H, D, N}): the same walk with the depth between H and
+// the image, the tap's offsets (ow, oh, od) = (s * dw, r * dh, t * dd), each in [0, 31] (the PTX ISA's 5-d range).
+__device__ __forceinline__ void tma_load_im2col_5d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c, int w,
+                                                   int h, int d, int n, uint16_t ow, uint16_t oh, uint16_t od)
+{
+    asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4, %5, %6, %7}], [%2], {%8, %9, %10};\n" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c), "r"(w), "r"(h), "r"(d), "r"(n), "h"(ow),
+                 "h"(oh), "h"(od)
+                 : "memory");
+}
+
 // 16-byte cp.async, zero-filled (src-size 0) where !valid; its groups; and the fence that makes the copies a
 // thread saw complete visible to wgmma (the async proxy).  The conv kernels' producers gather with these.
 __device__ __forceinline__ void cpa16(uint32_t dst, const void *src, bool valid)
@@ -90,6 +102,13 @@ __device__ __forceinline__ uint64_t gdesc(uint32_t addr, uint32_t lbo, uint32_t 
 {
     return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)((lbo >> 4) & 0x3FFF) << 16) |
            ((uint64_t)((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
+}
+
+// The same for a 64-byte swizzled K-major operand (TMA's SWIZZLE_64B: rows of 64 bytes, 16-byte chunk c of row
+// r at c ^ (r / 2 % 4)): 8-row groups 512 bytes apart, a k16 step 32 bytes along the row.
+__device__ __forceinline__ uint64_t gdesc64(uint32_t addr)
+{
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((uint64_t)(512 >> 4) << 32) | (2ull << 62);
 }
 
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -373,6 +392,48 @@ bool make_im2col_map(CUtensorMap *m, const void *x, bool bf16, int N, int H, int
     return enc(m, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4, const_cast<void *>(x),
                gdim, gst, lo, hi, 64, (cuuint32_t)pixels, est, CU_TENSOR_MAP_INTERLEAVE_NONE,
                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// The 5-d im2col view of a channels-last 3-D conv input x[N][D][H][W][C] (element strides xn, xd, xh, xw; channel
+// stride 1) for tma_load_im2col_5d, as make_im2col_map's 4-d one with the depth: boxes of `pixels` output pixels
+// (GEMM rows in (n, o, p, q) order) x `chans` channels, zeros outside x; chans 64 (one 128-byte row, 128-byte
+// swizzle) or 32 (a 64-byte row, 64-byte swizzle: a slice of C = 32 is two taps' boxes side by side).  The
+// encoder's 5-d corners lie in [-16, 15] (the 4-d [-128, 127]), traversal strides 1..8.  False where the driver
+// or those limits refuse: the caller gathers by hand there.
+bool im2col_map5_fits(const int *in, const int *out, const int *st, const int *pad)
+{
+    for (int i = 0; i < 3; i++) { // D, H, W
+        const int lo = -pad[i], hi = -pad[i] + (out[i] - 1) * st[i] - (in[i] - 1);
+        if (lo < -16 || lo > 15 || hi < -16 || hi > 15 || st[i] < 1 || st[i] > 8)
+            return false;
+    }
+    return true;
+}
+
+bool make_im2col_map5(CUtensorMap *m, const void *x, bool bf16, int N, const int *in, int C, int64_t xn,
+                      const int64_t *xs, const int *out, const int *st, const int *pad, int chans, int pixels)
+{
+    encode_im2col_fn enc = im2col_map_encoder();
+    int64_t s[4] = {xs[2], xs[1], xs[0], xn}; // W, H, D, N strides; a size-1 dimension's is never stepped:
+    const int64_t ext[4] = {in[2], in[1], in[0], N}; // make it the dense one the encoder accepts
+    for (int i = 1; i < 4; i++)
+        if (ext[i] == 1)
+            s[i] = s[i - 1] * ext[i - 1];
+    if (!enc || !im2col_map5_fits(in, out, st, pad) || (reinterpret_cast<uintptr_t>(x) & 15) ||
+        (s[0] | s[1] | s[2] | s[3]) % 8 || pixels < 1 || pixels > 1024 || (chans != 32 && chans != 64))
+        return false;
+    const cuuint64_t gdim[5] = {(cuuint64_t)C, (cuuint64_t)in[2], (cuuint64_t)in[1], (cuuint64_t)in[0],
+                                (cuuint64_t)N};
+    const cuuint64_t gst[4] = {(cuuint64_t)s[0] * 2, (cuuint64_t)s[1] * 2, (cuuint64_t)s[2] * 2,
+                               (cuuint64_t)s[3] * 2}; // bytes, dims 1..4
+    const int lo[3] = {-pad[2], -pad[1], -pad[0]}; // {W, H, D}, innermost first
+    const int hi[3] = {-pad[2] + (out[2] - 1) * st[2] - (in[2] - 1), -pad[1] + (out[1] - 1) * st[1] - (in[1] - 1),
+                       -pad[0] + (out[0] - 1) * st[0] - (in[0] - 1)};
+    const cuuint32_t est[5] = {1, (cuuint32_t)st[2], (cuuint32_t)st[1], (cuuint32_t)st[0], 1};
+    return enc(m, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 5, const_cast<void *>(x),
+               gdim, gst, lo, hi, (cuuint32_t)chans, (cuuint32_t)pixels, est, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               chans == 64 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 

@@ -45,7 +45,7 @@ typedef struct cw_priv {
     gconv_dgrad dg;  /* conv_dgrad: its stride phases */
     int bn, splits;  /* the tile width; the forward conv's split-K */
     bool stage;      /* y by the staged store (kern_conv_wgmma.h); XDNN_CONV_WGMMA_NO_STAGE turns it off */
-    bool tma;        /* the producer loads by TMA where it can (kern_conv_wgmma.h); XDNN_CONV_WGMMA_NO_TMA: cp.async */
+    int tma;         /* KCW_TMA_* bits: the producer loads by TMA where it can (kern_conv_wgmma.h; cw_tma_bits) */
     bool pingpong;   /* the ping-pong consumers on 64-wide tiles (cw_pingpong_on, cw_pingpong_epi_ok) */
     size_t ws_total;
     char detail[448];
@@ -199,6 +199,19 @@ static bool cw_one_launch(const gconv_problem *cp, const gconv_dgrad *dg)
     return (env && strcmp(env, "1") == 0) || cp->nsp == 3;
 }
 
+/* The producer's TMA maps a partition may use (kern_conv_wgmma.h's KCW_TMA_* bits).  XDNN_CONV_WGMMA_NO_TMA (A/B,
+ * session 10): set and not "0" = the cp.async gather everywhere.  XDNN_CONV_WGMMA_TMA3D (session 13): "0" = a 3-D
+ * conv's (and a 3-D dgrad phase's) x gathered by cp.async as before; unset or anything else = loaded through a
+ * 5-d im2col map where the kernel can make one (C % 64 == 0, or C == 32 two taps a slice).  1-/2-D convs on the
+ * 32-wide tile (XDNN_CONV_WGMMA_BN32=1) keep the gather. */
+static int cw_tma_bits(int nsp)
+{
+    const char *notma = getenv("XDNN_CONV_WGMMA_NO_TMA"), *t3 = getenv("XDNN_CONV_WGMMA_TMA3D");
+    if (notma && strcmp(notma, "0") != 0)
+        return 0;
+    return KCW_TMA_2D | (nsp == 3 && !(t3 && strcmp(t3, "0") == 0) ? KCW_TMA_3D : 0);
+}
+
 /* XDNN_CONV_WGMMA_PINGPONG (session 12): 0 = both consumer warpgroups share each 128 x 64 tile (the cooperative
  * schedule); unset or anything else = the ping-pong schedule on the 64-wide tiles (kern_conv_wgmma.h: each
  * warpgroup a whole tile, the two taking turns).  Measured on the H100 (bench/RESULTS-conv.md, session 12):
@@ -238,8 +251,7 @@ static bool cw_prepare(const gplan *pl, const gpart *p, const gpu_device *dev, c
         return false;
     const char *off = getenv("XDNN_CONV_WGMMA_NO_STAGE"); /* A/B switch: set and not "0" = the register store */
     cv->stage = !off || strcmp(off, "0") == 0;
-    const char *notma = getenv("XDNN_CONV_WGMMA_NO_TMA"); /* A/B switch: set and not "0" = the cp.async gather */
-    cv->tma = !notma || strcmp(notma, "0") == 0;
+    cv->tma = cw_tma_bits(cv->cp.nsp);
     cv->pingpong = cw_pingpong_on() && cw_pingpong_epi_ok(&cv->cp.epi);
     if (cv->cp.dir == GCONV_DGRAD) {
         if (!gpu_conv_dgrad_plan(&cv->cp, dev->sm_count, gpu_conv_wgmma_splits, &cv->dg, why, len))
@@ -432,8 +444,9 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     /* the staged store where y allows it (the kernel checks the rest: 16-byte aligned rows; split-K's partials
      * leave from registers) */
     /* (3-D convs: the register store, kernels/conv_igemm_wgmma_sm90a.cu's launch_t) */
-    /* the 3-D instances: cp.async, the register store (the one launch's, and the 32-wide tile's) */
     const bool one = dgrad && cv->dg.one_launch;
+    /* the 3-D instances: the one launch's gather, the others' 5-d TMA map where it serves */
+    const int tma = one ? 0 : kconv_wgmma_tma(k, cv->bn, cv->tma);
     const bool staged = cv->stage && kconv_wgmma_staged(cv->bn) && k->dt_y != KDT_F32 && k->sy[1] == 1 && most <= 1 &&
                         cv->cp.nsp < 3 && !one;
     const int stages = kconv_wgmma_stages(cv->bn, staged);
@@ -450,8 +463,7 @@ static xdnn_status cw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
                      k->N * k->out[0] * k->out[1] * k->out[2], k->K, k->C * k->win[0] * k->win[1] * k->win[2], KCW_BM,
                      cv->bn, KCW_BK,
                      stages, cv->bn < 128 ? cv->bn : 128,
-                     cv->tma && !one && cv->bn != KCW_BN_NARROW && kconv_wgmma_tma(k) ? "TMA (im2col x, tiled w)"
-                                                                                      : "cp.async",
+                     tma == 2 ? "TMA (5-d im2col x, tiled w)" : tma ? "TMA (im2col x, tiled w)" : "cp.async",
                      pp ? ", ping-pong (a tile each, in turns)" : "",
                      staged ? ", y staged in shared memory and bulk-copied" : "");
     if (most > 1 && n > 0 && (size_t)n < sizeof cv->detail)

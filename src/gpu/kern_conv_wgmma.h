@@ -16,6 +16,9 @@ enum { KCW_BM = 128, KCW_BK = 64, KCW_BN_NARROW = 32, KCW_BN_SMALL = 64, KCW_BN_
 /* The most zero-filled lattices one store may carry (conv_dgrad.h's GCONV_MAX_ZERO); the most stride
  * phases one launch of kconv_wgmma_phases runs (a 3-D stride-2 dgrad's eight). */
 enum { KCW_ZERO_MAX = 3, KCW_PH_MAX = 8 };
+/* kconv_wgmma_fwd's tma bits: the 1-/2-D code's producer may load by a 4-d
+ * im2col map, the 3-D code's (3-D convs and the 32-wide tile) by a 5-d one. */
+enum { KCW_TMA_2D = 1, KCW_TMA_3D = 2 };
 
 /* 1 when this build holds the sm_90a code (the Makefile rule of kernels/..._sm90a.cu). */
 int kconv_wgmma_built(void);
@@ -32,8 +35,8 @@ int kconv_wgmma_stages(int bn, int staged);
  * x and w channel-contiguous of one type, f16 or bf16, C % 8 == 0, K even
  * (a forward conv's K % 8 == 0; a dgrad's dx of C = 4 is stored in pairs),
  * 16-byte aligned x / w rows (the engine checks: eng_conv_wgmma.c); y any
- * strides and type.  bn: 32 (the 3-D code, register store, cp.async: any
- * dims), 64 or 128.  splits > 1 (normalised as
+ * strides and type.  bn: 32 (the 3-D code, register store: any dims), 64
+ * or 128.  splits > 1 (normalised as
  * gpu_conv_wgmma_splits does: none empty): each CTA writes its f32 partial to
  * part[split][M][K] and kconv_igemm_reduce finishes (deterministic).
  * nzero (<= KCW_ZERO_MAX, unsplit only): the store also writes zeros at each
@@ -46,10 +49,10 @@ int kconv_wgmma_stages(int bn, int staged);
  * while the next tile's wgmmas run, where the tile and y allow it
  * (kconv_wgmma_staged(bn); unsplit, f16 / bf16, unit channel stride, 16-byte
  * aligned rows and zero lattices); else, and with stage 0, the consumers
- * store from registers.  tma (!= 0): the producer loads x's im2col slices and
- * w's rows through TMA maps (one thread, two bulk tensor copies a slice)
- * where kconv_wgmma_tma(p) holds and x / w are 16-byte aligned; else, and
- * with tma 0, its 128 threads gather them by cp.async.  pingpong (!= 0):
+ * store from registers.  tma (KCW_TMA_* bits): the producer loads x's im2col
+ * slices and w's rows through TMA maps (one thread, two or three bulk tensor
+ * copies a slice) where kconv_wgmma_tma(p, bn, tma) holds and x / w are
+ * 16-byte aligned; else its 128 threads gather them by cp.async.  pingpong (!= 0):
  * on 64-wide tiles of a 1-/2-D conv without stats, each consumer warpgroup
  * runs whole tiles and the two take turns at the tensor pipe, so that one's
  * store overlaps the other's mainloop (session 12; the engine asks for it
@@ -75,12 +78,15 @@ int kconv_wgmma_phases(int n, const kconv_params *f, const int64_t *woff, const 
  * channel-contiguous relu_bwd mask read as 4-byte pairs at every phase's
  * offset yoff[0..n)). */
 int kconv_wgmma_phases_ok(const kconv_epi *epi, int n, const int64_t *yoff);
-/* 1 when p's geometry lets the producer load by TMA: 1-/2-D, C % 64 == 0
- * (a slice is one tap's 64 channels), w dense in (r, s, c) with rows a
- * multiple of 8 elements, x's strides multiples of 8 elements, the im2col
- * map's corners (-pad and the last output's tap past the edge) in
- * [-128, 127], strides <= 8. */
-int kconv_wgmma_tma(const kconv_params *p);
+/* Which producer a launch of p on a bn-wide tile with the tma bits runs:
+ * 1, the 4-d im2col map (the 1-/2-D code, KCW_TMA_2D: C % 64 == 0, a slice
+ * one tap's 64 channels; the map's corners, -pad and the last output's tap
+ * past the edge, in [-128, 127]); 2, the 5-d one (the 3-D code: 3-D convs and
+ * the 32-wide tile, KCW_TMA_3D: C % 64 == 0, or C == 32 with two taps a slice;
+ * tap offsets <= 31, corners in [-16, 15]); 0, the cp.async gather.  Both
+ * need w dense in (t, r, s, c) with rows a multiple of 8 elements, x's
+ * strides multiples of 8 elements and strides <= 8. */
+int kconv_wgmma_tma(const kconv_params *p, int bn, int tma);
 /* conv_igemm's split-K second pass (kernels/conv_igemm.cu): y = epilogue(sum
  * of part[0..splits)[M][K] in split order), through y's strides. */
 int kconv_igemm_reduce(const kconv_params *p, const float *part, int splits, void *y, const kconv_epi *epi,

@@ -68,6 +68,8 @@ typedef struct tcase {
     const char *bn32;        /* XDNN_CONV_WGMMA_BN32 for this case ("1": conv_igemm_wgmma's 32-wide tile for 2-D) */
     const char *dw_v2;       /* XDNN_CONV_DW_V2 for this case ("1": conv_dw's 2-D tile kernel, "0": v1) */
     bool dw_v2_fits;         /* with dw_v2 "1": the conv_dw partition must take v2 (else it must stay on v1) */
+    const char *tma3d;       /* XDNN_CONV_WGMMA_TMA3D for this case ("0": a 3-D conv's x gathered by cp.async);
+                                the process's own value is restored after it */
     int x_inf[2][4];         /* x_inf[0..1] = (n, c, h, w) != all 0: x holds +Inf there (both runs) before the
                                 reference: placed where no valid output reads it, the outputs must stay finite */
 } tcase;
@@ -1916,6 +1918,11 @@ static void run_case(int i, dh_outcome *out)
     const tcase *c = &cases[i];
     bool bench = opts.bench;
     dh_case_run r = {0};
+    char tma3d_was[16] = ""; /* the process's XDNN_CONV_WGMMA_TMA3D, put back after a case that sets its own */
+    const char *t3 = getenv("XDNN_CONV_WGMMA_TMA3D");
+    const bool tma3d_set = t3 != NULL;
+    if (t3)
+        snprintf(tma3d_was, sizeof tma3d_was, "%s", t3);
     const bool infs = c->x_inf[0][0] | c->x_inf[0][1] | c->x_inf[0][2] | c->x_inf[0][3];
     xdnn_status s = dh_case_begin(&r, c->id, c->text, !bench && !c->refuse && !infs, out);
     xgraph *g = r.g;
@@ -1959,6 +1966,8 @@ static void run_case(int i, dh_outcome *out)
         setenv("XDNN_CONV_WGMMA_BN32", c->bn32, 1);
     if (c->dw_v2)
         setenv("XDNN_CONV_DW_V2", c->dw_v2, 1);
+    if (c->tma3d)
+        setenv("XDNN_CONV_WGMMA_TMA3D", c->tma3d, 1);
     snprintf(force, sizeof force, "%s=%s", c->force ? c->force : "", c->want_engine ? c->want_engine : "");
     if (c->refuse) { /* planned only (dry or not): the forced engine's refusal, its reason named */
         gpu_run_opts o = {.iters = 1, .log = stderr, .force = forces, .nforce = 1};
@@ -2060,6 +2069,10 @@ done:
         unsetenv("XDNN_CONV_WGMMA_BN32");
     if (c->dw_v2)
         unsetenv("XDNN_CONV_DW_V2");
+    if (c->tma3d && tma3d_set)
+        setenv("XDNN_CONV_WGMMA_TMA3D", tma3d_was, 1);
+    else if (c->tma3d)
+        unsetenv("XDNN_CONV_WGMMA_TMA3D");
     dh_case_end(&r, c->id, out->ok);
 }
 
@@ -2823,6 +2836,69 @@ static void conv_wgmma_narrow_cases(void)
     }
 }
 
+/* conv_igemm_wgmma's 5-d TMA producer for 3-D convs (session 13: x through a 5-d im2col map, one bulk copy a tap
+ * and slice; XDNN_CONV_WGMMA_TMA3D), forced, "tm3" in every id, f16 and bf16, each case with the switch on ("on/"
+ * in the id: its detail must say "5-d im2col") and the first three off too ("off/": "cp.async"): C = 32 (a slice
+ * two taps' 32-channel boxes, 64-byte swizzled halves; 27 taps: the last slice half past the reduction) on the
+ * 32- and 64-wide tiles, C = 64 / 128 (a slice one tap's 64 channels; 128: two slices a tap), odd D/H/W (partial
+ * 128-row tiles across planes and images), pads 0 / 1 / asymmetric, stride 2 in every dim, dilation 2, a 1x3x5
+ * filter, N = 1, split-K 3 (a split starting mid-filter), conv_dgrad stride 1 (one phase: the forward's producer
+ * on dy, C = K = 32 and 64), the fused bias + relu; and C = 48 (neither: the gather, "cp.async", with the switch
+ * on).  Registered last: the seeds come from the case count. */
+static void conv_wgmma_tma3d_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    static const char t5[] = "TMA (5-d im2col x, tiled w)", ca[] = "cp.async producer";
+    struct { const char *name; int dir; win_cfg w; int splitk; const char *detail2; } cfgs[] = {
+        {"tm3-c32-k32-3x3x3-odd", 0, cfg(3, 2, 32, 32, 1, (int[]){7, 9, 11}, (int[]){3, 3, 3}, NULL, NULL,
+                                         (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 0, "tile 128x32x64"},
+        {"tm3-c64-k64-3x3x3-odd", 0, cfg(3, 2, 64, 64, 1, (int[]){9, 7, 5}, (int[]){3, 3, 3}, NULL, NULL,
+                                         (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 0, "tile 128x64x64"},
+        {"tm3d-c32-k32-3x3x3-odd", 1, cfg(3, 2, 32, 32, 1, (int[]){7, 9, 11}, (int[]){3, 3, 3}, NULL, NULL,
+                                          (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 0, "tile 128x32x64"},
+        {"tm3-c32-k64-s2-asym", 0, cfg(3, 2, 32, 64, 1, (int[]){9, 11, 13}, (int[]){3, 3, 3}, (int[]){2, 2, 2},
+                                       NULL, (int[]){1, 0, 1}, (int[]){0, 1, 2}, false), 0, "tile 128x64x64"},
+        {"tm3-c64-k32-s2-pad0", 0, cfg(3, 1, 64, 32, 1, (int[]){11, 9, 7}, (int[]){3, 3, 3}, (int[]){2, 2, 2},
+                                       NULL, NULL, NULL, false), 0, "tile 128x32x64"},
+        {"tm3-c128-k128-3x3x3", 0, cfg(3, 2, 128, 128, 1, (int[]){6, 5, 7}, (int[]){3, 3, 3}, NULL, NULL,
+                                       (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 0, "tile 128x128x64"},
+        {"tm3-c32-k32-dil2", 0, cfg(3, 2, 32, 32, 1, (int[]){9, 8, 7}, (int[]){3, 3, 3}, NULL, (int[]){2, 2, 2},
+                                    (int[]){2, 2, 2}, (int[]){2, 2, 2}, false), 0, NULL},
+        {"tm3-sk3-c32-k32", 0, cfg(3, 1, 32, 32, 1, (int[]){5, 6, 7}, (int[]){3, 3, 3}, NULL, NULL,
+                                   (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 3, "split-K 3"},
+        {"tm3-n1-c64-k40-1x3x5", 0, cfg(3, 1, 64, 40, 1, (int[]){5, 9, 13}, (int[]){1, 3, 5}, NULL, NULL,
+                                        (int[]){0, 1, 2}, (int[]){0, 1, 2}, false), 0, NULL},
+        {"tm3d-c64-k64-3x3x3-odd", 1, cfg(3, 2, 64, 64, 1, (int[]){7, 5, 9}, (int[]){3, 3, 3}, NULL, NULL,
+                                          (int[]){1, 1, 1}, (int[]){1, 1, 1}, false), 0, NULL},
+        {"tm3d-c64-k32-asym", 1, cfg(3, 1, 64, 32, 1, (int[]){6, 7, 9}, (int[]){3, 3, 3}, NULL, NULL,
+                                     (int[]){1, 0, 2}, (int[]){1, 2, 0}, false), 0, NULL},
+    };
+    for (int ci = 0; ci < (int)(sizeof cfgs / sizeof cfgs[0]); ci++)
+        for (int on = 1; on >= (ci < 3 ? 0 : 1); on--)
+            for (int ti = 0; ti < 2; ti++) {
+                if (opts.quick && ti != (ci + on) % 2)
+                    continue;
+                char name[96];
+                snprintf(name, sizeof name, "%s/%s", on ? "on" : "off", cfgs[ci].name);
+                wgmma_case(name, &cfgs[ci].w, dts[ti], cfgs[ci].dir, cfgs[ci].splitk, on ? t5 : ca);
+                cases[ncases - 1].tma3d = on ? "1" : "0";
+                cases[ncases - 1].want_detail2 = cfgs[ci].detail2;
+            }
+    /* C = 48: no 5-d map serves it (a 64-channel box would span two taps, a 32-channel one leaves 16) */
+    const win_cfg c48 = cfg(3, 2, 48, 32, 1, (int[]){5, 6, 7}, (int[]){3, 3, 3}, NULL, NULL, (int[]){1, 1, 1},
+                            (int[]){1, 1, 1}, false);
+    wgmma_case("on/tm3-c48-k32-gather", &c48, "bf16", 0, 0, ca);
+    cases[ncases - 1].tma3d = "1";
+    /* the fused bias + relu behind the 5-d producer */
+    const win_cfg ew = cfg(3, 1, 32, 32, 1, (int[]){7, 6, 9}, (int[]){3, 3, 3}, NULL, NULL, (int[]){1, 1, 1},
+                           (int[]){1, 1, 1}, false);
+    tcase *tc = bias_relu_3d_case("conv/fwd+epi/on/tm3-n1-c32-k32/bias-relu/bf16/ndhwc/3d", &ew, "bf16");
+    if (tc) {
+        tc->tma3d = "1";
+        tc->want_detail2 = t5;
+    }
+}
+
 /* conv_dw v2 (kernels/conv_dw_tile.cu, XDNN_CONV_DW_V2; session 12, not
  * yet run on a GPU): every case with the switch on (the id's "v2/") and off
  * ("v1/").  On, the shapes v2 takes must say "v2 2-D tile" in the detail and
@@ -2941,7 +3017,8 @@ int main(int argc, char **argv)
         conv_f32_epi_cases();
         conv_wgmma_pingpong_cases(); /* session 12 (pingpong) */
         conv_wgmma_narrow_cases();   /* session 12 (conv3d32) */
-        conv_dw_v2_cases();          /* session 12 (dwconv): last */
+        conv_dw_v2_cases();          /* session 12 (dwconv) */
+        conv_wgmma_tma3d_cases();    /* session 13 (conv3d): last */
     }
     dh_tester t = {.name = "difftest_conv", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case, .bench_line = bench_line};

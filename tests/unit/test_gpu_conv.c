@@ -942,6 +942,57 @@ static void test_wgmma_dgrad(void)
     unsetenv("XDNN_DGRAD_ONE_LAUNCH");
 }
 
+/* e's build of body on 9.0: its detail holds want (the producer it names). */
+static void check_detail(const gpu_engine *e, const char *body, const char *want)
+{
+    fixture f;
+    if (!setup(&f, body, false))
+        return;
+    f.p->ws_bytes = e->workspace(f.pl, f.p, &h100);
+    char detail[512];
+    CHECK(build_host(e, &f, detail, sizeof detail) == XDNN_OK && strstr(detail, want), "%s: %s", want, detail);
+    teardown(&f);
+}
+
+/* session 13: the 3-D code's producer by the 5-d im2col map (XDNN_CONV_WGMMA_TMA3D): the 3-D UNet's C = 32 (two
+ * taps a slice) and C = 64 layers, the stride-1 dgrad of K = 32 (its phase reads dy's 32 channels) and the C = 4
+ * stem's dgrad; the gather for the stem forward's packed copies (C 4 -> 8), the strided dgrad's one launch, C = 48,
+ * a 2-D conv on the 32-wide tile, and everything with the switch at 0 */
+static void test_wgmma_tma3d(void)
+{
+    const gpu_engine *e = gpu_engine_find("conv_igemm_wgmma");
+    static const char *const c32 = "  input x: bf16[2, 32, 64, 64, 64] @ndhwc;\n  weight w: bf16[32, 32, 3, 3, 3] @ndhwc;\n"
+                                   "  y = conv(x, w, pad=1);\n  output y: bf16 @ndhwc;\n";
+    static const char *const c64 = "  input x: bf16[2, 64, 32, 32, 32] @ndhwc;\n  weight w: bf16[64, 64, 3, 3, 3] @ndhwc;\n"
+                                   "  y = conv(x, w, pad=1);\n  output y: bf16 @ndhwc;\n";
+    static const char *const d32 = "  input dy: bf16[2, 32, 64, 64, 64] @ndhwc;\n  weight w: bf16[32, 32, 3, 3, 3] @ndhwc;\n"
+                                   "  dx = conv_dgrad(dy, w, x_dims=[2, 32, 64, 64, 64], pad=1);\n  output dx: bf16 @ndhwc;\n";
+    static const char *const stem_dg = "  input dy: bf16[1, 32, 128, 128, 128] @ndhwc;\n"
+                                       "  weight w: bf16[32, 4, 3, 3, 3] @ndhwc;\n"
+                                       "  dx = conv_dgrad(dy, w, x_dims=[1, 4, 128, 128, 128], pad=1);\n"
+                                       "  output dx: bf16 @ndhwc;\n";
+    static const char t5[] = "TMA (5-d im2col x, tiled w)", ca[] = "cp.async";
+    check_detail(e, c32, t5);
+    check_detail(e, c64, t5);
+    check_detail(e, d32, t5);
+    check_detail(e, stem_dg, t5);
+    check_detail(e, "  input x: bf16[1, 4, 16, 16, 16] @ndhwc;\n  weight w: bf16[32, 4, 3, 3, 3] @ndhwc;\n"
+                    "  y = conv(x, w, pad=1);\n  output y: bf16 @ndhwc;\n", ca);
+    check_detail(e, "  input dy: bf16[2, 128, 16, 16, 16] @ndhwc;\n  weight w: bf16[128, 64, 3, 3, 3] @ndhwc;\n"
+                    "  dx = conv_dgrad(dy, w, x_dims=[2, 64, 32, 32, 32], stride=2, pad=1);\n"
+                    "  output dx: bf16 @ndhwc;\n", ca);
+    check_detail(e, "  input x: bf16[2, 48, 9, 9, 9] @ndhwc;\n  weight w: bf16[32, 48, 3, 3, 3] @ndhwc;\n"
+                    "  y = conv(x, w, pad=1);\n  output y: bf16 @ndhwc;\n", ca);
+    setenv("XDNN_CONV_WGMMA_BN32", "1", 1);
+    check_detail(e, "  input x: bf16[2, 64, 13, 11] @nhwc;\n  weight w: bf16[32, 64, 3, 3] @nhwc;\n"
+                    "  y = conv(x, w, pad=1);\n  output y: bf16 @nhwc;\n", "m64n32k16, cp.async");
+    unsetenv("XDNN_CONV_WGMMA_BN32");
+    setenv("XDNN_CONV_WGMMA_TMA3D", "0", 1);
+    check_detail(e, c32, ca);
+    check_detail(e, d32, ca);
+    unsetenv("XDNN_CONV_WGMMA_TMA3D");
+}
+
 /* conv_dgrad + the relu_bwd that alone reads its dx: one partition
  * (partition.c fuse_dgrad_masks), analysed as a dgrad whose dx is the
  * relu_bwd's result with one KEPI_RELU_BWD step reading the mask; each
@@ -1398,6 +1449,7 @@ int main(void)
     test_wgmma_rules();
     test_wgrad_wgmma();
     test_wgmma_dgrad();
+    test_wgmma_tma3d();
     test_dgrad_epi_fusion();
     test_dw_wgrad();
     test_im2col_rules();
