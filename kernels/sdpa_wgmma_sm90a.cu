@@ -127,6 +127,15 @@
 //    Measured and dropped: the o rescale skipped by a warp vote where no row's max moved (exact: corr 1) was
 //    0.3-1.4% slower on every row in the same binary, and that binary's 128-key paths ran 3-12% slower than
 //    run 2's without it (bench/RESULTS-sdpa.md, session 12).
+//  v12 (2026-11-25, issue 10, session 13): part of the softmax's exponentials on the FMA pipe (flash-attention-4's
+//    split, ex2_poly): the MUFU unit does 16 ex2 per clock per SM, a quarter of the FMA pipe's rate, and a
+//    consumer's 64-row tile of 128 keys needs 8192 of them (512 clocks of the SM's MUFU against ~1300 of the
+//    other consumer's GEMMs at the measured matrix rate, on the softmax's critical path between the turns).
+//    EMU of every 16 8-key column groups (3: 19%, 5: 31%) take 2^x = 2^floor(x) * p(x - floor(x)), p a
+//    degree-3 minimax polynomial (relative error 8.8e-5, below bf16 P's own rounding of 2^-9), floor by the
+//    1.5 * 2^23 round-down add, the exponent added into the float's bits: ~8 FMA/ALU-pipe issues in place of
+//    one MUFU op.  Plain bf16 instances only (16-bit o, no bias or dropout): DP 64, 128 and the 176-key tile.
+//    XDNN_SDPA_WGMMA_POLY=0 (the MUFU alone), 1 (EMU 3), 2 (EMU 5).
 #include "gpu/kern_sdpa_splitkv.h"
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -201,6 +210,24 @@ struct wg_walk {
     int pack, nsplit;
     int ahead; // v11: the dynamic walk's producer draws the next item and loads its Q an item ahead (nq 2)
 };
+// v12: 2^x for x <= 0 on the FMA and ALU pipes (no MUFU): 2^floor(x) * p(f), f = x - floor(x) in [0, 1), p the
+// degree-3 minimax fit of 2^f with p(0) = 1 (flash-attention-4's coefficients; max relative error 8.8e-5).
+// x + 1.5 * 2^23 rounded down holds floor(x) in its low mantissa bits (exact for |x| < 2^22), so shifting its
+// bits left by 23 gives floor(x) << 23 (the constant's own bits shift out), the exponent to add into p's bits.
+// x clamped to -127 first: masked keys (-inf) and underflow give 2^-127 * p, a denormal's bits or 0 (the MUFU's
+// ftz result is 0; either is nothing beside a row sum >= 1).
+__device__ __forceinline__ float ex2_poly(float x)
+{
+    constexpr float kRound = 12582912.0f; // 1.5 * 2^23
+    x = fmaxf(x, -127.0f);
+    const float j = __fadd_rd(x, kRound);
+    const float f = x - (j - kRound);
+    const float p = fmaf(fmaf(fmaf(0.077119089663028717041015625f, f, 0.227564394474029541015625f), f,
+                              0.695146143436431884765625f),
+                         f, 1.0f);
+    return __int_as_float(__float_as_int(p) + (__float_as_int(j) << 23));
+}
+
 __device__ __forceinline__ wg_item item_of(const xk_sdpa &p, int w, const wg_walk &k, int bm, int bn)
 {
     wg_item t;
@@ -353,7 +380,7 @@ __device__ __forceinline__ void bias_smem(float *s, uint32_t tile, uint32_t lrow
 
 // GEN: the additive bias and dropout (per-element loads and Philox words in the softmax); without them the
 // kernel has no trace of either, so the plain and band-masked cases keep their registers and schedule.
-template <typename T, int DP, bool GEN, bool SPLIT, int BNX>
+template <typename T, int DP, bool GEN, bool SPLIT, int BNX, int EMU>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_fwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                    const __grid_constant__ CUtensorMap tv, const __grid_constant__ CUtensorMap tb, const xk_sdpa p,
@@ -656,7 +683,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                         for (int e8 = 0; e8 < 8; e8++) {
                             const int c = c0 + (e8 >> 2), e = e8 & 3;
-                            const float x = ex2(fmaf(s[c * 4 + e], scale2, -muse[e >> 1]));
+                            // v12: EMU of every 16 column groups on the FMA pipe, spread evenly (no dropout)
+                            const int c16 = c % 16;
+                            const bool poly = !decltype(drop)::value && (c16 + 1) * EMU / 16 > c16 * EMU / 16;
+                            const float a = fmaf(s[c * 4 + e], scale2, -muse[e >> 1]);
+                            const float x = poly ? ex2_poly(a) : ex2(a);
                             lrow[e >> 1] += x;
                             const uint32_t wq = word[(e8 >> 2) * 2 + (e >> 1)];
                             s[c * 4 + e] = decltype(drop)::value ? x * drop_keep(p, (e & 1) ? wq >> 16 : wq & 0xffffu)
@@ -944,8 +975,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 // XDNN_SDPA_WGMMA_WIDE=0 (v11) keeps 128-key tiles where the 176-key tile would be taken (wide_tile); 2 takes
 // it for a band open on one side (causal-like) too.  XDNN_SDPA_WGMMA_AHEAD=0 (v11) keeps the counter's walk
 // drawing each item when its producer gets to it (and so the stream off there).
+// XDNN_SDPA_WGMMA_POLY (v12): 1 or 2 compute 3 or 5 of every 16 column groups' exponentials by ex2_poly on the
+// FMA pipe (plain bf16 instances; DP 64 takes 3 either way); 0 (the default) the MUFU alone.
 struct knobs {
-    int pingpong, persistent, sms, bias_tma, smem, causal, qbuf, chain, pack, splits, wide, ahead;
+    int pingpong, persistent, sms, bias_tma, smem, causal, qbuf, chain, pack, splits, wide, ahead, poly;
 };
 static knobs read_knobs()
 {
@@ -976,6 +1009,8 @@ static knobs read_knobs()
         k.wide = wd && wd[0] >= '0' && wd[0] <= '2' ? wd[0] - '0' : 1;
         const char *ah = getenv("XDNN_SDPA_WGMMA_AHEAD");
         k.ahead = !(ah && ah[0] == '0');
+        const char *po = getenv("XDNN_SDPA_WGMMA_POLY");
+        k.poly = po && po[0] >= '0' && po[0] <= '2' ? po[0] - '0' : 0;
     }
     return k;
 }
@@ -1067,7 +1102,7 @@ bool every_item_has_keys(const xk_sdpa &p, int bm)
     return true;
 }
 
-template <typename T, int DP, bool GEN, bool SPLIT, int BNX = 0>
+template <typename T, int DP, bool GEN, bool SPLIT, int BNX = 0, int EMU = 0>
 cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void *ws, size_t ws_bytes,
                       cudaStream_t s)
 {
@@ -1148,13 +1183,14 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void
     static int opted = 0; // the dynamic shared memory this instantiation may use so far
     if (opted < smem) {
         cudaError_t e =
-            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 smem);
+            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX, EMU>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
         if (e != cudaSuccess)
             return e;
         opted = smem;
     }
-    sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX><<<grid, kThreads, smem, s>>>(tq, tk, tv, tb, pk_p, walk, k.pingpong, btma);
+    sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX, EMU>
+        <<<grid, kThreads, smem, s>>>(tq, tk, tv, tb, pk_p, walk, k.pingpong, btma);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess || pk.nsplit <= 1)
         return e;
@@ -1175,11 +1211,37 @@ bool wide_tile(const xk_sdpa &p, const knobs &k, size_t ws_bytes)
            wg_cfg<128, 176>::SMEM <= k.smem && !plan_pack(p, false, k, k.sms, 128, ws_bytes).pack;
 }
 
+// v12: the plain bf16 instances with EMU of every 16 column groups' exponentials on the FMA pipe (ex2_poly);
+// XDNN_SDPA_WGMMA_POLY 1: EMU 3, 2: EMU 5 (the 128-key tiles at DP 64 and 128 and the 176-key tile)
+template <typename T, bool SPLIT>
+bool launch_poly(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void *ws, size_t wb, cudaStream_t s, int d,
+                 bool wide, cudaError_t *e)
+{
+    const int poly = knobs_of().poly;
+    if constexpr (std::is_same<T, __nv_bfloat16>::value && !SPLIT) {
+        if (poly < 1 || p.bias.p || p.drop_threshold || d > 128)
+            return false;
+        *e = wide        ? (poly == 1 ? launch_wg<T, 128, false, false, 176, 3>(p, st, sched, ws, wb, s)
+                                      : launch_wg<T, 128, false, false, 176, 5>(p, st, sched, ws, wb, s))
+             : d > 64    ? (poly == 1 ? launch_wg<T, 128, false, false, 0, 3>(p, st, sched, ws, wb, s)
+                                      : launch_wg<T, 128, false, false, 0, 5>(p, st, sched, ws, wb, s))
+                         : launch_wg<T, 64, false, false, 0, 3>(p, st, sched, ws, wb, s);
+        return true;
+    }
+    (void)p, (void)st, (void)sched, (void)ws, (void)wb, (void)s, (void)d, (void)wide, (void)e, (void)poly;
+    return false;
+}
+
 template <typename T, bool SPLIT>
 cudaError_t launch_t(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void *ws, size_t wb, cudaStream_t s)
 {
     const int d = p.D > p.Dv ? p.D : p.Dv;
-    if (!SPLIT && !p.bias.p && !p.drop_threshold && d > 64 && d <= 128 && wide_tile(p, knobs_of(), ws ? wb : 0))
+    const bool wide =
+        !SPLIT && !p.bias.p && !p.drop_threshold && d > 64 && d <= 128 && wide_tile(p, knobs_of(), ws ? wb : 0);
+    cudaError_t e;
+    if (launch_poly<T, SPLIT>(p, st, sched, ws, wb, s, d, wide, &e))
+        return e;
+    if (wide)
         return launch_wg<T, 128, false, false, 176>(p, st, sched, ws, wb, s);
     if (p.bias.p || p.drop_threshold)
         return d <= 64    ? launch_wg<T, 64, true, SPLIT>(p, st, sched, ws, wb, s)
