@@ -18,7 +18,7 @@
 # One call (<= 300 s): 1. difftest_seq's wgmma forward cases (every one) with POLY=1, then POLY=2; 2. the plain/
 # and k176- cases with the default (the tolerance study's baseline: worst rel_norm of bf16 cases, both ways);
 # 3. memcheck --quick plain/ and k176- with POLY=1; 4. the peer (PyTorch flash, cuDNN); 5. the bench, variants in
-# turn per shape: POLY 0 / 1 / 2, no mask and causal.
+# turn per shape: POLY 0 / 1 / 2, no mask and causal; 6. ncu on one no-mask launch, POLY 0 and 1, if time is left.
 # Logs in OUT/logs.tgz; the summary on stdout.  DRY=1: print the plan only.
 # Packing DEV (from /work/wt/fwdexp), then the call `bash build-fwdexp-dev/fwdexp_session.sh build-fwdexp-dev $OUT`
 # (cwd: the copy of /work/main), carrying it:
@@ -67,5 +67,15 @@ for sh in b4h16k16s4096d128 b16h16k16s1024d64 b1h32k32s16384d128 b2h32k8s4096d12
     done
 done
 sdpa_fwd_bench_turns "$runs"
+if [ "$(budget)" -gt 36 ]; then # which pipe binds: the MUFU's (XU) issue share, the tensor and FMA pipes, POLY 0 / 1
+    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    for v in 0 1; do
+        step "ncu, one launch of the no-mask b4h16s4096d128 (176-key tile), POLY=$v"
+        XDNN_SDPA_WGMMA_POLY=$v DIFFTEST_ITERS=1 timeout $(( $(budget) / (2 - v) - 3 )) $ncu --section SpeedOfLight \
+            --metrics sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active \
+            -k regex:sdpa_fwd_wgmma -c 1 "$dt" --bench bench/wgmma/sdpa_fwd_bf16/b4h16k16s4096d128 > "$out/ncu$v.log" 2>&1
+        echo "ncu rc=$?"; grep -E "sm__|smsp__|Duration|Compute \(SM\)|ERROR" "$out/ncu$v.log" | head -10
+    done
+fi
 step done
 (cd "$out" && tar czf logs.tgz --remove-files $(ls | grep -v '^logs.tgz$'))
