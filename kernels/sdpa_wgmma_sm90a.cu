@@ -127,15 +127,15 @@
 //    Measured and dropped: the o rescale skipped by a warp vote where no row's max moved (exact: corr 1) was
 //    0.3-1.4% slower on every row in the same binary, and that binary's 128-key paths ran 3-12% slower than
 //    run 2's without it (bench/RESULTS-sdpa.md, session 12).
-//  v12 (2026-11-25, issue 10, session 13): part of the softmax's exponentials on the FMA pipe (flash-attention-4's
-//    split, ex2_poly): the MUFU unit does 16 ex2 per clock per SM, a quarter of the FMA pipe's rate, and a
-//    consumer's 64-row tile of 128 keys needs 8192 of them (512 clocks of the SM's MUFU against ~1300 of the
-//    other consumer's GEMMs at the measured matrix rate, on the softmax's critical path between the turns).
-//    EMU of every 16 8-key column groups (3: 19%, 5: 31%) take 2^x = 2^floor(x) * p(x - floor(x)), p a
-//    degree-3 minimax polynomial (relative error 8.8e-5, below bf16 P's own rounding of 2^-9), floor by the
-//    1.5 * 2^23 round-down add, the exponent added into the float's bits: ~8 FMA/ALU-pipe issues in place of
-//    one MUFU op.  Plain bf16 instances only (16-bit o, no bias or dropout): DP 64, 128 and the 176-key tile.
-//    XDNN_SDPA_WGMMA_POLY=0 (the MUFU alone), 1 (EMU 3), 2 (EMU 5).
+//  v12 (2026-11-25, issue 10, session 13): the softmax's dependency chains shortened (TREE, wg_softmax_tree).  The
+//    row max was one chain of BN / 8 dependent FMNMX per row (fmaxf is not reassociated by the compiler), the row
+//    sum one chain of BN / 4 dependent FADDs; now the max is a tree over the column groups (depth log2(BN / 8))
+//    and the sum four partial chains added at the end (rounding order only: the sum of up to 176 terms <= 1).
+//    Measured first and dropped (session 13's call 1, bench/RESULTS-sdpa.md): flash-attention-4's split, 19% or
+//    31% of the exponentials as a degree-3 exp2 polynomial on the FMA pipe (Cody-Waite, 8.8e-5 relative), was
+//    3.5% / 6% slower on every row: ncu put the MUFU (XU pipe) at 36% of its peak and issue at 41%, so the
+//    softmax between the turns is bound by its issue and latency, not by the MUFU, and each emulated exp2's ~8
+//    issues in place of one lengthened it.  XDNN_SDPA_WGMMA_TREE=0 keeps the chains (plain bf16 instances).
 #include "gpu/kern_sdpa_splitkv.h"
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -210,24 +210,6 @@ struct wg_walk {
     int pack, nsplit;
     int ahead; // v11: the dynamic walk's producer draws the next item and loads its Q an item ahead (nq 2)
 };
-// v12: 2^x for x <= 0 on the FMA and ALU pipes (no MUFU): 2^floor(x) * p(f), f = x - floor(x) in [0, 1), p the
-// degree-3 minimax fit of 2^f with p(0) = 1 (flash-attention-4's coefficients; max relative error 8.8e-5).
-// x + 1.5 * 2^23 rounded down holds floor(x) in its low mantissa bits (exact for |x| < 2^22), so shifting its
-// bits left by 23 gives floor(x) << 23 (the constant's own bits shift out), the exponent to add into p's bits.
-// x clamped to -127 first: masked keys (-inf) and underflow give 2^-127 * p, a denormal's bits or 0 (the MUFU's
-// ftz result is 0; either is nothing beside a row sum >= 1).
-__device__ __forceinline__ float ex2_poly(float x)
-{
-    constexpr float kRound = 12582912.0f; // 1.5 * 2^23
-    x = fmaxf(x, -127.0f);
-    const float j = __fadd_rd(x, kRound);
-    const float f = x - (j - kRound);
-    const float p = fmaf(fmaf(fmaf(0.077119089663028717041015625f, f, 0.227564394474029541015625f), f,
-                              0.695146143436431884765625f),
-                         f, 1.0f);
-    return __int_as_float(__float_as_int(p) + (__float_as_int(j) << 23));
-}
-
 __device__ __forceinline__ wg_item item_of(const xk_sdpa &p, int w, const wg_walk &k, int bm, int bn)
 {
     wg_item t;
@@ -380,7 +362,7 @@ __device__ __forceinline__ void bias_smem(float *s, uint32_t tile, uint32_t lrow
 
 // GEN: the additive bias and dropout (per-element loads and Philox words in the softmax); without them the
 // kernel has no trace of either, so the plain and band-masked cases keep their registers and schedule.
-template <typename T, int DP, bool GEN, bool SPLIT, int BNX, int EMU>
+template <typename T, int DP, bool GEN, bool SPLIT, int BNX, bool TREE>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_fwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                    const __grid_constant__ CUtensorMap tv, const __grid_constant__ CUtensorMap tb, const xk_sdpa p,
@@ -522,7 +504,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
     } else { // ---- consumers
         asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
-        constexpr int NS = BN / 2, ON = C::ON, OC = C::OC;
+        constexpr int NS = BN / 2, ON = C::ON, OC = C::OC, NP = TREE ? 4 : 1;
         const int cw = wg - 1, tid = threadIdx.x - 128 * wg, warp = tid >> 5, lane = tid & 31;
         const int g = lane >> 2, t4 = lane & 3;
         const float scale2 = p.scale * kLog2e; // scale > 0 (the engine checks)
@@ -647,10 +629,28 @@ __global__ void __launch_bounds__(kThreads, 1)
                         }
                 }
                 float mx[2] = {mrow[0], mrow[1]};
+                if (TREE) { // v12: a tree over the BN / 8 column groups, depth log2(BN / 8), not a chain of BN / 8
+                    float m[2][BN / 8];
 #pragma unroll
-                for (int c = 0; c < BN / 8; c++) {
-                    mx[0] = fmaxf(mx[0], fmaxf(s[c * 4], s[c * 4 + 1]));
-                    mx[1] = fmaxf(mx[1], fmaxf(s[c * 4 + 2], s[c * 4 + 3]));
+                    for (int c = 0; c < BN / 8; c++) {
+                        m[0][c] = fmaxf(s[c * 4], s[c * 4 + 1]);
+                        m[1][c] = fmaxf(s[c * 4 + 2], s[c * 4 + 3]);
+                    }
+#pragma unroll
+                    for (int w = 1; w < BN / 8; w *= 2)
+#pragma unroll
+                        for (int c = 0; c + w < BN / 8; c += 2 * w) {
+                            m[0][c] = fmaxf(m[0][c], m[0][c + w]);
+                            m[1][c] = fmaxf(m[1][c], m[1][c + w]);
+                        }
+                    mx[0] = fmaxf(mx[0], m[0][0]);
+                    mx[1] = fmaxf(mx[1], m[1][0]);
+                } else {
+#pragma unroll
+                    for (int c = 0; c < BN / 8; c++) {
+                        mx[0] = fmaxf(mx[0], fmaxf(s[c * 4], s[c * 4 + 1]));
+                        mx[1] = fmaxf(mx[1], fmaxf(s[c * 4 + 2], s[c * 4 + 3]));
+                    }
                 }
                 float muse[2];
 #pragma unroll
@@ -675,6 +675,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                     const uint64_t mine = decltype(drop)::value ? drop_call(p, t.b, t.h, row0 + 8 * (t4 & 1)) +
                                                                       (uint32_t)(n0 >> 3) + (t4 >> 1)
                                                                 : 0;
+                    // v12 (TREE): NP partial row sums, four short chains of FADDs instead of one long one
+                    float lsum[2][NP] = {};
 #pragma unroll
                     for (int c0 = 0; c0 < BN / 8; c0 += 2) {
                         uint32_t word[4] = {};
@@ -683,17 +685,20 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
                         for (int e8 = 0; e8 < 8; e8++) {
                             const int c = c0 + (e8 >> 2), e = e8 & 3;
-                            // v12: EMU of every 16 column groups on the FMA pipe, spread evenly (no dropout)
-                            const int c16 = c % 16;
-                            const bool poly = !decltype(drop)::value && (c16 + 1) * EMU / 16 > c16 * EMU / 16;
-                            const float a = fmaf(s[c * 4 + e], scale2, -muse[e >> 1]);
-                            const float x = poly ? ex2_poly(a) : ex2(a);
-                            lrow[e >> 1] += x;
+                            const float x = ex2(fmaf(s[c * 4 + e], scale2, -muse[e >> 1]));
+                            if (TREE)
+                                lsum[e >> 1][c % NP] += x;
+                            else
+                                lrow[e >> 1] += x;
                             const uint32_t wq = word[(e8 >> 2) * 2 + (e >> 1)];
                             s[c * 4 + e] = decltype(drop)::value ? x * drop_keep(p, (e & 1) ? wq >> 16 : wq & 0xffffu)
                                                                  : x;
                         }
                     }
+                    if (TREE)
+#pragma unroll
+                        for (int r = 0; r < 2; r++)
+                            lrow[r] += (lsum[r][0] + lsum[r][1]) + (lsum[r][2 % NP] + lsum[r][3 % NP]);
                 };
                 if (GEN && p.drop_threshold) // masked entries are 0 already, whatever the word says
                     exps(std::true_type());
@@ -975,10 +980,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 // XDNN_SDPA_WGMMA_WIDE=0 (v11) keeps 128-key tiles where the 176-key tile would be taken (wide_tile); 2 takes
 // it for a band open on one side (causal-like) too.  XDNN_SDPA_WGMMA_AHEAD=0 (v11) keeps the counter's walk
 // drawing each item when its producer gets to it (and so the stream off there).
-// XDNN_SDPA_WGMMA_POLY (v12): 1 or 2 compute 3 or 5 of every 16 column groups' exponentials by ex2_poly on the
-// FMA pipe (plain bf16 instances; DP 64 takes 3 either way); 0 (the default) the MUFU alone.
+// XDNN_SDPA_WGMMA_TREE=0 (v12) keeps the softmax's row max and row sum as one dependent chain each in the plain
+// bf16 instances (the other instances have them so anyway).
 struct knobs {
-    int pingpong, persistent, sms, bias_tma, smem, causal, qbuf, chain, pack, splits, wide, ahead, poly;
+    int pingpong, persistent, sms, bias_tma, smem, causal, qbuf, chain, pack, splits, wide, ahead, tree;
 };
 static knobs read_knobs()
 {
@@ -1009,8 +1014,8 @@ static knobs read_knobs()
         k.wide = wd && wd[0] >= '0' && wd[0] <= '2' ? wd[0] - '0' : 1;
         const char *ah = getenv("XDNN_SDPA_WGMMA_AHEAD");
         k.ahead = !(ah && ah[0] == '0');
-        const char *po = getenv("XDNN_SDPA_WGMMA_POLY");
-        k.poly = po && po[0] >= '0' && po[0] <= '2' ? po[0] - '0' : 0;
+        const char *tr = getenv("XDNN_SDPA_WGMMA_TREE");
+        k.tree = !(tr && tr[0] == '0');
     }
     return k;
 }
@@ -1102,7 +1107,7 @@ bool every_item_has_keys(const xk_sdpa &p, int bm)
     return true;
 }
 
-template <typename T, int DP, bool GEN, bool SPLIT, int BNX = 0, int EMU = 0>
+template <typename T, int DP, bool GEN, bool SPLIT, int BNX = 0, bool TREE = false>
 cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void *ws, size_t ws_bytes,
                       cudaStream_t s)
 {
@@ -1183,13 +1188,13 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void
     static int opted = 0; // the dynamic shared memory this instantiation may use so far
     if (opted < smem) {
         cudaError_t e =
-            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX, EMU>,
+            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX, TREE>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
         if (e != cudaSuccess)
             return e;
         opted = smem;
     }
-    sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX, EMU>
+    sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX, TREE>
         <<<grid, kThreads, smem, s>>>(tq, tk, tv, tb, pk_p, walk, k.pingpong, btma);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess || pk.nsplit <= 1)
@@ -1211,24 +1216,22 @@ bool wide_tile(const xk_sdpa &p, const knobs &k, size_t ws_bytes)
            wg_cfg<128, 176>::SMEM <= k.smem && !plan_pack(p, false, k, k.sms, 128, ws_bytes).pack;
 }
 
-// v12: the plain bf16 instances with EMU of every 16 column groups' exponentials on the FMA pipe (ex2_poly);
-// XDNN_SDPA_WGMMA_POLY 1: EMU 3, 2: EMU 5 (the 128-key tiles at DP 64 and 128 and the 176-key tile)
+// v12: the plain bf16 instances with the softmax's short chains (TREE), XDNN_SDPA_WGMMA_TREE=0 the long ones (the
+// 128-key tiles at DP 64 and 128 and the 176-key tile)
 template <typename T, bool SPLIT>
-bool launch_poly(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void *ws, size_t wb, cudaStream_t s, int d,
+bool launch_tree(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void *ws, size_t wb, cudaStream_t s, int d,
                  bool wide, cudaError_t *e)
 {
-    const int poly = knobs_of().poly;
+    const bool tree = knobs_of().tree;
     if constexpr (std::is_same<T, __nv_bfloat16>::value && !SPLIT) {
-        if (poly < 1 || p.bias.p || p.drop_threshold || d > 128)
+        if (!tree || p.bias.p || p.drop_threshold || d > 128)
             return false;
-        *e = wide        ? (poly == 1 ? launch_wg<T, 128, false, false, 176, 3>(p, st, sched, ws, wb, s)
-                                      : launch_wg<T, 128, false, false, 176, 5>(p, st, sched, ws, wb, s))
-             : d > 64    ? (poly == 1 ? launch_wg<T, 128, false, false, 0, 3>(p, st, sched, ws, wb, s)
-                                      : launch_wg<T, 128, false, false, 0, 5>(p, st, sched, ws, wb, s))
-                         : launch_wg<T, 64, false, false, 0, 3>(p, st, sched, ws, wb, s);
+        *e = wide     ? launch_wg<T, 128, false, false, 176, true>(p, st, sched, ws, wb, s)
+             : d > 64 ? launch_wg<T, 128, false, false, 0, true>(p, st, sched, ws, wb, s)
+                      : launch_wg<T, 64, false, false, 0, true>(p, st, sched, ws, wb, s);
         return true;
     }
-    (void)p, (void)st, (void)sched, (void)ws, (void)wb, (void)s, (void)d, (void)wide, (void)e, (void)poly;
+    (void)p, (void)st, (void)sched, (void)ws, (void)wb, (void)s, (void)d, (void)wide, (void)e, (void)tree;
     return false;
 }
 
@@ -1239,7 +1242,7 @@ cudaError_t launch_t(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void 
     const bool wide =
         !SPLIT && !p.bias.p && !p.drop_threshold && d > 64 && d <= 128 && wide_tile(p, knobs_of(), ws ? wb : 0);
     cudaError_t e;
-    if (launch_poly<T, SPLIT>(p, st, sched, ws, wb, s, d, wide, &e))
+    if (launch_tree<T, SPLIT>(p, st, sched, ws, wb, s, d, wide, &e))
         return e;
     if (wide)
         return launch_wg<T, 128, false, false, 176>(p, st, sched, ws, wb, s);

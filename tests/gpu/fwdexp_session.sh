@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fwdexp_session.sh DEV OUT — device call on sdpa_flash_wgmma v12 (issue 10, session 13): part of the softmax's
+# fwdexp_session.sh DEV OUT — device calls on sdpa_flash_wgmma v12 (issue 10, session 13).  PART=1: part of the softmax's
 # exponentials as a degree-3 polynomial on the FMA pipe (ex2_poly, flash-attention-4's split), behind
 # XDNN_SDPA_WGMMA_POLY (0 default: MUFU alone; 1: 3 of every 16 8-key column groups, 19%; 2: 5 of 16, 31%;
 # plain bf16 instances at DP 64 and 128 and the 176-key tile).  Kernel header v12 in kernels/sdpa_wgmma_sm90a.cu.
@@ -19,6 +19,18 @@
 # and k176- cases with the default (the tolerance study's baseline: worst rel_norm of bf16 cases, both ways);
 # 3. memcheck --quick plain/ and k176- with POLY=1; 4. the peer (PyTorch flash, cuDNN); 5. the bench, variants in
 # turn per shape: POLY 0 / 1 / 2, no mask and causal; 6. ncu on one no-mask launch, POLY 0 and 1, if time is left.
+# Call 1 (PART=1, 08eb5d9, 167 s): 398/398 forward cases with POLY=1 and with POLY=2 (worst o rel_norm 3.6e-3,
+# as without: plain/ 3.2e-3, k176- 2.6e-3), memcheck 0 errors; POLY=1 3.5% slower on every row (b4h16s4096d128
+# 0.8984 -> 0.9300 ms, causal 0.5024 -> 0.5268), POLY=2 6%; ncu (no mask, 176 keys): XU pipe (MUFU) 35.9% of peak
+# -> 28.2%, issue active 40.8% -> 44.3%, 1.09 -> 1.14 ms.  The softmax between the turns is bound by its issue and
+# its latency, not the MUFU: dropped (kernel header v12).
+# PART=2 (the second call, <= 150 s): TREE, the softmax's dependency chains shortened (the row max a tree over
+# the BN / 8 column groups, the row sum four partial chains).  EXPECTED: the max's chain of 22 (176 keys) or 16
+# dependent FMNMX per row, ~5 clocks each, stands before the first exponential of every tile: ~80 of the ~2200
+# clocks a consumer's turn takes at 612 TFLOP/s, so -1..-3.5% on every row where the softmax is on the critical
+# path (call 1: it is; POLY=1 added ~75 clocks a turn); the sum's chain hides under the exponentials (0..-1%).
+# 1. the wgmma forward cases with TREE on (the default in this binary); 2. memcheck --quick plain/ and k176-;
+# 3. the peer; 4. the bench, TREE on / TREE=0 in turn per shape.
 # Logs in OUT/logs.tgz; the summary on stdout.  DRY=1: print the plan only.
 # Packing DEV (from /work/wt/fwdexp), then the call `bash build-fwdexp-dev/fwdexp_session.sh build-fwdexp-dev $OUT`
 # (cwd: the copy of /work/main), carrying it:
@@ -27,16 +39,18 @@
 #     -Iinclude -Isrc -Ibuild-fwdexp/gen -I/usr/local/cuda/include -c tests/gpu/$f.c -o DEV/dt/$f.o; done
 #   cp bench/sdpa_peer.py DEV/py/; cp tests/gpu/fwdexp_session.sh tests/gpu/sdpa_fwd_turns.sh DEV/
 set -uo pipefail
+part=${PART:-1}
 if [ -n "${DRY:-}" ]; then
-    echo "sweeps (POLY=1 all wgmma fwd, POLY=2 all, default plain/+k176-), memcheck plain/ k176- (POLY=1), peer," \
-        "bench 4 shapes x {nomask, causal} x POLY {0,1,2}"
+    echo "PART=1: sweeps (POLY=1 all wgmma fwd, POLY=2 all, default plain/+k176-), memcheck plain/ k176- (POLY=1)," \
+        "peer, bench 4 shapes x {nomask, causal} x POLY {0,1,2}, ncu; PART=2: sweep (TREE), memcheck plain/ k176-," \
+        "peer, bench 4 shapes x {nomask, causal} x TREE {1,0}"
     exit 0
 fi
 . tests/gpu/dev_env.sh # the lead tree's (this script is run from the root of the copy of /work/main)
 . "$(dirname "${BASH_SOURCE[0]}")/sdpa_fwd_turns.sh" # beside this script (DEV, or tests/gpu once merged)
 dev_link_tester difftest_seq || exit 1
 dt=$dev/difftest_seq
-budget() { echo $(( ${BUDGET_S:-285} - (SECONDS - t0) )); }
+budget() { echo $(( ${BUDGET_S:-$([ "$part" = 1 ] && echo 285 || echo 138)} - (SECONDS - t0) )); }
 worst() { # LOG: the worst o rel_norm of the bf16 PASS lines, and of all
     awk '/^PASS/ && / o: / {for (i = 1; i <= NF; i++) if ($i ~ /^rel_norm=/) {v = substr($i, 10) + 0;
          if (v > a) a = v; if ($0 ~ /bf16/ && v > b) b = v}} END {printf "worst o rel_norm %.3g (bf16 %.3g)\n", a, b}' "$1"
@@ -49,25 +63,35 @@ sweep() { # LOG SECONDS FILTER [ENV...]
     echo "$log: $(grep -cE '^PASS' "$out/$log") passed, $(grep -cE '^FAIL' "$out/$log") failed; $(worst "$out/$log");" \
         "$(grep -E 'passed,' "$out/$log")"
 }
-step "difftest_seq sdpa/sdpa_flash_wgmma/ with XDNN_SDPA_WGMMA_POLY=1"
-sweep sweep_poly1.log 42 sdpa/sdpa_flash_wgmma/ XDNN_SDPA_WGMMA_POLY=1
-step "the same with XDNN_SDPA_WGMMA_POLY=2"
-sweep sweep_poly2.log 36 sdpa/sdpa_flash_wgmma/ XDNN_SDPA_WGMMA_POLY=2
-step "plain/ and k176- with the default (POLY=0), the tolerance baseline"
-sweep sweep_plain0.log 12 sdpa/sdpa_flash_wgmma/plain/
-sweep sweep_k1760.log 12 sdpa/sdpa_flash_wgmma/k176-
-for f in plain/ k176-; do XDNN_SDPA_WGMMA_POLY=1 dev_memcheck "$dt" sdpa/sdpa_flash_wgmma/$f 14; done
+if [ "$part" = 1 ]; then
+    step "difftest_seq sdpa/sdpa_flash_wgmma/ with XDNN_SDPA_WGMMA_POLY=1"
+    sweep sweep_poly1.log 42 sdpa/sdpa_flash_wgmma/ XDNN_SDPA_WGMMA_POLY=1
+    step "the same with XDNN_SDPA_WGMMA_POLY=2"
+    sweep sweep_poly2.log 36 sdpa/sdpa_flash_wgmma/ XDNN_SDPA_WGMMA_POLY=2
+    step "plain/ and k176- with the default (POLY=0), the tolerance baseline"
+    sweep sweep_plain0.log 12 sdpa/sdpa_flash_wgmma/plain/
+    sweep sweep_k1760.log 12 sdpa/sdpa_flash_wgmma/k176-
+    for f in plain/ k176-; do XDNN_SDPA_WGMMA_POLY=1 dev_memcheck "$dt" sdpa/sdpa_flash_wgmma/$f 14; done
+else
+    step "difftest_seq sdpa/sdpa_flash_wgmma/ with TREE on (the default)"
+    sweep sweep_tree.log 36 sdpa/sdpa_flash_wgmma/
+    for f in plain/ k176-; do dev_memcheck "$dt" sdpa/sdpa_flash_wgmma/$f 10; done
+fi
 [ "$(budget)" -gt 60 ] && sdpa_fwd_peer 40
 P=XDNN_SDPA_WGMMA_POLY runs=""
 for sh in b4h16k16s4096d128 b16h16k16s1024d64 b1h32k32s16384d128 b2h32k8s4096d128; do
     f=bench/wgmma/sdpa_fwd_bf16/$sh c=bench/wgmma/sdpa_fwd_bf16_causal/$sh
     for x in $f $c; do # the d64 rows: POLY=2 is POLY=1 there
-        runs+="-|$x|poly0|20;$P=1|$x|poly1|20;"
-        [ $sh = b16h16k16s1024d64 ] || runs+="$P=2|$x|poly2|20;"
+        if [ "$part" = 1 ]; then
+            runs+="-|$x|poly0|20;$P=1|$x|poly1|20;"
+            [ $sh = b16h16k16s1024d64 ] || runs+="$P=2|$x|poly2|20;"
+        else
+            runs+="-|$x|tree|20;XDNN_SDPA_WGMMA_TREE=0|$x|tree0|20;"
+        fi
     done
 done
 sdpa_fwd_bench_turns "$runs"
-if [ "$(budget)" -gt 36 ]; then # which pipe binds: the MUFU's (XU) issue share, the tensor and FMA pipes, POLY 0 / 1
+if [ "$part" = 1 ] && [ "$(budget)" -gt 36 ]; then # which pipe binds: the MUFU's (XU) issue share, the tensor and FMA pipes, POLY 0 / 1
     ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
     for v in 0 1; do
         step "ncu, one launch of the no-mask b4h16s4096d128 (176-key tile), POLY=$v"
