@@ -127,15 +127,16 @@
 //    Measured and dropped: the o rescale skipped by a warp vote where no row's max moved (exact: corr 1) was
 //    0.3-1.4% slower on every row in the same binary, and that binary's 128-key paths ran 3-12% slower than
 //    run 2's without it (bench/RESULTS-sdpa.md, session 12).
-//  v12 (2026-11-25, issue 10, session 13): the softmax's dependency chains shortened (TREE, wg_softmax_tree).  The
-//    row max was one chain of BN / 8 dependent FMNMX per row (fmaxf is not reassociated by the compiler), the row
-//    sum one chain of BN / 4 dependent FADDs; now the max is a tree over the column groups (depth log2(BN / 8))
-//    and the sum four partial chains added at the end (rounding order only: the sum of up to 176 terms <= 1).
-//    Measured first and dropped (session 13's call 1, bench/RESULTS-sdpa.md): flash-attention-4's split, 19% or
-//    31% of the exponentials as a degree-3 exp2 polynomial on the FMA pipe (Cody-Waite, 8.8e-5 relative), was
-//    3.5% / 6% slower on every row: ncu put the MUFU (XU pipe) at 36% of its peak and issue at 41%, so the
-//    softmax between the turns is bound by its issue and latency, not by the MUFU, and each emulated exp2's ~8
-//    issues in place of one lengthened it.  XDNN_SDPA_WGMMA_TREE=0 keeps the chains (plain bf16 instances).
+//  Measured and dropped in session 13 (issue 10, bench/RESULTS-sdpa.md; plain bf16 instances behind a switch, the
+//    variants in turn per shape on one H100): (a) flash-attention-4's split, 19% or 31% of the exponentials as a
+//    degree-3 exp2 polynomial on the FMA pipe (Cody-Waite: floor by the 1.5 * 2^23 round-down add, exponent
+//    added into the bits; 8.8e-5 relative): 3.5% / 6% slower on every row.  ncu (no mask, 176 keys): the MUFU's
+//    XU pipe at 36% of its peak (28% with the polynomial), issue active 41% (44%): the softmax between the turns
+//    is not MUFU-bound, and each emulated exp2's ~8 issues in place of one lengthened it.  (b) the row max as a
+//    tree over the column groups and the row sum in four partial chains (shorter dependency chains, ~44 more
+//    live registers in the softmax): 1.5-3.4% slower on every row but the noisy b1h32s16384.  ptxas's schedule
+//    of the softmax beside the P V in flight (168 registers, the consumers at their 240 cap) is what both
+//    disturbed; neither the MUFU's rate nor the chains' latency is what the turn waits on.
 #include "gpu/kern_sdpa_splitkv.h"
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -362,7 +363,7 @@ __device__ __forceinline__ void bias_smem(float *s, uint32_t tile, uint32_t lrow
 
 // GEN: the additive bias and dropout (per-element loads and Philox words in the softmax); without them the
 // kernel has no trace of either, so the plain and band-masked cases keep their registers and schedule.
-template <typename T, int DP, bool GEN, bool SPLIT, int BNX, bool TREE>
+template <typename T, int DP, bool GEN, bool SPLIT, int BNX>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_fwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                    const __grid_constant__ CUtensorMap tv, const __grid_constant__ CUtensorMap tb, const xk_sdpa p,
@@ -504,7 +505,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
     } else { // ---- consumers
         asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
-        constexpr int NS = BN / 2, ON = C::ON, OC = C::OC, NP = TREE ? 4 : 1;
+        constexpr int NS = BN / 2, ON = C::ON, OC = C::OC;
         const int cw = wg - 1, tid = threadIdx.x - 128 * wg, warp = tid >> 5, lane = tid & 31;
         const int g = lane >> 2, t4 = lane & 3;
         const float scale2 = p.scale * kLog2e; // scale > 0 (the engine checks)
@@ -629,28 +630,10 @@ __global__ void __launch_bounds__(kThreads, 1)
                         }
                 }
                 float mx[2] = {mrow[0], mrow[1]};
-                if (TREE) { // v12: a tree over the BN / 8 column groups, depth log2(BN / 8), not a chain of BN / 8
-                    float m[2][BN / 8];
 #pragma unroll
-                    for (int c = 0; c < BN / 8; c++) {
-                        m[0][c] = fmaxf(s[c * 4], s[c * 4 + 1]);
-                        m[1][c] = fmaxf(s[c * 4 + 2], s[c * 4 + 3]);
-                    }
-#pragma unroll
-                    for (int w = 1; w < BN / 8; w *= 2)
-#pragma unroll
-                        for (int c = 0; c + w < BN / 8; c += 2 * w) {
-                            m[0][c] = fmaxf(m[0][c], m[0][c + w]);
-                            m[1][c] = fmaxf(m[1][c], m[1][c + w]);
-                        }
-                    mx[0] = fmaxf(mx[0], m[0][0]);
-                    mx[1] = fmaxf(mx[1], m[1][0]);
-                } else {
-#pragma unroll
-                    for (int c = 0; c < BN / 8; c++) {
-                        mx[0] = fmaxf(mx[0], fmaxf(s[c * 4], s[c * 4 + 1]));
-                        mx[1] = fmaxf(mx[1], fmaxf(s[c * 4 + 2], s[c * 4 + 3]));
-                    }
+                for (int c = 0; c < BN / 8; c++) {
+                    mx[0] = fmaxf(mx[0], fmaxf(s[c * 4], s[c * 4 + 1]));
+                    mx[1] = fmaxf(mx[1], fmaxf(s[c * 4 + 2], s[c * 4 + 3]));
                 }
                 float muse[2];
 #pragma unroll
@@ -675,8 +658,6 @@ __global__ void __launch_bounds__(kThreads, 1)
                     const uint64_t mine = decltype(drop)::value ? drop_call(p, t.b, t.h, row0 + 8 * (t4 & 1)) +
                                                                       (uint32_t)(n0 >> 3) + (t4 >> 1)
                                                                 : 0;
-                    // v12 (TREE): NP partial row sums, four short chains of FADDs instead of one long one
-                    float lsum[2][NP] = {};
 #pragma unroll
                     for (int c0 = 0; c0 < BN / 8; c0 += 2) {
                         uint32_t word[4] = {};
@@ -686,19 +667,12 @@ __global__ void __launch_bounds__(kThreads, 1)
                         for (int e8 = 0; e8 < 8; e8++) {
                             const int c = c0 + (e8 >> 2), e = e8 & 3;
                             const float x = ex2(fmaf(s[c * 4 + e], scale2, -muse[e >> 1]));
-                            if (TREE)
-                                lsum[e >> 1][c % NP] += x;
-                            else
-                                lrow[e >> 1] += x;
+                            lrow[e >> 1] += x;
                             const uint32_t wq = word[(e8 >> 2) * 2 + (e >> 1)];
                             s[c * 4 + e] = decltype(drop)::value ? x * drop_keep(p, (e & 1) ? wq >> 16 : wq & 0xffffu)
                                                                  : x;
                         }
                     }
-                    if (TREE)
-#pragma unroll
-                        for (int r = 0; r < 2; r++)
-                            lrow[r] += (lsum[r][0] + lsum[r][1]) + (lsum[r][2 % NP] + lsum[r][3 % NP]);
                 };
                 if (GEN && p.drop_threshold) // masked entries are 0 already, whatever the word says
                     exps(std::true_type());
@@ -980,10 +954,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 // XDNN_SDPA_WGMMA_WIDE=0 (v11) keeps 128-key tiles where the 176-key tile would be taken (wide_tile); 2 takes
 // it for a band open on one side (causal-like) too.  XDNN_SDPA_WGMMA_AHEAD=0 (v11) keeps the counter's walk
 // drawing each item when its producer gets to it (and so the stream off there).
-// XDNN_SDPA_WGMMA_TREE=0 (v12) keeps the softmax's row max and row sum as one dependent chain each in the plain
-// bf16 instances (the other instances have them so anyway).
 struct knobs {
-    int pingpong, persistent, sms, bias_tma, smem, causal, qbuf, chain, pack, splits, wide, ahead, tree;
+    int pingpong, persistent, sms, bias_tma, smem, causal, qbuf, chain, pack, splits, wide, ahead;
 };
 static knobs read_knobs()
 {
@@ -1014,8 +986,6 @@ static knobs read_knobs()
         k.wide = wd && wd[0] >= '0' && wd[0] <= '2' ? wd[0] - '0' : 1;
         const char *ah = getenv("XDNN_SDPA_WGMMA_AHEAD");
         k.ahead = !(ah && ah[0] == '0');
-        const char *tr = getenv("XDNN_SDPA_WGMMA_TREE");
-        k.tree = !(tr && tr[0] == '0');
     }
     return k;
 }
@@ -1107,7 +1077,7 @@ bool every_item_has_keys(const xk_sdpa &p, int bm)
     return true;
 }
 
-template <typename T, int DP, bool GEN, bool SPLIT, int BNX = 0, bool TREE = false>
+template <typename T, int DP, bool GEN, bool SPLIT, int BNX = 0>
 cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void *ws, size_t ws_bytes,
                       cudaStream_t s)
 {
@@ -1188,14 +1158,13 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void
     static int opted = 0; // the dynamic shared memory this instantiation may use so far
     if (opted < smem) {
         cudaError_t e =
-            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX, TREE>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 smem);
         if (e != cudaSuccess)
             return e;
         opted = smem;
     }
-    sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX, TREE>
-        <<<grid, kThreads, smem, s>>>(tq, tk, tv, tb, pk_p, walk, k.pingpong, btma);
+    sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX><<<grid, kThreads, smem, s>>>(tq, tk, tv, tb, pk_p, walk, k.pingpong, btma);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess || pk.nsplit <= 1)
         return e;
@@ -1216,35 +1185,11 @@ bool wide_tile(const xk_sdpa &p, const knobs &k, size_t ws_bytes)
            wg_cfg<128, 176>::SMEM <= k.smem && !plan_pack(p, false, k, k.sms, 128, ws_bytes).pack;
 }
 
-// v12: the plain bf16 instances with the softmax's short chains (TREE), XDNN_SDPA_WGMMA_TREE=0 the long ones (the
-// 128-key tiles at DP 64 and 128 and the 176-key tile)
-template <typename T, bool SPLIT>
-bool launch_tree(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void *ws, size_t wb, cudaStream_t s, int d,
-                 bool wide, cudaError_t *e)
-{
-    const bool tree = knobs_of().tree;
-    if constexpr (std::is_same<T, __nv_bfloat16>::value && !SPLIT) {
-        if (!tree || p.bias.p || p.drop_threshold || d > 128)
-            return false;
-        *e = wide     ? launch_wg<T, 128, false, false, 176, true>(p, st, sched, ws, wb, s)
-             : d > 64 ? launch_wg<T, 128, false, false, 0, true>(p, st, sched, ws, wb, s)
-                      : launch_wg<T, 64, false, false, 0, true>(p, st, sched, ws, wb, s);
-        return true;
-    }
-    (void)p, (void)st, (void)sched, (void)ws, (void)wb, (void)s, (void)d, (void)wide, (void)e, (void)tree;
-    return false;
-}
-
 template <typename T, bool SPLIT>
 cudaError_t launch_t(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void *ws, size_t wb, cudaStream_t s)
 {
     const int d = p.D > p.Dv ? p.D : p.Dv;
-    const bool wide =
-        !SPLIT && !p.bias.p && !p.drop_threshold && d > 64 && d <= 128 && wide_tile(p, knobs_of(), ws ? wb : 0);
-    cudaError_t e;
-    if (launch_tree<T, SPLIT>(p, st, sched, ws, wb, s, d, wide, &e))
-        return e;
-    if (wide)
+    if (!SPLIT && !p.bias.p && !p.drop_threshold && d > 64 && d <= 128 && wide_tile(p, knobs_of(), ws ? wb : 0))
         return launch_wg<T, 128, false, false, 176>(p, st, sched, ws, wb, s);
     if (p.bias.p || p.drop_threshold)
         return d <= 64    ? launch_wg<T, 64, true, SPLIT>(p, st, sched, ws, wb, s)

@@ -31,6 +31,10 @@
 # path (call 1: it is; POLY=1 added ~75 clocks a turn); the sum's chain hides under the exponentials (0..-1%).
 # 1. the wgmma forward cases with TREE on (the default in this binary); 2. memcheck --quick plain/ and k176-;
 # 3. the peer; 4. the bench, TREE on / TREE=0 in turn per shape.
+# Call 2 (PART=2, 5105f63, 101 s): 398/398 with TREE (o rel_norm as without), memcheck 0 errors; TREE 1.5-3.4%
+# slower on every row but the noisy b1h32s16384 no-mask (b4h16s4096d128 0.9010 -> 0.9302 ms, causal 0.5044 ->
+# 0.5134): dropped too.  Both switches (XDNN_SDPA_WGMMA_POLY, _TREE) are gone from the kernel (no dead code); this
+# script reruns them only at those commits.  bench/RESULTS-sdpa.md, session 13.
 # Logs in OUT/logs.tgz; the summary on stdout.  DRY=1: print the plan only.
 # Packing DEV (from /work/wt/fwdexp), then the call `bash build-fwdexp-dev/fwdexp_session.sh build-fwdexp-dev $OUT`
 # (cwd: the copy of /work/main), carrying it:
