@@ -127,6 +127,16 @@
 //    Measured and dropped: the o rescale skipped by a warp vote where no row's max moved (exact: corr 1) was
 //    0.3-1.4% slower on every row in the same binary, and that binary's 128-key paths ran 3-12% slower than
 //    run 2's without it (bench/RESULTS-sdpa.md, session 12).
+//  Measured and dropped in session 13 (issue 10, bench/RESULTS-sdpa.md; plain bf16 instances behind a switch, the
+//    variants in turn per shape on one H100): (a) flash-attention-4's split, 19% or 31% of the exponentials as a
+//    degree-3 exp2 polynomial on the FMA pipe (Cody-Waite: floor by the 1.5 * 2^23 round-down add, exponent
+//    added into the bits; 8.8e-5 relative): 3.5% / 6% slower on every row.  ncu (no mask, 176 keys): the MUFU's
+//    XU pipe at 36% of its peak (28% with the polynomial), issue active 41% (44%): the softmax between the turns
+//    is not MUFU-bound, and each emulated exp2's ~8 issues in place of one lengthened it.  (b) the row max as a
+//    tree over the column groups and the row sum in four partial chains (shorter dependency chains, ~44 more
+//    live registers in the softmax): 1.5-3.4% slower on every row but the noisy b1h32s16384.  ptxas's schedule
+//    of the softmax beside the P V in flight (168 registers, the consumers at their 240 cap) is what both
+//    disturbed; neither the MUFU's rate nor the chains' latency is what the turn waits on.
 #include "gpu/kern_sdpa_splitkv.h"
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"

@@ -38,7 +38,7 @@
 #   tests/gpu/pack_dev.sh build-fwd176 /work/main/build-fwd176-dev
 #   mkdir -p DEV/dt DEV/py && for f in difftest_seq diffharness; do gcc -std=c11 -D_GNU_SOURCE -O2 -DXDNN_HAVE_CUDA=1 \
 #     -Iinclude -Isrc -Ibuild-fwd176/gen -I/usr/local/cuda/include -c tests/gpu/$f.c -o DEV/dt/$f.o; done
-#   cp bench/sdpa_peer.py DEV/py/; cp tests/gpu/fwd176_session.sh DEV/
+#   cp bench/sdpa_peer.py DEV/py/; cp tests/gpu/fwd176_session.sh tests/gpu/sdpa_fwd_turns.sh DEV/
 set -uo pipefail
 part=${PART:-1}
 if [ -n "${DRY:-}" ]; then
@@ -48,6 +48,7 @@ if [ -n "${DRY:-}" ]; then
     exit 0
 fi
 . tests/gpu/dev_env.sh # the lead tree's (this script is run from the root of the copy of /work/main)
+. "$(dirname "${BASH_SOURCE[0]}")/sdpa_fwd_turns.sh" # beside this script (session 13: shared with fwdexp_session.sh)
 dev_link_tester difftest_seq || exit 1
 dt=$dev/difftest_seq
 budget() { echo $(( ${BUDGET_S:-$([ "$part" = 1 ] && echo 228 || echo 190)} - (SECONDS - t0) )); }
@@ -76,15 +77,7 @@ else
     dev_memcheck "$dt" sdpa/sdpa_flash_wgmma/lpt- 9
     XDNN_SDPA_WGMMA_WIDE=2 dev_memcheck "$dt" sdpa/sdpa_flash_wgmma/chain- 9
 fi
-if [ "$(budget)" -gt 30 ]; then
-    step "PyTorch flash and cuDNN, forward"
-    PYTHONUNBUFFERED=1 SDPA_PEER_FWD_ONLY=1 \
-        SDPA_PEER_SHAPES=b4h16k16s4096d128,b16h16k16s1024d64,b1h32k32s16384d128,b2h32k8s4096d128 \
-        timeout 40 python3 "$dev/py/sdpa_peer.py" > "$out/peer.log" 2>&1
-    echo "peer rc=$?"; grep -v Warning "$out/peer.log" | grep -E '"sdpa_fwd|torch' | sed 's/"peer": //' | cut -c1-140
-fi
-step "forward bench (xdnn), the variants in turn per shape"
-: > "$out/bench.log"
+[ "$(budget)" -gt 30 ] && sdpa_fwd_peer 40
 runs=""
 for sh in b4h16k16s4096d128 b2h32k8s4096d128 b1h32k32s16384d128 b16h16k16s1024d64; do
     f=bench/wgmma/sdpa_fwd_bf16/$sh c=bench/wgmma/sdpa_fwd_bf16_causal/$sh
@@ -98,14 +91,7 @@ for sh in b4h16k16s4096d128 b2h32k8s4096d128 b1h32k32s16384d128 b16h16k16s1024d6
         [ $sh = b16h16k16s1024d64 ] || runs+="XDNN_SDPA_WGMMA_WIDE=0|$f|wide0|20;"
     fi
 done
-IFS=';' read -ra rl <<< "${runs%;}"
-for r in "${rl[@]}"; do
-    [ "$(budget)" -gt 14 ] || { echo "bench cut short: $r and after not run"; break; }
-    dev_bench_runs "$dt" "$r" | grep -v "ok=1 fail=0"
-done
-awk '/^###/ {h = $2} /^(PASS|FAIL)/ {id = $2} /^FAIL/ {print "FAIL", h, id}
-     /TIME/ {print id, h, "median", $5, "min", $8, "max", $10 + 0, $11, "TF/s"}' "$out/bench.log" |
-    sed 's|bench/wgmma/sdpa_fwd_bf16||'
+sdpa_fwd_bench_turns "$runs"
 if [ "$part" = 2 ] && [ "${NCU:-1}" != 0 ] && [ "$(budget)" -gt 16 ]; then
     ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
     step "ncu, one launch of the no-mask b4h16s4096d128 on the 176-key tile"
