@@ -125,6 +125,12 @@ static const char prelude[] =
     "__device__ __forceinline__ signed char xd_f2i8(float v)"
     " { v = rintf(v); return v != v ? 0 : v >= 127.0f ? 127 : v <= -128.0f ? -128 : (signed char)v; }\n"
     "__device__ __forceinline__ unsigned char xd_f2bool(float v) { return v != 0.0f; }\n"
+    /* 1 / (1 + e^-x) from ex2.approx and rcp.approx (a few f32 ulp; lower.c uses it only for values rounded
+     * to 16 bits): the exact expf and IEEE division held silu bf16 at 82 % of copy on issue slots.  x = -inf
+     * gives 0 (then silu's -inf * 0 = NaN, as the reference's -inf / inf), +inf 1, NaN NaN. */
+    "__device__ __forceinline__ float xd_sigmoid_fast(float x) { float e, r;"
+    " asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(e) : \"f\"(x * -1.4426950408889634f));"
+    " asm(\"rcp.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(1.0f + e)); return r; }\n"
     "struct alignas(16) xd_v16 { unsigned int w[4]; };\n"
     "struct alignas(8) xd_v8 { unsigned int w[2]; };\n"
     "struct alignas(4) xd_v4 { unsigned int w; };\n"
@@ -442,17 +448,23 @@ static void walk_order(const gtensor *shape, int *order)
 
 /* Elements per thread of a vectorized pointwise kernel, or 1.  Every stored
  * tensor must run contiguously along the innermost walked dim `in` (it moves
- * in chunks of `vec` elements, 16 bytes of the narrowest one: buffers and
- * views start 256-byte aligned and every other stride is a multiple of vec)
- * or, for an input, be broadcast along it (read per element).  contig[t]
- * marks the chunked ones. */
+ * in chunks of `vec` elements: buffers and views start 256-byte aligned and
+ * every other stride is a multiple of vec) or, for an input, be broadcast
+ * along it (read per element).  contig[t] marks the chunked ones.  A chunk is
+ * 16 bytes of the widest chunked dtype: a thread's 8 bf16 elements made two
+ * 16-byte f32 stores that each covered half of every sector a warp touched
+ * (cast bf16 -> f32 at 74 % of copy); 4 elements load 8 bytes and store 16,
+ * every warp access whole sectors.  Only full-size tensors count (a
+ * broadcast operand, a per-channel scale, is small and stays in L1/L2), and
+ * the narrowest sets it when none is wider (emax 1).  XDNN_PW_VEC_WIDEST=0:
+ * 16 bytes of the narrowest (as before). */
 static int vec_width(const ggraph *g, const gtensor *shape, int in, const int *ts, int n, const int *outs, int nouts,
                      char *contig)
 {
     if (shape->rank < 1 || getenv("XDNN_NO_VECTOR"))
         return 1;
     int64_t last = shape->dims[in];
-    size_t emin = 16;
+    size_t emin = 16, emax = 1;
     for (int i = 0; i < n; i++) {
         const gtensor *t = &g->t[ts[i]];
         int j = in - (shape->rank - t->rank); /* t's dim aligned with `in` (right-aligned broadcast) */
@@ -467,8 +479,12 @@ static int vec_width(const ggraph *g, const gtensor *shape, int in, const int *t
         contig[ts[i]] = 1;
         if (gg_dtype_bytes(t->dtype) < emin)
             emin = gg_dtype_bytes(t->dtype);
+        if (t->numel == shape->numel && gg_dtype_bytes(t->dtype) > emax) /* a full stream, not a broadcast one */
+            emax = gg_dtype_bytes(t->dtype);
     }
-    int v = emin >= 16 ? 1 : (int)(16 / emin) > 8 ? 8 : (int)(16 / emin);
+    const char *w = getenv("XDNN_PW_VEC_WIDEST");
+    size_t e = (w && strcmp(w, "0") == 0) || emax < emin ? emin : emax;
+    int v = e >= 16 ? 1 : (int)(16 / e) > 8 ? 8 : (int)(16 / e);
     for (; v > 1; v /= 2) {
         bool ok = last % v == 0;
         for (int i = 0; i < n && ok; i++) {
