@@ -451,13 +451,14 @@ static void walk_order(const gtensor *shape, int *order)
  * in chunks of `vec` elements: buffers and views start 256-byte aligned and
  * every other stride is a multiple of vec) or, for an input, be broadcast
  * along it (read per element).  contig[t] marks the chunked ones.  A chunk is
- * 16 bytes of the widest chunked dtype: a thread's 8 bf16 elements made two
+ * 16 bytes of the widest stored dtype: a thread's 8 bf16 elements made two
  * 16-byte f32 stores that each covered half of every sector a warp touched
- * (cast bf16 -> f32 at 74 % of copy); 4 elements load 8 bytes and store 16,
- * every warp access whole sectors.  Only full-size tensors count (a
- * broadcast operand, a per-channel scale, is small and stays in L1/L2), and
- * the narrowest sets it when none is wider (emax 1).  XDNN_PW_VEC_WIDEST=0:
- * 16 bytes of the narrowest (as before). */
+ * (cast bf16 -> f32 at 74 % of copy, DRAM 64 % in ncu); 4 elements load 8
+ * bytes and store 16, every warp access whole sectors (1.22x, 89 %, DRAM
+ * 81 %: session 13).  Wider inputs do not count: the second half of a
+ * sector a load leaves is an L1 hit (f32 -> bf16 with 4 elements measured
+ * 0.99x of 8).  Nor do broadcast operands.  XDNN_PW_VEC_WIDEST=0: 16 bytes
+ * of the narrowest for every kernel (as before). */
 static int vec_width(const ggraph *g, const gtensor *shape, int in, const int *ts, int n, const int *outs, int nouts,
                      char *contig)
 {
@@ -479,7 +480,7 @@ static int vec_width(const ggraph *g, const gtensor *shape, int in, const int *t
         contig[ts[i]] = 1;
         if (gg_dtype_bytes(t->dtype) < emin)
             emin = gg_dtype_bytes(t->dtype);
-        if (t->numel == shape->numel && gg_dtype_bytes(t->dtype) > emax) /* a full stream, not a broadcast one */
+        if (out && t->numel == shape->numel && gg_dtype_bytes(t->dtype) > emax)
             emax = gg_dtype_bytes(t->dtype);
     }
     const char *w = getenv("XDNN_PW_VEC_WIDEST");

@@ -42,8 +42,9 @@ static void test_widths(void)
     } cases[] = {
         {"  input x: f16[6, 64];\n", "  y = gelu(x);\n  output y: f16;\n", 8, "f16: 16 bytes = 8"},
         {"  input x: f32[6, 64];\n", "  y = gelu(x);\n  output y: f32;\n", 4, "f32: 16 bytes = 4"},
-        {"  input x: f16[6, 64];\n", "  y = gelu(x);\n  output y: f32;\n", 4, "16 bytes of the widest (f32)"},
-        {"  input x: f32[6, 64];\n", "  y = cast(x, dtype=bf16);\n  output y: bf16;\n", 4, "f32 -> bf16: 4"},
+        {"  input x: f16[6, 64];\n", "  y = gelu(x);\n  output y: f32;\n", 4, "16 bytes of the widest output (f32)"},
+        {"  input x: f32[6, 64];\n", "  y = cast(x, dtype=bf16);\n  output y: bf16;\n", 8,
+         "f32 -> bf16: a wider input does not count"},
         {"  input x: f16[6, 61];\n", "  y = gelu(x);\n  output y: f16;\n", 1, "61 does not divide"},
         {"  input x: f16[6, 60];\n", "  y = gelu(x);\n  output y: f16;\n", 4, "60: 4 divides, 8 does not"},
         {"  input x: f16[6, 64] @col;\n", "  y = x + 1.0;\n  output y: f16;\n", 1, "x strided along the last dim"},
