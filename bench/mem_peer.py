@@ -3,7 +3,7 @@ the rows of `difftest_norm --bench bench/s12/` (and the s10 / rn50 / maxpool_bwd
 each timed in PyTorch eager, in torch.compile (dynamic=False) and as a copy_ of the same bytes (a uint8
 copy of half the row's bytes, read + written), in one process after the xdnn side of the same device call.
 
-    python3 mem_peer.py [--compile-budget-s S] [--filter SUBSTR]
+    python3 mem_peer.py [--compile-budget-s S] [--filter SUBSTR[,SUBSTR...]]
 
 Prints one JSON line per row: id (the difftest id; "#k" for the k-th partition of a two-partition graph),
 bytes (inputs + outputs, as xdnn's partition counts them), eager_ms, compile_ms (absent past the budget or on
@@ -157,6 +157,26 @@ def perm(shape, p, dt=bf):
     return b
 
 
+def two(op, dt=bf):  # session 13: a backward of two full inputs (dy, x)
+    def b():
+        dy, x = rnd(8192, 8192, dtype=dt), rnd(8192, 8192, dtype=dt)
+        return op, (dy, x), 3 * nb(x)
+    return b
+
+
+def convert(src, dst, then=None):  # session 13: a dtype conversion, optionally after an activation
+    def b():
+        x = rnd(8192, 8192, dtype=src)
+        f = (lambda x: then(x).to(dst)) if then else (lambda x: x.to(dst))
+        return f, (x,), nb(x) + x.numel() * torch.empty((), dtype=dst).element_size()
+    return b
+
+
+def split():
+    x = rnd(8192, 8192)
+    return (lambda x: [t.contiguous() for t in x.split(4096, 1)]), (x,), 2 * nb(x)
+
+
 def concat():
     a, c = rnd(8192, 4096), rnd(8192, 4096)
     return (lambda a, c: torch.cat((a, c), 1)), (a, c), 4 * nb(a)
@@ -228,6 +248,13 @@ ROWS = [
     ("bench/s12/groupnorm+silu/bf16/2x1280x16x16", gn_silu(2, 1280, 16)),
     ("bench/s12/groupnorm+silu/bf16/2x1280x8x8", gn_silu(2, 1280, 8)),
     ("bench/s12/groupnorm+silu/bf16/nhwc/2x320x64x64", gn_silu(2, 320, 64, cl=True)),
+    # session 13 (pw): the siblings of silu, cast bf16->f32 and concat
+    ("bench/s13/pw/sigmoid/bf16/8192x8192", pw(torch.sigmoid)),
+    ("bench/s13/pw/silu_bwd/bf16/8192x8192", two(torch.ops.aten.silu_backward)),
+    ("bench/s13/pw/silu->f32/bf16/8192x8192", convert(bf, f32, F.silu)),
+    ("bench/s13/pw/cast/f16->f32/8192x8192", convert(torch.float16, f32)),
+    ("bench/s13/pw/cast/f32->bf16/8192x8192", convert(f32, bf)),
+    ("bench/s13/split/bf16/[8192,8192]->2x[8192,4096]", split),
 ]
 
 
@@ -236,14 +263,14 @@ def main():
     ap.add_argument("--compile-budget-s", type=float, default=120.0, help="stop compiling rows past this")
     ap.add_argument("--compile-start", type=int, default=0, help="compile from this row on (a later call's rest)")
     ap.add_argument("--no-eager", action="store_true", help="compile pass only")
-    ap.add_argument("--filter", default="")
+    ap.add_argument("--filter", default="", help="rows whose id holds this substring (or one of a,b,c)")
     a = ap.parse_args()
     print(json.dumps({"torch": torch.__version__, "device": torch.cuda.get_device_name()}), flush=True)
     big = torch.empty(1 << 30, dtype=torch.uint8, device=dev); big2 = torch.empty_like(big)
     ms = bench(lambda: big2.copy_(big))
     print(json.dumps({"id": "copy 1GiB", "bytes": 2 << 30, "eager_ms": round(ms, 4),
                       "gbs": round((2 << 30) / ms / 1e6, 1)}), flush=True)
-    rows = [(k, rid, b) for k, (rid, b) in enumerate(ROWS) if a.filter in rid]
+    rows = [(k, rid, b) for k, (rid, b) in enumerate(ROWS) if any(f in rid for f in a.filter.split(","))]
     # pass 1: eager and a copy of the same bytes, every row; pass 2: torch.compile while the budget lasts
     for k, rid, build in ([] if a.no_eager else rows):
         row = {"id": rid, "row": k}

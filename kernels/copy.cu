@@ -5,6 +5,8 @@
 // dim contiguous there: NCHW <-> NHWC, 2-D transposes) go through a shared-memory
 // tile (k_transpose, cp_tiled_axis): the element loop read 2-byte units at a
 // stride of the plane and ran at 18 % of copy; XDNN_COPY_TILED=0 keeps it.
+// The affine pieces of one concat / split run in one launch (k_copy_pieces,
+// cp_launch_group); XDNN_COPY_ONE_LAUNCH=0 launches them one by one.
 #include "gpu/kern_copy.h"
 
 #include <cuda_bf16.h>
@@ -205,6 +207,46 @@ void launch_transpose(const cp_job *j, int a, cudaStream_t s)
     k_transpose<ES, P><<<(unsigned)(ntiles < cap ? ntiles : cap), 256, 0, s>>>(*j, a, tiles_a, tiles_d, ntiles);
 }
 
+// The pieces of a concat / split in one launch (cp_launch_group): one flat
+// index over the pieces one after another, each thread's piece found by
+// walking the table forward as its index grows (grid-stride: the grid works on
+// one window of the flat space, so the walk moves rarely).  Two launches held
+// concat bf16 2 x [8192, 4096] at 85 % of copy (session 12): the first
+// launch's tail and the second's ramp.  __grid_constant__: the table is read
+// in place from the parameter space at a dynamic index (no per-thread copy).
+template <int ES, typename IT>
+__global__ void k_copy_pieces(const __grid_constant__ cp_group g)
+{
+    typedef typename unit<ES>::t U;
+    int k = 0;
+    for (IT i = (IT)blockIdx.x * blockDim.x + threadIdx.x; i < (IT)g.total; i += (IT)gridDim.x * blockDim.x) {
+        while (k + 1 < g.np && i >= (IT)g.p[k + 1].start)
+            k++;
+        const cp_piece &p = g.p[k];
+        IT f = i - (IT)p.start;
+        int64_t io = p.ibase, oo = p.obase;
+        for (int d = p.n - 1; d > 0; d--) {
+            const IT s = (IT)p.size[d], q = f / s;
+            const int64_t r = (int64_t)(f - q * s);
+            io += r * p.ist[d];
+            oo += r * p.ost[d];
+            f = q;
+        }
+        io += (int64_t)f * p.ist[0];
+        oo += (int64_t)f * p.ost[0];
+        static_cast<U *>(p.dst)[oo] = static_cast<const U *>(p.src)[io];
+    }
+}
+
+template <int ES>
+void launch_pieces(const cp_group *g, int blocks, cudaStream_t s)
+{
+    if (g->total > 0x7fffffffLL)
+        k_copy_pieces<ES, uint64_t><<<blocks, 256, 0, s>>>(*g);
+    else
+        k_copy_pieces<ES, uint32_t><<<blocks, 256, 0, s>>>(*g);
+}
+
 template <typename IT>
 void launch(const cp_job *j, int blocks, cudaStream_t s)
 {
@@ -236,6 +278,52 @@ extern "C" int cp_tiled_axis(const cp_job *j)
         if (j->ist[a] == 1 && j->size[a] >= 16)
             return a;
     return -1;
+}
+
+extern "C" bool cp_group_ok(const cp_job *jobs, int n)
+{
+    const char *e = getenv("XDNN_COPY_ONE_LAUNCH"); // A/B switch (at plan time): 0 launches each piece
+    if ((e && strcmp(e, "0") == 0) || n < 2 || n > CP_GROUP_MAX)
+        return false;
+    for (int i = 0; i < n; i++) {
+        const cp_job *j = &jobs[i];
+        if (j->kind != CPK_AFFINE || j->idt != j->odt || j->esize != jobs[0].esize || j->n < 1 ||
+            j->n > CP_GROUP_DIMS || cp_tiled_axis(j) >= 0)
+            return false;
+    }
+    return true;
+}
+
+extern "C" int cp_launch_group(const cp_job *jobs, int n, void *stream)
+{
+    cp_group g;
+    memset(&g, 0, sizeof g);
+    for (int i = 0; i < n; i++) {
+        const cp_job *j = &jobs[i];
+        if (j->numel <= 0)
+            continue;
+        cp_piece *p = &g.p[g.np++];
+        p->n = j->n;
+        for (int d = 0; d < j->n; d++)
+            p->size[d] = j->size[d], p->ost[d] = j->ost[d], p->ist[d] = j->ist[d];
+        p->ibase = j->ibase, p->obase = j->obase;
+        p->start = g.total;
+        p->src = j->src, p->dst = j->dst;
+        g.total += j->numel;
+    }
+    if (g.total <= 0)
+        return 0;
+    int64_t b = (g.total + 255) / 256, cap = 132 * 16;
+    int blocks = (int)(b < 1 ? 1 : b > cap ? cap : b);
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    switch (jobs[0].esize) {
+    case 1: launch_pieces<1>(&g, blocks, s); break;
+    case 2: launch_pieces<2>(&g, blocks, s); break;
+    case 4: launch_pieces<4>(&g, blocks, s); break;
+    case 8: launch_pieces<8>(&g, blocks, s); break;
+    default: launch_pieces<16>(&g, blocks, s); break;
+    }
+    return (int)cudaGetLastError();
 }
 
 extern "C" int cp_launch(const cp_job *j, void *stream)

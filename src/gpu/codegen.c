@@ -125,6 +125,12 @@ static const char prelude[] =
     "__device__ __forceinline__ signed char xd_f2i8(float v)"
     " { v = rintf(v); return v != v ? 0 : v >= 127.0f ? 127 : v <= -128.0f ? -128 : (signed char)v; }\n"
     "__device__ __forceinline__ unsigned char xd_f2bool(float v) { return v != 0.0f; }\n"
+    /* 1 / (1 + e^-x) from ex2.approx and rcp.approx (a few f32 ulp; lower.c uses it only for values rounded
+     * to 16 bits): the exact expf and IEEE division held silu bf16 at 82 % of copy on issue slots.  x = -inf
+     * gives 0 (then silu's -inf * 0 = NaN, as the reference's -inf / inf), +inf 1, NaN NaN. */
+    "__device__ __forceinline__ float xd_sigmoid_fast(float x) { float e, r;"
+    " asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(e) : \"f\"(x * -1.4426950408889634f));"
+    " asm(\"rcp.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(1.0f + e)); return r; }\n"
     "struct alignas(16) xd_v16 { unsigned int w[4]; };\n"
     "struct alignas(8) xd_v8 { unsigned int w[2]; };\n"
     "struct alignas(4) xd_v4 { unsigned int w; };\n"
@@ -236,6 +242,7 @@ typedef struct body {
     /* vector mode (cg_pointwise): tensors with contig[t] move through the
      * register array r<t>.e[u] (loaded before / stored after the u loop) */
     int vec;
+    int chunks;            /* chunks a thread holds at once (XDNN_PW_CHUNKS): r<t>[j_] */
     const char *contig;
     cg_slots *sl;          /* sizes as arguments, or NULL */
 } body;
@@ -307,7 +314,7 @@ static void emit_value(body *bd, int t, const char *ind)
     } else if (bd->vec > 1 && bd->contig[t]) {
         param_for(bd, t);
         char ref[32];
-        snprintf(ref, sizeof ref, "r%d.e[u]", t);
+        snprintf(ref, sizeof ref, "r%d%s.e[u]", t, bd->chunks > 1 ? "[j_]" : "");
         sb_printf(bd->b, "%sconst float v%d = ", ind, t);
         load_expr(bd->b, x->dtype, ref);
         sb_printf(bd->b, "; // %s\n", x->name);
@@ -330,7 +337,8 @@ static void emit_store(body *bd, int t, const char *val, const char *ind)
     const gtensor *x = &bd->g->t[t];
     int k = param_for(bd, t);
     if (bd->vec > 1) {
-        sb_printf(bd->b, "%sr%d.e[u] = %s(%s); // %s\n", ind, t, store_fn(x->dtype), val, x->name);
+        sb_printf(bd->b, "%sr%d%s.e[u] = %s(%s); // %s\n", ind, t, bd->chunks > 1 ? "[j_]" : "", store_fn(x->dtype), val,
+                  x->name);
         return;
     }
     sb_printf(bd->b, "%sp%d[", ind, k);
@@ -442,17 +450,24 @@ static void walk_order(const gtensor *shape, int *order)
 
 /* Elements per thread of a vectorized pointwise kernel, or 1.  Every stored
  * tensor must run contiguously along the innermost walked dim `in` (it moves
- * in chunks of `vec` elements, 16 bytes of the narrowest one: buffers and
- * views start 256-byte aligned and every other stride is a multiple of vec)
- * or, for an input, be broadcast along it (read per element).  contig[t]
- * marks the chunked ones. */
+ * in chunks of `vec` elements: buffers and views start 256-byte aligned and
+ * every other stride is a multiple of vec) or, for an input, be broadcast
+ * along it (read per element).  contig[t] marks the chunked ones.  A chunk is
+ * 16 bytes of the widest stored dtype: a thread's 8 bf16 elements made two
+ * 16-byte f32 stores that each covered half of every sector a warp touched
+ * (cast bf16 -> f32 at 74 % of copy, DRAM 64 % in ncu); 4 elements load 8
+ * bytes and store 16, every warp access whole sectors (1.22x, 89 %, DRAM
+ * 81 %: session 13).  Wider inputs do not count: the second half of a
+ * sector a load leaves is an L1 hit (f32 -> bf16 with 4 elements measured
+ * 0.99x of 8).  Nor do broadcast operands.  XDNN_PW_VEC_WIDEST=0: 16 bytes
+ * of the narrowest for every kernel (as before). */
 static int vec_width(const ggraph *g, const gtensor *shape, int in, const int *ts, int n, const int *outs, int nouts,
                      char *contig)
 {
     if (shape->rank < 1 || getenv("XDNN_NO_VECTOR"))
         return 1;
     int64_t last = shape->dims[in];
-    size_t emin = 16;
+    size_t emin = 16, emax = 1;
     for (int i = 0; i < n; i++) {
         const gtensor *t = &g->t[ts[i]];
         int j = in - (shape->rank - t->rank); /* t's dim aligned with `in` (right-aligned broadcast) */
@@ -467,8 +482,12 @@ static int vec_width(const ggraph *g, const gtensor *shape, int in, const int *t
         contig[ts[i]] = 1;
         if (gg_dtype_bytes(t->dtype) < emin)
             emin = gg_dtype_bytes(t->dtype);
+        if (out && t->numel == shape->numel && gg_dtype_bytes(t->dtype) > emax)
+            emax = gg_dtype_bytes(t->dtype);
     }
-    int v = emin >= 16 ? 1 : (int)(16 / emin) > 8 ? 8 : (int)(16 / emin);
+    const char *w = getenv("XDNN_PW_VEC_WIDEST");
+    size_t e = (w && strcmp(w, "0") == 0) || emax < emin ? emin : emax;
+    int v = e >= 16 ? 1 : (int)(16 / e) > 8 ? 8 : (int)(16 / e);
     for (; v > 1; v /= 2) {
         bool ok = last % v == 0;
         for (int i = 0; i < n && ok; i++) {
@@ -484,10 +503,13 @@ static int vec_width(const ggraph *g, const gtensor *shape, int in, const int *t
 }
 
 /* The register array of a chunked tensor: `vec` elements over 16/8/4/2-byte words. */
-static void vec_decl(sbuf *b, const gtensor *x, int t, int vec, const char *ind)
+static void vec_decl(sbuf *b, const gtensor *x, int t, int vec, int chunks, const char *ind)
 {
     size_t bytes = gg_dtype_bytes(x->dtype) * (size_t)vec, w = bytes >= 16 ? 16 : bytes;
-    sb_printf(b, "%sunion { xd_v%zu q[%zu]; %s e[%d]; } r%d;\n", ind, w, bytes / w, storage_type(x->dtype), vec, t);
+    sb_printf(b, "%sunion { xd_v%zu q[%zu]; %s e[%d]; } r%d", ind, w, bytes / w, storage_type(x->dtype), vec, t);
+    if (chunks > 1)
+        sb_printf(b, "[%d]", chunks);
+    sb_printf(b, ";\n");
 }
 
 /* Move chunk r<t> from (load) or to (store) p<k> at the chunk's offset. */
@@ -499,42 +521,92 @@ static void vec_move(sbuf *b, const body *bd, int t, bool load, const char *ind)
               bd->param_of[t]);
     offset_expr(b, x, bd->rank, bd->sl);
     sb_printf(b, "));");
+    const char *j = bd->chunks > 1 ? "[j_]" : "";
     for (size_t i = 0; i < bytes / w; i++) {
         if (load)
-            sb_printf(b, " r%d.q[%zu] = m_[%zu];", t, i, i);
+            sb_printf(b, " r%d%s.q[%zu] = m_[%zu];", t, j, i, i);
         else
-            sb_printf(b, " m_[%zu] = r%d.q[%zu];", i, t, i);
+            sb_printf(b, " m_[%zu] = r%d%s.q[%zu];", i, t, j, i);
     }
     sb_printf(b, " } // %s\n", x->name);
 }
 
-/* The body of the vectorized kernel: chunk coordinates, chunk loads, the
- * values of vec elements in an unrolled loop, chunk stores. */
-static void pointwise_vec_body(body *bd, const gtensor *shape, const int *outs, int nouts, const int *ins, int nins)
+/* The chunk's coordinates from li: c0.. of the walk order. */
+static void vec_coords(body *bd, const gtensor *shape, const char *ind)
 {
-    const char *ind = "    ";
     int order[XDNN_MAX_RANK];
     walk_order(shape, order);
     coords_decl(bd->b, shape->rank, ind);
     sb_printf(bd->b, "%sconst xd_idx le = li * %d;\n", ind, bd->vec);
     emit_decompose(bd->b, "le", shape->dims, order, shape->rank, ind, bd->sl);
-    for (int i = 0; i < nins; i++)
-        if (bd->contig[ins[i]]) {
-            vec_decl(bd->b, &bd->g->t[ins[i]], ins[i], bd->vec, ind);
-            vec_move(bd->b, bd, ins[i], true, ind);
-        }
-    for (int i = 0; i < nouts; i++)
-        vec_decl(bd->b, &bd->g->t[outs[i]], outs[i], bd->vec, ind);
+}
+
+/* The values of a chunk's vec elements in an unrolled loop, then its stores. */
+static void vec_compute_store(body *bd, const int *outs, int nouts, const char *ind)
+{
+    char in2[16];
+    snprintf(in2, sizeof in2, "%s  ", ind);
     sb_printf(bd->b, "%s#pragma unroll\n%sfor (int u = 0; u < %d; u++) {\n", ind, ind, bd->vec);
     for (int i = 0; i < nouts; i++) {
-        emit_value(bd, outs[i], "      ");
+        emit_value(bd, outs[i], in2);
         char v[24];
         snprintf(v, sizeof v, "v%d", outs[i]);
-        emit_store(bd, outs[i], v, "      ");
+        emit_store(bd, outs[i], v, in2);
     }
     sb_printf(bd->b, "%s}\n", ind);
     for (int i = 0; i < nouts; i++)
         vec_move(bd->b, bd, outs[i], false, ind);
+}
+
+/* The body of the vectorized kernel for chunk li: chunk coordinates, chunk
+ * loads, the values of vec elements in an unrolled loop, chunk stores.  With
+ * chunks > 1 (the loop over l0 strides chunks grid strides at once) a thread
+ * first loads every chunk j_ it holds (li = l0 + j_ grid strides, those past
+ * the bound skipped), then computes and stores them: the loads of the later
+ * chunks in flight while the first one's math runs. */
+static void pointwise_vec_body(body *bd, const gtensor *shape, const int *outs, int nouts, const int *ins, int nins,
+                               const char *bound)
+{
+    const char *ind = "    ";
+    const int U = bd->chunks;
+    for (int i = 0; U > 1 && i < nins; i++)
+        if (bd->contig[ins[i]])
+            vec_decl(bd->b, &bd->g->t[ins[i]], ins[i], bd->vec, U, ind);
+    for (int i = 0; U > 1 && i < nouts; i++)
+        vec_decl(bd->b, &bd->g->t[outs[i]], outs[i], bd->vec, U, ind);
+    const char *in2 = U > 1 ? "      " : ind;
+    if (U > 1)
+        sb_printf(bd->b, "%s#pragma unroll\n%sfor (int j_ = 0; j_ < %d; j_++) {\n%s  const xd_idx li = l0 + (xd_idx)j_ * "
+                         "gridDim.x * blockDim.x;\n%s  if (li >= (xd_idx)%s) break;\n",
+                  ind, ind, U, ind, ind, bound);
+    vec_coords(bd, shape, in2);
+    for (int i = 0; i < nins; i++)
+        if (bd->contig[ins[i]]) {
+            if (U == 1)
+                vec_decl(bd->b, &bd->g->t[ins[i]], ins[i], bd->vec, 1, in2);
+            vec_move(bd->b, bd, ins[i], true, in2);
+        }
+    if (U > 1) {
+        sb_printf(bd->b, "%s}\n%s#pragma unroll\n%sfor (int j_ = 0; j_ < %d; j_++) {\n%s  const xd_idx li = l0 + (xd_idx)j_ * "
+                         "gridDim.x * blockDim.x;\n%s  if (li >= (xd_idx)%s) break;\n",
+                  ind, ind, ind, U, ind, ind, bound);
+        vec_coords(bd, shape, in2);
+    }
+    for (int i = 0; U == 1 && i < nouts; i++)
+        vec_decl(bd->b, &bd->g->t[outs[i]], outs[i], bd->vec, 1, ind);
+    vec_compute_store(bd, outs, nouts, in2);
+    if (U > 1)
+        sb_printf(bd->b, "%s}\n", ind);
+}
+
+/* Chunks a thread holds at once: XDNN_PW_CHUNKS=2 or 4, else 1.  Off by default until measured: session 13
+ * wrote it after its device call (silu / sigmoid bf16 at 0.1050 ms against relu's 0.1007: the math of one
+ * chunk between its load and the next chunk's). */
+static int pw_chunks(void)
+{
+    const char *e = getenv("XDNN_PW_CHUNKS");
+    int n = e ? atoi(e) : 1;
+    return n == 2 || n == 4 ? n : 1;
 }
 
 xdnn_status cg_pointwise(const ggraph *g, const int *nodes, int nnodes, const int *outs, int nouts,
@@ -568,8 +640,9 @@ xdnn_status cg_pointwise(const ggraph *g, const int *nodes, int nnodes, const in
      * it, the kernel is generated again moving `vec` elements per thread. */
     char *contig = arena_alloc(g->ar, (size_t)g->nt + 1);
     int vec = rank > 0 ? vec_width(g, shape, order[rank - 1], bd.params, bd.nparams, outs, nouts, contig) : 1;
+    int *ins = NULL, nins = 0;
     if (vec > 1) {
-        int *ins = arena_alloc(g->ar, ((size_t)bd.nparams + 1) * sizeof(int)), nins = 0;
+        ins = arena_alloc(g->ar, ((size_t)bd.nparams + 1) * sizeof(int));
         for (int i = nouts; i < bd.nparams; i++)
             ins[nins++] = bd.params[i];
         free(b.s);
@@ -583,16 +656,26 @@ xdnn_status cg_pointwise(const ggraph *g, const int *nodes, int nnodes, const in
             param_for(&bd, outs[i]);
         for (int i = 0; i < nins; i++)
             param_for(&bd, ins[i]);
-        pointwise_vec_body(&bd, shape, outs, nouts, ins, nins);
+        bd.chunks = pw_chunks();
     }
+    sbuf bound = {0};
+    if (bd.chunks > 1) /* the body reads the bound too: its slot first */
+        size_lit(&bound, bd.sl, shape->numel / vec);
+    if (vec > 1)
+        pointwise_vec_body(&bd, shape, outs, nouts, ins, nins, bound.s ? bound.s : "0");
+    if (bd.chunks <= 1)
+        size_lit(&bound, bd.sl, shape->numel / vec);
     /* sizes as arguments: 64-bit indices whatever this size needs (the class must not depend on it) */
     bool i32 = !bd.sl && fits_i32(g, bd.params, bd.nparams, shape->numel);
-    sbuf bound = {0};
-    size_lit(&bound, bd.sl, shape->numel / vec);
     emit_signature(&hdr, g, &bd, outs, nouts, kname, i32);
-    sb_printf(&hdr, "{\n  for (xd_idx li = (xd_idx)blockIdx.x * blockDim.x + threadIdx.x; li < (xd_idx)%s"
-                    "; li += (xd_idx)gridDim.x * blockDim.x) {\n%s  }\n}\n",
-              bound.s ? bound.s : "0", b.s ? b.s : "");
+    if (bd.chunks > 1)
+        sb_printf(&hdr, "{\n  for (xd_idx l0 = (xd_idx)blockIdx.x * blockDim.x + threadIdx.x; l0 < (xd_idx)%s"
+                        "; l0 += (xd_idx)gridDim.x * blockDim.x * %d) {\n%s  }\n}\n",
+                  bound.s ? bound.s : "0", bd.chunks, b.s ? b.s : "");
+    else
+        sb_printf(&hdr, "{\n  for (xd_idx li = (xd_idx)blockIdx.x * blockDim.x + threadIdx.x; li < (xd_idx)%s"
+                        "; li += (xd_idx)gridDim.x * blockDim.x) {\n%s  }\n}\n",
+                  bound.s ? bound.s : "0", b.s ? b.s : "");
     free(b.s);
     free(bound.s);
     xdnn_status st = keep_slots(g, &sl, k);

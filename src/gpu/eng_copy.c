@@ -10,7 +10,9 @@
  * both shapes.  Affine jobs are sorted by output stride, merged where both
  * sides are contiguous across dims, and a contiguous innermost run is moved
  * in 16/8/4-byte units.  Any dtype when in and out agree; f32/f16/bf16
- * conversions when the bound dtypes differ. */
+ * conversions when the bound dtypes differ.  The affine pieces of one concat
+ * or split (same unit size, none tiled) run as one launch over a table of
+ * pieces (kern_copy.h cp_group_ok; XDNN_COPY_ONE_LAUNCH=0: one each). */
 #include "gpu/eng_copy.h"
 
 #include "data/data.h"
@@ -344,6 +346,7 @@ bool gpu_copy_analyze(const gplan *pl, const gpart *p, cp_plan *cp, char *why, s
         }
         vectorize(q);
     }
+    cp->one_launch = cp_group_ok(cp->jobs, cp->njobs);
     return true;
 }
 
@@ -382,6 +385,21 @@ static xdnn_status copy_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
 static xdnn_status copy_execute(gpu_ctx *c, gpart *p, cudaStream_t s, xdnn_diags_t *d)
 {
     cp_plan *cp = p->priv;
+    if (cp->one_launch) { /* concat's / split's pieces in one launch */
+        cp_job js[CP_GROUP_MAX];
+        for (int i = 0; i < cp->njobs; i++) {
+            js[i] = cp->jobs[i];
+            js[i].src = c->dptr[cp->src[i]];
+            js[i].dst = c->dptr[cp->dst[i]];
+        }
+        int e = cp_launch_group(js, cp->njobs, (void *)s);
+        if (e != 0) {
+            diag_error(d, XDNN_ERR_DEVICE, xloc_none(), "copy_strided: the launch of %s's %d pieces failed: %s",
+                       p->name, cp->njobs, cudaGetErrorString((cudaError_t)e));
+            return XDNN_ERR_DEVICE;
+        }
+        return XDNN_OK;
+    }
     for (int i = 0; i < cp->njobs; i++) {
         cp_job j = cp->jobs[i];
         j.src = c->dptr[cp->src[i]];
@@ -408,6 +426,8 @@ static const char *copy_detail(const gpart *p)
     if (!cp || cp->njobs < 1)
         return "";
     const cp_job *j = &cp->jobs[0];
+    if (cp->one_launch)
+        return j->esize == 16 ? "affine copy, 16-byte units, the pieces in one launch" : "affine copy, the pieces in one launch";
     return j->idt != j->odt           ? "converting copy"
          : j->kind == CPK_PAD         ? "pad copy"
          : j->kind == CPK_RESHAPE     ? "reshape (two decompositions)"

@@ -18,6 +18,7 @@ typedef struct cp_plan {
     int njobs;
     cp_job jobs[CP_MAX_JOBS];
     int src[CP_MAX_JOBS], dst[CP_MAX_JOBS];   /* ggraph tensors of each job */
+    bool one_launch;                          /* the jobs as one launch (cp_group_ok, decided at plan time) */
 } cp_plan;
 
 /* Is op (an op_id) one of the tensor family: reshape, permute, broadcast, slice, concat, split, pad? */

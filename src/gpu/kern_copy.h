@@ -15,6 +15,7 @@
 #ifndef XDNN_GPU_KERN_COPY_H
 #define XDNN_GPU_KERN_COPY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -43,11 +44,34 @@ typedef struct cp_job {
     void *dst;
 } cp_job;
 
+/* The affine pieces of one op (concat's inputs, split's results) as one launch: a table of at most CP_GROUP_MAX
+ * pieces of at most CP_GROUP_DIMS dims, one flat index over them (kernels/copy.cu k_copy_pieces). */
+enum { CP_GROUP_MAX = 8, CP_GROUP_DIMS = 4 };
+
+typedef struct cp_piece {
+    int n;                         /* dims, innermost last */
+    int64_t size[CP_GROUP_DIMS], ost[CP_GROUP_DIMS], ist[CP_GROUP_DIMS];
+    int64_t ibase, obase;          /* in units of the group's esize */
+    int64_t start;                 /* the piece's first flat index */
+    const void *src;
+    void *dst;
+} cp_piece;
+
+typedef struct cp_group {
+    int np;
+    int64_t total;                 /* the pieces' iteration counts summed */
+    cp_piece p[CP_GROUP_MAX];
+} cp_group;
+
 /* Enqueue one job on `stream` (a cudaStream_t); returns a cudaError_t value. */
 int cp_launch(const cp_job *j, void *stream);
 /* The dim a that a transposing job is tiled over (input stride 1, while the output's last dim is strided in the
  * input): cp_launch takes the shared-memory tile for it; -1 when the element loop runs (XDNN_COPY_TILED=0). */
 int cp_tiled_axis(const cp_job *j);
+/* Can jobs[0..n) run as one launch: 2 to CP_GROUP_MAX same-dtype affine jobs of one unit size, at most
+ * CP_GROUP_DIMS dims, none tiled (false when XDNN_COPY_ONE_LAUNCH=0)?  cp_launch_group enqueues them so. */
+bool cp_group_ok(const cp_job *jobs, int n);
+int cp_launch_group(const cp_job *jobs, int n, void *stream);
 
 #ifdef __cplusplus
 }

@@ -1,13 +1,15 @@
 /* lower.c — a bound xgraph as the GPU backend's ggraph: tensor i of the IR is
  * tensor i of the ggraph (an output that other ops read in another dtype adds
  * its stored copy after them: store_outputs); pointwise ops take their expression text from
- * pointwise_modes.def (through pw_mode_of) with p0..p2 folded to literals. */
+ * pointwise_modes.def (through pw_mode_of) with p0..p2 folded to literals, the logistic family's
+ * 16-bit results from pw_fast_form. */
 #include "gpu/lower.h"
 
 #include "ops/pointwise.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void literal(char *buf, size_t len, double v)
@@ -33,6 +35,33 @@ static gpw_tag pw_tag(int op, const double *p)
     if (op == OP_cast || op == OP_identity)
         return PWT_CAST;
     return PWT_OTHER;
+}
+
+/* The GPU's forms of the logistic family for values rounded to 16 bits (f16 / bf16 results): e^-x through
+ * ex2.approx and the reciprocal through rcp.approx (codegen.c xd_sigmoid_fast, a few f32 ulp against the
+ * half-ulp of 2^-9 / 2^-12 that the rounding adds) instead of expf and an IEEE division, which held silu bf16
+ * at 82 % of copy on issue slots.  Written in pointwise_modes.def's variables (dy, a, p0, K) and the same
+ * algebra as there; f32 / f64 results keep the exact expressions.  XDNN_PW_APPROX=0 keeps them everywhere. */
+static const char *pw_fast_form(const char *op, xdnn_dtype out)
+{
+    static const struct { const char *op, *expr; } forms[] = {
+        {"sigmoid", "xd_sigmoid_fast(a)"},
+        {"silu", "a * xd_sigmoid_fast(a)"},
+        {"swish", "a * xd_sigmoid_fast(p0 * a)"},
+        {"sigmoid_bwd", "dy * xd_sigmoid_fast(a) * (K(1) - xd_sigmoid_fast(a))"},
+        {"silu_bwd", "dy * xd_sigmoid_fast(a) * (K(1) + a * (K(1) - xd_sigmoid_fast(a)))"},
+        {"swish_bwd", "dy * xd_sigmoid_fast(p0 * a) * (K(1) + p0 * a * (K(1) - xd_sigmoid_fast(p0 * a)))"},
+        {"softplus_bwd", "dy * xd_sigmoid_fast(p0 * a)"},
+    };
+    if (out != XDNN_F16 && out != XDNN_BF16)
+        return NULL;
+    const char *e = getenv("XDNN_PW_APPROX");
+    if (e && strcmp(e, "0") == 0)
+        return NULL;
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
+        if (strcmp(op, forms[i].op) == 0)
+            return forms[i].expr;
+    return NULL;
 }
 
 static gred_op red_op(const char *s)
@@ -102,7 +131,8 @@ static void lower_node(ggraph *gg, const xgraph *g, const xnode *n)
             from[4] = "a", to[4] = "b";
             nsub = 5;
         }
-        gn->expr = cg_subst(gg->ar, pw->expr, from, to, nsub);
+        const char *fast = out >= 0 ? pw_fast_form(pw->name, gg->t[out].dtype) : NULL;
+        gn->expr = cg_subst(gg->ar, fast ? fast : pw->expr, from, to, nsub);
         gn->tag = pw->backward ? PWT_OTHER : pw_tag(n->op, p);
         break;
     }

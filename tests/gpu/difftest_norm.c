@@ -1171,9 +1171,23 @@ static void bench_cases(void)
 /* ---- session 12 (issue 12 item 1): the consolidated memory-bound table, one row per engine at >= 64 MB
  * (bench/mem_peer.py times the same rows in PyTorch eager and torch.compile, and a copy of the same bytes).
  * The layernorm / rmsnorm rows are bench/s10/ at 8192 x 8192, batchnorm bench/rn50/ at 256x256x56x56. */
+typedef struct bench_row {
+    const char *id, *body;
+} bench_row;
+
+/* bench/<dir>/<id> for each row: the body as graph g(seed=SEED) */
+static void add_bench_rows(const char *dir, int seed, const bench_row *r, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        char name[192];
+        snprintf(name, sizeof name, "bench/%s/%s", dir, r[k].id);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n%s\n}\n", seed, r[k].body);
+    }
+}
+
 static void s12_bench_cases(void)
 {
-    static const struct { const char *id, *body; } r[] = {
+    static const bench_row r[] = {
         {"pw/relu/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  y = relu(x);\n  output y: bf16;"},
         {"pw/gelu/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  y = gelu(x);\n  output y: bf16;"},
         {"pw/silu/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  y = silu(x);\n  output y: bf16;"},
@@ -1230,11 +1244,7 @@ static void s12_bench_cases(void)
         {"log_softmax_bwd/f32/8192x4096", "  input dy: f32[8192, 4096];\n  input l: f32[8192, 4096] = uniform(-10, -6);\n"
                                           "  dx = log_softmax_bwd(dy, l);\n  output dx: f32;"},
     };
-    for (size_t k = 0; k < sizeof r / sizeof r[0]; k++) {
-        char name[192];
-        snprintf(name, sizeof name, "bench/s12/%s", r[k].id);
-        add_case(name, 1, "dnn 1;\ngraph g(seed=12) {\n%s\n}\n", r[k].body);
-    }
+    add_bench_rows("s12", 12, r, sizeof r / sizeof r[0]);
 }
 
 /* ---- session 11: the residual join fused into the batchnorm backward
@@ -1744,6 +1754,124 @@ static void gn_bench_cases(void)
     }
 }
 
+/* ---- session 13 (pw, issue 12): the last memory-bound rows behind PyTorch.
+ * s13-pw/: the logistic family's approximate forms for 16-bit results (lower.c pw_fast_form: silu, sigmoid,
+ * swish and the backwards of those and softplus; f32 keeps the exact ones), over |x| up to 30 and 200, and the
+ * extremes: exp(100 x) makes +inf and 0, its negation -inf, log(x < 0) NaN; every output on its own (no sums
+ * that would cancel a 1-ulp rounding flip).  Widening casts (bf16 / f16 -> f32, alone and after silu) and a
+ * narrowing one: chunks of 16 bytes of the widest full stream (codegen.c vec_width); odd widths take 1.
+ * s13-copy/: concat / split pieces in one launch (copy.cu k_copy_pieces): 16-byte, 4-byte and 2-byte units,
+ * pieces past the grid (grid-stride across a piece boundary), axis 0, 4-D, uneven splits (unit sizes differ:
+ * one launch each), 9 pieces (past CP_GROUP_MAX: one each).  The -exact/, -narrowest/ and -off/ prefixes run
+ * some of them with the switch that keeps the old path; -chunks2/ the pointwise ones with two chunks a thread. */
+static void s13_pw_table(int seed0, bool logistic, bool widen, int nshapes)
+{
+    static const char *const shapes[] = {"[3, 1001]", "[5, 64]", "[2, 17, 40]", "[1000003]", "[33, 4104]"};
+    for (int si = 0; si < nshapes; si++)
+        for (int ti = 0; ti < 3; ti++) {
+            const char *t = dts[ti], *sh = shapes[si];
+            const int seed = seed0 + si * 10 + ti * 3;
+            char name[192];
+            if (logistic) {
+                snprintf(name, sizeof name, "logistic/%s/%s", t, sh);
+                add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s = uniform(-30, 30);\n  input dy: %s%s;\n"
+                                  "  y = silu(x);\n  s = sigmoid(x);\n  w = swish(x, beta=1.75);\n  d = silu_bwd(dy, x);\n"
+                                  "  e = sigmoid_bwd(dy, x);\n  f = swish_bwd(dy, x, beta=0.5);\n"
+                                  "  h = softplus_bwd(dy, x, beta=2.0);\n  output y, s, w, d, e, f, h;\n}\n",
+                         seed, t, sh, t, sh);
+                snprintf(name, sizeof name, "extremes/%s/%s", t, sh);
+                add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s = uniform(-1, 1);\n  input dy: %s%s;\n"
+                                  "  u = exp(x * 100.0);\n  y = silu(u);\n  z = silu(u * -1.0);\n  s = sigmoid(u * -1.0);\n"
+                                  "  r = sigmoid(u);\n  n = silu(log(x));\n  b = silu_bwd(dy, x * 200.0);\n"
+                                  "  c = sigmoid_bwd(dy, u * -1.0);\n  output y, z, s, r, n, b, c;\n}\n",
+                         seed + 1, t, sh, t, sh);
+            }
+            if (widen && ti > 0) {
+                snprintf(name, sizeof name, "widen/%s->f32/%s", t, sh);
+                add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  y = cast(x, dtype=f32);\n"
+                                  "  z = silu(x);\n  w = x * 0.5 + 1.0;\n  output y, z: f32, w: f32;\n}\n",
+                         seed + 2, t, sh);
+            } else if (widen) {
+                snprintf(name, sizeof name, "narrow/f32->bf16+f16/%s", sh);
+                add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: f32%s;\n  y = cast(x, dtype=bf16);\n"
+                                  "  z = cast(x * 3.0, dtype=f16);\n  output y, z;\n}\n",
+                         seed + 2, sh);
+            }
+        }
+}
+
+static void s13_copy_table(int seed0)
+{
+    for (int ti = 0; ti < 3; ti++) {
+        const char *t = dts[ti];
+        const int seed = seed0 + ti * 10;
+        char name[192];
+        snprintf(name, sizeof name, "concat3-16B/%s", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input a: %s[5, 24];\n  input b: %s[5, 40];\n  input c: %s[5, 8];\n"
+                          "  y = concat(a, b, c, axis=1);\n  output y;\n}\n", seed, t, t, t);
+        static const struct { const char *id, *a, *b; int axis; } two[] = {
+            {"concat2-odd", "[129, 1031]", "[129, 5]", 1},     {"concat-axis0", "[1001, 24]", "[3, 24]", 0},
+            {"concat-4d", "[2, 3, 5, 7]", "[2, 4, 5, 7]", 1}, {"concat-big", "[1031, 2050]", "[1031, 2046]", 1},
+        };
+        for (int k = 0; k < 4; k++) {
+            snprintf(name, sizeof name, "%s/%s", two[k].id, t);
+            add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input a: %s%s;\n  input b: %s%s;\n"
+                              "  y = concat(a, b, axis=%d);\n  output y;\n}\n", seed + 1 + k, t, two[k].a, t, two[k].b,
+                     two[k].axis);
+        }
+        snprintf(name, sizeof name, "split3/%s", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[6, 960];\n  s0, s1, s2 = split(x, axis=1);\n"
+                          "  output s0, s1, s2;\n}\n", seed + 5, t);
+        snprintf(name, sizeof name, "split-uneven/%s", t);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[7, 1000];\n"
+                          "  s0, s1, s2 = split(x, axis=1, sizes=[300, 500, 200]);\n  output s0, s1, s2;\n}\n",
+                 seed + 6, t);
+        char text[TEXT_MAX];
+        int n = snprintf(text, sizeof text, "dnn 1;\ngraph g(seed=%d) {\n", seed + 7);
+        for (int k = 0; k < 9; k++)
+            n += snprintf(text + n, sizeof text - (size_t)n, "  input a%d: %s[%d, 8];\n", k, t, k + 1);
+        n += snprintf(text + n, sizeof text - (size_t)n, "  y = concat(a0, a1, a2, a3, a4, a5, a6, a7, a8, axis=0);\n"
+                                                         "  output y;\n}\n");
+        snprintf(name, sizeof name, "concat9/%s", t);
+        add_case(name, 1, "%s", text);
+    }
+}
+
+static void s13_cases(void)
+{
+    case_prefix = "s13-pw/";
+    s13_pw_table(1300, true, true, opts.quick ? 2 : 5);
+    case_prefix = "s13-copy/";
+    s13_copy_table(1360);
+    case_prefix = "s13-pw-exact/", case_env = "XDNN_PW_APPROX=0";
+    s13_pw_table(1300, true, false, 2);
+    case_prefix = "s13-pw-narrowest/", case_env = "XDNN_PW_VEC_WIDEST=0";
+    s13_pw_table(1300, false, true, 3);
+    case_prefix = "s13-copy-off/", case_env = "XDNN_COPY_ONE_LAUNCH=0";
+    s13_copy_table(1360);
+    /* after the device call: two chunks a thread (XDNN_PW_CHUNKS=2, off by default; not yet run on a GPU) */
+    case_prefix = "s13-pw-chunks2/", case_env = "XDNN_PW_CHUNKS=2";
+    s13_pw_table(1300, true, true, 5);
+    case_prefix = case_env = "";
+}
+
+/* session 13 (pw): the siblings of the three rows (bench/s12/ pw/silu, pw/cast/bf16->f32, concat), with
+ * their peers in bench/mem_peer.py */
+static void s13_bench_cases(void)
+{
+    static const bench_row r[] = {
+        {"pw/sigmoid/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  y = sigmoid(x);\n  output y: bf16;"},
+        {"pw/silu_bwd/bf16/8192x8192", "  input dy: bf16[8192, 8192];\n  input x: bf16[8192, 8192];\n"
+                                       "  dx = silu_bwd(dy, x);\n  output dx: bf16;"},
+        {"pw/silu->f32/bf16/8192x8192", "  input x: bf16[8192, 8192];\n  y = silu(x);\n  output y: f32;"},
+        {"pw/cast/f16->f32/8192x8192", "  input x: f16[8192, 8192];\n  y = cast(x, dtype=f32);\n  output y: f32;"},
+        {"pw/cast/f32->bf16/8192x8192", "  input x: f32[8192, 8192];\n  y = cast(x, dtype=bf16);\n  output y: bf16;"},
+        {"split/bf16/[8192,8192]->2x[8192,4096]", "  input x: bf16[8192, 8192];\n  a, b = split(x, axis=1);\n"
+                                                  "  output a, b;"},
+    };
+    add_bench_rows("s13", 13, r, sizeof r / sizeof r[0]);
+}
+
 /* ---- running one case (the shared part is tests/gpu/diffharness.c) */
 
 static const char *case_id(int i)
@@ -1838,6 +1966,7 @@ int main(int argc, char **argv)
         bench_cases();
         s12_bench_cases(); /* session 12 (pool): registered last */
         gn_bench_cases();  /* session 12 (gnorm): registered last */
+        s13_bench_cases(); /* session 13 (pw): registered last */
     } else {
         layer_cases();
         batch_cases();
@@ -1864,6 +1993,7 @@ int main(int argc, char **argv)
         smbwd_cases(); /* session 12 (smbwd): registered last */
         gn_v2_cases();    /* session 12 (gnorm): registered last */
         gn_v2_cross_cases(); /* session 12 (review): registered last */
+        s13_cases();         /* session 13 (pw): registered last */
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};

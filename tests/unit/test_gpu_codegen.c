@@ -14,6 +14,7 @@
 
 #include "gpu/codegen.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The kernel of the (only) pointwise partition of `body` over inputs `decl`. */
@@ -41,7 +42,9 @@ static void test_widths(void)
     } cases[] = {
         {"  input x: f16[6, 64];\n", "  y = gelu(x);\n  output y: f16;\n", 8, "f16: 16 bytes = 8"},
         {"  input x: f32[6, 64];\n", "  y = gelu(x);\n  output y: f32;\n", 4, "f32: 16 bytes = 4"},
-        {"  input x: f16[6, 64];\n", "  y = gelu(x);\n  output y: f32;\n", 8, "the narrowest dtype sets it"},
+        {"  input x: f16[6, 64];\n", "  y = gelu(x);\n  output y: f32;\n", 4, "16 bytes of the widest output (f32)"},
+        {"  input x: f32[6, 64];\n", "  y = cast(x, dtype=bf16);\n  output y: bf16;\n", 8,
+         "f32 -> bf16: a wider input does not count"},
         {"  input x: f16[6, 61];\n", "  y = gelu(x);\n  output y: f16;\n", 1, "61 does not divide"},
         {"  input x: f16[6, 60];\n", "  y = gelu(x);\n  output y: f16;\n", 4, "60: 4 divides, 8 does not"},
         {"  input x: f16[6, 64] @col;\n", "  y = x + 1.0;\n  output y: f16;\n", 1, "x strided along the last dim"},
@@ -73,9 +76,78 @@ static void test_widths(void)
     }
 }
 
+/* XDNN_PW_VEC_WIDEST=0: the narrowest dtype sets the chunk (8 bf16 elements, two 16-byte f32 stores). */
+static void test_narrowest(void)
+{
+    setenv("XDNN_PW_VEC_WIDEST", "0", 1);
+    fixture f;
+    cg_kernel k;
+    if (kernel_of(&f, "  input x: bf16[6, 64];\n", "  y = cast(x, dtype=f32);\n  output y: f32;\n", &k))
+        CHECK_EQ(k.vec, 8, "the narrowest dtype sets it");
+    fixture_teardown(&f);
+    unsetenv("XDNN_PW_VEC_WIDEST");
+}
+
+/* The logistic family's 16-bit results take xd_sigmoid_fast (lower.c pw_fast_form); f32 results, and every
+ * result with XDNN_PW_APPROX=0, the exact expf and division. */
+static void test_logistic_forms(void)
+{
+    static const struct { const char *dt, *body; bool fast; } cases[] = {
+        {"bf16", "  y = silu(x);\n  output y: bf16;\n", true},
+        {"f16", "  y = sigmoid(x);\n  output y: f16;\n", true},
+        {"bf16", "  y = swish(x, beta=2.0);\n  output y: bf16;\n", true},
+        {"f32", "  y = silu(x);\n  output y: f32;\n", false},
+        {"bf16", "  y = gelu(x);\n  output y: bf16;\n", false},
+    };
+    for (int off = 0; off < 2; off++) {
+        if (off)
+            setenv("XDNN_PW_APPROX", "0", 1);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            char decl[64];
+            snprintf(decl, sizeof decl, "  input x: %s[6, 64];\n", cases[i].dt);
+            fixture f;
+            cg_kernel k;
+            if (kernel_of(&f, decl, cases[i].body, &k)) {
+                const char *body = strstr(k.src, "extern \"C\"");
+                bool fast = body && strstr(body, "xd_sigmoid_fast(");
+                CHECK(fast == (cases[i].fast && !off), "%s %s (XDNN_PW_APPROX %s): fast form %d", cases[i].dt,
+                      cases[i].body, off ? "0" : "unset", (int)fast);
+            }
+            fixture_teardown(&f);
+        }
+    }
+    unsetenv("XDNN_PW_APPROX");
+}
+
+/* XDNN_PW_CHUNKS=2: a thread loads both chunks (r<t>[2], li = l0 + j_ grid strides) before computing either;
+ * unset, the source is the one-chunk form. */
+static void test_chunks(void)
+{
+    for (int on = 0; on < 2; on++) {
+        if (on)
+            setenv("XDNN_PW_CHUNKS", "2", 1);
+        fixture f;
+        cg_kernel k;
+        if (kernel_of(&f, "  input x: bf16[6, 64];\n", "  y = silu(x);\n  output y: bf16;\n", &k)) {
+            CHECK_EQ(k.vec, 8, "chunks keep the width");
+            CHECK((strstr(k.src, "l0 += (xd_idx)gridDim.x * blockDim.x * 2") != NULL) == on, "the loop strides 2 grids");
+            const char *r = strstr(k.src, "e[8]; } r"); /* the first register array: r<t> or r<t>[2] */
+            r = r ? r + strlen("e[8]; } r") : NULL;
+            while (r && *r >= '0' && *r <= '9')
+                r++;
+            CHECK(r && (strncmp(r, "[2];", 4) == 0) == on, "two chunks of registers");
+        }
+        fixture_teardown(&f);
+    }
+    unsetenv("XDNN_PW_CHUNKS");
+}
+
 int main(void)
 {
+    test_chunks();
     test_widths();
+    test_narrowest();
+    test_logistic_forms();
     return test_summary("test_gpu_codegen");
 }
 #else

@@ -436,6 +436,45 @@ static void replay_copies(fixture *f, int *njobs_out, int *max_esize)
     }
 }
 
+/* Session 13: the pieces of a concat / split as one launch (kern_copy.h cp_group_ok) when they share a unit size
+ * and number 2..CP_GROUP_MAX; one launch each past that, with unit sizes that differ, or XDNN_COPY_ONE_LAUNCH=0. */
+static void test_copy_one_launch(void)
+{
+    static const struct { const char *text; bool one; const char *why; } cases[] = {
+        {"dnn 1;\ngraph g {\n  input a: bf16[8, 4096];\n  input b: bf16[8, 4096];\n  y = concat(a, b, axis=1);\n"
+         "  output y;\n}\n", true, "two 16-byte pieces"},
+        {"dnn 1;\ngraph g {\n  input x: bf16[6, 960];\n  s0, s1, s2 = split(x, axis=1);\n  output s0, s1, s2;\n}\n",
+         true, "three split pieces"},
+        {"dnn 1;\ngraph g {\n  input x: bf16[7, 1000];\n  s0, s1, s2 = split(x, axis=1, sizes=[300, 500, 200]);\n"
+         "  output s0, s1, s2;\n}\n", false, "unit sizes 8, 8 and 16 bytes"},
+        {"dnn 1;\ngraph g {\n  input a: f32[3, 8];\n  y = concat(a, a, a, a, a, a, a, a, a, axis=0);\n  output y;\n}\n",
+         false, "9 pieces"},
+    };
+    for (int off = 0; off < 2; off++) {
+        if (off)
+            setenv("XDNN_COPY_ONE_LAUNCH", "0", 1);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            fixture f;
+            if (setup(&f, cases[i].text, false)) {
+                for (int pi = 0; pi < f.pl->nparts; pi++) {
+                    const gpart *p = &f.pl->parts[pi];
+                    if (!gpu_copy_op(f.g->n[p->nodes[0]].op_id))
+                        continue;
+                    cp_plan *cp = calloc(1, sizeof *cp);
+                    char why[512] = "";
+                    CHECK(cp && gpu_copy_analyze(f.pl, p, cp, why, sizeof why), "%s", why);
+                    if (cp)
+                        CHECK(cp->one_launch == (cases[i].one && !off), "%s (switch %s): one launch %d",
+                              cases[i].why, off ? "0" : "unset", (int)cp->one_launch);
+                    free(cp);
+                }
+            }
+            teardown(&f);
+        }
+    }
+    unsetenv("XDNN_COPY_ONE_LAUNCH");
+}
+
 static void test_copies(void)
 {
     static const char *const graphs[] = {
@@ -650,6 +689,7 @@ int main(void)
     test_norm_paths();
     test_smb_rows();
     test_copies();
+    test_copy_one_launch();
     test_rng();
     test_norm_groups_v2(); /* session 12 (gnorm) */
     return test_summary("test_gpu_norm");

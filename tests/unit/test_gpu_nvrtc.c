@@ -145,6 +145,16 @@ int main(void)
                   " + sqrt_bwd(dy, x) + rsqrt_bwd(dy, x) + reciprocal_bwd(dy, x) + sin_bwd(dy, x)"
                   " + cos_bwd(dy, x) + tan_bwd(dy, x) + erf_bwd(dy, x) + abs_bwd(dy, x) + neg_bwd(dy, x);\n"
                   "  output u, v, w;\n}\n");
+    /* bf16 results: the logistic family's approximate forms (lower.c pw_fast_form) */
+    compile_graph("logistic-bf16.dnn",
+                  "dnn 1;\ngraph g {\n  input x: bf16[7, 16];\n  input dy: bf16[7, 16];\n"
+                  "  v = sigmoid(swish(silu(x), beta=1.5));\n"
+                  "  w = sigmoid_bwd(dy, x) + silu_bwd(dy, x) + swish_bwd(dy, x, beta=0.5) + softplus_bwd(dy, x);\n"
+                  "  output v, w;\n}\n");
+    setenv("XDNN_PW_CHUNKS", "2", 1); /* two chunks a thread, a broadcast operand and two outputs */
+    compile_graph("chunks2.dnn", "dnn 1;\ngraph g {\n  input x: f16[5, 64];\n  input b: f32[64];\n"
+                                 "  y = silu(x) * b;\n  z = cast(x, dtype=f32);\n  output y: f16, z;\n}\n");
+    unsetenv("XDNN_PW_CHUNKS");
     compile_graph("binary.dnn",
                   "dnn 1;\ngraph g {\n  input a: f32[4, 6];\n  input b: f32[6];\n"
                   "  y = max(a, b) - min(a, b) + pow(a, b) / mod(a, b) + add_square(a, b);\n"
