@@ -16,9 +16,9 @@
 //             ResNet-50 N=256, 198-396 splits; genstats: one per 128-row M
 //             tile of the producing conv, src/gpu/genstats.h, thousands) a
 //             block of 8 warps per channel, merged in warp order (forward);
-//   apply     the same grid with the splits in reverse order (the rows the
-//             reduce read last are the likeliest still in L2), per-channel
-//             constants in registers: y = act((x - mean) * inv * scale + bias),
+//   apply     the same grid, each split's rows top down (cl_l2 below: the
+//             rows the reduce read last are the likeliest still in L2),
+//             per-channel constants: y = act((x - mean) * inv * scale + bias),
 //             or act(round(that) + r) with a fused residual r (partition.c),
 //             or dx = inv / M * (M g - sum g - xhat sum g xhat), g = dy * scale.
 // Hopper (ng_job.cl_pdl): the finalize and the apply are programmatic
@@ -29,6 +29,12 @@
 // of the next pass overlap the tail of the last (a fixed cost per pass that
 // the 13-100 MB batchnorms of ResNet-50 N=256 feel: 31-77 % of copy, the
 // 400 MB ones 88 %).
+// L2 (session 13, ng_job.cl_l2): every split is read bottom up by the reduce,
+// all at once, so the apply walks it top down (what L2 still holds first),
+// reads x / dy / r and the join's a, b, m evict-first (their last read) and,
+// past 32 MB, stores y / dx evict-first: the second read of x (and dy) hits L2
+// for up to ~its size instead of ~nothing.  (The reversed split order of
+// session 7 moved nothing: the splits run side by side in one wave.)
 // Forward: x read twice (r once), y written once; backward: x and dy read twice, dx
 // written once.  Backward with the fused join (session 11, ng_job.join): the
 // reduce reads a, (b,) m instead of dy, makes dy = relu_bwd(a [+ b], m),
@@ -88,6 +94,7 @@ __device__ __forceinline__ void cl_reduce_join_rows(const ng_job &j, int64_t q, 
                                                     const float4 *sc, int TX, float (&a)[V], float (&b)[V])
 {
     const int64_t sx = j.inner.stride[NG_X][0], sd = j.inner.stride[NG_DY][0];
+    const uint64_t last = cl_policy(j.cl_l2 >= 1); // a, b, m: their last read (x and dy are read again)
     for (; q < q1; q += UJ * TY) {
         vec_t<T, V> x[UJ], ja[UJ], jb[UJ], jm[UJ];
 #pragma unroll
@@ -95,10 +102,10 @@ __device__ __forceinline__ void cl_reduce_join_rows(const ng_job &j, int64_t q, 
             const int64_t r = q + u * TY;
             if (r < q1) {
                 x[u] = cl_ld<T, V>(j.t.p[NG_X], r * sx + c0);
-                ja[u] = cl_ld<T, V>(j.t.p[NG_JA], r * sd + c0);
+                ja[u] = cl_ldp<T, V>(j.t.p[NG_JA], r * sd + c0, last);
                 if (JN == 2)
-                    jb[u] = cl_ld<T, V>(j.t.p[NG_JB], r * sd + c0);
-                jm[u] = cl_ld<T, V>(j.t.p[NG_JM], r * sd + c0);
+                    jb[u] = cl_ldp<T, V>(j.t.p[NG_JB], r * sd + c0, last);
+                jm[u] = cl_ldp<T, V>(j.t.p[NG_JM], r * sd + c0, last);
             }
         }
 #pragma unroll
@@ -264,7 +271,10 @@ __global__ void __launch_bounds__(CL_THREADS) k_cl_finalize(const ng_job j)
 }
 
 // The apply's rows q0 + ty, + TY, ... below q1 for the thread's V channels
-// from c0: U row vectors in flight per stream; RD: a second stream (the
+// from c0, in groups of U rows (U row vectors in flight per stream), the
+// groups top down when rev (ng_job.cl_l2: the reduce read the split bottom
+// up, so L2 still holds its top), x (and dy / r) loaded with the policy pin
+// and the output stored with pout (cl_policy); RD: a second stream (the
 // backward's dy, or the forward's fused residual r: y rounded to res_dt, r
 // added, then the activation).  SH (always, since session 10): the constants (m, k1, k2, k3) of
 // channel c0 + k at sc[k TX] in shared memory, read at each row (V 16-byte
@@ -274,20 +284,23 @@ template <typename T, int V, int AM, int ACT, int U, bool RD, bool SH>
 __device__ __forceinline__ void cl_apply_rows(const ng_job &j, int64_t q0, int64_t q1, int ty, int TX, int TY,
                                               int64_t c0,
                                               const float4 *sc, const float (&m)[V], const float (&k1)[V],
-                                              const float (&k2)[V], const float (&k3)[V])
+                                              const float (&k2)[V], const float (&k3)[V], bool rev, uint64_t pin,
+                                              uint64_t pout)
 {
     const int ko = AM == NGA_FWD ? NG_Y : NG_DX;
     const int64_t sx = j.inner.stride[NG_X][0], so = j.inner.stride[ko][0];
     const int64_t sdy = RD ? j.inner.stride[NG_DY][0] : 0;
-    for (int64_t q = q0 + ty; q < q1; q += U * TY) {
+    const int64_t first = q0 + ty, nt = first < q1 ? (q1 - first + TY - 1) / TY : 0, ng = (nt + U - 1) / U;
+    for (int64_t gi = 0; gi < ng; gi++) {
+        const int64_t q = first + (rev ? ng - 1 - gi : gi) * U * TY;
         vec_t<T, V> x[U], dy[U];
 #pragma unroll
         for (int u = 0; u < U; u++) {
             int64_t r = q + u * TY;
             if (r < q1) {
-                x[u] = cl_ld<T, V>(j.t.p[NG_X], r * sx + c0);
+                x[u] = cl_ldp<T, V>(j.t.p[NG_X], r * sx + c0, pin);
                 if (RD)
-                    dy[u] = cl_ld<T, V>(j.t.p[NG_DY], r * sdy + c0);
+                    dy[u] = cl_ldp<T, V>(j.t.p[NG_DY], r * sdy + c0, pin);
             }
         }
 #pragma unroll
@@ -307,7 +320,7 @@ __device__ __forceinline__ void cl_apply_rows(const ng_job &j, int64_t q0, int64
                 else
                     o[k] = cv.y * dv + (cv.z * (xv - cv.x) + cv.w);
             }
-            cl_store<T, V>(j.t.p[ko], r * so + c0, o);
+            cl_storep<T, V>(j.t.p[ko], r * so + c0, o, pout);
         }
     }
 }
@@ -361,10 +374,14 @@ __global__ void __launch_bounds__(CL_THREADS, (cl_cfg<AM == NGA_BWD>::blocks)) k
     }
     // the forward with a fused residual (NG_DY set) reads two streams: half the
     // vectors in flight per stream, as the backward (one stream of U spilled)
+    const bool rev = j.cl_l2 >= 1;
+    const uint64_t pin = cl_policy(j.cl_l2 >= 1), pout = cl_policy(j.cl_l2 >= 2);
     if (AM == NGA_FWD && j.t.p[NG_DY])
-        cl_apply_rows<T, V, AM, ACT, U / 2, true, SH>(j, q0, q1, ty, TX, TY, c0, sc + tx, m, k1, k2, k3);
+        cl_apply_rows<T, V, AM, ACT, U / 2, true, SH>(j, q0, q1, ty, TX, TY, c0, sc + tx, m, k1, k2, k3, rev, pin,
+                                                      pout);
     else
-        cl_apply_rows<T, V, AM, ACT, U, AM == NGA_BWD, SH>(j, q0, q1, ty, TX, TY, c0, sc + tx, m, k1, k2, k3);
+        cl_apply_rows<T, V, AM, ACT, U, AM == NGA_BWD, SH>(j, q0, q1, ty, TX, TY, c0, sc + tx, m, k1, k2, k3, rev,
+                                                           pin, pout);
 }
 
 template <typename T, int V>

@@ -16,8 +16,12 @@
 //            bits run to run) and stores mean / inv, running statistics, or
 //            sum g, sum g xhat and dscale / dbias (cl_fin_channel);
 //   barrier;
-//   apply    the rows past R first (read last in pass 1, the likeliest still
-//            in L2), then the held rows from shared memory: y = act((x - mean)
+//   apply    the rows past R first, top down (read last in pass 1, the
+//            likeliest still in L2; session 13, ng_job.cl_l2: pass 1 loads
+//            the held rows evict-first, their lines dead at once, and the
+//            apply loads what it reads evict-first, and past 32 MB stores so,
+//            so that its used lines go before the ones it has still to read),
+//            then the held rows from shared memory: y = act((x - mean)
 //            inv scale + bias), or with a fused residual r act(round(that) +
 //            r), or dx = inv scale dy - inv^2 sum(g xhat) / M (x - mean) -
 //            inv sum(g) / M.
@@ -50,25 +54,27 @@ constexpr size_t c1_fixed_bytes(int V)
     return (size_t)C1_THREADS / 2 * (2 * V + 1) * sizeof(float);
 }
 
-// rows r, r + TY, ... (U of them, those below nrow) of x and, TWO, of a second stream: U loads in flight
+// rows r, r + TY, ... (U of them, those below nrow) of x and, TWO, of a second stream: U loads in flight,
+// with the L2 policy pol
 template <typename T, int V, int U, bool TWO>
 __device__ __forceinline__ void c1_ld_rows(const T *xp, int64_t sx, const T *dp, int64_t sd, int64_t r, int TY,
-                                           int64_t nrow, vec_t<T, V> (&x)[U], vec_t<T, V> (&d)[U])
+                                           int64_t nrow, vec_t<T, V> (&x)[U], vec_t<T, V> (&d)[U], uint64_t pol)
 {
 #pragma unroll
     for (int u = 0; u < U; u++) {
         int64_t rr = r + (int64_t)u * TY;
         if (rr < nrow) {
-            x[u] = cl_ld<T, V>(xp, rr * sx);
+            x[u] = cl_ldp<T, V>(xp, rr * sx, pol);
             if (TWO)
-                d[u] = cl_ld<T, V>(dp, rr * sd);
+                d[u] = cl_ldp<T, V>(dp, rr * sd, pol);
         }
     }
 }
 
 template <typename T, int V, bool BWD, int ACT, bool RD>
 __device__ __forceinline__ void c1_out(const ng_job &j, const vec_t<T, V> &x, const vec_t<T, V> &d, const float (&k0)[V],
-                                       const float (&k1)[V], const float (&k2)[V], const float (&k3)[V], T *o)
+                                       const float (&k1)[V], const float (&k2)[V], const float (&k3)[V], T *o,
+                                       uint64_t pout)
 {
     float v[V];
 #pragma unroll
@@ -81,11 +87,12 @@ __device__ __forceinline__ void c1_out(const ng_job &j, const vec_t<T, V> &x, co
         else
             v[k] = act_f((xv - k0[k]) * k1[k] + k2[k], ACT, j.act_dt);
     }
-    cl_store<T, V>(o, 0, v);
+    cl_storep<T, V>(o, 0, v, pout);
 }
 
 // The apply of the thread's rows r = ty, ty + TY, ... below nrow: past R from
-// global memory (U in flight), then the held ones from shared memory.  RD:
+// global memory (U in flight; the groups top down when ng_job.cl_l2), then the
+// held ones from shared memory.  RD:
 // a second stream (the backward's dy, held too; the forward's residual r,
 // always read from global memory).
 template <typename T, int V, bool BWD, int ACT, bool RD>
@@ -100,15 +107,18 @@ __device__ __forceinline__ void c1_apply(const ng_job &j, int64_t q0, int64_t nr
     const T *xp = static_cast<const T *>(j.t.p[NG_X]) + q0 * sx + c0;
     const T *dp = RD ? static_cast<const T *>(j.t.p[kd]) + q0 * sd + c0 : nullptr;
     T *op = static_cast<T *>(j.t.p[ko]) + q0 * so + c0;
+    const uint64_t pin = cl_policy(j.cl_l2 >= 1), pout = cl_policy(j.cl_l2 >= 2);
     const int64_t first = R <= ty ? ty : ty + (R - ty + TY - 1) / TY * TY;
-    for (int64_t r = first; r < nrow; r += (int64_t)U * TY) {
+    const int64_t nt = first < nrow ? (nrow - first + TY - 1) / TY : 0, ng = (nt + U - 1) / U;
+    for (int64_t gi = 0; gi < ng; gi++) {
+        const int64_t r = first + (j.cl_l2 >= 1 ? ng - 1 - gi : gi) * U * TY;
         vec_t<T, V> x[U], d[U];
-        c1_ld_rows<T, V, U, RD>(xp, sx, dp, sd, r, TY, nrow, x, d);
+        c1_ld_rows<T, V, U, RD>(xp, sx, dp, sd, r, TY, nrow, x, d, pin);
 #pragma unroll
         for (int u = 0; u < U; u++) {
             int64_t rr = r + (int64_t)u * TY;
             if (rr < nrow)
-                c1_out<T, V, BWD, ACT, RD>(j, x[u], d[u], k0, k1, k2, k3, op + rr * so);
+                c1_out<T, V, BWD, ACT, RD>(j, x[u], d[u], k0, k1, k2, k3, op + rr * so, pout);
         }
     }
     const int64_t held = R < nrow ? R : nrow;
@@ -118,8 +128,8 @@ __device__ __forceinline__ void c1_apply(const ng_job &j, int64_t q0, int64_t nr
         if (BWD)
             d = ds[r * TX + tx];
         else if (RD)
-            d = cl_ld<T, V>(dp, r * sd);
-        c1_out<T, V, BWD, ACT, RD>(j, x, d, k0, k1, k2, k3, op + r * so);
+            d = cl_ldp<T, V>(dp, r * sd, pin);
+        c1_out<T, V, BWD, ACT, RD>(j, x, d, k0, k1, k2, k3, op + r * so, pout);
     }
 }
 
@@ -158,9 +168,11 @@ __global__ void __launch_bounds__(C1_THREADS, 1) k_cl1(const ng_job j, int64_t R
         } else if (ty < nrow) {
             cl_load<T, V>(xp, ty * sx, sh); // the shift: the thread's first value
         }
+        // the held rows' lines are dead once loaded: evict-first (ng_job.cl_l2), the rest normal
+        const uint64_t pheld = cl_policy(j.cl_l2 >= 1), pkeep = cl_policy(false);
         for (int64_t r = ty; r < nrow; r += (int64_t)U * TY) {
             vec x[U], d[U];
-            c1_ld_rows<T, V, U, BWD>(xp, sx, dp, sd, r, TY, nrow, x, d);
+            c1_ld_rows<T, V, U, BWD>(xp, sx, dp, sd, r, TY, nrow, x, d, r + (int64_t)(U - 1) * TY < R ? pheld : pkeep);
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 int64_t rr = r + (int64_t)u * TY;

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# bnl2_session.sh DEV OUT — session 13 "bnl2": the channels-last batchnorm apply reading its second pass over
+# x (and dy) from L2 (kernels/norm_cl.cu, norm_cl1.cu; ng_job.cl_l2, switch XDNN_NORM_CL_L2=0|1|2).  DEV:
+# tests/gpu/pack_dev.sh build-bn build-bn-dev, + dt/ (difftest_norm.o, diffharness.o), bn_peer.py, norm_torch.py,
+# this script.  One call (BUDGET_S, default 285 s), in order of need: the new l2 cases (every one), memcheck
+# --quick on them, the rn50 / rn50join bench rows on (default) and off (=0) beside bench/bn_peer.py --resnet, ncu
+# on the 1024@14 rows (persistent forward and backward, the joined three-launch backward) on and off, then the
+# batchnorm family of difftest_norm in what is left, and the ResNet-50 N=256 step A/B if 75 s are left.
+#
+# WHY: the reduce (and norm_cl1's pass 1) walk every split bottom up, all splits at once (one wave), so at the
+# apply's start L2 holds the top of every split; the apply walked each split bottom up as well: it first read
+# what L2 had lost and, with its own reads and stores, evicted the tops before it reached them (the "reversed
+# split order" of session 7 changed nothing: the splits run side by side).  Now the apply walks each split top
+# down, loads what it reads for the last time evict-first (and the join's a, b, m in the reduce; norm_cl1's held
+# rows in pass 1), and past 32 MB of x stores y / dx evict-first.
+# EXPECTED (written before the call; L2 keeps ~35-40 MB of the tops for the apply): the second read of x (and dy)
+# hits L2 for ~35 MB instead of ~0: fwd+relu 64@56 / 1024@14 (103 MB, persistent: 29 MB held, 74 re-read)
+# 0.130 -> ~0.118 ms (-10 %); their backwards (x + dy 206 MB) 0.197 -> ~0.185 (-6 %); the 51 MB backwards
+# (128@28, 2048@7) -8 to -10 %, their forwards ~0 (the re-read 22 MB already hit); 256@56 / 64@112 (411 MB) -2 to
+# -3 % (0.4537 -> ~0.44, 0.7244 -> ~0.71); the joins (three launches, 103-411 MB) -3 to -5 %; the 13-26 MB ones
+# (held whole in L2 either way) +-1 us.  ncu: the applies' DRAM read bytes fall by ~30-35 MB each, L2 hit rate up.
+# Step (N=256): norm_welford 23.0 -> 22.2-22.6 ms, the step -0.3 to -0.8 ms (its noise +-1 %).
+set -uo pipefail
+source tests/gpu/dev_env.sh "$@" > /dev/null
+sum=$out/summary.txt
+say() { echo "$*" | tee -a "$sum"; }
+left() { echo $((${BUDGET_S:-285} - (SECONDS - t0))); }
+dev_build_testers difftest_norm || exit 1
+dev_link_cli || exit 1
+dt=$dev/difftest_norm
+say "== l2 (new cases) ($((SECONDS - t0)) s)"
+timeout 40 "$dt" l2 > "$out/l2.log" 2>&1; say "rc=$?"
+grep -E "^FAIL" -A6 "$out/l2.log" | cut -c1-240 | head -24 | tee -a "$sum"; say "$(grep -E 'passed,' "$out/l2.log")"
+say "ran $(grep -cE '^(PASS|FAIL)' "$out/l2.log") of $("$dt" --list | grep -c l2) l2 cases"
+dev_memcheck "$dt" l2 30 | tee -a "$sum"
+say "== bench on / off ($((SECONDS - t0)) s)"
+ITERS=10 dev_bench_runs "$dt" "-|bench/rn50|on|35;XDNN_NORM_CL_L2=0|bench/rn50|off|35" | tee -a "$sum"
+grep -E "BENCH|^### " "$out/bench.log" | sed 's/^ *//' | cut -c1-230 | tee -a "$sum"
+say "== peer bn_peer.py --resnet ($((SECONDS - t0)) s)"
+(cd "$dev" && PYTHONUNBUFFERED=1 timeout 25 python3 bn_peer.py --resnet) > "$out/peer.log" 2>&1; say "rc=$?"
+cut -c1-200 "$out/peer.log" | tee -a "$sum"
+ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+for ab in on:XDNN_NORM_CL_L2_UNSET=1 off:XDNN_NORM_CL_L2=0; do
+    say "== ncu 256x1024x14x14 ${ab%%:*} ($((SECONDS - t0)) s)"
+    env "${ab#*:}" timeout 22 "$ncu" --cache-control none --clock-control none --filter-mode per-launch-config \
+        --launch-count 1 -k regex:'k_cl' \
+        --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum \
+        "$dt" --bench 256x1024x14x14 > "$out/ncu_${ab%%:*}.log" 2>&1
+    say "rc=$?"
+    grep -E '^  k_cl|^  void|k_cl[a-z0-9_]*<|gpu__time|dram__bytes|lts__t_sector' "$out/ncu_${ab%%:*}.log" | sed 's/  */ /g' |
+        cut -c1-160 | head -40 | tee -a "$sum"
+done
+lim=$(($(left) - ${STEP_RESERVE:-0}))
+if [ "$lim" -gt 8 ]; then
+    say "== difftest_norm batchnorm family, ${lim} s ($((SECONDS - t0)) s)"
+    timeout "$lim" "$dt" batchnorm > "$out/family.log" 2>&1; say "rc=$? (124: cut short)"
+    grep -E "^FAIL" "$out/family.log" | cut -c1-240 | head -20 | tee -a "$sum"
+    say "ran $(grep -cE '^(PASS|FAIL)' "$out/family.log") of $("$dt" --list | grep -c batchnorm); passed $(grep -c '^PASS' "$out/family.log"), failed $(grep -c '^FAIL' "$out/family.log")"
+    say "of them not l2: ran $(grep -E '^(PASS|FAIL)' "$out/family.log" | grep -vc ' l2')"
+fi
+if [ "$(left)" -gt 75 ]; then
+    for ab in on:XDNN_NORM_CL_L2_UNSET=1 off:XDNN_NORM_CL_L2=0; do
+        dev_step "${ab%%:*}" 35 "${ab#*:}" | tee -a "$sum"
+    done
+fi
+say "== done ($((SECONDS - t0)) s)"
+(cd "$out" && tar czf logs.tgz --remove-files $(ls | grep -v -e '^logs.tgz$' -e '^summary.txt$'))
