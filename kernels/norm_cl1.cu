@@ -17,9 +17,9 @@
 //            sum g, sum g xhat and dscale / dbias (cl_fin_channel);
 //   barrier;
 //   apply    the rows past R first, top down (read last in pass 1, the
-//            likeliest still in L2; session 13, ng_job.cl_l2: pass 1 loads
-//            the held rows evict-first, their lines dead at once, and the
-//            apply loads what it reads evict-first, and past 32 MB stores so,
+//            likeliest still in L2; session 13, ng_job.cl_l2, x past 32 MB:
+//            pass 1 loads the held rows evict-first, their lines dead at
+//            once, and the apply loads what it reads and stores evict-first,
 //            so that its used lines go before the ones it has still to read),
 //            then the held rows from shared memory: y = act((x - mean)
 //            inv scale + bias), or with a fused residual r act(round(that) +
@@ -107,18 +107,19 @@ __device__ __forceinline__ void c1_apply(const ng_job &j, int64_t q0, int64_t nr
     const T *xp = static_cast<const T *>(j.t.p[NG_X]) + q0 * sx + c0;
     const T *dp = RD ? static_cast<const T *>(j.t.p[kd]) + q0 * sd + c0 : nullptr;
     T *op = static_cast<T *>(j.t.p[ko]) + q0 * so + c0;
-    const uint64_t pin = cl_policy(j.cl_l2 >= 1), pout = cl_policy(j.cl_l2 >= 2);
     const int64_t first = R <= ty ? ty : ty + (R - ty + TY - 1) / TY * TY;
-    const int64_t nt = first < nrow ? (nrow - first + TY - 1) / TY : 0, ng = (nt + U - 1) / U;
-    for (int64_t gi = 0; gi < ng; gi++) {
-        const int64_t r = first + (j.cl_l2 >= 1 ? ng - 1 - gi : gi) * U * TY;
+    int ng = first < nrow ? (int)(((nrow - first + TY - 1) / TY + U - 1) / U) : 0; // groups of U rows
+    int64_t rg = first, step = (int64_t)U * TY; // the group's first row
+    if (j.cl_l2 && ng > 0) // top down
+        rg += (ng - 1) * step, step = -step;
+    for (; ng > 0; ng--, rg += step) {
         vec_t<T, V> x[U], d[U];
-        c1_ld_rows<T, V, U, RD>(xp, sx, dp, sd, r, TY, nrow, x, d, pin);
+        c1_ld_rows<T, V, U, RD>(xp, sx, dp, sd, rg, TY, nrow, x, d, cl_policy(j.cl_l2 != 0));
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            int64_t rr = r + (int64_t)u * TY;
+            int64_t rr = rg + (int64_t)u * TY;
             if (rr < nrow)
-                c1_out<T, V, BWD, ACT, RD>(j, x[u], d[u], k0, k1, k2, k3, op + rr * so, pout);
+                c1_out<T, V, BWD, ACT, RD>(j, x[u], d[u], k0, k1, k2, k3, op + rr * so, cl_policy(j.cl_l2 != 0));
         }
     }
     const int64_t held = R < nrow ? R : nrow;
@@ -128,8 +129,8 @@ __device__ __forceinline__ void c1_apply(const ng_job &j, int64_t q0, int64_t nr
         if (BWD)
             d = ds[r * TX + tx];
         else if (RD)
-            d = cl_ldp<T, V>(dp, r * sd, pin);
-        c1_out<T, V, BWD, ACT, RD>(j, x, d, k0, k1, k2, k3, op + r * so, pout);
+            d = cl_ldp<T, V>(dp, r * sd, cl_policy(j.cl_l2 != 0));
+        c1_out<T, V, BWD, ACT, RD>(j, x, d, k0, k1, k2, k3, op + r * so, cl_policy(j.cl_l2 != 0));
     }
 }
 
@@ -169,10 +170,10 @@ __global__ void __launch_bounds__(C1_THREADS, 1) k_cl1(const ng_job j, int64_t R
             cl_load<T, V>(xp, ty * sx, sh); // the shift: the thread's first value
         }
         // the held rows' lines are dead once loaded: evict-first (ng_job.cl_l2), the rest normal
-        const uint64_t pheld = cl_policy(j.cl_l2 >= 1), pkeep = cl_policy(false);
         for (int64_t r = ty; r < nrow; r += (int64_t)U * TY) {
             vec x[U], d[U];
-            c1_ld_rows<T, V, U, BWD>(xp, sx, dp, sd, r, TY, nrow, x, d, r + (int64_t)(U - 1) * TY < R ? pheld : pkeep);
+            c1_ld_rows<T, V, U, BWD>(xp, sx, dp, sd, r, TY, nrow, x, d,
+                                     cl_policy(j.cl_l2 && r + (int64_t)(U - 1) * TY < R));
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 int64_t rr = r + (int64_t)u * TY;

@@ -47,18 +47,20 @@ __device__ __forceinline__ vec_t<T, V> cl_ld(const void *p, int64_t off)
 }
 
 // L2 eviction priority of a load or store (ng_job.cl_l2, session 13): an
-// operand read for the last time, or an output that does not fit in L2, is
-// evict-first, so that the lines the apply has used (or written) go before
+// operand read for the last time, or an output past L2, is evict-first, so that the lines the apply has used (or written) go before
 // the ones of x / dy it has still to read.  Hopper / Ampere (createpolicy and
-// .L2::cache_hint, sm_80); before them a plain load or store.
+// .L2::cache_hint, sm_80); before them a plain load or store.  Volatile: made
+// where it is used, in the row loops, not held in two registers across them
+// (the 8-vector bf16 apply sits at its 80-register bound: a policy held
+// there spilled ~130 bytes).
 __device__ __forceinline__ uint64_t cl_policy(bool first)
 {
     uint64_t p = 0;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     if (first)
-        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
     else
-        asm("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(p));
+        asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(p));
 #else
     (void)first;
 #endif

@@ -345,7 +345,7 @@ static void plan_reduce(ng_job *j, int sm_count)
  * of rows in every x-shaped operand, all of x's dtype.  The splits: one wave
  * of the resident 256-thread blocks (NG_CL_BLOCKS per SM), each thread at
  * least two rounds of loads. */
-enum { CL_L2_STORE_BYTES = 32 << 20 }; /* 13-26 MB tensors (ResNet-50 N=256's 14x14, 7x7) stay normal */
+enum { CL_L2_BYTES = 32 << 20 }; /* ResNet-50 N=256's 13-26 MB batchnorms (14x14, 7x7) keep the order before */
 static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
 {
     ng_job *j = &np->stats;
@@ -375,13 +375,14 @@ static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
     /* The apply's second read of x (and dy) from L2 (session 13): the reduce (and norm_cl1's pass 1) walk
      * each split's rows upward, all splits at once (one wave), so L2 holds the top of every split when the
      * apply starts; the apply walked them upward too, reading first what L2 had lost and evicting, with its
-     * own reads and stores, the tops before it got there.  Now it walks them downward (cl_l2 >= 1), loads
-     * what it reads for the last time evict-first (so the lines it has used go before the ones it still
-     * needs) and, past CL_L2_STORE_BYTES of x, stores evict-first too (y / dx do not fit in L2 anyway; below
-     * it the next conv finds them there).  XDNN_NORM_CL_L2=0 | 1 | 2 forces a level. */
+     * own reads and stores, the tops before it got there.  With cl_l2 it walks them downward and loads what
+     * it reads for the last time, and stores y / dx, evict-first (so the lines it has used go before the ones
+     * it still needs); the fused join's a, b, m and norm_cl1's held rows are loaded evict-first too.  Past
+     * CL_L2_BYTES of x only: below it x stays in L2 whole either way, and the next conv finds y there.
+     * XDNN_NORM_CL_L2=0 | 1 forces it off / on. */
     const char *el = getenv("XDNN_NORM_CL_L2");
     const int64_t xbytes = j->Q * j->O * (int64_t)xdnn_dtype_size(xt);
-    j->cl_l2 = el && *el ? atoi(el) : xbytes > CL_L2_STORE_BYTES ? 2 : 1;
+    j->cl_l2 = el && *el ? atoi(el) != 0 : xbytes > CL_L2_BYTES;
     int64_t target = NG_CL_BLOCKS * (int64_t)(sm_count > 0 ? sm_count : 132);
     int64_t ns = (target + cblocks - 1) / cblocks, min_rows = 2 * NG_CL_UNROLL * ty;
     int64_t by_work = (j->Q + min_rows - 1) / min_rows;
