@@ -48,7 +48,7 @@ for ab in on:XDNN_NORM_CL_L2_UNSET=1 off:XDNN_NORM_CL_L2=0; do
     say "== ncu 256x1024x14x14 ${ab%%:*} ($((SECONDS - t0)) s)"
     env "${ab#*:}" timeout 22 "$ncu" --cache-control none --clock-control none --filter-mode per-launch-config \
         --launch-count 1 -k regex:'k_cl' \
-        --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum \
+        --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,lts__t_sector_op_read_hit_rate.pct \
         "$dt" --bench 256x1024x14x14 > "$out/ncu_${ab%%:*}.log" 2>&1
     say "rc=$?"
     grep -E '^  k_cl|^  void|k_cl[a-z0-9_]*<|gpu__time|dram__bytes|lts__t_sector' "$out/ncu_${ab%%:*}.log" | sed 's/  */ /g' |
