@@ -29,7 +29,7 @@
 // of the next pass overlap the tail of the last (a fixed cost per pass that
 // the 13-100 MB batchnorms of ResNet-50 N=256 feel: 31-77 % of copy, the
 // 400 MB ones 88 %).
-// L2 (session 13, ng_job.cl_l2, x past 32 MB): the splits are read side by
+// L2 (session 13, ng_job.cl_l2, x of 32-256 MB): the splits are read side by
 // side (one wave), each bottom up by both passes, so the apply first read
 // what L2 had lost and evicted, with its own reads and stores, the rows L2
 // still held before it got there (the reversed split order of session 7

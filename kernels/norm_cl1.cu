@@ -17,7 +17,7 @@
 //            sum g, sum g xhat and dscale / dbias (cl_fin_channel);
 //   barrier;
 //   apply    the rows past R first, top down (read last in pass 1, the
-//            likeliest still in L2; session 13, ng_job.cl_l2, x past 32 MB:
+//            likeliest still in L2; session 13, ng_job.cl_l2, x of 32-256 MB:
 //            pass 1 loads the held rows evict-first, their lines dead at
 //            once, and the apply loads what it reads and stores evict-first,
 //            so that its used lines go before the ones it has still to read),

@@ -345,7 +345,10 @@ static void plan_reduce(ng_job *j, int sm_count)
  * of rows in every x-shaped operand, all of x's dtype.  The splits: one wave
  * of the resident 256-thread blocks (NG_CL_BLOCKS per SM), each thread at
  * least two rounds of loads. */
-enum { CL_L2_BYTES = 32 << 20 }; /* ResNet-50 N=256's 13-26 MB batchnorms (14x14, 7x7) keep the order before */
+/* the L2 order's range of x (plan_cl): ResNet-50 N=256's 13-26 MB batchnorms (14x14, 7x7) and its 411 MB
+ * ones (stem, 256@56) keep the order before */
+#define CL_L2_MIN_BYTES ((int64_t)32 << 20)
+#define CL_L2_MAX_BYTES ((int64_t)256 << 20)
 static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
 {
     ng_job *j = &np->stats;
@@ -377,12 +380,14 @@ static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
      * apply starts; the apply walked them upward too, reading first what L2 had lost and evicting, with its
      * own reads and stores, the tops before it got there.  With cl_l2 it walks them downward and loads what
      * it reads for the last time, and stores y / dx, evict-first (so the lines it has used go before the ones
-     * it still needs); the fused join's a, b, m and norm_cl1's held rows are loaded evict-first too.  Past
-     * CL_L2_BYTES of x only: below it x stays in L2 whole either way, and the next conv finds y there.
-     * XDNN_NORM_CL_L2=0 | 1 forces it off / on. */
+     * it still needs); the fused join's a, b, m and norm_cl1's held rows are loaded evict-first too.  For x
+     * past CL_L2_MIN_BYTES (below it x stays in L2 whole either way, and the next conv finds y there) up to
+     * CL_L2_MAX_BYTES: ResNet-50 N=256 (bench/RESULTS-norm.md, session 13), its 51-206 MB batchnorms ran 1-13 %
+     * faster (every class, 60 of 63 partitions), the 411 MB ones 0.2-1.8 % slower (0 of 9 faster: ~35 MB of
+     * hits in 1.2-2.5 GB of traffic do not pay for the order).  XDNN_NORM_CL_L2=0 | 1 forces it off / on. */
     const char *el = getenv("XDNN_NORM_CL_L2");
     const int64_t xbytes = j->Q * j->O * (int64_t)xdnn_dtype_size(xt);
-    j->cl_l2 = el && *el ? atoi(el) != 0 : xbytes > CL_L2_BYTES;
+    j->cl_l2 = el && *el ? atoi(el) != 0 : xbytes > CL_L2_MIN_BYTES && xbytes <= CL_L2_MAX_BYTES;
     int64_t target = NG_CL_BLOCKS * (int64_t)(sm_count > 0 ? sm_count : 132);
     int64_t ns = (target + cblocks - 1) / cblocks, min_rows = 2 * NG_CL_UNROLL * ty;
     int64_t by_work = (j->Q + min_rows - 1) / min_rows;

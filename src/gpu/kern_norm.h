@@ -105,7 +105,7 @@ typedef struct ng_job {
     int cl_l2;                     /* channels-last apply (norm_cl.cu, norm_cl1.cu): 1 walks each split's rows
                                       last-read-first (the ones still in L2 first), loads the operands read for
                                       the last time and stores its output evict-first; 0 as before session 13
-                                      (plan_cl: x past 32 MB; XDNN_NORM_CL_L2) */
+                                      (plan_cl: x of 32-256 MB; XDNN_NORM_CL_L2) */
     int cl1;                       /* channels-last: one persistent launch (norm_cl1.cu; plan_cl1 sets it) */
     int64_t cl1_rows;              /* ... the most rows of its split a block holds on chip (-1: what fits;
                                       XDNN_NORM_CL1_ROWS, for the tests of the re-read rows) */

@@ -1828,7 +1828,7 @@ done:
 }
 
 /* ---- session 13 (bnl2): the channels-last apply walking each split top down with evict-first loads and
- * stores (ng_job.cl_l2, by default past 32 MB of x; XDNN_NORM_CL_L2).  The batchnorm-cl/, fuse/ and join/ cases
+ * stores (ng_job.cl_l2, by default for x of 32-256 MB; XDNN_NORM_CL_L2).  The batchnorm-cl/, fuse/ and join/ cases
  * again with it on (=1) on the three launches, and on the persistent launch holding 3 rows a block (the other rows
  * read again, top down; pass 1's loads switching policy at the held rows' end); the batchnorm-cl/ cases with the
  * switch off (=0: the order before).  Then odd shapes where a thread's rows are not a whole number of its groups
