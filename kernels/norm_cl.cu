@@ -16,9 +16,10 @@
 //             ResNet-50 N=256, 198-396 splits; genstats: one per 128-row M
 //             tile of the producing conv, src/gpu/genstats.h, thousands) a
 //             block of 8 warps per channel, merged in warp order (forward);
-//   apply     the same grid, each split's rows bottom up (with cl_l2 below
-//             the reduce read them top down: the rows it read last, the
-//             likeliest still in L2, first), per-channel constants: y = act((x - mean) * inv * scale + bias),
+//   apply     the same grid with the splits in reverse order (session 13:
+//             no help: the splits run side by side in one wave, so the
+//             order across them is not the order in time), per-channel
+//             constants in registers: y = act((x - mean) * inv * scale + bias),
 //             or act(round(that) + r) with a fused residual r (partition.c),
 //             or dx = inv / M * (M g - sum g - xhat sum g xhat), g = dy * scale.
 // Hopper (ng_job.cl_pdl): the finalize and the apply are programmatic
@@ -29,15 +30,12 @@
 // of the next pass overlap the tail of the last (a fixed cost per pass that
 // the 13-100 MB batchnorms of ResNet-50 N=256 feel: 31-77 % of copy, the
 // 400 MB ones 88 %).
-// L2 (session 13, ng_job.cl_l2, x of 32-256 MB): the splits are read side by
-// side (one wave), each bottom up by both passes, so the apply first read
-// what L2 had lost and evicted, with its own reads and stores, the rows L2
-// still held before it got there (the reversed split order of session 7
-// moved nothing: the order across splits is not the order in time).  Now the
-// reduce reads each split top down (cl_row), the apply still bottom up: it
-// meets first the rows read last; the join's a, b, m are loaded evict-first
-// (their last read): the second read of x (and dy) hits L2 for a part of its
-// size instead of ~nothing.
+// The L2 order of session 13 (ng_job.cl_l2: the second pass meeting first
+// the rows the first read last, evict-first loads and stores) is
+// norm_cl1.cu's only: here the reduce reading each split top down and the
+// join's a, b, m evict-first gained nothing (the joined 1024@14 backward
+// 0.3035 against 0.3030 ms), and cache hints in this apply, at its
+// 80-register bound of three blocks an SM, spilled 50-130 bytes.
 // Forward: x read twice (r once), y written once; backward: x and dy read twice, dx
 // written once.  Backward with the fused join (session 11, ng_job.join): the
 // reduce reads a, (b,) m instead of dy, makes dy = relu_bwd(a [+ b], m),
@@ -71,16 +69,6 @@ struct cl_cfg {
     static constexpr bool shared_consts = true; // apply, backward reduce: per-channel constants in shared memory
 };
 
-// The row the reduce reads at its q-th place of the split [q0, q1]: q, or
-// with ng_job.cl_l2 the split mirrored (q0 + q1 - 1 - q: read top down, so
-// the apply, bottom up, meets first what L2 still holds).  A bijection of the
-// split's rows: every thread reads as many as before, and the counts and
-// combine orders are the same.
-__device__ __forceinline__ int64_t cl_row(int64_t q, int64_t mirror)
-{
-    return mirror >= 0 ? mirror - q : q;
-}
-
 // The fused join's dy for one vector (ng_job.join, eng_norm.c): relu_bwd(a
 // [+ b], m), a + b rounded to join_dt first, in T as it is stored (the sums
 // take the stored value, as the unfused partitions would).
@@ -103,29 +91,28 @@ __device__ __forceinline__ vec_t<T, V> cl_join_dy(const ng_job &j, const vec_t<T
 // 2): x, a, (b,) m loaded for UJ rows (three or four streams), dy made,
 // stored and summed; loaded elements widened where used (cl_f LATE).
 template <typename T, int V, int JN, int UJ>
-__device__ __forceinline__ void cl_reduce_join_rows(const ng_job &j, int64_t q, int64_t q1, int64_t mirror, int TY,
-                                                    int64_t c0, const float4 *sc, int TX, float (&a)[V], float (&b)[V])
+__device__ __forceinline__ void cl_reduce_join_rows(const ng_job &j, int64_t q, int64_t q1, int TY, int64_t c0,
+                                                    const float4 *sc, int TX, float (&a)[V], float (&b)[V])
 {
     const int64_t sx = j.inner.stride[NG_X][0], sd = j.inner.stride[NG_DY][0];
     for (; q < q1; q += UJ * TY) {
         vec_t<T, V> x[UJ], ja[UJ], jb[UJ], jm[UJ];
-        const uint64_t last = cl_policy(j.cl_l2 != 0); // a, b, m: their last read (x and dy are read again)
 #pragma unroll
         for (int u = 0; u < UJ; u++) {
-            const int64_t r = cl_row(q + u * TY, mirror);
-            if (q + u * TY < q1) {
+            const int64_t r = q + u * TY;
+            if (r < q1) {
                 x[u] = cl_ld<T, V>(j.t.p[NG_X], r * sx + c0);
-                ja[u] = cl_ldp<T, V>(j.t.p[NG_JA], r * sd + c0, last);
+                ja[u] = cl_ld<T, V>(j.t.p[NG_JA], r * sd + c0);
                 if (JN == 2)
-                    jb[u] = cl_ldp<T, V>(j.t.p[NG_JB], r * sd + c0, last);
-                jm[u] = cl_ldp<T, V>(j.t.p[NG_JM], r * sd + c0, last);
+                    jb[u] = cl_ld<T, V>(j.t.p[NG_JB], r * sd + c0);
+                jm[u] = cl_ld<T, V>(j.t.p[NG_JM], r * sd + c0);
             }
         }
 #pragma unroll
         for (int u = 0; u < UJ; u++) {
-            if (q + u * TY >= q1)
+            const int64_t r = q + u * TY;
+            if (r >= q1)
                 break;
-            const int64_t r = cl_row(q + u * TY, mirror);
             const vec_t<T, V> g = cl_join_dy<T, V, JN>(j, ja[u], jb[u], jm[u]);
             *reinterpret_cast<vec_t<T, V> *>(static_cast<T *>(j.t.p[NG_DY]) + r * sd + c0) = g;
 #pragma unroll
@@ -153,7 +140,6 @@ __global__ void __launch_bounds__(CL_THREADS, (cl_cfg<BWD>::blocks)) k_cl_reduce
     const int64_t C = j.O, cbase = (int64_t)blockIdx.x * TX * V, c0 = cbase + (int64_t)tx * V;
     int64_t q0, q1;
     cl_rows(j, blockIdx.y, q0, q1);
-    const int64_t mirror = j.cl_l2 ? q0 + q1 - 1 : -1; // cl_row
     const int64_t sx = j.inner.stride[NG_X][0], sdy = BWD ? j.inner.stride[NG_DY][0] : 0;
     float shift[V], a[V], b[V], mean[V], inv[V];
 #pragma unroll
@@ -174,11 +160,11 @@ __global__ void __launch_bounds__(CL_THREADS, (cl_cfg<BWD>::blocks)) k_cl_reduce
         __syncthreads();
     if (JN > 0 && c0 < C && first < q1) {
         // rows in flight: 2 (x, a, m), 1 with the add (x, a, b, m: 4 x 16 bytes; 2 spilled ~150 bytes)
-        cl_reduce_join_rows<T, V, JN, JN == 2 ? U / 4 : U / 2>(j, first, q1, mirror, TY, c0, sc + tx, TX, a, b);
+        cl_reduce_join_rows<T, V, JN, JN == 2 ? U / 4 : U / 2>(j, first, q1, TY, c0, sc + tx, TX, a, b);
     } else if (c0 < C && first < q1) {
         int64_t q = first;
         if (!BWD) {
-            cl_load<T, V>(j.t.p[NG_X], cl_row(q, mirror) * sx + c0, shift);
+            cl_load<T, V>(j.t.p[NG_X], q * sx + c0, shift);
             q += TY;
         }
         // k outer: a channel's constants read once per U rows (from shared memory)
@@ -186,10 +172,9 @@ __global__ void __launch_bounds__(CL_THREADS, (cl_cfg<BWD>::blocks)) k_cl_reduce
             vec_t<T, V> x[U], dy[U];
 #pragma unroll
             for (int u = 0; u < U; u++) {
-                const int64_t r = cl_row(q + u * TY, mirror);
-                x[u] = cl_ld<T, V>(j.t.p[NG_X], r * sx + c0);
+                x[u] = cl_ld<T, V>(j.t.p[NG_X], (q + u * TY) * sx + c0);
                 if (BWD)
-                    dy[u] = cl_ld<T, V>(j.t.p[NG_DY], r * sdy + c0);
+                    dy[u] = cl_ld<T, V>(j.t.p[NG_DY], (q + u * TY) * sdy + c0);
             }
 #pragma unroll
             for (int k = 0; k < V; k++) {
@@ -206,10 +191,9 @@ __global__ void __launch_bounds__(CL_THREADS, (cl_cfg<BWD>::blocks)) k_cl_reduce
         }
         for (; q < q1; q += TY) {
             float x[V], dy[V];
-            const int64_t r = cl_row(q, mirror);
-            cl_load<T, V>(j.t.p[NG_X], r * sx + c0, x);
+            cl_load<T, V>(j.t.p[NG_X], q * sx + c0, x);
             if (BWD)
-                cl_load<T, V>(j.t.p[NG_DY], r * sdy + c0, dy);
+                cl_load<T, V>(j.t.p[NG_DY], q * sdy + c0, dy);
 #pragma unroll
             for (int k = 0; k < V; k++) {
                 float mk = mean[k], ik = inv[k];
@@ -289,14 +273,10 @@ __global__ void __launch_bounds__(CL_THREADS) k_cl_finalize(const ng_job j)
 // The apply's rows q0 + ty, + TY, ... below q1 for the thread's V channels
 // from c0: U row vectors in flight per stream; RD: a second stream (the
 // backward's dy, or the forward's fused residual r: y rounded to res_dt, r
-// added, then the activation).  With ng_job.cl_l2 the reduce walked the
-// split top down (cl_row), so the rows this walks first are the ones still
-// in L2.  (Loading x / dy / r and storing the output evict-first here, as
-// norm_cl1.cu does, spilled 50-130 bytes at the 80-register bound of three
-// blocks an SM, whether by a cache policy, made per group or held, or by
-// .cs and a second copy of the loop: left out.)  SH (always, since session 10): the constants (m, k1, k2, k3) of channel c0
-// + k at sc[k TX] in shared memory, read at each row (V 16-byte shared loads
-// a row against 16 bytes of each stream from DRAM); else in m, k1, k2, k3.
+// added, then the activation).  SH (always, since session 10): the constants (m, k1, k2, k3) of
+// channel c0 + k at sc[k TX] in shared memory, read at each row (V 16-byte
+// shared loads a row against 16 bytes of each stream from DRAM); else in
+// m, k1, k2, k3.
 template <typename T, int V, int AM, int ACT, int U, bool RD, bool SH>
 __device__ __forceinline__ void cl_apply_rows(const ng_job &j, int64_t q0, int64_t q1, int ty, int TX, int TY,
                                               int64_t c0,

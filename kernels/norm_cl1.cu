@@ -38,6 +38,92 @@ namespace {
 
 namespace cg = cooperative_groups;
 
+// L2 eviction priority of a load or store (ng_job.cl_l2, session 13): a row
+// read for the last time, or an output, is evict-first, so that the lines
+// the apply has used (or written) go before the ones of x / dy it has still
+// to read.  Hopper / Ampere (createpolicy and .L2::cache_hint, sm_80); before
+// them a plain load or store.  Volatile: made where it is used, in the row
+// loops, not held in two registers across them (in norm_cl.cu's apply, at
+// its 80-register bound, a held policy spilled ~130 bytes).
+__device__ __forceinline__ uint64_t cl_policy(bool first)
+{
+    uint64_t p = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if (first)
+        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+    else
+        asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(p));
+#else
+    (void)first;
+#endif
+    return p;
+}
+
+// cl_ld / a 16-, 4- or 2-byte vector store with the L2 policy pol
+template <typename T, int V>
+__device__ __forceinline__ vec_t<T, V> cl_ldp(const void *p, int64_t off, uint64_t pol)
+{
+    const vec_t<T, V> *a = reinterpret_cast<const vec_t<T, V> *>(static_cast<const T *>(p) + off);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    constexpr int S = (int)sizeof(vec_t<T, V>);
+    static_assert(S == 16 || S == 4 || S == 2, "16-, 4- or 2-byte vectors");
+    union {
+        vec_t<T, V> v;
+        unsigned u[S >= 4 ? S / 4 : 1];
+        unsigned short h;
+    } r;
+    if (S == 16)
+        asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                     : "=r"(r.u[0]), "=r"(r.u[S == 16 ? 1 : 0]), "=r"(r.u[S == 16 ? 2 : 0]), "=r"(r.u[S == 16 ? 3 : 0])
+                     : "l"(a), "l"(pol));
+    else if (S == 4)
+        asm volatile("ld.global.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(r.u[0]) : "l"(a), "l"(pol));
+    else
+        asm volatile("ld.global.L2::cache_hint.u16 %0, [%1], %2;" : "=h"(r.h) : "l"(a), "l"(pol));
+    return r.v;
+#else
+    (void)pol;
+    return *a;
+#endif
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void cl_stp(void *p, int64_t off, const vec_t<T, V> &v, uint64_t pol)
+{
+    vec_t<T, V> *a = reinterpret_cast<vec_t<T, V> *>(static_cast<T *>(p) + off);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    constexpr int S = (int)sizeof(vec_t<T, V>);
+    union {
+        vec_t<T, V> v;
+        unsigned u[S >= 4 ? S / 4 : 1];
+        unsigned short h;
+    } r;
+    r.v = v;
+    if (S == 16)
+        asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(a), "r"(r.u[0]),
+                     "r"(r.u[S == 16 ? 1 : 0]), "r"(r.u[S == 16 ? 2 : 0]), "r"(r.u[S == 16 ? 3 : 0]), "l"(pol)
+                     : "memory");
+    else if (S == 4)
+        asm volatile("st.global.L2::cache_hint.u32 [%0], %1, %2;" ::"l"(a), "r"(r.u[0]), "l"(pol) : "memory");
+    else
+        asm volatile("st.global.L2::cache_hint.u16 [%0], %1, %2;" ::"l"(a), "h"(r.h), "l"(pol) : "memory");
+#else
+    (void)pol;
+    *a = v;
+#endif
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void cl_storep(void *p, int64_t off, const float (&v)[V], uint64_t pol)
+{
+    vec_t<T, V> q;
+#pragma unroll
+    for (int k = 0; k < V; k++)
+        q.v[k] = from_f<T>(v[k]);
+    cl_stp<T, V>(p, off, q, pol);
+}
+
+
 // threads per block (one block per SM: it holds ~all of the SM's shared
 // memory); 16-byte vectors in flight per stream and thread in pass 1 and in
 // the apply of the rows past R: 8 forward, 4 + 4 backward (64 KiB an SM)

@@ -345,8 +345,8 @@ static void plan_reduce(ng_job *j, int sm_count)
  * of rows in every x-shaped operand, all of x's dtype.  The splits: one wave
  * of the resident 256-thread blocks (NG_CL_BLOCKS per SM), each thread at
  * least two rounds of loads. */
-/* the L2 order's range of x (plan_cl): ResNet-50 N=256's 13-26 MB batchnorms (14x14, 7x7) and its 411 MB
- * ones (stem, 256@56) keep the order before */
+/* the L2 order's range of x (plan_cl): ResNet-50 N=256's 13-26 MB batchnorms (14x14, 7x7; the three
+ * launches anyway) and its 411 MB ones (stem, 256@56) keep the order before */
 #define CL_L2_MIN_BYTES ((int64_t)32 << 20)
 #define CL_L2_MAX_BYTES ((int64_t)256 << 20)
 static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
@@ -375,16 +375,15 @@ static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
      * (not as dependent launches) */
     const char *ep = getenv("XDNN_NORM_CL_PDL");
     j->cl_pdl = ep && *ep == '0' ? 0 : 1;
-    /* The apply's second read of x (and dy) from L2 (session 13): the reduce (and norm_cl1's pass 1) walk
-     * each split's rows upward, all splits at once (one wave), so L2 holds the top of every split when the
-     * apply starts; the apply walked them upward too, reading first what L2 had lost and evicting, with its
-     * own reads and stores, the tops before it got there.  With cl_l2 it walks them downward and loads what
-     * it reads for the last time, and stores y / dx, evict-first (so the lines it has used go before the ones
-     * it still needs); the fused join's a, b, m and norm_cl1's held rows are loaded evict-first too.  For x
-     * past CL_L2_MIN_BYTES (below it x stays in L2 whole either way, and the next conv finds y there) up to
-     * CL_L2_MAX_BYTES: ResNet-50 N=256 (bench/RESULTS-norm.md, session 13), its 51-206 MB batchnorms ran 1-13 %
-     * faster (every class, 60 of 63 partitions), the 411 MB ones 0.2-1.8 % slower (0 of 9 faster: ~35 MB of
-     * hits in 1.2-2.5 GB of traffic do not pay for the order).  XDNN_NORM_CL_L2=0 | 1 forces it off / on. */
+    /* The persistent launch's second read of x (and dy) from L2 (session 13; kernels/norm_cl1.cu): pass 1
+     * walks each split's rows upward, all splits at once, so L2 holds the top of every split when the apply
+     * starts; the apply walked the re-read rows upward too, reading first what L2 had lost and evicting, with
+     * its own reads and stores, the tops before it got there.  With cl_l2 it walks them downward, loads them
+     * and stores y / dx evict-first (the lines it has used go before the ones it still needs), and pass 1
+     * loads the rows it holds in shared memory evict-first.  For x past CL_L2_MIN_BYTES (below it x stays in
+     * L2 whole either way) up to CL_L2_MAX_BYTES: on ResNet-50 N=256's shapes (bench/RESULTS-norm.md, session
+     * 13) the 51-103 MB rows ran 1.7-4 % faster, the 411 MB backward 1.2 % slower.  The three launches
+     * (norm_cl.cu) ignore it (no gain there).  XDNN_NORM_CL_L2=0 | 1 forces it off / on. */
     const char *el = getenv("XDNN_NORM_CL_L2");
     const int64_t xbytes = j->Q * j->O * (int64_t)xdnn_dtype_size(xt);
     j->cl_l2 = el && *el ? atoi(el) != 0 : xbytes > CL_L2_MIN_BYTES && xbytes <= CL_L2_MAX_BYTES;

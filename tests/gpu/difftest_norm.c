@@ -1827,14 +1827,15 @@ done:
     dh_case_end(&r, c->id, out->ok);
 }
 
-/* ---- session 13 (bnl2): the channels-last apply walking each split top down with evict-first loads and
- * stores (ng_job.cl_l2, by default for x of 32-256 MB; XDNN_NORM_CL_L2).  The batchnorm-cl/, fuse/ and join/ cases
- * again with it on (=1) on the three launches, and on the persistent launch holding 3 rows a block (the other rows
- * read again, top down; pass 1's loads switching policy at the held rows' end); the batchnorm-cl/ cases with the
- * switch off (=0: the order before).  Then odd shapes where a thread's rows are not a whole number of its groups
- * (U rows) and splits end unevenly: [3, 40, 37, 41] (4551 rows) and [9, 64, 97, 121] (105633 rows: two or three
- * groups a thread on either launch), forward + residual + relu and the backward apart, on the three launches,
- * the persistent one holding 5 rows, and the default.  Registered last. */
+/* ---- session 13 (bnl2): the persistent launch (kernels/norm_cl1.cu) walking its re-read rows top down with
+ * evict-first loads and stores (ng_job.cl_l2, by default for x of 32-256 MB; XDNN_NORM_CL_L2).  The
+ * batchnorm-cl/, fuse/ and join/ cases again with it on (=1) on the three launches (which ignore it since call 2;
+ * in call 1 their reduce read top down), and on the persistent launch holding 3 rows a block (the other rows
+ * read again, top down; pass 1's loads switching policy at the held rows' end); the batchnorm-cl/ cases with
+ * the switch off (=0: the order before).  Then odd shapes where a thread's rows are not a whole number of its
+ * groups (U rows) and splits end unevenly: [3, 40, 37, 41] (4551 rows) and [9, 64, 97, 121] (105633 rows: two
+ * or three groups a thread on either launch), forward + residual + relu and the backward apart, on the three
+ * launches, the persistent one holding 5 rows, and the default.  Registered last. */
 static void l2_cases(void)
 {
     static const char *const runs[][2] = {{"l2-on/", "XDNN_NORM_CL_L2=1 XDNN_NORM_CL1=0"},
