@@ -27,6 +27,9 @@
 # OUTCOME call 1 (9904e98, 177 s): 180 + 525 cases passed, memcheck 0 errors; step norm_welford 22.82 -> 22.40 ms
 # (on ran first), the 51-206 MB classes 1-13 % faster (60 of 63 partitions), the 411 MB ones 0.2-1.8 % slower:
 # the default range is now 32-256 MB.  Call 2 (PART=2, <= 150 s): the step A/B in alternation, bench rows.
+# OUTCOME call 2 (94b5ab6, 100 s): l2-odd 36/36; step on - off -0.18 / -0.11 ms (graph replay; the partitions
+# timed alone drifted 5-10 % on untouched engines); persistent rows 128@28 / 1024@14 -1.7 to -4 %; the joined
+# three-launch 1024@14 +0.2 %: the three-launch variant dropped (4350c02), bench/RESULTS-norm.md session 13.
 set -uo pipefail
 source tests/gpu/dev_env.sh "$@" > /dev/null
 sum=$out/summary.txt
