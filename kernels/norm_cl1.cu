@@ -59,7 +59,7 @@ __device__ __forceinline__ uint64_t cl_policy(bool first)
     return p;
 }
 
-// cl_ld / a 16-, 4- or 2-byte vector store with the L2 policy pol
+// cl_ld, and a store of a 16-, 4- or 2-byte vector, with the L2 policy pol
 template <typename T, int V>
 __device__ __forceinline__ vec_t<T, V> cl_ldp(const void *p, int64_t off, uint64_t pol)
 {
@@ -122,7 +122,6 @@ __device__ __forceinline__ void cl_storep(void *p, int64_t off, const float (&v)
         q.v[k] = from_f<T>(v[k]);
     cl_stp<T, V>(p, off, q, pol);
 }
-
 
 // threads per block (one block per SM: it holds ~all of the SM's shared
 // memory); 16-byte vectors in flight per stream and thread in pass 1 and in

@@ -340,15 +340,16 @@ static void plan_reduce(ng_job *j, int sm_count)
         j->nsplit = 1;
 }
 
+/* the L2 order's range of x (plan_cl): ResNet-50 N=256's 13-26 MB batchnorms (14x14, 7x7; the three
+ * launches anyway) and its 411 MB ones (stem, 256@56) keep the order before */
+#define CL_L2_MIN_BYTES ((int64_t)32 << 20)
+#define CL_L2_MAX_BYTES ((int64_t)256 << 20)
+
 /* Batchnorm training forward / backward over channels-last x (norm_cl.cu):
  * the rows (channels) are one dim of stride 1 and the reduced dims one run
  * of rows in every x-shaped operand, all of x's dtype.  The splits: one wave
  * of the resident 256-thread blocks (NG_CL_BLOCKS per SM), each thread at
  * least two rounds of loads. */
-/* the L2 order's range of x (plan_cl): ResNet-50 N=256's 13-26 MB batchnorms (14x14, 7x7; the three
- * launches anyway) and its 411 MB ones (stem, 256@56) keep the order before */
-#define CL_L2_MIN_BYTES ((int64_t)32 << 20)
-#define CL_L2_MAX_BYTES ((int64_t)256 << 20)
 static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
 {
     ng_job *j = &np->stats;
