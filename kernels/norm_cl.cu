@@ -16,8 +16,9 @@
 //             ResNet-50 N=256, 198-396 splits; genstats: one per 128-row M
 //             tile of the producing conv, src/gpu/genstats.h, thousands) a
 //             block of 8 warps per channel, merged in warp order (forward);
-//   apply     the same grid with the splits in reverse order (the rows the
-//             reduce read last are the likeliest still in L2), per-channel
+//   apply     the same grid with the splits in reverse order (session 13:
+//             no help: the splits run side by side in one wave, so the
+//             order across them is not the order in time), per-channel
 //             constants in registers: y = act((x - mean) * inv * scale + bias),
 //             or act(round(that) + r) with a fused residual r (partition.c),
 //             or dx = inv / M * (M g - sum g - xhat sum g xhat), g = dy * scale.
@@ -29,6 +30,12 @@
 // of the next pass overlap the tail of the last (a fixed cost per pass that
 // the 13-100 MB batchnorms of ResNet-50 N=256 feel: 31-77 % of copy, the
 // 400 MB ones 88 %).
+// The L2 order of session 13 (ng_job.cl_l2: the second pass meeting first
+// the rows the first read last, evict-first loads and stores) is
+// norm_cl1.cu's only: here the reduce reading each split top down and the
+// join's a, b, m evict-first gained nothing (the joined 1024@14 backward
+// 0.3035 against 0.3030 ms), and cache hints in this apply, at its
+// 80-register bound of three blocks an SM, spilled 50-130 bytes.
 // Forward: x read twice (r once), y written once; backward: x and dy read twice, dx
 // written once.  Backward with the fused join (session 11, ng_job.join): the
 // reduce reads a, (b,) m instead of dy, makes dy = relu_bwd(a [+ b], m),

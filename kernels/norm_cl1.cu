@@ -16,8 +16,12 @@
 //            bits run to run) and stores mean / inv, running statistics, or
 //            sum g, sum g xhat and dscale / dbias (cl_fin_channel);
 //   barrier;
-//   apply    the rows past R first (read last in pass 1, the likeliest still
-//            in L2), then the held rows from shared memory: y = act((x - mean)
+//   apply    the rows past R first, top down (read last in pass 1, the
+//            likeliest still in L2; session 13, ng_job.cl_l2, x of 32-256 MB:
+//            pass 1 loads the held rows evict-first, their lines dead at
+//            once, and the apply loads what it reads and stores evict-first,
+//            so that its used lines go before the ones it has still to read),
+//            then the held rows from shared memory: y = act((x - mean)
 //            inv scale + bias), or with a fused residual r act(round(that) +
 //            r), or dx = inv scale dy - inv^2 sum(g xhat) / M (x - mean) -
 //            inv sum(g) / M.
@@ -33,6 +37,91 @@
 namespace {
 
 namespace cg = cooperative_groups;
+
+// L2 eviction priority of a load or store (ng_job.cl_l2, session 13): a row
+// read for the last time, or an output, is evict-first, so that the lines
+// the apply has used (or written) go before the ones of x / dy it has still
+// to read.  Hopper / Ampere (createpolicy and .L2::cache_hint, sm_80); before
+// them a plain load or store.  Volatile: made where it is used, in the row
+// loops, not held in two registers across them (in norm_cl.cu's apply, at
+// its 80-register bound, a held policy spilled ~130 bytes).
+__device__ __forceinline__ uint64_t cl_policy(bool first)
+{
+    uint64_t p = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if (first)
+        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+    else
+        asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(p));
+#else
+    (void)first;
+#endif
+    return p;
+}
+
+// cl_ld, and a store of a 16-, 4- or 2-byte vector, with the L2 policy pol
+template <typename T, int V>
+__device__ __forceinline__ vec_t<T, V> cl_ldp(const void *p, int64_t off, uint64_t pol)
+{
+    const vec_t<T, V> *a = reinterpret_cast<const vec_t<T, V> *>(static_cast<const T *>(p) + off);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    constexpr int S = (int)sizeof(vec_t<T, V>);
+    static_assert(S == 16 || S == 4 || S == 2, "16-, 4- or 2-byte vectors");
+    union {
+        vec_t<T, V> v;
+        unsigned u[S >= 4 ? S / 4 : 1];
+        unsigned short h;
+    } r;
+    if (S == 16)
+        asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                     : "=r"(r.u[0]), "=r"(r.u[S == 16 ? 1 : 0]), "=r"(r.u[S == 16 ? 2 : 0]), "=r"(r.u[S == 16 ? 3 : 0])
+                     : "l"(a), "l"(pol));
+    else if (S == 4)
+        asm volatile("ld.global.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(r.u[0]) : "l"(a), "l"(pol));
+    else
+        asm volatile("ld.global.L2::cache_hint.u16 %0, [%1], %2;" : "=h"(r.h) : "l"(a), "l"(pol));
+    return r.v;
+#else
+    (void)pol;
+    return *a;
+#endif
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void cl_stp(void *p, int64_t off, const vec_t<T, V> &v, uint64_t pol)
+{
+    vec_t<T, V> *a = reinterpret_cast<vec_t<T, V> *>(static_cast<T *>(p) + off);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    constexpr int S = (int)sizeof(vec_t<T, V>);
+    union {
+        vec_t<T, V> v;
+        unsigned u[S >= 4 ? S / 4 : 1];
+        unsigned short h;
+    } r;
+    r.v = v;
+    if (S == 16)
+        asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(a), "r"(r.u[0]),
+                     "r"(r.u[S == 16 ? 1 : 0]), "r"(r.u[S == 16 ? 2 : 0]), "r"(r.u[S == 16 ? 3 : 0]), "l"(pol)
+                     : "memory");
+    else if (S == 4)
+        asm volatile("st.global.L2::cache_hint.u32 [%0], %1, %2;" ::"l"(a), "r"(r.u[0]), "l"(pol) : "memory");
+    else
+        asm volatile("st.global.L2::cache_hint.u16 [%0], %1, %2;" ::"l"(a), "h"(r.h), "l"(pol) : "memory");
+#else
+    (void)pol;
+    *a = v;
+#endif
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void cl_storep(void *p, int64_t off, const float (&v)[V], uint64_t pol)
+{
+    vec_t<T, V> q;
+#pragma unroll
+    for (int k = 0; k < V; k++)
+        q.v[k] = from_f<T>(v[k]);
+    cl_stp<T, V>(p, off, q, pol);
+}
 
 // threads per block (one block per SM: it holds ~all of the SM's shared
 // memory); 16-byte vectors in flight per stream and thread in pass 1 and in
@@ -50,25 +139,27 @@ constexpr size_t c1_fixed_bytes(int V)
     return (size_t)C1_THREADS / 2 * (2 * V + 1) * sizeof(float);
 }
 
-// rows r, r + TY, ... (U of them, those below nrow) of x and, TWO, of a second stream: U loads in flight
+// rows r, r + TY, ... (U of them, those below nrow) of x and, TWO, of a second stream: U loads in flight,
+// with the L2 policy pol
 template <typename T, int V, int U, bool TWO>
 __device__ __forceinline__ void c1_ld_rows(const T *xp, int64_t sx, const T *dp, int64_t sd, int64_t r, int TY,
-                                           int64_t nrow, vec_t<T, V> (&x)[U], vec_t<T, V> (&d)[U])
+                                           int64_t nrow, vec_t<T, V> (&x)[U], vec_t<T, V> (&d)[U], uint64_t pol)
 {
 #pragma unroll
     for (int u = 0; u < U; u++) {
         int64_t rr = r + (int64_t)u * TY;
         if (rr < nrow) {
-            x[u] = cl_ld<T, V>(xp, rr * sx);
+            x[u] = cl_ldp<T, V>(xp, rr * sx, pol);
             if (TWO)
-                d[u] = cl_ld<T, V>(dp, rr * sd);
+                d[u] = cl_ldp<T, V>(dp, rr * sd, pol);
         }
     }
 }
 
 template <typename T, int V, bool BWD, int ACT, bool RD>
 __device__ __forceinline__ void c1_out(const ng_job &j, const vec_t<T, V> &x, const vec_t<T, V> &d, const float (&k0)[V],
-                                       const float (&k1)[V], const float (&k2)[V], const float (&k3)[V], T *o)
+                                       const float (&k1)[V], const float (&k2)[V], const float (&k3)[V], T *o,
+                                       uint64_t pout)
 {
     float v[V];
 #pragma unroll
@@ -81,11 +172,12 @@ __device__ __forceinline__ void c1_out(const ng_job &j, const vec_t<T, V> &x, co
         else
             v[k] = act_f((xv - k0[k]) * k1[k] + k2[k], ACT, j.act_dt);
     }
-    cl_store<T, V>(o, 0, v);
+    cl_storep<T, V>(o, 0, v, pout);
 }
 
 // The apply of the thread's rows r = ty, ty + TY, ... below nrow: past R from
-// global memory (U in flight), then the held ones from shared memory.  RD:
+// global memory (U in flight; the groups top down when ng_job.cl_l2), then the
+// held ones from shared memory.  RD:
 // a second stream (the backward's dy, held too; the forward's residual r,
 // always read from global memory).
 template <typename T, int V, bool BWD, int ACT, bool RD>
@@ -101,14 +193,18 @@ __device__ __forceinline__ void c1_apply(const ng_job &j, int64_t q0, int64_t nr
     const T *dp = RD ? static_cast<const T *>(j.t.p[kd]) + q0 * sd + c0 : nullptr;
     T *op = static_cast<T *>(j.t.p[ko]) + q0 * so + c0;
     const int64_t first = R <= ty ? ty : ty + (R - ty + TY - 1) / TY * TY;
-    for (int64_t r = first; r < nrow; r += (int64_t)U * TY) {
+    int ng = first < nrow ? (int)(((nrow - first + TY - 1) / TY + U - 1) / U) : 0; // groups of U rows
+    int64_t rg = first, step = (int64_t)U * TY; // the group's first row
+    if (j.cl_l2 && ng > 0) // top down
+        rg += (ng - 1) * step, step = -step;
+    for (; ng > 0; ng--, rg += step) {
         vec_t<T, V> x[U], d[U];
-        c1_ld_rows<T, V, U, RD>(xp, sx, dp, sd, r, TY, nrow, x, d);
+        c1_ld_rows<T, V, U, RD>(xp, sx, dp, sd, rg, TY, nrow, x, d, cl_policy(j.cl_l2 != 0));
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            int64_t rr = r + (int64_t)u * TY;
+            int64_t rr = rg + (int64_t)u * TY;
             if (rr < nrow)
-                c1_out<T, V, BWD, ACT, RD>(j, x[u], d[u], k0, k1, k2, k3, op + rr * so);
+                c1_out<T, V, BWD, ACT, RD>(j, x[u], d[u], k0, k1, k2, k3, op + rr * so, cl_policy(j.cl_l2 != 0));
         }
     }
     const int64_t held = R < nrow ? R : nrow;
@@ -118,8 +214,8 @@ __device__ __forceinline__ void c1_apply(const ng_job &j, int64_t q0, int64_t nr
         if (BWD)
             d = ds[r * TX + tx];
         else if (RD)
-            d = cl_ld<T, V>(dp, r * sd);
-        c1_out<T, V, BWD, ACT, RD>(j, x, d, k0, k1, k2, k3, op + r * so);
+            d = cl_ldp<T, V>(dp, r * sd, cl_policy(j.cl_l2 != 0));
+        c1_out<T, V, BWD, ACT, RD>(j, x, d, k0, k1, k2, k3, op + r * so, cl_policy(j.cl_l2 != 0));
     }
 }
 
@@ -158,9 +254,11 @@ __global__ void __launch_bounds__(C1_THREADS, 1) k_cl1(const ng_job j, int64_t R
         } else if (ty < nrow) {
             cl_load<T, V>(xp, ty * sx, sh); // the shift: the thread's first value
         }
+        // the held rows' lines are dead once loaded: evict-first (ng_job.cl_l2), the rest normal
         for (int64_t r = ty; r < nrow; r += (int64_t)U * TY) {
             vec x[U], d[U];
-            c1_ld_rows<T, V, U, BWD>(xp, sx, dp, sd, r, TY, nrow, x, d);
+            c1_ld_rows<T, V, U, BWD>(xp, sx, dp, sd, r, TY, nrow, x, d,
+                                     cl_policy(j.cl_l2 && r + (int64_t)(U - 1) * TY < R));
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 int64_t rr = r + (int64_t)u * TY;

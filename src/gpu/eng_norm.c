@@ -347,6 +347,11 @@ static void plan_reduce(ng_job *j, int sm_count)
         j->nsplit = 1;
 }
 
+/* the L2 order's range of x (plan_cl): ResNet-50 N=256's 13-26 MB batchnorms (14x14, 7x7; the three
+ * launches anyway) and its 411 MB ones (stem, 256@56) keep the order before */
+#define CL_L2_MIN_BYTES ((int64_t)32 << 20)
+#define CL_L2_MAX_BYTES ((int64_t)256 << 20)
+
 /* Batchnorm training forward / backward over channels-last x (norm_cl.cu):
  * the rows (channels) are one dim of stride 1 and the reduced dims one run
  * of rows in every x-shaped operand, all of x's dtype.  The splits: one wave
@@ -378,6 +383,18 @@ static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
      * (not as dependent launches) */
     const char *ep = getenv("XDNN_NORM_CL_PDL");
     j->cl_pdl = ep && *ep == '0' ? 0 : 1;
+    /* The persistent launch's second read of x (and dy) from L2 (session 13; kernels/norm_cl1.cu): pass 1
+     * walks each split's rows upward, all splits at once, so L2 holds the top of every split when the apply
+     * starts; the apply walked the re-read rows upward too, reading first what L2 had lost and evicting, with
+     * its own reads and stores, the tops before it got there.  With cl_l2 it walks them downward, loads them
+     * and stores y / dx evict-first (the lines it has used go before the ones it still needs), and pass 1
+     * loads the rows it holds in shared memory evict-first.  For x past CL_L2_MIN_BYTES (below it x stays in
+     * L2 whole either way) up to CL_L2_MAX_BYTES: on ResNet-50 N=256's shapes (bench/RESULTS-norm.md, session
+     * 13) the 51-103 MB rows ran 1.7-4 % faster, the 411 MB backward 1.2 % slower.  The three launches
+     * (norm_cl.cu) ignore it (no gain there).  XDNN_NORM_CL_L2=0 | 1 forces it off / on. */
+    const char *el = getenv("XDNN_NORM_CL_L2");
+    const int64_t xbytes = j->Q * j->O * (int64_t)xdnn_dtype_size(xt);
+    j->cl_l2 = el && *el ? atoi(el) != 0 : xbytes > CL_L2_MIN_BYTES && xbytes <= CL_L2_MAX_BYTES;
     int64_t target = NG_CL_BLOCKS * (int64_t)(sm_count > 0 ? sm_count : 132);
     int64_t ns = (target + cblocks - 1) / cblocks, min_rows = 2 * NG_CL_UNROLL * ty;
     int64_t by_work = (j->Q + min_rows - 1) / min_rows;

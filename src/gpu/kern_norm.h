@@ -102,6 +102,10 @@ typedef struct ng_job {
                                       residual (NG_DY set): y rounded to this dtype, then NG_DY
                                       added, then the activation (generic and channels-last apply) */
     int cl_pdl;                    /* channels-last: finalize and apply as programmatic dependent launches */
+    int cl_l2;                     /* channels-last persistent launch (norm_cl1.cu): 1 walks each split's
+                                      re-read rows last-read-first (the ones still in L2 first), loads them and
+                                      stores its output evict-first, pass 1 the held rows evict-first; 0 as
+                                      before session 13 (plan_cl: x of 32-256 MB; XDNN_NORM_CL_L2) */
     int cl1;                       /* channels-last: one persistent launch (norm_cl1.cu; plan_cl1 sets it) */
     int64_t cl1_rows;              /* ... the most rows of its split a block holds on chip (-1: what fits;
                                       XDNN_NORM_CL1_ROWS, for the tests of the re-read rows) */

@@ -1956,6 +1956,60 @@ done:
     dh_case_end(&r, c->id, out->ok);
 }
 
+/* ---- session 13 (bnl2): the persistent launch (kernels/norm_cl1.cu) walking its re-read rows top down with
+ * evict-first loads and stores (ng_job.cl_l2, by default for x of 32-256 MB; XDNN_NORM_CL_L2).  The
+ * batchnorm-cl/, fuse/ and join/ cases again with it on (=1) on the three launches (which ignore it since call 2;
+ * in call 1 their reduce read top down), and on the persistent launch holding 3 rows a block (the other rows
+ * read again, top down; pass 1's loads switching policy at the held rows' end); the batchnorm-cl/ cases with
+ * the switch off (=0: the order before).  Then odd shapes where a thread's rows are not a whole number of its
+ * groups (U rows) and splits end unevenly: [3, 40, 37, 41] (4551 rows) and [9, 64, 97, 121] (105633 rows: two
+ * or three groups a thread on either launch), forward + residual + relu and the backward apart, on the three
+ * launches, the persistent one holding 5 rows, and the default.  Registered last. */
+static void l2_cases(void)
+{
+    static const char *const runs[][2] = {{"l2-on/", "XDNN_NORM_CL_L2=1 XDNN_NORM_CL1=0"},
+                                           {"l2-on-cl1/", "XDNN_NORM_CL_L2=1 XDNN_NORM_CL1=all XDNN_NORM_CL1_ROWS=3"},
+                                           {"l2-off/", "XDNN_NORM_CL_L2=0"}};
+    for (int k = 0; k < 3; k++) {
+        case_prefix = runs[k][0], case_env = runs[k][1];
+        cl_cases();
+        if (k < 2 && !opts.quick)
+            residual_cases();
+        if (k == 0 && !opts.quick)
+            join_cases();
+    }
+    case_prefix = case_env = "";
+    static const char *const odd_env[][2] = {{"three", "XDNN_NORM_CL_L2=1 XDNN_NORM_CL1=0"},
+                                             {"cl1-held5", "XDNN_NORM_CL_L2=1 XDNN_NORM_CL1=all XDNN_NORM_CL1_ROWS=5"},
+                                             {"default", ""}};
+    static const int odd[][5] = {{4, 3, 40, 37, 41}, {4, 9, 64, 97, 121}};
+    for (int si = 0; si < (opts.quick ? 1 : 2); si++) {
+        shape_txt st = shape_of(odd[si]);
+        const int M = st.d[0] * st.d[2] * st.d[3];
+        const double ts = sqrt((double)M) / 32; /* dscale: as cl_cases */
+        for (int k = 0; k < 3; k++) {
+            case_env = odd_env[k][1];
+            for (int ti = 0; ti < 3; ti++) {
+                const char *t = dts[ti];
+                char name[192];
+                snprintf(name, sizeof name, "l2-odd/%s/batchnorm+residual+relu/%s/nhwc/%s", odd_env[k][0], t, st.id);
+                res_case(name, 2, 700 + 20 * si + 3 * k + ti, t, st.ch,
+                         "  input c: %s%s @nhwc = uniform(-2.0, 3.0);\n  input r: %s%s @nhwc;\n"
+                         "  z: @nhwc, m: f32, iv: f32 = batchnorm(c, s, b);\n  y: @nhwc = relu(z + r);\n"
+                         "  output y: %s @nhwc, m, iv;\n}\n", t, st.s, t, st.s, t);
+                snprintf(name, sizeof name, "l2-odd/%s/batchnorm_bwd/%s/nhwc/%s", odd_env[k][0], t, st.id);
+                add_case(name, 2 * (ts > 1 ? ts : 1),
+                         "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s @nhwc = uniform(-2.0, 3.0);\n"
+                         "  input dy: %s%s @nhwc;\n  weight s: f32%s = uniform(0.5, 1.5);\n"
+                         "  input m: f32%s = uniform(0.0, 1.0);\n  input iv: f32%s = uniform(0.5, 2.0);\n"
+                         "  dx, ds, db = batchnorm_bwd(dy, x, s, m, iv);\n  output dx: %s @nhwc, ds, db;\n}\n",
+                         760 + 20 * si + 3 * k + ti, t, st.s, t, st.s, st.ch, st.ch, st.ch, t);
+            }
+        }
+    }
+    case_env = "";
+}
+
 int main(int argc, char **argv)
 {
     dh_parse_args(argc, argv, true, &opts);
@@ -1994,6 +2048,7 @@ int main(int argc, char **argv)
         gn_v2_cases();    /* session 12 (gnorm): registered last */
         gn_v2_cross_cases(); /* session 12 (review): registered last */
         s13_cases();         /* session 13 (pw): registered last */
+        l2_cases();          /* session 13 (bnl2): registered last */
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
