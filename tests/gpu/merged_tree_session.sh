@@ -2,8 +2,8 @@
 # merged_tree_session.sh DEV OUT — the lead's calls on a merged tree (DEV packed by tests/gpu/pack_dev.sh with
 # DEV/dt/*.o; sessions 10 and 11), picked by PART:
 #   check: the GPU unit tests; the full sweep of difftest_conv's conv/ family, the --quick sweeps of difftest_seq
-#          sdpa and difftest_norm, then the session's own cases in full (SEQ_FILTERS, NORM_FILTERS, CORE_FILTERS:
-#          space-separated filters of difftest_seq, difftest_norm and difftest, e.g. the new branches' case
+#          sdpa and difftest_norm, then the session's own cases in full (CONV_FILTERS, SEQ_FILTERS, NORM_FILTERS,
+#          CORE_FILTERS: space-separated filters of difftest_conv, difftest_seq, difftest_norm and difftest, e.g. the new branches' case
 #          prefixes), and `xdnn run --check` on every shipped graph; each with its own limit;
 #   net:   network_dev.sh (ResNet-50 N=256 and the Llama block beside PyTorch eager and torch.compile), then the
 #          ResNet step under each A/B switch of the session's new defaults (AB: space-separated VAR=VALUE).
@@ -40,6 +40,7 @@ check)
     run conv_full "${CONV_S:-150}" "$dev/difftest_conv" conv/
     run seq_quick "${SEQ_S:-100}" "$dev/difftest_seq" --quick sdpa
     run norm_quick "${NORM_S:-50}" "$dev/difftest_norm" --quick
+    for f in ${CONV_FILTERS:-}; do run "conv_${f//[^a-z0-9]/_}" "${CONVF_S:-60}" "$dev/difftest_conv" "$f"; done
     for f in ${SEQ_FILTERS:-}; do run "seq_${f//[^a-z0-9]/_}" "${SEQF_S:-60}" "$dev/difftest_seq" "$f"; done
     for f in ${CORE_FILTERS:-}; do run "core_${f//[^a-z0-9]/_}" "${COREF_S:-60}" "$dev/difftest" "$f"; done
     for f in ${NORM_FILTERS:-}; do run "norm_${f//[^a-z0-9]/_}" "${NORMF_S:-60}" "$dev/difftest_norm" "$f"; done
