@@ -1,5 +1,5 @@
-/* kern_conv_dw_tile.h — conv_dw v2 (kernels/conv_dw_tile.cu, XDNN_CONV_DW_V2=1;
- * session 12, not yet run on a GPU): depthwise 2-D convolution with a 2-D
+/* kern_conv_dw_tile.h — conv_dw v2 (kernels/conv_dw_tile.cu, the default; XDNN_CONV_DW_V2=0: v1;
+ * session 12, on an H100 since session 13): depthwise 2-D convolution with a 2-D
  * output tile a thread, each input row loaded once.  Its own header so the
  * other kernels (which include kern_conv.h) do not rebuild for it.
  *

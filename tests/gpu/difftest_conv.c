@@ -66,8 +66,8 @@ typedef struct tcase {
     bool one_launch;         /* XDNN_DGRAD_ONE_LAUNCH=1 for this case (a dgrad's phases in one launch forced) */
     const char *pingpong;    /* XDNN_CONV_WGMMA_PINGPONG for this case (conv_igemm_wgmma's consumer schedule) */
     const char *bn32;        /* XDNN_CONV_WGMMA_BN32 for this case ("1": conv_igemm_wgmma's 32-wide tile for 2-D) */
-    const char *dw_v2;       /* XDNN_CONV_DW_V2 for this case ("1": conv_dw's 2-D tile kernel, "0": v1) */
-    bool dw_v2_fits;         /* with dw_v2 "1": the conv_dw partition must take v2 (else it must stay on v1) */
+    const char *dw_v2;       /* XDNN_CONV_DW_V2 for this case ("": unset, the default v2; "0": v1) */
+    bool dw_v2_fits;         /* with dw_v2 "": the conv_dw partition must take v2 (else it must stay on v1) */
     int x_inf[2][4];         /* x_inf[0..1] = (n, c, h, w) != all 0: x holds +Inf there (both runs) before the
                                 reference: placed where no valid output reads it, the outputs must stay finite */
 } tcase;
@@ -1957,8 +1957,10 @@ static void run_case(int i, dh_outcome *out)
         setenv("XDNN_CONV_WGMMA_PINGPONG", c->pingpong, 1);
     if (c->bn32)
         setenv("XDNN_CONV_WGMMA_BN32", c->bn32, 1);
-    if (c->dw_v2)
+    if (c->dw_v2 && *c->dw_v2)
         setenv("XDNN_CONV_DW_V2", c->dw_v2, 1);
+    else if (c->dw_v2)
+        unsetenv("XDNN_CONV_DW_V2");
     snprintf(force, sizeof force, "%s=%s", c->force ? c->force : "", c->want_engine ? c->want_engine : "");
     if (c->refuse) { /* planned only (dry or not): the forced engine's refusal, its reason named */
         gpu_run_opts o = {.iters = 1, .log = stderr, .force = forces, .nforce = 1};
@@ -1980,7 +1982,7 @@ static void run_case(int i, dh_outcome *out)
         out->ok = s == XDNN_OK && (!c->want_engine || strstr(out->engines, c->want_engine)) &&
                   (c->want_parts <= 0 || nparts == c->want_parts);
         /* conv_dw v2's cases: the shape takes v2 (or stays on v1) as the case says */
-        const bool v2_bad = c->dw_v2 && strcmp(c->dw_v2, "1") == 0 && (dw_fits != 0) != c->dw_v2_fits;
+        const bool v2_bad = c->dw_v2 && !*c->dw_v2 && (dw_fits != 0) != c->dw_v2_fits;
         out->ok = out->ok && !v2_bad;
         snprintf(out->msg, sizeof out->msg, "(dry: planned, not run)%s%s", out->ok || v2_bad ? "" : " expected engine ",
                  v2_bad ? (c->dw_v2_fits ? " expected conv_dw v2" : " expected conv_dw v1") : out->ok ? "" : c->want_engine);
@@ -2823,9 +2825,9 @@ static void conv_wgmma_narrow_cases(void)
     }
 }
 
-/* conv_dw v2 (kernels/conv_dw_tile.cu, XDNN_CONV_DW_V2; session 12, not
- * yet run on a GPU): every case with the switch on (the id's "v2/") and off
- * ("v1/").  On, the shapes v2 takes must say "v2 2-D tile" in the detail and
+/* conv_dw v2 (kernels/conv_dw_tile.cu; session 12, the default since
+ * session 13): every case with XDNN_CONV_DW_V2 unset (the default, v2: the
+ * id's "v2/") and =0 ("v1/").  On, the shapes v2 takes must say "v2 2-D tile" in the detail and
  * the others (C = 21, dilation 2, the stride-2 dgrad) must not; off, none
  * may.  Odd shapes for the tile's edges: 13 and 57 (a partial last tile of
  * rows and of columns), 7 (TH = 2: 4 tiles of rows, the last half empty),
@@ -2870,7 +2872,7 @@ static void conv_dw_v2_cases(void)
                     snprintf(name, sizeof name, "%s/%s", on ? "v2" : "v1", cfgs[ci].name);
                     conv_case(name, &cfgs[ci].w, dts[ti], true, dir, false, "conv_dw", 1);
                     tcase *c = &cases[ncases - 1];
-                    c->dw_v2 = on ? "1" : "0";
+                    c->dw_v2 = on ? "" : "0";
                     c->dw_v2_fits = on && cfgs[ci].fits;
                     if (c->dw_v2_fits)
                         c->want_detail = "v2 2-D tile";
@@ -2895,7 +2897,7 @@ static void conv_dw_v2_cases(void)
                 continue;
             c->force = "conv";
             c->want_parts = 1;
-            c->dw_v2 = on ? "1" : "0";
+            c->dw_v2 = on ? "" : "0";
             c->dw_v2_fits = on;
             c->want_detail = on ? "v2 2-D tile" : "fused epilogue";
             c->want_detail2 = "fused epilogue";
