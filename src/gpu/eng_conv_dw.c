@@ -99,7 +99,7 @@ static xdnn_status dw_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         int n = snprintf(dv->detail, sizeof dv->detail,
                          "depthwise %s, C=%lld, %lldx%lld s%lld, v2 2-D tile %dx2 outputs x 8 channels a thread, "
                          "rows loaded once",
-                         dg ? "dgrad (flipped taps)" : "fwd", (long long)k->C, (long long)k->win[1],
+                         dg ? (k->stride[2] == 2 ? "dgrad (stride phases)" : "dgrad (flipped taps)") : "fwd", (long long)k->C, (long long)k->win[1],
                          (long long)k->win[2], (long long)k->stride[2], th4 ? 4 : 2);
         dw_append_epi(dv, n);
         return XDNN_OK;

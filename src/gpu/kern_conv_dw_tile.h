@@ -5,7 +5,8 @@
  *
  * kconv_dw_tile_fits: x/y f16 or bf16, 2-D, square 3x3 or 5x5 window,
  * stride 1 or 2 on both dims, dilation 1, C and every non-channel stride of
- * x and y % 8 == 0, and for the dgrad stride 1 (the flipped-tap forward).
+ * x and y % 8 == 0 (the dgrad: stride 1 as the flipped-tap forward, stride 2
+ * by stride phases).
  * kconv_dw_tile: the same arguments as kconv_dw; it runs kconv_dw (v1) where
  * the shape does not fit or a base is not 16-byte aligned. */
 #ifndef XDNN_GPU_KERN_CONV_DW_TILE_H

@@ -2828,8 +2828,9 @@ static void conv_wgmma_narrow_cases(void)
 /* conv_dw v2 (kernels/conv_dw_tile.cu; session 12, the default since
  * session 13): every case with XDNN_CONV_DW_V2 unset (the default, v2: the
  * id's "v2/") and =0 ("v1/").  On, the shapes v2 takes must say "v2 2-D tile" in the detail and
- * the others (C = 21, dilation 2, the stride-2 dgrad) must not; off, none
- * may.  Odd shapes for the tile's edges: 13 and 57 (a partial last tile of
+ * the others (C = 21, dilation 2) must not; off, none may.  The stride-2
+ * dgrad (v1's gather until session 13) is here off only, as registered then
+ * (the seeds); conv_dw_v2_phase_cases runs it on v2.  Odd shapes for the tile's edges: 13 and 57 (a partial last tile of
  * rows and of columns), 7 (TH = 2: 4 tiles of rows, the last half empty),
  * 112 (TH = 4, whole tiles), asymmetric pads, N = 1 and 3, C = 144 (two
  * slices of 9 vectors) and 960 (8 slices of 15).  Not forced: the cost
@@ -2864,7 +2865,7 @@ static void conv_dw_v2_cases(void)
         for (int ti = 0; ti < 2; ti++)
             for (int dir = 0; dir < 2; dir++)
                 for (int on = 1; on >= 0; on--) {
-                    /* the stride-2 dgrad is v1's gather either way: once, off */
+                    /* the stride-2 dgrad: once, off (as session 12 registered it; on: conv_dw_v2_phase_cases) */
                     const bool s2 = cfgs[ci].w.stride[0] == 2;
                     if ((dir == 1 && (!cfgs[ci].dgrad || (s2 && on))) || (opts.quick && ti != ci % 2))
                         continue;
@@ -2906,6 +2907,55 @@ static void conv_dw_v2_cases(void)
         }
 }
 
+/* conv_dw v2's stride-2 dgrad by stride phases and the 5x5 stride-1
+ * forward at the bench's 28x28 size (session 13), each dtype with
+ * XDNN_CONV_DW_V2 unset (v2: the detail must say "v2 2-D tile") and =0 (v1,
+ * the gather: it must not).  Odd shapes for the phases: odd and even pads
+ * per dim (the tile then starts one row / column before the image), pad 0
+ * (dx's last row reached by no tap: zeros), asymmetric pads, pad 3 > K/2,
+ * odd dx sizes, N = 1-3, C = 16 (one vector slice of 2) to 960. */
+static void conv_dw_v2_phase_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    struct { const char *name; win_cfg w; int dir; } cfgs[] = {
+        {"dwph-c144-3x3-s2-57x55-n3", cfg(2, 3, 144, 144, 144, (int[]){57, 55}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                          (int[]){1, 1}, (int[]){1, 1}, false), 1},
+        {"dwph-c16-3x3-s2-16x15-pad01", cfg(2, 2, 16, 16, 16, (int[]){16, 15}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                            (int[]){0, 1}, (int[]){1, 0}, false), 1},
+        {"dwph-c24-3x3-s2-8x9-pad0", cfg(2, 2, 24, 24, 24, (int[]){8, 9}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                         (int[]){0, 0}, (int[]){0, 0}, false), 1},
+        {"dwph-c40-5x5-s2-29x30-asym", cfg(2, 1, 40, 40, 40, (int[]){29, 30}, (int[]){5, 5}, (int[]){2, 2}, NULL,
+                                           (int[]){1, 2}, (int[]){2, 1}, false), 1},
+        {"dwph-c672-5x5-s2-14x14-n2", cfg(2, 2, 672, 672, 672, (int[]){14, 14}, (int[]){5, 5}, (int[]){2, 2}, NULL,
+                                          (int[]){2, 2}, (int[]){2, 2}, false), 1},
+        {"dwph-c960-5x5-s2-11x12-pad30", cfg(2, 1, 960, 960, 960, (int[]){11, 12}, (int[]){5, 5}, (int[]){2, 2},
+                                             NULL, (int[]){3, 0}, (int[]){0, 3}, false), 1},
+        {"dwph-c32-3x3-s2-112-n1", cfg(2, 1, 32, 32, 32, (int[]){112, 112}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                       (int[]){1, 1}, (int[]){1, 1}, false), 1},
+        {"dw5-c240-5x5-29x30-n2", cfg(2, 2, 240, 240, 240, (int[]){29, 30}, (int[]){5, 5}, NULL, NULL, (int[]){2, 1},
+                                      (int[]){2, 3}, false), 0},
+    };
+    const int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]);
+    for (int ci = 0; ci < ncfg; ci++)
+        for (int ti = 0; ti < 2; ti++)
+            for (int on = 1; on >= 0; on--) {
+                if (opts.quick && ti != ci % 2)
+                    continue;
+                char name[96];
+                snprintf(name, sizeof name, "%s/%s", on ? "v2" : "v1", cfgs[ci].name);
+                conv_case(name, &cfgs[ci].w, dts[ti], true, cfgs[ci].dir, false, "conv_dw", 1);
+                tcase *c = &cases[ncases - 1];
+                c->dw_v2 = on ? "" : "0";
+                c->dw_v2_fits = on;
+                if (on) {
+                    c->want_detail = "v2 2-D tile";
+                    c->want_detail2 = cfgs[ci].dir ? "dgrad (stride phases)" : NULL;
+                } else {
+                    c->reject_detail = "v2 2-D tile";
+                }
+            }
+}
+
 int main(int argc, char **argv)
 {
     dh_parse_args(argc, argv, true, &opts);
@@ -2943,7 +2993,8 @@ int main(int argc, char **argv)
         conv_f32_epi_cases();
         conv_wgmma_pingpong_cases(); /* session 12 (pingpong) */
         conv_wgmma_narrow_cases();   /* session 12 (conv3d32) */
-        conv_dw_v2_cases();          /* session 12 (dwconv): last */
+        conv_dw_v2_cases();          /* session 12 (dwconv) */
+        conv_dw_v2_phase_cases();    /* session 13 (dw): last */
     }
     dh_tester t = {.name = "difftest_conv", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case, .bench_line = bench_line};
