@@ -71,3 +71,5 @@ fi
 step "table"
 python3 "$dev/dwconv_table.py" "$out" | tee "$out/summary.txt"
 step done
+# a call brings back at most 8 files: the table, and the rest tarred
+(cd "$out" && tar czf logs.tgz --remove-files $(ls | grep -v -e '^logs.tgz$' -e '^summary.txt$'))
