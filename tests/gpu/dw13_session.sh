@@ -21,6 +21,15 @@
 # (most on the small 7x7 / 14x14 rows and the 5x5, whose blocks did less work per weight loaded): 5x5 240@28
 # 0.052 -> ~0.040 ms (0.85x cuDNN), TH 2 there another ~10 % if registers (occupancy) were the limit.
 # Then ncu (SpeedOfLight / memory / occupancy / warp states) on the fwd 144@56 and 32@112 rows: why 37-54 % of copy.
+# OUTCOME of PART=1 (88.7 s, 2026-11-25 ~04:00): all passed (dwv2 74, dwph 28, dw5 4, dw- 125 + 125, memcheck 0
+# errors); the stride-2 dgrads 3.0-3.3x v1, 0.41x cuDNN; the weight prologue no gain (0-13 % slower than call 1's
+# v2 rows, run-to-run noise ~5 %: reverted); TH 2 slower at every size >= 28 (removed); ncu (fwd 144@56, 32@112):
+# 12 warps an SM (168 registers: 3 blocks), 41 % of the stall cycles on L1TEX scoreboards, DRAM 33-34 %.
+# PART=2 (<= 150 s): XDNN_CONV_DW_OCC=1 (temporary; f16): __launch_bounds__(128, 4) for the 3x3 TH 4 / stride-2
+# kernels (128 registers, 52 B spilled at TH 4: 4 blocks = 16 warps an SM) and (128, 3) for 5x5 (168: 3 blocks;
+# TH 4 spills 88 B). EXPECTED: the latency-bound rows follow the warps, 12 -> 16 (+33 %): 144@56 s1 0.053 ->
+# ~0.042, 32@112 0.032 -> ~0.027; the 5x5 240@28 (8 -> 12 warps) 0.054 -> ~0.045 (0.9x cuDNN) unless the spills
+# eat it.  Correctness: dwv2 / dwph / dw5 with the switch (f16 cases take the new instances) and without.
 # DRY=1: the script's own check without a GPU (CPU reference and plans; no memcheck, no ncu, bench rows planned).
 set -uo pipefail
 . tests/gpu/dev_env.sh
@@ -29,47 +38,78 @@ dt=$dev/difftest_conv
 dry=${DRY:+--dry}
 left() { echo $(( ${BUDGET_S:-285} - (SECONDS - t0) )); }
 summary() { grep -E "^FAIL" -A6 "$1" | cut -c1-300 | head -16; echo "$(grep -c "^PASS" "$1") passed, $(grep -c "^FAIL" "$1") failed"; }
-step "dwv2 (each case sets XDNN_CONV_DW_V2: unset = v2, 0 = v1) and the new dwph"
-timeout 30 "$dt" $dry dwv2 > "$out/t_dwv2.log" 2>&1; echo "rc=$?"; summary "$out/t_dwv2.log"
-timeout 30 "$dt" $dry dwph > "$out/t_dwph.log" 2>&1; echo "rc=$?"; summary "$out/t_dwph.log"
-timeout 20 "$dt" $dry dw5- > "$out/t_dw5.log" 2>&1; echo "rc=$?"; summary "$out/t_dw5.log"
-step "the conv_dw family (dw-): default, then XDNN_CONV_DW_V2=0"
-timeout 25 "$dt" $dry dw- > "$out/t_dw_on.log" 2>&1; echo "on rc=$?"; summary "$out/t_dw_on.log"
-XDNN_CONV_DW_V2=0 timeout 20 "$dt" $dry dw- > "$out/t_dw_off.log" 2>&1; echo "off rc=$?"; summary "$out/t_dw_off.log"
-if [ -z "$dry" ]; then
-    step "memcheck --quick dwph, dw5-, dwv2 (filter and seconds)"
-    for fs in "dwph 30" "dw5- 15" "dwv2 35"; do
-        set -- $fs
-        timeout "$2" compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10 "$dt" --quick "$1" \
-            > "$out/memcheck_$1.log" 2>&1
-        echo "$1 rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck_$1.log" | head -6
+PART=${PART:-1}
+if [ "$PART" = 1 ]; then
+    step "dwv2 (each case sets XDNN_CONV_DW_V2: unset = v2, 0 = v1) and the new dwph"
+    timeout 30 "$dt" $dry dwv2 > "$out/t_dwv2.log" 2>&1; echo "rc=$?"; summary "$out/t_dwv2.log"
+    timeout 30 "$dt" $dry dwph > "$out/t_dwph.log" 2>&1; echo "rc=$?"; summary "$out/t_dwph.log"
+    timeout 20 "$dt" $dry dw5- > "$out/t_dw5.log" 2>&1; echo "rc=$?"; summary "$out/t_dw5.log"
+    step "the conv_dw family (dw-): default, then XDNN_CONV_DW_V2=0"
+    timeout 25 "$dt" $dry dw- > "$out/t_dw_on.log" 2>&1; echo "on rc=$?"; summary "$out/t_dw_on.log"
+    XDNN_CONV_DW_V2=0 timeout 20 "$dt" $dry dw- > "$out/t_dw_off.log" 2>&1; echo "off rc=$?"; summary "$out/t_dw_off.log"
+    if [ -z "$dry" ]; then
+        step "memcheck --quick dwph, dw5-, dwv2 (filter and seconds)"
+        for fs in "dwph 30" "dw5- 15" "dwv2 35"; do
+            set -- $fs
+            timeout "$2" compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10 "$dt" --quick "$1" \
+                > "$out/memcheck_$1.log" 2>&1
+            echo "$1 rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck_$1.log" | head -6
+        done
+    fi
+    step "bench rows: default (v2), XDNN_CONV_DW_V2=0 (v1), XDNN_CONV_DW_TH=2 (fwd)"
+    : > "$out/bench_on.log"; : > "$out/bench_off.log"; : > "$out/bench_th2.log"
+    for f in convdw_fwd_f16_nhwc convdw_dgrad_f16_nhwc; do
+        [ "$(left)" -gt 90 ] || { echo "out of time before $f"; break; }
+        timeout 20 "$dt" $dry --bench "$f" >> "$out/bench_on.log" 2>&1; echo "$f on rc=$?"
+        XDNN_CONV_DW_V2=0 timeout 20 "$dt" $dry --bench "$f" >> "$out/bench_off.log" 2>&1; echo "$f off rc=$?"
     done
-fi
-step "bench rows: default (v2), XDNN_CONV_DW_V2=0 (v1), XDNN_CONV_DW_TH=2 (fwd)"
-: > "$out/bench_on.log"; : > "$out/bench_off.log"; : > "$out/bench_th2.log"
-for f in convdw_fwd_f16_nhwc convdw_dgrad_f16_nhwc; do
-    [ "$(left)" -gt 90 ] || { echo "out of time before $f"; break; }
-    timeout 20 "$dt" $dry --bench "$f" >> "$out/bench_on.log" 2>&1; echo "$f on rc=$?"
-    XDNN_CONV_DW_V2=0 timeout 20 "$dt" $dry --bench "$f" >> "$out/bench_off.log" 2>&1; echo "$f off rc=$?"
-done
-[ "$(left)" -gt 80 ] && { XDNN_CONV_DW_TH=2 timeout 20 "$dt" $dry --bench convdw_fwd_f16_nhwc >> "$out/bench_th2.log" 2>&1; echo "th2 rc=$?"; }
-if [ -z "$dry" ] && [ "$(left)" -gt 40 ]; then
-    step "peer: bench/conv_peer.py dw"
-    PYTHONUNBUFFERED=1 timeout "$(( $(left) - 30 ))" python3 "$dev/conv_peer.py" dw > "$out/peer.log" 2>&1
-    echo "rc=$?"; head -1 "$out/peer.log"
-fi
-if [ -z "$dry" ]; then
-    for row in n32c144h56r3s1 n32c32h112r3s1; do
-        [ "$(left)" -gt 25 ] || { echo "no time for ncu $row"; break; }
-        step "ncu: convdw_fwd $row"
-        timeout "$(( $(left) - 12 ))" ncu --kernel-name regex:kdwt --launch-count 1 \
-            --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
-            --section WarpStateStats "$dt" --bench "convdw_fwd_f16_nhwc $row" > "$out/ncu_$row.log" 2>&1
-        echo "rc=$?"; grep -E "Memory Throughput|DRAM Throughput|Duration|Achieved Occupancy|Registers Per|Theoretical Occ|L1/TEX Hit|L2 Hit|Stall Long|Warp Cycles Per Issued" "$out/ncu_$row.log" | head -14
+    [ "$(left)" -gt 80 ] && { XDNN_CONV_DW_TH=2 timeout 20 "$dt" $dry --bench convdw_fwd_f16_nhwc >> "$out/bench_th2.log" 2>&1; echo "th2 rc=$?"; }
+    if [ -z "$dry" ] && [ "$(left)" -gt 40 ]; then
+        step "peer: bench/conv_peer.py dw"
+        PYTHONUNBUFFERED=1 timeout "$(( $(left) - 30 ))" python3 "$dev/conv_peer.py" dw > "$out/peer.log" 2>&1
+        echo "rc=$?"; head -1 "$out/peer.log"
+    fi
+    if [ -z "$dry" ]; then
+        for row in n32c144h56r3s1 n32c32h112r3s1; do
+            [ "$(left)" -gt 25 ] || { echo "no time for ncu $row"; break; }
+            step "ncu: convdw_fwd $row"
+            timeout "$(( $(left) - 12 ))" ncu --kernel-name regex:kdwt --launch-count 1 \
+                --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
+                --section WarpStateStats "$dt" --bench "convdw_fwd_f16_nhwc $row" > "$out/ncu_$row.log" 2>&1
+            echo "rc=$?"; grep -E "Memory Throughput|DRAM Throughput|Duration|Achieved Occupancy|Registers Per|Theoretical Occ|L1/TEX Hit|L2 Hit|Stall Long|Warp Cycles Per Issued" "$out/ncu_$row.log" | head -14
+        done
+    fi
+    step "table"
+    python3 "$dev/dwconv_table.py" "$out" | tee "$out/summary.txt"
+else
+    step "PART 2: dwv2, dwph, dw5- with XDNN_CONV_DW_OCC=1, then without; dw- (default)"
+    for f in dwv2 dwph dw5-; do
+        XDNN_CONV_DW_OCC=1 timeout 30 "$dt" $dry "$f" > "$out/t_occ_$f.log" 2>&1; echo "$f occ rc=$?"
+        summary "$out/t_occ_$f.log"
+        timeout 30 "$dt" $dry "$f" > "$out/t_$f.log" 2>&1; echo "$f default rc=$?"; summary "$out/t_$f.log"
     done
+    timeout 25 "$dt" $dry dw- > "$out/t_dw.log" 2>&1; echo "dw- rc=$?"; summary "$out/t_dw.log"
+    if [ -z "$dry" ]; then
+        step "memcheck --quick dw (XDNN_CONV_DW_OCC=1: the spilling instances)"
+        XDNN_CONV_DW_OCC=1 timeout 25 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 10 "$dt" \
+            --quick dw > "$out/memcheck_occ.log" 2>&1
+        echo "rc=$?"; grep -E "ERROR SUMMARY|passed,|^FAIL|Invalid" "$out/memcheck_occ.log" | head -6
+    fi
+    step "bench rows: default, XDNN_CONV_DW_OCC=1, XDNN_CONV_DW_V2=0"
+    : > "$out/bench_on.log"; : > "$out/bench_off.log"; : > "$out/bench_occ.log"
+    for f in convdw_fwd_f16_nhwc convdw_dgrad_f16_nhwc; do
+        timeout 20 "$dt" $dry --bench "$f" >> "$out/bench_on.log" 2>&1; echo "$f on rc=$?"
+        XDNN_CONV_DW_OCC=1 timeout 20 "$dt" $dry --bench "$f" >> "$out/bench_occ.log" 2>&1; echo "$f occ rc=$?"
+        XDNN_CONV_DW_V2=0 timeout 20 "$dt" $dry --bench "$f" >> "$out/bench_off.log" 2>&1; echo "$f off rc=$?"
+    done
+    if [ -z "$dry" ] && [ "$(left)" -gt 20 ]; then
+        step "peer: bench/conv_peer.py dw"
+        PYTHONUNBUFFERED=1 timeout "$(( $(left) - 8 ))" python3 "$dev/conv_peer.py" dw > "$out/peer.log" 2>&1
+        echo "rc=$?"; head -1 "$out/peer.log"
+    fi
+    step "table"
+    python3 "$dev/dwconv_table.py" "$out" bench_occ.log OCC | tee "$out/summary.txt"
 fi
-step "table"
-python3 "$dev/dwconv_table.py" "$out" | tee "$out/summary.txt"
 step done
 # a call brings back at most 8 files: the table, and the rest tarred
 (cd "$out" && tar czf logs.tgz --remove-files $(ls | grep -v -e '^logs.tgz$' -e '^summary.txt$'))

@@ -1,6 +1,7 @@
-# dwconv_table.py OUT — the conv_dw bench table of a device call (dwconv_session.sh, dw13_session.sh): one row per
-# BENCH line of OUT/bench_on.log (the default), beside OUT/bench_off.log (XDNN_CONV_DW_V2=0), OUT/bench_th2.log
-# (XDNN_CONV_DW_TH=2, session 13's A/B; 0 where absent) and OUT/peer.log (bench/conv_peer.py dw: cuDNN), with the
+# dwconv_table.py OUT [AB_LOG AB_LABEL] — the conv_dw bench table of a device call (dwconv_session.sh,
+# dw13_session.sh): one row per BENCH line of OUT/bench_on.log (the default), beside OUT/bench_off.log
+# (XDNN_CONV_DW_V2=0), OUT/AB_LOG (an A/B switch's run, column AB_LABEL; default bench_th2.log, "TH2": session
+# 13's XDNN_CONV_DW_TH=2; 0 where absent) and OUT/peer.log (bench/conv_peer.py dw: cuDNN), with the
 # bytes a row moves (x + y, f16; the names carry N, C, H, R, stride) as GB/s and % of copy (2976 GB/s).
 import re, sys, os
 out = sys.argv[1]
@@ -13,9 +14,11 @@ def parse(fn, tag, col):
         if len(f) > col and f[0] == tag:
             d[f[1] + " " + f[2]] = (float(f[col]), line.strip())
     return d
-on, off, th2 = parse("bench_on.log", "BENCH", 4), parse("bench_off.log", "BENCH", 4), parse("bench_th2.log", "BENCH", 4)
+on, off, th2 = parse("bench_on.log", "BENCH", 4), parse("bench_off.log", "BENCH", 4), parse(
+    sys.argv[2] if len(sys.argv) > 2 else "bench_th2.log", "BENCH", 4)
+ab = sys.argv[3] if len(sys.argv) > 3 else "TH2"
 peer = parse("peer.log", "PEER", 3)
-print("| row | v2 ms | v1 ms | v1/v2 | v2 GB/s (% of 2976) | TH2 ms | cuDNN ms | v2/cuDNN | v2 detail |")
+print("| row | v2 ms | v1 ms | v1/v2 | v2 GB/s (%% of 2976) | %s ms | cuDNN ms | v2/cuDNN | v2 detail |" % ab)
 print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
 for k in on:
     m = re.search(r"n(\d+)c(\d+)h(\d+)r(\d+)s(\d+)", k)
