@@ -19,8 +19,9 @@
  *            and 14x14 layers) take TH = 2 for twice the blocks;
  *   weights  the block's cvb*8 channels x K*K taps as f32 in shared memory
  *            ([tap][channel], flipped for the stride-1 dgrad), loaded once per
- *            block (8 loads a thread in flight, channel-major, measured 0-13 %
- *            slower in session 13: the prologue is not what limits it).
+ *            block (8 loads a thread in flight, channel-major: no gain
+ *            measured in session 13, 0-13 % slower; the prologue is not the
+ *            limit).
  * The stride-2 dgrad (TR): dx pixel t = ih + pad takes dy row o through tap
  * r = t - 2o, so a dx row's parity (its phase) picks every other tap.  The
  * tile is TH = 2 dx rows x QT = 2 columns starting at an even t (one row of
@@ -32,9 +33,7 @@
 #include "conv_epi.cuh"
 #include "gpu/kern_conv_dw_tile.h"
 
-#include <stdlib.h>
 #include <string.h>
-#include <type_traits>
 
 namespace {
 
@@ -47,7 +46,6 @@ struct dwt {
     int nth, ntw;             /* tiles along H and W */
     int64_t ss[5], sd[5], sw[5];
     int dt_w, flip;
-    int occ; /* XDNN_CONV_DW_OCC=1 (session 13's A/B, f16 only): the occupancy-bounded instances (MB below) */
 };
 
 template <typename T> __device__ __forceinline__ float tofl(T v);
@@ -57,10 +55,12 @@ template <typename T> __device__ __forceinline__ T fromfl(float v);
 template <> __device__ __forceinline__ __half fromfl<__half>(float v) { return __float2half_rn(v); }
 template <> __device__ __forceinline__ __nv_bfloat16 fromfl<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
-/* TR: the stride-2 dgrad by stride phases (ST_ is then 2; see the top); MB: the blocks an SM must hold (1: up to
- * 255 registers) */
-template <typename T, int K_, int ST_, int TH, bool TR, int MB>
-__global__ void __launch_bounds__(128, MB) kdwt_kernel(const dwt g, const T *__restrict__ src, const void *__restrict__ w,
+/* TR: the stride-2 dgrad by stride phases (ST_ is then 2; see the top).  Registers: 3x3 up to 255 (124-168
+ * used: 3-4 blocks an SM), 5x5 at most 168 for 3 blocks (12 warps; 185-244 unbounded held 2): 8 % faster at 5x5
+ * 240@28 s1, 25 % at 672@14 s2 (88 B spilled at TH 4); the same bound on the 3x3 kernels (128: 4 blocks) gained
+ * 5 % at 32@112 but lost 8-16 % at 144@56 / 192@28 (session 13's A/B, XDNN_CONV_DW_OCC). */
+template <typename T, int K_, int ST_, int TH, bool TR>
+__global__ void __launch_bounds__(128, K_ == 5 ? 3 : 1) kdwt_kernel(const dwt g, const T *__restrict__ src, const void *__restrict__ w,
                                                    T *__restrict__ dst, const kconv_epi epi)
 {
     constexpr int V = 8, QT = 2;
@@ -202,7 +202,7 @@ __global__ void __launch_bounds__(128, MB) kdwt_kernel(const dwt g, const T *__r
     }
 }
 
-template <typename T, int K_, int ST_, int TH, bool TR = false, int MB = 1>
+template <typename T, int K_, int ST_, int TH, bool TR = false>
 int launch(const dwt &g0, const void *src, const void *w, void *dst, const kconv_epi &epi, cudaStream_t s)
 {
     dwt g = g0;
@@ -215,7 +215,7 @@ int launch(const dwt &g0, const void *src, const void *w, void *dst, const kconv
     const size_t smem = (size_t)K_ * K_ * cvb * 8 * sizeof(float); /* <= 25 * 128 * 4 = 12.8 KB */
     const int64_t tiles = (int64_t)g.N * g.nth * g.ntw;
     dim3 grid((unsigned)((tiles + ty - 1) / ty), (unsigned)((g.cv + cvb - 1) / cvb));
-    kdwt_kernel<T, K_, ST_, TH, TR, MB><<<grid, dim3(cvb, ty), smem, s>>>(g, static_cast<const T *>(src), w,
+    kdwt_kernel<T, K_, ST_, TH, TR><<<grid, dim3(cvb, ty), smem, s>>>(g, static_cast<const T *>(src), w,
                                                                  static_cast<T *>(dst), epi);
     return (int)cudaGetLastError();
 }
@@ -223,27 +223,13 @@ int launch(const dwt &g0, const void *src, const void *w, void *dst, const kconv
 template <typename T, int K_, int ST_>
 int launch_th(const dwt &g, const void *src, const void *w, void *dst, const kconv_epi &epi, cudaStream_t s)
 {
-    /* the occupancy A/B (f16): 3x3 at <= 128 registers (4 blocks of 4 warps an SM, where 145-168 held 3),
-     * 5x5 at <= 168 (3 blocks, where 185-244 held 2); the 3x3 s1 TH 2 kernel (124) already holds 4 */
-    constexpr int MB = K_ == 3 ? 4 : 3;
-    constexpr bool ab = std::is_same<T, __half>::value;
     /* stride 2 and the small images: 2 rows a thread (more tiles to fill 132 SMs, fewer idle rows at 7x7) */
     if constexpr (ST_ == 2) {
-        if constexpr (ab)
-            if (g.occ)
-                return launch<T, K_, ST_, 2, false, MB>(g, src, w, dst, epi, s);
         return launch<T, K_, ST_, 2>(g, src, w, dst, epi, s);
     } else {
         /* TH 2 at O_h >= 28 measured 2-9 % slower (3x3) and 9 % (5x5 240@28), session 13 */
-        if (g.Oh < 28) {
-            if constexpr (ab && K_ == 5)
-                if (g.occ)
-                    return launch<T, K_, ST_, 2, false, MB>(g, src, w, dst, epi, s);
+        if (g.Oh < 28)
             return launch<T, K_, ST_, 2>(g, src, w, dst, epi, s);
-        }
-        if constexpr (ab)
-            if (g.occ)
-                return launch<T, K_, ST_, 4, false, MB>(g, src, w, dst, epi, s);
         return launch<T, K_, ST_, 4>(g, src, w, dst, epi, s);
     }
 }
@@ -291,8 +277,6 @@ extern "C" int kconv_dw_tile(const kconv_params *p, int dgrad, const void *src, 
     const int K = (int)p->win[2], st = (int)p->stride[2];
     const bool tr = dgrad && st == 2;
     g.flip = dgrad && !tr;
-    const char *occ = getenv("XDNN_CONV_DW_OCC"); /* temporary: session 13's A/B */
-    g.occ = occ && occ[0] == '1';
     /* fwd: x (in) -> y (out); dgrad: dy (out) -> dx (in), stride 1 with pad (K-1) - pad, stride 2 (TR) with the
      * forward's pad */
     g.Dh = (int)(dgrad ? p->out[1] : p->in[1]);

@@ -30,6 +30,10 @@
 # TH 4 spills 88 B). EXPECTED: the latency-bound rows follow the warps, 12 -> 16 (+33 %): 144@56 s1 0.053 ->
 # ~0.042, 32@112 0.032 -> ~0.027; the 5x5 240@28 (8 -> 12 warps) 0.054 -> ~0.045 (0.9x cuDNN) unless the spills
 # eat it.  Correctness: dwv2 / dwph / dw5 with the switch (f16 cases take the new instances) and without.
+# OUTCOME of PART=2 (81.8 s): all passed both ways (dwv2 74, dwph 28, dw5 4, dw- 125; memcheck --quick dw with
+# the switch 101 passed, 0 errors); the bound paid at 5x5 (240@28 s1 0.0518 -> 0.0476 ms, 672@14 s2 0.0288 ->
+# 0.0215) and not at 3x3 (32@112 -5 %, 144@56 +8 %, 192@28 +16 %): kept for the 5x5 kernels (all dtypes, no
+# switch), the 3x3 ones stay unbounded; XDNN_CONV_DW_OCC removed.
 # DRY=1: the script's own check without a GPU (CPU reference and plans; no memcheck, no ncu, bench rows planned).
 set -uo pipefail
 . tests/gpu/dev_env.sh
