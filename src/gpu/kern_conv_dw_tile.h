@@ -1,11 +1,12 @@
-/* kern_conv_dw_tile.h — conv_dw v2 (kernels/conv_dw_tile.cu, XDNN_CONV_DW_V2=1;
- * session 12, not yet run on a GPU): depthwise 2-D convolution with a 2-D
+/* kern_conv_dw_tile.h — conv_dw v2 (kernels/conv_dw_tile.cu, the default; XDNN_CONV_DW_V2=0: v1;
+ * session 12, on an H100 since session 13): depthwise 2-D convolution with a 2-D
  * output tile a thread, each input row loaded once.  Its own header so the
  * other kernels (which include kern_conv.h) do not rebuild for it.
  *
  * kconv_dw_tile_fits: x/y f16 or bf16, 2-D, square 3x3 or 5x5 window,
  * stride 1 or 2 on both dims, dilation 1, C and every non-channel stride of
- * x and y % 8 == 0, and for the dgrad stride 1 (the flipped-tap forward).
+ * x and y % 8 == 0 (the dgrad: stride 1 as the flipped-tap forward, stride 2
+ * by stride phases).
  * kconv_dw_tile: the same arguments as kconv_dw; it runs kconv_dw (v1) where
  * the shape does not fit or a base is not 16-byte aligned. */
 #ifndef XDNN_GPU_KERN_CONV_DW_TILE_H

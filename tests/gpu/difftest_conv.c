@@ -66,8 +66,8 @@ typedef struct tcase {
     bool one_launch;         /* XDNN_DGRAD_ONE_LAUNCH=1 for this case (a dgrad's phases in one launch forced) */
     const char *pingpong;    /* XDNN_CONV_WGMMA_PINGPONG for this case (conv_igemm_wgmma's consumer schedule) */
     const char *bn32;        /* XDNN_CONV_WGMMA_BN32 for this case ("1": conv_igemm_wgmma's 32-wide tile for 2-D) */
-    const char *dw_v2;       /* XDNN_CONV_DW_V2 for this case ("1": conv_dw's 2-D tile kernel, "0": v1) */
-    bool dw_v2_fits;         /* with dw_v2 "1": the conv_dw partition must take v2 (else it must stay on v1) */
+    const char *dw_v2;       /* XDNN_CONV_DW_V2 for this case ("": unset, the default v2; "0": v1) */
+    bool dw_v2_fits;         /* with dw_v2 "": the conv_dw partition must take v2 (else it must stay on v1) */
     const char *tma3d;       /* XDNN_CONV_WGMMA_TMA3D for this case ("0": a 3-D conv's x gathered by cp.async);
                                 the process's own value is restored after it */
     int x_inf[2][4];         /* x_inf[0..1] = (n, c, h, w) != all 0: x holds +Inf there (both runs) before the
@@ -1964,8 +1964,10 @@ static void run_case(int i, dh_outcome *out)
         setenv("XDNN_CONV_WGMMA_PINGPONG", c->pingpong, 1);
     if (c->bn32)
         setenv("XDNN_CONV_WGMMA_BN32", c->bn32, 1);
-    if (c->dw_v2)
+    if (c->dw_v2 && *c->dw_v2)
         setenv("XDNN_CONV_DW_V2", c->dw_v2, 1);
+    else if (c->dw_v2)
+        unsetenv("XDNN_CONV_DW_V2");
     if (c->tma3d)
         setenv("XDNN_CONV_WGMMA_TMA3D", c->tma3d, 1);
     snprintf(force, sizeof force, "%s=%s", c->force ? c->force : "", c->want_engine ? c->want_engine : "");
@@ -1989,7 +1991,7 @@ static void run_case(int i, dh_outcome *out)
         out->ok = s == XDNN_OK && (!c->want_engine || strstr(out->engines, c->want_engine)) &&
                   (c->want_parts <= 0 || nparts == c->want_parts);
         /* conv_dw v2's cases: the shape takes v2 (or stays on v1) as the case says */
-        const bool v2_bad = c->dw_v2 && strcmp(c->dw_v2, "1") == 0 && (dw_fits != 0) != c->dw_v2_fits;
+        const bool v2_bad = c->dw_v2 && !*c->dw_v2 && (dw_fits != 0) != c->dw_v2_fits;
         out->ok = out->ok && !v2_bad;
         snprintf(out->msg, sizeof out->msg, "(dry: planned, not run)%s%s", out->ok || v2_bad ? "" : " expected engine ",
                  v2_bad ? (c->dw_v2_fits ? " expected conv_dw v2" : " expected conv_dw v1") : out->ok ? "" : c->want_engine);
@@ -2899,11 +2901,12 @@ static void conv_wgmma_tma3d_cases(void)
     }
 }
 
-/* conv_dw v2 (kernels/conv_dw_tile.cu, XDNN_CONV_DW_V2; session 12, not
- * yet run on a GPU): every case with the switch on (the id's "v2/") and off
- * ("v1/").  On, the shapes v2 takes must say "v2 2-D tile" in the detail and
- * the others (C = 21, dilation 2, the stride-2 dgrad) must not; off, none
- * may.  Odd shapes for the tile's edges: 13 and 57 (a partial last tile of
+/* conv_dw v2 (kernels/conv_dw_tile.cu; session 12, the default since
+ * session 13): every case with XDNN_CONV_DW_V2 unset (the default, v2: the
+ * id's "v2/") and =0 ("v1/").  On, the shapes v2 takes must say "v2 2-D tile" in the detail and
+ * the others (C = 21, dilation 2) must not; off, none may.  The stride-2
+ * dgrad (v1's gather until session 13) is here off only, as registered then
+ * (the seeds); conv_dw_v2_phase_cases runs it on v2.  Odd shapes for the tile's edges: 13 and 57 (a partial last tile of
  * rows and of columns), 7 (TH = 2: 4 tiles of rows, the last half empty),
  * 112 (TH = 4, whole tiles), asymmetric pads, N = 1 and 3, C = 144 (two
  * slices of 9 vectors) and 960 (8 slices of 15).  Not forced: the cost
@@ -2938,7 +2941,7 @@ static void conv_dw_v2_cases(void)
         for (int ti = 0; ti < 2; ti++)
             for (int dir = 0; dir < 2; dir++)
                 for (int on = 1; on >= 0; on--) {
-                    /* the stride-2 dgrad is v1's gather either way: once, off */
+                    /* the stride-2 dgrad: once, off (as session 12 registered it; on: conv_dw_v2_phase_cases) */
                     const bool s2 = cfgs[ci].w.stride[0] == 2;
                     if ((dir == 1 && (!cfgs[ci].dgrad || (s2 && on))) || (opts.quick && ti != ci % 2))
                         continue;
@@ -2946,7 +2949,7 @@ static void conv_dw_v2_cases(void)
                     snprintf(name, sizeof name, "%s/%s", on ? "v2" : "v1", cfgs[ci].name);
                     conv_case(name, &cfgs[ci].w, dts[ti], true, dir, false, "conv_dw", 1);
                     tcase *c = &cases[ncases - 1];
-                    c->dw_v2 = on ? "1" : "0";
+                    c->dw_v2 = on ? "" : "0";
                     c->dw_v2_fits = on && cfgs[ci].fits;
                     if (c->dw_v2_fits)
                         c->want_detail = "v2 2-D tile";
@@ -2971,13 +2974,62 @@ static void conv_dw_v2_cases(void)
                 continue;
             c->force = "conv";
             c->want_parts = 1;
-            c->dw_v2 = on ? "1" : "0";
+            c->dw_v2 = on ? "" : "0";
             c->dw_v2_fits = on;
             c->want_detail = on ? "v2 2-D tile" : "fused epilogue";
             c->want_detail2 = "fused epilogue";
             if (!on)
                 c->reject_detail = "v2 2-D tile";
         }
+}
+
+/* conv_dw v2's stride-2 dgrad by stride phases and the 5x5 stride-1
+ * forward at the bench's 28x28 size (session 13), each dtype with
+ * XDNN_CONV_DW_V2 unset (v2: the detail must say "v2 2-D tile") and =0 (v1,
+ * the gather: it must not).  Odd shapes for the phases: odd and even pads
+ * per dim (the tile then starts one row / column before the image), pad 0
+ * (dx's last row reached by no tap: zeros), asymmetric pads, pad 3 > K/2,
+ * odd dx sizes, N = 1-3, C = 16 (one vector slice of 2) to 960. */
+static void conv_dw_v2_phase_cases(void)
+{
+    static const char *const dts[] = {"f16", "bf16"};
+    struct { const char *name; win_cfg w; int dir; } cfgs[] = {
+        {"dwph-c144-3x3-s2-57x55-n3", cfg(2, 3, 144, 144, 144, (int[]){57, 55}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                          (int[]){1, 1}, (int[]){1, 1}, false), 1},
+        {"dwph-c16-3x3-s2-16x15-pad01", cfg(2, 2, 16, 16, 16, (int[]){16, 15}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                            (int[]){0, 1}, (int[]){1, 0}, false), 1},
+        {"dwph-c24-3x3-s2-8x9-pad0", cfg(2, 2, 24, 24, 24, (int[]){8, 9}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                         (int[]){0, 0}, (int[]){0, 0}, false), 1},
+        {"dwph-c40-5x5-s2-29x30-asym", cfg(2, 1, 40, 40, 40, (int[]){29, 30}, (int[]){5, 5}, (int[]){2, 2}, NULL,
+                                           (int[]){1, 2}, (int[]){2, 1}, false), 1},
+        {"dwph-c672-5x5-s2-14x14-n2", cfg(2, 2, 672, 672, 672, (int[]){14, 14}, (int[]){5, 5}, (int[]){2, 2}, NULL,
+                                          (int[]){2, 2}, (int[]){2, 2}, false), 1},
+        {"dwph-c960-5x5-s2-11x12-pad30", cfg(2, 1, 960, 960, 960, (int[]){11, 12}, (int[]){5, 5}, (int[]){2, 2},
+                                             NULL, (int[]){3, 0}, (int[]){0, 3}, false), 1},
+        {"dwph-c32-3x3-s2-112-n1", cfg(2, 1, 32, 32, 32, (int[]){112, 112}, (int[]){3, 3}, (int[]){2, 2}, NULL,
+                                       (int[]){1, 1}, (int[]){1, 1}, false), 1},
+        {"dw5-c240-5x5-29x30-n2", cfg(2, 2, 240, 240, 240, (int[]){29, 30}, (int[]){5, 5}, NULL, NULL, (int[]){2, 1},
+                                      (int[]){2, 3}, false), 0},
+    };
+    const int ncfg = (int)(sizeof cfgs / sizeof cfgs[0]);
+    for (int ci = 0; ci < ncfg; ci++)
+        for (int ti = 0; ti < 2; ti++)
+            for (int on = 1; on >= 0; on--) {
+                if (opts.quick && ti != ci % 2)
+                    continue;
+                char name[96];
+                snprintf(name, sizeof name, "%s/%s", on ? "v2" : "v1", cfgs[ci].name);
+                conv_case(name, &cfgs[ci].w, dts[ti], true, cfgs[ci].dir, false, "conv_dw", 1);
+                tcase *c = &cases[ncases - 1];
+                c->dw_v2 = on ? "" : "0";
+                c->dw_v2_fits = on;
+                if (on) {
+                    c->want_detail = "v2 2-D tile";
+                    c->want_detail2 = cfgs[ci].dir ? "dgrad (stride phases)" : NULL;
+                } else {
+                    c->reject_detail = "v2 2-D tile";
+                }
+            }
 }
 
 int main(int argc, char **argv)
@@ -3018,7 +3070,8 @@ int main(int argc, char **argv)
         conv_wgmma_pingpong_cases(); /* session 12 (pingpong) */
         conv_wgmma_narrow_cases();   /* session 12 (conv3d32) */
         conv_dw_v2_cases();          /* session 12 (dwconv) */
-        conv_wgmma_tma3d_cases();    /* session 13 (conv3d): last */
+        conv_wgmma_tma3d_cases();    /* session 13 (conv3d) */
+        conv_dw_v2_phase_cases();    /* session 13 (dw): last */
     }
     dh_tester t = {.name = "difftest_conv", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case, .bench_line = bench_line};

@@ -2,7 +2,7 @@
 # dwconv_session.sh DEV OUT — conv_dw v2 (issue 11, session 12: prepared on the CPU, not yet run on a GPU), run
 # from the tree's root as `bash tests/gpu/dwconv_session.sh DEV OUT` (DEV: tests/gpu/pack_dev.sh's folder plus
 # dt/ (difftest_conv.o, diffharness.o compiled where the library was built) and bench/conv_peer.py copied in).
-# The switch: XDNN_CONV_DW_V2=1 runs the depthwise forward (and the stride-1 dgrad) of f16/bf16 NHWC 2-D 3x3 / 5x5
+# (Session 13: v2 is now the default; XDNN_CONV_DW_V2=1 is then a no-op, =0 runs v1.) The switch: XDNN_CONV_DW_V2=1 ran the depthwise forward (and the stride-1 dgrad) of f16/bf16 NHWC 2-D 3x3 / 5x5
 # stride 1 / 2 convs on kernels/conv_dw_tile.cu (a thread: 2 or 4 output rows x 2 columns x 8 channels, the
 # tile's input rows each loaded once, the next row's loads in flight during this row's FMAs); off (default), and
 # for every other shape, v1 (kernels/conv_dw.cu) as before.
@@ -57,33 +57,6 @@ if [ "$PART" = 1 ]; then
         echo "rc=$?"; head -1 "$out/peer.log"
     fi
     step "table"
-    # bytes a row moves: x + y (N = 32, f16); the rows' names carry C, H, R, stride
-    python3 - "$out" <<'EOF' | tee "$out/summary.txt"
-import re, sys, os
-out = sys.argv[1]
-def parse(fn, tag, col):
-    """{name shape: (ms, line)} of the TAG lines of OUT/fn (BENCH: ms in field 4, PEER: field 3)"""
-    d = {}
-    p = os.path.join(out, fn)
-    for line in open(p) if os.path.exists(p) else []:
-        f = line.split()
-        if len(f) > col and f[0] == tag:
-            d[f[1] + " " + f[2]] = (float(f[col]), line.strip())
-    return d
-on, off, peer = parse("bench_on.log", "BENCH", 4), parse("bench_off.log", "BENCH", 4), parse("peer.log", "PEER", 3)
-print("| row | v2 ms | v1 ms | v1/v2 | v2 GB/s (% of 2976) | peer ms | v2/peer | v2 detail |")
-print("|---|---:|---:|---:|---:|---:|---:|---|")
-for k in on:
-    m = re.search(r"n(\d+)c(\d+)h(\d+)r(\d+)s(\d+)", k)
-    n, c, h, r, s = map(int, m.groups()) if m else (0, 0, 0, 0, 1)
-    p = (h + 2 * (r // 2) - r) // s + 1
-    gb = (n * c * (h * h + p * p) * 2) / (on[k][0] * 1e-3) / 1e9 if on[k][0] > 0 else 0
-    v1 = off.get(k, (0, ""))[0]
-    pe = peer.get(k, (0, ""))[0]
-    det = "v2" if "v2 2-D tile" in on[k][1] else "v1"
-    print("| %s | %.4f | %.4f | %.2f | %.0f (%.0f%%) | %.4f | %.2f | %s |" % (
-        k, on[k][0], v1, v1 / on[k][0] if on[k][0] > 0 else 0, gb, gb / 29.76, pe, on[k][0] / pe if pe > 0 else 0,
-        det))
-EOF
+    python3 "$(dirname "$0")/dwconv_table.py" "$out" | tee "$out/summary.txt"
 fi
 step done
