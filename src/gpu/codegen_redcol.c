@@ -1,7 +1,8 @@
 /* codegen_redcol.c — reduce v2 (the default; XDNN_REDUCE_V2=0: the old forms): two generated forms for
  * plain reductions (no prologue) of a contiguous f32/f16/bf16 input, beside
- * cg_reduce's one block per output element.  Not yet run on a GPU (session
- * 12): the next session verifies it and makes it the default if it wins.
+ * cg_reduce's one block per output element.  Written in session 12, run on
+ * the H100 in session 13 (8192^2: 79-97 % of copy, 1.3-7x the old forms,
+ * ahead of PyTorch eager and torch.compile) and made the default then.
  *
  *  column form (CG_FORM_COL): the reduced axes are outer to a kept,
  *      contiguous run of `cols` columns; x is viewed as [outer, rlen, cols].

@@ -394,7 +394,7 @@ static bool plan_cl(norm_plan *np, const ggraph *g, int sm_count)
      * (norm_cl.cu) ignore it (no gain there).  XDNN_NORM_CL_L2=0 | 1 forces it off / on. */
     const char *el = getenv("XDNN_NORM_CL_L2");
     const int64_t xbytes = j->Q * j->O * (int64_t)xdnn_dtype_size(xt);
-    j->cl_l2 = el && *el ? atoi(el) != 0 : xbytes > CL_L2_MIN_BYTES && xbytes <= CL_L2_MAX_BYTES;
+    j->cl_l2 = el && *el ? strcmp(el, "0") != 0 : xbytes > CL_L2_MIN_BYTES && xbytes <= CL_L2_MAX_BYTES;
     int64_t target = NG_CL_BLOCKS * (int64_t)(sm_count > 0 ? sm_count : 132);
     int64_t ns = (target + cblocks - 1) / cblocks, min_rows = 2 * NG_CL_UNROLL * ty;
     int64_t by_work = (j->Q + min_rows - 1) / min_rows;

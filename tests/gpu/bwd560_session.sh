@@ -68,8 +68,8 @@ sweep() { # TAG LIMIT [VAR=VALUE...] -- TESTER ARGS
 sweep all "$SWEEP_S" -- sdpa_bwd_wgmma & p1=$!
 if [ "$PART" = 1 ]; then
     sweep old_quick "$SWEEP_S" XDNN_SDPA_BWD_DQ=cta XDNN_SDPA_BWD_PREP=32 XDNN_SDPA_BWD_SCHED=3 -- --quick sdpa_bwd_wgmma & p2=$!
-else # the opt-in kDescAdd instance on every case (it takes the bf16 ones without a band or dropout)
-    sweep old_quick "$SWEEP_S" XDNN_SDPA_BWD_DESC=1 -- sdpa_bwd_wgmma & p2=$!
+else # every case with the kDescAdd instance off (session 13: it is the default; =0 is the A/B's old path)
+    sweep old_quick "$SWEEP_S" XDNN_SDPA_BWD_DESC=0 -- sdpa_bwd_wgmma & p2=$!
 fi
 sweep det_quick "$SWEEP_S" XDNN_SDPA_BWD_DETERMINISTIC=1 -- --quick sdpa_bwd_wgmma & p3=$!
 sweep drop "$SWEEP_S" -- bwddrop & p4=$!
@@ -91,8 +91,8 @@ row=bench/drop/sdpa_bwd_wgmma/sdpa_bwd_bf16/b4h16k16s4096d128
 if [ "$PART" = 1 ]; then
     old=XDNN_SDPA_BWD_DQ=cta,XDNN_SDPA_BWD_PREP=32,XDNN_SDPA_BWD_SCHED=3
     CFGS=${CFGS:-"new|-|;old|$old|;late_dv|XDNN_SDPA_BWD_SCHED=3|/b4h16;late_dv|XDNN_SDPA_BWD_SCHED=3|_causal/b2h32;dq_cta|XDNN_SDPA_BWD_DQ=cta|/b4h16;dq_cta|XDNN_SDPA_BWD_DQ=cta|_causal/b2h32"}
-else # new = the default ((2)); desc1 = (2) + (4); then (after the peer) old = main's prep on two rows
-    CFGS=${CFGS:-"new|-|;desc1|XDNN_SDPA_BWD_DESC=1|"}
+else # new = the default ((2) + (4) since session 13); desc0 = (2) alone; then (after the peer) old = main's prep
+    CFGS=${CFGS:-"new|-|;desc0|XDNN_SDPA_BWD_DESC=0|"}
     CFGS2=${CFGS2:-"old|XDNN_SDPA_BWD_PREP=32|/b4h16;old|XDNN_SDPA_BWD_PREP=32|_causal/b2h32"}
 fi
 bench_cfgs() { # "TAG|VAR=VALUE,...|FILTER;..."

@@ -1923,6 +1923,11 @@ static void run_case(int i, dh_outcome *out)
     const bool tma3d_set = t3 != NULL;
     if (t3)
         snprintf(tma3d_was, sizeof tma3d_was, "%s", t3);
+    char dw_was[16] = ""; /* the process's XDNN_CONV_DW_V2 likewise (a run under =0 keeps v1 past a v2/ case) */
+    const char *dwv = getenv("XDNN_CONV_DW_V2");
+    const bool dw_set = dwv != NULL;
+    if (dwv)
+        snprintf(dw_was, sizeof dw_was, "%s", dwv);
     const bool infs = c->x_inf[0][0] | c->x_inf[0][1] | c->x_inf[0][2] | c->x_inf[0][3];
     xdnn_status s = dh_case_begin(&r, c->id, c->text, !bench && !c->refuse && !infs, out);
     xgraph *g = r.g;
@@ -2069,7 +2074,9 @@ done:
         unsetenv("XDNN_CONV_WGMMA_PINGPONG");
     if (c->bn32)
         unsetenv("XDNN_CONV_WGMMA_BN32");
-    if (c->dw_v2)
+    if (c->dw_v2 && dw_set)
+        setenv("XDNN_CONV_DW_V2", dw_was, 1);
+    else if (c->dw_v2)
         unsetenv("XDNN_CONV_DW_V2");
     if (c->tma3d && tma3d_set)
         setenv("XDNN_CONV_WGMMA_TMA3D", tma3d_was, 1);

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Session 13: run on the H100 and made the default; "off" below is now the switch set to 0 (the runs pass =1 / =0
+# explicitly, so the script measures the same A/B as in its first call).
 # gnorm_session.sh DEV OUT — session 12's "gnorm" (issue 12), prepared without a GPU: group / instance norm over
 # packed NCHW on kernels/norm_group.cu behind XDNN_GROUPNORM_V2=1 (eng_norm.c plan_gn; off by default).  Forward:
 # a 512-thread block per group holding it in shared memory when it fits (<= 96 KB with its channels' parameters)

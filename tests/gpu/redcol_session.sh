@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Session 13: run on the H100 and made the default; "off" below is now the switch set to 0 (the runs pass =1 / =0
+# explicitly, so the script measures the same A/B as in its first call).
 # redcol_session.sh DEV OUT — the first device call of reduce v2 (session 12's "redcol", issue 12): the reductions
 # of reduce_nvrtc in two new generated forms, src/gpu/codegen_redcol.c, behind XDNN_REDUCE_V2=1 (off by default;
 # written in session 12 without a GPU: this call is their first run).

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Session 13: run on the H100 and made the default; "off" below is now the switch set to 0 (the runs pass =1 / =0
+# explicitly, so the script measures the same A/B as in its first call).
 # smbwd_session.sh DEV OUT — the first device call of session 12's "smbwd" (issue 12), prepared on the CPU (the
 # session had no GPU time left): softmax_bwd / log_softmax_bwd on the warp rows (kernels/softmax_warp_bwd.cu: a
 # warp or a few per row, y and dy read once into registers, one reduction a row, dx written once), behind

@@ -143,6 +143,32 @@ static void test_norm_residual(void)
     unsetenv("XDNN_NO_NORM_RESIDUAL");
 }
 
+/* bnl2 (session 13): the persistent channels-last batchnorm walks its re-read rows top down with evict-first
+ * policies (ng_job.cl_l2) where x is past 32 MB and at most 256 MB by default; XDNN_NORM_CL_L2=0 / 1 force it. */
+static void test_norm_cl_l2(void)
+{
+    fixture f;
+    norm_plan np;
+    char why[512];
+    static const char *text =
+        "dnn 1;\ngraph g {\n  input a: bf16[256, 128, 28, 28] @nhwc;\n  input b: bf16[256, 256, 14, 14] @nhwc;\n"
+        "  input c: bf16[256, 64, 112, 112] @nhwc;\n  weight s1: f32[128];\n  weight s2: f32[256];\n"
+        "  weight s3: f32[64];\n  ya, ma, ia = batchnorm(a, s1, s1);\n  yb, mb, ib = batchnorm(b, s2, s2);\n"
+        "  yc, mc, ic = batchnorm(c, s3, s3);\n  output ya: bf16 @nhwc, yb: bf16 @nhwc, yc: bf16 @nhwc;\n}\n";
+    unsetenv("XDNN_NORM_CL_L2");
+    if (setup(&f, text, false)) {
+        CHECK(norm_plan_of(&f, "ya", &np, why, sizeof why) && np.cl && np.stats.cl_l2 == 1, "51 MB: on %s", why);
+        CHECK(norm_plan_of(&f, "yb", &np, why, sizeof why) && np.cl && np.stats.cl_l2 == 0, "26 MB: off");
+        CHECK(norm_plan_of(&f, "yc", &np, why, sizeof why) && np.cl && np.stats.cl_l2 == 0, "411 MB: off");
+        setenv("XDNN_NORM_CL_L2", "1", 1);
+        CHECK(norm_plan_of(&f, "yb", &np, why, sizeof why) && np.stats.cl_l2 == 1, "=1: on at 26 MB");
+        setenv("XDNN_NORM_CL_L2", "0", 1);
+        CHECK(norm_plan_of(&f, "ya", &np, why, sizeof why) && np.stats.cl_l2 == 0, "=0: off at 51 MB");
+        unsetenv("XDNN_NORM_CL_L2");
+    }
+    teardown(&f);
+}
+
 static void test_norm_paths(void)
 {
     fixture f;
@@ -286,6 +312,7 @@ static void test_norm_paths(void)
     }
     teardown(&f);
     test_norm_residual();
+    test_norm_cl_l2();
 }
 
 /* softmax_bwd / log_softmax_bwd on the warp rows (kernels/softmax_warp_bwd.cu,
