@@ -93,6 +93,34 @@ xdnn_status dh_case_begin(dh_case_run *r, const char *id, const char *text, bool
     return s;
 }
 
+void dh_env_set(dh_env *env, const char *name, const char *value)
+{
+    if (env->n >= DH_ENV_MAX || strlen(name) >= sizeof env->e[0].name) {
+        fprintf(stderr, "difftest: a case sets more than %d switches or a name past %zu bytes (%s)\n", DH_ENV_MAX,
+                sizeof env->e[0].name - 1, name);
+        exit(2);
+    }
+    const char *was = getenv(name);
+    snprintf(env->e[env->n].name, sizeof env->e[0].name, "%s", name);
+    env->e[env->n++].was = was ? strdup(was) : NULL;
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+}
+
+void dh_env_restore(dh_env *env)
+{
+    while (env->n > 0) {
+        env->n--;
+        if (env->e[env->n].was)
+            setenv(env->e[env->n].name, env->e[env->n].was, 1);
+        else
+            unsetenv(env->e[env->n].name);
+        free(env->e[env->n].was);
+    }
+}
+
 void dh_case_end(dh_case_run *r, const char *id, bool ok)
 {
     if (!ok && xdnn_diags_count(r->d)) {

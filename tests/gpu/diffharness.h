@@ -73,6 +73,20 @@ xdnn_status dh_gpu_run(dh_case_run *r, const gpu_run_opts *o, dh_outcome *out);
 /* Print the diagnostics of a failed case (stdout) and free everything. */
 void dh_case_end(dh_case_run *r, const char *id, bool ok);
 
+/* A case's own switches (XDNN_... environment variables): dh_env_set sets NAME to VALUE (NULL: unsets it) for the
+ * case and remembers the process's value; dh_env_restore puts every one back, the last set first, so a run under
+ * the user's own setting keeps it past the cases that set theirs.  Zero-initialize; at most DH_ENV_MAX a case. */
+enum { DH_ENV_MAX = 24 };
+typedef struct dh_env {
+    int n;
+    struct {
+        char name[48];
+        char *was; /* strdup of the process's value, NULL when it was unset */
+    } e[DH_ENV_MAX];
+} dh_env;
+void dh_env_set(dh_env *env, const char *name, const char *value);
+void dh_env_restore(dh_env *env);
+
 /* --dry: engine selection for g on a modelled H100 (132 SMs, sm_90), no GPU
  * needed; the chosen engines, comma-separated, are appended to engines.
  * DIFFTEST_VERBOSE=1 prints every engine considered. */

@@ -1918,16 +1918,7 @@ static void run_case(int i, dh_outcome *out)
     const tcase *c = &cases[i];
     bool bench = opts.bench;
     dh_case_run r = {0};
-    char tma3d_was[16] = ""; /* the process's XDNN_CONV_WGMMA_TMA3D, put back after a case that sets its own */
-    const char *t3 = getenv("XDNN_CONV_WGMMA_TMA3D");
-    const bool tma3d_set = t3 != NULL;
-    if (t3)
-        snprintf(tma3d_was, sizeof tma3d_was, "%s", t3);
-    char dw_was[16] = ""; /* the process's XDNN_CONV_DW_V2 likewise (a run under =0 keeps v1 past a v2/ case) */
-    const char *dwv = getenv("XDNN_CONV_DW_V2");
-    const bool dw_set = dwv != NULL;
-    if (dwv)
-        snprintf(dw_was, sizeof dw_was, "%s", dwv);
+    dh_env env = {0}; /* the case's switches, the process's own values put back after it */
     const bool infs = c->x_inf[0][0] | c->x_inf[0][1] | c->x_inf[0][2] | c->x_inf[0][3];
     xdnn_status s = dh_case_begin(&r, c->id, c->text, !bench && !c->refuse && !infs, out);
     xgraph *g = r.g;
@@ -1938,43 +1929,38 @@ static void run_case(int i, dh_outcome *out)
     char force[96], sk[16];
     const char *forces[1] = {force};
     snprintf(sk, sizeof sk, "%d", c->splitk);
-    if (c->splitk > 0)
-        setenv("XDNN_CONV_SPLITK", sk, 1);
-    else
-        unsetenv("XDNN_CONV_SPLITK");
+    dh_env_set(&env, "XDNN_CONV_SPLITK", c->splitk > 0 ? sk : NULL); /* 0: the heuristic's, whatever the caller set */
     char rows[16], split[16];
     snprintf(rows, sizeof rows, "%d", c->im2col_rows);
     snprintf(split, sizeof split, "%d", c->im2col_split);
     if (c->im2col_rows > 0)
-        setenv("XDNN_IM2COL_ROWS", rows, 1);
+        dh_env_set(&env, "XDNN_IM2COL_ROWS", rows);
     if (c->im2col_split > 0)
-        setenv("XDNN_IM2COL_SPLIT", split, 1);
+        dh_env_set(&env, "XDNN_IM2COL_SPLIT", split);
     char wsp[16];
     snprintf(wsp, sizeof wsp, "%d", c->wsplits);
     if (c->wsplits > 0)
-        setenv("XDNN_WGRAD_SPLITS", wsp, 1);
+        dh_env_set(&env, "XDNN_WGRAD_SPLITS", wsp);
     if (c->regs)
-        setenv("XDNN_CONV_WGMMA_NO_STAGE", "1", 1);
+        dh_env_set(&env, "XDNN_CONV_WGMMA_NO_STAGE", "1");
     if (c->wtile)
-        setenv("XDNN_WGRAD_TILE", c->wtile, 1);
+        dh_env_set(&env, "XDNN_WGRAD_TILE", c->wtile);
     char f32img[16];
     snprintf(f32img, sizeof f32img, "%d", c->f32_images);
     if (c->f32_images > 0)
-        setenv("XDNN_F32GEMM_IMAGES", f32img, 1);
+        dh_env_set(&env, "XDNN_F32GEMM_IMAGES", f32img);
     if (c->f32_flat)
-        setenv("XDNN_F32GEMM_FLAT", c->f32_flat, 1);
+        dh_env_set(&env, "XDNN_F32GEMM_FLAT", c->f32_flat);
     if (c->one_launch)
-        setenv("XDNN_DGRAD_ONE_LAUNCH", "1", 1);
+        dh_env_set(&env, "XDNN_DGRAD_ONE_LAUNCH", "1");
     if (c->pingpong)
-        setenv("XDNN_CONV_WGMMA_PINGPONG", c->pingpong, 1);
+        dh_env_set(&env, "XDNN_CONV_WGMMA_PINGPONG", c->pingpong);
     if (c->bn32)
-        setenv("XDNN_CONV_WGMMA_BN32", c->bn32, 1);
-    if (c->dw_v2 && *c->dw_v2)
-        setenv("XDNN_CONV_DW_V2", c->dw_v2, 1);
-    else if (c->dw_v2)
-        unsetenv("XDNN_CONV_DW_V2");
+        dh_env_set(&env, "XDNN_CONV_WGMMA_BN32", c->bn32);
+    if (c->dw_v2) /* "": unset, the default */
+        dh_env_set(&env, "XDNN_CONV_DW_V2", *c->dw_v2 ? c->dw_v2 : NULL);
     if (c->tma3d)
-        setenv("XDNN_CONV_WGMMA_TMA3D", c->tma3d, 1);
+        dh_env_set(&env, "XDNN_CONV_WGMMA_TMA3D", c->tma3d);
     snprintf(force, sizeof force, "%s=%s", c->force ? c->force : "", c->want_engine ? c->want_engine : "");
     if (c->refuse) { /* planned only (dry or not): the forced engine's refusal, its reason named */
         gpu_run_opts o = {.iters = 1, .log = stderr, .force = forces, .nforce = 1};
@@ -2053,35 +2039,7 @@ static void run_case(int i, dh_outcome *out)
         out->ok &= dh_compare_output(&r, g->outputs[k], &rule, out->msg, sizeof out->msg, &n, NULL);
     }
 done:
-    unsetenv("XDNN_CONV_SPLITK");
-    if (c->im2col_rows > 0)
-        unsetenv("XDNN_IM2COL_ROWS");
-    if (c->im2col_split > 0)
-        unsetenv("XDNN_IM2COL_SPLIT");
-    if (c->wsplits > 0)
-        unsetenv("XDNN_WGRAD_SPLITS");
-    if (c->regs)
-        unsetenv("XDNN_CONV_WGMMA_NO_STAGE");
-    if (c->wtile)
-        unsetenv("XDNN_WGRAD_TILE");
-    if (c->f32_images > 0)
-        unsetenv("XDNN_F32GEMM_IMAGES");
-    if (c->f32_flat)
-        unsetenv("XDNN_F32GEMM_FLAT");
-    if (c->one_launch)
-        unsetenv("XDNN_DGRAD_ONE_LAUNCH");
-    if (c->pingpong)
-        unsetenv("XDNN_CONV_WGMMA_PINGPONG");
-    if (c->bn32)
-        unsetenv("XDNN_CONV_WGMMA_BN32");
-    if (c->dw_v2 && dw_set)
-        setenv("XDNN_CONV_DW_V2", dw_was, 1);
-    else if (c->dw_v2)
-        unsetenv("XDNN_CONV_DW_V2");
-    if (c->tma3d && tma3d_set)
-        setenv("XDNN_CONV_WGMMA_TMA3D", tma3d_was, 1);
-    else if (c->tma3d)
-        unsetenv("XDNN_CONV_WGMMA_TMA3D");
+    dh_env_restore(&env);
     dh_case_end(&r, c->id, out->ok);
 }
 

@@ -1888,20 +1888,16 @@ static void run_case(int i, dh_outcome *out)
 {
     const tcase *c = &cases[i];
     bool bench = opts.bench;
-    /* the case's environment (cl1_cases), set while it is planned and run; the process's own values are put back
-     * after it (a run under XDNN_GROUPNORM_V2=0 keeps it past the gnv2-on/ cases) */
-    char envbuf[sizeof c->env], *names[8], *was[8];
-    int nenv = 0;
+    /* the case's environment (cl1_cases), set while it is planned and run */
+    char envbuf[sizeof c->env];
+    dh_env env = {0};
     snprintf(envbuf, sizeof envbuf, "%s", c->env);
-    for (char *sv = NULL, *tok = strtok_r(envbuf, " ", &sv); tok && nenv < 8; tok = strtok_r(NULL, " ", &sv)) {
+    for (char *sv = NULL, *tok = strtok_r(envbuf, " ", &sv); tok; tok = strtok_r(NULL, " ", &sv)) {
         char *eq = strchr(tok, '=');
         if (!eq)
             continue;
         *eq = 0;
-        const char *old = getenv(tok);
-        was[nenv] = old ? strdup(old) : NULL;
-        setenv(tok, eq + 1, 1);
-        names[nenv++] = tok;
+        dh_env_set(&env, tok, eq + 1);
     }
     dh_case_run r = {0};
     xdnn_status s = dh_case_begin(&r, c->id, c->text, !bench, out);
@@ -1954,13 +1950,7 @@ static void run_case(int i, dh_outcome *out)
         out->ok &= dh_compare_output(&r, g->outputs[k], &rule, out->msg, sizeof out->msg, &n, NULL);
     }
 done:
-    for (int k = 0; k < nenv; k++) {
-        if (was[k])
-            setenv(names[k], was[k], 1);
-        else
-            unsetenv(names[k]);
-        free(was[k]);
-    }
+    dh_env_restore(&env);
     dh_case_end(&r, c->id, out->ok);
 }
 
