@@ -254,7 +254,9 @@ fuzz: fuzz-build
 	    found=$$(ls $(FUZZ_BUILD)/crash-$$name-* 2>/dev/null | wc -l); \
 	    echo "   $$(grep '^#[0-9]*: cov:' $(FUZZ_BUILD)/$$name.log | tail -1); $$found finding(s)"; \
 	    if [ $$found -gt 0 ]; then fail=1; ls $(FUZZ_BUILD)/crash-$$name-*; \
-	        grep -m3 -A12 'ERROR:\|runtime error\|deadly signal' $(FUZZ_BUILD)/$$name.log || true; fi; \
+	        grep -m3 -A12 'ERROR:\|runtime error\|deadly signal' $(FUZZ_BUILD)/$$name.log || true; \
+	        for f in $(FUZZ_BUILD)/crash-$$name-*; do echo "   the input, $$(wc -c < $$f) bytes (od -c):"; \
+	            od -An -c -w32 $$f | head -64; done; fi; \
 	done; exit $$fail
 
 .PHONY: fuzz-clean

@@ -30,6 +30,9 @@ extern "C" {
 #define XDNN_API
 #endif
 #define XDNN_MAX_RANK 8
+/* The alignment, in bytes, every device pointer bound to a CUDA plan must have
+ * (xdnn_plan_execute refuses others with XDNN_ERR_USAGE). */
+#define XDNN_CUDA_ALIGNMENT 16
 
 /* Status codes double as the CLI exit codes (see man/xdnn.1, EXIT STATUS). */
 typedef enum xdnn_status {
@@ -438,7 +441,8 @@ XDNN_API xdnn_status xdnn_plan_candidate(const xdnn_plan_t *p, size_t part, size
 typedef struct xdnn_tensor_binding {
     const char *name;
     int id;
-    void *ptr;                       /* device pointer on CUDA, host pointer on the CPU */
+    void *ptr;                       /* device pointer on CUDA (XDNN_CUDA_ALIGNMENT-byte aligned), host
+                                        pointer on the CPU */
 } xdnn_tensor_binding;
 
 /* Run the plan once.  Every tensor of xdnn_plan_tensor must be bound exactly

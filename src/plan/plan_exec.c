@@ -6,6 +6,7 @@
 
 #include "data/data.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,6 +170,11 @@ static xdnn_status execute_range(const xdnn_plan_t *p, size_t first, size_t coun
                    (unsigned long long)p->ws.total_bytes);
         return XDNN_ERR_USAGE;
     }
+    if (p->be->id == XDNN_BACKEND_CUDA && workspace && (uintptr_t)workspace % 256) {
+        diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_execute: the workspace at %p is not 256-byte aligned "
+                   "(the plan lays out its scratch from a 256-byte boundary; cudaMalloc gives one)", workspace);
+        return XDNN_ERR_USAGE;
+    }
     /* one pointer per IR tensor; small graphs need no heap */
     void *local[STACK_TENSORS];
     size_t nt = p->g->ntensors;
@@ -203,6 +209,12 @@ static xdnn_status execute_range(const xdnn_plan_t *p, size_t first, size_t coun
             s = XDNN_ERR_USAGE;
         } else if (!b[k].ptr && p->tensors[i].bytes) {
             diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_execute: '%s' is bound to NULL", t->name);
+            s = XDNN_ERR_USAGE;
+        } else if (p->be->id == XDNN_BACKEND_CUDA && (uintptr_t)b[k].ptr % XDNN_CUDA_ALIGNMENT) {
+            /* the engines move 16-byte vectors and TMA tiles: refused here rather than a device fault */
+            diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_execute: '%s' is bound at %p, not %d-byte aligned "
+                       "(cudaMalloc gives 256; a view at another offset needs a copy)", t->name, b[k].ptr,
+                       XDNN_CUDA_ALIGNMENT);
             s = XDNN_ERR_USAGE;
         }
         ptr[p->tensors[i].ir] = b[k].ptr;

@@ -18,6 +18,8 @@
  */
 #include "xdnn.h"
 
+#include "fuzz_check.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,10 +38,8 @@ static bool bind_all(xdnn_module_t *m)
         for (int pass = 0; pass < 2; pass++) {
             xdnn_diags_t *d = xdnn_diags_create();
             xdnn_status st = xdnn_graph_bind(g, NULL, 0, d);
-            bool said = xdnn_diags_error_count(d) > 0;
+            FUZZ_CHECK(st == XDNN_OK || xdnn_diags_error_count(d) > 0, "a failed bind must report an error", NULL);
             xdnn_diags_destroy(d);
-            if (st != XDNN_OK && !said)
-                __builtin_trap(); /* a failed bind must report an error */
             if (st != XDNN_OK) {
                 all_ok = false;
                 break;
@@ -55,21 +55,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     xdnn_module_t *m = NULL;
     xdnn_status st = xdnn_module_parse("fuzz.dnn", (const char *)data, size, false, d, &m);
     if (st == XDNN_OK) {
-        if (!m || xdnn_diags_error_count(d) != 0)
-            __builtin_trap(); /* success must mean a module and no errors */
+        FUZZ_CHECK(m && xdnn_diags_error_count(d) == 0, "success must mean a module and no errors", d);
         bool bound = bind_all(m);
         char *json = xdnn_module_to_json(m);
-        if (!json)
-            __builtin_trap();
+        FUZZ_CHECK(json, "a parsed module must write JSON", NULL);
         xdnn_diags_t *d2 = xdnn_diags_create();
         xdnn_module_t *again = NULL;
-        if (xdnn_module_parse("fuzz.json", json, strlen(json), true, d2, &again) != XDNN_OK && bound)
-            __builtin_trap(); /* the JSON of a valid module must read back */
+        xdnn_status back = xdnn_module_parse("fuzz.json", json, strlen(json), true, d2, &again);
+        FUZZ_CHECK(back == XDNN_OK || !bound, "the JSON of a module that binds must read back", d2);
         xdnn_module_destroy(again);
         xdnn_diags_destroy(d2);
         free(json);
-    } else if (m || xdnn_diags_error_count(d) == 0) {
-        __builtin_trap(); /* failure must mean no module and at least one error */
+    } else {
+        FUZZ_CHECK(!m && xdnn_diags_error_count(d) > 0, "failure must mean no module and at least one error", NULL);
     }
     xdnn_module_destroy(m);
     xdnn_diags_destroy(d);

@@ -13,6 +13,8 @@
  */
 #include "xdnn.h"
 
+#include "fuzz_check.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,18 +29,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (xdnn_module_parse("fuzz.json", (const char *)data, size, true, d, &m) == XDNN_OK) {
         char *json = xdnn_module_to_json(m);
         char *dnn = xdnn_module_to_dnn(m);
-        if (!json || !dnn)
-            __builtin_trap();
+        FUZZ_CHECK(json && dnn, "a module read must write JSON and .dnn", NULL);
         xdnn_module_t *again = NULL;
-        if (xdnn_module_parse("fuzz.json", json, strlen(json), true, d, &again) != XDNN_OK)
-            __builtin_trap(); /* our own JSON must read back */
+        FUZZ_CHECK(xdnn_module_parse("fuzz.json", json, strlen(json), true, d, &again) == XDNN_OK,
+                   "our own JSON must read back", d);
         char *json2 = xdnn_module_to_json(again);
-        if (!json2 || strcmp(json, json2) != 0)
-            __builtin_trap(); /* ... and write the same JSON */
+        FUZZ_CHECK(json2 && strcmp(json, json2) == 0, "our own JSON must write the same JSON again", NULL);
         xdnn_module_t *from_dnn = NULL;
         /* The canonical .dnn must parse (includes are already flattened). */
-        if (xdnn_module_parse("fuzz.dnn", dnn, strlen(dnn), false, d, &from_dnn) != XDNN_OK)
-            __builtin_trap();
+        FUZZ_CHECK(xdnn_module_parse("fuzz.dnn", dnn, strlen(dnn), false, d, &from_dnn) == XDNN_OK,
+                   "the canonical .dnn must parse", d);
         free(json2);
         free(json);
         free(dnn);

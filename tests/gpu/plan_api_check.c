@@ -6,7 +6,10 @@
  *  3. host time per execute and per partition (enqueue only, no sync; the
  *     best of 5 bursts of 10, so a full launch queue never blocks it), with
  *     the variant pack bound by name and by id (the name lookups' share),
- *     GPU time per execute, and the same with the execute captured as a CUDA graph.
+ *     GPU time per execute, and the same with the execute captured as a CUDA graph;
+ *  4. every tensor bound 16 bytes past a 256-byte boundary (XDNN_CUDA_ALIGNMENT,
+ *     less than cudaMalloc's 256 that the plan's engines ran on so far): the
+ *     same bits; then one element past it: the execute refuses, no fault.
  * Usage: plan_api_check GRAPH.dnn...   Exit 1 when an output differs. */
 #include "xdnn.h"
 
@@ -39,6 +42,87 @@ static xdnn_plan_t *build(xdnn_graph_t *g, double *ms, xdnn_diags_t *d)
         return NULL;
     *ms = now_ms() - t0;
     return p;
+}
+
+/* The variant pack of q: a device buffer per tensor, the binding at its start + off bytes (ONE_ELEMENT: one
+ * element of its dtype), inputs and weights from gpu_run's run_state st, outputs poisoned.  base[i] is what
+ * to cudaFree. */
+#define ONE_ELEMENT ((size_t)-1)
+static void bind_all(xdnn_plan_t *q, xdnn_graph_t *g, const run_state *st, size_t off, xdnn_tensor_binding *bind,
+                     void **base)
+{
+    for (size_t i = 0; i < xdnn_plan_tensor_count(q); i++) {
+        xdnn_tensor_info t;
+        xdnn_plan_tensor(q, i, &t);
+        size_t at = off == ONE_ELEMENT ? (xdnn_dtype_size(t.dtype) ? xdnn_dtype_size(t.dtype) : 1) : off;
+        base[i] = NULL;
+        cudaMalloc(&base[i], t.bytes + at + 1);
+        char *dp = (char *)base[i] + at;
+        /* the run_state tensor of the same name holds gpu_run's input or output */
+        const host_tensor *h = NULL;
+        for (size_t k = 0; k < g->ntensors; k++)
+            if (strcmp(g->tensors[k].name, t.name) == 0)
+                h = &st->tensors[k];
+        if (!t.is_output && h && h->data)
+            cudaMemcpy(dp, h->data, t.bytes < h->bytes ? t.bytes : h->bytes, cudaMemcpyHostToDevice);
+        else
+            cudaMemset(dp, 0xff, t.bytes);
+        bind[i] = (xdnn_tensor_binding){.name = t.name, .id = -1, .ptr = dp};
+    }
+}
+
+/* Item 4: execute q with every tensor at base + off bytes (or ONE_ELEMENT); outputs against want[] (the
+ * aligned execute's bits).  Returns "same bits", "refused" (the diagnostic printed), or NULL when it differs
+ * or faults. */
+static const char *offset_check(const char *path, xdnn_plan_t *q, xdnn_graph_t *g, const run_state *st,
+                                void *const *want, size_t ws_bytes, size_t off)
+{
+    size_t n = xdnn_plan_tensor_count(q);
+    xdnn_tensor_binding *bind = calloc(n ? n : 1, sizeof *bind);
+    void **base = calloc(n ? n : 1, sizeof *base);
+    const char *verdict = "same bits";
+    if (!bind || !base)
+        return NULL;
+    bind_all(q, g, st, off, bind, base);
+    char at[32];
+    if (off == ONE_ELEMENT)
+        snprintf(at, sizeof at, "one element");
+    else
+        snprintf(at, sizeof at, "%zu bytes", off);
+    void *ws = NULL;
+    if (ws_bytes)
+        cudaMalloc(&ws, ws_bytes);
+    xdnn_diags_t *d = xdnn_diags_create();
+    xdnn_status rs = xdnn_plan_execute(q, bind, n, ws, NULL, d);
+    cudaError_t ce = cudaDeviceSynchronize();
+    if (ce != cudaSuccess) {
+        fprintf(stderr, "%s: bindings at +%s: CUDA error %s\n", path, at, cudaGetErrorString(ce));
+        verdict = NULL;
+    } else if (rs != XDNN_OK) {
+        fprintf(stderr, "%s: bindings at +%s refused: ", path, at);
+        xdnn_diags_print(d, stderr);
+        verdict = "refused";
+    }
+    for (size_t i = 0; verdict && rs == XDNN_OK && i < n; i++) {
+        xdnn_tensor_info t;
+        xdnn_plan_tensor(q, i, &t);
+        if (!t.is_output || !want[i])
+            continue;
+        void *back = malloc(t.bytes ? t.bytes : 1);
+        cudaMemcpy(back, bind[i].ptr, t.bytes, cudaMemcpyDeviceToHost);
+        if (memcmp(back, want[i], t.bytes) != 0) {
+            fprintf(stderr, "%s: output %s differs with bindings at +%s\n", path, t.name, at);
+            verdict = NULL;
+        }
+        free(back);
+    }
+    for (size_t i = 0; i < n; i++)
+        cudaFree(base[i]);
+    cudaFree(ws);
+    free(bind);
+    free(base);
+    xdnn_diags_destroy(d);
+    return verdict;
 }
 
 static int check_graph(const char *path)
@@ -86,25 +170,10 @@ static int check_graph(const char *path)
      * (a fixed 64 overflowed on the ResNet-50 step's 534) */
     size_t n = xdnn_plan_tensor_count(q);
     xdnn_tensor_binding *bind = calloc(n ? n : 1, sizeof *bind);
-    void **host_out = calloc(n ? n : 1, sizeof *host_out);
-    if (!bind || !host_out)
+    void **host_out = calloc(n ? n : 1, sizeof *host_out), **base = calloc(n ? n : 1, sizeof *base);
+    if (!bind || !host_out || !base)
         return 1;
-    for (size_t i = 0; i < n; i++) {
-        xdnn_tensor_info t;
-        xdnn_plan_tensor(q, i, &t);
-        void *dp = NULL;
-        cudaMalloc(&dp, t.bytes ? t.bytes : 1);
-        /* the run_state tensor of the same name holds gpu_run's input or output */
-        const host_tensor *h = NULL;
-        for (size_t k = 0; k < g->ntensors; k++)
-            if (strcmp(g->tensors[k].name, t.name) == 0)
-                h = &st.tensors[k];
-        if (!t.is_output && h && h->data)
-            cudaMemcpy(dp, h->data, t.bytes < h->bytes ? t.bytes : h->bytes, cudaMemcpyHostToDevice);
-        else
-            cudaMemset(dp, 0xff, t.bytes);
-        bind[i] = (xdnn_tensor_binding){.name = t.name, .id = -1, .ptr = dp};
-    }
+    bind_all(q, g, &st, 0, bind, base);
     void *ws = NULL;
     if (xdnn_plan_workspace_size(q))
         cudaMalloc(&ws, xdnn_plan_workspace_size(q));
@@ -198,20 +267,29 @@ static int check_graph(const char *path)
         fprintf(stderr, "%s: CUDA error %s\n", path, cudaGetErrorString(ce));
         bad = 1;
     }
+    /* last: a fault here leaves the context unusable */
+    const char *at16 = "not run", *odd = "not run";
+    if (!bad) {
+        at16 = offset_check(path, q, g, &st, host_out, xdnn_plan_workspace_size(q), 16);
+        odd = at16 ? offset_check(path, q, g, &st, host_out, xdnn_plan_workspace_size(q), ONE_ELEMENT) : "not run";
+        bad = !at16 || strcmp(at16, "same bits") != 0 || !odd || strcmp(odd, "refused") != 0;
+        at16 = at16 ? at16 : "FAILED";
+        odd = odd ? odd : "FAILED";
+    }
     size_t np = xdnn_plan_partition_count(q);
-    printf("| %s | %zu | %.1f | %.1f | %.3f | %.1f | %.2f | %.2f | %.4f | %.1f | %.4f | %s |\n", path, np, cold, warm,
-           xdnn_plan_load_ms(q), host_us, host_us / (double)(np ? np : 1), host_id_us / (double)(np ? np : 1),
-           gpu_ms / REPS, graph_host_us,
-           graph_ms / REPS, bad ? "DIFFERS" : "bit-identical");
+    printf("| %s | %zu | %.1f | %.1f | %.3f | %.1f | %.2f | %.2f | %.4f | %.1f | %.4f | %s | %s | %s |\n", path, np, cold,
+           warm, xdnn_plan_load_ms(q), host_us, host_us / (double)(np ? np : 1), host_id_us / (double)(np ? np : 1),
+           gpu_ms / REPS, graph_host_us, graph_ms / REPS, bad ? "DIFFERS" : "bit-identical", at16, odd);
     fflush(stdout);
     if (exec)
         cudaGraphExecDestroy(exec);
     if (graph)
         cudaGraphDestroy(graph);
     for (size_t i = 0; i < n; i++) {
-        cudaFree(bind[i].ptr);
+        cudaFree(base[i]);
         free(host_out[i]);
     }
+    free(base);
     free(bind);
     free(host_out);
     cudaFree(ws);
@@ -231,8 +309,8 @@ int main(int argc, char **argv)
 {
     printf("| graph | partitions | build cold ms | build warm ms | load ms | host us/execute | host us/partition | "
            "host us/partition (by id) | GPU ms/execute | graph-replay host us | graph-replay GPU ms | outputs vs "
-           "gpu_run |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+           "gpu_run | bound at +16 bytes | at +1 element |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     int bad = 0;
     for (int i = 1; i < argc; i++)
         bad |= check_graph(argv[i]);
