@@ -329,6 +329,22 @@ static void check_binding_errors(const xdnn_plan_t *p, buffers *b)
     CHECK(xdnn_plan_execute(p, bind, b->n, b->ws, NULL, d) == XDNN_ERR_USAGE);
     xdnn_diags_destroy(d);
     CHECK(xdnn_plan_execute(NULL, bind, b->n, b->ws, NULL, NULL) == XDNN_ERR_USAGE);
+
+    if (on_cuda(p)) { /* a pointer off XDNN_CUDA_ALIGNMENT, then a workspace off 256: refused before any launch */
+        bind_all(b, bind);
+        bind[0].ptr = (char *)bind[0].ptr + 2;
+        d = xdnn_diags_create();
+        CHECK(xdnn_plan_execute(p, bind, b->n, b->ws, NULL, d) == XDNN_ERR_USAGE);
+        CHECK(xdnn_diags_count(d) && strstr(xdnn_diags_get(d, 0)->message, "not 16-byte aligned"));
+        xdnn_diags_destroy(d);
+        bind[0].ptr = (char *)bind[0].ptr - 2;
+        if (b->ws) {
+            d = xdnn_diags_create();
+            CHECK(xdnn_plan_execute(p, bind, b->n, (char *)b->ws + 16, NULL, d) == XDNN_ERR_USAGE);
+            CHECK(xdnn_diags_count(d) && strstr(xdnn_diags_get(d, 0)->message, "not 256-byte aligned"));
+            xdnn_diags_destroy(d);
+        }
+    }
 }
 
 int main(void)
