@@ -170,7 +170,7 @@ static xdnn_status execute_range(const xdnn_plan_t *p, size_t first, size_t coun
                    (unsigned long long)p->ws.total_bytes);
         return XDNN_ERR_USAGE;
     }
-    if (p->be->id == XDNN_BACKEND_CUDA && workspace && (uintptr_t)workspace % 256) {
+    if (p->be->id == XDNN_BACKEND_CUDA && p->ws.total_bytes && (uintptr_t)workspace % 256) {
         diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_execute: the workspace at %p is not 256-byte aligned "
                    "(the plan lays out its scratch from a 256-byte boundary; cudaMalloc gives one)", workspace);
         return XDNN_ERR_USAGE;
@@ -210,7 +210,8 @@ static xdnn_status execute_range(const xdnn_plan_t *p, size_t first, size_t coun
         } else if (!b[k].ptr && p->tensors[i].bytes) {
             diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_execute: '%s' is bound to NULL", t->name);
             s = XDNN_ERR_USAGE;
-        } else if (p->be->id == XDNN_BACKEND_CUDA && (uintptr_t)b[k].ptr % XDNN_CUDA_ALIGNMENT) {
+        } else if (p->be->id == XDNN_BACKEND_CUDA && p->tensors[i].bytes &&
+                   (uintptr_t)b[k].ptr % XDNN_CUDA_ALIGNMENT) {
             /* the engines move 16-byte vectors and TMA tiles: refused here rather than a device fault */
             diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_execute: '%s' is bound at %p, not %d-byte aligned "
                        "(cudaMalloc gives 256; a view at another offset needs a copy)", t->name, b[k].ptr,
