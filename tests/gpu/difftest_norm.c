@@ -1955,11 +1955,14 @@ done:
     dh_case_end(&r, c->id, out->ok);
 }
 
-/* ---- session 14: the logistic family's fast form (codegen.c xd_sigmoid_fast) at the bottom of the range.
- * Session 13's form flushed e^-x's reciprocal below 2^-126 to 0, so bf16 silu / silu_bwd of x from -91 to -87.3
- * (normal results, -2.7e-38 to -1e-36) gave 0; e / (1 + e) from a non-ftz ex2 keeps them.  Compared with atol 0
- * (relative error alone: the default atol would pass the 0); sigmoid itself there is a bf16 subnormal, whose
- * coarse steps a 1-ulp f32 difference can flip, so only its normal side (x from -87.3 to -80) is compared. */
+/* ---- session 14: the logistic family's fast forms (codegen.c xd_sigmoid_fast, lower.c pw_fast_form) at the
+ * ends of the range, compared with atol 0 (relative error alone: the default atol would pass a 0 or a 100 %
+ * error on results this small).  Session 13's form flushed e^-x's reciprocal below 2^-126 to 0, so bf16 silu /
+ * silu_bwd of x from -91 to -87.3 (normal results, -2.7e-38 to -1e-36) gave 0; e / (1 + e) from a non-ftz ex2
+ * keeps them.  sigmoid itself there is a bf16 subnormal, whose coarse steps a 1-ulp f32 difference can flip,
+ * so only its normal side (x from -87.3 to -80) is compared.  sigmoid_bwd of x from 9 to 16 (1.1e-7 to 1.2e-4):
+ * its 1 - sigmoid(x) was a cancellation of f32 values off by an ulp of 1 (up to 100 % off at x = 16; the CPU
+ * reference computes in double), now sigmoid(-x). */
 static void s14_cases(void)
 {
     static const char *const shapes[] = {"[4, 1003]", "[65536]"};
@@ -1973,6 +1976,11 @@ static void s14_cases(void)
         snprintf(name, sizeof name, "s14-logistic-low/sigmoid/bf16/%s", shapes[si]);
         add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: bf16%s = uniform(-87.2, -80);\n"
                           "  y = sigmoid(x);\n  output y;\n}\n", 1410 + si, shapes[si]);
+        cases[ncases - 1].rel_only = true;
+        snprintf(name, sizeof name, "s14-logistic-high/sigmoid_bwd/bf16/%s", shapes[si]);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: bf16%s = uniform(9, 16);\n"
+                          "  input dy: bf16%s = uniform(0.5, 2);\n  d = sigmoid_bwd(dy, x);\n  output d;\n}\n",
+                 1420 + si, shapes[si], shapes[si]);
         cases[ncases - 1].rel_only = true;
     }
 }

@@ -8,7 +8,8 @@
 #    past N (TMA zero fill) instead of the last tap again, so an Inf in x no longer meets w's zero columns
 #    (Inf x 0 = NaN where the reference has +-Inf); kernels/conv_igemm_wgmma_sm90a.cu;
 #  - xd_sigmoid_fast (codegen.c): e = e^-|x| from ex2 without ftz, x < 0 takes e / (1 + e), so bf16 silu / silu_bwd
-#    of x from -91 to -87.3 (normal results) no longer flush to 0;
+#    of x from -91 to -87.3 (normal results) no longer flush to 0; the backward forms (lower.c pw_fast_form) take
+#    1 - sigmoid(x) as sigmoid(-x) (sigmoid_bwd of x in [9, 16] was up to 100 % off by cancellation);
 #  - main's 3fbb9c5 (merged here): xdnn_plan_execute refuses a binding off 16 bytes or a workspace off 256.
 # Steps:
 #  1. difftest_conv tm3 (the 5-d producer's cases, the three new +Inf ones among them: tm3-inf / tm3d-inf /
@@ -18,7 +19,8 @@
 #     XDNN_TEST_BACKEND=cuda test_plan_exec (the alignment refusals);
 #  3. bench bench/s12/pw/si (silu, sigmoid) and bench/s13/pw (silu_bwd): against session 13's 0.1034-0.1050 ms.
 # EXPECTED (before the call): every case passes, the old code would fail the tm3*-inf cases (NaN against +-Inf)
-# and s14-logistic-low/silu (0 against -1e-36); silu / sigmoid bf16 8192^2 +0-3 % (two more instructions an
+# and s14-logistic-low/silu (0 against -1e-36) and s14-logistic-high/sigmoid_bwd; silu / sigmoid bf16 8192^2
+# +0-3 % (two more instructions an
 # element: |x| folds into the multiply, a select and a multiply; still issue-light at ~90 % of copy).
 # DRY=1: the testers' --dry only (no GPU).
 set -uo pipefail
