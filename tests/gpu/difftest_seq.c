@@ -1618,6 +1618,25 @@ static void bench_cases_layout(void)
              "  input do: bf16[2, 32, 4096, 128] @bshd;\n  o: @bshd, stats = sdpa(q, k, v, causal=true);\n"
              "  dq: @bshd, dk: @bshd, dv: @bshd = sdpa_bwd(q, k, v, o, do, stats, causal=true);\n"
              "  output o, dq, dk, dv;\n}\n");
+    /* session 14 (written without a GPU): the two other differences from the step, one at a time — stats in
+     * f32 (the step's; the row above keeps them in bf16), then also v as the step has it, a strided view of the
+     * fused QKV GEMM's output (token stride 6144 elements, not 1024) */
+    add_case("bench/layout/bshd-f32stats/sdpa_bwd_bf16_causal/b2h32k8s4096d128", "sdpa=sdpa_flash_wgmma",
+             "sdpa_bwd=sdpa_bwd_wgmma",
+             "dnn 1;\ngraph g(seed=1, intermediate=bf16) {\n  input q: bf16[2, 32, 4096, 128] @bshd;\n"
+             "  input k: bf16[2, 8, 4096, 128] @bshd;\n  input v: bf16[2, 8, 4096, 128] @bshd;\n"
+             "  input do: bf16[2, 32, 4096, 128] @bshd;\n  o: @bshd, stats: f32 = sdpa(q, k, v, causal=true);\n"
+             "  dq: @bshd, dk: @bshd, dv: @bshd = sdpa_bwd(q, k, v, o, do, stats, causal=true);\n"
+             "  output o, dq, dk, dv;\n}\n");
+    add_case("bench/layout/qkv-view/sdpa_bwd_bf16_causal/b2h32k8s4096d128", "sdpa=sdpa_flash_wgmma",
+             "sdpa_bwd=sdpa_bwd_wgmma",
+             "dnn 1;\ngraph g(seed=1, intermediate=bf16) {\n  input q: bf16[2, 32, 4096, 128] @bshd;\n"
+             "  input k: bf16[2, 8, 4096, 128] @bshd;\n  input qkv: bf16[2, 4096, 6144];\n"
+             "  q0, k0, v0 = split(qkv, axis=2, sizes=[4096, 1024, 1024]);\n"
+             "  v: @bshd = permute(reshape(v0, dims=[2, 4096, 8, 128]), perm=[0, 2, 1, 3]);\n"
+             "  input do: bf16[2, 32, 4096, 128] @bshd;\n  o: @bshd, stats: f32 = sdpa(q, k, v, causal=true);\n"
+             "  dq: @bshd, dk: @bshd, dv: @bshd = sdpa_bwd(q, k, v, o, do, stats, causal=true);\n"
+             "  output o, dq, dk, dv;\n}\n");
 }
 
 int main(int argc, char **argv)
