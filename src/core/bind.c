@@ -627,6 +627,28 @@ static void bind_checks(bind_ctx *c)
     }
 }
 
+/* A tensor may not take the name of a param of its graph or module (nor inf or nan): an expression naming it
+ * means the param before the tensor's definition and the tensor after it in .dnn text, while the JSON form,
+ * which lists every tensor before any node, reads it as the tensor everywhere.  Refused here, where .dnn, JSON
+ * and the C API's graphs all pass, so no reader has to guess. */
+static void check_name_clashes(bind_ctx *c)
+{
+    xgraph *g = c->g;
+    for (size_t i = 0; i < g->ntensors; i++) {
+        const xtensor *t = &g->tensors[i];
+        const xparam *p = ir_find_param(g->module, g, t->name);
+        if (p) {
+            diag_error(c->d, XDNN_ERR_SEMANTIC, t->loc, "tensor '%s' has the name of a param; rename one of them",
+                       t->name);
+            if (p->loc.file)
+                diag_note(c->d, p->loc, "param '%s' is declared here", p->name);
+        } else if (strcmp(t->name, "inf") == 0 || strcmp(t->name, "nan") == 0) {
+            diag_error(c->d, XDNN_ERR_SEMANTIC, t->loc, "'%s' names a constant; a tensor cannot take that name",
+                       t->name);
+        }
+    }
+}
+
 static void note_overrides(bind_ctx *c)
 {
     char buf[512] = "";
@@ -658,6 +680,7 @@ xdnn_status xdnn_graph_bind(xdnn_graph_t *g, const xdnn_binding *bindings, size_
         if (!apply_binding(&c, &bindings[i]))
             return xdnn_diags_status(d);
     check_asserts(&c, g->module->asserts, g->module->nasserts);
+    check_name_clashes(&c);
     bind_context(&c);
     for (size_t i = 0; i < g->nnodes; i++)
         for (int r = 0; r < g->nodes[i].nresults; r++)

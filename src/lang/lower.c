@@ -142,6 +142,10 @@ static void lower_param(lower_ctx *cx, xgraph *g, const ast_stmt *st)
     xdnn_module_t *m = cx->m;
     scope sc = {.g = g, .prefix = ""};
     const xparam *prev = ir_find_param(m, g, st->name);
+    /* a module param after a graph that has one of its name: the JSON form, which reads module params first,
+     * refuses the graph's as a redefinition, so the text does too, whatever the order */
+    for (size_t i = 0; !prev && !g && i < m->ngraphs; i++)
+        prev = ir_find_param(m, m->graphs[i], st->name);
     if (prev) {
         lerr(cx, NULL, XDNN_ERR_SEMANTIC, st->name_loc, "param '%s' is already defined", st->name);
         if (prev->loc.file)
