@@ -290,6 +290,11 @@ static void test_reader_agreement(void)
         /* a float literal in dims (bind refuses it) was written as a JSON number, which dims refuse */
         {"float-dim.dnn", "dnn 1;\ngraph g {\n  input x: f32[1.0];\n  output x;\n}\n"},
         {"bool-perm.dnn", "dnn 1;\ngraph g {\n  input x: f32[2, 3] @perm(true, 0);\n  output x;\n}\n"},
+        /* dim() of a generated or fragment-local tensor was printed without back-quotes: dim(b.0, 0), b/t */
+        {"frag-dim.dnn", "dnn 1;\nfragment f(x) -> (y) {\n  y = reshape(x, [dim(x, 0)]);\n}\n"
+                         "graph g {\n  input a: f32[2];\n  b = f(relu(a));\n  output b;\n}\n"},
+        {"frag-assert.dnn", "dnn 1;\nfragment f(x) -> (y) {\n  t = relu(x);\n  assert dim(t, 0) == 2;\n"
+                            "  y = relu(t);\n}\ngraph g {\n  input a: f32[2];\n  b = f(a);\n  output b;\n}\n"},
     };
     for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
         xdnn_module_t *m = parse(same[i].name, same[i].text, false);
@@ -307,6 +312,36 @@ static void test_reader_agreement(void)
     CHECK(xdnn_diags_count(d) && strstr(xdnn_diags_get(d, 0)->message, "param 'n' is already defined"),
           "the refusal names the param");
     xdnn_diags_destroy(d);
+    /* what JSON cannot hold is refused in the text too */
+    static const struct { const char *name, *text, *why; } refused[] = {
+        {"quoted-param.dnn", "dnn 1;\nparam `a b` = 1;\n", "param name `a b` is not an identifier"},
+        {"quoted-graph.dnn", "dnn 1;\ngraph `f32` {\n  input x: f32[1];\n  output x;\n}\n",
+         "graph name `f32` is not an identifier"},
+        {"param-dim.dnn", "dnn 1;\ngraph g {\n  input x: f32[2];\n  param P = dim(x, 0);\n  output x;\n}\n",
+         "param 'P' uses dim()"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        d = xdnn_diags_create();
+        m = NULL;
+        xdnn_status st = xdnn_module_parse(refused[i].name, refused[i].text, strlen(refused[i].text), false, d, &m);
+        CHECK(st == XDNN_ERR_SEMANTIC && !m, "%s must be refused", refused[i].name);
+        CHECK(xdnn_diags_count(d) && strstr(xdnn_diags_get(d, 0)->message, refused[i].why), "%s: '%s'",
+              refused[i].name, xdnn_diags_count(d) ? xdnn_diags_get(d, 0)->message : "(none)");
+        xdnn_diags_destroy(d);
+    }
+    /* -2^63 from JSON: its canonical .dnn spells it as an expression (no literal has that magnitude) */
+    static const char imin[] = "{\"format\": \"xdnn-graph\", \"version\": 1, "
+                               "\"params\": {\"A\": {\"value\": -9223372036854775808}}}";
+    m = parse("imin.json", imin, true);
+    CHECK(m != NULL, "imin.json reads");
+    if (m) {
+        char *t = dnn_write_module(m);
+        xdnn_module_t *back = t ? parse("imin.dnn", t, false) : NULL;
+        CHECK(back != NULL, "the canonical .dnn of -2^63 parses: %s", t ? t : "(null)");
+        xdnn_module_destroy(back);
+        free(t);
+    }
+    xdnn_module_destroy(m);
 }
 
 static void test_c_api(void)
