@@ -72,7 +72,8 @@ typedef struct tcase {
                                 the process's own value is restored after it */
     int x_inf[2][5];         /* x_inf[0..1] = x's logical (n, c, h, w) or (n, c, d, h, w) by its rank, != all
                                 0: x holds +Inf there (both runs) before the reference; the outputs must match
-                                its Infs and NaNs exactly (placed where no valid output reads it: all finite) */
+                                its Infs and NaNs exactly (all finite where no valid output reads those places,
+                                +-Inf where one does) */
 } tcase;
 
 static tcase *cases;
