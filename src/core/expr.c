@@ -291,11 +291,36 @@ static void tb_operand(textbuf *t, const expr *e, bool paren)
         tb_put(t, ")");
 }
 
+static const char *const dnn_reserved[] = {
+    "dnn",  "graph", "param", "sweep", "input", "weight", "output", "fragment", "include", "assert",
+    "check", "true", "false", "f64",   "f32",   "f16",    "bf16",   "f8e4m3",   "f8e5m2",  "i64",
+    "i32",  "i16",   "i8",    "u8",    "bool",  "fp8_e4m3", "fp8_e5m2", "e8m0", "f8e8m0",
+};
+
+bool dnn_is_plain_ident(const char *s)
+{
+    if (!s || !(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')))
+        return false;
+    for (const char *p = s + 1; *p; p++)
+        if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')))
+            return false;
+    for (size_t i = 0; i < sizeof dnn_reserved / sizeof dnn_reserved[0]; i++)
+        if (strcmp(s, dnn_reserved[i]) == 0)
+            return false;
+    return true;
+}
+
 static void tb_expr(textbuf *t, const expr *e)
 {
     char buf[64];
     switch (e->kind) {
-    case EX_INT: snprintf(buf, sizeof buf, "%" PRId64, e->i); tb_put(t, buf); break;
+    case EX_INT: /* -2^63 has no literal (its magnitude is out of range): spelled as an expression */
+        if (e->i == INT64_MIN)
+            snprintf(buf, sizeof buf, "(-9223372036854775807 - 1)");
+        else
+            snprintf(buf, sizeof buf, "%" PRId64, e->i);
+        tb_put(t, buf);
+        break;
     case EX_FLOAT:
         if (e->text)
             tb_put(t, e->text);
@@ -307,7 +332,15 @@ static void tb_expr(textbuf *t, const expr *e)
     case EX_BOOL: tb_put(t, e->b ? "true" : "false"); break;
     case EX_STRING: tb_string_literal(t, e->s); break;
     case EX_DTYPE: tb_put(t, xdnn_dtype_name(e->dt)); break;
-    case EX_IDENT: tb_put(t, e->s); break;
+    case EX_IDENT: /* a generated or fragment-local tensor in dim(t, i) (`b.0`, `b/t`) is back-quoted */
+        if (dnn_is_plain_ident(e->s)) {
+            tb_put(t, e->s);
+        } else {
+            tb_put(t, "`");
+            tb_put(t, e->s);
+            tb_put(t, "`");
+        }
+        break;
     case EX_LIST:
         tb_put(t, "[");
         for (int i = 0; i < e->nargs; i++) {

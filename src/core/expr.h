@@ -105,6 +105,9 @@ bool expr_eval(const expr *e, const eval_env *env, value *out);
 
 /* Write `e` in .dnn syntax (minimal parentheses) into an arena string. */
 char *expr_to_text(arena *a, const expr *e);
+/* [A-Za-z_][A-Za-z0-9_]* and not a keyword, a dtype name, "true"/"false": a name .dnn text spells without
+ * back-quotes (expr_to_text back-quotes the others; params and graphs must be plain). */
+bool dnn_is_plain_ident(const char *s);
 /* True when `e` mentions no identifier (a literal or literal list). */
 bool expr_is_literal(const expr *e);
 

@@ -242,7 +242,6 @@ typedef struct body {
     /* vector mode (cg_pointwise): tensors with contig[t] move through the
      * register array r<t>.e[u] (loaded before / stored after the u loop) */
     int vec;
-    int chunks;            /* chunks a thread holds at once (XDNN_PW_CHUNKS): r<t>[j_] */
     const char *contig;
     cg_slots *sl;          /* sizes as arguments, or NULL */
 } body;
@@ -314,7 +313,7 @@ static void emit_value(body *bd, int t, const char *ind)
     } else if (bd->vec > 1 && bd->contig[t]) {
         param_for(bd, t);
         char ref[32];
-        snprintf(ref, sizeof ref, "r%d%s.e[u]", t, bd->chunks > 1 ? "[j_]" : "");
+        snprintf(ref, sizeof ref, "r%d.e[u]", t);
         sb_printf(bd->b, "%sconst float v%d = ", ind, t);
         load_expr(bd->b, x->dtype, ref);
         sb_printf(bd->b, "; // %s\n", x->name);
@@ -337,8 +336,7 @@ static void emit_store(body *bd, int t, const char *val, const char *ind)
     const gtensor *x = &bd->g->t[t];
     int k = param_for(bd, t);
     if (bd->vec > 1) {
-        sb_printf(bd->b, "%sr%d%s.e[u] = %s(%s); // %s\n", ind, t, bd->chunks > 1 ? "[j_]" : "", store_fn(x->dtype), val,
-                  x->name);
+        sb_printf(bd->b, "%sr%d.e[u] = %s(%s); // %s\n", ind, t, store_fn(x->dtype), val, x->name);
         return;
     }
     sb_printf(bd->b, "%sp%d[", ind, k);
@@ -503,13 +501,10 @@ static int vec_width(const ggraph *g, const gtensor *shape, int in, const int *t
 }
 
 /* The register array of a chunked tensor: `vec` elements over 16/8/4/2-byte words. */
-static void vec_decl(sbuf *b, const gtensor *x, int t, int vec, int chunks, const char *ind)
+static void vec_decl(sbuf *b, const gtensor *x, int t, int vec, const char *ind)
 {
     size_t bytes = gg_dtype_bytes(x->dtype) * (size_t)vec, w = bytes >= 16 ? 16 : bytes;
-    sb_printf(b, "%sunion { xd_v%zu q[%zu]; %s e[%d]; } r%d", ind, w, bytes / w, storage_type(x->dtype), vec, t);
-    if (chunks > 1)
-        sb_printf(b, "[%d]", chunks);
-    sb_printf(b, ";\n");
+    sb_printf(b, "%sunion { xd_v%zu q[%zu]; %s e[%d]; } r%d;\n", ind, w, bytes / w, storage_type(x->dtype), vec, t);
 }
 
 /* Move chunk r<t> from (load) or to (store) p<k> at the chunk's offset. */
@@ -521,92 +516,42 @@ static void vec_move(sbuf *b, const body *bd, int t, bool load, const char *ind)
               bd->param_of[t]);
     offset_expr(b, x, bd->rank, bd->sl);
     sb_printf(b, "));");
-    const char *j = bd->chunks > 1 ? "[j_]" : "";
     for (size_t i = 0; i < bytes / w; i++) {
         if (load)
-            sb_printf(b, " r%d%s.q[%zu] = m_[%zu];", t, j, i, i);
+            sb_printf(b, " r%d.q[%zu] = m_[%zu];", t, i, i);
         else
-            sb_printf(b, " m_[%zu] = r%d%s.q[%zu];", i, t, j, i);
+            sb_printf(b, " m_[%zu] = r%d.q[%zu];", i, t, i);
     }
     sb_printf(b, " } // %s\n", x->name);
 }
 
-/* The chunk's coordinates from li: c0.. of the walk order. */
-static void vec_coords(body *bd, const gtensor *shape, const char *ind)
+/* The body of the vectorized kernel: chunk coordinates, chunk loads, the
+ * values of vec elements in an unrolled loop, chunk stores. */
+static void pointwise_vec_body(body *bd, const gtensor *shape, const int *outs, int nouts, const int *ins, int nins)
 {
+    const char *ind = "    ";
     int order[XDNN_MAX_RANK];
     walk_order(shape, order);
     coords_decl(bd->b, shape->rank, ind);
     sb_printf(bd->b, "%sconst xd_idx le = li * %d;\n", ind, bd->vec);
     emit_decompose(bd->b, "le", shape->dims, order, shape->rank, ind, bd->sl);
-}
-
-/* The values of a chunk's vec elements in an unrolled loop, then its stores. */
-static void vec_compute_store(body *bd, const int *outs, int nouts, const char *ind)
-{
-    char in2[16];
-    snprintf(in2, sizeof in2, "%s  ", ind);
+    for (int i = 0; i < nins; i++)
+        if (bd->contig[ins[i]]) {
+            vec_decl(bd->b, &bd->g->t[ins[i]], ins[i], bd->vec, ind);
+            vec_move(bd->b, bd, ins[i], true, ind);
+        }
+    for (int i = 0; i < nouts; i++)
+        vec_decl(bd->b, &bd->g->t[outs[i]], outs[i], bd->vec, ind);
     sb_printf(bd->b, "%s#pragma unroll\n%sfor (int u = 0; u < %d; u++) {\n", ind, ind, bd->vec);
     for (int i = 0; i < nouts; i++) {
-        emit_value(bd, outs[i], in2);
+        emit_value(bd, outs[i], "      ");
         char v[24];
         snprintf(v, sizeof v, "v%d", outs[i]);
-        emit_store(bd, outs[i], v, in2);
+        emit_store(bd, outs[i], v, "      ");
     }
     sb_printf(bd->b, "%s}\n", ind);
     for (int i = 0; i < nouts; i++)
         vec_move(bd->b, bd, outs[i], false, ind);
-}
-
-/* The body of the vectorized kernel for chunk li: chunk coordinates, chunk
- * loads, the values of vec elements in an unrolled loop, chunk stores.  With
- * chunks > 1 (the loop over l0 strides chunks grid strides at once) a thread
- * first loads every chunk j_ it holds (li = l0 + j_ grid strides, those past
- * the bound skipped), then computes and stores them: the loads of the later
- * chunks in flight while the first one's math runs. */
-static void pointwise_vec_body(body *bd, const gtensor *shape, const int *outs, int nouts, const int *ins, int nins,
-                               const char *bound)
-{
-    const char *ind = "    ";
-    const int U = bd->chunks;
-    for (int i = 0; U > 1 && i < nins; i++)
-        if (bd->contig[ins[i]])
-            vec_decl(bd->b, &bd->g->t[ins[i]], ins[i], bd->vec, U, ind);
-    for (int i = 0; U > 1 && i < nouts; i++)
-        vec_decl(bd->b, &bd->g->t[outs[i]], outs[i], bd->vec, U, ind);
-    const char *in2 = U > 1 ? "      " : ind;
-    if (U > 1)
-        sb_printf(bd->b, "%s#pragma unroll\n%sfor (int j_ = 0; j_ < %d; j_++) {\n%s  const xd_idx li = l0 + (xd_idx)j_ * "
-                         "gridDim.x * blockDim.x;\n%s  if (li >= (xd_idx)%s) break;\n",
-                  ind, ind, U, ind, ind, bound);
-    vec_coords(bd, shape, in2);
-    for (int i = 0; i < nins; i++)
-        if (bd->contig[ins[i]]) {
-            if (U == 1)
-                vec_decl(bd->b, &bd->g->t[ins[i]], ins[i], bd->vec, 1, in2);
-            vec_move(bd->b, bd, ins[i], true, in2);
-        }
-    if (U > 1) {
-        sb_printf(bd->b, "%s}\n%s#pragma unroll\n%sfor (int j_ = 0; j_ < %d; j_++) {\n%s  const xd_idx li = l0 + (xd_idx)j_ * "
-                         "gridDim.x * blockDim.x;\n%s  if (li >= (xd_idx)%s) break;\n",
-                  ind, ind, ind, U, ind, ind, bound);
-        vec_coords(bd, shape, in2);
-    }
-    for (int i = 0; U == 1 && i < nouts; i++)
-        vec_decl(bd->b, &bd->g->t[outs[i]], outs[i], bd->vec, 1, ind);
-    vec_compute_store(bd, outs, nouts, in2);
-    if (U > 1)
-        sb_printf(bd->b, "%s}\n", ind);
-}
-
-/* Chunks a thread holds at once: XDNN_PW_CHUNKS=2 or 4, else 1.  Off by default: measured in session 13's last
- * call (H100, bf16 8192^2, 1 / 2 chunks, two alternations): gelu 0.1061-0.1073 / 0.1027 ms, silu 0.1034-0.1047 /
- * 0.1064, sigmoid 0.1037 / 0.1042, relu 0.1004-0.1025 / 0.1014 — a gain for gelu only, a loss for silu. */
-static int pw_chunks(void)
-{
-    const char *e = getenv("XDNN_PW_CHUNKS");
-    int n = e ? atoi(e) : 1;
-    return n == 2 || n == 4 ? n : 1;
 }
 
 xdnn_status cg_pointwise(const ggraph *g, const int *nodes, int nnodes, const int *outs, int nouts,
@@ -640,9 +585,8 @@ xdnn_status cg_pointwise(const ggraph *g, const int *nodes, int nnodes, const in
      * it, the kernel is generated again moving `vec` elements per thread. */
     char *contig = arena_alloc(g->ar, (size_t)g->nt + 1);
     int vec = rank > 0 ? vec_width(g, shape, order[rank - 1], bd.params, bd.nparams, outs, nouts, contig) : 1;
-    int *ins = NULL, nins = 0;
     if (vec > 1) {
-        ins = arena_alloc(g->ar, ((size_t)bd.nparams + 1) * sizeof(int));
+        int *ins = arena_alloc(g->ar, ((size_t)bd.nparams + 1) * sizeof(int)), nins = 0;
         for (int i = nouts; i < bd.nparams; i++)
             ins[nins++] = bd.params[i];
         free(b.s);
@@ -656,26 +600,16 @@ xdnn_status cg_pointwise(const ggraph *g, const int *nodes, int nnodes, const in
             param_for(&bd, outs[i]);
         for (int i = 0; i < nins; i++)
             param_for(&bd, ins[i]);
-        bd.chunks = pw_chunks();
+        pointwise_vec_body(&bd, shape, outs, nouts, ins, nins);
     }
-    sbuf bound = {0};
-    if (bd.chunks > 1) /* the body reads the bound too: its slot first */
-        size_lit(&bound, bd.sl, shape->numel / vec);
-    if (vec > 1)
-        pointwise_vec_body(&bd, shape, outs, nouts, ins, nins, bound.s ? bound.s : "0");
-    if (bd.chunks <= 1)
-        size_lit(&bound, bd.sl, shape->numel / vec);
     /* sizes as arguments: 64-bit indices whatever this size needs (the class must not depend on it) */
     bool i32 = !bd.sl && fits_i32(g, bd.params, bd.nparams, shape->numel);
+    sbuf bound = {0};
+    size_lit(&bound, bd.sl, shape->numel / vec);
     emit_signature(&hdr, g, &bd, outs, nouts, kname, i32);
-    if (bd.chunks > 1)
-        sb_printf(&hdr, "{\n  for (xd_idx l0 = (xd_idx)blockIdx.x * blockDim.x + threadIdx.x; l0 < (xd_idx)%s"
-                        "; l0 += (xd_idx)gridDim.x * blockDim.x * %d) {\n%s  }\n}\n",
-                  bound.s ? bound.s : "0", bd.chunks, b.s ? b.s : "");
-    else
-        sb_printf(&hdr, "{\n  for (xd_idx li = (xd_idx)blockIdx.x * blockDim.x + threadIdx.x; li < (xd_idx)%s"
-                        "; li += (xd_idx)gridDim.x * blockDim.x) {\n%s  }\n}\n",
-                  bound.s ? bound.s : "0", b.s ? b.s : "");
+    sb_printf(&hdr, "{\n  for (xd_idx li = (xd_idx)blockIdx.x * blockDim.x + threadIdx.x; li < (xd_idx)%s"
+                    "; li += (xd_idx)gridDim.x * blockDim.x) {\n%s  }\n}\n",
+              bound.s ? bound.s : "0", b.s ? b.s : "");
     free(b.s);
     free(bound.s);
     xdnn_status st = keep_slots(g, &sl, k);

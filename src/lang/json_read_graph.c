@@ -309,21 +309,21 @@ void jr_graph(jreader *r, const cJSON *item)
     xgraph *g = ir_add_graph(r->m, name->valuestring, jr_loc(r, item, false));
     r->g = g;
     jr_loc_field(r, item, &g->loc);
-    static const char *const parts[] = {"context", "params", "asserts", "tensors", "nodes", "outputs", "checks"};
+    /* asserts after every tensor, as .dnn text has them (dnn_write.c), so their dim(t, i) finds t */
+    static const char *const parts[] = {"context", "params", "tensors", "nodes", "outputs", "asserts", "checks"};
     for (int p = 0; p < 7 && !jr_too_many(r); p++) {
         const cJSON *v = jr_get(item, parts[p]);
         if (!v)
             continue;
         mark = jr_push_key(r, parts[p]);
-        static const ct_scope scopes[] = {CT_NO_TENSORS, CT_NO_TENSORS, CT_ALL, CT_BEFORE,
-                                          CT_DEFINED,    CT_ALL,        CT_ALL};
+        static const ct_scope scopes[] = {CT_NO_TENSORS, CT_NO_TENSORS, CT_BEFORE, CT_DEFINED,
+                                          CT_ALL,        CT_ALL,        CT_ALL};
         r->scope = scopes[p];
         switch (p) {
         case 0: jr_context(r, g, v); break;
         case 1: jr_params(r, v, g); break;
-        case 2: jr_asserts(r, v, g); break;
-        case 3: jr_tensors(r, g, v); break;
-        case 4:
+        case 2: jr_tensors(r, g, v); break;
+        case 3:
             if (jr_want_array(r, v, "a list of nodes")) {
                 size_t i = 0;
                 for (const cJSON *c = v->child; c && !jr_too_many(r); c = c->next, i++) {
@@ -333,7 +333,8 @@ void jr_graph(jreader *r, const cJSON *item)
                 }
             }
             break;
-        case 5: jr_outputs(r, g, v); break;
+        case 4: jr_outputs(r, g, v); break;
+        case 5: jr_asserts(r, v, g); break;
         default: jr_checks(r, g, v); break;
         }
         jr_pop(r, mark);

@@ -72,25 +72,6 @@ char *sb_finish(sbuf *b)
 
 /* ---------------------------------------------------------------- names */
 
-static const char *const dnn_reserved[] = {
-    "dnn",  "graph", "param", "sweep", "input", "weight", "output", "fragment", "include", "assert",
-    "check", "true", "false", "f64",   "f32",   "f16",    "bf16",   "f8e4m3",   "f8e5m2",  "i64",
-    "i32",  "i16",   "i8",    "u8",    "bool",  "fp8_e4m3", "fp8_e5m2", "e8m0", "f8e8m0",
-};
-
-bool dnn_is_plain_ident(const char *s)
-{
-    if (!s || !(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')))
-        return false;
-    for (const char *p = s + 1; *p; p++)
-        if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')))
-            return false;
-    for (size_t i = 0; i < sizeof dnn_reserved / sizeof dnn_reserved[0]; i++)
-        if (strcmp(s, dnn_reserved[i]) == 0)
-            return false;
-    return true;
-}
-
 bool dnn_is_writable_name(const char *s)
 {
     if (!s || !*s || strcmp(s, "_") == 0)

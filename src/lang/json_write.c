@@ -249,11 +249,17 @@ static const char *kind_name(tensor_kind k)
     return k == TK_INPUT ? "input" : k == TK_WEIGHT ? "weight" : "virtual";
 }
 
+/* dims, perm entries, strides: the reader takes ints or {"expr": ...} there (json_read_graph.c jr_int_list), so
+ * an int literal is a number and anything else, a float or bool literal included (which bind refuses), is an
+ * expression: a module that has one still reads back and reports it where it is. */
 static cJSON *expr_array(jwriter *w, expr *const *items, int n)
 {
     cJSON *a = jw_arr(w);
-    for (int i = 0; i < n; i++)
-        jw_push(w, a, value_json(w, items[i], false));
+    for (int i = 0; i < n; i++) {
+        const expr *e = items[i];
+        const expr *lit = e->kind == EX_UNARY && e->op == '-' && e->nargs == 1 ? e->args[0] : e;
+        jw_push(w, a, lit->kind == EX_INT ? value_json(w, e, false) : expr_object(w, e));
+    }
     return a;
 }
 

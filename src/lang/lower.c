@@ -137,11 +137,38 @@ static bool mentions_name(const expr *e)
     return false;
 }
 
+/* dim(t, i) anywhere in e */
+static bool mentions_dim(const expr *e)
+{
+    if (!e)
+        return false;
+    if (e->kind == EX_CALL && strcmp(e->s, "dim") == 0)
+        return true;
+    for (int i = 0; i < e->nargs; i++)
+        if (mentions_dim(e->args[i]))
+            return true;
+    return false;
+}
+
 static void lower_param(lower_ctx *cx, xgraph *g, const ast_stmt *st)
 {
     xdnn_module_t *m = cx->m;
     scope sc = {.g = g, .prefix = ""};
+    if (!dnn_is_plain_ident(st->name)) { /* back-quotes spell tensor names; JSON holds params by plain name */
+        lerr(cx, NULL, XDNN_ERR_SEMANTIC, st->name_loc,
+             "param name `%s` is not an identifier (letters, digits, _; not a keyword or dtype)", st->name);
+        return;
+    }
+    if (g && mentions_dim(st->e)) { /* both written forms list a graph's params before its tensors */
+        lerr(cx, NULL, XDNN_ERR_SEMANTIC, st->e->loc,
+             "param '%s' uses dim(): a param is fixed before any tensor; assert the dim instead", st->name);
+        return;
+    }
     const xparam *prev = ir_find_param(m, g, st->name);
+    /* a module param after a graph that has one of its name: the JSON form, which reads module params first,
+     * refuses the graph's as a redefinition, so the text does too, whatever the order */
+    for (size_t i = 0; !prev && !g && i < m->ngraphs; i++)
+        prev = ir_find_param(m, m->graphs[i], st->name);
     if (prev) {
         lerr(cx, NULL, XDNN_ERR_SEMANTIC, st->name_loc, "param '%s' is already defined", st->name);
         if (prev->loc.file)
@@ -414,6 +441,11 @@ static void define_placeholders(lower_ctx *cx, scope *sc, const ast_stmt *st)
 static void lower_graph(lower_ctx *cx, const ast_stmt *st)
 {
     xdnn_module_t *m = cx->m;
+    if (!dnn_is_plain_ident(st->name)) {
+        lerr(cx, NULL, XDNN_ERR_SEMANTIC, st->name_loc,
+             "graph name `%s` is not an identifier (letters, digits, _; not a keyword or dtype)", st->name);
+        return;
+    }
     for (size_t i = 0; i < m->ngraphs; i++) {
         if (strcmp(m->graphs[i]->name, st->name) == 0) {
             lerr(cx, NULL, XDNN_ERR_SEMANTIC, st->name_loc, "graph '%s' is already defined", st->name);

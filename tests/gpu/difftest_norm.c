@@ -1763,7 +1763,7 @@ static void gn_bench_cases(void)
  * s13-copy/: concat / split pieces in one launch (copy.cu k_copy_pieces): 16-byte, 4-byte and 2-byte units,
  * pieces past the grid (grid-stride across a piece boundary), axis 0, 4-D, uneven splits (unit sizes differ:
  * one launch each), 9 pieces (past CP_GROUP_MAX: one each).  The -exact/, -narrowest/ and -off/ prefixes run
- * some of them with the switch that keeps the old path; -chunks2/ the pointwise ones with two chunks a thread. */
+ * some of them with the switch that keeps the old path. */
 static void s13_pw_table(int seed0, bool logistic, bool widen, int nshapes)
 {
     static const char *const shapes[] = {"[3, 1001]", "[5, 64]", "[2, 17, 40]", "[1000003]", "[33, 4104]"};
@@ -1849,9 +1849,6 @@ static void s13_cases(void)
     s13_pw_table(1300, false, true, 3);
     case_prefix = "s13-copy-off/", case_env = "XDNN_COPY_ONE_LAUNCH=0";
     s13_copy_table(1360);
-    /* after the device call: two chunks a thread (XDNN_PW_CHUNKS=2, off by default; not yet run on a GPU) */
-    case_prefix = "s13-pw-chunks2/", case_env = "XDNN_PW_CHUNKS=2";
-    s13_pw_table(1300, true, true, 5);
     case_prefix = case_env = "";
 }
 

@@ -119,32 +119,8 @@ static void test_logistic_forms(void)
     unsetenv("XDNN_PW_APPROX");
 }
 
-/* XDNN_PW_CHUNKS=2: a thread loads both chunks (r<t>[2], li = l0 + j_ grid strides) before computing either;
- * unset, the source is the one-chunk form. */
-static void test_chunks(void)
-{
-    for (int on = 0; on < 2; on++) {
-        if (on)
-            setenv("XDNN_PW_CHUNKS", "2", 1);
-        fixture f;
-        cg_kernel k;
-        if (kernel_of(&f, "  input x: bf16[6, 64];\n", "  y = silu(x);\n  output y: bf16;\n", &k)) {
-            CHECK_EQ(k.vec, 8, "chunks keep the width");
-            CHECK((strstr(k.src, "l0 += (xd_idx)gridDim.x * blockDim.x * 2") != NULL) == on, "the loop strides 2 grids");
-            const char *r = strstr(k.src, "e[8]; } r"); /* the first register array: r<t> or r<t>[2] */
-            r = r ? r + strlen("e[8]; } r") : NULL;
-            while (r && *r >= '0' && *r <= '9')
-                r++;
-            CHECK(r && (strncmp(r, "[2];", 4) == 0) == on, "two chunks of registers");
-        }
-        fixture_teardown(&f);
-    }
-    unsetenv("XDNN_PW_CHUNKS");
-}
-
 int main(void)
 {
-    test_chunks();
     test_widths();
     test_narrowest();
     test_logistic_forms();

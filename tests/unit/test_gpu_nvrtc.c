@@ -151,10 +151,6 @@ int main(void)
                   "  v = sigmoid(swish(silu(x), beta=1.5));\n"
                   "  w = sigmoid_bwd(dy, x) + silu_bwd(dy, x) + swish_bwd(dy, x, beta=0.5) + softplus_bwd(dy, x);\n"
                   "  output v, w;\n}\n");
-    setenv("XDNN_PW_CHUNKS", "2", 1); /* two chunks a thread, a broadcast operand and two outputs */
-    compile_graph("chunks2.dnn", "dnn 1;\ngraph g {\n  input x: f16[5, 64];\n  input b: f32[64];\n"
-                                 "  y = silu(x) * b;\n  z = cast(x, dtype=f32);\n  output y: f16, z;\n}\n");
-    unsetenv("XDNN_PW_CHUNKS");
     compile_graph("binary.dnn",
                   "dnn 1;\ngraph g {\n  input a: f32[4, 6];\n  input b: f32[6];\n"
                   "  y = max(a, b) - min(a, b) + pow(a, b) / mod(a, b) + add_square(a, b);\n"
