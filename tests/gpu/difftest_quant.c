@@ -203,6 +203,20 @@ static void pow2_cases(void)
                          "  output q;\n}\n",
                          720 + k, xdts[xi], stds[si], si ? "0.0078125" : "8.0", qdts[qi]);
             }
+    /* the edges on the v3 path (cols % 8 == 0, one scale): per-tensor scales 2^-126, 2^124 and -2^-7 (the
+     * power-of-two path), 3 * 2^-7 (not one: kq_settle), x with -0, saturating, fp8-subnormal and f32-huge
+     * quotients, ties of e4m3 (2^-7 x 1.0625 over 2^-7) */
+    static const char *const scales[] = {"1.1754943508222875e-38", "2.1267647932558654e37", "-0.0078125", "0.0234375"};
+    for (int si = 0; si < 4; si++)
+        for (int qi = 0; qi < 2; qi++) {
+            char id[128];
+            snprintf(id, sizeof id, "pow2/edges/scale%d->%s", si, qdts[qi]);
+            add_case(id, CK_EXACT,
+                     "dnn 1;\ngraph g(seed=%d) {\n  weight x: f32[2, 8] = values([[-0.0, 1.0, -3.0e38, 1.0e-40, "
+                     "0.0078125, 0.00830078125, 448.0, -1.0e-30], [3.0e38, -2.5, 1.0e30, 2.0e-45, 0.5, -0.00830078125, "
+                     "65504.0, 7.0]]);\n  weight s: f32[1] = fill(%s);\n  q = quantize(x, s, dtype=%s);\n"
+                     "  output q;\n}\n", 760 + 2 * si + qi, scales[si], qdts[qi]);
+        }
 }
 
 static void smm_case(int m, int n, int kk, const char *ta, const char *tb, const char *out, ckind kind,

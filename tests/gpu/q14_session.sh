@@ -8,9 +8,11 @@
 # is the reference's and kq_settle's tie test is skipped (its range test stays).  Every e8m0 scale but 2^-127 is
 # one; bf16 over an e8m0 scale lands on an e4m3 tie 1 element in 16.
 # Steps:
-#  1. correctness, bit-exact against the CPU reference, with XDNN_QUANT_POW2=1: difftest_quant pow2/ (24 new
-#     cases: f32 per-tensor 2^-7 and e8m0 [1, 32] blocks, x f32 / bf16 / f16 at std 3 and 1e-3, e4m3 / e5m2),
-#     table/, chain/ (their e8m0 and power-of-two rows); then pow2/ with the default (kq_settle);
+#  1. correctness, bit-exact against the CPU reference, with XDNN_QUANT_POW2=1: difftest_quant pow2/ (32 new
+#     cases: f32 per-tensor 2^-7 and e8m0 [1, 32] blocks, x f32 / bf16 / f16 at std 3 and 1e-3, e4m3 / e5m2;
+#     pow2/edges: scales 2^-126, 2^124, -2^-7 and 3 x 2^-7 over -0, saturating, fp8-subnormal, f32-huge and tie
+#     values), chain/ (its e8m0 rows take the path; table/ runs the v2 kernel, a control); then pow2/ with the
+#     default (kq_settle).  Nothing reports which path ran: the A/B timing of step 3 is the evidence;
 #  2. memcheck on pow2/ with the switch;
 #  3. bench bench/quantize rows (tensor f32 0.01: not a power of two, the control; 1x32 e8m0; blk128) with the
 #     default, then XDNN_QUANT_POW2=1, alternated twice.
