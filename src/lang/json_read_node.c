@@ -131,11 +131,11 @@ static bool jr_node_inputs(jreader *r, xgraph *g, xnode *n, const op_desc *d, co
             static const char *const keys[] = {"scalar", NULL};
             size_t m2 = jr_push_key(r, "scalar");
             if (jr_keys(r, c, keys, keys))
-                p->scalar = jr_value(r, jr_get(c, "scalar"), false, "a scalar value");
+                p->scalar = jr_call_arg(r, c, jr_value(r, jr_get(c, "scalar"), false, "a scalar value"));
             jr_pop(r, m2);
             ok &= p->scalar != NULL && port_scalar_ok(r, g, d, c->string, slot, jr_get(c, "scalar"), p->scalar);
         } else if (cJSON_IsObject(c)) {
-            ok &= (p->scalar = jr_value(r, c, false, "a scalar value")) != NULL &&
+            ok &= (p->scalar = jr_call_arg(r, c, jr_value(r, c, false, "a scalar value"))) != NULL &&
                   port_scalar_ok(r, g, d, c->string, slot, c, p->scalar);
         } else {
             ok = jr_err(r, c, false, XDNN_ERR_SYNTAX,
@@ -273,7 +273,7 @@ static bool jr_node_attrs(jreader *r, xnode *n, const op_desc *d, const cJSON *i
             const attr_spec *a = &d->attrs[ai];
             xdnn_dtype dt;
             bool dtype_name = a->type == AT_DTYPE && cJSON_IsString(c) && xdnn_dtype_from_name(c->valuestring, &dt);
-            expr *e = jr_value(r, c, dtype_name, attr_expectation(a));
+            expr *e = jr_call_arg(r, c, jr_value(r, c, dtype_name, attr_expectation(a)));
             if (e)
                 n->attrs[n->nattrs++] = (xattr){d->attrs[ai].name, e, jr_loc(r, c, true)};
             ok &= e != NULL;

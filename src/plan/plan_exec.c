@@ -56,15 +56,17 @@ void xdnn_plan_options_init(xdnn_plan_options *o)
 
 /* ---------------------------------------------------------------- tensors */
 
-xdnn_status plan_collect_tensors(xdnn_plan_t *p)
+xdnn_status plan_collect_tensors(xdnn_plan_t *p, xdnn_diags_t *d)
 {
     free(p->tensors);
     free(p->bindable_of);
     p->ntensors = 0;
     p->tensors = calloc(p->g->ntensors + 1, sizeof *p->tensors);
     p->bindable_of = malloc((p->g->ntensors + 1) * sizeof *p->bindable_of);
-    if (!p->tensors || !p->bindable_of)
+    if (!p->tensors || !p->bindable_of) {
+        diag_error(d, XDNN_ERR_NOMEM, xloc_none(), "out of memory listing the plan's tensors");
         return XDNN_ERR_NOMEM;
+    }
     for (size_t i = 0; i < p->g->ntensors; i++) {
         const xtensor *t = &p->g->tensors[i];
         p->bindable_of[i] = -1;
@@ -73,8 +75,10 @@ xdnn_status plan_collect_tensors(xdnn_plan_t *p)
         p->bindable_of[i] = p->ntensors;
         int64_t elems;
         size_t bytes;
-        if (!tensor_span(t->rdtype, t->rrank, t->rdims, t->rstrides, &elems, &bytes))
-            return XDNN_ERR_NOMEM; /* bind checked the sizes: cannot happen */
+        if (!tensor_span(t->rdtype, t->rrank, t->rdims, t->rstrides, &elems, &bytes)) { /* bind bounds the span */
+            diag_error(d, XDNN_ERR_SEMANTIC, t->loc, "'%s' spans more bytes than a 64-bit size holds", t->name);
+            return XDNN_ERR_SEMANTIC;
+        }
         p->tensors[p->ntensors++] = (plan_tensor){.ir = (int)i, .bytes = bytes};
     }
     return XDNN_OK;

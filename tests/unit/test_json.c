@@ -356,6 +356,48 @@ static void test_reader_agreement(void)
               json_refused[i].name, xdnn_diags_count(d) ? xdnn_diags_get(d, 0)->message : "(none)");
         xdnn_diags_destroy(d);
     }
+    /* nesting near the parser's limit: a 995-deep literal list in an initializer round-trips (JSON writes lists
+     * deeper than 64 as {"expr": ...}, keeping the document's own nesting under cJSON's 1000); JSON that composes
+     * a tree deeper than .dnn text could spell is refused when read */
+    {
+        enum { N = 995 };
+        char *deep = malloc(3 * N + 256);
+        int k = sprintf(deep, "dnn 1;\ngraph g {\n  input x: f32[1] = fill(");
+        for (int i = 0; i < N; i++)
+            deep[k++] = '[';
+        deep[k++] = '1';
+        for (int i = 0; i < N; i++)
+            deep[k++] = ']';
+        sprintf(deep + k, ");\n  output x;\n}\n");
+        xdnn_module_t *dm = parse("deep-list.dnn", deep, false);
+        CHECK(dm != NULL, "a 995-deep list parses");
+        if (dm)
+            check_fixed_points("deep-list.dnn", dm);
+        xdnn_module_destroy(dm);
+        char *minus = malloc(N + 16);
+        memset(minus, '-', 999);
+        strcpy(minus + 999, "1");
+        char *j = malloc(2 * N + 512);
+        sprintf(j, "{\"format\": \"xdnn-graph\", \"version\": 1, \"params\": {\"P\": {\"value\": [[{\"expr\": \"%s\"}]]}}}",
+                minus);
+        d = xdnn_diags_create();
+        m = NULL;
+        CHECK(xdnn_module_parse("deep.json", j, strlen(j), true, d, &m) != XDNN_OK && !m, "a 1001-deep list from JSON");
+        CHECK(xdnn_diags_count(d) && strstr(xdnn_diags_get(d, 0)->message, "nests too deeply"), "deep list: '%s'",
+              xdnn_diags_count(d) ? xdnn_diags_get(d, 0)->message : "(none)");
+        xdnn_diags_destroy(d);
+        sprintf(j, "{\"format\": \"xdnn-graph\", \"version\": 1, \"graphs\": [{\"name\": \"g\", \"tensors\": "
+                   "{\"x\": {\"kind\": \"input\", \"dtype\": \"f32\", \"dims\": [1], \"output\": true, "
+                   "\"init\": {\"fn\": \"fill\", \"value\": {\"expr\": \"%s\"}}}}, \"outputs\": [\"x\"]}]}", minus);
+        d = xdnn_diags_create();
+        m = NULL;
+        CHECK(xdnn_module_parse("deep-init.json", j, strlen(j), true, d, &m) != XDNN_OK && !m,
+              "a 1000-deep initializer argument from JSON (fill(...) would be 1001 in .dnn)");
+        xdnn_diags_destroy(d);
+        free(j);
+        free(minus);
+        free(deep);
+    }
     /* -2^63 from JSON: its canonical .dnn spells it as an expression (no literal has that magnitude) */
     static const char imin[] = "{\"format\": \"xdnn-graph\", \"version\": 1, "
                                "\"params\": {\"A\": {\"value\": -9223372036854775808}}}";
