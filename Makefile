@@ -135,8 +135,21 @@ $(BUILD)/tests/%: tests/unit/%.c $(UNIT_LIB_SRC) $(BUILD)/libxdnn.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -fvisibility=default -o $@ $< $(UNIT_LIB_SRC) $(BUILD)/libxdnn.a $(LDLIBS_ALL)
 
-test-unit: $(UNIT_BIN)
+# The .dnn and JSON fuzz harnesses as plain programs (gcc, no libFuzzer), replayed by test-unit over the inputs
+# that once broke them (tests/fuzz/regress/) and every graph the tree ships: each CI finding stays a
+# deterministic check without clang.
+FUZZ_REPLAY := $(BUILD)/tests/fuzz_dnn $(BUILD)/tests/fuzz_json
+$(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_check.h $(BUILD)/libxdnn.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fvisibility=default -DFUZZ_STANDALONE -o $@ $< $(BUILD)/libxdnn.a $(LDLIBS_ALL)
+
+test-unit: $(UNIT_BIN) $(FUZZ_REPLAY)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
+	@echo "== fuzz harnesses over tests/fuzz/regress/ and the shipped graphs"
+	@$(BUILD)/tests/fuzz_dnn tests/fuzz/regress/*.dnn $$(find graphs tests -name '*.dnn' -size -64k | sort) 2> $(BUILD)/tests/fuzz_replay.log || \
+	    { cat $(BUILD)/tests/fuzz_replay.log; exit 1; }
+	@$(BUILD)/tests/fuzz_json tests/fuzz/regress/*.json $$(find graphs tests -name '*.json' -size -64k | sort) 2>> $(BUILD)/tests/fuzz_replay.log || \
+	    { cat $(BUILD)/tests/fuzz_replay.log; exit 1; }
 
 test-bats: $(BUILD)/xdnn
 	XDNN=$(abspath $(BUILD)/xdnn) bats tests/bats
@@ -255,8 +268,8 @@ fuzz: fuzz-build
 	    echo "   $$(grep '^#[0-9]*: cov:' $(FUZZ_BUILD)/$$name.log | tail -1); $$found finding(s)"; \
 	    if [ $$found -gt 0 ]; then fail=1; ls $(FUZZ_BUILD)/crash-$$name-*; \
 	        grep -m3 -A12 'ERROR:\|runtime error\|deadly signal' $(FUZZ_BUILD)/$$name.log || true; \
-	        for f in $(FUZZ_BUILD)/crash-$$name-*; do echo "   the input, $$(wc -c < $$f) bytes (od -c):"; \
-	            od -An -c -w32 $$f | head -64; done; fi; \
+	        for f in $(FUZZ_BUILD)/crash-$$name-*; do echo "   the input, $$(wc -c < $$f) bytes (base64 -d gives it back):"; \
+	            base64 -w76 $$f; done; fi; \
 	done; exit $$fail
 
 .PHONY: fuzz-clean

@@ -298,6 +298,16 @@ static bool bind_layout(bind_ctx *c, xtensor *t)
                 diag_error(c->d, XDNN_ERR_SEMANTIC, l->loc, "stride %d of '%s' is negative", i, t->name);
                 return false;
             }
+        /* the memory the strides span, in elements, bounded as set_numel bounds the count (a plan sizes the
+         * buffer from it: tensor_span) */
+        int64_t span = 1, extent;
+        for (int i = 0; i < r; i++)
+            if (__builtin_mul_overflow(t->rdims[i] - 1, t->rstrides[i], &extent) ||
+                __builtin_add_overflow(span, extent, &span) || span > (INT64_MAX >> 4)) {
+                diag_error(c->d, XDNN_ERR_SEMANTIC, l->loc, "the strides of '%s' span more than 2^59 elements",
+                           t->name);
+                return false;
+            }
         return true;
     }
     return false;

@@ -291,6 +291,16 @@ static void tb_operand(textbuf *t, const expr *e, bool paren)
         tb_put(t, ")");
 }
 
+bool dnn_is_writable_name(const char *s)
+{
+    if (!s || !*s || strcmp(s, "_") == 0)
+        return false;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p == '`' || *p < 32 || *p == 127)
+            return false;
+    return true;
+}
+
 static const char *const dnn_reserved[] = {
     "dnn",  "graph", "param", "sweep", "input", "weight", "output", "fragment", "include", "assert",
     "check", "true", "false", "f64",   "f32",   "f16",    "bf16",   "f8e4m3",   "f8e5m2",  "i64",
@@ -308,6 +318,17 @@ bool dnn_is_plain_ident(const char *s)
         if (strcmp(s, dnn_reserved[i]) == 0)
             return false;
     return true;
+}
+
+/* A name as .dnn text reads it back: back-quoted unless plain. */
+static void tb_name(textbuf *t, const char *name)
+{
+    bool plain = dnn_is_plain_ident(name);
+    if (!plain)
+        tb_put(t, "`");
+    tb_put(t, name);
+    if (!plain)
+        tb_put(t, "`");
 }
 
 static void tb_expr(textbuf *t, const expr *e)
@@ -333,13 +354,7 @@ static void tb_expr(textbuf *t, const expr *e)
     case EX_STRING: tb_string_literal(t, e->s); break;
     case EX_DTYPE: tb_put(t, xdnn_dtype_name(e->dt)); break;
     case EX_IDENT: /* a generated or fragment-local tensor in dim(t, i) (`b.0`, `b/t`) is back-quoted */
-        if (dnn_is_plain_ident(e->s)) {
-            tb_put(t, e->s);
-        } else {
-            tb_put(t, "`");
-            tb_put(t, e->s);
-            tb_put(t, "`");
-        }
+        tb_name(t, e->s);
         break;
     case EX_LIST:
         tb_put(t, "[");
@@ -364,14 +379,14 @@ static void tb_expr(textbuf *t, const expr *e)
         tb_operand(t, e->args[1], prec_of(e->args[1]) <= p);
         break;
     }
-    case EX_CALL:
-        tb_put(t, e->s);
+    case EX_CALL: /* the callee and keywords too: the lexer takes any back-quoted text as a name there */
+        tb_name(t, e->s);
         tb_put(t, "(");
         for (int i = 0; i < e->nargs; i++) {
             if (i)
                 tb_put(t, ", ");
             if (e->names && e->names[i]) {
-                tb_put(t, e->names[i]);
+                tb_name(t, e->names[i]);
                 tb_put(t, "=");
             }
             tb_expr(t, e->args[i]);

@@ -108,6 +108,9 @@ char *expr_to_text(arena *a, const expr *e);
 /* [A-Za-z_][A-Za-z0-9_]* and not a keyword, a dtype name, "true"/"false": a name .dnn text spells without
  * back-quotes (expr_to_text back-quotes the others; params and graphs must be plain). */
 bool dnn_is_plain_ident(const char *s);
+/* A tensor name .dnn can spell (back-quoted if need be) and JSON holds: non-empty, not "_", no back-quote or
+ * control character. */
+bool dnn_is_writable_name(const char *s);
 /* True when `e` mentions no identifier (a literal or literal list). */
 bool expr_is_literal(const expr *e);
 

@@ -47,19 +47,23 @@ xdnn_status npz_parse(const char *path, const unsigned char *buf, size_t len, co
         return npz_error(path, d, "the central directory lies outside the file");
     char want[600];
     snprintf(want, sizeof want, "%s.npy", key);
-    size_t at = cd_off;
+    /* the last entry of that name, as Python's zipfile (and so np.load) reads a name written twice */
+    size_t at = cd_off, found = SIZE_MAX;
     for (unsigned e = 0; e < entries; e++) {
         if (at + 46 > (size_t)cd_off + cd_size || memcmp(buf + at, "PK\1\2", 4) != 0)
             return npz_error(path, d, "a damaged central directory entry");
-        unsigned method = rd16(buf + at + 10), nlen = rd16(buf + at + 28);
+        unsigned nlen = rd16(buf + at + 28);
         size_t next = at + 46 + nlen + rd16(buf + at + 30) + rd16(buf + at + 32);
-        uint32_t csize = rd32(buf + at + 20), usize = rd32(buf + at + 24), loc = rd32(buf + at + 42);
         if (next > (size_t)cd_off + cd_size)
             return npz_error(path, d, "a damaged central directory entry");
-        if (nlen != strlen(want) || memcmp(buf + at + 46, want, nlen) != 0) {
-            at = next;
-            continue;
-        }
+        if (nlen == strlen(want) && memcmp(buf + at + 46, want, nlen) == 0)
+            found = at;
+        at = next;
+    }
+    if (found != SIZE_MAX) {
+        at = found;
+        unsigned method = rd16(buf + at + 10);
+        uint32_t csize = rd32(buf + at + 20), usize = rd32(buf + at + 24), loc = rd32(buf + at + 42);
         if (method != 0) {
             diag_error(d, XDNN_ERR_IO, ((xloc){.file = path}),
                        "'%s' in this .npz is compressed (np.savez_compressed); save it with np.savez", want);

@@ -316,7 +316,9 @@ typedef struct mm_priv {
     mm_shape s;
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, ld;
-    cublasLtMatmulAlgo_t algo;
+    cublasLtMatmulAlgo_t algo;  /* heuristic for 256-byte aligned operands (cuBLASLt's default preference) */
+    cublasLtMatmulAlgo_t algo16; /* for operands only XDNN_CUDA_ALIGNMENT aligned: a caller's view, a batch slice */
+    bool has16;
     cg_kernel epik;
     gpu_kernel epi;
     char detail[160];
@@ -408,6 +410,22 @@ static xdnn_status mm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     cublasStatus_t e2 = e1 != CUBLAS_STATUS_SUCCESS ? e1
                       : cublasLtMatmulAlgoGetHeuristic(c->lt, mp->op, mp->la, mp->lb, mp->ld, mp->ld, pref, want + 1,
                                                        res, &nres);
+    /* the same ranking for pointers only 16-byte aligned, which xdnn_plan_execute accepts and an outer-loop
+     * batch's offset can give: an algorithm chosen for 256 may refuse them (mm_execute picks per call) */
+    cublasLtMatmulHeuristicResult_t res16[MM_ALGO_VARIANTS];
+    int nres16 = 0;
+    const uint32_t al16 = XDNN_CUDA_ALIGNMENT;
+    static const cublasLtMatmulPreferenceAttributes_t al_attr[4] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    bool set16 = e2 == CUBLAS_STATUS_SUCCESS;
+    for (int i = 0; i < 4 && set16; i++)
+        set16 = cublasLtMatmulPreferenceSetAttribute(pref, al_attr[i], &al16, sizeof al16) == CUBLAS_STATUS_SUCCESS;
+    if (set16 && cublasLtMatmulAlgoGetHeuristic(c->lt, mp->op, mp->la, mp->lb, mp->ld, mp->ld, pref, want + 1, res16,
+                                                &nres16) == CUBLAS_STATUS_SUCCESS && nres16 > 0) {
+        mp->algo16 = res16[want < nres16 ? want : nres16 - 1].algo;
+        mp->has16 = true;
+    }
     cublasLtMatmulPreferenceDestroy(pref);
     CUBLAS_TRY(e2);
     if (nres < 1) {
@@ -486,8 +504,10 @@ static xdnn_status mm_execute(gpu_ctx *c, gpart *p, cudaStream_t strm, xdnn_diag
         const char *pb = (const char *)c->dptr[s->second] + off[1] * (int64_t)ea;
         char *pd = dbase + off[2] * (int64_t)ed;
         const char *pc = s->addend >= 0 ? (const char *)c->dptr[s->addend] : pd; /* unbatched: no offset */
+        const bool al256 = ((uintptr_t)pa | (uintptr_t)pb | (uintptr_t)pc | (uintptr_t)pd) % 256 == 0;
+        const cublasLtMatmulAlgo_t *algo = al256 || !mp->has16 ? &mp->algo : &mp->algo16;
         cublasStatus_t e = cublasLtMatmul(c->lt, mp->op, &alpha, pa, mp->la, pb, mp->lb, &beta, pc, mp->ld, pd,
-                                          mp->ld, &mp->algo, ws, MM_LT_WORKSPACE, strm);
+                                          mp->ld, algo, ws, MM_LT_WORKSPACE, strm);
         if (e != CUBLAS_STATUS_SUCCESS) {
             if (locked)
                 pthread_mutex_unlock(&mp->mu);

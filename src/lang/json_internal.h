@@ -25,10 +25,7 @@ void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3
 /* Hand over the string (NULL after OOM, which also frees it). */
 char *sb_finish(sbuf *b);
 
-/* dnn_is_plain_ident: core/expr.h */
-/* A tensor name .dnn can spell: non-empty, not "_", no back-quote or control
- * character (generated names are written back-quoted). */
-bool dnn_is_writable_name(const char *s);
+/* dnn_is_plain_ident, dnn_is_writable_name: core/expr.h */
 
 /* "file:line:col" of a location into `a`; NULL when there is none. */
 char *loc_to_text(arena *a, xloc loc);

@@ -95,6 +95,8 @@ static inline bool jr_is_ext_key(const char *k) { return k[0] == 'x' && k[1] == 
  * `dtype_names`: a JSON string is a dtype name (typed dtype positions).
  * NULL after an error. */
 expr *jr_value(jreader *r, const cJSON *item, bool dtype_names, const char *what);
+/* e, or NULL with an error when it is too deep to stand as a call's argument in .dnn text. */
+expr *jr_call_arg(jreader *r, const cJSON *item, expr *e);
 /* A .dnn expression held in a JSON string (`item`), parsed with the .dnn
  * grammar; NULL after an error. */
 expr *jr_expr_text(jreader *r, const cJSON *item);

@@ -94,7 +94,10 @@ static bool jr_layout(jreader *r, const cJSON *obj, xlayout *out)
         } else {
             int n = 0;
             expr **args = jr_int_list(r, v, i == 1 ? "a list of dim indices" : "a list of strides", &n);
-            if (args)
+            if (args && n == 0) /* .dnn has no @perm() */
+                ok = jr_err(r, v, false, XDNN_ERR_SEMANTIC, "\"%s\" is empty: a rank-0 tensor takes no layout",
+                            i == 1 ? "perm" : "strides");
+            else if (args)
                 *out = (xlayout){.kind = i == 1 ? LAYOUT_PERM : LAYOUT_STRIDES, .args = args, .nargs = n,
                                  .loc = jr_loc(r, v, false)};
             else

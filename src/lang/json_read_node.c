@@ -85,12 +85,17 @@ static bool scalar_names_known(jreader *r, const xgraph *g, const cJSON *at, con
 /* A by-value scalar on a port is a number: a list, string or dtype there is
  * an attribute's value in .dnn text (`op(x, "s")` passes "s" to the first
  * attribute), so it could not be written back as an input. */
-static bool port_scalar_ok(jreader *r, const xgraph *g, const op_desc *d, const char *port, const cJSON *at,
-                           const expr *e)
+static bool port_scalar_ok(jreader *r, const xgraph *g, const op_desc *d, const char *port, int slot,
+                           const cJSON *at, const expr *e)
 {
     if (e->kind == EX_LIST || e->kind == EX_STRING || e->kind == EX_DTYPE)
         return jr_err(r, at, false, XDNN_ERR_SEMANTIC, "input '%s' of %s must be a tensor or a number, got %s",
                       port, d->name, jr_describe(r, at));
+    /* a variadic op's slots past its required ports are written positionally, where .dnn text reads a number
+     * as the next attribute (`concat(a, 1)` is axis=1) */
+    if (d->variadic && slot >= d->nrequired)
+        return jr_err(r, at, false, XDNN_ERR_SEMANTIC, "input '%s' of %s must be a tensor (a number there is an "
+                      "attribute in .dnn text)", port, d->name);
     return scalar_names_known(r, g, at, e);
 }
 
@@ -126,12 +131,12 @@ static bool jr_node_inputs(jreader *r, xgraph *g, xnode *n, const op_desc *d, co
             static const char *const keys[] = {"scalar", NULL};
             size_t m2 = jr_push_key(r, "scalar");
             if (jr_keys(r, c, keys, keys))
-                p->scalar = jr_value(r, jr_get(c, "scalar"), false, "a scalar value");
+                p->scalar = jr_call_arg(r, c, jr_value(r, jr_get(c, "scalar"), false, "a scalar value"));
             jr_pop(r, m2);
-            ok &= p->scalar != NULL && port_scalar_ok(r, g, d, c->string, jr_get(c, "scalar"), p->scalar);
+            ok &= p->scalar != NULL && port_scalar_ok(r, g, d, c->string, slot, jr_get(c, "scalar"), p->scalar);
         } else if (cJSON_IsObject(c)) {
-            ok &= (p->scalar = jr_value(r, c, false, "a scalar value")) != NULL &&
-                  port_scalar_ok(r, g, d, c->string, c, p->scalar);
+            ok &= (p->scalar = jr_call_arg(r, c, jr_value(r, c, false, "a scalar value"))) != NULL &&
+                  port_scalar_ok(r, g, d, c->string, slot, c, p->scalar);
         } else {
             ok = jr_err(r, c, false, XDNN_ERR_SYNTAX,
                         "expected a tensor name, {\"scalar\": ...} or {\"expr\": ...}, got %s", jr_describe(r, c));
@@ -268,7 +273,7 @@ static bool jr_node_attrs(jreader *r, xnode *n, const op_desc *d, const cJSON *i
             const attr_spec *a = &d->attrs[ai];
             xdnn_dtype dt;
             bool dtype_name = a->type == AT_DTYPE && cJSON_IsString(c) && xdnn_dtype_from_name(c->valuestring, &dt);
-            expr *e = jr_value(r, c, dtype_name, attr_expectation(a));
+            expr *e = jr_call_arg(r, c, jr_value(r, c, dtype_name, attr_expectation(a)));
             if (e)
                 n->attrs[n->nattrs++] = (xattr){d->attrs[ai].name, e, jr_loc(r, c, true)};
             ok &= e != NULL;

@@ -72,15 +72,6 @@ char *sb_finish(sbuf *b)
 
 /* ---------------------------------------------------------------- names */
 
-bool dnn_is_writable_name(const char *s)
-{
-    if (!s || !*s || strcmp(s, "_") == 0)
-        return false;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        if (*p == '`' || *p < 32 || *p == 127)
-            return false;
-    return true;
-}
 
 /* ---------------------------------------------------------------- locations */
 

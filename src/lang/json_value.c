@@ -402,6 +402,18 @@ expr *jr_expr_text(jreader *r, const cJSON *item)
     return e;
 }
 
+/* A value that .dnn text writes as a call's argument (an initializer's, a node's attribute or port): the call
+ * is one level more, and the parser takes trees of at most EXPR_MAX_DEPTH. */
+expr *jr_call_arg(jreader *r, const cJSON *item, expr *e)
+{
+    if (e && e->depth > EXPR_MAX_DEPTH - 1) {
+        jr_err(r, item, false, XDNN_ERR_SEMANTIC, "expression nests too deeply for a call's argument (more than "
+               "%d levels)", EXPR_MAX_DEPTH - 1);
+        return NULL;
+    }
+    return e;
+}
+
 expr *jr_value(jreader *r, const cJSON *item, bool dtype_names, const char *what)
 {
     xloc loc = jr_loc(r, item, false);
@@ -429,7 +441,13 @@ expr *jr_value(jreader *r, const cJSON *item, bool dtype_names, const char *what
             ok &= items[i] != NULL;
             jr_pop(r, mark);
         }
-        return ok ? expr_list(r->ar, items, n, loc) : NULL;
+        expr *list = ok ? expr_list(r->ar, items, n, loc) : NULL;
+        if (list && list->depth > EXPR_MAX_DEPTH) { /* arrays of {"expr"} strings, each within the limit */
+            jr_err(r, item, false, XDNN_ERR_SEMANTIC, "the list nests too deeply (more than %d levels)",
+                   EXPR_MAX_DEPTH);
+            return NULL;
+        }
+        return list;
     }
     if (cJSON_IsObject(item)) {
         static const char *const keys[] = {"expr", NULL};
@@ -520,7 +538,7 @@ xinit *jr_init(jreader *r, const cJSON *item)
             ok = jr_err(r, c, true, XDNN_ERR_SEMANTIC, "%s has no argument \"%s\" (it takes: %s)", spec->fn,
                         c->string, list ? list : "none");
         } else {
-            expr *e = jr_value(r, c, false, "an initializer argument");
+            expr *e = jr_call_arg(r, c, jr_value(r, c, false, "an initializer argument"));
             if (e) {
                 in->names[in->nargs] = name;
                 in->args[in->nargs++] = e;

@@ -145,6 +145,8 @@ static cJSON *expr_object(jwriter *w, const expr *e)
 }
 
 /* A value by the rule above; `dtype_names`: the position is typed dtype. */
+enum { JSON_LIST_MAX_DEPTH = 64 }; /* deeper literal lists are written as {"expr": ...} */
+
 static cJSON *value_json(jwriter *w, const expr *e, bool dtype_names)
 {
     char buf[64];
@@ -163,6 +165,8 @@ static cJSON *value_json(jwriter *w, const expr *e, bool dtype_names)
             return jw_str(w, xdnn_dtype_name(e->dt));
         return expr_object(w, e);
     case EX_LIST: {
+        if (e->depth > JSON_LIST_MAX_DEPTH) /* as text: the document's own nesting stays far from cJSON's 1000 */
+            return expr_object(w, e);
         cJSON *a = jw_arr(w);
         for (int i = 0; i < e->nargs; i++)
             jw_push(w, a, value_json(w, e->args[i], false));

@@ -112,6 +112,11 @@ bool lower_dtype(lower_ctx *cx, const scope *sc, const char *name, xloc loc, xdn
 int lower_define_tensor(lower_ctx *cx, const scope *sc, const char *name, tensor_kind kind, xloc loc)
 {
     xgraph *g = sc->g;
+    if (!dnn_is_writable_name(name)) { /* `input _: ...`, or control characters between back-quotes */
+        lerr(cx, sc, XDNN_ERR_SEMANTIC, loc, "a tensor cannot be named '%s' (\"_\" discards a result; no control "
+             "characters)", name);
+        return -1;
+    }
     int prev = ir_find_tensor(g, name);
     if (prev >= 0) {
         lerr_only(cx, XDNN_ERR_SEMANTIC, loc, "tensor '%s' is already defined", name);
@@ -159,7 +164,10 @@ static void lower_param(lower_ctx *cx, xgraph *g, const ast_stmt *st)
              "param name `%s` is not an identifier (letters, digits, _; not a keyword or dtype)", st->name);
         return;
     }
-    if (g && mentions_dim(st->e)) { /* both written forms list a graph's params before its tensors */
+    bool dim_in_sweep = false;
+    for (int i = 0; g && i < st->sweep.n; i++)
+        dim_in_sweep |= mentions_dim(st->sweep.items[i]);
+    if (g && (mentions_dim(st->e) || dim_in_sweep)) { /* both written forms list a graph's params first */
         lerr(cx, NULL, XDNN_ERR_SEMANTIC, st->e->loc,
              "param '%s' uses dim(): a param is fixed before any tensor; assert the dim instead", st->name);
         return;

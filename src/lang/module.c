@@ -206,7 +206,14 @@ static xdnn_status add_param(xdnn_module_t *m, const char *name, expr *v, bool d
 {
     if (!m || !name || !v)
         return XDNN_ERR_USAGE;
-    if (ir_find_param(m, NULL, name)) {
+    if (!dnn_is_plain_ident(name)) { /* the rules of .dnn text (lower.c lower_param), which JSON shares */
+        diag_error(diags, XDNN_ERR_USAGE, xloc_none(), "param name '%s' is not an identifier", name);
+        return XDNN_ERR_USAGE;
+    }
+    bool taken = ir_find_param(m, NULL, name) != NULL;
+    for (size_t i = 0; !taken && i < m->ngraphs; i++)
+        taken = ir_find_param(m, m->graphs[i], name) != NULL;
+    if (taken) {
         diag_error(diags, XDNN_ERR_SEMANTIC, xloc_none(), "param '%s' is already defined", name);
         return XDNN_ERR_SEMANTIC;
     }
@@ -250,7 +257,7 @@ xdnn_status xdnn_module_add_param_expr(xdnn_module_t *m, const char *name, const
 
 xdnn_graph_t *xdnn_module_add_graph(xdnn_module_t *m, const char *name)
 {
-    if (!m || !name || xdnn_module_find_graph(m, name))
+    if (!m || !name || !dnn_is_plain_ident(name) || xdnn_module_find_graph(m, name))
         return NULL;
     return ir_add_graph(m, name, xloc_none());
 }
@@ -274,6 +281,11 @@ int xdnn_graph_add_tensor(xdnn_graph_t *g, const char *name, xdnn_tensor_kind ki
         (unsigned)dtype >= XDNN_DTYPE_COUNT) {
         diag_error(diags, XDNN_ERR_USAGE, xloc_none(), "xdnn_graph_add_tensor: bad arguments for '%s'",
                    name ? name : "(null)");
+        return -1;
+    }
+    if (!dnn_is_writable_name(name)) { /* what .dnn text and JSON can hold */
+        diag_error(diags, XDNN_ERR_USAGE, xloc_none(), "xdnn_graph_add_tensor: a tensor cannot be named '%s' "
+                   "(\"_\" discards a result; no back-quote or control character)", name);
         return -1;
     }
     arena *a = g->module->ar;
@@ -389,6 +401,11 @@ int xdnn_graph_add_node(xdnn_graph_t *g, const char *op, int n_inputs, const cha
     for (int i = 0; i < n_results; i++) {
         if (results[i] && strcmp(results[i], "_") != 0 && ir_find_tensor(g, results[i]) >= 0) {
             diag_error(diags, XDNN_ERR_SEMANTIC, xloc_none(), "'%s' is defined twice", results[i]);
+            return -1;
+        }
+        if (results[i] && strcmp(results[i], "_") != 0 && !dnn_is_writable_name(results[i])) {
+            diag_error(diags, XDNN_ERR_USAGE, xloc_none(), "%s: a tensor cannot be named '%s' (no back-quote or "
+                       "control character)", op, results[i]);
             return -1;
         }
     }

@@ -50,6 +50,6 @@ extern const plan_backend plan_backend_cuda;
 const plan_backend *plan_backend_get(xdnn_backend b);
 
 /* Fill p->tensors from p->g: every input, weight, output and `keep` tensor. */
-xdnn_status plan_collect_tensors(xdnn_plan_t *p);
+xdnn_status plan_collect_tensors(xdnn_plan_t *p, xdnn_diags_t *d);
 
 #endif

@@ -83,7 +83,7 @@ static xdnn_status load_named(const char *name, const void *data, size_t len, un
     if (s == XDNN_OK)
         s = plan_parse_graph(p->module_json, p->graph_name, &p->m, &p->g, diags);
     if (s == XDNN_OK)
-        s = plan_collect_tensors(p);
+        s = plan_collect_tensors(p, diags);
     /* a CPU plan must name every node once, each run by the CPU reference */
     if (s == XDNN_OK && !gpu) {
         bool ok = (size_t)p->nparts == p->g->nnodes;

@@ -248,7 +248,7 @@ xdnn_status plan_build(const xgraph *g, const xdnn_plan_options *o, FILE *log, x
     if (s == XDNN_OK)
         s = apply_overrides(p, g, o->tf32, d);
     if (s == XDNN_OK)
-        s = plan_collect_tensors(p);
+        s = plan_collect_tensors(p, d);
     bool measured = o->heuristic != XDNN_HEUR_FAST || be->id == XDNN_BACKEND_CPU;
     if (s == XDNN_OK && measured)
         s = select_measured(p, o, log, d);

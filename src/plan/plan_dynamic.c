@@ -239,7 +239,7 @@ xdnn_status xdnn_plan_resize(const xdnn_plan_t *p, const xdnn_binding *values, s
     for (size_t i = 0; s == XDNN_OK && i < p->g->ntensors && i < q->g->ntensors; i++) /* `keep` marks are the caller's, not the module's */
         q->g->tensors[i].keep = p->g->tensors[i].keep;
     if (s == XDNN_OK)
-        s = plan_collect_tensors(q);
+        s = plan_collect_tensors(q, d);
     if (s == XDNN_OK)
         s = copy_choices(p, q);
     plan_prepare_opts po = {.restore = true};

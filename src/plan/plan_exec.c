@@ -56,15 +56,17 @@ void xdnn_plan_options_init(xdnn_plan_options *o)
 
 /* ---------------------------------------------------------------- tensors */
 
-xdnn_status plan_collect_tensors(xdnn_plan_t *p)
+xdnn_status plan_collect_tensors(xdnn_plan_t *p, xdnn_diags_t *d)
 {
     free(p->tensors);
     free(p->bindable_of);
     p->ntensors = 0;
     p->tensors = calloc(p->g->ntensors + 1, sizeof *p->tensors);
     p->bindable_of = malloc((p->g->ntensors + 1) * sizeof *p->bindable_of);
-    if (!p->tensors || !p->bindable_of)
+    if (!p->tensors || !p->bindable_of) {
+        diag_error(d, XDNN_ERR_NOMEM, xloc_none(), "out of memory listing the plan's tensors");
         return XDNN_ERR_NOMEM;
+    }
     for (size_t i = 0; i < p->g->ntensors; i++) {
         const xtensor *t = &p->g->tensors[i];
         p->bindable_of[i] = -1;
@@ -73,8 +75,10 @@ xdnn_status plan_collect_tensors(xdnn_plan_t *p)
         p->bindable_of[i] = p->ntensors;
         int64_t elems;
         size_t bytes;
-        if (!tensor_span(t->rdtype, t->rrank, t->rdims, t->rstrides, &elems, &bytes))
-            return XDNN_ERR_NOMEM; /* bind checked the sizes: cannot happen */
+        if (!tensor_span(t->rdtype, t->rrank, t->rdims, t->rstrides, &elems, &bytes)) { /* bind bounds the span */
+            diag_error(d, XDNN_ERR_SEMANTIC, t->loc, "'%s' spans more bytes than a 64-bit size holds", t->name);
+            return XDNN_ERR_SEMANTIC;
+        }
         p->tensors[p->ntensors++] = (plan_tensor){.ir = (int)i, .bytes = bytes};
     }
     return XDNN_OK;
@@ -170,7 +174,7 @@ static xdnn_status execute_range(const xdnn_plan_t *p, size_t first, size_t coun
                    (unsigned long long)p->ws.total_bytes);
         return XDNN_ERR_USAGE;
     }
-    if (p->be->id == XDNN_BACKEND_CUDA && workspace && (uintptr_t)workspace % 256) {
+    if (p->be->id == XDNN_BACKEND_CUDA && p->ws.total_bytes && (uintptr_t)workspace % 256) {
         diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_execute: the workspace at %p is not 256-byte aligned "
                    "(the plan lays out its scratch from a 256-byte boundary; cudaMalloc gives one)", workspace);
         return XDNN_ERR_USAGE;
@@ -210,7 +214,8 @@ static xdnn_status execute_range(const xdnn_plan_t *p, size_t first, size_t coun
         } else if (!b[k].ptr && p->tensors[i].bytes) {
             diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_execute: '%s' is bound to NULL", t->name);
             s = XDNN_ERR_USAGE;
-        } else if (p->be->id == XDNN_BACKEND_CUDA && (uintptr_t)b[k].ptr % XDNN_CUDA_ALIGNMENT) {
+        } else if (p->be->id == XDNN_BACKEND_CUDA && p->tensors[i].bytes &&
+                   (uintptr_t)b[k].ptr % XDNN_CUDA_ALIGNMENT) {
             /* the engines move 16-byte vectors and TMA tiles: refused here rather than a device fault */
             diag_error(d, XDNN_ERR_USAGE, xloc_none(), "xdnn_plan_execute: '%s' is bound at %p, not %d-byte aligned "
                        "(cudaMalloc gives 256; a view at another offset needs a copy)", t->name, b[k].ptr,

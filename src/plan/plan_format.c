@@ -324,7 +324,8 @@ static xdnn_status read_workspace(const char *name, const unsigned char *p, size
     const cJSON *tb = cJSON_GetObjectItemCaseSensitive(o, "total_bytes");
     const cJSON *nb = cJSON_GetObjectItemCaseSensitive(o, "buffers");
     xdnn_status s = XDNN_OK;
-    if (!cJSON_IsNumber(tb) || !cJSON_IsNumber(nb) || tb->valuedouble < 0 || nb->valuedouble < 0)
+    if (!cJSON_IsNumber(tb) || !cJSON_IsNumber(nb) || !(tb->valuedouble >= 0 && tb->valuedouble <= 9.0e18) ||
+        !(nb->valuedouble >= 0 && nb->valuedouble <= INT32_MAX))
         s = bad(d, name, "the WKSP section is not {\"total_bytes\": N, \"buffers\": N}");
     else
         pl->ws = (plan_workspace){.total_bytes = (uint64_t)tb->valuedouble, .nbuffers = nb->valueint};

@@ -254,7 +254,7 @@ open('v1.npy', 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(h)) + h.
     done
 }
 
-@test "--input FILE.npz (np.savez): an array by the input's name or FILE.npz#KEY; compressed and missing arrays are clear errors" {
+@test "--input FILE.npz (np.savez): an array by the input's name or FILE.npz#KEY (the last of a name written twice, as np.load); compressed and missing arrays are clear errors" {
     cd "$BATS_TEST_TMPDIR"
     python3 - <<'P'
 import struct, zipfile
@@ -266,6 +266,12 @@ for name, method in (("a.npz", zipfile.ZIP_STORED), ("z.npz", zipfile.ZIP_DEFLAT
     with zipfile.ZipFile(name, "w", method) as z:  # what np.savez / np.savez_compressed write
         z.writestr("x.npy", npy((4,), [1, -2, 3, -4]))
         z.writestr("other.npy", npy((4,), [5, 6, 7, 8]))
+import warnings
+warnings.simplefilter("ignore")  # zipfile warns of the duplicate name
+with zipfile.ZipFile("dup.npz", "w") as z:  # a name written twice: zipfile (and np.load) read the last
+    z.writestr("x.npy", npy((4,), [9, 9, 9, 9]))
+    z.writestr("x.npy", npy((4,), [1, 2, -3, 4]))
+assert zipfile.ZipFile("dup.npz").read("x.npy")[-4:] == struct.pack("<f", 4)
 P
     printf 'graph g {\n  input x: f32[4];\n  y = relu(x);\n  output y;\n}\n' > r.dnn
     run xdnn run r.dnn --device cpu --input x=a.npz --format json
@@ -274,6 +280,9 @@ P
     run xdnn run r.dnn --device cpu --input x=a.npz#other --format json
     [ "$status" -eq 0 ]
     python3 -c 'import json,sys; v = json.loads(sys.argv[1])["outputs"][0]["values"]; assert v == [5, 6, 7, 8], v' "$output"
+    run xdnn run r.dnn --device cpu --input x=dup.npz --format json
+    [ "$status" -eq 0 ]
+    python3 -c 'import json,sys; v = json.loads(sys.argv[1])["outputs"][0]["values"]; assert v == [1, 2, 0, 4], v' "$output"
     run xdnn run r.dnn --device cpu --input x=a.npz#nope
     [ "$status" -eq 5 ]
     [[ "$output" == *"a.npz: error: no array 'nope' in this .npz (2 entries)"* ]]

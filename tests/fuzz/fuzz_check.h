@@ -10,14 +10,17 @@
 
 #include <stdio.h>
 
+/* The file being run when built with -DFUZZ_STANDALONE (NULL under libFuzzer). */
+static const char *fuzz_input;
+
 static inline void fuzz_broken(const char *what, const xdnn_diags_t *d, int line)
 {
     const xdnn_diag *first = NULL;
     for (size_t i = 0; d && i < xdnn_diags_count(d) && !first; i++)
         if (xdnn_diags_get(d, i)->severity == XDNN_SEV_ERROR)
             first = xdnn_diags_get(d, i);
-    fprintf(stderr, "ERROR: fuzz invariant broken (line %d): %s%s%s\n", line, what, first ? ": " : "",
-            first ? first->message : "");
+    fprintf(stderr, "ERROR: fuzz invariant broken (line %d%s%s): %s%s%s\n", line, fuzz_input ? ", input " : "",
+            fuzz_input ? fuzz_input : "", what, first ? ": " : "", first ? first->message : "");
     fflush(stderr);
     __builtin_trap();
 }

@@ -95,6 +95,7 @@ int main(int argc, char **argv)
         fclose(f);
         if (!buf)
             return 1;
+        fuzz_input = argv[i];
         LLVMFuzzerTestOneInput(buf, n);
         free(buf);
     }

@@ -279,7 +279,6 @@ static void test_every_construct(void)
     xdnn_module_destroy(m);
 }
 
-/* A module built with the C API, no .dnn text involved. */
 /* Where the two readers disagreed (session 14: fuzz_dnn in CI, then two helpers reading the readers): each of
  * these .dnn texts now reads back from its JSON to the same module, or is refused by both. */
 static void test_reader_agreement(void)
@@ -293,6 +292,8 @@ static void test_reader_agreement(void)
         /* dim() of a generated or fragment-local tensor was printed without back-quotes: dim(b.0, 0), b/t */
         {"frag-dim.dnn", "dnn 1;\nfragment f(x) -> (y) {\n  y = reshape(x, [dim(x, 0)]);\n}\n"
                          "graph g {\n  input a: f32[2];\n  b = f(relu(a));\n  output b;\n}\n"},
+        /* a back-quoted callee or keyword was printed bare */
+        {"quoted-call.dnn", "dnn 1;\nparam N = `a b`(`c d`=1);\n"},
         {"frag-assert.dnn", "dnn 1;\nfragment f(x) -> (y) {\n  t = relu(x);\n  assert dim(t, 0) == 2;\n"
                             "  y = relu(t);\n}\ngraph g {\n  input a: f32[2];\n  b = f(a);\n  output b;\n}\n"},
     };
@@ -319,6 +320,10 @@ static void test_reader_agreement(void)
          "graph name `f32` is not an identifier"},
         {"param-dim.dnn", "dnn 1;\ngraph g {\n  input x: f32[2];\n  param P = dim(x, 0);\n  output x;\n}\n",
          "param 'P' uses dim()"},
+        {"sweep-dim.dnn", "dnn 1;\ngraph g {\n  input x: f32[3];\n  param P = 3 sweep [3, dim(x, 0)];\n  output x;\n}\n",
+         "param 'P' uses dim()"},
+        {"underscore.dnn", "dnn 1;\ngraph g {\n  input _: f32[1];\n  output _;\n}\n", "cannot be named '_'"},
+        {"tab-name.dnn", "dnn 1;\ngraph g {\n  input `a\tb`: f32[1];\n  output `a\tb`;\n}\n", "cannot be named"},
     };
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         d = xdnn_diags_create();
@@ -328,6 +333,70 @@ static void test_reader_agreement(void)
         CHECK(xdnn_diags_count(d) && strstr(xdnn_diags_get(d, 0)->message, refused[i].why), "%s: '%s'",
               refused[i].name, xdnn_diags_count(d) ? xdnn_diags_get(d, 0)->message : "(none)");
         xdnn_diags_destroy(d);
+    }
+    /* JSON that .dnn text cannot say is refused when read: an empty perm, a number on a variadic slot past the
+     * required ports (`concat(a, 1)` reads the 1 as axis) */
+    static const struct { const char *name, *text, *why; } json_refused[] = {
+        {"empty-perm.json", "{\"format\": \"xdnn-graph\", \"version\": 1, \"graphs\": [{\"name\": \"g\", \"tensors\": "
+                            "{\"x\": {\"kind\": \"input\", \"dtype\": \"f32\", \"dims\": [], \"perm\": []}}}]}",
+         "\"perm\" is empty"},
+        {"variadic-number.json", "{\"format\": \"xdnn-graph\", \"version\": 1, \"graphs\": [{\"name\": \"g\", "
+                                 "\"tensors\": {\"a\": {\"kind\": \"input\", \"dtype\": \"f32\", \"dims\": [2]}, "
+                                 "\"y\": {\"kind\": \"virtual\"}}, \"nodes\": [{\"name\": \"y\", \"op\": \"concat\", "
+                                 "\"inputs\": {\"x0\": \"a\", \"x1\": {\"scalar\": 1}}, \"outputs\": {\"y\": \"y\"}}]}]}",
+         "input 'x1' of concat must be a tensor"},
+    };
+    for (size_t i = 0; i < sizeof json_refused / sizeof json_refused[0]; i++) {
+        d = xdnn_diags_create();
+        m = NULL;
+        const char *t = json_refused[i].text;
+        CHECK(xdnn_module_parse(json_refused[i].name, t, strlen(t), true, d, &m) != XDNN_OK && !m, "%s must be refused",
+              json_refused[i].name);
+        CHECK(xdnn_diags_count(d) && strstr(xdnn_diags_get(d, 0)->message, json_refused[i].why), "%s: '%s'",
+              json_refused[i].name, xdnn_diags_count(d) ? xdnn_diags_get(d, 0)->message : "(none)");
+        xdnn_diags_destroy(d);
+    }
+    /* nesting near the parser's limit: a 995-deep literal list in an initializer round-trips (JSON writes lists
+     * deeper than 64 as {"expr": ...}, keeping the document's own nesting under cJSON's 1000); JSON that composes
+     * a tree deeper than .dnn text could spell is refused when read */
+    {
+        enum { N = 995 };
+        char *deep = malloc(3 * N + 256);
+        int k = sprintf(deep, "dnn 1;\ngraph g {\n  input x: f32[1] = fill(");
+        for (int i = 0; i < N; i++)
+            deep[k++] = '[';
+        deep[k++] = '1';
+        for (int i = 0; i < N; i++)
+            deep[k++] = ']';
+        sprintf(deep + k, ");\n  output x;\n}\n");
+        xdnn_module_t *dm = parse("deep-list.dnn", deep, false);
+        CHECK(dm != NULL, "a 995-deep list parses");
+        if (dm)
+            check_fixed_points("deep-list.dnn", dm);
+        xdnn_module_destroy(dm);
+        char *minus = malloc(N + 16);
+        memset(minus, '-', 999);
+        strcpy(minus + 999, "1");
+        char *j = malloc(2 * N + 512);
+        sprintf(j, "{\"format\": \"xdnn-graph\", \"version\": 1, \"params\": {\"P\": {\"value\": [[{\"expr\": \"%s\"}]]}}}",
+                minus);
+        d = xdnn_diags_create();
+        m = NULL;
+        CHECK(xdnn_module_parse("deep.json", j, strlen(j), true, d, &m) != XDNN_OK && !m, "a 1001-deep list from JSON");
+        CHECK(xdnn_diags_count(d) && strstr(xdnn_diags_get(d, 0)->message, "nests too deeply"), "deep list: '%s'",
+              xdnn_diags_count(d) ? xdnn_diags_get(d, 0)->message : "(none)");
+        xdnn_diags_destroy(d);
+        sprintf(j, "{\"format\": \"xdnn-graph\", \"version\": 1, \"graphs\": [{\"name\": \"g\", \"tensors\": "
+                   "{\"x\": {\"kind\": \"input\", \"dtype\": \"f32\", \"dims\": [1], \"output\": true, "
+                   "\"init\": {\"fn\": \"fill\", \"value\": {\"expr\": \"%s\"}}}}, \"outputs\": [\"x\"]}]}", minus);
+        d = xdnn_diags_create();
+        m = NULL;
+        CHECK(xdnn_module_parse("deep-init.json", j, strlen(j), true, d, &m) != XDNN_OK && !m,
+              "a 1000-deep initializer argument from JSON (fill(...) would be 1001 in .dnn)");
+        xdnn_diags_destroy(d);
+        free(j);
+        free(minus);
+        free(deep);
     }
     /* -2^63 from JSON: its canonical .dnn spells it as an expression (no literal has that magnitude) */
     static const char imin[] = "{\"format\": \"xdnn-graph\", \"version\": 1, "
@@ -344,6 +413,7 @@ static void test_reader_agreement(void)
     xdnn_module_destroy(m);
 }
 
+/* A module built with the C API, no .dnn text involved. */
 static void test_c_api(void)
 {
     xdnn_diags_t *d = xdnn_diags_create();
@@ -358,6 +428,15 @@ static void test_c_api(void)
     CHECK(xdnn_graph_add_node(g, "relu", 1, in, 1, out, "upper=6.0", d) >= 0, "node");
     CHECK(xdnn_graph_mark_output(g, "y", d) == XDNN_OK, "output");
     xdnn_diags_print(d, stderr);
+    /* names neither .dnn text nor JSON could hold are refused here too */
+    xdnn_diags_t *bad = xdnn_diags_create();
+    CHECK(xdnn_module_add_param_int(m, "a b", 1) == XDNN_ERR_USAGE, "a param name with a space");
+    CHECK(xdnn_module_add_param_int(m, "f32", 1) == XDNN_ERR_USAGE, "a param named like a dtype");
+    CHECK(xdnn_module_add_graph(m, "a b") == NULL, "a graph name with a space");
+    CHECK(xdnn_graph_add_tensor(g, "_", XDNN_TENSOR_INPUT, XDNN_F16, 2, dims, NULL, bad) < 0, "a tensor named _");
+    const char *tab[1] = {"a\tb"};
+    CHECK(xdnn_graph_add_node(g, "relu", 1, in, 1, tab, NULL, bad) < 0, "a result with a control character");
+    xdnn_diags_destroy(bad);
     char *j = json_write_module_ex(m, JSON_WRITE_NO_LOCS);
     CHECK(j && strstr(j, "\"alpha\": {\"value\": 0.1}"), "alpha in JSON: %s", j ? j : "(null)");
     CHECK(j && strstr(j, "\"attrs\": {\"upper\": 6.0}"), "relu attrs in JSON");
