@@ -144,9 +144,9 @@ static cJSON *expr_object(jwriter *w, const expr *e)
     return o;
 }
 
-/* A value by the rule above; `dtype_names`: the position is typed dtype. */
 enum { JSON_LIST_MAX_DEPTH = 64 }; /* deeper literal lists are written as {"expr": ...} */
 
+/* A value by the rule above; `dtype_names`: the position is typed dtype. */
 static cJSON *value_json(jwriter *w, const expr *e, bool dtype_names)
 {
     char buf[64];
