@@ -269,6 +269,8 @@ static int prec_of(const expr *e)
 {
     if (e->kind == EX_UNARY)
         return 6;
+    if (e->kind == EX_INT && e->i == INT64_MIN) /* written as a subtraction (tb_expr): parenthesized as one */
+        return 4;
     if (e->kind != EX_BINARY)
         return 7;
     switch (e->op) {
@@ -335,9 +337,10 @@ static void tb_expr(textbuf *t, const expr *e)
 {
     char buf[64];
     switch (e->kind) {
-    case EX_INT: /* -2^63 has no literal (its magnitude is out of range): spelled as an expression */
+    case EX_INT: /* -2^63 has no literal (its magnitude is out of range): spelled as the subtraction that reads
+                  * back as itself (prec_of gives it a subtraction's precedence) */
         if (e->i == INT64_MIN)
-            snprintf(buf, sizeof buf, "(-9223372036854775807 - 1)");
+            snprintf(buf, sizeof buf, "-9223372036854775807 - 1");
         else
             snprintf(buf, sizeof buf, "%" PRId64, e->i);
         tb_put(t, buf);

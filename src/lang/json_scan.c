@@ -80,17 +80,24 @@ static long skip_string(const scanner *s, long i)
     return i < s->len ? i + 1 : SCAN_FAIL;
 }
 
+/* The strtod prefix of the run of number characters at i, as cJSON reads it: of any length (a 64-character
+ * cap cut a longer lexeme, lost every later position and with them the lexemes of later numbers). */
 static long number_len(const scanner *s, long i)
 {
-    char buf[64];
     long n = 0;
-    while (i + n < s->len && n < (long)sizeof buf - 1 && strchr("0123456789+-eE.", s->t[i + n]) && s->t[i + n])
+    while (i + n < s->len && s->t[i + n] && strchr("0123456789+-eE.", s->t[i + n]))
         n++;
+    char small[64], *buf = n < (long)sizeof small ? small : malloc((size_t)n + 1);
+    if (!buf)
+        return SCAN_FAIL;
     memcpy(buf, s->t + i, (size_t)n);
     buf[n] = 0;
     char *end = NULL;
     strtod(buf, &end);
-    return end > buf ? (long)(end - buf) : SCAN_FAIL;
+    long len = end > buf ? (long)(end - buf) : SCAN_FAIL;
+    if (buf != small)
+        free(buf);
+    return len;
 }
 
 static long scan_value(scanner *s, long i, const cJSON *item, long key_off)

@@ -144,9 +144,9 @@ static cJSON *expr_object(jwriter *w, const expr *e)
     return o;
 }
 
-/* A value by the rule above; `dtype_names`: the position is typed dtype. */
 enum { JSON_LIST_MAX_DEPTH = 64 }; /* deeper literal lists are written as {"expr": ...} */
 
+/* A value by the rule above; `dtype_names`: the position is typed dtype. */
 static cJSON *value_json(jwriter *w, const expr *e, bool dtype_names)
 {
     char buf[64];
@@ -344,16 +344,23 @@ static cJSON *node_json(jwriter *w, const xgraph *g, const xnode *n)
     return o;
 }
 
+static cJSON *number_or_expr(jwriter *w, const expr *e)
+{
+    char buf[64];
+    return number_text(e, buf, sizeof buf) ? jw_raw(w, buf) : expr_object(w, e);
+}
+
 static cJSON *check_json(jwriter *w, const xgraph *g, const xcheck *c)
 {
     cJSON *o = jw_obj(w);
     jw_add(w, o, "tensor", jw_str(w, tensor_name(g, c->tensor)));
     if (c->ref)
         jw_add(w, o, "ref", init_json(w, c->ref));
+    /* the reader takes a number or {"expr": ...} here: any other literal (bind refuses it) as an expression */
     if (c->rtol)
-        jw_add(w, o, "rtol", value_json(w, c->rtol, false));
+        jw_add(w, o, "rtol", number_or_expr(w, c->rtol));
     if (c->atol)
-        jw_add(w, o, "atol", value_json(w, c->atol, false));
+        jw_add(w, o, "atol", number_or_expr(w, c->atol));
     jw_add_loc(w, o, c->loc);
     return o;
 }

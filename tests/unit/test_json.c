@@ -398,6 +398,33 @@ static void test_reader_agreement(void)
         free(minus);
         free(deep);
     }
+    /* JSON that must be a fixed point: -2^63 inside expression text; a check's rtol that is no number; a number
+     * lexeme of 64+ characters (the position scanner cut it at 63 and lost every later position and lexeme:
+     * B = 2.0 read back as the int 2) */
+    static const struct { const char *name, *text, *want; } fixed[] = {
+        {"imin-list.json", "{\"format\": \"xdnn-graph\", \"version\": 1, \"params\": {\"A\": {\"value\": "
+                           "[-9223372036854775808, {\"expr\": \"B\"}]}, \"B\": {\"value\": 1}}}", NULL},
+        {"check-rtol.json", "{\"format\": \"xdnn-graph\", \"version\": 1, \"graphs\": [{\"name\": \"g\", \"tensors\": "
+                            "{\"x\": {\"kind\": \"input\", \"dtype\": \"f32\", \"dims\": []}}, \"checks\": "
+                            "[{\"tensor\": \"x\", \"ref\": {\"fn\": \"zeros\"}, \"rtol\": {\"expr\": \"true\"}}]}]}", NULL},
+        {"long-number.json", "{\"format\": \"xdnn-graph\", \"version\": 1, \"params\": {\"A\": {\"value\": "
+                             "1.00000000000000000000000000000000000000000000000000000000000000e5}, \"B\": {\"value\": 2.0}}}",
+         "\"B\": {\"value\": 2.0"},
+    };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        xdnn_module_t *a = parse(fixed[i].name, fixed[i].text, true);
+        char *j1 = a ? json_write_module(a) : NULL;
+        xdnn_module_t *b = j1 ? parse(fixed[i].name, j1, true) : NULL;
+        char *j2 = b ? json_write_module(b) : NULL;
+        CHECK(j1 && j2 && strcmp(j1, j2) == 0, "%s: not a fixed point:\n%s\n---\n%s", fixed[i].name, j1 ? j1 : "(null)",
+              j2 ? j2 : "(null)");
+        if (fixed[i].want)
+            CHECK(j1 && strstr(j1, fixed[i].want), "%s: '%s' in\n%s", fixed[i].name, fixed[i].want, j1 ? j1 : "");
+        free(j1);
+        free(j2);
+        xdnn_module_destroy(a);
+        xdnn_module_destroy(b);
+    }
     /* -2^63 from JSON: its canonical .dnn spells it as an expression (no literal has that magnitude) */
     static const char imin[] = "{\"format\": \"xdnn-graph\", \"version\": 1, "
                                "\"params\": {\"A\": {\"value\": -9223372036854775808}}}";
