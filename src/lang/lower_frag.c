@@ -242,15 +242,11 @@ bool lower_fragment_call(lower_ctx *cx, scope *sc, namer *nm, const expr *call, 
     }
     for (int k = 0; k < np && ok; k++) {
         const ast_fparam *p = frag->fparams.items[k];
-        if (given[k])
-            continue;
-        if (!p->dflt) {
+        if (!given[k] && !p->dflt) {
             lerr(cx, sc, XDNN_ERR_SEMANTIC, call->loc, "fragment '%s' needs argument '%s' (its parameters are %s)",
                  frag->name, p->name, param_list(a, frag));
             ok = false;
-            continue;
         }
-        bs[k] = (binding){.name = p->name, .tensor = -1, .value = p->dflt, .is_tensor_param = is_tensor_param(p)};
     }
     if (!ok)
         return false;
@@ -266,9 +262,15 @@ bool lower_fragment_call(lower_ctx *cx, scope *sc, namer *nm, const expr *call, 
         rnames = one;
         rlocs = oneloc;
     }
+    /* The expansion's prefix: its first call-site name (`h/t`).  Inside a fragment a target that is the
+     * fragment's first result maps to the outer call-site name, whose prefix the outer expansion's own locals
+     * use: that call takes the statement's base instead (`h/y/t`). */
     const char *site = NULL;
     for (int i = 0; i < nres && !site; i++)
         site = rnames[i];
+    if (sc->fr && nnames > 0 && site && strncmp(sc->prefix, site, strlen(site)) == 0 &&
+        strcmp(sc->prefix + strlen(site), "/") == 0)
+        site = nm->base;
     frame fr = {.frag = frag, .call_loc = call->loc, .parent = sc->fr};
     char *origin = arena_sprintf(a, "in fragment '%s' called from %s:%d:%d", frag->name,
                                  call->loc.file ? call->loc.file : "?", call->loc.line, call->loc.col);
@@ -287,8 +289,18 @@ bool lower_fragment_call(lower_ctx *cx, scope *sc, namer *nm, const expr *call, 
         .result_tensors = rt,
         .origin = origin,
     };
-    for (int k = 0; k < np; k++)
+    /* in parameter order; a missing argument's default is lowered in the fragment's scope, seeing the
+     * parameters before it (bound to the call's values), not the caller's names */
+    for (int k = 0; k < np; k++) {
+        const ast_fparam *p = frag->fparams.items[k];
+        if (!given[k]) {
+            char *what = arena_sprintf(a, "the default of parameter '%s' of fragment '%s'", p->name, frag->name);
+            bs[k] = (binding){.name = p->name, .tensor = -1, .is_tensor_param = is_tensor_param(p)};
+            if (!(bs[k].value = lower_ct(cx, &inner, p->dflt, what)))
+                return false;
+        }
         VEC_PUSH(a, inner.b, inner.nb, inner.capb, bs[k]);
+    }
 
     for (int i = 0; i < frag->body.n; i++) {
         const ast_stmt *s = frag->body.items[i];

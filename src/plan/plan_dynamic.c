@@ -163,8 +163,11 @@ static xdnn_status new_values(const xdnn_plan_t *p, const xdnn_binding *v, size_
     for (int i = 0; i < p->ndyn; i++) {
         if (!text[i][0]) {
             const xparam *x = find_param(p->g, p->dyn[i].name);
-            if (!x || x->rvalue.kind != VAL_INT)
-                return XDNN_ERR_INTERNAL; /* checked when the plan was built */
+            if (!x || x->rvalue.kind != VAL_INT) { /* checked when built: a loaded plan's OPTS may still lie */
+                diag_error(d, XDNN_ERR_IO, xloc_none(), "corrupt plan: its dynamic param '%s' is not an int param "
+                           "of graph '%s'", p->dyn[i].name, p->graph_name);
+                return XDNN_ERR_IO;
+            }
             snprintf(text[i], sizeof text[i], "%lld", (long long)x->rvalue.i);
         }
         b[i] = (xdnn_binding){.name = p->dyn[i].name, .value_text = text[i]};

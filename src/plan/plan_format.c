@@ -250,6 +250,8 @@ static xdnn_status read_considered(const char *name, const cJSON *cs, plan_part 
         return XDNN_OK;
     if (!cJSON_IsArray(cs))
         return bad(d, name, "partition %s: \"considered\" is not an array", q->name);
+    if (cJSON_GetArraySize(cs) == 0) /* cands stays NULL with ncands 0: the backends fill such a part's list */
+        return XDNN_OK;
     q->cands = calloc((size_t)cJSON_GetArraySize(cs) + 1, sizeof *q->cands);
     if (!q->cands)
         return XDNN_ERR_NOMEM;

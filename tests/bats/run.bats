@@ -396,3 +396,32 @@ P
     grep -q '^  a_rather_long_node_name_for_the_table  *relu  ' table
     grep -q '^  frag/inner/a_name_well\.\.\.mn_width_of_a_table_row neg  ' table
 }
+
+@test "a CPU plan whose partitions list no considered engines runs (its candidate lists were leaked: valgrind suite)" {
+    cd "$BATS_TEST_TMPDIR"
+    printf 'graph g {\n  input x: f32[4] = arange(start=-2);\n  y = abs(x);\n  output y;\n}\n' > a.dnn
+    xdnn plan a.dnn --device cpu -o a.xplan
+    # every partition's "considered" emptied, the checksum made again (man/xdnn-plan.5: FNV-1a over the bytes)
+    python3 - <<'P'
+import json, struct
+b = open("a.xplan", "rb").read()
+n = struct.unpack_from("<I", b, 12)[0]
+at, out = 16, bytearray(b[:16])
+for _ in range(n):
+    t, ln = b[at:at + 4], struct.unpack_from("<Q", b, at + 4)[0]
+    body = b[at + 12:at + 12 + ln]
+    if t == b"PART":
+        parts = json.loads(body)
+        for p in parts:
+            p["considered"] = []
+        body = json.dumps(parts).encode()
+    out += t + struct.pack("<Q", len(body)) + body
+    at += 12 + ln
+h = 0xcbf29ce484222325
+for c in out:
+    h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+open("e.xplan", "wb").write(out + b"CSUM" + struct.pack("<QQ", 8, h))
+P
+    out=$(xdnn run e.xplan --device cpu --format json 2> /dev/null)
+    python3 -c 'import json,sys; v = json.loads(sys.argv[1])["outputs"][0]["values"]; assert v == [2, 1, 0, 1], v' "$out"
+}

@@ -334,6 +334,22 @@ static void test_reader_agreement(void)
               refused[i].name, xdnn_diags_count(d) ? xdnn_diags_get(d, 0)->message : "(none)");
         xdnn_diags_destroy(d);
     }
+    /* fragments (a helper): nested expansions whose locals shared the outer one's prefix (`h/t` defined twice);
+     * a parameter's default that named another parameter read the module's param of that name */
+    static const struct { const char *name, *text, *want; } frags[] = {
+        {"nested-frag.dnn", "dnn 1;\nfragment inner(x) -> (y) {\n  t = relu(x);\n  y = relu(t);\n}\n"
+                            "fragment outer(x) -> (y) {\n  t = relu(x);\n  y = inner(t);\n}\n"
+                            "graph g {\n  input a: f32[2];\n  h = outer(a);\n  output h;\n}\n", "`h/y/t` = relu(`h/t`);"},
+        {"frag-default.dnn", "dnn 1;\nparam a = 5;\nfragment f(x, a: int = 2, b: int = a) -> (y) {\n  y = x * b;\n}\n"
+                             "graph g {\n  input x: f32[2];\n  h = f(x, a=3);\n  output h;\n}\n", "h = mul(x, 3);"},
+    };
+    for (size_t i = 0; i < sizeof frags / sizeof frags[0]; i++) {
+        xdnn_module_t *fm = parse(frags[i].name, frags[i].text, false);
+        char *t = fm ? dnn_write_module(fm) : NULL;
+        CHECK(t && strstr(t, frags[i].want), "%s: '%s' in\n%s", frags[i].name, frags[i].want, t ? t : "(null)");
+        free(t);
+        xdnn_module_destroy(fm);
+    }
     /* JSON that .dnn text cannot say is refused when read: an empty perm, a number on a variadic slot past the
      * required ports (`concat(a, 1)` reads the 1 as axis) */
     static const struct { const char *name, *text, *why; } json_refused[] = {
