@@ -78,6 +78,28 @@ static bool bind_all(xdnn_plan_t *q, xdnn_graph_t *g, const run_state *st, size_
     return true;
 }
 
+/* Whether every output of q bound in bind[] holds the bits of want[] (NULL entries skipped); each one that does
+ * not is named with `when`. */
+static bool outputs_same(const char *path, xdnn_plan_t *q, const xdnn_tensor_binding *bind, void *const *want,
+                         const char *when)
+{
+    bool same = true;
+    for (size_t i = 0; i < xdnn_plan_tensor_count(q); i++) {
+        xdnn_tensor_info t;
+        xdnn_plan_tensor(q, i, &t);
+        if (!t.is_output || !want[i])
+            continue;
+        void *back = malloc(t.bytes ? t.bytes : 1);
+        cudaMemcpy(back, bind[i].ptr, t.bytes, cudaMemcpyDeviceToHost);
+        if (memcmp(back, want[i], t.bytes) != 0) {
+            fprintf(stderr, "%s: output %s differs %s\n", path, t.name, when);
+            same = false;
+        }
+        free(back);
+    }
+    return same;
+}
+
 /* Item 4: execute q with every tensor at base + off bytes (or ONE_ELEMENT); outputs against want[] (the
  * aligned execute's bits).  Returns "same bits", "refused" (the diagnostic printed), or NULL when it differs
  * or faults. */
@@ -114,19 +136,10 @@ static const char *offset_check(const char *path, xdnn_plan_t *q, xdnn_graph_t *
         xdnn_diags_print(d, stderr);
         verdict = "refused";
     }
-    for (size_t i = 0; verdict && rs == XDNN_OK && i < n; i++) {
-        xdnn_tensor_info t;
-        xdnn_plan_tensor(q, i, &t);
-        if (!t.is_output || !want[i])
-            continue;
-        void *back = malloc(t.bytes ? t.bytes : 1);
-        cudaMemcpy(back, bind[i].ptr, t.bytes, cudaMemcpyDeviceToHost);
-        if (memcmp(back, want[i], t.bytes) != 0) {
-            fprintf(stderr, "%s: output %s differs with bindings at +%s\n", path, t.name, at);
-            verdict = NULL;
-        }
-        free(back);
-    }
+    char when[64];
+    snprintf(when, sizeof when, "with bindings at +%s", at);
+    if (verdict && rs == XDNN_OK && !outputs_same(path, q, bind, want, when))
+        verdict = NULL;
     for (size_t i = 0; i < n; i++)
         cudaFree(base[i]);
     cudaFree(ws);
@@ -260,19 +273,8 @@ static int check_graph(const char *path)
         cudaEventSynchronize(e1);
         cudaEventElapsedTime(&graph_ms, e0, e1);
         /* the replayed outputs are the same bits */
-        for (size_t i = 0; i < n; i++) {
-            xdnn_tensor_info t;
-            xdnn_plan_tensor(q, i, &t);
-            if (!t.is_output || !host_out[i])
-                continue;
-            void *back = malloc(t.bytes ? t.bytes : 1);
-            cudaMemcpy(back, bind[i].ptr, t.bytes, cudaMemcpyDeviceToHost);
-            if (memcmp(back, host_out[i], t.bytes) != 0) {
-                fprintf(stderr, "%s: output %s differs after CUDA-graph replay\n", path, t.name);
-                bad = 1;
-            }
-            free(back);
-        }
+        if (!outputs_same(path, q, bind, host_out, "after CUDA-graph replay"))
+            bad = 1;
     }
     cudaError_t ce = cudaDeviceSynchronize();
     if (ce != cudaSuccess) {
