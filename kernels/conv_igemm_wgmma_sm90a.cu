@@ -713,11 +713,14 @@ __global__ void __launch_bounds__(kcwThreads, 1)
                                            (uint16_t)(tap % g.S * g.dw), (uint16_t)(tap / g.S * g.dh));
                     } else if (g.tma == 1) { // 64 channels of one tap (t, r, s)
                         kcw_load_tap5(sA, &tx, KCW_FULL(st), g, kk % g.C, kk / g.C, w0, h0, d0, n0);
-                    } else { // C == 32: taps 2 kt and 2 kt + 1 side by side; past the last tap the last again
-                        const int tap = kk / 32; // (finite x times w's zero columns past Kred: adds 0)
+                    } else { // C == 32: taps 2 kt and 2 kt + 1 side by side
+                        const int tap = kk / 32;
+                        const bool past = tap + 1 >= taps; // an odd tap count's last slice: its second half
                         kcw_load_tap5(sA, &tx, KCW_FULL(st), g, 0, tap, w0, h0, d0, n0);
-                        kcw_load_tap5(sA + kcwBM * 64, &tx, KCW_FULL(st), g, 0, tap + 1 < taps ? tap + 1 : tap, w0,
-                                      h0, d0, n0);
+                        // past the last tap, images past N: TMA's zero fill (the box's bytes all the same), so
+                        // w's zero columns past Kred meet zeros, not the last tap's pixels again (Inf x 0 = NaN)
+                        kcw_load_tap5(sA + kcwBM * 64, &tx, KCW_FULL(st), g, 0, past ? tap : tap + 1, w0, h0, d0,
+                                      past ? n0 + g.N : n0);
                     }
                     tma_load(sB, &tw, KCW_FULL(st), kk, it.bn, 0, 0); // w as [K][Kred]: rows past K are zeros
                 }

@@ -363,6 +363,7 @@ template <int MODE, int XDT, int YDT> __global__ void kq_kernel(const kq_params 
 /* The divisors of the index maps, as magics (kern_quant.h's map). */
 struct kq_fast {
     kfdiv per_row, col_blk, lead_dim[KQ_MAXD], lead_blk[KQ_MAXD];
+    bool pow2; /* kq_quant8_fp8 skips kq_settle for a power-of-two scale (XDNN_QUANT_POW2, kq_use_pow2) */
 };
 
 static __device__ __forceinline__ uint32_t kq_row_off_fast(const kq_params &p, const kq_fast &f, uint32_t row)
@@ -428,16 +429,31 @@ static __device__ __noinline__ uint2 kq_quant8_exact(float v0, float v1, float v
 
 /* The 8 fp8 bytes of v[j] / s (kq_quant's bytes): straight-line for a chunk
  * whose every product x * RN(1/s) is in kq_settle's range (its values
- * converted, two per cvt), kq_quant8_exact otherwise. */
-template <int YDT> static __device__ __forceinline__ uint2 kq_quant8_fp8(const float *v, float s)
+ * converted, two per cvt), kq_quant8_exact otherwise.  With pow2 and s a
+ * normal power of two below 2^125 (e8m0 scales 2^-126 to 2^124; per-tensor
+ * scales often)
+ * 1/s is exact and so is x * (1/s) (down to f32's subnormals, far under the
+ * fp8 grid's last step, where both round to the same zero): the conversion's own
+ * round to nearest even is the reference's, ties included, and kq_settle's
+ * tie test (1 element in 16 for bf16 over an e8m0 scale) is skipped; only its
+ * range test stays (Inf, NaN and |q| >= 2^24 to the exact path). */
+template <int YDT> static __device__ __forceinline__ uint2 kq_quant8_fp8(const float *v, float s, bool pow2)
 {
     const float rs = __frcp_rn(s), as = fabsf(s);
     /* kq_quotient's fast path needs 0 < |s| < 2^125 (1/s normal) */
     bool plain = as > 0.0f && as < 4.2535296e37f;
     float q[KQ_V];
+    if (pow2 && plain && as >= 0x1p-126f && (__float_as_uint(as) & 0x7fffffu) == 0) {
 #pragma unroll
-    for (int j = 0; j < KQ_V; j++)
-        q[j] = kq_settle<YDT>(v[j], rs, as, plain);
+        for (int j = 0; j < KQ_V; j++) {
+            q[j] = v[j] * rs;
+            plain &= fabsf(q[j]) < 16777216.0f;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < KQ_V; j++)
+            q[j] = kq_settle<YDT>(v[j], rs, as, plain);
+    }
     if (!plain)
         return kq_quant8_exact<YDT>(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], s, rs);
     const __nv_fp8_interpretation_t k = YDT == XDNN_FP8_E4M3 ? __NV_E4M3 : __NV_E5M2;
@@ -520,7 +536,8 @@ __global__ void __launch_bounds__(KQ_THREADS) kq_kernel_v3(const kq_params p, co
             }
             const float s = sc[k];
             if (MODE == KQ_QUANT && YDT != XDNN_I8) {
-                *reinterpret_cast<uint2 *>(static_cast<unsigned char *>(p.y) + base) = kq_quant8_fp8<YDT>(v, s);
+                *reinterpret_cast<uint2 *>(static_cast<unsigned char *>(p.y) + base) =
+                    kq_quant8_fp8<YDT>(v, s, f.pow2);
             } else if (MODE == KQ_QUANT) {
                 const float rs = __frcp_rn(s);
                 unsigned char out[KQ_V];
@@ -549,6 +566,13 @@ __global__ void __launch_bounds__(KQ_THREADS) kq_kernel_v3(const kq_params p, co
     }
     if (MODE == KQ_AMAX)
         kq_flush_last(static_cast<float *>(p.y), cur, cur_max);
+}
+
+/* XDNN_QUANT_POW2=1 (read once; off by default until measured): the power-of-two scale path of kq_quant8_fp8. */
+static bool kq_use_pow2(void)
+{
+    static const char *const env = getenv("XDNN_QUANT_POW2");
+    return env && *env && strcmp(env, "0") != 0;
 }
 
 /* XDNN_QUANT_V2=1 (read once): the v2 kernel for every shape, for A/B. */
@@ -613,6 +637,7 @@ extern "C" int kq_launch(const kq_params *p, void *stream)
     const bool v3 = vec && uniform && !kq_use_v2();
     kq_fast f = {};
     if (v3) {
+        f.pow2 = kq_use_pow2();
         f.per_row = kfdiv_make((uint32_t)per_row);
         f.col_blk = kfdiv_make(p->col_blk);
         for (int d = 0; d < p->nlead && d < KQ_MAXD; d++) {

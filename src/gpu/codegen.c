@@ -126,11 +126,13 @@ static const char prelude[] =
     " { v = rintf(v); return v != v ? 0 : v >= 127.0f ? 127 : v <= -128.0f ? -128 : (signed char)v; }\n"
     "__device__ __forceinline__ unsigned char xd_f2bool(float v) { return v != 0.0f; }\n"
     /* 1 / (1 + e^-x) from ex2.approx and rcp.approx (a few f32 ulp; lower.c uses it only for values rounded
-     * to 16 bits): the exact expf and IEEE division held silu bf16 at 82 % of copy on issue slots.  x = -inf
+     * to 16 bits): the exact expf and IEEE division held silu bf16 at 82 % of copy on issue slots.  With
+     * e = e^-|x| in (0, 1], x >= 0 takes 1 / (1 + e) and x < 0 e / (1 + e): the reciprocal's argument stays in
+     * [1, 2] and the small results come from ex2 without ftz, subnormals included (bf16 keeps them).  x = -inf
      * gives 0 (then silu's -inf * 0 = NaN, as the reference's -inf / inf), +inf 1, NaN NaN. */
     "__device__ __forceinline__ float xd_sigmoid_fast(float x) { float e, r;"
-    " asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(e) : \"f\"(x * -1.4426950408889634f));"
-    " asm(\"rcp.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(1.0f + e)); return r; }\n"
+    " asm(\"ex2.approx.f32 %0, %1;\" : \"=f\"(e) : \"f\"(fabsf(x) * -1.4426950408889634f));"
+    " asm(\"rcp.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(1.0f + e)); return x >= 0.0f ? r : e * r; }\n"
     "struct alignas(16) xd_v16 { unsigned int w[4]; };\n"
     "struct alignas(8) xd_v8 { unsigned int w[2]; };\n"
     "struct alignas(4) xd_v4 { unsigned int w; };\n"

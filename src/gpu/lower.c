@@ -40,17 +40,19 @@ static gpw_tag pw_tag(int op, const double *p)
 /* The GPU's forms of the logistic family for values rounded to 16 bits (f16 / bf16 results): e^-x through
  * ex2.approx and the reciprocal through rcp.approx (codegen.c xd_sigmoid_fast, a few f32 ulp against the
  * half-ulp of 2^-9 / 2^-12 that the rounding adds) instead of expf and an IEEE division, which held silu bf16
- * at 82 % of copy on issue slots.  Written in pointwise_modes.def's variables (dy, a, p0, K) and the same
- * algebra as there; f32 / f64 results keep the exact expressions.  XDNN_PW_APPROX=0 keeps them everywhere. */
+ * at 82 % of copy on issue slots.  Written in pointwise_modes.def's variables (dy, a, p0, K) and its algebra
+ * but for 1 - sigmoid(x), taken as sigmoid(-x): the same e^-|x| and reciprocal (the compiler computes them
+ * once), and no cancellation where sigmoid(x) nears 1.  f32 / f64 results keep the exact expressions.
+ * XDNN_PW_APPROX=0 keeps them everywhere. */
 static const char *pw_fast_form(const char *op, xdnn_dtype out)
 {
     static const struct { const char *op, *expr; } forms[] = {
         {"sigmoid", "xd_sigmoid_fast(a)"},
         {"silu", "a * xd_sigmoid_fast(a)"},
         {"swish", "a * xd_sigmoid_fast(p0 * a)"},
-        {"sigmoid_bwd", "dy * xd_sigmoid_fast(a) * (K(1) - xd_sigmoid_fast(a))"},
-        {"silu_bwd", "dy * xd_sigmoid_fast(a) * (K(1) + a * (K(1) - xd_sigmoid_fast(a)))"},
-        {"swish_bwd", "dy * xd_sigmoid_fast(p0 * a) * (K(1) + p0 * a * (K(1) - xd_sigmoid_fast(p0 * a)))"},
+        {"sigmoid_bwd", "dy * xd_sigmoid_fast(a) * xd_sigmoid_fast(-a)"},
+        {"silu_bwd", "dy * xd_sigmoid_fast(a) * (K(1) + a * xd_sigmoid_fast(-a))"},
+        {"swish_bwd", "dy * xd_sigmoid_fast(p0 * a) * (K(1) + p0 * a * xd_sigmoid_fast(-(p0 * a)))"},
         {"softplus_bwd", "dy * xd_sigmoid_fast(p0 * a)"},
     };
     if (out != XDNN_F16 && out != XDNN_BF16)

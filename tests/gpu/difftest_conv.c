@@ -70,8 +70,10 @@ typedef struct tcase {
     bool dw_v2_fits;         /* with dw_v2 "": the conv_dw partition must take v2 (else it must stay on v1) */
     const char *tma3d;       /* XDNN_CONV_WGMMA_TMA3D for this case ("0": a 3-D conv's x gathered by cp.async);
                                 the process's own value is restored after it */
-    int x_inf[2][4];         /* x_inf[0..1] = (n, c, h, w) != all 0: x holds +Inf there (both runs) before the
-                                reference: placed where no valid output reads it, the outputs must stay finite */
+    int x_inf[2][5];         /* x_inf[0..1] = x's logical (n, c, h, w) or (n, c, d, h, w) by its rank, != all
+                                0: x holds +Inf there (both runs) before the reference; the outputs must match
+                                its Infs and NaNs exactly (all finite where no valid output reads those places,
+                                +-Inf where one does) */
 } tcase;
 
 static tcase *cases;
@@ -1876,26 +1878,27 @@ static dh_rule conv_rule(const tcase *c, const dh_case_run *r, int t)
     return rule;
 }
 
-/* x_inf: +Inf written into input x of both run states at the case's (n, c, h, w) places (the tensor's logical
- * order, its strides), then the CPU reference run (dh_case_begin ran without it). */
+/* x_inf: +Inf written into input x (a conv_dgrad's dy) of both run states at the case's places (the tensor's
+ * logical order, its strides), then the CPU reference run (dh_case_begin ran without it). */
 static xdnn_status place_x_infs(const tcase *c, dh_case_run *r, dh_outcome *out)
 {
-    size_t xi = r->g->ntensors;
+    size_t xi = r->g->ntensors; /* x, or a conv_dgrad's dy */
     for (size_t t = 0; t < r->g->ntensors; t++)
-        if (strcmp(r->g->tensors[t].name, "x") == 0)
+        if (strcmp(r->g->tensors[t].name, "x") == 0 ||
+            (xi == r->g->ntensors && strcmp(r->g->tensors[t].name, "dy") == 0))
             xi = t;
     if (xi == r->g->ntensors) {
-        snprintf(out->msg, sizeof out->msg, "x_inf: the graph has no input x");
+        snprintf(out->msg, sizeof out->msg, "x_inf: the graph has no input x or dy");
         return XDNN_ERR_USAGE;
     }
     for (int s = 0; s < 2; s++) {
         host_tensor *ht = s ? &r->gpu.tensors[xi] : &r->cpu.tensors[xi];
         for (int k = 0; k < 2; k++) {
             const int *at = c->x_inf[k];
-            if (!(at[0] | at[1] | at[2] | at[3]) || ht->rank != 4 || !ht->data)
+            if (!(at[0] | at[1] | at[2] | at[3] | at[4]) || ht->rank < 4 || ht->rank > 5 || !ht->data)
                 continue;
             int64_t off = 0;
-            for (int d = 0; d < 4; d++)
+            for (int d = 0; d < ht->rank; d++)
                 off += (int64_t)at[d] * ht->strides[d];
             if (ht->dtype == XDNN_F16)
                 ((uint16_t *)ht->data)[off] = 0x7c00;
@@ -1919,7 +1922,7 @@ static void run_case(int i, dh_outcome *out)
     bool bench = opts.bench;
     dh_case_run r = {0};
     dh_env env = {0}; /* the case's switches, the process's own values put back after it */
-    const bool infs = c->x_inf[0][0] | c->x_inf[0][1] | c->x_inf[0][2] | c->x_inf[0][3];
+    const bool infs = c->x_inf[0][0] | c->x_inf[0][1] | c->x_inf[0][2] | c->x_inf[0][3] | c->x_inf[0][4];
     xdnn_status s = dh_case_begin(&r, c->id, c->text, !bench && !c->refuse && !infs, out);
     xgraph *g = r.g;
     if (s == XDNN_OK && infs && !bench && !c->refuse)
@@ -2622,7 +2625,7 @@ static void conv_stem_cases(void)
                 continue;
             conv_case_forced("stem-inf-past-edge-20x22", &inf_w, dts[ti], true, dir, false, "conv_stem", 1);
             tcase *c = &cases[ncases - 1];
-            memcpy(c->x_inf, (int[2][4]){{1, 2, 19, 4}, {0, 0, 9, 21}}, sizeof c->x_inf);
+            memcpy(c->x_inf, (int[2][5]){{1, 2, 19, 4}, {0, 0, 9, 21}}, sizeof c->x_inf);
         }
 }
 
@@ -2863,6 +2866,22 @@ static void conv_wgmma_tma3d_cases(void)
     if (tc) {
         tc->tma3d = "1";
         tc->want_detail2 = t5;
+    }
+    /* session 14: +Inf in x inside the volume, where every tap reads it for some output: with C = 32 and 27 taps
+     * the last slice's second half read the last tap's pixels again against w's zero columns (Inf x 0 = NaN
+     * where the reference has +-Inf, 0 after the relu); it now reads images past N (TMA's zeros) */
+    const win_cfg infw = cfg(3, 2, 32, 32, 1, (int[]){7, 9, 11}, (int[]){3, 3, 3}, NULL, NULL, (int[]){1, 1, 1},
+                             (int[]){1, 1, 1}, false);
+    for (int dir = 0; dir < 2; dir++) {
+        wgmma_case(dir ? "on/tm3d-inf-c32-k32-3x3x3" : "on/tm3-inf-c32-k32-3x3x3", &infw, "bf16", dir, 0, t5);
+        cases[ncases - 1].tma3d = "1";
+        memcpy(cases[ncases - 1].x_inf, (int[2][5]){{1, 5, 3, 4, 6}, {0, 31, 6, 8, 10}}, sizeof cases[0].x_inf);
+    }
+    tc = bias_relu_3d_case("conv/fwd+epi/on/tm3-inf-n1-c32-k32/bias-relu/bf16/ndhwc/3d", &ew, "bf16");
+    if (tc) {
+        tc->tma3d = "1";
+        tc->want_detail2 = t5;
+        memcpy(tc->x_inf, (int[2][5]){{0, 7, 3, 2, 4}, {0, 0, 0, 0, 1}}, sizeof tc->x_inf);
     }
 }
 

@@ -178,6 +178,47 @@ static void chain_cases(void)
     }
 }
 
+/* pow2/...: quantize over power-of-two scales on the v3 path (cols % 8 == 0): an f32 per-tensor 2^-7 and e8m0
+ * [1, 32] blocks of 2^-7 / 2^3, x f32 / bf16 / f16 at std 3 (bf16 over 2^-7 meets an e4m3 tie 1 element in 16)
+ * and 1e-3 (quotients in the fp8 grids' subnormal steps), e4m3 and e5m2, bit-exact.  XDNN_QUANT_POW2=1 sends
+ * them through kq_quant8_fp8's power-of-two path (no kq_settle), the default through kq_settle. */
+static void pow2_cases(void)
+{
+    static const char *const xdts[] = {"f32", "bf16", "f16"}, *const qdts[] = {"fp8_e4m3", "fp8_e5m2"};
+    static const double stds[] = {3.0, 1e-3};
+    int k = 0;
+    for (int xi = 0; xi < 3; xi++)
+        for (int qi = 0; qi < 2; qi++)
+            for (int si = 0; si < 2; si++, k++) {
+                char id[128];
+                snprintf(id, sizeof id, "pow2/tensor-f32/%s->%s/std%g", xdts[xi], qdts[qi], stds[si]);
+                add_case(id, CK_EXACT,
+                         "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[3, 64, 1032] = randn(std=%g);\n"
+                         "  weight s: f32[1] = fill(0.0078125);\n  q = quantize(x, s, dtype=%s);\n  output q;\n}\n",
+                         700 + k, xdts[xi], stds[si], qdts[qi]);
+                snprintf(id, sizeof id, "pow2/blk1x32-e8m0/%s->%s/std%g", xdts[xi], qdts[qi], stds[si]);
+                add_case(id, CK_EXACT,
+                         "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[3, 64, 1024] = randn(std=%g);\n"
+                         "  weight s: e8m0[3, 64, 32] = fill(%s);\n  q = quantize(x, s, block=[1, 1, 32], dtype=%s);\n"
+                         "  output q;\n}\n",
+                         720 + k, xdts[xi], stds[si], si ? "0.0078125" : "8.0", qdts[qi]);
+            }
+    /* the edges on the v3 path (cols % 8 == 0, one scale): per-tensor scales 2^-126, 2^124 and -2^-7 (the
+     * power-of-two path), 3 * 2^-7 (not one: kq_settle), x with -0, saturating, fp8-subnormal and f32-huge
+     * quotients, ties of e4m3 (2^-7 x 1.0625 over 2^-7) */
+    static const char *const scales[] = {"1.1754943508222875e-38", "2.1267647932558654e37", "-0.0078125", "0.0234375"};
+    for (int si = 0; si < 4; si++)
+        for (int qi = 0; qi < 2; qi++) {
+            char id[128];
+            snprintf(id, sizeof id, "pow2/edges/scale%d->%s", si, qdts[qi]);
+            add_case(id, CK_EXACT,
+                     "dnn 1;\ngraph g(seed=%d) {\n  weight x: f32[2, 8] = values([[-0.0, 1.0, -3.0e38, 1.0e-40, "
+                     "0.0078125, 0.00830078125, 448.0, -1.0e-30], [3.0e38, -2.5, 1.0e30, 2.0e-45, 0.5, -0.00830078125, "
+                     "65504.0, 7.0]]);\n  weight s: f32[1] = fill(%s);\n  q = quantize(x, s, dtype=%s);\n"
+                     "  output q;\n}\n", 760 + 2 * si + qi, scales[si], qdts[qi]);
+        }
+}
+
 static void smm_case(int m, int n, int kk, const char *ta, const char *tb, const char *out, ckind kind,
                      const char *expect)
 {
@@ -527,6 +568,7 @@ int main(int argc, char **argv)
     } else {
         table_cases();
         chain_cases();
+        pow2_cases(); /* session 14 (q14) */
         smm_cases();
         sconv_cases();
     }
