@@ -363,7 +363,7 @@ template <int MODE, int XDT, int YDT> __global__ void kq_kernel(const kq_params 
 /* The divisors of the index maps, as magics (kern_quant.h's map). */
 struct kq_fast {
     kfdiv per_row, col_blk, lead_dim[KQ_MAXD], lead_blk[KQ_MAXD];
-    bool pow2; /* kq_quant8_fp8 skips kq_settle for a power-of-two scale (XDNN_QUANT_POW2, kq_use_pow2) */
+    bool pow2; /* kq_quant8_fp8 skips kq_settle for a power-of-two scale (kq_use_pow2) */
 };
 
 static __device__ __forceinline__ uint32_t kq_row_off_fast(const kq_params &p, const kq_fast &f, uint32_t row)
@@ -568,11 +568,12 @@ __global__ void __launch_bounds__(KQ_THREADS) kq_kernel_v3(const kq_params p, co
         kq_flush_last(static_cast<float *>(p.y), cur, cur_max);
 }
 
-/* XDNN_QUANT_POW2=1 (read once; off by default until measured): the power-of-two scale path of kq_quant8_fp8. */
+/* The power-of-two scale path of kq_quant8_fp8, on unless XDNN_QUANT_POW2=0 (read once; the A/B): measured in
+ * session 15 on the H100, bf16 -> e4m3 1x32 e8m0 8192^2 0.1030 -> 0.0753 ms (69 -> 91 % of copy). */
 static bool kq_use_pow2(void)
 {
     static const char *const env = getenv("XDNN_QUANT_POW2");
-    return env && *env && strcmp(env, "0") != 0;
+    return !(env && strcmp(env, "0") == 0);
 }
 
 /* XDNN_QUANT_V2=1 (read once): the v2 kernel for every shape, for A/B. */

@@ -180,8 +180,8 @@ static void chain_cases(void)
 
 /* pow2/...: quantize over power-of-two scales on the v3 path (cols % 8 == 0): an f32 per-tensor 2^-7 and e8m0
  * [1, 32] blocks of 2^-7 / 2^3, x f32 / bf16 / f16 at std 3 (bf16 over 2^-7 meets an e4m3 tie 1 element in 16)
- * and 1e-3 (quotients in the fp8 grids' subnormal steps), e4m3 and e5m2, bit-exact.  XDNN_QUANT_POW2=1 sends
- * them through kq_quant8_fp8's power-of-two path (no kq_settle), the default through kq_settle. */
+ * and 1e-3 (quotients in the fp8 grids' subnormal steps), e4m3 and e5m2, bit-exact.  By default they go
+ * through kq_quant8_fp8's power-of-two path (no kq_settle), with XDNN_QUANT_POW2=0 through kq_settle. */
 static void pow2_cases(void)
 {
     static const char *const xdts[] = {"f32", "bf16", "f16"}, *const qdts[] = {"fp8_e4m3", "fp8_e5m2"};
