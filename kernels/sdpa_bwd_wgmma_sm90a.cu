@@ -62,6 +62,9 @@
 //    default since session 13, XDNN_SDPA_BWD_DESC=0 the A/B): ncu showed a consumer warp building descriptors with
 //    ~250 of its 743 instructions per tile, and ptxas's 28 / 36 bytes of spills at DP = 128 (plain / band) go to 0
 //    with it; H100 b4h16s4096d128 bf16 2.638 -> 2.525 ms (544 TFLOP/s; cuDNN 2.704 in the same call).
+//    Session 15: the kDescAdd instance takes the warpgroup index from a lane-0 broadcast (sdpa_fwd_wgmma v12), so
+//    its descriptors live in uniform registers (R2UR 126 -> 61 in its SASS): b4h16s4096d128 2.501-2.520 ms, causal
+//    1.423 (session 13: 2.525 / 1.461; XDNN_SDPA_BWD_DESC=0 in the same call 2.658-2.660 / 1.506-1.523).
 //    Tried and dropped (bench/RESULTS-sdpa.md): the dQ reduce-adds issued by producer warps (FA3's dQ writer) and
 //    dV issued before the dS arithmetic: neither faster, together slower, with more spills.
 //  sdpa_bwd_dq_out  dq = scale * workspace, in q's dtype (16-byte stores).
@@ -334,12 +337,6 @@ __device__ __forceinline__ void drop_sign(const xk_sdpa &p, float (&sa)[BM / 2],
     }
 }
 
-// the wgmma descriptor of address a + off from a's (gdesc): off >> 4 added to the address field (a + off < 2^18)
-__device__ __forceinline__ uint64_t desc_add(uint64_t d, uint32_t off)
-{
-    return (d & 0xffffffff00000000ull) | (uint32_t)((uint32_t)d + (off >> 4));
-}
-
 // P f of a signed P (drop_sign): P / (1 - p) kept, 0 dropped; |x| is P either way.
 __device__ __forceinline__ float drop_kept(const xk_sdpa &p, float x) { return fmaxf(x, 0.0f) * p.drop_scale; }
 
@@ -372,7 +369,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     const float *ld_gen = reinterpret_cast<const float *>(smem_raw + (sLD - smem_u32(smem_raw)));
 #define XB_FULL(s) (sBar + 8u * (1 + (s)))
 #define XB_EMPTY(s) (sBar + 8u * (1 + ST + (s)))
-    const int wg = threadIdx.x / 128;
+    // kDescAdd: warp-uniform by a broadcast from lane 0 (ptxas cannot prove threadIdx.x / 128 is), so the shared
+    // addresses derived from it and the descriptors built on them live in uniform registers (sdpa_fwd_wgmma v12)
+    const int wg = kDescAdd ? __shfl_sync(0xffffffffu, threadIdx.x / 128, 0) : threadIdx.x / 128;
     // Ragged k, v (kBand only): blockIdx.x is a slot of 128 keys (slot_seq), blockIdx.y the kv head; a slot no
     // keys fall in exits.  Ragged q: the query rows of sequence b are tokens qrow + i, its workspace rows start
     // at 64 * slot_base(b).  qb / kb: the batch coordinate of the q, do / k, v maps (0 when packed).

@@ -137,6 +137,17 @@
 //    live registers in the softmax): 1.5-3.4% slower on every row but the noisy b1h32s16384.  ptxas's schedule
 //    of the softmax beside the P V in flight (168 registers, the consumers at their 240 cap) is what both
 //    disturbed; neither the MUFU's rate nor the chains' latency is what the turn waits on.
+//  v12 (2026-11-25, issue 10, session 15): the wgmma descriptors of a GEMM's k-steps by one add to the tile's
+//    base descriptor (desc_add, as sdpa_bwd_wgmma's kDescAdd since session 13).  ncu's source view (no mask,
+//    b4h16s4096d128, 176 keys): each k-step's two descriptors were built whole by a dependent chain of ~5
+//    instructions each (add, mask, shift, or, R2UR) on the consumer's issue path, ~38 descriptors a tile at
+//    DP 128 (8 Q K^T k-steps x 2, 11 P V k-steps x 2 column halves), their "wait" stalls among the turn's.
+//    With the warpgroup index broadcast from lane 0 (__shfl_sync: warp-uniform in ptxas's eyes), the bases and
+//    the adds run on the uniform datapath: sm_90a SASS of the bf16 176-key instance, a Q K^T k-step 4 uniform
+//    instructions instead of ~9 vector ones ending in four R2UR, a P V k-step 2 instead of 5.
+//    XDNN_SDPA_WGMMA_DESC=0 keeps v11's descriptors (bf16 plain instances, the A/B).  H100 (session 15, one call,
+//    v12 / v11 in turn per shape): no mask b4h16s4096d128 0.8934 -> 0.8519 ms (615 -> 645 TFLOP/s; cuDNN 0.8768),
+//    Llama b2h32k8s4096d128 0.8923 -> 0.8452 (650), causal -0.6 / -0.7 %, b16h16s1024d64 +0.8 % / causal -2 %.
 #include "gpu/kern_sdpa_splitkv.h"
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -363,7 +374,9 @@ __device__ __forceinline__ void bias_smem(float *s, uint32_t tile, uint32_t lrow
 
 // GEN: the additive bias and dropout (per-element loads and Philox words in the softmax); without them the
 // kernel has no trace of either, so the plain and band-masked cases keep their registers and schedule.
-template <typename T, int DP, bool GEN, bool SPLIT, int BNX>
+// kDescAdd (v12): the k-steps' wgmma descriptors by one add to a tile's base descriptor (desc_add); false only
+// in the bf16 plain instances that XDNN_SDPA_WGMMA_DESC=0 selects, the A/B.
+template <typename T, int DP, bool GEN, bool SPLIT, int BNX, bool kDescAdd>
 __global__ void __launch_bounds__(kThreads, 1)
     sdpa_fwd_wgmma(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                    const __grid_constant__ CUtensorMap tv, const __grid_constant__ CUtensorMap tb, const xk_sdpa p,
@@ -390,7 +403,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 #define XW_EMPTYV(s) (sBar + 8u * (2 + 3 * ST + (s)))
 #define XW_FULLB(s) (sBar + 8u * (2 + 4 * ST + (s)))
 #define XW_EMPTYB(s) (sBar + 8u * (2 + 5 * ST + (s)))
-    const int wg = threadIdx.x / 128;
+    // v12: warp-uniform by a broadcast from lane 0, which ptxas can prove (threadIdx.x / 128 it cannot): what
+    // derives from it, this warpgroup's shared addresses and so the wgmma descriptors, then lives in uniform
+    // registers (v11 built each descriptor in vector registers and moved it over by four R2UR)
+    const int wg = kDescAdd ? __shfl_sync(0xffffffffu, threadIdx.x / 128, 0) : threadIdx.x / 128;
     if (walk.nsplit > 1) // v10: the combine pass may be scheduled now (it waits for this grid's end)
         asm volatile("griddepcontrol.launch_dependents;\n" ::);
 
@@ -577,21 +593,27 @@ __global__ void __launch_bounds__(kThreads, 1)
         // that v9 left their lines as they were)
             // S = Q K^T of a K tile (DP/16 k-steps of 16 head-dim columns)
             auto issue_qk = [&](uint32_t kb, uint32_t qb) { // kb: the K tile; qb: this warpgroup's rows of Q
+                const uint64_t dq0 = gdesc(qb, 16, 1024), dk0 = gdesc(kb, 16, 1024);
 #pragma unroll
                 for (int kk = 0; kk < DP / 16; kk++) {
                     const uint32_t co = (kk >> 2) * 128u, ko = (kk & 3) * 32u;
-                    wg_ss(s, gdesc(qb + co * BM + ko, 16, 1024), gdesc(kb + co * BN + ko, 16, 1024), kk > 0,
-                          T());
+                    if (kDescAdd)
+                        wg_ss(s, desc_add(dq0, co * BM + ko), desc_add(dk0, co * BN + ko), kk > 0, T());
+                    else
+                        wg_ss(s, gdesc(qb + co * BM + ko, 16, 1024), gdesc(kb + co * BN + ko, 16, 1024), kk > 0,
+                              T());
                 }
             };
             // O += P V of the tile in stage st (BN/16 k-steps of 16 keys; V rows are 128-byte lines)
             auto issue_pv = [&](int st) {
                 const uint32_t vb = sV + st * C::KV_BYTES;
+                const uint64_t dv0 = gdesc(vb, BN * 128, 1024);
 #pragma unroll
                 for (int kk = 0; kk < BN / 16; kk++)
 #pragma unroll
                     for (int c = 0; c < OC; c++) {
-                        const uint64_t dv = gdesc(vb + kk * 16 * 128 + c * 2 * BN * 128, BN * 128, 1024);
+                        const uint32_t off = kk * 16 * 128 + c * 2 * BN * 128;
+                        const uint64_t dv = kDescAdd ? desc_add(dv0, off) : gdesc(vb + off, BN * 128, 1024);
                         wg_rs(o[c], pf[kk], dv, T());
                         if (SPLIT)
                             wg_rs(o[c], pl[SPLIT ? kk : 0], dv, T());
@@ -954,8 +976,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 // XDNN_SDPA_WGMMA_WIDE=0 (v11) keeps 128-key tiles where the 176-key tile would be taken (wide_tile); 2 takes
 // it for a band open on one side (causal-like) too.  XDNN_SDPA_WGMMA_AHEAD=0 (v11) keeps the counter's walk
 // drawing each item when its producer gets to it (and so the stream off there).
+// XDNN_SDPA_WGMMA_DESC=0 (v12) runs bf16 plain attention (no bias, no dropout, 16-bit o) on instances that
+// build every k-step's wgmma descriptors whole (v11), the A/B of kDescAdd.
 struct knobs {
-    int pingpong, persistent, sms, bias_tma, smem, causal, qbuf, chain, pack, splits, wide, ahead;
+    int pingpong, persistent, sms, bias_tma, smem, causal, qbuf, chain, pack, splits, wide, ahead, desc_add;
 };
 static knobs read_knobs()
 {
@@ -986,6 +1010,8 @@ static knobs read_knobs()
         k.wide = wd && wd[0] >= '0' && wd[0] <= '2' ? wd[0] - '0' : 1;
         const char *ah = getenv("XDNN_SDPA_WGMMA_AHEAD");
         k.ahead = !(ah && ah[0] == '0');
+        const char *da = getenv("XDNN_SDPA_WGMMA_DESC");
+        k.desc_add = !(da && da[0] == '0');
     }
     return k;
 }
@@ -1077,7 +1103,7 @@ bool every_item_has_keys(const xk_sdpa &p, int bm)
     return true;
 }
 
-template <typename T, int DP, bool GEN, bool SPLIT, int BNX = 0>
+template <typename T, int DP, bool GEN, bool SPLIT, int BNX = 0, bool kDescAdd = true>
 cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void *ws, size_t ws_bytes,
                       cudaStream_t s)
 {
@@ -1158,13 +1184,14 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void
     static int opted = 0; // the dynamic shared memory this instantiation may use so far
     if (opted < smem) {
         cudaError_t e =
-            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 smem);
+            cudaFuncSetAttribute(sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX, kDescAdd>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
         if (e != cudaSuccess)
             return e;
         opted = smem;
     }
-    sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX><<<grid, kThreads, smem, s>>>(tq, tk, tv, tb, pk_p, walk, k.pingpong, btma);
+    sdpa_fwd_wgmma<T, DP, GEN, SPLIT, BNX, kDescAdd>
+        <<<grid, kThreads, smem, s>>>(tq, tk, tv, tb, pk_p, walk, k.pingpong, btma);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess || pk.nsplit <= 1)
         return e;
@@ -1189,7 +1216,16 @@ template <typename T, bool SPLIT>
 cudaError_t launch_t(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void *ws, size_t wb, cudaStream_t s)
 {
     const int d = p.D > p.Dv ? p.D : p.Dv;
-    if (!SPLIT && !p.bias.p && !p.drop_threshold && d > 64 && d <= 128 && wide_tile(p, knobs_of(), ws ? wb : 0))
+    const bool plain = !p.bias.p && !p.drop_threshold;
+    if constexpr (std::is_same<T, __nv_bfloat16>::value && !SPLIT) // XDNN_SDPA_WGMMA_DESC=0: v11's descriptors
+        if (plain && !knobs_of().desc_add) {
+            if (d > 64 && d <= 128 && wide_tile(p, knobs_of(), ws ? wb : 0))
+                return launch_wg<T, 128, false, false, 176, false>(p, st, sched, ws, wb, s);
+            return d <= 64    ? launch_wg<T, 64, false, false, 0, false>(p, st, sched, ws, wb, s)
+                   : d <= 128 ? launch_wg<T, 128, false, false, 0, false>(p, st, sched, ws, wb, s)
+                              : launch_wg<T, 256, false, false, 0, false>(p, st, sched, ws, wb, s);
+        }
+    if (!SPLIT && plain && d > 64 && d <= 128 && wide_tile(p, knobs_of(), ws ? wb : 0))
         return launch_wg<T, 128, false, false, 176>(p, st, sched, ws, wb, s);
     if (p.bias.p || p.drop_threshold)
         return d <= 64    ? launch_wg<T, 64, true, SPLIT>(p, st, sched, ws, wb, s)

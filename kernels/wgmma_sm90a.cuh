@@ -104,6 +104,14 @@ __device__ __forceinline__ uint64_t gdesc(uint32_t addr, uint32_t lbo, uint32_t 
            ((uint64_t)((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
 }
 
+// The descriptor of address a + off from a's (gdesc): off >> 4 added to the address field, one add per wgmma
+// k-step instead of gdesc's mask-shift-or chain on a + off (a + off < 2^18, as every shared address is: the
+// 14-bit field takes no carry into the leading byte offset above it).
+__device__ __forceinline__ uint64_t desc_add(uint64_t d, uint32_t off)
+{
+    return (d & 0xffffffff00000000ull) | (uint32_t)((uint32_t)d + (off >> 4));
+}
+
 // The same for a 64-byte swizzled K-major operand (TMA's SWIZZLE_64B: rows of 64 bytes, 16-byte chunk c of row
 // r at c ^ (r / 2 % 4)): 8-row groups 512 bytes apart, a k16 step 32 bytes along the row.
 __device__ __forceinline__ uint64_t gdesc64(uint32_t addr)
