@@ -152,7 +152,9 @@ __global__ void __launch_bounds__(kwxThreads, 1)
     const uint32_t sbar = sbase + ST * C::STAGE;
 #define KWX_FULL(s) (sbar + 8u * (s))
 #define KWX_EMPTY(s) (sbar + 8u * (ST + (s)))
-    const int wg = threadIdx.x / 128;
+    // warp-uniform by a lane-0 broadcast, which ptxas can prove (threadIdx.x / 128 it cannot): the shared
+    // addresses derived from it, and the wgmma descriptors on them, then live in uniform registers (no R2UR)
+    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0);
     const int bn = blockIdx.x * BN, bm = blockIdx.y * BM, z = blockIdx.z;
     const int sl0 = z * g.per, KT = max(0, min(g.per, g.slices - sl0));
 
@@ -268,8 +270,8 @@ __global__ void __launch_bounds__(kwxThreads, 1)
         for (int k16 = 0; k16 < KWX_BK / 16; k16++)
 #pragma unroll
             for (int h = 0; h < NH; h++)
-                wg_tt(acc[h], gdesc(sA + k16 * 2048, BLK, 1024), gdesc(sB + 2 * h * BLK + k16 * 2048, BLK, 1024),
-                      kt > 0 || k16 > 0, T());
+                wg_tt(acc[h], desc_add(gdesc(sA, BLK, 1024), k16 * 2048),
+                      desc_add(gdesc(sB, BLK, 1024), 2 * h * BLK + k16 * 2048), kt > 0 || k16 > 0, T());
         wg_commit();
         wg_wait<1>(); // the previous slice's group has retired: its stage goes back
         if (kt > 0)

@@ -100,7 +100,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     const float *ld_gen = reinterpret_cast<const float *>(smem_raw + (sLD - smem_u32(smem_raw)));
 #define XB_FULL(s) (sBar + 8u * (1 + (s)))
 #define XB_EMPTY(s) (sBar + 8u * (1 + ST + (s)))
-    const int wg = threadIdx.x / 128;
+    // warp-uniform by a lane-0 broadcast, which ptxas can prove (threadIdx.x / 128 it cannot): the shared
+    // addresses derived from it, and the wgmma descriptors on them, then live in uniform registers (no R2UR)
+    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0);
     const wide_block w = wide_block_of<BN, BM>(p, kBand);
     if (w.empty)
         return; // a ragged slot past the sequence's keys: nothing to compute, nothing to store

@@ -191,7 +191,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 #define XF_FULLV(s) (sBar + 8u * (2 + ST + (s)))
 #define XF_EMPTYK(s) (sBar + 8u * (2 + 2 * ST + (s)))
 #define XF_EMPTYV(s) (sBar + 8u * (2 + 3 * ST + (s)))
-    const int wg = threadIdx.x / 128;
+    // warp-uniform by a lane-0 broadcast, which ptxas can prove (threadIdx.x / 128 it cannot): the shared
+    // addresses derived from it, and the wgmma descriptors on them, then live in uniform registers (no R2UR)
+    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0);
     if (threadIdx.x == 0) {
         mb_init(fullQ, 1);
         mb_init(emptyQ, 256);
@@ -277,13 +279,13 @@ __global__ void __launch_bounds__(kThreads, 1)
                 const uint32_t kb = sK + st * TILE;
 #pragma unroll
                 for (int kk = 0; kk < DH / 32; kk++)
-                    qk_ss(s, gdesc(qbase + kk * 32, 16, 1024), gdesc(kb + kk * 32, 16, 1024), kk > 0);
+                    qk_ss(s, desc_add(gdesc(qbase, 16, 1024), kk * 32), desc_add(gdesc(kb, 16, 1024), kk * 32), kk > 0);
             };
             auto issue_pv = [&](int st) {
                 const uint32_t vb = sV + st * TILE;
 #pragma unroll
                 for (int kk = 0; kk < BN / 32; kk++)
-                    pv_rs(o, pf[kk], gdesc(vb + kk * 32, 16, 1024));
+                    pv_rs(o, pf[kk], desc_add(gdesc(vb, 16, 1024), kk * 32));
             };
             auto softmax = [&](int it, float *corr) {
                 const int n0 = it * BN;
