@@ -9,7 +9,8 @@
 // flight while it stores the current one, on a grid of exactly the resident
 // blocks; k_transpose held one tile between two barriers (68-80 % of copy)
 // and its 132 x 8 blocks ran a second, thin wave where 40 registers let 6 a
-// SM.  XDNN_COPY_TILED_V2=0 keeps k_transpose, =2 tiles twice as deep.
+// SM; it also takes 8-byte units (i64, f64: the element loop before).
+// XDNN_COPY_TILED_V2=0 keeps k_transpose, =2 tiles twice as deep.
 // The affine pieces of one concat / split run in one launch (k_copy_pieces,
 // cp_launch_group); XDNN_COPY_ONE_LAUNCH=0 launches them one by one.
 #include "gpu/kern_copy.h"
@@ -207,19 +208,23 @@ struct tp_place {
 // tiles a grid apart, the next tile's place computed while its loads fly.
 // Tile order as k_transpose (a fastest, then d, then the batch dims).
 // The global loads a thread of k_transpose_piped<es, p, k> holds in flight (NL below), and the blocks per SM its
-// registers must allow: without the bound ptxas took 48-55 registers (4-5 blocks); at these it spills nothing,
-// and 8 blocks hold 64 KB of loads in flight a SM.
+// registers must allow, from the registers those loads fill: without the bound ptxas took 48-55 registers (4-5
+// blocks); at these it spills nothing, and 8 blocks hold 64 KB of loads in flight a SM.
 __host__ __device__ constexpr int tp_loads(int es, int p, int k)
 {
     return k * (128 / es) * (128 / es) / (p * 256);
 }
-__host__ __device__ constexpr int tp_min_blocks(int loads)
+__host__ __device__ constexpr int tp_load_regs(int es, int p, int k)
 {
-    return loads <= 8 ? 8 : loads <= 16 ? 6 : 5;
+    return tp_loads(es, p, k) * (es * p > 4 ? es * p / 4 : 1);
+}
+__host__ __device__ constexpr int tp_min_blocks(int load_regs)
+{
+    return load_regs <= 8 ? 8 : load_regs <= 16 ? 6 : 5;
 }
 
 template <int ES, int P, int K>
-__global__ void __launch_bounds__(256, tp_min_blocks(tp_loads(ES, P, K))) k_transpose_piped(const cp_job j, int a, uint32_t tiles_a, uint32_t tiles_d,
+__global__ void __launch_bounds__(256, tp_min_blocks(tp_load_regs(ES, P, K))) k_transpose_piped(const cp_job j, int a, uint32_t tiles_a, uint32_t tiles_d,
                                                          uint32_t ntiles)
 {
     typedef typename unit<ES>::t U;
@@ -347,7 +352,7 @@ int tiled_v2_mode()
 // Does k_transpose_piped take units of esize bytes (and is it on)?
 bool piped_takes(int esize)
 {
-    return tiled_v2_mode() != 0 && (esize == 2 || esize == 4);
+    return tiled_v2_mode() != 0 && (esize == 2 || esize == 4 || esize == 8);
 }
 
 // k_transpose_piped<ES, P, K> on a grid of the blocks resident at once (asked once per device); false
@@ -378,9 +383,9 @@ bool launch_piped(const cp_job *j, int a, cudaStream_t s)
     return true;
 }
 
-// The pipelined transpose for 2- and 4-byte units: 8 KB tiles (64 x 64 2-byte units, 32 x 64 4-byte ones), 16 KB
-// with XDNN_COPY_TILED_V2=2; false when it does not take the job (1-byte units keep k_transpose: a thread would hold
-// 64 of them in flight, a register each).
+// The pipelined transpose for 2-, 4- and 8-byte units: 8 KB tiles (64 x 64 2-byte units, 32 x 64 4-byte ones,
+// 16 x 64 8-byte ones), 16 KB with XDNN_COPY_TILED_V2=2; false when it does not take the job (1-byte units keep
+// k_transpose: a thread would hold 64 of them in flight, a register each).
 bool launch_transpose_piped(const cp_job *j, int a, bool pairs, cudaStream_t s)
 {
     if (!piped_takes(j->esize))
@@ -390,7 +395,9 @@ bool launch_transpose_piped(const cp_job *j, int a, bool pairs, cudaStream_t s)
         return deep ? launch_piped<2, 2, 2>(j, a, s) : launch_piped<2, 2, 1>(j, a, s);
     if (j->esize == 2)
         return deep ? launch_piped<2, 1, 2>(j, a, s) : launch_piped<2, 1, 1>(j, a, s);
-    return deep ? launch_piped<4, 1, 4>(j, a, s) : launch_piped<4, 1, 2>(j, a, s);
+    if (j->esize == 4)
+        return deep ? launch_piped<4, 1, 4>(j, a, s) : launch_piped<4, 1, 2>(j, a, s);
+    return deep ? launch_piped<8, 1, 8>(j, a, s) : launch_piped<8, 1, 4>(j, a, s);
 }
 
 // The pieces of a concat / split in one launch (cp_launch_group): one flat
@@ -454,8 +461,9 @@ void launch(const cp_job *j, int blocks, cudaStream_t s)
 extern "C" int cp_tiled_axis(const cp_job *j)
 {
     static const char *const e = getenv("XDNN_COPY_TILED"); // A/B switch, read once
+    // 8-byte units (i64, f64) only on k_transpose_piped; k_transpose left them to the element loop
     if ((e && strcmp(e, "0") == 0) || j->kind != CPK_AFFINE || j->idt != j->odt || j->n < 2 ||
-        (j->esize != 1 && j->esize != 2 && j->esize != 4))
+        (j->esize != 1 && j->esize != 2 && j->esize != 4 && !(j->esize == 8 && piped_takes(8))))
         return -1;
     const int last = j->n - 1;
     if (j->ost[last] != 1 || j->ist[last] == 1 || j->size[last] < 16)
