@@ -199,14 +199,6 @@ struct tp_place {
     int na, nd;
 };
 
-// The transpose with the next tile's loads in flight: a TA x TD tile (TA * ES
-// = 128 bytes along a: whole input lines; TD = K * TA rows along the output's
-// last dim) through shared memory, as k_transpose, but each thread loads its
-// part of the block's next tile into registers before it stores the current
-// one from shared memory, so DRAM reads go on across the store phase and the
-// barriers.  The grid is the blocks resident at once (launch_piped); each walks
-// tiles a grid apart, the next tile's place computed while its loads fly.
-// Tile order as k_transpose (a fastest, then d, then the batch dims).
 // The global loads a thread of k_transpose_piped<es, p, k> holds in flight (NL below), and the blocks per SM its
 // registers must allow, from the registers those loads fill: without the bound ptxas took 48-55 registers (4-5
 // blocks); at these it spills nothing, and 8 blocks hold 64 KB of loads in flight a SM.
@@ -223,9 +215,17 @@ __host__ __device__ constexpr int tp_min_blocks(int load_regs)
     return load_regs <= 8 ? 8 : load_regs <= 16 ? 6 : 5;
 }
 
+// The transpose with the next tile's loads in flight: a TA x TD tile (TA * ES
+// = 128 bytes along a: whole input lines; TD = K * TA rows along the output's
+// last dim) through shared memory, as k_transpose, but each thread loads its
+// part of the block's next tile into registers before it stores the current
+// one from shared memory, so DRAM reads go on across the store phase and the
+// barriers.  The grid is the blocks resident at once (launch_piped); each walks
+// tiles a grid apart, the next tile's place computed while its loads fly.
+// Tile order as k_transpose (a fastest, then d, then the batch dims).
 template <int ES, int P, int K>
-__global__ void __launch_bounds__(256, tp_min_blocks(tp_load_regs(ES, P, K))) k_transpose_piped(const cp_job j, int a, uint32_t tiles_a, uint32_t tiles_d,
-                                                         uint32_t ntiles)
+__global__ void __launch_bounds__(256, tp_min_blocks(tp_load_regs(ES, P, K)))
+    k_transpose_piped(const cp_job j, int a, uint32_t tiles_a, uint32_t tiles_d, uint32_t ntiles)
 {
     typedef typename unit<ES>::t U;
     typedef typename unit<ES * P>::t W;

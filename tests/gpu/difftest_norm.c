@@ -1994,10 +1994,10 @@ static void s14_cases(void)
  * exactly (a copy moves bits).  Tiles partial at both edges (odd extents; even ones move 2-byte units in pairs),
  * 1-sized batch dims, batch dims on both sides of the tiled ones (5-D), 2-D transposes with a line and a half of
  * tail, slices as views (a first unit past 0, 16-byte aligned as views need; odd and even strides) and as the
- * copy's own offset (a slice written column-major: an odd and an even first unit), NaN / Inf moved as they are, shapes under a tile (the element
- * loop: C = 5, a row of one), and shapes of 2000-9000 tiles (several a block: the pipeline's steady state and its
- * end); every unit size: f32 / f16 / bf16, i32, i64 (8-byte units) and bool (1-byte units: k_transpose).
- * Registered last. */
+ * copy's own offset (a slice written column-major: an odd and an even first unit), NaN / Inf moved as they are,
+ * shapes under a tile (the element loop: C = 5, a row of one), and shapes of 2000-9000 tiles (several a block:
+ * the pipeline's steady state and its end); every unit size: f32 / f16 / bf16, i32, i64 (8-byte units) and bool
+ * (1-byte units: k_transpose).  Registered last. */
 static void tp15_cases(void)
 {
     static const struct { const char *id, *body; } cc[] = {
@@ -2017,7 +2017,8 @@ static void tp15_cases(void)
         {"2d/1x8192", "  input x: $T[1, 8192];\n  y = permute(x, perm=[1, 0]);\n  output y: $T;"},
         {"5d/2x3x20x5x18", "  input x: $T[2, 3, 20, 5, 18];\n  y = permute(x, perm=[4, 1, 0, 3, 2]);\n"
                            "  output y: $T;"},
-        {"view/slice+perm/2x150x33x17", "  input x: $T[2, 150, 33, 17];\n  s: $T = slice(x, axis=1, start=16, end=146);\n"
+        {"view/slice+perm/2x150x33x17", "  input x: $T[2, 150, 33, 17];\n"
+                                        "  s: $T = slice(x, axis=1, start=16, end=146);\n"
                                         "  y = permute(s, perm=[0, 2, 3, 1]);\n  output y: $T;"},
         {"view/slice+perm/4x40x81", "  input x: $T[4, 40, 81];\n  s: $T = slice(x, axis=2, start=8, end=72);\n"
                                     "  y = permute(s, perm=[0, 2, 1]);\n  output y: $T;"},

@@ -35,8 +35,15 @@ set -uo pipefail
 dev=${1:?DEV}; out0=${2:?OUT}
 . tests/gpu/dev_env.sh "$dev" "$out0"
 dry=${DRY:+--dry}
-tl() { local l=$((${DEADLINE:-145} - (SECONDS - t0))); if [ "$l" -lt "$1" ]; then echo $((l > 1 ? l : 1)); else echo "$1"; fi; }
-counts() { grep -E "^FAIL" -A6 "$1" | cut -c1-300 | head -18; echo "$(grep -c "^PASS" "$1") passed, $(grep -c "^FAIL" "$1") failed"; }
+# tl S: S seconds, or what is left before DEADLINE (seconds after t0) when less
+tl() {
+    local l=$((${DEADLINE:-145} - (SECONDS - t0)))
+    if [ "$l" -lt "$1" ]; then echo $((l > 1 ? l : 1)); else echo "$1"; fi
+}
+counts() {
+    grep -E "^FAIL" -A6 "$1" | cut -c1-300 | head -18
+    echo "$(grep -c "^PASS" "$1") passed, $(grep -c "^FAIL" "$1") failed"
+}
 if [ -n "$dry" ]; then td=${TD:?DRY=1 needs TD=difftest_norm built here}
 else step link; dev_build_testers difftest_norm || exit 1; td=$dev/difftest_norm; fi
 
@@ -57,8 +64,8 @@ counts "$out/t_off.log"
 step "3. bench bench/s12/permute: V2 default / 0 / 2, twice"
 for r in 1 2; do
     for sw in on 0 2; do
-        if [ "$sw" = on ]; then env -u XDNN_COPY_TILED_V2 timeout "$(tl 15)" "$td" --bench bench/s12/permute
-        else XDNN_COPY_TILED_V2=$sw timeout "$(tl 15)" "$td" --bench bench/s12/permute; fi > "$out/bench_${sw}_$r.log" 2>&1
+        v=$sw; [ "$sw" = on ] && v=1 # 1: the default
+        XDNN_COPY_TILED_V2=$v timeout "$(tl 15)" "$td" --bench bench/s12/permute > "$out/bench_${sw}_$r.log" 2>&1
         echo "XDNN_COPY_TILED_V2=$sw run $r:"
         grep -h "BENCH" "$out/bench_${sw}_$r.log" | sed 's/^ *BENCH bench\/s12\/permute\///' | cut -c1-190
     done
