@@ -5,6 +5,12 @@
 // dim contiguous there: NCHW <-> NHWC, 2-D transposes) go through a shared-memory
 // tile (k_transpose, cp_tiled_axis): the element loop read 2-byte units at a
 // stride of the plane and ran at 18 % of copy; XDNN_COPY_TILED=0 keeps it.
+// v2 (session 15, k_transpose_piped): the loads of a block's next tile are in
+// flight while it stores the current one, on a grid of exactly the resident
+// blocks; k_transpose held one tile between two barriers (68-80 % of copy)
+// and its 132 x 8 blocks ran a second, thin wave where 40 registers let 6 a
+// SM; it also takes 8-byte units (i64, f64: the element loop before).
+// XDNN_COPY_TILED_V2=0 keeps k_transpose, =2 tiles twice as deep.
 // The affine pieces of one concat / split run in one launch (k_copy_pieces,
 // cp_launch_group); XDNN_COPY_ONE_LAUNCH=0 launches them one by one.
 #include "gpu/kern_copy.h"
@@ -14,6 +20,8 @@
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <atomic>
 
 namespace {
 
@@ -184,6 +192,130 @@ __global__ void __launch_bounds__(256) k_transpose(const cp_job j, int a, int64_
     }
 }
 
+// A tile of k_transpose_piped: its first input and output units, its extents
+// along a and d (smaller than the tile's at the edges).
+struct tp_place {
+    int64_t io, oo;
+    int na, nd;
+};
+
+// The global loads a thread of k_transpose_piped<es, p, k> holds in flight (NL below), and the blocks per SM its
+// registers must allow, from the registers those loads fill: without the bound ptxas took 48-55 registers (4-5
+// blocks); at these it spills nothing, and 8 blocks hold 64 KB of loads in flight a SM.
+__host__ __device__ constexpr int tp_loads(int es, int p, int k)
+{
+    return k * (128 / es) * (128 / es) / (p * 256);
+}
+__host__ __device__ constexpr int tp_load_regs(int es, int p, int k)
+{
+    return tp_loads(es, p, k) * (es * p > 4 ? es * p / 4 : 1);
+}
+__host__ __device__ constexpr int tp_min_blocks(int load_regs)
+{
+    return load_regs <= 8 ? 8 : load_regs <= 16 ? 6 : 5;
+}
+
+// The transpose with the next tile's loads in flight: a TA x TD tile (TA * ES
+// = 128 bytes along a: whole input lines; TD = K * TA rows along the output's
+// last dim) through shared memory, as k_transpose, but each thread loads its
+// part of the block's next tile into registers before it stores the current
+// one from shared memory, so DRAM reads go on across the store phase and the
+// barriers.  The grid is the blocks resident at once (launch_piped); each walks
+// tiles a grid apart, the next tile's place computed while its loads fly.
+// Tile order as k_transpose (a fastest, then d, then the batch dims).
+template <int ES, int P, int K>
+__global__ void __launch_bounds__(256, tp_min_blocks(tp_load_regs(ES, P, K)))
+    k_transpose_piped(const cp_job j, int a, uint32_t tiles_a, uint32_t tiles_d, uint32_t ntiles)
+{
+    typedef typename unit<ES>::t U;
+    typedef typename unit<ES * P>::t W;
+    constexpr int TA = 128 / ES, TD = K * TA;
+    constexpr int LX = TA / P, LY = 256 / LX, NL = TD / LY; // loads: LX threads along a line, NL lines each
+    constexpr int SX = TD / P, SY = 256 / SX, NS = TA / SY; // stores: SX threads along an output row, NS rows each
+    static_assert(LY * LX == 256 && NL * LY == TD && SY * SX == 256 && NS * SY == TA && NL == tp_loads(ES, P, K),
+                  "tile / block shape");
+    __shared__ __align__(16) U tile[TD][TA + P]; // the pitch keeps P-unit alignment and spreads the banks
+    const U *src = static_cast<const U *>(j.src);
+    U *dst = static_cast<U *>(j.dst);
+    const int last = j.n - 1;
+    const int lx = threadIdx.x % LX, ly = threadIdx.x / LX, sx = threadIdx.x % SX, sy = threadIdx.x / SX;
+    const int64_t ist_d = j.ist[last], ost_a = j.ost[a];
+
+    // 32-bit index math: launch_piped takes jobs of fewer than 2^31 tiles (every batch extent is below that)
+    auto place_of = [&](uint32_t t) {
+        tp_place p;
+        uint32_t b = t / tiles_a, q = b / tiles_d;
+        const int64_t a0 = (int64_t)(t - b * tiles_a) * TA, d0 = (int64_t)(b - q * tiles_d) * TD;
+        p.io = j.ibase + a0 + d0 * ist_d;
+        p.oo = j.obase + a0 * ost_a + d0;
+        for (int d = last - 1; d >= 0; d--) { // the batch index over every other dim
+            if (d == a)
+                continue;
+            const uint32_t s = (uint32_t)j.size[d], bq = q / s;
+            const int64_t r = (int64_t)(q - bq * s);
+            p.io += r * j.ist[d];
+            p.oo += r * j.ost[d];
+            q = bq;
+        }
+        const int64_t ra = j.size[a] - a0, rd = j.size[last] - d0;
+        p.na = (int)(ra < TA ? ra : TA);
+        p.nd = (int)(rd < TD ? rd : TD);
+        return p;
+    };
+    // Row to row by pointer steps kept opaque to the compiler: it would hoist each row's 64-bit offset out of the
+    // tile loop (up to 253 registers).
+    const int64_t lstep = LY * ist_d, sstep = SY * ost_a;
+    W v[NL]; // this thread's part of the tile in flight
+    auto load = [&](const tp_place &p) {
+        const U *q = src + p.io + P * lx + ly * ist_d;
+#pragma unroll
+        for (int i = 0; i < NL; i++) {
+            v[i] = W();
+            if (P * lx < p.na && ly + i * LY < p.nd)
+                v[i] = *reinterpret_cast<const W *>(q);
+            q += lstep;
+            asm("" : "+l"(q));
+        }
+    };
+
+    uint32_t t = blockIdx.x; // launch_piped: gridDim.x <= ntiles
+    tp_place cur = place_of(t), nxt = cur;
+    load(cur);
+    t += gridDim.x;
+    if (t < ntiles)
+        nxt = place_of(t);
+    for (;;) {
+        __syncthreads(); // the previous tile's reads of shared memory are done
+#pragma unroll
+        for (int i = 0; i < NL; i++)
+            *reinterpret_cast<W *>(&tile[ly + i * LY][P * lx]) = v[i];
+        __syncthreads();
+        const bool more = t < ntiles; // uniform over the block
+        if (more)
+            load(nxt);
+        U *q = dst + cur.oo + sy * ost_a + P * sx;
+#pragma unroll
+        for (int i = 0; i < NS; i++) {
+            const int c = sy + i * SY;
+            if (c < cur.na && P * sx < cur.nd) {
+                union { W w; U e[P]; } o;
+#pragma unroll
+                for (int k = 0; k < P; k++)
+                    o.e[k] = tile[P * sx + k][c];
+                *reinterpret_cast<W *>(q) = o.w;
+            }
+            q += sstep;
+            asm("" : "+l"(q));
+        }
+        if (!more)
+            break;
+        cur = nxt;
+        t += gridDim.x;
+        if (t < ntiles)
+            nxt = place_of(t);
+    }
+}
+
 // Pairs of 2-byte units: both extents and every offset and stride even (4-byte aligned accesses on both sides).
 bool cp_pairs_ok(const cp_job *j, int a)
 {
@@ -205,6 +337,67 @@ void launch_transpose(const cp_job *j, int a, cudaStream_t s)
     const int64_t ntiles = j->numel / (j->size[a] * j->size[j->n - 1]) * tiles_a * tiles_d;
     const int64_t cap = 132 * 8;
     k_transpose<ES, P><<<(unsigned)(ntiles < cap ? ntiles : cap), 256, 0, s>>>(*j, a, tiles_a, tiles_d, ntiles);
+}
+
+// XDNN_COPY_TILED_V2 (A/B switch, read once): 0 = k_transpose; 2 = k_transpose_piped with tiles twice as deep
+int tiled_v2_mode()
+{
+    static const int m = [] {
+        const char *e = getenv("XDNN_COPY_TILED_V2");
+        return !e || !*e ? 1 : atoi(e);
+    }();
+    return m;
+}
+
+// Does k_transpose_piped take units of esize bytes (and is it on)?
+bool piped_takes(int esize)
+{
+    return tiled_v2_mode() != 0 && (esize == 2 || esize == 4 || esize == 8);
+}
+
+// k_transpose_piped<ES, P, K> on a grid of the blocks resident at once (asked once per device); false
+// (nothing launched) for a job of 2^31 tiles or more.
+template <int ES, int P, int K>
+bool launch_piped(const cp_job *j, int a, cudaStream_t s)
+{
+    constexpr int TA = 128 / ES, TD = K * TA;
+    const int64_t tiles_a = (j->size[a] + TA - 1) / TA, tiles_d = (j->size[j->n - 1] + TD - 1) / TD;
+    const int64_t ntiles = j->numel / (j->size[a] * j->size[j->n - 1]) * tiles_a * tiles_d;
+    if (ntiles > 0x7fffffffLL)
+        return false;
+    static std::atomic<int> resident[16]; // blocks resident at once, per device
+    int dev = 0, blocks = 0;
+    cudaGetDevice(&dev);
+    if (dev >= 0 && dev < 16)
+        blocks = resident[dev].load(std::memory_order_relaxed);
+    if (blocks <= 0) {
+        int sms = 0, per_sm = 0;
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_transpose_piped<ES, P, K>, 256, 0);
+        blocks = sms * per_sm > 0 ? sms * per_sm : 132;
+        if (dev >= 0 && dev < 16)
+            resident[dev].store(blocks, std::memory_order_relaxed);
+    }
+    k_transpose_piped<ES, P, K><<<(unsigned)(ntiles < blocks ? ntiles : blocks), 256, 0, s>>>(
+        *j, a, (uint32_t)tiles_a, (uint32_t)tiles_d, (uint32_t)ntiles);
+    return true;
+}
+
+// The pipelined transpose for 2-, 4- and 8-byte units: 8 KB tiles (64 x 64 2-byte units, 32 x 64 4-byte ones,
+// 16 x 64 8-byte ones), 16 KB with XDNN_COPY_TILED_V2=2; false when it does not take the job (1-byte units keep
+// k_transpose: a thread would hold 64 of them in flight, a register each).
+bool launch_transpose_piped(const cp_job *j, int a, bool pairs, cudaStream_t s)
+{
+    if (!piped_takes(j->esize))
+        return false;
+    const bool deep = tiled_v2_mode() == 2;
+    if (j->esize == 2 && pairs)
+        return deep ? launch_piped<2, 2, 2>(j, a, s) : launch_piped<2, 2, 1>(j, a, s);
+    if (j->esize == 2)
+        return deep ? launch_piped<2, 1, 2>(j, a, s) : launch_piped<2, 1, 1>(j, a, s);
+    if (j->esize == 4)
+        return deep ? launch_piped<4, 1, 4>(j, a, s) : launch_piped<4, 1, 2>(j, a, s);
+    return deep ? launch_piped<8, 1, 8>(j, a, s) : launch_piped<8, 1, 4>(j, a, s);
 }
 
 // The pieces of a concat / split in one launch (cp_launch_group): one flat
@@ -268,8 +461,9 @@ void launch(const cp_job *j, int blocks, cudaStream_t s)
 extern "C" int cp_tiled_axis(const cp_job *j)
 {
     static const char *const e = getenv("XDNN_COPY_TILED"); // A/B switch, read once
+    // 8-byte units (i64, f64) only on k_transpose_piped; k_transpose left them to the element loop
     if ((e && strcmp(e, "0") == 0) || j->kind != CPK_AFFINE || j->idt != j->odt || j->n < 2 ||
-        (j->esize != 1 && j->esize != 2 && j->esize != 4))
+        (j->esize != 1 && j->esize != 2 && j->esize != 4 && !(j->esize == 8 && piped_takes(8))))
         return -1;
     const int last = j->n - 1;
     if (j->ost[last] != 1 || j->ist[last] == 1 || j->size[last] < 16)
@@ -278,6 +472,11 @@ extern "C" int cp_tiled_axis(const cp_job *j)
         if (j->ist[a] == 1 && j->size[a] >= 16)
             return a;
     return -1;
+}
+
+extern "C" bool cp_tiled_piped(const cp_job *j)
+{
+    return piped_takes(j->esize) && cp_tiled_axis(j) >= 0;
 }
 
 extern "C" bool cp_group_ok(const cp_job *jobs, int n)
@@ -334,9 +533,12 @@ extern "C" int cp_launch(const cp_job *j, void *stream)
     if (a >= 0) {
         cudaStream_t ts = static_cast<cudaStream_t>(stream);
         static const char *const pe = getenv("XDNN_COPY_TILED_PAIRS"); // A/B: 0 moves 2-byte units one by one
+        const bool pairs = !(pe && strcmp(pe, "0") == 0) && cp_pairs_ok(j, a);
+        if (launch_transpose_piped(j, a, pairs, ts))
+            return (int)cudaGetLastError();
         if (j->esize == 1)
             launch_transpose<1, 1>(j, a, ts);
-        else if (j->esize == 2 && !(pe && strcmp(pe, "0") == 0) && cp_pairs_ok(j, a))
+        else if (j->esize == 2 && pairs)
             launch_transpose<2, 2>(j, a, ts);
         else if (j->esize == 2)
             launch_transpose<2, 1>(j, a, ts);

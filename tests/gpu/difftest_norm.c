@@ -1358,6 +1358,21 @@ static void finwide_cases(void)
     }
 }
 
+/* A case body with each $T replaced by the dtype t. */
+static void with_dtype(const char *text, const char *t, char *body, size_t cap)
+{
+    size_t m = 0;
+    for (const char *q = text; *q && m + strlen(t) + 1 < cap; q++) {
+        if (q[0] == '$' && q[1] == 'T') {
+            m += (size_t)snprintf(body + m, cap - m, "%s", t);
+            q++;
+        } else {
+            body[m++] = *q;
+        }
+    }
+    body[m] = 0;
+}
+
 /* ---- session 12 (pool): max / avg pooling v3 (pool.cu kpool_roll3x3s2: 3x3 stride-2 windows walked down
  * runs of 2 (or 4) output rows, the backward's winners from the same walk) and the tiled transposing copy (copy.cu
  * k_transpose).  Pooling: channels in whole 16-byte chunks (C = 8, 24 bf16 / f16; 4, 12 f32) and not (C = 20:
@@ -1428,16 +1443,7 @@ static void s12_pool_copy_cases(void)
     for (size_t k = 0; k < sizeof cc / sizeof cc[0]; k++)
         for (int ti = 0; ti < 3; ti++) {
             char name[192], body[512];
-            size_t m = 0;
-            for (const char *q = cc[k].body; *q && m + 8 < sizeof body; q++) { /* $T: the case's dtype */
-                if (q[0] == '$' && q[1] == 'T') {
-                    m += (size_t)snprintf(body + m, sizeof body - m, "%s", dts[ti]);
-                    q++;
-                } else {
-                    body[m++] = *q;
-                }
-            }
-            body[m] = 0;
+            with_dtype(cc[k].body, dts[ti], body, sizeof body);
             snprintf(name, sizeof name, "s12-copy/transpose/%s/%s", cc[k].id, dts[ti]);
             add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n%s\n}\n", 1300 + (int)k * 3 + ti, body);
         }
@@ -1983,6 +1989,84 @@ static void s14_cases(void)
     }
 }
 
+/* ---- session 15 (tpose15): the pipelined transposing copy (copy.cu k_transpose_piped: the next tile's loads in
+ * flight, a grid of the resident blocks; XDNN_COPY_TILED_V2=0 is k_transpose, =2 tiles twice as deep), compared
+ * exactly (a copy moves bits).  Tiles partial at both edges (odd extents; even ones move 2-byte units in pairs),
+ * 1-sized batch dims, batch dims on both sides of the tiled ones (5-D), 2-D transposes with a line and a half of
+ * tail, slices as views (a first unit past 0, 16-byte aligned as views need; odd and even strides) and as the
+ * copy's own offset (a slice written column-major: an odd and an even first unit), NaN / Inf moved as they are,
+ * shapes under a tile (the element loop: C = 5, a row of one), and shapes of 2000-9000 tiles (several a block:
+ * the pipeline's steady state and its end); every unit size: f32 / f16 / bf16, i32, i64 (8-byte units) and bool
+ * (1-byte units: k_transpose).  Registered last. */
+static void tp15_cases(void)
+{
+    static const struct { const char *id, *body; } cc[] = {
+        {"nchw->nhwc/3x5x7x9", "  input x: $T[3, 5, 7, 9];\n  y = permute(x, perm=[0, 2, 3, 1]);\n  output y: $T;"},
+        {"nchw->nhwc/3x17x7x9", "  input x: $T[3, 17, 7, 9];\n  y = permute(x, perm=[0, 2, 3, 1]);\n  output y: $T;"},
+        {"4d/1x1x65x63", "  input x: $T[1, 1, 65, 63];\n  y = permute(x, perm=[0, 1, 3, 2]);\n  output y: $T;"},
+        {"nchw->nhwc/2x130x33x17", "  input x: $T[2, 130, 33, 17];\n  y = permute(x, perm=[0, 2, 3, 1]);\n"
+                                   "  output y: $T;"},
+        {"nhwc->nchw/2x33x17x130", "  input x: $T[2, 33, 17, 130];\n  y = permute(x, perm=[0, 3, 1, 2]);\n"
+                                   "  output y: $T;"},
+        {"pairs/nchw->nhwc/2x130x34x17", "  input x: $T[2, 130, 34, 17];\n  y = permute(x, perm=[0, 2, 3, 1]);\n"
+                                         "  output y: $T;"},
+        {"pairs/nhwc->nchw/2x34x17x130", "  input x: $T[2, 34, 17, 130];\n  y = permute(x, perm=[0, 3, 1, 2]);\n"
+                                         "  output y: $T;"},
+        {"2d/8193x127", "  input x: $T[8193, 127];\n  y = permute(x, perm=[1, 0]);\n  output y: $T;"},
+        {"2d/127x8193", "  input x: $T[127, 8193];\n  y = permute(x, perm=[1, 0]);\n  output y: $T;"},
+        {"2d/1x8192", "  input x: $T[1, 8192];\n  y = permute(x, perm=[1, 0]);\n  output y: $T;"},
+        {"5d/2x3x20x5x18", "  input x: $T[2, 3, 20, 5, 18];\n  y = permute(x, perm=[4, 1, 0, 3, 2]);\n"
+                           "  output y: $T;"},
+        {"view/slice+perm/2x150x33x17", "  input x: $T[2, 150, 33, 17];\n"
+                                        "  s: $T = slice(x, axis=1, start=16, end=146);\n"
+                                        "  y = permute(s, perm=[0, 2, 3, 1]);\n  output y: $T;"},
+        {"view/slice+perm/4x40x81", "  input x: $T[4, 40, 81];\n  s: $T = slice(x, axis=2, start=8, end=72);\n"
+                                    "  y = permute(s, perm=[0, 2, 1]);\n  output y: $T;"},
+        {"view/slice+perm/pairs/4x40x80", "  input x: $T[4, 40, 80];\n  s: $T = slice(x, axis=2, start=8, end=72);\n"
+                                          "  y = permute(s, perm=[0, 2, 1]);\n  output y: $T;"},
+        {"slice-col/70x90", "  input x: $T[70, 90];\n  y = slice(x, axis=1, start=3, end=88);\n  output y: $T @col;"},
+        {"slice-col/pairs/70x90", "  input x: $T[70, 90];\n  y = slice(x, axis=1, start=2, end=84);\n"
+                                  "  output y: $T @col;"},
+        {"many/nchw->nhwc/32x200x45x47", "  input x: $T[32, 200, 45, 47];\n  y = permute(x, perm=[0, 2, 3, 1]);\n"
+                                         "  output y: $T;"},
+        {"many/nchw->nhwc/16x256x56x56", "  input x: $T[16, 256, 56, 56];\n  y = permute(x, perm=[0, 2, 3, 1]);\n"
+                                         "  output y: $T;"},
+        {"many/nhwc->nchw/16x56x56x256", "  input x: $T[16, 56, 56, 256];\n  y = permute(x, perm=[0, 3, 1, 2]);\n"
+                                         "  output y: $T;"},
+        {"many/2d/3001x2999", "  input x: $T[3001, 2999];\n  y = permute(x, perm=[1, 0]);\n  output y: $T;"},
+    };
+    char name[192], body[512];
+    for (size_t k = 0; k < sizeof cc / sizeof cc[0]; k++)
+        for (int ti = 0; ti < 3; ti++) {
+            if (opts.quick && strncmp(cc[k].id, "many/", 5) == 0 && ti > 0)
+                continue;
+            with_dtype(cc[k].body, dts[ti], body, sizeof body);
+            snprintf(name, sizeof name, "tp15/transpose/%s/%s", cc[k].id, dts[ti]);
+            add_case(name, 0, "dnn 1;\ngraph g(seed=%d) {\n%s\n}\n", 1500 + (int)k * 3 + ti, body);
+        }
+    /* NaN (sqrt of negatives), +-Inf (x / 0: floor(2x) = 0 on [0, 0.5)) through the tile, at the tolerance of the
+     * pointwise producers (the copy itself moves their bits) */
+    for (int ti = 0; ti < 3; ti++) {
+        snprintf(name, sizeof name, "tp15/transpose/nan-inf/2d/130x70/%s", dts[ti]);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[130, 70];\n  p: %s = sqrt(x);\n"
+                          "  q: %s = x / floor(x * 2.0);\n  a = permute(p, perm=[1, 0]);\n"
+                          "  b = permute(q, perm=[1, 0]);\n  output a: %s, b: %s;\n}\n",
+                 1580 + ti, dts[ti], dts[ti], dts[ti], dts[ti], dts[ti]);
+    }
+    static const struct { const char *id, *shape, *perm; } ic[] = {
+        {"nchw->nhwc/2x130x33x17", "[2, 130, 33, 17]", "[0, 2, 3, 1]"},
+        {"2d/8193x127", "[8193, 127]", "[1, 0]"},
+        {"many/2d/1500x1999", "[1500, 1999]", "[1, 0]"},
+    };
+    for (size_t k = 0; k < sizeof ic / sizeof ic[0]; k++) {
+        snprintf(name, sizeof name, "tp15/transpose/%s/i32+i64+bool", ic[k].id);
+        add_case(name, 0, "dnn 1;\ngraph g(seed=%d) {\n  input x: f32%s;\n  m = gt(x, 0.0);\n"
+                          "  i = cast(x * 1000.0, dtype=i32);\n  l = cast(x * 1000.0, dtype=i64);\n"
+                          "  a = permute(i, perm=%s);\n  b = permute(l, perm=%s);\n  c = permute(m, perm=%s);\n"
+                          "  output a, b, c;\n}\n", 1590 + (int)k, ic[k].shape, ic[k].perm, ic[k].perm, ic[k].perm);
+    }
+}
+
 /* ---- session 13 (bnl2): the persistent launch (kernels/norm_cl1.cu) walking its re-read rows top down with
  * evict-first loads and stores (ng_job.cl_l2, by default for x of 32-256 MB; XDNN_NORM_CL_L2).  The
  * batchnorm-cl/, fuse/ and join/ cases again with it on (=1) on the three launches (which ignore it since call 2;
@@ -2077,6 +2161,7 @@ int main(int argc, char **argv)
         s13_cases();         /* session 13 (pw): registered last */
         l2_cases();          /* session 13 (bnl2): registered last */
         s14_cases();         /* session 14: registered last */
+        tp15_cases();        /* session 15 (tpose15): registered last */
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
