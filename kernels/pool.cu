@@ -31,7 +31,9 @@
  *     walk can store the backward's winners (XDNN_POOL_ROLL_WINNERS=1).
  *     The avgpool backward of those windows enumerates the at most 2 x 2
  *     windows over a pixel as the maxpool's does (kp_taps3 for the divisor).
- *     XDNN_POOL_ROLL=0 keeps v2 for both. */
+ *     XDNN_POOL_ROLL=0 keeps v2 for both.
+ *  v4 kpool_bwd_walk: the max backward of those windows in one pass, a thread per 2 x 2 block of input pixels and
+ *     8 bytes of channels walking down the blocks; no winner bytes (XDNN_POOL_BWD_WALK=0 keeps v3's two passes). */
 #include "kern_common.cuh"
 #include "kern_fdiv.cuh"
 
@@ -840,6 +842,287 @@ static void kp_roll_go(const kpool_params *p, const T *x, T *y, uint8_t *w8, cud
         kp_roll_max_go(p, x, y, s);
 }
 
+/* The blocks of v4 along a dim of extent n padded by pad in front (padded rows 2b + 1, 2b + 2 with one inside x):
+ * how many, from b = *lo. */
+static __host__ __device__ __forceinline__ int kpw_blocks(int n, int pad, int *lo)
+{
+    *lo = (pad - 1) >> 1;
+    return ((n + pad - 2) >> 1) - *lo + 1;
+}
+
+/* v4, the max-pooling backward of 3x3 stride-2 windows in one pass (kpool_bwd_walk; XDNN_POOL_BWD_WALK=0 keeps v3's
+ * two passes).  In padded coordinates (i + pad_lo) the windows over rows 2b + 1 and 2b + 2 are window rows b and
+ * b + 1 alone (columns alike), so a thread owns that 2 x 2 block of pixels (b, q) for 8 bytes of channels and walks
+ * down S blocks: each step finds the winners of windows (b + 1, q) and (b + 1, q + 1) from padded rows 2b + 2 ..
+ * 2b + 4 and columns 2q .. 2q + 4, reads their dy, and writes block b's dx from them and from window row b's winners
+ * and dy, carried from the step before, as is the running state of row 2b + 4 (row 0 of window row b + 2).  x comes
+ * from DRAM once (the row and column shared with neighbouring threads through L1 / L2), dy once, dx is written once;
+ * v3 wrote and read a byte per window and channel between its two passes (52-57 % of copy).  Winners stream in
+ * row-major window order with pool.c's rule (a later tap wins only when strictly larger, or as the first NaN), as
+ * masks on packed pairs for the 16-bit types, the tap a byte per channel; a window whose taps are all -inf keeps its
+ * first tap inside x, as the reference does.  dx sums up to 4 dy in f32 in window order, the reference's order.
+ * 8 bytes a thread (KPW_LANES): with 16 the four windows' state and a row's 5 chunks held 141 registers, spilling
+ * at 64; with 8, 64 and 4 blocks of 256 per SM. */
+enum { KPW_LANES = 2, KPW_NONE = 15 }; /* 32-bit lanes a thread; the tap of no window (past the output, or padding) */
+
+/* A 32-bit lane of channels: a packed pair of a 16-bit type (E = 2 channels), or one float. */
+template <typename T> struct KpwLane {
+    enum { E = 2 };
+    typedef typename kp_pair<T>::t P;
+    static __device__ __forceinline__ P pair(uint32_t u)
+    {
+        union { uint32_t u; P p; } v;
+        v.u = u;
+        return v.p;
+    }
+    /* per channel, all ones where tap t replaces the running maximum m (strictly larger, or NaN over a number) */
+    static __device__ __forceinline__ uint32_t wins(uint32_t t, uint32_t m)
+    {
+        return __hgtu2_mask(pair(t), pair(m)) & ~__hneu2_mask(pair(m), pair(m));
+    }
+    /* the masks of lanes a, b as a byte per channel (a's in bytes 0-1, b's in 2-3) */
+    static __device__ __forceinline__ uint32_t bytes(uint32_t a, uint32_t b) { return __byte_perm(a, b, 0x6420); }
+    static __device__ __forceinline__ uint32_t ninf()
+    {
+        union { T e[2]; uint32_t u; } v;
+        v.e[0] = v.e[1] = kp_t<T>(-INFINITY);
+        return v.u;
+    }
+};
+
+template <> struct KpwLane<float> {
+    enum { E = 1 };
+    static __device__ __forceinline__ uint32_t wins(uint32_t t, uint32_t m)
+    {
+        const float a = __uint_as_float(t), b = __uint_as_float(m);
+        return a > b || (isnan(a) && !isnan(b)) ? ~0u : 0u;
+    }
+    static __device__ __forceinline__ uint32_t bytes(uint32_t a, uint32_t b) { return __byte_perm(a, b, 0x4040); }
+    static __device__ __forceinline__ uint32_t ninf() { return __float_as_uint(-INFINITY); }
+};
+
+/* One window's running maxima (per lane) and their taps (row-major window index, a byte per channel: channel i in
+ * byte i % (2E) of code[i / (2E)]). */
+template <int NL> struct kpw_win {
+    uint32_t m[NL], code[NL / 2];
+};
+
+/* NL lanes of a thread's channels, loaded and stored in one access */
+template <int NL> struct alignas(4 * NL) kpw_vec {
+    uint32_t w[NL];
+};
+
+/* The first index inside [0, n) of a 3-tap run starting at i0, relative to i0, or -1. */
+static __device__ __forceinline__ int kpw_first(int i0, int n)
+{
+    const int r = max(0, -i0);
+    return r < 3 && i0 + r < n ? r : -1;
+}
+
+/* A window before its taps: no maximum yet (-inf) and its first tap inside x as the winner, which a window of -inf
+ * keeps, as the reference's first tap; KPW_NONE when no tap is inside. */
+template <typename T, int NL>
+static __device__ __forceinline__ void kpw_start(kpw_win<NL> &w, int row0, int H, int col_first)
+{
+    const int rf = kpw_first(row0, H);
+    const uint32_t tap = rf >= 0 && col_first >= 0 ? (uint32_t)(3 * rf + col_first) : (uint32_t)KPW_NONE;
+#pragma unroll
+    for (int k = 0; k < NL; k++)
+        w.m[k] = KpwLane<T>::ninf();
+#pragma unroll
+    for (int h = 0; h < NL / 2; h++)
+        w.code[h] = tap * 0x01010101u;
+}
+
+template <typename T, int NL>
+static __device__ __forceinline__ void kpw_take(kpw_win<NL> &w, const kpw_vec<NL> &t, uint32_t tap)
+{
+    typedef KpwLane<T> L;
+    uint32_t win[NL];
+#pragma unroll
+    for (int k = 0; k < NL; k++) {
+        win[k] = L::wins(t.w[k], w.m[k]);
+        w.m[k] = (w.m[k] & ~win[k]) | (t.w[k] & win[k]);
+    }
+#pragma unroll
+    for (int h = 0; h < NL / 2; h++) {
+        const uint32_t b = L::bytes(win[2 * h], win[2 * h + 1]);
+        w.code[h] = (w.code[h] & ~b) | (tap * 0x01010101u & b);
+    }
+}
+
+/* Row xr (inside x: row_ok; xr at column 2q of the padded row) as tap row tr of windows l (columns 0..2 of the 5)
+ * and r (columns 2..4), and with kNext as tap row 0 of nl and nr. */
+template <typename T, int NL, bool kNext>
+static __device__ __forceinline__ void kpw_row(const T *__restrict__ xr, bool row_ok, int sxw, const bool (&ok)[5],
+                                               uint32_t tr, kpw_win<NL> &l, kpw_win<NL> &r, kpw_win<NL> &nl,
+                                               kpw_win<NL> &nr)
+{
+    kpw_vec<NL> t[5];
+#pragma unroll
+    for (int j = 0; j < 5; j++)
+        if (row_ok && ok[j])
+            t[j] = *reinterpret_cast<const kpw_vec<NL> *>(xr + j * sxw);
+#pragma unroll
+    for (int j = 0; j < 5; j++) {
+        if (!row_ok || !ok[j])
+            continue;
+        if (j <= 2)
+            kpw_take<T, NL>(l, t[j], 3 * tr + j);
+        if (j >= 2)
+            kpw_take<T, NL>(r, t[j], 3 * tr + j - 2);
+        if (kNext && j <= 2)
+            kpw_take<T, NL>(nl, t[j], j);
+        if (kNext && j >= 2)
+            kpw_take<T, NL>(nr, t[j], j - 2);
+    }
+}
+
+/* dx of one pixel: the dy of up to 4 windows (code: their winners, KPW_NONE-filled for no window) where the pixel
+ * is their winning tap, in f32, stored when the pixel is inside x. */
+template <typename T, int NL> struct kpw_pix {
+    enum { V = NL * KpwLane<T>::E, CPW = 2 * KpwLane<T>::E };
+    float acc[V];
+    __device__ __forceinline__ kpw_pix()
+    {
+#pragma unroll
+        for (int i = 0; i < V; i++)
+            acc[i] = 0.f;
+    }
+    __device__ __forceinline__ kpw_pix &add(const uint32_t (&code)[NL / 2], uint32_t tap, const kpw_vec<NL> &dyv)
+    {
+        union { kpw_vec<NL> q; T e[V]; } d;
+        d.q = dyv;
+#pragma unroll
+        for (int i = 0; i < V; i++)
+            if (((code[i / CPW] >> 8 * (i % CPW)) & 0xffu) == tap)
+                acc[i] += kp_f<T>(d.e[i]);
+        return *this;
+    }
+    __device__ __forceinline__ void store(T *dst, bool ok) const
+    {
+        union { kpw_vec<NL> q; T e[V]; } out;
+#pragma unroll
+        for (int i = 0; i < V; i++)
+            out.e[i] = kp_t<T>(acc[i]);
+        if (ok)
+            *reinterpret_cast<kpw_vec<NL> *>(dst) = out.q;
+    }
+};
+
+template <typename T, int NL>
+__global__ void __launch_bounds__(KP_THREADS, 4)
+    kpool_bwd_walk(kpool_params p, const kp_fast f, int S, const T *__restrict__ x, const T *__restrict__ dy,
+                   T *__restrict__ dx)
+{
+    const kp_ix<int32_t, true> g(p);
+    constexpr int V = NL * KpwLane<T>::E;
+    const int H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2], ph = g.pad_lo[1], pw = g.pad_lo[2];
+    int b_lo, q_lo;
+    const int nb = kpw_blocks(H, ph, &b_lo), nq = kpw_blocks(W, pw, &q_lo);
+    const int chunks = g.C / V, segs = (nb + S - 1) / S;
+    const int64_t total = (int64_t)g.N * segs * nq * chunks;
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
+        int32_t sp[3], c;
+        const int32_t n = kp_split_chunk((int32_t)t, chunks, V, 1, segs, nq, f, sp, c);
+        const int q = q_lo + sp[2], b0 = b_lo + sp[1] * S, b_end = min(b0 + S, b_lo + nb);
+        /* padded columns 2q .. 2q + 4 of the two windows (input column c0 + j); the block's are 2q + 1, 2q + 2 */
+        const int c0 = 2 * q - pw;
+        bool ok[5];
+#pragma unroll
+        for (int j = 0; j < 5; j++)
+            ok[j] = c0 + j >= 0 && c0 + j < W;
+        const int fl = kpw_first(c0, W), fr = kpw_first(c0 + 2, W);
+        const bool out_l = q >= 0 && q < OW, out_r = q + 1 < OW;
+        const T *xb = x + n * g.sx[0] + c + c0 * g.sx[4];
+        const T *dyb = dy + n * g.sy[0] + c + q * g.sy[4];
+        T *dxb = dx + n * g.sdx[0] + c + (c0 + 1) * g.sdx[4];
+        kpw_win<NL> wl, wr; /* window row b + 1 */
+        int r = 2 * b0 - ph;
+        kpw_start<T, NL>(wl, r, H, fl);
+        kpw_start<T, NL>(wr, r, H, fr);
+        kpw_row<T, NL, false>(xb + r * g.sx[3], r >= 0 && r < H, g.sx[4], ok, 0, wl, wr, wl, wr);
+        uint32_t pl[NL / 2] = {}, pr[NL / 2] = {}; /* window row b: winners and dy */
+        kpw_vec<NL> dpl = {}, dpr = {};
+#pragma unroll 1
+        for (int b = b0 - 1; b < b_end; b++) {
+            /* window row b + 1 has its row 0: rows 1 and 2 (r, r + 1); row 2 is row 0 of window row b + 2 */
+            r = 2 * b + 3 - ph;
+            kpw_row<T, NL, false>(xb + r * g.sx[3], r >= 0 && r < H, g.sx[4], ok, 1, wl, wr, wl, wr);
+            kpw_win<NL> nl, nr;
+            kpw_start<T, NL>(nl, r + 1, H, fl);
+            kpw_start<T, NL>(nr, r + 1, H, fr);
+            kpw_row<T, NL, true>(xb + (r + 1) * g.sx[3], r + 1 >= 0 && r + 1 < H, g.sx[4], ok, 2, wl, wr, nl, nr);
+            const int o = b + 1;
+            const bool in_l = o >= 0 && o < OH && out_l, in_r = o >= 0 && o < OH && out_r;
+            kpw_vec<NL> dcl = {}, dcr = {};
+            if (in_l)
+                dcl = *reinterpret_cast<const kpw_vec<NL> *>(dyb + o * g.sy[3]);
+            if (in_r)
+                dcr = *reinterpret_cast<const kpw_vec<NL> *>(dyb + o * g.sy[3] + g.sy[4]);
+            const uint32_t none = KPW_NONE * 0x01010101u;
+            uint32_t cl[NL / 2], cr[NL / 2];
+#pragma unroll
+            for (int h = 0; h < NL / 2; h++) {
+                cl[h] = in_l ? wl.code[h] : none;
+                cr[h] = in_r ? wr.code[h] : none;
+            }
+            if (b >= b0) {
+                /* block b: its pixels (i, j) are taps (1 + i, 1 + j) of window (b, q), (1 + i, j - 1) of (b, q + 1),
+                 * (i - 1, 1 + j) of (b + 1, q) and (i - 1, j - 1) of (b + 1, q + 1) */
+                const int i0 = 2 * b + 1 - ph;
+                T *d0 = dxb + i0 * g.sdx[3], *d1 = d0 + g.sdx[3];
+                const bool ok0 = i0 >= 0 && i0 < H, ok1 = i0 + 1 >= 0 && i0 + 1 < H;
+                kpw_pix<T, NL>().add(pl, 4, dpl).store(d0, ok0 && ok[1]);
+                kpw_pix<T, NL>().add(pl, 5, dpl).add(pr, 3, dpr).store(d0 + g.sdx[4], ok0 && ok[2]);
+                kpw_pix<T, NL>().add(pl, 7, dpl).add(cl, 1, dcl).store(d1, ok1 && ok[1]);
+                kpw_pix<T, NL>().add(pl, 8, dpl).add(pr, 6, dpr).add(cl, 2, dcl).add(cr, 0, dcr).store(d1 + g.sdx[4],
+                                                                                                    ok1 && ok[2]);
+            }
+#pragma unroll
+            for (int h = 0; h < NL / 2; h++)
+                pl[h] = cl[h], pr[h] = cr[h];
+            dpl = dcl, dpr = dcr;
+            wl = nl, wr = nr;
+        }
+    }
+}
+
+/* v4's switch, read once: blocks walked per thread, 4 by default; XDNN_POOL_BWD_WALK=0 keeps v3 (the winners
+ * pass and the gather), 2 or 8 walks that many (A/B: fewer threads against more rows read twice). */
+static int kp_walk_blocks(void)
+{
+    static const char *const e = getenv("XDNN_POOL_BWD_WALK");
+    if (!e)
+        return 4;
+    const int v = atoi(e);
+    return strcmp(e, "0") == 0 ? 0 : v == 2 || v == 8 ? v : 4;
+}
+
+/* Does v4 take the call?  maxpool, 3x3 stride-2 windows in int32 (kp_is_3x3s2, kp_fits_i32), x, dy and dx of one
+ * dtype in whole chunks (kp_vec_ok without the buffers: their alignment is the launcher's to check). */
+static bool kp_walk_ok(const kpool_params *p)
+{
+    const int64_t V = p->dt_x == KDT_F32 ? 4 : 8;
+    kpool_params q = *p;
+    memcpy(q.sy, p->sdx, sizeof q.sy);
+    q.dt_y = p->dt_dx;
+    return kp_walk_blocks() > 0 && p->is_max && kp_is_3x3s2(p) && kp_fits_i32(p) && kp_vec_ok(p, NULL, NULL, V) &&
+           kp_vec_ok(&q, NULL, NULL, V);
+}
+
+template <typename T> static void kp_walk_launch(const kpool_params *p, const T *x, const T *dy, T *dx, cudaStream_t s)
+{
+    const int S = kp_walk_blocks();
+    const int64_t V = KPW_LANES * (sizeof(T) == 4 ? 1 : 2);
+    int lo;
+    const int64_t segs = (kpw_blocks((int)p->in[1], (int)p->pad_lo[1], &lo) + S - 1) / S;
+    const int64_t ext[3] = {1, segs, kpw_blocks((int)p->in[2], (int)p->pad_lo[2], &lo)};
+    const kp_fast f = kp_fast_make(p, V, ext);
+    const unsigned grid = kgrid(p->N * segs * ext[2] * (p->C / V), KP_THREADS);
+    kpool_bwd_walk<T, KPW_LANES><<<grid, KP_THREADS, 0, s>>>(*p, f, S, x, dy, dx);
+}
+
 template <typename T, typename I, bool K3S2>
 static void kp_bwd_vec_go(const kpool_params *p, const T *x, const T *dy, T *dx, uint8_t *w8, cudaStream_t s)
 {
@@ -909,10 +1192,12 @@ int kpool_fwd(const kpool_params *p, const void *x, void *y, void *stream)
     return (int)cudaGetLastError();
 }
 
+int kpool_bwd_one_pass(const kpool_params *p) { return kp_walk_ok(p); }
+
 size_t kpool_bwd_ws_bytes(const kpool_params *p)
 {
     const int64_t taps = p->win[0] * p->win[1] * p->win[2];
-    if (!p->is_max || taps >= KP_NO_WINNER)
+    if (!p->is_max || taps >= KP_NO_WINNER || kp_walk_ok(p))
         return 0;
     return (size_t)(p->N * p->C * p->out[0] * p->out[1] * p->out[2]);
 }
@@ -933,6 +1218,16 @@ int kpool_bwd(const kpool_params *p, const void *x, const void *dy, void *dx, vo
         const size_t need = kpool_bwd_ws_bytes(p);
         uint8_t *w8 = need && ws && ws_bytes >= need && !v2_only ? (uint8_t *)ws : NULL;
         cudaStream_t s = (cudaStream_t)stream;
+        if (kp_walk_ok(p) && !v2_only) {
+            if (p->dt_x == KDT_F32)
+                kp_walk_launch<float>(p, (const float *)x, (const float *)dy, (float *)dx, s);
+            else if (p->dt_x == KDT_F16)
+                kp_walk_launch<__half>(p, (const __half *)x, (const __half *)dy, (__half *)dx, s);
+            else
+                kp_walk_launch<__nv_bfloat16>(p, (const __nv_bfloat16 *)x, (const __nv_bfloat16 *)dy,
+                                              (__nv_bfloat16 *)dx, s);
+            return (int)cudaGetLastError();
+        }
         if (p->dt_x == KDT_F32)
             kp_bwd_vec_launch<float>(p, x, dy, dx, w8, s);
         else if (p->dt_x == KDT_F16)

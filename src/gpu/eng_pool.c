@@ -3,7 +3,8 @@
  * ceil_mode / include_pad, any strides and f32/f16/bf16.  The backward is a
  * gather (one thread per dx element, no atomics) with the reference's tie
  * rule: dy goes to the first maximum of each window (the first NaN if any);
- * maxpool's finds each window's winner once, into the workspace. */
+ * maxpool's finds each window's winner once, into the workspace, except over
+ * 3x3 stride-2 windows, walked in one pass (detail "bwd walk"). */
 #include "gpu/conv_analyze.h"
 #include "gpu/engine.h"
 
@@ -24,7 +25,7 @@ static bool pool_supports(const gplan *pl, const gpart *p, const gpu_device *dev
 /* Memory-bound: the roofline of its bytes (flops are compares/adds). */
 static double pool_cost(const gplan *pl, const gpart *p, const gpu_device *dev) { return gpu_roofline_us(p, 20.0); }
 
-/* maxpool backward: one byte per dy element, each window's winning tap (kernels/pool.cu, v3). */
+/* maxpool backward: one byte per dy element, each window's winning tap (kernels/pool.cu, v3; none for v4). */
 static size_t pool_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
     gpool_problem pp;
@@ -43,8 +44,9 @@ static xdnn_status pool_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "pool_direct: %s: %s", p->name, why);
         return XDNN_ERR_UNSUPPORTED;
     }
-    snprintf(pv->detail, sizeof pv->detail, "%s %s, %d-D%s", pv->pp.kp.is_max ? "max" : "avg",
-             pv->pp.bwd ? "bwd gather" : "fwd", pv->pp.nsp, pv->pp.kp.include_pad ? ", include_pad" : "");
+    const char *pass = !pv->pp.bwd ? "fwd" : kpool_bwd_one_pass(&pv->pp.kp) ? "bwd walk" : "bwd gather";
+    snprintf(pv->detail, sizeof pv->detail, "%s %s, %d-D%s", pv->pp.kp.is_max ? "max" : "avg", pass, pv->pp.nsp,
+             pv->pp.kp.include_pad ? ", include_pad" : "");
     return XDNN_OK;
 }
 

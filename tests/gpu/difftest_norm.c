@@ -2121,6 +2121,51 @@ static void l2_cases(void)
     case_env = "";
 }
 
+/* ---- session 15 (pool15): the max-pooling backward of 3x3 stride-2 windows in one pass (pool.cu v4,
+ * kpool_bwd_walk: a thread per 2 x 2 block of input pixels walking down the blocks).  Compared exactly (tolerance
+ * 0): dy is a max pooling of uniform(-4, 4) floored to eighths, so every dx (a sum of at most 4 of them) is exact in
+ * f32 and in the output dtype.  x as drawn (no ties), with ties (floor: integers -2..2), -inf (80 % of taps, whole
+ * windows of them, where the first tap inside x takes dy; the rest 8..11) and NaN (40 % of taps, the first NaN takes
+ * dy), every value exact on both sides (log and sqrt of integers: a tap's order is the reference's).
+ * Shapes: odd extents (7 x 9, 113 x 57), 1 x 1 and 2 x 2 (one window), pads 0 / 1 / 2 / asymmetric, ceil_mode (a
+ * last window past the padding), N = 1 and 2-3, C of one 16-byte chunk and of several (f32 takes C / 2); then C = 12
+ * (6 for f32: no whole chunk), which v4 leaves to the element kernel.  XDNN_POOL_BWD_WALK=0 / 2 / 8 (read once per
+ * process) run the same cases on v3's two passes and on walks of 2 or 8 blocks.  Registered last. */
+static void pbw15_cases(void)
+{
+    static const struct { int n, c, h, w; const char *attrs; } pc[] = {
+        {2, 8, 7, 9, "pad=[1, 1]"},
+        {1, 8, 1, 1, "pad=[1, 1]"},
+        {3, 8, 2, 2, "pad=[1, 1]"},
+        {1, 16, 113, 57, "pad=[1, 1]"},
+        {2, 24, 13, 11, "pad=[0, 0]"},
+        {2, 8, 12, 10, "pad=[[2, 0], [0, 1]]"},
+        {1, 8, 17, 3, "pad=[[0, 1], [1, 0]]"},
+        {2, 8, 12, 12, "pad=[1, 1], ceil_mode=true"},
+        {2, 12, 9, 7, "pad=[1, 1]"},
+    };
+    for (size_t k = 0; k < sizeof pc / sizeof pc[0]; k++)
+        for (int ti = 0; ti < 3; ti++) {
+            const char *t = dts[ti], *a = pc[k].attrs;
+            const int C = ti == 0 ? pc[k].c / 2 : pc[k].c; /* f32: 4 per chunk */
+            char name[192];
+            snprintf(name, sizeof name, "pbw15/max_bwd/%s/%dx%dx%dx%d/%d", t, pc[k].n, C, pc[k].h, pc[k].w, (int)k);
+            add_case(name, 0, "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n"
+                              "  input x: %s[%d, %d, %d, %d] @nhwc = uniform(-2.0, 3.0);\n"
+                              "  input g0: %s[%d, %d, %d, %d] @nhwc = uniform(-4.0, 4.0);\n"
+                              "  dy: @nhwc = floor(maxpool(g0, window=[3, 3], stride=[2, 2], %s) * 8.0) * 0.125;\n"
+                              "  d0 = maxpool_bwd(dy, x, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  xt: @nhwc = floor(x);\n  xi: @nhwc = log(relu(xt - 1.0)) + floor(x * 4.0);\n"
+                              "  xn: @nhwc = sqrt(xt);\n"
+                              "  d1 = maxpool_bwd(dy, xt, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  d2 = maxpool_bwd(dy, xi, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  d3 = maxpool_bwd(dy, xn, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  output d0: %s @nhwc, d1: %s @nhwc, d2: %s @nhwc, d3: %s @nhwc;\n}\n",
+                     1500 + (int)k * 3 + ti, t, t, pc[k].n, C, pc[k].h, pc[k].w, t, pc[k].n, C, pc[k].h, pc[k].w, a,
+                     a, a, a, a, t, t, t, t);
+        }
+}
+
 int main(int argc, char **argv)
 {
     dh_parse_args(argc, argv, true, &opts);
@@ -2162,6 +2207,7 @@ int main(int argc, char **argv)
         l2_cases();          /* session 13 (bnl2): registered last */
         s14_cases();         /* session 14: registered last */
         tp15_cases();        /* session 15 (tpose15): registered last */
+        pbw15_cases();       /* session 15 (pool15): registered last */
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
