@@ -32,8 +32,8 @@
  *      compares.  The column form's pairs are two adjacent columns (only the
  *      store unpacks them; its split partials are the input's 16 bits); the
  *      row form folds the two halves once, after the block's reduction.  The
- *      .NaN forms give NaN when an input is NaN, as the reference does (fmaxf,
- *      the f32 path's combine, drops it), and order +0 above -0.  A lone
+ *      .NaN forms give NaN when an input is NaN, as the reference does, and
+ *      order +0 above -0 (the f32 path's xd_max_nan is max.NaN.f32).  A lone
  *      element (vec 1: odd extents) rides in the low half, the identity in the
  *      high one. */
 #include "gpu/codegen.h"
@@ -144,9 +144,9 @@ static const char *load_of(xdnn_dtype t)
 static void emit_update(FILE *f, gred_op r, const char *acc, const char *v)
 {
     switch (r) {
-    case RED_MAX: fprintf(f, "%s = fmaxf(%s, %s);", acc, acc, v); break;
-    case RED_MIN: fprintf(f, "%s = fminf(%s, %s);", acc, acc, v); break;
-    case RED_AMAX: fprintf(f, "%s = fmaxf(%s, fabsf(%s));", acc, acc, v); break;
+    case RED_MAX: fprintf(f, "%s = xd_max_nan(%s, %s);", acc, acc, v); break;
+    case RED_MIN: fprintf(f, "%s = xd_min_nan(%s, %s);", acc, acc, v); break;
+    case RED_AMAX: fprintf(f, "%s = xd_max_nan(%s, fabsf(%s));", acc, acc, v); break;
     case RED_NORM1: fprintf(f, "%s = %s + fabsf(%s);", acc, acc, v); break;
     case RED_PROD: fprintf(f, "%s = %s * %s;", acc, acc, v); break;
     case RED_NORM2: fprintf(f, "%s = %s + %s * %s;", acc, acc, v, v); break;
@@ -157,8 +157,9 @@ static void emit_update(FILE *f, gred_op r, const char *acc, const char *v)
 /* How two partial results meet (cg_reduce's block reductions). */
 static const char *combine_of(gred_op r)
 {
-    return r == RED_MAX || r == RED_AMAX ? "fmaxf(A, B)" : r == RED_MIN ? "fminf(A, B)" : r == RED_PROD ? "(A) * (B)"
-                                                                                                          : "(A) + (B)";
+    return r == RED_MAX || r == RED_AMAX ? "xd_max_nan(A, B)" : r == RED_MIN ? "xd_min_nan(A, B)"
+           : r == RED_PROD                ? "(A) * (B)"
+                                          : "(A) + (B)";
 }
 
 /* acc = finalize(acc); store to p0[off] */
