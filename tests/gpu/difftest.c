@@ -578,6 +578,22 @@ static void redpk_cases(void)
                            dts[ti], false, seed++);
 }
 
+/* Pointwise max / min with NaN (sqrt of x + 0.9: 5 % of the elements) in either operand or both, and +-Inf
+ * (log of relu: -inf where x <= 0; its negation +inf): NaN propagates, as torch.maximum / torch.minimum. */
+static void pw_nan_cases(void)
+{
+    static const char *const dts[] = {"f32", "f16", "bf16"};
+    for (int ti = 0; ti < 3; ti++) {
+        char id[96];
+        snprintf(id, sizeof id, "pwnan/max+min/%s/33x1031", dts[ti]);
+        add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[33, 1031];\n  input z: %s[33, 1031];\n"
+                        "  a = sqrt(x + 0.9);\n  b = sqrt(z + 0.9);\n  l = log(relu(z));\n"
+                        "  y = max(a, b);\n  w = min(a, 0.5);\n  u = max(l, a);\n  v = min(neg(l), b);\n"
+                        "  output y: %s, w: %s, u: %s, v: %s;\n}\n",
+                 1600 + ti, dts[ti], dts[ti], dts[ti], dts[ti], dts[ti], dts[ti]);
+    }
+}
+
 static void run_case(int i, dh_outcome *out)
 {
     const tcase *c = &cases[i];
@@ -694,6 +710,7 @@ int main(int argc, char **argv)
         matmul_addend_cases(); /* session 11: registered last (the seeds follow the case count) */
         redcol_cases();        /* session 12: reduce v2, after every older case */
         redpk_cases();         /* session 15: packed 16-bit max/min, after those */
+        pw_nan_cases();        /* session 15: pointwise max / min propagate NaN */
     }
     dh_tester t = {.name = "difftest", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};

@@ -65,9 +65,20 @@ static float NAME(float v, float *sh) { \
   v = lane < nw ? sh[lane] : (ID); \
   for (int o = 16; o > 0; o >>= 1) { float w = __shfl_xor_sync(0xffffffffu, v, o); v = OP; } \
   return v; }
+// the f32 path's max.NaN / min.NaN (codegen.c's xd_max_nan / xd_min_nan): NaN in -> NaN out, +0 above -0
+static float xd_max_nan(float a, float b)
+{
+    if (std::isnan(a) || std::isnan(b)) return NAN;
+    return a > b || (a == b && !std::signbit(a)) ? a : b;
+}
+static float xd_min_nan(float a, float b)
+{
+    if (std::isnan(a) || std::isnan(b)) return NAN;
+    return a < b || (a == b && std::signbit(a)) ? a : b;
+}
 XD_RED(xd_block_sum, v + w, 0.0f)
-XD_RED(xd_block_max, fmaxf(v, w), -INFINITY)
-XD_RED(xd_block_min, fminf(v, w), INFINITY)
+XD_RED(xd_block_max, xd_max_nan(v, w), -INFINITY)
+XD_RED(xd_block_min, xd_min_nan(v, w), INFINITY)
 XD_RED(xd_block_prod, v * w, 1.0f)
 #include KFILE
 #ifndef YT
