@@ -145,9 +145,15 @@ static const char prelude[] =
     "  v = lane < nw ? sh[lane] : (ID); \\\n"
     "  for (int o = 16; o > 0; o >>= 1) { float w = __shfl_xor_sync(0xffffffffu, v, o); v = OP; } \\\n"
     "  return v; }\n"
+    /* max / min that propagate NaN (fmaxf returns the other operand) and order +0 above -0, as the reference's
+     * reduce does: one max.NaN / min.NaN (sm_80) a combine */
+    "__device__ __forceinline__ float xd_max_nan(float a, float b)"
+    " { float r; asm(\"max.NaN.f32 %0, %1, %2;\" : \"=f\"(r) : \"f\"(a), \"f\"(b)); return r; }\n"
+    "__device__ __forceinline__ float xd_min_nan(float a, float b)"
+    " { float r; asm(\"min.NaN.f32 %0, %1, %2;\" : \"=f\"(r) : \"f\"(a), \"f\"(b)); return r; }\n"
     "XD_RED(xd_block_sum, v + w, 0.0f)\n"
-    "XD_RED(xd_block_max, fmaxf(v, w), -INFINITY)\n"
-    "XD_RED(xd_block_min, fminf(v, w), INFINITY)\n"
+    "XD_RED(xd_block_max, xd_max_nan(v, w), -INFINITY)\n"
+    "XD_RED(xd_block_min, xd_min_nan(v, w), INFINITY)\n"
     "XD_RED(xd_block_prod, v * w, 1.0f)\n";
 
 /* ---- expressions */
@@ -684,9 +690,9 @@ xdnn_status cg_reduce(const ggraph *g, int anchor, const int *nodes, int nnodes,
         emit_value(&bd, x, ind);
         sb_printf(&b, "%sacc = ", ind);
         switch (r) {
-        case RED_MAX: sb_printf(&b, "fmaxf(acc, v%d)", x); break;
-        case RED_MIN: sb_printf(&b, "fminf(acc, v%d)", x); break;
-        case RED_AMAX: sb_printf(&b, "fmaxf(acc, fabsf(v%d))", x); break;
+        case RED_MAX: sb_printf(&b, "xd_max_nan(acc, v%d)", x); break;
+        case RED_MIN: sb_printf(&b, "xd_min_nan(acc, v%d)", x); break;
+        case RED_AMAX: sb_printf(&b, "xd_max_nan(acc, fabsf(v%d))", x); break;
         case RED_NORM1: sb_printf(&b, "acc + fabsf(v%d)", x); break;
         case RED_PROD: sb_printf(&b, "acc * v%d", x); break;
         case RED_NORM2: sb_printf(&b, "acc + v%d * v%d", x, x); break;
@@ -723,7 +729,8 @@ xdnn_status cg_reduce(const ggraph *g, int anchor, const int *nodes, int nnodes,
         sb_printf(&b, "%sif (v%d > mx) { sum = sum * expf(mx - v%d) + 1.0f; mx = v%d; }\n", ind, x, x, x);
         sb_printf(&b, "%selse if (v%d != -INFINITY) sum += expf(v%d - mx); // NaN propagates\n    }\n", ind, x, x);
         sb_printf(&b, "    const float rmx = xd_block_max(mx, xd_sh);\n");
-        sb_printf(&b, "    sum = mx == -INFINITY ? 0.0f : sum * expf(mx - rmx);\n");
+        /* a thread that met only -inf and NaN keeps mx -inf: its sum is 0 or NaN, and the NaN must reach the row */
+        sb_printf(&b, "    sum = mx == -INFINITY ? sum : sum * expf(mx - rmx);\n");
         sb_printf(&b, "    sum = xd_block_sum(sum, xd_sh);\n    mx = rmx;\n");
         memset(bd.done, 0, (size_t)g->nt);
         sb_printf(&b, "    const float lse = logf(sum);\n%s", loop);

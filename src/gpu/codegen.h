@@ -24,7 +24,8 @@
  *  softmax:    one block per row: max, sum of exp, write (log_softmax too).
  *  reduce v2 (the default since session 13, codegen_redcol.c): a column
  *              form for outer reduced axes and 16-byte row loads for last-axis
- *              ones, for plain contiguous reductions.
+ *              ones, for plain contiguous reductions; 16-bit max/min/amax
+ *              combine on packed pairs of the input's dtype (session 15).
  * Pointwise producers in the same partition are evaluated inline, in registers.
  */
 #ifndef XDNN_GPU_CODEGEN_H
@@ -55,8 +56,9 @@ typedef struct cg_kernel {
     int align;             /* bytes the input's address must be aligned to (its vector loads) */
     unsigned grid_y;       /* column form: row splits; blocks along x are `work` */
     const char *name2;     /* column form with splits > 1: the kernel folding the partials, */
-    int64_t work2;         /* over work2 output elements */
-    size_t ws_bytes;       /* the partials (f32) in the partition's workspace */
+    int64_t work2;         /* over work2 threads (output elements, or pairs of them when packed) */
+    size_t ws_bytes;       /* the partials (f32, or the input's 16 bits when packed) in the partition's workspace */
+    bool packed;           /* reduce v2: combined on packed 16-bit pairs (cg_redv2.packed) */
 } cg_kernel;
 
 enum { CG_FORM_COL = 1, CG_FORM_ROW = 2 };
@@ -72,10 +74,16 @@ typedef struct cg_redv2 {
     int64_t split_rows;
     size_t ws_bytes;
     bool warp_rows;        /* row form: a warp per row (else a block) */
+    /* max/min/amax of f16/bf16: the accumulator stays two values of the input's
+     * dtype per 32-bit word (max.NaN/min.NaN .f16x2/.bf16x2, exact), partials
+     * included; off with XDNN_REDUCE_PACKED=0 (f32 accumulation as the rest) */
+    bool packed;
 } cg_redv2;
 
 /* Reduce v2 is on unless XDNN_REDUCE_V2=0 (the A/B with the forms above). */
 bool cg_reduce_v2_enabled(void);
+/* Its packed 16-bit max/min is on unless XDNN_REDUCE_PACKED=0. */
+bool cg_reduce_packed_enabled(void);
 /* Does the reduce `anchor` with `nprologue` prologue nodes take a v2 form?
  * Fills rc when it does (false with the switch off). */
 bool cg_reduce_v2_plan(const ggraph *g, int anchor, int nprologue, cg_redv2 *rc);

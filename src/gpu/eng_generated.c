@@ -85,7 +85,7 @@ static int red_prologue(const gpart *p, int *pro)
     return npro;
 }
 
-/* Reduce v2's column form keeps f32 partials per row split; 0 otherwise
+/* Reduce v2's column form keeps partials per row split (f32, or 16-bit packed); 0 otherwise
  * (always 0 with XDNN_REDUCE_V2=0). */
 static size_t red_workspace(const gplan *pl, const gpart *p, const gpu_device *dev)
 {
@@ -132,8 +132,9 @@ static xdnn_status gen_build(gpu_ctx *c, gpart *p, bool reduce, xdnn_diags_t *d)
     else if (gp->k.form == CG_FORM_ROW && !forced)
         gp->block = CG_BLOCK;
     if (gp->k.form)
-        snprintf(gp->detail, sizeof gp->detail, "%s v2 %s form, %d-byte loads%s", gp->k.name,
-                 gp->k.form == CG_FORM_COL ? "column" : "row", gp->k.align, gp->k.name2 ? ", split + fold" : "");
+        snprintf(gp->detail, sizeof gp->detail, "%s v2 %s form, %d-byte loads%s%s", gp->k.name,
+                 gp->k.form == CG_FORM_COL ? "column" : "row", gp->k.align, gp->k.name2 ? ", split + fold" : "",
+                 gp->k.packed ? ", packed 16-bit pairs" : "");
     st = gpu_nvrtc_get(&c->dev, gp->k.src, gp->k.name, &gp->kern, &c->cstats, d);
     if (st == XDNN_OK && gp->k.name2)
         st = gpu_nvrtc_get(&c->dev, gp->k.src, gp->k.name2, &gp->kern2, &c->cstats, d);

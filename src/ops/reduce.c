@@ -133,12 +133,14 @@ static double reduce_step(reduce_kind k, double acc, double v)
         return acc + v;
     case RK_PROD:
         return acc * v;
-    /* fmax/fmin drop NaN; a reference must show it, so propagate by hand */
+    /* NaN propagates (fmax/fmin would drop it), as torch.amax / torch.max do, and +0 ranks above -0 (glibc's
+     * fmax keeps its first operand on equal ones: the answer would hang on the order of the slice), as the GPU's
+     * max.NaN / min.NaN: IEEE 754-2019 maximum / minimum, an answer independent of the order. */
     case RK_MAX:
-        return isnan(acc) || isnan(v) ? acc + v : fmax(acc, v);
+        return isnan(acc) || isnan(v) ? acc + v : acc > v || (acc == v && !signbit(acc)) ? acc : v;
     case RK_MIN:
-        return isnan(acc) || isnan(v) ? acc + v : fmin(acc, v);
-    case RK_AMAX:
+        return isnan(acc) || isnan(v) ? acc + v : acc < v || (acc == v && signbit(acc)) ? acc : v;
+    case RK_AMAX: /* |v| and the start 0 are never -0 */
         return isnan(acc) || isnan(v) ? acc + v : fmax(acc, fabs(v));
     case RK_NORM1:
         return acc + fabs(v);

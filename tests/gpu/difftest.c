@@ -21,6 +21,7 @@
 #include "gpu/lower.h"
 #include "ops/op.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@ typedef struct tcase {
     char text[TEXT_MAX];
     double tol_scale;   /* widen the default tolerance (tf32) */
     bool cuda_graph;    /* bench: replay as a CUDA graph */
+    int pk_axis;        /* redpk/: x's reduced axis (its values placed by place_specials); -1 otherwise */
 } tcase;
 
 static tcase *cases;
@@ -63,8 +65,8 @@ static xdnn_status dry_run(xgraph *g, char *engines, size_t len, xdnn_diags_t *d
             s = cg_reduce(gg, p->anchor, pro, npro, "k", &k);
             if (s == XDNN_OK && k.form) { /* reduce v2 took it (the default) */
                 n = strlen(engines);
-                snprintf(engines + n, len - n, "(v2-%s%s)", k.form == CG_FORM_COL ? "col" : "row",
-                         k.name2 ? "+fold" : "");
+                snprintf(engines + n, len - n, "(v2-%s%s%s)", k.form == CG_FORM_COL ? "col" : "row",
+                         k.name2 ? "+fold" : "", k.packed ? "+packed" : "");
             }
         } else if (p->kind == GP_MATMUL) {
             mm_shape ms;
@@ -93,6 +95,7 @@ __attribute__((format(printf, 3, 4))) static void add_case(const char *id, doubl
     tcase *c = &cases[ncases++];
     snprintf(c->id, sizeof c->id, "%s", id);
     c->tol_scale = tol_scale;
+    c->pk_axis = -1;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(c->text, sizeof c->text, fmt, ap);
@@ -419,13 +422,188 @@ static void redcol_cases(void)
     redcol_2d("last", "-1", last, nlast, 400);
 }
 
+/* Session 15 (redmax15): packed 16-bit max/min (XDNN_REDUCE_PACKED; src/gpu/codegen_redcol.c) and the f32
+ * accumulation's max.NaN / min.NaN against the reference, exactly.  redpk/KIND/OP/DT/AXIS/DIMS: bf16, f16 and f32,
+ * max and min (amax on a few), the last, first and a middle axis; reduced lengths 1 (no reduction: cg_reduce's
+ * form), 3, 7, 9, 8191, 8193 (vector width 1: a lone element in a pair) and 8 .. 8194 (widths 8, 4, 2), odd column
+ * counts (width 1), splits with their fold; AXIS "pro": a prologue (neg) on cg_reduce's form.  x's values are
+ * placed by place_specials: by output, ties, all-negative slices whose max is -0, +0 or both (+0 wins), subnormals,
+ * +-Inf, and in KIND "nan" a NaN (the reference propagates it; fmaxf / fminf, the combine before session 15's
+ * max.NaN, dropped it).  With XDNN_REDUCE_PACKED=0 the 16-bit cases take the f32 accumulation: all must pass too.
+ * Registered last. */
+enum { PK_CLASSES = 8 };
+
+static double pk_value(int cls, bool nan_case, int64_t r, int64_t R, int64_t o, double u, xdnn_dtype dt)
+{
+    const double q = floor(u * 4) / 4, neg = -(1 + fabs(q)); /* a coarse grid: ties */
+    switch (cls) {
+    case 0: return q;
+    case 1: return neg;                                                  /* all negative */
+    case 2: return r % 5 == 2 ? -0.0 : neg;                              /* max -0 */
+    case 3: return r % 5 == 2 ? 0.0 : neg;                               /* max +0 */
+    case 4: return r % 5 == 2 ? -0.0 : r % 7 == 3 ? 0.0 : neg;           /* both zeros: either sign */
+    case 5: return r == (o * 7 + 3) % R ? (nan_case ? (double)NAN : (double)INFINITY) : q;
+    case 6: return nan_case ? (r == R - 1 ? (double)NAN : r == 0 ? (double)INFINITY : q) : (double)-INFINITY;
+    default: return ldexp(u, dt == XDNN_F16 ? -15 : -127);               /* subnormals */
+    }
+}
+
+/* x viewed as [A, R, C] around the reduced axis */
+static void pk_geometry(const host_tensor *x, int axis, int64_t *A, int64_t *R, int64_t *C)
+{
+    *A = *C = 1;
+    for (int d = 0; d < x->rank; d++) {
+        if (d < axis)
+            *A *= x->dims[d];
+        else if (d > axis)
+            *C *= x->dims[d];
+    }
+    *R = x->dims[axis];
+}
+
+static int pk_input(const dh_case_run *r)
+{
+    for (size_t t = 0; t < r->g->ntensors; t++)
+        if (strcmp(r->g->tensors[t].name, "x") == 0)
+            return (int)t;
+    return -1;
+}
+
+/* Write x's values in both run states (min: their mirror, -v), then run the CPU reference (dh_case_begin ran
+ * without it).  The class of an output is its index modulo PK_CLASSES, so neighbouring columns (a packed pair)
+ * differ. */
+static xdnn_status place_specials(const tcase *c, dh_case_run *r, dh_outcome *out)
+{
+    const int xi = pk_input(r);
+    if (xi < 0) {
+        snprintf(out->msg, sizeof out->msg, "redpk: the graph has no input x");
+        return XDNN_ERR_USAGE;
+    }
+    host_tensor *x = &r->cpu.tensors[xi];
+    int64_t A, R, C;
+    pk_geometry(x, c->pk_axis, &A, &R, &C);
+    double *v = malloc((size_t)x->numel * sizeof *v);
+    if (!v)
+        return XDNN_ERR_NOMEM;
+    tensor_gather(x, v); /* the Philox uniform(-1, 1) values */
+    const bool nan_case = strstr(c->id, "/nan/") != NULL, mirror = strstr(c->id, "/min/") != NULL;
+    for (int64_t i = 0; i < x->numel; i++) {
+        const int64_t o = i / (R * C) * C + i % C, k = i / C % R;
+        const double e = pk_value((int)(o % PK_CLASSES), nan_case, k, R, o, v[i], x->dtype);
+        v[i] = mirror ? -e : e;
+    }
+    tensor_scatter(x, v);
+    tensor_scatter(&r->gpu.tensors[xi], v);
+    free(v);
+    xdnn_status st = run_state_alloc_results(&r->cpu, r->d);
+    if (st == XDNN_OK)
+        st = exec_cpu_run(&r->cpu, r->d);
+    if (st != XDNN_OK)
+        snprintf(out->msg, sizeof out->msg, "redpk: CPU reference failed (%s)", xdnn_status_name(st));
+    return st;
+}
+
+/* compare_tensors at zero tolerance does not see a zero's sign: y's zeros must carry the reference's sign (its
+ * reduce ranks +0 above -0, the order of the slice does not matter). */
+static bool pk_zero_signs(const dh_case_run *r, int yt, char *msg, size_t cap, size_t *n)
+{
+    const int64_t ny = r->gpu.tensors[yt].numel;
+    double *got = malloc((size_t)ny * sizeof *got), *ref = malloc((size_t)ny * sizeof *ref);
+    bool ok = got && ref && r->cpu.tensors[yt].numel == ny;
+    int64_t bad = 0, first = -1;
+    if (ok) {
+        tensor_gather(&r->gpu.tensors[yt], got);
+        tensor_gather(&r->cpu.tensors[yt], ref);
+        for (int64_t j = 0; j < ny; j++)
+            if (ref[j] == 0 && got[j] == 0 && !signbit(ref[j]) != !signbit(got[j]) && bad++ == 0)
+                first = j;
+    }
+    if (!ok)
+        *n += (size_t)snprintf(msg + *n, *n < cap ? cap - *n : 0, "\n      zero signs: not checked (no memory)");
+    else if (bad)
+        *n += (size_t)snprintf(msg + *n, *n < cap ? cap - *n : 0,
+                               "\n      %lld zeros of the wrong sign, the first at output %lld: got %s0 expected %s0",
+                               (long long)bad, (long long)first, signbit(got[first]) ? "-" : "+",
+                               signbit(ref[first]) ? "-" : "+");
+    *n = *n < cap ? *n : cap - 1;
+    free(got);
+    free(ref);
+    return ok && bad == 0;
+}
+
+/* axname "pro": reduce(neg(x)), a prologue: cg_reduce's form (exact: neg flips the sign, zeros' too) */
+static void redpk_case(const char *kind, const char *op, const char *dt, const char *axname, int axis, int rank,
+                       const int *d, const char *ydt, bool keep, int seed)
+{
+    char id[160], idd[64], sd[64];
+    id_dims(idd, sizeof idd, rank, d);
+    dims_str(sd, sizeof sd, rank, d);
+    snprintf(id, sizeof id, "redpk/%s/%s/%s/%s/%s%s", kind, op, dt, axname, idd, keep ? "/keep" : "");
+    add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s%s;\n  y = reduce(%s, op=\"%s\", axes=[%d], keepdims=%s);\n"
+                    "  output y: %s;\n}\n", seed, dt, sd, strcmp(axname, "pro") == 0 ? "neg(x)" : "x", op, axis,
+             keep ? "true" : "false", ydt);
+    cases[ncases - 1].pk_axis = axis;
+}
+
+static void redpk_cases(void)
+{
+    static const char *const dts[] = {"bf16", "f16", "f32"};
+    static const char *const ops[] = {"max", "min"};
+    static const int last[] = {1, 3, 7, 9, 8191, 8193, 8, 520, 1000, 4100, 8194, 8192};
+    static const int first[][2] = {{7, 3}, {8191, 3}, {9, 33}, {8193, 9}, {7, 6}, {8191, 40}, {300, 4100},
+                                   {7, 8194}, {1031, 64}, {2049, 1024}};
+    static const int mid[][3] = {{3, 7, 5}, {3, 1031, 64}, {2, 9, 4097}, {5, 8193, 6}};
+    const int nlast = opts.quick ? 6 : 12, nfirst = opts.quick ? 4 : 10, nmid = opts.quick ? 2 : 4;
+    int seed = 1500;
+    for (int ki = 0; ki < 2; ki++)
+        for (int oi = 0; oi < 2; oi++)
+            for (int ti = 0; ti < 3; ti++) {
+                const char *kind = ki ? "nan" : "fin";
+                for (int si = 0; si < nlast; si++) /* 16 rows: every class twice */
+                    redpk_case(kind, ops[oi], dts[ti], "last", 1, 2, (int[]){16, last[si]}, dts[ti], si % 2, seed++);
+                for (int si = 0; si < 2; si++) /* a prologue: cg_reduce's form, over the last axis and the first */
+                    redpk_case(kind, ops[oi], dts[ti], "pro", si, 2, si ? (int[]){16, 1000} : (int[]){1031, 9},
+                               dts[ti], false, seed++);
+                for (int si = 0; si < nfirst; si++)
+                    redpk_case(kind, ops[oi], dts[ti], "first", 0, 2, first[si], dts[ti], si % 2 == 0, seed++);
+                for (int si = 0; si < nmid; si++) /* the output f32: the store path through another dtype */
+                    redpk_case(kind, ops[oi], dts[ti], "mid", 1, 3, mid[si], "f32", si % 2, seed++);
+            }
+    /* amax: |x| by the sign bits, the identity 0 */
+    static const int am[][2] = {{16, 8192}, {16, 9}, {8191, 40}, {7, 3}};
+    for (int ki = 0; ki < 2; ki++)
+        for (int ti = 0; ti < 3; ti++)
+            for (int si = 0; si < 4; si++)
+                redpk_case(ki ? "nan" : "fin", "amax", dts[ti], si < 2 ? "last" : "first", si < 2 ? 1 : 0, 2, am[si],
+                           dts[ti], false, seed++);
+}
+
+/* Pointwise max / min with NaN (sqrt of x + 0.9: 5 % of the elements) in either operand or both, and +-Inf
+ * (log of relu: -inf where x <= 0; its negation +inf): NaN propagates, as torch.maximum / torch.minimum. */
+static void pw_nan_cases(void)
+{
+    static const char *const dts[] = {"f32", "f16", "bf16"};
+    for (int ti = 0; ti < 3; ti++) {
+        char id[96];
+        snprintf(id, sizeof id, "pwnan/max+min/%s/33x1031", dts[ti]);
+        add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[33, 1031];\n  input z: %s[33, 1031];\n"
+                        "  a = sqrt(x + 0.9);\n  b = sqrt(z + 0.9);\n  l = log(relu(z));\n"
+                        "  y = max(a, b);\n  w = min(a, 0.5);\n  u = max(l, a);\n  v = min(neg(l), b);\n"
+                        "  output y: %s, w: %s, u: %s, v: %s;\n}\n",
+                 1600 + ti, dts[ti], dts[ti], dts[ti], dts[ti], dts[ti], dts[ti]);
+    }
+}
+
 static void run_case(int i, dh_outcome *out)
 {
     const tcase *c = &cases[i];
     bool bench = opts.bench;
     dh_case_run r = {0};
-    xdnn_status s = dh_case_begin(&r, c->id, c->text, !bench, out);
+    const bool specials = c->pk_axis >= 0 && !bench;
+    xdnn_status s = dh_case_begin(&r, c->id, c->text, !bench && !specials, out);
     xgraph *g = r.g;
+    if (s == XDNN_OK && specials)
+        s = place_specials(c, &r, out);
     if (s != XDNN_OK)
         goto done;
     if (opts.dry) {
@@ -473,7 +651,11 @@ static void run_case(int i, dh_outcome *out)
             rule.rtol = 5e-3;
             rule.atol = 1e-2;
         }
+        if (specials) /* max/min are exact: the reference's values, NaN for NaN, and zeros' signs */
+            rule = (dh_rule){.rtol = 0, .atol = 0};
         out->ok &= dh_compare_output(&r, t, &rule, out->msg, sizeof out->msg, &n, NULL);
+        if (specials)
+            out->ok &= pk_zero_signs(&r, t, out->msg, sizeof out->msg, &n);
     }
 done:
     dh_case_end(&r, c->id, out->ok);
@@ -527,6 +709,8 @@ int main(int argc, char **argv)
         graph_cases();
         matmul_addend_cases(); /* session 11: registered last (the seeds follow the case count) */
         redcol_cases();        /* session 12: reduce v2, after every older case */
+        redpk_cases();         /* session 15: packed 16-bit max/min, after those */
+        pw_nan_cases();        /* session 15: pointwise max / min propagate NaN */
     }
     dh_tester t = {.name = "difftest", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};

@@ -226,6 +226,11 @@ static void test_binary(arena *a)
                  (const double[]){0, 5, 2});
     check_binary(a, "min", 1, d3, (const double[]){-1, 5, 2}, 0, NULL, (const double[]){1}, 1, d3,
                  (const double[]){-1, 1, 1});
+    /* NaN in either operand propagates, as torch.maximum / torch.minimum (fmax / fmin would drop it) */
+    check_binary(a, "max", 1, d3, (const double[]){NAN, 1, -INFINITY}, 1, d3, (const double[]){0, NAN, 2}, 1, d3,
+                 (const double[]){NAN, NAN, 2});
+    check_binary(a, "min", 1, d3, (const double[]){NAN, 1, INFINITY}, 1, d3, (const double[]){0, NAN, 2}, 1, d3,
+                 (const double[]){NAN, NAN, 2});
     /* floor modulo takes the sign of the divisor: -7 mod 3 = 2, 7 mod -3 = -2 */
     check_binary(a, "mod", 1, d3, (const double[]){7, -7, 7}, 1, d3, (const double[]){3, 3, -3}, 1, d3,
                  (const double[]){1, 2, -2});

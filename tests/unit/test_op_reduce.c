@@ -115,6 +115,43 @@ static void test_reduce_axes(arena *a)
 }
 
 /* Every op on rows of [[3, -4, 1, 2], [-0.5, 2, -6, 1]] along axis 1, keepdims=false. */
+/* NaN propagates through max, min and amax wherever it sits (as torch.amax / amin); +0 ranks above -0 whichever
+ * comes first (IEEE 754-2019 maximum / minimum, the GPU's max.NaN / min.NaN), so the answer does not hang on the
+ * order of the slice. */
+static void test_reduce_specials(arena *a, const op_desc *d)
+{
+    static const struct {
+        const char *op;
+        double x[4], want;
+    } cases[] = {
+        {"max", {NAN, 1, 2, 3}, NAN},       {"max", {1, 2, 3, NAN}, NAN},      {"min", {NAN, -1, 2, 3}, NAN},
+        {"min", {1, 2, -3, NAN}, NAN},      {"amax", {NAN, -5, 2, 3}, NAN},    {"amax", {1, -5, 2, NAN}, NAN},
+        {"max", {-0.0, 0.0, -1, -2}, 0.0},  {"max", {0.0, -0.0, -1, -2}, 0.0}, {"max", {-1, -0.0, -2, -0.0}, -0.0},
+        {"min", {0.0, -0.0, 1, 2}, -0.0},   {"min", {-0.0, 0.0, 1, 2}, -0.0},  {"min", {1, 0.0, 2, 0.0}, 0.0},
+        {"max", {-INFINITY, -INFINITY, -INFINITY, -INFINITY}, -INFINITY},      {"max", {1, INFINITY, 2, 3}, INFINITY},
+        {"amax", {-0.0, -0.0, -0.0, -0.0}, 0.0},
+    };
+    const int64_t xd[] = {1, 4};
+    char msg[512];
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        ref_tensor x = optest_ref_of(2, xd, cases[c].x, NULL), y;
+        xnode n;
+        optest_node(a, &n, d);
+        optest_set_str(&n, d, "op", cases[c].op);
+        optest_set_ints(&n, d, "axes", 1, (const int64_t[]){1});
+        if (run(d, &n, 1, &x, &y, msg, sizeof msg) != XDNN_OK) {
+            CHECK(false, "reduce %s (case %zu) failed: %s", cases[c].op, c, msg);
+        } else {
+            const double got = y.data[0], want = cases[c].want;
+            CHECK(isnan(want) ? isnan(got) : got == want && !signbit(got) == !signbit(want),
+                  "reduce %s of [%g, %g, %g, %g] = %g, want %g", cases[c].op, cases[c].x[0], cases[c].x[1],
+                  cases[c].x[2], cases[c].x[3], got, want);
+            optest_ref_free(&y);
+        }
+        optest_ref_free(&x);
+    }
+}
+
 static void test_reduce_ops(arena *a)
 {
     const op_desc *d = optest_op_named("reduce");
@@ -159,6 +196,7 @@ static void test_reduce_ops(arena *a)
         optest_ref_free(&y);
     }
     optest_ref_free(&x);
+    test_reduce_specials(a, d);
 }
 
 static void expect_infer_error(arena *a, const op_desc *d, void (*set)(xnode *, const op_desc *), int nin,

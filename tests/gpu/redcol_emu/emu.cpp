@@ -29,10 +29,29 @@ static float __shfl_xor_sync(unsigned, float v, int o)
     float r = g_shfl[(t & ~31) | ((t & 31) ^ o)]; g_wbar[w]->arrive_and_wait();
     return r;
 }
+static unsigned g_shflu[256];
+static unsigned __shfl_xor_sync(unsigned, unsigned v, int o)
+{
+    int t = threadIdx.x, w = t >> 5;
+    g_shflu[t] = v; g_wbar[w]->arrive_and_wait();
+    unsigned r = g_shflu[(t & ~31) | ((t & 31) ^ o)]; g_wbar[w]->arrive_and_wait();
+    return r;
+}
 static float xd_h2f(unsigned short h) { _Float16 f; memcpy(&f, &h, 2); return (float)f; }
 static unsigned short xd_f2h(float v) { _Float16 f = (_Float16)v; unsigned short h; memcpy(&h, &f, 2); return h; }
 static float xd_b2f(unsigned short h) { unsigned u = (unsigned)h << 16; float f; memcpy(&f, &u, 4); return f; }
 static unsigned short xd_f2b(float f) { unsigned u; memcpy(&u, &f, 4); if (std::isnan(f)) return 0x7fc0; u += 0x7fff + ((u >> 16) & 1); return (unsigned short)(u >> 16); }
+// packed kernels (XDNN_REDUCE_PACKED): max.NaN / min.NaN on two f16 or bf16 a word, as PTX defines them:
+// NaN in -> canonical NaN out, +0 above -0 (g_pk_f16, g_pk_min set from the meta line)
+static bool g_pk_f16, g_pk_min;
+static unsigned short pk_half(unsigned short a, unsigned short b)
+{
+    float x = g_pk_f16 ? xd_h2f(a) : xd_b2f(a), y = g_pk_f16 ? xd_h2f(b) : xd_b2f(b);
+    if (std::isnan(x) || std::isnan(y)) return 0x7fff;
+    if (x == y) return ((a & 0x8000) != 0) == g_pk_min ? a : b; // equal: only +-0 differ in bits
+    return (g_pk_min ? x < y : x > y) ? a : b;
+}
+static unsigned xd_pk(unsigned a, unsigned b) { return pk_half(a & 0xffff, b & 0xffff) | (unsigned)pk_half(a >> 16, b >> 16) << 16; }
 struct alignas(16) xd_v16 { unsigned int w[4]; };
 struct alignas(8) xd_v8 { unsigned int w[2]; };
 struct alignas(4) xd_v4 { unsigned int w; };
@@ -46,9 +65,20 @@ static float NAME(float v, float *sh) { \
   v = lane < nw ? sh[lane] : (ID); \
   for (int o = 16; o > 0; o >>= 1) { float w = __shfl_xor_sync(0xffffffffu, v, o); v = OP; } \
   return v; }
+// the f32 path's max.NaN / min.NaN (codegen.c's xd_max_nan / xd_min_nan): NaN in -> NaN out, +0 above -0
+static float xd_max_nan(float a, float b)
+{
+    if (std::isnan(a) || std::isnan(b)) return NAN;
+    return a > b || (a == b && !std::signbit(a)) ? a : b;
+}
+static float xd_min_nan(float a, float b)
+{
+    if (std::isnan(a) || std::isnan(b)) return NAN;
+    return a < b || (a == b && std::signbit(a)) ? a : b;
+}
 XD_RED(xd_block_sum, v + w, 0.0f)
-XD_RED(xd_block_max, fmaxf(v, w), -INFINITY)
-XD_RED(xd_block_min, fminf(v, w), INFINITY)
+XD_RED(xd_block_max, xd_max_nan(v, w), -INFINITY)
+XD_RED(xd_block_min, xd_min_nan(v, w), INFINITY)
 XD_RED(xd_block_prod, v * w, 1.0f)
 #include KFILE
 #ifndef YT
@@ -65,10 +95,23 @@ int main(int argc, char **argv)
     long long nx = outer * rlen * cols, ny = outer * cols;
     std::vector<XT> x(nx + 64); std::vector<YT> y(ny + 64); std::vector<float> ws(wsb / 4 + 64, NAN);
     std::vector<double> xv(nx);
+    g_pk_f16 = xdt == 1; g_pk_min = red == 3;
+    // EMU_SPECIALS=1 (16-bit max/min/amax): by output, NaN at one place, +-Inf, all-negative with -0 (and +0)
+    const bool specials = getenv("EMU_SPECIALS") && xdt != 0 && red >= 2 && red <= 4;
     std::mt19937 rng(7);
     for (long long i = 0; i < nx; i++) {
         float v = (float)((int)(rng() % 17) - 8) / 4.0f + 0.125f; // never zero
         if (red == 5) v = 1.0f + (float)(rng() % 3) / 64.0f;   // prod: near one
+        if (specials) {
+            long long c = i % cols, r = i / cols % rlen, o = i / cols / rlen, cls = (o * cols + c) % 6;
+            if (cls == 1 || cls == 2) v = -fabsf(v);                          // all negative
+            if ((cls == 1 || cls == 2) && r % 5 == 3) v = -0.0f;
+            if (cls == 2 && r % 7 == 4) v = 0.0f;
+            if (cls == 3 && r == (o + c) % rlen) v = NAN;                    // one NaN, its place varies
+            if (cls == 4 && r % 3 == 1) v = (r & 4) ? INFINITY : -INFINITY;
+            if (cls == 5) v = -INFINITY;
+            if (red == 3) v = -v;                                             // min: the mirror
+        }
         if (xdt == 0) { memcpy(&x[i], &v, 4); xv[i] = v; }
         else if (xdt == 1) { unsigned short h = xd_f2h(v); memcpy(&x[i], &h, 2); xv[i] = xd_h2f(h); }
         else { unsigned short h = xd_f2b(v); memcpy(&x[i], &h, 2); xv[i] = xd_b2f(h); }
@@ -110,6 +153,7 @@ int main(int argc, char **argv)
             if (red == 4) a = 0;
             for (long long r = 0; r < rlen; r++) {
                 double v = xv[(o * rlen + r) * cols + c];
+                if (specials && (std::isnan(a) || std::isnan(v))) { a = NAN; continue; } // the reference's rule
                 switch (red) { case 2: a = fmax(a, v); break; case 3: a = fmin(a, v); break; case 4: a = fmax(a, fabs(v)); break;
                 case 5: a *= v; break; case 6: a += fabs(v); break; case 7: a += v * v; break; default: a += v; }
             }
@@ -121,6 +165,7 @@ int main(int argc, char **argv)
             else { unsigned short h; memcpy(&h, &yv, 2); got = ydt == 1 ? xd_h2f(h) : xd_b2f(h); }
             double tol = (ydt == 0 ? 1e-5 : ydt == 1 ? 1e-3 : 8e-3) * (fabs(a) + 1) + 1e-6 * rlen;
             double err = fabs(got - a);
+            if (specials) { err = std::isnan(a) && std::isnan(got) ? 0 : got == a ? 0 : INFINITY; tol = 0; } // exact
             if (!(err <= tol)) { if (bad++ < 5) printf("  mismatch o=%lld c=%lld got %g want %g\n", o, c, got, a); }
             if (err > maxerr) maxerr = err;
         }
