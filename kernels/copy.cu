@@ -542,9 +542,10 @@ extern "C" int cp_launch(const cp_job *j, void *stream)
             launch_transpose<2, 2>(j, a, ts);
         else if (j->esize == 2)
             launch_transpose<2, 1>(j, a, ts);
-        else
+        else if (j->esize == 4)
             launch_transpose<4, 1>(j, a, ts);
-        return (int)cudaGetLastError();
+        if (j->esize <= 4) // 8-byte units that the piped kernel declined (2^31 tiles) go to the element loop
+            return (int)cudaGetLastError();
     }
     int64_t b = (j->numel + 255) / 256, cap = 132 * 16;
     int blocks = (int)(b < 1 ? 1 : b > cap ? cap : b);

@@ -146,11 +146,22 @@ static const char prelude[] =
     "  for (int o = 16; o > 0; o >>= 1) { float w = __shfl_xor_sync(0xffffffffu, v, o); v = OP; } \\\n"
     "  return v; }\n"
     /* max / min that propagate NaN (fmaxf returns the other operand) and order +0 above -0, as the reference's
-     * reduce does: one max.NaN / min.NaN (sm_80) a combine */
-    "__device__ __forceinline__ float xd_max_nan(float a, float b)"
-    " { float r; asm(\"max.NaN.f32 %0, %1, %2;\" : \"=f\"(r) : \"f\"(a), \"f\"(b)); return r; }\n"
-    "__device__ __forceinline__ float xd_min_nan(float a, float b)"
-    " { float r; asm(\"min.NaN.f32 %0, %1, %2;\" : \"=f\"(r) : \"f\"(a), \"f\"(b)); return r; }\n"
+     * reduce does: one max.NaN / min.NaN a combine on sm_80 and newer, the same rule by compares before (NVRTC
+     * compiles for the device's own architecture) */
+    "__device__ __forceinline__ float xd_max_nan(float a, float b) {\n"
+    "#if __CUDA_ARCH__ >= 800\n"
+    "  float r; asm(\"max.NaN.f32 %0, %1, %2;\" : \"=f\"(r) : \"f\"(a), \"f\"(b)); return r;\n"
+    "#else\n"
+    "  return a != a || b != b ? a + b : a > b || (a == b && !(__float_as_uint(a) >> 31)) ? a : b;\n"
+    "#endif\n"
+    "}\n"
+    "__device__ __forceinline__ float xd_min_nan(float a, float b) {\n"
+    "#if __CUDA_ARCH__ >= 800\n"
+    "  float r; asm(\"min.NaN.f32 %0, %1, %2;\" : \"=f\"(r) : \"f\"(a), \"f\"(b)); return r;\n"
+    "#else\n"
+    "  return a != a || b != b ? a + b : a < b || (a == b && (__float_as_uint(a) >> 31)) ? a : b;\n"
+    "#endif\n"
+    "}\n"
     "XD_RED(xd_block_sum, v + w, 0.0f)\n"
     "XD_RED(xd_block_max, xd_max_nan(v, w), -INFINITY)\n"
     "XD_RED(xd_block_min, xd_min_nan(v, w), INFINITY)\n"

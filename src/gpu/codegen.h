@@ -56,7 +56,7 @@ typedef struct cg_kernel {
     int align;             /* bytes the input's address must be aligned to (its vector loads) */
     unsigned grid_y;       /* column form: row splits; blocks along x are `work` */
     const char *name2;     /* column form with splits > 1: the kernel folding the partials, */
-    int64_t work2;         /* over work2 threads (output elements, or pairs of them when packed) */
+    int64_t work2;         /* over work2 threads (output elements; pairs of them when packed with vec > 1) */
     size_t ws_bytes;       /* the partials (f32, or the input's 16 bits when packed) in the partition's workspace */
     bool packed;           /* reduce v2: combined on packed 16-bit pairs (cg_redv2.packed) */
 } cg_kernel;

@@ -579,14 +579,16 @@ static void redpk_cases(void)
 }
 
 /* Pointwise max / min with NaN (sqrt of x + 0.9: 5 % of the elements) in either operand or both, and +-Inf
- * (log of relu: -inf where x <= 0; its negation +inf): NaN propagates, as torch.maximum / torch.minimum. */
+ * (log of relu: -inf where x <= 0; its negation +inf): NaN propagates, as torch.maximum / torch.minimum.
+ * Tolerance 20x the pointwise default: where log(z) wins the max, the GPU's logf near z = 1 is 1.3e-4 relative
+ * off the double reference (H100, session 15), 1.2e-6 absolute. */
 static void pw_nan_cases(void)
 {
     static const char *const dts[] = {"f32", "f16", "bf16"};
     for (int ti = 0; ti < 3; ti++) {
         char id[96];
         snprintf(id, sizeof id, "pwnan/max+min/%s/33x1031", dts[ti]);
-        add_case(id, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[33, 1031];\n  input z: %s[33, 1031];\n"
+        add_case(id, 20, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[33, 1031];\n  input z: %s[33, 1031];\n"
                         "  a = sqrt(x + 0.9);\n  b = sqrt(z + 0.9);\n  l = log(relu(z));\n"
                         "  y = max(a, b);\n  w = min(a, 0.5);\n  u = max(l, a);\n  v = min(neg(l), b);\n"
                         "  output y: %s, w: %s, u: %s, v: %s;\n}\n",

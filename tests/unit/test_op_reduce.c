@@ -114,7 +114,6 @@ static void test_reduce_axes(arena *a)
     optest_ref_free(&x);
 }
 
-/* Every op on rows of [[3, -4, 1, 2], [-0.5, 2, -6, 1]] along axis 1, keepdims=false. */
 /* NaN propagates through max, min and amax wherever it sits (as torch.amax / amin); +0 ranks above -0 whichever
  * comes first (IEEE 754-2019 maximum / minimum, the GPU's max.NaN / min.NaN), so the answer does not hang on the
  * order of the slice. */
@@ -152,6 +151,7 @@ static void test_reduce_specials(arena *a, const op_desc *d)
     }
 }
 
+/* Every op on rows of [[3, -4, 1, 2], [-0.5, 2, -6, 1]] along axis 1, keepdims=false. */
 static void test_reduce_ops(arena *a)
 {
     const op_desc *d = optest_op_named("reduce");
