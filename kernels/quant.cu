@@ -431,10 +431,9 @@ static __device__ __noinline__ uint2 kq_quant8_exact(float v0, float v1, float v
  * whose every product x * RN(1/s) is in kq_settle's range (its values
  * converted, two per cvt), kq_quant8_exact otherwise.  With pow2 and s a
  * normal power of two below 2^125 (e8m0 scales 2^-126 to 2^124; per-tensor
- * scales often)
- * 1/s is exact and so is x * (1/s) (down to f32's subnormals, far under the
- * fp8 grid's last step, where both round to the same zero): the conversion's own
- * round to nearest even is the reference's, ties included, and kq_settle's
+ * scales often), 1/s is exact and so is x * (1/s) (down to f32's subnormals,
+ * far under the fp8 grid's last step, where both round to the same zero): the
+ * conversion's own round to nearest even is the reference's, ties included, and kq_settle's
  * tie test (1 element in 16 for bf16 over an e8m0 scale) is skipped; only its
  * range test stays (Inf, NaN and |q| >= 2^24 to the exact path). */
 template <int YDT> static __device__ __forceinline__ uint2 kq_quant8_fp8(const float *v, float s, bool pow2)
