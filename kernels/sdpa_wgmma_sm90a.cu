@@ -142,6 +142,7 @@
 //    b4h16s4096d128, 176 keys): each k-step's two descriptors were built whole by a dependent chain of ~5
 //    instructions each (add, mask, shift, or, R2UR) on the consumer's issue path, ~38 descriptors a tile at
 //    DP 128 (8 Q K^T k-steps x 2, 11 P V k-steps x 2 column halves), their "wait" stalls among the turn's.
+//    With the shorter issue, v11's 176-key tile now wins on causal too (wide_tile: WIDE=2 the default).
 //    With the warpgroup index broadcast from lane 0 (__shfl_sync: warp-uniform in ptxas's eyes), the bases and
 //    the adds run on the uniform datapath: sm_90a SASS of the bf16 176-key instance, a Q K^T k-step 4 uniform
 //    instructions instead of ~9 vector ones ending in four R2UR, a P V k-step 2 instead of 5.
@@ -973,8 +974,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 // first Q K^T beside the last P V (v9, where there are two Q buffers).
 // XDNN_SDPA_WGMMA_PACK=0 (v10) keeps one head per tile and every item's keys in one block where the plain
 // grid has fewer items than SMs; XDNN_SDPA_WGMMA_SPLITS=n caps v10's key splits at n (1: packing alone).
-// XDNN_SDPA_WGMMA_WIDE=0 (v11) keeps 128-key tiles where the 176-key tile would be taken (wide_tile); 2 takes
-// it for a band open on one side (causal-like) too.  XDNN_SDPA_WGMMA_AHEAD=0 (v11) keeps the counter's walk
+// XDNN_SDPA_WGMMA_WIDE=0 (v11) keeps 128-key tiles where the 176-key tile would be taken (wide_tile); 1 takes it
+// without a band only (v11's default); 2, the default since v12, for a band open on one side (causal-like) too.  XDNN_SDPA_WGMMA_AHEAD=0 (v11) keeps the counter's walk
 // drawing each item when its producer gets to it (and so the stream off there).
 // XDNN_SDPA_WGMMA_DESC=0 (v12) runs bf16 plain attention (no bias, no dropout, 16-bit o) on instances that
 // build every k-step's wgmma descriptors whole (v11), the A/B of kDescAdd.
@@ -1007,7 +1008,7 @@ static knobs read_knobs()
         k.pack = !(pk && pk[0] == '0');
         k.splits = sp ? atoi(sp) : 0;
         const char *wd = getenv("XDNN_SDPA_WGMMA_WIDE");
-        k.wide = wd && wd[0] >= '0' && wd[0] <= '2' ? wd[0] - '0' : 1;
+        k.wide = wd && wd[0] >= '0' && wd[0] <= '2' ? wd[0] - '0' : 2;
         const char *ah = getenv("XDNN_SDPA_WGMMA_AHEAD");
         k.ahead = !(ah && ah[0] == '0');
         const char *da = getenv("XDNN_SDPA_WGMMA_DESC");
@@ -1203,8 +1204,10 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void
 // 16-bit o (f32 o's P residual needs 44 registers more than the consumers have), no bias or dropout, and v10's
 // packing not taken.  flash-attention-3's tile at D = 128 without a causal mask: the per-tile costs that do
 // not grow with the keys (the max shuffles, the o rescale, the turn's barriers and the GEMMs' issue and wait)
-// over 1.375x the matrix work.  A band keeps 128 (its edge tiles, and causal's items of every length; WIDE=2
-// takes 176 for a band open on one side too, one Q buffer there as well).
+// over 1.375x the matrix work.  A band bounded on both sides keeps 128 (its edge tiles); one open on one side
+// (causal) takes 176 too since v12 (one Q buffer there as well): v11 measured it level with 128 (items of every
+// length, the edge tiles), but with v12's shorter issue it gained 3-5 % (H100, session 15: causal
+// b4h16s4096d128 0.4921 / 0.4986 -> 0.4776 / 0.4716 ms, Llama GQA 0.4989 / 0.4973 -> 0.4773 / 0.4739).
 bool wide_tile(const xk_sdpa &p, const knobs &k, size_t ws_bytes)
 {
     const bool band = p.left >= 0 || p.right >= 0, one_side = (p.left < 0) != (p.right < 0);
