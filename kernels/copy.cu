@@ -343,8 +343,8 @@ void launch_transpose(const cp_job *j, int a, cudaStream_t s)
 int tiled_v2_mode()
 {
     static const int m = [] {
-        const char *e = getenv("XDNN_COPY_TILED_V2");
-        return !e || !*e ? 1 : atoi(e);
+        const char *e = getenv("XDNN_COPY_TILED_V2"); /* "0" off, "2" deep tiles, anything else the default */
+        return !e ? 1 : strcmp(e, "0") == 0 ? 0 : strcmp(e, "2") == 0 ? 2 : 1;
     }();
     return m;
 }

@@ -1192,7 +1192,22 @@ int kpool_fwd(const kpool_params *p, const void *x, void *y, void *stream)
     return (int)cudaGetLastError();
 }
 
-int kpool_bwd_one_pass(const kpool_params *p) { return kp_walk_ok(p); }
+/* The bisecting switches, read once: XDNN_POOL_BWD_V1 keeps the element kernel, XDNN_POOL_BWD_V2 v2's winners found
+ * again per pixel (neither takes v4). */
+static bool kp_bwd_forced_v1(void)
+{
+    static const char *const e = getenv("XDNN_POOL_BWD_V1");
+    return e && strcmp(e, "0") != 0;
+}
+static bool kp_bwd_forced_v2(void)
+{
+    static const char *const e = getenv("XDNN_POOL_BWD_V2");
+    return e && strcmp(e, "0") != 0;
+}
+
+/* For the engine's detail: v4 unless a bisecting switch says otherwise (buffers off their 16-byte alignment, known
+ * only at launch, also fall back to the element kernel). */
+int kpool_bwd_one_pass(const kpool_params *p) { return kp_walk_ok(p) && !kp_bwd_forced_v1() && !kp_bwd_forced_v2(); }
 
 size_t kpool_bwd_ws_bytes(const kpool_params *p)
 {
@@ -1210,10 +1225,7 @@ int kpool_bwd(const kpool_params *p, const void *x, const void *dy, void *dx, vo
     kpool_params q = *p;
     memcpy(q.sy, p->sdx, sizeof q.sy);
     q.dt_y = p->dt_dx;
-    static const char *const v1_env = getenv("XDNN_POOL_BWD_V1"); /* bisecting switch, read once */
-    const bool v1_only = v1_env && strcmp(v1_env, "0") != 0;
-    static const char *const v2_env = getenv("XDNN_POOL_BWD_V2"); /* v2: winners found again per pixel */
-    const bool v2_only = v2_env && strcmp(v2_env, "0") != 0;
+    const bool v1_only = kp_bwd_forced_v1(), v2_only = kp_bwd_forced_v2();
     if (kp_vec_ok(p, x, dy, V) && kp_vec_ok(&q, x, dx, V) && !v1_only) {
         const size_t need = kpool_bwd_ws_bytes(p);
         uint8_t *w8 = need && ws && ws_bytes >= need && !v2_only ? (uint8_t *)ws : NULL;
