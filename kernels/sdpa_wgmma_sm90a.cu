@@ -149,6 +149,15 @@
 //    XDNN_SDPA_WGMMA_DESC=0 keeps v11's descriptors (bf16 plain instances, the A/B).  H100 (session 15, one call,
 //    v12 / v11 in turn per shape): no mask b4h16s4096d128 0.8934 -> 0.8519 ms (615 -> 645 TFLOP/s; cuDNN 0.8768),
 //    Llama b2h32k8s4096d128 0.8923 -> 0.8452 (650), causal -0.6 / -0.7 %, b16h16s1024d64 +0.8 % / causal -2 %.
+//  v13 (2026-11-25, issue 10, session 15): v11's wide tile at DP 64 (max(D, Dv) <= 64): 192 keys, S = Q K^T by
+//    wgmma m64n192k16 (96 accumulators), P V in 12 k-steps of m64n64k16, under wide_tile's conditions.  At DP
+//    64 the 128-key tile does half of DP 128's matrix work per tile, so the per-tile costs (max shuffles, o
+//    rescale, the turn's barriers, the GEMMs' issue and wait) weigh twice as much per flop; 192 keys spread
+//    them over 1.5x the work.  Registers: S 96 + o 32 + P 48, below the 176 tile's 88 + 64 + 44 (256 keys, 128
+//    + 32 + 64, would not fit the consumers' 240).  Shared memory: 161 KiB, 178 KiB with two Q buffers, so
+//    unlike the 176 tile it keeps v9's stream.  XDNN_SDPA_WGMMA_WIDE=0 keeps 128 keys here too.  ptxas 13.0,
+//    spill stores/loads in bytes: 88/56 (the 128-key DP 64 instance 84/64), all the producer's (24 registers):
+//    with the producer's loop compiled out both are 0/0, and neither has C7518/C7520.
 #include "gpu/kern_sdpa_splitkv.h"
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -158,7 +167,8 @@
 
 namespace {
 
-// BNX: v11's wide key tile (176 keys at DP 128, 16-bit o, no mask); 0: the BN below
+// BNX: the wide key tile (wide_bn: v11's 176 keys at DP 128, v13's 192 at DP 64; 16-bit o, no band or one open
+// on one side); 0: the BN below
 template <int DP, int BNX = 0> struct wg_cfg {
     static constexpr int BM = 128;                          // query rows per block (2 consumers x 64)
     static constexpr int BN = BNX ? BNX : DP <= 128 ? 128 : 64; // keys per tile
@@ -182,7 +192,8 @@ template <int DP, int BNX = 0> struct wg_cfg {
     // v8, a persistent grid without a TMA bias: a second Q buffer at the bias tiles' place, so the producer loads
     // the next item's Q while the consumers still run this one's last Q K^T (one buffer: only after it, its
     // latency in the gap between items).  130, 194 KiB at DP 64, 128; DP 256 (256 KiB) has no room.
-    // v11, BN 176 at DP 128: 209 KiB with one Q buffer; a second (241 KiB) does not fit, so no v9 stream
+    // v11, BN 176 at DP 128: 209 KiB with one Q buffer; a second (241 KiB) does not fit, so no v9 stream.
+    // v13, BN 192 at DP 64: 161 KiB, 178 KiB with two Q buffers (the stream stays)
     static constexpr int SMEM_Q2 = 1024 + Q_BYTES + 2 * ST * KV_BYTES + 1024 + Q_BYTES;
 };
 
@@ -974,8 +985,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 // first Q K^T beside the last P V (v9, where there are two Q buffers).
 // XDNN_SDPA_WGMMA_PACK=0 (v10) keeps one head per tile and every item's keys in one block where the plain
 // grid has fewer items than SMs; XDNN_SDPA_WGMMA_SPLITS=n caps v10's key splits at n (1: packing alone).
-// XDNN_SDPA_WGMMA_WIDE=0 (v11) keeps 128-key tiles where the 176-key tile would be taken (wide_tile); 1 takes it
-// without a band only (v11's default); 2, the default since v12, for a band open on one side (causal-like) too.  XDNN_SDPA_WGMMA_AHEAD=0 (v11) keeps the counter's walk
+// XDNN_SDPA_WGMMA_WIDE=0 (v11) keeps 128-key tiles where the wide tile (176 keys at DP 128, v13: 192 at DP 64)
+// would be taken (wide_tile); 1 takes it without a band only (v11's default); 2, the default since v12, for a
+// band open on one side (causal-like) too.  XDNN_SDPA_WGMMA_AHEAD=0 (v11) keeps the counter's walk
 // drawing each item when its producer gets to it (and so the stream off there).
 // XDNN_SDPA_WGMMA_DESC=0 (v12) runs bf16 plain attention (no bias, no dropout, 16-bit o) on instances that
 // build every k-step's wgmma descriptors whole (v11), the A/B of kDescAdd.
@@ -1200,19 +1212,20 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void
     return (cudaError_t)xk_sdpa_splitkv_combine(&p, pk.nsplit, ws, SPLIT ? XK_F32 : p.q.dtype, 1, s);
 }
 
-// v11: the wide key tile (BN 176 at DP 128) where there is no band (no mask but seq lens), q and k/v dense,
-// 16-bit o (f32 o's P residual needs 44 registers more than the consumers have), no bias or dropout, and v10's
-// packing not taken.  flash-attention-3's tile at D = 128 without a causal mask: the per-tile costs that do
-// not grow with the keys (the max shuffles, the o rescale, the turn's barriers and the GEMMs' issue and wait)
-// over 1.375x the matrix work.  A band bounded on both sides keeps 128 (its edge tiles); one open on one side
-// (causal) takes 176 too since v12 (one Q buffer there as well): v11 measured it level with 128 (items of every
-// length, the edge tiles), but with v12's shorter issue it gained 3-5 % (H100, session 15: causal
-// b4h16s4096d128 0.4921 / 0.4986 -> 0.4776 / 0.4716 ms, Llama GQA 0.4989 / 0.4973 -> 0.4773 / 0.4739).
-bool wide_tile(const xk_sdpa &p, const knobs &k, size_t ws_bytes)
+// v11: the wide key tile (BN 176 at DP 128; v13: 192 at DP 64, wide_bn) where there is no band (no mask but seq lens),
+// q and k/v dense, 16-bit o (f32 o's P residual needs 44 registers more than the consumers have), no bias or dropout,
+// and v10's packing not taken.  flash-attention-3's tile at D = 128 without a causal mask: the per-tile costs that do
+// not grow with the keys (the max shuffles, the o rescale, the turn's barriers and the GEMMs' issue and wait) over
+// 1.375x the matrix work.  A band bounded on both sides keeps 128 (its edge tiles); one open on one side (causal) takes
+// 176 too since v12 (one Q buffer there as well): v11 measured it level with 128 (items of every length, the edge
+// tiles), but with v12's shorter issue it gained 3-5 % (H100, session 15: causal b4h16s4096d128 0.4921 / 0.4986 ->
+// 0.4776 / 0.4716 ms, Llama GQA 0.4989 / 0.4973 -> 0.4773 / 0.4739).
+template <int DP> constexpr int wide_bn = DP <= 64 ? 192 : 176;
+template <int DP> bool wide_tile(const xk_sdpa &p, const knobs &k, size_t ws_bytes)
 {
     const bool band = p.left >= 0 || p.right >= 0, one_side = (p.left < 0) != (p.right < 0);
     return (k.wide == 1 ? !band : k.wide == 2 && (!band || one_side)) && !p.off_q.p && !p.off_kv.p &&
-           wg_cfg<128, 176>::SMEM <= k.smem && !plan_pack(p, false, k, k.sms, 128, ws_bytes).pack;
+           wg_cfg<DP, wide_bn<DP>>::SMEM <= k.smem && !plan_pack(p, false, k, k.sms, 128, ws_bytes).pack;
 }
 
 template <typename T, bool SPLIT>
@@ -1222,14 +1235,18 @@ cudaError_t launch_t(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void 
     const bool plain = !p.bias.p && !p.drop_threshold;
     if constexpr (std::is_same<T, __nv_bfloat16>::value && !SPLIT) // XDNN_SDPA_WGMMA_DESC=0: v11's descriptors
         if (plain && !knobs_of().desc_add) {
-            if (d > 64 && d <= 128 && wide_tile(p, knobs_of(), ws ? wb : 0))
-                return launch_wg<T, 128, false, false, 176, false>(p, st, sched, ws, wb, s);
+            if (d <= 64 && wide_tile<64>(p, knobs_of(), ws ? wb : 0))
+                return launch_wg<T, 64, false, false, wide_bn<64>, false>(p, st, sched, ws, wb, s);
+            if (d > 64 && d <= 128 && wide_tile<128>(p, knobs_of(), ws ? wb : 0))
+                return launch_wg<T, 128, false, false, wide_bn<128>, false>(p, st, sched, ws, wb, s);
             return d <= 64    ? launch_wg<T, 64, false, false, 0, false>(p, st, sched, ws, wb, s)
                    : d <= 128 ? launch_wg<T, 128, false, false, 0, false>(p, st, sched, ws, wb, s)
                               : launch_wg<T, 256, false, false, 0, false>(p, st, sched, ws, wb, s);
         }
-    if (!SPLIT && plain && d > 64 && d <= 128 && wide_tile(p, knobs_of(), ws ? wb : 0))
-        return launch_wg<T, 128, false, false, 176>(p, st, sched, ws, wb, s);
+    if (!SPLIT && plain && d <= 64 && wide_tile<64>(p, knobs_of(), ws ? wb : 0))
+        return launch_wg<T, 64, false, false, wide_bn<64>>(p, st, sched, ws, wb, s);
+    if (!SPLIT && plain && d > 64 && d <= 128 && wide_tile<128>(p, knobs_of(), ws ? wb : 0))
+        return launch_wg<T, 128, false, false, wide_bn<128>>(p, st, sched, ws, wb, s);
     if (p.bias.p || p.drop_threshold)
         return d <= 64    ? launch_wg<T, 64, true, SPLIT>(p, st, sched, ws, wb, s)
                : d <= 128 ? launch_wg<T, 128, true, SPLIT>(p, st, sched, ws, wb, s)

@@ -255,6 +255,25 @@ XW_SS32(__half, "f16")
 XW_SS176(__nv_bfloat16, "bf16")
 XW_SS176(__half, "f16")
 #undef XW_SS176
+// m64n192k16 from shared memory, both K-major (sdpa_flash_wgmma's wide key tile at head dim 64: 192 keys)
+#define XW_SS192(TN, TY)                                                                                 \
+    __device__ __forceinline__ void wg_ss(float (&d)[96], uint64_t da, uint64_t db, int acc, TN)        \
+    {                                                                                                   \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"                                       \
+                     "wgmma.mma_async.sync.aligned.m64n192k16.f32." TY "." TY " {"                      \
+                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "           \
+                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+                     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+                     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+                     "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+                     "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"   \
+                     "}, %96, %97, p, 1, 1, 0, 0;\n}\n"                                                 \
+                     : XW_F64(d), XW_F8(d, 64), XW_F8(d, 72), XW_F8(d, 80), XW_F8(d, 88)                \
+                     : "l"(da), "l"(db), "r"(acc));                                                     \
+    }
+XW_SS192(__nv_bfloat16, "bf16")
+XW_SS192(__half, "f16")
+#undef XW_SS192
 #undef XW_SS128
 #undef XW_F8
 #undef XW_F32

@@ -1262,6 +1262,33 @@ static void sdpa_cases_wgmma_wide(void)
     sdpa_sweep_opts(shapes, (int)(sizeof shapes / sizeof shapes[0]), wide_sopts, WD_NSOPTS, 2, 3);
 }
 
+/* Session 15 (2026-11-25, issue 10, kernel v13): sdpa_flash_wgmma's 192-key tile at DP 64 (max(D, Dv) <= 64, 16-bit
+ * o, no band or a causal-like one; XDNN_SDPA_WGMMA_WIDE=0 keeps 128 keys).  As for k176-, every shape has at least
+ * an H100's 132 work items (row blocks x B x Hq), so v10's packing is not taken: Skv 1, 191, 193, 385 (192 + 1, 2 x
+ * 192 + 1: a tile of one key), 389, 577 and 4099 (primes), 1000; Sq 1, 3, 77, 129, 130, 200, 257, 300, 600; GQA 1,
+ * 4, 5; D = Dv 64, 56, 48, 40 and Dv != D (64/48, 40/64, 24/64; the engine takes D % 8 == 0); no mask, seq lens,
+ * causal top-left and bottom-right (Sq > Skv too: rows that see no key), a scale; f16 and bf16, bhsd and bshd,
+ * 16-bit and f32 o (f32 o keeps 128 keys).  Ids "sdpa/sdpa_flash_wgmma/k192-...". */
+static const sopt wide64_sopts[] = {
+    {"k192-plain", "", 0, false},
+    {"k192-causal", ", causal=true", 0, false},
+    {"k192-seqlens", "", 0, true},
+    {"k192-causal-br", ", causal=true, align=\"bottom_right\"", 0, false},
+    {"k192-scale", ", scale=0.3", 0, false},
+};
+enum { WD64_NSOPTS = sizeof wide64_sopts / sizeof wide64_sopts[0] };
+
+static void sdpa_cases_wgmma_wide64(void)
+{
+    static const sshape shapes[] = {
+        {2, 66, 66, 77, 191, 64, 64},   {1, 144, 36, 1, 1, 64, 64},     {2, 36, 9, 257, 193, 48, 48},
+        {1, 48, 12, 300, 385, 40, 40},  {1, 132, 33, 3, 4099, 56, 56},  {2, 40, 10, 130, 389, 64, 48},
+        {1, 70, 14, 200, 577, 40, 64},  {3, 24, 6, 129, 1000, 64, 64},  {2, 33, 33, 129, 385, 24, 64},
+        {1, 36, 9, 600, 193, 64, 64},
+    };
+    sdpa_sweep_opts(shapes, (int)(sizeof shapes / sizeof shapes[0]), wide64_sopts, WD64_NSOPTS, 3, 4);
+}
+
 /* ---- bench, masks (issue 10): b4h16s4096d128 bf16 forward on sdpa_flash_wgmma and on sdpa_flash (the
  * fallback these masks had before), ids "bench/masks/ENGINE/...": windows of 256 and 1024 keys (time should
  * follow the visible pairs), padding to half the lengths, bias [1, H, S, S], [B, 1, S, S], [S, S] and
@@ -1670,7 +1697,8 @@ int main(int argc, char **argv)
         sdpa_cases_dropout16();
         sdpa_cases_bwd_dropout();
         sdpa_cases_wgmma_pack();
-        sdpa_cases_wgmma_wide(); /* last */
+        sdpa_cases_wgmma_wide();
+        sdpa_cases_wgmma_wide64(); /* last */
     }
     dh_tester t = {.name = "difftest_seq", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
