@@ -987,7 +987,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 // grid has fewer items than SMs; XDNN_SDPA_WGMMA_SPLITS=n caps v10's key splits at n (1: packing alone).
 // XDNN_SDPA_WGMMA_WIDE=0 (v11) keeps 128-key tiles where the wide tile (176 keys at DP 128, v13: 192 at DP 64)
 // would be taken (wide_tile); 1 takes it without a band only (v11's default); 2, the default since v12, for a
-// band open on one side (causal-like) too.  XDNN_SDPA_WGMMA_AHEAD=0 (v11) keeps the counter's walk
+// band open on one side (causal-like) too; 3 as 2, and the 192-key tile at DP 64 below 2048 keys as well.  XDNN_SDPA_WGMMA_AHEAD=0 (v11) keeps the counter's walk
 // drawing each item when its producer gets to it (and so the stream off there).
 // XDNN_SDPA_WGMMA_DESC=0 (v12) runs bf16 plain attention (no bias, no dropout, 16-bit o) on instances that
 // build every k-step's wgmma descriptors whole (v11), the A/B of kDescAdd.
@@ -1020,7 +1020,7 @@ static knobs read_knobs()
         k.pack = !(pk && pk[0] == '0');
         k.splits = sp ? atoi(sp) : 0;
         const char *wd = getenv("XDNN_SDPA_WGMMA_WIDE");
-        k.wide = wd && wd[0] >= '0' && wd[0] <= '2' ? wd[0] - '0' : 2;
+        k.wide = wd && wd[0] >= '0' && wd[0] <= '3' && !wd[1] ? wd[0] - '0' : 2;
         const char *ah = getenv("XDNN_SDPA_WGMMA_AHEAD");
         k.ahead = !(ah && ah[0] == '0');
         const char *da = getenv("XDNN_SDPA_WGMMA_DESC");
@@ -1221,10 +1221,16 @@ cudaError_t launch_wg(const xk_sdpa &p, const int64_t (*st)[4], int *sched, void
 // tiles), but with v12's shorter issue it gained 3-5 % (H100, session 15: causal b4h16s4096d128 0.4921 / 0.4986 ->
 // 0.4776 / 0.4716 ms, Llama GQA 0.4989 / 0.4973 -> 0.4773 / 0.4739).
 template <int DP> constexpr int wide_bn = DP <= 64 ? 192 : 176;
+// At DP 64 the 192-key tile only from 2048 keys (WIDE=3 takes it at any length, for the tests): H100, session 15,
+// 192 / 128 keys: b4h16s4096d64 0.6445 / 0.6866 ms, causal 0.3617 / 0.3735, but b16h16s1024d64 0.2104 / 0.2079
+// and causal 0.1605 / 0.1512 (1024 keys are 5.33 tiles of 192: 11 % computed past the end, and the causal edge
+// tiles a third of the items' tiles).
+constexpr int64_t kWide64MinKeys = 2048;
 template <int DP> bool wide_tile(const xk_sdpa &p, const knobs &k, size_t ws_bytes)
 {
     const bool band = p.left >= 0 || p.right >= 0, one_side = (p.left < 0) != (p.right < 0);
-    return (k.wide == 1 ? !band : k.wide == 2 && (!band || one_side)) && !p.off_q.p && !p.off_kv.p &&
+    const bool long_enough = DP > 64 || k.wide == 3 || p.Skv >= kWide64MinKeys;
+    return (k.wide == 1 ? !band : k.wide >= 2 && (!band || one_side)) && long_enough && !p.off_q.p && !p.off_kv.p &&
            wg_cfg<DP, wide_bn<DP>>::SMEM <= k.smem && !plan_pack(p, false, k, k.sms, 128, ws_bytes).pack;
 }
 

@@ -26,6 +26,11 @@
 # If it wins (every d64 row <= 0.99x of WIDE=0): keep the default, record the rows in bench/RESULTS-sdpa.md.  If
 # the causal rows lose while no mask wins: make the DP 64 wide tile no-band only (wide_tile<64>: !band); if
 # both lose: set WIDE's default to keep 128 keys at DP 64 (launch_t) and record why.
+# Run 1 (session 15, 463ed19, 192 keys at every length): k192- 37/37 both ways, the forward family 387 of 387 run
+# (cut short at the deadline), memcheck 13 cases 0 errors; 192 / 128 keys: b4h16s4096d64 0.6445 / 0.6866 ms,
+# causal 0.3617 / 0.3735, d40 0.1900 / 0.1907, but b16h16s1024d64 0.2104 / 0.2079 (0.2083 / 0.2067) and causal
+# 0.1605 / 0.1512 (0.1573 / 0.1493).  Since: the 192-key tile from 2048 keys only (wide_tile, kWide64MinKeys),
+# XDNN_SDPA_WGMMA_WIDE=3 takes it at every length (step 1 runs k192- that way and with the default).
 set -uo pipefail
 dev=${1:?DEV}; out0=${2:?OUT}
 . tests/gpu/dev_env.sh "$dev" "$out0"
@@ -43,7 +48,8 @@ sweep() { # LOG SECONDS FILTER [ENV...]
     echo "$log: $(grep -cE '^PASS' "$out/$log") passed, $(grep -cE '^FAIL' "$out/$log") failed"
 }
 step "1. difftest_seq: k192- (default, then WIDE=0), the whole sdpa_flash_wgmma forward family (default)"
-sweep k192.log 15 sdpa/sdpa_flash_wgmma/k192-
+sweep k192.log 15 sdpa/sdpa_flash_wgmma/k192- XDNN_SDPA_WGMMA_WIDE=3
+sweep k192_default.log 15 sdpa/sdpa_flash_wgmma/k192-
 sweep k192_wide0.log 10 sdpa/sdpa_flash_wgmma/k192- XDNN_SDPA_WGMMA_WIDE=0
 sweep fwd.log 30 sdpa/sdpa_flash_wgmma/
 dev_memcheck "$dt" sdpa/sdpa_flash_wgmma/k192- "$(tl 15)"

@@ -1268,7 +1268,9 @@ static void sdpa_cases_wgmma_wide(void)
  * 192 + 1: a tile of one key), 389, 577 and 4099 (primes), 1000; Sq 1, 3, 77, 129, 130, 200, 257, 300, 600; GQA 1,
  * 4, 5; D = Dv 64, 56, 48, 40 and Dv != D (64/48, 40/64, 24/64; the engine takes D % 8 == 0); no mask, seq lens,
  * causal top-left and bottom-right (Sq > Skv too: rows that see no key), a scale; f16 and bf16, bhsd and bshd,
- * 16-bit and f32 o (f32 o keeps 128 keys).  Ids "sdpa/sdpa_flash_wgmma/k192-...". */
+ * 16-bit and f32 o (f32 o keeps 128 keys).  Ids "sdpa/sdpa_flash_wgmma/k192-...".  The default takes the tile from
+ * 2048 keys only (Skv 4099 here); tests/gpu/d64w_session.sh runs them with XDNN_SDPA_WGMMA_WIDE=3 too (the tile
+ * at every length). */
 static const sopt wide64_sopts[] = {
     {"k192-plain", "", 0, false},
     {"k192-causal", ", causal=true", 0, false},
