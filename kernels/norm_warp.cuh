@@ -40,13 +40,23 @@ __device__ __forceinline__ wr_pos wr_here(int wpr)
 }
 
 // The values a reduction carries: one float (a sum or a max), or two sums
-// at once (float2: the backward's sum g and sum g xhat, one barrier).
+// at once (float2: the backward's sum g and sum g xhat, one barrier), or
+// four (float4: those of two rows, the backward's v4).
 __device__ __forceinline__ float wr_comb(float a, float b, bool mx) { return mx ? fmaxf(a, b) : a + b; }
 __device__ __forceinline__ float2 wr_comb(float2 a, float2 b, bool) { return make_float2(a.x + b.x, a.y + b.y); }
+__device__ __forceinline__ float4 wr_comb(float4 a, float4 b, bool)
+{
+    return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+}
 __device__ __forceinline__ float wr_shfl(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 __device__ __forceinline__ float2 wr_shfl(float2 v, int m)
 {
     return make_float2(__shfl_xor_sync(0xffffffffu, v.x, m), __shfl_xor_sync(0xffffffffu, v.y, m));
+}
+__device__ __forceinline__ float4 wr_shfl(float4 v, int m)
+{
+    return make_float4(__shfl_xor_sync(0xffffffffu, v.x, m), __shfl_xor_sync(0xffffffffu, v.y, m),
+                       __shfl_xor_sync(0xffffffffu, v.z, m), __shfl_xor_sync(0xffffffffu, v.w, m));
 }
 
 // Sum (MAX: max) over the row: shuffles, then the row's warps through
