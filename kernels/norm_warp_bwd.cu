@@ -265,20 +265,25 @@ __global__ void __launch_bounds__(WR_WARPS * 32, 2)
             const uint4 *at[2] = {mine + 2 * st * row_slots, mine + (2 * st + 1) * row_slots};
             st ^= 1;
             const bool two = row + step < rows; // group-uniform: the barrier below is reached by all
+            // each chunk's scale unpacked once for the two rows (loaded once in each pass)
             float4 s = make_float4(0.f, 0.f, 0.f, 0.f); // sum g, sum g xhat of the two rows
 #pragma unroll
-            for (int r = 0; r < 2; r++) {
-                if (r == 1 && !two)
-                    break;
-                const float mean = mi[r].x, inv = mi[r].y;
-                float sg = 0.f, sgx = 0.f;
+            for (int k = 0; k < NV; k++) {
+                const int i = wr_index<T, true>(k * VW, p);
+                const bool in = i < D;
+                float fx[VW], fd[VW], fw[VW];
+                wr_unpack_xdw<T>(at[0][(WR_BX * NV + k) * TH], at[0][(WR_BDY * NV + k) * TH], sc ? sc + i : sc, in,
+                                 fx, fd, fw);
 #pragma unroll
-                for (int k = 0; k < NV; k++) {
-                    const int i = wr_index<T, true>(k * VW, p);
-                    const bool in = i < D;
-                    float fx[VW], fd[VW], fw[VW];
-                    wr_unpack_xdw<T>(at[r][(WR_BX * NV + k) * TH], at[r][(WR_BDY * NV + k) * TH], sc ? sc + i : sc,
-                                     in, fx, fd, fw);
+                for (int r = 0; r < 2; r++) {
+                    if (r == 1) {
+                        if (!two)
+                            break;
+                        wr_unpack<T>(at[1][(WR_BX * NV + k) * TH], fx);
+                        wr_unpack<T>(at[1][(WR_BDY * NV + k) * TH], fd);
+                    }
+                    const float mean = mi[r].x, inv = mi[r].y;
+                    float sg = 0.f, sgx = 0.f;
 #pragma unroll
                     for (int q = 0; q < VW; q++) {
                         const float xh = in ? (fx[q] - mean) * inv : 0.f, g = fd[q] * fw[q];
@@ -289,30 +294,40 @@ __global__ void __launch_bounds__(WR_WARPS * 32, 2)
                         sg += g;
                         sgx += g * xh;
                     }
+                    if (r == 0)
+                        s.x += sg, s.y += sgx;
+                    else
+                        s.z += sg, s.w += sgx;
                 }
-                if (r == 0)
-                    s.x = sg, s.y = sgx;
-                else
-                    s.z = sg, s.w = sgx;
             }
             s = wr_reduce<false>(s, p, sh, slot);
             slot ^= 1;
+            wr_dx_row rc[2];
+            T *dxr[2];
 #pragma unroll
             for (int r = 0; r < 2; r++) {
-                if (r == 1 && !two)
-                    break;
                 const float sa = r ? s.z : s.x, sb = r ? s.w : s.y;
-                const wr_dx_row rc = {mi[r].x, mi[r].y, j.rms ? 0.f : sa, sb, mi[r].y / fD, fD, j.res_dt};
+                rc[r] = {mi[r].x, mi[r].y, j.rms ? 0.f : sa, sb, mi[r].y / fD, fD, j.res_dt};
                 int64_t o[NG_NOPS];
-                wr_offsets<OPBIT(NG_DX)>(j.outer, row + r * step, o);
-                T *dxr = static_cast<T *>(j.t.p[NG_DX]) + o[NG_DX];
+                wr_offsets<OPBIT(NG_DX)>(j.outer, row + r * step, o); // past the rows for a lone row: not stored
+                dxr[r] = static_cast<T *>(j.t.p[NG_DX]) + o[NG_DX];
+            }
 #pragma unroll
-                for (int k = 0; k < NV; k++) {
-                    const int i = wr_index<T, true>(k * VW, p);
-                    if (i < D)
-                        wr_store_dx<T>(dxr + i, at[r][(WR_BX * NV + k) * TH], at[r][(WR_BDY * NV + k) * TH],
-                                       sc ? sc + i : sc, has_r, at[r][(WR_BR * NV + k) * TH], rc);
-                }
+            for (int k = 0; k < NV; k++) {
+                const int i = wr_index<T, true>(k * VW, p);
+                if (i >= D)
+                    continue;
+                float fw[VW];
+                if (sc)
+                    wr_unpack<T>(*reinterpret_cast<const uint4 *>(sc + i), fw);
+                else
+                    for (int q = 0; q < VW; q++)
+                        fw[q] = 1.f;
+#pragma unroll
+                for (int r = 0; r < 2; r++)
+                    if (r == 0 || two)
+                        wr_store_dx_fw<T>(dxr[r] + i, at[r][(WR_BX * NV + k) * TH], at[r][(WR_BDY * NV + k) * TH], fw,
+                                          has_r, at[r][(WR_BR * NV + k) * TH], rc[r]);
             }
             mi[0] = nmi[0], mi[1] = nmi[1];
         }

@@ -8,8 +8,12 @@
 # of 4-8 warps (16-bit widths 1025-4096, f32 513-2048) are taken two rows a barrier: both rows' first passes back
 # to back, one float4 shuffle tree + one named barrier for the two, both stores; ring of two pairs (rows staged two
 # row-times ahead, as v2); partials per group as v2, summed by v3's column sum (8 loads in flight a thread instead
-# of norm.cu's k_pgrad_cols, one at a time).  ptxas (sm_90): rmsnorm bf16 123 registers, layernorm (dscale + dbias)
-# 128 + 24 bytes spilled, 2 blocks an SM as v2 (72 -> 96 KB of ring a block with the residual: 192 KB an SM).
+# of norm.cu's k_pgrad_cols, one at a time); each chunk's scale loaded and unpacked once for the two rows in each
+# pass.  ptxas (sm_90): rmsnorm bf16 118 registers, layernorm (dscale + dbias) 127, no spills; 2 blocks an SM as
+# v2 (72 -> 96 KB of ring a block with the residual: 192 KB an SM).  Shared with v2 / v3 / the wide backward:
+# wr_store_dx now takes the scale unpacked (wr_store_dx_fw), which moved their registers (v2 bf16 dscale 116 ->
+# 104, v3 16-bit 2-chunk spills 16 bytes -> 0, wide 105 -> 100): the A/B's v2 arm is this tree's v2, not main's
+# (main's v2: 0.103 / 0.131 / 0.109 ms in sessions 10-12, RESULTS-norm.md).
 # What it bets on: at 8 warps a row v2 is 2 row groups an SM whose warps idle at every row's barrier after a
 # chain of 10 dependent shuffles; halving the chains and barriers a row (and the column sum's serial loads).
 # Steps:
