@@ -370,8 +370,9 @@ struct wr_dx_row {
 // at dst: x and dy as loaded, the scale's chunk fw as floats (1 where there
 // is none), the residual's chunk cr added after rounding when has_r.
 template <typename T>
-__device__ __forceinline__ void wr_store_dx_fw(T *dst, const uint4 &cx, const uint4 &cd, const float (&fw)[16 / sizeof(T)],
-                                               bool has_r, const uint4 &cr, const wr_dx_row &r)
+__device__ __forceinline__ void wr_store_dx_fw(T *dst, const uint4 &cx, const uint4 &cd,
+                                               const float (&fw)[16 / sizeof(T)], bool has_r, const uint4 &cr,
+                                               const wr_dx_row &r)
 {
     constexpr int VW = 16 / sizeof(T);
     float fx[VW], fd[VW], fr[VW];

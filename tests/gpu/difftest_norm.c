@@ -1545,9 +1545,10 @@ static void wide_row_cases(void)
  * (2 warps: v3, not v4) / 1032 (4 warps, the first v4 width) / 2048 / 2056 (8 warps) / 4088 / 4096 (the last),
  * f32 512 / 516 / 2044 / 2048; rows 1 (a pair of one row, most groups empty), 7 (every group one row: half
  * pairs only), 1001 (groups of 3 and 4 rows: whole and half pairs, the ring's two stages reused), 8193 at
- * the Llama width (one group one row past the rest), 2001 x 2056 (groups of 7 and 8); the layernorm / rmsnorm pair with every gradient, dx
- * alone + the residual, and the Llama form (rmsnorm dx + residual with dscale); f32 / f16 / bf16; the switch
- * off on a few.  --quick: 4096 and f32 2048 at 7 / 1001 rows, the Llama form at 1001. */
+ * the Llama width (one group one row past the rest), 2001 x 2056 (groups of 7 and 8); the layernorm /
+ * rmsnorm pair with every gradient, dx alone + the residual, and the Llama form (rmsnorm dx + residual with
+ * dscale); f32 / f16 / bf16; the switch off on a few.  --quick: 4096 and f32 2048 at 7 / 1001 rows, the
+ * Llama form at 1001. */
 static void rmsb_llama_case(const char *name, int seed, const char *t, int R, int D)
 {
     char sh[48];

@@ -44,9 +44,10 @@ if [ -n "$dry" ]; then tn=${TN:?DRY=1 needs TN=difftest_norm built here}
 else step link; dev_build_testers difftest_norm || exit 1; tn=$dev/difftest_norm; fi
 
 step "1. correctness, v4 (default): pair-bwd/ warp-rows/bwd/ train+bwd/ bias+bwd3/"
-for f in pair-bwd/ warp-rows/bwd/ train+bwd/ bias+bwd3/; do
-    tag=${f%/}; tag=${tag//\//_}
-    timeout "$(tl 30)" "$tn" $dry "$f" > "$out/t_on_$tag.log" 2>&1; echo "$f v4 rc=$?"; counts "$out/t_on_$tag.log"
+for fl in pair-bwd/:30 warp-rows/bwd/:20 train+bwd/:12 bias+bwd3/:10; do # family:seconds at most
+    f=${fl%:*}; tag=${f%/}; tag=${tag//\//_}
+    timeout "$(tl "${fl##*:}")" "$tn" $dry "$f" > "$out/t_on_$tag.log" 2>&1; echo "$f v4 rc=$?"
+    counts "$out/t_on_$tag.log"
 done
 [ -z "$dry" ] && dev_memcheck "$tn" pair-bwd/ "$(tl 20)"
 
