@@ -31,6 +31,8 @@
 # it the default (as committed) and record the rows; if it ties or loses: set the default to v2 in
 # wr_bwd_pair_on (XDNN_NORM_BWD_PAIR=1 to opt in) and report ncu of both kernels on the residual row
 # (`ncu -k regex:k_warp_norm_bwd --clock-control none`) as the next evidence.
+# Peer (not in this script; the lead's separate call, torch.compile costs ~60 s): bench/mem_peer.py --filter
+# rmsnorm_bwd/bf16/8192x4096,rmsnorm_bwd+residual,layernorm_bwd/bf16/8192x4096 (rows added this session).
 # DRY=1: the tester's --dry only (TN=difftest_norm built here).
 set -uo pipefail
 dev=${1:?DEV}; out0=${2:?OUT}
