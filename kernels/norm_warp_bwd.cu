@@ -246,7 +246,7 @@ __global__ void __launch_bounds__(WR_WARPS * 32, 2)
     for (int e = 0; e < (PG == 2 ? N : 1); e++)
         pb[e] = 0.f;
     if (gid < rows) {
-        // pair q: the group's rows row, row + step; ring stage q & 1 (rows 2 (q & 1), + 1)
+        // pair q (the group's rows row and row + step) in ring slots 2 (q & 1) and 2 (q & 1) + 1
         for (int r = 0; r < 2; r++)
             if (gid + r * step < rows)
                 wr_bwd_stage<T, NV>(j, gid + r * step, D, p, mine, r, ops);
