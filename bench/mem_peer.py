@@ -72,7 +72,7 @@ def softmax_rows(log, bwd, R=8192, D=8192, dt=bf):
     return b
 
 
-def lnrms(kind, bwd, D=8192):
+def lnrms(kind, bwd, D=8192, res=False):  # res: the rmsnorm backward's dx + a residual (the Llama block)
     def b():
         x, w, bb, dy = rnd(8192, D), rnd(D), rnd(D), rnd(8192, D)
         if kind == "layernorm":
@@ -90,6 +90,11 @@ def lnrms(kind, bwd, D=8192):
             xh = x.float() * rstd; g = dy.float() * w.float()
             dx = rstd * (g - xh * (g * xh).mean(-1, keepdim=True))
             return dx.to(x.dtype), (dy.float() * xh).sum(0).to(w.dtype)
+        if res:
+            def rms_b_res(dy, x, rstd, w, r):
+                dx, ds = rms_b(dy, x, rstd, w)
+                return dx + r, ds
+            return rms_b_res, (dy, x, rstd, w, rnd(8192, D)), 4 * nb(x)
         return rms_b, (dy, x, rstd, w), 3 * nb(x)
     return b
 
@@ -255,6 +260,10 @@ ROWS = [
     ("bench/s13/pw/cast/f16->f32/8192x8192", convert(torch.float16, f32)),
     ("bench/s13/pw/cast/f32->bf16/8192x8192", convert(f32, bf)),
     ("bench/s13/split/bf16/[8192,8192]->2x[8192,4096]", split),
+    # session 15 (rmsb): the Llama block's rmsnorm backward width, with and without the residual add
+    ("bench/rmsnorm_bwd/bf16/8192x4096", lnrms("rmsnorm", True, 4096)),
+    ("bench/rmsnorm_bwd+residual/bf16/8192x4096", lnrms("rmsnorm", True, 4096, res=True)),
+    ("bench/s10/layernorm_bwd/bf16/8192x4096", lnrms("layernorm", True, 4096)),
 ]
 
 

@@ -40,13 +40,23 @@ __device__ __forceinline__ wr_pos wr_here(int wpr)
 }
 
 // The values a reduction carries: one float (a sum or a max), or two sums
-// at once (float2: the backward's sum g and sum g xhat, one barrier).
+// at once (float2: the backward's sum g and sum g xhat, one barrier), or
+// four (float4: those of two rows, the backward's v4).
 __device__ __forceinline__ float wr_comb(float a, float b, bool mx) { return mx ? fmaxf(a, b) : a + b; }
 __device__ __forceinline__ float2 wr_comb(float2 a, float2 b, bool) { return make_float2(a.x + b.x, a.y + b.y); }
+__device__ __forceinline__ float4 wr_comb(float4 a, float4 b, bool)
+{
+    return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+}
 __device__ __forceinline__ float wr_shfl(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 __device__ __forceinline__ float2 wr_shfl(float2 v, int m)
 {
     return make_float2(__shfl_xor_sync(0xffffffffu, v.x, m), __shfl_xor_sync(0xffffffffu, v.y, m));
+}
+__device__ __forceinline__ float4 wr_shfl(float4 v, int m)
+{
+    return make_float4(__shfl_xor_sync(0xffffffffu, v.x, m), __shfl_xor_sync(0xffffffffu, v.y, m),
+                       __shfl_xor_sync(0xffffffffu, v.z, m), __shfl_xor_sync(0xffffffffu, v.w, m));
 }
 
 // Sum (MAX: max) over the row: shuffles, then the row's warps through
@@ -357,30 +367,44 @@ struct wr_dx_row {
 };
 
 // dx = inv / D (D g - sum g - xhat sum g xhat) of one 16-byte chunk, stored
-// at dst: x and dy as loaded, the scale's chunk at sc (null: 1), the
-// residual's chunk cr added after rounding when has_r.
+// at dst: x and dy as loaded, the scale's chunk fw as floats (1 where there
+// is none), the residual's chunk cr added after rounding when has_r.
 template <typename T>
-__device__ __forceinline__ void wr_store_dx(T *dst, const uint4 &cx, const uint4 &cd, const T *sc, bool has_r,
-                                            const uint4 &cr, const wr_dx_row &r)
+__device__ __forceinline__ void wr_store_dx_fw(T *dst, const uint4 &cx, const uint4 &cd,
+                                               const float (&fw)[16 / sizeof(T)], bool has_r, const uint4 &cr,
+                                               const wr_dx_row &r)
 {
     constexpr int VW = 16 / sizeof(T);
-    float fx[VW], fd[VW], fw[VW], fr[VW];
+    float fx[VW], fd[VW], fr[VW];
     wr_unpack<T>(cx, fx);
     wr_unpack<T>(cd, fd);
-    if (sc)
-        wr_unpack<T>(*reinterpret_cast<const uint4 *>(sc), fw);
     if (has_r)
         wr_unpack<T>(cr, fr);
     chunk16<T> out;
 #pragma unroll
     for (int q = 0; q < VW; q++) {
-        const float xh = (fx[q] - r.mean) * r.inv, g = fd[q] * (sc ? fw[q] : 1.f);
+        const float xh = (fx[q] - r.mean) * r.inv, g = fd[q] * fw[q];
         float dx = r.k_inv * (r.fD * g - r.sa - xh * r.sb);
         if (has_r)
             dx = round_dt(dx, r.res_dt) + fr[q];
         out.v[q] = from_f<T>(dx);
     }
     *reinterpret_cast<chunk16<T> *>(dst) = out;
+}
+
+// wr_store_dx_fw with the scale's chunk at sc (null: 1).
+template <typename T>
+__device__ __forceinline__ void wr_store_dx(T *dst, const uint4 &cx, const uint4 &cd, const T *sc, bool has_r,
+                                            const uint4 &cr, const wr_dx_row &r)
+{
+    constexpr int VW = 16 / sizeof(T);
+    float fw[VW];
+    if (sc)
+        wr_unpack<T>(*reinterpret_cast<const uint4 *>(sc), fw);
+    else
+        for (int q = 0; q < VW; q++)
+            fw[q] = 1.f;
+    wr_store_dx_fw<T>(dst, cx, cd, fw, has_r, cr, r);
 }
 
 } // namespace

@@ -34,6 +34,8 @@
 //    wait, before its reduction (two operands staged: a smaller ring);
 //  - __launch_bounds__(256, 3): at most 80 registers, 3 blocks an SM where
 //    the shared memory allows it.
+// v4 (session 15, "rmsb"; the rows of 4-8 warps, v2's, by default): two
+// rows a barrier, k_warp_norm_bwd_pair below.
 #include "norm_warp.cuh"
 
 namespace {
@@ -207,6 +209,149 @@ __global__ void __launch_bounds__(WR_WARPS * 32, V3 ? 3 : 2)
     }
 }
 
+// v4 (session 15, "rmsb"; rows of 4-8 warps of 2 chunks a lane, where v2 ran:
+// 16-bit widths 1025-4096, f32 513-2048; XDNN_NORM_BWD_PAIR=0 keeps v2):
+// v2 at 8 warps a row is one row group a block, 2 blocks an SM (16 warps),
+// and every row waits at its group's barrier after a chain of shuffles, so
+// the SM idles between the rows (bf16 8192 x 4096: 66-69 % of copy while
+// its loads run two rows ahead).  v4 takes the group's rows two at a time:
+// both rows' first passes back to back (independent loads and arithmetic),
+// one shuffle tree of float4 (both rows' sum g, sum g xhat) and one barrier
+// for the two, then both stores: half the barriers and reduction chains a
+// row, the same registers for the partials (the rows share the columns).
+// The ring holds two pairs (the one in use and the next, in flight: rows
+// staged two row-times ahead, as v2's three single rows); the residual stays
+// in the ring.  The partials are v2's, one per group, summed by v3's column
+// sum (8 loads in flight a thread; v2's column sum loads one at a time).
+template <typename T, int PG>
+__global__ void __launch_bounds__(WR_WARPS * 32, 2)
+    k_warp_norm_bwd_pair(const ng_row_job j, int64_t rows, int D, int wpr)
+{
+    constexpr int NV = WR2_BWD_NV, VW = 16 / sizeof(T), N = NV * VW, TH = WR_WARPS * 32;
+    extern __shared__ uint4 wr_stage[];
+    __shared__ float4 sh[2][WR_WARPS];
+    const wr_pos p = wr_here(wpr);
+    const int64_t gid = (int64_t)blockIdx.x * (WR_WARPS / wpr) + p.group;
+    const int64_t step = (int64_t)gridDim.x * (WR_WARPS / wpr);
+    const T *sc = static_cast<const T *>(j.t.p[NG_SC]);
+    const bool has_r = j.t.p[NG_Y] != nullptr;
+    const int ops = has_r ? 3 : 2, row_slots = ops * NV * TH;
+    const float fD = (float)D;
+    uint4 *mine = wr_stage + threadIdx.x;
+    float ps[PG ? N : 1], pb[PG == 2 ? N : 1];
+#pragma unroll
+    for (int e = 0; e < (PG ? N : 1); e++)
+        ps[e] = 0.f;
+#pragma unroll
+    for (int e = 0; e < (PG == 2 ? N : 1); e++)
+        pb[e] = 0.f;
+    if (gid < rows) {
+        // pair q (the group's rows row and row + step) in ring slots 2 (q & 1) and 2 (q & 1) + 1
+        for (int r = 0; r < 2; r++)
+            if (gid + r * step < rows)
+                wr_bwd_stage<T, NV>(j, gid + r * step, D, p, mine, r, ops);
+        wr_cp_commit();
+        float2 mi[2] = {wr_bwd_stats(j, gid), gid + step < rows ? wr_bwd_stats(j, gid + step) : make_float2(0.f, 0.f)};
+        int slot = 0, st = 0;
+        for (int64_t row = gid; row < rows; row += 2 * step) {
+            const int64_t next = row + 2 * step;
+            for (int r = 0; r < 2; r++)
+                if (next + r * step < rows)
+                    wr_bwd_stage<T, NV>(j, next + r * step, D, p, mine, 2 * (st ^ 1) + r, ops);
+            wr_cp_commit();
+            const float2 nmi[2] = {next < rows ? wr_bwd_stats(j, next) : mi[0],
+                                   next + step < rows ? wr_bwd_stats(j, next + step) : mi[1]};
+            asm volatile("cp.async.wait_group 1;" ::: "memory"); // this pair landed, the next may not have
+            const uint4 *at[2] = {mine + 2 * st * row_slots, mine + (2 * st + 1) * row_slots};
+            st ^= 1;
+            const bool two = row + step < rows; // group-uniform: the barrier below is reached by all
+            // each chunk's scale unpacked once for the two rows (loaded once in each pass)
+            float4 s = make_float4(0.f, 0.f, 0.f, 0.f); // sum g, sum g xhat of the two rows
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                const int i = wr_index<T, true>(k * VW, p);
+                const bool in = i < D;
+                float fx[VW], fd[VW], fw[VW];
+                wr_unpack_xdw<T>(at[0][(WR_BX * NV + k) * TH], at[0][(WR_BDY * NV + k) * TH], sc ? sc + i : sc, in,
+                                 fx, fd, fw);
+#pragma unroll
+                for (int r = 0; r < 2; r++) {
+                    if (r == 1) {
+                        if (!two)
+                            break;
+                        wr_unpack<T>(at[1][(WR_BX * NV + k) * TH], fx);
+                        wr_unpack<T>(at[1][(WR_BDY * NV + k) * TH], fd);
+                    }
+                    const float mean = mi[r].x, inv = mi[r].y;
+                    float sg = 0.f, sgx = 0.f;
+#pragma unroll
+                    for (int q = 0; q < VW; q++) {
+                        const float xh = in ? (fx[q] - mean) * inv : 0.f, g = fd[q] * fw[q];
+                        if (PG)
+                            ps[k * VW + q] += fd[q] * xh;
+                        if (PG == 2)
+                            pb[k * VW + q] += fd[q];
+                        sg += g;
+                        sgx += g * xh;
+                    }
+                    if (r == 0)
+                        s.x += sg, s.y += sgx;
+                    else
+                        s.z += sg, s.w += sgx;
+                }
+            }
+            s = wr_reduce<false>(s, p, sh, slot);
+            slot ^= 1;
+            wr_dx_row rc[2];
+            T *dxr[2];
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                const float sa = r ? s.z : s.x, sb = r ? s.w : s.y;
+                rc[r] = {mi[r].x, mi[r].y, j.rms ? 0.f : sa, sb, mi[r].y / fD, fD, j.res_dt};
+                int64_t o[NG_NOPS];
+                wr_offsets<OPBIT(NG_DX)>(j.outer, row + r * step, o); // past the rows for a lone row: not stored
+                dxr[r] = static_cast<T *>(j.t.p[NG_DX]) + o[NG_DX];
+            }
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                const int i = wr_index<T, true>(k * VW, p);
+                if (i >= D)
+                    continue;
+                float fw[VW];
+                if (sc)
+                    wr_unpack<T>(*reinterpret_cast<const uint4 *>(sc + i), fw);
+                else
+                    for (int q = 0; q < VW; q++)
+                        fw[q] = 1.f;
+#pragma unroll
+                for (int r = 0; r < 2; r++)
+                    if (r == 0 || two)
+                        wr_store_dx_fw<T>(dxr[r] + i, at[r][(WR_BX * NV + k) * TH], at[r][(WR_BDY * NV + k) * TH], fw,
+                                          has_r, at[r][(WR_BR * NV + k) * TH], rc[r]);
+            }
+            mi[0] = nmi[0], mi[1] = nmi[1];
+        }
+    }
+    if (!PG)
+        return;
+    // every group writes its partials, zeros when it had no row (as v2)
+    float *out = j.part + gid * 2 * D;
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        const int i = wr_index<T, true>(k * VW, p);
+        if (i >= D)
+            continue;
+#pragma unroll
+        for (int q = 0; q < VW; q += 4) {
+            *reinterpret_cast<float4 *>(out + i + q) =
+                make_float4(ps[k * VW + q], ps[k * VW + q + 1], ps[k * VW + q + 2], ps[k * VW + q + 3]);
+            if (PG == 2)
+                *reinterpret_cast<float4 *>(out + D + i + q) =
+                    make_float4(pb[k * VW + q], pb[k * VW + q + 1], pb[k * VW + q + 2], pb[k * VW + q + 3]);
+        }
+    }
+}
+
 // v3's column sum of the blocks' partials part[nblk][2][D] into dscale /
 // dbias (v2: norm.cu's k_pgrad_cols, 8 warps of a 32-column block walking the
 // partials one load each a step).  Here 16 warps, each walking every 16th
@@ -273,6 +418,29 @@ int wr_bwd_launch(const ng_job *j, int64_t rows, int D, int wpr, cudaStream_t s)
     return ng_launch_block_pgrad_cols(j, D, (int)grid, s);
 }
 
+// v4: two rows a barrier (the kernel's comment); partials per group, v3's column sum.
+template <typename T, int PG>
+int wr_bwd_pair_launch(const ng_job *j, int64_t rows, int D, int wpr, cudaStream_t s)
+{
+    constexpr int TH = WR_WARPS * 32;
+    const int64_t gpb = WR_WARPS / wpr;
+    const size_t smem = (size_t)4 * (j->t.p[NG_Y] ? 3 : 2) * WR2_BWD_NV * TH * 16; // two pairs of rows
+    const unsigned grid =
+        wr2_grid((const void *)k_warp_norm_bwd_pair<T, PG>, smem, rows, wpr, PG ? j->pg_blocks / gpb : INT32_MAX);
+    k_warp_norm_bwd_pair<T, PG><<<grid, TH, smem, s>>>(wr_row_job(j), rows, D, wpr);
+    int e = (int)cudaGetLastError();
+    if (e || !PG)
+        return e;
+    return ng_launch_block_pgrad_cols(j, D, (int)(grid * gpb), s);
+}
+
+// XDNN_NORM_BWD_PAIR: "0" keeps v2 on the rows of 4-8 warps (A/B), anything else v4.
+static bool wr_bwd_pair_on()
+{
+    static const char *e = getenv("XDNN_NORM_BWD_PAIR");
+    return !(e && strcmp(e, "0") == 0);
+}
+
 template <typename T>
 int wr_norm_bwd(const ng_job *j, int64_t rows, int64_t D, cudaStream_t s)
 {
@@ -305,7 +473,8 @@ int wr_norm_bwd(const ng_job *j, int64_t rows, int64_t D, cudaStream_t s)
     // nothing there and lost to the shared-memory partials: rmsnorm_bwd bf16
     // 8192x4096 0.1015 -> 0.1116 ms, so v2 (4 warps: unmeasured, v2 kept).  Rows
     // of 4-8 warps hold 2 chunks a lane unless XDNN_NORM_WPR forces more warps:
-    // those one-chunk rows take v3 (v2 is built for 2 chunks only).
+    // those one-chunk rows take v3 (v2 is built for 2 chunks only).  v2's rows
+    // take v4 unless XDNN_NORM_BWD_PAIR=0.
     const bool v3 = g.wpr <= 2 || g.nv == 1;
 #define WR_BWD(NV, V3)                                                                                       \
     (pg == 2   ? wr_bwd_launch<T, NV, 2, V3>(j, rows, (int)D, g.wpr, s)                                       \
@@ -313,6 +482,10 @@ int wr_norm_bwd(const ng_job *j, int64_t rows, int64_t D, cudaStream_t s)
                : wr_bwd_launch<T, NV, 0, V3>(j, rows, (int)D, g.wpr, s))
     if (v3)
         return g.nv == 1 ? WR_BWD(1, true) : WR_BWD(2, true);
+    if (wr_bwd_pair_on())
+        return pg == 2   ? wr_bwd_pair_launch<T, 2>(j, rows, (int)D, g.wpr, s)
+               : pg == 1 ? wr_bwd_pair_launch<T, 1>(j, rows, (int)D, g.wpr, s)
+                         : wr_bwd_pair_launch<T, 0>(j, rows, (int)D, g.wpr, s);
     return WR_BWD(2, false);
 #undef WR_BWD
 }

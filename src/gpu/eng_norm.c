@@ -1133,6 +1133,17 @@ static bool wide_bwd(const norm_plan *np)
            !np->stats.no_wide_bwd;
 }
 
+/* Does a layer/rms backward on the warp rows take norm_warp_bwd.cu's v4, two
+ * rows a barrier (rows of 4-8 warps of 2 chunks: over 2048 bytes, up to
+ * NG_WARP_BWD_ROW_BYTES), unless XDNN_NORM_BWD_PAIR=0 (the A/B against v2,
+ * read by the launcher too)?  This names the path in the detail. */
+static bool pair_bwd(const norm_plan *np)
+{
+    const char *e = getenv("XDNN_NORM_BWD_PAIR");
+    const int64_t bytes = np->D * x_bytes(np);
+    return is_bwd(np->kind) && bytes > 2048 && bytes <= NG_WARP_BWD_ROW_BYTES && !(e && strcmp(e, "0") == 0);
+}
+
 static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
 {
     norm_plan *np = calloc(1, sizeof *np);
@@ -1170,6 +1181,7 @@ static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
              : np->warp_rows && wide_bwd(np) ? "a block per row (rows staged in shared memory, 16-byte loads), "
                                                "dscale / dbias partials per block"
              : np->warp_rows && !is_bwd(np->kind) ? "a warp or a few per row (row in registers, 16-byte loads)"
+             : np->warp_rows && pair_bwd(np) ? "a few warps per row (two rows a barrier, 16-byte loads)"
              : np->warp_rows && np->D * x_bytes(np) <= NG_WARP_BWD_ROW_BYTES
                  ? "a warp or a few per row (row in registers, 16-byte loads)"
              : np->pg_fused ? "rows in registers, 4-wide loads, parameter gradients in the same pass"

@@ -1540,6 +1540,65 @@ static void wide_row_cases(void)
     }
 }
 
+/* session 15 (rmsb): the layernorm / rmsnorm backward's v4 (kernels/norm_warp_bwd.cu: rows of 4-8 warps of 2
+ * chunks a lane taken two rows a barrier; XDNN_NORM_BWD_PAIR=0 keeps v2).  Widths at its edges: 16-bit 1024
+ * (2 warps: v3, not v4) / 1032 (4 warps, the first v4 width) / 2048 / 2056 (8 warps) / 4088 / 4096 (the last),
+ * f32 512 / 516 / 2044 / 2048; rows 1 (a pair of one row, most groups empty), 7 (every group one row: half
+ * pairs only), 1001 (groups of 3 and 4 rows: whole and half pairs, the ring's two stages reused), 8193 at
+ * the Llama width (one group one row past the rest), 2001 x 2056 (groups of 7 and 8); the layernorm /
+ * rmsnorm pair with every gradient, dx alone + the residual, and the Llama form (rmsnorm dx + residual with
+ * dscale); f32 / f16 / bf16; the switch off on a few.  --quick: 4096 and f32 2048 at 7 / 1001 rows, the
+ * Llama form at 1001. */
+static void rmsb_llama_case(const char *name, int seed, const char *t, int R, int D)
+{
+    char sh[48];
+    snprintf(sh, sizeof sh, "[%d, %d]", R, D);
+    add_case(name, 2, "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n  input x: %s%s;\n  input dy: %s%s;\n"
+                      "  input r0: %s%s;\n  weight s: %s[%d];\n  input ir: f32[%d, 1] = uniform(0.5, 2.0);\n"
+                      "  e0, es = rmsnorm_bwd(dy, x, s, ir);\n  ex = r0 + e0;\n  output ex: %s, es: f32;\n}\n",
+             seed, t, t, sh, t, sh, t, sh, t, D, R, t);
+}
+
+static void rmsb_cases(void)
+{
+    static const struct { int ti, D, quick; } widths[] = {
+        {0, 512, 0}, {0, 516, 0}, {0, 2044, 0}, {0, 2048, 1}, {1, 1024, 0}, {1, 1032, 0}, {1, 2056, 0},
+        {1, 4096, 1}, {2, 1032, 0}, {2, 2048, 0}, {2, 2056, 0}, {2, 4088, 0}, {2, 4096, 1},
+    };
+    static const int rows[] = {1, 7, 1001};
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
+        for (int k = 0; k < 3; k++) {
+            if (opts.quick && (!widths[w].quick || k == 0))
+                continue;
+            const char *t = dts[widths[w].ti];
+            const int D = widths[w].D, R = rows[k], seed = 1500 + 10 * (int)w + 3 * k;
+            char name[192], sh[48];
+            snprintf(name, sizeof name, "pair-bwd/layer+rms/%s/%dx%d", t, R, D);
+            lnrms_pair_case(name, seed, t, R, D, false);
+            if (opts.quick)
+                continue;
+            snprintf(name, sizeof name, "pair-bwd/llama/%s/%dx%d", t, R, D);
+            rmsb_llama_case(name, seed + 1, t, R, D);
+            snprintf(sh, sizeof sh, "[%d, %d]", R, D);
+            snprintf(name, sizeof name, "pair-bwd/dx-only+residual/%s/%dx%d", t, R, D);
+            add_case(name, 2, "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n  input x: %s%s;\n  input dy: %s%s;\n"
+                              "  input r0: %s%s;\n  weight s: %s[%d];\n  input ir: f32[%d, 1] = uniform(0.5, 2.0);\n"
+                              "  input m: f32[%d, 1];\n  e0, _ = rmsnorm_bwd(dy, x, s, ir);\n  ex = r0 + e0;\n"
+                              "  dx, _, db = layernorm_bwd(dy, x, s, m, ir);\n  output ex: %s, dx: %s, db: f32;\n}\n",
+                     seed + 2, t, t, sh, t, sh, t, sh, t, D, R, R, t, t);
+        }
+    if (opts.quick) {
+        rmsb_llama_case("pair-bwd/llama/bf16/1001x4096", 1590, "bf16", 1001, 4096);
+        return;
+    }
+    rmsb_llama_case("pair-bwd/llama/bf16/8193x4096", 1591, "bf16", 8193, 4096);
+    lnrms_pair_case("pair-bwd/layer+rms/f16/2001x2056", 1592, "f16", 2001, 2056, false);
+    case_env = "XDNN_NORM_BWD_PAIR=0";
+    lnrms_pair_case("pair-bwd/switch-off/layer+rms/bf16/1001x4096", 1593, "bf16", 1001, 4096, false);
+    rmsb_llama_case("pair-bwd/switch-off/llama/bf16/1001x4096", 1594, "bf16", 1001, 4096);
+    case_env = "";
+}
+
 /* session 12 (smbwd): softmax_bwd and log_softmax_bwd on the warp rows
  * (kernels/softmax_warp_bwd.cu, XDNN_SOFTMAX_BWD_ROWS=1: y and dy in
  * registers, one reduction a row).  Widths 1 (one element: y and l inputs,
@@ -2227,6 +2286,7 @@ int main(int argc, char **argv)
         s14_cases();         /* session 14: registered last */
         tp15_cases();        /* session 15 (tpose15): registered last */
         pbw15_cases();       /* session 15 (pool15): registered last */
+        rmsb_cases();        /* session 15 (rmsb): registered last */
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
