@@ -60,7 +60,7 @@ if [ -z "$dry" ]; then
             for f in bench/rmsnorm_bwd layernorm_bwd/bf16/8192x4096; do
                 XDNN_NORM_BWD_PAIR=$sw timeout "$(tl 12)" "$tn" --bench "$f" >> "$out/bench_${sw}_$r.log" 2>&1
             done
-            echo "XDNN_NORM_BWD_PAIR=$sw run $r:"; grep -h "^BENCH" "$out/bench_${sw}_$r.log" | cut -c1-200
+            echo "XDNN_NORM_BWD_PAIR=$sw run $r:"; grep -h "BENCH" "$out/bench_${sw}_$r.log" | cut -c1-200
         done
     done
 fi
