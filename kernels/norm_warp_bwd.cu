@@ -19,8 +19,8 @@
 //    current row's reduction: two rows in flight per group;
 //  - sum g and sum g xhat reduced together (one shuffle tree of float2, one
 //    barrier).
-// v3 (session 9, "normbwd"; rows of 1-2 warps, wr_norm_bwd; v2 keeps the
-// rows of 4-8 warps, where v3 lost: each width runs the one that won there,
+// v3 (session 9, "normbwd"; rows of 1-2 warps, wr_norm_bwd; v2 kept the
+// rows of 4-8 warps, where v3 lost (v4 has them since session 15): each width runs the one that won there,
 // session 10 retired the switch XDNN_NORM_BWD_V and v2's one-chunk forms):
 // v2 held
 // 118-128 registers (16-bit rows with parameter gradients: 16-32 partials a
@@ -434,13 +434,6 @@ int wr_bwd_pair_launch(const ng_job *j, int64_t rows, int D, int wpr, cudaStream
     return ng_launch_block_pgrad_cols(j, D, (int)(grid * gpb), s);
 }
 
-// XDNN_NORM_BWD_PAIR: "0" keeps v2 on the rows of 4-8 warps (A/B), anything else v4.
-static bool wr_bwd_pair_on()
-{
-    static const char *e = getenv("XDNN_NORM_BWD_PAIR");
-    return !(e && strcmp(e, "0") == 0);
-}
-
 template <typename T>
 int wr_norm_bwd(const ng_job *j, int64_t rows, int64_t D, cudaStream_t s)
 {
@@ -482,7 +475,7 @@ int wr_norm_bwd(const ng_job *j, int64_t rows, int64_t D, cudaStream_t s)
                : wr_bwd_launch<T, NV, 0, V3>(j, rows, (int)D, g.wpr, s))
     if (v3)
         return g.nv == 1 ? WR_BWD(1, true) : WR_BWD(2, true);
-    if (wr_bwd_pair_on())
+    if (!j->no_pair_bwd) // the plan's XDNN_NORM_BWD_PAIR=0 keeps v2 (A/B)
         return pg == 2   ? wr_bwd_pair_launch<T, 2>(j, rows, (int)D, g.wpr, s)
                : pg == 1 ? wr_bwd_pair_launch<T, 1>(j, rows, (int)D, g.wpr, s)
                          : wr_bwd_pair_launch<T, 0>(j, rows, (int)D, g.wpr, s);

@@ -32,7 +32,7 @@
 //    (knobs_of below) so either can be bisected without a rebuild.
 //  v3 (2026-11-24, issue 10): every mask, Dv != D.
 //  DP (max(D, Dv) padded to 64, 128 or 256) sets BN (128, 128, 64) and ST (3, 2, 2 stages): shared memory
-//  is 112, 160 and 192 KiB.  o is written straight from the accumulators (16-bit pairs), stats as logsumexp.
+//  is 112, 160 and 192 KiB (v11 / v13's wide tiles: 176 keys at DP 128, 192 at DP 64).  o is written straight from the accumulators (16-bit pairs), stats as logsumexp.
 //  v4 (2026-11-24, issue 10): SPLIT, o in f32 (what a graph's intermediates default to).  P rounded to 16 bits
 //    has T's relative error (up to 2^-8 bf16, 2^-11 f16), far above the f32 tolerance an f32 o is held to, so as in
 //    sdpa_flash's SPLIT P enters the tensor cores as hi + lo: pl packs the residual P - float(hi) and each P V
@@ -157,7 +157,9 @@
 //    + 32 + 64, would not fit the consumers' 240).  Shared memory: 161 KiB, 178 KiB with two Q buffers, so
 //    unlike the 176 tile it keeps v9's stream.  XDNN_SDPA_WGMMA_WIDE=0 keeps 128 keys here too.  ptxas 13.0,
 //    spill stores/loads in bytes: 88/56 (the 128-key DP 64 instance 84/64), all the producer's (24 registers):
-//    with the producer's loop compiled out both are 0/0, and neither has C7518/C7520.
+//    with the producer's loop compiled out both are 0/0, and neither has C7518/C7520.  H100 (session 15, 192 / 128
+//    keys): b4h16s4096d64 0.6852 -> 0.6370 ms, causal 0.3744 -> 0.3588, but b16h16s1024d64 +1 %, causal +6 %
+//    (1024 keys are 5.33 tiles of 192): taken from 2048 keys only (kWide64MinKeys; WIDE=3 at any length).
 #include "gpu/kern_sdpa_splitkv.h"
 #include "sdpa_ragged.cuh"
 #include "wgmma_sm90a.cuh"
@@ -1020,7 +1022,7 @@ static knobs read_knobs()
         k.pack = !(pk && pk[0] == '0');
         k.splits = sp ? atoi(sp) : 0;
         const char *wd = getenv("XDNN_SDPA_WGMMA_WIDE");
-        k.wide = wd && wd[0] >= '0' && wd[0] <= '3' && !wd[1] ? wd[0] - '0' : 2;
+        k.wide = wd && wd[0] >= '0' && wd[0] <= '3' ? wd[0] - '0' : 2;
         const char *ah = getenv("XDNN_SDPA_WGMMA_AHEAD");
         k.ahead = !(ah && ah[0] == '0');
         const char *da = getenv("XDNN_SDPA_WGMMA_DESC");

@@ -1136,12 +1136,12 @@ static bool wide_bwd(const norm_plan *np)
 /* Does a layer/rms backward on the warp rows take norm_warp_bwd.cu's v4, two
  * rows a barrier (rows of 4-8 warps of 2 chunks: over 2048 bytes, up to
  * NG_WARP_BWD_ROW_BYTES), unless XDNN_NORM_BWD_PAIR=0 (the A/B against v2,
- * read by the launcher too)?  This names the path in the detail. */
+ * fixed with the plan: stats.no_pair_bwd, which the launcher reads)?  This
+ * names the path in the detail. */
 static bool pair_bwd(const norm_plan *np)
 {
-    const char *e = getenv("XDNN_NORM_BWD_PAIR");
     const int64_t bytes = np->D * x_bytes(np);
-    return is_bwd(np->kind) && bytes > 2048 && bytes <= NG_WARP_BWD_ROW_BYTES && !(e && strcmp(e, "0") == 0);
+    return is_bwd(np->kind) && bytes > 2048 && bytes <= NG_WARP_BWD_ROW_BYTES && !np->stats.no_pair_bwd;
 }
 
 static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
@@ -1157,6 +1157,8 @@ static xdnn_status norm_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
     }
     const char *wide = getenv("XDNN_NORM_WIDE_BWD"); /* the A/B of the wide-row backward, fixed with the plan */
     np->stats.no_wide_bwd = wide && strcmp(wide, "0") == 0;
+    const char *pair = getenv("XDNN_NORM_BWD_PAIR"); /* the A/B of the two-rows-a-barrier backward, likewise */
+    np->stats.no_pair_bwd = pair && strcmp(pair, "0") == 0;
     static const char *const acts[] = {"", ", + relu", ", + silu", ", + gelu (tanh)", ", + gelu"};
     if (np->gn) {
         const ng_gn_job *j = &np->gnj;

@@ -118,6 +118,8 @@ typedef struct ng_job {
     int no_wide_bwd;               /* layer/rms backward rows past the warp rows: 1 leaves them to norm.cu's row
                                       kernels instead of norm_wide_bwd.cu (XDNN_NORM_WIDE_BWD=0, read when the
                                       plan is built) */
+    int no_pair_bwd;               /* layer/rms backward rows of 4-8 warps: 1 keeps norm_warp_bwd.cu's v2 (one row a
+                                      barrier) instead of v4 (XDNN_NORM_BWD_PAIR=0, read when the plan is built) */
 } ng_job;
 
 /* What the warp-row kernels (kernels/norm_warp.cu's layernorm / rmsnorm
