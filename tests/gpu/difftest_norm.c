@@ -1593,6 +1593,9 @@ static void rmsb_cases(void)
     }
     rmsb_llama_case("pair-bwd/llama/bf16/8193x4096", 1591, "bf16", 8193, 4096);
     lnrms_pair_case("pair-bwd/layer+rms/f16/2001x2056", 1592, "f16", 2001, 2056, false);
+    /* (review) rows of 4 warps (two row groups a block) walking several pairs, a group's last pair one row */
+    lnrms_pair_case("pair-bwd/layer+rms/bf16/2501x2048", 1595, "bf16", 2501, 2048, false);
+    rmsb_llama_case("pair-bwd/llama/f32/2501x1024", 1596, "f32", 2501, 1024);
     case_env = "XDNN_NORM_BWD_PAIR=0";
     lnrms_pair_case("pair-bwd/switch-off/layer+rms/bf16/1001x4096", 1593, "bf16", 1001, 4096, false);
     rmsb_llama_case("pair-bwd/switch-off/llama/bf16/1001x4096", 1594, "bf16", 1001, 4096);

@@ -1287,6 +1287,9 @@ static void sdpa_cases_wgmma_wide64(void)
         {1, 48, 12, 300, 385, 40, 40},  {1, 132, 33, 3, 4099, 56, 56},  {2, 40, 10, 130, 389, 64, 48},
         {1, 70, 14, 200, 577, 40, 64},  {3, 24, 6, 129, 1000, 64, 64},  {2, 33, 33, 129, 385, 24, 64},
         {1, 36, 9, 600, 193, 64, 64},
+        /* (review) the default's tile (2048 keys and more) with two Q buffers: 216 items over 132 SMs (v9's
+         * stream, the counter's walk ahead on causal), 2113 = 11 x 192 + 1 keys (a last tile of one key) */
+        {1, 72, 8, 257, 2113, 64, 64},
     };
     sdpa_sweep_opts(shapes, (int)(sizeof shapes / sizeof shapes[0]), wide64_sopts, WD64_NSOPTS, 3, 4);
 }
