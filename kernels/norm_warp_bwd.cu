@@ -88,6 +88,30 @@ __device__ void wr_bwd_block_partials(const ng_row_job &j, int D, int wpr, const
     }
 }
 
+// A row group's parameter-gradient partials (this lane's columns, dbias after dscale) to part[gid][2][D]: v2's
+// and v4's column sums read every group's.
+template <typename T, int NV, int PG>
+__device__ __forceinline__ void wr_bwd_group_partials(const ng_row_job &j, int D, const wr_pos &p, int64_t gid,
+                                                      const float *ps, const float *pb)
+{
+    constexpr int VW = 16 / sizeof(T);
+    float *out = j.part + gid * 2 * D;
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        const int i = wr_index<T, true>(k * VW, p);
+        if (i >= D)
+            continue;
+#pragma unroll
+        for (int q = 0; q < VW; q += 4) {
+            *reinterpret_cast<float4 *>(out + i + q) =
+                make_float4(ps[k * VW + q], ps[k * VW + q + 1], ps[k * VW + q + 2], ps[k * VW + q + 3]);
+            if (PG == 2)
+                *reinterpret_cast<float4 *>(out + D + i + q) =
+                    make_float4(pb[k * VW + q], pb[k * VW + q + 1], pb[k * VW + q + 2], pb[k * VW + q + 3]);
+        }
+    }
+}
+
 // PG: 0 no parameter gradients, 1 dscale, 2 dscale and dbias (j.part holds
 // gridDim.x * (8 / wpr) groups of 2 D floats).  Rows with a bias gradient
 // only (no dscale) take PG = 2 too.  Dynamic shared memory: the ring,
@@ -192,21 +216,7 @@ __global__ void __launch_bounds__(WR_WARPS * 32, V3 ? 3 : 2)
     }
     // every group writes its partials, zeros when it had no row: the column
     // sum reads all of them
-    float *out = j.part + gid * 2 * D;
-#pragma unroll
-    for (int k = 0; k < NV; k++) {
-        const int i = wr_index<T, true>(k * VW, p);
-        if (i >= D)
-            continue;
-#pragma unroll
-        for (int q = 0; q < VW; q += 4) {
-            *reinterpret_cast<float4 *>(out + i + q) =
-                make_float4(ps[k * VW + q], ps[k * VW + q + 1], ps[k * VW + q + 2], ps[k * VW + q + 3]);
-            if (PG == 2)
-                *reinterpret_cast<float4 *>(out + D + i + q) =
-                    make_float4(pb[k * VW + q], pb[k * VW + q + 1], pb[k * VW + q + 2], pb[k * VW + q + 3]);
-        }
-    }
+    wr_bwd_group_partials<T, NV, PG>(j, D, p, gid, ps, pb);
 }
 
 // v4 (session 15, "rmsb"; rows of 4-8 warps of 2 chunks a lane, where v2 ran:
@@ -334,22 +344,7 @@ __global__ void __launch_bounds__(WR_WARPS * 32, 2)
     }
     if (!PG)
         return;
-    // every group writes its partials, zeros when it had no row (as v2)
-    float *out = j.part + gid * 2 * D;
-#pragma unroll
-    for (int k = 0; k < NV; k++) {
-        const int i = wr_index<T, true>(k * VW, p);
-        if (i >= D)
-            continue;
-#pragma unroll
-        for (int q = 0; q < VW; q += 4) {
-            *reinterpret_cast<float4 *>(out + i + q) =
-                make_float4(ps[k * VW + q], ps[k * VW + q + 1], ps[k * VW + q + 2], ps[k * VW + q + 3]);
-            if (PG == 2)
-                *reinterpret_cast<float4 *>(out + D + i + q) =
-                    make_float4(pb[k * VW + q], pb[k * VW + q + 1], pb[k * VW + q + 2], pb[k * VW + q + 3]);
-        }
-    }
+    wr_bwd_group_partials<T, NV, PG>(j, D, p, gid, ps, pb); // zeros when it had no row (as v2)
 }
 
 // v3's column sum of the blocks' partials part[nblk][2][D] into dscale /
