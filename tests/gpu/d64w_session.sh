@@ -36,8 +36,7 @@ dev=${1:?DEV}; out0=${2:?OUT}
 . tests/gpu/dev_env.sh "$dev" "$out0"
 . "$(dirname "${BASH_SOURCE[0]}")/sdpa_fwd_turns.sh"
 DEADLINE=${DEADLINE:-150}
-budget() { echo $((DEADLINE - (SECONDS - t0))); }
-tl() { local l; l=$(budget); if [ "$l" -lt "$1" ]; then echo $((l > 1 ? l : 1)); else echo "$1"; fi; }
+budget() { echo $((DEADLINE - (SECONDS - t0))); } # tl: dev_env.sh
 dev_link_tester difftest_seq || exit 1
 dt=$dev/difftest_seq
 sweep() { # LOG SECONDS FILTER [ENV...]

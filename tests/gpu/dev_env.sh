@@ -13,6 +13,10 @@ t0=$SECONDS
 step() { echo "== $1 ($((SECONDS - t0)) s)"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$out/device.txt"
 cat "$dev/COMMIT" 2>/dev/null
+# tl S: a step's timeout, S seconds or what is left before DEADLINE (seconds after t0; a script sets its default
+# as DEADLINE=${DEADLINE:-N}) when less, at least 1.  counts LOG: the first failures and the PASS / FAIL counts.
+tl() { local l=$((${DEADLINE:-150} - (SECONDS - t0))); if [ "$l" -lt "$1" ]; then echo $((l > 1 ? l : 1)); else echo "$1"; fi; }
+counts() { grep -E "^FAIL" -A6 "$1" | cut -c1-300 | head -18; echo "$(grep -c "^PASS" "$1") passed, $(grep -c "^FAIL" "$1") failed"; }
 dev_link_tester() {
     local cuda=/usr/local/cuda
     [ -f "$dev/libxdnn.a.gz" ] && gunzip -f "$dev/libxdnn.a.gz"

@@ -37,8 +37,7 @@ dev=${1:?DEV}; out0=${2:?OUT}
 . tests/gpu/dev_env.sh "$dev" "$out0"
 out=$out0
 dry=${DRY:+--dry}
-tl() { local l=$((${DEADLINE:-150} - (SECONDS - t0))); if [ "$l" -lt "$1" ]; then echo $((l > 1 ? l : 1)); else echo "$1"; fi; }
-counts() { grep -E "^FAIL" -A6 "$1" | cut -c1-300 | head -18; echo "$(grep -c "^PASS" "$1") passed, $(grep -c "^FAIL" "$1") failed"; }
+DEADLINE=${DEADLINE:-150} # tl, counts: dev_env.sh
 if [ -n "$dry" ]; then tc=${TC:?DRY=1 needs TC=difftest_conv built here}; tn=${TN:?and TN=difftest_norm}; td=${TD:?and TD=difftest}
     ts=${TS:?and TS=difftest_seq}
 else step link; dev_build_testers difftest_conv difftest_norm difftest difftest_seq || exit 1

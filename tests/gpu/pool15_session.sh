@@ -32,8 +32,7 @@ dev=${1:?DEV}; out0=${2:?OUT}
 . tests/gpu/dev_env.sh "$dev" "$out0"
 out=$out0
 dry=${DRY:+--dry}
-tl() { local l=$((${DEADLINE:-150} - (SECONDS - t0))); if [ "$l" -lt "$1" ]; then echo $((l > 1 ? l : 1)); else echo "$1"; fi; }
-counts() { grep -E "^FAIL" -A6 "$1" | cut -c1-300 | head -18; echo "$(grep -c "^PASS" "$1") passed, $(grep -c "^FAIL" "$1") failed"; }
+DEADLINE=${DEADLINE:-150} # tl, counts: dev_env.sh
 if [ -n "$dry" ]; then tn=${TN:?DRY=1 needs TN=difftest_norm built here}; tc=${TC:?and TC=difftest_conv}
 else step link; dev_build_testers difftest_norm difftest_conv || exit 1; tn=$dev/difftest_norm; tc=$dev/difftest_conv; fi
 

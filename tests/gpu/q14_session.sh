@@ -26,8 +26,7 @@ dev=${1:?DEV}; out0=${2:?OUT}
 . tests/gpu/dev_env.sh "$dev" "$out0"
 out=$out0
 dry=${DRY:+--dry}
-tl() { local l=$((${DEADLINE:-100} - (SECONDS - t0))); if [ "$l" -lt "$1" ]; then echo $((l > 1 ? l : 1)); else echo "$1"; fi; }
-counts() { grep -E "^FAIL" -A6 "$1" | cut -c1-300 | head -18; echo "$(grep -c "^PASS" "$1") passed, $(grep -c "^FAIL" "$1") failed"; }
+DEADLINE=${DEADLINE:-100} # tl, counts: dev_env.sh
 if [ -n "$dry" ]; then tq=${TQ:?DRY=1 needs TQ=difftest_quant built here}
 else step link; dev_build_testers difftest_quant || exit 1; tq=$dev/difftest_quant; fi
 

@@ -55,8 +55,7 @@ dev=${1:?DEV}; out0=${2:?OUT}
 . tests/gpu/dev_env.sh "$dev" "$out0"
 out=$out0
 dry=${DRY:+--dry}
-tl() { local l=$((${DEADLINE:-145} - (SECONDS - t0))); if [ "$l" -lt "$1" ]; then echo $((l > 1 ? l : 1)); else echo "$1"; fi; }
-counts() { grep -E "^FAIL" -A8 "$1" | cut -c1-300 | head -${2:-20}; echo "$(grep -c "^PASS" "$1") passed, $(grep -c "^FAIL" "$1") failed"; }
+DEADLINE=${DEADLINE:-145} # tl, counts: dev_env.sh
 if [ -n "$dry" ]; then t=${TESTER:?DRY=1 needs TESTER=difftest built here}; tn=${TESTER_NORM:?and TESTER_NORM=difftest_norm}
 else step link; dev_build_testers difftest difftest_norm || exit 1; t=$dev/difftest; tn=$dev/difftest_norm; fi
 

@@ -40,8 +40,6 @@ dev=${1:?DEV}; out0=${2:?OUT}
 out=$out0
 dry=${DRY:+--dry}
 DEADLINE=${DEADLINE:-140}
-tl() { local l=$((DEADLINE - (SECONDS - t0))); if [ "$l" -lt "$1" ]; then echo $((l > 1 ? l : 1)); else echo "$1"; fi; }
-counts() { grep -E "^FAIL" -A6 "$1" | cut -c1-300 | head -18; echo "$(grep -c "^PASS" "$1") passed, $(grep -c "^FAIL" "$1") failed"; }
 if [ -n "$dry" ]; then tn=${TN:?DRY=1 needs TN=difftest_norm built here}
 else step link; dev_build_testers difftest_norm || exit 1; tn=$dev/difftest_norm; fi
 

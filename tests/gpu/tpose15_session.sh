@@ -35,15 +35,7 @@ set -uo pipefail
 dev=${1:?DEV}; out0=${2:?OUT}
 . tests/gpu/dev_env.sh "$dev" "$out0"
 dry=${DRY:+--dry}
-# tl S: S seconds, or what is left before DEADLINE (seconds after t0) when less
-tl() {
-    local l=$((${DEADLINE:-145} - (SECONDS - t0)))
-    if [ "$l" -lt "$1" ]; then echo $((l > 1 ? l : 1)); else echo "$1"; fi
-}
-counts() {
-    grep -E "^FAIL" -A6 "$1" | cut -c1-300 | head -18
-    echo "$(grep -c "^PASS" "$1") passed, $(grep -c "^FAIL" "$1") failed"
-}
+DEADLINE=${DEADLINE:-145} # tl, counts: dev_env.sh
 if [ -n "$dry" ]; then td=${TD:?DRY=1 needs TD=difftest_norm built here}
 else step link; dev_build_testers difftest_norm || exit 1; td=$dev/difftest_norm; fi
 
@@ -71,14 +63,14 @@ for r in 1 2; do
     done
 done
 
-if [ -f "$dev/mem_peer.py" ] && [ $((${DEADLINE:-145} - (SECONDS - t0))) -ge 60 ]; then
+if [ -f "$dev/mem_peer.py" ] && [ $((DEADLINE - (SECONDS - t0))) -ge 60 ]; then
     step "4. peer: mem_peer.py --filter permute (eager, copy_ of the same bytes; no compile)"
     PYTHONUNBUFFERED=1 timeout "$(tl 30)" python3 "$dev/mem_peer.py" --filter permute --compile-budget-s 0 \
         > "$out/peer.log" 2> "$out/peer.err"
     echo "rc=$?"; grep -v compile "$out/peer.log" | cut -c1-200
 fi
 
-left=$((${DEADLINE:-145} - (SECONDS - t0)))
+left=$((DEADLINE - (SECONDS - t0)))
 if [ "$left" -ge 25 ]; then dev_memcheck "$td" tp15/ "$(tl 60)"
 else echo "memcheck skipped: $left s left"; fi
 step done
