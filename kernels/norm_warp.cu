@@ -315,9 +315,9 @@ int wr_norm2_launch(const ng_job *j, int64_t rows, int D, int wpr, cudaStream_t 
 }
 
 // softmax (log = 0) / log_softmax over rows at x + row * ldx, y + row * ldy.
-// As the CPU reference (src/ops/softmax.c): a row whose max is infinite
-// (fully masked, or a +inf) takes 0 for the max, so the result is NaN
-// where the reference's is.
+// As the CPU reference (src/ops/softmax.c): a fully masked row (max -inf)
+// takes 0 for the max (0 / 0 = NaN), a row holding a +inf takes NaN (the
+// whole row NaN, as PyTorch's).
 template <typename T, bool VEC, int NV>
 __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_softmax(const T *x, T *y, int64_t rows, int D,
                                                                  int64_t ldx, int64_t ldy, int wpr, int log)
@@ -336,7 +336,7 @@ __global__ void __launch_bounds__(WR_WARPS * 32) k_warp_softmax(const T *x, T *y
         mx = fmaxf(mx, v[e]); // fmaxf skips NaN, as the reference's fmax
     mx = wr_reduce<true>(mx, p, sh, 0);
     if (isinf(mx))
-        mx = 0.f;
+        mx = mx > 0.f ? __int_as_float(0x7fffffff) : 0.f;
     float sum = 0.f;
 #pragma unroll
     for (int e = 0; e < N; e++) {

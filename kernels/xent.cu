@@ -37,7 +37,8 @@ static __device__ void kxe_row_stats(const kxe_params &p, int64_t r, int lane, f
     }
     for (int off = 16; off > 0; off >>= 1)
         m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
-    float mm = isinf(m) ? 0.f : m; /* as the reference: avoid inf - inf */
+    /* as the reference: all -inf takes 0 (avoids -inf - -inf), a +inf NaN (the row's log-softmax is NaN) */
+    float mm = isinf(m) ? (m > 0.f ? __int_as_float(0x7fffffff) : 0.f) : m;
     float e = 0;
     for (int64_t c = lane; c < p.C; c += 32)
         e += expf((float)kix_ld(p.x, p.xdt, r * p.C + c) - mm);

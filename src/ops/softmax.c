@@ -71,8 +71,11 @@ static void sm_row(sm_kind kind, const double *a, const double *b, double *out, 
         double m = -HUGE_VAL;
         for (int64_t k = 0; k < n; k++)
             m = fmax(m, a[k * stride]);
-        if (isinf(m)) /* all -inf (fully masked) or a +inf: avoid inf - inf, the result is NaN anyway */
-            m = 0;
+        /* All -inf (fully masked): 0 avoids -inf - -inf, and the row is 0 / 0 = NaN.  A +inf: the whole row is
+         * NaN, as in PyTorch, JAX and TensorFlow (their x - max is NaN at the +inf and e^-inf = 0 elsewhere, then
+         * the sum is NaN); a max of 0 would give NaN at the +inf and 0 everywhere else. */
+        if (isinf(m))
+            m = m > 0 ? NAN : 0;
         double sum = 0;
         for (int64_t k = 0; k < n; k++)
             sum += exp(a[k * stride] - m);

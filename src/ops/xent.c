@@ -114,8 +114,10 @@ static void row_stats(const double *x, int64_t C, double *lse, double *sum)
         m = fmax(m, x[j]);
         s += x[j];
     }
-    if (isinf(m)) /* all -inf, or a +inf: avoid inf - inf; the result is NaN or inf anyway */
-        m = 0;
+    /* all -inf: 0 avoids -inf - -inf (log-sum-exp -inf, the loss inf or NaN); a +inf makes the row's
+     * log-softmax NaN (as softmax.c), so the loss and its gradient are NaN, as in PyTorch */
+    if (isinf(m))
+        m = m > 0 ? NAN : 0;
     for (int64_t j = 0; j < C; j++)
         e += exp(x[j] - m);
     *lse = m + log(e);

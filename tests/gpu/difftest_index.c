@@ -237,6 +237,31 @@ static void xent_cases(void)
     }
 }
 
+/* +-inf logits (log(relu(u)) subtracted: +inf where u <= 0, ~1 draw in 11; -inf rows from a [R, 1] u): a row
+ * with a +inf has a NaN log-softmax, so its loss and gradient are NaN (as PyTorch's); an all -inf row's loss
+ * is NaN too (-inf - -inf) */
+static void xent_inf_cases(void)
+{
+    static const struct { int R, C; } sh[] = {{7, 5}, {300, 33}, {5, 4097}};
+    static const char *const reds[] = {"none", "mean"};
+    for (int si = 0; si < 3; si++)
+        for (int v = 0; v < 2; v++) {
+            const char *ft = v ? "bf16" : "f32", *red = reds[v];
+            int R = sh[si].R, C = sh[si].C;
+            char id[160], dys[32];
+            snprintf(id, sizeof id, "xent/inf-logits/%dx%d/%s/%s", R, C, red, ft);
+            snprintf(dys, sizeof dys, v ? "[]" : "[%d]", R);
+            add_case(id, CK_TOL,
+                     "dnn 1;\ngraph g(io=%s, compute=f32, intermediate=%s, seed=%d) {\n"
+                     "  input x0: %s[%d, %d] = randn(std=3);\n  input u: %s[%d, %d] = uniform(lo=-0.1, hi=1);\n"
+                     "  input w: %s[%d, 1] = uniform(lo=-0.3, hi=1);\n  weight t: i32[%d] = uniform(lo=0, hi=%d);\n"
+                     "  input dy: %s%s = uniform(lo=0.5, hi=2);\n  x = x0 - log(relu(u)) + log(relu(w));\n"
+                     "  y = cross_entropy(x, t, reduction=\"%s\");\n  dx = cross_entropy_bwd(dy, x, t, reduction=\"%s\");\n"
+                     "  output x, y, dx;\n}\n",
+                     ft, ft, 700 + si * 2 + v, ft, R, C, ft, R, C, ft, R, R, C - 1, ft, dys, red, red);
+        }
+}
+
 static void bnvar_cases(void)
 {
     static const struct { int r, d[5]; bool one; } sh[] = {
@@ -379,6 +404,7 @@ int main(int argc, char **argv)
     arg_cases();
     arg_rule_cases();
     xent_cases();
+    xent_inf_cases();
     bnvar_cases();
     oob_cases();
     dh_tester t = {.name = "difftest_index", .ncases = ncases, .case_id = case_id, .case_text = case_text,

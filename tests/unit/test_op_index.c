@@ -243,6 +243,18 @@ static void test_cross_entropy(arena *a)
           "%s", msg);
     CHECK(isnan(y.data[0]), "mean over no rows: got %g", y.data[0]);
     optest_ref_free(&y);
+    /* a +inf logit makes the row's log-softmax NaN, so its loss is NaN (as PyTorch), whatever the target; the
+     * other rows keep their losses */
+    x.data[1] = INFINITY;
+    optest_set_str(&n, &op_cross_entropy_desc, "reduction", "none");
+    optest_set_float(&n, &op_cross_entropy_desc, "label_smoothing", 0);
+    CHECK(run_typed(&op_cross_entropy_desc, &n, 2, in, dts, &y, msg, sizeof msg) == XDNN_OK, "%s", msg);
+    CHECK(isnan(y.data[0]) && fabs(y.data[1] - 3.2109976232381756) < 1e-12, "+inf logit: losses %g %g", y.data[0],
+          y.data[1]);
+    optest_ref_free(&y);
+    x.data[1] = 2.0;
+    optest_set_str(&n, &op_cross_entropy_desc, "reduction", "mean");
+    optest_set_float(&n, &op_cross_entropy_desc, "label_smoothing", 0.1);
     /* a target out of range that is not ignore_index */
     t.data[1] = 4;
     CHECK(run_typed(&op_cross_entropy_desc, &n, 2, in, dts, &y, msg, sizeof msg) == XDNN_ERR_SEMANTIC);

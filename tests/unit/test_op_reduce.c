@@ -292,6 +292,29 @@ static void test_softmax(arena *a)
     }
     optest_ref_free(&x);
 
+    /* a +inf makes its whole row NaN (as PyTorch: x - max is NaN there, so the sum is); a row of -inf (fully
+     * masked) is 0 / 0 = NaN; a row without either is untouched by its neighbours */
+    x = optest_ref_of(2, xd, (const double[]){1, INFINITY, 2, -INFINITY, -INFINITY, -INFINITY}, NULL);
+    if (run(sm, &n, 1, &x, &y, msg, sizeof msg) == XDNN_OK) {
+        for (int i = 0; i < 6; i++)
+            CHECK(isnan(y.data[i]), "softmax with +inf / all -inf rows [%d] = %g, want NaN", i, y.data[i]);
+        optest_ref_free(&y);
+    }
+    if (run(lsm, &nl, 1, &x, &ly, msg, sizeof msg) == XDNN_OK) {
+        for (int i = 0; i < 6; i++)
+            CHECK(isnan(ly.data[i]), "log_softmax with +inf / all -inf rows [%d] = %g, want NaN", i, ly.data[i]);
+        optest_ref_free(&ly);
+    }
+    optest_ref_free(&x);
+    x = optest_ref_of(2, xd, (const double[]){1, 2, 3, 1, -INFINITY, 2}, NULL);
+    if (run(sm, &n, 1, &x, &y, msg, sizeof msg) == XDNN_OK) {
+        CHECK(near(y.data[0], want[0], 1e-15) && y.data[4] == 0 && near(y.data[3] + y.data[5], 1, 1e-15),
+              "softmax with one -inf: %g %g %g | %g %g %g", y.data[0], y.data[1], y.data[2], y.data[3], y.data[4],
+              y.data[5]);
+        optest_ref_free(&y);
+    }
+    optest_ref_free(&x);
+
     /* axis 0 of a [3, 2]: columns are the rows; column 1 is constant -> 1/3 each */
     optest_set_int(&n, sm, "axis", 0);
     const int64_t cd[] = {3, 2};
