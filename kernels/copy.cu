@@ -351,8 +351,9 @@ __device__ __forceinline__ void cp_async_wait()
 // chunks still fill one row (no bank conflicts either way, no padding).
 // Taken when 16-byte chunks tile the input lines (cp_async_sp); the grid,
 // the tile order and the 32-bit tile index math are v2's.
+// Blocks an SM: 4 at 48 KB of buffers (SP = 4: <= 64 registers), 6 at 24 KB (SP = 2: 40); ptxas spills none.
 template <int ES, int SP>
-__global__ void __launch_bounds__(256, 4) k_transpose_async(const cp_job j, int a, uint32_t tiles_a, uint32_t tiles_d,
+__global__ void __launch_bounds__(256, SP == 4 ? 4 : 6) k_transpose_async(const cp_job j, int a, uint32_t tiles_a, uint32_t tiles_d,
                                                          uint32_t ntiles)
 {
     typedef typename unit<ES>::t U;
