@@ -11,6 +11,12 @@
 // and its 132 x 8 blocks ran a second, thin wave where 40 registers let 6 a
 // SM; it also takes 8-byte units (i64, f64: the element loop before).
 // XDNN_COPY_TILED_V2=0 keeps k_transpose, =2 tiles twice as deep.
+// v3 (session 16, k_transpose_async): v2 still had no loads in flight
+// between its two barriers (79 % of copy on bf16 NCHW <-> NHWC, 85 % on f32
+// 8192^2); cp.async puts a block's next two tiles straight into a third and
+// second shared buffer (no registers held), one barrier a tile, 16-byte
+// shared reads (xor-swizzled chunks) and SP-unit stores; taken when the lines
+// split into whole 16-byte chunks, else v2.  XDNN_COPY_TILED_V2=1 is v2.
 // The affine pieces of one concat / split run in one launch (k_copy_pieces,
 // cp_launch_group); XDNN_COPY_ONE_LAUNCH=0 launches them one by one.
 #include "gpu/kern_copy.h"
@@ -316,6 +322,120 @@ __global__ void __launch_bounds__(256, tp_min_blocks(tp_load_regs(ES, P, K)))
     }
 }
 
+// cp.async (sm_80+): 16 bytes global -> shared without registers, .cg (L2 only: each line is read once).
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem)
+{
+    const uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// v3, the transpose through cp.async: a TA x TD tile (TA * ES = 128 bytes
+// along a: whole input lines as 8 chunks of 16 bytes; TD = 32 * SP rows along
+// the output's last dim) goes straight from global into one of 3 shared
+// buffers, so each block has its next two tiles' loads in flight while it
+// stores the current one, with one barrier a tile and no registers held for
+// them (v2 held one tile in registers: none in flight between its two
+// barriers).  A thread stores a block of LP (one chunk) x SP units: SP rows'
+// chunks read as 16 bytes each, transposed in registers, written as LP runs
+// of SP units (SP * ES bytes).  Chunk k of row r lies at k ^ (r / SP % 8):
+// the 8 rows a quarter warp reads are in 8 different chunks, a row's 8
+// chunks still fill one row (no bank conflicts either way, no padding).
+// Taken when 16-byte chunks tile the input lines (cp_async_sp); the grid,
+// the tile order and the 32-bit tile index math are v2's.
+// Blocks an SM: 4 at 48 KB of buffers (SP = 4: <= 64 registers), 6 at 24 KB (SP = 2: 40); ptxas spills none.
+template <int ES, int SP>
+__global__ void __launch_bounds__(256, SP == 4 ? 4 : 6) k_transpose_async(const cp_job j, int a, uint32_t tiles_a, uint32_t tiles_d,
+                                                         uint32_t ntiles)
+{
+    typedef typename unit<ES>::t U;
+    typedef typename unit<ES * SP>::t W;
+    constexpr int LP = 16 / ES, TA = 128 / ES, TD = 32 * SP, S = 3;
+    __shared__ __align__(128) uint4 buf[S][TD][8];
+    const U *src = static_cast<const U *>(j.src);
+    U *dst = static_cast<U *>(j.dst);
+    const int last = j.n - 1;
+    const int lk = threadIdx.x % 8, lr = threadIdx.x / 8;  // loads: chunk lk of rows lr + 32 i, i < SP
+    const int sd = threadIdx.x % 32, sk = threadIdx.x / 32; // stores: rows SP * sd + r, chunk sk (a warp a chunk)
+    const int lphys = lk ^ (lr / SP % 8), sphys = sk ^ (sd % 8); // 32 / SP rows apart share a swizzle
+    const int64_t ist_d = j.ist[last], ost_a = j.ost[a];
+
+    auto place_of = [&](uint32_t t) { // as v2's (launch_async: fewer than 2^31 tiles)
+        tp_place p;
+        uint32_t b = t / tiles_a, q = b / tiles_d;
+        const int64_t a0 = (int64_t)(t - b * tiles_a) * TA, d0 = (int64_t)(b - q * tiles_d) * TD;
+        p.io = j.ibase + a0 + d0 * ist_d;
+        p.oo = j.obase + a0 * ost_a + d0;
+        for (int d = last - 1; d >= 0; d--) {
+            if (d == a)
+                continue;
+            const uint32_t s = (uint32_t)j.size[d], bq = q / s;
+            const int64_t r = (int64_t)(q - bq * s);
+            p.io += r * j.ist[d];
+            p.oo += r * j.ost[d];
+            q = bq;
+        }
+        const int64_t ra = j.size[a] - a0, rd = j.size[last] - d0;
+        p.na = (int)(ra < TA ? ra : TA);
+        p.nd = (int)(rd < TD ? rd : TD);
+        return p;
+    };
+    const int64_t lstep = 32 * ist_d;
+    // One commit group a tile, empty past the last one (the wait below counts groups).
+    auto issue = [&](uint32_t t, uint4 (*stage)[8]) {
+        if (t < ntiles) {
+            const tp_place p = place_of(t);
+            const U *q = src + p.io + LP * lk + lr * ist_d;
+            if (LP * lk < p.na) // the chunks are whole: size[a] % LP == 0
+#pragma unroll
+                for (int i = 0; i < SP; i++) {
+                    if (lr + 32 * i < p.nd)
+                        cp_async16(&stage[lr + 32 * i][lphys], q);
+                    q += lstep;
+                    asm("" : "+l"(q)); // v2's reason: no hoisted 64-bit row offsets
+                }
+        }
+        cp_async_commit();
+    };
+
+    const uint32_t g = gridDim.x; // launch_async: g <= ntiles
+    issue(blockIdx.x, buf[0]);
+    issue(blockIdx.x + g, buf[1]);
+    int s = 0;
+    for (uint32_t t = blockIdx.x; t < ntiles; t += g) {
+        cp_async_wait<1>(); // this thread's chunks of tile t are in (tile t + g's may still fly)
+        __syncthreads();    // everyone's are; and everyone is done reading the buffer refilled next
+        issue(t + 2 * g, buf[s == 0 ? 2 : s - 1]);
+        const tp_place p = place_of(t);
+        if (LP * sk < p.na && SP * sd < p.nd) { // whole blocks: size[last] % SP == 0 (cp_async_sp)
+            union { uint4 v; U e[LP]; } in[SP];
+#pragma unroll
+            for (int r = 0; r < SP; r++)
+                in[r].v = buf[s][SP * sd + r][sphys];
+            U *q = dst + p.oo + LP * sk * ost_a + SP * sd;
+#pragma unroll
+            for (int c = 0; c < LP; c++) {
+                union { W w; U e[SP]; } o;
+#pragma unroll
+                for (int r = 0; r < SP; r++)
+                    o.e[r] = in[r].e[c];
+                *reinterpret_cast<W *>(q) = o.w;
+                q += ost_a;
+                asm("" : "+l"(q));
+            }
+        }
+        s = s == S - 1 ? 0 : s + 1;
+    }
+}
+
 // Pairs of 2-byte units: both extents and every offset and stride even (4-byte aligned accesses on both sides).
 bool cp_pairs_ok(const cp_job *j, int a)
 {
@@ -339,12 +459,13 @@ void launch_transpose(const cp_job *j, int a, cudaStream_t s)
     k_transpose<ES, P><<<(unsigned)(ntiles < cap ? ntiles : cap), 256, 0, s>>>(*j, a, tiles_a, tiles_d, ntiles);
 }
 
-// XDNN_COPY_TILED_V2 (A/B switch, read once): 0 = k_transpose; 2 = k_transpose_piped with tiles twice as deep
+// XDNN_COPY_TILED_V2 (A/B switch, read once): 0 = k_transpose; 1 = k_transpose_piped (session 15's); 2 = it with
+// tiles twice as deep; 3 (the default) = k_transpose_async where it takes the job, else as 1
 int tiled_v2_mode()
 {
     static const int m = [] {
-        const char *e = getenv("XDNN_COPY_TILED_V2"); /* "0" off, "2" deep tiles, anything else the default */
-        return !e ? 1 : strcmp(e, "0") == 0 ? 0 : strcmp(e, "2") == 0 ? 2 : 1;
+        const char *e = getenv("XDNN_COPY_TILED_V2");
+        return !e ? 3 : strcmp(e, "0") == 0 ? 0 : strcmp(e, "1") == 0 ? 1 : strcmp(e, "2") == 0 ? 2 : 3;
     }();
     return m;
 }
@@ -355,39 +476,113 @@ bool piped_takes(int esize)
     return tiled_v2_mode() != 0 && (esize == 2 || esize == 4 || esize == 8);
 }
 
-// k_transpose_piped<ES, P, K> on a grid of the blocks resident at once (asked once per device); false
-// (nothing launched) for a job of 2^31 tiles or more.
+// The units k_transpose_async<es, SP> stores at once along the output's last dim (4, or 2; SP * es <= 16), from
+// the job's strides alone; 0 when it does not take the job: the input's lines must split into whole 16-byte
+// chunks (the extent along a, the first unit and every input stride but a's multiples of 16 bytes) and the
+// output's into whole runs of SP units, or it is off (XDNN_COPY_TILED_V2 other than 3).
+int async_sp(const cp_job *j, int a)
+{
+    const int es = j->esize, last = j->n - 1;
+    if (tiled_v2_mode() != 3 || (es != 1 && es != 2 && es != 4 && es != 8))
+        return 0;
+    const int lp = 16 / es;
+    bool in = j->size[a] % lp == 0 && j->ibase % lp == 0;
+    for (int d = 0; d <= last; d++)
+        in = in && (d == a || j->ist[d] % lp == 0);
+    for (int sp = es == 8 ? 2 : 4; in && sp >= 2; sp /= 2) {
+        bool out = j->size[last] % sp == 0 && j->obase % sp == 0;
+        for (int d = 0; d < last; d++)
+            out = out && j->ost[d] % sp == 0;
+        if (out)
+            return sp;
+    }
+    return 0;
+}
+
+// The blocks of `kernel` (256 threads) resident at once on the current device, asked once per device and kept in
+// the kernel's own `cache`.
+int resident_blocks(std::atomic<int> (&cache)[16], const void *kernel)
+{
+    int dev = 0, blocks = 0;
+    cudaGetDevice(&dev);
+    if (dev >= 0 && dev < 16)
+        blocks = cache[dev].load(std::memory_order_relaxed);
+    if (blocks <= 0) {
+        int sms = 0, per_sm = 0;
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 256, 0);
+        blocks = sms * per_sm > 0 ? sms * per_sm : 132;
+        if (dev >= 0 && dev < 16)
+            cache[dev].store(blocks, std::memory_order_relaxed);
+    }
+    return blocks;
+}
+
+// The tiles of a job tiled TA x TD (over every batch index); more than 0x7fffffff: the kernels decline it.
+int64_t tile_count(const cp_job *j, int a, int ta, int td, int64_t *tiles_a, int64_t *tiles_d)
+{
+    *tiles_a = (j->size[a] + ta - 1) / ta;
+    *tiles_d = (j->size[j->n - 1] + td - 1) / td;
+    return j->numel / (j->size[a] * j->size[j->n - 1]) * *tiles_a * *tiles_d;
+}
+
+// k_transpose_piped<ES, P, K> on a grid of the blocks resident at once; false (nothing launched) for a job of
+// 2^31 tiles or more.
 template <int ES, int P, int K>
 bool launch_piped(const cp_job *j, int a, cudaStream_t s)
 {
     constexpr int TA = 128 / ES, TD = K * TA;
-    const int64_t tiles_a = (j->size[a] + TA - 1) / TA, tiles_d = (j->size[j->n - 1] + TD - 1) / TD;
-    const int64_t ntiles = j->numel / (j->size[a] * j->size[j->n - 1]) * tiles_a * tiles_d;
+    int64_t tiles_a, tiles_d;
+    const int64_t ntiles = tile_count(j, a, TA, TD, &tiles_a, &tiles_d);
     if (ntiles > 0x7fffffffLL)
         return false;
-    static std::atomic<int> resident[16]; // blocks resident at once, per device
-    int dev = 0, blocks = 0;
-    cudaGetDevice(&dev);
-    if (dev >= 0 && dev < 16)
-        blocks = resident[dev].load(std::memory_order_relaxed);
-    if (blocks <= 0) {
-        int sms = 0, per_sm = 0;
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_transpose_piped<ES, P, K>, 256, 0);
-        blocks = sms * per_sm > 0 ? sms * per_sm : 132;
-        if (dev >= 0 && dev < 16)
-            resident[dev].store(blocks, std::memory_order_relaxed);
-    }
+    static std::atomic<int> resident[16];
+    const int blocks = resident_blocks(resident, (const void *)k_transpose_piped<ES, P, K>);
     k_transpose_piped<ES, P, K><<<(unsigned)(ntiles < blocks ? ntiles : blocks), 256, 0, s>>>(
         *j, a, (uint32_t)tiles_a, (uint32_t)tiles_d, (uint32_t)ntiles);
     return true;
 }
 
-// The pipelined transpose for 2-, 4- and 8-byte units: 8 KB tiles (64 x 64 2-byte units, 32 x 64 4-byte ones,
-// 16 x 64 8-byte ones), 16 KB with XDNN_COPY_TILED_V2=2; false when it does not take the job (1-byte units keep
-// k_transpose: a thread would hold 64 of them in flight, a register each).
+// k_transpose_async<ES, SP>, as launch_piped; false also for pointers off the chunks' alignment (tensors are
+// 16-byte aligned: async_sp, at plan time, sees only the strides).
+template <int ES, int SP>
+bool launch_async(const cp_job *j, int a, cudaStream_t s)
+{
+    constexpr int TA = 128 / ES, TD = 32 * SP;
+    int64_t tiles_a, tiles_d;
+    const int64_t ntiles = tile_count(j, a, TA, TD, &tiles_a, &tiles_d);
+    if (ntiles > 0x7fffffffLL || (uintptr_t)j->src % 16 || (uintptr_t)j->dst % (SP * ES))
+        return false;
+    static std::atomic<int> resident[16];
+    const int blocks = resident_blocks(resident, (const void *)k_transpose_async<ES, SP>);
+    k_transpose_async<ES, SP><<<(unsigned)(ntiles < blocks ? ntiles : blocks), 256, 0, s>>>(
+        *j, a, (uint32_t)tiles_a, (uint32_t)tiles_d, (uint32_t)ntiles);
+    return true;
+}
+
+bool launch_async_sp(const cp_job *j, int a, int sp, cudaStream_t s)
+{
+    switch (j->esize * 10 + sp) {
+    case 12: return launch_async<1, 2>(j, a, s);
+    case 14: return launch_async<1, 4>(j, a, s);
+    case 22: return launch_async<2, 2>(j, a, s);
+    case 24: return launch_async<2, 4>(j, a, s);
+    case 42: return launch_async<4, 2>(j, a, s);
+    case 44: return launch_async<4, 4>(j, a, s);
+    case 82: return launch_async<8, 2>(j, a, s);
+    default: return false;
+    }
+}
+
+// The pipelined transpose: k_transpose_async where async_sp takes the job, else k_transpose_piped for 2-, 4- and
+// 8-byte units: 8 KB tiles (64 x 64 2-byte units, 32 x 64 4-byte ones, 16 x 64 8-byte ones), 16 KB with
+// XDNN_COPY_TILED_V2=2; false when neither takes the job (1-byte units keep k_transpose in v2: a thread would
+// hold 64 of them in flight, a register each).
 bool launch_transpose_piped(const cp_job *j, int a, bool pairs, cudaStream_t s)
 {
+    const int sp = async_sp(j, a);
+    if (sp && launch_async_sp(j, a, sp, s))
+        return true;
     if (!piped_takes(j->esize))
         return false;
     const bool deep = tiled_v2_mode() == 2;
@@ -477,6 +672,12 @@ extern "C" int cp_tiled_axis(const cp_job *j)
 extern "C" bool cp_tiled_piped(const cp_job *j)
 {
     return piped_takes(j->esize) && cp_tiled_axis(j) >= 0;
+}
+
+extern "C" bool cp_tiled_async(const cp_job *j)
+{
+    const int a = cp_tiled_axis(j);
+    return a >= 0 && async_sp(j, a) > 0;
 }
 
 extern "C" bool cp_group_ok(const cp_job *jobs, int n)

@@ -431,6 +431,7 @@ static const char *copy_detail(const gpart *p)
     return j->idt != j->odt           ? "converting copy"
          : j->kind == CPK_PAD         ? "pad copy"
          : j->kind == CPK_RESHAPE     ? "reshape (two decompositions)"
+         : cp_tiled_async(j)          ? "transposing copy, shared-memory tiles, cp.async of the next two tiles"
          : cp_tiled_piped(j)          ? "transposing copy, shared-memory tiles, the next tile's loads in flight"
          : cp_tiled_axis(j) >= 0      ? "transposing copy, shared-memory tiles"
          : j->esize == 16             ? "affine copy, 16-byte units"

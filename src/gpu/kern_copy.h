@@ -71,6 +71,9 @@ int cp_tiled_axis(const cp_job *j);
 /* Does a tiled job run k_transpose_piped (the next tile's loads in flight: 2-, 4- and 8-byte units), not
  * k_transpose (1-byte units, or XDNN_COPY_TILED_V2=0)? */
 bool cp_tiled_piped(const cp_job *j);
+/* Does a tiled job run k_transpose_async (cp.async of the next two tiles into shared memory: 16-byte chunks
+ * along the input's lines; XDNN_COPY_TILED_V2 unset or 3)?  Its pointers' alignment is checked at launch. */
+bool cp_tiled_async(const cp_job *j);
 /* Can jobs[0..n) run as one launch: 2 to CP_GROUP_MAX same-dtype affine jobs of one unit size, at most
  * CP_GROUP_DIMS dims, none tiled (false when XDNN_COPY_ONE_LAUNCH=0)?  cp_launch_group enqueues them so. */
 bool cp_group_ok(const cp_job *jobs, int n);

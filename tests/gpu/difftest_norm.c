@@ -2161,6 +2161,77 @@ static void tp15_cases(void)
     }
 }
 
+/* ---- session 16 (tpose): the transposing copy through cp.async (copy.cu k_transpose_async: 16-byte chunks of the
+ * input's lines straight into one of 3 shared buffers, a thread's LP x SP block transposed in registers; taken
+ * when the input's lines split into whole 16-byte chunks and the output's into runs of SP = 4 or 2 units), compared
+ * exactly.  Shapes that take it with partial tiles along a and d (a: 48, 288, 136 units; d: 20, 130, 3000),
+ * runs of 2 (d = 130: SP = 2) and of 4, 1-sized dims, a 5-D job with batch dims on both sides, views (a slice
+ * before the tiled dims and one along a: first units 16-byte aligned), a column-major output written from a
+ * slice, NaN / Inf, shapes of 1000-3000 tiles (several a block: the three buffers' steady state and their end),
+ * and every unit size: f32 / f16 / bf16, i32, i64 (SP = 2) and bool (1-byte units, LP = 16).  Beside them,
+ * v2/ (an odd d) and a slice along a at unit 4 (off the 16-byte chunks in 16-bit types: v2, or a copy first)
+ * take the other paths in the same process.  With
+ * XDNN_COPY_TILED_V2=1 every case runs session 15's kernel.  Registered last. */
+static void tp16_cases(void)
+{
+    static const struct { const char *id, *body; } cc[] = {
+        {"nchw->nhwc/3x20x8x6", "  input x: $T[3, 20, 8, 6];\n  y = permute(x, perm=[0, 2, 3, 1]);\n  output y: $T;"},
+        {"sp2/nchw->nhwc/2x130x24x12", "  input x: $T[2, 130, 24, 12];\n  y = permute(x, perm=[0, 2, 3, 1]);\n"
+                                       "  output y: $T;"},
+        {"nhwc->nchw/2x24x12x136", "  input x: $T[2, 24, 12, 136];\n  y = permute(x, perm=[0, 3, 1, 2]);\n"
+                                   "  output y: $T;"},
+        {"2d/264x1000", "  input x: $T[264, 1000];\n  y = permute(x, perm=[1, 0]);\n  output y: $T;"},
+        {"sp2/2d/130x96", "  input x: $T[130, 96];\n  y = permute(x, perm=[1, 0]);\n  output y: $T;"},
+        {"v2/2d/129x1000", "  input x: $T[129, 1000];\n  y = permute(x, perm=[1, 0]);\n  output y: $T;"},
+        {"4d/1x1x64x48", "  input x: $T[1, 1, 64, 48];\n  y = permute(x, perm=[0, 1, 3, 2]);\n  output y: $T;"},
+        {"5d/2x3x24x5x16", "  input x: $T[2, 3, 24, 5, 16];\n  y = permute(x, perm=[4, 1, 0, 3, 2]);\n"
+                           "  output y: $T;"},
+        {"view/slice+perm/2x150x24x16", "  input x: $T[2, 150, 24, 16];\n"
+                                        "  s: $T = slice(x, axis=1, start=16, end=144);\n"
+                                        "  y = permute(s, perm=[0, 2, 3, 1]);\n  output y: $T;"},
+        {"view/slice-a+perm/4x40x96", "  input x: $T[4, 40, 96];\n  s: $T = slice(x, axis=2, start=8, end=88);\n"
+                                      "  y = permute(s, perm=[0, 2, 1]);\n  output y: $T;"},
+        {"view/slice-a-at-4+perm/4x40x96", "  input x: $T[4, 40, 96];\n  s: $T = slice(x, axis=2, start=4, end=84);\n"
+                                         "  y = permute(s, perm=[0, 2, 1]);\n  output y: $T;"},
+        {"slice-col/72x96", "  input x: $T[72, 96];\n  y = slice(x, axis=1, start=8, end=88);\n  output y: $T @col;"},
+        {"many/nchw->nhwc/16x256x56x56", "  input x: $T[16, 256, 56, 56];\n  y = permute(x, perm=[0, 2, 3, 1]);\n"
+                                         "  output y: $T;"},
+        {"many/nhwc->nchw/16x56x56x256", "  input x: $T[16, 56, 56, 256];\n  y = permute(x, perm=[0, 3, 1, 2]);\n"
+                                         "  output y: $T;"},
+        {"many/2d/3000x2992", "  input x: $T[3000, 2992];\n  y = permute(x, perm=[1, 0]);\n  output y: $T;"},
+    };
+    char name[192], body[512];
+    for (size_t k = 0; k < sizeof cc / sizeof cc[0]; k++)
+        for (int ti = 0; ti < 3; ti++) {
+            if (opts.quick && strncmp(cc[k].id, "many/", 5) == 0 && ti > 0)
+                continue;
+            with_dtype(cc[k].body, dts[ti], body, sizeof body);
+            snprintf(name, sizeof name, "tp16/transpose/%s/%s", cc[k].id, dts[ti]);
+            add_case(name, 0, "dnn 1;\ngraph g(seed=%d) {\n%s\n}\n", 1600 + (int)k * 3 + ti, body);
+        }
+    /* NaN (sqrt of negatives), +-Inf (x / 0: floor(2x) = 0 on [0, 0.5)), as tp15's on a shape that takes v3 */
+    for (int ti = 0; ti < 3; ti++) {
+        snprintf(name, sizeof name, "tp16/transpose/nan-inf/2d/136x72/%s", dts[ti]);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[136, 72];\n  p: %s = sqrt(x);\n"
+                          "  q: %s = x / floor(x * 2.0);\n  a = permute(p, perm=[1, 0]);\n"
+                          "  b = permute(q, perm=[1, 0]);\n  output a: %s, b: %s;\n}\n",
+                 1660 + ti, dts[ti], dts[ti], dts[ti], dts[ti], dts[ti]);
+    }
+    /* i32 (4-byte units), i64 (8: SP = 2), bool (1: LP = 16; SP = 2 on d = 130, 4 on the 2-D ones) */
+    static const struct { const char *id, *shape, *perm; } ic[] = {
+        {"sp2/nchw->nhwc/2x130x24x16", "[2, 130, 24, 16]", "[0, 2, 3, 1]"},
+        {"2d/96x320", "[96, 320]", "[1, 0]"},
+        {"many/2d/1504x2000", "[1504, 2000]", "[1, 0]"},
+    };
+    for (size_t k = 0; k < sizeof ic / sizeof ic[0]; k++) {
+        snprintf(name, sizeof name, "tp16/transpose/%s/i32+i64+bool", ic[k].id);
+        add_case(name, 0, "dnn 1;\ngraph g(seed=%d) {\n  input x: f32%s;\n  m = gt(x, 0.0);\n"
+                          "  i = cast(x * 1000.0, dtype=i32);\n  l = cast(x * 1000.0, dtype=i64);\n"
+                          "  a = permute(i, perm=%s);\n  b = permute(l, perm=%s);\n  c = permute(m, perm=%s);\n"
+                          "  output a, b, c;\n}\n", 1670 + (int)k, ic[k].shape, ic[k].perm, ic[k].perm, ic[k].perm);
+    }
+}
+
 /* ---- session 13 (bnl2): the persistent launch (kernels/norm_cl1.cu) walking its re-read rows top down with
  * evict-first loads and stores (ng_job.cl_l2, by default for x of 32-256 MB; XDNN_NORM_CL_L2).  The
  * batchnorm-cl/, fuse/ and join/ cases again with it on (=1) on the three launches (which ignore it since call 2;
@@ -2303,6 +2374,7 @@ int main(int argc, char **argv)
         tp15_cases();        /* session 15 (tpose15): registered last */
         pbw15_cases();       /* session 15 (pool15): registered last */
         rmsb_cases();        /* session 15 (rmsb): registered last */
+        tp16_cases();        /* session 16 (tpose): registered last */
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
