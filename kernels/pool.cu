@@ -33,7 +33,9 @@
  *     windows over a pixel as the maxpool's does (kp_taps3 for the divisor).
  *     XDNN_POOL_ROLL=0 keeps v2 for both.
  *  v4 kpool_bwd_walk: the max backward of those windows in one pass, a thread per 2 x 2 block of input pixels and
- *     8 bytes of channels walking down the blocks; no winner bytes (XDNN_POOL_BWD_WALK=0 keeps v3's two passes). */
+ *     8 bytes of channels walking down the blocks; no winner bytes (XDNN_POOL_BWD_WALK=0 keeps v3's two passes);
+ *  v5 kpool_bwd_wide: v4 with 16 bytes of channels a thread, rows reduced once per window, taps compared packed
+ *     (XDNN_POOL_BWD_WIDE=0 keeps v4). */
 #include "kern_common.cuh"
 #include "kern_fdiv.cuh"
 
@@ -1088,15 +1090,295 @@ __global__ void __launch_bounds__(KP_THREADS, 4)
     }
 }
 
-/* v4's switch, read once: blocks walked per thread, 4 by default; XDNN_POOL_BWD_WALK=0 keeps v3 (the winners
- * pass and the gather), 2 or 8 walks that many (A/B: fewer threads against more rows read twice). */
+/* v5, v4's walk with 16 bytes of channels a thread (kpool_bwd_wide; XDNN_POOL_BWD_WIDE=0 keeps v4's 8): v4's
+ * bookkeeping held 141 registers at 16 bytes, so the state is recast to fit ~80 (3 blocks of 256 per SM) with
+ * fewer instructions a byte:
+ *  - an input row's 3 taps under each of the two windows are reduced once (the first maximum and its column),
+ *    then merged into the window as its tap row (strictly larger or the first NaN replaces: the first maximum in
+ *    row-major order is the first row maximum of the first row holding it, v3's rule); the row shared with the
+ *    next window row is that row's row 0 as reduced: 12 compare steps a lane and step against v4's 18 taps;
+ *  - the taps are numbers in f16 in the lanes' layout (a pair a 32-bit lane of 16-bit channels; an integer for
+ *    f32), so one packed compare is a tap's mask over a lane of dy;
+ *  - a pixel's dx sums the masked dy (a loser's +0 changes no sum): one window: dy + 0 (the reference's 0 + dy
+ *    makes -0 +0); two: (a + b) + 0 in the dtype, one rounding, the reference's double sum rounded once more
+ *    (innocuous: <= 24-bit values); four (a block's lower right pixel) in f32 in window order, as v4;
+ *  - the lower pixels' shares of the window row above are carried as masked dy (3 lanes), not winners and dy.
+ * Columns outside x read as -inf (never strictly larger: the reduction's start, the first column inside, stays);
+ * rows outside x are skipped, a window's first row inside starting it. */
+static __host__ __device__ constexpr uint32_t kpv_f16(int k) /* the f16 bits of k, 0 <= k < 32 */
+{
+    return k == 0  ? 0u
+           : k < 2  ? 0x3c00u
+           : k < 4  ? 0x4000u | (uint32_t)(k - 2) << 9
+           : k < 8  ? 0x4400u | (uint32_t)(k - 4) << 8
+           : k < 16 ? 0x4800u | (uint32_t)(k - 8) << 7
+                    : 0x4c00u | (uint32_t)(k - 16) << 6;
+}
+
+/* v5's lane of 16-bit channels (E = 2): taps as f16 pairs */
+template <typename T> struct KpvLane : KpwLane<T> {
+    typedef typename kp_pair<T>::t P;
+    static __device__ __forceinline__ uint32_t word(P v)
+    {
+        union { P p; uint32_t u; } w;
+        w.p = v;
+        return w.u;
+    }
+    static __device__ __forceinline__ __half2 h2(uint32_t u)
+    {
+        union { uint32_t u; __half2 h; } w;
+        w.u = u;
+        return w.h;
+    }
+    static __device__ __forceinline__ uint32_t hw(__half2 h)
+    {
+        union { __half2 h; uint32_t u; } w;
+        w.h = h;
+        return w.u;
+    }
+    static __host__ __device__ constexpr uint32_t tap(int k) { return kpv_f16(k) * 0x10001u; }
+    static __device__ __forceinline__ uint32_t is(uint32_t code, int k) { return __heq2_mask(h2(code), h2(tap(k))); }
+    static __device__ __forceinline__ uint32_t code_add(uint32_t code, int k)
+    {
+        return hw(__hadd2_rn(h2(code), h2(tap(k))));
+    }
+    static __device__ __forceinline__ uint32_t sum1(uint32_t a)
+    {
+        return word(__hadd2_rn(KpwLane<T>::pair(a), KpwLane<T>::pair(0u)));
+    }
+    static __device__ __forceinline__ uint32_t sum2(uint32_t a, uint32_t b)
+    {
+        typedef KpwLane<T> B;
+        return word(__hadd2_rn(__hadd2_rn(B::pair(a), B::pair(b)), B::pair(0u)));
+    }
+    static __device__ __forceinline__ uint32_t sum4(uint32_t a, uint32_t b, uint32_t c, uint32_t d)
+    {
+        union { uint32_t u; T e[2]; } va, vb, vc, vd, r;
+        va.u = a, vb.u = b, vc.u = c, vd.u = d;
+#pragma unroll
+        for (int i = 0; i < 2; i++)
+            r.e[i] = kp_t<T>(((kp_f<T>(va.e[i]) + kp_f<T>(vb.e[i])) + kp_f<T>(vc.e[i])) + kp_f<T>(vd.e[i]));
+        return sum1(r.u);
+    }
+};
+
+/* f32 channels (E = 1): taps as integers */
+template <> struct KpvLane<float> : KpwLane<float> {
+    static __host__ __device__ constexpr uint32_t tap(int k) { return (uint32_t)k; }
+    static __device__ __forceinline__ uint32_t is(uint32_t code, int k) { return code == (uint32_t)k ? ~0u : 0u; }
+    static __device__ __forceinline__ uint32_t code_add(uint32_t code, int k) { return code + (uint32_t)k; }
+    static __device__ __forceinline__ uint32_t sum1(uint32_t a) { return __float_as_uint(__uint_as_float(a) + 0.f); }
+    static __device__ __forceinline__ uint32_t sum2(uint32_t a, uint32_t b)
+    {
+        return __float_as_uint((__uint_as_float(a) + __uint_as_float(b)) + 0.f);
+    }
+    static __device__ __forceinline__ uint32_t sum4(uint32_t a, uint32_t b, uint32_t c, uint32_t d)
+    {
+        return sum2(__float_as_uint((__uint_as_float(a) + __uint_as_float(b)) + __uint_as_float(c)), d);
+    }
+};
+
+enum { KPV_LANES = 4 }; /* 16 bytes */
+typedef kpw_vec<KPV_LANES> kpv_vec;
+
+/* Running maxima and their taps, a lane each: a row's 3 columns (tap = column) or a window (tap = 3 row + column). */
+struct kpv_state {
+    uint32_t m[KPV_LANES], code[KPV_LANES];
+};
+
+/* A window before its first row inside x: no taps (KPW_NONE; the maxima are never read). */
+template <typename T> static __device__ __forceinline__ void kpv_empty(kpv_state &s)
+{
+#pragma unroll
+    for (int k = 0; k < KPV_LANES; k++)
+        s.m[k] = KpwLane<T>::ninf(), s.code[k] = KpvLane<T>::tap(KPW_NONE);
+}
+
+/* Columns j0 .. j0 + 2 of row t reduced: started at column j0 with tap cs (the first column inside x, its value
+ * -inf when outside, or KPW_NONE for none inside), replaced by a later column strictly larger or the first NaN. */
+template <typename T>
+static __device__ __forceinline__ void kpv_reduce(const kpv_vec (&t)[5], int j0, uint32_t cs, kpv_state &s)
+{
+    typedef KpvLane<T> L;
+#pragma unroll
+    for (int k = 0; k < KPV_LANES; k++) {
+        uint32_t m = t[j0].w[k], code = cs;
+#pragma unroll
+        for (int j = 1; j < 3; j++) {
+            const uint32_t v = t[j0 + j].w[k], w = L::wins(v, m);
+            m = (m & ~w) | (v & w);
+            code = (code & ~w) | (L::tap(j) & w);
+        }
+        s.m[k] = m, s.code[k] = code;
+    }
+}
+
+/* Row s into window w as its tap row `row`; the window's first row inside x (first) starts it. */
+template <typename T>
+static __device__ __forceinline__ void kpv_merge(kpv_state &w, const kpv_state &s, int row, bool first)
+{
+    typedef KpvLane<T> L;
+#pragma unroll
+    for (int k = 0; k < KPV_LANES; k++) {
+        const uint32_t win = first ? ~0u : L::wins(s.m[k], w.m[k]);
+        w.m[k] = (w.m[k] & ~win) | (s.m[k] & win);
+        w.code[k] = (w.code[k] & ~win) | (L::code_add(s.code[k], 3 * row) & win);
+    }
+}
+
+/* Row xr (xr at column 2q of the padded row) reduced under windows l (columns 0..2) and r (2..4). */
+template <typename T>
+static __device__ __forceinline__ void kpv_row(const T *__restrict__ xr, int sxw, const bool (&ok)[5], uint32_t csl,
+                                               uint32_t csr, kpv_state &l, kpv_state &r)
+{
+    kpv_vec t[5];
+#pragma unroll
+    for (int j = 0; j < 5; j++) {
+        if (ok[j]) {
+            t[j] = *reinterpret_cast<const kpv_vec *>(xr + j * sxw);
+        } else {
+#pragma unroll
+            for (int k = 0; k < KPV_LANES; k++)
+                t[j].w[k] = KpwLane<T>::ninf();
+        }
+    }
+    kpv_reduce<T>(t, 0, csl, l);
+    kpv_reduce<T>(t, 2, csr, r);
+}
+
+/* dy of a window masked to the channels where tap k is its winner */
+template <typename T> static __device__ __forceinline__ kpv_vec kpv_mask(const kpv_vec &d, const kpv_state &w, int k)
+{
+    kpv_vec r;
+#pragma unroll
+    for (int i = 0; i < KPV_LANES; i++)
+        r.w[i] = d.w[i] & KpvLane<T>::is(w.code[i], k);
+    return r;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(KP_THREADS, 3)
+    kpool_bwd_wide(kpool_params p, const kp_fast f, int S, const T *__restrict__ x, const T *__restrict__ dy,
+                   T *__restrict__ dx)
+{
+    typedef KpvLane<T> L;
+    const kp_ix<int32_t, true> g(p);
+    constexpr int V = KPV_LANES * L::E;
+    const int H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2], ph = g.pad_lo[1], pw = g.pad_lo[2];
+    int b_lo, q_lo;
+    const int nb = kpw_blocks(H, ph, &b_lo), nq = kpw_blocks(W, pw, &q_lo);
+    const int chunks = g.C / V, segs = (nb + S - 1) / S;
+    const int64_t total = (int64_t)g.N * segs * nq * chunks;
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
+        int32_t sp[3], c;
+        const int32_t n = kp_split_chunk((int32_t)t, chunks, V, 1, segs, nq, f, sp, c);
+        const int q = q_lo + sp[2], b0 = b_lo + sp[1] * S, b_end = min(b0 + S, b_lo + nb);
+        /* padded columns 2q .. 2q + 4 of windows (., q) and (., q + 1) (input column c0 + j); the block's are
+         * 2q + 1, 2q + 2 */
+        const int c0 = 2 * q - pw;
+        bool ok[5];
+#pragma unroll
+        for (int j = 0; j < 5; j++)
+            ok[j] = c0 + j >= 0 && c0 + j < W;
+        const int fl = kpw_first(c0, W), fr = kpw_first(c0 + 2, W);
+        const uint32_t csl = fl == 0 ? L::tap(0) : fl == 1 ? L::tap(1) : fl == 2 ? L::tap(2) : L::tap(KPW_NONE);
+        const uint32_t csr = fr == 0 ? L::tap(0) : fr == 1 ? L::tap(1) : fr == 2 ? L::tap(2) : L::tap(KPW_NONE);
+        const bool out_l = q >= 0 && q < OW, out_r = q + 1 < OW;
+        const T *xb = x + n * g.sx[0] + c + c0 * g.sx[4];
+        const T *dyb = dy + n * g.sy[0] + c + q * g.sy[4];
+        T *dxb = dx + n * g.sdx[0] + c + (c0 + 1) * g.sdx[4];
+        kpv_state wl, wr; /* window row w so far */
+        kpv_empty<T>(wl);
+        kpv_empty<T>(wr);
+        int r = 2 * b0 - ph;
+        bool have = r >= 0 && r < H; /* a row of window row w inside x */
+        if (have)
+            kpv_row<T>(xb + r * g.sx[3], g.sx[4], ok, csl, csr, wl, wr);
+        kpv_vec c10 = {}, c11l = {}, c11r = {}; /* block w - 1's lower pixels: window row w - 1's dy, masked */
+#pragma unroll 1
+        for (int w = b0; w <= b_end; w++) {
+            r = 2 * w + 1 - ph; /* window row w's tap rows 1 and 2; row 2 is row 0 of w + 1 */
+            if (r >= 0 && r < H) {
+                kpv_state sl, sr;
+                kpv_row<T>(xb + r * g.sx[3], g.sx[4], ok, csl, csr, sl, sr);
+                kpv_merge<T>(wl, sl, 1, !have);
+                kpv_merge<T>(wr, sr, 1, !have);
+                have = true;
+            }
+            kpv_state nl, nr;
+            kpv_empty<T>(nl);
+            kpv_empty<T>(nr);
+            const bool next = r + 1 >= 0 && r + 1 < H;
+            if (next) {
+                kpv_row<T>(xb + (r + 1) * g.sx[3], g.sx[4], ok, csl, csr, nl, nr);
+                kpv_merge<T>(wl, nl, 2, !have);
+                kpv_merge<T>(wr, nr, 2, !have);
+            }
+            const bool in_l = w >= 0 && w < OH && out_l, in_r = w >= 0 && w < OH && out_r;
+            kpv_vec dl = {}, dr = {}; /* no window: dy 0, masking to +0 */
+            if (in_l)
+                dl = *reinterpret_cast<const kpv_vec *>(dyb + w * g.sy[3]);
+            if (in_r)
+                dr = *reinterpret_cast<const kpv_vec *>(dyb + w * g.sy[3] + g.sy[4]);
+            /* block b's pixels (i, j) are taps (1 + i, 1 + j) of window (b, q), (1 + i, j - 1) of (b, q + 1),
+             * (i - 1, 1 + j) of (b + 1, q) and (i - 1, j - 1) of (b + 1, q + 1) */
+            if (w > b0) { /* block w - 1's lower row, padded row 2w */
+                const int i = 2 * w - ph;
+                const bool row_ok = i >= 0 && i < H;
+                const kpv_vec a = kpv_mask<T>(dl, wl, 1), b = kpv_mask<T>(dl, wl, 2), e = kpv_mask<T>(dr, wr, 0);
+                kpv_vec p0, p1;
+#pragma unroll
+                for (int k = 0; k < KPV_LANES; k++) {
+                    p0.w[k] = L::sum2(c10.w[k], a.w[k]);
+                    p1.w[k] = L::sum4(c11l.w[k], c11r.w[k], b.w[k], e.w[k]);
+                }
+                T *d = dxb + i * g.sdx[3];
+                if (row_ok && ok[1])
+                    *reinterpret_cast<kpv_vec *>(d) = p0;
+                if (row_ok && ok[2])
+                    *reinterpret_cast<kpv_vec *>(d + g.sdx[4]) = p1;
+            }
+            if (w < b_end) { /* block w's upper row, padded row 2w + 1; its lower row's shares of window row w */
+                const int i = 2 * w + 1 - ph;
+                const bool row_ok = i >= 0 && i < H;
+                const kpv_vec a = kpv_mask<T>(dl, wl, 4), b = kpv_mask<T>(dl, wl, 5), e = kpv_mask<T>(dr, wr, 3);
+                kpv_vec p0, p1;
+#pragma unroll
+                for (int k = 0; k < KPV_LANES; k++) {
+                    p0.w[k] = L::sum1(a.w[k]);
+                    p1.w[k] = L::sum2(b.w[k], e.w[k]);
+                }
+                T *d = dxb + i * g.sdx[3];
+                if (row_ok && ok[1])
+                    *reinterpret_cast<kpv_vec *>(d) = p0;
+                if (row_ok && ok[2])
+                    *reinterpret_cast<kpv_vec *>(d + g.sdx[4]) = p1;
+                c10 = kpv_mask<T>(dl, wl, 7);
+                c11l = kpv_mask<T>(dl, wl, 8);
+                c11r = kpv_mask<T>(dr, wr, 6);
+            }
+            wl = nl, wr = nr;
+            have = next;
+        }
+    }
+}
+
+/* v4's and v5's switch, read once: blocks walked per thread, 4 by default; XDNN_POOL_BWD_WALK=0 keeps v3 (the
+ * winners pass and the gather), 1 .. 16 walks that many (A/B: fewer threads against more rows read twice). */
 static int kp_walk_blocks(void)
 {
     static const char *const e = getenv("XDNN_POOL_BWD_WALK");
     if (!e)
         return 4;
     const int v = atoi(e);
-    return strcmp(e, "0") == 0 ? 0 : v == 2 || v == 8 ? v : 4;
+    return strcmp(e, "0") == 0 ? 0 : v >= 1 && v <= 16 ? v : 4;
+}
+
+/* v5's switch, read once: XDNN_POOL_BWD_WIDE=0 keeps v4 (8 bytes of channels a thread). */
+static bool kp_wide_on(void)
+{
+    static const char *const e = getenv("XDNN_POOL_BWD_WIDE");
+    return !e || strcmp(e, "0") != 0;
 }
 
 /* Does v4 take the call?  maxpool, 3x3 stride-2 windows in int32 (kp_is_3x3s2, kp_fits_i32), x, dy and dx of one
@@ -1114,13 +1396,17 @@ static bool kp_walk_ok(const kpool_params *p)
 template <typename T> static void kp_walk_launch(const kpool_params *p, const T *x, const T *dy, T *dx, cudaStream_t s)
 {
     const int S = kp_walk_blocks();
-    const int64_t V = KPW_LANES * (sizeof(T) == 4 ? 1 : 2);
+    const bool wide = kp_wide_on();
+    const int64_t V = (wide ? (int)KPV_LANES : (int)KPW_LANES) * (sizeof(T) == 4 ? 1 : 2);
     int lo;
     const int64_t segs = (kpw_blocks((int)p->in[1], (int)p->pad_lo[1], &lo) + S - 1) / S;
     const int64_t ext[3] = {1, segs, kpw_blocks((int)p->in[2], (int)p->pad_lo[2], &lo)};
     const kp_fast f = kp_fast_make(p, V, ext);
     const unsigned grid = kgrid(p->N * segs * ext[2] * (p->C / V), KP_THREADS);
-    kpool_bwd_walk<T, KPW_LANES><<<grid, KP_THREADS, 0, s>>>(*p, f, S, x, dy, dx);
+    if (wide)
+        kpool_bwd_wide<T><<<grid, KP_THREADS, 0, s>>>(*p, f, S, x, dy, dx);
+    else
+        kpool_bwd_walk<T, KPW_LANES><<<grid, KP_THREADS, 0, s>>>(*p, f, S, x, dy, dx);
 }
 
 template <typename T, typename I, bool K3S2>
@@ -1205,9 +1491,12 @@ static bool kp_bwd_forced_v2(void)
     return e && strcmp(e, "0") != 0;
 }
 
-/* For the engine's detail: v4 unless a bisecting switch says otherwise (buffers off their 16-byte alignment, known
- * only at launch, also fall back to the element kernel). */
-int kpool_bwd_one_pass(const kpool_params *p) { return kp_walk_ok(p) && !kp_bwd_forced_v1() && !kp_bwd_forced_v2(); }
+/* For the engine's detail: v5 (2) or v4 (1) unless a bisecting switch says otherwise (buffers off their 16-byte
+ * alignment, known only at launch, also fall back to the element kernel). */
+int kpool_bwd_one_pass(const kpool_params *p)
+{
+    return kp_walk_ok(p) && !kp_bwd_forced_v1() && !kp_bwd_forced_v2() ? (kp_wide_on() ? 2 : 1) : 0;
+}
 
 size_t kpool_bwd_ws_bytes(const kpool_params *p)
 {

@@ -44,7 +44,8 @@ static xdnn_status pool_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "pool_direct: %s: %s", p->name, why);
         return XDNN_ERR_UNSUPPORTED;
     }
-    const char *pass = !pv->pp.bwd ? "fwd" : kpool_bwd_one_pass(&pv->pp.kp) ? "bwd walk" : "bwd gather";
+    static const char *const bwd[] = {"bwd gather", "bwd walk", "bwd walk16"}; /* kpool_bwd_one_pass */
+    const char *pass = !pv->pp.bwd ? "fwd" : bwd[kpool_bwd_one_pass(&pv->pp.kp)];
     snprintf(pv->detail, sizeof pv->detail, "%s %s, %d-D%s", pv->pp.kp.is_max ? "max" : "avg", pass, pv->pp.nsp,
              pv->pp.kp.include_pad ? ", include_pad" : "");
     return XDNN_OK;

@@ -170,7 +170,7 @@ int kpool_fwd(const kpool_params *p, const void *x, void *y, void *stream);
  * NULL) holds each window's winning tap, found once by a first pass; without
  * it every pixel finds the winners of its windows again.  The max backward of
  * 3x3 stride-2 windows runs in one pass without ws instead (kpool_bwd_one_pass
- * says whether p takes it: kernels/pool.cu v4). */
+ * says whether p takes it: 2 for kernels/pool.cu v5, 1 for v4, 0 for none). */
 size_t kpool_bwd_ws_bytes(const kpool_params *p);
 int kpool_bwd_one_pass(const kpool_params *p);
 int kpool_bwd(const kpool_params *p, const void *x, const void *dy, void *dx, void *ws, size_t ws_bytes,

@@ -2331,6 +2331,46 @@ static void pbw15_cases(void)
         }
 }
 
+/* ---- session 16 (maxbwd): pool.cu v5 (kpool_bwd_wide), the one-pass max-pooling backward of 3x3 stride-2 windows
+ * with 16 bytes of channels a thread (XDNN_POOL_BWD_WIDE=0: v4's 8).  Compared exactly, as pbw15/ (dy in eighths).
+ * What the layout adds: one chunk a pixel (C = 8, f32 4: a warp spans 32 pixels of a row, so column edges and
+ * pads fall inside warps) on wide maps, an odd count of chunks (C = 40, f32 20), a ResNet-like map; and the sums a
+ * pixel takes in the dtype (one window: dy + 0; two: (a + b) + 0) with -0 dy (relu(dy) * -1.0) over integer ties,
+ * so a pixel winning several windows sums -0s, which the reference's 0 + ... makes +0.  Registered last. */
+static void pbw16_cases(void)
+{
+    static const struct { int n, c, h, w; const char *attrs; } pc[] = {
+        {2, 8, 30, 62, "pad=[1, 1]"},
+        {1, 8, 9, 67, "pad=[[0, 2], [2, 1]]"},
+        {1, 40, 9, 13, "pad=[[2, 0], [1, 2]]"},
+        {2, 40, 6, 5, "pad=[0, 0], ceil_mode=true"},
+        {2, 16, 56, 56, "pad=[1, 1]"},
+        {1, 8, 3, 1, "pad=[1, 1]"},
+    };
+    for (size_t k = 0; k < sizeof pc / sizeof pc[0]; k++)
+        for (int ti = 0; ti < 3; ti++) {
+            const char *t = dts[ti], *a = pc[k].attrs;
+            const int C = ti == 0 ? pc[k].c / 2 : pc[k].c; /* f32: 4 per chunk */
+            char name[192];
+            snprintf(name, sizeof name, "pbw16/max_bwd/%s/%dx%dx%dx%d/%d", t, pc[k].n, C, pc[k].h, pc[k].w, (int)k);
+            add_case(name, 0, "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n"
+                              "  input x: %s[%d, %d, %d, %d] @nhwc = uniform(-2.0, 3.0);\n"
+                              "  input g0: %s[%d, %d, %d, %d] @nhwc = uniform(-4.0, 4.0);\n"
+                              "  dy: @nhwc = floor(maxpool(g0, window=[3, 3], stride=[2, 2], %s) * 8.0) * 0.125;\n"
+                              "  dz: @nhwc = relu(dy) * -1.0;\n"
+                              "  d0 = maxpool_bwd(dy, x, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  xt: @nhwc = floor(x);\n  xi: @nhwc = log(relu(xt - 1.0)) + floor(x * 4.0);\n"
+                              "  xn: @nhwc = sqrt(xt);\n"
+                              "  d1 = maxpool_bwd(dy, xt, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  d2 = maxpool_bwd(dy, xi, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  d3 = maxpool_bwd(dy, xn, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  d4 = maxpool_bwd(dz, xt, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  output d0: %s @nhwc, d1: %s @nhwc, d2: %s @nhwc, d3: %s @nhwc, d4: %s @nhwc;\n}\n",
+                     1600 + (int)k * 3 + ti, t, t, pc[k].n, C, pc[k].h, pc[k].w, t, pc[k].n, C, pc[k].h, pc[k].w, a,
+                     a, a, a, a, a, t, t, t, t, t);
+        }
+}
+
 int main(int argc, char **argv)
 {
     dh_parse_args(argc, argv, true, &opts);
@@ -2375,6 +2415,7 @@ int main(int argc, char **argv)
         pbw15_cases();       /* session 15 (pool15): registered last */
         rmsb_cases();        /* session 15 (rmsb): registered last */
         tp16_cases();        /* session 16 (tpose): registered last */
+        pbw16_cases();       /* session 16 (maxbwd) */
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
