@@ -1211,8 +1211,8 @@ static bool kp_bwd_forced_v2(void)
     return e && strcmp(e, "0") != 0;
 }
 
-/* For the engine's detail: v4 (max) or v5 (avg) unless a bisecting switch says otherwise (buffers off their 16-byte alignment, known
- * only at launch, also fall back to the element kernel). */
+/* For the engine's detail: v4 (max) or v5 (avg) unless a bisecting switch says otherwise (buffers off their 16-byte
+ * alignment, known only at launch, also fall back to the element kernel). */
 int kpool_bwd_one_pass(const kpool_params *p)
 {
     return !kp_bwd_forced_v1() && (kp_avg_walk_ok(p, true) || (kp_walk_ok(p) && !kp_bwd_forced_v2()));

@@ -13,15 +13,17 @@
  *     (columns alike), so each step reads window row b + 1's two dy chunks, scales them by their divisors' f32
  *     reciprocals and writes the block's 4 dx chunks from them and window row b's, carried from the step before:
  *     dy read (S + 1) / S times from L2 (the chunk shared with the neighbouring block column an L1 hit of the
- *     neighbouring warp), dx written once with 16-byte stores, x never read.  v3's gather read 2.25 dy chunks per
- *     pixel and divided per tap (51 % of copy).
+ *     neighbouring warp), dx written once with 16-byte stores, x never read; 56 registers, 4 blocks of 256 per SM
+ *     (at 5, 48 registers spilled 16 bytes; with the walk unrolled the loads ran ahead but spilled at 64).  v3's
+ *     gather read 2.25 dy chunks per pixel and divided per tap (51 % of copy).
  * Rounding: sums in f32 over the reference's windows (reference: double); a share is dy * (1 / divisor), within an
  * ulp of f32 of dy / divisor. */
 
 /* Forward policy of kpool_roll3x3s2 (the walk's interface: row reduces an input row's 3 taps, take merges the
  * window's rows in order, store writes y). */
 template <typename T> struct KpRollAvgLean {
-    enum { V = 16 / sizeof(T), kMinBlocks = 5 }; /* blocks of 256 per SM: 48 registers (6: 40, spilling 80 bytes) */
+    /* blocks of 256 per SM: 48 registers (6: 40, spilling 80 bytes; XDNN_POOL_ROLL_ROWS=4 spills 20 at 5) */
+    enum { V = 16 / sizeof(T), kMinBlocks = 5 };
     struct acc { float v[V]; };
     static __device__ __forceinline__ bool row(const T *xr, bool row_ok, const int (&cols)[3], const bool (&ok)[3],
                                                int sxw, acc &a)

@@ -40,14 +40,17 @@ dry=${DRY:+--dry}
 DEADLINE=${DEADLINE:-120} # tl, counts: dev_env.sh
 left() { echo $((DEADLINE - (SECONDS - t0))); }
 if [ -n "$dry" ]; then tn=${TN:?DRY=1 needs TN=difftest_norm built here}; tc=${TC:?and TC=difftest_conv}
-else step link; dev_build_testers difftest_norm difftest_conv || exit 1; tn=$dev/difftest_norm; tc=$dev/difftest_conv; fi
+else
+    step link; dev_build_testers difftest_norm difftest_conv || exit 1; tn=$dev/difftest_norm; tc=$dev/difftest_conv
+fi
 
 # family TAG [VAR=VALUE]: the pooling cases of both testers
 family() {
     local tag=$1; shift
     env "$@" timeout "$(tl 20)" "$tn" $dry pool > "$out/t_norm_pool_$tag.log" 2>&1; echo "difftest_norm pool [$*] rc=$?"
     counts "$out/t_norm_pool_$tag.log"
-    env "$@" timeout "$(tl 25)" "$tc" $dry pool/ > "$out/t_conv_pool_$tag.log" 2>&1; echo "difftest_conv pool/ [$*] rc=$?"
+    env "$@" timeout "$(tl 25)" "$tc" $dry pool/ > "$out/t_conv_pool_$tag.log" 2>&1
+    echo "difftest_conv pool/ [$*] rc=$?"
     counts "$out/t_conv_pool_$tag.log"
 }
 # avg16 W: the new cases with XDNN_POOL_AVG_WALK=W ("default": unset)
@@ -84,6 +87,7 @@ if [ -n "${NCU:-}" ]; then
     step "ncu: the avgpool kernels on the 64x256x56x56 rows"
     timeout "$(tl 40)" ncu --kernel-name regex:"kpool_avg_bwd_walk|kpool_roll3x3s2" --launch-count 2 \
         --section SpeedOfLight --section Occupancy "$tn" --bench s12/avgpool > "$out/ncu.log" 2>&1
-    echo "ncu rc=$?"; grep -E "kpool|Duration|DRAM Throughput|L1/TEX Cache|L2 Cache Thr|Achieved Occupancy|Registers" "$out/ncu.log"
+    echo "ncu rc=$?"
+    grep -E "kpool|Duration|DRAM Throughput|L1/TEX Cache|L2 Cache Thr|Achieved Occupancy|Registers" "$out/ncu.log"
 fi
 step done

@@ -2247,17 +2247,18 @@ static void pbw15_cases(void)
         }
 }
 
-/* ---- session 16 (avgpool): average pooling of 3x3 stride-2 windows, pool.cu v5 (pool_avg.cuh): the forward's
- * lean walk policy (int32 divisor, one reciprocal a window) and the backward's walk (a thread per 2 x 2 block of
- * input pixels walking down the blocks, dy read once per window row, dx written once).  Each graph pools with
- * include_pad false and true; the forward also pools NaN taps (sqrt of x + 1.9: ~2 % of taps) and -inf taps
- * (log of relu: ~2 %), the backward takes dy as a max pooling of g0 (dy's values exact on both sides), with NaN
- * windows (sqrt before the pooling: ~20 % of windows) and -inf windows (a min pooling of log(relu)).  Shapes: odd
- * extents (7 x 9, 113 x 57), 1 x 1 and 2 x 2 (one window), pads 0 / 1 / 2 / asymmetric, ceil_mode (a last window
- * past the padding, with pads 1 and 2 after), N = 1 and 2-3, C of one 16-byte chunk and of several (f32 takes C / 2);
- * then C = 12 (6 for f32: no whole chunk), left to the element kernel.  (A window always holds a tap of x: conv_util.c
- * refuses pads of the window's extent and drops a ceil_mode window starting in the padding after.)  XDNN_POOL_AVG_WALK=0 / 2 / 8 (read once per process) run the same cases on
- * v3 and on walks of 2 or 8 blocks.  Registered last. */
+/* ---- session 16 (avgpool): average pooling of 3x3 stride-2 windows, pool.cu v5 (pool_avg.cuh): the forward's lean
+ * walk policy (int32 divisor, one reciprocal a window) and the backward's walk (a thread per 2 x 2 block of input
+ * pixels walking down the blocks, dy read once per window row, dx written once).  Each graph pools with include_pad
+ * false and true; the forward also pools NaN taps (sqrt of x + 1.9: ~2 % of taps) and -inf taps (log of relu:
+ * ~2 %), the backward takes dy as a max pooling of g0 (dy's values exact on both sides), with NaN windows (sqrt
+ * before the pooling: ~20 % of windows) and -inf windows (a min pooling of log(relu)).  Shapes: odd extents (7 x 9,
+ * 113 x 57), 1 x 1 and 2 x 2 (one window), pads 0 / 1 / 2 / asymmetric, ceil_mode (a last window past the padding,
+ * with pads 1 and 2 after), N = 1 and 2-3, C of one 16-byte chunk and of several (f32 takes C / 2); then C = 12 (6
+ * for f32: no whole chunk), left to the element kernel.  (A window always holds a tap of x: conv_util.c refuses
+ * pads of the window's extent and drops a ceil_mode window starting in the padding after.)
+ * XDNN_POOL_AVG_WALK=0 / 2 / 8 (read once per process) run the same cases on v3 and on walks of 2 or 8 blocks.
+ * Registered last. */
 static void avg16_cases(void)
 {
     static const struct { int n, c, h, w; const char *attrs; } pc[] = {
