@@ -215,6 +215,8 @@ ROWS = [
     ("bench/maxpool_bwd/bf16/nhwc/64x64x112x112", pool("max", True, 64, 112)),
     ("bench/s12/avgpool/bf16/nhwc/64x256x56x56", pool("avg", False)),
     ("bench/s12/avgpool_bwd/bf16/nhwc/64x256x56x56", pool("avg", True)),
+    ("bench/avg16/avgpool/bf16/nhwc/64x64x112x112", pool("avg", False, 64, 112)),  # session 16: the stem shape
+    ("bench/avg16/avgpool_bwd/bf16/nhwc/64x64x112x112", pool("avg", True, 64, 112)),
     ("bench/s12/permute/bf16/64x256x56x56->nhwc", perm((64, 256, 56, 56), (0, 2, 3, 1))),
     ("bench/s12/permute/bf16/64x56x56x256->nchw", perm((64, 56, 56, 256), (0, 3, 1, 2))),
     ("bench/s12/permute/f32/8192x8192->T", perm((8192, 8192), (1, 0), f32)),

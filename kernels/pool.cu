@@ -1409,6 +1409,8 @@ template <typename T> static void kp_walk_launch(const kpool_params *p, const T 
         kpool_bwd_walk<T, KPW_LANES><<<grid, KP_THREADS, 0, s>>>(*p, f, S, x, dy, dx);
 }
 
+#include "pool_avg.cuh" /* v5: average pooling of 3x3 stride-2 windows (XDNN_POOL_AVG_WALK=0 keeps v3) */
+
 template <typename T, typename I, bool K3S2>
 static void kp_bwd_vec_go(const kpool_params *p, const T *x, const T *dy, T *dx, uint8_t *w8, cudaStream_t s)
 {
@@ -1435,6 +1437,8 @@ static void kp_bwd_vec_launch(const kpool_params *p, const void *x, const void *
     const T *xt = (const T *)x, *dyt = (const T *)dy;
     if (!kp_fits_i32(p))
         kp_bwd_vec_go<T, int64_t, false>(p, xt, dyt, (T *)dx, w8, s);
+    else if (kp_avg_walk_ok(p, true))
+        kp_avg_bwd_launch<T>(p, dyt, (T *)dx, s);
     else if (kp_is_3x3s2(p))
         kp_bwd_vec_go<T, int32_t, true>(p, xt, dyt, (T *)dx, w8, s);
     else
@@ -1450,6 +1454,8 @@ static void kp_fwd_vec_launch(const kpool_params *p, const void *x, void *y, cud
     const kp_fast f = kp_fast_make(p, V, p->out);
     if (!kp_fits_i32(p))
         kpool_fwd_vec<T, int64_t, false><<<grid, KP_THREADS, 0, s>>>(*p, f, (const T *)x, (T *)y);
+    else if (kp_avg_walk_ok(p, false))
+        kp_avg_fwd_launch<T>(p, (const T *)x, (T *)y, s);
     else if (kp_is_3x3s2(p) && kp_roll_on())
         kp_roll_go<T>(p, (const T *)x, (T *)y, NULL, s);
     else if (kp_is_3x3s2(p))
@@ -1491,11 +1497,16 @@ static bool kp_bwd_forced_v2(void)
     return e && strcmp(e, "0") != 0;
 }
 
-/* For the engine's detail: v5 (2) or v4 (1) unless a bisecting switch says otherwise (buffers off their 16-byte
- * alignment, known only at launch, also fall back to the element kernel). */
+/* For the engine's detail: 2 for max v5, 1 for max v4 or the avg walk (v5), 0 for the gather, unless a bisecting
+ * switch says otherwise (buffers off their 16-byte alignment, known only at launch, also fall back to the element
+ * kernel). */
 int kpool_bwd_one_pass(const kpool_params *p)
 {
-    return kp_walk_ok(p) && !kp_bwd_forced_v1() && !kp_bwd_forced_v2() ? (kp_wide_on() ? 2 : 1) : 0;
+    if (kp_bwd_forced_v1())
+        return 0;
+    if (kp_avg_walk_ok(p, true))
+        return 1;
+    return kp_walk_ok(p) && !kp_bwd_forced_v2() ? (kp_wide_on() ? 2 : 1) : 0;
 }
 
 size_t kpool_bwd_ws_bytes(const kpool_params *p)

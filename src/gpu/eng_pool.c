@@ -4,7 +4,8 @@
  * gather (one thread per dx element, no atomics) with the reference's tie
  * rule: dy goes to the first maximum of each window (the first NaN if any);
  * maxpool's finds each window's winner once, into the workspace, except over
- * 3x3 stride-2 windows, walked in one pass (detail "bwd walk"). */
+ * 3x3 stride-2 windows, walked in one pass (detail "bwd walk"), as are the
+ * average pooling's of those windows (details "fwd walk", "bwd walk"). */
 #include "gpu/conv_analyze.h"
 #include "gpu/engine.h"
 
@@ -44,8 +45,9 @@ static xdnn_status pool_build(gpu_ctx *c, gpart *p, xdnn_diags_t *d)
         diag_error(d, XDNN_ERR_UNSUPPORTED, xloc_none(), "pool_direct: %s: %s", p->name, why);
         return XDNN_ERR_UNSUPPORTED;
     }
+    const kpool_params *kp = &pv->pp.kp;
     static const char *const bwd[] = {"bwd gather", "bwd walk", "bwd walk16"}; /* kpool_bwd_one_pass */
-    const char *pass = !pv->pp.bwd ? "fwd" : bwd[kpool_bwd_one_pass(&pv->pp.kp)];
+    const char *pass = !pv->pp.bwd ? (kpool_fwd_avg_walk(kp) ? "fwd walk" : "fwd") : bwd[kpool_bwd_one_pass(kp)];
     snprintf(pv->detail, sizeof pv->detail, "%s %s, %d-D%s", pv->pp.kp.is_max ? "max" : "avg", pass, pv->pp.nsp,
              pv->pp.kp.include_pad ? ", include_pad" : "");
     return XDNN_OK;

@@ -165,6 +165,8 @@ typedef struct kpool_params {
 } kpool_params;
 
 int kpool_fwd(const kpool_params *p, const void *x, void *y, void *stream);
+/* Does avgpool's forward take the walk of kernels/pool_avg.cuh (3x3 stride-2 windows; XDNN_POOL_AVG_WALK)? */
+int kpool_fwd_avg_walk(const kpool_params *p);
 /* One thread per dx element gathering from the windows that cover it.  For
  * maxpool on channels-contiguous tensors, ws (kpool_bwd_ws_bytes of it, or
  * NULL) holds each window's winning tap, found once by a first pass; without

@@ -2371,6 +2371,82 @@ static void pbw16_cases(void)
         }
 }
 
+/* ---- session 16 (avgpool): average pooling of 3x3 stride-2 windows, pool.cu v5 (pool_avg.cuh): the forward's lean
+ * walk policy (int32 divisor, one reciprocal a window) and the backward's walk (a thread per 2 x 2 block of input
+ * pixels walking down the blocks, dy read once per window row, dx written once).  Each graph pools with include_pad
+ * false and true; the forward also pools NaN taps (sqrt of x + 1.9: ~2 % of taps) and -inf taps (log of relu:
+ * ~2 %), the backward takes dy as a max pooling of g0 (dy's values exact on both sides), with NaN windows (sqrt
+ * before the pooling: ~20 % of windows) and -inf windows (a min pooling of log(relu)).  Shapes: odd extents (7 x 9,
+ * 113 x 57), 1 x 1 and 2 x 2 (one window), pads 0 / 1 / 2 / asymmetric, ceil_mode (a last window past the padding,
+ * with pads 1 and 2 after), N = 1 and 2-3, C of one 16-byte chunk and of several (f32 takes C / 2); then C = 12 (6
+ * for f32: no whole chunk), left to the element kernel.  (A window always holds a tap of x: conv_util.c refuses
+ * pads of the window's extent and drops a ceil_mode window starting in the padding after.)
+ * XDNN_POOL_AVG_WALK=0 / 2 / 8 (read once per process) run the same cases on v3 and on walks of 2 or 8 blocks.
+ * Registered last. */
+static void avg16_cases(void)
+{
+    static const struct { int n, c, h, w; const char *attrs; } pc[] = {
+        {2, 8, 7, 9, "pad=[1, 1]"},
+        {1, 8, 1, 1, "pad=[1, 1]"},
+        {3, 8, 2, 2, "pad=[1, 1]"},
+        {1, 16, 113, 57, "pad=[1, 1]"},
+        {2, 24, 13, 11, "pad=[0, 0]"},
+        {2, 8, 11, 10, "pad=[2, 2]"},
+        {2, 8, 12, 10, "pad=[[2, 0], [0, 1]]"},
+        {1, 8, 17, 3, "pad=[[0, 1], [1, 0]]"},
+        {2, 8, 9, 8, "pad=[[1, 2], [2, 2]], ceil_mode=true"},
+        {2, 8, 12, 12, "pad=[1, 1], ceil_mode=true"},
+        {1, 8, 10, 9, "pad=[[0, 1], [1, 0]], ceil_mode=true"},
+        {2, 12, 9, 7, "pad=[1, 1]"},
+    };
+    for (size_t k = 0; k < sizeof pc / sizeof pc[0]; k++)
+        for (int ti = 0; ti < 3; ti++) {
+            if (opts.quick && ti == 1) /* memcheck: f32 and bf16 (f16 runs the same code as bf16) */
+                continue;
+            const char *t = dts[ti], *a = pc[k].attrs;
+            const int C = ti == 0 ? pc[k].c / 2 : pc[k].c; /* f32: 4 per chunk */
+            const int seed = 1600 + (int)k * 3 + ti;
+            char name[192], shape[64];
+            snprintf(shape, sizeof shape, "[%d, %d, %d, %d]", pc[k].n, C, pc[k].h, pc[k].w);
+            snprintf(name, sizeof name, "avg16/fwd/%s/%dx%dx%dx%d/%d", t, pc[k].n, C, pc[k].h, pc[k].w, (int)k);
+            add_case(name, 1, "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n"
+                              "  input x: %s%s @nhwc = uniform(-2.0, 3.0);\n"
+                              "  y0 = avgpool(x, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  y1 = avgpool(x, window=[3, 3], stride=[2, 2], %s, include_pad=true);\n"
+                              "  xn: @nhwc = sqrt(x + 1.9);\n  xi: @nhwc = log(relu(x + 1.9));\n"
+                              "  y2 = avgpool(xn, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  y3 = avgpool(xi, window=[3, 3], stride=[2, 2], %s, include_pad=true);\n"
+                              "  output y0: %s @nhwc, y1: %s @nhwc, y2: %s @nhwc, y3: %s @nhwc;\n}\n",
+                     seed, t, t, shape, a, a, a, a, t, t, t, t);
+            snprintf(name, sizeof name, "avg16/bwd/%s/%dx%dx%dx%d/%d", t, pc[k].n, C, pc[k].h, pc[k].w, (int)k);
+            add_case(name, 1, "dnn 1;\ngraph g(seed=%d, intermediate=%s) {\n"
+                              "  input x: %s%s @nhwc;\n  input g0: %s%s @nhwc = uniform(-4.0, 4.0);\n"
+                              "  dy: @nhwc = maxpool(g0, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  gn: @nhwc = sqrt(g0 + 3.8);\n  gi: @nhwc = neg(log(relu(g0 + 3.8)));\n"
+                              "  dn: @nhwc = maxpool(gn, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  di: @nhwc = neg(maxpool(gi, window=[3, 3], stride=[2, 2], %s));\n"
+                              "  d0 = avgpool_bwd(dy, x, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  d1 = avgpool_bwd(dy, x, window=[3, 3], stride=[2, 2], %s, include_pad=true);\n"
+                              "  d2 = avgpool_bwd(dn, x, window=[3, 3], stride=[2, 2], %s);\n"
+                              "  d3 = avgpool_bwd(di, x, window=[3, 3], stride=[2, 2], %s, include_pad=true);\n"
+                              "  output d0: %s @nhwc, d1: %s @nhwc, d2: %s @nhwc, d3: %s @nhwc;\n}\n",
+                     seed + 50, t, t, shape, t, shape, a, a, a, a, a, a, a, t, t, t, t);
+        }
+}
+
+/* session 16 (avgpool): ResNet's stem shape beside the s12 rows (bench/mem_peer.py times the same) */
+static void avg16_bench_cases(void)
+{
+    static const bench_row r[] = {
+        {"avgpool/bf16/nhwc/64x64x112x112", "  input x: bf16[64, 64, 112, 112] @nhwc;\n"
+                                            "  y = avgpool(x, window=[3, 3], stride=[2, 2], pad=[1, 1]);\n  output y: bf16 @nhwc;"},
+        {"avgpool_bwd/bf16/nhwc/64x64x112x112", "  input dy: bf16[64, 64, 56, 56] @nhwc;\n  input x: bf16[64, 64, 112, 112] @nhwc;\n"
+                                                "  dx = avgpool_bwd(dy, x, window=[3, 3], stride=[2, 2], pad=[1, 1]);\n"
+                                                "  output dx: bf16 @nhwc;"},
+    };
+    add_bench_rows("avg16", 16, r, sizeof r / sizeof r[0]);
+}
+
 int main(int argc, char **argv)
 {
     dh_parse_args(argc, argv, true, &opts);
@@ -2382,6 +2458,7 @@ int main(int argc, char **argv)
         s12_bench_cases(); /* session 12 (pool): registered last */
         gn_bench_cases();  /* session 12 (gnorm): registered last */
         s13_bench_cases(); /* session 13 (pw): registered last */
+        avg16_bench_cases(); /* session 16 (avgpool): registered last */
     } else {
         layer_cases();
         batch_cases();
@@ -2416,6 +2493,7 @@ int main(int argc, char **argv)
         rmsb_cases();        /* session 15 (rmsb): registered last */
         tp16_cases();        /* session 16 (tpose): registered last */
         pbw16_cases();       /* session 16 (maxbwd) */
+        avg16_cases();       /* session 16 (avgpool) */
     }
     dh_tester t = {.name = "difftest_norm", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
