@@ -1363,15 +1363,17 @@ __global__ void __launch_bounds__(KP_THREADS, 3)
     }
 }
 
-/* v4's and v5's switch, read once: blocks walked per thread, 4 by default; XDNN_POOL_BWD_WALK=0 keeps v3 (the
- * winners pass and the gather), 1 .. 16 walks that many (A/B: fewer threads against more rows read twice). */
+/* v4's and v5's switch, read once: blocks walked per thread, 2 by default (v5 on the H100, two runs alternated:
+ * 2 blocks 0.106-0.110 ms on both ResNet rows, 4 blocks 0.110-0.112; bench/RESULTS-norm.md, session 16);
+ * XDNN_POOL_BWD_WALK=0 keeps v3 (the winners pass and the gather), 1 .. 16 walks that many (A/B: fewer threads
+ * against more rows read twice). */
 static int kp_walk_blocks(void)
 {
     static const char *const e = getenv("XDNN_POOL_BWD_WALK");
     if (!e)
-        return 4;
+        return 2;
     const int v = atoi(e);
-    return strcmp(e, "0") == 0 ? 0 : v >= 1 && v <= 16 ? v : 4;
+    return strcmp(e, "0") == 0 ? 0 : v >= 1 && v <= 16 ? v : 2;
 }
 
 /* v5's switch, read once: XDNN_POOL_BWD_WIDE=0 keeps v4 (8 bytes of channels a thread). */

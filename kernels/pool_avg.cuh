@@ -134,15 +134,16 @@ __global__ void __launch_bounds__(KP_THREADS, 4)
     }
 }
 
-/* v5's switch, read once: 0 keeps v3 for both directions; 2 or 8: blocks walked per thread of the backward (A/B:
- * more threads against dy rows read twice), 4 otherwise. */
+/* v5's switch, read once: 0 keeps v3 for both directions; 4 or 8: blocks walked per thread of the backward (A/B:
+ * fewer threads against dy rows read twice), 2 otherwise (H100, three runs: 2 blocks 0.051-0.054 ms on both
+ * ResNet rows, 4 blocks 0.054-0.057, 8 blocks 0.057-0.059; bench/RESULTS-norm.md, session 16). */
 static int kp_avg_walk_blocks(void)
 {
     static const char *const e = getenv("XDNN_POOL_AVG_WALK");
     if (!e)
-        return 4;
+        return 2;
     const int v = atoi(e);
-    return strcmp(e, "0") == 0 ? 0 : v == 2 || v == 8 ? v : 4;
+    return strcmp(e, "0") == 0 ? 0 : v == 4 || v == 8 ? v : 2;
 }
 
 /* Does v5 take the call?  avgpool, 3x3 stride-2 windows in int32, x and y (dy) of one dtype in whole chunks and,

@@ -646,12 +646,12 @@ static void warp_softmax_row(int seed, const char *t, int R, int D, bool masked)
                       "  y = softmax(xm, axis=-1);\n  l = log_softmax(xm, axis=-1);\n  z = softmax(xr, axis=1);\n"
                       "  output xm: %s, xr: %s, y: %s, l: %s, z: %s;\n}\n",
              seed + 2, t, R, D, t, R, D, t, R, t, t, t, t, t);
-    /* +inf in x: log(relu(u) + relu(r)) subtracted, u <= 0 in ~1 of 11 draws and r ([R, 1]) <= 0 in half the
-     * rows, so half the rows hold none and the others one or several: such a row is NaN throughout, as in
+    /* +inf in x: log(relu(u) + relu(r)) subtracted, u <= 0 in ~1 of 11 draws and r ([R, 1]) <= 0 in a third of
+     * the rows, so most rows hold none and the others one or several: such a row is NaN throughout, as in
      * PyTorch (it was NaN at the +inf and 0 elsewhere), and the rows beside it are untouched */
     snprintf(name, sizeof name, "warp-rows/softmax+log/plus-inf/%s/%dx%d", t, R, D);
     add_case(name, 2, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d];\n  input u: %s[%d, %d] = uniform(-0.1, 1.0);\n"
-                      "  input r: %s[%d, 1] = uniform(-1.0, 1.0);\n  xp = x - log(relu(u) + relu(r));\n"
+                      "  input r: %s[%d, 1] = uniform(-0.5, 1.0);\n  xp = x - log(relu(u) + relu(r));\n"
                       "  y = softmax(xp, axis=-1);\n  l = log_softmax(xp, axis=-1);\n  output xp: %s, y: %s, l: %s;\n}\n",
              seed + 3, t, R, D, t, R, D, t, R, t, t, t);
     if (D > 64) /* the draws below would put a +inf in every long row: a comparison of NaN alone */
@@ -2297,8 +2297,8 @@ static void l2_cases(void)
  * dy), every value exact on both sides (log and sqrt of integers: a tap's order is the reference's).
  * Shapes: odd extents (7 x 9, 113 x 57), 1 x 1 and 2 x 2 (one window), pads 0 / 1 / 2 / asymmetric, ceil_mode (a
  * last window past the padding), N = 1 and 2-3, C of one 16-byte chunk and of several (f32 takes C / 2); then C = 12
- * (6 for f32: no whole chunk), which v4 leaves to the element kernel.  XDNN_POOL_BWD_WALK=0 / 2 / 8 (read once per
- * process) run the same cases on v3's two passes and on walks of 2 or 8 blocks.  Registered last. */
+ * (6 for f32: no whole chunk), which v4 leaves to the element kernel.  XDNN_POOL_BWD_WALK=0 / 4 / 8 (read once per
+ * process) run the same cases on v3's two passes and on walks of 4 or 8 blocks (2 by default).  Registered last. */
 static void pbw15_cases(void)
 {
     static const struct { int n, c, h, w; const char *attrs; } pc[] = {
@@ -2385,7 +2385,8 @@ static void pbw16_cases(void)
  * with pads 1 and 2 after), N = 1 and 2-3, C of one 16-byte chunk and of several (f32 takes C / 2); then C = 12 (6
  * for f32: no whole chunk), left to the element kernel.  (A window always holds a tap of x: conv_util.c refuses
  * pads of the window's extent and drops a ceil_mode window starting in the padding after.)
- * XDNN_POOL_AVG_WALK=0 / 2 / 8 (read once per process) run the same cases on v3 and on walks of 2 or 8 blocks.
+ * XDNN_POOL_AVG_WALK=0 / 4 / 8 (read once per process) run the same cases on v3 and on walks of 4 or 8 blocks
+ * (2 by default).
  * Registered last. */
 static void avg16_cases(void)
 {
