@@ -219,6 +219,108 @@ static void pow2_cases(void)
         }
 }
 
+/* v rounded to nearest even at p significant bits, subnormal below 2^emin (f32: 24, -126; bf16: 8, -126;
+ * f16: 11, -14); v + d of its steps when d != 0 (steps of the result's binade). */
+static double round_bits(double v, int p, int emin, int d)
+{
+    if (v == 0)
+        return d ? copysign(ldexp(1.0, emin - p + 1), d) : v;
+    int e;
+    frexp(fabs(v), &e); /* |v| in [2^(e-1), 2^e) */
+    const double step = ldexp(1.0, (e - 1 < emin ? emin : e - 1) - p + 1);
+    return nearbyint(v / step) * step + d * step; /* the default rounding mode: ties to even */
+}
+
+/* settle/...: quantize onto fp8 over scales that are not powers of two (3, 3 +- one f32 ulp, 0.1, 7/3, -7/3,
+ * 0.0123) with x on the ties of the fp8 grid times s, rounded to x's dtype, and 1 or 2 of x's steps off (for
+ * 3 +- an ulp and bf16 x: quotients a fraction of an f32 ulp off a tie, on both sides), a few f32 ulps from
+ * one (f32 x over 0.1 or 7/3), in the fp8 grid's subnormal steps and at its top (448, 464), plus -0, 0,
+ * Inf, f32-subnormal and f32-huge x; per-tensor [2, 128], blocks [128, 64] (two scales) and [1, 32]
+ * (eight).  kq_quant8_fp8's bracket (kq_bracket8) must leave every such chunk to kq_settle and agree with it
+ * elsewhere: bit-exact against the CPU reference, with and without XDNN_QUANT_FAST_SETTLE=0. */
+static void settle_cases(void)
+{
+    static const char *const xdts[] = {"bf16", "f32", "f16"}, *const qdts[] = {"fp8_e4m3", "fp8_e5m2"};
+    static const int xp[] = {8, 24, 11}, xemin[] = {-126, -126, -14};
+    static const uint32_t sbits[] = {0x40400000u, 0x40400001u, 0x403fffffu, 0x3dcccccdu,
+                                     0x40155555u, 0xc0155555u, 0x3c4985f0u, 0x3f8ccccdu};
+    static const struct { const char *name, *shape, *attr, *sdecl; int rows, cols, bc, nsc; } grans[] = {
+        {"tensor", "[2, 128]", "", "f32[1]", 2, 128, 128, 1},
+        {"blk128x64", "[2, 128]", ", block=[128, 64]", "f32[1, 2]", 2, 128, 64, 2},
+        {"blk1x32", "[2, 128]", ", block=[1, 32]", "f32[2, 4]", 2, 128, 32, 8},
+    };
+    uint32_t rng = 12345;
+    int k = 0;
+    for (int xi = 0; xi < 3; xi++)
+        for (int qi = 0; qi < 2; qi++)
+            for (size_t gi = 0; gi < sizeof grans / sizeof grans[0]; gi++)
+                for (int si = 0; si < (grans[gi].nsc == 1 ? 7 : 1); si++, k++) {
+                    const int mb = qi ? 2 : 3, emin = qi ? -14 : -6, emax = qi ? 15 : 8;
+                    char xs[6000] = "", ss[512] = "";
+                    size_t nx = 0, ns = 0;
+                    for (int b = 0; b < grans[gi].nsc; b++)
+                        ns += (size_t)snprintf(ss + ns, sizeof ss - ns, "%s%.9g", b ? ", " : "",
+                                               (double)bits_f32(sbits[(si + b) % 8]));
+                    for (int r = 0; r < grans[gi].rows; r++)
+                        for (int c = 0; c < grans[gi].cols; c++) {
+                            const int blk = grans[gi].nsc == 1 ? 0
+                                            : grans[gi].nsc == 2 ? c / grans[gi].bc
+                                                                 : r * 4 + c / grans[gi].bc;
+                            const double s = bits_f32(sbits[(si + blk) % 8]);
+                            rng = rng * 1664525u + 1013904223u;
+                            const uint32_t u = rng >> 8;
+                            /* a tie: (2^mb + j + 1/2) 2^(e - mb), or (j + 1/2) 2^(emin - mb) (subnormal steps) */
+                            const int e = emin - 1 + (int)(u % (unsigned)(emax - emin + 2)), j = (int)((u >> 5) % (1u << mb));
+                            double m = e < emin ? ldexp(j + 0.5, emin - mb) : ldexp((1 << mb) + j + 0.5, e - mb);
+                            if ((u >> 9) % 16 == 0)
+                                m = qi ? 61440.0 : 464.0; /* above the largest finite: saturates */
+                            const int d = (int)((u >> 13) % 5) - 2; /* 0, +-1, +-2 of x's steps */
+                            double x = round_bits(m * s, xp[xi], xemin[xi], 0);
+                            x = round_bits(x, xp[xi], xemin[xi], d) * ((u >> 16) & 1 ? -1 : 1);
+                            const int i = r * grans[gi].cols + c;
+                            char lit[40];
+                            if (i % 61 == 7) /* the exact paths' values, some in most chunks' neighbours */
+                                snprintf(lit, sizeof lit, "%s", (const char *[]){"-0.0", "0.0", "inf", "-inf",
+                                                                  "1.0e-40", "3.0e38", "-2.0e-39"}[(i / 61) % 7]);
+                            else if (xi == 2 && fabs(x) > 65504)
+                                snprintf(lit, sizeof lit, "%s65504.0", x < 0 ? "-" : "");
+                            else
+                                snprintf(lit, sizeof lit, "%.9g", x);
+                            if (xi == 2 && strcmp(lit, "3.0e38") == 0) /* f16's largest instead */
+                                snprintf(lit, sizeof lit, "65504.0");
+                            nx += (size_t)snprintf(xs + nx, sizeof xs - nx, "%s%s", i ? ", " : "", lit);
+                        }
+                    if (nx >= sizeof xs - 1) {
+                        fprintf(stderr, "settle_cases: x literal too long\n");
+                        exit(2);
+                    }
+                    char id[128];
+                    snprintf(id, sizeof id, "settle/%s/%s->%s/s%s", grans[gi].name, xdts[xi], qdts[qi],
+                             grans[gi].nsc == 1 ? (const char *[]){"3", "3+ulp", "3-ulp", "0.1", "7|3", "-7|3", "0.0123"}[si]
+                                                : "mixed");
+                    tcase *tc = add_case(id, CK_EXACT,
+                                         "dnn 1;\ngraph g(seed=%d) {\n  weight x: %s%s = values([%s]);\n"
+                                         "  weight s: %s = values([%s]);\n  q = quantize(x, s%s, dtype=%s);\n"
+                                         "  output q;\n}\n",
+                                         900 + k, xdts[xi], grans[gi].shape, xs, grans[gi].sdecl, ss, grans[gi].attr,
+                                         qdts[qi]);
+                    if (strlen(tc->text) >= TEXT_MAX - 1) {
+                        fprintf(stderr, "%s: text over TEXT_MAX\n", id);
+                        exit(2);
+                    }
+                }
+    /* NaN (a .dnn literal has none: sqrt of negatives, made positive by abs: the CPU's sqrt gives -NaN, the
+     * GPU's +NaN, and the fp8 NaN byte keeps the sign) next to ties, through the bracket's fallback */
+    for (int qi = 0; qi < 2; qi++) {
+        char id[64];
+        snprintf(id, sizeof id, "settle/nan/f32->%s", qdts[qi]);
+        add_case(id, CK_EXACT,
+                 "dnn 1;\ngraph g(seed=%d) {\n  input x: f32[4, 64] = uniform(lo=-4, hi=60);\n"
+                 "  weight s: f32[1] = fill(3.0);\n  r = abs(sqrt(x));\n  q = quantize(r, s, dtype=%s);\n  output q;\n}\n",
+                 990 + qi, qdts[qi]);
+    }
+}
+
 static void smm_case(int m, int n, int kk, const char *ta, const char *tb, const char *out, ckind kind,
                      const char *expect)
 {
@@ -569,6 +671,7 @@ int main(int argc, char **argv)
         table_cases();
         chain_cases();
         pow2_cases(); /* session 14 (q14) */
+        settle_cases(); /* session 16 (quant) */
         smm_cases();
         sconv_cases();
     }
