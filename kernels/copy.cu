@@ -365,7 +365,7 @@ __global__ void __launch_bounds__(256, SP == 4 ? 4 : 6) k_transpose_async(const 
     const int last = j.n - 1;
     const int lk = threadIdx.x % 8, lr = threadIdx.x / 8;  // loads: chunk lk of rows lr + 32 i, i < SP
     const int sd = threadIdx.x % 32, sk = threadIdx.x / 32; // stores: rows SP * sd + r, chunk sk (a warp a chunk)
-    const int lphys = lk ^ (lr / SP % 8), sphys = sk ^ (sd % 8); // 32 / SP rows apart share a swizzle
+    const int lphys = lk ^ (lr / SP % 8), sphys = sk ^ (sd % 8); // a thread's loads, rows 32 apart, share a swizzle
     const int64_t ist_d = j.ist[last], ost_a = j.ost[a];
 
     auto place_of = [&](uint32_t t) { // as v2's (launch_async: fewer than 2^31 tiles)

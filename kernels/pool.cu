@@ -35,7 +35,8 @@
  *  v4 kpool_bwd_walk: the max backward of those windows in one pass, a thread per 2 x 2 block of input pixels and
  *     8 bytes of channels walking down the blocks; no winner bytes (XDNN_POOL_BWD_WALK=0 keeps v3's two passes);
  *  v5 kpool_bwd_wide: v4 with 16 bytes of channels a thread, rows reduced once per window, taps compared packed
- *     (XDNN_POOL_BWD_WIDE=0 keeps v4). */
+ *     (XDNN_POOL_BWD_WIDE=0 keeps v4); average pooling of those windows on walks of its own, forward and
+ *     backward (pool_avg.cuh, XDNN_POOL_AVG_WALK=0 keeps v3's). */
 #include "kern_common.cuh"
 #include "kern_fdiv.cuh"
 

@@ -55,8 +55,8 @@ template <typename T> struct KpRollAvgLean {
         const float inv = d > 0 ? 1.f / (float)d : 0.f;
         union { uint4 q; T e[V]; } out;
 #pragma unroll
-        for (int k = 0; k < V; k++)
-            out.e[k] = kp_t<T>(a.v[k] * inv);
+        for (int k = 0; k < V; k++) /* + 0: a window of -0 taps gives +0, as the reference's sum from 0 */
+            out.e[k] = kp_t<T>(a.v[k] * inv + 0.f);
         *reinterpret_cast<uint4 *>(y + y_off) = out.q;
     }
 };
@@ -92,7 +92,7 @@ static __device__ __forceinline__ void kpa_store(T *dst, const float (&a)[V], co
     union { uint4 q; T e[V]; } out;
 #pragma unroll
     for (int k = 0; k < V; k++)
-        out.e[k] = kp_t<T>(kTwo ? a[k] + b[k] : a[k]);
+        out.e[k] = kp_t<T>((kTwo ? a[k] + b[k] : a[k]) + 0.f); /* -0 shares give +0, as the reference's 0 + ... */
     if (ok)
         *reinterpret_cast<uint4 *>(dst) = out.q;
 }

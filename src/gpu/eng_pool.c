@@ -4,8 +4,9 @@
  * gather (one thread per dx element, no atomics) with the reference's tie
  * rule: dy goes to the first maximum of each window (the first NaN if any);
  * maxpool's finds each window's winner once, into the workspace, except over
- * 3x3 stride-2 windows, walked in one pass (detail "bwd walk"), as are the
- * average pooling's of those windows (details "fwd walk", "bwd walk"). */
+ * 3x3 stride-2 windows, walked in one pass (detail "bwd walk16", "bwd walk"
+ * with XDNN_POOL_BWD_WIDE=0), as are the average pooling's of those windows
+ * (details "fwd walk", "bwd walk"). */
 #include "gpu/conv_analyze.h"
 #include "gpu/engine.h"
 

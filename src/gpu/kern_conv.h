@@ -167,12 +167,13 @@ typedef struct kpool_params {
 int kpool_fwd(const kpool_params *p, const void *x, void *y, void *stream);
 /* Does avgpool's forward take the walk of kernels/pool_avg.cuh (3x3 stride-2 windows; XDNN_POOL_AVG_WALK)? */
 int kpool_fwd_avg_walk(const kpool_params *p);
-/* One thread per dx element gathering from the windows that cover it.  For
- * maxpool on channels-contiguous tensors, ws (kpool_bwd_ws_bytes of it, or
- * NULL) holds each window's winning tap, found once by a first pass; without
- * it every pixel finds the winners of its windows again.  The max backward of
- * 3x3 stride-2 windows runs in one pass without ws instead (kpool_bwd_one_pass
- * says whether p takes it: 2 for kernels/pool.cu v5, 1 for v4, 0 for none). */
+/* By default one thread per dx element gathering from the windows that cover
+ * it.  For maxpool on channels-contiguous tensors, ws (kpool_bwd_ws_bytes of
+ * it, or NULL) holds each window's winning tap, found once by a first pass;
+ * without it every pixel finds the winners of its windows again.  The max and
+ * average backwards of 3x3 stride-2 windows walk down blocks of pixels in one
+ * pass without ws instead (kpool_bwd_one_pass says whether p takes it: 2 for
+ * max v5, 1 for max v4 or the average walk, 0 for the gather). */
 size_t kpool_bwd_ws_bytes(const kpool_params *p);
 int kpool_bwd_one_pass(const kpool_params *p);
 int kpool_bwd(const kpool_params *p, const void *x, const void *dy, void *dx, void *ws, size_t ws_bytes,

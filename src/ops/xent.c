@@ -114,7 +114,7 @@ static void row_stats(const double *x, int64_t C, double *lse, double *sum)
         m = fmax(m, x[j]);
         s += x[j];
     }
-    /* all -inf: 0 avoids -inf - -inf (log-sum-exp -inf, the loss inf or NaN); a +inf makes the row's
+    /* all -inf: 0 avoids -inf - -inf (log-sum-exp -inf; x[t] is -inf too, so the loss is NaN); a +inf makes the row's
      * log-softmax NaN (as softmax.c), so the loss and its gradient are NaN, as in PyTorch */
     if (isinf(m))
         m = m > 0 ? NAN : 0;

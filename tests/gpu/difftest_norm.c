@@ -2339,7 +2339,8 @@ static void pbw15_cases(void)
  * What the layout adds: one chunk a pixel (C = 8, f32 4: a warp spans 32 pixels of a row, so column edges and
  * pads fall inside warps) on wide maps, an odd count of chunks (C = 40, f32 20), a ResNet-like map; and the sums a
  * pixel takes in the dtype (one window: dy + 0; two: (a + b) + 0) with -0 dy (relu(dy) * -1.0) over integer ties,
- * so a pixel winning several windows sums -0s, which the reference's 0 + ... makes +0.  Registered last. */
+ * so a pixel winning several windows sums -0s (the comparison does not tell -0 from +0: these cases check that
+ * the sums and their routing hold with -0 operands, not the zeros' signs).  Registered last. */
 static void pbw16_cases(void)
 {
     static const struct { int n, c, h, w; const char *attrs; } pc[] = {

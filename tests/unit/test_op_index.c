@@ -272,6 +272,15 @@ static void test_cross_entropy(arena *a)
     VALUES("bwd", &dx, 0.09960390902410057, 0.29223001879943855, -0.39450554210324723, 0.002671614279708112,
            -0.4423418136736786, 0.0076581863263214395, 0.39238799576182604, 0.042295631585531165, 0, 0, 0, 0);
     optest_ref_free(&dx);
+    /* a +inf logit: that row's gradient is NaN throughout (its log-softmax is), the other rows' are unchanged */
+    x.data[1] = INFINITY;
+    CHECK(run_typed(&op_cross_entropy_bwd_desc, &nb, 3, (ref_tensor *[]){&dy, &x, &t},
+                    (xdnn_dtype[]){XDNN_F32, XDNN_F32, XDNN_I64}, &dx, msg, sizeof msg) == XDNN_OK, "%s", msg);
+    for (int j = 0; j < 4; j++)
+        CHECK(isnan(dx.data[j]), "+inf logit: dx[0][%d] = %g, want NaN", j, dx.data[j]);
+    CHECK(fabs(dx.data[4] + 0.4423418136736786) < 1e-12, "+inf logit: dx[1][0] = %.17g", dx.data[4]);
+    optest_ref_free(&dx);
+    x.data[1] = 2.0;
     optest_ref_free(&dy);
     optest_ref_free(&tall);
     optest_ref_free(&x);
