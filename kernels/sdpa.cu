@@ -62,7 +62,8 @@ __global__ void __launch_bounds__(128) sdpa_fwd_rows(xk_sdpa p)
         }
         m = mn;
     }
-    bool empty = m == -CUDART_INF_F || !(l > 0.0f);
+    // empty: every score -inf (the reference's test); a +inf or NaN score leaves l NaN, and o, stats NaN with it
+    bool empty = m == -CUDART_INF_F;
     float inv = empty ? 0.0f : 1.0f / l;
 #pragma unroll
     for (int c = 0; c < NC; c++) {

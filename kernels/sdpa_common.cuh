@@ -532,7 +532,7 @@ __device__ __forceinline__ void finish_rows(const xk_sdpa &p, float (&o)[DP / 8]
         const int i = row0 + 8 * r, row = sr.qrow + i;
         if (i >= sr.nq)
             continue;
-        const bool empty = mrow[r] == -CUDART_INF_F || !(lrow[r] > 0.0f);
+        const bool empty = mrow[r] == -CUDART_INF_F; // a NaN l (+inf or NaN scores) stays NaN, as in the reference
         const float inv = empty ? 0.0f : 1.0f / lrow[r];
 #pragma unroll
         for (int dt = 0; dt < DP / 8; dt++) {

@@ -431,7 +431,7 @@ __global__ void __launch_bounds__(128, skv_cfg<DP, WM>::MIN_BLOCKS) splitkv_fwd(
             l += sm_l[w * BM + rr] * f;
             acc += so[(w * BM + rr) * DP + d] * f;
         }
-        const bool empty = m == -CUDART_INF_F || !(l > 0.0f);
+        const bool empty = m == -CUDART_INF_F; // a NaN l (+inf or NaN scores) gives a NaN lse2: the combine keeps it
         const float val = empty ? 0.0f : acc / l, lse2 = empty ? -CUDART_INF_F : m + log2f(l);
         const int i = gr / G, h = hk * G + gr % G;
         if (nsplit == 1) {
@@ -476,8 +476,10 @@ __global__ void __launch_bounds__(128) splitkv_combine(xk_sdpa p0, xk_splitkv_se
         for (int o = 16; o > 0; o >>= 1)
             m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
         float sum = 0.0f;
+        // fmaxf passed over NaN partials (a split that saw +inf or NaN scores): their weight is NaN, even when
+        // every other split is empty (m -inf), so the row is NaN as in the reference; an empty split weighs 0
         for (int s = threadIdx.x; s < nsplit; s += 32) {
-            const float w = m == -CUDART_INF_F ? 0.0f : exp2f(ws_l[s * nall + row] * lse_mul - m);
+            const float lse = ws_l[s * nall + row] * lse_mul, w = lse == -CUDART_INF_F ? 0.0f : exp2f(lse - m);
             wts[s] = w;
             sum += w;
         }
@@ -488,7 +490,7 @@ __global__ void __launch_bounds__(128) splitkv_combine(xk_sdpa p0, xk_splitkv_se
         }
     }
     __syncthreads();
-    const bool empty = s_m == -CUDART_INF_F || !(s_sum > 0.0f);
+    const bool empty = s_sum == 0.0f; // every split empty; a NaN sum stays NaN
     const float inv = empty ? 0.0f : 1.0f / s_sum;
     for (int d = threadIdx.x; d < p.Dv; d += blockDim.x) {
         float acc = 0.0f;

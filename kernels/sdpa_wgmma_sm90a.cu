@@ -793,7 +793,9 @@ __global__ void __launch_bounds__(kThreads, 1)
                 const int i = r ? row1 : row0, h = t.h + (r ? hr1 : hr0);
                 if (i >= nq) // past Sq, or (ragged) the next sequence's row: never written
                     continue;
-                const bool empty = mrow[r] == -CUDART_INF_F || !(lrow[r] > 0.0f);
+                // empty: every score -inf (l == 0 then too; written so, ptxas's spills are v11's); a NaN l (+inf /
+                // NaN scores) stays NaN
+                const bool empty = mrow[r] == -CUDART_INF_F || lrow[r] == 0.0f;
                 const float inv = empty ? 0.0f : 1.0f / lrow[r];
                 OT *orow =
                     op + (int64_t)ob * p.o.st[0] + (int64_t)h * p.o.st[1] + (int64_t)(qrow + i) * p.o.st[2];

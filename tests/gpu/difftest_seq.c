@@ -1392,6 +1392,85 @@ static void sdpa_cases_splitkv_odd(void)
     }
 }
 
+/* Session 16 (2026-11-25): +inf and NaN scores.  A row whose scores hold a +inf or a NaN is NaN in o and stats, as
+ * in the reference and PyTorch (the kernels called it empty on a NaN l: o 0 or NaN, stats -inf, telling the
+ * backward the row was masked); a row whose scores are all -inf stays empty (o 0, stats -inf).  Four ways in:
+ *  - q-plus-inf: q[.., h, i, 0] = +inf on the rows where r_hi <= 0 (q0 - log(min(relu(r) + arange(D), 1))): scores
+ *    +-inf by the sign of k[j, 0], a third of the rows, in every key split (the split-KV combine: all NaN);
+ *  - k-nan: key 0 NaN in kv head 0 (k0 + log(2 min(arange(Hk) + arange(Skv), 1) - 1), k0 elsewhere): every
+ *    row of its query heads NaN, in one key split of several (the combine's other partials finite);
+ *  - bias-plus-inf: bias = x - log(relu(u) + relu(r)): +inf at ~9 % of the keys of a third of the rows;
+ *  - bias-nan: bias = x + log(relu(u) + r): NaN at 10-55 % of the keys of a third of the rows.
+ * The other rows stay finite (the comparison is not NaN alone).  No band on the NaN cases: a row seeing only NaN
+ * keys is empty in the reference (its max passes over NaN) and NaN in the tensor-core kernels (o's NaN times 0).
+ * Fixed seeds (--quick draws the same inputs).  Ids "sdpa/ENGINE/nonfinite-...". */
+static void sdpa_nonfinite_case(int seed, const sshape *s, const char *kind, const char *attrs, const char *dt,
+                                const char *engine, bool o_f32)
+{
+    const bool bias = strncmp(kind, "bias", 4) == 0, tf32 = strcmp(engine, "sdpa_flash_tf32") == 0;
+    char id[200], force[48], qin[256], kin[256], bin[256] = "";
+    snprintf(id, sizeof id, "sdpa/%s/nonfinite-%s%s/%s%s/b%dh%dk%dq%dkv%dd%dv%d", engine, kind,
+             attrs[0] ? "-causal" : "", dt, o_f32 ? "-o32" : "", s->B, s->Hq, s->Hk, s->Sq, s->Skv, s->D, s->Dv);
+    snprintf(force, sizeof force, "sdpa=%s", engine);
+    if (strcmp(kind, "q-plus-inf") == 0)
+        snprintf(qin, sizeof qin,
+                 "  input q0: %s[%d, %d, %d, %d];\n  input r: %s[%d, %d, 1] = uniform(-0.5, 1.0);\n"
+                 "  input e: %s[%d] = arange();\n  q: %s = q0 - log(min(relu(r) + e, 1.0));\n",
+                 dt, s->B, s->Hq, s->Sq, s->D, dt, s->Hq, s->Sq, dt, s->D, dt);
+    else
+        snprintf(qin, sizeof qin, "  input q: %s[%d, %d, %d, %d];\n", dt, s->B, s->Hq, s->Sq, s->D);
+    if (strcmp(kind, "k-nan") == 0)
+        snprintf(kin, sizeof kin,
+                 "  input k0: %s[%d, %d, %d, %d];\n  input h: %s[%d, 1, 1] = arange();\n"
+                 "  input e: %s[%d, 1] = arange();\n  k: %s = k0 + log(min(h + e, 1.0) * 2.0 - 1.0);\n",
+                 dt, s->B, s->Hk, s->Skv, s->D, dt, s->Hk, dt, s->Skv, dt);
+    else
+        snprintf(kin, sizeof kin, "  input k: %s[%d, %d, %d, %d];\n", dt, s->B, s->Hk, s->Skv, s->D);
+    if (bias)
+        snprintf(bin, sizeof bin,
+                 "  input x: %s[%d, %d];\n  input u: %s[%d, %d] = uniform(-0.1, 1.0);\n"
+                 "  input r: %s[%d, 1] = uniform(-0.5, 1.0);\n  bias: %s = x %s;\n",
+                 dt, s->Sq, s->Skv, dt, s->Sq, s->Skv, dt, s->Sq, dt,
+                 strcmp(kind, "bias-nan") == 0 ? "+ log(relu(u) + r)" : "- log(relu(u) + relu(r))");
+    add_case(id, force, NULL,
+             "dnn 1;\ngraph g(seed=%d%s) {\n%s%s  input v: %s[%d, %d, %d, %d];\n%s"
+             "  o, stats = sdpa(q, k, v%s%s);\n  output o%s, stats;\n}\n",
+             seed, tf32 ? ", tf32=true" : "", qin, kin, dt, s->B, s->Hk, s->Skv, s->Dv, bin, bias ? ", bias=bias" : "",
+             attrs, o_f32 ? ": f32" : "");
+}
+
+static void sdpa_cases_nonfinite(void)
+{
+    static const char *const causal = ", causal=true";
+    static const sshape small = {2, 4, 2, 33, 47, 64, 64}, tile = {1, 4, 4, 130, 200, 128, 128};
+    static const sshape decode = {2, 16, 8, 1, 4097, 128, 128}, chunk = {1, 8, 2, 4, 4097, 128, 128};
+    int seed = 1600;
+    /* the reference's engine (sdpa.cu): f32 and 16-bit, a generic head dim */
+    const sshape gen = {1, 2, 2, 31, 47, 40, 24};
+    sdpa_nonfinite_case(seed++, &gen, "q-plus-inf", causal, "f32", "sdpa_naive", false);
+    sdpa_nonfinite_case(seed++, &gen, "k-nan", "", "bf16", "sdpa_naive", false);
+    sdpa_nonfinite_case(seed++, &small, "bias-plus-inf", "", "f16", "sdpa_naive", false);
+    sdpa_nonfinite_case(seed++, &small, "bias-nan", "", "f32", "sdpa_naive", false);
+    /* the mma forward (sdpa_mma.cu, sdpa_tf32.cu: finish_rows), 16-bit and f32 o, and tf32 */
+    sdpa_nonfinite_case(seed++, &small, "q-plus-inf", causal, "f16", "sdpa_flash", false);
+    sdpa_nonfinite_case(seed++, &tile, "k-nan", "", "bf16", "sdpa_flash", true);
+    sdpa_nonfinite_case(seed++, &tile, "bias-plus-inf", causal, "bf16", "sdpa_flash", false);
+    sdpa_nonfinite_case(seed++, &small, "bias-nan", "", "f16", "sdpa_flash", true);
+    sdpa_nonfinite_case(seed++, &small, "bias-plus-inf", "", "f32", "sdpa_flash_tf32", false);
+    /* the Hopper forward: tiles, the f32-o SPLIT kernel, v10's key splits (chunk: few rows, no bias) */
+    sdpa_nonfinite_case(seed++, &tile, "q-plus-inf", causal, "bf16", "sdpa_flash_wgmma", false);
+    sdpa_nonfinite_case(seed++, &tile, "k-nan", "", "f16", "sdpa_flash_wgmma", true);
+    sdpa_nonfinite_case(seed++, &tile, "bias-plus-inf", "", "f16", "sdpa_flash_wgmma", false);
+    sdpa_nonfinite_case(seed++, &tile, "bias-nan", "", "bf16", "sdpa_flash_wgmma", true);
+    sdpa_nonfinite_case(seed++, &chunk, "q-plus-inf", "", "f16", "sdpa_flash_wgmma", false);
+    sdpa_nonfinite_case(seed++, &chunk, "k-nan", "", "bf16", "sdpa_flash_wgmma", false);
+    /* split-KV (no bias): decode over many splits, one split (short keys), chunked prefill */
+    sdpa_nonfinite_case(seed++, &decode, "q-plus-inf", "", "bf16", "sdpa_splitkv", false);
+    sdpa_nonfinite_case(seed++, &decode, "k-nan", "", "f16", "sdpa_splitkv", false);
+    sdpa_nonfinite_case(seed++, &small, "q-plus-inf", "", "f16", "sdpa_splitkv", false);
+    sdpa_nonfinite_case(seed++, &chunk, "k-nan", "", "bf16", "sdpa_splitkv", false);
+}
+
 /* ---- bench, decode and chunked prefill (bench/sdpa_decode_peer.py's
  * shapes): Llama-3-8B GQA 32/8, D = 128, bf16, bhsd; each on sdpa_splitkv and
  * on sdpa_flash_wgmma (the engine these shapes had before).  Ids
@@ -1703,7 +1782,8 @@ int main(int argc, char **argv)
         sdpa_cases_bwd_dropout();
         sdpa_cases_wgmma_pack();
         sdpa_cases_wgmma_wide();
-        sdpa_cases_wgmma_wide64(); /* last */
+        sdpa_cases_wgmma_wide64();
+        sdpa_cases_nonfinite(); /* last */
     }
     dh_tester t = {.name = "difftest_seq", .ncases = ncases, .case_id = case_id, .case_text = case_text,
                    .run_case = run_case};
