@@ -205,6 +205,32 @@ struct tp_place {
     int na, nd;
 };
 
+// Tile t's place, for v2 and v3 (tiles a fastest, then d, then the batch dims from the last down; 32-bit index
+// math: launch_piped and launch_async take jobs of fewer than 2^31 tiles, every batch extent below that).
+template <int TA, int TD>
+__device__ __forceinline__ tp_place tp_place_of(const cp_job &j, int a, int last, uint32_t t, uint32_t tiles_a,
+                                                uint32_t tiles_d, int64_t ist_d, int64_t ost_a)
+{
+    tp_place p;
+    uint32_t b = t / tiles_a, q = b / tiles_d;
+    const int64_t a0 = (int64_t)(t - b * tiles_a) * TA, d0 = (int64_t)(b - q * tiles_d) * TD;
+    p.io = j.ibase + a0 + d0 * ist_d;
+    p.oo = j.obase + a0 * ost_a + d0;
+    for (int d = last - 1; d >= 0; d--) { // the batch index over every other dim
+        if (d == a)
+            continue;
+        const uint32_t s = (uint32_t)j.size[d], bq = q / s;
+        const int64_t r = (int64_t)(q - bq * s);
+        p.io += r * j.ist[d];
+        p.oo += r * j.ost[d];
+        q = bq;
+    }
+    const int64_t ra = j.size[a] - a0, rd = j.size[last] - d0;
+    p.na = (int)(ra < TA ? ra : TA);
+    p.nd = (int)(rd < TD ? rd : TD);
+    return p;
+}
+
 // The global loads a thread of k_transpose_piped<es, p, k> holds in flight (NL below), and the blocks per SM its
 // registers must allow, from the registers those loads fill: without the bound ptxas took 48-55 registers (4-5
 // blocks); at these it spills nothing, and 8 blocks hold 64 KB of loads in flight a SM.
@@ -247,27 +273,7 @@ __global__ void __launch_bounds__(256, tp_min_blocks(tp_load_regs(ES, P, K)))
     const int lx = threadIdx.x % LX, ly = threadIdx.x / LX, sx = threadIdx.x % SX, sy = threadIdx.x / SX;
     const int64_t ist_d = j.ist[last], ost_a = j.ost[a];
 
-    // 32-bit index math: launch_piped takes jobs of fewer than 2^31 tiles (every batch extent is below that)
-    auto place_of = [&](uint32_t t) {
-        tp_place p;
-        uint32_t b = t / tiles_a, q = b / tiles_d;
-        const int64_t a0 = (int64_t)(t - b * tiles_a) * TA, d0 = (int64_t)(b - q * tiles_d) * TD;
-        p.io = j.ibase + a0 + d0 * ist_d;
-        p.oo = j.obase + a0 * ost_a + d0;
-        for (int d = last - 1; d >= 0; d--) { // the batch index over every other dim
-            if (d == a)
-                continue;
-            const uint32_t s = (uint32_t)j.size[d], bq = q / s;
-            const int64_t r = (int64_t)(q - bq * s);
-            p.io += r * j.ist[d];
-            p.oo += r * j.ost[d];
-            q = bq;
-        }
-        const int64_t ra = j.size[a] - a0, rd = j.size[last] - d0;
-        p.na = (int)(ra < TA ? ra : TA);
-        p.nd = (int)(rd < TD ? rd : TD);
-        return p;
-    };
+    auto place_of = [&](uint32_t t) { return tp_place_of<TA, TD>(j, a, last, t, tiles_a, tiles_d, ist_d, ost_a); };
     // Row to row by pointer steps kept opaque to the compiler: it would hoist each row's 64-bit offset out of the
     // tile loop (up to 253 registers).
     const int64_t lstep = LY * ist_d, sstep = SY * ost_a;
@@ -353,8 +359,8 @@ __device__ __forceinline__ void cp_async_wait()
 // the tile order and the 32-bit tile index math are v2's.
 // Blocks an SM: 4 at 48 KB of buffers (SP = 4: <= 64 registers), 6 at 24 KB (SP = 2: 40); ptxas spills none.
 template <int ES, int SP>
-__global__ void __launch_bounds__(256, SP == 4 ? 4 : 6) k_transpose_async(const cp_job j, int a, uint32_t tiles_a, uint32_t tiles_d,
-                                                         uint32_t ntiles)
+__global__ void __launch_bounds__(256, SP == 4 ? 4 : 6)
+    k_transpose_async(const cp_job j, int a, uint32_t tiles_a, uint32_t tiles_d, uint32_t ntiles)
 {
     typedef typename unit<ES>::t U;
     typedef typename unit<ES * SP>::t W;
@@ -368,26 +374,7 @@ __global__ void __launch_bounds__(256, SP == 4 ? 4 : 6) k_transpose_async(const 
     const int lphys = lk ^ (lr / SP % 8), sphys = sk ^ (sd % 8); // a thread's loads, rows 32 apart, share a swizzle
     const int64_t ist_d = j.ist[last], ost_a = j.ost[a];
 
-    auto place_of = [&](uint32_t t) { // as v2's (launch_async: fewer than 2^31 tiles)
-        tp_place p;
-        uint32_t b = t / tiles_a, q = b / tiles_d;
-        const int64_t a0 = (int64_t)(t - b * tiles_a) * TA, d0 = (int64_t)(b - q * tiles_d) * TD;
-        p.io = j.ibase + a0 + d0 * ist_d;
-        p.oo = j.obase + a0 * ost_a + d0;
-        for (int d = last - 1; d >= 0; d--) {
-            if (d == a)
-                continue;
-            const uint32_t s = (uint32_t)j.size[d], bq = q / s;
-            const int64_t r = (int64_t)(q - bq * s);
-            p.io += r * j.ist[d];
-            p.oo += r * j.ost[d];
-            q = bq;
-        }
-        const int64_t ra = j.size[a] - a0, rd = j.size[last] - d0;
-        p.na = (int)(ra < TA ? ra : TA);
-        p.nd = (int)(rd < TD ? rd : TD);
-        return p;
-    };
+    auto place_of = [&](uint32_t t) { return tp_place_of<TA, TD>(j, a, last, t, tiles_a, tiles_d, ist_d, ost_a); };
     const int64_t lstep = 32 * ist_d;
     // One commit group a tile, empty past the last one (the wait below counts groups).
     auto issue = [&](uint32_t t, uint4 (*stage)[8]) {
