@@ -2086,6 +2086,40 @@ static void s14_cases(void)
     }
 }
 
+/* A transposing-copy family: the cases cc in f32 / f16 / bf16, compared exactly (a copy moves bits; "many/" ones
+ * in f32 only under --quick) with seeds seed_cc + 3 k + dtype; NaN (sqrt of negatives) and +-Inf (x / 0: floor(2x)
+ * = 0 on [0, 0.5)) through an R x C transpose, at the tolerance of their pointwise producers (seeds seed_nan +
+ * dtype); and the cases ic in i32, i64 and bool (seeds seed_ic + k).  Ids PREFIX/transpose/... */
+typedef struct { const char *id, *body; } tp_case;
+typedef struct { const char *id, *shape, *perm; } tp_int_case;
+static void transpose_family(const char *prefix, const tp_case *cc, size_t ncc, int seed_cc, int nan_r, int nan_c,
+                             int seed_nan, const tp_int_case *ic, size_t nic, int seed_ic)
+{
+    char name[192], body[512];
+    for (size_t k = 0; k < ncc; k++)
+        for (int ti = 0; ti < 3; ti++) {
+            if (opts.quick && strncmp(cc[k].id, "many/", 5) == 0 && ti > 0)
+                continue;
+            with_dtype(cc[k].body, dts[ti], body, sizeof body);
+            snprintf(name, sizeof name, "%s/transpose/%s/%s", prefix, cc[k].id, dts[ti]);
+            add_case(name, 0, "dnn 1;\ngraph g(seed=%d) {\n%s\n}\n", seed_cc + (int)k * 3 + ti, body);
+        }
+    for (int ti = 0; ti < 3; ti++) {
+        snprintf(name, sizeof name, "%s/transpose/nan-inf/2d/%dx%d/%s", prefix, nan_r, nan_c, dts[ti]);
+        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[%d, %d];\n  p: %s = sqrt(x);\n"
+                          "  q: %s = x / floor(x * 2.0);\n  a = permute(p, perm=[1, 0]);\n"
+                          "  b = permute(q, perm=[1, 0]);\n  output a: %s, b: %s;\n}\n",
+                 seed_nan + ti, dts[ti], nan_r, nan_c, dts[ti], dts[ti], dts[ti], dts[ti]);
+    }
+    for (size_t k = 0; k < nic; k++) {
+        snprintf(name, sizeof name, "%s/transpose/%s/i32+i64+bool", prefix, ic[k].id);
+        add_case(name, 0, "dnn 1;\ngraph g(seed=%d) {\n  input x: f32%s;\n  m = gt(x, 0.0);\n"
+                          "  i = cast(x * 1000.0, dtype=i32);\n  l = cast(x * 1000.0, dtype=i64);\n"
+                          "  a = permute(i, perm=%s);\n  b = permute(l, perm=%s);\n  c = permute(m, perm=%s);\n"
+                          "  output a, b, c;\n}\n", seed_ic + (int)k, ic[k].shape, ic[k].perm, ic[k].perm, ic[k].perm);
+    }
+}
+
 /* ---- session 15 (tpose15): the pipelined transposing copy (copy.cu k_transpose_piped: the next tile's loads in
  * flight, a grid of the resident blocks; XDNN_COPY_TILED_V2=0 is k_transpose, =2 tiles twice as deep), compared
  * exactly (a copy moves bits).  Tiles partial at both edges (odd extents; even ones move 2-byte units in pairs),
@@ -2097,7 +2131,7 @@ static void s14_cases(void)
  * (1-byte units: k_transpose).  Registered last. */
 static void tp15_cases(void)
 {
-    static const struct { const char *id, *body; } cc[] = {
+    static const tp_case cc[] = {
         {"nchw->nhwc/3x5x7x9", "  input x: $T[3, 5, 7, 9];\n  y = permute(x, perm=[0, 2, 3, 1]);\n  output y: $T;"},
         {"nchw->nhwc/3x17x7x9", "  input x: $T[3, 17, 7, 9];\n  y = permute(x, perm=[0, 2, 3, 1]);\n  output y: $T;"},
         {"4d/1x1x65x63", "  input x: $T[1, 1, 65, 63];\n  y = permute(x, perm=[0, 1, 3, 2]);\n  output y: $T;"},
@@ -2132,36 +2166,12 @@ static void tp15_cases(void)
                                          "  output y: $T;"},
         {"many/2d/3001x2999", "  input x: $T[3001, 2999];\n  y = permute(x, perm=[1, 0]);\n  output y: $T;"},
     };
-    char name[192], body[512];
-    for (size_t k = 0; k < sizeof cc / sizeof cc[0]; k++)
-        for (int ti = 0; ti < 3; ti++) {
-            if (opts.quick && strncmp(cc[k].id, "many/", 5) == 0 && ti > 0)
-                continue;
-            with_dtype(cc[k].body, dts[ti], body, sizeof body);
-            snprintf(name, sizeof name, "tp15/transpose/%s/%s", cc[k].id, dts[ti]);
-            add_case(name, 0, "dnn 1;\ngraph g(seed=%d) {\n%s\n}\n", 1500 + (int)k * 3 + ti, body);
-        }
-    /* NaN (sqrt of negatives), +-Inf (x / 0: floor(2x) = 0 on [0, 0.5)) through the tile, at the tolerance of the
-     * pointwise producers (the copy itself moves their bits) */
-    for (int ti = 0; ti < 3; ti++) {
-        snprintf(name, sizeof name, "tp15/transpose/nan-inf/2d/130x70/%s", dts[ti]);
-        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[130, 70];\n  p: %s = sqrt(x);\n"
-                          "  q: %s = x / floor(x * 2.0);\n  a = permute(p, perm=[1, 0]);\n"
-                          "  b = permute(q, perm=[1, 0]);\n  output a: %s, b: %s;\n}\n",
-                 1580 + ti, dts[ti], dts[ti], dts[ti], dts[ti], dts[ti]);
-    }
-    static const struct { const char *id, *shape, *perm; } ic[] = {
+    static const tp_int_case ic[] = {
         {"nchw->nhwc/2x130x33x17", "[2, 130, 33, 17]", "[0, 2, 3, 1]"},
         {"2d/8193x127", "[8193, 127]", "[1, 0]"},
         {"many/2d/1500x1999", "[1500, 1999]", "[1, 0]"},
     };
-    for (size_t k = 0; k < sizeof ic / sizeof ic[0]; k++) {
-        snprintf(name, sizeof name, "tp15/transpose/%s/i32+i64+bool", ic[k].id);
-        add_case(name, 0, "dnn 1;\ngraph g(seed=%d) {\n  input x: f32%s;\n  m = gt(x, 0.0);\n"
-                          "  i = cast(x * 1000.0, dtype=i32);\n  l = cast(x * 1000.0, dtype=i64);\n"
-                          "  a = permute(i, perm=%s);\n  b = permute(l, perm=%s);\n  c = permute(m, perm=%s);\n"
-                          "  output a, b, c;\n}\n", 1590 + (int)k, ic[k].shape, ic[k].perm, ic[k].perm, ic[k].perm);
-    }
+    transpose_family("tp15", cc, sizeof cc / sizeof cc[0], 1500, 130, 70, 1580, ic, sizeof ic / sizeof ic[0], 1590);
 }
 
 /* ---- session 16 (tpose): the transposing copy through cp.async (copy.cu k_transpose_async: 16-byte chunks of the
@@ -2177,7 +2187,7 @@ static void tp15_cases(void)
  * XDNN_COPY_TILED_V2=1 every case runs session 15's kernel.  Registered last. */
 static void tp16_cases(void)
 {
-    static const struct { const char *id, *body; } cc[] = {
+    static const tp_case cc[] = {
         {"nchw->nhwc/3x20x8x6", "  input x: $T[3, 20, 8, 6];\n  y = permute(x, perm=[0, 2, 3, 1]);\n  output y: $T;"},
         {"sp2/nchw->nhwc/2x130x24x12", "  input x: $T[2, 130, 24, 12];\n  y = permute(x, perm=[0, 2, 3, 1]);\n"
                                        "  output y: $T;"},
@@ -2203,36 +2213,13 @@ static void tp16_cases(void)
                                          "  output y: $T;"},
         {"many/2d/3000x2992", "  input x: $T[3000, 2992];\n  y = permute(x, perm=[1, 0]);\n  output y: $T;"},
     };
-    char name[192], body[512];
-    for (size_t k = 0; k < sizeof cc / sizeof cc[0]; k++)
-        for (int ti = 0; ti < 3; ti++) {
-            if (opts.quick && strncmp(cc[k].id, "many/", 5) == 0 && ti > 0)
-                continue;
-            with_dtype(cc[k].body, dts[ti], body, sizeof body);
-            snprintf(name, sizeof name, "tp16/transpose/%s/%s", cc[k].id, dts[ti]);
-            add_case(name, 0, "dnn 1;\ngraph g(seed=%d) {\n%s\n}\n", 1600 + (int)k * 3 + ti, body);
-        }
-    /* NaN (sqrt of negatives), +-Inf (x / 0: floor(2x) = 0 on [0, 0.5)), as tp15's on a shape that takes v3 */
-    for (int ti = 0; ti < 3; ti++) {
-        snprintf(name, sizeof name, "tp16/transpose/nan-inf/2d/136x72/%s", dts[ti]);
-        add_case(name, 1, "dnn 1;\ngraph g(seed=%d) {\n  input x: %s[136, 72];\n  p: %s = sqrt(x);\n"
-                          "  q: %s = x / floor(x * 2.0);\n  a = permute(p, perm=[1, 0]);\n"
-                          "  b = permute(q, perm=[1, 0]);\n  output a: %s, b: %s;\n}\n",
-                 1660 + ti, dts[ti], dts[ti], dts[ti], dts[ti], dts[ti]);
-    }
     /* i32 (4-byte units), i64 (8: SP = 2), bool (1: LP = 16; SP = 2 on d = 130, 4 on the 2-D ones) */
-    static const struct { const char *id, *shape, *perm; } ic[] = {
+    static const tp_int_case ic[] = {
         {"sp2/nchw->nhwc/2x130x24x16", "[2, 130, 24, 16]", "[0, 2, 3, 1]"},
         {"2d/96x320", "[96, 320]", "[1, 0]"},
         {"many/2d/1504x2000", "[1504, 2000]", "[1, 0]"},
     };
-    for (size_t k = 0; k < sizeof ic / sizeof ic[0]; k++) {
-        snprintf(name, sizeof name, "tp16/transpose/%s/i32+i64+bool", ic[k].id);
-        add_case(name, 0, "dnn 1;\ngraph g(seed=%d) {\n  input x: f32%s;\n  m = gt(x, 0.0);\n"
-                          "  i = cast(x * 1000.0, dtype=i32);\n  l = cast(x * 1000.0, dtype=i64);\n"
-                          "  a = permute(i, perm=%s);\n  b = permute(l, perm=%s);\n  c = permute(m, perm=%s);\n"
-                          "  output a, b, c;\n}\n", 1670 + (int)k, ic[k].shape, ic[k].perm, ic[k].perm, ic[k].perm);
-    }
+    transpose_family("tp16", cc, sizeof cc / sizeof cc[0], 1600, 136, 72, 1660, ic, sizeof ic / sizeof ic[0], 1670);
 }
 
 /* ---- session 13 (bnl2): the persistent launch (kernels/norm_cl1.cu) walking its re-read rows top down with
