@@ -853,6 +853,43 @@ static __host__ __device__ __forceinline__ int kpw_blocks(int n, int pad, int *l
     return ((n + pad - 2) >> 1) - *lo + 1;
 }
 
+/* The walks' work (kpool_bwd_walk, kpool_bwd_wide, kpool_avg_bwd_walk): an item per image, run of S blocks down a
+ * block column, block column and chunk of V channels, split by kp_fast over {1, segs, nq} (kpw_grid). */
+struct kpw_walk {
+    int H, W, OH, OW, ph, pw, b_lo, q_lo, nb, nq, chunks, segs;
+    int64_t total;
+    __device__ __forceinline__ kpw_walk(const kp_ix<int32_t, true> &g, int V, int S)
+        : H(g.in[1]), W(g.in[2]), OH(g.out[1]), OW(g.out[2]), ph(g.pad_lo[1]), pw(g.pad_lo[2])
+    {
+        nb = kpw_blocks(H, ph, &b_lo);
+        nq = kpw_blocks(W, pw, &q_lo);
+        chunks = g.C / V;
+        segs = (nb + S - 1) / S;
+        total = (int64_t)g.N * segs * nq * chunks;
+    }
+    /* item t: its image (returned), channel c, block column q and blocks b0 .. b_end - 1 */
+    __device__ __forceinline__ int32_t item(int64_t t, const kp_fast &f, int V, int S, int32_t &c, int &q, int &b0,
+                                            int &b_end) const
+    {
+        int32_t sp[3];
+        const int32_t n = kp_split_chunk((int32_t)t, chunks, V, 1, segs, nq, f, sp, c);
+        q = q_lo + sp[2];
+        b0 = b_lo + sp[1] * S;
+        b_end = min(b0 + S, b_lo + nb);
+        return n;
+    }
+};
+
+/* The walks' grid and the kp_fast that splits their work index (kpw_walk), one thread an item. */
+static unsigned kpw_grid(const kpool_params *p, int S, int64_t V, kp_fast *f)
+{
+    int lo;
+    const int64_t segs = (kpw_blocks((int)p->in[1], (int)p->pad_lo[1], &lo) + S - 1) / S;
+    const int64_t ext[3] = {1, segs, kpw_blocks((int)p->in[2], (int)p->pad_lo[2], &lo)};
+    *f = kp_fast_make(p, V, ext);
+    return kgrid(p->N * segs * ext[2] * (p->C / V), KP_THREADS);
+}
+
 /* v4, the max-pooling backward of 3x3 stride-2 windows in one pass (kpool_bwd_walk; XDNN_POOL_BWD_WALK=0 keeps v3's
  * two passes).  In padded coordinates (i + pad_lo) the windows over rows 2b + 1 and 2b + 2 are window rows b and
  * b + 1 alone (columns alike), so a thread owns that 2 x 2 block of pixels (b, q) for 8 bytes of channels and walks
@@ -1020,15 +1057,12 @@ __global__ void __launch_bounds__(KP_THREADS, 4)
 {
     const kp_ix<int32_t, true> g(p);
     constexpr int V = NL * KpwLane<T>::E;
-    const int H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2], ph = g.pad_lo[1], pw = g.pad_lo[2];
-    int b_lo, q_lo;
-    const int nb = kpw_blocks(H, ph, &b_lo), nq = kpw_blocks(W, pw, &q_lo);
-    const int chunks = g.C / V, segs = (nb + S - 1) / S;
-    const int64_t total = (int64_t)g.N * segs * nq * chunks;
-    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
-        int32_t sp[3], c;
-        const int32_t n = kp_split_chunk((int32_t)t, chunks, V, 1, segs, nq, f, sp, c);
-        const int q = q_lo + sp[2], b0 = b_lo + sp[1] * S, b_end = min(b0 + S, b_lo + nb);
+    const kpw_walk w(g, V, S);
+    const int H = w.H, W = w.W, OH = w.OH, OW = w.OW, ph = w.ph, pw = w.pw;
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < w.total; t += (int64_t)gridDim.x * blockDim.x) {
+        int32_t c;
+        int q, b0, b_end;
+        const int32_t n = w.item(t, f, V, S, c, q, b0, b_end);
         /* padded columns 2q .. 2q + 4 of the two windows (input column c0 + j); the block's are 2q + 1, 2q + 2 */
         const int c0 = 2 * q - pw;
         bool ok[5];
@@ -1265,15 +1299,12 @@ __global__ void __launch_bounds__(KP_THREADS, 3)
     typedef KpvLane<T> L;
     const kp_ix<int32_t, true> g(p);
     constexpr int V = KPV_LANES * L::E;
-    const int H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2], ph = g.pad_lo[1], pw = g.pad_lo[2];
-    int b_lo, q_lo;
-    const int nb = kpw_blocks(H, ph, &b_lo), nq = kpw_blocks(W, pw, &q_lo);
-    const int chunks = g.C / V, segs = (nb + S - 1) / S;
-    const int64_t total = (int64_t)g.N * segs * nq * chunks;
-    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
-        int32_t sp[3], c;
-        const int32_t n = kp_split_chunk((int32_t)t, chunks, V, 1, segs, nq, f, sp, c);
-        const int q = q_lo + sp[2], b0 = b_lo + sp[1] * S, b_end = min(b0 + S, b_lo + nb);
+    const kpw_walk w(g, V, S);
+    const int H = w.H, W = w.W, OH = w.OH, OW = w.OW, ph = w.ph, pw = w.pw;
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < w.total; t += (int64_t)gridDim.x * blockDim.x) {
+        int32_t c;
+        int q, b0, b_end;
+        const int32_t n = w.item(t, f, V, S, c, q, b0, b_end);
         /* padded columns 2q .. 2q + 4 of windows (., q) and (., q + 1) (input column c0 + j); the block's are
          * 2q + 1, 2q + 2 */
         const int c0 = 2 * q - pw;
@@ -1401,11 +1432,8 @@ template <typename T> static void kp_walk_launch(const kpool_params *p, const T 
     const int S = kp_walk_blocks();
     const bool wide = kp_wide_on();
     const int64_t V = (wide ? (int)KPV_LANES : (int)KPW_LANES) * (sizeof(T) == 4 ? 1 : 2);
-    int lo;
-    const int64_t segs = (kpw_blocks((int)p->in[1], (int)p->pad_lo[1], &lo) + S - 1) / S;
-    const int64_t ext[3] = {1, segs, kpw_blocks((int)p->in[2], (int)p->pad_lo[2], &lo)};
-    const kp_fast f = kp_fast_make(p, V, ext);
-    const unsigned grid = kgrid(p->N * segs * ext[2] * (p->C / V), KP_THREADS);
+    kp_fast f;
+    const unsigned grid = kpw_grid(p, S, V, &f);
     if (wide)
         kpool_bwd_wide<T><<<grid, KP_THREADS, 0, s>>>(*p, f, S, x, dy, dx);
     else

@@ -103,15 +103,12 @@ __global__ void __launch_bounds__(KP_THREADS, 4)
 {
     const kp_ix<int32_t, true> g(p);
     constexpr int V = 16 / sizeof(T);
-    const int H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2], ph = g.pad_lo[1], pw = g.pad_lo[2];
-    int b_lo, q_lo;
-    const int nb = kpw_blocks(H, ph, &b_lo), nq = kpw_blocks(W, pw, &q_lo);
-    const int chunks = g.C / V, segs = (nb + S - 1) / S;
-    const int64_t total = (int64_t)g.N * segs * nq * chunks;
-    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total; t += (int64_t)gridDim.x * blockDim.x) {
-        int32_t sp[3], c;
-        const int32_t n = kp_split_chunk((int32_t)t, chunks, V, 1, segs, nq, f, sp, c);
-        const int q = q_lo + sp[2], b0 = b_lo + sp[1] * S, b_end = min(b0 + S, b_lo + nb);
+    const kpw_walk w(g, V, S);
+    const int H = w.H, W = w.W, OH = w.OH, OW = w.OW, ph = w.ph, pw = w.pw;
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < w.total; t += (int64_t)gridDim.x * blockDim.x) {
+        int32_t c;
+        int q, b0, b_end;
+        const int32_t n = w.item(t, f, V, S, c, q, b0, b_end);
         const int j = 2 * q + 1 - pw; /* input column of the block's left pixels */
         const bool ok_l = j >= 0 && j < W, ok_r = j + 1 >= 0 && j + 1 < W;
         const int tw_l = q >= 0 && q < OW ? kp_taps3(p, 2, q) : 0;
@@ -166,12 +163,8 @@ template <typename T> static void kp_avg_fwd_launch(const kpool_params *p, const
 template <typename T> static void kp_avg_bwd_launch(const kpool_params *p, const T *dy, T *dx, cudaStream_t s)
 {
     const int S = kp_avg_walk_blocks();
-    const int64_t V = 16 / sizeof(T);
-    int lo;
-    const int64_t segs = (kpw_blocks((int)p->in[1], (int)p->pad_lo[1], &lo) + S - 1) / S;
-    const int64_t ext[3] = {1, segs, kpw_blocks((int)p->in[2], (int)p->pad_lo[2], &lo)};
-    const kp_fast f = kp_fast_make(p, V, ext);
-    const unsigned grid = kgrid(p->N * segs * ext[2] * (p->C / V), KP_THREADS);
+    kp_fast f;
+    const unsigned grid = kpw_grid(p, S, 16 / sizeof(T), &f);
     kpool_avg_bwd_walk<T><<<grid, KP_THREADS, 0, s>>>(*p, f, S, dy, dx);
 }
 
